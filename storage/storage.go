@@ -1,0 +1,246 @@
+// Package storage is the contract between timetable's engine and the stores
+// that keep its tables, in the way database/sql/driver is the contract
+// between database/sql and its drivers.
+//
+// A Store holds named physical tables. Every table has the same shape as a
+// DynamoDB table with a composite primary key: items are addressed by a
+// partition key (PK) and a sort key (SK), both strings, and carry any number
+// of other attributes. Items of one partition are kept in sort-key order
+// (bytewise, the order DynamoDB uses for string keys), which is the only
+// order the engine relies on.
+//
+// Two backends implement Store: the embedded Pebble store (package
+// storage/pebble) and DynamoDB or any server speaking its API (package
+// storage/dynamo). Both pass the conformance suite in storage/storagetest.
+//
+// # Attribute values
+//
+// Attribute values are plain Go values of these dynamic types, which map one
+// to one onto DynamoDB's native types:
+//
+//	nil            NULL
+//	bool           BOOL
+//	string         S
+//	json.Number    N  (a decimal literal; DynamoDB keeps up to 38 digits)
+//	[]byte         B
+//	[]any          L  (elements of these same types)
+//	map[string]any M  (values of these same types)
+//
+// A backend returns exactly these types, so an item read back compares equal
+// (with reflect.DeepEqual) to the item written, except that numbers come back
+// in the canonical form the backend stores (DynamoDB drops trailing zeros:
+// 1.50 reads back as 1.5).
+//
+// # Concurrency
+//
+// All methods of a Store may be called from any number of goroutines at
+// once. An Iterator belongs to the goroutine that asked for it.
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Store is a set of tables. See the package documentation for the rules
+// every implementation follows.
+type Store interface {
+	// CreateTable creates a table and returns once it is ACTIVE and ready
+	// for reads and writes. Creating a table that exists already, or that
+	// another caller is creating, is not an error: CreateTable waits for
+	// it to be ACTIVE and returns ErrTableExists, so that callers racing to
+	// create one table all end up with it.
+	CreateTable(ctx context.Context, spec TableSpec) error
+
+	// DescribeTable returns what the store knows of a table, or an error
+	// wrapping ErrTableNotFound.
+	DescribeTable(ctx context.Context, name string) (TableInfo, error)
+
+	// ListTables calls fn with the name of every table whose name sorts
+	// strictly after the argument after (all tables when after is ""), in
+	// ascending bytewise order, until fn returns false or the names run
+	// out. A backend fetches names lazily, page by page, so a caller that
+	// stops early does not pay for the rest of the listing.
+	ListTables(ctx context.Context, after string, fn func(name string) bool) error
+
+	// UpdateTable changes a table's billing mode, provisioned capacity or
+	// tags (fields left zero are unchanged). It returns an error wrapping
+	// ErrTableNotFound for an unknown table, and ErrRefused when the store
+	// declines the change for now (a DynamoDB limit on decreases per day,
+	// a table that is still being updated): the caller may try again
+	// later.
+	UpdateTable(ctx context.Context, name string, u TableUpdate) error
+
+	// DeleteTable deletes a table and all its items and frees the space
+	// they took. It returns an error wrapping ErrTableNotFound for an
+	// unknown table.
+	DeleteTable(ctx context.Context, name string) error
+
+	// BatchWrite puts every item into the table, replacing any item with
+	// the same key. It returns nil only once every item is durable. On
+	// failure it returns a *WriteError that lists exactly which items were
+	// not written; the others are durable. Items in one call must have
+	// distinct keys.
+	BatchWrite(ctx context.Context, table string, items []Item) error
+
+	// GetItem returns the item with the given key, or an error wrapping
+	// ErrItemNotFound.
+	GetItem(ctx context.Context, table, pk, sk string) (Item, error)
+
+	// Query returns the items of one partition whose sort keys lie in the
+	// request's range, in sort-key order. See Query for the fields.
+	Query(ctx context.Context, q Query) Iterator
+
+	// Scan returns every item of a table, in no particular order.
+	Scan(ctx context.Context, table string) Iterator
+
+	// Close releases the store's resources. It is safe to call twice.
+	Close() error
+}
+
+// Item is one stored item: its key and its other attributes. Attrs never
+// holds the key attributes themselves.
+type Item struct {
+	PK    string
+	SK    string
+	Attrs map[string]any
+}
+
+// Query selects items of one partition by a range of sort keys.
+type Query struct {
+	// Table and PK name the partition.
+	Table string
+	PK    string
+	// Low and High bound the sort keys, both inclusive. An empty High
+	// means no upper bound.
+	Low, High string
+	// After, when not empty, resumes a query: only items strictly past
+	// After in the direction of the query are returned (after it when
+	// ascending, before it when descending), like DynamoDB's
+	// ExclusiveStartKey. After need not be the key of an existing item.
+	After string
+	// Desc returns items in descending sort-key order.
+	Desc bool
+	// Limit stops the iterator after that many items; 0 means no limit.
+	// A backend uses it to size its requests, so a small limit reads
+	// little.
+	Limit int
+	// Attrs, when not nil, lists the only attributes to return besides the
+	// key (a projection). Attributes an item lacks are absent.
+	Attrs []string
+}
+
+// Iterator walks the items a Query or Scan selected. Use it as
+//
+//	it := store.Query(ctx, q)
+//	defer it.Close()
+//	for it.Next() {
+//		item := it.Item()
+//	}
+//	if err := it.Err(); err != nil { ... }
+//
+// Items are fetched lazily. The Item returned is owned by the caller and
+// stays valid after the next call to Next.
+type Iterator interface {
+	// Next advances to the next item and reports whether there is one.
+	Next() bool
+	// Item returns the current item.
+	Item() Item
+	// Err returns the error that stopped the iteration, if any.
+	Err() error
+	// Close releases the iterator. It is safe to call twice and returns
+	// the same error as Err.
+	Close() error
+}
+
+// Billing is a table's billing mode.
+type Billing string
+
+// Billing modes, spelled as DynamoDB spells them.
+const (
+	Provisioned Billing = "PROVISIONED"
+	OnDemand    Billing = "PAY_PER_REQUEST"
+)
+
+// Capacity is what a table pays for: a billing mode and, when provisioned,
+// read and write capacity units.
+type Capacity struct {
+	Billing Billing
+	Read    int64
+	Write   int64
+}
+
+// TableSpec describes a table to create.
+type TableSpec struct {
+	Name     string
+	Capacity Capacity
+	// Tags are recorded with the table (DynamoDB tags; on Pebble, in its
+	// catalog) and come back in TableInfo. The engine keeps the table's
+	// family, period, write month, tier and shard count there.
+	Tags map[string]string
+	// TTLAttribute, when set, is the attribute holding an item's expiry in
+	// Unix seconds; the store enables TTL on it where it can.
+	TTLAttribute string
+}
+
+// TableUpdate is a change to a table. Zero fields are left as they are.
+type TableUpdate struct {
+	Capacity *Capacity
+	// Tags are added to the table's tags, replacing those of the same key.
+	Tags map[string]string
+}
+
+// Status is a table's state, spelled as DynamoDB spells it.
+type Status string
+
+// Table states.
+const (
+	StatusCreating Status = "CREATING"
+	StatusActive   Status = "ACTIVE"
+	StatusUpdating Status = "UPDATING"
+	StatusDeleting Status = "DELETING"
+)
+
+// TableInfo is what a store knows of a table.
+type TableInfo struct {
+	TableSpec
+	Status    Status
+	CreatedAt time.Time
+	// ItemCount and SizeBytes are the store's estimates (DynamoDB updates
+	// them about every six hours); -1 when unknown.
+	ItemCount int64
+	SizeBytes int64
+}
+
+// Errors a Store returns, wrapped with the operation and the table name.
+var (
+	ErrTableNotFound = errors.New("timetable: table not found")
+	ErrTableExists   = errors.New("timetable: table already exists")
+	ErrItemNotFound  = errors.New("timetable: item not found")
+	// ErrRefused marks a request the store declined for now (a control
+	// plane limit, a table busy with another change); it may succeed later.
+	ErrRefused = errors.New("timetable: refused by the store, try later")
+	// ErrThrottled marks a request the store declined for lack of capacity
+	// after the backend's own retries ran out.
+	ErrThrottled = errors.New("timetable: throttled by the store")
+)
+
+// WriteError reports a BatchWrite that did not write every item.
+type WriteError struct {
+	// Table is the table written to.
+	Table string
+	// Unwritten holds the indexes, in the caller's slice, of the items that
+	// were not written, in ascending order. Every other item is durable.
+	Unwritten []int
+	// Err is the cause.
+	Err error
+}
+
+func (e *WriteError) Error() string {
+	return fmt.Sprintf("write to table %q: %d items not written: %v", e.Table, len(e.Unwritten), e.Err)
+}
+
+// Unwrap returns the cause.
+func (e *WriteError) Unwrap() error { return e.Err }
