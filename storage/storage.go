@@ -100,6 +100,13 @@ type Store interface {
 	Close() error
 }
 
+// Names of the key attributes as a backend stores them (DynamoDB's
+// attribute names), and as item sizes count them.
+const (
+	PKAttr = "pk"
+	SKAttr = "sk"
+)
+
 // Item is one stored item: its key and its other attributes. Attrs never
 // holds the key attributes themselves.
 type Item struct {
