@@ -1,0 +1,41 @@
+# timetable's build. `make test` is what CI runs (.ci/run); it installs
+# dynalite (pinned, through npm) so the DynamoDB suites run against a real
+# DynamoDB-API server.
+
+GO ?= go
+PKGS := ./...
+
+.PHONY: all build test vet unit bench fuzz clean
+
+all: build
+
+build:
+	$(GO) build -o bin/timetable ./cmd/timetable
+
+vet:
+	$(GO) vet $(PKGS)
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
+	if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
+
+# test runs every test, with the race detector, the DynamoDB suites against
+# dynalite on a free loopback port.
+test: vet
+	scripts/with-dynalite.sh $(GO) test -race -timeout 20m $(PKGS)
+
+# unit runs the tests without dynalite: the DynamoDB suites skip.
+unit:
+	$(GO) test -race $(PKGS)
+
+# bench prints every figure of the benchmark table from one run, each next
+# to its baseline.
+bench:
+	scripts/with-dynalite.sh $(GO) run ./cmd/timetable-bench
+
+# fuzz runs each fuzz target briefly.
+fuzz:
+	$(GO) test -run XXX -fuzz FuzzParse -fuzztime 20s ./naming
+	$(GO) test -run XXX -fuzz FuzzDecodeNDJSON -fuzztime 20s ./event
+	$(GO) test -run XXX -fuzz FuzzRowKey -fuzztime 20s ./engine
+
+clean:
+	rm -rf bin .cache
