@@ -1,0 +1,231 @@
+package dynamostore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/timetabledb/timetable/storage"
+)
+
+// batchSize is the most items one BatchWriteItem request takes.
+const batchSize = 25
+
+// maxReportedInvalid bounds how many invalid items a WriteError names.
+const maxReportedInvalid = 10
+
+// errUnprocessed marks items DynamoDB still left unprocessed after the
+// last attempt.
+var errUnprocessed = errors.New("items left unprocessed")
+
+// BatchWrite puts the items into the table in BatchWriteItem requests of 25,
+// Options.WriteConcurrency of them in flight, and re-sends the items
+// DynamoDB leaves unprocessed, with backoff, up to
+// Options.MaxUnprocessedAttempts times. It validates every item first (types,
+// non-empty keys, size, distinct keys) and writes nothing when one is
+// invalid.
+//
+// On failure it returns a *storage.WriteError whose Unwritten lists every
+// item DynamoDB did not acknowledge; the others are durable. Once a request
+// fails for good no further request starts. Items unprocessed after the
+// last attempt are reported with an error wrapping storage.ErrThrottled.
+// An item reported unwritten may have been written when a connection
+// dropped after DynamoDB applied the request; writing it again replaces it.
+func (s *Store) BatchWrite(ctx context.Context, table string, items []storage.Item) error {
+	if err := s.enter(); err != nil {
+		return err
+	}
+	defer s.calls.Done()
+	if len(items) == 0 {
+		return nil
+	}
+
+	reqs, err := writeRequests(items)
+	if err != nil {
+		return &storage.WriteError{Table: table, Unwritten: allIndexes(len(items)), Err: err}
+	}
+
+	var (
+		mu        sync.Mutex
+		unwritten []int
+		firstErr  error
+		failed    atomic.Bool
+	)
+	fail := func(idx []int, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		unwritten = append(unwritten, idx...)
+		if firstErr == nil {
+			firstErr = err
+		}
+	}
+
+	chunks := make(chan []int)
+	var wg sync.WaitGroup
+	workers := min(s.opts.WriteConcurrency, (len(items)+batchSize-1)/batchSize)
+	for range workers {
+		wg.Go(func() {
+			for idx := range chunks {
+				if err := ctx.Err(); err != nil {
+					fail(idx, err)
+					continue
+				}
+				if failed.Load() {
+					fail(idx, nil)
+					continue
+				}
+				if left, err := s.writeChunk(ctx, table, reqs, idx); err != nil {
+					failed.Store(true)
+					fail(left, err)
+				}
+			}
+		})
+	}
+	for lo := 0; lo < len(items); lo += batchSize {
+		idx := make([]int, 0, batchSize)
+		for i := lo; i < min(lo+batchSize, len(items)); i++ {
+			idx = append(idx, i)
+		}
+		chunks <- idx
+	}
+	close(chunks)
+	wg.Wait()
+
+	if len(unwritten) == 0 {
+		return nil
+	}
+	slices.Sort(unwritten)
+	if firstErr == nil {
+		firstErr = errors.New("not sent after an earlier request failed")
+	}
+	return &storage.WriteError{Table: table, Unwritten: unwritten, Err: firstErr}
+}
+
+// writeChunk writes the items at indexes idx of reqs, at most 25, in one
+// BatchWriteItem request, and re-sends those left unprocessed. On failure
+// it returns the indexes of the items not acknowledged.
+func (s *Store) writeChunk(ctx context.Context, table string, reqs []types.WriteRequest, idx []int) ([]int, error) {
+	pending := idx
+	for attempt := 0; ; attempt++ {
+		batch := make([]types.WriteRequest, len(pending))
+		for i, p := range pending {
+			batch[i] = reqs[p]
+		}
+		out, err := s.client.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{
+			RequestItems: map[string][]types.WriteRequest{table: batch},
+		}, s.callOpts...)
+		if err != nil {
+			return pending, fmt.Errorf("batch write: %w", mapError(opRead, err))
+		}
+		left, err := unprocessedIndexes(out.UnprocessedItems[table], reqs, pending)
+		if err != nil {
+			return pending, fmt.Errorf("batch write: %w", err)
+		}
+		if len(left) == 0 {
+			return nil, nil
+		}
+		pending = left
+		if attempt+1 >= s.opts.MaxUnprocessedAttempts {
+			return pending, fmt.Errorf("batch write: %w: %w: %d items after %d attempts",
+				storage.ErrThrottled, errUnprocessed, len(pending), attempt+1)
+		}
+		if err := s.unprocessed.sleep(ctx, attempt); err != nil {
+			return pending, fmt.Errorf("batch write: wait to re-send unprocessed items: %w", err)
+		}
+	}
+}
+
+// unprocessedIndexes matches the unprocessed requests DynamoDB returned to
+// the indexes of the items sent. A request it cannot match is an error, so
+// that no item is ever taken for written on a misunderstanding.
+func unprocessedIndexes(left []types.WriteRequest, reqs []types.WriteRequest, sent []int) ([]int, error) {
+	if len(left) == 0 {
+		return nil, nil
+	}
+	byKey := make(map[[2]string]int, len(sent))
+	for _, i := range sent {
+		k, _ := itemKey(reqs[i].PutRequest.Item)
+		byKey[k] = i
+	}
+	out := make([]int, 0, len(left))
+	for _, r := range left {
+		if r.PutRequest == nil {
+			return nil, errors.New("unprocessed request is not a put")
+		}
+		k, ok := itemKey(r.PutRequest.Item)
+		i, found := byKey[k]
+		if !ok || !found {
+			return nil, fmt.Errorf("unprocessed item %q/%q was not sent", k[0], k[1])
+		}
+		delete(byKey, k)
+		out = append(out, i)
+	}
+	return out, nil
+}
+
+// writeRequests validates the items and converts them to put requests. It
+// names up to maxReportedInvalid invalid items.
+func writeRequests(items []storage.Item) ([]types.WriteRequest, error) {
+	reqs := make([]types.WriteRequest, len(items))
+	seen := make(map[[2]string]int, len(items))
+	var errs []error
+	invalid := 0
+	report := func(err error) {
+		invalid++
+		if invalid <= maxReportedInvalid {
+			errs = append(errs, err)
+		}
+	}
+	for i, it := range items {
+		if err := validateItem(it); err != nil {
+			report(fmt.Errorf("%w %d: %w", errInvalidItem, i, err))
+			continue
+		}
+		k := [2]string{it.PK, it.SK}
+		if j, dup := seen[k]; dup {
+			report(fmt.Errorf("%w %d: same key as item %d", errInvalidItem, i, j))
+			continue
+		}
+		seen[k] = i
+		av, err := marshalItem(it)
+		if err != nil {
+			report(fmt.Errorf("%w %d: %w", errInvalidItem, i, err))
+			continue
+		}
+		reqs[i] = types.WriteRequest{PutRequest: &types.PutRequest{Item: av}}
+	}
+	if invalid > maxReportedInvalid {
+		errs = append(errs, fmt.Errorf("and %d more invalid items", invalid-maxReportedInvalid))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return reqs, nil
+}
+
+// validateItem checks what DynamoDB would refuse for the whole request:
+// empty key values and items over the size limit.
+func validateItem(it storage.Item) error {
+	if it.PK == "" || it.SK == "" {
+		return errors.New("empty key")
+	}
+	if n := storage.ItemSize(it); n > storage.MaxItemSize {
+		return fmt.Errorf("%d bytes, over DynamoDB's limit of %d", n, storage.MaxItemSize)
+	}
+	return nil
+}
+
+// allIndexes returns 0, 1, ..., n-1.
+func allIndexes(n int) []int {
+	idx := make([]int, n)
+	for i := range idx {
+		idx[i] = i
+	}
+	return idx
+}

@@ -1,0 +1,146 @@
+package dynamostore
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/timetabledb/timetable/storage"
+)
+
+// CreateTable creates the table with the key schema pk (S, HASH), sk (S,
+// RANGE), the spec's billing mode, capacity and tags, and returns once it
+// is ACTIVE and, when spec.TTLAttribute is set, has TTL enabled.
+//
+// When the table exists or is being created already, CreateTable waits for
+// it to be ACTIVE and returns an error wrapping storage.ErrTableExists. It
+// leaves the table's capacity and tags alone, and enables TTL only when the
+// spec asks for it and the table has none, in case its creator stopped
+// before that step.
+func (s *Store) CreateTable(ctx context.Context, spec storage.TableSpec) error {
+	if err := s.enter(); err != nil {
+		return err
+	}
+	defer s.calls.Done()
+
+	billing, throughput := capacityInput(spec.Capacity)
+	in := &dynamodb.CreateTableInput{
+		TableName: aws.String(spec.Name),
+		AttributeDefinitions: []types.AttributeDefinition{
+			{AttributeName: aws.String(storage.PKAttr), AttributeType: types.ScalarAttributeTypeS},
+			{AttributeName: aws.String(storage.SKAttr), AttributeType: types.ScalarAttributeTypeS},
+		},
+		KeySchema: []types.KeySchemaElement{
+			{AttributeName: aws.String(storage.PKAttr), KeyType: types.KeyTypeHash},
+			{AttributeName: aws.String(storage.SKAttr), KeyType: types.KeyTypeRange},
+		},
+		BillingMode:           billing,
+		ProvisionedThroughput: throughput,
+		Tags:                  tagsInput(spec.Tags),
+	}
+	exists, err := s.createTable(ctx, in)
+	if err != nil {
+		return fmt.Errorf("create table %q: %w", spec.Name, err)
+	}
+	if err := s.waitActive(ctx, spec.Name); err != nil {
+		return fmt.Errorf("create table %q: %w", spec.Name, err)
+	}
+	if len(spec.Tags) > 0 && !exists {
+		if err := s.tag(ctx, spec.Name, spec.Tags); err != nil {
+			return fmt.Errorf("create table %q: %w", spec.Name, err)
+		}
+	}
+	if spec.TTLAttribute != "" {
+		if err := s.enableTTL(ctx, spec.Name, spec.TTLAttribute, exists); err != nil {
+			return fmt.Errorf("create table %q: %w", spec.Name, err)
+		}
+	}
+	if exists {
+		return fmt.Errorf("create table %q: %w", spec.Name, storage.ErrTableExists)
+	}
+	return nil
+}
+
+// createTable sends CreateTable and reports whether the table existed
+// already. A table of that name still being deleted is waited for and
+// created anew.
+func (s *Store) createTable(ctx context.Context, in *dynamodb.CreateTableInput) (exists bool, err error) {
+	_, err = s.client.CreateTable(ctx, in, s.callOpts...)
+	if err == nil || !isResourceInUse(err) {
+		return false, mapError(opCreate, err)
+	}
+	out, derr := s.client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: in.TableName}, s.callOpts...)
+	switch {
+	case isNotFound(derr):
+		// Deleted in between: create it again.
+	case derr != nil:
+		return false, fmt.Errorf("describe table: %w", mapError(opRead, derr))
+	case out.Table.TableStatus != types.TableStatusDeleting:
+		return true, nil
+	default:
+		if err := s.waitGone(ctx, aws.ToString(in.TableName)); err != nil {
+			return false, err
+		}
+	}
+	_, err = s.client.CreateTable(ctx, in, s.callOpts...)
+	if isResourceInUse(err) {
+		return true, nil
+	}
+	return false, mapError(opCreate, err)
+}
+
+// capacityInput returns the billing mode and provisioned throughput of a
+// CreateTable or UpdateTable request. A zero Capacity, or one whose
+// billing is unset and whose units are zero, means on-demand billing.
+func capacityInput(c storage.Capacity) (types.BillingMode, *types.ProvisionedThroughput) {
+	if c.Billing == storage.OnDemand || (c.Billing == "" && c.Read == 0 && c.Write == 0) {
+		return types.BillingModePayPerRequest, nil
+	}
+	return types.BillingModeProvisioned, &types.ProvisionedThroughput{
+		ReadCapacityUnits:  aws.Int64(c.Read),
+		WriteCapacityUnits: aws.Int64(c.Write),
+	}
+}
+
+// tagsInput returns tags in DynamoDB's form, sorted by key so requests are
+// reproducible; nil for no tags.
+func tagsInput(tags map[string]string) []types.Tag {
+	if len(tags) == 0 {
+		return nil
+	}
+	out := make([]types.Tag, 0, len(tags))
+	for _, k := range slices.Sorted(maps.Keys(tags)) {
+		out = append(out, types.Tag{Key: aws.String(k), Value: aws.String(tags[k])})
+	}
+	return out
+}
+
+// tag adds tags to a table, replacing those of the same key.
+func (s *Store) tag(ctx context.Context, name string, tags map[string]string) error {
+	arn, err := s.tableARN(ctx, name)
+	if err != nil {
+		return err
+	}
+	_, err = s.client.TagResource(ctx, &dynamodb.TagResourceInput{
+		ResourceArn: aws.String(arn),
+		Tags:        tagsInput(tags),
+	}, s.callOpts...)
+	if err != nil {
+		return fmt.Errorf("tag table %q: %w", name, mapError(opChange, err))
+	}
+	return nil
+}
+
+// tableARN returns the ARN of a table, which tag operations address it by.
+func (s *Store) tableARN(ctx context.Context, name string) (string, error) {
+	out, err := s.client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)}, s.callOpts...)
+	if err != nil {
+		return "", fmt.Errorf("describe table %q: %w", name, mapError(opRead, err))
+	}
+	return aws.ToString(out.Table.TableArn), nil
+}

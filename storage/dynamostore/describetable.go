@@ -1,0 +1,96 @@
+package dynamostore
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/timetabledb/timetable/storage"
+)
+
+// DescribeTable returns the table's status, creation time, billing and
+// capacity, tags, TTL attribute and DynamoDB's estimates of its item count
+// and size. It costs three requests: DescribeTable, ListTagsOfResource
+// (paged) and DescribeTimeToLive. On an endpoint without TTL, the TTL
+// attribute is the one CreateTable was asked for.
+func (s *Store) DescribeTable(ctx context.Context, name string) (storage.TableInfo, error) {
+	if err := s.enter(); err != nil {
+		return storage.TableInfo{}, err
+	}
+	defer s.calls.Done()
+
+	out, err := s.client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)}, s.callOpts...)
+	if err != nil {
+		return storage.TableInfo{}, fmt.Errorf("describe table %q: %w", name, mapError(opRead, err))
+	}
+	info := tableInfo(out.Table)
+	if info.Tags, err = s.tags(ctx, name, aws.ToString(out.Table.TableArn)); err != nil {
+		return storage.TableInfo{}, fmt.Errorf("describe table %q: %w", name, err)
+	}
+	if info.TTLAttribute, err = s.ttlAttribute(ctx, name); err != nil {
+		return storage.TableInfo{}, fmt.Errorf("describe table %q: %w", name, err)
+	}
+	if recorded, ok := info.Tags[ttlTag]; ok {
+		delete(info.Tags, ttlTag)
+		if info.TTLAttribute == "" {
+			info.TTLAttribute = recorded
+		}
+	}
+	return info, nil
+}
+
+// tableInfo converts what DescribeTable says of a table.
+func tableInfo(t *types.TableDescription) storage.TableInfo {
+	info := storage.TableInfo{
+		TableSpec: storage.TableSpec{Name: aws.ToString(t.TableName)},
+		Status:    storage.Status(t.TableStatus),
+		ItemCount: -1,
+		SizeBytes: -1,
+	}
+	if t.CreationDateTime != nil {
+		info.CreatedAt = t.CreationDateTime.UTC()
+	}
+	if t.ItemCount != nil {
+		info.ItemCount = *t.ItemCount
+	}
+	if t.TableSizeBytes != nil {
+		info.SizeBytes = *t.TableSizeBytes
+	}
+	// DynamoDB leaves BillingModeSummary out for a table that was always
+	// provisioned.
+	info.Capacity.Billing = storage.Provisioned
+	if t.BillingModeSummary != nil && t.BillingModeSummary.BillingMode == types.BillingModePayPerRequest {
+		info.Capacity.Billing = storage.OnDemand
+	}
+	if info.Capacity.Billing == storage.Provisioned && t.ProvisionedThroughput != nil {
+		info.Capacity.Read = aws.ToInt64(t.ProvisionedThroughput.ReadCapacityUnits)
+		info.Capacity.Write = aws.ToInt64(t.ProvisionedThroughput.WriteCapacityUnits)
+	}
+	return info
+}
+
+// tags returns the tags of the table with the given ARN, following
+// ListTagsOfResource's pages; nil when it has none.
+func (s *Store) tags(ctx context.Context, name, arn string) (map[string]string, error) {
+	var tags map[string]string
+	in := &dynamodb.ListTagsOfResourceInput{ResourceArn: aws.String(arn)}
+	for {
+		out, err := s.client.ListTagsOfResource(ctx, in, s.callOpts...)
+		if err != nil {
+			return nil, fmt.Errorf("list tags of table %q: %w", name, mapError(opRead, err))
+		}
+		for _, t := range out.Tags {
+			if tags == nil {
+				tags = make(map[string]string)
+			}
+			tags[aws.ToString(t.Key)] = aws.ToString(t.Value)
+		}
+		if out.NextToken == nil {
+			return tags, nil
+		}
+		in.NextToken = out.NextToken
+	}
+}

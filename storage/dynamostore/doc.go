@@ -1,0 +1,83 @@
+// Package dynamostore is the storage.Store that keeps timetable's tables in
+// Amazon DynamoDB, or in any server speaking its API (DynamoDB Local,
+// dynalite, ScyllaDB Alternator). It passes the conformance suite in
+// storage/storagetest against dynalite.
+//
+// # Basics
+//
+// Open builds a DynamoDB client from the standard AWS configuration chain
+// (AWS_REGION, AWS_PROFILE, credentials, and AWS_ENDPOINT_URL_DYNAMODB for a
+// local endpoint), unless Options.Client supplies one. Nothing in this
+// package names an endpoint or a credential.
+//
+// Every table has the key schema pk (S, HASH), sk (S, RANGE), named by
+// storage.PKAttr and storage.SKAttr. Item attributes are stored as native
+// DynamoDB types (string as S, json.Number as N, and so on, see
+// package storage), so the AWS console, the AWS CLI and filter expressions
+// read them as they are.
+//
+// # Decisions
+//
+// Retries. Throttling, 5xx answers and dropped connections are retried by
+// the SDK's standard retryer (retry.NewStandard), configured with
+// Options.MaxAttempts (default 10, as AWS advises for DynamoDB) and a full
+// jitter exponential backoff from Options.RetryBaseDelay up to
+// Options.MaxBackoff. The only loop written here re-sends the
+// UnprocessedItems of BatchWriteItem, which the SDK does not: with the same
+// backoff, at most Options.MaxUnprocessedAttempts times, and never past the
+// context. Control-plane refusals (LimitExceededException,
+// ResourceInUseException) are not retried at all: they become
+// storage.ErrRefused at once, for the lifecycle manager to try again on a
+// later cycle.
+//
+// Errors. AWS error codes are examined in one file, errors.go, and turned
+// into storage's sentinels: ResourceNotFoundException is
+// storage.ErrTableNotFound, LimitExceededException and ResourceInUseException
+// on a change are storage.ErrRefused, ProvisionedThroughputExceededException,
+// ThrottlingException and RequestLimitExceeded once the retries ran out are
+// storage.ErrThrottled.
+//
+// Writes. BatchWrite validates every item first (types, size by
+// storage.ItemSize, distinct keys) and writes nothing if one is invalid. It
+// then sends BatchWriteItem requests of 25 items, Options.WriteConcurrency
+// of them in flight. After the first request that fails for good no new
+// request starts; requests in flight finish. The *storage.WriteError lists
+// every item not known to be written: the items of failed requests, those
+// left unprocessed, and those never sent. An item is reported written only
+// after DynamoDB acknowledged it. An item reported unwritten may still have
+// been written, when the connection dropped after DynamoDB applied the
+// request; puts replace whole items with deterministic keys, so writing it
+// again is harmless.
+//
+// Reads. Query builds its key condition with the expression package and
+// follows DynamoDB's pages lazily with the SDK paginator, sized by the
+// query's limit. Query.After becomes ExclusiveStartKey when it lies inside
+// the queried range (DynamoDB refuses a start key outside it); outside, the
+// range alone decides. Reads are strongly consistent, as on the embedded
+// store, unless Options.EventuallyConsistent halves their cost.
+//
+// Tables. CreateTable sends the tags with the request and tags the table
+// again once it is ACTIVE (TagResource is idempotent, and some servers such
+// as dynalite drop tags given to CreateTable). A zero Capacity means
+// on-demand billing, since a provisioned table needs at least one unit of
+// each. CreateTable, UpdateTable and DeleteTable return once the table is
+// ACTIVE (or gone), polling with the SDK waiters; the polling delays default
+// to 2 s to 20 s against AWS and to 25 ms to 1 s against an endpoint
+// override, where tables appear in milliseconds (the SDK's own first delay,
+// 20 s, suits neither). UpdateTable reads the table first and leaves out
+// what would not change, so that running it twice is harmless: DynamoDB
+// refuses an update that changes nothing.
+//
+// TTL. When TableSpec.TTLAttribute is set, CreateTable enables TTL on it
+// once the table is ACTIVE, unless it is enabled already. An endpoint
+// without TTL (dynalite answers UnknownOperationException) gets one warning
+// in the log per Store, and everything else works.
+//
+// # Caveats
+//
+// ListTables lists the tables of the account and region; the engine starts
+// it at a family's prefix and time, never at the beginning.
+//
+// DynamoDB's ItemCount and TableSizeBytes are refreshed about every six
+// hours; DescribeTable reports them as DynamoDB does.
+package dynamostore

@@ -1,0 +1,117 @@
+package dynamostore
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	"github.com/aws/smithy-go"
+
+	"github.com/timetabledb/timetable/storage"
+)
+
+// This file is the only place that looks at AWS error codes. Everything
+// else asks it what an error means.
+
+// ErrClosed is returned by calls on a Store after Close.
+var ErrClosed = errors.New("timetable: dynamodb store closed")
+
+// errUnsupportedValue marks an attribute value of a type package storage
+// does not define.
+var errUnsupportedValue = errors.New("timetable: unsupported attribute value type")
+
+// errInvalidNumber marks a json.Number that is not a decimal literal.
+var errInvalidNumber = errors.New("timetable: invalid number")
+
+// errInvalidItem marks an item BatchWrite refuses before sending anything.
+var errInvalidItem = errors.New("timetable: invalid item")
+
+// AWS error codes this package acts on.
+const (
+	codeResourceNotFound     = "ResourceNotFoundException"
+	codeResourceInUse        = "ResourceInUseException"
+	codeLimitExceeded        = "LimitExceededException"
+	codeThroughputExceeded   = "ProvisionedThroughputExceededException"
+	codeThrottling           = "ThrottlingException"
+	codeRequestLimitExceeded = "RequestLimitExceeded"
+	codeUnknownOperation     = "UnknownOperationException"
+)
+
+// errorCode returns the AWS error code of err, or "" when err did not come
+// from the service.
+func errorCode(err error) string {
+	var apiErr smithy.APIError
+	if errors.As(err, &apiErr) {
+		return apiErr.ErrorCode()
+	}
+	return ""
+}
+
+// op says what a failed call was doing; it picks the sentinel that codes
+// shared by several operations map to.
+type op int
+
+const (
+	opRead   op = iota // data-plane reads and writes, DescribeTable, ListTables
+	opCreate           // CreateTable
+	opChange           // UpdateTable, TagResource, DeleteTable
+)
+
+// mapError wraps err, as returned by the SDK, with the storage sentinel its
+// AWS error code stands for, if any, keeping err in the chain. ctx errors
+// and errors without a code come back unchanged.
+func mapError(o op, err error) error {
+	if err == nil {
+		return nil
+	}
+	var sentinel error
+	switch errorCode(err) {
+	case codeResourceNotFound:
+		sentinel = storage.ErrTableNotFound
+	case codeResourceInUse:
+		switch o {
+		case opCreate:
+			sentinel = storage.ErrTableExists
+		case opChange:
+			sentinel = storage.ErrRefused
+		}
+	case codeLimitExceeded:
+		sentinel = storage.ErrRefused
+	case codeThroughputExceeded, codeThrottling, codeRequestLimitExceeded:
+		sentinel = storage.ErrThrottled
+	}
+	if sentinel == nil {
+		return err
+	}
+	return fmt.Errorf("%w: %w", sentinel, err)
+}
+
+// isUnknownOperation reports whether the endpoint does not implement the
+// operation (dynalite and UpdateTimeToLive).
+func isUnknownOperation(err error) bool {
+	return errorCode(err) == codeUnknownOperation
+}
+
+// isResourceInUse reports whether a table is busy being created, updated
+// or deleted, or already exists.
+func isResourceInUse(err error) bool {
+	return errorCode(err) == codeResourceInUse
+}
+
+// isNotFound reports whether the table does not exist.
+func isNotFound(err error) bool {
+	return errorCode(err) == codeResourceNotFound
+}
+
+// refusalsNotRetried keeps the SDK's retryer from retrying control-plane
+// refusals: the SDK counts LimitExceededException as throttling and would
+// retry it for a minute, while a limit on capacity decreases lasts until
+// the next day. The lifecycle manager retries on its next cycle instead.
+var refusalsNotRetried = retry.IsErrorRetryableFunc(func(err error) aws.Ternary {
+	switch errorCode(err) {
+	case codeLimitExceeded, codeResourceInUse:
+		return aws.FalseTernary
+	}
+	return aws.UnknownTernary
+})

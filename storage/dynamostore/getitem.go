@@ -1,0 +1,45 @@
+package dynamostore
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/timetabledb/timetable/storage"
+)
+
+// GetItem reads one item, strongly consistent unless the store was opened
+// with EventuallyConsistent.
+func (s *Store) GetItem(ctx context.Context, table, pk, sk string) (storage.Item, error) {
+	if err := s.enter(); err != nil {
+		return storage.Item{}, err
+	}
+	defer s.calls.Done()
+
+	if pk == "" || sk == "" {
+		// DynamoDB refuses empty key values; no such item can exist.
+		return storage.Item{}, fmt.Errorf("get item %q/%q from table %q: %w", pk, sk, table, storage.ErrItemNotFound)
+	}
+	out, err := s.client.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: aws.String(table),
+		Key: map[string]types.AttributeValue{
+			storage.PKAttr: &types.AttributeValueMemberS{Value: pk},
+			storage.SKAttr: &types.AttributeValueMemberS{Value: sk},
+		},
+		ConsistentRead: s.consistentRead(),
+	}, s.callOpts...)
+	if err != nil {
+		return storage.Item{}, fmt.Errorf("get item %q/%q from table %q: %w", pk, sk, table, mapError(opRead, err))
+	}
+	if out.Item == nil {
+		return storage.Item{}, fmt.Errorf("get item %q/%q from table %q: %w", pk, sk, table, storage.ErrItemNotFound)
+	}
+	it, err := unmarshalItem(out.Item)
+	if err != nil {
+		return storage.Item{}, fmt.Errorf("get item %q/%q from table %q: %w", pk, sk, table, err)
+	}
+	return it, nil
+}

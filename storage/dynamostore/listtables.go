@@ -1,0 +1,41 @@
+package dynamostore
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+)
+
+// listTablesPageSize is the most names DynamoDB returns per ListTables page.
+const listTablesPageSize = 100
+
+// ListTables calls fn with the name of every table sorting after after, in
+// ascending order, until fn returns false. It fetches pages of 100 names
+// with the SDK paginator, starting at after with ExclusiveStartTableName,
+// and requests no page past the one where fn returned false.
+func (s *Store) ListTables(ctx context.Context, after string, fn func(name string) bool) error {
+	if err := s.enter(); err != nil {
+		return err
+	}
+	defer s.calls.Done()
+
+	in := &dynamodb.ListTablesInput{Limit: aws.Int32(listTablesPageSize)}
+	if after != "" {
+		in.ExclusiveStartTableName = aws.String(after)
+	}
+	pages := dynamodb.NewListTablesPaginator(s.client, in)
+	for pages.HasMorePages() {
+		out, err := pages.NextPage(ctx, s.callOpts...)
+		if err != nil {
+			return fmt.Errorf("list tables after %q: %w", after, mapError(opRead, err))
+		}
+		for _, name := range out.TableNames {
+			if !fn(name) {
+				return nil
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,147 @@
+package dynamostore
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+)
+
+// Options configure a Store. The zero value is valid: every zero field
+// takes the default its comment names.
+type Options struct {
+	// Client is the DynamoDB client to use. When nil, Open builds one from
+	// the standard AWS configuration chain (config.LoadDefaultConfig), so
+	// AWS_REGION, AWS_PROFILE, the credential sources and
+	// AWS_ENDPOINT_URL_DYNAMODB apply as they do for the AWS CLI.
+	Client *dynamodb.Client
+
+	// ClientOptions are applied to the client Open builds when Client is
+	// nil, after the configuration chain: an HTTPClient, a BaseEndpoint,
+	// middleware in APIOptions.
+	ClientOptions []func(*dynamodb.Options)
+
+	// MaxAttempts bounds the attempts of one request, the first included,
+	// made by the SDK's standard retryer on throttling, 5xx answers and
+	// connection errors. Default 10. With a Client given, the store keeps
+	// that client's retryer unless MaxAttempts is set.
+	MaxAttempts int
+	// RetryBaseDelay is the first backoff of the retryer and of re-sent
+	// UnprocessedItems; the n-th wait is drawn uniformly from
+	// [0, min(MaxBackoff, RetryBaseDelay * 2^n)) (full jitter). Default
+	// 50 ms.
+	RetryBaseDelay time.Duration
+	// MaxBackoff caps one backoff. Default 20 s.
+	MaxBackoff time.Duration
+	// MaxUnprocessedAttempts bounds how many times BatchWrite sends a
+	// request's items while DynamoDB leaves some of them unprocessed, the
+	// first send included. Default 10.
+	MaxUnprocessedAttempts int
+
+	// WriteConcurrency is how many BatchWriteItem requests of 25 items one
+	// BatchWrite keeps in flight. Default 8.
+	WriteConcurrency int
+
+	// WaitMinDelay and WaitMaxDelay bound the delay between two
+	// DescribeTable calls while waiting for a table to become ACTIVE or to
+	// disappear. Defaults: 2 s and 20 s against AWS; 25 ms and 1 s when
+	// the client has an endpoint override (DynamoDB Local, dynalite),
+	// where tables change state in milliseconds.
+	WaitMinDelay time.Duration
+	WaitMaxDelay time.Duration
+	// WaitTimeout bounds one such wait. Default 10 minutes.
+	WaitTimeout time.Duration
+
+	// EventuallyConsistent makes GetItem, Query and Scan use eventually
+	// consistent reads, at half the read units. By default reads are
+	// strongly consistent: a read sees every write acknowledged before it,
+	// as on the embedded store.
+	EventuallyConsistent bool
+
+	// Logger receives the store's warnings. Default slog.Default().
+	Logger *slog.Logger
+}
+
+// Defaults the zero fields of Options take.
+const (
+	DefaultMaxAttempts            = 10
+	DefaultRetryBaseDelay         = 50 * time.Millisecond
+	DefaultMaxBackoff             = 20 * time.Second
+	DefaultMaxUnprocessedAttempts = 10
+	DefaultWriteConcurrency       = 8
+	DefaultWaitTimeout            = 10 * time.Minute
+
+	// Waiter delays against AWS, and against an endpoint override.
+	DefaultWaitMinDelay      = 2 * time.Second
+	DefaultWaitMaxDelay      = 20 * time.Second
+	DefaultLocalWaitMinDelay = 25 * time.Millisecond
+	DefaultLocalWaitMaxDelay = time.Second
+)
+
+// errInvalidOptions marks Options that Validate refuses.
+var errInvalidOptions = errors.New("timetable: invalid dynamodb store options")
+
+// Validate reports fields that hold values no default can mend: negative
+// counts and durations, or a minimum wait above the maximum.
+func (o *Options) Validate() error {
+	var errs []error
+	for _, f := range []struct {
+		name string
+		v    int64
+	}{
+		{"MaxAttempts", int64(o.MaxAttempts)},
+		{"RetryBaseDelay", int64(o.RetryBaseDelay)},
+		{"MaxBackoff", int64(o.MaxBackoff)},
+		{"MaxUnprocessedAttempts", int64(o.MaxUnprocessedAttempts)},
+		{"WriteConcurrency", int64(o.WriteConcurrency)},
+		{"WaitMinDelay", int64(o.WaitMinDelay)},
+		{"WaitMaxDelay", int64(o.WaitMaxDelay)},
+		{"WaitTimeout", int64(o.WaitTimeout)},
+	} {
+		if f.v < 0 {
+			errs = append(errs, fmt.Errorf("%w: %s is negative", errInvalidOptions, f.name))
+		}
+	}
+	if o.WaitMinDelay > 0 && o.WaitMaxDelay > 0 && o.WaitMinDelay > o.WaitMaxDelay {
+		errs = append(errs, fmt.Errorf("%w: WaitMinDelay %v exceeds WaitMaxDelay %v", errInvalidOptions, o.WaitMinDelay, o.WaitMaxDelay))
+	}
+	return errors.Join(errs...)
+}
+
+// ensureDefaults fills the zero fields. local tells whether the client
+// talks to an endpoint override, which picks the waiter delays.
+func (o *Options) ensureDefaults(local bool) {
+	if o.RetryBaseDelay == 0 {
+		o.RetryBaseDelay = DefaultRetryBaseDelay
+	}
+	if o.MaxBackoff == 0 {
+		o.MaxBackoff = DefaultMaxBackoff
+	}
+	if o.MaxUnprocessedAttempts == 0 {
+		o.MaxUnprocessedAttempts = DefaultMaxUnprocessedAttempts
+	}
+	if o.WriteConcurrency == 0 {
+		o.WriteConcurrency = DefaultWriteConcurrency
+	}
+	if o.WaitTimeout == 0 {
+		o.WaitTimeout = DefaultWaitTimeout
+	}
+	minDelay, maxDelay := DefaultWaitMinDelay, DefaultWaitMaxDelay
+	if local {
+		minDelay, maxDelay = DefaultLocalWaitMinDelay, DefaultLocalWaitMaxDelay
+	}
+	if o.WaitMinDelay == 0 {
+		o.WaitMinDelay = minDelay
+		if o.WaitMaxDelay > 0 && o.WaitMaxDelay < o.WaitMinDelay {
+			o.WaitMinDelay = o.WaitMaxDelay
+		}
+	}
+	if o.WaitMaxDelay == 0 {
+		o.WaitMaxDelay = max(maxDelay, o.WaitMinDelay)
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+}

@@ -1,0 +1,57 @@
+package dynamostore
+
+import (
+	"context"
+	"math/rand/v2"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+)
+
+// backoff is exponential backoff with full jitter: the wait before retry n
+// (n from 0) is drawn uniformly from [0, min(max, base * 2^n)).
+type backoff struct {
+	base, max time.Duration
+}
+
+// delay returns the wait before retry n.
+func (b backoff) delay(n int) time.Duration {
+	ceiling := b.max
+	if n < 62 {
+		if d := b.base << n; d > 0 && d < ceiling {
+			ceiling = d
+		}
+	}
+	if ceiling <= 0 {
+		return 0
+	}
+	return rand.N(ceiling)
+}
+
+// sleep waits before retry n, or until ctx is done.
+func (b backoff) sleep(ctx context.Context, n int) error {
+	t := time.NewTimer(b.delay(n))
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// newRetryer returns the SDK's standard retryer with the store's attempt
+// count and backoff; refusalsNotRetried takes precedence over the SDK's
+// own list of retryable errors.
+func newRetryer(maxAttempts int, b backoff) aws.Retryer {
+	return retry.NewStandard(func(o *retry.StandardOptions) {
+		o.MaxAttempts = maxAttempts
+		o.MaxBackoff = b.max
+		o.Backoff = retry.BackoffDelayerFunc(func(attempt int, _ error) (time.Duration, error) {
+			// The SDK numbers retries from 1.
+			return b.delay(attempt - 1), nil
+		})
+		o.Retryables = append([]retry.IsErrorRetryable{refusalsNotRetried}, o.Retryables...)
+	})
+}

@@ -1,0 +1,110 @@
+package dynamostore
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/timetabledb/timetable/storage"
+)
+
+// Store is a storage.Store on DynamoDB. Its methods may be called from any
+// number of goroutines at once.
+type Store struct {
+	client *dynamodb.Client
+	opts   Options
+	log    *slog.Logger
+	// callOpts are applied to every request: the store's retryer.
+	callOpts []func(*dynamodb.Options)
+	// unprocessed paces the re-sending of UnprocessedItems.
+	unprocessed backoff
+
+	// ttlWarning makes sure an endpoint without TTL is reported once.
+	ttlWarning sync.Once
+
+	mu struct {
+		sync.Mutex
+		closed bool
+	}
+	// calls counts the calls in progress; Close waits for them.
+	calls sync.WaitGroup
+}
+
+var _ storage.Store = (*Store)(nil)
+
+// Open returns a Store on the DynamoDB endpoint of opts.Client, or of the
+// standard AWS configuration chain when opts.Client is nil. It makes no
+// request: a wrong region or missing credentials show on the first call.
+func Open(ctx context.Context, opts Options) (*Store, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	client := opts.Client
+	if client == nil {
+		cfg, err := config.LoadDefaultConfig(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("open dynamodb store: load AWS config: %w", err)
+		}
+		if opts.MaxAttempts == 0 {
+			opts.MaxAttempts = DefaultMaxAttempts
+		}
+		client = dynamodb.NewFromConfig(cfg, opts.ClientOptions...)
+	}
+	opts.ensureDefaults(client.Options().BaseEndpoint != nil)
+
+	s := &Store{
+		client:      client,
+		opts:        opts,
+		log:         opts.Logger,
+		unprocessed: backoff{base: opts.RetryBaseDelay, max: opts.MaxBackoff},
+	}
+	if opts.MaxAttempts > 0 {
+		retryer := newRetryer(opts.MaxAttempts, s.unprocessed)
+		s.callOpts = append(s.callOpts, func(o *dynamodb.Options) { o.Retryer = retryer })
+	}
+	return s, nil
+}
+
+// Client returns the DynamoDB client the store uses, for callers that need
+// a request the store does not make.
+func (s *Store) Client() *dynamodb.Client { return s.client }
+
+// Close waits for the calls in progress and makes later calls return
+// ErrClosed. Iterators still open stop at their next page. It is safe to
+// call twice.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	s.mu.closed = true
+	s.mu.Unlock()
+	s.calls.Wait()
+	return nil
+}
+
+// enter registers a call in progress, or returns ErrClosed. A nil error
+// must be followed by s.calls.Done().
+func (s *Store) enter() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.mu.closed {
+		return ErrClosed
+	}
+	s.calls.Add(1)
+	return nil
+}
+
+// closed reports whether Close was called.
+func (s *Store) closed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.mu.closed
+}
+
+// consistentRead is the ConsistentRead flag of the store's reads.
+func (s *Store) consistentRead() *bool {
+	return aws.Bool(!s.opts.EventuallyConsistent)
+}

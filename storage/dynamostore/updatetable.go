@@ -1,0 +1,60 @@
+package dynamostore
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/timetabledb/timetable/storage"
+)
+
+// UpdateTable changes the table's billing mode and capacity, and adds
+// tags. It reads the table first and sends only what changes, since
+// DynamoDB refuses an update that changes nothing, so running it twice is
+// harmless. After a capacity change it waits for the table to be ACTIVE
+// again. DynamoDB's refusals for now (a table busy with another change,
+// the limit on capacity decreases per day) return an error wrapping
+// storage.ErrRefused, at once and without retries.
+func (s *Store) UpdateTable(ctx context.Context, name string, u storage.TableUpdate) error {
+	if err := s.enter(); err != nil {
+		return err
+	}
+	defer s.calls.Done()
+
+	out, err := s.client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)}, s.callOpts...)
+	if err != nil {
+		return fmt.Errorf("update table %q: %w", name, mapError(opRead, err))
+	}
+	current := tableInfo(out.Table).Capacity
+	if u.Capacity != nil {
+		billing, throughput := capacityInput(*u.Capacity)
+		want := storage.Capacity{Billing: storage.Billing(billing)}
+		if throughput != nil {
+			want.Read, want.Write = *throughput.ReadCapacityUnits, *throughput.WriteCapacityUnits
+		}
+		if want != current {
+			in := &dynamodb.UpdateTableInput{TableName: aws.String(name), ProvisionedThroughput: throughput}
+			if want.Billing != current.Billing {
+				in.BillingMode = billing
+			}
+			if _, err := s.client.UpdateTable(ctx, in, s.callOpts...); err != nil {
+				return fmt.Errorf("update table %q: %w", name, mapError(opChange, err))
+			}
+			if err := s.waitActive(ctx, name); err != nil {
+				return fmt.Errorf("update table %q: %w", name, err)
+			}
+		}
+	}
+	if len(u.Tags) > 0 {
+		_, err := s.client.TagResource(ctx, &dynamodb.TagResourceInput{
+			ResourceArn: out.Table.TableArn,
+			Tags:        tagsInput(u.Tags),
+		}, s.callOpts...)
+		if err != nil {
+			return fmt.Errorf("update table %q: tag: %w", name, mapError(opChange, err))
+		}
+	}
+	return nil
+}
