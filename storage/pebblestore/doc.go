@@ -1,0 +1,65 @@
+// Package pebblestore is timetable's embedded storage backend: a
+// storage.Store on one Pebble DB (github.com/cockroachdb/pebble/v2) in a
+// local directory. It is the default store of the timetable binary, and it
+// passes the same conformance suite (storage/storagetest) as the DynamoDB
+// backend, so the engine and the lifecycle manager behave alike on both.
+//
+// # Basics
+//
+//	s, err := pebblestore.Open("./timetable-data", pebblestore.Options{})
+//	...
+//	defer s.Close()
+//
+// All tables live in one DB. The key space is split by a first byte: store
+// metadata (format version, next table id), a catalog of tables, and the
+// items. An item's key is the data prefix, the table's numeric id (8
+// bytes, big-endian), uvarint(len(pk)), pk and sk: the items of one
+// partition are contiguous and sorted bytewise by sort key, which is what
+// Query reads with one bounded Pebble iterator in either direction.
+//
+// # Decisions
+//
+//   - Table ids are assigned at creation and never reused, so a table
+//     deleted and created again under the same name starts empty even if
+//     a range deletion has not been compacted yet.
+//   - The catalog (spec, status, creation time, id, as JSON) is written
+//     with Sync under one mutex that serialises table changes, so
+//     concurrent creates of one name yield exactly one table and
+//     storage.ErrTableExists for the others. Readers and writers find
+//     tables through an immutable in-memory snapshot of the catalog
+//     loaded atomically: the item hot path takes no store-wide lock.
+//   - Capacity and billing mode are recorded and reported, not enforced;
+//     a table is ACTIVE as soon as CreateTable returns. UpdateTable never
+//     returns storage.ErrRefused.
+//   - The TTL attribute is recorded but items are not expired: DynamoDB
+//     too keeps expired items readable until it gets round to deleting
+//     them, days later, so readers filter on it anyway, and timetable
+//     drops whole tables by period.
+//   - BatchWrite encodes every item into one Pebble batch committed with
+//     pebble.Sync: it is all or nothing, durable when it returns, and
+//     concurrent batches are group-committed by Pebble. A per-table
+//     read-write lock, taken shared by writes and exclusively by
+//     DeleteTable, keeps a write from landing in a table being deleted.
+//   - Items are checked against DynamoDB's rules (key lengths, item size,
+//     number range and precision, attribute types), and numbers are stored
+//     in DynamoDB's canonical form, so that data that works here works
+//     there and reads back the same.
+//   - Attribute values use a compact tag-length encoding written for this
+//     package (see codec.go): it is the hot path, and it keeps every
+//     contract type, json.Number and []byte included, exactly.
+//   - DeleteTable deletes the catalog record and the table's key span in
+//     one batch, then compacts the span, so the disk space is freed when
+//     it returns rather than at some later compaction.
+//   - DescribeTable reports ItemCount -1 (there is no count to read
+//     cheaply) and SizeBytes from Pebble's EstimateDiskUsage over the
+//     table's span, which leaves out data still in memtables.
+//   - Query and Scan iterators read lazily from a Pebble iterator, which
+//     sees one consistent snapshot of the DB taken when the iterator is
+//     created.
+//
+// # Caveats
+//
+// Close waits for every open iterator to be closed, as Prometheus' TSDB
+// waits for its readers: an iterator that is never closed makes Close
+// block. Every operation begun after Close returns ErrClosed.
+package pebblestore

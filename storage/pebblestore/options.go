@@ -1,0 +1,106 @@
+package pebblestore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/timetabledb/timetable/clock"
+)
+
+// Options configures a Store. The zero value is the default for every
+// field.
+type Options struct {
+	// FS is the file system the DB lives on; nil means the operating
+	// system's. vfs.NewMem() gives an in-memory store for examples and
+	// tests.
+	FS vfs.FS
+
+	// CacheSize is the size in bytes of Pebble's block cache; 0 means
+	// DefaultCacheSize.
+	CacheSize int64
+
+	// Clock stamps the creation time of tables; nil means the wall clock.
+	Clock clock.Clock
+
+	// Logger receives Pebble's messages and the store's own: Pebble's
+	// informational messages at Debug level, its errors at Error level.
+	// nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// DefaultCacheSize is the block cache size when Options.CacheSize is 0.
+const DefaultCacheSize = 32 << 20
+
+// errInvalidOptions marks an Options that Open refuses.
+var errInvalidOptions = errors.New("timetable: pebble: invalid options")
+
+// withDefaults returns a copy of o with every zero field set to its
+// default.
+func (o Options) withDefaults() Options {
+	if o.FS == nil {
+		o.FS = vfs.Default
+	}
+	if o.CacheSize == 0 {
+		o.CacheSize = DefaultCacheSize
+	}
+	if o.Clock == nil {
+		o.Clock = clock.Real{}
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return o
+}
+
+// validate reports what is wrong with o.
+func (o Options) validate() error {
+	if o.CacheSize < 0 {
+		return fmt.Errorf("%w: negative CacheSize %d", errInvalidOptions, o.CacheSize)
+	}
+	return nil
+}
+
+// pebbleOptions returns the Pebble options a store with options o opens
+// its DB with (o has its defaults set). The caller owns the returned cache
+// reference and must Unref it once the DB is open. The benchmarks open
+// their raw Pebble baseline with these same options.
+func pebbleOptions(o Options) (*pebble.Options, func()) {
+	cache := pebble.NewCache(o.CacheSize)
+	po := &pebble.Options{
+		FS:     o.FS,
+		Cache:  cache,
+		Logger: pebbleLogger{o.Logger},
+		// Pin the on-disk format rather than take whatever default a
+		// Pebble upgrade brings.
+		FormatMajorVersion: pebble.FormatNewest,
+	}
+	return po, cache.Unref
+}
+
+// pebbleLogger adapts a slog.Logger to Pebble's Logger.
+type pebbleLogger struct{ l *slog.Logger }
+
+// Infof logs Pebble's routine messages (WAL and compaction events) at
+// Debug level: they are noise in a service's log.
+func (p pebbleLogger) Infof(format string, args ...any) {
+	if p.l.Enabled(context.Background(), slog.LevelDebug) {
+		p.l.Debug(fmt.Sprintf(format, args...), "component", "pebble")
+	}
+}
+
+// Errorf logs at Error level.
+func (p pebbleLogger) Errorf(format string, args ...any) {
+	p.l.Error(fmt.Sprintf(format, args...), "component", "pebble")
+}
+
+// Fatalf logs at Error level and panics: Pebble calls it on corruption it
+// cannot continue past, and a library must not exit the process.
+func (p pebbleLogger) Fatalf(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	p.l.Error(msg, "component", "pebble")
+	panic("pebble: " + msg)
+}

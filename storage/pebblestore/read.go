@@ -1,0 +1,258 @@
+package pebblestore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/timetabledb/timetable/storage"
+)
+
+// GetItem reads one item.
+func (s *Store) GetItem(ctx context.Context, tableName, pk, sk string) (storage.Item, error) {
+	if err := s.acquire(); err != nil {
+		return storage.Item{}, fmt.Errorf("get item from table %q: %w", tableName, err)
+	}
+	defer s.release()
+	if err := ctx.Err(); err != nil {
+		return storage.Item{}, fmt.Errorf("get item from table %q: %w", tableName, err)
+	}
+	t := s.catalog.lookup(tableName)
+	if t == nil {
+		return storage.Item{}, fmt.Errorf("get item from table %q: %w", tableName, storage.ErrTableNotFound)
+	}
+	val, closer, err := s.db.Get(appendItemKey(nil, t.id, pk, sk))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return storage.Item{}, fmt.Errorf("get item %q/%q from table %q: %w", pk, sk, tableName, storage.ErrItemNotFound)
+	}
+	if err != nil {
+		return storage.Item{}, fmt.Errorf("get item %q/%q from table %q: %w", pk, sk, tableName, err)
+	}
+	d := decoder{s: string(val)}
+	closer.Close()
+	attrs, err := d.item(nil)
+	if err != nil {
+		return storage.Item{}, fmt.Errorf("get item %q/%q from table %q: %w", pk, sk, tableName, err)
+	}
+	return storage.Item{PK: pk, SK: sk, Attrs: attrs}, nil
+}
+
+// Query returns an iterator over the partition's items in the query's
+// range, read from one consistent snapshot taken when Query is called.
+func (s *Store) Query(ctx context.Context, q storage.Query) storage.Iterator {
+	if err := s.acquire(); err != nil {
+		return &iterator{err: fmt.Errorf("query table %q: %w", q.Table, err), done: true}
+	}
+	t := s.catalog.lookup(q.Table)
+	if t == nil {
+		s.release()
+		return &iterator{err: fmt.Errorf("query table %q: %w", q.Table, storage.ErrTableNotFound), done: true}
+	}
+	prefix := appendPartitionPrefix(nil, t.id, q.PK)
+	lower := append(prefix[:len(prefix):len(prefix)], q.Low...)
+	var upper []byte
+	if q.High == "" {
+		upper = keySuccessor(prefix)
+	} else {
+		upper = append(append(prefix[:len(prefix):len(prefix)], q.High...), 0)
+	}
+	if q.After != "" {
+		after := append(prefix[:len(prefix):len(prefix)], q.After...)
+		if q.Desc {
+			upper = minKey(upper, after)
+		} else {
+			lower = maxKey(lower, append(after, 0))
+		}
+	}
+	it := &iterator{
+		ctx:    ctx,
+		table:  q.Table,
+		pk:     q.PK,
+		skFrom: len(prefix),
+		desc:   q.Desc,
+		limit:  q.Limit,
+		attrs:  q.Attrs,
+	}
+	if bytes.Compare(lower, upper) >= 0 {
+		s.release()
+		it.done = true
+		return it
+	}
+	return s.open(it, lower, upper)
+}
+
+// Scan returns an iterator over every item of the table, in key order,
+// read from one consistent snapshot taken when Scan is called.
+func (s *Store) Scan(ctx context.Context, tableName string) storage.Iterator {
+	if err := s.acquire(); err != nil {
+		return &iterator{err: fmt.Errorf("scan table %q: %w", tableName, err), done: true}
+	}
+	t := s.catalog.lookup(tableName)
+	if t == nil {
+		s.release()
+		return &iterator{err: fmt.Errorf("scan table %q: %w", tableName, storage.ErrTableNotFound), done: true}
+	}
+	lower, upper := tableSpan(t.id)
+	return s.open(&iterator{ctx: ctx, table: tableName, scan: true}, lower, upper)
+}
+
+// open gives it a Pebble iterator over [lower, upper). The operation
+// acquired by the caller is released when it is closed.
+func (s *Store) open(it *iterator, lower, upper []byte) *iterator {
+	pi, err := s.db.NewIterWithContext(it.ctx, &pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	if err != nil {
+		s.release()
+		it.err = fmt.Errorf("read table %q: %w", it.table, err)
+		it.done = true
+		return it
+	}
+	it.pi = pi
+	it.release = s.release
+	return it
+}
+
+// minKey and maxKey return the smaller and the larger key.
+func minKey(a, b []byte) []byte {
+	if bytes.Compare(a, b) <= 0 {
+		return a
+	}
+	return b
+}
+
+func maxKey(a, b []byte) []byte {
+	if bytes.Compare(a, b) >= 0 {
+		return a
+	}
+	return b
+}
+
+// ctxCheckEvery is how many items an iterator reads between two looks at
+// its context.
+const ctxCheckEvery = 256
+
+// iterator is a Query's or a Scan's storage.Iterator over a Pebble
+// iterator. It belongs to one goroutine.
+type iterator struct {
+	ctx   context.Context
+	table string
+	pi    *pebble.Iterator // nil when there was nothing to open
+	// release ends the store operation the iterator holds open; nil once
+	// called.
+	release func()
+
+	scan   bool     // items of every partition; pk is read from the key
+	pk     string   // a Query's partition
+	skFrom int      // a Query's sort keys start at this offset in the key
+	desc   bool     // walk backwards
+	limit  int      // stop after this many items; 0: no limit
+	attrs  []string // projection; nil: every attribute
+
+	started bool
+	done    bool
+	n       int
+	buf     []byte
+	item    storage.Item
+	err     error
+}
+
+// Next reads the next item.
+func (it *iterator) Next() bool {
+	if it.done || (it.limit > 0 && it.n >= it.limit) {
+		it.done = true
+		return false
+	}
+	if it.n%ctxCheckEvery == 0 {
+		if err := it.ctx.Err(); err != nil {
+			return it.fail(err)
+		}
+	}
+	var ok bool
+	switch {
+	case !it.started && it.desc:
+		ok = it.pi.Last()
+	case !it.started:
+		ok = it.pi.First()
+	case it.desc:
+		ok = it.pi.Prev()
+	default:
+		ok = it.pi.Next()
+	}
+	it.started = true
+	if !ok {
+		if err := it.pi.Error(); err != nil {
+			return it.fail(err)
+		}
+		it.done = true
+		return false
+	}
+	val, err := it.pi.ValueAndErr()
+	if err != nil {
+		return it.fail(err)
+	}
+	if err := it.decode(it.pi.Key(), val); err != nil {
+		return it.fail(err)
+	}
+	it.n++
+	return true
+}
+
+// decode builds it.item from a key and value. It copies the key's sort key
+// (and, for a scan, partition key) and the value into one string, which
+// the item's keys, names, strings and numbers then share.
+func (it *iterator) decode(key, val []byte) error {
+	var pkLen int
+	var pk, sk []byte
+	if it.scan {
+		var ok bool
+		if pk, sk, ok = splitItemKey(key); !ok {
+			return errCorrupt
+		}
+		pkLen = len(pk)
+	} else {
+		sk = key[it.skFrom:]
+	}
+	it.buf = append(append(append(it.buf[:0], pk...), sk...), val...)
+	own := string(it.buf)
+	d := decoder{s: own[pkLen+len(sk):]}
+	attrs, err := d.item(it.attrs)
+	if err != nil {
+		return err
+	}
+	it.item = storage.Item{PK: it.pk, SK: own[pkLen : pkLen+len(sk)], Attrs: attrs}
+	if it.scan {
+		it.item.PK = own[:pkLen]
+	}
+	return nil
+}
+
+// fail stops the iteration with err.
+func (it *iterator) fail(err error) bool {
+	it.err = fmt.Errorf("read table %q: %w", it.table, err)
+	it.done = true
+	return false
+}
+
+// Item returns the current item. The caller owns it.
+func (it *iterator) Item() storage.Item { return it.item }
+
+// Err returns the error that stopped the iteration.
+func (it *iterator) Err() error { return it.err }
+
+// Close closes the Pebble iterator and lets the store close. It is safe to
+// call twice and returns Err.
+func (it *iterator) Close() error {
+	it.done = true
+	if it.pi != nil {
+		if err := it.pi.Close(); err != nil && it.err == nil {
+			it.err = fmt.Errorf("read table %q: %w", it.table, err)
+		}
+		it.pi = nil
+	}
+	if it.release != nil {
+		it.release()
+		it.release = nil
+	}
+	return it.err
+}

@@ -1,0 +1,135 @@
+package pebblestore
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/timetabledb/timetable/clock"
+	"github.com/timetabledb/timetable/storage"
+)
+
+// Errors of this backend, besides those of package storage.
+var (
+	// ErrClosed is returned by every operation on a closed Store.
+	ErrClosed = errors.New("timetable: pebble: store closed")
+	// ErrInvalidItem marks an item DynamoDB would refuse too: an empty or
+	// too long key, a key attribute among the attributes, a value of a
+	// type outside the storage contract, a number DynamoDB cannot hold,
+	// an item over storage.MaxItemSize.
+	ErrInvalidItem = errors.New("timetable: pebble: invalid item")
+	// ErrInvalidTable marks a table spec DynamoDB would refuse too: a name
+	// outside 3 to 255 characters of [A-Za-z0-9_.-], an unknown billing
+	// mode, a negative capacity.
+	ErrInvalidTable = errors.New("timetable: pebble: invalid table spec")
+	// ErrFormat is returned by Open for a directory holding a Pebble DB
+	// that this package did not write, or wrote in a newer layout.
+	ErrFormat = errors.New("timetable: pebble: unknown data format")
+)
+
+// Store is a storage.Store on an embedded Pebble DB. All its methods may be
+// called from any number of goroutines at once.
+type Store struct {
+	db     *pebble.DB
+	clock  clock.Clock
+	logger *slog.Logger
+
+	catalog catalog
+
+	// ops counts the calls in progress and the open iterators; Close
+	// waits for them before it closes the DB, because Pebble panics on a
+	// closed DB.
+	ops   sync.WaitGroup
+	state struct {
+		sync.RWMutex
+		closed bool
+	}
+}
+
+var _ storage.Store = (*Store)(nil)
+
+// Open opens the store in directory dir, creating it if needed.
+func Open(dir string, opts Options) (*Store, error) {
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
+	opts = opts.withDefaults()
+	po, unref := pebbleOptions(opts)
+	defer unref()
+	db, err := pebble.Open(dir, po)
+	if err != nil {
+		return nil, fmt.Errorf("open pebble store %q: %w", dir, err)
+	}
+	s := &Store{db: db, clock: opts.Clock, logger: opts.Logger}
+	if err := s.checkFormat(); err != nil {
+		return nil, errors.Join(fmt.Errorf("open pebble store %q: %w", dir, err), db.Close())
+	}
+	if err := s.catalog.load(db); err != nil {
+		return nil, errors.Join(fmt.Errorf("open pebble store %q: load catalog: %w", dir, err), db.Close())
+	}
+	return s, nil
+}
+
+// checkFormat stamps a new DB with formatVersion, and refuses a DB that is
+// not empty and does not carry it.
+func (s *Store) checkFormat() error {
+	val, closer, err := s.db.Get(formatKey)
+	if err == nil {
+		defer closer.Close()
+		if string(val) != formatVersion {
+			return fmt.Errorf("%w: version %q, this build reads %q", ErrFormat, val, formatVersion)
+		}
+		return nil
+	}
+	if !errors.Is(err, pebble.ErrNotFound) {
+		return err
+	}
+	it, err := s.db.NewIter(nil)
+	if err != nil {
+		return err
+	}
+	empty := !it.First()
+	if err := errors.Join(it.Error(), it.Close()); err != nil {
+		return err
+	}
+	if !empty {
+		return fmt.Errorf("%w: a Pebble DB without timetable's format stamp", ErrFormat)
+	}
+	return s.db.Set(formatKey, []byte(formatVersion), pebble.Sync)
+}
+
+// acquire registers an operation in progress, or returns ErrClosed. Every
+// call to acquire that succeeds is paired with a release.
+func (s *Store) acquire() error {
+	s.state.RLock()
+	defer s.state.RUnlock()
+	if s.state.closed {
+		return ErrClosed
+	}
+	s.ops.Add(1)
+	return nil
+}
+
+// release ends an operation registered by acquire.
+func (s *Store) release() { s.ops.Done() }
+
+// Close waits for the calls in progress to return and for every open
+// iterator to be closed, then closes the DB. Calls made after Close has
+// begun return ErrClosed. It is safe to call twice; the second call returns
+// nil at once.
+func (s *Store) Close() error {
+	s.state.Lock()
+	if s.state.closed {
+		s.state.Unlock()
+		return nil
+	}
+	s.state.closed = true
+	s.state.Unlock()
+	s.ops.Wait()
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("close pebble store: %w", err)
+	}
+	return nil
+}
