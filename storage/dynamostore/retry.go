@@ -31,6 +31,9 @@ func (b backoff) delay(n int) time.Duration {
 
 // sleep waits before retry n, or until ctx is done.
 func (b backoff) sleep(ctx context.Context, n int) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	t := time.NewTimer(b.delay(n))
 	defer t.Stop()
 	select {
