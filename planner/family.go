@@ -1,0 +1,84 @@
+package planner
+
+import (
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Family is the recommended family as a configuration file spells it (see
+// package config): what ApplyFamily writes.
+type Family struct {
+	Name              string       `json:"name"`
+	Prefix            string       `json:"prefix"`
+	Period            string       `json:"period"`
+	Naming            string       `json:"naming"`
+	WriteTimeGrouping string       `json:"write_time_grouping"`
+	Shards            int          `json:"shards"`
+	Layout            string       `json:"layout"`
+	Billing           string       `json:"billing"`
+	Tiers             []FamilyTier `json:"tiers"`
+	Prebuild          string       `json:"prebuild"`
+	Grace             string       `json:"grace"`
+	Retention         string       `json:"retention"`
+}
+
+// FamilyTier is one tier of a Family.
+type FamilyTier struct {
+	Name  string `json:"name"`
+	Age   string `json:"age"`
+	Read  int64  `json:"read"`
+	Write int64  `json:"write"`
+}
+
+// Billing modes as configuration files spell them.
+const (
+	BillingProvisioned = "provisioned"
+	BillingOnDemand    = "on_demand"
+)
+
+// family returns the recommended family: the default family of DESIGN.md
+// with the plan's period, shards, tiers, billing and retention.
+func (in Input) family(period string, shards int, tiers []Tier, billing string) Family {
+	prefix := "tt_" + in.Family + "_"
+	f := Family{
+		Name:              in.Family,
+		Prefix:            prefix,
+		Period:            period,
+		Naming:            "range",
+		WriteTimeGrouping: in.WriteTimeGrouping,
+		Shards:            shards,
+		Layout:            "row",
+		Billing:           billing,
+		Prebuild:          FormatDuration(in.Prebuild),
+		Grace:             FormatDuration(in.Grace),
+		Retention:         FormatDuration(in.Retention),
+	}
+	for _, t := range tiers {
+		f.Tiers = append(f.Tiers, FamilyTier{Name: t.Name, Age: t.Age, Read: t.Read, Write: t.Write})
+	}
+	return f
+}
+
+// FormatDuration spells a duration as configuration files do: "0", whole
+// weeks as "12w", whole days as "90d", and otherwise a Go duration
+// without zero units ("1h", "15m", "1h30m").
+func FormatDuration(d time.Duration) string {
+	const day = 24 * time.Hour
+	switch {
+	case d == 0:
+		return "0"
+	case d%(7*day) == 0:
+		return strconv.FormatInt(int64(d/(7*day)), 10) + "w"
+	case d%day == 0:
+		return strconv.FormatInt(int64(d/day), 10) + "d"
+	}
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}

@@ -1,0 +1,108 @@
+package planner
+
+import "math"
+
+// Quotas the plan warns about.
+const (
+	// TableQuota is DynamoDB's default quota of tables per account and
+	// region.
+	TableQuota = 2500
+	// FineoTableLimit is the per-region table limit DynamoDB had when
+	// Fineo chose weekly tables.
+	FineoTableLimit = 256
+	// TableWriteQuota is DynamoDB's default quota of provisioned write
+	// capacity units per table.
+	TableWriteQuota = 40000
+)
+
+// fleet models the tables of one family in steady operation, counting in
+// hours. A table is created Prebuild before its period starts, is hot
+// through its period and Grace after it, then takes each later tier at
+// its age (counted from the period's start, plus Grace, as the lifecycle
+// manager does), and is deleted Retention after its period ends. Tables
+// start one per period, so by Little's law the mean number of tables in
+// an age band is the band's length divided by the period.
+type fleet struct {
+	// period is the mean period length.
+	period float64
+	// perPeriod is the mean number of tables per period: 1, plus the
+	// splits of write-time grouping.
+	perPeriod float64
+	prebuild  float64
+	// lifetime is a table's mean life from creation to deletion, +Inf
+	// when data is kept forever; worstLifetime is the longest.
+	lifetime, worstLifetime float64
+	// starts holds, per tier, when a table enters it, from creation.
+	starts []float64
+}
+
+// newFleet models the tables of a period kind under the input's policy.
+// With write-time grouping by month, a table is deleted only when its
+// write month, too, is past retention: a table of a period shorter than a
+// month lives on until its month ends, (730 − period)/2 hours more on
+// average and up to (744 − period) hours more.
+func newFleet(in Input, k periodKind, tierAges []int) fleet {
+	f := fleet{
+		period:    k.average,
+		perPeriod: 1,
+		prebuild:  in.Prebuild.Hours(),
+		lifetime:  math.Inf(1),
+	}
+	f.worstLifetime = f.lifetime
+	grouping := in.WriteTimeGrouping == "month"
+	if grouping {
+		f.perPeriod += k.splits
+	}
+	if in.Retention > 0 {
+		base := f.prebuild + k.average + in.Retention.Hours()
+		f.lifetime, f.worstLifetime = base, base
+		if grouping && k.longest < 31*24 {
+			f.lifetime += (hoursPerMonth - k.average) / 2
+			f.worstLifetime += 31*24 - k.average
+		}
+	}
+	for i, age := range tierAges {
+		start := 0.0
+		if i > 0 {
+			start = f.prebuild + float64(age)*k.average + in.Grace.Hours()
+		}
+		f.starts = append(f.starts, start)
+	}
+	return f
+}
+
+// existed returns how long the oldest table has existed at elapsed hours
+// into the deployment (counted from the start of the first period), capped
+// at a table's lifetime.
+func (f fleet) existed(elapsed float64) float64 {
+	return math.Min(elapsed+f.prebuild, f.lifetime)
+}
+
+// tables returns the mean number of tables alive at elapsed hours.
+func (f fleet) tables(elapsed float64) float64 {
+	return f.existed(elapsed) / f.period * f.perPeriod
+}
+
+// inTier returns the mean number of tables in tier i at elapsed hours.
+func (f fleet) inTier(i int, elapsed float64) float64 {
+	end := math.Inf(1)
+	if i+1 < len(f.starts) {
+		end = f.starts[i+1]
+	}
+	span := math.Min(end, f.existed(elapsed)) - f.starts[i]
+	return math.Max(0, span) / f.period * f.perPeriod
+}
+
+// retainedHours returns the mean age of the oldest data kept at elapsed
+// hours: data lives from its event time, half a period on average before
+// its period ends, until its table is deleted.
+func (f fleet) retainedHours(elapsed float64) float64 {
+	return math.Min(elapsed, f.lifetime-f.prebuild-f.period/2)
+}
+
+// mostTables returns the most tables alive at once: in steady state when
+// data has a retention, at elapsed hours when it is kept forever.
+func (f fleet) mostTables(elapsed float64) int {
+	life := math.Min(elapsed+f.prebuild, f.worstLifetime)
+	return int(math.Ceil(life/f.period*f.perPeriod - fitTolerance))
+}
