@@ -189,8 +189,12 @@ func (r *Report) explain(in Input) {
 	say("stream: %s events/s × %s = %s per hour, %s per day",
 		formatNumber(r.Workload.Rate), formatBytes(it.Bytes), formatBytes(r.BytesPerHour), formatBytes(r.BytesPerDay))
 	p := r.Partition
-	say("partition: 10 GiB × %s headroom = %s usable; at %s per hour into each of %s it fills in %s h (%s h to the full 10 GiB)",
-		formatNumber(p.Headroom), formatBytes(p.UsableBytes), formatBytes(p.BytesPerHour), count(float64(r.Shards), "shard partition"), formatNumber(p.UsableFillHours), formatNumber(p.FillHours))
+	into := "one partition"
+	if r.Shards > 1 {
+		into = fmt.Sprintf("each of %d shard partitions", r.Shards)
+	}
+	say("partition: 10 GiB × %s headroom = %s usable; at %s per hour into %s it fills in %s h (%s h to the full 10 GiB)",
+		formatNumber(p.Headroom), formatBytes(p.UsableBytes), formatBytes(p.BytesPerHour), into, formatNumber(p.UsableFillHours), formatNumber(p.FillHours))
 	var chosen, next *Candidate
 	for i := range r.Candidates {
 		if r.Candidates[i].Period == r.Period {
@@ -203,7 +207,7 @@ func (r *Report) explain(in Input) {
 	line := fmt.Sprintf("period: %s, the longest period whose longest instance (%s h) fits: it fills %s of the usable partition",
 		r.Period, formatNumber(chosen.Hours), formatPercent(chosen.Fill))
 	if next != nil {
-		line += fmt.Sprintf("; a %s would fill %s", next.Period, formatPercent(next.Fill))
+		line += fmt.Sprintf("; %s tables would fill %s", next.Period, formatPercent(next.Fill))
 	}
 	say("%s", line)
 	say("shards: ceil(%s events/s peak × %s / 1000) = %d", formatNumber(r.Workload.Peak), count(it.WriteUnits, "write unit"), r.PeakShards)
@@ -214,13 +218,13 @@ func (r *Report) explain(in Input) {
 	hot := r.Tiers[0]
 	say("hot tier: %s for the peak (%s events/s × %s), %s", count(float64(hot.Write), "write unit"), formatNumber(r.Workload.Peak), count(it.WriteUnits, "write unit"), count(float64(hot.Read), "read unit"))
 	if rd := r.Reads; rd != nil {
-		say("reads: %s queries/s × %s read units (%s events, %s from one series over %s, in %d shards) = %s read units/s",
-			formatNumber(r.Workload.ReadsPerSec), formatNumber(rd.UnitsPerQuery), formatNumber(rd.EventsPerQuery), formatBytes(rd.BytesPerQuery), formatHours(r.Workload.ReadRangeHours), r.Shards, formatNumber(rd.Capacity))
+		say("reads: %s queries/s × %s read units (%s events, %s from one series over %s, in %s) = %s read units/s",
+			formatNumber(r.Workload.ReadsPerSec), formatNumber(rd.UnitsPerQuery), formatNumber(rd.EventsPerQuery), formatBytes(rd.BytesPerQuery), formatHours(r.Workload.ReadRangeHours), count(float64(r.Shards), "shard"), formatNumber(rd.Capacity))
 	}
 	t := r.Tables
 	if in.Retention == 0 {
-		say("tables: %s per period, %s per year, about %d after %s; kept forever, the family alone reaches %s tables after %s days",
-			formatNumber(t.PerPeriod), formatNumber(t.PerYear), t.Alive, formatHours(r.Workload.HorizonHours), formatNumber(float64(t.Quota)), formatNumber(t.DaysToQuota))
+		say("tables: %s per period, %s per year, about %s after %s; kept forever, the family alone reaches %s tables after %s days",
+			formatNumber(t.PerPeriod), formatNumber(t.PerYear), formatNumber(float64(t.Alive)), formatHours(r.Workload.HorizonHours), formatNumber(float64(t.Quota)), formatNumber(t.DaysToQuota))
 		warn("data is kept forever: tables accumulate at %s a year and reach DynamoDB's default quota of %s tables per region after %s days; set a retention or archive old tables",
 			formatNumber(t.PerYear), formatNumber(float64(t.Quota)), formatNumber(t.DaysToQuota))
 	} else {
@@ -228,19 +232,19 @@ func (r *Report) explain(in Input) {
 		if in.WriteTimeGrouping == "month" && r.PeriodHours < hoursPerMonth {
 			extra = ", and with write-time grouping a table also waits for its write month to end"
 		}
-		say("tables: %s per period; a table lives from %s before its period to %s after it%s: at most about %d alive",
-			formatNumber(t.PerPeriod), formatHours(r.Workload.PrebuildHours), formatHours(r.Workload.RetentionHours), extra, t.Alive)
+		say("tables: %s per period; a table lives from %s before its period to %s after it%s: at most about %s alive",
+			formatNumber(t.PerPeriod), formatHours(r.Workload.PrebuildHours), formatHours(r.Workload.RetentionHours), extra, formatNumber(float64(t.Alive)))
 	}
 	switch {
 	case t.Alive > t.Quota:
-		warn("about %d tables alive exceeds DynamoDB's default quota of %s tables per region (every table in the region counts): ask AWS for more, or choose a longer period or a shorter retention", t.Alive, formatNumber(float64(t.Quota)))
+		warn("about %s tables alive exceeds DynamoDB's default quota of %s tables per region (every table in the region counts): ask AWS for more, or choose a longer period or a shorter retention", formatNumber(float64(t.Alive)), formatNumber(float64(t.Quota)))
 	case t.Alive*5 >= t.Quota*4:
-		warn("about %d tables alive is near DynamoDB's default quota of %s tables per region (every table in the region counts)", t.Alive, formatNumber(float64(t.Quota)))
+		warn("about %s tables alive is near DynamoDB's default quota of %s tables per region (every table in the region counts)", formatNumber(float64(t.Alive)), formatNumber(float64(t.Quota)))
 	case t.Alive > FineoTableLimit:
-		warn("about %d tables alive is more than the %d tables per region DynamoDB allowed when Fineo designed write-time grouping; today's default quota is %s", t.Alive, FineoTableLimit, formatNumber(float64(t.Quota)))
+		warn("about %s tables alive is more than the %d tables per region DynamoDB allowed when Fineo designed write-time grouping; today's default quota is %s", formatNumber(float64(t.Alive)), FineoTableLimit, formatNumber(float64(t.Quota)))
 	}
 	if hot.Write > TableWriteQuota {
-		warn("hot tables need %d write units, over DynamoDB's default quota of %d per table: request an increase", hot.Write, TableWriteQuota)
+		warn("hot tables need %s write units, over DynamoDB's default quota of %s per table: request an increase", formatNumber(float64(hot.Write)), formatNumber(TableWriteQuota))
 	}
 	cs := r.Cost
 	say("cost (%s, per month): provisioned tiers %s, on demand %s, no tiering %s; storage %s GB adds %s to each",
@@ -252,16 +256,19 @@ func (r *Report) explain(in Input) {
 	say("prices: %s", r.Prices.Label)
 }
 
-// formatNumber prints a number with at most three significant decimals
-// and thousands separators.
+// formatNumber prints a number readably: whole numbers and millions
+// without decimals, thousands with one, smaller numbers with three
+// significant digits, and thousands separators.
 func formatNumber(f float64) string {
 	if math.IsInf(f, 0) || math.IsNaN(f) {
 		return fmt.Sprint(f)
 	}
 	var s string
 	switch a := math.Abs(f); {
-	case a == math.Trunc(a) || a >= 1000:
+	case a == math.Trunc(a) || a >= 1e6:
 		s = fmt.Sprintf("%.0f", f)
+	case a >= 1000:
+		s = strings.TrimSuffix(fmt.Sprintf("%.1f", f), ".0")
 	case a >= 100:
 		s = fmt.Sprintf("%.1f", f)
 	case a >= 10:

@@ -241,6 +241,15 @@ func with(in Input, retention time.Duration, grouping string) Input {
 	return in
 }
 
+func TestHotTierOverTheTableQuota(t *testing.T) {
+	r, err := Plan(Input{ItemBytes: 180, Rate: 45000, Retention: 7 * day})
+	require.NoError(t, err)
+	require.Equal(t, int64(45000), r.Tiers[0].Write)
+	require.Equal(t, 45, r.Shards)
+	require.Len(t, r.Warnings, 1)
+	require.Contains(t, r.Warnings[0], "over DynamoDB's default quota of 40,000 per table")
+}
+
 func TestTablesForever(t *testing.T) {
 	r, err := Plan(Input{ItemBytes: 180, Rate: 600})
 	require.NoError(t, err)

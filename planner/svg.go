@@ -12,13 +12,13 @@ import (
 // The chart's geometry, in SVG user units.
 const (
 	svgWidth  = 860
-	svgHeight = 520
+	svgHeight = 540
 	plotLeft  = 90
 	plotRight = 640
 	plotW     = plotRight - plotLeft
 	panelH    = 170
-	dataTop   = 50
-	costTop   = 300
+	dataTop   = 70
+	costTop   = 320
 )
 
 // svgSeries is one line of the chart.
@@ -59,7 +59,7 @@ var svgTemplate = template.Must(template.New("plan.svg").Funcs(template.FuncMap{
 <text x="{{$.AxisX}}" y="{{.Top}}" text-anchor="end" dominant-baseline="middle">{{esc .MaxLabel}}</text>
 <text x="{{$.AxisX}}" y="{{.Bottom}}" text-anchor="end" dominant-baseline="middle">0</text>
 {{range .MonthTicks}}<text x="{{printf "%.1f" .X}}" y="{{.Y}}" text-anchor="middle" fill="#555">{{esc .Label}}</text>
-{{end}}<text x="{{$.LegendX}}" y="{{.TickY}}" fill="#555">month</text>
+{{end}}<text x="{{$.MonthX}}" y="{{.TickY}}" fill="#555">month</text>
 {{range .Series}}<polyline id="{{.ID}}" class="series" fill="none" stroke="{{.Color}}" stroke-width="2" points="{{.Points}}"><title>{{esc .Name}}</title></polyline>
 <text x="{{$.LegendX}}" y="{{printf "%.1f" .LabelY}}" fill="{{.Color}}" dominant-baseline="middle">{{esc .Name}}: {{esc .Last}}</text>
 {{end}}</g>
@@ -160,14 +160,14 @@ func (r Report) WriteSVG(w io.Writer) error {
 		})
 	}
 
-	window := "retention window"
+	window := "retention " + formatHours(r.Workload.RetentionHours)
 	if r.Workload.RetentionHours == 0 {
 		window = "kept forever, shown over " + formatHours(r.Workload.HorizonHours)
 	}
 	var buf bytes.Buffer
 	err := svgTemplate.Execute(&buf, map[string]any{
 		"Width": svgWidth, "Height": svgHeight, "Left": plotLeft, "Right": plotRight,
-		"AxisX": plotLeft - 6, "LegendX": plotRight + 8, "FootY": svgHeight - 12,
+		"AxisX": plotLeft - 6, "LegendX": plotRight + 8, "MonthX": plotRight + 20, "FootY": svgHeight - 12,
 		"Title":    fmt.Sprintf("timetable plan: %s tables, %s (%s)", r.Period, plural(r.Shards, "shard"), window),
 		"Panels":   []svgPanel{data, cost},
 		"Footnote": "prices: " + r.Prices.Label,

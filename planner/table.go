@@ -60,7 +60,7 @@ func (r Report) WriteTable(w io.Writer) error {
 	}
 
 	section("SHARDS")
-	row("  shards", fmt.Sprintf("%d (the peak needs %d at %d write units a partition)", r.Shards, r.PeakShards, PartitionWriteUnits))
+	row("  shards", fmt.Sprintf("%d (the peak needs %d at %s write units a partition)", r.Shards, r.PeakShards, formatNumber(PartitionWriteUnits)))
 	if rd := r.Reads; rd != nil {
 		row("  read units per query", formatNumber(rd.UnitsPerQuery))
 		row("  read capacity", formatNumber(rd.Capacity)+" units/s")
