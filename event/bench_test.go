@@ -1,0 +1,145 @@
+package event
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+)
+
+// benchEvent is a typical IoT event of about 180 bytes.
+const benchEvent = `{"time":"2017-04-10T12:00:00.123456Z","series":"car-17","fields":{"speed":88.5,"gear":"D","rpm":3200,"lat":48.856613,"lon":2.352222,"engine_on":true,"fuel":0.62}}`
+
+var benchNow = time.Date(2017, 4, 11, 0, 0, 0, 0, time.UTC)
+
+func ndjsonBody(n int) []byte {
+	var b bytes.Buffer
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&b, `{"time":"2017-04-10T12:00:%02d.%06dZ","series":"car-%d","fields":{"speed":%d.5,"gear":"D","rpm":3200,"lat":48.856613,"lon":2.352222,"engine_on":true,"fuel":0.62}}`+"\n",
+			i%60, i%1000000, i%100, 50+i%80)
+	}
+	return b.Bytes()
+}
+
+func BenchmarkDecodeNDJSON(b *testing.B) {
+	const n = 1000
+	body := ndjsonBody(n)
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		evs, err := DecodeNDJSON(body, Limits{}, benchNow)
+		if err != nil || len(evs) != n {
+			b.Fatal(err, len(evs))
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/event")
+	b.ReportMetric(float64(len(body))/n, "bytes/event")
+}
+
+func BenchmarkDecodeJSON(b *testing.B) {
+	const n = 1000
+	body := bytes.ReplaceAll(bytes.TrimSuffix(ndjsonBody(n), []byte("\n")), []byte("\n"), []byte(","))
+	body = append(append([]byte("["), body...), ']')
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		evs, err := DecodeJSON(body, Limits{}, benchNow)
+		if err != nil || len(evs) != n {
+			b.Fatal(err, len(evs))
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/event")
+}
+
+// BenchmarkDecodeValidateAssignID is the whole cost of an event on ingest
+// before storage: decode, validate, id.
+func BenchmarkDecodeValidateAssignID(b *testing.B) {
+	const n = 1000
+	body := ndjsonBody(n)
+	b.ReportAllocs()
+	for b.Loop() {
+		evs, err := DecodeNDJSON(body, Limits{}, benchNow)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for i := range evs {
+			evs[i].AssignID("tenant-1", "a_table")
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/event")
+}
+
+func BenchmarkAssignID(b *testing.B) {
+	evs, err := DecodeNDJSON([]byte(benchEvent), Limits{}, benchNow)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ev := evs[0]
+	b.ReportAllocs()
+	for b.Loop() {
+		ev.ID = ""
+		ev.AssignID("tenant-1", "a_table")
+	}
+}
+
+func BenchmarkCanonicalNumber(b *testing.B) {
+	for _, s := range []string{"3200", "88.5", "48.856613", "1.50e3", "12345678901234567890123456789012345678"} {
+		b.Run(s, func(b *testing.B) {
+			var buf [48]byte
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, reason := appendCanonical(buf[:0], s); reason != "" {
+					b.Fatal(reason)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkMarshalJSON(b *testing.B) {
+	evs, err := DecodeNDJSON([]byte(benchEvent), Limits{}, benchNow)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ev := evs[0]
+	ev.AssignID("tenant-1", "a_table")
+	var buf []byte
+	b.ReportAllocs()
+	for b.Loop() {
+		if buf, err = ev.AppendJSON(buf[:0]); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkBaselineEncodingJSON decodes the same body as
+// BenchmarkDecodeNDJSON with encoding/json alone, without any validation,
+// canonical numbers or time parsing: the reference the hand parser is
+// measured against.
+func BenchmarkBaselineEncodingJSON(b *testing.B) {
+	const n = 1000
+	body := ndjsonBody(n)
+	type wire struct {
+		Time   json.RawMessage `json:"time"`
+		Series string          `json:"series"`
+		ID     string          `json:"id"`
+		Fields map[string]any  `json:"fields"`
+	}
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		dec := json.NewDecoder(bytes.NewReader(body))
+		dec.UseNumber()
+		dec.DisallowUnknownFields()
+		evs := make([]wire, 0, n)
+		for dec.More() {
+			var w wire
+			if err := dec.Decode(&w); err != nil {
+				b.Fatal(err)
+			}
+			evs = append(evs, w)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/event")
+}

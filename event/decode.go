@@ -1,0 +1,197 @@
+package event
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// averageEventSize guesses the bytes per event of a body, to size the
+// slice of events once.
+const averageEventSize = 128
+
+// DecodeJSON decodes a request body holding a JSON array of events and
+// checks every event against lim at time now. When any event is bad it
+// returns no event and a *BatchError naming each bad one. A body that is
+// not a JSON array gives an error wrapping ErrMalformedBody; so does a
+// syntax error anywhere in the array, which leaves no way to tell where
+// the next event begins. Invalid limits give an error wrapping
+// ErrInvalidLimits.
+func DecodeJSON(body []byte, lim Limits, now time.Time) ([]Event, error) {
+	if err := lim.Validate(); err != nil {
+		return nil, err
+	}
+	lim = lim.WithDefaults()
+	p := newParser(body, &lim, now)
+	p.ws()
+	if p.peek() != '[' {
+		return nil, fmt.Errorf("%w: expected a JSON array of events, found %s", ErrMalformedBody, describe(body, p.pos))
+	}
+	p.pos++
+	events := make([]Event, 0, min(len(body)/averageEventSize+1, 1<<16))
+	var problems []Problem
+	p.ws()
+	if p.peek() == ']' {
+		p.pos++
+	} else {
+		for i := 0; ; i++ {
+			p.ws()
+			if p.peek() == '{' {
+				ev, err := p.event()
+				if err != nil {
+					return nil, malformed(i, err)
+				}
+				if p.problem == "" {
+					events = append(events, ev)
+				} else {
+					problems = append(problems, Problem{Index: i, Reason: p.problem})
+				}
+			} else {
+				if err := p.skip(); err != nil {
+					return nil, malformed(i, err)
+				}
+				problems = append(problems, Problem{Index: i, Reason: "not a JSON object"})
+			}
+			p.ws()
+			if p.peek() == ',' {
+				p.pos++
+				continue
+			}
+			if p.peek() == ']' {
+				p.pos++
+				break
+			}
+			return nil, malformed(i, p.unexpected("',' or ']' after an event"))
+		}
+	}
+	p.ws()
+	if p.pos != len(body) {
+		return nil, fmt.Errorf("%w: %v", ErrMalformedBody, p.errorf("data after the array of events"))
+	}
+	if problems != nil {
+		return nil, &BatchError{Problems: problems}
+	}
+	return events, nil
+}
+
+// DecodeNDJSON decodes a request body of newline-delimited JSON, one event
+// per line, and checks every event against lim at time now. Blank lines
+// are skipped and the last line need not end with a newline; a line that
+// is not a JSON object is a bad event like any other. When any event is
+// bad it returns no event and a *BatchError naming each bad one by its
+// index among the non-blank lines. A non-empty body where no line holds a
+// JSON object (plain text, a JSON array) gives an error wrapping
+// ErrMalformedBody. Invalid limits give an error wrapping
+// ErrInvalidLimits.
+func DecodeNDJSON(body []byte, lim Limits, now time.Time) ([]Event, error) {
+	if err := lim.Validate(); err != nil {
+		return nil, err
+	}
+	lim = lim.WithDefaults()
+	p := newParser(nil, &lim, now)
+	events := make([]Event, 0, min(len(body)/averageEventSize+1, 1<<16))
+	var problems []Problem
+	index, objects, lineNo := 0, 0, 0
+	firstBad := ""
+	for rest := body; len(rest) > 0; {
+		line := rest
+		if nl := bytes.IndexByte(rest, '\n'); nl >= 0 {
+			line, rest = rest[:nl], rest[nl+1:]
+		} else {
+			rest = nil
+		}
+		lineNo++
+		p.data, p.pos = line, 0
+		p.ws()
+		if p.pos == len(line) {
+			continue
+		}
+		i := index
+		index++
+		var reason string
+		if p.peek() == '{' {
+			ev, err := p.event()
+			if err == nil {
+				p.ws()
+				if p.pos != len(line) {
+					err = p.errorf("data after the event")
+				}
+			}
+			switch {
+			case err != nil:
+				reason = lineSyntax(err)
+			case p.problem != "":
+				objects++
+				reason = p.problem
+			default:
+				objects++
+				events = append(events, ev)
+			}
+		} else {
+			err := p.skip()
+			if err == nil {
+				p.ws()
+				if p.pos != len(line) {
+					err = p.errorf("data after the value")
+				}
+			}
+			if err != nil {
+				reason = lineSyntax(err)
+			} else {
+				reason = "not a JSON object"
+			}
+		}
+		if reason != "" {
+			if firstBad == "" {
+				firstBad = fmt.Sprintf("line %d: %s", lineNo, reason)
+			}
+			problems = append(problems, Problem{Index: i, Reason: reason})
+		}
+	}
+	if index > 0 && objects == 0 {
+		return nil, fmt.Errorf("%w: no line holds a JSON object (%s)", ErrMalformedBody, firstBad)
+	}
+	if problems != nil {
+		return nil, &BatchError{Problems: problems}
+	}
+	return events, nil
+}
+
+// malformed reports a syntax error inside the i-th event of a JSON array.
+func malformed(i int, err error) error {
+	return fmt.Errorf("%w: event %d: %w", ErrMalformedBody, i, err)
+}
+
+// lineSyntax describes a syntax error inside an NDJSON line.
+func lineSyntax(err error) string {
+	var se *syntaxError
+	if errors.As(err, &se) {
+		return fmt.Sprintf("invalid JSON at column %d: %s", se.off+1, se.msg)
+	}
+	return "invalid JSON: " + err.Error()
+}
+
+// describe names what starts at body[pos], for errors about the body.
+func describe(body []byte, pos int) string {
+	if pos >= len(body) {
+		if len(body) == 0 {
+			return "an empty body"
+		}
+		return "only whitespace"
+	}
+	switch c := body[pos]; {
+	case c == '{':
+		return "an object"
+	case c == '"':
+		return "a string"
+	case c == '-' || isDigit(c):
+		return "a number"
+	case c == 't' || c == 'f':
+		return "a boolean"
+	case c == 'n':
+		return "null"
+	default:
+		return fmt.Sprintf("%s at offset %d, which is not JSON", quoteByte(c), pos)
+	}
+}

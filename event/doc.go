@@ -1,0 +1,103 @@
+// Package event is timetable's event model: how events arrive as JSON, the
+// rules they must follow before anything is written, the canonical form
+// their values are stored and hashed in, and their idempotent ids.
+//
+// # Basics
+//
+// An Event is a time, an optional series, an id and named fields. A request
+// body is decoded with DecodeJSON (a JSON array of events) or DecodeNDJSON
+// (one event per line). Each event reads
+//
+//	{"time": "2017-04-10T12:00:00.123456Z", "series": "car-17", "id": "optional", "fields": {"speed": 88.5}}
+//
+// Both decoders check every event of the body before returning, so that a
+// request is accepted or refused whole: any bad event makes them return a
+// *BatchError naming each bad event by its 0-based index and a reason. A
+// body that is not JSON (or, for DecodeJSON, not an array) is one error
+// wrapping ErrMalformedBody instead. Events built in Go go through Validate,
+// which applies the same rules. The engine then calls AssignID, which gives
+// an event without a client id its idempotent id.
+//
+// # Rules
+//
+// time is required: an RFC 3339 string with an optional fraction of up to
+// nine digits (nanoseconds) and any offset ("Z", "z" or ±hh:mm), converted
+// to UTC; or an integer JSON number of Unix milliseconds. A float, a number
+// with an exponent, or a string of digits is refused. Times before
+// 1970-01-01T00:00:00Z are refused (table names and keys count from the
+// Unix epoch), and so are times more than Limits.MaxFutureSkew past the now
+// the caller passes in: this package never reads the clock.
+//
+// series is optional ("" or null mean none) and id is optional (null means
+// none, "" is refused). Both are valid UTF-8 without control characters,
+// of at most Limits.MaxSeries and Limits.MaxID bytes.
+//
+// fields is optional: an event may carry no field at all, as a bare
+// occurrence ("the door opened at t"), so an absent, null or empty fields
+// object is accepted and decodes as a nil map. Field values are strings,
+// numbers, booleans, null, objects and arrays, nested at most
+// Limits.MaxDepth levels (a top-level object or array is one level). A
+// top-level field name has 1 to Limits.MaxFieldName bytes; "pk", "sk" and
+// names starting with "tt_" are reserved for timetable's own attributes.
+// Any key, top-level or nested, appears once per object.
+//
+// Every string in the input must be valid UTF-8 and \u escapes must not
+// leave a lone UTF-16 surrogate: such a body is malformed, rather than
+// silently changed to U+FFFD as encoding/json does. Unknown top-level keys
+// are refused by name, so a typo ("tim") is not silently dropped.
+//
+// # Limits
+//
+// Limits bounds what one event may hold. A zero field means its default:
+//
+//	MaxFields      1000 top-level fields
+//	MaxDepth       32 levels of nesting (DynamoDB's own limit; more is refused by Limits.Validate)
+//	MaxFieldName   255 bytes
+//	MaxSeries      512 bytes
+//	MaxID          128 bytes
+//	MaxFutureSkew  24h
+//
+// The size of the stored item is not checked here: it depends on the key
+// layout, and the engine checks it with storage.ItemSize.
+//
+// # Numbers
+//
+// Numbers are kept as json.Number so that no digit is lost to float64, and
+// are refused where DynamoDB would refuse them: more than 38 significant
+// digits, or a magnitude outside 1e-130 to 9.9999999999999999999999999999999999999e125
+// (JSON cannot express infinities or NaN; Validate refuses them in Go
+// floats). Every number is rewritten into one canonical form, so that 1,
+// 1.0, 1.00, 10e-1 and 1e0 are the same stored value and hash to the same
+// id, as DynamoDB itself treats them as one number. The canonical form is
+// the one ECMAScript's Number::toString and RFC 8785 (JSON Canonicalization
+// Scheme) use, applied exactly to the decimal digits rather than to a
+// float64: no sign for zero, no leading or trailing zeros, plain notation
+// for magnitudes from 1e-6 up to below 1e21 (0.000001, 123.45,
+// 100000000000000000000), and otherwise one digit, a fraction if any and a
+// signed exponent (1e+21, 1.5e-7). See CanonicalNumber.
+//
+// # Ids
+//
+// AssignID hashes (tenant, logical table, series, time to the nanosecond,
+// fields) with SHA-256 over an unambiguous length-prefixed encoding (map
+// keys sorted, numbers canonical, every value tagged with its type), and
+// keeps the first 128 bits in unpadded base64url: 22 characters. The same
+// event always gets the same id, so a retried request rewrites the same
+// items instead of duplicating them; any difference in any part gives
+// another id. A client that sends its own id keeps it.
+//
+// # Decoding
+//
+// The decoders parse JSON by hand rather than through encoding/json: a
+// request is decoded on the ingest hot path (the server's goal is 200,000
+// events a second on two cores), and a single pass that checks syntax,
+// validates and canonicalizes as it reads, and reuses repeated field names
+// and series across a body, costs a fraction of encoding/json's reflection
+// into maps. The fuzz tests hold it to encoding/json's idea of valid JSON.
+//
+// # Concurrency
+//
+// Every function may be called from any number of goroutines. An Event is
+// a plain value: its owner may change it, and Validate and AssignID change
+// it in place.
+package event

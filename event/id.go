@@ -1,0 +1,143 @@
+package event
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sync"
+)
+
+// idDomain starts every encoding hashed into an id, so that a change of
+// the encoding can never give an old id to a different event.
+const idDomain = "timetable event id v1\x00"
+
+// idBytes is how much of the SHA-256 sum an id keeps: 128 bits.
+const idBytes = 16
+
+// The encoding hashed into an id is, in order:
+//
+//	"timetable event id v1" 0x00
+//	str(tenant) str(table) str(series)
+//	Unix seconds of the time, 8 bytes big-endian two's complement
+//	nanoseconds within the second, 4 bytes big-endian
+//	value(fields as a map; a nil map is the empty map)
+//
+// where str(s) is uvarint(len(s)) then the bytes of s, and value(v) is a
+// one-byte type tag then: nothing for 'z' (null), 'f' (false) and 't'
+// (true); str(v) for 's' (string), 'n' (number, in canonical form) and 'b'
+// (binary); uvarint(len) then each value for 'l' (list); uvarint(len) then
+// str(key) value(v) for each entry in bytewise key order for 'm' (map).
+// Every part has its length or type before it, so no two different events
+// encode alike. Changing this encoding changes every id: it must not
+// change within a version.
+
+// Type tags of values in the encoding hashed into an id.
+const (
+	tagNull   = 'z'
+	tagFalse  = 'f'
+	tagTrue   = 't'
+	tagString = 's'
+	tagNumber = 'n'
+	tagBinary = 'b'
+	tagList   = 'l'
+	tagMap    = 'm'
+	tagOther  = 'x'
+)
+
+// AssignID sets the event's idempotent id when it has no id: a hash of the
+// tenant, the logical table, the series, the time to the nanosecond and
+// the fields, as the package documentation describes. An event with an id
+// keeps it. Call it on an event that passed Validate or a decoder, whose
+// numbers are canonical; it canonicalizes json.Number values again for the
+// hash anyway, so a number's spelling never changes an id.
+func (e *Event) AssignID(tenant, table string) {
+	if e.ID != "" {
+		return
+	}
+	bp := hashBufs.Get().(*[]byte)
+	b := append((*bp)[:0], idDomain...)
+	b = appendLenString(b, tenant)
+	b = appendLenString(b, table)
+	b = appendLenString(b, e.Series)
+	b = binary.BigEndian.AppendUint64(b, uint64(e.Time.Unix()))
+	b = binary.BigEndian.AppendUint32(b, uint32(e.Time.Nanosecond()))
+	b = appendHashMap(b, e.Fields)
+	sum := sha256.Sum256(b)
+	if cap(b) <= maxPooledHashBuf {
+		*bp = b
+		hashBufs.Put(bp)
+	}
+	e.ID = base64.RawURLEncoding.EncodeToString(sum[:idBytes])
+}
+
+// hashBufs holds the buffers AssignID encodes events into; buffers that
+// grew past maxPooledHashBuf for a large event are left to the GC.
+var hashBufs = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+const maxPooledHashBuf = 64 << 10
+
+func appendLenString(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+func appendHashValue(b []byte, v any) []byte {
+	switch v := v.(type) {
+	case nil:
+		return append(b, tagNull)
+	case bool:
+		if v {
+			return append(b, tagTrue)
+		}
+		return append(b, tagFalse)
+	case string:
+		return appendLenString(append(b, tagString), v)
+	case json.Number:
+		var buf [48]byte
+		c, reason := appendCanonical(buf[:0], v)
+		if reason != "" {
+			c = append(buf[:0], v...)
+		}
+		b = binary.AppendUvarint(append(b, tagNumber), uint64(len(c)))
+		return append(b, c...)
+	case []byte:
+		b = binary.AppendUvarint(append(b, tagBinary), uint64(len(v)))
+		return append(b, v...)
+	case []any:
+		b = binary.AppendUvarint(append(b, tagList), uint64(len(v)))
+		for _, e := range v {
+			b = appendHashValue(b, e)
+		}
+		return b
+	case map[string]any:
+		return appendHashMap(b, v)
+	default:
+		// Not a storage type: Validate was not called. Hash its type and
+		// value so that at least equal values give equal ids.
+		return appendLenString(append(b, tagOther), fmt.Sprintf("%T:%v", v, v))
+	}
+}
+
+// smallMap is the size of map whose keys are sorted without allocating.
+const smallMap = 16
+
+func appendHashMap(b []byte, m map[string]any) []byte {
+	b = binary.AppendUvarint(append(b, tagMap), uint64(len(m)))
+	var small [smallMap]string
+	keys := small[:0]
+	if len(m) > smallMap {
+		keys = make([]string, 0, len(m))
+	}
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		b = appendLenString(b, k)
+		b = appendHashValue(b, m[k])
+	}
+	return b
+}

@@ -1,0 +1,161 @@
+package event
+
+import (
+	"encoding/json"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func decodeOne(t *testing.T, line string) Event {
+	t.Helper()
+	evs, err := DecodeNDJSON([]byte(line), Limits{}, testNow)
+	require.NoError(t, err)
+	require.Len(t, evs, 1)
+	return evs[0]
+}
+
+func idOf(t *testing.T, tenant, table, line string) string {
+	t.Helper()
+	e := decodeOne(t, line)
+	e.AssignID(tenant, table)
+	return e.ID
+}
+
+var idShape = regexp.MustCompile(`^[A-Za-z0-9_-]{22}$`)
+
+// TestAssignIDGolden pins the id encoding: an id that changed between
+// releases would turn a retry across an upgrade into a duplicate. The
+// expected id was computed by a separate implementation (a few lines of
+// Python) of the encoding documented in id.go.
+func TestAssignIDGolden(t *testing.T) {
+	id := idOf(t, "tenant-1", "a_table", `{"time":"2017-04-10T12:00:00.123456Z","series":"car-17","fields":{"speed":88.5,"gear":"D","pos":{"lat":48.8566,"lon":2.3522},"tags":["a",null,true]}}`)
+	require.Regexp(t, idShape, id)
+	require.Equal(t, "xRujCzLcLaSlGa_VC1VP2Q", id)
+}
+
+func TestAssignIDSame(t *testing.T) {
+	base := idOf(t, "t", "tab", `{"time":"2017-04-10T12:00:00.5Z","series":"s","fields":{"a":1,"b":{"x":[1.5,"y"],"z":null},"c":true}}`)
+	same := []struct {
+		name string
+		line string
+	}{
+		{"key order", `{"fields":{"c":true,"b":{"z":null,"x":[1.5,"y"]},"a":1},"series":"s","time":"2017-04-10T12:00:00.5Z"}`},
+		{"number spelling", `{"time":"2017-04-10T12:00:00.5Z","series":"s","fields":{"a":1.000,"b":{"x":[15e-1,"y"],"z":null},"c":true}}`},
+		{"time spelling", `{"time":"2017-04-10T14:00:00.500+02:00","series":"s","fields":{"a":1,"b":{"x":[1.5,"y"],"z":null},"c":true}}`},
+		{"time in milliseconds", `{"time":1491825600500,"series":"s","fields":{"a":1,"b":{"x":[1.5,"y"],"z":null},"c":true}}`},
+		{"string escapes", `{"time":"2017-04-10T12:00:00.5Z","series":"\u0073","fields":{"\u0061":1,"b":{"x":[1.5,"\u0079"],"z":null},"c":true}}`},
+		{"whitespace", ` { "time" : "2017-04-10T12:00:00.5Z" , "series":"s","fields":{ "a" : 1 , "b":{"x":[ 1.5 ,"y"],"z":null},"c":true}}`},
+	}
+	for _, tt := range same {
+		t.Run(tt.name, func(t *testing.T) {
+			require.Equal(t, base, idOf(t, "t", "tab", tt.line))
+		})
+	}
+}
+
+func TestAssignIDDiffers(t *testing.T) {
+	const line = `{"time":"2017-04-10T12:00:00.5Z","series":"s","fields":{"a":1,"b":{"x":[1.5,"y"],"z":null},"c":true}}`
+	base := idOf(t, "t", "tab", line)
+	tests := []struct {
+		name, tenant, table, line string
+	}{
+		{"tenant", "u", "tab", line},
+		{"table", "t", "tab2", line},
+		{"tenant and table boundary", "tt", "ab", line},
+		{"series", "t", "tab", `{"time":"2017-04-10T12:00:00.5Z","series":"s2","fields":{"a":1,"b":{"x":[1.5,"y"],"z":null},"c":true}}`},
+		{"no series", "t", "tab", `{"time":"2017-04-10T12:00:00.5Z","fields":{"a":1,"b":{"x":[1.5,"y"],"z":null},"c":true}}`},
+		{"one nanosecond", "t", "tab", `{"time":"2017-04-10T12:00:00.500000001Z","series":"s","fields":{"a":1,"b":{"x":[1.5,"y"],"z":null},"c":true}}`},
+		{"one second", "t", "tab", `{"time":"2017-04-10T12:00:01.5Z","series":"s","fields":{"a":1,"b":{"x":[1.5,"y"],"z":null},"c":true}}`},
+		{"field name", "t", "tab", `{"time":"2017-04-10T12:00:00.5Z","series":"s","fields":{"A":1,"b":{"x":[1.5,"y"],"z":null},"c":true}}`},
+		{"field value", "t", "tab", `{"time":"2017-04-10T12:00:00.5Z","series":"s","fields":{"a":2,"b":{"x":[1.5,"y"],"z":null},"c":true}}`},
+		{"number as string", "t", "tab", `{"time":"2017-04-10T12:00:00.5Z","series":"s","fields":{"a":"1","b":{"x":[1.5,"y"],"z":null},"c":true}}`},
+		{"missing field", "t", "tab", `{"time":"2017-04-10T12:00:00.5Z","series":"s","fields":{"b":{"x":[1.5,"y"],"z":null},"c":true}}`},
+		{"extra null field", "t", "tab", `{"time":"2017-04-10T12:00:00.5Z","series":"s","fields":{"a":1,"b":{"x":[1.5,"y"],"z":null},"c":true,"d":null}}`},
+		{"nested value", "t", "tab", `{"time":"2017-04-10T12:00:00.5Z","series":"s","fields":{"a":1,"b":{"x":[1.5,"z"],"z":null},"c":true}}`},
+		{"nested null to false", "t", "tab", `{"time":"2017-04-10T12:00:00.5Z","series":"s","fields":{"a":1,"b":{"x":[1.5,"y"],"z":false},"c":true}}`},
+		{"nested key", "t", "tab", `{"time":"2017-04-10T12:00:00.5Z","series":"s","fields":{"a":1,"b":{"X":[1.5,"y"],"z":null},"c":true}}`},
+		{"list order", "t", "tab", `{"time":"2017-04-10T12:00:00.5Z","series":"s","fields":{"a":1,"b":{"x":["y",1.5],"z":null},"c":true}}`},
+		{"list to map", "t", "tab", `{"time":"2017-04-10T12:00:00.5Z","series":"s","fields":{"a":1,"b":{"x":{"0":1.5,"1":"y"},"z":null},"c":true}}`},
+		{"bool", "t", "tab", `{"time":"2017-04-10T12:00:00.5Z","series":"s","fields":{"a":1,"b":{"x":[1.5,"y"],"z":null},"c":false}}`},
+	}
+	seen := map[string]string{base: "base"}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			id := idOf(t, tt.tenant, tt.table, tt.line)
+			require.Regexp(t, idShape, id)
+			other, dup := seen[id]
+			require.False(t, dup, "same id as %s", other)
+			seen[id] = tt.name
+		})
+	}
+}
+
+func TestAssignIDUnambiguous(t *testing.T) {
+	at := time.Date(2017, 4, 10, 12, 0, 0, 0, time.UTC)
+	pairs := []struct {
+		name string
+		a, b Event
+	}{
+		{"name and value boundary",
+			Event{Time: at, Fields: map[string]any{"ab": "c"}},
+			Event{Time: at, Fields: map[string]any{"a": "bc"}}},
+		{"series and fields",
+			Event{Time: at, Series: "a"},
+			Event{Time: at, Fields: map[string]any{"a": nil}}},
+		{"string and binary",
+			Event{Time: at, Fields: map[string]any{"a": "x"}},
+			Event{Time: at, Fields: map[string]any{"a": []byte("x")}}},
+		{"list of two and two fields",
+			Event{Time: at, Fields: map[string]any{"a": []any{"b", "c"}}},
+			Event{Time: at, Fields: map[string]any{"a": []any{"b"}, "c": nil}}},
+		{"nested map and flat map",
+			Event{Time: at, Fields: map[string]any{"a": map[string]any{"b": true}}},
+			Event{Time: at, Fields: map[string]any{"a": "b", "b": true}}},
+	}
+	for _, tt := range pairs {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.a.AssignID("t", "tab")
+			tt.b.AssignID("t", "tab")
+			require.NotEqual(t, tt.a.ID, tt.b.ID)
+		})
+	}
+}
+
+func TestAssignIDKeepsClientID(t *testing.T) {
+	e := decodeOne(t, `{"time":1,"id":"mine"}`)
+	e.AssignID("t", "tab")
+	require.Equal(t, "mine", e.ID)
+}
+
+func TestAssignIDNilAndEmptyFields(t *testing.T) {
+	a := Event{Time: testNow}
+	b := Event{Time: testNow, Fields: map[string]any{}}
+	a.AssignID("t", "tab")
+	b.AssignID("t", "tab")
+	require.Equal(t, a.ID, b.ID)
+}
+
+func TestAssignIDCanonicalizesNumbers(t *testing.T) {
+	a := Event{Time: testNow, Fields: map[string]any{"x": json.Number("1.50")}}
+	b := Event{Time: testNow, Fields: map[string]any{"x": json.Number("1.5")}}
+	a.AssignID("t", "tab")
+	b.AssignID("t", "tab")
+	require.Equal(t, a.ID, b.ID)
+}
+
+func TestAssignIDLargeEvent(t *testing.T) {
+	fields := map[string]any{}
+	for i := 0; i < 500; i++ {
+		fields["field"+itoa(i)] = "a long enough value to outgrow any small buffer " + itoa(i)
+	}
+	a := Event{Time: testNow, Fields: fields}
+	a.AssignID("t", "tab")
+	require.Regexp(t, idShape, a.ID)
+	delete(fields, "field499")
+	b := Event{Time: testNow, Fields: fields}
+	b.AssignID("t", "tab")
+	require.NotEqual(t, a.ID, b.ID)
+}

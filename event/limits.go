@@ -1,0 +1,86 @@
+package event
+
+import (
+	"fmt"
+	"time"
+)
+
+// Defaults of Limits, documented in the package documentation.
+const (
+	defaultMaxFields     = 1000
+	defaultMaxDepth      = 32
+	defaultMaxFieldName  = 255
+	defaultMaxSeries     = 512
+	defaultMaxID         = 128
+	defaultMaxFutureSkew = 24 * time.Hour
+
+	// dynamoMaxDepth is DynamoDB's limit on nested attributes.
+	dynamoMaxDepth = 32
+)
+
+// Limits bounds what one event may hold. The zero value is the default
+// everywhere; a zero field means that field's default, as listed in the
+// package documentation.
+type Limits struct {
+	// MaxFields is the most top-level fields an event may have.
+	MaxFields int
+	// MaxDepth is the deepest nesting of objects and arrays in a field
+	// value; a top-level object or array is one level. It may not exceed
+	// DynamoDB's 32.
+	MaxDepth int
+	// MaxFieldName is the longest top-level field name, in bytes.
+	MaxFieldName int
+	// MaxSeries is the longest series, in bytes.
+	MaxSeries int
+	// MaxID is the longest client id, in bytes.
+	MaxID int
+	// MaxFutureSkew is how far past now an event's time may be.
+	MaxFutureSkew time.Duration
+}
+
+// WithDefaults returns l with every zero field set to its default.
+func (l Limits) WithDefaults() Limits {
+	if l.MaxFields == 0 {
+		l.MaxFields = defaultMaxFields
+	}
+	if l.MaxDepth == 0 {
+		l.MaxDepth = defaultMaxDepth
+	}
+	if l.MaxFieldName == 0 {
+		l.MaxFieldName = defaultMaxFieldName
+	}
+	if l.MaxSeries == 0 {
+		l.MaxSeries = defaultMaxSeries
+	}
+	if l.MaxID == 0 {
+		l.MaxID = defaultMaxID
+	}
+	if l.MaxFutureSkew == 0 {
+		l.MaxFutureSkew = defaultMaxFutureSkew
+	}
+	return l
+}
+
+// Validate returns an error wrapping ErrInvalidLimits when a field is
+// negative or MaxDepth exceeds DynamoDB's 32.
+func (l Limits) Validate() error {
+	for _, f := range []struct {
+		name string
+		v    int64
+	}{
+		{"MaxFields", int64(l.MaxFields)},
+		{"MaxDepth", int64(l.MaxDepth)},
+		{"MaxFieldName", int64(l.MaxFieldName)},
+		{"MaxSeries", int64(l.MaxSeries)},
+		{"MaxID", int64(l.MaxID)},
+		{"MaxFutureSkew", int64(l.MaxFutureSkew)},
+	} {
+		if f.v < 0 {
+			return fmt.Errorf("%w: %s is negative", ErrInvalidLimits, f.name)
+		}
+	}
+	if l.MaxDepth > dynamoMaxDepth {
+		return fmt.Errorf("%w: MaxDepth %d exceeds DynamoDB's %d", ErrInvalidLimits, l.MaxDepth, dynamoMaxDepth)
+	}
+	return nil
+}

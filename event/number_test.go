@@ -1,0 +1,127 @@
+package event
+
+import (
+	"encoding/json"
+	"math/big"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestCanonicalNumber(t *testing.T) {
+	tests := []struct {
+		in, want string
+	}{
+		{"0", "0"},
+		{"-0", "0"},
+		{"0.000", "0"},
+		{"-0e5", "0"},
+		{"1", "1"},
+		{"1.0", "1"},
+		{"1.00", "1"},
+		{"1e0", "1"},
+		{"10e-1", "1"},
+		{"0.1e1", "1"},
+		{"-1", "-1"},
+		{"88.50", "88.5"},
+		{"3200", "3200"},
+		{"1E3", "1000"},
+		{"1.5e+3", "1500"},
+		{"123.456", "123.456"},
+		{"-0.5", "-0.5"},
+		{"0.000001", "0.000001"},
+		{"1e-6", "0.000001"},
+		{"1e-7", "1e-7"},
+		{"0.00000012", "1.2e-7"},
+		{"-1.25e-10", "-1.25e-10"},
+		{"100000000000000000000", "100000000000000000000"},
+		{"1e20", "100000000000000000000"},
+		{"1e21", "1e+21"},
+		{"123456789012345678901", "123456789012345678901"},
+		{"1234567890123456789012", "1.234567890123456789012e+21"},
+		{"12345678901234567890123456789012345678", "1.2345678901234567890123456789012345678e+37"},
+		{"0.12345678901234567890123456789012345678", "0.12345678901234567890123456789012345678"},
+		{"1e-130", "1e-130"},
+		{"-9.9999999999999999999999999999999999999e125", "-9.9999999999999999999999999999999999999e+125"},
+		{"99999999999999999999999999999999999999e88", "9.9999999999999999999999999999999999999e+125"},
+		{"0.0000000000000000000000000000000000000000001e-87", "1e-130"},
+		{"000", ""}, // not JSON: leading zeros
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			got, err := CanonicalNumber(tt.in)
+			if tt.want == "" {
+				require.ErrorIs(t, err, ErrInvalidEvent)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, json.Number(tt.want), got)
+			again, err := CanonicalNumber(string(got))
+			require.NoError(t, err)
+			require.Equal(t, got, again)
+		})
+	}
+}
+
+func TestCanonicalNumberRefused(t *testing.T) {
+	tests := []struct {
+		in, reason string
+	}{
+		{"", reasonNotNumber},
+		{"-", reasonNotNumber},
+		{"+1", reasonNotNumber},
+		{"01", reasonNotNumber},
+		{".5", reasonNotNumber},
+		{"5.", reasonNotNumber},
+		{"1e", reasonNotNumber},
+		{"1e+", reasonNotNumber},
+		{"0x10", reasonNotNumber},
+		{"NaN", reasonNotNumber},
+		{"Infinity", reasonNotNumber},
+		{"1 ", reasonNotNumber},
+		{"1_000", reasonNotNumber},
+		{"123456789012345678901234567890123456789", reasonTooPrecise},
+		{"1.00000000000000000000000000000000000001", reasonTooPrecise},
+		{"1e126", reasonNumberRange},
+		{"10e125", reasonNumberRange},
+		{"1e-131", reasonNumberRange},
+		{"0.1e-130", reasonNumberRange},
+		{"-1e999999999999", reasonNumberRange},
+		{"1e-999999999999", reasonNumberRange},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			_, err := CanonicalNumber(tt.in)
+			require.ErrorIs(t, err, ErrInvalidEvent)
+			require.ErrorContains(t, err, tt.reason)
+		})
+	}
+}
+
+// FuzzCanonicalNumber checks that the canonical form is the same number,
+// is a fixed point, and keeps DynamoDB's bounds.
+func FuzzCanonicalNumber(f *testing.F) {
+	for _, s := range []string{"0", "1.50", "-1e-7", "123e20", "9.9999999999999999999999999999999999999e125", "1e-130", "0.0001", "1e21", "12.5e-3"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, err := CanonicalNumber(s)
+		if err != nil {
+			return
+		}
+		var in, out big.Rat
+		// Every accepted number is within 1e±131, so big.Rat handles it.
+		_, ok := in.SetString(s)
+		require.True(t, ok, s)
+		_, ok = out.SetString(string(got))
+		require.True(t, ok, got)
+		require.Zero(t, in.Cmp(&out), "%s → %s", s, got)
+		again, err := CanonicalNumber(string(got))
+		require.NoError(t, err)
+		require.Equal(t, got, again)
+		mantissa, _, _ := strings.Cut(strings.TrimPrefix(string(got), "-"), "e")
+		digits := strings.Trim(strings.ReplaceAll(mantissa, ".", ""), "0")
+		require.LessOrEqual(t, len(digits), maxDigits)
+	})
+}

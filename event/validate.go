@@ -1,0 +1,236 @@
+package event
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// reservedPrefix starts the names of timetable's own attributes.
+const reservedPrefix = "tt_"
+
+// Validate checks an event built in Go against the rules of the package
+// documentation, with now as the current time, and normalizes it in
+// place: Time becomes UTC, and every number in Fields becomes a canonical
+// json.Number, including Go numbers (int, int8 to int64, uint to uint64,
+// float32, float64), which are converted. Fields may also hold []byte
+// values, which JSON input cannot produce. Validate rewrites values inside
+// the maps and slices of Fields, which the caller must not share with
+// another goroutine meanwhile. It returns an error wrapping
+// ErrInvalidEvent that gives the first problem found, or an error wrapping
+// ErrInvalidLimits.
+func Validate(e *Event, lim Limits, now time.Time) error {
+	if err := lim.Validate(); err != nil {
+		return err
+	}
+	lim = lim.WithDefaults()
+	if reason := validate(e, &lim, now); reason != "" {
+		return fmt.Errorf("%w: %s", ErrInvalidEvent, reason)
+	}
+	return nil
+}
+
+func validate(e *Event, lim *Limits, now time.Time) string {
+	if e.Time.IsZero() {
+		return reasonTimeAbsent
+	}
+	e.Time = e.Time.UTC()
+	if reason := checkTime(e.Time, lim, now); reason != "" {
+		return reason
+	}
+	if reason := checkText("series", e.Series, lim.MaxSeries); reason != "" {
+		return reason
+	}
+	if e.ID != "" {
+		if reason := checkText("id", e.ID, lim.MaxID); reason != "" {
+			return reason
+		}
+	}
+	if len(e.Fields) > lim.MaxFields {
+		return fieldCountReason(len(e.Fields), lim)
+	}
+	// Map order is random: report the problem of the smallest name, so
+	// that the same event always gives the same reason.
+	var badName, badReason string
+	for name, v := range e.Fields {
+		reason := checkFieldName(name, lim)
+		if reason == "" && !utf8.ValidString(name) {
+			reason = "fields: name with invalid UTF-8"
+		}
+		if reason == "" {
+			var nv any
+			var path string
+			nv, path, reason = normalize(v, 0, lim)
+			if reason == "" {
+				e.Fields[name] = nv
+				continue
+			}
+			reason = "fields." + name + path + ": " + reason
+		}
+		if badReason == "" || name < badName {
+			badName, badReason = name, reason
+		}
+	}
+	return badReason
+}
+
+// normalize checks a field value at the given nesting depth and returns it
+// with its numbers canonical, or the path below the value and the reason
+// it is refused.
+func normalize(v any, depth int, lim *Limits) (any, string, string) {
+	switch v := v.(type) {
+	case nil, bool, []byte:
+		return v, "", ""
+	case string:
+		if !utf8.ValidString(v) {
+			return nil, "", "invalid UTF-8"
+		}
+		return v, "", ""
+	case json.Number:
+		var buf [48]byte
+		b, reason := appendCanonical(buf[:0], v)
+		if reason != "" {
+			return nil, "", reason
+		}
+		if string(b) == string(v) {
+			return v, "", ""
+		}
+		return json.Number(b), "", ""
+	case float64:
+		return normalizeFloat(v, 64)
+	case float32:
+		return normalizeFloat(float64(v), 32)
+	case int:
+		return json.Number(strconv.FormatInt(int64(v), 10)), "", ""
+	case int8:
+		return json.Number(strconv.FormatInt(int64(v), 10)), "", ""
+	case int16:
+		return json.Number(strconv.FormatInt(int64(v), 10)), "", ""
+	case int32:
+		return json.Number(strconv.FormatInt(int64(v), 10)), "", ""
+	case int64:
+		return json.Number(strconv.FormatInt(v, 10)), "", ""
+	case uint:
+		return json.Number(strconv.FormatUint(uint64(v), 10)), "", ""
+	case uint8:
+		return json.Number(strconv.FormatUint(uint64(v), 10)), "", ""
+	case uint16:
+		return json.Number(strconv.FormatUint(uint64(v), 10)), "", ""
+	case uint32:
+		return json.Number(strconv.FormatUint(uint64(v), 10)), "", ""
+	case uint64:
+		return json.Number(strconv.FormatUint(v, 10)), "", ""
+	case []any:
+		if depth+1 > lim.MaxDepth {
+			return nil, "", depthReason(lim)
+		}
+		for i, e := range v {
+			ne, path, reason := normalize(e, depth+1, lim)
+			if reason != "" {
+				return nil, "[" + strconv.Itoa(i) + "]" + path, reason
+			}
+			v[i] = ne
+		}
+		return v, "", ""
+	case map[string]any:
+		if depth+1 > lim.MaxDepth {
+			return nil, "", depthReason(lim)
+		}
+		var badKey, badPath, badReason string
+		for k, e := range v {
+			var ne any
+			var path, reason string
+			if !utf8.ValidString(k) {
+				path, reason = "", "key with invalid UTF-8"
+			} else {
+				ne, path, reason = normalize(e, depth+1, lim)
+				path = "." + k + path
+			}
+			if reason == "" {
+				v[k] = ne
+				continue
+			}
+			if badReason == "" || k < badKey {
+				badKey, badPath, badReason = k, path, reason
+			}
+		}
+		if badReason != "" {
+			return nil, badPath, badReason
+		}
+		return v, "", ""
+	default:
+		return nil, "", fmt.Sprintf("unsupported type %T", v)
+	}
+}
+
+func normalizeFloat(f float64, bits int) (any, string, string) {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return nil, "", "not finite"
+	}
+	var buf, out [48]byte
+	b, reason := appendCanonical(out[:0], strconv.AppendFloat(buf[:0], f, 'g', -1, bits))
+	if reason != "" {
+		return nil, "", reason
+	}
+	return json.Number(b), "", ""
+}
+
+func depthReason(lim *Limits) string {
+	return fmt.Sprintf("nested deeper than %d levels", lim.MaxDepth)
+}
+
+func fieldCountReason(n int, lim *Limits) string {
+	return fmt.Sprintf("fields: %d fields, limit %d", n, lim.MaxFields)
+}
+
+// checkText returns why a series or id is refused, or "".
+func checkText(key, s string, max int) string {
+	if len(s) > max {
+		return fmt.Sprintf("%s: %d bytes, limit %d", key, len(s), max)
+	}
+	ascii := true
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= utf8.RuneSelf {
+			ascii = false
+			break
+		}
+		if c < 0x20 || c == 0x7f {
+			return fmt.Sprintf("%s: control character %U at byte %d", key, rune(c), i)
+		}
+	}
+	if ascii {
+		return ""
+	}
+	for i, r := range s {
+		if r == utf8.RuneError {
+			if _, size := utf8.DecodeRuneInString(s[i:]); size == 1 {
+				return key + ": invalid UTF-8"
+			}
+		}
+		if unicode.IsControl(r) {
+			return fmt.Sprintf("%s: control character %U at byte %d", key, r, i)
+		}
+	}
+	return ""
+}
+
+// checkFieldName returns why a top-level field name is refused, or "".
+// The name is valid UTF-8: the parser allows nothing else, and validate
+// checks Go names itself.
+func checkFieldName(name string, lim *Limits) string {
+	switch {
+	case name == "":
+		return "fields: empty name"
+	case len(name) > lim.MaxFieldName:
+		return fmt.Sprintf("fields: name of %d bytes, limit %d", len(name), lim.MaxFieldName)
+	case name == "pk" || name == "sk" || strings.HasPrefix(name, reservedPrefix):
+		return fmt.Sprintf("fields: name %q is reserved", name)
+	}
+	return ""
+}
