@@ -1,0 +1,333 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"gopkg.in/yaml.v3"
+
+	"github.com/timetabledb/timetable/clock"
+	"github.com/timetabledb/timetable/event"
+	"github.com/timetabledb/timetable/planner"
+	"github.com/timetabledb/timetable/storage"
+)
+
+// Placeholders the keys of sample events are sized with: a tenant and a
+// logical table of 12 bytes each, as planner.DefaultPKBytes assumes.
+const (
+	sampleTenant = "tenant-00001"
+	sampleTable  = "table-000001"
+)
+
+// sampleTimeLayout is the sort key's time format in the row layout: 30
+// bytes, as planner.SKBytes counts them.
+const sampleTimeLayout = "2006-01-02T15:04:05.000000000Z"
+
+// sampleFutureSkew lets sample events lie in the future: only their sizes
+// matter.
+const sampleFutureSkew = 100 * 365 * 24 * time.Hour
+
+// planFlags holds the flags of `timetable plan`.
+type planFlags struct {
+	eventBytes, itemBytes, pkBytes int
+	sample, tenant, table          string
+	rate, peak                     float64
+	retention, horizon             string
+	series                         int
+	readsPerSec                    float64
+	readRange                      string
+	pricesFile                     string
+	prices                         planner.Prices
+	headroom                       float64
+	grouping, family               string
+	format, apply, svg             string
+}
+
+// newPlanCmd returns `timetable plan`, the capacity planner: see package
+// planner for the arithmetic.
+func newPlanCmd() *cobra.Command {
+	return newPlanCmdWithClock(clock.Real{})
+}
+
+// newPlanCmdWithClock returns `timetable plan` reading the time, which
+// only sample decoding needs, from clk.
+func newPlanCmdWithClock(clk clock.Clock) *cobra.Command {
+	var f planFlags
+	cmd := &cobra.Command{
+		Use:   "plan --event-bytes N --rate EV_PER_S [--peak EV_PER_S] [--retention DUR] [--format table|json]",
+		Short: "Work out the period, shards, tiers, table count and monthly cost of a workload",
+		Long: `plan does the arithmetic of the AWS guide to time-series tables for a
+workload: from the size of an event and the rate of events it works out how
+long one partition takes to fill 10 GB, the longest period (hour, 6h, 12h,
+day, week, month, quarter) that fits with headroom, the shards the peak rate
+needs at 1,000 write units a partition, the hot, warm and cold tiers, the
+number of tables alive under the retention, and the monthly cost with
+provisioned tiers, on demand and with no tiering, side by side.
+
+Give the event size one way:
+  --event-bytes N   the size of the event's fields as DynamoDB counts them;
+                    the key attributes (pk of --pk-bytes, sk of 53 bytes) are added
+  --item-bytes N    the size of the whole stored item, keys included
+  --sample FILE     NDJSON events, each sized exactly as timetable stores it
+
+Durations are Go durations (36h, 90m) or whole days or weeks (90d, 12w).
+Prices are built-in us-east-1 list prices, labelled with their date; override
+them with --prices FILE (YAML or JSON with the keys wcu_hour, rcu_hour,
+write_request_million, read_request_million, storage_gb_month, currency,
+label) or the --price-* flags.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runPlan(cmd, f, clk)
+		},
+	}
+	fl := cmd.Flags()
+	fl.IntVar(&f.eventBytes, "event-bytes", 0, "size of an event's fields in bytes; the key attributes are added")
+	fl.IntVar(&f.itemBytes, "item-bytes", 0, "size of a whole stored item in bytes, keys included")
+	fl.StringVar(&f.sample, "sample", "", "NDJSON file of sample events to size")
+	fl.IntVar(&f.pkBytes, "pk-bytes", planner.DefaultPKBytes, "typical partition key length (tenant#table#series#shard) for --event-bytes")
+	fl.StringVar(&f.tenant, "tenant", sampleTenant, "tenant name the sample's keys are sized with")
+	fl.StringVar(&f.table, "table", sampleTable, "logical table name the sample's keys are sized with")
+	fl.Float64Var(&f.rate, "rate", 0, "average events per second")
+	fl.Float64Var(&f.peak, "peak", 0, "peak events per second (default the average rate)")
+	fl.StringVar(&f.retention, "retention", "0", "how long tables are kept after their period; 0 keeps them forever")
+	fl.StringVar(&f.horizon, "horizon", "8760h", "how far to project costs when data is kept forever")
+	fl.IntVar(&f.series, "series", 1, "number of series the events are spread over; a query reads one")
+	fl.Float64Var(&f.readsPerSec, "reads-per-sec", 0, "queries per second")
+	fl.StringVar(&f.readRange, "read-range", "0", "time range a typical query covers, ending now")
+	fl.StringVar(&f.pricesFile, "prices", "", "YAML or JSON price file overriding the built-in prices")
+	fl.Float64Var(&f.prices.WCUHour, "price-wcu-hour", 0, "price of a provisioned write capacity unit for an hour")
+	fl.Float64Var(&f.prices.RCUHour, "price-rcu-hour", 0, "price of a provisioned read capacity unit for an hour")
+	fl.Float64Var(&f.prices.WriteRequestMillion, "price-write-million", 0, "on-demand price of a million write request units")
+	fl.Float64Var(&f.prices.ReadRequestMillion, "price-read-million", 0, "on-demand price of a million read request units")
+	fl.Float64Var(&f.prices.StorageGBMonth, "price-storage-gb-month", 0, "price of a GB stored for a month")
+	fl.StringVar(&f.prices.Currency, "currency", "", "currency of the prices")
+	fl.Float64Var(&f.headroom, "headroom", planner.DefaultHeadroom, "fraction of a partition's 10 GiB a period may fill")
+	fl.StringVar(&f.grouping, "write-time-grouping", "month", "month (tables also split by write month) or none")
+	fl.StringVar(&f.family, "family", planner.DefaultFamily, "name of the family --apply writes")
+	fl.StringVar(&f.format, "format", "table", "output format: table or json")
+	fl.StringVar(&f.apply, "apply", "", "write the recommended family into this YAML config file")
+	fl.StringVar(&f.svg, "svg", "", "draw stored data and monthly cost per tier into this SVG file")
+	return cmd
+}
+
+// runPlan builds the planner's input from the flags, plans, and writes
+// the outputs.
+func runPlan(cmd *cobra.Command, f planFlags, clk clock.Clock) error {
+	if f.format != "table" && f.format != "json" {
+		return fmt.Errorf("plan: --format %q: use table or json", f.format)
+	}
+	in := planner.Input{
+		FieldBytes:        f.eventBytes,
+		ItemBytes:         f.itemBytes,
+		PKBytes:           f.pkBytes,
+		Rate:              f.rate,
+		Peak:              f.peak,
+		Series:            f.series,
+		ReadsPerSec:       f.readsPerSec,
+		Headroom:          f.headroom,
+		WriteTimeGrouping: f.grouping,
+		Family:            f.family,
+	}
+	if f.pkBytes <= 0 || f.series <= 0 || f.headroom <= 0 {
+		return fmt.Errorf("plan: --pk-bytes, --series and --headroom must be positive")
+	}
+	var err error
+	for _, d := range []struct {
+		flag string
+		in   string
+		out  *time.Duration
+	}{{"retention", f.retention, &in.Retention}, {"horizon", f.horizon, &in.Horizon}, {"read-range", f.readRange, &in.ReadRange}} {
+		if *d.out, err = parseDuration(d.in); err != nil {
+			return fmt.Errorf("plan: --%s: %w", d.flag, err)
+		}
+	}
+	if f.sample != "" {
+		if in.Sample, err = sampleSizes(f.sample, f.tenant, f.table, clk.Now()); err != nil {
+			return fmt.Errorf("plan: %w", err)
+		}
+	}
+	if in.Prices, err = planPrices(cmd.Flags(), f); err != nil {
+		return fmt.Errorf("plan: %w", err)
+	}
+	r, err := planner.Plan(in)
+	if err != nil {
+		return fmt.Errorf("plan: %w", err)
+	}
+	if err := writePlan(cmd.OutOrStdout(), r, f.format); err != nil {
+		return fmt.Errorf("plan: %w", err)
+	}
+	if f.svg != "" {
+		var buf bytes.Buffer
+		if err := r.WriteSVG(&buf); err != nil {
+			return fmt.Errorf("plan: %w", err)
+		}
+		if err := os.WriteFile(f.svg, buf.Bytes(), 0o644); err != nil {
+			return fmt.Errorf("plan: write svg: %w", err)
+		}
+	}
+	if f.apply != "" {
+		if err := applyPlan(f.apply, r.Family); err != nil {
+			return fmt.Errorf("plan: %w", err)
+		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "wrote family %q (%s tables, %d shards) to %s\n", r.Family.Name, r.Family.Period, r.Family.Shards, f.apply)
+	}
+	return nil
+}
+
+// writePlan writes the report as a table or as indented JSON.
+func writePlan(w io.Writer, r planner.Report, format string) error {
+	if format == "table" {
+		return r.WriteTable(w)
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// sampleSizes decodes an NDJSON file of events and returns the size of
+// the item each would be stored as in the row layout: the partition key
+// tenant#table#series#0, the sort key time#id (the event's own id, or the
+// idempotent id timetable would give it) and the fields.
+func sampleSizes(path, tenant, table string, now time.Time) ([]int, error) {
+	body, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read sample: %w", err)
+	}
+	events, err := event.DecodeNDJSON(body, event.Limits{MaxFutureSkew: sampleFutureSkew}, now)
+	if err != nil {
+		return nil, fmt.Errorf("sample %s: %w", path, err)
+	}
+	if len(events) == 0 {
+		return nil, fmt.Errorf("sample %s: no events", path)
+	}
+	sizes := make([]int, len(events))
+	for i := range events {
+		ev := &events[i]
+		ev.AssignID(tenant, table)
+		sizes[i] = storage.ItemSize(storage.Item{
+			PK:    tenant + "#" + table + "#" + ev.Series + "#0",
+			SK:    ev.Time.UTC().Format(sampleTimeLayout) + "#" + ev.ID,
+			Attrs: ev.Fields,
+		})
+	}
+	return sizes, nil
+}
+
+// planPrices returns the built-in prices overridden by the price file,
+// then by the price flags that were set. The label is the file's, if it
+// has one, or the built-in one, followed by the overrides it does not
+// describe.
+func planPrices(flags *pflag.FlagSet, f planFlags) (planner.Prices, error) {
+	p := planner.DefaultPrices()
+	var from []string
+	if f.pricesFile != "" {
+		data, err := os.ReadFile(f.pricesFile)
+		if err != nil {
+			return p, fmt.Errorf("read prices: %w", err)
+		}
+		dec := yaml.NewDecoder(bytes.NewReader(data))
+		dec.KnownFields(true)
+		if err := dec.Decode(&p); err != nil && !errors.Is(err, io.EOF) {
+			return p, fmt.Errorf("prices %s: %w", f.pricesFile, err)
+		}
+		if p.Label == planner.DefaultPrices().Label {
+			from = append(from, f.pricesFile)
+		}
+	}
+	base := p.Label
+	for _, o := range []struct {
+		flag string
+		dst  *float64
+		v    float64
+	}{
+		{"price-wcu-hour", &p.WCUHour, f.prices.WCUHour},
+		{"price-rcu-hour", &p.RCUHour, f.prices.RCUHour},
+		{"price-write-million", &p.WriteRequestMillion, f.prices.WriteRequestMillion},
+		{"price-read-million", &p.ReadRequestMillion, f.prices.ReadRequestMillion},
+		{"price-storage-gb-month", &p.StorageGBMonth, f.prices.StorageGBMonth},
+	} {
+		if flags.Changed(o.flag) {
+			*o.dst = o.v
+			from = append(from, "--"+o.flag)
+		}
+	}
+	if flags.Changed("currency") {
+		p.Currency = f.prices.Currency
+		from = append(from, "--currency")
+	}
+	if len(from) > 0 {
+		p.Label = base + "; overridden by " + strings.Join(from, ", ")
+	}
+	return p, nil
+}
+
+// applyPlan writes the family into the config file at path, creating the
+// file if need be. It replaces the file in one rename, so a reader never
+// sees half a file.
+func applyPlan(path string, fam planner.Family) error {
+	data, err := os.ReadFile(path)
+	mode := fs.FileMode(0o644)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return fmt.Errorf("read config: %w", err)
+	default:
+		if st, err := os.Stat(path); err == nil {
+			mode = st.Mode().Perm()
+		}
+	}
+	out, err := planner.ApplyFamily(data, fam)
+	if err != nil {
+		return fmt.Errorf("config %s: %w", path, err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("write config: %w", err)
+	}
+	_, err = tmp.Write(out)
+	err = errors.Join(err, tmp.Chmod(mode), tmp.Close())
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("write config %s: %w", path, err)
+	}
+	return nil
+}
+
+var daysWeeks = regexp.MustCompile(`^(\d+)([dw])$`)
+
+// parseDuration reads a duration as configuration files spell one: a Go
+// duration, a whole number of days ("90d") or weeks ("12w"), or "0".
+func parseDuration(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	if m := daysWeeks.FindStringSubmatch(s); m != nil {
+		n, err := strconv.ParseInt(m[1], 10, 64)
+		unit := 24 * time.Hour
+		if m[2] == "w" {
+			unit *= 7
+		}
+		if err != nil || n > int64(1<<63-1)/int64(unit) {
+			return 0, fmt.Errorf("duration %q is too long", s)
+		}
+		return time.Duration(n) * unit, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("duration %q: use a Go duration like 36h, or days or weeks like 90d or 12w", s)
+	}
+	return d, nil
+}

@@ -1,0 +1,267 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"flag"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"gopkg.in/yaml.v3"
+
+	"github.com/timetabledb/timetable/clock"
+	"github.com/timetabledb/timetable/planner"
+)
+
+// update rewrites golden files instead of comparing with them: go test
+// ./cli -run Plan -update. The flag is shared with other golden tests of
+// the package, whichever file registers it first.
+var update = func() *bool {
+	if f := flag.Lookup("update"); f != nil {
+		v, _ := f.Value.(flag.Getter).Get().(bool)
+		return &v
+	}
+	return flag.Bool("update", false, "rewrite golden files")
+}()
+
+// planClock stands at a fixed time, after every sample event.
+var planClock = clock.NewManual(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+
+// runPlanCmd runs `timetable plan` with args and returns its standard
+// output and error output.
+func runPlanCmd(t *testing.T, args ...string) (string, string, error) {
+	t.Helper()
+	cmd := newPlanCmdWithClock(planClock)
+	var out, errOut bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetErr(&errOut)
+	cmd.SetArgs(args)
+	cmd.SilenceUsage = true
+	cmd.SilenceErrors = true
+	err := cmd.Execute()
+	return out.String(), errOut.String(), err
+}
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", "plan", name)
+	if *update {
+		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
+		return
+	}
+	want, err := os.ReadFile(path)
+	require.NoError(t, err, "run go test ./cli -run Plan -update to create it")
+	require.Equal(t, string(want), got)
+}
+
+func TestPlanGolden(t *testing.T) {
+	sample := filepath.Join("testdata", "plan", "sample.ndjson")
+	prices := filepath.Join("testdata", "plan", "prices.yaml")
+	tests := []struct {
+		name string
+		args []string
+	}{
+		{"guide-daily", []string{"--item-bytes", "180", "--rate", "600"}},
+		{"guide-six-shards", []string{"--item-bytes", "180", "--rate", "5000", "--peak", "6000", "--retention", "90d"}},
+		{"event-bytes", []string{"--event-bytes", "180", "--rate", "600", "--retention", "12w", "--write-time-grouping", "none"}},
+		{"sample-reads", []string{"--sample", sample, "--rate", "200", "--peak", "400", "--retention", "2160h", "--reads-per-sec", "5", "--read-range", "1h", "--series", "50"}},
+		{"hourly-quota", []string{"--item-bytes", "1000", "--rate", "900", "--retention", "90d"}},
+		{"prices", []string{"--item-bytes", "180", "--rate", "600", "--retention", "30d", "--prices", prices, "--price-storage-gb-month", "0.1", "--currency", "EUR"}},
+	}
+	for _, tt := range tests {
+		for _, format := range []string{"table", "json"} {
+			t.Run(tt.name+"/"+format, func(t *testing.T) {
+				out, _, err := runPlanCmd(t, append(tt.args, "--format", format)...)
+				require.NoError(t, err)
+				ext := ".txt"
+				if format == "json" {
+					ext = ".json"
+					var r planner.Report
+					require.NoError(t, json.Unmarshal([]byte(out), &r))
+					require.Equal(t, planner.SchemaVersion, r.SchemaVersion)
+				}
+				golden(t, tt.name+ext, out)
+			})
+		}
+	}
+}
+
+func TestPlanGuideExample(t *testing.T) {
+	out, _, err := runPlanCmd(t, "--item-bytes", "180", "--rate", "600", "--format", "json")
+	require.NoError(t, err)
+	var r planner.Report
+	require.NoError(t, json.Unmarshal([]byte(out), &r))
+	require.Equal(t, "day", r.Period)
+	require.InDelta(t, 26.5, r.Partition.UsableFillHours, 0.5)
+
+	out, _, err = runPlanCmd(t, "--item-bytes", "180", "--rate", "5000", "--peak", "6000", "--format", "json")
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal([]byte(out), &r))
+	require.Equal(t, 6, r.Shards)
+}
+
+func TestPlanErrors(t *testing.T) {
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty.ndjson")
+	require.NoError(t, os.WriteFile(empty, nil, 0o644))
+	bad := filepath.Join(dir, "bad.ndjson")
+	require.NoError(t, os.WriteFile(bad, []byte(`{"time": "yesterday"}`+"\n"), 0o644))
+	big := filepath.Join(dir, "big.ndjson")
+	require.NoError(t, os.WriteFile(big, []byte(`{"time": 1491825600123, "fields": {"blob": "`+strings.Repeat("x", 410000)+`"}}`+"\n"), 0o644))
+	badPrices := filepath.Join(dir, "prices.yaml")
+	require.NoError(t, os.WriteFile(badPrices, []byte("wcu_hours: 1\n"), 0o644))
+
+	tests := []struct {
+		name string
+		args []string
+		want error
+		text string
+	}{
+		{"no size", []string{"--rate", "10"}, planner.ErrInvalidInput, "event size"},
+		{"two sizes", []string{"--item-bytes", "100", "--event-bytes", "50", "--rate", "10"}, planner.ErrInvalidInput, "only one"},
+		{"zero rate", []string{"--item-bytes", "100"}, planner.ErrInvalidInput, "rate"},
+		{"negative rate", []string{"--item-bytes", "100", "--rate", "-1"}, planner.ErrInvalidInput, "rate"},
+		{"peak below rate", []string{"--item-bytes", "100", "--rate", "10", "--peak", "5"}, planner.ErrInvalidInput, "below the average"},
+		{"item over the limit", []string{"--item-bytes", "409601", "--rate", "10"}, planner.ErrItemTooLarge, "409601"},
+		{"sample item over the limit", []string{"--sample", big, "--rate", "10"}, planner.ErrItemTooLarge, "over 409600"},
+		{"bad retention", []string{"--item-bytes", "100", "--rate", "10", "--retention", "3 months"}, nil, "--retention"},
+		{"bad format", []string{"--item-bytes", "100", "--rate", "10", "--format", "xml"}, nil, "--format"},
+		{"missing sample", []string{"--sample", filepath.Join(dir, "none.ndjson"), "--rate", "10"}, os.ErrNotExist, "read sample"},
+		{"empty sample", []string{"--sample", empty, "--rate", "10"}, nil, "no events"},
+		{"invalid sample", []string{"--sample", bad, "--rate", "10"}, nil, "bad.ndjson"},
+		{"unknown price key", []string{"--item-bytes", "100", "--rate", "10", "--prices", badPrices}, nil, "wcu_hours"},
+		{"negative price", []string{"--item-bytes", "100", "--rate", "10", "--price-wcu-hour", "-1"}, planner.ErrInvalidInput, "wcu_hour"},
+		{"arguments", []string{"--item-bytes", "100", "--rate", "10", "extra"}, nil, "unknown command"},
+		{"zero series", []string{"--item-bytes", "100", "--rate", "10", "--series", "0"}, nil, "must be positive"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, _, err := runPlanCmd(t, tt.args...)
+			require.Error(t, err)
+			if tt.want != nil {
+				require.ErrorIs(t, err, tt.want)
+			}
+			require.Contains(t, err.Error(), tt.text)
+			require.Empty(t, out)
+		})
+	}
+}
+
+func TestSampleSizes(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.ndjson")
+	body := `{"time": "2017-04-10T12:00:00.123456Z", "series": "s", "id": "abc", "fields": {"a": "xyz"}}
+{"time": 1491825600123, "series": "s", "fields": {"a": "xyz"}}
+{"time": "2017-04-10T12:00:00Z"}
+`
+	require.NoError(t, os.WriteFile(path, []byte(body), 0o644))
+	sizes, err := sampleSizes(path, "t", "tb", planClock.Now())
+	require.NoError(t, err)
+	// pk "t#tb#s#0" is 8 bytes, sk a 30-byte time, "#" and the id, the
+	// field "a" 1 + 3 bytes; names "pk" and "sk" 2 bytes each.
+	require.Equal(t, []int{2 + 8 + 2 + 30 + 1 + 3 + 4, 2 + 8 + 2 + 30 + 1 + 22 + 4, 2 + 7 + 2 + 30 + 1 + 22}, sizes)
+}
+
+func TestPlanApply(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "timetable.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(`# production
+families:
+  - name: audit
+    prefix: tt_audit_
+    period: month
+tables:
+  a_table: {family: events, layout: map}
+`), 0o600))
+	_, errOut, err := runPlanCmd(t, "--item-bytes", "180", "--rate", "5000", "--peak", "6000", "--retention", "90d", "--apply", path)
+	require.NoError(t, err)
+	require.Contains(t, errOut, `wrote family "events" (12h tables, 6 shards)`)
+
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(string(data), "# production\n"))
+	var doc struct {
+		Families []map[string]any             `yaml:"families"`
+		Tables   map[string]map[string]string `yaml:"tables"`
+	}
+	require.NoError(t, yaml.Unmarshal(data, &doc))
+	require.Len(t, doc.Families, 2)
+	require.Equal(t, "audit", doc.Families[0]["name"])
+	f := doc.Families[1]
+	require.Equal(t, "events", f["name"])
+	require.Equal(t, "tt_events_", f["prefix"])
+	require.Equal(t, "12h", f["period"])
+	require.Equal(t, 6, f["shards"])
+	require.Equal(t, "90d", f["retention"])
+	require.Equal(t, "provisioned", f["billing"])
+	require.Equal(t, []any{
+		map[string]any{"name": "hot", "age": 0, "read": 300, "write": 6000},
+		map[string]any{"name": "warm", "age": "1 period", "read": 100, "write": 1},
+		map[string]any{"name": "cold", "age": "2 periods", "read": 1, "write": 1},
+	}, f["tiers"])
+	require.Equal(t, map[string]string{"family": "events", "layout": "map"}, doc.Tables["a_table"])
+	st, err := os.Stat(path)
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o600), st.Mode().Perm(), "the file keeps its mode")
+
+	// A new file is created.
+	fresh := filepath.Join(t.TempDir(), "new.yaml")
+	_, _, err = runPlanCmd(t, "--item-bytes", "180", "--rate", "600", "--family", "metrics", "--apply", fresh)
+	require.NoError(t, err)
+	data, err = os.ReadFile(fresh)
+	require.NoError(t, err)
+	require.Contains(t, string(data), "name: metrics")
+	require.Contains(t, string(data), "prefix: tt_metrics_")
+	entries, err := os.ReadDir(filepath.Dir(fresh))
+	require.NoError(t, err)
+	require.Len(t, entries, 1, "no temporary file is left behind")
+}
+
+func TestPlanSVG(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "plan.svg")
+	_, _, err := runPlanCmd(t, "--item-bytes", "180", "--rate", "600", "--retention", "90d", "--svg", path)
+	require.NoError(t, err)
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	dec := xml.NewDecoder(bytes.NewReader(data))
+	ids := map[string]bool{}
+	for {
+		tok, err := dec.Token()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		require.NoError(t, err, "the SVG is well-formed XML")
+		if el, ok := tok.(xml.StartElement); ok && el.Name.Local == "polyline" {
+			for _, a := range el.Attr {
+				if a.Name.Local == "id" {
+					ids[a.Value] = true
+				}
+			}
+		}
+	}
+	require.Equal(t, map[string]bool{"stored": true, "tier-hot": true, "tier-warm": true, "tier-cold": true, "storage": true}, ids)
+}
+
+func TestParseDuration(t *testing.T) {
+	for s, want := range map[string]time.Duration{
+		"0":     0,
+		"90d":   90 * 24 * time.Hour,
+		"12w":   12 * 7 * 24 * time.Hour,
+		"36h":   36 * time.Hour,
+		"1h30m": 90 * time.Minute,
+		" 7d ":  7 * 24 * time.Hour,
+	} {
+		got, err := parseDuration(s)
+		require.NoError(t, err, s)
+		require.Equal(t, want, got, s)
+	}
+	for _, s := range []string{"", "3 months", "1y", "d", "-5d", "99999999999999d"} {
+		_, err := parseDuration(s)
+		require.Error(t, err, s)
+	}
+}
