@@ -66,15 +66,16 @@
 // are refused where DynamoDB would refuse them: more than 38 significant
 // digits, or a magnitude outside 1e-130 to 9.9999999999999999999999999999999999999e125
 // (JSON cannot express infinities or NaN; Validate refuses them in Go
-// floats). Every number is rewritten into one canonical form, so that 1,
-// 1.0, 1.00, 10e-1 and 1e0 are the same stored value and hash to the same
-// id, as DynamoDB itself treats them as one number. The canonical form is
-// the one ECMAScript's Number::toString and RFC 8785 (JSON Canonicalization
-// Scheme) use, applied exactly to the decimal digits rather than to a
-// float64: no sign for zero, no leading or trailing zeros, plain notation
-// for magnitudes from 1e-6 up to below 1e21 (0.000001, 123.45,
-// 100000000000000000000), and otherwise one digit, a fraction if any and a
-// signed exponent (1e+21, 1.5e-7). See CanonicalNumber.
+// floats).
+//
+// Every number is rewritten into one canonical form, so that 1, 1.0,
+// 1.00, 10e-1 and 1e0 are the same stored value and hash to the same id.
+// The canonical form is the one DynamoDB itself returns numbers in, so that
+// an event reads back exactly as it was accepted, from either backend:
+// plain decimal notation, never an exponent, no sign for zero, no leading
+// zeros, no trailing zeros after the point (1.5e2 is 150, 1e-3 is 0.001,
+// 1e21 is 1000000000000000000000). The extremes are long, 1e-130 takes
+// 132 characters, but DynamoDB returns them so anyway. See CanonicalNumber.
 //
 // # Ids
 //

@@ -126,8 +126,8 @@ func appendCanonical[T text](dst []byte, s T) ([]byte, string) {
 	if k > maxDigits {
 		return dst, reasonTooPrecise
 	}
-	// The value is ±D × 10^(point-k), D being the k digits first..last;
-	// with ECMAScript's n, it is ±0.D × 10^n.
+	// The value is ±D × 10^(point-k), D being the k digits first..last:
+	// ±0.D × 10^point.
 	point := exp - fracLen + (total - 1 - last) + k
 	if point-1 < minExp || point-1 > maxExp {
 		return dst, reasonNumberRange
@@ -142,52 +142,23 @@ func appendCanonical[T text](dst []byte, s T) ([]byte, string) {
 		dst = append(dst, '-')
 	}
 	switch {
-	case k <= point && point <= 21:
+	case point >= k: // an integer: the digits, then zeros
 		dst = digits(dst, 0, k)
 		for z := k; z < point; z++ {
 			dst = append(dst, '0')
 		}
-	case 0 < point && point <= 21:
+	case point > 0: // the point falls among the digits
 		dst = digits(dst, 0, point)
 		dst = append(dst, '.')
 		dst = digits(dst, point, k)
-	case -6 < point && point <= 0:
+	default: // below 1: zeros after the point, then the digits
 		dst = append(dst, '0', '.')
 		for z := point; z < 0; z++ {
 			dst = append(dst, '0')
 		}
 		dst = digits(dst, 0, k)
-	default:
-		dst = digits(dst, 0, 1)
-		if k > 1 {
-			dst = append(dst, '.')
-			dst = digits(dst, 1, k)
-		}
-		e := point - 1
-		if e < 0 {
-			dst = append(dst, 'e', '-')
-			e = -e
-		} else {
-			dst = append(dst, 'e', '+')
-		}
-		dst = appendInt(dst, e)
 	}
 	return dst, ""
 }
 
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }
-
-// appendInt appends the decimal form of a non-negative int.
-func appendInt(dst []byte, v int) []byte {
-	var buf [20]byte
-	i := len(buf)
-	for {
-		i--
-		buf[i] = byte('0' + v%10)
-		v /= 10
-		if v == 0 {
-			break
-		}
-	}
-	return append(dst, buf[i:]...)
-}
