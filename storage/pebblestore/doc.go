@@ -48,8 +48,8 @@
 //     package (see codec.go): it is the hot path, and it keeps every
 //     contract type, json.Number and []byte included, exactly.
 //   - DeleteTable deletes the catalog record and the table's key span in
-//     one batch, then compacts the span, so the disk space is freed when
-//     it returns rather than at some later compaction.
+//     one batch, then compacts the span, so the disk space is freed as it
+//     returns rather than at some later compaction.
 //   - DescribeTable reports ItemCount -1 (there is no count to read
 //     cheaply) and SizeBytes from Pebble's EstimateDiskUsage over the
 //     table's span, which leaves out data still in memtables.

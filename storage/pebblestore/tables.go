@@ -204,8 +204,10 @@ func (s *Store) UpdateTable(ctx context.Context, name string, u storage.TableUpd
 
 // DeleteTable removes the table from the catalog and deletes its items in
 // one durable batch (a range deletion over the table's key span), then
-// compacts that span so that the disk space is freed before it returns.
-// Iterators already open on the table keep their snapshot until closed.
+// compacts that span, so that when it returns the data is out of the LSM
+// and Pebble's cleaner is deleting the files that held it (at once:
+// deletion pacing is off). Iterators already open on the table keep their
+// snapshot, and the files it needs, until they are closed.
 func (s *Store) DeleteTable(ctx context.Context, name string) error {
 	if err := s.acquire(); err != nil {
 		return fmt.Errorf("delete table %q: %w", name, err)

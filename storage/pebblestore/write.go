@@ -16,10 +16,10 @@ const (
 
 // sizeCheckThreshold is the encoded length above which BatchWrite computes
 // an item's DynamoDB size exactly. DynamoDB counts at most about twice the
-// bytes this encoding takes (an empty string counts 0 here against 2
-// bytes; a list element 1 byte against 1 byte plus the element), so an
-// item encoded in less than a third of storage.MaxItemSize is within it
-// and the hot path skips the second walk over its attributes.
+// bytes this encoding takes (the worst cases: a null list element counts 2
+// bytes there and 1 here, an empty list element 4 against 2), so an item
+// encoded in less than a third of storage.MaxItemSize is within the limit
+// and the hot path skips a second walk over its attributes.
 const sizeCheckThreshold = storage.MaxItemSize / 3
 
 // BatchWrite puts the items into the table in one Pebble batch committed
