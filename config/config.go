@@ -1,0 +1,382 @@
+// Package config reads timetable's YAML configuration file.
+//
+// A file may set only what differs from the defaults: a family gets every
+// key it leaves out from the default family of DESIGN.md, and the default
+// family, named "events", is always present unless the file redefines a
+// family of that name. Logical tables not listed under tables go to the
+// default family (default_family, "events" unless set).
+//
+//	families:
+//	  - name: events
+//	    prefix: tt_events_
+//	    period: week            # hour, 6h, 12h, day, week, month, quarter
+//	    week_start: sunday
+//	    naming: range           # range or date
+//	    write_time_grouping: month  # month or none
+//	    shards: 1
+//	    layout: row             # row or map
+//	    billing: provisioned    # provisioned or on_demand
+//	    tiers:
+//	      - {name: hot,  age: 0,         read: 300, write: 1000}
+//	      - {name: warm, age: 1 period,  read: 100, write: 1}
+//	      - {name: cold, age: 2 periods, read: 1,   write: 1}
+//	    prebuild: 1h
+//	    grace: 15m
+//	    retention: 0            # 0 keeps tables forever; 90d, 12w, 2160h
+//	    ttl: 0                  # item expiry after event time; 0 = none
+//	tables:
+//	  a_table: {family: events, layout: map, write_path: auto}
+//
+// Durations are Go durations ("36h", "15m") or a whole number of days or
+// weeks ("90d", "12w"). Tier ages are "0", "N period(s)", a duration, or
+// "N periods + duration".
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/timetabledb/timetable/family"
+	"github.com/timetabledb/timetable/naming"
+	"github.com/timetabledb/timetable/period"
+	"github.com/timetabledb/timetable/storage"
+)
+
+// Config is a whole configuration, with defaults applied.
+type Config struct {
+	// Families are the table families, the default one included.
+	Families []family.Family
+	// DefaultFamily names the family of logical tables not listed in
+	// Tables.
+	DefaultFamily string
+	// Tables holds per logical table settings.
+	Tables map[string]Table
+	// MetaTable is the table holding tenants and the registry of logical
+	// tables; empty means the engine's default.
+	MetaTable string
+}
+
+// Table is the configuration of one logical table (in any tenant).
+type Table struct {
+	Family    string
+	Layout    family.Layout
+	WritePath string
+}
+
+// ErrInvalid marks a configuration that cannot be used.
+var ErrInvalid = errors.New("timetable: invalid configuration")
+
+// Default returns the configuration used when there is no file.
+func Default() Config {
+	return Config{Families: []family.Family{family.Default()}, DefaultFamily: "events", Tables: map[string]Table{}}
+}
+
+// Load reads a configuration file.
+func Load(path string) (Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Config{}, fmt.Errorf("read config: %w", err)
+	}
+	c, err := Parse(data)
+	if err != nil {
+		return Config{}, fmt.Errorf("config %s: %w", path, err)
+	}
+	return c, nil
+}
+
+type fileConfig struct {
+	Families      []fileFamily         `yaml:"families"`
+	DefaultFamily string               `yaml:"default_family"`
+	Tables        map[string]fileTable `yaml:"tables"`
+	MetaTable     string               `yaml:"meta_table"`
+}
+
+type fileFamily struct {
+	Name              string     `yaml:"name"`
+	Prefix            *string    `yaml:"prefix"`
+	Period            *string    `yaml:"period"`
+	WeekStart         *string    `yaml:"week_start"`
+	Naming            *string    `yaml:"naming"`
+	WriteTimeGrouping *string    `yaml:"write_time_grouping"`
+	Shards            *int       `yaml:"shards"`
+	Layout            *string    `yaml:"layout"`
+	Billing           *string    `yaml:"billing"`
+	Tiers             []fileTier `yaml:"tiers"`
+	Prebuild          *string    `yaml:"prebuild"`
+	Grace             *string    `yaml:"grace"`
+	Retention         *string    `yaml:"retention"`
+	TTL               *string    `yaml:"ttl"`
+}
+
+type fileTier struct {
+	Name    string `yaml:"name"`
+	Age     string `yaml:"age"`
+	Read    int64  `yaml:"read"`
+	Write   int64  `yaml:"write"`
+	Billing string `yaml:"billing"`
+}
+
+type fileTable struct {
+	Family    string `yaml:"family"`
+	Layout    string `yaml:"layout"`
+	WritePath string `yaml:"write_path"`
+}
+
+// Parse reads a configuration from YAML.
+func Parse(data []byte) (Config, error) {
+	var fc fileConfig
+	dec := yaml.NewDecoder(strings.NewReader(string(data)))
+	dec.KnownFields(true)
+	if err := dec.Decode(&fc); err != nil && !errors.Is(err, io.EOF) {
+		return Config{}, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	c := Config{DefaultFamily: fc.DefaultFamily, Tables: map[string]Table{}, MetaTable: fc.MetaTable}
+	if c.DefaultFamily == "" {
+		c.DefaultFamily = "events"
+	}
+	seen := map[string]bool{}
+	for i, ff := range fc.Families {
+		f, err := ff.family()
+		if err != nil {
+			return Config{}, fmt.Errorf("%w: families[%d]: %v", ErrInvalid, i, err)
+		}
+		if seen[f.Name] {
+			return Config{}, fmt.Errorf("%w: family %q defined twice", ErrInvalid, f.Name)
+		}
+		seen[f.Name] = true
+		c.Families = append(c.Families, f)
+	}
+	if !seen["events"] {
+		c.Families = append(c.Families, family.Default())
+	}
+	for name, ft := range fc.Tables {
+		t := Table{Family: ft.Family, Layout: family.Layout(ft.Layout), WritePath: ft.WritePath}
+		if t.Family == "" {
+			t.Family = c.DefaultFamily
+		}
+		c.Tables[name] = t
+	}
+	if err := c.Validate(); err != nil {
+		return Config{}, err
+	}
+	return c, nil
+}
+
+// Validate reports what is wrong with a configuration, if anything.
+func (c Config) Validate() error {
+	families := map[string]family.Family{}
+	for _, f := range c.Families {
+		if err := f.Validate(); err != nil {
+			return fmt.Errorf("%w: %w", ErrInvalid, err)
+		}
+		families[f.Name] = f
+	}
+	for _, f := range c.Families {
+		for _, g := range c.Families {
+			if f.Name != g.Name && (strings.HasPrefix(f.Prefix, g.Prefix) || strings.HasPrefix(g.Prefix, f.Prefix)) {
+				return fmt.Errorf("%w: families %q and %q have overlapping prefixes %q and %q", ErrInvalid, f.Name, g.Name, f.Prefix, g.Prefix)
+			}
+		}
+	}
+	if _, ok := families[c.DefaultFamily]; !ok {
+		return fmt.Errorf("%w: default_family %q is not defined", ErrInvalid, c.DefaultFamily)
+	}
+	for name, t := range c.Tables {
+		if _, ok := families[t.Family]; !ok {
+			return fmt.Errorf("%w: table %q: family %q is not defined", ErrInvalid, name, t.Family)
+		}
+		switch t.Layout {
+		case "", family.LayoutRow, family.LayoutMap:
+		default:
+			return fmt.Errorf("%w: table %q: layout %q must be row or map", ErrInvalid, name, t.Layout)
+		}
+		switch t.WritePath {
+		case "", "auto", "create_first", "append_first":
+		default:
+			return fmt.Errorf("%w: table %q: write_path %q must be auto, create_first or append_first", ErrInvalid, name, t.WritePath)
+		}
+	}
+	return nil
+}
+
+// Family returns the family a logical table goes to.
+func (c Config) Family(table string) family.Family {
+	name := c.DefaultFamily
+	if t, ok := c.Tables[table]; ok && t.Family != "" {
+		name = t.Family
+	}
+	for _, f := range c.Families {
+		if f.Name == name {
+			return f
+		}
+	}
+	return c.Families[0]
+}
+
+func (ff fileFamily) family() (family.Family, error) {
+	f := family.Default()
+	if ff.Name == "" {
+		return f, errors.New("a family needs a name")
+	}
+	f.Name = ff.Name
+	if ff.Name != "events" && ff.Prefix == nil {
+		f.Prefix = "tt_" + ff.Name + "_"
+	}
+	if ff.Prefix != nil {
+		f.Prefix = *ff.Prefix
+	}
+	if ff.Period != nil {
+		g, err := period.ParseGranularity(*ff.Period)
+		if err != nil {
+			return f, fmt.Errorf("period: %w", err)
+		}
+		f.Granularity.Unit = g.Unit
+	}
+	if ff.WeekStart != nil {
+		d, err := parseWeekday(*ff.WeekStart)
+		if err != nil {
+			return f, err
+		}
+		f.Granularity.WeekStart = d
+	}
+	if ff.Naming != nil {
+		s, err := naming.ParseScheme(*ff.Naming)
+		if err != nil {
+			return f, fmt.Errorf("naming: %w", err)
+		}
+		f.Naming = s
+	}
+	if ff.WriteTimeGrouping != nil {
+		switch strings.ToLower(*ff.WriteTimeGrouping) {
+		case "month", "true", "yes":
+			f.WriteTimeGrouping = true
+		case "none", "false", "no", "":
+			f.WriteTimeGrouping = false
+		default:
+			return f, fmt.Errorf("write_time_grouping %q: must be month or none", *ff.WriteTimeGrouping)
+		}
+	}
+	if ff.Shards != nil {
+		f.Shards = *ff.Shards
+	}
+	if ff.Layout != nil {
+		f.Layout = family.Layout(*ff.Layout)
+	}
+	if ff.Billing != nil {
+		b, err := parseBilling(*ff.Billing)
+		if err != nil {
+			return f, err
+		}
+		f.Billing = b
+		for i := range f.Tiers {
+			f.Tiers[i].Capacity.Billing = b
+		}
+	}
+	if ff.Tiers != nil {
+		f.Tiers = nil
+		for _, ft := range ff.Tiers {
+			age, err := ParseAge(ft.Age)
+			if err != nil {
+				return f, fmt.Errorf("tier %s: %w", ft.Name, err)
+			}
+			billing := f.Billing
+			if ft.Billing != "" {
+				if billing, err = parseBilling(ft.Billing); err != nil {
+					return f, fmt.Errorf("tier %s: %w", ft.Name, err)
+				}
+			}
+			f.Tiers = append(f.Tiers, family.Tier{Name: ft.Name, Age: age, Capacity: storage.Capacity{Billing: billing, Read: ft.Read, Write: ft.Write}})
+		}
+	}
+	for _, d := range []struct {
+		name string
+		in   *string
+		out  *time.Duration
+	}{{"prebuild", ff.Prebuild, &f.Prebuild}, {"grace", ff.Grace, &f.Grace}, {"retention", ff.Retention, &f.Retention}, {"ttl", ff.TTL, &f.TTL}} {
+		if d.in == nil {
+			continue
+		}
+		v, err := ParseDuration(*d.in)
+		if err != nil {
+			return f, fmt.Errorf("%s: %w", d.name, err)
+		}
+		*d.out = v
+	}
+	return f, nil
+}
+
+func parseBilling(s string) (storage.Billing, error) {
+	switch strings.ToLower(s) {
+	case "provisioned":
+		return storage.Provisioned, nil
+	case "on_demand", "on-demand", "ondemand", "pay_per_request":
+		return storage.OnDemand, nil
+	}
+	return "", fmt.Errorf("billing %q: must be provisioned or on_demand", s)
+}
+
+func parseWeekday(s string) (time.Weekday, error) {
+	for d := time.Sunday; d <= time.Saturday; d++ {
+		if strings.EqualFold(s, d.String()) || strings.EqualFold(s, d.String()[:3]) {
+			return d, nil
+		}
+	}
+	return 0, fmt.Errorf("week_start %q: not a day of the week", s)
+}
+
+var daysWeeks = regexp.MustCompile(`^(\d+)([dw])$`)
+
+// ParseDuration reads a Go duration, or a whole number of days ("90d") or
+// weeks ("12w"); "0" is zero.
+func ParseDuration(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	if m := daysWeeks.FindStringSubmatch(s); m != nil {
+		n, err := strconv.Atoi(m[1])
+		if err != nil {
+			return 0, fmt.Errorf("duration %q: %w", s, err)
+		}
+		unit := 24 * time.Hour
+		if m[2] == "w" {
+			unit *= 7
+		}
+		return time.Duration(n) * unit, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("duration %q: use a Go duration like 36h or 15m, or days or weeks like 90d or 12w", s)
+	}
+	return d, nil
+}
+
+var periodsAge = regexp.MustCompile(`^(\d+)\s*periods?$`)
+
+// ParseAge reads a tier age: "0", "1 period", "2 periods", a duration, or
+// "N periods + duration".
+func ParseAge(s string) (family.Age, error) {
+	var a family.Age
+	for _, part := range strings.Split(s, "+") {
+		part = strings.TrimSpace(part)
+		if part == "" || part == "0" {
+			continue
+		}
+		if m := periodsAge.FindStringSubmatch(part); m != nil {
+			n, _ := strconv.Atoi(m[1])
+			a.Periods += n
+			continue
+		}
+		d, err := ParseDuration(part)
+		if err != nil {
+			return a, fmt.Errorf("age %q: use 0, N periods, a duration, or N periods + duration", s)
+		}
+		a.Duration += d
+	}
+	return a, nil
+}

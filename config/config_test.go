@@ -1,0 +1,119 @@
+package config_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/timetabledb/timetable/config"
+	"github.com/timetabledb/timetable/family"
+	"github.com/timetabledb/timetable/naming"
+	"github.com/timetabledb/timetable/period"
+	"github.com/timetabledb/timetable/storage"
+)
+
+func TestEmptyFileIsTheDefault(t *testing.T) {
+	c, err := config.Parse(nil)
+	require.NoError(t, err)
+	require.Equal(t, config.Default().Families, c.Families)
+	require.Equal(t, "events", c.Family("anything").Name)
+}
+
+func TestDesignExample(t *testing.T) {
+	c, err := config.Parse([]byte(`
+families:
+  - name: events
+    prefix: tt_events_
+    period: week            # weeks start Sunday 00:00 UTC
+    naming: range
+    write_time_grouping: month
+    shards: 1
+    layout: row
+    billing: provisioned
+    tiers:
+      - {name: hot,  age: 0,         read: 300, write: 1000}
+      - {name: warm, age: 1 period,  read: 100, write: 1}
+      - {name: cold, age: 2 periods, read: 1,   write: 1}
+    prebuild: 1h
+    grace: 15m
+    retention: 0            # keep forever unless set
+tables:
+  a_table: {family: events, layout: map, write_path: auto}
+`))
+	require.NoError(t, err)
+	require.Equal(t, []family.Family{family.Default()}, c.Families)
+	require.Equal(t, config.Table{Family: "events", Layout: family.LayoutMap, WritePath: "auto"}, c.Tables["a_table"])
+}
+
+func TestOnlyWhatDiffers(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "timetable.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(`
+families:
+  - name: metrics
+    period: day
+    naming: date
+    write_time_grouping: none
+    shards: 6
+    billing: on_demand
+    retention: 90d
+    tiers:
+      - {name: hot, age: 0}
+      - {name: cold, age: 1 period + 12h, billing: provisioned, read: 5, write: 1}
+tables:
+  cpu: {family: metrics}
+`), 0o644))
+	c, err := config.Load(path)
+	require.NoError(t, err)
+	require.Len(t, c.Families, 2, "the default family stays")
+	m := c.Family("cpu")
+	require.Equal(t, "metrics", m.Name)
+	require.Equal(t, "tt_metrics_", m.Prefix)
+	require.Equal(t, period.Day, m.Granularity.Unit)
+	require.Equal(t, naming.Date, m.Naming)
+	require.False(t, m.WriteTimeGrouping)
+	require.Equal(t, 6, m.Shards)
+	require.Equal(t, 90*24*time.Hour, m.Retention)
+	require.Equal(t, time.Hour, m.Prebuild, "missing keys get the defaults")
+	require.Equal(t, storage.OnDemand, m.Tiers[0].Capacity.Billing)
+	require.Equal(t, family.Age{Periods: 1, Duration: 12 * time.Hour}, m.Tiers[1].Age)
+	require.Equal(t, "events", c.Family("other").Name)
+}
+
+func TestInvalidConfigs(t *testing.T) {
+	for name, tc := range map[string]struct{ yaml, want string }{
+		"unknown key":      {"families:\n  - name: x\n    perod: day\n", "perod"},
+		"bad period":       {"families:\n  - name: x\n    period: fortnight\n", "period"},
+		"bad duration":     {"families:\n  - name: x\n    grace: soon\n", "grace"},
+		"bad billing":      {"families:\n  - name: x\n    billing: free\n", "billing"},
+		"zero shards":      {"families:\n  - name: x\n    shards: 0\n", "shards"},
+		"same prefix":      {"families:\n  - name: x\n    prefix: tt_events_\n", "overlapping prefixes"},
+		"unknown family":   {"tables:\n  t: {family: nope}\n", "nope"},
+		"bad write path":   {"tables:\n  t: {write_path: sideways}\n", "write_path"},
+		"first tier aged":  {"families:\n  - name: x\n    tiers:\n      - {name: a, age: 1 period, read: 1, write: 1}\n", "age 0"},
+		"twice":            {"families:\n  - name: x\n  - name: x\n", "twice"},
+		"bad tier age":     {"families:\n  - name: x\n    tiers:\n      - {name: a, age: later}\n", "age"},
+		"no name":          {"families:\n  - period: day\n", "name"},
+		"bad week start":   {"families:\n  - name: x\n    week_start: funday\n", "week_start"},
+		"decreasing tiers": {"families:\n  - name: x\n    tiers:\n      - {name: a, age: 0, read: 1, write: 1}\n      - {name: b, age: 2 periods, read: 1, write: 1}\n      - {name: c, age: 1 period, read: 1, write: 1}\n", "increase"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := config.Parse([]byte(tc.yaml))
+			require.ErrorIs(t, err, config.ErrInvalid)
+			require.ErrorContains(t, err, tc.want)
+		})
+	}
+}
+
+func TestParseDuration(t *testing.T) {
+	for in, want := range map[string]time.Duration{"0": 0, "90d": 90 * 24 * time.Hour, "12w": 12 * 7 * 24 * time.Hour, "36h": 36 * time.Hour, "15m": 15 * time.Minute} {
+		got, err := config.ParseDuration(in)
+		require.NoError(t, err, in)
+		require.Equal(t, want, got, in)
+	}
+	_, err := config.ParseDuration("3 days")
+	require.Error(t, err)
+}

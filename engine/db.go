@@ -1,0 +1,99 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/timetabledb/timetable/storage"
+	"github.com/timetabledb/timetable/tenant"
+)
+
+// Errors of the engine. Errors of the store and of event validation come
+// through wrapped as they are.
+var (
+	// ErrUnknownTable is returned for a logical table that was never
+	// written in the tenant.
+	ErrUnknownTable = errors.New("timetable: logical table not found")
+	// ErrBadQuery is returned for a query that makes no sense: an inverted
+	// range, a negative limit, a bad name.
+	ErrBadQuery = errors.New("timetable: bad query")
+	// ErrBadCursor is returned for a cursor that was not issued for this
+	// query, or was altered.
+	ErrBadCursor = errors.New("timetable: bad cursor")
+	// ErrBadName is returned for a tenant or logical table name outside
+	// [A-Za-z0-9_.-]{1,255}.
+	ErrBadName = errors.New("timetable: bad name")
+	// ErrClosed is returned by calls on a closed engine.
+	ErrClosed = errors.New("timetable: engine closed")
+)
+
+// DB is an open engine. Its methods may be called from any number of
+// goroutines at once.
+type DB struct {
+	store   storage.Store
+	opts    Options
+	meta    *meta
+	catalog *catalog
+	tenants *tenant.Registry
+	metrics *metrics
+	series  *seriesCache
+
+	// closing is closed by Close; calls in flight hold inflight.
+	mu struct {
+		sync.RWMutex
+		closed bool
+	}
+	inflight sync.WaitGroup
+}
+
+// Open opens an engine on a store: it creates the meta table if needed and
+// reads the catalog of physical tables. The engine does not own the store:
+// Close leaves it open.
+func Open(ctx context.Context, store storage.Store, opts Options) (*DB, error) {
+	opts.EnsureDefaults()
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	db := &DB{store: store, opts: opts, metrics: newMetrics(opts.Registerer), series: newSeriesCache(1 << 20)}
+	m, err := openMeta(ctx, store, opts.MetaTable)
+	if err != nil {
+		return nil, err
+	}
+	db.meta = m
+	db.tenants = tenant.NewRegistry(store, opts.MetaTable)
+	db.catalog = newCatalog(store, opts.Config.Families, opts.Clock, opts.Logger)
+	if err := db.catalog.refreshAll(ctx); err != nil {
+		return nil, fmt.Errorf("read catalog: %w", err)
+	}
+	return db, nil
+}
+
+// Tenants returns the registry of tenants and their API keys.
+func (db *DB) Tenants() *tenant.Registry { return db.tenants }
+
+// Options returns the options the engine runs with, defaults filled in.
+func (db *DB) Options() Options { return db.opts }
+
+// Close waits for calls in flight to finish and closes the engine. It
+// does not close the store. It is safe to call twice.
+func (db *DB) Close() error {
+	db.mu.Lock()
+	db.mu.closed = true
+	db.mu.Unlock()
+	db.inflight.Wait()
+	return nil
+}
+
+// enter registers a call in flight; the caller must call the returned
+// function when done.
+func (db *DB) enter() (func(), error) {
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	if db.mu.closed {
+		return nil, ErrClosed
+	}
+	db.inflight.Add(1)
+	return db.inflight.Done, nil
+}

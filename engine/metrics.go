@@ -1,0 +1,58 @@
+package engine
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// metrics are the engine's Prometheus metrics. With no registerer they are
+// kept but never exported.
+type metrics struct {
+	eventsWritten  prometheus.Counter
+	eventsFailed   prometheus.Counter
+	writeSeconds   prometheus.Histogram
+	eventsReturned prometheus.Counter
+	querySeconds   *prometheus.HistogramVec
+}
+
+func newMetrics(reg prometheus.Registerer) *metrics {
+	m := &metrics{
+		eventsWritten: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "timetable_events_written_total", Help: "Events stored durably.",
+		}),
+		eventsFailed: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "timetable_events_write_failed_total", Help: "Events a write could not store because the store failed.",
+		}),
+		writeSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "timetable_write_seconds", Help: "Time to write one batch of events.",
+			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 14),
+		}),
+		eventsReturned: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "timetable_events_returned_total", Help: "Events returned by queries.",
+		}),
+		querySeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "timetable_query_seconds", Help: "Time to answer one query page.",
+			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16),
+		}, []string{"result"}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.eventsWritten, m.eventsFailed, m.writeSeconds, m.eventsReturned, m.querySeconds)
+	}
+	return m
+}
+
+func (m *metrics) observeWrite(events, failed int, d time.Duration) {
+	m.eventsWritten.Add(float64(events - failed))
+	m.eventsFailed.Add(float64(failed))
+	m.writeSeconds.Observe(d.Seconds())
+}
+
+func (m *metrics) observeQuery(events int, d time.Duration, err error) {
+	result := "ok"
+	if err != nil {
+		result = "error"
+	}
+	m.eventsReturned.Add(float64(events))
+	m.querySeconds.WithLabelValues(result).Observe(d.Seconds())
+}

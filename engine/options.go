@@ -1,0 +1,105 @@
+package engine
+
+import (
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/timetabledb/timetable/clock"
+	"github.com/timetabledb/timetable/config"
+	"github.com/timetabledb/timetable/event"
+)
+
+// Options configure an engine. The zero value is the default: the default
+// family of DESIGN.md, the wall clock, and no metrics.
+type Options struct {
+	// Config holds the families and per-table settings; zero means
+	// config.Default().
+	Config config.Config
+	// Limits bound what an event may hold; zero fields are event's
+	// defaults.
+	Limits event.Limits
+	// Clock tells the time; nil means the wall clock.
+	Clock clock.Clock
+	// Logger receives the engine's logs; nil discards them.
+	Logger *slog.Logger
+	// Registerer receives the engine's metrics; nil registers none.
+	Registerer prometheus.Registerer
+	// MetaTable names the table holding tenants and logical tables;
+	// empty means the configuration's, or "timetable_meta".
+	MetaTable string
+	// QueryParallelism bounds the storage queries a Query runs at once;
+	// zero means 16.
+	QueryParallelism int
+	// WriteParallelism bounds the tables a Write writes at once; zero
+	// means 4.
+	WriteParallelism int
+	// CatalogRefresh is how old the cached list of physical tables may
+	// grow before a query lists them again; zero means 30 seconds.
+	CatalogRefresh time.Duration
+	// DefaultLimit is the number of events a query returns when it sets no
+	// limit; zero means 1000. MaxLimit caps a query's limit; zero means
+	// 10000.
+	DefaultLimit, MaxLimit int
+}
+
+// DefaultMetaTable is the meta table's name unless configured otherwise.
+const DefaultMetaTable = "timetable_meta"
+
+// EnsureDefaults fills in the zero fields.
+func (o *Options) EnsureDefaults() {
+	if o.Config.Families == nil {
+		o.Config = config.Default()
+	}
+	if o.Clock == nil {
+		o.Clock = clock.Real{}
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.MetaTable == "" {
+		o.MetaTable = o.Config.MetaTable
+	}
+	if o.MetaTable == "" {
+		o.MetaTable = DefaultMetaTable
+	}
+	if o.QueryParallelism == 0 {
+		o.QueryParallelism = 16
+	}
+	if o.WriteParallelism == 0 {
+		o.WriteParallelism = 4
+	}
+	if o.CatalogRefresh == 0 {
+		o.CatalogRefresh = 30 * time.Second
+	}
+	if o.DefaultLimit == 0 {
+		o.DefaultLimit = 1000
+	}
+	if o.MaxLimit == 0 {
+		o.MaxLimit = 10000
+	}
+}
+
+// Validate reports what is wrong with the options, if anything.
+func (o *Options) Validate() error {
+	if err := o.Config.Validate(); err != nil {
+		return err
+	}
+	if err := o.Limits.Validate(); err != nil {
+		return err
+	}
+	for _, f := range o.Config.Families {
+		if f.Namer().Validate() != nil {
+			continue
+		}
+		if len(o.MetaTable) >= len(f.Prefix) && o.MetaTable[:len(f.Prefix)] == f.Prefix {
+			return fmt.Errorf("timetable: meta table %q would be inside family %q's prefix", o.MetaTable, f.Name)
+		}
+	}
+	if o.QueryParallelism < 1 || o.WriteParallelism < 1 || o.DefaultLimit < 1 || o.MaxLimit < o.DefaultLimit {
+		return fmt.Errorf("timetable: parallelism and limits must be positive, and MaxLimit at least DefaultLimit")
+	}
+	return nil
+}

@@ -1,0 +1,286 @@
+package engine
+
+import (
+	"container/heap"
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/timetabledb/timetable/event"
+	"github.com/timetabledb/timetable/storage"
+)
+
+// Query returns a page of the events of a logical table in a time range,
+// in time order, each event once. See the package documentation for how
+// the read fans out and merges.
+func (db *DB) Query(ctx context.Context, tenant string, q Query) (Page, error) {
+	done, err := db.enter()
+	if err != nil {
+		return Page{}, err
+	}
+	defer done()
+	start := time.Now()
+	limit, err := db.checkQuery(&q)
+	if err != nil {
+		return Page{}, err
+	}
+	fp := fingerprint(tenant, q)
+	var pos *position
+	if q.Cursor != "" {
+		p, err := decodeCursor(db.meta.secret, fp, q.Cursor)
+		if err != nil {
+			return Page{}, err
+		}
+		pos = &p
+	}
+	exists, err := db.meta.tableExists(ctx, tenant, q.Table)
+	if err != nil {
+		return Page{}, err
+	}
+	if !exists {
+		return Page{}, fmt.Errorf("%w: %q", ErrUnknownTable, q.Table)
+	}
+
+	from, to := q.From, q.To
+	if pos != nil {
+		if q.Desc {
+			to = pos.time
+		} else {
+			from = pos.time
+		}
+	}
+	f := db.opts.Config.Family(q.Table)
+	tables, err := db.catalog.tables(ctx, f, from, to, db.opts.CatalogRefresh)
+	if err != nil {
+		return Page{}, err
+	}
+	m, err := db.openSources(ctx, tenant, q, tables, from, to, limit, pos)
+	if err != nil {
+		return Page{}, err
+	}
+	defer m.close()
+	page, err := m.page(limit, func(p position) string { return encodeCursor(db.meta.secret, fp, p) })
+	db.metrics.observeQuery(len(page.Events), time.Since(start), err)
+	return page, err
+}
+
+// checkQuery validates a query and returns its limit.
+func (db *DB) checkQuery(q *Query) (int, error) {
+	if !validTableName(q.Table) {
+		return 0, fmt.Errorf("%w: table %q: use 1 to 255 of A-Z, a-z, 0-9, _, . and -", ErrBadName, q.Table)
+	}
+	if q.To.IsZero() {
+		return 0, fmt.Errorf("%w: the range needs an end", ErrBadQuery)
+	}
+	q.From, q.To = q.From.UTC(), q.To.UTC()
+	if q.From.After(q.To) {
+		return 0, fmt.Errorf("%w: inverted range: from %s is after to %s", ErrBadQuery, q.From.Format(time.RFC3339Nano), q.To.Format(time.RFC3339Nano))
+	}
+	limit := q.Limit
+	switch {
+	case limit == 0:
+		limit = db.opts.DefaultLimit
+	case limit < 0:
+		return 0, fmt.Errorf("%w: limit %d is negative", ErrBadQuery, limit)
+	case limit > db.opts.MaxLimit:
+		return 0, fmt.Errorf("%w: limit %d is over the maximum of %d", ErrBadQuery, limit, db.opts.MaxLimit)
+	}
+	return limit, nil
+}
+
+// source is one storage query: one partition (series and shard) of one
+// physical table.
+type source struct {
+	table  string
+	series string
+	q      storage.Query
+	it     storage.Iterator
+	// cur is the current event, valid while ok.
+	cur event.Event
+	ok  bool
+}
+
+// advance moves a source to its next event.
+func (s *source) advance() error {
+	for s.it.Next() {
+		item := s.it.Item()
+		t, id, err := parseSortKey(item.SK)
+		if err != nil {
+			continue // not an event item
+		}
+		fields := item.Attrs
+		for k := range fields {
+			if strings.HasPrefix(k, "tt_") {
+				delete(fields, k)
+			}
+		}
+		s.cur = event.Event{Time: t, Series: s.series, ID: id, Fields: fields}
+		s.ok = true
+		return nil
+	}
+	s.ok = false
+	if err := s.it.Err(); err != nil {
+		return fmt.Errorf("query table %q: %w", s.table, err)
+	}
+	return nil
+}
+
+// openSources starts a storage query for every table, series and shard,
+// and reads their first events in parallel.
+func (db *DB) openSources(ctx context.Context, tenant string, q Query, tables []physTable, from, to time.Time, limit int, pos *position) (*merger, error) {
+	m := &merger{desc: q.Desc}
+	var mu sync.Mutex
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(db.opts.QueryParallelism)
+	for _, t := range tables {
+		g.Go(func() error {
+			series := []string{q.Series}
+			if q.Series == "" {
+				var err error
+				if series, err = listSeries(gctx, db.store, t.name, tenant, q.Table); err != nil {
+					return err
+				}
+			}
+			for _, s := range series {
+				for shard := range t.shards {
+					sq := storage.Query{
+						Table: t.name, PK: partitionKey(tenant, q.Table, s, shard),
+						Low: timeKey(from), High: highKey(to),
+						// One more than the page: the merge must see
+						// whether anything follows the last event.
+						Desc: q.Desc, Limit: limit + 1, Attrs: q.Fields,
+					}
+					if pos != nil {
+						resume(&sq, s, *pos)
+					}
+					mu.Lock()
+					m.sources = append(m.sources, &source{table: t.name, series: s, q: sq})
+					mu.Unlock()
+				}
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	// Pebble's iterators are cheap and DynamoDB's first pages are the
+	// slow part: fetch every source's first page at once.
+	// The iterators outlive this function, so they take ctx, not a
+	// group's context that ends with Wait.
+	var first errgroup.Group
+	first.SetLimit(db.opts.QueryParallelism)
+	for _, s := range m.sources {
+		first.Go(func() error {
+			s.it = db.store.Query(ctx, s.q)
+			return s.advance()
+		})
+	}
+	if err := first.Wait(); err != nil {
+		m.close()
+		return nil, err
+	}
+	for _, s := range m.sources {
+		if s.ok {
+			m.heap = append(m.heap, s)
+		}
+	}
+	heap.Init(m)
+	return m, nil
+}
+
+// resume narrows a partition's query to the events after pos in merge
+// order (time, id, series): an event at pos's very time and id is still
+// due in a series that sorts after pos's.
+func resume(q *storage.Query, series string, pos position) {
+	key := sortKey(pos.time, pos.id)
+	if q.Desc {
+		if series < pos.series {
+			q.High = key
+		} else {
+			q.After = key
+		}
+		return
+	}
+	if series > pos.series {
+		q.Low = key
+	} else {
+		q.After = key
+	}
+}
+
+// merger merges sources in time order. It implements heap.Interface.
+type merger struct {
+	desc    bool
+	sources []*source
+	heap    []*source
+}
+
+func (m *merger) Len() int      { return len(m.heap) }
+func (m *merger) Swap(i, j int) { m.heap[i], m.heap[j] = m.heap[j], m.heap[i] }
+func (m *merger) Less(i, j int) bool {
+	c := compareEvents(&m.heap[i].cur, &m.heap[j].cur)
+	if m.desc {
+		return c > 0
+	}
+	return c < 0
+}
+func (m *merger) Push(x any) { m.heap = append(m.heap, x.(*source)) }
+func (m *merger) Pop() any {
+	s := m.heap[len(m.heap)-1]
+	m.heap = m.heap[:len(m.heap)-1]
+	return s
+}
+
+// compareEvents orders events by time, id and series.
+func compareEvents(a, b *event.Event) int {
+	if c := a.Time.Compare(b.Time); c != 0 {
+		return c
+	}
+	if c := strings.Compare(a.ID, b.ID); c != 0 {
+		return c
+	}
+	return strings.Compare(a.Series, b.Series)
+}
+
+// page takes up to limit events off the merge, dropping repeats of one
+// event found in several tables, and makes the cursor when more remain.
+func (m *merger) page(limit int, cursor func(position) string) (Page, error) {
+	var p Page
+	var last *event.Event
+	for len(m.heap) > 0 {
+		s := m.heap[0]
+		if last != nil && compareEvents(last, &s.cur) == 0 {
+			// The same event from another table: a retry across a month
+			// boundary stored it twice.
+		} else if len(p.Events) == limit {
+			lastEv := p.Events[len(p.Events)-1]
+			p.NextCursor = cursor(position{time: lastEv.Time, id: lastEv.ID, series: lastEv.Series})
+			return p, nil
+		} else {
+			p.Events = append(p.Events, s.cur)
+			last = &p.Events[len(p.Events)-1]
+		}
+		if err := s.advance(); err != nil {
+			return Page{}, err
+		}
+		if s.ok {
+			heap.Fix(m, 0)
+		} else {
+			heap.Pop(m)
+		}
+	}
+	return p, nil
+}
+
+func (m *merger) close() {
+	for _, s := range m.sources {
+		if s.it != nil {
+			s.it.Close()
+		}
+	}
+}

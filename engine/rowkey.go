@@ -1,0 +1,94 @@
+package engine
+
+import (
+	"errors"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// timeLayout formats event times in sort keys: fixed width, so that
+// bytewise order is time order.
+const timeLayout = "2006-01-02T15:04:05.000000000Z"
+
+const timeKeyLen = len(timeLayout)
+
+// partitionKey returns the partition key of a series shard in the row
+// layout.
+func partitionKey(tenant, table, series string, shard int) string {
+	var b strings.Builder
+	b.Grow(len(tenant) + len(table) + len(series) + 6)
+	b.WriteString(tenant)
+	b.WriteByte('#')
+	b.WriteString(table)
+	b.WriteByte('#')
+	b.WriteString(series)
+	b.WriteByte('#')
+	b.WriteString(strconv.Itoa(shard))
+	return b.String()
+}
+
+// seriesIndexKey returns the partition key of a logical table's series
+// index in a physical table. It has one "#", where data partitions have at
+// least three, so the two never meet.
+func seriesIndexKey(tenant, table string) string { return tenant + "#" + table }
+
+var errBadKey = errors.New("timetable: not a row key")
+
+// parsePartitionKey splits a row-layout partition key.
+func parsePartitionKey(pk string) (tenant, table, series string, shard int, err error) {
+	i := strings.IndexByte(pk, '#')
+	if i < 0 {
+		return "", "", "", 0, errBadKey
+	}
+	j := strings.IndexByte(pk[i+1:], '#')
+	k := strings.LastIndexByte(pk, '#')
+	if j < 0 || i+1+j == k {
+		return "", "", "", 0, errBadKey
+	}
+	j += i + 1
+	shard, err = strconv.Atoi(pk[k+1:])
+	if err != nil || shard < 0 || strconv.Itoa(shard) != pk[k+1:] {
+		return "", "", "", 0, errBadKey
+	}
+	return pk[:i], pk[i+1 : j], pk[j+1 : k], shard, nil
+}
+
+// timeKey returns the sort-key prefix of an instant.
+func timeKey(t time.Time) string {
+	var buf [timeKeyLen]byte
+	return string(t.UTC().AppendFormat(buf[:0], timeLayout))
+}
+
+// sortKey returns the sort key of an event.
+func sortKey(t time.Time, id string) string {
+	buf := make([]byte, 0, timeKeyLen+1+len(id))
+	buf = t.UTC().AppendFormat(buf, timeLayout)
+	buf = append(buf, '#')
+	buf = append(buf, id...)
+	return string(buf)
+}
+
+// highKey returns a sort key above every event at instant t and below
+// every event after it: '$' follows '#'.
+func highKey(t time.Time) string { return timeKey(t) + "$" }
+
+// parseSortKey splits a row-layout sort key.
+func parseSortKey(sk string) (time.Time, string, error) {
+	if len(sk) < timeKeyLen+2 || sk[timeKeyLen] != '#' {
+		return time.Time{}, "", errBadKey
+	}
+	t, err := time.Parse(timeLayout, sk[:timeKeyLen])
+	if err != nil {
+		return time.Time{}, "", errBadKey
+	}
+	return t, sk[timeKeyLen+1:], nil
+}
+
+var validName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,255}$`)
+
+// validTableName reports whether a logical table name is valid: 1 to 255
+// of A-Z, a-z, 0-9, "_", "." and "-", the characters of DynamoDB table
+// names.
+func validTableName(name string) bool { return validName.MatchString(name) }

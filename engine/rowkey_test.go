@@ -1,0 +1,75 @@
+package engine
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestPartitionKeyRoundTrip(t *testing.T) {
+	for _, tc := range []struct {
+		tenant, table, series string
+		shard                 int
+	}{
+		{"acme", "a_table", "car-17", 0},
+		{"acme", "a_table", "", 3},
+		{"acme", "a.b-c", "with#hash#es", 999},
+		{"t", "x", "#", 12},
+		{"t", "x", "ünïcode", 1},
+	} {
+		pk := partitionKey(tc.tenant, tc.table, tc.series, tc.shard)
+		tenant, table, series, shard, err := parsePartitionKey(pk)
+		require.NoError(t, err, pk)
+		require.Equal(t, tc.tenant, tenant)
+		require.Equal(t, tc.table, table)
+		require.Equal(t, tc.series, series)
+		require.Equal(t, tc.shard, shard)
+	}
+	for _, bad := range []string{"", "a", "a#b", "a#b#1", "a#b#c#", "a#b#c#x", "a#b#c#01", "a#b#c#-1"} {
+		_, _, _, _, err := parsePartitionKey(bad)
+		require.Error(t, err, bad)
+	}
+}
+
+func TestSortKeyOrderIsTimeOrder(t *testing.T) {
+	base := time.Date(2017, 4, 10, 12, 0, 0, 0, time.UTC)
+	keys := []string{
+		sortKey(time.Unix(0, 0), "a"),
+		sortKey(base, "a"),
+		sortKey(base, "ab"),
+		sortKey(base, "b"),
+		sortKey(base.Add(time.Nanosecond), ""+"0"),
+		sortKey(base.Add(time.Microsecond), "a"),
+		sortKey(base.Add(time.Millisecond), "a"),
+		sortKey(time.Date(2099, 12, 31, 23, 59, 59, 999999999, time.UTC), "z"),
+	}
+	for i := 1; i < len(keys); i++ {
+		require.Less(t, keys[i-1], keys[i])
+	}
+	// Range bounds: every key of an instant lies in [timeKey, highKey].
+	k := sortKey(base, "~~~~")
+	require.LessOrEqual(t, timeKey(base), k)
+	require.Less(t, k, highKey(base))
+	require.Less(t, highKey(base), sortKey(base.Add(time.Nanosecond), "!"))
+}
+
+func FuzzRowKey(f *testing.F) {
+	f.Add("acme", "a_table", "car-17", 3, int64(1491825600123456789), "abc")
+	f.Add("t", "x", "#a#", 0, int64(0), "#")
+	f.Fuzz(func(t *testing.T, tenant, table, series string, shard int, nanos int64, id string) {
+		if !validTableName(tenant) || !validTableName(table) || shard < 0 || nanos < 0 || id == "" {
+			t.Skip()
+		}
+		pk := partitionKey(tenant, table, series, shard)
+		gt, gtab, gs, gsh, err := parsePartitionKey(pk)
+		require.NoError(t, err)
+		require.Equal(t, []any{tenant, table, series, shard}, []any{gt, gtab, gs, gsh})
+		ts := time.Unix(0, nanos).UTC()
+		sk := sortKey(ts, id)
+		gtime, gid, err := parseSortKey(sk)
+		require.NoError(t, err)
+		require.True(t, ts.Equal(gtime))
+		require.Equal(t, id, gid)
+	})
+}

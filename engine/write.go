@@ -1,0 +1,264 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/timetabledb/timetable/event"
+	"github.com/timetabledb/timetable/family"
+	"github.com/timetabledb/timetable/naming"
+	"github.com/timetabledb/timetable/storage"
+)
+
+// WriteError reports a Write that stored some events but not all, because
+// the store failed. Every event not listed is durable; writing the listed
+// ones again, or the whole request, is safe and never duplicates.
+type WriteError struct {
+	// Unwritten holds the indexes of the events not written, ascending.
+	Unwritten []int
+	// Err is the store's error.
+	Err error
+}
+
+func (e *WriteError) Error() string {
+	return fmt.Sprintf("%d of the events were not written: %v", len(e.Unwritten), e.Err)
+}
+
+// Unwrap returns the store's error.
+func (e *WriteError) Unwrap() error { return e.Err }
+
+// pending is an event on its way to a table.
+type pending struct {
+	index  int // in the caller's slice
+	ref    naming.Ref
+	series string
+	shard  int
+	item   storage.Item
+}
+
+// Write validates events, gives each its id (event.AssignID: the events'
+// ID fields are set in place), and stores them in the tables of the
+// logical table's family, creating tables for late data on demand.
+//
+// The whole request is validated first: if any event is invalid Write
+// returns an *event.BatchError naming each one and writes nothing. It
+// returns the number of events written, and nil only when all are durable;
+// a *WriteError lists those that are not. Writing the same events again
+// never duplicates them.
+func (db *DB) Write(ctx context.Context, tenant, table string, events []event.Event) (int, error) {
+	done, err := db.enter()
+	if err != nil {
+		return 0, err
+	}
+	defer done()
+	start := time.Now()
+	if !validTableName(table) {
+		return 0, fmt.Errorf("%w: table %q: use 1 to 255 of A-Z, a-z, 0-9, _, . and -", ErrBadName, table)
+	}
+	now := db.opts.Clock.Now()
+	f := db.opts.Config.Family(table)
+
+	items, err := db.prepare(tenant, table, f, events, now)
+	if err != nil {
+		return 0, err
+	}
+	if len(items) == 0 {
+		return 0, nil
+	}
+	if err := db.meta.registerTable(ctx, tenant, table, f.Name, now); err != nil {
+		return 0, err
+	}
+	groups, err := db.group(ctx, f, tenant, table, items)
+	if err != nil {
+		return 0, err
+	}
+
+	var mu sync.Mutex
+	var unwritten []int
+	var firstErr error
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(db.opts.WriteParallelism)
+	for _, grp := range groups {
+		g.Go(func() error {
+			err := grp.writeTo(gctx, db.store, db.series)
+			if err == nil {
+				return nil
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if firstErr == nil {
+				firstErr = err
+			}
+			var we *storage.WriteError
+			if errors.As(err, &we) {
+				for _, i := range we.Unwritten {
+					unwritten = append(unwritten, grp.events[i]...)
+				}
+			} else {
+				for _, evs := range grp.events {
+					unwritten = append(unwritten, evs...)
+				}
+			}
+			return nil // the other tables are still written
+		})
+	}
+	_ = g.Wait()
+	db.metrics.observeWrite(len(events), len(unwritten), time.Since(start))
+	if firstErr != nil {
+		slices.Sort(unwritten)
+		unwritten = slices.Compact(unwritten)
+		return len(events) - len(unwritten), &WriteError{Unwritten: unwritten, Err: firstErr}
+	}
+	return len(events), nil
+}
+
+// prepare validates the events and turns them into items, without I/O.
+func (db *DB) prepare(tenant, table string, f family.Family, events []event.Event, now time.Time) ([]pending, error) {
+	var problems []event.Problem
+	items := make([]pending, 0, len(events))
+	var last naming.Ref
+	for i := range events {
+		ev := &events[i]
+		if err := event.Validate(ev, db.opts.Limits, now); err != nil {
+			problems = append(problems, event.Problem{Index: i, Reason: err.Error()})
+			continue
+		}
+		ev.AssignID(tenant, table)
+		if !last.Period.Contains(ev.Time) {
+			last = f.TableFor(ev.Time, now)
+		}
+		p := pending{index: i, ref: last, series: ev.Series, shard: shardOf(ev.ID, f.Shards)}
+		p.item = storage.Item{
+			PK:    partitionKey(tenant, table, ev.Series, p.shard),
+			SK:    sortKey(ev.Time, ev.ID),
+			Attrs: ev.Fields,
+		}
+		if f.TTL > 0 {
+			attrs := make(map[string]any, len(ev.Fields)+1)
+			for k, v := range ev.Fields {
+				attrs[k] = v
+			}
+			attrs[family.TTLAttribute] = json.Number(strconv.FormatInt(ev.Time.Add(f.TTL).Unix(), 10))
+			p.item.Attrs = attrs
+		}
+		// Allow for a shard number of a few more digits, should the
+		// table have been made with more shards than the family has now.
+		if size := storage.ItemSize(p.item) + 3; size > storage.MaxItemSize {
+			problems = append(problems, event.Problem{Index: i, Reason: fmt.Sprintf("event is %d bytes as a stored item, over DynamoDB's limit of %d", size, storage.MaxItemSize)})
+			continue
+		}
+		items = append(items, p)
+	}
+	if problems != nil {
+		return nil, &event.BatchError{Problems: problems}
+	}
+	return items, nil
+}
+
+// tableWrite is the part of a Write that goes to one physical table.
+type tableWrite struct {
+	table physTable
+	items []storage.Item
+	// events[i] holds the indexes of the events stored as items[i]: more
+	// than one when a request holds the same event twice.
+	events [][]int
+	// series are the series written; after group, only those the series
+	// index may lack.
+	series   []string
+	lastSeen string
+	tenant   string
+	ltable   string
+}
+
+func (w *tableWrite) addSeries(s string) {
+	if s == w.lastSeen && len(w.series) > 0 {
+		return
+	}
+	w.lastSeen = s
+	if !slices.Contains(w.series, s) {
+		w.series = append(w.series, s)
+	}
+}
+
+// writeTo stores the write's items, after the series index entries they
+// need, so that no event is ever stored without the entry that lets a
+// query find its series.
+func (w *tableWrite) writeTo(ctx context.Context, store storage.Store, idx *seriesCache) error {
+	if len(w.series) > 0 {
+		entries := make([]storage.Item, len(w.series))
+		for i, s := range w.series {
+			entries[i] = storage.Item{PK: seriesIndexKey(w.tenant, w.ltable), SK: seriesIndexPrefix + s, Attrs: map[string]any{}}
+		}
+		if err := store.BatchWrite(ctx, w.table.name, entries); err != nil {
+			return fmt.Errorf("write series index: %w", err)
+		}
+		idx.add(w.table.name, w.tenant, w.ltable, w.series)
+	}
+	return store.BatchWrite(ctx, w.table.name, w.items)
+}
+
+// group sorts items by physical table, makes sure each table exists,
+// drops repeats of one event within the request, and adds series index
+// entries for series new to a table.
+func (db *DB) group(ctx context.Context, f family.Family, tenant, table string, items []pending) ([]*tableWrite, error) {
+	byName := map[string]*tableWrite{}
+	var order []*tableWrite
+	type key struct{ pk, sk string }
+	seen := map[key]int{}
+	for _, p := range items {
+		name := f.Namer().Format(p.ref)
+		w := byName[name]
+		if w == nil {
+			t, err := db.catalog.ensure(ctx, f, p.ref)
+			if err != nil {
+				return nil, err
+			}
+			w = &tableWrite{table: t, tenant: tenant, ltable: table}
+			byName[name] = w
+			order = append(order, w)
+		}
+		if w.table.shards != f.Shards {
+			// The table keeps the shard count it was made with.
+			p.item.PK = partitionKey(tenant, table, p.series, shardOf(idOf(p.item.SK), w.table.shards))
+		}
+		w.addSeries(p.series)
+		k := key{w.table.name + "\x00" + p.item.PK, p.item.SK}
+		if j, ok := seen[k]; ok {
+			w.items[j] = p.item
+			w.events[j] = append(w.events[j], p.index)
+			continue
+		}
+		seen[k] = len(w.items)
+		w.items = append(w.items, p.item)
+		w.events = append(w.events, []int{p.index})
+	}
+	for _, w := range order {
+		w.series = db.series.missing(w.table.name, tenant, table, w.series)
+	}
+	return order, nil
+}
+
+func idOf(sk string) string {
+	_, id, _ := parseSortKey(sk)
+	return id
+}
+
+// shardOf returns the shard of an event id: FNV-1a of the id modulo the
+// shard count, so a retry lands on the same item.
+func shardOf(id string, shards int) int {
+	if shards <= 1 {
+		return 0
+	}
+	h := fnv.New32a()
+	h.Write([]byte(id))
+	return int(h.Sum32() % uint32(shards))
+}

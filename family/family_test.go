@@ -1,0 +1,100 @@
+package family_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/timetabledb/timetable/family"
+	"github.com/timetabledb/timetable/period"
+	"github.com/timetabledb/timetable/storage"
+)
+
+func TestDefaultIsValid(t *testing.T) {
+	require.NoError(t, family.Default().Validate())
+}
+
+func TestTableForGroupsByWriteMonth(t *testing.T) {
+	f := family.Default()
+	event := time.Date(2017, 4, 10, 12, 0, 0, 0, time.UTC)
+	ref := f.TableFor(event, time.Date(2017, 6, 2, 0, 0, 0, 0, time.UTC))
+	require.Equal(t, time.Date(2017, 4, 9, 0, 0, 0, 0, time.UTC), ref.Period.Start)
+	require.Equal(t, period.Month{Year: 2017, Month: time.June}, ref.WriteMonth)
+	require.Equal(t, "tt_events_1491696000000_1492300799000_6_2017", f.Namer().Format(ref))
+
+	f.WriteTimeGrouping = false
+	ref = f.TableFor(event, time.Date(2017, 6, 2, 0, 0, 0, 0, time.UTC))
+	require.True(t, ref.WriteMonth.IsZero())
+	require.Equal(t, "tt_events_1491696000000_1492300799000", f.Namer().Format(ref))
+}
+
+func TestTierAtFollowsTheBlog(t *testing.T) {
+	// Daily tables: today's is hot, yesterday's warm, older ones cold, each
+	// change Grace after midnight.
+	f := family.Default()
+	f.Granularity = period.Granularity{Unit: period.Day}
+	f.Grace = 15 * time.Minute
+	day := time.Date(2018, 10, 25, 0, 0, 0, 0, time.UTC)
+	ref := f.TableFor(day, day)
+	for _, tc := range []struct {
+		at   time.Duration
+		tier string
+	}{
+		{-time.Hour, "hot"}, // prebuilt
+		{0, "hot"},
+		{23 * time.Hour, "hot"},
+		{24*time.Hour + 14*time.Minute, "hot"},
+		{24*time.Hour + 15*time.Minute, "warm"},
+		{48*time.Hour + 14*time.Minute, "warm"},
+		{48*time.Hour + 15*time.Minute, "cold"},
+		{400 * 24 * time.Hour, "cold"},
+	} {
+		require.Equal(t, tc.tier, f.TierAt(ref, day.Add(tc.at)).Name, "at +%v", tc.at)
+	}
+}
+
+func TestTierAtCountsCalendarMonths(t *testing.T) {
+	f := family.Default()
+	f.Granularity = period.Granularity{Unit: period.CalendarMonth}
+	f.Grace = 0
+	feb := time.Date(2024, 2, 1, 0, 0, 0, 0, time.UTC)
+	ref := f.TableFor(feb, feb)
+	require.Equal(t, "hot", f.TierAt(ref, time.Date(2024, 2, 29, 23, 0, 0, 0, time.UTC)).Name)
+	require.Equal(t, "warm", f.TierAt(ref, time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC)).Name)
+	require.Equal(t, "cold", f.TierAt(ref, time.Date(2024, 4, 1, 0, 0, 0, 0, time.UTC)).Name)
+}
+
+func TestSpecCarriesTheTags(t *testing.T) {
+	f := family.Default()
+	f.Shards = 6
+	f.TTL = 90 * 24 * time.Hour
+	at := time.Date(2017, 4, 10, 12, 0, 0, 0, time.UTC)
+	ref := f.TableFor(at, at)
+	spec := f.Spec(ref, f.Tiers[0])
+	require.Equal(t, "tt_events_1491696000000_1492300799000_4_2017", spec.Name)
+	require.Equal(t, storage.Capacity{Billing: storage.Provisioned, Read: 300, Write: 1000}, spec.Capacity)
+	require.Equal(t, map[string]string{
+		family.TagFamily:      "events",
+		family.TagPeriodStart: "2017-04-09T00:00:00Z",
+		family.TagPeriodEnd:   "2017-04-16T00:00:00Z",
+		family.TagWriteMonth:  "2017-04",
+		family.TagTier:        "hot",
+		family.TagShards:      "6",
+		family.TagLayout:      "row",
+	}, spec.Tags)
+	require.Equal(t, family.TTLAttribute, spec.TTLAttribute)
+	require.Equal(t, 6, f.ShardsOf(spec.Tags))
+	f.Shards = 2
+	require.Equal(t, 6, f.ShardsOf(spec.Tags), "a table keeps its shard count")
+	require.Equal(t, 2, f.ShardsOf(nil))
+
+	od := family.Tier{Name: "od", Capacity: storage.Capacity{Billing: storage.OnDemand, Read: 5, Write: 5}}
+	require.Equal(t, storage.Capacity{Billing: storage.OnDemand}, f.Spec(ref, od).Capacity)
+}
+
+func TestAgeString(t *testing.T) {
+	require.Equal(t, "0", family.Age{}.String())
+	require.Equal(t, "1 period", family.Age{Periods: 1}.String())
+	require.Equal(t, "2 periods + 12h0m0s", family.Age{Periods: 2, Duration: 12 * time.Hour}.String())
+}

@@ -1,0 +1,64 @@
+package family
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/timetabledb/timetable/naming"
+	"github.com/timetabledb/timetable/storage"
+)
+
+// Tag keys recorded with every table timetable creates, so that a person
+// looking at the tables in the AWS console, and the lifecycle manager, can
+// tell what each holds without parsing its name.
+const (
+	TagFamily      = "timetable:family"
+	TagPeriodStart = "timetable:period-start"
+	TagPeriodEnd   = "timetable:period-end"
+	TagWriteMonth  = "timetable:write-month"
+	TagTier        = "timetable:tier"
+	TagShards      = "timetable:shards"
+	TagLayout      = "timetable:layout"
+)
+
+// Spec returns the specification of the table ref at the given tier.
+func (f Family) Spec(ref naming.Ref, tier Tier) storage.TableSpec {
+	c := tier.Capacity
+	if c.Billing == "" {
+		c.Billing = f.Billing
+	}
+	if c.Billing == storage.OnDemand {
+		c.Read, c.Write = 0, 0
+	}
+	tags := map[string]string{
+		TagFamily:      f.Name,
+		TagPeriodStart: ref.Period.Start.Format(time.RFC3339),
+		TagPeriodEnd:   ref.Period.End.Format(time.RFC3339),
+		TagTier:        tier.Name,
+		TagShards:      strconv.Itoa(f.Shards),
+		TagLayout:      string(f.Layout),
+	}
+	if !ref.WriteMonth.IsZero() {
+		tags[TagWriteMonth] = ref.WriteMonth.String()
+	}
+	spec := storage.TableSpec{
+		Name:     f.Namer().Format(ref),
+		Capacity: c,
+		Tags:     tags,
+	}
+	if f.TTL > 0 {
+		spec.TTLAttribute = TTLAttribute
+	}
+	return spec
+}
+
+// ShardsOf returns the number of shards a table was created with, from its
+// tags, or the family's current number when the tag is missing or bad. A
+// family's shard count may change; tables keep the count they were written
+// with.
+func (f Family) ShardsOf(tags map[string]string) int {
+	if n, err := strconv.Atoi(tags[TagShards]); err == nil && n >= 1 {
+		return n
+	}
+	return f.Shards
+}
