@@ -9,8 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
@@ -19,6 +17,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/timetabledb/timetable/clock"
+	"github.com/timetabledb/timetable/config"
 	"github.com/timetabledb/timetable/event"
 	"github.com/timetabledb/timetable/planner"
 	"github.com/timetabledb/timetable/storage"
@@ -149,7 +148,7 @@ func runPlan(cmd *cobra.Command, f planFlags, clk clock.Clock) error {
 		in   string
 		out  *time.Duration
 	}{{"retention", f.retention, &in.Retention}, {"horizon", f.horizon, &in.Horizon}, {"read-range", f.readRange, &in.ReadRange}} {
-		if *d.out, err = parseDuration(d.in); err != nil {
+		if *d.out, err = config.ParseDuration(d.in); err != nil {
 			return fmt.Errorf("plan: --%s: %w", d.flag, err)
 		}
 	}
@@ -306,28 +305,4 @@ func applyPlan(path string, fam planner.Family) error {
 		return fmt.Errorf("write config %s: %w", path, err)
 	}
 	return nil
-}
-
-var daysWeeks = regexp.MustCompile(`^(\d+)([dw])$`)
-
-// parseDuration reads a duration as configuration files spell one: a Go
-// duration, a whole number of days ("90d") or weeks ("12w"), or "0".
-func parseDuration(s string) (time.Duration, error) {
-	s = strings.TrimSpace(s)
-	if m := daysWeeks.FindStringSubmatch(s); m != nil {
-		n, err := strconv.ParseInt(m[1], 10, 64)
-		unit := 24 * time.Hour
-		if m[2] == "w" {
-			unit *= 7
-		}
-		if err != nil || n > int64(1<<63-1)/int64(unit) {
-			return 0, fmt.Errorf("duration %q is too long", s)
-		}
-		return time.Duration(n) * unit, nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil {
-		return 0, fmt.Errorf("duration %q: use a Go duration like 36h, or days or weeks like 90d or 12w", s)
-	}
-	return d, nil
 }

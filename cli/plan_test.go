@@ -17,7 +17,11 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/timetabledb/timetable/clock"
+	"github.com/timetabledb/timetable/config"
+	"github.com/timetabledb/timetable/family"
+	"github.com/timetabledb/timetable/naming"
 	"github.com/timetabledb/timetable/planner"
+	"github.com/timetabledb/timetable/storage"
 )
 
 // update rewrites golden files instead of comparing with them: go test
@@ -209,17 +213,92 @@ tables:
 	require.NoError(t, err)
 	require.Equal(t, os.FileMode(0o600), st.Mode().Perm(), "the file keeps its mode")
 
+	// The server's configuration loader reads the family back as planned.
+	c, err := config.Load(path)
+	require.NoError(t, err)
+	events := c.Family("a_table")
+	require.Equal(t, "events", events.Name)
+	require.Equal(t, "tt_events_", events.Prefix)
+	require.Equal(t, "12h", events.Granularity.String())
+	require.Equal(t, naming.Range, events.Naming)
+	require.True(t, events.WriteTimeGrouping)
+	require.Equal(t, 6, events.Shards)
+	require.Equal(t, family.LayoutRow, events.Layout)
+	require.Equal(t, storage.Provisioned, events.Billing)
+	require.Equal(t, []family.Tier{
+		{Name: "hot", Age: family.Age{}, Capacity: storage.Capacity{Billing: storage.Provisioned, Read: 300, Write: 6000}},
+		{Name: "warm", Age: family.Age{Periods: 1}, Capacity: storage.Capacity{Billing: storage.Provisioned, Read: 100, Write: 1}},
+		{Name: "cold", Age: family.Age{Periods: 2}, Capacity: storage.Capacity{Billing: storage.Provisioned, Read: 1, Write: 1}},
+	}, events.Tiers)
+	require.Equal(t, time.Hour, events.Prebuild)
+	require.Equal(t, 15*time.Minute, events.Grace)
+	require.Equal(t, 90*24*time.Hour, events.Retention)
+	require.Len(t, c.Families, 2)
+
 	// A new file is created.
 	fresh := filepath.Join(t.TempDir(), "new.yaml")
 	_, _, err = runPlanCmd(t, "--item-bytes", "180", "--rate", "600", "--family", "metrics", "--apply", fresh)
 	require.NoError(t, err)
 	data, err = os.ReadFile(fresh)
 	require.NoError(t, err)
-	require.Contains(t, string(data), "name: metrics")
-	require.Contains(t, string(data), "prefix: tt_metrics_")
+	c, err = config.Load(fresh)
+	require.NoError(t, err)
+	metrics := c.Families[0]
+	require.Equal(t, "metrics", metrics.Name)
+	require.Equal(t, "tt_metrics_", metrics.Prefix)
+	require.Equal(t, "day", metrics.Granularity.String())
+	require.Zero(t, metrics.Retention)
 	entries, err := os.ReadDir(filepath.Dir(fresh))
 	require.NoError(t, err)
 	require.Len(t, entries, 1, "no temporary file is left behind")
+}
+
+// Every period and billing the planner can recommend, written by --apply,
+// is one the configuration loader accepts, with the same meaning.
+func TestPlanApplyEveryPeriodLoads(t *testing.T) {
+	tests := []struct {
+		args   []string
+		period string
+	}{
+		{[]string{"--item-bytes", "1000", "--rate", "900"}, "hour"},
+		{[]string{"--item-bytes", "1000", "--rate", "300"}, "6h"},
+		{[]string{"--item-bytes", "1000", "--rate", "200"}, "12h"},
+		{[]string{"--item-bytes", "180", "--rate", "600"}, "day"},
+		{[]string{"--item-bytes", "180", "--rate", "80", "--write-time-grouping", "none"}, "week"},
+		{[]string{"--item-bytes", "180", "--rate", "20", "--retention", "365d"}, "month"},
+		{[]string{"--item-bytes", "100", "--rate", "0.5", "--retention", "730d"}, "quarter"},
+	}
+	billings := map[storage.Billing]bool{}
+	for _, tt := range tests {
+		t.Run(tt.period, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "timetable.yaml")
+			out, _, err := runPlanCmd(t, append(tt.args, "--apply", path, "--format", "json")...)
+			require.NoError(t, err)
+			var r planner.Report
+			require.NoError(t, json.Unmarshal([]byte(out), &r))
+			require.Equal(t, tt.period, r.Period)
+			c, err := config.Load(path)
+			require.NoError(t, err)
+			f := c.Family("any")
+			require.Equal(t, tt.period, f.Granularity.String())
+			require.Equal(t, r.Shards, f.Shards)
+			billing := storage.Provisioned
+			if r.Billing == planner.BillingOnDemand {
+				billing = storage.OnDemand
+			}
+			require.Equal(t, billing, f.Billing)
+			billings[f.Billing] = true
+			require.Equal(t, r.Workload.WriteTimeGrouping == "month", f.WriteTimeGrouping)
+			require.Equal(t, time.Duration(r.Workload.RetentionHours*float64(time.Hour)), f.Retention)
+			require.Len(t, f.Tiers, len(r.Tiers))
+			for i, tier := range r.Tiers {
+				require.Equal(t, tier.Name, f.Tiers[i].Name)
+				require.Equal(t, tier.Write, f.Tiers[i].Capacity.Write)
+				require.Equal(t, tier.Read, f.Tiers[i].Capacity.Read)
+			}
+		})
+	}
+	require.Len(t, billings, 2, "both billing modes are written and read back")
 }
 
 func TestPlanSVG(t *testing.T) {
@@ -247,21 +326,12 @@ func TestPlanSVG(t *testing.T) {
 	require.Equal(t, map[string]bool{"stored": true, "tier-hot": true, "tier-warm": true, "tier-cold": true, "storage": true}, ids)
 }
 
-func TestParseDuration(t *testing.T) {
-	for s, want := range map[string]time.Duration{
-		"0":     0,
-		"90d":   90 * 24 * time.Hour,
-		"12w":   12 * 7 * 24 * time.Hour,
-		"36h":   36 * time.Hour,
-		"1h30m": 90 * time.Minute,
-		" 7d ":  7 * 24 * time.Hour,
-	} {
-		got, err := parseDuration(s)
-		require.NoError(t, err, s)
-		require.Equal(t, want, got, s)
-	}
-	for _, s := range []string{"", "3 months", "1y", "d", "-5d", "99999999999999d"} {
-		_, err := parseDuration(s)
-		require.Error(t, err, s)
+func TestPlanDurations(t *testing.T) {
+	for arg, hours := range map[string]float64{"0": 0, "90d": 2160, "12w": 2016, "36h": 36, "1h30m": 1.5} {
+		out, _, err := runPlanCmd(t, "--item-bytes", "180", "--rate", "600", "--retention", arg, "--format", "json")
+		require.NoError(t, err, arg)
+		var r planner.Report
+		require.NoError(t, json.Unmarshal([]byte(out), &r))
+		require.Equal(t, hours, r.Workload.RetentionHours, arg)
 	}
 }
