@@ -1,0 +1,110 @@
+// Package backends gives tests of the layers above storage (engine,
+// server, CLI) every backend to run on: Pebble in a temporary directory
+// always, and DynamoDB when TIMETABLE_DYNAMODB_ENDPOINT names a
+// DynamoDB-API server (`make test` starts dynalite and sets it).
+//
+// Each test gets names of its own (a table-name prefix and a meta table),
+// so tests can share one server, and its tables are deleted when it ends,
+// since dynalite's memory only grows.
+package backends
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/timetabledb/timetable/config"
+	"github.com/timetabledb/timetable/storage"
+	"github.com/timetabledb/timetable/storage/dynamostore"
+	"github.com/timetabledb/timetable/storage/pebblestore"
+)
+
+// EndpointEnv names the DynamoDB-API server the tests may use.
+const EndpointEnv = "TIMETABLE_DYNAMODB_ENDPOINT"
+
+// Backend is a store a test can run on.
+type Backend struct {
+	// Name is "pebble" or "dynamodb".
+	Name string
+	// Open returns a new, empty store and the configuration that keeps
+	// the test's tables apart from other tests': the default one, with a
+	// prefix and meta table of the test's own. The store is closed, and
+	// its tables deleted, when the test ends.
+	Open func(t *testing.T) (storage.Store, config.Config)
+}
+
+// All returns the backends available here. A test that needs DynamoDB and
+// finds it unavailable says so in its log.
+func All(t *testing.T) []Backend {
+	bs := []Backend{Pebble()}
+	if os.Getenv(EndpointEnv) != "" {
+		bs = append(bs, Dynamo())
+	} else {
+		t.Logf("DynamoDB backend skipped: set %s or run `make test` to start dynalite", EndpointEnv)
+	}
+	return bs
+}
+
+// Pebble is the embedded backend in a temporary directory.
+func Pebble() Backend {
+	return Backend{Name: "pebble", Open: func(t *testing.T) (storage.Store, config.Config) {
+		s, err := pebblestore.Open(t.TempDir(), pebblestore.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s, config.Default()
+	}}
+}
+
+var run = func() string {
+	b := make([]byte, 3)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}()
+
+var seq atomic.Int64
+
+// Dynamo is the DynamoDB backend on the server in TIMETABLE_DYNAMODB_ENDPOINT,
+// reached through the standard AWS configuration chain.
+func Dynamo() Backend {
+	return Backend{Name: "dynamodb", Open: func(t *testing.T) (storage.Store, config.Config) {
+		if os.Getenv(EndpointEnv) == "" {
+			t.Skipf("set %s or run `make test` to start dynalite", EndpointEnv)
+		}
+		if os.Getenv("AWS_ENDPOINT_URL_DYNAMODB") == "" {
+			t.Setenv("AWS_ENDPOINT_URL_DYNAMODB", os.Getenv(EndpointEnv))
+		}
+		ctx := context.Background()
+		s, err := dynamostore.Open(ctx, dynamostore.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := "t" + run + "_" + strconv.FormatInt(seq.Add(1), 10)
+		cfg := config.Default()
+		cfg.Families[0].Prefix = id + "_ev_"
+		cfg.MetaTable = id + "_meta"
+		t.Cleanup(func() {
+			// Delete what the test made, then close.
+			var names []string
+			_ = s.ListTables(ctx, id, func(name string) bool {
+				if !strings.HasPrefix(name, id+"_") {
+					return false
+				}
+				names = append(names, name)
+				return true
+			})
+			for _, n := range names {
+				_ = s.DeleteTable(ctx, n)
+			}
+			s.Close()
+		})
+		return s, cfg
+	}}
+}
+
