@@ -1,6 +1,7 @@
 package pebblestore
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -264,4 +265,37 @@ func BenchmarkRawIterator(b *testing.B) {
 			b.ReportMetric(float64(b.N*shape.n)/b.Elapsed().Seconds(), "items/s")
 		})
 	}
+}
+
+// BenchmarkDecodeItem measures what a query pays per item on top of the
+// raw iterator: decoding one benchmark item's attributes into a fresh map,
+// with this package's codec and, for comparison, with encoding/json (the
+// obvious alternative, which also needs UseNumber to keep numbers exact
+// and still cannot tell []byte from string).
+func BenchmarkDecodeItem(b *testing.B) {
+	attrs := benchItem("p", 1).Attrs
+	enc, err := appendItem(nil, attrs)
+	require.NoError(b, err)
+	js, err := json.Marshal(attrs)
+	require.NoError(b, err)
+	b.Run("codec", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			d := decoder{s: string(enc)}
+			if _, err := d.item(nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("encoding-json", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			dec := json.NewDecoder(bytes.NewReader(js))
+			dec.UseNumber()
+			var m map[string]any
+			if err := dec.Decode(&m); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
