@@ -23,9 +23,10 @@
 //     checks filter on their own prefix.
 //   - Creating a table is slow on DynamoDB, so subtests share a table where
 //     the checks do not interfere (one table for the batch sizes, one
-//     fixture table for all the query cases). The suite creates about
-//     fifteen tables; the listing check that needs more than a hundred runs
-//     only with Options.ManyTables and without -short.
+//     fixture table for all the range cases). The suite creates 26
+//     tables, seven of them for the listing order; the listing check that
+//     needs more than a hundred runs only with Options.ManyTables and
+//     without -short.
 //   - Nothing depends on timing: the suite never sleeps and never asserts
 //     on durations.
 //   - Tables a subtest creates are deleted in its cleanup, so a long-lived
