@@ -13,11 +13,15 @@ const benchEvent = `{"time":"2017-04-10T12:00:00.123456Z","series":"car-17","fie
 
 var benchNow = time.Date(2017, 4, 11, 0, 0, 0, 0, time.UTC)
 
+// ndjsonBody returns n events like benchEvent, with the variety of real
+// data: unique times and positions, varying speed, rpm and fuel, a gear out
+// of four, a hundred cars.
 func ndjsonBody(n int) []byte {
 	var b bytes.Buffer
+	gears := []string{"P", "R", "N", "D"}
 	for i := 0; i < n; i++ {
-		fmt.Fprintf(&b, `{"time":"2017-04-10T12:00:%02d.%06dZ","series":"car-%d","fields":{"speed":%d.5,"gear":"D","rpm":3200,"lat":48.856613,"lon":2.352222,"engine_on":true,"fuel":0.62}}`+"\n",
-			i%60, i%1000000, i%100, 50+i%80)
+		fmt.Fprintf(&b, `{"time":"2017-04-10T12:%02d:%02d.%06dZ","series":"car-%d","fields":{"speed":%d.%d,"gear":"%s","rpm":%d,"lat":48.%06d,"lon":2.%06d,"engine_on":%t,"fuel":0.%02d}}`+"\n",
+			i/60%60, i%60, i*7919%1000000, i%100, 20+i%110, i%10, gears[i/7%4], 800+i*37%5000, 856613+i*13, 352222+i*7, i%5 != 0, 1+i%99)
 	}
 	return b.Bytes()
 }

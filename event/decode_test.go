@@ -112,6 +112,8 @@ func TestDecodeNDJSONRules(t *testing.T) {
 		{name: "time in the future", line: `{"time":"2031-01-01T00:00:00Z"}`, reason: "time 2031-01-01T00:00:00Z is more than 24h0m0s in the future"},
 		{name: "time just past the skew", line: `{"time":"2017-04-12T00:00:00.000000001Z"}`, reason: "time 2017-04-12T00:00:00.000000001Z is more than 24h0m0s in the future"},
 		{name: "time custom skew", line: `{"time":"2017-04-11T00:00:01Z"}`, lim: Limits{MaxFutureSkew: time.Second}},
+		{name: "time past what nanoseconds hold", line: `{"time":"2300-01-01T00:00:00Z"}`, lim: Limits{MaxFutureSkew: 290 * 365 * 24 * time.Hour},
+			reason: "time 2300-01-01T00:00:00Z is after 2262-04-11T23:47:16.854775807Z, the last time timetable can store"},
 		{name: "time custom skew exceeded", line: `{"time":"2017-04-11T00:00:02Z"}`, lim: Limits{MaxFutureSkew: time.Second}, reason: "time 2017-04-11T00:00:02Z is more than 1s in the future"},
 
 		// top-level keys

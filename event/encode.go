@@ -109,9 +109,9 @@ func appendMap(dst []byte, m map[string]any) ([]byte, error) {
 
 // isJSONNumber reports whether s is a JSON number.
 func isJSONNumber(s json.Number) bool {
-	p := parser{data: []byte(s)}
-	_, err := p.number()
-	return err == nil && p.pos == len(s)
+	var buf [48]byte
+	_, reason := appendCanonical(buf[:0], s)
+	return reason != reasonNotNumber
 }
 
 const hexDigits = "0123456789abcdef"

@@ -50,6 +50,10 @@ func TestMarshalJSON(t *testing.T) {
 func TestMarshalJSONInvalidNumber(t *testing.T) {
 	_, err := Event{Time: testNow, Fields: map[string]any{"x": json.Number("1,5")}}.MarshalJSON()
 	require.ErrorContains(t, err, `encode event: invalid number "1,5"`)
+	// Numbers DynamoDB would refuse are still JSON.
+	b, err := Event{Time: testNow, Fields: map[string]any{"x": json.Number("1e999")}}.MarshalJSON()
+	require.NoError(t, err)
+	require.Contains(t, string(b), `"x":1e999`)
 }
 
 func TestMarshalJSONRoundTrip(t *testing.T) {
