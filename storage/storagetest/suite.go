@@ -23,7 +23,7 @@
 //     checks filter on their own prefix.
 //   - Creating a table is slow on DynamoDB, so subtests share a table where
 //     the checks do not interfere (one table for the batch sizes, one
-//     fixture table for all the range cases). The suite creates 26
+//     fixture table for all the range cases). The suite creates about 25
 //     tables, seven of them for the listing order; the listing check that
 //     needs more than a hundred runs only with Options.ManyTables and
 //     without -short.
