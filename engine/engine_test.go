@@ -181,17 +181,18 @@ func TestRetryAcrossMonthBoundaryIsReturnedOnce(t *testing.T) {
 
 func TestCursorWalkReturnsEveryEventOnce(t *testing.T) {
 	each(t, func(t *testing.T, b backends.Backend) {
-		start := time.Date(2017, 4, 1, 0, 0, 0, 0, time.UTC)
+		// Ten days across a week and a month boundary.
+		start := time.Date(2017, 4, 25, 0, 0, 0, 0, time.UTC)
 		f := open(t, b, 3, start)
 		ctx := context.Background()
 		rng := rand.New(rand.NewPCG(1, 2))
 		var all []event.Event
-		// Three weeks, written over two write months, several series, many
+		// Two weeks, written over two write months, several series, many
 		// events sharing an instant.
-		for day := 0; day < 21; day++ {
+		for day := 0; day < 10; day++ {
 			f.clock.Set(start.Add(time.Duration(day) * 24 * time.Hour))
 			var batch []event.Event
-			for i := 0; i < 20; i++ {
+			for i := 0; i < 15; i++ {
 				at := start.Add(time.Duration(day)*24*time.Hour + time.Duration(rng.IntN(4))*time.Hour)
 				batch = append(batch, ev(at, fmt.Sprint("dev-", rng.IntN(4)), map[string]any{"day": num(day), "i": num(i)}))
 			}
@@ -204,10 +205,15 @@ func TestCursorWalkReturnsEveryEventOnce(t *testing.T) {
 		for _, e := range all {
 			want[key(e)] = true
 		}
-		from, to := start, start.Add(21*24*time.Hour)
+		from, to := start, start.Add(10*24*time.Hour)
+		limits := []int{1, 7, 1000}
+		if b.Name != "pebble" {
+			// A page of one costs a request per partition on DynamoDB.
+			limits = []int{7, 1000}
+		}
 		for _, series := range []string{"", "dev-2"} {
 			for _, desc := range []bool{false, true} {
-				for _, limit := range []int{1, 7, 1000} {
+				for _, limit := range limits {
 					got := queryAll(t, f.db, "acme", engine.Query{Table: "t", Series: series, From: from, To: to, Desc: desc, Limit: limit})
 					seen := map[string]bool{}
 					for i, e := range got {
