@@ -42,8 +42,9 @@
 // Any key, top-level or nested, appears once per object.
 //
 // Every string in the input must be valid UTF-8 and \u escapes must not
-// leave a lone UTF-16 surrogate: such a body is malformed, rather than
-// silently changed to U+FFFD as encoding/json does. Unknown top-level keys
+// leave a lone UTF-16 surrogate: such text is refused as not JSON (the
+// problem of its line in NDJSON, a malformed body in a JSON array) rather
+// than silently changed to U+FFFD as encoding/json does. Unknown top-level keys
 // are refused by name, so a typo ("tim") is not silently dropped.
 //
 // # Limits
@@ -93,8 +94,11 @@
 // request is decoded on the ingest hot path (the server's goal is 200,000
 // events a second on two cores), and a single pass that checks syntax,
 // validates and canonicalizes as it reads, and reuses repeated field names
-// and series across a body, costs a fraction of encoding/json's reflection
-// into maps. The fuzz tests hold it to encoding/json's idea of valid JSON.
+// and series across a body, takes about half the time and 40% of the
+// allocations that encoding/json needs merely to decode the same body into
+// maps (BenchmarkDecodeNDJSON against BenchmarkBaselineEncodingJSON). The
+// fuzz tests hold it to encoding/json: what one refuses as JSON the other
+// refuses, and what it accepts reads the same in both.
 //
 // # Concurrency
 //
