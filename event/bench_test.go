@@ -147,3 +147,19 @@ func BenchmarkBaselineEncodingJSON(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/event")
 }
+
+// BenchmarkValidateDecoded is the cost of Validate on an event a decoder
+// already checked, as the engine does for every event it writes.
+func BenchmarkValidateDecoded(b *testing.B) {
+	evs, err := DecodeNDJSON([]byte(benchEvent), Limits{}, benchNow)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ev := evs[0]
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := Validate(&ev, Limits{}, benchNow); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

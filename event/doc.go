@@ -97,8 +97,8 @@
 // and series across a body, takes about half the time and 40% of the
 // allocations that encoding/json needs merely to decode the same body into
 // maps (BenchmarkDecodeNDJSON against BenchmarkBaselineEncodingJSON). The
-// fuzz tests hold it to encoding/json: what one refuses as JSON the other
-// refuses, and what it accepts reads the same in both.
+// fuzz tests hold it to encoding/json: a body encoding/json finds invalid
+// is refused, and an accepted one reads the same in both.
 //
 // # Concurrency
 //

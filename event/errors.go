@@ -18,6 +18,19 @@ var (
 	ErrInvalidLimits = errors.New("timetable: invalid event limits")
 )
 
+// ValidationError is the error Validate returns for an event that breaks
+// a rule. It matches ErrInvalidEvent with errors.Is.
+type ValidationError struct {
+	// Reason says what is wrong, as a Problem's Reason does.
+	Reason string
+}
+
+// Error returns the reason after ErrInvalidEvent's text.
+func (e *ValidationError) Error() string { return ErrInvalidEvent.Error() + ": " + e.Reason }
+
+// Is reports whether target is ErrInvalidEvent.
+func (e *ValidationError) Is(target error) bool { return target == ErrInvalidEvent }
+
 // Problem is what is wrong with one event of a request.
 type Problem struct {
 	// Index is the event's 0-based position: in the JSON array, or among

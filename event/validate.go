@@ -22,7 +22,7 @@ const reservedPrefix = "tt_"
 // values, which JSON input cannot produce. Validate rewrites values inside
 // the maps and slices of Fields, which the caller must not share with
 // another goroutine meanwhile. It returns an error wrapping
-// ErrInvalidEvent that gives the first problem found, or an error wrapping
+// *ValidationError giving the first problem found, or an error wrapping
 // ErrInvalidLimits.
 func Validate(e *Event, lim Limits, now time.Time) error {
 	if err := lim.Validate(); err != nil {
@@ -30,7 +30,7 @@ func Validate(e *Event, lim Limits, now time.Time) error {
 	}
 	lim = lim.WithDefaults()
 	if reason := validate(e, &lim, now); reason != "" {
-		return fmt.Errorf("%w: %s", ErrInvalidEvent, reason)
+		return &ValidationError{Reason: reason}
 	}
 	return nil
 }
@@ -63,14 +63,14 @@ func validate(e *Event, lim *Limits, now time.Time) string {
 			reason = "fields: name with invalid UTF-8"
 		}
 		if reason == "" {
-			var nv any
-			var path string
-			nv, path, reason = normalize(v, 0, lim)
-			if reason == "" {
-				e.Fields[name] = nv
+			nv, changed, path, r := normalize(v, 0, lim)
+			if r == "" {
+				if changed {
+					e.Fields[name] = nv
+				}
 				continue
 			}
-			reason = "fields." + name + path + ": " + reason
+			reason = "fields." + name + path + ": " + r
 		}
 		if badReason == "" || name < badName {
 			badName, badReason = name, reason
@@ -79,80 +79,87 @@ func validate(e *Event, lim *Limits, now time.Time) string {
 	return badReason
 }
 
-// normalize checks a field value at the given nesting depth and returns it
-// with its numbers canonical, or the path below the value and the reason
-// it is refused.
-func normalize(v any, depth int, lim *Limits) (any, string, string) {
-	switch v := v.(type) {
+// normalize checks a field value at the given nesting depth. It returns
+// the value with its numbers canonical, and whether that differs from v (v
+// itself is returned otherwise, so that a valid event costs no allocation),
+// or the path below the value and the reason it is refused. Maps and slices
+// are normalized in place.
+func normalize(v any, depth int, lim *Limits) (nv any, changed bool, path, reason string) {
+	switch x := v.(type) {
 	case nil, bool, []byte:
-		return v, "", ""
+		return v, false, "", ""
 	case string:
-		if !utf8.ValidString(v) {
-			return nil, "", "invalid UTF-8"
+		if !utf8.ValidString(x) {
+			return nil, false, "", "invalid UTF-8"
 		}
-		return v, "", ""
+		return v, false, "", ""
 	case json.Number:
 		var buf [48]byte
-		b, reason := appendCanonical(buf[:0], v)
+		b, reason := appendCanonical(buf[:0], x)
 		if reason != "" {
-			return nil, "", reason
+			return nil, false, "", reason
 		}
-		if string(b) == string(v) {
-			return v, "", ""
+		if string(b) == string(x) {
+			return v, false, "", ""
 		}
-		return json.Number(b), "", ""
+		return json.Number(b), true, "", ""
 	case float64:
-		return normalizeFloat(v, 64)
+		return normalizeFloat(x, 64)
 	case float32:
-		return normalizeFloat(float64(v), 32)
+		return normalizeFloat(float64(x), 32)
 	case int:
-		return json.Number(strconv.FormatInt(int64(v), 10)), "", ""
+		return json.Number(strconv.FormatInt(int64(x), 10)), true, "", ""
 	case int8:
-		return json.Number(strconv.FormatInt(int64(v), 10)), "", ""
+		return json.Number(strconv.FormatInt(int64(x), 10)), true, "", ""
 	case int16:
-		return json.Number(strconv.FormatInt(int64(v), 10)), "", ""
+		return json.Number(strconv.FormatInt(int64(x), 10)), true, "", ""
 	case int32:
-		return json.Number(strconv.FormatInt(int64(v), 10)), "", ""
+		return json.Number(strconv.FormatInt(int64(x), 10)), true, "", ""
 	case int64:
-		return json.Number(strconv.FormatInt(v, 10)), "", ""
+		return json.Number(strconv.FormatInt(x, 10)), true, "", ""
 	case uint:
-		return json.Number(strconv.FormatUint(uint64(v), 10)), "", ""
+		return json.Number(strconv.FormatUint(uint64(x), 10)), true, "", ""
 	case uint8:
-		return json.Number(strconv.FormatUint(uint64(v), 10)), "", ""
+		return json.Number(strconv.FormatUint(uint64(x), 10)), true, "", ""
 	case uint16:
-		return json.Number(strconv.FormatUint(uint64(v), 10)), "", ""
+		return json.Number(strconv.FormatUint(uint64(x), 10)), true, "", ""
 	case uint32:
-		return json.Number(strconv.FormatUint(uint64(v), 10)), "", ""
+		return json.Number(strconv.FormatUint(uint64(x), 10)), true, "", ""
 	case uint64:
-		return json.Number(strconv.FormatUint(v, 10)), "", ""
+		return json.Number(strconv.FormatUint(x, 10)), true, "", ""
 	case []any:
 		if depth+1 > lim.MaxDepth {
-			return nil, "", depthReason(lim)
+			return nil, false, "", depthReason(lim)
 		}
-		for i, e := range v {
-			ne, path, reason := normalize(e, depth+1, lim)
+		for i, e := range x {
+			ne, changed, path, reason := normalize(e, depth+1, lim)
 			if reason != "" {
-				return nil, "[" + strconv.Itoa(i) + "]" + path, reason
+				return nil, false, "[" + strconv.Itoa(i) + "]" + path, reason
 			}
-			v[i] = ne
+			if changed {
+				x[i] = ne
+			}
 		}
-		return v, "", ""
+		return v, false, "", ""
 	case map[string]any:
 		if depth+1 > lim.MaxDepth {
-			return nil, "", depthReason(lim)
+			return nil, false, "", depthReason(lim)
 		}
 		var badKey, badPath, badReason string
-		for k, e := range v {
+		for k, e := range x {
 			var ne any
+			var changed bool
 			var path, reason string
 			if !utf8.ValidString(k) {
-				path, reason = "", "key with invalid UTF-8"
+				reason = "key with invalid UTF-8"
 			} else {
-				ne, path, reason = normalize(e, depth+1, lim)
+				ne, changed, path, reason = normalize(e, depth+1, lim)
 				path = "." + k + path
 			}
 			if reason == "" {
-				v[k] = ne
+				if changed {
+					x[k] = ne
+				}
 				continue
 			}
 			if badReason == "" || k < badKey {
@@ -160,24 +167,24 @@ func normalize(v any, depth int, lim *Limits) (any, string, string) {
 			}
 		}
 		if badReason != "" {
-			return nil, badPath, badReason
+			return nil, false, badPath, badReason
 		}
-		return v, "", ""
+		return v, false, "", ""
 	default:
-		return nil, "", fmt.Sprintf("unsupported type %T", v)
+		return nil, false, "", fmt.Sprintf("unsupported type %T", v)
 	}
 }
 
-func normalizeFloat(f float64, bits int) (any, string, string) {
+func normalizeFloat(f float64, bits int) (any, bool, string, string) {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return nil, "", "not finite"
+		return nil, false, "", "not finite"
 	}
 	var buf, out [48]byte
 	b, reason := appendCanonical(out[:0], strconv.AppendFloat(buf[:0], f, 'g', -1, bits))
 	if reason != "" {
-		return nil, "", reason
+		return nil, false, "", reason
 	}
-	return json.Number(b), "", ""
+	return json.Number(b), true, "", ""
 }
 
 func depthReason(lim *Limits) string {

@@ -62,6 +62,9 @@ func TestValidate(t *testing.T) {
 				if tt.reason != "" {
 					require.ErrorIs(t, err, ErrInvalidEvent)
 					require.Equal(t, "timetable: invalid event: "+tt.reason, err.Error())
+					var ve *ValidationError
+					require.ErrorAs(t, err, &ve)
+					require.Equal(t, tt.reason, ve.Reason)
 					continue
 				}
 				require.NoError(t, err)
