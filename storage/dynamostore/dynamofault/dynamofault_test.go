@@ -44,7 +44,9 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func sortKey(raw json.RawMessage) string {
-	var r struct{ PutRequest struct{ Item map[string]struct{ S string } } }
+	var r struct {
+		PutRequest struct{ Item map[string]struct{ S string } }
+	}
 	json.Unmarshal(raw, &r)
 	return r.PutRequest.Item["sk"].S
 }
@@ -118,7 +120,9 @@ func TestFaults(t *testing.T) {
 			body, err := io.ReadAll(resp.Body)
 			require.NoError(t, err)
 			if tc.code != "" {
-				var e struct{ Type string `json:"__type"` }
+				var e struct {
+					Type string `json:"__type"`
+				}
 				require.NoError(t, json.Unmarshal(body, &e))
 				require.Equal(t, "com.amazonaws.dynamodb.v20120810#"+tc.code, e.Type)
 				require.Equal(t, strconv.FormatUint(uint64(crc32.ChecksumIEEE(body)), 10), resp.Header.Get("X-Amz-Crc32"))
