@@ -99,8 +99,9 @@ type source struct {
 	series string
 	q      storage.Query
 	it     storage.Iterator
-	// cur is the current event, valid while ok.
+	// cur is the current event, and sk its sort key, valid while ok.
 	cur event.Event
+	sk  string
 	ok  bool
 }
 
@@ -119,6 +120,7 @@ func (s *source) advance() error {
 			}
 		}
 		s.cur = event.Event{Time: t, Series: s.series, ID: id, Fields: fields}
+		s.sk = item.SK
 		s.ok = true
 		return nil
 	}
@@ -223,7 +225,7 @@ type merger struct {
 func (m *merger) Len() int      { return len(m.heap) }
 func (m *merger) Swap(i, j int) { m.heap[i], m.heap[j] = m.heap[j], m.heap[i] }
 func (m *merger) Less(i, j int) bool {
-	c := compareEvents(&m.heap[i].cur, &m.heap[j].cur)
+	c := compareSources(m.heap[i], m.heap[j])
 	if m.desc {
 		return c > 0
 	}
@@ -236,25 +238,23 @@ func (m *merger) Pop() any {
 	return s
 }
 
-// compareEvents orders events by time, id and series.
-func compareEvents(a, b *event.Event) int {
-	if c := a.Time.Compare(b.Time); c != 0 {
+// compareSources orders sources by their current events' time, id and
+// series. Sort keys order by time and then id, so comparing them does.
+func compareSources(a, b *source) int {
+	if c := strings.Compare(a.sk, b.sk); c != 0 {
 		return c
 	}
-	if c := strings.Compare(a.ID, b.ID); c != 0 {
-		return c
-	}
-	return strings.Compare(a.Series, b.Series)
+	return strings.Compare(a.series, b.series)
 }
 
 // page takes up to limit events off the merge, dropping repeats of one
 // event found in several tables, and makes the cursor when more remain.
 func (m *merger) page(limit int, cursor func(position) string) (Page, error) {
 	var p Page
-	var last *event.Event
+	var lastSK, lastSeries string
 	for len(m.heap) > 0 {
 		s := m.heap[0]
-		if last != nil && compareEvents(last, &s.cur) == 0 {
+		if len(p.Events) > 0 && s.sk == lastSK && s.series == lastSeries {
 			// The same event from another table: a retry across a month
 			// boundary stored it twice.
 		} else if len(p.Events) == limit {
@@ -263,7 +263,7 @@ func (m *merger) page(limit int, cursor func(position) string) (Page, error) {
 			return p, nil
 		} else {
 			p.Events = append(p.Events, s.cur)
-			last = &p.Events[len(p.Events)-1]
+			lastSK, lastSeries = s.sk, s.series
 		}
 		if err := s.advance(); err != nil {
 			return Page{}, err

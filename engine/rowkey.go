@@ -74,16 +74,51 @@ func sortKey(t time.Time, id string) string {
 // every event after it: '$' follows '#'.
 func highKey(t time.Time) string { return timeKey(t) + "$" }
 
-// parseSortKey splits a row-layout sort key.
+// parseSortKey splits a row-layout sort key. It reads the fixed-width
+// time by hand: it runs once per event read.
 func parseSortKey(sk string) (time.Time, string, error) {
 	if len(sk) < timeKeyLen+2 || sk[timeKeyLen] != '#' {
 		return time.Time{}, "", errBadKey
 	}
-	t, err := time.Parse(timeLayout, sk[:timeKeyLen])
-	if err != nil {
+	t, ok := parseTimeKey(sk[:timeKeyLen])
+	if !ok {
 		return time.Time{}, "", errBadKey
 	}
 	return t, sk[timeKeyLen+1:], nil
+}
+
+// parseTimeKey reads a time in timeLayout.
+func parseTimeKey(s string) (time.Time, bool) {
+	// 2006-01-02T15:04:05.000000000Z
+	// 0123456789012345678901234567890
+	if s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' || s[19] != '.' || s[29] != 'Z' {
+		return time.Time{}, false
+	}
+	num := func(i, n int) (int, bool) {
+		v := 0
+		for _, c := range []byte(s[i : i+n]) {
+			if c < '0' || c > '9' {
+				return 0, false
+			}
+			v = v*10 + int(c-'0')
+		}
+		return v, true
+	}
+	year, ok1 := num(0, 4)
+	month, ok2 := num(5, 2)
+	day, ok3 := num(8, 2)
+	hour, ok4 := num(11, 2)
+	minute, ok5 := num(14, 2)
+	sec, ok6 := num(17, 2)
+	nsec, ok7 := num(20, 9)
+	if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6 && ok7) || month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || sec > 59 {
+		return time.Time{}, false
+	}
+	t := time.Date(year, time.Month(month), day, hour, minute, sec, nsec, time.UTC)
+	if t.Day() != day {
+		return time.Time{}, false // February 30th and the like
+	}
+	return t, true
 }
 
 var validName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,255}$`)

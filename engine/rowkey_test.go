@@ -73,3 +73,19 @@ func FuzzRowKey(f *testing.F) {
 		require.Equal(t, id, gid)
 	})
 }
+
+func TestParseTimeKeyAgreesWithTimeParse(t *testing.T) {
+	for _, s := range []string{
+		"1970-01-01T00:00:00.000000000Z", "2017-04-10T12:00:00.123456789Z", "2024-02-29T23:59:59.999999999Z",
+		"2023-02-29T00:00:00.000000000Z", "2017-13-01T00:00:00.000000000Z", "2017-04-31T00:00:00.000000000Z",
+		"2017-04-10T24:00:00.000000000Z", "2017-04-10 12:00:00.000000000Z", "2017-04-10T12:00:00.00000000xZ",
+		"2017-04-10T12:60:00.000000000Z", "2017-00-10T12:00:00.000000000Z",
+	} {
+		want, err := time.Parse(timeLayout, s)
+		got, ok := parseTimeKey(s)
+		require.Equal(t, err == nil, ok, s)
+		if ok {
+			require.True(t, want.Equal(got), s)
+		}
+	}
+}
