@@ -115,8 +115,14 @@ func FuzzCanonicalNumber(f *testing.F) {
 		if err != nil {
 			return
 		}
+		if got == "0" {
+			// Zero may carry any exponent, more than big.Rat reads.
+			mantissa, _, _ := strings.Cut(strings.ToLower(s), "e")
+			require.Empty(t, strings.Trim(mantissa, "-0."), s)
+			return
+		}
 		var in, out big.Rat
-		// Every accepted number is within 1e±131, so big.Rat handles it.
+		// Every other accepted number is within 1e±131, which big.Rat reads.
 		_, ok := in.SetString(s)
 		require.True(t, ok, s)
 		_, ok = out.SetString(string(got))
