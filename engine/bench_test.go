@@ -1,0 +1,93 @@
+package engine_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/timetabledb/timetable/clock"
+	"github.com/timetabledb/timetable/engine"
+	"github.com/timetabledb/timetable/event"
+	"github.com/timetabledb/timetable/storage/pebblestore"
+)
+
+func benchEvents(n, series int, from time.Time) []event.Event {
+	evs := make([]event.Event, n)
+	for i := range evs {
+		evs[i] = event.Event{
+			Time:   from.Add(time.Duration(i) * time.Millisecond),
+			Series: fmt.Sprintf("dev-%04d", i%series),
+			Fields: map[string]any{"temp": json.Number("21.5"), "hum": json.Number("40"), "pres": json.Number("1013.25"), "status": "ok", "note": strings.Repeat("x", 60)},
+		}
+	}
+	return evs
+}
+
+func benchDB(b *testing.B, now time.Time) *engine.DB {
+	store, err := pebblestore.Open(b.TempDir(), pebblestore.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { store.Close() })
+	db, err := engine.Open(context.Background(), store, engine.Options{Clock: clock.NewManual(now)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { db.Close() })
+	return db
+}
+
+// BenchmarkWrite writes batches of 1000 events of about 180 bytes.
+func BenchmarkWrite(b *testing.B) {
+	from := time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC)
+	db := benchDB(b, from.Add(24*time.Hour))
+	ctx := context.Background()
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		b.StopTimer()
+		evs := benchEvents(1000, 100, from.Add(time.Duration(i)*time.Second))
+		b.StartTimer()
+		if _, err := db.Write(ctx, "bench", "t", evs); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N*1000)/b.Elapsed().Seconds(), "events/s")
+}
+
+func benchQuery(b *testing.B, series string, nSeries int) {
+	from := time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC)
+	const n = 50000
+	db := benchDB(b, from.Add(24*time.Hour))
+	ctx := context.Background()
+	for i := 0; i < n; i += 5000 {
+		if _, err := db.Write(ctx, "bench", "t", benchEvents(5000, nSeries, from.Add(time.Duration(i)*time.Millisecond))); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportAllocs()
+	events := 0
+	for b.Loop() {
+		q := engine.Query{Table: "t", Series: series, From: from, To: from.Add(time.Hour), Limit: 10000}
+		for {
+			p, err := db.Query(ctx, "bench", q)
+			if err != nil {
+				b.Fatal(err)
+			}
+			events += len(p.Events)
+			if p.NextCursor == "" {
+				break
+			}
+			q.Cursor = p.NextCursor
+		}
+	}
+	b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
+}
+
+// BenchmarkQueryRangeAllSeries reads 50,000 events of 100 series.
+func BenchmarkQueryRangeAllSeries(b *testing.B) { benchQuery(b, "", 100) }
+
+// BenchmarkQueryRangeOneSeries reads 50,000 events of one series.
+func BenchmarkQueryRangeOneSeries(b *testing.B) { benchQuery(b, "dev-0000", 1) }
