@@ -43,7 +43,7 @@ func (s *Store) CreateTable(ctx context.Context, spec storage.TableSpec) error {
 		ProvisionedThroughput: throughput,
 		Tags:                  tagsInput(spec.Tags),
 	}
-	exists, err := s.createTable(ctx, in)
+	exists, arn, err := s.createTable(ctx, in)
 	if err != nil {
 		return fmt.Errorf("create table %q: %w", spec.Name, err)
 	}
@@ -51,7 +51,7 @@ func (s *Store) CreateTable(ctx context.Context, spec storage.TableSpec) error {
 		return fmt.Errorf("create table %q: %w", spec.Name, err)
 	}
 	if len(spec.Tags) > 0 && !exists {
-		if err := s.tag(ctx, spec.Name, spec.Tags); err != nil {
+		if err := s.tag(ctx, spec.Name, arn, spec.Tags); err != nil {
 			return fmt.Errorf("create table %q: %w", spec.Name, err)
 		}
 	}
@@ -67,31 +67,37 @@ func (s *Store) CreateTable(ctx context.Context, spec storage.TableSpec) error {
 }
 
 // createTable sends CreateTable and reports whether the table existed
-// already. A table of that name still being deleted is waited for and
-// created anew.
-func (s *Store) createTable(ctx context.Context, in *dynamodb.CreateTableInput) (exists bool, err error) {
-	_, err = s.client.CreateTable(ctx, in, s.callOpts...)
-	if err == nil || !isResourceInUse(err) {
-		return false, mapError(opCreate, err)
+// already, and the ARN of the table it created. A table of that name still
+// being deleted is waited for and created anew.
+func (s *Store) createTable(ctx context.Context, in *dynamodb.CreateTableInput) (exists bool, arn string, err error) {
+	out, err := s.client.CreateTable(ctx, in, s.callOpts...)
+	if err == nil {
+		return false, aws.ToString(out.TableDescription.TableArn), nil
 	}
-	out, derr := s.client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: in.TableName}, s.callOpts...)
+	if !isResourceInUse(err) {
+		return false, "", mapError(opCreate, err)
+	}
+	desc, derr := s.client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: in.TableName}, s.callOpts...)
 	switch {
 	case isNotFound(derr):
 		// Deleted in between: create it again.
 	case derr != nil:
-		return false, fmt.Errorf("describe table: %w", mapError(opRead, derr))
-	case out.Table.TableStatus != types.TableStatusDeleting:
-		return true, nil
+		return false, "", fmt.Errorf("describe table: %w", mapError(opRead, derr))
+	case desc.Table.TableStatus != types.TableStatusDeleting:
+		return true, "", nil
 	default:
 		if err := s.waitGone(ctx, aws.ToString(in.TableName)); err != nil {
-			return false, err
+			return false, "", err
 		}
 	}
-	_, err = s.client.CreateTable(ctx, in, s.callOpts...)
-	if isResourceInUse(err) {
-		return true, nil
+	out, err = s.client.CreateTable(ctx, in, s.callOpts...)
+	switch {
+	case err == nil:
+		return false, aws.ToString(out.TableDescription.TableArn), nil
+	case isResourceInUse(err):
+		return true, "", nil
 	}
-	return false, mapError(opCreate, err)
+	return false, "", mapError(opCreate, err)
 }
 
 // capacityInput returns the billing mode and provisioned throughput of a
@@ -120,13 +126,16 @@ func tagsInput(tags map[string]string) []types.Tag {
 	return out
 }
 
-// tag adds tags to a table, replacing those of the same key.
-func (s *Store) tag(ctx context.Context, name string, tags map[string]string) error {
-	arn, err := s.tableARN(ctx, name)
-	if err != nil {
-		return err
+// tag adds tags to a table, replacing those of the same key. arn is the
+// table's ARN, looked up when "".
+func (s *Store) tag(ctx context.Context, name, arn string, tags map[string]string) error {
+	if arn == "" {
+		var err error
+		if arn, err = s.tableARN(ctx, name); err != nil {
+			return err
+		}
 	}
-	_, err = s.client.TagResource(ctx, &dynamodb.TagResourceInput{
+	_, err := s.client.TagResource(ctx, &dynamodb.TagResourceInput{
 		ResourceArn: aws.String(arn),
 		Tags:        tagsInput(tags),
 	}, s.callOpts...)

@@ -71,9 +71,21 @@
 // TTL. When TableSpec.TTLAttribute is set, CreateTable enables TTL on it
 // once the table is ACTIVE, unless it is enabled already. An endpoint
 // without TTL (dynalite answers UnknownOperationException) gets one warning
-// in the log per Store, and everything else works.
+// in the log per Store, and everything else works; the attribute asked for
+// is then kept in the table tag "timetable:ttl-attribute", so that
+// DescribeTable reports the table as it was specified (as the embedded
+// store does) and a reconciler comparing it settles. DescribeTable does not
+// list that tag among the table's tags.
+//
+// Faults. Package dynamofault, next to this one, injects DynamoDB's
+// failures (throttling, partial UnprocessedItems, 500s, dropped
+// connections) into a client's HTTP traffic; the tests run BatchWrite
+// through it against dynalite.
 //
 // # Caveats
+//
+// Iterators keep the context of the Query or Scan that made them, as
+// database/sql's Rows does, since Next takes none.
 //
 // ListTables lists the tables of the account and region; the engine starts
 // it at a family's prefix and time, never at the beginning.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -68,6 +69,15 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		s.callOpts = append(s.callOpts, func(o *dynamodb.Options) { o.Retryer = retryer })
 	}
 	return s, nil
+}
+
+// Options returns the options the store runs with: the ones given to Open
+// with every default filled in, and Client set to the client in use.
+func (s *Store) Options() Options {
+	o := s.opts
+	o.Client = s.client
+	o.ClientOptions = slices.Clone(o.ClientOptions)
+	return o
 }
 
 // Client returns the DynamoDB client the store uses, for callers that need

@@ -36,7 +36,7 @@ func (s *Store) enableTTL(ctx context.Context, name, attr string, onlyIfOff bool
 	}, s.callOpts...)
 	if isUnknownOperation(err) {
 		s.warnNoTTL(name, err)
-		return s.tag(ctx, name, map[string]string{ttlTag: attr})
+		return s.tag(ctx, name, "", map[string]string{ttlTag: attr})
 	}
 	if err != nil {
 		return fmt.Errorf("enable TTL on table %q: %w", name, mapError(opChange, err))

@@ -1,0 +1,64 @@
+package dynamostore
+
+import (
+	"context"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/stretchr/testify/require"
+
+	"github.com/timetabledb/timetable/storage"
+)
+
+// noServer points a client at a port nothing listens on: these tests
+// never reach the network.
+func noServer(o *dynamodb.Options) {
+	o.BaseEndpoint = aws.String("http://127.0.0.1:1")
+	o.Region = "us-east-1"
+}
+
+func TestClose(t *testing.T) {
+	s, err := Open(context.Background(), Options{ClientOptions: []func(*dynamodb.Options){noServer}})
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	require.NoError(t, s.Close(), "twice")
+
+	ctx := context.Background()
+	require.ErrorIs(t, s.CreateTable(ctx, storage.TableSpec{Name: "t"}), ErrClosed)
+	_, err = s.DescribeTable(ctx, "t")
+	require.ErrorIs(t, err, ErrClosed)
+	require.ErrorIs(t, s.ListTables(ctx, "", func(string) bool { return true }), ErrClosed)
+	require.ErrorIs(t, s.UpdateTable(ctx, "t", storage.TableUpdate{}), ErrClosed)
+	require.ErrorIs(t, s.DeleteTable(ctx, "t"), ErrClosed)
+	require.ErrorIs(t, s.BatchWrite(ctx, "t", []storage.Item{{PK: "p", SK: "s"}}), ErrClosed)
+	_, err = s.GetItem(ctx, "t", "p", "s")
+	require.ErrorIs(t, err, ErrClosed)
+	for _, it := range []storage.Iterator{s.Query(ctx, storage.Query{Table: "t", PK: "p"}), s.Scan(ctx, "t")} {
+		require.False(t, it.Next())
+		require.ErrorIs(t, it.Err(), ErrClosed)
+		require.ErrorIs(t, it.Close(), ErrClosed)
+	}
+}
+
+func TestOpenRetryer(t *testing.T) {
+	ctx := context.Background()
+	built, err := Open(ctx, Options{ClientOptions: []func(*dynamodb.Options){noServer}})
+	require.NoError(t, err)
+	require.Equal(t, DefaultMaxAttempts, built.Options().MaxAttempts)
+	require.Len(t, built.callOpts, 1, "a client it builds gets the store's retryer")
+
+	client := dynamodb.New(dynamodb.Options{Region: "us-east-1"})
+	given, err := Open(ctx, Options{Client: client})
+	require.NoError(t, err)
+	require.Same(t, client, given.Client())
+	require.Empty(t, given.callOpts, "a client given keeps its retryer")
+	require.Equal(t, DefaultWaitMinDelay, given.Options().WaitMinDelay, "no endpoint override: AWS delays")
+
+	given, err = Open(ctx, Options{Client: client, MaxAttempts: 3})
+	require.NoError(t, err)
+	require.Len(t, given.callOpts, 1, "unless MaxAttempts is set")
+
+	_, err = Open(ctx, Options{WriteConcurrency: -1})
+	require.ErrorIs(t, err, errInvalidOptions)
+}
