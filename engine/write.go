@@ -129,7 +129,11 @@ func (db *DB) prepare(tenant, table string, f family.Family, events []event.Even
 	for i := range events {
 		ev := &events[i]
 		if err := event.Validate(ev, db.opts.Limits, now); err != nil {
-			problems = append(problems, event.Problem{Index: i, Reason: err.Error()})
+			reason := err.Error()
+			if ve, ok := errors.AsType[*event.ValidationError](err); ok {
+				reason = ve.Reason
+			}
+			problems = append(problems, event.Problem{Index: i, Reason: reason})
 			continue
 		}
 		ev.AssignID(tenant, table)

@@ -107,4 +107,3 @@ func Dynamo() Backend {
 		return s, cfg
 	}}
 }
-
