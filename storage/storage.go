@@ -10,8 +10,9 @@
 // order the engine relies on.
 //
 // Two backends implement Store: the embedded Pebble store (package
-// storage/pebble) and DynamoDB or any server speaking its API (package
-// storage/dynamo). Both pass the conformance suite in storage/storagetest.
+// storage/pebblestore) and DynamoDB or any server speaking its API
+// (package storage/dynamostore). Both pass the conformance suite in
+// storage/storagetest.
 //
 // # Attribute values
 //
@@ -74,8 +75,8 @@ type Store interface {
 	UpdateTable(ctx context.Context, name string, u TableUpdate) error
 
 	// DeleteTable deletes a table and all its items and frees the space
-	// they took. It returns an error wrapping ErrTableNotFound for an
-	// unknown table.
+	// they took, and returns once the table is gone. It returns an error
+	// wrapping ErrTableNotFound for an unknown table.
 	DeleteTable(ctx context.Context, name string) error
 
 	// BatchWrite puts every item into the table, replacing any item with
@@ -172,7 +173,7 @@ const (
 )
 
 // Capacity is what a table pays for: a billing mode and, when provisioned,
-// read and write capacity units.
+// read and write capacity units. A zero Capacity means on-demand billing.
 type Capacity struct {
 	Billing Billing
 	Read    int64
