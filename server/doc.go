@@ -1,0 +1,78 @@
+// Package server is timetable's HTTP API v1: the ingest and query
+// endpoints of DESIGN.md over an engine.DB, with authentication by API key,
+// request limits, Prometheus metrics, structured request logs and a
+// graceful shutdown.
+//
+// # Endpoints
+//
+//	POST /v1/tables/{table}/events   write events: a JSON array, or NDJSON with Content-Type: application/x-ndjson
+//	GET  /v1/tables/{table}/events   read events: ?from=&to=&series=&order=asc|desc&limit=&cursor=&fields=a,b
+//	GET  /healthz                    200 {"status":"ok"} while the server serves
+//	GET  /metrics                    Prometheus metrics of the server and of whatever shares its registry
+//
+// Every /v1 call carries "Authorization: Bearer <api key>"; the key
+// decides the tenant, and a missing or unknown key is 401 with a
+// WWW-Authenticate: Bearer challenge. A tenant only ever reads and writes
+// its own logical tables: a table another tenant wrote is 404 to it.
+//
+// # Writes
+//
+// The body is read whole (at most Options.MaxBodyBytes, after gzip
+// decompression when Content-Encoding is gzip), decoded and validated
+// before anything is written: one bad event refuses the request with 400
+// and a problem per bad event, by its 0-based index, and nothing is
+// stored. A request without a Content-Type is read as a JSON array; one
+// with another type than JSON or NDJSON is 415. 200 {"written": N} means
+// every event is durable. Event ids are idempotent, so a client that gets
+// a 5xx, a timeout or no answer at all may send the same request again
+// and nothing is stored twice; a 5xx for a store that failed part-way
+// lists the indexes of the events not written under "unwritten".
+//
+// # Queries
+//
+// from and to are RFC 3339 times (a fraction of up to nine digits, any
+// offset) or integer Unix milliseconds, both inclusive. Decision: both
+// are optional, so that "the latest ten events" is one short URL: to
+// defaults to the server's now, and from to 24 hours before to (never
+// before the Unix epoch). Events stamped in the future (a client clock
+// ahead, within the accepted skew) are outside the default range; name
+// to explicitly to see them. order is asc (the default) or desc, limit a
+// positive integer up to the engine's maximum (the engine's default when
+// absent), fields a comma-separated list of the fields to return.
+// Unknown or repeated parameters are refused by name rather than ignored,
+// as a misspelt parameter would otherwise silently widen the query.
+//
+// The answer is {"events": [...], "next_cursor": "..."}, next_cursor
+// absent on the last page. To get the next page, send the same request
+// with cursor set to next_cursor. The cursor carries the range the first
+// page resolved, so paging a query that relies on the default range keeps
+// reading the same range while the clock moves on; the engine signs the
+// cursor with the query it belongs to, so an altered cursor, or one used
+// with another table, series, range, order or fields, is 400.
+//
+// # Errors
+//
+// Errors are JSON, {"error": "...", "problems": [{"index": 3, "reason":
+// "..."}]}, problems present for refused events only: 400 for bad input,
+// 401, 404 for an unknown logical table or path, 405 with an Allow header,
+// 413 for a body or batch over the limits, 415 for an unsupported
+// Content-Type or Content-Encoding, 503 with Retry-After when the store
+// throttles or the server is closing, 500 for any other failure of the
+// store. A 5xx is always logged with its cause; the client gets the
+// request id (also in the X-Request-Id header) to find it.
+//
+// # Operations
+//
+// Each request is logged once with log/slog when it ends (method, path,
+// route, status, duration, sizes, tenant, request id; the error for a
+// failed one): at Error level for 5xx, Info otherwise, and Debug for
+// /healthz and /metrics so scrapes do not drown the log. Metrics are
+// registered on Options.Registry, never on a global registry:
+// timetable_http_requests_total and timetable_http_request_seconds by
+// route, method and code, and timetable_http_requests_in_flight for /v1.
+//
+// Serve runs the server on a listener until its context ends, then stops
+// accepting connections and waits up to Options.ShutdownTimeout for the
+// requests in flight to finish. Closing the engine and the store is the
+// caller's job, after Serve returns.
+package server

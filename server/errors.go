@@ -1,0 +1,139 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/timetabledb/timetable/engine"
+	"github.com/timetabledb/timetable/event"
+	"github.com/timetabledb/timetable/storage"
+	"github.com/timetabledb/timetable/tenant"
+)
+
+// ErrBadParameter marks a query parameter the server cannot use: unknown,
+// repeated, or of the wrong form. The message names the parameter.
+var ErrBadParameter = errors.New("timetable: bad query parameter")
+
+// httpError is an error the server itself decides the status of.
+type httpError struct {
+	status int
+	msg    string
+}
+
+func (e *httpError) Error() string { return e.msg }
+
+// errorBody is the JSON body of every error answer.
+type errorBody struct {
+	Error string `json:"error"`
+	// Problems lists the refused events of a write.
+	Problems []event.Problem `json:"problems,omitempty"`
+	// Written and Unwritten tell what a write that failed part-way
+	// stored: every event not listed in Unwritten is durable.
+	Written   *int  `json:"written,omitempty"`
+	Unwritten []int `json:"unwritten,omitempty"`
+}
+
+// retryAfterSeconds is the Retry-After of a 503.
+const retryAfterSeconds = "1"
+
+// status returns the HTTP status an error answers with.
+func status(err error) int {
+	var he *httpError
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &he):
+		return he.status
+	case errors.As(err, &tooLarge):
+		return http.StatusRequestEntityTooLarge
+	case errors.Is(err, tenant.ErrUnknownKey):
+		return http.StatusUnauthorized
+	case errors.Is(err, engine.ErrUnknownTable):
+		return http.StatusNotFound
+	case errors.Is(err, event.ErrInvalidEvent),
+		errors.Is(err, event.ErrMalformedBody),
+		errors.Is(err, engine.ErrBadName),
+		errors.Is(err, engine.ErrBadQuery),
+		errors.Is(err, engine.ErrBadCursor),
+		errors.Is(err, ErrBadParameter):
+		return http.StatusBadRequest
+	case errors.Is(err, storage.ErrThrottled), errors.Is(err, engine.ErrClosed):
+		return http.StatusServiceUnavailable
+	default:
+		return http.StatusInternalServerError
+	}
+}
+
+// fail answers a request with err as a JSON error, and records err for the
+// request log.
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
+	code := status(err)
+	info := infoOf(r)
+	if info != nil {
+		info.err = err
+	}
+	if code >= 500 && r.Context().Err() != nil && errors.Is(err, context.Canceled) {
+		// The client went away: nobody reads the answer, and the request
+		// log says what happened.
+		return
+	}
+	body := errorBody{Error: err.Error()}
+	var be *event.BatchError
+	if errors.As(err, &be) {
+		body.Problems = be.Problems
+	}
+	var wf *writeFailure
+	if errors.As(err, &wf) {
+		body.Written = &wf.written
+		var we *engine.WriteError
+		if errors.As(err, &we) {
+			body.Unwritten = we.Unwritten
+		}
+	}
+	switch {
+	case code == http.StatusServiceUnavailable:
+		w.Header().Set("Retry-After", retryAfterSeconds)
+		if errors.Is(err, storage.ErrThrottled) {
+			body.Error = fmt.Sprintf("%s; retry the request (request id %s)", storage.ErrThrottled, info.id())
+		} else {
+			body.Error = fmt.Sprintf("%s; retry the request (request id %s)", engine.ErrClosed, info.id())
+		}
+	case code >= 500:
+		// The cause is in the log; it may name tables and hosts the
+		// client has no business knowing.
+		body.Error = fmt.Sprintf("timetable: internal error, the request may be retried whole (request id %s)", info.id())
+	case code == http.StatusUnauthorized:
+		challenge := `Bearer realm="timetable"`
+		if errors.Is(err, tenant.ErrUnknownKey) {
+			challenge += `, error="invalid_token"`
+		}
+		w.Header().Set("WWW-Authenticate", challenge)
+	}
+	writeJSON(w, code, body)
+}
+
+// writeFailure is a write that failed, with the count of events it
+// stored all the same.
+type writeFailure struct {
+	written int
+	err     error
+}
+
+func (e *writeFailure) Error() string { return e.err.Error() }
+func (e *writeFailure) Unwrap() error { return e.err }
+
+// writeJSON answers with v as JSON.
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		// Only the server's own types are written here; they marshal.
+		panic(fmt.Sprintf("timetable: server: encode answer: %v", err))
+	}
+	b = append(b, '\n')
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", fmt.Sprint(len(b)))
+	w.WriteHeader(code)
+	_, _ = w.Write(b)
+}

@@ -1,0 +1,136 @@
+package server
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/timetabledb/timetable/engine"
+	"github.com/timetabledb/timetable/event"
+)
+
+// queryParams are the parameters GET /v1/tables/{table}/events knows.
+var queryParams = []string{"from", "to", "series", "order", "limit", "cursor", "fields"}
+
+// queryEvents answers GET /v1/tables/{table}/events.
+func (s *Server) queryEvents(w http.ResponseWriter, r *http.Request, tenant string) error {
+	q, err := s.parseQuery(r.PathValue("table"), r.URL.Query())
+	if err != nil {
+		return err
+	}
+	page, err := s.db.Query(r.Context(), tenant, q)
+	if err != nil {
+		return err
+	}
+	b := make([]byte, 0, 64+len(page.Events)*160)
+	b = append(b, `{"events":[`...)
+	for i, e := range page.Events {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if b, err = e.AppendJSON(b); err != nil {
+			return fmt.Errorf("encode event %d of the page: %w", i, err)
+		}
+	}
+	b = append(b, ']')
+	if page.NextCursor != "" {
+		b = append(b, `,"next_cursor":"`...)
+		b = append(b, encodePageCursor(q.From, q.To, page.NextCursor)...)
+		b = append(b, '"')
+	}
+	b = append(b, "}\n"...)
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(b)
+	return nil
+}
+
+// parseQuery turns a request's parameters into an engine query, with the
+// defaults of the package documentation. Its errors name the parameter.
+func (s *Server) parseQuery(table string, params url.Values) (engine.Query, error) {
+	for name, vs := range params {
+		if !slices.Contains(queryParams, name) {
+			return engine.Query{}, fmt.Errorf("%w: unknown parameter %q; known are %s", ErrBadParameter, name, strings.Join(queryParams, ", "))
+		}
+		if len(vs) > 1 {
+			return engine.Query{}, fmt.Errorf("%w: %s: given %d times", ErrBadParameter, name, len(vs))
+		}
+	}
+	q := engine.Query{Table: table, Series: params.Get("series")}
+	from, hasFrom, err := timeParam(params, "from")
+	if err != nil {
+		return q, err
+	}
+	to, hasTo, err := timeParam(params, "to")
+	if err != nil {
+		return q, err
+	}
+	if c := params.Get("cursor"); c != "" {
+		cFrom, cTo, ec, err := decodePageCursor(c)
+		if err != nil {
+			return q, err
+		}
+		if !hasFrom {
+			from, hasFrom = cFrom, true
+		}
+		if !hasTo {
+			to, hasTo = cTo, true
+		}
+		q.Cursor = ec
+	}
+	if !hasTo {
+		to = s.db.Options().Clock.Now().UTC()
+	}
+	if !hasFrom {
+		from = to.Add(-s.opts.QueryRange)
+		if epoch := time.Unix(0, 0).UTC(); from.Before(epoch) {
+			from = epoch
+		}
+	}
+	if from.After(to) {
+		return q, fmt.Errorf("%w: from %s is after to %s", ErrBadParameter, from.Format(time.RFC3339Nano), to.Format(time.RFC3339Nano))
+	}
+	q.From, q.To = from, to
+
+	switch order := params.Get("order"); order {
+	case "", "asc":
+	case "desc":
+		q.Desc = true
+	default:
+		return q, fmt.Errorf("%w: order: %q is neither asc nor desc", ErrBadParameter, order)
+	}
+	if l, ok := params["limit"]; ok {
+		n, err := strconv.Atoi(l[0])
+		if err != nil || n < 1 {
+			return q, fmt.Errorf("%w: limit: %q is not a positive integer", ErrBadParameter, l[0])
+		}
+		q.Limit = n
+	}
+	if f, ok := params["fields"]; ok {
+		q.Fields = strings.Split(f[0], ",")
+		for _, name := range q.Fields {
+			if name == "" {
+				return q, fmt.Errorf("%w: fields: %q holds an empty field name; separate names with single commas", ErrBadParameter, f[0])
+			}
+		}
+	}
+	return q, nil
+}
+
+// timeParam returns the time of a parameter, and whether it was given.
+func timeParam(params url.Values, name string) (time.Time, bool, error) {
+	v, ok := params[name]
+	if !ok || v[0] == "" {
+		return time.Time{}, false, nil
+	}
+	t, err := event.ParseTime(v[0])
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("%w: %s: %q is neither RFC 3339 (2017-04-10T12:00:00.123Z) nor integer Unix milliseconds", ErrBadParameter, name, v[0])
+	}
+	return t, true, nil
+}

@@ -1,0 +1,146 @@
+package server
+
+import (
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/timetabledb/timetable/engine"
+)
+
+// Defaults of Options.
+const (
+	// DefaultMaxBodyBytes bounds a request body: 16 MiB, about 90,000
+	// events of 180 bytes.
+	DefaultMaxBodyBytes = 16 << 20
+	// DefaultMaxEvents bounds the events of one write request.
+	DefaultMaxEvents = 100_000
+	// DefaultShutdownTimeout bounds the wait for requests in flight when
+	// Serve stops.
+	DefaultShutdownTimeout = 30 * time.Second
+	// DefaultQueryRange is how far before to a query's from lies when the
+	// request does not name it.
+	DefaultQueryRange = 24 * time.Hour
+)
+
+// Options configure a Server. The zero value is the default for every
+// field; a negative number also means the default.
+type Options struct {
+	// Logger receives the request log and the causes of 5xx answers; nil
+	// discards them.
+	Logger *slog.Logger
+	// MaxBodyBytes bounds a request body, after decompression; a larger
+	// one is refused with 413. Zero means DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+	// MaxEvents bounds the events of one write request; more is refused
+	// with 413. Zero means DefaultMaxEvents.
+	MaxEvents int
+	// Registry receives the server's metrics and is what /metrics
+	// exposes: pass the registry the engine registers on to expose both.
+	// Nil means a registry of the server's own.
+	Registry *prometheus.Registry
+	// ShutdownTimeout bounds how long Serve waits for requests in flight
+	// once its context ends. Zero means DefaultShutdownTimeout.
+	ShutdownTimeout time.Duration
+	// QueryRange is how far before to a query's from lies when the
+	// request leaves from out. Zero means DefaultQueryRange.
+	QueryRange time.Duration
+}
+
+// withDefaults returns o with every zero or negative field set to its
+// default.
+func (o Options) withDefaults() Options {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.MaxBodyBytes <= 0 {
+		o.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if o.MaxEvents <= 0 {
+		o.MaxEvents = DefaultMaxEvents
+	}
+	if o.Registry == nil {
+		o.Registry = prometheus.NewRegistry()
+	}
+	if o.ShutdownTimeout <= 0 {
+		o.ShutdownTimeout = DefaultShutdownTimeout
+	}
+	if o.QueryRange <= 0 {
+		o.QueryRange = DefaultQueryRange
+	}
+	return o
+}
+
+// Server is the HTTP API v1 over one engine. It is an http.Handler; its
+// methods may be called from any number of goroutines at once. It does
+// not own the engine: closing the engine is the caller's job, once the
+// server has stopped.
+type Server struct {
+	db      *engine.DB
+	opts    Options
+	log     *slog.Logger
+	metrics *metrics
+	handler http.Handler
+}
+
+// New returns a Server answering for db. It registers the server's
+// metrics on opts.Registry, so it must be called once per registry.
+func New(db *engine.DB, opts Options) *Server {
+	opts = opts.withDefaults()
+	s := &Server{db: db, opts: opts, log: opts.Logger, metrics: newMetrics(opts.Registry)}
+	s.handler = s.logRequests(s.routes())
+	return s
+}
+
+// Route patterns, which are also the route label of the metrics.
+const (
+	routeEvents  = "/v1/tables/{table}/events"
+	routeHealthz = "/healthz"
+	routeMetrics = "/metrics"
+)
+
+// routes returns the multiplexer of the API.
+func (s *Server) routes() *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.Handle("POST "+routeEvents, s.instrument(routeEvents, true, s.authenticated(s.writeEvents)))
+	mux.Handle("GET "+routeEvents, s.instrument(routeEvents, true, s.authenticated(s.queryEvents)))
+	mux.Handle("GET "+routeHealthz, s.instrument(routeHealthz, false, http.HandlerFunc(s.healthz)))
+	mux.Handle("GET "+routeMetrics, s.instrument(routeMetrics, false, s.metrics.handler()))
+	// ServeMux answers a known path with a wrong method, and an unknown
+	// path, in plain text; these give the API's JSON errors instead. A
+	// pattern with a method is more specific than one without, so these
+	// only get what the routes above leave.
+	mux.Handle(routeEvents, s.methodNotAllowed("GET, HEAD, POST"))
+	mux.Handle(routeHealthz, s.methodNotAllowed("GET, HEAD"))
+	mux.Handle(routeMetrics, s.methodNotAllowed("GET, HEAD"))
+	mux.Handle("/", s.notFound())
+	return mux
+}
+
+// ServeHTTP answers one request.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.handler.ServeHTTP(w, r)
+}
+
+// healthz answers GET /healthz: the server is up and serving.
+func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// methodNotAllowed answers a known path called with a method it does not
+// serve.
+func (s *Server) methodNotAllowed(allow string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Allow", allow)
+		s.fail(w, r, &httpError{status: http.StatusMethodNotAllowed, msg: "method " + r.Method + " not allowed on " + r.URL.Path + "; use " + allow})
+	})
+}
+
+// notFound answers a path no route serves.
+func (s *Server) notFound() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.fail(w, r, &httpError{status: http.StatusNotFound, msg: "no endpoint " + r.URL.Path + "; the API serves /v1/tables/{table}/events, /healthz and /metrics"})
+	})
+}
