@@ -1,0 +1,48 @@
+// Package cli is the timetable command line: the cobra commands behind
+// the timetable binary, which only wires them to the process (signals,
+// exit codes).
+//
+// # Commands
+//
+//	timetable serve     [--addr 127.0.0.1:8080] [--shutdown-timeout 30s]
+//	timetable tenant add NAME
+//	timetable tenant list [--format table|json]
+//	timetable write  --table T [--series S] [--tenant NAME] [--batch 5000] [FILE|-]
+//	timetable query  --table T --from TIME --to TIME [--series S] [--order asc|desc] [--limit N] [--fields a,b] [--tenant NAME] [--format table|json|csv]
+//	timetable tables [--family F] [--format table|json]
+//	timetable plan   --event-bytes N --rate EV_PER_S [...]
+//
+// Every command takes --config FILE (the YAML configuration of package
+// config; the defaults without one), --store pebble:DIR|dynamodb (Pebble
+// in ./timetable-data without one) and --log-level (info for serve,
+// warn for the others, which print their own results).
+//
+// # Decisions
+//
+//   - write and query work on the store directly, not through a server,
+//     so they need the tenant named: --tenant, or the environment variable
+//     TIMETABLE_TENANT. The tenant must exist (timetable tenant add): a
+//     misspelt name fails instead of filling a tenant nobody can read.
+//     Pebble lets one process at a time open a store, so with a server
+//     running on the same directory they fail with a message saying so;
+//     write through the HTTP API then.
+//   - write reads NDJSON and writes it in batches (5,000 events by
+//     default). Unlike the HTTP API, which refuses a request whole, it
+//     skips bad lines, naming each by line number and reason on standard
+//     error, and writes the rest; it exits with status 1 when it skipped
+//     any. Writing a file again is always safe: event ids are idempotent.
+//     --series gives a series to the events that have none. A progress
+//     bar is drawn on standard error only when it is a terminal, and a
+//     summary line ends the run.
+//   - query follows cursors until --limit events (1,000 by default; 0
+//     for all of the range). table and csv read every event before
+//     printing, to know the field columns; json streams an array.
+//   - tenant add prints the new API key alone on standard output, so
+//     that KEY=$(timetable tenant add acme) works, and the warning that
+//     it cannot be shown again on standard error.
+//   - The environment variable TIMETABLE_NOW (RFC 3339 or Unix
+//     milliseconds) stops the clock at that instant, for tests and demos:
+//     write months, tiers and "now" come from it.
+//   - Exit status: 0 on success, 1 on failure, 2 for a usage error (a
+//     bad flag, argument or flag value), 130 when interrupted.
+package cli

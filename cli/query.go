@@ -1,0 +1,304 @@
+package cli
+
+import (
+	"bufio"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/timetabledb/timetable/engine"
+	"github.com/timetabledb/timetable/event"
+)
+
+// queryFlags are the flags of `timetable query`.
+type queryFlags struct {
+	table, series, from, to, order, fields, format string
+	limit                                          int
+}
+
+func newQueryCmd(g *globals) *cobra.Command {
+	var f queryFlags
+	cmd := &cobra.Command{
+		Use:   "query --table T --from TIME --to TIME [--series S] [--order asc|desc] [--limit N] [--format table|json|csv]",
+		Short: "Print the events of a logical table in a time range",
+		Long: `query prints the events of a logical table of a tenant whose times lie in
+[--from, --to], both inclusive, oldest first (or newest first with --order
+desc), following cursors until --limit events (0 for every event of the
+range). TIME is RFC 3339 (2017-04-10T12:00:00.123Z) or integer Unix
+milliseconds.
+
+Formats: table (one column per field), json (an array of events, as the HTTP
+API returns them), csv (time,series,id, then one column per field; a field
+an event lacks, or null, is an empty cell; objects and arrays are JSON).
+
+It reads the store directly: stop a server running on the same Pebble
+directory, or query through its HTTP API.`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runQuery(cmd, g, f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.table, "table", "", "logical table")
+	fl.StringVar(&f.from, "from", "", "first time of the range, inclusive")
+	fl.StringVar(&f.to, "to", "", "last time of the range, inclusive")
+	fl.StringVar(&f.series, "series", "", "only this series (default every series)")
+	fl.StringVar(&f.order, "order", "asc", "asc (oldest first) or desc")
+	fl.IntVar(&f.limit, "limit", 1000, "most events to print; 0 for all")
+	fl.StringVar(&f.fields, "fields", "", "comma-separated fields to print (default all)")
+	fl.StringVar(&f.format, "format", "table", "output format: table, json or csv")
+	fl.String("tenant", "", "tenant (default $"+EnvTenant+")")
+	for _, name := range []string{"table", "from", "to"} {
+		_ = cmd.MarkFlagRequired(name)
+	}
+	return cmd
+}
+
+// runQuery checks the flags, runs the query page by page and prints it.
+func runQuery(cmd *cobra.Command, g *globals, f queryFlags) (err error) {
+	q, err := f.query()
+	if err != nil {
+		return err
+	}
+	if err := checkFormat(f.format, "table", "json", "csv"); err != nil {
+		return err
+	}
+	tenant, err := tenantName(cmd.Flags())
+	if err != nil {
+		return err
+	}
+	ctx := cmd.Context()
+	s, err := g.openSession(ctx, cmd.ErrOrStderr(), sessionOptions{logLevel: slog.LevelWarn, existing: true})
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, s.Close()) }()
+	if err := s.tenant(ctx, tenant); err != nil {
+		return err
+	}
+
+	out := bufio.NewWriter(cmd.OutOrStdout())
+	var p printer
+	switch f.format {
+	case "json":
+		p = &jsonPrinter{w: out}
+	case "csv":
+		p = &gridPrinter{w: out, csv: true, fields: q.Fields}
+	default:
+		p = &gridPrinter{w: out, fields: q.Fields}
+	}
+	maxPage := s.db.Options().MaxLimit
+	for remaining := f.limit; ; {
+		q.Limit = maxPage
+		if f.limit > 0 {
+			q.Limit = min(remaining, maxPage)
+		}
+		page, err := s.db.Query(ctx, tenant, q)
+		if err != nil {
+			return err
+		}
+		if err := p.add(page.Events); err != nil {
+			return err
+		}
+		remaining -= len(page.Events)
+		if page.NextCursor == "" || (f.limit > 0 && remaining <= 0) {
+			break
+		}
+		q.Cursor = page.NextCursor
+	}
+	if err := p.end(); err != nil {
+		return err
+	}
+	return out.Flush()
+}
+
+// query checks the flags and returns the engine query they describe.
+func (f queryFlags) query() (engine.Query, error) {
+	q := engine.Query{Table: f.table, Series: f.series}
+	var err error
+	if q.From, err = event.ParseTime(f.from); err != nil {
+		return q, usageErrorf("--from: %q is neither RFC 3339 nor Unix milliseconds", f.from)
+	}
+	if q.To, err = event.ParseTime(f.to); err != nil {
+		return q, usageErrorf("--to: %q is neither RFC 3339 nor Unix milliseconds", f.to)
+	}
+	if q.From.After(q.To) {
+		return q, usageErrorf("--from %s is after --to %s", q.From.Format(time.RFC3339Nano), q.To.Format(time.RFC3339Nano))
+	}
+	switch f.order {
+	case "asc":
+	case "desc":
+		q.Desc = true
+	default:
+		return q, usageErrorf("--order %q: use asc or desc", f.order)
+	}
+	if f.limit < 0 {
+		return q, usageErrorf("--limit %d: use a positive number, or 0 for all", f.limit)
+	}
+	if f.fields != "" {
+		q.Fields = strings.Split(f.fields, ",")
+		if slices.Contains(q.Fields, "") {
+			return q, usageErrorf("--fields %q: an empty field name", f.fields)
+		}
+	}
+	return q, nil
+}
+
+// printer prints the events of a query, page by page.
+type printer interface {
+	add(events []event.Event) error
+	end() error
+}
+
+// jsonPrinter prints a JSON array of events, one a line, as it gets them.
+type jsonPrinter struct {
+	w     *bufio.Writer
+	count int
+	buf   []byte
+}
+
+func (p *jsonPrinter) add(events []event.Event) error {
+	for _, e := range events {
+		sep := ",\n"
+		if p.count == 0 {
+			sep = "[\n"
+		}
+		p.count++
+		var err error
+		if p.buf, err = e.AppendJSON(append(p.buf[:0], sep...)); err != nil {
+			return err
+		}
+		if _, err := p.w.Write(p.buf); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (p *jsonPrinter) end() error {
+	if p.count == 0 {
+		_, err := p.w.WriteString("[]\n")
+		return err
+	}
+	_, err := p.w.WriteString("\n]\n")
+	return err
+}
+
+// gridPrinter prints events as an aligned table or as CSV: time, series,
+// id, then one column per field. It keeps the events until end, to know
+// every field's column.
+type gridPrinter struct {
+	w      *bufio.Writer
+	csv    bool
+	fields []string // the columns; every field seen when empty
+	events []event.Event
+}
+
+func (p *gridPrinter) add(events []event.Event) error {
+	p.events = append(p.events, events...)
+	return nil
+}
+
+func (p *gridPrinter) end() error {
+	fields := p.fields
+	if len(fields) == 0 {
+		seen := map[string]bool{}
+		for _, e := range p.events {
+			for k := range e.Fields {
+				if !seen[k] {
+					seen[k] = true
+					fields = append(fields, k)
+				}
+			}
+		}
+		slices.Sort(fields)
+	}
+	if p.csv {
+		return p.writeCSV(fields)
+	}
+	return p.writeTable(fields)
+}
+
+func (p *gridPrinter) writeCSV(fields []string) error {
+	w := csv.NewWriter(p.w)
+	row := append([]string{"time", "series", "id"}, fields...)
+	if err := w.Write(row); err != nil {
+		return err
+	}
+	for _, e := range p.events {
+		row = append(row[:0], e.Time.UTC().Format(time.RFC3339Nano), e.Series, e.ID)
+		for _, name := range fields {
+			v, ok := e.Fields[name]
+			cell := ""
+			if ok && v != nil {
+				cell = cellText(v)
+			}
+			row = append(row, cell)
+		}
+		if err := w.Write(row); err != nil {
+			return err
+		}
+	}
+	w.Flush()
+	return w.Error()
+}
+
+func (p *gridPrinter) writeTable(fields []string) error {
+	tw := tabwriter.NewWriter(p.w, 0, 0, 2, ' ', 0)
+	header := []string{"TIME", "SERIES", "ID"}
+	fmt.Fprintln(tw, strings.Join(append(header, fields...), "\t"))
+	for _, e := range p.events {
+		row := []string{e.Time.UTC().Format(time.RFC3339Nano), orDash(e.Series), e.ID}
+		for _, name := range fields {
+			v, ok := e.Fields[name]
+			cell := "-"
+			switch {
+			case ok && v == nil:
+				cell = "null"
+			case ok:
+				cell = cellText(v)
+				// A tab or a line break would break the columns.
+				if strings.ContainsAny(cell, "\t\n\r") || cell == "" {
+					cell = jsonText(cell)
+				}
+			}
+			row = append(row, cell)
+		}
+		fmt.Fprintln(tw, strings.Join(row, "\t"))
+	}
+	return tw.Flush()
+}
+
+// cellText is a field value as a table or CSV cell: strings as they are,
+// numbers and booleans as in JSON, objects and arrays as compact JSON.
+func cellText(v any) string {
+	switch v := v.(type) {
+	case string:
+		return v
+	case json.Number:
+		return v.String()
+	case bool:
+		if v {
+			return "true"
+		}
+		return "false"
+	}
+	return jsonText(v)
+}
+
+// jsonText is v in JSON.
+func jsonText(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprintf("%v", v)
+	}
+	return string(b)
+}

@@ -1,0 +1,102 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestServeShutsDownGracefully(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	store := "--store=pebble:" + dir
+	key := strings.TrimSpace(mustRun(t, "", "tenant", "add", "acme", store).stdout)
+
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	addrs := make(chan net.Addr, 1)
+	served := make(chan error, 1)
+	var logs syncWriter
+	go func() {
+		g := &globals{storeSpec: "pebble:" + dir}
+		served <- runServe(ctx, g, serveOptions{addr: "127.0.0.1:0", shutdownTimeout: time.Minute, ready: func(a net.Addr) { addrs <- a }}, &logs)
+	}()
+	var addr string
+	select {
+	case a := <-addrs:
+		addr = a.String()
+	case err := <-served:
+		t.Fatalf("serve ended before listening: %v", err)
+	}
+
+	// A write whose body arrives slowly is in flight when the signal
+	// comes.
+	body := ndjsonLines(40)
+	conn, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer conn.Close()
+	_, err = fmt.Fprintf(conn, "POST /v1/tables/a_table/events HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nContent-Type: application/x-ndjson\r\nContent-Length: %d\r\n\r\n%s",
+		addr, key, len(body), body[:len(body)/2])
+	require.NoError(t, err)
+	waitInFlight(t, addr)
+
+	stop()
+	// Once the server refuses new connections, the rest of the body
+	// comes, and the request is answered.
+	require.Eventually(t, func() bool {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			return true
+		}
+		c.Close()
+		return false
+	}, time.Minute, 5*time.Millisecond, "the server kept accepting connections")
+	_, err = io.WriteString(conn, body[len(body)/2:])
+	require.NoError(t, err)
+	res, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	require.NoError(t, err)
+	answer, err := io.ReadAll(res.Body)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, res.StatusCode, "answer: %s", answer)
+	require.JSONEq(t, `{"written": 40}`, string(answer))
+
+	require.NoError(t, <-served)
+	require.Contains(t, logs.String(), "stopped: the store is closed")
+	// The store was closed cleanly, and the events are in it.
+	require.Len(t, queryJSON(t, store, "a_table"), 40)
+}
+
+// waitInFlight waits until the server says a request to /v1 is in flight.
+func waitInFlight(t *testing.T, addr string) {
+	t.Helper()
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	require.Eventually(t, func() bool {
+		res, err := client.Get("http://" + addr + "/metrics")
+		if err != nil {
+			return false
+		}
+		defer res.Body.Close()
+		b, err := io.ReadAll(res.Body)
+		return err == nil && strings.Contains(string(b), "\ntimetable_http_requests_in_flight 1\n")
+	}, time.Minute, 5*time.Millisecond, "the write never was in flight")
+}
+
+func TestServeAddressInUse(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	dir := filepath.Join(t.TempDir(), "data")
+	var logs syncWriter
+	err = runServe(context.Background(), &globals{storeSpec: "pebble:" + dir}, serveOptions{addr: ln.Addr().String()}, &logs)
+	require.ErrorContains(t, err, "address already in use")
+	// The store was closed: it opens again.
+	mustRun(t, "", "tenant", "add", "acme", "--store=pebble:"+dir)
+}

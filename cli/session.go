@@ -1,0 +1,82 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/timetabledb/timetable/clock"
+	"github.com/timetabledb/timetable/engine"
+	"github.com/timetabledb/timetable/storage"
+	"github.com/timetabledb/timetable/tenant"
+)
+
+// session is what a command works with: an engine open on a store.
+type session struct {
+	log   *slog.Logger
+	clock clock.Clock
+	store storage.Store
+	db    *engine.DB
+}
+
+// sessionOptions say how to open a session.
+type sessionOptions struct {
+	// logLevel is the level when --log-level is not set.
+	logLevel slog.Level
+	// existing refuses to create an embedded store.
+	existing bool
+	// registerer receives the engine's metrics.
+	registerer prometheus.Registerer
+}
+
+// openSession reads the configuration, opens the store and the engine on
+// it. Logs go to stderr.
+func (g *globals) openSession(ctx context.Context, stderr io.Writer, o sessionOptions) (*session, error) {
+	log, err := g.logger(stderr, o.logLevel)
+	if err != nil {
+		return nil, err
+	}
+	clk, err := g.clock()
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := g.loadConfig()
+	if err != nil {
+		return nil, err
+	}
+	store, err := openStore(ctx, g.storeSpec, storeOptions{logger: log, clock: clk, existing: o.existing})
+	if err != nil {
+		return nil, err
+	}
+	db, err := engine.Open(ctx, store, engine.Options{Config: cfg, Clock: clk, Logger: log, Registerer: o.registerer})
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("open engine: %w", err), store.Close())
+	}
+	return &session{log: log, clock: clk, store: store, db: db}, nil
+}
+
+// Close closes the engine, then the store.
+func (s *session) Close() error {
+	return errors.Join(s.db.Close(), s.store.Close())
+}
+
+// tenant checks that a tenant exists.
+func (s *session) tenant(ctx context.Context, name string) error {
+	if err := tenant.ValidName(name); err != nil {
+		return usageError{err}
+	}
+	ts, err := s.db.Tenants().List(ctx)
+	if err != nil {
+		return err
+	}
+	for _, t := range ts {
+		if t.Name == name {
+			return nil
+		}
+	}
+	return fmt.Errorf("no tenant %q: create it with `timetable tenant add %s`", name, name)
+}

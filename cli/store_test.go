@@ -1,0 +1,47 @@
+package cli
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/timetabledb/timetable/storage/pebblestore"
+)
+
+func TestStoreInUse(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	store := "--store=pebble:" + dir
+	mustRun(t, "", "tenant", "add", "acme", store)
+	held, err := pebblestore.Open(dir, pebblestore.Options{})
+	require.NoError(t, err)
+	defer held.Close()
+
+	for _, args := range [][]string{
+		{"query", store, "--tenant", "acme", "--table", "t", "--from", "0", "--to", "1"},
+		{"write", store, "--tenant", "acme", "--table", "t"},
+		{"tables", store},
+	} {
+		r := run(t, "", args...)
+		require.ErrorContains(t, r.err, "store pebble:"+dir+" is in use, is `timetable serve` running?")
+		require.Equal(t, ExitFailure, ExitCode(r.err))
+	}
+}
+
+func TestOpenStore(t *testing.T) {
+	ctx := context.Background()
+	for _, spec := range []string{"pebble:", "pebble", "dynamo", "s3:bucket"} {
+		_, err := openStore(ctx, spec, storeOptions{})
+		require.ErrorContains(t, err, "use pebble:DIR or dynamodb", spec)
+		require.Equal(t, ExitUsage, ExitCode(err))
+	}
+	_, err := openStore(ctx, "pebble:"+filepath.Join(t.TempDir(), "absent"), storeOptions{existing: true})
+	require.ErrorContains(t, err, "no store in")
+
+	dir := filepath.Join(t.TempDir(), "new")
+	s, err := openStore(ctx, "pebble:"+dir, storeOptions{})
+	require.NoError(t, err)
+	require.IsType(t, &pebblestore.Store{}, s)
+	require.NoError(t, s.Close())
+}

@@ -1,0 +1,288 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/timetabledb/timetable/event"
+)
+
+// writeFlags are the flags of `timetable write`.
+type writeFlags struct {
+	table, series string
+	batch         int
+}
+
+// maxLine bounds one line of input: an event is at most 400 KB stored,
+// and a line may hold whitespace besides.
+const maxLine = 16 << 20
+
+// maxReported bounds the bad lines write names one by one.
+const maxReported = 20
+
+func newWriteCmd(g *globals) *cobra.Command {
+	var f writeFlags
+	cmd := &cobra.Command{
+		Use:   "write --table T [--series S] [FILE|-]",
+		Short: "Write NDJSON events from a file or standard input",
+		Long: `write reads events, one JSON object a line, from FILE or from standard input
+(no FILE, or -), and writes them to a logical table of a tenant in batches of
+--batch events:
+
+  {"time": "2017-04-10T12:00:00.123456Z", "series": "car-17", "fields": {"speed": 88.5}}
+
+A bad line is skipped and named with its line number and reason on standard
+error; the others are written, and write exits with status 1. Writing the
+same file again stores nothing twice. --series gives a series to the events
+that have none. A progress bar shows on standard error when it is a terminal,
+and a summary line ends the run.
+
+It writes to the store directly: stop a server running on the same Pebble
+directory, or post the events to its HTTP API.`,
+		Args: maxArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runWrite(cmd, g, f, args)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.table, "table", "", "logical table")
+	fl.StringVar(&f.series, "series", "", "series of the events that have none")
+	fl.IntVar(&f.batch, "batch", 5000, "events per write")
+	fl.String("tenant", "", "tenant (default $"+EnvTenant+")")
+	_ = cmd.MarkFlagRequired("table")
+	return cmd
+}
+
+// runWrite reads the input and writes it batch by batch.
+func runWrite(cmd *cobra.Command, g *globals, f writeFlags, args []string) (err error) {
+	if f.batch < 1 {
+		return usageErrorf("--batch %d: use a positive number", f.batch)
+	}
+	tenant, err := tenantName(cmd.Flags())
+	if err != nil {
+		return err
+	}
+	in, size, closeIn, err := openInput(cmd, args)
+	if err != nil {
+		return err
+	}
+	defer closeIn()
+
+	ctx := cmd.Context()
+	stderr := cmd.ErrOrStderr()
+	s, err := g.openSession(ctx, stderr, sessionOptions{logLevel: slog.LevelWarn})
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, s.Close()) }()
+	if err := s.tenant(ctx, tenant); err != nil {
+		return err
+	}
+
+	w := &batchWriter{
+		write: func(ctx context.Context, events []event.Event) (int, error) {
+			return s.db.Write(ctx, tenant, f.table, events)
+		},
+		limits: s.db.Options().Limits,
+		now:    s.clock.Now,
+		series: f.series,
+		report: stderr,
+	}
+	bar := newProgress(stderr, size)
+	start := time.Now()
+	err = w.run(ctx, in, f.batch, bar)
+	elapsed := time.Since(start)
+	if bar != nil {
+		_ = bar.Finish()
+		fmt.Fprintln(stderr)
+	}
+	rate := 0.0
+	if elapsed > 0 {
+		rate = float64(w.written) / elapsed.Seconds()
+	}
+	fmt.Fprintf(stderr, "wrote %d events to %s, %d bad lines, in %s (%.0f events/s)\n",
+		w.written, f.table, w.bad, elapsed.Round(time.Millisecond), rate)
+	if err != nil {
+		return err
+	}
+	if w.bad > 0 {
+		return fmt.Errorf("%d bad lines were not written", w.bad)
+	}
+	return nil
+}
+
+// openInput opens the file named by args, or standard input, and returns
+// its size when known (-1 otherwise).
+func openInput(cmd *cobra.Command, args []string) (io.Reader, int64, func(), error) {
+	if len(args) == 0 || args[0] == "-" {
+		return cmd.InOrStdin(), -1, func() {}, nil
+	}
+	file, err := os.Open(args[0])
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	size := int64(-1)
+	if st, err := file.Stat(); err == nil && st.Mode().IsRegular() {
+		size = st.Size()
+	}
+	return file, size, func() { file.Close() }, nil
+}
+
+// newProgress returns a progress bar of size bytes (a spinner when the
+// size is unknown) when w is a terminal, and nil otherwise.
+func newProgress(w io.Writer, size int64) *progressbar.ProgressBar {
+	f, ok := w.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return nil
+	}
+	return progressbar.NewOptions64(size,
+		progressbar.OptionSetWriter(w),
+		progressbar.OptionSetDescription("writing"),
+		progressbar.OptionShowBytes(true),
+		progressbar.OptionShowCount(),
+		progressbar.OptionThrottle(100*time.Millisecond),
+		progressbar.OptionSetWidth(30),
+		progressbar.OptionClearOnFinish(),
+	)
+}
+
+// batchWriter writes NDJSON input batch by batch, skipping bad lines.
+type batchWriter struct {
+	write  func(ctx context.Context, events []event.Event) (int, error)
+	limits event.Limits
+	now    func() time.Time
+	series string
+	report io.Writer // bad lines are named here
+
+	written, bad int
+}
+
+// run reads in to the end, writing every batch events.
+func (w *batchWriter) run(ctx context.Context, in io.Reader, batch int, bar *progressbar.ProgressBar) error {
+	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 0, 1<<20), maxLine)
+	var body []byte
+	var lines []int // the line number of each line of body
+	lineNo := 0
+	for sc.Scan() {
+		lineNo++
+		line := sc.Bytes()
+		if bar != nil {
+			_ = bar.Add(len(line) + 1)
+		}
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		body = append(append(body, line...), '\n')
+		lines = append(lines, lineNo)
+		if len(lines) == batch {
+			if err := w.flush(ctx, body, lines); err != nil {
+				return err
+			}
+			body, lines = body[:0], lines[:0]
+		}
+	}
+	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return fmt.Errorf("line %d: longer than %d bytes", lineNo+1, maxLine)
+		}
+		return fmt.Errorf("read input: %w", err)
+	}
+	if len(lines) > 0 {
+		return w.flush(ctx, body, lines)
+	}
+	return nil
+}
+
+// flush decodes and writes one batch: body holds one event a line, and
+// lines their line numbers in the input.
+func (w *batchWriter) flush(ctx context.Context, body []byte, lines []int) error {
+	events, err := event.DecodeNDJSON(body, w.limits, w.now())
+	var be *event.BatchError
+	switch {
+	case errors.As(err, &be):
+		// Decode again without the bad lines.
+		bad := w.skip(be.Problems, lines)
+		var kept []byte
+		var keptLines []int
+		for i, line := range bytes.SplitAfter(body, []byte("\n")) {
+			if i < len(lines) && !bad[i] {
+				kept = append(kept, line...)
+				keptLines = append(keptLines, lines[i])
+			}
+		}
+		body, lines = kept, keptLines
+		if events, err = event.DecodeNDJSON(body, w.limits, w.now()); err != nil {
+			return fmt.Errorf("lines %d to %d: %w", lines[0], lines[len(lines)-1], err)
+		}
+	case errors.Is(err, event.ErrMalformedBody):
+		// No line of the batch is a JSON object.
+		w.bad += len(lines)
+		w.say("lines %d to %d: not JSON objects\n", lines[0], lines[len(lines)-1])
+		return nil
+	case err != nil:
+		return err
+	}
+	if len(events) == 0 {
+		return nil
+	}
+	if w.series != "" {
+		for i := range events {
+			if events[i].Series == "" {
+				events[i].Series = w.series
+			}
+		}
+	}
+	n, err := w.write(ctx, events)
+	if errors.As(err, &be) {
+		// Refused by the engine (a stored item over DynamoDB's size):
+		// write the others.
+		bad := w.skip(be.Problems, lines)
+		var keep []event.Event
+		for i, e := range events {
+			if !bad[i] {
+				keep = append(keep, e)
+			}
+		}
+		if len(keep) == 0 {
+			return nil
+		}
+		n, err = w.write(ctx, keep)
+	}
+	w.written += n
+	if err != nil {
+		return fmt.Errorf("write lines %d to %d (writing the input again is safe, nothing is stored twice): %w", lines[0], lines[len(lines)-1], err)
+	}
+	return nil
+}
+
+// skip counts and names bad events, and returns their indexes.
+func (w *batchWriter) skip(problems []event.Problem, lines []int) map[int]bool {
+	bad := make(map[int]bool, len(problems))
+	for _, p := range problems {
+		bad[p.Index] = true
+		w.bad++
+		switch {
+		case w.bad <= maxReported:
+			w.say("line %d: %s\n", lines[p.Index], p.Reason)
+		case w.bad == maxReported+1:
+			w.say("(more bad lines are counted, not named)\n")
+		}
+	}
+	return bad
+}
+
+func (w *batchWriter) say(format string, args ...any) {
+	fmt.Fprintf(w.report, format, args...)
+}
