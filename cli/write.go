@@ -104,8 +104,7 @@ func runWrite(cmd *cobra.Command, g *globals, f writeFlags, args []string) (err 
 	err = w.run(ctx, in, f.batch, bar)
 	elapsed := time.Since(start)
 	if bar != nil {
-		_ = bar.Finish()
-		fmt.Fprintln(stderr)
+		_ = bar.Finish() // and clears the bar
 	}
 	rate := 0.0
 	if elapsed > 0 {
@@ -126,7 +125,11 @@ func runWrite(cmd *cobra.Command, g *globals, f writeFlags, args []string) (err 
 // its size when known (-1 otherwise).
 func openInput(cmd *cobra.Command, args []string) (io.Reader, int64, func(), error) {
 	if len(args) == 0 || args[0] == "-" {
-		return cmd.InOrStdin(), -1, func() {}, nil
+		in := cmd.InOrStdin()
+		if isTerminal(in) {
+			fmt.Fprintln(cmd.ErrOrStderr(), "reading events from standard input, one JSON object a line; end with Ctrl-D")
+		}
+		return in, -1, func() {}, nil
 	}
 	file, err := os.Open(args[0])
 	if err != nil {
@@ -142,8 +145,7 @@ func openInput(cmd *cobra.Command, args []string) (io.Reader, int64, func(), err
 // newProgress returns a progress bar of size bytes (a spinner when the
 // size is unknown) when w is a terminal, and nil otherwise.
 func newProgress(w io.Writer, size int64) *progressbar.ProgressBar {
-	f, ok := w.(*os.File)
-	if !ok || !term.IsTerminal(int(f.Fd())) {
+	if !isTerminal(w) {
 		return nil
 	}
 	return progressbar.NewOptions64(size,
@@ -155,6 +157,12 @@ func newProgress(w io.Writer, size int64) *progressbar.ProgressBar {
 		progressbar.OptionSetWidth(30),
 		progressbar.OptionClearOnFinish(),
 	)
+}
+
+// isTerminal reports whether f is a file that is a terminal.
+func isTerminal(f any) bool {
+	file, ok := f.(*os.File)
+	return ok && term.IsTerminal(int(file.Fd()))
 }
 
 // batchWriter writes NDJSON input batch by batch, skipping bad lines.
