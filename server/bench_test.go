@@ -1,0 +1,75 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/timetabledb/timetable/clock"
+	"github.com/timetabledb/timetable/engine"
+	"github.com/timetabledb/timetable/server"
+	"github.com/timetabledb/timetable/storage/pebblestore"
+)
+
+// BenchmarkWriteNDJSON posts batches of 5,000 events of about 180 bytes
+// (as NDJSON) over loopback HTTP to a server on Pebble, from two clients.
+func BenchmarkWriteNDJSON(b *testing.B) {
+	const batch = 5000
+	ctx := context.Background()
+	clk := clock.NewManual(now)
+	store, err := pebblestore.Open(b.TempDir(), pebblestore.Options{Clock: clk, Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(b, err)
+	defer store.Close()
+	db, err := engine.Open(ctx, store, engine.Options{Clock: clk})
+	require.NoError(b, err)
+	defer db.Close()
+	key, err := db.Tenants().Add(ctx, "acme", now)
+	require.NoError(b, err)
+	srv := httptest.NewServer(server.New(db, server.Options{}))
+	defer srv.Close()
+
+	// Distinct bodies, so that every batch writes new events.
+	bodies := make([][]byte, 64)
+	for k := range bodies {
+		var body strings.Builder
+		for i := range batch {
+			t := now.Add(-time.Duration(k*batch+i) * time.Millisecond)
+			fmt.Fprintf(&body, `{"time":%q,"series":"device-%04d","fields":{"temperature":%d.25,"humidity":%d,"status":"ok","firmware":"v1.2.3"}}`+"\n",
+				t.Format(time.RFC3339Nano), i%1000, 20+i%10, 40+i%30)
+		}
+		bodies[k] = []byte(body.String())
+	}
+	b.SetBytes(int64(len(bodies[0])))
+	b.ResetTimer()
+	b.SetParallelism(1) // GOMAXPROCS clients
+	start := time.Now()
+	b.RunParallel(func(pb *testing.PB) {
+		client := &http.Client{}
+		k := 0
+		for pb.Next() {
+			req, _ := http.NewRequest("POST", srv.URL+"/v1/tables/bench/events", bytes.NewReader(bodies[k%len(bodies)]))
+			req.Header.Set("Authorization", "Bearer "+key)
+			req.Header.Set("Content-Type", "application/x-ndjson")
+			res, err := client.Do(req)
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			res.Body.Close()
+			if res.StatusCode != http.StatusOK {
+				b.Errorf("status %d", res.StatusCode)
+				return
+			}
+			k++
+		}
+	})
+	b.ReportMetric(float64(b.N*batch)/time.Since(start).Seconds(), "events/s")
+}
