@@ -14,8 +14,9 @@
 //
 // Every command takes --config FILE (the YAML configuration of package
 // config; the defaults without one), --store pebble:DIR|dynamodb (Pebble
-// in ./timetable-data without one) and --log-level (info for serve,
-// warn for the others, which print their own results).
+// in ./timetable-data without one), --log-level (info for serve, warn
+// for the others, which print their own results) and --log-format (text
+// or json; logs go to standard error).
 //
 // # Decisions
 //
