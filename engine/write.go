@@ -178,17 +178,22 @@ type tableWrite struct {
 	// series are the series written; after group, only those the series
 	// index may lack.
 	series   []string
+	seen     map[string]struct{}
 	lastSeen string
 	tenant   string
 	ltable   string
 }
 
 func (w *tableWrite) addSeries(s string) {
-	if s == w.lastSeen && len(w.series) > 0 {
+	if len(w.series) > 0 && s == w.lastSeen {
 		return
 	}
 	w.lastSeen = s
-	if !slices.Contains(w.series, s) {
+	if _, ok := w.seen[s]; !ok {
+		if w.seen == nil {
+			w.seen = map[string]struct{}{}
+		}
+		w.seen[s] = struct{}{}
 		w.series = append(w.series, s)
 	}
 }
