@@ -1,0 +1,63 @@
+// Command timetable-bench prints timetable's benchmark table: `make bench`.
+// Every figure and its baseline come from the same run.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"runtime"
+	"runtime/pprof"
+
+	"github.com/timetabledb/timetable/internal/bench"
+)
+
+func main() {
+	o := bench.Options{}
+	flag.IntVar(&o.Runs, "runs", 3, "measure each figure this many times and keep the median")
+	flag.IntVar(&o.Events, "events", 200000, "events per ingest run")
+	flag.IntVar(&o.Writers, "writers", 2, "concurrent writers, for timetable and baselines alike")
+	flag.IntVar(&o.Batch, "batch", 1000, "events per library write and per raw batch")
+	flag.IntVar(&o.HTTPBatch, "http-batch", 5000, "events per HTTP request")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
+	flag.Parse()
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			fail(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fail(err)
+		}
+		defer pprof.StopCPUProfile()
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+
+	dir, err := os.MkdirTemp("", "timetable-bench-")
+	if err != nil {
+		fail(err)
+	}
+	defer os.RemoveAll(dir)
+	o.Dir = dir
+	o.Progress = func(s string) { fmt.Fprintln(os.Stderr, "bench:", s) }
+
+	var r bench.Report
+	r.Notes = append(r.Notes, fmt.Sprintf("%d-byte events, %d per run, median of %d runs, %d writers, GOMAXPROCS=%d", bench.EventBytes, o.Events, o.Runs, o.Writers, runtime.GOMAXPROCS(0)))
+	if err := bench.Embedded(ctx, o, &r); err != nil {
+		fail(err)
+	}
+	if err := bench.Dynamo(ctx, o, &r); err != nil {
+		fail(err)
+	}
+	r.Rows = append(r.Rows, bench.Row{Figure: "peak memory (whole run)", Value: bench.PeakRSS(), Unit: "MiB"})
+	r.Print(os.Stdout)
+}
+
+func fail(err error) {
+	pprof.StopCPUProfile()
+	fmt.Fprintln(os.Stderr, "timetable-bench:", err)
+	os.Exit(1)
+}

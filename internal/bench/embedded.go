@@ -1,0 +1,316 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/timetabledb/timetable/clock"
+	"github.com/timetabledb/timetable/engine"
+	"github.com/timetabledb/timetable/event"
+	"github.com/timetabledb/timetable/storage/pebblestore"
+)
+
+// Options size a benchmark run.
+type Options struct {
+	// Dir holds the stores; it is removed afterwards.
+	Dir string
+	// Runs is how many times each figure is measured; the median is kept.
+	Runs int
+	// Events is how many events each ingest run writes.
+	Events int
+	// Writers is how many goroutines write at once, for timetable and its
+	// baseline alike.
+	Writers int
+	// Batch is the number of events per library write and per raw batch.
+	Batch int
+	// HTTPBatch is the number of events per HTTP request.
+	HTTPBatch int
+	// Progress receives a line as each figure is measured.
+	Progress func(string)
+}
+
+var start = time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC)
+
+// Embedded measures the embedded (Pebble) store.
+func Embedded(ctx context.Context, o Options, r *Report) error {
+	gen := newGenerator(start, time.Millisecond)
+	batches := make([][]int, 0)
+	for from := 0; from < o.Events; from += o.Batch {
+		batches = append(batches, []int{from, min(o.Batch, o.Events-from)})
+	}
+	run := 0
+	next := func(name string) string {
+		run++
+		return filepath.Join(o.Dir, fmt.Sprintf("%s-%d", name, run))
+	}
+
+	raw, err := median(o.Runs, func() (float64, error) { return rawPebbleIngest(next("raw"), gen, batches, o.Writers) })
+	if err != nil {
+		return err
+	}
+	o.Progress(fmt.Sprintf("raw pebble ingest: %.0f ev/s", raw))
+	lib, err := median(o.Runs, func() (float64, error) { return libraryIngest(ctx, next("lib"), gen, batches, o.Writers) })
+	if err != nil {
+		return err
+	}
+	o.Progress(fmt.Sprintf("library ingest: %.0f ev/s", lib))
+	r.Rows = append(r.Rows, Row{Figure: "ingest, library (Pebble)", Value: lib, Unit: "ev/s", Baseline: "raw Pebble batches", Base: raw, Aim: ">= 0.40 of raw"})
+
+	web, err := median(o.Runs, func() (float64, error) { return httpIngest(ctx, next("http"), gen, o) })
+	if err != nil {
+		return err
+	}
+	o.Progress(fmt.Sprintf("HTTP ingest: %.0f ev/s", web))
+	r.Rows = append(r.Rows, Row{Figure: "ingest, HTTP NDJSON (Pebble)", Value: web, Unit: "ev/s", Baseline: "raw Pebble batches", Base: raw, Aim: ">= 200000 ev/s"})
+
+	// Reads: one store holding the events, read back through the engine
+	// and, for the baseline, the same number of same-size entries through
+	// a raw Pebble iterator.
+	db, store, clk, err := openEngine(ctx, next("read"))
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	defer db.Close()
+	if err := load(ctx, db, clk, gen, batches); err != nil {
+		return err
+	}
+	rawDir := next("rawread")
+	if _, err := rawPebbleIngest(rawDir, gen, batches, o.Writers); err != nil {
+		return err
+	}
+	end := start.Add(time.Duration(o.Events) * time.Millisecond)
+	read, err := median(o.Runs, func() (float64, error) { return rangeRead(ctx, db, start, end) })
+	if err != nil {
+		return err
+	}
+	iter, err := median(o.Runs, func() (float64, error) { return rawIterate(rawDir) })
+	if err != nil {
+		return err
+	}
+	o.Progress(fmt.Sprintf("range read: %.0f ev/s, raw iterator %.0f ev/s", read, iter))
+	r.Rows = append(r.Rows, Row{Figure: "range read, all series (Pebble)", Value: read, Unit: "ev/s", Baseline: "raw Pebble iterator", Base: iter, Aim: ">= 0.50 of raw"})
+
+	p50, p99, err := latest10(ctx, db, end, 3000)
+	if err != nil {
+		return err
+	}
+	r.Rows = append(r.Rows,
+		Row{Figure: "latest-10 query p50 (Pebble)", Value: p50, Unit: "ms", Aim: "-"},
+		Row{Figure: "latest-10 query p99 (Pebble)", Value: p99, Unit: "ms", Aim: "< 1 ms"})
+	return nil
+}
+
+func openEngine(ctx context.Context, dir string) (*engine.DB, *pebblestore.Store, *clock.Manual, error) {
+	store, err := pebblestore.Open(dir, pebblestore.Options{})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	clk := clock.NewManual(start)
+	db, err := engine.Open(ctx, store, engine.Options{Clock: clk})
+	if err != nil {
+		store.Close()
+		return nil, nil, nil, err
+	}
+	return db, store, clk, nil
+}
+
+// load writes every batch, one writer; not timed.
+func load(ctx context.Context, db *engine.DB, clk *clock.Manual, gen *generator, batches [][]int) error {
+	clk.Set(start.Add(time.Duration(batches[len(batches)-1][0]+batches[len(batches)-1][1]) * time.Millisecond))
+	for _, b := range batches {
+		if _, err := db.Write(ctx, benchTenant, benchTable, gen.batch(b[0], b[1])); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// parallel runs work on every batch with n goroutines and returns the
+// time it took.
+func parallel(n int, batches [][]int, work func(b []int) error) (time.Duration, error) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	begin := time.Now()
+	for w := range n {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(batches) {
+					return
+				}
+				if err := work(batches[i]); err != nil {
+					errs[w] = err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	took := time.Since(begin)
+	for _, err := range errs {
+		if err != nil {
+			return 0, err
+		}
+	}
+	return took, nil
+}
+
+func count(batches [][]int) int {
+	n := 0
+	for _, b := range batches {
+		n += b[1]
+	}
+	return n
+}
+
+func libraryIngest(ctx context.Context, dir string, gen *generator, batches [][]int, writers int) (float64, error) {
+	db, store, clk, err := openEngine(ctx, dir)
+	if err != nil {
+		return 0, err
+	}
+	defer os.RemoveAll(dir)
+	defer store.Close()
+	defer db.Close()
+	clk.Set(start.Add(time.Duration(count(batches)) * time.Millisecond))
+	// Events are made before the clock starts: the figure is the engine's.
+	pre := make([][]event.Event, len(batches))
+	idx := make([][]int, len(batches))
+	for i, b := range batches {
+		pre[i] = gen.batch(b[0], b[1])
+		idx[i] = []int{i}
+	}
+	took, err := parallel(writers, idx, func(b []int) error {
+		_, err := db.Write(ctx, benchTenant, benchTable, pre[b[0]])
+		return err
+	})
+	if err != nil {
+		return 0, err
+	}
+	return rate(count(batches), took), nil
+}
+
+// rawPebbleIngest writes entries of the same size as timetable's items
+// (key as long as its table prefix, partition and sort keys; the rest as
+// value) straight to Pebble, in synced batches of the same size.
+func rawPebbleIngest(dir string, gen *generator, batches [][]int, writers int) (float64, error) {
+	db, err := pebble.Open(dir, &pebble.Options{Logger: quiet{}})
+	if err != nil {
+		return 0, err
+	}
+	defer db.Close()
+	type kv struct{ k, v []byte }
+	pre := make([][]kv, len(batches))
+	idx := make([][]int, len(batches))
+	for i, b := range batches {
+		for _, e := range gen.batch(b[0], b[1]) {
+			e.AssignID(benchTenant, benchTable)
+			key := fmt.Sprintf("d%08d%s#%s#%s#0%s#%s", 1, benchTenant, benchTable, e.Series, e.Time.Format("2006-01-02T15:04:05.000000000Z"), e.ID)
+			val := bytes.Repeat([]byte("v"), EventBytes-len(key))
+			pre[i] = append(pre[i], kv{[]byte(key), val})
+		}
+		idx[i] = []int{i}
+	}
+	took, err := parallel(writers, idx, func(b []int) error {
+		batch := db.NewBatch()
+		for _, e := range pre[b[0]] {
+			if err := batch.Set(e.k, e.v, nil); err != nil {
+				return err
+			}
+		}
+		return batch.Commit(pebble.Sync)
+	})
+	if err != nil {
+		return 0, err
+	}
+	return rate(count(batches), took), nil
+}
+
+// rawIterate reads every entry of a raw Pebble store.
+func rawIterate(dir string) (float64, error) {
+	db, err := pebble.Open(dir, &pebble.Options{Logger: quiet{}})
+	if err != nil {
+		return 0, err
+	}
+	defer db.Close()
+	begin := time.Now()
+	it, err := db.NewIter(nil)
+	if err != nil {
+		return 0, err
+	}
+	n, sum := 0, 0
+	for it.First(); it.Valid(); it.Next() {
+		v, err := it.ValueAndErr()
+		if err != nil {
+			return 0, err
+		}
+		sum += len(it.Key()) + len(v)
+		n++
+	}
+	if err := it.Close(); err != nil {
+		return 0, err
+	}
+	return rate(n, time.Since(begin)), nil
+}
+
+// rangeRead reads every event in [from, to] through the engine, page by
+// page.
+func rangeRead(ctx context.Context, db *engine.DB, from, to time.Time) (float64, error) {
+	begin := time.Now()
+	q := engine.Query{Table: benchTable, From: from, To: to, Limit: 10000}
+	n := 0
+	for {
+		p, err := db.Query(ctx, benchTenant, q)
+		if err != nil {
+			return 0, err
+		}
+		n += len(p.Events)
+		if p.NextCursor == "" {
+			break
+		}
+		q.Cursor = p.NextCursor
+	}
+	return rate(n, time.Since(begin)), nil
+}
+
+// latest10 asks for the newest ten events of one series, again and again,
+// and returns the p50 and p99 latencies in milliseconds.
+func latest10(ctx context.Context, db *engine.DB, now time.Time, n int) (float64, float64, error) {
+	var ds []time.Duration
+	for i := range n {
+		q := engine.Query{Table: benchTable, Series: fmt.Sprintf("dev-%04d", i%seriesCount), From: now.Add(-time.Hour), To: now, Desc: true, Limit: 10}
+		begin := time.Now()
+		p, err := db.Query(ctx, benchTenant, q)
+		if err != nil {
+			return 0, 0, err
+		}
+		ds = append(ds, time.Since(begin))
+		if len(p.Events) != 10 {
+			return 0, 0, fmt.Errorf("latest 10: got %d events", len(p.Events))
+		}
+	}
+	slices.Sort(ds)
+	return percentile(ds, 50), percentile(ds, 99), nil
+}
+
+// quiet drops Pebble's informational messages in the raw baselines.
+type quiet struct{}
+
+func (quiet) Infof(string, ...any) {}
+func (quiet) Errorf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "pebble: "+format+"\n", args...)
+}
+func (quiet) Fatalf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "pebble: "+format+"\n", args...)
+	os.Exit(1)
+}

@@ -1,0 +1,82 @@
+// Package bench measures timetable against its baselines and prints the
+// figures side by side, every one from the same run: `make bench`.
+//
+// Events are 180 bytes as DynamoDB counts an item (keys, attribute names
+// and values; storage.ItemSize), the size of the AWS developer guide's
+// example. Each figure is the median of several runs; machines here are
+// small and noisy, so compare ratios, not absolute numbers.
+package bench
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/timetabledb/timetable/event"
+	"github.com/timetabledb/timetable/storage"
+)
+
+// EventBytes is the stored size of every benchmark event.
+const EventBytes = 180
+
+const (
+	benchTenant = "bench"
+	benchTable  = "sensors"
+	seriesCount = 100
+)
+
+// generator makes 180-byte events, one per series in turn, ticking time.
+type generator struct {
+	start time.Time
+	step  time.Duration
+	n     int
+	pad   string
+}
+
+func newGenerator(start time.Time, step time.Duration) *generator {
+	g := &generator{start: start, step: step}
+	// Size one event with an empty note, then pad the note to 180 bytes.
+	e := g.event(0)
+	e.AssignID(benchTenant, benchTable)
+	item := storage.Item{PK: fmt.Sprintf("%s#%s#%s#0", benchTenant, benchTable, e.Series), SK: e.Time.Format("2006-01-02T15:04:05.000000000Z") + "#" + e.ID, Attrs: e.Fields}
+	g.pad = strings.Repeat("x", EventBytes-storage.ItemSize(item))
+	return g
+}
+
+func (g *generator) event(i int) event.Event {
+	return event.Event{
+		Time:   g.start.Add(time.Duration(i) * g.step),
+		Series: fmt.Sprintf("dev-%04d", i%seriesCount),
+		Fields: map[string]any{
+			"temp":   json.Number(fmt.Sprintf("%d.%02d", 15+i%20, i%100)),
+			"hum":    json.Number(fmt.Sprint(30 + i%60)),
+			"pres":   json.Number(fmt.Sprintf("10%02d.%02d", i%30, i%100)),
+			"status": "ok",
+			"note":   g.pad,
+		},
+	}
+}
+
+// batch returns events [from, from+n).
+func (g *generator) batch(from, n int) []event.Event {
+	out := make([]event.Event, n)
+	for i := range out {
+		out[i] = g.event(from + i)
+	}
+	return out
+}
+
+// ndjson encodes events as the HTTP API takes them.
+func ndjson(evs []event.Event) []byte {
+	var b strings.Builder
+	for _, e := range evs {
+		line, err := json.Marshal(map[string]any{"time": e.Time.Format(time.RFC3339Nano), "series": e.Series, "fields": e.Fields})
+		if err != nil {
+			panic(err)
+		}
+		b.Write(line)
+		b.WriteByte('\n')
+	}
+	return []byte(b.String())
+}
