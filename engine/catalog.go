@@ -246,6 +246,12 @@ func (c *catalog) add(t physTable) {
 	c.mu.tables[t.family] = ts
 }
 
+// forgetTable drops what the engine knows of a table found deleted.
+func (db *DB) forgetTable(t physTable) {
+	db.catalog.forget(t.family, t.name)
+	db.series.forgetTable(t.name)
+}
+
 // forget drops a table from the catalog, after it was deleted.
 func (c *catalog) forget(fam, name string) {
 	c.mu.Lock()

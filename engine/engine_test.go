@@ -364,3 +364,25 @@ func tamper(c string) string {
 	}
 	return string(b)
 }
+
+func TestTablesDeletedBehindTheEnginesBack(t *testing.T) {
+	each(t, func(t *testing.T, b backends.Backend) {
+		f := open(t, b, 1, apr10)
+		ctx := context.Background()
+		_, err := f.db.Write(ctx, "acme", "t", []event.Event{ev(apr10, "s", map[string]any{"v": num(1)})})
+		require.NoError(t, err)
+		tables, err := f.db.Tables(ctx)
+		require.NoError(t, err)
+		require.Len(t, tables, 1)
+		// The lifecycle manager (another process) deletes the table.
+		require.NoError(t, f.store.DeleteTable(ctx, tables[0].Name))
+
+		got := queryAll(t, f.db, "acme", engine.Query{Table: "t", From: apr10, To: apr10})
+		require.Empty(t, got, "a deleted table reads as empty, not as an error")
+		_, err = f.db.Write(ctx, "acme", "t", []event.Event{ev(apr10, "s", map[string]any{"v": num(2)})})
+		require.NoError(t, err, "a write makes the table again")
+		got = queryAll(t, f.db, "acme", engine.Query{Table: "t", From: apr10, To: apr10})
+		require.Len(t, got, 1)
+		require.Equal(t, num(2), got[0].Fields["v"])
+	})
+}

@@ -3,6 +3,7 @@ package engine
 import (
 	"container/heap"
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -125,7 +126,7 @@ func (s *source) advance() error {
 		return nil
 	}
 	s.ok = false
-	if err := s.it.Err(); err != nil {
+	if err := s.it.Err(); err != nil && !errors.Is(err, storage.ErrTableNotFound) {
 		return fmt.Errorf("query table %q: %w", s.table, err)
 	}
 	return nil
@@ -143,7 +144,14 @@ func (db *DB) openSources(ctx context.Context, tenant string, q Query, tables []
 			series := []string{q.Series}
 			if q.Series == "" {
 				var err error
-				if series, err = listSeries(gctx, db.store, t.name, tenant, q.Table); err != nil {
+				series, err = listSeries(gctx, db.store, t.name, tenant, q.Table)
+				if errors.Is(err, storage.ErrTableNotFound) {
+					// Deleted since the catalog was read: it holds
+					// nothing any more.
+					db.forgetTable(t)
+					return nil
+				}
+				if err != nil {
 					return err
 				}
 			}

@@ -76,3 +76,16 @@ func listSeries(ctx context.Context, store storage.Store, physical, tenant, tabl
 	}
 	return out, nil
 }
+
+// forgetTable drops what the cache knows of a physical table, after it
+// was deleted.
+func (c *seriesCache) forgetTable(physical string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	prefix := physical + "\x00"
+	for k := range c.mu.known {
+		if strings.HasPrefix(k, prefix) {
+			delete(c.mu.known, k)
+		}
+	}
+}

@@ -90,6 +90,16 @@ func (db *DB) Write(ctx context.Context, tenant, table string, events []event.Ev
 	for _, grp := range groups {
 		g.Go(func() error {
 			err := grp.writeTo(gctx, db.store, db.series)
+			if errors.Is(err, storage.ErrTableNotFound) {
+				// The lifecycle deleted the table after the catalog saw
+				// it (late data for a period past retention, say): make
+				// it again and write once more.
+				db.forgetTable(grp.table)
+				if grp.table, err = db.catalog.ensure(gctx, f, grp.table.ref); err == nil {
+					grp.series = grp.allSeries
+					err = grp.writeTo(gctx, db.store, db.series)
+				}
+			}
 			if err == nil {
 				return nil
 			}
@@ -101,11 +111,11 @@ func (db *DB) Write(ctx context.Context, tenant, table string, events []event.Ev
 			var we *storage.WriteError
 			if errors.As(err, &we) {
 				for _, i := range we.Unwritten {
-					unwritten = append(unwritten, grp.events[i]...)
+					unwritten = grp.appendEvents(unwritten, i)
 				}
 			} else {
-				for _, evs := range grp.events {
-					unwritten = append(unwritten, evs...)
+				for i := range grp.items {
+					unwritten = grp.appendEvents(unwritten, i)
 				}
 			}
 			return nil // the other tables are still written
@@ -172,16 +182,24 @@ func (db *DB) prepare(tenant, table string, f family.Family, events []event.Even
 type tableWrite struct {
 	table physTable
 	items []storage.Item
-	// events[i] holds the indexes of the events stored as items[i]: more
-	// than one when a request holds the same event twice.
-	events [][]int
+	// events[i] is the index of the event stored as items[i], and
+	// repeats[i] those of its repeats, when a request holds the same event
+	// more than once.
+	events  []int
+	repeats map[int][]int
 	// series are the series written; after group, only those the series
 	// index may lack.
-	series   []string
-	seen     map[string]struct{}
-	lastSeen string
-	tenant   string
-	ltable   string
+	series    []string
+	allSeries []string
+	seen      map[string]struct{}
+	lastSeen  string
+	tenant    string
+	ltable    string
+}
+
+// appendEvents appends the indexes of the events stored as item i.
+func (w *tableWrite) appendEvents(dst []int, i int) []int {
+	return append(append(dst, w.events[i]), w.repeats[i]...)
 }
 
 func (w *tableWrite) addSeries(s string) {
@@ -221,36 +239,47 @@ func (w *tableWrite) writeTo(ctx context.Context, store storage.Store, idx *seri
 func (db *DB) group(ctx context.Context, f family.Family, tenant, table string, items []pending) ([]*tableWrite, error) {
 	byName := map[string]*tableWrite{}
 	var order []*tableWrite
-	type key struct{ pk, sk string }
-	seen := map[key]int{}
+	type key struct{ table, pk, sk string }
+	seen := make(map[key]int, len(items))
+	var w *tableWrite
+	var wRef naming.Ref
 	for _, p := range items {
-		name := f.Namer().Format(p.ref)
-		w := byName[name]
-		if w == nil {
-			t, err := db.catalog.ensure(ctx, f, p.ref)
-			if err != nil {
-				return nil, err
+		// Events of a request mostly share a period: name the table only
+		// when the period changes.
+		if w == nil || p.ref != wRef {
+			name := f.Namer().Format(p.ref)
+			w = byName[name]
+			if w == nil {
+				t, err := db.catalog.ensure(ctx, f, p.ref)
+				if err != nil {
+					return nil, err
+				}
+				w = &tableWrite{table: t, tenant: tenant, ltable: table}
+				byName[name] = w
+				order = append(order, w)
 			}
-			w = &tableWrite{table: t, tenant: tenant, ltable: table}
-			byName[name] = w
-			order = append(order, w)
+			wRef = p.ref
 		}
 		if w.table.shards != f.Shards {
 			// The table keeps the shard count it was made with.
 			p.item.PK = partitionKey(tenant, table, p.series, shardOf(idOf(p.item.SK), w.table.shards))
 		}
 		w.addSeries(p.series)
-		k := key{w.table.name + "\x00" + p.item.PK, p.item.SK}
+		k := key{w.table.name, p.item.PK, p.item.SK}
 		if j, ok := seen[k]; ok {
 			w.items[j] = p.item
-			w.events[j] = append(w.events[j], p.index)
+			if w.repeats == nil {
+				w.repeats = map[int][]int{}
+			}
+			w.repeats[j] = append(w.repeats[j], p.index)
 			continue
 		}
 		seen[k] = len(w.items)
 		w.items = append(w.items, p.item)
-		w.events = append(w.events, []int{p.index})
+		w.events = append(w.events, p.index)
 	}
 	for _, w := range order {
+		w.allSeries = w.series
 		w.series = db.series.missing(w.table.name, tenant, table, w.series)
 	}
 	return order, nil

@@ -1,0 +1,87 @@
+package engine_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/timetabledb/timetable/clock"
+	"github.com/timetabledb/timetable/engine"
+	"github.com/timetabledb/timetable/event"
+	"github.com/timetabledb/timetable/storage"
+	"github.com/timetabledb/timetable/storage/pebblestore"
+)
+
+// halfStore writes only the first half of every batch of event items while
+// failing is set, and reports the rest unwritten, as a DynamoDB batch that
+// ran out of retries does.
+type halfStore struct {
+	storage.Store
+	failing atomic.Bool
+}
+
+var errInjected = errors.New("injected failure")
+
+func (h *halfStore) BatchWrite(ctx context.Context, table string, items []storage.Item) error {
+	if !h.failing.Load() || !strings.HasPrefix(table, "tt_events_") || len(items) < 2 || strings.Count(items[0].PK, "#") < 3 {
+		return h.Store.BatchWrite(ctx, table, items)
+	}
+	half := len(items) / 2
+	if err := h.Store.BatchWrite(ctx, table, items[:half]); err != nil {
+		return err
+	}
+	we := &storage.WriteError{Table: table, Err: errInjected}
+	for i := half; i < len(items); i++ {
+		we.Unwritten = append(we.Unwritten, i)
+	}
+	return we
+}
+
+func TestPartialWriteNamesTheUnwrittenEvents(t *testing.T) {
+	inner, err := pebblestore.Open(t.TempDir(), pebblestore.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { inner.Close() })
+	store := &halfStore{Store: inner}
+	store.failing.Store(true)
+	db, err := engine.Open(context.Background(), store, engine.Options{Clock: clock.NewManual(apr10)})
+	require.NoError(t, err)
+	t.Cleanup(func() { db.Close() })
+	ctx := context.Background()
+
+	batch := func() []event.Event {
+		var evs []event.Event
+		for i := range 10 {
+			evs = append(evs, ev(apr10.Add(time.Duration(i)*time.Second), "s", map[string]any{"i": num(i)}))
+		}
+		// Event 10 repeats event 7: both are unwritten or neither is.
+		return append(evs, evs[7])
+	}
+	n, err := db.Write(ctx, "acme", "t", batch())
+	var we *engine.WriteError
+	require.ErrorAs(t, err, &we)
+	require.ErrorIs(t, err, errInjected)
+	require.Equal(t, []int{5, 6, 7, 8, 9, 10}, we.Unwritten)
+	require.Equal(t, 5, n)
+
+	got := queryAll(t, db, "acme", engine.Query{Table: "t", From: apr10, To: apr10.Add(time.Minute)})
+	var stored []string
+	for _, e := range got {
+		stored = append(stored, fmt.Sprint(e.Fields["i"]))
+	}
+	require.Equal(t, []string{"0", "1", "2", "3", "4"}, stored, "exactly the events reported written")
+
+	// The client retries the whole request: every event once.
+	store.failing.Store(false)
+	_, err = db.Write(ctx, "acme", "t", batch())
+	require.NoError(t, err)
+	got = queryAll(t, db, "acme", engine.Query{Table: "t", From: apr10, To: apr10.Add(time.Minute)})
+	require.Len(t, got, 10)
+	require.True(t, slices.IsSortedFunc(got, func(a, b event.Event) int { return a.Time.Compare(b.Time) }))
+}
