@@ -18,10 +18,33 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/timetabledb/timetable/clock"
+	"github.com/timetabledb/timetable/config"
 	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/server"
-	"github.com/timetabledb/timetable/storage/pebblestore"
+	"github.com/timetabledb/timetable/internal/backends"
+	"github.com/timetabledb/timetable/storage"
 )
+
+// backend is the store the fixtures run on: Pebble, except inside
+// TestEndToEndOnDynamoDB.
+var backend = backends.Pebble()
+
+// TestEndToEndOnDynamoDB runs the end-to-end tests again with the server
+// on the DynamoDB backend: the embedded server and the same server on
+// DynamoDB must behave identically.
+func TestEndToEndOnDynamoDB(t *testing.T) {
+	backend = backends.Dynamo()
+	defer func() { backend = backends.Pebble() }()
+	for name, test := range map[string]func(*testing.T){
+		"WriteFormats": TestWriteFormats, "RetryStoresOnce": TestRetryStoresOnce,
+		"BadEventsWriteNothing": TestBadEventsWriteNothing, "Authentication": TestAuthentication,
+		"TenantIsolation": TestTenantIsolation, "QueryErrors": TestQueryErrors, "CursorWalk": TestCursorWalk,
+		"DefaultRange": TestDefaultRange, "LateData": TestLateData, "Limits": TestLimits,
+		"Routing": TestRouting, "Metrics": TestMetrics, "RequestLog": TestRequestLog,
+	} {
+		t.Run(name, test)
+	}
+}
 
 // now is the fixtures' clock: Thursday 2017-06-15 09:00 UTC.
 var now = time.Date(2017, 6, 15, 9, 0, 0, 0, time.UTC)
@@ -32,7 +55,7 @@ type fixture struct {
 	t      *testing.T
 	url    string
 	dir    string
-	store  *pebblestore.Store
+	store  storage.Store
 	db     *engine.DB
 	clock  *clock.Manual
 	logs   *syncBuffer
@@ -45,10 +68,10 @@ func newFixture(t *testing.T, opts server.Options) *fixture {
 	ctx := context.Background()
 	f := &fixture{t: t, dir: t.TempDir(), clock: clock.NewManual(now), logs: &syncBuffer{}}
 	var err error
-	f.store, err = pebblestore.Open(f.dir, pebblestore.Options{Clock: f.clock, Logger: slog.New(slog.DiscardHandler)})
-	require.NoError(t, err)
+	var cfg config.Config
+	f.store, cfg = backend.Open(t)
 	reg := prometheus.NewRegistry()
-	f.db, err = engine.Open(ctx, f.store, engine.Options{Clock: f.clock, Registerer: reg})
+	f.db, err = engine.Open(ctx, f.store, engine.Options{Config: cfg, Clock: f.clock, Registerer: reg})
 	require.NoError(t, err)
 	f.acme, err = f.db.Tenants().Add(ctx, "acme", now)
 	require.NoError(t, err)
@@ -61,7 +84,6 @@ func newFixture(t *testing.T, opts server.Options) *fixture {
 	t.Cleanup(func() {
 		srv.Close()
 		require.NoError(t, f.db.Close())
-		require.NoError(t, f.store.Close())
 	})
 	return f
 }
