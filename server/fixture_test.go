@@ -20,8 +20,8 @@ import (
 	"github.com/timetabledb/timetable/clock"
 	"github.com/timetabledb/timetable/config"
 	"github.com/timetabledb/timetable/engine"
-	"github.com/timetabledb/timetable/server"
 	"github.com/timetabledb/timetable/internal/backends"
+	"github.com/timetabledb/timetable/server"
 	"github.com/timetabledb/timetable/storage"
 )
 
