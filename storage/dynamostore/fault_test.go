@@ -65,7 +65,8 @@ func TestBatchWriteUnderFaults(t *testing.T) {
 				faulty := faultyStore(t, faults, m.maxAttempts)
 				clean := openStore(t, Options{})
 				name := createTable(t, clean, storage.TableSpec{})
-				items := faultItems(500)
+				// 40 requests: the chance that a mix of 0.3 injects no fault is 0.7^40.
+				items := faultItems(1000)
 
 				err := faulty.BatchWrite(context.Background(), name, items)
 				stored := storedItems(t, clean, name)
