@@ -71,11 +71,7 @@ func runServe(ctx context.Context, g *globals, o serveOptions, stderr io.Writer)
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
-	store := g.storeSpec
-	if store == "" {
-		store = "pebble:" + defaultPebbleDir
-	}
-	s.log.Info("serving the HTTP API", "addr", "http://"+ln.Addr().String(), "store", store)
+	s.log.Info("serving the HTTP API", "addr", "http://"+ln.Addr().String(), "store", s.storeSpec)
 	if o.ready != nil {
 		o.ready(ln.Addr())
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/timetabledb/timetable/config"
 	"io"
 	"log/slog"
 
@@ -21,6 +22,8 @@ type session struct {
 	clock clock.Clock
 	store storage.Store
 	db    *engine.DB
+	// storeSpec names the store, as --store does.
+	storeSpec string
 }
 
 // sessionOptions say how to open a session.
@@ -48,7 +51,8 @@ func (g *globals) openSession(ctx context.Context, stderr io.Writer, o sessionOp
 	if err != nil {
 		return nil, err
 	}
-	store, err := openStore(ctx, g.storeSpec, storeOptions{logger: log, clock: clk, existing: o.existing})
+	spec := g.storeFor(cfg)
+	store, err := openStore(ctx, spec, storeOptions{logger: log, clock: clk, existing: o.existing})
 	if err != nil {
 		return nil, err
 	}
@@ -56,7 +60,7 @@ func (g *globals) openSession(ctx context.Context, stderr io.Writer, o sessionOp
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("open engine: %w", err), store.Close())
 	}
-	return &session{log: log, clock: clk, store: store, db: db}, nil
+	return &session{log: log, clock: clk, store: store, db: db, storeSpec: spec}, nil
 }
 
 // Close closes the engine, then the store.
@@ -79,4 +83,16 @@ func (s *session) tenant(ctx context.Context, name string) error {
 		}
 	}
 	return fmt.Errorf("no tenant %q: create it with `timetable tenant add %s`", name, name)
+}
+
+// storeFor returns the store to open: --store, else the configuration's,
+// else the default.
+func (g *globals) storeFor(cfg config.Config) string {
+	if g.storeSpec != "" {
+		return g.storeSpec
+	}
+	if cfg.Store != "" {
+		return cfg.Store
+	}
+	return "pebble:" + defaultPebbleDir
 }

@@ -26,6 +26,8 @@
 //	    ttl: 0                  # item expiry after event time; 0 = none
 //	tables:
 //	  a_table: {family: events, layout: map, write_path: auto}
+//	store: dynamodb             # or pebble:DIR; --store wins
+//	meta_table: timetable_meta
 //
 // Durations are Go durations ("36h", "15m") or a whole number of days or
 // weeks ("90d", "12w"). Tier ages are "0", "N period(s)", a duration, or
@@ -62,6 +64,9 @@ type Config struct {
 	// MetaTable is the table holding tenants and the registry of logical
 	// tables; empty means the engine's default.
 	MetaTable string
+	// Store names where the data lives, as the --store flag does
+	// ("pebble:DIR" or "dynamodb"); the flag wins when both are given.
+	Store string
 }
 
 // Table is the configuration of one logical table (in any tenant).
@@ -97,6 +102,7 @@ type fileConfig struct {
 	DefaultFamily string               `yaml:"default_family"`
 	Tables        map[string]fileTable `yaml:"tables"`
 	MetaTable     string               `yaml:"meta_table"`
+	Store         string               `yaml:"store"`
 }
 
 type fileFamily struct {
@@ -138,7 +144,7 @@ func Parse(data []byte) (Config, error) {
 	if err := dec.Decode(&fc); err != nil && !errors.Is(err, io.EOF) {
 		return Config{}, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
-	c := Config{DefaultFamily: fc.DefaultFamily, Tables: map[string]Table{}, MetaTable: fc.MetaTable}
+	c := Config{DefaultFamily: fc.DefaultFamily, Tables: map[string]Table{}, MetaTable: fc.MetaTable, Store: fc.Store}
 	if c.DefaultFamily == "" {
 		c.DefaultFamily = "events"
 	}

@@ -117,3 +117,10 @@ func TestParseDuration(t *testing.T) {
 	_, err := config.ParseDuration("3 days")
 	require.Error(t, err)
 }
+
+func TestStoreKey(t *testing.T) {
+	c, err := config.Parse([]byte("store: dynamodb\nmeta_table: tt_meta\n"))
+	require.NoError(t, err)
+	require.Equal(t, "dynamodb", c.Store)
+	require.Equal(t, "tt_meta", c.MetaTable)
+}
