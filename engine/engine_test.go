@@ -386,3 +386,28 @@ func TestTablesDeletedBehindTheEnginesBack(t *testing.T) {
 		require.Equal(t, num(2), got[0].Fields["v"])
 	})
 }
+
+func TestTTLAttribute(t *testing.T) {
+	each(t, func(t *testing.T, b backends.Backend) {
+		store, cfg := b.Open(t)
+		cfg.Families[0].TTL = 90 * 24 * time.Hour
+		db, err := engine.Open(context.Background(), store, engine.Options{Config: cfg, Clock: clock.NewManual(apr10)})
+		require.NoError(t, err)
+		t.Cleanup(func() { db.Close() })
+		ctx := context.Background()
+		_, err = db.Write(ctx, "acme", "t", []event.Event{{Time: apr10, Series: "s", ID: "e1", Fields: map[string]any{"v": num(1)}}})
+		require.NoError(t, err)
+		tables, err := db.Tables(ctx)
+		require.NoError(t, err)
+		require.Len(t, tables, 1)
+		info, err := store.DescribeTable(ctx, tables[0].Name)
+		require.NoError(t, err)
+		require.Equal(t, "tt_expires", info.TTLAttribute)
+		item, err := store.GetItem(ctx, tables[0].Name, "acme#t#s#0", "2017-04-10T12:00:00.000000000Z#e1")
+		require.NoError(t, err)
+		require.Equal(t, json.Number(fmt.Sprint(apr10.Add(90*24*time.Hour).Unix())), item.Attrs["tt_expires"])
+		// Queries return the event's own fields only.
+		got := queryAll(t, db, "acme", engine.Query{Table: "t", From: apr10, To: apr10})
+		require.Equal(t, map[string]any{"v": num(1)}, got[0].Fields)
+	})
+}
