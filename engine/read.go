@@ -228,6 +228,10 @@ type merger struct {
 	desc    bool
 	sources []*source
 	heap    []*source
+	// lastSK and lastSeries name the event next returned last, if
+	// emitted.
+	lastSK, lastSeries string
+	emitted            bool
 }
 
 func (m *merger) Len() int      { return len(m.heap) }
@@ -255,32 +259,70 @@ func compareSources(a, b *source) int {
 	return strings.Compare(a.series, b.series)
 }
 
-// page takes up to limit events off the merge, dropping repeats of one
-// event found in several tables, and makes the cursor when more remain.
-func (m *merger) page(limit int, cursor func(position) string) (Page, error) {
-	var p Page
-	var lastSK, lastSeries string
+// next returns the next event of the merge, each event once: the same
+// event found in two tables (a retry across a month boundary stored it
+// twice) is skipped. It reports false at the end.
+func (m *merger) next() (event.Event, bool, error) {
 	for len(m.heap) > 0 {
 		s := m.heap[0]
-		if len(p.Events) > 0 && s.sk == lastSK && s.series == lastSeries {
-			// The same event from another table: a retry across a month
-			// boundary stored it twice.
-		} else if len(p.Events) == limit {
-			lastEv := p.Events[len(p.Events)-1]
-			p.NextCursor = cursor(position{time: lastEv.Time, id: lastEv.ID, series: lastEv.Series})
-			return p, nil
-		} else {
-			p.Events = append(p.Events, s.cur)
-			lastSK, lastSeries = s.sk, s.series
-		}
+		ev, dup := s.cur, m.emitted && s.sk == m.lastSK && s.series == m.lastSeries
+		m.lastSK, m.lastSeries, m.emitted = s.sk, s.series, true
 		if err := s.advance(); err != nil {
-			return Page{}, err
+			return event.Event{}, false, err
 		}
 		if s.ok {
 			heap.Fix(m, 0)
 		} else {
 			heap.Pop(m)
 		}
+		if !dup {
+			return ev, true, nil
+		}
+	}
+	return event.Event{}, false, nil
+}
+
+// more reports whether an event other than the last one returned remains.
+// It drops repeats of the last event off the merge to find out.
+func (m *merger) more() (bool, error) {
+	for len(m.heap) > 0 {
+		s := m.heap[0]
+		if !(m.emitted && s.sk == m.lastSK && s.series == m.lastSeries) {
+			return true, nil
+		}
+		if err := s.advance(); err != nil {
+			return false, err
+		}
+		if s.ok {
+			heap.Fix(m, 0)
+		} else {
+			heap.Pop(m)
+		}
+	}
+	return false, nil
+}
+
+// page takes up to limit events off the merge, and makes the cursor when
+// more remain.
+func (m *merger) page(limit int, cursor func(position) string) (Page, error) {
+	var p Page
+	for len(p.Events) < limit {
+		ev, ok, err := m.next()
+		if err != nil {
+			return Page{}, err
+		}
+		if !ok {
+			return p, nil
+		}
+		p.Events = append(p.Events, ev)
+	}
+	more, err := m.more()
+	if err != nil {
+		return Page{}, err
+	}
+	if more {
+		last := p.Events[len(p.Events)-1]
+		p.NextCursor = cursor(position{time: last.Time, id: last.ID, series: last.Series})
 	}
 	return p, nil
 }
