@@ -160,9 +160,7 @@ func (db *DB) openSources(ctx context.Context, tenant string, q Query, tables []
 					sq := storage.Query{
 						Table: t.name, PK: partitionKey(tenant, q.Table, s, shard),
 						Low: timeKey(from), High: highKey(to),
-						// One more than the page: the merge must see
-						// whether anything follows the last event.
-						Desc: q.Desc, Limit: limit + 1, Attrs: q.Fields,
+						Desc: q.Desc, Limit: sourceLimit(limit), Attrs: q.Fields,
 					}
 					if pos != nil {
 						resume(&sq, s, *pos)
@@ -201,6 +199,16 @@ func (db *DB) openSources(ctx context.Context, tenant string, q Query, tables []
 	}
 	heap.Init(m)
 	return m, nil
+}
+
+// sourceLimit returns the limit of each storage query of a page of limit
+// events: one more, since the merge must see whether anything follows the
+// last event; no limit when the page has none (limit 0).
+func sourceLimit(limit int) int {
+	if limit <= 0 {
+		return 0
+	}
+	return limit + 1
 }
 
 // resume narrows a partition's query to the events after pos in merge

@@ -1,0 +1,149 @@
+package engine_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/timetabledb/timetable/engine"
+	"github.com/timetabledb/timetable/event"
+	"github.com/timetabledb/timetable/internal/backends"
+)
+
+func TestAggregateAgreesWithTheEvents(t *testing.T) {
+	each(t, func(t *testing.T, b backends.Backend) {
+		start := time.Date(2017, 4, 29, 0, 0, 0, 0, time.UTC) // across a month boundary
+		f := open(t, b, 2, start)
+		ctx := context.Background()
+		rng := rand.New(rand.NewPCG(7, 7))
+		var all []event.Event
+		for day := range 4 {
+			f.clock.Set(start.Add(time.Duration(day) * 24 * time.Hour))
+			var batch []event.Event
+			for range 60 {
+				at := start.Add(time.Duration(day)*24*time.Hour + time.Duration(rng.IntN(24*3600))*time.Second)
+				fields := map[string]any{"speed": json.Number(fmt.Sprint(rng.IntN(200)))}
+				if rng.IntN(4) == 0 {
+					delete(fields, "speed")
+				}
+				batch = append(batch, ev(at, fmt.Sprint("car-", rng.IntN(3)), fields))
+			}
+			_, err := f.db.Write(ctx, "acme", "t", batch)
+			require.NoError(t, err)
+			all = append(all, batch...)
+		}
+		// A retry on the first of May writes day 2 again, into May's table.
+		f.clock.Set(time.Date(2017, 5, 1, 0, 30, 0, 0, time.UTC))
+		_, err := f.db.Write(ctx, "acme", "t", append([]event.Event(nil), all[60:120]...))
+		require.NoError(t, err)
+
+		from, to := start, start.Add(4*24*time.Hour-time.Nanosecond)
+		for _, bucket := range []time.Duration{time.Hour, 6 * time.Hour, 24 * time.Hour} {
+			got, err := f.db.Aggregate(ctx, "acme", engine.AggregateQuery{
+				Table: "t", From: from, To: to, Bucket: bucket, Fields: []string{"speed"},
+				Funcs: []string{"count", "sum", "min", "max", "avg"},
+			})
+			require.NoError(t, err)
+			type acc struct {
+				events, n     int64
+				sum, min, max float64
+			}
+			want := map[time.Time]*acc{}
+			for _, e := range all {
+				k := e.Time.Truncate(bucket)
+				a := want[k]
+				if a == nil {
+					a = &acc{min: math.Inf(1), max: math.Inf(-1)}
+					want[k] = a
+				}
+				a.events++
+				if v, ok := e.Fields["speed"]; ok {
+					x, _ := v.(json.Number).Float64()
+					a.n++
+					a.sum += x
+					a.min, a.max = math.Min(a.min, x), math.Max(a.max, x)
+				}
+			}
+			require.Len(t, got, len(want), "bucket %s", bucket)
+			for i, bk := range got {
+				if i > 0 {
+					require.True(t, got[i-1].Start.Before(bk.Start))
+				}
+				w := want[bk.Start]
+				require.NotNil(t, w, "unexpected bucket %s", bk.Start)
+				require.Equal(t, w.events, bk.Events)
+				require.Equal(t, bk.Start.Add(bucket), bk.End)
+				if w.n == 0 {
+					require.Empty(t, bk.Values)
+					continue
+				}
+				v := bk.Values["speed"]
+				require.Equal(t, w.n, v["count"])
+				require.InDelta(t, w.sum, v["sum"], 1e-9)
+				require.Equal(t, w.min, v["min"])
+				require.Equal(t, w.max, v["max"])
+				require.InDelta(t, w.sum/float64(w.n), v["avg"], 1e-9)
+			}
+		}
+	})
+}
+
+func TestAggregateFillAndFirstLast(t *testing.T) {
+	f := open(t, backends.Pebble(), 1, apr10)
+	ctx := context.Background()
+	_, err := f.db.Write(ctx, "acme", "t", []event.Event{
+		ev(apr10.Add(10*time.Minute), "s", map[string]any{"gear": "D"}),
+		ev(apr10.Add(20*time.Minute), "s", map[string]any{"gear": "N"}),
+		ev(apr10.Add(3*time.Hour), "s", map[string]any{"gear": "P"}),
+	})
+	require.NoError(t, err)
+	q := engine.AggregateQuery{Table: "t", From: apr10, To: apr10.Add(4*time.Hour - time.Second), Bucket: time.Hour, Fields: []string{"gear"}, Funcs: []string{"first", "last", "count"}}
+	got, err := f.db.Aggregate(ctx, "acme", q)
+	require.NoError(t, err)
+	require.Len(t, got, 2, "empty buckets are left out")
+	require.Equal(t, map[string]any{"first": "D", "last": "N", "count": int64(2)}, got[0].Values["gear"])
+
+	q.Fill = true
+	got, err = f.db.Aggregate(ctx, "acme", q)
+	require.NoError(t, err)
+	require.Len(t, got, 4)
+	require.Equal(t, int64(0), got[1].Events)
+	require.Empty(t, got[2].Values)
+	require.Equal(t, apr10.Add(3*time.Hour), got[3].Start)
+}
+
+func TestAggregateRefusesBadRequests(t *testing.T) {
+	f := open(t, backends.Pebble(), 1, apr10)
+	ctx := context.Background()
+	_, err := f.db.Write(ctx, "acme", "t", []event.Event{ev(apr10, "s", map[string]any{"gear": "D", "v": num(1)})})
+	require.NoError(t, err)
+	base := engine.AggregateQuery{Table: "t", From: apr10, To: apr10.Add(time.Hour), Bucket: time.Minute, Fields: []string{"v"}, Funcs: []string{"sum"}}
+	for name, tc := range map[string]struct {
+		change func(*engine.AggregateQuery)
+		want   string
+	}{
+		"unknown function":  {func(q *engine.AggregateQuery) { q.Funcs = []string{"median"} }, `unknown function "median"`},
+		"bucket too small":  {func(q *engine.AggregateQuery) { q.Bucket = 500 * time.Millisecond }, "shorter than the shortest allowed"},
+		"not a day divisor": {func(q *engine.AggregateQuery) { q.Bucket = 7 * time.Minute }, "does not divide a day"},
+		"too many buckets":  {func(q *engine.AggregateQuery) { q.Bucket = time.Second; q.To = apr10.Add(48 * time.Hour) }, "more than the 100000 allowed"},
+		"no fields":         {func(q *engine.AggregateQuery) { q.Fields = nil }, "at least one field"},
+		"inverted":          {func(q *engine.AggregateQuery) { q.From = q.To.Add(time.Second) }, "inverted range"},
+		"not numeric":       {func(q *engine.AggregateQuery) { q.Fields = []string{"gear"} }, `field "gear" of the event at 2017-04-10T12:00:00Z is a string, not a number`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			q := base
+			tc.change(&q)
+			_, err := f.db.Aggregate(ctx, "acme", q)
+			require.ErrorIs(t, err, engine.ErrBadQuery)
+			require.ErrorContains(t, err, tc.want)
+		})
+	}
+	_, err = f.db.Aggregate(ctx, "acme", engine.AggregateQuery{Table: "nope", From: apr10, To: apr10, Bucket: time.Hour, Fields: []string{"v"}, Funcs: []string{"sum"}})
+	require.ErrorIs(t, err, engine.ErrUnknownTable)
+}
