@@ -41,6 +41,7 @@ func TestEndToEndOnDynamoDB(t *testing.T) {
 		"TenantIsolation": TestTenantIsolation, "QueryErrors": TestQueryErrors, "CursorWalk": TestCursorWalk,
 		"DefaultRange": TestDefaultRange, "LateData": TestLateData, "Limits": TestLimits,
 		"Routing": TestRouting, "Metrics": TestMetrics, "RequestLog": TestRequestLog,
+		"Aggregate": TestAggregate,
 	} {
 		t.Run(name, test)
 	}

@@ -96,9 +96,10 @@ func New(db *engine.DB, opts Options) *Server {
 
 // Route patterns, which are also the route label of the metrics.
 const (
-	routeEvents  = "/v1/tables/{table}/events"
-	routeHealthz = "/healthz"
-	routeMetrics = "/metrics"
+	routeEvents    = "/v1/tables/{table}/events"
+	routeAggregate = "/v1/tables/{table}/aggregate"
+	routeHealthz   = "/healthz"
+	routeMetrics   = "/metrics"
 )
 
 // routes returns the multiplexer of the API.
@@ -106,6 +107,7 @@ func (s *Server) routes() *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.Handle("POST "+routeEvents, s.instrument(routeEvents, true, s.authenticated(s.writeEvents)))
 	mux.Handle("GET "+routeEvents, s.instrument(routeEvents, true, s.authenticated(s.queryEvents)))
+	mux.Handle("GET "+routeAggregate, s.instrument(routeAggregate, true, s.authenticated(s.aggregate)))
 	mux.Handle("GET "+routeHealthz, s.instrument(routeHealthz, false, http.HandlerFunc(s.healthz)))
 	mux.Handle("GET "+routeMetrics, s.instrument(routeMetrics, false, s.metrics.handler()))
 	// ServeMux answers a known path with a wrong method, and an unknown
@@ -113,6 +115,7 @@ func (s *Server) routes() *http.ServeMux {
 	// pattern with a method is more specific than one without, so these
 	// only get what the routes above leave.
 	mux.Handle(routeEvents, s.methodNotAllowed("GET, HEAD, POST"))
+	mux.Handle(routeAggregate, s.methodNotAllowed("GET, HEAD"))
 	mux.Handle(routeHealthz, s.methodNotAllowed("GET, HEAD"))
 	mux.Handle(routeMetrics, s.methodNotAllowed("GET, HEAD"))
 	mux.Handle("/", s.notFound())

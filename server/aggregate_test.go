@@ -1,0 +1,71 @@
+package server_test
+
+import (
+	"net/http"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/timetabledb/timetable/server"
+)
+
+func TestAggregate(t *testing.T) {
+	f := newFixture(t, server.Options{})
+	at := now.Add(-3 * time.Hour).Truncate(time.Hour)
+	res := f.postJSON(f.acme, "cars", `[
+		{"time": "`+at.Add(10*time.Minute).Format(time.RFC3339)+`", "series": "a", "fields": {"speed": 10, "gear": "D"}},
+		{"time": "`+at.Add(20*time.Minute).Format(time.RFC3339)+`", "series": "b", "fields": {"speed": 30, "gear": "N"}},
+		{"time": "`+at.Add(2*time.Hour).Format(time.RFC3339)+`", "series": "a", "fields": {"speed": 5}}]`)
+	require.Equal(t, http.StatusOK, res.status, "%s", res.body)
+
+	get := func(params url.Values) response {
+		return f.do("GET", "/v1/tables/cars/aggregate?"+params.Encode(), f.acme, nil)
+	}
+	params := rangeParams(at, at.Add(3*time.Hour-time.Second))
+	params.Set("bucket", "1h")
+	params.Set("fields", "speed")
+	params.Set("fn", "count,sum,avg,min,max")
+	res = get(params)
+	require.Equal(t, http.StatusOK, res.status, "%s", res.body)
+	buckets := res.json(t)["buckets"].([]any)
+	require.Len(t, buckets, 2)
+	first := buckets[0].(map[string]any)
+	require.Equal(t, at.Format(time.RFC3339), first["start"])
+	require.Equal(t, float64(2), first["events"])
+	require.Equal(t, map[string]any{"count": 2.0, "sum": 40.0, "avg": 20.0, "min": 10.0, "max": 30.0}, first["values"].(map[string]any)["speed"])
+
+	params.Set("fill", "true")
+	params.Set("series", "a")
+	res = get(params)
+	require.Equal(t, http.StatusOK, res.status, "%s", res.body)
+	buckets = res.json(t)["buckets"].([]any)
+	require.Len(t, buckets, 3, "empty buckets filled")
+	require.Equal(t, map[string]any{}, buckets[1].(map[string]any)["values"])
+
+	for name, tc := range map[string]struct{ set, value, want string }{
+		"unknown function":    {"fn", "median", `unknown function \"median\"`},
+		"bucket not dividing": {"bucket", "7m", "does not divide a day"},
+		"bucket too short":    {"bucket", "10ms", "shorter than the shortest allowed"},
+		"bad bucket":          {"bucket", "hourly", "bucket"},
+		"non-numeric sum":     {"fields", "gear", "not a number"},
+		"bad fill":            {"fill", "maybe", "fill"},
+		"unknown parameter":   {"limit", "3", `unknown parameter \"limit\"`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			p := url.Values{}
+			for k, v := range params {
+				p[k] = v
+			}
+			p.Set(tc.set, tc.value)
+			res := get(p)
+			require.Equal(t, http.StatusBadRequest, res.status, "%s", res.body)
+			require.Contains(t, string(res.body), tc.want)
+		})
+	}
+	res = f.do("GET", "/v1/tables/nope/aggregate?"+params.Encode(), f.acme, nil)
+	require.Equal(t, http.StatusNotFound, res.status)
+	res = f.do("GET", "/v1/tables/cars/aggregate?"+params.Encode(), "tt_wrong", nil)
+	require.Equal(t, http.StatusUnauthorized, res.status)
+}
