@@ -22,6 +22,9 @@ import (
 type queryFlags struct {
 	table, series, from, to, order, fields, format string
 	limit                                          int
+	// bucket, fns and fill ask for an aggregate instead of events.
+	bucket, fns string
+	fill        bool
 }
 
 func newQueryCmd(g *globals) *cobra.Command {
@@ -55,6 +58,9 @@ directory, or query through its HTTP API.`,
 	fl.IntVar(&f.limit, "limit", 1000, "most events to print; 0 for all")
 	fl.StringVar(&f.fields, "fields", "", "comma-separated fields to print (default all)")
 	fl.StringVar(&f.format, "format", "table", "output format: table, json or csv")
+	fl.StringVar(&f.bucket, "bucket", "", "summarise --fields in UTC time buckets of this length (1m, 1h, 1d) instead of printing events")
+	fl.StringVar(&f.fns, "fn", "count", "with --bucket: comma-separated functions: count, sum, min, max, avg, first, last")
+	fl.BoolVar(&f.fill, "fill", false, "with --bucket: print empty buckets too")
 	fl.String("tenant", "", "tenant (default $"+EnvTenant+")")
 	for _, name := range []string{"table", "from", "to"} {
 		_ = cmd.MarkFlagRequired(name)
@@ -64,6 +70,9 @@ directory, or query through its HTTP API.`,
 
 // runQuery checks the flags, runs the query page by page and prints it.
 func runQuery(cmd *cobra.Command, g *globals, f queryFlags) (err error) {
+	if f.bucket != "" {
+		return runAggregate(cmd, g, f)
+	}
 	q, err := f.query()
 	if err != nil {
 		return err

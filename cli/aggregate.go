@@ -1,0 +1,131 @@
+package cli
+
+import (
+	"bufio"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/timetabledb/timetable/config"
+	"github.com/timetabledb/timetable/engine"
+)
+
+// runAggregate runs `timetable query --bucket`: the fields summarised in
+// time buckets, one row a bucket, one column a field and function.
+func runAggregate(cmd *cobra.Command, g *globals, f queryFlags) (err error) {
+	rq, err := f.query()
+	if err != nil {
+		return err
+	}
+	if err := checkFormat(f.format, "table", "json", "csv"); err != nil {
+		return err
+	}
+	q := engine.AggregateQuery{Table: rq.Table, Series: rq.Series, From: rq.From, To: rq.To, Fields: rq.Fields, Fill: f.fill}
+	if q.Bucket, err = config.ParseDuration(f.bucket); err != nil {
+		return usageErrorf("--bucket %q: use a duration like 1m, 1h or 1d", f.bucket)
+	}
+	if len(q.Fields) == 0 {
+		return usageErrorf("--bucket needs --fields, the fields to summarise")
+	}
+	q.Funcs = strings.Split(f.fns, ",")
+	if slices.Contains(q.Funcs, "") {
+		return usageErrorf("--fn %q: an empty function name", f.fns)
+	}
+	tenant, err := tenantName(cmd.Flags())
+	if err != nil {
+		return err
+	}
+	ctx := cmd.Context()
+	s, err := g.openSession(ctx, cmd.ErrOrStderr(), sessionOptions{logLevel: slog.LevelWarn, existing: true})
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, s.Close()) }()
+	if err := s.tenant(ctx, tenant); err != nil {
+		return err
+	}
+	buckets, err := s.db.Aggregate(ctx, tenant, q)
+	if err != nil {
+		return err
+	}
+	out := bufio.NewWriter(cmd.OutOrStdout())
+	if f.format == "json" {
+		type row struct {
+			Start  string                    `json:"start"`
+			End    string                    `json:"end"`
+			Events int64                     `json:"events"`
+			Values map[string]map[string]any `json:"values"`
+		}
+		rows := make([]row, len(buckets))
+		for i, b := range buckets {
+			rows[i] = row{b.Start.Format(time.RFC3339Nano), b.End.Format(time.RFC3339Nano), b.Events, b.Values}
+		}
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rows); err != nil {
+			return err
+		}
+		return out.Flush()
+	}
+	header := []string{"start", "events"}
+	for _, field := range q.Fields {
+		for _, fn := range q.Funcs {
+			header = append(header, field+"."+fn)
+		}
+	}
+	var cells [][]string
+	for _, b := range buckets {
+		row := []string{b.Start.Format(time.RFC3339Nano), fmt.Sprint(b.Events)}
+		for _, field := range q.Fields {
+			for _, fn := range q.Funcs {
+				v, ok := b.Values[field][fn]
+				row = append(row, cell(v, ok))
+			}
+		}
+		cells = append(cells, row)
+	}
+	if f.format == "csv" {
+		w := csv.NewWriter(out)
+		_ = w.Write(header)
+		_ = w.WriteAll(cells)
+		if err := w.Error(); err != nil {
+			return err
+		}
+		return out.Flush()
+	}
+	tw := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, strings.ToUpper(strings.Join(header, "\t")))
+	for _, row := range cells {
+		fmt.Fprintln(tw, strings.Join(row, "\t"))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return out.Flush()
+}
+
+// cell formats one aggregate result; an absent one is empty.
+func cell(v any, ok bool) string {
+	if !ok {
+		return ""
+	}
+	switch v := v.(type) {
+	case float64:
+		return fmt.Sprint(v)
+	case string:
+		return v
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}

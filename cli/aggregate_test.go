@@ -1,0 +1,25 @@
+package cli
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestQueryBucketsGolden(t *testing.T) {
+	store, _ := seeded(t)
+	base := []string{"query", store, "--tenant", "acme", "--table", "a_table", "--from", "2017-01-01T00:00:00Z", "--to", "2017-06-16T00:00:00Z", "--bucket", "1d", "--fields", "speed", "--fn", "count,sum,avg,max,last"}
+	for _, format := range []string{"table", "json", "csv"} {
+		t.Run(format, func(t *testing.T) {
+			r := mustRun(t, "", append(base, "--format", format)...)
+			goldenFile(t, "query/buckets."+map[string]string{"table": "txt", "json": "json", "csv": "csv"}[format], r.stdout)
+		})
+	}
+	r := run(t, "", "query", store, "--tenant", "acme", "--table", "a_table", "--from", "2017-01-01T00:00:00Z", "--to", "2017-06-16T00:00:00Z", "--bucket", "7m", "--fields", "speed")
+	require.Error(t, r.err)
+	require.ErrorContains(t, r.err, "does not divide a day")
+	r = run(t, "", "query", store, "--tenant", "acme", "--table", "a_table", "--from", "2017-01-01T00:00:00Z", "--to", "2017-06-16T00:00:00Z", "--bucket", "1h")
+	require.Error(t, r.err)
+	require.True(t, strings.Contains(r.err.Error(), "--fields"), r.err)
+}
