@@ -49,6 +49,9 @@ func main() {
 	if err := bench.Embedded(ctx, o, &r); err != nil {
 		fail(err)
 	}
+	if err := bench.Aggregate(ctx, o, &r); err != nil {
+		fail(err)
+	}
 	if err := bench.Dynamo(ctx, o, &r); err != nil {
 		fail(err)
 	}

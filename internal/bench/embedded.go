@@ -314,3 +314,52 @@ func (quiet) Fatalf(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "pebble: "+format+"\n", args...)
 	os.Exit(1)
 }
+
+// Aggregate measures a 30-day aggregate at one-hour buckets computed from
+// raw events: events/s read and the latency of the whole query.
+func Aggregate(ctx context.Context, o Options, r *Report) error {
+	days := 30
+	step := time.Duration(days) * 24 * time.Hour / time.Duration(o.Events)
+	gen := newGenerator(start, step)
+	db, store, clk, err := openEngine(ctx, filepath.Join(o.Dir, "aggregate"))
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	defer db.Close()
+	var batches [][]int
+	for from := 0; from < o.Events; from += o.Batch {
+		batches = append(batches, []int{from, min(o.Batch, o.Events-from)})
+	}
+	end := start.Add(time.Duration(days) * 24 * time.Hour)
+	clk.Set(end)
+	for _, b := range batches {
+		if _, err := db.Write(ctx, benchTenant, benchTable, gen.batch(b[0], b[1])); err != nil {
+			return err
+		}
+	}
+	var took time.Duration
+	evs, err := median(o.Runs, func() (float64, error) {
+		begin := time.Now()
+		buckets, err := db.Aggregate(ctx, benchTenant, engine.AggregateQuery{
+			Table: benchTable, From: start, To: end.Add(-time.Nanosecond), Bucket: time.Hour,
+			Fields: []string{"temp", "hum"}, Funcs: []string{"count", "avg", "max"},
+		})
+		if err != nil {
+			return 0, err
+		}
+		took = time.Since(begin)
+		if len(buckets) != days*24 {
+			return 0, fmt.Errorf("aggregate: %d buckets, want %d", len(buckets), days*24)
+		}
+		return rate(o.Events, took), nil
+	})
+	if err != nil {
+		return err
+	}
+	o.Progress(fmt.Sprintf("aggregate 30 days at 1h from raw events: %.0f ev/s", evs))
+	r.Rows = append(r.Rows,
+		Row{Figure: "aggregate, 30 days at 1h, raw events (Pebble)", Value: evs, Unit: "ev/s", Aim: "-"},
+		Row{Figure: "aggregate, 30 days at 1h, raw events, latency", Value: float64(took) / float64(time.Millisecond), Unit: "ms", Aim: "-"})
+	return nil
+}
