@@ -67,7 +67,8 @@ type Store interface {
 	ListTables(ctx context.Context, after string, fn func(name string) bool) error
 
 	// UpdateTable changes a table's billing mode, provisioned capacity or
-	// tags (fields left zero are unchanged). It returns an error wrapping
+	// tags, or enables TTL on an attribute (fields left zero are
+	// unchanged). Running the same update twice is harmless. It returns an error wrapping
 	// ErrTableNotFound for an unknown table, and ErrRefused when the store
 	// declines the change for now (a DynamoDB limit on decreases per day,
 	// a table that is still being updated): the caller may try again
@@ -198,6 +199,10 @@ type TableUpdate struct {
 	Capacity *Capacity
 	// Tags are added to the table's tags, replacing those of the same key.
 	Tags map[string]string
+	// TTLAttribute, when set, enables TTL on that attribute (expiry in
+	// Unix seconds), as TableSpec.TTLAttribute does at creation; a store
+	// that cannot expire items records it, so DescribeTable reports it.
+	TTLAttribute string
 }
 
 // Status is a table's state, spelled as DynamoDB spells it.

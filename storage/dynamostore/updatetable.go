@@ -10,8 +10,10 @@ import (
 	"github.com/timetabledb/timetable/storage"
 )
 
-// UpdateTable changes the table's billing mode and capacity, and adds
-// tags. It reads the table first and sends only what changes, since
+// UpdateTable changes the table's billing mode and capacity, adds tags,
+// and enables TTL on an attribute (UpdateTimeToLive, only when TTL is not
+// on that attribute already; an endpoint without TTL records the attribute
+// in a tag, as CreateTable does). It reads the table first and sends only what changes, since
 // DynamoDB refuses an update that changes nothing, so running it twice is
 // harmless. After a capacity change it waits for the table to be ACTIVE
 // again. DynamoDB's refusals for now (a table busy with another change,
@@ -54,6 +56,11 @@ func (s *Store) UpdateTable(ctx context.Context, name string, u storage.TableUpd
 		}, s.callOpts...)
 		if err != nil {
 			return fmt.Errorf("update table %q: tag: %w", name, mapError(opChange, err))
+		}
+	}
+	if u.TTLAttribute != "" {
+		if err := s.enableTTL(ctx, name, u.TTLAttribute, false); err != nil {
+			return fmt.Errorf("update table %q: %w", name, err)
 		}
 	}
 	return nil

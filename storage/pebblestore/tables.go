@@ -153,8 +153,10 @@ func (s *Store) ListTables(ctx context.Context, after string, fn func(name strin
 	return nil
 }
 
-// UpdateTable records a new capacity or more tags. Pebble never refuses a
-// change: it does not return storage.ErrRefused.
+// UpdateTable records a new capacity, more tags or a TTL attribute (Pebble
+// records the attribute for DescribeTable; items are expired by the
+// engine's reads, not by the store). Pebble never refuses a change: it does
+// not return storage.ErrRefused.
 func (s *Store) UpdateTable(ctx context.Context, name string, u storage.TableUpdate) error {
 	if u.Capacity != nil {
 		if err := validateCapacity(*u.Capacity); err != nil {
@@ -176,7 +178,7 @@ func (s *Store) UpdateTable(ctx context.Context, name string, u storage.TableUpd
 	if t == nil {
 		return fmt.Errorf("update table %q: %w", name, storage.ErrTableNotFound)
 	}
-	if u.Capacity == nil && len(u.Tags) == 0 {
+	if u.Capacity == nil && len(u.Tags) == 0 && u.TTLAttribute == "" {
 		return nil
 	}
 	rec := *t.rec.Load()
@@ -189,6 +191,9 @@ func (s *Store) UpdateTable(ctx context.Context, name string, u storage.TableUpd
 			rec.Tags = make(map[string]string, len(u.Tags))
 		}
 		maps.Copy(rec.Tags, u.Tags)
+	}
+	if u.TTLAttribute != "" {
+		rec.TTLAttribute = u.TTLAttribute
 	}
 	b := s.db.NewBatch()
 	defer b.Close()

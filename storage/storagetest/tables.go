@@ -217,6 +217,15 @@ func (s *suite) testUpdate(t *testing.T) {
 	require.NoError(t, st.UpdateTable(ctx, name, storage.TableUpdate{Capacity: &onDemand}))
 	require.Equal(t, storage.OnDemand, describe().Capacity.Billing)
 
+	require.Empty(t, describe().TTLAttribute, "created without TTL")
+	for range 2 { // enabling TTL twice is harmless
+		require.NoError(t, st.UpdateTable(ctx, name, storage.TableUpdate{TTLAttribute: "expires"}))
+		info = describe()
+		require.Equal(t, "expires", info.TTLAttribute)
+		require.Equal(t, storage.OnDemand, info.Capacity.Billing, "a TTL update leaves capacity alone")
+		requireTags(t, map[string]string{"suite": "replaced", "tier": "warm"}, info.Tags)
+	}
+
 	// The table still works after its updates.
 	it := item("p", "s", map[string]any{"v": "x"})
 	writeAll(t, st, name, it)
