@@ -24,6 +24,8 @@
 //	    grace: 15m
 //	    retention: 0            # 0 keeps tables forever; 90d, 12w, 2160h
 //	    ttl: 0                  # item expiry after event time; 0 = none
+//	    archive: ""             # file://DIR or s3://bucket/prefix: export
+//	                            # tables past retention before deleting them
 //	tables:
 //	  a_table: {family: events, layout: map, write_path: auto}
 //	store: dynamodb             # or pebble:DIR; --store wins
@@ -120,6 +122,7 @@ type fileFamily struct {
 	Grace             *string    `yaml:"grace"`
 	Retention         *string    `yaml:"retention"`
 	TTL               *string    `yaml:"ttl"`
+	Archive           *string    `yaml:"archive"`
 }
 
 type fileTier struct {
@@ -315,6 +318,9 @@ func (ff fileFamily) family() (family.Family, error) {
 			return f, fmt.Errorf("%s: %w", d.name, err)
 		}
 		*d.out = v
+	}
+	if ff.Archive != nil {
+		f.Archive = *ff.Archive
 	}
 	return f, nil
 }

@@ -98,6 +98,8 @@ func TestInvalidConfigs(t *testing.T) {
 		"bad tier age":     {"families:\n  - name: x\n    tiers:\n      - {name: a, age: later}\n", "age"},
 		"no name":          {"families:\n  - period: day\n", "name"},
 		"bad week start":   {"families:\n  - name: x\n    week_start: funday\n", "week_start"},
+		"bad archive":      {"families:\n  - name: x\n    retention: 90d\n    archive: ftp://host/dir\n", "archive"},
+		"archive forever":  {"families:\n  - name: x\n    archive: file:///var/archive\n", "retention is 0"},
 		"decreasing tiers": {"families:\n  - name: x\n    tiers:\n      - {name: a, age: 0, read: 1, write: 1}\n      - {name: b, age: 2 periods, read: 1, write: 1}\n      - {name: c, age: 1 period, read: 1, write: 1}\n", "increase"},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -123,4 +125,12 @@ func TestStoreKey(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "dynamodb", c.Store)
 	require.Equal(t, "tt_meta", c.MetaTable)
+}
+
+func TestArchiveKey(t *testing.T) {
+	c, err := config.Parse([]byte("families:\n  - name: events\n    retention: 12w\n    archive: s3://bucket/timetable\n"))
+	require.NoError(t, err)
+	require.Equal(t, "s3://bucket/timetable", c.Families[0].Archive)
+	require.Equal(t, 12*7*24*time.Hour, c.Families[0].Retention)
+	require.Empty(t, config.Default().Families[0].Archive, "no archive by default")
 }

@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/timetabledb/timetable/naming"
@@ -73,6 +74,11 @@ type Family struct {
 	// TTL, when not zero, gives every item an expiry of its event time
 	// plus TTL, in the attribute TTLAttribute.
 	TTL time.Duration
+	// Archive, when set, is where tables past retention are exported
+	// before they are deleted: "file://DIR" or "s3://bucket/prefix". A
+	// table is then deleted only once its archive has been read back and
+	// verified.
+	Archive string
 }
 
 // TTLAttribute is the attribute that holds an item's expiry, in Unix
@@ -192,6 +198,15 @@ func (f Family) Validate() error {
 	if f.Prebuild < 0 || f.Grace < 0 || f.Retention < 0 || f.TTL < 0 {
 		return bad("prebuild, grace, retention and ttl cannot be negative")
 	}
+	if f.Archive != "" {
+		scheme, rest, ok := strings.Cut(f.Archive, "://")
+		if !ok || (scheme != "file" && scheme != "s3") || strings.Trim(rest, "/") == "" {
+			return bad("archive %q: must be file://DIR or s3://bucket/prefix", f.Archive)
+		}
+		if f.Retention == 0 {
+			return bad("archive %q: tables are archived when retention ends, and retention is 0 (forever)", f.Archive)
+		}
+	}
 	return nil
 }
 
@@ -222,14 +237,14 @@ func (f Family) TableFor(eventTime, writeTime time.Time) naming.Ref {
 
 // TierAt returns the tier a table should have at time now: the last tier
 // whose age the table has reached. A table's age counts from the start of
-// its period, in calendar periods, so with the default tiers a table is hot
-// during its period, warm during the next and cold after that, as in the
-// AWS blog. Every tier after the first starts Grace later, to leave the
-// table its write capacity for data that arrives a little late.
+// its age period (see AgePeriod), in calendar periods, so with the default
+// tiers a table is hot during its period, warm during the next and cold
+// after that, as in the AWS blog. Every tier after the first starts Grace
+// later, to leave the table its write capacity for data that arrives a
+// little late.
 //
-// A table of an old period created for late data (write-time grouping)
-// gets the tier its period's age implies; the lifecycle manager decides
-// whether to lift it.
+// The engine creates tables with this tier and the lifecycle manager moves
+// them to it, so both always agree.
 func (f Family) TierAt(ref naming.Ref, now time.Time) Tier {
 	tier := f.Tiers[0]
 	for _, t := range f.Tiers[1:] {
@@ -240,9 +255,30 @@ func (f Family) TierAt(ref naming.Ref, now time.Time) Tier {
 	return tier
 }
 
-// TierStart returns when a table enters tier t.
+// AgePeriod returns the period a table ages from: the period it holds,
+// unless, with write-time grouping, the table was made for late data.
+//
+// A table is written during its write month. When the write month begins
+// before the table's period ends, the table takes its events as they
+// happen and ages with its period, as the AWS blog's tables do. When the
+// write month begins after the period has ended, every write to the table
+// is late data (a device back after weeks offline), and may come at any
+// time in the write month: the table then ages as if it held the last
+// period that starts in its write month, so it keeps the first tier, and
+// its write capacity, until its write month is over (plus Grace), and
+// steps down from there.
+func (f Family) AgePeriod(ref naming.Ref) period.Period {
+	m := ref.WriteMonth
+	if m.IsZero() || m.Start().Before(ref.Period.End) {
+		return ref.Period
+	}
+	return f.Granularity.Of(m.End().Add(-time.Nanosecond))
+}
+
+// TierStart returns when a table enters tier t: the start of its age
+// period plus the tier's age, plus Grace for every tier but the first.
 func (f Family) TierStart(ref naming.Ref, t Tier) time.Time {
-	p := ref.Period
+	p := f.AgePeriod(ref)
 	for range t.Age.Periods {
 		p = f.Granularity.Next(p)
 	}
@@ -251,6 +287,21 @@ func (f Family) TierStart(ref naming.Ref, t Tier) time.Time {
 		at = at.Add(f.Grace)
 	}
 	return at
+}
+
+// ExpiresAt returns when a table is past retention: Retention after the
+// end of its period and, with write-time grouping, after the end of its
+// write month, whichever is later. It returns the zero time when the
+// family keeps tables forever.
+func (f Family) ExpiresAt(ref naming.Ref) time.Time {
+	if f.Retention <= 0 {
+		return time.Time{}
+	}
+	end := ref.Period.End
+	if !ref.WriteMonth.IsZero() && ref.WriteMonth.End().After(end) {
+		end = ref.WriteMonth.End()
+	}
+	return end.Add(f.Retention)
 }
 
 // Tier returns the tier of the given name, and whether there is one.

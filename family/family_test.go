@@ -98,3 +98,84 @@ func TestAgeString(t *testing.T) {
 	require.Equal(t, "1 period", family.Age{Periods: 1}.String())
 	require.Equal(t, "2 periods + 12h0m0s", family.Age{Periods: 2, Duration: 12 * time.Hour}.String())
 }
+
+func TestLateDataTableIsWrittenDuringItsWriteMonth(t *testing.T) {
+	// Weekly tables starting Sunday, grouped by write month.
+	f := family.Default()
+	event := time.Date(2017, 4, 10, 12, 0, 0, 0, time.UTC) // week of 2017-04-09
+	at := func(s string) time.Time {
+		v, err := time.Parse(time.RFC3339, s)
+		require.NoError(t, err)
+		return v
+	}
+	for _, tc := range []struct {
+		name    string
+		written time.Time
+		age     string // start of the age period
+		tiers   map[string]string
+	}{
+		{
+			name: "on time", written: event, age: "2017-04-09T00:00:00Z",
+			tiers: map[string]string{"2017-04-16T00:14:00Z": "hot", "2017-04-16T00:15:00Z": "warm", "2017-04-23T00:15:00Z": "cold"},
+		},
+		{
+			// A period that straddles a month: its tables of both months
+			// are written on time and age with the period.
+			name: "straddling", written: time.Date(2017, 4, 1, 0, 0, 0, 0, time.UTC), age: "2017-03-26T00:00:00Z",
+		},
+		{
+			// Data of April written in June: hot through June, then warm
+			// for the week after the last week that starts in June.
+			name: "late", written: time.Date(2017, 6, 20, 0, 0, 0, 0, time.UTC), age: "2017-06-25T00:00:00Z",
+			tiers: map[string]string{
+				"2017-06-01T00:00:00Z": "hot", "2017-06-30T23:59:00Z": "hot", "2017-07-02T00:14:00Z": "hot",
+				"2017-07-02T00:15:00Z": "warm", "2017-07-09T00:15:00Z": "cold",
+			},
+		},
+		{
+			// Written the month after the period, which ended in the
+			// month before.
+			name: "next month", written: time.Date(2017, 5, 3, 0, 0, 0, 0, time.UTC), age: "2017-05-28T00:00:00Z",
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ev := event
+			if tc.name == "straddling" {
+				ev = time.Date(2017, 3, 31, 0, 0, 0, 0, time.UTC)
+			}
+			ref := f.TableFor(ev, tc.written)
+			require.Equal(t, at(tc.age), f.AgePeriod(ref).Start)
+			for now, tier := range tc.tiers {
+				require.Equal(t, tier, f.TierAt(ref, at(now)).Name, "at %s", now)
+			}
+		})
+	}
+
+	// Without write-time grouping a table ages with its period.
+	f.WriteTimeGrouping = false
+	ref := f.TableFor(event, time.Date(2017, 6, 20, 0, 0, 0, 0, time.UTC))
+	require.Equal(t, ref.Period, f.AgePeriod(ref))
+	require.Equal(t, "cold", f.TierAt(ref, time.Date(2017, 6, 20, 0, 0, 0, 0, time.UTC)).Name)
+}
+
+func TestExpiresAtWaitsForPeriodAndWriteMonth(t *testing.T) {
+	f := family.Default()
+	require.True(t, f.ExpiresAt(f.TableFor(time.Now(), time.Now())).IsZero(), "no retention: never")
+	f.Retention = 30 * 24 * time.Hour
+	event := time.Date(2017, 4, 10, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		written, want time.Time
+	}{
+		// The write month (April) ends after the period: it counts.
+		{event, time.Date(2017, 5, 31, 0, 0, 0, 0, time.UTC)},
+		// Late data written in June: retention counts from June's end.
+		{time.Date(2017, 6, 2, 0, 0, 0, 0, time.UTC), time.Date(2017, 7, 31, 0, 0, 0, 0, time.UTC)},
+	} {
+		require.Equal(t, tc.want, f.ExpiresAt(f.TableFor(event, tc.written)))
+	}
+	// A week that ends after its write month: the period's end counts.
+	straddle := f.TableFor(time.Date(2017, 3, 31, 0, 0, 0, 0, time.UTC), time.Date(2017, 3, 31, 0, 0, 0, 0, time.UTC))
+	require.Equal(t, time.Date(2017, 5, 2, 0, 0, 0, 0, time.UTC), f.ExpiresAt(straddle))
+	f.WriteTimeGrouping = false
+	require.Equal(t, time.Date(2017, 5, 16, 0, 0, 0, 0, time.UTC), f.ExpiresAt(f.TableFor(event, event)))
+}
