@@ -1,0 +1,259 @@
+package archive
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/timetabledb/timetable/clock"
+	"github.com/timetabledb/timetable/storage"
+)
+
+// ErrMismatch marks an archive whose data, read back, does not match its
+// manifest or the table it was made from.
+var ErrMismatch = errors.New("timetable: archive does not match")
+
+// Options configure an Archiver. The zero value is the default.
+type Options struct {
+	// Clock tells the time stamped in manifests; nil means the wall clock.
+	Clock clock.Clock
+	// Logger receives the archiver's logs; nil discards them.
+	Logger *slog.Logger
+	// S3 configures s3:// targets.
+	S3 S3Options
+	// TempDir is where an export is spooled before it is uploaded; empty
+	// means os.TempDir().
+	TempDir string
+	// RestoreCapacity is the capacity of a table a restore creates; zero
+	// means on-demand billing, which takes a restore's burst of writes
+	// without planning.
+	RestoreCapacity storage.Capacity
+	// RestoreBatch is the number of items a restore writes per BatchWrite;
+	// zero means 100.
+	RestoreBatch int
+	// Progress, when not nil, is called from the goroutine running an
+	// Archive or Restore with the number of items just exported or
+	// restored, for a progress bar.
+	Progress func(items int)
+}
+
+// EnsureDefaults fills in the zero fields.
+func (o *Options) EnsureDefaults() {
+	if o.Clock == nil {
+		o.Clock = clock.Real{}
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.RestoreBatch == 0 {
+		o.RestoreBatch = 100
+	}
+	if o.Progress == nil {
+		o.Progress = func(int) {}
+	}
+}
+
+// Validate reports options that cannot work.
+func (o *Options) Validate() error {
+	if o.RestoreBatch < 0 {
+		return fmt.Errorf("archive options: RestoreBatch %d is negative", o.RestoreBatch)
+	}
+	return nil
+}
+
+// Archiver exports tables of a store to a target, verifies the exports,
+// and restores them. Its methods may be called from several goroutines at
+// once, but two calls on the same table must not overlap.
+type Archiver struct {
+	store  storage.Store
+	target target
+	opts   Options
+}
+
+// Open returns an archiver of store's tables to target, which is
+// file:///abs/dir, file://relative/dir or s3://bucket/prefix. An s3
+// target uses the standard AWS configuration chain; nothing is read or
+// written before the first call.
+func Open(ctx context.Context, target string, store storage.Store, opts Options) (*Archiver, error) {
+	opts.EnsureDefaults()
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	t, err := parseTarget(ctx, target, opts.S3)
+	if err != nil {
+		return nil, err
+	}
+	return &Archiver{store: store, target: t, opts: opts}, nil
+}
+
+// Target returns the URL of the archiver's target.
+func (a *Archiver) Target() string { return a.target.String() }
+
+func dataKey(table string) string     { return table + "/" + DataObject }
+func manifestKey(table string) string { return table + "/" + ManifestObject }
+
+// Manifest returns the manifest of table's archive, or an error wrapping
+// ErrNotFound when there is none (no archive, or an export that never
+// finished).
+func (a *Archiver) Manifest(ctx context.Context, table string) (Manifest, error) {
+	if err := checkTableName(table); err != nil {
+		return Manifest{}, err
+	}
+	return a.readManifest(ctx, manifestKey(table))
+}
+
+func (a *Archiver) readManifest(ctx context.Context, key string) (Manifest, error) {
+	r, err := a.target.get(ctx, key)
+	if err != nil {
+		return Manifest{}, fmt.Errorf("read manifest: %w", err)
+	}
+	defer r.Close()
+	var m Manifest
+	if err := json.NewDecoder(r).Decode(&m); err != nil {
+		return Manifest{}, fmt.Errorf("read manifest %s: %w: %v", key, ErrFormat, err)
+	}
+	if m.FormatVersion < 1 || m.FormatVersion > FormatVersion {
+		return Manifest{}, fmt.Errorf("read manifest %s: %w: format version %d, this build reads 1 to %d",
+			key, ErrFormat, m.FormatVersion, FormatVersion)
+	}
+	return m, nil
+}
+
+// writeManifest writes m as the manifest of its table.
+func (a *Archiver) writeManifest(ctx context.Context, m Manifest) error {
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	if err := a.target.put(ctx, manifestKey(m.Table), strings.NewReader(string(b)), int64(len(b))); err != nil {
+		return fmt.Errorf("write manifest: %w", err)
+	}
+	return nil
+}
+
+// Verified reports whether table has an archive that was read back and
+// checked. A missing manifest, or one not yet verified, is false with no
+// error.
+func (a *Archiver) Verified(ctx context.Context, table string) (bool, error) {
+	m, err := a.Manifest(ctx, table)
+	if errors.Is(err, ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("archive of %q verified: %w", table, err)
+	}
+	return m.Verified(), nil
+}
+
+// Archive exports table, reads the export back and verifies it against
+// the manifest and a fresh scan of the table, and then marks the manifest
+// verified. Any archive the table had is replaced: its manifest is removed
+// first, so a crash at any point leaves either no manifest (the next
+// Archive starts over) or a complete one.
+func (a *Archiver) Archive(ctx context.Context, table string) error {
+	if err := checkTableName(table); err != nil {
+		return err
+	}
+	m, err := a.export(ctx, table)
+	if err != nil {
+		return fmt.Errorf("archive %q: %w", table, err)
+	}
+	if err := a.verify(ctx, m, true); err != nil {
+		return fmt.Errorf("archive %q: %w", table, err)
+	}
+	now := a.opts.Clock.Now().UTC()
+	m.VerifiedAt = &now
+	if err := a.writeManifest(ctx, m); err != nil {
+		return fmt.Errorf("archive %q: %w", table, err)
+	}
+	a.opts.Logger.Info("archived table", "table", table, "target", a.target.String(),
+		"items", m.ItemCount, "bytes", m.DataBytes)
+	return nil
+}
+
+// Verify reads table's archive back from the target and checks the data
+// file's size and SHA-256, its item count and its content hash against
+// the manifest and, while the table exists, against a fresh scan of it. It
+// returns an error wrapping ErrMismatch when they differ, and ErrNotFound
+// when there is no manifest. It does not change the manifest.
+func (a *Archiver) Verify(ctx context.Context, table string) error {
+	m, err := a.Manifest(ctx, table)
+	if err != nil {
+		return fmt.Errorf("verify archive of %q: %w", table, err)
+	}
+	if err := a.verify(ctx, m, false); err != nil {
+		return fmt.Errorf("verify archive of %q: %w", table, err)
+	}
+	return nil
+}
+
+// verify checks the archive m describes. With tableRequired, a table that
+// is gone is an error; otherwise only the archive is checked then.
+func (a *Archiver) verify(ctx context.Context, m Manifest, tableRequired bool) error {
+	got, err := a.readBack(ctx, m.Table, nil)
+	if err != nil {
+		return err
+	}
+	if err := compare("manifest", m, got); err != nil {
+		return err
+	}
+	scan, err := a.scanTable(ctx, m.Table)
+	if errors.Is(err, storage.ErrTableNotFound) && !tableRequired {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if scan.count != got.count || scan.content != got.content {
+		return fmt.Errorf("%w: the table holds %d items (content %s), the archive %d (content %s)",
+			ErrMismatch, scan.count, short(scan.content), got.count, short(got.content))
+	}
+	return nil
+}
+
+// compare checks what was read back against a manifest.
+func compare(what string, m Manifest, got readResult) error {
+	var diffs []string
+	if got.bytes != m.DataBytes {
+		diffs = append(diffs, fmt.Sprintf("data is %d bytes, %s says %d", got.bytes, what, m.DataBytes))
+	}
+	if got.fileSHA != m.DataSHA256 {
+		diffs = append(diffs, fmt.Sprintf("data SHA-256 is %s, %s says %s", short(got.fileSHA), what, short(m.DataSHA256)))
+	}
+	if got.count != m.ItemCount {
+		diffs = append(diffs, fmt.Sprintf("data holds %d items, %s says %d", got.count, what, m.ItemCount))
+	}
+	if got.content != m.ContentSHA256 {
+		diffs = append(diffs, fmt.Sprintf("content hash is %s, %s says %s", short(got.content), what, short(m.ContentSHA256)))
+	}
+	if len(diffs) > 0 {
+		return fmt.Errorf("%w: %s", ErrMismatch, strings.Join(diffs, "; "))
+	}
+	return nil
+}
+
+// short abbreviates a hex hash for messages.
+func short(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
+}
+
+// checkTableName refuses a name that could escape its folder of the
+// target: a table name is 3 to 255 of [A-Za-z0-9_.-], as in DynamoDB.
+func checkTableName(name string) error {
+	if len(name) < 3 || len(name) > 255 {
+		return fmt.Errorf("%w: table name %q", ErrBadTarget, name)
+	}
+	for _, c := range name {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '-') {
+			return fmt.Errorf("%w: table name %q", ErrBadTarget, name)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,113 @@
+package archive
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+)
+
+// fileTarget keeps archives in a folder of the local file system (or a
+// mounted one). An object is written to a temporary file in its folder,
+// synced, and renamed over its key, so it is replaced whole.
+type fileTarget struct {
+	dir string
+}
+
+func newFileTarget(dir string) (*fileTarget, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadTarget, err)
+	}
+	return &fileTarget{dir: abs}, nil
+}
+
+func (t *fileTarget) String() string { return "file://" + filepath.ToSlash(t.dir) }
+
+func (t *fileTarget) path(key string) string {
+	return filepath.Join(t.dir, filepath.FromSlash(path.Clean("/"+key)))
+}
+
+func (t *fileTarget) put(_ context.Context, key string, r io.ReadSeeker, _ int64) (err error) {
+	p := t.path(key)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return fmt.Errorf("put %s: %w", key, err)
+	}
+	f, err := os.CreateTemp(filepath.Dir(p), "."+filepath.Base(p)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("put %s: %w", key, err)
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	if _, err := io.Copy(f, r); err != nil {
+		return fmt.Errorf("put %s: %w", key, err)
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("put %s: %w", key, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("put %s: %w", key, err)
+	}
+	if err := os.Rename(f.Name(), p); err != nil {
+		return fmt.Errorf("put %s: %w", key, err)
+	}
+	return syncDir(filepath.Dir(p))
+}
+
+// syncDir makes a rename in dir durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	return errors.Join(d.Sync(), d.Close())
+}
+
+func (t *fileTarget) get(_ context.Context, key string) (io.ReadCloser, error) {
+	f, err := os.Open(t.path(key))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("get %s: %w", key, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get %s: %w", key, err)
+	}
+	return f, nil
+}
+
+func (t *fileTarget) del(_ context.Context, key string) error {
+	err := os.Remove(t.path(key))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("delete %s: %w", key, err)
+	}
+	return nil
+}
+
+func (t *fileTarget) list(_ context.Context, name string, fn func(key string) error) error {
+	entries, err := os.ReadDir(t.dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("list %s: %w", t, err)
+	}
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(t.dir, e.Name(), name)); err != nil {
+			continue
+		}
+		if err := fn(e.Name() + "/" + name); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,122 @@
+package archive
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"slices"
+	"time"
+
+	"github.com/timetabledb/timetable/family"
+	"github.com/timetabledb/timetable/storage"
+)
+
+// FormatVersion is the version of the archive layout and manifest this
+// package writes. A reader refuses a manifest of a later version.
+const FormatVersion = 1
+
+// Names of the objects of one archive, under {prefix}/{table}/.
+const (
+	DataObject     = "data.ndjson.gz"
+	ManifestObject = "manifest.json"
+)
+
+// Manifest describes one archive. Its presence means the data file is
+// complete; VerifiedAt, when set, means the data was read back from the
+// target and matched the table.
+type Manifest struct {
+	// FormatVersion is the layout version, FormatVersion when written.
+	FormatVersion int `json:"format_version"`
+	// Table is the source table's name.
+	Table string `json:"table"`
+	// Family, PeriodStart, PeriodEnd, WriteMonth and Tier come from the
+	// source table's tags (empty when it had none).
+	Family      string `json:"family,omitempty"`
+	PeriodStart string `json:"period_start,omitempty"`
+	PeriodEnd   string `json:"period_end,omitempty"`
+	WriteMonth  string `json:"write_month,omitempty"`
+	Tier        string `json:"tier,omitempty"`
+	// Tags are all the source table's tags, so that a restore makes a
+	// table the engine's catalog recognizes.
+	Tags map[string]string `json:"tags,omitempty"`
+	// Capacity is the source table's capacity when it was archived.
+	Capacity Capacity `json:"capacity"`
+	// TTLAttribute is the source table's TTL attribute, if any.
+	TTLAttribute string `json:"ttl_attribute,omitempty"`
+	// Data is the data file's name, relative to the manifest.
+	Data string `json:"data"`
+	// ItemCount is the number of items, one per line of the data file.
+	ItemCount int64 `json:"item_count"`
+	// DataBytes is the size of the compressed data file.
+	DataBytes int64 `json:"data_bytes"`
+	// DataSHA256 is the hex SHA-256 of the compressed data file.
+	DataSHA256 string `json:"data_sha256"`
+	// ContentSHA256 is the hex SHA-256 of the items independent of their
+	// order: see ContentHash.
+	ContentSHA256 string `json:"content_sha256"`
+	// CreatedAt is when the export started.
+	CreatedAt time.Time `json:"created_at"`
+	// VerifiedAt is when the data was read back and found to match; nil
+	// until then.
+	VerifiedAt *time.Time `json:"verified_at,omitempty"`
+}
+
+// Capacity is a table's capacity as a manifest records it.
+type Capacity struct {
+	Billing storage.Billing `json:"billing,omitempty"`
+	Read    int64           `json:"read,omitempty"`
+	Write   int64           `json:"write,omitempty"`
+}
+
+// Verified reports whether the archive was read back and checked.
+func (m Manifest) Verified() bool { return m.VerifiedAt != nil }
+
+// newManifest starts the manifest of a table from what the store knows
+// of it.
+func newManifest(info storage.TableInfo, now time.Time) Manifest {
+	tags := info.Tags
+	return Manifest{
+		FormatVersion: FormatVersion,
+		Table:         info.Name,
+		Family:        tags[family.TagFamily],
+		PeriodStart:   tags[family.TagPeriodStart],
+		PeriodEnd:     tags[family.TagPeriodEnd],
+		WriteMonth:    tags[family.TagWriteMonth],
+		Tier:          tags[family.TagTier],
+		Tags:          tags,
+		Capacity:      Capacity(info.Capacity),
+		TTLAttribute:  info.TTLAttribute,
+		Data:          DataObject,
+		CreatedAt:     now,
+	}
+}
+
+// ContentHash computes a hash of a set of items that does not depend on
+// the order they come in: the SHA-256 of the items' own SHA-256 digests
+// (each over the item's DynamoDB JSON line, whose attribute names are
+// sorted) in ascending bytewise order. A table and its archive have the
+// same content hash when they hold the same items, whatever order a scan
+// returns them in. It keeps 32 bytes per item.
+type ContentHash struct {
+	digests [][sha256.Size]byte
+}
+
+// Add adds one item, given as its DynamoDB JSON line.
+func (h *ContentHash) Add(line []byte) {
+	h.digests = append(h.digests, sha256.Sum256(line))
+}
+
+// Count returns the number of items added.
+func (h *ContentHash) Count() int64 { return int64(len(h.digests)) }
+
+// Sum returns the hex hash of the items added so far.
+func (h *ContentHash) Sum() string {
+	ds := make([][sha256.Size]byte, len(h.digests))
+	copy(ds, h.digests)
+	slices.SortFunc(ds, func(a, b [sha256.Size]byte) int { return bytes.Compare(a[:], b[:]) })
+	sum := sha256.New()
+	for _, d := range ds {
+		sum.Write(d[:])
+	}
+	return hex.EncodeToString(sum.Sum(nil))
+}

@@ -1,0 +1,128 @@
+package archive
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/aws/smithy-go"
+)
+
+// s3Target keeps archives in an S3 bucket under a prefix. A PutObject
+// replaces an object whole, so a reader sees the old object or the new one.
+type s3Target struct {
+	client *s3.Client
+	bucket string
+	prefix string // without a trailing slash; may be empty
+}
+
+// newS3Target opens a bucket through the standard AWS configuration chain
+// (AWS_REGION, AWS_PROFILE, the credential sources, and
+// AWS_ENDPOINT_URL_S3 for an S3-compatible server).
+func newS3Target(ctx context.Context, bucket, prefix string, o S3Options) (*s3Target, error) {
+	cfg, err := config.LoadDefaultConfig(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("load AWS configuration: %w", err)
+	}
+	client := s3.NewFromConfig(cfg, func(so *s3.Options) {
+		so.UsePathStyle = o.UsePathStyle
+	})
+	return &s3Target{client: client, bucket: bucket, prefix: prefix}, nil
+}
+
+func (t *s3Target) String() string {
+	if t.prefix == "" {
+		return "s3://" + t.bucket
+	}
+	return "s3://" + t.bucket + "/" + t.prefix
+}
+
+func (t *s3Target) key(key string) string {
+	if t.prefix == "" {
+		return key
+	}
+	return t.prefix + "/" + key
+}
+
+func (t *s3Target) put(ctx context.Context, key string, r io.ReadSeeker, size int64) error {
+	_, err := t.client.PutObject(ctx, &s3.PutObjectInput{
+		Bucket:        aws.String(t.bucket),
+		Key:           aws.String(t.key(key)),
+		Body:          r,
+		ContentLength: aws.Int64(size),
+	})
+	if err != nil {
+		return fmt.Errorf("put %s/%s: %w", t, key, err)
+	}
+	return nil
+}
+
+func (t *s3Target) get(ctx context.Context, key string) (io.ReadCloser, error) {
+	out, err := t.client.GetObject(ctx, &s3.GetObjectInput{
+		Bucket: aws.String(t.bucket),
+		Key:    aws.String(t.key(key)),
+	})
+	if isNoSuchKey(err) {
+		return nil, fmt.Errorf("get %s/%s: %w", t, key, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get %s/%s: %w", t, key, err)
+	}
+	return out.Body, nil
+}
+
+// isNoSuchKey reports whether err says an object is absent.
+func isNoSuchKey(err error) bool {
+	var nsk *types.NoSuchKey
+	var nf *types.NotFound
+	if errors.As(err, &nsk) || errors.As(err, &nf) {
+		return true
+	}
+	var ae smithy.APIError
+	return errors.As(err, &ae) && (ae.ErrorCode() == "NoSuchKey" || ae.ErrorCode() == "NotFound")
+}
+
+func (t *s3Target) del(ctx context.Context, key string) error {
+	_, err := t.client.DeleteObject(ctx, &s3.DeleteObjectInput{
+		Bucket: aws.String(t.bucket),
+		Key:    aws.String(t.key(key)),
+	})
+	if err != nil && !isNoSuchKey(err) {
+		return fmt.Errorf("delete %s/%s: %w", t, key, err)
+	}
+	return nil
+}
+
+func (t *s3Target) list(ctx context.Context, name string, fn func(key string) error) error {
+	root := ""
+	if t.prefix != "" {
+		root = t.prefix + "/"
+	}
+	p := s3.NewListObjectsV2Paginator(t.client, &s3.ListObjectsV2Input{
+		Bucket: aws.String(t.bucket),
+		Prefix: aws.String(root),
+	})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return fmt.Errorf("list %s: %w", t, err)
+		}
+		for _, o := range page.Contents {
+			rel := strings.TrimPrefix(aws.ToString(o.Key), root)
+			folder, base, ok := strings.Cut(rel, "/")
+			if !ok || folder == "" || base != name {
+				continue
+			}
+			if err := fn(rel); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
