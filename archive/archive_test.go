@@ -67,62 +67,82 @@ func fileTarget(t *testing.T) (url, dir string) {
 	return "file://" + filepath.ToSlash(dir), dir
 }
 
+// targets are the kinds of target a test runs on: a folder, and an
+// S3-compatible server in the test process.
+var targets = []struct {
+	name string
+	open func(t *testing.T) (string, archive.Options)
+}{
+	{"file", func(t *testing.T) (string, archive.Options) {
+		url, _ := fileTarget(t)
+		return url, archive.Options{}
+	}},
+	{"s3", s3Target},
+}
+
 func TestArchiveRestoreRoundTrip(t *testing.T) {
 	for _, b := range backends.All(t) {
-		t.Run(b.Name, func(t *testing.T) {
-			ctx := context.Background()
-			s, cfg := b.Open(t)
-			table := cfg.Families[0].Prefix + "1491696000000_1492300799000_4_2017"
-			want := makeTable(t, s, table, 60)
-			url, _ := fileTarget(t)
-			a, err := archive.Open(ctx, url, s, archive.Options{Clock: clock.NewManual(archivedAt)})
-			require.NoError(t, err)
-
-			ok, err := a.Verified(ctx, table)
-			require.NoError(t, err)
-			require.False(t, ok, "no archive yet")
-
-			require.NoError(t, a.Archive(ctx, table))
-			ok, err = a.Verified(ctx, table)
-			require.NoError(t, err)
-			require.True(t, ok)
-
-			m, err := a.Manifest(ctx, table)
-			require.NoError(t, err)
-			require.Equal(t, table, m.Table)
-			require.Equal(t, "events", m.Family)
-			require.Equal(t, "2017-04-09T00:00:00Z", m.PeriodStart)
-			require.Equal(t, "2017-04-16T00:00:00Z", m.PeriodEnd)
-			require.Equal(t, "2017-04", m.WriteMonth)
-			require.Equal(t, "cold", m.Tier)
-			require.Equal(t, int64(61), m.ItemCount)
-			require.Equal(t, archive.FormatVersion, m.FormatVersion)
-			require.Equal(t, archivedAt, m.CreatedAt)
-			require.Len(t, m.DataSHA256, 64)
-
-			ms, err := a.List(ctx)
-			require.NoError(t, err)
-			require.Len(t, ms, 1)
-			require.Equal(t, m, ms[0])
-
-			// The table goes; the archive alone still verifies, and brings
-			// the items back exactly.
-			require.NoError(t, s.DeleteTable(ctx, table))
-			require.NoError(t, a.Verify(ctx, table))
-			require.NoError(t, a.Restore(ctx, table, ""))
-			require.Equal(t, want, scanAll(t, s, table))
-			info, err := s.DescribeTable(ctx, table)
-			require.NoError(t, err)
-			require.Equal(t, m.Tags, info.Tags)
-
-			// Into another name, and a second time over the first: the
-			// same items.
-			other := cfg.Families[0].Prefix + "restored"
-			require.NoError(t, a.Restore(ctx, table, other))
-			require.NoError(t, a.Restore(ctx, table, other))
-			require.Equal(t, want, scanAll(t, s, other))
-		})
+		for _, tg := range targets {
+			t.Run(b.Name+"/"+tg.name, func(t *testing.T) {
+				testArchiveRestoreRoundTrip(t, b, tg.open)
+			})
+		}
 	}
+}
+
+func testArchiveRestoreRoundTrip(t *testing.T, b backends.Backend, open func(t *testing.T) (string, archive.Options)) {
+	ctx := context.Background()
+	s, cfg := b.Open(t)
+	table := cfg.Families[0].Prefix + "1491696000000_1492300799000_4_2017"
+	want := makeTable(t, s, table, 60)
+	url, opts := open(t)
+	opts.Clock = clock.NewManual(archivedAt)
+	a, err := archive.Open(ctx, url, s, opts)
+	require.NoError(t, err)
+
+	ok, err := a.Verified(ctx, table)
+	require.NoError(t, err)
+	require.False(t, ok, "no archive yet")
+
+	require.NoError(t, a.Archive(ctx, table))
+	ok, err = a.Verified(ctx, table)
+	require.NoError(t, err)
+	require.True(t, ok)
+
+	m, err := a.Manifest(ctx, table)
+	require.NoError(t, err)
+	require.Equal(t, table, m.Table)
+	require.Equal(t, "events", m.Family)
+	require.Equal(t, "2017-04-09T00:00:00Z", m.PeriodStart)
+	require.Equal(t, "2017-04-16T00:00:00Z", m.PeriodEnd)
+	require.Equal(t, "2017-04", m.WriteMonth)
+	require.Equal(t, "cold", m.Tier)
+	require.Equal(t, int64(61), m.ItemCount)
+	require.Equal(t, archive.FormatVersion, m.FormatVersion)
+	require.Equal(t, archivedAt, m.CreatedAt)
+	require.Len(t, m.DataSHA256, 64)
+
+	ms, err := a.List(ctx)
+	require.NoError(t, err)
+	require.Len(t, ms, 1)
+	require.Equal(t, m, ms[0])
+
+	// The table goes; the archive alone still verifies, and brings
+	// the items back exactly.
+	require.NoError(t, s.DeleteTable(ctx, table))
+	require.NoError(t, a.Verify(ctx, table))
+	require.NoError(t, a.Restore(ctx, table, ""))
+	require.Equal(t, want, scanAll(t, s, table))
+	info, err := s.DescribeTable(ctx, table)
+	require.NoError(t, err)
+	require.Equal(t, m.Tags, info.Tags)
+
+	// Into another name, and a second time over the first: the
+	// same items.
+	other := cfg.Families[0].Prefix + "restored"
+	require.NoError(t, a.Restore(ctx, table, other))
+	require.NoError(t, a.Restore(ctx, table, other))
+	require.Equal(t, want, scanAll(t, s, other))
 }
 
 func TestVerifyDetectsDamage(t *testing.T) {
