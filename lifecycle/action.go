@@ -1,0 +1,58 @@
+package lifecycle
+
+import (
+	"github.com/timetabledb/timetable/naming"
+	"github.com/timetabledb/timetable/storage"
+)
+
+// Kind is what an action does.
+type Kind string
+
+// The kinds of action, in the order a plan lists them for one table.
+const (
+	// Create creates a table (at its tier, with TTL when the family sets
+	// one) and waits for it to be ACTIVE.
+	Create Kind = "create"
+	// UpdateBilling switches a table's billing mode (DynamoDB allows it
+	// once a day per table), with the tier's capacity.
+	UpdateBilling Kind = "update_billing"
+	// UpdateCapacity changes a table's provisioned capacity to its tier's,
+	// and its tier tag.
+	UpdateCapacity Kind = "update_capacity"
+	// EnableTTL enables TTL on the family's TTL attribute.
+	EnableTTL Kind = "enable_ttl"
+	// Archive exports a table past retention and verifies the export.
+	Archive Kind = "archive"
+	// Delete deletes a table past retention (archived first when the
+	// family has an archive target).
+	Delete Kind = "delete"
+)
+
+// Kinds lists every kind, in plan order.
+var Kinds = []Kind{Create, UpdateBilling, UpdateCapacity, EnableTTL, Archive, Delete}
+
+// Action is one change a plan asks for.
+type Action struct {
+	Kind Kind
+	// Family and Table name the family and the physical table; Ref is
+	// what the table holds.
+	Family string
+	Table  string
+	Ref    naming.Ref
+	// Tier is the tier the table gets (Create, UpdateBilling,
+	// UpdateCapacity) or has (the others).
+	Tier string
+	// Capacity is the capacity the table gets (Create, UpdateBilling,
+	// UpdateCapacity).
+	Capacity storage.Capacity
+	// Spec is the whole table to create (Create only).
+	Spec storage.TableSpec
+	// TTLAttribute is the attribute to enable TTL on (EnableTTL).
+	TTLAttribute string
+	// Target is the archive target (Archive, and Delete of an archived
+	// table).
+	Target string
+	// Reason says why, for people: the rule and the times that triggered
+	// the action.
+	Reason string
+}

@@ -1,0 +1,73 @@
+// Package lifecycle is timetable's lifecycle manager: it keeps every
+// family's physical tables in the shape the family's policy asks for. It
+// creates the next period's table before the period starts, moves tables
+// down through capacity tiers as they age, enables TTL, archives tables
+// past retention and deletes them — the job the AWS blog does with a
+// Lambda and two cron rules, and Fineo by hand.
+//
+// # Basics
+//
+// The work is split as in Cortex's table manager, without its globals:
+//
+//   - Plan(now, families, actual) is a pure function from the time, the
+//     policy and what the store says of each table to the actions that
+//     bring the tables in line, each with a reason a person can read
+//     ("period starts 2017-04-16T00:00:00Z, prebuild 1h0m0s").
+//   - A Reconciler lists the families' tables, plans, and applies the plan.
+//     Every action is idempotent and re-planned from the store each cycle,
+//     so running it twice changes nothing the second time, and a cycle cut
+//     short resumes on the next.
+//
+// A Reconciler runs three ways: inside `timetable serve` on a jittered
+// ticker (Run), as `timetable reconcile` (one cycle, or a dry run that
+// shows the plan and changes nothing), and as an AWS Lambda handler
+// (HandleLambda, for cmd/timetable-lambda).
+//
+// # Decisions
+//
+//   - Which tables should exist: the table events written now go to
+//     (family.TableFor(now, now)), and every table events will go to
+//     within the family's prebuild — the next period's and, with write-time
+//     grouping, the next write month's (a week that straddles a month gets
+//     its second table before the month begins). Tables for late data are
+//     not planned: the engine makes them when late data arrives.
+//   - Tiers are family.TierAt, the same function the engine creates tables
+//     with, so a table the engine makes and one the planner makes agree.
+//     With write-time grouping, a table made for late data (its write month
+//     began after its period ended) is treated as written during its write
+//     month: it keeps the first tier until that month is over (see
+//     family.AgePeriod).
+//   - Retention (family.ExpiresAt): a table is past retention when both its
+//     period and its write month ended at least Retention ago, so late data
+//     is never deleted before its time. Nothing is deleted without a
+//     retention; with an archive target, a table past retention is archived
+//     first, and deleted only on a later cycle, once the Archiver says its
+//     archive was read back and verified. A crash between the two repeats
+//     or resumes the archive; it never deletes an unverified table.
+//   - A table past retention gets no capacity changes: it is on its way
+//     out. A table that is not ACTIVE is left for a later cycle.
+//   - Only tables whose names parse as a family's (naming.Namer.Parse) are
+//     looked at. Nothing else in the account or the store is ever touched.
+//   - The store's refusals (storage.ErrRefused: DynamoDB's
+//     LimitExceededException, ResourceInUseException, the daily limit on
+//     capacity decreases, the once-a-day billing-mode switch) and
+//     throttling are normal: the action is reported as deferred and planned
+//     again on the next cycle, minutes later. Nothing retries in a loop.
+//     Other failures are reported as failed, the cycle goes on with the
+//     other actions, and Reconcile returns ErrActionsFailed with the
+//     results.
+//   - Several servers may run the reconciler on one store; a Leaser lets
+//     only the holder of a lease act. On DynamoDB the lease is an item of
+//     the meta table written with a condition (dynamostore.Lease); on
+//     Pebble the process owns the store and needs no lease. A dry run
+//     changes nothing and takes no lease.
+//   - Archiving lives in package archive; this package needs only the
+//     small Archiver interface, opened per target by Options.OpenArchiver.
+//
+// # Caveats
+//
+// Without write-time grouping, late data for a table already deleted by
+// retention makes the engine create it again, and the next cycle deletes
+// it again: set a retention longer than the latest data you accept, or use
+// write-time grouping, which puts such data in a table of its own.
+package lifecycle

@@ -1,0 +1,15 @@
+package lifecycle
+
+import (
+	"context"
+	"time"
+)
+
+// Leaser grants a named lease to one owner at a time, so that of several
+// servers running the reconciler on one store only one acts.
+type Leaser interface {
+	// Acquire takes or renews the lease name for owner for ttl, and
+	// reports whether owner holds it. It holds it when nobody did, when
+	// the last holder's lease expired, or when owner held it already.
+	Acquire(ctx context.Context, name, owner string, ttl time.Duration) (bool, error)
+}

@@ -1,0 +1,100 @@
+package lifecycle
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/timetabledb/timetable/clock"
+	"github.com/timetabledb/timetable/family"
+	"github.com/timetabledb/timetable/storage"
+)
+
+// Options configure a Reconciler. The zero value of every field but Store
+// and Families is a sensible default.
+type Options struct {
+	// Store holds the tables. Required.
+	Store storage.Store
+	// Families are the policies; only their tables are ever touched.
+	// Required.
+	Families []family.Family
+	// Clock tells the time; the wall clock when nil.
+	Clock clock.Clock
+	// OpenArchiver opens the Archiver of a family's archive target. When
+	// nil, a family with an archive target gets its tables archived by
+	// nobody: they are reported as failed to archive, and never deleted.
+	OpenArchiver OpenArchiverFunc
+	// Leaser, when set, lets the reconciler act only while it holds the
+	// lease LeaseName. Nil means this process owns the store (Pebble).
+	Leaser Leaser
+	// LeaseName names the lease; DefaultLeaseName when empty.
+	LeaseName string
+	// Owner identifies this reconciler to the Leaser; the host name, the
+	// process id and a random suffix when empty.
+	Owner string
+	// LeaseTTL is how long a lease lasts unless renewed; DefaultLeaseTTL
+	// when zero. It should be longer than the interval between cycles, so
+	// the holder renews it before it lapses.
+	LeaseTTL time.Duration
+	// Logger receives a line per action applied; slog.Default when nil.
+	Logger *slog.Logger
+	// Registerer, when set, receives the reconciler's metrics.
+	Registerer prometheus.Registerer
+}
+
+// Defaults.
+const (
+	DefaultLeaseName = "lifecycle"
+	DefaultLeaseTTL  = 15 * time.Minute
+	// DefaultInterval is the mean time between cycles of Run.
+	DefaultInterval = 5 * time.Minute
+)
+
+var errInvalidOptions = errors.New("timetable: invalid lifecycle options")
+
+// Validate reports what is wrong with the options, if anything.
+func (o *Options) Validate() error {
+	if o.Store == nil {
+		return fmt.Errorf("%w: no store", errInvalidOptions)
+	}
+	if len(o.Families) == 0 {
+		return fmt.Errorf("%w: no families", errInvalidOptions)
+	}
+	for _, f := range o.Families {
+		if err := f.Validate(); err != nil {
+			return fmt.Errorf("%w: %w", errInvalidOptions, err)
+		}
+	}
+	if o.LeaseTTL < 0 {
+		return fmt.Errorf("%w: negative lease ttl", errInvalidOptions)
+	}
+	return nil
+}
+
+// EnsureDefaults fills in the zero fields.
+func (o *Options) EnsureDefaults() {
+	if o.Clock == nil {
+		o.Clock = clock.Real{}
+	}
+	if o.LeaseName == "" {
+		o.LeaseName = DefaultLeaseName
+	}
+	if o.LeaseTTL == 0 {
+		o.LeaseTTL = DefaultLeaseTTL
+	}
+	if o.Owner == "" {
+		host, _ := os.Hostname()
+		b := make([]byte, 4)
+		rand.Read(b)
+		o.Owner = fmt.Sprintf("%s:%d:%s", host, os.Getpid(), hex.EncodeToString(b))
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+}

@@ -1,0 +1,108 @@
+package lifecycle
+
+import (
+	"errors"
+	"time"
+
+	"github.com/timetabledb/timetable/storage"
+)
+
+// Outcome is what became of an action.
+type Outcome string
+
+// Outcomes.
+const (
+	// Done: the action was applied (or found applied already).
+	Done Outcome = "done"
+	// DryRun: the action was planned and not applied.
+	DryRun Outcome = "dry-run"
+	// Deferred: the store refused the action for now; it is planned again
+	// on the next cycle.
+	Deferred Outcome = "deferred"
+	// Failed: the action failed for another reason; it is planned again on
+	// the next cycle.
+	Failed Outcome = "failed"
+)
+
+// Result is an action and what became of it.
+type Result struct {
+	Action
+	Outcome Outcome
+	// Err is why the action was deferred or failed.
+	Err error
+}
+
+// String returns the outcome as reports write it: "done", "dry-run",
+// "deferred: <why>" or "failed: <why>".
+func (r Result) String() string {
+	if r.Err == nil {
+		return string(r.Outcome)
+	}
+	return string(r.Outcome) + ": " + r.Err.Error()
+}
+
+// ErrActionsFailed is returned by Reconcile, with the results, when an
+// action failed for another reason than a refusal by the store.
+var ErrActionsFailed = errors.New("timetable: lifecycle actions failed")
+
+// ErrLeaseHeld is returned by Reconcile when another owner holds the
+// lease: this reconciler did nothing.
+var ErrLeaseHeld = errors.New("timetable: lifecycle lease held by another server")
+
+// outcomeOf classifies an action's error.
+func outcomeOf(err error) Outcome {
+	switch {
+	case err == nil:
+		return Done
+	case errors.Is(err, storage.ErrRefused), errors.Is(err, storage.ErrThrottled):
+		return Deferred
+	}
+	return Failed
+}
+
+// Report is a result as `timetable reconcile --format json` and the Lambda
+// handler write it.
+type Report struct {
+	Action string `json:"action"`
+	Family string `json:"family"`
+	Table  string `json:"table"`
+	Period string `json:"period"`
+	// WriteMonth is "YYYY-MM", or absent without write-time grouping.
+	WriteMonth string `json:"write_month,omitempty"`
+	Tier       string `json:"tier"`
+	Billing    string `json:"billing,omitempty"`
+	Read       int64  `json:"read,omitempty"`
+	Write      int64  `json:"write,omitempty"`
+	Reason     string `json:"reason"`
+	Result     string `json:"result"`
+}
+
+// Report returns the result as reports write it.
+func (r Result) Report() Report {
+	rep := Report{
+		Action: string(r.Kind),
+		Family: r.Family,
+		Table:  r.Table,
+		Period: r.Ref.Period.Start.UTC().Format(time.RFC3339) + "/" + r.Ref.Period.End.UTC().Format(time.RFC3339),
+		Tier:   r.Tier,
+		Reason: r.Reason,
+		Result: r.String(),
+	}
+	if !r.Ref.WriteMonth.IsZero() {
+		rep.WriteMonth = r.Ref.WriteMonth.String()
+	}
+	switch r.Kind {
+	case Create, UpdateBilling, UpdateCapacity:
+		rep.Billing, rep.Read, rep.Write = string(r.Capacity.Billing), r.Capacity.Read, r.Capacity.Write
+	}
+	return rep
+}
+
+// Reports returns the reports of results, never nil.
+func Reports(results []Result) []Report {
+	out := make([]Report, 0, len(results))
+	for _, r := range results {
+		out = append(out, r.Report())
+	}
+	return out
+}
