@@ -36,6 +36,7 @@ const (
 	codeThrottling           = "ThrottlingException"
 	codeRequestLimitExceeded = "RequestLimitExceeded"
 	codeUnknownOperation     = "UnknownOperationException"
+	codeConditionFailed      = "ConditionalCheckFailedException"
 )
 
 // errorCode returns the AWS error code of err, or "" when err did not come
@@ -91,6 +92,12 @@ func mapError(o op, err error) error {
 // operation (dynalite and UpdateTimeToLive).
 func isUnknownOperation(err error) bool {
 	return errorCode(err) == codeUnknownOperation
+}
+
+// isConditionFailed reports whether a conditional write found its
+// condition false.
+func isConditionFailed(err error) bool {
+	return errorCode(err) == codeConditionFailed
 }
 
 // isResourceInUse reports whether a table is busy being created, updated
