@@ -48,6 +48,9 @@ func (o *Options) EnsureDefaults() {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
+	if o.RestoreCapacity == (storage.Capacity{}) {
+		o.RestoreCapacity = storage.Capacity{Billing: storage.OnDemand}
+	}
 	if o.RestoreBatch == 0 {
 		o.RestoreBatch = 100
 	}
