@@ -1,0 +1,343 @@
+package lifecycle_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/timetabledb/timetable/clock"
+	"github.com/timetabledb/timetable/family"
+	"github.com/timetabledb/timetable/internal/backends"
+	"github.com/timetabledb/timetable/lifecycle"
+	"github.com/timetabledb/timetable/storage"
+)
+
+// each runs a test on every backend, with the backend's store and its
+// default family (a prefix of the test's own).
+func each(t *testing.T, test func(t *testing.T, store storage.Store, f family.Family)) {
+	for _, b := range backends.All(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			store, cfg := b.Open(t)
+			test(t, store, cfg.Families[0])
+		})
+	}
+}
+
+// snapshot describes every table of the store with the prefix.
+func snapshot(t *testing.T, store storage.Store, prefix string) map[string]storage.TableInfo {
+	t.Helper()
+	ctx := context.Background()
+	out := map[string]storage.TableInfo{}
+	var names []string
+	require.NoError(t, store.ListTables(ctx, prefix, func(name string) bool {
+		if len(name) < len(prefix) || name[:len(prefix)] != prefix {
+			return false
+		}
+		names = append(names, name)
+		return true
+	}))
+	for _, n := range names {
+		info, err := store.DescribeTable(ctx, n)
+		require.NoError(t, err)
+		info.CreatedAt, info.ItemCount, info.SizeBytes = time.Time{}, 0, 0
+		out[n] = info
+	}
+	return out
+}
+
+func reconciler(t *testing.T, o lifecycle.Options) *lifecycle.Reconciler {
+	t.Helper()
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	r, err := lifecycle.New(o)
+	require.NoError(t, err)
+	return r
+}
+
+func kindsAndTables(rs []lifecycle.Result) []string {
+	var out []string
+	for _, r := range rs {
+		out = append(out, fmt.Sprintf("%s %s %s", r.Kind, r.Table, r.Outcome))
+	}
+	return out
+}
+
+// oldTables makes a store as a server stopped for weeks leaves it: three
+// weekly tables all hot, and tables that are not the family's.
+func oldTables(t *testing.T, store storage.Store, f family.Family) (foreign []string) {
+	ctx := context.Background()
+	for _, day := range []string{"2017-04-03T00:00:00Z", "2017-04-10T00:00:00Z", "2017-04-17T00:00:00Z"} {
+		ref := f.TableFor(at(day), at(day))
+		require.NoError(t, store.CreateTable(ctx, f.Spec(ref, f.Tiers[0])))
+	}
+	foreign = []string{f.Prefix + "1491696000000_1492300799000_04_2017", f.Prefix + "notes"}
+	for _, name := range foreign {
+		require.NoError(t, store.CreateTable(ctx, storage.TableSpec{Name: name, Capacity: storage.Capacity{Billing: storage.Provisioned, Read: 300, Write: 1000}}))
+	}
+	return foreign
+}
+
+func TestReconcileTwiceChangesNothing(t *testing.T) {
+	each(t, func(t *testing.T, store storage.Store, f family.Family) {
+		ctx := context.Background()
+		f.Retention = 14 * 24 * time.Hour
+		f.TTL = 90 * 24 * time.Hour
+		foreign := oldTables(t, store, f)
+		before := snapshot(t, store, f.Prefix)
+		clk := clock.NewManual(at("2017-05-15T12:00:00Z"))
+		r := reconciler(t, lifecycle.Options{Store: store, Families: []family.Family{f}, Clock: clk})
+
+		// A dry run plans and changes nothing.
+		dry, err := r.Reconcile(ctx, true)
+		require.NoError(t, err)
+		require.NotEmpty(t, dry)
+		for _, res := range dry {
+			require.Equal(t, lifecycle.DryRun, res.Outcome)
+		}
+		require.Equal(t, before, snapshot(t, store, f.Prefix), "a dry run changes nothing")
+
+		first, err := r.Reconcile(ctx, false)
+		require.NoError(t, err)
+		require.Equal(t, kindsAndTables(dry), func() []string {
+			var out []string
+			for _, s := range kindsAndTables(first) {
+				out = append(out, s[:len(s)-len("done")]+"dry-run")
+			}
+			return out
+		}(), "the dry run showed what the cycle did")
+		// April's tables go 14 days after April ends, on May 15 at
+		// midnight; this week's is made.
+		after := snapshot(t, store, f.Prefix)
+		for _, name := range foreign {
+			require.Equal(t, before[name], after[name], "foreign table %s untouched", name)
+		}
+		for name, info := range after {
+			ref, err := f.Namer().Parse(name)
+			if err != nil {
+				continue
+			}
+			tier := f.TierAt(ref, clk.Now())
+			require.Equal(t, f.Spec(ref, tier).Capacity, info.Capacity, name)
+			require.Equal(t, tier.Name, info.Tags[family.TagTier], name)
+			require.Equal(t, family.TTLAttribute, info.TTLAttribute, name)
+			require.True(t, clk.Now().Before(f.ExpiresAt(ref)), "%s is past retention", name)
+		}
+		require.Len(t, after, 2+1, "the foreign tables and this week's")
+
+		second, err := r.Reconcile(ctx, false)
+		require.NoError(t, err)
+		require.Empty(t, second, "running twice changes nothing")
+		require.Equal(t, after, snapshot(t, store, f.Prefix))
+	})
+}
+
+// refusing is a store that refuses capacity changes, as DynamoDB does past
+// its daily limit on decreases.
+type refusing struct {
+	storage.Store
+	mu      sync.Mutex
+	refuse  bool
+	updates int
+}
+
+func (s *refusing) UpdateTable(ctx context.Context, name string, u storage.TableUpdate) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.updates++
+	if s.refuse && u.Capacity != nil {
+		return fmt.Errorf("update table %q: %w: LimitExceededException: decreases today", name, storage.ErrRefused)
+	}
+	return s.Store.UpdateTable(ctx, name, u)
+}
+
+func TestRefusalIsDeferredToTheNextCycle(t *testing.T) {
+	each(t, func(t *testing.T, store storage.Store, f family.Family) {
+		ctx := context.Background()
+		oldTables(t, store, f)
+		st := &refusing{Store: store, refuse: true}
+		clk := clock.NewManual(at("2017-04-24T12:00:00Z"))
+		r := reconciler(t, lifecycle.Options{Store: st, Families: []family.Family{f}, Clock: clk})
+
+		res, err := r.Reconcile(ctx, false)
+		require.NoError(t, err, "a refusal is not an error")
+		deferred := 0
+		for _, x := range res {
+			if x.Kind == lifecycle.UpdateCapacity {
+				require.Equal(t, lifecycle.Deferred, x.Outcome)
+				require.ErrorIs(t, x.Err, storage.ErrRefused)
+				require.Contains(t, x.String(), "deferred: ")
+				deferred++
+			} else {
+				require.Equal(t, lifecycle.Done, x.Outcome, x.Table)
+			}
+		}
+		require.Equal(t, 3, deferred, "the weeks of April 3 and 10 to cold, April 17 to warm")
+		require.Equal(t, deferred, st.updates, "one attempt each, no retry loop")
+
+		st.refuse = false
+		res, err = r.Reconcile(ctx, false)
+		require.NoError(t, err)
+		require.Len(t, res, 3)
+		for _, x := range res {
+			require.Equal(t, lifecycle.Done, x.Outcome)
+		}
+		res, err = r.Reconcile(ctx, false)
+		require.NoError(t, err)
+		require.Empty(t, res)
+	})
+}
+
+// fakeArchiver records archives in memory; broken makes Archive fail.
+type fakeArchiver struct {
+	mu       sync.Mutex
+	verified map[string]bool
+	broken   bool
+}
+
+func (a *fakeArchiver) Verified(_ context.Context, table string) (bool, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.verified[table], nil
+}
+
+func (a *fakeArchiver) Archive(_ context.Context, table string) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.broken {
+		return errors.New("archive: disk full")
+	}
+	a.verified[table] = true
+	return nil
+}
+
+func TestArchiveBeforeDelete(t *testing.T) {
+	each(t, func(t *testing.T, store storage.Store, f family.Family) {
+		ctx := context.Background()
+		f.Retention = 7 * 24 * time.Hour
+		f.Archive = "file:///archive"
+		oldTables(t, store, f)
+		arch := &fakeArchiver{verified: map[string]bool{}, broken: true}
+		var targets []string
+		clk := clock.NewManual(at("2017-05-08T00:00:00Z")) // April's tables expire May 8
+		r := reconciler(t, lifecycle.Options{Store: store, Families: []family.Family{f}, Clock: clk,
+			OpenArchiver: func(target string, s storage.Store) (lifecycle.Archiver, error) {
+				targets = append(targets, target)
+				require.Equal(t, store, s)
+				return arch, nil
+			}})
+
+		// The archive fails: nothing is deleted, the cycle reports it.
+		res, err := r.Reconcile(ctx, false)
+		require.ErrorIs(t, err, lifecycle.ErrActionsFailed)
+		archives := 0
+		for _, x := range res {
+			require.NotEqual(t, lifecycle.Delete, x.Kind)
+			if x.Kind == lifecycle.Archive {
+				archives++
+				require.Equal(t, lifecycle.Failed, x.Outcome)
+				require.Contains(t, x.String(), "failed: archive: disk full")
+			}
+		}
+		require.Equal(t, 3, archives)
+		require.Len(t, snapshot(t, store, f.Prefix), 2+3+1, "foreign, old and this week's")
+
+		// The archive works: archived this cycle, deleted the next.
+		arch.broken = false
+		res, err = r.Reconcile(ctx, false)
+		require.NoError(t, err)
+		require.Len(t, res, 3)
+		for _, x := range res {
+			require.Equal(t, lifecycle.Archive, x.Kind)
+		}
+		res, err = r.Reconcile(ctx, false)
+		require.NoError(t, err)
+		require.Len(t, res, 3)
+		for _, x := range res {
+			require.Equal(t, lifecycle.Delete, x.Kind)
+			require.Equal(t, lifecycle.Done, x.Outcome)
+		}
+		require.Len(t, snapshot(t, store, f.Prefix), 2+1)
+		res, err = r.Reconcile(ctx, false)
+		require.NoError(t, err)
+		require.Empty(t, res)
+		require.Equal(t, []string{"file:///archive"}, targets, "the archiver is opened once")
+	})
+}
+
+type fixedLeaser struct{ held bool }
+
+func (l fixedLeaser) Acquire(context.Context, string, string, time.Duration) (bool, error) {
+	return l.held, nil
+}
+
+func TestLeaseHeldElsewhereDoesNothing(t *testing.T) {
+	each(t, func(t *testing.T, store storage.Store, f family.Family) {
+		ctx := context.Background()
+		oldTables(t, store, f)
+		before := snapshot(t, store, f.Prefix)
+		clk := clock.NewManual(at("2017-05-08T00:00:00Z"))
+		r := reconciler(t, lifecycle.Options{Store: store, Families: []family.Family{f}, Clock: clk, Leaser: fixedLeaser{}})
+		_, err := r.Reconcile(ctx, false)
+		require.ErrorIs(t, err, lifecycle.ErrLeaseHeld)
+		require.Equal(t, before, snapshot(t, store, f.Prefix))
+
+		// A dry run needs no lease.
+		res, err := r.Reconcile(ctx, true)
+		require.NoError(t, err)
+		require.NotEmpty(t, res)
+
+		r = reconciler(t, lifecycle.Options{Store: store, Families: []family.Family{f}, Clock: clk, Leaser: fixedLeaser{held: true}})
+		res, err = r.Reconcile(ctx, false)
+		require.NoError(t, err)
+		require.NotEmpty(t, res)
+	})
+}
+
+func TestReconcileKinds(t *testing.T) {
+	each(t, func(t *testing.T, store storage.Store, f family.Family) {
+		ctx := context.Background()
+		oldTables(t, store, f)
+		clk := clock.NewManual(at("2017-04-24T12:00:00Z"))
+		r := reconciler(t, lifecycle.Options{Store: store, Families: []family.Family{f}, Clock: clk})
+		res, err := r.ReconcileKinds(ctx, false, lifecycle.Create)
+		require.NoError(t, err)
+		require.Len(t, res, 1)
+		require.Equal(t, lifecycle.Create, res[0].Kind)
+		res, err = r.ReconcileKinds(ctx, false, lifecycle.UpdateBilling, lifecycle.UpdateCapacity, lifecycle.EnableTTL)
+		require.NoError(t, err)
+		var kinds []string
+		for _, x := range res {
+			kinds = append(kinds, string(x.Kind))
+		}
+		sort.Strings(kinds)
+		require.Equal(t, []string{"update_capacity", "update_capacity", "update_capacity"}, kinds)
+	})
+}
+
+func TestRunStopsWithItsContext(t *testing.T) {
+	store, cfg := backends.Pebble().Open(t)
+	clk := clock.NewManual(at("2017-04-12T00:00:00Z"))
+	r := reconciler(t, lifecycle.Options{Store: store, Families: cfg.Families, Clock: clk})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		r.Run(ctx, time.Hour)
+		close(done)
+	}()
+	// The first cycle runs at once: wait for its table.
+	name := cfg.Families[0].Namer().Format(cfg.Families[0].TableFor(clk.Now(), clk.Now()))
+	require.Eventually(t, func() bool {
+		_, err := store.DescribeTable(context.Background(), name)
+		return err == nil
+	}, 10*time.Second, 5*time.Millisecond)
+	cancel()
+	<-done
+}
