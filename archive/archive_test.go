@@ -17,6 +17,7 @@ import (
 	"github.com/timetabledb/timetable/clock"
 	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/internal/backends"
+	"github.com/timetabledb/timetable/lifecycle"
 	"github.com/timetabledb/timetable/storage"
 )
 
@@ -258,3 +259,6 @@ func TestOpenTargets(t *testing.T) {
 		})
 	}
 }
+
+// The lifecycle manager calls an Archiver through its own interface.
+var _ lifecycle.Archiver = (*archive.Archiver)(nil)

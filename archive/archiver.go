@@ -79,7 +79,8 @@ type Archiver struct {
 // Open returns an archiver of store's tables to target, which is
 // file:///abs/dir, file://relative/dir or s3://bucket/prefix. An s3
 // target uses the standard AWS configuration chain; nothing is read or
-// written before the first call.
+// written before the first call. The store may be nil for an archiver
+// that only lists archives and reads manifests.
 func Open(ctx context.Context, target string, store storage.Store, opts Options) (*Archiver, error) {
 	opts.EnsureDefaults()
 	if err := opts.Validate(); err != nil {

@@ -65,7 +65,9 @@ and send it events:
 		newWriteCmd(g),
 		newQueryCmd(g),
 		newTablesCmd(g),
+		newReconcileCmd(g),
 		newPlanCmd(),
+		newArchiveCmd(g),
 	)
 	return root
 }

@@ -1,0 +1,298 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+
+	"github.com/timetabledb/timetable/archive"
+	"github.com/timetabledb/timetable/config"
+)
+
+// archiveFlags are the flags of the archive subcommands.
+type archiveFlags struct {
+	target    string
+	pathStyle bool
+	table     string
+	into      string
+	format    string
+}
+
+func newArchiveCmd(g *globals) *cobra.Command {
+	var f archiveFlags
+	cmd := &cobra.Command{
+		Use:   "archive",
+		Short: "Export tables to a folder or S3, list the archives, restore one",
+		Long: `archive exports physical tables as gzip-compressed NDJSON in DynamoDB JSON
+(the format of DynamoDB's export to S3) with a manifest, reads each export
+back to verify it, lists archives and restores them.
+
+The target is --target: file:///abs/dir, file://relative/dir, or
+s3://bucket/prefix through the standard AWS configuration chain
+(AWS_ENDPOINT_URL_S3 for an S3-compatible server, with --s3-path-style).
+Without --target, a table's target is the archive target of the family its
+name belongs to, in the configuration.`,
+		Args: noArgs,
+	}
+	pf := cmd.PersistentFlags()
+	pf.StringVar(&f.target, "target", "", "archive target URL (default: the family's archive target)")
+	pf.BoolVar(&f.pathStyle, "s3-path-style", false, "address S3 buckets by path, as most S3-compatible servers want")
+
+	list := &cobra.Command{
+		Use:   "list [--target URL] [--format table|json]",
+		Short: "List the archives in a target",
+		Long: `list prints the manifest of every archive in the target (or in the archive
+target of every family, without --target), in table-name order: period,
+write month, item count, size, when it was made, and whether it was read
+back and verified. An export that never finished has no manifest and is not
+listed.`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runArchiveList(cmd, g, f)
+		},
+	}
+	list.Flags().StringVar(&f.format, "format", "table", "output format: table or json")
+
+	export := &cobra.Command{
+		Use:   "export --table T [--target URL]",
+		Short: "Export a physical table, read it back and verify it",
+		Long: `export writes a physical table's items and manifest to the target, reads
+them back, checks the item count and checksums against the manifest and a
+fresh scan of the table, and marks the manifest verified. It replaces any
+earlier archive of the table, and deletes nothing: the lifecycle manager
+deletes a table past retention once its archive is verified.`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runArchiveExport(cmd, g, f)
+		},
+	}
+	export.Flags().StringVar(&f.table, "table", "", "physical table to export (see `timetable tables`)")
+	_ = export.MarkFlagRequired("table")
+
+	restore := &cobra.Command{
+		Use:   "restore --table T [--into NAME] [--target URL]",
+		Short: "Restore an archived table, so that queries see its events again",
+		Long: `restore checks the archive of table T against its manifest, creates the
+table --into (T by default) with the archived table's tags and on-demand
+billing, and writes the items back. Queries see the events again. Items
+replace those of the same key, so an interrupted restore can be run again.
+
+The lifecycle manager deletes a table past retention whose archive is
+verified: raise the family's retention before restoring under the same
+name, or restore --into another name.`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runArchiveRestore(cmd, g, f)
+		},
+	}
+	restore.Flags().StringVar(&f.table, "table", "", "archived physical table")
+	restore.Flags().StringVar(&f.into, "into", "", "name of the table to restore into (default: --table)")
+	_ = restore.MarkFlagRequired("table")
+
+	cmd.AddCommand(list, export, restore)
+	return cmd
+}
+
+// targetFor returns --target, or the archive target of the family whose
+// prefix the table's name starts with (the longest one).
+func targetFor(cfg config.Config, f archiveFlags, table string) (string, error) {
+	if f.target != "" {
+		return f.target, nil
+	}
+	best, target := "", ""
+	for _, fam := range cfg.Families {
+		if strings.HasPrefix(table, fam.Prefix) && len(fam.Prefix) > len(best) {
+			best, target = fam.Prefix, fam.Archive
+		}
+	}
+	if target == "" {
+		return "", usageErrorf("no --target, and the configuration gives table %q no family with an archive target", table)
+	}
+	return target, nil
+}
+
+// archiveOptions returns the options of an archiver for a session (nil
+// to only list) that moves *bar, when there is one, as items go.
+func archiveOptions(f archiveFlags, s *session, bar **progressbar.ProgressBar) archive.Options {
+	o := archive.Options{S3: archive.S3Options{UsePathStyle: f.pathStyle}}
+	if s != nil {
+		o.Logger, o.Clock = s.log, s.clock
+	}
+	if bar != nil {
+		o.Progress = func(n int) {
+			if *bar != nil {
+				_ = (*bar).Add(n)
+			}
+		}
+	}
+	return o
+}
+
+func runArchiveList(cmd *cobra.Command, g *globals, f archiveFlags) error {
+	if err := checkFormat(f.format, "table", "json"); err != nil {
+		return err
+	}
+	ctx := cmd.Context()
+	cfg, err := g.loadConfig()
+	if err != nil {
+		return err
+	}
+	targets := []string{f.target}
+	if f.target == "" {
+		targets = nil
+		for _, fam := range cfg.Families {
+			if fam.Archive != "" && !slices.Contains(targets, fam.Archive) {
+				targets = append(targets, fam.Archive)
+			}
+		}
+		if len(targets) == 0 {
+			return usageErrorf("no --target, and no family in the configuration has an archive target")
+		}
+	}
+	var all []listedManifest
+	for _, t := range targets {
+		// Listing reads only the target: no store is opened.
+		a, err := archive.Open(ctx, t, nil, archiveOptions(f, nil, nil))
+		if err != nil {
+			return usageError{err}
+		}
+		ms, err := a.List(ctx)
+		if err != nil {
+			return err
+		}
+		for _, m := range ms {
+			all = append(all, listedManifest{Target: a.Target(), Manifest: m})
+		}
+	}
+	if f.format == "json" {
+		enc := json.NewEncoder(cmd.OutOrStdout())
+		enc.SetIndent("", "  ")
+		if all == nil {
+			all = []listedManifest{}
+		}
+		return enc.Encode(all)
+	}
+	return writeArchivesTable(cmd.OutOrStdout(), all)
+}
+
+// listedManifest is an archive as list --format json writes it: its
+// target and its manifest's fields.
+type listedManifest struct {
+	Target string `json:"target"`
+	archive.Manifest
+}
+
+func writeArchivesTable(w io.Writer, ms []listedManifest) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "TABLE\tFAMILY\tPERIOD START\tWRITE MONTH\tITEMS\tBYTES\tCREATED\tVERIFIED\tTARGET")
+	for _, l := range ms {
+		m := l.Manifest
+		verified := "no"
+		if m.VerifiedAt != nil {
+			verified = m.VerifiedAt.UTC().Format(time.RFC3339)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", m.Table, orDash(m.Family), orDash(m.PeriodStart),
+			orDash(m.WriteMonth), m.ItemCount, m.DataBytes, m.CreatedAt.UTC().Format(time.RFC3339), verified, l.Target)
+	}
+	return tw.Flush()
+}
+
+func runArchiveExport(cmd *cobra.Command, g *globals, f archiveFlags) (err error) {
+	ctx := cmd.Context()
+	stderr := cmd.ErrOrStderr()
+	s, err := g.openSession(ctx, stderr, sessionOptions{logLevel: slog.LevelWarn, existing: true})
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, s.Close()) }()
+	target, err := targetFor(s.db.Options().Config, f, f.table)
+	if err != nil {
+		return err
+	}
+	// The store's item count is an estimate (DynamoDB updates it every
+	// six hours or so): the bar counts items without a total.
+	bar := newItemProgress(stderr, -1, "exporting")
+	a, err := archive.Open(ctx, target, s.store, archiveOptions(f, s, &bar))
+	if err != nil {
+		return usageError{err}
+	}
+	err = a.Archive(ctx, f.table)
+	if bar != nil {
+		_ = bar.Finish()
+	}
+	if err != nil {
+		return err
+	}
+	m, err := a.Manifest(ctx, f.table)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "archived %s to %s/%s: %d items, %d bytes, verified\n",
+		f.table, a.Target(), f.table, m.ItemCount, m.DataBytes)
+	return nil
+}
+
+func runArchiveRestore(cmd *cobra.Command, g *globals, f archiveFlags) (err error) {
+	ctx := cmd.Context()
+	stderr := cmd.ErrOrStderr()
+	s, err := g.openSession(ctx, stderr, sessionOptions{logLevel: slog.LevelWarn})
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, s.Close()) }()
+	target, err := targetFor(s.db.Options().Config, f, f.table)
+	if err != nil {
+		return err
+	}
+	var bar *progressbar.ProgressBar
+	a, err := archive.Open(ctx, target, s.store, archiveOptions(f, s, &bar))
+	if err != nil {
+		return usageError{err}
+	}
+	m, err := a.Manifest(ctx, f.table)
+	if err != nil {
+		return err
+	}
+	bar = newItemProgress(stderr, m.ItemCount, "restoring")
+	err = a.Restore(ctx, f.table, f.into)
+	if bar != nil {
+		_ = bar.Finish()
+	}
+	if err != nil {
+		return err
+	}
+	into := f.into
+	if into == "" {
+		into = f.table
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "restored %d items of %s from %s into %s\n", m.ItemCount, f.table, a.Target(), into)
+	return nil
+}
+
+// newItemProgress returns a progress bar of n items (a spinner when n is
+// unknown, -1) on w when it is a terminal, and nil otherwise.
+func newItemProgress(w io.Writer, n int64, what string) *progressbar.ProgressBar {
+	if !isTerminal(w) {
+		return nil
+	}
+	if n < 0 {
+		n = -1
+	}
+	return progressbar.NewOptions64(n,
+		progressbar.OptionSetWriter(w),
+		progressbar.OptionSetDescription(what),
+		progressbar.OptionShowCount(),
+		progressbar.OptionThrottle(100*time.Millisecond),
+		progressbar.OptionSetWidth(30),
+		progressbar.OptionClearOnFinish(),
+	)
+}

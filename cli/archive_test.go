@@ -1,0 +1,111 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/timetabledb/timetable/archive"
+	"github.com/timetabledb/timetable/storage/pebblestore"
+)
+
+// TestArchiveExportRestore archives every table of a seeded store, deletes
+// them behind timetable's back, restores them, and queries the same events.
+func TestArchiveExportRestore(t *testing.T) {
+	store, _ := seeded(t)
+	target := "--target=file://" + filepath.ToSlash(t.TempDir())
+	query := []string{"query", store, "--tenant", "acme", "--table", "a_table",
+		"--from", "2017-01-01T00:00:00Z", "--to", "2017-06-16T00:00:00Z", "--format", "json"}
+	before := mustRun(t, "", query...).stdout
+
+	var tables []tableJSON
+	require.NoError(t, json.Unmarshal([]byte(mustRun(t, "", "tables", store, "--format", "json").stdout), &tables))
+	require.NotEmpty(t, tables)
+	for _, tb := range tables {
+		r := mustRun(t, "", "archive", "export", store, target, "--table", tb.Name)
+		require.Contains(t, r.stdout, "archived "+tb.Name)
+		require.Contains(t, r.stdout, "verified")
+	}
+
+	var listed []struct {
+		Table      string  `json:"table"`
+		ItemCount  int64   `json:"item_count"`
+		VerifiedAt *string `json:"verified_at"`
+		Target     string  `json:"target"`
+	}
+	r := mustRun(t, "", "archive", "list", target, "--format", "json")
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &listed))
+	require.Len(t, listed, len(tables))
+	for i, l := range listed {
+		require.Equal(t, tables[i].Name, l.Table)
+		require.NotNil(t, l.VerifiedAt)
+		require.Positive(t, l.ItemCount)
+	}
+	r = mustRun(t, "", "archive", "list", target)
+	require.Contains(t, r.stdout, "VERIFIED")
+	require.Contains(t, r.stdout, tables[0].Name)
+	require.Contains(t, r.stdout, testNow)
+
+	// Delete the tables, as the lifecycle manager would.
+	dir := strings.TrimPrefix(store, "--store=pebble:")
+	s, err := pebblestore.Open(dir, pebblestore.Options{})
+	require.NoError(t, err)
+	for _, tb := range tables {
+		require.NoError(t, s.DeleteTable(context.Background(), tb.Name))
+	}
+	require.NoError(t, s.Close())
+	require.Equal(t, "[]\n", mustRun(t, "", query...).stdout)
+
+	for _, tb := range tables {
+		r := mustRun(t, "", "archive", "restore", store, target, "--table", tb.Name)
+		require.Contains(t, r.stdout, "restored")
+	}
+	require.Equal(t, before, mustRun(t, "", query...).stdout)
+}
+
+// TestArchiveFamilyTarget takes the target from the family's archive key
+// when --target is not given.
+func TestArchiveFamilyTarget(t *testing.T) {
+	store, _ := seeded(t)
+	dir := t.TempDir()
+	cfg := filepath.Join(t.TempDir(), "timetable.yaml")
+	require.NoError(t, os.WriteFile(cfg, []byte("families:\n  - name: events\n    retention: 2160h\n    archive: file://"+filepath.ToSlash(dir)+"\n"), 0o644))
+
+	var tables []tableJSON
+	require.NoError(t, json.Unmarshal([]byte(mustRun(t, "", "tables", store, "--format", "json").stdout), &tables))
+	mustRun(t, "", "archive", "export", store, "--config", cfg, "--table", tables[0].Name)
+	_, err := os.Stat(filepath.Join(dir, tables[0].Name, "manifest.json"))
+	require.NoError(t, err)
+	r := mustRun(t, "", "archive", "list", "--config", cfg)
+	require.Contains(t, r.stdout, tables[0].Name)
+}
+
+func TestArchiveUsage(t *testing.T) {
+	store, _ := seeded(t)
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"no target", []string{"archive", "export", store, "--table", "tt_events_1"}},
+		{"no target to list", []string{"archive", "list"}},
+		{"bad format", []string{"archive", "list", "--target", "file:///tmp", "--format", "xml"}},
+		{"bad target", []string{"archive", "list", "--target", "ftp://host/dir"}},
+		{"no table", []string{"archive", "restore", store, "--target", "file:///tmp"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := run(t, "", tc.args...)
+			require.Error(t, r.err)
+			require.Equal(t, ExitUsage, ExitCode(r.err), "a usage error: %v", r.err)
+		})
+	}
+	// An archive that is not there is an error, not a usage error.
+	r := run(t, "", "archive", "restore", store, "--target", "file://"+t.TempDir(), "--table", "tt_events_none")
+	require.Error(t, r.err)
+	require.ErrorIs(t, r.err, archive.ErrNotFound)
+	require.Equal(t, ExitFailure, ExitCode(r.err))
+}
