@@ -65,7 +65,6 @@ and send it events:
 		newWriteCmd(g),
 		newQueryCmd(g),
 		newTablesCmd(g),
-		newReconcileCmd(g),
 		newPlanCmd(),
 		newArchiveCmd(g),
 	)
