@@ -65,6 +65,7 @@ and send it events:
 		newWriteCmd(g),
 		newQueryCmd(g),
 		newTablesCmd(g),
+		newReconcileCmd(g),
 		newPlanCmd(),
 		newArchiveCmd(g),
 	)

@@ -1,0 +1,125 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"text/tabwriter"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/spf13/cobra"
+
+	"github.com/timetabledb/timetable/archive"
+	"github.com/timetabledb/timetable/clock"
+	"github.com/timetabledb/timetable/config"
+	"github.com/timetabledb/timetable/event"
+	"github.com/timetabledb/timetable/lifecycle"
+	"github.com/timetabledb/timetable/storage"
+)
+
+func newReconcileCmd(g *globals) *cobra.Command {
+	var now, format string
+	var dryRun bool
+	cmd := &cobra.Command{
+		Use:   "reconcile [--now TIME] [--dry-run] [--format table|json]",
+		Short: "Create, dial down, archive and delete tables as the families' policies say, once",
+		Long: `reconcile runs one cycle of the lifecycle manager, the one timetable serve
+runs every few minutes: it creates the next period's table ahead of its
+start, moves tables through their capacity tiers as they age, enables TTL,
+archives tables past retention and deletes them once their archive is
+verified. Each action is listed with its reason and result: done, dry-run,
+deferred: <why> (the store refused for now, e.g. DynamoDB's daily limit on
+capacity decreases; the next cycle tries again) or failed: <why>.
+
+--dry-run shows the plan and changes nothing. --now plans as if it were
+that time (RFC 3339 or Unix milliseconds), to see what will happen.`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) (err error) {
+			if err := checkFormat(format, "table", "json"); err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			log, err := g.logger(cmd.ErrOrStderr(), slog.LevelWarn)
+			if err != nil {
+				return err
+			}
+			var clk clock.Clock
+			if now != "" {
+				t, err := event.ParseTime(now)
+				if err != nil {
+					return usageErrorf("--now %q: %v", now, err)
+				}
+				clk = clock.NewManual(t)
+			} else if clk, err = g.clock(); err != nil {
+				return err
+			}
+			cfg, err := g.loadConfig()
+			if err != nil {
+				return err
+			}
+			store, err := openStore(ctx, g.storeFor(cfg), storeOptions{logger: log, clock: clk, existing: dryRun})
+			if err != nil {
+				return err
+			}
+			defer func() { err = errors.Join(err, store.Close()) }()
+			r, err := newReconciler(ctx, cfg, store, clk, log, nil, nil)
+			if err != nil {
+				return err
+			}
+			results, rerr := r.Reconcile(ctx, dryRun)
+			if errors.Is(rerr, lifecycle.ErrActionsFailed) || rerr == nil {
+				var werr error
+				if format == "json" {
+					werr = writeResultsJSON(cmd.OutOrStdout(), results)
+				} else {
+					werr = writeResultsTable(cmd.OutOrStdout(), results)
+				}
+				return errors.Join(rerr, werr)
+			}
+			return rerr
+		},
+	}
+	cmd.Flags().StringVar(&now, "now", "", "plan as of this time (RFC 3339 or Unix ms) instead of now")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "show the actions and change nothing")
+	cmd.Flags().StringVar(&format, "format", "table", "output format: table or json")
+	return cmd
+}
+
+// newReconciler returns the lifecycle manager of a configuration on a
+// store, archiving through package archive.
+func newReconciler(ctx context.Context, cfg config.Config, store storage.Store, clk clock.Clock, log *slog.Logger, leaser lifecycle.Leaser, reg prometheus.Registerer) (*lifecycle.Reconciler, error) {
+	return lifecycle.New(lifecycle.Options{
+		Store:    store,
+		Families: cfg.Families,
+		Clock:    clk,
+		OpenArchiver: func(target string, s storage.Store) (lifecycle.Archiver, error) {
+			return archive.Open(ctx, target, s, archive.Options{Clock: clk, Logger: log})
+		},
+		Leaser:     leaser,
+		Logger:     log,
+		Registerer: reg,
+	})
+}
+
+func writeResultsJSON(w io.Writer, results []lifecycle.Result) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(lifecycle.Reports(results))
+}
+
+func writeResultsTable(w io.Writer, results []lifecycle.Result) error {
+	if len(results) == 0 {
+		_, err := fmt.Fprintln(w, "nothing to do: every table is as the policy says")
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ACTION\tTABLE\tTIER\tRESULT\tREASON")
+	for _, r := range results {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Kind, r.Table, orDash(r.Tier), r.String(), r.Reason)
+	}
+	return tw.Flush()
+}
