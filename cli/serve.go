@@ -7,19 +7,25 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/spf13/cobra"
 
+	"github.com/timetabledb/timetable/lifecycle"
 	"github.com/timetabledb/timetable/server"
+	"github.com/timetabledb/timetable/storage/dynamostore"
 )
 
 // serveOptions are the flags of `timetable serve`.
 type serveOptions struct {
 	addr            string
 	shutdownTimeout time.Duration
+	// reconcileEvery is the mean time between lifecycle cycles; zero
+	// turns the lifecycle manager off.
+	reconcileEvery time.Duration
 	// ready, when set, is called with the address the server listens
 	// on once it accepts connections.
 	ready func(net.Addr)
@@ -39,7 +45,12 @@ func newServeCmd(g *globals) *cobra.Command {
 Every /v1 call needs "Authorization: Bearer <api key>" of a tenant made with
 timetable tenant add. On SIGINT or SIGTERM the server stops accepting
 connections, finishes the requests in flight (for up to --shutdown-timeout),
-and closes the store; a second signal ends it at once.`,
+and closes the store; a second signal ends it at once.
+
+The lifecycle manager runs inside serve: at start and then about every
+--reconcile-interval (within 20%, so servers started together do not act
+together) it does what timetable reconcile does. On DynamoDB, of several
+servers only the holder of a lease in the meta table acts.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runServe(cmd.Context(), g, o, cmd.ErrOrStderr())
@@ -47,6 +58,7 @@ and closes the store; a second signal ends it at once.`,
 	}
 	cmd.Flags().StringVar(&o.addr, "addr", "127.0.0.1:8080", "address to listen on")
 	cmd.Flags().DurationVar(&o.shutdownTimeout, "shutdown-timeout", server.DefaultShutdownTimeout, "how long to wait for requests in flight on shutdown")
+	cmd.Flags().DurationVar(&o.reconcileEvery, "reconcile-interval", lifecycle.DefaultInterval, "mean time between lifecycle cycles (0 turns the lifecycle manager off)")
 	return cmd
 }
 
@@ -66,6 +78,15 @@ func runServe(ctx context.Context, g *globals, o serveOptions, stderr io.Writer)
 		}
 		s.log.Info("stopped: the store is closed")
 	}()
+	if o.reconcileEvery > 0 {
+		stop, err := startLifecycle(ctx, s, reg, o.reconcileEvery)
+		if err != nil {
+			return err
+		}
+		// Deferred after Close, so it runs before: the store stays open
+		// until the lifecycle manager's cycle in progress ends.
+		defer stop()
+	}
 	srv := server.New(s.db, server.Options{Logger: s.log, Registry: reg, ShutdownTimeout: o.shutdownTimeout})
 	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
@@ -76,4 +97,28 @@ func runServe(ctx context.Context, g *globals, o serveOptions, stderr io.Writer)
 		o.ready(ln.Addr())
 	}
 	return srv.Serve(ctx, ln)
+}
+
+// startLifecycle runs the lifecycle manager on the session's store until
+// the returned stop is called; stop waits for the cycle in progress.
+func startLifecycle(ctx context.Context, s *session, reg prometheus.Registerer, every time.Duration) (stop func(), err error) {
+	var leaser lifecycle.Leaser
+	if ds, ok := s.store.(*dynamostore.Store); ok {
+		leaser = dynamostore.Lease{Store: ds, Table: s.db.Options().MetaTable, Clock: s.clock}
+	}
+	r, err := newReconciler(ctx, s.db.Options().Config, s.store, s.clock, s.log, leaser, reg)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		r.Run(ctx, every)
+	}()
+	return func() {
+		cancel()
+		wg.Wait()
+	}, nil
 }

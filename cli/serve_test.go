@@ -100,3 +100,46 @@ func TestServeAddressInUse(t *testing.T) {
 	// The store was closed: it opens again.
 	mustRun(t, "", "tenant", "add", "acme", "--store=pebble:"+dir)
 }
+
+func TestServeRunsTheLifecycleManager(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	store := "--store=pebble:" + dir
+	mustRun(t, "", "tenant", "add", "acme", store) // sets the clock to testNow
+
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	addrs := make(chan net.Addr, 1)
+	served := make(chan error, 1)
+	var logs syncWriter
+	go func() {
+		g := &globals{storeSpec: "pebble:" + dir}
+		served <- runServe(ctx, g, serveOptions{addr: "127.0.0.1:0", shutdownTimeout: time.Minute, reconcileEvery: time.Hour,
+			ready: func(a net.Addr) { addrs <- a }}, &logs)
+	}()
+	var addr string
+	select {
+	case a := <-addrs:
+		addr = a.String()
+	case err := <-served:
+		t.Fatalf("serve ended before listening: %v", err)
+	}
+	// The first cycle runs at start.
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	require.Eventually(t, func() bool {
+		res, err := client.Get("http://" + addr + "/metrics")
+		if err != nil {
+			return false
+		}
+		defer res.Body.Close()
+		b, err := io.ReadAll(res.Body)
+		return err == nil && strings.Contains(string(b), "\ntimetable_lifecycle_cycles_total{result=\"ok\"} 1\n")
+	}, time.Minute, 5*time.Millisecond, "no lifecycle cycle")
+	stop()
+	require.NoError(t, <-served)
+	require.Contains(t, logs.String(), "stopped: the store is closed")
+	require.Contains(t, logs.String(), "lifecycle action done")
+
+	// This week's table was made by the lifecycle manager, not by a write.
+	tables := mustRun(t, "", "tables", store).stdout
+	require.Contains(t, tables, "tt_events_1497139200000_1497743999000_6_2017")
+}
