@@ -1,0 +1,131 @@
+package deploy
+
+import (
+	"encoding/json"
+	"os"
+	"sort"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"gopkg.in/yaml.v3"
+
+	"github.com/timetabledb/timetable/lifecycle"
+)
+
+type statement struct {
+	Sid      string   `yaml:"Sid"`
+	Effect   string   `yaml:"Effect"`
+	Action   []string `yaml:"Action"`
+	Resource any      `yaml:"Resource"`
+}
+
+type template struct {
+	Transform string `yaml:"Transform"`
+	Resources struct {
+		Lifecycle struct {
+			Type       string `yaml:"Type"`
+			Properties struct {
+				Handler       string   `yaml:"Handler"`
+				Runtime       string   `yaml:"Runtime"`
+				Architectures []string `yaml:"Architectures"`
+				Environment   struct {
+					Variables map[string]any `yaml:"Variables"`
+				} `yaml:"Environment"`
+				Events map[string]struct {
+					Type       string `yaml:"Type"`
+					Properties struct {
+						Schedule string `yaml:"Schedule"`
+						Input    string `yaml:"Input"`
+					} `yaml:"Properties"`
+				} `yaml:"Events"`
+				Policies []yaml.Node `yaml:"Policies"`
+			} `yaml:"Properties"`
+		} `yaml:"Lifecycle"`
+	} `yaml:"Resources"`
+}
+
+func TestTemplate(t *testing.T) {
+	data, err := os.ReadFile("template.yaml")
+	require.NoError(t, err)
+	var tpl template
+	require.NoError(t, yaml.Unmarshal(data, &tpl))
+	fn := tpl.Resources.Lifecycle
+	require.Equal(t, "AWS::Serverless-2016-10-31", tpl.Transform)
+	require.Equal(t, "AWS::Serverless::Function", fn.Type)
+	require.Equal(t, "provided.al2023", fn.Properties.Runtime)
+	require.Equal(t, []string{"arm64"}, fn.Properties.Architectures)
+	require.Equal(t, "bootstrap", fn.Properties.Handler)
+	require.Contains(t, fn.Properties.Environment.Variables, lifecycle.EnvConfigYAML)
+
+	// Every schedule sends an event the handler accepts.
+	ops := map[string]string{}
+	for name, ev := range fn.Properties.Events {
+		require.Equal(t, "Schedule", ev.Type, name)
+		var in lifecycle.LambdaEvent
+		require.NoError(t, json.Unmarshal([]byte(ev.Properties.Input), &in), name)
+		ops[in.Operation] = ev.Properties.Schedule
+	}
+	require.Equal(t, map[string]string{
+		lifecycle.OpReconcile: "rate(15 minutes)",
+		lifecycle.OpCreateNew: "cron(0 23 * * ? *)",
+		lifecycle.OpResizeOld: "cron(30 0 * * ? *)",
+	}, ops)
+
+	// The statements name only the actions the lifecycle manager uses,
+	// each on the resource it needs.
+	var statements []statement
+	for _, p := range fn.Properties.Policies {
+		var policy struct {
+			Statement []statement `yaml:"Statement"`
+			If        []yaml.Node `yaml:"Fn::If"`
+		}
+		require.NoError(t, p.Decode(&policy))
+		statements = append(statements, policy.Statement...)
+		if len(policy.If) > 0 {
+			require.Len(t, policy.If, 3)
+			var archive struct {
+				Statement []statement `yaml:"Statement"`
+			}
+			require.NoError(t, policy.If[1].Decode(&archive))
+			statements = append(statements, archive.Statement...)
+		}
+	}
+	prefixARN := map[string]any{"Fn::Sub": "arn:aws:dynamodb:${AWS::Region}:${AWS::AccountId}:table/${TablePrefix}*"}
+	want := map[string]any{
+		"dynamodb:CreateTable":        prefixARN,
+		"dynamodb:UpdateTable":        prefixARN,
+		"dynamodb:DescribeTable":      prefixARN,
+		"dynamodb:DeleteTable":        prefixARN,
+		"dynamodb:TagResource":        prefixARN,
+		"dynamodb:ListTagsOfResource": prefixARN,
+		"dynamodb:UpdateTimeToLive":   prefixARN,
+		"dynamodb:DescribeTimeToLive": prefixARN,
+		"dynamodb:Scan":               prefixARN,
+		"dynamodb:Query":              prefixARN,
+		"dynamodb:ListTables":         "*",
+		"dynamodb:PutItem":            map[string]any{"Fn::Sub": "arn:aws:dynamodb:${AWS::Region}:${AWS::AccountId}:table/${MetaTable}"},
+		"dynamodb:GetItem":            map[string]any{"Fn::Sub": "arn:aws:dynamodb:${AWS::Region}:${AWS::AccountId}:table/${MetaTable}"},
+		"s3:PutObject":                map[string]any{"Fn::Sub": "arn:aws:s3:::${ArchiveBucket}/*"},
+		"s3:GetObject":                map[string]any{"Fn::Sub": "arn:aws:s3:::${ArchiveBucket}/*"},
+		"s3:ListBucket":               map[string]any{"Fn::Sub": "arn:aws:s3:::${ArchiveBucket}"},
+	}
+	got := map[string]any{}
+	for _, s := range statements {
+		require.Equal(t, "Allow", s.Effect, s.Sid)
+		for _, a := range s.Action {
+			_, twice := got[a]
+			require.False(t, twice, "%s granted twice", a)
+			got[a] = s.Resource
+		}
+	}
+	names := func(m map[string]any) []string {
+		var out []string
+		for k := range m {
+			out = append(out, k)
+		}
+		sort.Strings(out)
+		return out
+	}
+	require.Equal(t, names(want), names(got), "actions granted")
+	require.Equal(t, want, got, "resources of each action")
+}
