@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"text/tabwriter"
 	"time"
 
@@ -23,7 +24,13 @@ func newTablesCmd(g *globals) *cobra.Command {
 family and then period order. A period is half-open: period_end is the next
 period's start. write_month is the month the table's events arrived in, with
 write-time grouping (null in json without it). item_count is the store's
-estimate, null (- in a table) when it has none.`,
+estimate, null (- in a table) when it has none.
+
+The table format ends with a timeline per family: a row per period, a
+column per write month, and in each cell the initial of the tier of the
+table holding that period's events written in that month (h hot, w warm,
+c cold; . when there is no such table). A late-data table shows as a mark
+far right of its period's row.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			if err := checkFormat(format, "table", "json"); err != nil {
@@ -53,7 +60,10 @@ estimate, null (- in a table) when it has none.`,
 			if format == "json" {
 				return writeTablesJSON(cmd.OutOrStdout(), ts)
 			}
-			return writeTablesTable(cmd.OutOrStdout(), ts)
+			if err := writeTablesTable(cmd.OutOrStdout(), ts); err != nil {
+				return err
+			}
+			return writeTimeline(cmd.OutOrStdout(), ts)
 		},
 	}
 	cmd.Flags().StringVar(&family, "family", "", "list only the tables of this family")
@@ -136,4 +146,63 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// writeTimeline writes, per family, a grid of the tables: rows are periods,
+// columns write months, marks the initial of each table's tier.
+func writeTimeline(w io.Writer, ts []engine.TableStatus) error {
+	var families []string
+	byFamily := map[string][]engine.TableStatus{}
+	for _, t := range ts {
+		if _, ok := byFamily[t.Family]; !ok {
+			families = append(families, t.Family)
+		}
+		byFamily[t.Family] = append(byFamily[t.Family], t)
+	}
+	for _, fam := range families {
+		tables := byFamily[fam]
+		var periods []time.Time
+		var months []string
+		mark := map[time.Time]map[string]string{}
+		for _, t := range tables {
+			p := t.PeriodStart.UTC()
+			if _, ok := mark[p]; !ok {
+				mark[p] = map[string]string{}
+				periods = append(periods, p)
+			}
+			m := orDash(t.WriteMonth)
+			if !slices.Contains(months, m) {
+				months = append(months, m)
+			}
+			initial := "?"
+			if t.Tier != "" {
+				initial = t.Tier[:1]
+			}
+			mark[p][m] = initial
+		}
+		slices.SortFunc(periods, func(a, b time.Time) int { return a.Compare(b) })
+		slices.Sort(months)
+		fmt.Fprintf(w, "\n%s: periods by write month\n", fam)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprint(tw, "PERIOD START")
+		for _, m := range months {
+			fmt.Fprintf(tw, "\t%s", m)
+		}
+		fmt.Fprintln(tw)
+		for _, p := range periods {
+			fmt.Fprint(tw, p.Format(time.RFC3339))
+			for _, m := range months {
+				c, ok := mark[p][m]
+				if !ok {
+					c = "."
+				}
+				fmt.Fprintf(tw, "\t%s", c)
+			}
+			fmt.Fprintln(tw)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
