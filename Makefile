@@ -5,12 +5,17 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: all build test vet unit bench fuzz clean
+.PHONY: all build lambda test vet unit bench fuzz clean
 
 all: build
 
 build:
 	$(GO) build -o bin/timetable ./cmd/timetable
+
+# lambda builds the lifecycle manager's AWS Lambda function for
+# deploy/template.yaml (provided.al2023, arm64).
+lambda:
+	GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build -tags lambda.norpc -o deploy/build/bootstrap ./cmd/timetable-lambda
 
 vet:
 	$(GO) vet $(PKGS)
