@@ -37,6 +37,9 @@ type catalog struct {
 
 	// creating makes concurrent writers create a table once.
 	creating singleflight.Group
+	// onGone, when set, is told the name of a table a listing found
+	// deleted.
+	onGone func(name string)
 
 	mu struct {
 		sync.RWMutex
@@ -118,10 +121,18 @@ func (c *catalog) refresh(ctx context.Context, f family.Family, from, to time.Ti
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	listed := make(map[string]bool, len(found))
+	for _, t := range found {
+		listed[t.name] = true
+	}
 	var kept []physTable
 	for _, t := range c.mu.tables[f.Name] {
-		if !t.ref.Period.Overlaps(from, maxTime(to)) {
+		switch {
+		case !t.ref.Period.Overlaps(from, maxTime(to)):
 			kept = append(kept, t)
+		case !listed[t.name] && c.onGone != nil:
+			// Deleted by another process since the last listing.
+			c.onGone(t.name)
 		}
 	}
 	kept = append(kept, found...)

@@ -64,6 +64,7 @@ func Open(ctx context.Context, store storage.Store, opts Options) (*DB, error) {
 	db.meta = m
 	db.tenants = tenant.NewRegistry(store, opts.MetaTable)
 	db.catalog = newCatalog(store, opts.Config.Families, opts.Clock, opts.Logger)
+	db.catalog.onGone = db.series.forgetTable
 	if err := db.catalog.refreshAll(ctx); err != nil {
 		return nil, fmt.Errorf("read catalog: %w", err)
 	}

@@ -65,5 +65,17 @@
 //
 // The catalog of physical tables is cached. Tables this engine creates are
 // seen at once; tables created by another process (another server on the
-// same DynamoDB account) are seen after Options.CatalogRefresh.
+// same DynamoDB account) are seen after Options.CatalogRefresh. A table
+// deleted behind the engine's back reads as empty, and a write makes it
+// again.
+//
+// The engine remembers which series each table's series index holds, so
+// that it writes an index entry once per series and table. It forgets a
+// table when it finds it deleted (a failed read or write, or a listing
+// without it). Should another process delete a table and make it again
+// between two of this engine's listings, an engine that keeps writing a
+// series it had indexed in the old table would not index it in the new
+// one, and queries without a series would miss those events (queries
+// naming the series still find them). That takes a table deleted by
+// retention while several servers still write to it.
 package engine
