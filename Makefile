@@ -36,11 +36,16 @@ unit:
 bench:
 	scripts/with-dynalite.sh $(GO) run ./cmd/timetable-bench
 
-# fuzz runs each fuzz target briefly.
+# fuzz runs the fuzz targets of key encoding, name parsing and request
+# decoding briefly (FUZZTIME each).
+FUZZTIME ?= 20s
 fuzz:
-	$(GO) test -run XXX -fuzz FuzzParse -fuzztime 20s ./naming
-	$(GO) test -run XXX -fuzz FuzzDecodeNDJSON -fuzztime 20s ./event
-	$(GO) test -run XXX -fuzz FuzzRowKey -fuzztime 20s ./engine
+	$(GO) test -run XXX -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./naming
+	$(GO) test -run XXX -fuzz '^FuzzRoundTrip$$' -fuzztime $(FUZZTIME) ./naming
+	$(GO) test -run XXX -fuzz '^FuzzDecodeJSON$$' -fuzztime $(FUZZTIME) ./event
+	$(GO) test -run XXX -fuzz '^FuzzDecodeNDJSON$$' -fuzztime $(FUZZTIME) ./event
+	$(GO) test -run XXX -fuzz '^FuzzRowKey$$' -fuzztime $(FUZZTIME) ./engine
+	$(GO) test -run XXX -fuzz '^FuzzItemKey$$' -fuzztime $(FUZZTIME) ./storage/pebblestore
 
 clean:
 	rm -rf bin .cache
