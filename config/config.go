@@ -76,6 +76,9 @@ type Table struct {
 	Family    string
 	Layout    family.Layout
 	WritePath string
+	// Rollups keeps exact hourly and daily rollups of the table (YAML
+	// "rollups: true"), which aggregate queries use; see package engine.
+	Rollups bool
 }
 
 // ErrInvalid marks a configuration that cannot be used.
@@ -137,6 +140,7 @@ type fileTable struct {
 	Family    string `yaml:"family"`
 	Layout    string `yaml:"layout"`
 	WritePath string `yaml:"write_path"`
+	Rollups   bool   `yaml:"rollups"`
 }
 
 // Parse reads a configuration from YAML.
@@ -167,7 +171,7 @@ func Parse(data []byte) (Config, error) {
 		c.Families = append(c.Families, family.Default())
 	}
 	for name, ft := range fc.Tables {
-		t := Table{Family: ft.Family, Layout: family.Layout(ft.Layout), WritePath: ft.WritePath}
+		t := Table{Family: ft.Family, Layout: family.Layout(ft.Layout), WritePath: ft.WritePath, Rollups: ft.Rollups}
 		if t.Family == "" {
 			t.Family = c.DefaultFamily
 		}

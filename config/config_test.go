@@ -134,3 +134,10 @@ func TestArchiveKey(t *testing.T) {
 	require.Equal(t, 12*7*24*time.Hour, c.Families[0].Retention)
 	require.Empty(t, config.Default().Families[0].Archive, "no archive by default")
 }
+
+func TestRollupsKey(t *testing.T) {
+	c, err := config.Parse([]byte("tables:\n  cpu: {rollups: true}\n"))
+	require.NoError(t, err)
+	require.True(t, c.Tables["cpu"].Rollups)
+	require.False(t, c.Tables["other"].Rollups)
+}

@@ -64,6 +64,10 @@ type Bucket struct {
 // bucket's accumulators at a time: memory grows with the number of
 // buckets returned, not the number of events read.
 //
+// For a table with rollups and a bucket of whole hours or days, whole
+// hours or days come from the materialized rollups instead (see Rollups
+// in the package documentation), with the same answer.
+//
 // Sums and averages are computed in float64. A non-numeric value of a
 // field asked for sum, min, max or avg is an error (ErrBadQuery) naming
 // the field and the event's time.
@@ -84,6 +88,9 @@ func (db *DB) Aggregate(ctx context.Context, tenant string, q AggregateQuery) ([
 		return nil, fmt.Errorf("%w: %q", ErrUnknownTable, q.Table)
 	}
 	f := db.opts.Config.Family(q.Table)
+	if u, ok := db.rollupUnitFor(q); ok {
+		return db.aggregateRollups(ctx, tenant, q, f, u)
+	}
 	tables, err := db.catalog.tables(ctx, f, q.From, q.To, db.opts.CatalogRefresh)
 	if err != nil {
 		return nil, err

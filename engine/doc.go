@@ -61,6 +61,57 @@
 // (ErrBadCursor) rather than silently misread. Resuming never skips or
 // repeats an event.
 //
+// # Rollups
+//
+// A logical table with rollups (config.Table.Rollups, "rollups: true" in
+// YAML, or Options.Rollups for every table) keeps exact hourly and daily
+// summaries per series, which Aggregate uses for bucket lengths that are
+// whole hours (hourly rollups) or whole days (daily ones). They are exact
+// because they are never updated in place: a rollup records which writes
+// it saw, and is thrown away and computed again from raw events when that
+// is not all of them.
+//
+// Version markers. Every Write to such a table puts, in each physical
+// table it writes and in the same batch as the series index entries
+// (before any event), one marker per hour and per day and per series its
+// events touch: partition key "{tenant}#{table}#~v", sort key
+// "{unit}#{bucket start}#{series}" (unit "hour" or "day", the start in
+// the fixed-width time of the row layout), with attributes "n", a random
+// nonce drawn once per Write call, and "at", the write's clock time in
+// Unix nanoseconds. The partition key ends in "#~", so it meets neither
+// data partitions (which end in "#<digits>") nor the series index (one
+// "#").
+//
+// Rollup items. The rollup of a series for one bucket lives in the
+// bucket's home table, the physical table an event at the bucket's start
+// written at that instant goes to (made if missing): partition key
+// "{tenant}#{table}#{series}#~r{unit}", sort key the bucket start. It
+// holds "events", "covered" (physical table name to nonce: the markers
+// read before the raw events it summarises) and "fields": per field its
+// count, sum, min and max (or "nonnum": true when a value was not a
+// number), and first and last with their sort keys first_t and last_t.
+//
+// Validity. Aggregate reads the markers of the buckets in range from every
+// physical table overlapping them, then the stored rollups. A rollup is
+// used only if its covered map equals the current markers exactly and
+// every marker is older than Options.RollupSettle (15 minutes by default).
+// Otherwise the bucket is computed from raw events over the merged read
+// path (each event once, repeats in two write-month tables dropped), and
+// the result stored if its markers are settled. A retried write draws a
+// new nonce, so the rollups it touches go stale and are recomputed, never
+// counted twice; a late event, hours or months late, writes markers for
+// its own hour and day and series only, so only those are recomputed.
+// Partial hours or days at the ends of the query range are always read
+// raw, and the parts are combined per query bucket (counts and sums
+// added, min and max, first and last by event order), so the answer is
+// the one computed from raw events, sums and averages up to floating
+// point rounding.
+//
+// The settle window is what makes reading markers before events safe: a
+// Write to a table with rollups runs under a context deadline of half of
+// RollupSettle, so by the time its markers have settled its events are
+// stored or the write has failed (and any retry writes new markers).
+//
 // # Caveats
 //
 // The catalog of physical tables is cached. Tables this engine creates are
@@ -78,4 +129,11 @@
 // one, and queries without a series would miss those events (queries
 // naming the series still find them). That takes a table deleted by
 // retention while several servers still write to it.
+//
+// Rollups track only writes made with rollups on: a rollup computed
+// while another process still writes the table with rollups off can miss
+// those events for good, so turn rollups on everywhere before the first
+// aggregate that uses them. A rollup whose home table retention deleted is
+// made again, with its table, by the next query of that bucket. A bucket
+// in which a series has no events still gets a small empty rollup.
 package engine

@@ -43,6 +43,13 @@ type Options struct {
 	// limit; zero means 1000. MaxLimit caps a query's limit; zero means
 	// 10000.
 	DefaultLimit, MaxLimit int
+	// Rollups turns materialized rollups on for every logical table, as
+	// config.Table.Rollups does for one.
+	Rollups bool
+	// RollupSettle is how old a rollup's version markers must be before
+	// the rollup is trusted or stored; zero means 15 minutes. A Write to a
+	// table with rollups gets a deadline of half of it.
+	RollupSettle time.Duration
 }
 
 // DefaultMetaTable is the meta table's name unless configured otherwise.
@@ -79,6 +86,9 @@ func (o *Options) EnsureDefaults() {
 	}
 	if o.MaxLimit == 0 {
 		o.MaxLimit = 10000
+	}
+	if o.RollupSettle == 0 {
+		o.RollupSettle = 15 * time.Minute
 	}
 }
 

@@ -54,6 +54,10 @@ type pending struct {
 // returns the number of events written, and nil only when all are durable;
 // a *WriteError lists those that are not. Writing the same events again
 // never duplicates them.
+//
+// For a table with rollups, Write also stores the version markers of the
+// hours and days its events touch, and must finish within half of
+// Options.RollupSettle: it runs under that deadline.
 func (db *DB) Write(ctx context.Context, tenant, table string, events []event.Event) (int, error) {
 	done, err := db.enter()
 	if err != nil {
@@ -66,6 +70,14 @@ func (db *DB) Write(ctx context.Context, tenant, table string, events []event.Ev
 	}
 	now := db.opts.Clock.Now()
 	f := db.opts.Config.Family(table)
+	rollups := db.rollupsOn(table)
+	if rollups {
+		// A write must end within the settle window, or a rollup could
+		// be trusted before all its events are stored.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, db.opts.RollupSettle/2)
+		defer cancel()
+	}
 
 	items, err := db.prepare(tenant, table, f, events, now)
 	if err != nil {
@@ -77,9 +89,15 @@ func (db *DB) Write(ctx context.Context, tenant, table string, events []event.Ev
 	if err := db.meta.registerTable(ctx, tenant, table, f.Name, now); err != nil {
 		return 0, err
 	}
-	groups, err := db.group(ctx, f, tenant, table, items)
+	groups, err := db.group(ctx, f, tenant, table, items, rollups)
 	if err != nil {
 		return 0, err
+	}
+	if rollups {
+		nonce := newNonce()
+		for _, grp := range groups {
+			grp.markers = grp.markerItems(nonce, now)
+		}
 	}
 
 	var mu sync.Mutex
@@ -195,6 +213,10 @@ type tableWrite struct {
 	lastSeen  string
 	tenant    string
 	ltable    string
+	// marks are the (unit, bucket, series) the items touch, when the
+	// table keeps rollups, and markers their version marker items.
+	marks   map[markKey]struct{}
+	markers []storage.Item
 }
 
 // appendEvents appends the indexes of the events stored as item i.
@@ -216,17 +238,19 @@ func (w *tableWrite) addSeries(s string) {
 	}
 }
 
-// writeTo stores the write's items, after the series index entries they
-// need, so that no event is ever stored without the entry that lets a
-// query find its series.
+// writeTo stores the write's items, after the series index entries and
+// rollup version markers they need, so that no event is ever stored
+// without the entry that lets a query find its series, nor without the
+// marker that makes rollups of its bucket stale.
 func (w *tableWrite) writeTo(ctx context.Context, store storage.Store, idx *seriesCache) error {
-	if len(w.series) > 0 {
-		entries := make([]storage.Item, len(w.series))
+	if len(w.series) > 0 || len(w.markers) > 0 {
+		entries := make([]storage.Item, len(w.series), len(w.series)+len(w.markers))
 		for i, s := range w.series {
 			entries[i] = storage.Item{PK: seriesIndexKey(w.tenant, w.ltable), SK: seriesIndexPrefix + s, Attrs: map[string]any{}}
 		}
+		entries = append(entries, w.markers...)
 		if err := store.BatchWrite(ctx, w.table.name, entries); err != nil {
-			return fmt.Errorf("write series index: %w", err)
+			return fmt.Errorf("write series index and rollup markers: %w", err)
 		}
 		idx.add(w.table.name, w.tenant, w.ltable, w.series)
 	}
@@ -235,8 +259,9 @@ func (w *tableWrite) writeTo(ctx context.Context, store storage.Store, idx *seri
 
 // group sorts items by physical table, makes sure each table exists,
 // drops repeats of one event within the request, and adds series index
-// entries for series new to a table.
-func (db *DB) group(ctx context.Context, f family.Family, tenant, table string, items []pending) ([]*tableWrite, error) {
+// entries for series new to a table. With rollups, it notes the rollup
+// buckets each table's items touch.
+func (db *DB) group(ctx context.Context, f family.Family, tenant, table string, items []pending, rollups bool) ([]*tableWrite, error) {
 	byName := map[string]*tableWrite{}
 	var order []*tableWrite
 	type key struct{ table, pk, sk string }
@@ -265,6 +290,9 @@ func (db *DB) group(ctx context.Context, f family.Family, tenant, table string, 
 			p.item.PK = partitionKey(tenant, table, p.series, shardOf(idOf(p.item.SK), w.table.shards))
 		}
 		w.addSeries(p.series)
+		if rollups {
+			w.mark(p.series, p.item.SK)
+		}
 		k := key{w.table.name, p.item.PK, p.item.SK}
 		if j, ok := seen[k]; ok {
 			w.items[j] = p.item
