@@ -32,10 +32,12 @@ type generator struct {
 	step  time.Duration
 	n     int
 	pad   string
+	// series is how many series the events cycle through.
+	series int
 }
 
 func newGenerator(start time.Time, step time.Duration) *generator {
-	g := &generator{start: start, step: step}
+	g := &generator{start: start, step: step, series: seriesCount}
 	// Size one event with an empty note, then pad the note to 180 bytes.
 	e := g.event(0)
 	e.AssignID(benchTenant, benchTable)
@@ -47,7 +49,7 @@ func newGenerator(start time.Time, step time.Duration) *generator {
 func (g *generator) event(i int) event.Event {
 	return event.Event{
 		Time:   g.start.Add(time.Duration(i) * g.step),
-		Series: fmt.Sprintf("dev-%04d", i%seriesCount),
+		Series: fmt.Sprintf("dev-%04d", i%g.series),
 		Fields: map[string]any{
 			"temp":   json.Number(fmt.Sprintf("%d.%02d", 15+i%20, i%100)),
 			"hum":    json.Number(fmt.Sprint(30 + i%60)),
