@@ -25,6 +25,8 @@ type physTable struct {
 	ref    naming.Ref
 	shards int
 	status storage.Status
+	// added is the catalog's generation when add recorded the table.
+	added uint64
 }
 
 // catalog caches the physical tables of every family, sorted by period,
@@ -48,6 +50,10 @@ type catalog struct {
 		tables map[string][]physTable
 		// refreshed is when each family was last listed.
 		refreshed map[string]time.Time
+		// gen counts the tables add has recorded; each table keeps the
+		// count at its addition, so a listing can tell tables made while
+		// it ran from tables deleted since the last one.
+		gen uint64
 	}
 }
 
@@ -64,20 +70,22 @@ func newCatalog(store storage.Store, families []family.Family, clk clock.Clock, 
 // refreshAll lists the tables of every family.
 func (c *catalog) refreshAll(ctx context.Context) error {
 	for _, f := range c.families {
-		if err := c.refresh(ctx, f, time.Unix(0, 0).UTC(), time.Time{}); err != nil {
+		if err := c.refresh(ctx, f); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// refresh lists a family's tables whose periods may overlap [from, to]
-// (to zero: no end), jumping to from with the listing's exclusive start, as
-// Fineo does, and replaces that part of the catalog.
-func (c *catalog) refresh(ctx context.Context, f family.Family, from, to time.Time) error {
+// refresh lists a family's tables and replaces its part of the catalog.
+// The listing starts at the family's first possible name (the naming
+// scheme's exclusive start for the epoch), so it reads the family's
+// tables and never the rest of the account.
+func (c *catalog) refresh(ctx context.Context, f family.Family) error {
 	namer := f.Namer()
 	start := c.clock.Now()
 	c.mu.RLock()
+	gen := c.mu.gen
 	known := map[string]physTable{}
 	for _, t := range c.mu.tables[f.Name] {
 		known[t.name] = t
@@ -86,16 +94,13 @@ func (c *catalog) refresh(ctx context.Context, f family.Family, from, to time.Ti
 
 	var found []physTable
 	var listErr error
-	err := c.store.ListTables(ctx, namer.ListFrom(from), func(name string) bool {
+	err := c.store.ListTables(ctx, namer.ListFrom(time.Unix(0, 0).UTC()), func(name string) bool {
 		if !strings.HasPrefix(name, f.Prefix) {
 			return name < f.Prefix
 		}
 		ref, err := namer.Parse(name)
 		if err != nil {
 			return true // not ours: never touched
-		}
-		if !to.IsZero() && ref.Period.Start.After(to) {
-			return false
 		}
 		if t, ok := known[name]; ok && t.status == storage.StatusActive {
 			found = append(found, t)
@@ -125,30 +130,21 @@ func (c *catalog) refresh(ctx context.Context, f family.Family, from, to time.Ti
 	for _, t := range found {
 		listed[t.name] = true
 	}
-	var kept []physTable
 	for _, t := range c.mu.tables[f.Name] {
 		switch {
-		case !t.ref.Period.Overlaps(from, maxTime(to)):
-			kept = append(kept, t)
-		case !listed[t.name] && c.onGone != nil:
+		case listed[t.name]:
+		case t.added > gen:
+			// Made by this engine while the listing ran.
+			found = append(found, t)
+		case c.onGone != nil:
 			// Deleted by another process since the last listing.
 			c.onGone(t.name)
 		}
 	}
-	kept = append(kept, found...)
-	sortTables(kept)
-	c.mu.tables[f.Name] = slices.CompactFunc(kept, func(a, b physTable) bool { return a.name == b.name })
-	if to.IsZero() && !from.After(time.Unix(0, 0)) {
-		c.mu.refreshed[f.Name] = start
-	}
+	sortTables(found)
+	c.mu.tables[f.Name] = found
+	c.mu.refreshed[f.Name] = start
 	return nil
-}
-
-func maxTime(t time.Time) time.Time {
-	if t.IsZero() {
-		return time.Unix(1<<40, 0).UTC()
-	}
-	return t
 }
 
 func sortTables(ts []physTable) {
@@ -178,7 +174,7 @@ func (c *catalog) tables(ctx context.Context, f family.Family, from, to time.Tim
 	if stale {
 		// The listing starts at the family's prefix: it reads the
 		// family's tables and never the rest of the account.
-		if err := c.refresh(ctx, f, time.Unix(0, 0).UTC(), time.Time{}); err != nil {
+		if err := c.refresh(ctx, f); err != nil {
 			return nil, err
 		}
 	}
@@ -251,6 +247,8 @@ func (c *catalog) lookup(fam, name string) (physTable, bool) {
 func (c *catalog) add(t physTable) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.mu.gen++
+	t.added = c.mu.gen
 	ts := slices.DeleteFunc(c.mu.tables[t.family], func(o physTable) bool { return o.name == t.name })
 	ts = append(ts, t)
 	sortTables(ts)

@@ -35,7 +35,7 @@ func (db *DB) Tables(ctx context.Context) ([]TableStatus, error) {
 	defer done()
 	var out []TableStatus
 	for _, f := range db.opts.Config.Families {
-		if err := db.catalog.refresh(ctx, f, time.Unix(0, 0).UTC(), time.Time{}); err != nil {
+		if err := db.catalog.refresh(ctx, f); err != nil {
 			return nil, err
 		}
 		ts, err := db.catalog.tables(ctx, f, time.Unix(0, 0).UTC(), time.Unix(1<<40, 0).UTC(), time.Hour)
