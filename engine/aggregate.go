@@ -148,15 +148,11 @@ func (db *DB) Aggregate(ctx context.Context, tenant string, q AggregateQuery) ([
 const maxBuckets = 100000
 
 func (db *DB) checkAggregate(q *AggregateQuery) error {
-	if !validTableName(q.Table) {
-		return fmt.Errorf("%w: table %q: use 1 to 255 of A-Z, a-z, 0-9, _, . and -", ErrBadName, q.Table)
+	if err := checkTableName(q.Table); err != nil {
+		return err
 	}
-	if q.To.IsZero() {
-		return fmt.Errorf("%w: the range needs an end", ErrBadQuery)
-	}
-	q.From, q.To = q.From.UTC(), q.To.UTC()
-	if q.From.After(q.To) {
-		return fmt.Errorf("%w: inverted range: from %s is after to %s", ErrBadQuery, q.From.Format(time.RFC3339Nano), q.To.Format(time.RFC3339Nano))
+	if err := checkRange(&q.From, &q.To); err != nil {
+		return err
 	}
 	switch {
 	case q.Bucket < MinBucket:

@@ -69,17 +69,25 @@ func (db *DB) Query(ctx context.Context, tenant string, q Query) (Page, error) {
 	return page, err
 }
 
+// checkRange checks a closed range of event times and puts it in UTC.
+func checkRange(from, to *time.Time) error {
+	if to.IsZero() {
+		return fmt.Errorf("%w: the range needs an end", ErrBadQuery)
+	}
+	*from, *to = from.UTC(), to.UTC()
+	if from.After(*to) {
+		return fmt.Errorf("%w: inverted range: from %s is after to %s", ErrBadQuery, from.Format(time.RFC3339Nano), to.Format(time.RFC3339Nano))
+	}
+	return nil
+}
+
 // checkQuery validates a query and returns its limit.
 func (db *DB) checkQuery(q *Query) (int, error) {
-	if !validTableName(q.Table) {
-		return 0, fmt.Errorf("%w: table %q: use 1 to 255 of A-Z, a-z, 0-9, _, . and -", ErrBadName, q.Table)
+	if err := checkTableName(q.Table); err != nil {
+		return 0, err
 	}
-	if q.To.IsZero() {
-		return 0, fmt.Errorf("%w: the range needs an end", ErrBadQuery)
-	}
-	q.From, q.To = q.From.UTC(), q.To.UTC()
-	if q.From.After(q.To) {
-		return 0, fmt.Errorf("%w: inverted range: from %s is after to %s", ErrBadQuery, q.From.Format(time.RFC3339Nano), q.To.Format(time.RFC3339Nano))
+	if err := checkRange(&q.From, &q.To); err != nil {
+		return 0, err
 	}
 	limit := q.Limit
 	switch {

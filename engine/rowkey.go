@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
@@ -127,3 +128,11 @@ var validName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,255}$`)
 // of A-Z, a-z, 0-9, "_", "." and "-", the characters of DynamoDB table
 // names.
 func validTableName(name string) bool { return validName.MatchString(name) }
+
+// checkTableName returns ErrBadName for an invalid logical table name.
+func checkTableName(name string) error {
+	if !validTableName(name) {
+		return fmt.Errorf("%w: table %q: use 1 to 255 of A-Z, a-z, 0-9, _, . and -", ErrBadName, name)
+	}
+	return nil
+}

@@ -65,8 +65,8 @@ func (db *DB) Write(ctx context.Context, tenant, table string, events []event.Ev
 	}
 	defer done()
 	start := time.Now()
-	if !validTableName(table) {
-		return 0, fmt.Errorf("%w: table %q: use 1 to 255 of A-Z, a-z, 0-9, _, . and -", ErrBadName, table)
+	if err := checkTableName(table); err != nil {
+		return 0, err
 	}
 	now := db.opts.Clock.Now()
 	f := db.opts.Config.Family(table)
