@@ -58,19 +58,12 @@ func runAggregate(cmd *cobra.Command, g *globals, f queryFlags) (err error) {
 	}
 	out := bufio.NewWriter(cmd.OutOrStdout())
 	if f.format == "json" {
-		type row struct {
-			Start  string                    `json:"start"`
-			End    string                    `json:"end"`
-			Events int64                     `json:"events"`
-			Values map[string]map[string]any `json:"values"`
-		}
-		rows := make([]row, len(buckets))
-		for i, b := range buckets {
-			rows[i] = row{b.Start.Format(time.RFC3339Nano), b.End.Format(time.RFC3339Nano), b.Events, b.Values}
+		if buckets == nil {
+			buckets = []engine.Bucket{}
 		}
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(rows); err != nil {
+		if err := enc.Encode(buckets); err != nil {
 			return err
 		}
 		return out.Flush()
@@ -86,8 +79,11 @@ func runAggregate(cmd *cobra.Command, g *globals, f queryFlags) (err error) {
 		row := []string{b.Start.Format(time.RFC3339Nano), fmt.Sprint(b.Events)}
 		for _, field := range q.Fields {
 			for _, fn := range q.Funcs {
-				v, ok := b.Values[field][fn]
-				row = append(row, cell(v, ok))
+				cell := ""
+				if v, ok := b.Values[field][fn]; ok {
+					cell = cellText(v)
+				}
+				row = append(row, cell)
 			}
 		}
 		cells = append(cells, row)
@@ -110,22 +106,4 @@ func runAggregate(cmd *cobra.Command, g *globals, f queryFlags) (err error) {
 		return err
 	}
 	return out.Flush()
-}
-
-// cell formats one aggregate result; an absent one is empty.
-func cell(v any, ok bool) string {
-	if !ok {
-		return ""
-	}
-	switch v := v.(type) {
-	case float64:
-		return fmt.Sprint(v)
-	case string:
-		return v
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Sprint(v)
-	}
-	return string(b)
 }

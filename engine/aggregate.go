@@ -59,6 +59,17 @@ type Bucket struct {
 	Values map[string]map[string]any
 }
 
+// MarshalJSON writes a bucket as the HTTP API and the CLI show it:
+// {"start": RFC 3339, "end": RFC 3339, "events": N, "values": {field: {fn: result}}}.
+func (b Bucket) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Start  string                    `json:"start"`
+		End    string                    `json:"end"`
+		Events int64                     `json:"events"`
+		Values map[string]map[string]any `json:"values"`
+	}{b.Start.Format(time.RFC3339Nano), b.End.Format(time.RFC3339Nano), b.Events, b.Values})
+}
+
 // Aggregate summarises events in time buckets. It streams over the same
 // parallel, merged read path as Query, each event once, and keeps one
 // bucket's accumulators at a time: memory grows with the number of

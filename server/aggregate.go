@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/timetabledb/timetable/config"
 	"github.com/timetabledb/timetable/engine"
@@ -20,14 +19,7 @@ var aggregateParams = []string{"from", "to", "series", "bucket", "fields", "fn",
 
 // aggregateResponse is the body of an aggregate answer.
 type aggregateResponse struct {
-	Buckets []bucketJSON `json:"buckets"`
-}
-
-type bucketJSON struct {
-	Start  string                    `json:"start"`
-	End    string                    `json:"end"`
-	Events int64                     `json:"events"`
-	Values map[string]map[string]any `json:"values"`
+	Buckets []engine.Bucket `json:"buckets"`
 }
 
 // aggregate answers GET /v1/tables/{table}/aggregate: fields summarised in
@@ -44,11 +36,10 @@ func (s *Server) aggregate(w http.ResponseWriter, r *http.Request, tenant string
 	if err != nil {
 		return err
 	}
-	resp := aggregateResponse{Buckets: make([]bucketJSON, len(buckets))}
-	for i, b := range buckets {
-		resp.Buckets[i] = bucketJSON{Start: b.Start.Format(time.RFC3339Nano), End: b.End.Format(time.RFC3339Nano), Events: b.Events, Values: b.Values}
+	if buckets == nil {
+		buckets = []engine.Bucket{}
 	}
-	body, err := json.Marshal(resp)
+	body, err := json.Marshal(aggregateResponse{Buckets: buckets})
 	if err != nil {
 		return fmt.Errorf("encode aggregate: %w", err)
 	}
