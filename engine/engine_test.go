@@ -289,6 +289,13 @@ func TestTenantsAreIsolated(t *testing.T) {
 		require.ErrorIs(t, err, engine.ErrUnknownTable)
 		_, err = f.db.Write(ctx, "b", "t", []event.Event{ev(apr10, "s", map[string]any{"owner": "b"})})
 		require.NoError(t, err)
+		_, err = f.db.Write(ctx, "a", "u", []event.Event{ev(apr10, "s", nil)})
+		require.NoError(t, err)
+		for tenant, want := range map[string][]string{"a": {"t", "u"}, "b": {"t"}, "c": nil} {
+			names, err := f.db.LogicalTables(ctx, tenant)
+			require.NoError(t, err)
+			require.Equal(t, want, names, "tenant %s", tenant)
+		}
 		for _, tenant := range []string{"a", "b"} {
 			got := queryAll(t, f.db, tenant, engine.Query{Table: "t", From: apr10, To: apr10})
 			require.Len(t, got, 1)

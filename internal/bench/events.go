@@ -30,7 +30,6 @@ const (
 type generator struct {
 	start time.Time
 	step  time.Duration
-	n     int
 	pad   string
 	// series is how many series the events cycle through.
 	series int
