@@ -88,8 +88,20 @@ type Store interface {
 	BatchWrite(ctx context.Context, table string, items []Item) error
 
 	// GetItem returns the item with the given key, or an error wrapping
-	// ErrItemNotFound.
+	// ErrItemNotFound. It sees every write and Update that returned
+	// before it was called (a strongly consistent read), unless the store
+	// was opened to read eventually consistently.
 	GetItem(ctx context.Context, table, pk, sk string) (Item, error)
+
+	// Update applies a conditional update to one item (see Update) and
+	// returns nil once the change is durable. It returns an error wrapping
+	// ErrConditionFailed when a condition does not hold, ErrItemTooLarge
+	// when the item would grow past MaxItemSize, and ErrTableNotFound for
+	// an unknown table; in each case the item is unchanged. Updates of one
+	// item are atomic with respect to each other; an Update racing a
+	// BatchWrite of the same item may lose the BatchWrite's item on some
+	// backends, so callers keep the two apart.
+	Update(ctx context.Context, u Update) error
 
 	// Query returns the items of one partition whose sort keys lie in the
 	// request's range, in sort-key order. See Query for the fields.

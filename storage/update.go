@@ -1,0 +1,131 @@
+package storage
+
+import (
+	"encoding/json"
+	"errors"
+)
+
+// Update is a conditional change to one item: DynamoDB's UpdateItem with a
+// condition expression. The store checks every condition against the item
+// as it is now; only when all hold does it apply every action, and it does
+// both atomically with respect to every other Update of the same item.
+// When the item does not exist, the conditions see an item without
+// attributes and the actions create it (unless a condition requires it to
+// exist).
+//
+// The engine's map layout builds on Update: a conditional create of a
+// millisecond's item, and appends that store an event id once however
+// many writers race.
+type Update struct {
+	Table string
+	PK    string
+	SK    string
+	// Conds must all hold for the actions to run.
+	Conds []Cond
+	// Actions are applied in order. Two actions may not touch the same
+	// attribute, except that SetKey actions may name different keys of one
+	// map (DynamoDB refuses overlapping paths in one update).
+	Actions []Action
+}
+
+// CondKind is a kind of Cond.
+type CondKind int
+
+// Conditions an Update may put on an item. Attr names a top-level
+// attribute ("pk" and "sk" name the key attributes, which every existing
+// item has).
+const (
+	// CondExists holds when the item has the attribute Attr.
+	CondExists CondKind = iota + 1
+	// CondNotExists holds when the item lacks the attribute Attr.
+	CondNotExists
+	// CondNotContains holds when Attr is not a list holding the string
+	// Value (so also when Attr is missing).
+	CondNotContains
+	// CondSizeAtMost holds when Attr is a list, map, string or binary
+	// value whose number of elements (or bytes) is at most Value, an int.
+	// It does not hold when Attr is missing.
+	CondSizeAtMost
+	// CondAtMost holds when Attr is a number at most Value, a json.Number.
+	// It does not hold when Attr is missing.
+	CondAtMost
+)
+
+// Cond is one condition of an Update.
+type Cond struct {
+	Kind  CondKind
+	Attr  string
+	Value any
+}
+
+// ActionKind is a kind of Action.
+type ActionKind int
+
+// Actions an Update may take. Attr names a top-level attribute other than
+// the key attributes.
+const (
+	// ActionSet sets Attr to Value.
+	ActionSet ActionKind = iota + 1
+	// ActionSetKey sets the key Key of the map attribute Attr to Value. The
+	// item must have Attr, as a map: guard the update with CondExists on
+	// Attr. Without the guard, DynamoDB refuses such an update; the error
+	// wraps ErrConditionFailed on every backend.
+	ActionSetKey
+	// ActionAppend appends the elements of Value, a []any, to the list
+	// attribute Attr, creating the list when Attr is missing.
+	ActionAppend
+	// ActionAdd adds Value, a json.Number, to the number attribute Attr,
+	// which counts as zero when missing (DynamoDB's ADD).
+	ActionAdd
+)
+
+// Action is one change an Update makes.
+type Action struct {
+	Kind  ActionKind
+	Attr  string
+	Key   string // for ActionSetKey
+	Value any
+}
+
+// Errors of Update, wrapped with the operation, table and key.
+var (
+	// ErrConditionFailed marks an Update whose conditions did not all
+	// hold: the item is unchanged.
+	ErrConditionFailed = errors.New("timetable: condition not met")
+	// ErrItemTooLarge marks an Update that would make the item larger
+	// than MaxItemSize (or a key longer than DynamoDB allows): the item is
+	// unchanged.
+	ErrItemTooLarge = errors.New("timetable: item too large")
+)
+
+// Constructors for the conditions and actions the engine uses, so that
+// call sites read as the expression they stand for.
+
+// Exists is CondExists on attr.
+func Exists(attr string) Cond { return Cond{Kind: CondExists, Attr: attr} }
+
+// NotExists is CondNotExists on attr.
+func NotExists(attr string) Cond { return Cond{Kind: CondNotExists, Attr: attr} }
+
+// NotContains is CondNotContains: the list attr does not hold s.
+func NotContains(attr, s string) Cond { return Cond{Kind: CondNotContains, Attr: attr, Value: s} }
+
+// SizeAtMost is CondSizeAtMost: attr has at most n elements.
+func SizeAtMost(attr string, n int) Cond { return Cond{Kind: CondSizeAtMost, Attr: attr, Value: n} }
+
+// AtMost is CondAtMost: the number attr is at most n.
+func AtMost(attr string, n json.Number) Cond { return Cond{Kind: CondAtMost, Attr: attr, Value: n} }
+
+// Set is ActionSet.
+func Set(attr string, v any) Action { return Action{Kind: ActionSet, Attr: attr, Value: v} }
+
+// SetKey is ActionSetKey: attr[key] = v.
+func SetKey(attr, key string, v any) Action {
+	return Action{Kind: ActionSetKey, Attr: attr, Key: key, Value: v}
+}
+
+// Append is ActionAppend.
+func Append(attr string, vs []any) Action { return Action{Kind: ActionAppend, Attr: attr, Value: vs} }
+
+// Add is ActionAdd.
+func Add(attr string, n json.Number) Action { return Action{Kind: ActionAdd, Attr: attr, Value: n} }
