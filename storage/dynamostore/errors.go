@@ -3,6 +3,7 @@ package dynamostore
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
@@ -27,6 +28,11 @@ var errInvalidNumber = errors.New("timetable: invalid number")
 // errInvalidItem marks an item BatchWrite refuses before sending anything.
 var errInvalidItem = errors.New("timetable: invalid item")
 
+// errInvalidUpdate marks an Update refused before sending anything: a
+// missing name, a value of the wrong type for its kind, overlapping
+// actions.
+var errInvalidUpdate = errors.New("timetable: invalid update")
+
 // AWS error codes this package acts on.
 const (
 	codeResourceNotFound     = "ResourceNotFoundException"
@@ -37,6 +43,24 @@ const (
 	codeRequestLimitExceeded = "RequestLimitExceeded"
 	codeUnknownOperation     = "UnknownOperationException"
 	codeConditionFailed      = "ConditionalCheckFailedException"
+	codeValidation           = "ValidationException"
+)
+
+// Messages of the ValidationExceptions that UpdateItem answers and that
+// mapUpdateError gives a meaning. DynamoDB has no more specific code for
+// them; DynamoDB and dynalite word them the same.
+const (
+	// msgInvalidPath answers an update of a path whose parent is missing
+	// or of another type: SET m.k when the item has no map m.
+	msgInvalidPath = "The document path provided in the update expression is invalid for update"
+	// msgTooLarge ends "Item size to update has exceeded the maximum
+	// allowed size" (UpdateItem) and "Item size has exceeded the maximum
+	// allowed size" (PutItem, and values in ExpressionAttributeValues).
+	msgTooLarge = "exceeded the maximum allowed size"
+	// msgHashKeyTooLarge and msgRangeKeyTooLarge answer key values over
+	// 2048 and 1024 bytes.
+	msgHashKeyTooLarge  = "Size of hashkey has exceeded"
+	msgRangeKeyTooLarge = "range keys has exceeded the size limit"
 )
 
 // errorCode returns the AWS error code of err, or "" when err did not come
@@ -86,6 +110,50 @@ func mapError(o op, err error) error {
 		return err
 	}
 	return fmt.Errorf("%w: %w", sentinel, err)
+}
+
+// mapUpdateError is mapError for UpdateItem, which answers two more
+// storage sentinels:
+//
+//   - ConditionalCheckFailedException is storage.ErrConditionFailed;
+//   - a ValidationException saying the document path is invalid for
+//     update is storage.ErrConditionFailed too: it means a SetKey found no
+//     map to set a key in, which is a condition on the item's state that
+//     the update did not guard (storage.ActionSetKey says so), not a
+//     malformed request, and the item is unchanged;
+//   - a ValidationException saying the item, or a key, exceeded the
+//     maximum size is storage.ErrItemTooLarge.
+//
+// Every other error goes through mapError.
+func mapUpdateError(err error) error {
+	var sentinel error
+	switch errorCode(err) {
+	case codeConditionFailed:
+		sentinel = storage.ErrConditionFailed
+	case codeValidation:
+		msg := errorMessage(err)
+		switch {
+		case strings.Contains(msg, msgInvalidPath):
+			sentinel = storage.ErrConditionFailed
+		case strings.Contains(msg, msgTooLarge),
+			strings.Contains(msg, msgHashKeyTooLarge),
+			strings.Contains(msg, msgRangeKeyTooLarge):
+			sentinel = storage.ErrItemTooLarge
+		}
+	}
+	if sentinel == nil {
+		return mapError(opRead, err)
+	}
+	return fmt.Errorf("%w: %w", sentinel, err)
+}
+
+// errorMessage returns the message of an error from the service, or "".
+func errorMessage(err error) string {
+	var apiErr smithy.APIError
+	if errors.As(err, &apiErr) {
+		return apiErr.ErrorMessage()
+	}
+	return ""
 }
 
 // isUnknownOperation reports whether the endpoint does not implement the
