@@ -40,6 +40,16 @@
 //     concurrent batches are group-committed by Pebble. A per-table
 //     read-write lock, taken shared by writes and exclusively by
 //     DeleteTable, keeps a write from landing in a table being deleted.
+//   - Update reads the item, evaluates the conditions, applies the
+//     actions and commits the result with pebble.Sync while holding one
+//     of 256 striped mutexes, picked by a hash of the item's key (table
+//     id, partition key, sort key): Updates of one item are serialised,
+//     Updates of different items almost never wait for each other, and
+//     the lock table never grows. BatchWrite takes no item lock, so a
+//     BatchWrite racing an Update of the same item is not serialised with
+//     it: whichever commits last wins, and the other's change is lost (the
+//     storage contract asks callers to keep the two apart). A failed
+//     condition, an oversized result or an invalid value writes nothing.
 //   - Items are checked against DynamoDB's rules (key lengths, item size,
 //     number range and precision, attribute types), and numbers are stored
 //     in DynamoDB's canonical form, so that data that works here works
