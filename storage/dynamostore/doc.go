@@ -30,7 +30,8 @@
 // storage.ErrRefused at once, for the lifecycle manager to try again on a
 // later cycle.
 //
-// Errors. AWS error codes are examined in one file, errors.go, and turned
+// Errors. AWS error codes (and, for UpdateItem, the messages of some
+// ValidationExceptions) are examined in one file, errors.go, and turned
 // into storage's sentinels: ResourceNotFoundException is
 // storage.ErrTableNotFound, LimitExceededException and ResourceInUseException
 // on a change are storage.ErrRefused, ProvisionedThroughputExceededException,
@@ -56,6 +57,33 @@
 // range alone decides. Reads are strongly consistent, as on the embedded
 // store, unless Options.EventuallyConsistent halves their cost.
 //
+// Updates. Update is one UpdateItem request whose condition and update
+// expressions the expression package builds: CondExists and CondNotExists
+// are attribute_exists and attribute_not_exists, CondNotContains is
+// NOT contains(attr, :s), CondSizeAtMost size(attr) <= :n, CondAtMost
+// attr <= :n, all ANDed; ActionSet is SET attr = :v, ActionSetKey
+// SET attr.key = :v, ActionAppend SET attr = list_append(if_not_exists(attr,
+// :empty), :vs), ActionAdd ADD attr :n. The builder parses the names it is
+// given ("[" starts a list index, and AppendName moves a leading "[n]" of a
+// key onto the attribute before it), while attribute names and map keys
+// may be any string; so it is given an alias per name and the real names
+// replace the aliases in ExpressionAttributeNames. Every name is thus a
+// placeholder and none is ever parsed. A ConditionalCheckFailedException
+// is storage.ErrConditionFailed, and so is the ValidationException "The
+// document path provided in the update expression is invalid for update":
+// DynamoDB answers it when a SetKey finds no map to set a key in, a state
+// of the item that a condition should have guarded, and the item is
+// unchanged either way. A ValidationException saying the item or a key
+// exceeded its maximum size is storage.ErrItemTooLarge; keys over 2048 and
+// 1024 bytes are refused before sending. Neither code is retried by the
+// SDK's retryer; throttling is, and becomes storage.ErrThrottled when the
+// attempts run out. dynalite 4.0.0, which the tests run against, supports
+// every expression used (if_not_exists inside list_append, size and
+// contains on lists, SET of a map key) and evaluates the condition before
+// the update: with a false condition and a missing SetKey path at once it
+// answers ConditionalCheckFailedException. It checks the item's size after
+// applying the update, with DynamoDB's message.
+//
 // Tables. CreateTable sends the tags with the request and tags the table
 // again once it is ACTIVE (TagResource is idempotent, and some servers such
 // as dynalite drop tags given to CreateTable). A zero Capacity means
@@ -80,7 +108,7 @@
 // Faults. Package dynamofault, next to this one, injects DynamoDB's
 // failures (throttling, partial UnprocessedItems, 500s, dropped
 // connections) into a client's HTTP traffic; the tests run BatchWrite
-// through it against dynalite.
+// and Update through it against dynalite.
 //
 // # Caveats
 //
