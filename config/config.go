@@ -73,9 +73,15 @@ type Config struct {
 
 // Table is the configuration of one logical table (in any tenant).
 type Table struct {
-	Family    string
-	Layout    family.Layout
-	WritePath string
+	Family string
+	// Layout is the table's item layout; empty means its family's.
+	Layout family.Layout
+	// WritePath is how the map layout writes; empty means WritePathAuto.
+	WritePath WritePath
+	// EventsPerItem caps the events of one map-layout item (YAML
+	// "events_per_item"); further events of that millisecond go to
+	// continuation items. Zero means DefaultEventsPerItem.
+	EventsPerItem int
 	// Rollups keeps exact hourly and daily rollups of the table (YAML
 	// "rollups: true"), which aggregate queries use; see package engine.
 	Rollups bool
@@ -137,10 +143,11 @@ type fileTier struct {
 }
 
 type fileTable struct {
-	Family    string `yaml:"family"`
-	Layout    string `yaml:"layout"`
-	WritePath string `yaml:"write_path"`
-	Rollups   bool   `yaml:"rollups"`
+	Family        string `yaml:"family"`
+	Layout        string `yaml:"layout"`
+	WritePath     string `yaml:"write_path"`
+	EventsPerItem int    `yaml:"events_per_item"`
+	Rollups       bool   `yaml:"rollups"`
 }
 
 // Parse reads a configuration from YAML.
@@ -171,7 +178,7 @@ func Parse(data []byte) (Config, error) {
 		c.Families = append(c.Families, family.Default())
 	}
 	for name, ft := range fc.Tables {
-		t := Table{Family: ft.Family, Layout: family.Layout(ft.Layout), WritePath: ft.WritePath, Rollups: ft.Rollups}
+		t := Table{Family: ft.Family, Layout: family.Layout(ft.Layout), WritePath: WritePath(ft.WritePath), EventsPerItem: ft.EventsPerItem, Rollups: ft.Rollups}
 		if t.Family == "" {
 			t.Family = c.DefaultFamily
 		}
@@ -212,9 +219,12 @@ func (c Config) Validate() error {
 			return fmt.Errorf("%w: table %q: layout %q must be row or map", ErrInvalid, name, t.Layout)
 		}
 		switch t.WritePath {
-		case "", "auto", "create_first", "append_first":
+		case "", WritePathAuto, WritePathCreateFirst, WritePathAppendFirst:
 		default:
 			return fmt.Errorf("%w: table %q: write_path %q must be auto, create_first or append_first", ErrInvalid, name, t.WritePath)
+		}
+		if t.EventsPerItem < 0 || t.EventsPerItem > MaxEventsPerItem {
+			return fmt.Errorf("%w: table %q: events_per_item %d must be between 1 and %d", ErrInvalid, name, t.EventsPerItem, MaxEventsPerItem)
 		}
 	}
 	return nil
