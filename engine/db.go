@@ -39,6 +39,7 @@ type DB struct {
 	tenants *tenant.Registry
 	metrics *metrics
 	series  *seriesCache
+	paths   *pathMemory
 
 	// closing is closed by Close; calls in flight hold inflight.
 	mu struct {
@@ -56,7 +57,7 @@ func Open(ctx context.Context, store storage.Store, opts Options) (*DB, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	db := &DB{store: store, opts: opts, metrics: newMetrics(opts.Registerer), series: newSeriesCache(1 << 20)}
+	db := &DB{store: store, opts: opts, metrics: newMetrics(opts.Registerer), series: newSeriesCache(1 << 20), paths: newPathMemory()}
 	m, err := openMeta(ctx, store, opts.MetaTable)
 	if err != nil {
 		return nil, err

@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/timetabledb/timetable/config"
 	"github.com/timetabledb/timetable/event"
 	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/naming"
@@ -79,7 +80,8 @@ func (db *DB) Write(ctx context.Context, tenant, table string, events []event.Ev
 		defer cancel()
 	}
 
-	items, err := db.prepare(tenant, table, f, events, now)
+	layout := db.opts.Config.Layout(table)
+	items, err := db.prepare(tenant, table, f, layout, events, now)
 	if err != nil {
 		return 0, err
 	}
@@ -92,6 +94,11 @@ func (db *DB) Write(ctx context.Context, tenant, table string, events []event.Ev
 	groups, err := db.group(ctx, f, tenant, table, items, rollups)
 	if err != nil {
 		return 0, err
+	}
+	if layout.Layout == family.LayoutMap {
+		for _, grp := range groups {
+			grp.mapw = &mapWriter{store: db.store, layout: layout, paths: db.paths}
+		}
 	}
 	if rollups {
 		nonce := newNonce()
@@ -150,7 +157,7 @@ func (db *DB) Write(ctx context.Context, tenant, table string, events []event.Ev
 }
 
 // prepare validates the events and turns them into items, without I/O.
-func (db *DB) prepare(tenant, table string, f family.Family, events []event.Event, now time.Time) ([]pending, error) {
+func (db *DB) prepare(tenant, table string, f family.Family, layout config.Layout, events []event.Event, now time.Time) ([]pending, error) {
 	var problems []event.Problem
 	items := make([]pending, 0, len(events))
 	var last naming.Ref
@@ -188,6 +195,12 @@ func (db *DB) prepare(tenant, table string, f family.Family, events []event.Even
 			problems = append(problems, event.Problem{Index: i, Reason: fmt.Sprintf("event is %d bytes as a stored item, over DynamoDB's limit of %d", size, storage.MaxItemSize)})
 			continue
 		}
+		if layout.Layout == family.LayoutMap {
+			if reason := mapProblem(p.item); reason != "" {
+				problems = append(problems, event.Problem{Index: i, Reason: reason})
+				continue
+			}
+		}
 		items = append(items, p)
 	}
 	if problems != nil {
@@ -217,6 +230,8 @@ type tableWrite struct {
 	// table keeps rollups, and markers their version marker items.
 	marks   map[markKey]struct{}
 	markers []storage.Item
+	// mapw stores the items in the map layout; nil for the row layout.
+	mapw *mapWriter
 }
 
 // appendEvents appends the indexes of the events stored as item i.
@@ -253,6 +268,10 @@ func (w *tableWrite) writeTo(ctx context.Context, store storage.Store, idx *seri
 			return fmt.Errorf("write series index and rollup markers: %w", err)
 		}
 		idx.add(w.table.name, w.tenant, w.ltable, w.series)
+	}
+	if w.mapw != nil {
+		w.mapw.table = w.table.name
+		return w.mapw.write(ctx, w.items)
 	}
 	return store.BatchWrite(ctx, w.table.name, w.items)
 }

@@ -1,0 +1,230 @@
+package engine
+
+import (
+	"cmp"
+	"encoding/json"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/timetabledb/timetable/event"
+	"github.com/timetabledb/timetable/storage"
+)
+
+// Attributes of a map-layout item besides the field maps. Field names
+// cannot start with "tt_" (package event), so these never meet a field.
+const (
+	// mapIDs lists the item's event ids, in the order they were appended.
+	mapIDs = "tt_ids"
+	// mapNanos maps the id of each event not on a whole millisecond to its
+	// nanoseconds past the item's millisecond.
+	mapNanos = "tt_ns"
+	// mapSize is an upper bound of the item's size in bytes, which appends
+	// add to and check, or more than storage.MaxItemSize once the item is
+	// closed.
+	mapSize = "tt_sz"
+)
+
+// closedSize marks a closed item: no append fits under it.
+const closedSize = storage.MaxItemSize + 1
+
+// sizeSlack allows for the growth of the mapSize number itself, whose
+// own bytes it does not count.
+const sizeSlack = 16
+
+// msKeyLen is the length of the sort-key prefix that names a millisecond:
+// the fixed-width time up to its third fractional digit.
+const msKeyLen = len("2006-01-02T15:04:05.000")
+
+// mapSortKey returns the sort key of the item seq (0 for the first,
+// 1, 2, … for continuation items) of millisecond ms. "!" sorts before
+// the "#" of row keys and both before the "$" of highKey, so a time range
+// selects map items with the same key conditions as rows.
+func mapSortKey(ms time.Time, seq int) string {
+	return timeKey(ms) + "!" + strconv.Itoa(seq)
+}
+
+// isMapSortKey reports whether sk is a map-layout item's sort key.
+func isMapSortKey(sk string) bool { return len(sk) > timeKeyLen && sk[timeKeyLen] == '!' }
+
+// millisecond returns the millisecond an instant falls in.
+func millisecond(t time.Time) time.Time { return t.Truncate(time.Millisecond) }
+
+// lastInstant returns the last nanosecond of t's millisecond.
+func lastInstant(t time.Time) time.Time { return millisecond(t).Add(time.Millisecond - 1) }
+
+// mapEvent is an event on its way into a map item.
+type mapEvent struct {
+	idx    int // in the tableWrite's items
+	id     string
+	nanos  int64
+	fields map[string]any
+}
+
+// mapItemState is what an appender knows of a stored map item: read from
+// the store (fresh) or predicted from its own appends.
+type mapItemState struct {
+	fresh  bool
+	exists bool
+	ids    map[string]struct{}
+	count  int
+	size   int
+	fields map[string]bool
+}
+
+// stateOf reads a map item's state from the item.
+func stateOf(it storage.Item) mapItemState {
+	st := mapItemState{fresh: true, exists: true, ids: map[string]struct{}{}, fields: map[string]bool{}}
+	ids, _ := it.Attrs[mapIDs].([]any)
+	for _, v := range ids {
+		if id, ok := v.(string); ok {
+			st.ids[id] = struct{}{}
+		}
+	}
+	st.count = len(ids)
+	st.size = closedSize
+	if n, ok := it.Attrs[mapSize].(json.Number); ok {
+		if v, err := strconv.ParseFloat(string(n), 64); err == nil && v <= closedSize {
+			st.size = int(v)
+		}
+	}
+	for name, v := range it.Attrs {
+		if _, ok := v.(map[string]any); ok {
+			st.fields[name] = true
+		}
+	}
+	return st
+}
+
+// entrySize returns the bytes one event adds to a map attribute: its key
+// and value and the element overhead.
+func entrySize(id string, v any) int { return len(id) + storage.ValueSize(v) + 1 }
+
+// newMapSize returns the bytes a new map attribute costs besides its
+// entries: its name and the container overhead.
+func newMapSize(name string) int { return len(name) + 3 }
+
+// nanosValue returns the mapNanos entry of an event.
+func nanosValue(n int64) json.Number { return json.Number(strconv.FormatInt(n, 10)) }
+
+// appendCost returns what appending events adds to an item whose map
+// attributes are those in have (new maps cost their names too).
+func appendCost(events []mapEvent, have map[string]bool) int {
+	n := 0
+	added := map[string]bool{}
+	for _, e := range events {
+		n += len(e.id) + 1 // the mapIDs element
+		if e.nanos != 0 {
+			n += entrySize(e.id, nanosValue(e.nanos))
+			if !have[mapNanos] && !added[mapNanos] {
+				n += newMapSize(mapNanos)
+				added[mapNanos] = true
+			}
+		}
+		for f, v := range e.fields {
+			n += entrySize(e.id, v)
+			if !have[f] && !added[f] {
+				n += newMapSize(f)
+				added[f] = true
+			}
+		}
+	}
+	return n
+}
+
+// mapItemFor builds a new map item holding events, with its size bound
+// recorded, and attrs extra attributes (the TTL).
+func mapItemFor(pk, sk string, events []mapEvent, extra map[string]any) storage.Item {
+	attrs := make(map[string]any, 4+len(extra))
+	ids := make([]any, len(events))
+	for i, e := range events {
+		ids[i] = e.id
+		if e.nanos != 0 {
+			m, _ := attrs[mapNanos].(map[string]any)
+			if m == nil {
+				m = map[string]any{}
+				attrs[mapNanos] = m
+			}
+			m[e.id] = nanosValue(e.nanos)
+		}
+		for f, v := range e.fields {
+			m, _ := attrs[f].(map[string]any)
+			if m == nil {
+				m = map[string]any{}
+				attrs[f] = m
+			}
+			m[e.id] = v
+		}
+	}
+	attrs[mapIDs] = ids
+	for k, v := range extra {
+		attrs[k] = v
+	}
+	it := storage.Item{PK: pk, SK: sk, Attrs: attrs}
+	attrs[mapSize] = json.Number(strconv.Itoa(storage.ItemSize(it) + len(mapSize) + sizeSlack))
+	return it
+}
+
+// decodedEvent is an event read from an item, with the sort key it would
+// have in the row layout, which orders it in the merge.
+type decodedEvent struct {
+	ev event.Event
+	sk string
+}
+
+// decodeMapItem appends the events of a map item to dst. Events whose id
+// the item lists but no field map holds have no fields.
+func decodeMapItem(dst []decodedEvent, it storage.Item, series string) []decodedEvent {
+	ms, ok := parseTimeKey(it.SK[:timeKeyLen])
+	if !ok {
+		return dst
+	}
+	ids, _ := it.Attrs[mapIDs].([]any)
+	if len(ids) == 0 {
+		return dst
+	}
+	nanos, _ := it.Attrs[mapNanos].(map[string]any)
+	at := make(map[string]int, len(ids))
+	for _, v := range ids {
+		id, ok := v.(string)
+		if !ok {
+			continue
+		}
+		if _, dup := at[id]; dup {
+			continue
+		}
+		t := ms
+		if n, ok := nanos[id].(json.Number); ok {
+			if v, err := strconv.ParseInt(string(n), 10, 64); err == nil && v > 0 && v < int64(time.Millisecond) {
+				t = ms.Add(time.Duration(v))
+			}
+		}
+		at[id] = len(dst)
+		dst = append(dst, decodedEvent{ev: event.Event{Time: t, Series: series, ID: id, Fields: map[string]any{}}, sk: sortKey(t, id)})
+	}
+	for name, v := range it.Attrs {
+		m, ok := v.(map[string]any)
+		if !ok || strings.HasPrefix(name, "tt_") {
+			continue
+		}
+		for id, val := range m {
+			if i, ok := at[id]; ok {
+				dst[i].ev.Fields[name] = val
+			}
+		}
+	}
+	return dst
+}
+
+// sortDecoded orders the events of one millisecond by sort key (time,
+// then id), descending when desc, and drops repeats of one event.
+func sortDecoded(evs []decodedEvent, desc bool) []decodedEvent {
+	slices.SortFunc(evs, func(a, b decodedEvent) int {
+		if desc {
+			return cmp.Compare(b.sk, a.sk)
+		}
+		return cmp.Compare(a.sk, b.sk)
+	})
+	return slices.CompactFunc(evs, func(a, b decodedEvent) bool { return a.sk == b.sk })
+}

@@ -1,0 +1,499 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/timetabledb/timetable/config"
+	"github.com/timetabledb/timetable/storage"
+)
+
+// maxMapAttempts bounds the conditional writes and reads one millisecond's
+// events may take before the write gives up: every failed attempt means
+// another writer succeeded, so only heavy contention gets there.
+const maxMapAttempts = 200
+
+// mapGroupParallelism bounds the milliseconds of one table a write stores
+// at once.
+const mapGroupParallelism = 16
+
+// Expression budget. DynamoDB caps a condition and an update expression at
+// 4 KB each. An append's condition has a clause per event id and per field
+// map; its update a clause per (event, field) pair and per new map; with
+// placeholders such as "#12" and ":34", each clause takes at most about
+// the bytes below. Each expression of an Update stays under maxExpression.
+const (
+	maxExpression = 3500
+	exprFixed     = 96
+	condPerID     = 30
+	condPerField  = 28
+	setPerPair    = 16
+	setPerField   = 16
+)
+
+// MaxMapFields is the most fields an event of a map-layout table may
+// have: each field is one SET clause and one condition in the append's
+// expressions, which DynamoDB caps at 4 KB.
+const MaxMapFields = 100
+
+// errContention reports a millisecond so contended that its events could
+// not be stored within maxMapAttempts.
+var errContention = errors.New("timetable: map item too contended, try again")
+
+// mapGroup is the events of one write for one millisecond of one
+// partition.
+type mapGroup struct {
+	pk     string
+	ms     time.Time
+	events []mapEvent
+	extra  map[string]any // item attributes besides the events (the TTL)
+}
+
+// mapWriter stores a tableWrite's events in the map layout.
+type mapWriter struct {
+	store  storage.Store
+	table  string
+	layout config.Layout
+	paths  *pathMemory
+}
+
+// groupMapEvents splits a tableWrite's items into milliseconds of
+// partitions, in the order they first appear.
+func groupMapEvents(items []storage.Item) []*mapGroup {
+	type key struct {
+		pk string
+		ms int64
+	}
+	byKey := map[key]*mapGroup{}
+	var order []*mapGroup
+	for i, it := range items {
+		t, id, err := parseSortKey(it.SK)
+		if err != nil {
+			continue // items come from prepare: always row keys
+		}
+		ms := millisecond(t)
+		k := key{it.PK, ms.UnixNano()}
+		g := byKey[k]
+		if g == nil {
+			g = &mapGroup{pk: it.PK, ms: ms}
+			byKey[k] = g
+			order = append(order, g)
+		}
+		fields := make(map[string]any, len(it.Attrs))
+		for name, v := range it.Attrs {
+			if strings.HasPrefix(name, "tt_") {
+				if g.extra == nil {
+					g.extra = map[string]any{}
+				}
+				g.extra[name] = v // the TTL: the same for a whole millisecond
+				continue
+			}
+			fields[name] = v
+		}
+		g.events = append(g.events, mapEvent{idx: i, id: id, nanos: t.Sub(ms).Nanoseconds(), fields: fields})
+	}
+	return order
+}
+
+// write stores the items, each event once, and returns a
+// *storage.WriteError listing the items not stored when it fails.
+func (mw *mapWriter) write(ctx context.Context, items []storage.Item) error {
+	groups := groupMapEvents(items)
+	var mu sync.Mutex
+	var unwritten []int
+	var firstErr error
+	var g errgroup.Group
+	g.SetLimit(mapGroupParallelism)
+	for _, grp := range groups {
+		g.Go(func() error {
+			left, err := mw.writeGroup(ctx, grp)
+			if err == nil {
+				return nil
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if firstErr == nil {
+				firstErr = err
+			}
+			for _, e := range left {
+				unwritten = append(unwritten, e.idx)
+			}
+			return nil
+		})
+	}
+	_ = g.Wait()
+	if firstErr != nil {
+		slices.Sort(unwritten)
+		return &storage.WriteError{Table: mw.table, Unwritten: unwritten, Err: firstErr}
+	}
+	return nil
+}
+
+// A step is what the write of a millisecond tries next.
+type step int
+
+const (
+	tryCreate step = iota // a conditional create, blind
+	tryAppend             // an append assuming every field map exists, blind
+	readItem              // read the item, then act on what it holds
+	known                 // act on the state read
+)
+
+// writeGroup stores one millisecond's events in its item and continuation
+// items, and returns the events left unwritten when it fails. See the
+// package documentation for the rules that make it idempotent.
+func (mw *mapWriter) writeGroup(ctx context.Context, g *mapGroup) ([]mapEvent, error) {
+	todo := g.events
+	seq := 0
+	next := tryCreate
+	if mw.paths.appendFirst(g.pk, g.ms, mw.layout.WritePath) {
+		next = tryAppend
+	}
+	var triedCreate, triedAppend bool
+	// existed is what the first item's state taught the auto path: 1 when
+	// it existed before this write, 0 when this write made it.
+	existed := -1
+	defer func() { mw.paths.record(g.pk, g.ms, existed) }()
+	var st mapItemState
+	for attempt := 0; len(todo) > 0; attempt++ {
+		if attempt == maxMapAttempts {
+			return todo, fmt.Errorf("%w: %d attempts at item %q/%q", errContention, attempt, g.pk, mapSortKey(g.ms, seq))
+		}
+		sk := mapSortKey(g.ms, seq)
+		var u storage.Update
+		var n int
+		switch next {
+		case readItem:
+			it, err := mw.store.GetItem(ctx, mw.table, g.pk, sk)
+			switch {
+			case errors.Is(err, storage.ErrItemNotFound):
+				st = mapItemState{fresh: true}
+			case err != nil:
+				return todo, err
+			default:
+				st = stateOf(it)
+			}
+			next = known
+			continue
+		case tryCreate:
+			n = mw.fitNew(g, todo)
+			if n == 0 {
+				return todo, fmt.Errorf("event %q does not fit in a new map item", todo[0].id)
+			}
+			u = mw.create(g, sk, todo[:n])
+			triedCreate = true
+		case tryAppend:
+			n = mw.fit(todo, mapItemState{exists: true, fields: allFields(todo)})
+			u = mw.appendTo(g, sk, todo[:n], nil)
+			triedAppend = true
+		case known:
+			if !st.exists {
+				next = tryCreate
+				triedAppend = true // the read showed there is nothing to append to
+				continue
+			}
+			todo = slices.DeleteFunc(todo, func(e mapEvent) bool { _, ok := st.ids[e.id]; return ok })
+			if len(todo) == 0 {
+				return nil, nil
+			}
+			if n = mw.fit(todo, st); n > 0 {
+				u = mw.appendTo(g, sk, todo[:n], &st)
+				break
+			}
+			if !st.fresh {
+				// Only a read proves the item lacks these events.
+				next = readItem
+				continue
+			}
+			if st.size <= storage.MaxItemSize && st.count < mw.layout.EventsPerItem {
+				// Full by size for these events: close the item first,
+				// unless one of them got in meanwhile, so that none can
+				// land in it once this writer moves on.
+				err := mw.store.Update(ctx, mw.closeItem(g, sk, todo))
+				if errors.Is(err, storage.ErrConditionFailed) {
+					next = readItem
+					continue
+				}
+				if err != nil {
+					return todo, err
+				}
+			}
+			seq++
+			next, triedCreate, triedAppend = tryCreate, false, false
+			continue
+		}
+		err := mw.store.Update(ctx, u)
+		if err == nil {
+			if next == tryCreate && seq == 0 && existed < 0 {
+				existed = 0
+			}
+			st = predict(st, todo[:n])
+			todo = todo[n:]
+			next = known
+			continue
+		}
+		if !errors.Is(err, storage.ErrConditionFailed) {
+			return todo, err
+		}
+		if next == tryCreate && seq == 0 && existed < 0 {
+			existed = 1
+		}
+		switch {
+		case next == tryCreate && !triedAppend:
+			next = tryAppend
+		case next == tryAppend && !triedCreate:
+			next = tryCreate
+		default:
+			next = readItem
+		}
+	}
+	return nil, nil
+}
+
+// allFields returns the field maps events need, all taken to exist.
+func allFields(events []mapEvent) map[string]bool {
+	have := map[string]bool{mapNanos: true}
+	for _, e := range events {
+		for f := range e.fields {
+			have[f] = true
+		}
+	}
+	return have
+}
+
+// predict returns the state of an item after events were appended to
+// it.
+func predict(st mapItemState, events []mapEvent) mapItemState {
+	if !st.exists {
+		st = mapItemState{exists: true, ids: map[string]struct{}{}, fields: map[string]bool{}}
+	}
+	st.fresh = false
+	st.size += appendCost(events, st.fields)
+	for _, e := range events {
+		st.ids[e.id] = struct{}{}
+		st.count++
+		if e.nanos != 0 {
+			st.fields[mapNanos] = true
+		}
+		for f := range e.fields {
+			st.fields[f] = true
+		}
+	}
+	return st
+}
+
+// exprFits reports whether an append of events keeps both of its
+// expressions within the budget.
+func exprFits(events []mapEvent) bool {
+	fields := map[string]bool{}
+	pairs := 0
+	for _, e := range events {
+		if e.nanos != 0 {
+			pairs++
+			fields[mapNanos] = true
+		}
+		pairs += len(e.fields)
+		for f := range e.fields {
+			fields[f] = true
+		}
+	}
+	cond := exprFixed + condPerID*len(events) + condPerField*len(fields)
+	set := exprFixed + setPerPair*pairs + setPerField*len(fields)
+	return cond <= maxExpression && set <= maxExpression
+}
+
+// fit returns how many of events, from the first, an append to an item in
+// state st takes: no more than the item's event cap, its size limit and
+// the expression budget allow.
+func (mw *mapWriter) fit(events []mapEvent, st mapItemState) int {
+	room := mw.layout.EventsPerItem - st.count
+	n := 0
+	for n < len(events) && n < room {
+		if !exprFits(events[:n+1]) {
+			break
+		}
+		if st.size+appendCost(events[:n+1], st.fields)+sizeSlack > storage.MaxItemSize {
+			break
+		}
+		n++
+	}
+	return n
+}
+
+// fitNew returns how many of events, from the first, a new item takes.
+func (mw *mapWriter) fitNew(g *mapGroup, events []mapEvent) int {
+	n := 0
+	for n < len(events) && n < mw.layout.EventsPerItem {
+		it := mapItemFor(g.pk, mapSortKey(g.ms, 0), events[:n+1], g.extra)
+		if storage.ItemSize(it)+sizeSlack > storage.MaxItemSize {
+			break
+		}
+		n++
+	}
+	return n
+}
+
+// create returns the conditional create of a new item holding events.
+func (mw *mapWriter) create(g *mapGroup, sk string, events []mapEvent) storage.Update {
+	it := mapItemFor(g.pk, sk, events, g.extra)
+	u := storage.Update{Table: mw.table, PK: g.pk, SK: sk, Conds: []storage.Cond{storage.NotExists(storage.PKAttr)}}
+	for name, v := range it.Attrs {
+		u.Actions = append(u.Actions, storage.Set(name, v))
+	}
+	return u
+}
+
+// appendTo returns the append of events to an existing item: it lists
+// their ids and adds them to the field maps, on condition that the item
+// holds none of them, has room for them, and has exactly the field maps
+// the update expects (have; nil expects every one to exist).
+func (mw *mapWriter) appendTo(g *mapGroup, sk string, events []mapEvent, st *mapItemState) storage.Update {
+	have := allFields(events)
+	if st != nil {
+		have = st.fields
+	}
+	cost := appendCost(events, have)
+	u := storage.Update{Table: mw.table, PK: g.pk, SK: sk}
+	u.Conds = append(u.Conds,
+		storage.Exists(storage.PKAttr),
+		storage.SizeAtMost(mapIDs, mw.layout.EventsPerItem-len(events)),
+		storage.AtMost(mapSize, json.Number(strconv.Itoa(storage.MaxItemSize-cost-sizeSlack))),
+	)
+	ids := make([]any, len(events))
+	newMaps := map[string]map[string]any{}
+	var order []string
+	put := func(f, id string, v any) {
+		if have[f] {
+			u.Actions = append(u.Actions, storage.SetKey(f, id, v))
+			return
+		}
+		m := newMaps[f]
+		if m == nil {
+			m = map[string]any{}
+			newMaps[f] = m
+			order = append(order, f)
+		}
+		m[id] = v
+	}
+	touched := map[string]bool{}
+	for i, e := range events {
+		ids[i] = e.id
+		u.Conds = append(u.Conds, storage.NotContains(mapIDs, e.id))
+		if e.nanos != 0 {
+			put(mapNanos, e.id, nanosValue(e.nanos))
+			touched[mapNanos] = true
+		}
+		for f, v := range e.fields {
+			put(f, e.id, v)
+			touched[f] = true
+		}
+	}
+	for f := range touched {
+		if have[f] {
+			u.Conds = append(u.Conds, storage.Exists(f))
+		} else {
+			u.Conds = append(u.Conds, storage.NotExists(f))
+		}
+	}
+	for _, f := range order {
+		m := newMaps[f]
+		u.Actions = append(u.Actions, storage.Set(f, map[string]any(m)))
+	}
+	u.Actions = append(u.Actions,
+		storage.Append(mapIDs, ids),
+		storage.Add(mapSize, json.Number(strconv.Itoa(cost))),
+	)
+	return u
+}
+
+// closeItem returns the update that closes an item to appends, on
+// condition that it holds none of events.
+func (mw *mapWriter) closeItem(g *mapGroup, sk string, events []mapEvent) storage.Update {
+	u := storage.Update{Table: mw.table, PK: g.pk, SK: sk, Conds: []storage.Cond{storage.Exists(storage.PKAttr)}}
+	for _, e := range events {
+		u.Conds = append(u.Conds, storage.NotContains(mapIDs, e.id))
+	}
+	u.Actions = []storage.Action{storage.Set(mapSize, json.Number(strconv.Itoa(closedSize)))}
+	return u
+}
+
+// pathMemory remembers, per partition, what the auto write path needs:
+// the last millisecond this engine wrote, and whether the last create of
+// a millisecond's first item found it made by another writer.
+type pathMemory struct {
+	mu   sync.Mutex
+	last map[string]pathState
+}
+
+type pathState struct {
+	ms       int64
+	collided bool
+}
+
+// maxPathMemory bounds the partitions pathMemory remembers; past it, it
+// starts over.
+const maxPathMemory = 1 << 16
+
+func newPathMemory() *pathMemory { return &pathMemory{last: map[string]pathState{}} }
+
+// appendFirst reports whether a write of millisecond ms of partition pk
+// should try an append first. The auto rule: append first when this
+// engine wrote that very millisecond last (its item exists), or when the
+// last create of a new millisecond collided with another writer's;
+// create first otherwise.
+func (p *pathMemory) appendFirst(pk string, ms time.Time, path config.WritePath) bool {
+	switch path {
+	case config.WritePathAppendFirst:
+		return true
+	case config.WritePathCreateFirst:
+		return false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	s, ok := p.last[pk]
+	return ok && (s.ms == ms.UnixNano() || s.collided)
+}
+
+// record notes that this engine wrote millisecond ms of partition pk,
+// and whether the millisecond's first item existed before (1), did not
+// (0), or was not learnt (-1, keeping what was known).
+func (p *pathMemory) record(pk string, ms time.Time, existed int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.last) >= maxPathMemory {
+		clear(p.last)
+	}
+	s := p.last[pk]
+	s.ms = ms.UnixNano()
+	if existed >= 0 {
+		s.collided = existed == 1
+	}
+	p.last[pk] = s
+}
+
+// mapProblem returns why an event, as its row item, cannot be stored in
+// the map layout, or "".
+func mapProblem(row storage.Item) string {
+	g := groupMapEvents([]storage.Item{row})
+	if len(g) != 1 {
+		return ""
+	}
+	e := g[0].events[0]
+	if len(e.fields) > MaxMapFields {
+		return fmt.Sprintf("event has %d fields; the map layout stores at most %d (DynamoDB's 4 KB expression limit): use the row layout for wider events", len(e.fields), MaxMapFields)
+	}
+	it := mapItemFor(g[0].pk, mapSortKey(g[0].ms, 0), g[0].events, g[0].extra)
+	if size := storage.ItemSize(it) + sizeSlack + 3; size > storage.MaxItemSize {
+		return fmt.Sprintf("event is %d bytes as a map item, over DynamoDB's limit of %d", size, storage.MaxItemSize)
+	}
+	return ""
+}
