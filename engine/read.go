@@ -109,10 +109,10 @@ type source struct {
 	table  string
 	series string
 	// ctx and store serve the follow-up queries of nextItem.
-	ctx    context.Context
-	store  storage.Store
-	q      storage.Query
-	it     storage.Iterator
+	ctx   context.Context
+	store storage.Store
+	q     storage.Query
+	it    storage.Iterator
 	// read counts the items the iterator returned, and lastSK is the last
 	// one's sort key: an iterator that stops after q.Limit items is
 	// followed by another from lastSK.
