@@ -28,6 +28,11 @@
 //	                            # tables past retention before deleting them
 //	tables:
 //	  a_table: {family: events, layout: map, write_path: auto}
+//	  b_table:
+//	    layout: map             # row or map; default: the family's
+//	    write_path: append_first  # auto, create_first or append_first
+//	    events_per_item: 250    # a map item's events before a continuation item
+//	    rollups: true           # exact hourly and daily rollups
 //	store: dynamodb             # or pebble:DIR; --store wins
 //	meta_table: timetable_meta
 //

@@ -141,3 +141,31 @@ func TestRollupsKey(t *testing.T) {
 	require.True(t, c.Tables["cpu"].Rollups)
 	require.False(t, c.Tables["other"].Rollups)
 }
+
+func TestTableLayout(t *testing.T) {
+	c, err := config.Parse([]byte(`
+families:
+  - name: events
+  - name: wide
+    layout: map
+tables:
+  a: {layout: map, write_path: append_first, events_per_item: 40}
+  b: {family: wide}
+  c: {family: wide, layout: row}
+`))
+	require.NoError(t, err)
+	require.Equal(t, config.Layout{Layout: family.LayoutMap, WritePath: config.WritePathAppendFirst, EventsPerItem: 40}, c.Layout("a"))
+	require.Equal(t, config.Layout{Layout: family.LayoutMap, WritePath: config.WritePathAuto, EventsPerItem: config.DefaultEventsPerItem}, c.Layout("b"))
+	require.Equal(t, family.LayoutRow, c.Layout("c").Layout)
+	require.Equal(t, family.LayoutRow, c.Layout("unlisted").Layout)
+
+	for _, bad := range []string{
+		"tables: {a: {layout: grid}}",
+		"tables: {a: {write_path: sideways}}",
+		"tables: {a: {events_per_item: -1}}",
+		"tables: {a: {events_per_item: 1000000}}",
+	} {
+		_, err := config.Parse([]byte(bad))
+		require.ErrorIs(t, err, config.ErrInvalid, bad)
+	}
+}

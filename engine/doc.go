@@ -32,6 +32,70 @@
 // recorded in each table's tags, so changing a family's shard count only
 // affects new tables.
 //
+// # Map layout
+//
+// A logical table with "layout: map" in the configuration keeps Fineo's
+// layout: one item per partition (the same partition key as rows) and
+// millisecond, sort key the millisecond's fixed-width time, "!" and a
+// sequence number, holding
+//
+//	tt_ids   the event ids, in the order they were appended (a list)
+//	tt_ns    id → nanoseconds past the millisecond, for events not on it
+//	tt_sz    an upper bound of the item's size in bytes
+//	<field>  one map per field, event id → value
+//
+//	pk = acme#a_table#car-17#0
+//	sk = 2017-04-10T12:00:00.123000000Z!0
+//	tt_ids = ["3q2-7w…", "Xc9a…"], speed = {"3q2-7w…": 88.5, "Xc9a…": 90}
+//
+// "!" sorts before the "#" of row keys, so a time range selects map items
+// with the same key conditions, and one partition may hold both layouts.
+// Tables of both layouts share a family's physical tables.
+//
+// No cap. An item holds at most events_per_item events (250 by default,
+// Fineo's limit) and stays under DynamoDB's 400 KB; further events of the
+// millisecond go to continuation items with sequence numbers 1, 2, … . An
+// event of more than MaxMapFields fields, or too large for an item of its
+// own, is refused at validation: the row layout takes it.
+//
+// Idempotent appends. Every write is a conditional storage.Update. A
+// create requires that the item does not exist. An append requires that
+// the item exists, that tt_ids holds none of the events' ids, that it has
+// room for them (size(tt_ids) and tt_sz against the limits), and that
+// each field map it extends exists (or, for a map it adds whole, does
+// not); it lists the ids, sets the field entries and adds to tt_sz in
+// one step. When a condition fails the writer reads the item, drops the
+// events it already holds, and tries again with what it learnt. It moves
+// on to the next continuation item only when the item it read lacks its
+// events and can never take them: full by count, or closed. A writer
+// whose events no longer fit by size first closes the item (sets tt_sz
+// past the limit), on condition that it still holds none of them. Items
+// only grow, and a full or closed item stays so, so an event id is stored
+// in at most one item of its millisecond, however many writers race and
+// however often a request is retried. Reads drop repeats all the same.
+//
+// Write paths. create_first tries the conditional create first and
+// appends when the item exists; append_first tries the append first and
+// creates the item when it is missing; either reads the item after both
+// failed. auto decides per write and partition: it appends first when
+// this engine's last write to the partition was to the same millisecond
+// (the item exists), or when its last create of a new millisecond found
+// the item made by another writer (several writers share milliseconds);
+// it creates first otherwise. So one writer of one event per millisecond
+// pays one request per event, and one writer of ten events per
+// millisecond, one call each, pays one create and nine appends.
+// Events of one write for the same millisecond are appended together, as
+// many per request as DynamoDB's 4 KB expression limit allows.
+//
+// Reads. A partition is read a millisecond at a time: its items (and any
+// row items of that millisecond) are decoded, sorted by time and id, and
+// cut to the query's range and cursor, so queries, limits and cursors
+// behave as in the row layout. A projection of fields projects the field
+// maps. Should a table's layout change from map to row, a partition can
+// hold both; reads switch to this mode at the first map item they meet,
+// and in a descending read, row events of that one millisecond read
+// before it may come out ahead of map events of the same millisecond.
+//
 // # Series index
 //
 // A query may leave out the series and read every series of a logical

@@ -324,3 +324,55 @@ func TestMapLayoutRefusesWideEvents(t *testing.T) {
 		require.NoError(t, err)
 	})
 }
+
+// flakyStore fails every third conditional update with an error of its
+// own, before it reaches the store, or after, as a lost answer does.
+type flakyStore struct {
+	storage.Store
+	n atomic.Int64
+}
+
+func (f *flakyStore) Update(ctx context.Context, u storage.Update) error {
+	switch f.n.Add(1) % 6 {
+	case 0:
+		return errInjected
+	case 3:
+		if err := f.Store.Update(ctx, u); err != nil {
+			return err
+		}
+		return errInjected
+	}
+	return f.Store.Update(ctx, u)
+}
+
+func TestMapLayoutPartialFailuresAndRetries(t *testing.T) {
+	each(t, func(t *testing.T, b backends.Backend) {
+		inner, cfg := b.Open(t)
+		store := &flakyStore{Store: inner}
+		cfg.Tables = map[string]config.Table{"m": {Family: cfg.Families[0].Name, Layout: family.LayoutMap, EventsPerItem: 7}}
+		db, err := engine.Open(context.Background(), store, engine.Options{Config: cfg, Clock: clock.NewManual(apr10.Add(time.Hour))})
+		require.NoError(t, err)
+		t.Cleanup(func() { db.Close() })
+
+		var evs []event.Event
+		for ms := range 6 {
+			evs = append(evs, sameMillisecond(apr10.Add(time.Duration(ms)*time.Millisecond), "dev", 1+ms*5)...)
+		}
+		failures := 0
+		for range 50 {
+			written, err := db.Write(context.Background(), "acme", "m", slices.Clone(evs))
+			if err == nil {
+				require.Equal(t, len(evs), written)
+				break
+			}
+			failures++
+			var we *engine.WriteError
+			require.ErrorAs(t, err, &we)
+			require.ErrorIs(t, err, errInjected)
+			require.Equal(t, len(evs)-len(we.Unwritten), written)
+		}
+		require.Positive(t, failures, "the flaky store never failed a write")
+		q := engine.Query{Table: "m", Series: "dev", From: apr10, To: apr10.Add(time.Second), Limit: 4}
+		requireExactlyOnce(t, queryAll(t, db, "acme", q), evs)
+	})
+}
