@@ -376,3 +376,40 @@ func TestMapLayoutPartialFailuresAndRetries(t *testing.T) {
 		requireExactlyOnce(t, queryAll(t, db, "acme", q), evs)
 	})
 }
+
+func TestMapLayoutAggregates(t *testing.T) {
+	each(t, func(t *testing.T, b backends.Backend) {
+		inner, cfg := b.Open(t)
+		fam := cfg.Families[0].Name
+		cfg.Tables = map[string]config.Table{
+			"m":  {Family: fam, Layout: family.LayoutMap},
+			"mr": {Family: fam, Layout: family.LayoutMap, Rollups: true},
+			"r":  {Family: fam, Layout: family.LayoutRow},
+		}
+		clk := clock.NewManual(apr10.Add(48 * time.Hour))
+		db, err := engine.Open(context.Background(), inner, engine.Options{Config: cfg, Clock: clk, RollupSettle: time.Minute})
+		require.NoError(t, err)
+		t.Cleanup(func() { db.Close() })
+		var evs []event.Event
+		rng := rand.New(rand.NewPCG(9, 9))
+		for i := range 300 {
+			at := apr10.Add(time.Duration(rng.IntN(3*3600)) * time.Second).Add(time.Duration(rng.IntN(3)) * time.Millisecond)
+			evs = append(evs, ev(at, []string{"a", "b"}[i%2], map[string]any{"v": num(rng.IntN(100)), "i": num(i)}))
+		}
+		for _, table := range []string{"m", "mr", "r"} {
+			writeInRequests(t, db, table, evs, 30, rng)
+		}
+		clk.Advance(time.Hour) // past the settle window: rollups are stored and used
+		q := engine.AggregateQuery{From: apr10, To: apr10.Add(3 * time.Hour), Bucket: time.Hour, Fields: []string{"v"}, Funcs: []string{"count", "sum", "min", "max"}}
+		q.Table = "r"
+		want, err := db.Aggregate(context.Background(), "acme", q)
+		require.NoError(t, err)
+		require.NotEmpty(t, want)
+		for _, table := range []string{"m", "mr", "mr"} { // twice: computed, then from rollups
+			q.Table = table
+			got, err := db.Aggregate(context.Background(), "acme", q)
+			require.NoError(t, err)
+			require.Equal(t, want, got, table)
+		}
+	})
+}
