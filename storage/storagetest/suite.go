@@ -80,6 +80,7 @@ func RunWithOptions(t *testing.T, open func(t *testing.T) storage.Store, opts Op
 		{"Items", s.itemTests()},
 		{"Query", s.queryTests()},
 		{"Scan", s.scanTests()},
+		{"Update", s.updateTests()},
 		{"Durability", s.durabilityTests()},
 	}
 	for _, g := range groups {
