@@ -39,12 +39,14 @@ const (
 	CondExists CondKind = iota + 1
 	// CondNotExists holds when the item lacks the attribute Attr.
 	CondNotExists
-	// CondNotContains holds when Attr is not a list holding the string
-	// Value (so also when Attr is missing).
+	// CondNotContains holds unless Attr is a list holding the string
+	// Value, or a string holding it as a substring (DynamoDB's contains);
+	// so also when Attr is missing.
 	CondNotContains
-	// CondSizeAtMost holds when Attr is a list, map, string or binary
-	// value whose number of elements (or bytes) is at most Value, an int.
-	// It does not hold when Attr is missing.
+	// CondSizeAtMost holds when Attr is a list or map of at most Value (an
+	// int) elements, or a binary value of at most Value bytes. It does not
+	// hold when Attr is missing. On a string the backends differ (DynamoDB
+	// Local and dynalite count characters, Pebble bytes): do not rely on it.
 	CondSizeAtMost
 	// CondAtMost holds when Attr is a number at most Value, a json.Number.
 	// It does not hold when Attr is missing.
@@ -86,6 +88,10 @@ type Action struct {
 	Key   string // for ActionSetKey
 	Value any
 }
+
+// An action on an attribute of the wrong type (an append to a number, an
+// add to a string) fails with an error that wraps no sentinel, and the item
+// is unchanged.
 
 // Errors of Update, wrapped with the operation, table and key.
 var (

@@ -3,6 +3,7 @@ package pebblestore
 import (
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"log/slog"
 	"sync"
 
@@ -37,6 +38,8 @@ type Store struct {
 	logger *slog.Logger
 
 	catalog catalog
+	// itemLocks serialise Updates of one item.
+	itemLocks stripes
 
 	// ops counts the calls in progress and the open iterators; Close
 	// waits for them before it closes the DB, because Pebble panics on a
@@ -62,7 +65,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open pebble store %q: %w", dir, err)
 	}
-	s := &Store{db: db, clock: opts.Clock, logger: opts.Logger}
+	s := &Store{db: db, clock: opts.Clock, logger: opts.Logger, itemLocks: stripes{seed: maphash.MakeSeed()}}
 	if err := s.checkFormat(); err != nil {
 		return nil, errors.Join(fmt.Errorf("open pebble store %q: %w", dir, err), db.Close())
 	}

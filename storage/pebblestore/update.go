@@ -54,7 +54,7 @@ func (s *Store) update(ctx context.Context, u storage.Update) error {
 	}
 	key := appendItemKey(nil, t.id, u.PK, u.SK)
 
-	mu := itemLocks.of(key)
+	mu := s.itemLocks.of(key)
 	mu.Lock()
 	defer mu.Unlock()
 	if err := ctx.Err(); err != nil { // the wait for the lock may have been long
@@ -110,14 +110,10 @@ func (s *Store) readAttrs(key []byte) (map[string]any, bool, error) {
 	return attrs, true, nil
 }
 
-// itemLocks serialises Updates of one item. A lock is chosen by a hash of
-// the item's key (table id, partition key, sort key), so Updates of
+// A Store's itemLocks serialise Updates of one item. A lock is chosen by a
+// hash of the item's key (table id, partition key, sort key), so Updates of
 // different items rarely wait for each other and the lock table never
-// grows. The stripes are shared by every Store of the process: a lock is
-// held only across one item's read, evaluation and commit, so two stores
-// sharing a stripe cost at most a short wait, never a deadlock (no code
-// holds two stripes at once).
-var itemLocks = stripes{seed: maphash.MakeSeed()}
+// grows; no code holds two at once.
 
 // stripeCount is the number of item locks.
 const stripeCount = 256
@@ -265,6 +261,10 @@ func holds(c storage.Cond, v any, ok bool) bool {
 	case storage.CondNotExists:
 		return !ok
 	case storage.CondNotContains:
+		if str, isString := v.(string); isString {
+			// DynamoDB's contains on a string tests for a substring.
+			return !strings.Contains(str, c.Value.(string))
+		}
 		l, isList := v.([]any)
 		if !isList {
 			return true

@@ -150,8 +150,10 @@ func TestUpdateConditionEdgeCases(t *testing.T) {
 		cond storage.Cond
 		want bool
 	}{
-		// The contract's NotContains looks into lists only.
-		{"not contains on a string", storage.NotContains("s", "b"), true},
+		// NotContains looks into lists, and into strings for a
+		// substring, as DynamoDB's contains does.
+		{"not contains on a string", storage.NotContains("s", "b"), false},
+		{"not contains on a string without it", storage.NotContains("s", "zz"), true},
 		{"not contains of a number's text", storage.NotContains("l", "1"), true},
 		{"not contains of a nested list's string", storage.NotContains("l", "x"), true},
 		{"not contains of a string element", storage.NotContains("l", "y"), false},
