@@ -55,6 +55,9 @@ func main() {
 	if err := bench.Dynamo(ctx, o, &r); err != nil {
 		fail(err)
 	}
+	if err := bench.Layouts(ctx, o, &r); err != nil {
+		fail(err)
+	}
 	r.Rows = append(r.Rows, bench.Row{Figure: "peak memory (whole run)", Value: bench.PeakRSS(), Unit: "MiB"})
 	r.Print(os.Stdout)
 }
