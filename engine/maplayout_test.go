@@ -129,6 +129,9 @@ func TestMapLayoutManyEventsInOneMillisecond(t *testing.T) {
 					writeInRequests(t, db, "m", evs, 40, rng)
 					q := engine.Query{Table: "m", Series: series, From: at, To: at.Add(time.Millisecond), Limit: 1000}
 					requireExactlyOnce(t, queryAll(t, db, "acme", q), evs)
+					if path != config.WritePathAuto {
+						continue // the items are the same whatever the path
+					}
 					// Small pages cut items and continuation items.
 					q.Limit = 7
 					if n > 300 {
