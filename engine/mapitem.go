@@ -18,7 +18,8 @@ const (
 	// mapIDs lists the item's event ids, in the order they were appended.
 	mapIDs = "tt_ids"
 	// mapNanos maps the id of each event not on a whole millisecond to its
-	// nanoseconds past the item's millisecond.
+	// nanoseconds past the item's millisecond; every item has it, maybe
+	// empty.
 	mapNanos = "tt_ns"
 	// mapSize is an upper bound of the item's size in bytes, which appends
 	// add to and check, or more than storage.MaxItemSize once the item is
@@ -158,6 +159,11 @@ func mapItemFor(pk, sk string, events []mapEvent, extra map[string]any) storage.
 		}
 	}
 	attrs[mapIDs] = ids
+	if attrs[mapNanos] == nil {
+		// Made empty, so that a blind append of an event off the
+		// millisecond finds it.
+		attrs[mapNanos] = map[string]any{}
+	}
 	for k, v := range extra {
 		attrs[k] = v
 	}

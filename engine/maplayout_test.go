@@ -303,6 +303,20 @@ func TestMapLayoutAutoPathRequests(t *testing.T) {
 		}
 		require.EqualValues(t, 50, store.updates.Load())
 		require.EqualValues(t, 0, store.gets.Load())
+
+		// The same with times off the millisecond, the first on it.
+		_, err = db.Write(ctx, "acme", "m", []event.Event{ev(apr10.Add(-time.Second), "sub", map[string]any{"v": num(0)})})
+		require.NoError(t, err)
+		store.updates.Store(0)
+		for ms := range 5 {
+			for i := range 10 {
+				at := apr10.Add(time.Duration(ms)*time.Millisecond + time.Duration(i)*100*time.Microsecond)
+				_, err := db.Write(ctx, "acme", "m", []event.Event{ev(at, "sub", map[string]any{"v": num(i)})})
+				require.NoError(t, err)
+			}
+		}
+		require.EqualValues(t, 50, store.updates.Load())
+		require.EqualValues(t, 0, store.gets.Load())
 	})
 }
 

@@ -472,11 +472,13 @@ func (p *pathMemory) record(pk string, ms time.Time, existed int) {
 	if len(p.last) >= maxPathMemory {
 		clear(p.last)
 	}
-	s := p.last[pk]
-	s.ms = ms.UnixNano()
-	if existed >= 0 {
+	s, seen := p.last[pk]
+	if existed >= 0 && !(seen && s.ms == ms.UnixNano()) {
+		// Only a new millisecond says whether other writers make items
+		// first: this engine made the one it wrote last.
 		s.collided = existed == 1
 	}
+	s.ms = ms.UnixNano()
 	p.last[pk] = s
 }
 
