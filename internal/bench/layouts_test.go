@@ -34,6 +34,10 @@ func TestMeterWorkloads(t *testing.T) {
 		{layoutConfigs[1], workloads[1], 1 + 2*(per-1)},
 		{layoutConfigs[2], workloads[1], 2 + (per - 1)},
 		{layoutConfigs[3], workloads[1], 1 + (per - 1)}, // create, then appends
+		{layoutConfigs[0], workloads[2], 1},             // one batch per millisecond
+		{layoutConfigs[1], workloads[2], 1},             // one create per millisecond
+		{layoutConfigs[2], workloads[2], 2},             // append fails, create
+		{layoutConfigs[3], workloads[2], 1},             // auto: a new millisecond, create first
 	} {
 		t.Run(tc.config.name+" "+tc.workload.name, func(t *testing.T) {
 			const writers, events = 2, 40
@@ -66,6 +70,12 @@ func TestMeterWorkloadsGrowingItems(t *testing.T) {
 	require.EqualValues(t, 20, row.WriteUnits)
 	require.Greater(t, auto.WriteUnits, auto.Requests)
 	require.Greater(t, auto.WriteUnits, row.WriteUnits)
+
+	// Ten events in one call make one item, written once: fewer units
+	// than ten rows.
+	batched, err := meterWorkload(context.Background(), gen, layoutConfigs[3], workloads[2], 1, 20)
+	require.NoError(t, err)
+	require.Less(t, batched.WriteUnits, row.WriteUnits)
 }
 
 // TestMeterRules checks each charging rule on one item.
