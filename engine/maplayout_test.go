@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/require"
 
 	"github.com/timetabledb/timetable/clock"
@@ -429,4 +431,27 @@ func TestMapLayoutAggregates(t *testing.T) {
 			require.Equal(t, want, got, table)
 		}
 	})
+}
+
+func TestMapLayoutMetrics(t *testing.T) {
+	inner, cfg := backends.Pebble().Open(t)
+	cfg.Tables = map[string]config.Table{"m": {Family: cfg.Families[0].Name, Layout: family.LayoutMap}}
+	reg := prometheus.NewRegistry()
+	db, err := engine.Open(context.Background(), inner, engine.Options{Config: cfg, Clock: clock.NewManual(apr10.Add(time.Hour)), Registerer: reg})
+	require.NoError(t, err)
+	t.Cleanup(func() { db.Close() })
+	e := []event.Event{ev(apr10, "s", map[string]any{"v": num(1)})}
+	for range 2 { // the second time, a retry: every attempt fails, the read finds the event
+		_, err := db.Write(context.Background(), "acme", "m", slices.Clone(e))
+		require.NoError(t, err)
+	}
+	want := `
+# HELP timetable_map_requests_total Requests of map-layout writes, by kind (create, append, close, read) and result (ok, condition_failed, error).
+# TYPE timetable_map_requests_total counter
+timetable_map_requests_total{kind="append",result="condition_failed"} 1
+timetable_map_requests_total{kind="create",result="condition_failed"} 1
+timetable_map_requests_total{kind="create",result="ok"} 1
+timetable_map_requests_total{kind="read",result="ok"} 1
+`
+	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(want), "timetable_map_requests_total"))
 }

@@ -60,10 +60,11 @@ type mapGroup struct {
 
 // mapWriter stores a tableWrite's events in the map layout.
 type mapWriter struct {
-	store  storage.Store
-	table  string
-	layout config.Layout
-	paths  *pathMemory
+	store   storage.Store
+	table   string
+	layout  config.Layout
+	paths   *pathMemory
+	metrics *metrics
 }
 
 // groupMapEvents splits a tableWrite's items into milliseconds of
@@ -171,9 +172,11 @@ func (mw *mapWriter) writeGroup(ctx context.Context, g *mapGroup) ([]mapEvent, e
 		sk := mapSortKey(g.ms, seq)
 		var u storage.Update
 		var n int
+		kind := "append"
 		switch next {
 		case readItem:
 			it, err := mw.store.GetItem(ctx, mw.table, g.pk, sk)
+			mw.metrics.observeMap("read", err)
 			switch {
 			case errors.Is(err, storage.ErrItemNotFound):
 				st = mapItemState{fresh: true}
@@ -190,6 +193,7 @@ func (mw *mapWriter) writeGroup(ctx context.Context, g *mapGroup) ([]mapEvent, e
 				return todo, fmt.Errorf("event %q does not fit in a new map item", todo[0].id)
 			}
 			u = mw.create(g, sk, todo[:n])
+			kind = "create"
 			triedCreate = true
 		case tryAppend:
 			n = mw.fit(todo, mapItemState{exists: true, fields: allFields(todo)})
@@ -219,6 +223,7 @@ func (mw *mapWriter) writeGroup(ctx context.Context, g *mapGroup) ([]mapEvent, e
 				// unless one of them got in meanwhile, so that none can
 				// land in it once this writer moves on.
 				err := mw.store.Update(ctx, mw.closeItem(g, sk, todo))
+				mw.metrics.observeMap("close", err)
 				if errors.Is(err, storage.ErrConditionFailed) {
 					next = readItem
 					continue
@@ -232,6 +237,7 @@ func (mw *mapWriter) writeGroup(ctx context.Context, g *mapGroup) ([]mapEvent, e
 			continue
 		}
 		err := mw.store.Update(ctx, u)
+		mw.metrics.observeMap(kind, err)
 		if err == nil {
 			if next == tryCreate && seq == 0 && existed < 0 {
 				existed = 0

@@ -1,9 +1,12 @@
 package engine
 
 import (
+	"errors"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/timetabledb/timetable/storage"
 )
 
 // metrics are the engine's Prometheus metrics. With no registerer they are
@@ -14,6 +17,9 @@ type metrics struct {
 	writeSeconds   prometheus.Histogram
 	eventsReturned prometheus.Counter
 	querySeconds   *prometheus.HistogramVec
+	// mapRequests counts the map layout's conditional writes and reads by
+	// kind and result: how often a write path guessed wrong.
+	mapRequests *prometheus.CounterVec
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -35,9 +41,13 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "timetable_query_seconds", Help: "Time to answer one query page.",
 			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16),
 		}, []string{"result"}),
+		mapRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "timetable_map_requests_total",
+			Help: "Requests of map-layout writes, by kind (create, append, close, read) and result (ok, condition_failed, error).",
+		}, []string{"kind", "result"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.eventsWritten, m.eventsFailed, m.writeSeconds, m.eventsReturned, m.querySeconds)
+		reg.MustRegister(m.eventsWritten, m.eventsFailed, m.writeSeconds, m.eventsReturned, m.querySeconds, m.mapRequests)
 	}
 	return m
 }
@@ -55,4 +65,18 @@ func (m *metrics) observeQuery(events int, d time.Duration, err error) {
 	}
 	m.eventsReturned.Add(float64(events))
 	m.querySeconds.WithLabelValues(result).Observe(d.Seconds())
+}
+
+// observeMap counts one request of a map-layout write.
+func (m *metrics) observeMap(kind string, err error) {
+	result := "ok"
+	switch {
+	case errors.Is(err, storage.ErrConditionFailed):
+		result = "condition_failed"
+	case errors.Is(err, storage.ErrItemNotFound):
+		// A read that found no item is an answer, not a failure.
+	case err != nil:
+		result = "error"
+	}
+	m.mapRequests.WithLabelValues(kind, result).Inc()
 }

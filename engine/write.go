@@ -97,7 +97,7 @@ func (db *DB) Write(ctx context.Context, tenant, table string, events []event.Ev
 	}
 	if layout.Layout == family.LayoutMap {
 		for _, grp := range groups {
-			grp.mapw = &mapWriter{store: db.store, layout: layout, paths: db.paths}
+			grp.mapw = &mapWriter{store: db.store, layout: layout, paths: db.paths, metrics: db.metrics}
 		}
 	}
 	if rollups {
