@@ -128,7 +128,7 @@ func TestMapLayoutManyEventsInOneMillisecond(t *testing.T) {
 					// One request, then again in requests of random
 					// sizes: a retry of every event.
 					writeInRequests(t, db, "m", evs, n, rng)
-					writeInRequests(t, db, "m", evs, 40, rng)
+					writeInRequests(t, db, "m", evs, max(40, n/4), rng)
 					q := engine.Query{Table: "m", Series: series, From: at, To: at.Add(time.Millisecond), Limit: 1000}
 					requireExactlyOnce(t, queryAll(t, db, "acme", q), evs)
 					if path != config.WritePathAuto {
