@@ -293,32 +293,22 @@ func TestMapLayoutAutoPathRequests(t *testing.T) {
 		require.EqualValues(t, 0, store.gets.Load())
 
 		// Ten per millisecond, each its own write: one create, then one
-		// append each.
-		_, err = db.Write(ctx, "acme", "m", []event.Event{ev(apr10.Add(-time.Second), "ten", map[string]any{"v": num(0)})})
-		require.NoError(t, err)
-		store.updates.Store(0)
-		for ms := range 5 {
-			for i := range 10 {
-				_, err := db.Write(ctx, "acme", "m", []event.Event{ev(apr10.Add(time.Duration(ms)*time.Millisecond), "ten", map[string]any{"v": num(i)})})
-				require.NoError(t, err)
+		// append each; the same with times off the millisecond (the
+		// first on it).
+		for series, step := range map[string]time.Duration{"ten": 0, "sub": 100 * time.Microsecond} {
+			_, err = db.Write(ctx, "acme", "m", []event.Event{ev(apr10.Add(-time.Second), series, map[string]any{"v": num(0)})})
+			require.NoError(t, err)
+			store.updates.Store(0)
+			for ms := range 5 {
+				for i := range 10 {
+					at := apr10.Add(time.Duration(ms)*time.Millisecond + time.Duration(i)*step)
+					_, err := db.Write(ctx, "acme", "m", []event.Event{ev(at, series, map[string]any{"v": num(i)})})
+					require.NoError(t, err)
+				}
 			}
+			require.EqualValues(t, 50, store.updates.Load(), series)
+			require.EqualValues(t, 0, store.gets.Load(), series)
 		}
-		require.EqualValues(t, 50, store.updates.Load())
-		require.EqualValues(t, 0, store.gets.Load())
-
-		// The same with times off the millisecond, the first on it.
-		_, err = db.Write(ctx, "acme", "m", []event.Event{ev(apr10.Add(-time.Second), "sub", map[string]any{"v": num(0)})})
-		require.NoError(t, err)
-		store.updates.Store(0)
-		for ms := range 5 {
-			for i := range 10 {
-				at := apr10.Add(time.Duration(ms)*time.Millisecond + time.Duration(i)*100*time.Microsecond)
-				_, err := db.Write(ctx, "acme", "m", []event.Event{ev(at, "sub", map[string]any{"v": num(i)})})
-				require.NoError(t, err)
-			}
-		}
-		require.EqualValues(t, 50, store.updates.Load())
-		require.EqualValues(t, 0, store.gets.Load())
 	})
 }
 

@@ -109,32 +109,25 @@ func groupMapEvents(items []storage.Item) []*mapGroup {
 // *storage.WriteError listing the items not stored when it fails.
 func (mw *mapWriter) write(ctx context.Context, items []storage.Item) error {
 	groups := groupMapEvents(items)
-	var mu sync.Mutex
-	var unwritten []int
-	var firstErr error
+	var lost failures
 	var g errgroup.Group
 	g.SetLimit(mapGroupParallelism)
 	for _, grp := range groups {
 		g.Go(func() error {
 			left, err := mw.writeGroup(ctx, grp)
-			if err == nil {
-				return nil
+			if err != nil {
+				idx := make([]int, len(left))
+				for i, e := range left {
+					idx[i] = e.idx
+				}
+				lost.add(err, idx...)
 			}
-			mu.Lock()
-			defer mu.Unlock()
-			if firstErr == nil {
-				firstErr = err
-			}
-			for _, e := range left {
-				unwritten = append(unwritten, e.idx)
-			}
-			return nil
+			return nil // the other milliseconds are still written
 		})
 	}
 	_ = g.Wait()
-	if firstErr != nil {
-		slices.Sort(unwritten)
-		return &storage.WriteError{Table: mw.table, Unwritten: unwritten, Err: firstErr}
+	if unwritten, err := lost.result(); err != nil {
+		return &storage.WriteError{Table: mw.table, Unwritten: unwritten, Err: err}
 	}
 	return nil
 }

@@ -107,9 +107,7 @@ func (db *DB) Write(ctx context.Context, tenant, table string, events []event.Ev
 		}
 	}
 
-	var mu sync.Mutex
-	var unwritten []int
-	var firstErr error
+	var lost failures
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(db.opts.WriteParallelism)
 	for _, grp := range groups {
@@ -128,30 +126,26 @@ func (db *DB) Write(ctx context.Context, tenant, table string, events []event.Ev
 			if err == nil {
 				return nil
 			}
-			mu.Lock()
-			defer mu.Unlock()
-			if firstErr == nil {
-				firstErr = err
-			}
+			var items []int
 			var we *storage.WriteError
 			if errors.As(err, &we) {
 				for _, i := range we.Unwritten {
-					unwritten = grp.appendEvents(unwritten, i)
+					items = grp.appendEvents(items, i)
 				}
 			} else {
 				for i := range grp.items {
-					unwritten = grp.appendEvents(unwritten, i)
+					items = grp.appendEvents(items, i)
 				}
 			}
+			lost.add(err, items...)
 			return nil // the other tables are still written
 		})
 	}
 	_ = g.Wait()
+	unwritten, err := lost.result()
 	db.metrics.observeWrite(len(events), len(unwritten), time.Since(start))
-	if firstErr != nil {
-		slices.Sort(unwritten)
-		unwritten = slices.Compact(unwritten)
-		return len(events) - len(unwritten), &WriteError{Unwritten: unwritten, Err: firstErr}
+	if err != nil {
+		return len(events) - len(unwritten), &WriteError{Unwritten: unwritten, Err: err}
 	}
 	return len(events), nil
 }
@@ -346,4 +340,31 @@ func shardOf(id string, shards int) int {
 	h := fnv.New32a()
 	h.Write([]byte(id))
 	return int(h.Sum32() % uint32(shards))
+}
+
+// failures collects what concurrent writes could not store: indexes and
+// the first error.
+type failures struct {
+	mu    sync.Mutex
+	index []int
+	err   error
+}
+
+// add records err and the indexes it left unwritten.
+func (f *failures) add(err error, index ...int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.err == nil {
+		f.err = err
+	}
+	f.index = append(f.index, index...)
+}
+
+// result returns the indexes, ascending and each once, and the first
+// error; nil when nothing failed.
+func (f *failures) result() ([]int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	slices.Sort(f.index)
+	return slices.Compact(f.index), f.err
 }

@@ -46,15 +46,7 @@ func Dynamo(ctx context.Context, o Options, r *Report) error {
 		return nil
 	}
 	events := max(o.Events/10, 2000)
-	cfg, err := awsconfig.LoadDefaultConfig(ctx)
-	if err != nil {
-		return err
-	}
-	counter := &counting{next: http.DefaultTransport.(*http.Transport).Clone()}
-	client := dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) {
-		o.HTTPClient = &http.Client{Transport: counter}
-	})
-	store, err := dynamostore.Open(ctx, dynamostore.Options{Client: client, WriteConcurrency: dynamoWriteConcurrency})
+	store, client, counter, err := openDynamo(ctx)
 	if err != nil {
 		return err
 	}
@@ -146,6 +138,25 @@ func Dynamo(ctx context.Context, o Options, r *Report) error {
 		Row{Figure: "write units per event (row layout)", Value: writeUnitsPerEvent(gen, events), Unit: "WCU/ev", Baseline: "naive PutItem", Base: 1, Aim: "-"},
 	)
 	return nil
+}
+
+// openDynamo opens a DynamoDB store on the server the standard AWS
+// configuration chain points at, with a client whose HTTP requests the
+// returned counter counts.
+func openDynamo(ctx context.Context) (*dynamostore.Store, *dynamodb.Client, *counting, error) {
+	cfg, err := awsconfig.LoadDefaultConfig(ctx)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	counter := &counting{next: http.DefaultTransport.(*http.Transport).Clone()}
+	client := dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) {
+		o.HTTPClient = &http.Client{Transport: counter}
+	})
+	store, err := dynamostore.Open(ctx, dynamostore.Options{Client: client, WriteConcurrency: dynamoWriteConcurrency})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return store, client, counter, nil
 }
 
 // writeUnitsPerEvent counts DynamoDB write units by item size, one unit

@@ -21,15 +21,12 @@ import (
 	"fmt"
 	"maps"
 	"math/big"
-	"net/http"
 	"os"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/timetabledb/timetable/clock"
@@ -38,7 +35,6 @@ import (
 	"github.com/timetabledb/timetable/event"
 	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/storage"
-	"github.com/timetabledb/timetable/storage/dynamostore"
 	"github.com/timetabledb/timetable/storage/pebblestore"
 )
 
@@ -291,15 +287,7 @@ func meterWorkload(ctx context.Context, gen *generator, c layoutConfig, w worklo
 // counts, calls f with it and a source of fresh run numbers, and deletes
 // every table those runs made.
 func withLayoutStore(ctx context.Context, f func(store storage.Store, counter *counting, run func() int) error) error {
-	cfg, err := awsconfig.LoadDefaultConfig(ctx)
-	if err != nil {
-		return err
-	}
-	counter := &counting{next: http.DefaultTransport.(*http.Transport).Clone()}
-	client := dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) {
-		o.HTTPClient = &http.Client{Transport: counter}
-	})
-	store, err := dynamostore.Open(ctx, dynamostore.Options{Client: client, WriteConcurrency: dynamoWriteConcurrency})
+	store, _, counter, err := openDynamo(ctx)
 	if err != nil {
 		return err
 	}
