@@ -53,16 +53,13 @@ func DecodeJSON(body []byte, lim Limits, now time.Time) ([]Event, error) {
 				}
 				problems = append(problems, Problem{Index: i, Reason: "not a JSON object"})
 			}
-			p.ws()
-			if p.peek() == ',' {
-				p.pos++
-				continue
+			more, err := p.separator(']', "after an event")
+			if err != nil {
+				return nil, malformed(i, err)
 			}
-			if p.peek() == ']' {
-				p.pos++
+			if !more {
 				break
 			}
-			return nil, malformed(i, p.unexpected("',' or ']' after an event"))
 		}
 	}
 	p.ws()

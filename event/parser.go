@@ -58,6 +58,22 @@ func (p *parser) errorf(format string, args ...any) error {
 }
 
 // unexpected describes the byte at p.pos, or the end of input.
+// separator reads what follows an element of a list or object after
+// optional space: a ',' (more follow: true) or end, the closing '}' or
+// ']' (false). Anything else is an error that says where it stood.
+func (p *parser) separator(end byte, where string) (bool, error) {
+	p.ws()
+	switch p.peek() {
+	case ',':
+		p.pos++
+		return true, nil
+	case end:
+		p.pos++
+		return false, nil
+	}
+	return false, p.unexpected("',' or '" + string(end) + "' " + where)
+}
+
 func (p *parser) unexpected(want string) error {
 	if p.pos >= len(p.data) {
 		return p.errorf("unexpected end of input, expected %s", want)
@@ -194,16 +210,13 @@ func (p *parser) event() (Event, error) {
 			if err != nil {
 				return ev, err
 			}
-			p.ws()
-			if p.peek() == ',' {
-				p.pos++
-				continue
+			more, err := p.separator('}', "after an event's value")
+			if err != nil {
+				return ev, err
 			}
-			if p.peek() == '}' {
-				p.pos++
+			if !more {
 				break
 			}
-			return ev, p.unexpected("',' or '}' after an event's value")
 		}
 	}
 	if seen&keyTime == 0 {
@@ -337,16 +350,13 @@ func (p *parser) fields() (map[string]any, error) {
 				p.fail(fmt.Sprintf("fields: duplicate name %q", name))
 			}
 		}
-		p.ws()
-		if p.peek() == ',' {
-			p.pos++
-			continue
+		more, err := p.separator('}', "after a field")
+		if err != nil {
+			return nil, err
 		}
-		if p.peek() == '}' {
-			p.pos++
+		if !more {
 			break
 		}
-		return nil, p.unexpected("',' or '}' after a field")
 	}
 	if count > p.lim.MaxFields {
 		p.fail(fieldCountReason(count, p.lim))
@@ -429,16 +439,13 @@ func (p *parser) object(depth int) (any, error) {
 		if len(m) == n {
 			p.failHere(fmt.Sprintf("duplicate key %q", k))
 		}
-		p.ws()
-		if p.peek() == ',' {
-			p.pos++
-			continue
+		more, err := p.separator('}', "in an object")
+		if err != nil {
+			return nil, err
 		}
-		if p.peek() == '}' {
-			p.pos++
+		if !more {
 			return m, nil
 		}
-		return nil, p.unexpected("',' or '}' in an object")
 	}
 }
 
@@ -460,16 +467,13 @@ func (p *parser) array(depth int) (any, error) {
 		}
 		p.path = p.path[:len(p.path)-1]
 		l = append(l, v)
-		p.ws()
-		if p.peek() == ',' {
-			p.pos++
-			continue
+		more, err := p.separator(']', "in an array")
+		if err != nil {
+			return nil, err
 		}
-		if p.peek() == ']' {
-			p.pos++
+		if !more {
 			return l, nil
 		}
-		return nil, p.unexpected("',' or ']' in an array")
 	}
 }
 
