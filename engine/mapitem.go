@@ -3,6 +3,7 @@ package engine
 import (
 	"cmp"
 	"encoding/json"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -109,30 +110,70 @@ func newMapSize(name string) int { return len(name) + 3 }
 // nanosValue returns the mapNanos entry of an event.
 func nanosValue(n int64) json.Number { return json.Number(strconv.FormatInt(n, 10)) }
 
+// growth adds up, event by event, what appending events to an item
+// costs: the bytes the item grows by, and the clauses of the append's
+// expressions (see exprFits).
+type growth struct {
+	// have holds the field maps the item has, or the events so far add.
+	have map[string]bool
+	// touched holds the field maps the events so far write to.
+	touched map[string]bool
+	bytes   int
+	ids     int
+	pairs   int // (event, field) entries
+}
+
+// newGrowth starts counting for an item with the field maps in have.
+func newGrowth(have map[string]bool) *growth {
+	g := &growth{have: maps.Clone(have), touched: map[string]bool{}}
+	if g.have == nil {
+		g.have = map[string]bool{}
+	}
+	return g
+}
+
+// add counts one more event.
+func (g *growth) add(e mapEvent) {
+	g.ids++
+	g.bytes += len(e.id) + 1 // the mapIDs element
+	if e.nanos != 0 {
+		g.entry(mapNanos, e.id, nanosValue(e.nanos))
+	}
+	for f, v := range e.fields {
+		g.entry(f, e.id, v)
+	}
+}
+
+func (g *growth) entry(f, id string, v any) {
+	g.pairs++
+	g.bytes += entrySize(id, v)
+	if !g.have[f] {
+		g.have[f] = true
+		g.bytes += newMapSize(f)
+	}
+	g.touched[f] = true
+}
+
 // appendCost returns what appending events adds to an item whose map
 // attributes are those in have (new maps cost their names too).
 func appendCost(events []mapEvent, have map[string]bool) int {
-	n := 0
-	added := map[string]bool{}
+	g := newGrowth(have)
 	for _, e := range events {
-		n += len(e.id) + 1 // the mapIDs element
-		if e.nanos != 0 {
-			n += entrySize(e.id, nanosValue(e.nanos))
-			if !have[mapNanos] && !added[mapNanos] {
-				n += newMapSize(mapNanos)
-				added[mapNanos] = true
-			}
-		}
-		for f, v := range e.fields {
-			n += entrySize(e.id, v)
-			if !have[f] && !added[f] {
-				n += newMapSize(f)
-				added[f] = true
-			}
-		}
+		g.add(e)
 	}
-	return n
+	return g.bytes
 }
+
+// newItemSize returns the size of a new item of the partition and
+// millisecond before any event: its key, its empty id list and nanosecond
+// map, and extra. A growth from newItemFields adds the events' bytes.
+func newItemSize(pk, sk string, extra map[string]any) int {
+	n := storage.ItemSize(storage.Item{PK: pk, SK: sk, Attrs: extra})
+	return n + len(mapIDs) + 3 + newMapSize(mapNanos)
+}
+
+// newItemFields returns the field maps of a new item before any event.
+func newItemFields() map[string]bool { return map[string]bool{mapNanos: true} }
 
 // mapItemFor builds a new map item holding events, with its size bound
 // recorded, and attrs extra attributes (the TTL).

@@ -290,23 +290,11 @@ func predict(st mapItemState, events []mapEvent) mapItemState {
 	return st
 }
 
-// exprFits reports whether an append of events keeps both of its
-// expressions within the budget.
-func exprFits(events []mapEvent) bool {
-	fields := map[string]bool{}
-	pairs := 0
-	for _, e := range events {
-		if e.nanos != 0 {
-			pairs++
-			fields[mapNanos] = true
-		}
-		pairs += len(e.fields)
-		for f := range e.fields {
-			fields[f] = true
-		}
-	}
-	cond := exprFixed + condPerID*len(events) + condPerField*len(fields)
-	set := exprFixed + setPerPair*pairs + setPerField*len(fields)
+// exprFits reports whether an append of the events g counted keeps both
+// of its expressions within the budget.
+func (g *growth) exprFits() bool {
+	cond := exprFixed + condPerID*g.ids + condPerField*len(g.touched)
+	set := exprFixed + setPerPair*g.pairs + setPerField*len(g.touched)
 	return cond <= maxExpression && set <= maxExpression
 }
 
@@ -315,12 +303,11 @@ func exprFits(events []mapEvent) bool {
 // the expression budget allow.
 func (mw *mapWriter) fit(events []mapEvent, st mapItemState) int {
 	room := mw.layout.EventsPerItem - st.count
+	g := newGrowth(st.fields)
 	n := 0
 	for n < len(events) && n < room {
-		if !exprFits(events[:n+1]) {
-			break
-		}
-		if st.size+appendCost(events[:n+1], st.fields)+sizeSlack > storage.MaxItemSize {
+		g.add(events[n])
+		if !g.exprFits() || st.size+g.bytes+sizeSlack > storage.MaxItemSize {
 			break
 		}
 		n++
@@ -330,10 +317,12 @@ func (mw *mapWriter) fit(events []mapEvent, st mapItemState) int {
 
 // fitNew returns how many of events, from the first, a new item takes.
 func (mw *mapWriter) fitNew(g *mapGroup, events []mapEvent) int {
+	base := newItemSize(g.pk, mapSortKey(g.ms, 0), g.extra) + len(mapSize)
+	grow := newGrowth(newItemFields())
 	n := 0
 	for n < len(events) && n < mw.layout.EventsPerItem {
-		it := mapItemFor(g.pk, mapSortKey(g.ms, 0), events[:n+1], g.extra)
-		if storage.ItemSize(it)+sizeSlack > storage.MaxItemSize {
+		grow.add(events[n])
+		if base+grow.bytes+sizeSlack > storage.MaxItemSize {
 			break
 		}
 		n++
@@ -492,8 +481,10 @@ func mapProblem(row storage.Item) string {
 	if len(e.fields) > MaxMapFields {
 		return fmt.Sprintf("event has %d fields; the map layout stores at most %d (DynamoDB's 4 KB expression limit): use the row layout for wider events", len(e.fields), MaxMapFields)
 	}
-	it := mapItemFor(g[0].pk, mapSortKey(g[0].ms, 0), g[0].events, g[0].extra)
-	if size := storage.ItemSize(it) + sizeSlack + 3; size > storage.MaxItemSize {
+	size := newItemSize(g[0].pk, mapSortKey(g[0].ms, 0), g[0].extra) + len(mapSize) + appendCost(g[0].events, newItemFields())
+	// Allow for a sequence number of a few digits, as for a continuation
+	// item.
+	if size += sizeSlack + 3; size > storage.MaxItemSize {
 		return fmt.Sprintf("event is %d bytes as a map item, over DynamoDB's limit of %d", size, storage.MaxItemSize)
 	}
 	return ""
