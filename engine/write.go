@@ -60,6 +60,21 @@ type pending struct {
 // hours and days its events touch, and must finish within half of
 // Options.RollupSettle: it runs under that deadline.
 func (db *DB) Write(ctx context.Context, tenant, table string, events []event.Event) (int, error) {
+	return db.write(ctx, tenant, table, events, false)
+}
+
+// WriteDecoded is Write for events just as event.DecodeJSON or
+// event.DecodeNDJSON returned them, decoded with this engine's
+// Options().Limits and clock and not changed since. The decoders validate
+// and canonicalize as they read (package event's tests hold every event
+// they accept to pass Validate unchanged), so WriteDecoded skips Write's
+// own validation pass; it still refuses events too large for an item. The
+// HTTP server writes through it.
+func (db *DB) WriteDecoded(ctx context.Context, tenant, table string, events []event.Event) (int, error) {
+	return db.write(ctx, tenant, table, events, true)
+}
+
+func (db *DB) write(ctx context.Context, tenant, table string, events []event.Event, decoded bool) (int, error) {
 	done, err := db.enter()
 	if err != nil {
 		return 0, err
@@ -81,7 +96,7 @@ func (db *DB) Write(ctx context.Context, tenant, table string, events []event.Ev
 	}
 
 	layout := db.opts.Config.Layout(table)
-	items, err := db.prepare(tenant, table, f, layout, events, now)
+	items, err := db.prepare(tenant, table, f, layout, events, now, decoded)
 	if err != nil {
 		return 0, err
 	}
@@ -150,20 +165,19 @@ func (db *DB) Write(ctx context.Context, tenant, table string, events []event.Ev
 	return len(events), nil
 }
 
-// prepare validates the events and turns them into items, without I/O.
-func (db *DB) prepare(tenant, table string, f family.Family, layout config.Layout, events []event.Event, now time.Time) ([]pending, error) {
+// prepare validates the events, unless they come from the decoders, and
+// turns them into items, without I/O.
+func (db *DB) prepare(tenant, table string, f family.Family, layout config.Layout, events []event.Event, now time.Time, decoded bool) ([]pending, error) {
 	var problems []event.Problem
 	items := make([]pending, 0, len(events))
 	var last naming.Ref
 	for i := range events {
 		ev := &events[i]
-		if err := event.Validate(ev, db.opts.Limits, now); err != nil {
-			reason := err.Error()
-			if ve, ok := errors.AsType[*event.ValidationError](err); ok {
-				reason = ve.Reason
+		if !decoded {
+			if reason := validationProblem(ev, db.opts.Limits, now); reason != "" {
+				problems = append(problems, event.Problem{Index: i, Reason: reason})
+				continue
 			}
-			problems = append(problems, event.Problem{Index: i, Reason: reason})
-			continue
 		}
 		ev.AssignID(tenant, table)
 		if !last.Period.Contains(ev.Time) {
@@ -201,6 +215,19 @@ func (db *DB) prepare(tenant, table string, f family.Family, layout config.Layou
 		return nil, &event.BatchError{Problems: problems}
 	}
 	return items, nil
+}
+
+// validationProblem validates an event and returns why it is invalid, or
+// "".
+func validationProblem(ev *event.Event, lim event.Limits, now time.Time) string {
+	err := event.Validate(ev, lim, now)
+	if err == nil {
+		return ""
+	}
+	if ve, ok := errors.AsType[*event.ValidationError](err); ok {
+		return ve.Reason
+	}
+	return err.Error()
 }
 
 // tableWrite is the part of a Write that goes to one physical table.

@@ -15,6 +15,7 @@ import (
 	"github.com/timetabledb/timetable/clock"
 	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/event"
+	"github.com/timetabledb/timetable/internal/backends"
 	"github.com/timetabledb/timetable/storage"
 	"github.com/timetabledb/timetable/storage/pebblestore"
 )
@@ -84,4 +85,44 @@ func TestPartialWriteNamesTheUnwrittenEvents(t *testing.T) {
 	got = queryAll(t, db, "acme", engine.Query{Table: "t", From: apr10, To: apr10.Add(time.Minute)})
 	require.Len(t, got, 10)
 	require.True(t, slices.IsSortedFunc(got, func(a, b event.Event) int { return a.Time.Compare(b.Time) }))
+}
+
+func TestWriteDecodedMatchesWrite(t *testing.T) {
+	each(t, func(t *testing.T, b backends.Backend) {
+		f := open(t, b, 2, apr10.Add(time.Hour))
+		ctx := context.Background()
+		body := []byte(`{"time":"2017-04-10T12:00:00.5Z","series":"a","fields":{"v":1.50,"s":"x"}}
+{"time":1491825601000,"series":"b","fields":{"v":2e3}}
+`)
+		lim, now := f.db.Options().Limits, f.db.Options().Clock.Now()
+		decoded, err := event.DecodeNDJSON(body, lim, now)
+		require.NoError(t, err)
+		n, err := f.db.WriteDecoded(ctx, "acme", "dec", decoded)
+		require.NoError(t, err)
+		require.Equal(t, 2, n)
+		again, err := event.DecodeNDJSON(body, lim, now)
+		require.NoError(t, err)
+		n, err = f.db.Write(ctx, "acme", "plain", again)
+		require.NoError(t, err)
+		require.Equal(t, 2, n)
+
+		q := engine.Query{From: apr10, To: apr10.Add(time.Minute)}
+		q.Table = "dec"
+		got := queryAll(t, f.db, "acme", q)
+		q.Table = "plain"
+		want := queryAll(t, f.db, "acme", q)
+		require.Len(t, got, 2)
+		for i := range got {
+			require.Equal(t, want[i].Fields, got[i].Fields)
+			require.True(t, want[i].Time.Equal(got[i].Time))
+		}
+
+		// Too large for an item is still refused, and nothing is written.
+		big, err := event.DecodeNDJSON([]byte(`{"time":1491825602000,"fields":{"blob":"`+strings.Repeat("x", 300<<10)+`","more":"`+strings.Repeat("y", 120<<10)+`"}}`), lim, now)
+		require.NoError(t, err)
+		_, err = f.db.WriteDecoded(ctx, "acme", "dec", big)
+		var be *event.BatchError
+		require.ErrorAs(t, err, &be)
+		require.Len(t, queryAll(t, f.db, "acme", engine.Query{Table: "dec", From: apr10, To: apr10.Add(time.Minute)}), 2)
+	})
 }

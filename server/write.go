@@ -59,7 +59,7 @@ func (s *Server) writeEvents(w http.ResponseWriter, r *http.Request, tenant stri
 	if len(events) > s.opts.MaxEvents {
 		return &httpError{status: http.StatusRequestEntityTooLarge, msg: fmt.Sprintf("timetable: %d events in one request, over the limit of %d: split the batch", len(events), s.opts.MaxEvents)}
 	}
-	n, err := s.db.Write(r.Context(), tenant, r.PathValue("table"), events)
+	n, err := s.db.WriteDecoded(r.Context(), tenant, r.PathValue("table"), events)
 	if err != nil {
 		return &writeFailure{written: n, err: err}
 	}
