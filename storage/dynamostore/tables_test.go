@@ -179,3 +179,20 @@ func TestListTablesStopsEarly(t *testing.T) {
 	}))
 	require.Equal(t, want[1:], got, "strictly after")
 }
+
+// A family prefix of one or two characters is shorter than DynamoDB's
+// shortest ExclusiveStartTableName: the listing still starts there.
+func TestListTablesAfterShortPrefix(t *testing.T) {
+	s := openStore(t, Options{})
+	ctx := context.Background()
+	name := createTable(t, s, storage.TableSpec{Name: tableName(t) + "_short"})
+	for _, after := range []string{"", "A", "Te"} {
+		found := false
+		require.NoError(t, s.ListTables(ctx, after, func(n string) bool {
+			require.Greater(t, n, after)
+			found = found || n == name
+			return true
+		}), "after %q", after)
+		require.True(t, found, "after %q", after)
+	}
+}
