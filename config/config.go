@@ -20,6 +20,9 @@
 //	      - {name: hot,  age: 0,         read: 300, write: 1000}
 //	      - {name: warm, age: 1 period,  read: 100, write: 1}
 //	      - {name: cold, age: 2 periods, read: 1,   write: 1}
+//	    backfill: {billing: on_demand}  # tables made after their period
+//	                            # ended, while they may be written;
+//	                            # or {read: 5, write: 100}
 //	    prebuild: 1h
 //	    grace: 15m
 //	    retention: 0            # 0 keeps tables forever; 90d, 12w, 2160h
@@ -132,6 +135,7 @@ type fileFamily struct {
 	Layout            *string    `yaml:"layout"`
 	Billing           *string    `yaml:"billing"`
 	Tiers             []fileTier `yaml:"tiers"`
+	Backfill          *fileTier  `yaml:"backfill"`
 	Prebuild          *string    `yaml:"prebuild"`
 	Grace             *string    `yaml:"grace"`
 	Retention         *string    `yaml:"retention"`
@@ -323,6 +327,23 @@ func (ff fileFamily) family() (family.Family, error) {
 			}
 			f.Tiers = append(f.Tiers, family.Tier{Name: ft.Name, Age: age, Capacity: storage.Capacity{Billing: billing, Read: ft.Read, Write: ft.Write}})
 		}
+	}
+	if ff.Backfill != nil {
+		bt := *ff.Backfill
+		billing := storage.OnDemand
+		if bt.Read != 0 || bt.Write != 0 {
+			billing = storage.Provisioned
+		}
+		if bt.Billing != "" {
+			var err error
+			if billing, err = parseBilling(bt.Billing); err != nil {
+				return f, fmt.Errorf("backfill: %w", err)
+			}
+		}
+		if bt.Age != "" || (bt.Name != "" && bt.Name != family.BackfillTier) {
+			return f, fmt.Errorf("backfill: takes billing, read and write only")
+		}
+		f.Backfill = family.Tier{Name: family.BackfillTier, Capacity: storage.Capacity{Billing: billing, Read: bt.Read, Write: bt.Write}}
 	}
 	for _, d := range []struct {
 		name string

@@ -169,3 +169,14 @@ tables:
 		require.ErrorIs(t, err, config.ErrInvalid, bad)
 	}
 }
+
+func TestBackfillTier(t *testing.T) {
+	cfg, err := config.Parse([]byte("families:\n  - name: events\n    backfill: {read: 5, write: 100}\n"))
+	require.NoError(t, err)
+	require.Equal(t, family.Tier{Name: family.BackfillTier, Capacity: storage.Capacity{Billing: storage.Provisioned, Read: 5, Write: 100}}, cfg.Families[0].Backfill)
+	cfg, err = config.Parse([]byte("families:\n  - name: events\n"))
+	require.NoError(t, err)
+	require.Equal(t, family.DefaultBackfill(), cfg.Families[0].Backfill)
+	_, err = config.Parse([]byte("families:\n  - name: events\n    backfill: {age: 1 period}\n"))
+	require.ErrorContains(t, err, "backfill")
+}

@@ -62,6 +62,13 @@ type Family struct {
 	// Tiers are the capacities a table gets as it ages, youngest first. The
 	// first tier's age must be zero.
 	Tiers []Tier
+	// Backfill is the capacity of a table created after its period ended
+	// (a backfill, or late data in a new write month) for as long as it
+	// may still be written: until the end of the calendar month it was
+	// created in (its write month, with write-time grouping), plus Grace.
+	// Its Age is not used. The default is on-demand billing, so that a
+	// backfill of many past periods costs what its events cost.
+	Backfill Tier
 	// Prebuild is how long before its period starts a table is created.
 	Prebuild time.Duration
 	// Grace is how long after its period ends a table keeps its write
@@ -135,6 +142,7 @@ func Default() Family {
 		Layout:            LayoutRow,
 		Billing:           storage.Provisioned,
 		Tiers:             DefaultTiers(),
+		Backfill:          DefaultBackfill(),
 		Prebuild:          time.Hour,
 		Grace:             15 * time.Minute,
 	}
@@ -150,6 +158,14 @@ func DefaultTiers() []Tier {
 		{Name: "cold", Age: Age{Periods: 2}, Capacity: storage.Capacity{Billing: storage.Provisioned, Read: 1, Write: 1}},
 	}
 }
+
+// DefaultBackfill returns the default backfill tier: on-demand billing.
+func DefaultBackfill() Tier {
+	return Tier{Name: BackfillTier, Capacity: storage.Capacity{Billing: storage.OnDemand}}
+}
+
+// BackfillTier is the name of the backfill tier.
+const BackfillTier = "backfill"
 
 // Errors of family policy.
 var ErrInvalid = errors.New("timetable: invalid family")
@@ -194,6 +210,12 @@ func (f Family) Validate() error {
 		if i > 0 && !f.ageBefore(f.Tiers[i-1].Age, t.Age) {
 			return bad("tier %s: ages must increase", t.Name)
 		}
+		if t.Name == BackfillTier {
+			return bad("tier name %q is reserved for the backfill tier", BackfillTier)
+		}
+	}
+	if c := f.Backfill.Capacity; c.Billing == storage.Provisioned && (c.Read < 1 || c.Write < 1) {
+		return bad("backfill tier: provisioned capacity needs read and write of at least 1")
 	}
 	if f.Prebuild < 0 || f.Grace < 0 || f.Retention < 0 || f.TTL < 0 {
 		return bad("prebuild, grace, retention and ttl cannot be negative")
@@ -235,16 +257,16 @@ func (f Family) TableFor(eventTime, writeTime time.Time) naming.Ref {
 	return ref
 }
 
-// TierAt returns the tier a table should have at time now: the last tier
-// whose age the table has reached. A table's age counts from the start of
-// its age period (see AgePeriod), in calendar periods, so with the default
-// tiers a table is hot during its period, warm during the next and cold
-// after that, as in the AWS blog. Every tier after the first starts Grace
-// later, to leave the table its write capacity for data that arrives a
-// little late.
+// TierAt returns the tier of the schedule a table holding ref should have
+// at time now: the last tier whose age the table has reached. A table's
+// age counts from the start of its period, in calendar periods, so with
+// the default tiers a table is hot during its period, warm during the
+// next and cold after that, as in the AWS blog. Every tier after the first
+// starts Grace later, to leave the table its write capacity for data that
+// arrives a little late.
 //
-// The engine creates tables with this tier and the lifecycle manager moves
-// them to it, so both always agree.
+// TierAt ignores the backfill tier; TierFor, which knows when the table
+// was created, is the rule the engine and the lifecycle manager apply.
 func (f Family) TierAt(ref naming.Ref, now time.Time) Tier {
 	tier := f.Tiers[0]
 	for _, t := range f.Tiers[1:] {
@@ -255,30 +277,72 @@ func (f Family) TierAt(ref naming.Ref, now time.Time) Tier {
 	return tier
 }
 
-// AgePeriod returns the period a table ages from: the period it holds,
-// unless, with write-time grouping, the table was made for late data.
+// TierFor returns the tier a table holding ref, created at createdAt,
+// should have at time now, and the reason, for people.
 //
-// A table is written during its write month. When the write month begins
-// before the table's period ends, the table takes its events as they
-// happen and ages with its period, as the AWS blog's tables do. When the
-// write month begins after the period has ended, every write to the table
-// is late data (a device back after weeks offline), and may come at any
-// time in the write month: the table then ages as if it held the last
-// period that starts in its write month, so it keeps the first tier, and
-// its write capacity, until its write month is over (plus Grace), and
-// steps down from there.
-func (f Family) AgePeriod(ref naming.Ref) period.Period {
-	m := ref.WriteMonth
-	if m.IsZero() || m.Start().Before(ref.Period.End) {
-		return ref.Period
+// A table created before its period ended follows the schedule (TierAt).
+// A table created once its period was over holds a backfill or late
+// data, which may come at any rate and at any time while the table can
+// still be written: it has the backfill tier until the end of the month
+// it was created in (its write month, with write-time grouping) plus
+// Grace, and from then on the schedule's tier for its period's age,
+// usually the last. A zero createdAt (a table whose creation time is not
+// known) follows the schedule.
+func (f Family) TierFor(ref naming.Ref, createdAt, now time.Time) (Tier, string) {
+	if f.IsBackfill(ref, createdAt) {
+		until := f.BackfillEnd(createdAt)
+		if now.Before(until) {
+			return f.backfillTier(), fmt.Sprintf("created %s after its period ended %s: backfill tier until %s (end of the month it was created in + grace %s)",
+				stamp(createdAt), stamp(ref.Period.End), stamp(until), f.Grace)
+		}
+		tier := f.TierAt(ref, now)
+		return tier, fmt.Sprintf("backfill ended %s; tier %s for a table of period %s", stamp(until), tier.Name, ref.Period)
 	}
-	return f.Granularity.Of(m.End().Add(-time.Nanosecond))
+	tier := f.TierAt(ref, now)
+	if tier.Age == (Age{}) {
+		if next := f.nextTier(tier); next != nil {
+			return tier, fmt.Sprintf("tier %s until %s", tier.Name, stamp(f.TierStart(ref, *next)))
+		}
+		return tier, fmt.Sprintf("tier %s", tier.Name)
+	}
+	return tier, fmt.Sprintf("tier %s from %s (age %s + grace %s)", tier.Name, stamp(f.TierStart(ref, tier)), tier.Age, f.Grace)
 }
 
-// TierStart returns when a table enters tier t: the start of its age
-// period plus the tier's age, plus Grace for every tier but the first.
+// IsBackfill reports whether a table holding ref and created at createdAt
+// was created for a period already over.
+func (f Family) IsBackfill(ref naming.Ref, createdAt time.Time) bool {
+	return !createdAt.IsZero() && !createdAt.Before(ref.Period.End)
+}
+
+// BackfillEnd returns when a backfill table created at createdAt leaves
+// the backfill tier: the end of the calendar month it was created in, plus
+// Grace.
+func (f Family) BackfillEnd(createdAt time.Time) time.Time {
+	return period.MonthOf(createdAt).End().Add(f.Grace)
+}
+
+func (f Family) backfillTier() Tier {
+	t := f.Backfill
+	if t.Name == "" {
+		t = DefaultBackfill()
+	}
+	return t
+}
+
+func (f Family) nextTier(tier Tier) *Tier {
+	for i, t := range f.Tiers {
+		if t.Name == tier.Name && i+1 < len(f.Tiers) {
+			return &f.Tiers[i+1]
+		}
+	}
+	return nil
+}
+
+// TierStart returns when a table enters tier t of the schedule: the start
+// of its period plus the tier's age, plus Grace for every tier but the
+// first.
 func (f Family) TierStart(ref naming.Ref, t Tier) time.Time {
-	p := f.AgePeriod(ref)
+	p := ref.Period
 	for range t.Age.Periods {
 		p = f.Granularity.Next(p)
 	}
@@ -287,6 +351,14 @@ func (f Family) TierStart(ref naming.Ref, t Tier) time.Time {
 		at = at.Add(f.Grace)
 	}
 	return at
+}
+
+// stamp formats a time as reasons write it; the zero time is "never".
+func stamp(t time.Time) string {
+	if t.IsZero() {
+		return "never"
+	}
+	return t.UTC().Format(time.RFC3339)
 }
 
 // ExpiresAt returns when a table is past retention: Retention after the
@@ -306,6 +378,9 @@ func (f Family) ExpiresAt(ref naming.Ref) time.Time {
 
 // Tier returns the tier of the given name, and whether there is one.
 func (f Family) Tier(name string) (Tier, bool) {
+	if name == BackfillTier {
+		return f.backfillTier(), true
+	}
 	for _, t := range f.Tiers {
 		if t.Name == name {
 			return t, true

@@ -99,7 +99,7 @@ func TestAgeString(t *testing.T) {
 	require.Equal(t, "2 periods + 12h0m0s", family.Age{Periods: 2, Duration: 12 * time.Hour}.String())
 }
 
-func TestLateDataTableIsWrittenDuringItsWriteMonth(t *testing.T) {
+func TestTierForBackfillAndLateData(t *testing.T) {
 	// Weekly tables starting Sunday, grouped by write month.
 	f := family.Default()
 	event := time.Date(2017, 4, 10, 12, 0, 0, 0, time.UTC) // week of 2017-04-09
@@ -109,53 +109,46 @@ func TestLateDataTableIsWrittenDuringItsWriteMonth(t *testing.T) {
 		return v
 	}
 	for _, tc := range []struct {
-		name    string
-		written time.Time
-		age     string // start of the age period
-		tiers   map[string]string
+		name             string
+		written, created string
+		backfill         bool
+		tiers            map[string]string
 	}{
 		{
-			name: "on time", written: event, age: "2017-04-09T00:00:00Z",
+			// Made before its period: the blog's schedule.
+			name: "prebuilt", written: "2017-04-10T12:00:00Z", created: "2017-04-08T23:00:00Z",
 			tiers: map[string]string{"2017-04-16T00:14:00Z": "hot", "2017-04-16T00:15:00Z": "warm", "2017-04-23T00:15:00Z": "cold"},
 		},
 		{
-			// A period that straddles a month: its tables of both months
-			// are written on time and age with the period.
-			name: "straddling", written: time.Date(2017, 4, 1, 0, 0, 0, 0, time.UTC), age: "2017-03-26T00:00:00Z",
-		},
-		{
-			// Data of April written in June: hot through June, then warm
-			// for the week after the last week that starts in June.
-			name: "late", written: time.Date(2017, 6, 20, 0, 0, 0, 0, time.UTC), age: "2017-06-25T00:00:00Z",
+			// Data of April written in June: backfill through June and
+			// the grace, then the tier of its age.
+			name: "late", written: "2017-06-20T00:00:00Z", created: "2017-06-20T00:00:00Z", backfill: true,
 			tiers: map[string]string{
-				"2017-06-01T00:00:00Z": "hot", "2017-06-30T23:59:00Z": "hot", "2017-07-02T00:14:00Z": "hot",
-				"2017-07-02T00:15:00Z": "warm", "2017-07-09T00:15:00Z": "cold",
+				"2017-06-20T00:00:00Z": "backfill", "2017-07-01T00:14:00Z": "backfill", "2017-07-01T00:15:00Z": "cold",
 			},
 		},
 		{
-			// Written the month after the period, which ended in the
-			// month before.
-			name: "next month", written: time.Date(2017, 5, 3, 0, 0, 0, 0, time.UTC), age: "2017-05-28T00:00:00Z",
+			// Late data for last week, in the same write month: the
+			// table is made after its period ended.
+			name: "last week", written: "2017-04-20T00:00:00Z", created: "2017-04-20T00:00:00Z", backfill: true,
+			tiers: map[string]string{
+				"2017-04-20T00:00:00Z": "backfill", "2017-05-01T00:14:00Z": "backfill", "2017-05-01T00:15:00Z": "cold",
+			},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ev := event
-			if tc.name == "straddling" {
-				ev = time.Date(2017, 3, 31, 0, 0, 0, 0, time.UTC)
-			}
-			ref := f.TableFor(ev, tc.written)
-			require.Equal(t, at(tc.age), f.AgePeriod(ref).Start)
+			ref := f.TableFor(event, at(tc.written))
+			require.Equal(t, tc.backfill, f.IsBackfill(ref, at(tc.created)))
 			for now, tier := range tc.tiers {
-				require.Equal(t, tier, f.TierAt(ref, at(now)).Name, "at %s", now)
+				got, reason := f.TierFor(ref, at(tc.created), at(now))
+				require.Equal(t, tier, got.Name, "at %s", now)
+				require.NotEmpty(t, reason)
 			}
 		})
 	}
-
-	// Without write-time grouping a table ages with its period.
-	f.WriteTimeGrouping = false
-	ref := f.TableFor(event, time.Date(2017, 6, 20, 0, 0, 0, 0, time.UTC))
-	require.Equal(t, ref.Period, f.AgePeriod(ref))
-	require.Equal(t, "cold", f.TierAt(ref, time.Date(2017, 6, 20, 0, 0, 0, 0, time.UTC)).Name)
+	got, _ := f.TierFor(f.TableFor(event, event), time.Time{}, at("2017-04-10T00:00:00Z"))
+	require.Equal(t, "hot", got.Name, "unknown creation time: the schedule")
+	require.Equal(t, storage.Capacity{Billing: storage.OnDemand}, f.Backfill.Capacity)
 }
 
 func TestExpiresAtWaitsForPeriodAndWriteMonth(t *testing.T) {
