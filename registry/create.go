@@ -1,0 +1,65 @@
+package registry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/timetabledb/timetable/storage"
+)
+
+// Creator is what Create needs of a store: making tables, besides the
+// registry's items.
+type Creator interface {
+	CreateTable(ctx context.Context, spec storage.TableSpec) error
+}
+
+// Create makes the table of an entry from NewEntry: it registers it (state
+// creating), creates the table and waits for it, and marks the entry
+// active. It returns the entry the table has: when another caller
+// registered a live table of that name first, that caller's entry, which
+// may hold another period (two granularities can name a table alike), so
+// callers check what it covers. A table of that name that is gone is made
+// again as the entry's next generation. Running Create again after a
+// failure finishes the job: a table left creating is created and marked
+// active by whoever comes next.
+func (r *Registry) Create(ctx context.Context, store Creator, e Entry, now time.Time) (Entry, error) {
+	for range 4 {
+		err := r.Register(ctx, e)
+		if err == nil {
+			return r.finish(ctx, store, e, now)
+		}
+		if !errors.Is(err, ErrStale) {
+			return Entry{}, err
+		}
+		cur, err := r.Get(ctx, e.Policy.Name, e.Ref.Period.Start, e.Name)
+		if errors.Is(err, ErrNotFound) {
+			continue // deleted in between: register anew
+		}
+		if err != nil {
+			return Entry{}, err
+		}
+		if cur.State.Live() {
+			return r.finish(ctx, store, cur, now)
+		}
+		e.Generation = cur.Generation + 1
+	}
+	return Entry{}, fmt.Errorf("create table %q: the registry entry keeps changing", e.Name)
+}
+
+// finish creates the table of a registered entry, when it is still being
+// created, and marks it active.
+func (r *Registry) finish(ctx context.Context, store Creator, e Entry, now time.Time) (Entry, error) {
+	if e.State != Creating {
+		return e, nil
+	}
+	if err := store.CreateTable(ctx, e.Spec()); err != nil && !errors.Is(err, storage.ErrTableExists) {
+		return Entry{}, fmt.Errorf("create table %q: %w", e.Name, err)
+	}
+	e.State, e.UpdatedAt = Active, now.UTC()
+	if err := r.Save(ctx, e); err != nil {
+		return Entry{}, err
+	}
+	return e, nil
+}

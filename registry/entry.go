@@ -1,0 +1,247 @@
+package registry
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/timetabledb/timetable/family"
+	"github.com/timetabledb/timetable/naming"
+	"github.com/timetabledb/timetable/period"
+	"github.com/timetabledb/timetable/storage"
+)
+
+// State is where a table is in its life.
+type State string
+
+// The states of an entry.
+const (
+	// Creating: the entry is written and the table is being created.
+	Creating State = "creating"
+	// Active: the table exists and takes reads and writes.
+	Active State = "active"
+	// Archived: the table has a verified archive and still exists.
+	Archived State = "archived"
+	// Deleted: timetable deleted the table.
+	Deleted State = "deleted"
+	// Missing: the table was found gone without timetable deleting it.
+	Missing State = "missing"
+)
+
+// Live reports whether the table of an entry in state s exists, or is
+// being made, and so may hold events.
+func (s State) Live() bool { return s == Creating || s == Active || s == Archived }
+
+// Entry is what the registry records of one physical table.
+type Entry struct {
+	// Name is the table's name.
+	Name string
+	// Policy is the table's family as it was when the table was made;
+	// Policy.Name names the family.
+	Policy family.Family
+	// Ref is the period and write month the table holds.
+	Ref naming.Ref
+	// State is where the table is in its life.
+	State State
+	// Generation counts the tables made under this name, from 1.
+	Generation int64
+	// Tier, Capacity and TTLAttribute are as last applied to the table.
+	Tier         string
+	Capacity     storage.Capacity
+	TTLAttribute string
+	// CreatedAt is when the table was made (for an adopted table, what
+	// the store says); UpdatedAt when the entry last changed.
+	CreatedAt time.Time
+	UpdatedAt time.Time
+	// ArchiveTarget and ArchivedAt say where and when the table was
+	// archived and the archive verified; empty and zero until then.
+	ArchiveTarget string
+	ArchivedAt    time.Time
+	// Source says how the entry came to be: SourceCreated, SourceTags or
+	// SourceName.
+	Source string
+}
+
+// How an entry came to be.
+const (
+	// SourceCreated: timetable registered the table before making it.
+	SourceCreated = "created"
+	// SourceTags: the table was found without an entry and its facts were
+	// read from its tags.
+	SourceTags = "adopted from tags"
+	// SourceName: the table was found without an entry or tags; its facts
+	// come from its name and the family's policy at the time.
+	SourceName = "adopted from its name"
+)
+
+// Family returns the name of the table's family.
+func (e Entry) Family() string { return e.Policy.Name }
+
+// Shards returns the number of partitions a series is spread over in the
+// table.
+func (e Entry) Shards() int { return max(e.Policy.Shards, 1) }
+
+// Covers reports whether the table is where an event of time eventTime
+// written at writeTime may go: its period holds eventTime and, when it is
+// grouped by write month, its write month holds writeTime.
+func (e Entry) Covers(eventTime, writeTime time.Time) bool {
+	if !e.Ref.Period.Contains(eventTime) {
+		return false
+	}
+	return e.Ref.WriteMonth.IsZero() || e.Ref.WriteMonth == period.MonthOf(writeTime)
+}
+
+// Spec returns the table's specification as the entry records it: its
+// capacity as last applied, and its facts as tags.
+func (e Entry) Spec() storage.TableSpec {
+	tier, ok := e.Policy.Tier(e.Tier)
+	if !ok {
+		tier = family.Tier{Name: e.Tier}
+	}
+	tier.Capacity = e.Capacity
+	spec := e.Policy.Spec(e.Ref, tier)
+	spec.Name = e.Name
+	return spec
+}
+
+// NewEntry returns the entry of a table timetable is about to make for ref in
+// family f at time now, at the tier the family's rule gives it.
+func NewEntry(f family.Family, ref naming.Ref, now time.Time) Entry {
+	tier, _ := f.TierFor(ref, now, now)
+	spec := f.Spec(ref, tier)
+	return Entry{
+		Name:         spec.Name,
+		Policy:       f,
+		Ref:          ref,
+		State:        Creating,
+		Generation:   1,
+		Tier:         tier.Name,
+		Capacity:     spec.Capacity,
+		TTLAttribute: spec.TTLAttribute,
+		CreatedAt:    now.UTC(),
+		UpdatedAt:    now.UTC(),
+		Source:       SourceCreated,
+	}
+}
+
+// Attribute names of an entry's item.
+const (
+	attrName       = "name"
+	attrFamily     = "family"
+	attrState      = "state"
+	attrGeneration = "generation"
+	attrStart      = "period_start"
+	attrEnd        = "period_end"
+	attrWriteMonth = "write_month"
+	attrPolicy     = "policy"
+	attrShards     = "shards"
+	attrLayout     = "layout"
+	attrTier       = "tier"
+	attrBilling    = "billing"
+	attrRead       = "read"
+	attrWrite      = "write"
+	attrTTL        = "ttl_attribute"
+	attrCreated    = "created_at"
+	attrUpdated    = "updated_at"
+	attrTarget     = "archive_target"
+	attrArchived   = "archived_at"
+	attrSource     = "source"
+)
+
+// attrs returns the entry's attributes as stored. Shards and layout are
+// repeated outside the policy for people reading the meta table.
+func (e Entry) attrs() (map[string]any, error) {
+	pol, err := encodePolicy(e.Policy)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{
+		attrName:       e.Name,
+		attrFamily:     e.Policy.Name,
+		attrState:      string(e.State),
+		attrGeneration: number(e.Generation),
+		attrStart:      formatTime(e.Ref.Period.Start),
+		attrEnd:        formatTime(e.Ref.Period.End),
+		attrWriteMonth: monthString(e.Ref.WriteMonth),
+		attrPolicy:     pol,
+		attrShards:     number(int64(e.Shards())),
+		attrLayout:     string(e.Policy.Layout),
+		attrTier:       e.Tier,
+		attrBilling:    string(e.Capacity.Billing),
+		attrRead:       number(e.Capacity.Read),
+		attrWrite:      number(e.Capacity.Write),
+		attrTTL:        e.TTLAttribute,
+		attrCreated:    formatTime(e.CreatedAt),
+		attrUpdated:    formatTime(e.UpdatedAt),
+		attrTarget:     e.ArchiveTarget,
+		attrArchived:   formatTime(e.ArchivedAt),
+		attrSource:     e.Source,
+	}, nil
+}
+
+// decode reads an entry from its item's attributes.
+func decode(attrs map[string]any) (Entry, error) {
+	var e Entry
+	var err error
+	str := func(k string) string { s, _ := attrs[k].(string); return s }
+	num := func(k string) int64 {
+		n, _ := attrs[k].(json.Number)
+		v, _ := strconv.ParseInt(string(n), 10, 64)
+		return v
+	}
+	tm := func(k string) time.Time {
+		if err != nil || str(k) == "" {
+			return time.Time{}
+		}
+		var t time.Time
+		t, err = time.Parse(time.RFC3339Nano, str(k))
+		return t
+	}
+	e.Name = str(attrName)
+	e.State = State(str(attrState))
+	e.Generation = num(attrGeneration)
+	e.Ref.Period = period.Period{Start: tm(attrStart), End: tm(attrEnd)}
+	e.CreatedAt, e.UpdatedAt, e.ArchivedAt = tm(attrCreated), tm(attrUpdated), tm(attrArchived)
+	if err != nil {
+		return Entry{}, fmt.Errorf("registry entry %q: %w", e.Name, err)
+	}
+	if m := str(attrWriteMonth); m != "" {
+		if e.Ref.WriteMonth, err = period.ParseMonth(m); err != nil {
+			return Entry{}, fmt.Errorf("registry entry %q: write month: %w", e.Name, err)
+		}
+	}
+	if e.Policy, err = decodePolicy(str(attrPolicy)); err != nil {
+		return Entry{}, fmt.Errorf("registry entry %q: %w", e.Name, err)
+	}
+	e.Policy.Name = str(attrFamily)
+	e.Tier = str(attrTier)
+	e.Capacity = storage.Capacity{Billing: storage.Billing(str(attrBilling)), Read: num(attrRead), Write: num(attrWrite)}
+	e.TTLAttribute = str(attrTTL)
+	e.ArchiveTarget = str(attrTarget)
+	e.Source = str(attrSource)
+	if e.Name == "" || !e.State.valid() || e.Generation < 1 || !e.Ref.Period.Start.Before(e.Ref.Period.End) {
+		return Entry{}, fmt.Errorf("registry entry %q is damaged", e.Name)
+	}
+	return e, nil
+}
+
+func (s State) valid() bool { return s.Live() || s == Deleted || s == Missing }
+
+func number(n int64) json.Number { return json.Number(strconv.FormatInt(n, 10)) }
+
+// formatTime formats a time as entries store it: RFC 3339 in UTC, "" for
+// the zero time.
+func formatTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}
+
+func monthString(m period.Month) string {
+	if m.IsZero() {
+		return ""
+	}
+	return m.String()
+}

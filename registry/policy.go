@@ -1,0 +1,139 @@
+package registry
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/timetabledb/timetable/family"
+	"github.com/timetabledb/timetable/naming"
+	"github.com/timetabledb/timetable/period"
+	"github.com/timetabledb/timetable/storage"
+)
+
+// policy is the part of a family an entry records, as JSON: everything
+// that decides how a table is named, read and aged. Retention, archive and
+// prebuild are the family's current ones (see the package documentation).
+type policy struct {
+	Prefix            string       `json:"prefix"`
+	Period            string       `json:"period"`
+	Naming            string       `json:"naming"`
+	WriteTimeGrouping bool         `json:"write_time_grouping"`
+	Shards            int          `json:"shards"`
+	Layout            string       `json:"layout"`
+	Billing           string       `json:"billing"`
+	Tiers             []policyTier `json:"tiers"`
+	Backfill          *policyTier  `json:"backfill,omitempty"`
+	Grace             string       `json:"grace"`
+	TTL               string       `json:"ttl,omitempty"`
+}
+
+type policyTier struct {
+	Name    string `json:"name"`
+	Periods int    `json:"age_periods,omitempty"`
+	Age     string `json:"age,omitempty"`
+	Billing string `json:"billing"`
+	Read    int64  `json:"read,omitempty"`
+	Write   int64  `json:"write,omitempty"`
+}
+
+func encodePolicy(f family.Family) (string, error) {
+	p := policy{
+		Prefix:            f.Prefix,
+		Period:            f.Granularity.String(),
+		Naming:            f.Naming.String(),
+		WriteTimeGrouping: f.WriteTimeGrouping,
+		Shards:            f.Shards,
+		Layout:            string(f.Layout),
+		Billing:           string(f.Billing),
+		Grace:             f.Grace.String(),
+	}
+	if f.TTL > 0 {
+		p.TTL = f.TTL.String()
+	}
+	for _, t := range f.Tiers {
+		p.Tiers = append(p.Tiers, tierOf(t))
+	}
+	if f.Backfill.Name != "" {
+		b := tierOf(f.Backfill)
+		p.Backfill = &b
+	}
+	b, err := json.Marshal(p)
+	if err != nil {
+		return "", fmt.Errorf("encode policy of family %q: %w", f.Name, err)
+	}
+	return string(b), nil
+}
+
+func tierOf(t family.Tier) policyTier {
+	pt := policyTier{Name: t.Name, Periods: t.Age.Periods, Billing: string(t.Capacity.Billing), Read: t.Capacity.Read, Write: t.Capacity.Write}
+	if t.Age.Duration != 0 {
+		pt.Age = t.Age.Duration.String()
+	}
+	return pt
+}
+
+func decodePolicy(s string) (family.Family, error) {
+	var p policy
+	if err := json.Unmarshal([]byte(s), &p); err != nil {
+		return family.Family{}, fmt.Errorf("decode policy: %w", err)
+	}
+	var f family.Family
+	var err error
+	if f.Granularity, err = period.ParseGranularity(p.Period); err != nil {
+		return f, err
+	}
+	if f.Naming, err = naming.ParseScheme(p.Naming); err != nil {
+		return f, err
+	}
+	f.Prefix = p.Prefix
+	f.WriteTimeGrouping = p.WriteTimeGrouping
+	f.Shards = max(p.Shards, 1)
+	f.Layout = family.Layout(p.Layout)
+	f.Billing = storage.Billing(p.Billing)
+	if f.Grace, err = parseDuration(p.Grace); err != nil {
+		return f, err
+	}
+	if f.TTL, err = parseDuration(p.TTL); err != nil {
+		return f, err
+	}
+	for _, pt := range p.Tiers {
+		t, err := pt.tier()
+		if err != nil {
+			return f, err
+		}
+		f.Tiers = append(f.Tiers, t)
+	}
+	if len(f.Tiers) == 0 {
+		return f, fmt.Errorf("decode policy: no tiers")
+	}
+	if p.Backfill != nil {
+		if f.Backfill, err = p.Backfill.tier(); err != nil {
+			return f, err
+		}
+	}
+	return f, nil
+}
+
+func (pt policyTier) tier() (family.Tier, error) {
+	d, err := parseDuration(pt.Age)
+	if err != nil {
+		return family.Tier{}, err
+	}
+	return family.Tier{
+		Name:     pt.Name,
+		Age:      family.Age{Periods: pt.Periods, Duration: d},
+		Capacity: storage.Capacity{Billing: storage.Billing(pt.Billing), Read: pt.Read, Write: pt.Write},
+	}, nil
+}
+
+func parseDuration(s string) (time.Duration, error) {
+	if s == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("decode policy: %w", err)
+	}
+	return d, nil
+}

@@ -1,0 +1,145 @@
+package registry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/timetabledb/timetable/storage"
+)
+
+// Errors of the registry.
+var (
+	// ErrNotFound is returned for a table the registry has no entry for.
+	ErrNotFound = errors.New("timetable: table not in the registry")
+	// ErrStale is returned by Save when the entry changed generation
+	// since it was read, and by Register when another caller registered
+	// the table first.
+	ErrStale = errors.New("timetable: registry entry changed since it was read")
+)
+
+// Store is what the registry needs of a store: the items of the meta
+// table.
+type Store interface {
+	GetItem(ctx context.Context, table, pk, sk string) (storage.Item, error)
+	Update(ctx context.Context, u storage.Update) error
+	Query(ctx context.Context, q storage.Query) storage.Iterator
+}
+
+// Registry reads and writes the entries of one meta table. Its methods
+// may be called from any number of goroutines at once.
+type Registry struct {
+	store Store
+	table string
+}
+
+// New returns the registry kept in the meta table of a store. The table
+// must exist when the registry is used.
+func New(store Store, metaTable string) *Registry {
+	return &Registry{store: store, table: metaTable}
+}
+
+// Table returns the name of the meta table.
+func (r *Registry) Table() string { return r.table }
+
+// List returns every entry of a family, in any state, in period order.
+func (r *Registry) List(ctx context.Context, family string) ([]Entry, error) {
+	return r.query(ctx, storage.Query{Table: r.table, PK: familyPK(family)})
+}
+
+// Overlapping returns the entries of a family, in any state, whose
+// periods overlap the closed range [from, to], in period order. It is one
+// Query of the meta table.
+func (r *Registry) Overlapping(ctx context.Context, family string, from, to time.Time) ([]Entry, error) {
+	low := from.Add(-MaxPeriod)
+	if low.After(from) { // overflow near the zero time
+		low = time.Time{}
+	}
+	es, err := r.query(ctx, storage.Query{Table: r.table, PK: familyPK(family), Low: startKey(low), High: highSK(to)})
+	if err != nil {
+		return nil, err
+	}
+	out := es[:0]
+	for _, e := range es {
+		if e.Ref.Period.Overlaps(from, to) {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+func (r *Registry) query(ctx context.Context, q storage.Query) ([]Entry, error) {
+	it := r.store.Query(ctx, q)
+	defer it.Close()
+	var out []Entry
+	for it.Next() {
+		e, err := decode(it.Item().Attrs)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	if err := it.Err(); err != nil {
+		return nil, fmt.Errorf("read table registry: %w", err)
+	}
+	return out, nil
+}
+
+// Get returns the entry of the table name of family, whose period starts
+// at start, or an error wrapping ErrNotFound.
+func (r *Registry) Get(ctx context.Context, family string, start time.Time, name string) (Entry, error) {
+	item, err := r.store.GetItem(ctx, r.table, familyPK(family), entrySK(start, name))
+	if errors.Is(err, storage.ErrItemNotFound) {
+		return Entry{}, fmt.Errorf("table %q: %w", name, ErrNotFound)
+	}
+	if err != nil {
+		return Entry{}, fmt.Errorf("read registry entry of %q: %w", name, err)
+	}
+	return decode(item.Attrs)
+}
+
+// Register writes the entry of a table about to be made: generation 1
+// when the registry has no entry of that name, or the next generation of
+// one whose table is gone. It fails with an error wrapping ErrStale when
+// another caller registered it first: read the entry that won with Get.
+func (r *Registry) Register(ctx context.Context, e Entry) error {
+	cond := []storage.Cond{storage.NotExists(storage.PKAttr)}
+	if e.Generation > 1 {
+		cond = []storage.Cond{storage.Exists(storage.PKAttr), storage.AtMost(attrGeneration, number(e.Generation-1))}
+	}
+	return r.write(ctx, e, cond)
+}
+
+// Save writes an entry read from the registry back with its changes. It
+// fails with an error wrapping ErrStale when the entry has a newer
+// generation by now.
+func (r *Registry) Save(ctx context.Context, e Entry) error {
+	return r.write(ctx, e, []storage.Cond{storage.Exists(storage.PKAttr), storage.AtMost(attrGeneration, number(e.Generation))})
+}
+
+func (r *Registry) write(ctx context.Context, e Entry, cond []storage.Cond) error {
+	attrs, err := e.attrs()
+	if err != nil {
+		return err
+	}
+	u := storage.Update{Table: r.table, PK: familyPK(e.Policy.Name), SK: entrySK(e.Ref.Period.Start, e.Name), Conds: cond}
+	for _, k := range attrOrder {
+		u.Actions = append(u.Actions, storage.Set(k, attrs[k]))
+	}
+	err = r.store.Update(ctx, u)
+	if errors.Is(err, storage.ErrConditionFailed) {
+		return fmt.Errorf("registry entry of %q, generation %d: %w", e.Name, e.Generation, ErrStale)
+	}
+	if err != nil {
+		return fmt.Errorf("write registry entry of %q: %w", e.Name, err)
+	}
+	return nil
+}
+
+// attrOrder lists an entry's attributes in the order they are written.
+var attrOrder = []string{
+	attrName, attrFamily, attrState, attrGeneration, attrStart, attrEnd, attrWriteMonth, attrPolicy,
+	attrShards, attrLayout, attrTier, attrBilling, attrRead, attrWrite, attrTTL, attrCreated, attrUpdated,
+	attrTarget, attrArchived, attrSource,
+}

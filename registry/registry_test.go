@@ -1,0 +1,170 @@
+package registry_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/timetabledb/timetable/family"
+	"github.com/timetabledb/timetable/internal/backends"
+	"github.com/timetabledb/timetable/naming"
+	"github.com/timetabledb/timetable/period"
+	"github.com/timetabledb/timetable/registry"
+	"github.com/timetabledb/timetable/storage"
+)
+
+func day(y int, m time.Month, d int) time.Time { return time.Date(y, m, d, 0, 0, 0, 0, time.UTC) }
+
+func TestRegistry(t *testing.T) {
+	for _, b := range backends.All(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			ctx := context.Background()
+			store, cfg := b.Open(t)
+			reg := openRegistry(t, store, cfg.MetaTable)
+			f := cfg.Families[0]
+			now := day(2017, 4, 12)
+
+			// A table is registered, made and marked active.
+			ref := f.TableFor(day(2017, 4, 10), now)
+			e, err := reg.Create(ctx, store, registry.NewEntry(f, ref, now), now)
+			require.NoError(t, err)
+			require.Equal(t, registry.Active, e.State)
+			require.Equal(t, "hot", e.Tier)
+			info, err := store.DescribeTable(ctx, e.Name)
+			require.NoError(t, err)
+			require.Equal(t, e.Capacity, info.Capacity)
+			got, err := reg.Get(ctx, f.Name, ref.Period.Start, e.Name)
+			require.NoError(t, err)
+			requireSameEntry(t, e, got)
+
+			// Late data in a later month: a backfill table, on demand.
+			late := f.TableFor(day(2017, 3, 1), day(2017, 6, 2))
+			le, err := reg.Create(ctx, store, registry.NewEntry(f, late, day(2017, 6, 2)), day(2017, 6, 2))
+			require.NoError(t, err)
+			require.Equal(t, family.BackfillTier, le.Tier)
+			require.Equal(t, storage.OnDemand, le.Capacity.Billing)
+
+			// A policy change reaches only new tables, and entries keep
+			// theirs.
+			g := f
+			g.Granularity = period.Granularity{Unit: period.Day}
+			g.Shards = 4
+			dref := g.TableFor(day(2017, 4, 20), day(2017, 4, 20))
+			de, err := reg.Create(ctx, store, registry.NewEntry(g, dref, now), now)
+			require.NoError(t, err)
+
+			all, err := reg.List(ctx, f.Name)
+			require.NoError(t, err)
+			require.Len(t, all, 3)
+			require.Equal(t, []string{le.Name, e.Name, de.Name}, names(all), "period order")
+			require.Equal(t, 4, all[2].Shards())
+			require.Equal(t, 1, all[1].Shards())
+			require.Equal(t, period.Day, all[2].Policy.Granularity.Unit)
+			require.Equal(t, f.Tiers, all[1].Policy.Tiers)
+
+			over, err := reg.Overlapping(ctx, f.Name, day(2017, 4, 15), day(2017, 4, 20))
+			require.NoError(t, err)
+			require.Equal(t, []string{e.Name, de.Name}, names(over))
+			over, err = reg.Overlapping(ctx, f.Name, day(2017, 4, 21), day(2017, 5, 1))
+			require.NoError(t, err)
+			require.Empty(t, over)
+
+			// A save of an older generation fails; a deleted table comes
+			// back as the next generation.
+			e.State = registry.Deleted
+			require.NoError(t, reg.Save(ctx, e))
+			require.NoError(t, store.DeleteTable(ctx, e.Name))
+			e2, err := reg.Create(ctx, store, registry.NewEntry(f, ref, now), now)
+			require.NoError(t, err)
+			require.Equal(t, int64(2), e2.Generation)
+			require.Equal(t, registry.Active, e2.State)
+			_, err = store.DescribeTable(ctx, e.Name)
+			require.NoError(t, err)
+			e.State = registry.Archived
+			require.ErrorIs(t, reg.Save(ctx, e), registry.ErrStale)
+		})
+	}
+}
+
+// Servers racing to make one table all end up with the one entry.
+func TestCreateRace(t *testing.T) {
+	for _, b := range backends.All(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			ctx := context.Background()
+			store, cfg := b.Open(t)
+			reg := openRegistry(t, store, cfg.MetaTable)
+			f := cfg.Families[0]
+			now := day(2017, 4, 12)
+			ref := f.TableFor(now, now)
+			var wg sync.WaitGroup
+			got := make([]registry.Entry, 8)
+			errs := make([]error, 8)
+			for i := range got {
+				wg.Go(func() {
+					g := f
+					g.Shards = i + 1 // whoever wins decides
+					got[i], errs[i] = reg.Create(ctx, store, registry.NewEntry(g, ref, now), now)
+				})
+			}
+			wg.Wait()
+			for i := range got {
+				require.NoError(t, errs[i])
+				require.Equal(t, registry.Active, got[i].State)
+				require.Equal(t, got[0].Shards(), got[i].Shards())
+			}
+		})
+	}
+}
+
+func TestAdopted(t *testing.T) {
+	f := family.Default()
+	now := day(2017, 5, 1)
+	ref := f.TableFor(day(2017, 4, 10), day(2017, 4, 10))
+	spec := f.Spec(ref, f.Tiers[1])
+	spec.Tags[family.TagShards] = "3"
+	info := storage.TableInfo{TableSpec: spec, Status: storage.StatusActive, CreatedAt: day(2017, 4, 8)}
+	e := registry.Adopted(f, ref, info, now)
+	require.Equal(t, registry.SourceTags, e.Source)
+	require.Equal(t, 3, e.Shards())
+	require.Equal(t, "warm", e.Tier)
+	require.Equal(t, day(2017, 4, 8), e.CreatedAt)
+
+	info.Tags = nil
+	e = registry.Adopted(f, ref, info, now)
+	require.Equal(t, registry.SourceName, e.Source)
+	require.Equal(t, 1, e.Shards())
+	require.Equal(t, naming.Ref(ref), e.Ref)
+}
+
+func names(es []registry.Entry) []string {
+	var out []string
+	for _, e := range es {
+		out = append(out, e.Name)
+	}
+	return out
+}
+
+func requireSameEntry(t *testing.T, want, got registry.Entry) {
+	t.Helper()
+	require.Equal(t, want.Name, got.Name)
+	require.Equal(t, want.State, got.State)
+	require.Equal(t, want.Generation, got.Generation)
+	require.True(t, want.Ref.Period.Equal(got.Ref.Period))
+	require.Equal(t, want.Ref.WriteMonth, got.Ref.WriteMonth)
+	require.True(t, want.CreatedAt.Equal(got.CreatedAt))
+	require.Equal(t, want.Capacity, got.Capacity)
+	require.Equal(t, want.Policy.Tiers, got.Policy.Tiers)
+	require.Equal(t, want.Policy.Backfill, got.Policy.Backfill)
+	require.Equal(t, want.Policy.Granularity, got.Policy.Granularity)
+}
+
+func openRegistry(t *testing.T, store storage.Store, meta string) *registry.Registry {
+	if meta == "" {
+		meta = "timetable_meta"
+	}
+	require.NoError(t, store.CreateTable(context.Background(), storage.TableSpec{Name: meta}))
+	return registry.New(store, meta)
+}
