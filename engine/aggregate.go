@@ -102,7 +102,7 @@ func (db *DB) Aggregate(ctx context.Context, tenant string, q AggregateQuery) ([
 	if u, ok := db.rollupUnitFor(q); ok {
 		return db.aggregateRollups(ctx, tenant, q, f, u)
 	}
-	tables, err := db.catalog.tables(ctx, f, q.From, q.To, db.opts.CatalogRefresh)
+	tables, err := db.catalog.tables(ctx, f, q.From, q.To)
 	if err != nil {
 		return nil, err
 	}

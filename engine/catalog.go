@@ -15,136 +15,132 @@ import (
 	"github.com/timetabledb/timetable/clock"
 	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/naming"
+	"github.com/timetabledb/timetable/registry"
 	"github.com/timetabledb/timetable/storage"
 )
 
-// physTable is a physical table the catalog knows.
+// physTable is a live physical table, as its registry entry describes it.
 type physTable struct {
 	name   string
 	family string
 	ref    naming.Ref
 	shards int
-	status storage.Status
-	// added is the catalog's generation when add recorded the table.
-	added uint64
+	entry  registry.Entry
 }
 
-// catalog caches the physical tables of every family, sorted by period,
-// and creates missing ones.
-type catalog struct {
-	store    storage.Store
-	families map[string]family.Family
-	clock    clock.Clock
-	log      *slog.Logger
+func tableOf(e registry.Entry) physTable {
+	return physTable{name: e.Name, family: e.Family(), ref: e.Ref, shards: e.Shards(), entry: e}
+}
 
-	// creating makes concurrent writers create a table once.
+// catalog finds a family's physical tables through the table registry and
+// makes the tables writes need.
+//
+// Reads ask the registry every time (one Query per query, over the query's
+// range), so a table another server made is never missed. Writes route
+// events through a cache of the tables this engine has seen, and ask the
+// registry only when no cached table can take an event.
+type catalog struct {
+	store storage.Store
+	reg   *registry.Registry
+	clock clock.Clock
+	log   *slog.Logger
+	// readOnly keeps the catalog from writing registry entries: tables
+	// found without one are adopted in memory only.
+	readOnly bool
+
+	// creating makes concurrent writers look up or create a table once.
 	creating singleflight.Group
-	// onGone, when set, is told the name of a table a listing found
-	// deleted.
-	onGone func(name string)
 
 	mu struct {
 		sync.RWMutex
-		// tables holds each family's tables, sorted by period start, then
-		// name.
-		tables map[string][]physTable
-		// refreshed is when each family was last listed.
-		refreshed map[string]time.Time
-		// gen counts the tables add has recorded; each table keeps the
-		// count at its addition, so a listing can tell tables made while
-		// it ran from tables deleted since the last one.
-		gen uint64
+		// routes holds the live tables writes may go to, by family,
+		// sorted by period start, then name.
+		routes map[string][]physTable
+		// adopted holds, in a read-only catalog, the tables found without
+		// a registry entry, by family.
+		adopted map[string][]physTable
 	}
 }
 
-func newCatalog(store storage.Store, families []family.Family, clk clock.Clock, log *slog.Logger) *catalog {
-	c := &catalog{store: store, families: map[string]family.Family{}, clock: clk, log: log}
-	for _, f := range families {
-		c.families[f.Name] = f
-	}
-	c.mu.tables = map[string][]physTable{}
-	c.mu.refreshed = map[string]time.Time{}
+func newCatalog(store storage.Store, reg *registry.Registry, clk clock.Clock, log *slog.Logger, readOnly bool) *catalog {
+	c := &catalog{store: store, reg: reg, clock: clk, log: log, readOnly: readOnly}
+	c.mu.routes = map[string][]physTable{}
+	c.mu.adopted = map[string][]physTable{}
 	return c
 }
 
-// refreshAll lists the tables of every family.
-func (c *catalog) refreshAll(ctx context.Context) error {
-	for _, f := range c.families {
-		if err := c.refresh(ctx, f); err != nil {
+// adopt registers the tables of families that exist in the store without
+// a registry entry: tables made by a version of timetable before the
+// registry, or by hand. A read-only catalog keeps them in memory.
+func (c *catalog) adopt(ctx context.Context, families []family.Family) error {
+	for _, f := range families {
+		entries, err := c.reg.List(ctx, f.Name)
+		if err != nil {
 			return err
+		}
+		found, err := registry.Unregistered(ctx, c.store, f, entries, c.clock.Now())
+		if err != nil {
+			return err
+		}
+		for _, e := range found {
+			if c.readOnly {
+				c.mu.adopted[f.Name] = append(c.mu.adopted[f.Name], tableOf(e))
+				continue
+			}
+			switch err := c.reg.Register(ctx, e); {
+			case err == nil:
+				c.log.Info("adopted table into the registry", "table", e.Name, "family", f.Name, "source", e.Source)
+			case errors.Is(err, registry.ErrStale):
+				// Another server adopted it first.
+			default:
+				return err
+			}
 		}
 	}
 	return nil
 }
 
-// refresh lists a family's tables and replaces its part of the catalog.
-// The listing starts at the family's first possible name (the naming
-// scheme's exclusive start for the epoch), so it reads the family's
-// tables and never the rest of the account.
-func (c *catalog) refresh(ctx context.Context, f family.Family) error {
-	namer := f.Namer()
-	start := c.clock.Now()
+// tables returns the live tables of a family whose periods overlap [from,
+// to], in period order: one read of the registry.
+func (c *catalog) tables(ctx context.Context, f family.Family, from, to time.Time) ([]physTable, error) {
+	entries, err := c.reg.Overlapping(ctx, f.Name, from, to)
+	if err != nil {
+		return nil, err
+	}
+	var out []physTable
+	for _, e := range entries {
+		if e.State.Live() {
+			out = append(out, tableOf(e))
+		}
+	}
 	c.mu.RLock()
-	gen := c.mu.gen
-	known := map[string]physTable{}
-	for _, t := range c.mu.tables[f.Name] {
-		known[t.name] = t
+	for _, t := range c.mu.adopted[f.Name] {
+		if t.ref.Period.Overlaps(from, to) && !slices.ContainsFunc(out, func(o physTable) bool { return o.name == t.name }) {
+			out = append(out, t)
+		}
 	}
 	c.mu.RUnlock()
+	sortTables(out)
+	c.learn(f.Name, entries)
+	return out, nil
+}
 
-	var found []physTable
-	var listErr error
-	err := c.store.ListTables(ctx, namer.ListFrom(time.Unix(0, 0).UTC()), func(name string) bool {
-		if !strings.HasPrefix(name, f.Prefix) {
-			return name < f.Prefix
-		}
-		ref, err := namer.Parse(name)
-		if err != nil {
-			return true // not ours: never touched
-		}
-		if t, ok := known[name]; ok && t.status == storage.StatusActive {
-			found = append(found, t)
-			return true
-		}
-		t, err := c.describe(ctx, f, name, ref)
-		if errors.Is(err, storage.ErrTableNotFound) {
-			return true // deleted while we listed
-		}
-		if err != nil {
-			listErr = err
-			return false
-		}
-		found = append(found, t)
-		return true
-	})
-	if err == nil {
-		err = listErr
+// learn updates the write routes with entries read from the registry.
+func (c *catalog) learn(fam string, entries []registry.Entry) {
+	if len(entries) == 0 {
+		return
 	}
-	if err != nil {
-		return fmt.Errorf("list tables of family %q: %w", f.Name, err)
-	}
-
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	listed := make(map[string]bool, len(found))
-	for _, t := range found {
-		listed[t.name] = true
-	}
-	for _, t := range c.mu.tables[f.Name] {
-		switch {
-		case listed[t.name]:
-		case t.added > gen:
-			// Made by this engine while the listing ran.
-			found = append(found, t)
-		case c.onGone != nil:
-			// Deleted by another process since the last listing.
-			c.onGone(t.name)
+	ts := c.mu.routes[fam]
+	for _, e := range entries {
+		ts = slices.DeleteFunc(ts, func(o physTable) bool { return o.name == e.Name })
+		if e.State.Live() {
+			ts = append(ts, tableOf(e))
 		}
 	}
-	sortTables(found)
-	c.mu.tables[f.Name] = found
-	c.mu.refreshed[f.Name] = start
-	return nil
+	sortTables(ts)
+	c.mu.routes[fam] = ts
 }
 
 func sortTables(ts []physTable) {
@@ -156,103 +152,115 @@ func sortTables(ts []physTable) {
 	})
 }
 
-func (c *catalog) describe(ctx context.Context, f family.Family, name string, ref naming.Ref) (physTable, error) {
-	info, err := c.store.DescribeTable(ctx, name)
-	if err != nil {
-		return physTable{}, err
-	}
-	return physTable{name: name, family: f.Name, ref: ref, shards: f.ShardsOf(info.Tags), status: info.Status}, nil
-}
-
-// tables returns the tables of a family whose periods overlap [from, to],
-// in period order, listing them again first when the cached list is older
-// than maxAge.
-func (c *catalog) tables(ctx context.Context, f family.Family, from, to time.Time, maxAge time.Duration) ([]physTable, error) {
-	c.mu.RLock()
-	stale := c.clock.Now().Sub(c.mu.refreshed[f.Name]) > maxAge
-	c.mu.RUnlock()
-	if stale {
-		// The listing starts at the family's prefix: it reads the
-		// family's tables and never the rest of the account.
-		if err := c.refresh(ctx, f); err != nil {
-			return nil, err
-		}
-	}
+// cached returns the first cached live table of a family that takes an
+// event of time eventTime written at writeTime.
+func (c *catalog) cached(fam string, eventTime, writeTime time.Time) (physTable, bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	all := c.mu.tables[f.Name]
-	i, _ := slices.BinarySearchFunc(all, from, func(t physTable, from time.Time) int {
-		if !t.ref.Period.End.After(from) {
-			return -1
-		}
-		return 1
-	})
-	var out []physTable
-	for _, t := range all[i:] {
-		if t.ref.Period.Start.After(to) {
+	for _, t := range c.mu.routes[fam] {
+		if t.ref.Period.Start.After(eventTime) {
 			break
 		}
-		if t.ref.Period.Overlaps(from, to) {
-			out = append(out, t)
-		}
-	}
-	return out, nil
-}
-
-// ensure returns the table ref of a family, creating it if it is missing:
-// a table for late data is made on demand. Concurrent callers create it
-// once.
-func (c *catalog) ensure(ctx context.Context, f family.Family, ref naming.Ref) (physTable, error) {
-	name := f.Namer().Format(ref)
-	if t, ok := c.lookup(f.Name, name); ok && t.status == storage.StatusActive {
-		return t, nil
-	}
-	v, err, _ := c.creating.Do(name, func() (any, error) {
-		if t, ok := c.lookup(f.Name, name); ok && t.status == storage.StatusActive {
-			return t, nil
-		}
-		spec := f.Spec(ref, f.TierAt(ref, c.clock.Now()))
-		err := c.store.CreateTable(ctx, spec)
-		switch {
-		case err == nil:
-			c.log.Info("created table", "table", name, "family", f.Name, "tier", spec.Tags[family.TagTier])
-		case errors.Is(err, storage.ErrTableExists):
-		default:
-			return nil, fmt.Errorf("create table %q: %w", name, err)
-		}
-		t, err := c.describe(ctx, f, name, ref)
-		if err != nil {
-			return nil, fmt.Errorf("describe table %q: %w", name, err)
-		}
-		c.add(t)
-		return t, nil
-	})
-	if err != nil {
-		return physTable{}, err
-	}
-	return v.(physTable), nil
-}
-
-func (c *catalog) lookup(fam, name string) (physTable, bool) {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	for _, t := range c.mu.tables[fam] {
-		if t.name == name {
+		if t.entry.Covers(eventTime, writeTime) {
 			return t, true
 		}
 	}
 	return physTable{}, false
 }
 
-func (c *catalog) add(t physTable) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.mu.gen++
-	t.added = c.mu.gen
-	ts := slices.DeleteFunc(c.mu.tables[t.family], func(o physTable) bool { return o.name == t.name })
-	ts = append(ts, t)
-	sortTables(ts)
-	c.mu.tables[t.family] = ts
+// route returns the table an event of time eventTime written at
+// writeTime goes to, making it if there is none.
+//
+// A registered live table whose period holds the event and whose write
+// month (if it has one) holds the write takes it, whatever the family's
+// period is today: after a change of period the old tables keep taking
+// the events of their periods. Otherwise the family's current policy
+// names a new table. Two granularities can give different periods one
+// name (a day and the week starting that day, under date naming): when
+// the registry has the name for another period, the new table takes the
+// registered table's granularity, so the old one finishes out the new
+// period it partly covers.
+func (c *catalog) route(ctx context.Context, f family.Family, eventTime, writeTime time.Time) (physTable, error) {
+	if t, ok := c.cached(f.Name, eventTime, writeTime); ok {
+		return t, nil
+	}
+	ref := f.TableFor(eventTime, writeTime)
+	v, err, _ := c.creating.Do(f.Name+"\x00"+f.Namer().Format(ref), func() (any, error) {
+		entries, err := c.reg.Overlapping(ctx, f.Name, eventTime, eventTime)
+		if err != nil {
+			return nil, err
+		}
+		c.learn(f.Name, entries)
+		if t, ok := c.cached(f.Name, eventTime, writeTime); ok {
+			return t, nil
+		}
+		policy := f
+		for range 3 {
+			ref := policy.TableFor(eventTime, writeTime)
+			e, err := c.reg.Create(ctx, c.store, registry.NewEntry(policy, ref, c.clock.Now()), c.clock.Now())
+			if err != nil {
+				return nil, err
+			}
+			c.learn(f.Name, []registry.Entry{e})
+			if e.Covers(eventTime, writeTime) {
+				if e.Source == registry.SourceCreated && e.CreatedAt.Equal(e.UpdatedAt) {
+					c.log.Info("created table", "table", e.Name, "family", f.Name, "tier", e.Tier)
+				}
+				return tableOf(e), nil
+			}
+			// The name is taken by a table of another period.
+			policy.Granularity = e.Policy.Granularity
+			if policy.Granularity == f.Granularity {
+				break
+			}
+		}
+		return nil, fmt.Errorf("no table can take an event of %s written %s in family %q: its name is taken by a table of another period",
+			eventTime.UTC().Format(time.RFC3339Nano), writeTime.UTC().Format(time.RFC3339), f.Name)
+	})
+	if err != nil {
+		return physTable{}, err
+	}
+	t := v.(physTable)
+	if !t.entry.Covers(eventTime, writeTime) {
+		// Shared with a caller of the same new table name whose event
+		// went elsewhere: look again.
+		return c.route(ctx, f, eventTime, writeTime)
+	}
+	return t, nil
+}
+
+// home returns the name of the table an event of time t written at time t
+// goes to, without making it: the table a rollup of the period starting at
+// t lives in.
+func (c *catalog) home(f family.Family, t time.Time) string {
+	if pt, ok := c.cached(f.Name, t, t); ok {
+		return pt.name
+	}
+	return f.Namer().Format(f.TableFor(t, t))
+}
+
+// recreate makes a table found deleted while the registry had it live
+// (late data for a period whose table the lifecycle just deleted) again,
+// with the same name, period and policy, as the entry's next generation.
+func (c *catalog) recreate(ctx context.Context, t physTable) (physTable, error) {
+	now := c.clock.Now()
+	cur, err := c.reg.Get(ctx, t.family, t.ref.Period.Start, t.name)
+	if err != nil && !errors.Is(err, registry.ErrNotFound) {
+		return physTable{}, err
+	}
+	if err == nil && cur.State.Live() && cur.Generation == t.entry.Generation {
+		cur.State, cur.UpdatedAt = registry.Missing, now
+		if err := c.reg.Save(ctx, cur); err != nil && !errors.Is(err, registry.ErrStale) {
+			return physTable{}, err
+		}
+	}
+	c.forget(t.family, t.name)
+	e, err := c.reg.Create(ctx, c.store, registry.NewEntry(t.entry.Policy, t.ref, now), now)
+	if err != nil {
+		return physTable{}, err
+	}
+	c.learn(t.family, []registry.Entry{e})
+	return tableOf(e), nil
 }
 
 // forgetTable drops what the engine knows of a table found deleted.
@@ -261,9 +269,10 @@ func (db *DB) forgetTable(t physTable) {
 	db.series.forgetTable(t.name)
 }
 
-// forget drops a table from the catalog, after it was deleted.
+// forget drops a table from the write routes, after it was found deleted.
 func (c *catalog) forget(fam, name string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.mu.tables[fam] = slices.DeleteFunc(c.mu.tables[fam], func(o physTable) bool { return o.name == name })
+	c.mu.routes[fam] = slices.DeleteFunc(c.mu.routes[fam], func(o physTable) bool { return o.name == name })
+	c.mu.adopted[fam] = slices.DeleteFunc(c.mu.adopted[fam], func(o physTable) bool { return o.name == name })
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/timetabledb/timetable/registry"
 	"github.com/timetabledb/timetable/storage"
 	"github.com/timetabledb/timetable/tenant"
 )
@@ -27,6 +28,11 @@ var (
 	ErrBadName = errors.New("timetable: bad name")
 	// ErrClosed is returned by calls on a closed engine.
 	ErrClosed = errors.New("timetable: engine closed")
+	// ErrReadOnly is returned by writes to an engine opened read-only.
+	ErrReadOnly = errors.New("timetable: engine opened read-only")
+	// ErrNoMetaTable is returned by Open of a read-only engine on a store
+	// without a meta table: nothing was ever written there.
+	ErrNoMetaTable = errors.New("timetable: no meta table (`timetable tenant add` or `timetable serve` creates it)")
 )
 
 // DB is an open engine. Its methods may be called from any number of
@@ -34,8 +40,9 @@ var (
 type DB struct {
 	store   storage.Store
 	opts    Options
-	meta    *meta
-	catalog *catalog
+	meta     *meta
+	registry *registry.Registry
+	catalog  *catalog
 	tenants *tenant.Registry
 	metrics *metrics
 	series  *seriesCache
@@ -49,28 +56,32 @@ type DB struct {
 	inflight sync.WaitGroup
 }
 
-// Open opens an engine on a store: it creates the meta table if needed and
-// reads the catalog of physical tables. The engine does not own the store:
-// Close leaves it open.
+// Open opens an engine on a store: it creates the meta table if needed,
+// and registers in the table registry the tables of its families that the
+// store has without an entry (tables of a version before the registry).
+// The engine does not own the store: Close leaves it open.
 func Open(ctx context.Context, store storage.Store, opts Options) (*DB, error) {
 	opts.EnsureDefaults()
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
 	db := &DB{store: store, opts: opts, metrics: newMetrics(opts.Registerer), series: newSeriesCache(1 << 20), paths: newPathMemory()}
-	m, err := openMeta(ctx, store, opts.MetaTable)
+	m, err := openMeta(ctx, store, opts.MetaTable, opts.ReadOnly)
 	if err != nil {
 		return nil, err
 	}
 	db.meta = m
 	db.tenants = tenant.NewRegistry(store, opts.MetaTable)
-	db.catalog = newCatalog(store, opts.Config.Families, opts.Clock, opts.Logger)
-	db.catalog.onGone = db.series.forgetTable
-	if err := db.catalog.refreshAll(ctx); err != nil {
-		return nil, fmt.Errorf("read catalog: %w", err)
+	db.registry = registry.New(store, opts.MetaTable)
+	db.catalog = newCatalog(store, db.registry, opts.Clock, opts.Logger, opts.ReadOnly)
+	if err := db.catalog.adopt(ctx, opts.Config.Families); err != nil {
+		return nil, fmt.Errorf("register existing tables: %w", err)
 	}
 	return db, nil
 }
+
+// Registry returns the table registry the engine reads and writes.
+func (db *DB) Registry() *registry.Registry { return db.registry }
 
 // Tenants returns the registry of tenants and their API keys.
 func (db *DB) Tenants() *tenant.Registry { return db.tenants }

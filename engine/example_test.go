@@ -31,7 +31,7 @@ func Example() {
 
 	// A car back online after two months uploads an old event and a new one.
 	// The old event's table is made for late data, written during June: it
-	// is hot until June ends.
+	// is on the backfill tier (on-demand) until June ends.
 	events := []event.Event{
 		{Time: time.Date(2017, 4, 10, 12, 0, 0, 123456000, time.UTC), Series: "car-17", Fields: map[string]any{"speed": json.Number("88.5")}},
 		{Time: now, Series: "car-17", Fields: map[string]any{"speed": json.Number("0")}},
@@ -63,6 +63,6 @@ func Example() {
 	// Output:
 	// 2017-04-10T12:00:00.123456Z car-17 88.5
 	// 2017-06-15T09:00:00Z car-17 0
-	// tt_events_1491696000000_1492300799000_6_2017 2017-06 hot
+	// tt_events_1491696000000_1492300799000_6_2017 2017-06 backfill
 	// tt_events_1497139200000_1497743999000_6_2017 2017-06 hot
 }

@@ -33,14 +33,23 @@ const (
 	secretSK = "cursor"
 )
 
-func openMeta(ctx context.Context, store storage.Store, table string) (*meta, error) {
-	spec := storage.TableSpec{Name: table, Capacity: storage.Capacity{Billing: storage.OnDemand}, Tags: map[string]string{"timetable:role": "meta"}}
-	if err := store.CreateTable(ctx, spec); err != nil && !errors.Is(err, storage.ErrTableExists) {
-		return nil, fmt.Errorf("create meta table %q: %w", table, err)
+// openMeta opens the meta table, creating it unless readOnly.
+func openMeta(ctx context.Context, store storage.Store, table string, readOnly bool) (*meta, error) {
+	if readOnly {
+		if _, err := store.DescribeTable(ctx, table); errors.Is(err, storage.ErrTableNotFound) {
+			return nil, fmt.Errorf("%w: %q", ErrNoMetaTable, table)
+		} else if err != nil {
+			return nil, fmt.Errorf("open meta table %q: %w", table, err)
+		}
+	} else {
+		spec := storage.TableSpec{Name: table, Capacity: storage.Capacity{Billing: storage.OnDemand}, Tags: map[string]string{"timetable:role": "meta"}}
+		if err := store.CreateTable(ctx, spec); err != nil && !errors.Is(err, storage.ErrTableExists) {
+			return nil, fmt.Errorf("create meta table %q: %w", table, err)
+		}
 	}
 	m := &meta{store: store, table: table}
 	m.mu.tables = map[string]bool{}
-	secret, err := m.loadSecret(ctx)
+	secret, err := m.loadSecret(ctx, readOnly)
 	if err != nil {
 		return nil, err
 	}
@@ -51,7 +60,7 @@ func openMeta(ctx context.Context, store storage.Store, table string) (*meta, er
 // loadSecret reads the cursor key, making it on first use. Two servers
 // starting at once on a new meta table may both make one; the one written
 // last wins, and the first reads it back below.
-func (m *meta) loadSecret(ctx context.Context) ([]byte, error) {
+func (m *meta) loadSecret(ctx context.Context, readOnly bool) ([]byte, error) {
 	item, err := m.store.GetItem(ctx, m.table, secretPK, secretSK)
 	if err == nil {
 		if b, ok := item.Attrs["key"].([]byte); ok && len(b) == 32 {
@@ -61,6 +70,13 @@ func (m *meta) loadSecret(ctx context.Context) ([]byte, error) {
 	}
 	if !errors.Is(err, storage.ErrItemNotFound) {
 		return nil, fmt.Errorf("read cursor key: %w", err)
+	}
+	if readOnly {
+		// Nothing was ever served from this store: cursors of this
+		// session need only be consistent among themselves.
+		key := make([]byte, 32)
+		_, err := rand.Read(key)
+		return key, err
 	}
 	key := make([]byte, 32)
 	if _, err := rand.Read(key); err != nil {

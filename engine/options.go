@@ -36,9 +36,11 @@ type Options struct {
 	// WriteParallelism bounds the tables a Write writes at once; zero
 	// means 4.
 	WriteParallelism int
-	// CatalogRefresh is how old the cached list of physical tables may
-	// grow before a query lists them again; zero means 30 seconds.
-	CatalogRefresh time.Duration
+	// ReadOnly opens the engine without creating anything: the meta table
+	// must exist (Open fails with ErrNoMetaTable otherwise), tables found
+	// without a registry entry are adopted in memory only, and writes are
+	// refused.
+	ReadOnly bool
 	// DefaultLimit is the number of events a query returns when it sets no
 	// limit; zero means 1000. MaxLimit caps a query's limit; zero means
 	// 10000.
@@ -77,9 +79,6 @@ func (o *Options) EnsureDefaults() {
 	}
 	if o.WriteParallelism == 0 {
 		o.WriteParallelism = 4
-	}
-	if o.CatalogRefresh == 0 {
-		o.CatalogRefresh = 30 * time.Second
 	}
 	if o.DefaultLimit == 0 {
 		o.DefaultLimit = 1000

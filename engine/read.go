@@ -57,7 +57,7 @@ func (db *DB) Query(ctx context.Context, tenant string, q Query) (Page, error) {
 		}
 	}
 	f := db.opts.Config.Family(q.Table)
-	tables, err := db.catalog.tables(ctx, f, from, to, db.opts.CatalogRefresh)
+	tables, err := db.catalog.tables(ctx, f, from, to)
 	if err != nil {
 		return Page{}, err
 	}

@@ -133,11 +133,22 @@ func (db *DB) aggregateRollups(ctx context.Context, tenant string, q AggregateQu
 		}
 		return p
 	}
-	raw := func(from, to time.Time) error {
-		tables, err := db.catalog.tables(ctx, f, from, to, db.opts.CatalogRefresh)
-		if err != nil {
-			return err
+	// One read of the registry serves the whole query.
+	all, err := db.catalog.tables(ctx, f, q.From, q.To)
+	if err != nil {
+		return nil, err
+	}
+	within := func(from, to time.Time) []physTable {
+		var out []physTable
+		for _, t := range all {
+			if t.ref.Period.Overlaps(from, to) {
+				out = append(out, t)
+			}
 		}
+		return out
+	}
+	raw := func(from, to time.Time) error {
+		tables := within(from, to)
 		rq := Query{Table: q.Table, Series: q.Series, From: from, To: to, Fields: q.Fields}
 		m, err := db.openSources(ctx, tenant, rq, tables, from, to, 0, nil)
 		if err != nil {
@@ -170,7 +181,7 @@ func (db *DB) aggregateRollups(ctx context.Context, tenant string, q AggregateQu
 				return nil, err
 			}
 		}
-		err := db.wholeUnits(ctx, tenant, q, f, u, first, end, func(start time.Time, p *part) {
+		err := db.wholeUnits(ctx, tenant, q, f, u, first, end, within(first, end.Add(-1)), func(start time.Time, p *part) {
 			at(start).merge(p, q.Fields)
 		})
 		if err != nil {
@@ -183,11 +194,7 @@ func (db *DB) aggregateRollups(ctx context.Context, tenant string, q AggregateQu
 // wholeUnits calls emit with the rollup of every series and every unit in
 // [first, end), read when valid and computed from raw events (and stored,
 // once settled) when not.
-func (db *DB) wholeUnits(ctx context.Context, tenant string, q AggregateQuery, f family.Family, u rollupUnit, first, end time.Time, emit func(time.Time, *part)) error {
-	tables, err := db.catalog.tables(ctx, f, first, end.Add(-1), db.opts.CatalogRefresh)
-	if err != nil {
-		return err
-	}
+func (db *DB) wholeUnits(ctx context.Context, tenant string, q AggregateQuery, f family.Family, u rollupUnit, first, end time.Time, tables []physTable, emit func(time.Time, *part)) error {
 	// The markers first, then the rollups and raw events: a write after
 	// this point leaves a marker the stored rollup does not cover.
 	markers := map[markKey]map[string]any{}
@@ -236,7 +243,7 @@ func (db *DB) wholeUnits(ctx context.Context, tenant string, q AggregateQuery, f
 	}
 
 	// Each unit's rollup lives in its home table.
-	home := func(start time.Time) string { return f.Namer().Format(f.TableFor(start, start)) }
+	home := func(start time.Time) string { return db.catalog.home(f, start) }
 	type span struct{ low, high time.Time }
 	homes := map[string]*span{}
 	var homeOrder []string
@@ -287,6 +294,7 @@ func (db *DB) wholeUnits(ctx context.Context, tenant string, q AggregateQuery, f
 			return err
 		}
 		byHome := map[string][]storage.Item{}
+		homeStart := map[string]time.Time{}
 		for i, start := range stale {
 			emit(start, fresh[i])
 			k := markKey{u.name, start.UnixNano(), s}
@@ -300,10 +308,13 @@ func (db *DB) wholeUnits(ctx context.Context, tenant string, q AggregateQuery, f
 			attrs := fresh[i].encode()
 			attrs["covered"] = covered
 			h := home(start)
+			if _, ok := homeStart[h]; !ok {
+				homeStart[h] = start
+			}
 			byHome[h] = append(byHome[h], storage.Item{PK: rollupKey(tenant, q.Table, s, u.name), SK: timeKey(start), Attrs: attrs})
 		}
 		for h, items := range byHome {
-			if err := db.storeRollups(ctx, f, h, items); err != nil {
+			if err := db.storeRollups(ctx, f, homeStart[h], items); err != nil {
 				// The answer is right without them; the next query
 				// computes them again.
 				db.opts.Logger.Warn("store rollups", "table", h, "err", err)
@@ -342,18 +353,18 @@ func (db *DB) recompute(ctx context.Context, tenant, table, series string, u rol
 	}
 }
 
-// storeRollups writes rollup items into their home table, making it if
-// it is missing.
-func (db *DB) storeRollups(ctx context.Context, f family.Family, name string, items []storage.Item) error {
-	ref, err := f.Namer().Parse(name)
-	if err != nil {
-		return fmt.Errorf("rollup home table %q: %w", name, err)
+// storeRollups writes the rollup items of units starting at start into
+// their home table, making it if it is missing.
+func (db *DB) storeRollups(ctx context.Context, f family.Family, start time.Time, items []storage.Item) error {
+	if db.opts.ReadOnly {
+		return nil
 	}
-	if _, err := db.catalog.ensure(ctx, f, ref); err != nil {
+	t, err := db.catalog.route(ctx, f, start, start)
+	if err != nil {
 		return err
 	}
-	if err := db.store.BatchWrite(ctx, name, items); err != nil {
-		return fmt.Errorf("write rollups to %q: %w", name, err)
+	if err := db.store.BatchWrite(ctx, t.name, items); err != nil {
+		return fmt.Errorf("write rollups to %q: %w", t.name, err)
 	}
 	return nil
 }

@@ -6,71 +6,102 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/timetabledb/timetable/family"
+	"github.com/timetabledb/timetable/registry"
 	"github.com/timetabledb/timetable/storage"
 )
 
-// TableStatus describes one physical table.
+// TableStatus describes one physical table: its registry entry and what
+// the store says of it now.
 type TableStatus struct {
-	Name          string
-	Family        string
-	PeriodStart   time.Time
-	PeriodEnd     time.Time
-	WriteMonth    string // "YYYY-MM", or "" without write-time grouping
+	Name        string
+	Family      string
+	PeriodStart time.Time
+	PeriodEnd   time.Time
+	WriteMonth  string // "YYYY-MM", or "" without write-time grouping
+	// State is the registry's state of the table (active, archived,
+	// missing...), Generation how many tables were made under its name.
+	State      string
+	Generation int64
+	Shards     int
+	Layout     string
+	// Tier is the tier last applied; TierReason why the table should have
+	// the tier it should have now (the lifecycle moves it there).
 	Tier          string
-	Status        string
+	TierReason    string
+	Status        string // the store's status, "" when the table is gone
 	Billing       string
 	ReadCapacity  int64
 	WriteCapacity int64
 	ItemCount     int64 // -1 when the store does not know
+	CreatedAt     time.Time
+	// Source says how the table came into the registry.
+	Source string
 }
 
-// Tables lists the physical tables of every family, in family order and
-// then period order, as the store describes them now.
+// Tables lists the physical tables of every family from the table
+// registry, in family order and then period order, with what the store
+// says of each now (one DescribeTable per table). Tables timetable deleted
+// are left out.
 func (db *DB) Tables(ctx context.Context) ([]TableStatus, error) {
 	done, err := db.enter()
 	if err != nil {
 		return nil, err
 	}
 	defer done()
+	now := db.opts.Clock.Now()
 	var out []TableStatus
 	for _, f := range db.opts.Config.Families {
-		if err := db.catalog.refresh(ctx, f); err != nil {
-			return nil, err
-		}
-		ts, err := db.catalog.tables(ctx, f, time.Unix(0, 0).UTC(), time.Unix(1<<40, 0).UTC(), time.Hour)
+		entries, err := db.registry.List(ctx, f.Name)
 		if err != nil {
 			return nil, err
 		}
-		for _, t := range ts {
-			info, err := db.store.DescribeTable(ctx, t.name)
-			if errors.Is(err, storage.ErrTableNotFound) {
+		db.catalog.mu.RLock()
+		for _, t := range db.catalog.mu.adopted[f.Name] {
+			entries = append(entries, t.entry)
+		}
+		db.catalog.mu.RUnlock()
+		for _, e := range entries {
+			if e.State == registry.Deleted {
 				continue
 			}
-			if err != nil {
-				return nil, fmt.Errorf("describe table %q: %w", t.name, err)
+			s := statusOf(e, now)
+			info, err := db.store.DescribeTable(ctx, e.Name)
+			switch {
+			case errors.Is(err, storage.ErrTableNotFound):
+				s.ItemCount = -1
+			case err != nil:
+				return nil, fmt.Errorf("describe table %q: %w", e.Name, err)
+			default:
+				s.Status = string(info.Status)
+				s.ItemCount = info.ItemCount
 			}
-			out = append(out, statusOf(f, t, info))
+			out = append(out, s)
 		}
 	}
 	return out, nil
 }
 
-func statusOf(f family.Family, t physTable, info storage.TableInfo) TableStatus {
+func statusOf(e registry.Entry, now time.Time) TableStatus {
+	_, reason := e.Policy.TierFor(e.Ref, e.CreatedAt, now)
 	s := TableStatus{
-		Name:          t.name,
-		Family:        f.Name,
-		PeriodStart:   t.ref.Period.Start,
-		PeriodEnd:     t.ref.Period.End,
-		Tier:          info.Tags[family.TagTier],
-		Status:        string(info.Status),
-		Billing:       string(info.Capacity.Billing),
-		ReadCapacity:  info.Capacity.Read,
-		WriteCapacity: info.Capacity.Write,
-		ItemCount:     info.ItemCount,
+		Name:          e.Name,
+		Family:        e.Family(),
+		PeriodStart:   e.Ref.Period.Start,
+		PeriodEnd:     e.Ref.Period.End,
+		State:         string(e.State),
+		Generation:    e.Generation,
+		Shards:        e.Shards(),
+		Layout:        string(e.Policy.Layout),
+		Tier:          e.Tier,
+		TierReason:    reason,
+		Billing:       string(e.Capacity.Billing),
+		ReadCapacity:  e.Capacity.Read,
+		WriteCapacity: e.Capacity.Write,
+		CreatedAt:     e.CreatedAt,
+		Source:        e.Source,
 	}
-	if !t.ref.WriteMonth.IsZero() {
-		s.WriteMonth = t.ref.WriteMonth.String()
+	if !e.Ref.WriteMonth.IsZero() {
+		s.WriteMonth = e.Ref.WriteMonth.String()
 	}
 	return s
 }

@@ -16,7 +16,6 @@ import (
 	"github.com/timetabledb/timetable/config"
 	"github.com/timetabledb/timetable/event"
 	"github.com/timetabledb/timetable/family"
-	"github.com/timetabledb/timetable/naming"
 	"github.com/timetabledb/timetable/storage"
 )
 
@@ -40,7 +39,7 @@ func (e *WriteError) Unwrap() error { return e.Err }
 // pending is an event on its way to a table.
 type pending struct {
 	index  int // in the caller's slice
-	ref    naming.Ref
+	time   time.Time
 	series string
 	shard  int
 	item   storage.Item
@@ -84,6 +83,9 @@ func (db *DB) write(ctx context.Context, tenant, table string, events []event.Ev
 	if err := checkTableName(table); err != nil {
 		return 0, err
 	}
+	if db.opts.ReadOnly {
+		return 0, ErrReadOnly
+	}
 	now := db.opts.Clock.Now()
 	f := db.opts.Config.Family(table)
 	rollups := db.rollupsOn(table)
@@ -106,7 +108,7 @@ func (db *DB) write(ctx context.Context, tenant, table string, events []event.Ev
 	if err := db.meta.registerTable(ctx, tenant, table, f.Name, now); err != nil {
 		return 0, err
 	}
-	groups, err := db.group(ctx, f, tenant, table, items, rollups)
+	groups, err := db.group(ctx, f, tenant, table, items, now, rollups)
 	if err != nil {
 		return 0, err
 	}
@@ -132,8 +134,8 @@ func (db *DB) write(ctx context.Context, tenant, table string, events []event.Ev
 				// The lifecycle deleted the table after the catalog saw
 				// it (late data for a period past retention, say): make
 				// it again and write once more.
-				db.forgetTable(grp.table)
-				if grp.table, err = db.catalog.ensure(gctx, f, grp.table.ref); err == nil {
+				db.series.forgetTable(grp.table.name)
+				if grp.table, err = db.catalog.recreate(gctx, grp.table); err == nil {
 					grp.series = grp.allSeries
 					err = grp.writeTo(gctx, db.store, db.series)
 				}
@@ -170,7 +172,6 @@ func (db *DB) write(ctx context.Context, tenant, table string, events []event.Ev
 func (db *DB) prepare(tenant, table string, f family.Family, layout config.Layout, events []event.Event, now time.Time, decoded bool) ([]pending, error) {
 	var problems []event.Problem
 	items := make([]pending, 0, len(events))
-	var last naming.Ref
 	for i := range events {
 		ev := &events[i]
 		if !decoded {
@@ -180,10 +181,7 @@ func (db *DB) prepare(tenant, table string, f family.Family, layout config.Layou
 			}
 		}
 		ev.AssignID(tenant, table)
-		if !last.Period.Contains(ev.Time) {
-			last = f.TableFor(ev.Time, now)
-		}
-		p := pending{index: i, ref: last, series: ev.Series, shard: shardOf(ev.ID, f.Shards)}
+		p := pending{index: i, time: ev.Time, series: ev.Series, shard: shardOf(ev.ID, f.Shards)}
 		p.item = storage.Item{
 			PK:    partitionKey(tenant, table, ev.Series, p.shard),
 			SK:    sortKey(ev.Time, ev.ID),
@@ -301,29 +299,26 @@ func (w *tableWrite) writeTo(ctx context.Context, store storage.Store, idx *seri
 // drops repeats of one event within the request, and adds series index
 // entries for series new to a table. With rollups, it notes the rollup
 // buckets each table's items touch.
-func (db *DB) group(ctx context.Context, f family.Family, tenant, table string, items []pending, rollups bool) ([]*tableWrite, error) {
+func (db *DB) group(ctx context.Context, f family.Family, tenant, table string, items []pending, now time.Time, rollups bool) ([]*tableWrite, error) {
 	byName := map[string]*tableWrite{}
 	var order []*tableWrite
 	type key struct{ table, pk, sk string }
 	seen := make(map[key]int, len(items))
 	var w *tableWrite
-	var wRef naming.Ref
 	for _, p := range items {
-		// Events of a request mostly share a period: name the table only
-		// when the period changes.
-		if w == nil || p.ref != wRef {
-			name := f.Namer().Format(p.ref)
-			w = byName[name]
+		// Events of a request mostly share a table: route an event only
+		// when the last table cannot take it.
+		if w == nil || !w.table.entry.Covers(p.time, now) {
+			t, err := db.catalog.route(ctx, f, p.time, now)
+			if err != nil {
+				return nil, err
+			}
+			w = byName[t.name]
 			if w == nil {
-				t, err := db.catalog.ensure(ctx, f, p.ref)
-				if err != nil {
-					return nil, err
-				}
 				w = &tableWrite{table: t, tenant: tenant, ltable: table}
-				byName[name] = w
+				byName[t.name] = w
 				order = append(order, w)
 			}
-			wRef = p.ref
 		}
 		if w.table.shards != f.Shards {
 			// The table keeps the shard count it was made with.

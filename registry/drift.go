@@ -1,0 +1,153 @@
+package registry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/timetabledb/timetable/family"
+	"github.com/timetabledb/timetable/naming"
+	"github.com/timetabledb/timetable/storage"
+)
+
+// Lister is what Compare needs of a store: its table listing, and a
+// description of the few tables the registry does not explain.
+type Lister interface {
+	ListTables(ctx context.Context, after string, fn func(name string) bool) error
+	DescribeTable(ctx context.Context, name string) (storage.TableInfo, error)
+}
+
+// Drift is where the registry and the store's listing of a family's
+// tables disagree.
+type Drift struct {
+	// Unregistered are the entries, from Adopted, of tables that exist
+	// without a live entry and whose names parse as the family's. An
+	// entry of a table timetable deleted or found missing is adopted as
+	// its next generation.
+	Unregistered []Entry
+	// Gone are live entries whose table the store does not list (those
+	// still being created are given StaleCreating to appear).
+	Gone []Entry
+	// Settled are entries left creating whose table exists and is
+	// ACTIVE: their creator stopped before marking them active.
+	Settled []Entry
+}
+
+// StaleCreating is how long an entry may stay creating, with no table
+// listed, before Compare calls it gone: long enough for any CreateTable to
+// return.
+const StaleCreating = 10 * time.Minute
+
+// Compare lists the tables of family f (from its prefix, and from every
+// prefix its entries were made with) and compares them with its entries,
+// read with List. It makes one ListTables pass per prefix and describes
+// only the tables the registry does not explain, so in the steady state it
+// costs the listing pages alone. Names that do not parse as the family's,
+// under its namer of today or of any entry, are never looked at.
+func Compare(ctx context.Context, store Lister, f family.Family, entries []Entry, now time.Time) (Drift, error) {
+	namers := []naming.Namer{f.Namer()}
+	byName := map[string]Entry{}
+	for _, e := range entries {
+		byName[e.Name] = e
+		if n := e.Policy.Namer(); !slices.Contains(namers, n) {
+			namers = append(namers, n)
+		}
+	}
+	prefixes := map[string]bool{}
+	listed := map[string]bool{}
+	var d Drift
+	for _, n := range namers {
+		if prefixes[n.Prefix] {
+			continue
+		}
+		prefixes[n.Prefix] = true
+		var names []string
+		err := store.ListTables(ctx, n.Prefix, func(name string) bool {
+			if !strings.HasPrefix(name, n.Prefix) {
+				return name < n.Prefix
+			}
+			names = append(names, name)
+			return true
+		})
+		if err != nil {
+			return Drift{}, fmt.Errorf("list tables of family %q: %w", f.Name, err)
+		}
+		for _, name := range names {
+			if listed[name] {
+				continue
+			}
+			listed[name] = true
+			e, ok := byName[name]
+			switch {
+			case ok && e.State == Creating:
+				info, err := store.DescribeTable(ctx, name)
+				if err != nil && !errors.Is(err, storage.ErrTableNotFound) {
+					return Drift{}, fmt.Errorf("describe table %q: %w", name, err)
+				}
+				if err == nil && info.Status == storage.StatusActive {
+					e.State, e.UpdatedAt = Active, now.UTC()
+					d.Settled = append(d.Settled, e)
+				}
+			case ok && e.State.Live():
+			default:
+				ref, policy, parsed := parse(name, f, entries, namers)
+				if !parsed {
+					continue // not a table of this family: never touched
+				}
+				info, err := store.DescribeTable(ctx, name)
+				if errors.Is(err, storage.ErrTableNotFound) {
+					continue // deleted since it was listed
+				}
+				if err != nil {
+					return Drift{}, fmt.Errorf("describe table %q: %w", name, err)
+				}
+				a := Adopted(policy, ref, info, now)
+				if ok {
+					a.Generation = e.Generation + 1
+				}
+				d.Unregistered = append(d.Unregistered, a)
+			}
+		}
+	}
+	for _, e := range entries {
+		if !e.State.Live() || listed[e.Name] {
+			continue
+		}
+		if e.State == Creating && now.Sub(e.UpdatedAt) < StaleCreating {
+			continue
+		}
+		d.Gone = append(d.Gone, e)
+	}
+	return d, nil
+}
+
+// Unregistered returns Compare's Unregistered: the tables of f the
+// registry lacks, as they would be adopted.
+func Unregistered(ctx context.Context, store Lister, f family.Family, entries []Entry, now time.Time) ([]Entry, error) {
+	d, err := Compare(ctx, store, f, entries, now)
+	return d.Unregistered, err
+}
+
+// parse reads a table name with the family's namers: the policy of an
+// entry of that name if there is one, else the first namer that parses it,
+// today's first. It returns the policy the table is adopted with.
+func parse(name string, f family.Family, entries []Entry, namers []naming.Namer) (naming.Ref, family.Family, bool) {
+	for _, e := range entries {
+		if e.Name == name {
+			return e.Ref, e.Policy, true
+		}
+	}
+	for _, n := range namers {
+		ref, err := n.Parse(name)
+		if err != nil {
+			continue
+		}
+		policy := f
+		policy.Prefix, policy.Naming, policy.Granularity, policy.WriteTimeGrouping = n.Prefix, n.Scheme, n.Granularity, n.WriteTimeGrouping
+		return ref, policy, true
+	}
+	return naming.Ref{}, family.Family{}, false
+}
