@@ -92,9 +92,10 @@ that time (RFC 3339 or Unix milliseconds), to see what will happen.`,
 // store, archiving through package archive.
 func newReconciler(ctx context.Context, cfg config.Config, store storage.Store, clk clock.Clock, log *slog.Logger, leaser lifecycle.Leaser, reg prometheus.Registerer) (*lifecycle.Reconciler, error) {
 	return lifecycle.New(lifecycle.Options{
-		Store:    store,
-		Families: cfg.Families,
-		Clock:    clk,
+		Store:     store,
+		Families:  cfg.Families,
+		MetaTable: cfg.MetaTable,
+		Clock:     clk,
 		OpenArchiver: func(target string, s storage.Store) (lifecycle.Archiver, error) {
 			return archive.Open(ctx, target, s, archive.Options{Clock: clk, Logger: log})
 		},

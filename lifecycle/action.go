@@ -2,6 +2,7 @@ package lifecycle
 
 import (
 	"github.com/timetabledb/timetable/naming"
+	"github.com/timetabledb/timetable/registry"
 	"github.com/timetabledb/timetable/storage"
 )
 
@@ -10,6 +11,12 @@ type Kind string
 
 // The kinds of action, in the order a plan lists them for one table.
 const (
+	// Register records in the registry a table the store has and the
+	// registry lacks (or left creating), with its facts from the store.
+	Register Kind = "register"
+	// Forget marks missing the registry entry of a table the store no
+	// longer has.
+	Forget Kind = "forget"
 	// Create creates a table (at its tier, with TTL when the family sets
 	// one) and waits for it to be ACTIVE.
 	Create Kind = "create"
@@ -29,7 +36,7 @@ const (
 )
 
 // Kinds lists every kind, in plan order.
-var Kinds = []Kind{Create, UpdateBilling, UpdateCapacity, EnableTTL, Archive, Delete}
+var Kinds = []Kind{Register, Forget, Create, UpdateBilling, UpdateCapacity, EnableTTL, Archive, Delete}
 
 // Action is one change a plan asks for.
 type Action struct {
@@ -52,6 +59,9 @@ type Action struct {
 	// Target is the archive target (Archive, and Delete of an archived
 	// table).
 	Target string
+	// Entry is the table's registry entry as the executor writes it back
+	// (Create: the entry to register).
+	Entry registry.Entry
 	// Reason says why, for people: the rule and the times that triggered
 	// the action.
 	Reason string

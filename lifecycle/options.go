@@ -24,6 +24,11 @@ type Options struct {
 	// Families are the policies; only their tables are ever touched.
 	// Required.
 	Families []family.Family
+	// MetaTable names the table holding the table registry (and the
+	// lease); DefaultMetaTable when empty. A cycle that acts creates it
+	// when it is missing, so a lifecycle-only deployment (the Lambda)
+	// needs nothing made beforehand.
+	MetaTable string
 	// Clock tells the time; the wall clock when nil.
 	Clock clock.Clock
 	// OpenArchiver opens the Archiver of a family's archive target. When
@@ -51,6 +56,7 @@ type Options struct {
 // Defaults.
 const (
 	DefaultLeaseName = "lifecycle"
+	DefaultMetaTable = "timetable_meta"
 	DefaultLeaseTTL  = 15 * time.Minute
 	// DefaultInterval is the mean time between cycles of Run.
 	DefaultInterval = 5 * time.Minute
@@ -81,6 +87,9 @@ func (o *Options) Validate() error {
 func (o *Options) EnsureDefaults() {
 	if o.Clock == nil {
 		o.Clock = clock.Real{}
+	}
+	if o.MetaTable == "" {
+		o.MetaTable = DefaultMetaTable
 	}
 	if o.LeaseName == "" {
 		o.LeaseName = DefaultLeaseName

@@ -9,6 +9,7 @@ import (
 	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/naming"
 	"github.com/timetabledb/timetable/period"
+	"github.com/timetabledb/timetable/registry"
 	"github.com/timetabledb/timetable/storage"
 )
 
@@ -17,19 +18,21 @@ import (
 // creations first, then table by table in name order. It is a pure
 // function: the same arguments give the same plan. Tables of actual whose
 // Family is not one of families are ignored.
+//
+// Each table ages by its own policy (Table.Policy, from its registry
+// entry) and family.TierFor; retention and archive target are the
+// family's of today.
 func Plan(now time.Time, families []family.Family, actual []Table) []Action {
 	now = now.UTC()
 	var out []Action
 	for _, f := range families {
 		var tables []Table
-		existing := map[string]bool{}
 		for _, t := range actual {
 			if t.Family == f.Name {
 				tables = append(tables, t)
-				existing[t.Name] = true
 			}
 		}
-		out = append(out, planCreates(now, f, existing)...)
+		out = append(out, planCreates(now, f, tables)...)
 		slices.SortFunc(tables, func(a, b Table) int { return strings.Compare(a.Name, b.Name) })
 		for _, t := range tables {
 			out = append(out, planTable(now, f, t)...)
@@ -39,19 +42,22 @@ func Plan(now time.Time, families []family.Family, actual []Table) []Action {
 }
 
 // planCreates returns the creation of every table events will be written
-// to from now until now plus the family's prebuild that does not exist.
-func planCreates(now time.Time, f family.Family, existing map[string]bool) []Action {
+// to from now until now plus the family's prebuild that no table takes
+// yet. A table of an earlier policy whose period holds the instant (and
+// whose write month, if any, holds it) takes its events, as the engine
+// routes them.
+func planCreates(now time.Time, f family.Family, tables []Table) []Action {
 	var out []Action
 	horizon := now.Add(f.Prebuild)
 	for t := now; !t.After(horizon); t = nextBoundary(f, t) {
-		ref := f.TableFor(t, t)
-		name := f.Namer().Format(ref)
-		if existing[name] {
+		if slices.ContainsFunc(tables, func(tb Table) bool { return tb.Drift != Gone && covers(tb, t) }) {
 			continue
 		}
-		existing[name] = true
-		tier := f.TierAt(ref, now)
-		spec := f.Spec(ref, tier)
+		ref := f.TableFor(t, t)
+		e := registry.NewEntry(f, ref, now)
+		if slices.ContainsFunc(out, func(a Action) bool { return a.Table == e.Name }) {
+			continue
+		}
 		var reason string
 		switch {
 		case t.Equal(now):
@@ -61,13 +67,19 @@ func planCreates(now time.Time, f family.Family, existing map[string]bool) []Act
 		default:
 			reason = fmt.Sprintf("write month %s starts %s, prebuild %s", ref.WriteMonth, stamp(t), f.Prebuild)
 		}
+		spec := e.Spec()
 		out = append(out, Action{
-			Kind: Create, Family: f.Name, Table: name, Ref: ref,
-			Tier: tier.Name, Capacity: spec.Capacity, Spec: spec, TTLAttribute: spec.TTLAttribute,
-			Reason: reason,
+			Kind: Create, Family: f.Name, Table: e.Name, Ref: ref,
+			Tier: e.Tier, Capacity: e.Capacity, Spec: spec, TTLAttribute: spec.TTLAttribute,
+			Entry: e, Reason: reason,
 		})
 	}
 	return out
+}
+
+// covers reports whether table tb takes events of instant t written at t.
+func covers(tb Table, t time.Time) bool {
+	return tb.Ref.Period.Contains(t) && (tb.Ref.WriteMonth.IsZero() || tb.Ref.WriteMonth == period.MonthOf(t))
 }
 
 // nextBoundary returns the first instant after t at which events go to
@@ -85,82 +97,72 @@ func nextBoundary(f family.Family, t time.Time) time.Time {
 
 // planTable returns what one existing table needs.
 func planTable(now time.Time, f family.Family, t Table) []Action {
-	if t.Status != storage.StatusActive {
-		return nil
-	}
-	base := Action{Family: f.Name, Table: t.Name, Ref: t.Ref, Tier: t.Tier}
-	if exp := f.ExpiresAt(t.Ref); !exp.IsZero() && !now.Before(exp) {
-		why := fmt.Sprintf("retention %s ended %s (%s)", f.Retention, stamp(exp), endedWhat(t.Ref))
+	base := Action{Family: f.Name, Table: t.Name, Ref: t.Ref, Tier: t.Tier, Entry: t.Entry}
+	var out []Action
+	switch t.Drift {
+	case Gone:
 		a := base
-		a.Target = f.Archive
+		a.Kind = Forget
+		a.Reason = fmt.Sprintf("the registry has the table %s, the store does not list it", t.Entry.State)
+		return []Action{a}
+	case Unregistered:
+		a := base
+		a.Kind = Register
+		a.Reason = fmt.Sprintf("the store has the table, the registry does not: registered %s", t.Entry.Source)
+		out = append(out, a)
+	case Unsettled:
+		a := base
+		a.Kind = Register
+		a.Reason = "left creating by a creator that stopped; the table is ACTIVE"
+		out = append(out, a)
+	}
+	if t.Status != storage.StatusActive && t.Drift != Unsettled {
+		return out
+	}
+	p := t.policy(f)
+	if exp := p.ExpiresAt(t.Ref); !exp.IsZero() && !now.Before(exp) {
+		why := fmt.Sprintf("retention %s ended %s (%s)", p.Retention, stamp(exp), endedWhat(t.Ref))
+		a := base
+		a.Target = p.Archive
 		switch {
-		case f.Archive == "":
+		case p.Archive == "":
 			a.Kind, a.Reason = Delete, why
 		case !t.Archived:
-			a.Kind, a.Reason = Archive, why+"; archive to "+f.Archive+" before deleting"
+			a.Kind, a.Reason = Archive, why+"; archive to "+p.Archive+" before deleting"
 		default:
-			a.Kind, a.Reason = Delete, why+"; archive in "+f.Archive+" verified"
+			a.Kind, a.Reason = Delete, why+"; archive in "+p.Archive+" verified"
 		}
-		return []Action{a}
+		return append(out, a)
 	}
 
-	var out []Action
-	tier := f.TierAt(t.Ref, now)
-	want := f.Spec(t.Ref, tier).Capacity
+	tier, reason := p.TierFor(t.Ref, t.CreatedAt, now)
+	want := p.Spec(t.Ref, tier).Capacity
 	if want != t.Capacity || tier.Name != t.Tier {
 		a := base
 		a.Kind, a.Tier, a.Capacity = UpdateCapacity, tier.Name, want
 		if want.Billing != t.Capacity.Billing {
 			a.Kind = UpdateBilling
 		}
-		a.Reason = tierReason(now, f, t, tier)
+		a.Reason = reason
+		if t.Tier != "" && t.Tier != tier.Name {
+			a.Reason += ", was " + t.Tier
+		}
+		a.Reason += ": " + capacityString(t.Capacity)
+		if want != t.Capacity {
+			a.Reason += " -> " + capacityString(want)
+		}
 		out = append(out, a)
 	}
-	if f.TTL > 0 && t.TTLAttribute != family.TTLAttribute {
+	if p.TTL > 0 && t.TTLAttribute != family.TTLAttribute {
 		a := base
 		a.Kind, a.TTLAttribute = EnableTTL, family.TTLAttribute
-		a.Reason = fmt.Sprintf("family ttl %s: items expire by attribute %s", f.TTL, family.TTLAttribute)
+		a.Reason = fmt.Sprintf("family ttl %s: items expire by attribute %s", p.TTL, family.TTLAttribute)
 		if t.TTLAttribute != "" {
 			a.Reason += ", not " + t.TTLAttribute
 		}
 		out = append(out, a)
 	}
 	return out
-}
-
-// tierReason explains why a table should be at tier.
-func tierReason(now time.Time, f family.Family, t Table, tier family.Tier) string {
-	from := f.TierStart(t.Ref, tier)
-	var b strings.Builder
-	if tier.Age == (family.Age{}) {
-		fmt.Fprintf(&b, "tier %s until %s", tier.Name, stamp(nextTierStart(f, t.Ref, tier, now)))
-	} else {
-		fmt.Fprintf(&b, "tier %s from %s (age %s + grace %s)", tier.Name, stamp(from), tier.Age, f.Grace)
-	}
-	if age := f.AgePeriod(t.Ref); !age.Equal(t.Ref.Period) {
-		fmt.Fprintf(&b, ", late data written during %s: ages from %s", t.Ref.WriteMonth, stamp(age.Start))
-	}
-	if t.Tier != "" && t.Tier != tier.Name {
-		fmt.Fprintf(&b, ", was %s", t.Tier)
-	}
-	c := t.Capacity
-	w := f.Spec(t.Ref, tier).Capacity
-	fmt.Fprintf(&b, ": %s", capacityString(c))
-	if w != c {
-		fmt.Fprintf(&b, " -> %s", capacityString(w))
-	}
-	return b.String()
-}
-
-// nextTierStart returns when the table leaves tier, or the zero time when
-// it is the last.
-func nextTierStart(f family.Family, ref naming.Ref, tier family.Tier, now time.Time) time.Time {
-	for i, t := range f.Tiers {
-		if t.Name == tier.Name && i+1 < len(f.Tiers) {
-			return f.TierStart(ref, f.Tiers[i+1])
-		}
-	}
-	return time.Time{}
 }
 
 func capacityString(c storage.Capacity) string {

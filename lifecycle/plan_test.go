@@ -37,7 +37,7 @@ func table(f family.Family, eventTime, writeTime, tier string) lifecycle.Table {
 	}
 	spec := f.Spec(ref, tr)
 	return lifecycle.Table{
-		Name: spec.Name, Family: f.Name, Ref: ref, Tier: tier, Capacity: spec.Capacity,
+		Name: spec.Name, Family: f.Name, Ref: ref, Tier: tier, Capacity: spec.Capacity, CreatedAt: at(writeTime),
 		Status: storage.StatusActive, TTLAttribute: spec.TTLAttribute, ItemCount: -1,
 	}
 }

@@ -4,18 +4,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 
 	"github.com/timetabledb/timetable/family"
+	"github.com/timetabledb/timetable/registry"
 	"github.com/timetabledb/timetable/storage"
 )
 
 // Reconciler applies the lifecycle plan to a store. Its methods may be
 // called from several goroutines; cycles of one Reconciler do not overlap.
 type Reconciler struct {
-	opts    Options
-	metrics *metrics
+	opts     Options
+	metrics  *metrics
+	registry *registry.Registry
 
 	// cycle keeps cycles from overlapping.
 	cycle sync.Mutex
@@ -24,6 +25,8 @@ type Reconciler struct {
 		sync.Mutex
 		// archivers caches an Archiver per target.
 		archivers map[string]Archiver
+		// metaReady is set once the meta table is known to exist.
+		metaReady bool
 	}
 }
 
@@ -33,7 +36,7 @@ func New(opts Options) (*Reconciler, error) {
 		return nil, err
 	}
 	opts.EnsureDefaults()
-	r := &Reconciler{opts: opts, metrics: newMetrics(opts.Registerer)}
+	r := &Reconciler{opts: opts, metrics: newMetrics(opts.Registerer), registry: registry.New(opts.Store, opts.MetaTable)}
 	r.mu.archivers = map[string]Archiver{}
 	return r, nil
 }
@@ -55,6 +58,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, dryRun bool) ([]Result, erro
 func (r *Reconciler) ReconcileKinds(ctx context.Context, dryRun bool, kinds ...Kind) ([]Result, error) {
 	r.cycle.Lock()
 	defer r.cycle.Unlock()
+	if err := r.ensureMeta(ctx, dryRun); err != nil {
+		r.metrics.cycles.WithLabelValues("error").Inc()
+		return nil, err
+	}
 	if !dryRun && r.opts.Leaser != nil {
 		held, err := r.opts.Leaser.Acquire(ctx, r.opts.LeaseName, r.opts.Owner, r.opts.LeaseTTL)
 		if err != nil {
@@ -74,7 +81,9 @@ func (r *Reconciler) ReconcileKinds(ctx context.Context, dryRun bool, kinds ...K
 	var results []Result
 	failed := 0
 	for _, a := range plan {
-		if len(kinds) > 0 && !containsKind(kinds, a.Kind) {
+		// Mending the registry is part of every job: the others record
+		// their changes in it.
+		if len(kinds) > 0 && !containsKind(kinds, a.Kind) && a.Kind != Register && a.Kind != Forget {
 			continue
 		}
 		if dryRun {
@@ -150,45 +159,77 @@ func (r *Reconciler) Plan(ctx context.Context) ([]Action, error) {
 	return Plan(now, r.opts.Families, tables), nil
 }
 
-// Tables lists the tables of every family, as Plan takes them: only the
-// tables whose names parse as the family's.
+// Tables reads the tables of every family from the registry, as Plan
+// takes them, with the drift a listing of the store finds: one registry
+// Query and one ListTables pass per family (per prefix the family has had),
+// plus a DescribeTable only for tables the registry does not explain. In
+// the steady state a cycle makes no call per table.
 func (r *Reconciler) Tables(ctx context.Context) ([]Table, error) {
+	now := r.opts.Clock.Now()
 	var out []Table
 	for _, f := range r.opts.Families {
-		namer := f.Namer()
-		var names []string
-		err := r.opts.Store.ListTables(ctx, f.Prefix, func(name string) bool {
-			if !strings.HasPrefix(name, f.Prefix) {
-				return false
-			}
-			if _, err := namer.Parse(name); err == nil {
-				names = append(names, name)
-			}
-			return true
-		})
+		entries, err := r.registry.List(ctx, f.Name)
+		if errors.Is(err, storage.ErrTableNotFound) {
+			// No meta table yet (a dry run on a new store): every
+			// table is unregistered.
+			entries, err = nil, nil
+		}
 		if err != nil {
 			return nil, fmt.Errorf("list tables of family %q: %w", f.Name, err)
 		}
-		for _, name := range names {
-			ref, _ := namer.Parse(name)
-			info, err := r.opts.Store.DescribeTable(ctx, name)
-			if errors.Is(err, storage.ErrTableNotFound) {
-				continue // deleted since it was listed
+		drift, err := registry.Compare(ctx, r.opts.Store, f, entries, now)
+		if err != nil {
+			return nil, err
+		}
+		why := map[string]Drift{}
+		for _, e := range drift.Gone {
+			why[e.Name] = Gone
+		}
+		for _, e := range drift.Settled {
+			out = append(out, tableOf(e, Unsettled))
+			why[e.Name] = Unsettled
+		}
+		for _, e := range entries {
+			if !e.State.Live() {
+				continue
 			}
-			if err != nil {
-				return nil, fmt.Errorf("list tables of family %q: %w", f.Name, err)
+			if d, ok := why[e.Name]; ok {
+				if d == Gone {
+					out = append(out, tableOf(e, Gone))
+				}
+				continue
 			}
-			out = append(out, Table{
-				Name: name, Family: f.Name, Ref: ref,
-				Tier:         info.Tags[family.TagTier],
-				Capacity:     info.Capacity,
-				Status:       info.Status,
-				TTLAttribute: info.TTLAttribute,
-				ItemCount:    info.ItemCount,
-			})
+			out = append(out, tableOf(e, ""))
+		}
+		for _, e := range drift.Unregistered {
+			out = append(out, tableOf(e, Unregistered))
 		}
 	}
 	return out, nil
+}
+
+// ensureMeta creates the meta table, which holds the registry and the
+// lease, once per Reconciler; a dry run creates nothing.
+func (r *Reconciler) ensureMeta(ctx context.Context, dryRun bool) error {
+	r.mu.Lock()
+	ready := r.mu.metaReady
+	r.mu.Unlock()
+	if ready {
+		return nil
+	}
+	if dryRun {
+		// A dry run creates nothing; without the meta table it plans
+		// from an empty registry.
+		return nil
+	}
+	spec := storage.TableSpec{Name: r.opts.MetaTable, Capacity: storage.Capacity{Billing: storage.OnDemand}, Tags: map[string]string{"timetable:role": "meta"}}
+	if err := r.opts.Store.CreateTable(ctx, spec); err != nil && !errors.Is(err, storage.ErrTableExists) {
+		return fmt.Errorf("reconcile: create meta table %q: %w", r.opts.MetaTable, err)
+	}
+	r.mu.Lock()
+	r.mu.metaReady = true
+	r.mu.Unlock()
+	return nil
 }
 
 func (r *Reconciler) family(name string) family.Family {
@@ -218,27 +259,52 @@ func (r *Reconciler) archiver(target string) (Archiver, error) {
 	return a, nil
 }
 
-// apply carries out one action. Every action is idempotent: applying it
-// again, or to a store that has it applied already, changes nothing.
+// apply carries out one action, and records it in the registry. Every
+// action is idempotent: applying it again, or to a store that has it
+// applied already, changes nothing.
 func (r *Reconciler) apply(ctx context.Context, a Action) error {
 	st := r.opts.Store
+	now := r.opts.Clock.Now().UTC()
+	e := a.Entry
+	e.UpdatedAt = now
 	switch a.Kind {
-	case Create:
-		if err := st.CreateTable(ctx, a.Spec); err != nil && !errors.Is(err, storage.ErrTableExists) {
-			return err
+	case Register:
+		err := r.registry.Register(ctx, e)
+		if errors.Is(err, registry.ErrStale) {
+			// Left creating, or adopted by another server meanwhile:
+			// what the store says wins.
+			err = r.registry.Save(ctx, e)
 		}
-		return nil
+		return err
+	case Forget:
+		e.State = registry.Missing
+		return r.registry.Save(ctx, e)
+	case Create:
+		_, err := r.registry.Create(ctx, st, a.Entry, now)
+		return err
 	case UpdateBilling, UpdateCapacity:
 		c := a.Capacity
-		return st.UpdateTable(ctx, a.Table, storage.TableUpdate{Capacity: &c, Tags: map[string]string{family.TagTier: a.Tier}})
+		if err := st.UpdateTable(ctx, a.Table, storage.TableUpdate{Capacity: &c, Tags: map[string]string{family.TagTier: a.Tier}}); err != nil {
+			return err
+		}
+		e.Tier, e.Capacity = a.Tier, c
+		return r.registry.Save(ctx, e)
 	case EnableTTL:
-		return st.UpdateTable(ctx, a.Table, storage.TableUpdate{TTLAttribute: a.TTLAttribute})
+		if err := st.UpdateTable(ctx, a.Table, storage.TableUpdate{TTLAttribute: a.TTLAttribute}); err != nil {
+			return err
+		}
+		e.TTLAttribute = a.TTLAttribute
+		return r.registry.Save(ctx, e)
 	case Archive:
 		ar, err := r.archiver(a.Target)
 		if err != nil {
 			return err
 		}
-		return ar.Archive(ctx, a.Table)
+		if err := ar.Archive(ctx, a.Table); err != nil {
+			return err
+		}
+		e.State, e.ArchiveTarget, e.ArchivedAt = registry.Archived, a.Target, now
+		return r.registry.Save(ctx, e)
 	case Delete:
 		if a.Target != "" {
 			// The plan saw a verified archive; look again right before
@@ -258,7 +324,8 @@ func (r *Reconciler) apply(ctx context.Context, a Action) error {
 		if err := st.DeleteTable(ctx, a.Table); err != nil && !errors.Is(err, storage.ErrTableNotFound) {
 			return err
 		}
-		return nil
+		e.State = registry.Deleted
+		return r.registry.Save(ctx, e)
 	}
 	return fmt.Errorf("unknown action %q", a.Kind)
 }

@@ -25,6 +25,7 @@ func each(t *testing.T, test func(t *testing.T, store storage.Store, f family.Fa
 	for _, b := range backends.All(t) {
 		t.Run(b.Name, func(t *testing.T) {
 			store, cfg := b.Open(t)
+			metaTables.Store(cfg.Families[0].Prefix, cfg.MetaTable)
 			test(t, store, cfg.Families[0])
 		})
 	}
@@ -52,8 +53,16 @@ func snapshot(t *testing.T, store storage.Store, prefix string) map[string]stora
 	return out
 }
 
+// metaTables holds the meta table of each test's backend, by the test's
+// family prefix, so that the reconcilers of a test share the registry of
+// its engine and not another test's.
+var metaTables sync.Map
+
 func reconciler(t *testing.T, o lifecycle.Options) *lifecycle.Reconciler {
 	t.Helper()
+	if m, ok := metaTables.Load(o.Families[0].Prefix); ok && o.MetaTable == "" {
+		o.MetaTable = m.(string)
+	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -309,16 +318,20 @@ func TestReconcileKinds(t *testing.T) {
 		r := reconciler(t, lifecycle.Options{Store: store, Families: []family.Family{f}, Clock: clk})
 		res, err := r.ReconcileKinds(ctx, false, lifecycle.Create)
 		require.NoError(t, err)
-		require.Len(t, res, 1)
-		require.Equal(t, lifecycle.Create, res[0].Kind)
+		require.Len(t, res, 4, "the old tables are registered, whatever the kinds")
+		kinds := map[lifecycle.Kind]int{}
+		for _, x := range res {
+			kinds[x.Kind]++
+		}
+		require.Equal(t, map[lifecycle.Kind]int{lifecycle.Create: 1, lifecycle.Register: 3}, kinds)
 		res, err = r.ReconcileKinds(ctx, false, lifecycle.UpdateBilling, lifecycle.UpdateCapacity, lifecycle.EnableTTL)
 		require.NoError(t, err)
-		var kinds []string
+		var names []string
 		for _, x := range res {
-			kinds = append(kinds, string(x.Kind))
+			names = append(names, string(x.Kind))
 		}
-		sort.Strings(kinds)
-		require.Equal(t, []string{"update_capacity", "update_capacity", "update_capacity"}, kinds)
+		sort.Strings(names)
+		require.Equal(t, []string{"update_capacity", "update_capacity", "update_capacity"}, names)
 	})
 }
 

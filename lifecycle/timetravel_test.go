@@ -57,11 +57,13 @@ func (m modelTable) expires() time.Time {
 	return end.Add(retention)
 }
 
-// capacity is the tier the model gives a table at now.
-func (m modelTable) capacity(now time.Time) (string, storage.Capacity) {
+// capacity is the tier the model gives a table made at created at now.
+func (m modelTable) capacity(created, now time.Time) (string, storage.Capacity) {
 	ages := m.week
-	if !m.month.Before(m.week.Add(week)) { // written only after its week: late data
-		ages = weekOf(m.month.AddDate(0, 1, 0).Add(-time.Nanosecond))
+	if !created.Before(m.week.Add(week)) && now.Before(monthOf(created).AddDate(0, 1, 0).Add(grace)) {
+		// Made after its week ended: a backfill, on demand while the
+		// month it was made in lasts.
+		return "backfill", storage.Capacity{Billing: storage.OnDemand}
 	}
 	switch {
 	case now.Before(ages.Add(week + grace)):
@@ -70,6 +72,13 @@ func (m modelTable) capacity(now time.Time) (string, storage.Capacity) {
 		return "warm", storage.Capacity{Billing: storage.Provisioned, Read: 100, Write: 1}
 	}
 	return "cold", storage.Capacity{Billing: storage.Provisioned, Read: 1, Write: 1}
+}
+
+// expect notes that table m exists from now on, unless it did already.
+func expect(expected map[modelTable]time.Time, m modelTable, now time.Time) {
+	if _, ok := expected[m]; !ok {
+		expected[m] = now
+	}
 }
 
 // steps returns the times the walk stops at: every other day at noon, and
@@ -113,9 +122,9 @@ func TestTimeTravel(t *testing.T) {
 			db, err := engine.Open(ctx, store, engine.Options{Config: cfg, Clock: clk, Logger: slog.New(slog.DiscardHandler)})
 			require.NoError(t, err)
 			defer db.Close()
-			r := reconciler(t, lifecycle.Options{Store: store, Families: cfg.Families, Clock: clk})
+			r := reconciler(t, lifecycle.Options{Store: store, Families: cfg.Families, MetaTable: cfg.MetaTable, Clock: clk})
 
-			expected := map[modelTable]bool{}
+			expected := map[modelTable]time.Time{} // when each table was made
 			type written struct {
 				at    time.Time
 				table modelTable
@@ -138,7 +147,7 @@ func TestTimeTravel(t *testing.T) {
 				if !uploaded && !now.Before(back) {
 					for _, e := range late {
 						events = append(events, event.Event{Time: e, Series: "car-9", Fields: map[string]any{"late": true}})
-						expected[modelTable{weekOf(e), monthOf(now)}] = true
+						expect(expected, modelTable{weekOf(e), monthOf(now)}, now)
 					}
 					uploaded = true
 				}
@@ -152,17 +161,17 @@ func TestTimeTravel(t *testing.T) {
 
 				// The model: tables written to, this period's and the
 				// ones prebuilt, less those past retention.
-				expected[modelTable{weekOf(now), monthOf(now)}] = true
+				expect(expected, modelTable{weekOf(now), monthOf(now)}, now)
 				soon := now.Add(prebuild)
-				expected[modelTable{weekOf(soon), monthOf(soon)}] = true
+				expect(expected, modelTable{weekOf(soon), monthOf(soon)}, now)
 				want := map[string]storage.Capacity{}
 				wantTier := map[string]string{}
-				for m := range expected {
+				for m, created := range expected {
 					if !now.Before(m.expires()) {
 						delete(expected, m)
 						continue
 					}
-					wantTier[m.name(f.Prefix)], want[m.name(f.Prefix)] = m.capacity(now)
+					wantTier[m.name(f.Prefix)], want[m.name(f.Prefix)] = m.capacity(created, now)
 				}
 				got := map[string]storage.Capacity{}
 				gotTier := map[string]string{}

@@ -13,9 +13,15 @@ import (
 // its name parsed as ref by family f's namer, and info is what the store
 // says of it. Facts come from the table's tags, written by timetable
 // before the registry existed, where it has them (shards, layout, tier);
-// otherwise from f, the family's policy now. The entry is not written:
+// otherwise from f, the family's policy now. A creation time the store
+// does not know, or one after now, is left zero: the table then ages by
+// the schedule alone (family.TierFor). The entry is not written:
 // register it with Register.
 func Adopted(f family.Family, ref naming.Ref, info storage.TableInfo, now time.Time) Entry {
+	created := info.CreatedAt.UTC()
+	if created.After(now) {
+		created = time.Time{} // a clock behind the store's: unknown
+	}
 	e := Entry{
 		Name:         info.Name,
 		Policy:       f,
@@ -24,7 +30,7 @@ func Adopted(f family.Family, ref naming.Ref, info storage.TableInfo, now time.T
 		Generation:   1,
 		Capacity:     info.Capacity,
 		TTLAttribute: info.TTLAttribute,
-		CreatedAt:    info.CreatedAt.UTC(),
+		CreatedAt:    created,
 		UpdatedAt:    now.UTC(),
 		Source:       SourceName,
 	}
@@ -44,9 +50,6 @@ func Adopted(f family.Family, ref naming.Ref, info storage.TableInfo, now time.T
 		if tier.Capacity == e.Capacity {
 			e.Tier = tier.Name
 		}
-	}
-	if e.CreatedAt.IsZero() {
-		e.CreatedAt = now.UTC()
 	}
 	return e
 }

@@ -47,9 +47,10 @@ func main() {
 	}
 	clk := clock.Real{}
 	r, err := lifecycle.New(lifecycle.Options{
-		Store:    store,
-		Families: cfg.Families,
-		Clock:    clk,
+		Store:     store,
+		Families:  cfg.Families,
+		MetaTable: meta,
+		Clock:     clk,
 		OpenArchiver: func(target string, s storage.Store) (lifecycle.Archiver, error) {
 			return archive.Open(ctx, target, s, archive.Options{Clock: clk, Logger: logger})
 		},
