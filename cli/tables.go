@@ -26,10 +26,18 @@ period's start. write_month is the month the table's events arrived in, with
 write-time grouping (null in json without it). item_count is the store's
 estimate, null (- in a table) when it has none.
 
+Every fact comes from the table registry in the meta table, where each
+table's facts are recorded when it is made: state is the registry's
+(creating, active, archived, missing), shards the table's own shard count,
+and why says why the table has, or is about to get, its tier (the lifecycle
+manager moves it there): the schedule, or the backfill tier of a table
+made after its period ended. status is what the store says now (- when the
+table is gone).
+
 The table format ends with a timeline per family: a row per period, a
 column per write month, and in each cell the initial of the tier of the
 table holding that period's events written in that month (h hot, w warm,
-c cold; . when there is no such table). A late-data table shows as a mark
+c cold, b backfill; . when there is no such table). A late-data table shows as a mark
 far right of its period's row.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
@@ -91,6 +99,13 @@ type tableJSON struct {
 	PeriodEnd     string  `json:"period_end"`
 	WriteMonth    *string `json:"write_month"`
 	Tier          string  `json:"tier"`
+	Why           string  `json:"why"`
+	State         string  `json:"state"`
+	Generation    int64   `json:"generation"`
+	Shards        int     `json:"shards"`
+	Layout        string  `json:"layout"`
+	CreatedAt     string  `json:"created_at"`
+	Source        string  `json:"source"`
 	Status        string  `json:"status"`
 	Billing       string  `json:"billing"`
 	ReadCapacity  int64   `json:"read_capacity"`
@@ -107,6 +122,12 @@ func writeTablesJSON(w io.Writer, ts []engine.TableStatus) error {
 			PeriodStart:   t.PeriodStart.UTC().Format(time.RFC3339),
 			PeriodEnd:     t.PeriodEnd.UTC().Format(time.RFC3339),
 			Tier:          t.Tier,
+			Why:           t.TierReason,
+			State:         t.State,
+			Generation:    t.Generation,
+			Shards:        t.Shards,
+			Layout:        t.Layout,
+			Source:        t.Source,
 			Status:        t.Status,
 			Billing:       t.Billing,
 			ReadCapacity:  t.ReadCapacity,
@@ -114,6 +135,9 @@ func writeTablesJSON(w io.Writer, ts []engine.TableStatus) error {
 		}
 		if t.WriteMonth != "" {
 			j.WriteMonth = &t.WriteMonth
+		}
+		if !t.CreatedAt.IsZero() {
+			j.CreatedAt = t.CreatedAt.UTC().Format(time.RFC3339)
 		}
 		if t.ItemCount >= 0 {
 			j.ItemCount = &t.ItemCount
@@ -127,15 +151,15 @@ func writeTablesJSON(w io.Writer, ts []engine.TableStatus) error {
 
 func writeTablesTable(w io.Writer, ts []engine.TableStatus) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tFAMILY\tPERIOD START\tPERIOD END\tWRITE MONTH\tTIER\tSTATUS\tBILLING\tREAD\tWRITE\tITEMS")
+	fmt.Fprintln(tw, "NAME\tFAMILY\tPERIOD START\tPERIOD END\tWRITE MONTH\tSTATE\tSHARDS\tTIER\tSTATUS\tBILLING\tREAD\tWRITE\tITEMS\tWHY")
 	for _, t := range ts {
 		month, items := orDash(t.WriteMonth), "-"
 		if t.ItemCount >= 0 {
 			items = fmt.Sprint(t.ItemCount)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\n", t.Name, t.Family,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%d\t%d\t%s\t%s\n", t.Name, t.Family,
 			t.PeriodStart.UTC().Format(time.RFC3339), t.PeriodEnd.UTC().Format(time.RFC3339),
-			month, orDash(t.Tier), t.Status, t.Billing, t.ReadCapacity, t.WriteCapacity, items)
+			month, t.State, t.Shards, orDash(t.Tier), orDash(t.Status), t.Billing, t.ReadCapacity, t.WriteCapacity, items, t.TierReason)
 	}
 	return tw.Flush()
 }

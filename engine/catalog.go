@@ -181,6 +181,21 @@ func (c *catalog) cached(fam string, eventTime, writeTime time.Time) (physTable,
 // registered table's granularity, so the old one finishes out the new
 // period it partly covers.
 func (c *catalog) route(ctx context.Context, f family.Family, eventTime, writeTime time.Time) (physTable, error) {
+	t, err := c.find(ctx, f, eventTime, writeTime)
+	if err != nil || t.entry.State != registry.Creating {
+		return t, err
+	}
+	// Registered by a creator that may have stopped before making it.
+	e, err := c.reg.Finish(ctx, c.store, t.entry, c.clock.Now())
+	if err != nil {
+		return physTable{}, err
+	}
+	c.learn(f.Name, []registry.Entry{e})
+	return tableOf(e), nil
+}
+
+// find is route without finishing a table left creating.
+func (c *catalog) find(ctx context.Context, f family.Family, eventTime, writeTime time.Time) (physTable, error) {
 	if t, ok := c.cached(f.Name, eventTime, writeTime); ok {
 		return t, nil
 	}
@@ -224,7 +239,7 @@ func (c *catalog) route(ctx context.Context, f family.Family, eventTime, writeTi
 	if !t.entry.Covers(eventTime, writeTime) {
 		// Shared with a caller of the same new table name whose event
 		// went elsewhere: look again.
-		return c.route(ctx, f, eventTime, writeTime)
+		return c.find(ctx, f, eventTime, writeTime)
 	}
 	return t, nil
 }

@@ -38,15 +38,15 @@ var (
 // DB is an open engine. Its methods may be called from any number of
 // goroutines at once.
 type DB struct {
-	store   storage.Store
-	opts    Options
+	store    storage.Store
+	opts     Options
 	meta     *meta
 	registry *registry.Registry
 	catalog  *catalog
-	tenants *tenant.Registry
-	metrics *metrics
-	series  *seriesCache
-	paths   *pathMemory
+	tenants  *tenant.Registry
+	metrics  *metrics
+	series   *seriesCache
+	paths    *pathMemory
 
 	// closing is closed by Close; calls in flight hold inflight.
 	mu struct {

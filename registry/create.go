@@ -28,7 +28,7 @@ func (r *Registry) Create(ctx context.Context, store Creator, e Entry, now time.
 	for range 4 {
 		err := r.Register(ctx, e)
 		if err == nil {
-			return r.finish(ctx, store, e, now)
+			return r.Finish(ctx, store, e, now)
 		}
 		if !errors.Is(err, ErrStale) {
 			return Entry{}, err
@@ -41,16 +41,18 @@ func (r *Registry) Create(ctx context.Context, store Creator, e Entry, now time.
 			return Entry{}, err
 		}
 		if cur.State.Live() {
-			return r.finish(ctx, store, cur, now)
+			return r.Finish(ctx, store, cur, now)
 		}
 		e.Generation = cur.Generation + 1
 	}
 	return Entry{}, fmt.Errorf("create table %q: the registry entry keeps changing", e.Name)
 }
 
-// finish creates the table of a registered entry, when it is still being
-// created, and marks it active.
-func (r *Registry) finish(ctx context.Context, store Creator, e Entry, now time.Time) (Entry, error) {
+// Finish creates the table of an entry left creating (its creator may
+// have stopped between registering and creating it) and marks it active;
+// it returns any other entry as it is. A table being created by another
+// caller is waited for.
+func (r *Registry) Finish(ctx context.Context, store Creator, e Entry, now time.Time) (Entry, error) {
 	if e.State != Creating {
 		return e, nil
 	}
