@@ -44,7 +44,7 @@ func runAggregate(cmd *cobra.Command, g *globals, f queryFlags) (err error) {
 		return err
 	}
 	ctx := cmd.Context()
-	s, err := g.openSession(ctx, cmd.ErrOrStderr(), sessionOptions{logLevel: slog.LevelWarn, existing: true})
+	s, err := g.openSession(ctx, cmd.ErrOrStderr(), sessionOptions{logLevel: slog.LevelWarn, existing: true, readOnly: true})
 	if err != nil {
 		return err
 	}

@@ -209,7 +209,7 @@ func writeArchivesTable(w io.Writer, ms []listedManifest) error {
 func runArchiveExport(cmd *cobra.Command, g *globals, f archiveFlags) (err error) {
 	ctx := cmd.Context()
 	stderr := cmd.ErrOrStderr()
-	s, err := g.openSession(ctx, stderr, sessionOptions{logLevel: slog.LevelWarn, existing: true})
+	s, err := g.openSession(ctx, stderr, sessionOptions{logLevel: slog.LevelWarn, existing: true, readOnly: true})
 	if err != nil {
 		return err
 	}

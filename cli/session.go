@@ -32,6 +32,9 @@ type sessionOptions struct {
 	logLevel slog.Level
 	// existing refuses to create an embedded store.
 	existing bool
+	// readOnly opens the engine read-only: the command creates nothing,
+	// not even the meta table.
+	readOnly bool
 	// registerer receives the engine's metrics.
 	registerer prometheus.Registerer
 }
@@ -56,7 +59,7 @@ func (g *globals) openSession(ctx context.Context, stderr io.Writer, o sessionOp
 	if err != nil {
 		return nil, err
 	}
-	db, err := engine.Open(ctx, store, engine.Options{Config: cfg, Clock: clk, Logger: log, Registerer: o.registerer})
+	db, err := engine.Open(ctx, store, engine.Options{Config: cfg, Clock: clk, Logger: log, Registerer: o.registerer, ReadOnly: o.readOnly})
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("open engine: %w", err), store.Close())
 	}

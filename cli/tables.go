@@ -45,7 +45,7 @@ far right of its period's row.`,
 				return err
 			}
 			ctx := cmd.Context()
-			s, err := g.openSession(ctx, cmd.ErrOrStderr(), sessionOptions{logLevel: slog.LevelWarn, existing: true})
+			s, err := g.openSession(ctx, cmd.ErrOrStderr(), sessionOptions{logLevel: slog.LevelWarn, existing: true, readOnly: true})
 			if err != nil {
 				return err
 			}

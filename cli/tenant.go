@@ -58,7 +58,7 @@ func newTenantListCmd(g *globals) *cobra.Command {
 				return err
 			}
 			ctx := cmd.Context()
-			s, err := g.openSession(ctx, cmd.ErrOrStderr(), sessionOptions{logLevel: slog.LevelWarn, existing: true})
+			s, err := g.openSession(ctx, cmd.ErrOrStderr(), sessionOptions{logLevel: slog.LevelWarn, existing: true, readOnly: true})
 			if err != nil {
 				return err
 			}
