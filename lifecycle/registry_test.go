@@ -1,0 +1,206 @@
+package lifecycle_test
+
+import (
+	"context"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go/middleware"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/timetabledb/timetable/clock"
+	"github.com/timetabledb/timetable/family"
+	"github.com/timetabledb/timetable/internal/backends"
+	"github.com/timetabledb/timetable/lifecycle"
+	"github.com/timetabledb/timetable/registry"
+	"github.com/timetabledb/timetable/storage"
+	"github.com/timetabledb/timetable/storage/dynamostore"
+)
+
+// The registry and the store are compared every cycle: a table of the
+// family made behind timetable's back is registered, a registered table
+// deleted behind its back is marked missing, and nothing else is touched.
+func TestDriftIsReconciled(t *testing.T) {
+	each(t, func(t *testing.T, store storage.Store, f family.Family) {
+		ctx := context.Background()
+		clk := clock.NewManual(at("2017-04-24T12:00:00Z"))
+		r := reconciler(t, lifecycle.Options{Store: store, Families: []family.Family{f}, Clock: clk})
+		_, err := r.Reconcile(ctx, false)
+		require.NoError(t, err)
+
+		// Registered: two old weeks.
+		reg := registry.New(store, metaFor(f))
+		var made []registry.Entry
+		for _, week := range []string{"2017-04-03T10:00:00Z", "2017-04-10T10:00:00Z"} {
+			ref := f.TableFor(at(week), at(week))
+			e, err := reg.Create(ctx, store, registry.NewEntry(f, ref, at(week)), at(week))
+			require.NoError(t, err)
+			made = append(made, e)
+		}
+		// Behind timetable's back: one deleted, one made by hand, and two
+		// foreign tables, one of them inside the prefix.
+		require.NoError(t, store.DeleteTable(ctx, made[0].Name))
+		byHand := f.Spec(f.TableFor(at("2017-03-27T10:00:00Z"), at("2017-03-27T10:00:00Z")), f.Tiers[0])
+		require.NoError(t, store.CreateTable(ctx, byHand))
+		for _, name := range []string{f.Prefix + "notes", "zz" + f.Prefix + "other"} {
+			require.NoError(t, store.CreateTable(ctx, storage.TableSpec{Name: name}))
+			t.Cleanup(func() { _ = store.DeleteTable(ctx, name) })
+		}
+
+		res, err := r.Reconcile(ctx, false)
+		require.NoError(t, err)
+		kinds := map[string]lifecycle.Kind{}
+		for _, x := range res {
+			if x.Kind == lifecycle.Register || x.Kind == lifecycle.Forget {
+				kinds[x.Table] = x.Kind
+			}
+			require.NotContains(t, []string{f.Prefix + "notes", "zz" + f.Prefix + "other"}, x.Table, "a foreign table is never touched")
+		}
+		require.Equal(t, map[string]lifecycle.Kind{made[0].Name: lifecycle.Forget, byHand.Name: lifecycle.Register}, kinds)
+
+		gone, err := reg.Get(ctx, f.Name, made[0].Ref.Period.Start, made[0].Name)
+		require.NoError(t, err)
+		require.Equal(t, registry.Missing, gone.State)
+		adopted, err := reg.Get(ctx, f.Name, at("2017-03-26T00:00:00Z"), byHand.Name)
+		require.NoError(t, err)
+		require.Equal(t, registry.Active, adopted.State)
+		require.Contains(t, []string{registry.SourceTags, registry.SourceName}, adopted.Source)
+
+		// Mended: the next cycle has nothing to mend.
+		res, err = r.Reconcile(ctx, false)
+		require.NoError(t, err)
+		for _, x := range res {
+			require.NotContains(t, []lifecycle.Kind{lifecycle.Register, lifecycle.Forget}, x.Kind, x.Table)
+		}
+	})
+}
+
+// metaFor returns the meta table of the test whose family is f.
+func metaFor(f family.Family) string {
+	if m, ok := metaTables.Load(f.Prefix); ok && m.(string) != "" {
+		return m.(string)
+	}
+	return lifecycle.DefaultMetaTable
+}
+
+// controlPlane counts a DynamoDB client's calls by operation.
+type controlPlane struct {
+	mu    sync.Mutex
+	calls map[string]int
+}
+
+func (c *controlPlane) install(o *dynamodb.Options) {
+	o.APIOptions = append(o.APIOptions, func(stack *middleware.Stack) error {
+		return stack.Initialize.Add(middleware.InitializeMiddlewareFunc("countCalls", func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+			c.mu.Lock()
+			c.calls[awsmiddleware.GetOperationName(ctx)]++
+			c.mu.Unlock()
+			return next.HandleInitialize(ctx, in)
+		}), middleware.After)
+	})
+}
+
+func (c *controlPlane) reset() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	old := c.calls
+	c.calls = map[string]int{}
+	return old
+}
+
+// A cycle with 500 registered tables and nothing to do makes no call per
+// table: the registry Query and the ListTables pages, nothing else.
+func TestQuietCycleCallsDoNotGrowWithTables(t *testing.T) {
+	if os.Getenv(backends.EndpointEnv) == "" {
+		t.Skipf("set %s or run `make test` to start a DynamoDB-API server", backends.EndpointEnv)
+	}
+	if testing.Short() {
+		t.Skip("makes 500 tables")
+	}
+	ctx := context.Background()
+	_, cfg := backends.Dynamo().Open(t)
+	counter := &controlPlane{calls: map[string]int{}}
+	store, err := dynamostore.Open(ctx, dynamostore.Options{ClientOptions: []func(*dynamodb.Options){counter.install}})
+	require.NoError(t, err)
+	f := cfg.Families[0]
+	// A prefix of the test's own: its 500 tables are deleted here, at
+	// once, not one by one by the backend.
+	f.Prefix = "q" + f.Prefix
+	t.Cleanup(func() {
+		var names []string
+		_ = store.ListTables(ctx, f.Prefix, func(name string) bool {
+			names = append(names, name)
+			return strings.HasPrefix(name, f.Prefix)
+		})
+		var g errgroup.Group
+		g.SetLimit(16)
+		for _, name := range names {
+			g.Go(func() error {
+				_, err := store.Client().DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(name)})
+				return err
+			})
+		}
+		_ = g.Wait()
+		store.Close()
+	})
+	f.Tiers = f.Tiers[:1] // one tier: nothing ever moves
+	f.Tiers[0].Capacity = storage.Capacity{Billing: storage.OnDemand}
+	f.Backfill = f.Tiers[0]
+	f.Backfill.Name = family.BackfillTier
+	now := at("2017-04-12T10:00:00Z")
+	clk := clock.NewManual(now)
+	r := reconciler(t, lifecycle.Options{Store: store, Families: []family.Family{f}, MetaTable: cfg.MetaTable, Clock: clk})
+	_, err = r.Reconcile(ctx, false) // makes the meta table and this week's
+	require.NoError(t, err)
+
+	reg := registry.New(store, cfg.MetaTable)
+	const tables = 500
+	var g errgroup.Group
+	g.SetLimit(16)
+	for i := 1; i < tables; i++ {
+		week := now.Add(-time.Duration(i) * 7 * 24 * time.Hour)
+		g.Go(func() error {
+			// As Create makes them, without waiting for each to be
+			// ACTIVE: the cycle below does not look at states.
+			e := registry.NewEntry(f, f.TableFor(week, week), week)
+			e.State = registry.Active
+			if err := reg.Register(ctx, e); err != nil {
+				return err
+			}
+			spec := e.Spec()
+			_, err := store.Client().CreateTable(ctx, &dynamodb.CreateTableInput{
+				TableName:            aws.String(spec.Name),
+				BillingMode:          types.BillingModePayPerRequest,
+				AttributeDefinitions: []types.AttributeDefinition{{AttributeName: aws.String("pk"), AttributeType: types.ScalarAttributeTypeS}, {AttributeName: aws.String("sk"), AttributeType: types.ScalarAttributeTypeS}},
+				KeySchema:            []types.KeySchemaElement{{AttributeName: aws.String("pk"), KeyType: types.KeyTypeHash}, {AttributeName: aws.String("sk"), KeyType: types.KeyTypeRange}},
+			})
+			return err
+		})
+	}
+	require.NoError(t, g.Wait())
+	res, err := r.Reconcile(ctx, false)
+	require.NoError(t, err)
+	require.Empty(t, res, "nothing to do")
+
+	counter.reset()
+	res, err = r.Reconcile(ctx, false)
+	require.NoError(t, err)
+	require.Empty(t, res)
+	calls := counter.reset()
+	t.Logf("a quiet cycle over %d tables: %v", tables, calls)
+	pages := (tables + 1 + 99) / 100 // the family's tables and the meta table's name
+	require.LessOrEqual(t, calls["ListTables"], pages+1, "%v", calls)
+	delete(calls, "ListTables")
+	// The registry's pages (data plane), and no control-plane call.
+	require.LessOrEqual(t, calls["Query"], 2, "%v", calls)
+	delete(calls, "Query")
+	require.Empty(t, calls, "no call per table")
+}
