@@ -29,8 +29,37 @@
 //
 // The shard is a hash of the event id modulo the table's shard count, so a
 // retried event lands on the very item it wrote before; the count is
-// recorded in each table's tags, so changing a family's shard count only
-// affects new tables.
+// recorded in each table's registry entry, so changing a family's shard
+// count only affects new tables.
+//
+// # Tables
+//
+// Which physical tables exist, and what each holds, comes from the table
+// registry in the meta table (package registry), never from the current
+// configuration or from table names and tags. A read asks the registry
+// once, for the family's tables overlapping its range (one Query), so a
+// table made a moment ago by another server is read at once. A write
+// routes each event to the live registered table whose period holds its
+// time and whose write month (if it has one) holds the write, whatever
+// the family's period, naming or shards are today; only when none does is
+// a table named by today's policy registered and made. Writes keep the
+// tables they have routed to in a cache and ask the registry only when it
+// has none for an event. A table whose name is already registered for
+// another period (a day and the week starting that day are named alike
+// under date naming) is made at the registered table's granularity, so
+// the old granularity finishes out the period it partly covers.
+//
+// A table is registered (state creating) before it is made and marked
+// active after; a table left creating by a writer that stopped is made by
+// the next writer that routes to it. A table found deleted while the
+// registry still had it live is marked missing and made again as the
+// entry's next generation, with the same name, period and policy.
+//
+// Open registers the tables of the configured families that the store has
+// without an entry (tables of a version before the registry, or made by
+// hand), from their tags where they have them and their names otherwise.
+// An engine opened with Options.ReadOnly creates nothing: it needs the
+// meta table to exist, keeps such adoptions in memory, and refuses writes.
 //
 // # Map layout
 //
@@ -178,17 +207,14 @@
 //
 // # Caveats
 //
-// The catalog of physical tables is cached. Tables this engine creates are
-// seen at once; tables created by another process (another server on the
-// same DynamoDB account) are seen after Options.CatalogRefresh. A table
-// deleted behind the engine's back reads as empty, and a write makes it
-// again.
+// A table deleted behind the engine's back reads as empty, and a write
+// makes it again.
 //
 // The engine remembers which series each table's series index holds, so
 // that it writes an index entry once per series and table. It forgets a
 // table when it finds it deleted (a failed read or write, or a listing
 // without it). Should another process delete a table and make it again
-// between two of this engine's listings, an engine that keeps writing a
+// between two of this engine's writes to it, an engine that keeps writing a
 // series it had indexed in the old table would not index it in the new
 // one, and queries without a series would miss those events (queries
 // naming the series still find them). That takes a table deleted by

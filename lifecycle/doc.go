@@ -10,11 +10,13 @@
 // The work is split as in Cortex's table manager, without its globals:
 //
 //   - Plan(now, families, actual) is a pure function from the time, the
-//     policy and what the store says of each table to the actions that
+//     policy and what the registry says of each table to the actions that
 //     bring the tables in line, each with a reason a person can read
 //     ("period starts 2017-04-16T00:00:00Z, prebuild 1h0m0s").
-//   - A Reconciler lists the families' tables, plans, and applies the plan.
-//     Every action is idempotent and re-planned from the store each cycle,
+//   - A Reconciler reads the families' tables from the table registry
+//     (package registry), compares it with the store's listing, plans, and
+//     applies the plan, recording each change in the table's entry. Every
+//     action is idempotent and re-planned from the registry each cycle,
 //     so running it twice changes nothing the second time, and a cycle cut
 //     short resumes on the next.
 //
@@ -31,12 +33,26 @@
 //     grouping, the next write month's (a week that straddles a month gets
 //     its second table before the month begins). Tables for late data are
 //     not planned: the engine makes them when late data arrives.
-//   - Tiers are family.TierAt, the same function the engine creates tables
-//     with, so a table the engine makes and one the planner makes agree.
-//     With write-time grouping, a table made for late data (its write month
-//     began after its period ended) is treated as written during its write
-//     month: it keeps the first tier until that month is over (see
-//     family.AgePeriod).
+//   - Tiers are family.TierFor, applied to each table's own policy (its
+//     registry entry's, the family's as it was when the table was made),
+//     so changing a family's tiers reaches only tables made afterwards.
+//     The engine creates tables with the same rule, so a table the engine
+//     makes and one the planner makes agree. A table made after its period
+//     ended (a backfill, or late data in a new write month) is on the
+//     family's backfill tier (on-demand by default) until the month it was
+//     made in is over, plus Grace, and then on the schedule's tier for its
+//     age: it never costs a hot table's capacity.
+//   - Drift: each cycle compares the registry with one ListTables pass per
+//     family prefix. A table that exists without a live entry and whose
+//     name parses as the family's is registered (action register: facts
+//     from its tags, else its name); a live entry whose table is gone is
+//     marked missing (action forget). Both run whatever kinds a job asks
+//     for, since the other actions record their changes in the registry.
+//     In the steady state a cycle makes no call per table: one registry
+//     Query and the ListTables pages.
+//   - A lifecycle-only deployment needs nothing made beforehand: a cycle
+//     that acts creates the meta table. A dry run creates nothing; on a
+//     store without the meta table it plans from an empty registry.
 //   - Retention (family.ExpiresAt): a table is past retention when both its
 //     period and its write month ended at least Retention ago, so late data
 //     is never deleted before its time. Nothing is deleted without a
@@ -65,6 +81,10 @@
 //     small Archiver interface, opened per target by Options.OpenArchiver.
 //
 // # Caveats
+//
+// A table's capacity, billing and TTL are what the registry says was last
+// applied: a change made by hand in the AWS console is not seen (and not
+// undone) until the table's tier changes.
 //
 // Without write-time grouping, late data for a table already deleted by
 // retention makes the engine create it again, and the next cycle deletes
