@@ -1,7 +1,7 @@
 // Package config reads timetable's YAML configuration file.
 //
 // A file may set only what differs from the defaults: a family gets every
-// key it leaves out from the default family of DESIGN.md, and the default
+// key it leaves out from the default family (family.Default), and the default
 // family, named "events", is always present unless the file redefines a
 // family of that name. Logical tables not listed under tables go to the
 // default family (default_family, "events" unless set).

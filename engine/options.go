@@ -13,7 +13,7 @@ import (
 )
 
 // Options configure an engine. The zero value is the default: the default
-// family of DESIGN.md, the wall clock, and no metrics.
+// family (family.Default), the wall clock, and no metrics.
 type Options struct {
 	// Config holds the families and per-table settings; zero means
 	// config.Default().

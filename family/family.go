@@ -127,7 +127,7 @@ func periodsString(n int) string {
 	return strconv.Itoa(n) + " periods"
 }
 
-// Default returns the default family of DESIGN.md: weekly tables starting
+// Default returns the default family: weekly tables starting
 // Sunday, range names, write-time grouping by month, one shard, row layout,
 // the AWS blog's hot, warm and cold tiers, prebuilt an hour ahead, with 15
 // minutes of grace and no retention limit.

@@ -78,7 +78,7 @@ type keyValue struct {
 	value *yaml.Node
 }
 
-// familyNodes returns the family's keys in the order DESIGN.md lists
+// familyNodes returns the family's keys in the order the config package doc lists
 // them.
 func familyNodes(f Family) []keyValue {
 	tiers := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
@@ -116,7 +116,7 @@ func intNode(n int64) *yaml.Node {
 }
 
 // durationNode writes a duration or age; "0" is written as a plain 0, as
-// DESIGN.md spells it.
+// the config package doc spells it.
 func durationNode(s string) *yaml.Node {
 	if s == "0" {
 		return intNode(0)

@@ -7,7 +7,7 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// fileShape mirrors the configuration file format of DESIGN.md, strictly:
+// fileShape mirrors the configuration file format (package config), strictly:
 // ApplyFamily must write nothing else.
 type fileShape struct {
 	Families []struct {

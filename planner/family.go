@@ -37,7 +37,7 @@ const (
 	BillingOnDemand    = "on_demand"
 )
 
-// family returns the recommended family: the default family of DESIGN.md
+// family returns the recommended family: the default family (family.Default)
 // with the plan's period, shards, tiers, billing and retention.
 func (in Input) family(period string, shards int, tiers []Tier, billing string) Family {
 	prefix := "tt_" + in.Family + "_"
