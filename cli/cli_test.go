@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -116,11 +117,20 @@ func TestQueryFollowsCursors(t *testing.T) {
 	for _, tt := range []struct {
 		limit string
 		rows  int
-	}{{"0", 25_000}, {"12345", 12_345}, {"1000", 1000}, {"10001", 10_001}} {
+	}{{"", 25_000}, {"0", 25_000}, {"25000", 25_000}, {"12345", 12_345}, {"1000", 1000}, {"10001", 10_001}} {
 		for _, order := range []string{"asc", "desc"} {
-			r := mustRun(t, "", append(query, "--limit", tt.limit, "--order", order)...)
+			args := append(slices.Clone(query), "--order", order)
+			if tt.limit != "" {
+				args = append(args, "--limit", tt.limit)
+			}
+			r := mustRun(t, "", args...)
 			lines := strings.Split(strings.TrimSpace(r.stdout), "\n")[1:]
 			require.Len(t, lines, tt.rows)
+			if tt.rows < 25_000 {
+				require.Contains(t, r.stderr, "stopped at --limit "+tt.limit+": the range holds more events")
+			} else {
+				require.NotContains(t, r.stderr, "stopped at", "nothing was cut")
+			}
 			seen := make(map[string]bool, len(lines))
 			for k, line := range lines {
 				cells := strings.Split(line, ",")
@@ -133,6 +143,26 @@ func TestQueryFollowsCursors(t *testing.T) {
 				require.Equal(t, itoa(int64(want)), cells[3], "limit %s, %s, row %d", tt.limit, order, k)
 			}
 		}
+	}
+}
+
+// Flags that do not apply are refused, not ignored.
+func TestQueryRefusesFlagsThatDoNotApply(t *testing.T) {
+	store, _ := seeded(t)
+	query := []string{"query", store, "--tenant", "acme", "--table", "a_table", "--from", "0", "--to", testNow}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--fn", "sum"}, "--fn applies to aggregates"},
+		{[]string{"--fill"}, "--fill applies to aggregates"},
+		{[]string{"--bucket", "1h", "--fields", "speed", "--order", "desc"}, "--order applies to events"},
+		{[]string{"--bucket", "1h", "--fields", "speed", "--limit", "5"}, "--limit applies to events"},
+		{[]string{"--limit", "-1"}, "--limit -1"},
+	} {
+		r := run(t, "", append(slices.Clone(query), tt.args...)...)
+		require.ErrorContains(t, r.err, tt.want, "%v", tt.args)
+		require.Equal(t, ExitUsage, ExitCode(r.err), "%v", tt.args)
 	}
 }
 

@@ -34,8 +34,9 @@ func newQueryCmd(g *globals) *cobra.Command {
 		Short: "Print the events of a logical table in a time range",
 		Long: `query prints the events of a logical table of a tenant whose times lie in
 [--from, --to], both inclusive, oldest first (or newest first with --order
-desc), following cursors until --limit events (0 for every event of the
-range). TIME is RFC 3339 (2017-04-10T12:00:00.123Z) or integer Unix
+desc), following cursors to the end of the range, or until --limit events
+when it is set; a limit that cuts the answer is said on standard error.
+TIME is RFC 3339 (2017-04-10T12:00:00.123Z) or integer Unix
 milliseconds.
 
 Formats: table (one column per field), json (an array of events, as the HTTP
@@ -55,7 +56,7 @@ directory, or query through its HTTP API.`,
 	fl.StringVar(&f.to, "to", "", "last time of the range, inclusive")
 	fl.StringVar(&f.series, "series", "", "only this series (default every series)")
 	fl.StringVar(&f.order, "order", "asc", "asc (oldest first) or desc")
-	fl.IntVar(&f.limit, "limit", 1000, "most events to print; 0 for all")
+	fl.IntVar(&f.limit, "limit", 0, "most events to print (default: every event of the range)")
 	fl.StringVar(&f.fields, "fields", "", "comma-separated fields to print (default all)")
 	fl.StringVar(&f.format, "format", "table", "output format: table, json or csv")
 	fl.StringVar(&f.bucket, "bucket", "", "summarise --fields in UTC time buckets of this length (1m, 1h, 1d) instead of printing events")
@@ -70,6 +71,9 @@ directory, or query through its HTTP API.`,
 
 // runQuery checks the flags, runs the query page by page and prints it.
 func runQuery(cmd *cobra.Command, g *globals, f queryFlags) (err error) {
+	if err := f.check(cmd); err != nil {
+		return err
+	}
 	if f.bucket != "" {
 		return runAggregate(cmd, g, f)
 	}
@@ -105,6 +109,7 @@ func runQuery(cmd *cobra.Command, g *globals, f queryFlags) (err error) {
 		p = &gridPrinter{w: out, fields: q.Fields}
 	}
 	maxPage := s.db.Options().MaxLimit
+	cut := false
 	for remaining := f.limit; ; {
 		q.Limit = maxPage
 		if f.limit > 0 {
@@ -118,15 +123,55 @@ func runQuery(cmd *cobra.Command, g *globals, f queryFlags) (err error) {
 			return err
 		}
 		remaining -= len(page.Events)
-		if page.NextCursor == "" || (f.limit > 0 && remaining <= 0) {
+		if page.NextCursor == "" {
 			break
 		}
 		q.Cursor = page.NextCursor
+		if f.limit > 0 && remaining <= 0 {
+			// The limit is reached: is there more to say so?
+			q.Limit = 1
+			more, err := s.db.Query(ctx, tenant, q)
+			if err != nil {
+				return err
+			}
+			cut = len(more.Events) > 0
+			break
+		}
 	}
 	if err := p.end(); err != nil {
 		return err
 	}
-	return out.Flush()
+	if err := out.Flush(); err != nil {
+		return err
+	}
+	if cut {
+		fmt.Fprintf(cmd.ErrOrStderr(), "stopped at --limit %d: the range holds more events (raise --limit, or leave it out for all)\n", f.limit)
+	}
+	return nil
+}
+
+// check refuses flags that do not apply to what the command was asked:
+// --fn and --fill summarise buckets, which only --bucket asks for, and
+// buckets come in time order, so --order is for events only.
+func (f queryFlags) check(cmd *cobra.Command) error {
+	if f.limit < 0 {
+		return usageErrorf("--limit %d: use a positive number, or leave it out for every event", f.limit)
+	}
+	changed := cmd.Flags().Changed
+	if f.bucket == "" {
+		for _, name := range []string{"fn", "fill"} {
+			if changed(name) {
+				return usageErrorf("--%s applies to aggregates: add --bucket, or leave --%s out", name, name)
+			}
+		}
+		return nil
+	}
+	for _, name := range []string{"order", "limit"} {
+		if changed(name) {
+			return usageErrorf("--%s applies to events, not to --bucket aggregates (buckets come oldest first, every one)", name)
+		}
+	}
+	return nil
 }
 
 // query checks the flags and returns the engine query they describe.
