@@ -177,40 +177,76 @@ type batchWriter struct {
 }
 
 // run reads in to the end, writing every batch events.
+//
+// When ctx ends (Ctrl-C), run stops reading, writes the lines it has read
+// (a write under way finishes: writes do not take ctx's cancellation), and
+// returns ctx's error, so the command exits with ExitInterrupted having
+// stored everything it read. Reading happens on a goroutine of its own, as
+// a read from a terminal or a pipe blocks until a line comes; it is left
+// blocked when ctx ends, and ends with the process.
 func (w *batchWriter) run(ctx context.Context, in io.Reader, batch int, bar *progressbar.ProgressBar) error {
-	sc := bufio.NewScanner(in)
-	sc.Buffer(make([]byte, 0, 1<<20), maxLine)
+	wctx := context.WithoutCancel(ctx)
+	lines := make(chan []byte)
+	done := make(chan error, 1)
+	go func() {
+		sc := bufio.NewScanner(in)
+		sc.Buffer(make([]byte, 0, 1<<20), maxLine)
+		for sc.Scan() {
+			select {
+			case lines <- bytes.Clone(sc.Bytes()):
+			case <-ctx.Done():
+				return
+			}
+		}
+		done <- sc.Err()
+	}()
+
 	var body []byte
-	var lines []int // the line number of each line of body
+	var numbers []int // the line number of each line of body
 	lineNo := 0
-	for sc.Scan() {
-		lineNo++
-		line := sc.Bytes()
-		if bar != nil {
-			_ = bar.Add(len(line) + 1)
+	flush := func() error {
+		if len(numbers) == 0 {
+			return nil
 		}
-		if len(bytes.TrimSpace(line)) == 0 {
-			continue
-		}
-		body = append(append(body, line...), '\n')
-		lines = append(lines, lineNo)
-		if len(lines) == batch {
-			if err := w.flush(ctx, body, lines); err != nil {
+		err := w.flush(wctx, body, numbers)
+		body, numbers = body[:0], numbers[:0]
+		return err
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			if err := flush(); err != nil {
 				return err
 			}
-			body, lines = body[:0], lines[:0]
+			return ctx.Err()
+		case err := <-done:
+			if err != nil {
+				if errors.Is(err, bufio.ErrTooLong) {
+					return fmt.Errorf("line %d: longer than %d bytes", lineNo+1, maxLine)
+				}
+				return fmt.Errorf("read input: %w", err)
+			}
+			return flush()
+		case line := <-lines:
+			lineNo++
+			if bar != nil {
+				_ = bar.Add(len(line) + 1)
+			}
+			if len(bytes.TrimSpace(line)) == 0 {
+				continue
+			}
+			body = append(append(body, line...), '\n')
+			numbers = append(numbers, lineNo)
+			if len(numbers) == batch {
+				if err := flush(); err != nil {
+					return err
+				}
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+			}
 		}
 	}
-	if err := sc.Err(); err != nil {
-		if errors.Is(err, bufio.ErrTooLong) {
-			return fmt.Errorf("line %d: longer than %d bytes", lineNo+1, maxLine)
-		}
-		return fmt.Errorf("read input: %w", err)
-	}
-	if len(lines) > 0 {
-		return w.flush(ctx, body, lines)
-	}
-	return nil
 }
 
 // flush decodes and writes one batch: body holds one event a line, and

@@ -1,11 +1,15 @@
 package cli
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -119,4 +123,58 @@ func queryJSON(t *testing.T, store, table string) []map[string]any {
 	var events []map[string]any
 	require.NoError(t, dec.Decode(&events))
 	return events
+}
+
+// interruptedInput hands out its lines, then, asked for more (the lines
+// are all read by then), interrupts the command as Ctrl-C would and
+// blocks, as a terminal or a pipe with nothing more to say does.
+type interruptedInput struct {
+	lines     string
+	interrupt context.CancelFunc
+	served    bool
+	release   chan struct{}
+}
+
+func (r *interruptedInput) Read(p []byte) (int, error) {
+	if !r.served {
+		r.served = true
+		return copy(p, r.lines), nil
+	}
+	r.interrupt()
+	select {
+	case <-r.release:
+	case <-time.After(5 * time.Second): // a writer that ignores Ctrl-C ends here
+	}
+	return 0, io.EOF
+}
+
+// Ctrl-C on `timetable write -` writes what was read and exits 130.
+func TestWriteInterruptedWritesWhatItRead(t *testing.T) {
+	store := "--store=pebble:" + filepath.Join(t.TempDir(), "data")
+	mustRun(t, "", "tenant", "add", "acme", store)
+	t.Setenv(EnvNow, testNow)
+	ctx, cancel := context.WithCancel(context.Background())
+	in := &interruptedInput{
+		lines: `{"time": "2017-06-15T08:00:00Z", "fields": {"i": 1}}
+{"time": "2017-06-15T08:00:01Z", "fields": {"i": 2}}
+{"time": "2017-06-15T08:00:02Z", "fields": {"i": 3}}
+`,
+		interrupt: cancel,
+		release:   make(chan struct{}),
+	}
+	defer close(in.release)
+	root := NewRoot()
+	var out, errOut bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&errOut)
+	root.SetIn(in)
+	root.SetArgs([]string{"write", store, "--tenant", "acme", "--table", "t", "--batch", "1000", "-"})
+	err := root.ExecuteContext(ctx)
+	require.Equal(t, ExitInterrupted, ExitCode(err), "err %v", err)
+	require.Contains(t, errOut.String(), "wrote 3 events")
+
+	r := mustRun(t, "", "query", store, "--tenant", "acme", "--table", "t", "--from", "0", "--to", testNow, "--format", "json")
+	var events []map[string]any
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &events))
+	require.Len(t, events, 3, "every line read before the interrupt is stored")
 }
