@@ -64,7 +64,24 @@ servers only the holder of a lease in the meta table acts.`,
 
 // runServe serves until ctx ends, then shuts down in order: the HTTP
 // server (finishing requests in flight), the engine, the store.
+//
+// Its flags and address are checked, and the address bound, before the
+// store is touched: a mistake in the command line changes nothing.
 func runServe(ctx context.Context, g *globals, o serveOptions, stderr io.Writer) (err error) {
+	if o.shutdownTimeout < 0 {
+		return usageErrorf("--shutdown-timeout %s: cannot be negative", o.shutdownTimeout)
+	}
+	if o.reconcileEvery < 0 {
+		return usageErrorf("--reconcile-interval %s: cannot be negative (0 turns the lifecycle manager off)", o.reconcileEvery)
+	}
+	if _, _, err := net.SplitHostPort(o.addr); err != nil {
+		return usageErrorf("--addr %q: %v", o.addr, err)
+	}
+	ln, err := net.Listen("tcp", o.addr)
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	defer ln.Close() // for the paths that never serve; Serve closes it too
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	s, err := g.openSession(ctx, stderr, sessionOptions{logLevel: slog.LevelInfo, registerer: reg})
@@ -88,10 +105,6 @@ func runServe(ctx context.Context, g *globals, o serveOptions, stderr io.Writer)
 		defer stop()
 	}
 	srv := server.New(s.db, server.Options{Logger: s.log, Registry: reg, ShutdownTimeout: o.shutdownTimeout})
-	ln, err := net.Listen("tcp", o.addr)
-	if err != nil {
-		return fmt.Errorf("serve: %w", err)
-	}
 	s.log.Info("serving the HTTP API", "addr", "http://"+ln.Addr().String(), "store", s.storeSpec)
 	if o.ready != nil {
 		o.ready(ln.Addr())

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -97,8 +98,28 @@ func TestServeAddressInUse(t *testing.T) {
 	var logs syncWriter
 	err = runServe(context.Background(), &globals{storeSpec: "pebble:" + dir}, serveOptions{addr: ln.Addr().String()}, &logs)
 	require.ErrorContains(t, err, "address already in use")
-	// The store was closed: it opens again.
-	mustRun(t, "", "tenant", "add", "acme", "--store=pebble:"+dir)
+	_, err = os.Stat(dir)
+	require.True(t, os.IsNotExist(err), "the store was not touched")
+}
+
+// serve checks its flags before it touches the store.
+func TestServeChecksFlagsFirst(t *testing.T) {
+	for _, tt := range []struct {
+		o    serveOptions
+		want string
+	}{
+		{serveOptions{addr: "127.0.0.1"}, "--addr"},
+		{serveOptions{addr: "127.0.0.1:0", shutdownTimeout: -time.Second}, "--shutdown-timeout"},
+		{serveOptions{addr: "127.0.0.1:0", reconcileEvery: -time.Minute}, "--reconcile-interval"},
+	} {
+		dir := filepath.Join(t.TempDir(), "data")
+		var logs syncWriter
+		err := runServe(context.Background(), &globals{storeSpec: "pebble:" + dir}, tt.o, &logs)
+		require.ErrorContains(t, err, tt.want)
+		require.Equal(t, ExitUsage, ExitCode(err))
+		_, err = os.Stat(dir)
+		require.True(t, os.IsNotExist(err), "%s: the store was not touched", tt.want)
+	}
 }
 
 func TestServeRunsTheLifecycleManager(t *testing.T) {
