@@ -20,7 +20,7 @@ import (
 
 // writeFlags are the flags of `timetable write`.
 type writeFlags struct {
-	table, series string
+	table, series, precision string
 	batch         int
 }
 
@@ -59,6 +59,7 @@ directory, or post the events to its HTTP API.`,
 	fl.StringVar(&f.table, "table", "", "logical table")
 	fl.StringVar(&f.series, "series", "", "series of the events that have none")
 	fl.IntVar(&f.batch, "batch", 5000, "events per write")
+	fl.StringVar(&f.precision, "precision", "", "unit of integer times: s, ms, us or ns (default ms, refusing times before 2001 as ms)")
 	fl.String("tenant", "", "tenant (default $"+EnvTenant+")")
 	_ = cmd.MarkFlagRequired("table")
 	return cmd
@@ -68,6 +69,10 @@ directory, or post the events to its HTTP API.`,
 func runWrite(cmd *cobra.Command, g *globals, f writeFlags, args []string) (err error) {
 	if f.batch < 1 {
 		return usageErrorf("--batch %d: use a positive number", f.batch)
+	}
+	precision, err := event.ParsePrecision(f.precision)
+	if err != nil {
+		return usageErrorf("--%v", err)
 	}
 	tenant, err := tenantName(cmd.Flags())
 	if err != nil {
@@ -90,11 +95,13 @@ func runWrite(cmd *cobra.Command, g *globals, f writeFlags, args []string) (err 
 		return err
 	}
 
+	limits := s.db.Options().Limits
+	limits.Precision = precision
 	w := &batchWriter{
 		write: func(ctx context.Context, events []event.Event) (int, error) {
 			return s.db.Write(ctx, tenant, f.table, events)
 		},
-		limits: s.db.Options().Limits,
+		limits: limits,
 		now:    s.clock.Now,
 		series: f.series,
 		report: stderr,

@@ -127,12 +127,16 @@ var validName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,255}$`)
 // validTableName reports whether a logical table name is valid: 1 to 255
 // of A-Z, a-z, 0-9, "_", "." and "-", the characters of DynamoDB table
 // names.
-func validTableName(name string) bool { return validName.MatchString(name) }
+// "." and "..", though of those characters, are refused: in a URL path they
+// are the path's own steps, and no client could name such a table.
+func validTableName(name string) bool {
+	return name != "." && name != ".." && validName.MatchString(name)
+}
 
 // checkTableName returns ErrBadName for an invalid logical table name.
 func checkTableName(name string) error {
 	if !validTableName(name) {
-		return fmt.Errorf("%w: table %q: use 1 to 255 of A-Z, a-z, 0-9, _, . and -", ErrBadName, name)
+		return fmt.Errorf("%w: table %q: use 1 to 255 of A-Z, a-z, 0-9, _, . and -, other than . and ..", ErrBadName, name)
 	}
 	return nil
 }

@@ -172,10 +172,23 @@ func (db *DB) write(ctx context.Context, tenant, table string, events []event.Ev
 func (db *DB) prepare(tenant, table string, f family.Family, layout config.Layout, events []event.Event, now time.Time, decoded bool) ([]pending, error) {
 	var problems []event.Problem
 	items := make([]pending, 0, len(events))
+	var repeated map[int]string
+	if !decoded {
+		for _, p := range event.RepeatedIDs(events) {
+			if repeated == nil {
+				repeated = map[int]string{}
+			}
+			repeated[p.Index] = p.Reason
+		}
+	}
 	for i := range events {
 		ev := &events[i]
 		if !decoded {
-			if reason := validationProblem(ev, db.opts.Limits, now); reason != "" {
+			reason := validationProblem(ev, db.opts.Limits, now)
+			if reason == "" {
+				reason = repeated[i]
+			}
+			if reason != "" {
 				problems = append(problems, event.Problem{Index: i, Reason: reason})
 				continue
 			}

@@ -126,3 +126,22 @@ func TestWriteDecodedMatchesWrite(t *testing.T) {
 		require.Len(t, queryAll(t, f.db, "acme", engine.Query{Table: "dec", From: apr10, To: apr10.Add(time.Minute)}), 2)
 	})
 }
+
+// Two events of one request with the same client id refuse the request,
+// naming both; nothing is written.
+func TestWriteRefusesRepeatedClientIDs(t *testing.T) {
+	f := open(t, backends.Pebble(), 1, apr10.Add(time.Hour))
+	ctx := context.Background()
+	evs := []event.Event{
+		{Time: apr10, ID: "x", Fields: map[string]any{"v": num(1)}},
+		{Time: apr10, ID: "y", Fields: map[string]any{"v": num(2)}},
+		{Time: apr10, ID: "x", Fields: map[string]any{"v": num(3)}},
+	}
+	n, err := f.db.Write(ctx, "acme", "t", evs)
+	require.Zero(t, n)
+	var be *event.BatchError
+	require.ErrorAs(t, err, &be)
+	require.Equal(t, []event.Problem{{Index: 2, Reason: `id "x": event 0 of this request has it too; a client id names one event of a request`}}, be.Problems)
+	_, err = f.db.Query(ctx, "acme", engine.Query{Table: "t", From: apr10, To: apr10})
+	require.ErrorIs(t, err, engine.ErrUnknownTable, "nothing was written")
+}

@@ -31,6 +31,7 @@ func DecodeJSON(body []byte, lim Limits, now time.Time) ([]Event, error) {
 	p.pos++
 	events := make([]Event, 0, min(len(body)/averageEventSize+1, 1<<16))
 	var problems []Problem
+	var ids idIndex
 	p.ws()
 	if p.peek() == ']' {
 		p.pos++
@@ -42,10 +43,14 @@ func DecodeJSON(body []byte, lim Limits, now time.Time) ([]Event, error) {
 				if err != nil {
 					return nil, malformed(i, err)
 				}
-				if p.problem == "" {
+				reason := p.problem
+				if reason == "" {
+					reason = ids.repeat(ev.ID, i)
+				}
+				if reason == "" {
 					events = append(events, ev)
 				} else {
-					problems = append(problems, Problem{Index: i, Reason: p.problem})
+					problems = append(problems, Problem{Index: i, Reason: reason})
 				}
 			} else {
 				if err := p.skip(); err != nil {
@@ -89,6 +94,7 @@ func DecodeNDJSON(body []byte, lim Limits, now time.Time) ([]Event, error) {
 	p := newParser(nil, &lim, now)
 	events := make([]Event, 0, min(len(body)/averageEventSize+1, 1<<16))
 	var problems []Problem
+	var ids idIndex
 	index, objects, lineNo := 0, 0, 0
 	firstBad := ""
 	for rest := body; len(rest) > 0; {
@@ -123,7 +129,9 @@ func DecodeNDJSON(body []byte, lim Limits, now time.Time) ([]Event, error) {
 				reason = p.problem
 			default:
 				objects++
-				events = append(events, ev)
+				if reason = ids.repeat(ev.ID, i); reason == "" {
+					events = append(events, ev)
+				}
 			}
 		} else {
 			err := p.skip()

@@ -89,8 +89,13 @@ func TestDecodeNDJSONRules(t *testing.T) {
 			check: func(t *testing.T, e Event) {
 				require.Equal(t, time.Date(2017, 4, 10, 12, 0, 0, 123e6, time.UTC), e.Time)
 			}},
-		{name: "time epoch", line: `{"time":0}`,
+		{name: "time epoch", line: `{"time":"1970-01-01T00:00:00Z"}`,
 			check: func(t *testing.T, e Event) { require.Equal(t, epoch, e.Time) }},
+		{name: "time in seconds refused", line: `{"time":1795262401}`,
+			reason: "time: 1795262401 is before 2001 as Unix milliseconds (1970-01-21T18:41:02.401Z), so it is taken for Unix seconds or a mistake: send milliseconds, or say precision=s for seconds (precision=ms keeps it as milliseconds)"},
+		{name: "time zero refused", line: `{"time":0}`, reason: "time: 0 is before 2001 as Unix milliseconds (1970-01-01T00:00:00Z), so it is taken for Unix seconds or a mistake: send milliseconds, or say precision=s for seconds (precision=ms keeps it as milliseconds)"},
+		{name: "time 2001 as milliseconds", line: `{"time":978307200000}`,
+			check: func(t *testing.T, e Event) { require.Equal(t, time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC), e.Time) }},
 		{name: "time at the skew", line: `{"time":"2017-04-12T00:00:00Z"}`},
 		{name: "time missing", line: `{"fields":{"a":1}}`, reason: "time: missing"},
 		{name: "time not RFC 3339", line: `{"time":"2017-04-10 12:00:00Z"}`, reason: reasonTime},
@@ -215,7 +220,7 @@ func TestDecodeNDJSONRules(t *testing.T) {
 func itoa(i int) string { return strconv.Itoa(i) }
 
 func TestDecodeNDJSONLines(t *testing.T) {
-	good := `{"time":1}`
+	good := `{"time":1491825600000}`
 	tests := []struct {
 		name     string
 		body     string
@@ -232,16 +237,16 @@ func TestDecodeNDJSONLines(t *testing.T) {
 			problems: []Problem{{Index: 1, Reason: reasonTime}, {Index: 2, Reason: `unknown key "tim"`}}},
 		{name: "syntax error in a line", body: good + "\n" + `{"time": }` + "\n" + good,
 			problems: []Problem{{Index: 1, Reason: `invalid JSON at column 10: invalid character '}', expected a value`}}},
-		{name: "truncated line", body: good + "\n" + `{"time":1`,
-			problems: []Problem{{Index: 1, Reason: `invalid JSON at column 10: unexpected end of input, expected ',' or '}' after an event's value`}}},
+		{name: "truncated line", body: good + "\n" + `{"time":1491825600000`,
+			problems: []Problem{{Index: 1, Reason: `invalid JSON at column 22: unexpected end of input, expected ',' or '}' after an event's value`}}},
 		{name: "two events on a line", body: good + "\n" + good + good,
-			problems: []Problem{{Index: 1, Reason: `invalid JSON at column 11: data after the event`}}},
+			problems: []Problem{{Index: 1, Reason: `invalid JSON at column 23: data after the event`}}},
 		{name: "not an object", body: good + "\n[1,2]\n\"x\"\n",
 			problems: []Problem{{Index: 1, Reason: "not a JSON object"}, {Index: 2, Reason: "not a JSON object"}}},
 		{name: "invalid UTF-8", body: good + "\n{\"time\":1,\"series\":\"\xff\"}",
 			problems: []Problem{{Index: 1, Reason: "invalid JSON at column 21: invalid UTF-8 in a string"}}},
-		{name: "lone surrogate", body: good + "\n" + `{"time":1,"series":"\ud800"}`,
-			problems: []Problem{{Index: 1, Reason: `invalid JSON at column 27: lone UTF-16 surrogate in a \u escape`}}},
+		{name: "lone surrogate", body: good + "\n" + `{"time":1491825600000,"series":"\ud800"}`,
+			problems: []Problem{{Index: 1, Reason: `invalid JSON at column 39: lone UTF-16 surrogate in a \u escape`}}},
 		{name: "raw control character", body: good + "\n{\"time\":1,\"series\":\"a\tb\"}",
 			problems: []Problem{{Index: 1, Reason: `invalid JSON at column 22: control character '\t' in a string`}}},
 	}
@@ -262,7 +267,7 @@ func TestDecodeNDJSONLines(t *testing.T) {
 }
 
 func TestDecodeJSONArray(t *testing.T) {
-	good := `{"time":1}`
+	good := `{"time":1491825600000}`
 	tests := []struct {
 		name     string
 		body     string
@@ -305,7 +310,7 @@ func TestDecodeMalformedBody(t *testing.T) {
 	}{
 		{name: "empty", body: "", msg: "expected a JSON array of events, found an empty body"},
 		{name: "whitespace", body: " \n", msg: "expected a JSON array of events, found only whitespace"},
-		{name: "object", body: `{"time":1}`, msg: "expected a JSON array of events, found an object"},
+		{name: "object", body: `{"time":1491825600000}`, msg: "expected a JSON array of events, found an object"},
 		{name: "number", body: `12`, msg: "expected a JSON array of events, found a number"},
 		{name: "text", body: "hello", msg: "expected a JSON array of events, found 'h' at offset 0, which is not JSON"},
 		{name: "unterminated array", body: `[{"time":1}`, msg: `event 0: unexpected end of input, expected ',' or ']' after an event at offset 11`},
@@ -343,10 +348,10 @@ func TestDecodeInvalidLimits(t *testing.T) {
 }
 
 func TestDecodeDoesNotKeepBody(t *testing.T) {
-	body := []byte(`{"time":1,"series":"car","id":"x","fields":{"gear":"D","speed":88.5,"esc":"\u00e9"}}`)
+	body := []byte(`{"time":1491825600000,"series":"car","id":"x","fields":{"gear":"D","speed":88.5,"esc":"\u00e9"}}`)
 	evs, err := DecodeNDJSON(body, Limits{}, testNow)
 	require.NoError(t, err)
-	want := Event{Time: time.UnixMilli(1).UTC(), Series: "car", ID: "x",
+	want := Event{Time: time.UnixMilli(1491825600000).UTC(), Series: "car", ID: "x",
 		Fields: map[string]any{"gear": "D", "speed": json.Number("88.5"), "esc": "é"}}
 	require.Equal(t, want, evs[0])
 	for i := range body {
@@ -366,4 +371,51 @@ func TestBatchErrorMessage(t *testing.T) {
 		"event 5: r; event 6: r; event 7: r; event 8: r; event 9: r; and 2 more", many.Error())
 	require.True(t, errors.Is(&many, ErrInvalidEvent))
 	require.False(t, errors.Is(&many, ErrMalformedBody))
+}
+
+func TestDecodePrecision(t *testing.T) {
+	at := time.Date(2026, 11, 22, 21, 20, 1, 0, time.UTC)
+	now := at.Add(time.Hour)
+	for _, tt := range []struct {
+		precision string
+		time      string
+		want      time.Time
+	}{
+		{"s", "1795382401", at},
+		{"ms", "1795382401000", at},
+		{"ms", "5", time.UnixMilli(5).UTC()}, // said outright: kept
+		{"us", "1795382401000123", at.Add(123 * time.Microsecond)},
+		{"ns", "1795382401000000123", at.Add(123)},
+		{"", "1795382401000", at},
+	} {
+		p, err := ParsePrecision(tt.precision)
+		require.NoError(t, err)
+		evs, err := DecodeNDJSON([]byte(`{"time":`+tt.time+`}`), Limits{Precision: p}, now)
+		require.NoError(t, err, "precision %q", tt.precision)
+		require.Equal(t, tt.want, evs[0].Time, "precision %q", tt.precision)
+	}
+	_, err := DecodeNDJSON([]byte(`{"time":1795382401}`), Limits{}, now)
+	require.ErrorContains(t, err, "precision=s")
+	_, err = ParsePrecision("h")
+	require.ErrorContains(t, err, "use s, ms, us or ns")
+	_, err = DecodeJSON([]byte(`[]`), Limits{Precision: 9}, now)
+	require.ErrorIs(t, err, ErrInvalidLimits)
+}
+
+// A client id names one event of a request: a repeat is refused, naming
+// the event that has it first; events without ids are not compared.
+func TestDecodeRefusesRepeatedIDs(t *testing.T) {
+	a := `{"time":"2017-04-10T12:00:00Z","id":"a"}`
+	b := `{"time":"2017-04-10T12:00:01Z","id":"b"}`
+	aLater := `{"time":"2017-04-10T12:00:02Z","id":"a"}`
+	noID := `{"time":"2017-04-10T12:00:00Z"}`
+	want := []Problem{{Index: 3, Reason: `id "a": event 0 of this request has it too; a client id names one event of a request`}}
+	_, err := DecodeJSON([]byte("["+a+","+b+","+noID+","+aLater+","+noID+"]"), Limits{}, testNow)
+	var be *BatchError
+	require.ErrorAs(t, err, &be)
+	require.Equal(t, want, be.Problems)
+	_, err = DecodeNDJSON([]byte(a+"\n"+b+"\n"+noID+"\n"+aLater+"\n"+noID+"\n"), Limits{}, testNow)
+	require.ErrorAs(t, err, &be)
+	require.Equal(t, want, be.Problems)
+	require.Equal(t, want, RepeatedIDs([]Event{{ID: "a"}, {ID: "b"}, {}, {ID: "a"}, {}}))
 }

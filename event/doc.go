@@ -23,7 +23,12 @@
 // time is required: an RFC 3339 string with an optional fraction of up to
 // nine digits (nanoseconds) and any offset ("Z", "z" or ±hh:mm), converted
 // to UTC; or an integer JSON number of Unix milliseconds. A float, a number
-// with an exponent, or a string of digits is refused. Times before
+// with an exponent, or a string of digits is refused. An integer before
+// 2001-01-01 as milliseconds (below 978307200000) is refused as well: it is
+// almost surely Unix seconds, and read as milliseconds would land in 1970.
+// A request that says its unit (Limits.Precision: seconds, milliseconds,
+// microseconds or nanoseconds, as InfluxDB's precision parameter) has its
+// integers read in that unit, whatever their value. Times before
 // 1970-01-01T00:00:00Z are refused (table names and keys count from the
 // Unix epoch), and so are times more than Limits.MaxFutureSkew past the now
 // the caller passes in: this package never reads the clock.

@@ -125,7 +125,7 @@ func TestAssignIDUnambiguous(t *testing.T) {
 }
 
 func TestAssignIDKeepsClientID(t *testing.T) {
-	e := decodeOne(t, `{"time":1,"id":"mine"}`)
+	e := decodeOne(t, `{"time":1491825600000,"id":"mine"}`)
 	e.AssignID("t", "tab")
 	require.Equal(t, "mine", e.ID)
 }

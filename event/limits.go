@@ -36,6 +36,11 @@ type Limits struct {
 	MaxID int
 	// MaxFutureSkew is how far past now an event's time may be.
 	MaxFutureSkew time.Duration
+	// Precision is the unit of times sent as integers; the zero value,
+	// PrecisionAuto, reads milliseconds and refuses the ones that can only
+	// be seconds. It is a request's choice (precision=s|ms|us|ns) more
+	// than a limit, and travels with the limits to the decoders.
+	Precision Precision
 }
 
 // WithDefaults returns l with every zero field set to its default.
@@ -64,6 +69,9 @@ func (l Limits) WithDefaults() Limits {
 // Validate returns an error wrapping ErrInvalidLimits when a field is
 // negative or MaxDepth exceeds DynamoDB's 32.
 func (l Limits) Validate() error {
+	if !l.Precision.valid() {
+		return fmt.Errorf("%w: Precision %d is not a precision", ErrInvalidLimits, l.Precision)
+	}
 	for _, f := range []struct {
 		name string
 		v    int64
@@ -74,6 +82,7 @@ func (l Limits) Validate() error {
 		{"MaxSeries", int64(l.MaxSeries)},
 		{"MaxID", int64(l.MaxID)},
 		{"MaxFutureSkew", int64(l.MaxFutureSkew)},
+
 	} {
 		if f.v < 0 {
 			return fmt.Errorf("%w: %s is negative", ErrInvalidLimits, f.name)

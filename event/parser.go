@@ -259,12 +259,14 @@ func (p *parser) time() (time.Time, error) {
 		if err != nil {
 			return t, err
 		}
-		ms, reason := parseMillis(s)
+		n, reason := parseMillis(s)
+		if reason == "" {
+			t, reason = p.lim.Precision.timeOf(n)
+		}
 		if reason != "" {
 			p.fail(reason)
 			return t, nil
 		}
-		t = time.UnixMilli(ms).UTC()
 	default:
 		p.fail(reasonTime)
 		return t, p.skip()

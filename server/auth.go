@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 )
@@ -13,6 +14,10 @@ type endpoint func(w http.ResponseWriter, r *http.Request, tenant string) error
 // carries as "Authorization: Bearer <key>", and answers 401 without one.
 func (s *Server) authenticated(ep endpoint) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n := len(r.Header.Values("Authorization")); n > 1 {
+			s.fail(w, r, &httpError{status: http.StatusBadRequest, msg: fmt.Sprintf("timetable: %d Authorization headers: send one, Authorization: Bearer <api key>", n)})
+			return
+		}
 		key, ok := bearerToken(r.Header.Get("Authorization"))
 		if !ok {
 			s.fail(w, r, &httpError{status: http.StatusUnauthorized, msg: "timetable: missing API key: send the header Authorization: Bearer <api key>"})

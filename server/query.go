@@ -132,5 +132,8 @@ func timeParam(params url.Values, name string) (time.Time, bool, error) {
 	if err != nil {
 		return time.Time{}, false, fmt.Errorf("%w: %s: %q is neither RFC 3339 (2017-04-10T12:00:00.123Z) nor integer Unix milliseconds", ErrBadParameter, name, v[0])
 	}
+	if t.Before(time.Unix(0, 0)) {
+		return time.Time{}, false, fmt.Errorf("%w: %s: %s is before 1970-01-01T00:00:00Z, where every stored time begins", ErrBadParameter, name, t.Format(time.RFC3339Nano))
+	}
 	return t, true, nil
 }

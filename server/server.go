@@ -1,8 +1,11 @@
 package server
 
 import (
+	"fmt"
 	"log/slog"
 	"net/http"
+	"path"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -90,7 +93,7 @@ type Server struct {
 func New(db *engine.DB, opts Options) *Server {
 	opts = opts.withDefaults()
 	s := &Server{db: db, opts: opts, log: opts.Logger, metrics: newMetrics(opts.Registry)}
-	s.handler = s.logRequests(s.routes())
+	s.handler = s.logRequests(s.canonicalPaths(s.routes()))
 	return s
 }
 
@@ -120,6 +123,25 @@ func (s *Server) routes() *http.ServeMux {
 	mux.Handle(routeMetrics, s.methodNotAllowed("GET, HEAD"))
 	mux.Handle("/", s.notFound())
 	return mux
+}
+
+// canonicalPaths answers a path with an empty, "." or ".." step with a
+// 400 that says so, where ServeMux would redirect to the cleaned path and
+// so to another table, or to none: /v1/tables/./events names no table.
+func (s *Server) canonicalPaths(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p := r.URL.Path
+		if p == "/" || path.Clean(p) == p {
+			next.ServeHTTP(w, r)
+			return
+		}
+		msg := fmt.Sprintf("timetable: path %q has an empty, . or .. step", p)
+		if rest, ok := strings.CutPrefix(p, "/v1/tables/"); ok {
+			table, _, _ := strings.Cut(rest, "/")
+			msg = fmt.Sprintf("timetable: bad name: table %q: use 1 to 255 of A-Z, a-z, 0-9, _, . and -, other than . and ..", table)
+		}
+		s.fail(w, r, &httpError{status: http.StatusBadRequest, msg: msg})
+	})
 }
 
 // ServeHTTP answers one request.

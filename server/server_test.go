@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -401,7 +402,10 @@ func TestRouting(t *testing.T) {
 		{"post healthz", "POST", "/healthz", nil, http.StatusMethodNotAllowed, "GET, HEAD"},
 		{"delete events", "DELETE", "/v1/tables/a_table/events", nil, http.StatusMethodNotAllowed, "GET, HEAD, POST"},
 		{"unknown path", "GET", "/v2/tables/a_table/events", nil, http.StatusNotFound, ""},
-		{"no table", "GET", "/v1/tables//events", nil, http.StatusNotFound, ""},
+		{"no table", "GET", "/v1/tables//events", nil, http.StatusBadRequest, ""},
+		{"table dot", "GET", "/v1/tables/./events", nil, http.StatusBadRequest, ""},
+		{"table dot dot", "POST", "/v1/tables/../events", nil, http.StatusBadRequest, ""},
+		{"table dot escaped", "GET", "/v1/tables/%2E%2E/events", nil, http.StatusBadRequest, ""},
 		{"unsupported content type", "POST", "/v1/tables/a_table/events", []string{"Content-Type", "text/csv"}, http.StatusUnsupportedMediaType, ""},
 		{"form content type", "POST", "/v1/tables/a_table/events", []string{"Content-Type", "application/x-www-form-urlencoded"}, http.StatusUnsupportedMediaType, ""},
 	}
@@ -491,4 +495,42 @@ func TestStoreFailure(t *testing.T) {
 		require.Equal(t, "ERROR", recs[0]["level"])
 		require.Contains(t, recs[0]["error"], "closed", "the cause is logged")
 	}
+}
+
+// Ambiguous requests are refused with a reason, not guessed at.
+func TestAmbiguousRequestsAreRefused(t *testing.T) {
+	f := newFixture(t, server.Options{})
+	now := f.clock.Now()
+
+	// Two Authorization headers.
+	req, err := http.NewRequest("GET", f.url+"/v1/tables/t/events?from=0&to=1", nil)
+	require.NoError(t, err)
+	req.Header.Add("Authorization", "Bearer "+f.acme)
+	req.Header.Add("Authorization", "Bearer "+f.globex)
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	res.Body.Close()
+	require.Equal(t, http.StatusBadRequest, res.StatusCode)
+
+	// Unix seconds sent as the time, unless the request says so.
+	secs := strconv.FormatInt(now.Add(-time.Hour).Unix(), 10)
+	bad := f.postNDJSON(f.acme, "t", `{"time":`+secs+`}`)
+	require.Equal(t, http.StatusBadRequest, bad.status, "body: %s", bad.body)
+	require.Contains(t, string(bad.body), "precision=s")
+	ok := f.do("POST", "/v1/tables/t/events?precision=s", f.acme, []byte(`{"time":`+secs+`}`), "Content-Type", "application/x-ndjson")
+	require.Equal(t, http.StatusOK, ok.status, "body: %s", ok.body)
+	got := f.all(f.acme, "t", url.Values{"from": {"0"}, "to": {now.Format(time.RFC3339)}})
+	require.Len(t, got, 1)
+	badPrecision := f.do("POST", "/v1/tables/t/events?precision=h", f.acme, []byte(`{"time":`+secs+`}`), "Content-Type", "application/x-ndjson")
+	require.Equal(t, http.StatusBadRequest, badPrecision.status)
+
+	// The same client id twice in one request: nothing is written.
+	dup := f.postNDJSON(f.acme, "t", `{"time":"2017-04-10T12:00:00Z","id":"x"}`+"\n"+`{"time":"2017-04-10T12:00:01Z","id":"x"}`)
+	require.Equal(t, http.StatusBadRequest, dup.status)
+	require.Contains(t, string(dup.body), `event 0 of this request has it too`)
+
+	// A range from before 1970.
+	before := f.get(f.acme, "t", url.Values{"from": {"1969-12-31T00:00:00Z"}, "to": {"2017-04-10T00:00:00Z"}})
+	require.Equal(t, http.StatusBadRequest, before.status)
+	require.Contains(t, string(before.body), "before 1970")
 }

@@ -47,12 +47,16 @@ func (s *Server) writeEvents(w http.ResponseWriter, r *http.Request, tenant stri
 	if err != nil {
 		return err
 	}
+	opts := s.db.Options()
+	lim := opts.Limits
+	if lim.Precision, err = event.ParsePrecision(r.URL.Query().Get("precision")); err != nil {
+		return fmt.Errorf("%w: %v", ErrBadParameter, err)
+	}
 	body, err := s.readBody(w, r)
 	if err != nil {
 		return err
 	}
-	opts := s.db.Options()
-	events, err := decode(body, opts.Limits, opts.Clock.Now())
+	events, err := decode(body, lim, opts.Clock.Now())
 	if err != nil {
 		return err
 	}
