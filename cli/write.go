@@ -21,7 +21,7 @@ import (
 // writeFlags are the flags of `timetable write`.
 type writeFlags struct {
 	table, series, precision string
-	batch         int
+	batch                    int
 }
 
 // maxLine bounds one line of input: an event is at most 400 KB stored,

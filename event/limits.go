@@ -82,7 +82,6 @@ func (l Limits) Validate() error {
 		{"MaxSeries", int64(l.MaxSeries)},
 		{"MaxID", int64(l.MaxID)},
 		{"MaxFutureSkew", int64(l.MaxFutureSkew)},
-
 	} {
 		if f.v < 0 {
 			return fmt.Errorf("%w: %s is negative", ErrInvalidLimits, f.name)
