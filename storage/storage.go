@@ -197,9 +197,12 @@ type Capacity struct {
 type TableSpec struct {
 	Name     string
 	Capacity Capacity
-	// Tags are recorded with the table (DynamoDB tags; on Pebble, in its
-	// catalog) and come back in TableInfo. The engine keeps the table's
-	// family, period, write month, tier and shard count there.
+	// Tags are labels recorded with the table (DynamoDB tags; on Pebble,
+	// in its catalog) and come back in TableInfo, where the store keeps
+	// them: an endpoint without tagging (DynamoDB Local) keeps none, and a
+	// failure to tag does not fail the table's creation. timetable writes
+	// a table's family, period, tier and shard count there for people and
+	// cost reports; its own record of them is the table registry.
 	Tags map[string]string
 	// TTLAttribute, when set, is the attribute holding an item's expiry in
 	// Unix seconds; the store enables TTL on it where it can.

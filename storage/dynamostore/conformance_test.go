@@ -3,12 +3,13 @@ package dynamostore
 import (
 	"testing"
 
+	"github.com/timetabledb/timetable/internal/dynamotest"
 	"github.com/timetabledb/timetable/storage"
 	"github.com/timetabledb/timetable/storage/storagetest"
 )
 
 // TestConformance runs the storage conformance suite against the test
-// server. Tables are cheap on dynalite, so the suite may create more than
+// server, told what the server lacks (internal/dynamotest). Tables are cheap on dynalite, so the suite may create more than
 // a hundred to check ListTables across pages; reopening a store means a
 // new client on the same server.
 func TestConformance(t *testing.T) {
@@ -16,7 +17,9 @@ func TestConformance(t *testing.T) {
 	storagetest.RunWithOptions(t, func(t *testing.T) storage.Store {
 		return openStore(t, Options{})
 	}, storagetest.Options{
-		ManyTables: true,
+		ManyTables:           true,
+		NoTags:               dynamotest.Lacks(dynamotest.Tagging) != "",
+		CaseInsensitiveNames: dynamotest.Lacks(dynamotest.CaseSensitiveNames) != "",
 		Reopen: func(t *testing.T, _ storage.Store) storage.Store {
 			return openStore(t, Options{})
 		},

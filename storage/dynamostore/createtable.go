@@ -51,9 +51,7 @@ func (s *Store) CreateTable(ctx context.Context, spec storage.TableSpec) error {
 		return fmt.Errorf("create table %q: %w", spec.Name, err)
 	}
 	if len(spec.Tags) > 0 && !exists {
-		if err := s.tag(ctx, spec.Name, arn, spec.Tags); err != nil {
-			return fmt.Errorf("create table %q: %w", spec.Name, err)
-		}
+		s.labelTable(ctx, spec.Name, arn, spec.Tags)
 	}
 	if spec.TTLAttribute != "" {
 		if err := s.enableTTL(ctx, spec.Name, spec.TTLAttribute, exists); err != nil {
@@ -124,32 +122,4 @@ func tagsInput(tags map[string]string) []types.Tag {
 		out = append(out, types.Tag{Key: aws.String(k), Value: aws.String(tags[k])})
 	}
 	return out
-}
-
-// tag adds tags to a table, replacing those of the same key. arn is the
-// table's ARN, looked up when "".
-func (s *Store) tag(ctx context.Context, name, arn string, tags map[string]string) error {
-	if arn == "" {
-		var err error
-		if arn, err = s.tableARN(ctx, name); err != nil {
-			return err
-		}
-	}
-	_, err := s.client.TagResource(ctx, &dynamodb.TagResourceInput{
-		ResourceArn: aws.String(arn),
-		Tags:        tagsInput(tags),
-	}, s.callOpts...)
-	if err != nil {
-		return fmt.Errorf("tag table %q: %w", name, mapError(opChange, err))
-	}
-	return nil
-}
-
-// tableARN returns the ARN of a table, which tag operations address it by.
-func (s *Store) tableARN(ctx context.Context, name string) (string, error) {
-	out, err := s.client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)}, s.callOpts...)
-	if err != nil {
-		return "", fmt.Errorf("describe table %q: %w", name, mapError(opRead, err))
-	}
-	return aws.ToString(out.Table.TableArn), nil
 }

@@ -14,7 +14,7 @@ import (
 // DescribeTable returns the table's status, creation time, billing and
 // capacity, tags, TTL attribute and DynamoDB's estimates of its item count
 // and size. It costs three requests: DescribeTable, ListTagsOfResource
-// (paged) and DescribeTimeToLive. On an endpoint without TTL, the TTL
+// (paged; none on an endpoint without tagging) and DescribeTimeToLive. On an endpoint without TTL, the TTL
 // attribute is the one CreateTable was asked for.
 func (s *Store) DescribeTable(ctx context.Context, name string) (storage.TableInfo, error) {
 	if err := s.enter(); err != nil {
@@ -70,27 +70,4 @@ func tableInfo(t *types.TableDescription) storage.TableInfo {
 		info.Capacity.Write = aws.ToInt64(t.ProvisionedThroughput.WriteCapacityUnits)
 	}
 	return info
-}
-
-// tags returns the tags of the table with the given ARN, following
-// ListTagsOfResource's pages; nil when it has none.
-func (s *Store) tags(ctx context.Context, name, arn string) (map[string]string, error) {
-	var tags map[string]string
-	in := &dynamodb.ListTagsOfResourceInput{ResourceArn: aws.String(arn)}
-	for {
-		out, err := s.client.ListTagsOfResource(ctx, in, s.callOpts...)
-		if err != nil {
-			return nil, fmt.Errorf("list tags of table %q: %w", name, mapError(opRead, err))
-		}
-		for _, t := range out.Tags {
-			if tags == nil {
-				tags = make(map[string]string)
-			}
-			tags[aws.ToString(t.Key)] = aws.ToString(t.Value)
-		}
-		if out.NextToken == nil {
-			return tags, nil
-		}
-		in.NextToken = out.NextToken
-	}
 }

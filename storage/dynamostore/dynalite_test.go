@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/stretchr/testify/require"
 
+	"github.com/timetabledb/timetable/internal/dynamotest"
 	"github.com/timetabledb/timetable/storage"
 )
 
@@ -105,4 +106,15 @@ func deleteAtCleanup(tb testing.TB, s *Store, name string) {
 			tb.Errorf("cleanup: delete table %q: %v", name, err)
 		}
 	})
+}
+
+// requireTags checks a table's tags: those asked for, or none on a server
+// without tagging (internal/dynamotest).
+func requireTags(t *testing.T, want, got map[string]string, msgAndArgs ...any) {
+	t.Helper()
+	if len(want) == 0 || dynamotest.Lacks(dynamotest.Tagging) != "" {
+		require.Empty(t, got, msgAndArgs...)
+		return
+	}
+	require.Equal(t, want, got, msgAndArgs...)
 }

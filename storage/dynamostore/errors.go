@@ -42,6 +42,7 @@ const (
 	codeThrottling           = "ThrottlingException"
 	codeRequestLimitExceeded = "RequestLimitExceeded"
 	codeUnknownOperation     = "UnknownOperationException"
+	codeAccessDenied         = "AccessDeniedException"
 	codeConditionFailed      = "ConditionalCheckFailedException"
 	codeValidation           = "ValidationException"
 )
@@ -160,6 +161,11 @@ func errorMessage(err error) string {
 // operation (dynalite and UpdateTimeToLive).
 func isUnknownOperation(err error) bool {
 	return errorCode(err) == codeUnknownOperation
+}
+
+// isAccessDenied reports whether the caller's role may not make the call.
+func isAccessDenied(err error) bool {
+	return errorCode(err) == codeAccessDenied
 }
 
 // isConditionFailed reports whether a conditional write found its

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
@@ -27,6 +28,11 @@ type Store struct {
 
 	// ttlWarning makes sure an endpoint without TTL is reported once.
 	ttlWarning sync.Once
+	// noTagging is set once the endpoint answered a tag call as an
+	// unknown operation (DynamoDB Local): tag calls are not sent again.
+	noTagging atomic.Bool
+	// taggingWarning makes sure it is reported once.
+	taggingWarning sync.Once
 
 	mu struct {
 		sync.Mutex
@@ -64,6 +70,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		log:         opts.Logger,
 		unprocessed: backoff{base: opts.RetryBaseDelay, max: opts.MaxBackoff},
 	}
+	s.callOpts = append(s.callOpts, supplyChecksum)
 	if opts.MaxAttempts > 0 {
 		retryer := newRetryer(opts.MaxAttempts, s.unprocessed)
 		s.callOpts = append(s.callOpts, func(o *dynamodb.Options) { o.Retryer = retryer })

@@ -46,18 +46,18 @@ func TestOpenRetryer(t *testing.T) {
 	built, err := Open(ctx, Options{ClientOptions: []func(*dynamodb.Options){noServer}})
 	require.NoError(t, err)
 	require.Equal(t, DefaultMaxAttempts, built.Options().MaxAttempts)
-	require.Len(t, built.callOpts, 1, "a client it builds gets the store's retryer")
+	require.Len(t, built.callOpts, 2, "a client it builds gets the checksum supplier and the store's retryer")
 
 	client := dynamodb.New(dynamodb.Options{Region: "us-east-1"})
 	given, err := Open(ctx, Options{Client: client})
 	require.NoError(t, err)
 	require.Same(t, client, given.Client())
-	require.Empty(t, given.callOpts, "a client given keeps its retryer")
+	require.Len(t, given.callOpts, 1, "a client given keeps its retryer, and gets the checksum supplier")
 	require.Equal(t, DefaultWaitMinDelay, given.Options().WaitMinDelay, "no endpoint override: AWS delays")
 
 	given, err = Open(ctx, Options{Client: client, MaxAttempts: 3})
 	require.NoError(t, err)
-	require.Len(t, given.callOpts, 1, "unless MaxAttempts is set")
+	require.Len(t, given.callOpts, 2, "unless MaxAttempts is set")
 
 	_, err = Open(ctx, Options{WriteConcurrency: -1})
 	require.ErrorIs(t, err, errInvalidOptions)

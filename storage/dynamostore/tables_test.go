@@ -54,11 +54,7 @@ func TestCreateTableSchemaAndSpec(t *testing.T) {
 			require.Equal(t, name, info.Name)
 			require.Equal(t, storage.StatusActive, info.Status)
 			require.Equal(t, tc.want, info.Capacity)
-			if len(tc.spec.Tags) == 0 {
-				require.Empty(t, info.Tags)
-			} else {
-				require.Equal(t, tc.spec.Tags, info.Tags)
-			}
+			requireTags(t, tc.spec.Tags, info.Tags)
 			require.Empty(t, info.TTLAttribute)
 			require.False(t, info.CreatedAt.IsZero())
 			require.Equal(t, int64(0), info.ItemCount)
@@ -92,7 +88,7 @@ func TestCreateTableConcurrently(t *testing.T) {
 	info, err := s.DescribeTable(context.Background(), name)
 	require.NoError(t, err)
 	require.Equal(t, storage.StatusActive, info.Status)
-	require.Equal(t, spec.Tags, info.Tags)
+	requireTags(t, spec.Tags, info.Tags)
 }
 
 func TestUpdateTable(t *testing.T) {
@@ -122,7 +118,7 @@ func TestUpdateTable(t *testing.T) {
 		require.NoError(t, err, step.name)
 		require.Equal(t, storage.StatusActive, info.Status, step.name)
 		require.Equal(t, step.capacity, info.Capacity, step.name)
-		require.Equal(t, step.tags, info.Tags, step.name)
+		requireTags(t, step.tags, info.Tags, step.name)
 	}
 
 	require.ErrorIs(t, s.UpdateTable(ctx, tableName(t), storage.TableUpdate{Capacity: &warm}), storage.ErrTableNotFound)

@@ -18,7 +18,8 @@ const ttlTag = "timetable:ttl-attribute"
 // enableTTL enables TTL on the attribute. With onlyIfOff, it leaves alone
 // a table with TTL enabled, or being enabled, on any attribute (DynamoDB
 // refuses to enable it twice). An endpoint without TTL is reported once per
-// Store; the attribute is then recorded in the tag ttlTag.
+// Store; the attribute is then recorded in the tag ttlTag, where the
+// endpoint has tags.
 func (s *Store) enableTTL(ctx context.Context, name, attr string, onlyIfOff bool) error {
 	current, err := s.ttlAttribute(ctx, name)
 	if err != nil {
@@ -36,7 +37,8 @@ func (s *Store) enableTTL(ctx context.Context, name, attr string, onlyIfOff bool
 	}, s.callOpts...)
 	if isUnknownOperation(err) {
 		s.warnNoTTL(name, err)
-		return s.tag(ctx, name, "", map[string]string{ttlTag: attr})
+		s.labelTable(ctx, name, "", map[string]string{ttlTag: attr})
+		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("enable TTL on table %q: %w", name, mapError(opChange, err))

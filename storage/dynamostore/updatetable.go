@@ -50,13 +50,7 @@ func (s *Store) UpdateTable(ctx context.Context, name string, u storage.TableUpd
 		}
 	}
 	if len(u.Tags) > 0 {
-		_, err := s.client.TagResource(ctx, &dynamodb.TagResourceInput{
-			ResourceArn: out.Table.TableArn,
-			Tags:        tagsInput(u.Tags),
-		}, s.callOpts...)
-		if err != nil {
-			return fmt.Errorf("update table %q: tag: %w", name, mapError(opChange, err))
-		}
+		s.labelTable(ctx, name, aws.ToString(out.Table.TableArn), u.Tags)
 	}
 	if u.TTLAttribute != "" {
 		if err := s.enableTTL(ctx, name, u.TTLAttribute, false); err != nil {

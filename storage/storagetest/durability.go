@@ -57,7 +57,7 @@ func (s *suite) testReopen(t *testing.T) {
 	require.Equal(t, storage.StatusActive, after.Status)
 	require.Equal(t, warm, after.Capacity)
 	require.Equal(t, sp.TTLAttribute, after.TTLAttribute)
-	requireTags(t, map[string]string{"suite": "storagetest", "tier": "warm"}, after.Tags)
+	s.requireTags(t, map[string]string{"suite": "storagetest", "tier": "warm"}, after.Tags)
 	require.True(t, before.CreatedAt.Equal(after.CreatedAt), "CreatedAt survives: %v, then %v", before.CreatedAt, after.CreatedAt)
 
 	require.Equal(t, normaliseItems(items), normaliseItems(queryAll(t, st, storage.Query{Table: sp.Name, PK: "p"})))

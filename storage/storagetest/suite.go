@@ -60,6 +60,17 @@ type Options struct {
 	// The durability check writes items, closes the store, reopens it and
 	// reads them back. When Reopen is nil, that check is skipped.
 	Reopen func(t *testing.T, s storage.Store) storage.Store
+
+	// NoTags says that the store keeps no tags (DynamoDB Local has no
+	// tagging): tables are made and updated without them, and
+	// DescribeTable reports none. Tags are labels only (storage.TableSpec),
+	// so the suite then checks that asking for them changes nothing else.
+	NoTags bool
+
+	// CaseInsensitiveNames says that the store takes table names that
+	// differ only in letter case for one name (DynamoDB Local), unlike
+	// DynamoDB: the listing check then makes no such pair.
+	CaseInsensitiveNames bool
 }
 
 // Run runs the conformance suite with the default options. open returns a
