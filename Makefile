@@ -1,6 +1,6 @@
 # timetable's build. `make test` is what CI runs (.ci/run); it installs
-# dynalite (pinned, through npm) so the DynamoDB suites run against a real
-# DynamoDB-API server.
+# dynalite and AWS's DynamoDB Local (pinned, through npm) so the DynamoDB
+# suites run against two real DynamoDB-API servers.
 
 GO ?= go
 PKGS := ./...
@@ -23,11 +23,12 @@ vet:
 	if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 
 # test runs every test, with the race detector, the DynamoDB suites against
-# dynalite on a free loopback port.
+# dynalite and against DynamoDB Local, each on a free loopback port, the two
+# runs at once (scripts/test.sh).
 test: vet
-	scripts/with-dynalite.sh $(GO) test -race -timeout 20m $(PKGS)
+	GO=$(GO) scripts/test.sh
 
-# unit runs the tests without dynalite: the DynamoDB suites skip.
+# unit runs the tests without a DynamoDB server: the DynamoDB suites skip.
 unit:
 	$(GO) test -race $(PKGS)
 

@@ -18,6 +18,7 @@ import (
 	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/internal/backends"
 	"github.com/timetabledb/timetable/lifecycle"
+	"github.com/timetabledb/timetable/registry"
 	"github.com/timetabledb/timetable/storage"
 )
 
@@ -45,6 +46,25 @@ func makeTable(t *testing.T, s storage.Store, name string, n int) []storage.Item
 		require.NoError(t, s.BatchWrite(ctx, name, b))
 	}
 	return scanAll(t, s, name)
+}
+
+// registered records a table in a registry, at a tier, and returns the
+// lookup an archiver takes its facts from: on an endpoint without tags
+// (DynamoDB Local) the registry is where they are.
+func registered(t *testing.T, s storage.Store, f family.Family, table, tier string) func(context.Context, string) (registry.Entry, bool, error) {
+	t.Helper()
+	ctx := context.Background()
+	meta := f.Prefix + "meta"
+	require.NoError(t, s.CreateTable(ctx, storage.TableSpec{Name: meta}))
+	reg := registry.New(s, meta)
+	at := time.Date(2017, 4, 10, 12, 0, 0, 0, time.UTC)
+	e := registry.NewEntry(f, f.TableFor(at, at), at)
+	require.Equal(t, table, e.Name)
+	e.State, e.Tier = registry.Active, tier
+	require.NoError(t, reg.Register(ctx, e))
+	return func(ctx context.Context, name string) (registry.Entry, bool, error) {
+		return reg.Find(ctx, []string{f.Name}, name)
+	}
 }
 
 // scanAll returns a table's items sorted by key.
@@ -98,6 +118,7 @@ func testArchiveRestoreRoundTrip(t *testing.T, b backends.Backend, open func(t *
 	want := makeTable(t, s, table, 60)
 	url, opts := open(t)
 	opts.Clock = clock.NewManual(archivedAt)
+	opts.Facts = registered(t, s, cfg.Families[0], table, "cold")
 	a, err := archive.Open(ctx, url, s, opts)
 	require.NoError(t, err)
 

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/timetabledb/timetable/clock"
+	"github.com/timetabledb/timetable/registry"
 	"github.com/timetabledb/timetable/storage"
 )
 
@@ -38,6 +39,12 @@ type Options struct {
 	// Archive or Restore with the number of items just exported or
 	// restored, for a progress bar.
 	Progress func(items int)
+	// Facts, when not nil, returns the registry entry of a table (package
+	// registry), whose family, period, write month and tier a manifest
+	// records; found false when the registry has none. Without it, or
+	// without an entry, they come from the table's tags, which an endpoint
+	// without tagging (DynamoDB Local) does not keep.
+	Facts func(ctx context.Context, table string) (e registry.Entry, found bool, err error)
 }
 
 // EnsureDefaults fills in the zero fields.

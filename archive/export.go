@@ -26,6 +26,15 @@ func (a *Archiver) export(ctx context.Context, table string) (m Manifest, err er
 		return Manifest{}, fmt.Errorf("export: %w", err)
 	}
 	m = newManifest(info, a.opts.Clock.Now().UTC())
+	if a.opts.Facts != nil {
+		e, found, err := a.opts.Facts(ctx, table)
+		if err != nil {
+			return Manifest{}, fmt.Errorf("export: registry entry of %q: %w", table, err)
+		}
+		if found {
+			m.recordEntry(e)
+		}
+	}
 	// From here until the new manifest is written, the table has no
 	// archive: a crash leaves nothing that could pass for one.
 	if err := a.target.del(ctx, manifestKey(table)); err != nil {

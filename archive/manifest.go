@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/timetabledb/timetable/family"
+	"github.com/timetabledb/timetable/registry"
 	"github.com/timetabledb/timetable/storage"
 )
 
@@ -89,6 +90,19 @@ func newManifest(info storage.TableInfo, now time.Time) Manifest {
 		Data:          DataObject,
 		CreatedAt:     now,
 	}
+}
+
+// recordEntry takes a table's facts from its registry entry, the record
+// timetable keeps, over its tags.
+func (m *Manifest) recordEntry(e registry.Entry) {
+	m.Family = e.Family()
+	m.PeriodStart = e.Ref.Period.Start.Format(time.RFC3339)
+	m.PeriodEnd = e.Ref.Period.End.Format(time.RFC3339)
+	m.WriteMonth = ""
+	if !e.Ref.WriteMonth.IsZero() {
+		m.WriteMonth = e.Ref.WriteMonth.String()
+	}
+	m.Tier = e.Tier
 }
 
 // ContentHash computes a hash of a set of items that does not depend on

@@ -126,6 +126,7 @@ func archiveOptions(f archiveFlags, s *session, bar **progressbar.ProgressBar) a
 	o := archive.Options{S3: archive.S3Options{UsePathStyle: f.pathStyle}}
 	if s != nil {
 		o.Logger, o.Clock = s.log, s.clock
+		o.Facts = registryOf(s.db.Options().Config, s.store).Finder(familyNames(s.db.Options().Config))
 	}
 	if bar != nil {
 		o.Progress = func(n int) {

@@ -15,8 +15,10 @@ import (
 	"github.com/timetabledb/timetable/archive"
 	"github.com/timetabledb/timetable/clock"
 	"github.com/timetabledb/timetable/config"
+	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/event"
 	"github.com/timetabledb/timetable/lifecycle"
+	"github.com/timetabledb/timetable/registry"
 	"github.com/timetabledb/timetable/storage"
 )
 
@@ -97,12 +99,30 @@ func newReconciler(ctx context.Context, cfg config.Config, store storage.Store, 
 		MetaTable: cfg.MetaTable,
 		Clock:     clk,
 		OpenArchiver: func(target string, s storage.Store) (lifecycle.Archiver, error) {
-			return archive.Open(ctx, target, s, archive.Options{Clock: clk, Logger: log})
+			return archive.Open(ctx, target, s, archive.Options{Clock: clk, Logger: log, Facts: registryOf(cfg, s).Finder(familyNames(cfg))})
 		},
 		Leaser:     leaser,
 		Logger:     log,
 		Registerer: reg,
 	})
+}
+
+// registryOf returns the table registry of a configuration's meta table.
+func registryOf(cfg config.Config, s storage.Store) *registry.Registry {
+	meta := cfg.MetaTable
+	if meta == "" {
+		meta = engine.DefaultMetaTable
+	}
+	return registry.New(s, meta)
+}
+
+// familyNames returns the names of a configuration's families.
+func familyNames(cfg config.Config) []string {
+	var names []string
+	for _, f := range cfg.Families {
+		names = append(names, f.Name)
+	}
+	return names
 }
 
 func writeResultsJSON(w io.Writer, results []lifecycle.Result) error {

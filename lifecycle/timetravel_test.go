@@ -115,6 +115,7 @@ func TestTimeTravel(t *testing.T) {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := context.Background()
 			store, cfg := b.Open(t)
+			metaTables.Store(cfg.Families[0].Prefix, cfg.MetaTable)
 			cfg.Families[0].Retention = retention
 			f := cfg.Families[0]
 			start := time.Date(2017, 4, 1, 0, 0, 0, 0, time.UTC) // a Saturday
@@ -175,8 +176,9 @@ func TestTimeTravel(t *testing.T) {
 				}
 				got := map[string]storage.Capacity{}
 				gotTier := map[string]string{}
+				tiers := registryTiers(t, store, f)
 				for name, info := range snapshot(t, store, f.Prefix) {
-					got[name], gotTier[name] = info.Capacity, info.Tags["timetable:tier"]
+					got[name], gotTier[name] = info.Capacity, tiers[name]
 				}
 				require.Equal(t, want, got, "tables and capacities at %s", now)
 				require.Equal(t, wantTier, gotTier, "tiers at %s", now)

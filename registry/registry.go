@@ -99,6 +99,32 @@ func (r *Registry) Get(ctx context.Context, family string, start time.Time, name
 	return decode(item.Attrs)
 }
 
+// Find returns the entry of the table name, looked for among the entries
+// of the given families (one Query each, until found), and whether there
+// is one.
+func (r *Registry) Find(ctx context.Context, families []string, name string) (Entry, bool, error) {
+	for _, f := range families {
+		es, err := r.List(ctx, f)
+		if err != nil {
+			return Entry{}, false, err
+		}
+		for _, e := range es {
+			if e.Name == name {
+				return e, true, nil
+			}
+		}
+	}
+	return Entry{}, false, nil
+}
+
+// Finder returns Find over the given families, in the form
+// archive.Options.Facts takes.
+func (r *Registry) Finder(families []string) func(ctx context.Context, name string) (Entry, bool, error) {
+	return func(ctx context.Context, name string) (Entry, bool, error) {
+		return r.Find(ctx, families, name)
+	}
+}
+
 // Register writes the entry of a table about to be made: generation 1
 // when the registry has no entry of that name, or the next generation of
 // one whose table is gone. It fails with an error wrapping ErrStale when

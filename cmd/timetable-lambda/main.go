@@ -26,6 +26,7 @@ import (
 	"github.com/timetabledb/timetable/clock"
 	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/lifecycle"
+	"github.com/timetabledb/timetable/registry"
 	"github.com/timetabledb/timetable/storage"
 	"github.com/timetabledb/timetable/storage/dynamostore"
 )
@@ -52,7 +53,11 @@ func main() {
 		MetaTable: meta,
 		Clock:     clk,
 		OpenArchiver: func(target string, s storage.Store) (lifecycle.Archiver, error) {
-			return archive.Open(ctx, target, s, archive.Options{Clock: clk, Logger: logger})
+			var families []string
+			for _, f := range cfg.Families {
+				families = append(families, f.Name)
+			}
+			return archive.Open(ctx, target, s, archive.Options{Clock: clk, Logger: logger, Facts: registry.New(s, meta).Finder(families)})
 		},
 		Leaser: dynamostore.Lease{Store: store, Table: meta, Clock: clk},
 		Logger: logger,

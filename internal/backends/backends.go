@@ -40,8 +40,15 @@ type Backend struct {
 
 // All returns the backends available here. A test that needs DynamoDB and
 // finds it unavailable says so in its log.
+//
+// TIMETABLE_TEST_BACKENDS=dynamodb leaves Pebble out: scripts/test.sh runs
+// the DynamoDB suites a second time, against DynamoDB Local, and the Pebble
+// tests need not run twice.
 func All(t *testing.T) []Backend {
-	bs := []Backend{Pebble()}
+	var bs []Backend
+	if os.Getenv("TIMETABLE_TEST_BACKENDS") != "dynamodb" {
+		bs = append(bs, Pebble())
+	}
 	if os.Getenv(EndpointEnv) != "" {
 		bs = append(bs, Dynamo())
 	} else {

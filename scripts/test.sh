@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# test.sh runs every test with the race detector: the whole module with the
+# DynamoDB suites against dynalite and, at the same time, the packages
+# that have DynamoDB suites against AWS's DynamoDB Local (their Pebble
+# tests ran in the first run already: TIMETABLE_TEST_BACKENDS=dynamodb).
+# Each run starts and stops its own server (scripts/with-dynamodb.sh). It
+# prints both runs' output and fails when either fails.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+GO="${GO:-go}"
+# The packages whose tests reach DynamoDB (internal/dynamotest,
+# internal/backends).
+dynamo_pkgs=(./storage/dynamostore/... ./registry ./engine ./lifecycle ./archive ./server ./cli)
+
+# Both servers are installed first, one after the other: two npm installs
+# at once would share npm's cache.
+scripts/with-dynamodb.sh dynamodb-local true || exit 1
+scripts/with-dynamodb.sh dynalite true || exit 1
+
+local_log="$(mktemp)"
+trap 'rm -f "$local_log"' EXIT
+TIMETABLE_TEST_BACKENDS=dynamodb scripts/with-dynamodb.sh dynamodb-local \
+	"$GO" test -race -timeout 20m "${dynamo_pkgs[@]}" >"$local_log" 2>&1 &
+local_pid=$!
+
+echo "== every test; the DynamoDB suites against dynalite"
+scripts/with-dynamodb.sh dynalite "$GO" test -race -timeout 20m ./...
+dynalite_status=$?
+
+wait "$local_pid"
+local_status=$?
+echo
+echo "== the DynamoDB suites against AWS's DynamoDB Local"
+cat "$local_log"
+
+if [ "$dynalite_status" -ne 0 ] || [ "$local_status" -ne 0 ]; then
+	echo "test.sh: failed (dynalite run: $dynalite_status, DynamoDB Local run: $local_status)" >&2
+	exit 1
+fi
