@@ -32,12 +32,12 @@ func runAggregate(cmd *cobra.Command, g *globals, f queryFlags) (err error) {
 	if q.Bucket, err = config.ParseDuration(f.bucket); err != nil {
 		return usageErrorf("--bucket %q: use a duration like 1m, 1h or 1d", f.bucket)
 	}
-	if len(q.Fields) == 0 {
-		return usageErrorf("--bucket needs --fields, the fields to summarise")
-	}
 	q.Funcs = strings.Split(f.fns, ",")
 	if slices.Contains(q.Funcs, "") {
 		return usageErrorf("--fn %q: an empty function name", f.fns)
+	}
+	if len(q.Fields) == 0 && slices.ContainsFunc(q.Funcs, func(fn string) bool { return fn != engine.FnCount }) {
+		return usageErrorf("--bucket needs --fields, the fields to summarise (--fn count alone counts events and needs none)")
 	}
 	tenant, err := tenantName(cmd.Flags())
 	if err != nil {

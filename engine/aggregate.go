@@ -50,7 +50,14 @@ type AggregateQuery struct {
 
 // Bucket is one time bucket of an aggregate.
 type Bucket struct {
+	// Start and End are the exact span the bucket covers, [Start, End):
+	// a whole aligned bucket, or, at the edges of the query's range, the
+	// part of it inside [From, To] (To is inclusive, so such a bucket
+	// ends a nanosecond after To).
 	Start, End time.Time
+	// Partial marks an edge bucket cut by the range: its events are
+	// those of its span, not of the whole aligned bucket.
+	Partial bool
 	// Events is the number of events in the bucket.
 	Events int64
 	// Values holds, per field, per function, the result. Sums, averages,
@@ -60,14 +67,16 @@ type Bucket struct {
 }
 
 // MarshalJSON writes a bucket as the HTTP API and the CLI show it:
-// {"start": RFC 3339, "end": RFC 3339, "events": N, "values": {field: {fn: result}}}.
+// {"start": RFC 3339, "end": RFC 3339, "partial": true (edge buckets only),
+// "events": N, "values": {field: {fn: result}}}.
 func (b Bucket) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
-		Start  string                    `json:"start"`
-		End    string                    `json:"end"`
-		Events int64                     `json:"events"`
-		Values map[string]map[string]any `json:"values"`
-	}{b.Start.Format(time.RFC3339Nano), b.End.Format(time.RFC3339Nano), b.Events, b.Values})
+		Start   string                    `json:"start"`
+		End     string                    `json:"end"`
+		Partial bool                      `json:"partial,omitempty"`
+		Events  int64                     `json:"events"`
+		Values  map[string]map[string]any `json:"values"`
+	}{b.Start.Format(time.RFC3339Nano), b.End.Format(time.RFC3339Nano), b.Partial, b.Events, b.Values})
 }
 
 // Aggregate summarises events in time buckets. It streams over the same
@@ -119,7 +128,7 @@ func (db *DB) Aggregate(ctx context.Context, tenant string, q AggregateQuery) ([
 	emit := func(a *accumulator) {
 		if q.Fill {
 			for ; next.Before(a.start); next = next.Add(q.Bucket) {
-				out = append(out, Bucket{Start: next, End: next.Add(q.Bucket), Values: map[string]map[string]any{}})
+				out = append(out, q.bucketAt(next))
 			}
 		}
 		out = append(out, a.bucket())
@@ -149,7 +158,7 @@ func (db *DB) Aggregate(ctx context.Context, tenant string, q AggregateQuery) ([
 	}
 	if q.Fill {
 		for end := alignDown(q.To, q.Bucket); !next.After(end); next = next.Add(q.Bucket) {
-			out = append(out, Bucket{Start: next, End: next.Add(q.Bucket), Values: map[string]map[string]any{}})
+			out = append(out, q.bucketAt(next))
 		}
 	}
 	return out, nil
@@ -174,11 +183,11 @@ func (db *DB) checkAggregate(q *AggregateQuery) error {
 	if n := q.To.Sub(alignDown(q.From, q.Bucket))/q.Bucket + 1; n > maxBuckets {
 		return fmt.Errorf("%w: %d buckets of %s, more than the %d allowed: use a longer bucket or a shorter range", ErrBadQuery, n, q.Bucket, maxBuckets)
 	}
-	if len(q.Fields) == 0 {
-		return fmt.Errorf("%w: name at least one field to aggregate", ErrBadQuery)
-	}
 	if len(q.Funcs) == 0 {
 		return fmt.Errorf("%w: name at least one function: %v", ErrBadQuery, Functions)
+	}
+	if len(q.Fields) == 0 && slices.ContainsFunc(q.Funcs, func(fn string) bool { return fn != FnCount }) {
+		return fmt.Errorf("%w: name at least one field to aggregate (count alone needs none: it counts events)", ErrBadQuery)
 	}
 	for _, fn := range q.Funcs {
 		if !slices.Contains(Functions, fn) {
@@ -186,6 +195,20 @@ func (db *DB) checkAggregate(q *AggregateQuery) error {
 		}
 	}
 	return nil
+}
+
+// bucketAt returns the empty bucket of the aligned bucket starting at
+// start, with the exact span it covers in the query's range: the one rule
+// for the edges, shared by raw aggregates and rollups.
+func (q AggregateQuery) bucketAt(start time.Time) Bucket {
+	b := Bucket{Start: start, End: start.Add(q.Bucket), Values: map[string]map[string]any{}}
+	if b.Start.Before(q.From) {
+		b.Start, b.Partial = q.From, true
+	}
+	if end := q.To.Add(time.Nanosecond); b.End.After(end) {
+		b.End, b.Partial = end, true
+	}
+	return b
 }
 
 // alignDown returns the start of the bucket holding t; buckets divide a
@@ -275,7 +298,8 @@ func kindOf(v any) string {
 }
 
 func (a *accumulator) bucket() Bucket {
-	b := Bucket{Start: a.start, End: a.start.Add(a.q.Bucket), Events: a.events, Values: map[string]map[string]any{}}
+	b := a.q.bucketAt(a.start)
+	b.Events = a.events
 	for name, fa := range a.fields {
 		if fa.count == 0 {
 			continue

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/timetabledb/timetable/clock"
 	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/event"
 	"github.com/timetabledb/timetable/internal/backends"
@@ -146,4 +147,71 @@ func TestAggregateRefusesBadRequests(t *testing.T) {
 	}
 	_, err = f.db.Aggregate(ctx, "acme", engine.AggregateQuery{Table: "nope", From: apr10, To: apr10, Bucket: time.Hour, Fields: []string{"v"}, Funcs: []string{"sum"}})
 	require.ErrorIs(t, err, engine.ErrUnknownTable)
+}
+
+// Buckets state the exact span they cover: edge buckets cut by the range
+// are marked partial and count exactly their events; fill stops at To;
+// count alone needs no field. Raw aggregates and rollups agree.
+func TestAggregateEdges(t *testing.T) {
+	for _, rollups := range []bool{false, true} {
+		t.Run(fmt.Sprintf("rollups=%v", rollups), func(t *testing.T) {
+			store, cfg := backends.Pebble().Open(t)
+			day := time.Date(2017, 4, 10, 0, 0, 0, 0, time.UTC)
+			at := func(h, m int) time.Time { return day.Add(time.Duration(h)*time.Hour + time.Duration(m)*time.Minute) }
+			clk := clock.NewManual(day.Add(48 * time.Hour))
+			db, err := engine.Open(context.Background(), store, engine.Options{Config: cfg, Clock: clk, Rollups: rollups, RollupSettle: time.Minute})
+			require.NoError(t, err)
+			defer db.Close()
+			var evs []event.Event
+			for _, m := range []time.Time{at(11, 50), at(12, 10), at(12, 40), at(13, 0), at(13, 30)} {
+				evs = append(evs, ev(m, "s", map[string]any{"v": num(1)}))
+			}
+			_, err = db.Write(context.Background(), "acme", "t", evs)
+			require.NoError(t, err)
+			clk.Advance(time.Hour) // past the settle window
+
+			type span struct {
+				start, end time.Time
+				partial    bool
+				events     int64
+			}
+			agg := func(from, to time.Time, fill bool, fields ...string) []span {
+				t.Helper()
+				bs, err := db.Aggregate(context.Background(), "acme", engine.AggregateQuery{Table: "t", From: from, To: to, Bucket: time.Hour, Fields: fields, Funcs: []string{"count"}, Fill: fill})
+				require.NoError(t, err)
+				var out []span
+				for _, b := range bs {
+					out = append(out, span{b.Start, b.End, b.Partial, b.Events})
+				}
+				return out
+			}
+			// To is inclusive: the 13:00 bucket covers 13:00 only, and
+			// counts the one event there.
+			require.Equal(t, []span{
+				{at(12, 0), at(13, 0), false, 2},
+				{at(13, 0), at(13, 0).Add(1), true, 1},
+			}, agg(at(12, 0), at(13, 0), false, "v"))
+			// An unaligned From: the bucket covers 12:30 to 13:00.
+			require.Equal(t, []span{
+				{at(12, 30), at(13, 0), true, 1},
+				{at(13, 0), at(13, 15).Add(1), true, 1},
+			}, agg(at(12, 30), at(13, 15), false, "v"))
+			// Fill ends with the bucket holding To, cut at To.
+			require.Equal(t, []span{
+				{at(10, 0), at(11, 0), false, 0},
+				{at(11, 0), at(12, 0), false, 1},
+				{at(12, 0), at(13, 0), false, 2},
+				{at(13, 0), at(14, 0), false, 2},
+				{at(14, 0), at(14, 0).Add(1), true, 0},
+			}, agg(at(10, 0), at(14, 0), true, "v"))
+			// Count alone needs no field.
+			require.Equal(t, []span{
+				{at(11, 0), at(12, 0), false, 1},
+				{at(12, 0), at(13, 0), false, 2},
+				{at(13, 0), at(13, 59).Add(1), true, 2},
+			}, agg(at(11, 0), at(13, 59), false))
+			_, err = db.Aggregate(context.Background(), "acme", engine.AggregateQuery{Table: "t", From: at(11, 0), To: at(13, 0), Bucket: time.Hour, Funcs: []string{"sum"}})
+			require.ErrorIs(t, err, engine.ErrBadQuery)
+		})
+	}
 }

@@ -576,7 +576,7 @@ func partsToBuckets(parts map[int64]*part, q AggregateQuery) ([]Bucket, error) {
 	next := alignDown(q.From, q.Bucket)
 	fill := func(until time.Time) {
 		for ; q.Fill && next.Before(until); next = next.Add(q.Bucket) {
-			out = append(out, Bucket{Start: next, End: next.Add(q.Bucket), Values: map[string]map[string]any{}})
+			out = append(out, q.bucketAt(next))
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(parts)) {
@@ -586,7 +586,8 @@ func partsToBuckets(parts map[int64]*part, q AggregateQuery) ([]Bucket, error) {
 		}
 		start := time.Unix(0, k).UTC()
 		fill(start)
-		b := Bucket{Start: start, End: start.Add(q.Bucket), Events: p.events, Values: map[string]map[string]any{}}
+		b := q.bucketAt(start)
+		b.Events = p.events
 		for _, name := range q.Fields {
 			fp := p.fields[name]
 			if fp == nil || fp.count == 0 {
