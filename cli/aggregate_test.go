@@ -19,7 +19,10 @@ func TestQueryBucketsGolden(t *testing.T) {
 	r := run(t, "", "query", store, "--tenant", "acme", "--table", "a_table", "--from", "2017-01-01T00:00:00Z", "--to", "2017-06-16T00:00:00Z", "--bucket", "7m", "--fields", "speed")
 	require.Error(t, r.err)
 	require.ErrorContains(t, r.err, "does not divide a day")
-	r = run(t, "", "query", store, "--tenant", "acme", "--table", "a_table", "--from", "2017-01-01T00:00:00Z", "--to", "2017-06-16T00:00:00Z", "--bucket", "1h")
+	r = run(t, "", "query", store, "--tenant", "acme", "--table", "a_table", "--from", "2017-01-01T00:00:00Z", "--to", "2017-06-16T00:00:00Z", "--bucket", "1h", "--fn", "sum")
 	require.Error(t, r.err)
 	require.True(t, strings.Contains(r.err.Error(), "--fields"), r.err)
+	// Count alone counts events, and needs no field.
+	r = mustRun(t, "", "query", store, "--tenant", "acme", "--table", "a_table", "--from", "2017-01-01T00:00:00Z", "--to", "2017-06-16T00:00:00Z", "--bucket", "1d", "--format", "json")
+	require.Contains(t, r.stdout, `"events"`)
 }
