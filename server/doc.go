@@ -17,7 +17,9 @@
 //
 // # Writes
 //
-// The body is read whole (at most Options.MaxBodyBytes, after gzip
+// The body is read as it arrives, within a server-wide budget of body
+// bytes in flight and a read timeout (see body.go), and whole (at most
+// Options.MaxBodyBytes, after gzip
 // decompression when Content-Encoding is gzip), decoded and validated
 // before anything is written: one bad event refuses the request with 400
 // and a problem per bad event, by its 0-based index, and nothing is

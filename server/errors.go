@@ -95,6 +95,10 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	switch {
 	case code == http.StatusServiceUnavailable:
 		w.Header().Set("Retry-After", retryAfterSeconds)
+		var he *httpError
+		if errors.As(err, &he) {
+			break // the server's own answer, a full body budget
+		}
 		if errors.Is(err, storage.ErrThrottled) {
 			body.Error = fmt.Sprintf("%s; retry the request (request id %s)", storage.ErrThrottled, info.id())
 		} else {

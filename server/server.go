@@ -20,6 +20,15 @@ const (
 	DefaultMaxBodyBytes = 16 << 20
 	// DefaultMaxEvents bounds the events of one write request.
 	DefaultMaxEvents = 100_000
+	// DefaultMaxBodyBytesInFlight bounds the bytes of request bodies the
+	// server holds at once: 64 MiB, four bodies of the largest size.
+	DefaultMaxBodyBytesInFlight = 64 << 20
+	// DefaultBodyBudgetWait is how long a request waits for room in the
+	// body budget before it is answered 503.
+	DefaultBodyBudgetWait = time.Second
+	// DefaultBodyReadTimeout is how long a request body may take to
+	// arrive.
+	DefaultBodyReadTimeout = 30 * time.Second
 	// DefaultShutdownTimeout bounds the wait for requests in flight when
 	// Serve stops.
 	DefaultShutdownTimeout = 30 * time.Second
@@ -40,6 +49,18 @@ type Options struct {
 	// MaxEvents bounds the events of one write request; more is refused
 	// with 413. Zero means DefaultMaxEvents.
 	MaxEvents int
+	// MaxBodyBytesInFlight bounds the bytes of request bodies held at
+	// once by the whole server; a request that finds no room within
+	// BodyBudgetWait is answered 503 with Retry-After. Zero means
+	// DefaultMaxBodyBytesInFlight; it is raised to MaxBodyBytes if lower.
+	MaxBodyBytesInFlight int64
+	// BodyBudgetWait is how long a request waits for room in the body
+	// budget. Zero means DefaultBodyBudgetWait.
+	BodyBudgetWait time.Duration
+	// BodyReadTimeout is how long a request body may take to arrive,
+	// from the start of the request; a slower one is answered 408. Zero
+	// means DefaultBodyReadTimeout.
+	BodyReadTimeout time.Duration
 	// Registry receives the server's metrics and is what /metrics
 	// exposes: pass the registry the engine registers on to expose both.
 	// Nil means a registry of the server's own.
@@ -64,6 +85,17 @@ func (o Options) withDefaults() Options {
 	if o.MaxEvents <= 0 {
 		o.MaxEvents = DefaultMaxEvents
 	}
+	if o.MaxBodyBytesInFlight <= 0 {
+		o.MaxBodyBytesInFlight = DefaultMaxBodyBytesInFlight
+	}
+	// A body of the largest size must fit, with its buffer's last step.
+	o.MaxBodyBytesInFlight = max(o.MaxBodyBytesInFlight, o.MaxBodyBytes+bodyStep)
+	if o.BodyBudgetWait <= 0 {
+		o.BodyBudgetWait = DefaultBodyBudgetWait
+	}
+	if o.BodyReadTimeout <= 0 {
+		o.BodyReadTimeout = DefaultBodyReadTimeout
+	}
 	if o.Registry == nil {
 		o.Registry = prometheus.NewRegistry()
 	}
@@ -86,13 +118,15 @@ type Server struct {
 	log     *slog.Logger
 	metrics *metrics
 	handler http.Handler
+	// bodies is the budget of request body bytes in flight.
+	bodies *bodyBudget
 }
 
 // New returns a Server answering for db. It registers the server's
 // metrics on opts.Registry, so it must be called once per registry.
 func New(db *engine.DB, opts Options) *Server {
 	opts = opts.withDefaults()
-	s := &Server{db: db, opts: opts, log: opts.Logger, metrics: newMetrics(opts.Registry)}
+	s := &Server{db: db, opts: opts, log: opts.Logger, metrics: newMetrics(opts.Registry), bodies: newBodyBudget(opts.MaxBodyBytesInFlight, opts.BodyBudgetWait)}
 	s.handler = s.logRequests(s.canonicalPaths(s.routes()))
 	return s
 }

@@ -1,11 +1,7 @@
 package server
 
 import (
-	"bytes"
-	"compress/gzip"
-	"errors"
 	"fmt"
-	"io"
 	"mime"
 	"net/http"
 	"time"
@@ -52,10 +48,12 @@ func (s *Server) writeEvents(w http.ResponseWriter, r *http.Request, tenant stri
 	if lim.Precision, err = event.ParsePrecision(r.URL.Query().Get("precision")); err != nil {
 		return fmt.Errorf("%w: %v", ErrBadParameter, err)
 	}
-	body, err := s.readBody(w, r)
+	b, err := s.readBody(w, r)
 	if err != nil {
 		return err
 	}
+	defer b.release()
+	body := b.buf
 	events, err := decode(body, lim, opts.Clock.Now())
 	if err != nil {
 		return err
@@ -69,46 +67,4 @@ func (s *Server) writeEvents(w http.ResponseWriter, r *http.Request, tenant stri
 	}
 	writeJSON(w, http.StatusOK, map[string]int{"written": n})
 	return nil
-}
-
-// readBody reads a request body whole, decompressing it when it is
-// gzipped, and refuses one over Options.MaxBodyBytes with 413.
-func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
-	max := s.opts.MaxBodyBytes
-	tooLarge := &httpError{status: http.StatusRequestEntityTooLarge, msg: fmt.Sprintf("timetable: request body over the limit of %d bytes: split the batch", max)}
-	if r.ContentLength > max {
-		return nil, tooLarge
-	}
-	var body io.Reader = http.MaxBytesReader(w, r.Body, max)
-	gzipped := false
-	switch enc := r.Header.Get("Content-Encoding"); enc {
-	case "", "identity":
-	case "gzip":
-		zr, err := gzip.NewReader(body)
-		if err != nil {
-			return nil, fmt.Errorf("%w: Content-Encoding is gzip but the body is not: %v", event.ErrMalformedBody, err)
-		}
-		defer zr.Close()
-		// The limit holds for the decompressed body too: a small body
-		// must not unpack into gigabytes.
-		body, gzipped = io.LimitReader(zr, max+1), true
-	default:
-		return nil, &httpError{status: http.StatusUnsupportedMediaType, msg: fmt.Sprintf("timetable: Content-Encoding %q is not supported; send the body as is or gzip", enc)}
-	}
-	var buf bytes.Buffer
-	if r.ContentLength > 0 && !gzipped {
-		buf.Grow(int(r.ContentLength) + bytes.MinRead)
-	}
-	if _, err := buf.ReadFrom(body); err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return nil, tooLarge
-		}
-		// A broken gzip stream, or a client that stopped sending.
-		return nil, &httpError{status: http.StatusBadRequest, msg: fmt.Sprintf("timetable: read request body: %v", err)}
-	}
-	if int64(buf.Len()) > max {
-		return nil, tooLarge
-	}
-	return buf.Bytes(), nil
 }
