@@ -193,6 +193,14 @@ func (db *DB) prepare(tenant, table string, f family.Family, layout config.Layou
 				continue
 			}
 		}
+		if exp := f.ExpiresAt(f.TableFor(ev.Time, now)); !exp.IsZero() && !now.Before(exp) {
+			// Its table would be past retention as soon as it was
+			// made: the lifecycle would delete it, and the event, at
+			// its next cycle.
+			problems = append(problems, event.Problem{Index: i, Reason: fmt.Sprintf("time %s is past family %q's retention of %s (its table expired %s): it would be deleted at once",
+				ev.Time.Format(time.RFC3339Nano), f.Name, f.Retention, exp.Format(time.RFC3339))})
+			continue
+		}
 		ev.AssignID(tenant, table)
 		p := pending{index: i, time: ev.Time, series: ev.Series, shard: shardOf(ev.ID, f.Shards)}
 		p.item = storage.Item{

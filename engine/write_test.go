@@ -145,3 +145,36 @@ func TestWriteRefusesRepeatedClientIDs(t *testing.T) {
 	_, err = f.db.Query(ctx, "acme", engine.Query{Table: "t", From: apr10, To: apr10})
 	require.ErrorIs(t, err, engine.ErrUnknownTable, "nothing was written")
 }
+
+// An event older than its family keeps tables is refused with the reason,
+// not stored in a table the lifecycle deletes at its next cycle; with
+// write-time grouping a late event's table lives on its write month, so
+// only events past retention as the table would age are refused.
+func TestWriteRefusesEventsPastRetention(t *testing.T) {
+	store, cfg := backends.Pebble().Open(t)
+	cfg.Families[0].Retention = 30 * 24 * time.Hour
+	cfg.Families[0].WriteTimeGrouping = false
+	now := apr10.Add(90 * 24 * time.Hour)
+	db, err := engine.Open(context.Background(), store, engine.Options{Config: cfg, Clock: clock.NewManual(now)})
+	require.NoError(t, err)
+	defer db.Close()
+	n, err := db.Write(context.Background(), "acme", "t", []event.Event{
+		{Time: now.Add(-time.Hour), Fields: map[string]any{"v": num(1)}},
+		{Time: apr10, Fields: map[string]any{"v": num(2)}},
+	})
+	require.Zero(t, n)
+	var be *event.BatchError
+	require.ErrorAs(t, err, &be)
+	require.Len(t, be.Problems, 1)
+	require.Equal(t, 1, be.Problems[0].Index)
+	require.Contains(t, be.Problems[0].Reason, "past family \"events\"'s retention")
+
+	// With write-time grouping the same late event lands in a table of
+	// this month, kept a retention past it.
+	cfg.Families[0].WriteTimeGrouping = true
+	db2, err := engine.Open(context.Background(), store, engine.Options{Config: cfg, Clock: clock.NewManual(now)})
+	require.NoError(t, err)
+	defer db2.Close()
+	_, err = db2.Write(context.Background(), "acme", "t", []event.Event{{Time: apr10, Fields: map[string]any{"v": num(2)}}})
+	require.NoError(t, err)
+}
