@@ -22,7 +22,10 @@
 // the SDK's standard retryer (retry.NewStandard), configured with
 // Options.MaxAttempts (default 10, as AWS advises for DynamoDB) and a full
 // jitter exponential backoff from Options.RetryBaseDelay up to
-// Options.MaxBackoff. The only loop written here re-sends the
+// Options.MaxBackoff. The SDK's retry quota, a token bucket shared by all
+// calls that runs dry under sustained throttling and then stops retrying
+// altogether, is off (ratelimit.None): every call gets its attempts, and
+// its context bounds them. The only loop written here re-sends the
 // UnprocessedItems of BatchWriteItem, which the SDK does not: with the same
 // backoff, at most Options.MaxUnprocessedAttempts times, and never past the
 // context. Control-plane refusals (LimitExceededException,

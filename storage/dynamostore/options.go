@@ -25,8 +25,11 @@ type Options struct {
 
 	// MaxAttempts bounds the attempts of one request, the first included,
 	// made by the SDK's standard retryer on throttling, 5xx answers and
-	// connection errors. Default 10. With a Client given, the store keeps
-	// that client's retryer unless MaxAttempts is set.
+	// connection errors. Every request gets them all, however much
+	// throttling came before: the retryer has no retry quota shared across
+	// requests. The request's context bounds the attempts and the waits
+	// between them. Default 10. With a Client given, the store keeps that
+	// client's retryer unless MaxAttempts is set.
 	MaxAttempts int
 	// RetryBaseDelay is the first backoff of the retryer and of re-sent
 	// UnprocessedItems; the n-th wait is drawn uniformly from
