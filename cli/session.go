@@ -32,7 +32,7 @@ type sessionOptions struct {
 	logLevel slog.Level
 	// existing refuses to create an embedded store.
 	existing bool
-	// registerer receives the engine's metrics.
+	// registerer receives the engine's metrics, and the store's.
 	registerer prometheus.Registerer
 }
 
@@ -52,7 +52,7 @@ func (g *globals) openSession(ctx context.Context, stderr io.Writer, o sessionOp
 		return nil, err
 	}
 	spec := g.storeFor(cfg)
-	store, err := openStore(ctx, spec, storeOptions{logger: log, clock: clk, existing: o.existing})
+	store, err := openStore(ctx, spec, storeOptions{logger: log, clock: clk, existing: o.existing, registerer: o.registerer})
 	if err != nil {
 		return nil, err
 	}

@@ -113,6 +113,18 @@
 // connections) into a client's HTTP traffic; the tests run BatchWrite
 // and Update through it against dynalite.
 //
+// Metrics. With Options.Registerer set, the store exports Prometheus
+// counters, labelled with the physical table and, but for the third, the
+// DynamoDB operation: timetable_dynamodb_throttles_total counts attempts
+// answered with a throttling error, timetable_dynamodb_retries_total the
+// attempts after the first that the retryer made,
+// timetable_dynamodb_unprocessed_items_total the items BatchWriteItem
+// answered as UnprocessedItems, and
+// timetable_dynamodb_consumed_capacity_units_total the capacity units
+// DynamoDB reports (reads, writes and queries ask for
+// ReturnConsumedCapacity TOTAL). A middleware on each request's stack,
+// placed inside the retry loop, sees every attempt.
+//
 // # Caveats
 //
 // Iterators keep the context of the Query or Scan that made them, as

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Options configure a Store. The zero value is valid: every zero field
@@ -65,6 +66,11 @@ type Options struct {
 
 	// Logger receives the store's warnings. Default slog.Default().
 	Logger *slog.Logger
+
+	// Registerer receives the store's metrics: throttles, retries,
+	// unprocessed items and consumed capacity, by table (see the package
+	// documentation). Nil means none are exported.
+	Registerer prometheus.Registerer
 }
 
 // Defaults the zero fields of Options take.
