@@ -35,7 +35,7 @@ type sessionOptions struct {
 	// readOnly opens the engine read-only: the command creates nothing,
 	// not even the meta table.
 	readOnly bool
-	// registerer receives the engine's metrics.
+	// registerer receives the engine's metrics, and the store's.
 	registerer prometheus.Registerer
 }
 
@@ -55,7 +55,7 @@ func (g *globals) openSession(ctx context.Context, stderr io.Writer, o sessionOp
 		return nil, err
 	}
 	spec := g.storeFor(cfg)
-	store, err := openStore(ctx, spec, storeOptions{logger: log, clock: clk, existing: o.existing})
+	store, err := openStore(ctx, spec, storeOptions{logger: log, clock: clk, existing: o.existing, registerer: o.registerer})
 	if err != nil {
 		return nil, err
 	}

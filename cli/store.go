@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/timetabledb/timetable/clock"
 	"github.com/timetabledb/timetable/storage"
 	"github.com/timetabledb/timetable/storage/dynamostore"
@@ -26,6 +28,8 @@ type storeOptions struct {
 	// existing refuses to create an embedded store: a command that only
 	// reads has nothing to read in a directory that is not there.
 	existing bool
+	// registerer receives the DynamoDB store's metrics; nil for none.
+	registerer prometheus.Registerer
 }
 
 // openStore opens the store a --store value names: "pebble:DIR" for the
@@ -50,7 +54,7 @@ func openStore(ctx context.Context, spec string, o storeOptions) (storage.Store,
 		}
 		return s, err
 	case spec == "dynamodb":
-		return dynamostore.Open(ctx, dynamostore.Options{Logger: o.logger})
+		return dynamostore.Open(ctx, dynamostore.Options{Logger: o.logger, Registerer: o.registerer})
 	}
 	return nil, usageErrorf("--store %q: use pebble:DIR or dynamodb", spec)
 }

@@ -5,8 +5,10 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
+	"github.com/timetabledb/timetable/storage/dynamostore"
 	"github.com/timetabledb/timetable/storage/pebblestore"
 )
 
@@ -44,4 +46,18 @@ func TestOpenStore(t *testing.T) {
 	require.NoError(t, err)
 	require.IsType(t, &pebblestore.Store{}, s)
 	require.NoError(t, s.Close())
+}
+
+// TestOpenDynamoDBStoreRegistersMetrics checks that the DynamoDB store
+// gets the registerer of the session: serve exposes its metrics.
+func TestOpenDynamoDBStoreRegistersMetrics(t *testing.T) {
+	t.Setenv("AWS_REGION", "us-east-1")
+	reg := prometheus.NewRegistry()
+	s, err := openStore(context.Background(), "dynamodb", storeOptions{registerer: reg})
+	require.NoError(t, err)
+	defer s.Close()
+	require.Equal(t, prometheus.Registerer(reg), s.(*dynamostore.Store).Options().Registerer)
+	// Registered already: registering the store's metrics again fails.
+	err = reg.Register(prometheus.NewCounterVec(prometheus.CounterOpts{Name: "timetable_dynamodb_throttles_total", Help: "x"}, []string{"table", "operation"}))
+	require.Error(t, err)
 }

@@ -66,12 +66,17 @@ type fixture struct {
 
 func newFixture(t *testing.T, opts server.Options) *fixture {
 	t.Helper()
+	store, cfg := backend.Open(t)
+	return newFixtureOn(t, store, cfg, prometheus.NewRegistry(), opts)
+}
+
+// newFixtureOn is newFixture on a store the caller opened and closes, with
+// the engine's and the server's metrics on reg.
+func newFixtureOn(t *testing.T, store storage.Store, cfg config.Config, reg *prometheus.Registry, opts server.Options) *fixture {
+	t.Helper()
 	ctx := context.Background()
-	f := &fixture{t: t, dir: t.TempDir(), clock: clock.NewManual(now), logs: &syncBuffer{}}
+	f := &fixture{t: t, dir: t.TempDir(), clock: clock.NewManual(now), logs: &syncBuffer{}, store: store}
 	var err error
-	var cfg config.Config
-	f.store, cfg = backend.Open(t)
-	reg := prometheus.NewRegistry()
 	f.db, err = engine.Open(ctx, f.store, engine.Options{Config: cfg, Clock: f.clock, Registerer: reg})
 	require.NoError(t, err)
 	f.acme, err = f.db.Tenants().Add(ctx, "acme", now)

@@ -118,7 +118,8 @@ func (s *Store) writeChunk(ctx context.Context, table string, reqs []types.Write
 			batch[i] = reqs[p]
 		}
 		out, err := s.client.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{
-			RequestItems: map[string][]types.WriteRequest{table: batch},
+			RequestItems:           map[string][]types.WriteRequest{table: batch},
+			ReturnConsumedCapacity: returnCapacity,
 		}, s.callOpts...)
 		if err != nil {
 			return pending, fmt.Errorf("batch write: %w", mapError(opRead, err))
@@ -130,6 +131,7 @@ func (s *Store) writeChunk(ctx context.Context, table string, reqs []types.Write
 		if len(left) == 0 {
 			return nil, nil
 		}
+		s.metrics.unprocessed.WithLabelValues(table).Add(float64(len(left)))
 		pending = left
 		if attempt+1 >= s.opts.MaxUnprocessedAttempts {
 			return pending, fmt.Errorf("batch write: %w: %w: %d items after %d attempts",

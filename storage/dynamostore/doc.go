@@ -22,7 +22,10 @@
 // the SDK's standard retryer (retry.NewStandard), configured with
 // Options.MaxAttempts (default 10, as AWS advises for DynamoDB) and a full
 // jitter exponential backoff from Options.RetryBaseDelay up to
-// Options.MaxBackoff. The only loop written here re-sends the
+// Options.MaxBackoff. The SDK's retry quota, a token bucket shared by all
+// calls that runs dry under sustained throttling and then stops retrying
+// altogether, is off (ratelimit.None): every call gets its attempts, and
+// its context bounds them. The only loop written here re-sends the
 // UnprocessedItems of BatchWriteItem, which the SDK does not: with the same
 // backoff, at most Options.MaxUnprocessedAttempts times, and never past the
 // context. Control-plane refusals (LimitExceededException,
@@ -109,6 +112,18 @@
 // failures (throttling, partial UnprocessedItems, 500s, dropped
 // connections) into a client's HTTP traffic; the tests run BatchWrite
 // and Update through it against dynalite.
+//
+// Metrics. With Options.Registerer set, the store exports Prometheus
+// counters, labelled with the physical table and, but for the third, the
+// DynamoDB operation: timetable_dynamodb_throttles_total counts attempts
+// answered with a throttling error, timetable_dynamodb_retries_total the
+// attempts after the first that the retryer made,
+// timetable_dynamodb_unprocessed_items_total the items BatchWriteItem
+// answered as UnprocessedItems, and
+// timetable_dynamodb_consumed_capacity_units_total the capacity units
+// DynamoDB reports (reads, writes and queries ask for
+// ReturnConsumedCapacity TOTAL). A middleware on each request's stack,
+// placed inside the retry loop, sees every attempt.
 //
 // # Caveats
 //

@@ -174,6 +174,16 @@ func isConditionFailed(err error) bool {
 	return errorCode(err) == codeConditionFailed
 }
 
+// isThrottle reports whether DynamoDB answered with a throttling error:
+// the table's or the account's throughput, or the request rate.
+func isThrottle(err error) bool {
+	switch errorCode(err) {
+	case codeThroughputExceeded, codeThrottling, codeRequestLimitExceeded:
+		return true
+	}
+	return false
+}
+
 // isResourceInUse reports whether a table is busy being created, updated
 // or deleted, or already exists.
 func isResourceInUse(err error) bool {

@@ -29,7 +29,8 @@ func (s *Store) GetItem(ctx context.Context, table, pk, sk string) (storage.Item
 			storage.PKAttr: &types.AttributeValueMemberS{Value: pk},
 			storage.SKAttr: &types.AttributeValueMemberS{Value: sk},
 		},
-		ConsistentRead: s.consistentRead(),
+		ConsistentRead:         s.consistentRead(),
+		ReturnConsumedCapacity: returnCapacity,
 	}, s.callOpts...)
 	if err != nil {
 		return storage.Item{}, fmt.Errorf("get item %q/%q from table %q: %w", pk, sk, table, mapError(opRead, err))

@@ -66,6 +66,7 @@ func (l Lease) Acquire(ctx context.Context, name, owner string, ttl time.Duratio
 		ConditionExpression:       expr.Condition(),
 		ExpressionAttributeNames:  expr.Names(),
 		ExpressionAttributeValues: expr.Values(),
+		ReturnConsumedCapacity:    returnCapacity,
 	}, s.callOpts...)
 	if isConditionFailed(err) {
 		return false, nil

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Options configure a Store. The zero value is valid: every zero field
@@ -25,8 +26,11 @@ type Options struct {
 
 	// MaxAttempts bounds the attempts of one request, the first included,
 	// made by the SDK's standard retryer on throttling, 5xx answers and
-	// connection errors. Default 10. With a Client given, the store keeps
-	// that client's retryer unless MaxAttempts is set.
+	// connection errors. Every request gets them all, however much
+	// throttling came before: the retryer has no retry quota shared across
+	// requests. The request's context bounds the attempts and the waits
+	// between them. Default 10. With a Client given, the store keeps that
+	// client's retryer unless MaxAttempts is set.
 	MaxAttempts int
 	// RetryBaseDelay is the first backoff of the retryer and of re-sent
 	// UnprocessedItems; the n-th wait is drawn uniformly from
@@ -62,6 +66,11 @@ type Options struct {
 
 	// Logger receives the store's warnings. Default slog.Default().
 	Logger *slog.Logger
+
+	// Registerer receives the store's metrics: throttles, retries,
+	// unprocessed items and consumed capacity, by table (see the package
+	// documentation). Nil means none are exported.
+	Registerer prometheus.Registerer
 }
 
 // Defaults the zero fields of Options take.

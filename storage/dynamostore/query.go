@@ -33,6 +33,7 @@ func (s *Store) Query(ctx context.Context, q storage.Query) storage.Iterator {
 		return emptyIterator()
 	}
 	in.ConsistentRead = s.consistentRead()
+	in.ReturnConsumedCapacity = returnCapacity
 	pages := dynamodb.NewQueryPaginator(s.client, in)
 	return newIterator(ctx, s, q.Limit, func(ctx context.Context) ([]map[string]types.AttributeValue, bool, error) {
 		out, err := pages.NextPage(ctx, s.callOpts...)

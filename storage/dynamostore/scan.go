@@ -20,8 +20,9 @@ func (s *Store) Scan(ctx context.Context, table string) storage.Iterator {
 	defer s.calls.Done()
 
 	pages := dynamodb.NewScanPaginator(s.client, &dynamodb.ScanInput{
-		TableName:      aws.String(table),
-		ConsistentRead: s.consistentRead(),
+		TableName:              aws.String(table),
+		ConsistentRead:         s.consistentRead(),
+		ReturnConsumedCapacity: returnCapacity,
 	})
 	return newIterator(ctx, s, 0, func(ctx context.Context) ([]map[string]types.AttributeValue, bool, error) {
 		out, err := pages.NextPage(ctx, s.callOpts...)

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/timetabledb/timetable/storage"
 )
@@ -21,8 +22,10 @@ type Store struct {
 	client *dynamodb.Client
 	opts   Options
 	log    *slog.Logger
-	// callOpts are applied to every request: the store's retryer.
+	// callOpts are applied to every request: the store's retryer and
+	// the middleware of its metrics.
 	callOpts []func(*dynamodb.Options)
+	metrics  *metrics
 	// unprocessed paces the re-sending of UnprocessedItems.
 	unprocessed backoff
 
@@ -69,12 +72,14 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		opts:        opts,
 		log:         opts.Logger,
 		unprocessed: backoff{base: opts.RetryBaseDelay, max: opts.MaxBackoff},
+		metrics:     newMetrics(opts.Registerer),
 	}
 	s.callOpts = append(s.callOpts, supplyChecksum)
 	if opts.MaxAttempts > 0 {
 		retryer := newRetryer(opts.MaxAttempts, s.unprocessed)
 		s.callOpts = append(s.callOpts, func(o *dynamodb.Options) { o.Retryer = retryer })
 	}
+	s.callOpts = append(s.callOpts, s.metrics.clientOption)
 	return s, nil
 }
 
@@ -120,6 +125,10 @@ func (s *Store) closed() bool {
 	defer s.mu.Unlock()
 	return s.mu.closed
 }
+
+// returnCapacity is the ReturnConsumedCapacity of the store's reads and
+// writes, for the metrics of consumed capacity.
+const returnCapacity = types.ReturnConsumedCapacityTotal
 
 // consistentRead is the ConsistentRead flag of the store's reads.
 func (s *Store) consistentRead() *bool {

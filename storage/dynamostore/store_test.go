@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/stretchr/testify/require"
 
@@ -46,19 +47,28 @@ func TestOpenRetryer(t *testing.T) {
 	built, err := Open(ctx, Options{ClientOptions: []func(*dynamodb.Options){noServer}})
 	require.NoError(t, err)
 	require.Equal(t, DefaultMaxAttempts, built.Options().MaxAttempts)
-	require.Len(t, built.callOpts, 2, "a client it builds gets the checksum supplier and the store's retryer")
+	require.Equal(t, DefaultMaxAttempts, retryerOf(built).MaxAttempts(), "a client it builds gets the store's retryer")
 
 	client := dynamodb.New(dynamodb.Options{Region: "us-east-1"})
 	given, err := Open(ctx, Options{Client: client})
 	require.NoError(t, err)
 	require.Same(t, client, given.Client())
-	require.Len(t, given.callOpts, 1, "a client given keeps its retryer, and gets the checksum supplier")
+	require.Equal(t, retry.DefaultMaxAttempts, retryerOf(given).MaxAttempts(), "a client given keeps its retryer")
 	require.Equal(t, DefaultWaitMinDelay, given.Options().WaitMinDelay, "no endpoint override: AWS delays")
 
-	given, err = Open(ctx, Options{Client: client, MaxAttempts: 3})
+	given, err = Open(ctx, Options{Client: client, MaxAttempts: 7})
 	require.NoError(t, err)
-	require.Len(t, given.callOpts, 2, "unless MaxAttempts is set")
+	require.Equal(t, 7, retryerOf(given).MaxAttempts(), "unless MaxAttempts is set")
 
 	_, err = Open(ctx, Options{WriteConcurrency: -1})
 	require.ErrorIs(t, err, errInvalidOptions)
+}
+
+// retryerOf returns the retryer the store's requests run with.
+func retryerOf(s *Store) aws.Retryer {
+	o := s.client.Options()
+	for _, f := range s.callOpts {
+		f(&o)
+	}
+	return o.Retryer
 }

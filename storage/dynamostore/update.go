@@ -34,6 +34,7 @@ func (s *Store) Update(ctx context.Context, u storage.Update) error {
 	if err != nil {
 		return fmt.Errorf("update item %q/%q in table %q: %w", u.PK, u.SK, u.Table, err)
 	}
+	in.ReturnConsumedCapacity = returnCapacity
 	if _, err := s.client.UpdateItem(ctx, in, s.callOpts...); err != nil {
 		return fmt.Errorf("update item %q/%q in table %q: %w", u.PK, u.SK, u.Table, mapUpdateError(err))
 	}

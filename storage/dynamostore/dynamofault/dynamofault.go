@@ -296,7 +296,10 @@ func (t *Transport) unprocessed(req *http.Request, body []byte, rng *rand.Rand) 
 		}
 	}
 
-	answer := batchWrite{UnprocessedItems: map[string][]json.RawMessage{}}
+	// The server's answer is kept whole (ConsumedCapacity, ItemCollectionMetrics),
+	// with the withheld items added to its UnprocessedItems.
+	answer := map[string]json.RawMessage{}
+	unprocessed := map[string][]json.RawMessage{}
 	header := http.Header{}
 	if len(kept) > 0 {
 		raw, err := json.Marshal(kept)
@@ -323,17 +326,26 @@ func (t *Transport) unprocessed(req *http.Request, body []byte, rng *rand.Rand) 
 			resp.Body = io.NopCloser(bytes.NewReader(respBody))
 			return resp, nil
 		}
+		var served batchWrite
 		if err := json.Unmarshal(respBody, &answer); err != nil {
 			return nil, fmt.Errorf("dynamofault: decode BatchWriteItem answer: %w", err)
 		}
-		if answer.UnprocessedItems == nil {
-			answer.UnprocessedItems = map[string][]json.RawMessage{}
+		if err := json.Unmarshal(respBody, &served); err != nil {
+			return nil, fmt.Errorf("dynamofault: decode BatchWriteItem answer: %w", err)
+		}
+		if served.UnprocessedItems != nil {
+			unprocessed = served.UnprocessedItems
 		}
 		header = resp.Header.Clone()
 	}
 	for table, reqs := range withheld {
-		answer.UnprocessedItems[table] = append(answer.UnprocessedItems[table], reqs...)
+		unprocessed[table] = append(unprocessed[table], reqs...)
 	}
+	raw, err := json.Marshal(unprocessed)
+	if err != nil {
+		return nil, fmt.Errorf("dynamofault: %w", err)
+	}
+	answer["UnprocessedItems"] = raw
 	out, err := json.Marshal(answer)
 	if err != nil {
 		return nil, fmt.Errorf("dynamofault: %w", err)

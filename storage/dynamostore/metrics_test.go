@@ -1,0 +1,104 @@
+package dynamostore
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/require"
+
+	"github.com/timetabledb/timetable/storage"
+	"github.com/timetabledb/timetable/storage/dynamostore/dynamofault"
+)
+
+// TestMetrics writes and reads through throttling and unprocessed items
+// and checks the store's counters against what the fault transport did.
+func TestMetrics(t *testing.T) {
+	testEndpoint(t)
+	faults := dynamofault.New(dynamofault.Options{
+		Seed:       1,
+		Mix:        dynamofault.Mix{dynamofault.Throttling: 0.2, dynamofault.Throughput: 0.1, dynamofault.Unprocessed: 0.3},
+		Operations: []string{"BatchWriteItem"},
+	})
+	reg := prometheus.NewRegistry()
+	s := openStore(t, Options{
+		Registerer:             reg,
+		MaxAttempts:            20,
+		MaxUnprocessedAttempts: 20,
+		RetryBaseDelay:         time.Millisecond,
+		MaxBackoff:             5 * time.Millisecond,
+		ClientOptions: []func(*dynamodb.Options){func(o *dynamodb.Options) {
+			o.HTTPClient = &http.Client{Transport: faults}
+		}},
+	})
+	name := createTable(t, s, storage.TableSpec{})
+	ctx := context.Background()
+	items := faultItems(500) // about 180 bytes each: one write unit
+	require.NoError(t, s.BatchWrite(ctx, name, items))
+	_, err := s.GetItem(ctx, name, items[0].PK, items[0].SK)
+	require.NoError(t, err)
+	require.Len(t, drainItems(t, s.Query(ctx, storage.Query{Table: name, PK: items[0].PK})), 72)
+
+	counts := faults.Counts()
+	throttled := float64(counts[dynamofault.Throttling] + counts[dynamofault.Throughput])
+	require.Positive(t, throttled)
+	require.Positive(t, counts[dynamofault.Unprocessed])
+	write := map[string]string{"table": name, "operation": "BatchWriteItem"}
+	require.Equal(t, throttled, counterValue(t, reg, "timetable_dynamodb_throttles_total", write))
+	// Every throttled attempt was retried, and nothing else was.
+	require.Equal(t, throttled, counterValue(t, reg, "timetable_dynamodb_retries_total", write))
+	require.GreaterOrEqual(t, counterValue(t, reg, "timetable_dynamodb_unprocessed_items_total", map[string]string{"table": name}),
+		float64(counts[dynamofault.Unprocessed]), "at least one item each time")
+	// Each item is written once, at one write unit.
+	require.Equal(t, float64(len(items)), counterValue(t, reg, "timetable_dynamodb_consumed_capacity_units_total", write))
+	require.Equal(t, 1.0, counterValue(t, reg, "timetable_dynamodb_consumed_capacity_units_total", map[string]string{"table": name, "operation": "GetItem"}))
+	require.Positive(t, counterValue(t, reg, "timetable_dynamodb_consumed_capacity_units_total", map[string]string{"table": name, "operation": "Query"}))
+}
+
+// TestMetricsWithoutRegisterer checks that a store without a registerer
+// works, and that two such stores can coexist.
+func TestMetricsWithoutRegisterer(t *testing.T) {
+	a := openStore(t, Options{})
+	b := openStore(t, Options{})
+	name := createTable(t, a, storage.TableSpec{})
+	require.NoError(t, a.BatchWrite(context.Background(), name, faultItems(3)))
+	require.Len(t, drainItems(t, b.Scan(context.Background(), name)), 3)
+}
+
+func TestInputTable(t *testing.T) {
+	require.Equal(t, "t1", inputTable(&dynamodb.GetItemInput{TableName: aws.String("t1")}))
+	require.Equal(t, "t2", inputTable(&dynamodb.BatchWriteItemInput{RequestItems: map[string][]types.WriteRequest{"t2": nil}}))
+	require.Equal(t, "t3", inputTable(&dynamodb.TagResourceInput{ResourceArn: aws.String("arn:aws:dynamodb:eu-west-1:123456789012:table/t3")}))
+	require.Equal(t, "", inputTable(&dynamodb.ListTablesInput{}))
+}
+
+// counterValue returns the value of the counter name with the labels, or
+// 0 when there is none.
+func counterValue(t *testing.T, reg *prometheus.Registry, name string, labels map[string]string) float64 {
+	t.Helper()
+	families, err := reg.Gather()
+	require.NoError(t, err)
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+	metric:
+		for _, m := range f.GetMetric() {
+			if len(m.GetLabel()) != len(labels) {
+				continue
+			}
+			for _, l := range m.GetLabel() {
+				if labels[l.GetName()] != l.GetValue() {
+					continue metric
+				}
+			}
+			return m.GetCounter().GetValue()
+		}
+	}
+	return 0
+}
