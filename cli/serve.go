@@ -40,7 +40,7 @@ func newServeCmd(g *globals) *cobra.Command {
 
   POST /v1/tables/{table}/events   a JSON array, or NDJSON with Content-Type: application/x-ndjson
   GET  /v1/tables/{table}/events   ?from=&to=&series=&order=asc|desc&limit=&cursor=&fields=a,b
-  GET  /healthz, GET /metrics
+  GET  /healthz (liveness), GET /readyz (readiness: the store answers), GET /metrics
 
 Every /v1 call needs "Authorization: Bearer <api key>" of a tenant made with
 timetable tenant add. On SIGINT or SIGTERM the server stops accepting

@@ -99,6 +99,28 @@ func (db *DB) Close() error {
 	return nil
 }
 
+// pingKey is the key Ping reads in the meta table; no item is ever
+// stored under it.
+const pingKey = "ping"
+
+// Ping reports whether the store serves requests: it reads one item of
+// the meta table (on DynamoDB one GetItem, a read unit), through the
+// store's retries and bounded by ctx. It returns nil when the store
+// answers, and otherwise the store's error (storage.ErrUnavailable for a
+// store that cannot be reached, say), or ErrClosed.
+func (db *DB) Ping(ctx context.Context) error {
+	done, err := db.enter()
+	if err != nil {
+		return err
+	}
+	defer done()
+	_, err = db.store.GetItem(ctx, db.opts.MetaTable, pingKey, pingKey)
+	if err != nil && !errors.Is(err, storage.ErrItemNotFound) {
+		return fmt.Errorf("ping the store: %w", err)
+	}
+	return nil
+}
+
 // enter registers a call in flight; the caller must call the returned
 // function when done.
 func (db *DB) enter() (func(), error) {

@@ -7,7 +7,8 @@
 //
 //	POST /v1/tables/{table}/events   write events: a JSON array, or NDJSON with Content-Type: application/x-ndjson
 //	GET  /v1/tables/{table}/events   read events: ?from=&to=&series=&order=asc|desc&limit=&cursor=&fields=a,b
-//	GET  /healthz                    200 {"status":"ok"} while the server serves
+//	GET  /healthz                    200 {"status":"ok"} while the server serves (liveness; asks nothing of the store)
+//	GET  /readyz                     200 {"status":"ready"} when the store answers a read, else 503 (readiness)
 //	GET  /metrics                    Prometheus metrics of the server and of whatever shares its registry
 //
 // Every /v1 call carries "Authorization: Bearer <api key>"; the key
@@ -59,16 +60,31 @@
 // 401, 404 for an unknown logical table or path, 405 with an Allow header,
 // 413 for a body or batch over the limits, 415 for an unsupported
 // Content-Type or Content-Encoding, 503 with Retry-After when the store
-// throttles or the server is closing, 500 for any other failure of the
-// store. A 5xx is always logged with its cause; the client gets the
-// request id (also in the X-Request-Id header) to find it.
+// throttles (storage.ErrThrottled), cannot be reached or fails on its side
+// (storage.ErrUnavailable) or the server is closing, 500 for any other
+// failure of the store. Rule: a 5xx is only ever an error the same
+// request may overcome when sent again; a request that cannot succeed is
+// a 4xx. An API key the server has not seen yet, looked up while the
+// store is down, is 503: the server cannot tell it is unknown. A 5xx is
+// always logged with its cause; the client gets the request id (also in
+// the X-Request-Id header) to find it.
+//
+// # Readiness
+//
+// GET /readyz is the load balancer's check: the engine's Ping, one read
+// of the meta table through the store's retries, bounded by
+// Options.ReadyTimeout. 503 carries Retry-After and a reason of a few
+// fixed words; the cause goes to the request log. /healthz stays a pure
+// liveness check. Nothing about an outage is cached: once the store
+// answers, /readyz is 200 and requests succeed on the same server.
 //
 // # Operations
 //
 // Each request is logged once with log/slog when it ends (method, path,
 // route, status, duration, sizes, tenant, request id; the error for a
 // failed one): at Error level for 5xx, Info otherwise, and Debug for
-// /healthz and /metrics so scrapes do not drown the log. Metrics are
+// /healthz, /readyz and /metrics so probes and scrapes do not drown the
+// log. Metrics are
 // registered on Options.Registry, never on a global registry:
 // timetable_http_requests_total and timetable_http_request_seconds by
 // route, method and code, and timetable_http_requests_in_flight for /v1.

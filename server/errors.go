@@ -39,7 +39,22 @@ type errorBody struct {
 // retryAfterSeconds is the Retry-After of a 503.
 const retryAfterSeconds = "1"
 
-// status returns the HTTP status an error answers with.
+// retryLater returns the sentinel in err that says the same request may
+// succeed later, or nil: the store throttled it or could not be reached,
+// or the engine is closing. Those answer 503 with Retry-After; the
+// sentinel is all the client is told.
+func retryLater(err error) error {
+	for _, s := range []error{storage.ErrThrottled, storage.ErrUnavailable, engine.ErrClosed} {
+		if errors.Is(err, s) {
+			return s
+		}
+	}
+	return nil
+}
+
+// status returns the HTTP status an error answers with. A 5xx is an
+// error a retry of the same request may cure; a request that can never
+// succeed is a 4xx.
 func status(err error) int {
 	var he *httpError
 	var tooLarge *http.MaxBytesError
@@ -59,7 +74,7 @@ func status(err error) int {
 		errors.Is(err, engine.ErrBadCursor),
 		errors.Is(err, ErrBadParameter):
 		return http.StatusBadRequest
-	case errors.Is(err, storage.ErrThrottled), errors.Is(err, engine.ErrClosed):
+	case retryLater(err) != nil:
 		return http.StatusServiceUnavailable
 	default:
 		return http.StatusInternalServerError
@@ -99,11 +114,7 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		if errors.As(err, &he) {
 			break // the server's own answer, a full body budget
 		}
-		if errors.Is(err, storage.ErrThrottled) {
-			body.Error = fmt.Sprintf("%s; retry the request (request id %s)", storage.ErrThrottled, info.id())
-		} else {
-			body.Error = fmt.Sprintf("%s; retry the request (request id %s)", engine.ErrClosed, info.id())
-		}
+		body.Error = fmt.Sprintf("%s; retry the request (request id %s)", retryLater(err), info.id())
 	case code >= 500:
 		// The cause is in the log; it may name tables and hosts the
 		// client has no business knowing.

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -35,6 +36,10 @@ func TestFail(t *testing.T) {
 		{"too large", &http.MaxBytesError{Limit: 10}, 413, `{"error":"http: request body too large"}`, ""},
 		{"throttled part-way", partial, 503,
 			`{"error":"timetable: throttled by the store; retry the request (request id r1)","written":3,"unwritten":[1,4]}`, "1"},
+		{"store unavailable part-way", &writeFailure{written: 2, err: &engine.WriteError{Unwritten: []int{0}, Err: fmt.Errorf("write: %w", storage.ErrUnavailable)}}, 503,
+			`{"error":"timetable: store unavailable; retry the request (request id r1)","written":2,"unwritten":[0]}`, "1"},
+		{"authentication with the store down", fmt.Errorf("authenticate: %w", fmt.Errorf("get item: %w: dial tcp: connection refused", storage.ErrUnavailable)), 503,
+			`{"error":"timetable: store unavailable; retry the request (request id r1)"}`, "1"},
 		{"engine closing", fmt.Errorf("query: %w", engine.ErrClosed), 503, `{"error":"timetable: engine closed; retry the request (request id r1)"}`, "1"},
 		{"store failure", &writeFailure{written: 0, err: errors.New("disk on fire")}, 500,
 			`{"error":"timetable: internal error, the request may be retried whole (request id r1)","written":0}`, ""},
@@ -77,4 +82,20 @@ func TestFailClientGone(t *testing.T) {
 	s.fail(w, r, fmt.Errorf("query: %w", context.Canceled))
 	require.Empty(t, w.Body.String(), "nobody reads the answer")
 	require.ErrorIs(t, info.err, context.Canceled)
+}
+
+func TestNotReadyReason(t *testing.T) {
+	for _, tt := range []struct {
+		err  error
+		want string
+	}{
+		{fmt.Errorf("ping: %w", engine.ErrClosed), "server shutting down"},
+		{fmt.Errorf("ping: %w", storage.ErrUnavailable), "store unavailable"},
+		{fmt.Errorf("ping: %w", storage.ErrThrottled), "store throttling"},
+		{fmt.Errorf("ping: %w", context.DeadlineExceeded), "store did not answer within 2s"},
+		{fmt.Errorf("ping: %w", storage.ErrTableNotFound), "meta table not found"},
+		{errors.New("disk on fire"), "store error"},
+	} {
+		require.Equal(t, tt.want, notReadyReason(tt.err, 2*time.Second), "%v", tt.err)
+	}
 }

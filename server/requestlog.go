@@ -64,7 +64,7 @@ func (s *Server) logRequests(next http.Handler) http.Handler {
 		switch {
 		case code >= 500:
 			level = slog.LevelError
-		case r.Pattern == "GET "+routeHealthz || r.Pattern == "GET "+routeMetrics:
+		case r.Pattern == "GET "+routeHealthz || r.Pattern == "GET "+routeReadyz || r.Pattern == "GET "+routeMetrics:
 			level = slog.LevelDebug
 		}
 		ctx := context.WithoutCancel(r.Context())

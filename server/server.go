@@ -1,6 +1,8 @@
 package server
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -11,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/timetabledb/timetable/engine"
+	"github.com/timetabledb/timetable/storage"
 )
 
 // Defaults of Options.
@@ -35,6 +38,8 @@ const (
 	// DefaultQueryRange is how far before to a query's from lies when the
 	// request does not name it.
 	DefaultQueryRange = 24 * time.Hour
+	// DefaultReadyTimeout bounds the store's answer to GET /readyz.
+	DefaultReadyTimeout = 2 * time.Second
 )
 
 // Options configure a Server. The zero value is the default for every
@@ -71,6 +76,10 @@ type Options struct {
 	// QueryRange is how far before to a query's from lies when the
 	// request leaves from out. Zero means DefaultQueryRange.
 	QueryRange time.Duration
+	// ReadyTimeout bounds how long GET /readyz waits for the store, its
+	// retries included, before it answers 503. Zero means
+	// DefaultReadyTimeout.
+	ReadyTimeout time.Duration
 }
 
 // withDefaults returns o with every zero or negative field set to its
@@ -105,6 +114,9 @@ func (o Options) withDefaults() Options {
 	if o.QueryRange <= 0 {
 		o.QueryRange = DefaultQueryRange
 	}
+	if o.ReadyTimeout <= 0 {
+		o.ReadyTimeout = DefaultReadyTimeout
+	}
 	return o
 }
 
@@ -136,6 +148,7 @@ const (
 	routeEvents    = "/v1/tables/{table}/events"
 	routeAggregate = "/v1/tables/{table}/aggregate"
 	routeHealthz   = "/healthz"
+	routeReadyz    = "/readyz"
 	routeMetrics   = "/metrics"
 )
 
@@ -146,6 +159,7 @@ func (s *Server) routes() *http.ServeMux {
 	mux.Handle("GET "+routeEvents, s.instrument(routeEvents, true, s.authenticated(s.queryEvents)))
 	mux.Handle("GET "+routeAggregate, s.instrument(routeAggregate, true, s.authenticated(s.aggregate)))
 	mux.Handle("GET "+routeHealthz, s.instrument(routeHealthz, false, http.HandlerFunc(s.healthz)))
+	mux.Handle("GET "+routeReadyz, s.instrument(routeReadyz, false, http.HandlerFunc(s.readyz)))
 	mux.Handle("GET "+routeMetrics, s.instrument(routeMetrics, false, s.metrics.handler()))
 	// ServeMux answers a known path with a wrong method, and an unknown
 	// path, in plain text; these give the API's JSON errors instead. A
@@ -154,6 +168,7 @@ func (s *Server) routes() *http.ServeMux {
 	mux.Handle(routeEvents, s.methodNotAllowed("GET, HEAD, POST"))
 	mux.Handle(routeAggregate, s.methodNotAllowed("GET, HEAD"))
 	mux.Handle(routeHealthz, s.methodNotAllowed("GET, HEAD"))
+	mux.Handle(routeReadyz, s.methodNotAllowed("GET, HEAD"))
 	mux.Handle(routeMetrics, s.methodNotAllowed("GET, HEAD"))
 	mux.Handle("/", s.notFound())
 	return mux
@@ -183,9 +198,48 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.handler.ServeHTTP(w, r)
 }
 
-// healthz answers GET /healthz: the server is up and serving.
+// healthz answers GET /healthz: the server is up and serving. It is a
+// liveness check and asks nothing of the store: a server whose store is
+// down is alive, and restarting it would not help.
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// readyz answers GET /readyz: 200 {"status":"ready"} when the store
+// answers a read within Options.ReadyTimeout, else 503 with Retry-After
+// and {"status":"unavailable","reason":...}. The reason is one of a few
+// fixed phrases; the cause goes to the request log.
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), s.opts.ReadyTimeout)
+	defer cancel()
+	err := s.db.Ping(ctx)
+	if err == nil {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+		return
+	}
+	if info := infoOf(r); info != nil {
+		info.err = err
+	}
+	w.Header().Set("Retry-After", retryAfterSeconds)
+	writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "reason": notReadyReason(err, s.opts.ReadyTimeout)})
+}
+
+// notReadyReason says in a few words why Ping failed.
+func notReadyReason(err error, timeout time.Duration) string {
+	switch {
+	case errors.Is(err, engine.ErrClosed):
+		return "server shutting down"
+	case errors.Is(err, storage.ErrUnavailable):
+		return "store unavailable"
+	case errors.Is(err, storage.ErrThrottled):
+		return "store throttling"
+	case errors.Is(err, context.DeadlineExceeded):
+		return fmt.Sprintf("store did not answer within %v", timeout)
+	case errors.Is(err, storage.ErrTableNotFound):
+		return "meta table not found"
+	default:
+		return "store error"
+	}
 }
 
 // methodNotAllowed answers a known path called with a method it does not
@@ -200,6 +254,6 @@ func (s *Server) methodNotAllowed(allow string) http.Handler {
 // notFound answers a path no route serves.
 func (s *Server) notFound() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.fail(w, r, &httpError{status: http.StatusNotFound, msg: "no endpoint " + r.URL.Path + "; the API serves /v1/tables/{table}/events, /healthz and /metrics"})
+		s.fail(w, r, &httpError{status: http.StatusNotFound, msg: "no endpoint " + r.URL.Path + "; the API serves /v1/tables/{table}/events, /v1/tables/{table}/aggregate, /healthz, /readyz and /metrics"})
 	})
 }

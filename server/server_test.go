@@ -398,8 +398,11 @@ func TestRouting(t *testing.T) {
 	}{
 		{"healthz", "GET", "/healthz", nil, http.StatusOK, ""},
 		{"healthz HEAD", "HEAD", "/healthz", nil, http.StatusOK, ""},
+		{"readyz", "GET", "/readyz", nil, http.StatusOK, ""},
+		{"readyz HEAD", "HEAD", "/readyz", nil, http.StatusOK, ""},
 		{"metrics", "GET", "/metrics", nil, http.StatusOK, ""},
 		{"post healthz", "POST", "/healthz", nil, http.StatusMethodNotAllowed, "GET, HEAD"},
+		{"post readyz", "POST", "/readyz", nil, http.StatusMethodNotAllowed, "GET, HEAD"},
 		{"delete events", "DELETE", "/v1/tables/a_table/events", nil, http.StatusMethodNotAllowed, "GET, HEAD, POST"},
 		{"unknown path", "GET", "/v2/tables/a_table/events", nil, http.StatusNotFound, ""},
 		{"no table", "GET", "/v1/tables//events", nil, http.StatusBadRequest, ""},
@@ -424,6 +427,9 @@ func TestRouting(t *testing.T) {
 	health := f.do("GET", "/healthz", "", nil)
 	require.Equal(t, "application/json", health.header.Get("Content-Type"))
 	require.Equal(t, map[string]any{"status": "ok"}, health.json(t))
+	ready := f.do("GET", "/readyz", "", nil)
+	require.Equal(t, "application/json", ready.header.Get("Content-Type"))
+	require.Equal(t, map[string]any{"status": "ready"}, ready.json(t))
 }
 
 func TestMetrics(t *testing.T) {

@@ -253,6 +253,11 @@ var (
 	// ErrThrottled marks a request the store declined for lack of capacity
 	// after the backend's own retries ran out.
 	ErrThrottled = errors.New("timetable: throttled by the store")
+	// ErrUnavailable marks a request the store could not serve because it
+	// could not be reached or failed on its side (a connection refused,
+	// reset or timed out; a 5xx answer) after the backend's own retries
+	// ran out. The request may succeed later, unchanged.
+	ErrUnavailable = errors.New("timetable: store unavailable")
 )
 
 // WriteError reports a BatchWrite that did not write every item.

@@ -39,7 +39,10 @@
 // storage.ErrTableNotFound, LimitExceededException and ResourceInUseException
 // on a change are storage.ErrRefused, ProvisionedThroughputExceededException,
 // ThrottlingException and RequestLimitExceeded once the retries ran out are
-// storage.ErrThrottled.
+// storage.ErrThrottled. An endpoint that cannot be reached (a connection
+// refused, reset or timed out) or that answers 5xx, once the retries ran
+// out, is storage.ErrUnavailable; nothing is cached about it, so the
+// store serves again as soon as the endpoint does.
 //
 // Writes. BatchWrite validates every item first (types, size by
 // storage.ItemSize, distinct keys) and writes nothing if one is invalid. It

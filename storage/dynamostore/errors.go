@@ -1,13 +1,16 @@
 package dynamostore
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/smithy-go"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	"github.com/timetabledb/timetable/storage"
 )
@@ -85,13 +88,25 @@ const (
 )
 
 // mapError wraps err, as returned by the SDK, with the storage sentinel its
-// AWS error code stands for, if any, keeping err in the chain. ctx errors
-// and errors without a code come back unchanged.
+// AWS error code stands for, if any, keeping err in the chain. An endpoint
+// that could not be reached, or that answered with a 5xx, is
+// storage.ErrUnavailable; a retry quota of the client's retryer that ran
+// out is storage.ErrThrottled. ctx errors and other errors without a code
+// come back unchanged.
 func mapError(o op, err error) error {
 	if err == nil {
 		return nil
 	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
 	var sentinel error
+	switch {
+	case isUnreachable(err), isServerError(err):
+		sentinel = storage.ErrUnavailable
+	case isQuotaExceeded(err):
+		sentinel = storage.ErrThrottled
+	}
 	switch errorCode(err) {
 	case codeResourceNotFound:
 		sentinel = storage.ErrTableNotFound
@@ -146,6 +161,30 @@ func mapUpdateError(err error) error {
 		return mapError(opRead, err)
 	}
 	return fmt.Errorf("%w: %w", sentinel, err)
+}
+
+// isUnreachable reports whether a request could not be sent or its answer
+// not read: a connection refused, reset or timed out, a name that did not
+// resolve. The SDK cancels with ctx errors of their own.
+func isUnreachable(err error) bool {
+	var send *smithyhttp.RequestSendError
+	return errors.As(err, &send)
+}
+
+// isServerError reports whether the endpoint answered with a 5xx: an
+// InternalServerError or ServiceUnavailable of DynamoDB, a proxy's 502 or
+// 504.
+func isServerError(err error) bool {
+	var resp *smithyhttp.ResponseError
+	return errors.As(err, &resp) && resp.HTTPStatusCode() >= 500
+}
+
+// isQuotaExceeded reports whether the retry quota of the client's retryer
+// ran out: a Client given in Options may have one (the store's own retryer
+// does not).
+func isQuotaExceeded(err error) bool {
+	var quota ratelimit.QuotaExceededError
+	return errors.As(err, &quota)
 }
 
 // errorMessage returns the message of an error from the service, or "".

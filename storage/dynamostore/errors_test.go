@@ -3,9 +3,19 @@ package dynamostore
 import (
 	"context"
 	"errors"
+	"hash/crc32"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/smithy-go"
 	"github.com/stretchr/testify/require"
 
@@ -51,4 +61,93 @@ func TestRefusalsNotRetried(t *testing.T) {
 	require.True(t, r.IsErrorRetryable(&smithy.GenericAPIError{Code: "ThrottlingException"}))
 	require.Equal(t, 10, r.MaxAttempts())
 	var _ aws.Retryer = r
+}
+
+// TestUnavailable checks what an endpoint that cannot serve makes of the
+// store's calls: storage.ErrUnavailable when nothing listens or when it
+// answers 5xx, after the retries; not when the caller gave up, nor for
+// an answer that says the request is wrong.
+func TestUnavailable(t *testing.T) {
+	ctx := context.Background()
+	fast := func(o Options) Options {
+		o.MaxAttempts, o.RetryBaseDelay, o.MaxBackoff = 2, time.Millisecond, time.Millisecond
+		return o
+	}
+	closed, err := Open(ctx, fast(Options{ClientOptions: []func(*dynamodb.Options){noServer, dummyCredentials}}))
+	require.NoError(t, err)
+	defer closed.Close()
+
+	var status atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		code := int(status.Load())
+		body := ""
+		switch code {
+		case http.StatusInternalServerError:
+			body = `{"__type":"com.amazonaws.dynamodb.v20120810#InternalServerError","message":"Internal server error"}`
+		case http.StatusBadRequest:
+			body = `{"__type":"com.amazon.coral.validate#ValidationException","message":"bad"}`
+		}
+		w.Header().Set("Content-Type", "application/x-amz-json-1.0")
+		w.Header().Set("X-Amz-Crc32", strconv.FormatUint(uint64(crc32.ChecksumIEEE([]byte(body))), 10))
+		w.WriteHeader(code)
+		io.WriteString(w, body)
+	}))
+	defer srv.Close()
+	failing, err := Open(ctx, fast(Options{ClientOptions: []func(*dynamodb.Options){noServer, dummyCredentials, func(o *dynamodb.Options) {
+		o.BaseEndpoint = aws.String(srv.URL)
+	}}}))
+	require.NoError(t, err)
+	defer failing.Close()
+
+	calls := func(s *Store) map[string]error {
+		_, getErr := s.GetItem(ctx, "t", "pk", "sk")
+		return map[string]error{
+			"GetItem":    getErr,
+			"BatchWrite": s.BatchWrite(ctx, "t", faultItems(3)),
+			"Update":     s.Update(ctx, storage.Update{Table: "t", PK: "pk", SK: "sk"}),
+			"Query":      drainErr(s.Query(ctx, storage.Query{Table: "t", PK: "pk"})),
+			"Scan":       drainErr(s.Scan(ctx, "t")),
+			"Describe": func() error {
+				_, err := s.DescribeTable(ctx, "t")
+				return err
+			}(),
+		}
+	}
+	for name, err := range calls(closed) {
+		require.ErrorIs(t, err, storage.ErrUnavailable, "%s on a closed port", name)
+	}
+	for _, code := range []int{http.StatusInternalServerError, http.StatusServiceUnavailable, http.StatusBadGateway} {
+		status.Store(int32(code))
+		for name, err := range calls(failing) {
+			require.ErrorIs(t, err, storage.ErrUnavailable, "%s answered %d", name, code)
+		}
+	}
+	status.Store(http.StatusBadRequest)
+	for name, err := range calls(failing) {
+		require.Error(t, err, name)
+		require.NotErrorIs(t, err, storage.ErrUnavailable, "%s answered ValidationException", name)
+	}
+
+	canceled, cancel := context.WithCancel(ctx)
+	cancel()
+	_, err = closed.GetItem(canceled, "t", "pk", "sk")
+	require.ErrorIs(t, err, context.Canceled)
+	require.NotErrorIs(t, err, storage.ErrUnavailable, "the caller gave up")
+
+	// A Client given with the SDK's retry quota may run out of it.
+	quota := errors.Join(errors.New("attempt failed"), ratelimit.QuotaExceededError{})
+	require.ErrorIs(t, mapError(opRead, quota), storage.ErrThrottled)
+}
+
+// dummyCredentials spares the client the credential chain.
+func dummyCredentials(o *dynamodb.Options) {
+	o.Credentials = credentials.NewStaticCredentialsProvider("x", "x", "")
+}
+
+// drainErr reads an iterator to its end and returns its error.
+func drainErr(it storage.Iterator) error {
+	defer it.Close()
+	for it.Next() {
+	}
+	return it.Err()
 }
