@@ -3,13 +3,17 @@ package engine_test
 import (
 	"context"
 	"fmt"
+	"log"
 	"testing"
+	"time"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/stretchr/testify/require"
 
 	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/internal/backends"
 	"github.com/timetabledb/timetable/storage"
+	"github.com/timetabledb/timetable/storage/pebblestore"
 )
 
 func TestPing(t *testing.T) {
@@ -45,4 +49,26 @@ func (s *downStore) GetItem(ctx context.Context, table, pk, sk string) (storage.
 		return storage.Item{}, s.err
 	}
 	return s.Store.GetItem(ctx, table, pk, sk)
+}
+
+func ExampleDB_Ping() {
+	ctx := context.Background()
+	store, err := pebblestore.Open("", pebblestore.Options{FS: vfs.NewMem()})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer store.Close()
+	db, err := engine.Open(ctx, store, engine.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	// A readiness check waits a short while for the store, no longer.
+	pingCtx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	fmt.Println("ready:", db.Ping(pingCtx) == nil)
+	db.Close()
+	fmt.Println("after Close:", db.Ping(pingCtx))
+	// Output:
+	// ready: true
+	// after Close: timetable: engine closed
 }

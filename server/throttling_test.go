@@ -37,7 +37,9 @@ func TestWritesThroughSustainedThrottling(t *testing.T) {
 		},
 		Operations: []string{"BatchWriteItem"},
 	})
+	reg := prometheus.NewRegistry()
 	store, cfg := openDynamo(t, ep, dynamostore.Options{
+		Registerer: reg,
 		// A call fails when all its attempts are throttled: with 40%
 		// throttling, 0.4^n of the calls. With the default 10 attempts
 		// that is 1 in 10,000 calls, and about one run in five would
@@ -50,7 +52,7 @@ func TestWritesThroughSustainedThrottling(t *testing.T) {
 			o.HTTPClient = &http.Client{Transport: faults}
 		}},
 	})
-	f := newFixtureOn(t, store, cfg, prometheus.NewRegistry(), server.Options{})
+	f := newFixtureOn(t, store, cfg, reg, server.Options{})
 
 	const requests, perRequest, clients = 80, 500, 4
 	start := now.Add(-9 * time.Hour)
@@ -87,9 +89,17 @@ func TestWritesThroughSustainedThrottling(t *testing.T) {
 	require.Greater(t, counts[dynamofault.Throughput]+counts[dynamofault.Throttling], 1000, "throttling was sustained")
 	require.GreaterOrEqual(t, float64(ok), 0.99*requests, "at least 99% of the requests succeed")
 
+	// /metrics shows the throttling and the retries.
+	metrics := string(f.do("GET", "/metrics", "", nil).body)
+	for _, name := range []string{"timetable_dynamodb_throttles_total", "timetable_dynamodb_retries_total", "timetable_dynamodb_unprocessed_items_total", "timetable_dynamodb_consumed_capacity_units_total"} {
+		require.Contains(t, metrics, "\n"+name+"{", "%s on /metrics", name)
+	}
+
 	// Every event of an acknowledged request is stored, once.
 	began = time.Now()
-	got := f.all(f.acme, "a_table", rangeParams(start, now))
+	params := rangeParams(start, now)
+	params.Set("limit", "10000")
+	got := f.all(f.acme, "a_table", params)
 	t.Logf("read back %d events in %v", len(got), time.Since(began).Round(time.Millisecond))
 	type key struct{ series, time string }
 	seen := map[key]bool{}
