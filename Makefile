@@ -5,7 +5,7 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: all build lambda test vet unit bench fuzz clean
+.PHONY: all build lambda build-Lifecycle test vet unit bench fuzz clean
 
 all: build
 
@@ -14,8 +14,15 @@ build:
 
 # lambda builds the lifecycle manager's AWS Lambda function for
 # deploy/template.yaml (provided.al2023, arm64).
+# The binary is stripped (-s -w, -trimpath): Lambda loads it on every cold
+# start. `sam build -t deploy/template.yaml` calls build-Lifecycle, with
+# ARTIFACTS_DIR set (the template's BuildMethod: makefile).
+LAMBDA_BUILD = GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build -tags lambda.norpc -trimpath -ldflags "-s -w"
 lambda:
-	GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build -tags lambda.norpc -o deploy/build/bootstrap ./cmd/timetable-lambda
+	$(LAMBDA_BUILD) -o deploy/build/bootstrap ./cmd/timetable-lambda
+
+build-Lifecycle:
+	$(LAMBDA_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./cmd/timetable-lambda
 
 vet:
 	$(GO) vet $(PKGS)

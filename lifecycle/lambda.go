@@ -35,6 +35,8 @@ type LambdaEvent struct {
 type LambdaResponse struct {
 	Operation string   `json:"operation"`
 	Actions   []Report `json:"actions"`
+	// Skipped, when set, says why the invocation did nothing.
+	Skipped string `json:"skipped,omitempty"`
 }
 
 // ErrUnknownOperation is returned for a LambdaEvent whose Operation is none
@@ -43,8 +45,9 @@ var ErrUnknownOperation = errors.New("timetable: unknown lifecycle operation")
 
 // HandleLambda runs the operation an event asks for. Deferred actions are
 // reported, not errors: the next scheduled run retries them. A failed
-// action, or another server holding the lease, is an error, so the
-// invocation shows as failed in CloudWatch.
+// action is an error, so the invocation shows as failed in CloudWatch.
+// Another server holding the lease is not: the invocation succeeds with
+// Skipped saying so.
 func HandleLambda(ctx context.Context, r *Reconciler, ev LambdaEvent) (LambdaResponse, error) {
 	op := ev.Operation
 	if op == "" {
@@ -61,6 +64,11 @@ func HandleLambda(ctx context.Context, r *Reconciler, ev LambdaEvent) (LambdaRes
 		return LambdaResponse{}, fmt.Errorf("%w %q: use %s, %s or %s", ErrUnknownOperation, ev.Operation, OpCreateNew, OpResizeOld, OpReconcile)
 	}
 	results, err := r.ReconcileKinds(ctx, ev.DryRun, kinds...)
+	if errors.Is(err, ErrLeaseHeld) {
+		// Another server or invocation is acting now: nothing to do
+		// here, and nothing wrong.
+		return LambdaResponse{Operation: op, Actions: []Report{}, Skipped: "another server holds the lifecycle lease and is acting now"}, nil
+	}
 	return LambdaResponse{Operation: op, Actions: Reports(results)}, err
 }
 
@@ -71,12 +79,26 @@ const (
 	EnvConfig = "TIMETABLE_CONFIG"
 	// EnvConfigYAML is the configuration itself, inline.
 	EnvConfigYAML = "TIMETABLE_CONFIG_YAML"
+	// EnvMetaTable names the meta table, over the configuration's
+	// meta_table (deploy/template.yaml sets it from its MetaTable
+	// parameter, which also scopes the function's IAM policy).
+	EnvMetaTable = "TIMETABLE_META_TABLE"
 )
 
 // ConfigFromEnv reads the configuration named by EnvConfig, or given
-// inline in EnvConfigYAML, or the defaults when neither is set; getenv is
-// os.Getenv in the function.
+// inline in EnvConfigYAML, or the defaults when neither is set, with the
+// meta table EnvMetaTable names when set; getenv is os.Getenv in the
+// function.
 func ConfigFromEnv(getenv func(string) string) (config.Config, error) {
+	c, err := configFromEnv(getenv)
+	if meta := getenv(EnvMetaTable); err == nil && meta != "" {
+		c.MetaTable = meta
+		err = c.Validate()
+	}
+	return c, err
+}
+
+func configFromEnv(getenv func(string) string) (config.Config, error) {
 	path, inline := getenv(EnvConfig), getenv(EnvConfigYAML)
 	switch {
 	case path != "" && inline != "":

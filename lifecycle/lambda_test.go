@@ -7,12 +7,14 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/timetabledb/timetable/clock"
 	"github.com/timetabledb/timetable/config"
 	"github.com/timetabledb/timetable/family"
+	"github.com/timetabledb/timetable/internal/backends"
 	"github.com/timetabledb/timetable/lifecycle"
 	"github.com/timetabledb/timetable/storage"
 )
@@ -86,8 +88,40 @@ func TestConfigFromEnv(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "prod_events_", c.Families[0].Prefix)
 
+	c, err = lifecycle.ConfigFromEnv(env(map[string]string{lifecycle.EnvConfig: path, lifecycle.EnvMetaTable: "ops_meta"}))
+	require.NoError(t, err)
+	require.Equal(t, "ops_meta", c.MetaTable, "the template's MetaTable reaches the function")
 	_, err = lifecycle.ConfigFromEnv(env(map[string]string{lifecycle.EnvConfig: path, lifecycle.EnvConfigYAML: yaml}))
 	require.ErrorIs(t, err, config.ErrInvalid)
 	_, err = lifecycle.ConfigFromEnv(env(map[string]string{lifecycle.EnvConfigYAML: "families: [{name: x, period: fortnight}]"}))
 	require.ErrorIs(t, err, config.ErrInvalid)
+}
+
+// An invocation that finds the lease held by another succeeds, saying it
+// skipped; a cycle gives the lease up when it ends.
+func TestHandleLambdaLeaseHeld(t *testing.T) {
+	store, cfg := backends.Pebble().Open(t)
+	clk := clock.NewManual(at("2017-04-24T12:00:00Z"))
+	r := reconciler(t, lifecycle.Options{Store: store, Families: cfg.Families, Clock: clk, Leaser: fixedLeaser{held: false}})
+	res, err := lifecycle.HandleLambda(context.Background(), r, lifecycle.LambdaEvent{Operation: "reconcile"})
+	require.NoError(t, err)
+	require.Contains(t, res.Skipped, "lease")
+	require.Empty(t, res.Actions)
+
+	released := &releasingLeaser{}
+	r = reconciler(t, lifecycle.Options{Store: store, Families: cfg.Families, Clock: clk, Leaser: released})
+	_, err = lifecycle.HandleLambda(context.Background(), r, lifecycle.LambdaEvent{Operation: "reconcile"})
+	require.NoError(t, err)
+	require.Equal(t, 1, released.releases)
+}
+
+type releasingLeaser struct{ releases int }
+
+func (l *releasingLeaser) Acquire(context.Context, string, string, time.Duration) (bool, error) {
+	return true, nil
+}
+
+func (l *releasingLeaser) Release(context.Context, string, string) error {
+	l.releases++
+	return nil
 }

@@ -12,4 +12,8 @@ type Leaser interface {
 	// reports whether owner holds it. It holds it when nobody did, when
 	// the last holder's lease expired, or when owner held it already.
 	Acquire(ctx context.Context, name, owner string, ttl time.Duration) (bool, error)
+	// Release gives the lease up if owner holds it, so that the next
+	// cycle, this server's or another's, need not wait for it to lapse.
+	// Releasing a lease owner does not hold changes nothing.
+	Release(ctx context.Context, name, owner string) error
 }

@@ -72,6 +72,14 @@ func (r *Reconciler) ReconcileKinds(ctx context.Context, dryRun bool, kinds ...K
 			r.metrics.cycles.WithLabelValues("lease_held").Inc()
 			return nil, ErrLeaseHeld
 		}
+		defer func() {
+			// The cycle is over: give the lease up rather than hold it
+			// for its whole TTL, so a scheduled invocation a minute
+			// later is not turned away.
+			if err := r.opts.Leaser.Release(context.WithoutCancel(ctx), r.opts.LeaseName, r.opts.Owner); err != nil {
+				r.opts.Logger.Warn("lifecycle: release lease", "lease", r.opts.LeaseName, "err", err)
+			}
+		}()
 	}
 	plan, err := r.Plan(ctx)
 	if err != nil {

@@ -304,6 +304,8 @@ func (l fixedLeaser) Acquire(context.Context, string, string, time.Duration) (bo
 	return l.held, nil
 }
 
+func (l fixedLeaser) Release(context.Context, string, string) error { return nil }
+
 func TestLeaseHeldElsewhereDoesNothing(t *testing.T) {
 	each(t, func(t *testing.T, store storage.Store, f family.Family) {
 		ctx := context.Background()

@@ -76,3 +76,37 @@ func (l Lease) Acquire(ctx context.Context, name, owner string, ttl time.Duratio
 	}
 	return true, nil
 }
+
+// Release gives the lease name up if owner holds it: it writes the lease
+// item expired, on condition that owner holds it, so a lease another owner
+// took in the meantime is left alone.
+func (l Lease) Release(ctx context.Context, name, owner string) error {
+	s := l.Store
+	if err := s.enter(); err != nil {
+		return err
+	}
+	defer s.calls.Done()
+	expr, err := expression.NewBuilder().WithCondition(expression.Name("owner").Equal(expression.Value(owner))).Build()
+	if err != nil {
+		return fmt.Errorf("release lease %q: %w", name, err)
+	}
+	_, err = s.client.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName: aws.String(l.Table),
+		Item: map[string]types.AttributeValue{
+			storage.PKAttr: &types.AttributeValueMemberS{Value: "lease#" + name},
+			storage.SKAttr: &types.AttributeValueMemberS{Value: "lease"},
+			"owner":        &types.AttributeValueMemberS{Value: owner},
+			"expires":      &types.AttributeValueMemberN{Value: "0"},
+		},
+		ConditionExpression:       expr.Condition(),
+		ExpressionAttributeNames:  expr.Names(),
+		ExpressionAttributeValues: expr.Values(),
+	}, s.callOpts...)
+	if isConditionFailed(err) {
+		return nil // not ours (any more)
+	}
+	if err != nil {
+		return fmt.Errorf("release lease %q in table %q: %w", name, l.Table, mapError(opRead, err))
+	}
+	return nil
+}

@@ -50,3 +50,24 @@ func TestLeaseTwoOwners(t *testing.T) {
 	_, err = Lease{Store: s, Table: meta + "_missing"}.Acquire(ctx, "lifecycle", "a", ttl)
 	require.ErrorIs(t, err, storage.ErrTableNotFound)
 }
+
+// A released lease is free at once; a release by one who does not hold
+// it changes nothing.
+func TestLeaseRelease(t *testing.T) {
+	s := openStore(t, Options{})
+	ctx := context.Background()
+	meta := createTable(t, s, storage.TableSpec{Capacity: storage.Capacity{Billing: storage.OnDemand}})
+	clk := clock.NewManual(time.Date(2017, 4, 9, 0, 0, 0, 0, time.UTC))
+	lease := Lease{Store: s, Table: meta, Clock: clk}
+	held, err := lease.Acquire(ctx, "lifecycle", "a", time.Hour)
+	require.NoError(t, err)
+	require.True(t, held)
+	require.NoError(t, lease.Release(ctx, "lifecycle", "b"), "not b's: nothing happens")
+	held, err = lease.Acquire(ctx, "lifecycle", "b", time.Hour)
+	require.NoError(t, err)
+	require.False(t, held, "still a's")
+	require.NoError(t, lease.Release(ctx, "lifecycle", "a"))
+	held, err = lease.Acquire(ctx, "lifecycle", "b", time.Hour)
+	require.NoError(t, err)
+	require.True(t, held, "free once a released it")
+}
