@@ -178,6 +178,9 @@ func (f Family) Validate() error {
 	if f.Name == "" {
 		return fmt.Errorf("%w: a family needs a name", ErrInvalid)
 	}
+	if i := strings.IndexFunc(f.Name, func(r rune) bool { return !tagSafe(r) }); i >= 0 || len(f.Name) > 256 {
+		return bad("the name is written into table tags, which take at most 256 letters, digits, spaces and _ . : / = + - @")
+	}
 	if err := f.Granularity.Validate(); err != nil {
 		return bad("period: %v", err)
 	}
@@ -230,6 +233,15 @@ func (f Family) Validate() error {
 		}
 	}
 	return nil
+}
+
+// tagSafe reports whether DynamoDB takes r in a tag value.
+func tagSafe(r rune) bool {
+	switch {
+	case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
+		return true
+	}
+	return strings.ContainsRune(" _.:/=+-@", r)
 }
 
 func (f Family) ageBefore(a, b Age) bool {

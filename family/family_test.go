@@ -172,3 +172,17 @@ func TestExpiresAtWaitsForPeriodAndWriteMonth(t *testing.T) {
 	f.WriteTimeGrouping = false
 	require.Equal(t, time.Date(2017, 5, 16, 0, 0, 0, 0, time.UTC), f.ExpiresAt(f.TableFor(event, event)))
 }
+
+// A family's name goes into table tags: characters DynamoDB's tags refuse
+// are refused when the configuration is read, not at CreateTable.
+func TestFamilyNameFitsTags(t *testing.T) {
+	f := family.Default()
+	for _, name := range []string{"events#eu", "événements", "a\nb"} {
+		f.Name = name
+		require.ErrorContains(t, f.Validate(), "table tags", name)
+	}
+	for _, name := range []string{"events", "events-eu", "events.eu_2 @x:y/z=w+v"} {
+		f.Name = name
+		require.NoError(t, f.Validate(), name)
+	}
+}
