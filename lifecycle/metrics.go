@@ -7,6 +7,9 @@ type metrics struct {
 	actions   *prometheus.CounterVec
 	cycles    *prometheus.CounterVec
 	lastCycle prometheus.Gauge
+	// tableQuota is 1 while the last attempt to create a table met the
+	// account's table quota.
+	tableQuota prometheus.Gauge
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -23,9 +26,13 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "timetable_lifecycle_last_cycle_timestamp_seconds",
 			Help: "When the last reconcile cycle that acted ended, in Unix seconds (by the reconciler's clock).",
 		}),
+		tableQuota: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "timetable_lifecycle_table_quota_reached",
+			Help: "1 while the last table the lifecycle tried to create met the account's table quota, 0 once one is created.",
+		}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.actions, m.cycles, m.lastCycle)
+		reg.MustRegister(m.actions, m.cycles, m.lastCycle, m.tableQuota)
 	}
 	return m
 }

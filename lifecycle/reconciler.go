@@ -102,6 +102,15 @@ func (r *Reconciler) ReconcileKinds(ctx context.Context, dryRun bool, kinds ...K
 			return results, fmt.Errorf("reconcile: %w", err)
 		}
 		err := r.apply(ctx, a)
+		if a.Kind == Create {
+			switch {
+			case errors.Is(err, storage.ErrTableQuota):
+				r.metrics.tableQuota.Set(1)
+				err = fmt.Errorf("%w: raise \"Table count for this account\" in Service Quotas, or keep fewer tables (a shorter retention, longer periods; timetable plan warns near the quota): %w", storage.ErrTableQuota, err)
+			case err == nil:
+				r.metrics.tableQuota.Set(0)
+			}
+		}
 		res := Result{Action: a, Outcome: outcomeOf(err), Err: err}
 		results = append(results, res)
 		r.metrics.actions.WithLabelValues(string(a.Kind), string(res.Outcome)).Inc()

@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"log/slog"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/require"
 
 	"github.com/timetabledb/timetable/clock"
@@ -372,4 +375,33 @@ func TestRunStopsWithItsContext(t *testing.T) {
 	}, 10*time.Second, 5*time.Millisecond)
 	cancel()
 	<-done
+}
+
+// quotaStore refuses every CreateTable as DynamoDB does once the account
+// has as many tables as its quota allows.
+type quotaStore struct{ storage.Store }
+
+func (s quotaStore) CreateTable(ctx context.Context, spec storage.TableSpec) error {
+	if strings.HasSuffix(spec.Name, "meta") {
+		return s.Store.CreateTable(ctx, spec)
+	}
+	return fmt.Errorf("create table %q: %w: LimitExceededException: limit of 2500 tables", spec.Name, storage.ErrTableQuota)
+}
+
+// The table quota is loud: the cycle fails (as does the Lambda
+// invocation), the result says what to do, and a metric says so.
+func TestTableQuotaFailsTheCycle(t *testing.T) {
+	store, cfg := backends.Pebble().Open(t)
+	reg := prometheus.NewRegistry()
+	r := reconciler(t, lifecycle.Options{Store: quotaStore{store}, Families: cfg.Families, Clock: clock.NewManual(at("2017-04-12T10:00:00Z")), Registerer: reg})
+	res, err := lifecycle.HandleLambda(context.Background(), r, lifecycle.LambdaEvent{Operation: "reconcile"})
+	require.ErrorIs(t, err, lifecycle.ErrActionsFailed)
+	require.Len(t, res.Actions, 1)
+	require.Equal(t, "failed", res.Actions[0].Result[:len("failed")])
+	require.Contains(t, res.Actions[0].Result, "Service Quotas")
+	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(`
+# HELP timetable_lifecycle_table_quota_reached 1 while the last table the lifecycle tried to create met the account's table quota, 0 once one is created.
+# TYPE timetable_lifecycle_table_quota_reached gauge
+timetable_lifecycle_table_quota_reached 1
+`), "timetable_lifecycle_table_quota_reached"))
 }

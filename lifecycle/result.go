@@ -54,6 +54,9 @@ func outcomeOf(err error) Outcome {
 	switch {
 	case err == nil:
 		return Done
+	case errors.Is(err, storage.ErrTableQuota):
+		// Waiting does not cure it: the cycle fails, loudly.
+		return Failed
 	case errors.Is(err, storage.ErrRefused), errors.Is(err, storage.ErrThrottled):
 		return Deferred
 	}

@@ -250,6 +250,11 @@ var (
 	// ErrRefused marks a request the store declined for now (a control
 	// plane limit, a table busy with another change); it may succeed later.
 	ErrRefused = errors.New("timetable: refused by the store, try later")
+	// ErrTableQuota marks a CreateTable refused because the account has
+	// as many tables as its quota allows (DynamoDB's soft quota is 2,500
+	// a region). Unlike ErrRefused, waiting does not cure it: raise the
+	// quota, or keep fewer tables (a shorter retention, longer periods).
+	ErrTableQuota = errors.New("timetable: the account's table quota is reached")
 	// ErrThrottled marks a request the store declined for lack of capacity
 	// after the backend's own retries ran out.
 	ErrThrottled = errors.New("timetable: throttled by the store")

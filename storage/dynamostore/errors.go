@@ -119,6 +119,9 @@ func mapError(o op, err error) error {
 		}
 	case codeLimitExceeded:
 		sentinel = storage.ErrRefused
+		if o == opCreate && isTableQuota(err) {
+			sentinel = storage.ErrTableQuota
+		}
 	case codeThroughputExceeded, codeThrottling, codeRequestLimitExceeded:
 		sentinel = storage.ErrThrottled
 	}
@@ -200,6 +203,16 @@ func errorMessage(err error) string {
 // operation (dynalite and UpdateTimeToLive).
 func isUnknownOperation(err error) bool {
 	return errorCode(err) == codeUnknownOperation
+}
+
+// isTableQuota reports whether a CreateTable's LimitExceededException is
+// about the number of tables the account may have, rather than the number
+// of table operations it may run at once: DynamoDB tells the two apart
+// only by the message, which for the latter speaks of operations at the
+// same time ("simultaneously").
+func isTableQuota(err error) bool {
+	msg := strings.ToLower(errorMessage(err))
+	return strings.Contains(msg, "table") && !strings.Contains(msg, "simultaneous") && !strings.Contains(msg, "concurrent")
 }
 
 // isAccessDenied reports whether the caller's role may not make the call.

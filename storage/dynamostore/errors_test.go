@@ -151,3 +151,17 @@ func drainErr(it storage.Iterator) error {
 	}
 	return it.Err()
 }
+
+// A CreateTable that meets the account's table quota is told from one
+// that meets the limit on table operations at once: only the first is
+// ErrTableQuota, which waiting does not cure.
+func TestTableQuota(t *testing.T) {
+	limit := func(msg string) error { return &smithy.GenericAPIError{Code: "LimitExceededException", Message: msg} }
+	quota := limit("Subscriber limit exceeded: There is a limit of 2500 tables per subscriber")
+	busy := limit("Subscriber limit exceeded: Only 500 tables can be created, updated, or deleted simultaneously")
+	require.ErrorIs(t, mapError(opCreate, quota), storage.ErrTableQuota)
+	require.NotErrorIs(t, mapError(opCreate, quota), storage.ErrRefused)
+	require.ErrorIs(t, mapError(opCreate, busy), storage.ErrRefused)
+	require.NotErrorIs(t, mapError(opCreate, busy), storage.ErrTableQuota)
+	require.ErrorIs(t, mapError(opChange, quota), storage.ErrRefused, "only CreateTable meets the table quota")
+}
