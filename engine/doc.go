@@ -98,7 +98,8 @@
 // on to the next continuation item only when the item it read lacks its
 // events and can never take them: full by count, or closed. A writer
 // whose events no longer fit by size first closes the item (sets tt_sz
-// past the limit), on condition that it still holds none of them. Items
+// past the limit), on condition that it holds no more ids than when the
+// writer read it, and so none of its events. Items
 // only grow, and a full or closed item stays so, so an event id is stored
 // in at most one item of its millisecond, however many writers race and
 // however often a request is retried. Reads drop repeats all the same.
@@ -114,7 +115,10 @@
 // pays one request per event, and one writer of ten events per
 // millisecond, one call each, pays one create and nine appends.
 // Events of one write for the same millisecond are appended together, as
-// many per request as DynamoDB's 4 KB expression limit allows.
+// many per request as DynamoDB's expression limits allow (4 KB and 300
+// operators; every id costs three: NOT, contains, AND): the writer sizes
+// each append by storage.Update.Cost of the update it builds, the one
+// place those limits are counted, and which both backends enforce.
 //
 // Reads. A partition is read a millisecond at a time: its items (and any
 // row items of that millisecond) are decoded, sorted by time and id, and

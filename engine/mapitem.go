@@ -110,22 +110,17 @@ func newMapSize(name string) int { return len(name) + 3 }
 // nanosValue returns the mapNanos entry of an event.
 func nanosValue(n int64) json.Number { return json.Number(strconv.FormatInt(n, 10)) }
 
-// growth adds up, event by event, what appending events to an item
-// costs: the bytes the item grows by, and the clauses of the append's
-// expressions (see exprFits).
+// growth adds up, event by event, the bytes appending events to an item
+// grows it by.
 type growth struct {
 	// have holds the field maps the item has, or the events so far add.
-	have map[string]bool
-	// touched holds the field maps the events so far write to.
-	touched map[string]bool
-	bytes   int
-	ids     int
-	pairs   int // (event, field) entries
+	have  map[string]bool
+	bytes int
 }
 
 // newGrowth starts counting for an item with the field maps in have.
 func newGrowth(have map[string]bool) *growth {
-	g := &growth{have: maps.Clone(have), touched: map[string]bool{}}
+	g := &growth{have: maps.Clone(have)}
 	if g.have == nil {
 		g.have = map[string]bool{}
 	}
@@ -134,7 +129,6 @@ func newGrowth(have map[string]bool) *growth {
 
 // add counts one more event.
 func (g *growth) add(e mapEvent) {
-	g.ids++
 	g.bytes += len(e.id) + 1 // the mapIDs element
 	if e.nanos != 0 {
 		g.entry(mapNanos, e.id, nanosValue(e.nanos))
@@ -145,13 +139,11 @@ func (g *growth) add(e mapEvent) {
 }
 
 func (g *growth) entry(f, id string, v any) {
-	g.pairs++
 	g.bytes += entrySize(id, v)
 	if !g.have[f] {
 		g.have[f] = true
 		g.bytes += newMapSize(f)
 	}
-	g.touched[f] = true
 }
 
 // appendCost returns what appending events adds to an item whose map

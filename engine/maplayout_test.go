@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -144,6 +145,31 @@ func TestMapLayoutManyEventsInOneMillisecond(t *testing.T) {
 					q.Desc = true
 					require.Equal(t, reversed(got), queryAll(t, db, "acme", q), "descending")
 				}
+			})
+		}
+	})
+}
+
+// TestMapLayoutAppendOfManyEvents appends 200 events of one field to a
+// millisecond whose item exists: one append of them all would take more
+// than DynamoDB's 300 operators (three per id: NOT, contains, AND), so
+// the write splits them by the cost of the update it builds.
+func TestMapLayoutAppendOfManyEvents(t *testing.T) {
+	each(t, func(t *testing.T, b backends.Backend) {
+		for _, path := range []config.WritePath{config.WritePathCreateFirst, config.WritePathAppendFirst} {
+			t.Run(string(path), func(t *testing.T) {
+				db, _, _ := openMap(t, b, path, 0)
+				evs := make([]event.Event, 201)
+				for i := range evs {
+					evs[i] = ev(apr10, "s", map[string]any{"n": num(i)})
+				}
+				for _, batch := range [][]event.Event{evs[:1], evs[1:]} {
+					written, err := db.Write(context.Background(), "acme", "m", slices.Clone(batch))
+					require.NoError(t, err)
+					require.Equal(t, len(batch), written)
+				}
+				q := engine.Query{Table: "m", Series: "s", From: apr10, To: apr10.Add(time.Millisecond), Limit: 1000}
+				requireExactlyOnce(t, queryAll(t, db, "acme", q), evs)
 			})
 		}
 	})
@@ -331,6 +357,22 @@ func TestMapLayoutRefusesWideEvents(t *testing.T) {
 		// The row layout takes the same event.
 		_, err = db.Write(context.Background(), "acme", "r", []event.Event{ev(apr10, "w", fields)})
 		require.NoError(t, err)
+		// The widest event the map layout takes is stored, appended to an
+		// item with none of its field maps, then to one with all of them.
+		delete(fields, "f0")
+		at := apr10.Add(time.Second)
+		for i, id := range []string{"wide-1", "wide-2", "wide-3"} {
+			e := ev(at, "w", maps.Clone(fields))
+			e.ID = id
+			if i == 0 {
+				e.Fields = map[string]any{"f0": true}
+			}
+			_, err = db.Write(context.Background(), "acme", "m", []event.Event{e})
+			require.NoError(t, err)
+		}
+		got := queryAll(t, db, "acme", engine.Query{Table: "m", Series: "w", From: at, To: at})
+		require.Len(t, got, 3)
+		require.Len(t, got[2].Fields, engine.MaxMapFields)
 	})
 }
 

@@ -26,23 +26,10 @@ const maxMapAttempts = 200
 // at once.
 const mapGroupParallelism = 16
 
-// Expression budget. DynamoDB caps a condition and an update expression at
-// 4 KB each. An append's condition has a clause per event id and per field
-// map; its update a clause per (event, field) pair and per new map; with
-// placeholders such as "#12" and ":34", each clause takes at most about
-// the bytes below. Each expression of an Update stays under maxExpression.
-const (
-	maxExpression = 3500
-	exprFixed     = 96
-	condPerID     = 30
-	condPerField  = 28
-	setPerPair    = 16
-	setPerField   = 16
-)
-
 // MaxMapFields is the most fields an event of a map-layout table may
 // have: each field is one SET clause and one condition in the append's
-// expressions, which DynamoDB caps at 4 KB.
+// expressions, which DynamoDB caps at 4 KB and 300 operators (an event of
+// this many fields, appended alone, fits: mapProblem checks).
 const MaxMapFields = 100
 
 // errContention reports a millisecond so contended that its events could
@@ -181,7 +168,7 @@ func (mw *mapWriter) writeGroup(ctx context.Context, g *mapGroup) ([]mapEvent, e
 			next = known
 			continue
 		case tryCreate:
-			n = mw.fitNew(g, todo)
+			n = mw.fitNew(g, sk, todo)
 			if n == 0 {
 				return todo, fmt.Errorf("event %q does not fit in a new map item", todo[0].id)
 			}
@@ -189,7 +176,7 @@ func (mw *mapWriter) writeGroup(ctx context.Context, g *mapGroup) ([]mapEvent, e
 			kind = "create"
 			triedCreate = true
 		case tryAppend:
-			n = mw.fit(todo, mapItemState{exists: true, fields: allFields(todo)})
+			n = mw.fit(g, sk, todo, nil)
 			u = mw.appendTo(g, sk, todo[:n], nil)
 			triedAppend = true
 		case known:
@@ -202,7 +189,7 @@ func (mw *mapWriter) writeGroup(ctx context.Context, g *mapGroup) ([]mapEvent, e
 			if len(todo) == 0 {
 				return nil, nil
 			}
-			if n = mw.fit(todo, st); n > 0 {
+			if n = mw.fit(g, sk, todo, &st); n > 0 {
 				u = mw.appendTo(g, sk, todo[:n], &st)
 				break
 			}
@@ -215,7 +202,7 @@ func (mw *mapWriter) writeGroup(ctx context.Context, g *mapGroup) ([]mapEvent, e
 				// Full by size for these events: close the item first,
 				// unless one of them got in meanwhile, so that none can
 				// land in it once this writer moves on.
-				err := mw.store.Update(ctx, mw.closeItem(g, sk, todo))
+				err := mw.store.Update(ctx, mw.closeItem(g, sk, st))
 				mw.metrics.observeMap("close", err)
 				if errors.Is(err, storage.ErrConditionFailed) {
 					next = readItem
@@ -290,34 +277,32 @@ func predict(st mapItemState, events []mapEvent) mapItemState {
 	return st
 }
 
-// exprFits reports whether an append of the events g counted keeps both
-// of its expressions within the budget.
-func (g *growth) exprFits() bool {
-	cond := exprFixed + condPerID*g.ids + condPerField*len(g.touched)
-	set := exprFixed + setPerPair*g.pairs + setPerField*len(g.touched)
-	return cond <= maxExpression && set <= maxExpression
-}
-
-// fit returns how many of events, from the first, an append to an item in
-// state st takes: no more than the item's event cap, its size limit and
-// the expression budget allow.
-func (mw *mapWriter) fit(events []mapEvent, st mapItemState) int {
-	room := mw.layout.EventsPerItem - st.count
-	g := newGrowth(st.fields)
+// fit returns how many of events, from the first, an append to the item
+// sk takes: no more than the item's event cap and size limit allow, and
+// only as many as keep the append's expressions within DynamoDB's limits
+// (storage.Update.Cost of the update itself). st is what is known of the
+// item; nil takes every field map the events need to exist.
+func (mw *mapWriter) fit(g *mapGroup, sk string, events []mapEvent, st *mapItemState) int {
+	known := mapItemState{exists: true, fields: allFields(events)}
+	if st != nil {
+		known = *st
+	}
+	room := mw.layout.EventsPerItem - known.count
+	grow := newGrowth(known.fields)
 	n := 0
 	for n < len(events) && n < room {
-		g.add(events[n])
-		if !g.exprFits() || st.size+g.bytes+sizeSlack > storage.MaxItemSize {
+		grow.add(events[n])
+		if known.size+grow.bytes+sizeSlack > storage.MaxItemSize {
 			break
 		}
 		n++
 	}
-	return n
+	return largestFitting(n, func(n int) storage.Update { return mw.appendTo(g, sk, events[:n], st) })
 }
 
 // fitNew returns how many of events, from the first, a new item takes.
-func (mw *mapWriter) fitNew(g *mapGroup, events []mapEvent) int {
-	base := newItemSize(g.pk, mapSortKey(g.ms, 0), g.extra) + len(mapSize)
+func (mw *mapWriter) fitNew(g *mapGroup, sk string, events []mapEvent) int {
+	base := newItemSize(g.pk, sk, g.extra) + len(mapSize)
 	grow := newGrowth(newItemFields())
 	n := 0
 	for n < len(events) && n < mw.layout.EventsPerItem {
@@ -327,7 +312,26 @@ func (mw *mapWriter) fitNew(g *mapGroup, events []mapEvent) int {
 		}
 		n++
 	}
-	return n
+	return largestFitting(n, func(n int) storage.Update { return mw.create(g, sk, events[:n]) })
+}
+
+// largestFitting returns the largest count up to n whose update, as
+// build makes it, keeps its expressions within DynamoDB's limits. An
+// update's cost grows with its events, so a binary search finds it.
+func largestFitting(n int, build func(n int) storage.Update) int {
+	if build(n).Cost().Fits() {
+		return n
+	}
+	lo, hi := 0, n // build(lo) fits or lo is 0; build(hi) does not
+	for hi-lo > 1 {
+		mid := (lo + hi) / 2
+		if build(mid).Cost().Fits() {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo
 }
 
 // create returns the conditional create of a new item holding events.
@@ -404,14 +408,17 @@ func (mw *mapWriter) appendTo(g *mapGroup, sk string, events []mapEvent, st *map
 }
 
 // closeItem returns the update that closes an item to appends, on
-// condition that it holds none of events.
-func (mw *mapWriter) closeItem(g *mapGroup, sk string, events []mapEvent) storage.Update {
-	u := storage.Update{Table: mw.table, PK: g.pk, SK: sk, Conds: []storage.Cond{storage.Exists(storage.PKAttr)}}
-	for _, e := range events {
-		u.Conds = append(u.Conds, storage.NotContains(mapIDs, e.id))
+// condition that it is as st, just read, found it: it holds no more ids
+// than then (ids only grow), so none of the events st showed it lacks.
+// One condition, however many events wait.
+func (mw *mapWriter) closeItem(g *mapGroup, sk string, st mapItemState) storage.Update {
+	return storage.Update{
+		Table:   mw.table,
+		PK:      g.pk,
+		SK:      sk,
+		Conds:   []storage.Cond{storage.Exists(storage.PKAttr), storage.SizeAtMost(mapIDs, st.count)},
+		Actions: []storage.Action{storage.Set(mapSize, json.Number(strconv.Itoa(closedSize)))},
 	}
-	u.Actions = []storage.Action{storage.Set(mapSize, json.Number(strconv.Itoa(closedSize)))}
-	return u
 }
 
 // pathMemory remembers, per partition, what the auto write path needs:
@@ -481,7 +488,16 @@ func mapProblem(row storage.Item) string {
 	if len(e.fields) > MaxMapFields {
 		return fmt.Sprintf("event has %d fields; the map layout stores at most %d (DynamoDB's 4 KB expression limit): use the row layout for wider events", len(e.fields), MaxMapFields)
 	}
-	size := newItemSize(g[0].pk, mapSortKey(g[0].ms, 0), g[0].extra) + len(mapSize) + appendCost(g[0].events, newItemFields())
+	// Appended alone, to an item with every field map or with none, its
+	// update must stay within DynamoDB's expression limits.
+	mw := &mapWriter{layout: config.Layout{EventsPerItem: config.MaxEventsPerItem}}
+	sk := mapSortKey(g[0].ms, 0)
+	for _, have := range []*mapItemState{nil, {exists: true, fields: newItemFields()}} {
+		if err := mw.appendTo(g[0], sk, g[0].events, have).CheckExpressions(); err != nil {
+			return fmt.Sprintf("event is too wide for the map layout: %v; use the row layout", err)
+		}
+	}
+	size := newItemSize(g[0].pk, sk, g[0].extra) + len(mapSize) + appendCost(g[0].events, newItemFields())
 	// Allow for a sequence number of a few digits, as for a continuation
 	// item.
 	if size += sizeSlack + 3; size > storage.MaxItemSize {

@@ -191,7 +191,8 @@ func action(ub expression.UpdateBuilder, a storage.Action, names *nameAliases) (
 // validateUpdate checks what DynamoDB would refuse, or what the contract
 // forbids, before anything is sent: empty or oversized keys, empty names,
 // actions on the key attributes, two actions on one attribute (other than
-// SetKey actions on distinct keys of one map).
+// SetKey actions on distinct keys of one map), expressions over DynamoDB's
+// limits.
 func validateUpdate(u storage.Update) error {
 	switch {
 	case u.PK == "" || u.SK == "":
@@ -232,7 +233,7 @@ func validateUpdate(u storage.Update) error {
 		}
 		keys[a.Key] = true
 	}
-	return nil
+	return u.CheckExpressions()
 }
 
 // nameAliases gives each distinct attribute name or map key an alias the

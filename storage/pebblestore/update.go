@@ -154,7 +154,8 @@ func checkUpdate(u storage.Update) error {
 			return fmt.Errorf("%w: action %d on %q: %w", ErrInvalidItem, i, a.Attr, err)
 		}
 	}
-	return nil
+	// DynamoDB would refuse the expressions: so does Pebble.
+	return u.CheckExpressions()
 }
 
 // checkCond checks one condition's attribute name and operand.

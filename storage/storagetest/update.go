@@ -45,6 +45,7 @@ func (s *suite) testUpdateSharedTable(t *testing.T) {
 		{"Append", testUpdateAppend},
 		{"Add", testUpdateAdd},
 		{"ItemTooLarge", testUpdateItemTooLarge},
+		{"ExpressionLimits", testUpdateExpressionLimits},
 		{"Names", testUpdateNames},
 		{"AppendRace", testUpdateAppendRace},
 	} {
@@ -375,4 +376,46 @@ func (s *suite) testUpdateUnknownTable(t *testing.T) {
 	require.ErrorIs(t, err, storage.ErrTableNotFound)
 	err = update(st, name, "p", "s", conds(storage.NotExists(storage.PKAttr)), storage.Append("l", []any{"x"}))
 	require.ErrorIs(t, err, storage.ErrTableNotFound)
+}
+
+// testUpdateExpressionLimits checks DynamoDB's 300 operators of one
+// expression at the boundary: 100 NOT contains(...) conditions take 299
+// (NOT, contains, and 99 ANDs), one condition more is refused before
+// anything is written, by every backend alike.
+func testUpdateExpressionLimits(t *testing.T, st storage.Store, table, pk string) {
+	notContaining := func(n int) []storage.Cond {
+		cs := make([]storage.Cond, n)
+		for i := range cs {
+			cs[i] = storage.NotContains("ids", fmt.Sprint("id", i))
+		}
+		return cs
+	}
+	at := append(notContaining(100), storage.NotExists("x")) // and one AND: 301
+	require.Equal(t, 301, storage.Update{Conds: at}.Cost().CondOperators)
+	err := update(st, table, pk, "over", at, storage.Set("v", "1"))
+	require.ErrorIs(t, err, storage.ErrTooComplex)
+	requireMissing(t, st, table, pk, "over")
+
+	within := notContaining(100)
+	require.Equal(t, 299, storage.Update{Conds: within}.Cost().CondOperators)
+	require.NoError(t, update(st, table, pk, "within", within, storage.Set("v", "1")))
+
+	// Update expressions: appends (list_append and if_not_exists, two
+	// operators each) reach the 4 KB of an expression first. The most
+	// that fit by storage's count are accepted, one more refused.
+	appends := func(n int) []storage.Action {
+		acts := make([]storage.Action, n)
+		for i := range acts {
+			acts[i] = storage.Append(fmt.Sprint("l", i), []any{"x"})
+		}
+		return acts
+	}
+	n := 1
+	for (storage.Update{Actions: appends(n + 1)}).Cost().Fits() {
+		n++
+	}
+	require.Greater(t, n, 50)
+	require.NoError(t, update(st, table, pk, "appends", nil, appends(n)...))
+	require.ErrorIs(t, update(st, table, pk, "more appends", nil, appends(n+1)...), storage.ErrTooComplex)
+	requireMissing(t, st, table, pk, "more appends")
 }
