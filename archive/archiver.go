@@ -103,17 +103,40 @@ func Open(ctx context.Context, target string, store storage.Store, opts Options)
 // Target returns the URL of the archiver's target.
 func (a *Archiver) Target() string { return a.target.String() }
 
-func dataKey(table string) string     { return table + "/" + DataObject }
-func manifestKey(table string) string { return table + "/" + ManifestObject }
+// manifestKey returns the key of the manifest of a generation's archive.
+func manifestKey(table string, generation int64) string {
+	_, m := objectNames(generation)
+	return table + "/" + m
+}
 
-// Manifest returns the manifest of table's archive, or an error wrapping
-// ErrNotFound when there is none (no archive, or an export that never
-// finished).
+// generation returns the generation of the table now under the name, as
+// the registry counts them (Options.Facts); 1 without a registry entry.
+func (a *Archiver) generation(ctx context.Context, table string) (int64, error) {
+	if a.opts.Facts == nil {
+		return 1, nil
+	}
+	e, found, err := a.opts.Facts(ctx, table)
+	if err != nil {
+		return 0, fmt.Errorf("registry entry of %q: %w", table, err)
+	}
+	if !found {
+		return 1, nil
+	}
+	return max(e.Generation, 1), nil
+}
+
+// Manifest returns the manifest of the archive of table's current
+// generation, or an error wrapping ErrNotFound when there is none (no
+// archive, or an export that never finished).
 func (a *Archiver) Manifest(ctx context.Context, table string) (Manifest, error) {
 	if err := checkTableName(table); err != nil {
 		return Manifest{}, err
 	}
-	return a.readManifest(ctx, manifestKey(table))
+	g, err := a.generation(ctx, table)
+	if err != nil {
+		return Manifest{}, err
+	}
+	return a.readManifest(ctx, manifestKey(table, g))
 }
 
 func (a *Archiver) readManifest(ctx context.Context, key string) (Manifest, error) {
@@ -140,15 +163,17 @@ func (a *Archiver) writeManifest(ctx context.Context, m Manifest) error {
 		return err
 	}
 	b = append(b, '\n')
-	if err := a.target.put(ctx, manifestKey(m.Table), strings.NewReader(string(b)), int64(len(b))); err != nil {
+	_, key := m.keys()
+	if err := a.target.put(ctx, key, strings.NewReader(string(b)), int64(len(b))); err != nil {
 		return fmt.Errorf("write manifest: %w", err)
 	}
 	return nil
 }
 
-// Verified reports whether table has an archive that was read back and
-// checked. A missing manifest, or one not yet verified, is false with no
-// error.
+// Verified reports whether table's current generation has an archive
+// that was read back and checked. A missing manifest, or one not yet
+// verified, is false with no error: so is the verified archive of an
+// earlier table under the same name.
 func (a *Archiver) Verified(ctx context.Context, table string) (bool, error) {
 	m, err := a.Manifest(ctx, table)
 	if errors.Is(err, ErrNotFound) {
@@ -162,9 +187,10 @@ func (a *Archiver) Verified(ctx context.Context, table string) (bool, error) {
 
 // Archive exports table, reads the export back and verifies it against
 // the manifest and a fresh scan of the table, and then marks the manifest
-// verified. Any archive the table had is replaced: its manifest is removed
-// first, so a crash at any point leaves either no manifest (the next
-// Archive starts over) or a complete one.
+// verified. Any archive of the table's generation is replaced: its
+// manifest is removed first, so a crash at any point leaves either no
+// manifest (the next Archive starts over) or a complete one. Archives of
+// earlier generations are kept.
 func (a *Archiver) Archive(ctx context.Context, table string) error {
 	if err := checkTableName(table); err != nil {
 		return err
@@ -205,7 +231,7 @@ func (a *Archiver) Verify(ctx context.Context, table string) error {
 // verify checks the archive m describes. With tableRequired, a table that
 // is gone is an error; otherwise only the archive is checked then.
 func (a *Archiver) verify(ctx context.Context, m Manifest, tableRequired bool) error {
-	got, err := a.readBack(ctx, m.Table, nil)
+	got, err := a.readBack(ctx, m, nil)
 	if err != nil {
 		return err
 	}

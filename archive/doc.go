@@ -26,6 +26,15 @@
 //	{prefix}/T/data.ndjson.gz   the items, gzip-compressed NDJSON
 //	{prefix}/T/manifest.json    what the data holds, and its checksums
 //
+// An archive belongs to a generation of the table (package registry), not
+// to its name: a table made again under the name of one archived and
+// deleted (late data after the retention was lengthened) is generation 2,
+// archived beside the first as data-2.ndjson.gz and manifest-2.json. The
+// archiver learns the generation from the registry (Options.Facts);
+// Archive, Verified and Manifest concern the current generation, so the
+// verified archive of a deleted table never passes for the table made
+// again, and Restore writes back every generation's items.
+//
 // Each line of the data file is one item in DynamoDB JSON, wrapped as
 // DynamoDB's own export to S3 writes it in DYNAMODB_JSON format, so that
 // DynamoDB's import from S3, the AWS tools and jq read it as it is:

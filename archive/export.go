@@ -33,11 +33,13 @@ func (a *Archiver) export(ctx context.Context, table string) (m Manifest, err er
 		}
 		if found {
 			m.recordEntry(e)
+			m.Data, _ = objectNames(m.generation())
 		}
 	}
 	// From here until the new manifest is written, the table has no
 	// archive: a crash leaves nothing that could pass for one.
-	if err := a.target.del(ctx, manifestKey(table)); err != nil {
+	dataKey, manifestKey := m.keys()
+	if err := a.target.del(ctx, manifestKey); err != nil {
 		return Manifest{}, fmt.Errorf("export: remove old manifest: %w", err)
 	}
 
@@ -75,7 +77,7 @@ func (a *Archiver) export(ctx context.Context, table string) (m Manifest, err er
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return Manifest{}, fmt.Errorf("export: %w", err)
 	}
-	if err := a.target.put(ctx, dataKey(table), f, cw.n); err != nil {
+	if err := a.target.put(ctx, dataKey, f, cw.n); err != nil {
 		return Manifest{}, fmt.Errorf("export: %w", err)
 	}
 	m.ItemCount = content.Count()
@@ -96,11 +98,13 @@ type readResult struct {
 	content string
 }
 
-// readBack reads table's data file from the target, checks that every
-// line parses, and calls fn, when not nil, with each item. It returns the
-// file's size and SHA-256 and the items' count and content hash.
-func (a *Archiver) readBack(ctx context.Context, table string, fn func(storage.Item) error) (readResult, error) {
-	r, err := a.target.get(ctx, dataKey(table))
+// readBack reads the data file of m's archive from the target, checks
+// that every line parses, and calls fn, when not nil, with each item. It
+// returns the file's size and SHA-256 and the items' count and content
+// hash.
+func (a *Archiver) readBack(ctx context.Context, m Manifest, fn func(storage.Item) error) (readResult, error) {
+	dataKey, _ := m.keys()
+	r, err := a.target.get(ctx, dataKey)
 	if err != nil {
 		return readResult{}, fmt.Errorf("read back: %w", err)
 	}
@@ -109,12 +113,12 @@ func (a *Archiver) readBack(ctx context.Context, table string, fn func(storage.I
 	cr := &countReader{r: io.TeeReader(r, sum)}
 	var content ContentHash
 	if err := readItems(cr, &content, fn); err != nil {
-		return readResult{}, fmt.Errorf("read back %s: %w", dataKey(table), err)
+		return readResult{}, fmt.Errorf("read back %s: %w", dataKey, err)
 	}
 	// Hash whatever follows the compressed stream too: the file checksum
 	// covers the whole file.
 	if _, err := io.Copy(io.Discard, cr); err != nil {
-		return readResult{}, fmt.Errorf("read back %s: %w", dataKey(table), err)
+		return readResult{}, fmt.Errorf("read back %s: %w", dataKey, err)
 	}
 	return readResult{bytes: cr.n, fileSHA: hex.EncodeToString(sum.Sum(nil)),
 		count: content.Count(), content: content.Sum()}, nil

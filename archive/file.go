@@ -90,23 +90,28 @@ func (t *fileTarget) del(_ context.Context, key string) error {
 	return nil
 }
 
-func (t *fileTarget) list(_ context.Context, name string, fn func(key string) error) error {
-	entries, err := os.ReadDir(t.dir)
+func (t *fileTarget) list(_ context.Context, match func(name string) bool, fn func(key string) error) error {
+	folders, err := os.ReadDir(t.dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("list %s: %w", t, err)
 	}
-	for _, e := range entries {
-		if !e.IsDir() {
+	for _, folder := range folders {
+		if !folder.IsDir() {
 			continue
 		}
-		if _, err := os.Stat(filepath.Join(t.dir, e.Name(), name)); err != nil {
-			continue
+		files, err := os.ReadDir(filepath.Join(t.dir, folder.Name()))
+		if err != nil {
+			return fmt.Errorf("list %s: %w", t, err)
 		}
-		if err := fn(e.Name() + "/" + name); err != nil {
-			return err
+		for _, f := range files {
+			if f.Type().IsRegular() && match(f.Name()) {
+				if err := fn(folder.Name() + "/" + f.Name()); err != nil {
+					return err
+				}
+			}
 		}
 	}
 	return nil

@@ -1,6 +1,7 @@
 package archive
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -8,11 +9,11 @@ import (
 )
 
 // List returns the manifest of every archive in the target, verified or
-// not, in table-name order. Exports that never finished have no manifest
+// not, in table-name order and, for a name, generation order. Exports that never finished have no manifest
 // and are not listed.
 func (a *Archiver) List(ctx context.Context) ([]Manifest, error) {
 	var ms []Manifest
-	err := a.target.list(ctx, ManifestObject, func(key string) error {
+	err := a.target.list(ctx, isManifest, func(key string) error {
 		m, err := a.readManifest(ctx, key)
 		if err != nil {
 			return err
@@ -23,6 +24,8 @@ func (a *Archiver) List(ctx context.Context) ([]Manifest, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list archives in %s: %w", a.target, err)
 	}
-	slices.SortFunc(ms, func(x, y Manifest) int { return strings.Compare(x.Table, y.Table) })
+	slices.SortFunc(ms, func(x, y Manifest) int {
+		return cmp.Or(strings.Compare(x.Table, y.Table), cmp.Compare(x.generation(), y.generation()))
+	})
 	return ms, nil
 }

@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/timetabledb/timetable/family"
@@ -16,11 +18,38 @@ import (
 // package writes. A reader refuses a manifest of a later version.
 const FormatVersion = 1
 
-// Names of the objects of one archive, under {prefix}/{table}/.
+// Names of the objects of the archive of a table's first generation,
+// under {prefix}/{table}/. Generation N > 1 (a table made again under the
+// name of a deleted one) has its own, beside them: data-N.ndjson.gz and
+// manifest-N.json.
 const (
 	DataObject     = "data.ndjson.gz"
 	ManifestObject = "manifest.json"
 )
+
+// objectNames returns the names of the data file and the manifest of a
+// generation's archive, relative to the table's folder.
+func objectNames(generation int64) (data, manifest string) {
+	if generation <= 1 {
+		return DataObject, ManifestObject
+	}
+	g := strconv.FormatInt(generation, 10)
+	return "data-" + g + ".ndjson.gz", "manifest-" + g + ".json"
+}
+
+// isManifest reports whether an object's name is a manifest's, of any
+// generation.
+func isManifest(name string) bool {
+	if name == ManifestObject {
+		return true
+	}
+	g, ok := strings.CutPrefix(name, "manifest-")
+	if g, ok = strings.CutSuffix(g, ".json"); !ok {
+		return false
+	}
+	n, err := strconv.ParseInt(g, 10, 64)
+	return err == nil && n > 1 && strconv.FormatInt(n, 10) == g
+}
 
 // Manifest describes one archive. Its presence means the data file is
 // complete; VerifiedAt, when set, means the data was read back from the
@@ -30,6 +59,11 @@ type Manifest struct {
 	FormatVersion int `json:"format_version"`
 	// Table is the source table's name.
 	Table string `json:"table"`
+	// Generation is the registry's count of the tables made under the
+	// name (1 when absent): each generation is archived apart, so that
+	// the archive of a deleted table never stands for a table made again
+	// under its name.
+	Generation int64 `json:"generation,omitempty"`
 	// Family, PeriodStart, PeriodEnd, WriteMonth and Tier come from the
 	// source table's tags (empty when it had none).
 	Family      string `json:"family,omitempty"`
@@ -103,6 +137,16 @@ func (m *Manifest) recordEntry(e registry.Entry) {
 		m.WriteMonth = e.Ref.WriteMonth.String()
 	}
 	m.Tier = e.Tier
+	m.Generation = e.Generation
+}
+
+// generation returns the manifest's generation, 1 when it names none.
+func (m Manifest) generation() int64 { return max(m.Generation, 1) }
+
+// keys returns the target keys of the archive's data file and manifest.
+func (m Manifest) keys() (data, manifest string) {
+	d, mf := objectNames(m.generation())
+	return m.Table + "/" + d, m.Table + "/" + mf
 }
 
 // ContentHash computes a hash of a set of items that does not depend on

@@ -8,13 +8,15 @@ import (
 	"github.com/timetabledb/timetable/storage"
 )
 
-// Restore writes the items of table's archive back into the table named
+// Restore writes the items of table's archives back into the table named
 // into (table itself when into is empty), creating it with the archived
 // table's tags, so that the engine's catalog recognizes it and queries see
-// its events again. The archive is read twice: first checked whole against
-// its manifest, so that nothing is written from a damaged archive, then
-// written. Items replace those of the same key, so a restore that was
-// interrupted can simply be run again.
+// its events again. Every generation's archive is restored, oldest first:
+// the tables once made under one name held events of one period. Each
+// archive is read twice: first checked whole against its manifest, so
+// that nothing is written from a damaged archive, then written. Items
+// replace those of the same key, so a restore that was interrupted can
+// simply be run again.
 //
 // The table is created with Options.RestoreCapacity (on-demand by default)
 // and without TTL, so that restored items with an expiry in the past are
@@ -26,19 +28,21 @@ func (a *Archiver) Restore(ctx context.Context, table, into string) error {
 	if err := checkTableName(into); err != nil {
 		return err
 	}
-	m, err := a.Manifest(ctx, table)
+	ms, err := a.generations(ctx, table)
 	if err != nil {
 		return fmt.Errorf("restore %q: %w", table, err)
 	}
-	got, err := a.readBack(ctx, table, nil)
-	if err != nil {
-		return fmt.Errorf("restore %q: %w", table, err)
-	}
-	if err := compare("manifest", m, got); err != nil {
-		return fmt.Errorf("restore %q: %w", table, err)
+	for _, m := range ms {
+		got, err := a.readBack(ctx, m, nil)
+		if err != nil {
+			return fmt.Errorf("restore %q: %w", table, err)
+		}
+		if err := compare("manifest", m, got); err != nil {
+			return fmt.Errorf("restore %q: %w", table, err)
+		}
 	}
 
-	spec := storage.TableSpec{Name: into, Capacity: a.opts.RestoreCapacity, Tags: m.Tags}
+	spec := storage.TableSpec{Name: into, Capacity: a.opts.RestoreCapacity, Tags: ms[len(ms)-1].Tags}
 	if err := a.store.CreateTable(ctx, spec); err != nil && !errors.Is(err, storage.ErrTableExists) {
 		return fmt.Errorf("restore %q into %q: %w", table, into, err)
 	}
@@ -54,19 +58,51 @@ func (a *Archiver) Restore(ctx context.Context, table, into string) error {
 		batch = batch[:0]
 		return nil
 	}
-	_, err = a.readBack(ctx, table, func(it storage.Item) error {
-		batch = append(batch, it)
-		if len(batch) == cap(batch) {
-			return flush()
+	var items int64
+	for _, m := range ms {
+		_, err = a.readBack(ctx, m, func(it storage.Item) error {
+			batch = append(batch, it)
+			if len(batch) == cap(batch) {
+				return flush()
+			}
+			return nil
+		})
+		if err == nil {
+			err = flush()
 		}
-		return nil
-	})
-	if err == nil {
-		err = flush()
+		if err != nil {
+			return fmt.Errorf("restore %q into %q: %w", table, into, err)
+		}
+		items += m.ItemCount
 	}
-	if err != nil {
-		return fmt.Errorf("restore %q into %q: %w", table, into, err)
-	}
-	a.opts.Logger.Info("restored table", "table", table, "into", into, "items", m.ItemCount)
+	a.opts.Logger.Info("restored table", "table", table, "into", into, "generations", len(ms), "items", items)
 	return nil
+}
+
+// generations returns the manifests of table's archives, oldest
+// generation first, or an error wrapping ErrNotFound when it has none.
+// It looks for generations 1 to the registry's current one.
+func (a *Archiver) generations(ctx context.Context, table string) ([]Manifest, error) {
+	if err := checkTableName(table); err != nil {
+		return nil, err
+	}
+	last, err := a.generation(ctx, table)
+	if err != nil {
+		return nil, err
+	}
+	var ms []Manifest
+	for g := int64(1); g <= last; g++ {
+		m, err := a.readManifest(ctx, manifestKey(table, g))
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		ms = append(ms, m)
+	}
+	if len(ms) == 0 {
+		return nil, fmt.Errorf("%w: no archive of %q", ErrNotFound, table)
+	}
+	return ms, nil
 }

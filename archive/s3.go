@@ -99,7 +99,7 @@ func (t *s3Target) del(ctx context.Context, key string) error {
 	return nil
 }
 
-func (t *s3Target) list(ctx context.Context, name string, fn func(key string) error) error {
+func (t *s3Target) list(ctx context.Context, match func(name string) bool, fn func(key string) error) error {
 	root := ""
 	if t.prefix != "" {
 		root = t.prefix + "/"
@@ -116,7 +116,7 @@ func (t *s3Target) list(ctx context.Context, name string, fn func(key string) er
 		for _, o := range page.Contents {
 			rel := strings.TrimPrefix(aws.ToString(o.Key), root)
 			folder, base, ok := strings.Cut(rel, "/")
-			if !ok || folder == "" || base != name {
+			if !ok || folder == "" || strings.Contains(base, "/") || !match(base) {
 				continue
 			}
 			if err := fn(rel); err != nil {

@@ -30,9 +30,9 @@ type target interface {
 	get(ctx context.Context, key string) (io.ReadCloser, error)
 	// del removes an object; removing one that is absent is not an error.
 	del(ctx context.Context, key string) error
-	// list calls fn with the key of every object whose name is name, in
-	// any folder directly under the root ("{folder}/{name}").
-	list(ctx context.Context, name string, fn func(key string) error) error
+	// list calls fn with the key of every object whose name match
+	// accepts, in any folder directly under the root ("{folder}/{name}").
+	list(ctx context.Context, match func(name string) bool, fn func(key string) error) error
 	// String returns the target's URL.
 	String() string
 }

@@ -86,8 +86,10 @@
 // applied: a change made by hand in the AWS console is not seen (and not
 // undone) until the table's tier changes.
 //
-// Without write-time grouping, late data for a table already deleted by
-// retention makes the engine create it again, and the next cycle deletes
-// it again: set a retention longer than the latest data you accept, or use
-// write-time grouping, which puts such data in a table of its own.
+// Without write-time grouping, an event for a table already past
+// retention is refused when it is written (the engine), so it is never
+// acknowledged and then deleted. Should the retention be lengthened after
+// a table was deleted, late data makes the table again, as a new
+// generation: the archive of the old one does not count for it (package
+// archive), so it is archived again before it is deleted.
 package lifecycle
