@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/timetabledb/timetable/clock"
 	"github.com/timetabledb/timetable/registry"
@@ -191,16 +192,34 @@ func (a *Archiver) Verified(ctx context.Context, table string) (bool, error) {
 // manifest is removed first, so a crash at any point leaves either no
 // manifest (the next Archive starts over) or a complete one. Archives of
 // earlier generations are kept.
+//
+// Archive picks up where an earlier one stopped: an export whose scan
+// stopped resumes from its checkpoint, and a complete export whose
+// verification did not finish is verified again, not exported again.
 func (a *Archiver) Archive(ctx context.Context, table string) error {
 	if err := checkTableName(table); err != nil {
 		return err
 	}
-	m, err := a.export(ctx, table)
-	if err != nil {
-		return fmt.Errorf("archive %q: %w", table, err)
+	m, err := a.Manifest(ctx, table)
+	checked := false
+	if err == nil && !m.Verified() {
+		// An export finished; its verification did not.
+		switch err := a.verify(ctx, m, true); {
+		case err == nil:
+			checked = true
+		case errors.Is(err, ErrMismatch):
+			a.opts.Logger.Warn("export does not match the table; exporting again", "table", table, "err", err)
+		default:
+			return fmt.Errorf("archive %q: verify the export made %s: %w", table, m.CreatedAt.Format(time.RFC3339), err)
+		}
 	}
-	if err := a.verify(ctx, m, true); err != nil {
-		return fmt.Errorf("archive %q: %w", table, err)
+	if !checked {
+		if m, err = a.export(ctx, table); err != nil {
+			return fmt.Errorf("archive %q: %w", table, err)
+		}
+		if err := a.verify(ctx, m, true); err != nil {
+			return fmt.Errorf("archive %q: %w", table, err)
+		}
 	}
 	now := a.opts.Clock.Now().UTC()
 	m.VerifiedAt = &now

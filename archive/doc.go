@@ -70,6 +70,20 @@
 // with the table; the content hash can, at the cost of 32 bytes of memory
 // per item while hashing.
 //
+// # Resuming
+//
+// An export whose scan stops (throttled past the SDK's retries, or its
+// context ended, as a Lambda's does) saves what it has: the items so far
+// as a partial data file and a checkpoint with the key of the last item
+// (T/export.checkpoint.json, T/export.partial.ndjson.gz; export-N.* for
+// generation N). The next Archive of the table reads them back, checks
+// them, and resumes the scan after that key (storage.Store.ScanAfter),
+// appending a gzip member of its own, so a table on a cold tier of 1 RCU
+// is archived in a few cycles instead of never. A complete export whose
+// verification stopped is verified again, not exported again. The
+// checkpoint names the table's creation time and generation: one of
+// another table under the name is ignored.
+//
 // # Caveats
 //
 // An export is spooled to a temporary file (Options.TempDir) and uploaded

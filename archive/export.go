@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/timetabledb/timetable/storage"
 )
@@ -19,7 +20,9 @@ import (
 const maxLine = 16 << 20
 
 // export writes table's items to the target as a data file and then an
-// unverified manifest, after removing any manifest the table had.
+// unverified manifest, after removing any manifest the table's generation
+// had. A scan that stops (throttled past its retries, its context ended)
+// leaves a checkpoint, and the next export of the table resumes there.
 func (a *Archiver) export(ctx context.Context, table string) (m Manifest, err error) {
 	info, err := a.store.DescribeTable(ctx, table)
 	if err != nil {
@@ -49,45 +52,105 @@ func (a *Archiver) export(ctx context.Context, table string) (m Manifest, err er
 	}
 	defer func() { err = errors.Join(err, f.Close(), os.Remove(f.Name())) }()
 
-	sum := sha256.New()
-	cw := &countWriter{w: io.MultiWriter(f, sum)}
-	zw := gzip.NewWriter(cw)
-	bw := bufio.NewWriterSize(zw, 1<<16)
 	var content ContentHash
+	cp, resumed, err := a.resume(ctx, m, info.CreatedAt, f, &content)
+	if err != nil {
+		return Manifest{}, fmt.Errorf("export: %w", err)
+	}
+	cp = checkpoint{Table: m.Table, Generation: m.generation(), TableCreatedAt: info.CreatedAt, After: cp.After}
+
+	// Each run appends a gzip member of its own: a gzip reader reads the
+	// members as one stream.
+	zw := gzip.NewWriter(f)
+	bw := bufio.NewWriterSize(zw, 1<<16)
 	it := a.store.Scan(ctx, table)
-	defer it.Close()
+	if resumed {
+		it = a.store.ScanAfter(ctx, table, cp.After)
+	}
 	for it.Next() {
-		line, err := MarshalItem(it.Item())
+		item := it.Item()
+		line, err := MarshalItem(item)
 		if err != nil {
+			it.Close()
 			return Manifest{}, fmt.Errorf("export: %w", err)
 		}
 		content.Add(line)
 		bw.Write(line)
 		if err := bw.WriteByte('\n'); err != nil {
+			it.Close()
 			return Manifest{}, fmt.Errorf("export: %w", err)
 		}
+		cp.After = item.Key()
 		a.opts.Progress(1)
 	}
-	if err := it.Err(); err != nil {
-		return Manifest{}, fmt.Errorf("export: scan: %w", err)
-	}
+	scanErr := errors.Join(it.Err(), it.Close())
 	if err := errors.Join(bw.Flush(), zw.Close()); err != nil {
 		return Manifest{}, fmt.Errorf("export: %w", err)
 	}
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
+	size, err := f.Seek(0, io.SeekCurrent)
+	if err != nil {
 		return Manifest{}, fmt.Errorf("export: %w", err)
 	}
-	if err := a.target.put(ctx, dataKey, f, cw.n); err != nil {
+	if scanErr != nil {
+		if content.Count() == 0 {
+			return Manifest{}, fmt.Errorf("export: scan: %w", scanErr)
+		}
+		cp.Items, cp.Bytes, cp.SavedAt = content.Count(), size, a.opts.Clock.Now().UTC()
+		if err := a.saveCheckpoint(ctx, cp, f); err != nil {
+			return Manifest{}, fmt.Errorf("export: scan: %w (and its checkpoint was not saved: %v)", scanErr, err)
+		}
+		a.opts.Logger.Warn("export stopped; the next resumes where it stopped", "table", table, "items", cp.Items, "err", scanErr)
+		return Manifest{}, fmt.Errorf("export: scan stopped after %d items, kept for the next export to resume: %w", cp.Items, scanErr)
+	}
+
+	sum := sha256.New()
+	if err := seekStart(f); err != nil {
+		return Manifest{}, fmt.Errorf("export: %w", err)
+	}
+	if _, err := io.Copy(sum, f); err != nil {
+		return Manifest{}, fmt.Errorf("export: %w", err)
+	}
+	if err := seekStart(f); err != nil {
+		return Manifest{}, fmt.Errorf("export: %w", err)
+	}
+	if err := a.target.put(ctx, dataKey, f, size); err != nil {
 		return Manifest{}, fmt.Errorf("export: %w", err)
 	}
 	m.ItemCount = content.Count()
 	m.ContentSHA256 = content.Sum()
-	m.DataBytes = cw.n
+	m.DataBytes = size
 	m.DataSHA256 = hex.EncodeToString(sum.Sum(nil))
 	if err := a.writeManifest(ctx, m); err != nil {
 		return Manifest{}, fmt.Errorf("export: %w", err)
 	}
+	if err := a.dropCheckpoint(ctx, m.Table, m.generation()); err != nil {
+		a.opts.Logger.Warn("export checkpoint not removed", "table", table, "err", err)
+	}
 	return m, nil
+}
+
+// resume loads the checkpoint of m's export, if any, into spool and
+// content, and leaves spool at its end. resumed is false when there is
+// none, or it does not hold together (then spool is empty again).
+func (a *Archiver) resume(ctx context.Context, m Manifest, created time.Time, spool *os.File, content *ContentHash) (cp checkpoint, resumed bool, err error) {
+	cp, found, err := a.loadCheckpoint(ctx, m, created, spool)
+	if err != nil || !found {
+		return checkpoint{}, false, err
+	}
+	if err := seekStart(spool); err != nil {
+		return checkpoint{}, false, err
+	}
+	if err := readItems(spool, content, nil); err != nil || content.Count() != cp.Items {
+		a.opts.Logger.Warn("export checkpoint ignored: partial data does not match", "table", m.Table, "err", err)
+		*content = ContentHash{}
+		return checkpoint{}, false, errors.Join(spool.Truncate(0), seekStart(spool))
+	}
+	if _, err := spool.Seek(0, io.SeekEnd); err != nil {
+		return checkpoint{}, false, err
+	}
+	a.opts.Progress(int(cp.Items))
+	a.opts.Logger.Info("export resumed", "table", m.Table, "items", cp.Items, "saved_at", cp.SavedAt)
+	return cp, true, nil
 }
 
 // readResult is what reading a data file, or scanning a table, found.

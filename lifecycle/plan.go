@@ -13,6 +13,10 @@ import (
 	"github.com/timetabledb/timetable/storage"
 )
 
+// ExportTier is the tier a table past retention is on while it is
+// archived: on-demand, so that the export's scan is not throttled.
+const ExportTier = "export"
+
 // Plan returns the actions that bring the tables in actual in line with
 // the families' policies at time now, family by family in the order given,
 // creations first, then table by table in name order. It is a pure
@@ -128,6 +132,17 @@ func planTable(now time.Time, f family.Family, t Table) []Action {
 		case p.Archive == "":
 			a.Kind, a.Reason = Delete, why
 		case !t.Archived:
+			if t.Capacity.Billing != storage.OnDemand {
+				// The export's strongly consistent scan takes 256 RCU
+				// per 1 MB page: on a cold tier's few RCU it is
+				// throttled for hours. A refused switch (DynamoDB allows
+				// a few a day) is deferred; the export then resumes
+				// from its checkpoint each cycle.
+				b := base
+				b.Kind, b.Tier, b.Capacity = UpdateBilling, ExportTier, storage.Capacity{Billing: storage.OnDemand}
+				b.Reason = why + "; the archive's scan reads the whole table: on-demand while it is exported, was " + capacityString(t.Capacity)
+				out = append(out, b)
+			}
 			a.Kind, a.Reason = Archive, why+"; archive to "+p.Archive+" before deleting"
 		default:
 			a.Kind, a.Reason = Delete, why+"; archive in "+p.Archive+" verified"

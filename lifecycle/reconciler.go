@@ -320,6 +320,12 @@ func (r *Reconciler) apply(ctx context.Context, a Action) error {
 		if err := ar.Archive(ctx, a.Table); err != nil {
 			return err
 		}
+		// This cycle may have switched the table to on-demand for the
+		// export: keep what the registry says now.
+		if cur, err := r.registry.Get(ctx, a.Family, e.Ref.Period.Start, e.Name); err == nil && cur.Generation == e.Generation {
+			e = cur
+			e.UpdatedAt = now
+		}
 		e.State, e.ArchiveTarget, e.ArchivedAt = registry.Archived, a.Target, now
 		return r.registry.Save(ctx, e)
 	case Delete:

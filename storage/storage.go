@@ -110,6 +110,12 @@ type Store interface {
 	// Scan returns every item of a table, in no particular order.
 	Scan(ctx context.Context, table string) Iterator
 
+	// ScanAfter returns the items Scan returns after the item whose key
+	// is after, in the same order (DynamoDB's ExclusiveStartKey): a scan
+	// stopped after an item resumes there, in another process too. The
+	// item need not exist any more.
+	ScanAfter(ctx context.Context, table string, after Key) Iterator
+
 	// Close releases the store's resources. It is safe to call twice.
 	Close() error
 }
@@ -121,6 +127,11 @@ const (
 	SKAttr = "sk"
 )
 
+// Key is the primary key of an item.
+type Key struct {
+	PK, SK string
+}
+
 // Item is one stored item: its key and its other attributes. Attrs never
 // holds the key attributes themselves.
 type Item struct {
@@ -128,6 +139,9 @@ type Item struct {
 	SK    string
 	Attrs map[string]any
 }
+
+// Key returns the item's key.
+func (it Item) Key() Key { return Key{PK: it.PK, SK: it.SK} }
 
 // Query selects items of one partition by a range of sort keys.
 type Query struct {

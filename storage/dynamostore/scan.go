@@ -14,16 +14,28 @@ import (
 // Scan returns every item of the table, fetching DynamoDB's pages of up to
 // 1 MB one at a time as the iterator needs them.
 func (s *Store) Scan(ctx context.Context, table string) storage.Iterator {
+	return s.ScanAfter(ctx, table, storage.Key{})
+}
+
+// ScanAfter is Scan from the item after the key: its ExclusiveStartKey.
+func (s *Store) ScanAfter(ctx context.Context, table string, after storage.Key) storage.Iterator {
 	if err := s.enter(); err != nil {
 		return errIterator(err)
 	}
 	defer s.calls.Done()
 
-	pages := dynamodb.NewScanPaginator(s.client, &dynamodb.ScanInput{
+	in := &dynamodb.ScanInput{
 		TableName:              aws.String(table),
 		ConsistentRead:         s.consistentRead(),
 		ReturnConsumedCapacity: returnCapacity,
-	})
+	}
+	if after != (storage.Key{}) {
+		in.ExclusiveStartKey = map[string]types.AttributeValue{
+			storage.PKAttr: &types.AttributeValueMemberS{Value: after.PK},
+			storage.SKAttr: &types.AttributeValueMemberS{Value: after.SK},
+		}
+	}
+	pages := dynamodb.NewScanPaginator(s.client, in)
 	return newIterator(ctx, s, 0, func(ctx context.Context) ([]map[string]types.AttributeValue, bool, error) {
 		out, err := pages.NextPage(ctx, s.callOpts...)
 		if err != nil {

@@ -86,6 +86,12 @@ func (s *Store) Query(ctx context.Context, q storage.Query) storage.Iterator {
 // Scan returns an iterator over every item of the table, in key order,
 // read from one consistent snapshot taken when Scan is called.
 func (s *Store) Scan(ctx context.Context, tableName string) storage.Iterator {
+	return s.ScanAfter(ctx, tableName, storage.Key{})
+}
+
+// ScanAfter is Scan from the item after the key, in key order as Scan
+// goes.
+func (s *Store) ScanAfter(ctx context.Context, tableName string, after storage.Key) storage.Iterator {
 	if err := s.acquire(); err != nil {
 		return &iterator{err: fmt.Errorf("scan table %q: %w", tableName, err), done: true}
 	}
@@ -95,6 +101,11 @@ func (s *Store) Scan(ctx context.Context, tableName string) storage.Iterator {
 		return &iterator{err: fmt.Errorf("scan table %q: %w", tableName, storage.ErrTableNotFound), done: true}
 	}
 	lower, upper := tableSpan(t.id)
+	if after != (storage.Key{}) {
+		// The item key is the sort key verbatim at its end: the key with
+		// a zero byte appended is the first after it.
+		lower = append(appendItemKey(nil, t.id, after.PK, after.SK), 0)
+	}
 	return s.open(&iterator{ctx: ctx, table: tableName, scan: true}, lower, upper)
 }
 

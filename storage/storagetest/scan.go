@@ -1,6 +1,7 @@
 package storagetest
 
 import (
+	"context"
 	"fmt"
 	"testing"
 
@@ -13,6 +14,27 @@ func (s *suite) scanTests() []subtest {
 	return []subtest{
 		{"EveryItemOnce", s.testScanEveryItemOnce},
 		{"Empty", s.testScanEmpty},
+		{"Resume", s.testScanResume},
+	}
+}
+
+// testScanResume stops a scan at several items and resumes after each
+// with ScanAfter: the items after it are those the whole scan returned
+// after it, in the same order.
+func (s *suite) testScanResume(t *testing.T) {
+	st := s.open(t)
+	name := s.createTable(t, st)
+	var items []storage.Item
+	for _, pk := range []string{"a", "a#", "b", "é"} {
+		items = append(items, numbered(pk, 40)...)
+	}
+	writeAll(t, st, name, items...)
+	whole := scanAll(t, st, name)
+	require.Len(t, whole, len(items))
+	for _, stop := range []int{0, 1, 39, 40, 97, len(whole) - 2, len(whole) - 1} {
+		after := whole[stop].Key()
+		rest := drain(t, st.ScanAfter(context.Background(), name, after))
+		require.Equal(t, normaliseItems(whole[stop+1:]), normaliseItems(rest), "after item %d", stop)
 	}
 }
 
