@@ -217,3 +217,57 @@ func (h *recordingHandler) messages() []string {
 	}
 	return out
 }
+
+// TestTTLOnAnotherAttributeIsRefused: DynamoDB keeps one TTL attribute
+// per table, so a table whose TTL is on another attribute is refused for
+// now (storage.ErrRefused, which the lifecycle defers) with what to do,
+// and no UpdateTimeToLive is sent that DynamoDB would refuse.
+func TestTTLOnAnotherAttributeIsRefused(t *testing.T) {
+	dynamotest.SkipUnless(t, dynamotest.TTL)
+	s := openStore(t, Options{})
+	ctx := context.Background()
+	name := createTable(t, s, storage.TableSpec{TTLAttribute: "exp"})
+
+	err := s.UpdateTable(ctx, name, storage.TableUpdate{TTLAttribute: "tt_exp"})
+	require.ErrorIs(t, err, storage.ErrRefused)
+	require.Contains(t, err.Error(), `on attribute "exp"`)
+	require.Contains(t, err.Error(), "Enabled=false")
+	info, err := s.DescribeTable(ctx, name)
+	require.NoError(t, err)
+	require.Equal(t, "exp", info.TTLAttribute, "unchanged")
+}
+
+// disablingTTL answers DescribeTimeToLive with DISABLING, as DynamoDB does
+// for up to an hour after TTL is turned off, which neither local server
+// shows, and counts UpdateTimeToLive calls; it forwards everything else.
+type disablingTTL struct {
+	next    http.RoundTripper
+	updates int
+}
+
+func (d *disablingTTL) RoundTrip(req *http.Request) (*http.Response, error) {
+	target := req.Header.Get("X-Amz-Target")
+	switch {
+	case strings.HasSuffix(target, ".DescribeTimeToLive"):
+		return jsonResponse(req, 200, map[string]any{"TimeToLiveDescription": map[string]string{"TimeToLiveStatus": "DISABLING"}}), nil
+	case strings.HasSuffix(target, ".UpdateTimeToLive"):
+		d.updates++
+		return jsonResponse(req, 400, map[string]string{
+			"__type":  "com.amazonaws.dynamodb.v20120810#ValidationException",
+			"message": "Time to live has been modified multiple times within a fixed interval",
+		}), nil
+	}
+	return d.next.RoundTrip(req)
+}
+
+func TestTTLBeingDisabledIsRefused(t *testing.T) {
+	fake := &disablingTTL{next: http.DefaultTransport}
+	s := openStore(t, Options{ClientOptions: []func(*dynamodb.Options){
+		func(o *dynamodb.Options) { o.HTTPClient = &http.Client{Transport: fake} },
+	}})
+	name := createTable(t, s, storage.TableSpec{})
+	err := s.UpdateTable(context.Background(), name, storage.TableUpdate{TTLAttribute: "tt_exp"})
+	require.ErrorIs(t, err, storage.ErrRefused)
+	require.Contains(t, err.Error(), "DISABLING")
+	require.Zero(t, fake.updates, "nothing DynamoDB would refuse is sent")
+}
