@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 GO="${GO:-go}"
 # The packages whose tests reach DynamoDB (internal/dynamotest,
 # internal/backends).
-dynamo_pkgs=(./storage/dynamostore/... ./registry ./engine ./lifecycle ./archive ./server ./cli)
+dynamo_pkgs=(./storage/dynamostore/... ./registry ./engine ./lifecycle ./archive ./server ./cli ./cmd/timetable-lambda)
 
 # Both servers are installed first, one after the other: two npm installs
 # at once would share npm's cache.

@@ -34,38 +34,56 @@ import (
 func main() {
 	ctx := context.Background()
 	logger := slog.New(slog.NewJSONHandler(os.Stderr, nil))
-	cfg, err := lifecycle.ConfigFromEnv(os.Getenv)
-	if err != nil {
-		log.Fatal(err)
-	}
-	store, err := dynamostore.Open(ctx, dynamostore.Options{Logger: logger})
-	if err != nil {
-		log.Fatal(err)
-	}
-	meta := cfg.MetaTable
-	if meta == "" {
-		meta = engine.DefaultMetaTable
-	}
-	clk := clock.Real{}
-	r, err := lifecycle.New(lifecycle.Options{
-		Store:     store,
-		Families:  cfg.Families,
-		MetaTable: meta,
-		Clock:     clk,
-		OpenArchiver: func(target string, s storage.Store) (lifecycle.Archiver, error) {
-			var families []string
-			for _, f := range cfg.Families {
-				families = append(families, f.Name)
-			}
-			return archive.Open(ctx, target, s, archive.Options{Clock: clk, Logger: logger, Facts: registry.New(s, meta).Finder(families)})
-		},
-		Leaser: dynamostore.Lease{Store: store, Table: meta, Clock: clk},
-		Logger: logger,
-	})
+	r, err := newReconciler(ctx, wiring{getenv: os.Getenv, logger: logger, clock: clock.Real{}})
 	if err != nil {
 		log.Fatal(err)
 	}
 	lambda.Start(func(ctx context.Context, ev lifecycle.LambdaEvent) (lifecycle.LambdaResponse, error) {
 		return lifecycle.HandleLambda(ctx, r, ev)
+	})
+}
+
+// wiring is what the function is built from: the environment, and for
+// tests the store's client options, the archive's S3 options and a clock.
+type wiring struct {
+	getenv func(string) string
+	logger *slog.Logger
+	clock  clock.Clock
+	store  dynamostore.Options
+	s3     archive.S3Options
+}
+
+// newReconciler builds the lifecycle manager the function runs: the code
+// path whose AWS calls deploy/template.yaml grants (main_test.go records
+// them).
+func newReconciler(ctx context.Context, w wiring) (*lifecycle.Reconciler, error) {
+	cfg, err := lifecycle.ConfigFromEnv(w.getenv)
+	if err != nil {
+		return nil, err
+	}
+	w.store.Logger = w.logger
+	store, err := dynamostore.Open(ctx, w.store)
+	if err != nil {
+		return nil, err
+	}
+	meta := cfg.MetaTable
+	if meta == "" {
+		meta = engine.DefaultMetaTable
+	}
+	var families []string
+	for _, f := range cfg.Families {
+		families = append(families, f.Name)
+	}
+	return lifecycle.New(lifecycle.Options{
+		Store:     store,
+		Families:  cfg.Families,
+		MetaTable: meta,
+		Clock:     w.clock,
+		OpenArchiver: func(target string, s storage.Store) (lifecycle.Archiver, error) {
+			return archive.Open(ctx, target, s, archive.Options{Clock: w.clock, Logger: w.logger, S3: w.s3,
+				Facts: registry.New(s, meta).Finder(families)})
+		},
+		Leaser: dynamostore.Lease{Store: store, Table: meta, Clock: w.clock},
+		Logger: w.logger,
 	})
 }

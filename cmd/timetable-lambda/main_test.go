@@ -1,0 +1,205 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/johannesboyne/gofakes3"
+	"github.com/johannesboyne/gofakes3/backend/s3mem"
+	"github.com/stretchr/testify/require"
+	"gopkg.in/yaml.v3"
+
+	"github.com/timetabledb/timetable/archive"
+	"github.com/timetabledb/timetable/clock"
+	"github.com/timetabledb/timetable/internal/backends"
+	"github.com/timetabledb/timetable/internal/dynamotest"
+	"github.com/timetabledb/timetable/lifecycle"
+	"github.com/timetabledb/timetable/storage"
+	"github.com/timetabledb/timetable/storage/dynamostore"
+)
+
+// calls records the IAM actions the function's requests need.
+type calls struct {
+	mu      sync.Mutex
+	actions map[string]bool
+}
+
+func (c *calls) add(action string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.actions[action] = true
+}
+
+func (c *calls) sorted() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []string
+	for a := range c.actions {
+		out = append(out, a)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// dynamoCalls records "dynamodb:" + each request's operation.
+type dynamoCalls struct {
+	*calls
+	next http.RoundTripper
+}
+
+func (d dynamoCalls) RoundTrip(r *http.Request) (*http.Response, error) {
+	if _, op, ok := strings.Cut(r.Header.Get("X-Amz-Target"), "."); ok {
+		d.add("dynamodb:" + op)
+	}
+	return d.next.RoundTrip(r)
+}
+
+// s3Calls records the S3 action of each request to the bucket. A GET of
+// an object that is not there needs s3:ListBucket too: without it S3
+// answers 403, not 404, and the archiver could not tell "no archive yet".
+func s3Calls(c *calls, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		object := strings.Count(strings.Trim(r.URL.Path, "/"), "/") >= 1
+		rec := &statusRecorder{ResponseWriter: w}
+		next.ServeHTTP(rec, r)
+		switch {
+		case !object && r.Method == http.MethodGet:
+			c.add("s3:ListBucket")
+		case r.Method == http.MethodPut:
+			c.add("s3:PutObject")
+		case r.Method == http.MethodGet || r.Method == http.MethodHead:
+			c.add("s3:GetObject")
+			if rec.status == http.StatusNotFound {
+				c.add("s3:ListBucket")
+			}
+		case r.Method == http.MethodDelete:
+			c.add("s3:DeleteObject")
+		default:
+			c.add("s3:unknown " + r.Method)
+		}
+	})
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (s *statusRecorder) WriteHeader(code int) {
+	s.status = code
+	s.ResponseWriter.WriteHeader(code)
+}
+
+// granted returns every action deploy/template.yaml grants the function.
+func granted(t *testing.T) []string {
+	data, err := os.ReadFile("../../deploy/template.yaml")
+	require.NoError(t, err)
+	var doc yaml.Node
+	require.NoError(t, yaml.Unmarshal(data, &doc))
+	set := map[string]bool{}
+	var walk func(n *yaml.Node)
+	walk = func(n *yaml.Node) {
+		for i := 0; i < len(n.Content); i++ {
+			c := n.Content[i]
+			if n.Kind == yaml.MappingNode && i%2 == 0 && c.Value == "Action" {
+				for _, a := range n.Content[i+1].Content {
+					set[a.Value] = true
+				}
+			}
+			walk(c)
+		}
+	}
+	walk(&doc)
+	var out []string
+	for a := range set {
+		out = append(out, a)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestTemplateGrantsWhatTheFunctionCalls runs the function's code path
+// (newReconciler, the handler) against the local DynamoDB server and an
+// S3 server in the process, over a table's whole life — the meta table
+// made, a table adopted from its tags, tables created with TTL, tiers
+// changed, a table archived to S3 and deleted — records the AWS calls it
+// makes, and requires deploy/template.yaml to grant exactly their
+// actions: no call the role would refuse, no grant nothing uses.
+func TestTemplateGrantsWhatTheFunctionCalls(t *testing.T) {
+	if os.Getenv(backends.EndpointEnv) == "" {
+		t.Skipf("set %s or run `make test` to start dynalite", backends.EndpointEnv)
+	}
+	ctx := context.Background()
+	setup, cfg := backends.Dynamo().Open(t)
+	prefix := cfg.Families[0].Prefix
+
+	recorded := &calls{actions: map[string]bool{}}
+	mem := s3mem.New()
+	require.NoError(t, mem.CreateBucket("archives"))
+	s3srv := httptest.NewServer(s3Calls(recorded, gofakes3.New(mem).Server()))
+	defer s3srv.Close()
+	t.Setenv("AWS_ENDPOINT_URL_S3", s3srv.URL)
+
+	// An old table a server made before the registry: adopted from its
+	// tags (or its name), archived and deleted.
+	f := cfg.Families[0]
+	old := time.Date(2017, 3, 6, 0, 0, 0, 0, time.UTC)
+	spec := f.Spec(f.TableFor(old, old), f.Tiers[0])
+	require.NoError(t, setup.CreateTable(ctx, spec))
+	require.NoError(t, setup.BatchWrite(ctx, spec.Name, []storage.Item{{PK: "acme#t#s#0", SK: "2017-03-06T00:00:00Z", Attrs: map[string]any{"v": "x"}}}))
+
+	yamlConfig := fmt.Sprintf(`meta_table: %s
+families:
+  - name: events
+    prefix: %s
+    retention: 672h
+    ttl: 720h
+    archive: s3://archives/timetable
+`, cfg.MetaTable, prefix)
+	env := map[string]string{lifecycle.EnvConfigYAML: yamlConfig}
+	clk := clock.NewManual(time.Date(2017, 5, 10, 12, 0, 0, 0, time.UTC))
+	r, err := newReconciler(ctx, wiring{
+		getenv: func(k string) string { return env[k] },
+		logger: slog.New(slog.DiscardHandler),
+		clock:  clk,
+		store: dynamostore.Options{ClientOptions: []func(*dynamodb.Options){func(o *dynamodb.Options) {
+			o.HTTPClient = &http.Client{Transport: dynamoCalls{calls: recorded, next: http.DefaultTransport}}
+		}}},
+		s3: archive.S3Options{UsePathStyle: true},
+	})
+	require.NoError(t, err)
+
+	invoke := func(op string) lifecycle.LambdaResponse {
+		t.Helper()
+		res, err := lifecycle.HandleLambda(ctx, r, lifecycle.LambdaEvent{Operation: op})
+		require.NoError(t, err)
+		return res
+	}
+	invoke(lifecycle.OpReconcile) // meta table, adoption, creations, archive
+	invoke(lifecycle.OpReconcile) // the delete
+	_, err = setup.DescribeTable(ctx, spec.Name)
+	require.ErrorIs(t, err, storage.ErrTableNotFound, "archived and deleted")
+	for range 3 { // the tiers age
+		clk.Advance(7 * 24 * time.Hour)
+		invoke(lifecycle.OpCreateNew)
+		invoke(lifecycle.OpResizeOld)
+	}
+
+	if dynamotest.Lacks(dynamotest.Tagging) != "" {
+		// The store stops asking an endpoint without tagging for tags
+		// after its first refusal (DynamoDB Local): dynalite's run
+		// records the adoption's ListTagsOfResource.
+		recorded.add("dynamodb:ListTagsOfResource")
+	}
+	require.Equal(t, granted(t), recorded.sorted())
+}
