@@ -10,6 +10,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/timetabledb/timetable/storage"
 )
 
 var fuzzSeeds = []string{
@@ -173,7 +175,7 @@ func checkLikeEncodingJSON(t *testing.T, text []byte, e Event) {
 func canonicalValues(t *testing.T, v any) any {
 	switch v := v.(type) {
 	case json.Number:
-		c, err := CanonicalNumber(string(v))
+		c, err := storage.CanonicalNumber(string(v))
 		require.NoError(t, err)
 		return c
 	case map[string]any:
