@@ -71,5 +71,5 @@
 //
 // Close waits for every open iterator to be closed, as Prometheus' TSDB
 // waits for its readers: an iterator that is never closed makes Close
-// block. Every operation begun after Close returns ErrClosed.
+// block. Every operation begun after Close returns storage.ErrClosed.
 package pebblestore
