@@ -82,59 +82,16 @@ func ValueSize(v any) int {
 }
 
 // NumberSize returns the size DynamoDB counts for a number written as the
-// decimal literal s: a byte for the exponent, one per pair of significant
+// JSON number s: a byte for the exponent, one per pair of significant
 // digits, the pairs aligned on the decimal point, and one more for a
 // negative number. Zero takes 1 byte. Significant digits are the
-// mantissa's digits without leading and trailing zeros.
+// mantissa's digits without leading and trailing zeros. Of a literal
+// CanonicalNumber refuses, which no store holds, NumberSize counts each
+// byte as a digit.
 func NumberSize(s string) int {
-	neg := len(s) > 0 && s[0] == '-'
-	// first and last index the significant digits in the mantissa's run
-	// of digits; intDigits counts those before the point.
-	first, last, seen, intDigits := -1, -1, 0, -1
-	exp, expNeg := 0, false
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '.':
-			intDigits = seen
-		case c == 'e' || c == 'E':
-			for i++; i < len(s); i++ {
-				switch c := s[i]; {
-				case c == '-':
-					expNeg = true
-				case isDigit(c) && exp < 1e9:
-					exp = exp*10 + int(c-'0')
-				}
-			}
-		case isDigit(c):
-			if c != '0' {
-				if first < 0 {
-					first = seen
-				}
-				last = seen
-			}
-			seen++
-		}
+	d, reason := parseDecimal(s)
+	if reason != "" {
+		return 1 + (len(s)+1)/2
 	}
-	if first < 0 {
-		return 1
-	}
-	if intDigits < 0 {
-		intDigits = seen
-	}
-	if expNeg {
-		exp = -exp
-	}
-	// power is the power of ten of the first significant digit; when it
-	// is even, that digit has a pair to itself.
-	digits := last - first + 1
-	power := intDigits - 1 - first + exp
-	if power%2 == 0 {
-		digits++
-	}
-	n := 1 + (digits+1)/2
-	if neg {
-		n++
-	}
-	return n
+	return d.size()
 }

@@ -29,15 +29,14 @@ const (
 // s is not canonical already. CanonicalNumber(CanonicalNumber(s)) is
 // CanonicalNumber(s).
 func CanonicalNumber(s string) (json.Number, error) {
-	var buf [48]byte
-	b, err := AppendCanonicalNumber(buf[:0], s)
-	if err != nil {
-		return "", err
-	}
-	if string(b) == s {
+	d, reason := parseDecimal(s)
+	switch {
+	case reason != "":
+		return "", InvalidError{Reason: reason}
+	case d.canonical:
 		return json.Number(s), nil
 	}
-	return json.Number(b), nil
+	return json.Number(d.appendTo(nil)), nil
 }
 
 // AppendCanonicalNumber appends the canonical form of the JSON number s to
@@ -45,15 +44,40 @@ func CanonicalNumber(s string) (json.Number, error) {
 // serves callers that hold the number as bytes, as a request decoder
 // does, or that reuse a buffer.
 func AppendCanonicalNumber[T ~string | ~[]byte](dst []byte, s T) ([]byte, error) {
+	d, reason := parseDecimal(s)
+	if reason != "" {
+		return dst, InvalidError{Reason: reason}
+	}
+	return d.appendTo(dst), nil
+}
+
+// decimal is a JSON number read by parseDecimal: ±0.D × 10^point, D being
+// the k significant digits of its mantissa from the first-th on. The
+// mantissa's digits are s[intStart:intStart+intLen] then those from
+// fracStart on, indexed as one run by at. k is 0 for zero.
+type decimal[T ~string | ~[]byte] struct {
+	s                           T
+	neg                         bool
+	intStart, intLen, fracStart int
+	first, k, point             int
+	// canonical is set when s is in canonical form already.
+	canonical bool
+}
+
+// parseDecimal reads the JSON number s and checks it against DynamoDB's
+// bounds, or returns the reason it is refused. It is the one reading of
+// a number's text: the canonical form (appendTo) and the size DynamoDB
+// counts (size) are both computed from what it returns.
+func parseDecimal[T ~string | ~[]byte](s T) (decimal[T], string) {
+	d := decimal[T]{s: s}
 	n := len(s)
 	i := 0
-	neg := false
 	if i < n && s[i] == '-' {
-		neg = true
+		d.neg = true
 		i++
 	}
 	// Integer part: 0, or a digit 1-9 followed by digits.
-	intStart := i
+	d.intStart = i
 	switch {
 	case i < n && s[i] == '0':
 		i++
@@ -62,23 +86,25 @@ func AppendCanonicalNumber[T ~string | ~[]byte](dst []byte, s T) ([]byte, error)
 			i++
 		}
 	default:
-		return dst, InvalidError{Reason: reasonNotNumber}
+		return d, reasonNotNumber
 	}
-	intEnd := i
-	fracStart, fracEnd := i, i
+	d.intLen = i - d.intStart
+	d.fracStart = i
+	fracLen := 0
 	if i < n && s[i] == '.' {
 		i++
-		fracStart = i
+		d.fracStart = i
 		for i < n && isDigit(s[i]) {
 			i++
 		}
-		fracEnd = i
-		if fracEnd == fracStart {
-			return dst, InvalidError{Reason: reasonNotNumber}
+		fracLen = i - d.fracStart
+		if fracLen == 0 {
+			return d, reasonNotNumber
 		}
 	}
 	exp := 0
-	if i < n && (s[i] == 'e' || s[i] == 'E') {
+	hasExp := i < n && (s[i] == 'e' || s[i] == 'E')
+	if hasExp {
 		i++
 		expNeg := false
 		if i < n && (s[i] == '+' || s[i] == '-') {
@@ -86,7 +112,7 @@ func AppendCanonicalNumber[T ~string | ~[]byte](dst []byte, s T) ([]byte, error)
 			i++
 		}
 		if i >= n || !isDigit(s[i]) {
-			return dst, InvalidError{Reason: reasonNotNumber}
+			return d, reasonNotNumber
 		}
 		for ; i < n && isDigit(s[i]); i++ {
 			if exp < 1e9 { // saturate: anything this large is out of range anyway
@@ -98,53 +124,67 @@ func AppendCanonicalNumber[T ~string | ~[]byte](dst []byte, s T) ([]byte, error)
 		}
 	}
 	if i != n {
-		return dst, InvalidError{Reason: reasonNotNumber}
+		return d, reasonNotNumber
 	}
 
-	// The mantissa's digits are s[intStart:intEnd] then s[fracStart:fracEnd];
-	// position p < total indexes them as one run.
-	intLen, fracLen := intEnd-intStart, fracEnd-fracStart
-	total := intLen + fracLen
-	at := func(p int) byte {
-		if p < intLen {
-			return s[intStart+p]
-		}
-		return s[fracStart+p-intLen]
+	// The grammar leaves a canonical number only an exponent, trailing
+	// zeros after the point, and the sign of zero to get rid of.
+	d.canonical = !hasExp && (fracLen == 0 || s[n-1] != '0')
+	total := d.intLen + fracLen
+	for d.first < total && d.at(d.first) == '0' {
+		d.first++
 	}
-	first := 0
-	for first < total && at(first) == '0' {
-		first++
-	}
-	if first == total {
-		return append(dst, '0'), nil
+	if d.first == total {
+		d.canonical = d.canonical && !d.neg
+		d.neg = false
+		return d, "" // zero
 	}
 	last := total - 1
-	for at(last) == '0' {
+	for d.at(last) == '0' {
 		last--
 	}
-	k := last - first + 1
-	if k > MaxNumberDigits {
-		return dst, InvalidError{Reason: reasonTooPrecise}
+	d.k = last - d.first + 1
+	if d.k > MaxNumberDigits {
+		return d, reasonTooPrecise
 	}
-	// The value is ±D × 10^(point-k), D being the k digits first..last:
-	// ±0.D × 10^point, whose first digit has the power point-1.
-	point := exp - fracLen + (total - 1 - last) + k
+	// The value is ±D × 10^(point-k): ±0.D × 10^point, whose first digit
+	// has the power point-1.
+	d.point = exp - fracLen + (total - 1 - last) + d.k
 	switch {
-	case point-1 > MaxNumberExponent:
-		return dst, InvalidError{Reason: reasonNumberTooBig}
-	case point-1 < MinNumberExponent:
-		return dst, InvalidError{Reason: reasonNumberTooTiny}
+	case d.point-1 > MaxNumberExponent:
+		return d, reasonNumberTooBig
+	case d.point-1 < MinNumberExponent:
+		return d, reasonNumberTooTiny
+	}
+	return d, ""
+}
+
+// at returns the mantissa's p-th digit.
+func (d *decimal[T]) at(p int) byte {
+	if p < d.intLen {
+		return d.s[d.intStart+p]
+	}
+	return d.s[d.fracStart+p-d.intLen]
+}
+
+// appendTo appends the canonical form of d to dst.
+func (d *decimal[T]) appendTo(dst []byte) []byte {
+	switch {
+	case d.canonical:
+		return append(dst, d.s...)
+	case d.k == 0:
+		return append(dst, '0')
 	}
 	digits := func(dst []byte, from, to int) []byte {
-		for p := first + from; p < first+to; p++ {
-			dst = append(dst, at(p))
+		for p := d.first + from; p < d.first+to; p++ {
+			dst = append(dst, d.at(p))
 		}
 		return dst
 	}
-	if neg {
+	if d.neg {
 		dst = append(dst, '-')
 	}
-	switch {
+	switch k, point := d.k, d.point; {
 	case point >= k: // an integer: the digits, then zeros
 		dst = digits(dst, 0, k)
 		for z := k; z < point; z++ {
@@ -161,7 +201,27 @@ func AppendCanonicalNumber[T ~string | ~[]byte](dst []byte, s T) ([]byte, error)
 		}
 		dst = digits(dst, 0, k)
 	}
-	return dst, nil
+	return dst
+}
+
+// size returns the bytes DynamoDB counts for d (see NumberSize): a byte
+// for the exponent, one per pair of significant digits, the pairs
+// aligned on the decimal point, and one more for a negative number.
+func (d *decimal[T]) size() int {
+	if d.k == 0 {
+		return 1
+	}
+	digits := d.k
+	// The first digit has the power point-1; when that is even, the
+	// digit has a pair to itself.
+	if (d.point-1)%2 == 0 {
+		digits++
+	}
+	n := 1 + (digits+1)/2
+	if d.neg {
+		n++
+	}
+	return n
 }
 
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }

@@ -148,6 +148,14 @@ func FuzzCanonicalNumber(f *testing.F) {
 		require.NotContains(t, got, "e")
 		digits := strings.Trim(strings.ReplaceAll(strings.TrimPrefix(string(got), "-"), ".", ""), "0")
 		require.LessOrEqual(t, len(digits), MaxNumberDigits)
+		// The canonical form read as canonical, and what is read as
+		// canonical is its own form.
+		d, _ := parseDecimal(string(got))
+		require.True(t, d.canonical, got)
+		d, _ = parseDecimal(s)
+		require.Equal(t, d.canonical, string(got) == s, s)
+		// The size is the same read from any spelling of the number.
+		require.Equal(t, NumberSize(string(got)), NumberSize(s), s)
 	})
 }
 

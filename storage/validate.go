@@ -165,11 +165,11 @@ func checkValue(v any, level int) (int, *valueError) {
 	case []byte:
 		return len(v), nil
 	case json.Number:
-		var buf [48]byte
-		if _, err := AppendCanonicalNumber(buf[:0], v); err != nil {
-			return 0, &valueError{reason: err.(InvalidError).Reason}
+		d, reason := parseDecimal(v)
+		if reason != "" {
+			return 0, &valueError{reason: reason}
 		}
-		return NumberSize(string(v)), nil
+		return d.size(), nil
 	case []any:
 		if level >= MaxDepth {
 			return 0, &valueError{reason: depthReason}
