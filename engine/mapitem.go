@@ -3,6 +3,7 @@ package engine
 import (
 	"cmp"
 	"encoding/json"
+	"fmt"
 	"maps"
 	"slices"
 	"strconv"
@@ -154,6 +155,24 @@ func appendCost(events []mapEvent, have map[string]bool) int {
 		g.add(e)
 	}
 	return g.bytes
+}
+
+// mapDepthProblem returns why an event's fields cannot be stored in the
+// map layout for how deep they nest, or "": a map item holds each field's
+// value one level below the field's attribute, in the map of event ids,
+// so a value may take one level less than storage.MaxDepth. Of several
+// such fields it names the smallest.
+func mapDepthProblem(fields map[string]any) string {
+	bad := ""
+	for name, v := range fields {
+		if storage.Depth(v) > storage.MaxDepth-1 && (bad == "" || name < bad) {
+			bad = name
+		}
+	}
+	if bad == "" {
+		return ""
+	}
+	return fmt.Sprintf("fields.%s: nested deeper than %d levels, the most the map layout stores (it keeps each field one level down, in a map of event ids): use the row layout for deeper events", bad, storage.MaxDepth-1)
 }
 
 // newItemSize returns the size of a new item of the partition and

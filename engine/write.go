@@ -222,8 +222,20 @@ func (db *DB) prepare(tenant, table string, f family.Family, layout config.Layou
 			problems = append(problems, event.Problem{Index: i, Reason: fmt.Sprintf("event is %d bytes as a stored item, over DynamoDB's limit of %d", size, storage.MaxItemSize)})
 			continue
 		}
+		// The event's rules are DynamoDB's (package event takes them from
+		// package storage), so a valid event makes a valid item; the item
+		// is checked all the same, since a store that refused one item
+		// would leave the request written in part.
+		if err := p.item.Validate(); err != nil {
+			problems = append(problems, event.Problem{Index: i, Reason: itemProblem(err)})
+			continue
+		}
 		if layout.Layout == family.LayoutMap {
-			if reason := mapProblem(p.item); reason != "" {
+			reason := mapDepthProblem(ev.Fields)
+			if reason == "" {
+				reason = mapProblem(p.item)
+			}
+			if reason != "" {
 				problems = append(problems, event.Problem{Index: i, Reason: reason})
 				continue
 			}
@@ -234,6 +246,21 @@ func (db *DB) prepare(tenant, table string, f family.Family, layout config.Layou
 		return nil, &event.BatchError{Problems: problems}
 	}
 	return items, nil
+}
+
+// itemProblem says why a store would refuse an event's item, from the
+// storage.InvalidError of Item.Validate. The item's attributes are the
+// event's fields.
+func itemProblem(err error) string {
+	ie, ok := errors.AsType[storage.InvalidError](err)
+	switch {
+	case !ok:
+		return err.Error()
+	case ie.Path == "":
+		return "as a stored item: " + ie.Reason
+	default:
+		return "fields." + ie.Path + ": " + ie.Reason
+	}
 }
 
 // validationProblem validates an event and returns why it is invalid, or

@@ -87,20 +87,6 @@ func BenchmarkAssignID(b *testing.B) {
 	}
 }
 
-func BenchmarkCanonicalNumber(b *testing.B) {
-	for _, s := range []string{"3200", "88.5", "48.856613", "1.50e3", "12345678901234567890123456789012345678"} {
-		b.Run(s, func(b *testing.B) {
-			var buf [48]byte
-			b.ReportAllocs()
-			for b.Loop() {
-				if _, reason := appendCanonical(buf[:0], s); reason != "" {
-					b.Fatal(reason)
-				}
-			}
-		})
-	}
-}
-
 func BenchmarkMarshalJSON(b *testing.B) {
 	evs, err := DecodeNDJSON([]byte(benchEvent), Limits{}, benchNow)
 	if err != nil {

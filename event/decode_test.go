@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/timetabledb/timetable/storage"
 )
 
 var testNow = time.Date(2017, 4, 11, 0, 0, 0, 0, time.UTC)
@@ -156,7 +158,10 @@ func TestDecodeNDJSONRules(t *testing.T) {
 		{name: "field name too long", line: ev(`{"` + longName + `":1}`), reason: "fields: name of 256 bytes, limit 255"},
 		{name: "duplicate field", line: ev(`{"a":1,"b":2,"a":3}`), reason: `fields: duplicate name "a"`},
 		{name: "duplicate nested key", line: ev(`{"a":{"b":1,"b":1}}`), reason: `fields.a: duplicate key "b"`},
-		{name: "nested keys unrestricted", line: ev(`{"a":{"pk":1,"":2,"tt_x":3}}`)},
+		{name: "nested keys unreserved", line: ev(`{"a":{"pk":1,"tt_x":3}}`)},
+		{name: "empty nested key", line: ev(`{"a":{"b":1,"":2}}`), reason: "fields.a: empty key"},
+		{name: "nested key at its limit", line: ev(`{"a":{"` + strings.Repeat("k", storage.MaxNameBytes) + `":1}}`)},
+		{name: "nested key too long", line: ev(`{"a":{"` + strings.Repeat("k", storage.MaxNameBytes+1) + `":1}}`), reason: "fields.a: key of 65536 bytes, limit 65535"},
 
 		// numbers
 		{name: "numbers canonical", line: ev(`{"a":1.0,"b":1e0,"c":100e-2,"d":-0.0,"e":12.500,"f":0.1e-6,"g":123e20}`),
@@ -170,19 +175,23 @@ func TestDecodeNDJSONRules(t *testing.T) {
 		{name: "39 digits", line: ev(`{"x":123456789012345678901234567890123456789}`), reason: "fields.x: more than 38 significant digits"},
 		{name: "39 digits with zeros trimmed", line: ev(`{"x":0.00123456789012345678901234567890123456780000}`)},
 		{name: "largest", line: ev(`{"x":-9.9999999999999999999999999999999999999e125}`)},
-		{name: "too large", line: ev(`{"x":1e126}`), reason: "fields.x: number out of DynamoDB's range"},
+		{name: "too large", line: ev(`{"x":1e126}`), reason: "fields.x: number out of DynamoDB's range: magnitude above 9.9999999999999999999999999999999999999E+125"},
 		{name: "smallest", line: ev(`{"x":1e-130}`)},
-		{name: "too small", line: ev(`{"x":-0.9e-130}`), reason: "fields.x: number out of DynamoDB's range"},
-		{name: "huge exponent", line: ev(`{"x":1e99999999999999999999}`), reason: "fields.x: number out of DynamoDB's range"},
+		{name: "too small", line: ev(`{"x":-0.9e-130}`), reason: "fields.x: number out of DynamoDB's range: magnitude below 1E-130"},
+		{name: "huge exponent", line: ev(`{"x":1e99999999999999999999}`), reason: "fields.x: number out of DynamoDB's range: magnitude above 9.9999999999999999999999999999999999999E+125"},
 		{name: "zero with huge exponent", line: ev(`{"x":0e99999999999999999999}`)},
-		{name: "nested number path", line: ev(`{"a":{"b":[1,{"c":1e200}]}}`), reason: "fields.a.b[1].c: number out of DynamoDB's range"},
+		{name: "nested number path", line: ev(`{"a":{"b":[1,{"c":1e200}]}}`), reason: "fields.a.b[1].c: number out of DynamoDB's range: magnitude above 9.9999999999999999999999999999999999999E+125"},
 
-		// depth
-		{name: "32 levels", line: ev(`{"x":` + nested(32) + `}`)},
-		{name: "33 levels", line: ev(`{"x":` + nested(33) + `}`), reason: "fields.x" + strings.Repeat("[0]", 32) + ": nested deeper than 32 levels"},
-		{name: "custom depth", line: ev(`{"x":{"y":{"z":{}}}}`), lim: Limits{MaxDepth: 2}, reason: "fields.x.y.z: nested deeper than 2 levels"},
-		{name: "custom depth kept", line: ev(`{"x":{"y":[1]}}`), lim: Limits{MaxDepth: 2}},
-		{name: "very deep skipped", line: ev(`{"x":` + nested(100000) + `}`), reason: "fields.x" + strings.Repeat("[0]", 32) + ": nested deeper than 32 levels"},
+		// depth, in DynamoDB's levels: the field is level 1, and nested(n)
+		// puts its number at level n+1
+		{name: "32 levels", line: ev(`{"x":` + nested(31) + `}`)},
+		{name: "33 levels", line: ev(`{"x":` + nested(32) + `}`), reason: "fields.x" + strings.Repeat("[0]", 31) + ": nested deeper than 32 levels"},
+		{name: "empty array at level 32", line: ev(`{"x":` + strings.Repeat("[", 32) + strings.Repeat("]", 32) + `}`), reason: "fields.x" + strings.Repeat("[0]", 31) + ": nested deeper than 32 levels"},
+		{name: "object at level 32", line: ev(`{"x":` + strings.Repeat(`{"a":`, 32) + "1" + strings.Repeat("}", 32) + `}`), reason: "fields.x" + strings.Repeat(".a", 31) + ": nested deeper than 32 levels"},
+		{name: "custom depth", line: ev(`{"x":{"y":{"z":{}}}}`), lim: Limits{MaxDepth: 2}, reason: "fields.x.y: nested deeper than 2 levels"},
+		{name: "custom depth kept", line: ev(`{"x":{"y":[1]}}`), lim: Limits{MaxDepth: 3}},
+		{name: "scalars only", line: ev(`{"x":[]}`), lim: Limits{MaxDepth: 1}, reason: "fields.x: nested deeper than 1 levels"},
+		{name: "very deep skipped", line: ev(`{"x":` + nested(100000) + `}`), reason: "fields.x" + strings.Repeat("[0]", 31) + ": nested deeper than 32 levels"},
 
 		// first problem wins
 		{name: "first problem reported", line: `{"series":5,"tim":1,"fields":{"pk":1}}`, reason: "series: not a string"},

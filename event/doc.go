@@ -41,9 +41,13 @@
 // occurrence ("the door opened at t"), so an absent, null or empty fields
 // object is accepted and decodes as a nil map. Field values are strings,
 // numbers, booleans, null, objects and arrays, nested at most
-// Limits.MaxDepth levels (a top-level object or array is one level). A
-// top-level field name has 1 to Limits.MaxFieldName bytes; "pk", "sk" and
-// names starting with "tt_" are reserved for timetable's own attributes.
+// Limits.MaxDepth levels, counted as DynamoDB counts them: a field is
+// level 1 and the members of an object or array one level below it, so
+// a field may hold 31 objects or arrays one inside another, and an object
+// or array at level 32 is refused even when empty. A top-level field name
+// has 1 to Limits.MaxFieldName bytes; "pk", "sk" and names starting with
+// "tt_" are reserved for timetable's own attributes. A nested key has 1
+// to storage.MaxNameBytes bytes, as DynamoDB requires of a map's keys.
 // Any key, top-level or nested, appears once per object.
 //
 // Every string in the input must be valid UTF-8 and \u escapes must not
@@ -57,14 +61,17 @@
 // Limits bounds what one event may hold. A zero field means its default:
 //
 //	MaxFields      1000 top-level fields
-//	MaxDepth       32 levels of nesting (DynamoDB's own limit; more is refused by Limits.Validate)
+//	MaxDepth       32 levels of nesting (storage.MaxDepth, DynamoDB's own limit; more is refused by Limits.Validate)
 //	MaxFieldName   255 bytes
 //	MaxSeries      512 bytes
 //	MaxID          128 bytes
 //	MaxFutureSkew  24h
 //
-// The size of the stored item is not checked here: it depends on the key
-// layout, and the engine checks it with storage.ItemSize.
+// Every limit that comes from DynamoDB is package storage's (storage.
+// MaxDepth, storage.MaxNameBytes, storage.CanonicalNumber), so that an
+// event accepted here is an item every store accepts. The size of the
+// stored item is not checked here: it depends on the key layout, and the
+// engine checks the item it builds with storage.Item.Validate.
 //
 // # Numbers
 //
@@ -76,12 +83,11 @@
 //
 // Every number is rewritten into one canonical form, so that 1, 1.0,
 // 1.00, 10e-1 and 1e0 are the same stored value and hash to the same id.
-// The canonical form is the one DynamoDB itself returns numbers in, so that
-// an event reads back exactly as it was accepted, from either backend:
-// plain decimal notation, never an exponent, no sign for zero, no leading
-// zeros, no trailing zeros after the point (1.5e2 is 150, 1e-3 is 0.001,
-// 1e21 is 1000000000000000000000). The extremes are long, 1e-130 takes
-// 132 characters, but DynamoDB returns them so anyway. See CanonicalNumber.
+// The canonical form is the one every store keeps (plain decimal
+// notation, never an exponent, no sign for zero, no leading zeros, no
+// trailing zeros after the point: 1.5e2 is 150, 1e-3 is 0.001), so that
+// an event reads back exactly as it was accepted, from either backend.
+// See storage.CanonicalNumber, which both the decoders and Validate use.
 //
 // # Ids
 //

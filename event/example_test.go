@@ -46,7 +46,7 @@ func ExampleDecodeJSON_batchError() {
 	// Output:
 	// event 1: unknown key "tim"
 	// event 2: time 2031-01-01T00:00:00Z is more than 24h0m0s in the future
-	// event 3: fields.speed: number out of DynamoDB's range
+	// event 3: fields.speed: number out of DynamoDB's range: magnitude above 9.9999999999999999999999999999999999999E+125
 }
 
 func ExampleValidate() {
@@ -67,17 +67,4 @@ func ExampleValidate() {
 	// Output:
 	// "88.5" "4"
 	// timetable: invalid event: fields: name "pk" is reserved
-}
-
-func ExampleCanonicalNumber() {
-	for _, s := range []string{"1.50", "1e3", "-0.0", "12.5e-3", "1e126"} {
-		n, err := event.CanonicalNumber(s)
-		fmt.Println(n, err)
-	}
-	// Output:
-	// 1.5 <nil>
-	// 1000 <nil>
-	// 0 <nil>
-	// 0.0125 <nil>
-	//  timetable: invalid event: "1e126": number out of DynamoDB's range
 }

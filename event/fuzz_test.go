@@ -10,6 +10,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/timetabledb/timetable/storage"
 )
 
 var fuzzSeeds = []string{
@@ -22,6 +24,8 @@ var fuzzSeeds = []string{
 	`{"time":"2031-01-01T00:00:00Z"}`,
 	`{"time":1,"fields":{"a":1,"a":2}}`,
 	`{"time":1,"fields":` + nested(40) + `}`,
+	`{"time":"2017-04-10T12:00:00Z","fields":{"x":` + nested(31) + `,"y":` + nested(32) + `}}`,
+	`{"time":"2017-04-10T12:00:00Z","fields":{"x":{"":1,"k":[{}]}}}`,
 	`[1,2]`,
 	`{"time":"\ud800"}`,
 	"{\"time\":1,\"series\":\"\xff\"}",
@@ -104,9 +108,18 @@ func FuzzDecodeNDJSON(f *testing.F) {
 		for i := range evs {
 			require.True(t, json.Valid(lines[i]))
 			checkLikeEncodingJSON(t, lines[i], evs[i])
+			checkStorable(t, evs[i])
 		}
 		checkRoundTrip(t, evs, true)
 	})
+}
+
+// checkStorable checks that an accepted event's fields are attributes
+// every store takes (storage.Item.Validate): the event rules and the
+// stores' come from one place, and must not drift apart.
+func checkStorable(t *testing.T, e Event) {
+	it := storage.Item{PK: "tenant#table#" + e.Series + "#0", SK: e.Time.Format(time.RFC3339Nano) + "#" + e.ID, Attrs: e.Fields}
+	require.NoError(t, it.Validate())
 }
 
 // checkDecodeError checks the shape of a decoder's error for a body of n
@@ -173,7 +186,7 @@ func checkLikeEncodingJSON(t *testing.T, text []byte, e Event) {
 func canonicalValues(t *testing.T, v any) any {
 	switch v := v.(type) {
 	case json.Number:
-		c, err := CanonicalNumber(string(v))
+		c, err := storage.CanonicalNumber(string(v))
 		require.NoError(t, err)
 		return c
 	case map[string]any:

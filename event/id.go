@@ -97,7 +97,7 @@ func appendHashValue(b []byte, v any) []byte {
 		return appendLenString(append(b, tagString), v)
 	case json.Number:
 		var buf [48]byte
-		c, reason := appendCanonical(buf[:0], v)
+		c, reason := appendNumber(buf[:0], v)
 		if reason != "" {
 			c = append(buf[:0], v...)
 		}

@@ -3,19 +3,18 @@ package event
 import (
 	"fmt"
 	"time"
+
+	"github.com/timetabledb/timetable/storage"
 )
 
 // Defaults of Limits, documented in the package documentation.
 const (
 	defaultMaxFields     = 1000
-	defaultMaxDepth      = 32
+	defaultMaxDepth      = storage.MaxDepth
 	defaultMaxFieldName  = 255
 	defaultMaxSeries     = 512
 	defaultMaxID         = 128
 	defaultMaxFutureSkew = 24 * time.Hour
-
-	// dynamoMaxDepth is DynamoDB's limit on nested attributes.
-	dynamoMaxDepth = 32
 )
 
 // Limits bounds what one event may hold. The zero value is the default
@@ -24,9 +23,11 @@ const (
 type Limits struct {
 	// MaxFields is the most top-level fields an event may have.
 	MaxFields int
-	// MaxDepth is the deepest nesting of objects and arrays in a field
-	// value; a top-level object or array is one level. It may not exceed
-	// DynamoDB's 32.
+	// MaxDepth is how many levels a field may take, counted as DynamoDB
+	// counts them (storage.MaxDepth): a top-level field is level 1 and
+	// the members of an object or array one level below it, and an object
+	// or array at level MaxDepth is refused even when empty. It may not
+	// exceed storage.MaxDepth.
 	MaxDepth int
 	// MaxFieldName is the longest top-level field name, in bytes.
 	MaxFieldName int
@@ -67,7 +68,7 @@ func (l Limits) WithDefaults() Limits {
 }
 
 // Validate returns an error wrapping ErrInvalidLimits when a field is
-// negative or MaxDepth exceeds DynamoDB's 32.
+// negative or MaxDepth exceeds DynamoDB's storage.MaxDepth.
 func (l Limits) Validate() error {
 	if !l.Precision.valid() {
 		return fmt.Errorf("%w: Precision %d is not a precision", ErrInvalidLimits, l.Precision)
@@ -87,8 +88,8 @@ func (l Limits) Validate() error {
 			return fmt.Errorf("%w: %s is negative", ErrInvalidLimits, f.name)
 		}
 	}
-	if l.MaxDepth > dynamoMaxDepth {
-		return fmt.Errorf("%w: MaxDepth %d exceeds DynamoDB's %d", ErrInvalidLimits, l.MaxDepth, dynamoMaxDepth)
+	if l.MaxDepth > storage.MaxDepth {
+		return fmt.Errorf("%w: MaxDepth %d exceeds DynamoDB's %d", ErrInvalidLimits, l.MaxDepth, storage.MaxDepth)
 	}
 	return nil
 }

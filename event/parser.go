@@ -340,7 +340,7 @@ func (p *parser) fields() (map[string]any, error) {
 			p.fail(reason)
 		}
 		p.path = append(p.path[:0], pathElem{key: name})
-		v, err := p.value(0)
+		v, err := p.value(1)
 		if err != nil {
 			return nil, err
 		}
@@ -366,8 +366,8 @@ func (p *parser) fields() (map[string]any, error) {
 	return m, nil
 }
 
-// value parses a field value nested in depth objects or arrays.
-func (p *parser) value(depth int) (any, error) {
+// value parses a field value at the given level (1 for a field).
+func (p *parser) value(level int) (any, error) {
 	switch c := p.peek(); c {
 	case '"':
 		b, err := p.str()
@@ -376,17 +376,17 @@ func (p *parser) value(depth int) (any, error) {
 		}
 		return string(b), nil
 	case '{':
-		if depth+1 > p.lim.MaxDepth {
+		if level >= p.lim.MaxDepth {
 			p.failHere(depthReason(p.lim))
 			return nil, p.skip()
 		}
-		return p.object(depth + 1)
+		return p.object(level)
 	case '[':
-		if depth+1 > p.lim.MaxDepth {
+		if level >= p.lim.MaxDepth {
 			p.failHere(depthReason(p.lim))
 			return nil, p.skip()
 		}
-		return p.array(depth + 1)
+		return p.array(level)
 	case 't':
 		return true, p.literal("true")
 	case 'f':
@@ -401,7 +401,7 @@ func (p *parser) value(depth int) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		b, reason := appendCanonical(p.buf[:0], s)
+		b, reason := appendNumber(p.buf[:0], s)
 		if reason != "" {
 			p.failHere(reason)
 			return nil, nil
@@ -411,8 +411,9 @@ func (p *parser) value(depth int) (any, error) {
 	}
 }
 
-// object parses a nested object, which is the depth-th level.
-func (p *parser) object(depth int) (any, error) {
+// object parses an object at the given level; its members are one level
+// below.
+func (p *parser) object(level int) (any, error) {
 	p.pos++ // '{'
 	m := make(map[string]any)
 	p.ws()
@@ -430,8 +431,11 @@ func (p *parser) object(depth int) (any, error) {
 		if err := p.colon(); err != nil {
 			return nil, err
 		}
+		if reason := checkKey(k); reason != "" {
+			p.failHere(reason)
+		}
 		p.path = append(p.path, pathElem{key: k})
-		v, err := p.value(depth)
+		v, err := p.value(level + 1)
 		if err != nil {
 			return nil, err
 		}
@@ -451,8 +455,9 @@ func (p *parser) object(depth int) (any, error) {
 	}
 }
 
-// array parses a nested array, which is the depth-th level.
-func (p *parser) array(depth int) (any, error) {
+// array parses an array at the given level; its elements are one level
+// below.
+func (p *parser) array(level int) (any, error) {
 	p.pos++ // '['
 	l := []any{}
 	p.ws()
@@ -463,7 +468,7 @@ func (p *parser) array(depth int) (any, error) {
 	for i := 0; ; i++ {
 		p.ws()
 		p.path = append(p.path, pathElem{index: i})
-		v, err := p.value(depth)
+		v, err := p.value(level + 1)
 		if err != nil {
 			return nil, err
 		}

@@ -9,6 +9,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/timetabledb/timetable/storage"
 )
 
 // reservedPrefix starts the names of timetable's own attributes.
@@ -63,7 +65,7 @@ func validate(e *Event, lim *Limits, now time.Time) string {
 			reason = "fields: name with invalid UTF-8"
 		}
 		if reason == "" {
-			nv, changed, path, r := normalize(v, 0, lim)
+			nv, changed, path, r := normalize(v, 1, lim)
 			if r == "" {
 				if changed {
 					e.Fields[name] = nv
@@ -79,12 +81,13 @@ func validate(e *Event, lim *Limits, now time.Time) string {
 	return badReason
 }
 
-// normalize checks a field value at the given nesting depth. It returns
+// normalize checks a field value at the given level (1 for a field, one
+// more for each object or array around it; see Limits.MaxDepth). It returns
 // the value with its numbers canonical, and whether that differs from v (v
 // itself is returned otherwise, so that a valid event costs no allocation),
 // or the path below the value and the reason it is refused. Maps and slices
 // are normalized in place.
-func normalize(v any, depth int, lim *Limits) (nv any, changed bool, path, reason string) {
+func normalize(v any, level int, lim *Limits) (nv any, changed bool, path, reason string) {
 	switch x := v.(type) {
 	case nil, bool, []byte:
 		return v, false, "", ""
@@ -95,7 +98,7 @@ func normalize(v any, depth int, lim *Limits) (nv any, changed bool, path, reaso
 		return v, false, "", ""
 	case json.Number:
 		var buf [48]byte
-		b, reason := appendCanonical(buf[:0], x)
+		b, reason := appendNumber(buf[:0], x)
 		if reason != "" {
 			return nil, false, "", reason
 		}
@@ -128,11 +131,11 @@ func normalize(v any, depth int, lim *Limits) (nv any, changed bool, path, reaso
 	case uint64:
 		return json.Number(strconv.FormatUint(x, 10)), true, "", ""
 	case []any:
-		if depth+1 > lim.MaxDepth {
+		if level >= lim.MaxDepth {
 			return nil, false, "", depthReason(lim)
 		}
 		for i, e := range x {
-			ne, changed, path, reason := normalize(e, depth+1, lim)
+			ne, changed, path, reason := normalize(e, level+1, lim)
 			if reason != "" {
 				return nil, false, "[" + strconv.Itoa(i) + "]" + path, reason
 			}
@@ -142,7 +145,7 @@ func normalize(v any, depth int, lim *Limits) (nv any, changed bool, path, reaso
 		}
 		return v, false, "", ""
 	case map[string]any:
-		if depth+1 > lim.MaxDepth {
+		if level >= lim.MaxDepth {
 			return nil, false, "", depthReason(lim)
 		}
 		var badKey, badPath, badReason string
@@ -152,8 +155,8 @@ func normalize(v any, depth int, lim *Limits) (nv any, changed bool, path, reaso
 			var path, reason string
 			if !utf8.ValidString(k) {
 				reason = "key with invalid UTF-8"
-			} else {
-				ne, changed, path, reason = normalize(e, depth+1, lim)
+			} else if reason = checkKey(k); reason == "" {
+				ne, changed, path, reason = normalize(e, level+1, lim)
 				path = "." + k + path
 			}
 			if reason == "" {
@@ -180,7 +183,7 @@ func normalizeFloat(f float64, bits int) (any, bool, string, string) {
 		return nil, false, "", "not finite"
 	}
 	var buf, out [48]byte
-	b, reason := appendCanonical(out[:0], strconv.AppendFloat(buf[:0], f, 'g', -1, bits))
+	b, reason := appendNumber(out[:0], strconv.AppendFloat(buf[:0], f, 'g', -1, bits))
 	if reason != "" {
 		return nil, false, "", reason
 	}
@@ -223,6 +226,18 @@ func checkText(key, s string, max int) string {
 		if unicode.IsControl(r) {
 			return fmt.Sprintf("%s: control character %U at byte %d", key, r, i)
 		}
+	}
+	return ""
+}
+
+// checkKey returns why a key of a nested object is refused, or "":
+// DynamoDB takes a map key as it takes an attribute name.
+func checkKey(k string) string {
+	switch {
+	case k == "":
+		return "empty key"
+	case len(k) > storage.MaxNameBytes:
+		return fmt.Sprintf("key of %d bytes, limit %d", len(k), storage.MaxNameBytes)
 	}
 	return ""
 }

@@ -41,10 +41,11 @@ const retryAfterSeconds = "1"
 
 // retryLater returns the sentinel in err that says the same request may
 // succeed later, or nil: the store throttled it or could not be reached,
-// or the engine is closing. Those answer 503 with Retry-After; the
-// sentinel is all the client is told.
+// or the engine or the store is closing (this server is shutting down;
+// another, or this one restarted, will serve). Those answer 503 with
+// Retry-After; the sentinel is all the client is told.
 func retryLater(err error) error {
-	for _, s := range []error{storage.ErrThrottled, storage.ErrUnavailable, engine.ErrClosed} {
+	for _, s := range []error{storage.ErrThrottled, storage.ErrUnavailable, engine.ErrClosed, storage.ErrClosed} {
 		if errors.Is(err, s) {
 			return s
 		}
@@ -54,7 +55,10 @@ func retryLater(err error) error {
 
 // status returns the HTTP status an error answers with. A 5xx is an
 // error a retry of the same request may cure; a request that can never
-// succeed is a 4xx.
+// succeed is a 4xx, among them one the store refuses as invalid
+// (storage.ErrInvalid): the engine refuses what a store would before
+// writing anything, so that is a store and the engine disagreeing, but
+// the same request would be refused again.
 func status(err error) int {
 	var he *httpError
 	var tooLarge *http.MaxBytesError
@@ -72,7 +76,8 @@ func status(err error) int {
 		errors.Is(err, engine.ErrBadName),
 		errors.Is(err, engine.ErrBadQuery),
 		errors.Is(err, engine.ErrBadCursor),
-		errors.Is(err, ErrBadParameter):
+		errors.Is(err, ErrBadParameter),
+		errors.Is(err, storage.ErrInvalid):
 		return http.StatusBadRequest
 	case retryLater(err) != nil:
 		return http.StatusServiceUnavailable
@@ -119,6 +124,12 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		// The cause is in the log; it may name tables and hosts the
 		// client has no business knowing.
 		body.Error = fmt.Sprintf("timetable: internal error, the request may be retried whole (request id %s)", info.id())
+	case errors.Is(err, storage.ErrInvalid) && !errors.Is(err, event.ErrInvalidEvent):
+		// The store's reason, without the tables the error names.
+		body.Error = fmt.Sprintf("%s; the request will be refused again (request id %s)", storage.ErrInvalid, info.id())
+		if ie, ok := errors.AsType[storage.InvalidError](err); ok {
+			body.Error = fmt.Sprintf("%s; the request will be refused again (request id %s)", ie, info.id())
+		}
 	case code == http.StatusUnauthorized:
 		challenge := `Bearer realm="timetable"`
 		if errors.Is(err, tenant.ErrUnknownKey) {

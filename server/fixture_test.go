@@ -41,7 +41,7 @@ func TestEndToEndOnDynamoDB(t *testing.T) {
 		"TenantIsolation": TestTenantIsolation, "QueryErrors": TestQueryErrors, "CursorWalk": TestCursorWalk,
 		"DefaultRange": TestDefaultRange, "LateData": TestLateData, "Limits": TestLimits,
 		"Routing": TestRouting, "Metrics": TestMetrics, "RequestLog": TestRequestLog,
-		"Aggregate": TestAggregate,
+		"Aggregate": TestAggregate, "Nesting": TestNesting,
 	} {
 		t.Run(name, test)
 	}

@@ -227,7 +227,7 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 // notReadyReason says in a few words why Ping failed.
 func notReadyReason(err error, timeout time.Duration) string {
 	switch {
-	case errors.Is(err, engine.ErrClosed):
+	case errors.Is(err, engine.ErrClosed), errors.Is(err, storage.ErrClosed):
 		return "server shutting down"
 	case errors.Is(err, storage.ErrUnavailable):
 		return "store unavailable"

@@ -2,10 +2,6 @@ package storage
 
 import "encoding/json"
 
-// MaxItemSize is the largest item DynamoDB stores: 400 KB, counting
-// attribute names and values as ItemSize does.
-const MaxItemSize = 400 * 1024
-
 // Item sizes follow the DynamoDB Developer Guide, "DynamoDB item sizes and
 // formats" (docs.aws.amazon.com/amazondynamodb/latest/developerguide/
 // CapacityUnitCalculations.html), which says:
@@ -14,7 +10,7 @@ const MaxItemSize = 400 * 1024
 //     base64 form);
 //   - a number is "approximately (1 byte per two significant digits) +
 //     (1 byte)", with leading and trailing zeros trimmed, up to 38
-//     significant digits;
+//     significant digits (but see below);
 //   - null and Boolean are 1 byte;
 //   - a List or Map "requires 3 bytes of overhead, regardless of its
 //     contents", plus the size of its nested elements, and "each List or
@@ -24,10 +20,14 @@ const MaxItemSize = 400 * 1024
 //
 // Go strings hold UTF-8 bytes, so len is the length DynamoDB counts.
 //
-// The guide calls the number rule approximate (DynamoDB packs digits in
-// pairs aligned on the decimal point, so 1.5 may take a byte more than the
-// rule says); ItemSize uses the rule as written, which is what DynamoDB's
-// published calculators use too.
+// The guide calls the number rule approximate, and DynamoDB counts more
+// than it says: it packs a number's digits in pairs aligned on the decimal
+// point, after a byte for the exponent, and gives a negative number one
+// more byte. So 12 takes 2 bytes but 1.2 takes 3 (its pairs are "01" and
+// "2"), and -12 takes 3. DynamoDB Local and dynalite both count so, to
+// the byte, and refuse an item that the guide's rule puts at 400 KB but
+// this one puts a byte over; NumberSize counts as they do, which is never
+// less than the guide's rule.
 const (
 	scalarSize        = 1 // null and bool
 	containerOverhead = 3 // list and map
@@ -82,30 +82,16 @@ func ValueSize(v any) int {
 }
 
 // NumberSize returns the size DynamoDB counts for a number written as the
-// decimal literal s: one byte per two significant digits, rounded up, plus
-// one. Significant digits are the mantissa's digits without the sign, the
-// exponent, and leading and trailing zeros, so zero takes 1 byte.
+// JSON number s: a byte for the exponent, one per pair of significant
+// digits, the pairs aligned on the decimal point, and one more for a
+// negative number. Zero takes 1 byte. Significant digits are the
+// mantissa's digits without leading and trailing zeros. Of a literal
+// CanonicalNumber refuses, which no store holds, NumberSize counts each
+// byte as a digit.
 func NumberSize(s string) int {
-	first, last, seen := -1, -1, 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c == 'e' || c == 'E' {
-			break
-		}
-		if c < '0' || c > '9' {
-			continue
-		}
-		if c != '0' {
-			if first < 0 {
-				first = seen
-			}
-			last = seen
-		}
-		seen++
+	d, reason := parseDecimal(s)
+	if reason != "" {
+		return 1 + (len(s)+1)/2
 	}
-	if first < 0 {
-		return 1
-	}
-	digits := last - first + 1
-	return (digits+1)/2 + 1
+	return d.size()
 }

@@ -22,7 +22,7 @@
 //	nil            NULL
 //	bool           BOOL
 //	string         S
-//	json.Number    N  (a decimal literal; DynamoDB keeps up to 38 digits)
+//	json.Number    N  (a JSON number literal; see CanonicalNumber)
 //	[]byte         B
 //	[]any          L  (elements of these same types)
 //	map[string]any M  (values of these same types)
@@ -31,6 +31,16 @@
 // (with reflect.DeepEqual) to the item written, except that numbers come back
 // in the canonical form the backend stores (DynamoDB drops trailing zeros:
 // 1.50 reads back as 1.5).
+//
+// # Limits
+//
+// An item must keep DynamoDB's limits (limits.go): its size, the length of
+// its keys and names, how deep its values nest, the digits and magnitude
+// of its numbers. Item.Validate checks them all, and every backend calls
+// it before writing, so that an item one backend refuses every backend
+// refuses, with an error wrapping ErrInvalid, and nothing of the request
+// is written. The conformance suite holds the backends to the same
+// answer at each boundary.
 //
 // # Concurrency
 //
@@ -84,7 +94,8 @@ type Store interface {
 	// the same key. It returns nil only once every item is durable. On
 	// failure it returns a *WriteError that lists exactly which items were
 	// not written; the others are durable. Items in one call must have
-	// distinct keys.
+	// distinct keys. When an item is invalid (Item.Validate) no item is
+	// written, and the error wraps ErrInvalid.
 	BatchWrite(ctx context.Context, table string, items []Item) error
 
 	// GetItem returns the item with the given key, or an error wrapping
@@ -272,6 +283,13 @@ var (
 	// ErrThrottled marks a request the store declined for lack of capacity
 	// after the backend's own retries ran out.
 	ErrThrottled = errors.New("timetable: throttled by the store")
+	// ErrInvalid marks a request the store refuses as it is, and will
+	// refuse however often it is sent: an item or value DynamoDB would not
+	// store (Item.Validate), an update it would not apply. Nothing of the
+	// request was written.
+	ErrInvalid = errors.New("timetable: invalid item")
+	// ErrClosed is returned by every call on a store after Close.
+	ErrClosed = errors.New("timetable: store closed")
 	// ErrUnavailable marks a request the store could not serve because it
 	// could not be reached or failed on its side (a connection refused,
 	// reset or timed out; a 5xx answer) after the backend's own retries

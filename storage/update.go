@@ -3,6 +3,7 @@ package storage
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 )
 
 // Update is a conditional change to one item: DynamoDB's UpdateItem with a
@@ -90,8 +91,133 @@ type Action struct {
 }
 
 // An action on an attribute of the wrong type (an append to a number, an
-// add to a string) fails with an error that wraps no sentinel, and the item
+// add to a string) fails with an error wrapping ErrInvalid, and the item
 // is unchanged.
+
+// Validate returns nil when the update is well formed and its values are
+// ones DynamoDB would store where the update puts them, or an error
+// wrapping ErrInvalid:
+//
+//   - a key empty, longer than MaxPKBytes or MaxSKBytes (the error
+//     matches ErrItemTooLarge too), or not UTF-8;
+//   - a condition or action of an unknown kind, or on an attribute name
+//     Item.Validate would refuse; an action on a key attribute;
+//   - an operand or value of another type than its kind takes, or one
+//     Item.Validate would refuse in its place: an attribute's value for
+//     ActionSet, an element of the map for ActionSetKey (whose key is
+//     checked as a map key), elements of the list for ActionAppend;
+//   - two actions on one attribute, other than ActionSetKey actions on
+//     distinct keys of one map (DynamoDB refuses overlapping paths);
+//   - expressions over DynamoDB's limits (ErrTooComplex: see Cost).
+//
+// Every backend validates an update before it reads or changes anything.
+// Whether the item would grow past MaxItemSize, or an action meets an
+// attribute of the wrong type, only the store can tell.
+func (u Update) Validate() error {
+	if err := validateKey(u.PK, u.SK); err != nil {
+		return err
+	}
+	for i, c := range u.Conds {
+		if err := c.validate(); err != nil {
+			return fmt.Errorf("condition %d on %q: %w", i, c.Attr, err)
+		}
+	}
+	// touched maps an attribute to the keys SetKey actions set in it, or
+	// to nil when an action takes the whole attribute.
+	touched := make(map[string]map[string]bool, len(u.Actions))
+	for i, a := range u.Actions {
+		keys, seen := touched[a.Attr]
+		switch {
+		case a.Kind == ActionSetKey && seen && keys != nil:
+			if keys[a.Key] {
+				return fmt.Errorf("%w: action %d sets key %q of %q, as an earlier action does", ErrInvalid, i, a.Key, a.Attr)
+			}
+			keys[a.Key] = true
+		case seen:
+			return fmt.Errorf("%w: action %d touches %q, as an earlier action does", ErrInvalid, i, a.Attr)
+		case a.Kind == ActionSetKey:
+			touched[a.Attr] = map[string]bool{a.Key: true}
+		default:
+			touched[a.Attr] = nil
+		}
+		if err := a.validate(); err != nil {
+			return fmt.Errorf("action %d on %q: %w", i, a.Attr, err)
+		}
+	}
+	return u.CheckExpressions()
+}
+
+// validate checks a condition's attribute name and operand.
+func (c Cond) validate() error {
+	if reason := checkName(c.Attr); reason != "" {
+		return InvalidError{Reason: "attribute name " + reason}
+	}
+	switch c.Kind {
+	case CondExists, CondNotExists:
+		return nil
+	case CondNotContains:
+		s, ok := c.Value.(string)
+		if !ok {
+			return operandError(c.Value, "string")
+		}
+		_, err := checkValue(s, 1)
+		return err.asError(c.Attr)
+	case CondSizeAtMost:
+		if _, ok := c.Value.(int); !ok {
+			return operandError(c.Value, "int")
+		}
+		return nil
+	case CondAtMost:
+		n, ok := c.Value.(json.Number)
+		if !ok {
+			return operandError(c.Value, "json.Number")
+		}
+		_, err := checkValue(n, 1)
+		return err.asError(c.Attr)
+	default:
+		return fmt.Errorf("%w: unknown condition kind %d", ErrInvalid, c.Kind)
+	}
+}
+
+// validate checks an action's attribute name and value.
+func (a Action) validate() error {
+	switch {
+	case a.Attr == PKAttr || a.Attr == SKAttr:
+		return InvalidError{Reason: "an action on a key attribute"}
+	case checkName(a.Attr) != "":
+		return InvalidError{Reason: "attribute name " + checkName(a.Attr)}
+	}
+	var err *valueError
+	switch a.Kind {
+	case ActionSet:
+		_, err = checkValue(a.Value, 1)
+	case ActionSetKey:
+		if reason := checkName(a.Key); reason != "" {
+			return InvalidError{Reason: "map key " + reason}
+		}
+		if _, err = checkValue(a.Value, 2); err != nil {
+			return err.asError(a.Attr + "." + a.Key)
+		}
+	case ActionAppend:
+		if _, ok := a.Value.([]any); !ok {
+			return operandError(a.Value, "[]any")
+		}
+		_, err = checkValue(a.Value, 1)
+	case ActionAdd:
+		if _, ok := a.Value.(json.Number); !ok {
+			return operandError(a.Value, "json.Number")
+		}
+		_, err = checkValue(a.Value, 1)
+	default:
+		return fmt.Errorf("%w: unknown action kind %d", ErrInvalid, a.Kind)
+	}
+	return err.asError(a.Attr)
+}
+
+// operandError refuses an operand or value of the wrong Go type.
+func operandError(v any, want string) error {
+	return InvalidError{Reason: fmt.Sprintf("operand of type %T, want %s", v, want)}
+}
 
 // Errors of Update, wrapped with the operation, table and key.
 var (

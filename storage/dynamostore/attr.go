@@ -11,7 +11,11 @@ import (
 
 // Items convert by hand rather than through attributevalue.Marshal: package
 // storage fixes one Go type per DynamoDB type, and a json.Number must stay
-// the decimal literal it is (attributevalue would marshal it as a string).
+// a number (attributevalue would marshal it as a string). Numbers are sent
+// in canonical form (storage.CanonicalNumber), the form DynamoDB keeps.
+// Items and updates are validated (storage.Item.Validate,
+// storage.Update.Validate) before they are converted, so the conversion
+// meets only the types it converts.
 
 // toAttributeValue converts a value of one of storage's attribute types to
 // its native DynamoDB attribute value.
@@ -24,10 +28,11 @@ func toAttributeValue(v any) (types.AttributeValue, error) {
 	case string:
 		return &types.AttributeValueMemberS{Value: v}, nil
 	case json.Number:
-		if !isDecimal(string(v)) {
-			return nil, fmt.Errorf("%w: %q", errInvalidNumber, string(v))
+		n, err := storage.CanonicalNumber(string(v))
+		if err != nil {
+			return nil, err
 		}
-		return &types.AttributeValueMemberN{Value: string(v)}, nil
+		return &types.AttributeValueMemberN{Value: string(n)}, nil
 	case []byte:
 		return &types.AttributeValueMemberB{Value: v}, nil
 	case []any:
@@ -51,7 +56,7 @@ func toAttributeValue(v any) (types.AttributeValue, error) {
 		}
 		return &types.AttributeValueMemberM{Value: m}, nil
 	default:
-		return nil, fmt.Errorf("%w %T", errUnsupportedValue, v)
+		return nil, fmt.Errorf("%w: value of type %T, not a storage attribute type", storage.ErrInvalid, v)
 	}
 }
 
@@ -108,7 +113,7 @@ func fromAttributeValue(av types.AttributeValue) (any, error) {
 		}
 		return l, nil
 	default:
-		return nil, fmt.Errorf("%w %T", errUnsupportedValue, av)
+		return nil, fmt.Errorf("attribute value of type %T, which timetable never writes", av)
 	}
 }
 
@@ -161,41 +166,4 @@ func itemKey(m map[string]types.AttributeValue) (key [2]string, ok bool) {
 		return key, false
 	}
 	return [2]string{pk.Value, sk.Value}, true
-}
-
-// isDecimal reports whether s is a decimal literal as JSON writes them
-// (optional minus, digits with an optional fraction, optional exponent),
-// which DynamoDB accepts as a number.
-func isDecimal(s string) bool {
-	i := 0
-	if i < len(s) && s[i] == '-' {
-		i++
-	}
-	digits := func() int {
-		n := 0
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-			n++
-		}
-		return n
-	}
-	if digits() == 0 {
-		return false
-	}
-	if i < len(s) && s[i] == '.' {
-		i++
-		if digits() == 0 {
-			return false
-		}
-	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		i++
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			i++
-		}
-		if digits() == 0 {
-			return false
-		}
-	}
-	return i == len(s)
 }

@@ -27,9 +27,9 @@ var errUnprocessed = errors.New("items left unprocessed")
 // BatchWrite puts the items into the table in BatchWriteItem requests of 25,
 // Options.WriteConcurrency of them in flight, and re-sends the items
 // DynamoDB leaves unprocessed, with backoff, up to
-// Options.MaxUnprocessedAttempts times. It validates every item first (types,
-// non-empty keys, size, distinct keys) and writes nothing when one is
-// invalid.
+// Options.MaxUnprocessedAttempts times. It validates every item first
+// (storage.Item.Validate, and distinct keys) and writes nothing when one
+// is invalid: the error then wraps storage.ErrInvalid.
 //
 // On failure it returns a *storage.WriteError whose Unwritten lists every
 // item DynamoDB did not acknowledge; the others are durable. Once a request
@@ -185,19 +185,19 @@ func writeRequests(items []storage.Item) ([]types.WriteRequest, error) {
 		}
 	}
 	for i, it := range items {
-		if err := validateItem(it); err != nil {
-			report(fmt.Errorf("%w %d: %w", errInvalidItem, i, err))
+		if err := it.Validate(); err != nil {
+			report(fmt.Errorf("item %d: %w", i, err))
 			continue
 		}
 		k := [2]string{it.PK, it.SK}
 		if j, dup := seen[k]; dup {
-			report(fmt.Errorf("%w %d: same key as item %d", errInvalidItem, i, j))
+			report(fmt.Errorf("%w: item %d: same key as item %d", storage.ErrInvalid, i, j))
 			continue
 		}
 		seen[k] = i
 		av, err := marshalItem(it)
 		if err != nil {
-			report(fmt.Errorf("%w %d: %w", errInvalidItem, i, err))
+			report(fmt.Errorf("item %d: %w", i, err))
 			continue
 		}
 		reqs[i] = types.WriteRequest{PutRequest: &types.PutRequest{Item: av}}
@@ -209,18 +209,6 @@ func writeRequests(items []storage.Item) ([]types.WriteRequest, error) {
 		return nil, err
 	}
 	return reqs, nil
-}
-
-// validateItem checks what DynamoDB would refuse for the whole request:
-// empty key values and items over the size limit.
-func validateItem(it storage.Item) error {
-	if it.PK == "" || it.SK == "" {
-		return errors.New("empty key")
-	}
-	if n := storage.ItemSize(it); n > storage.MaxItemSize {
-		return fmt.Errorf("%d bytes, over DynamoDB's limit of %d", n, storage.MaxItemSize)
-	}
-	return nil
 }
 
 // allIndexes returns 0, 1, ..., n-1.

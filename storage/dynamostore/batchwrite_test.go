@@ -25,13 +25,13 @@ func TestWriteRequestsValidation(t *testing.T) {
 		want  string
 	}{
 		{"valid", []storage.Item{ok, {PK: "p", SK: "b"}}, ""},
-		{"empty pk", []storage.Item{ok, {SK: "b"}}, "item 1: empty key"},
-		{"empty sk", []storage.Item{{PK: "p"}}, "item 0: empty key"},
+		{"empty pk", []storage.Item{ok, {SK: "b"}}, "item 1: timetable: invalid item: empty partition key"},
+		{"empty sk", []storage.Item{{PK: "p"}}, "item 0: timetable: invalid item: empty sort key"},
 		{"duplicate", []storage.Item{ok, {PK: "q", SK: "a"}, ok}, "item 2: same key as item 0"},
 		{"too large", []storage.Item{{PK: "p", SK: "a", Attrs: map[string]any{"v": big}}}, "over DynamoDB's limit"},
 		{"largest allowed", []storage.Item{{PK: "p", SK: "a", Attrs: map[string]any{"v": big[:storage.MaxItemSize-len("pkpskav")]}}}, ""},
-		{"bad type", []storage.Item{{PK: "p", SK: "a", Attrs: map[string]any{"v": 3}}}, `item 0: attribute "v": timetable: unsupported attribute value type int`},
-		{"bad number", []storage.Item{{PK: "p", SK: "a", Attrs: map[string]any{"v": json.Number("x")}}}, "invalid number"},
+		{"bad type", []storage.Item{{PK: "p", SK: "a", Attrs: map[string]any{"v": 3}}}, `item 0: timetable: invalid item: v: value of type int, not a storage attribute type`},
+		{"bad number", []storage.Item{{PK: "p", SK: "a", Attrs: map[string]any{"v": json.Number("x")}}}, "v: not a JSON number"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			reqs, err := writeRequests(tc.items)
@@ -40,7 +40,7 @@ func TestWriteRequestsValidation(t *testing.T) {
 				require.Len(t, reqs, len(tc.items))
 				return
 			}
-			require.ErrorIs(t, err, errInvalidItem)
+			require.ErrorIs(t, err, storage.ErrInvalid)
 			require.ErrorContains(t, err, tc.want)
 		})
 	}
@@ -131,7 +131,7 @@ func TestBatchWriteFailures(t *testing.T) {
 		var we *storage.WriteError
 		require.True(t, errors.As(err, &we))
 		require.Equal(t, allIndexes(60), we.Unwritten)
-		require.ErrorIs(t, err, errInvalidItem)
+		require.ErrorIs(t, err, storage.ErrInvalid)
 		require.Empty(t, drainItems(t, s.Scan(context.Background(), name)))
 	})
 	t.Run("unknown table", func(t *testing.T) {

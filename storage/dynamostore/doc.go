@@ -80,8 +80,12 @@
 // DynamoDB answers it when a SetKey finds no map to set a key in, a state
 // of the item that a condition should have guarded, and the item is
 // unchanged either way. A ValidationException saying the item or a key
-// exceeded its maximum size is storage.ErrItemTooLarge; keys over 2048 and
-// 1024 bytes are refused before sending. Neither code is retried by the
+// exceeded its maximum size is storage.ErrItemTooLarge; every other
+// ValidationException, of any call, is storage.ErrInvalid. What package
+// storage knows DynamoDB refuses (storage.Item.Validate,
+// storage.Update.Validate: keys over 2048 and 1024 bytes, values nested
+// too deep, numbers it cannot hold) is refused before sending, as the
+// Pebble store refuses it. Neither code is retried by the
 // SDK's retryer; throttling is, and becomes storage.ErrThrottled when the
 // attempts run out. dynalite 4.0.0, which the tests run against, supports
 // every expression used (if_not_exists inside list_append, size and

@@ -18,24 +18,6 @@ import (
 // This file is the only place that looks at AWS error codes. Everything
 // else asks it what an error means.
 
-// ErrClosed is returned by calls on a Store after Close.
-var ErrClosed = errors.New("timetable: dynamodb store closed")
-
-// errUnsupportedValue marks an attribute value of a type package storage
-// does not define.
-var errUnsupportedValue = errors.New("timetable: unsupported attribute value type")
-
-// errInvalidNumber marks a json.Number that is not a decimal literal.
-var errInvalidNumber = errors.New("timetable: invalid number")
-
-// errInvalidItem marks an item BatchWrite refuses before sending anything.
-var errInvalidItem = errors.New("timetable: invalid item")
-
-// errInvalidUpdate marks an Update refused before sending anything: a
-// missing name, a value of the wrong type for its kind, overlapping
-// actions.
-var errInvalidUpdate = errors.New("timetable: invalid update")
-
 // AWS error codes this package acts on.
 const (
 	codeResourceNotFound     = "ResourceNotFoundException"
@@ -91,8 +73,11 @@ const (
 // AWS error code stands for, if any, keeping err in the chain. An endpoint
 // that could not be reached, or that answered with a 5xx, is
 // storage.ErrUnavailable; a retry quota of the client's retryer that ran
-// out is storage.ErrThrottled. ctx errors and other errors without a code
-// come back unchanged.
+// out is storage.ErrThrottled; a ValidationException, a request DynamoDB
+// will refuse however often it comes, is storage.ErrInvalid (the store
+// validates what it sends, so this is DynamoDB refusing what its emulator
+// took, or a limit storage does not know). ctx errors and other errors
+// without a code come back unchanged.
 func mapError(o op, err error) error {
 	if err == nil {
 		return nil
@@ -124,6 +109,8 @@ func mapError(o op, err error) error {
 		}
 	case codeThroughputExceeded, codeThrottling, codeRequestLimitExceeded:
 		sentinel = storage.ErrThrottled
+	case codeValidation:
+		sentinel = storage.ErrInvalid
 	}
 	if sentinel == nil {
 		return err
@@ -141,7 +128,8 @@ func mapError(o op, err error) error {
 //     the update did not guard (storage.ActionSetKey says so), not a
 //     malformed request, and the item is unchanged;
 //   - a ValidationException saying the item, or a key, exceeded the
-//     maximum size is storage.ErrItemTooLarge.
+//     maximum size is storage.ErrItemTooLarge, and storage.ErrInvalid as
+//     every ValidationException.
 //
 // Every other error goes through mapError.
 func mapUpdateError(err error) error {
@@ -157,7 +145,7 @@ func mapUpdateError(err error) error {
 		case strings.Contains(msg, msgTooLarge),
 			strings.Contains(msg, msgHashKeyTooLarge),
 			strings.Contains(msg, msgRangeKeyTooLarge):
-			sentinel = storage.ErrItemTooLarge
+			return fmt.Errorf("%w: %w: %w", storage.ErrItemTooLarge, storage.ErrInvalid, err)
 		}
 	}
 	if sentinel == nil {

@@ -63,7 +63,7 @@ func (it *iterator) Next() bool {
 			return false
 		}
 		if it.store.closed() {
-			it.err = ErrClosed
+			it.err = storage.ErrClosed
 			return false
 		}
 		it.page, it.more, it.err = it.fetch(it.ctx)

@@ -97,7 +97,7 @@ func (s *Store) Options() Options {
 func (s *Store) Client() *dynamodb.Client { return s.client }
 
 // Close waits for the calls in progress and makes later calls return
-// ErrClosed. Iterators still open stop at their next page. It is safe to
+// storage.ErrClosed. Iterators still open stop at their next page. It is safe to
 // call twice.
 func (s *Store) Close() error {
 	s.mu.Lock()
@@ -107,13 +107,13 @@ func (s *Store) Close() error {
 	return nil
 }
 
-// enter registers a call in progress, or returns ErrClosed. A nil error
+// enter registers a call in progress, or returns storage.ErrClosed. A nil error
 // must be followed by s.calls.Done().
 func (s *Store) enter() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.mu.closed {
-		return ErrClosed
+		return storage.ErrClosed
 	}
 	s.calls.Add(1)
 	return nil

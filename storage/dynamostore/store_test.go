@@ -26,19 +26,19 @@ func TestClose(t *testing.T) {
 	require.NoError(t, s.Close(), "twice")
 
 	ctx := context.Background()
-	require.ErrorIs(t, s.CreateTable(ctx, storage.TableSpec{Name: "t"}), ErrClosed)
+	require.ErrorIs(t, s.CreateTable(ctx, storage.TableSpec{Name: "t"}), storage.ErrClosed)
 	_, err = s.DescribeTable(ctx, "t")
-	require.ErrorIs(t, err, ErrClosed)
-	require.ErrorIs(t, s.ListTables(ctx, "", func(string) bool { return true }), ErrClosed)
-	require.ErrorIs(t, s.UpdateTable(ctx, "t", storage.TableUpdate{}), ErrClosed)
-	require.ErrorIs(t, s.DeleteTable(ctx, "t"), ErrClosed)
-	require.ErrorIs(t, s.BatchWrite(ctx, "t", []storage.Item{{PK: "p", SK: "s"}}), ErrClosed)
+	require.ErrorIs(t, err, storage.ErrClosed)
+	require.ErrorIs(t, s.ListTables(ctx, "", func(string) bool { return true }), storage.ErrClosed)
+	require.ErrorIs(t, s.UpdateTable(ctx, "t", storage.TableUpdate{}), storage.ErrClosed)
+	require.ErrorIs(t, s.DeleteTable(ctx, "t"), storage.ErrClosed)
+	require.ErrorIs(t, s.BatchWrite(ctx, "t", []storage.Item{{PK: "p", SK: "s"}}), storage.ErrClosed)
 	_, err = s.GetItem(ctx, "t", "p", "s")
-	require.ErrorIs(t, err, ErrClosed)
+	require.ErrorIs(t, err, storage.ErrClosed)
 	for _, it := range []storage.Iterator{s.Query(ctx, storage.Query{Table: "t", PK: "p"}), s.Scan(ctx, "t")} {
 		require.False(t, it.Next())
-		require.ErrorIs(t, it.Err(), ErrClosed)
-		require.ErrorIs(t, it.Close(), ErrClosed)
+		require.ErrorIs(t, it.Err(), storage.ErrClosed)
+		require.ErrorIs(t, it.Close(), storage.ErrClosed)
 	}
 }
 

@@ -14,13 +14,6 @@ import (
 	"github.com/timetabledb/timetable/storage"
 )
 
-// Limits on key values, in UTF-8 bytes, that DynamoDB enforces on every
-// write.
-const (
-	maxPKBytes = 2048
-	maxSKBytes = 1024
-)
-
 // Update applies a conditional update to one item with a single
 // UpdateItem request. See storage.Store.Update for the contract, and the
 // package documentation for how the expressions are built.
@@ -41,9 +34,10 @@ func (s *Store) Update(ctx context.Context, u storage.Update) error {
 	return nil
 }
 
-// updateInput validates u and builds its UpdateItem request. Only key
-// values over DynamoDB's limits are storage.ErrItemTooLarge here; whether
-// the item grows too large only DynamoDB can tell.
+// updateInput validates u (storage.Update.Validate) and builds its
+// UpdateItem request. Only key values over DynamoDB's limits are
+// storage.ErrItemTooLarge here; whether the item grows too large only
+// DynamoDB can tell.
 //
 // Names. The expression builder parses the names it is given: a name
 // with "[" is taken as a list index or refused, and AppendName moves a
@@ -54,7 +48,7 @@ func (s *Store) Update(ctx context.Context, u storage.Update) error {
 // expression is built. The builder still writes every placeholder and the
 // whole syntax; names never enter the expression strings.
 func updateInput(u storage.Update) (*dynamodb.UpdateItemInput, error) {
-	if err := validateUpdate(u); err != nil {
+	if err := u.Validate(); err != nil {
 		return nil, err
 	}
 	names := newNameAliases()
@@ -64,7 +58,7 @@ func updateInput(u storage.Update) (*dynamodb.UpdateItemInput, error) {
 		for i, c := range u.Conds {
 			cb, err := condition(c, names)
 			if err != nil {
-				return nil, fmt.Errorf("%w: condition %d on %q: %w", errInvalidUpdate, i, c.Attr, err)
+				return nil, fmt.Errorf("%w: condition %d on %q: %w", storage.ErrInvalid, i, c.Attr, err)
 			}
 			conds[i] = cb
 		}
@@ -79,7 +73,7 @@ func updateInput(u storage.Update) (*dynamodb.UpdateItemInput, error) {
 		for i, a := range u.Actions {
 			var err error
 			if ub, err = action(ub, a, names); err != nil {
-				return nil, fmt.Errorf("%w: action %d on %q: %w", errInvalidUpdate, i, a.Attr, err)
+				return nil, fmt.Errorf("%w: action %d on %q: %w", storage.ErrInvalid, i, a.Attr, err)
 			}
 		}
 		b = b.WithUpdate(ub)
@@ -99,7 +93,7 @@ func updateInput(u storage.Update) (*dynamodb.UpdateItemInput, error) {
 	}
 	expr, err := b.Build()
 	if err != nil {
-		return nil, fmt.Errorf("%w: build expression: %w", errInvalidUpdate, err)
+		return nil, fmt.Errorf("%w: build expression: %w", storage.ErrInvalid, err)
 	}
 	in.ConditionExpression = expr.Condition()
 	in.UpdateExpression = expr.Update()
@@ -188,54 +182,6 @@ func action(ub expression.UpdateBuilder, a storage.Action, names *nameAliases) (
 	}
 }
 
-// validateUpdate checks what DynamoDB would refuse, or what the contract
-// forbids, before anything is sent: empty or oversized keys, empty names,
-// actions on the key attributes, two actions on one attribute (other than
-// SetKey actions on distinct keys of one map), expressions over DynamoDB's
-// limits.
-func validateUpdate(u storage.Update) error {
-	switch {
-	case u.PK == "" || u.SK == "":
-		return fmt.Errorf("%w: empty key", errInvalidUpdate)
-	case len(u.PK) > maxPKBytes:
-		return fmt.Errorf("%w: partition key of %d bytes, over DynamoDB's limit of %d", storage.ErrItemTooLarge, len(u.PK), maxPKBytes)
-	case len(u.SK) > maxSKBytes:
-		return fmt.Errorf("%w: sort key of %d bytes, over DynamoDB's limit of %d", storage.ErrItemTooLarge, len(u.SK), maxSKBytes)
-	}
-	for i, c := range u.Conds {
-		if c.Attr == "" {
-			return fmt.Errorf("%w: condition %d has no attribute", errInvalidUpdate, i)
-		}
-	}
-	// touched maps an attribute to the keys SetKey actions set in it, or
-	// to nil when another action touches it whole.
-	touched := make(map[string]map[string]bool, len(u.Actions))
-	for i, a := range u.Actions {
-		switch {
-		case a.Attr == "":
-			return fmt.Errorf("%w: action %d has no attribute", errInvalidUpdate, i)
-		case a.Attr == storage.PKAttr || a.Attr == storage.SKAttr:
-			return fmt.Errorf("%w: action %d changes the key attribute %q", errInvalidUpdate, i, a.Attr)
-		case a.Kind == storage.ActionSetKey && a.Key == "":
-			return fmt.Errorf("%w: action %d sets an empty key of %q", errInvalidUpdate, i, a.Attr)
-		}
-		keys, seen := touched[a.Attr]
-		if seen && (keys == nil || a.Kind != storage.ActionSetKey || keys[a.Key]) {
-			return fmt.Errorf("%w: action %d touches %q, as an earlier action does", errInvalidUpdate, i, a.Attr)
-		}
-		if a.Kind != storage.ActionSetKey {
-			touched[a.Attr] = nil
-			continue
-		}
-		if keys == nil {
-			keys = make(map[string]bool)
-			touched[a.Attr] = keys
-		}
-		keys[a.Key] = true
-	}
-	return u.CheckExpressions()
-}
-
 // nameAliases gives each distinct attribute name or map key an alias the
 // expression builder takes literally, and maps the aliases back.
 type nameAliases struct {
@@ -265,7 +211,7 @@ func (n *nameAliases) resolve(built map[string]string) (map[string]string, error
 	for placeholder, a := range built {
 		real, ok := n.real[a]
 		if !ok {
-			return nil, fmt.Errorf("%w: the expression builder named %q, not an alias", errInvalidUpdate, a)
+			return nil, fmt.Errorf("%w: the expression builder named %q, not an alias", storage.ErrInvalid, a)
 		}
 		out[placeholder] = real
 	}

@@ -128,28 +128,28 @@ func TestUpdateInputRefused(t *testing.T) {
 		u    storage.Update
 		want error
 	}{
-		{"empty partition key", storage.Update{SK: "s"}, errInvalidUpdate},
-		{"empty sort key", storage.Update{PK: "p"}, errInvalidUpdate},
-		{"partition key too long", storage.Update{PK: strings.Repeat("p", maxPKBytes+1), SK: "s"}, storage.ErrItemTooLarge},
-		{"sort key too long", storage.Update{PK: "p", SK: strings.Repeat("s", maxSKBytes+1)}, storage.ErrItemTooLarge},
-		{"condition without attribute", storage.Update{Conds: []storage.Cond{storage.Exists("")}}, errInvalidUpdate},
-		{"unknown condition", storage.Update{Conds: []storage.Cond{{Kind: 99, Attr: "a"}}}, errInvalidUpdate},
-		{"not contains of a number", storage.Update{Conds: []storage.Cond{{Kind: storage.CondNotContains, Attr: "a", Value: 1}}}, errInvalidUpdate},
-		{"size of a string", storage.Update{Conds: []storage.Cond{{Kind: storage.CondSizeAtMost, Attr: "a", Value: "1"}}}, errInvalidUpdate},
-		{"at most an int", storage.Update{Conds: []storage.Cond{{Kind: storage.CondAtMost, Attr: "a", Value: 1}}}, errInvalidUpdate},
-		{"at most not a number", storage.Update{Conds: []storage.Cond{storage.AtMost("a", "1x")}}, errInvalidUpdate},
-		{"action without attribute", storage.Update{Actions: []storage.Action{storage.Set("", "v")}}, errInvalidUpdate},
-		{"action on the partition key", storage.Update{Actions: []storage.Action{storage.Set("pk", "v")}}, errInvalidUpdate},
-		{"action on the sort key", storage.Update{Actions: []storage.Action{storage.Add("sk", "1")}}, errInvalidUpdate},
-		{"set key without key", storage.Update{Actions: []storage.Action{storage.SetKey("m", "", "v")}}, errInvalidUpdate},
-		{"unknown action", storage.Update{Actions: []storage.Action{{Kind: 99, Attr: "a"}}}, errInvalidUpdate},
-		{"unsupported value", storage.Update{Actions: []storage.Action{storage.Set("a", 1)}}, errInvalidUpdate},
-		{"append of strings", storage.Update{Actions: []storage.Action{{Kind: storage.ActionAppend, Attr: "a", Value: []string{"x"}}}}, errInvalidUpdate},
-		{"add a string", storage.Update{Actions: []storage.Action{{Kind: storage.ActionAdd, Attr: "a", Value: "1"}}}, errInvalidUpdate},
-		{"two actions on one attribute", storage.Update{Actions: []storage.Action{storage.Set("a", "v"), storage.Add("a", "1")}}, errInvalidUpdate},
-		{"set key after set", storage.Update{Actions: []storage.Action{storage.Set("m", map[string]any{}), storage.SetKey("m", "k", "v")}}, errInvalidUpdate},
-		{"set after set key", storage.Update{Actions: []storage.Action{storage.SetKey("m", "k", "v"), storage.Set("m", map[string]any{})}}, errInvalidUpdate},
-		{"one key twice", storage.Update{Actions: []storage.Action{storage.SetKey("m", "k", "v"), storage.SetKey("m", "k", "w")}}, errInvalidUpdate},
+		{"empty partition key", storage.Update{SK: "s"}, storage.ErrInvalid},
+		{"empty sort key", storage.Update{PK: "p"}, storage.ErrInvalid},
+		{"partition key too long", storage.Update{PK: strings.Repeat("p", storage.MaxPKBytes+1), SK: "s"}, storage.ErrItemTooLarge},
+		{"sort key too long", storage.Update{PK: "p", SK: strings.Repeat("s", storage.MaxSKBytes+1)}, storage.ErrItemTooLarge},
+		{"condition without attribute", storage.Update{Conds: []storage.Cond{storage.Exists("")}}, storage.ErrInvalid},
+		{"unknown condition", storage.Update{Conds: []storage.Cond{{Kind: 99, Attr: "a"}}}, storage.ErrInvalid},
+		{"not contains of a number", storage.Update{Conds: []storage.Cond{{Kind: storage.CondNotContains, Attr: "a", Value: 1}}}, storage.ErrInvalid},
+		{"size of a string", storage.Update{Conds: []storage.Cond{{Kind: storage.CondSizeAtMost, Attr: "a", Value: "1"}}}, storage.ErrInvalid},
+		{"at most an int", storage.Update{Conds: []storage.Cond{{Kind: storage.CondAtMost, Attr: "a", Value: 1}}}, storage.ErrInvalid},
+		{"at most not a number", storage.Update{Conds: []storage.Cond{storage.AtMost("a", "1x")}}, storage.ErrInvalid},
+		{"action without attribute", storage.Update{Actions: []storage.Action{storage.Set("", "v")}}, storage.ErrInvalid},
+		{"action on the partition key", storage.Update{Actions: []storage.Action{storage.Set("pk", "v")}}, storage.ErrInvalid},
+		{"action on the sort key", storage.Update{Actions: []storage.Action{storage.Add("sk", "1")}}, storage.ErrInvalid},
+		{"set key without key", storage.Update{Actions: []storage.Action{storage.SetKey("m", "", "v")}}, storage.ErrInvalid},
+		{"unknown action", storage.Update{Actions: []storage.Action{{Kind: 99, Attr: "a"}}}, storage.ErrInvalid},
+		{"unsupported value", storage.Update{Actions: []storage.Action{storage.Set("a", 1)}}, storage.ErrInvalid},
+		{"append of strings", storage.Update{Actions: []storage.Action{{Kind: storage.ActionAppend, Attr: "a", Value: []string{"x"}}}}, storage.ErrInvalid},
+		{"add a string", storage.Update{Actions: []storage.Action{{Kind: storage.ActionAdd, Attr: "a", Value: "1"}}}, storage.ErrInvalid},
+		{"two actions on one attribute", storage.Update{Actions: []storage.Action{storage.Set("a", "v"), storage.Add("a", "1")}}, storage.ErrInvalid},
+		{"set key after set", storage.Update{Actions: []storage.Action{storage.Set("m", map[string]any{}), storage.SetKey("m", "k", "v")}}, storage.ErrInvalid},
+		{"set after set key", storage.Update{Actions: []storage.Action{storage.SetKey("m", "k", "v"), storage.Set("m", map[string]any{})}}, storage.ErrInvalid},
+		{"one key twice", storage.Update{Actions: []storage.Action{storage.SetKey("m", "k", "v"), storage.SetKey("m", "k", "w")}}, storage.ErrInvalid},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			u := tc.u
@@ -392,19 +392,19 @@ func TestUpdateErrors(t *testing.T) {
 
 	// Refused before sending anything.
 	counter.reset()
-	err = s.Update(ctx, storage.Update{Table: table, PK: strings.Repeat("p", maxPKBytes+1), SK: "s", Actions: []storage.Action{storage.Set("v", "1")}})
+	err = s.Update(ctx, storage.Update{Table: table, PK: strings.Repeat("p", storage.MaxPKBytes+1), SK: "s", Actions: []storage.Action{storage.Set("v", "1")}})
 	require.ErrorIs(t, err, storage.ErrItemTooLarge)
 	err = s.Update(ctx, storage.Update{Table: table, PK: "p", SK: "s", Actions: []storage.Action{storage.Set("pk", "1")}})
-	require.ErrorIs(t, err, errInvalidUpdate)
+	require.ErrorIs(t, err, storage.ErrInvalid)
 	require.Zero(t, counter.count("UpdateItem"))
 
 	// Keys at the limits are accepted.
-	require.NoError(t, s.Update(ctx, storage.Update{Table: table, PK: strings.Repeat("p", maxPKBytes), SK: strings.Repeat("s", maxSKBytes)}))
+	require.NoError(t, s.Update(ctx, storage.Update{Table: table, PK: strings.Repeat("p", storage.MaxPKBytes), SK: strings.Repeat("s", storage.MaxSKBytes)}))
 
 	// After Close.
 	closed := openStore(t, Options{})
 	require.NoError(t, closed.Close())
-	require.ErrorIs(t, closed.Update(ctx, storage.Update{Table: table, PK: "p", SK: "s"}), ErrClosed)
+	require.ErrorIs(t, closed.Update(ctx, storage.Update{Table: table, PK: "p", SK: "s"}), storage.ErrClosed)
 }
 
 // TestUpdateAppendRace races 16 writers appending the same ids to one

@@ -24,9 +24,13 @@ import (
 //	       | tagList   uvarint(count) { value }
 //	       | tagMap    uvarint(count) { uvarint(len(key)) key value }
 //
-// Numbers are stored in DynamoDB's canonical form (see canonicalNumber), so
-// both backends return the same text for the same number. Attribute order
-// follows Go's map iteration and carries no meaning.
+// Numbers are stored in DynamoDB's canonical form (storage.CanonicalNumber),
+// so both backends return the same text for the same number. Attribute
+// order follows Go's map iteration and carries no meaning.
+//
+// The encoder takes items storage.Item.Validate accepted, and the decoder
+// refuses as corrupt what no valid item encodes to: a list or map at
+// level storage.MaxDepth, which also bounds its recursion.
 const codecVersion byte = 1
 
 // Value tags.
@@ -41,25 +45,17 @@ const (
 	tagMap
 )
 
-// maxDepth bounds the nesting of lists and maps, as DynamoDB does (32
-// levels).
-const maxDepth = 32
-
 var errCorrupt = errors.New("timetable: pebble: corrupt item encoding")
 
-// appendItem appends the encoding of attrs to dst. It rejects attributes
-// named like the key attributes or with empty names, values of types
-// outside the storage contract, and invalid numbers.
+// appendItem appends the encoding of attrs, which storage.Item.Validate
+// accepted, to dst.
 func appendItem(dst []byte, attrs map[string]any) ([]byte, error) {
 	dst = append(dst, codecVersion)
 	dst = binary.AppendUvarint(dst, uint64(len(attrs)))
 	for name, v := range attrs {
-		if name == "" || name == storage.PKAttr || name == storage.SKAttr {
-			return dst, fmt.Errorf("attribute name %q is empty or a key attribute's", name)
-		}
 		dst = appendString(dst, name)
 		var err error
-		if dst, err = appendValue(dst, v, 1); err != nil {
+		if dst, err = appendValue(dst, v); err != nil {
 			return dst, fmt.Errorf("attribute %q: %w", name, err)
 		}
 	}
@@ -71,8 +67,9 @@ func appendString(dst []byte, s string) []byte {
 	return append(dst, s...)
 }
 
-// appendValue appends one value at nesting depth depth.
-func appendValue(dst []byte, v any, depth int) ([]byte, error) {
+// appendValue appends one value. The errors it returns are for values
+// storage.Item.Validate refuses, which never reach it.
+func appendValue(dst []byte, v any) ([]byte, error) {
 	switch v := v.(type) {
 	case nil:
 		return append(dst, tagNull), nil
@@ -84,35 +81,29 @@ func appendValue(dst []byte, v any, depth int) ([]byte, error) {
 	case string:
 		return appendString(append(dst, tagString), v), nil
 	case json.Number:
-		n, err := canonicalNumber(string(v))
+		n, err := storage.CanonicalNumber(string(v))
 		if err != nil {
-			return dst, fmt.Errorf("number %q: %w", string(v), err)
+			return dst, err
 		}
-		return appendString(append(dst, tagNumber), n), nil
+		return appendString(append(dst, tagNumber), string(n)), nil
 	case []byte:
 		dst = binary.AppendUvarint(append(dst, tagBinary), uint64(len(v)))
 		return append(dst, v...), nil
 	case []any:
-		if depth >= maxDepth {
-			return dst, errors.New("nested more than 32 levels")
-		}
 		dst = binary.AppendUvarint(append(dst, tagList), uint64(len(v)))
 		var err error
 		for i, e := range v {
-			if dst, err = appendValue(dst, e, depth+1); err != nil {
+			if dst, err = appendValue(dst, e); err != nil {
 				return dst, fmt.Errorf("element %d: %w", i, err)
 			}
 		}
 		return dst, nil
 	case map[string]any:
-		if depth >= maxDepth {
-			return dst, errors.New("nested more than 32 levels")
-		}
 		dst = binary.AppendUvarint(append(dst, tagMap), uint64(len(v)))
 		var err error
 		for k, e := range v {
 			dst = appendString(dst, k)
-			if dst, err = appendValue(dst, e, depth+1); err != nil {
+			if dst, err = appendValue(dst, e); err != nil {
 				return dst, fmt.Errorf("key %q: %w", k, err)
 			}
 		}
@@ -217,7 +208,8 @@ func (d *decoder) item(attrs []string) (map[string]any, error) {
 	return m, nil
 }
 
-// value decodes one value at nesting depth depth.
+// value decodes one value at level depth, as storage.MaxDepth counts
+// levels: 1 for an attribute's value.
 func (d *decoder) value(depth int) (any, error) {
 	tag, err := d.byte()
 	if err != nil {
@@ -239,7 +231,7 @@ func (d *decoder) value(depth int) (any, error) {
 		s, err := d.string()
 		return []byte(s), err
 	case tagList:
-		if depth >= maxDepth {
+		if depth >= storage.MaxDepth {
 			return nil, errCorrupt
 		}
 		n, err := d.count()
@@ -254,7 +246,7 @@ func (d *decoder) value(depth int) (any, error) {
 		}
 		return l, nil
 	case tagMap:
-		if depth >= maxDepth {
+		if depth >= storage.MaxDepth {
 			return nil, errCorrupt
 		}
 		n, err := d.count()
@@ -290,7 +282,7 @@ func (d *decoder) skip(depth int) error {
 		_, err := d.string()
 		return err
 	case tagList, tagMap:
-		if depth >= maxDepth {
+		if depth >= storage.MaxDepth {
 			return errCorrupt
 		}
 		n, err := d.count()

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/timetabledb/timetable/storage"
 )
 
 // sampleAttrs holds every attribute type, nested.
@@ -78,18 +80,14 @@ func TestCodecProjection(t *testing.T) {
 	}
 }
 
+// TestCodecRefuses checks what the encoder refuses itself: values no
+// storage type stands for, numbers that are not numbers. Everything else
+// DynamoDB refuses, storage.Item.Validate refuses before encoding.
 func TestCodecRefuses(t *testing.T) {
-	deep := any("bottom")
-	for range maxDepth {
-		deep = []any{deep}
-	}
 	for _, tc := range []struct {
 		name  string
 		attrs map[string]any
 	}{
-		{"empty name", map[string]any{"": "x"}},
-		{"partition key attribute", map[string]any{"pk": "x"}},
-		{"sort key attribute", map[string]any{"sk": "x"}},
 		{"int", map[string]any{"v": 1}},
 		{"float64", map[string]any{"v": 1.5}},
 		{"string slice", map[string]any{"v": []string{"a"}}},
@@ -98,13 +96,38 @@ func TestCodecRefuses(t *testing.T) {
 		{"bad number", map[string]any{"v": json.Number("1,5")}},
 		{"number too precise", map[string]any{"v": json.Number("1234567890123456789012345678901234567890")}},
 		{"bad number in a map", map[string]any{"v": map[string]any{"k": json.Number("x")}}},
-		{"too deep", map[string]any{"v": deep}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := appendItem(nil, tc.attrs)
 			require.Error(t, err)
 		})
 	}
+}
+
+// TestDecoderDepth checks that the decoder reads the deepest value
+// storage.Item.Validate accepts, and refuses one level more as corrupt.
+func TestDecoderDepth(t *testing.T) {
+	nest := func(lists int) map[string]any {
+		v := any("bottom")
+		for range lists {
+			v = []any{v}
+		}
+		return map[string]any{"v": v}
+	}
+	deepest := nest(storage.MaxDepth - 1)
+	require.NoError(t, storage.Item{PK: "p", SK: "s", Attrs: deepest}.Validate())
+	enc, err := appendItem(nil, deepest)
+	require.NoError(t, err)
+	d := decoder{s: string(enc)}
+	got, err := d.item(nil)
+	require.NoError(t, err)
+	require.Equal(t, deepest, got)
+
+	enc, err = appendItem(nil, nest(storage.MaxDepth))
+	require.NoError(t, err)
+	d = decoder{s: string(enc)}
+	_, err = d.item(nil)
+	require.ErrorIs(t, err, errCorrupt)
 }
 
 // FuzzDecoder checks that no input makes the decoder panic, and that
@@ -126,8 +149,8 @@ func FuzzDecoder(f *testing.F) {
 		d = decoder{s: string(b)}
 		_, err = d.item([]string{"a"})
 		require.NoError(t, err, "projection decodes what a full decode does")
-		// Re-encoding may refuse what the decoder accepts (a key-named
-		// attribute, an uncanonical number); what it accepts must survive.
+		// Re-encoding may refuse what the decoder accepts (an
+		// uncanonical number); what it accepts must survive.
 		again, err := appendItem(nil, attrs)
 		if err != nil {
 			return
@@ -144,8 +167,8 @@ func FuzzDecoder(f *testing.F) {
 func normaliseNumbers(v any) any {
 	switch v := v.(type) {
 	case json.Number:
-		if c, err := canonicalNumber(string(v)); err == nil {
-			return json.Number(c)
+		if c, err := storage.CanonicalNumber(string(v)); err == nil {
+			return c
 		}
 		return v
 	case []any:

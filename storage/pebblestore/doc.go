@@ -50,9 +50,10 @@
 //     it: whichever commits last wins, and the other's change is lost (the
 //     storage contract asks callers to keep the two apart). A failed
 //     condition, an oversized result or an invalid value writes nothing.
-//   - Items are checked against DynamoDB's rules (key lengths, item size,
-//     number range and precision, attribute types), and numbers are stored
-//     in DynamoDB's canonical form, so that data that works here works
+//   - Items and updates are checked against DynamoDB's rules with
+//     storage.Item.Validate and storage.Update.Validate, as the DynamoDB
+//     store checks them, and numbers are stored in DynamoDB's canonical
+//     form (storage.CanonicalNumber), so that data that works here works
 //     there and reads back the same.
 //   - Attribute values use a compact tag-length encoding written for this
 //     package (see codec.go): it is the hot path, and it keeps every
@@ -71,5 +72,5 @@
 //
 // Close waits for every open iterator to be closed, as Prometheus' TSDB
 // waits for its readers: an iterator that is never closed makes Close
-// block. Every operation begun after Close returns ErrClosed.
+// block. Every operation begun after Close returns storage.ErrClosed.
 package pebblestore

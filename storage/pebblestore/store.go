@@ -14,13 +14,6 @@ import (
 
 // Errors of this backend, besides those of package storage.
 var (
-	// ErrClosed is returned by every operation on a closed Store.
-	ErrClosed = errors.New("timetable: pebble: store closed")
-	// ErrInvalidItem marks an item DynamoDB would refuse too: an empty or
-	// too long key, a key attribute among the attributes, a value of a
-	// type outside the storage contract, a number DynamoDB cannot hold,
-	// an item over storage.MaxItemSize.
-	ErrInvalidItem = errors.New("timetable: pebble: invalid item")
 	// ErrInvalidTable marks a table spec DynamoDB would refuse too: a name
 	// outside 3 to 255 characters of [A-Za-z0-9_.-], an unknown billing
 	// mode, a negative capacity.
@@ -103,13 +96,14 @@ func (s *Store) checkFormat() error {
 	return s.db.Set(formatKey, []byte(formatVersion), pebble.Sync)
 }
 
-// acquire registers an operation in progress, or returns ErrClosed. Every
+// acquire registers an operation in progress, or returns
+// storage.ErrClosed. Every
 // call to acquire that succeeds is paired with a release.
 func (s *Store) acquire() error {
 	s.state.RLock()
 	defer s.state.RUnlock()
 	if s.state.closed {
-		return ErrClosed
+		return storage.ErrClosed
 	}
 	s.ops.Add(1)
 	return nil
@@ -120,7 +114,7 @@ func (s *Store) release() { s.ops.Done() }
 
 // Close waits for the calls in progress to return and for every open
 // iterator to be closed, then closes the DB. Calls made after Close has
-// begun return ErrClosed. It is safe to call twice; the second call returns
+// begun return storage.ErrClosed. It is safe to call twice; the second call returns
 // nil at once.
 func (s *Store) Close() error {
 	s.state.Lock()

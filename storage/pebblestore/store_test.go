@@ -58,23 +58,23 @@ func TestOperationsAfterClose(t *testing.T) {
 	require.NoError(t, s.Close())
 	require.NoError(t, s.Close(), "Close twice")
 
-	require.ErrorIs(t, s.CreateTable(ctx, testSpec("other")), ErrClosed)
+	require.ErrorIs(t, s.CreateTable(ctx, testSpec("other")), storage.ErrClosed)
 	_, err = s.DescribeTable(ctx, "tbl")
-	require.ErrorIs(t, err, ErrClosed)
-	require.ErrorIs(t, s.ListTables(ctx, "", func(string) bool { return true }), ErrClosed)
-	require.ErrorIs(t, s.UpdateTable(ctx, "tbl", storage.TableUpdate{Tags: map[string]string{"a": "b"}}), ErrClosed)
-	require.ErrorIs(t, s.DeleteTable(ctx, "tbl"), ErrClosed)
+	require.ErrorIs(t, err, storage.ErrClosed)
+	require.ErrorIs(t, s.ListTables(ctx, "", func(string) bool { return true }), storage.ErrClosed)
+	require.ErrorIs(t, s.UpdateTable(ctx, "tbl", storage.TableUpdate{Tags: map[string]string{"a": "b"}}), storage.ErrClosed)
+	require.ErrorIs(t, s.DeleteTable(ctx, "tbl"), storage.ErrClosed)
 	err = s.BatchWrite(ctx, "tbl", items("p", 2))
-	require.ErrorIs(t, err, ErrClosed)
+	require.ErrorIs(t, err, storage.ErrClosed)
 	var we *storage.WriteError
 	require.ErrorAs(t, err, &we)
 	require.Equal(t, []int{0, 1}, we.Unwritten)
 	_, err = s.GetItem(ctx, "tbl", "p", "s")
-	require.ErrorIs(t, err, ErrClosed)
+	require.ErrorIs(t, err, storage.ErrClosed)
 	for _, it := range []storage.Iterator{s.Query(ctx, storage.Query{Table: "tbl", PK: "p"}), s.Scan(ctx, "tbl")} {
 		require.False(t, it.Next())
-		require.ErrorIs(t, it.Err(), ErrClosed)
-		require.ErrorIs(t, it.Close(), ErrClosed)
+		require.ErrorIs(t, it.Err(), storage.ErrClosed)
+		require.ErrorIs(t, it.Close(), storage.ErrClosed)
 	}
 }
 
@@ -91,7 +91,7 @@ func TestCloseWaitsForOpenIterators(t *testing.T) {
 	go func() { closed <- s.Close() }()
 	// Once new calls are turned away, Close has begun and is waiting.
 	for {
-		if _, err := s.DescribeTable(ctx, "tbl"); errors.Is(err, ErrClosed) {
+		if _, err := s.DescribeTable(ctx, "tbl"); errors.Is(err, storage.ErrClosed) {
 			break
 		}
 		runtime.Gosched()
@@ -118,8 +118,8 @@ func TestBatchWriteIsAllOrNothing(t *testing.T) {
 	}{
 		{"empty partition key", storage.Item{SK: "s"}},
 		{"empty sort key", storage.Item{PK: "p"}},
-		{"partition key too long", storage.Item{PK: strings.Repeat("p", maxPKLen+1), SK: "s"}},
-		{"sort key too long", storage.Item{PK: "p", SK: strings.Repeat("s", maxSKLen+1)}},
+		{"partition key too long", storage.Item{PK: strings.Repeat("p", storage.MaxPKBytes+1), SK: "s"}},
+		{"sort key too long", storage.Item{PK: "p", SK: strings.Repeat("s", storage.MaxSKBytes+1)}},
 		{"key attribute", storage.Item{PK: "p", SK: "s", Attrs: map[string]any{"pk": "x"}}},
 		{"unsupported type", storage.Item{PK: "p", SK: "s", Attrs: map[string]any{"v": int64(1)}}},
 		{"invalid number", storage.Item{PK: "p", SK: "s", Attrs: map[string]any{"v": json.Number("1e200")}}},
@@ -128,7 +128,7 @@ func TestBatchWriteIsAllOrNothing(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := s.BatchWrite(ctx, "tbl", []storage.Item{good, tc.bad, good})
-			require.ErrorIs(t, err, ErrInvalidItem)
+			require.ErrorIs(t, err, storage.ErrInvalid)
 			var we *storage.WriteError
 			require.ErrorAs(t, err, &we)
 			require.Equal(t, []int{0, 1, 2}, we.Unwritten)

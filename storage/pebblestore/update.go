@@ -22,11 +22,10 @@ import (
 // Errors wrap storage.ErrConditionFailed when a condition does not hold or
 // an ActionSetKey finds no map to set a key of; storage.ErrItemTooLarge
 // when the result would exceed storage.MaxItemSize or a key is longer
-// than DynamoDB allows; storage.ErrTableNotFound; and ErrInvalidItem for
-// an update DynamoDB would refuse: a value outside the contract's types,
-// a number it cannot hold, an action on a key attribute, two actions on
-// one attribute, an append to a value that is not a list, an ADD to a
-// value that is not a number.
+// than DynamoDB allows; storage.ErrTableNotFound; and storage.ErrInvalid
+// for an update DynamoDB would refuse: one storage.Update.Validate
+// refuses, an append to a value that is not a list, an ADD to a value
+// that is not a number or whose sum DynamoDB cannot hold.
 //
 // A BatchWrite of the same item is not serialised with an Update: the
 // later commit wins (see the package documentation).
@@ -45,7 +44,7 @@ func (s *Store) update(ctx context.Context, u storage.Update) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := checkUpdate(u); err != nil {
+	if err := u.Validate(); err != nil {
 		return err
 	}
 	t := s.catalog.lookup(u.Table)
@@ -73,14 +72,14 @@ func (s *Store) update(ctx context.Context, u storage.Update) error {
 	if err := applyActions(attrs, u.Actions); err != nil {
 		return err
 	}
+	// The actions' values were valid where they go, but the item they
+	// make may be too large.
+	if err := (storage.Item{PK: u.PK, SK: u.SK, Attrs: attrs}).Validate(); err != nil {
+		return err
+	}
 	val, err := appendItem(nil, attrs)
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrInvalidItem, err)
-	}
-	if len(val)+len(u.PK)+len(u.SK) > sizeCheckThreshold {
-		if n := storage.ItemSize(storage.Item{PK: u.PK, SK: u.SK, Attrs: attrs}); n > storage.MaxItemSize {
-			return fmt.Errorf("%w: %d bytes, over DynamoDB's %d", storage.ErrItemTooLarge, n, storage.MaxItemSize)
-		}
+		return err
 	}
 
 	t.mu.RLock()
@@ -129,107 +128,6 @@ func (s *stripes) of(key []byte) *sync.Mutex {
 	return &s.mu[maphash.Bytes(s.seed, key)%stripeCount]
 }
 
-// checkUpdate checks what does not depend on the stored item: the keys,
-// the conditions' operands and the actions' values, and that no two
-// actions touch one attribute (DynamoDB refuses overlapping paths).
-func checkUpdate(u storage.Update) error {
-	switch {
-	case u.PK == "" || u.SK == "":
-		return fmt.Errorf("%w: empty key", ErrInvalidItem)
-	case len(u.PK) > maxPKLen:
-		return fmt.Errorf("%w: partition key longer than %d bytes", storage.ErrItemTooLarge, maxPKLen)
-	case len(u.SK) > maxSKLen:
-		return fmt.Errorf("%w: sort key longer than %d bytes", storage.ErrItemTooLarge, maxSKLen)
-	}
-	for i, c := range u.Conds {
-		if err := checkCond(c); err != nil {
-			return fmt.Errorf("%w: condition %d on %q: %w", ErrInvalidItem, i, c.Attr, err)
-		}
-	}
-	// touched maps an attribute to the keys SetKey actions set in it, or
-	// to nil when an action takes the whole attribute.
-	touched := make(map[string]map[string]bool, len(u.Actions))
-	for i, a := range u.Actions {
-		if err := checkAction(a, touched); err != nil {
-			return fmt.Errorf("%w: action %d on %q: %w", ErrInvalidItem, i, a.Attr, err)
-		}
-	}
-	// DynamoDB would refuse the expressions: so does Pebble.
-	return u.CheckExpressions()
-}
-
-// checkCond checks one condition's attribute name and operand.
-func checkCond(c storage.Cond) error {
-	if c.Attr == "" {
-		return errors.New("empty attribute name")
-	}
-	switch c.Kind {
-	case storage.CondExists, storage.CondNotExists:
-		return nil
-	case storage.CondNotContains:
-		if _, ok := c.Value.(string); !ok {
-			return fmt.Errorf("operand of type %T, want string", c.Value)
-		}
-		return nil
-	case storage.CondSizeAtMost:
-		if _, ok := c.Value.(int); !ok {
-			return fmt.Errorf("operand of type %T, want int", c.Value)
-		}
-		return nil
-	case storage.CondAtMost:
-		n, ok := c.Value.(json.Number)
-		if !ok {
-			return fmt.Errorf("operand of type %T, want json.Number", c.Value)
-		}
-		if _, err := canonicalNumber(string(n)); err != nil {
-			return fmt.Errorf("number %q: %w", string(n), err)
-		}
-		return nil
-	default:
-		return fmt.Errorf("unknown condition kind %d", c.Kind)
-	}
-}
-
-// checkAction checks one action's attribute, value and overlap with the
-// actions before it, recorded in touched.
-func checkAction(a storage.Action, touched map[string]map[string]bool) error {
-	if a.Attr == "" || a.Attr == storage.PKAttr || a.Attr == storage.SKAttr {
-		return errors.New("attribute name is empty or a key attribute's")
-	}
-	keys, seen := touched[a.Attr]
-	switch {
-	case a.Kind == storage.ActionSetKey && seen && keys != nil:
-		if keys[a.Key] {
-			return fmt.Errorf("key %q set twice", a.Key)
-		}
-		keys[a.Key] = true
-	case seen:
-		return errors.New("two actions on one attribute")
-	case a.Kind == storage.ActionSetKey:
-		touched[a.Attr] = map[string]bool{a.Key: true}
-	default:
-		touched[a.Attr] = nil
-	}
-	switch a.Kind {
-	case storage.ActionSet, storage.ActionSetKey:
-	case storage.ActionAppend:
-		if _, ok := a.Value.([]any); !ok {
-			return fmt.Errorf("value of type %T, want []any", a.Value)
-		}
-	case storage.ActionAdd:
-		if _, ok := a.Value.(json.Number); !ok {
-			return fmt.Errorf("value of type %T, want json.Number", a.Value)
-		}
-	default:
-		return fmt.Errorf("unknown action kind %d", a.Kind)
-	}
-	// The value's types and numbers: the same rules as an item's.
-	if _, err := appendValue(nil, a.Value, 1); err != nil {
-		return err
-	}
-	return nil
-}
-
 // checkConds evaluates the conditions against the stored item, whose
 // attributes are attrs when exists. The key attributes count as present
 // on an existing item.
@@ -254,7 +152,7 @@ func checkConds(conds []storage.Cond, pk, sk string, attrs map[string]any, exist
 }
 
 // holds reports whether the condition holds for attribute value v, which
-// is present when ok. The operand was checked by checkCond.
+// is present when ok. The operand was checked by storage.Update.Validate.
 func holds(c storage.Cond, v any, ok bool) bool {
 	switch c.Kind {
 	case storage.CondExists:
@@ -322,7 +220,8 @@ func condName(k storage.CondKind) string {
 	}
 }
 
-// applyActions applies the actions, checked by checkAction, to attrs.
+// applyActions applies the actions, checked by storage.Update.Validate,
+// to attrs.
 func applyActions(attrs map[string]any, actions []storage.Action) error {
 	for i, a := range actions {
 		if err := applyAction(attrs, a); err != nil {
@@ -351,7 +250,7 @@ func applyAction(attrs map[string]any, a storage.Action) error {
 		if ok {
 			var isList bool
 			if l, isList = cur.([]any); !isList {
-				return fmt.Errorf("%w: append to a value of type %T, not a list", ErrInvalidItem, cur)
+				return fmt.Errorf("%w: append to a value of type %T, not a list", storage.ErrInvalid, cur)
 			}
 		}
 		vs := a.Value.([]any)
@@ -362,38 +261,36 @@ func applyAction(attrs map[string]any, a storage.Action) error {
 		if ok {
 			var isNumber bool
 			if sum, isNumber = cur.(json.Number); !isNumber {
-				return fmt.Errorf("%w: add to a value of type %T, not a number", ErrInvalidItem, cur)
+				return fmt.Errorf("%w: add to a value of type %T, not a number", storage.ErrInvalid, cur)
 			}
 		}
 		n, err := addNumbers(string(sum), string(a.Value.(json.Number)))
 		if err != nil {
-			return fmt.Errorf("%w: add %s to %s: %w", ErrInvalidItem, a.Value, sum, err)
+			return fmt.Errorf("add %s to %s: %w", a.Value, sum, err)
 		}
 		attrs[a.Attr] = json.Number(n)
 	}
 	return nil
 }
 
-// addNumbers returns the exact sum of two decimal literals in canonical
-// form, or an error when DynamoDB could not hold it (more than 38
-// significant digits, a magnitude out of range).
+// addNumbers returns the exact sum of two valid numbers in canonical
+// form, or an error wrapping storage.ErrInvalid when DynamoDB could not
+// hold it (more than 38 significant digits, a magnitude out of range).
 func addNumbers(x, y string) (string, error) {
-	a, aok := new(big.Rat).SetString(x)
-	b, bok := new(big.Rat).SetString(y)
-	if !aok || !bok {
-		return "", errNotNumber
-	}
-	cx, err := canonicalNumber(x)
+	cx, err := storage.CanonicalNumber(x)
 	if err != nil {
 		return "", err
 	}
-	cy, err := canonicalNumber(y)
+	cy, err := storage.CanonicalNumber(y)
 	if err != nil {
 		return "", err
 	}
+	a, _ := new(big.Rat).SetString(string(cx))
+	b, _ := new(big.Rat).SetString(string(cy))
 	// The sum of two decimals has no more fractional digits than the
 	// longer of theirs, so FloatString at that precision is exact.
-	return canonicalNumber(a.Add(a, b).FloatString(max(fractionDigits(cx), fractionDigits(cy))))
+	sum, err := storage.CanonicalNumber(a.Add(a, b).FloatString(max(fractionDigits(string(cx)), fractionDigits(string(cy)))))
+	return string(sum), err
 }
 
 // fractionDigits returns the number of digits after the point of a

@@ -71,7 +71,7 @@ func TestUpdateRefusesWhatDynamoDBRefuses(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := s.Update(ctx, storage.Update{Table: "tbl", PK: "p", SK: "s", Conds: tc.conds, Actions: tc.actions})
-			require.ErrorIs(t, err, ErrInvalidItem)
+			require.ErrorIs(t, err, storage.ErrInvalid)
 			require.NotErrorIs(t, err, storage.ErrConditionFailed)
 			requireStored(t, s, "tbl", before)
 		})
@@ -88,10 +88,10 @@ func TestUpdateKeys(t *testing.T) {
 		pk, sk string
 		want   error
 	}{
-		{"empty partition key", "", "s", ErrInvalidItem},
-		{"empty sort key", "p", "", ErrInvalidItem},
-		{"partition key too long", strings.Repeat("p", maxPKLen+1), "s", storage.ErrItemTooLarge},
-		{"sort key too long", "p", strings.Repeat("s", maxSKLen+1), storage.ErrItemTooLarge},
+		{"empty partition key", "", "s", storage.ErrInvalid},
+		{"empty sort key", "p", "", storage.ErrInvalid},
+		{"partition key too long", strings.Repeat("p", storage.MaxPKBytes+1), "s", storage.ErrItemTooLarge},
+		{"sort key too long", "p", strings.Repeat("s", storage.MaxSKBytes+1), storage.ErrItemTooLarge},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := s.Update(ctx, storage.Update{Table: "tbl", PK: tc.pk, SK: tc.sk, Actions: set})
@@ -99,7 +99,7 @@ func TestUpdateKeys(t *testing.T) {
 		})
 	}
 	// Keys at DynamoDB's limits are fine.
-	pk, sk := strings.Repeat("p", maxPKLen), strings.Repeat("s", maxSKLen)
+	pk, sk := strings.Repeat("p", storage.MaxPKBytes), strings.Repeat("s", storage.MaxSKBytes)
 	require.NoError(t, s.Update(ctx, storage.Update{Table: "tbl", PK: pk, SK: sk, Actions: set}))
 	requireStored(t, s, "tbl", storage.Item{PK: pk, SK: sk, Attrs: map[string]any{"v": "x"}})
 	start, end := tableSpan(s.catalog.lookup("tbl").id)
@@ -211,7 +211,7 @@ func TestUpdateClosedCanceledDropped(t *testing.T) {
 	require.Equal(t, 0, rawCount(t, s, start, end))
 
 	require.NoError(t, s.Close())
-	require.ErrorIs(t, s.Update(ctx, set), ErrClosed)
+	require.ErrorIs(t, s.Update(ctx, set), storage.ErrClosed)
 }
 
 func TestUpdateIsDurable(t *testing.T) {

@@ -8,25 +8,12 @@ import (
 	"github.com/timetabledb/timetable/storage"
 )
 
-// DynamoDB's key limits, in bytes.
-const (
-	maxPKLen = 2048
-	maxSKLen = 1024
-)
-
-// sizeCheckThreshold is the encoded length above which BatchWrite computes
-// an item's DynamoDB size exactly. DynamoDB counts at most about twice the
-// bytes this encoding takes (the worst cases: a null list element counts 2
-// bytes there and 1 here, an empty list element 4 against 2), so an item
-// encoded in less than a third of storage.MaxItemSize is within the limit
-// and the hot path skips a second walk over its attributes.
-const sizeCheckThreshold = storage.MaxItemSize / 3
-
 // BatchWrite puts the items into the table in one Pebble batch committed
 // with Sync: it returns nil once every item is on disk, and on any error
-// no item is written and the *storage.WriteError lists every index. Items
-// DynamoDB would refuse are refused here too (see ErrInvalidItem). Of two
-// items with the same key in one call, the later wins.
+// no item is written and the *storage.WriteError lists every index. An
+// item storage.Item.Validate refuses, as DynamoDB would, fails the call
+// with an error wrapping storage.ErrInvalid. Of two items with the same
+// key in one call, the later wins.
 func (s *Store) BatchWrite(ctx context.Context, tableName string, items []storage.Item) error {
 	if err := s.acquire(); err != nil {
 		return writeError(tableName, items, err)
@@ -67,25 +54,15 @@ func (s *Store) BatchWrite(ctx context.Context, tableName string, items []storag
 	return nil
 }
 
-// encodeItem appends the item's key and value to key and val, and checks
-// the item against DynamoDB's rules.
+// encodeItem validates the item and appends its key and value to key and
+// val.
 func encodeItem(key, val []byte, id uint64, it storage.Item) ([]byte, []byte, error) {
-	switch {
-	case it.PK == "" || it.SK == "":
-		return key, val, fmt.Errorf("%w: empty key", ErrInvalidItem)
-	case len(it.PK) > maxPKLen:
-		return key, val, fmt.Errorf("%w: partition key longer than %d bytes", ErrInvalidItem, maxPKLen)
-	case len(it.SK) > maxSKLen:
-		return key, val, fmt.Errorf("%w: sort key longer than %d bytes", ErrInvalidItem, maxSKLen)
+	if err := it.Validate(); err != nil {
+		return key, val, err
 	}
 	val, err := appendItem(val, it.Attrs)
 	if err != nil {
-		return key, val, fmt.Errorf("%w: %w", ErrInvalidItem, err)
-	}
-	if len(val)+len(it.PK)+len(it.SK) > sizeCheckThreshold {
-		if n := storage.ItemSize(it); n > storage.MaxItemSize {
-			return key, val, fmt.Errorf("%w: %d bytes, over DynamoDB's %d", ErrInvalidItem, n, storage.MaxItemSize)
-		}
+		return key, val, err
 	}
 	return appendItemKey(key, id, it.PK, it.SK), val, nil
 }

@@ -77,7 +77,6 @@ var valueCases = []struct {
 	{"number negative", num("-17")},
 	{"number fraction", num("88.5")},
 	{"number trailing zeros", num("1.50")},
-	{"number leading zeros", num("007")},
 	{"number exponent", num("1e3")},
 	{"number negative exponent", num("-2.5E-3")},
 	{"number 38 digits", num("12345678901234567890123456789012345678")},

@@ -23,10 +23,10 @@
 //     checks filter on their own prefix.
 //   - Creating a table is slow on DynamoDB, so subtests share a table where
 //     the checks do not interfere (one table for the batch sizes, one
-//     fixture table for all the range cases). The suite creates about 25
-//     tables, seven of them for the listing order; the listing check that
-//     needs more than a hundred runs only with Options.ManyTables and
-//     without -short.
+//     fixture table for all the range cases, one for every limit). The
+//     suite creates about 26 tables, seven of them for the listing order;
+//     the listing check that needs more than a hundred runs only with
+//     Options.ManyTables and without -short.
 //   - Nothing depends on timing: the suite never sleeps and never asserts
 //     on durations.
 //   - Tables a subtest creates are deleted in its cleanup, so a long-lived
@@ -92,6 +92,7 @@ func RunWithOptions(t *testing.T, open func(t *testing.T) storage.Store, opts Op
 		{"Query", s.queryTests()},
 		{"Scan", s.scanTests()},
 		{"Update", s.updateTests()},
+		{"Limits", s.limitTests()},
 		{"Durability", s.durabilityTests()},
 	}
 	for _, g := range groups {

@@ -1,4 +1,4 @@
-package event
+package storage
 
 import (
 	"encoding/json"
@@ -51,13 +51,17 @@ func TestCanonicalNumber(t *testing.T) {
 		{"-9.9999999999999999999999999999999999999e125", "-" + strings.Repeat("9", 38) + strings.Repeat("0", 88)},
 		{"99999999999999999999999999999999999999e88", strings.Repeat("9", 38) + strings.Repeat("0", 88)},
 		{"0.0000000000000000000000000000000000000000001e-87", "0." + strings.Repeat("0", 129) + "1"},
+		{"1491825600123", "1491825600123"},
+		{"-2.5E-3", "-0.0025"},
+		{"0e999999999999", "0"},
+		{"123456789012345678901234567890123456780000", "123456789012345678901234567890123456780000"},
 		{"000", ""}, // not JSON: leading zeros
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
 			got, err := CanonicalNumber(tt.in)
 			if tt.want == "" {
-				require.ErrorIs(t, err, ErrInvalidEvent)
+				require.ErrorIs(t, err, ErrInvalid)
 				return
 			}
 			require.NoError(t, err)
@@ -86,20 +90,30 @@ func TestCanonicalNumberRefused(t *testing.T) {
 		{"Infinity", reasonNotNumber},
 		{"1 ", reasonNotNumber},
 		{"1_000", reasonNotNumber},
+		{".", reasonNotNumber},
+		{"e5", reasonNotNumber},
+		{"1.2.3", reasonNotNumber},
+		{"--1", reasonNotNumber},
+		{" 1", reasonNotNumber},
+		{"007", reasonNotNumber},
 		{"123456789012345678901234567890123456789", reasonTooPrecise},
 		{"1.00000000000000000000000000000000000001", reasonTooPrecise},
-		{"1e126", reasonNumberRange},
-		{"10e125", reasonNumberRange},
-		{"1e-131", reasonNumberRange},
-		{"0.1e-130", reasonNumberRange},
-		{"-1e999999999999", reasonNumberRange},
-		{"1e-999999999999", reasonNumberRange},
+		{"1.23456789012345678901234567890123456789", reasonTooPrecise},
+		{"1e126", reasonNumberTooBig},
+		{"-1e126", reasonNumberTooBig},
+		{"10e125", reasonNumberTooBig},
+		{"1" + strings.Repeat("0", 126), reasonNumberTooBig},
+		{"1e-131", reasonNumberTooTiny},
+		{"0.1e-130", reasonNumberTooTiny},
+		{"0." + strings.Repeat("0", 130) + "1", reasonNumberTooTiny},
+		{"-1e999999999999", reasonNumberTooBig},
+		{"1e-999999999999", reasonNumberTooTiny},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
 			_, err := CanonicalNumber(tt.in)
-			require.ErrorIs(t, err, ErrInvalidEvent)
-			require.ErrorContains(t, err, tt.reason)
+			require.ErrorIs(t, err, ErrInvalid)
+			require.Equal(t, InvalidError{Reason: tt.reason}, err)
 		})
 	}
 }
@@ -133,6 +147,49 @@ func FuzzCanonicalNumber(f *testing.F) {
 		require.Equal(t, got, again)
 		require.NotContains(t, got, "e")
 		digits := strings.Trim(strings.ReplaceAll(strings.TrimPrefix(string(got), "-"), ".", ""), "0")
-		require.LessOrEqual(t, len(digits), maxDigits)
+		require.LessOrEqual(t, len(digits), MaxNumberDigits)
+		// The canonical form read as canonical, and what is read as
+		// canonical is its own form.
+		d, _ := parseDecimal(string(got))
+		require.True(t, d.canonical, got)
+		d, _ = parseDecimal(s)
+		require.Equal(t, d.canonical, string(got) == s, s)
+		// The size is the same read from any spelling of the number.
+		require.Equal(t, NumberSize(string(got)), NumberSize(s), s)
 	})
+}
+
+func TestCanonicalNumberDoesNotAllocate(t *testing.T) {
+	for _, s := range []string{"0", "42", "-17", "88.5", "1491825600123", "-0.0025"} {
+		n := testing.AllocsPerRun(100, func() {
+			if _, err := CanonicalNumber(s); err != nil {
+				t.Fatal(err)
+			}
+		})
+		require.Zero(t, n, "%s", s)
+	}
+}
+
+// TestAppendCanonicalNumberBytes checks that bytes and strings read alike.
+func TestAppendCanonicalNumberBytes(t *testing.T) {
+	for _, s := range []string{"1.50", "-1e-7", "1e126", "+1"} {
+		fromString, errString := AppendCanonicalNumber(nil, s)
+		fromBytes, errBytes := AppendCanonicalNumber(nil, []byte(s))
+		require.Equal(t, fromString, fromBytes, s)
+		require.Equal(t, errString, errBytes, s)
+	}
+}
+
+func BenchmarkAppendCanonicalNumber(b *testing.B) {
+	for _, s := range []string{"3200", "88.5", "48.856613", "1.50e3", "12345678901234567890123456789012345678"} {
+		b.Run(s, func(b *testing.B) {
+			var buf [48]byte
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := AppendCanonicalNumber(buf[:0], s); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
