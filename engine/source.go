@@ -1,0 +1,195 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/timetabledb/timetable/event"
+	"github.com/timetabledb/timetable/storage"
+)
+
+// source is one storage query: one partition (series and shard) of one
+// physical table.
+type source struct {
+	table  string
+	series string
+	// ctx and store serve the follow-up queries of nextItem.
+	ctx   context.Context
+	store storage.Store
+	q     storage.Query
+	it    storage.Iterator
+	// read counts the items the iterator returned, and lastSK is the last
+	// one's sort key: an iterator that stops after q.Limit items is
+	// followed by another from lastSK.
+	read   int
+	lastSK string
+	// grouped reads a millisecond at a time, for partitions holding
+	// map-layout items: their events are decoded into buf, sorted, and
+	// filtered by win. pending is an item read ahead.
+	grouped bool
+	win     window
+	pending *storage.Item
+	buf     []decodedEvent
+	// cur is the current event, and sk its sort key, valid while ok.
+	cur event.Event
+	sk  string
+	ok  bool
+}
+
+// window is the part of a grouped source's events the query wants: a
+// map item holds a whole millisecond, and a range or a cursor may cut
+// one.
+type window struct {
+	from, to time.Time
+	desc     bool
+	// pos, when resuming, is the last event returned, and posSK its sort
+	// key.
+	pos   *position
+	posSK string
+}
+
+// keep reports whether an event of the series is in the window.
+func (w *window) keep(d decodedEvent, series string) bool {
+	if d.ev.Time.Before(w.from) || d.ev.Time.After(w.to) {
+		return false
+	}
+	if w.pos == nil {
+		return true
+	}
+	c := strings.Compare(d.sk, w.posSK)
+	if c == 0 {
+		c = strings.Compare(series, w.pos.series)
+	}
+	if w.desc {
+		return c < 0
+	}
+	return c > 0
+}
+
+// advance moves a source to its next event.
+func (s *source) advance() error {
+	for {
+		if len(s.buf) > 0 {
+			d := s.buf[0]
+			s.buf = s.buf[1:]
+			s.cur, s.sk, s.ok = d.ev, d.sk, true
+			return nil
+		}
+		item, ok, err := s.nextItem()
+		if err != nil {
+			s.ok = false
+			if errors.Is(err, storage.ErrTableNotFound) {
+				return nil
+			}
+			return fmt.Errorf("query table %q: %w", s.table, err)
+		}
+		if !ok {
+			s.ok = false
+			return nil
+		}
+		if !s.grouped {
+			if !isMapSortKey(item.SK) {
+				if ev, ok := rowEvent(item, s.series); ok {
+					s.cur, s.sk, s.ok = ev, item.SK, true
+					return nil
+				}
+				continue // not an event item
+			}
+			// A map item in a row-layout table: its layout changed.
+			s.grouped = true
+		}
+		if err := s.fill(item); err != nil {
+			s.ok = false
+			if errors.Is(err, storage.ErrTableNotFound) {
+				return nil
+			}
+			return fmt.Errorf("query table %q: %w", s.table, err)
+		}
+	}
+}
+
+// rowEvent decodes a row-layout item.
+func rowEvent(item storage.Item, series string) (event.Event, bool) {
+	t, id, err := parseSortKey(item.SK)
+	if err != nil {
+		return event.Event{}, false
+	}
+	fields := item.Attrs
+	for k := range fields {
+		if strings.HasPrefix(k, "tt_") {
+			delete(fields, k)
+		}
+	}
+	return event.Event{Time: t, Series: series, ID: id, Fields: fields}, true
+}
+
+// fill decodes the millisecond of item first, every item of it, into buf,
+// in merge order and cut to the window.
+func (s *source) fill(first storage.Item) error {
+	if len(first.SK) < timeKeyLen {
+		return nil
+	}
+	ms := first.SK[:msKeyLen]
+	buf := s.decode(nil, first)
+	for {
+		it, ok, err := s.nextItem()
+		if err != nil {
+			return err
+		}
+		if !ok {
+			break
+		}
+		if !strings.HasPrefix(it.SK, ms) {
+			s.pending = &it
+			break
+		}
+		buf = s.decode(buf, it)
+	}
+	buf = sortDecoded(buf, s.q.Desc)
+	s.buf = slices.DeleteFunc(buf, func(d decodedEvent) bool { return !s.win.keep(d, s.series) })
+	return nil
+}
+
+// decode appends the events of an item of either layout to dst.
+func (s *source) decode(dst []decodedEvent, it storage.Item) []decodedEvent {
+	if isMapSortKey(it.SK) {
+		return decodeMapItem(dst, it, s.series)
+	}
+	if ev, ok := rowEvent(it, s.series); ok {
+		dst = append(dst, decodedEvent{ev: ev, sk: it.SK})
+	}
+	return dst
+}
+
+// nextItem returns the next item of the partition, reading on past an
+// iterator that stopped at its limit.
+func (s *source) nextItem() (storage.Item, bool, error) {
+	if s.pending != nil {
+		it := *s.pending
+		s.pending = nil
+		return it, true, nil
+	}
+	for {
+		if s.it.Next() {
+			it := s.it.Item()
+			s.read++
+			s.lastSK = it.SK
+			return it, true, nil
+		}
+		if err := s.it.Err(); err != nil {
+			return storage.Item{}, false, err
+		}
+		if s.q.Limit == 0 || s.read < s.q.Limit {
+			return storage.Item{}, false, nil
+		}
+		// The iterator stopped at its limit, not at the end: a grouped
+		// source may need more items than events.
+		s.it.Close()
+		s.q.After, s.read = s.lastSK, 0
+		s.it = s.store.Query(s.ctx, s.q)
+	}
+}
