@@ -111,10 +111,9 @@ func (m *merger) page(limit int, cursor func(position) string) (Page, error) {
 	return p, nil
 }
 
+// close lets every source's iterator go. It is safe to call twice.
 func (m *merger) close() {
 	for _, s := range m.sources {
-		if s.it != nil {
-			s.it.Close()
-		}
+		s.close()
 	}
 }

@@ -3,10 +3,8 @@ package engine
 import (
 	"container/heap"
 	"context"
-	"errors"
 	"fmt"
 	"slices"
-	"sync"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -101,80 +99,95 @@ func (db *DB) checkQuery(q *Query) (int, error) {
 	return limit, nil
 }
 
-// openSources starts a storage query for every table, series and shard,
-// and reads their first events in parallel.
+// openSources returns the merge of a query's partitions: every shard of
+// the series asked for, or of every series, in every table. Its first
+// events are read by the time it returns; the rest as the merge needs
+// them. The caller closes the merge.
 func (db *DB) openSources(ctx context.Context, tenant string, q Query, tables []physTable, from, to time.Time, limit int, pos *position) (*merger, error) {
-	m := &merger{desc: q.Desc}
-	grouped := db.opts.Config.Layout(q.Table).Layout == family.LayoutMap
-	win := window{from: from, to: to, desc: q.Desc, pos: pos}
+	r := db.newReading(ctx, tenant, q, from, to, pos)
+	switch {
+	case q.Series != "":
+		var sources []*source
+		for _, t := range tables {
+			for shard := range t.shards {
+				sources = append(sources, r.source(t, q.Series, shard, sourceLimit(limit), sourceLimit(limit)))
+			}
+		}
+		return db.start(r, sources)
+	case limit > 0:
+		return db.mergeFirstOfEverySeries(r, tables, limit)
+	default:
+		return db.mergeEverySeries(r, tables)
+	}
+}
+
+// reading is what every partition of one query reads: its range, cursor,
+// layout and fields.
+type reading struct {
+	// ctx serves every storage query of the merge, which outlives
+	// openSources.
+	ctx      context.Context
+	store    storage.Store
+	tenant   string
+	q        Query
+	from, to time.Time
+	pos      *position
+	// low and high bound the sort keys; grouped partitions are read in
+	// whole milliseconds, which win cuts.
+	low, high string
+	grouped   bool
+	win       window
+	attrs     []string
+}
+
+func (db *DB) newReading(ctx context.Context, tenant string, q Query, from, to time.Time, pos *position) *reading {
+	r := &reading{
+		ctx: ctx, store: db.store, tenant: tenant, q: q, from: from, to: to, pos: pos,
+		low: timeKey(from), high: highKey(to),
+		grouped: db.opts.Config.Layout(q.Table).Layout == family.LayoutMap,
+		win:     window{from: from, to: to, desc: q.Desc, pos: pos},
+	}
+	if r.grouped {
+		r.low, r.high = timeKey(millisecond(from)), highKey(lastInstant(to))
+	}
 	if pos != nil {
-		win.posSK = sortKey(pos.time, pos.id)
+		r.win.posSK = sortKey(pos.time, pos.id)
 	}
-	attrs := q.Fields
-	if attrs != nil {
-		attrs = append(slices.Clip(attrs), mapIDs, mapNanos)
+	if q.Fields != nil {
+		r.attrs = append(slices.Clip(q.Fields), mapIDs, mapNanos)
 	}
-	var mu sync.Mutex
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(db.opts.QueryParallelism)
-	for _, t := range tables {
-		g.Go(func() error {
-			series := []string{q.Series}
-			if q.Series == "" {
-				var err error
-				series, err = listSeries(gctx, db.store, t.name, tenant, q.Table)
-				if errors.Is(err, storage.ErrTableNotFound) {
-					// Deleted since the catalog was read: it holds
-					// nothing any more.
-					db.forgetTable(t)
-					return nil
-				}
-				if err != nil {
-					return err
-				}
-			}
-			for _, s := range series {
-				for shard := range t.shards {
-					sq := storage.Query{
-						Table: t.name, PK: partitionKey(tenant, q.Table, s, shard),
-						Low: timeKey(from), High: highKey(to),
-						Desc: q.Desc, Limit: sourceLimit(limit), Attrs: attrs,
-					}
-					switch {
-					case grouped:
-						// Whole milliseconds: the window cuts them.
-						sq.Low, sq.High = timeKey(millisecond(from)), highKey(lastInstant(to))
-					case pos != nil:
-						resume(&sq, s, *pos)
-					}
-					mu.Lock()
-					m.sources = append(m.sources, &source{table: t.name, series: s, ctx: ctx, store: db.store, q: sq, grouped: grouped, win: win})
-					mu.Unlock()
-				}
-			}
-			return nil
-		})
+	return r
+}
+
+// source returns the reader of one partition: a series' shard in a
+// table. Its first page holds page items (no limit when 0), and later
+// ones up to maxPage.
+func (r *reading) source(t physTable, series string, shard, page, maxPage int) *source {
+	sq := storage.Query{
+		Table: t.name, PK: partitionKey(r.tenant, r.q.Table, series, shard),
+		Low: r.low, High: r.high, Desc: r.q.Desc, Limit: page, Attrs: r.attrs,
 	}
-	if err := g.Wait(); err != nil {
-		return nil, err
+	if r.pos != nil && !r.grouped {
+		resume(&sq, series, *r.pos)
 	}
-	// Pebble's iterators are cheap and DynamoDB's first pages are the
-	// slow part: fetch every source's first page at once.
-	// The iterators outlive this function, so they take ctx, not a
-	// group's context that ends with Wait.
+	return &source{table: t.name, series: series, ctx: r.ctx, store: r.store, q: sq, maxPage: max(page, maxPage), grouped: r.grouped, win: r.win}
+}
+
+// start reads the first event of every source, in parallel: Pebble's
+// iterators are cheap and DynamoDB's first pages are the slow part. It
+// returns their merge; on an error it closes the sources.
+func (db *DB) start(r *reading, sources []*source) (*merger, error) {
+	m := &merger{desc: r.q.Desc, sources: sources}
 	var first errgroup.Group
 	first.SetLimit(db.opts.QueryParallelism)
-	for _, s := range m.sources {
-		first.Go(func() error {
-			s.it = db.store.Query(ctx, s.q)
-			return s.advance()
-		})
+	for _, s := range sources {
+		first.Go(s.advance)
 	}
 	if err := first.Wait(); err != nil {
 		m.close()
 		return nil, err
 	}
-	for _, s := range m.sources {
+	for _, s := range sources {
 		if s.ok {
 			m.heap = append(m.heap, s)
 		}

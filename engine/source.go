@@ -17,16 +17,20 @@ import (
 type source struct {
 	table  string
 	series string
-	// ctx and store serve the follow-up queries of nextItem.
+	// ctx and store serve the queries of nextItem.
 	ctx   context.Context
 	store storage.Store
-	q     storage.Query
-	it    storage.Iterator
-	// read counts the items the iterator returned, and lastSK is the last
-	// one's sort key: an iterator that stops after q.Limit items is
-	// followed by another from lastSK.
-	read   int
-	lastSK string
+	// q is the query of the next page: q.Limit items from q.After on,
+	// q.Limit growing up to maxPage. A query of no limit (q.Limit 0) is
+	// read in one stream by it instead, which only a read of one series
+	// makes.
+	q       storage.Query
+	maxPage int
+	it      storage.Iterator
+	// page holds what is left of the current page, and done says the
+	// partition has no more pages.
+	page []storage.Item
+	done bool
 	// grouped reads a millisecond at a time, for partitions holding
 	// map-layout items: their events are decoded into buf, sorted, and
 	// filtered by win. pending is an item read ahead.
@@ -165,31 +169,82 @@ func (s *source) decode(dst []decodedEvent, it storage.Item) []decodedEvent {
 	return dst
 }
 
-// nextItem returns the next item of the partition, reading on past an
-// iterator that stopped at its limit.
+// nextItem returns the next item of the partition. A paged source reads
+// a page whole and lets its iterator go at once, so a source waiting its
+// turn in the merge holds its page and nothing else. The next page starts
+// after the last item, twice as large (up to maxPage): a small first page
+// costs little when the merge needs few of a partition's events, as when
+// it reads a partition's first event only to learn where it stands, and
+// the doubling keeps the number of storage queries logarithmic when it
+// needs many.
 func (s *source) nextItem() (storage.Item, bool, error) {
 	if s.pending != nil {
 		it := *s.pending
 		s.pending = nil
 		return it, true, nil
 	}
-	for {
-		if s.it.Next() {
-			it := s.it.Item()
-			s.read++
-			s.lastSK = it.SK
-			return it, true, nil
-		}
-		if err := s.it.Err(); err != nil {
-			return storage.Item{}, false, err
-		}
-		if s.q.Limit == 0 || s.read < s.q.Limit {
+	if s.q.Limit == 0 {
+		return s.stream()
+	}
+	if len(s.page) == 0 {
+		if s.done {
 			return storage.Item{}, false, nil
 		}
-		// The iterator stopped at its limit, not at the end: a grouped
-		// source may need more items than events.
-		s.it.Close()
-		s.q.After, s.read = s.lastSK, 0
+		if err := s.readPage(); err != nil {
+			return storage.Item{}, false, err
+		}
+		if len(s.page) == 0 {
+			return storage.Item{}, false, nil
+		}
+	}
+	it := s.page[0]
+	s.page[0] = storage.Item{} // the merge owns it now
+	s.page = s.page[1:]
+	return it, true, nil
+}
+
+// readPage reads the next page of a paged source.
+func (s *source) readPage() error {
+	it := s.store.Query(s.ctx, s.q)
+	var page []storage.Item
+	for it.Next() {
+		page = append(page, it.Item())
+	}
+	if err := it.Close(); err != nil {
+		s.done = true
+		return err
+	}
+	s.page = page
+	if len(page) < s.q.Limit {
+		s.done = true
+		return nil
+	}
+	s.q.After = page[len(page)-1].SK
+	s.q.Limit = min(2*s.q.Limit, s.maxPage)
+	return nil
+}
+
+// stream returns the next item of a source of no limit.
+func (s *source) stream() (storage.Item, bool, error) {
+	if s.done {
+		return storage.Item{}, false, nil
+	}
+	if s.it == nil {
 		s.it = s.store.Query(s.ctx, s.q)
 	}
+	if s.it.Next() {
+		return s.it.Item(), true, nil
+	}
+	err := s.it.Close()
+	s.it, s.done = nil, true
+	return storage.Item{}, false, err
+}
+
+// close lets the source's iterator and page go.
+func (s *source) close() {
+	if s.it != nil {
+		s.it.Close()
+		s.it = nil
+	}
+	s.page = nil
 }
