@@ -56,6 +56,7 @@ func firstPage(grouped bool) int {
 func (db *DB) mergeFirstOfEverySeries(r *reading, tables []physTable, limit int) (*merger, error) {
 	probes := db.opts.QueryParallelism
 	kept := &heads{desc: r.q.Desc, keep: limit + 1}
+	p := paging{first: firstPage(r.grouped), max: sourceLimit(limit), whole: true}
 	var mu sync.Mutex
 	work := make(chan seriesIn)
 	g, gctx := errgroup.WithContext(r.ctx)
@@ -78,7 +79,7 @@ func (db *DB) mergeFirstOfEverySeries(r *reading, tables []physTable, limit int)
 	for range probes {
 		g.Go(func() error {
 			for s := range work {
-				h, err := r.head(s, firstPage(r.grouped), sourceLimit(limit))
+				h, err := r.head(s, p)
 				if err != nil {
 					return err
 				}
@@ -104,6 +105,11 @@ func (db *DB) mergeFirstOfEverySeries(r *reading, tables []physTable, limit int)
 	if err != nil {
 		m.close()
 		return nil, err
+	}
+	// The page needs limit+1 events of the kept partitions: each is
+	// expected to give its share.
+	for _, s := range sources {
+		s.expect((limit + len(sources)) / len(sources))
 	}
 	m.heap = append(m.heap, sources...)
 	heap.Init(m)
@@ -136,13 +142,12 @@ func (db *DB) mergeEverySeries(r *reading, tables []physTable) (*merger, error) 
 	for i, t := range tables {
 		n += len(series[i]) * t.shards
 	}
-	page := firstPage(r.grouped)
-	maxPage := mergeItems / max(n, 1)
+	p := paging{first: firstPage(r.grouped), max: mergeItems / max(n, 1), whole: true}
 	sources := make([]*source, 0, n)
 	for i, t := range tables {
 		for _, s := range series[i] {
 			for shard := range t.shards {
-				sources = append(sources, r.source(t, s, shard, page, maxPage))
+				sources = append(sources, r.source(t, s, shard, p))
 			}
 		}
 	}
@@ -241,11 +246,11 @@ type head struct {
 
 // head reads the first event of every partition of a series, and returns
 // nil when none has an event in range.
-func (r *reading) head(s seriesIn, page, maxPage int) (*head, error) {
+func (r *reading) head(s seriesIn, p paging) (*head, error) {
 	h := &head{series: s.series}
 	for _, t := range s.tables {
 		for shard := range t.shards {
-			src := r.source(*t, s.series, shard, page, maxPage)
+			src := r.source(*t, s.series, shard, p)
 			if err := src.advance(); err != nil {
 				h.close()
 				return nil, err

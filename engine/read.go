@@ -110,7 +110,7 @@ func (db *DB) openSources(ctx context.Context, tenant string, q Query, tables []
 		var sources []*source
 		for _, t := range tables {
 			for shard := range t.shards {
-				sources = append(sources, r.source(t, q.Series, shard, sourceLimit(limit), sourceLimit(limit)))
+				sources = append(sources, r.source(t, q.Series, shard, paging{first: sourceLimit(limit), max: sourceLimit(limit)}))
 			}
 		}
 		return db.start(r, sources)
@@ -159,18 +159,25 @@ func (db *DB) newReading(ctx context.Context, tenant string, q Query, from, to t
 	return r
 }
 
+// paging sizes the pages of a source: the first holds first items (no
+// limit when 0), each next one twice the one before, up to max. whole
+// reads each page whole (see source.nextItem).
+type paging struct {
+	first, max int
+	whole      bool
+}
+
 // source returns the reader of one partition: a series' shard in a
-// table. Its first page holds page items (no limit when 0), and later
-// ones up to maxPage.
-func (r *reading) source(t physTable, series string, shard, page, maxPage int) *source {
+// table.
+func (r *reading) source(t physTable, series string, shard int, p paging) *source {
 	sq := storage.Query{
 		Table: t.name, PK: partitionKey(r.tenant, r.q.Table, series, shard),
-		Low: r.low, High: r.high, Desc: r.q.Desc, Limit: page, Attrs: r.attrs,
+		Low: r.low, High: r.high, Desc: r.q.Desc, Limit: p.first, Attrs: r.attrs,
 	}
 	if r.pos != nil && !r.grouped {
 		resume(&sq, series, *r.pos)
 	}
-	return &source{table: t.name, series: series, ctx: r.ctx, store: r.store, q: sq, maxPage: max(page, maxPage), grouped: r.grouped, win: r.win}
+	return &source{table: t.name, series: series, ctx: r.ctx, store: r.store, q: sq, maxPage: max(p.first, p.max), whole: p.whole, grouped: r.grouped, win: r.win}
 }
 
 // start reads the first event of every source, in parallel: Pebble's

@@ -20,17 +20,20 @@ type source struct {
 	// ctx and store serve the queries of nextItem.
 	ctx   context.Context
 	store storage.Store
-	// q is the query of the next page: q.Limit items from q.After on,
-	// q.Limit growing up to maxPage. A query of no limit (q.Limit 0) is
-	// read in one stream by it instead, which only a read of one series
-	// makes.
+	// q is the query of the next page: q.Limit items (no limit when 0)
+	// after q.After, the last item read. Each page is twice the one
+	// before, up to maxPage.
 	q       storage.Query
 	maxPage int
-	it      storage.Iterator
-	// page holds what is left of the current page, and done says the
-	// partition has no more pages.
-	page []storage.Item
-	done bool
+	// whole reads each page whole into page and lets its iterator go at
+	// once; otherwise it reads the page item by item as the merge asks,
+	// and read counts the items it returned. done says the partition has
+	// no more pages.
+	whole bool
+	page  []storage.Item
+	it    storage.Iterator
+	read  int
+	done  bool
 	// grouped reads a millisecond at a time, for partitions holding
 	// map-layout items: their events are decoded into buf, sorted, and
 	// filtered by win. pending is an item read ahead.
@@ -169,44 +172,65 @@ func (s *source) decode(dst []decodedEvent, it storage.Item) []decodedEvent {
 	return dst
 }
 
-// nextItem returns the next item of the partition. A paged source reads
-// a page whole and lets its iterator go at once, so a source waiting its
-// turn in the merge holds its page and nothing else. The next page starts
-// after the last item, twice as large (up to maxPage): a small first page
-// costs little when the merge needs few of a partition's events, as when
-// it reads a partition's first event only to learn where it stands, and
-// the doubling keeps the number of storage queries logarithmic when it
-// needs many.
+// nextItem returns the next item of the partition, a page at a time.
+//
+// A source of a read of every series reads its pages whole, so that a
+// partition waiting its turn in the merge, one of thousands, holds its
+// page and no iterator; its first page is small, which costs little when
+// the merge needs few of its events, as when it reads a partition's first
+// event only to learn where it stands, and the doubling keeps the number
+// of storage queries logarithmic when the merge needs many. A source of a
+// read of one series, one of a few, reads its page item by item as the
+// merge asks, and wastes none of it when the merge stops.
 func (s *source) nextItem() (storage.Item, bool, error) {
 	if s.pending != nil {
 		it := *s.pending
 		s.pending = nil
 		return it, true, nil
 	}
-	if s.q.Limit == 0 {
-		return s.stream()
-	}
-	if len(s.page) == 0 {
-		if s.done {
-			return storage.Item{}, false, nil
-		}
-		if err := s.readPage(); err != nil {
-			return storage.Item{}, false, err
+	if s.whole {
+		if len(s.page) == 0 && !s.done {
+			if err := s.readPage(); err != nil {
+				return storage.Item{}, false, err
+			}
 		}
 		if len(s.page) == 0 {
 			return storage.Item{}, false, nil
 		}
+		it := s.page[0]
+		s.page[0] = storage.Item{} // the merge owns it now
+		s.page = s.page[1:]
+		return it, true, nil
 	}
-	it := s.page[0]
-	s.page[0] = storage.Item{} // the merge owns it now
-	s.page = s.page[1:]
-	return it, true, nil
+	for !s.done {
+		if s.it == nil {
+			s.it, s.read = s.store.Query(s.ctx, s.q), 0
+		}
+		if s.it.Next() {
+			it := s.it.Item()
+			s.read++
+			s.q.After = it.SK
+			return it, true, nil
+		}
+		err := s.it.Close()
+		s.it = nil
+		if err != nil {
+			s.done = true
+			return storage.Item{}, false, err
+		}
+		// An iterator that stopped at its limit, not at the end, is
+		// followed by the next page: a grouped source may need more
+		// items than events.
+		s.done = s.q.Limit == 0 || s.read < s.q.Limit
+		s.q.Limit = min(2*s.q.Limit, s.maxPage)
+	}
+	return storage.Item{}, false, nil
 }
 
-// readPage reads the next page of a paged source.
+// readPage reads the next page of a source that reads pages whole.
 func (s *source) readPage() error {
 	it := s.store.Query(s.ctx, s.q)
-	var page []storage.Item
+	page := make([]storage.Item, 0, min(s.q.Limit, 1024))
 	for it.Next() {
 		page = append(page, it.Item())
 	}
@@ -224,20 +248,12 @@ func (s *source) readPage() error {
 	return nil
 }
 
-// stream returns the next item of a source of no limit.
-func (s *source) stream() (storage.Item, bool, error) {
-	if s.done {
-		return storage.Item{}, false, nil
+// expect raises the size of the source's next page to n items, up to
+// maxPage: what the merge expects to need of it.
+func (s *source) expect(n int) {
+	if s.q.Limit > 0 {
+		s.q.Limit = max(s.q.Limit, min(n, s.maxPage))
 	}
-	if s.it == nil {
-		s.it = s.store.Query(s.ctx, s.q)
-	}
-	if s.it.Next() {
-		return s.it.Item(), true, nil
-	}
-	err := s.it.Close()
-	s.it, s.done = nil, true
-	return storage.Item{}, false, err
 }
 
 // close lets the source's iterator and page go.
