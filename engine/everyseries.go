@@ -34,6 +34,8 @@ import (
 //     every partition at once. Its pages start at one item and grow only
 //     up to a share of mergeItems, so the whole merge holds at most
 //     about mergeItems events or one per partition, whichever is more.
+//
+// Both take their partitions from the query budget first (budget.go).
 
 // mergeItems bounds the events that a merge of every event of every
 // series keeps in its partitions' pages, once it has more partitions
@@ -54,7 +56,17 @@ func firstPage(grouped bool) int {
 // first events come first: all that a page of limit events of every
 // series, and the sign that more follow, can hold.
 func (db *DB) mergeFirstOfEverySeries(r *reading, tables []physTable, limit int) (*merger, error) {
+	// Each series being read and each kept holds a partition per shard
+	// of every table.
+	shards := 0
+	for _, t := range tables {
+		shards += t.shards
+	}
 	probes := db.opts.QueryParallelism
+	release, err := db.budget.take(r.ctx, int64((probes+limit+1)*shards))
+	if err != nil {
+		return nil, err
+	}
 	kept := &heads{desc: r.q.Desc, keep: limit + 1}
 	p := paging{first: firstPage(r.grouped), max: sourceLimit(limit), whole: true}
 	var mu sync.Mutex
@@ -96,12 +108,12 @@ func (db *DB) mergeFirstOfEverySeries(r *reading, tables []physTable, limit int)
 			return nil
 		})
 	}
-	err := g.Wait()
+	err = g.Wait()
 	var sources []*source
 	for _, h := range kept.h {
 		sources = append(sources, h.sources...)
 	}
-	m := &merger{desc: r.q.Desc, sources: sources}
+	m := &merger{desc: r.q.Desc, sources: sources, release: release}
 	if err != nil {
 		m.close()
 		return nil, err
@@ -142,6 +154,10 @@ func (db *DB) mergeEverySeries(r *reading, tables []physTable) (*merger, error) 
 	for i, t := range tables {
 		n += len(series[i]) * t.shards
 	}
+	release, err := db.budget.take(r.ctx, int64(n))
+	if err != nil {
+		return nil, err
+	}
 	p := paging{first: firstPage(r.grouped), max: mergeItems / max(n, 1), whole: true}
 	sources := make([]*source, 0, n)
 	for i, t := range tables {
@@ -151,7 +167,7 @@ func (db *DB) mergeEverySeries(r *reading, tables []physTable) (*merger, error) 
 			}
 		}
 	}
-	return db.start(r, sources)
+	return db.start(r, sources, release)
 }
 
 // seriesIn is a series and the tables whose indexes hold it.

@@ -229,3 +229,32 @@ func mergeOrder(evs []event.Event, tenant, table string) []string {
 func key(e event.Event) string {
 	return fmt.Sprint(e.Time.Format(time.RFC3339Nano), "/", e.ID, "/", e.Series)
 }
+
+// A read of every series that needs more of the query budget than there
+// is takes all of it, and runs; a read of one series takes none.
+func TestReadLargerThanTheBudgetRunsAlone(t *testing.T) {
+	store, cfg := backends.Pebble().Open(t)
+	db, err := engine.Open(context.Background(), store, engine.Options{Config: cfg, Clock: clock.NewManual(apr10.Add(time.Hour)), MaxQueryPartitions: 2})
+	require.NoError(t, err)
+	t.Cleanup(func() { db.Close() })
+	ctx := context.Background()
+	var evs []event.Event
+	for i := range 5 {
+		evs = append(evs, ev(apr10.Add(time.Duration(i)*time.Second), fmt.Sprint("s", i), map[string]any{"v": num(i)}))
+	}
+	_, err = db.Write(ctx, "acme", "t", evs)
+	require.NoError(t, err)
+	for _, series := range []string{"", "s3"} {
+		got := queryAll(t, db, "acme", engine.Query{Table: "t", Series: series, From: apr10, To: apr10.Add(time.Minute), Desc: true, Limit: 2})
+		if series == "" {
+			require.Len(t, got, 5)
+		} else {
+			require.Len(t, got, 1)
+		}
+		buckets, err := db.Aggregate(ctx, "acme", engine.AggregateQuery{Table: "t", Series: series, From: apr10, To: apr10.Add(time.Minute), Bucket: time.Minute, Funcs: []string{engine.FnCount}})
+		require.NoError(t, err)
+		require.Len(t, buckets, 1)
+	}
+	_, err = engine.Open(ctx, store, engine.Options{Config: cfg, MaxQueryPartitions: -1})
+	require.Error(t, err, "a budget must be positive")
+}

@@ -12,6 +12,9 @@ type merger struct {
 	desc    bool
 	sources []*source
 	heap    []*source
+	// release gives back the query budget the merge holds; nil once
+	// called.
+	release func()
 	// lastSK and lastSeries name the event next returned last, if
 	// emitted.
 	lastSK, lastSeries string
@@ -111,9 +114,14 @@ func (m *merger) page(limit int, cursor func(position) string) (Page, error) {
 	return p, nil
 }
 
-// close lets every source's iterator go. It is safe to call twice.
+// close lets every source's iterator go and gives back the query budget.
+// It is safe to call twice.
 func (m *merger) close() {
 	for _, s := range m.sources {
 		s.close()
+	}
+	if m.release != nil {
+		m.release()
+		m.release = nil
 	}
 }

@@ -113,7 +113,7 @@ func (db *DB) openSources(ctx context.Context, tenant string, q Query, tables []
 				sources = append(sources, r.source(t, q.Series, shard, paging{first: sourceLimit(limit), max: sourceLimit(limit)}))
 			}
 		}
-		return db.start(r, sources)
+		return db.start(r, sources, nil)
 	case limit > 0:
 		return db.mergeFirstOfEverySeries(r, tables, limit)
 	default:
@@ -182,9 +182,10 @@ func (r *reading) source(t physTable, series string, shard int, p paging) *sourc
 
 // start reads the first event of every source, in parallel: Pebble's
 // iterators are cheap and DynamoDB's first pages are the slow part. It
-// returns their merge; on an error it closes the sources.
-func (db *DB) start(r *reading, sources []*source) (*merger, error) {
-	m := &merger{desc: r.q.Desc, sources: sources}
+// returns their merge, which calls release (if not nil) when closed; on
+// an error it closes the sources and calls release itself.
+func (db *DB) start(r *reading, sources []*source, release func()) (*merger, error) {
+	m := &merger{desc: r.q.Desc, sources: sources, release: release}
 	var first errgroup.Group
 	first.SetLimit(db.opts.QueryParallelism)
 	for _, s := range sources {

@@ -41,10 +41,10 @@ const retryAfterSeconds = "1"
 
 // retryLater returns the sentinel in err that says the same request may
 // succeed later, or nil: the store throttled it or could not be reached,
-// or the engine is closing. Those answer 503 with Retry-After; the
-// sentinel is all the client is told.
+// the query budget had no room, or the engine is closing. Those answer
+// 503 with Retry-After; the sentinel is all the client is told.
 func retryLater(err error) error {
-	for _, s := range []error{storage.ErrThrottled, storage.ErrUnavailable, engine.ErrClosed} {
+	for _, s := range []error{storage.ErrThrottled, storage.ErrUnavailable, engine.ErrBusy, engine.ErrClosed} {
 		if errors.Is(err, s) {
 			return s
 		}
