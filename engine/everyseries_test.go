@@ -67,10 +67,10 @@ func (it *countedIterator) Close() error {
 }
 
 // TestEverySeriesHoldsLittlePerSeries reads 20,000 series of 3 events
-// each. The latest ten events must cost about one item per series (its
-// index entry and its newest event), not a page of eleven, and an
-// aggregate of every event a few items per series at once; both must
-// hold a few iterators at once, not one per series.
+// each. The latest ten events must read about two items per series (its
+// index entry and its newest event) with pages of one item, not of
+// eleven; they and an aggregate of every event must hold a few iterators
+// at once, not one per series.
 func TestEverySeriesHoldsLittlePerSeries(t *testing.T) {
 	const series, perSeries, limit = 20000, 3, 10
 	inner, cfg := backends.Pebble().Open(t)
