@@ -26,6 +26,11 @@ var (
 	// ErrBadName is returned for a tenant or logical table name outside
 	// [A-Za-z0-9_.-]{1,255}.
 	ErrBadName = errors.New("timetable: bad name")
+	// ErrBusy is returned by a query or aggregate of every series of a
+	// table that found no room in the query budget
+	// (Options.MaxQueryPartitions) within Options.QueryBudgetWait. The
+	// same call may succeed later.
+	ErrBusy = errors.New("timetable: busy with reads of every series")
 	// ErrClosed is returned by calls on a closed engine.
 	ErrClosed = errors.New("timetable: engine closed")
 	// ErrReadOnly is returned by writes to an engine opened read-only.
@@ -47,6 +52,7 @@ type DB struct {
 	metrics  *metrics
 	series   *seriesCache
 	paths    *pathMemory
+	budget   *queryBudget
 
 	// closing is closed by Close; calls in flight hold inflight.
 	mu struct {
@@ -66,6 +72,7 @@ func Open(ctx context.Context, store storage.Store, opts Options) (*DB, error) {
 		return nil, err
 	}
 	db := &DB{store: store, opts: opts, metrics: newMetrics(opts.Registerer), series: newSeriesCache(1 << 20), paths: newPathMemory()}
+	db.budget = newQueryBudget(int64(opts.MaxQueryPartitions), opts.QueryBudgetWait, db.metrics)
 	m, err := openMeta(ctx, store, opts.MetaTable, opts.ReadOnly)
 	if err != nil {
 		return nil, err

@@ -153,6 +153,16 @@
 // once. Later pages are read only as the merge needs them, so memory is
 // bounded by pages, not by the number of events in the range.
 //
+// A query without a series reads every series, and nothing orders events
+// across a table's partitions, so it reads every partition; its memory
+// grows by a small constant per series at most. A page of every series
+// reads each series' first event (a page of one item), keeps in a heap
+// only the limit+1 series whose first events come first, and merges
+// those, their pages doubling as the merge needs; a latest-10 of 100,000
+// series holds 11 of them. An aggregate of every series, which needs all
+// of them at once, reads pages that start at one item and grow up to a
+// share of 65,536 items.
+//
 // The cursor names exactly the last event returned and is signed with a key
 // kept in the meta table, so a tampered or foreign cursor is refused
 // (ErrBadCursor) rather than silently misread. Resuming never skips or

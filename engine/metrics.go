@@ -20,6 +20,10 @@ type metrics struct {
 	// mapRequests counts the map layout's conditional writes and reads by
 	// kind and result: how often a write path guessed wrong.
 	mapRequests *prometheus.CounterVec
+	// queryPartitions is the query budget in use, and queryBusy counts
+	// the reads it turned away.
+	queryPartitions prometheus.Gauge
+	queryBusy       prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -45,9 +49,15 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "timetable_map_requests_total",
 			Help: "Requests of map-layout writes, by kind (create, append, close, read) and result (ok, condition_failed, error).",
 		}, []string{"kind", "result"}),
+		queryPartitions: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "timetable_query_budget_partitions", Help: "Partitions that reads of every series hold, out of Options.MaxQueryPartitions.",
+		}),
+		queryBusy: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "timetable_query_budget_exhausted_total", Help: "Reads of every series refused with ErrBusy: no room in the query budget within Options.QueryBudgetWait.",
+		}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.eventsWritten, m.eventsFailed, m.writeSeconds, m.eventsReturned, m.querySeconds, m.mapRequests)
+		reg.MustRegister(m.eventsWritten, m.eventsFailed, m.writeSeconds, m.eventsReturned, m.querySeconds, m.mapRequests, m.queryPartitions, m.queryBusy)
 	}
 	return m
 }

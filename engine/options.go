@@ -36,6 +36,17 @@ type Options struct {
 	// WriteParallelism bounds the tables a Write writes at once; zero
 	// means 4.
 	WriteParallelism int
+	// MaxQueryPartitions is the query budget: it bounds the partitions
+	// (a series' shard in one physical table) that queries and
+	// aggregates of every series of a table hold at once, across the
+	// whole DB. A read that finds no room within QueryBudgetWait fails
+	// with ErrBusy; one that needs more than the budget waits for all of
+	// it. Reads of one series take nothing from it. Zero means
+	// DefaultMaxQueryPartitions.
+	MaxQueryPartitions int
+	// QueryBudgetWait is how long a read waits for room in the query
+	// budget; zero means DefaultQueryBudgetWait.
+	QueryBudgetWait time.Duration
 	// ReadOnly opens the engine without creating anything: the meta table
 	// must exist (Open fails with ErrNoMetaTable otherwise), tables found
 	// without a registry entry are adopted in memory only, and writes are
@@ -56,6 +67,21 @@ type Options struct {
 
 // DefaultMetaTable is the meta table's name unless configured otherwise.
 const DefaultMetaTable = "timetable_meta"
+
+// Defaults of the query budget.
+const (
+	// DefaultMaxQueryPartitions bounds the partitions that reads of every
+	// series hold at once: 65,536, about 128 MiB of their pages and state
+	// (an aggregate of 100,000 series grows the heap by 2 KiB a
+	// partition). A latest-10 of every series takes 27 per shard and
+	// table (16 series read at once, 11 kept), whatever the number of
+	// series; an aggregate of every series one per series, shard and
+	// table.
+	DefaultMaxQueryPartitions = 1 << 16
+	// DefaultQueryBudgetWait is how long a read waits for room in the
+	// query budget before it fails with ErrBusy.
+	DefaultQueryBudgetWait = time.Second
+)
 
 // EnsureDefaults fills in the zero fields.
 func (o *Options) EnsureDefaults() {
@@ -79,6 +105,12 @@ func (o *Options) EnsureDefaults() {
 	}
 	if o.WriteParallelism == 0 {
 		o.WriteParallelism = 4
+	}
+	if o.MaxQueryPartitions == 0 {
+		o.MaxQueryPartitions = DefaultMaxQueryPartitions
+	}
+	if o.QueryBudgetWait == 0 {
+		o.QueryBudgetWait = DefaultQueryBudgetWait
 	}
 	if o.DefaultLimit == 0 {
 		o.DefaultLimit = 1000
@@ -109,6 +141,9 @@ func (o *Options) Validate() error {
 	}
 	if o.QueryParallelism < 1 || o.WriteParallelism < 1 || o.DefaultLimit < 1 || o.MaxLimit < o.DefaultLimit {
 		return fmt.Errorf("timetable: parallelism and limits must be positive, and MaxLimit at least DefaultLimit")
+	}
+	if o.MaxQueryPartitions < 1 || o.QueryBudgetWait < 0 {
+		return fmt.Errorf("timetable: MaxQueryPartitions must be positive, and QueryBudgetWait not negative")
 	}
 	return nil
 }

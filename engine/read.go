@@ -3,16 +3,12 @@ package engine
 import (
 	"container/heap"
 	"context"
-	"errors"
 	"fmt"
 	"slices"
-	"strings"
-	"sync"
 	"time"
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/timetabledb/timetable/event"
 	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/storage"
 )
@@ -103,262 +99,103 @@ func (db *DB) checkQuery(q *Query) (int, error) {
 	return limit, nil
 }
 
-// source is one storage query: one partition (series and shard) of one
-// physical table.
-type source struct {
-	table  string
-	series string
-	// ctx and store serve the follow-up queries of nextItem.
-	ctx   context.Context
-	store storage.Store
-	q     storage.Query
-	it    storage.Iterator
-	// read counts the items the iterator returned, and lastSK is the last
-	// one's sort key: an iterator that stops after q.Limit items is
-	// followed by another from lastSK.
-	read   int
-	lastSK string
-	// grouped reads a millisecond at a time, for partitions holding
-	// map-layout items: their events are decoded into buf, sorted, and
-	// filtered by win. pending is an item read ahead.
-	grouped bool
-	win     window
-	pending *storage.Item
-	buf     []decodedEvent
-	// cur is the current event, and sk its sort key, valid while ok.
-	cur event.Event
-	sk  string
-	ok  bool
-}
-
-// window is the part of a grouped source's events the query wants: a
-// map item holds a whole millisecond, and a range or a cursor may cut
-// one.
-type window struct {
-	from, to time.Time
-	desc     bool
-	// pos, when resuming, is the last event returned, and posSK its sort
-	// key.
-	pos   *position
-	posSK string
-}
-
-// keep reports whether an event of the series is in the window.
-func (w *window) keep(d decodedEvent, series string) bool {
-	if d.ev.Time.Before(w.from) || d.ev.Time.After(w.to) {
-		return false
-	}
-	if w.pos == nil {
-		return true
-	}
-	c := strings.Compare(d.sk, w.posSK)
-	if c == 0 {
-		c = strings.Compare(series, w.pos.series)
-	}
-	if w.desc {
-		return c < 0
-	}
-	return c > 0
-}
-
-// advance moves a source to its next event.
-func (s *source) advance() error {
-	for {
-		if len(s.buf) > 0 {
-			d := s.buf[0]
-			s.buf = s.buf[1:]
-			s.cur, s.sk, s.ok = d.ev, d.sk, true
-			return nil
-		}
-		item, ok, err := s.nextItem()
-		if err != nil {
-			s.ok = false
-			if errors.Is(err, storage.ErrTableNotFound) {
-				return nil
-			}
-			return fmt.Errorf("query table %q: %w", s.table, err)
-		}
-		if !ok {
-			s.ok = false
-			return nil
-		}
-		if !s.grouped {
-			if !isMapSortKey(item.SK) {
-				if ev, ok := rowEvent(item, s.series); ok {
-					s.cur, s.sk, s.ok = ev, item.SK, true
-					return nil
-				}
-				continue // not an event item
-			}
-			// A map item in a row-layout table: its layout changed.
-			s.grouped = true
-		}
-		if err := s.fill(item); err != nil {
-			s.ok = false
-			if errors.Is(err, storage.ErrTableNotFound) {
-				return nil
-			}
-			return fmt.Errorf("query table %q: %w", s.table, err)
-		}
-	}
-}
-
-// rowEvent decodes a row-layout item.
-func rowEvent(item storage.Item, series string) (event.Event, bool) {
-	t, id, err := parseSortKey(item.SK)
-	if err != nil {
-		return event.Event{}, false
-	}
-	fields := item.Attrs
-	for k := range fields {
-		if strings.HasPrefix(k, "tt_") {
-			delete(fields, k)
-		}
-	}
-	return event.Event{Time: t, Series: series, ID: id, Fields: fields}, true
-}
-
-// fill decodes the millisecond of item first, every item of it, into buf,
-// in merge order and cut to the window.
-func (s *source) fill(first storage.Item) error {
-	if len(first.SK) < timeKeyLen {
-		return nil
-	}
-	ms := first.SK[:msKeyLen]
-	buf := s.decode(nil, first)
-	for {
-		it, ok, err := s.nextItem()
-		if err != nil {
-			return err
-		}
-		if !ok {
-			break
-		}
-		if !strings.HasPrefix(it.SK, ms) {
-			s.pending = &it
-			break
-		}
-		buf = s.decode(buf, it)
-	}
-	buf = sortDecoded(buf, s.q.Desc)
-	s.buf = slices.DeleteFunc(buf, func(d decodedEvent) bool { return !s.win.keep(d, s.series) })
-	return nil
-}
-
-// decode appends the events of an item of either layout to dst.
-func (s *source) decode(dst []decodedEvent, it storage.Item) []decodedEvent {
-	if isMapSortKey(it.SK) {
-		return decodeMapItem(dst, it, s.series)
-	}
-	if ev, ok := rowEvent(it, s.series); ok {
-		dst = append(dst, decodedEvent{ev: ev, sk: it.SK})
-	}
-	return dst
-}
-
-// nextItem returns the next item of the partition, reading on past an
-// iterator that stopped at its limit.
-func (s *source) nextItem() (storage.Item, bool, error) {
-	if s.pending != nil {
-		it := *s.pending
-		s.pending = nil
-		return it, true, nil
-	}
-	for {
-		if s.it.Next() {
-			it := s.it.Item()
-			s.read++
-			s.lastSK = it.SK
-			return it, true, nil
-		}
-		if err := s.it.Err(); err != nil {
-			return storage.Item{}, false, err
-		}
-		if s.q.Limit == 0 || s.read < s.q.Limit {
-			return storage.Item{}, false, nil
-		}
-		// The iterator stopped at its limit, not at the end: a grouped
-		// source may need more items than events.
-		s.it.Close()
-		s.q.After, s.read = s.lastSK, 0
-		s.it = s.store.Query(s.ctx, s.q)
-	}
-}
-
-// openSources starts a storage query for every table, series and shard,
-// and reads their first events in parallel.
+// openSources returns the merge of a query's partitions: every shard of
+// the series asked for, or of every series, in every table. Its first
+// events are read by the time it returns; the rest as the merge needs
+// them. The caller closes the merge.
 func (db *DB) openSources(ctx context.Context, tenant string, q Query, tables []physTable, from, to time.Time, limit int, pos *position) (*merger, error) {
-	m := &merger{desc: q.Desc}
-	grouped := db.opts.Config.Layout(q.Table).Layout == family.LayoutMap
-	win := window{from: from, to: to, desc: q.Desc, pos: pos}
+	r := db.newReading(ctx, tenant, q, from, to, pos)
+	switch {
+	case q.Series != "":
+		var sources []*source
+		for _, t := range tables {
+			for shard := range t.shards {
+				sources = append(sources, r.source(t, q.Series, shard, paging{first: sourceLimit(limit), max: sourceLimit(limit)}))
+			}
+		}
+		return db.start(r, sources, nil)
+	case limit > 0:
+		return db.mergeFirstOfEverySeries(r, tables, limit)
+	default:
+		return db.mergeEverySeries(r, tables)
+	}
+}
+
+// reading is what every partition of one query reads: its range, cursor,
+// layout and fields.
+type reading struct {
+	// ctx serves every storage query of the merge, which outlives
+	// openSources.
+	ctx      context.Context
+	store    storage.Store
+	tenant   string
+	q        Query
+	from, to time.Time
+	pos      *position
+	// low and high bound the sort keys; grouped partitions are read in
+	// whole milliseconds, which win cuts.
+	low, high string
+	grouped   bool
+	win       window
+	attrs     []string
+}
+
+func (db *DB) newReading(ctx context.Context, tenant string, q Query, from, to time.Time, pos *position) *reading {
+	r := &reading{
+		ctx: ctx, store: db.store, tenant: tenant, q: q, from: from, to: to, pos: pos,
+		low: timeKey(from), high: highKey(to),
+		grouped: db.opts.Config.Layout(q.Table).Layout == family.LayoutMap,
+		win:     window{from: from, to: to, desc: q.Desc, pos: pos},
+	}
+	if r.grouped {
+		r.low, r.high = timeKey(millisecond(from)), highKey(lastInstant(to))
+	}
 	if pos != nil {
-		win.posSK = sortKey(pos.time, pos.id)
+		r.win.posSK = sortKey(pos.time, pos.id)
 	}
-	attrs := q.Fields
-	if attrs != nil {
-		attrs = append(slices.Clip(attrs), mapIDs, mapNanos)
+	if q.Fields != nil {
+		r.attrs = append(slices.Clip(q.Fields), mapIDs, mapNanos)
 	}
-	var mu sync.Mutex
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(db.opts.QueryParallelism)
-	for _, t := range tables {
-		g.Go(func() error {
-			series := []string{q.Series}
-			if q.Series == "" {
-				var err error
-				series, err = listSeries(gctx, db.store, t.name, tenant, q.Table)
-				if errors.Is(err, storage.ErrTableNotFound) {
-					// Deleted since the catalog was read: it holds
-					// nothing any more.
-					db.forgetTable(t)
-					return nil
-				}
-				if err != nil {
-					return err
-				}
-			}
-			for _, s := range series {
-				for shard := range t.shards {
-					sq := storage.Query{
-						Table: t.name, PK: partitionKey(tenant, q.Table, s, shard),
-						Low: timeKey(from), High: highKey(to),
-						Desc: q.Desc, Limit: sourceLimit(limit), Attrs: attrs,
-					}
-					switch {
-					case grouped:
-						// Whole milliseconds: the window cuts them.
-						sq.Low, sq.High = timeKey(millisecond(from)), highKey(lastInstant(to))
-					case pos != nil:
-						resume(&sq, s, *pos)
-					}
-					mu.Lock()
-					m.sources = append(m.sources, &source{table: t.name, series: s, ctx: ctx, store: db.store, q: sq, grouped: grouped, win: win})
-					mu.Unlock()
-				}
-			}
-			return nil
-		})
+	return r
+}
+
+// paging sizes the pages of a source: the first holds first items (no
+// limit when 0), each next one twice the one before, up to max. whole
+// reads each page whole (see source.nextItem).
+type paging struct {
+	first, max int
+	whole      bool
+}
+
+// source returns the reader of one partition: a series' shard in a
+// table.
+func (r *reading) source(t physTable, series string, shard int, p paging) *source {
+	sq := storage.Query{
+		Table: t.name, PK: partitionKey(r.tenant, r.q.Table, series, shard),
+		Low: r.low, High: r.high, Desc: r.q.Desc, Limit: p.first, Attrs: r.attrs,
 	}
-	if err := g.Wait(); err != nil {
-		return nil, err
+	if r.pos != nil && !r.grouped {
+		resume(&sq, series, *r.pos)
 	}
-	// Pebble's iterators are cheap and DynamoDB's first pages are the
-	// slow part: fetch every source's first page at once.
-	// The iterators outlive this function, so they take ctx, not a
-	// group's context that ends with Wait.
+	return &source{table: t.name, series: series, ctx: r.ctx, store: r.store, q: sq, maxPage: max(p.first, p.max), whole: p.whole, grouped: r.grouped, win: r.win}
+}
+
+// start reads the first event of every source, in parallel: Pebble's
+// iterators are cheap and DynamoDB's first pages are the slow part. It
+// returns their merge, which calls release (if not nil) when closed; on
+// an error it closes the sources and calls release itself.
+func (db *DB) start(r *reading, sources []*source, release func()) (*merger, error) {
+	m := &merger{desc: r.q.Desc, sources: sources, release: release}
 	var first errgroup.Group
 	first.SetLimit(db.opts.QueryParallelism)
-	for _, s := range m.sources {
-		first.Go(func() error {
-			s.it = db.store.Query(ctx, s.q)
-			return s.advance()
-		})
+	for _, s := range sources {
+		first.Go(s.advance)
 	}
 	if err := first.Wait(); err != nil {
 		m.close()
 		return nil, err
 	}
-	for _, s := range m.sources {
+	for _, s := range sources {
 		if s.ok {
 			m.heap = append(m.heap, s)
 		}
@@ -394,117 +231,5 @@ func resume(q *storage.Query, series string, pos position) {
 		q.Low = key
 	} else {
 		q.After = key
-	}
-}
-
-// merger merges sources in time order. It implements heap.Interface.
-type merger struct {
-	desc    bool
-	sources []*source
-	heap    []*source
-	// lastSK and lastSeries name the event next returned last, if
-	// emitted.
-	lastSK, lastSeries string
-	emitted            bool
-}
-
-func (m *merger) Len() int      { return len(m.heap) }
-func (m *merger) Swap(i, j int) { m.heap[i], m.heap[j] = m.heap[j], m.heap[i] }
-func (m *merger) Less(i, j int) bool {
-	c := compareSources(m.heap[i], m.heap[j])
-	if m.desc {
-		return c > 0
-	}
-	return c < 0
-}
-func (m *merger) Push(x any) { m.heap = append(m.heap, x.(*source)) }
-func (m *merger) Pop() any {
-	s := m.heap[len(m.heap)-1]
-	m.heap = m.heap[:len(m.heap)-1]
-	return s
-}
-
-// compareSources orders sources by their current events' time, id and
-// series. Sort keys order by time and then id, so comparing them does.
-func compareSources(a, b *source) int {
-	if c := strings.Compare(a.sk, b.sk); c != 0 {
-		return c
-	}
-	return strings.Compare(a.series, b.series)
-}
-
-// next returns the next event of the merge, each event once: the same
-// event found in two tables (a retry across a month boundary stored it
-// twice) is skipped. It reports false at the end.
-func (m *merger) next() (event.Event, bool, error) {
-	for len(m.heap) > 0 {
-		s := m.heap[0]
-		ev, dup := s.cur, m.emitted && s.sk == m.lastSK && s.series == m.lastSeries
-		m.lastSK, m.lastSeries, m.emitted = s.sk, s.series, true
-		if err := s.advance(); err != nil {
-			return event.Event{}, false, err
-		}
-		if s.ok {
-			heap.Fix(m, 0)
-		} else {
-			heap.Pop(m)
-		}
-		if !dup {
-			return ev, true, nil
-		}
-	}
-	return event.Event{}, false, nil
-}
-
-// more reports whether an event other than the last one returned remains.
-// It drops repeats of the last event off the merge to find out.
-func (m *merger) more() (bool, error) {
-	for len(m.heap) > 0 {
-		s := m.heap[0]
-		if !(m.emitted && s.sk == m.lastSK && s.series == m.lastSeries) {
-			return true, nil
-		}
-		if err := s.advance(); err != nil {
-			return false, err
-		}
-		if s.ok {
-			heap.Fix(m, 0)
-		} else {
-			heap.Pop(m)
-		}
-	}
-	return false, nil
-}
-
-// page takes up to limit events off the merge, and makes the cursor when
-// more remain.
-func (m *merger) page(limit int, cursor func(position) string) (Page, error) {
-	var p Page
-	for len(p.Events) < limit {
-		ev, ok, err := m.next()
-		if err != nil {
-			return Page{}, err
-		}
-		if !ok {
-			return p, nil
-		}
-		p.Events = append(p.Events, ev)
-	}
-	more, err := m.more()
-	if err != nil {
-		return Page{}, err
-	}
-	if more {
-		last := p.Events[len(p.Events)-1]
-		p.NextCursor = cursor(position{time: last.Time, id: last.ID, series: last.Series})
-	}
-	return p, nil
-}
-
-func (m *merger) close() {
-	for _, s := range m.sources {
-		if s.it != nil {
-			s.it.Close()
-		}
 	}
 }

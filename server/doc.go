@@ -45,6 +45,12 @@
 // Unknown or repeated parameters are refused by name rather than ignored,
 // as a misspelt parameter would otherwise silently widen the query.
 //
+// A query or aggregate without a series reads every series of the table,
+// in memory bounded by a small constant per series, within the engine's
+// query budget (engine.Options.MaxQueryPartitions): one that finds no
+// room in it within engine.Options.QueryBudgetWait is 503 with
+// Retry-After. Reads of one series take nothing from the budget.
+//
 // The answer is {"events": [...], "next_cursor": "..."}, next_cursor
 // absent on the last page. To get the next page, send the same request
 // with cursor set to next_cursor. The cursor carries the range the first
@@ -61,7 +67,8 @@
 // 413 for a body or batch over the limits, 415 for an unsupported
 // Content-Type or Content-Encoding, 503 with Retry-After when the store
 // throttles (storage.ErrThrottled), cannot be reached or fails on its side
-// (storage.ErrUnavailable) or the server is closing, 500 for any other
+// (storage.ErrUnavailable), the query budget has no room (engine.ErrBusy)
+// or the server is closing, 500 for any other
 // failure of the store. Rule: a 5xx is only ever an error the same
 // request may overcome when sent again; a request that cannot succeed is
 // a 4xx. An API key the server has not seen yet, looked up while the

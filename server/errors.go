@@ -41,11 +41,12 @@ const retryAfterSeconds = "1"
 
 // retryLater returns the sentinel in err that says the same request may
 // succeed later, or nil: the store throttled it or could not be reached,
-// or the engine or the store is closing (this server is shutting down;
-// another, or this one restarted, will serve). Those answer 503 with
-// Retry-After; the sentinel is all the client is told.
+// the query budget had no room, or the engine or the store is closing
+// (this server is shutting down; another, or this one restarted, will
+// serve). Those answer 503 with Retry-After; the sentinel is all the
+// client is told.
 func retryLater(err error) error {
-	for _, s := range []error{storage.ErrThrottled, storage.ErrUnavailable, engine.ErrClosed, storage.ErrClosed} {
+	for _, s := range []error{storage.ErrThrottled, storage.ErrUnavailable, engine.ErrBusy, engine.ErrClosed, storage.ErrClosed} {
 		if errors.Is(err, s) {
 			return s
 		}

@@ -21,6 +21,7 @@ func main() {
 	flag.IntVar(&o.Writers, "writers", 2, "concurrent writers, for timetable and baselines alike")
 	flag.IntVar(&o.Batch, "batch", 1000, "events per library write and per raw batch")
 	flag.IntVar(&o.HTTPBatch, "http-batch", 5000, "events per HTTP request")
+	flag.IntVar(&o.Series, "series", 100000, "series of the latest-10 of every series")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	flag.Parse()
 	if *cpuprofile != "" {
@@ -50,6 +51,9 @@ func main() {
 		fail(err)
 	}
 	if err := bench.Aggregate(ctx, o, &r); err != nil {
+		fail(err)
+	}
+	if err := bench.ManySeries(ctx, o, &r); err != nil {
 		fail(err)
 	}
 	if err := bench.Dynamo(ctx, o, &r); err != nil {

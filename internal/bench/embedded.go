@@ -34,6 +34,8 @@ type Options struct {
 	Batch int
 	// HTTPBatch is the number of events per HTTP request.
 	HTTPBatch int
+	// Series is the number of series of the many-series benchmark.
+	Series int
 	// Progress receives a line as each figure is measured.
 	Progress func(string)
 }
