@@ -2,14 +2,9 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"math"
 	"slices"
-	"strconv"
 	"time"
-
-	"github.com/timetabledb/timetable/event"
 )
 
 // Aggregation functions.
@@ -27,9 +22,6 @@ const (
 // them.
 var Functions = []string{FnCount, FnSum, FnMin, FnMax, FnAvg, FnFirst, FnLast}
 
-// MinBucket is the shortest bucket an aggregate query may ask for.
-const MinBucket = time.Second
-
 // AggregateQuery asks for fields of a logical table summarised in UTC-aligned
 // time buckets.
 type AggregateQuery struct {
@@ -40,7 +32,8 @@ type AggregateQuery struct {
 	// Bucket is the bucket length: at least a second, and a divisor of a
 	// day (1m, 5m, 1h, 6h, 1d, ...), so buckets align to UTC midnight.
 	Bucket time.Duration
-	// Fields are the fields to summarise; at least one.
+	// Fields are the fields to summarise; at least one, unless Funcs is
+	// count alone, which counts events.
 	Fields []string
 	// Funcs are the functions to apply to every field; at least one.
 	Funcs []string
@@ -48,49 +41,27 @@ type AggregateQuery struct {
 	Fill bool
 }
 
-// Bucket is one time bucket of an aggregate.
-type Bucket struct {
-	// Start and End are the exact span the bucket covers, [Start, End):
-	// a whole aligned bucket, or, at the edges of the query's range, the
-	// part of it inside [From, To] (To is inclusive, so such a bucket
-	// ends a nanosecond after To).
-	Start, End time.Time
-	// Partial marks an edge bucket cut by the range: its events are
-	// those of its span, not of the whole aligned bucket.
-	Partial bool
-	// Events is the number of events in the bucket.
-	Events int64
-	// Values holds, per field, per function, the result. Sums, averages,
-	// minimums and maximums are float64; counts int64; first and last the
-	// value as stored.
-	Values map[string]map[string]any
-}
-
-// MarshalJSON writes a bucket as the HTTP API and the CLI show it:
-// {"start": RFC 3339, "end": RFC 3339, "partial": true (edge buckets only),
-// "events": N, "values": {field: {fn: result}}}.
-func (b Bucket) MarshalJSON() ([]byte, error) {
-	return json.Marshal(struct {
-		Start   string                    `json:"start"`
-		End     string                    `json:"end"`
-		Partial bool                      `json:"partial,omitempty"`
-		Events  int64                     `json:"events"`
-		Values  map[string]map[string]any `json:"values"`
-	}{b.Start.Format(time.RFC3339Nano), b.End.Format(time.RFC3339Nano), b.Partial, b.Events, b.Values})
+// numeric reports whether the query asks for a function of numbers.
+func (q *AggregateQuery) numeric() bool {
+	return slices.ContainsFunc(q.Funcs, func(fn string) bool {
+		return fn == FnSum || fn == FnMin || fn == FnMax || fn == FnAvg
+	})
 }
 
 // Aggregate summarises events in time buckets. It streams over the same
 // parallel, merged read path as Query, each event once, and keeps one
-// bucket's accumulators at a time: memory grows with the number of
-// buckets returned, not the number of events read.
+// bucket's summary at a time: memory grows with the number of buckets
+// returned, not the number of events read.
 //
-// For a table with rollups and a bucket of whole hours or days, whole
+// For a table with rollups and buckets of whole hours or days, whole
 // hours or days come from the materialized rollups instead (see Rollups
-// in the package documentation), with the same answer.
+// in the package documentation), with the same answer to the digit.
 //
-// Sums and averages are computed in float64. A non-numeric value of a
-// field asked for sum, min, max or avg is an error (ErrBadQuery) naming
-// the field and the event's time.
+// Sums, minimums and maximums are exact decimals, averages are rounded
+// to AvgDigits significant digits (see Aggregates in the package
+// documentation). A non-numeric value of a field asked for sum, min, max
+// or avg is an error (ErrBadQuery) naming the field and the bucket, and
+// the event when it was read raw.
 func (db *DB) Aggregate(ctx context.Context, tenant string, q AggregateQuery) ([]Bucket, error) {
 	done, err := db.enter()
 	if err != nil {
@@ -122,18 +93,9 @@ func (db *DB) Aggregate(ctx context.Context, tenant string, q AggregateQuery) ([
 	}
 	defer m.close()
 
-	var out []Bucket
-	var cur *accumulator
-	next := alignDown(q.From, q.Bucket) // the first bucket not yet emitted
-	emit := func(a *accumulator) {
-		if q.Fill {
-			for ; next.Before(a.start); next = next.Add(q.Bucket) {
-				out = append(out, q.bucketAt(next))
-			}
-		}
-		out = append(out, a.bucket())
-		next = a.start.Add(q.Bucket)
-	}
+	out := newBuckets(&q)
+	var cur *part
+	var start, end time.Time // cur's bucket
 	for {
 		ev, ok, err := m.next()
 		if err != nil {
@@ -142,30 +104,24 @@ func (db *DB) Aggregate(ctx context.Context, tenant string, q AggregateQuery) ([
 		if !ok {
 			break
 		}
-		start := alignDown(ev.Time, q.Bucket)
-		if cur == nil || !start.Equal(cur.start) {
+		if cur == nil || !ev.Time.Before(end) {
 			if cur != nil {
-				emit(cur)
+				if err := out.add(start, cur); err != nil {
+					return nil, err
+				}
 			}
-			cur = newAccumulator(start, q)
+			start = q.bucketStart(ev.Time)
+			end, cur = q.bucketEnd(start), &part{}
 		}
-		if err := cur.add(ev); err != nil {
+		cur.add(ev, q.Fields)
+	}
+	if cur != nil {
+		if err := out.add(start, cur); err != nil {
 			return nil, err
 		}
 	}
-	if cur != nil {
-		emit(cur)
-	}
-	if q.Fill {
-		for end := alignDown(q.To, q.Bucket); !next.After(end); next = next.Add(q.Bucket) {
-			out = append(out, q.bucketAt(next))
-		}
-	}
-	return out, nil
+	return out.done(), nil
 }
-
-// maxBuckets bounds the buckets one aggregate query may span.
-const maxBuckets = 100000
 
 func (db *DB) checkAggregate(q *AggregateQuery) error {
 	if err := checkTableName(q.Table); err != nil {
@@ -174,14 +130,8 @@ func (db *DB) checkAggregate(q *AggregateQuery) error {
 	if err := checkRange(&q.From, &q.To); err != nil {
 		return err
 	}
-	switch {
-	case q.Bucket < MinBucket:
-		return fmt.Errorf("%w: bucket %s is shorter than the shortest allowed, %s", ErrBadQuery, q.Bucket, MinBucket)
-	case (24*time.Hour)%q.Bucket != 0:
-		return fmt.Errorf("%w: bucket %s does not divide a day, so buckets would not align to UTC midnight", ErrBadQuery, q.Bucket)
-	}
-	if n := q.To.Sub(alignDown(q.From, q.Bucket))/q.Bucket + 1; n > maxBuckets {
-		return fmt.Errorf("%w: %d buckets of %s, more than the %d allowed: use a longer bucket or a shorter range", ErrBadQuery, n, q.Bucket, maxBuckets)
+	if err := q.checkBuckets(); err != nil {
+		return err
 	}
 	if len(q.Funcs) == 0 {
 		return fmt.Errorf("%w: name at least one function: %v", ErrBadQuery, Functions)
@@ -195,135 +145,4 @@ func (db *DB) checkAggregate(q *AggregateQuery) error {
 		}
 	}
 	return nil
-}
-
-// bucketAt returns the empty bucket of the aligned bucket starting at
-// start, with the exact span it covers in the query's range: the one rule
-// for the edges, shared by raw aggregates and rollups.
-func (q AggregateQuery) bucketAt(start time.Time) Bucket {
-	b := Bucket{Start: start, End: start.Add(q.Bucket), Values: map[string]map[string]any{}}
-	if b.Start.Before(q.From) {
-		b.Start, b.Partial = q.From, true
-	}
-	if end := q.To.Add(time.Nanosecond); b.End.After(end) {
-		b.End, b.Partial = end, true
-	}
-	return b
-}
-
-// alignDown returns the start of the bucket holding t; buckets divide a
-// day, so they align to the Unix epoch and to every UTC midnight.
-func alignDown(t time.Time, bucket time.Duration) time.Time {
-	ns := t.UnixNano()
-	b := int64(bucket)
-	return time.Unix(0, ns-((ns%b)+b)%b).UTC()
-}
-
-// accumulator summarises one bucket.
-type accumulator struct {
-	start time.Time
-	q     *AggregateQuery
-	// numeric is set when a function needs numbers.
-	numeric bool
-	events  int64
-	fields  map[string]*fieldAcc
-}
-
-type fieldAcc struct {
-	count       int64
-	sum         float64
-	min, max    float64
-	first, last any
-}
-
-func newAccumulator(start time.Time, q AggregateQuery) *accumulator {
-	a := &accumulator{start: start, q: &q, fields: map[string]*fieldAcc{}}
-	for _, fn := range q.Funcs {
-		switch fn {
-		case FnSum, FnMin, FnMax, FnAvg:
-			a.numeric = true
-		}
-	}
-	for _, f := range q.Fields {
-		a.fields[f] = &fieldAcc{min: math.Inf(1), max: math.Inf(-1)}
-	}
-	return a
-}
-
-func (a *accumulator) add(ev event.Event) error {
-	a.events++
-	for name, fa := range a.fields {
-		v, ok := ev.Fields[name]
-		if !ok {
-			continue
-		}
-		if fa.count == 0 {
-			fa.first = v
-		}
-		fa.last = v
-		fa.count++
-		if !a.numeric {
-			continue
-		}
-		n, isNum := v.(json.Number)
-		if !isNum {
-			return fmt.Errorf("%w: field %q of the event at %s is %s, not a number: sum, min, max and avg need numbers",
-				ErrBadQuery, name, ev.Time.Format(time.RFC3339Nano), kindOf(v))
-		}
-		x, err := strconv.ParseFloat(string(n), 64)
-		if err != nil {
-			return fmt.Errorf("%w: field %q: %v", ErrBadQuery, name, err)
-		}
-		fa.sum += x
-		fa.min = math.Min(fa.min, x)
-		fa.max = math.Max(fa.max, x)
-	}
-	return nil
-}
-
-func kindOf(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case string:
-		return "a string"
-	case bool:
-		return "a boolean"
-	case []any:
-		return "a list"
-	case map[string]any:
-		return "an object"
-	}
-	return fmt.Sprintf("a %T", v)
-}
-
-func (a *accumulator) bucket() Bucket {
-	b := a.q.bucketAt(a.start)
-	b.Events = a.events
-	for name, fa := range a.fields {
-		if fa.count == 0 {
-			continue
-		}
-		r := map[string]any{}
-		for _, fn := range a.q.Funcs {
-			switch fn {
-			case FnCount:
-				r[fn] = fa.count
-			case FnSum:
-				r[fn] = fa.sum
-			case FnMin:
-				r[fn] = fa.min
-			case FnMax:
-				r[fn] = fa.max
-			case FnAvg:
-				r[fn] = fa.sum / float64(fa.count)
-			case FnFirst:
-				r[fn] = fa.first
-			case FnLast:
-				r[fn] = fa.last
-			}
-		}
-		b.Values[name] = r
-	}
-	return b
 }

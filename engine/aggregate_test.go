@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -51,25 +50,13 @@ func TestAggregateAgreesWithTheEvents(t *testing.T) {
 				Funcs: []string{"count", "sum", "min", "max", "avg"},
 			})
 			require.NoError(t, err)
-			type acc struct {
-				events, n     int64
-				sum, min, max float64
-			}
-			want := map[time.Time]*acc{}
+			want := map[time.Time]*exactSummary{}
 			for _, e := range all {
 				k := e.Time.Truncate(bucket)
-				a := want[k]
-				if a == nil {
-					a = &acc{min: math.Inf(1), max: math.Inf(-1)}
-					want[k] = a
+				if want[k] == nil {
+					want[k] = &exactSummary{}
 				}
-				a.events++
-				if v, ok := e.Fields["speed"]; ok {
-					x, _ := v.(json.Number).Float64()
-					a.n++
-					a.sum += x
-					a.min, a.max = math.Min(a.min, x), math.Max(a.max, x)
-				}
+				want[k].add(t, e, "speed")
 			}
 			require.Len(t, got, len(want), "bucket %s", bucket)
 			for i, bk := range got {
@@ -78,18 +65,8 @@ func TestAggregateAgreesWithTheEvents(t *testing.T) {
 				}
 				w := want[bk.Start]
 				require.NotNil(t, w, "unexpected bucket %s", bk.Start)
-				require.Equal(t, w.events, bk.Events)
 				require.Equal(t, bk.Start.Add(bucket), bk.End)
-				if w.n == 0 {
-					require.Empty(t, bk.Values)
-					continue
-				}
-				v := bk.Values["speed"]
-				require.Equal(t, w.n, v["count"])
-				require.InDelta(t, w.sum, v["sum"], 1e-9)
-				require.Equal(t, w.min, v["min"])
-				require.Equal(t, w.max, v["max"])
-				require.InDelta(t, w.sum/float64(w.n), v["avg"], 1e-9)
+				w.require(t, bk, "speed")
 			}
 		}
 	})
@@ -135,7 +112,7 @@ func TestAggregateRefusesBadRequests(t *testing.T) {
 		"too many buckets":  {func(q *engine.AggregateQuery) { q.Bucket = time.Second; q.To = apr10.Add(48 * time.Hour) }, "more than the 100000 allowed"},
 		"no fields":         {func(q *engine.AggregateQuery) { q.Fields = nil }, "at least one field"},
 		"inverted":          {func(q *engine.AggregateQuery) { q.From = q.To.Add(time.Second) }, "inverted range"},
-		"not numeric":       {func(q *engine.AggregateQuery) { q.Fields = []string{"gear"} }, `field "gear" of the event at 2017-04-10T12:00:00Z is a string, not a number`},
+		"not numeric":       {func(q *engine.AggregateQuery) { q.Fields = []string{"gear"} }, `field "gear" holds a value that is not a number in the bucket starting 2017-04-10T12:00:00Z (a string, in the event at 2017-04-10T12:00:00Z)`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			q := base

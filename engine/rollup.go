@@ -8,13 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/timetabledb/timetable/event"
 	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/storage"
 )
@@ -125,7 +123,7 @@ func (db *DB) rollupUnitFor(q AggregateQuery) (rollupUnit, bool) {
 func (db *DB) aggregateRollups(ctx context.Context, tenant string, q AggregateQuery, f family.Family, u rollupUnit) ([]Bucket, error) {
 	parts := map[int64]*part{}
 	at := func(start time.Time) *part {
-		k := alignDown(start, q.Bucket).UnixNano()
+		k := q.bucketStart(start).UnixNano()
 		p := parts[k]
 		if p == nil {
 			p = &part{}
@@ -282,7 +280,9 @@ func (db *DB) wholeUnits(ctx context.Context, tenant string, q AggregateQuery, f
 					emit(start, p)
 					continue
 				}
-				db.opts.Logger.Warn("unreadable rollup, recomputing", "table", home(start), "pk", item.PK, "sk", item.SK, "err", err)
+				if !errors.Is(err, errOldRollup) {
+					db.opts.Logger.Warn("unreadable rollup, recomputing", "table", home(start), "pk", item.PK, "sk", item.SK, "err", err)
+				}
 			}
 			stale = append(stale, start)
 		}
@@ -348,7 +348,7 @@ func (db *DB) recompute(ctx context.Context, tenant, table, series string, u rol
 			return out, nil
 		}
 		if i, ok := idx[alignDown(ev.Time, u.d).UnixNano()]; ok {
-			out[i].add(ev, nil)
+			out[i].addAll(ev)
 		}
 	}
 }
@@ -398,134 +398,56 @@ func equalCovered(stored any, current map[string]any) bool {
 	return true
 }
 
-// part summarises events in a way that merges: a rollup, or the part of a
-// query bucket read so far.
-type part struct {
-	events int64
-	fields map[string]*fieldPart
-}
+// rollupFormat is the format of the rollup items this version writes, in
+// their attribute "v": 2 since sums are exact decimals. A rollup of
+// another format is stale, and computed again from raw events.
+const rollupFormat = "2"
 
-// fieldPart summarises one field. Keys order events as the merge does: by
-// sort key (time, id), then series.
-type fieldPart struct {
-	count         int64
-	sum, min, max float64
-	nonnum        bool
-	first, last   any
-	firstK, lastK orderKey
-}
-
-type orderKey struct{ sk, series string }
-
-func (a orderKey) less(b orderKey) bool {
-	if a.sk != b.sk {
-		return a.sk < b.sk
-	}
-	return a.series < b.series
-}
-
-func (p *part) field(name string) *fieldPart {
-	if p.fields == nil {
-		p.fields = map[string]*fieldPart{}
-	}
-	fp := p.fields[name]
-	if fp == nil {
-		fp = &fieldPart{min: math.Inf(1), max: math.Inf(-1)}
-		p.fields[name] = fp
-	}
-	return fp
-}
-
-// add adds an event; fields nil means all of its fields.
-func (p *part) add(ev event.Event, fields []string) {
-	p.events++
-	k := orderKey{sortKey(ev.Time, ev.ID), ev.Series}
-	addOne := func(name string, v any) {
-		fp := p.field(name)
-		if fp.count == 0 || k.less(fp.firstK) {
-			fp.first, fp.firstK = v, k
-		}
-		if fp.count == 0 || fp.lastK.less(k) {
-			fp.last, fp.lastK = v, k
-		}
-		fp.count++
-		n, ok := v.(json.Number)
-		x, err := strconv.ParseFloat(string(n), 64)
-		if !ok || err != nil {
-			fp.nonnum = true
-			return
-		}
-		fp.sum += x
-		fp.min, fp.max = math.Min(fp.min, x), math.Max(fp.max, x)
-	}
-	if fields == nil {
-		for name, v := range ev.Fields {
-			addOne(name, v)
-		}
-		return
-	}
-	for _, name := range fields {
-		if v, ok := ev.Fields[name]; ok {
-			addOne(name, v)
-		}
-	}
-}
-
-// merge adds o's summary of the named fields.
-func (p *part) merge(o *part, fields []string) {
-	p.events += o.events
-	for _, name := range fields {
-		of := o.fields[name]
-		if of == nil || of.count == 0 {
-			continue
-		}
-		fp := p.field(name)
-		if fp.count == 0 || of.firstK.less(fp.firstK) {
-			fp.first, fp.firstK = of.first, of.firstK
-		}
-		if fp.count == 0 || fp.lastK.less(of.lastK) {
-			fp.last, fp.lastK = of.last, of.lastK
-		}
-		fp.count += of.count
-		fp.nonnum = fp.nonnum || of.nonnum
-		fp.sum += of.sum
-		fp.min, fp.max = math.Min(fp.min, of.min), math.Max(fp.max, of.max)
-	}
-}
-
-func formatFloat(x float64) json.Number { return json.Number(strconv.FormatFloat(x, 'g', -1, 64)) }
-
-// encode returns a rollup item's attributes, but covered.
+// encode returns a rollup item's attributes, but covered. A sum is the
+// exact decimal as a string, since it may have more digits than a
+// DynamoDB number holds; minimums and maximums are values of events, and
+// numbers.
 func (p *part) encode() map[string]any {
 	fields := make(map[string]any, len(p.fields))
 	for name, fp := range p.fields {
 		m := map[string]any{
 			"count": json.Number(strconv.FormatInt(fp.count, 10)),
-			"first": fp.first, "first_t": fp.firstK.sk,
-			"last": fp.last, "last_t": fp.lastK.sk,
+			"first": fp.first, "first_t": fp.firstK.sortKey(),
+			"last": fp.last, "last_t": fp.lastK.sortKey(),
 		}
 		if fp.nonnum {
 			m["nonnum"] = true
 		} else {
-			m["sum"], m["min"], m["max"] = formatFloat(fp.sum), formatFloat(fp.min), formatFloat(fp.max)
+			m["sum"] = string(decimalNumber(&fp.sum))
+			m["min"], m["max"] = decimalNumber(&fp.min), decimalNumber(&fp.max)
 		}
 		fields[name] = m
 	}
-	return map[string]any{"events": json.Number(strconv.FormatInt(p.events, 10)), "fields": fields}
+	return map[string]any{
+		"v":      json.Number(rollupFormat),
+		"events": json.Number(strconv.FormatInt(p.events, 10)),
+		"fields": fields,
+	}
 }
 
-var errBadRollup = errors.New("timetable: malformed rollup")
+var (
+	errBadRollup = errors.New("timetable: malformed rollup")
+	errOldRollup = errors.New("timetable: rollup of an earlier format")
+)
 
 // decodePart reads a series' rollup item.
 func decodePart(attrs map[string]any, series string) (*part, error) {
-	num := func(v any) (float64, error) {
+	if v, _ := attrs["v"].(json.Number); v != rollupFormat {
+		return nil, errOldRollup
+	}
+	count := func(v any) (int64, error) {
 		n, ok := v.(json.Number)
 		if !ok {
 			return 0, errBadRollup
 		}
-		return strconv.ParseFloat(string(n), 64)
+		return strconv.ParseInt(string(n), 10, 64)
 	}
-	events, err := num(attrs["events"])
+	events, err := count(attrs["events"])
 	if err != nil {
 		return nil, errBadRollup
 	}
@@ -533,33 +455,30 @@ func decodePart(attrs map[string]any, series string) (*part, error) {
 	if !ok {
 		return nil, errBadRollup
 	}
-	p := &part{events: int64(events)}
+	p := &part{events: events}
 	for name, v := range fields {
 		m, ok := v.(map[string]any)
 		if !ok {
 			return nil, errBadRollup
 		}
 		fp := p.field(name)
-		count, err := num(m["count"])
-		ft, ok1 := m["first_t"].(string)
-		lt, ok2 := m["last_t"].(string)
-		if err != nil || !ok1 || !ok2 {
+		n, err := count(m["count"])
+		ft, _ := m["first_t"].(string)
+		lt, _ := m["last_t"].(string)
+		firstK, ok1 := orderKeyOf(ft, series)
+		lastK, ok2 := orderKeyOf(lt, series)
+		if err != nil || n <= 0 || !ok1 || !ok2 {
 			return nil, errBadRollup
 		}
-		fp.count = int64(count)
-		fp.first, fp.firstK = m["first"], orderKey{ft, series}
-		fp.last, fp.lastK = m["last"], orderKey{lt, series}
+		fp.count = n
+		fp.first, fp.firstK = m["first"], firstK
+		fp.last, fp.lastK = m["last"], lastK
 		if m["nonnum"] == true {
 			fp.nonnum = true
 			continue
 		}
-		if fp.sum, err = num(m["sum"]); err != nil {
-			return nil, errBadRollup
-		}
-		if fp.min, err = num(m["min"]); err != nil {
-			return nil, errBadRollup
-		}
-		if fp.max, err = num(m["max"]); err != nil {
+		sum, ok := m["sum"].(string)
+		if !ok || !parseDecimal(&fp.sum, sum) || !decimalOf(&fp.min, m["min"]) || !decimalOf(&fp.max, m["max"]) {
 			return nil, errBadRollup
 		}
 	}
@@ -569,60 +488,13 @@ func decodePart(attrs map[string]any, series string) (*part, error) {
 // partsToBuckets turns the parts of query buckets into the answer, in
 // time order.
 func partsToBuckets(parts map[int64]*part, q AggregateQuery) ([]Bucket, error) {
-	numeric := slices.ContainsFunc(q.Funcs, func(fn string) bool {
-		return fn == FnSum || fn == FnMin || fn == FnMax || fn == FnAvg
-	})
-	var out []Bucket
-	next := alignDown(q.From, q.Bucket)
-	fill := func(until time.Time) {
-		for ; q.Fill && next.Before(until); next = next.Add(q.Bucket) {
-			out = append(out, q.bucketAt(next))
-		}
-	}
+	out := newBuckets(&q)
 	for _, k := range slices.Sorted(maps.Keys(parts)) {
-		p := parts[k]
-		if p.events == 0 {
-			continue
+		if p := parts[k]; p.events > 0 {
+			if err := out.add(time.Unix(0, k).UTC(), p); err != nil {
+				return nil, err
+			}
 		}
-		start := time.Unix(0, k).UTC()
-		fill(start)
-		b := q.bucketAt(start)
-		b.Events = p.events
-		for _, name := range q.Fields {
-			fp := p.fields[name]
-			if fp == nil || fp.count == 0 {
-				continue
-			}
-			if numeric && fp.nonnum {
-				return nil, fmt.Errorf("%w: field %q holds a value that is not a number in the bucket starting %s: sum, min, max and avg need numbers",
-					ErrBadQuery, name, start.Format(time.RFC3339))
-			}
-			r := map[string]any{}
-			for _, fn := range q.Funcs {
-				switch fn {
-				case FnCount:
-					r[fn] = fp.count
-				case FnSum:
-					r[fn] = fp.sum
-				case FnMin:
-					r[fn] = fp.min
-				case FnMax:
-					r[fn] = fp.max
-				case FnAvg:
-					r[fn] = fp.sum / float64(fp.count)
-				case FnFirst:
-					r[fn] = fp.first
-				case FnLast:
-					r[fn] = fp.last
-				}
-			}
-			b.Values[name] = r
-		}
-		out = append(out, b)
-		next = start.Add(q.Bucket)
 	}
-	if q.Fill {
-		fill(alignDown(q.To, q.Bucket).Add(1))
-	}
-	return out, nil
+	return out.done(), nil
 }

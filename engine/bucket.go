@@ -1,0 +1,133 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// MinBucket is the shortest bucket an aggregate query may ask for.
+const MinBucket = time.Second
+
+// Bucket is one time bucket of an aggregate.
+type Bucket struct {
+	// Start and End are the exact span the bucket covers, [Start, End):
+	// a whole aligned bucket, or, at the edges of the query's range, the part of it inside
+	// [From, To] (To is inclusive, so such a bucket ends a nanosecond
+	// after To).
+	Start, End time.Time
+	// Partial marks an edge bucket cut by the range: its events are
+	// those of its span, not of the whole aligned bucket.
+	Partial bool
+	// Events is the number of events in the bucket.
+	Events int64
+	// Values holds, per field, per function, the result: counts are
+	// int64; sums, minimums and maximums exact decimals, and averages
+	// decimals of AvgDigits significant digits, as json.Number in the
+	// canonical form of event numbers; first and last the value as
+	// stored.
+	Values map[string]map[string]any
+}
+
+// MarshalJSON writes a bucket as the HTTP API and the CLI show it:
+// {"start": RFC 3339, "end": RFC 3339, "partial": true (edge buckets only),
+// "events": N, "values": {field: {fn: result}}}.
+func (b Bucket) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Start   string                    `json:"start"`
+		End     string                    `json:"end"`
+		Partial bool                      `json:"partial,omitempty"`
+		Events  int64                     `json:"events"`
+		Values  map[string]map[string]any `json:"values"`
+	}{b.Start.Format(time.RFC3339Nano), b.End.Format(time.RFC3339Nano), b.Partial, b.Events, b.Values})
+}
+
+// checkBuckets validates the query's buckets: a length that divides a
+// day.
+func (q *AggregateQuery) checkBuckets() error {
+	switch {
+	case q.Bucket < MinBucket:
+		return fmt.Errorf("%w: bucket %s is shorter than the shortest allowed, %s", ErrBadQuery, q.Bucket, MinBucket)
+	case (24*time.Hour)%q.Bucket != 0:
+		return fmt.Errorf("%w: bucket %s does not divide a day, so buckets would not align to UTC midnight", ErrBadQuery, q.Bucket)
+	}
+	if n := q.To.Sub(alignDown(q.From, q.Bucket))/q.Bucket + 1; n > maxBuckets {
+		return fmt.Errorf("%w: %d buckets of %s, more than the %d allowed: use a longer bucket or a shorter range", ErrBadQuery, n, q.Bucket, maxBuckets)
+	}
+	return nil
+}
+
+// maxBuckets bounds the buckets one aggregate query may span.
+const maxBuckets = 100000
+
+// bucketStart returns the start of the query bucket holding t.
+func (q *AggregateQuery) bucketStart(t time.Time) time.Time {
+	return alignDown(t, q.Bucket)
+}
+
+// bucketEnd returns the end of the query bucket starting at start: the
+// start of the next.
+func (q *AggregateQuery) bucketEnd(start time.Time) time.Time {
+	return start.Add(q.Bucket)
+}
+
+// bucketAt returns the empty bucket of the aligned bucket starting at
+// start, with the exact span it covers in the query's range: the one rule
+// for the edges, shared by raw aggregates and rollups.
+func (q *AggregateQuery) bucketAt(start time.Time) Bucket {
+	b := Bucket{Start: start, End: q.bucketEnd(start), Values: map[string]map[string]any{}}
+	if b.Start.Before(q.From) {
+		b.Start, b.Partial = q.From, true
+	}
+	if end := q.To.Add(time.Nanosecond); b.End.After(end) {
+		b.End, b.Partial = end, true
+	}
+	return b
+}
+
+// alignDown returns the start of the fixed-length bucket holding t;
+// buckets divide a day, so they align to the Unix epoch and to every UTC
+// midnight.
+func alignDown(t time.Time, bucket time.Duration) time.Time {
+	ns := t.UnixNano()
+	b := int64(bucket)
+	return time.Unix(0, ns-((ns%b)+b)%b).UTC()
+}
+
+// buckets collects an aggregate's answer in time order, adding the empty
+// buckets between when the query asks for them.
+type buckets struct {
+	q    *AggregateQuery
+	out  []Bucket
+	next time.Time // the start of the first bucket not yet in out
+}
+
+func newBuckets(q *AggregateQuery) *buckets {
+	return &buckets{q: q, next: q.bucketStart(q.From)}
+}
+
+// add adds the bucket starting at start that p summarises; buckets come
+// in time order.
+func (bs *buckets) add(start time.Time, p *part) error {
+	bs.fill(start)
+	b, err := p.bucket(bs.q, start)
+	if err != nil {
+		return err
+	}
+	bs.out = append(bs.out, b)
+	bs.next = bs.q.bucketEnd(start)
+	return nil
+}
+
+// fill adds the empty buckets before until, when the query asks for them.
+func (bs *buckets) fill(until time.Time) {
+	for ; bs.q.Fill && bs.next.Before(until); bs.next = bs.q.bucketEnd(bs.next) {
+		bs.out = append(bs.out, bs.q.bucketAt(bs.next))
+	}
+}
+
+// done returns the answer, filled to the end of the range.
+func (bs *buckets) done() []Bucket {
+	bs.fill(bs.q.To.Add(time.Nanosecond))
+	return bs.out
+}

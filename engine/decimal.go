@@ -1,0 +1,86 @@
+package engine
+
+import (
+	"encoding/json"
+
+	"github.com/cockroachdb/apd/v3"
+)
+
+// AvgDigits is the number of significant digits an average is rounded to:
+// DynamoDB's precision, so that an average can be stored as an event's
+// number again. Sums, minimums and maximums are exact and not rounded.
+const AvgDigits = 38
+
+var (
+	// exact adds decimals without ever rounding: apd's precision 0 is
+	// unlimited for sums.
+	exact = apd.BaseContext
+	// averaging divides a sum by a count, rounding half to even to
+	// AvgDigits significant digits.
+	averaging = func() *apd.Context {
+		c := apd.BaseContext.WithPrecision(AvgDigits)
+		c.Rounding = apd.RoundHalfEven
+		return c
+	}()
+)
+
+// maxDecimalExponent bounds the exponents and the lengths of the decimals
+// aggregates read. DynamoDB's numbers lie well inside (exponents from -130
+// to 125, 38 digits), and so do their sums, while apd refuses exponents
+// past ±100,000: so no sum of decimals read here can fail.
+const maxDecimalExponent = 1000
+
+// decimalOf sets d to the field value v, and reports whether v is a number
+// (a json.Number, as events and stores hold numbers).
+func decimalOf(d *apd.Decimal, v any) bool {
+	n, ok := v.(json.Number)
+	return ok && parseDecimal(d, string(n))
+}
+
+// parseDecimal sets d to the decimal s, in plain or exponent notation, and
+// reports whether s is one that aggregates can add: finite, and within
+// maxDecimalExponent.
+func parseDecimal(d *apd.Decimal, s string) bool {
+	if len(s) > maxDecimalExponent {
+		return false
+	}
+	if _, _, err := d.SetString(s); err != nil || d.Form != apd.Finite {
+		return false
+	}
+	return -maxDecimalExponent <= d.Exponent && d.Exponent <= maxDecimalExponent
+}
+
+// addDecimal adds x to sum, exactly.
+func addDecimal(sum, x *apd.Decimal) {
+	if _, err := exact.Add(sum, sum, x); err != nil {
+		// Unreachable: parseDecimal keeps exponents and lengths far
+		// inside what apd adds.
+		panic("engine: exact sum: " + err.Error())
+	}
+}
+
+// decimalNumber returns d in the canonical form of event numbers (package
+// event): plain notation, no exponent, no trailing zeros after the point,
+// no sign for zero. Equal decimals give equal text, however they were
+// computed: 0.10 + 0.90 is "1".
+func decimalNumber(d *apd.Decimal) json.Number {
+	var r apd.Decimal
+	r.Reduce(d)
+	if r.IsZero() {
+		return "0"
+	}
+	return json.Number(r.Text('f'))
+}
+
+// averageOf returns sum / count rounded half to even to AvgDigits
+// significant digits, in canonical form. count is positive.
+func averageOf(sum *apd.Decimal, count int64) json.Number {
+	var avg, n apd.Decimal
+	n.SetInt64(count)
+	if _, err := averaging.Quo(&avg, sum, &n); err != nil {
+		// Unreachable: the divisor is a positive integer and the sum
+		// within maxDecimalExponent.
+		panic("engine: average: " + err.Error())
+	}
+	return decimalNumber(&avg)
+}

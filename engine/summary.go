@@ -1,0 +1,240 @@
+package engine
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/cockroachdb/apd/v3"
+
+	"github.com/timetabledb/timetable/event"
+)
+
+// part summarises events in a way that merges: a query bucket read from
+// raw events, a rollup, or the part of a query bucket read so far. Raw
+// aggregates and rollups summarise with it alike and turn it into a Bucket
+// with the same method, so they give the same answers to the digit.
+type part struct {
+	events int64
+	fields map[string]*fieldPart
+}
+
+// fieldPart summarises one field. Keys order events as the merge does: by
+// sort key (time, id), then series.
+type fieldPart struct {
+	count int64
+	// sum, min and max summarise the values while all are numbers.
+	sum, min, max apd.Decimal
+	// nonnum is set once a value is not a number; notNumber then says
+	// which, for errors, when it was read raw rather than from a rollup.
+	nonnum    bool
+	notNumber *notNumber
+	first     any
+	last      any
+	firstK    orderKey
+	lastK     orderKey
+}
+
+// orderKey places an event in the merge's order: by time (Unix
+// nanoseconds), id, then series. Time then id is the order of sort keys.
+type orderKey struct {
+	at         int64
+	id, series string
+}
+
+func keyOf(ev event.Event) orderKey { return orderKey{ev.Time.UnixNano(), ev.ID, ev.Series} }
+
+func (a orderKey) less(b orderKey) bool {
+	switch {
+	case a.at != b.at:
+		return a.at < b.at
+	case a.id != b.id:
+		return a.id < b.id
+	}
+	return a.series < b.series
+}
+
+// sortKey returns the sort key of the event at k.
+func (k orderKey) sortKey() string { return sortKey(time.Unix(0, k.at), k.id) }
+
+// orderKeyOf reads a sort key back into the order key of the event of a
+// series.
+func orderKeyOf(sk, series string) (orderKey, bool) {
+	t, id, err := parseSortKey(sk)
+	return orderKey{t.UnixNano(), id, series}, err == nil
+}
+
+func (p *part) field(name string) *fieldPart {
+	if p.fields == nil {
+		p.fields = map[string]*fieldPart{}
+	}
+	fp := p.fields[name]
+	if fp == nil {
+		fp = &fieldPart{}
+		p.fields[name] = fp
+	}
+	return fp
+}
+
+// add adds an event, summarising the named fields.
+func (p *part) add(ev event.Event, fields []string) {
+	p.events++
+	for _, name := range fields {
+		if v, ok := ev.Fields[name]; ok {
+			p.field(name).add(v, keyOf(ev))
+		}
+	}
+}
+
+// addAll adds an event, summarising every field it has: a rollup's.
+func (p *part) addAll(ev event.Event) {
+	p.events++
+	k := keyOf(ev)
+	for name, v := range ev.Fields {
+		p.field(name).add(v, k)
+	}
+}
+
+// add adds one value of the field, of the event at k.
+func (fp *fieldPart) add(v any, k orderKey) {
+	if fp.count == 0 || k.less(fp.firstK) {
+		fp.first, fp.firstK = v, k
+	}
+	if fp.count == 0 || fp.lastK.less(k) {
+		fp.last, fp.lastK = v, k
+	}
+	fp.count++
+	if fp.nonnum {
+		return
+	}
+	var x apd.Decimal
+	if !decimalOf(&x, v) {
+		fp.nonnum, fp.notNumber = true, &notNumber{v, k.at}
+		return
+	}
+	if fp.count == 1 {
+		fp.sum.Set(&x)
+		fp.min.Set(&x)
+		fp.max.Set(&x)
+		return
+	}
+	addDecimal(&fp.sum, &x)
+	if x.Cmp(&fp.min) < 0 {
+		fp.min.Set(&x)
+	}
+	if x.Cmp(&fp.max) > 0 {
+		fp.max.Set(&x)
+	}
+}
+
+// merge adds o's summary of the named fields.
+func (p *part) merge(o *part, fields []string) {
+	p.events += o.events
+	for _, name := range fields {
+		of := o.fields[name]
+		if of == nil || of.count == 0 {
+			continue
+		}
+		p.field(name).merge(of)
+	}
+}
+
+// merge adds o's summary of the same field; o holds at least one value.
+func (fp *fieldPart) merge(o *fieldPart) {
+	if fp.count == 0 || o.firstK.less(fp.firstK) {
+		fp.first, fp.firstK = o.first, o.firstK
+	}
+	if fp.count == 0 || fp.lastK.less(o.lastK) {
+		fp.last, fp.lastK = o.last, o.lastK
+	}
+	first := fp.count == 0
+	fp.count += o.count
+	switch {
+	case fp.nonnum:
+	case o.nonnum:
+		fp.nonnum, fp.notNumber = true, o.notNumber
+	case first:
+		fp.sum.Set(&o.sum)
+		fp.min.Set(&o.min)
+		fp.max.Set(&o.max)
+	default:
+		addDecimal(&fp.sum, &o.sum)
+		if o.min.Cmp(&fp.min) < 0 {
+			fp.min.Set(&o.min)
+		}
+		if o.max.Cmp(&fp.max) > 0 {
+			fp.max.Set(&o.max)
+		}
+	}
+}
+
+// bucket returns the query bucket starting at start that p summarises,
+// with the query's functions of its fields: an error (ErrBadQuery) when
+// a function needs numbers and a field holds something else.
+func (p *part) bucket(q *AggregateQuery, start time.Time) (Bucket, error) {
+	b := q.bucketAt(start)
+	b.Events = p.events
+	numeric := q.numeric()
+	for _, name := range q.Fields {
+		fp := p.fields[name]
+		if fp == nil || fp.count == 0 {
+			continue
+		}
+		if numeric && fp.nonnum {
+			return Bucket{}, fmt.Errorf("%w: field %q holds a value that is not a number in the bucket starting %s%s: sum, min, max and avg need numbers",
+				ErrBadQuery, name, start.Format(time.RFC3339Nano), fp.notNumber.String())
+		}
+		r := make(map[string]any, len(q.Funcs))
+		for _, fn := range q.Funcs {
+			switch fn {
+			case FnCount:
+				r[fn] = fp.count
+			case FnSum:
+				r[fn] = decimalNumber(&fp.sum)
+			case FnMin:
+				r[fn] = decimalNumber(&fp.min)
+			case FnMax:
+				r[fn] = decimalNumber(&fp.max)
+			case FnAvg:
+				r[fn] = averageOf(&fp.sum, fp.count)
+			case FnFirst:
+				r[fn] = fp.first
+			case FnLast:
+				r[fn] = fp.last
+			}
+		}
+		b.Values[name] = r
+	}
+	return b, nil
+}
+
+// notNumber is a value that is not a number, and the time of its event.
+type notNumber struct {
+	v  any
+	at int64
+}
+
+// String says what the value is and where it was found, for errors:
+// " (a string, in the event at 2017-04-10T12:00:00Z)"; nothing when
+// unknown (n is nil).
+func (n *notNumber) String() string {
+	if n == nil {
+		return ""
+	}
+	return fmt.Sprintf(" (%s, in the event at %s)", kindOf(n.v), time.Unix(0, n.at).UTC().Format(time.RFC3339Nano))
+}
+
+func kindOf(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return "a string"
+	case bool:
+		return "a boolean"
+	case []any:
+		return "a list"
+	case map[string]any:
+		return "an object"
+	}
+	return fmt.Sprintf("a %T", v)
+}
