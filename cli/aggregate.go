@@ -14,7 +14,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/timetabledb/timetable/config"
 	"github.com/timetabledb/timetable/engine"
 )
 
@@ -29,8 +28,8 @@ func runAggregate(cmd *cobra.Command, g *globals, f queryFlags) (err error) {
 		return err
 	}
 	q := engine.AggregateQuery{Table: rq.Table, Series: rq.Series, From: rq.From, To: rq.To, Fields: rq.Fields, Fill: f.fill}
-	if q.Bucket, err = config.ParseDuration(f.bucket); err != nil {
-		return usageErrorf("--bucket %q: use a duration like 1m, 1h or 1d", f.bucket)
+	if q.Bucket, q.Calendar, err = engine.ParseBucket(f.bucket); err != nil {
+		return usageErrorf("--%v", err)
 	}
 	q.Funcs = strings.Split(f.fns, ",")
 	if slices.Contains(q.Funcs, "") {

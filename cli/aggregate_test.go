@@ -16,7 +16,12 @@ func TestQueryBucketsGolden(t *testing.T) {
 			goldenFile(t, "query/buckets."+map[string]string{"table": "txt", "json": "json", "csv": "csv"}[format], r.stdout)
 		})
 	}
-	r := run(t, "", "query", store, "--tenant", "acme", "--table", "a_table", "--from", "2017-01-01T00:00:00Z", "--to", "2017-06-16T00:00:00Z", "--bucket", "7m", "--fields", "speed")
+	// Calendar months, filled; sums exact, averages to 38 digits.
+	r := mustRun(t, "", "query", store, "--tenant", "acme", "--table", "a_table", "--from", "2017-01-01T00:00:00Z", "--to", "2017-06-16T00:00:00Z", "--bucket", "1mo", "--fields", "speed", "--fn", "count,sum,avg", "--fill")
+	goldenFile(t, "query/buckets-months.txt", r.stdout)
+	r = run(t, "", "query", store, "--tenant", "acme", "--table", "a_table", "--from", "2017-01-01T00:00:00Z", "--to", "2017-06-16T00:00:00Z", "--bucket", "2mo", "--fields", "speed")
+	require.ErrorContains(t, r.err, `--bucket "2mo": use a duration that divides a day (1m, 1h, 1d), 1w or week:<weekday> for weeks, 1mo for months, or quarter`)
+	r = run(t, "", "query", store, "--tenant", "acme", "--table", "a_table", "--from", "2017-01-01T00:00:00Z", "--to", "2017-06-16T00:00:00Z", "--bucket", "7m", "--fields", "speed")
 	require.Error(t, r.err)
 	require.ErrorContains(t, r.err, "does not divide a day")
 	r = run(t, "", "query", store, "--tenant", "acme", "--table", "a_table", "--from", "2017-01-01T00:00:00Z", "--to", "2017-06-16T00:00:00Z", "--bucket", "1h", "--fn", "sum")

@@ -59,7 +59,7 @@ directory, or query through its HTTP API.`,
 	fl.IntVar(&f.limit, "limit", 0, "most events to print (default: every event of the range)")
 	fl.StringVar(&f.fields, "fields", "", "comma-separated fields to print (default all)")
 	fl.StringVar(&f.format, "format", "table", "output format: table, json or csv")
-	fl.StringVar(&f.bucket, "bucket", "", "summarise --fields in UTC time buckets of this length (1m, 1h, 1d) instead of printing events")
+	fl.StringVar(&f.bucket, "bucket", "", "summarise --fields in UTC time buckets of this length (1m, 1h, 1d) or calendar unit (1w, week:monday, 1mo, quarter) instead of printing events")
 	fl.StringVar(&f.fns, "fn", "count", "with --bucket: comma-separated functions: count, sum, min, max, avg, first, last")
 	fl.BoolVar(&f.fill, "fill", false, "with --bucket: print empty buckets too")
 	fl.String("tenant", "", "tenant (default $"+EnvTenant+")")

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/timetabledb/timetable/period"
 )
 
 // Aggregation functions.
@@ -32,6 +34,11 @@ type AggregateQuery struct {
 	// Bucket is the bucket length: at least a second, and a divisor of a
 	// day (1m, 5m, 1h, 6h, 1d, ...), so buckets align to UTC midnight.
 	Bucket time.Duration
+	// Calendar asks for calendar buckets instead of buckets of one
+	// length: weeks starting at 00:00 UTC on its WeekStart, calendar
+	// months or calendar quarters, cut as package period cuts periods.
+	// Bucket must then be zero. ParseBucket reads either.
+	Calendar period.Granularity
 	// Fields are the fields to summarise; at least one, unless Funcs is
 	// count alone, which counts events.
 	Fields []string
@@ -53,9 +60,10 @@ func (q *AggregateQuery) numeric() bool {
 // bucket's summary at a time: memory grows with the number of buckets
 // returned, not the number of events read.
 //
-// For a table with rollups and buckets of whole hours or days, whole
-// hours or days come from the materialized rollups instead (see Rollups
-// in the package documentation), with the same answer to the digit.
+// For a table with rollups and buckets of whole hours or days, or of
+// weeks, months or quarters, whole hours or days come from the
+// materialized rollups instead (see Rollups in the package
+// documentation), with the same answer to the digit.
 //
 // Sums, minimums and maximums are exact decimals, averages are rounded
 // to AvgDigits significant digits (see Aggregates in the package

@@ -3,7 +3,11 @@ package engine
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
+
+	"github.com/timetabledb/timetable/config"
+	"github.com/timetabledb/timetable/period"
 )
 
 // MinBucket is the shortest bucket an aggregate query may ask for.
@@ -12,7 +16,8 @@ const MinBucket = time.Second
 // Bucket is one time bucket of an aggregate.
 type Bucket struct {
 	// Start and End are the exact span the bucket covers, [Start, End):
-	// a whole aligned bucket, or, at the edges of the query's range, the part of it inside
+	// a whole aligned bucket (a calendar month is as long as its month),
+	// or, at the edges of the query's range, the part of it inside
 	// [From, To] (To is inclusive, so such a bucket ends a nanosecond
 	// after To).
 	Start, End time.Time
@@ -42,12 +47,61 @@ func (b Bucket) MarshalJSON() ([]byte, error) {
 	}{b.Start.Format(time.RFC3339Nano), b.End.Format(time.RFC3339Nano), b.Partial, b.Events, b.Values})
 }
 
-// checkBuckets validates the query's buckets: a length that divides a
-// day.
+// ParseBucket reads the buckets of an aggregate as the HTTP API and the
+// CLI take them, into the AggregateQuery fields of the same names:
+//
+//   - a duration that divides a day, as config.ParseDuration reads it
+//     ("1s", "5m", "1h", "6h", "1d"): bucket is set;
+//   - "1w" or "week", weeks starting on Sunday at 00:00 UTC as the weekly
+//     periods of package period do by default, or "week:monday" (any
+//     English weekday) for weeks starting on another day; "1mo" or
+//     "month", calendar months; "quarter", calendar quarters: calendar
+//     is set.
+//
+// "hour" and "day" are read as the durations 1h and 1d.
+func ParseBucket(s string) (bucket time.Duration, calendar period.Granularity, err error) {
+	name := strings.ToLower(strings.TrimSpace(s))
+	switch name {
+	case "1w":
+		name = "week"
+	case "1mo":
+		name = "month"
+	}
+	if g, err := period.ParseGranularity(name); err == nil {
+		if g.Unit <= period.Day {
+			return g.Nominal(), period.Granularity{}, nil
+		}
+		return 0, g, nil
+	}
+	if d, err := config.ParseDuration(s); err == nil {
+		return d, period.Granularity{}, nil
+	}
+	return 0, period.Granularity{}, fmt.Errorf("bucket %q: use a duration that divides a day (1m, 1h, 1d), 1w or week:<weekday> for weeks, 1mo for months, or quarter", s)
+}
+
+// checkBuckets validates the query's buckets: a fixed length that divides
+// a day, or calendar periods. Hours and days given as calendar periods
+// become the fixed lengths they are.
 func (q *AggregateQuery) checkBuckets() error {
+	if q.Calendar != (period.Granularity{}) {
+		if q.Bucket != 0 {
+			return fmt.Errorf("%w: both a bucket length (%s) and calendar buckets (%s): set one", ErrBadQuery, q.Bucket, q.Calendar)
+		}
+		if err := q.Calendar.Validate(); err != nil {
+			return fmt.Errorf("%w: calendar buckets: %v", ErrBadQuery, err)
+		}
+		if q.Calendar.Unit <= period.Day {
+			q.Bucket, q.Calendar = q.Calendar.Nominal(), period.Granularity{}
+		}
+		// Calendar buckets are at least a week long: 1970 to 2262 is
+		// fewer than maxBuckets of them.
+		return nil
+	}
 	switch {
 	case q.Bucket < MinBucket:
 		return fmt.Errorf("%w: bucket %s is shorter than the shortest allowed, %s", ErrBadQuery, q.Bucket, MinBucket)
+	case q.Bucket > 24*time.Hour:
+		return fmt.Errorf("%w: bucket %s is longer than a day: use calendar buckets for weeks (1w) and months (1mo)", ErrBadQuery, q.Bucket)
 	case (24*time.Hour)%q.Bucket != 0:
 		return fmt.Errorf("%w: bucket %s does not divide a day, so buckets would not align to UTC midnight", ErrBadQuery, q.Bucket)
 	}
@@ -62,12 +116,18 @@ const maxBuckets = 100000
 
 // bucketStart returns the start of the query bucket holding t.
 func (q *AggregateQuery) bucketStart(t time.Time) time.Time {
+	if q.Calendar.Unit != 0 {
+		return q.Calendar.Of(t).Start
+	}
 	return alignDown(t, q.Bucket)
 }
 
 // bucketEnd returns the end of the query bucket starting at start: the
 // start of the next.
 func (q *AggregateQuery) bucketEnd(start time.Time) time.Time {
+	if q.Calendar.Unit != 0 {
+		return q.Calendar.Of(start).End
+	}
 	return start.Add(q.Bucket)
 }
 

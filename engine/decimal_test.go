@@ -15,6 +15,7 @@ import (
 	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/event"
 	"github.com/timetabledb/timetable/internal/backends"
+	"github.com/timetabledb/timetable/period"
 	"github.com/timetabledb/timetable/storage"
 )
 
@@ -172,22 +173,30 @@ func TestAggregateSumsAreExactDecimals(t *testing.T) {
 		f.clock.Set(rollupStart.Add(4 * 24 * time.Hour))
 
 		type bucketing struct {
-			name   string
-			bucket time.Duration
+			name     string
+			bucket   time.Duration
+			calendar period.Granularity
 		}
 		for _, bk := range []bucketing{
-			{"1h", time.Hour},
-			{"1d", 24 * time.Hour},
+			{"1h", time.Hour, period.Granularity{}},
+			{"1d", 24 * time.Hour, period.Granularity{}},
+			{"1w", 0, period.Granularity{Unit: period.Week}},
+			{"1mo", 0, period.Granularity{Unit: period.CalendarMonth}},
 		} {
 			for _, r := range []struct{ from, to time.Time }{
 				{rollupStart, rollupStart.Add(3*24*time.Hour - time.Nanosecond)},
 				{rollupStart.Add(90 * time.Minute), rollupStart.Add(2*24*time.Hour + 30*time.Minute)},
 			} {
 				q := engine.AggregateQuery{
-					Table: "t", From: r.from, To: r.to, Bucket: bk.bucket,
+					Table: "t", From: r.from, To: r.to, Bucket: bk.bucket, Calendar: bk.calendar,
 					Fields: []string{"v"}, Funcs: []string{"count", "sum", "min", "max", "avg"},
 				}
-				start := func(at time.Time) time.Time { return at.Truncate(bk.bucket) }
+				start := func(at time.Time) time.Time {
+					if bk.bucket != 0 {
+						return at.Truncate(bk.bucket)
+					}
+					return bk.calendar.Of(at).Start
+				}
 				want := map[time.Time]*exactSummary{}
 				for _, e := range all {
 					if e.Time.Before(r.from) || e.Time.After(r.to) {

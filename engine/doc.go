@@ -170,10 +170,16 @@
 //
 // # Aggregates
 //
-// Aggregate cuts the range [From, To] into buckets of one length that
-// divides a day (a second to a day), aligned to UTC midnight, and
-// summarises each bucket's events. Each bucket states the exact span it
-// covers, and the buckets at the edges of the range hold only the part
+// Aggregate cuts the range [From, To] into buckets and summarises each
+// bucket's events. Buckets are of one length that divides a day (a second
+// to a day, AggregateQuery.Bucket), aligned to UTC midnight, or calendar
+// periods (AggregateQuery.Calendar) cut as package period cuts the
+// periods of tables: weeks from 00:00 UTC on a weekday (Sunday unless
+// told otherwise, as weekly periods), calendar months, or calendar
+// quarters. ParseBucket reads them as the HTTP API and the CLI take them:
+// "1m", "1h", "1d"; "1w" or "week:monday"; "1mo"; "quarter". Each bucket
+// states the exact span it covers (a month bucket is as long as its
+// month), and the buckets at the edges of the range hold only the part
 // inside it, marked Partial.
 //
 // Exact sums. Event numbers are decimals of up to 38 significant digits
@@ -202,10 +208,11 @@
 // A logical table with rollups (config.Table.Rollups, "rollups: true" in
 // YAML, or Options.Rollups for every table) keeps exact hourly and daily
 // summaries per series, which Aggregate uses for bucket lengths that are
-// whole hours (hourly rollups) or whole days (daily ones). They are exact
-// because they are never updated in place: a rollup records which writes
-// it saw, and is thrown away and computed again from raw events when that
-// is not all of them.
+// whole hours (hourly rollups) or whole days, and for weeks, months and
+// quarters (daily rollups, summed: a month of a series reads 28 to 31
+// items instead of its events). They are exact because they are never
+// updated in place: a rollup records which writes it saw, and is thrown
+// away and computed again from raw events when that is not all of them.
 //
 // Version markers. Every Write to such a table puts, in each physical
 // table it writes and in the same batch as the series index entries

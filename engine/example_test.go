@@ -66,3 +66,47 @@ func Example() {
 	// tt_events_1491696000000_1492300799000_6_2017 2017-06 backfill
 	// tt_events_1497139200000_1497743999000_6_2017 2017-06 hot
 }
+
+// Calendar buckets and exact decimal sums: ten tenths of a kilowatt-hour
+// make one, where float64 would say 0.9999999999999999.
+func ExampleDB_Aggregate() {
+	ctx := context.Background()
+	store, err := pebblestore.Open("", pebblestore.Options{FS: vfs.NewMem()})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer store.Close()
+	db, err := engine.Open(ctx, store, engine.Options{Clock: clock.NewManual(time.Date(2017, 3, 1, 0, 0, 0, 0, time.UTC))})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer db.Close()
+
+	var events []event.Event
+	for i := range 10 {
+		events = append(events, event.Event{Time: time.Date(2017, 1, 1+3*i, 8, 0, 0, 0, time.UTC), Series: "meter-1", Fields: map[string]any{"kwh": json.Number("0.1")}})
+	}
+	events = append(events, event.Event{Time: time.Date(2017, 2, 14, 8, 0, 0, 0, time.UTC), Series: "meter-1", Fields: map[string]any{"kwh": json.Number("2.5")}})
+	if _, err := db.Write(ctx, "acme", "meters", events); err != nil {
+		log.Fatal(err)
+	}
+
+	bucket, calendar, err := engine.ParseBucket("1mo")
+	if err != nil {
+		log.Fatal(err)
+	}
+	buckets, err := db.Aggregate(ctx, "acme", engine.AggregateQuery{
+		Table: "meters", From: time.Date(2017, 1, 1, 0, 0, 0, 0, time.UTC), To: time.Date(2017, 3, 1, 0, 0, 0, -1, time.UTC),
+		Bucket: bucket, Calendar: calendar, Fields: []string{"kwh"}, Funcs: []string{"count", "sum", "avg"},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, b := range buckets {
+		kwh := b.Values["kwh"]
+		fmt.Println(b.Start.Format(time.DateOnly), b.End.Format(time.DateOnly), kwh["count"], kwh["sum"], kwh["avg"])
+	}
+	// Output:
+	// 2017-01-01 2017-02-01 10 1 0.1
+	// 2017-02-01 2017-03-01 1 2.5 2.5
+}

@@ -104,11 +104,14 @@ func (w *tableWrite) markerItems(nonce string, at time.Time) []storage.Item {
 }
 
 // rollupUnitFor returns the rollup unit an aggregate query can use: days
+// for calendar buckets (weeks, months and quarters are whole UTC days) and
 // when the bucket is a whole number of days, hours when of hours.
 func (db *DB) rollupUnitFor(q AggregateQuery) (rollupUnit, bool) {
 	switch {
 	case !db.rollupsOn(q.Table):
 		return rollupUnit{}, false
+	case q.Calendar.Unit != 0:
+		return dayUnit, true
 	case q.Bucket%dayUnit.d == 0:
 		return dayUnit, true
 	case q.Bucket%hourUnit.d == 0:

@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/timetabledb/timetable/config"
 	"github.com/timetabledb/timetable/engine"
 )
 
@@ -24,9 +23,10 @@ type aggregateResponse struct {
 
 // aggregate answers GET /v1/tables/{table}/aggregate: fields summarised in
 // UTC-aligned buckets (see engine.Aggregate). from and to default as for
-// events; bucket is a Go duration or a number of days ("1d") dividing a
-// day; fields and fn are comma-separated; fill=true returns empty buckets
-// too.
+// events; bucket is a duration dividing a day ("1m", "1h", "1d") or a
+// calendar unit ("1w", "week:monday", "1mo", "quarter"), as
+// engine.ParseBucket reads it; fields and fn are comma-separated;
+// fill=true returns empty buckets too.
 func (s *Server) aggregate(w http.ResponseWriter, r *http.Request, tenant string) error {
 	q, err := s.parseAggregate(r.PathValue("table"), r.URL.Query())
 	if err != nil {
@@ -77,8 +77,8 @@ func (s *Server) parseAggregate(table string, params url.Values) (engine.Aggrega
 	if b == "" {
 		return q, fmt.Errorf("%w: bucket: required, e.g. 1m, 1h or 1d", ErrBadParameter)
 	}
-	if q.Bucket, err = config.ParseDuration(b); err != nil {
-		return q, fmt.Errorf("%w: bucket: %q is not a duration like 1m, 1h or 1d", ErrBadParameter, b)
+	if q.Bucket, q.Calendar, err = engine.ParseBucket(b); err != nil {
+		return q, fmt.Errorf("%w: %v", ErrBadParameter, err)
 	}
 	for _, p := range []struct {
 		name string

@@ -36,6 +36,16 @@ func TestAggregate(t *testing.T) {
 	require.Equal(t, float64(2), first["events"])
 	require.Equal(t, map[string]any{"count": 2.0, "sum": 40.0, "avg": 20.0, "min": 10.0, "max": 30.0}, first["values"].(map[string]any)["speed"])
 
+	// A calendar month: one bucket, cut to the range.
+	params.Set("bucket", "1mo")
+	res = get(params)
+	require.Equal(t, http.StatusOK, res.status, "%s", res.body)
+	buckets = res.json(t)["buckets"].([]any)
+	require.Len(t, buckets, 1)
+	require.Equal(t, float64(3), buckets[0].(map[string]any)["events"])
+	require.Equal(t, true, buckets[0].(map[string]any)["partial"])
+
+	params.Set("bucket", "1h")
 	params.Set("fill", "true")
 	params.Set("series", "a")
 	res = get(params)
@@ -49,6 +59,7 @@ func TestAggregate(t *testing.T) {
 		"bucket not dividing": {"bucket", "7m", "does not divide a day"},
 		"bucket too short":    {"bucket", "10ms", "shorter than the shortest allowed"},
 		"bad bucket":          {"bucket", "hourly", "bucket"},
+		"week as a duration":  {"bucket", "7d", "longer than a day: use calendar buckets for weeks (1w) and months (1mo)"},
 		"non-numeric sum":     {"fields", "gear", "not a number"},
 		"bad fill":            {"fill", "maybe", "fill"},
 		"unknown parameter":   {"limit", "3", `unknown parameter \"limit\"`},
