@@ -90,12 +90,12 @@ func (q *AggregateQuery) checkBuckets() error {
 		if err := q.Calendar.Validate(); err != nil {
 			return fmt.Errorf("%w: calendar buckets: %v", ErrBadQuery, err)
 		}
-		if q.Calendar.Unit <= period.Day {
-			q.Bucket, q.Calendar = q.Calendar.Nominal(), period.Granularity{}
+		if q.Calendar.Unit > period.Day {
+			// At least a week long: 1970 to 2262 is fewer than
+			// maxBuckets of them.
+			return nil
 		}
-		// Calendar buckets are at least a week long: 1970 to 2262 is
-		// fewer than maxBuckets of them.
-		return nil
+		q.Bucket, q.Calendar = q.Calendar.Nominal(), period.Granularity{}
 	}
 	switch {
 	case q.Bucket < MinBucket:

@@ -159,6 +159,9 @@ func TestAggregateRefusesBadCalendarBuckets(t *testing.T) {
 		"both": {func(q *engine.AggregateQuery) {
 			q.Bucket, q.Calendar = time.Hour, period.Granularity{Unit: period.Week}
 		}, "set one"},
+		"too many hours": {func(q *engine.AggregateQuery) {
+			q.Calendar, q.To = period.Granularity{Unit: period.Hour}, apr10.AddDate(20, 0, 0)
+		}, "more than the 100000 allowed"},
 		"invalid calendar": {func(q *engine.AggregateQuery) {
 			q.Calendar = period.Granularity{Unit: period.CalendarMonth, WeekStart: time.Monday}
 		}, "applies only to weekly periods"},
