@@ -24,11 +24,12 @@ var (
 	}()
 )
 
-// maxDecimalExponent bounds the exponents and the lengths of the decimals
-// aggregates read. DynamoDB's numbers lie well inside (exponents from -130
-// to 125, 38 digits), and so do their sums, while apd refuses exponents
-// past ±100,000: so no sum of decimals read here can fail.
-const maxDecimalExponent = 1000
+// decimalBound bounds the decimals aggregates read: exponents within
+// ±decimalBound, and texts of at most decimalBound characters. DynamoDB's
+// numbers lie well inside (exponents from -130 to 125, 38 digits), and so
+// do the sums rollups store (a few hundred digits), while apd refuses
+// exponents past ±100,000: so no sum of decimals read here can fail.
+const decimalBound = 1000
 
 // decimalOf sets d to the field value v, and reports whether v is a number
 // (a json.Number, as events and stores hold numbers).
@@ -39,15 +40,15 @@ func decimalOf(d *apd.Decimal, v any) bool {
 
 // parseDecimal sets d to the decimal s, in plain or exponent notation, and
 // reports whether s is one that aggregates can add: finite, and within
-// maxDecimalExponent.
+// decimalBound.
 func parseDecimal(d *apd.Decimal, s string) bool {
-	if len(s) > maxDecimalExponent {
+	if len(s) > decimalBound {
 		return false
 	}
 	if _, _, err := d.SetString(s); err != nil || d.Form != apd.Finite {
 		return false
 	}
-	return -maxDecimalExponent <= d.Exponent && d.Exponent <= maxDecimalExponent
+	return -decimalBound <= d.Exponent && d.Exponent <= decimalBound
 }
 
 // addDecimal adds x to sum, exactly.
@@ -79,7 +80,7 @@ func averageOf(sum *apd.Decimal, count int64) json.Number {
 	n.SetInt64(count)
 	if _, err := averaging.Quo(&avg, sum, &n); err != nil {
 		// Unreachable: the divisor is a positive integer and the sum
-		// within maxDecimalExponent.
+		// within decimalBound.
 		panic("engine: average: " + err.Error())
 	}
 	return decimalNumber(&avg)
