@@ -70,7 +70,7 @@ func TestQueryAcrossPages(t *testing.T) {
 	t.Run("limit reads little", func(t *testing.T) {
 		counter.reset()
 		require.Len(t, drainItems(t, s.Query(ctx, storage.Query{Table: name, PK: "big", Limit: 2})), 2)
-		require.Equal(t, 1, counter.count("Query"))
+		require.Equal(t, 1, counter.calls("Query"), "one call (a retry under load is allowed)")
 	})
 	t.Run("projection", func(t *testing.T) {
 		got := drainItems(t, s.Query(ctx, storage.Query{Table: name, PK: "big", Limit: 2, Attrs: []string{"i", "absent"}}))
