@@ -41,12 +41,14 @@ const retryAfterSeconds = "1"
 
 // retryLater returns the sentinel in err that says the same request may
 // succeed later, or nil: the store throttled it or could not be reached,
-// the query budget had no room, or the engine or the store is closing
+// the query budget had no room, the engine or the store is closing
 // (this server is shutting down; another, or this one restarted, will
-// serve). Those answer 503 with Retry-After; the sentinel is all the
+// serve), or a new table was refused for the account's table quota (the
+// same request succeeds once the operator raises the quota or retention
+// frees tables: no fault of the request's). Those answer 503 with Retry-After; the sentinel is all the
 // client is told.
 func retryLater(err error) error {
-	for _, s := range []error{storage.ErrThrottled, storage.ErrUnavailable, engine.ErrBusy, engine.ErrClosed, storage.ErrClosed} {
+	for _, s := range []error{storage.ErrThrottled, storage.ErrUnavailable, engine.ErrBusy, engine.ErrClosed, storage.ErrClosed, storage.ErrTableQuota} {
 		if errors.Is(err, s) {
 			return s
 		}

@@ -42,6 +42,8 @@ func TestFail(t *testing.T) {
 			`{"error":"timetable: store unavailable; retry the request (request id r1)"}`, "1"},
 		{"engine closing", fmt.Errorf("query: %w", engine.ErrClosed), 503, `{"error":"timetable: engine closed; retry the request (request id r1)"}`, "1"},
 		{"store closing", fmt.Errorf("query: %w", storage.ErrClosed), 503, `{"error":"timetable: store closed; retry the request (request id r1)"}`, "1"},
+		{"table quota reached", &writeFailure{written: 0, err: &engine.WriteError{Unwritten: []int{0}, Err: fmt.Errorf("create table: %w", storage.ErrTableQuota)}}, 503,
+			`{"error":"timetable: the account's table quota is reached; retry the request (request id r1)","written":0,"unwritten":[0]}`, "1"},
 		{"store refusing an item", &writeFailure{written: 1, err: &engine.WriteError{Unwritten: []int{0}, Err: &storage.WriteError{Table: "tt_events_1", Unwritten: []int{0}, Err: fmt.Errorf("item 0: %w", storage.InvalidError{Path: "x", Reason: "nested deeper than 32 levels"})}}}, 400,
 			`{"error":"timetable: invalid item: x: nested deeper than 32 levels; the request will be refused again (request id r1)","written":1,"unwritten":[0]}`, ""},
 		{"store refusing a request", fmt.Errorf("query table %q: %w: ValidationException", "tt_events_1", storage.ErrInvalid), 400,
