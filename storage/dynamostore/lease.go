@@ -38,22 +38,43 @@ type Lease struct {
 // Acquire takes or renews the lease name for owner for ttl, and reports
 // whether owner holds it.
 func (l Lease) Acquire(ctx context.Context, name, owner string, ttl time.Duration) (bool, error) {
-	s := l.Store
-	if err := s.enter(); err != nil {
-		return false, err
-	}
-	defer s.calls.Done()
 	clk := l.Clock
 	if clk == nil {
 		clk = clock.Real{}
 	}
 	now := clk.Now()
-	cond := expression.AttributeNotExists(expression.Name(storage.PKAttr)).
+	free := expression.AttributeNotExists(expression.Name(storage.PKAttr)).
 		Or(expression.Name("expires").LessThan(expression.Value(now.UnixMilli()))).
 		Or(expression.Name("owner").Equal(expression.Value(owner)))
+	ok, err := l.put(ctx, name, owner, now.Add(ttl).UnixMilli(), free)
+	if err != nil {
+		return false, fmt.Errorf("acquire lease %q in table %q: %w", name, l.Table, err)
+	}
+	return ok, nil
+}
+
+// Release gives the lease name up if owner holds it: it writes the lease
+// item expired, on condition that owner holds it, so a lease another owner
+// took in the meantime is left alone.
+func (l Lease) Release(ctx context.Context, name, owner string) error {
+	ours := expression.Name("owner").Equal(expression.Value(owner))
+	if _, err := l.put(ctx, name, owner, 0, ours); err != nil {
+		return fmt.Errorf("release lease %q in table %q: %w", name, l.Table, err)
+	}
+	return nil // written, or not ours (any more)
+}
+
+// put writes the lease item of name, held by owner until expires (Unix
+// milliseconds), on condition cond, and reports whether cond held.
+func (l Lease) put(ctx context.Context, name, owner string, expires int64, cond expression.ConditionBuilder) (bool, error) {
+	s := l.Store
+	if err := s.enter(); err != nil {
+		return false, err
+	}
+	defer s.calls.Done()
 	expr, err := expression.NewBuilder().WithCondition(cond).Build()
 	if err != nil {
-		return false, fmt.Errorf("acquire lease %q: %w", name, err)
+		return false, err
 	}
 	_, err = s.client.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName: aws.String(l.Table),
@@ -61,7 +82,7 @@ func (l Lease) Acquire(ctx context.Context, name, owner string, ttl time.Duratio
 			storage.PKAttr: &types.AttributeValueMemberS{Value: "lease#" + name},
 			storage.SKAttr: &types.AttributeValueMemberS{Value: "lease"},
 			"owner":        &types.AttributeValueMemberS{Value: owner},
-			"expires":      &types.AttributeValueMemberN{Value: strconv.FormatInt(now.Add(ttl).UnixMilli(), 10)},
+			"expires":      &types.AttributeValueMemberN{Value: strconv.FormatInt(expires, 10)},
 		},
 		ConditionExpression:       expr.Condition(),
 		ExpressionAttributeNames:  expr.Names(),
@@ -72,41 +93,7 @@ func (l Lease) Acquire(ctx context.Context, name, owner string, ttl time.Duratio
 		return false, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("acquire lease %q in table %q: %w", name, l.Table, mapError(opRead, err))
+		return false, mapError(opRead, err)
 	}
 	return true, nil
-}
-
-// Release gives the lease name up if owner holds it: it writes the lease
-// item expired, on condition that owner holds it, so a lease another owner
-// took in the meantime is left alone.
-func (l Lease) Release(ctx context.Context, name, owner string) error {
-	s := l.Store
-	if err := s.enter(); err != nil {
-		return err
-	}
-	defer s.calls.Done()
-	expr, err := expression.NewBuilder().WithCondition(expression.Name("owner").Equal(expression.Value(owner))).Build()
-	if err != nil {
-		return fmt.Errorf("release lease %q: %w", name, err)
-	}
-	_, err = s.client.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName: aws.String(l.Table),
-		Item: map[string]types.AttributeValue{
-			storage.PKAttr: &types.AttributeValueMemberS{Value: "lease#" + name},
-			storage.SKAttr: &types.AttributeValueMemberS{Value: "lease"},
-			"owner":        &types.AttributeValueMemberS{Value: owner},
-			"expires":      &types.AttributeValueMemberN{Value: "0"},
-		},
-		ConditionExpression:       expr.Condition(),
-		ExpressionAttributeNames:  expr.Names(),
-		ExpressionAttributeValues: expr.Values(),
-	}, s.callOpts...)
-	if isConditionFailed(err) {
-		return nil // not ours (any more)
-	}
-	if err != nil {
-		return fmt.Errorf("release lease %q in table %q: %w", name, l.Table, mapError(opRead, err))
-	}
-	return nil
 }
