@@ -168,16 +168,13 @@ func (mw *mapWriter) writeGroup(ctx context.Context, g *mapGroup) ([]mapEvent, e
 			next = known
 			continue
 		case tryCreate:
-			n = mw.fitNew(g, sk, todo)
-			if n == 0 {
+			if n, u = mw.fitNew(g, sk, todo); n == 0 {
 				return todo, fmt.Errorf("event %q does not fit in a new map item", todo[0].id)
 			}
-			u = mw.create(g, sk, todo[:n])
 			kind = "create"
 			triedCreate = true
 		case tryAppend:
-			n = mw.fit(g, sk, todo, nil)
-			u = mw.appendTo(g, sk, todo[:n], nil)
+			n, u = mw.fit(g, sk, todo, nil)
 			triedAppend = true
 		case known:
 			if !st.exists {
@@ -189,8 +186,7 @@ func (mw *mapWriter) writeGroup(ctx context.Context, g *mapGroup) ([]mapEvent, e
 			if len(todo) == 0 {
 				return nil, nil
 			}
-			if n = mw.fit(g, sk, todo, &st); n > 0 {
-				u = mw.appendTo(g, sk, todo[:n], &st)
+			if n, u = mw.fit(g, sk, todo, &st); n > 0 {
 				break
 			}
 			if !st.fresh {
@@ -278,11 +274,11 @@ func predict(st mapItemState, events []mapEvent) mapItemState {
 }
 
 // fit returns how many of events, from the first, an append to the item
-// sk takes: no more than the item's event cap and size limit allow, and
+// sk takes, and the append of them: no more than the item's event cap and size limit allow, and
 // only as many as keep the append's expressions within DynamoDB's limits
 // (storage.Update.Cost of the update itself). st is what is known of the
 // item; nil takes every field map the events need to exist.
-func (mw *mapWriter) fit(g *mapGroup, sk string, events []mapEvent, st *mapItemState) int {
+func (mw *mapWriter) fit(g *mapGroup, sk string, events []mapEvent, st *mapItemState) (int, storage.Update) {
 	known := mapItemState{exists: true, fields: allFields(events)}
 	if st != nil {
 		known = *st
@@ -300,8 +296,9 @@ func (mw *mapWriter) fit(g *mapGroup, sk string, events []mapEvent, st *mapItemS
 	return largestFitting(n, func(n int) storage.Update { return mw.appendTo(g, sk, events[:n], st) })
 }
 
-// fitNew returns how many of events, from the first, a new item takes.
-func (mw *mapWriter) fitNew(g *mapGroup, sk string, events []mapEvent) int {
+// fitNew returns how many of events, from the first, a new item takes,
+// and the create of it.
+func (mw *mapWriter) fitNew(g *mapGroup, sk string, events []mapEvent) (int, storage.Update) {
 	base := newItemSize(g.pk, sk, g.extra) + len(mapSize)
 	grow := newGrowth(newItemFields())
 	n := 0
@@ -316,22 +313,28 @@ func (mw *mapWriter) fitNew(g *mapGroup, sk string, events []mapEvent) int {
 }
 
 // largestFitting returns the largest count up to n whose update, as
-// build makes it, keeps its expressions within DynamoDB's limits. An
-// update's cost grows with its events, so a binary search finds it.
-func largestFitting(n int, build func(n int) storage.Update) int {
-	if build(n).Cost().Fits() {
-		return n
+// build makes it, keeps its expressions within DynamoDB's limits, and that
+// update. An update's cost grows with its events, so a binary search finds
+// it; the usual case, all n fit, builds the update once.
+func largestFitting(n int, build func(n int) storage.Update) (int, storage.Update) {
+	u := build(n)
+	if u.Cost().Fits() {
+		return n, u
 	}
 	lo, hi := 0, n // build(lo) fits or lo is 0; build(hi) does not
+	var fits storage.Update
 	for hi-lo > 1 {
 		mid := (lo + hi) / 2
-		if build(mid).Cost().Fits() {
-			lo = mid
+		if u := build(mid); u.Cost().Fits() {
+			lo, fits = mid, u
 		} else {
 			hi = mid
 		}
 	}
-	return lo
+	if lo == 0 {
+		fits = build(0)
+	}
+	return lo, fits
 }
 
 // create returns the conditional create of a new item holding events.
