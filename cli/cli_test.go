@@ -9,8 +9,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/timetabledb/timetable/engine"
 )
 
 // testNow is the clock of the CLI tests: Thursday 2017-06-15 09:00 UTC.
@@ -207,4 +210,24 @@ func TestTablesGolden(t *testing.T) {
 		r := run(t, "", "tables", "--store=pebble:"+filepath.Join(t.TempDir(), "absent"))
 		require.ErrorContains(t, r.err, "no store in")
 	})
+}
+
+// A table the store refused to create says why, under the table and in
+// json, so that `tables` shows a reached table quota.
+func TestTablesShowACreateError(t *testing.T) {
+	why := `create table "events_2017_04_10": timetable: account's table quota reached: LimitExceededException: Subscriber limit exceeded`
+	ts := []engine.TableStatus{{
+		Name: "events_2017_04_10", Family: "events", PeriodStart: time.Date(2017, 4, 10, 0, 0, 0, 0, time.UTC),
+		PeriodEnd: time.Date(2017, 4, 17, 0, 0, 0, 0, time.UTC), State: "creating", Shards: 1, Tier: "hot",
+		Billing: "PAY_PER_REQUEST", ItemCount: -1, CreateError: why,
+	}}
+	var table strings.Builder
+	require.NoError(t, writeTablesTable(&table, ts))
+	require.Contains(t, table.String(), "\nnot created: "+why+"\n")
+
+	var js strings.Builder
+	require.NoError(t, writeTablesJSON(&js, ts))
+	var got []map[string]any
+	require.NoError(t, json.Unmarshal([]byte(js.String()), &got))
+	require.Equal(t, why, got[0]["create_error"])
 }

@@ -32,7 +32,9 @@ table's facts are recorded when it is made: state is the registry's
 and why says why the table has, or is about to get, its tier (the lifecycle
 manager moves it there): the schedule, or the backfill tier of a table
 made after its period ended. status is what the store says now (- when the
-table is gone).
+table is gone). A table the store refused to create (the account's table
+quota, most often) stays creating, and the listing says why under the
+table (create_error in json) until a reconcile makes it.
 
 The table format ends with a timeline per family: a row per period, a
 column per write month, and in each cell the initial of the tier of the
@@ -111,6 +113,7 @@ type tableJSON struct {
 	ReadCapacity  int64   `json:"read_capacity"`
 	WriteCapacity int64   `json:"write_capacity"`
 	ItemCount     *int64  `json:"item_count"`
+	CreateError   string  `json:"create_error,omitempty"`
 }
 
 func writeTablesJSON(w io.Writer, ts []engine.TableStatus) error {
@@ -132,6 +135,7 @@ func writeTablesJSON(w io.Writer, ts []engine.TableStatus) error {
 			Billing:       t.Billing,
 			ReadCapacity:  t.ReadCapacity,
 			WriteCapacity: t.WriteCapacity,
+			CreateError:   t.CreateError,
 		}
 		if t.WriteMonth != "" {
 			j.WriteMonth = &t.WriteMonth
@@ -161,7 +165,17 @@ func writeTablesTable(w io.Writer, ts []engine.TableStatus) error {
 			t.PeriodStart.UTC().Format(time.RFC3339), t.PeriodEnd.UTC().Format(time.RFC3339),
 			month, t.State, t.Shards, orDash(t.Tier), orDash(t.Status), t.Billing, t.ReadCapacity, t.WriteCapacity, items, t.TierReason)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, t := range ts {
+		if t.CreateError != "" {
+			if _, err := fmt.Fprintf(w, "\nnot created: %s\n", t.CreateError); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // orDash returns s, or "-" for an empty s.

@@ -36,6 +36,9 @@ type TableStatus struct {
 	CreatedAt     time.Time
 	// Source says how the table came into the registry.
 	Source string
+	// CreateError is why the last attempt to create the table failed
+	// (the account's table quota...), "" once it exists.
+	CreateError string
 }
 
 // Tables lists the physical tables of every family from the table
@@ -99,6 +102,7 @@ func statusOf(e registry.Entry, now time.Time) TableStatus {
 		WriteCapacity: e.Capacity.Write,
 		CreatedAt:     e.CreatedAt,
 		Source:        e.Source,
+		CreateError:   e.CreateError,
 	}
 	if !e.Ref.WriteMonth.IsZero() {
 		s.WriteMonth = e.Ref.WriteMonth.String()

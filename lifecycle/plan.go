@@ -120,6 +120,16 @@ func planTable(now time.Time, f family.Family, t Table) []Action {
 		a.Reason = "left creating by a creator that stopped; the table is ACTIVE"
 		out = append(out, a)
 	}
+	if t.Drift == "" && t.Entry.State == registry.Creating && t.Entry.CreateError != "" {
+		// Its creator returned with the store's refusal (the table
+		// quota, most often): try again now rather than wait for the
+		// entry to go stale.
+		a := base
+		a.Kind, a.Capacity, a.Spec = Create, t.Entry.Capacity, t.Entry.Spec()
+		a.TTLAttribute = a.Spec.TTLAttribute
+		a.Reason = "the last attempt failed: " + t.Entry.CreateError
+		return append(out, a)
+	}
 	if t.Status != storage.StatusActive && t.Drift != Unsettled {
 		return out
 	}

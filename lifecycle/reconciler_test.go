@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/timetabledb/timetable/clock"
+	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/internal/backends"
 	"github.com/timetabledb/timetable/lifecycle"
@@ -168,12 +169,14 @@ func TestReconcileTwiceChangesNothing(t *testing.T) {
 	})
 }
 
-// refusing is a store that refuses capacity changes, as DynamoDB does past
-// its daily limit on decreases.
+// refusing is a store that refuses capacity changes with err: as DynamoDB
+// does past its daily limit on decreases (storage.ErrRefused), or as an
+// endpoint that cannot be reached fails them (storage.ErrUnavailable).
 type refusing struct {
 	storage.Store
 	mu      sync.Mutex
 	refuse  bool
+	err     error
 	updates int
 }
 
@@ -182,16 +185,25 @@ func (s *refusing) UpdateTable(ctx context.Context, name string, u storage.Table
 	defer s.mu.Unlock()
 	s.updates++
 	if s.refuse && u.Capacity != nil {
-		return fmt.Errorf("update table %q: %w: LimitExceededException: decreases today", name, storage.ErrRefused)
+		return fmt.Errorf("update table %q: %w", name, s.err)
 	}
 	return s.Store.UpdateTable(ctx, name, u)
 }
 
 func TestRefusalIsDeferredToTheNextCycle(t *testing.T) {
+	refusal := fmt.Errorf("%w: LimitExceededException: decreases today", storage.ErrRefused)
+	t.Run("refused", func(t *testing.T) { testDeferred(t, refusal, storage.ErrRefused) })
+	outage := fmt.Errorf("%w: dial tcp 127.0.0.1:8000: connect: connection refused", storage.ErrUnavailable)
+	t.Run("unreachable", func(t *testing.T) { testDeferred(t, outage, storage.ErrUnavailable) })
+}
+
+// testDeferred checks that capacity changes failing with err are deferred
+// (the cycle does not fail) and done on the next cycle.
+func testDeferred(t *testing.T, err, want error) {
 	each(t, func(t *testing.T, store storage.Store, f family.Family) {
 		ctx := context.Background()
 		oldTables(t, store, f)
-		st := &refusing{Store: store, refuse: true}
+		st := &refusing{Store: store, refuse: true, err: err}
 		clk := clock.NewManual(at("2017-04-24T12:00:00Z"))
 		r := reconciler(t, lifecycle.Options{Store: st, Families: []family.Family{f}, Clock: clk})
 
@@ -201,7 +213,7 @@ func TestRefusalIsDeferredToTheNextCycle(t *testing.T) {
 		for _, x := range res {
 			if x.Kind == lifecycle.UpdateCapacity {
 				require.Equal(t, lifecycle.Deferred, x.Outcome)
-				require.ErrorIs(t, x.Err, storage.ErrRefused)
+				require.ErrorIs(t, x.Err, want)
 				require.Contains(t, x.String(), "deferred: ")
 				deferred++
 			} else {
@@ -404,4 +416,33 @@ func TestTableQuotaFailsTheCycle(t *testing.T) {
 # TYPE timetable_lifecycle_table_quota_reached gauge
 timetable_lifecycle_table_quota_reached 1
 `), "timetable_lifecycle_table_quota_reached"))
+
+	// The registry keeps the refusal, for `timetable tables` and the
+	// admin API to show, until the table is made.
+	f := cfg.Families[0]
+	entries, err := registry.New(store, metaFor(f)).List(context.Background(), f.Name)
+	require.NoError(t, err)
+	require.Len(t, entries, 1)
+	require.Equal(t, registry.Creating, entries[0].State)
+	require.Contains(t, entries[0].CreateError, "LimitExceededException")
+	db, err := engine.Open(context.Background(), store, engine.Options{Config: cfg, Clock: clock.NewManual(at("2017-04-12T10:00:00Z")), Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+	tables, err := db.Tables(context.Background())
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+	require.Len(t, tables, 1)
+	require.Equal(t, "creating", tables[0].State)
+	require.Equal(t, entries[0].CreateError, tables[0].CreateError)
+
+	r = reconciler(t, lifecycle.Options{Store: store, Families: cfg.Families, Clock: clock.NewManual(at("2017-04-12T10:00:00Z")), Registerer: prometheus.NewRegistry()})
+	// Once the quota is raised, the next cycle makes the table at once.
+	res2, err := r.Reconcile(context.Background(), false)
+	require.NoError(t, err)
+	require.Len(t, res2, 1)
+	require.Equal(t, lifecycle.Create, res2[0].Kind)
+	require.Contains(t, res2[0].Reason, "the last attempt failed")
+	entries, err = registry.New(store, metaFor(f)).List(context.Background(), f.Name)
+	require.NoError(t, err)
+	require.Equal(t, registry.Active, entries[0].State)
+	require.Empty(t, entries[0].CreateError)
 }

@@ -16,8 +16,8 @@ const (
 	Done Outcome = "done"
 	// DryRun: the action was planned and not applied.
 	DryRun Outcome = "dry-run"
-	// Deferred: the store refused the action for now; it is planned again
-	// on the next cycle.
+	// Deferred: the store refused the action for now, throttled it, or
+	// could not be reached; it is planned again on the next cycle.
 	Deferred Outcome = "deferred"
 	// Failed: the action failed for another reason; it is planned again on
 	// the next cycle.
@@ -57,7 +57,9 @@ func outcomeOf(err error) Outcome {
 	case errors.Is(err, storage.ErrTableQuota):
 		// Waiting does not cure it: the cycle fails, loudly.
 		return Failed
-	case errors.Is(err, storage.ErrRefused), errors.Is(err, storage.ErrThrottled):
+	case errors.Is(err, storage.ErrRefused), errors.Is(err, storage.ErrThrottled), errors.Is(err, storage.ErrUnavailable):
+		// The store declined or could not be reached: the next cycle
+		// plans the action again, and nothing was harmed.
 		return Deferred
 	}
 	return Failed

@@ -51,15 +51,25 @@ func (r *Registry) Create(ctx context.Context, store Creator, e Entry, now time.
 // Finish creates the table of an entry left creating (its creator may
 // have stopped between registering and creating it) and marks it active;
 // it returns any other entry as it is. A table being created by another
-// caller is waited for.
+// caller is waited for. When the store refuses the table, the entry keeps
+// the reason (CreateError), so that listings of the registry show why the
+// table is still creating; an entry that cannot be updated either (the
+// store is down) is left as it was.
 func (r *Registry) Finish(ctx context.Context, store Creator, e Entry, now time.Time) (Entry, error) {
 	if e.State != Creating {
 		return e, nil
 	}
 	if err := store.CreateTable(ctx, e.Spec()); err != nil && !errors.Is(err, storage.ErrTableExists) {
-		return Entry{}, fmt.Errorf("create table %q: %w", e.Name, err)
+		err = fmt.Errorf("create table %q: %w", e.Name, err)
+		if ctx.Err() == nil && e.CreateError != err.Error() {
+			e.CreateError, e.UpdatedAt = err.Error(), now.UTC()
+			if serr := r.Save(ctx, e); serr != nil && !errors.Is(serr, ErrStale) {
+				err = errors.Join(err, serr)
+			}
+		}
+		return Entry{}, err
 	}
-	e.State, e.UpdatedAt = Active, now.UTC()
+	e.State, e.CreateError, e.UpdatedAt = Active, "", now.UTC()
 	if err := r.Save(ctx, e); err != nil {
 		return Entry{}, err
 	}

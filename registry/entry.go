@@ -61,6 +61,10 @@ type Entry struct {
 	// Source says how the entry came to be: SourceCreated, SourceTags or
 	// SourceName.
 	Source string
+	// CreateError is why the last attempt to create the table failed
+	// (the account's table quota, a throttled call...), empty once the
+	// table exists: an entry left creating says why.
+	CreateError string
 }
 
 // How an entry came to be.
@@ -147,6 +151,7 @@ const (
 	attrTarget     = "archive_target"
 	attrArchived   = "archived_at"
 	attrSource     = "source"
+	attrCreateErr  = "create_error"
 )
 
 // attrs returns the entry's attributes as stored. Shards and layout are
@@ -177,6 +182,7 @@ func (e Entry) attrs() (map[string]any, error) {
 		attrTarget:     e.ArchiveTarget,
 		attrArchived:   formatTime(e.ArchivedAt),
 		attrSource:     e.Source,
+		attrCreateErr:  e.CreateError,
 	}, nil
 }
 
@@ -220,6 +226,7 @@ func decode(attrs map[string]any) (Entry, error) {
 	e.TTLAttribute = str(attrTTL)
 	e.ArchiveTarget = str(attrTarget)
 	e.Source = str(attrSource)
+	e.CreateError = str(attrCreateErr)
 	if e.Name == "" || !e.State.valid() || e.Generation < 1 || !e.Ref.Period.Start.Before(e.Ref.Period.End) {
 		return Entry{}, fmt.Errorf("registry entry %q is damaged", e.Name)
 	}

@@ -167,5 +167,5 @@ func (r *Registry) write(ctx context.Context, e Entry, cond []storage.Cond) erro
 var attrOrder = []string{
 	attrName, attrFamily, attrState, attrGeneration, attrStart, attrEnd, attrWriteMonth, attrPolicy,
 	attrShards, attrLayout, attrTier, attrBilling, attrRead, attrWrite, attrTTL, attrCreated, attrUpdated,
-	attrTarget, attrArchived, attrSource,
+	attrTarget, attrArchived, attrSource, attrCreateErr,
 }
