@@ -208,13 +208,13 @@ func sampleSizes(path, tenant, table string, now time.Time) ([]int, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sample %s: %w", path, err)
 	}
-	if len(events) == 0 {
+	if events.Len() == 0 {
 		return nil, fmt.Errorf("sample %s: no events", path)
 	}
-	sizes := make([]int, len(events))
-	for i := range events {
-		ev := &events[i]
-		ev.AssignID(tenant, table)
+	events.AssignIDs(tenant, table)
+	sizes := make([]int, events.Len())
+	for i := range sizes {
+		ev := events.Event(i)
 		sizes[i] = storage.ItemSize(storage.Item{
 			PK:    tenant + "#" + table + "#" + ev.Series + "#0",
 			SK:    ev.Time.UTC().Format(sampleTimeLayout) + "#" + ev.ID,

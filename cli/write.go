@@ -98,8 +98,8 @@ func runWrite(cmd *cobra.Command, g *globals, f writeFlags, args []string) (err 
 	limits := s.db.Options().Limits
 	limits.Precision = precision
 	w := &batchWriter{
-		write: func(ctx context.Context, events []event.Event) (int, error) {
-			return s.db.Write(ctx, tenant, f.table, events)
+		write: func(ctx context.Context, events event.Batch) (int, error) {
+			return s.db.WriteBatch(ctx, tenant, f.table, events)
 		},
 		limits: limits,
 		now:    s.clock.Now,
@@ -174,7 +174,7 @@ func isTerminal(f any) bool {
 
 // batchWriter writes NDJSON input batch by batch, skipping bad lines.
 type batchWriter struct {
-	write  func(ctx context.Context, events []event.Event) (int, error)
+	write  func(ctx context.Context, events event.Batch) (int, error)
 	limits event.Limits
 	now    func() time.Time
 	series string
@@ -285,14 +285,13 @@ func (w *batchWriter) flush(ctx context.Context, body []byte, lines []int) error
 	case err != nil:
 		return err
 	}
-	if len(events) == 0 {
+	if events.Len() == 0 {
 		return nil
 	}
 	if w.series != "" {
-		for i := range events {
-			if events[i].Series == "" {
-				events[i].Series = w.series
-			}
+		// Edited events are events to validate again.
+		if events, err = w.withSeries(events.Events()); err != nil {
+			return fmt.Errorf("lines %d to %d: %w", lines[0], lines[len(lines)-1], err)
 		}
 	}
 	n, err := w.write(ctx, events)
@@ -301,7 +300,7 @@ func (w *batchWriter) flush(ctx context.Context, body []byte, lines []int) error
 		// write the others.
 		bad := w.skip(be.Problems, lines)
 		var keep []event.Event
-		for i, e := range events {
+		for i, e := range events.Events() {
 			if !bad[i] {
 				keep = append(keep, e)
 			}
@@ -309,13 +308,27 @@ func (w *batchWriter) flush(ctx context.Context, body []byte, lines []int) error
 		if len(keep) == 0 {
 			return nil
 		}
-		n, err = w.write(ctx, keep)
+		if events, err = event.Check(keep, w.limits, w.now()); err != nil {
+			return fmt.Errorf("lines %d to %d: %w", lines[0], lines[len(lines)-1], err)
+		}
+		n, err = w.write(ctx, events)
 	}
 	w.written += n
 	if err != nil {
 		return fmt.Errorf("write lines %d to %d (writing the input again is safe, nothing is stored twice): %w", lines[0], lines[len(lines)-1], err)
 	}
 	return nil
+}
+
+// withSeries gives the events without a series the --series one, and
+// checks them again.
+func (w *batchWriter) withSeries(events []event.Event) (event.Batch, error) {
+	for i := range events {
+		if events[i].Series == "" {
+			events[i].Series = w.series
+		}
+	}
+	return event.Check(events, w.limits, w.now())
 }
 
 // skip counts and names bad events, and returns their indexes.

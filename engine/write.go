@@ -49,31 +49,70 @@ type pending struct {
 // ID fields are set in place), and stores them in the tables of the
 // logical table's family, creating tables for late data on demand.
 //
-// The whole request is validated first: if any event is invalid Write
-// returns an *event.BatchError naming each one and writes nothing. It
-// returns the number of events written, and nil only when all are durable;
-// a *WriteError lists those that are not. Writing the same events again
-// never duplicates them.
+// The whole request is validated first (event.Check): if any event is
+// invalid Write returns an *event.BatchError naming each one and writes
+// nothing; events that are valid but cannot be stored (past the family's
+// retention, too large as an item) are refused the same way, before
+// anything is written. It returns the number of events written, and nil
+// only when all are durable; a *WriteError lists those that are not.
+// Writing the same events again never duplicates them.
 //
 // For a table with rollups, Write also stores the version markers of the
 // hours and days its events touch, and must finish within half of
 // Options.RollupSettle: it runs under that deadline.
 func (db *DB) Write(ctx context.Context, tenant, table string, events []event.Event) (int, error) {
-	return db.write(ctx, tenant, table, events, false)
+	return db.write(ctx, tenant, table, func(now time.Time) (event.Batch, error) {
+		b, err := event.Check(events, db.opts.Limits, now)
+		if be, ok := errors.AsType[*event.BatchError](err); ok {
+			return b, db.storageProblems(tenant, table, events, be, now)
+		}
+		return b, err
+	})
 }
 
-// WriteDecoded is Write for events just as event.DecodeJSON or
-// event.DecodeNDJSON returned them, decoded with this engine's
-// Options().Limits and clock and not changed since. The decoders validate
-// and canonicalize as they read (package event's tests hold every event
-// they accept to pass Validate unchanged), so WriteDecoded skips Write's
-// own validation pass; it still refuses events too large for an item. The
-// HTTP server writes through it.
-func (db *DB) WriteDecoded(ctx context.Context, tenant, table string, events []event.Event) (int, error) {
-	return db.write(ctx, tenant, table, events, true)
+// storageProblems adds to be, the problems validation found in events,
+// those the other events would meet on their way to storage (past
+// retention, too large as an item), so that a refusal names every bad
+// event of the request at once. It returns be.
+func (db *DB) storageProblems(tenant, table string, events []event.Event, be *event.BatchError, now time.Time) *event.BatchError {
+	invalid := make(map[int]bool, len(be.Problems))
+	for _, p := range be.Problems {
+		invalid[p.Index] = true
+	}
+	var valid []event.Event
+	var index []int // index[j] is the request's index of valid[j]
+	for i, e := range events {
+		if !invalid[i] {
+			valid = append(valid, e)
+			index = append(index, i)
+		}
+	}
+	b, err := event.Check(valid, db.opts.Limits, now)
+	if err != nil {
+		return be
+	}
+	_, err = db.prepare(tenant, table, db.opts.Config.Family(table), db.opts.Config.Layout(table), b, now)
+	if more, ok := errors.AsType[*event.BatchError](err); ok {
+		for _, p := range more.Problems {
+			be.Problems = append(be.Problems, event.Problem{Index: index[p.Index], Reason: p.Reason})
+		}
+		slices.SortStableFunc(be.Problems, func(a, b event.Problem) int { return a.Index - b.Index })
+	}
+	return be
 }
 
-func (db *DB) write(ctx context.Context, tenant, table string, events []event.Event, decoded bool) (int, error) {
+// WriteBatch is Write for events that passed validation already: a Batch
+// from event.DecodeJSON, event.DecodeNDJSON or event.Check, made with this
+// engine's Options().Limits. It does not validate them again; it still
+// refuses events that cannot be stored. The HTTP server writes through
+// it.
+func (db *DB) WriteBatch(ctx context.Context, tenant, table string, b event.Batch) (int, error) {
+	return db.write(ctx, tenant, table, func(time.Time) (event.Batch, error) { return b, nil })
+}
+
+// write stores the batch check returns, once the request's table and the
+// engine's state allow a write at all.
+func (db *DB) write(ctx context.Context, tenant, table string, check func(now time.Time) (event.Batch, error)) (int, error) {
 	done, err := db.enter()
 	if err != nil {
 		return 0, err
@@ -87,6 +126,10 @@ func (db *DB) write(ctx context.Context, tenant, table string, events []event.Ev
 		return 0, ErrReadOnly
 	}
 	now := db.opts.Clock.Now()
+	events, err := check(now)
+	if err != nil {
+		return 0, err
+	}
 	f := db.opts.Config.Family(table)
 	rollups := db.rollupsOn(table)
 	if rollups {
@@ -98,7 +141,7 @@ func (db *DB) write(ctx context.Context, tenant, table string, events []event.Ev
 	}
 
 	layout := db.opts.Config.Layout(table)
-	items, err := db.prepare(tenant, table, f, layout, events, now, decoded)
+	items, err := db.prepare(tenant, table, f, layout, events, now)
 	if err != nil {
 		return 0, err
 	}
@@ -160,39 +203,21 @@ func (db *DB) write(ctx context.Context, tenant, table string, events []event.Ev
 	}
 	_ = g.Wait()
 	unwritten, err := lost.result()
-	db.metrics.observeWrite(len(events), len(unwritten), time.Since(start))
+	db.metrics.observeWrite(events.Len(), len(unwritten), time.Since(start))
 	if err != nil {
-		return len(events) - len(unwritten), &WriteError{Unwritten: unwritten, Err: err}
+		return events.Len() - len(unwritten), &WriteError{Unwritten: unwritten, Err: err}
 	}
-	return len(events), nil
+	return events.Len(), nil
 }
 
-// prepare validates the events, unless they come from the decoders, and
-// turns them into items, without I/O.
-func (db *DB) prepare(tenant, table string, f family.Family, layout config.Layout, events []event.Event, now time.Time, decoded bool) ([]pending, error) {
+// prepare gives the events their ids and turns them into items, without
+// I/O, refusing those that cannot be stored.
+func (db *DB) prepare(tenant, table string, f family.Family, layout config.Layout, events event.Batch, now time.Time) ([]pending, error) {
 	var problems []event.Problem
-	items := make([]pending, 0, len(events))
-	var repeated map[int]string
-	if !decoded {
-		for _, p := range event.RepeatedIDs(events) {
-			if repeated == nil {
-				repeated = map[int]string{}
-			}
-			repeated[p.Index] = p.Reason
-		}
-	}
-	for i := range events {
-		ev := &events[i]
-		if !decoded {
-			reason := validationProblem(ev, db.opts.Limits, now)
-			if reason == "" {
-				reason = repeated[i]
-			}
-			if reason != "" {
-				problems = append(problems, event.Problem{Index: i, Reason: reason})
-				continue
-			}
-		}
+	items := make([]pending, 0, events.Len())
+	events.AssignIDs(tenant, table)
+	for i := range events.Len() {
+		ev := events.Event(i)
 		if exp := f.ExpiresAt(f.TableFor(ev.Time, now)); !exp.IsZero() && !now.Before(exp) {
 			// Its table would be past retention as soon as it was
 			// made: the lifecycle would delete it, and the event, at
@@ -201,7 +226,6 @@ func (db *DB) prepare(tenant, table string, f family.Family, layout config.Layou
 				ev.Time.Format(time.RFC3339Nano), f.Name, f.Retention, exp.Format(time.RFC3339))})
 			continue
 		}
-		ev.AssignID(tenant, table)
 		p := pending{index: i, time: ev.Time, series: ev.Series, shard: shardOf(ev.ID, f.Shards)}
 		p.item = storage.Item{
 			PK:    partitionKey(tenant, table, ev.Series, p.shard),
@@ -261,19 +285,6 @@ func itemProblem(err error) string {
 	default:
 		return "fields." + ie.Path + ": " + ie.Reason
 	}
-}
-
-// validationProblem validates an event and returns why it is invalid, or
-// "".
-func validationProblem(ev *event.Event, lim event.Limits, now time.Time) string {
-	err := event.Validate(ev, lim, now)
-	if err == nil {
-		return ""
-	}
-	if ve, ok := errors.AsType[*event.ValidationError](err); ok {
-		return ve.Reason
-	}
-	return err.Error()
 }
 
 // tableWrite is the part of a Write that goes to one physical table.

@@ -87,7 +87,7 @@ func TestPartialWriteNamesTheUnwrittenEvents(t *testing.T) {
 	require.True(t, slices.IsSortedFunc(got, func(a, b event.Event) int { return a.Time.Compare(b.Time) }))
 }
 
-func TestWriteDecodedMatchesWrite(t *testing.T) {
+func TestWriteBatchMatchesWrite(t *testing.T) {
 	each(t, func(t *testing.T, b backends.Backend) {
 		f := open(t, b, 2, apr10.Add(time.Hour))
 		ctx := context.Background()
@@ -97,10 +97,11 @@ func TestWriteDecodedMatchesWrite(t *testing.T) {
 		lim, now := f.db.Options().Limits, f.db.Options().Clock.Now()
 		decoded, err := event.DecodeNDJSON(body, lim, now)
 		require.NoError(t, err)
-		n, err := f.db.WriteDecoded(ctx, "acme", "dec", decoded)
+		n, err := f.db.WriteBatch(ctx, "acme", "dec", decoded)
 		require.NoError(t, err)
 		require.Equal(t, 2, n)
-		again, err := event.DecodeNDJSON(body, lim, now)
+		againBatch, err := event.DecodeNDJSON(body, lim, now)
+		again := againBatch.Events()
 		require.NoError(t, err)
 		n, err = f.db.Write(ctx, "acme", "plain", again)
 		require.NoError(t, err)
@@ -120,7 +121,7 @@ func TestWriteDecodedMatchesWrite(t *testing.T) {
 		// Too large for an item is still refused, and nothing is written.
 		big, err := event.DecodeNDJSON([]byte(`{"time":1491825602000,"fields":{"blob":"`+strings.Repeat("x", 300<<10)+`","more":"`+strings.Repeat("y", 120<<10)+`"}}`), lim, now)
 		require.NoError(t, err)
-		_, err = f.db.WriteDecoded(ctx, "acme", "dec", big)
+		_, err = f.db.WriteBatch(ctx, "acme", "dec", big)
 		var be *event.BatchError
 		require.ErrorAs(t, err, &be)
 		require.Len(t, queryAll(t, f.db, "acme", engine.Query{Table: "dec", From: apr10, To: apr10.Add(time.Minute)}), 2)

@@ -18,15 +18,15 @@ const averageEventSize = 128
 // syntax error anywhere in the array, which leaves no way to tell where
 // the next event begins. Invalid limits give an error wrapping
 // ErrInvalidLimits.
-func DecodeJSON(body []byte, lim Limits, now time.Time) ([]Event, error) {
+func DecodeJSON(body []byte, lim Limits, now time.Time) (Batch, error) {
 	if err := lim.Validate(); err != nil {
-		return nil, err
+		return Batch{}, err
 	}
 	lim = lim.WithDefaults()
 	p := newParser(body, &lim, now)
 	p.ws()
 	if p.peek() != '[' {
-		return nil, fmt.Errorf("%w: expected a JSON array of events, found %s", ErrMalformedBody, describe(body, p.pos))
+		return Batch{}, fmt.Errorf("%w: expected a JSON array of events, found %s", ErrMalformedBody, describe(body, p.pos))
 	}
 	p.pos++
 	events := make([]Event, 0, min(len(body)/averageEventSize+1, 1<<16))
@@ -41,7 +41,7 @@ func DecodeJSON(body []byte, lim Limits, now time.Time) ([]Event, error) {
 			if p.peek() == '{' {
 				ev, err := p.event()
 				if err != nil {
-					return nil, malformed(i, err)
+					return Batch{}, malformed(i, err)
 				}
 				reason := p.problem
 				if reason == "" {
@@ -54,13 +54,13 @@ func DecodeJSON(body []byte, lim Limits, now time.Time) ([]Event, error) {
 				}
 			} else {
 				if err := p.skip(); err != nil {
-					return nil, malformed(i, err)
+					return Batch{}, malformed(i, err)
 				}
 				problems = append(problems, Problem{Index: i, Reason: "not a JSON object"})
 			}
 			more, err := p.separator(']', "after an event")
 			if err != nil {
-				return nil, malformed(i, err)
+				return Batch{}, malformed(i, err)
 			}
 			if !more {
 				break
@@ -69,12 +69,12 @@ func DecodeJSON(body []byte, lim Limits, now time.Time) ([]Event, error) {
 	}
 	p.ws()
 	if p.pos != len(body) {
-		return nil, fmt.Errorf("%w: %v", ErrMalformedBody, p.errorf("data after the array of events"))
+		return Batch{}, fmt.Errorf("%w: %v", ErrMalformedBody, p.errorf("data after the array of events"))
 	}
 	if problems != nil {
-		return nil, &BatchError{Problems: problems}
+		return Batch{}, &BatchError{Problems: problems}
 	}
-	return events, nil
+	return Batch{events: events}, nil
 }
 
 // DecodeNDJSON decodes a request body of newline-delimited JSON, one event
@@ -86,9 +86,9 @@ func DecodeJSON(body []byte, lim Limits, now time.Time) ([]Event, error) {
 // JSON object (plain text, a JSON array) gives an error wrapping
 // ErrMalformedBody. Invalid limits give an error wrapping
 // ErrInvalidLimits.
-func DecodeNDJSON(body []byte, lim Limits, now time.Time) ([]Event, error) {
+func DecodeNDJSON(body []byte, lim Limits, now time.Time) (Batch, error) {
 	if err := lim.Validate(); err != nil {
-		return nil, err
+		return Batch{}, err
 	}
 	lim = lim.WithDefaults()
 	p := newParser(nil, &lim, now)
@@ -155,12 +155,12 @@ func DecodeNDJSON(body []byte, lim Limits, now time.Time) ([]Event, error) {
 		}
 	}
 	if index > 0 && objects == 0 {
-		return nil, fmt.Errorf("%w: no line holds a JSON object (%s)", ErrMalformedBody, firstBad)
+		return Batch{}, fmt.Errorf("%w: no line holds a JSON object (%s)", ErrMalformedBody, firstBad)
 	}
 	if problems != nil {
-		return nil, &BatchError{Problems: problems}
+		return Batch{}, &BatchError{Problems: problems}
 	}
-	return events, nil
+	return Batch{events: events}, nil
 }
 
 // malformed reports a syntax error inside the i-th event of a JSON array.

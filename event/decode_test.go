@@ -198,7 +198,8 @@ func TestDecodeNDJSONRules(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			evs, err := DecodeNDJSON([]byte(tt.line), tt.lim, testNow)
+			evsBatch, err := DecodeNDJSON([]byte(tt.line), tt.lim, testNow)
+			evs := evsBatch.events
 			if tt.reason != "" {
 				var be *BatchError
 				require.ErrorAs(t, err, &be, "%v", err)
@@ -213,7 +214,8 @@ func TestDecodeNDJSONRules(t *testing.T) {
 				}
 			}
 			// The JSON decoder applies the same rules.
-			jevs, jerr := DecodeJSON([]byte("["+tt.line+"]"), tt.lim, testNow)
+			jevsBatch, jerr := DecodeJSON([]byte("["+tt.line+"]"), tt.lim, testNow)
+			jevs := jevsBatch.events
 			require.Equal(t, evs, jevs)
 			require.Equal(t, err, jerr)
 			// And so does Validate, on what the decoders accept.
@@ -261,7 +263,8 @@ func TestDecodeNDJSONLines(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			evs, err := DecodeNDJSON([]byte(tt.body), Limits{}, testNow)
+			evsBatch, err := DecodeNDJSON([]byte(tt.body), Limits{}, testNow)
+			evs := evsBatch.events
 			if tt.problems != nil {
 				var be *BatchError
 				require.ErrorAs(t, err, &be)
@@ -296,7 +299,8 @@ func TestDecodeJSONArray(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			evs, err := DecodeJSON([]byte(tt.body), Limits{}, testNow)
+			evsBatch, err := DecodeJSON([]byte(tt.body), Limits{}, testNow)
+			evs := evsBatch.events
 			if tt.problems != nil {
 				var be *BatchError
 				require.ErrorAs(t, err, &be)
@@ -344,13 +348,13 @@ func TestDecodeMalformedBody(t *testing.T) {
 			require.ErrorIs(t, err, ErrMalformedBody)
 			require.NotErrorIs(t, err, ErrInvalidEvent)
 			require.Equal(t, ErrMalformedBody.Error()+": "+tt.msg, err.Error())
-			require.Nil(t, evs)
+			require.Zero(t, evs.Len())
 		})
 	}
 }
 
 func TestDecodeInvalidLimits(t *testing.T) {
-	for _, decode := range []func([]byte, Limits, time.Time) ([]Event, error){DecodeJSON, DecodeNDJSON} {
+	for _, decode := range []func([]byte, Limits, time.Time) (Batch, error){DecodeJSON, DecodeNDJSON} {
 		_, err := decode([]byte(`[]`), Limits{MaxFields: -1}, testNow)
 		require.ErrorIs(t, err, ErrInvalidLimits)
 	}
@@ -358,7 +362,8 @@ func TestDecodeInvalidLimits(t *testing.T) {
 
 func TestDecodeDoesNotKeepBody(t *testing.T) {
 	body := []byte(`{"time":1491825600000,"series":"car","id":"x","fields":{"gear":"D","speed":88.5,"esc":"\u00e9"}}`)
-	evs, err := DecodeNDJSON(body, Limits{}, testNow)
+	evsBatch, err := DecodeNDJSON(body, Limits{}, testNow)
+	evs := evsBatch.events
 	require.NoError(t, err)
 	want := Event{Time: time.UnixMilli(1491825600000).UTC(), Series: "car", ID: "x",
 		Fields: map[string]any{"gear": "D", "speed": json.Number("88.5"), "esc": "é"}}
@@ -399,7 +404,8 @@ func TestDecodePrecision(t *testing.T) {
 	} {
 		p, err := ParsePrecision(tt.precision)
 		require.NoError(t, err)
-		evs, err := DecodeNDJSON([]byte(`{"time":`+tt.time+`}`), Limits{Precision: p}, now)
+		evsBatch, err := DecodeNDJSON([]byte(`{"time":`+tt.time+`}`), Limits{Precision: p}, now)
+		evs := evsBatch.events
 		require.NoError(t, err, "precision %q", tt.precision)
 		require.Equal(t, tt.want, evs[0].Time, "precision %q", tt.precision)
 	}
@@ -427,4 +433,44 @@ func TestDecodeRefusesRepeatedIDs(t *testing.T) {
 	require.ErrorAs(t, err, &be)
 	require.Equal(t, want, be.Problems)
 	require.Equal(t, want, RepeatedIDs([]Event{{ID: "a"}, {ID: "b"}, {}, {ID: "a"}, {}}))
+}
+
+// Check applies the decoders' rules to events built in Go: it names every
+// bad event (a repeated client id included), normalizes the good ones in
+// place, and its Batch holds the caller's events, whose ids AssignIDs
+// sets.
+func TestCheck(t *testing.T) {
+	at := time.Date(2017, 4, 10, 12, 0, 0, 0, time.FixedZone("CEST", 2*3600))
+	events := []Event{
+		{Time: at, Series: "a", Fields: map[string]any{"v": 1.5}},
+		{Time: at, ID: "x"},
+		{Series: "no time"},
+		{Time: at, ID: "x"},
+	}
+	_, err := Check(events, Limits{}, testNow)
+	var be *BatchError
+	require.ErrorAs(t, err, &be)
+	require.Len(t, be.Problems, 2)
+	require.Equal(t, 2, be.Problems[0].Index)
+	require.Equal(t, reasonTimeAbsent, be.Problems[0].Reason)
+	require.Equal(t, 3, be.Problems[1].Index)
+	require.Contains(t, be.Problems[1].Reason, "event 1 of this request has it too")
+
+	good := events[:2]
+	b, err := Check(good, Limits{}, testNow)
+	require.NoError(t, err)
+	require.Equal(t, 2, b.Len())
+	require.Equal(t, json.Number("1.5"), good[0].Fields["v"], "normalized in place")
+	require.Equal(t, time.UTC, good[0].Time.Location())
+	b.AssignIDs("t", "tab")
+	require.NotEmpty(t, good[0].ID)
+	require.Equal(t, "x", good[1].ID)
+
+	// Events edits a copy: the batch is unchanged.
+	edited := b.Events()
+	edited[0].Series = "other"
+	require.Equal(t, "a", b.Event(0).Series)
+
+	_, err = Check(good, Limits{MaxFields: -1}, testNow)
+	require.ErrorIs(t, err, ErrInvalidLimits)
 }

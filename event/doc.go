@@ -14,9 +14,13 @@
 // request is accepted or refused whole: any bad event makes them return a
 // *BatchError naming each bad event by its 0-based index and a reason. A
 // body that is not JSON (or, for DecodeJSON, not an array) is one error
-// wrapping ErrMalformedBody instead. Events built in Go go through Validate,
-// which applies the same rules. The engine then calls AssignID, which gives
-// an event without a client id its idempotent id.
+// wrapping ErrMalformedBody instead. Events built in Go go through Check
+// (or Validate, one at a time), which applies the same rules. What the
+// decoders and Check return is a Batch: events known to be valid, which
+// the engine writes without checking them again, and which cannot be
+// edited through the Batch, so that an edited event is checked again. The
+// engine then calls AssignIDs, which gives an event without a client id
+// its idempotent id.
 //
 // # Rules
 //

@@ -18,9 +18,9 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	for _, e := range events {
-		e.AssignID("tenant-1", "a_table")
-		out, _ := e.MarshalJSON()
+	events.AssignIDs("tenant-1", "a_table")
+	for i := range events.Len() {
+		out, _ := events.Event(i).MarshalJSON()
 		fmt.Println(string(out))
 	}
 	// Output:

@@ -51,7 +51,8 @@ func FuzzDecodeJSON(f *testing.F) {
 	f.Add([]byte(` [ ] `))
 	f.Add([]byte(`{"time":1}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		evs, err := DecodeJSON(body, Limits{}, testNow)
+		evsBatch, err := DecodeJSON(body, Limits{}, testNow)
+		evs := evsBatch.events
 		if !json.Valid(body) {
 			require.Error(t, err)
 			return
@@ -81,7 +82,8 @@ func FuzzDecodeNDJSON(f *testing.F) {
 	}
 	f.Add([]byte("\n \n"))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		evs, err := DecodeNDJSON(body, Limits{}, testNow)
+		evsBatch, err := DecodeNDJSON(body, Limits{}, testNow)
+		evs := evsBatch.events
 		var lines [][]byte
 		for _, l := range bytes.Split(body, []byte("\n")) {
 			if len(bytes.Trim(l, " \t\r")) > 0 {
@@ -226,8 +228,9 @@ func checkRoundTrip(t *testing.T, evs []Event, ndjson bool) {
 	if ndjson {
 		decode = DecodeNDJSON
 	}
-	again, err := decode(body, Limits{}, testNow)
+	againBatch, err := decode(body, Limits{}, testNow)
 	require.NoError(t, err, "%s", body)
+	again := againBatch.events
 	require.Equal(t, evs, again)
 	for i := range evs {
 		before := evs[i]

@@ -11,7 +11,8 @@ import (
 
 func decodeOne(t *testing.T, line string) Event {
 	t.Helper()
-	evs, err := DecodeNDJSON([]byte(line), Limits{}, testNow)
+	evsBatch, err := DecodeNDJSON([]byte(line), Limits{}, testNow)
+	evs := evsBatch.events
 	require.NoError(t, err)
 	require.Len(t, evs, 1)
 	return evs[0]

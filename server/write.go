@@ -10,7 +10,7 @@ import (
 )
 
 // decoder decodes a request body into events.
-type decoder func(body []byte, lim event.Limits, now time.Time) ([]event.Event, error)
+type decoder func(body []byte, lim event.Limits, now time.Time) (event.Batch, error)
 
 // Media types of a write request's body.
 const (
@@ -58,10 +58,10 @@ func (s *Server) writeEvents(w http.ResponseWriter, r *http.Request, tenant stri
 	if err != nil {
 		return err
 	}
-	if len(events) > s.opts.MaxEvents {
-		return &httpError{status: http.StatusRequestEntityTooLarge, msg: fmt.Sprintf("timetable: %d events in one request, over the limit of %d: split the batch", len(events), s.opts.MaxEvents)}
+	if events.Len() > s.opts.MaxEvents {
+		return &httpError{status: http.StatusRequestEntityTooLarge, msg: fmt.Sprintf("timetable: %d events in one request, over the limit of %d: split the batch", events.Len(), s.opts.MaxEvents)}
 	}
-	n, err := s.db.WriteDecoded(r.Context(), tenant, r.PathValue("table"), events)
+	n, err := s.db.WriteBatch(r.Context(), tenant, r.PathValue("table"), events)
 	if err != nil {
 		return &writeFailure{written: n, err: err}
 	}

@@ -1,0 +1,67 @@
+package event
+
+import "time"
+
+// Batch is the events of one request once they have passed validation:
+// what DecodeJSON and DecodeNDJSON return, and what Check makes of events
+// built in Go. A writer (the engine's WriteBatch) takes a Batch without
+// validating it again, so that a request's events are checked once.
+//
+// Its events cannot be changed through it: Event returns a copy, and a
+// caller that edits decoded events (the CLI fills in a missing series)
+// gets them with Events and must Check them again before they are a
+// Batch, a rule the compiler keeps rather than a comment.
+type Batch struct {
+	events []Event
+}
+
+// Len returns the number of events.
+func (b Batch) Len() int { return len(b.events) }
+
+// Event returns the i-th event. Its Fields are the batch's own: read them,
+// do not change them.
+func (b Batch) Event(i int) Event { return b.events[i] }
+
+// Events returns a copy of the events, to edit and Check again. The copy
+// is shallow: the events' Fields are shared with the batch.
+func (b Batch) Events() []Event {
+	out := make([]Event, len(b.events))
+	copy(out, b.events)
+	return out
+}
+
+// AssignIDs gives every event without an id its idempotent id (see
+// Event.AssignID), in place: the events of a Batch made by Check are the
+// caller's, whose ID fields are set.
+func (b Batch) AssignIDs(tenant, table string) {
+	for i := range b.events {
+		b.events[i].AssignID(tenant, table)
+	}
+}
+
+// Check validates events against lim at time now (Validate, normalizing
+// each in place) and refuses a client id used twice (RepeatedIDs), as the
+// decoders do. When any event is bad it returns a *BatchError naming each
+// bad one by its index and no Batch. The Batch holds events itself, not a
+// copy. Invalid limits give an error wrapping ErrInvalidLimits.
+func Check(events []Event, lim Limits, now time.Time) (Batch, error) {
+	if err := lim.Validate(); err != nil {
+		return Batch{}, err
+	}
+	lim = lim.WithDefaults()
+	var problems []Problem
+	var ids idIndex
+	for i := range events {
+		reason := validate(&events[i], &lim, now)
+		if reason == "" {
+			reason = ids.repeat(events[i].ID, i)
+		}
+		if reason != "" {
+			problems = append(problems, Problem{Index: i, Reason: reason})
+		}
+	}
+	if problems != nil {
+		return Batch{}, &BatchError{Problems: problems}
+	}
+	return Batch{events: events}, nil
+}
