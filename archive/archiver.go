@@ -18,11 +18,12 @@ import (
 // manifest or the table it was made from.
 var ErrMismatch = errors.New("timetable: archive does not match")
 
-// Options configure an Archiver. The zero value is the default.
+// Options configure an Archiver. The zero value is the default for every
+// field; a negative RestoreBatch is an error (Validate).
 type Options struct {
 	// Clock tells the time stamped in manifests; nil means the wall clock.
 	Clock clock.Clock
-	// Logger receives the archiver's logs; nil discards them.
+	// Logger receives the archiver's logs; nil means slog.Default().
 	Logger *slog.Logger
 	// S3 configures s3:// targets.
 	S3 S3Options
@@ -34,7 +35,7 @@ type Options struct {
 	// without planning.
 	RestoreCapacity storage.Capacity
 	// RestoreBatch is the number of items a restore writes per BatchWrite;
-	// zero means 100.
+	// zero means DefaultRestoreBatch.
 	RestoreBatch int
 	// Progress, when not nil, is called from the goroutine running an
 	// Archive or Restore with the number of items just exported or
@@ -48,19 +49,23 @@ type Options struct {
 	Facts func(ctx context.Context, table string) (e registry.Entry, found bool, err error)
 }
 
+// DefaultRestoreBatch is the items a restore writes per BatchWrite when
+// Options.RestoreBatch is zero.
+const DefaultRestoreBatch = 100
+
 // EnsureDefaults fills in the zero fields.
 func (o *Options) EnsureDefaults() {
 	if o.Clock == nil {
 		o.Clock = clock.Real{}
 	}
 	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
+		o.Logger = slog.Default()
 	}
 	if o.RestoreCapacity == (storage.Capacity{}) {
 		o.RestoreCapacity = storage.Capacity{Billing: storage.OnDemand}
 	}
 	if o.RestoreBatch == 0 {
-		o.RestoreBatch = 100
+		o.RestoreBatch = DefaultRestoreBatch
 	}
 	if o.Progress == nil {
 		o.Progress = func(int) {}

@@ -104,7 +104,10 @@ func runServe(ctx context.Context, g *globals, o serveOptions, stderr io.Writer)
 		// until the lifecycle manager's cycle in progress ends.
 		defer stop()
 	}
-	srv := server.New(s.db, server.Options{Logger: s.log, Registry: reg, ShutdownTimeout: o.shutdownTimeout})
+	srv, err := server.New(s.db, server.Options{Logger: s.log, Registry: reg, ShutdownTimeout: o.shutdownTimeout})
+	if err != nil {
+		return usageErrorf("%v", err)
+	}
 	s.log.Info("serving the HTTP API", "addr", "http://"+ln.Addr().String(), "store", s.storeSpec)
 	if o.ready != nil {
 		o.ready(ln.Addr())

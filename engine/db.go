@@ -23,9 +23,10 @@ var (
 	// ErrBadCursor is returned for a cursor that was not issued for this
 	// query, or was altered.
 	ErrBadCursor = errors.New("timetable: bad cursor")
-	// ErrBadName is returned for a tenant or logical table name outside
-	// [A-Za-z0-9_.-]{1,255}.
-	ErrBadName = errors.New("timetable: bad name")
+	// ErrBadTableName is returned for a logical table name outside
+	// [A-Za-z0-9_.-]{1,255}, or "." or "..". (Tenant names have rules of
+	// their own: tenant.ErrBadName.)
+	ErrBadTableName = errors.New("timetable: bad name")
 	// ErrBusy is returned by a query or aggregate of every series of a
 	// table that found no room in the query budget
 	// (Options.MaxQueryPartitions) within Options.QueryBudgetWait. The
@@ -54,7 +55,8 @@ type DB struct {
 	paths    *pathMemory
 	budget   *queryBudget
 
-	// closing is closed by Close; calls in flight hold inflight.
+	// mu.closed is set by Close, which then waits for the calls in
+	// flight, each of which holds inflight.
 	mu struct {
 		sync.RWMutex
 		closed bool

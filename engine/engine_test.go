@@ -275,7 +275,7 @@ func TestBadInputWritesNothing(t *testing.T) {
 		require.Empty(t, tables)
 
 		_, err = f.db.Write(ctx, "acme", "no#hash", []event.Event{ev(apr10, "", nil)})
-		require.ErrorIs(t, err, engine.ErrBadName)
+		require.ErrorIs(t, err, engine.ErrBadTableName)
 	})
 }
 

@@ -93,7 +93,7 @@ func groupMapEvents(items []storage.Item) []*mapGroup {
 }
 
 // write stores the items, each event once, and returns a
-// *storage.WriteError listing the items not stored when it fails.
+// *storage.BatchWriteError listing the items not stored when it fails.
 func (mw *mapWriter) write(ctx context.Context, items []storage.Item) error {
 	groups := groupMapEvents(items)
 	var lost failures
@@ -114,7 +114,7 @@ func (mw *mapWriter) write(ctx context.Context, items []storage.Item) error {
 	}
 	_ = g.Wait()
 	if unwritten, err := lost.result(); err != nil {
-		return &storage.WriteError{Table: mw.table, Unwritten: unwritten, Err: err}
+		return &storage.BatchWriteError{Table: mw.table, Unwritten: unwritten, Err: err}
 	}
 	return nil
 }

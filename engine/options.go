@@ -12,8 +12,10 @@ import (
 	"github.com/timetabledb/timetable/event"
 )
 
-// Options configure an engine. The zero value is the default: the default
-// family (family.Default), the wall clock, and no metrics.
+// Options configure an engine. The zero value is the default for every
+// field, as the Default constants say: the default family
+// (family.Default), the wall clock, and no metrics. A negative number or
+// duration is an error (Validate).
 type Options struct {
 	// Config holds the families and per-table settings; zero means
 	// config.Default().
@@ -23,7 +25,7 @@ type Options struct {
 	Limits event.Limits
 	// Clock tells the time; nil means the wall clock.
 	Clock clock.Clock
-	// Logger receives the engine's logs; nil discards them.
+	// Logger receives the engine's logs; nil means slog.Default().
 	Logger *slog.Logger
 	// Registerer receives the engine's metrics; nil registers none.
 	Registerer prometheus.Registerer
@@ -31,10 +33,10 @@ type Options struct {
 	// empty means the configuration's, or "timetable_meta".
 	MetaTable string
 	// QueryParallelism bounds the storage queries a Query runs at once;
-	// zero means 16.
+	// zero means DefaultQueryParallelism.
 	QueryParallelism int
 	// WriteParallelism bounds the tables a Write writes at once; zero
-	// means 4.
+	// means DefaultWriteParallelism.
 	WriteParallelism int
 	// MaxQueryPartitions is the query budget: it bounds the partitions
 	// (a series' shard in one physical table) that queries and
@@ -53,20 +55,29 @@ type Options struct {
 	// refused.
 	ReadOnly bool
 	// DefaultLimit is the number of events a query returns when it sets no
-	// limit; zero means 1000. MaxLimit caps a query's limit; zero means
-	// 10000.
+	// limit; zero means DefaultQueryLimit. MaxLimit caps a query's limit;
+	// zero means DefaultMaxLimit.
 	DefaultLimit, MaxLimit int
 	// Rollups turns materialized rollups on for every logical table, as
 	// config.Table.Rollups does for one.
 	Rollups bool
 	// RollupSettle is how old a rollup's version markers must be before
-	// the rollup is trusted or stored; zero means 15 minutes. A Write to a
-	// table with rollups gets a deadline of half of it.
+	// the rollup is trusted or stored; zero means DefaultRollupSettle. A
+	// Write to a table with rollups gets a deadline of half of it.
 	RollupSettle time.Duration
 }
 
 // DefaultMetaTable is the meta table's name unless configured otherwise.
 const DefaultMetaTable = "timetable_meta"
+
+// Defaults of the zero fields of Options.
+const (
+	DefaultQueryParallelism = 16
+	DefaultWriteParallelism = 4
+	DefaultQueryLimit       = 1000
+	DefaultMaxLimit         = 10000
+	DefaultRollupSettle     = 15 * time.Minute
+)
 
 // Defaults of the query budget.
 const (
@@ -92,7 +103,7 @@ func (o *Options) EnsureDefaults() {
 		o.Clock = clock.Real{}
 	}
 	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
+		o.Logger = slog.Default()
 	}
 	if o.MetaTable == "" {
 		o.MetaTable = o.Config.MetaTable
@@ -101,10 +112,10 @@ func (o *Options) EnsureDefaults() {
 		o.MetaTable = DefaultMetaTable
 	}
 	if o.QueryParallelism == 0 {
-		o.QueryParallelism = 16
+		o.QueryParallelism = DefaultQueryParallelism
 	}
 	if o.WriteParallelism == 0 {
-		o.WriteParallelism = 4
+		o.WriteParallelism = DefaultWriteParallelism
 	}
 	if o.MaxQueryPartitions == 0 {
 		o.MaxQueryPartitions = DefaultMaxQueryPartitions
@@ -113,13 +124,13 @@ func (o *Options) EnsureDefaults() {
 		o.QueryBudgetWait = DefaultQueryBudgetWait
 	}
 	if o.DefaultLimit == 0 {
-		o.DefaultLimit = 1000
+		o.DefaultLimit = DefaultQueryLimit
 	}
 	if o.MaxLimit == 0 {
-		o.MaxLimit = 10000
+		o.MaxLimit = DefaultMaxLimit
 	}
 	if o.RollupSettle == 0 {
-		o.RollupSettle = 15 * time.Minute
+		o.RollupSettle = DefaultRollupSettle
 	}
 }
 
@@ -144,6 +155,9 @@ func (o *Options) Validate() error {
 	}
 	if o.MaxQueryPartitions < 1 || o.QueryBudgetWait < 0 {
 		return fmt.Errorf("timetable: MaxQueryPartitions must be positive, and QueryBudgetWait not negative")
+	}
+	if o.RollupSettle < 0 {
+		return fmt.Errorf("timetable: RollupSettle %v is negative", o.RollupSettle)
 	}
 	return nil
 }

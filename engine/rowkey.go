@@ -133,10 +133,10 @@ func validTableName(name string) bool {
 	return name != "." && name != ".." && validName.MatchString(name)
 }
 
-// checkTableName returns ErrBadName for an invalid logical table name.
+// checkTableName returns ErrBadTableName for an invalid logical table name.
 func checkTableName(name string) error {
 	if !validTableName(name) {
-		return fmt.Errorf("%w: table %q: use 1 to 255 of A-Z, a-z, 0-9, _, . and -, other than . and ..", ErrBadName, name)
+		return fmt.Errorf("%w: table %q: use 1 to 255 of A-Z, a-z, 0-9, _, . and -, other than . and ..", ErrBadTableName, name)
 	}
 	return nil
 }

@@ -187,7 +187,7 @@ func (db *DB) write(ctx context.Context, tenant, table string, check func(now ti
 				return nil
 			}
 			var items []int
-			var we *storage.WriteError
+			var we *storage.BatchWriteError
 			if errors.As(err, &we) {
 				for _, i := range we.Unwritten {
 					items = grp.appendEvents(items, i)

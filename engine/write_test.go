@@ -38,7 +38,7 @@ func (h *halfStore) BatchWrite(ctx context.Context, table string, items []storag
 	if err := h.Store.BatchWrite(ctx, table, items[:half]); err != nil {
 		return err
 	}
-	we := &storage.WriteError{Table: table, Err: errInjected}
+	we := &storage.BatchWriteError{Table: table, Err: errInjected}
 	for i := half; i < len(items); i++ {
 		we.Unwritten = append(we.Unwritten, i)
 	}

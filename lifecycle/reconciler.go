@@ -32,10 +32,10 @@ type Reconciler struct {
 
 // New returns a Reconciler, or an error when the options are invalid.
 func New(opts Options) (*Reconciler, error) {
+	opts.EnsureDefaults()
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	opts.EnsureDefaults()
 	r := &Reconciler{opts: opts, metrics: newMetrics(opts.Registerer), registry: registry.New(opts.Store, opts.MetaTable)}
 	r.mu.archivers = map[string]Archiver{}
 	return r, nil

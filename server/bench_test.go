@@ -33,7 +33,11 @@ func BenchmarkWriteNDJSON(b *testing.B) {
 	defer db.Close()
 	key, err := db.Tenants().Add(ctx, "acme", now)
 	require.NoError(b, err)
-	srv := httptest.NewServer(server.New(db, server.Options{}))
+	handler, err := server.New(db, server.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		panic(err)
+	}
+	srv := httptest.NewServer(handler)
 	defer srv.Close()
 
 	// Distinct bodies, so that every batch writes new events.

@@ -76,7 +76,7 @@ func status(err error) int {
 		return http.StatusNotFound
 	case errors.Is(err, event.ErrInvalidEvent),
 		errors.Is(err, event.ErrMalformedBody),
-		errors.Is(err, engine.ErrBadName),
+		errors.Is(err, engine.ErrBadTableName),
 		errors.Is(err, engine.ErrBadQuery),
 		errors.Is(err, engine.ErrBadCursor),
 		errors.Is(err, ErrBadParameter),

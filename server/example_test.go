@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -38,7 +39,11 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	srv := httptest.NewServer(server.New(db, server.Options{}))
+	handler, err := server.New(db, server.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		panic(err)
+	}
+	srv := httptest.NewServer(handler)
 	defer srv.Close()
 
 	call := func(method, path, contentType, body string) {

@@ -85,7 +85,9 @@ func newFixtureOn(t *testing.T, store storage.Store, cfg config.Config, reg *pro
 	require.NoError(t, err)
 	opts.Logger = slog.New(slog.NewJSONHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	opts.Registry = reg
-	srv := httptest.NewServer(server.New(f.db, opts))
+	handler, err := server.New(f.db, opts)
+	require.NoError(t, err)
+	srv := httptest.NewServer(handler)
 	f.url = srv.URL
 	t.Cleanup(func() {
 		srv.Close()

@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -58,7 +59,9 @@ func TestQueryBudget(t *testing.T) {
 	require.NoError(t, err)
 	key, err := db.Tenants().Add(ctx, "acme", now)
 	require.NoError(t, err)
-	srv := httptest.NewServer(server.New(db, server.Options{Registry: reg}))
+	handler, err := server.New(db, server.Options{Registry: reg, Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+	srv := httptest.NewServer(handler)
 	t.Cleanup(func() {
 		srv.Close()
 		require.NoError(t, db.Close())

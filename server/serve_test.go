@@ -40,7 +40,9 @@ func TestServeFinishesRequestsInFlight(t *testing.T) {
 	serveCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	served := make(chan error, 1)
-	go func() { served <- server.New(db, server.Options{Registry: reg}).Serve(serveCtx, ln) }()
+	srv, err := server.New(db, server.Options{Registry: reg, Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+	go func() { served <- srv.Serve(serveCtx, ln) }()
 
 	body := ndjson(now.Add(-time.Hour), "car-17", 50)
 	conn := startSlowWrite(t, addr, key, body)

@@ -43,10 +43,11 @@ const (
 )
 
 // Options configure a Server. The zero value is the default for every
-// field; a negative number also means the default.
+// field, as the Default constants say; a negative number or duration is
+// an error (Validate).
 type Options struct {
 	// Logger receives the request log and the causes of 5xx answers; nil
-	// discards them.
+	// means slog.Default().
 	Logger *slog.Logger
 	// MaxBodyBytes bounds a request body, after decompression; a larger
 	// one is refused with 413. Zero means DefaultMaxBodyBytes.
@@ -82,42 +83,64 @@ type Options struct {
 	ReadyTimeout time.Duration
 }
 
-// withDefaults returns o with every zero or negative field set to its
-// default.
-func (o Options) withDefaults() Options {
+// EnsureDefaults sets every zero field to its default.
+func (o *Options) EnsureDefaults() {
 	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
+		o.Logger = slog.Default()
 	}
-	if o.MaxBodyBytes <= 0 {
+	if o.MaxBodyBytes == 0 {
 		o.MaxBodyBytes = DefaultMaxBodyBytes
 	}
-	if o.MaxEvents <= 0 {
+	if o.MaxEvents == 0 {
 		o.MaxEvents = DefaultMaxEvents
 	}
-	if o.MaxBodyBytesInFlight <= 0 {
+	if o.MaxBodyBytesInFlight == 0 {
 		o.MaxBodyBytesInFlight = DefaultMaxBodyBytesInFlight
 	}
-	// A body of the largest size must fit, with its buffer's last step.
-	o.MaxBodyBytesInFlight = max(o.MaxBodyBytesInFlight, o.MaxBodyBytes+bodyStep)
-	if o.BodyBudgetWait <= 0 {
+	if o.BodyBudgetWait == 0 {
 		o.BodyBudgetWait = DefaultBodyBudgetWait
 	}
-	if o.BodyReadTimeout <= 0 {
+	if o.BodyReadTimeout == 0 {
 		o.BodyReadTimeout = DefaultBodyReadTimeout
 	}
 	if o.Registry == nil {
 		o.Registry = prometheus.NewRegistry()
 	}
-	if o.ShutdownTimeout <= 0 {
+	if o.ShutdownTimeout == 0 {
 		o.ShutdownTimeout = DefaultShutdownTimeout
 	}
-	if o.QueryRange <= 0 {
+	if o.QueryRange == 0 {
 		o.QueryRange = DefaultQueryRange
 	}
-	if o.ReadyTimeout <= 0 {
+	if o.ReadyTimeout == 0 {
 		o.ReadyTimeout = DefaultReadyTimeout
 	}
-	return o
+}
+
+// errInvalidOptions marks Options that New refuses.
+var errInvalidOptions = errors.New("timetable: invalid server options")
+
+// Validate reports the fields that hold a negative number or duration.
+func (o *Options) Validate() error {
+	var errs []error
+	for _, f := range []struct {
+		name string
+		v    int64
+	}{
+		{"MaxBodyBytes", o.MaxBodyBytes},
+		{"MaxEvents", int64(o.MaxEvents)},
+		{"MaxBodyBytesInFlight", o.MaxBodyBytesInFlight},
+		{"BodyBudgetWait", int64(o.BodyBudgetWait)},
+		{"BodyReadTimeout", int64(o.BodyReadTimeout)},
+		{"ShutdownTimeout", int64(o.ShutdownTimeout)},
+		{"QueryRange", int64(o.QueryRange)},
+		{"ReadyTimeout", int64(o.ReadyTimeout)},
+	} {
+		if f.v < 0 {
+			errs = append(errs, fmt.Errorf("%w: %s is negative", errInvalidOptions, f.name))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // Server is the HTTP API v1 over one engine. It is an http.Handler; its
@@ -134,13 +157,19 @@ type Server struct {
 	bodies *bodyBudget
 }
 
-// New returns a Server answering for db. It registers the server's
-// metrics on opts.Registry, so it must be called once per registry.
-func New(db *engine.DB, opts Options) *Server {
-	opts = opts.withDefaults()
+// New returns a Server answering for db, or an error for invalid
+// options. It registers the server's metrics on opts.Registry, so it must
+// be called once per registry.
+func New(db *engine.DB, opts Options) (*Server, error) {
+	opts.EnsureDefaults()
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	// A body of the largest size must fit, with its buffer's last step.
+	opts.MaxBodyBytesInFlight = max(opts.MaxBodyBytesInFlight, opts.MaxBodyBytes+bodyStep)
 	s := &Server{db: db, opts: opts, log: opts.Logger, metrics: newMetrics(opts.Registry), bodies: newBodyBudget(opts.MaxBodyBytesInFlight, opts.BodyBudgetWait)}
 	s.handler = s.logRequests(s.canonicalPaths(s.routes()))
-	return s
+	return s, nil
 }
 
 // Route patterns, which are also the route label of the metrics.

@@ -92,7 +92,7 @@ type Store interface {
 
 	// BatchWrite puts every item into the table, replacing any item with
 	// the same key. It returns nil only once every item is durable. On
-	// failure it returns a *WriteError that lists exactly which items were
+	// failure it returns a *BatchWriteError that lists exactly which items were
 	// not written; the others are durable. Items in one call must have
 	// distinct keys. When an item is invalid (Item.Validate) no item is
 	// written, and the error wraps ErrInvalid.
@@ -297,8 +297,8 @@ var (
 	ErrUnavailable = errors.New("timetable: store unavailable")
 )
 
-// WriteError reports a BatchWrite that did not write every item.
-type WriteError struct {
+// BatchWriteError reports a BatchWrite that did not write every item.
+type BatchWriteError struct {
 	// Table is the table written to.
 	Table string
 	// Unwritten holds the indexes, in the caller's slice, of the items that
@@ -308,9 +308,9 @@ type WriteError struct {
 	Err error
 }
 
-func (e *WriteError) Error() string {
+func (e *BatchWriteError) Error() string {
 	return fmt.Sprintf("write to table %q: %d items not written: %v", e.Table, len(e.Unwritten), e.Err)
 }
 
 // Unwrap returns the cause.
-func (e *WriteError) Unwrap() error { return e.Err }
+func (e *BatchWriteError) Unwrap() error { return e.Err }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -26,7 +27,11 @@ func httpIngest(ctx context.Context, dir string, gen *generator, o Options) (flo
 	if err != nil {
 		return 0, err
 	}
-	srv := httptest.NewServer(server.New(db, server.Options{}))
+	handler, err := server.New(db, server.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		return 0, err
+	}
+	srv := httptest.NewServer(handler)
 	defer srv.Close()
 	var bodies [][]byte
 	var idx [][]int

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -64,7 +65,11 @@ func ManySeries(ctx context.Context, o Options, r *Report) error {
 	if err != nil {
 		return err
 	}
-	srv := httptest.NewServer(server.New(db, server.Options{}))
+	handler, err := server.New(db, server.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		return err
+	}
+	srv := httptest.NewServer(handler)
 	defer srv.Close()
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: heavyAtOnce + 1}}
 	latest10 := func(key, series string) error {

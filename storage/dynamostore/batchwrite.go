@@ -31,7 +31,7 @@ var errUnprocessed = errors.New("items left unprocessed")
 // (storage.Item.Validate, and distinct keys) and writes nothing when one
 // is invalid: the error then wraps storage.ErrInvalid.
 //
-// On failure it returns a *storage.WriteError whose Unwritten lists every
+// On failure it returns a *storage.BatchWriteError whose Unwritten lists every
 // item DynamoDB did not acknowledge; the others are durable. Once a request
 // fails for good no further request starts. Items unprocessed after the
 // last attempt are reported with an error wrapping storage.ErrThrottled.
@@ -48,7 +48,7 @@ func (s *Store) BatchWrite(ctx context.Context, table string, items []storage.It
 
 	reqs, err := writeRequests(items)
 	if err != nil {
-		return &storage.WriteError{Table: table, Unwritten: allIndexes(len(items)), Err: err}
+		return &storage.BatchWriteError{Table: table, Unwritten: allIndexes(len(items)), Err: err}
 	}
 
 	var (
@@ -104,7 +104,7 @@ func (s *Store) BatchWrite(ctx context.Context, table string, items []storage.It
 	if firstErr == nil {
 		firstErr = errors.New("not sent after an earlier request failed")
 	}
-	return &storage.WriteError{Table: table, Unwritten: unwritten, Err: firstErr}
+	return &storage.BatchWriteError{Table: table, Unwritten: unwritten, Err: firstErr}
 }
 
 // writeChunk writes the items at indexes idx of reqs, at most 25, in one
@@ -122,7 +122,7 @@ func (s *Store) writeChunk(ctx context.Context, table string, reqs []types.Write
 			ReturnConsumedCapacity: returnCapacity,
 		}, s.callOpts...)
 		if err != nil {
-			return pending, fmt.Errorf("batch write: %w", mapError(opRead, err))
+			return pending, fmt.Errorf("batch write: %w", mapError(opOther, err))
 		}
 		left, err := unprocessedIndexes(out.UnprocessedItems[table], reqs, pending)
 		if err != nil {

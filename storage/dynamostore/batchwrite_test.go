@@ -128,7 +128,7 @@ func TestBatchWriteFailures(t *testing.T) {
 		bad := append([]storage.Item(nil), items...)
 		bad[59].Attrs = map[string]any{"f": 1.5}
 		err := s.BatchWrite(context.Background(), name, bad)
-		var we *storage.WriteError
+		var we *storage.BatchWriteError
 		require.True(t, errors.As(err, &we))
 		require.Equal(t, allIndexes(60), we.Unwritten)
 		require.ErrorIs(t, err, storage.ErrInvalid)
@@ -136,7 +136,7 @@ func TestBatchWriteFailures(t *testing.T) {
 	})
 	t.Run("unknown table", func(t *testing.T) {
 		err := s.BatchWrite(context.Background(), tableName(t), items)
-		var we *storage.WriteError
+		var we *storage.BatchWriteError
 		require.True(t, errors.As(err, &we))
 		require.Equal(t, allIndexes(60), we.Unwritten)
 		require.ErrorIs(t, err, storage.ErrTableNotFound)
@@ -145,7 +145,7 @@ func TestBatchWriteFailures(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
 		err := s.BatchWrite(ctx, name, items)
-		var we *storage.WriteError
+		var we *storage.BatchWriteError
 		require.True(t, errors.As(err, &we))
 		require.Equal(t, allIndexes(60), we.Unwritten)
 		require.ErrorIs(t, err, context.Canceled)

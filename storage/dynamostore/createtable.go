@@ -80,7 +80,7 @@ func (s *Store) createTable(ctx context.Context, in *dynamodb.CreateTableInput) 
 	case isNotFound(derr):
 		// Deleted in between: create it again.
 	case derr != nil:
-		return false, "", fmt.Errorf("describe table: %w", mapError(opRead, derr))
+		return false, "", fmt.Errorf("describe table: %w", mapError(opOther, derr))
 	case desc.Table.TableStatus != types.TableStatusDeleting:
 		return true, "", nil
 	default:

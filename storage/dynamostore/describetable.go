@@ -24,7 +24,7 @@ func (s *Store) DescribeTable(ctx context.Context, name string) (storage.TableIn
 
 	out, err := s.client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)}, s.callOpts...)
 	if err != nil {
-		return storage.TableInfo{}, fmt.Errorf("describe table %q: %w", name, mapError(opRead, err))
+		return storage.TableInfo{}, fmt.Errorf("describe table %q: %w", name, mapError(opOther, err))
 	}
 	info := tableInfo(out.Table)
 	if info.Tags, err = s.tags(ctx, name, aws.ToString(out.Table.TableArn)); err != nil {

@@ -48,7 +48,7 @@
 // storage.ItemSize, distinct keys) and writes nothing if one is invalid. It
 // then sends BatchWriteItem requests of 25 items, Options.WriteConcurrency
 // of them in flight. After the first request that fails for good no new
-// request starts; requests in flight finish. The *storage.WriteError lists
+// request starts; requests in flight finish. The *storage.BatchWriteError lists
 // every item not known to be written: the items of failed requests, those
 // left unprocessed, and those never sent. An item is reported written only
 // after DynamoDB acknowledged it. An item reported unwritten may still have

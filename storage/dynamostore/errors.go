@@ -64,7 +64,7 @@ func errorCode(err error) string {
 type op int
 
 const (
-	opRead   op = iota // data-plane reads and writes, DescribeTable, ListTables
+	opOther  op = iota // every other call: items, DescribeTable, ListTables, tags, TTL
 	opCreate           // CreateTable
 	opChange           // UpdateTable, TagResource, DeleteTable
 )
@@ -149,7 +149,7 @@ func mapUpdateError(err error) error {
 		}
 	}
 	if sentinel == nil {
-		return mapError(opRead, err)
+		return mapError(opOther, err)
 	}
 	return fmt.Errorf("%w: %w", sentinel, err)
 }

@@ -29,16 +29,16 @@ func TestMapError(t *testing.T) {
 		op   op
 		want error
 	}{
-		{"ResourceNotFoundException", opRead, storage.ErrTableNotFound},
+		{"ResourceNotFoundException", opOther, storage.ErrTableNotFound},
 		{"ResourceNotFoundException", opChange, storage.ErrTableNotFound},
 		{"ResourceInUseException", opCreate, storage.ErrTableExists},
 		{"ResourceInUseException", opChange, storage.ErrRefused},
-		{"ResourceInUseException", opRead, nil},
+		{"ResourceInUseException", opOther, nil},
 		{"LimitExceededException", opChange, storage.ErrRefused},
-		{"ProvisionedThroughputExceededException", opRead, storage.ErrThrottled},
-		{"ThrottlingException", opRead, storage.ErrThrottled},
-		{"RequestLimitExceeded", opRead, storage.ErrThrottled},
-		{"ValidationException", opRead, nil},
+		{"ProvisionedThroughputExceededException", opOther, storage.ErrThrottled},
+		{"ThrottlingException", opOther, storage.ErrThrottled},
+		{"RequestLimitExceeded", opOther, storage.ErrThrottled},
+		{"ValidationException", opOther, nil},
 	} {
 		t.Run(tc.code, func(t *testing.T) {
 			orig := apiErr(tc.code)
@@ -49,8 +49,8 @@ func TestMapError(t *testing.T) {
 			}
 		})
 	}
-	require.NoError(t, mapError(opRead, nil))
-	require.Equal(t, context.Canceled, mapError(opRead, context.Canceled))
+	require.NoError(t, mapError(opOther, nil))
+	require.Equal(t, context.Canceled, mapError(opOther, context.Canceled))
 }
 
 func TestRefusalsNotRetried(t *testing.T) {
@@ -136,7 +136,7 @@ func TestUnavailable(t *testing.T) {
 
 	// A Client given with the SDK's retry quota may run out of it.
 	quota := errors.Join(errors.New("attempt failed"), ratelimit.QuotaExceededError{})
-	require.ErrorIs(t, mapError(opRead, quota), storage.ErrThrottled)
+	require.ErrorIs(t, mapError(opOther, quota), storage.ErrThrottled)
 }
 
 // dummyCredentials spares the client the credential chain.

@@ -60,7 +60,7 @@ func ExampleStore_Query() {
 		{PK: "car-17", SK: "2017-04-10T12:00:01Z", Attrs: map[string]any{"gear": "N"}},
 	})
 	if err != nil {
-		log.Fatal(err) // a *storage.WriteError names the items not written
+		log.Fatal(err) // a *storage.BatchWriteError names the items not written
 	}
 	it := s.Query(ctx, storage.Query{
 		Table: "tt_events_1491696000000_1492300799000_4_2017",

@@ -33,7 +33,7 @@ func (s *Store) GetItem(ctx context.Context, table, pk, sk string) (storage.Item
 		ReturnConsumedCapacity: returnCapacity,
 	}, s.callOpts...)
 	if err != nil {
-		return storage.Item{}, fmt.Errorf("get item %q/%q from table %q: %w", pk, sk, table, mapError(opRead, err))
+		return storage.Item{}, fmt.Errorf("get item %q/%q from table %q: %w", pk, sk, table, mapError(opOther, err))
 	}
 	if out.Item == nil {
 		return storage.Item{}, fmt.Errorf("get item %q/%q from table %q: %w", pk, sk, table, storage.ErrItemNotFound)

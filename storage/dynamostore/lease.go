@@ -93,7 +93,7 @@ func (l Lease) put(ctx context.Context, name, owner string, expires int64, cond 
 		return false, nil
 	}
 	if err != nil {
-		return false, mapError(opRead, err)
+		return false, mapError(opOther, err)
 	}
 	return true, nil
 }

@@ -38,7 +38,7 @@ func (s *Store) ListTables(ctx context.Context, after string, fn func(name strin
 	for pages.HasMorePages() {
 		out, err := pages.NextPage(ctx, s.callOpts...)
 		if err != nil {
-			return fmt.Errorf("list tables after %q: %w", after, mapError(opRead, err))
+			return fmt.Errorf("list tables after %q: %w", after, mapError(opOther, err))
 		}
 		for _, name := range out.TableNames {
 			if name <= after {

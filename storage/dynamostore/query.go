@@ -38,7 +38,7 @@ func (s *Store) Query(ctx context.Context, q storage.Query) storage.Iterator {
 	return newIterator(ctx, s, q.Limit, func(ctx context.Context) ([]map[string]types.AttributeValue, bool, error) {
 		out, err := pages.NextPage(ctx, s.callOpts...)
 		if err != nil {
-			return nil, false, fmt.Errorf("query table %q: %w", q.Table, mapError(opRead, err))
+			return nil, false, fmt.Errorf("query table %q: %w", q.Table, mapError(opOther, err))
 		}
 		return out.Items, pages.HasMorePages(), nil
 	})

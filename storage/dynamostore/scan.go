@@ -39,7 +39,7 @@ func (s *Store) ScanAfter(ctx context.Context, table string, after storage.Key) 
 	return newIterator(ctx, s, 0, func(ctx context.Context) ([]map[string]types.AttributeValue, bool, error) {
 		out, err := pages.NextPage(ctx, s.callOpts...)
 		if err != nil {
-			return nil, false, fmt.Errorf("scan table %q: %w", table, mapError(opRead, err))
+			return nil, false, fmt.Errorf("scan table %q: %w", table, mapError(opOther, err))
 		}
 		return out.Items, pages.HasMorePages(), nil
 	})

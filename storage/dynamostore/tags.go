@@ -67,7 +67,7 @@ func (s *Store) tag(ctx context.Context, name, arn string, tags map[string]strin
 func (s *Store) tableARN(ctx context.Context, name string) (string, error) {
 	out, err := s.client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)}, s.callOpts...)
 	if err != nil {
-		return "", fmt.Errorf("describe table %q: %w", name, mapError(opRead, err))
+		return "", fmt.Errorf("describe table %q: %w", name, mapError(opOther, err))
 	}
 	return aws.ToString(out.Table.TableArn), nil
 }
@@ -92,7 +92,7 @@ func (s *Store) tags(ctx context.Context, name, arn string) (map[string]string, 
 			s.log.Warn("cannot read a table's tags; they are only labels", "table", name, "err", err)
 			return nil, nil
 		case err != nil:
-			return nil, fmt.Errorf("list tags of table %q: %w", name, mapError(opRead, err))
+			return nil, fmt.Errorf("list tags of table %q: %w", name, mapError(opOther, err))
 		}
 		for _, t := range out.Tags {
 			if tags == nil {

@@ -78,7 +78,7 @@ func (s *Store) ttlState(ctx context.Context, name string) (string, types.TimeTo
 		return "", types.TimeToLiveStatusDisabled, nil
 	}
 	if err != nil {
-		return "", "", fmt.Errorf("describe TTL of table %q: %w", name, mapError(opRead, err))
+		return "", "", fmt.Errorf("describe TTL of table %q: %w", name, mapError(opOther, err))
 	}
 	d := out.TimeToLiveDescription
 	if d == nil {

@@ -27,7 +27,7 @@ func (s *Store) UpdateTable(ctx context.Context, name string, u storage.TableUpd
 
 	out, err := s.client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)}, s.callOpts...)
 	if err != nil {
-		return fmt.Errorf("update table %q: %w", name, mapError(opRead, err))
+		return fmt.Errorf("update table %q: %w", name, mapError(opOther, err))
 	}
 	current := tableInfo(out.Table).Capacity
 	if u.Capacity != nil {

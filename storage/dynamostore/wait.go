@@ -16,7 +16,7 @@ func (s *Store) waitActive(ctx context.Context, name string) error {
 	})
 	in := &dynamodb.DescribeTableInput{TableName: &name}
 	if err := w.Wait(ctx, in, s.opts.WaitTimeout); err != nil {
-		return fmt.Errorf("wait for table %q to be active: %w", name, mapError(opRead, err))
+		return fmt.Errorf("wait for table %q to be active: %w", name, mapError(opOther, err))
 	}
 	return nil
 }
@@ -30,7 +30,7 @@ func (s *Store) waitGone(ctx context.Context, name string) error {
 	})
 	in := &dynamodb.DescribeTableInput{TableName: &name}
 	if err := w.Wait(ctx, in, s.opts.WaitTimeout); err != nil {
-		return fmt.Errorf("wait for table %q to be deleted: %w", name, mapError(opRead, err))
+		return fmt.Errorf("wait for table %q to be deleted: %w", name, mapError(opOther, err))
 	}
 	return nil
 }

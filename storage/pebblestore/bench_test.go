@@ -67,7 +67,9 @@ func quiet() Options {
 
 // openRaw opens a bare Pebble DB with the options a Store would use.
 func openRaw(b *testing.B) *pebble.DB {
-	po, unref := pebbleOptions(quiet().withDefaults())
+	opts := quiet()
+	opts.EnsureDefaults()
+	po, unref := pebbleOptions(opts)
 	defer unref()
 	db, err := pebble.Open(b.TempDir(), po)
 	require.NoError(b, err)

@@ -12,7 +12,7 @@ import (
 )
 
 // Options configures a Store. The zero value is the default for every
-// field.
+// field; a negative CacheSize is an error (Validate).
 type Options struct {
 	// FS is the file system the DB lives on; nil means the operating
 	// system's. vfs.NewMem() gives an in-memory store for examples and
@@ -38,9 +38,8 @@ const DefaultCacheSize = 32 << 20
 // errInvalidOptions marks an Options that Open refuses.
 var errInvalidOptions = errors.New("timetable: pebble: invalid options")
 
-// withDefaults returns a copy of o with every zero field set to its
-// default.
-func (o Options) withDefaults() Options {
+// EnsureDefaults sets every zero field to its default.
+func (o *Options) EnsureDefaults() {
 	if o.FS == nil {
 		o.FS = vfs.Default
 	}
@@ -53,11 +52,10 @@ func (o Options) withDefaults() Options {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	return o
 }
 
-// validate reports what is wrong with o.
-func (o Options) validate() error {
+// Validate reports what is wrong with o.
+func (o *Options) Validate() error {
 	if o.CacheSize < 0 {
 		return fmt.Errorf("%w: negative CacheSize %d", errInvalidOptions, o.CacheSize)
 	}

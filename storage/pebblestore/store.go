@@ -48,10 +48,10 @@ var _ storage.Store = (*Store)(nil)
 
 // Open opens the store in directory dir, creating it if needed.
 func Open(dir string, opts Options) (*Store, error) {
-	if err := opts.validate(); err != nil {
+	opts.EnsureDefaults()
+	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	opts = opts.withDefaults()
 	po, unref := pebbleOptions(opts)
 	defer unref()
 	db, err := pebble.Open(dir, po)

@@ -66,7 +66,7 @@ func TestOperationsAfterClose(t *testing.T) {
 	require.ErrorIs(t, s.DeleteTable(ctx, "tbl"), storage.ErrClosed)
 	err = s.BatchWrite(ctx, "tbl", items("p", 2))
 	require.ErrorIs(t, err, storage.ErrClosed)
-	var we *storage.WriteError
+	var we *storage.BatchWriteError
 	require.ErrorAs(t, err, &we)
 	require.Equal(t, []int{0, 1}, we.Unwritten)
 	_, err = s.GetItem(ctx, "tbl", "p", "s")
@@ -129,7 +129,7 @@ func TestBatchWriteIsAllOrNothing(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			err := s.BatchWrite(ctx, "tbl", []storage.Item{good, tc.bad, good})
 			require.ErrorIs(t, err, storage.ErrInvalid)
-			var we *storage.WriteError
+			var we *storage.BatchWriteError
 			require.ErrorAs(t, err, &we)
 			require.Equal(t, []int{0, 1, 2}, we.Unwritten)
 			require.Equal(t, "tbl", we.Table)

@@ -10,7 +10,7 @@ import (
 
 // BatchWrite puts the items into the table in one Pebble batch committed
 // with Sync: it returns nil once every item is on disk, and on any error
-// no item is written and the *storage.WriteError lists every index. An
+// no item is written and the *storage.BatchWriteError lists every index. An
 // item storage.Item.Validate refuses, as DynamoDB would, fails the call
 // with an error wrapping storage.ErrInvalid. Of two items with the same
 // key in one call, the later wins.
@@ -68,10 +68,10 @@ func encodeItem(key, val []byte, id uint64, it storage.Item) ([]byte, []byte, er
 }
 
 // writeError reports that none of items was written.
-func writeError(table string, items []storage.Item, err error) *storage.WriteError {
+func writeError(table string, items []storage.Item, err error) *storage.BatchWriteError {
 	unwritten := make([]int, len(items))
 	for i := range unwritten {
 		unwritten[i] = i
 	}
-	return &storage.WriteError{Table: table, Unwritten: unwritten, Err: err}
+	return &storage.BatchWriteError{Table: table, Unwritten: unwritten, Err: err}
 }

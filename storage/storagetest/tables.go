@@ -273,7 +273,7 @@ func (s *suite) testUnknownTable(t *testing.T) {
 	items := []storage.Item{item("p", "a", nil), item("p", "b", nil)}
 	err := st.BatchWrite(ctx, name, items)
 	require.ErrorIs(t, err, storage.ErrTableNotFound, "BatchWrite")
-	var we *storage.WriteError
+	var we *storage.BatchWriteError
 	require.True(t, errors.As(err, &we), "BatchWrite returns a *WriteError, got %T", err)
 	require.Equal(t, []int{0, 1}, we.Unwritten)
 
