@@ -176,6 +176,12 @@ type Query struct {
 	// Attrs, when not nil, lists the only attributes to return besides the
 	// key (a projection). Attributes an item lacks are absent.
 	Attrs []string
+	// Filter, when not nil, returns only the items it matches (see
+	// Filter). Limit then bounds the items examined, matching or not, as
+	// DynamoDB's Limit does, so that a selective filter reads a bounded
+	// part of the partition per query: the iterator's Resume says where
+	// to go on.
+	Filter *Filter
 }
 
 // Iterator walks the items a Query or Scan selected. Use it as
@@ -196,6 +202,13 @@ type Iterator interface {
 	Item() Item
 	// Err returns the error that stopped the iteration, if any.
 	Err() error
+	// Resume, once Next has returned false and Err is nil, reports
+	// whether the query stopped at its Limit before the end of its range
+	// and the sort key of the last item it examined, which as a Query's
+	// After goes on from there. With a Filter that key may be of an item
+	// that did not match. A query that ran to the end of its range
+	// returns "", false.
+	Resume() (after string, stopped bool)
 	// Close releases the iterator. It is safe to call twice and returns
 	// the same error as Err.
 	Close() error

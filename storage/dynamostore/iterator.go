@@ -8,9 +8,21 @@ import (
 	"github.com/timetabledb/timetable/storage"
 )
 
-// fetchFunc returns the next page of items and whether another page
-// follows.
-type fetchFunc func(ctx context.Context) (items []map[string]types.AttributeValue, more bool, err error)
+// page is one answer of Query or Scan.
+type page struct {
+	items []map[string]types.AttributeValue
+	// more tells whether another page follows (a LastEvaluatedKey).
+	more bool
+	// examined is DynamoDB's ScannedCount: the items the page read,
+	// before a filter.
+	examined int
+	// lastSK is the sort key of the LastEvaluatedKey, if any.
+	lastSK string
+}
+
+// fetchFunc returns the next page; budget, when positive, is the most
+// items it may examine (the request's Limit).
+type fetchFunc func(ctx context.Context, budget int) (page, error)
 
 // iterator walks pages of items fetched one at a time, when the previous
 // one is used up. It keeps the context of the Query or Scan that created
@@ -19,22 +31,27 @@ type iterator struct {
 	ctx   context.Context
 	store *Store
 	fetch fetchFunc
-	// limit stops the iteration after that many items; 0 for none.
-	limit int
+	// limit stops the iteration after that many items, or with filtered
+	// set that many items examined; 0 for none.
+	limit    int
+	filtered bool
 
-	page []map[string]types.AttributeValue
-	more bool
-	n    int
-	cur  storage.Item
-	err  error
-	done bool
+	items    []map[string]types.AttributeValue
+	more     bool
+	n        int // items returned
+	examined int // items examined by the pages fetched
+	lastSK   string
+	stopped  bool
+	cur      storage.Item
+	err      error
+	done     bool
 }
 
 var _ storage.Iterator = (*iterator)(nil)
 
 // newIterator returns an iterator whose first page fetch gets.
-func newIterator(ctx context.Context, s *Store, limit int, fetch fetchFunc) *iterator {
-	return &iterator{ctx: ctx, store: s, fetch: fetch, limit: limit, more: true}
+func newIterator(ctx context.Context, s *Store, limit int, filtered bool, fetch fetchFunc) *iterator {
+	return &iterator{ctx: ctx, store: s, fetch: fetch, limit: limit, filtered: filtered, more: true}
 }
 
 // errIterator returns an iterator that yields nothing and err.
@@ -53,27 +70,41 @@ func (it *iterator) Next() bool {
 	if it.done || it.err != nil {
 		return false
 	}
-	if it.limit > 0 && it.n >= it.limit {
-		it.done = true
+	if !it.filtered && it.limit > 0 && it.n >= it.limit {
+		it.stop(it.cur.SK)
 		return false
 	}
-	for len(it.page) == 0 {
+	for len(it.items) == 0 {
 		if !it.more {
 			it.done = true
+			return false
+		}
+		if it.filtered && it.limit > 0 && it.examined >= it.limit {
+			it.stop(it.lastSK)
 			return false
 		}
 		if it.store.closed() {
 			it.err = storage.ErrClosed
 			return false
 		}
-		it.page, it.more, it.err = it.fetch(it.ctx)
-		if it.err != nil {
+		budget := 0
+		if it.limit > 0 {
+			budget = it.limit - it.n
+			if it.filtered {
+				budget = it.limit - it.examined
+			}
+		}
+		p, err := it.fetch(it.ctx, budget)
+		if err != nil {
+			it.err = err
 			return false
 		}
+		it.items, it.more, it.lastSK = p.items, p.more, p.lastSK
+		it.examined += p.examined
 	}
-	item, err := unmarshalItem(it.page[0])
-	it.page[0] = nil
-	it.page = it.page[1:]
+	item, err := unmarshalItem(it.items[0])
+	it.items[0] = nil
+	it.items = it.items[1:]
 	if err != nil {
 		it.err = err
 		return false
@@ -83,15 +114,36 @@ func (it *iterator) Next() bool {
 	return true
 }
 
+// stop ends the iteration at the limit, after the item of sort key sk.
+func (it *iterator) stop(sk string) {
+	it.done, it.stopped, it.lastSK = true, it.more || len(it.items) > 0, sk
+}
+
 // Item returns the current item. The caller owns it.
 func (it *iterator) Item() storage.Item { return it.cur }
 
 // Err returns the error that stopped the iteration, if any.
 func (it *iterator) Err() error { return it.err }
 
+// Resume says where a query stopped by its limit would go on.
+func (it *iterator) Resume() (string, bool) {
+	if it.err != nil || !it.stopped {
+		return "", false
+	}
+	return it.lastSK, true
+}
+
 // Close releases the page held. It is safe to call twice.
 func (it *iterator) Close() error {
 	it.done = true
-	it.page = nil
+	it.items = nil
 	return it.err
+}
+
+// lastSortKey returns the sort key of a LastEvaluatedKey, "" for none.
+func lastSortKey(key map[string]types.AttributeValue) string {
+	if sk, ok := key[storage.SKAttr].(*types.AttributeValueMemberS); ok {
+		return sk.Value
+	}
+	return ""
 }

@@ -14,11 +14,15 @@ import (
 )
 
 // Query returns the items of one partition in the sort-key range, in the
-// order asked. It follows DynamoDB's pages lazily with the SDK paginator,
-// each page asking for at most q.Limit items, so the iterator over-reads by
-// at most one page. Resuming with q.After set to the sort key of the last
-// item returned neither skips nor repeats an item, wherever DynamoDB's
-// 1 MB pages or the limit cut.
+// order asked. It follows DynamoDB's pages lazily, each request asking
+// for no more items than the limit leaves (items returned, or with a
+// filter items examined: DynamoDB's own Limit), so the iterator never
+// reads past its limit. Resuming with q.After set to the sort key of the
+// last item returned, or to Resume's key, neither skips nor repeats an
+// item, wherever DynamoDB's 1 MB pages or the limit cut.
+//
+// The pages are fetched by hand rather than with the SDK's paginator,
+// whose Limit is fixed for every page.
 func (s *Store) Query(ctx context.Context, q storage.Query) storage.Iterator {
 	if err := s.enter(); err != nil {
 		return errIterator(err)
@@ -34,13 +38,16 @@ func (s *Store) Query(ctx context.Context, q storage.Query) storage.Iterator {
 	}
 	in.ConsistentRead = s.consistentRead()
 	in.ReturnConsumedCapacity = returnCapacity
-	pages := dynamodb.NewQueryPaginator(s.client, in)
-	return newIterator(ctx, s, q.Limit, func(ctx context.Context) ([]map[string]types.AttributeValue, bool, error) {
-		out, err := pages.NextPage(ctx, s.callOpts...)
-		if err != nil {
-			return nil, false, fmt.Errorf("query table %q: %w", q.Table, mapError(opOther, err))
+	return newIterator(ctx, s, q.Limit, q.Filter != nil, func(ctx context.Context, budget int) (page, error) {
+		if budget > 0 {
+			in.Limit = aws.Int32(int32(min(budget, math.MaxInt32)))
 		}
-		return out.Items, pages.HasMorePages(), nil
+		out, err := s.client.Query(ctx, in, s.callOpts...)
+		if err != nil {
+			return page{}, fmt.Errorf("query table %q: %w", q.Table, mapError(opOther, err))
+		}
+		in.ExclusiveStartKey = out.LastEvaluatedKey
+		return page{items: out.Items, more: len(out.LastEvaluatedKey) > 0, examined: int(out.ScannedCount), lastSK: lastSortKey(out.LastEvaluatedKey)}, nil
 	})
 }
 
@@ -86,6 +93,16 @@ func queryInput(q storage.Query) (in *dynamodb.QueryInput, empty bool, err error
 		cond = cond.And(sk.LessThanEqual(expression.Value(high)))
 	}
 	b := expression.NewBuilder().WithKeyCondition(cond)
+	if q.Filter != nil {
+		if err := q.Filter.Validate(); err != nil {
+			return nil, false, err
+		}
+		f, err := filterCondition(*q.Filter)
+		if err != nil {
+			return nil, false, err
+		}
+		b = b.WithFilter(f)
+	}
 	if q.Attrs != nil {
 		proj := expression.NamesList(expression.NameNoDotSplit(storage.PKAttr), expression.NameNoDotSplit(storage.SKAttr))
 		seen := map[string]bool{storage.PKAttr: true, storage.SKAttr: true}
@@ -107,6 +124,7 @@ func queryInput(q storage.Query) (in *dynamodb.QueryInput, empty bool, err error
 		TableName:                 aws.String(q.Table),
 		KeyConditionExpression:    expr.KeyCondition(),
 		ProjectionExpression:      expr.Projection(),
+		FilterExpression:          expr.Filter(),
 		ExpressionAttributeNames:  expr.Names(),
 		ExpressionAttributeValues: expr.Values(),
 		ScanIndexForward:          aws.Bool(!q.Desc),
@@ -121,4 +139,56 @@ func queryInput(q storage.Query) (in *dynamodb.QueryInput, empty bool, err error
 		}
 	}
 	return in, false, nil
+}
+
+// filterCondition builds the FilterExpression of f: names and values are
+// placeholders, as the expression package makes them.
+func filterCondition(f storage.Filter) (expression.ConditionBuilder, error) {
+	switch f.Op {
+	case storage.FilterAnd, storage.FilterOr:
+		conds := make([]expression.ConditionBuilder, len(f.Args))
+		for i, a := range f.Args {
+			c, err := filterCondition(a)
+			if err != nil {
+				return expression.ConditionBuilder{}, err
+			}
+			conds[i] = c
+		}
+		if f.Op == storage.FilterAnd {
+			return expression.And(conds[0], conds[1], conds[2:]...), nil
+		}
+		return expression.Or(conds[0], conds[1], conds[2:]...), nil
+	case storage.FilterNot:
+		c, err := filterCondition(f.Args[0])
+		if err != nil {
+			return expression.ConditionBuilder{}, err
+		}
+		return expression.Not(c), nil
+	}
+	name := expression.NameNoDotSplit(f.Attr)
+	if f.Op == storage.FilterExists {
+		return expression.AttributeExists(name), nil
+	}
+	av, err := toAttributeValue(f.Value)
+	if err != nil {
+		return expression.ConditionBuilder{}, err
+	}
+	v := expression.Value(av)
+	switch f.Op {
+	case storage.FilterEq:
+		return name.Equal(v), nil
+	case storage.FilterNe:
+		return name.NotEqual(v), nil
+	case storage.FilterLt:
+		return name.LessThan(v), nil
+	case storage.FilterLe:
+		return name.LessThanEqual(v), nil
+	case storage.FilterGt:
+		return name.GreaterThan(v), nil
+	case storage.FilterGe:
+		return name.GreaterThanEqual(v), nil
+	case storage.FilterBeginsWith:
+		return name.BeginsWith(f.Value.(string)), nil
+	}
+	return expression.ConditionBuilder{}, fmt.Errorf("%w: %s", storage.ErrBadFilter, f.Op)
 }

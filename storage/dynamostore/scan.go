@@ -36,11 +36,11 @@ func (s *Store) ScanAfter(ctx context.Context, table string, after storage.Key) 
 		}
 	}
 	pages := dynamodb.NewScanPaginator(s.client, in)
-	return newIterator(ctx, s, 0, func(ctx context.Context) ([]map[string]types.AttributeValue, bool, error) {
+	return newIterator(ctx, s, 0, false, func(ctx context.Context, _ int) (page, error) {
 		out, err := pages.NextPage(ctx, s.callOpts...)
 		if err != nil {
-			return nil, false, fmt.Errorf("scan table %q: %w", table, mapError(opOther, err))
+			return page{}, fmt.Errorf("scan table %q: %w", table, mapError(opOther, err))
 		}
-		return out.Items, pages.HasMorePages(), nil
+		return page{items: out.Items, more: pages.HasMorePages(), examined: int(out.ScannedCount), lastSK: lastSortKey(out.LastEvaluatedKey)}, nil
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/timetabledb/timetable/storage"
@@ -45,6 +46,12 @@ func (s *Store) Query(ctx context.Context, q storage.Query) storage.Iterator {
 	if err := s.acquire(); err != nil {
 		return &iterator{err: fmt.Errorf("query table %q: %w", q.Table, err), done: true}
 	}
+	if q.Filter != nil {
+		if err := q.Filter.Validate(); err != nil {
+			s.release()
+			return &iterator{err: fmt.Errorf("query table %q: %w", q.Table, err), done: true}
+		}
+	}
 	t := s.catalog.lookup(q.Table)
 	if t == nil {
 		s.release()
@@ -74,6 +81,7 @@ func (s *Store) Query(ctx context.Context, q storage.Query) storage.Iterator {
 		desc:   q.Desc,
 		limit:  q.Limit,
 		attrs:  q.Attrs,
+		filter: q.Filter,
 	}
 	if bytes.Compare(lower, upper) >= 0 {
 		s.release()
@@ -157,28 +165,50 @@ type iterator struct {
 	pk     string   // a Query's partition
 	skFrom int      // a Query's sort keys start at this offset in the key
 	desc   bool     // walk backwards
-	limit  int      // stop after this many items; 0: no limit
+	limit  int      // stop after this many items examined; 0: no limit
 	attrs  []string // projection; nil: every attribute
+	filter *storage.Filter
 
 	started bool
 	done    bool
-	n       int
+	stopped bool // by the limit, before the end of the range
+	n       int  // items examined
 	buf     []byte
 	item    storage.Item
 	err     error
 }
 
-// Next reads the next item.
+// Next reads the next item: with a filter, the next one it matches.
 func (it *iterator) Next() bool {
-	if it.done || (it.limit > 0 && it.n >= it.limit) {
-		it.done = true
-		return false
-	}
-	if it.n%ctxCheckEvery == 0 {
-		if err := it.ctx.Err(); err != nil {
-			return it.fail(err)
+	for {
+		if it.done {
+			return false
+		}
+		if it.limit > 0 && it.n >= it.limit {
+			it.done = true
+			it.stopped = it.more()
+			return false
+		}
+		if it.n%ctxCheckEvery == 0 {
+			if err := it.ctx.Err(); err != nil {
+				return it.fail(err)
+			}
+		}
+		if !it.step() {
+			return false
+		}
+		if it.filter == nil || it.filter.Match(it.item.Attrs) {
+			if it.filter != nil && it.attrs != nil {
+				project(it.item.Attrs, it.attrs)
+			}
+			return true
 		}
 	}
+}
+
+// step reads the next item of the range into it.item and counts it
+// examined.
+func (it *iterator) step() bool {
 	var ok bool
 	switch {
 	case !it.started && it.desc:
@@ -202,17 +232,41 @@ func (it *iterator) Next() bool {
 	if err != nil {
 		return it.fail(err)
 	}
-	if err := it.decode(it.pi.Key(), val); err != nil {
+	attrs := it.attrs
+	if it.filter != nil {
+		attrs = nil // the filter reads every attribute; Next projects
+	}
+	if err := it.decode(it.pi.Key(), val, attrs); err != nil {
 		return it.fail(err)
 	}
 	it.n++
 	return true
 }
 
+// more reports whether the range holds an item past the current one.
+func (it *iterator) more() bool {
+	if !it.started || it.pi == nil {
+		return it.pi != nil
+	}
+	if it.desc {
+		return it.pi.Prev()
+	}
+	return it.pi.Next()
+}
+
+// project keeps only the attributes named in attrs.
+func project(item map[string]any, attrs []string) {
+	for k := range item {
+		if !slices.Contains(attrs, k) {
+			delete(item, k)
+		}
+	}
+}
+
 // decode builds it.item from a key and value. It copies the key's sort key
 // (and, for a scan, partition key) and the value into one string, which
 // the item's keys, names, strings and numbers then share.
-func (it *iterator) decode(key, val []byte) error {
+func (it *iterator) decode(key, val []byte, attrs []string) error {
 	var pkLen int
 	var pk, sk []byte
 	if it.scan {
@@ -227,11 +281,11 @@ func (it *iterator) decode(key, val []byte) error {
 	it.buf = append(append(append(it.buf[:0], pk...), sk...), val...)
 	own := string(it.buf)
 	d := decoder{s: own[pkLen+len(sk):]}
-	attrs, err := d.item(it.attrs)
+	decoded, err := d.item(attrs)
 	if err != nil {
 		return err
 	}
-	it.item = storage.Item{PK: it.pk, SK: own[pkLen : pkLen+len(sk)], Attrs: attrs}
+	it.item = storage.Item{PK: it.pk, SK: own[pkLen : pkLen+len(sk)], Attrs: decoded}
 	if it.scan {
 		it.item.PK = own[:pkLen]
 	}
@@ -250,6 +304,15 @@ func (it *iterator) Item() storage.Item { return it.item }
 
 // Err returns the error that stopped the iteration.
 func (it *iterator) Err() error { return it.err }
+
+// Resume says where a query stopped by its limit would go on: after the
+// last item examined.
+func (it *iterator) Resume() (string, bool) {
+	if it.err != nil || !it.stopped {
+		return "", false
+	}
+	return it.item.SK, true
+}
 
 // Close closes the Pebble iterator and lets the store close. It is safe to
 // call twice and returns Err.

@@ -91,6 +91,7 @@ func RunWithOptions(t *testing.T, open func(t *testing.T) storage.Store, opts Op
 		{"Items", s.itemTests()},
 		{"Query", s.queryTests()},
 		{"Scan", s.scanTests()},
+		{"Filter", s.filterTests()},
 		{"Update", s.updateTests()},
 		{"Limits", s.limitTests()},
 		{"Durability", s.durabilityTests()},
