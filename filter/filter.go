@@ -1,0 +1,250 @@
+// Package filter reads the filter expressions of queries and aggregates
+// (`filter=level = "ERROR" and temp > 30`) into a storage.Filter, which
+// the DynamoDB backend pushes down as a FilterExpression and the embedded
+// backend evaluates while it scans.
+//
+// # Language
+//
+//	expr       = or
+//	or         = and { "or" and }
+//	and        = unary { "and" unary }
+//	unary      = "not" unary | primary
+//	primary    = "(" expr ")" | comparison | function
+//	comparison = field op literal
+//	op         = "=" | "!=" | "<>" | "<" | "<=" | ">" | ">="
+//	function   = "exists" "(" field ")" | "begins_with" "(" field "," string ")"
+//	field      = name | "`" any text but "`" "`"
+//	literal    = string | number | "true" | "false" | "null"
+//
+// A name is a letter or "_" followed by letters, digits and "_"; any other
+// field name is written between backquotes. Strings and numbers are JSON's
+// (a string in double quotes with JSON's escapes; a number like 30, -1.5
+// or 2e3). Keywords (and, or, not, exists, begins_with, true, false, null)
+// are case-insensitive; field names are not. not binds tighter than and,
+// and tighter than or.
+//
+// The meaning is DynamoDB's (see storage.Filter): = compares type and
+// value, != holds for an event without the field, <, <=, > and >= compare
+// strings bytewise and numbers by value and hold only when the field has
+// the literal's type (so they take a string or a number, never true,
+// false or null).
+//
+// # Limits
+//
+// An expression is at most MaxLength bytes, nests parentheses and nots at
+// most MaxDepth deep, and holds at most storage.MaxExpressionOperators
+// operators, DynamoDB's limit for one expression. A mistake is a
+// *SyntaxError naming the byte offset where it lies.
+package filter
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/timetabledb/timetable/storage"
+)
+
+// Limits of an expression.
+const (
+	MaxLength = 4096
+	MaxDepth  = 32
+)
+
+// ErrBadFilter marks an expression that does not parse or cannot be
+// applied; *SyntaxError wraps it.
+var ErrBadFilter = storage.ErrBadFilter
+
+// SyntaxError is a mistake in an expression.
+type SyntaxError struct {
+	// Offset is the 0-based byte offset of the mistake.
+	Offset int
+	Msg    string
+}
+
+func (e *SyntaxError) Error() string {
+	return fmt.Sprintf("filter: %s at offset %d", e.Msg, e.Offset)
+}
+
+// Is reports that a SyntaxError is ErrBadFilter.
+func (e *SyntaxError) Is(target error) bool { return target == ErrBadFilter }
+
+// Parse reads an expression.
+func Parse(s string) (*storage.Filter, error) {
+	if len(s) > MaxLength {
+		return nil, &SyntaxError{Offset: MaxLength, Msg: fmt.Sprintf("expression of %d bytes, over %d", len(s), MaxLength)}
+	}
+	if !utf8.ValidString(s) {
+		return nil, &SyntaxError{Offset: invalidUTF8(s), Msg: "invalid UTF-8"}
+	}
+	p := &parser{src: s}
+	f, err := p.or(0)
+	if err != nil {
+		return nil, err
+	}
+	if tok := p.next(); tok.kind != tokEOF {
+		return nil, p.errorAt(tok, "expected and, or or the end, found "+tok.describe())
+	}
+	if err := f.Validate(); err != nil {
+		return nil, &SyntaxError{Offset: 0, Msg: strings.TrimPrefix(err.Error(), ErrBadFilter.Error()+": ")}
+	}
+	return &f, nil
+}
+
+func invalidUTF8(s string) int {
+	for i, r := range s {
+		if r == utf8.RuneError {
+			return i
+		}
+	}
+	return 0
+}
+
+// parser is a recursive-descent parser over the tokens of src.
+type parser struct {
+	src    string
+	pos    int
+	peeked *token
+}
+
+func (p *parser) errorAt(tok token, msg string) error {
+	return &SyntaxError{Offset: tok.pos, Msg: msg}
+}
+
+func (p *parser) peek() token {
+	if p.peeked == nil {
+		tok := p.scan()
+		p.peeked = &tok
+	}
+	return *p.peeked
+}
+
+func (p *parser) next() token {
+	tok := p.peek()
+	p.peeked = nil
+	return tok
+}
+
+func (p *parser) or(depth int) (storage.Filter, error) {
+	return p.chain(depth, "or", storage.FilterOr, p.and)
+}
+
+func (p *parser) and(depth int) (storage.Filter, error) {
+	return p.chain(depth, "and", storage.FilterAnd, p.unary)
+}
+
+// chain reads operands joined by the keyword kw into one node of op.
+func (p *parser) chain(depth int, kw string, op storage.FilterOp, operand func(int) (storage.Filter, error)) (storage.Filter, error) {
+	first, err := operand(depth)
+	if err != nil {
+		return storage.Filter{}, err
+	}
+	args := []storage.Filter{first}
+	for p.peek().isKeyword(kw) {
+		p.next()
+		f, err := operand(depth)
+		if err != nil {
+			return storage.Filter{}, err
+		}
+		args = append(args, f)
+	}
+	if len(args) == 1 {
+		return first, nil
+	}
+	return storage.Filter{Op: op, Args: args}, nil
+}
+
+func (p *parser) unary(depth int) (storage.Filter, error) {
+	tok := p.peek()
+	if depth >= MaxDepth {
+		return storage.Filter{}, p.errorAt(tok, fmt.Sprintf("nested more than %d deep", MaxDepth))
+	}
+	if tok.isKeyword("not") {
+		p.next()
+		f, err := p.unary(depth + 1)
+		if err != nil {
+			return storage.Filter{}, err
+		}
+		return storage.Filter{Op: storage.FilterNot, Args: []storage.Filter{f}}, nil
+	}
+	return p.primary(depth)
+}
+
+func (p *parser) primary(depth int) (storage.Filter, error) {
+	tok := p.next()
+	switch {
+	case tok.kind == tokLParen:
+		f, err := p.or(depth + 1)
+		if err != nil {
+			return storage.Filter{}, err
+		}
+		if c := p.next(); c.kind != tokRParen {
+			return storage.Filter{}, p.errorAt(c, "expected ), found "+c.describe())
+		}
+		return f, nil
+	case tok.isKeyword("exists") && p.peek().kind == tokLParen:
+		p.next()
+		field, err := p.field()
+		if err != nil {
+			return storage.Filter{}, err
+		}
+		if err := p.expect(tokRParen, ")"); err != nil {
+			return storage.Filter{}, err
+		}
+		return storage.Filter{Op: storage.FilterExists, Attr: field}, nil
+	case tok.isKeyword("begins_with") && p.peek().kind == tokLParen:
+		p.next()
+		field, err := p.field()
+		if err != nil {
+			return storage.Filter{}, err
+		}
+		if err := p.expect(tokComma, ","); err != nil {
+			return storage.Filter{}, err
+		}
+		s := p.next()
+		if s.kind != tokString {
+			return storage.Filter{}, p.errorAt(s, "begins_with takes a string, found "+s.describe())
+		}
+		if err := p.expect(tokRParen, ")"); err != nil {
+			return storage.Filter{}, err
+		}
+		return storage.Filter{Op: storage.FilterBeginsWith, Attr: field, Value: s.value}, nil
+	case tok.kind == tokName || tok.kind == tokQuotedName:
+		op := p.next()
+		if op.kind != tokOp {
+			return storage.Filter{}, p.errorAt(op, fmt.Sprintf("expected a comparison (=, !=, <, <=, >, >=) after %s, found %s", tok.describe(), op.describe()))
+		}
+		lit := p.next()
+		v, ok := lit.literal()
+		if !ok {
+			return storage.Filter{}, p.errorAt(lit, "expected a string, number, true, false or null, found "+lit.describe())
+		}
+		f := storage.Filter{Op: op.op, Attr: tok.text, Value: v}
+		if op.op != storage.FilterEq && op.op != storage.FilterNe {
+			switch v.(type) {
+			case string, json.Number:
+			default:
+				return storage.Filter{}, p.errorAt(lit, fmt.Sprintf("%s compares strings or numbers, not %s", op.text, lit.text))
+			}
+		}
+		return f, nil
+	}
+	return storage.Filter{}, p.errorAt(tok, "expected a field, not, ( or a function, found "+tok.describe())
+}
+
+// field reads a field name.
+func (p *parser) field() (string, error) {
+	tok := p.next()
+	if tok.kind != tokName && tok.kind != tokQuotedName {
+		return "", p.errorAt(tok, "expected a field name, found "+tok.describe())
+	}
+	return tok.text, nil
+}
+
+func (p *parser) expect(kind tokenKind, what string) error {
+	if tok := p.next(); tok.kind != kind {
+		return p.errorAt(tok, "expected "+what+", found "+tok.describe())
+	}
+	return nil
+}
