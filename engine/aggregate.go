@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"github.com/timetabledb/timetable/storage"
 	"slices"
 	"time"
 
@@ -46,6 +47,10 @@ type AggregateQuery struct {
 	Funcs []string
 	// Fill returns empty buckets too (count 0, other results absent).
 	Fill bool
+	// Filter, when not nil, summarises only the events it matches (see
+	// Query.Filter). Rollups hold every event, so a filtered aggregate
+	// always reads the events.
+	Filter *storage.Filter
 }
 
 // numeric reports whether the query asks for a function of numbers.
@@ -87,14 +92,14 @@ func (db *DB) Aggregate(ctx context.Context, tenant string, q AggregateQuery) ([
 		return nil, fmt.Errorf("%w: %q", ErrUnknownTable, q.Table)
 	}
 	f := db.opts.Config.Family(q.Table)
-	if u, ok := db.rollupUnitFor(q); ok {
+	if u, ok := db.rollupUnitFor(q); ok && q.Filter == nil {
 		return db.aggregateRollups(ctx, tenant, q, f, u)
 	}
 	tables, err := db.catalog.tables(ctx, f, q.From, q.To)
 	if err != nil {
 		return nil, err
 	}
-	rq := Query{Table: q.Table, Series: q.Series, From: q.From, To: q.To, Fields: q.Fields}
+	rq := Query{Table: q.Table, Series: q.Series, From: q.From, To: q.To, Fields: q.Fields, Filter: q.Filter}
 	m, err := db.openSources(ctx, tenant, rq, tables, q.From, q.To, 0, nil)
 	if err != nil {
 		return nil, err
@@ -139,6 +144,9 @@ func (db *DB) checkAggregate(q *AggregateQuery) error {
 		return err
 	}
 	if err := q.checkBuckets(); err != nil {
+		return err
+	}
+	if err := checkFilter(q.Filter); err != nil {
 		return err
 	}
 	if len(q.Funcs) == 0 {

@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"fmt"
+	"github.com/timetabledb/timetable/filter"
 	"strings"
 	"time"
 )
@@ -90,6 +91,9 @@ func fingerprint(tenant string, q Query) [8]byte {
 		order = "desc"
 	}
 	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%d\x00%d\x00%s\x00%s", tenant, q.Table, q.Series, q.From.UnixNano(), q.To.UnixNano(), order, strings.Join(q.Fields, "\x00"))
+	if q.Filter != nil {
+		fmt.Fprintf(h, "\x00filter\x00%s", filter.Format(*q.Filter))
+	}
 	var fp [8]byte
 	copy(fp[:], h.Sum(nil))
 	return fp

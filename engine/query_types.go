@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/timetabledb/timetable/event"
+	"github.com/timetabledb/timetable/storage"
 )
 
 // Query selects events of one logical table.
@@ -24,6 +25,13 @@ type Query struct {
 	Cursor string
 	// Fields, when not empty, are the only fields returned.
 	Fields []string
+	// Filter, when not nil, returns only the events whose fields it
+	// matches (package filter reads one from text). A row-layout table
+	// has it applied by the store (DynamoDB's FilterExpression), a
+	// map-layout one by the engine as it decodes; either way a page holds
+	// Limit events unless the range runs out, and its cursor resumes after
+	// its last event.
+	Filter *storage.Filter
 }
 
 // Page is one page of a query's answer.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -87,6 +88,9 @@ func (db *DB) checkQuery(q *Query) (int, error) {
 	if err := checkRange(&q.From, &q.To); err != nil {
 		return 0, err
 	}
+	if err := checkFilter(q.Filter); err != nil {
+		return 0, err
+	}
 	limit := q.Limit
 	switch {
 	case limit == 0:
@@ -97,6 +101,34 @@ func (db *DB) checkQuery(q *Query) (int, error) {
 		return 0, fmt.Errorf("%w: limit %d is over the maximum of %d", ErrBadQuery, limit, db.opts.MaxLimit)
 	}
 	return limit, nil
+}
+
+// checkFilter refuses a filter the stores would refuse, or one naming
+// timetable's own attributes (tt_...), which no event field can be.
+func checkFilter(f *storage.Filter) error {
+	if f == nil {
+		return nil
+	}
+	if err := f.Validate(); err != nil {
+		return fmt.Errorf("%w: %w", ErrBadQuery, err)
+	}
+	for _, name := range filterFields(*f, nil) {
+		if strings.HasPrefix(name, "tt_") {
+			return fmt.Errorf("%w: filter: field %q: names starting with tt_ are timetable's own", ErrBadQuery, name)
+		}
+	}
+	return nil
+}
+
+// filterFields appends the fields f reads to dst.
+func filterFields(f storage.Filter, dst []string) []string {
+	if f.Attr != "" && !slices.Contains(dst, f.Attr) {
+		dst = append(dst, f.Attr)
+	}
+	for _, a := range f.Args {
+		dst = filterFields(a, dst)
+	}
+	return dst
 }
 
 // openSources returns the merge of a query's partitions: every shard of
@@ -138,6 +170,10 @@ type reading struct {
 	grouped   bool
 	win       window
 	attrs     []string
+	// pushed is the filter the store applies to row-layout partitions
+	// (nil without one): the query's, or any map item, which the engine
+	// filters event by event (window.filter).
+	pushed *storage.Filter
 }
 
 func (db *DB) newReading(ctx context.Context, tenant string, q Query, from, to time.Time, pos *position) *reading {
@@ -145,7 +181,7 @@ func (db *DB) newReading(ctx context.Context, tenant string, q Query, from, to t
 		ctx: ctx, store: db.store, tenant: tenant, q: q, from: from, to: to, pos: pos,
 		low: timeKey(from), high: highKey(to),
 		grouped: db.opts.Config.Layout(q.Table).Layout == family.LayoutMap,
-		win:     window{from: from, to: to, desc: q.Desc, pos: pos},
+		win:     window{from: from, to: to, desc: q.Desc, pos: pos, filter: q.Filter, fields: q.Fields},
 	}
 	if r.grouped {
 		r.low, r.high = timeKey(millisecond(from)), highKey(lastInstant(to))
@@ -155,6 +191,19 @@ func (db *DB) newReading(ctx context.Context, tenant string, q Query, from, to t
 	}
 	if q.Fields != nil {
 		r.attrs = append(slices.Clip(q.Fields), mapIDs, mapNanos)
+		if q.Filter != nil {
+			// The engine filters map items' events: it reads the
+			// filter's fields too, and drops them after
+			// (window.project).
+			for _, f := range filterFields(*q.Filter, nil) {
+				if !slices.Contains(r.attrs, f) {
+					r.attrs = append(r.attrs, f)
+				}
+			}
+		}
+	}
+	if q.Filter != nil && !r.grouped {
+		r.pushed = &storage.Filter{Op: storage.FilterOr, Args: []storage.Filter{*q.Filter, {Op: storage.FilterExists, Attr: mapIDs}}}
 	}
 	return r
 }
@@ -172,7 +221,7 @@ type paging struct {
 func (r *reading) source(t physTable, series string, shard int, p paging) *source {
 	sq := storage.Query{
 		Table: t.name, PK: partitionKey(r.tenant, r.q.Table, series, shard),
-		Low: r.low, High: r.high, Desc: r.q.Desc, Limit: p.first, Attrs: r.attrs,
+		Low: r.low, High: r.high, Desc: r.q.Desc, Limit: p.first, Attrs: r.attrs, Filter: r.pushed,
 	}
 	if r.pos != nil && !r.grouped {
 		resume(&sq, series, *r.pos)

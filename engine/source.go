@@ -57,11 +57,18 @@ type window struct {
 	// key.
 	pos   *position
 	posSK string
+	// filter, when not nil, keeps only the events it matches; fields, when
+	// not nil, are the only fields returned (the filter may read others).
+	filter *storage.Filter
+	fields []string
 }
 
 // keep reports whether an event of the series is in the window.
 func (w *window) keep(d decodedEvent, series string) bool {
 	if d.ev.Time.Before(w.from) || d.ev.Time.After(w.to) {
+		return false
+	}
+	if w.filter != nil && !w.filter.Match(d.ev.Fields) {
 		return false
 	}
 	if w.pos == nil {
@@ -75,6 +82,18 @@ func (w *window) keep(d decodedEvent, series string) bool {
 		return c < 0
 	}
 	return c > 0
+}
+
+// project drops the fields a filter read that the query does not return.
+func (w *window) project(fields map[string]any) {
+	if w.filter == nil || w.fields == nil {
+		return
+	}
+	for name := range fields {
+		if !slices.Contains(w.fields, name) {
+			delete(fields, name)
+		}
+	}
 }
 
 // advance moves a source to its next event.
@@ -101,6 +120,7 @@ func (s *source) advance() error {
 		if !s.grouped {
 			if !isMapSortKey(item.SK) {
 				if ev, ok := rowEvent(item, s.series); ok {
+					s.win.project(ev.Fields)
 					s.cur, s.sk, s.ok = ev, item.SK, true
 					return nil
 				}
@@ -158,6 +178,9 @@ func (s *source) fill(first storage.Item) error {
 	}
 	buf = sortDecoded(buf, s.q.Desc)
 	s.buf = slices.DeleteFunc(buf, func(d decodedEvent) bool { return !s.win.keep(d, s.series) })
+	for _, d := range s.buf {
+		s.win.project(d.ev.Fields)
+	}
 	return nil
 }
 
@@ -189,7 +212,8 @@ func (s *source) nextItem() (storage.Item, bool, error) {
 		return it, true, nil
 	}
 	if s.whole {
-		if len(s.page) == 0 && !s.done {
+		// A filtered page may be empty with more to come.
+		for len(s.page) == 0 && !s.done {
 			if err := s.readPage(); err != nil {
 				return storage.Item{}, false, err
 			}
@@ -212,6 +236,7 @@ func (s *source) nextItem() (storage.Item, bool, error) {
 			s.q.After = it.SK
 			return it, true, nil
 		}
+		after, stopped := s.it.Resume()
 		err := s.it.Close()
 		s.it = nil
 		if err != nil {
@@ -220,8 +245,10 @@ func (s *source) nextItem() (storage.Item, bool, error) {
 		}
 		// An iterator that stopped at its limit, not at the end, is
 		// followed by the next page: a grouped source may need more
-		// items than events.
-		s.done = s.q.Limit == 0 || s.read < s.q.Limit
+		// items than events, and a filtered one examines items it does
+		// not return.
+		s.done = !stopped
+		s.q.After = after
 		s.q.Limit = min(2*s.q.Limit, s.maxPage)
 	}
 	return storage.Item{}, false, nil
@@ -234,16 +261,17 @@ func (s *source) readPage() error {
 	for it.Next() {
 		page = append(page, it.Item())
 	}
+	after, stopped := it.Resume()
 	if err := it.Close(); err != nil {
 		s.done = true
 		return err
 	}
 	s.page = page
-	if len(page) < s.q.Limit {
+	if !stopped {
 		s.done = true
 		return nil
 	}
-	s.q.After = page[len(page)-1].SK
+	s.q.After = after
 	s.q.Limit = min(2*s.q.Limit, s.maxPage)
 	return nil
 }
