@@ -27,7 +27,7 @@ func runAggregate(cmd *cobra.Command, g *globals, f queryFlags) (err error) {
 	if err := checkFormat(f.format, "table", "json", "csv"); err != nil {
 		return err
 	}
-	q := engine.AggregateQuery{Table: rq.Table, Series: rq.Series, From: rq.From, To: rq.To, Fields: rq.Fields, Fill: f.fill}
+	q := engine.AggregateQuery{Table: rq.Table, Series: rq.Series, From: rq.From, To: rq.To, Fields: rq.Fields, Filter: rq.Filter, Fill: f.fill}
 	if q.Bucket, q.Calendar, err = engine.ParseBucket(f.bucket); err != nil {
 		return usageErrorf("--%v", err)
 	}

@@ -27,6 +27,9 @@ func TestQueryBucketsGolden(t *testing.T) {
 	r = run(t, "", "query", store, "--tenant", "acme", "--table", "a_table", "--from", "2017-01-01T00:00:00Z", "--to", "2017-06-16T00:00:00Z", "--bucket", "1h", "--fn", "sum")
 	require.Error(t, r.err)
 	require.True(t, strings.Contains(r.err.Error(), "--fields"), r.err)
+	// A filter picks the events summarised.
+	r = mustRun(t, "", "query", store, "--tenant", "acme", "--table", "a_table", "--from", "2017-01-01T00:00:00Z", "--to", "2017-06-16T00:00:00Z", "--bucket", "1mo", "--fields", "speed", "--fn", "count,max", "--filter", `speed < 50`)
+	goldenFile(t, "query/buckets-filtered.txt", r.stdout)
 	// Count alone counts events, and needs no field.
 	r = mustRun(t, "", "query", store, "--tenant", "acme", "--table", "a_table", "--from", "2017-01-01T00:00:00Z", "--to", "2017-06-16T00:00:00Z", "--bucket", "1d", "--format", "json")
 	require.Contains(t, r.stdout, `"events"`)

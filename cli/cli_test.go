@@ -92,6 +92,7 @@ func TestQueryGolden(t *testing.T) {
 		{"query/empty.txt", []string{"--series", "car-99"}},
 		{"query/empty.json", []string{"--series", "car-99", "--format", "json"}},
 		{"query/empty.csv", []string{"--series", "car-99", "--format", "csv"}},
+		{"query/filter.csv", []string{"--filter", `speed >= 50 or begins_with(note, "no series")`, "--fields", "speed,note", "--format", "csv"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.golden, func(t *testing.T) {
@@ -162,6 +163,7 @@ func TestQueryRefusesFlagsThatDoNotApply(t *testing.T) {
 		{[]string{"--bucket", "1h", "--fields", "speed", "--order", "desc"}, "--order applies to events"},
 		{[]string{"--bucket", "1h", "--fields", "speed", "--limit", "5"}, "--limit applies to events"},
 		{[]string{"--limit", "-1"}, "--limit -1"},
+		{[]string{"--filter", "speed >"}, "--filter: expected a string, number, true, false or null, found the end at offset 7"},
 	} {
 		r := run(t, "", append(slices.Clone(query), tt.args...)...)
 		require.ErrorContains(t, r.err, tt.want, "%v", tt.args)

@@ -16,11 +16,12 @@ import (
 
 	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/event"
+	"github.com/timetabledb/timetable/filter"
 )
 
 // queryFlags are the flags of `timetable query`.
 type queryFlags struct {
-	table, series, from, to, order, fields, format string
+	table, series, from, to, order, fields, format, filter string
 	limit                                          int
 	// bucket, fns and fill ask for an aggregate instead of events.
 	bucket, fns string
@@ -43,6 +44,11 @@ Formats: table (one column per field), json (an array of events, as the HTTP
 API returns them), csv (time,series,id, then one column per field; a field
 an event lacks, or null, is an empty cell; objects and arrays are JSON).
 
+--filter keeps the events an expression holds for, e.g.
+  --filter 'level = "ERROR" and temp > 30'
+(comparisons = != < <= > >=, and, or, not, exists(f), begins_with(f, "p");
+strings in double quotes, names with other characters in backquotes).
+
 It reads the store directly: stop a server running on the same Pebble
 directory, or query through its HTTP API.`,
 		Args: noArgs,
@@ -58,6 +64,7 @@ directory, or query through its HTTP API.`,
 	fl.StringVar(&f.order, "order", "asc", "asc (oldest first) or desc")
 	fl.IntVar(&f.limit, "limit", 0, "most events to print (default: every event of the range)")
 	fl.StringVar(&f.fields, "fields", "", "comma-separated fields to print (default all)")
+	fl.StringVar(&f.filter, "filter", "", `only the events this expression holds for, e.g. 'level = "ERROR" and temp > 30'`)
 	fl.StringVar(&f.format, "format", "table", "output format: table, json or csv")
 	fl.StringVar(&f.bucket, "bucket", "", "summarise --fields in UTC time buckets of this length (1m, 1h, 1d) or calendar unit (1w, week:monday, 1mo, quarter) instead of printing events")
 	fl.StringVar(&f.fns, "fn", "count", "with --bucket: comma-separated functions: count, sum, min, max, avg, first, last")
@@ -201,6 +208,11 @@ func (f queryFlags) query() (engine.Query, error) {
 		q.Fields = strings.Split(f.fields, ",")
 		if slices.Contains(q.Fields, "") {
 			return q, usageErrorf("--fields %q: an empty field name", f.fields)
+		}
+	}
+	if strings.TrimSpace(f.filter) != "" {
+		if q.Filter, err = filter.Parse(f.filter); err != nil {
+			return q, usageErrorf("--%v", err)
 		}
 	}
 	return q, nil

@@ -14,7 +14,7 @@ import (
 
 // aggregateParams are the parameters GET /v1/tables/{table}/aggregate
 // knows.
-var aggregateParams = []string{"from", "to", "series", "bucket", "fields", "fn", "fill"}
+var aggregateParams = []string{"from", "to", "series", "bucket", "fields", "fn", "fill", "filter"}
 
 // aggregateResponse is the body of an aggregate answer.
 type aggregateResponse struct {
@@ -73,6 +73,9 @@ func (s *Server) parseAggregate(table string, params url.Values) (engine.Aggrega
 		return q, err
 	}
 	q.From, q.To, q.Series = rq.From, rq.To, rq.Series
+	if q.Filter, err = filterParam(params); err != nil {
+		return q, err
+	}
 	b := params.Get("bucket")
 	if b == "" {
 		return q, fmt.Errorf("%w: bucket: required, e.g. 1m, 1h or 1d", ErrBadParameter)

@@ -11,10 +11,12 @@ import (
 
 	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/event"
+	"github.com/timetabledb/timetable/filter"
+	"github.com/timetabledb/timetable/storage"
 )
 
 // queryParams are the parameters GET /v1/tables/{table}/events knows.
-var queryParams = []string{"from", "to", "series", "order", "limit", "cursor", "fields"}
+var queryParams = []string{"from", "to", "series", "order", "limit", "cursor", "fields", "filter"}
 
 // queryEvents answers GET /v1/tables/{table}/events.
 func (s *Server) queryEvents(w http.ResponseWriter, r *http.Request, tenant string) error {
@@ -119,7 +121,24 @@ func (s *Server) parseQuery(table string, params url.Values) (engine.Query, erro
 			}
 		}
 	}
+	if q.Filter, err = filterParam(params); err != nil {
+		return q, err
+	}
 	return q, nil
+}
+
+// filterParam reads the filter parameter (package filter's language), or
+// nil when there is none.
+func filterParam(params url.Values) (*storage.Filter, error) {
+	v, ok := params["filter"]
+	if !ok || strings.TrimSpace(v[0]) == "" {
+		return nil, nil
+	}
+	f, err := filter.Parse(v[0])
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadParameter, err)
+	}
+	return f, nil
 }
 
 // timeParam returns the time of a parameter, and whether it was given.
