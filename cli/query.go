@@ -22,7 +22,7 @@ import (
 // queryFlags are the flags of `timetable query`.
 type queryFlags struct {
 	table, series, from, to, order, fields, format, filter string
-	limit                                          int
+	limit                                                  int
 	// bucket, fns and fill ask for an aggregate instead of events.
 	bucket, fns string
 	fill        bool
