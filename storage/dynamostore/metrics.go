@@ -18,6 +18,11 @@ type metrics struct {
 	retries     *prometheus.CounterVec
 	unprocessed *prometheus.CounterVec
 	capacity    *prometheus.CounterVec
+	// examined and returned are the items Query and Scan read in the
+	// table (DynamoDB's ScannedCount) and sent back after the filter
+	// (Count): a filter pushed down shows as returned below examined.
+	examined *prometheus.CounterVec
+	returned *prometheus.CounterVec
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -38,9 +43,17 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "timetable_dynamodb_consumed_capacity_units_total",
 			Help: "Capacity units consumed, as DynamoDB reports them, by table and operation.",
 		}, []string{"table", "operation"}),
+		examined: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "timetable_dynamodb_items_examined_total",
+			Help: "Items Query and Scan read in the table (ScannedCount), before any filter, by table and operation; billed as read.",
+		}, []string{"table", "operation"}),
+		returned: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "timetable_dynamodb_items_returned_total",
+			Help: "Items Query and Scan returned (Count), after the filter, by table and operation.",
+		}, []string{"table", "operation"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.throttles, m.retries, m.unprocessed, m.capacity)
+		reg.MustRegister(m.throttles, m.retries, m.unprocessed, m.capacity, m.examined, m.returned)
 	}
 	return m
 }
@@ -81,6 +94,10 @@ func (r *requestMetrics) request(ctx context.Context, in middleware.InitializeIn
 			if c.CapacityUnits != nil {
 				r.m.capacity.WithLabelValues(table, op).Add(*c.CapacityUnits)
 			}
+		}
+		if examined, returned, ok := itemCounts(out.Result); ok {
+			r.m.examined.WithLabelValues(r.table, op).Add(float64(examined))
+			r.m.returned.WithLabelValues(r.table, op).Add(float64(returned))
 		}
 	}
 	return out, md, err
@@ -153,6 +170,18 @@ func arnTable(arn *string) string {
 	}
 	_, name, _ := strings.Cut(*arn, ":table/")
 	return name
+}
+
+// itemCounts returns the items a Query or Scan output says were examined
+// and returned; ok is false for other outputs.
+func itemCounts(result any) (examined, returned int32, ok bool) {
+	switch out := result.(type) {
+	case *dynamodb.QueryOutput:
+		return out.ScannedCount, out.Count, true
+	case *dynamodb.ScanOutput:
+		return out.ScannedCount, out.Count, true
+	}
+	return 0, 0, false
 }
 
 // consumedCapacity returns the capacity a request's output reports.

@@ -2,6 +2,7 @@ package dynamostore
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"testing"
 	"time"
@@ -101,4 +102,55 @@ func counterValue(t *testing.T, reg *prometheus.Registry, name string, labels ma
 		}
 	}
 	return 0
+}
+
+// TestFilterIsPushedDown reads one partition with and without a filter
+// and counts what DynamoDB examined and sent back: the filter runs on the
+// server, so the non-matching items never cross the network, while the
+// items examined, and the capacity billed, are the same.
+func TestFilterIsPushedDown(t *testing.T) {
+	testEndpoint(t)
+	reg := prometheus.NewRegistry()
+	s := openStore(t, Options{Registerer: reg})
+	name := createTable(t, s, storage.TableSpec{})
+	ctx := context.Background()
+	items := faultItems(700)
+	require.NoError(t, s.BatchWrite(ctx, name, items))
+	pk := items[0].PK
+	filter := &storage.Filter{Op: storage.FilterLt, Attr: "speed", Value: json.Number("12")}
+	var inPartition, matching int
+	for _, it := range items {
+		if it.PK == pk {
+			inPartition++
+			if filter.Match(it.Attrs) {
+				matching++
+			}
+		}
+	}
+	require.Positive(t, matching)
+	require.Less(t, matching, inPartition/4)
+
+	type reading struct{ examined, returned, capacity float64 }
+	read := func(f *storage.Filter) (reading, []storage.Item) {
+		before := func(metric string) float64 {
+			return counterValue(t, reg, metric, map[string]string{"table": name, "operation": "Query"})
+		}
+		e, r, c := before("timetable_dynamodb_items_examined_total"), before("timetable_dynamodb_items_returned_total"), before("timetable_dynamodb_consumed_capacity_units_total")
+		got := drainItems(t, s.Query(ctx, storage.Query{Table: name, PK: pk, Filter: f}))
+		return reading{
+			examined: before("timetable_dynamodb_items_examined_total") - e,
+			returned: before("timetable_dynamodb_items_returned_total") - r,
+			capacity: before("timetable_dynamodb_consumed_capacity_units_total") - c,
+		}, got
+	}
+	whole, all := read(nil)
+	require.Len(t, all, inPartition)
+	require.Equal(t, reading{examined: float64(inPartition), returned: float64(inPartition), capacity: whole.capacity}, whole)
+	filtered, some := read(filter)
+	require.Len(t, some, matching)
+	for _, it := range some {
+		require.True(t, filter.Match(it.Attrs), "%v", it.Attrs)
+	}
+	require.Equal(t, reading{examined: float64(inPartition), returned: float64(matching), capacity: whole.capacity}, filtered,
+		"the same items examined and billed, only the matching ones returned")
 }
