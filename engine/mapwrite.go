@@ -47,7 +47,7 @@ type mapGroup struct {
 
 // mapWriter stores a tableWrite's events in the map layout.
 type mapWriter struct {
-	store   storage.Store
+	store   storage.Items
 	table   string
 	layout  config.Layout
 	paths   *pathMemory

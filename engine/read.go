@@ -159,7 +159,7 @@ type reading struct {
 	// ctx serves every storage query of the merge, which outlives
 	// openSources.
 	ctx      context.Context
-	store    storage.Store
+	store    storage.Items
 	tenant   string
 	q        Query
 	from, to time.Time

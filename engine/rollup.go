@@ -42,31 +42,6 @@ func (db *DB) rollupsOn(table string) bool {
 	return db.opts.Rollups || db.opts.Config.Tables[table].Rollups
 }
 
-// markerKey returns the partition key of a logical table's version
-// markers in a physical table: "#~" ends it, where data partitions end in
-// "#<digits>" and the series index has a single "#".
-func markerKey(tenant, table string) string { return tenant + "#" + table + "#~v" }
-
-// markerSortKey returns the sort key of a version marker.
-func markerSortKey(unit string, start time.Time, series string) string {
-	return unit + "#" + timeKey(start) + "#" + series
-}
-
-// parseMarkerSortKey splits a version marker's sort key.
-func parseMarkerSortKey(sk string) (unit string, start time.Time, series string, ok bool) {
-	unit, rest, found := strings.Cut(sk, "#")
-	if !found || len(rest) < timeKeyLen+1 || rest[timeKeyLen] != '#' {
-		return "", time.Time{}, "", false
-	}
-	start, ok = parseTimeKey(rest[:timeKeyLen])
-	return unit, start, rest[timeKeyLen+1:], ok
-}
-
-// rollupKey returns the partition key of a series' rollups of one unit.
-func rollupKey(tenant, table, series, unit string) string {
-	return tenant + "#" + table + "#" + series + "#~r" + unit
-}
-
 // newNonce returns a random nonce naming one Write call.
 func newNonce() string {
 	var b [12]byte
@@ -374,7 +349,7 @@ func (db *DB) storeRollups(ctx context.Context, f family.Family, start time.Time
 
 // scan calls fn with every item a storage query returns; a missing table
 // holds nothing.
-func scan(ctx context.Context, store storage.Store, q storage.Query, fn func(storage.Item)) error {
+func scan(ctx context.Context, store storage.Items, q storage.Query, fn func(storage.Item)) error {
 	it := store.Query(ctx, q)
 	defer it.Close()
 	for it.Next() {

@@ -335,7 +335,7 @@ func (w *tableWrite) addSeries(s string) {
 // rollup version markers they need, so that no event is ever stored
 // without the entry that lets a query find its series, nor without the
 // marker that makes rollups of its bucket stale.
-func (w *tableWrite) writeTo(ctx context.Context, store storage.Store, idx *seriesCache) error {
+func (w *tableWrite) writeTo(ctx context.Context, store storage.Items, idx *seriesCache) error {
 	if len(w.series) > 0 || len(w.markers) > 0 {
 		entries := make([]storage.Item, len(w.series), len(w.series)+len(w.markers))
 		for i, s := range w.series {
