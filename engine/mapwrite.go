@@ -49,7 +49,7 @@ type mapGroup struct {
 type mapWriter struct {
 	store   storage.Items
 	table   string
-	layout  config.Layout
+	layout  config.TableLayout
 	paths   *pathMemory
 	metrics *metrics
 }
@@ -493,7 +493,7 @@ func mapProblem(row storage.Item) string {
 	}
 	// Appended alone, to an item with every field map or with none, its
 	// update must stay within DynamoDB's expression limits.
-	mw := &mapWriter{layout: config.Layout{EventsPerItem: config.MaxEventsPerItem}}
+	mw := &mapWriter{layout: config.TableLayout{EventsPerItem: config.MaxEventsPerItem}}
 	sk := mapSortKey(g[0].ms, 0)
 	for _, have := range []*mapItemState{nil, {exists: true, fields: newItemFields()}} {
 		if err := mw.appendTo(g[0], sk, g[0].events, have).CheckExpressions(); err != nil {

@@ -180,7 +180,7 @@ func (db *DB) newReading(ctx context.Context, tenant string, q Query, from, to t
 	r := &reading{
 		ctx: ctx, store: db.store, tenant: tenant, q: q, from: from, to: to, pos: pos,
 		low: timeKey(from), high: highKey(to),
-		grouped: db.opts.Config.Layout(q.Table).Layout == family.LayoutMap,
+		grouped: db.opts.Config.Layout(q.Table).Kind == family.LayoutMap,
 		win:     window{from: from, to: to, desc: q.Desc, pos: pos, filter: q.Filter, fields: q.Fields},
 	}
 	if r.grouped {
