@@ -18,10 +18,10 @@ import (
 // UpdateItem request. See storage.Store.Update for the contract, and the
 // package documentation for how the expressions are built.
 func (s *Store) Update(ctx context.Context, u storage.Update) error {
-	if err := s.enter(); err != nil {
+	if err := s.gate.Enter(); err != nil {
 		return err
 	}
-	defer s.calls.Done()
+	defer s.gate.Exit()
 
 	in, err := updateInput(u)
 	if err != nil {

@@ -38,10 +38,10 @@ func (s *Store) Update(ctx context.Context, u storage.Update) error {
 }
 
 func (s *Store) update(ctx context.Context, u storage.Update) error {
-	if err := s.acquire(); err != nil {
+	if err := s.gate.Enter(); err != nil {
 		return err
 	}
-	defer s.release()
+	defer s.gate.Exit()
 	if err := ctx.Err(); err != nil {
 		return err
 	}
