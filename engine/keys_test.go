@@ -99,7 +99,7 @@ func TestKeyKindsSort(t *testing.T) {
 	// Within a series shard, by time; at one instant the millisecond's
 	// map items first, then rows, then highKey; then the next instant.
 	inOrder := []string{
-		timeKey(at.Add(-time.Nanosecond)),
+		timeKey(ms.Add(-time.Nanosecond)),
 		mapSortKey(ms, 0),
 		mapSortKey(ms, 1),
 		mapSortKey(ms, 12),
