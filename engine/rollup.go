@@ -79,7 +79,7 @@ func (db *DB) aggregateRollups(ctx context.Context, tenant string, q AggregateQu
 	raw := func(from, to time.Time) error {
 		tables := within(from, to)
 		rq := Query{Table: q.Table, Series: q.Series, From: from, To: to, Fields: q.Fields}
-		m, err := db.openSources(ctx, tenant, rq, tables, from, to, 0, nil)
+		m, err := db.openSources(ctx, sourceSpec{tenant: tenant, q: rq, tables: tables})
 		if err != nil {
 			return err
 		}
@@ -325,7 +325,7 @@ func (db *DB) recompute(ctx context.Context, tenant, table, series string, u rol
 		idx[s.UnixNano()] = i
 		out[i] = &part{}
 	}
-	m, err := db.openSources(ctx, tenant, Query{Table: table, Series: series, From: from, To: to}, tables, from, to, 0, nil)
+	m, err := db.openSources(ctx, sourceSpec{tenant: tenant, q: Query{Table: table, Series: series, From: from, To: to}, tables: tables})
 	if err != nil {
 		return nil, err
 	}
