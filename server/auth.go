@@ -10,9 +10,21 @@ import (
 // answer, or returns an error for the server to answer with.
 type endpoint func(w http.ResponseWriter, r *http.Request, tenant string) error
 
+// access is what a route needs of an API key.
+type access int
+
+const (
+	// readAccess: any live key of the tenant.
+	readAccess access = iota
+	// writeAccess: a live key of scope all; a read-only key gets 403.
+	writeAccess
+)
+
 // authenticated runs an endpoint for the tenant whose API key the request
-// carries as "Authorization: Bearer <key>", and answers 401 without one.
-func (s *Server) authenticated(ep endpoint) http.Handler {
+// carries as "Authorization: Bearer <key>", when the key gives the access
+// the route needs; it answers 401 without a key or with one unknown or
+// revoked, and 403 for a read-only key on a route that writes.
+func (s *Server) authenticated(need access, ep endpoint) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if n := len(r.Header.Values("Authorization")); n > 1 {
 			s.fail(w, r, &httpError{status: http.StatusBadRequest, msg: fmt.Sprintf("timetable: %d Authorization headers: send one, Authorization: Bearer <api key>", n)})
@@ -23,15 +35,19 @@ func (s *Server) authenticated(ep endpoint) http.Handler {
 			s.fail(w, r, &httpError{status: http.StatusUnauthorized, msg: "timetable: missing API key: send the header Authorization: Bearer <api key>"})
 			return
 		}
-		t, err := s.db.Tenants().Authenticate(r.Context(), key)
+		k, err := s.db.Tenants().Authenticate(r.Context(), key)
 		if err != nil {
 			s.fail(w, r, err)
 			return
 		}
 		if info := infoOf(r); info != nil {
-			info.tenant = t.Name
+			info.tenant = k.Tenant
 		}
-		if err := ep(w, r, t.Name); err != nil {
+		if need == writeAccess && !k.CanWrite() {
+			s.fail(w, r, &httpError{status: http.StatusForbidden, msg: fmt.Sprintf("timetable: API key %s is read-only: writing needs a key of scope all", k.ID)})
+			return
+		}
+		if err := ep(w, r, k.Tenant); err != nil {
 			s.fail(w, r, err)
 		}
 	})

@@ -184,9 +184,9 @@ const (
 // routes returns the multiplexer of the API.
 func (s *Server) routes() *http.ServeMux {
 	mux := http.NewServeMux()
-	mux.Handle("POST "+routeEvents, s.instrument(routeEvents, true, s.authenticated(s.writeEvents)))
-	mux.Handle("GET "+routeEvents, s.instrument(routeEvents, true, s.authenticated(s.queryEvents)))
-	mux.Handle("GET "+routeAggregate, s.instrument(routeAggregate, true, s.authenticated(s.aggregate)))
+	mux.Handle("POST "+routeEvents, s.instrument(routeEvents, true, s.authenticated(writeAccess, s.writeEvents)))
+	mux.Handle("GET "+routeEvents, s.instrument(routeEvents, true, s.authenticated(readAccess, s.queryEvents)))
+	mux.Handle("GET "+routeAggregate, s.instrument(routeAggregate, true, s.authenticated(readAccess, s.aggregate)))
 	mux.Handle("GET "+routeHealthz, s.instrument(routeHealthz, false, http.HandlerFunc(s.healthz)))
 	mux.Handle("GET "+routeReadyz, s.instrument(routeReadyz, false, http.HandlerFunc(s.readyz)))
 	mux.Handle("GET "+routeMetrics, s.instrument(routeMetrics, false, s.metrics.handler()))
