@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/timetabledb/timetable/archive"
+	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/storage/pebblestore"
 )
 
@@ -23,7 +24,7 @@ func TestArchiveExportRestore(t *testing.T) {
 		"--from", "2017-01-01T00:00:00Z", "--to", "2017-06-16T00:00:00Z", "--format", "json"}
 	before := mustRun(t, "", query...).stdout
 
-	var tables []tableJSON
+	var tables []engine.TableStatus
 	require.NoError(t, json.Unmarshal([]byte(mustRun(t, "", "tables", store, "--format", "json").stdout), &tables))
 	require.NotEmpty(t, tables)
 	for _, tb := range tables {
@@ -76,7 +77,7 @@ func TestArchiveFamilyTarget(t *testing.T) {
 	cfg := filepath.Join(t.TempDir(), "timetable.yaml")
 	require.NoError(t, os.WriteFile(cfg, []byte("families:\n  - name: events\n    retention: 2160h\n    archive: file://"+filepath.ToSlash(dir)+"\n"), 0o644))
 
-	var tables []tableJSON
+	var tables []engine.TableStatus
 	require.NoError(t, json.Unmarshal([]byte(mustRun(t, "", "tables", store, "--format", "json").stdout), &tables))
 	mustRun(t, "", "archive", "export", store, "--config", cfg, "--table", tables[0].Name)
 	_, err := os.Stat(filepath.Join(dir, tables[0].Name, "manifest.json"))
