@@ -27,6 +27,10 @@ type Reconciler struct {
 		archivers map[string]Archiver
 		// metaReady is set once the meta table is known to exist.
 		metaReady bool
+		// last is the last cycle that was not a dry run; ran says
+		// whether there was one.
+		last Cycle
+		ran  bool
 	}
 }
 
@@ -58,19 +62,34 @@ func (r *Reconciler) Reconcile(ctx context.Context, dryRun bool) ([]Result, erro
 func (r *Reconciler) ReconcileKinds(ctx context.Context, dryRun bool, kinds ...Kind) ([]Result, error) {
 	r.cycle.Lock()
 	defer r.cycle.Unlock()
+	start := r.opts.Clock.Now()
+	results, outcome, err := r.reconcile(ctx, dryRun, kinds)
+	if outcome != "" {
+		r.metrics.cycles.WithLabelValues(outcome).Inc()
+	}
+	if !dryRun {
+		if outcome == "" {
+			outcome = CycleInterrupted
+		}
+		r.record(Cycle{Start: start, End: r.opts.Clock.Now(), Outcome: outcome, Err: err, Results: results})
+	}
+	return results, err
+}
+
+// reconcile is one cycle of ReconcileKinds, which it returns the results
+// of along with the cycle's outcome, or "" for a cycle its context
+// stopped.
+func (r *Reconciler) reconcile(ctx context.Context, dryRun bool, kinds []Kind) ([]Result, string, error) {
 	if err := r.ensureMeta(ctx, dryRun); err != nil {
-		r.metrics.cycles.WithLabelValues("error").Inc()
-		return nil, err
+		return nil, CycleError, err
 	}
 	if !dryRun && r.opts.Leaser != nil {
 		held, err := r.opts.Leaser.Acquire(ctx, r.opts.LeaseName, r.opts.Owner, r.opts.LeaseTTL)
 		if err != nil {
-			r.metrics.cycles.WithLabelValues("error").Inc()
-			return nil, fmt.Errorf("reconcile: acquire lease %q: %w", r.opts.LeaseName, err)
+			return nil, CycleError, fmt.Errorf("reconcile: acquire lease %q: %w", r.opts.LeaseName, err)
 		}
 		if !held {
-			r.metrics.cycles.WithLabelValues("lease_held").Inc()
-			return nil, ErrLeaseHeld
+			return nil, CycleLeaseHeld, ErrLeaseHeld
 		}
 		defer func() {
 			// The cycle is over: give the lease up rather than hold it
@@ -83,8 +102,7 @@ func (r *Reconciler) ReconcileKinds(ctx context.Context, dryRun bool, kinds ...K
 	}
 	plan, err := r.Plan(ctx)
 	if err != nil {
-		r.metrics.cycles.WithLabelValues("error").Inc()
-		return nil, err
+		return nil, CycleError, err
 	}
 	var results []Result
 	failed := 0
@@ -99,7 +117,7 @@ func (r *Reconciler) ReconcileKinds(ctx context.Context, dryRun bool, kinds ...K
 			continue
 		}
 		if err := ctx.Err(); err != nil {
-			return results, fmt.Errorf("reconcile: %w", err)
+			return results, "", fmt.Errorf("reconcile: %w", err)
 		}
 		err := r.apply(ctx, a)
 		if a.Kind == Create {
@@ -126,15 +144,13 @@ func (r *Reconciler) ReconcileKinds(ctx context.Context, dryRun bool, kinds ...K
 		}
 	}
 	if dryRun {
-		return results, nil
+		return results, "", nil
 	}
 	r.metrics.lastCycle.Set(float64(r.opts.Clock.Now().Unix()))
 	if failed > 0 {
-		r.metrics.cycles.WithLabelValues("failed").Inc()
-		return results, fmt.Errorf("%w: %d of %d", ErrActionsFailed, failed, len(results))
+		return results, CycleFailed, fmt.Errorf("%w: %d of %d", ErrActionsFailed, failed, len(results))
 	}
-	r.metrics.cycles.WithLabelValues("ok").Inc()
-	return results, nil
+	return results, CycleOK, nil
 }
 
 func containsKind(kinds []Kind, k Kind) bool {
