@@ -243,32 +243,42 @@ func (r *Registry) Revoke(ctx context.Context, tenant, id string, now time.Time)
 	return r.expire(ctx, tenant, id, now)
 }
 
+// Rotation is what Rotate did.
+type Rotation struct {
+	// New is the new key, and Secret its secret, which is not stored and
+	// cannot be shown again.
+	New    Key
+	Secret string
+	// Old is the key rotated out, with its end.
+	Old Key
+}
+
 // Rotate makes a new key of the same scope as a tenant's key id, and sets
 // the old key to stop working after grace (DefaultGrace when zero; an
-// earlier end it has already is kept). It returns the new key and its
-// secret, which is not stored and cannot be shown again.
-func (r *Registry) Rotate(ctx context.Context, tenant, id string, grace time.Duration, now time.Time) (Key, string, error) {
+// earlier end it has already is kept).
+func (r *Registry) Rotate(ctx context.Context, tenant, id string, grace time.Duration, now time.Time) (Rotation, error) {
 	if grace < 0 {
-		return Key{}, "", fmt.Errorf("rotate API key %q: grace %s is negative", id, grace)
+		return Rotation{}, fmt.Errorf("rotate API key %q: %w: grace %s is negative", id, ErrBadGrace, grace)
 	}
 	if grace == 0 {
 		grace = DefaultGrace
 	}
 	old, err := r.find(ctx, tenant, id)
 	if err != nil {
-		return Key{}, "", fmt.Errorf("rotate API key: %w", err)
+		return Rotation{}, fmt.Errorf("rotate API key: %w", err)
 	}
 	if !old.Live(now) {
-		return Key{}, "", fmt.Errorf("rotate API key %q of tenant %q: %w (revoked %s)", id, tenant, ErrNoSuchKey, old.Expires.Format(time.RFC3339))
+		return Rotation{}, fmt.Errorf("rotate API key %q of tenant %q: %w (revoked %s)", id, tenant, ErrNoSuchKey, old.Expires.Format(time.RFC3339))
 	}
 	k, secret, err := r.AddKey(ctx, tenant, old.Scope, now)
 	if err != nil {
-		return Key{}, "", fmt.Errorf("rotate API key %q: %w", id, err)
+		return Rotation{}, fmt.Errorf("rotate API key %q: %w", id, err)
 	}
-	if _, err := r.expire(ctx, tenant, id, now.Add(grace)); err != nil {
-		return Key{}, "", fmt.Errorf("rotate API key %q: new key %s made, old one not set to expire: %w", id, k.ID, err)
+	ended, err := r.expire(ctx, tenant, id, now.Add(grace))
+	if err != nil {
+		return Rotation{}, fmt.Errorf("rotate API key %q: new key %s made, old one not set to expire: %w", id, k.ID, err)
 	}
-	return k, secret, nil
+	return Rotation{New: k, Secret: secret, Old: ended}, nil
 }
 
 // expire sets a tenant's key to stop working at end, unless it ends

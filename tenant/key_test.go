@@ -66,8 +66,11 @@ func TestRotateKeepsTheOldKeyForTheGrace(t *testing.T) {
 	oldKey, err := r.Authenticate(ctx, old)
 	require.NoError(t, err)
 
-	newKey, secret, err := r.Rotate(ctx, "acme", oldKey.ID, time.Hour, now)
+	rot, err := r.Rotate(ctx, "acme", oldKey.ID, time.Hour, now)
 	require.NoError(t, err)
+	newKey, secret := rot.New, rot.Secret
+	require.Equal(t, oldKey.ID, rot.Old.ID)
+	require.Equal(t, now.Add(time.Hour), rot.Old.Expires)
 	require.NotEqual(t, oldKey.ID, newKey.ID)
 	_, err = r.Authenticate(ctx, old)
 	require.NoError(t, err, "the old key works during the grace")
@@ -78,10 +81,10 @@ func TestRotateKeepsTheOldKeyForTheGrace(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, newKey.ID, got.ID)
 
-	_, _, err = r.Rotate(ctx, "acme", oldKey.ID, 0, clk.Now())
+	_, err = r.Rotate(ctx, "acme", oldKey.ID, 0, clk.Now())
 	require.ErrorIs(t, err, tenant.ErrNoSuchKey, "a revoked key is not rotated")
-	_, _, err = r.Rotate(ctx, "acme", newKey.ID, -time.Second, clk.Now())
-	require.Error(t, err)
+	_, err = r.Rotate(ctx, "acme", newKey.ID, -time.Second, clk.Now())
+	require.ErrorIs(t, err, tenant.ErrBadGrace)
 
 	keys, err := r.Keys(ctx, "acme")
 	require.NoError(t, err)

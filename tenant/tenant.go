@@ -46,6 +46,7 @@ var (
 	ErrNoSuchKey  = errors.New("timetable: no such API key")
 	ErrBadName    = errors.New("timetable: bad tenant name")
 	ErrBadScope   = errors.New("timetable: bad API key scope")
+	ErrBadGrace   = errors.New("timetable: bad grace period")
 )
 
 // Tenant is an owner of data.
@@ -140,30 +141,36 @@ func (r *Registry) Get(ctx context.Context, name string) (Tenant, error) {
 	return rec.Tenant, nil
 }
 
-// Add creates a tenant with one key of ScopeAll and returns the key. The
-// key is not stored and cannot be shown again. A removed tenant's name
-// may be added again.
+// Add creates a tenant with one key of ScopeAll and returns the key's
+// secret, which is not stored and cannot be shown again. A removed
+// tenant's name may be added again.
 func (r *Registry) Add(ctx context.Context, name string, now time.Time) (string, error) {
+	_, secret, err := r.AddTenant(ctx, name, now)
+	return secret, err
+}
+
+// AddTenant is Add returning the key along with its secret.
+func (r *Registry) AddTenant(ctx context.Context, name string, now time.Time) (Key, string, error) {
 	if err := ValidName(name); err != nil {
-		return "", err
+		return Key{}, "", err
 	}
 	rec, err := r.get(ctx, name)
 	switch {
 	case err == nil && rec.removed.IsZero():
-		return "", fmt.Errorf("add tenant %q: %w", name, ErrExists)
+		return Key{}, "", fmt.Errorf("add tenant %q: %w", name, ErrExists)
 	case err != nil && !errors.Is(err, ErrNotFound):
-		return "", fmt.Errorf("add tenant %q: %w", name, err)
+		return Key{}, "", fmt.Errorf("add tenant %q: %w", name, err)
 	}
 	k, secret, items, err := newKey(name, ScopeAll, now)
 	if err != nil {
-		return "", fmt.Errorf("add tenant %q: %w", name, err)
+		return Key{}, "", fmt.Errorf("add tenant %q: %w", name, err)
 	}
 	pk, sk := metatable.Tenant(name)
 	items = append(items, storage.Item{PK: pk, SK: sk, Attrs: map[string]any{"created": formatTime(now)}})
 	if err := r.store.BatchWrite(ctx, r.table, items); err != nil {
-		return "", fmt.Errorf("add tenant %q: key %s: %w", name, k.ID, err)
+		return Key{}, "", fmt.Errorf("add tenant %q: key %s: %w", name, k.ID, err)
 	}
-	return secret, nil
+	return k, secret, nil
 }
 
 // Remove revokes every key of a tenant and marks it removed; its events
