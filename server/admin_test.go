@@ -159,7 +159,9 @@ func TestAdminTablesAndLifecycle(t *testing.T) {
 	require.NoError(t, err)
 	res = f.do("GET", "/v1/admin/lifecycle", adminToken, nil)
 	require.Equal(t, http.StatusOK, res.status, "%s", res.body)
-	last := decode[struct{ LastCycle lifecycle.CycleReport `json:"last_cycle"` }](t, res).LastCycle
+	last := decode[struct {
+		LastCycle lifecycle.CycleReport `json:"last_cycle"`
+	}](t, res).LastCycle
 	require.Equal(t, lifecycle.CycleOK, last.Outcome)
 	require.Len(t, last.Actions, len(plan))
 	require.Equal(t, "done", last.Actions[0].Result)
