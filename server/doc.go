@@ -93,7 +93,7 @@
 // /healthz, /readyz and /metrics so probes and scrapes do not drown the
 // log. Metrics are
 // registered on Options.Registry, never on a global registry:
-// timetable_http_requests_total and timetable_http_request_seconds by
+// timetable_http_requests_total and timetable_http_request_duration_seconds by
 // route, method and code, and timetable_http_requests_in_flight for /v1.
 //
 // Serve runs the server on a listener until its context ends, then stops
