@@ -38,6 +38,10 @@
 //	    rollups: true           # exact hourly and daily rollups
 //	store: dynamodb             # or pebble:DIR; --store wins
 //	meta_table: timetable_meta
+//	cors:
+//	  origins: [https://console.example.com]  # pages that may call the API; * for any
+//	admin_token_file: /run/secrets/timetable-admin  # turns the admin API on;
+//	                            # TIMETABLE_ADMIN_TOKEN wins
 //
 // Durations are Go durations ("36h", "15m") or a whole number of days or
 // weeks ("90d", "12w"). Tier ages are "0", "N period(s)", a duration, or
@@ -77,6 +81,13 @@ type Config struct {
 	// Store names where the data lives, as the --store flag does
 	// ("pebble:DIR" or "dynamodb"); the flag wins when both are given.
 	Store string
+	// CORSOrigins are the origins whose pages may call the HTTP API from
+	// a browser (YAML "cors: {origins: [...]}"); see server.Options.
+	CORSOrigins []string
+	// AdminTokenFile names a file holding the admin token that turns the
+	// server's admin API on (YAML "admin_token_file"); the environment
+	// variable TIMETABLE_ADMIN_TOKEN wins over it.
+	AdminTokenFile string
 }
 
 // Table is the configuration of one logical table (in any tenant).
@@ -122,6 +133,10 @@ type fileConfig struct {
 	Tables        map[string]fileTable `yaml:"tables"`
 	MetaTable     string               `yaml:"meta_table"`
 	Store         string               `yaml:"store"`
+	CORS          struct {
+		Origins []string `yaml:"origins"`
+	} `yaml:"cors"`
+	AdminTokenFile string `yaml:"admin_token_file"`
 }
 
 type fileFamily struct {
@@ -167,7 +182,8 @@ func Parse(data []byte) (Config, error) {
 	if err := dec.Decode(&fc); err != nil && !errors.Is(err, io.EOF) {
 		return Config{}, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
-	c := Config{DefaultFamily: fc.DefaultFamily, Tables: map[string]Table{}, MetaTable: fc.MetaTable, Store: fc.Store}
+	c := Config{DefaultFamily: fc.DefaultFamily, Tables: map[string]Table{}, MetaTable: fc.MetaTable, Store: fc.Store,
+		CORSOrigins: fc.CORS.Origins, AdminTokenFile: fc.AdminTokenFile}
 	if c.DefaultFamily == "" {
 		c.DefaultFamily = "events"
 	}

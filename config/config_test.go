@@ -180,3 +180,12 @@ func TestBackfillTier(t *testing.T) {
 	_, err = config.Parse([]byte("families:\n  - name: events\n    backfill: {age: 1 period}\n"))
 	require.ErrorContains(t, err, "backfill")
 }
+
+func TestServerKeys(t *testing.T) {
+	c, err := config.Parse([]byte("cors:\n  origins: [https://console.example, \"*\"]\nadmin_token_file: /run/secrets/admin\n"))
+	require.NoError(t, err)
+	require.Equal(t, []string{"https://console.example", "*"}, c.CORSOrigins)
+	require.Equal(t, "/run/secrets/admin", c.AdminTokenFile)
+	_, err = config.Parse([]byte("cors:\n  origin: [https://console.example]\n"))
+	require.ErrorIs(t, err, config.ErrInvalid, "a misspelt key is refused")
+}
