@@ -16,7 +16,7 @@ import (
 	"github.com/timetabledb/timetable/tenant"
 )
 
-func newRegistry(t *testing.T) (*tenant.Registry, storage.Store) {
+func newRegistry(t testing.TB) (*tenant.Registry, storage.Store) {
 	t.Helper()
 	r, store, _ := newRegistryClock(t)
 	return r, store
@@ -24,7 +24,7 @@ func newRegistry(t *testing.T) (*tenant.Registry, storage.Store) {
 
 // newRegistryClock is newRegistry with the clock the registry tells
 // expiry by, standing at now.
-func newRegistryClock(t *testing.T) (*tenant.Registry, storage.Store, *clock.Manual) {
+func newRegistryClock(t testing.TB) (*tenant.Registry, storage.Store, *clock.Manual) {
 	t.Helper()
 	store, err := pebblestore.Open(t.TempDir(), pebblestore.Options{})
 	require.NoError(t, err)
