@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/timetabledb/timetable/event"
 	"github.com/timetabledb/timetable/storage"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/timetabledb/timetable/period"
 )
@@ -76,10 +78,12 @@ func (q *AggregateQuery) numeric() bool {
 	})
 }
 
-// Aggregate summarises events in time buckets. It streams over the same
-// parallel, merged read path as Query, each event once, and keeps one
-// bucket's summary at a time: memory grows with the number of buckets
-// returned, not the number of events read.
+// Aggregate summarises events in time buckets, each event once. One
+// series streams through the merged read path of Query, keeping one
+// bucket's summary at a time; every series is summarised series by series,
+// QueryParallelism at a time, and the summaries merged by bucket
+// (aggregateEachSeries): memory grows with the number of buckets returned
+// and the parallelism, not the number of events read.
 //
 // For a table with rollups and buckets of whole hours or days, or of
 // weeks, months or quarters, whole hours or days come from the
@@ -117,6 +121,9 @@ func (db *DB) aggregate(ctx context.Context, tenant string, q AggregateQuery) ([
 	if err != nil {
 		return nil, err
 	}
+	if q.Series == "" {
+		return db.aggregateEachSeries(ctx, tenant, q, tables)
+	}
 	m, err := db.openSources(ctx, sourceSpec{tenant: tenant, q: q.eventQuery(), tables: tables})
 	if err != nil {
 		return nil, err
@@ -134,6 +141,72 @@ func (db *DB) aggregate(ctx context.Context, tenant string, q AggregateQuery) ([
 		if err := s.add(ev); err != nil {
 			return nil, err
 		}
+	}
+}
+
+// aggregateEachSeries summarises every series on its own, up to
+// QueryParallelism at a time, each into parts by bucket, and merges the
+// parts: a summary does not need the events of all series in one time
+// order, so no merge across series is paid for, and a slow partition
+// holds up only its own series. Each series' events still come in time
+// order, which first, last, delta and rate rely on.
+func (db *DB) aggregateEachSeries(ctx context.Context, tenant string, q AggregateQuery, tables []physTable) ([]Bucket, error) {
+	series, err := db.seriesOf(ctx, tenant, q.Table, tables)
+	if err != nil {
+		return nil, err
+	}
+	var mu sync.Mutex
+	parts := map[int64]*part{}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(db.opts.QueryParallelism)
+	for _, s := range series {
+		g.Go(func() error {
+			sq := q.eventQuery()
+			sq.Series = s
+			own, err := db.summarise(gctx, sourceSpec{tenant: tenant, q: sq, tables: tables}, &q)
+			if err != nil {
+				return err
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			for k, p := range own {
+				if all := parts[k]; all != nil {
+					all.merge(p, q.Fields)
+				} else {
+					parts[k] = p
+				}
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return partsToBuckets(parts, q)
+}
+
+// summarise reads the events of spec into parts by the start of their
+// bucket of q (Unix nanos).
+func (db *DB) summarise(ctx context.Context, spec sourceSpec, q *AggregateQuery) (map[int64]*part, error) {
+	m, err := db.openSources(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	defer m.close()
+	parts := map[int64]*part{}
+	var cur *part
+	var end time.Time // cur's bucket's
+	for {
+		ev, ok, err := m.next()
+		if err != nil || !ok {
+			return parts, err
+		}
+		if cur == nil || !ev.Time.Before(end) {
+			start := q.bucketStart(ev.Time)
+			end, cur = q.bucketEnd(start), &part{want: wantsOf(q.Funcs)}
+			parts[start.UnixNano()] = cur
+		}
+		cur.add(ev, q.Fields)
 	}
 }
 

@@ -2,12 +2,10 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
 
-	"github.com/timetabledb/timetable/storage"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -86,25 +84,11 @@ func (db *DB) groupsBySeries(ctx context.Context, tenant string, q AggregateQuer
 	if err != nil {
 		return GroupPage{}, err
 	}
-	seen := map[string]bool{}
-	var keys []string
-	for _, t := range tables {
-		names, err := listSeries(ctx, db.store, t.name, tenant, q.Table)
-		if errors.Is(err, storage.ErrTableNotFound) {
-			db.forgetTable(t)
-			continue
-		}
-		if err != nil {
-			return GroupPage{}, err
-		}
-		for _, s := range names {
-			if !seen[s] && s > q.GroupAfter && (q.Series == "" || s == q.Series) {
-				seen[s] = true
-				keys = append(keys, s)
-			}
-		}
+	all, err := db.seriesOf(ctx, tenant, q.Table, tables)
+	if err != nil {
+		return GroupPage{}, err
 	}
-	slices.Sort(keys)
+	keys := slices.DeleteFunc(all, func(s string) bool { return s <= q.GroupAfter || (q.Series != "" && s != q.Series) })
 	var page GroupPage
 	if len(keys) > q.GroupLimit {
 		keys = keys[:q.GroupLimit]

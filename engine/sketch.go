@@ -117,9 +117,45 @@ func (s *sketches) add(w wants, v any, x *apd.Decimal, series string) {
 	}
 }
 
+// merge adds o's values: those of other series.
+func (s *sketches) merge(o *sketches) {
+	switch {
+	case s.hll == nil && o.hll == nil:
+		for k := range o.distinct {
+			s.addDistinctKey(k)
+		}
+	default:
+		if s.hll == nil {
+			s.hll = hyperloglog.New14()
+			for k := range s.distinct {
+				s.hll.Insert([]byte(k))
+			}
+			s.distinct = nil
+		}
+		if o.hll != nil {
+			_ = s.hll.Merge(o.hll) // of the same precision
+		} else {
+			for k := range o.distinct {
+				s.hll.Insert([]byte(k))
+			}
+		}
+	}
+	if o.quantiles != nil {
+		if s.quantiles == nil {
+			s.quantiles = o.quantiles.Copy()
+		} else {
+			_ = s.quantiles.MergeWith(o.quantiles) // of the same mapping
+		}
+	}
+	addDecimal(&s.increase, &o.increase)
+}
+
 // addDistinct counts a value among the distinct ones.
-func (s *sketches) addDistinct(v any) {
-	key := distinctKey(v)
+func (s *sketches) addDistinct(v any) { s.addDistinctKey(distinctKey(v)) }
+
+// addDistinctKey counts a value, named by distinctKey, among the distinct
+// ones.
+func (s *sketches) addDistinctKey(key string) {
 	if s.hll != nil {
 		s.hll.Insert([]byte(key))
 		return

@@ -165,6 +165,12 @@ func (fp *fieldPart) merge(o *fieldPart) {
 	if fp.count == 0 || fp.lastK.less(o.lastK) {
 		fp.last, fp.lastK = o.last, o.lastK
 	}
+	if o.sk != nil {
+		if fp.sk == nil {
+			fp.sk = &sketches{}
+		}
+		fp.sk.merge(o.sk)
+	}
 	first := fp.count == 0
 	fp.count += o.count
 	switch {
