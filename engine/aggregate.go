@@ -155,6 +155,17 @@ func (db *DB) aggregateEachSeries(ctx context.Context, tenant string, q Aggregat
 	if err != nil {
 		return nil, err
 	}
+	// The series read at once hold their partitions from the query
+	// budget, as a merge of every series does.
+	perSeries := 0
+	for _, t := range tables {
+		perSeries += t.shards
+	}
+	release, err := db.budget.take(ctx, int64(min(len(series), db.opts.QueryParallelism)*perSeries))
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	var mu sync.Mutex
 	parts := map[int64]*part{}
 	g, gctx := errgroup.WithContext(ctx)
