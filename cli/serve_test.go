@@ -142,21 +142,8 @@ func TestServeRunsTheLifecycleManager(t *testing.T) {
 
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
-	addrs := make(chan net.Addr, 1)
-	served := make(chan error, 1)
 	var logs syncWriter
-	go func() {
-		g := &globals{storeSpec: "pebble:" + dir}
-		served <- runServe(ctx, g, serveOptions{addr: "127.0.0.1:0", shutdownTimeout: time.Minute, reconcileEvery: time.Hour,
-			ready: func(a net.Addr) { addrs <- a }}, &logs)
-	}()
-	var addr string
-	select {
-	case a := <-addrs:
-		addr = a.String()
-	case err := <-served:
-		t.Fatalf("serve ended before listening: %v", err)
-	}
+	addr, served := startServe(t, ctx, dir, serveOptions{reconcileEvery: time.Hour}, &logs)
 	// The first cycle runs at start.
 	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 	require.Eventually(t, func() bool {
@@ -187,21 +174,8 @@ func TestServeTLSAndAdminAPI(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "data")
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
-	addrs := make(chan net.Addr, 1)
-	served := make(chan error, 1)
 	var logs syncWriter
-	go func() {
-		g := &globals{storeSpec: "pebble:" + dir}
-		served <- runServe(ctx, g, serveOptions{addr: "127.0.0.1:0", shutdownTimeout: time.Minute, reconcileEvery: time.Hour,
-			tlsCert: certFile, tlsKey: keyFile, ready: func(a net.Addr) { addrs <- a }}, &logs)
-	}()
-	var addr string
-	select {
-	case a := <-addrs:
-		addr = a.String()
-	case err := <-served:
-		t.Fatalf("serve ended before listening: %v", err)
-	}
+	addr, served := startServe(t, ctx, dir, serveOptions{reconcileEvery: time.Hour, tlsCert: certFile, tlsKey: keyFile}, &logs)
 	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, DisableKeepAlives: true}}
 	do := func(method, path, body string) (int, string) {
 		t.Helper()
@@ -248,6 +222,24 @@ func TestServeHelpListsEveryRoute(t *testing.T) {
 	help := mustRun(t, "", "serve", "--help").stdout
 	for _, r := range server.Routes() {
 		require.Regexp(t, regexp.QuoteMeta(r.Method)+` +`+regexp.QuoteMeta(r.Pattern)+` `, help)
+	}
+}
+
+// startServe runs serve on the Pebble store in dir, on a free port, with
+// o's other options, until ctx ends; it returns the address once the
+// server listens, and the channel of serve's result.
+func startServe(t *testing.T, ctx context.Context, dir string, o serveOptions, logs *syncWriter) (string, chan error) {
+	t.Helper()
+	addrs := make(chan net.Addr, 1)
+	served := make(chan error, 1)
+	o.addr, o.shutdownTimeout, o.ready = "127.0.0.1:0", time.Minute, func(a net.Addr) { addrs <- a }
+	go func() { served <- runServe(ctx, &globals{storeSpec: "pebble:" + dir}, o, logs) }()
+	select {
+	case a := <-addrs:
+		return a.String(), served
+	case err := <-served:
+		t.Fatalf("serve ended before listening: %v", err)
+		return "", nil
 	}
 }
 

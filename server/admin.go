@@ -43,13 +43,9 @@ type adminEndpoint func(w http.ResponseWriter, r *http.Request) error
 // answers 401 otherwise.
 func (s *Server) admin(ep adminEndpoint) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if n := len(r.Header.Values("Authorization")); n > 1 {
-			s.fail(w, r, &httpError{status: http.StatusBadRequest, msg: fmt.Sprintf("timetable: %d Authorization headers: send one, Authorization: Bearer <admin token>", n)})
-			return
-		}
-		token, ok := bearerToken(r.Header.Get("Authorization"))
-		if !ok {
-			s.fail(w, r, &httpError{status: http.StatusUnauthorized, msg: "timetable: missing admin token: send the header Authorization: Bearer <admin token>"})
+		token, err := credential(r, "admin token")
+		if err != nil {
+			s.fail(w, r, err)
 			return
 		}
 		sum := sha256.Sum256([]byte(token))

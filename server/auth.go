@@ -26,13 +26,9 @@ const (
 // revoked, and 403 for a read-only key on a route that writes.
 func (s *Server) authenticated(need access, ep endpoint) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if n := len(r.Header.Values("Authorization")); n > 1 {
-			s.fail(w, r, &httpError{status: http.StatusBadRequest, msg: fmt.Sprintf("timetable: %d Authorization headers: send one, Authorization: Bearer <api key>", n)})
-			return
-		}
-		key, ok := bearerToken(r.Header.Get("Authorization"))
-		if !ok {
-			s.fail(w, r, &httpError{status: http.StatusUnauthorized, msg: "timetable: missing API key: send the header Authorization: Bearer <api key>"})
+		key, err := credential(r, "API key")
+		if err != nil {
+			s.fail(w, r, err)
 			return
 		}
 		k, err := s.db.Tenants().Authenticate(r.Context(), key)
@@ -51,6 +47,20 @@ func (s *Server) authenticated(need access, ep endpoint) http.Handler {
 			s.fail(w, r, err)
 		}
 	})
+}
+
+// credential returns the bearer token a request carries, or the error to
+// answer: 400 for two Authorization headers, 401 for none. what names the
+// credential the route takes ("API key", "admin token").
+func credential(r *http.Request, what string) (string, error) {
+	if n := len(r.Header.Values("Authorization")); n > 1 {
+		return "", &httpError{status: http.StatusBadRequest, msg: fmt.Sprintf("timetable: %d Authorization headers: send one, Authorization: Bearer <%s>", n, strings.ToLower(what))}
+	}
+	token, ok := bearerToken(r.Header.Get("Authorization"))
+	if !ok {
+		return "", &httpError{status: http.StatusUnauthorized, msg: fmt.Sprintf("timetable: missing %s: send the header Authorization: Bearer <%s>", what, strings.ToLower(what))}
+	}
+	return token, nil
 }
 
 // bearerToken returns the token of an Authorization header of the Bearer
