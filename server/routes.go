@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+
+	"github.com/timetabledb/timetable/console"
 )
 
 // Route is one endpoint of the API: the one list of them builds the
@@ -38,6 +40,8 @@ const (
 	routeHealthz   = "/healthz"
 	routeReadyz    = "/readyz"
 	routeMetrics   = "/metrics"
+	routeConsole   = "/{$}"
+	routeAssets    = console.Prefix
 
 	adminPrefix = "/v1/admin/"
 )
@@ -60,6 +64,10 @@ var routes = []route{
 		func(s *Server) http.Handler { return http.HandlerFunc(s.readyz) }, false},
 	{Route{"GET", routeMetrics, "Prometheus metrics", false},
 		func(s *Server) http.Handler { return s.metrics.handler() }, false},
+	{Route{"GET", routeConsole, "the web console: sign in with an API key or the admin token", false},
+		func(s *Server) http.Handler { return console.Handler() }, false},
+	{Route{"GET", routeAssets, "the web console's files", false},
+		func(s *Server) http.Handler { return console.Handler() }, false},
 
 	{Route{"GET", adminPrefix + "tenants", "list tenants", true},
 		func(s *Server) http.Handler { return s.admin(s.listTenants) }, true},
