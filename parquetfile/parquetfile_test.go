@@ -26,9 +26,9 @@ func events() []event.Event {
 	for i := range 10 {
 		f := map[string]any{
 			"count":   json.Number(fmt.Sprint(i * 1000)),
-			"speed":   json.Number(fmt.Sprintf("%d.%d", 80+i, i)),                         // DECIMAL(3,1)
+			"speed":   json.Number(fmt.Sprintf("%d.%d", 80+i, i)),                    // DECIMAL(3,1)
 			"precise": json.Number(fmt.Sprintf("1234567890123456789012345.%07d", i)), // 32 digits: DECIMAL(32,7)
-			"huge":    json.Number(fmt.Sprintf("%de100", i+1)),                          // past 38 digits: double
+			"huge":    json.Number(fmt.Sprintf("%de100", i+1)),                       // past 38 digits: double
 			"name":    fmt.Sprintf("car-%d", i),
 			"on":      i%2 == 0,
 			"raw":     []byte{byte(i), 0xff},
