@@ -105,7 +105,7 @@ func TestLateEventsOfADeletedTableAreArchivedAgain(t *testing.T) {
 			_, err = s.DescribeTable(ctx, table)
 			require.ErrorIs(t, err, storage.ErrTableNotFound)
 
-			a, err := openArchiver(clk, longer)(url, s)
+			a, err := openArchiver(clk, longer)(url, "", s)
 			require.NoError(t, err)
 			ms, err := a.(*archive.Archiver).List(ctx)
 			require.NoError(t, err)
@@ -132,8 +132,8 @@ func openArchiver(clk clock.Clock, cfg config.Config) lifecycle.OpenArchiverFunc
 	for _, f := range cfg.Families {
 		names = append(names, f.Name)
 	}
-	return func(target string, s storage.Store) (lifecycle.Archiver, error) {
+	return func(target string, format family.ArchiveFormat, s storage.Store) (lifecycle.Archiver, error) {
 		return archive.Open(context.Background(), target, s,
-			archive.Options{Clock: clk, Facts: registry.New(s, cfg.MetaTable).Finder(names)})
+			archive.Options{Clock: clk, Format: format, Facts: registry.New(s, cfg.MetaTable).Finder(names)})
 	}
 }

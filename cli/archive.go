@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/timetabledb/timetable/archive"
 	"github.com/timetabledb/timetable/config"
+	"github.com/timetabledb/timetable/family"
 )
 
 // archiveFlags are the flags of the archive subcommands.
@@ -25,6 +27,8 @@ type archiveFlags struct {
 	table     string
 	into      string
 	format    string
+	// archiveFormat is export's --archive-format.
+	archiveFormat string
 }
 
 func newArchiveCmd(g *globals) *cobra.Command {
@@ -40,7 +44,10 @@ The target is --target: file:///abs/dir, file://relative/dir, or
 s3://bucket/prefix through the standard AWS configuration chain
 (AWS_ENDPOINT_URL_S3 for an S3-compatible server, with --s3-path-style).
 Without --target, a table's target is the archive target of the family its
-name belongs to, in the configuration.`,
+name belongs to, in the configuration. Export writes in the format that
+family's archive names (--archive-format overrides it): ndjson, or parquet,
+which writes the table's events as a Parquet file beside the NDJSON, under
+{target}/{family}/period=.../write_month=.../ for query engines.`,
 		Args: noArgs,
 	}
 	pf := cmd.PersistentFlags()
@@ -76,6 +83,7 @@ deletes a table past retention once its archive is verified.`,
 		},
 	}
 	export.Flags().StringVar(&f.table, "table", "", "physical table to export (see `timetable tables`)")
+	export.Flags().StringVar(&f.archiveFormat, "archive-format", "", "ndjson, or parquet: also the events as Parquet (default: the family's archive format)")
 	_ = export.MarkFlagRequired("table")
 
 	restore := &cobra.Command{
@@ -103,21 +111,25 @@ name, or restore --into another name.`,
 }
 
 // targetFor returns --target, or the archive target of the family whose
-// prefix the table's name starts with (the longest one).
-func targetFor(cfg config.Config, f archiveFlags, table string) (string, error) {
-	if f.target != "" {
-		return f.target, nil
-	}
-	best, target := "", ""
-	for _, fam := range cfg.Families {
-		if strings.HasPrefix(table, fam.Prefix) && len(fam.Prefix) > len(best) {
-			best, target = fam.Prefix, fam.Archive
+// prefix the table's name starts with (the longest one), and
+// --archive-format, or that family's archive format.
+func targetFor(cfg config.Config, f archiveFlags, table string) (string, family.ArchiveFormat, error) {
+	var fam family.Family
+	for _, c := range cfg.Families {
+		if strings.HasPrefix(table, c.Prefix) && len(c.Prefix) > len(fam.Prefix) {
+			fam = c
 		}
 	}
+	target, format := cmp.Or(f.target, fam.Archive), cmp.Or(family.ArchiveFormat(f.archiveFormat), fam.ArchiveFormat)
 	if target == "" {
-		return "", usageErrorf("no --target, and the configuration gives table %q no family with an archive target", table)
+		return "", "", usageErrorf("no --target, and the configuration gives table %q no family with an archive target", table)
 	}
-	return target, nil
+	switch family.ArchiveFormat(f.archiveFormat) {
+	case "", family.ArchiveNDJSON, family.ArchiveParquet:
+	default:
+		return "", "", usageErrorf("--archive-format %q: use ndjson or parquet", f.archiveFormat)
+	}
+	return target, format, nil
 }
 
 // archiveOptions returns the options of an archiver for a session (nil
@@ -215,14 +227,16 @@ func runArchiveExport(cmd *cobra.Command, g *globals, f archiveFlags) (err error
 		return err
 	}
 	defer func() { err = errors.Join(err, s.Close()) }()
-	target, err := targetFor(s.db.Options().Config, f, f.table)
+	target, format, err := targetFor(s.db.Options().Config, f, f.table)
 	if err != nil {
 		return err
 	}
 	// The store's item count is an estimate (DynamoDB updates it every
 	// six hours or so): the bar counts items without a total.
 	bar := newItemProgress(stderr, -1, "exporting")
-	a, err := archive.Open(ctx, target, s.store, archiveOptions(f, s, &bar))
+	opts := archiveOptions(f, s, &bar)
+	opts.Format = format
+	a, err := archive.Open(ctx, target, s.store, opts)
 	if err != nil {
 		return usageError{err}
 	}
@@ -239,6 +253,9 @@ func runArchiveExport(cmd *cobra.Command, g *globals, f archiveFlags) (err error
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "archived %s to %s/%s: %d items, %d bytes, verified\n",
 		f.table, a.Target(), f.table, m.ItemCount, m.DataBytes)
+	for _, p := range m.Parquet {
+		fmt.Fprintf(cmd.OutOrStdout(), "events of %s in %s/%s: %d rows, %d bytes, verified\n", f.table, a.Target(), p.Key, p.Rows, p.Bytes)
+	}
 	return nil
 }
 
@@ -250,7 +267,7 @@ func runArchiveRestore(cmd *cobra.Command, g *globals, f archiveFlags) (err erro
 		return err
 	}
 	defer func() { err = errors.Join(err, s.Close()) }()
-	target, err := targetFor(s.db.Options().Config, f, f.table)
+	target, _, err := targetFor(s.db.Options().Config, f, f.table)
 	if err != nil {
 		return err
 	}

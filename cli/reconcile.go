@@ -16,6 +16,7 @@ import (
 	"github.com/timetabledb/timetable/clock"
 	"github.com/timetabledb/timetable/config"
 	"github.com/timetabledb/timetable/engine"
+	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/event"
 	"github.com/timetabledb/timetable/lifecycle"
 	"github.com/timetabledb/timetable/registry"
@@ -98,8 +99,8 @@ func newReconciler(ctx context.Context, cfg config.Config, store storage.Store, 
 		Families:  cfg.Families,
 		MetaTable: cfg.MetaTable,
 		Clock:     clk,
-		OpenArchiver: func(target string, s storage.Store) (lifecycle.Archiver, error) {
-			return archive.Open(ctx, target, s, archive.Options{Clock: clk, Logger: log, Facts: registryOf(cfg, s).Finder(familyNames(cfg))})
+		OpenArchiver: func(target string, format family.ArchiveFormat, s storage.Store) (lifecycle.Archiver, error) {
+			return archive.Open(ctx, target, s, archive.Options{Clock: clk, Logger: log, Format: format, Facts: registryOf(cfg, s).Finder(familyNames(cfg))})
 		},
 		Leaser:     leaser,
 		Logger:     log,

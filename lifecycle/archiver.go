@@ -3,6 +3,7 @@ package lifecycle
 import (
 	"context"
 
+	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/storage"
 )
 
@@ -19,5 +20,6 @@ type Archiver interface {
 }
 
 // OpenArchiverFunc opens the Archiver of an archive target ("file://DIR",
-// "s3://bucket/prefix") reading tables from store.
-type OpenArchiverFunc func(target string, store storage.Store) (Archiver, error)
+// "s3://bucket/prefix") reading tables from store and archiving them in
+// format (empty for the default, family.ArchiveNDJSON).
+type OpenArchiverFunc func(target string, format family.ArchiveFormat, store storage.Store) (Archiver, error)
