@@ -251,7 +251,9 @@ func (a *Archiver) Archive(ctx context.Context, table string) error {
 
 // Verify reads table's archive back from the target and checks the data
 // file's size and SHA-256, its item count and its content hash against
-// the manifest and, while the table exists, against a fresh scan of it. It
+// the manifest and, while the table exists, against a fresh scan of it,
+// and each Parquet file's size, SHA-256 and row count against the
+// manifest and the events of the data file. It
 // returns an error wrapping ErrMismatch when they differ, and ErrNotFound
 // when there is no manifest. It does not change the manifest.
 func (a *Archiver) Verify(ctx context.Context, table string) error {
