@@ -31,7 +31,7 @@ type Options struct {
 	MetaTable string
 	// Clock tells the time; the wall clock when nil.
 	Clock clock.Clock
-	// OpenArchiver opens the Archiver of a family's archive target. When
+	// OpenArchiver opens the Archiver of a family's archive target and format. When
 	// nil, a family with an archive target gets its tables archived by
 	// nobody: they are reported as failed to archive, and never deleted.
 	OpenArchiver OpenArchiverFunc
