@@ -99,8 +99,8 @@ func newReconciler(ctx context.Context, cfg config.Config, store storage.Store, 
 		Families:  cfg.Families,
 		MetaTable: cfg.MetaTable,
 		Clock:     clk,
-		OpenArchiver: func(target string, format family.ArchiveFormat, s storage.Store) (lifecycle.Archiver, error) {
-			return archive.Open(ctx, target, s, archive.Options{Clock: clk, Logger: log, Format: format, Facts: registryOf(cfg, s).Finder(familyNames(cfg))})
+		OpenArchiver: func(target string, format family.ArchiveFormat) (lifecycle.Archiver, error) {
+			return archive.Open(ctx, target, store, archive.Options{Clock: clk, Logger: log, Format: format, Facts: registryOf(cfg, store).Finder(familyNames(cfg))})
 		},
 		Leaser:     leaser,
 		Logger:     log,

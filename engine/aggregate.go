@@ -100,7 +100,7 @@ func (db *DB) Aggregate(ctx context.Context, tenant string, q AggregateQuery) ([
 		return nil, err
 	}
 	rq := Query{Table: q.Table, Series: q.Series, From: q.From, To: q.To, Fields: q.Fields, Filter: q.Filter}
-	m, err := db.openSources(ctx, tenant, rq, tables, q.From, q.To, 0, nil)
+	m, err := db.openSources(ctx, sourceSpec{tenant: tenant, q: rq, tables: tables})
 	if err != nil {
 		return nil, err
 	}

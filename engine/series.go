@@ -56,13 +56,9 @@ func (c *seriesCache) add(physical, tenant, table string, series []string) {
 	}
 }
 
-// seriesIndexPrefix starts the sort key of a series index entry: keys
-// cannot be empty, and the empty series is a series.
-const seriesIndexPrefix = "s:"
-
 // listSeries reads the series index of a logical table in one physical
 // table.
-func listSeries(ctx context.Context, store storage.Store, physical, tenant, table string) ([]string, error) {
+func listSeries(ctx context.Context, store storage.Items, physical, tenant, table string) ([]string, error) {
 	it := store.Query(ctx, storage.Query{Table: physical, PK: seriesIndexKey(tenant, table)})
 	defer it.Close()
 	var out []string

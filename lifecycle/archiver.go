@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/timetabledb/timetable/family"
-	"github.com/timetabledb/timetable/storage"
 )
 
 // Archiver exports tables to one archive target. Package archive
@@ -20,6 +19,6 @@ type Archiver interface {
 }
 
 // OpenArchiverFunc opens the Archiver of an archive target ("file://DIR",
-// "s3://bucket/prefix") reading tables from store and archiving them in
-// format (empty for the default, family.ArchiveNDJSON).
-type OpenArchiverFunc func(target string, format family.ArchiveFormat, store storage.Store) (Archiver, error)
+// "s3://bucket/prefix"), reading the tables of the reconciler's store and
+// archiving them in format (empty for the default, family.ArchiveNDJSON).
+type OpenArchiverFunc func(target string, format family.ArchiveFormat) (Archiver, error)

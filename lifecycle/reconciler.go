@@ -270,7 +270,7 @@ func (r *Reconciler) archiver(target string, format family.ArchiveFormat) (Archi
 	if r.opts.OpenArchiver == nil {
 		return nil, fmt.Errorf("no archiver for %s in this build", target)
 	}
-	a, err := r.opts.OpenArchiver(target, format, r.opts.Store)
+	a, err := r.opts.OpenArchiver(target, format)
 	if err != nil {
 		return nil, fmt.Errorf("open archive %s: %w", target, err)
 	}
