@@ -297,7 +297,8 @@ func runArchiveRestore(cmd *cobra.Command, g *globals, f archiveFlags) (err erro
 }
 
 // newItemProgress returns a progress bar of n items (a spinner when n is
-// unknown, -1) on w when it is a terminal, and nil otherwise.
+// unknown, -1), with their count and rate, on w when it is a terminal, and
+// nil otherwise.
 func newItemProgress(w io.Writer, n int64, what string) *progressbar.ProgressBar {
 	if !isTerminal(w) {
 		return nil
@@ -309,6 +310,7 @@ func newItemProgress(w io.Writer, n int64, what string) *progressbar.ProgressBar
 		progressbar.OptionSetWriter(w),
 		progressbar.OptionSetDescription(what),
 		progressbar.OptionShowCount(),
+		progressbar.OptionShowIts(),
 		progressbar.OptionThrottle(100*time.Millisecond),
 		progressbar.OptionSetWidth(30),
 		progressbar.OptionClearOnFinish(),
