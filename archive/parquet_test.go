@@ -188,3 +188,26 @@ func TestParquetDamaged(t *testing.T) {
 	require.Len(t, m.Parquet, 1)
 	require.FileExists(t, p)
 }
+
+// TestParquetToS3 archives in Parquet to an S3 bucket: the hive
+// partitions' keys ("=", ":") go through the SDK and back, and listing
+// the archives passes over the Parquet folders.
+func TestParquetToS3(t *testing.T) {
+	ctx := context.Background()
+	s, cfg := backends.Pebble().Open(t)
+	f := cfg.Families[0]
+	table := f.Prefix + "1491696000000_1492300799000_4_2017"
+	makeTable(t, s, table, 10)
+	url, opts := s3Target(t)
+	opts.Format, opts.Facts = family.ArchiveParquet, registered(t, s, f, table, "cold")
+	a, err := archive.Open(ctx, url, s, opts)
+	require.NoError(t, err)
+	require.NoError(t, a.Archive(ctx, table))
+	require.NoError(t, a.Verify(ctx, table))
+	m, err := a.Manifest(ctx, table)
+	require.NoError(t, err)
+	require.Equal(t, f.Name+"/period=2017-04-09T00:00:00Z/write_month=2017-04/"+table+"-g1-s0-0.parquet", m.Parquet[0].Key)
+	ms, err := a.List(ctx)
+	require.NoError(t, err)
+	require.Len(t, ms, 1)
+}

@@ -66,6 +66,13 @@ func TestQueryExport(t *testing.T) {
 			"late": "999", "unfit": `{"i":11999.5}`}, rs[1].Rows[0])
 	})
 
+	t.Run("parquet of nothing", func(t *testing.T) {
+		out := filepath.Join(dir, "none.parquet")
+		mustRun(t, "", append(query, "--series", "none", "--format", "parquet", "--output", out)...)
+		rs := duckdbtest.Query(t, "SELECT count(*) AS n FROM read_parquet("+duckdbtest.Quote(out)+")")
+		require.Equal(t, "0", rs[0].Rows[0]["n"])
+	})
+
 	t.Run("ndjson", func(t *testing.T) {
 		out := filepath.Join(dir, "big.ndjson")
 		mustRun(t, "", append(query, "--format", "ndjson", "--output", out)...)
