@@ -33,19 +33,42 @@ func (db *DB) rollupsOn(table string) bool {
 
 // rollupUnitFor returns the rollup unit an aggregate query can use: days
 // for calendar buckets (weeks, months and quarters are whole UTC days) and
-// when the bucket is a whole number of days, hours when of hours.
-func (db *DB) rollupUnitFor(q AggregateQuery) (rollupUnit, bool) {
-	switch {
-	case !db.rollupsOn(q.Table):
-		return rollupUnit{}, false
-	case q.Calendar.Unit != 0:
-		return dayUnit, true
-	case q.Bucket%dayUnit.d == 0:
-		return dayUnit, true
-	case q.Bucket%hourUnit.d == 0:
-		return hourUnit, true
+// when the bucket is a whole number of days, hours when of hours. When
+// the table keeps rollups and the query cannot use them, why says so.
+func (db *DB) rollupUnitFor(q AggregateQuery) (u rollupUnit, ok bool, why string) {
+	if !db.rollupsOn(q.Table) {
+		return rollupUnit{}, false, ""
 	}
-	return rollupUnit{}, false
+	if i := slices.IndexFunc(q.Funcs, func(fn string) bool { return slices.Contains(sketchFuncs, fn) }); i >= 0 {
+		return rollupUnit{}, false, fmt.Sprintf("%s is not kept in rollups", q.Funcs[i])
+	}
+	switch {
+	case q.Filter != nil:
+		return rollupUnit{}, false, "rollups summarise every event, and the query has a filter"
+	case q.GroupBy != "" && q.GroupBy != GroupBySeries:
+		return rollupUnit{}, false, "rollups are kept per series, not per value of a field"
+	case q.Calendar.Unit != 0:
+		return dayUnit, true, ""
+	case q.Bucket%dayUnit.d == 0:
+		return dayUnit, true, ""
+	case q.Bucket%hourUnit.d == 0:
+		return hourUnit, true, ""
+	}
+	return rollupUnit{}, false, fmt.Sprintf("buckets of %s are not whole hours", q.Bucket)
+}
+
+// RollupUse says whether an aggregate would read rollups: "" when the
+// table keeps none, "used", or "not used: " and why. The query must have
+// passed Aggregate's checks (AggregateQuery.Check).
+func (db *DB) RollupUse(q AggregateQuery) string {
+	_, ok, why := db.rollupUnitFor(q)
+	switch {
+	case ok:
+		return "used"
+	case why != "":
+		return "not used: " + why
+	}
+	return ""
 }
 
 // aggregateRollups answers an aggregate query from rollups for the whole

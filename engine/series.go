@@ -2,7 +2,9 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -84,4 +86,30 @@ func (c *seriesCache) forgetTable(physical string) {
 			delete(c.mu.known, k)
 		}
 	}
+}
+
+// seriesOf returns the series of a logical table in the series indexes
+// of the physical tables, in name order, each once. A table gone since
+// the registry was read holds none.
+func (db *DB) seriesOf(ctx context.Context, tenant, table string, tables []physTable) ([]string, error) {
+	seen := map[string]bool{}
+	var out []string
+	for _, t := range tables {
+		names, err := listSeries(ctx, db.store, t.name, tenant, table)
+		if errors.Is(err, storage.ErrTableNotFound) {
+			db.forgetTable(t)
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range names {
+			if !seen[s] {
+				seen[s] = true
+				out = append(out, s)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out, nil
 }
