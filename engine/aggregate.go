@@ -61,11 +61,15 @@ type AggregateQuery struct {
 	// type in it, is in no group).
 	GroupBy string
 	// GroupLimit is the most groups one answer holds, in name order
-	// (DefaultGroupLimit when zero, at most MaxGroupLimit), and GroupAfter
-	// the last group of the previous page.
+	// (DefaultGroupLimit when zero, at most MaxGroupLimit), and GroupAfter,
+	// when not nil, the last group of the previous page (the empty series
+	// and the empty string are groups too).
 	GroupLimit int
-	GroupAfter string
+	GroupAfter *string
 }
+
+// after reports whether a group's key comes after GroupAfter.
+func (q *AggregateQuery) after(key string) bool { return q.GroupAfter == nil || key > *q.GroupAfter }
 
 // numeric reports whether the query asks for a function of numbers.
 func (q *AggregateQuery) numeric() bool {
@@ -172,9 +176,7 @@ func (db *DB) aggregateEachSeries(ctx context.Context, tenant string, q Aggregat
 	g.SetLimit(db.opts.QueryParallelism)
 	for _, s := range series {
 		g.Go(func() error {
-			sq := q.eventQuery()
-			sq.Series = s
-			own, err := db.summarise(gctx, sourceSpec{tenant: tenant, q: sq, tables: tables}, &q)
+			own, err := db.summarise(gctx, sourceSpec{tenant: tenant, q: q.eventQuery(), tables: tables, only: &s}, &q)
 			if err != nil {
 				return err
 			}

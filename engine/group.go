@@ -28,16 +28,16 @@ type Group struct {
 // GroupPage is one page of a grouped aggregate's groups, in key order.
 type GroupPage struct {
 	Groups []Group
-	// Next, when not empty, is the GroupAfter of the next page: more
+	// Next, when not nil, is the GroupAfter of the next page: more
 	// groups follow.
-	Next string
+	Next *string
 }
 
 // checkGroups validates the grouping of a query and fills in its limit.
 func (q *AggregateQuery) checkGroups() error {
 	switch {
 	case q.GroupBy == "":
-		if q.GroupLimit != 0 || q.GroupAfter != "" {
+		if q.GroupLimit != 0 || q.GroupAfter != nil {
 			return fmt.Errorf("%w: a group limit or cursor without group_by", ErrBadQuery)
 		}
 		return nil
@@ -88,20 +88,18 @@ func (db *DB) groupsBySeries(ctx context.Context, tenant string, q AggregateQuer
 	if err != nil {
 		return GroupPage{}, err
 	}
-	keys := slices.DeleteFunc(all, func(s string) bool { return s <= q.GroupAfter || (q.Series != "" && s != q.Series) })
+	keys := slices.DeleteFunc(all, func(s string) bool { return !q.after(s) || (q.Series != "" && s != q.Series) })
 	var page GroupPage
 	if len(keys) > q.GroupLimit {
 		keys = keys[:q.GroupLimit]
-		page.Next = keys[len(keys)-1]
+		page.Next = &keys[len(keys)-1]
 	}
 	page.Groups = make([]Group, len(keys))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(db.opts.QueryParallelism)
 	for i, s := range keys {
 		g.Go(func() error {
-			sq := q
-			sq.Series = s
-			b, err := db.aggregate(gctx, tenant, sq)
+			b, err := db.aggregateSeries(gctx, tenant, q, tables, s)
 			page.Groups[i] = Group{Key: s, Buckets: b}
 			return err
 		})
@@ -110,6 +108,20 @@ func (db *DB) groupsBySeries(ctx context.Context, tenant string, q AggregateQuer
 		return GroupPage{}, err
 	}
 	return page, nil
+}
+
+// aggregateSeries aggregates one series. The empty series, which
+// AggregateQuery.Series cannot name, is read from its events.
+func (db *DB) aggregateSeries(ctx context.Context, tenant string, q AggregateQuery, tables []physTable, series string) ([]Bucket, error) {
+	if series != "" {
+		q.Series = series
+		return db.aggregate(ctx, tenant, q)
+	}
+	parts, err := db.summarise(ctx, sourceSpec{tenant: tenant, q: q.eventQuery(), tables: tables, only: &series}, &q)
+	if err != nil {
+		return nil, err
+	}
+	return partsToBuckets(parts, q)
 }
 
 // groupsByField reads the events once and summarises each in the group
@@ -141,7 +153,7 @@ func (db *DB) groupsByField(ctx context.Context, tenant string, q AggregateQuery
 			break
 		}
 		key, ok := ev.Fields[q.GroupBy].(string)
-		if !ok || key <= q.GroupAfter || (ceiling != nil && key >= *ceiling) {
+		if !ok || !q.after(key) || (ceiling != nil && key >= *ceiling) {
 			continue
 		}
 		s := streams[key]
@@ -165,7 +177,7 @@ func (db *DB) groupsByField(ctx context.Context, tenant string, q AggregateQuery
 	var page GroupPage
 	if len(keys) > q.GroupLimit {
 		keys = keys[:q.GroupLimit]
-		page.Next = keys[len(keys)-1]
+		page.Next = &keys[len(keys)-1]
 	}
 	for _, k := range keys {
 		b, err := streams[k].done()

@@ -135,6 +135,9 @@ type sourceSpec struct {
 	limit int
 	// pos, when not nil, is the cursor the read resumes after.
 	pos *position
+	// only, when not nil, reads that one series, the empty one included
+	// (q.Series cannot name it: empty means every series).
+	only *string
 }
 
 // span returns the range left to read: the query's, cut at the cursor.
@@ -156,12 +159,16 @@ func (s sourceSpec) span() (from, to time.Time) {
 // them. The caller closes the merge.
 func (db *DB) openSources(ctx context.Context, spec sourceSpec) (*merger, error) {
 	r := db.newReading(ctx, spec)
+	series, one := spec.q.Series, spec.q.Series != ""
+	if spec.only != nil {
+		series, one = *spec.only, true
+	}
 	switch {
-	case spec.q.Series != "":
+	case one:
 		var sources []*source
 		for _, t := range spec.tables {
 			for shard := range t.shards {
-				sources = append(sources, r.source(t, spec.q.Series, shard, paging{first: sourceLimit(spec.limit), max: sourceLimit(spec.limit)}))
+				sources = append(sources, r.source(t, series, shard, paging{first: sourceLimit(spec.limit), max: sourceLimit(spec.limit)}))
 			}
 		}
 		return db.start(r, sources, nil)

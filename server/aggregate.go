@@ -28,7 +28,7 @@ type aggregateResponse struct {
 // groups, and the group_after of the next page when more follow.
 type groupsResponse struct {
 	Groups    []engine.Group `json:"groups"`
-	NextGroup string         `json:"next_group,omitempty"`
+	NextGroup *string        `json:"next_group,omitempty"`
 	Rollups   string         `json:"rollups,omitempty"`
 }
 
@@ -125,7 +125,10 @@ func (s *Server) parseAggregate(table string, params url.Values) (engine.Aggrega
 			return q, fmt.Errorf("%w: %s: %q holds an empty name; separate names with single commas", ErrBadParameter, p.name, v)
 		}
 	}
-	q.GroupBy, q.GroupAfter = params.Get("group_by"), params.Get("group_after")
+	q.GroupBy = params.Get("group_by")
+	if v, ok := params["group_after"]; ok {
+		q.GroupAfter = &v[0]
+	}
 	if v := params.Get("group_limit"); v != "" {
 		if q.GroupLimit, err = strconv.Atoi(v); err != nil || q.GroupLimit < 1 || q.GroupLimit > engine.MaxGroupLimit {
 			return q, fmt.Errorf("%w: group_limit: %q is not a number from 1 to %d", ErrBadParameter, v, engine.MaxGroupLimit)
