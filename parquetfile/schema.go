@@ -88,12 +88,16 @@ type typedColumn struct {
 // fields_json (Kind JSON).
 func (s *Schema) Columns() []Column { return slices.Clone(s.columns) }
 
+// anyNumber is the kind a Learner gives every number, whatever its
+// digits, until Schema picks the column that holds them all.
+const anyNumber Kind = "number"
+
 // seen is what a Learner knows of one field.
 type seen struct {
-	kinds     map[Kind]bool // Int64 for numbers, whatever their digits
-	nonInt    bool          // a number that is not an int64
-	intDigits int           // most digits before the point
-	scale     int           // most digits after it
+	kinds     map[Kind]bool
+	nonInt    bool // a number that is not an int64
+	intDigits int  // most digits before the point
+	scale     int  // most digits after it
 }
 
 // Learner learns the schema of a file from the fields of its events.
@@ -117,7 +121,7 @@ func (l *Learner) Learn(fields map[string]any) {
 		switch k {
 		case "":
 			continue // null
-		case Int64:
+		case anyNumber:
 			n, ok := parseNumber(v.(json.Number))
 			if !ok {
 				k = JSON
@@ -139,36 +143,42 @@ func (l *Learner) Schema() *Schema {
 	}
 	cols := make([]Column, 0, len(l.fields))
 	for name, f := range l.fields {
+		// Fields of only nulls have no type to give them.
 		c := Column{Name: name, Kind: JSON}
-		if len(f.kinds) == 1 && !reserved[strings.ToLower(name)] && lower[strings.ToLower(name)] == 1 {
+		if lname := strings.ToLower(name); len(f.kinds) == 1 && !reserved[lname] && lower[lname] == 1 {
 			for k := range f.kinds {
 				c.Kind = k
 			}
 		}
-		if len(f.kinds) == 0 {
-			c.Kind = JSON // only nulls: no type to give it
-		}
-		if c.Kind == Int64 && f.nonInt {
-			scale := f.scale
-			if l.opts.Open {
-				scale = max(scale, OpenScale)
-			}
-			switch {
-			case f.intDigits+scale <= MaxDecimalDigits:
-				c.Kind, c.Precision, c.Scale = Decimal, max(f.intDigits+scale, 1), scale
-				if l.opts.Open {
-					c.Precision = MaxDecimalDigits
-				}
-			case f.intDigits+f.scale <= MaxDecimalDigits:
-				c.Kind, c.Precision, c.Scale = Decimal, MaxDecimalDigits, MaxDecimalDigits-f.intDigits
-			default:
-				c.Kind = Double
-			}
+		if c.Kind == anyNumber {
+			c = l.numberColumn(name, f)
 		}
 		cols = append(cols, c)
 	}
 	slices.SortFunc(cols, func(a, b Column) int { return strings.Compare(a.Name, b.Name) })
 	return newSchema(l.opts.Origin, cols)
+}
+
+// numberColumn returns the column of a field whose values are all
+// numbers: int64 when they are integers that fit, else the narrowest
+// DECIMAL that holds them all (with Open, 38 digits and a scale of at
+// least OpenScale where they leave room), else double.
+func (l *Learner) numberColumn(name string, f *seen) Column {
+	if !f.nonInt {
+		return Column{Name: name, Kind: Int64}
+	}
+	scale := f.scale
+	if l.opts.Open {
+		scale = min(max(scale, OpenScale), MaxDecimalDigits-f.intDigits)
+	}
+	if f.intDigits+f.scale > MaxDecimalDigits {
+		return Column{Name: name, Kind: Double}
+	}
+	precision := max(f.intDigits+scale, 1)
+	if l.opts.Open {
+		precision = MaxDecimalDigits
+	}
+	return Column{Name: name, Kind: Decimal, Precision: precision, Scale: scale}
 }
 
 // newSchema builds the Parquet schema of columns.
@@ -209,14 +219,14 @@ func newSchema(origin bool, cols []Column) *Schema {
 	return s
 }
 
-// kindOf returns the kind of a storage value: Int64 for every number, ""
-// for null.
+// kindOf returns the kind of a storage value: anyNumber for every
+// number, "" for null.
 func kindOf(v any) Kind {
 	switch v.(type) {
 	case nil:
 		return ""
 	case json.Number:
-		return Int64
+		return anyNumber
 	case string:
 		return String
 	case bool:
