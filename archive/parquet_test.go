@@ -104,6 +104,9 @@ func TestParquetArchive(t *testing.T) {
 				"SELECT count(*) AS n, sum(speed)::VARCHAR AS speed, sum(count) AS count, count(DISTINCT id) AS ids, "+
 					"any_value(period)::VARCHAR AS period, any_value(write_month) AS write_month, count(*) FILTER (WHERE gear = 'D' AND json_extract(fields_json, '$.stops[1]') = '\"depot\"') AS depot FROM "+files,
 				"SELECT tenant, \"table\", count(*) AS n FROM "+files+" GROUP BY ALL ORDER BY ALL",
+				// The README's example.
+				"SELECT \"table\", date_trunc('day', time)::VARCHAR AS day, count(*) AS n, sum(speed)::VARCHAR AS speed FROM "+files+
+					" WHERE tenant = 'acme' AND period >= '2017-04-01' GROUP BY ALL ORDER BY ALL",
 			)
 			types := map[string]string{}
 			for _, r := range rs[0].Rows {
@@ -129,6 +132,11 @@ func TestParquetArchive(t *testing.T) {
 				{"tenant": "acme", "table": "m", "n": "25"}, {"tenant": "acme", "table": "r", "n": "25"},
 				{"tenant": "globex", "table": "m", "n": "25"}, {"tenant": "globex", "table": "r", "n": "25"},
 			}, rs[2].Rows)
+
+			require.Equal(t, []map[string]any{
+				{"table": "m", "day": "2017-04-10 00:00:00+00", "n": "25", "speed": "2303.00"},
+				{"table": "r", "day": "2017-04-10 00:00:00+00", "n": "25", "speed": "2303.00"},
+			}, rs[3].Rows)
 
 			// Restore reads the NDJSON: every event is back.
 			require.NoError(t, db.Close())

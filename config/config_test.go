@@ -138,7 +138,7 @@ func TestArchiveKey(t *testing.T) {
 	require.Empty(t, c.Families[0].ArchiveFormat, "a target alone archives in the default format")
 	require.Empty(t, config.Default().Families[0].Archive, "no archive by default")
 
-	c, err = config.Parse([]byte("families:\n  - name: events\n    retention: 12w\n    archive: {target: 'file:///var/lib/timetable/archive', format: parquet}\n"))
+	c, err = config.Parse([]byte("families:\n  - name: events\n    retention: 12w\n    archive: {target: file:///var/lib/timetable/archive, format: parquet}\n"))
 	require.NoError(t, err)
 	require.Equal(t, "file:///var/lib/timetable/archive", c.Families[0].Archive)
 	require.Equal(t, family.ArchiveParquet, c.Families[0].ArchiveFormat)
