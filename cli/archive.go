@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -59,8 +60,8 @@ which writes the table's events as a Parquet file beside the NDJSON, under
 		Short: "List the archives in a target",
 		Long: `list prints the manifest of every archive in the target (or in the archive
 target of every family, without --target), in table-name order: period,
-write month, item count, size, when it was made, and whether it was read
-back and verified. An export that never finished has no manifest and is not
+write month, item count, size, the rows of its Parquet file (format
+parquet), when it was made, and whether it was read back and verified. An export that never finished has no manifest and is not
 listed.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -206,15 +207,23 @@ type listedManifest struct {
 
 func writeArchivesTable(w io.Writer, ms []listedManifest) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "TABLE\tFAMILY\tPERIOD START\tWRITE MONTH\tITEMS\tBYTES\tCREATED\tVERIFIED\tTARGET")
+	fmt.Fprintln(tw, "TABLE\tFAMILY\tPERIOD START\tWRITE MONTH\tITEMS\tBYTES\tPARQUET ROWS\tCREATED\tVERIFIED\tTARGET")
 	for _, l := range ms {
 		m := l.Manifest
 		verified := "no"
 		if m.VerifiedAt != nil {
 			verified = m.VerifiedAt.UTC().Format(time.RFC3339)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", m.Table, orDash(m.Family), orDash(m.PeriodStart),
-			orDash(m.WriteMonth), m.ItemCount, m.DataBytes, m.CreatedAt.UTC().Format(time.RFC3339), verified, l.Target)
+		parquet := "-" // an archive in NDJSON alone
+		if len(m.Parquet) > 0 {
+			var rows int64
+			for _, p := range m.Parquet {
+				rows += p.Rows
+			}
+			parquet = strconv.FormatInt(rows, 10)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\n", m.Table, orDash(m.Family), orDash(m.PeriodStart),
+			orDash(m.WriteMonth), m.ItemCount, m.DataBytes, parquet, m.CreatedAt.UTC().Format(time.RFC3339), verified, l.Target)
 	}
 	return tw.Flush()
 }
