@@ -28,7 +28,8 @@
 //	    retention: 0            # 0 keeps tables forever; 90d, 12w, 2160h
 //	    ttl: 0                  # item expiry after event time; 0 = none
 //	    archive: ""             # file://DIR or s3://bucket/prefix: export
-//	                            # tables past retention before deleting them
+//	                            # tables past retention before deleting them;
+//	                            # or {target: s3://bucket/prefix, format: parquet}
 //	tables:
 //	  a_table: {family: events, layout: map, write_path: auto}
 //	  b_table:
@@ -42,6 +43,11 @@
 //	  origins: [https://console.example.com]  # pages that may call the API; * for any
 //	admin_token_file: /run/secrets/timetable-admin  # turns the admin API on;
 //	                            # TIMETABLE_ADMIN_TOKEN wins
+//
+// An archive is a target alone, archived in NDJSON (DynamoDB JSON lines,
+// what restore reads), or a target and a format: ndjson, or parquet,
+// which archives the NDJSON and, beside it, the table's events as Parquet
+// for query engines (package archive).
 //
 // Durations are Go durations ("36h", "15m") or a whole number of days or
 // weeks ("90d", "12w"). Tier ages are "0", "N period(s)", a duration, or
@@ -140,22 +146,50 @@ type fileConfig struct {
 }
 
 type fileFamily struct {
-	Name              string     `yaml:"name"`
-	Prefix            *string    `yaml:"prefix"`
-	Period            *string    `yaml:"period"`
-	WeekStart         *string    `yaml:"week_start"`
-	Naming            *string    `yaml:"naming"`
-	WriteTimeGrouping *string    `yaml:"write_time_grouping"`
-	Shards            *int       `yaml:"shards"`
-	Layout            *string    `yaml:"layout"`
-	Billing           *string    `yaml:"billing"`
-	Tiers             []fileTier `yaml:"tiers"`
-	Backfill          *fileTier  `yaml:"backfill"`
-	Prebuild          *string    `yaml:"prebuild"`
-	Grace             *string    `yaml:"grace"`
-	Retention         *string    `yaml:"retention"`
-	TTL               *string    `yaml:"ttl"`
-	Archive           *string    `yaml:"archive"`
+	Name              string       `yaml:"name"`
+	Prefix            *string      `yaml:"prefix"`
+	Period            *string      `yaml:"period"`
+	WeekStart         *string      `yaml:"week_start"`
+	Naming            *string      `yaml:"naming"`
+	WriteTimeGrouping *string      `yaml:"write_time_grouping"`
+	Shards            *int         `yaml:"shards"`
+	Layout            *string      `yaml:"layout"`
+	Billing           *string      `yaml:"billing"`
+	Tiers             []fileTier   `yaml:"tiers"`
+	Backfill          *fileTier    `yaml:"backfill"`
+	Prebuild          *string      `yaml:"prebuild"`
+	Grace             *string      `yaml:"grace"`
+	Retention         *string      `yaml:"retention"`
+	TTL               *string      `yaml:"ttl"`
+	Archive           *fileArchive `yaml:"archive"`
+}
+
+// fileArchive is a family's archive: a target alone ("s3://bucket/prefix")
+// or a mapping of target and format.
+type fileArchive struct {
+	Target string `yaml:"target"`
+	Format string `yaml:"format"`
+}
+
+// UnmarshalYAML reads either form.
+func (a *fileArchive) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode {
+		return n.Decode(&a.Target)
+	}
+	if n.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if k := n.Content[i].Value; k != "target" && k != "format" {
+				return fmt.Errorf("archive: line %d: unknown key %q: use target and format", n.Content[i].Line, k)
+			}
+		}
+	}
+	type plain fileArchive
+	var p plain
+	if err := n.Decode(&p); err != nil {
+		return fmt.Errorf("archive: %w", err)
+	}
+	*a = fileArchive(p)
+	return nil
 }
 
 type fileTier struct {
@@ -376,7 +410,7 @@ func (ff fileFamily) family() (family.Family, error) {
 		*d.out = v
 	}
 	if ff.Archive != nil {
-		f.Archive = *ff.Archive
+		f.Archive, f.ArchiveFormat = ff.Archive.Target, family.ArchiveFormat(ff.Archive.Format)
 	}
 	return f, nil
 }

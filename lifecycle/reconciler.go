@@ -23,8 +23,8 @@ type Reconciler struct {
 
 	mu struct {
 		sync.Mutex
-		// archivers caches an Archiver per target.
-		archivers map[string]Archiver
+		// archivers caches an Archiver per target and format.
+		archivers map[archiverKey]Archiver
 		// metaReady is set once the meta table is known to exist.
 		metaReady bool
 		// last is the last cycle that was not a dry run; ran says
@@ -41,7 +41,7 @@ func New(opts Options) (*Reconciler, error) {
 		return nil, err
 	}
 	r := &Reconciler{opts: opts, metrics: newMetrics(opts.Registerer), registry: registry.New(opts.Store, opts.MetaTable)}
-	r.mu.archivers = map[string]Archiver{}
+	r.mu.archivers = map[archiverKey]Archiver{}
 	return r, nil
 }
 
@@ -179,7 +179,7 @@ func (r *Reconciler) Plan(ctx context.Context) ([]Action, error) {
 		if exp := f.ExpiresAt(t.Ref); exp.IsZero() || now.Before(exp) {
 			continue
 		}
-		a, err := r.archiver(f.Archive)
+		a, err := r.archiver(f.Archive, f.ArchiveFormat)
 		if err != nil {
 			continue // planned as an archive, which fails and says why
 		}
@@ -274,22 +274,31 @@ func (r *Reconciler) family(name string) family.Family {
 	return family.Family{}
 }
 
-// archiver returns the Archiver of a target, opening it on first use.
-func (r *Reconciler) archiver(target string) (Archiver, error) {
+// archiver returns the Archiver of a target and format, opening it on
+// first use.
+func (r *Reconciler) archiver(target string, format family.ArchiveFormat) (Archiver, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if a, ok := r.mu.archivers[target]; ok {
+	key := archiverKey{target, format}
+	if a, ok := r.mu.archivers[key]; ok {
 		return a, nil
 	}
 	if r.opts.OpenArchiver == nil {
 		return nil, fmt.Errorf("no archiver for %s in this build", target)
 	}
-	a, err := r.opts.OpenArchiver(target)
+	a, err := r.opts.OpenArchiver(target, format)
 	if err != nil {
 		return nil, fmt.Errorf("open archive %s: %w", target, err)
 	}
-	r.mu.archivers[target] = a
+	r.mu.archivers[key] = a
 	return a, nil
+}
+
+// archiverKey names an Archiver the Reconciler keeps: families may share
+// a target in different formats.
+type archiverKey struct {
+	target string
+	format family.ArchiveFormat
 }
 
 // apply carries out one action, and records it in the registry. Every
@@ -329,7 +338,7 @@ func (r *Reconciler) apply(ctx context.Context, a Action) error {
 		e.TTLAttribute = a.TTLAttribute
 		return r.registry.Save(ctx, e)
 	case Archive:
-		ar, err := r.archiver(a.Target)
+		ar, err := r.archiver(a.Target, a.Format)
 		if err != nil {
 			return err
 		}
@@ -348,7 +357,7 @@ func (r *Reconciler) apply(ctx context.Context, a Action) error {
 		if a.Target != "" {
 			// The plan saw a verified archive; look again right before
 			// the one step that cannot be undone.
-			ar, err := r.archiver(a.Target)
+			ar, err := r.archiver(a.Target, a.Format)
 			if err != nil {
 				return err
 			}
