@@ -94,7 +94,7 @@ func TestArchiveParquet(t *testing.T) {
 	cfg := filepath.Join(t.TempDir(), "timetable.yaml")
 	require.NoError(t, os.WriteFile(cfg, []byte("families:\n  - name: events\n    retention: 2160h\n    archive: {target: file://"+filepath.ToSlash(dir)+", format: parquet}\n"), 0o644))
 
-	var tables []tableJSON
+	var tables []engine.TableStatus
 	require.NoError(t, json.Unmarshal([]byte(mustRun(t, "", "tables", store, "--format", "json").stdout), &tables))
 	r := mustRun(t, "", "archive", "export", store, "--config", cfg, "--table", tables[0].Name)
 	require.Contains(t, r.stdout, "events of "+tables[0].Name+" in file://")
