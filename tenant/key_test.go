@@ -71,6 +71,9 @@ func TestRotateKeepsTheOldKeyForTheGrace(t *testing.T) {
 	newKey, secret := rot.New, rot.Secret
 	require.Equal(t, oldKey.ID, rot.Old.ID)
 	require.Equal(t, now.Add(time.Hour), rot.Old.Expires)
+	require.Equal(t, tenant.KeyExpiring, rot.Old.State(now))
+	require.Equal(t, tenant.KeyRevoked, rot.Old.State(now.Add(time.Hour)))
+	require.Equal(t, tenant.KeyLive, rot.New.State(now.Add(time.Hour)))
 	require.NotEqual(t, oldKey.ID, newKey.ID)
 	_, err = r.Authenticate(ctx, old)
 	require.NoError(t, err, "the old key works during the grace")
