@@ -83,6 +83,9 @@ type remote struct {
 	cred   credential
 	secret string
 	client *http.Client
+	// maxBodyBytes and maxEvents bound a write request: the server's
+	// defaults.
+	maxBodyBytes, maxEvents int
 }
 
 // serverURL returns --server, or TIMETABLE_SERVER, or "" for neither.
@@ -113,7 +116,8 @@ func (g *globals) remote(cred credential) (*remote, error) {
 		return nil, usageErrorf("no %s: set %s to talk to the server at %s", cred.what, cred.env, raw)
 	}
 	base.RawQuery, base.Fragment = "", ""
-	return &remote{base: strings.TrimSuffix(base.String(), "/"), cred: cred, secret: secret, client: &http.Client{}}, nil
+	return &remote{base: strings.TrimSuffix(base.String(), "/"), cred: cred, secret: secret, client: &http.Client{},
+		maxBodyBytes: server.DefaultMaxBodyBytes, maxEvents: server.DefaultMaxEvents}, nil
 }
 
 // refuseServer refuses --server to a command that has no way through a
@@ -364,7 +368,7 @@ func (r *remote) writeEvents(ctx context.Context, table string, events event.Bat
 		if line, err = e.AppendJSON(line[:0]); err != nil {
 			return written, err
 		}
-		full := len(body)+len(line)+1 > server.DefaultMaxBodyBytes || i-first == server.DefaultMaxEvents
+		full := len(body)+len(line)+1 > r.maxBodyBytes || i-first == r.maxEvents
 		if full && len(body) > 0 {
 			if err := send(i); err != nil {
 				return written, err

@@ -344,9 +344,9 @@ func newTenantRotateCmd(g *globals) *cobra.Command {
 alone on standard output, once, and ends the old key after --grace (24h
 unless told), so that clients can move to the new one meanwhile.
 
-The key rotated is --key ID, or without it the tenant's one live key: a
-tenant with several live keys needs --key (tenant keys lists them), and a
-key already rotated out (expiring) is not rotated again.`,
+The key rotated is --key ID, or without it the tenant's one live key (a key
+already rotated out, expiring, is not picked): a tenant with several live
+keys needs --key, and tenant keys lists them.`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if grace < 0 || cmd.Flags().Changed("grace") && grace == 0 {
