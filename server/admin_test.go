@@ -258,3 +258,30 @@ func TestRevocationAcrossServers(t *testing.T) {
 	require.Equal(t, http.StatusUnauthorized, res.status, "%s", res.body)
 	require.Equal(t, http.StatusOK, b.get(a.acme, "cars", wide).status, "the tenant's other key works")
 }
+
+func TestAdminPlanner(t *testing.T) {
+	f := newFixture(t, server.Options{AdminToken: adminToken})
+	res := f.do("GET", "/v1/admin/planner?rate=5000&peak=6000&item_bytes=180&retention=30d", adminToken, nil)
+	require.Equal(t, http.StatusOK, res.status, "%s", res.body)
+	got := decode[struct {
+		Report struct {
+			Period string
+			Shards int
+		}
+		SVG string
+	}](t, res)
+	require.Equal(t, 6, got.Report.Shards, "the AWS guide's 6,000 events a second peak needs six shards")
+	require.Contains(t, got.SVG, "<svg")
+	for q, says := range map[string]string{
+		"rate=-1":                  "rate",
+		"rate=fast":                "rate",
+		"rate=1&retention=forever": "retention",
+		"rate=1&size=3":            "unknown parameter",
+		"rate=1&peak=0.5":          "",
+	} {
+		res := f.do("GET", "/v1/admin/planner?"+q, adminToken, nil)
+		require.Equal(t, http.StatusBadRequest, res.status, "%s: %s", q, res.body)
+		require.Contains(t, string(res.body), says)
+	}
+	require.Equal(t, http.StatusUnauthorized, f.do("GET", "/v1/admin/planner?rate=1", f.acme, nil).status)
+}
