@@ -38,11 +38,16 @@ type generator struct {
 func newGenerator(start time.Time, step time.Duration) *generator {
 	g := &generator{start: start, step: step, series: seriesCount}
 	// Size one event with an empty note, then pad the note to 180 bytes.
-	e := g.event(0)
+	g.pad = strings.Repeat("x", EventBytes-itemSize(g.event(0)))
+	return g
+}
+
+// itemSize is the size DynamoDB counts for an event's item in the row
+// layout, in the benchmark's table.
+func itemSize(e event.Event) int {
 	e.AssignID(benchTenant, benchTable)
 	item := storage.Item{PK: fmt.Sprintf("%s#%s#%s#0", benchTenant, benchTable, e.Series), SK: e.Time.Format("2006-01-02T15:04:05.000000000Z") + "#" + e.ID, Attrs: e.Fields}
-	g.pad = strings.Repeat("x", EventBytes-storage.ItemSize(item))
-	return g
+	return storage.ItemSize(item)
 }
 
 func (g *generator) event(i int) event.Event {

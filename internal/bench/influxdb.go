@@ -153,7 +153,7 @@ func (p *influxPeer) query(ctx context.Context, q string) ([][]any, error) {
 func influxWhere(series string, from, to time.Time) string {
 	w := fmt.Sprintf("time >= '%s' AND time < '%s'", from.Format(time.RFC3339Nano), to.Format(time.RFC3339Nano))
 	if series != "" {
-		w = fmt.Sprintf("series = '%s' AND %s", series, w)
+		w = fmt.Sprintf(`"series" = '%s' AND %s`, series, w) // SERIES is a keyword
 	}
 	return w
 }

@@ -72,7 +72,7 @@ type peerQuery struct {
 func querySeries(rep int) int { return rep * 7919 % workloadSeries }
 
 var peerQueries = []peerQuery{
-	{name: "aggregate by hour, all series, one day", reps: 20, run: func(ctx context.Context, p peer, w peerWorkload, rep int) (time.Duration, error) {
+	{name: "aggregate by hour, all series, one day", reps: 50, run: func(ctx context.Context, p peer, w peerWorkload, rep int) (time.Duration, error) {
 		from := w.start.Add(time.Duration(rep%workloadDays) * 24 * time.Hour)
 		to := from.Add(24 * time.Hour)
 		begin := time.Now()
@@ -83,7 +83,7 @@ var peerQueries = []peerQuery{
 		}
 		return took, checkBuckets("aggregate of all series on "+from.Format(time.DateOnly), got, w.hourly(-1, from, to))
 	}},
-	{name: "aggregate by hour, one series, 7 days", reps: 100, run: func(ctx context.Context, p peer, w peerWorkload, rep int) (time.Duration, error) {
+	{name: "aggregate by hour, one series, 7 days", reps: 200, run: func(ctx context.Context, p peer, w peerWorkload, rep int) (time.Duration, error) {
 		s := querySeries(rep)
 		begin := time.Now()
 		got, err := p.aggregate(ctx, seriesName(s), w.start, w.end())
@@ -93,7 +93,7 @@ var peerQueries = []peerQuery{
 		}
 		return took, checkBuckets("aggregate of "+seriesName(s), got, w.hourly(s, w.start, w.end()))
 	}},
-	{name: "latest 10 of one series", reps: 300, run: func(ctx context.Context, p peer, w peerWorkload, rep int) (time.Duration, error) {
+	{name: "latest 10 of one series", reps: 1000, run: func(ctx context.Context, p peer, w peerWorkload, rep int) (time.Duration, error) {
 		s := querySeries(rep)
 		begin := time.Now()
 		got, err := p.latest(ctx, seriesName(s), w.start, w.end(), 10)
@@ -106,7 +106,7 @@ var peerQueries = []peerQuery{
 		slices.Reverse(want)
 		return took, checkTimes("latest 10 of "+seriesName(s), got, want)
 	}},
-	{name: "one hour of one series", reps: 300, run: func(ctx context.Context, p peer, w peerWorkload, rep int) (time.Duration, error) {
+	{name: "one hour of one series", reps: 1000, run: func(ctx context.Context, p peer, w peerWorkload, rep int) (time.Duration, error) {
 		s := querySeries(rep)
 		from := w.start.Add(time.Duration(rep*31%(workloadDays*24)) * time.Hour)
 		to := from.Add(time.Hour)
@@ -162,15 +162,17 @@ func Peers(ctx context.Context, o Options) (*PeerReport, error) {
 		}
 		r.results = append(r.results, res)
 	}
-	var bytes int
+	var text, item int
 	for _, rd := range batches[0] {
-		bytes += len(ndjsonReading(rd))
+		text += len(ndjsonReading(rd))
+		item += itemSize(rd.event())
 	}
 	r.notes = append(r.notes,
-		fmt.Sprintf("%d events of %d numbers, %d bytes each as timetable's NDJSON, over %d series and %d days; %d clients writing %d events a request",
-			workloadEvents, len(workloadFields), bytes/len(batches[0]), workloadSeries, workloadDays, peerClients, peerBatch),
+		fmt.Sprintf("%d events of %d numbers over %d series and %d days, %d bytes each as DynamoDB sizes an item, %d as NDJSON; %d clients writing %d events a request",
+			workloadEvents, len(workloadFields), workloadSeries, workloadDays, item/len(batches[0]), text/len(batches[0]), peerClients, peerBatch),
 		"each query's p50/p99 over its runs after one untimed run; every answer checked against the generator",
 		"ratio is timetable's figure over the peer's: above 1 is better for ev/s, below 1 for the rest",
+		"disk: the data dir after a flush, less what it held empty (PostgreSQL's includes pg_wal, whose segments it keeps for reuse)",
 		"peak memory: VmHWM of the server; for PostgreSQL, whose processes share buffers, the highest sum of their PSS, sampled every 100 ms",
 	)
 	return r, nil
@@ -188,6 +190,10 @@ func measurePeer(ctx context.Context, p peer, dir string, w peerWorkload, batche
 	defer p.close()
 	res = peerResult{name: p.name(), version: p.version(), durability: p.durability()}
 
+	empty, err := diskUsage(p.dataDir())
+	if err != nil {
+		return res, err
+	}
 	writes := make([][]int, len(batches))
 	encoded := make([]func(context.Context) error, len(batches))
 	for i, b := range batches {
@@ -209,6 +215,9 @@ func measurePeer(ctx context.Context, p peer, dir string, w peerWorkload, batche
 	res.ingest = rate(workloadEvents, took)
 	res.cpuPerEvent = float64(cpu1-cpu0) / float64(time.Microsecond) / workloadEvents
 	progress(fmt.Sprintf("peers: %s ingest %.0f ev/s, %.1f µs CPU per event", p.name(), res.ingest, res.cpuPerEvent))
+	if err := waitVisible(ctx, p, w); err != nil {
+		return res, err
+	}
 
 	for _, q := range peerQueries {
 		if _, err := q.run(ctx, p, w, q.reps); err != nil {
@@ -237,9 +246,41 @@ func measurePeer(ctx context.Context, p peer, dir string, w peerWorkload, batche
 	if err != nil {
 		return res, err
 	}
-	res.disk = float64(disk) / (1 << 20)
+	res.disk = float64(disk-empty) / (1 << 20)
 	progress(fmt.Sprintf("peers: %s disk %.0f MiB, peak memory %.0f MiB", p.name(), res.disk, res.memory))
 	return res, nil
+}
+
+// visibleWithin bounds how long after its acknowledgement a write may
+// take to be read.
+const visibleWithin = 30 * time.Second
+
+// waitVisible waits until queries see every reading written: a system
+// may acknowledge writes before it can read them (VictoriaMetrics makes
+// them searchable about a second later).
+func waitVisible(ctx context.Context, p peer, w peerWorkload) error {
+	deadline := time.Now().Add(visibleWithin)
+	for {
+		buckets, err := p.aggregate(ctx, "", w.start, w.end())
+		if err != nil {
+			return err
+		}
+		n := 0
+		for _, b := range buckets {
+			n += b.Count
+		}
+		if n == workloadEvents {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%d readings of %d visible %s after the last write", n, workloadEvents, visibleWithin)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // Print writes the table: a column per system, each peer's figure with

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/timetabledb/timetable/event"
 )
 
 // The peer comparison's workload: the same events for every system, and
@@ -70,6 +72,15 @@ func (w peerWorkload) reading(i int) reading {
 			3 + float64(i%1000)/1000,
 		},
 	}
+}
+
+// event is the reading as timetable's event.
+func (r reading) event() event.Event {
+	fields := make(map[string]any, len(workloadFields))
+	for j, f := range workloadFields {
+		fields[f] = json.Number(number(r.Values[j]))
+	}
+	return event.Event{Time: r.Time, Series: r.Series, Fields: fields}
 }
 
 // batches returns the readings in write batches of n.

@@ -162,4 +162,3 @@ func (t *timetablePeer) close() {
 		t.client.CloseIdleConnections()
 	}
 }
-

@@ -31,7 +31,7 @@ type victoriaPeer struct {
 func (*victoriaPeer) name() string      { return "VictoriaMetrics" }
 func (p *victoriaPeer) version() string { return p.vers }
 func (*victoriaPeer) durability() string {
-	return "buffered in memory, written about a second later, not fsynced"
+	return "buffered in memory, on disk about a second later"
 }
 func (p *victoriaPeer) dataDir() string { return p.dir + "/data" }
 func (p *victoriaPeer) close()          { p.client.CloseIdleConnections() }
