@@ -37,7 +37,11 @@ func (t *timetablePeer) start(ctx context.Context, dir string) (*daemon, error) 
 	if t.bin == "" {
 		return nil, fmt.Errorf("no timetable binary: give -timetable (make bench builds bin/timetable)")
 	}
-	t.dir = dir
+	bin, err := filepath.Abs(t.bin) // the daemon runs in dir
+	if err != nil {
+		return nil, err
+	}
+	t.bin, t.dir = bin, dir
 	store := "--store=pebble:" + t.dataDir()
 	out, err := exec.CommandContext(ctx, t.bin, store, "tenant", "add", benchTenant).Output()
 	if err != nil {
