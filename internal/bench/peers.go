@@ -286,6 +286,7 @@ func waitVisible(ctx context.Context, p peer, w peerWorkload) error {
 // Print writes the table: a column per system, each peer's figure with
 // timetable's ratio to it.
 func (r *PeerReport) Print(w io.Writer) {
+	fmt.Fprintln(w, "timetable serve on Pebble beside its peers, each figure with the ratio timetable/peer:")
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	head := []string{"figure"}
 	for _, res := range r.results {
