@@ -65,8 +65,8 @@ bind-address = "127.0.0.1:%d"
   level = "warn"
 `
 
-func (p *influxPeer) start(ctx context.Context, dir string) (*daemon, error) {
-	bin, err := installed(ctx, "influxdb", onPath("influxd"), func(string) {})
+func (p *influxPeer) start(ctx context.Context, dir string, progress func(string)) (*daemon, error) {
+	bin, err := installed(ctx, "influxdb", onPath("influxd"), progress)
 	if err != nil {
 		return nil, err
 	}

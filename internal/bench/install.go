@@ -1,12 +1,15 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -50,15 +53,19 @@ func onPath(name string) func() (string, error) {
 // Debian keeps off PATH, one per major version: 15 when it is there, else
 // the newest.
 func postgresBin() (string, error) {
-	if _, err := os.Stat("/usr/lib/postgresql/15/bin/postgres"); err == nil {
-		return "/usr/lib/postgresql/15/bin", nil
-	}
 	found, _ := filepath.Glob("/usr/lib/postgresql/*/bin/postgres")
 	if len(found) == 0 {
 		return "", fmt.Errorf("no /usr/lib/postgresql/*/bin/postgres")
 	}
-	slices.Sort(found)
-	return filepath.Dir(found[len(found)-1]), nil
+	major := func(path string) int {
+		n, _ := strconv.Atoi(filepath.Base(filepath.Dir(filepath.Dir(path))))
+		if n == 15 {
+			return math.MaxInt
+		}
+		return n
+	}
+	best := slices.MaxFunc(found, func(a, b string) int { return cmp.Compare(major(a), major(b)) })
+	return filepath.Dir(best), nil
 }
 
 // debianVersion returns the upstream version of an installed Debian

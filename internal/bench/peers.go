@@ -33,8 +33,9 @@ type peer interface {
 	// durability says what an acknowledged write has survived.
 	durability() string
 	// start starts the server in dir, an empty directory, on a free
-	// loopback port, ready for writes. Its data live in dataDir.
-	start(ctx context.Context, dir string) (*daemon, error)
+	// loopback port, ready for writes, installing it first if need be
+	// and saying so to progress. Its data live in dataDir.
+	start(ctx context.Context, dir string, progress func(string)) (*daemon, error)
 	dataDir() string
 	// write returns the write of readings, encoded ahead so that a
 	// timing is of the server's work. It may be called from several
@@ -180,7 +181,7 @@ func Peers(ctx context.Context, o Options) (*PeerReport, error) {
 
 func measurePeer(ctx context.Context, p peer, dir string, w peerWorkload, batches [][]reading, progress func(string)) (res peerResult, err error) {
 	progress("peers: starting " + p.name())
-	d, err := p.start(ctx, dir)
+	d, err := p.start(ctx, dir, progress)
 	if d != nil {
 		defer func() { err = errors.Join(err, d.Stop()) }()
 	}

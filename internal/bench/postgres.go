@@ -68,8 +68,8 @@ func postgresUser() (*syscall.Credential, error) {
 	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
 }
 
-func (p *postgresPeer) start(ctx context.Context, dir string) (*daemon, error) {
-	bin, err := installed(ctx, "postgresql", postgresBin, func(string) {})
+func (p *postgresPeer) start(ctx context.Context, dir string, progress func(string)) (*daemon, error) {
+	bin, err := installed(ctx, "postgresql", postgresBin, progress)
 	if err != nil {
 		return nil, err
 	}

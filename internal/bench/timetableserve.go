@@ -33,7 +33,7 @@ func (*timetablePeer) version() string    { return "(this tree)" }
 func (*timetablePeer) durability() string { return "Pebble WAL synced per request" }
 func (t *timetablePeer) dataDir() string  { return filepath.Join(t.dir, "data") }
 
-func (t *timetablePeer) start(ctx context.Context, dir string) (*daemon, error) {
+func (t *timetablePeer) start(ctx context.Context, dir string, _ func(string)) (*daemon, error) {
 	if t.bin == "" {
 		return nil, fmt.Errorf("no timetable binary: give -timetable (make bench builds bin/timetable)")
 	}

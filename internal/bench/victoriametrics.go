@@ -36,8 +36,8 @@ func (*victoriaPeer) durability() string {
 func (p *victoriaPeer) dataDir() string { return p.dir + "/data" }
 func (p *victoriaPeer) close()          { p.client.CloseIdleConnections() }
 
-func (p *victoriaPeer) start(ctx context.Context, dir string) (*daemon, error) {
-	bin, err := installed(ctx, "victoria-metrics", onPath("victoria-metrics"), func(string) {})
+func (p *victoriaPeer) start(ctx context.Context, dir string, progress func(string)) (*daemon, error) {
+	bin, err := installed(ctx, "victoria-metrics", onPath("victoria-metrics"), progress)
 	if err != nil {
 		return nil, err
 	}
@@ -132,21 +132,14 @@ func (p *victoriaPeer) aggregate(ctx context.Context, series string, from, to ti
 // field: one line of samples per field, which must agree.
 func (p *victoriaPeer) export(ctx context.Context, series string, from, to time.Time) ([]time.Time, error) {
 	params := url.Values{"match[]": {fmt.Sprintf("{series=%q}", series)}, "start": {unixSeconds(from)}, "end": {unixSeconds(to.Add(-time.Millisecond))}}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.base+"/api/v1/export?"+params.Encode(), nil)
+	answer, err := send(ctx, p.client, http.MethodPost, p.base+"/api/v1/export?"+params.Encode(), nil, nil)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := p.client.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("export: %s", resp.Status)
-	}
+	defer answer.Close()
 	var times []int64
 	fields := 0
-	lines := bufio.NewScanner(resp.Body)
+	lines := bufio.NewScanner(answer)
 	lines.Buffer(nil, 1<<20)
 	for lines.Scan() {
 		var line struct{ Timestamps []int64 }
