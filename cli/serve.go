@@ -72,6 +72,9 @@ together) it does what timetable reconcile does. On DynamoDB, of several
 servers only the holder of a lease in the meta table acts.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := g.refuseServer(cmd, "it is the server"); err != nil {
+				return err
+			}
 			return runServe(cmd.Context(), g, o, cmd.ErrOrStderr())
 		},
 	}
