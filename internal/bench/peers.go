@@ -11,6 +11,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/timetabledb/timetable/event"
 )
 
 // The peer comparison puts timetable's server on Pebble beside the
@@ -165,7 +167,7 @@ func Peers(ctx context.Context, o Options) (*PeerReport, error) {
 	}
 	var text, item int
 	for _, rd := range batches[0] {
-		text += len(ndjsonReading(rd))
+		text += len(ndjson([]event.Event{rd.event()}))
 		item += itemSize(rd.event())
 	}
 	r.notes = append(r.notes,

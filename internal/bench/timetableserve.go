@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -14,6 +13,8 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/timetabledb/timetable/event"
 )
 
 // timetablePeer is `timetable serve` on Pebble, the binary `make build`
@@ -44,7 +45,9 @@ func (t *timetablePeer) start(ctx context.Context, dir string, _ func(string)) (
 	t.bin, t.dir = bin, dir
 	store := "--store=pebble:" + t.dataDir()
 	out, err := exec.CommandContext(ctx, t.bin, store, "tenant", "add", benchTenant).Output()
-	if err != nil {
+	if ee, ok := err.(*exec.ExitError); ok {
+		return nil, fmt.Errorf("tenant add: %w: %s", err, ee.Stderr)
+	} else if err != nil {
 		return nil, fmt.Errorf("tenant add: %w", err)
 	}
 	t.header = http.Header{"Authorization": {"Bearer " + strings.TrimSpace(string(out))}, "Content-Type": {"application/x-ndjson"}}
@@ -64,25 +67,12 @@ func (t *timetablePeer) start(ctx context.Context, dir string, _ func(string)) (
 	})
 }
 
-// ndjsonReading is a reading as a line of the HTTP API's NDJSON.
-func ndjsonReading(r reading) []byte {
-	var b bytes.Buffer
-	fmt.Fprintf(&b, `{"time":%q,"series":%q,"fields":{`, r.Time.Format(time.RFC3339Nano), r.Series)
-	for j, f := range workloadFields {
-		if j > 0 {
-			b.WriteByte(',')
-		}
-		fmt.Fprintf(&b, "%q:%s", f, number(r.Values[j]))
-	}
-	b.WriteString("}}\n")
-	return b.Bytes()
-}
-
 func (t *timetablePeer) write(readings []reading) func(context.Context) error {
-	var body []byte
-	for _, r := range readings {
-		body = append(body, ndjsonReading(r)...)
+	evs := make([]event.Event, len(readings))
+	for i, r := range readings {
+		evs[i] = r.event()
 	}
+	body := ndjson(evs)
 	return func(ctx context.Context) error {
 		return fetch(ctx, t.client, http.MethodPost, t.base+"/v1/tables/"+workloadTable+"/events", t.header, body, nil)
 	}
