@@ -23,7 +23,7 @@ func installed(ctx context.Context, pkg string, find func() (string, error), pro
 	if os.Geteuid() != 0 {
 		return "", fmt.Errorf("%s is not installed: apt-get install %s, or run the benchmark as root", pkg, pkg)
 	}
-	progress("installing " + pkg)
+	progress("peers: installing " + pkg + " with apt-get")
 	install := func() error {
 		cmd := exec.CommandContext(ctx, "apt-get", "install", "-y", "--no-install-recommends", pkg)
 		cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
