@@ -181,6 +181,8 @@ func Peers(ctx context.Context, o Options) (*PeerReport, error) {
 	return r, nil
 }
 
+// measurePeer starts p in dir, writes the batches, asks each query its
+// runs, flushes, and stops p on every way out: one column of the table.
 func measurePeer(ctx context.Context, p peer, dir string, w peerWorkload, batches [][]reading, progress func(string)) (res peerResult, err error) {
 	progress("peers: starting " + p.name())
 	d, err := p.start(ctx, dir, progress)
