@@ -41,9 +41,13 @@ unit:
 	$(GO) test -race $(PKGS)
 
 # bench prints every figure of the benchmark table from one run, each next
-# to its baseline.
-bench:
-	scripts/with-dynalite.sh $(GO) run ./cmd/timetable-bench
+# to its baseline, then the peer comparison: `timetable serve` (bin/timetable)
+# beside InfluxDB, PostgreSQL and VictoriaMetrics, which it installs with
+# apt-get when they are missing. BENCHFLAGS=-peers=only runs just that one,
+# -peers=without skips it.
+BENCHFLAGS ?=
+bench: build
+	scripts/with-dynalite.sh $(GO) run ./cmd/timetable-bench -timetable bin/timetable $(BENCHFLAGS)
 
 # fuzz runs the fuzz targets of key encoding, name parsing and request
 # decoding briefly (FUZZTIME each).

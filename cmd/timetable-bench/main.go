@@ -1,5 +1,8 @@
 // Command timetable-bench prints timetable's benchmark table: `make bench`.
-// Every figure and its baseline come from the same run.
+// Every figure and its baseline come from the same run. Then it prints
+// the peer comparison: timetable's server beside InfluxDB, PostgreSQL and
+// VictoriaMetrics, which it installs (with apt-get, as root) when they
+// are missing; -peers only runs just that.
 package main
 
 import (
@@ -10,6 +13,7 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/pprof"
+	"syscall"
 
 	"github.com/timetabledb/timetable/internal/bench"
 )
@@ -22,8 +26,14 @@ func main() {
 	flag.IntVar(&o.Batch, "batch", 1000, "events per library write and per raw batch")
 	flag.IntVar(&o.HTTPBatch, "http-batch", 5000, "events per HTTP request")
 	flag.IntVar(&o.Series, "series", 100000, "series of the latest-10 of every series")
+	flag.StringVar(&o.Timetable, "timetable", "", "the timetable binary the peer comparison serves from (make bench builds bin/timetable)")
+	peers := flag.String("peers", "with", "the peer comparison: with the rest, only, or without")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	flag.Parse()
+	if *peers != "with" && *peers != "only" && *peers != "without" {
+		fmt.Fprintln(os.Stderr, "timetable-bench: -peers is with, only or without")
+		os.Exit(2)
+	}
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)
 		if err != nil {
@@ -32,38 +42,49 @@ func main() {
 		if err := pprof.StartCPUProfile(f); err != nil {
 			fail(err)
 		}
-		defer pprof.StopCPUProfile()
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-
-	dir, err := os.MkdirTemp("", "timetable-bench-")
+	// SIGINT or SIGTERM ends the run; the peers' servers are stopped on
+	// the way out.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, o, *peers)
+	stop()
 	if err != nil {
 		fail(err)
+	}
+	pprof.StopCPUProfile()
+}
+
+func run(ctx context.Context, o bench.Options, peers string) error {
+	dir, err := os.MkdirTemp("", "timetable-bench-")
+	if err != nil {
+		return err
 	}
 	defer os.RemoveAll(dir)
 	o.Dir = dir
 	o.Progress = func(s string) { fmt.Fprintln(os.Stderr, "bench:", s) }
 
-	var r bench.Report
-	r.Notes = append(r.Notes, fmt.Sprintf("%d-byte events, %d per run, median of %d runs, %d writers, GOMAXPROCS=%d", bench.EventBytes, o.Events, o.Runs, o.Writers, runtime.GOMAXPROCS(0)))
-	if err := bench.Embedded(ctx, o, &r); err != nil {
-		fail(err)
+	if peers != "only" {
+		var r bench.Report
+		r.Notes = append(r.Notes, fmt.Sprintf("%d-byte events, %d per run, median of %d runs, %d writers, GOMAXPROCS=%d", bench.EventBytes, o.Events, o.Runs, o.Writers, runtime.GOMAXPROCS(0)))
+		for _, section := range []func(context.Context, bench.Options, *bench.Report) error{
+			bench.Embedded, bench.Aggregate, bench.ManySeries, bench.Dynamo, bench.Layouts,
+		} {
+			if err := section(ctx, o, &r); err != nil {
+				return err
+			}
+		}
+		r.Rows = append(r.Rows, bench.Row{Figure: "peak memory (whole run)", Value: bench.PeakRSS(), Unit: "MiB"})
+		r.Print(os.Stdout)
 	}
-	if err := bench.Aggregate(ctx, o, &r); err != nil {
-		fail(err)
+	if peers != "without" {
+		r, err := bench.Peers(ctx, o)
+		if err != nil {
+			return err
+		}
+		fmt.Println()
+		r.Print(os.Stdout)
 	}
-	if err := bench.ManySeries(ctx, o, &r); err != nil {
-		fail(err)
-	}
-	if err := bench.Dynamo(ctx, o, &r); err != nil {
-		fail(err)
-	}
-	if err := bench.Layouts(ctx, o, &r); err != nil {
-		fail(err)
-	}
-	r.Rows = append(r.Rows, bench.Row{Figure: "peak memory (whole run)", Value: bench.PeakRSS(), Unit: "MiB"})
-	r.Print(os.Stdout)
+	return nil
 }
 
 func fail(err error) {

@@ -36,6 +36,8 @@ type Options struct {
 	HTTPBatch int
 	// Series is the number of series of the many-series benchmark.
 	Series int
+	// Timetable is the timetable binary the peer comparison serves from.
+	Timetable string
 	// Progress receives a line as each figure is measured.
 	Progress func(string)
 }

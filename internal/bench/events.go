@@ -5,6 +5,19 @@
 // and values; storage.ItemSize), the size of the AWS developer guide's
 // example. Each figure is the median of several runs; machines here are
 // small and noisy, so compare ratios, not absolute numbers.
+//
+// The peer comparison (Peers) measures `timetable serve` on Pebble beside
+// the databases its users would pick instead: InfluxDB 1.x, PostgreSQL
+// and VictoriaMetrics, Debian's packages, installed with apt-get when
+// missing. Each is a plain process the benchmark starts on loopback in a
+// temp dir and stops on every way out, one system at a time, so none
+// competes with another for the machine. All get the same readings (a
+// few numbers per event, which every one of them holds) written the same
+// way, and the same four queries in their own protocols; every answer is
+// checked against the generator, and a wrong one fails the run. Costs are
+// measured from outside, the same way for all: CPU time of the server's
+// processes from /proc, their peak memory, and the bytes their data dir
+// grew by once flushed.
 package bench
 
 import (
@@ -38,11 +51,16 @@ type generator struct {
 func newGenerator(start time.Time, step time.Duration) *generator {
 	g := &generator{start: start, step: step, series: seriesCount}
 	// Size one event with an empty note, then pad the note to 180 bytes.
-	e := g.event(0)
+	g.pad = strings.Repeat("x", EventBytes-itemSize(g.event(0)))
+	return g
+}
+
+// itemSize is the size DynamoDB counts for an event's item in the row
+// layout, in the benchmark's table.
+func itemSize(e event.Event) int {
 	e.AssignID(benchTenant, benchTable)
 	item := storage.Item{PK: fmt.Sprintf("%s#%s#%s#0", benchTenant, benchTable, e.Series), SK: e.Time.Format("2006-01-02T15:04:05.000000000Z") + "#" + e.ID, Attrs: e.Fields}
-	g.pad = strings.Repeat("x", EventBytes-storage.ItemSize(item))
-	return g
+	return storage.ItemSize(item)
 }
 
 func (g *generator) event(i int) event.Event {

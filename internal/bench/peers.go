@@ -1,0 +1,331 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/timetabledb/timetable/event"
+)
+
+// The peer comparison puts timetable's server on Pebble beside the
+// databases its users would pick instead, each a plain process on
+// loopback in a temp dir, one at a time: the same readings written the
+// same way (peerClients at once, peerBatch a request), the same four
+// queries asked over each one's own protocol, every answer checked
+// against the workload, and each one's cost measured from outside the
+// same way (CPU and memory of its processes, bytes of its data dir).
+const (
+	peerClients = 4
+	peerBatch   = 5000
+)
+
+// A peer is one system of the comparison, timetable's server included.
+type peer interface {
+	// name and version are what the table calls it.
+	name() string
+	version() string
+	// durability says what an acknowledged write has survived.
+	durability() string
+	// start starts the server in dir, an empty directory, on a free
+	// loopback port, ready for writes, installing it first if need be
+	// and saying so to progress. Its data live in dataDir.
+	start(ctx context.Context, dir string, progress func(string)) (*daemon, error)
+	dataDir() string
+	// write returns the write of readings, encoded ahead so that a
+	// timing is of the server's work. It may be called from several
+	// goroutines at once.
+	write(readings []reading) func(context.Context) error
+	// aggregate counts and sums aggregateField by the hour over [from,
+	// to), of one series or, when series is "", of all of them; hours
+	// without readings are left out.
+	aggregate(ctx context.Context, series string, from, to time.Time) ([]bucket, error)
+	// latest returns the times of the newest n readings of a series in
+	// [from, to), newest first.
+	latest(ctx context.Context, series string, from, to time.Time, n int) ([]time.Time, error)
+	// between returns the times of a series' readings in [from, to), in
+	// order.
+	between(ctx context.Context, series string, from, to time.Time) ([]time.Time, error)
+	// flush writes everything acknowledged to the data files, as a
+	// stopped or checkpointed server leaves them; the server may be
+	// stopped afterwards.
+	flush(ctx context.Context) error
+	// close releases the peer's clients; the runner stops the daemon.
+	close()
+}
+
+// A peerQuery is one of the four queries, asked again and again.
+type peerQuery struct {
+	name string
+	// reps is how many timed runs the percentiles are of.
+	reps int
+	// run asks the rep-th query of its kind, checks the answer, and
+	// returns how long the answer took.
+	run func(ctx context.Context, p peer, w peerWorkload, rep int) (time.Duration, error)
+}
+
+// querySeries is the series of the rep-th query: scattered over all.
+func querySeries(rep int) int { return rep * 7919 % workloadSeries }
+
+var peerQueries = []peerQuery{
+	{name: "aggregate by hour, all series, one day", reps: 50, run: func(ctx context.Context, p peer, w peerWorkload, rep int) (time.Duration, error) {
+		from := w.start.Add(time.Duration(rep%workloadDays) * 24 * time.Hour)
+		to := from.Add(24 * time.Hour)
+		begin := time.Now()
+		got, err := p.aggregate(ctx, "", from, to)
+		took := time.Since(begin)
+		if err != nil {
+			return 0, err
+		}
+		return took, checkBuckets("aggregate of all series on "+from.Format(time.DateOnly), got, w.hourly(-1, from, to))
+	}},
+	{name: "aggregate by hour, one series, 7 days", reps: 200, run: func(ctx context.Context, p peer, w peerWorkload, rep int) (time.Duration, error) {
+		s := querySeries(rep)
+		begin := time.Now()
+		got, err := p.aggregate(ctx, seriesName(s), w.start, w.end())
+		took := time.Since(begin)
+		if err != nil {
+			return 0, err
+		}
+		return took, checkBuckets("aggregate of "+seriesName(s), got, w.hourly(s, w.start, w.end()))
+	}},
+	{name: "latest 10 of one series", reps: 1000, run: func(ctx context.Context, p peer, w peerWorkload, rep int) (time.Duration, error) {
+		s := querySeries(rep)
+		begin := time.Now()
+		got, err := p.latest(ctx, seriesName(s), w.start, w.end(), 10)
+		took := time.Since(begin)
+		if err != nil {
+			return 0, err
+		}
+		want := w.times(w.ofSeries(s, w.start, w.end()))
+		want = want[len(want)-10:]
+		slices.Reverse(want)
+		return took, checkTimes("latest 10 of "+seriesName(s), got, want)
+	}},
+	{name: "one hour of one series", reps: 1000, run: func(ctx context.Context, p peer, w peerWorkload, rep int) (time.Duration, error) {
+		s := querySeries(rep)
+		from := w.start.Add(time.Duration(rep*31%(workloadDays*24)) * time.Hour)
+		to := from.Add(time.Hour)
+		begin := time.Now()
+		got, err := p.between(ctx, seriesName(s), from, to)
+		took := time.Since(begin)
+		if err != nil {
+			return 0, err
+		}
+		return took, checkTimes(fmt.Sprintf("%s from %s", seriesName(s), from.Format(time.RFC3339)), got, w.times(w.ofSeries(s, from, to)))
+	}},
+}
+
+// A peerResult is one system's column of the table.
+type peerResult struct {
+	name, version, durability string
+	ingest                    float64 // events/s
+	cpuPerEvent               float64 // µs of server CPU per event written
+	p50, p99                  []float64
+	disk                      float64 // MiB
+	memory                    float64 // MiB
+}
+
+// PeerReport is the peer comparison's table.
+type PeerReport struct {
+	results []peerResult
+	notes   []string
+}
+
+// peerSystems lists the systems of the comparison, timetable first.
+func peerSystems(o Options) []peer {
+	return []peer{
+		&timetablePeer{bin: o.Timetable},
+		&influxPeer{},
+		&postgresPeer{},
+		&victoriaPeer{},
+	}
+}
+
+// Peers measures timetable beside its peers, one after the other.
+func Peers(ctx context.Context, o Options) (*PeerReport, error) {
+	w := newPeerWorkload(time.Now())
+	batches := w.batches(peerBatch)
+	r := &PeerReport{}
+	for _, p := range peerSystems(o) {
+		dir := filepath.Join(o.Dir, "peer-"+strings.ToLower(p.name()))
+		if err := os.MkdirAll(dir, 0o777); err != nil {
+			return nil, err
+		}
+		res, err := measurePeer(ctx, p, dir, w, batches, o.Progress)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", p.name(), err)
+		}
+		r.results = append(r.results, res)
+	}
+	var text, item int
+	for _, rd := range batches[0] {
+		text += len(ndjson([]event.Event{rd.event()}))
+		item += itemSize(rd.event())
+	}
+	r.notes = append(r.notes,
+		fmt.Sprintf("%d events of %d numbers over %d series and %d days, %d bytes each as DynamoDB sizes an item, %d as NDJSON; %d clients writing %d events a request",
+			workloadEvents, len(workloadFields), workloadSeries, workloadDays, item/len(batches[0]), text/len(batches[0]), peerClients, peerBatch),
+		"each query's p50/p99 over its runs after one untimed run; every answer checked against the generator",
+		"ratio is timetable's figure over the peer's: above 1 is better for ev/s, below 1 for the rest",
+		"disk: the data dir after a flush, less what it held empty (PostgreSQL's includes pg_wal, whose segments it keeps for reuse)",
+		"peak memory: VmHWM of the server; for PostgreSQL, whose processes share buffers, the highest sum of their PSS, sampled every 100 ms",
+	)
+	return r, nil
+}
+
+// measurePeer starts p in dir, writes the batches, asks each query its
+// runs, flushes, and stops p on every way out: one column of the table.
+func measurePeer(ctx context.Context, p peer, dir string, w peerWorkload, batches [][]reading, progress func(string)) (res peerResult, err error) {
+	progress("peers: starting " + p.name())
+	d, err := p.start(ctx, dir, progress)
+	if d != nil {
+		defer func() { err = errors.Join(err, d.Stop()) }()
+	}
+	if err != nil {
+		return res, err
+	}
+	defer p.close()
+	res = peerResult{name: p.name(), version: p.version(), durability: p.durability()}
+
+	empty, err := diskUsage(p.dataDir())
+	if err != nil {
+		return res, err
+	}
+	writes := make([][]int, len(batches))
+	encoded := make([]func(context.Context) error, len(batches))
+	for i, b := range batches {
+		encoded[i] = p.write(b)
+		writes[i] = []int{i}
+	}
+	cpu0, err := d.CPU()
+	if err != nil {
+		return res, err
+	}
+	took, err := parallel(peerClients, writes, func(b []int) error { return encoded[b[0]](ctx) })
+	if err != nil {
+		return res, fmt.Errorf("ingest: %w", err)
+	}
+	cpu1, err := d.CPU()
+	if err != nil {
+		return res, err
+	}
+	res.ingest = rate(workloadEvents, took)
+	res.cpuPerEvent = float64(cpu1-cpu0) / float64(time.Microsecond) / workloadEvents
+	progress(fmt.Sprintf("peers: %s ingest %.0f ev/s, %.1f µs CPU per event", p.name(), res.ingest, res.cpuPerEvent))
+	if err := waitVisible(ctx, p, w); err != nil {
+		return res, err
+	}
+
+	for _, q := range peerQueries {
+		if _, err := q.run(ctx, p, w, q.reps); err != nil {
+			return res, err
+		}
+		ds := make([]time.Duration, q.reps)
+		for rep := range q.reps {
+			if ds[rep], err = q.run(ctx, p, w, rep); err != nil {
+				return res, err
+			}
+		}
+		slices.Sort(ds)
+		res.p50 = append(res.p50, percentile(ds, 50))
+		res.p99 = append(res.p99, percentile(ds, 99))
+		progress(fmt.Sprintf("peers: %s %s p50 %.3f ms, p99 %.3f ms", p.name(), q.name, res.p50[len(res.p50)-1], res.p99[len(res.p99)-1]))
+	}
+	mem, err := d.PeakMemory()
+	if err != nil {
+		return res, err
+	}
+	res.memory = float64(mem) / (1 << 20)
+	if err := p.flush(ctx); err != nil {
+		return res, fmt.Errorf("flush: %w", err)
+	}
+	disk, err := diskUsage(p.dataDir())
+	if err != nil {
+		return res, err
+	}
+	res.disk = float64(disk-empty) / (1 << 20)
+	progress(fmt.Sprintf("peers: %s disk %.0f MiB, peak memory %.0f MiB", p.name(), res.disk, res.memory))
+	return res, nil
+}
+
+// visibleWithin bounds how long after its acknowledgement a write may
+// take to be read.
+const visibleWithin = 30 * time.Second
+
+// waitVisible waits until queries see every reading written: a system
+// may acknowledge writes before it can read them (VictoriaMetrics makes
+// them searchable about a second later).
+func waitVisible(ctx context.Context, p peer, w peerWorkload) error {
+	deadline := time.Now().Add(visibleWithin)
+	for {
+		buckets, err := p.aggregate(ctx, "", w.start, w.end())
+		if err != nil {
+			return err
+		}
+		n := 0
+		for _, b := range buckets {
+			n += b.Count
+		}
+		if n == workloadEvents {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%d readings of %d visible %s after the last write", n, workloadEvents, visibleWithin)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// Print writes the table: a column per system, each peer's figure with
+// timetable's ratio to it.
+func (r *PeerReport) Print(w io.Writer) {
+	fmt.Fprintln(w, "timetable serve on Pebble beside its peers, each figure with the ratio timetable/peer:")
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	head := []string{"figure"}
+	for _, res := range r.results {
+		head = append(head, strings.TrimSpace(res.name+" "+res.version))
+	}
+	fmt.Fprintln(tw, strings.Join(head, "\t"))
+	row := func(figure string, value func(peerResult) float64, format string) {
+		cells := []string{figure}
+		tt := value(r.results[0])
+		for i, res := range r.results {
+			v := value(res)
+			cell := fmt.Sprintf(format, v)
+			if i > 0 && v != 0 {
+				cell += fmt.Sprintf(" (%.2f)", tt/v)
+			}
+			cells = append(cells, cell)
+		}
+		fmt.Fprintln(tw, strings.Join(cells, "\t"))
+	}
+	row("ingest, events/s", func(r peerResult) float64 { return r.ingest }, "%.0f")
+	row("server CPU per event, µs", func(r peerResult) float64 { return r.cpuPerEvent }, "%.1f")
+	for i, q := range peerQueries {
+		row(q.name+", p50 ms", func(r peerResult) float64 { return r.p50[i] }, "%.3f")
+		row(q.name+", p99 ms", func(r peerResult) float64 { return r.p99[i] }, "%.3f")
+	}
+	row("disk after a flush, MiB", func(r peerResult) float64 { return r.disk }, "%.1f")
+	row("peak memory, MiB", func(r peerResult) float64 { return r.memory }, "%.0f")
+	cells := []string{"durability at acknowledgement"}
+	for _, res := range r.results {
+		cells = append(cells, res.durability)
+	}
+	fmt.Fprintln(tw, strings.Join(cells, "\t"))
+	tw.Flush()
+	for _, n := range r.notes {
+		fmt.Fprintln(w, "note:", n)
+	}
+}

@@ -1,0 +1,158 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/timetabledb/timetable/event"
+)
+
+// timetablePeer is `timetable serve` on Pebble, the binary `make build`
+// makes, started as any peer is: NDJSON over HTTP in, the HTTP API's
+// events and aggregates out.
+type timetablePeer struct {
+	bin    string
+	dir    string
+	base   string
+	header http.Header
+	client *http.Client
+	d      *daemon
+}
+
+func (*timetablePeer) name() string       { return "timetable" }
+func (*timetablePeer) version() string    { return "(this tree)" }
+func (*timetablePeer) durability() string { return "Pebble WAL synced per request" }
+func (t *timetablePeer) dataDir() string  { return filepath.Join(t.dir, "data") }
+
+func (t *timetablePeer) start(ctx context.Context, dir string, _ func(string)) (*daemon, error) {
+	if t.bin == "" {
+		return nil, fmt.Errorf("no timetable binary: give -timetable (make bench builds bin/timetable)")
+	}
+	bin, err := filepath.Abs(t.bin) // the daemon runs in dir
+	if err != nil {
+		return nil, err
+	}
+	t.bin, t.dir = bin, dir
+	store := "--store=pebble:" + t.dataDir()
+	out, err := exec.CommandContext(ctx, t.bin, store, "tenant", "add", benchTenant).Output()
+	if ee, ok := err.(*exec.ExitError); ok {
+		return nil, fmt.Errorf("tenant add: %w: %s", err, ee.Stderr)
+	} else if err != nil {
+		return nil, fmt.Errorf("tenant add: %w", err)
+	}
+	t.header = http.Header{"Authorization": {"Bearer " + strings.TrimSpace(string(out))}, "Content-Type": {"application/x-ndjson"}}
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	t.d, err = startDaemon("timetable", dir, syscall.SIGTERM, nil, t.bin, store, "--log-level=warn", "serve", "--addr="+addr)
+	if err != nil {
+		return nil, err
+	}
+	t.base = "http://" + addr
+	t.client = peerHTTP()
+	return t.d, t.d.waitReady(ctx, 30*time.Second, func(ctx context.Context) error {
+		return fetch(ctx, t.client, http.MethodGet, t.base+"/readyz", nil, nil, nil)
+	})
+}
+
+func (t *timetablePeer) write(readings []reading) func(context.Context) error {
+	evs := make([]event.Event, len(readings))
+	for i, r := range readings {
+		evs[i] = r.event()
+	}
+	body := ndjson(evs)
+	return func(ctx context.Context) error {
+		return fetch(ctx, t.client, http.MethodPost, t.base+"/v1/tables/"+workloadTable+"/events", t.header, body, nil)
+	}
+}
+
+// inclusive turns the end of a half-open range into the HTTP API's
+// inclusive `to`.
+func inclusive(to time.Time) string { return to.Add(-time.Nanosecond).Format(time.RFC3339Nano) }
+
+func (t *timetablePeer) aggregate(ctx context.Context, series string, from, to time.Time) ([]bucket, error) {
+	q := url.Values{"from": {from.Format(time.RFC3339Nano)}, "to": {inclusive(to)}, "bucket": {"1h"}, "fields": {aggregateField}, "fn": {"count,sum"}}
+	if series != "" {
+		q.Set("series", series)
+	}
+	var answer struct {
+		Buckets []struct {
+			Start  time.Time
+			Events int
+			Values map[string]map[string]json.Number
+		}
+	}
+	if err := fetch(ctx, t.client, http.MethodGet, t.base+"/v1/tables/"+workloadTable+"/aggregate?"+q.Encode(), t.header, nil, &answer); err != nil {
+		return nil, err
+	}
+	out := make([]bucket, len(answer.Buckets))
+	for i, b := range answer.Buckets {
+		sum, err := b.Values[aggregateField]["sum"].Float64()
+		if err != nil {
+			return nil, fmt.Errorf("aggregate: sum: %w", err)
+		}
+		count, err := b.Values[aggregateField]["count"].Int64()
+		if err != nil {
+			return nil, fmt.Errorf("aggregate: count: %w", err)
+		}
+		out[i] = bucket{Start: b.Start, Count: int(count), Sum: sum}
+	}
+	return out, nil
+}
+
+func (t *timetablePeer) events(ctx context.Context, q url.Values) ([]time.Time, error) {
+	var answer struct {
+		Events []struct{ Time time.Time }
+	}
+	if err := fetch(ctx, t.client, http.MethodGet, t.base+"/v1/tables/"+workloadTable+"/events?"+q.Encode(), t.header, nil, &answer); err != nil {
+		return nil, err
+	}
+	out := make([]time.Time, len(answer.Events))
+	for i, e := range answer.Events {
+		out[i] = e.Time
+	}
+	return out, nil
+}
+
+func (t *timetablePeer) latest(ctx context.Context, series string, from, to time.Time, n int) ([]time.Time, error) {
+	return t.events(ctx, url.Values{"series": {series}, "from": {from.Format(time.RFC3339Nano)}, "to": {inclusive(to)}, "order": {"desc"}, "limit": {fmt.Sprint(n)}})
+}
+
+func (t *timetablePeer) between(ctx context.Context, series string, from, to time.Time) ([]time.Time, error) {
+	return t.events(ctx, url.Values{"series": {series}, "from": {from.Format(time.RFC3339Nano)}, "to": {inclusive(to)}})
+}
+
+// flush stops the server, which closes its store, and flushes Pebble's
+// memtables to tables, which the server leaves in its WAL.
+func (t *timetablePeer) flush(ctx context.Context) error {
+	if err := t.d.Stop(); err != nil {
+		return err
+	}
+	db, err := pebble.Open(t.dataDir(), &pebble.Options{Logger: quiet{}})
+	if err != nil {
+		return err
+	}
+	if err := db.Flush(); err != nil {
+		db.Close()
+		return err
+	}
+	return db.Close()
+}
+
+func (t *timetablePeer) close() {
+	if t.client != nil {
+		t.client.CloseIdleConnections()
+	}
+}
