@@ -1,0 +1,319 @@
+package lineproto
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/influxdata/line-protocol/v2/lineprotocol"
+
+	"github.com/timetabledb/timetable/event"
+)
+
+// Options say how to read a body.
+type Options struct {
+	// Limits are the events' limits (event.Limits); Limits.Precision is
+	// the unit of timestamps, event.PrecisionAuto meaning nanoseconds,
+	// line protocol's default.
+	Limits event.Limits
+	// Now is the time the body was received: the time of lines without a
+	// timestamp, and the now of event.Check.
+	Now time.Time
+	// Table, when set, names the logical table of every line instead of
+	// its measurement.
+	Table string
+	// Series, when set, is the series of every line instead of its tag
+	// set; the tags are still kept as fields.
+	Series string
+}
+
+// Table is the events of one logical table in a body, in the order of
+// their lines.
+type Table struct {
+	// Name is the measurement, or Options.Table.
+	Name string
+	// Events are the table's events, valid by package event's rules.
+	Events event.Batch
+	// Lines holds the line number of each event: Lines[i] is that of
+	// Events.Event(i).
+	Lines []int
+}
+
+// Problems re-addresses the problems a writer found in t's events (an
+// engine's check: past retention, too large as an item) to their lines.
+func (t Table) Problems(be *event.BatchError) []Problem {
+	out := make([]Problem, len(be.Problems))
+	for i, p := range be.Problems {
+		out[i] = Problem{Line: t.Lines[p.Index], Reason: p.Reason}
+	}
+	return out
+}
+
+// Decode reads a line protocol body into events grouped by table, the
+// tables in the order they first appear. When any line is bad it
+// returns an *Error naming every bad line, and no table. Invalid limits
+// give an error wrapping event.ErrInvalidLimits.
+func Decode(body []byte, o Options) ([]Table, error) {
+	if err := o.Limits.Validate(); err != nil {
+		return nil, err
+	}
+	unit := o.Limits.Precision
+	if unit == event.PrecisionAuto {
+		unit = event.PrecisionNanos
+	}
+	r := reader{opts: o, unit: unit, receiveTime: o.Now.UTC().Truncate(unitDuration(unit)), names: map[string]string{}}
+	var tables []*pending
+	byName := map[string]*pending{}
+	var problems []Problem
+	for lineNo := 1; len(body) > 0; lineNo++ {
+		line := body
+		if nl := bytes.IndexByte(body, '\n'); nl >= 0 {
+			line, body = body[:nl], body[nl+1:]
+		} else {
+			body = nil
+		}
+		line = bytes.TrimSuffix(line, []byte("\r"))
+		skip, reason := skipped(line)
+		if skip {
+			continue
+		}
+		var table string
+		var ev event.Event
+		if reason == "" {
+			table, ev, reason = r.line(line)
+		}
+		if reason != "" {
+			problems = append(problems, Problem{Line: lineNo, Text: excerpt(line), Reason: reason})
+			continue
+		}
+		t := byName[table]
+		if t == nil {
+			t = &pending{name: table}
+			byName[table] = t
+			tables = append(tables, t)
+		}
+		t.events = append(t.events, ev)
+		t.lines = append(t.lines, lineNo)
+		t.text = append(t.text, line)
+	}
+	out := make([]Table, 0, len(tables))
+	for _, t := range tables {
+		b, err := event.Check(t.events, o.Limits, o.Now)
+		if be, ok := errors.AsType[*event.BatchError](err); ok {
+			for _, p := range be.Problems {
+				problems = append(problems, Problem{Line: t.lines[p.Index], Text: excerpt(t.text[p.Index]), Reason: seriesReason(p.Reason, o.Series != "")})
+			}
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Table{Name: t.name, Events: b, Lines: t.lines})
+	}
+	if problems != nil {
+		slices.SortFunc(problems, func(a, b Problem) int { return a.Line - b.Line })
+		return nil, &Error{Problems: problems}
+	}
+	return out, nil
+}
+
+// pending is a table's events before they are checked.
+type pending struct {
+	name   string
+	events []event.Event
+	lines  []int
+	text   [][]byte
+}
+
+// skipped reports whether a line is blank (spaces only) or a comment,
+// or why it is a bad comment: one with a control character.
+func skipped(line []byte) (bool, string) {
+	line = bytes.TrimLeft(line, " ")
+	if len(line) == 0 {
+		return true, ""
+	}
+	if line[0] != '#' {
+		return false, ""
+	}
+	for i, c := range line {
+		if c < 0x20 || c == 0x7f {
+			return false, fmt.Sprintf("column %d: control character %U in a comment", i+1, rune(c))
+		}
+	}
+	return true, ""
+}
+
+// seriesReason words a problem of the series, which a line's tag set
+// makes, as one of the tag set.
+func seriesReason(reason string, configured bool) string {
+	if rest, ok := strings.CutPrefix(reason, "series: "); ok && !configured {
+		return "tag set, the series: " + rest
+	}
+	return reason
+}
+
+// reasonNoFields refuses a line without fields.
+const reasonNoFields = "no field: a line is measurement[,tag=value...] field=value[,...] [timestamp]"
+
+// reader turns lines into events.
+type reader struct {
+	opts        Options
+	unit        event.Precision
+	receiveTime time.Time
+	// names interns measurement, tag and field names, which repeat
+	// across a body.
+	names map[string]string
+	tags  []tag
+}
+
+type tag struct{ key, value string }
+
+// line reads one line: its table and event, or why it is refused.
+func (r *reader) line(line []byte) (table string, ev event.Event, reason string) {
+	if bytes.IndexByte(line, ' ') < 0 {
+		return "", ev, reasonNoFields
+	}
+	d := lineprotocol.NewDecoderWithBytes(line)
+	d.Next()
+	m, err := d.Measurement()
+	if err != nil {
+		return "", ev, syntaxReason(err)
+	}
+	table = r.opts.Table
+	if table == "" {
+		table = r.intern(m)
+	}
+	r.tags = r.tags[:0]
+	for {
+		k, v, err := d.NextTag()
+		if err != nil {
+			return "", ev, syntaxReason(err)
+		}
+		if k == nil {
+			break
+		}
+		r.tags = append(r.tags, tag{key: r.intern(k), value: string(v)})
+	}
+	ev.Fields = make(map[string]any, len(r.tags)+4)
+	for _, t := range r.tags {
+		if _, ok := ev.Fields[t.key]; ok {
+			return "", ev, fmt.Sprintf("tag %q appears twice", t.key)
+		}
+		ev.Fields[t.key] = t.value
+	}
+	tagCount := len(ev.Fields)
+	for {
+		k, v, err := d.NextField()
+		if err != nil {
+			return "", ev, syntaxReason(err)
+		}
+		if k == nil {
+			break
+		}
+		name := r.intern(k)
+		if _, ok := ev.Fields[name]; ok {
+			if slices.ContainsFunc(r.tags, func(t tag) bool { return t.key == name }) {
+				return "", ev, fmt.Sprintf("%q is both a tag and a field", name)
+			}
+			return "", ev, fmt.Sprintf("field %q appears twice", name)
+		}
+		ev.Fields[name] = fieldValue(v)
+	}
+	if len(ev.Fields) == tagCount {
+		return "", ev, reasonNoFields
+	}
+	ts, err := d.TimeBytes()
+	if err != nil {
+		return "", ev, syntaxReason(err)
+	}
+	if ts == nil {
+		ev.Time = r.receiveTime
+	} else {
+		n, err := strconv.ParseInt(string(ts), 10, 64)
+		if err != nil {
+			return "", ev, fmt.Sprintf("timestamp %s: not an integer of 64 bits", ts)
+		}
+		if ev.Time, err = r.unit.Time(n); err != nil {
+			return "", ev, "timestamp: " + err.Error()
+		}
+	}
+	ev.Series = r.opts.Series
+	if ev.Series == "" {
+		ev.Series = seriesOf(r.tags)
+	}
+	return table, ev, ""
+}
+
+// intern returns b as a string, shared with earlier equal ones.
+func (r *reader) intern(b []byte) string {
+	if s, ok := r.names[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	if len(r.names) < maxInterned {
+		r.names[s] = s
+	}
+	return s
+}
+
+// maxInterned bounds the names a body's reader keeps.
+const maxInterned = 4096
+
+// fieldValue is a field's value as an event field holds it.
+func fieldValue(v lineprotocol.Value) any {
+	switch v.Kind() {
+	case lineprotocol.Int:
+		return json.Number(strconv.FormatInt(v.IntV(), 10))
+	case lineprotocol.Uint:
+		return json.Number(strconv.FormatUint(v.UintV(), 10))
+	case lineprotocol.Float:
+		return json.Number(strconv.FormatFloat(v.FloatV(), 'g', -1, 64))
+	case lineprotocol.Bool:
+		return v.BoolV()
+	default:
+		return v.StringV()
+	}
+}
+
+// tagEscaper escapes tag keys and values as line protocol does.
+var tagEscaper = strings.NewReplacer(",", `\,`, "=", `\=`, " ", `\ `)
+
+// seriesOf returns the series of a tag set: sorted by key, written as
+// line protocol writes it.
+func seriesOf(tags []tag) string {
+	switch len(tags) {
+	case 0:
+		return ""
+	case 1:
+		return tagEscaper.Replace(tags[0].key) + "=" + tagEscaper.Replace(tags[0].value)
+	}
+	slices.SortFunc(tags, func(a, b tag) int { return strings.Compare(a.key, b.key) })
+	var b strings.Builder
+	for i, t := range tags {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(tagEscaper.Replace(t.key))
+		b.WriteByte('=')
+		b.WriteString(tagEscaper.Replace(t.value))
+	}
+	return b.String()
+}
+
+// unitDuration is the length of a precision's unit.
+func unitDuration(p event.Precision) time.Duration {
+	switch p {
+	case event.PrecisionSeconds:
+		return time.Second
+	case event.PrecisionMillis:
+		return time.Millisecond
+	case event.PrecisionMicros:
+		return time.Microsecond
+	}
+	return time.Nanosecond
+}
