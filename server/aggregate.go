@@ -54,14 +54,11 @@ func (s *Server) aggregate(w http.ResponseWriter, r *http.Request, tenant string
 // errors name the parameter.
 func (s *Server) parseAggregate(table string, params url.Values) (engine.AggregateQuery, error) {
 	q := engine.AggregateQuery{Table: table}
+	if err := checkParams(params, aggregateParams); err != nil {
+		return q, err
+	}
 	rest := url.Values{}
 	for name, vs := range params {
-		if !slices.Contains(aggregateParams, name) {
-			return q, fmt.Errorf("%w: unknown parameter %q; known are %s", ErrBadParameter, name, strings.Join(aggregateParams, ", "))
-		}
-		if len(vs) > 1 {
-			return q, fmt.Errorf("%w: %s: given %d times", ErrBadParameter, name, len(vs))
-		}
 		switch name {
 		case "from", "to", "series":
 			rest[name] = vs

@@ -6,21 +6,27 @@ import (
 	"strings"
 )
 
-// endpoint is the body of an authenticated /v1 handler: it writes its
+// endpoint is the body of an authenticated handler: it writes its
 // answer, or returns an error for the server to answer with.
 type endpoint func(w http.ResponseWriter, r *http.Request, tenant string) error
+
+// keySource finds the API key a request carries, or returns the error to
+// answer with: a 401 without one, a 400 for a request that is ambiguous.
+type keySource func(r *http.Request) (string, error)
 
 // authenticated runs an endpoint for the tenant whose API key the request
 // carries as "Authorization: Bearer <key>", and answers 401 without one.
 func (s *Server) authenticated(ep endpoint) http.Handler {
+	return s.authenticatedBy(bearerKey, ep)
+}
+
+// authenticatedBy runs an endpoint for the tenant whose API key keyOf
+// finds in the request.
+func (s *Server) authenticatedBy(keyOf keySource, ep endpoint) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if n := len(r.Header.Values("Authorization")); n > 1 {
-			s.fail(w, r, &httpError{status: http.StatusBadRequest, msg: fmt.Sprintf("timetable: %d Authorization headers: send one, Authorization: Bearer <api key>", n)})
-			return
-		}
-		key, ok := bearerToken(r.Header.Get("Authorization"))
-		if !ok {
-			s.fail(w, r, &httpError{status: http.StatusUnauthorized, msg: "timetable: missing API key: send the header Authorization: Bearer <api key>"})
+		key, err := keyOf(r)
+		if err != nil {
+			s.fail(w, r, err)
 			return
 		}
 		t, err := s.db.Tenants().Authenticate(r.Context(), key)
@@ -35,6 +41,63 @@ func (s *Server) authenticated(ep endpoint) http.Handler {
 			s.fail(w, r, err)
 		}
 	})
+}
+
+// bearerKey is the key of the /v1 API: "Authorization: Bearer <key>".
+func bearerKey(r *http.Request) (string, error) {
+	header, err := authorization(r, "Authorization: Bearer <api key>")
+	if err != nil {
+		return "", err
+	}
+	key, ok := bearerToken(header)
+	if !ok {
+		return "", &httpError{status: http.StatusUnauthorized, msg: "timetable: missing API key: send the header Authorization: Bearer <api key>"}
+	}
+	return key, nil
+}
+
+// influxKey is the key of the InfluxDB write endpoints, where clients
+// send it as InfluxDB takes a token or password: "Authorization: Token
+// <key>" (or Bearer), the password of Basic authentication, or the p=
+// parameter of InfluxDB 1.x. The user name is not read. Two different
+// keys in one request are a 400.
+func influxKey(r *http.Request) (string, error) {
+	const how = "Authorization: Token <api key>, or the key as the password (Basic authentication or p=)"
+	header, err := authorization(r, how)
+	if err != nil {
+		return "", err
+	}
+	var key string
+	if header != "" {
+		scheme, token, _ := strings.Cut(header, " ")
+		switch {
+		case strings.EqualFold(scheme, "Token"), strings.EqualFold(scheme, "Bearer"):
+			key = strings.TrimSpace(token)
+		case strings.EqualFold(scheme, "Basic"):
+			_, key, _ = r.BasicAuth()
+		default:
+			return "", &httpError{status: http.StatusUnauthorized, msg: fmt.Sprintf("timetable: Authorization scheme %q is not supported; send %s", scheme, how)}
+		}
+	}
+	if p := r.URL.Query().Get("p"); p != "" {
+		if key != "" && key != p {
+			return "", &httpError{status: http.StatusBadRequest, msg: "timetable: two different API keys, in the Authorization header and in p=: send one"}
+		}
+		key = p
+	}
+	if key == "" {
+		return "", &httpError{status: http.StatusUnauthorized, msg: "timetable: missing API key: send " + how}
+	}
+	return key, nil
+}
+
+// authorization returns the request's Authorization header, "" when
+// there is none, and refuses a request with several.
+func authorization(r *http.Request, how string) (string, error) {
+	if n := len(r.Header.Values("Authorization")); n > 1 {
+		return "", &httpError{status: http.StatusBadRequest, msg: fmt.Sprintf("timetable: %d Authorization headers: send one, %s", n, how)}
+	}
+	return r.Header.Get("Authorization"), nil
 }
 
 // bearerToken returns the token of an Authorization header of the Bearer

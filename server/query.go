@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -55,13 +54,8 @@ func (s *Server) queryEvents(w http.ResponseWriter, r *http.Request, tenant stri
 // parseQuery turns a request's parameters into an engine query, with the
 // defaults of the package documentation. Its errors name the parameter.
 func (s *Server) parseQuery(table string, params url.Values) (engine.Query, error) {
-	for name, vs := range params {
-		if !slices.Contains(queryParams, name) {
-			return engine.Query{}, fmt.Errorf("%w: unknown parameter %q; known are %s", ErrBadParameter, name, strings.Join(queryParams, ", "))
-		}
-		if len(vs) > 1 {
-			return engine.Query{}, fmt.Errorf("%w: %s: given %d times", ErrBadParameter, name, len(vs))
-		}
+	if err := checkParams(params, queryParams); err != nil {
+		return engine.Query{}, err
 	}
 	q := engine.Query{Table: table, Series: params.Get("series")}
 	from, hasFrom, err := timeParam(params, "from")

@@ -190,6 +190,9 @@ func (s *Server) routes() *http.ServeMux {
 	mux.Handle("GET "+routeHealthz, s.instrument(routeHealthz, false, http.HandlerFunc(s.healthz)))
 	mux.Handle("GET "+routeReadyz, s.instrument(routeReadyz, false, http.HandlerFunc(s.readyz)))
 	mux.Handle("GET "+routeMetrics, s.instrument(routeMetrics, false, s.metrics.handler()))
+	mux.Handle("POST "+routeInfluxWrite, s.instrument(routeInfluxWrite, true, s.authenticatedBy(influxKey, s.influxWrite(false))))
+	mux.Handle("POST "+routeInfluxV2Write, s.instrument(routeInfluxV2Write, true, s.authenticatedBy(influxKey, s.influxWrite(true))))
+	mux.Handle("GET "+routeInfluxPing, s.instrument(routeInfluxPing, false, http.HandlerFunc(s.influxPing)))
 	// ServeMux answers a known path with a wrong method, and an unknown
 	// path, in plain text; these give the API's JSON errors instead. A
 	// pattern with a method is more specific than one without, so these
@@ -199,6 +202,9 @@ func (s *Server) routes() *http.ServeMux {
 	mux.Handle(routeHealthz, s.methodNotAllowed("GET, HEAD"))
 	mux.Handle(routeReadyz, s.methodNotAllowed("GET, HEAD"))
 	mux.Handle(routeMetrics, s.methodNotAllowed("GET, HEAD"))
+	mux.Handle(routeInfluxWrite, s.methodNotAllowed("POST"))
+	mux.Handle(routeInfluxV2Write, s.methodNotAllowed("POST"))
+	mux.Handle(routeInfluxPing, s.methodNotAllowed("GET, HEAD"))
 	mux.Handle("/", s.notFound())
 	return mux
 }
@@ -283,6 +289,6 @@ func (s *Server) methodNotAllowed(allow string) http.Handler {
 // notFound answers a path no route serves.
 func (s *Server) notFound() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.fail(w, r, &httpError{status: http.StatusNotFound, msg: "no endpoint " + r.URL.Path + "; the API serves /v1/tables/{table}/events, /v1/tables/{table}/aggregate, /healthz, /readyz and /metrics"})
+		s.fail(w, r, &httpError{status: http.StatusNotFound, msg: "no endpoint " + r.URL.Path + "; the API serves /v1/tables/{table}/events, /v1/tables/{table}/aggregate, /healthz, /readyz and /metrics, and InfluxDB's /write, /api/v2/write and /ping"})
 	})
 }

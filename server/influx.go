@@ -1,0 +1,185 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+
+	"github.com/timetabledb/timetable/engine"
+	"github.com/timetabledb/timetable/event"
+	"github.com/timetabledb/timetable/event/lineproto"
+)
+
+// The InfluxDB write endpoints take line protocol (package lineproto) as
+// InfluxDB 1.x (POST /write) and 2.x (POST /api/v2/write) do, so that
+// Telegraf, the influx CLI and InfluxDB's client libraries write to
+// timetable unchanged:
+//
+//   - the measurement names the logical table, the sorted tag set the
+//     series; db, rp, bucket and org are accepted and name nothing, since
+//     the API key names the tenant;
+//   - precision is ns (the default), us (or u), ms or s;
+//   - the key comes as Authorization: Token (or Bearer), as the password
+//     of Basic authentication, or as p= (influxKey);
+//   - a body is validated whole and written only when every line is good,
+//     as the JSON API does; success is 204 No Content;
+//   - GET /ping answers 204 with the X-Influxdb-Version header clients
+//     read, or 200 and the version with verbose=true.
+//
+// Errors are the JSON API's body, whose "error" is also InfluxDB 1.x's,
+// with "lines" naming each bad line; the 2.x endpoint adds the "code"
+// and "message" of InfluxDB 2.x.
+
+// influxVersion is the InfluxDB version timetable answers as: the line
+// protocol and write API it speaks.
+const influxVersion = "1.8.10"
+
+// Route patterns of the InfluxDB endpoints.
+const (
+	routeInfluxWrite   = "/write"
+	routeInfluxV2Write = "/api/v2/write"
+	routeInfluxPing    = "/ping"
+)
+
+// Parameters of the write endpoints; those that name a database, a
+// retention policy or an organization are accepted and ignored.
+var (
+	influxV1Params = []string{"db", "rp", "precision", "consistency", "u", "p"}
+	influxV2Params = []string{"bucket", "org", "orgID", "precision"}
+)
+
+// influxWrite answers a line protocol write of InfluxDB 1.x (v2 false)
+// or 2.x.
+func (s *Server) influxWrite(v2 bool) endpoint {
+	params := influxV1Params
+	if v2 {
+		params = influxV2Params
+	}
+	return func(w http.ResponseWriter, r *http.Request, tenant string) error {
+		err := s.writeLines(w, r, tenant, params)
+		if err != nil && v2 {
+			return &influxV2Error{err: err}
+		}
+		return err
+	}
+}
+
+// writeLines writes a line protocol body.
+func (s *Server) writeLines(w http.ResponseWriter, r *http.Request, tenant string, params []string) error {
+	q := r.URL.Query()
+	if err := checkParams(q, params); err != nil {
+		return err
+	}
+	opts := s.db.Options()
+	lim := opts.Limits
+	var err error
+	if lim.Precision, err = event.ParsePrecision(q.Get("precision")); err != nil {
+		return fmt.Errorf("%w: %v", ErrBadParameter, err)
+	}
+	b, err := s.readBody(w, r)
+	if err != nil {
+		return err
+	}
+	defer b.release()
+	tables, err := lineproto.Decode(b.buf, lineproto.Options{Limits: lim, Now: opts.Clock.Now()})
+	if err != nil {
+		return err
+	}
+	events := 0
+	for _, t := range tables {
+		events += t.Events.Len()
+	}
+	if events > s.opts.MaxEvents {
+		return &httpError{status: http.StatusRequestEntityTooLarge, msg: fmt.Sprintf("timetable: %d lines in one request, over the limit of %d: split the batch", events, s.opts.MaxEvents)}
+	}
+	if len(tables) > 1 {
+		// Every table is checked before any is written, so that a
+		// refusal leaves nothing written.
+		var problems []lineproto.Problem
+		for _, t := range tables {
+			p, err := lineRefusal(t, s.db.CheckWrite(tenant, t.Name, t.Events))
+			if err != nil {
+				return err
+			}
+			problems = append(problems, p...)
+		}
+		if problems != nil {
+			return &lineproto.Error{Problems: sortedProblems(problems)}
+		}
+	}
+	written := 0
+	for _, t := range tables {
+		n, err := s.db.WriteBatch(r.Context(), tenant, t.Name, t.Events)
+		written += n
+		if err != nil {
+			if p, rerr := lineRefusal(t, err); rerr == nil && written == 0 {
+				return &lineproto.Error{Problems: p} // nothing was written
+			}
+			return &writeFailure{written: written, err: err}
+		}
+	}
+	w.Header().Set("X-Influxdb-Version", influxVersion)
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// lineRefusal turns the engine's refusal of a table's events into the
+// problems of their lines; any other error is returned as it is.
+func lineRefusal(t lineproto.Table, err error) ([]lineproto.Problem, error) {
+	if be, ok := errors.AsType[*event.BatchError](err); ok {
+		return t.Problems(be), nil
+	}
+	if errors.Is(err, engine.ErrBadTableName) {
+		problems := make([]lineproto.Problem, len(t.Lines))
+		for i, line := range t.Lines {
+			problems[i] = lineproto.Problem{Line: line, Reason: fmt.Sprintf("measurement %q is not a table name: use 1 to 255 of A-Z, a-z, 0-9, _, . and -, other than . and ..", t.Name)}
+		}
+		return problems, nil
+	}
+	return nil, err
+}
+
+// sortedProblems sorts problems by line.
+func sortedProblems(p []lineproto.Problem) []lineproto.Problem {
+	slices.SortFunc(p, func(a, b lineproto.Problem) int { return a.Line - b.Line })
+	return p
+}
+
+// influxPing answers GET /ping as InfluxDB does: 204 with the version in
+// a header, or 200 and {"version": ...} with verbose=true. It asks
+// nothing of the store (GET /readyz does).
+func (s *Server) influxPing(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("X-Influxdb-Version", influxVersion)
+	w.Header().Set("X-Influxdb-Build", "timetable")
+	if v := r.URL.Query().Get("verbose"); v == "true" || v == "1" {
+		writeJSON(w, http.StatusOK, map[string]string{"version": influxVersion})
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// influxV2Error marks an error of the InfluxDB 2.x endpoint, whose body
+// also carries InfluxDB 2.x's code and message.
+type influxV2Error struct{ err error }
+
+func (e *influxV2Error) Error() string { return e.err.Error() }
+func (e *influxV2Error) Unwrap() error { return e.err }
+
+// influxV2Code is InfluxDB 2.x's code for an HTTP status.
+func influxV2Code(status int) string {
+	switch {
+	case status == http.StatusUnauthorized:
+		return "unauthorized"
+	case status == http.StatusNotFound:
+		return "not found"
+	case status == http.StatusRequestEntityTooLarge:
+		return "request too large"
+	case status == http.StatusServiceUnavailable:
+		return "unavailable"
+	case status >= 500:
+		return "internal error"
+	default:
+		return "invalid"
+	}
+}
