@@ -149,7 +149,7 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		}
 		w.Header().Set("WWW-Authenticate", challenge)
 	}
-	if _, ok := errors.AsType[*influxV2Error](err); ok {
+	if isInfluxV2(r) {
 		body.Code, body.Message = influxV2Code(code), body.Error
 	}
 	writeJSON(w, code, body)

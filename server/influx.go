@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -49,19 +50,11 @@ var (
 	influxV2Params = []string{"bucket", "org", "orgID", "precision"}
 )
 
-// influxWrite answers a line protocol write of InfluxDB 1.x (v2 false)
-// or 2.x.
-func (s *Server) influxWrite(v2 bool) endpoint {
-	params := influxV1Params
-	if v2 {
-		params = influxV2Params
-	}
+// influxWrite answers a line protocol write whose parameters are among
+// params: InfluxDB 1.x's or 2.x's.
+func (s *Server) influxWrite(params []string) endpoint {
 	return func(w http.ResponseWriter, r *http.Request, tenant string) error {
-		err := s.writeLines(w, r, tenant, params)
-		if err != nil && v2 {
-			return &influxV2Error{err: err}
-		}
-		return err
+		return s.writeLines(w, r, tenant, params)
 	}
 }
 
@@ -159,12 +152,21 @@ func (s *Server) influxPing(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// influxV2Error marks an error of the InfluxDB 2.x endpoint, whose body
-// also carries InfluxDB 2.x's code and message.
-type influxV2Error struct{ err error }
+type influxV2Key struct{}
 
-func (e *influxV2Error) Error() string { return e.err.Error() }
-func (e *influxV2Error) Unwrap() error { return e.err }
+// influxV2 marks the requests of InfluxDB 2.x's endpoint, whose error
+// answers also carry its code and message (isInfluxV2).
+func influxV2(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), influxV2Key{}, true)))
+	})
+}
+
+// isInfluxV2 reports whether influxV2 marked r.
+func isInfluxV2(r *http.Request) bool {
+	v, _ := r.Context().Value(influxV2Key{}).(bool)
+	return v
+}
 
 // influxV2Code is InfluxDB 2.x's code for an HTTP status.
 func influxV2Code(status int) string {

@@ -190,8 +190,8 @@ func (s *Server) routes() *http.ServeMux {
 	mux.Handle("GET "+routeHealthz, s.instrument(routeHealthz, false, http.HandlerFunc(s.healthz)))
 	mux.Handle("GET "+routeReadyz, s.instrument(routeReadyz, false, http.HandlerFunc(s.readyz)))
 	mux.Handle("GET "+routeMetrics, s.instrument(routeMetrics, false, s.metrics.handler()))
-	mux.Handle("POST "+routeInfluxWrite, s.instrument(routeInfluxWrite, true, s.authenticatedBy(influxKey, s.influxWrite(false))))
-	mux.Handle("POST "+routeInfluxV2Write, s.instrument(routeInfluxV2Write, true, s.authenticatedBy(influxKey, s.influxWrite(true))))
+	mux.Handle("POST "+routeInfluxWrite, s.instrument(routeInfluxWrite, true, s.authenticatedBy(influxKey, s.influxWrite(influxV1Params))))
+	mux.Handle("POST "+routeInfluxV2Write, s.instrument(routeInfluxV2Write, true, influxV2(s.authenticatedBy(influxKey, s.influxWrite(influxV2Params)))))
 	mux.Handle("GET "+routeInfluxPing, s.instrument(routeInfluxPing, false, http.HandlerFunc(s.influxPing)))
 	// ServeMux answers a known path with a wrong method, and an unknown
 	// path, in plain text; these give the API's JSON errors instead. A

@@ -15,8 +15,9 @@ import (
 type Problem struct {
 	// Line is the line's number, 1-based.
 	Line int `json:"line"`
-	// Text is the start of the line, to find it by.
-	Text string `json:"text"`
+	// Text is the start of the line, to find it by; empty for problems
+	// found past decoding (Table.Problems).
+	Text string `json:"text,omitempty"`
 	// Reason says what is wrong.
 	Reason string `json:"reason"`
 }
@@ -48,6 +49,10 @@ func (e *Error) Error() string {
 		sep := "; "
 		if i == 0 {
 			sep = ": "
+		}
+		if p.Text == "" {
+			fmt.Fprintf(&b, "%sline %d: %s", sep, p.Line, p.Reason)
+			continue
 		}
 		fmt.Fprintf(&b, "%sline %d: unable to parse '%s': %s", sep, p.Line, p.Text, p.Reason)
 	}
