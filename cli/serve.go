@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/timetabledb/timetable/lifecycle"
+	"github.com/timetabledb/timetable/mqttsub"
 	"github.com/timetabledb/timetable/server"
 	"github.com/timetabledb/timetable/storage/dynamostore"
 )
@@ -40,6 +41,7 @@ func newServeCmd(g *globals) *cobra.Command {
 
   POST /v1/tables/{table}/events   a JSON array, or NDJSON with Content-Type: application/x-ndjson
   GET  /v1/tables/{table}/events   ?from=&to=&series=&order=asc|desc&limit=&cursor=&fields=a,b
+  POST /write, /api/v2/write       InfluxDB line protocol (1.x and 2.x), GET /ping
   GET  /healthz (liveness), GET /readyz (readiness: the store answers), GET /metrics
 
 Every /v1 call needs "Authorization: Bearer <api key>" of a tenant made with
@@ -50,7 +52,10 @@ and closes the store; a second signal ends it at once.
 The lifecycle manager runs inside serve: at start and then about every
 --reconcile-interval (within 20%, so servers started together do not act
 together) it does what timetable reconcile does. On DynamoDB, of several
-servers only the holder of a lease in the meta table acts.`,
+servers only the holder of a lease in the meta table acts.
+
+The MQTT subscriptions of the configuration's mqtt section run inside serve
+too: each message is acknowledged to its broker once its events are durable.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runServe(cmd.Context(), g, o, cmd.ErrOrStderr())
@@ -107,6 +112,15 @@ func runServe(ctx context.Context, g *globals, o serveOptions, stderr io.Writer)
 	srv, err := server.New(s.db, server.Options{Logger: s.log, Registry: reg, ShutdownTimeout: o.shutdownTimeout})
 	if err != nil {
 		return usageErrorf("%v", err)
+	}
+	if subs := s.db.Options().Config.MQTT; len(subs) > 0 {
+		sub, err := mqttsub.Start(ctx, s.db, subs, mqttsub.Options{Logger: s.log, Registerer: reg})
+		if err != nil {
+			return fmt.Errorf("serve: %w", err)
+		}
+		// Deferred after Close, so it runs before: the subscriptions
+		// stop, their writes in progress end, then the store closes.
+		defer sub.Close()
 	}
 	s.log.Info("serving the HTTP API", "addr", "http://"+ln.Addr().String(), "store", s.storeSpec)
 	if o.ready != nil {
