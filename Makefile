@@ -42,6 +42,7 @@ unit:
 # bench prints every figure of the benchmark table from one run, each next
 # to its baseline.
 bench:
+	scripts/install-clients.sh || true
 	scripts/with-dynalite.sh $(GO) run ./cmd/timetable-bench
 
 # fuzz runs the fuzz targets of key encoding, name parsing and request

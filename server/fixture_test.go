@@ -42,6 +42,7 @@ func TestEndToEndOnDynamoDB(t *testing.T) {
 		"DefaultRange": TestDefaultRange, "LateData": TestLateData, "Limits": TestLimits,
 		"Routing": TestRouting, "Metrics": TestMetrics, "RequestLog": TestRequestLog,
 		"Aggregate": TestAggregate, "Nesting": TestNesting,
+		"InfluxWrite": TestInfluxWriteV1, "InfluxBadLines": TestInfluxBadLinesWriteNothing,
 	} {
 		t.Run(name, test)
 	}

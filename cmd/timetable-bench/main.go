@@ -22,6 +22,8 @@ func main() {
 	flag.IntVar(&o.Batch, "batch", 1000, "events per library write and per raw batch")
 	flag.IntVar(&o.HTTPBatch, "http-batch", 5000, "events per HTTP request")
 	flag.IntVar(&o.Series, "series", 100000, "series of the latest-10 of every series")
+	flag.IntVar(&o.MQTTMessages, "mqtt-messages", 50000, "messages of one event per MQTT ingest run")
+	only := flag.String("only", "", "measure only this part: embedded, aggregate, manyseries, dynamo, layouts or mqtt")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	flag.Parse()
 	if *cpuprofile != "" {
@@ -47,20 +49,19 @@ func main() {
 
 	var r bench.Report
 	r.Notes = append(r.Notes, fmt.Sprintf("%d-byte events, %d per run, median of %d runs, %d writers, GOMAXPROCS=%d", bench.EventBytes, o.Events, o.Runs, o.Writers, runtime.GOMAXPROCS(0)))
-	if err := bench.Embedded(ctx, o, &r); err != nil {
-		fail(err)
-	}
-	if err := bench.Aggregate(ctx, o, &r); err != nil {
-		fail(err)
-	}
-	if err := bench.ManySeries(ctx, o, &r); err != nil {
-		fail(err)
-	}
-	if err := bench.Dynamo(ctx, o, &r); err != nil {
-		fail(err)
-	}
-	if err := bench.Layouts(ctx, o, &r); err != nil {
-		fail(err)
+	for _, part := range []struct {
+		name string
+		run  func(context.Context, bench.Options, *bench.Report) error
+	}{
+		{"embedded", bench.Embedded}, {"mqtt", bench.MQTT}, {"aggregate", bench.Aggregate},
+		{"manyseries", bench.ManySeries}, {"dynamo", bench.Dynamo}, {"layouts", bench.Layouts},
+	} {
+		if *only != "" && *only != part.name {
+			continue
+		}
+		if err := part.run(ctx, o, &r); err != nil {
+			fail(err)
+		}
 	}
 	r.Rows = append(r.Rows, bench.Row{Figure: "peak memory (whole run)", Value: bench.PeakRSS(), Unit: "MiB"})
 	r.Print(os.Stdout)
