@@ -165,10 +165,11 @@ type reader struct {
 	opts        Options
 	unit        event.Precision
 	receiveTime time.Time
-	// names interns measurement, tag and field names, which repeat
-	// across a body.
+	// names interns measurement, tag and field names, tag values and
+	// series, which repeat across a body.
 	names map[string]string
 	tags  []tag
+	buf   []byte
 }
 
 type tag struct{ key, value string }
@@ -197,7 +198,7 @@ func (r *reader) line(line []byte) (table string, ev event.Event, reason string)
 		if k == nil {
 			break
 		}
-		r.tags = append(r.tags, tag{key: r.intern(k), value: string(v)})
+		r.tags = append(r.tags, tag{key: r.intern(k), value: r.intern(v)})
 	}
 	ev.Fields = make(map[string]any, len(r.tags)+4)
 	for _, t := range r.tags {
@@ -243,8 +244,9 @@ func (r *reader) line(line []byte) (table string, ev event.Event, reason string)
 		}
 	}
 	ev.Series = r.opts.Series
-	if ev.Series == "" {
-		ev.Series = seriesOf(r.tags)
+	if ev.Series == "" && len(r.tags) > 0 {
+		r.buf = appendSeries(r.buf[:0], r.tags)
+		ev.Series = r.intern(r.buf)
 	}
 	return table, ev, ""
 }
@@ -280,29 +282,31 @@ func fieldValue(v lineprotocol.Value) any {
 	}
 }
 
-// tagEscaper escapes tag keys and values as line protocol does.
-var tagEscaper = strings.NewReplacer(",", `\,`, "=", `\=`, " ", `\ `)
-
-// seriesOf returns the series of a tag set: sorted by key, written as
-// line protocol writes it.
-func seriesOf(tags []tag) string {
-	switch len(tags) {
-	case 0:
-		return ""
-	case 1:
-		return tagEscaper.Replace(tags[0].key) + "=" + tagEscaper.Replace(tags[0].value)
-	}
+// appendSeries appends the series of a tag set: sorted by key, written
+// as line protocol writes it, with ",", "=" and " " escaped.
+func appendSeries(b []byte, tags []tag) []byte {
 	slices.SortFunc(tags, func(a, b tag) int { return strings.Compare(a.key, b.key) })
-	var b strings.Builder
 	for i, t := range tags {
 		if i > 0 {
-			b.WriteByte(',')
+			b = append(b, ',')
 		}
-		b.WriteString(tagEscaper.Replace(t.key))
-		b.WriteByte('=')
-		b.WriteString(tagEscaper.Replace(t.value))
+		b = appendEscaped(b, t.key)
+		b = append(b, '=')
+		b = appendEscaped(b, t.value)
 	}
-	return b.String()
+	return b
+}
+
+// appendEscaped appends a tag key or value escaped as line protocol
+// escapes it.
+func appendEscaped(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c == ',' || c == '=' || c == ' ' {
+			b = append(b, '\\')
+		}
+		b = append(b, s[i])
+	}
+	return b
 }
 
 // unitDuration is the length of a precision's unit.
