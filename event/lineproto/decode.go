@@ -67,39 +67,33 @@ func Decode(body []byte, o Options) ([]Table, error) {
 		unit = event.PrecisionNanos
 	}
 	r := reader{opts: o, unit: unit, receiveTime: o.Now.UTC().Truncate(unitDuration(unit)), names: map[string]string{}}
+	lines, problems := splitLines(body)
+	points, ok := []point(nil), false
+	if problems == nil {
+		points, ok = r.whole(body, lines)
+	}
+	if !ok {
+		points, problems = r.eachLine(lines, problems)
+	}
 	var tables []*pending
 	byName := map[string]*pending{}
-	var problems []Problem
-	for lineNo := 1; len(body) > 0; lineNo++ {
-		line := body
-		if nl := bytes.IndexByte(body, '\n'); nl >= 0 {
-			line, body = body[:nl], body[nl+1:]
-		} else {
-			body = nil
-		}
-		line = bytes.TrimSuffix(line, []byte("\r"))
-		skip, reason := skipped(line)
-		if skip {
-			continue
-		}
-		var table string
-		var ev event.Event
-		if reason == "" {
-			table, ev, reason = r.line(line)
-		}
-		if reason != "" {
-			problems = append(problems, Problem{Line: lineNo, Text: excerpt(line), Reason: reason})
-			continue
-		}
-		t := byName[table]
+	for _, p := range points {
+		t := byName[p.table]
 		if t == nil {
-			t = &pending{name: table}
-			byName[table] = t
+			t = &pending{name: p.table}
+			byName[p.table] = t
 			tables = append(tables, t)
 		}
-		t.events = append(t.events, ev)
-		t.lines = append(t.lines, lineNo)
-		t.text = append(t.text, line)
+		t.n++
+	}
+	for _, t := range tables {
+		t.events, t.lines, t.text = make([]event.Event, 0, t.n), make([]int, 0, t.n), make([][]byte, 0, t.n)
+	}
+	for _, p := range points {
+		t := byName[p.table]
+		t.events = append(t.events, p.event)
+		t.lines = append(t.lines, p.line.no)
+		t.text = append(t.text, p.line.text)
 	}
 	out := make([]Table, 0, len(tables))
 	for _, t := range tables {
@@ -122,9 +116,95 @@ func Decode(body []byte, o Options) ([]Table, error) {
 	return out, nil
 }
 
+// line is a line of a body that is neither blank nor a comment.
+type line struct {
+	no   int
+	text []byte
+}
+
+// point is a line read into an event of a table.
+type point struct {
+	line  line
+	table string
+	event event.Event
+}
+
+// splitLines returns the lines of a body that are neither blank nor
+// comments, and the problems of bad comments.
+func splitLines(body []byte) ([]line, []Problem) {
+	lines := make([]line, 0, bytes.Count(body, []byte("\n"))+1)
+	var problems []Problem
+	for no := 1; len(body) > 0; no++ {
+		text := body
+		if nl := bytes.IndexByte(body, '\n'); nl >= 0 {
+			text, body = body[:nl], body[nl+1:]
+		} else {
+			body = nil
+		}
+		text = bytes.TrimSuffix(text, []byte("\r"))
+		skip, reason := skipped(text)
+		if bytes.HasSuffix(text, []byte("\r")) {
+			// A line decoder would take it for the end of its input.
+			reason = fmt.Sprintf("column %d: a carriage return not before a newline", len(text))
+		}
+		switch {
+		case reason != "":
+			problems = append(problems, Problem{Line: no, Text: excerpt(text), Reason: reason})
+		case !skip:
+			lines = append(lines, line{no: no, text: text})
+		}
+	}
+	return lines, problems
+}
+
+// whole reads a body with one decoder, which is the fast way, and
+// reports whether that read it right: when every entry the decoder finds
+// is one of the lines, in order. That holds unless a string field holds
+// a newline (the one way an entry spans lines), and is checked: any
+// error, an entry with a newline, or a count of entries other than of
+// lines, and the body is read a line at a time instead (eachLine), which
+// names each bad line.
+func (r *reader) whole(body []byte, lines []line) ([]point, bool) {
+	d := lineprotocol.NewDecoderWithBytes(body)
+	points := make([]point, 0, len(lines))
+	for d.Next() {
+		if len(points) == len(lines) {
+			return nil, false
+		}
+		table, ev, reason := r.entry(d)
+		if reason != "" || r.newline {
+			return nil, false
+		}
+		points = append(points, point{line: lines[len(points)], table: table, event: ev})
+	}
+	return points, len(points) == len(lines)
+}
+
+// eachLine reads every line with a decoder of its own, adding the
+// problems of bad lines to problems.
+func (r *reader) eachLine(lines []line, problems []Problem) ([]point, []Problem) {
+	points := make([]point, 0, len(lines))
+	for _, l := range lines {
+		if bytes.IndexByte(l.text, ' ') < 0 {
+			problems = append(problems, Problem{Line: l.no, Text: excerpt(l.text), Reason: reasonNoFields})
+			continue
+		}
+		d := lineprotocol.NewDecoderWithBytes(l.text)
+		d.Next()
+		table, ev, reason := r.entry(d)
+		if reason != "" {
+			problems = append(problems, Problem{Line: l.no, Text: excerpt(l.text), Reason: reason})
+			continue
+		}
+		points = append(points, point{line: l, table: table, event: ev})
+	}
+	return points, problems
+}
+
 // pending is a table's events before they are checked.
 type pending struct {
 	name   string
+	n      int
 	events []event.Event
 	lines  []int
 	text   [][]byte
@@ -170,17 +250,16 @@ type reader struct {
 	names map[string]string
 	tags  []tag
 	buf   []byte
+	// newline says the last entry read has a string holding a newline.
+	newline bool
 }
 
 type tag struct{ key, value string }
 
-// line reads one line: its table and event, or why it is refused.
-func (r *reader) line(line []byte) (table string, ev event.Event, reason string) {
-	if bytes.IndexByte(line, ' ') < 0 {
-		return "", ev, reasonNoFields
-	}
-	d := lineprotocol.NewDecoderWithBytes(line)
-	d.Next()
+// entry reads the entry d is at: its table and event, or why it is
+// refused. It sets r.newline when a string field holds a newline.
+func (r *reader) entry(d *lineprotocol.Decoder) (table string, ev event.Event, reason string) {
+	r.newline = false
 	m, err := d.Measurement()
 	if err != nil {
 		return "", ev, syntaxReason(err)
@@ -224,6 +303,9 @@ func (r *reader) line(line []byte) (table string, ev event.Event, reason string)
 			return "", ev, fmt.Sprintf("field %q appears twice", name)
 		}
 		ev.Fields[name] = fieldValue(v)
+		if v.Kind() == lineprotocol.String && bytes.ContainsAny(v.BytesV(), "\r\n") {
+			r.newline = true
+		}
 	}
 	if len(ev.Fields) == tagCount {
 		return "", ev, reasonNoFields

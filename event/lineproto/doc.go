@@ -49,7 +49,11 @@
 //
 // # The parser
 //
-// Lines are split by the decoder of github.com/influxdata/line-protocol/v2,
-// InfluxData's own, fed one line at a time so that every event knows its
-// line number, which its streaming API does not expose.
+// Lines are read by the decoder of github.com/influxdata/line-protocol/v2,
+// InfluxData's own. Its API does not say on which line an entry is, so a
+// body is read once by one decoder, and taken as read right only when its
+// entries match the body's lines one for one (no error, as many entries
+// as lines, no string holding a newline); otherwise it is read again a
+// line at a time, a decoder per line, which names every bad line. A fuzz
+// test holds the two ways to the same events.
 package lineproto
