@@ -80,11 +80,20 @@ func (o *Options) Validate() error {
 	return nil
 }
 
+// Store is what an archiver needs of a store: whole tables to read, and
+// tables to create and fill when it restores.
+type Store interface {
+	storage.Scanner
+	CreateTable(ctx context.Context, spec storage.TableSpec) error
+	DescribeTable(ctx context.Context, name string) (storage.TableInfo, error)
+	BatchWrite(ctx context.Context, table string, items []storage.Item) error
+}
+
 // Archiver exports tables of a store to a target, verifies the exports,
 // and restores them. Its methods may be called from several goroutines at
 // once, but two calls on the same table must not overlap.
 type Archiver struct {
-	store  storage.Store
+	store  Store
 	target target
 	opts   Options
 }
@@ -94,7 +103,7 @@ type Archiver struct {
 // target uses the standard AWS configuration chain; nothing is read or
 // written before the first call. The store may be nil for an archiver
 // that only lists archives and reads manifests.
-func Open(ctx context.Context, target string, store storage.Store, opts Options) (*Archiver, error) {
+func Open(ctx context.Context, target string, store Store, opts Options) (*Archiver, error) {
 	opts.EnsureDefaults()
 	if err := opts.Validate(); err != nil {
 		return nil, err

@@ -53,7 +53,7 @@ func TestLateEventsOfADeletedTableAreArchivedAgain(t *testing.T) {
 			cycle := func(cfg config.Config) []lifecycle.Result {
 				t.Helper()
 				r, err := lifecycle.New(lifecycle.Options{Store: s, Families: cfg.Families, Clock: clk, MetaTable: cfg.MetaTable,
-					Logger: slog.New(slog.DiscardHandler), OpenArchiver: openArchiver(clk, cfg)})
+					Logger: slog.New(slog.DiscardHandler), OpenArchiver: openArchiver(s, clk, cfg)})
 				require.NoError(t, err)
 				res, err := r.Reconcile(ctx, false)
 				require.NoError(t, err)
@@ -105,7 +105,7 @@ func TestLateEventsOfADeletedTableAreArchivedAgain(t *testing.T) {
 			_, err = s.DescribeTable(ctx, table)
 			require.ErrorIs(t, err, storage.ErrTableNotFound)
 
-			a, err := openArchiver(clk, longer)(url, s)
+			a, err := openArchiver(s, clk, longer)(url)
 			require.NoError(t, err)
 			ms, err := a.(*archive.Archiver).List(ctx)
 			require.NoError(t, err)
@@ -127,12 +127,12 @@ func TestLateEventsOfADeletedTableAreArchivedAgain(t *testing.T) {
 
 // openArchiver opens archivers as the server and the Lambda do: with the
 // registry's facts.
-func openArchiver(clk clock.Clock, cfg config.Config) lifecycle.OpenArchiverFunc {
+func openArchiver(s storage.Store, clk clock.Clock, cfg config.Config) lifecycle.OpenArchiverFunc {
 	var names []string
 	for _, f := range cfg.Families {
 		names = append(names, f.Name)
 	}
-	return func(target string, s storage.Store) (lifecycle.Archiver, error) {
+	return func(target string) (lifecycle.Archiver, error) {
 		return archive.Open(context.Background(), target, s,
 			archive.Options{Clock: clk, Facts: registry.New(s, cfg.MetaTable).Finder(names)})
 	}

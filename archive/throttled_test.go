@@ -102,9 +102,9 @@ func TestArchiveOfAThrottledColdTable(t *testing.T) {
 	clk := clock.NewManual(time.Date(2017, 6, 1, 0, 0, 0, 0, time.UTC))
 	r, err := lifecycle.New(lifecycle.Options{Store: store, Families: []family.Family{f}, Clock: clk, MetaTable: cfg.MetaTable,
 		Logger: slog.New(slog.NewTextHandler(&logs, nil)),
-		OpenArchiver: func(target string, s storage.Store) (lifecycle.Archiver, error) {
-			return archive.Open(ctx, target, s, archive.Options{Clock: clk, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
-				Facts: registry.New(s, cfg.MetaTable).Finder([]string{f.Name})})
+		OpenArchiver: func(target string) (lifecycle.Archiver, error) {
+			return archive.Open(ctx, target, store, archive.Options{Clock: clk, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+				Facts: registry.New(store, cfg.MetaTable).Finder([]string{f.Name})})
 		}})
 	require.NoError(t, err)
 

@@ -18,7 +18,8 @@ import (
 )
 
 // runAggregate runs `timetable query --bucket`: the fields summarised in
-// time buckets, one row a bucket, one column a field and function.
+// time buckets, one row a bucket, one column a field and function; with
+// --group-by, one row a group and bucket, every page of groups.
 func runAggregate(cmd *cobra.Command, g *globals, f queryFlags) (err error) {
 	rq, err := f.query()
 	if err != nil {
@@ -51,41 +52,75 @@ func runAggregate(cmd *cobra.Command, g *globals, f queryFlags) (err error) {
 	if err := s.tenant(ctx, tenant); err != nil {
 		return err
 	}
-	buckets, err := s.db.Aggregate(ctx, tenant, q)
-	if err != nil {
-		return err
+	var groups []engine.Group
+	if f.groupBy == "" {
+		buckets, err := s.db.Aggregate(ctx, tenant, q)
+		if err != nil {
+			return err
+		}
+		groups = []engine.Group{{Buckets: buckets}}
+	} else {
+		q.GroupBy = f.groupBy
+		for {
+			page, err := s.db.AggregateGroups(ctx, tenant, q)
+			if err != nil {
+				return err
+			}
+			groups = append(groups, page.Groups...)
+			if page.Next == nil {
+				break
+			}
+			q.GroupAfter = page.Next
+		}
 	}
 	out := bufio.NewWriter(cmd.OutOrStdout())
 	if f.format == "json" {
-		if buckets == nil {
-			buckets = []engine.Bucket{}
-		}
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(buckets); err != nil {
+		var v any = groups
+		if f.groupBy == "" {
+			v = groups[0].Buckets
+		}
+		if groups == nil {
+			v = []engine.Group{}
+		}
+		for i := range groups {
+			if groups[i].Buckets == nil {
+				groups[i].Buckets = []engine.Bucket{}
+			}
+		}
+		if err := enc.Encode(v); err != nil {
 			return err
 		}
 		return out.Flush()
 	}
 	header := []string{"start", "events"}
+	if f.groupBy != "" {
+		header = append([]string{"group"}, header...)
+	}
 	for _, field := range q.Fields {
 		for _, fn := range q.Funcs {
 			header = append(header, field+"."+fn)
 		}
 	}
 	var cells [][]string
-	for _, b := range buckets {
-		row := []string{b.Start.Format(time.RFC3339Nano), fmt.Sprint(b.Events)}
-		for _, field := range q.Fields {
-			for _, fn := range q.Funcs {
-				cell := ""
-				if v, ok := b.Values[field][fn]; ok {
-					cell = cellText(v)
-				}
-				row = append(row, cell)
+	for _, g := range groups {
+		for _, b := range g.Buckets {
+			row := []string{b.Start.Format(time.RFC3339Nano), fmt.Sprint(b.Events)}
+			if f.groupBy != "" {
+				row = append([]string{g.Key}, row...)
 			}
+			for _, field := range q.Fields {
+				for _, fn := range q.Funcs {
+					cell := ""
+					if v, ok := b.Values[field][fn]; ok {
+						cell = cellText(v)
+					}
+					row = append(row, cell)
+				}
+			}
+			cells = append(cells, row)
 		}
-		cells = append(cells, row)
 	}
 	if f.format == "csv" {
 		w := csv.NewWriter(out)

@@ -30,6 +30,11 @@ func TestQueryBucketsGolden(t *testing.T) {
 	// A filter picks the events summarised.
 	r = mustRun(t, "", "query", store, "--tenant", "acme", "--table", "a_table", "--from", "2017-01-01T00:00:00Z", "--to", "2017-06-16T00:00:00Z", "--bucket", "1mo", "--fields", "speed", "--fn", "count,max", "--filter", `speed < 50`)
 	goldenFile(t, "query/buckets-filtered.txt", r.stdout)
+	// Grouped by series, every group's rows, the group first.
+	r = mustRun(t, "", "query", store, "--tenant", "acme", "--table", "a_table", "--from", "2017-01-01T00:00:00Z", "--to", "2017-06-16T00:00:00Z", "--bucket", "1mo", "--fields", "speed", "--fn", "count,max,p50", "--group-by", "series", "--format", "csv")
+	goldenFile(t, "query/buckets-grouped.csv", r.stdout)
+	r = run(t, "", "query", store, "--tenant", "acme", "--table", "a_table", "--from", "0", "--to", "1", "--group-by", "series")
+	require.ErrorContains(t, r.err, "--group-by applies to aggregates")
 	// Count alone counts events, and needs no field.
 	r = mustRun(t, "", "query", store, "--tenant", "acme", "--table", "a_table", "--from", "2017-01-01T00:00:00Z", "--to", "2017-06-16T00:00:00Z", "--bucket", "1d", "--format", "json")
 	require.Contains(t, r.stdout, `"events"`)

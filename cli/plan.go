@@ -18,6 +18,7 @@ import (
 
 	"github.com/timetabledb/timetable/clock"
 	"github.com/timetabledb/timetable/config"
+	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/event"
 	"github.com/timetabledb/timetable/planner"
 	"github.com/timetabledb/timetable/storage"
@@ -29,10 +30,6 @@ const (
 	sampleTenant = "tenant-00001"
 	sampleTable  = "table-000001"
 )
-
-// sampleTimeLayout is the sort key's time format in the row layout: 30
-// bytes, as planner.SKBytes counts them.
-const sampleTimeLayout = "2006-01-02T15:04:05.000000000Z"
 
 // sampleFutureSkew lets sample events lie in the future: only their sizes
 // matter.
@@ -196,9 +193,9 @@ func writePlan(w io.Writer, r planner.Report, format string) error {
 }
 
 // sampleSizes decodes an NDJSON file of events and returns the size of
-// the item each would be stored as in the row layout: the partition key
-// tenant#table#series#0, the sort key time#id (the event's own id, or the
-// idempotent id timetable would give it) and the fields.
+// the item each would be stored as in the row layout (engine.RowItem, in
+// shard 0), with the event's own id or the idempotent id timetable would
+// give it.
 func sampleSizes(path, tenant, table string, now time.Time) ([]int, error) {
 	body, err := os.ReadFile(path)
 	if err != nil {
@@ -215,11 +212,7 @@ func sampleSizes(path, tenant, table string, now time.Time) ([]int, error) {
 	sizes := make([]int, events.Len())
 	for i := range sizes {
 		ev := events.Event(i)
-		sizes[i] = storage.ItemSize(storage.Item{
-			PK:    tenant + "#" + table + "#" + ev.Series + "#0",
-			SK:    ev.Time.UTC().Format(sampleTimeLayout) + "#" + ev.ID,
-			Attrs: ev.Fields,
-		})
+		sizes[i] = storage.ItemSize(engine.RowItem(tenant, table, ev, 0))
 	}
 	return sizes, nil
 }

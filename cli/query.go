@@ -23,9 +23,10 @@ import (
 type queryFlags struct {
 	table, series, from, to, order, fields, format, filter string
 	limit                                                  int
-	// bucket, fns and fill ask for an aggregate instead of events.
-	bucket, fns string
-	fill        bool
+	// bucket, fns, fill and groupBy ask for an aggregate instead of
+	// events.
+	bucket, fns, groupBy string
+	fill                 bool
 }
 
 func newQueryCmd(g *globals) *cobra.Command {
@@ -67,8 +68,9 @@ directory, or query through its HTTP API.`,
 	fl.StringVar(&f.filter, "filter", "", `only the events this expression holds for, e.g. 'level = "ERROR" and temp > 30'`)
 	fl.StringVar(&f.format, "format", "table", "output format: table, json or csv")
 	fl.StringVar(&f.bucket, "bucket", "", "summarise --fields in UTC time buckets of this length (1m, 1h, 1d) or calendar unit (1w, week:monday, 1mo, quarter) instead of printing events")
-	fl.StringVar(&f.fns, "fn", "count", "with --bucket: comma-separated functions: count, sum, min, max, avg, first, last")
+	fl.StringVar(&f.fns, "fn", "count", "with --bucket: comma-separated functions: count, sum, min, max, avg, first, last, count_distinct, p50, p90, p99, delta, rate")
 	fl.BoolVar(&f.fill, "fill", false, "with --bucket: print empty buckets too")
+	fl.StringVar(&f.groupBy, "group-by", "", "with --bucket: summarise each series (series) or each string value of a field apart, one row a group and bucket")
 	fl.String("tenant", "", "tenant (default $"+EnvTenant+")")
 	for _, name := range []string{"table", "from", "to"} {
 		_ = cmd.MarkFlagRequired(name)
@@ -158,7 +160,7 @@ func runQuery(cmd *cobra.Command, g *globals, f queryFlags) (err error) {
 }
 
 // check refuses flags that do not apply to what the command was asked:
-// --fn and --fill summarise buckets, which only --bucket asks for, and
+// --fn, --fill and --group-by summarise buckets, which only --bucket asks for, and
 // buckets come in time order, so --order is for events only.
 func (f queryFlags) check(cmd *cobra.Command) error {
 	if f.limit < 0 {
@@ -166,7 +168,7 @@ func (f queryFlags) check(cmd *cobra.Command) error {
 	}
 	changed := cmd.Flags().Changed
 	if f.bucket == "" {
-		for _, name := range []string{"fn", "fill"} {
+		for _, name := range []string{"fn", "fill", "group-by"} {
 			if changed(name) {
 				return usageErrorf("--%s applies to aggregates: add --bucket, or leave --%s out", name, name)
 			}

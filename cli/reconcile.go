@@ -98,8 +98,8 @@ func newReconciler(ctx context.Context, cfg config.Config, store storage.Store, 
 		Families:  cfg.Families,
 		MetaTable: cfg.MetaTable,
 		Clock:     clk,
-		OpenArchiver: func(target string, s storage.Store) (lifecycle.Archiver, error) {
-			return archive.Open(ctx, target, s, archive.Options{Clock: clk, Logger: log, Facts: registryOf(cfg, s).Finder(familyNames(cfg))})
+		OpenArchiver: func(target string) (lifecycle.Archiver, error) {
+			return archive.Open(ctx, target, store, archive.Options{Clock: clk, Logger: log, Facts: registryOf(cfg, store).Finder(familyNames(cfg))})
 		},
 		Leaser:     leaser,
 		Logger:     log,

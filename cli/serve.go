@@ -134,7 +134,7 @@ func runServe(ctx context.Context, g *globals, o serveOptions, stderr io.Writer)
 func startLifecycle(ctx context.Context, s *session, reg prometheus.Registerer, every time.Duration) (stop func(), err error) {
 	var leaser lifecycle.Leaser
 	if ds, ok := s.store.(*dynamostore.Store); ok {
-		leaser = dynamostore.Lease{Store: ds, Table: s.db.Options().MetaTable, Clock: s.clock}
+		leaser = lifecycle.TableLease{Store: ds, Table: s.db.Options().MetaTable, Clock: s.clock}
 	}
 	r, err := newReconciler(ctx, s.db.Options().Config, s.store, s.clock, s.log, leaser, reg)
 	if err != nil {

@@ -154,10 +154,10 @@ tables:
   c: {family: wide, layout: row}
 `))
 	require.NoError(t, err)
-	require.Equal(t, config.Layout{Layout: family.LayoutMap, WritePath: config.WritePathAppendFirst, EventsPerItem: 40}, c.Layout("a"))
-	require.Equal(t, config.Layout{Layout: family.LayoutMap, WritePath: config.WritePathAuto, EventsPerItem: config.DefaultEventsPerItem}, c.Layout("b"))
-	require.Equal(t, family.LayoutRow, c.Layout("c").Layout)
-	require.Equal(t, family.LayoutRow, c.Layout("unlisted").Layout)
+	require.Equal(t, config.TableLayout{Kind: family.LayoutMap, WritePath: config.WritePathAppendFirst, EventsPerItem: 40}, c.Layout("a"))
+	require.Equal(t, config.TableLayout{Kind: family.LayoutMap, WritePath: config.WritePathAuto, EventsPerItem: config.DefaultEventsPerItem}, c.Layout("b"))
+	require.Equal(t, family.LayoutRow, c.Layout("c").Kind)
+	require.Equal(t, family.LayoutRow, c.Layout("unlisted").Kind)
 
 	for _, bad := range []string{
 		"tables: {a: {layout: grid}}",

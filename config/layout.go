@@ -29,23 +29,24 @@ const DefaultEventsPerItem = 250
 // hit DynamoDB's 400 KB limit first.
 const MaxEventsPerItem = 100000
 
-// Layout is the resolved layout of one logical table.
-type Layout struct {
-	Layout        family.Layout
+// TableLayout is the resolved layout of one logical table: the kind of
+// items its events go into, and for the map layout how they are written.
+type TableLayout struct {
+	Kind          family.Layout
 	WritePath     WritePath
 	EventsPerItem int
 }
 
 // Layout returns how a logical table lays out its events: its own
 // settings, else its family's layout, with the defaults filled in.
-func (c Config) Layout(table string) Layout {
+func (c Config) Layout(table string) TableLayout {
 	t := c.Tables[table]
-	l := Layout{Layout: t.Layout, WritePath: t.WritePath, EventsPerItem: t.EventsPerItem}
-	if l.Layout == "" {
-		l.Layout = c.Family(table).Layout
+	l := TableLayout{Kind: t.Layout, WritePath: t.WritePath, EventsPerItem: t.EventsPerItem}
+	if l.Kind == "" {
+		l.Kind = c.Family(table).Layout
 	}
-	if l.Layout == "" {
-		l.Layout = family.LayoutRow
+	if l.Kind == "" {
+		l.Kind = family.LayoutRow
 	}
 	if l.WritePath == "" {
 		l.WritePath = WritePathAuto

@@ -100,7 +100,6 @@ func TestTemplate(t *testing.T) {
 		"dynamodb:DescribeTimeToLive": []any{prefixARN},
 		"dynamodb:Scan":               []any{prefixARN},
 		"dynamodb:ListTables":         []any{"*"},
-		"dynamodb:PutItem":            []any{metaARN},
 		"dynamodb:GetItem":            []any{metaARN},
 		"dynamodb:UpdateItem":         []any{metaARN},
 		"dynamodb:Query":              []any{prefixARN, metaARN},

@@ -3,9 +3,13 @@ package engine
 import (
 	"context"
 	"fmt"
-	"github.com/timetabledb/timetable/storage"
 	"slices"
+	"sync"
 	"time"
+
+	"github.com/timetabledb/timetable/event"
+	"github.com/timetabledb/timetable/storage"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/timetabledb/timetable/period"
 )
@@ -23,7 +27,7 @@ const (
 
 // Functions lists the aggregation functions, in the order results show
 // them.
-var Functions = []string{FnCount, FnSum, FnMin, FnMax, FnAvg, FnFirst, FnLast}
+var Functions = []string{FnCount, FnSum, FnMin, FnMax, FnAvg, FnFirst, FnLast, FnCountDistinct, FnP50, FnP90, FnP99, FnDelta, FnRate}
 
 // AggregateQuery asks for fields of a logical table summarised in UTC-aligned
 // time buckets.
@@ -51,19 +55,39 @@ type AggregateQuery struct {
 	// Query.Filter). Rollups hold every event, so a filtered aggregate
 	// always reads the events.
 	Filter *storage.Filter
+	// GroupBy, for AggregateGroups, summarises each group apart:
+	// GroupBySeries for each series, or the name of a field for each of
+	// its string values (an event without the field, or with another
+	// type in it, is in no group).
+	GroupBy string
+	// GroupLimit is the most groups one answer holds, in name order
+	// (DefaultGroupLimit when zero, at most MaxGroupLimit), and GroupAfter,
+	// when not nil, the last group of the previous page (the empty series
+	// and the empty string are groups too).
+	GroupLimit int
+	GroupAfter *string
 }
+
+// after reports whether a group's key comes after GroupAfter.
+func (q *AggregateQuery) after(key string) bool { return q.GroupAfter == nil || key > *q.GroupAfter }
 
 // numeric reports whether the query asks for a function of numbers.
 func (q *AggregateQuery) numeric() bool {
 	return slices.ContainsFunc(q.Funcs, func(fn string) bool {
-		return fn == FnSum || fn == FnMin || fn == FnMax || fn == FnAvg
+		switch fn {
+		case FnSum, FnMin, FnMax, FnAvg, FnP50, FnP90, FnP99, FnDelta, FnRate:
+			return true
+		}
+		return false
 	})
 }
 
-// Aggregate summarises events in time buckets. It streams over the same
-// parallel, merged read path as Query, each event once, and keeps one
-// bucket's summary at a time: memory grows with the number of buckets
-// returned, not the number of events read.
+// Aggregate summarises events in time buckets, each event once. One
+// series streams through the merged read path of Query, keeping one
+// bucket's summary at a time; every series is summarised series by series,
+// QueryParallelism at a time, and the summaries merged by bucket
+// (aggregateEachSeries): memory grows with the number of buckets returned
+// and the parallelism, not the number of events read.
 //
 // For a table with rollups and buckets of whole hours or days, or of
 // weeks, months or quarters, whole hours or days come from the
@@ -81,62 +105,184 @@ func (db *DB) Aggregate(ctx context.Context, tenant string, q AggregateQuery) ([
 		return nil, err
 	}
 	defer done()
-	if err := db.checkAggregate(&q); err != nil {
+	if q.GroupBy != "" {
+		return nil, fmt.Errorf("%w: group_by %q: use AggregateGroups", ErrBadQuery, q.GroupBy)
+	}
+	if err := db.checkAggregate(ctx, tenant, &q); err != nil {
 		return nil, err
 	}
-	exists, err := db.meta.tableExists(ctx, tenant, q.Table)
-	if err != nil {
-		return nil, err
-	}
-	if !exists {
-		return nil, fmt.Errorf("%w: %q", ErrUnknownTable, q.Table)
-	}
+	return db.aggregate(ctx, tenant, q)
+}
+
+// aggregate answers a checked query of one group: from rollups where it
+// can, else from the events.
+func (db *DB) aggregate(ctx context.Context, tenant string, q AggregateQuery) ([]Bucket, error) {
 	f := db.opts.Config.Family(q.Table)
-	if u, ok := db.rollupUnitFor(q); ok && q.Filter == nil {
+	if u, ok, _ := db.rollupUnitFor(q); ok {
 		return db.aggregateRollups(ctx, tenant, q, f, u)
 	}
 	tables, err := db.catalog.tables(ctx, f, q.From, q.To)
 	if err != nil {
 		return nil, err
 	}
-	rq := Query{Table: q.Table, Series: q.Series, From: q.From, To: q.To, Fields: q.Fields, Filter: q.Filter}
-	m, err := db.openSources(ctx, tenant, rq, tables, q.From, q.To, 0, nil)
+	if q.Series == "" {
+		return db.aggregateEachSeries(ctx, tenant, q, tables)
+	}
+	m, err := db.openSources(ctx, sourceSpec{tenant: tenant, q: q.eventQuery(), tables: tables})
 	if err != nil {
 		return nil, err
 	}
 	defer m.close()
-
-	out := newBuckets(&q)
-	var cur *part
-	var start, end time.Time // cur's bucket
+	s := newBucketStream(&q)
 	for {
 		ev, ok, err := m.next()
 		if err != nil {
 			return nil, err
 		}
 		if !ok {
-			break
+			return s.done()
 		}
-		if cur == nil || !ev.Time.Before(end) {
-			if cur != nil {
-				if err := out.add(start, cur); err != nil {
-					return nil, err
-				}
-			}
-			start = q.bucketStart(ev.Time)
-			end, cur = q.bucketEnd(start), &part{}
-		}
-		cur.add(ev, q.Fields)
-	}
-	if cur != nil {
-		if err := out.add(start, cur); err != nil {
+		if err := s.add(ev); err != nil {
 			return nil, err
 		}
 	}
-	return out.done(), nil
 }
 
-func (db *DB) checkAggregate(q *AggregateQuery) error {
+// aggregateEachSeries summarises every series on its own, up to
+// QueryParallelism at a time, each into parts by bucket, and merges the
+// parts: a summary does not need the events of all series in one time
+// order, so no merge across series is paid for, and a slow partition
+// holds up only its own series. Each series' events still come in time
+// order, which first, last, delta and rate rely on.
+func (db *DB) aggregateEachSeries(ctx context.Context, tenant string, q AggregateQuery, tables []physTable) ([]Bucket, error) {
+	series, err := db.seriesOf(ctx, tenant, q.Table, tables)
+	if err != nil {
+		return nil, err
+	}
+	// The series read at once hold their partitions from the query
+	// budget, as a merge of every series does.
+	perSeries := 0
+	for _, t := range tables {
+		perSeries += t.shards
+	}
+	release, err := db.budget.take(ctx, int64(min(len(series), db.opts.QueryParallelism)*perSeries))
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	var mu sync.Mutex
+	parts := map[int64]*part{}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(db.opts.QueryParallelism)
+	for _, s := range series {
+		g.Go(func() error {
+			own, err := db.summarise(gctx, sourceSpec{tenant: tenant, q: q.eventQuery(), tables: tables, only: &s}, &q)
+			if err != nil {
+				return err
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			for k, p := range own {
+				if all := parts[k]; all != nil {
+					all.merge(p, q.Fields)
+				} else {
+					parts[k] = p
+				}
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return partsToBuckets(parts, q)
+}
+
+// summarise reads the events of spec into parts by the start of their
+// bucket of q (Unix nanos).
+func (db *DB) summarise(ctx context.Context, spec sourceSpec, q *AggregateQuery) (map[int64]*part, error) {
+	m, err := db.openSources(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	defer m.close()
+	parts := map[int64]*part{}
+	var cur *part
+	var end time.Time // cur's bucket's
+	for {
+		ev, ok, err := m.next()
+		if err != nil || !ok {
+			return parts, err
+		}
+		if cur == nil || !ev.Time.Before(end) {
+			start := q.bucketStart(ev.Time)
+			end, cur = q.bucketEnd(start), &part{want: wantsOf(q.Funcs)}
+			parts[start.UnixNano()] = cur
+		}
+		cur.add(ev, q.Fields)
+	}
+}
+
+// eventQuery is the read of the events an aggregate summarises.
+func (q *AggregateQuery) eventQuery() Query {
+	return Query{Table: q.Table, Series: q.Series, From: q.From, To: q.To, Fields: q.Fields, Filter: q.Filter}
+}
+
+// bucketStream summarises events that come in time order into the
+// query's buckets, one bucket's part at a time.
+type bucketStream struct {
+	q          *AggregateQuery
+	out        *buckets
+	cur        *part
+	start, end time.Time // cur's bucket
+}
+
+func newBucketStream(q *AggregateQuery) *bucketStream {
+	return &bucketStream{q: q, out: newBuckets(q)}
+}
+
+// add adds the next event.
+func (s *bucketStream) add(ev event.Event) error {
+	if s.cur == nil || !ev.Time.Before(s.end) {
+		if s.cur != nil {
+			if err := s.out.add(s.start, s.cur); err != nil {
+				return err
+			}
+		}
+		s.start = s.q.bucketStart(ev.Time)
+		s.end, s.cur = s.q.bucketEnd(s.start), &part{want: wantsOf(s.q.Funcs)}
+	}
+	s.cur.add(ev, s.q.Fields)
+	return nil
+}
+
+// done returns the buckets.
+func (s *bucketStream) done() ([]Bucket, error) {
+	if s.cur != nil {
+		if err := s.out.add(s.start, s.cur); err != nil {
+			return nil, err
+		}
+	}
+	return s.out.done(), nil
+}
+
+// checkAggregate checks a query, and that the tenant has the table.
+func (db *DB) checkAggregate(ctx context.Context, tenant string, q *AggregateQuery) error {
+	if err := q.check(); err != nil {
+		return err
+	}
+	exists, err := db.meta.tableExists(ctx, tenant, q.Table)
+	if err != nil {
+		return err
+	}
+	if !exists {
+		return fmt.Errorf("%w: %q", ErrUnknownTable, q.Table)
+	}
+	return nil
+}
+
+// check validates a query and fills in its defaults.
+func (q *AggregateQuery) check() error {
 	if err := checkTableName(q.Table); err != nil {
 		return err
 	}
@@ -160,5 +306,5 @@ func (db *DB) checkAggregate(q *AggregateQuery) error {
 			return fmt.Errorf("%w: unknown function %q: use %v", ErrBadQuery, fn, Functions)
 		}
 	}
-	return nil
+	return q.checkGroups()
 }

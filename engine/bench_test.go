@@ -91,3 +91,30 @@ func BenchmarkQueryRangeAllSeries(b *testing.B) { benchQuery(b, "", 100) }
 
 // BenchmarkQueryRangeOneSeries reads 50,000 events of one series.
 func BenchmarkQueryRangeOneSeries(b *testing.B) { benchQuery(b, "dev-0000", 1) }
+
+// BenchmarkAggregateAllSeries summarises 100,000 events of 500 series in
+// hourly buckets: the all-series aggregate of the peer comparison.
+func BenchmarkAggregateAllSeries(b *testing.B) {
+	from := time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC)
+	const n = 100000
+	db := benchDB(b, from.Add(24*time.Hour))
+	ctx := context.Background()
+	for i := 0; i < n; i += 5000 {
+		evs := benchEvents(5000, 500, from)
+		for k := range evs {
+			evs[k].Time = from.Add(time.Duration(i+k) * 700 * time.Millisecond) // about 19 hours
+		}
+		if _, err := db.Write(ctx, "bench", "t", evs); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		bs, err := db.Aggregate(ctx, "bench", engine.AggregateQuery{Table: "t", From: from, To: from.Add(24*time.Hour - 1), Bucket: time.Hour,
+			Fields: []string{"temp"}, Funcs: []string{"count", "avg", "max"}})
+		if err != nil || len(bs) != 20 {
+			b.Fatal(err, len(bs))
+		}
+	}
+	b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "events/s")
+}

@@ -182,6 +182,16 @@
 // month), and the buckets at the edges of the range hold only the part
 // inside it, marked Partial.
 //
+// Sketches and groups. count_distinct (exact to DistinctExact values,
+// then a HyperLogLog), the percentiles (a DDSketch of QuantileAccuracy)
+// and a counter's delta and rate (per series, in time order, a decrease
+// read as a reset) need more than a running total, so they are computed
+// from events only, and an aggregate that asks for one reads the events
+// even where rollups exist (DB.RollupUse says so). AggregateGroups
+// summarises each group of a page apart: by series, one aggregate per
+// series, rollups included; by a field's string value, one read of the
+// events, keeping GroupLimit+1 groups at most (sketch.go, group.go).
+//
 // Exact sums. Event numbers are decimals of up to 38 significant digits
 // (DynamoDB's numbers, kept as json.Number), and so are the results: sums
 // are exact decimals, whatever the number of events and their scales (a

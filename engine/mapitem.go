@@ -40,17 +40,6 @@ const sizeSlack = 16
 // the fixed-width time up to its third fractional digit.
 const msKeyLen = len("2006-01-02T15:04:05.000")
 
-// mapSortKey returns the sort key of the item seq (0 for the first,
-// 1, 2, … for continuation items) of millisecond ms. "!" sorts before
-// the "#" of row keys and both before the "$" of highKey, so a time range
-// selects map items with the same key conditions as rows.
-func mapSortKey(ms time.Time, seq int) string {
-	return timeKey(ms) + "!" + strconv.Itoa(seq)
-}
-
-// isMapSortKey reports whether sk is a map-layout item's sort key.
-func isMapSortKey(sk string) bool { return len(sk) > timeKeyLen && sk[timeKeyLen] == '!' }
-
 // millisecond returns the millisecond an instant falls in.
 func millisecond(t time.Time) time.Time { return t.Truncate(time.Millisecond) }
 

@@ -47,9 +47,9 @@ type mapGroup struct {
 
 // mapWriter stores a tableWrite's events in the map layout.
 type mapWriter struct {
-	store   storage.Store
+	store   storage.Items
 	table   string
-	layout  config.Layout
+	layout  config.TableLayout
 	paths   *pathMemory
 	metrics *metrics
 }
@@ -132,113 +132,157 @@ const (
 // writeGroup stores one millisecond's events in its item and continuation
 // items, and returns the events left unwritten when it fails. See the
 // package documentation for the rules that make it idempotent.
+//
+// It starts blind, with a conditional create or (where the millisecond's
+// item probably exists) an append; a condition that fails makes it try
+// the other, then read the item and act on what it holds (known), which
+// may close a full item and move on to the next continuation item.
 func (mw *mapWriter) writeGroup(ctx context.Context, g *mapGroup) ([]mapEvent, error) {
-	todo := g.events
-	seq := 0
-	next := tryCreate
+	w := &groupWrite{mw: mw, g: g, todo: g.events, next: tryCreate, existed: -1}
 	if mw.paths.appendFirst(g.pk, g.ms, mw.layout.WritePath) {
-		next = tryAppend
+		w.next = tryAppend
 	}
-	var triedCreate, triedAppend bool
-	// existed is what the first item's state taught the auto path: 1 when
-	// it existed before this write, 0 when this write made it.
-	existed := -1
-	defer func() { mw.paths.record(g.pk, g.ms, existed) }()
-	var st mapItemState
-	for attempt := 0; len(todo) > 0; attempt++ {
+	defer func() { mw.paths.record(g.pk, g.ms, w.existed) }()
+	for attempt := 0; len(w.todo) > 0; attempt++ {
 		if attempt == maxMapAttempts {
-			return todo, fmt.Errorf("%w: %d attempts at item %q/%q", errContention, attempt, g.pk, mapSortKey(g.ms, seq))
+			return w.todo, fmt.Errorf("%w: %d attempts at item %q/%q", errContention, attempt, g.pk, w.sk())
 		}
-		sk := mapSortKey(g.ms, seq)
-		var u storage.Update
-		var n int
-		kind := "append"
-		switch next {
+		var err error
+		switch w.next {
 		case readItem:
-			it, err := mw.store.GetItem(ctx, mw.table, g.pk, sk)
-			mw.metrics.observeMap("read", err)
-			switch {
-			case errors.Is(err, storage.ErrItemNotFound):
-				st = mapItemState{fresh: true}
-			case err != nil:
-				return todo, err
-			default:
-				st = stateOf(it)
-			}
-			next = known
-			continue
+			err = w.read(ctx)
 		case tryCreate:
-			if n, u = mw.fitNew(g, sk, todo); n == 0 {
-				return todo, fmt.Errorf("event %q does not fit in a new map item", todo[0].id)
-			}
-			kind = "create"
-			triedCreate = true
+			err = w.create(ctx)
 		case tryAppend:
-			n, u = mw.fit(g, sk, todo, nil)
-			triedAppend = true
+			w.triedAppend = true
+			n, u := mw.fit(g, w.sk(), w.todo, nil)
+			err = w.send(ctx, "append", n, u)
 		case known:
-			if !st.exists {
-				next = tryCreate
-				triedAppend = true // the read showed there is nothing to append to
-				continue
-			}
-			todo = slices.DeleteFunc(todo, func(e mapEvent) bool { _, ok := st.ids[e.id]; return ok })
-			if len(todo) == 0 {
-				return nil, nil
-			}
-			if n, u = mw.fit(g, sk, todo, &st); n > 0 {
-				break
-			}
-			if !st.fresh {
-				// Only a read proves the item lacks these events.
-				next = readItem
-				continue
-			}
-			if st.size <= storage.MaxItemSize && st.count < mw.layout.EventsPerItem {
-				// Full by size for these events: close the item first,
-				// unless one of them got in meanwhile, so that none can
-				// land in it once this writer moves on.
-				err := mw.store.Update(ctx, mw.closeItem(g, sk, st))
-				mw.metrics.observeMap("close", err)
-				if errors.Is(err, storage.ErrConditionFailed) {
-					next = readItem
-					continue
-				}
-				if err != nil {
-					return todo, err
-				}
-			}
-			seq++
-			next, triedCreate, triedAppend = tryCreate, false, false
-			continue
+			err = w.act(ctx)
 		}
-		err := mw.store.Update(ctx, u)
-		mw.metrics.observeMap(kind, err)
-		if err == nil {
-			if next == tryCreate && seq == 0 && existed < 0 {
-				existed = 0
-			}
-			st = predict(st, todo[:n])
-			todo = todo[n:]
-			next = known
-			continue
-		}
-		if !errors.Is(err, storage.ErrConditionFailed) {
-			return todo, err
-		}
-		if next == tryCreate && seq == 0 && existed < 0 {
-			existed = 1
-		}
-		switch {
-		case next == tryCreate && !triedAppend:
-			next = tryAppend
-		case next == tryAppend && !triedCreate:
-			next = tryCreate
-		default:
-			next = readItem
+		if err != nil {
+			return w.todo, err
 		}
 	}
 	return nil, nil
+}
+
+// groupWrite is the state of one writeGroup.
+type groupWrite struct {
+	mw   *mapWriter
+	g    *mapGroup
+	todo []mapEvent // the events not yet known to be stored
+	seq  int        // the item written to: 0, then continuation items
+	next step
+	// triedCreate and triedAppend say which blind writes of the current
+	// item failed their condition already.
+	triedCreate, triedAppend bool
+	// existed is what the first item's state taught the auto path: 1 when
+	// it existed before this write, 0 when this write made it, -1 unknown.
+	existed int
+	st      mapItemState // the item's state, as read or predicted
+}
+
+// sk is the sort key of the item written to.
+func (w *groupWrite) sk() string { return mapSortKey(w.g.ms, w.seq) }
+
+// read reads the item; its state decides what comes next.
+func (w *groupWrite) read(ctx context.Context) error {
+	it, err := w.mw.store.GetItem(ctx, w.mw.table, w.g.pk, w.sk())
+	w.mw.metrics.observeMap("read", err)
+	switch {
+	case errors.Is(err, storage.ErrItemNotFound):
+		w.st = mapItemState{fresh: true}
+	case err != nil:
+		return err
+	default:
+		w.st = stateOf(it)
+	}
+	w.next = known
+	return nil
+}
+
+// create sends a conditional create of the item with the events that fit.
+func (w *groupWrite) create(ctx context.Context) error {
+	n, u := w.mw.fitNew(w.g, w.sk(), w.todo)
+	if n == 0 {
+		return fmt.Errorf("event %q does not fit in a new map item", w.todo[0].id)
+	}
+	w.triedCreate = true
+	return w.send(ctx, "create", n, u)
+}
+
+// act writes what the known state of the item calls for: nothing for
+// events it holds already, an append of those that fit, or, when none
+// fits, closing the item and moving on to the next.
+func (w *groupWrite) act(ctx context.Context) error {
+	if !w.st.exists {
+		w.next = tryCreate
+		w.triedAppend = true // the read showed there is nothing to append to
+		return nil
+	}
+	w.todo = slices.DeleteFunc(w.todo, func(e mapEvent) bool { _, ok := w.st.ids[e.id]; return ok })
+	if len(w.todo) == 0 {
+		return nil
+	}
+	if n, u := w.mw.fit(w.g, w.sk(), w.todo, &w.st); n > 0 {
+		return w.send(ctx, "append", n, u)
+	}
+	if !w.st.fresh {
+		// Only a read proves the item lacks these events.
+		w.next = readItem
+		return nil
+	}
+	if w.st.size <= storage.MaxItemSize && w.st.count < w.mw.layout.EventsPerItem {
+		// Full by size for these events: close the item first, unless
+		// one of them got in meanwhile, so that none can land in it once
+		// this writer moves on.
+		err := w.mw.store.Update(ctx, w.mw.closeItem(w.g, w.sk(), w.st))
+		w.mw.metrics.observeMap("close", err)
+		if errors.Is(err, storage.ErrConditionFailed) {
+			w.next = readItem
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+	w.seq++
+	w.next, w.triedCreate, w.triedAppend = tryCreate, false, false
+	return nil
+}
+
+// send applies u, which writes the first n events of todo. On success
+// they are done and the item's state is predicted; when its condition
+// fails, the other blind write is tried, then a read.
+func (w *groupWrite) send(ctx context.Context, kind string, n int, u storage.Update) error {
+	err := w.mw.store.Update(ctx, u)
+	w.mw.metrics.observeMap(kind, err)
+	first := w.next == tryCreate && w.seq == 0 && w.existed < 0
+	switch {
+	case err == nil:
+		if first {
+			w.existed = 0
+		}
+		w.st = predict(w.st, w.todo[:n])
+		w.todo = w.todo[n:]
+		w.next = known
+		return nil
+	case !errors.Is(err, storage.ErrConditionFailed):
+		return err
+	}
+	if first {
+		w.existed = 1
+	}
+	switch {
+	case w.next == tryCreate && !w.triedAppend:
+		w.next = tryAppend
+	case w.next == tryAppend && !w.triedCreate:
+		w.next = tryCreate
+	default:
+		w.next = readItem
+	}
+	return nil
 }
 
 // allFields returns the field maps events need, all taken to exist.
@@ -493,7 +537,7 @@ func mapProblem(row storage.Item) string {
 	}
 	// Appended alone, to an item with every field map or with none, its
 	// update must stay within DynamoDB's expression limits.
-	mw := &mapWriter{layout: config.Layout{EventsPerItem: config.MaxEventsPerItem}}
+	mw := &mapWriter{layout: config.TableLayout{EventsPerItem: config.MaxEventsPerItem}}
 	sk := mapSortKey(g[0].ms, 0)
 	for _, have := range []*mapItemState{nil, {exists: true, fields: newItemFields()}} {
 		if err := mw.appendTo(g[0], sk, g[0].events, have).CheckExpressions(); err != nil {

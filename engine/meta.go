@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/timetabledb/timetable/metatable"
 	"github.com/timetabledb/timetable/storage"
 )
 
@@ -27,11 +28,6 @@ type meta struct {
 		tables map[string]bool
 	}
 }
-
-const (
-	secretPK = "secret"
-	secretSK = "cursor"
-)
 
 // openMeta opens the meta table, creating it unless readOnly.
 func openMeta(ctx context.Context, store storage.Store, table string, readOnly bool) (*meta, error) {
@@ -61,6 +57,7 @@ func openMeta(ctx context.Context, store storage.Store, table string, readOnly b
 // starting at once on a new meta table may both make one; the one written
 // last wins, and the first reads it back below.
 func (m *meta) loadSecret(ctx context.Context, readOnly bool) ([]byte, error) {
+	secretPK, secretSK := metatable.Secret()
 	item, err := m.store.GetItem(ctx, m.table, secretPK, secretSK)
 	if err == nil {
 		if b, ok := item.Attrs["key"].([]byte); ok && len(b) == 32 {
@@ -93,8 +90,6 @@ func (m *meta) loadSecret(ctx context.Context, readOnly bool) ([]byte, error) {
 	return b, nil
 }
 
-func tablesPK(tenant string) string { return "tables#" + tenant }
-
 // registerTable records a logical table of a tenant, once.
 func (m *meta) registerTable(ctx context.Context, tenant, table, family string, now time.Time) error {
 	k := tenant + "#" + table
@@ -104,8 +99,8 @@ func (m *meta) registerTable(ctx context.Context, tenant, table, family string, 
 	if known {
 		return nil
 	}
-	if _, err := m.store.GetItem(ctx, m.table, tablesPK(tenant), table); errors.Is(err, storage.ErrItemNotFound) {
-		item := storage.Item{PK: tablesPK(tenant), SK: table, Attrs: map[string]any{"family": family, "created": now.Format(time.RFC3339Nano)}}
+	if _, err := m.store.GetItem(ctx, m.table, metatable.LogicalTablesPK(tenant), table); errors.Is(err, storage.ErrItemNotFound) {
+		item := storage.Item{PK: metatable.LogicalTablesPK(tenant), SK: table, Attrs: map[string]any{"family": family, "created": now.Format(time.RFC3339Nano)}}
 		if err := m.store.BatchWrite(ctx, m.table, []storage.Item{item}); err != nil {
 			return fmt.Errorf("register table %q: %w", table, err)
 		}
@@ -127,7 +122,7 @@ func (m *meta) tableExists(ctx context.Context, tenant, table string) (bool, err
 	if known {
 		return true, nil
 	}
-	_, err := m.store.GetItem(ctx, m.table, tablesPK(tenant), table)
+	_, err := m.store.GetItem(ctx, m.table, metatable.LogicalTablesPK(tenant), table)
 	switch {
 	case errors.Is(err, storage.ErrItemNotFound):
 		return false, nil
@@ -143,7 +138,7 @@ func (m *meta) tableExists(ctx context.Context, tenant, table string) (bool, err
 // LogicalTables returns the logical tables a tenant has written, in name
 // order.
 func (db *DB) LogicalTables(ctx context.Context, tenant string) ([]string, error) {
-	it := db.store.Query(ctx, storage.Query{Table: db.meta.table, PK: tablesPK(tenant)})
+	it := db.store.Query(ctx, storage.Query{Table: db.meta.table, PK: metatable.LogicalTablesPK(tenant)})
 	defer it.Close()
 	var names []string
 	for it.Next() {

@@ -45,20 +45,13 @@ func (db *DB) Query(ctx context.Context, tenant string, q Query) (Page, error) {
 		return Page{}, fmt.Errorf("%w: %q", ErrUnknownTable, q.Table)
 	}
 
-	from, to := q.From, q.To
-	if pos != nil {
-		if q.Desc {
-			to = pos.time
-		} else {
-			from = pos.time
-		}
-	}
-	f := db.opts.Config.Family(q.Table)
-	tables, err := db.catalog.tables(ctx, f, from, to)
+	spec := sourceSpec{tenant: tenant, q: q, limit: limit, pos: pos}
+	from, to := spec.span()
+	spec.tables, err = db.catalog.tables(ctx, db.opts.Config.Family(q.Table), from, to)
 	if err != nil {
 		return Page{}, err
 	}
-	m, err := db.openSources(ctx, tenant, q, tables, from, to, limit, pos)
+	m, err := db.openSources(ctx, spec)
 	if err != nil {
 		return Page{}, err
 	}
@@ -131,25 +124,58 @@ func filterFields(f storage.Filter, dst []string) []string {
 	return dst
 }
 
+// sourceSpec is what openSources merges: the partitions of a tenant's
+// query in some physical tables, for a page or for every event.
+type sourceSpec struct {
+	tenant string
+	q      Query
+	tables []physTable
+	// limit is the events of the page asked for; 0 reads every event
+	// (an aggregate).
+	limit int
+	// pos, when not nil, is the cursor the read resumes after.
+	pos *position
+	// only, when not nil, reads that one series, the empty one included
+	// (q.Series cannot name it: empty means every series).
+	only *string
+}
+
+// span returns the range left to read: the query's, cut at the cursor.
+func (s sourceSpec) span() (from, to time.Time) {
+	from, to = s.q.From, s.q.To
+	if s.pos != nil {
+		if s.q.Desc {
+			to = s.pos.time
+		} else {
+			from = s.pos.time
+		}
+	}
+	return from, to
+}
+
 // openSources returns the merge of a query's partitions: every shard of
 // the series asked for, or of every series, in every table. Its first
 // events are read by the time it returns; the rest as the merge needs
 // them. The caller closes the merge.
-func (db *DB) openSources(ctx context.Context, tenant string, q Query, tables []physTable, from, to time.Time, limit int, pos *position) (*merger, error) {
-	r := db.newReading(ctx, tenant, q, from, to, pos)
+func (db *DB) openSources(ctx context.Context, spec sourceSpec) (*merger, error) {
+	r := db.newReading(ctx, spec)
+	series, one := spec.q.Series, spec.q.Series != ""
+	if spec.only != nil {
+		series, one = *spec.only, true
+	}
 	switch {
-	case q.Series != "":
+	case one:
 		var sources []*source
-		for _, t := range tables {
+		for _, t := range spec.tables {
 			for shard := range t.shards {
-				sources = append(sources, r.source(t, q.Series, shard, paging{first: sourceLimit(limit), max: sourceLimit(limit)}))
+				sources = append(sources, r.source(t, series, shard, paging{first: sourceLimit(spec.limit), max: sourceLimit(spec.limit)}))
 			}
 		}
 		return db.start(r, sources, nil)
-	case limit > 0:
-		return db.mergeFirstOfEverySeries(r, tables, limit)
+	case spec.limit > 0:
+		return db.mergeFirstOfEverySeries(r, spec.tables, spec.limit)
 	default:
-		return db.mergeEverySeries(r, tables)
+		return db.mergeEverySeries(r, spec.tables)
 	}
 }
 
@@ -159,7 +185,7 @@ type reading struct {
 	// ctx serves every storage query of the merge, which outlives
 	// openSources.
 	ctx      context.Context
-	store    storage.Store
+	store    storage.Items
 	tenant   string
 	q        Query
 	from, to time.Time
@@ -176,11 +202,13 @@ type reading struct {
 	pushed *storage.Filter
 }
 
-func (db *DB) newReading(ctx context.Context, tenant string, q Query, from, to time.Time, pos *position) *reading {
+func (db *DB) newReading(ctx context.Context, spec sourceSpec) *reading {
+	tenant, q, pos := spec.tenant, spec.q, spec.pos
+	from, to := spec.span()
 	r := &reading{
 		ctx: ctx, store: db.store, tenant: tenant, q: q, from: from, to: to, pos: pos,
 		low: timeKey(from), high: highKey(to),
-		grouped: db.opts.Config.Layout(q.Table).Layout == family.LayoutMap,
+		grouped: db.opts.Config.Layout(q.Table).Kind == family.LayoutMap,
 		win:     window{from: from, to: to, desc: q.Desc, pos: pos, filter: q.Filter, fields: q.Fields},
 	}
 	if r.grouped {

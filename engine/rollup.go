@@ -2,15 +2,12 @@ package engine
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/timetabledb/timetable/family"
@@ -29,95 +26,49 @@ var (
 	rollupUnits = []rollupUnit{hourUnit, dayUnit}
 )
 
-// markKey names one version marker: a unit, a bucket start (Unix nanos)
-// and a series.
-type markKey struct {
-	unit   string
-	start  int64
-	series string
-}
-
 // rollupsOn reports whether a logical table keeps rollups.
 func (db *DB) rollupsOn(table string) bool {
 	return db.opts.Rollups || db.opts.Config.Tables[table].Rollups
 }
 
-// markerKey returns the partition key of a logical table's version
-// markers in a physical table: "#~" ends it, where data partitions end in
-// "#<digits>" and the series index has a single "#".
-func markerKey(tenant, table string) string { return tenant + "#" + table + "#~v" }
-
-// markerSortKey returns the sort key of a version marker.
-func markerSortKey(unit string, start time.Time, series string) string {
-	return unit + "#" + timeKey(start) + "#" + series
-}
-
-// parseMarkerSortKey splits a version marker's sort key.
-func parseMarkerSortKey(sk string) (unit string, start time.Time, series string, ok bool) {
-	unit, rest, found := strings.Cut(sk, "#")
-	if !found || len(rest) < timeKeyLen+1 || rest[timeKeyLen] != '#' {
-		return "", time.Time{}, "", false
-	}
-	start, ok = parseTimeKey(rest[:timeKeyLen])
-	return unit, start, rest[timeKeyLen+1:], ok
-}
-
-// rollupKey returns the partition key of a series' rollups of one unit.
-func rollupKey(tenant, table, series, unit string) string {
-	return tenant + "#" + table + "#" + series + "#~r" + unit
-}
-
-// newNonce returns a random nonce naming one Write call.
-func newNonce() string {
-	var b [12]byte
-	_, _ = rand.Read(b[:]) // never fails
-	return base64.RawURLEncoding.EncodeToString(b[:])
-}
-
-// mark notes the rollup buckets an event item touches.
-func (w *tableWrite) mark(series, sk string) {
-	t, ok := parseTimeKey(sk[:timeKeyLen])
-	if !ok {
-		return
-	}
-	if w.marks == nil {
-		w.marks = map[markKey]struct{}{}
-	}
-	for _, u := range rollupUnits {
-		w.marks[markKey{u.name, alignDown(t, u.d).UnixNano(), series}] = struct{}{}
-	}
-}
-
-// markerItems returns the version markers of a write's marks.
-func (w *tableWrite) markerItems(nonce string, at time.Time) []storage.Item {
-	out := make([]storage.Item, 0, len(w.marks))
-	atNum := json.Number(strconv.FormatInt(at.UnixNano(), 10))
-	for k := range w.marks {
-		out = append(out, storage.Item{
-			PK:    markerKey(w.tenant, w.ltable),
-			SK:    markerSortKey(k.unit, time.Unix(0, k.start), k.series),
-			Attrs: map[string]any{"n": nonce, "at": atNum},
-		})
-	}
-	slices.SortFunc(out, func(a, b storage.Item) int { return strings.Compare(a.SK, b.SK) })
-	return out
-}
-
 // rollupUnitFor returns the rollup unit an aggregate query can use: days
 // for calendar buckets (weeks, months and quarters are whole UTC days) and
-// when the bucket is a whole number of days, hours when of hours.
-func (db *DB) rollupUnitFor(q AggregateQuery) (rollupUnit, bool) {
-	switch {
-	case !db.rollupsOn(q.Table):
-		return rollupUnit{}, false
-	case q.Calendar.Unit != 0:
-		return dayUnit, true
-	case q.Bucket%dayUnit.d == 0:
-		return dayUnit, true
-	case q.Bucket%hourUnit.d == 0:
-		return hourUnit, true
+// when the bucket is a whole number of days, hours when of hours. When
+// the table keeps rollups and the query cannot use them, why says so.
+func (db *DB) rollupUnitFor(q AggregateQuery) (u rollupUnit, ok bool, why string) {
+	if !db.rollupsOn(q.Table) {
+		return rollupUnit{}, false, ""
 	}
-	return rollupUnit{}, false
+	if i := slices.IndexFunc(q.Funcs, func(fn string) bool { return slices.Contains(sketchFuncs, fn) }); i >= 0 {
+		return rollupUnit{}, false, fmt.Sprintf("%s is not kept in rollups", q.Funcs[i])
+	}
+	switch {
+	case q.Filter != nil:
+		return rollupUnit{}, false, "rollups summarise every event, and the query has a filter"
+	case q.GroupBy != "" && q.GroupBy != GroupBySeries:
+		return rollupUnit{}, false, "rollups are kept per series, not per value of a field"
+	case q.Calendar.Unit != 0:
+		return dayUnit, true, ""
+	case q.Bucket%dayUnit.d == 0:
+		return dayUnit, true, ""
+	case q.Bucket%hourUnit.d == 0:
+		return hourUnit, true, ""
+	}
+	return rollupUnit{}, false, fmt.Sprintf("buckets of %s are not whole hours", q.Bucket)
+}
+
+// RollupUse says whether an aggregate would read rollups: "" when the
+// table keeps none, "used", or "not used: " and why. The query must have
+// passed Aggregate's checks (AggregateQuery.Check).
+func (db *DB) RollupUse(q AggregateQuery) string {
+	_, ok, why := db.rollupUnitFor(q)
+	switch {
+	case ok:
+		return "used"
+	case why != "":
+		return "not used: " + why
+	}
+	return ""
 }
 
 // aggregateRollups answers an aggregate query from rollups for the whole
@@ -151,7 +102,7 @@ func (db *DB) aggregateRollups(ctx context.Context, tenant string, q AggregateQu
 	raw := func(from, to time.Time) error {
 		tables := within(from, to)
 		rq := Query{Table: q.Table, Series: q.Series, From: from, To: to, Fields: q.Fields}
-		m, err := db.openSources(ctx, tenant, rq, tables, from, to, 0, nil)
+		m, err := db.openSources(ctx, sourceSpec{tenant: tenant, q: rq, tables: tables})
 		if err != nil {
 			return err
 		}
@@ -196,98 +147,27 @@ func (db *DB) aggregateRollups(ctx context.Context, tenant string, q AggregateQu
 // [first, end), read when valid and computed from raw events (and stored,
 // once settled) when not.
 func (db *DB) wholeUnits(ctx context.Context, tenant string, q AggregateQuery, f family.Family, u rollupUnit, first, end time.Time, tables []physTable, emit func(time.Time, *part)) error {
+	r := &unitsRead{db: db, tenant: tenant, q: q, f: f, u: u, first: first, end: end, tables: tables,
+		settled: db.opts.Clock.Now().Add(-db.opts.RollupSettle).UnixNano()}
 	// The markers first, then the rollups and raw events: a write after
 	// this point leaves a marker the stored rollup does not cover.
-	markers := map[markKey]map[string]any{}
-	newest := map[markKey]int64{}
-	series := map[string]struct{}{}
-	if q.Series != "" {
-		series[q.Series] = struct{}{}
+	series, err := r.readMarkers(ctx)
+	if err != nil {
+		return err
 	}
-	for _, t := range tables {
-		if q.Series == "" {
-			names, err := listSeries(ctx, db.store, t.name, tenant, q.Table)
-			if errors.Is(err, storage.ErrTableNotFound) {
-				db.forgetTable(t)
-				continue
-			}
-			if err != nil {
-				return err
-			}
-			for _, s := range names {
-				series[s] = struct{}{}
-			}
-		}
-		err := scan(ctx, db.store, storage.Query{
-			Table: t.name, PK: markerKey(tenant, q.Table),
-			Low: u.name + "#" + timeKey(first), High: u.name + "#" + timeKey(end),
-		}, func(item storage.Item) {
-			unit, start, s, ok := parseMarkerSortKey(item.SK)
-			if !ok || unit != u.name || (q.Series != "" && s != q.Series) {
-				return
-			}
-			series[s] = struct{}{}
-			k := markKey{unit, start.UnixNano(), s}
-			if markers[k] == nil {
-				markers[k] = map[string]any{}
-			}
-			markers[k][t.name] = item.Attrs["n"]
-			if n, ok := item.Attrs["at"].(json.Number); ok {
-				if v, err := strconv.ParseInt(string(n), 10, 64); err == nil && v > newest[k] {
-					newest[k] = v
-				}
-			}
-		})
+	homes := r.homes()
+	for _, s := range series {
+		stored, err := r.storedRollups(ctx, s, homes)
 		if err != nil {
 			return err
 		}
-	}
-
-	// Each unit's rollup lives in its home table.
-	home := func(start time.Time) string { return db.catalog.home(f, start) }
-	type span struct{ low, high time.Time }
-	homes := map[string]*span{}
-	var homeOrder []string
-	for s := first; s.Before(end); s = s.Add(u.d) {
-		h := home(s)
-		if sp := homes[h]; sp != nil {
-			sp.high = s
-		} else {
-			homes[h] = &span{s, s}
-			homeOrder = append(homeOrder, h)
-		}
-	}
-	settled := db.opts.Clock.Now().Add(-db.opts.RollupSettle).UnixNano()
-	for _, s := range slices.Sorted(maps.Keys(series)) {
-		stored := map[int64]storage.Item{}
-		for _, h := range homeOrder {
-			sp := homes[h]
-			err := scan(ctx, db.store, storage.Query{
-				Table: h, PK: rollupKey(tenant, q.Table, s, u.name), Low: timeKey(sp.low), High: timeKey(sp.high),
-			}, func(item storage.Item) {
-				if t, ok := parseTimeKey(item.SK); ok && len(item.SK) == timeKeyLen && home(t) == h {
-					stored[t.UnixNano()] = item
-				}
-			})
-			if err != nil {
-				return err
-			}
-		}
 		var stale []time.Time
 		for start := first; start.Before(end); start = start.Add(u.d) {
-			k := markKey{u.name, start.UnixNano(), s}
-			item, ok := stored[k.start]
-			if ok && newest[k] < settled && equalCovered(item.Attrs["covered"], markers[k]) {
-				p, err := decodePart(item.Attrs, s)
-				if err == nil {
-					emit(start, p)
-					continue
-				}
-				if !errors.Is(err, errOldRollup) {
-					db.opts.Logger.Warn("unreadable rollup, recomputing", "table", home(start), "pk", item.PK, "sk", item.SK, "err", err)
-				}
+			if p, ok := r.valid(s, start, stored[start.UnixNano()]); ok {
+				emit(start, p)
+			} else {
+				stale = append(stale, start)
 			}
-			stale = append(stale, start)
 		}
 		if len(stale) == 0 {
 			continue
@@ -296,35 +176,166 @@ func (db *DB) wholeUnits(ctx context.Context, tenant string, q AggregateQuery, f
 		if err != nil {
 			return err
 		}
-		byHome := map[string][]storage.Item{}
-		homeStart := map[string]time.Time{}
 		for i, start := range stale {
 			emit(start, fresh[i])
-			k := markKey{u.name, start.UnixNano(), s}
-			if newest[k] >= settled {
-				continue // a write may still be under way
-			}
-			covered := markers[k]
-			if covered == nil {
-				covered = map[string]any{}
-			}
-			attrs := fresh[i].encode()
-			attrs["covered"] = covered
-			h := home(start)
-			if _, ok := homeStart[h]; !ok {
-				homeStart[h] = start
-			}
-			byHome[h] = append(byHome[h], storage.Item{PK: rollupKey(tenant, q.Table, s, u.name), SK: timeKey(start), Attrs: attrs})
 		}
-		for h, items := range byHome {
-			if err := db.storeRollups(ctx, f, homeStart[h], items); err != nil {
-				// The answer is right without them; the next query
-				// computes them again.
-				db.opts.Logger.Warn("store rollups", "table", h, "err", err)
-			}
-		}
+		r.store(ctx, s, stale, fresh)
 	}
 	return nil
+}
+
+// unitsRead is one aggregate's read of the rollups of the whole units in
+// [first, end) of its tables.
+type unitsRead struct {
+	db         *DB
+	tenant     string
+	q          AggregateQuery
+	f          family.Family
+	u          rollupUnit
+	first, end time.Time
+	tables     []physTable
+	settled    int64 // a marker written after this (Unix nanos) may belong to a write still under way
+	markers    map[markKey]map[string]any
+	newest     map[markKey]int64
+}
+
+// readMarkers reads the version markers of the units, by unit, series and
+// table, and the newest write each names, and returns the series the
+// query reads in name order: the one asked, or every series of the
+// tables' indexes and markers.
+func (r *unitsRead) readMarkers(ctx context.Context) ([]string, error) {
+	r.markers, r.newest = map[markKey]map[string]any{}, map[markKey]int64{}
+	series := map[string]struct{}{}
+	if r.q.Series != "" {
+		series[r.q.Series] = struct{}{}
+	}
+	for _, t := range r.tables {
+		if r.q.Series == "" {
+			names, err := listSeries(ctx, r.db.store, t.name, r.tenant, r.q.Table)
+			if errors.Is(err, storage.ErrTableNotFound) {
+				r.db.forgetTable(t)
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
+			for _, s := range names {
+				series[s] = struct{}{}
+			}
+		}
+		err := scan(ctx, r.db.store, storage.Query{
+			Table: t.name, PK: markerKey(r.tenant, r.q.Table),
+			Low: r.u.name + "#" + timeKey(r.first), High: r.u.name + "#" + timeKey(r.end),
+		}, func(item storage.Item) {
+			unit, start, s, ok := parseMarkerSortKey(item.SK)
+			if !ok || unit != r.u.name || (r.q.Series != "" && s != r.q.Series) {
+				return
+			}
+			series[s] = struct{}{}
+			k := markKey{unit, start.UnixNano(), s}
+			if r.markers[k] == nil {
+				r.markers[k] = map[string]any{}
+			}
+			r.markers[k][t.name] = item.Attrs["n"]
+			if n, ok := item.Attrs["at"].(json.Number); ok {
+				if v, err := strconv.ParseInt(string(n), 10, 64); err == nil && v > r.newest[k] {
+					r.newest[k] = v
+				}
+			}
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return slices.Sorted(maps.Keys(series)), nil
+}
+
+// homeSpan is the units whose rollups live in one home table.
+type homeSpan struct {
+	table     string
+	low, high time.Time // the first and last unit's start
+}
+
+// homes returns where the units' rollups live, in time order: each unit's
+// in the table its start routes to.
+func (r *unitsRead) homes() []homeSpan {
+	var out []homeSpan
+	for s := r.first; s.Before(r.end); s = s.Add(r.u.d) {
+		h := r.db.catalog.home(r.f, s)
+		if n := len(out); n > 0 && out[n-1].table == h {
+			out[n-1].high = s
+		} else {
+			out = append(out, homeSpan{h, s, s})
+		}
+	}
+	return out
+}
+
+// storedRollups reads a series' stored rollups of the units, by start
+// (Unix nanos).
+func (r *unitsRead) storedRollups(ctx context.Context, series string, homes []homeSpan) (map[int64]storage.Item, error) {
+	stored := map[int64]storage.Item{}
+	for _, h := range homes {
+		err := scan(ctx, r.db.store, storage.Query{
+			Table: h.table, PK: rollupKey(r.tenant, r.q.Table, series, r.u.name), Low: timeKey(h.low), High: timeKey(h.high),
+		}, func(item storage.Item) {
+			if t, ok := parseTimeKey(item.SK); ok && len(item.SK) == timeKeyLen && !t.Before(h.low) && !t.After(h.high) {
+				stored[t.UnixNano()] = item
+			}
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return stored, nil
+}
+
+// valid returns the rollup of a series' unit from its stored item, if it
+// has one that covers the current markers and no write may be under way.
+func (r *unitsRead) valid(series string, start time.Time, item storage.Item) (*part, bool) {
+	k := markKey{r.u.name, start.UnixNano(), series}
+	if item.Attrs == nil || r.newest[k] >= r.settled || !equalCovered(item.Attrs["covered"], r.markers[k]) {
+		return nil, false
+	}
+	p, err := decodePart(item.Attrs, series)
+	if err != nil {
+		if !errors.Is(err, errOldRollup) {
+			r.db.opts.Logger.Warn("unreadable rollup, recomputing", "table", r.db.catalog.home(r.f, start), "pk", item.PK, "sk", item.SK, "err", err)
+		}
+		return nil, false
+	}
+	return p, true
+}
+
+// store writes the rollups of a series' units computed afresh, naming the
+// markers they cover, but not those of units a write may still be
+// changing. A failure is logged: the answer is right without them, and
+// the next query computes them again.
+func (r *unitsRead) store(ctx context.Context, series string, starts []time.Time, fresh []*part) {
+	byHome := map[string][]storage.Item{}
+	homeStart := map[string]time.Time{}
+	for i, start := range starts {
+		k := markKey{r.u.name, start.UnixNano(), series}
+		if r.newest[k] >= r.settled {
+			continue
+		}
+		covered := r.markers[k]
+		if covered == nil {
+			covered = map[string]any{}
+		}
+		attrs := fresh[i].encode()
+		attrs["covered"] = covered
+		h := r.db.catalog.home(r.f, start)
+		if _, ok := homeStart[h]; !ok {
+			homeStart[h] = start
+		}
+		byHome[h] = append(byHome[h], storage.Item{PK: rollupKey(r.tenant, r.q.Table, series, r.u.name), SK: timeKey(start), Attrs: attrs})
+	}
+	for h, items := range byHome {
+		if err := r.db.storeRollups(ctx, r.f, homeStart[h], items); err != nil {
+			r.db.opts.Logger.Warn("store rollups", "table", h, "err", err)
+		}
+	}
 }
 
 // recompute reads one series' raw events over the stale units, each event
@@ -337,7 +348,7 @@ func (db *DB) recompute(ctx context.Context, tenant, table, series string, u rol
 		idx[s.UnixNano()] = i
 		out[i] = &part{}
 	}
-	m, err := db.openSources(ctx, tenant, Query{Table: table, Series: series, From: from, To: to}, tables, from, to, 0, nil)
+	m, err := db.openSources(ctx, sourceSpec{tenant: tenant, q: Query{Table: table, Series: series, From: from, To: to}, tables: tables})
 	if err != nil {
 		return nil, err
 	}
@@ -374,7 +385,7 @@ func (db *DB) storeRollups(ctx context.Context, f family.Family, start time.Time
 
 // scan calls fn with every item a storage query returns; a missing table
 // holds nothing.
-func scan(ctx context.Context, store storage.Store, q storage.Query, fn func(storage.Item)) error {
+func scan(ctx context.Context, store storage.Items, q storage.Query, fn func(storage.Item)) error {
 	it := store.Query(ctx, q)
 	defer it.Close()
 	for it.Next() {
@@ -399,93 +410,6 @@ func equalCovered(stored any, current map[string]any) bool {
 		}
 	}
 	return true
-}
-
-// rollupFormat is the format of the rollup items this version writes, in
-// their attribute "v": 2 since sums are exact decimals. A rollup of
-// another format is stale, and computed again from raw events.
-const rollupFormat = "2"
-
-// encode returns a rollup item's attributes, but covered. A sum is the
-// exact decimal as a string, since it may have more digits than a
-// DynamoDB number holds; minimums and maximums are values of events, and
-// numbers.
-func (p *part) encode() map[string]any {
-	fields := make(map[string]any, len(p.fields))
-	for name, fp := range p.fields {
-		m := map[string]any{
-			"count": json.Number(strconv.FormatInt(fp.count, 10)),
-			"first": fp.first, "first_t": fp.firstK.sortKey(),
-			"last": fp.last, "last_t": fp.lastK.sortKey(),
-		}
-		if fp.nonnum {
-			m["nonnum"] = true
-		} else {
-			m["sum"] = string(decimalNumber(&fp.sum))
-			m["min"], m["max"] = decimalNumber(&fp.min), decimalNumber(&fp.max)
-		}
-		fields[name] = m
-	}
-	return map[string]any{
-		"v":      json.Number(rollupFormat),
-		"events": json.Number(strconv.FormatInt(p.events, 10)),
-		"fields": fields,
-	}
-}
-
-var (
-	errBadRollup = errors.New("timetable: malformed rollup")
-	errOldRollup = errors.New("timetable: rollup of an earlier format")
-)
-
-// decodePart reads a series' rollup item.
-func decodePart(attrs map[string]any, series string) (*part, error) {
-	if v, _ := attrs["v"].(json.Number); v != rollupFormat {
-		return nil, errOldRollup
-	}
-	count := func(v any) (int64, error) {
-		n, ok := v.(json.Number)
-		if !ok {
-			return 0, errBadRollup
-		}
-		return strconv.ParseInt(string(n), 10, 64)
-	}
-	events, err := count(attrs["events"])
-	if err != nil {
-		return nil, errBadRollup
-	}
-	fields, ok := attrs["fields"].(map[string]any)
-	if !ok {
-		return nil, errBadRollup
-	}
-	p := &part{events: events}
-	for name, v := range fields {
-		m, ok := v.(map[string]any)
-		if !ok {
-			return nil, errBadRollup
-		}
-		fp := p.field(name)
-		n, err := count(m["count"])
-		ft, _ := m["first_t"].(string)
-		lt, _ := m["last_t"].(string)
-		firstK, ok1 := orderKeyOf(ft, series)
-		lastK, ok2 := orderKeyOf(lt, series)
-		if err != nil || n <= 0 || !ok1 || !ok2 {
-			return nil, errBadRollup
-		}
-		fp.count = n
-		fp.first, fp.firstK = m["first"], firstK
-		fp.last, fp.lastK = m["last"], lastK
-		if m["nonnum"] == true {
-			fp.nonnum = true
-			continue
-		}
-		sum, ok := m["sum"].(string)
-		if !ok || !parseDecimal(&fp.sum, sum) || !decimalOf(&fp.min, m["min"]) || !decimalOf(&fp.max, m["max"]) {
-			return nil, errBadRollup
-		}
-	}
-	return p, nil
 }
 
 // partsToBuckets turns the parts of query buckets into the answer, in

@@ -2,7 +2,9 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -56,13 +58,9 @@ func (c *seriesCache) add(physical, tenant, table string, series []string) {
 	}
 }
 
-// seriesIndexPrefix starts the sort key of a series index entry: keys
-// cannot be empty, and the empty series is a series.
-const seriesIndexPrefix = "s:"
-
 // listSeries reads the series index of a logical table in one physical
 // table.
-func listSeries(ctx context.Context, store storage.Store, physical, tenant, table string) ([]string, error) {
+func listSeries(ctx context.Context, store storage.Items, physical, tenant, table string) ([]string, error) {
 	it := store.Query(ctx, storage.Query{Table: physical, PK: seriesIndexKey(tenant, table)})
 	defer it.Close()
 	var out []string
@@ -88,4 +86,30 @@ func (c *seriesCache) forgetTable(physical string) {
 			delete(c.mu.known, k)
 		}
 	}
+}
+
+// seriesOf returns the series of a logical table in the series indexes
+// of the physical tables, in name order, each once. A table gone since
+// the registry was read holds none.
+func (db *DB) seriesOf(ctx context.Context, tenant, table string, tables []physTable) ([]string, error) {
+	seen := map[string]bool{}
+	var out []string
+	for _, t := range tables {
+		names, err := listSeries(ctx, db.store, t.name, tenant, table)
+		if errors.Is(err, storage.ErrTableNotFound) {
+			db.forgetTable(t)
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range names {
+			if !seen[s] {
+				seen[s] = true
+				out = append(out, s)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out, nil
 }

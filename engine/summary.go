@@ -16,6 +16,8 @@ import (
 type part struct {
 	events int64
 	fields map[string]*fieldPart
+	// want names the sketches its fields keep: none in rollups.
+	want wants
 }
 
 // fieldPart summarises one field. Keys order events as the merge does: by
@@ -32,6 +34,8 @@ type fieldPart struct {
 	last      any
 	firstK    orderKey
 	lastK     orderKey
+	// sk holds the sketches the part wants, once a value came.
+	sk *sketches
 }
 
 // orderKey places an event in the merge's order: by time (Unix
@@ -80,7 +84,7 @@ func (p *part) add(ev event.Event, fields []string) {
 	p.events++
 	for _, name := range fields {
 		if v, ok := ev.Fields[name]; ok {
-			p.field(name).add(v, keyOf(ev))
+			p.field(name).add(v, keyOf(ev), p.want)
 		}
 	}
 }
@@ -90,12 +94,13 @@ func (p *part) addAll(ev event.Event) {
 	p.events++
 	k := keyOf(ev)
 	for name, v := range ev.Fields {
-		p.field(name).add(v, k)
+		p.field(name).add(v, k, p.want)
 	}
 }
 
-// add adds one value of the field, of the event at k.
-func (fp *fieldPart) add(v any, k orderKey) {
+// add adds one value of the field, of the event at k, and to the
+// sketches w names.
+func (fp *fieldPart) add(v any, k orderKey, w wants) {
 	if fp.count == 0 || k.less(fp.firstK) {
 		fp.first, fp.firstK = v, k
 	}
@@ -103,11 +108,25 @@ func (fp *fieldPart) add(v any, k orderKey) {
 		fp.last, fp.lastK = v, k
 	}
 	fp.count++
+	var x apd.Decimal
+	isNumber := false
+	if !fp.nonnum || w.quantiles || w.counter {
+		isNumber = decimalOf(&x, v)
+	}
+	if w != (wants{}) {
+		if fp.sk == nil {
+			fp.sk = &sketches{}
+		}
+		if isNumber {
+			fp.sk.add(w, v, &x, k.series)
+		} else {
+			fp.sk.add(w, v, nil, k.series)
+		}
+	}
 	if fp.nonnum {
 		return
 	}
-	var x apd.Decimal
-	if !decimalOf(&x, v) {
+	if !isNumber {
 		fp.nonnum, fp.notNumber = true, &notNumber{v, k.at}
 		return
 	}
@@ -146,6 +165,12 @@ func (fp *fieldPart) merge(o *fieldPart) {
 	if fp.count == 0 || fp.lastK.less(o.lastK) {
 		fp.last, fp.lastK = o.last, o.lastK
 	}
+	if o.sk != nil {
+		if fp.sk == nil {
+			fp.sk = &sketches{}
+		}
+		fp.sk.merge(o.sk)
+	}
 	first := fp.count == 0
 	fp.count += o.count
 	switch {
@@ -180,7 +205,7 @@ func (p *part) bucket(q *AggregateQuery, start time.Time) (Bucket, error) {
 			continue
 		}
 		if numeric && fp.nonnum {
-			return Bucket{}, fmt.Errorf("%w: field %q holds a value that is not a number in the bucket starting %s%s: sum, min, max and avg need numbers",
+			return Bucket{}, fmt.Errorf("%w: field %q holds a value that is not a number in the bucket starting %s%s: sum, min, max, avg, percentiles, delta and rate need numbers",
 				ErrBadQuery, name, start.Format(time.RFC3339Nano), fp.notNumber.String())
 		}
 		r := make(map[string]any, len(q.Funcs))
@@ -200,6 +225,10 @@ func (p *part) bucket(q *AggregateQuery, start time.Time) (Bucket, error) {
 				r[fn] = fp.first
 			case FnLast:
 				r[fn] = fp.last
+			default:
+				if fp.sk != nil {
+					r[fn] = fp.sk.result(fn, b.End.Sub(b.Start).Seconds())
+				}
 			}
 		}
 		b.Values[name] = r

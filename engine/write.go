@@ -169,7 +169,7 @@ func (db *DB) write(ctx context.Context, tenant, table string, check func(now ti
 	if err != nil {
 		return 0, err
 	}
-	if layout.Layout == family.LayoutMap {
+	if layout.Kind == family.LayoutMap {
 		for _, grp := range groups {
 			grp.mapw = &mapWriter{store: db.store, layout: layout, paths: db.paths, metrics: db.metrics}
 		}
@@ -224,9 +224,15 @@ func (db *DB) write(ctx context.Context, tenant, table string, check func(now ti
 	return events.Len(), nil
 }
 
+// RowItem returns the item of an event, whose ID is set, in shard shard
+// of the row layout.
+func RowItem(tenant, table string, ev event.Event, shard int) storage.Item {
+	return storage.Item{PK: partitionKey(tenant, table, ev.Series, shard), SK: sortKey(ev.Time, ev.ID), Attrs: ev.Fields}
+}
+
 // prepare gives the events their ids and turns them into items, without
 // I/O, refusing those that cannot be stored.
-func (db *DB) prepare(tenant, table string, f family.Family, layout config.Layout, events event.Batch, now time.Time) ([]pending, error) {
+func (db *DB) prepare(tenant, table string, f family.Family, layout config.TableLayout, events event.Batch, now time.Time) ([]pending, error) {
 	var problems []event.Problem
 	items := make([]pending, 0, events.Len())
 	events.AssignIDs(tenant, table)
@@ -241,11 +247,7 @@ func (db *DB) prepare(tenant, table string, f family.Family, layout config.Layou
 			continue
 		}
 		p := pending{index: i, time: ev.Time, series: ev.Series, shard: shardOf(ev.ID, f.Shards)}
-		p.item = storage.Item{
-			PK:    partitionKey(tenant, table, ev.Series, p.shard),
-			SK:    sortKey(ev.Time, ev.ID),
-			Attrs: ev.Fields,
-		}
+		p.item = RowItem(tenant, table, ev, p.shard)
 		if f.TTL > 0 {
 			attrs := make(map[string]any, len(ev.Fields)+1)
 			for k, v := range ev.Fields {
@@ -268,7 +270,7 @@ func (db *DB) prepare(tenant, table string, f family.Family, layout config.Layou
 			problems = append(problems, event.Problem{Index: i, Reason: itemProblem(err)})
 			continue
 		}
-		if layout.Layout == family.LayoutMap {
+		if layout.Kind == family.LayoutMap {
 			reason := mapDepthProblem(ev.Fields)
 			if reason == "" {
 				reason = mapProblem(p.item)
@@ -349,7 +351,7 @@ func (w *tableWrite) addSeries(s string) {
 // rollup version markers they need, so that no event is ever stored
 // without the entry that lets a query find its series, nor without the
 // marker that makes rollups of its bucket stale.
-func (w *tableWrite) writeTo(ctx context.Context, store storage.Store, idx *seriesCache) error {
+func (w *tableWrite) writeTo(ctx context.Context, store storage.Items, idx *seriesCache) error {
 	if len(w.series) > 0 || len(w.markers) > 0 {
 		entries := make([]storage.Item, len(w.series), len(w.series)+len(w.markers))
 		for i, s := range w.series {

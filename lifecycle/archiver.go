@@ -2,8 +2,6 @@ package lifecycle
 
 import (
 	"context"
-
-	"github.com/timetabledb/timetable/storage"
 )
 
 // Archiver exports tables to one archive target. Package archive
@@ -19,5 +17,5 @@ type Archiver interface {
 }
 
 // OpenArchiverFunc opens the Archiver of an archive target ("file://DIR",
-// "s3://bucket/prefix") reading tables from store.
-type OpenArchiverFunc func(target string, store storage.Store) (Archiver, error)
+// "s3://bucket/prefix"), reading the tables of the reconciler's store.
+type OpenArchiverFunc func(target string) (Archiver, error)

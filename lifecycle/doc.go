@@ -74,7 +74,7 @@
 //     results.
 //   - Several servers may run the reconciler on one store; a Leaser lets
 //     only the holder of a lease act. On DynamoDB the lease is an item of
-//     the meta table written with a condition (dynamostore.Lease); on
+//     the meta table written with a conditional Update (TableLease); on
 //     Pebble the process owns the store and needs no lease. A dry run
 //     changes nothing and takes no lease.
 //   - Archiving lives in package archive; this package needs only the

@@ -13,14 +13,22 @@ import (
 
 	"github.com/timetabledb/timetable/clock"
 	"github.com/timetabledb/timetable/family"
+	"github.com/timetabledb/timetable/registry"
 	"github.com/timetabledb/timetable/storage"
 )
+
+// Store is what the reconciler needs of a store: its tables to
+// administer, and the items of the meta table that hold the registry.
+type Store interface {
+	storage.Tables
+	registry.Store
+}
 
 // Options configure a Reconciler. The zero value of every field but Store
 // and Families is a sensible default.
 type Options struct {
 	// Store holds the tables. Required.
-	Store storage.Store
+	Store Store
 	// Families are the policies; only their tables are ever touched.
 	// Required.
 	Families []family.Family

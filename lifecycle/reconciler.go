@@ -268,7 +268,7 @@ func (r *Reconciler) archiver(target string) (Archiver, error) {
 	if r.opts.OpenArchiver == nil {
 		return nil, fmt.Errorf("no archiver for %s in this build", target)
 	}
-	a, err := r.opts.OpenArchiver(target, r.opts.Store)
+	a, err := r.opts.OpenArchiver(target)
 	if err != nil {
 		return nil, fmt.Errorf("open archive %s: %w", target, err)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/timetabledb/timetable/metatable"
 	"github.com/timetabledb/timetable/storage"
 )
 
@@ -45,7 +46,7 @@ func (r *Registry) Table() string { return r.table }
 
 // List returns every entry of a family, in any state, in period order.
 func (r *Registry) List(ctx context.Context, family string) ([]Entry, error) {
-	return r.query(ctx, storage.Query{Table: r.table, PK: familyPK(family)})
+	return r.query(ctx, storage.Query{Table: r.table, PK: metatable.RegistryPK(family)})
 }
 
 // Overlapping returns the entries of a family, in any state, whose
@@ -56,7 +57,7 @@ func (r *Registry) Overlapping(ctx context.Context, family string, from, to time
 	if low.After(from) { // overflow near the zero time
 		low = time.Time{}
 	}
-	es, err := r.query(ctx, storage.Query{Table: r.table, PK: familyPK(family), Low: startKey(low), High: highSK(to)})
+	es, err := r.query(ctx, storage.Query{Table: r.table, PK: metatable.RegistryPK(family), Low: metatable.RegistryStart(low), High: metatable.RegistryHigh(to)})
 	if err != nil {
 		return nil, err
 	}
@@ -89,7 +90,7 @@ func (r *Registry) query(ctx context.Context, q storage.Query) ([]Entry, error) 
 // Get returns the entry of the table name of family, whose period starts
 // at start, or an error wrapping ErrNotFound.
 func (r *Registry) Get(ctx context.Context, family string, start time.Time, name string) (Entry, error) {
-	item, err := r.store.GetItem(ctx, r.table, familyPK(family), entrySK(start, name))
+	item, err := r.store.GetItem(ctx, r.table, metatable.RegistryPK(family), metatable.RegistrySK(start, name))
 	if errors.Is(err, storage.ErrItemNotFound) {
 		return Entry{}, fmt.Errorf("table %q: %w", name, ErrNotFound)
 	}
@@ -149,7 +150,7 @@ func (r *Registry) write(ctx context.Context, e Entry, cond []storage.Cond) erro
 	if err != nil {
 		return err
 	}
-	u := storage.Update{Table: r.table, PK: familyPK(e.Policy.Name), SK: entrySK(e.Ref.Period.Start, e.Name), Conds: cond}
+	u := storage.Update{Table: r.table, PK: metatable.RegistryPK(e.Policy.Name), SK: metatable.RegistrySK(e.Ref.Period.Start, e.Name), Conds: cond}
 	for _, k := range attrOrder {
 		u.Actions = append(u.Actions, storage.Set(k, attrs[k]))
 	}

@@ -14,11 +14,22 @@ import (
 
 // aggregateParams are the parameters GET /v1/tables/{table}/aggregate
 // knows.
-var aggregateParams = []string{"from", "to", "series", "bucket", "fields", "fn", "fill", "filter"}
+var aggregateParams = []string{"from", "to", "series", "bucket", "fields", "fn", "fill", "filter", "group_by", "group_limit", "group_after"}
 
-// aggregateResponse is the body of an aggregate answer.
+// aggregateResponse is the body of an aggregate answer. Rollups says,
+// for a table that keeps rollups, whether they served the answer, and if
+// not why.
 type aggregateResponse struct {
 	Buckets []engine.Bucket `json:"buckets"`
+	Rollups string          `json:"rollups,omitempty"`
+}
+
+// groupsResponse is the body of a grouped aggregate answer: a page of
+// groups, and the group_after of the next page when more follow.
+type groupsResponse struct {
+	Groups    []engine.Group `json:"groups"`
+	NextGroup *string        `json:"next_group,omitempty"`
+	Rollups   string         `json:"rollups,omitempty"`
 }
 
 // aggregate answers GET /v1/tables/{table}/aggregate: fields summarised in
@@ -32,14 +43,32 @@ func (s *Server) aggregate(w http.ResponseWriter, r *http.Request, tenant string
 	if err != nil {
 		return err
 	}
-	buckets, err := s.db.Aggregate(r.Context(), tenant, q)
-	if err != nil {
-		return err
+	var answer any
+	if q.GroupBy != "" {
+		page, err := s.db.AggregateGroups(r.Context(), tenant, q)
+		if err != nil {
+			return err
+		}
+		for i := range page.Groups {
+			if page.Groups[i].Buckets == nil {
+				page.Groups[i].Buckets = []engine.Bucket{}
+			}
+		}
+		if page.Groups == nil {
+			page.Groups = []engine.Group{}
+		}
+		answer = groupsResponse{Groups: page.Groups, NextGroup: page.Next, Rollups: s.db.RollupUse(q)}
+	} else {
+		buckets, err := s.db.Aggregate(r.Context(), tenant, q)
+		if err != nil {
+			return err
+		}
+		if buckets == nil {
+			buckets = []engine.Bucket{}
+		}
+		answer = aggregateResponse{Buckets: buckets, Rollups: s.db.RollupUse(q)}
 	}
-	if buckets == nil {
-		buckets = []engine.Bucket{}
-	}
-	body, err := json.Marshal(aggregateResponse{Buckets: buckets})
+	body, err := json.Marshal(answer)
 	if err != nil {
 		return fmt.Errorf("encode aggregate: %w", err)
 	}
@@ -91,6 +120,15 @@ func (s *Server) parseAggregate(table string, params url.Values) (engine.Aggrega
 		*p.into = strings.Split(v, ",")
 		if slices.Contains(*p.into, "") {
 			return q, fmt.Errorf("%w: %s: %q holds an empty name; separate names with single commas", ErrBadParameter, p.name, v)
+		}
+	}
+	q.GroupBy = params.Get("group_by")
+	if v, ok := params["group_after"]; ok {
+		q.GroupAfter = &v[0]
+	}
+	if v := params.Get("group_limit"); v != "" {
+		if q.GroupLimit, err = strconv.Atoi(v); err != nil || q.GroupLimit < 1 || q.GroupLimit > engine.MaxGroupLimit {
+			return q, fmt.Errorf("%w: group_limit: %q is not a number from 1 to %d", ErrBadParameter, v, engine.MaxGroupLimit)
 		}
 	}
 	switch fill := params.Get("fill"); fill {

@@ -80,3 +80,72 @@ func TestAggregate(t *testing.T) {
 	res = f.do("GET", "/v1/tables/cars/aggregate?"+params.Encode(), "tt_wrong", nil)
 	require.Equal(t, http.StatusUnauthorized, res.status)
 }
+
+func TestAggregateGroupsAndSketches(t *testing.T) {
+	f := newFixture(t, server.Options{})
+	at := now.Add(-3 * time.Hour).Truncate(time.Hour)
+	res := f.postJSON(f.acme, "cars", `[
+		{"time": "`+at.Add(10*time.Minute).Format(time.RFC3339)+`", "series": "a", "fields": {"speed": 10, "gear": "D", "odo": 100}},
+		{"time": "`+at.Add(20*time.Minute).Format(time.RFC3339)+`", "series": "b", "fields": {"speed": 30, "gear": "N", "odo": 7}},
+		{"time": "`+at.Add(30*time.Minute).Format(time.RFC3339)+`", "series": "a", "fields": {"speed": 20, "gear": "D", "odo": 130}},
+		{"time": "`+at.Add(40*time.Minute).Format(time.RFC3339)+`", "series": "c", "fields": {"speed": 40, "gear": "R", "odo": 1}}]`)
+	require.Equal(t, http.StatusOK, res.status, "%s", res.body)
+	get := func(params url.Values) response {
+		return f.do("GET", "/v1/tables/cars/aggregate?"+params.Encode(), f.acme, nil)
+	}
+	params := rangeParams(at, at.Add(time.Hour-time.Nanosecond))
+	params.Set("bucket", "1h")
+	params.Set("fields", "speed,odo")
+	params.Set("fn", "count,p50,delta")
+	params.Set("group_by", "series")
+	params.Set("group_limit", "2")
+	res = get(params)
+	require.Equal(t, http.StatusOK, res.status, "%s", res.body)
+	body := res.json(t)
+	require.Equal(t, "b", body["next_group"])
+	groups := body["groups"].([]any)
+	require.Len(t, groups, 2)
+	a := groups[0].(map[string]any)
+	require.Equal(t, "a", a["group"])
+	values := a["buckets"].([]any)[0].(map[string]any)["values"].(map[string]any)
+	odo := values["odo"].(map[string]any)
+	require.Equal(t, 2.0, odo["count"])
+	require.Equal(t, 30.0, odo["delta"], "odo rose by 30 in series a")
+	require.InEpsilon(t, 100, odo["p50"], 0.01, "the lower of 100 and 130, within 1%")
+	require.Equal(t, 2.0, values["speed"].(map[string]any)["count"])
+
+	params.Set("group_after", "b")
+	res = get(params)
+	require.Equal(t, http.StatusOK, res.status, "%s", res.body)
+	body = res.json(t)
+	require.NotContains(t, body, "next_group")
+	require.Len(t, body["groups"].([]any), 1)
+
+	params.Del("group_after")
+	params.Del("group_limit")
+	params.Set("group_by", "gear")
+	params.Set("fields", "speed")
+	params.Set("fn", "count_distinct,count")
+	res = get(params)
+	require.Equal(t, http.StatusOK, res.status, "%s", res.body)
+	var gears []string
+	for _, g := range res.json(t)["groups"].([]any) {
+		gears = append(gears, g.(map[string]any)["group"].(string))
+	}
+	require.Equal(t, []string{"D", "N", "R"}, gears)
+
+	for name, tc := range map[string]struct{ set, value, want string }{
+		"group limit zero":      {"group_limit", "0", "group_limit"},
+		"group limit too large": {"group_limit", "5000", "group_limit"},
+		"percentile of strings": {"fields", "gear", "not a number"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			p := cloneValues(params)
+			p.Set("fn", "p99")
+			p.Set(tc.set, tc.value)
+			res := get(p)
+			require.Equal(t, http.StatusBadRequest, res.status, "%s", res.body)
+			require.Contains(t, string(res.body), tc.want)
+		})
+	}
+}

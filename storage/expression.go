@@ -59,8 +59,10 @@ func (u Update) Cost() ExpressionCost {
 	names := map[string]bool{}
 	values := 0
 	for _, c := range u.Conds {
-		names[c.Attr] = true
-		values += condShapes[c.Kind].values
+		for _, alt := range c.alternatives() {
+			names[alt.Attr] = true
+			values += condShapes[alt.Kind].values
+		}
 	}
 	for _, a := range u.Actions {
 		names[a.Attr] = true
@@ -88,9 +90,18 @@ func (u Update) Cost() ExpressionCost {
 			c.CondOperators++ // AND
 			c.CondBytes += len(" AND ")
 		}
-		ops, bytes := cost(condShapes[cond.Kind])
-		c.CondOperators += ops
-		c.CondBytes += bytes
+		for j, alt := range cond.alternatives() {
+			if j > 0 {
+				c.CondOperators++ // OR
+				c.CondBytes += len(" OR ")
+			}
+			ops, bytes := cost(condShapes[alt.Kind])
+			c.CondOperators += ops
+			c.CondBytes += bytes
+		}
+		if cond.Kind == CondAnyOf {
+			c.CondBytes += len("()")
+		}
 	}
 	var set, add bool // whether the section has begun
 	for _, a := range u.Actions {
@@ -111,6 +122,14 @@ func (u Update) Cost() ExpressionCost {
 	return c
 }
 
+// alternatives returns the conditions of a CondAnyOf, or c alone.
+func (c Cond) alternatives() []Cond {
+	if c.Kind == CondAnyOf {
+		return c.Any
+	}
+	return []Cond{c}
+}
+
 // A shape is what one clause takes: its operators and functions, its
 // bytes besides placeholders, and its name and value placeholders.
 type shape struct {
@@ -126,6 +145,7 @@ var condShapes = map[CondKind]shape{
 	CondNotContains: {2, len("(NOT (contains (, )))"), 1, 1},
 	CondSizeAtMost:  {2, len("(size () <= )"), 1, 1},
 	CondAtMost:      {1, len("( <= )"), 1, 1},
+	CondEqual:       {1, len("( = )"), 1, 1},
 }
 
 // actionShapes are the update clauses as built, e.g. "#3.#4 = :5" or

@@ -55,9 +55,23 @@ import (
 	"time"
 )
 
-// Store is a set of tables. See the package documentation for the rules
-// every implementation follows.
+// Store is a set of tables: everything a backend offers, which the
+// engine, the one user of all of it, takes. Other users name the part
+// they need (Tables, Items, Scanner), as registry.Store, tenant.Store,
+// archive.Store and lifecycle.Store do. See the package documentation
+// for the rules every implementation follows.
 type Store interface {
+	Tables
+	Items
+	Scanner
+
+	// Close releases the store's resources. It is safe to call twice.
+	Close() error
+}
+
+// Tables administers a store's tables: the part of a Store the lifecycle
+// manager needs.
+type Tables interface {
 	// CreateTable creates a table and returns once it is ACTIVE and ready
 	// for reads and writes. Creating a table that exists already, or that
 	// another caller is creating, is not an error: CreateTable waits for
@@ -89,7 +103,10 @@ type Store interface {
 	// they took, and returns once the table is gone. It returns an error
 	// wrapping ErrTableNotFound for an unknown table.
 	DeleteTable(ctx context.Context, name string) error
+}
 
+// Items reads and writes items: the part of a Store a table's users need.
+type Items interface {
 	// BatchWrite puts every item into the table, replacing any item with
 	// the same key. It returns nil only once every item is durable. On
 	// failure it returns a *BatchWriteError that lists exactly which items were
@@ -117,7 +134,11 @@ type Store interface {
 	// Query returns the items of one partition whose sort keys lie in the
 	// request's range, in sort-key order. See Query for the fields.
 	Query(ctx context.Context, q Query) Iterator
+}
 
+// Scanner reads whole tables: the part of a Store that archives and
+// listings of a meta table need.
+type Scanner interface {
 	// Scan returns every item of a table, in no particular order.
 	Scan(ctx context.Context, table string) Iterator
 
@@ -126,9 +147,6 @@ type Store interface {
 	// stopped after an item resumes there, in another process too. The
 	// item need not exist any more.
 	ScanAfter(ctx context.Context, table string, after Key) Iterator
-
-	// Close releases the store's resources. It is safe to call twice.
-	Close() error
 }
 
 // Names of the key attributes as a backend stores them (DynamoDB's

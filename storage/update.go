@@ -52,6 +52,14 @@ const (
 	// CondAtMost holds when Attr is a number at most Value, a json.Number.
 	// It does not hold when Attr is missing.
 	CondAtMost
+	// CondEqual holds when Attr has the type and value of Value, a string
+	// or a json.Number (DynamoDB's =). It does not hold when Attr is
+	// missing.
+	CondEqual
+	// CondAnyOf holds when any of the conditions in Any holds (DynamoDB's
+	// OR); it has no Attr of its own, and its conditions are not CondAnyOf
+	// themselves.
+	CondAnyOf
 )
 
 // Cond is one condition of an Update.
@@ -59,6 +67,8 @@ type Cond struct {
 	Kind  CondKind
 	Attr  string
 	Value any
+	// Any are the alternatives of a CondAnyOf.
+	Any []Cond
 }
 
 // ActionKind is a kind of Action.
@@ -149,6 +159,23 @@ func (u Update) Validate() error {
 
 // validate checks a condition's attribute name and operand.
 func (c Cond) validate() error {
+	if c.Kind == CondAnyOf {
+		if len(c.Any) == 0 {
+			return fmt.Errorf("%w: CondAnyOf without alternatives", ErrInvalid)
+		}
+		for i, alt := range c.Any {
+			if alt.Kind == CondAnyOf {
+				return fmt.Errorf("%w: alternative %d: CondAnyOf inside CondAnyOf", ErrInvalid, i)
+			}
+			if err := alt.validate(); err != nil {
+				return fmt.Errorf("alternative %d on %q: %w", i, alt.Attr, err)
+			}
+		}
+		return nil
+	}
+	if c.Attr == "" && len(c.Any) > 0 {
+		return fmt.Errorf("%w: alternatives on a condition of kind %d", ErrInvalid, c.Kind)
+	}
 	if reason := checkName(c.Attr); reason != "" {
 		return InvalidError{Reason: "attribute name " + reason}
 	}
@@ -173,6 +200,14 @@ func (c Cond) validate() error {
 			return operandError(c.Value, "json.Number")
 		}
 		_, err := checkValue(n, 1)
+		return err.asError(c.Attr)
+	case CondEqual:
+		switch c.Value.(type) {
+		case string, json.Number:
+		default:
+			return operandError(c.Value, "string or json.Number")
+		}
+		_, err := checkValue(c.Value, 1)
 		return err.asError(c.Attr)
 	default:
 		return fmt.Errorf("%w: unknown condition kind %d", ErrInvalid, c.Kind)
@@ -247,6 +282,12 @@ func SizeAtMost(attr string, n int) Cond { return Cond{Kind: CondSizeAtMost, Att
 
 // AtMost is CondAtMost: the number attr is at most n.
 func AtMost(attr string, n json.Number) Cond { return Cond{Kind: CondAtMost, Attr: attr, Value: n} }
+
+// Equal is CondEqual: attr is the string or number v.
+func Equal(attr string, v any) Cond { return Cond{Kind: CondEqual, Attr: attr, Value: v} }
+
+// AnyOf is CondAnyOf: one of conds holds.
+func AnyOf(conds ...Cond) Cond { return Cond{Kind: CondAnyOf, Any: conds} }
 
 // Set is ActionSet.
 func Set(attr string, v any) Action { return Action{Kind: ActionSet, Attr: attr, Value: v} }

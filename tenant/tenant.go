@@ -28,6 +28,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/timetabledb/timetable/metatable"
 	"github.com/timetabledb/timetable/storage"
 )
 
@@ -44,10 +45,18 @@ type Tenant struct {
 	Created time.Time
 }
 
+// Store is what the tenant registry needs of a store: the items of the
+// meta table.
+type Store interface {
+	GetItem(ctx context.Context, table, pk, sk string) (storage.Item, error)
+	BatchWrite(ctx context.Context, table string, items []storage.Item) error
+	Scan(ctx context.Context, table string) storage.Iterator
+}
+
 // Registry adds and authenticates tenants. Its methods may be called from
 // any number of goroutines at once.
 type Registry struct {
-	store storage.Store
+	store Store
 	table string
 
 	mu struct {
@@ -59,7 +68,7 @@ type Registry struct {
 
 // NewRegistry returns the registry kept in the given table of a store. The
 // table must exist.
-func NewRegistry(store storage.Store, table string) *Registry {
+func NewRegistry(store Store, table string) *Registry {
 	r := &Registry{store: store, table: table}
 	r.mu.byHash = map[string]Tenant{}
 	return r
@@ -81,7 +90,8 @@ func (r *Registry) Add(ctx context.Context, name string, now time.Time) (string,
 	if err := ValidName(name); err != nil {
 		return "", err
 	}
-	if _, err := r.store.GetItem(ctx, r.table, tenantPK(name), "tenant"); err == nil {
+	tenantPK, tenantSK := metatable.Tenant(name)
+	if _, err := r.store.GetItem(ctx, r.table, tenantPK, tenantSK); err == nil {
 		return "", fmt.Errorf("add tenant %q: %w", name, ErrExists)
 	} else if !errors.Is(err, storage.ErrItemNotFound) {
 		return "", fmt.Errorf("add tenant %q: %w", name, err)
@@ -93,9 +103,10 @@ func (r *Registry) Add(ctx context.Context, name string, now time.Time) (string,
 	key := "tt_" + base64.RawURLEncoding.EncodeToString(secret)
 	hash := hashKey(key)
 	created := now.UTC().Format(time.RFC3339Nano)
+	keyPK, keySK := metatable.APIKey(hash)
 	items := []storage.Item{
-		{PK: keyPK(hash), SK: "apikey", Attrs: map[string]any{"tenant": name, "hash": hash}},
-		{PK: tenantPK(name), SK: "tenant", Attrs: map[string]any{"hash": hash, "created": created}},
+		{PK: keyPK, SK: keySK, Attrs: map[string]any{"tenant": name, "hash": hash}},
+		{PK: tenantPK, SK: tenantSK, Attrs: map[string]any{"hash": hash, "created": created}},
 	}
 	if err := r.store.BatchWrite(ctx, r.table, items); err != nil {
 		return "", fmt.Errorf("add tenant %q: %w", name, err)
@@ -113,7 +124,8 @@ func (r *Registry) Authenticate(ctx context.Context, key string) (Tenant, error)
 	if ok {
 		return t, nil
 	}
-	item, err := r.store.GetItem(ctx, r.table, keyPK(hash), "apikey")
+	keyPK, keySK := metatable.APIKey(hash)
+	item, err := r.store.GetItem(ctx, r.table, keyPK, keySK)
 	if errors.Is(err, storage.ErrItemNotFound) {
 		return Tenant{}, ErrUnknownKey
 	}
@@ -126,7 +138,8 @@ func (r *Registry) Authenticate(ctx context.Context, key string) (Tenant, error)
 		return Tenant{}, ErrUnknownKey
 	}
 	t = Tenant{Name: name}
-	if ti, err := r.store.GetItem(ctx, r.table, tenantPK(name), "tenant"); err == nil {
+	tenantPK, tenantSK := metatable.Tenant(name)
+	if ti, err := r.store.GetItem(ctx, r.table, tenantPK, tenantSK); err == nil {
 		// A key whose tenant record was replaced (a re-added name) is dead.
 		if h, _ := ti.Attrs["hash"].(string); subtle.ConstantTimeCompare([]byte(h), []byte(hash)) != 1 {
 			return Tenant{}, ErrUnknownKey
@@ -150,10 +163,11 @@ func (r *Registry) List(ctx context.Context) ([]Tenant, error) {
 	var out []Tenant
 	for it.Next() {
 		item := it.Item()
-		if item.SK != "tenant" || len(item.PK) < len("tenant#") || item.PK[:len("tenant#")] != "tenant#" {
+		name, ok := metatable.TenantName(item.PK, item.SK)
+		if !ok {
 			continue
 		}
-		t := Tenant{Name: item.PK[len("tenant#"):]}
+		t := Tenant{Name: name}
 		if c, ok := item.Attrs["created"].(string); ok {
 			t.Created, _ = time.Parse(time.RFC3339Nano, c)
 		}
@@ -165,9 +179,6 @@ func (r *Registry) List(ctx context.Context) ([]Tenant, error) {
 	sortTenants(out)
 	return out, nil
 }
-
-func tenantPK(name string) string { return "tenant#" + name }
-func keyPK(hash string) string    { return "apikey#" + hash }
 
 func hashKey(key string) string {
 	sum := sha256.Sum256([]byte(key))

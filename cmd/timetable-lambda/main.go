@@ -27,7 +27,6 @@ import (
 	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/lifecycle"
 	"github.com/timetabledb/timetable/registry"
-	"github.com/timetabledb/timetable/storage"
 	"github.com/timetabledb/timetable/storage/dynamostore"
 )
 
@@ -79,11 +78,11 @@ func newReconciler(ctx context.Context, w wiring) (*lifecycle.Reconciler, error)
 		Families:  cfg.Families,
 		MetaTable: meta,
 		Clock:     w.clock,
-		OpenArchiver: func(target string, s storage.Store) (lifecycle.Archiver, error) {
-			return archive.Open(ctx, target, s, archive.Options{Clock: w.clock, Logger: w.logger, S3: w.s3,
-				Facts: registry.New(s, meta).Finder(families)})
+		OpenArchiver: func(target string) (lifecycle.Archiver, error) {
+			return archive.Open(ctx, target, store, archive.Options{Clock: w.clock, Logger: w.logger, S3: w.s3,
+				Facts: registry.New(store, meta).Finder(families)})
 		},
-		Leaser: dynamostore.Lease{Store: store, Table: meta, Clock: w.clock},
+		Leaser: lifecycle.TableLease{Store: store, Table: meta, Clock: w.clock},
 		Logger: w.logger,
 	})
 }

@@ -38,10 +38,10 @@ var errUnprocessed = errors.New("items left unprocessed")
 // An item reported unwritten may have been written when a connection
 // dropped after DynamoDB applied the request; writing it again replaces it.
 func (s *Store) BatchWrite(ctx context.Context, table string, items []storage.Item) error {
-	if err := s.enter(); err != nil {
+	if err := s.gate.Enter(); err != nil {
 		return err
 	}
-	defer s.calls.Done()
+	defer s.gate.Exit()
 	if len(items) == 0 {
 		return nil
 	}

@@ -23,10 +23,10 @@ import (
 // spec asks for it and the table has none, in case its creator stopped
 // before that step.
 func (s *Store) CreateTable(ctx context.Context, spec storage.TableSpec) error {
-	if err := s.enter(); err != nil {
+	if err := s.gate.Enter(); err != nil {
 		return err
 	}
-	defer s.calls.Done()
+	defer s.gate.Exit()
 
 	billing, throughput := capacityInput(spec.Capacity)
 	in := &dynamodb.CreateTableInput{

@@ -16,10 +16,10 @@ import (
 // storage.ErrTableNotFound; a table still being created or updated,
 // storage.ErrRefused.
 func (s *Store) DeleteTable(ctx context.Context, name string) error {
-	if err := s.enter(); err != nil {
+	if err := s.gate.Enter(); err != nil {
 		return err
 	}
-	defer s.calls.Done()
+	defer s.gate.Exit()
 
 	_, err := s.client.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(name)}, s.callOpts...)
 	if isResourceInUse(err) {

@@ -17,10 +17,10 @@ import (
 // (paged; none on an endpoint without tagging) and DescribeTimeToLive. On an endpoint without TTL, the TTL
 // attribute is the one CreateTable was asked for.
 func (s *Store) DescribeTable(ctx context.Context, name string) (storage.TableInfo, error) {
-	if err := s.enter(); err != nil {
+	if err := s.gate.Enter(); err != nil {
 		return storage.TableInfo{}, err
 	}
-	defer s.calls.Done()
+	defer s.gate.Exit()
 
 	out, err := s.client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)}, s.callOpts...)
 	if err != nil {

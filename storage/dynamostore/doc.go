@@ -67,7 +67,8 @@
 // expressions the expression package builds: CondExists and CondNotExists
 // are attribute_exists and attribute_not_exists, CondNotContains is
 // NOT contains(attr, :s), CondSizeAtMost size(attr) <= :n, CondAtMost
-// attr <= :n, all ANDed; ActionSet is SET attr = :v, ActionSetKey
+// attr <= :n, CondEqual attr = :v, CondAnyOf its alternatives ORed, all
+// ANDed; ActionSet is SET attr = :v, ActionSetKey
 // SET attr.key = :v, ActionAppend SET attr = list_append(if_not_exists(attr,
 // :empty), :vs), ActionAdd ADD attr :n. The builder parses the names it is
 // given ("[" starts a list index, and AppendName moves a leading "[n]" of a

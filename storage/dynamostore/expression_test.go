@@ -28,7 +28,7 @@ func randomUpdate(rng *rand.Rand, n int) storage.Update {
 	u := storage.Update{Table: "t", PK: "p", SK: "s"}
 	attr := func(i int) string { return fmt.Sprintf("a%d%s", i, strings.Repeat("x", rng.IntN(3))) }
 	for i := range rng.IntN(n + 1) {
-		switch rng.IntN(5) {
+		switch rng.IntN(7) {
 		case 0:
 			u.Conds = append(u.Conds, storage.Exists(attr(i)))
 		case 1:
@@ -39,6 +39,10 @@ func randomUpdate(rng *rand.Rand, n int) storage.Update {
 			u.Conds = append(u.Conds, storage.SizeAtMost(attr(i), i))
 		case 4:
 			u.Conds = append(u.Conds, storage.AtMost(attr(i), json.Number(fmt.Sprint(i))))
+		case 5:
+			u.Conds = append(u.Conds, storage.Equal(attr(i), fmt.Sprint("v", i)))
+		case 6:
+			u.Conds = append(u.Conds, storage.AnyOf(storage.NotExists(attr(i)), storage.Equal(attr(i+1000), json.Number("3")), storage.Exists("o")))
 		}
 	}
 	for i := range rng.IntN(n + 1) {

@@ -14,10 +14,10 @@ import (
 // GetItem reads one item, strongly consistent unless the store was opened
 // with EventuallyConsistent.
 func (s *Store) GetItem(ctx context.Context, table, pk, sk string) (storage.Item, error) {
-	if err := s.enter(); err != nil {
+	if err := s.gate.Enter(); err != nil {
 		return storage.Item{}, err
 	}
-	defer s.calls.Done()
+	defer s.gate.Exit()
 
 	if pk == "" || sk == "" {
 		// DynamoDB refuses empty key values; no such item can exist.

@@ -83,7 +83,7 @@ func (it *iterator) Next() bool {
 			it.stop(it.lastSK)
 			return false
 		}
-		if it.store.closed() {
+		if it.store.gate.Closed() {
 			it.err = storage.ErrClosed
 			return false
 		}

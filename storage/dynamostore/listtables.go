@@ -25,10 +25,10 @@ const minTableNameLen = 3
 // one or two characters, the listing starts at the first table and skips
 // the names that do not sort after it.
 func (s *Store) ListTables(ctx context.Context, after string, fn func(name string) bool) error {
-	if err := s.enter(); err != nil {
+	if err := s.gate.Enter(); err != nil {
 		return err
 	}
-	defer s.calls.Done()
+	defer s.gate.Exit()
 
 	in := &dynamodb.ListTablesInput{Limit: aws.Int32(listTablesPageSize)}
 	if len(after) >= minTableNameLen {

@@ -24,10 +24,10 @@ import (
 // The pages are fetched by hand rather than with the SDK's paginator,
 // whose Limit is fixed for every page.
 func (s *Store) Query(ctx context.Context, q storage.Query) storage.Iterator {
-	if err := s.enter(); err != nil {
+	if err := s.gate.Enter(); err != nil {
 		return errIterator(err)
 	}
-	defer s.calls.Done()
+	defer s.gate.Exit()
 
 	in, empty, err := queryInput(q)
 	if err != nil {

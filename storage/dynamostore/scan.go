@@ -19,10 +19,10 @@ func (s *Store) Scan(ctx context.Context, table string) storage.Iterator {
 
 // ScanAfter is Scan from the item after the key: its ExclusiveStartKey.
 func (s *Store) ScanAfter(ctx context.Context, table string, after storage.Key) storage.Iterator {
-	if err := s.enter(); err != nil {
+	if err := s.gate.Enter(); err != nil {
 		return errIterator(err)
 	}
-	defer s.calls.Done()
+	defer s.gate.Exit()
 
 	in := &dynamodb.ScanInput{
 		TableName:              aws.String(table),

@@ -37,12 +37,8 @@ type Store struct {
 	// taggingWarning makes sure it is reported once.
 	taggingWarning sync.Once
 
-	mu struct {
-		sync.Mutex
-		closed bool
-	}
-	// calls counts the calls in progress; Close waits for them.
-	calls sync.WaitGroup
+	// gate counts the calls in progress; Close waits for them.
+	gate storage.Gate
 }
 
 var _ storage.Store = (*Store)(nil)
@@ -100,30 +96,8 @@ func (s *Store) Client() *dynamodb.Client { return s.client }
 // storage.ErrClosed. Iterators still open stop at their next page. It is safe to
 // call twice.
 func (s *Store) Close() error {
-	s.mu.Lock()
-	s.mu.closed = true
-	s.mu.Unlock()
-	s.calls.Wait()
+	s.gate.Close()
 	return nil
-}
-
-// enter registers a call in progress, or returns storage.ErrClosed. A nil error
-// must be followed by s.calls.Done().
-func (s *Store) enter() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.mu.closed {
-		return storage.ErrClosed
-	}
-	s.calls.Add(1)
-	return nil
-}
-
-// closed reports whether Close was called.
-func (s *Store) closed() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.mu.closed
 }
 
 // returnCapacity is the ReturnConsumedCapacity of the store's reads and

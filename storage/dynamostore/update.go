@@ -18,10 +18,10 @@ import (
 // UpdateItem request. See storage.Store.Update for the contract, and the
 // package documentation for how the expressions are built.
 func (s *Store) Update(ctx context.Context, u storage.Update) error {
-	if err := s.enter(); err != nil {
+	if err := s.gate.Enter(); err != nil {
 		return err
 	}
-	defer s.calls.Done()
+	defer s.gate.Exit()
 
 	in, err := updateInput(u)
 	if err != nil {
@@ -107,7 +107,10 @@ func updateInput(u storage.Update) (*dynamodb.UpdateItemInput, error) {
 
 // condition returns the condition c stands for.
 func condition(c storage.Cond, names *nameAliases) (expression.ConditionBuilder, error) {
-	attr := names.name(c.Attr)
+	var attr expression.NameBuilder
+	if c.Kind != storage.CondAnyOf {
+		attr = names.name(c.Attr)
+	}
 	switch c.Kind {
 	case storage.CondExists:
 		return attr.AttributeExists(), nil
@@ -135,6 +138,24 @@ func condition(c storage.Cond, names *nameAliases) (expression.ConditionBuilder,
 			return expression.ConditionBuilder{}, err
 		}
 		return attr.LessThanEqual(expression.Value(av)), nil
+	case storage.CondEqual:
+		av, err := toAttributeValue(c.Value)
+		if err != nil {
+			return expression.ConditionBuilder{}, err
+		}
+		return attr.Equal(expression.Value(av)), nil
+	case storage.CondAnyOf:
+		alts := make([]expression.ConditionBuilder, len(c.Any))
+		for i, alt := range c.Any {
+			var err error
+			if alts[i], err = condition(alt, names); err != nil {
+				return expression.ConditionBuilder{}, fmt.Errorf("alternative %d on %q: %w", i, alt.Attr, err)
+			}
+		}
+		if len(alts) == 1 {
+			return alts[0], nil
+		}
+		return expression.Or(alts[0], alts[1], alts[2:]...), nil
 	default:
 		return expression.ConditionBuilder{}, fmt.Errorf("unknown condition kind %d", c.Kind)
 	}

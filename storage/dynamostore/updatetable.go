@@ -20,10 +20,10 @@ import (
 // the limit on capacity decreases per day) return an error wrapping
 // storage.ErrRefused, at once and without retries.
 func (s *Store) UpdateTable(ctx context.Context, name string, u storage.TableUpdate) error {
-	if err := s.enter(); err != nil {
+	if err := s.gate.Enter(); err != nil {
 		return err
 	}
-	defer s.calls.Done()
+	defer s.gate.Exit()
 
 	out, err := s.client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)}, s.callOpts...)
 	if err != nil {

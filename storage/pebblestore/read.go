@@ -13,10 +13,10 @@ import (
 
 // GetItem reads one item.
 func (s *Store) GetItem(ctx context.Context, tableName, pk, sk string) (storage.Item, error) {
-	if err := s.acquire(); err != nil {
+	if err := s.gate.Enter(); err != nil {
 		return storage.Item{}, fmt.Errorf("get item from table %q: %w", tableName, err)
 	}
-	defer s.release()
+	defer s.gate.Exit()
 	if err := ctx.Err(); err != nil {
 		return storage.Item{}, fmt.Errorf("get item from table %q: %w", tableName, err)
 	}
@@ -43,18 +43,18 @@ func (s *Store) GetItem(ctx context.Context, tableName, pk, sk string) (storage.
 // Query returns an iterator over the partition's items in the query's
 // range, read from one consistent snapshot taken when Query is called.
 func (s *Store) Query(ctx context.Context, q storage.Query) storage.Iterator {
-	if err := s.acquire(); err != nil {
+	if err := s.gate.Enter(); err != nil {
 		return &iterator{err: fmt.Errorf("query table %q: %w", q.Table, err), done: true}
 	}
 	if q.Filter != nil {
 		if err := q.Filter.Validate(); err != nil {
-			s.release()
+			s.gate.Exit()
 			return &iterator{err: fmt.Errorf("query table %q: %w", q.Table, err), done: true}
 		}
 	}
 	t := s.catalog.lookup(q.Table)
 	if t == nil {
-		s.release()
+		s.gate.Exit()
 		return &iterator{err: fmt.Errorf("query table %q: %w", q.Table, storage.ErrTableNotFound), done: true}
 	}
 	prefix := appendPartitionPrefix(nil, t.id, q.PK)
@@ -84,7 +84,7 @@ func (s *Store) Query(ctx context.Context, q storage.Query) storage.Iterator {
 		filter: q.Filter,
 	}
 	if bytes.Compare(lower, upper) >= 0 {
-		s.release()
+		s.gate.Exit()
 		it.done = true
 		return it
 	}
@@ -100,12 +100,12 @@ func (s *Store) Scan(ctx context.Context, tableName string) storage.Iterator {
 // ScanAfter is Scan from the item after the key, in key order as Scan
 // goes.
 func (s *Store) ScanAfter(ctx context.Context, tableName string, after storage.Key) storage.Iterator {
-	if err := s.acquire(); err != nil {
+	if err := s.gate.Enter(); err != nil {
 		return &iterator{err: fmt.Errorf("scan table %q: %w", tableName, err), done: true}
 	}
 	t := s.catalog.lookup(tableName)
 	if t == nil {
-		s.release()
+		s.gate.Exit()
 		return &iterator{err: fmt.Errorf("scan table %q: %w", tableName, storage.ErrTableNotFound), done: true}
 	}
 	lower, upper := tableSpan(t.id)
@@ -118,17 +118,17 @@ func (s *Store) ScanAfter(ctx context.Context, tableName string, after storage.K
 }
 
 // open gives it a Pebble iterator over [lower, upper). The operation
-// acquired by the caller is released when it is closed.
+// entered by the caller (gate) is exited when it is closed.
 func (s *Store) open(it *iterator, lower, upper []byte) *iterator {
 	pi, err := s.db.NewIterWithContext(it.ctx, &pebble.IterOptions{LowerBound: lower, UpperBound: upper})
 	if err != nil {
-		s.release()
+		s.gate.Exit()
 		it.err = fmt.Errorf("read table %q: %w", it.table, err)
 		it.done = true
 		return it
 	}
 	it.pi = pi
-	it.release = s.release
+	it.release = s.gate.Exit
 	return it
 }
 

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"hash/maphash"
 	"log/slog"
-	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/timetabledb/timetable/clock"
@@ -34,14 +33,10 @@ type Store struct {
 	// itemLocks serialise Updates of one item.
 	itemLocks stripes
 
-	// ops counts the calls in progress and the open iterators; Close
+	// gate counts the calls in progress and the open iterators; Close
 	// waits for them before it closes the DB, because Pebble panics on a
 	// closed DB.
-	ops   sync.WaitGroup
-	state struct {
-		sync.RWMutex
-		closed bool
-	}
+	gate storage.Gate
 }
 
 var _ storage.Store = (*Store)(nil)
@@ -96,35 +91,14 @@ func (s *Store) checkFormat() error {
 	return s.db.Set(formatKey, []byte(formatVersion), pebble.Sync)
 }
 
-// acquire registers an operation in progress, or returns
-// storage.ErrClosed. Every
-// call to acquire that succeeds is paired with a release.
-func (s *Store) acquire() error {
-	s.state.RLock()
-	defer s.state.RUnlock()
-	if s.state.closed {
-		return storage.ErrClosed
-	}
-	s.ops.Add(1)
-	return nil
-}
-
-// release ends an operation registered by acquire.
-func (s *Store) release() { s.ops.Done() }
-
 // Close waits for the calls in progress to return and for every open
 // iterator to be closed, then closes the DB. Calls made after Close has
 // begun return storage.ErrClosed. It is safe to call twice; the second call returns
 // nil at once.
 func (s *Store) Close() error {
-	s.state.Lock()
-	if s.state.closed {
-		s.state.Unlock()
+	if !s.gate.Close() {
 		return nil
 	}
-	s.state.closed = true
-	s.state.Unlock()
-	s.ops.Wait()
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("close pebble store: %w", err)
 	}

@@ -19,10 +19,10 @@ func (s *Store) CreateTable(ctx context.Context, spec storage.TableSpec) error {
 	if err := validateSpec(spec); err != nil {
 		return fmt.Errorf("create table %q: %w", spec.Name, err)
 	}
-	if err := s.acquire(); err != nil {
+	if err := s.gate.Enter(); err != nil {
 		return fmt.Errorf("create table %q: %w", spec.Name, err)
 	}
-	defer s.release()
+	defer s.gate.Exit()
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("create table %q: %w", spec.Name, err)
 	}
@@ -112,10 +112,10 @@ func validateCapacity(c storage.Capacity) error {
 // table); SizeBytes is Pebble's estimate of the disk space of the table's
 // key span, which leaves out what is still in memtables.
 func (s *Store) DescribeTable(ctx context.Context, name string) (storage.TableInfo, error) {
-	if err := s.acquire(); err != nil {
+	if err := s.gate.Enter(); err != nil {
 		return storage.TableInfo{}, fmt.Errorf("describe table %q: %w", name, err)
 	}
-	defer s.release()
+	defer s.gate.Exit()
 	t := s.catalog.lookup(name)
 	if t == nil {
 		return storage.TableInfo{}, fmt.Errorf("describe table %q: %w", name, storage.ErrTableNotFound)
@@ -133,11 +133,11 @@ func (s *Store) DescribeTable(ctx context.Context, name string) (storage.TableIn
 // ListTables calls fn with the table names after after, in ascending
 // order, from a snapshot of the catalog taken when ListTables is called.
 func (s *Store) ListTables(ctx context.Context, after string, fn func(name string) bool) error {
-	if err := s.acquire(); err != nil {
+	if err := s.gate.Enter(); err != nil {
 		return fmt.Errorf("list tables: %w", err)
 	}
 	names := s.catalog.view.Load().names
-	s.release() // the snapshot needs no DB: fn may take its time
+	s.gate.Exit() // the snapshot needs no DB: fn may take its time
 	i, found := slices.BinarySearch(names, after)
 	if found {
 		i++
@@ -163,10 +163,10 @@ func (s *Store) UpdateTable(ctx context.Context, name string, u storage.TableUpd
 			return fmt.Errorf("update table %q: %w", name, err)
 		}
 	}
-	if err := s.acquire(); err != nil {
+	if err := s.gate.Enter(); err != nil {
 		return fmt.Errorf("update table %q: %w", name, err)
 	}
-	defer s.release()
+	defer s.gate.Exit()
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("update table %q: %w", name, err)
 	}
@@ -214,10 +214,10 @@ func (s *Store) UpdateTable(ctx context.Context, name string, u storage.TableUpd
 // deletion pacing is off). Iterators already open on the table keep their
 // snapshot, and the files it needs, until they are closed.
 func (s *Store) DeleteTable(ctx context.Context, name string) error {
-	if err := s.acquire(); err != nil {
+	if err := s.gate.Enter(); err != nil {
 		return fmt.Errorf("delete table %q: %w", name, err)
 	}
-	defer s.release()
+	defer s.gate.Exit()
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("delete table %q: %w", name, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"math/big"
+	"slices"
 	"strings"
 	"sync"
 
@@ -37,10 +38,10 @@ func (s *Store) Update(ctx context.Context, u storage.Update) error {
 }
 
 func (s *Store) update(ctx context.Context, u storage.Update) error {
-	if err := s.acquire(); err != nil {
+	if err := s.gate.Enter(); err != nil {
 		return err
 	}
-	defer s.release()
+	defer s.gate.Exit()
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -132,28 +133,34 @@ func (s *stripes) of(key []byte) *sync.Mutex {
 // attributes are attrs when exists. The key attributes count as present
 // on an existing item.
 func checkConds(conds []storage.Cond, pk, sk string, attrs map[string]any, exists bool) error {
-	for i, c := range conds {
-		var v any
-		var ok bool
+	value := func(attr string) (any, bool) {
 		switch {
 		case !exists:
-		case c.Attr == storage.PKAttr:
-			v, ok = pk, true
-		case c.Attr == storage.SKAttr:
-			v, ok = sk, true
-		default:
-			v, ok = attrs[c.Attr]
+			return nil, false
+		case attr == storage.PKAttr:
+			return pk, true
+		case attr == storage.SKAttr:
+			return sk, true
 		}
-		if !holds(c, v, ok) {
+		v, ok := attrs[attr]
+		return v, ok
+	}
+	for i, c := range conds {
+		if !holds(c, value) {
 			return fmt.Errorf("%w: condition %d (%s on %q)", storage.ErrConditionFailed, i, condName(c.Kind), c.Attr)
 		}
 	}
 	return nil
 }
 
-// holds reports whether the condition holds for attribute value v, which
-// is present when ok. The operand was checked by storage.Update.Validate.
-func holds(c storage.Cond, v any, ok bool) bool {
+// holds reports whether the condition holds for an item whose attribute
+// values value returns (ok false for one it lacks). The operand was
+// checked by storage.Update.Validate.
+func holds(c storage.Cond, value func(attr string) (v any, ok bool)) bool {
+	if c.Kind == storage.CondAnyOf {
+		return slices.ContainsFunc(c.Any, func(alt storage.Cond) bool { return holds(alt, value) })
+	}
+	v, ok := value(c.Attr)
 	switch c.Kind {
 	case storage.CondExists:
 		return ok
@@ -197,6 +204,14 @@ func holds(c storage.Cond, v any, ok bool) bool {
 		a, aok := new(big.Rat).SetString(string(n))
 		b, bok := new(big.Rat).SetString(string(c.Value.(json.Number)))
 		return aok && bok && a.Cmp(b) <= 0
+	case storage.CondEqual:
+		if n, isNumber := c.Value.(json.Number); isNumber {
+			m, ok := v.(json.Number)
+			cmp, comparable := storage.CompareNumbers(m, n)
+			return ok && comparable && cmp == 0
+		}
+		s, isString := v.(string)
+		return isString && s == c.Value.(string)
 	default:
 		return false
 	}
@@ -215,6 +230,10 @@ func condName(k storage.CondKind) string {
 		return "size at most"
 	case storage.CondAtMost:
 		return "at most"
+	case storage.CondEqual:
+		return "equal"
+	case storage.CondAnyOf:
+		return "any of"
 	default:
 		return fmt.Sprintf("kind %d", k)
 	}

@@ -15,10 +15,10 @@ import (
 // with an error wrapping storage.ErrInvalid. Of two items with the same
 // key in one call, the later wins.
 func (s *Store) BatchWrite(ctx context.Context, tableName string, items []storage.Item) error {
-	if err := s.acquire(); err != nil {
+	if err := s.gate.Enter(); err != nil {
 		return writeError(tableName, items, err)
 	}
-	defer s.release()
+	defer s.gate.Exit()
 	if err := ctx.Err(); err != nil {
 		return writeError(tableName, items, err)
 	}

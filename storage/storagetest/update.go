@@ -124,6 +124,16 @@ func testUpdateConditions(t *testing.T, st storage.Store, table, pk string) {
 		{"at most on a missing attribute", conds(storage.AtMost("x", num("100"))), false},
 		{"all hold", conds(storage.Exists("s"), storage.NotContains("l", "c"), storage.AtMost("n", num("5"))), true},
 		{"one of them fails", conds(storage.Exists("s"), storage.NotContains("l", "a"), storage.AtMost("n", num("5"))), false},
+		{"equal string", conds(storage.Equal("s", "abc")), true},
+		{"equal another string", conds(storage.Equal("s", "abd")), false},
+		{"equal number written otherwise", conds(storage.Equal("n", num("5.0"))), true},
+		{"equal another number", conds(storage.Equal("n", num("6"))), false},
+		{"equal: a number is not its string", conds(storage.Equal("n", "5")), false},
+		{"equal on a missing attribute", conds(storage.Equal("x", "abc")), false},
+		{"any of, the first holds", conds(storage.AnyOf(storage.Exists("s"), storage.Equal("s", "zzz"))), true},
+		{"any of, the last holds", conds(storage.AnyOf(storage.NotExists(storage.PKAttr), storage.AtMost("n", num("4")), storage.Equal("s", "abc"))), true},
+		{"any of, none holds", conds(storage.AnyOf(storage.NotExists(storage.PKAttr), storage.AtMost("n", num("4")), storage.Equal("s", "zzz"))), false},
+		{"any of, and another that fails", conds(storage.AnyOf(storage.Exists("s")), storage.Exists("x")), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := conditionItem(pk, fmt.Sprintf("c%02d", i))
@@ -156,6 +166,9 @@ func testUpdateConditionsOnMissingItem(t *testing.T, st storage.Store, table, pk
 		{"not contains", storage.NotContains("l", "a"), true},
 		{"size at most", storage.SizeAtMost("l", 100), false},
 		{"at most", storage.AtMost("n", num("100")), false},
+		{"equal", storage.Equal("s", "abc"), false},
+		{"any of, one holds", storage.AnyOf(storage.NotExists(storage.PKAttr), storage.Equal("owner", "me")), true},
+		{"any of, none holds", storage.AnyOf(storage.Exists(storage.PKAttr), storage.Equal("owner", "me")), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sk := fmt.Sprintf("c%02d", i)

@@ -1,3 +1,30 @@
+// This file builds and parses every key of a data table. One physical
+// table holds five kinds of items, told apart by their keys (tenant and
+// logical table names cannot hold "#"; a series can hold anything):
+//
+//	kind            partition key                    sort key
+//	event (row)     {tenant}#{table}#{series}#{n}    {time}#{id}
+//	events (map)    {tenant}#{table}#{series}#{n}    {time to the ms}!{seq}
+//	series index    {tenant}#{table}                 s:{series}
+//	version marker  {tenant}#{table}#~v              {unit}#{time}#{series}
+//	rollup          {tenant}#{table}#{series}#~r{u}  {time}
+//
+// {time} is RFC 3339 in UTC with exactly nine fractional digits (fixed
+// width, so bytewise order is time order) and {n} the shard, in decimal
+// without leading zeros. The reads rely on how these sort (keys_test.go
+// holds them to it):
+//
+//   - within a series shard, items sort by time; at one instant the map
+//     item of its millisecond ("!") sorts before its rows ("#"), and both
+//     before highKey's "$", so one key range selects a time range in
+//     either layout;
+//   - a data partition ends in "#" and digits, a marker partition in
+//     "#~v", a rollup partition in "#~r" and a unit, and the series index
+//     has a single "#": parsePartitionKey tells an event partition from
+//     every other, whatever the series.
+//
+// The meta table's keys are in package metatable.
+
 package engine
 
 import (
@@ -140,3 +167,43 @@ func checkTableName(name string) error {
 	}
 	return nil
 }
+
+// mapSortKey returns the sort key of the item seq (0 for the first,
+// 1, 2, … for continuation items) of millisecond ms. "!" sorts before
+// the "#" of row keys and both before the "$" of highKey, so a time range
+// selects map items with the same key conditions as rows.
+func mapSortKey(ms time.Time, seq int) string {
+	return timeKey(ms) + "!" + strconv.Itoa(seq)
+}
+
+// isMapSortKey reports whether sk is a map-layout item's sort key.
+func isMapSortKey(sk string) bool { return len(sk) > timeKeyLen && sk[timeKeyLen] == '!' }
+
+// markerKey returns the partition key of a logical table's version
+// markers in a physical table: "#~" ends it, where data partitions end in
+// "#<digits>" and the series index has a single "#".
+func markerKey(tenant, table string) string { return tenant + "#" + table + "#~v" }
+
+// markerSortKey returns the sort key of a version marker.
+func markerSortKey(unit string, start time.Time, series string) string {
+	return unit + "#" + timeKey(start) + "#" + series
+}
+
+// parseMarkerSortKey splits a version marker's sort key.
+func parseMarkerSortKey(sk string) (unit string, start time.Time, series string, ok bool) {
+	unit, rest, found := strings.Cut(sk, "#")
+	if !found || len(rest) < timeKeyLen+1 || rest[timeKeyLen] != '#' {
+		return "", time.Time{}, "", false
+	}
+	start, ok = parseTimeKey(rest[:timeKeyLen])
+	return unit, start, rest[timeKeyLen+1:], ok
+}
+
+// rollupKey returns the partition key of a series' rollups of one unit.
+func rollupKey(tenant, table, series, unit string) string {
+	return tenant + "#" + table + "#" + series + "#~r" + unit
+}
+
+// seriesIndexPrefix starts the sort key of a series index entry: keys
+// cannot be empty, and the empty series is a series.
+const seriesIndexPrefix = "s:"

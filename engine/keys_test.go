@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -88,4 +89,48 @@ func TestParseTimeKeyAgreesWithTimeParse(t *testing.T) {
 			require.True(t, want.Equal(got), s)
 		}
 	}
+}
+
+// TestKeyKindsSort holds the data table's keys to the orders the reads
+// rely on (keys.go).
+func TestKeyKindsSort(t *testing.T) {
+	at := time.Date(2017, 4, 10, 12, 0, 0, 123456789, time.UTC)
+	ms := millisecond(at)
+	// Within a series shard, by time; at one instant the millisecond's
+	// map items first, then rows, then highKey; then the next instant.
+	inOrder := []string{
+		timeKey(ms.Add(-time.Nanosecond)),
+		mapSortKey(ms, 0),
+		mapSortKey(ms, 1),
+		mapSortKey(ms, 12),
+		sortKey(at, "AAAA"),
+		sortKey(at, "zzzz"),
+		highKey(at),
+		sortKey(at.Add(time.Nanosecond), "AAAA"),
+		mapSortKey(ms.Add(time.Millisecond), 0),
+	}
+	require.True(t, slices.IsSorted(inOrder), "%q", inOrder)
+	require.Greater(t, timeKey(ms), timeKey(ms.Add(-time.Nanosecond)))
+	require.LessOrEqual(t, timeKey(ms), mapSortKey(ms, 0), "a range from the millisecond's start selects its map items")
+
+	// Only event partitions parse as such, whatever the series holds.
+	for _, series := range []string{"", "s", "#", "~v", "#~v", "a#1", "x#~rhour", "s:"} {
+		pk := partitionKey("acme", "a_table", series, 3)
+		_, _, got, shard, err := parsePartitionKey(pk)
+		require.NoError(t, err, pk)
+		require.Equal(t, series, got)
+		require.Equal(t, 3, shard)
+		for _, other := range []string{seriesIndexKey("acme", "a_table"), markerKey("acme", "a_table"), rollupKey("acme", "a_table", series, "hour")} {
+			_, _, _, _, err := parsePartitionKey(other)
+			require.ErrorIs(t, err, errBadKey, "%q parsed as an event partition", other)
+			require.NotEqual(t, pk, other)
+		}
+	}
+	require.True(t, isMapSortKey(mapSortKey(ms, 0)))
+	require.False(t, isMapSortKey(sortKey(at, "x")))
+	unit, start, series, ok := parseMarkerSortKey(markerSortKey("day", at, "a#b"))
+	require.True(t, ok)
+	require.Equal(t, "day", unit)
+	require.True(t, start.Equal(at))
+	require.Equal(t, "a#b", series)
 }

@@ -1,0 +1,222 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+
+	"github.com/DataDog/sketches-go/ddsketch"
+	"github.com/axiomhq/hyperloglog"
+	"github.com/cockroachdb/apd/v3"
+)
+
+// The functions that need more than a running total: count_distinct,
+// percentiles, and the increase of counters. They are computed from raw
+// events only: rollups keep totals, not sets, sketches or per-series
+// order, so an aggregate that asks for one of them reads the events
+// (AggregateQuery.Rollups says so).
+const (
+	FnCountDistinct = "count_distinct"
+	FnP50           = "p50"
+	FnP90           = "p90"
+	FnP99           = "p99"
+	FnDelta         = "delta" // the increase of a counter over the bucket, resets included
+	FnRate          = "rate"  // delta per second of the bucket's span
+)
+
+// DistinctExact is how many distinct values count_distinct counts
+// exactly, per field and bucket; past it, it estimates with a
+// HyperLogLog of precision 14 (16,384 registers), whose relative standard
+// error is 0.81%: within ±2.5% of the true count 99.7% of the time.
+const DistinctExact = 10000
+
+// QuantileAccuracy is the relative accuracy of p50, p90 and p99: each is
+// within 1% of the value at that rank among the bucket's values (a
+// DDSketch, which guarantees it for any distribution). It is reported to
+// six significant digits.
+const QuantileAccuracy = 0.01
+
+// sketchFuncs lists the functions a sketch serves.
+var sketchFuncs = []string{FnCountDistinct, FnP50, FnP90, FnP99, FnDelta, FnRate}
+
+// quantileOf maps a percentile function to its quantile.
+var quantileOf = map[string]float64{FnP50: 0.50, FnP90: 0.90, FnP99: 0.99}
+
+// wants says which sketches a part keeps for its fields.
+type wants struct {
+	distinct, quantiles, counter bool
+}
+
+func wantsOf(funcs []string) wants {
+	var w wants
+	for _, fn := range funcs {
+		switch fn {
+		case FnCountDistinct:
+			w.distinct = true
+		case FnP50, FnP90, FnP99:
+			w.quantiles = true
+		case FnDelta, FnRate:
+			w.counter = true
+		}
+	}
+	return w
+}
+
+// sketches are a field's summaries beyond totals, in one bucket.
+type sketches struct {
+	// distinct holds the values seen, keyed by type and canonical text,
+	// until there are more than DistinctExact; then hll counts them.
+	distinct map[string]struct{}
+	hll      *hyperloglog.Sketch
+	// quantiles holds the numeric values.
+	quantiles *ddsketch.DDSketch
+	// last is each series' last value in the bucket; increase the sum
+	// of each series' increases between consecutive values (a value
+	// below the last is a reset: it counts from zero).
+	last     map[string]*apd.Decimal
+	increase apd.Decimal
+}
+
+// add adds one value of the field, of an event of series; the events of
+// a series come in time order. x is the value as a number, when it is
+// one.
+func (s *sketches) add(w wants, v any, x *apd.Decimal, series string) {
+	if w.distinct {
+		s.addDistinct(v)
+	}
+	if x == nil {
+		return
+	}
+	if w.quantiles {
+		if s.quantiles == nil {
+			s.quantiles, _ = ddsketch.NewDefaultDDSketch(QuantileAccuracy) // a valid accuracy
+		}
+		f, _ := x.Float64()
+		if !math.IsInf(f, 0) {
+			_ = s.quantiles.Add(f) // finite values are always accepted
+		}
+	}
+	if w.counter {
+		if s.last == nil {
+			s.last = map[string]*apd.Decimal{}
+		}
+		prev := s.last[series]
+		switch {
+		case prev == nil:
+			prev = new(apd.Decimal)
+			s.last[series] = prev
+		case x.Cmp(prev) >= 0:
+			var d apd.Decimal
+			_, _ = exact.Sub(&d, x, prev) // exact on parsed decimals
+			addDecimal(&s.increase, &d)
+		default:
+			addDecimal(&s.increase, x) // a reset: counted from zero
+		}
+		prev.Set(x)
+	}
+}
+
+// merge adds o's values: those of other series.
+func (s *sketches) merge(o *sketches) {
+	switch {
+	case s.hll == nil && o.hll == nil:
+		for k := range o.distinct {
+			s.addDistinctKey(k)
+		}
+	default:
+		if s.hll == nil {
+			s.hll = hyperloglog.New14()
+			for k := range s.distinct {
+				s.hll.Insert([]byte(k))
+			}
+			s.distinct = nil
+		}
+		if o.hll != nil {
+			_ = s.hll.Merge(o.hll) // of the same precision
+		} else {
+			for k := range o.distinct {
+				s.hll.Insert([]byte(k))
+			}
+		}
+	}
+	if o.quantiles != nil {
+		if s.quantiles == nil {
+			s.quantiles = o.quantiles.Copy()
+		} else {
+			_ = s.quantiles.MergeWith(o.quantiles) // of the same mapping
+		}
+	}
+	addDecimal(&s.increase, &o.increase)
+}
+
+// addDistinct counts a value among the distinct ones.
+func (s *sketches) addDistinct(v any) { s.addDistinctKey(distinctKey(v)) }
+
+// addDistinctKey counts a value, named by distinctKey, among the distinct
+// ones.
+func (s *sketches) addDistinctKey(key string) {
+	if s.hll != nil {
+		s.hll.Insert([]byte(key))
+		return
+	}
+	if s.distinct == nil {
+		s.distinct = map[string]struct{}{}
+	}
+	s.distinct[key] = struct{}{}
+	if len(s.distinct) > DistinctExact {
+		s.hll = hyperloglog.New14()
+		for k := range s.distinct {
+			s.hll.Insert([]byte(k))
+		}
+		s.distinct = nil
+	}
+}
+
+// distinctKey names a value by type and value: the number 1 and the
+// string "1" differ, 1 and 1.0 (both canonical "1") do not.
+func distinctKey(v any) string {
+	switch v := v.(type) {
+	case string:
+		return "s" + v
+	case json.Number:
+		var d apd.Decimal
+		if parseDecimal(&d, string(v)) {
+			return "n" + string(decimalNumber(&d))
+		}
+		return "n" + string(v)
+	}
+	b, _ := json.Marshal(v) // storage values always marshal
+	return "j" + string(b)
+}
+
+// result returns the value of a sketch function over a bucket of span
+// seconds.
+func (s *sketches) result(fn string, span float64) any {
+	switch fn {
+	case FnCountDistinct:
+		if s.hll != nil {
+			return int64(s.hll.Estimate())
+		}
+		return int64(len(s.distinct))
+	case FnP50, FnP90, FnP99:
+		if s.quantiles == nil || s.quantiles.IsEmpty() {
+			return nil
+		}
+		q, err := s.quantiles.GetValueAtQuantile(quantileOf[fn])
+		if err != nil {
+			return nil
+		}
+		return json.Number(strconv.FormatFloat(q, 'g', 6, 64))
+	case FnDelta:
+		return decimalNumber(&s.increase)
+	case FnRate:
+		var r, d apd.Decimal
+		d.SetFloat64(span)
+		if _, err := averaging.Quo(&r, &s.increase, &d); err != nil {
+			panic(fmt.Sprintf("engine: rate: %v", err)) // span is positive
+		}
+		return decimalNumber(&r)
+	}
+	return nil
+}
