@@ -3,9 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -57,36 +54,15 @@ mqtt:
 	serveUntil := func(n int, publishing func()) {
 		ctx, stop := context.WithCancel(context.Background())
 		defer stop()
-		addrs := make(chan net.Addr, 1)
-		served := make(chan error, 1)
 		var logs syncWriter
-		go func() {
-			g := &globals{storeSpec: "pebble:" + filepath.Join(dir, "data"), configPath: cfg}
-			served <- runServe(ctx, g, serveOptions{addr: "127.0.0.1:0", shutdownTimeout: time.Minute, ready: func(a net.Addr) { addrs <- a }}, &logs)
-		}()
-		var addr string
-		select {
-		case a := <-addrs:
-			addr = a.String()
-		case err := <-served:
-			t.Fatalf("serve ended before listening: %v", err)
-		}
-		want := fmt.Sprintf("\ntimetable_mqtt_messages_total{result=\"written\",subscription=\"timetable-serve-test\"} %d\n", n)
-		client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
-		metrics := func() string {
-			res, err := client.Get("http://" + addr + "/metrics")
-			if err != nil {
-				return ""
-			}
-			defer res.Body.Close()
-			b, _ := io.ReadAll(res.Body)
-			return string(b)
-		}
+		g := &globals{storeSpec: "pebble:" + filepath.Join(dir, "data"), configPath: cfg}
+		addr, served := startServe(ctx, t, g, serveOptions{shutdownTimeout: time.Minute}, &logs)
 		require.Eventually(t, func() bool {
-			return strings.Contains(metrics(), "\ntimetable_mqtt_connected{subscription=\"timetable-serve-test\"} 1\n")
+			return strings.Contains(metricsOf(addr), "\ntimetable_mqtt_connected{subscription=\"timetable-serve-test\"} 1\n")
 		}, time.Minute, 10*time.Millisecond, "never subscribed: %s", logs.String())
 		publishing()
-		require.Eventually(t, func() bool { return strings.Contains(metrics(), want) }, time.Minute, 10*time.Millisecond, "never wrote %d messages: %s", n, logs.String())
+		want := fmt.Sprintf("\ntimetable_mqtt_messages_total{result=\"written\",subscription=\"timetable-serve-test\"} %d\n", n)
+		require.Eventually(t, func() bool { return strings.Contains(metricsOf(addr), want) }, time.Minute, 10*time.Millisecond, "never wrote %d messages: %s", n, logs.String())
 		stop()
 		require.NoError(t, <-served)
 	}

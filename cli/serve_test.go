@@ -23,20 +23,8 @@ func TestServeShutsDownGracefully(t *testing.T) {
 
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
-	addrs := make(chan net.Addr, 1)
-	served := make(chan error, 1)
 	var logs syncWriter
-	go func() {
-		g := &globals{storeSpec: "pebble:" + dir}
-		served <- runServe(ctx, g, serveOptions{addr: "127.0.0.1:0", shutdownTimeout: time.Minute, ready: func(a net.Addr) { addrs <- a }}, &logs)
-	}()
-	var addr string
-	select {
-	case a := <-addrs:
-		addr = a.String()
-	case err := <-served:
-		t.Fatalf("serve ended before listening: %v", err)
-	}
+	addr, served := startServe(ctx, t, &globals{storeSpec: "pebble:" + dir}, serveOptions{shutdownTimeout: time.Minute}, &logs)
 
 	// A write whose body arrives slowly is in flight when the signal
 	// comes.
@@ -78,15 +66,8 @@ func TestServeShutsDownGracefully(t *testing.T) {
 // waitInFlight waits until the server says a request to /v1 is in flight.
 func waitInFlight(t *testing.T, addr string) {
 	t.Helper()
-	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 	require.Eventually(t, func() bool {
-		res, err := client.Get("http://" + addr + "/metrics")
-		if err != nil {
-			return false
-		}
-		defer res.Body.Close()
-		b, err := io.ReadAll(res.Body)
-		return err == nil && strings.Contains(string(b), "\ntimetable_http_requests_in_flight 1\n")
+		return strings.Contains(metricsOf(addr), "\ntimetable_http_requests_in_flight 1\n")
 	}, time.Minute, 5*time.Millisecond, "the write never was in flight")
 }
 
@@ -129,31 +110,11 @@ func TestServeRunsTheLifecycleManager(t *testing.T) {
 
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
-	addrs := make(chan net.Addr, 1)
-	served := make(chan error, 1)
 	var logs syncWriter
-	go func() {
-		g := &globals{storeSpec: "pebble:" + dir}
-		served <- runServe(ctx, g, serveOptions{addr: "127.0.0.1:0", shutdownTimeout: time.Minute, reconcileEvery: time.Hour,
-			ready: func(a net.Addr) { addrs <- a }}, &logs)
-	}()
-	var addr string
-	select {
-	case a := <-addrs:
-		addr = a.String()
-	case err := <-served:
-		t.Fatalf("serve ended before listening: %v", err)
-	}
+	addr, served := startServe(ctx, t, &globals{storeSpec: "pebble:" + dir}, serveOptions{shutdownTimeout: time.Minute, reconcileEvery: time.Hour}, &logs)
 	// The first cycle runs at start.
-	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 	require.Eventually(t, func() bool {
-		res, err := client.Get("http://" + addr + "/metrics")
-		if err != nil {
-			return false
-		}
-		defer res.Body.Close()
-		b, err := io.ReadAll(res.Body)
-		return err == nil && strings.Contains(string(b), "\ntimetable_lifecycle_cycles_total{result=\"ok\"} 1\n")
+		return strings.Contains(metricsOf(addr), "\ntimetable_lifecycle_cycles_total{result=\"ok\"} 1\n")
 	}, time.Minute, 5*time.Millisecond, "no lifecycle cycle")
 	stop()
 	require.NoError(t, <-served)
@@ -163,4 +124,36 @@ func TestServeRunsTheLifecycleManager(t *testing.T) {
 	// This week's table was made by the lifecycle manager, not by a write.
 	tables := mustRun(t, "", "tables", store).stdout
 	require.Contains(t, tables, "tt_events_1497139200000_1497743999000_6_2017")
+}
+
+// startServe runs serve on a free loopback port until ctx ends, and
+// returns the address it listens on and where its end is sent.
+func startServe(ctx context.Context, t *testing.T, g *globals, o serveOptions, logs io.Writer) (string, <-chan error) {
+	t.Helper()
+	addrs := make(chan net.Addr, 1)
+	served := make(chan error, 1)
+	o.addr, o.ready = "127.0.0.1:0", func(a net.Addr) { addrs <- a }
+	go func() { served <- runServe(ctx, g, o, logs) }()
+	select {
+	case a := <-addrs:
+		return a.String(), served
+	case err := <-served:
+		t.Fatalf("serve ended before listening: %v", err)
+		return "", nil
+	}
+}
+
+// metricsOf returns what GET /metrics answers, "" when it fails.
+func metricsOf(addr string) string {
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	res, err := client.Get("http://" + addr + "/metrics")
+	if err != nil {
+		return ""
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		return ""
+	}
+	return string(b)
 }
