@@ -19,6 +19,7 @@ import (
 	"github.com/timetabledb/timetable/internal/backends"
 	"github.com/timetabledb/timetable/internal/clients"
 	"github.com/timetabledb/timetable/mqttsub"
+	"github.com/timetabledb/timetable/storage"
 )
 
 // now is the engine's clock; events are stamped around it.
@@ -29,6 +30,8 @@ var now = time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)
 type fixture struct {
 	t      *testing.T
 	db     *engine.DB
+	store  storage.Store
+	cfg    config.Config
 	broker *clients.Broker
 	pub    string // mosquitto_pub
 }
@@ -40,13 +43,20 @@ func newFixture(t *testing.T) *fixture {
 	require.NoError(t, err)
 	t.Cleanup(b.Close)
 	f.broker = b
-	store, cfg := backends.Pebble().Open(t)
-	f.db, err = engine.Open(context.Background(), store, engine.Options{Config: cfg, Clock: clock.NewManual(now)})
-	require.NoError(t, err)
-	t.Cleanup(func() { f.db.Close() })
+	f.store, f.cfg = backends.Pebble().Open(t)
+	f.open()
 	_, err = f.db.Tenants().Add(context.Background(), "acme", now)
 	require.NoError(t, err)
 	return f
+}
+
+// open opens an engine on the fixture's store.
+func (f *fixture) open() {
+	f.t.Helper()
+	db, err := engine.Open(context.Background(), f.store, engine.Options{Config: f.cfg, Clock: clock.NewManual(now)})
+	require.NoError(f.t, err)
+	f.t.Cleanup(func() { db.Close() })
+	f.db = db
 }
 
 // start starts a subscriber of one subscription and waits until it is
@@ -191,6 +201,25 @@ func TestEveryMessageOnceAcrossARestart(t *testing.T) {
 	require.Equal(t, 1, seen["dev1@0"])
 	require.Equal(t, 1, seen["dev2@5"])
 	require.Equal(t, 1, seen["dev3@29"])
+}
+
+// A message whose write fails is not acknowledged: the subscription
+// retries it, and once timetable restarts the broker sends it again and
+// it is written.
+func TestAFailedWriteIsNotAcknowledged(t *testing.T) {
+	f := newFixture(t)
+	sub := config.Subscription{Topic: "plant/+/telemetry", Tenant: "acme", Table: "telemetry", Series: 2, Format: config.FormatJSON}
+	s, reg := f.start(sub)
+	require.NoError(t, f.db.Close()) // every write now fails
+	f.publish("plant/dev1/telemetry", event(1, ""))
+	f.eventually("retried the write", func() bool { return metric(t, reg, "timetable_mqtt_write_failures_total", "") >= 2 })
+	require.Zero(t, metric(t, reg, "timetable_mqtt_messages_total", ""), "nothing acknowledged")
+	s.Close()
+
+	f.open()
+	_, reg = f.start(sub)
+	f.eventually("wrote the redelivered message", func() bool { return len(f.events("telemetry")) == 1 })
+	f.eventually("acknowledged it", func() bool { return metric(t, reg, "timetable_mqtt_messages_total", "written") == 1 })
 }
 
 // Invalid messages are counted, logged and dead-lettered with the
