@@ -16,6 +16,7 @@ import (
 	mqtt "github.com/eclipse/paho.mqtt.golang"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/timetabledb/timetable/clock"
 	"github.com/timetabledb/timetable/config"
 	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/event"
@@ -120,6 +121,7 @@ type subscription struct {
 	opts    Options
 	log     *slog.Logger
 	limits  event.Limits
+	clock   clock.Clock
 	client  mqtt.Client
 	metrics subscriptionMetrics
 	// in takes the messages the client receives to the writer; stop
@@ -130,8 +132,9 @@ type subscription struct {
 
 // Start checks the subscriptions (their tenants exist, their tables are
 // table names, their TLS files load), connects them to their brokers,
-// and writes their messages until Close. A broker that cannot be
-// reached is tried again in the background: Start does not wait for it.
+// and writes their messages until Close; ctx bounds the checks only. A
+// broker that cannot be reached is tried again in the background: Start
+// does not wait for it.
 func Start(ctx context.Context, db *engine.DB, subs []config.Subscription, opts Options) (*Subscriber, error) {
 	opts.EnsureDefaults()
 	if err := opts.Validate(); err != nil {
@@ -199,7 +202,7 @@ func newSubscription(db *engine.DB, cfg config.Subscription, opts Options, m *me
 		in:      make(chan inbound, opts.MaxBatch),
 		stop:    make(chan struct{}),
 	}
-	sub.limits = db.Options().Limits
+	sub.limits, sub.clock = db.Options().Limits, db.Options().Clock
 	sub.limits.ReceiveTime = true
 	co := mqtt.NewClientOptions().
 		AddBroker(cfg.Broker).

@@ -36,7 +36,7 @@ type message struct {
 func (s *subscription) receive(_ mqtt.Client, m mqtt.Message) {
 	s.metrics.received.Inc()
 	select {
-	case s.in <- inbound{msg: m, received: s.db.Options().Clock.Now()}:
+	case s.in <- inbound{msg: m, received: s.clock.Now()}:
 	case <-s.stop:
 		// Not acknowledged: the broker sends it again on the next
 		// connection.

@@ -10,6 +10,8 @@
 //	GET  /healthz                    200 {"status":"ok"} while the server serves (liveness; asks nothing of the store)
 //	GET  /readyz                     200 {"status":"ready"} when the store answers a read, else 503 (readiness)
 //	GET  /metrics                    Prometheus metrics of the server and of whatever shares its registry
+//	POST /write, POST /api/v2/write  InfluxDB 1.x and 2.x line protocol writes (see InfluxDB below)
+//	GET  /ping                       204 with X-Influxdb-Version, as InfluxDB answers
 //
 // Every /v1 call carries "Authorization: Bearer <api key>"; the key
 // decides the tenant, and a missing or unknown key is 401 with a
@@ -30,6 +32,27 @@
 // a 5xx, a timeout or no answer at all may send the same request again
 // and nothing is stored twice; a 5xx for a store that failed part-way
 // lists the indexes of the events not written under "unwritten".
+//
+// # InfluxDB
+//
+// The InfluxDB write endpoints take line protocol (package lineproto) as
+// InfluxDB 1.x (POST /write) and 2.x (POST /api/v2/write) do, so that
+// Telegraf, the influx CLI and InfluxDB's client libraries write to
+// timetable unchanged. The measurement names the logical table and the
+// sorted tag set the series; db, rp, bucket and org are accepted and name
+// nothing, since the API key names the tenant and the measurement the
+// table. precision is ns (the default), us (or u), ms or s. The key comes
+// as Authorization: Token (or Bearer), as the password of Basic
+// authentication, or as p=; two different keys are a 400. A body is
+// validated whole and written only when every line is good, as the JSON
+// API does; a body of several measurements is checked table by table
+// (engine.DB.CheckWrite) before any table is written. Success is 204 No
+// Content. Errors are the JSON API's body, whose "error" is also
+// InfluxDB 1.x's ("... unable to parse '...': ..."), with "lines" naming
+// each bad line; the 2.x endpoint adds InfluxDB 2.x's "code" and
+// "message". GET /ping answers 204 with the X-Influxdb-Version header
+// clients read, or 200 and the version with verbose=true; it asks nothing
+// of the store.
 //
 // # Queries
 //

@@ -12,26 +12,6 @@ import (
 	"github.com/timetabledb/timetable/event/lineproto"
 )
 
-// The InfluxDB write endpoints take line protocol (package lineproto) as
-// InfluxDB 1.x (POST /write) and 2.x (POST /api/v2/write) do, so that
-// Telegraf, the influx CLI and InfluxDB's client libraries write to
-// timetable unchanged:
-//
-//   - the measurement names the logical table, the sorted tag set the
-//     series; db, rp, bucket and org are accepted and name nothing, since
-//     the API key names the tenant;
-//   - precision is ns (the default), us (or u), ms or s;
-//   - the key comes as Authorization: Token (or Bearer), as the password
-//     of Basic authentication, or as p= (influxKey);
-//   - a body is validated whole and written only when every line is good,
-//     as the JSON API does; success is 204 No Content;
-//   - GET /ping answers 204 with the X-Influxdb-Version header clients
-//     read, or 200 and the version with verbose=true.
-//
-// Errors are the JSON API's body, whose "error" is also InfluxDB 1.x's,
-// with "lines" naming each bad line; the 2.x endpoint adds the "code"
-// and "message" of InfluxDB 2.x.
-
 // influxVersion is the InfluxDB version timetable answers as: the line
 // protocol and write API it speaks.
 const influxVersion = "1.8.10"
