@@ -489,8 +489,11 @@ func TestUpdateThrottled(t *testing.T) {
 	faults := dynamofault.New(dynamofault.Options{Seed: 1,
 		Mix:        dynamofault.Mix{dynamofault.Throughput: 0.25, dynamofault.Throttling: 0.25},
 		Operations: []string{"UpdateItem"}})
+	// Half of all attempts are throttled and table names differ from run
+	// to run, so the faults do too: with 10 attempts one of 20 updates ran
+	// out of them about once in 50 runs; with 30, once in 50 million.
 	s := openStore(t, Options{
-		MaxAttempts:    10,
+		MaxAttempts:    30,
 		RetryBaseDelay: time.Millisecond,
 		MaxBackoff:     5 * time.Millisecond,
 		ClientOptions: []func(*dynamodb.Options){func(o *dynamodb.Options) {
