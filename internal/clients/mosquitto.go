@@ -16,7 +16,8 @@ import (
 // Broker is a mosquitto broker on a free loopback port, with anonymous
 // access and its sessions kept on disk in its directory.
 type Broker struct {
-	// Port is the port it listens on, and URL its tcp:// address.
+	// Port is the port it listens on, and URL its tcp:// address (ssl://
+	// with TLS).
 	Port int
 	URL  string
 	cmd  *exec.Cmd
@@ -26,10 +27,25 @@ type Broker struct {
 	err    error
 }
 
+// MosquittoOptions secure a broker; the zero value is plain TCP with
+// anonymous access.
+type MosquittoOptions struct {
+	// CAFile, CertFile and KeyFile, when set, make the listener take TLS
+	// only, with this certificate.
+	CAFile, CertFile, KeyFile string
+	// PasswordFile, when set, is mosquitto_passwd's file of the only
+	// clients let in.
+	PasswordFile string
+}
+
 // StartMosquitto starts the mosquitto at path (Command finds it) with
 // its configuration, sessions and log in dir, and waits until it takes
 // connections. Close stops it.
-func StartMosquitto(path, dir string) (*Broker, error) {
+func StartMosquitto(path, dir string, opts ...MosquittoOptions) (*Broker, error) {
+	var o MosquittoOptions
+	if len(opts) > 0 {
+		o = opts[0]
+	}
 	port, err := freePort()
 	if err != nil {
 		return nil, err
@@ -38,9 +54,21 @@ func StartMosquitto(path, dir string) (*Broker, error) {
 	// Sessions are kept while the broker runs (and on disk); queued
 	// messages are not capped, so that a subscriber away for a while,
 	// or a benchmark, loses nothing.
-	text := strings.Join([]string{
-		fmt.Sprintf("listener %d 127.0.0.1", port),
-		"allow_anonymous true",
+	lines := []string{fmt.Sprintf("listener %d 127.0.0.1", port)}
+	if os.Geteuid() == 0 {
+		// Started by root, mosquitto becomes the user mosquitto, who
+		// cannot read a test's private directories.
+		lines = append(lines, "user root")
+	}
+	if o.CertFile != "" {
+		lines = append(lines, "cafile "+o.CAFile, "certfile "+o.CertFile, "keyfile "+o.KeyFile)
+	}
+	if o.PasswordFile != "" {
+		lines = append(lines, "allow_anonymous false", "password_file "+o.PasswordFile)
+	} else {
+		lines = append(lines, "allow_anonymous true")
+	}
+	text := strings.Join(append(lines,
 		"persistence true",
 		"persistence_location " + dir + "/",
 		"max_queued_messages 0",
@@ -48,7 +76,7 @@ func StartMosquitto(path, dir string) (*Broker, error) {
 		"log_type error",
 		"log_type warning",
 		"log_type notice",
-	}, "\n") + "\n"
+	), "\n") + "\n"
 	if err := os.WriteFile(conf, []byte(text), 0o600); err != nil {
 		return nil, err
 	}
@@ -62,7 +90,11 @@ func StartMosquitto(path, dir string) (*Broker, error) {
 		log.Close()
 		return nil, fmt.Errorf("start mosquitto: %w", err)
 	}
-	b := &Broker{Port: port, URL: "tcp://127.0.0.1:" + strconv.Itoa(port), cmd: cmd, log: log, exited: make(chan struct{})}
+	scheme := "tcp"
+	if o.CertFile != "" {
+		scheme = "ssl"
+	}
+	b := &Broker{Port: port, URL: scheme + "://127.0.0.1:" + strconv.Itoa(port), cmd: cmd, log: log, exited: make(chan struct{})}
 	go func() {
 		b.err = cmd.Wait()
 		close(b.exited)
