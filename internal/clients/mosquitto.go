@@ -70,7 +70,7 @@ func StartMosquitto(path, dir string, opts ...MosquittoOptions) (*Broker, error)
 	}
 	text := strings.Join(append(lines,
 		"persistence true",
-		"persistence_location " + dir + "/",
+		"persistence_location "+dir+"/",
 		"max_queued_messages 0",
 		"log_dest stderr",
 		"log_type error",
