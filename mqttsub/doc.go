@@ -21,7 +21,8 @@
 // event ids are hashes of the events' contents (package event). An event
 // without time takes the time timetable received it (event.Limits.
 // ReceiveTime), so a redelivery of it is a new event: devices that need
-// exactly-once send time, or an id.
+// exactly-once send time (an id alone does not do, since an id names one
+// event per series and time).
 //
 // # Messages
 //
