@@ -13,6 +13,7 @@ import (
 	"github.com/influxdata/line-protocol/v2/lineprotocol"
 
 	"github.com/timetabledb/timetable/event"
+	"github.com/timetabledb/timetable/storage"
 )
 
 // Options say how to read a body.
@@ -288,12 +289,16 @@ func (r *reader) entry(d *lineprotocol.Decoder) (table string, ev event.Event, r
 	}
 	tagCount := len(ev.Fields)
 	for {
-		k, v, err := d.NextField()
+		k, kind, raw, err := d.NextFieldBytes()
 		if err != nil {
 			return "", ev, syntaxReason(err)
 		}
 		if k == nil {
 			break
+		}
+		v, err := lineprotocol.NewValueFromBytes(kind, raw)
+		if err != nil {
+			return "", ev, fmt.Sprintf("field %q: %v", k, err)
 		}
 		name := r.intern(k)
 		if _, ok := ev.Fields[name]; ok {
@@ -302,7 +307,7 @@ func (r *reader) entry(d *lineprotocol.Decoder) (table string, ev event.Event, r
 			}
 			return "", ev, fmt.Sprintf("field %q appears twice", name)
 		}
-		ev.Fields[name] = fieldValue(v)
+		ev.Fields[name] = r.fieldValue(v, raw)
 		if v.Kind() == lineprotocol.String && bytes.ContainsAny(v.BytesV(), "\r\n") {
 			r.newline = true
 		}
@@ -348,14 +353,24 @@ func (r *reader) intern(b []byte) string {
 // maxInterned bounds the names a body's reader keeps.
 const maxInterned = 4096
 
-// fieldValue is a field's value as an event field holds it.
-func fieldValue(v lineprotocol.Value) any {
+// fieldValue is a field's value as an event field holds it. A number is
+// kept as it was written, in canonical form (storage.
+// AppendCanonicalNumber), once line protocol's grammar has passed it
+// (v); one JSON's grammar does not take (1., .5) or DynamoDB cannot hold
+// is the number Go reads, for event.Check to take or refuse.
+func (r *reader) fieldValue(v lineprotocol.Value, raw []byte) any {
 	switch v.Kind() {
-	case lineprotocol.Int:
-		return json.Number(strconv.FormatInt(v.IntV(), 10))
-	case lineprotocol.Uint:
-		return json.Number(strconv.FormatUint(v.UintV(), 10))
-	case lineprotocol.Float:
+	case lineprotocol.Int, lineprotocol.Uint, lineprotocol.Float:
+		if b, err := storage.AppendCanonicalNumber(r.buf[:0], raw); err == nil {
+			r.buf = b
+			return json.Number(b)
+		}
+		switch v.Kind() {
+		case lineprotocol.Int:
+			return json.Number(strconv.FormatInt(v.IntV(), 10))
+		case lineprotocol.Uint:
+			return json.Number(strconv.FormatUint(v.UintV(), 10))
+		}
 		return json.Number(strconv.FormatFloat(v.FloatV(), 'g', -1, 64))
 	case lineprotocol.Bool:
 		return v.BoolV()

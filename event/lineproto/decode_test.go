@@ -160,3 +160,17 @@ func TestProblemsOfATable(t *testing.T) {
 	p := tables[0].Problems(&event.BatchError{Problems: []event.Problem{{Index: 1, Reason: "too old"}}})
 	require.Equal(t, []lineproto.Problem{{Line: 3, Reason: "too old"}}, p)
 }
+
+// Numbers are stored in canonical form, whatever line protocol spelling
+// they came in, and refused where line protocol or DynamoDB refuses them.
+func TestDecodeNumbers(t *testing.T) {
+	tables := decode(t, "m a=1.,b=.5,c=-0i,d=1E3,e=007i,f=1.50,g=18446744073709551615u,h=-9223372036854775808i 1795262400000000000", lineproto.Options{})
+	require.Equal(t, map[string]any{
+		"a": json.Number("1"), "b": json.Number("0.5"), "c": json.Number("0"), "d": json.Number("1000"),
+		"e": json.Number("7"), "f": json.Number("1.5"), "g": json.Number("18446744073709551615"), "h": json.Number("-9223372036854775808"),
+	}, tables[0].Events.Event(0).Fields)
+	for _, line := range []string{"m v=1.5i", "m v=99999999999999999999i", "m v=-1u", "m v=1e400", "m v=1e200", "m v=1e-200"} {
+		problems := refused(t, line, lineproto.Options{})
+		require.Len(t, problems, 1, line)
+	}
+}
