@@ -3,6 +3,7 @@ package server_test
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
@@ -58,6 +59,16 @@ func TestInfluxCLIImport(t *testing.T) {
 	// Importing the file again stores nothing twice.
 	run()
 	require.Len(t, f.all(f.acme, "boiler", wide), 250)
+
+	// A file with a bad line: the CLI's batch is refused whole, and
+	// nothing of it is written.
+	bad := fmt.Sprintf("# DML\n# CONTEXT-DATABASE: plant\nchiller temp=4 %d\nchiller temp= %d\n", start.Unix(), start.Unix())
+	require.NoError(t, os.WriteFile(path, []byte(bad), 0o600))
+	refused, _ := exec.Command(influx, "-host", u.Hostname(), "-port", u.Port(), "-username", "acme", "-password", f.acme,
+		"-import", "-path", path, "-precision", "s").CombinedOutput()
+	require.Contains(t, string(refused), "2 points were not inserted", "%s", refused)
+	require.Contains(t, string(refused), "unable to parse 'chiller temp=", "%s", refused)
+	require.Equal(t, http.StatusNotFound, f.get(f.acme, "chiller", wide).status)
 }
 
 // InfluxDB's Python client (InfluxDBClient.write_points) writes points,
