@@ -1,6 +1,7 @@
 # timetable's build. `make test` is what CI runs (.ci/run); it installs
 # dynalite and AWS's DynamoDB Local (pinned, through npm) so the DynamoDB
-# suites run against two real DynamoDB-API servers.
+# suites run against two real DynamoDB-API servers, and DuckDB's Node API
+# (scripts/duckdb), which reads the Parquet files the tests write.
 
 GO ?= go
 PKGS := ./...

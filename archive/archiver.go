@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/timetabledb/timetable/clock"
+	"github.com/timetabledb/timetable/engine"
+	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/registry"
 	"github.com/timetabledb/timetable/storage"
 )
@@ -41,6 +43,10 @@ type Options struct {
 	// Archive or Restore with the number of items just exported or
 	// restored, for a progress bar.
 	Progress func(items int)
+	// Format is the archives' format: family.ArchiveNDJSON when empty;
+	// family.ArchiveParquet writes a Parquet file of the table's events
+	// beside the NDJSON, which restore reads.
+	Format family.ArchiveFormat
 	// Facts, when not nil, returns the registry entry of a table (package
 	// registry), whose family, period, write month and tier a manifest
 	// records; found false when the registry has none. Without it, or
@@ -76,6 +82,11 @@ func (o *Options) EnsureDefaults() {
 func (o *Options) Validate() error {
 	if o.RestoreBatch < 0 {
 		return fmt.Errorf("archive options: RestoreBatch %d is negative", o.RestoreBatch)
+	}
+	switch o.Format {
+	case "", family.ArchiveNDJSON, family.ArchiveParquet:
+	default:
+		return fmt.Errorf("archive options: format %q: must be ndjson or parquet", o.Format)
 	}
 	return nil
 }
@@ -216,7 +227,9 @@ func (a *Archiver) Archive(ctx context.Context, table string) error {
 	}
 	m, err := a.Manifest(ctx, table)
 	checked := false
-	if err == nil && !m.Verified() {
+	// An export in NDJSON alone does not do for a family archived in
+	// Parquet now: it is made again.
+	if err == nil && !m.Verified() && (a.opts.Format != family.ArchiveParquet || len(m.Parquet) > 0) {
 		// An export finished; its verification did not.
 		switch err := a.verify(ctx, m, true); {
 		case err == nil:
@@ -241,13 +254,15 @@ func (a *Archiver) Archive(ctx context.Context, table string) error {
 		return fmt.Errorf("archive %q: %w", table, err)
 	}
 	a.opts.Logger.Info("archived table", "table", table, "target", a.target.String(),
-		"items", m.ItemCount, "bytes", m.DataBytes)
+		"items", m.ItemCount, "bytes", m.DataBytes, "parquet_files", len(m.Parquet))
 	return nil
 }
 
 // Verify reads table's archive back from the target and checks the data
 // file's size and SHA-256, its item count and its content hash against
-// the manifest and, while the table exists, against a fresh scan of it. It
+// the manifest and, while the table exists, against a fresh scan of it,
+// and each Parquet file's size, SHA-256 and row count against the
+// manifest and the events of the data file. It
 // returns an error wrapping ErrMismatch when they differ, and ErrNotFound
 // when there is no manifest. It does not change the manifest.
 func (a *Archiver) Verify(ctx context.Context, table string) error {
@@ -264,11 +279,22 @@ func (a *Archiver) Verify(ctx context.Context, table string) error {
 // verify checks the archive m describes. With tableRequired, a table that
 // is gone is an error; otherwise only the archive is checked then.
 func (a *Archiver) verify(ctx context.Context, m Manifest, tableRequired bool) error {
-	got, err := a.readBack(ctx, m, nil)
+	var events int64
+	var buf []engine.TableEvent
+	got, err := a.readBack(ctx, m, func(it storage.Item) error {
+		if len(m.Parquet) > 0 {
+			buf = engine.ItemEvents(buf[:0], it)
+			events += int64(len(buf))
+		}
+		return nil
+	})
 	if err != nil {
 		return err
 	}
 	if err := compare("manifest", m, got); err != nil {
+		return err
+	}
+	if err := a.verifyParquet(ctx, m, events); err != nil {
 		return err
 	}
 	scan, err := a.scanTable(ctx, m.Table)

@@ -49,6 +49,42 @@
 // (ContentHash), when it was made, when it was verified, and a format
 // version.
 //
+// # Parquet
+//
+// An archiver opened with Options.Format family.ArchiveParquet (a family
+// with archive: {target: ..., format: parquet}) writes, beside the NDJSON,
+// the table's events as one Parquet file, laid out in hive partitions so
+// that query engines read only the periods a query names:
+//
+//	{prefix}/{family}/period={period start}/write_month={YYYY-MM}/{table}-g{generation}-s{first}-{last}.parquet
+//
+// write_month is "none" for a table without write-time grouping; s0-3
+// is the table's shard range (all of its shards: one file per table).
+// The file holds events, not items: the items are decoded as queries
+// decode them (engine.ItemEvents), so a map-layout item gives each of its
+// events a row, and series index entries, rollups and their markers give
+// none. Its columns are tenant, table, time (TIMESTAMP, nanoseconds, UTC),
+// series, id, one typed column per field and fields_json for the rest
+// (package parquetfile says which field gets which type). The schema is
+// learnt from a first pass over the spooled NDJSON and the file written in
+// a second, so the table is scanned once and memory holds one row group.
+//
+// The NDJSON stays what restore reads: it keeps every item with its exact
+// DynamoDB type, which events in typed columns do not (a number's
+// spelling, items that are not events). So Parquet is written in addition,
+// for analytics; an archive in Parquet costs the NDJSON and a file about
+// as large again. DuckDB reads a target's files with
+//
+//	SELECT * FROM read_parquet('/var/lib/timetable/archive/events/**/*.parquet', hive_partitioning = true)
+//
+// The manifest lists the Parquet file (Manifest.Parquet) with its row
+// count, size and SHA-256, written after it and before the manifest; the
+// verification reads it back, checks size and SHA-256, and counts its
+// rows with the Parquet library against the manifest and against the
+// events of the NDJSON (itself checked against the table). An unverified
+// export in NDJSON alone of a family now archived in Parquet is made
+// again, Parquet and all; a verified one is kept as it is.
+//
 // # Crash safety
 //
 // Archive first removes the table's old manifest, writes the data file,

@@ -12,6 +12,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/storage"
 )
 
@@ -29,6 +30,7 @@ func (a *Archiver) export(ctx context.Context, table string) (m Manifest, err er
 		return Manifest{}, fmt.Errorf("export: %w", err)
 	}
 	m = newManifest(info, a.opts.Clock.Now().UTC())
+	shards := shardsOf(info)
 	if a.opts.Facts != nil {
 		e, found, err := a.opts.Facts(ctx, table)
 		if err != nil {
@@ -37,6 +39,7 @@ func (a *Archiver) export(ctx context.Context, table string) (m Manifest, err er
 		if found {
 			m.recordEntry(e)
 			m.Data, _ = objectNames(m.generation())
+			shards = max(e.Policy.Shards, 1)
 		}
 	}
 	// From here until the new manifest is written, the table has no
@@ -120,6 +123,13 @@ func (a *Archiver) export(ctx context.Context, table string) (m Manifest, err er
 	m.ContentSHA256 = content.Sum()
 	m.DataBytes = size
 	m.DataSHA256 = hex.EncodeToString(sum.Sum(nil))
+	if a.opts.Format == family.ArchiveParquet {
+		p, err := a.writeParquet(ctx, m, shards, f)
+		if err != nil {
+			return Manifest{}, fmt.Errorf("export: %w", err)
+		}
+		m.Parquet = []ParquetFile{p}
+	}
 	if err := a.writeManifest(ctx, m); err != nil {
 		return Manifest{}, fmt.Errorf("export: %w", err)
 	}
@@ -187,7 +197,8 @@ func (a *Archiver) readBack(ctx context.Context, m Manifest, fn func(storage.Ite
 		count: content.Count(), content: content.Sum()}, nil
 }
 
-// readItems decompresses a data file and parses its lines.
+// readItems decompresses a data file and parses its lines, adding each
+// item to content when it is not nil.
 func readItems(r io.Reader, content *ContentHash, fn func(storage.Item) error) error {
 	zr, err := gzip.NewReader(r)
 	if err != nil {
@@ -204,11 +215,13 @@ func readItems(r io.Reader, content *ContentHash, fn func(storage.Item) error) e
 		}
 		// Hash the item's canonical line, not the bytes read, so that the
 		// content hash is a function of the items alone.
-		line, err := MarshalItem(item)
-		if err != nil {
-			return fmt.Errorf("line %d: %w", n, err)
+		if content != nil {
+			line, err := MarshalItem(item)
+			if err != nil {
+				return fmt.Errorf("line %d: %w", n, err)
+			}
+			content.Add(line)
 		}
-		content.Add(line)
 		if fn != nil {
 			if err := fn(item); err != nil {
 				return err

@@ -105,7 +105,7 @@ func TestLateEventsOfADeletedTableAreArchivedAgain(t *testing.T) {
 			_, err = s.DescribeTable(ctx, table)
 			require.ErrorIs(t, err, storage.ErrTableNotFound)
 
-			a, err := openArchiver(s, clk, longer)(url)
+			a, err := openArchiver(s, clk, longer)(url, "")
 			require.NoError(t, err)
 			ms, err := a.(*archive.Archiver).List(ctx)
 			require.NoError(t, err)
@@ -132,8 +132,8 @@ func openArchiver(s storage.Store, clk clock.Clock, cfg config.Config) lifecycle
 	for _, f := range cfg.Families {
 		names = append(names, f.Name)
 	}
-	return func(target string) (lifecycle.Archiver, error) {
+	return func(target string, format family.ArchiveFormat) (lifecycle.Archiver, error) {
 		return archive.Open(context.Background(), target, s,
-			archive.Options{Clock: clk, Facts: registry.New(s, cfg.MetaTable).Finder(names)})
+			archive.Options{Clock: clk, Format: format, Facts: registry.New(s, cfg.MetaTable).Finder(names)})
 	}
 }

@@ -89,6 +89,9 @@ type Manifest struct {
 	// ContentSHA256 is the hex SHA-256 of the items independent of their
 	// order: see ContentHash.
 	ContentSHA256 string `json:"content_sha256"`
+	// Parquet lists the archive's Parquet files (format parquet), with
+	// their row counts and checksums; empty for an NDJSON archive.
+	Parquet []ParquetFile `json:"parquet,omitempty"`
 	// CreatedAt is when the export started.
 	CreatedAt time.Time `json:"created_at"`
 	// VerifiedAt is when the data was read back and found to match; nil

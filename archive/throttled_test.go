@@ -102,8 +102,8 @@ func TestArchiveOfAThrottledColdTable(t *testing.T) {
 	clk := clock.NewManual(time.Date(2017, 6, 1, 0, 0, 0, 0, time.UTC))
 	r, err := lifecycle.New(lifecycle.Options{Store: store, Families: []family.Family{f}, Clock: clk, MetaTable: cfg.MetaTable,
 		Logger: slog.New(slog.NewTextHandler(&logs, nil)),
-		OpenArchiver: func(target string) (lifecycle.Archiver, error) {
-			return archive.Open(ctx, target, store, archive.Options{Clock: clk, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+		OpenArchiver: func(target string, format family.ArchiveFormat) (lifecycle.Archiver, error) {
+			return archive.Open(ctx, target, store, archive.Options{Clock: clk, Format: format, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
 				Facts: registry.New(store, cfg.MetaTable).Finder([]string{f.Name})})
 		}})
 	require.NoError(t, err)

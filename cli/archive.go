@@ -1,12 +1,14 @@
 package cli
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -16,6 +18,7 @@ import (
 
 	"github.com/timetabledb/timetable/archive"
 	"github.com/timetabledb/timetable/config"
+	"github.com/timetabledb/timetable/family"
 )
 
 // archiveFlags are the flags of the archive subcommands.
@@ -25,6 +28,8 @@ type archiveFlags struct {
 	table     string
 	into      string
 	format    string
+	// archiveFormat is export's --archive-format.
+	archiveFormat string
 }
 
 func newArchiveCmd(g *globals) *cobra.Command {
@@ -40,7 +45,10 @@ The target is --target: file:///abs/dir, file://relative/dir, or
 s3://bucket/prefix through the standard AWS configuration chain
 (AWS_ENDPOINT_URL_S3 for an S3-compatible server, with --s3-path-style).
 Without --target, a table's target is the archive target of the family its
-name belongs to, in the configuration.`,
+name belongs to, in the configuration. Export writes in the format that
+family's archive names (--archive-format overrides it): ndjson, or parquet,
+which writes the table's events as a Parquet file beside the NDJSON, under
+{target}/{family}/period=.../write_month=.../ for query engines.`,
 		Args: noArgs,
 	}
 	pf := cmd.PersistentFlags()
@@ -52,8 +60,8 @@ name belongs to, in the configuration.`,
 		Short: "List the archives in a target",
 		Long: `list prints the manifest of every archive in the target (or in the archive
 target of every family, without --target), in table-name order: period,
-write month, item count, size, when it was made, and whether it was read
-back and verified. An export that never finished has no manifest and is not
+write month, item count, size, the rows of its Parquet file (format
+parquet), when it was made, and whether it was read back and verified. An export that never finished has no manifest and is not
 listed.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -76,6 +84,7 @@ deletes a table past retention once its archive is verified.`,
 		},
 	}
 	export.Flags().StringVar(&f.table, "table", "", "physical table to export (see `timetable tables`)")
+	export.Flags().StringVar(&f.archiveFormat, "archive-format", "", "ndjson, or parquet: also the events as Parquet (default: the family's archive format)")
 	_ = export.MarkFlagRequired("table")
 
 	restore := &cobra.Command{
@@ -103,21 +112,25 @@ name, or restore --into another name.`,
 }
 
 // targetFor returns --target, or the archive target of the family whose
-// prefix the table's name starts with (the longest one).
-func targetFor(cfg config.Config, f archiveFlags, table string) (string, error) {
-	if f.target != "" {
-		return f.target, nil
-	}
-	best, target := "", ""
-	for _, fam := range cfg.Families {
-		if strings.HasPrefix(table, fam.Prefix) && len(fam.Prefix) > len(best) {
-			best, target = fam.Prefix, fam.Archive
+// prefix the table's name starts with (the longest one), and
+// --archive-format, or that family's archive format.
+func targetFor(cfg config.Config, f archiveFlags, table string) (string, family.ArchiveFormat, error) {
+	var fam family.Family
+	for _, c := range cfg.Families {
+		if strings.HasPrefix(table, c.Prefix) && len(c.Prefix) > len(fam.Prefix) {
+			fam = c
 		}
 	}
+	target, format := cmp.Or(f.target, fam.Archive), cmp.Or(family.ArchiveFormat(f.archiveFormat), fam.ArchiveFormat)
 	if target == "" {
-		return "", usageErrorf("no --target, and the configuration gives table %q no family with an archive target", table)
+		return "", "", usageErrorf("no --target, and the configuration gives table %q no family with an archive target", table)
 	}
-	return target, nil
+	switch family.ArchiveFormat(f.archiveFormat) {
+	case "", family.ArchiveNDJSON, family.ArchiveParquet:
+	default:
+		return "", "", usageErrorf("--archive-format %q: use ndjson or parquet", f.archiveFormat)
+	}
+	return target, format, nil
 }
 
 // archiveOptions returns the options of an archiver for a session (nil
@@ -194,15 +207,23 @@ type listedManifest struct {
 
 func writeArchivesTable(w io.Writer, ms []listedManifest) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "TABLE\tFAMILY\tPERIOD START\tWRITE MONTH\tITEMS\tBYTES\tCREATED\tVERIFIED\tTARGET")
+	fmt.Fprintln(tw, "TABLE\tFAMILY\tPERIOD START\tWRITE MONTH\tITEMS\tBYTES\tPARQUET ROWS\tCREATED\tVERIFIED\tTARGET")
 	for _, l := range ms {
 		m := l.Manifest
 		verified := "no"
 		if m.VerifiedAt != nil {
 			verified = m.VerifiedAt.UTC().Format(time.RFC3339)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", m.Table, orDash(m.Family), orDash(m.PeriodStart),
-			orDash(m.WriteMonth), m.ItemCount, m.DataBytes, m.CreatedAt.UTC().Format(time.RFC3339), verified, l.Target)
+		parquet := "-" // an archive in NDJSON alone
+		if len(m.Parquet) > 0 {
+			var rows int64
+			for _, p := range m.Parquet {
+				rows += p.Rows
+			}
+			parquet = strconv.FormatInt(rows, 10)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\n", m.Table, orDash(m.Family), orDash(m.PeriodStart),
+			orDash(m.WriteMonth), m.ItemCount, m.DataBytes, parquet, m.CreatedAt.UTC().Format(time.RFC3339), verified, l.Target)
 	}
 	return tw.Flush()
 }
@@ -215,14 +236,16 @@ func runArchiveExport(cmd *cobra.Command, g *globals, f archiveFlags) (err error
 		return err
 	}
 	defer func() { err = errors.Join(err, s.Close()) }()
-	target, err := targetFor(s.db.Options().Config, f, f.table)
+	target, format, err := targetFor(s.db.Options().Config, f, f.table)
 	if err != nil {
 		return err
 	}
 	// The store's item count is an estimate (DynamoDB updates it every
 	// six hours or so): the bar counts items without a total.
 	bar := newItemProgress(stderr, -1, "exporting")
-	a, err := archive.Open(ctx, target, s.store, archiveOptions(f, s, &bar))
+	opts := archiveOptions(f, s, &bar)
+	opts.Format = format
+	a, err := archive.Open(ctx, target, s.store, opts)
 	if err != nil {
 		return usageError{err}
 	}
@@ -239,6 +262,9 @@ func runArchiveExport(cmd *cobra.Command, g *globals, f archiveFlags) (err error
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "archived %s to %s/%s: %d items, %d bytes, verified\n",
 		f.table, a.Target(), f.table, m.ItemCount, m.DataBytes)
+	for _, p := range m.Parquet {
+		fmt.Fprintf(cmd.OutOrStdout(), "events of %s in %s/%s: %d rows, %d bytes, verified\n", f.table, a.Target(), p.Key, p.Rows, p.Bytes)
+	}
 	return nil
 }
 
@@ -250,7 +276,7 @@ func runArchiveRestore(cmd *cobra.Command, g *globals, f archiveFlags) (err erro
 		return err
 	}
 	defer func() { err = errors.Join(err, s.Close()) }()
-	target, err := targetFor(s.db.Options().Config, f, f.table)
+	target, _, err := targetFor(s.db.Options().Config, f, f.table)
 	if err != nil {
 		return err
 	}
@@ -280,7 +306,8 @@ func runArchiveRestore(cmd *cobra.Command, g *globals, f archiveFlags) (err erro
 }
 
 // newItemProgress returns a progress bar of n items (a spinner when n is
-// unknown, -1) on w when it is a terminal, and nil otherwise.
+// unknown, -1), with their count and rate, on w when it is a terminal, and
+// nil otherwise.
 func newItemProgress(w io.Writer, n int64, what string) *progressbar.ProgressBar {
 	if !isTerminal(w) {
 		return nil
@@ -292,6 +319,7 @@ func newItemProgress(w io.Writer, n int64, what string) *progressbar.ProgressBar
 		progressbar.OptionSetWriter(w),
 		progressbar.OptionSetDescription(what),
 		progressbar.OptionShowCount(),
+		progressbar.OptionShowIts(),
 		progressbar.OptionThrottle(100*time.Millisecond),
 		progressbar.OptionSetWidth(30),
 		progressbar.OptionClearOnFinish(),

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/timetabledb/timetable/archive"
+	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/storage/pebblestore"
 )
 
@@ -23,7 +24,7 @@ func TestArchiveExportRestore(t *testing.T) {
 		"--from", "2017-01-01T00:00:00Z", "--to", "2017-06-16T00:00:00Z", "--format", "json"}
 	before := mustRun(t, "", query...).stdout
 
-	var tables []tableJSON
+	var tables []engine.TableStatus
 	require.NoError(t, json.Unmarshal([]byte(mustRun(t, "", "tables", store, "--format", "json").stdout), &tables))
 	require.NotEmpty(t, tables)
 	for _, tb := range tables {
@@ -76,13 +77,37 @@ func TestArchiveFamilyTarget(t *testing.T) {
 	cfg := filepath.Join(t.TempDir(), "timetable.yaml")
 	require.NoError(t, os.WriteFile(cfg, []byte("families:\n  - name: events\n    retention: 2160h\n    archive: file://"+filepath.ToSlash(dir)+"\n"), 0o644))
 
-	var tables []tableJSON
+	var tables []engine.TableStatus
 	require.NoError(t, json.Unmarshal([]byte(mustRun(t, "", "tables", store, "--format", "json").stdout), &tables))
 	mustRun(t, "", "archive", "export", store, "--config", cfg, "--table", tables[0].Name)
 	_, err := os.Stat(filepath.Join(dir, tables[0].Name, "manifest.json"))
 	require.NoError(t, err)
 	r := mustRun(t, "", "archive", "list", "--config", cfg)
 	require.Contains(t, r.stdout, tables[0].Name)
+}
+
+// TestArchiveParquet exports in the family's format, parquet, and with
+// --archive-format: the Parquet file is listed and where it says.
+func TestArchiveParquet(t *testing.T) {
+	store, _ := seeded(t)
+	dir := t.TempDir()
+	cfg := filepath.Join(t.TempDir(), "timetable.yaml")
+	require.NoError(t, os.WriteFile(cfg, []byte("families:\n  - name: events\n    retention: 2160h\n    archive: {target: file://"+filepath.ToSlash(dir)+", format: parquet}\n"), 0o644))
+
+	var tables []engine.TableStatus
+	require.NoError(t, json.Unmarshal([]byte(mustRun(t, "", "tables", store, "--format", "json").stdout), &tables))
+	r := mustRun(t, "", "archive", "export", store, "--config", cfg, "--table", tables[0].Name)
+	require.Contains(t, r.stdout, "events of "+tables[0].Name+" in file://")
+	files, err := filepath.Glob(filepath.Join(dir, "events", "period=*", "write_month=*", tables[0].Name+"-g1-s0-0.parquet"))
+	require.NoError(t, err)
+	require.Len(t, files, 1)
+	r = mustRun(t, "", "archive", "list", "--config", cfg)
+	require.Contains(t, r.stdout, "PARQUET ROWS")
+
+	// --archive-format with --target, where no family archives.
+	other := t.TempDir()
+	r = mustRun(t, "", "archive", "export", store, "--target", "file://"+filepath.ToSlash(other), "--archive-format", "parquet", "--table", tables[1].Name)
+	require.Contains(t, r.stdout, "events of "+tables[1].Name)
 }
 
 func TestArchiveUsage(t *testing.T) {
@@ -96,6 +121,7 @@ func TestArchiveUsage(t *testing.T) {
 		{"bad format", []string{"archive", "list", "--target", "file:///tmp", "--format", "xml"}},
 		{"bad target", []string{"archive", "list", "--target", "ftp://host/dir"}},
 		{"no table", []string{"archive", "restore", store, "--target", "file:///tmp"}},
+		{"bad archive format", []string{"archive", "export", store, "--target", "file:///tmp", "--table", "tt_events_1", "--archive-format", "csv"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := run(t, "", tc.args...)

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
@@ -17,12 +18,16 @@ import (
 	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/event"
 	"github.com/timetabledb/timetable/filter"
+	"github.com/timetabledb/timetable/parquetfile"
 )
 
 // queryFlags are the flags of `timetable query`.
 type queryFlags struct {
 	table, series, from, to, order, fields, format, filter string
 	limit                                                  int
+	// output is the file the events are written to; empty for
+	// standard output.
+	output string
 	// bucket, fns, fill and groupBy ask for an aggregate instead of
 	// events.
 	bucket, fns, groupBy string
@@ -32,7 +37,7 @@ type queryFlags struct {
 func newQueryCmd(g *globals) *cobra.Command {
 	var f queryFlags
 	cmd := &cobra.Command{
-		Use:   "query --table T --from TIME --to TIME [--series S] [--order asc|desc] [--limit N] [--format table|json|csv]",
+		Use:   "query --table T --from TIME --to TIME [--series S] [--order asc|desc] [--limit N] [--format table|json|csv|ndjson|parquet] [--output FILE]",
 		Short: "Print the events of a logical table in a time range",
 		Long: `query prints the events of a logical table of a tenant whose times lie in
 [--from, --to], both inclusive, oldest first (or newest first with --order
@@ -42,8 +47,25 @@ TIME is RFC 3339 (2017-04-10T12:00:00.123Z) or integer Unix
 milliseconds.
 
 Formats: table (one column per field), json (an array of events, as the HTTP
-API returns them), csv (time,series,id, then one column per field; a field
-an event lacks, or null, is an empty cell; objects and arrays are JSON).
+API returns them), ndjson (one such event a line), csv (time,series,id, then
+one column per field; a field an event lacks, or null, is an empty cell;
+objects and arrays are JSON), parquet (typed columns; needs --output).
+
+--output FILE writes the events to FILE instead of standard output, page by
+page as the query returns them, under a temporary name renamed to FILE once
+the last event is written, with a progress bar when standard error is a
+terminal. csv, ndjson, json and parquet stream: they hold one page of events
+at a time, never the answer; table waits for the last page to align its
+columns. csv's columns are --fields, or the fields of the first page;
+fields first seen on a later page go to a last column, fields_json, which a
+CSV of more than one page always has. parquet's columns are typed from the
+first page (a time column in nanoseconds, series, id, one column per
+field: int64, exact decimal, string, boolean, binary); a value that does
+not fit its column later, and a field first seen later, go to the JSON
+column fields_json. For example:
+
+  timetable query --table cars --from 2017-04-01T00:00:00Z --to 2017-05-01T00:00:00Z \
+    --format parquet --output april.parquet
 
 --filter keeps the events an expression holds for, e.g.
   --filter 'level = "ERROR" and temp > 30'
@@ -66,7 +88,8 @@ directory, or query through its HTTP API.`,
 	fl.IntVar(&f.limit, "limit", 0, "most events to print (default: every event of the range)")
 	fl.StringVar(&f.fields, "fields", "", "comma-separated fields to print (default all)")
 	fl.StringVar(&f.filter, "filter", "", `only the events this expression holds for, e.g. 'level = "ERROR" and temp > 30'`)
-	fl.StringVar(&f.format, "format", "table", "output format: table, json or csv")
+	fl.StringVar(&f.format, "format", "table", "output format: table, json, ndjson, csv or parquet")
+	fl.StringVar(&f.output, "output", "", "write the events to this file (default standard output; parquet needs one)")
 	fl.StringVar(&f.bucket, "bucket", "", "summarise --fields in UTC time buckets of this length (1m, 1h, 1d) or calendar unit (1w, week:monday, 1mo, quarter) instead of printing events")
 	fl.StringVar(&f.fns, "fn", "count", "with --bucket: comma-separated functions: count, sum, min, max, avg, first, last, count_distinct, p50, p90, p99, delta, rate")
 	fl.BoolVar(&f.fill, "fill", false, "with --bucket: print empty buckets too")
@@ -90,8 +113,11 @@ func runQuery(cmd *cobra.Command, g *globals, f queryFlags) (err error) {
 	if err != nil {
 		return err
 	}
-	if err := checkFormat(f.format, "table", "json", "csv"); err != nil {
+	if err := checkFormat(f.format, "table", "json", "ndjson", "csv", "parquet"); err != nil {
 		return err
+	}
+	if f.format == "parquet" && f.output == "" {
+		return usageErrorf("--format parquet writes a binary file: name it with --output FILE")
 	}
 	tenant, err := tenantName(cmd.Flags())
 	if err != nil {
@@ -107,15 +133,40 @@ func runQuery(cmd *cobra.Command, g *globals, f queryFlags) (err error) {
 		return err
 	}
 
-	out := bufio.NewWriter(cmd.OutOrStdout())
+	dst := cmd.OutOrStdout()
+	var file *outputFile
+	if f.output != "" {
+		if file, err = createOutput(f.output); err != nil {
+			return err
+		}
+		// Removed unless committed below.
+		defer func() {
+			if err != nil {
+				file.discard()
+			}
+		}()
+		dst = file
+	}
+	out := bufio.NewWriterSize(dst, 1<<16)
 	var p printer
 	switch f.format {
 	case "json":
 		p = &jsonPrinter{w: out}
+	case "ndjson":
+		p = &ndjsonPrinter{w: out}
+	case "parquet":
+		p = &parquetPrinter{w: out}
 	case "csv":
-		p = &gridPrinter{w: out, csv: true, fields: q.Fields}
+		p = &csvPrinter{w: csv.NewWriter(out), fields: q.Fields}
 	default:
-		p = &gridPrinter{w: out, fields: q.Fields}
+		p = &tablePrinter{w: out, fields: q.Fields}
+	}
+	// A progress bar when the events go elsewhere than the terminal it
+	// is drawn on.
+	if stderr := cmd.ErrOrStderr(); file != nil || !isTerminal(cmd.OutOrStdout()) {
+		if bar := newItemProgress(stderr, int64(cmp.Or(f.limit, -1)), "exporting"); bar != nil {
+			p = progressPrinter{printer: p, bar: bar}
+		}
 	}
 	maxPage := s.db.Options().MaxLimit
 	cut := false
@@ -128,10 +179,11 @@ func runQuery(cmd *cobra.Command, g *globals, f queryFlags) (err error) {
 		if err != nil {
 			return err
 		}
-		if err := p.add(page.Events); err != nil {
+		remaining -= len(page.Events)
+		last := page.NextCursor == "" || f.limit > 0 && remaining <= 0
+		if err := p.add(page.Events, last); err != nil {
 			return err
 		}
-		remaining -= len(page.Events)
 		if page.NextCursor == "" {
 			break
 		}
@@ -152,6 +204,11 @@ func runQuery(cmd *cobra.Command, g *globals, f queryFlags) (err error) {
 	}
 	if err := out.Flush(); err != nil {
 		return err
+	}
+	if file != nil {
+		if err := file.commit(); err != nil {
+			return err
+		}
 	}
 	if cut {
 		fmt.Fprintf(cmd.ErrOrStderr(), "stopped at --limit %d: the range holds more events (raise --limit, or leave it out for all)\n", f.limit)
@@ -175,7 +232,7 @@ func (f queryFlags) check(cmd *cobra.Command) error {
 		}
 		return nil
 	}
-	for _, name := range []string{"order", "limit"} {
+	for _, name := range []string{"order", "limit", "output"} {
 		if changed(name) {
 			return usageErrorf("--%s applies to events, not to --bucket aggregates (buckets come oldest first, every one)", name)
 		}
@@ -220,9 +277,10 @@ func (f queryFlags) query() (engine.Query, error) {
 	return q, nil
 }
 
-// printer prints the events of a query, page by page.
+// printer prints the events of a query, page by page; last is true for
+// the last page.
 type printer interface {
-	add(events []event.Event) error
+	add(events []event.Event, last bool) error
 	end() error
 }
 
@@ -233,7 +291,7 @@ type jsonPrinter struct {
 	buf   []byte
 }
 
-func (p *jsonPrinter) add(events []event.Event) error {
+func (p *jsonPrinter) add(events []event.Event, _ bool) error {
 	for _, e := range events {
 		sep := ",\n"
 		if p.count == 0 {
@@ -260,66 +318,121 @@ func (p *jsonPrinter) end() error {
 	return err
 }
 
-// gridPrinter prints events as an aligned table or as CSV: time, series,
-// id, then one column per field. It keeps the events until end, to know
-// every field's column.
-type gridPrinter struct {
+// tablePrinter prints events as an aligned table: time, series, id, then
+// one column per field. It keeps the events until end, to know every
+// field's column and width.
+type tablePrinter struct {
 	w      *bufio.Writer
-	csv    bool
 	fields []string // the columns; every field seen when empty
 	events []event.Event
 }
 
-func (p *gridPrinter) add(events []event.Event) error {
+func (p *tablePrinter) add(events []event.Event, _ bool) error {
 	p.events = append(p.events, events...)
 	return nil
 }
 
-func (p *gridPrinter) end() error {
+func (p *tablePrinter) end() error {
 	fields := p.fields
 	if len(fields) == 0 {
-		seen := map[string]bool{}
-		for _, e := range p.events {
-			for k := range e.Fields {
-				if !seen[k] {
-					seen[k] = true
-					fields = append(fields, k)
-				}
-			}
-		}
-		slices.Sort(fields)
-	}
-	if p.csv {
-		return p.writeCSV(fields)
+		fields = fieldsOf(p.events)
 	}
 	return p.writeTable(fields)
 }
 
-func (p *gridPrinter) writeCSV(fields []string) error {
-	w := csv.NewWriter(p.w)
-	row := append([]string{"time", "series", "id"}, fields...)
-	if err := w.Write(row); err != nil {
-		return err
+// fieldsOf returns the names of the events' fields, sorted.
+func fieldsOf(events []event.Event) []string {
+	seen := map[string]bool{}
+	var fields []string
+	for _, e := range events {
+		for k := range e.Fields {
+			if !seen[k] {
+				seen[k] = true
+				fields = append(fields, k)
+			}
+		}
 	}
-	for _, e := range p.events {
-		row = append(row[:0], e.Time.UTC().Format(time.RFC3339Nano), e.Series, e.ID)
-		for _, name := range fields {
+	slices.Sort(fields)
+	return fields
+}
+
+// csvPrinter prints events as CSV, page by page: time, series, id, then
+// one column per field: the fields asked for, or else those of the first
+// page. When the first page is not the last, a last column, fields_json,
+// holds as a JSON object the fields of an event that have no column.
+type csvPrinter struct {
+	w      *csv.Writer
+	fields []string // the columns; learnt from the first page when empty
+	other  bool     // whether the fields_json column is there
+	row    []string
+	begun  bool
+}
+
+func (p *csvPrinter) add(events []event.Event, last bool) error {
+	if !p.begun {
+		p.begin(events, last)
+	}
+	for _, e := range events {
+		p.row = append(p.row[:0], e.Time.UTC().Format(time.RFC3339Nano), e.Series, e.ID)
+		for _, name := range p.fields {
 			v, ok := e.Fields[name]
 			cell := ""
 			if ok && v != nil {
 				cell = cellText(v)
 			}
-			row = append(row, cell)
+			p.row = append(p.row, cell)
 		}
-		if err := w.Write(row); err != nil {
+		if p.other {
+			p.row = append(p.row, otherFields(e.Fields, p.fields))
+		}
+		if err := p.w.Write(p.row); err != nil {
 			return err
 		}
 	}
-	w.Flush()
-	return w.Error()
+	return p.w.Error()
 }
 
-func (p *gridPrinter) writeTable(fields []string) error {
+// begin writes the header, from the first page.
+func (p *csvPrinter) begin(first []event.Event, last bool) {
+	p.begun = true
+	if len(p.fields) == 0 {
+		p.fields = fieldsOf(first)
+		p.other = !last
+	}
+	header := append([]string{"time", "series", "id"}, p.fields...)
+	if p.other {
+		header = append(header, parquetfile.ColFieldsJSON)
+	}
+	_ = p.w.Write(header)
+}
+
+func (p *csvPrinter) end() error {
+	if !p.begun {
+		p.begin(nil, true)
+	}
+	p.w.Flush()
+	return p.w.Error()
+}
+
+// otherFields returns, as a JSON object, the fields not among columns;
+// "" when there are none.
+func otherFields(fields map[string]any, columns []string) string {
+	var other map[string]any
+	for k, v := range fields {
+		if _, found := slices.BinarySearch(columns, k); !found {
+			if other == nil {
+				other = map[string]any{}
+			}
+			other[k] = v
+		}
+	}
+	if other == nil {
+		return ""
+	}
+	return jsonText(other)
+}
+
+func (p *tablePrinter) writeTable(fields []string) error {
 	tw := tabwriter.NewWriter(p.w, 0, 0, 2, ' ', 0)
 	header := []string{"TIME", "SERIES", "ID"}
 	fmt.Fprintln(tw, strings.Join(append(header, fields...), "\t"))

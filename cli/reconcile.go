@@ -17,6 +17,7 @@ import (
 	"github.com/timetabledb/timetable/config"
 	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/event"
+	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/lifecycle"
 	"github.com/timetabledb/timetable/registry"
 	"github.com/timetabledb/timetable/storage"
@@ -98,8 +99,8 @@ func newReconciler(ctx context.Context, cfg config.Config, store storage.Store, 
 		Families:  cfg.Families,
 		MetaTable: cfg.MetaTable,
 		Clock:     clk,
-		OpenArchiver: func(target string) (lifecycle.Archiver, error) {
-			return archive.Open(ctx, target, store, archive.Options{Clock: clk, Logger: log, Facts: registryOf(cfg, store).Finder(familyNames(cfg))})
+		OpenArchiver: func(target string, format family.ArchiveFormat) (lifecycle.Archiver, error) {
+			return archive.Open(ctx, target, store, archive.Options{Clock: clk, Logger: log, Format: format, Facts: registryOf(cfg, store).Finder(familyNames(cfg))})
 		},
 		Leaser:     leaser,
 		Logger:     log,

@@ -44,11 +44,12 @@ func NewRoot() *cobra.Command {
 		Long: `timetable stores time-series and IoT events in tables per period: in
 Amazon DynamoDB, or in an embedded Pebble store on one machine.
 
-Start a server on the embedded store in ./timetable-data, create a tenant,
-and send it events:
+Create a tenant, then start a server on the embedded store in
+./timetable-data and send it events (the embedded store has one owner at a
+time: while serve runs, add tenants through its admin API, see serve --help):
 
-  timetable serve
-  timetable tenant add acme        # prints the tenant's API key once`,
+  timetable tenant add acme        # prints the tenant's API key once
+  timetable serve`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}

@@ -2,18 +2,23 @@ package cli
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
+	"os"
+	"strings"
 	"sync"
+	"text/tabwriter"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/spf13/cobra"
 
+	"github.com/timetabledb/timetable/config"
 	"github.com/timetabledb/timetable/lifecycle"
 	"github.com/timetabledb/timetable/mqttsub"
 	"github.com/timetabledb/timetable/server"
@@ -27,10 +32,20 @@ type serveOptions struct {
 	// reconcileEvery is the mean time between lifecycle cycles; zero
 	// turns the lifecycle manager off.
 	reconcileEvery time.Duration
+	// tlsCert and tlsKey, both or neither, are PEM files: with them the
+	// server answers HTTPS only.
+	tlsCert, tlsKey string
 	// ready, when set, is called with the address the server listens
 	// on once it accepts connections.
 	ready func(net.Addr)
 }
+
+// EnvAdminToken holds the admin token that turns serve's admin API on; it
+// wins over the configuration's admin_token_file.
+const EnvAdminToken = "TIMETABLE_ADMIN_TOKEN"
+
+// minAdminToken is the shortest admin token serve takes, in bytes.
+const minAdminToken = 16
 
 func newServeCmd(g *globals) *cobra.Command {
 	var o serveOptions
@@ -39,15 +54,18 @@ func newServeCmd(g *globals) *cobra.Command {
 		Short: "Serve the HTTP API v1 until SIGINT or SIGTERM",
 		Long: `serve answers the HTTP API v1 on --addr:
 
-  POST /v1/tables/{table}/events   a JSON array, or NDJSON with Content-Type: application/x-ndjson
-  GET  /v1/tables/{table}/events   ?from=&to=&series=&order=asc|desc&limit=&cursor=&fields=a,b
-  POST /write, /api/v2/write       InfluxDB line protocol (1.x and 2.x), GET /ping
-  GET  /healthz (liveness), GET /readyz (readiness: the store answers), GET /metrics
-
+` + routeHelp() + `
 Every /v1 call needs "Authorization: Bearer <api key>" of a tenant made with
-timetable tenant add. On SIGINT or SIGTERM the server stops accepting
-connections, finishes the requests in flight (for up to --shutdown-timeout),
-and closes the store; a second signal ends it at once.
+timetable tenant add or the admin API. The admin API (/v1/admin/) is served
+only when TIMETABLE_ADMIN_TOKEN, or the file admin_token_file in the
+configuration names, holds an admin token (at least 16 bytes), and takes it
+as "Authorization: Bearer <admin token>". With --tls-cert and --tls-key the
+server answers HTTPS only. The configuration's cors.origins lists the origins
+whose pages may call the API from a browser.
+
+On SIGINT or SIGTERM the server stops accepting connections, finishes the
+requests in flight (for up to --shutdown-timeout), and closes the store; a
+second signal ends it at once.
 
 The lifecycle manager runs inside serve: at start and then about every
 --reconcile-interval (within 20%, so servers started together do not act
@@ -64,7 +82,56 @@ too: each message is acknowledged to its broker once its events are durable.`,
 	cmd.Flags().StringVar(&o.addr, "addr", "127.0.0.1:8080", "address to listen on")
 	cmd.Flags().DurationVar(&o.shutdownTimeout, "shutdown-timeout", server.DefaultShutdownTimeout, "how long to wait for requests in flight on shutdown")
 	cmd.Flags().DurationVar(&o.reconcileEvery, "reconcile-interval", lifecycle.DefaultInterval, "mean time between lifecycle cycles (0 turns the lifecycle manager off)")
+	cmd.Flags().StringVar(&o.tlsCert, "tls-cert", "", "PEM certificate (chain) file: serve HTTPS only; needs --tls-key")
+	cmd.Flags().StringVar(&o.tlsKey, "tls-key", "", "PEM private key file of --tls-cert")
 	return cmd
+}
+
+// routeHelp lists the API's routes, from the server's one list of them.
+func routeHelp() string {
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	for _, r := range server.Routes() {
+		summary := r.Summary
+		if r.Admin {
+			summary = "(admin) " + summary
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", r.Method, r.Pattern, summary)
+	}
+	_ = tw.Flush()
+	return b.String()
+}
+
+// tlsConfig loads --tls-cert and --tls-key, or returns nil without them.
+func (o serveOptions) tlsConfig() (*tls.Config, error) {
+	if (o.tlsCert == "") != (o.tlsKey == "") {
+		return nil, usageErrorf("--tls-cert and --tls-key go together: give both, or neither")
+	}
+	if o.tlsCert == "" {
+		return nil, nil
+	}
+	cert, err := tls.LoadX509KeyPair(o.tlsCert, o.tlsKey)
+	if err != nil {
+		return nil, usageErrorf("--tls-cert %s, --tls-key %s: %v", o.tlsCert, o.tlsKey, err)
+	}
+	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12, NextProtos: []string{"http/1.1"}}, nil
+}
+
+// adminToken returns the admin token from TIMETABLE_ADMIN_TOKEN, or from
+// the file the configuration names, or "" for none.
+func adminToken(cfg config.Config) (string, error) {
+	token, from := os.Getenv(EnvAdminToken), EnvAdminToken
+	if token == "" && cfg.AdminTokenFile != "" {
+		b, err := os.ReadFile(cfg.AdminTokenFile)
+		if err != nil {
+			return "", usageErrorf("admin_token_file: %v", err)
+		}
+		token, from = strings.TrimSpace(string(b)), "admin_token_file "+cfg.AdminTokenFile
+	}
+	if token != "" && len(token) < minAdminToken {
+		return "", usageErrorf("the admin token in %s is %d bytes: use at least %d (openssl rand -hex 32 makes one)", from, len(token), minAdminToken)
+	}
+	return token, nil
 }
 
 // runServe serves until ctx ends, then shuts down in order: the HTTP
@@ -82,11 +149,27 @@ func runServe(ctx context.Context, g *globals, o serveOptions, stderr io.Writer)
 	if _, _, err := net.SplitHostPort(o.addr); err != nil {
 		return usageErrorf("--addr %q: %v", o.addr, err)
 	}
+	tlsConf, err := o.tlsConfig()
+	if err != nil {
+		return err
+	}
+	cfg, err := g.loadConfig()
+	if err != nil {
+		return err
+	}
+	token, err := adminToken(cfg)
+	if err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
 	defer ln.Close() // for the paths that never serve; Serve closes it too
+	scheme := "http"
+	if tlsConf != nil {
+		ln, scheme = tls.NewListener(ln, tlsConf), "https"
+	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	s, err := g.openSession(ctx, stderr, sessionOptions{logLevel: slog.LevelInfo, registerer: reg})
@@ -100,16 +183,18 @@ func runServe(ctx context.Context, g *globals, o serveOptions, stderr io.Writer)
 		}
 		s.log.Info("stopped: the store is closed")
 	}()
+	opts := server.Options{Logger: s.log, Registry: reg, ShutdownTimeout: o.shutdownTimeout, AdminToken: token, CORSOrigins: cfg.CORSOrigins}
 	if o.reconcileEvery > 0 {
-		stop, err := startLifecycle(ctx, s, reg, o.reconcileEvery)
+		r, stop, err := startLifecycle(ctx, s, reg, o.reconcileEvery)
 		if err != nil {
 			return err
 		}
 		// Deferred after Close, so it runs before: the store stays open
 		// until the lifecycle manager's cycle in progress ends.
 		defer stop()
+		opts.Lifecycle = r
 	}
-	srv, err := server.New(s.db, server.Options{Logger: s.log, Registry: reg, ShutdownTimeout: o.shutdownTimeout})
+	srv, err := server.New(s.db, opts)
 	if err != nil {
 		return usageErrorf("%v", err)
 	}
@@ -122,7 +207,7 @@ func runServe(ctx context.Context, g *globals, o serveOptions, stderr io.Writer)
 		// stop, their writes in progress end, then the store closes.
 		defer sub.Close()
 	}
-	s.log.Info("serving the HTTP API", "addr", "http://"+ln.Addr().String(), "store", s.storeSpec)
+	s.log.Info("serving the HTTP API", "addr", scheme+"://"+ln.Addr().String(), "store", s.storeSpec, "admin_api", token != "")
 	if o.ready != nil {
 		o.ready(ln.Addr())
 	}
@@ -131,14 +216,14 @@ func runServe(ctx context.Context, g *globals, o serveOptions, stderr io.Writer)
 
 // startLifecycle runs the lifecycle manager on the session's store until
 // the returned stop is called; stop waits for the cycle in progress.
-func startLifecycle(ctx context.Context, s *session, reg prometheus.Registerer, every time.Duration) (stop func(), err error) {
+func startLifecycle(ctx context.Context, s *session, reg prometheus.Registerer, every time.Duration) (r *lifecycle.Reconciler, stop func(), err error) {
 	var leaser lifecycle.Leaser
 	if ds, ok := s.store.(*dynamostore.Store); ok {
 		leaser = lifecycle.TableLease{Store: ds, Table: s.db.Options().MetaTable, Clock: s.clock}
 	}
-	r, err := newReconciler(ctx, s.db.Options().Config, s.store, s.clock, s.log, leaser, reg)
+	r, err = newReconciler(ctx, s.db.Options().Config, s.store, s.clock, s.log, leaser, reg)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
@@ -147,7 +232,7 @@ func startLifecycle(ctx context.Context, s *session, reg prometheus.Registerer, 
 		defer wg.Done()
 		r.Run(ctx, every)
 	}()
-	return func() {
+	return r, func() {
 		cancel()
 		wg.Wait()
 	}, nil

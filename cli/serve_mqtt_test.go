@@ -3,6 +3,8 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -56,7 +58,7 @@ mqtt:
 		defer stop()
 		var logs syncWriter
 		g := &globals{storeSpec: "pebble:" + filepath.Join(dir, "data"), configPath: cfg}
-		addr, served := startServe(ctx, t, g, serveOptions{shutdownTimeout: time.Minute}, &logs)
+		addr, served := startServeWith(t, ctx, g, serveOptions{}, &logs)
 		require.Eventually(t, func() bool {
 			return strings.Contains(metricsOf(addr), "\ntimetable_mqtt_connected{subscription=\"timetable-serve-test\"} 1\n")
 		}, time.Minute, 10*time.Millisecond, "never subscribed: %s", logs.String())
@@ -82,4 +84,19 @@ mqtt:
 		seen[key] = true
 	}
 	require.True(t, seen["dev2 2017-06-15T08:09:00Z"], "%v", seen)
+}
+
+// metricsOf returns what GET /metrics answers, "" when it fails.
+func metricsOf(addr string) string {
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	res, err := client.Get("http://" + addr + "/metrics")
+	if err != nil {
+		return ""
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		return ""
+	}
+	return string(b)
 }

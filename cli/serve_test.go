@@ -3,17 +3,28 @@ package cli
 import (
 	"bufio"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"fmt"
 	"io"
+	"math/big"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/timetabledb/timetable/server"
 )
 
 func TestServeShutsDownGracefully(t *testing.T) {
@@ -23,8 +34,20 @@ func TestServeShutsDownGracefully(t *testing.T) {
 
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
+	addrs := make(chan net.Addr, 1)
+	served := make(chan error, 1)
 	var logs syncWriter
-	addr, served := startServe(ctx, t, &globals{storeSpec: "pebble:" + dir}, serveOptions{shutdownTimeout: time.Minute}, &logs)
+	go func() {
+		g := &globals{storeSpec: "pebble:" + dir}
+		served <- runServe(ctx, g, serveOptions{addr: "127.0.0.1:0", shutdownTimeout: time.Minute, ready: func(a net.Addr) { addrs <- a }}, &logs)
+	}()
+	var addr string
+	select {
+	case a := <-addrs:
+		addr = a.String()
+	case err := <-served:
+		t.Fatalf("serve ended before listening: %v", err)
+	}
 
 	// A write whose body arrives slowly is in flight when the signal
 	// comes.
@@ -66,8 +89,15 @@ func TestServeShutsDownGracefully(t *testing.T) {
 // waitInFlight waits until the server says a request to /v1 is in flight.
 func waitInFlight(t *testing.T, addr string) {
 	t.Helper()
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 	require.Eventually(t, func() bool {
-		return strings.Contains(metricsOf(addr), "\ntimetable_http_requests_in_flight 1\n")
+		res, err := client.Get("http://" + addr + "/metrics")
+		if err != nil {
+			return false
+		}
+		defer res.Body.Close()
+		b, err := io.ReadAll(res.Body)
+		return err == nil && strings.Contains(string(b), "\ntimetable_http_requests_in_flight 1\n")
 	}, time.Minute, 5*time.Millisecond, "the write never was in flight")
 }
 
@@ -92,6 +122,8 @@ func TestServeChecksFlagsFirst(t *testing.T) {
 		{serveOptions{addr: "127.0.0.1"}, "--addr"},
 		{serveOptions{addr: "127.0.0.1:0", shutdownTimeout: -time.Second}, "--shutdown-timeout"},
 		{serveOptions{addr: "127.0.0.1:0", reconcileEvery: -time.Minute}, "--reconcile-interval"},
+		{serveOptions{addr: "127.0.0.1:0", tlsCert: "cert.pem"}, "--tls-key"},
+		{serveOptions{addr: "127.0.0.1:0", tlsCert: "no-cert.pem", tlsKey: "no-key.pem"}, "no-cert.pem"},
 	} {
 		dir := filepath.Join(t.TempDir(), "data")
 		var logs syncWriter
@@ -111,10 +143,17 @@ func TestServeRunsTheLifecycleManager(t *testing.T) {
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
 	var logs syncWriter
-	addr, served := startServe(ctx, t, &globals{storeSpec: "pebble:" + dir}, serveOptions{shutdownTimeout: time.Minute, reconcileEvery: time.Hour}, &logs)
+	addr, served := startServe(t, ctx, dir, serveOptions{reconcileEvery: time.Hour}, &logs)
 	// The first cycle runs at start.
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 	require.Eventually(t, func() bool {
-		return strings.Contains(metricsOf(addr), "\ntimetable_lifecycle_cycles_total{result=\"ok\"} 1\n")
+		res, err := client.Get("http://" + addr + "/metrics")
+		if err != nil {
+			return false
+		}
+		defer res.Body.Close()
+		b, err := io.ReadAll(res.Body)
+		return err == nil && strings.Contains(string(b), "\ntimetable_lifecycle_cycles_total{result=\"ok\"} 1\n")
 	}, time.Minute, 5*time.Millisecond, "no lifecycle cycle")
 	stop()
 	require.NoError(t, <-served)
@@ -126,13 +165,80 @@ func TestServeRunsTheLifecycleManager(t *testing.T) {
 	require.Contains(t, tables, "tt_events_1497139200000_1497743999000_6_2017")
 }
 
-// startServe runs serve on a free loopback port until ctx ends, and
-// returns the address it listens on and where its end is sent.
-func startServe(ctx context.Context, t *testing.T, g *globals, o serveOptions, logs io.Writer) (string, <-chan error) {
+// TestServeTLSAndAdminAPI serves HTTPS with a self-signed certificate and
+// the admin API with a token from the environment, with the lifecycle
+// manager's last cycle behind /v1/admin/lifecycle.
+func TestServeTLSAndAdminAPI(t *testing.T) {
+	certFile, keyFile, pool := selfSigned(t)
+	t.Setenv(EnvAdminToken, "an-admin-token-of-32-characters!")
+	dir := filepath.Join(t.TempDir(), "data")
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	var logs syncWriter
+	addr, served := startServe(t, ctx, dir, serveOptions{reconcileEvery: time.Hour, tlsCert: certFile, tlsKey: keyFile}, &logs)
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, DisableKeepAlives: true}}
+	do := func(method, path, body string) (int, string) {
+		t.Helper()
+		req, err := http.NewRequest(method, "https://"+addr+path, strings.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer an-admin-token-of-32-characters!")
+		res, err := client.Do(req)
+		require.NoError(t, err)
+		defer res.Body.Close()
+		b, err := io.ReadAll(res.Body)
+		require.NoError(t, err)
+		return res.StatusCode, string(b)
+	}
+	code, body := do("POST", "/v1/admin/tenants", `{"name": "beta"}`)
+	require.Equal(t, http.StatusCreated, code, body)
+	require.Contains(t, body, `"secret":"tt_`)
+	require.Eventually(t, func() bool {
+		code, body := do("GET", "/v1/admin/lifecycle", "")
+		return code == http.StatusOK && strings.Contains(body, `"outcome":"ok"`)
+	}, time.Minute, 10*time.Millisecond, "no lifecycle cycle")
+
+	// Plain HTTP on the HTTPS port gets no answer of the API.
+	res, err := (&http.Client{}).Get("http://" + addr + "/healthz")
+	if err == nil {
+		res.Body.Close()
+		require.Equal(t, http.StatusBadRequest, res.StatusCode)
+	}
+	stop()
+	require.NoError(t, <-served)
+	require.Contains(t, logs.String(), "https://")
+
+	// A token too short to be safe is refused before the store is
+	// touched.
+	t.Setenv(EnvAdminToken, "short")
+	dir = filepath.Join(t.TempDir(), "data")
+	err = runServe(context.Background(), &globals{storeSpec: "pebble:" + dir}, serveOptions{addr: "127.0.0.1:0"}, &logs)
+	require.ErrorContains(t, err, "at least 16")
+	require.Equal(t, ExitUsage, ExitCode(err))
+}
+
+// TestServeHelpListsEveryRoute checks that serve --help names every route
+// of the server's list.
+func TestServeHelpListsEveryRoute(t *testing.T) {
+	help := mustRun(t, "", "serve", "--help").stdout
+	for _, r := range server.Routes() {
+		require.Regexp(t, regexp.QuoteMeta(r.Method)+` +`+regexp.QuoteMeta(r.Pattern)+` `, help)
+	}
+}
+
+// startServe runs serve on the Pebble store in dir, on a free port, with
+// o's other options, until ctx ends; it returns the address once the
+// server listens, and the channel of serve's result.
+func startServe(t *testing.T, ctx context.Context, dir string, o serveOptions, logs *syncWriter) (string, chan error) {
+	t.Helper()
+	return startServeWith(t, ctx, &globals{storeSpec: "pebble:" + dir}, o, logs)
+}
+
+// startServeWith is startServe with the global flags of g.
+func startServeWith(t *testing.T, ctx context.Context, g *globals, o serveOptions, logs *syncWriter) (string, chan error) {
 	t.Helper()
 	addrs := make(chan net.Addr, 1)
 	served := make(chan error, 1)
-	o.addr, o.ready = "127.0.0.1:0", func(a net.Addr) { addrs <- a }
+	o.addr, o.shutdownTimeout, o.ready = "127.0.0.1:0", time.Minute, func(a net.Addr) { addrs <- a }
 	go func() { served <- runServe(ctx, g, o, logs) }()
 	select {
 	case a := <-addrs:
@@ -143,17 +249,32 @@ func startServe(ctx context.Context, t *testing.T, g *globals, o serveOptions, l
 	}
 }
 
-// metricsOf returns what GET /metrics answers, "" when it fails.
-func metricsOf(addr string) string {
-	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
-	res, err := client.Get("http://" + addr + "/metrics")
-	if err != nil {
-		return ""
+// selfSigned writes a self-signed certificate for 127.0.0.1 and its key
+// as PEM files, and returns them with a pool that trusts the certificate.
+func selfSigned(t *testing.T) (certFile, keyFile string, pool *x509.CertPool) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1),
+		Subject:      pkix.Name{CommonName: "timetable test"},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(time.Hour),
+		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1")},
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	if err != nil {
-		return ""
-	}
-	return string(b)
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	require.NoError(t, err)
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	require.NoError(t, err)
+	dir := t.TempDir()
+	certFile, keyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	require.NoError(t, os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600))
+	require.NoError(t, os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), 0o600))
+	cert, err := x509.ParseCertificate(der)
+	require.NoError(t, err)
+	pool = x509.NewCertPool()
+	pool.AddCert(cert)
+	return certFile, keyFile, pool
 }

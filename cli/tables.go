@@ -93,64 +93,13 @@ func checkFamily(db *engine.DB, name string) error {
 	return usageErrorf("--family %q: the configuration has %s", name, joinOr(names))
 }
 
-// tableJSON is a physical table as tables --format json writes it.
-type tableJSON struct {
-	Name          string  `json:"name"`
-	Family        string  `json:"family"`
-	PeriodStart   string  `json:"period_start"`
-	PeriodEnd     string  `json:"period_end"`
-	WriteMonth    *string `json:"write_month"`
-	Tier          string  `json:"tier"`
-	Why           string  `json:"why"`
-	State         string  `json:"state"`
-	Generation    int64   `json:"generation"`
-	Shards        int     `json:"shards"`
-	Layout        string  `json:"layout"`
-	CreatedAt     string  `json:"created_at"`
-	Source        string  `json:"source"`
-	Status        string  `json:"status"`
-	Billing       string  `json:"billing"`
-	ReadCapacity  int64   `json:"read_capacity"`
-	WriteCapacity int64   `json:"write_capacity"`
-	ItemCount     *int64  `json:"item_count"`
-	CreateError   string  `json:"create_error,omitempty"`
-}
-
 func writeTablesJSON(w io.Writer, ts []engine.TableStatus) error {
-	out := make([]tableJSON, 0, len(ts))
-	for _, t := range ts {
-		j := tableJSON{
-			Name:          t.Name,
-			Family:        t.Family,
-			PeriodStart:   t.PeriodStart.UTC().Format(time.RFC3339),
-			PeriodEnd:     t.PeriodEnd.UTC().Format(time.RFC3339),
-			Tier:          t.Tier,
-			Why:           t.TierReason,
-			State:         t.State,
-			Generation:    t.Generation,
-			Shards:        t.Shards,
-			Layout:        t.Layout,
-			Source:        t.Source,
-			Status:        t.Status,
-			Billing:       t.Billing,
-			ReadCapacity:  t.ReadCapacity,
-			WriteCapacity: t.WriteCapacity,
-			CreateError:   t.CreateError,
-		}
-		if t.WriteMonth != "" {
-			j.WriteMonth = &t.WriteMonth
-		}
-		if !t.CreatedAt.IsZero() {
-			j.CreatedAt = t.CreatedAt.UTC().Format(time.RFC3339)
-		}
-		if t.ItemCount >= 0 {
-			j.ItemCount = &t.ItemCount
-		}
-		out = append(out, j)
+	if ts == nil {
+		ts = []engine.TableStatus{}
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	return enc.Encode(ts)
 }
 
 func writeTablesTable(w io.Writer, ts []engine.TableStatus) error {

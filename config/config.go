@@ -28,7 +28,8 @@
 //	    retention: 0            # 0 keeps tables forever; 90d, 12w, 2160h
 //	    ttl: 0                  # item expiry after event time; 0 = none
 //	    archive: ""             # file://DIR or s3://bucket/prefix: export
-//	                            # tables past retention before deleting them
+//	                            # tables past retention before deleting them;
+//	                            # or {target: s3://bucket/prefix, format: parquet}
 //	tables:
 //	  a_table: {family: events, layout: map, write_path: auto}
 //	  b_table:
@@ -45,6 +46,15 @@
 //	    table: telemetry
 //	    series: 2               # or series_field: device
 //	    format: json            # or line
+//	cors:
+//	  origins: [https://console.example.com]  # pages that may call the API; * for any
+//	admin_token_file: /run/secrets/timetable-admin  # turns the admin API on;
+//	                            # TIMETABLE_ADMIN_TOKEN wins
+//
+// An archive is a target alone, archived in NDJSON (DynamoDB JSON lines,
+// what restore reads), or a target and a format: ndjson, or parquet,
+// which archives the NDJSON and, beside it, the table's events as Parquet
+// for query engines (package archive).
 //
 // Durations are Go durations ("36h", "15m") or a whole number of days or
 // weeks ("90d", "12w"). Tier ages are "0", "N period(s)", a duration, or
@@ -86,6 +96,13 @@ type Config struct {
 	Store string
 	// MQTT are the subscriptions `timetable serve` keeps (YAML "mqtt").
 	MQTT []Subscription
+	// CORSOrigins are the origins whose pages may call the HTTP API from
+	// a browser (YAML "cors: {origins: [...]}"); see server.Options.
+	CORSOrigins []string
+	// AdminTokenFile names a file holding the admin token that turns the
+	// server's admin API on (YAML "admin_token_file"); the environment
+	// variable TIMETABLE_ADMIN_TOKEN wins over it.
+	AdminTokenFile string
 }
 
 // Table is the configuration of one logical table (in any tenant).
@@ -132,25 +149,57 @@ type fileConfig struct {
 	MetaTable     string               `yaml:"meta_table"`
 	Store         string               `yaml:"store"`
 	MQTT          []fileSubscription   `yaml:"mqtt"`
+	CORS          struct {
+		Origins []string `yaml:"origins"`
+	} `yaml:"cors"`
+	AdminTokenFile string `yaml:"admin_token_file"`
 }
 
 type fileFamily struct {
-	Name              string     `yaml:"name"`
-	Prefix            *string    `yaml:"prefix"`
-	Period            *string    `yaml:"period"`
-	WeekStart         *string    `yaml:"week_start"`
-	Naming            *string    `yaml:"naming"`
-	WriteTimeGrouping *string    `yaml:"write_time_grouping"`
-	Shards            *int       `yaml:"shards"`
-	Layout            *string    `yaml:"layout"`
-	Billing           *string    `yaml:"billing"`
-	Tiers             []fileTier `yaml:"tiers"`
-	Backfill          *fileTier  `yaml:"backfill"`
-	Prebuild          *string    `yaml:"prebuild"`
-	Grace             *string    `yaml:"grace"`
-	Retention         *string    `yaml:"retention"`
-	TTL               *string    `yaml:"ttl"`
-	Archive           *string    `yaml:"archive"`
+	Name              string       `yaml:"name"`
+	Prefix            *string      `yaml:"prefix"`
+	Period            *string      `yaml:"period"`
+	WeekStart         *string      `yaml:"week_start"`
+	Naming            *string      `yaml:"naming"`
+	WriteTimeGrouping *string      `yaml:"write_time_grouping"`
+	Shards            *int         `yaml:"shards"`
+	Layout            *string      `yaml:"layout"`
+	Billing           *string      `yaml:"billing"`
+	Tiers             []fileTier   `yaml:"tiers"`
+	Backfill          *fileTier    `yaml:"backfill"`
+	Prebuild          *string      `yaml:"prebuild"`
+	Grace             *string      `yaml:"grace"`
+	Retention         *string      `yaml:"retention"`
+	TTL               *string      `yaml:"ttl"`
+	Archive           *fileArchive `yaml:"archive"`
+}
+
+// fileArchive is a family's archive: a target alone ("s3://bucket/prefix")
+// or a mapping of target and format.
+type fileArchive struct {
+	Target string `yaml:"target"`
+	Format string `yaml:"format"`
+}
+
+// UnmarshalYAML reads either form.
+func (a *fileArchive) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode {
+		return n.Decode(&a.Target)
+	}
+	if n.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if k := n.Content[i].Value; k != "target" && k != "format" {
+				return fmt.Errorf("archive: line %d: unknown key %q: use target and format", n.Content[i].Line, k)
+			}
+		}
+	}
+	type plain fileArchive
+	var p plain
+	if err := n.Decode(&p); err != nil {
+		return fmt.Errorf("archive: %w", err)
+	}
+	*a = fileArchive(p)
+	return nil
 }
 
 type fileTier struct {
@@ -177,7 +226,8 @@ func Parse(data []byte) (Config, error) {
 	if err := dec.Decode(&fc); err != nil && !errors.Is(err, io.EOF) {
 		return Config{}, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
-	c := Config{DefaultFamily: fc.DefaultFamily, Tables: map[string]Table{}, MetaTable: fc.MetaTable, Store: fc.Store}
+	c := Config{DefaultFamily: fc.DefaultFamily, Tables: map[string]Table{}, MetaTable: fc.MetaTable, Store: fc.Store,
+		CORSOrigins: fc.CORS.Origins, AdminTokenFile: fc.AdminTokenFile}
 	if c.DefaultFamily == "" {
 		c.DefaultFamily = "events"
 	}
@@ -385,7 +435,7 @@ func (ff fileFamily) family() (family.Family, error) {
 		*d.out = v
 	}
 	if ff.Archive != nil {
-		f.Archive = *ff.Archive
+		f.Archive, f.ArchiveFormat = ff.Archive.Target, family.ArchiveFormat(ff.Archive.Format)
 	}
 	return f, nil
 }

@@ -85,22 +85,25 @@ tables:
 
 func TestInvalidConfigs(t *testing.T) {
 	for name, tc := range map[string]struct{ yaml, want string }{
-		"unknown key":      {"families:\n  - name: x\n    perod: day\n", "perod"},
-		"bad period":       {"families:\n  - name: x\n    period: fortnight\n", "period"},
-		"bad duration":     {"families:\n  - name: x\n    grace: soon\n", "grace"},
-		"bad billing":      {"families:\n  - name: x\n    billing: free\n", "billing"},
-		"zero shards":      {"families:\n  - name: x\n    shards: 0\n", "shards"},
-		"same prefix":      {"families:\n  - name: x\n    prefix: tt_events_\n", "overlapping prefixes"},
-		"unknown family":   {"tables:\n  t: {family: nope}\n", "nope"},
-		"bad write path":   {"tables:\n  t: {write_path: sideways}\n", "write_path"},
-		"first tier aged":  {"families:\n  - name: x\n    tiers:\n      - {name: a, age: 1 period, read: 1, write: 1}\n", "age 0"},
-		"twice":            {"families:\n  - name: x\n  - name: x\n", "twice"},
-		"bad tier age":     {"families:\n  - name: x\n    tiers:\n      - {name: a, age: later}\n", "age"},
-		"no name":          {"families:\n  - period: day\n", "name"},
-		"bad week start":   {"families:\n  - name: x\n    week_start: funday\n", "week_start"},
-		"bad archive":      {"families:\n  - name: x\n    retention: 90d\n    archive: ftp://host/dir\n", "archive"},
-		"archive forever":  {"families:\n  - name: x\n    archive: file:///var/archive\n", "retention is 0"},
-		"decreasing tiers": {"families:\n  - name: x\n    tiers:\n      - {name: a, age: 0, read: 1, write: 1}\n      - {name: b, age: 2 periods, read: 1, write: 1}\n      - {name: c, age: 1 period, read: 1, write: 1}\n", "increase"},
+		"unknown key":          {"families:\n  - name: x\n    perod: day\n", "perod"},
+		"bad period":           {"families:\n  - name: x\n    period: fortnight\n", "period"},
+		"bad duration":         {"families:\n  - name: x\n    grace: soon\n", "grace"},
+		"bad billing":          {"families:\n  - name: x\n    billing: free\n", "billing"},
+		"zero shards":          {"families:\n  - name: x\n    shards: 0\n", "shards"},
+		"same prefix":          {"families:\n  - name: x\n    prefix: tt_events_\n", "overlapping prefixes"},
+		"unknown family":       {"tables:\n  t: {family: nope}\n", "nope"},
+		"bad write path":       {"tables:\n  t: {write_path: sideways}\n", "write_path"},
+		"first tier aged":      {"families:\n  - name: x\n    tiers:\n      - {name: a, age: 1 period, read: 1, write: 1}\n", "age 0"},
+		"twice":                {"families:\n  - name: x\n  - name: x\n", "twice"},
+		"bad tier age":         {"families:\n  - name: x\n    tiers:\n      - {name: a, age: later}\n", "age"},
+		"no name":              {"families:\n  - period: day\n", "name"},
+		"bad week start":       {"families:\n  - name: x\n    week_start: funday\n", "week_start"},
+		"bad archive":          {"families:\n  - name: x\n    retention: 90d\n    archive: ftp://host/dir\n", "archive"},
+		"archive forever":      {"families:\n  - name: x\n    archive: file:///var/archive\n", "retention is 0"},
+		"bad archive format":   {"families:\n  - name: x\n    retention: 90d\n    archive: {target: file:///a, format: csv}\n", "ndjson or parquet"},
+		"archive format alone": {"families:\n  - name: x\n    retention: 90d\n    archive: {format: parquet}\n", "no target"},
+		"archive misspelt":     {"families:\n  - name: x\n    retention: 90d\n    archive: {target: file:///a, fromat: parquet}\n", "unknown key \"fromat\""},
+		"decreasing tiers":     {"families:\n  - name: x\n    tiers:\n      - {name: a, age: 0, read: 1, write: 1}\n      - {name: b, age: 2 periods, read: 1, write: 1}\n      - {name: c, age: 1 period, read: 1, write: 1}\n", "increase"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := config.Parse([]byte(tc.yaml))
@@ -132,7 +135,13 @@ func TestArchiveKey(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "s3://bucket/timetable", c.Families[0].Archive)
 	require.Equal(t, 12*7*24*time.Hour, c.Families[0].Retention)
+	require.Empty(t, c.Families[0].ArchiveFormat, "a target alone archives in the default format")
 	require.Empty(t, config.Default().Families[0].Archive, "no archive by default")
+
+	c, err = config.Parse([]byte("families:\n  - name: events\n    retention: 12w\n    archive: {target: file:///var/lib/timetable/archive, format: parquet}\n"))
+	require.NoError(t, err)
+	require.Equal(t, "file:///var/lib/timetable/archive", c.Families[0].Archive)
+	require.Equal(t, family.ArchiveParquet, c.Families[0].ArchiveFormat)
 }
 
 func TestRollupsKey(t *testing.T) {
@@ -179,4 +188,13 @@ func TestBackfillTier(t *testing.T) {
 	require.Equal(t, family.DefaultBackfill(), cfg.Families[0].Backfill)
 	_, err = config.Parse([]byte("families:\n  - name: events\n    backfill: {age: 1 period}\n"))
 	require.ErrorContains(t, err, "backfill")
+}
+
+func TestServerKeys(t *testing.T) {
+	c, err := config.Parse([]byte("cors:\n  origins: [https://console.example, \"*\"]\nadmin_token_file: /run/secrets/admin\n"))
+	require.NoError(t, err)
+	require.Equal(t, []string{"https://console.example", "*"}, c.CORSOrigins)
+	require.Equal(t, "/run/secrets/admin", c.AdminTokenFile)
+	_, err = config.Parse([]byte("cors:\n  origin: [https://console.example]\n"))
+	require.ErrorIs(t, err, config.ErrInvalid, "a misspelt key is refused")
 }

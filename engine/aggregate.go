@@ -99,7 +99,9 @@ func (q *AggregateQuery) numeric() bool {
 // documentation). A non-numeric value of a field asked for sum, min, max
 // or avg is an error (ErrBadQuery) naming the field and the bucket, and
 // the event when it was read raw.
-func (db *DB) Aggregate(ctx context.Context, tenant string, q AggregateQuery) ([]Bucket, error) {
+func (db *DB) Aggregate(ctx context.Context, tenant string, q AggregateQuery) (buckets []Bucket, err error) {
+	began := time.Now()
+	defer func() { db.metrics.observeQuery(readAggregate, 0, time.Since(began), err) }()
 	done, err := db.enter()
 	if err != nil {
 		return nil, err

@@ -80,7 +80,7 @@ func Open(ctx context.Context, store storage.Store, opts Options) (*DB, error) {
 		return nil, err
 	}
 	db.meta = m
-	db.tenants = tenant.NewRegistry(store, opts.MetaTable)
+	db.tenants = tenant.NewRegistry(store, opts.MetaTable, opts.Clock)
 	db.registry = registry.New(store, opts.MetaTable)
 	db.catalog = newCatalog(store, db.registry, opts.Clock, opts.Logger, opts.ReadOnly)
 	if err := db.catalog.adopt(ctx, opts.Config.Families); err != nil {

@@ -292,8 +292,12 @@ func TestTenantsAreIsolated(t *testing.T) {
 		_, err = f.db.Write(ctx, "a", "u", []event.Event{ev(apr10, "s", nil)})
 		require.NoError(t, err)
 		for tenant, want := range map[string][]string{"a": {"t", "u"}, "b": {"t"}, "c": nil} {
-			names, err := f.db.LogicalTables(ctx, tenant)
+			tables, err := f.db.LogicalTables(ctx, tenant)
 			require.NoError(t, err)
+			var names []string
+			for _, lt := range tables {
+				names = append(names, lt.Name)
+			}
 			require.Equal(t, want, names, "tenant %s", tenant)
 		}
 		for _, tenant := range []string{"a", "b"} {

@@ -3,8 +3,10 @@ package engine
 import (
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
@@ -24,8 +26,9 @@ type meta struct {
 
 	mu struct {
 		sync.Mutex
-		// tables caches logical tables known to exist, by tenant and name.
-		tables map[string]bool
+		// ranges caches the logical tables known to exist, by tenant
+		// and name, with the range of event times known recorded.
+		ranges map[string]timeRange
 	}
 }
 
@@ -44,7 +47,7 @@ func openMeta(ctx context.Context, store storage.Store, table string, readOnly b
 		}
 	}
 	m := &meta{store: store, table: table}
-	m.mu.tables = map[string]bool{}
+	m.mu.ranges = map[string]timeRange{}
 	secret, err := m.loadSecret(ctx, readOnly)
 	if err != nil {
 		return nil, err
@@ -90,34 +93,146 @@ func (m *meta) loadSecret(ctx context.Context, readOnly bool) ([]byte, error) {
 	return b, nil
 }
 
-// registerTable records a logical table of a tenant, once.
-func (m *meta) registerTable(ctx context.Context, tenant, table, family string, now time.Time) error {
+// timeRange is the span of event times a logical table holds, as its
+// item in the meta table records it; zero times when unknown.
+type timeRange struct {
+	first, last time.Time
+}
+
+// nanos is a time as the meta table stores first and last: integer Unix
+// nanoseconds, which storage.AtMost compares.
+func nanos(t time.Time) json.Number { return json.Number(strconv.FormatInt(t.UnixNano(), 10)) }
+
+// rangeOf reads the range a logical table's item records.
+func rangeOf(item storage.Item) timeRange {
+	return timeRange{first: nanosAttr(item, "first"), last: nanosAttr(item, "last")}
+}
+
+// nanosAttr reads a time stored by nanos, zero when absent.
+func nanosAttr(item storage.Item, name string) time.Time {
+	s, _ := item.Attrs[name].(json.Number)
+	n, err := strconv.ParseInt(string(s), 10, 64)
+	if err != nil {
+		return time.Time{}
+	}
+	return time.Unix(0, n).UTC()
+}
+
+// registerTable records a logical table of a tenant, once, and makes its
+// recorded range of event times hold first and last: the times of the
+// earliest and the latest event of a write. The range is kept in memory
+// too, so the meta table is written only when a write extends it (for
+// events that arrive in time order, once per write request: an
+// UpdateItem whose condition keeps the latest last whatever the order
+// writers come in).
+func (m *meta) registerTable(ctx context.Context, tenant, table, family string, now, first, last time.Time) error {
 	k := tenant + "#" + table
 	m.mu.Lock()
-	known := m.mu.tables[k]
+	known, ok := m.mu.ranges[k]
 	m.mu.Unlock()
-	if known {
-		return nil
-	}
-	if _, err := m.store.GetItem(ctx, m.table, metatable.LogicalTablesPK(tenant), table); errors.Is(err, storage.ErrItemNotFound) {
-		item := storage.Item{PK: metatable.LogicalTablesPK(tenant), SK: table, Attrs: map[string]any{"family": family, "created": now.Format(time.RFC3339Nano)}}
-		if err := m.store.BatchWrite(ctx, m.table, []storage.Item{item}); err != nil {
-			return fmt.Errorf("register table %q: %w", table, err)
+	if !ok {
+		var err error
+		if known, err = m.register(ctx, tenant, table, family, now, first, last); err != nil {
+			return err
 		}
-	} else if err != nil {
-		return fmt.Errorf("look up table %q: %w", table, err)
+	}
+	pk := metatable.LogicalTablesPK(tenant)
+	if last.After(known.last) {
+		err := m.store.Update(ctx, storage.Update{Table: m.table, PK: pk, SK: table,
+			Conds:   []storage.Cond{storage.Exists("family"), storage.AnyOf(storage.NotExists("last"), storage.AtMost("last", nanos(last)))},
+			Actions: []storage.Action{storage.Set("last", nanos(last))}})
+		if err != nil && !errors.Is(err, storage.ErrConditionFailed) {
+			return fmt.Errorf("record the last event time of table %q: %w", table, err)
+		}
+		// Failed, another writer recorded a later one: last is below
+		// what is stored, and only a later time is written again.
+		known.last = last
+	}
+	for range 3 {
+		if !first.Before(known.first) && !known.first.IsZero() {
+			break
+		}
+		cond := storage.NotExists("first")
+		if !known.first.IsZero() {
+			cond = storage.Equal("first", nanos(known.first))
+		}
+		err := m.store.Update(ctx, storage.Update{Table: m.table, PK: pk, SK: table,
+			Conds:   []storage.Cond{storage.Exists("family"), cond},
+			Actions: []storage.Action{storage.Set("first", nanos(first))}})
+		if err == nil {
+			known.first = first
+			break
+		}
+		if !errors.Is(err, storage.ErrConditionFailed) {
+			return fmt.Errorf("record the first event time of table %q: %w", table, err)
+		}
+		// Another writer moved first: read it, and try again if this
+		// write is earlier still.
+		item, err := m.store.GetItem(ctx, m.table, pk, table)
+		if err != nil {
+			return fmt.Errorf("look up table %q: %w", table, err)
+		}
+		known.first = rangeOf(item).first
 	}
 	m.mu.Lock()
-	m.mu.tables[k] = true
+	cur := m.mu.ranges[k]
+	if cur.first.IsZero() || known.first.Before(cur.first) {
+		cur.first = known.first
+	}
+	cur.last = maxTime(cur.last, known.last)
+	m.mu.ranges[k] = cur
 	m.mu.Unlock()
 	return nil
+}
+
+// register reads a logical table's item, making it with the range first
+// to last when it is missing, and returns the range it records.
+func (m *meta) register(ctx context.Context, tenant, table, family string, now, first, last time.Time) (timeRange, error) {
+	pk := metatable.LogicalTablesPK(tenant)
+	item, err := m.store.GetItem(ctx, m.table, pk, table)
+	if err == nil {
+		return rangeOf(item), nil
+	}
+	if !errors.Is(err, storage.ErrItemNotFound) {
+		return timeRange{}, fmt.Errorf("look up table %q: %w", table, err)
+	}
+	err = m.store.Update(ctx, storage.Update{Table: m.table, PK: pk, SK: table,
+		Conds: []storage.Cond{storage.NotExists("family")},
+		Actions: []storage.Action{
+			storage.Set("family", family), storage.Set("created", now.Format(time.RFC3339Nano)),
+			storage.Set("first", nanos(first)), storage.Set("last", nanos(last)),
+		}})
+	switch {
+	case err == nil:
+		return timeRange{first: first, last: last}, nil
+	case errors.Is(err, storage.ErrConditionFailed):
+		// Another writer registered it meanwhile: what it recorded
+		// is read back on the next write; extend from nothing now.
+		return timeRange{}, nil
+	default:
+		return timeRange{}, fmt.Errorf("register table %q: %w", table, err)
+	}
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // tableExists reports whether a tenant ever wrote a logical table.
 func (m *meta) tableExists(ctx context.Context, tenant, table string) (bool, error) {
 	k := tenant + "#" + table
 	m.mu.Lock()
-	known := m.mu.tables[k]
+	_, known := m.mu.ranges[k]
 	m.mu.Unlock()
 	if known {
 		return true, nil
@@ -129,23 +244,61 @@ func (m *meta) tableExists(ctx context.Context, tenant, table string) (bool, err
 	case err != nil:
 		return false, fmt.Errorf("look up table %q: %w", table, err)
 	}
-	m.mu.Lock()
-	m.mu.tables[k] = true
-	m.mu.Unlock()
 	return true, nil
 }
 
+// logicalTable reads a tenant's logical table, or ErrUnknownTable.
+func (m *meta) logicalTable(ctx context.Context, tenant, table string) (LogicalTable, error) {
+	item, err := m.store.GetItem(ctx, m.table, metatable.LogicalTablesPK(tenant), table)
+	switch {
+	case errors.Is(err, storage.ErrItemNotFound):
+		return LogicalTable{}, fmt.Errorf("%w: %q", ErrUnknownTable, table)
+	case err != nil:
+		return LogicalTable{}, fmt.Errorf("look up table %q: %w", table, err)
+	}
+	return logicalTableOf(item), nil
+}
+
+// LogicalTable is a logical table as its tenant sees it.
+type LogicalTable struct {
+	Name    string
+	Family  string
+	Created time.Time
+	// First and Last are the times of the earliest and the latest event
+	// written to the table; zero for a table not written since timetable
+	// began to record them, and for one written before, of the events
+	// written since. They bound the times of its events: events deleted
+	// with their table (by the family's retention) leave them as they
+	// were.
+	First, Last time.Time
+}
+
 // LogicalTables returns the logical tables a tenant has written, in name
-// order.
-func (db *DB) LogicalTables(ctx context.Context, tenant string) ([]string, error) {
+// order: one Query of the meta table.
+func (db *DB) LogicalTables(ctx context.Context, tenant string) ([]LogicalTable, error) {
+	done, err := db.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
 	it := db.store.Query(ctx, storage.Query{Table: db.meta.table, PK: metatable.LogicalTablesPK(tenant)})
 	defer it.Close()
-	var names []string
+	var out []LogicalTable
 	for it.Next() {
-		names = append(names, it.Item().SK)
+		out = append(out, logicalTableOf(it.Item()))
 	}
 	if err := it.Err(); err != nil {
 		return nil, fmt.Errorf("list logical tables: %w", err)
 	}
-	return names, nil
+	return out, nil
+}
+
+// logicalTableOf reads a logical table's item.
+func logicalTableOf(item storage.Item) LogicalTable {
+	r := rangeOf(item)
+	t := LogicalTable{Name: item.SK, First: r.first, Last: r.last}
+	t.Family, _ = item.Attrs["family"].(string)
+	c, _ := item.Attrs["created"].(string)
+	t.Created, _ = time.Parse(time.RFC3339Nano, c)
+	return t
 }

@@ -35,16 +35,16 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "timetable_events_write_failed_total", Help: "Events a write could not store because the store failed.",
 		}),
 		writeSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name: "timetable_write_seconds", Help: "Time to write one batch of events.",
+			Name: "timetable_write_duration_seconds", Help: "Time to write one batch of events.",
 			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 14),
 		}),
 		eventsReturned: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "timetable_events_returned_total", Help: "Events returned by queries.",
 		}),
 		querySeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "timetable_query_seconds", Help: "Time to answer one query page.",
+			Name: "timetable_query_duration_seconds", Help: "Time to answer one query page (kind events) or one aggregate (kind aggregate), by kind and result (ok, error).",
 			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16),
-		}, []string{"result"}),
+		}, []string{"kind", "result"}),
 		mapRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "timetable_map_requests_total",
 			Help: "Requests of map-layout writes, by kind (create, append, close, read) and result (ok, condition_failed, error).",
@@ -68,13 +68,21 @@ func (m *metrics) observeWrite(events, failed int, d time.Duration) {
 	m.writeSeconds.Observe(d.Seconds())
 }
 
-func (m *metrics) observeQuery(events int, d time.Duration, err error) {
+// Kinds of read, as the kind label of timetable_query_duration_seconds
+// says them.
+const (
+	readEvents    = "events"
+	readAggregate = "aggregate"
+)
+
+// observeQuery counts one read of a kind, which returned events events.
+func (m *metrics) observeQuery(kind string, events int, d time.Duration, err error) {
 	result := "ok"
 	if err != nil {
 		result = "error"
 	}
 	m.eventsReturned.Add(float64(events))
-	m.querySeconds.WithLabelValues(result).Observe(d.Seconds())
+	m.querySeconds.WithLabelValues(kind, result).Observe(d.Seconds())
 }
 
 // observeMap counts one request of a map-layout write.

@@ -57,7 +57,7 @@ func (db *DB) Query(ctx context.Context, tenant string, q Query) (Page, error) {
 	}
 	defer m.close()
 	page, err := m.page(limit, func(p position) string { return encodeCursor(db.meta.secret, fp, p) })
-	db.metrics.observeQuery(len(page.Events), time.Since(start), err)
+	db.metrics.observeQuery(readEvents, len(page.Events), time.Since(start), err)
 	return page, err
 }
 

@@ -4,9 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
+	"time"
+	"unicode/utf8"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/timetabledb/timetable/storage"
 )
@@ -86,6 +91,108 @@ func (c *seriesCache) forgetTable(physical string) {
 			delete(c.mu.known, k)
 		}
 	}
+}
+
+// Defaults of ListSeries.
+const (
+	// DefaultSeriesLimit is the page size of ListSeries when it sets none.
+	DefaultSeriesLimit = 1000
+	// MaxSeriesLimit caps the page size of ListSeries.
+	MaxSeriesLimit = 10000
+)
+
+// SeriesPage is a page of a logical table's series, in bytewise order.
+type SeriesPage struct {
+	Series []string
+	// Next is the last series of the page when more follow, to pass as
+	// the next call's after; "" on the last page.
+	Next string
+}
+
+// ListSeries returns the series of a tenant's logical table that start
+// with prefix and sort after after, at most limit of them
+// (DefaultSeriesLimit when zero, at most MaxSeriesLimit). A table's series
+// are those of the series indexes of the physical tables its events went
+// to, within the range of event times the table records: one Query per
+// physical table, each reading at most limit+1 entries, merged.
+func (db *DB) ListSeries(ctx context.Context, tenant, table, prefix, after string, limit int) (SeriesPage, error) {
+	done, err := db.enter()
+	if err != nil {
+		return SeriesPage{}, err
+	}
+	defer done()
+	if err := checkTableName(table); err != nil {
+		return SeriesPage{}, err
+	}
+	switch {
+	case limit < 0 || limit > MaxSeriesLimit:
+		return SeriesPage{}, fmt.Errorf("%w: limit %d: use 1 to %d", ErrBadQuery, limit, MaxSeriesLimit)
+	case limit == 0:
+		limit = DefaultSeriesLimit
+	}
+	lt, err := db.meta.logicalTable(ctx, tenant, table)
+	if err != nil {
+		return SeriesPage{}, err
+	}
+	from, to := lt.First, lt.Last
+	if from.IsZero() || to.IsZero() {
+		// Written before ranges were recorded: every table of the family.
+		from, to = time.Unix(0, 0), db.opts.Clock.Now().Add(db.opts.Limits.MaxFutureSkew+24*time.Hour)
+	}
+	tables, err := db.catalog.tables(ctx, db.opts.Config.Family(table), from, to)
+	if err != nil {
+		return SeriesPage{}, fmt.Errorf("list series of %q: %w", table, err)
+	}
+	q := storage.Query{PK: seriesIndexKey(tenant, table), Low: seriesIndexPrefix + prefix, Limit: limit + 1}
+	if prefix != "" {
+		q.High = seriesIndexPrefix + prefix + string(utf8.MaxRune)
+	}
+	if after != "" && seriesIndexPrefix+after >= q.Low {
+		q.After = seriesIndexPrefix + after
+	}
+	var mu sync.Mutex
+	found := map[string]struct{}{}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(db.opts.QueryParallelism)
+	for _, t := range tables {
+		g.Go(func() error {
+			q := q
+			q.Table = t.name
+			it := db.store.Query(gctx, q)
+			defer it.Close()
+			var got []string
+			for it.Next() {
+				if s, ok := strings.CutPrefix(it.Item().SK, seriesIndexPrefix); ok && strings.HasPrefix(s, prefix) {
+					got = append(got, s)
+				}
+			}
+			if err := it.Err(); err != nil && !errors.Is(err, storage.ErrTableNotFound) {
+				return fmt.Errorf("read series index of %q: %w", t.name, err)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			for _, s := range got {
+				found[s] = struct{}{}
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return SeriesPage{}, err
+	}
+	// Each table gave its first limit+1: the first limit of the union
+	// are the first limit of the table's series, and more follow exactly
+	// when the union has more.
+	series := slices.Sorted(maps.Keys(found))
+	page := SeriesPage{Series: series}
+	if len(series) > limit {
+		page.Series = series[:limit]
+		page.Next = series[limit-1]
+	}
+	if page.Series == nil {
+		page.Series = []string{}
+	}
+	return page, nil
 }
 
 // seriesOf returns the series of a logical table in the series indexes

@@ -162,7 +162,11 @@ func (db *DB) write(ctx context.Context, tenant, table string, check func(now ti
 	if len(items) == 0 {
 		return 0, nil
 	}
-	if err := db.meta.registerTable(ctx, tenant, table, f.Name, now); err != nil {
+	first, last := items[0].time, items[0].time
+	for _, p := range items[1:] {
+		first, last = minTime(first, p.time), maxTime(last, p.time)
+	}
+	if err := db.meta.registerTable(ctx, tenant, table, f.Name, now, first, last); err != nil {
 		return 0, err
 	}
 	groups, err := db.group(ctx, f, tenant, table, items, now, rollups)

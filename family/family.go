@@ -86,7 +86,23 @@ type Family struct {
 	// table is then deleted only once its archive has been read back and
 	// verified.
 	Archive string
+	// ArchiveFormat is the format of the archives: ArchiveNDJSON when
+	// empty.
+	ArchiveFormat ArchiveFormat
 }
+
+// ArchiveFormat is the format a family's tables are archived in (package
+// archive).
+type ArchiveFormat string
+
+const (
+	// ArchiveNDJSON archives a table's items as gzip-compressed DynamoDB
+	// JSON lines, which restore reads back exactly: the default.
+	ArchiveNDJSON ArchiveFormat = "ndjson"
+	// ArchiveParquet archives the NDJSON and, beside it, the table's
+	// events as a Parquet file laid out for query engines.
+	ArchiveParquet ArchiveFormat = "parquet"
+)
 
 // TTLAttribute is the attribute that holds an item's expiry, in Unix
 // seconds, when a family sets a TTL.
@@ -231,6 +247,14 @@ func (f Family) Validate() error {
 		if f.Retention == 0 {
 			return bad("archive %q: tables are archived when retention ends, and retention is 0 (forever)", f.Archive)
 		}
+	}
+	switch f.ArchiveFormat {
+	case "", ArchiveNDJSON, ArchiveParquet:
+	default:
+		return bad("archive format %q: must be ndjson or parquet", f.ArchiveFormat)
+	}
+	if f.ArchiveFormat != "" && f.Archive == "" {
+		return bad("archive format %q: the archive has no target", f.ArchiveFormat)
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package lifecycle
 
 import (
+	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/naming"
 	"github.com/timetabledb/timetable/registry"
 	"github.com/timetabledb/timetable/storage"
@@ -59,6 +60,8 @@ type Action struct {
 	// Target is the archive target (Archive, and Delete of an archived
 	// table).
 	Target string
+	// Format is the format of the archive (Archive).
+	Format family.ArchiveFormat
 	// Entry is the table's registry entry as the executor writes it back
 	// (Create: the entry to register).
 	Entry registry.Entry

@@ -2,6 +2,8 @@ package lifecycle
 
 import (
 	"context"
+
+	"github.com/timetabledb/timetable/family"
 )
 
 // Archiver exports tables to one archive target. Package archive
@@ -17,5 +19,6 @@ type Archiver interface {
 }
 
 // OpenArchiverFunc opens the Archiver of an archive target ("file://DIR",
-// "s3://bucket/prefix"), reading the tables of the reconciler's store.
-type OpenArchiverFunc func(target string) (Archiver, error)
+// "s3://bucket/prefix"), reading the tables of the reconciler's store and
+// archiving them in format (empty for the default, family.ArchiveNDJSON).
+type OpenArchiverFunc func(target string, format family.ArchiveFormat) (Archiver, error)

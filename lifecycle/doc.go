@@ -78,7 +78,8 @@
 //     Pebble the process owns the store and needs no lease. A dry run
 //     changes nothing and takes no lease.
 //   - Archiving lives in package archive; this package needs only the
-//     small Archiver interface, opened per target by Options.OpenArchiver.
+//     small Archiver interface, opened per target and format by
+//     Options.OpenArchiver.
 //
 // # Caveats
 //

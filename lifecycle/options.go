@@ -39,9 +39,10 @@ type Options struct {
 	MetaTable string
 	// Clock tells the time; the wall clock when nil.
 	Clock clock.Clock
-	// OpenArchiver opens the Archiver of a family's archive target. When
-	// nil, a family with an archive target gets its tables archived by
-	// nobody: they are reported as failed to archive, and never deleted.
+	// OpenArchiver opens the Archiver of a family's archive target and
+	// format. When nil, a family with an archive target gets its tables
+	// archived by nobody: they are reported as failed to archive, and
+	// never deleted.
 	OpenArchiver OpenArchiverFunc
 	// Leaser, when set, lets the reconciler act only while it holds the
 	// lease LeaseName. Nil means this process owns the store (Pebble).

@@ -137,7 +137,7 @@ func planTable(now time.Time, f family.Family, t Table) []Action {
 	if exp := p.ExpiresAt(t.Ref); !exp.IsZero() && !now.Before(exp) {
 		why := fmt.Sprintf("retention %s ended %s (%s)", p.Retention, stamp(exp), endedWhat(t.Ref))
 		a := base
-		a.Target = p.Archive
+		a.Target, a.Format = p.Archive, p.ArchiveFormat
 		switch {
 		case p.Archive == "":
 			a.Kind, a.Reason = Delete, why

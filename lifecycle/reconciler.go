@@ -23,10 +23,14 @@ type Reconciler struct {
 
 	mu struct {
 		sync.Mutex
-		// archivers caches an Archiver per target.
-		archivers map[string]Archiver
+		// archivers caches an Archiver per target and format.
+		archivers map[archiverKey]Archiver
 		// metaReady is set once the meta table is known to exist.
 		metaReady bool
+		// last is the last cycle that was not a dry run; ran says
+		// whether there was one.
+		last Cycle
+		ran  bool
 	}
 }
 
@@ -37,7 +41,7 @@ func New(opts Options) (*Reconciler, error) {
 		return nil, err
 	}
 	r := &Reconciler{opts: opts, metrics: newMetrics(opts.Registerer), registry: registry.New(opts.Store, opts.MetaTable)}
-	r.mu.archivers = map[string]Archiver{}
+	r.mu.archivers = map[archiverKey]Archiver{}
 	return r, nil
 }
 
@@ -58,19 +62,34 @@ func (r *Reconciler) Reconcile(ctx context.Context, dryRun bool) ([]Result, erro
 func (r *Reconciler) ReconcileKinds(ctx context.Context, dryRun bool, kinds ...Kind) ([]Result, error) {
 	r.cycle.Lock()
 	defer r.cycle.Unlock()
+	start := r.opts.Clock.Now()
+	results, outcome, err := r.reconcile(ctx, dryRun, kinds)
+	if outcome != "" {
+		r.metrics.cycles.WithLabelValues(outcome).Inc()
+	}
+	if !dryRun {
+		if outcome == "" {
+			outcome = CycleInterrupted
+		}
+		r.record(Cycle{Start: start, End: r.opts.Clock.Now(), Outcome: outcome, Err: err, Results: results})
+	}
+	return results, err
+}
+
+// reconcile is one cycle of ReconcileKinds, which it returns the results
+// of along with the cycle's outcome, or "" for a cycle its context
+// stopped.
+func (r *Reconciler) reconcile(ctx context.Context, dryRun bool, kinds []Kind) ([]Result, string, error) {
 	if err := r.ensureMeta(ctx, dryRun); err != nil {
-		r.metrics.cycles.WithLabelValues("error").Inc()
-		return nil, err
+		return nil, CycleError, err
 	}
 	if !dryRun && r.opts.Leaser != nil {
 		held, err := r.opts.Leaser.Acquire(ctx, r.opts.LeaseName, r.opts.Owner, r.opts.LeaseTTL)
 		if err != nil {
-			r.metrics.cycles.WithLabelValues("error").Inc()
-			return nil, fmt.Errorf("reconcile: acquire lease %q: %w", r.opts.LeaseName, err)
+			return nil, CycleError, fmt.Errorf("reconcile: acquire lease %q: %w", r.opts.LeaseName, err)
 		}
 		if !held {
-			r.metrics.cycles.WithLabelValues("lease_held").Inc()
-			return nil, ErrLeaseHeld
+			return nil, CycleLeaseHeld, ErrLeaseHeld
 		}
 		defer func() {
 			// The cycle is over: give the lease up rather than hold it
@@ -83,8 +102,7 @@ func (r *Reconciler) ReconcileKinds(ctx context.Context, dryRun bool, kinds ...K
 	}
 	plan, err := r.Plan(ctx)
 	if err != nil {
-		r.metrics.cycles.WithLabelValues("error").Inc()
-		return nil, err
+		return nil, CycleError, err
 	}
 	var results []Result
 	failed := 0
@@ -99,7 +117,7 @@ func (r *Reconciler) ReconcileKinds(ctx context.Context, dryRun bool, kinds ...K
 			continue
 		}
 		if err := ctx.Err(); err != nil {
-			return results, fmt.Errorf("reconcile: %w", err)
+			return results, "", fmt.Errorf("reconcile: %w", err)
 		}
 		err := r.apply(ctx, a)
 		if a.Kind == Create {
@@ -126,15 +144,13 @@ func (r *Reconciler) ReconcileKinds(ctx context.Context, dryRun bool, kinds ...K
 		}
 	}
 	if dryRun {
-		return results, nil
+		return results, "", nil
 	}
 	r.metrics.lastCycle.Set(float64(r.opts.Clock.Now().Unix()))
 	if failed > 0 {
-		r.metrics.cycles.WithLabelValues("failed").Inc()
-		return results, fmt.Errorf("%w: %d of %d", ErrActionsFailed, failed, len(results))
+		return results, CycleFailed, fmt.Errorf("%w: %d of %d", ErrActionsFailed, failed, len(results))
 	}
-	r.metrics.cycles.WithLabelValues("ok").Inc()
-	return results, nil
+	return results, CycleOK, nil
 }
 
 func containsKind(kinds []Kind, k Kind) bool {
@@ -163,7 +179,7 @@ func (r *Reconciler) Plan(ctx context.Context) ([]Action, error) {
 		if exp := f.ExpiresAt(t.Ref); exp.IsZero() || now.Before(exp) {
 			continue
 		}
-		a, err := r.archiver(f.Archive)
+		a, err := r.archiver(f.Archive, f.ArchiveFormat)
 		if err != nil {
 			continue // planned as an archive, which fails and says why
 		}
@@ -258,22 +274,31 @@ func (r *Reconciler) family(name string) family.Family {
 	return family.Family{}
 }
 
-// archiver returns the Archiver of a target, opening it on first use.
-func (r *Reconciler) archiver(target string) (Archiver, error) {
+// archiver returns the Archiver of a target and format, opening it on
+// first use.
+func (r *Reconciler) archiver(target string, format family.ArchiveFormat) (Archiver, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if a, ok := r.mu.archivers[target]; ok {
+	key := archiverKey{target, format}
+	if a, ok := r.mu.archivers[key]; ok {
 		return a, nil
 	}
 	if r.opts.OpenArchiver == nil {
 		return nil, fmt.Errorf("no archiver for %s in this build", target)
 	}
-	a, err := r.opts.OpenArchiver(target)
+	a, err := r.opts.OpenArchiver(target, format)
 	if err != nil {
 		return nil, fmt.Errorf("open archive %s: %w", target, err)
 	}
-	r.mu.archivers[target] = a
+	r.mu.archivers[key] = a
 	return a, nil
+}
+
+// archiverKey names an Archiver the Reconciler keeps: families may share
+// a target in different formats.
+type archiverKey struct {
+	target string
+	format family.ArchiveFormat
 }
 
 // apply carries out one action, and records it in the registry. Every
@@ -313,7 +338,7 @@ func (r *Reconciler) apply(ctx context.Context, a Action) error {
 		e.TTLAttribute = a.TTLAttribute
 		return r.registry.Save(ctx, e)
 	case Archive:
-		ar, err := r.archiver(a.Target)
+		ar, err := r.archiver(a.Target, a.Format)
 		if err != nil {
 			return err
 		}
@@ -332,7 +357,7 @@ func (r *Reconciler) apply(ctx context.Context, a Action) error {
 		if a.Target != "" {
 			// The plan saw a verified archive; look again right before
 			// the one step that cannot be undone.
-			ar, err := r.archiver(a.Target)
+			ar, err := r.archiver(a.Target, a.Format)
 			if err != nil {
 				return err
 			}

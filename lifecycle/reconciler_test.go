@@ -263,14 +263,14 @@ func TestArchiveBeforeDelete(t *testing.T) {
 	each(t, func(t *testing.T, store storage.Store, f family.Family) {
 		ctx := context.Background()
 		f.Retention = 7 * 24 * time.Hour
-		f.Archive = "file:///archive"
+		f.Archive, f.ArchiveFormat = "file:///archive", family.ArchiveParquet
 		oldTables(t, store, f)
 		arch := &fakeArchiver{verified: map[string]bool{}, broken: true}
 		var targets []string
 		clk := clock.NewManual(at("2017-05-08T00:00:00Z")) // April's tables expire May 8
 		r := reconciler(t, lifecycle.Options{Store: store, Families: []family.Family{f}, Clock: clk,
-			OpenArchiver: func(target string) (lifecycle.Archiver, error) {
-				targets = append(targets, target)
+			OpenArchiver: func(target string, format family.ArchiveFormat) (lifecycle.Archiver, error) {
+				targets = append(targets, target+" "+string(format))
 				return arch, nil
 			}})
 
@@ -308,7 +308,7 @@ func TestArchiveBeforeDelete(t *testing.T) {
 		res, err = r.Reconcile(ctx, false)
 		require.NoError(t, err)
 		require.Empty(t, res)
-		require.Equal(t, []string{"file:///archive"}, targets, "the archiver is opened once")
+		require.Equal(t, []string{"file:///archive parquet"}, targets, "the archiver is opened once, in the family's format")
 	})
 }
 

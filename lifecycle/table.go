@@ -61,13 +61,13 @@ const (
 )
 
 // policy returns the policy that ages t: its own, with f's retention and
-// archive target.
+// archive target and format.
 func (t Table) policy(f family.Family) family.Family {
 	p := t.Policy
 	if p.Name == "" {
 		return f
 	}
-	p.Retention, p.Archive, p.Prebuild = f.Retention, f.Archive, f.Prebuild
+	p.Retention, p.Archive, p.ArchiveFormat, p.Prebuild = f.Retention, f.Archive, f.ArchiveFormat, f.Prebuild
 	return p
 }
 

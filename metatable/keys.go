@@ -8,6 +8,7 @@
 //	logical table    tables#{tenant}      {logical table}
 //	tenant           tenant#{name}        tenant
 //	API key          apikey#{hash}        apikey
+//	a tenant's key   keys#{tenant}        {key id}
 //	cursor secret    secret               cursor
 //	lease            lease#{name}         lease
 //
@@ -58,6 +59,10 @@ const tenantPrefix = "tenant#"
 
 // APIKey is the key of the item of an API key, by the key's hash.
 func APIKey(hash string) (pk, sk string) { return "apikey#" + hash, "apikey" }
+
+// TenantKeysPK is the partition listing a tenant's API keys, one item
+// per key, the key's id its sort key.
+func TenantKeysPK(tenant string) string { return "keys#" + tenant }
 
 // Secret is the key of the item holding the secret that signs cursors.
 func Secret() (pk, sk string) { return "secret", "cursor" }

@@ -12,10 +12,11 @@ import (
 // TestKindsApart checks that no two kinds share a partition, even with
 // names built to look like another kind's key.
 func TestKindsApart(t *testing.T) {
-	names := []string{"", "a", "#", "tenant#x", "registry#", "secret", "lease", "apikey#h"}
+	names := []string{"", "a", "#", "tenant#x", "registry#", "secret", "lease", "apikey#h", "keys#t"}
 	kinds := map[string]func(string) string{
 		"registry": RegistryPK,
 		"tables":   LogicalTablesPK,
+		"keys":     TenantKeysPK,
 		"tenant":   func(n string) string { pk, _ := Tenant(n); return pk },
 		"apikey":   func(n string) string { pk, _ := APIKey(n); return pk },
 		"lease":    func(n string) string { pk, _ := Lease(n); return pk },

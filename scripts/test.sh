@@ -23,6 +23,9 @@ fi
 # at once would share npm's cache.
 scripts/with-dynamodb.sh dynamodb-local true || exit 1
 scripts/with-dynamodb.sh dynalite true || exit 1
+# DuckDB's Node API, which the Parquet tests read their files with
+# (internal/duckdbtest), likewise.
+scripts/duckdb/install.sh >/dev/null || exit 1
 
 local_log="$(mktemp)"
 trap 'rm -f "$local_log"' EXIT

@@ -83,10 +83,10 @@ func (s *Server) aggregate(w http.ResponseWriter, r *http.Request, tenant string
 // errors name the parameter.
 func (s *Server) parseAggregate(table string, params url.Values) (engine.AggregateQuery, error) {
 	q := engine.AggregateQuery{Table: table}
-	if err := checkParams(params, aggregateParams); err != nil {
+	rest := url.Values{}
+	if err := checkParams(params, aggregateParams...); err != nil {
 		return q, err
 	}
-	rest := url.Values{}
 	for name, vs := range params {
 		switch name {
 		case "from", "to", "series":
@@ -112,8 +112,11 @@ func (s *Server) parseAggregate(table string, params url.Values) (engine.Aggrega
 	for _, p := range []struct {
 		name string
 		into *[]string
-	}{{"fields", &q.Fields}, {"fn", &q.Funcs}} {
+	}{{"fn", &q.Funcs}, {"fields", &q.Fields}} {
 		v := params.Get(p.name)
+		if v == "" && p.name == "fields" && slices.Equal(q.Funcs, []string{engine.FnCount}) {
+			break // count alone counts events
+		}
 		if v == "" {
 			return q, fmt.Errorf("%w: %s: required, comma-separated", ErrBadParameter, p.name)
 		}

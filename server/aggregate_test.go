@@ -75,6 +75,17 @@ func TestAggregate(t *testing.T) {
 			require.Contains(t, string(res.body), tc.want)
 		})
 	}
+	// fn=count alone needs no fields: it counts events.
+	counted := cloneValues(params)
+	counted.Del("fields")
+	counted.Set("fn", "count")
+	res = get(counted)
+	require.Equal(t, http.StatusOK, res.status, "%s", res.body)
+	require.Equal(t, float64(1), res.json(t)["buckets"].([]any)[0].(map[string]any)["events"], "series a's first hour")
+	counted.Set("fn", "count,sum")
+	res = get(counted)
+	require.Equal(t, http.StatusBadRequest, res.status, "%s", res.body)
+	require.Contains(t, string(res.body), "fields: required")
 	res = f.do("GET", "/v1/tables/nope/aggregate?"+params.Encode(), f.acme, nil)
 	require.Equal(t, http.StatusNotFound, res.status)
 	res = f.do("GET", "/v1/tables/cars/aggregate?"+params.Encode(), "tt_wrong", nil)

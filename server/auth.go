@@ -6,55 +6,61 @@ import (
 	"strings"
 )
 
-// endpoint is the body of an authenticated handler: it writes its
+// endpoint is the body of an authenticated /v1 handler: it writes its
 // answer, or returns an error for the server to answer with.
 type endpoint func(w http.ResponseWriter, r *http.Request, tenant string) error
+
+// access is what a route needs of an API key.
+type access int
+
+const (
+	// readAccess: any live key of the tenant.
+	readAccess access = iota
+	// writeAccess: a live key of scope all; a read-only key gets 403.
+	writeAccess
+)
 
 // keySource finds the API key a request carries, or returns the error to
 // answer with: a 401 without one, a 400 for a request that is ambiguous.
 type keySource func(r *http.Request) (string, error)
 
 // authenticated runs an endpoint for the tenant whose API key the request
-// carries as "Authorization: Bearer <key>", and answers 401 without one.
-func (s *Server) authenticated(ep endpoint) http.Handler {
-	return s.authenticatedBy(bearerKey, ep)
+// carries as "Authorization: Bearer <key>", when the key gives the access
+// the route needs; it answers 401 without a key or with one unknown or
+// revoked, and 403 for a read-only key on a route that writes.
+func (s *Server) authenticated(need access, ep endpoint) http.Handler {
+	return s.authenticatedBy(apiKey, need, ep)
 }
 
-// authenticatedBy runs an endpoint for the tenant whose API key keyOf
-// finds in the request.
-func (s *Server) authenticatedBy(keyOf keySource, ep endpoint) http.Handler {
+// authenticatedBy is authenticated with the key keyOf finds in the
+// request.
+func (s *Server) authenticatedBy(keyOf keySource, need access, ep endpoint) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		key, err := keyOf(r)
 		if err != nil {
 			s.fail(w, r, err)
 			return
 		}
-		t, err := s.db.Tenants().Authenticate(r.Context(), key)
+		k, err := s.db.Tenants().Authenticate(r.Context(), key)
 		if err != nil {
 			s.fail(w, r, err)
 			return
 		}
 		if info := infoOf(r); info != nil {
-			info.tenant = t.Name
+			info.tenant = k.Tenant
 		}
-		if err := ep(w, r, t.Name); err != nil {
+		if need == writeAccess && !k.CanWrite() {
+			s.fail(w, r, &httpError{status: http.StatusForbidden, msg: fmt.Sprintf("timetable: API key %s is read-only: writing needs a key of scope all", k.ID)})
+			return
+		}
+		if err := ep(w, r, k.Tenant); err != nil {
 			s.fail(w, r, err)
 		}
 	})
 }
 
-// bearerKey is the key of the /v1 API: "Authorization: Bearer <key>".
-func bearerKey(r *http.Request) (string, error) {
-	header, err := authorization(r, "Authorization: Bearer <api key>")
-	if err != nil {
-		return "", err
-	}
-	key, ok := bearerToken(header)
-	if !ok {
-		return "", &httpError{status: http.StatusUnauthorized, msg: "timetable: missing API key: send the header Authorization: Bearer <api key>"}
-	}
-	return key, nil
-}
+// apiKey is the key of the /v1 API: "Authorization: Bearer <key>".
+func apiKey(r *http.Request) (string, error) { return credential(r, "API key") }
 
 // influxKey is the key of the InfluxDB write endpoints, where clients
 // send it as InfluxDB takes a token or password: "Authorization: Token
@@ -91,8 +97,24 @@ func influxKey(r *http.Request) (string, error) {
 	return key, nil
 }
 
+// credential returns the bearer token a request carries, or the error to
+// answer: 400 for two Authorization headers, 401 for none. what names the
+// credential the route takes ("API key", "admin token").
+func credential(r *http.Request, what string) (string, error) {
+	header, err := authorization(r, fmt.Sprintf("Authorization: Bearer <%s>", strings.ToLower(what)))
+	if err != nil {
+		return "", err
+	}
+	token, ok := bearerToken(header)
+	if !ok {
+		return "", &httpError{status: http.StatusUnauthorized, msg: fmt.Sprintf("timetable: missing %s: send the header Authorization: Bearer <%s>", what, strings.ToLower(what))}
+	}
+	return token, nil
+}
+
 // authorization returns the request's Authorization header, "" when
-// there is none, and refuses a request with several.
+// there is none, and refuses a request with several: how says what to
+// send instead.
 func authorization(r *http.Request, how string) (string, error) {
 	if n := len(r.Header.Values("Authorization")); n > 1 {
 		return "", &httpError{status: http.StatusBadRequest, msg: fmt.Sprintf("timetable: %d Authorization headers: send one, %s", n, how)}

@@ -5,18 +5,22 @@
 //
 // # Endpoints
 //
-//	POST /v1/tables/{table}/events   write events: a JSON array, or NDJSON with Content-Type: application/x-ndjson
-//	GET  /v1/tables/{table}/events   read events: ?from=&to=&series=&order=asc|desc&limit=&cursor=&fields=a,b
-//	GET  /healthz                    200 {"status":"ok"} while the server serves (liveness; asks nothing of the store)
-//	GET  /readyz                     200 {"status":"ready"} when the store answers a read, else 503 (readiness)
-//	GET  /metrics                    Prometheus metrics of the server and of whatever shares its registry
-//	POST /write, POST /api/v2/write  InfluxDB 1.x and 2.x line protocol writes (see InfluxDB below)
-//	GET  /ping                       204 with X-Influxdb-Version, as InfluxDB answers
+// Routes (routes.go) is the one list of them, which builds the
+// multiplexer, the 404 answer's list and `timetable serve --help`: events
+// written and read, aggregates, a tenant's logical tables and series,
+// /healthz, /readyz, /metrics, InfluxDB's line protocol writes (/write,
+// /api/v2/write and /ping: see InfluxDB below), and with
+// Options.AdminToken the admin API under /v1/admin/ (admin.go): tenants,
+// API keys, physical tables, the lifecycle manager's last cycle and plan.
 //
-// Every /v1 call carries "Authorization: Bearer <api key>"; the key
-// decides the tenant, and a missing or unknown key is 401 with a
-// WWW-Authenticate: Bearer challenge. A tenant only ever reads and writes
-// its own logical tables: a table another tenant wrote is 404 to it.
+// Every other /v1 call carries "Authorization: Bearer <api key>"; the key
+// decides the tenant, and a missing, unknown or revoked key is 401 with a
+// WWW-Authenticate: Bearer challenge; a read-only key is 403 on a route
+// that writes. The key is checked in the store on every request, so a
+// revocation holds at once on every server. A tenant only ever reads and
+// writes its own logical tables: a table another tenant wrote is 404 to
+// it. With Options.CORSOrigins, browsers on those origins may call the
+// API (cors.go).
 //
 // # Writes
 //
@@ -116,7 +120,7 @@
 // /healthz, /readyz and /metrics so probes and scrapes do not drown the
 // log. Metrics are
 // registered on Options.Registry, never on a global registry:
-// timetable_http_requests_total and timetable_http_request_seconds by
+// timetable_http_requests_total and timetable_http_request_duration_seconds by
 // route, method and code, and timetable_http_requests_in_flight for /v1.
 //
 // Serve runs the server on a listener until its context ends, then stops

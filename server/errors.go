@@ -76,16 +76,23 @@ func status(err error) int {
 		return he.status
 	case errors.As(err, &tooLarge):
 		return http.StatusRequestEntityTooLarge
-	case errors.Is(err, tenant.ErrUnknownKey):
+	case errors.Is(err, tenant.ErrUnknownKey), errors.Is(err, errBadAdminToken):
 		return http.StatusUnauthorized
-	case errors.Is(err, engine.ErrUnknownTable):
+	case errors.Is(err, engine.ErrUnknownTable),
+		errors.Is(err, tenant.ErrNotFound),
+		errors.Is(err, tenant.ErrNoSuchKey):
 		return http.StatusNotFound
+	case errors.Is(err, tenant.ErrExists):
+		return http.StatusConflict
 	case errors.Is(err, event.ErrInvalidEvent),
 		errors.Is(err, event.ErrMalformedBody),
 		errors.Is(err, engine.ErrBadTableName),
 		errors.Is(err, engine.ErrBadQuery),
 		errors.Is(err, engine.ErrBadCursor),
 		errors.Is(err, ErrBadParameter),
+		errors.Is(err, tenant.ErrBadName),
+		errors.Is(err, tenant.ErrBadScope),
+		errors.Is(err, tenant.ErrBadGrace),
 		errors.Is(err, storage.ErrInvalid):
 		return http.StatusBadRequest
 	case retryLater(err) != nil:
@@ -144,7 +151,7 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		}
 	case code == http.StatusUnauthorized:
 		challenge := `Bearer realm="timetable"`
-		if errors.Is(err, tenant.ErrUnknownKey) {
+		if errors.Is(err, tenant.ErrUnknownKey) || errors.Is(err, errBadAdminToken) {
 			challenge += `, error="invalid_token"`
 		}
 		w.Header().Set("WWW-Authenticate", challenge)

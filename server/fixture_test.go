@@ -42,6 +42,8 @@ func TestEndToEndOnDynamoDB(t *testing.T) {
 		"DefaultRange": TestDefaultRange, "LateData": TestLateData, "Limits": TestLimits,
 		"Routing": TestRouting, "Metrics": TestMetrics, "RequestLog": TestRequestLog,
 		"Aggregate": TestAggregate, "Nesting": TestNesting,
+		"AdminTenantsAndKeys": TestAdminTenantsAndKeys, "AdminTablesAndLifecycle": TestAdminTablesAndLifecycle,
+		"RevocationAcrossServers": TestRevocationAcrossServers, "Discovery": TestDiscovery,
 		"InfluxWrite": TestInfluxWriteV1, "InfluxBadLines": TestInfluxBadLinesWriteNothing,
 	} {
 		t.Run(name, test)

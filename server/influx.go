@@ -41,7 +41,7 @@ func (s *Server) influxWrite(params []string) endpoint {
 // writeLines writes a line protocol body.
 func (s *Server) writeLines(w http.ResponseWriter, r *http.Request, tenant string, params []string) error {
 	q := r.URL.Query()
-	if err := checkParams(q, params); err != nil {
+	if err := checkParams(q, params...); err != nil {
 		return err
 	}
 	opts := s.db.Options()

@@ -24,7 +24,7 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 			Help: "HTTP requests answered, by route, method and status code.",
 		}, []string{"route", "method", "code"}),
 		seconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "timetable_http_request_seconds",
+			Name:    "timetable_http_request_duration_seconds",
 			Help:    "Time to answer an HTTP request, by route, method and status code.",
 			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16),
 		}, []string{"route", "method", "code"}),

@@ -54,7 +54,7 @@ func (s *Server) queryEvents(w http.ResponseWriter, r *http.Request, tenant stri
 // parseQuery turns a request's parameters into an engine query, with the
 // defaults of the package documentation. Its errors name the parameter.
 func (s *Server) parseQuery(table string, params url.Values) (engine.Query, error) {
-	if err := checkParams(params, queryParams); err != nil {
+	if err := checkParams(params, queryParams...); err != nil {
 		return engine.Query{}, err
 	}
 	q := engine.Query{Table: table, Series: params.Get("series")}

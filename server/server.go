@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -81,6 +82,17 @@ type Options struct {
 	// retries included, before it answers 503. Zero means
 	// DefaultReadyTimeout.
 	ReadyTimeout time.Duration
+	// AdminToken, when set, turns the admin API on (/v1/admin/, see
+	// admin.go) for requests that carry it as a bearer token. New keeps
+	// only its SHA-256. Empty means no admin API at all.
+	AdminToken string
+	// Lifecycle is the lifecycle manager running beside the server, whose
+	// last cycle and plan the admin API shows; nil means none runs.
+	Lifecycle Lifecycle
+	// CORSOrigins are the origins (scheme://host[:port]) whose pages may
+	// call the API from a browser; "*" allows every origin. Empty means
+	// no CORS headers at all.
+	CORSOrigins []string
 }
 
 // EnsureDefaults sets every zero field to its default.
@@ -155,6 +167,8 @@ type Server struct {
 	handler http.Handler
 	// bodies is the budget of request body bytes in flight.
 	bodies *bodyBudget
+	// adminHash is the SHA-256 of the admin token; nil without one.
+	adminHash *[32]byte
 }
 
 // New returns a Server answering for db, or an error for invalid
@@ -167,46 +181,17 @@ func New(db *engine.DB, opts Options) (*Server, error) {
 	}
 	// A body of the largest size must fit, with its buffer's last step.
 	opts.MaxBodyBytesInFlight = max(opts.MaxBodyBytesInFlight, opts.MaxBodyBytes+bodyStep)
+	if err := checkOrigins(opts.CORSOrigins); err != nil {
+		return nil, err
+	}
 	s := &Server{db: db, opts: opts, log: opts.Logger, metrics: newMetrics(opts.Registry), bodies: newBodyBudget(opts.MaxBodyBytesInFlight, opts.BodyBudgetWait)}
-	s.handler = s.logRequests(s.canonicalPaths(s.routes()))
+	if opts.AdminToken != "" {
+		h := sha256.Sum256([]byte(opts.AdminToken))
+		s.adminHash = &h
+		s.opts.AdminToken = ""
+	}
+	s.handler = s.logRequests(s.cors(s.canonicalPaths(s.mux())))
 	return s, nil
-}
-
-// Route patterns, which are also the route label of the metrics.
-const (
-	routeEvents    = "/v1/tables/{table}/events"
-	routeAggregate = "/v1/tables/{table}/aggregate"
-	routeHealthz   = "/healthz"
-	routeReadyz    = "/readyz"
-	routeMetrics   = "/metrics"
-)
-
-// routes returns the multiplexer of the API.
-func (s *Server) routes() *http.ServeMux {
-	mux := http.NewServeMux()
-	mux.Handle("POST "+routeEvents, s.instrument(routeEvents, true, s.authenticated(s.writeEvents)))
-	mux.Handle("GET "+routeEvents, s.instrument(routeEvents, true, s.authenticated(s.queryEvents)))
-	mux.Handle("GET "+routeAggregate, s.instrument(routeAggregate, true, s.authenticated(s.aggregate)))
-	mux.Handle("GET "+routeHealthz, s.instrument(routeHealthz, false, http.HandlerFunc(s.healthz)))
-	mux.Handle("GET "+routeReadyz, s.instrument(routeReadyz, false, http.HandlerFunc(s.readyz)))
-	mux.Handle("GET "+routeMetrics, s.instrument(routeMetrics, false, s.metrics.handler()))
-	mux.Handle("POST "+routeInfluxWrite, s.instrument(routeInfluxWrite, true, s.authenticatedBy(influxKey, s.influxWrite(influxV1Params))))
-	mux.Handle("POST "+routeInfluxV2Write, s.instrument(routeInfluxV2Write, true, influxV2(s.authenticatedBy(influxKey, s.influxWrite(influxV2Params)))))
-	mux.Handle("GET "+routeInfluxPing, s.instrument(routeInfluxPing, false, http.HandlerFunc(s.influxPing)))
-	// ServeMux answers a known path with a wrong method, and an unknown
-	// path, in plain text; these give the API's JSON errors instead. A
-	// pattern with a method is more specific than one without, so these
-	// only get what the routes above leave.
-	mux.Handle(routeEvents, s.methodNotAllowed("GET, HEAD, POST"))
-	mux.Handle(routeAggregate, s.methodNotAllowed("GET, HEAD"))
-	mux.Handle(routeHealthz, s.methodNotAllowed("GET, HEAD"))
-	mux.Handle(routeReadyz, s.methodNotAllowed("GET, HEAD"))
-	mux.Handle(routeMetrics, s.methodNotAllowed("GET, HEAD"))
-	mux.Handle(routeInfluxWrite, s.methodNotAllowed("POST"))
-	mux.Handle(routeInfluxV2Write, s.methodNotAllowed("POST"))
-	mux.Handle(routeInfluxPing, s.methodNotAllowed("GET, HEAD"))
-	mux.Handle("/", s.notFound())
-	return mux
 }
 
 // canonicalPaths answers a path with an empty, "." or ".." step with a
@@ -283,12 +268,5 @@ func (s *Server) methodNotAllowed(allow string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Allow", allow)
 		s.fail(w, r, &httpError{status: http.StatusMethodNotAllowed, msg: "method " + r.Method + " not allowed on " + r.URL.Path + "; use " + allow})
-	})
-}
-
-// notFound answers a path no route serves.
-func (s *Server) notFound() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.fail(w, r, &httpError{status: http.StatusNotFound, msg: "no endpoint " + r.URL.Path + "; the API serves /v1/tables/{table}/events, /v1/tables/{table}/aggregate, /healthz, /readyz and /metrics, and InfluxDB's /write, /api/v2/write and /ping"})
 	})
 }

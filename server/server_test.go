@@ -438,6 +438,9 @@ func TestMetrics(t *testing.T) {
 	require.Equal(t, http.StatusOK, f.postNDJSON(f.acme, "a_table", ndjson(now, "s", 3)).status)
 	require.Equal(t, http.StatusNotFound, f.get(f.acme, "b_table", wide).status)
 	require.Equal(t, http.StatusUnauthorized, f.get("", "a_table", wide).status)
+	require.Equal(t, http.StatusOK, f.get(f.acme, "a_table", wide).status)
+	agg := f.do("GET", "/v1/tables/a_table/aggregate?bucket=1h&fn=sum&fields=i&"+rangeParams(now.Add(-time.Hour), now.Add(time.Hour)).Encode(), f.acme, nil)
+	require.Equal(t, http.StatusOK, agg.status, "%s", agg.body)
 
 	res := f.do("GET", "/metrics", "", nil)
 	require.Equal(t, http.StatusOK, res.status)
@@ -446,10 +449,15 @@ func TestMetrics(t *testing.T) {
 		`timetable_http_requests_total{code="200",method="post",route="/v1/tables/{table}/events"} 2`,
 		`timetable_http_requests_total{code="404",method="get",route="/v1/tables/{table}/events"} 1`,
 		`timetable_http_requests_total{code="401",method="get",route="/v1/tables/{table}/events"} 1`,
-		`timetable_http_request_seconds_count{code="200",method="post",route="/v1/tables/{table}/events"} 2`,
+		`timetable_http_request_duration_seconds_count{code="200",method="post",route="/v1/tables/{table}/events"} 2`,
 		`timetable_http_requests_in_flight 0`,
-		// The engine's metrics share the registry.
+		`timetable_http_request_duration_seconds_count{code="200",method="get",route="/v1/tables/{table}/aggregate"} 1`,
+		// The engine's metrics share the registry; aggregates are
+		// timed as queries are.
 		`timetable_events_written_total 6`,
+		`timetable_query_duration_seconds_count{kind="events",result="ok"} 1`,
+		`timetable_query_duration_seconds_count{kind="aggregate",result="ok"} 1`,
+		`timetable_write_duration_seconds_count 2`,
 	} {
 		require.Contains(t, text, want)
 	}

@@ -1,33 +1,39 @@
 // Package tenant keeps the owners of data and their API keys.
 //
-// A tenant is a name matching [a-z0-9][a-z0-9_-]{0,62}. Its API key is
-// "tt_" followed by 32 random bytes in base64url, shown once when the
-// tenant is added; the store keeps only the key's SHA-256. A key is looked
-// up by its hash and the stored hash is compared in constant time, so
-// neither the store nor a timing side channel gives a key away.
+// A tenant is a name matching [a-z0-9][a-z0-9_-]{0,62}. Adding one makes
+// its first API key, of scope ScopeAll; a tenant may have any number of
+// keys (key.go says what a key is and how it is checked). Adding a tenant
+// whose name is taken fails with ErrExists. Two processes adding the same
+// new name at the same instant could both succeed on DynamoDB (no
+// transactions there on every endpoint); both keys then work.
 //
-// Tenants live in the meta table (see package engine), as two items: the
-// tenant, under "tenant#{name}", and its key, under "apikey#{hash}".
-// Adding a tenant whose name is taken fails with ErrExists. Two processes
-// adding the same new name at the same instant could both succeed on
-// DynamoDB (no transactions there on every endpoint); the later key wins.
+// Removing a tenant revokes every key it has, at once for every server on
+// the store, and marks the tenant removed; its events stay where they are
+// (nothing in the store deletes a tenant's items yet). Adding the name
+// again makes a tenant with new keys, which sees the events the removed
+// one left.
+//
+// Tenants and keys live in the meta table, under keys package metatable
+// builds:
+//
+//	tenant#{name}  tenant   the tenant: created, removed once removed, and
+//	                        for a tenant made before several keys, its
+//	                        one key's hash
+//	apikey#{hash}  apikey   a key's record: tenant, id, scope, created,
+//	                        expires; the one item Authenticate reads
+//	keys#{tenant}  {id}     a key's hash: the listing of a tenant's keys
 package tenant
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
-	"crypto/subtle"
-	"encoding/base64"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
+	"github.com/timetabledb/timetable/clock"
 	"github.com/timetabledb/timetable/metatable"
 	"github.com/timetabledb/timetable/storage"
 )
@@ -35,8 +41,12 @@ import (
 // Errors of the registry.
 var (
 	ErrExists     = errors.New("timetable: tenant already exists")
+	ErrNotFound   = errors.New("timetable: no such tenant")
 	ErrUnknownKey = errors.New("timetable: unknown API key")
+	ErrNoSuchKey  = errors.New("timetable: no such API key")
 	ErrBadName    = errors.New("timetable: bad tenant name")
+	ErrBadScope   = errors.New("timetable: bad API key scope")
+	ErrBadGrace   = errors.New("timetable: bad grace period")
 )
 
 // Tenant is an owner of data.
@@ -50,28 +60,28 @@ type Tenant struct {
 type Store interface {
 	GetItem(ctx context.Context, table, pk, sk string) (storage.Item, error)
 	BatchWrite(ctx context.Context, table string, items []storage.Item) error
+	Update(ctx context.Context, u storage.Update) error
+	Query(ctx context.Context, q storage.Query) storage.Iterator
 	Scan(ctx context.Context, table string) storage.Iterator
 }
 
-// Registry adds and authenticates tenants. Its methods may be called from
-// any number of goroutines at once.
+// Registry adds, removes and authenticates tenants and their keys. Its
+// methods may be called from any number of goroutines at once. It keeps
+// nothing in memory: every server on the store sees every change at once.
 type Registry struct {
 	store Store
 	table string
-
-	mu struct {
-		sync.Mutex
-		// byHash caches authenticated keys by their hash.
-		byHash map[string]Tenant
-	}
+	clock clock.Clock
 }
 
-// NewRegistry returns the registry kept in the given table of a store. The
-// table must exist.
-func NewRegistry(store Store, table string) *Registry {
-	r := &Registry{store: store, table: table}
-	r.mu.byHash = map[string]Tenant{}
-	return r
+// NewRegistry returns the registry kept in the given table of a store,
+// telling the time by clk (the wall clock when nil): a rotated key stops
+// working by it. The table must exist.
+func NewRegistry(store Store, table string, clk clock.Clock) *Registry {
+	if clk == nil {
+		clk = clock.Real{}
+	}
+	return &Registry{store: store, table: table, clock: clk}
 }
 
 var validName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
@@ -84,79 +94,114 @@ func ValidName(name string) error {
 	return nil
 }
 
-// Add creates a tenant and returns its new API key. The key is not stored
-// and cannot be shown again.
-func (r *Registry) Add(ctx context.Context, name string, now time.Time) (string, error) {
-	if err := ValidName(name); err != nil {
-		return "", err
-	}
-	tenantPK, tenantSK := metatable.Tenant(name)
-	if _, err := r.store.GetItem(ctx, r.table, tenantPK, tenantSK); err == nil {
-		return "", fmt.Errorf("add tenant %q: %w", name, ErrExists)
-	} else if !errors.Is(err, storage.ErrItemNotFound) {
-		return "", fmt.Errorf("add tenant %q: %w", name, err)
-	}
-	secret := make([]byte, 32)
-	if _, err := rand.Read(secret); err != nil {
-		return "", fmt.Errorf("add tenant %q: %w", name, err)
-	}
-	key := "tt_" + base64.RawURLEncoding.EncodeToString(secret)
-	hash := hashKey(key)
-	created := now.UTC().Format(time.RFC3339Nano)
-	keyPK, keySK := metatable.APIKey(hash)
-	items := []storage.Item{
-		{PK: keyPK, SK: keySK, Attrs: map[string]any{"tenant": name, "hash": hash}},
-		{PK: tenantPK, SK: tenantSK, Attrs: map[string]any{"hash": hash, "created": created}},
-	}
-	if err := r.store.BatchWrite(ctx, r.table, items); err != nil {
-		return "", fmt.Errorf("add tenant %q: %w", name, err)
-	}
-	return key, nil
+// record is a tenant's item as stored.
+type record struct {
+	Tenant
+	// removed is when the tenant was removed; zero while it lives.
+	removed time.Time
+	// legacyHash is the hash of the one key of a tenant made before
+	// tenants had several; "" for others.
+	legacyHash string
 }
 
-// Authenticate returns the tenant an API key belongs to, or an error
-// wrapping ErrUnknownKey.
-func (r *Registry) Authenticate(ctx context.Context, key string) (Tenant, error) {
-	hash := hashKey(key)
-	r.mu.Lock()
-	t, ok := r.mu.byHash[hash]
-	r.mu.Unlock()
-	if ok {
-		return t, nil
-	}
-	keyPK, keySK := metatable.APIKey(hash)
-	item, err := r.store.GetItem(ctx, r.table, keyPK, keySK)
+// get reads a tenant's item, removed or not; ErrNotFound when there is
+// none.
+func (r *Registry) get(ctx context.Context, name string) (record, error) {
+	pk, sk := metatable.Tenant(name)
+	item, err := r.store.GetItem(ctx, r.table, pk, sk)
 	if errors.Is(err, storage.ErrItemNotFound) {
-		return Tenant{}, ErrUnknownKey
+		return record{}, fmt.Errorf("tenant %q: %w", name, ErrNotFound)
 	}
 	if err != nil {
-		return Tenant{}, fmt.Errorf("authenticate: %w", err)
+		return record{}, fmt.Errorf("read tenant %q: %w", name, err)
 	}
-	stored, _ := item.Attrs["hash"].(string)
-	name, _ := item.Attrs["tenant"].(string)
-	if subtle.ConstantTimeCompare([]byte(stored), []byte(hash)) != 1 || name == "" {
-		return Tenant{}, ErrUnknownKey
-	}
-	t = Tenant{Name: name}
-	tenantPK, tenantSK := metatable.Tenant(name)
-	if ti, err := r.store.GetItem(ctx, r.table, tenantPK, tenantSK); err == nil {
-		// A key whose tenant record was replaced (a re-added name) is dead.
-		if h, _ := ti.Attrs["hash"].(string); subtle.ConstantTimeCompare([]byte(h), []byte(hash)) != 1 {
-			return Tenant{}, ErrUnknownKey
-		}
-		if c, ok := ti.Attrs["created"].(string); ok {
-			t.Created, _ = time.Parse(time.RFC3339Nano, c)
-		}
-	} else {
-		return Tenant{}, fmt.Errorf("authenticate: %w", err)
-	}
-	r.mu.Lock()
-	r.mu.byHash[hash] = t
-	r.mu.Unlock()
-	return t, nil
+	return recordOf(name, item), nil
 }
 
-// List returns every tenant, in name order.
+func recordOf(name string, item storage.Item) record {
+	rec := record{Tenant: Tenant{Name: name}, removed: timeAttr(item, "removed")}
+	rec.Created = timeAttr(item, "created")
+	rec.legacyHash, _ = item.Attrs["hash"].(string)
+	return rec
+}
+
+// Get returns a tenant, or an error wrapping ErrNotFound for a name never
+// added or removed since.
+func (r *Registry) Get(ctx context.Context, name string) (Tenant, error) {
+	if err := ValidName(name); err != nil {
+		return Tenant{}, err
+	}
+	rec, err := r.get(ctx, name)
+	if err != nil {
+		return Tenant{}, err
+	}
+	if !rec.removed.IsZero() {
+		return Tenant{}, fmt.Errorf("tenant %q: %w (removed %s)", name, ErrNotFound, rec.removed.Format(time.RFC3339))
+	}
+	return rec.Tenant, nil
+}
+
+// Add creates a tenant with one key of ScopeAll and returns the key's
+// secret, which is not stored and cannot be shown again. A removed
+// tenant's name may be added again.
+func (r *Registry) Add(ctx context.Context, name string, now time.Time) (string, error) {
+	_, secret, err := r.AddTenant(ctx, name, now)
+	return secret, err
+}
+
+// AddTenant is Add returning the key along with its secret.
+func (r *Registry) AddTenant(ctx context.Context, name string, now time.Time) (Key, string, error) {
+	if err := ValidName(name); err != nil {
+		return Key{}, "", err
+	}
+	rec, err := r.get(ctx, name)
+	switch {
+	case err == nil && rec.removed.IsZero():
+		return Key{}, "", fmt.Errorf("add tenant %q: %w", name, ErrExists)
+	case err != nil && !errors.Is(err, ErrNotFound):
+		return Key{}, "", fmt.Errorf("add tenant %q: %w", name, err)
+	}
+	k, secret, items, err := newKey(name, ScopeAll, now)
+	if err != nil {
+		return Key{}, "", fmt.Errorf("add tenant %q: %w", name, err)
+	}
+	pk, sk := metatable.Tenant(name)
+	items = append(items, storage.Item{PK: pk, SK: sk, Attrs: map[string]any{"created": formatTime(now)}})
+	if err := r.store.BatchWrite(ctx, r.table, items); err != nil {
+		return Key{}, "", fmt.Errorf("add tenant %q: key %s: %w", name, k.ID, err)
+	}
+	return k, secret, nil
+}
+
+// Remove revokes every key of a tenant and marks it removed; its events
+// are left in the store. Removing it again changes nothing.
+func (r *Registry) Remove(ctx context.Context, name string, now time.Time) error {
+	if _, err := r.Get(ctx, name); err != nil {
+		return fmt.Errorf("remove tenant: %w", err)
+	}
+	keys, err := r.Keys(ctx, name)
+	if err != nil {
+		return fmt.Errorf("remove tenant %q: %w", name, err)
+	}
+	// The keys first: a tenant marked removed whose keys still worked
+	// would be worse than the other way round, and a failure here leaves
+	// the tenant listed, so the removal can be sent again.
+	for _, k := range keys {
+		if _, err := r.expire(ctx, name, k.ID, now); err != nil {
+			return fmt.Errorf("remove tenant %q: %w", name, err)
+		}
+	}
+	pk, sk := metatable.Tenant(name)
+	err = r.store.Update(ctx, storage.Update{Table: r.table, PK: pk, SK: sk,
+		Conds:   []storage.Cond{storage.Exists("created")},
+		Actions: []storage.Action{storage.Set("removed", formatTime(now))}})
+	if err != nil {
+		return fmt.Errorf("remove tenant %q: %w", name, err)
+	}
+	return nil
+}
+
+// List returns every tenant not removed, in name order.
 func (r *Registry) List(ctx context.Context) ([]Tenant, error) {
 	it := r.store.Scan(ctx, r.table)
 	defer it.Close()
@@ -167,24 +212,23 @@ func (r *Registry) List(ctx context.Context) ([]Tenant, error) {
 		if !ok {
 			continue
 		}
-		t := Tenant{Name: name}
-		if c, ok := item.Attrs["created"].(string); ok {
-			t.Created, _ = time.Parse(time.RFC3339Nano, c)
+		if rec := recordOf(name, item); rec.removed.IsZero() {
+			out = append(out, rec.Tenant)
 		}
-		out = append(out, t)
 	}
 	if err := it.Err(); err != nil {
 		return nil, fmt.Errorf("list tenants: %w", err)
 	}
-	sortTenants(out)
+	slices.SortFunc(out, func(a, b Tenant) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
 }
 
-func hashKey(key string) string {
-	sum := sha256.Sum256([]byte(key))
-	return hex.EncodeToString(sum[:])
-}
+// formatTime is how the registry stores a time.
+func formatTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
-func sortTenants(ts []Tenant) {
-	slices.SortFunc(ts, func(a, b Tenant) int { return strings.Compare(a.Name, b.Name) })
+// timeAttr reads a time the registry stored, zero when absent.
+func timeAttr(item storage.Item, name string) time.Time {
+	s, _ := item.Attrs[name].(string)
+	t, _ := time.Parse(time.RFC3339Nano, s)
+	return t
 }

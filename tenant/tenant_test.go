@@ -10,18 +10,28 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/timetabledb/timetable/clock"
 	"github.com/timetabledb/timetable/storage"
 	"github.com/timetabledb/timetable/storage/pebblestore"
 	"github.com/timetabledb/timetable/tenant"
 )
 
-func newRegistry(t *testing.T) (*tenant.Registry, storage.Store) {
+func newRegistry(t testing.TB) (*tenant.Registry, storage.Store) {
+	t.Helper()
+	r, store, _ := newRegistryClock(t)
+	return r, store
+}
+
+// newRegistryClock is newRegistry with the clock the registry tells
+// expiry by, standing at now.
+func newRegistryClock(t testing.TB) (*tenant.Registry, storage.Store, *clock.Manual) {
 	t.Helper()
 	store, err := pebblestore.Open(t.TempDir(), pebblestore.Options{})
 	require.NoError(t, err)
 	t.Cleanup(func() { store.Close() })
 	require.NoError(t, store.CreateTable(context.Background(), storage.TableSpec{Name: "meta", Capacity: storage.Capacity{Billing: storage.OnDemand}}))
-	return tenant.NewRegistry(store, "meta"), store
+	clk := clock.NewManual(now)
+	return tenant.NewRegistry(store, "meta", clk), store, clk
 }
 
 var now = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
@@ -36,13 +46,16 @@ func TestAddAndAuthenticate(t *testing.T) {
 
 	got, err := r.Authenticate(ctx, key)
 	require.NoError(t, err)
-	require.Equal(t, "acme", got.Name)
+	require.Equal(t, "acme", got.Tenant)
 	require.True(t, got.Created.Equal(now))
+	require.Equal(t, tenant.ScopeAll, got.Scope)
+	require.Len(t, got.ID, 16)
+	require.NotContains(t, key, got.ID)
 
-	// A fresh registry on the same store, with an empty cache, agrees.
-	got, err = tenant.NewRegistry(store, "meta").Authenticate(ctx, key)
+	// Another registry on the same store agrees.
+	got, err = tenant.NewRegistry(store, "meta", nil).Authenticate(ctx, key)
 	require.NoError(t, err)
-	require.Equal(t, "acme", got.Name)
+	require.Equal(t, "acme", got.Tenant)
 
 	for _, bad := range []string{"", "tt_", key[:len(key)-1], key + "x", strings.ToUpper(key)} {
 		_, err := r.Authenticate(ctx, bad)
@@ -68,8 +81,8 @@ func TestTwoTenantsTwoKeys(t *testing.T) {
 	require.NotEqual(t, ka, kb)
 	ta, _ := r.Authenticate(ctx, ka)
 	tb, _ := r.Authenticate(ctx, kb)
-	require.Equal(t, "a", ta.Name)
-	require.Equal(t, "b", tb.Name)
+	require.Equal(t, "a", ta.Tenant)
+	require.Equal(t, "b", tb.Tenant)
 	list, err := r.List(ctx)
 	require.NoError(t, err)
 	require.Len(t, list, 2)
@@ -101,7 +114,7 @@ func TestConcurrentAuthentication(t *testing.T) {
 		wg.Go(func() {
 			got, err := r.Authenticate(ctx, key)
 			require.NoError(t, err)
-			require.Equal(t, "acme", got.Name)
+			require.Equal(t, "acme", got.Tenant)
 		})
 	}
 	wg.Wait()

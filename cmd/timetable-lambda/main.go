@@ -25,6 +25,7 @@ import (
 	"github.com/timetabledb/timetable/archive"
 	"github.com/timetabledb/timetable/clock"
 	"github.com/timetabledb/timetable/engine"
+	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/lifecycle"
 	"github.com/timetabledb/timetable/registry"
 	"github.com/timetabledb/timetable/storage/dynamostore"
@@ -78,8 +79,8 @@ func newReconciler(ctx context.Context, w wiring) (*lifecycle.Reconciler, error)
 		Families:  cfg.Families,
 		MetaTable: meta,
 		Clock:     w.clock,
-		OpenArchiver: func(target string) (lifecycle.Archiver, error) {
-			return archive.Open(ctx, target, store, archive.Options{Clock: w.clock, Logger: w.logger, S3: w.s3,
+		OpenArchiver: func(target string, format family.ArchiveFormat) (lifecycle.Archiver, error) {
+			return archive.Open(ctx, target, store, archive.Options{Clock: w.clock, Logger: w.logger, S3: w.s3, Format: format,
 				Facts: registry.New(store, meta).Finder(families)})
 		},
 		Leaser: lifecycle.TableLease{Store: store, Table: meta, Clock: w.clock},

@@ -1,0 +1,50 @@
+// Package console is timetable's web console: plain HTML, CSS and
+// JavaScript, embedded in the binary and served by the server at "/" (no
+// build step, no CDN, nothing fetched from elsewhere).
+//
+// It talks to the server's own API with the key the user signs in with:
+// an API key opens the tenant view (logical tables, series search, a
+// chart of a field, the events with paging), the admin token the
+// operator view (the families' physical tables by period and write
+// month coloured by tier, their capacity and items, the lifecycle's
+// last cycle and its plan). The key is kept in the page's memory only.
+//
+// Decisions:
+//
+//   - A chart of a range longer than six hours asks for an aggregate
+//     (avg per bucket, the bucket the shortest of 1m … 1d that keeps the
+//     chart under 500 points); a shorter one reads the events, at most
+//     5,000, following cursors. So a chart costs the same for a year as
+//     for a day.
+//   - Series are searched by prefix on the server, 100 a page, so a table
+//     of 100,000 series is as quick to browse as one of ten; the tables'
+//     timeline draws each family's grid once, in one string.
+package console
+
+import (
+	"embed"
+	"io/fs"
+	"net/http"
+)
+
+//go:embed assets
+var assets embed.FS
+
+// Handler serves the console: index.html at "/" and the other assets
+// under Prefix.
+func Handler() http.Handler {
+	sub, _ := fs.Sub(assets, "assets") // the embedded folder exists
+	files := http.FileServerFS(sub)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Security-Policy", "default-src 'self'; style-src 'self'; img-src 'self' data:")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		if r.URL.Path == "/" {
+			http.ServeFileFS(w, r, sub, "index.html")
+			return
+		}
+		http.StripPrefix(Prefix, files).ServeHTTP(w, r)
+	})
+}
+
+// Prefix is where the console's assets are served.
+const Prefix = "/console/"

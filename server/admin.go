@@ -1,0 +1,318 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/timetabledb/timetable/engine"
+	"github.com/timetabledb/timetable/lifecycle"
+	"github.com/timetabledb/timetable/tenant"
+)
+
+// The admin API, under /v1/admin/, manages tenants and their API keys and
+// shows the physical tables and the lifecycle manager. It is served only
+// when Options.AdminToken is set, to requests that carry that token as
+// "Authorization: Bearer <token>"; a tenant's API key is not an admin
+// token. Answers are JSON; a key's secret is in the answer that makes the
+// key and in no other.
+
+// Lifecycle is what the admin API asks of the lifecycle manager running
+// beside the server; *lifecycle.Reconciler is one.
+type Lifecycle interface {
+	// LastCycle returns the last cycle, and false before the first.
+	LastCycle() (lifecycle.Cycle, bool)
+	// DryRun plans a cycle at the current time without acting.
+	DryRun(ctx context.Context) ([]lifecycle.Result, error)
+}
+
+// maxAdminBody bounds the body of an admin request: a few short fields.
+const maxAdminBody = 64 << 10
+
+// adminEndpoint is the body of an admin handler.
+type adminEndpoint func(w http.ResponseWriter, r *http.Request) error
+
+// admin runs an endpoint for a request that carries the admin token, and
+// answers 401 otherwise.
+func (s *Server) admin(ep adminEndpoint) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		token, err := credential(r, "admin token")
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		sum := sha256.Sum256([]byte(token))
+		if subtle.ConstantTimeCompare(sum[:], s.adminHash[:]) != 1 {
+			s.fail(w, r, fmt.Errorf("%w: not the admin token", errBadAdminToken))
+			return
+		}
+		if info := infoOf(r); info != nil {
+			info.tenant = "(admin)"
+		}
+		if err := ep(w, r); err != nil {
+			s.fail(w, r, err)
+		}
+	})
+}
+
+// errBadAdminToken is a bearer token on an admin route that is not the
+// admin token: 401.
+var errBadAdminToken = errors.New("timetable: bad admin token")
+
+// readBody decodes a request's JSON body into v, refusing unknown fields;
+// an empty body leaves v as it is.
+func readBody(r *http.Request, v any) error {
+	b, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, maxAdminBody))
+	if err != nil {
+		return fmt.Errorf("read body: %w", err)
+	}
+	if len(b) == 0 {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return &httpError{status: http.StatusBadRequest, msg: fmt.Sprintf("timetable: body: %v", err)}
+	}
+	return nil
+}
+
+// tenantJSON is a tenant as the admin API answers it.
+type tenantJSON struct {
+	Name    string `json:"name"`
+	Created string `json:"created"`
+}
+
+// keyJSON is an API key as the admin API answers it.
+type keyJSON struct {
+	ID      string `json:"id"`
+	Tenant  string `json:"tenant"`
+	Scope   string `json:"scope"`
+	Created string `json:"created"`
+	Expires string `json:"expires,omitempty"`
+	// State is live, expiring (rotated out, in its grace) or revoked.
+	State string `json:"state"`
+	// Secret is the key itself, only in the answer that made it.
+	Secret string `json:"secret,omitempty"`
+}
+
+func keyOf(k tenant.Key, now time.Time) keyJSON {
+	j := keyJSON{ID: k.ID, Tenant: k.Tenant, Scope: string(k.Scope), Created: formatTime(k.Created), Expires: formatTime(k.Expires), State: "live"}
+	switch {
+	case !k.Live(now):
+		j.State = "revoked"
+	case !k.Expires.IsZero():
+		j.State = "expiring"
+	}
+	return j
+}
+
+func (s *Server) now() time.Time { return s.db.Options().Clock.Now() }
+
+// listTenants answers GET /v1/admin/tenants.
+func (s *Server) listTenants(w http.ResponseWriter, r *http.Request) error {
+	if err := checkParams(r.URL.Query()); err != nil {
+		return err
+	}
+	ts, err := s.db.Tenants().List(r.Context())
+	if err != nil {
+		return err
+	}
+	out := make([]tenantJSON, len(ts))
+	for i, t := range ts {
+		out[i] = tenantJSON{Name: t.Name, Created: formatTime(t.Created)}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"tenants": out})
+	return nil
+}
+
+// addTenant answers POST /v1/admin/tenants {"name": ...}: 201 with the
+// tenant and its first key, secret included.
+func (s *Server) addTenant(w http.ResponseWriter, r *http.Request) error {
+	var req struct {
+		Name string `json:"name"`
+	}
+	if err := readBody(r, &req); err != nil {
+		return err
+	}
+	now := s.now()
+	k, secret, err := s.db.Tenants().AddTenant(r.Context(), req.Name, now)
+	if err != nil {
+		return err
+	}
+	key := keyOf(k, now)
+	key.Secret = secret
+	writeJSON(w, http.StatusCreated, map[string]any{"tenant": tenantJSON{Name: req.Name, Created: formatTime(now)}, "key": key})
+	return nil
+}
+
+// removeTenant answers DELETE /v1/admin/tenants/{tenant}?data=keep: the
+// tenant's keys are revoked and it is removed; its events stay.
+func (s *Server) removeTenant(w http.ResponseWriter, r *http.Request) error {
+	params := r.URL.Query()
+	if err := checkParams(params, "data"); err != nil {
+		return err
+	}
+	switch params.Get("data") {
+	case "keep":
+	case "delete":
+		return &httpError{status: http.StatusBadRequest, msg: "timetable: data=delete is not supported yet: remove the tenant with data=keep; its events stay in the store"}
+	default:
+		return fmt.Errorf("%w: data: say what becomes of the tenant's events: data=keep leaves them in the store", ErrBadParameter)
+	}
+	name := r.PathValue("tenant")
+	if err := s.db.Tenants().Remove(r.Context(), name, s.now()); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"removed": name, "data": "kept"})
+	return nil
+}
+
+// listKeys answers GET /v1/admin/tenants/{tenant}/keys.
+func (s *Server) listKeys(w http.ResponseWriter, r *http.Request) error {
+	if err := checkParams(r.URL.Query()); err != nil {
+		return err
+	}
+	name := r.PathValue("tenant")
+	if _, err := s.db.Tenants().Get(r.Context(), name); err != nil {
+		return err
+	}
+	keys, err := s.db.Tenants().Keys(r.Context(), name)
+	if err != nil {
+		return err
+	}
+	now := s.now()
+	out := make([]keyJSON, len(keys))
+	for i, k := range keys {
+		out[i] = keyOf(k, now)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"keys": out})
+	return nil
+}
+
+// addKey answers POST /v1/admin/tenants/{tenant}/keys {"scope": ...}:
+// 201 with the key, secret included.
+func (s *Server) addKey(w http.ResponseWriter, r *http.Request) error {
+	var req struct {
+		Scope string `json:"scope"`
+	}
+	if err := readBody(r, &req); err != nil {
+		return err
+	}
+	scope, err := tenant.ParseScope(req.Scope)
+	if err != nil {
+		return err
+	}
+	now := s.now()
+	k, secret, err := s.db.Tenants().AddKey(r.Context(), r.PathValue("tenant"), scope, now)
+	if err != nil {
+		return err
+	}
+	key := keyOf(k, now)
+	key.Secret = secret
+	writeJSON(w, http.StatusCreated, key)
+	return nil
+}
+
+// revokeKey answers DELETE /v1/admin/tenants/{tenant}/keys/{id}.
+func (s *Server) revokeKey(w http.ResponseWriter, r *http.Request) error {
+	now := s.now()
+	k, err := s.db.Tenants().Revoke(r.Context(), r.PathValue("tenant"), r.PathValue("id"), now)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, keyOf(k, now))
+	return nil
+}
+
+// rotateKey answers POST /v1/admin/tenants/{tenant}/keys/{id}/rotate
+// {"grace": "24h"}: 201 with the new key, secret included, and the old
+// one with its end.
+func (s *Server) rotateKey(w http.ResponseWriter, r *http.Request) error {
+	var req struct {
+		Grace string `json:"grace"`
+	}
+	if err := readBody(r, &req); err != nil {
+		return err
+	}
+	var grace time.Duration
+	if req.Grace != "" {
+		var err error
+		if grace, err = time.ParseDuration(req.Grace); err != nil || grace <= 0 {
+			return fmt.Errorf("%w: grace %q: use a positive Go duration such as 1h or 30m", tenant.ErrBadGrace, req.Grace)
+		}
+	}
+	now := s.now()
+	rot, err := s.db.Tenants().Rotate(r.Context(), r.PathValue("tenant"), r.PathValue("id"), grace, now)
+	if err != nil {
+		return err
+	}
+	key := keyOf(rot.New, now)
+	key.Secret = rot.Secret
+	writeJSON(w, http.StatusCreated, map[string]any{"key": key, "old": keyOf(rot.Old, now)})
+	return nil
+}
+
+// listPhysicalTables answers GET /v1/admin/tables: the registry's
+// tables with what the store says of each (engine.DB.Tables).
+func (s *Server) listPhysicalTables(w http.ResponseWriter, r *http.Request) error {
+	if err := checkParams(r.URL.Query()); err != nil {
+		return err
+	}
+	tables, err := s.db.Tables(r.Context())
+	if err != nil {
+		return err
+	}
+	if tables == nil {
+		tables = []engine.TableStatus{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"tables": tables})
+	return nil
+}
+
+// errNoLifecycle answers the lifecycle routes of a server without a
+// lifecycle manager.
+var errNoLifecycle = &httpError{status: http.StatusNotFound, msg: "timetable: no lifecycle manager runs in this server (serve --reconcile-interval 0)"}
+
+// lastCycle answers GET /v1/admin/lifecycle: the last cycle, or null
+// before the first.
+func (s *Server) lastCycle(w http.ResponseWriter, r *http.Request) error {
+	if err := checkParams(r.URL.Query()); err != nil {
+		return err
+	}
+	if s.opts.Lifecycle == nil {
+		return errNoLifecycle
+	}
+	c, ok := s.opts.Lifecycle.LastCycle()
+	var last *lifecycle.CycleReport
+	if ok {
+		rep := c.Report()
+		last = &rep
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"last_cycle": last})
+	return nil
+}
+
+// plan answers GET /v1/admin/plan: every action a cycle would take now,
+// with its reason, changing nothing.
+func (s *Server) plan(w http.ResponseWriter, r *http.Request) error {
+	if err := checkParams(r.URL.Query()); err != nil {
+		return err
+	}
+	if s.opts.Lifecycle == nil {
+		return errNoLifecycle
+	}
+	results, err := s.opts.Lifecycle.DryRun(r.Context())
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"actions": lifecycle.Reports(results)})
+	return nil
+}

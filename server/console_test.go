@@ -1,0 +1,151 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/require"
+
+	"github.com/timetabledb/timetable/clock"
+	"github.com/timetabledb/timetable/lifecycle"
+	"github.com/timetabledb/timetable/server"
+)
+
+// TestConsoleInABrowser drives the web console in Debian's chromium
+// (scripts/browser): signs in with an API key, finds a series among 300
+// by prefix, charts a field over a long range (an aggregate) and a short
+// one (events), and checks the points against the API's own answers;
+// then signs in with the admin token and checks the tiers the timeline
+// shows. Screenshots of both views go to artifacts/console.
+func TestConsoleInABrowser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a browser")
+	}
+	if os.Getenv("TIMETABLE_TEST_BACKENDS") == "dynamodb" {
+		t.Skip("the console runs on Pebble: the run of every test covers it")
+	}
+	root, err := filepath.Abs("..")
+	require.NoError(t, err)
+	install := exec.Command(filepath.Join(root, "scripts/browser/install.sh"))
+	install.Stderr = os.Stderr
+	dir, err := install.Output()
+	require.NoError(t, err, "scripts/browser/install.sh")
+
+	store, cfg := backend.Open(t)
+	r, err := lifecycle.New(lifecycle.Options{Store: store, Families: cfg.Families, MetaTable: cfg.MetaTable, Clock: clock.NewManual(now),
+		Logger: slog.New(slog.DiscardHandler), Registerer: prometheus.NewRegistry()})
+	require.NoError(t, err)
+	f := newFixtureOn(t, store, cfg, prometheus.NewRegistry(), server.Options{AdminToken: adminToken, Lifecycle: r})
+	start := now.Add(-3 * 24 * time.Hour).Truncate(time.Hour)
+	var body strings.Builder
+	for i := range 300 {
+		fmt.Fprintf(&body, `{"time": %q, "series": "dev-%03d", "fields": {"temp": %d}}`+"\n", start.Add(time.Duration(i)*time.Minute).Format(time.RFC3339), i, i)
+	}
+	for i := range 3 * 24 * 6 { // car-17: every ten minutes for three days
+		fmt.Fprintf(&body, `{"time": %q, "series": "car-17", "fields": {"speed": %d, "gear": "D"}}`+"\n", start.Add(time.Duration(i)*10*time.Minute).Format(time.RFC3339), i%97)
+	}
+	res := f.postNDJSON(f.acme, "cars", body.String())
+	require.Equal(t, http.StatusOK, res.status, "%s", res.body)
+	_, err = r.Reconcile(context.Background(), false)
+	require.NoError(t, err)
+
+	shots := filepath.Join(root, "artifacts", "console")
+	require.NoError(t, os.MkdirAll(shots, 0o755))
+	long := [2]time.Time{start, start.Add(3*24*time.Hour - time.Second)}
+	short := [2]time.Time{start.Add(time.Hour), start.Add(3 * time.Hour)}
+	local := func(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05") }
+	arg, err := json.Marshal(map[string]string{
+		"url": f.url, "key": f.acme, "admin": adminToken, "table": "cars", "prefix": "car", "series": "car-17", "field": "speed",
+		"from": local(long[0]), "to": local(long[1]), "rawFrom": local(short[0]), "rawTo": local(short[1]), "shots": shots,
+	})
+	require.NoError(t, err)
+	cmd := exec.Command("node", filepath.Join(root, "scripts/browser/console.mjs"), string(arg))
+	cmd.Env = append(os.Environ(), "PLAYWRIGHT_DIR="+strings.TrimSpace(string(dir)))
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	require.NoError(t, err, "console.mjs: %s", out)
+	var got struct {
+		SeriesShown []string `json:"seriesShown"`
+		EventRows   int      `json:"eventRows"`
+		Aggregate   struct {
+			Bucket string  `json:"bucket"`
+			Points []point `json:"points"`
+		} `json:"aggregate"`
+		Events   []point           `json:"events"`
+		Tiers    map[string]string `json:"tiers"`
+		Plan     int               `json:"planActions"`
+		WrongKey string            `json:"wrongKey"`
+		Errors   []string          `json:"errors"`
+	}
+	require.NoError(t, json.Unmarshal(out, &got), "%s", out)
+	t.Logf("screenshots in %s", shots)
+	require.Empty(t, got.Errors, "the page logged errors")
+	require.Equal(t, []string{"car-17"}, got.SeriesShown, "the prefix search finds the one car among 300 devices")
+	require.Equal(t, 50, got.EventRows)
+
+	// The long range's chart is the API's aggregate, point for point.
+	params := rangeParams(long[0], long[1])
+	params.Set("series", "car-17")
+	params.Set("bucket", got.Aggregate.Bucket)
+	params.Set("fields", "speed")
+	params.Set("fn", "avg")
+	res = f.do("GET", "/v1/tables/cars/aggregate?"+params.Encode(), f.acme, nil)
+	require.Equal(t, http.StatusOK, res.status, "%s", res.body)
+	var agg struct {
+		Buckets []struct {
+			Start  string
+			Values map[string]map[string]json.Number
+		}
+	}
+	require.NoError(t, json.Unmarshal(res.body, &agg))
+	require.NotEmpty(t, agg.Buckets)
+	var want []point
+	for _, b := range agg.Buckets {
+		v, err := b.Values["speed"]["avg"].Float64()
+		require.NoError(t, err)
+		want = append(want, point{b.Start, v})
+	}
+	require.Equal(t, want, got.Aggregate.Points)
+
+	// The short range's chart is the events.
+	want = nil
+	for _, e := range f.all(f.acme, "cars", with(with(rangeParams(short[0], short[1]), "series", "car-17"), "fields", "speed")) {
+		want = append(want, point{e.Time, e.Fields["speed"].(float64)})
+	}
+	require.NotEmpty(t, want)
+	require.Equal(t, want, got.Events)
+
+	// The operator view shows every table with its tier.
+	res = f.do("GET", "/v1/admin/tables", adminToken, nil)
+	require.Equal(t, http.StatusOK, res.status)
+	var tables struct{ Tables []struct{ Name, Tier string } }
+	require.NoError(t, json.Unmarshal(res.body, &tables))
+	require.NotEmpty(t, tables.Tables)
+	wantTiers := map[string]string{}
+	for _, tb := range tables.Tables {
+		wantTiers[tb.Name] = tb.Tier
+	}
+	require.Equal(t, wantTiers, got.Tiers)
+	res = f.do("GET", "/v1/admin/plan", adminToken, nil)
+	require.Equal(t, http.StatusOK, res.status)
+	var plan struct{ Actions []json.RawMessage }
+	require.NoError(t, json.Unmarshal(res.body, &plan))
+	require.Equal(t, len(plan.Actions), got.Plan)
+	require.Contains(t, got.WrongKey, "Neither an API key nor the admin token")
+}
+
+// point is a point of the console's chart.
+type point struct {
+	T string  `json:"t"`
+	V float64 `json:"v"`
+}
