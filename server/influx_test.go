@@ -3,6 +3,7 @@ package server_test
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"encoding/base64"
 	"fmt"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/timetabledb/timetable/server"
+	"github.com/timetabledb/timetable/tenant"
 )
 
 // lp is a line protocol body of two measurements, at precision s.
@@ -74,6 +76,8 @@ func TestInfluxKeys(t *testing.T) {
 	f := newFixture(t, server.Options{})
 	body := []byte(fmt.Sprintf("m v=1 %d", now.Add(-time.Hour).UnixNano()))
 	basic := "Basic " + base64.StdEncoding.EncodeToString([]byte("anyone:"+f.acme))
+	_, readOnly, err := f.db.Tenants().AddKey(context.Background(), "acme", tenant.ScopeRead, now)
+	require.NoError(t, err)
 	for name, c := range map[string]struct {
 		path    string
 		headers []string
@@ -91,6 +95,7 @@ func TestInfluxKeys(t *testing.T) {
 		"v2 token":       {"/api/v2/write?bucket=b", []string{"Authorization", "Token " + f.acme}, http.StatusNoContent},
 		"v2 has no db":   {"/api/v2/write?db=b", []string{"Authorization", "Token " + f.acme}, http.StatusBadRequest},
 		"bad precision":  {"/write?precision=h", []string{"Authorization", "Token " + f.acme}, http.StatusBadRequest},
+		"read-only key":  {"/write?db=x", []string{"Authorization", "Token " + readOnly}, http.StatusForbidden},
 		"repeated param": {"/write?db=a&db=b", []string{"Authorization", "Token " + f.acme}, http.StatusBadRequest},
 	} {
 		res := f.do("POST", c.path, "", body, c.headers...)
