@@ -2,11 +2,13 @@ package cli
 
 import (
 	"bufio"
+	"context"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -39,55 +41,40 @@ func runAggregate(cmd *cobra.Command, g *globals, f queryFlags) (err error) {
 	if len(q.Fields) == 0 && slices.ContainsFunc(q.Funcs, func(fn string) bool { return fn != engine.FnCount }) {
 		return usageErrorf("--bucket needs --fields, the fields to summarise (--fn count alone counts events and needs none)")
 	}
-	tenant, err := tenantName(cmd.Flags())
-	if err != nil {
-		return err
-	}
+	q.GroupBy = f.groupBy
 	ctx := cmd.Context()
-	s, err := g.openSession(ctx, cmd.ErrOrStderr(), sessionOptions{logLevel: slog.LevelWarn, existing: true, readOnly: true})
+	src, err := g.openAggregates(cmd, f)
 	if err != nil {
 		return err
 	}
-	defer func() { err = errors.Join(err, s.Close()) }()
-	if err := s.tenant(ctx, tenant); err != nil {
-		return err
-	}
+	defer func() { err = errors.Join(err, src.close()) }()
 	var groups []engine.Group
-	if f.groupBy == "" {
-		buckets, err := s.db.Aggregate(ctx, tenant, q)
+	for {
+		page, err := src.page(ctx, q)
 		if err != nil {
 			return err
 		}
-		groups = []engine.Group{{Buckets: buckets}}
-	} else {
-		q.GroupBy = f.groupBy
-		for {
-			page, err := s.db.AggregateGroups(ctx, tenant, q)
-			if err != nil {
-				return err
-			}
-			groups = append(groups, page.Groups...)
-			if page.Next == nil {
-				break
-			}
-			q.GroupAfter = page.Next
+		groups = append(groups, page.Groups...)
+		if page.Next == nil {
+			break
 		}
+		q.GroupAfter = page.Next
 	}
 	out := bufio.NewWriter(cmd.OutOrStdout())
 	if f.format == "json" {
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
-		var v any = groups
-		if f.groupBy == "" {
-			v = groups[0].Buckets
-		}
-		if groups == nil {
-			v = []engine.Group{}
-		}
 		for i := range groups {
 			if groups[i].Buckets == nil {
 				groups[i].Buckets = []engine.Bucket{}
 			}
+		}
+		var v any = groups
+		switch {
+		case f.groupBy == "":
+			v = groups[0].Buckets
+		case groups == nil:
+			v = []engine.Group{}
 		}
 		if err := enc.Encode(v); err != nil {
 			return err
@@ -140,4 +127,78 @@ func runAggregate(cmd *cobra.Command, g *globals, f queryFlags) (err error) {
 		return err
 	}
 	return out.Flush()
+}
+
+// aggregateSource is where query --bucket reads its aggregate: the store,
+// or a server.
+type aggregateSource struct {
+	// page returns the buckets of q as one group without a key, or a
+	// page of its groups when it is grouped.
+	page  func(ctx context.Context, q engine.AggregateQuery) (engine.GroupPage, error)
+	close func() error
+}
+
+// openAggregates returns the source of the aggregate of a query: the
+// server --server names, or the store.
+func (g *globals) openAggregates(cmd *cobra.Command, f queryFlags) (aggregateSource, error) {
+	ctx := cmd.Context()
+	r, err := g.remote(apiKeyCredential)
+	if err != nil {
+		return aggregateSource{}, err
+	}
+	if r != nil {
+		if err := noTenantFlag(cmd); err != nil {
+			return aggregateSource{}, err
+		}
+		return aggregateSource{
+			page: func(ctx context.Context, q engine.AggregateQuery) (engine.GroupPage, error) {
+				params := f.aggregateParams()
+				if q.GroupAfter != nil {
+					params.Set("group_after", *q.GroupAfter)
+				}
+				a, err := r.aggregate(ctx, q.Table, params)
+				if q.GroupBy == "" {
+					return engine.GroupPage{Groups: []engine.Group{{Buckets: a.Buckets}}}, err
+				}
+				return engine.GroupPage{Groups: a.Groups, Next: a.NextGroup}, err
+			},
+			close: func() error { return nil },
+		}, nil
+	}
+	tenant, err := tenantName(cmd.Flags())
+	if err != nil {
+		return aggregateSource{}, err
+	}
+	s, err := g.openSession(ctx, cmd.ErrOrStderr(), sessionOptions{logLevel: slog.LevelWarn, existing: true, readOnly: true})
+	if err != nil {
+		return aggregateSource{}, err
+	}
+	if err := s.tenant(ctx, tenant); err != nil {
+		return aggregateSource{}, errors.Join(err, s.Close())
+	}
+	return aggregateSource{
+		page: func(ctx context.Context, q engine.AggregateQuery) (engine.GroupPage, error) {
+			if q.GroupBy == "" {
+				buckets, err := s.db.Aggregate(ctx, tenant, q)
+				return engine.GroupPage{Groups: []engine.Group{{Buckets: buckets}}}, err
+			}
+			return s.db.AggregateGroups(ctx, tenant, q)
+		},
+		close: s.Close,
+	}, nil
+}
+
+// aggregateParams returns the parameters of the HTTP API that ask the
+// aggregate the flags ask, besides the page of groups.
+func (f queryFlags) aggregateParams() url.Values {
+	p := url.Values{"from": {f.from}, "to": {f.to}, "bucket": {f.bucket}, "fn": {f.fns}}
+	for name, v := range map[string]string{"series": f.series, "fields": f.fields, "filter": f.filter, "group_by": f.groupBy} {
+		if v != "" {
+			p.Set(name, v)
+		}
+	}
+	if f.fill {
+		p.Set("fill", "true")
+	}
+	return p
 }

@@ -35,6 +35,9 @@ type archiveFlags struct {
 func newArchiveCmd(g *globals) *cobra.Command {
 	var f archiveFlags
 	cmd := &cobra.Command{
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			return g.refuseServer(cmd, "it reads and writes the store and the archives itself")
+		},
 		Use:   "archive",
 		Short: "Export tables to a folder or S3, list the archives, restore one",
 		Long: `archive exports physical tables as gzip-compressed NDJSON in DynamoDB JSON

@@ -3,12 +3,15 @@ package cli
 import (
 	"bufio"
 	"cmp"
+	"context"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -72,8 +75,9 @@ column fields_json. For example:
 (comparisons = != < <= > >=, and, or, not, exists(f), begins_with(f, "p");
 strings in double quotes, names with other characters in backquotes).
 
-It reads the store directly: stop a server running on the same Pebble
-directory, or query through its HTTP API.`,
+It reads the store, or with --server (or TIMETABLE_SERVER) asks a running
+server, with the API key in TIMETABLE_API_KEY, whose tenant it names; the
+output is the same.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runQuery(cmd, g, f)
@@ -94,7 +98,7 @@ directory, or query through its HTTP API.`,
 	fl.StringVar(&f.fns, "fn", "count", "with --bucket: comma-separated functions: count, sum, min, max, avg, first, last, count_distinct, p50, p90, p99, delta, rate")
 	fl.BoolVar(&f.fill, "fill", false, "with --bucket: print empty buckets too")
 	fl.StringVar(&f.groupBy, "group-by", "", "with --bucket: summarise each series (series) or each string value of a field apart, one row a group and bucket")
-	fl.String("tenant", "", "tenant (default $"+EnvTenant+")")
+	fl.String("tenant", "", "tenant (default $"+EnvTenant+"; with --server, the API key's)")
 	for _, name := range []string{"table", "from", "to"} {
 		_ = cmd.MarkFlagRequired(name)
 	}
@@ -119,19 +123,12 @@ func runQuery(cmd *cobra.Command, g *globals, f queryFlags) (err error) {
 	if f.format == "parquet" && f.output == "" {
 		return usageErrorf("--format parquet writes a binary file: name it with --output FILE")
 	}
-	tenant, err := tenantName(cmd.Flags())
-	if err != nil {
-		return err
-	}
 	ctx := cmd.Context()
-	s, err := g.openSession(ctx, cmd.ErrOrStderr(), sessionOptions{logLevel: slog.LevelWarn, existing: true, readOnly: true})
+	src, err := g.openEvents(cmd, f)
 	if err != nil {
 		return err
 	}
-	defer func() { err = errors.Join(err, s.Close()) }()
-	if err := s.tenant(ctx, tenant); err != nil {
-		return err
-	}
+	defer func() { err = errors.Join(err, src.close()) }()
 
 	dst := cmd.OutOrStdout()
 	var file *outputFile
@@ -168,14 +165,14 @@ func runQuery(cmd *cobra.Command, g *globals, f queryFlags) (err error) {
 			p = progressPrinter{printer: p, bar: bar}
 		}
 	}
-	maxPage := s.db.Options().MaxLimit
+	maxPage := src.maxPage
 	cut := false
 	for remaining := f.limit; ; {
 		q.Limit = maxPage
 		if f.limit > 0 {
 			q.Limit = min(remaining, maxPage)
 		}
-		page, err := s.db.Query(ctx, tenant, q)
+		page, err := src.page(ctx, q)
 		if err != nil {
 			return err
 		}
@@ -191,7 +188,7 @@ func runQuery(cmd *cobra.Command, g *globals, f queryFlags) (err error) {
 		if f.limit > 0 && remaining <= 0 {
 			// The limit is reached: is there more to say so?
 			q.Limit = 1
-			more, err := s.db.Query(ctx, tenant, q)
+			more, err := src.page(ctx, q)
 			if err != nil {
 				return err
 			}
@@ -214,6 +211,72 @@ func runQuery(cmd *cobra.Command, g *globals, f queryFlags) (err error) {
 		fmt.Fprintf(cmd.ErrOrStderr(), "stopped at --limit %d: the range holds more events (raise --limit, or leave it out for all)\n", f.limit)
 	}
 	return nil
+}
+
+// eventSource is where query reads its events: the store, or a server.
+type eventSource struct {
+	// page returns a page of the events q asks for.
+	page func(ctx context.Context, q engine.Query) (engine.Page, error)
+	// maxPage is the most events a page may hold.
+	maxPage int
+	close   func() error
+}
+
+// openEvents returns the source of the events of a query: the server
+// --server names, or the store.
+func (g *globals) openEvents(cmd *cobra.Command, f queryFlags) (eventSource, error) {
+	ctx := cmd.Context()
+	r, err := g.remote(apiKeyCredential)
+	if err != nil {
+		return eventSource{}, err
+	}
+	if r != nil {
+		if err := noTenantFlag(cmd); err != nil {
+			return eventSource{}, err
+		}
+		return eventSource{
+			page: func(ctx context.Context, q engine.Query) (engine.Page, error) {
+				params := f.params()
+				params.Set("limit", strconv.Itoa(q.Limit))
+				if q.Cursor != "" {
+					params.Set("cursor", q.Cursor)
+				}
+				return r.events(ctx, q.Table, params)
+			},
+			maxPage: engine.DefaultMaxLimit,
+			close:   func() error { return nil },
+		}, nil
+	}
+	tenant, err := tenantName(cmd.Flags())
+	if err != nil {
+		return eventSource{}, err
+	}
+	s, err := g.openSession(ctx, cmd.ErrOrStderr(), sessionOptions{logLevel: slog.LevelWarn, existing: true, readOnly: true})
+	if err != nil {
+		return eventSource{}, err
+	}
+	if err := s.tenant(ctx, tenant); err != nil {
+		return eventSource{}, errors.Join(err, s.Close())
+	}
+	return eventSource{
+		page: func(ctx context.Context, q engine.Query) (engine.Page, error) {
+			return s.db.Query(ctx, tenant, q)
+		},
+		maxPage: s.db.Options().MaxLimit,
+		close:   s.Close,
+	}, nil
+}
+
+// params returns the parameters of the HTTP API that ask what the flags
+// ask, besides the limit and the cursor of a page.
+func (f queryFlags) params() url.Values {
+	p := url.Values{"from": {f.from}, "to": {f.to}}
+	for name, v := range map[string]string{"series": f.series, "order": f.order, "fields": f.fields, "filter": f.filter} {
+		if v != "" {
+			p.Set(name, v)
+		}
+	}
+	return p
 }
 
 // check refuses flags that do not apply to what the command was asked:

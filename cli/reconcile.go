@@ -38,13 +38,35 @@ deferred: <why> (the store refused for now, e.g. DynamoDB's daily limit on
 capacity decreases; the next cycle tries again) or failed: <why>.
 
 --dry-run shows the plan and changes nothing. --now plans as if it were
-that time (RFC 3339 or Unix milliseconds), to see what will happen.`,
+that time (RFC 3339 or Unix milliseconds), to see what will happen.
+
+With --server (or TIMETABLE_SERVER), --dry-run shows the plan of the
+lifecycle manager running in that server, through its admin API with the
+admin token in TIMETABLE_ADMIN_TOKEN; the server runs its cycles itself, so
+reconcile without --dry-run does not go through it.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			if err := checkFormat(format, "table", "json"); err != nil {
 				return err
 			}
 			ctx := cmd.Context()
+			srv, err := g.remote(adminTokenCredential)
+			if err != nil {
+				return err
+			}
+			if srv != nil {
+				if !dryRun {
+					return usageErrorf("reconcile with --server: the server runs the lifecycle itself, every --reconcile-interval; add --dry-run to see its plan")
+				}
+				if now != "" {
+					return usageErrorf("--now with --server: the server plans at its own time; leave --now out, or plan on the store without --server")
+				}
+				reports, err := srv.plan(ctx)
+				if err != nil {
+					return err
+				}
+				return writeReports(cmd.OutOrStdout(), format, reports)
+			}
 			log, err := g.logger(cmd.ErrOrStderr(), slog.LevelWarn)
 			if err != nil {
 				return err
@@ -74,13 +96,7 @@ that time (RFC 3339 or Unix milliseconds), to see what will happen.`,
 			}
 			results, rerr := r.Reconcile(ctx, dryRun)
 			if errors.Is(rerr, lifecycle.ErrActionsFailed) || rerr == nil {
-				var werr error
-				if format == "json" {
-					werr = writeResultsJSON(cmd.OutOrStdout(), results)
-				} else {
-					werr = writeResultsTable(cmd.OutOrStdout(), results)
-				}
-				return errors.Join(rerr, werr)
+				return errors.Join(rerr, writeReports(cmd.OutOrStdout(), format, lifecycle.Reports(results)))
 			}
 			return rerr
 		},
@@ -126,22 +142,25 @@ func familyNames(cfg config.Config) []string {
 	return names
 }
 
-func writeResultsJSON(w io.Writer, results []lifecycle.Result) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(lifecycle.Reports(results))
-}
-
-func writeResultsTable(w io.Writer, results []lifecycle.Result) error {
-	if len(results) == 0 {
+// writeReports writes a cycle's actions in a format, table or json.
+func writeReports(w io.Writer, format string, reports []lifecycle.Report) error {
+	if format == "json" {
+		if reports == nil {
+			reports = []lifecycle.Report{}
+		}
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		return enc.Encode(reports)
+	}
+	if len(reports) == 0 {
 		_, err := fmt.Fprintln(w, "nothing to do: every table is as the policy says")
 		return err
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ACTION\tTABLE\tTIER\tRESULT\tREASON")
-	for _, r := range results {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Kind, r.Table, orDash(r.Tier), r.String(), r.Reason)
+	for _, r := range reports {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Action, r.Table, orDash(r.Tier), r.Result, r.Reason)
 	}
 	return tw.Flush()
 }

@@ -31,6 +31,9 @@ type globals struct {
 	storeSpec  string
 	logLevel   string
 	logFormat  string
+	// server is the URL of a running server the commands go through
+	// instead of opening the store (remote.go).
+	server string
 }
 
 // NewRoot returns the timetable command with all its subcommands. Run it
@@ -44,12 +47,21 @@ func NewRoot() *cobra.Command {
 		Long: `timetable stores time-series and IoT events in tables per period: in
 Amazon DynamoDB, or in an embedded Pebble store on one machine.
 
-Create a tenant, then start a server on the embedded store in
-./timetable-data and send it events (the embedded store has one owner at a
-time: while serve runs, add tenants through its admin API, see serve --help):
+Start a server on the embedded store in ./timetable-data with an admin
+token, then add a tenant through it and send it events:
 
-  timetable tenant add acme        # prints the tenant's API key once
-  timetable serve`,
+  export TIMETABLE_ADMIN_TOKEN=$(openssl rand -hex 32)
+  timetable serve &
+  export TIMETABLE_SERVER=http://127.0.0.1:8080
+  export TIMETABLE_API_KEY=$(timetable tenant add acme)   # printed once
+  timetable write --table cars events.ndjson
+  timetable query --table cars --from 2017-04-10T00:00:00Z --to 2017-04-11T00:00:00Z
+
+With --server URL (or TIMETABLE_SERVER), tenant, write, query, tables and
+reconcile --dry-run go through the server's HTTP API, with the admin token
+in TIMETABLE_ADMIN_TOKEN (tenant, tables, reconcile) or a tenant's API key in
+TIMETABLE_API_KEY (write, query). Without it they open the store themselves,
+which the embedded store allows one process at a time.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -58,6 +70,7 @@ time: while serve runs, add tenants through its admin API, see serve --help):
 	pf.StringVar(&g.storeSpec, "store", "", "where the data lives: pebble:DIR or dynamodb (default pebble:"+defaultPebbleDir+")")
 	pf.StringVar(&g.logLevel, "log-level", "", "debug, info, warn or error (default info for serve, warn otherwise)")
 	pf.StringVar(&g.logFormat, "log-format", "text", "text or json")
+	pf.StringVar(&g.server, "server", "", "go through the running server at this URL instead of opening the store (default $"+EnvServer+")")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 
 	root.AddCommand(
@@ -123,4 +136,13 @@ func tenantName(flags *pflag.FlagSet) (string, error) {
 		return "", usageErrorf("no tenant: pass --tenant NAME or set %s", EnvTenant)
 	}
 	return name, nil
+}
+
+// noTenantFlag refuses --tenant to a command that goes through a server,
+// where the API key names the tenant.
+func noTenantFlag(cmd *cobra.Command) error {
+	if cmd.Flags().Changed("tenant") {
+		return usageErrorf("--tenant: with --server the API key in %s names the tenant; leave --tenant out", EnvAPIKey)
+	}
+	return nil
 }

@@ -76,6 +76,9 @@ The MQTT subscriptions of the configuration's mqtt section run inside serve
 too: each message is acknowledged to its broker once its events are durable.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := g.refuseServer(cmd, "it is the server"); err != nil {
+				return err
+			}
 			return runServe(cmd.Context(), g, o, cmd.ErrOrStderr())
 		},
 	}

@@ -50,7 +50,7 @@ func openStore(ctx context.Context, spec string, o storeOptions) (storage.Store,
 		}
 		s, err := pebblestore.Open(dir, pebblestore.Options{Logger: o.logger, Clock: o.clock})
 		if isLocked(err) {
-			return nil, fmt.Errorf("store %s is in use, is `timetable serve` running? Stop it, or go through its HTTP API: %w", spec, err)
+			return nil, fmt.Errorf("store %s is in use, is `timetable serve` running? Stop it, or go through it with --server URL (or %s): %w", spec, EnvServer, err)
 		}
 		return s, err
 	case spec == "dynamodb":

@@ -36,28 +36,22 @@ table is gone). A table the store refused to create (the account's table
 quota, most often) stays creating, and the listing says why under the
 table (create_error in json) until a reconcile makes it.
 
+With --server (or TIMETABLE_SERVER) the tables come from a running server's
+admin API, with the admin token in TIMETABLE_ADMIN_TOKEN; the server's
+configuration then says which families there are, so a --family it does not
+have lists nothing rather than being refused.
+
 The table format ends with a timeline per family: a row per period, a
 column per write month, and in each cell the initial of the tier of the
 table holding that period's events written in that month (h hot, w warm,
 c cold, b backfill; . when there is no such table). A late-data table shows as a mark
 far right of its period's row.`,
 		Args: noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) (err error) {
+		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkFormat(format, "table", "json"); err != nil {
 				return err
 			}
-			ctx := cmd.Context()
-			s, err := g.openSession(ctx, cmd.ErrOrStderr(), sessionOptions{logLevel: slog.LevelWarn, existing: true, readOnly: true})
-			if err != nil {
-				return err
-			}
-			defer func() { err = errors.Join(err, s.Close()) }()
-			if family != "" {
-				if err := checkFamily(s.db, family); err != nil {
-					return err
-				}
-			}
-			all, err := s.db.Tables(ctx)
+			all, err := g.physicalTables(cmd, family)
 			if err != nil {
 				return err
 			}
@@ -79,6 +73,31 @@ far right of its period's row.`,
 	cmd.Flags().StringVar(&family, "family", "", "list only the tables of this family")
 	cmd.Flags().StringVar(&format, "format", "table", "output format: table or json")
 	return cmd
+}
+
+// physicalTables returns every physical table: from the admin API of the
+// server --server names, or from the store, after checking that the
+// configuration has family, when it is not "".
+func (g *globals) physicalTables(cmd *cobra.Command, family string) (ts []engine.TableStatus, err error) {
+	ctx := cmd.Context()
+	r, err := g.remote(adminTokenCredential)
+	if err != nil {
+		return nil, err
+	}
+	if r != nil {
+		return r.tables(ctx)
+	}
+	s, err := g.openSession(ctx, cmd.ErrOrStderr(), sessionOptions{logLevel: slog.LevelWarn, existing: true, readOnly: true})
+	if err != nil {
+		return nil, err
+	}
+	defer func() { err = errors.Join(err, s.Close()) }()
+	if family != "" {
+		if err := checkFamily(s.db, family); err != nil {
+			return nil, err
+		}
+	}
+	return s.db.Tables(ctx)
 }
 
 // checkFamily refuses a family name the configuration does not hold.

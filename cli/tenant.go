@@ -1,23 +1,173 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/timetabledb/timetable/tenant"
 )
+
+// tenantRow is a tenant as the tenant commands print it, and as the admin
+// API answers it.
+type tenantRow struct {
+	Name    string    `json:"name"`
+	Created time.Time `json:"created"`
+}
+
+// keyRow is an API key as the tenant commands print it, and as the admin
+// API answers it; Secret only where the key is made.
+type keyRow struct {
+	ID      string    `json:"id"`
+	Tenant  string    `json:"tenant"`
+	Scope   string    `json:"scope"`
+	Created time.Time `json:"created"`
+	Expires time.Time `json:"expires,omitzero"`
+	State   string    `json:"state"`
+	Secret  string    `json:"secret,omitempty"`
+}
+
+// rotation is a rotated key: the new one, secret included, and the old
+// one with its end.
+type rotation struct {
+	New keyRow `json:"key"`
+	Old keyRow `json:"old"`
+}
+
+// tenantAdmin keeps tenants and their keys: the store's tenant registry,
+// or a server's admin API (remote.go).
+type tenantAdmin interface {
+	addTenant(ctx context.Context, name string) (keyRow, error)
+	tenants(ctx context.Context) ([]tenantRow, error)
+	removeTenant(ctx context.Context, name string) error
+	keys(ctx context.Context, name string) ([]keyRow, error)
+	addKey(ctx context.Context, name, scope string) (keyRow, error)
+	revoke(ctx context.Context, name, id string) (keyRow, error)
+	rotate(ctx context.Context, name, id string, grace time.Duration) (rotation, error)
+}
+
+// withTenants runs fn on the tenants of the server --server names, through
+// its admin API, or else of the store. readOnly opens the store
+// read-only, and refuses to create it.
+func (g *globals) withTenants(cmd *cobra.Command, readOnly bool, fn func(ctx context.Context, ta tenantAdmin) error) (err error) {
+	ctx := cmd.Context()
+	r, err := g.remote(adminTokenCredential)
+	if err != nil {
+		return err
+	}
+	if r != nil {
+		return fn(ctx, r)
+	}
+	s, err := g.openSession(ctx, cmd.ErrOrStderr(), sessionOptions{logLevel: slog.LevelWarn, existing: readOnly, readOnly: readOnly})
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, s.Close()) }()
+	return fn(ctx, localTenants{reg: s.db.Tenants(), now: s.clock.Now})
+}
+
+// localTenants is the store's tenant registry as a tenantAdmin.
+type localTenants struct {
+	reg *tenant.Registry
+	now func() time.Time
+}
+
+func (l localTenants) row(k tenant.Key, now time.Time) keyRow {
+	return keyRow{ID: k.ID, Tenant: k.Tenant, Scope: string(k.Scope), Created: k.Created.UTC(), Expires: k.Expires.UTC(), State: string(k.State(now))}
+}
+
+func (l localTenants) addTenant(ctx context.Context, name string) (keyRow, error) {
+	now := l.now()
+	k, secret, err := l.reg.AddTenant(ctx, name, now)
+	if err != nil {
+		return keyRow{}, err
+	}
+	row := l.row(k, now)
+	row.Secret = secret
+	return row, nil
+}
+
+func (l localTenants) tenants(ctx context.Context) ([]tenantRow, error) {
+	ts, err := l.reg.List(ctx)
+	rows := make([]tenantRow, len(ts))
+	for i, t := range ts {
+		rows[i] = tenantRow{Name: t.Name, Created: t.Created.UTC()}
+	}
+	return rows, err
+}
+
+func (l localTenants) removeTenant(ctx context.Context, name string) error {
+	return l.reg.Remove(ctx, name, l.now())
+}
+
+func (l localTenants) keys(ctx context.Context, name string) ([]keyRow, error) {
+	if _, err := l.reg.Get(ctx, name); err != nil {
+		return nil, err
+	}
+	keys, err := l.reg.Keys(ctx, name)
+	now := l.now()
+	rows := make([]keyRow, len(keys))
+	for i, k := range keys {
+		rows[i] = l.row(k, now)
+	}
+	return rows, err
+}
+
+func (l localTenants) addKey(ctx context.Context, name, scope string) (keyRow, error) {
+	sc, err := tenant.ParseScope(scope)
+	if err != nil {
+		return keyRow{}, usageError{err}
+	}
+	now := l.now()
+	k, secret, err := l.reg.AddKey(ctx, name, sc, now)
+	if err != nil {
+		return keyRow{}, err
+	}
+	row := l.row(k, now)
+	row.Secret = secret
+	return row, nil
+}
+
+func (l localTenants) revoke(ctx context.Context, name, id string) (keyRow, error) {
+	now := l.now()
+	k, err := l.reg.Revoke(ctx, name, id, now)
+	return l.row(k, now), err
+}
+
+func (l localTenants) rotate(ctx context.Context, name, id string, grace time.Duration) (rotation, error) {
+	now := l.now()
+	rot, err := l.reg.Rotate(ctx, name, id, grace, now)
+	if err != nil {
+		return rotation{}, err
+	}
+	r := rotation{New: l.row(rot.New, now), Old: l.row(rot.Old, now)}
+	r.New.Secret = rot.Secret
+	return r, nil
+}
 
 func newTenantCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "tenant",
-		Short: "Create and list tenants, the owners of data",
-		Args:  noArgs,
+		Short: "Create, list and remove tenants, the owners of data, and their API keys",
+		Long: `tenant keeps the tenants and their API keys: in the store, or with --server
+(or TIMETABLE_SERVER) through a running server's admin API, with the admin
+token in TIMETABLE_ADMIN_TOKEN.
+
+A key's secret is printed once, alone on standard output, where it is made
+(add, add-key, rotate): only a hash of it is stored, so it cannot be shown
+again. KEY=$(timetable tenant add acme) keeps it.`,
+		Args: noArgs,
 	}
-	cmd.AddCommand(newTenantAddCmd(g), newTenantListCmd(g))
+	cmd.AddCommand(newTenantAddCmd(g), newTenantListCmd(g), newTenantRemoveCmd(g),
+		newTenantKeysCmd(g), newTenantAddKeyCmd(g), newTenantRevokeCmd(g), newTenantRotateCmd(g))
 	return cmd
 }
 
@@ -29,20 +179,16 @@ func newTenantAddCmd(g *globals) *cobra.Command {
 hash of the key is stored: it cannot be shown again. A name is 1 to 63 of
 a-z, 0-9, _ and -, starting with a letter or a digit.`,
 		Args: exactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) (err error) {
-			ctx := cmd.Context()
-			s, err := g.openSession(ctx, cmd.ErrOrStderr(), sessionOptions{logLevel: slog.LevelWarn})
-			if err != nil {
-				return err
-			}
-			defer func() { err = errors.Join(err, s.Close()) }()
-			key, err := s.db.Tenants().Add(ctx, args[0], s.clock.Now())
-			if err != nil {
-				return err
-			}
-			fmt.Fprintln(cmd.OutOrStdout(), key)
-			fmt.Fprintf(cmd.ErrOrStderr(), "Created tenant %s. Keep its API key above now: only its hash is stored, so it cannot be shown again.\n", args[0])
-			return nil
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return g.withTenants(cmd, false, func(ctx context.Context, ta tenantAdmin) error {
+				key, err := ta.addTenant(ctx, args[0])
+				if err != nil {
+					return err
+				}
+				fmt.Fprintln(cmd.OutOrStdout(), key.Secret)
+				fmt.Fprintf(cmd.ErrOrStderr(), "Created tenant %s. Keep its API key above now: only its hash is stored, so it cannot be shown again.\n", args[0])
+				return nil
+			})
 		},
 	}
 }
@@ -53,42 +199,211 @@ func newTenantListCmd(g *globals) *cobra.Command {
 		Use:   "list [--format table|json]",
 		Short: "List the tenants",
 		Args:  noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) (err error) {
+		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkFormat(format, "table", "json"); err != nil {
 				return err
 			}
-			ctx := cmd.Context()
-			s, err := g.openSession(ctx, cmd.ErrOrStderr(), sessionOptions{logLevel: slog.LevelWarn, existing: true, readOnly: true})
-			if err != nil {
-				return err
-			}
-			defer func() { err = errors.Join(err, s.Close()) }()
-			ts, err := s.db.Tenants().List(ctx)
-			if err != nil {
-				return err
-			}
-			out := cmd.OutOrStdout()
-			if format == "json" {
-				type tenantJSON struct {
-					Name    string `json:"name"`
-					Created string `json:"created"`
+			return g.withTenants(cmd, true, func(ctx context.Context, ta tenantAdmin) error {
+				ts, err := ta.tenants(ctx)
+				if err != nil {
+					return err
 				}
-				list := make([]tenantJSON, 0, len(ts))
+				out := cmd.OutOrStdout()
+				if format == "json" {
+					return writeJSONList(out, ts)
+				}
+				tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+				fmt.Fprintln(tw, "NAME\tCREATED")
 				for _, t := range ts {
-					list = append(list, tenantJSON{Name: t.Name, Created: t.Created.UTC().Format(time.RFC3339Nano)})
+					fmt.Fprintf(tw, "%s\t%s\n", t.Name, t.Created.UTC().Format(time.RFC3339))
 				}
-				enc := json.NewEncoder(out)
-				enc.SetIndent("", "  ")
-				return enc.Encode(list)
-			}
-			tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tCREATED")
-			for _, t := range ts {
-				fmt.Fprintf(tw, "%s\t%s\n", t.Name, t.Created.UTC().Format(time.RFC3339))
-			}
-			return tw.Flush()
+				return tw.Flush()
+			})
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "table", "output format: table or json")
 	return cmd
+}
+
+func newTenantRemoveCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "remove NAME",
+		Short: "Remove a tenant, revoking every API key it has; its events stay",
+		Long: `remove revokes every API key of a tenant, at once for every server on the
+store, and removes the tenant. Its events stay in the store (deleting them
+is not supported yet): adding the name again makes a tenant with new keys,
+which sees them.`,
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return g.withTenants(cmd, false, func(ctx context.Context, ta tenantAdmin) error {
+				if err := ta.removeTenant(ctx, args[0]); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "removed tenant %s: its keys are revoked, its events stay in the store\n", args[0])
+				return nil
+			})
+		},
+	}
+}
+
+func newTenantKeysCmd(g *globals) *cobra.Command {
+	var format string
+	cmd := &cobra.Command{
+		Use:   "keys NAME [--format table|json]",
+		Short: "List a tenant's API keys: id, scope, state, when made and when they end",
+		Long: `keys lists a tenant's API keys, oldest first, with their ids (the first 16
+hex digits of the key's hash: safe to show), scope (all, or read), state
+(live; expiring: rotated out, working until it expires; revoked) and end.
+The secrets are not stored, so they are not shown.`,
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkFormat(format, "table", "json"); err != nil {
+				return err
+			}
+			return g.withTenants(cmd, true, func(ctx context.Context, ta tenantAdmin) error {
+				keys, err := ta.keys(ctx, args[0])
+				if err != nil {
+					return err
+				}
+				out := cmd.OutOrStdout()
+				if format == "json" {
+					return writeJSONList(out, keys)
+				}
+				tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+				fmt.Fprintln(tw, "ID\tSCOPE\tSTATE\tCREATED\tEXPIRES")
+				for _, k := range keys {
+					expires := "-"
+					if !k.Expires.IsZero() {
+						expires = k.Expires.UTC().Format(time.RFC3339)
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", k.ID, k.Scope, k.State, k.Created.UTC().Format(time.RFC3339), expires)
+				}
+				return tw.Flush()
+			})
+		},
+	}
+	cmd.Flags().StringVar(&format, "format", "table", "output format: table or json")
+	return cmd
+}
+
+func newTenantAddKeyCmd(g *globals) *cobra.Command {
+	var scope string
+	cmd := &cobra.Command{
+		Use:   "add-key NAME [--scope all|read]",
+		Short: "Make another API key of a tenant and print it, once",
+		Long: `add-key makes another API key of a tenant, of scope all (reads and writes)
+or read (reads only: writes with it are refused), and prints it alone on
+standard output, once.`,
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if _, err := tenant.ParseScope(scope); err != nil {
+				return usageErrorf("--scope %q: use all or read", scope)
+			}
+			return g.withTenants(cmd, false, func(ctx context.Context, ta tenantAdmin) error {
+				key, err := ta.addKey(ctx, args[0], scope)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintln(cmd.OutOrStdout(), key.Secret)
+				fmt.Fprintf(cmd.ErrOrStderr(), "Made key %s of tenant %s, scope %s. Keep it now: it cannot be shown again.\n", key.ID, args[0], key.Scope)
+				return nil
+			})
+		},
+	}
+	cmd.Flags().StringVar(&scope, "scope", string(tenant.ScopeAll), "all (read and write) or read")
+	return cmd
+}
+
+func newTenantRevokeCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "revoke NAME ID",
+		Short: "Revoke an API key of a tenant, at once",
+		Long: `revoke ends a key now, for every server on the store; ID is the key's id, as
+tenant keys lists it.`,
+		Args: exactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return g.withTenants(cmd, false, func(ctx context.Context, ta tenantAdmin) error {
+				k, err := ta.revoke(ctx, args[0], args[1])
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "revoked key %s of tenant %s at %s\n", k.ID, k.Tenant, k.Expires.UTC().Format(time.RFC3339))
+				return nil
+			})
+		},
+	}
+}
+
+func newTenantRotateCmd(g *globals) *cobra.Command {
+	var id string
+	var grace time.Duration
+	cmd := &cobra.Command{
+		Use:   "rotate NAME [--key ID] [--grace DUR]",
+		Short: "Replace an API key of a tenant: print the new one, once; the old one ends after a grace",
+		Long: `rotate makes a new key of the same scope as one of a tenant's keys, prints it
+alone on standard output, once, and ends the old key after --grace (24h
+unless told), so that clients can move to the new one meanwhile.
+
+The key rotated is --key ID, or without it the tenant's one live key (a key
+already rotated out, expiring, is not picked): a tenant with several live
+keys needs --key, and tenant keys lists them.`,
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if grace < 0 || cmd.Flags().Changed("grace") && grace == 0 {
+				return usageErrorf("--grace %s: use a positive duration, such as 1h or 30m", grace)
+			}
+			name := args[0]
+			return g.withTenants(cmd, false, func(ctx context.Context, ta tenantAdmin) error {
+				if id == "" {
+					var err error
+					if id, err = liveKey(ctx, ta, name); err != nil {
+						return err
+					}
+				}
+				rot, err := ta.rotate(ctx, name, id, grace)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintln(cmd.OutOrStdout(), rot.New.Secret)
+				fmt.Fprintf(cmd.ErrOrStderr(), "Rotated key %s of tenant %s: the new key %s above is shown once, keep it now; %s works until %s.\n",
+					rot.Old.ID, name, rot.New.ID, rot.Old.ID, rot.Old.Expires.UTC().Format(time.RFC3339))
+				return nil
+			})
+		},
+	}
+	cmd.Flags().StringVar(&id, "key", "", "id of the key to rotate (default the tenant's one live key)")
+	cmd.Flags().DurationVar(&grace, "grace", 0, "how long the old key keeps working (default 24h)")
+	return cmd
+}
+
+// liveKey returns the id of a tenant's one live key, the key rotate
+// rotates without --key.
+func liveKey(ctx context.Context, ta tenantAdmin, name string) (string, error) {
+	keys, err := ta.keys(ctx, name)
+	if err != nil {
+		return "", err
+	}
+	var live []string
+	for _, k := range keys {
+		if k.State == string(tenant.KeyLive) {
+			live = append(live, k.ID)
+		}
+	}
+	switch len(live) {
+	case 0:
+		return "", fmt.Errorf("tenant %s has no live key to rotate: make one with `timetable tenant add-key %s`", name, name)
+	case 1:
+		return live[0], nil
+	}
+	return "", usageErrorf("tenant %s has %d live keys (%s): name the one to rotate with --key ID", name, len(live), strings.Join(live, ", "))
+}
+
+// writeJSONList writes a list as indented JSON, [] when empty.
+func writeJSONList[T any](w io.Writer, list []T) error {
+	if list == nil {
+		list = []T{}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(list)
 }

@@ -48,8 +48,10 @@ same file again stores nothing twice. --series gives a series to the events
 that have none. A progress bar shows on standard error when it is a terminal,
 and a summary line ends the run.
 
-It writes to the store directly: stop a server running on the same Pebble
-directory, or post the events to its HTTP API.`,
+It writes to the store, or with --server (or TIMETABLE_SERVER) to a running
+server, with the API key in TIMETABLE_API_KEY, whose tenant it names; the
+events are sent as NDJSON, a request per batch (or more, to keep each under
+the server's 16 MiB and 100,000 events).`,
 		Args: maxArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runWrite(cmd, g, f, args)
@@ -60,7 +62,7 @@ directory, or post the events to its HTTP API.`,
 	fl.StringVar(&f.series, "series", "", "series of the events that have none")
 	fl.IntVar(&f.batch, "batch", 5000, "events per write")
 	fl.StringVar(&f.precision, "precision", "", "unit of integer times: s, ms, us or ns (default ms, refusing times before 2001 as ms)")
-	fl.String("tenant", "", "tenant (default $"+EnvTenant+")")
+	fl.String("tenant", "", "tenant (default $"+EnvTenant+"; with --server, the API key's)")
 	_ = cmd.MarkFlagRequired("table")
 	return cmd
 }
@@ -74,10 +76,6 @@ func runWrite(cmd *cobra.Command, g *globals, f writeFlags, args []string) (err 
 	if err != nil {
 		return usageErrorf("--%v", err)
 	}
-	tenant, err := tenantName(cmd.Flags())
-	if err != nil {
-		return err
-	}
 	in, size, closeIn, err := openInput(cmd, args)
 	if err != nil {
 		return err
@@ -86,26 +84,14 @@ func runWrite(cmd *cobra.Command, g *globals, f writeFlags, args []string) (err 
 
 	ctx := cmd.Context()
 	stderr := cmd.ErrOrStderr()
-	s, err := g.openSession(ctx, stderr, sessionOptions{logLevel: slog.LevelWarn})
+	w := &batchWriter{series: f.series, report: stderr}
+	closeTarget, err := g.openWriteTarget(cmd, f.table, w)
 	if err != nil {
 		return err
 	}
-	defer func() { err = errors.Join(err, s.Close()) }()
-	if err := s.tenant(ctx, tenant); err != nil {
-		return err
-	}
+	defer func() { err = errors.Join(err, closeTarget()) }()
+	w.limits.Precision = precision
 
-	limits := s.db.Options().Limits
-	limits.Precision = precision
-	w := &batchWriter{
-		write: func(ctx context.Context, events event.Batch) (int, error) {
-			return s.db.WriteBatch(ctx, tenant, f.table, events)
-		},
-		limits: limits,
-		now:    s.clock.Now,
-		series: f.series,
-		report: stderr,
-	}
 	bar := newProgress(stderr, size)
 	start := time.Now()
 	err = w.run(ctx, in, f.batch, bar)
@@ -126,6 +112,49 @@ func runWrite(cmd *cobra.Command, g *globals, f writeFlags, args []string) (err 
 		return fmt.Errorf("%d bad lines were not written", w.bad)
 	}
 	return nil
+}
+
+// openWriteTarget sets where w writes: to the server --server names, or
+// to the store, which the returned close closes.
+func (g *globals) openWriteTarget(cmd *cobra.Command, table string, w *batchWriter) (close func() error, err error) {
+	ctx := cmd.Context()
+	r, err := g.remote(apiKeyCredential)
+	if err != nil {
+		return nil, err
+	}
+	if r != nil {
+		if err := noTenantFlag(cmd); err != nil {
+			return nil, err
+		}
+		// The server checks the events again, with its own limits and
+		// clock; these catch a bad line before the server refuses its
+		// batch.
+		clk, err := g.clock()
+		if err != nil {
+			return nil, err
+		}
+		w.now = clk.Now
+		w.write = func(ctx context.Context, events event.Batch) (int, error) {
+			return r.writeEvents(ctx, table, events)
+		}
+		return func() error { return nil }, nil
+	}
+	tenant, err := tenantName(cmd.Flags())
+	if err != nil {
+		return nil, err
+	}
+	s, err := g.openSession(ctx, cmd.ErrOrStderr(), sessionOptions{logLevel: slog.LevelWarn})
+	if err != nil {
+		return nil, err
+	}
+	if err := s.tenant(ctx, tenant); err != nil {
+		return nil, errors.Join(err, s.Close())
+	}
+	w.limits, w.now = s.db.Options().Limits, s.clock.Now
+	w.write = func(ctx context.Context, events event.Batch) (int, error) {
+		return s.db.WriteBatch(ctx, tenant, table, events)
+	}
+	return s.Close, nil
 }
 
 // openInput opens the file named by args, or standard input, and returns

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -38,13 +39,37 @@ type Bucket struct {
 // {"start": RFC 3339, "end": RFC 3339, "partial": true (edge buckets only),
 // "events": N, "values": {field: {fn: result}}}.
 func (b Bucket) MarshalJSON() ([]byte, error) {
-	return json.Marshal(struct {
-		Start   string                    `json:"start"`
-		End     string                    `json:"end"`
-		Partial bool                      `json:"partial,omitempty"`
-		Events  int64                     `json:"events"`
-		Values  map[string]map[string]any `json:"values"`
-	}{b.Start.Format(time.RFC3339Nano), b.End.Format(time.RFC3339Nano), b.Partial, b.Events, b.Values})
+	return json.Marshal(bucketJSON{b.Start.Format(time.RFC3339Nano), b.End.Format(time.RFC3339Nano), b.Partial, b.Events, b.Values})
+}
+
+// bucketJSON is a Bucket as JSON.
+type bucketJSON struct {
+	Start   string                    `json:"start"`
+	End     string                    `json:"end"`
+	Partial bool                      `json:"partial,omitempty"`
+	Events  int64                     `json:"events"`
+	Values  map[string]map[string]any `json:"values"`
+}
+
+// UnmarshalJSON reads what MarshalJSON writes, numbers among the values
+// as json.Number, so that a bucket read from the HTTP API prints as the
+// engine's own does.
+func (b *Bucket) UnmarshalJSON(data []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var j bucketJSON
+	if err := dec.Decode(&j); err != nil {
+		return err
+	}
+	*b = Bucket{Partial: j.Partial, Events: j.Events, Values: j.Values}
+	var err error
+	if b.Start, err = time.Parse(time.RFC3339Nano, j.Start); err != nil {
+		return fmt.Errorf("bucket start: %w", err)
+	}
+	if b.End, err = time.Parse(time.RFC3339Nano, j.End); err != nil {
+		return fmt.Errorf("bucket end: %w", err)
+	}
+	return nil
 }
 
 // ParseBucket reads the buckets of an aggregate as the HTTP API and the

@@ -118,13 +118,21 @@ func nanosAttr(item storage.Item, name string) time.Time {
 	return time.Unix(0, n).UTC()
 }
 
+// rangeGrain is how far a write must extend a logical table's recorded
+// range of event times for the range to be written: events that arrive
+// in time order would otherwise update the table's one meta item on
+// every write request, a hot key on DynamoDB (about 1,000 writes a second
+// per item at most). So the recorded first and last are exact event
+// times, at most rangeGrain inside the true range.
+const rangeGrain = time.Minute
+
 // registerTable records a logical table of a tenant, once, and makes its
-// recorded range of event times hold first and last: the times of the
-// earliest and the latest event of a write. The range is kept in memory
-// too, so the meta table is written only when a write extends it (for
-// events that arrive in time order, once per write request: an
-// UpdateItem whose condition keeps the latest last whatever the order
-// writers come in).
+// recorded range of event times hold first and last, the times of the
+// earliest and the latest event of a write, to within rangeGrain. The
+// range is kept in memory too, so the meta table is written only when a
+// write extends it by more than rangeGrain (for events that arrive in
+// time order, about once a minute per server: an UpdateItem whose
+// condition keeps the latest last whatever the order writers come in).
 func (m *meta) registerTable(ctx context.Context, tenant, table, family string, now, first, last time.Time) error {
 	k := tenant + "#" + table
 	m.mu.Lock()
@@ -137,7 +145,7 @@ func (m *meta) registerTable(ctx context.Context, tenant, table, family string, 
 		}
 	}
 	pk := metatable.LogicalTablesPK(tenant)
-	if last.After(known.last) {
+	if last.After(known.last.Add(rangeGrain)) {
 		err := m.store.Update(ctx, storage.Update{Table: m.table, PK: pk, SK: table,
 			Conds:   []storage.Cond{storage.Exists("family"), storage.AnyOf(storage.NotExists("last"), storage.AtMost("last", nanos(last)))},
 			Actions: []storage.Action{storage.Set("last", nanos(last))}})
@@ -149,7 +157,7 @@ func (m *meta) registerTable(ctx context.Context, tenant, table, family string, 
 		known.last = last
 	}
 	for range 3 {
-		if !first.Before(known.first) && !known.first.IsZero() {
+		if !first.Before(known.first.Add(-rangeGrain)) && !known.first.IsZero() {
 			break
 		}
 		cond := storage.NotExists("first")

@@ -104,14 +104,7 @@ type keyJSON struct {
 }
 
 func keyOf(k tenant.Key, now time.Time) keyJSON {
-	j := keyJSON{ID: k.ID, Tenant: k.Tenant, Scope: string(k.Scope), Created: formatTime(k.Created), Expires: formatTime(k.Expires), State: "live"}
-	switch {
-	case !k.Live(now):
-		j.State = "revoked"
-	case !k.Expires.IsZero():
-		j.State = "expiring"
-	}
-	return j
+	return keyJSON{ID: k.ID, Tenant: k.Tenant, Scope: string(k.Scope), Created: formatTime(k.Created), Expires: formatTime(k.Expires), State: string(k.State(now))}
 }
 
 func (s *Server) now() time.Time { return s.db.Options().Clock.Now() }

@@ -83,6 +83,31 @@ type Key struct {
 // Live reports whether the key works at now.
 func (k Key) Live(now time.Time) bool { return k.Expires.IsZero() || now.Before(k.Expires) }
 
+// KeyState is where a key stands at a time, as the admin API and
+// `timetable tenant keys` say it.
+type KeyState string
+
+// Key states.
+const (
+	// KeyLive works, with no end set.
+	KeyLive KeyState = "live"
+	// KeyExpiring was rotated out and still works, until it expires.
+	KeyExpiring KeyState = "expiring"
+	// KeyRevoked no longer works: revoked, or expired.
+	KeyRevoked KeyState = "revoked"
+)
+
+// State returns where the key stands at now.
+func (k Key) State(now time.Time) KeyState {
+	switch {
+	case !k.Live(now):
+		return KeyRevoked
+	case !k.Expires.IsZero():
+		return KeyExpiring
+	}
+	return KeyLive
+}
+
 // CanWrite reports whether the key's scope lets it write.
 func (k Key) CanWrite() bool { return k.Scope != ScopeRead }
 
