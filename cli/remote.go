@@ -270,9 +270,17 @@ func (r *remote) tenants(ctx context.Context) ([]tenantRow, error) {
 	return answer.Tenants, err
 }
 
-func (r *remote) removeTenant(ctx context.Context, name string) error {
-	var answer struct{}
-	return r.call(ctx, http.MethodDelete, escape("v1", "admin", "tenants", name), url.Values{"data": {"keep"}}, "", nil, &answer)
+func (r *remote) removeTenant(ctx context.Context, name string, deleteData bool) (engine.Purged, error) {
+	data := "keep"
+	if deleteData {
+		data = "delete"
+	}
+	var answer struct {
+		Tables []string `json:"tables"`
+		Items  int64    `json:"items"`
+	}
+	err := r.call(ctx, http.MethodDelete, escape("v1", "admin", "tenants", name), url.Values{"data": {data}}, "", nil, &answer)
+	return engine.Purged{Tables: answer.Tables, Items: answer.Items}, err
 }
 
 func (r *remote) keys(ctx context.Context, name string) ([]keyRow, error) {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/tenant"
 )
 
@@ -47,7 +48,10 @@ type rotation struct {
 type tenantAdmin interface {
 	addTenant(ctx context.Context, name string) (keyRow, error)
 	tenants(ctx context.Context) ([]tenantRow, error)
-	removeTenant(ctx context.Context, name string) error
+	// removeTenant revokes a tenant's keys and removes it, and with
+	// deleteData deletes its events (and finishes a deletion that
+	// stopped part-way, for a tenant removed already).
+	removeTenant(ctx context.Context, name string, deleteData bool) (engine.Purged, error)
 	keys(ctx context.Context, name string) ([]keyRow, error)
 	addKey(ctx context.Context, name, scope string) (keyRow, error)
 	revoke(ctx context.Context, name, id string) (keyRow, error)
@@ -71,11 +75,12 @@ func (g *globals) withTenants(cmd *cobra.Command, readOnly bool, fn func(ctx con
 		return err
 	}
 	defer func() { err = errors.Join(err, s.Close()) }()
-	return fn(ctx, localTenants{reg: s.db.Tenants(), now: s.clock.Now})
+	return fn(ctx, localTenants{db: s.db, reg: s.db.Tenants(), now: s.clock.Now})
 }
 
 // localTenants is the store's tenant registry as a tenantAdmin.
 type localTenants struct {
+	db  *engine.DB
 	reg *tenant.Registry
 	now func() time.Time
 }
@@ -104,8 +109,19 @@ func (l localTenants) tenants(ctx context.Context) ([]tenantRow, error) {
 	return rows, err
 }
 
-func (l localTenants) removeTenant(ctx context.Context, name string) error {
-	return l.reg.Remove(ctx, name, l.now())
+func (l localTenants) removeTenant(ctx context.Context, name string, deleteData bool) (engine.Purged, error) {
+	err := l.reg.Remove(ctx, name, l.now())
+	if !deleteData || (err != nil && !errors.Is(err, tenant.ErrNotFound)) {
+		return engine.Purged{}, err
+	}
+	if err != nil {
+		// Removed before: finish a deletion that stopped part-way.
+		tables, lerr := l.db.LogicalTables(ctx, name)
+		if lerr != nil || len(tables) == 0 {
+			return engine.Purged{}, errors.Join(err, lerr)
+		}
+	}
+	return l.db.DeleteTenantData(ctx, name)
 }
 
 func (l localTenants) keys(ctx context.Context, name string) ([]keyRow, error) {
@@ -226,24 +242,38 @@ func newTenantListCmd(g *globals) *cobra.Command {
 }
 
 func newTenantRemoveCmd(g *globals) *cobra.Command {
-	return &cobra.Command{
-		Use:   "remove NAME",
-		Short: "Remove a tenant, revoking every API key it has; its events stay",
+	var data string
+	cmd := &cobra.Command{
+		Use:   "remove NAME [--data keep|delete]",
+		Short: "Remove a tenant, revoking every API key it has; its events stay, or are deleted",
 		Long: `remove revokes every API key of a tenant, at once for every server on the
-store, and removes the tenant. Its events stay in the store (deleting them
-is not supported yet): adding the name again makes a tenant with new keys,
-which sees them.`,
+store, and removes the tenant. With --data keep (the default) its events
+stay in the store: adding the name again makes a tenant with new keys,
+which sees them. With --data delete every item its events made is deleted
+too, in every physical table (events, series indexes, rollups), once no
+key can write more; a deletion that stops part-way is finished by running
+the command again.`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if data != "keep" && data != "delete" {
+				return usageErrorf("--data %q: use keep or delete", data)
+			}
 			return g.withTenants(cmd, false, func(ctx context.Context, ta tenantAdmin) error {
-				if err := ta.removeTenant(ctx, args[0]); err != nil {
+				purged, err := ta.removeTenant(ctx, args[0], data == "delete")
+				if err != nil {
 					return err
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "removed tenant %s: its keys are revoked, its events stay in the store\n", args[0])
+				if data == "keep" {
+					fmt.Fprintf(cmd.OutOrStdout(), "removed tenant %s: its keys are revoked, its events stay in the store\n", args[0])
+				} else {
+					fmt.Fprintf(cmd.OutOrStdout(), "removed tenant %s: its keys are revoked; deleted %d items of its tables %s\n", args[0], purged.Items, strings.Join(purged.Tables, ", "))
+				}
 				return nil
 			})
 		},
 	}
+	cmd.Flags().StringVar(&data, "data", "keep", "keep or delete the tenant's events")
+	return cmd
 }
 
 func newTenantKeysCmd(g *globals) *cobra.Command {

@@ -73,3 +73,21 @@ func TestTenantKeysOnTheStore(t *testing.T) {
 	r = run(t, "", "tenant", "keys", "acme", store)
 	require.ErrorIs(t, r.err, tenant.ErrNotFound)
 }
+
+// TestTenantRemoveDeletesData removes a tenant with --data delete: its
+// events go, another tenant's stay, and --data takes only keep or delete.
+func TestTenantRemoveDeletesData(t *testing.T) {
+	store, _ := seeded(t)
+	mustRun(t, "", "tenant", "add", "globex", store)
+	mustRun(t, "", "write", store, "--tenant", "globex", "--table", "a_table", filepath.Join("testdata", "query", "events.ndjson"))
+	r := run(t, "", "tenant", "remove", "acme", "--data", "maybe", store)
+	require.ErrorContains(t, r.err, `--data "maybe": use keep or delete`)
+	require.Equal(t, ExitUsage, ExitCode(r.err))
+
+	r = mustRun(t, "", "tenant", "remove", "acme", "--data", "delete", store)
+	require.Regexp(t, `^removed tenant acme: its keys are revoked; deleted \d+ items of its tables a_table\n$`, r.stdout)
+	r = run(t, "", "query", store, "--tenant", "acme", "--table", "a_table", "--from", "0", "--to", testNow)
+	require.Error(t, r.err, "acme has no table any more")
+	r = mustRun(t, "", "query", store, "--tenant", "globex", "--table", "a_table", "--from", "2017-01-01T00:00:00Z", "--to", "2017-06-16T00:00:00Z", "--format", "csv")
+	require.Len(t, strings.Split(strings.TrimSpace(r.stdout), "\n"), 9, "globex's eight events and the header")
+}

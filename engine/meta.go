@@ -193,6 +193,14 @@ func (m *meta) registerTable(ctx context.Context, tenant, table, family string, 
 	return nil
 }
 
+// forget drops what the meta keeps in memory of a tenant's logical
+// table, whose record was deleted.
+func (m *meta) forget(tenant, table string) {
+	m.mu.Lock()
+	delete(m.mu.ranges, tenant+"#"+table)
+	m.mu.Unlock()
+}
+
 // register reads a logical table's item, making it with the range first
 // to last when it is missing, and returns the range it records.
 func (m *meta) register(ctx context.Context, tenant, table, family string, now, first, last time.Time) (timeRange, error) {

@@ -38,6 +38,19 @@ func seriesCacheKey(physical, tenant, table, series string) string {
 	return physical + "\x00" + tenant + "\x00" + table + "\x00" + series
 }
 
+// forget drops the series known of a tenant's logical table, whose index
+// entries were deleted: a write after must write them again.
+func (c *seriesCache) forget(tenant, table string) {
+	mid := "\x00" + tenant + "\x00" + table + "\x00"
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k := range c.mu.known {
+		if strings.Contains(k, mid) {
+			delete(c.mu.known, k)
+		}
+	}
+}
+
 // missing returns those of series the cache does not know in a table.
 func (c *seriesCache) missing(physical, tenant, table string, series []string) []string {
 	c.mu.Lock()

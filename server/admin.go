@@ -146,25 +146,51 @@ func (s *Server) addTenant(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// removeTenant answers DELETE /v1/admin/tenants/{tenant}?data=keep: the
-// tenant's keys are revoked and it is removed; its events stay.
+// removeTenant answers DELETE /v1/admin/tenants/{tenant}?data=keep|delete:
+// the tenant's keys are revoked and it is removed; its events stay, or
+// are deleted (engine.DeleteTenantData) once no key can write more. A
+// deletion that fails part-way is finished by sending the request again:
+// a removed tenant's remaining data is deleted then, and the answer is
+// 404 only when neither the tenant nor any of its data is left.
 func (s *Server) removeTenant(w http.ResponseWriter, r *http.Request) error {
 	params := r.URL.Query()
 	if err := checkParams(params, "data"); err != nil {
 		return err
 	}
-	switch params.Get("data") {
-	case "keep":
-	case "delete":
-		return &httpError{status: http.StatusBadRequest, msg: "timetable: data=delete is not supported yet: remove the tenant with data=keep; its events stay in the store"}
+	data := params.Get("data")
+	switch data {
+	case "keep", "delete":
 	default:
-		return fmt.Errorf("%w: data: say what becomes of the tenant's events: data=keep leaves them in the store", ErrBadParameter)
+		return fmt.Errorf("%w: data: say what becomes of the tenant's events: data=keep leaves them in the store, data=delete deletes them", ErrBadParameter)
 	}
 	name := r.PathValue("tenant")
-	if err := s.db.Tenants().Remove(r.Context(), name, s.now()); err != nil {
-		return err
+	err := s.db.Tenants().Remove(r.Context(), name, s.now())
+	if data == "keep" || (err != nil && !errors.Is(err, tenant.ErrNotFound)) {
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"removed": name, "data": "kept"})
+		return nil
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"removed": name, "data": "kept"})
+	removed := err == nil
+	if !removed {
+		// Removed before: finish a deletion that stopped part-way.
+		tables, lerr := s.db.LogicalTables(r.Context(), name)
+		if lerr != nil {
+			return lerr
+		}
+		if len(tables) == 0 {
+			return err
+		}
+	}
+	purged, err := s.db.DeleteTenantData(r.Context(), name)
+	if err != nil {
+		return fmt.Errorf("tenant %q removed, its keys revoked; deleting its data stopped after %d items (send the request again to finish): %w", name, purged.Items, err)
+	}
+	if purged.Tables == nil {
+		purged.Tables = []string{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"removed": name, "data": "deleted", "tables": purged.Tables, "items": purged.Items})
 	return nil
 }
 

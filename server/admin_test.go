@@ -134,6 +134,34 @@ func TestAdminTenantsAndKeys(t *testing.T) {
 	require.Equal(t, http.StatusNotFound, admin("DELETE", "/v1/admin/tenants/beta?data=keep", "").status)
 	res = f.postNDJSON(f.acme, "cars", ndjson(now, "car-1", 1))
 	require.Equal(t, http.StatusOK, res.status, "other tenants are untouched: %s", res.body)
+
+	// data=delete: the keys go, and every event with them; the name
+	// added again starts empty.
+	acmeEvents := len(f.all(f.acme, "cars", wide))
+	res = admin("POST", "/v1/admin/tenants", `{"name": "gamma"}`)
+	require.Equal(t, http.StatusCreated, res.status, "%s", res.body)
+	gamma := decode[struct{ Key adminKey }](t, res).Key.Secret
+	require.Equal(t, http.StatusOK, f.postNDJSON(gamma, "cars", ndjson(now.Add(-time.Hour), "car-1", 30)).status)
+	res = admin("DELETE", "/v1/admin/tenants/gamma?data=delete", "")
+	require.Equal(t, http.StatusOK, res.status, "%s", res.body)
+	gone := decode[struct {
+		Data   string
+		Tables []string
+		Items  int64
+	}](t, res)
+	require.Equal(t, "deleted", gone.Data)
+	require.Equal(t, []string{"cars"}, gone.Tables)
+	require.GreaterOrEqual(t, gone.Items, int64(31), "30 events and a series index entry")
+	require.Equal(t, http.StatusUnauthorized, f.get(gamma, "cars", wide).status)
+	require.Equal(t, http.StatusNotFound, admin("DELETE", "/v1/admin/tenants/gamma?data=delete", "").status, "nothing left")
+	res = admin("POST", "/v1/admin/tenants", `{"name": "gamma"}`)
+	require.Equal(t, http.StatusCreated, res.status, "%s", res.body)
+	again := decode[struct{ Key adminKey }](t, res).Key.Secret
+	res = f.do("GET", "/v1/tables", again, nil)
+	require.Equal(t, http.StatusOK, res.status, "%s", res.body)
+	require.JSONEq(t, `{"tables": []}`, string(res.body))
+	require.Equal(t, http.StatusNotFound, f.get(again, "cars", wide).status)
+	require.Len(t, f.all(f.acme, "cars", wide), acmeEvents, "acme's events stay")
 }
 
 func TestAdminTablesAndLifecycle(t *testing.T) {
@@ -229,4 +257,31 @@ func TestRevocationAcrossServers(t *testing.T) {
 	res = b.get(k.Secret, "cars", wide)
 	require.Equal(t, http.StatusUnauthorized, res.status, "%s", res.body)
 	require.Equal(t, http.StatusOK, b.get(a.acme, "cars", wide).status, "the tenant's other key works")
+}
+
+func TestAdminPlanner(t *testing.T) {
+	f := newFixture(t, server.Options{AdminToken: adminToken})
+	res := f.do("GET", "/v1/admin/planner?rate=5000&peak=6000&item_bytes=180&retention=30d", adminToken, nil)
+	require.Equal(t, http.StatusOK, res.status, "%s", res.body)
+	got := decode[struct {
+		Report struct {
+			Period string
+			Shards int
+		}
+		SVG string
+	}](t, res)
+	require.Equal(t, 6, got.Report.Shards, "the AWS guide's 6,000 events a second peak needs six shards")
+	require.Contains(t, got.SVG, "<svg")
+	for q, says := range map[string]string{
+		"rate=-1":                  "rate",
+		"rate=fast":                "rate",
+		"rate=1&retention=forever": "retention",
+		"rate=1&size=3":            "unknown parameter",
+		"rate=1&peak=0.5":          "",
+	} {
+		res := f.do("GET", "/v1/admin/planner?"+q, adminToken, nil)
+		require.Equal(t, http.StatusBadRequest, res.status, "%s: %s", q, res.body)
+		require.Contains(t, string(res.body), says)
+	}
+	require.Equal(t, http.StatusUnauthorized, f.do("GET", "/v1/admin/planner?rate=1", f.acme, nil).status)
 }

@@ -84,6 +84,7 @@ func TestConsoleInABrowser(t *testing.T) {
 		Events   []point           `json:"events"`
 		Tiers    map[string]string `json:"tiers"`
 		Plan     int               `json:"planActions"`
+		Planner  string            `json:"plannerPeriod"`
 		WrongKey string            `json:"wrongKey"`
 		Errors   []string          `json:"errors"`
 	}
@@ -141,6 +142,14 @@ func TestConsoleInABrowser(t *testing.T) {
 	var plan struct{ Actions []json.RawMessage }
 	require.NoError(t, json.Unmarshal(res.body, &plan))
 	require.Equal(t, len(plan.Actions), got.Plan)
+	// The planner's chart, for the AWS guide's 600 events a second of
+	// 180 bytes: daily tables.
+	res = f.do("GET", "/v1/admin/planner?rate=600&item_bytes=180&retention=90d", adminToken, nil)
+	require.Equal(t, http.StatusOK, res.status, "%s", res.body)
+	var planned struct{ Report struct{ Period string } }
+	require.NoError(t, json.Unmarshal(res.body, &planned))
+	require.Equal(t, "day", planned.Report.Period)
+	require.Equal(t, planned.Report.Period, got.Planner)
 	require.Contains(t, got.WrongKey, "Neither an API key nor the admin token")
 }
 

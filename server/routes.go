@@ -99,6 +99,8 @@ var routes = []route{
 		func(s *Server) http.Handler { return s.admin(s.lastCycle) }, true},
 	{Route{"GET", adminPrefix + "plan", "what a lifecycle cycle would do now, changing nothing", true},
 		func(s *Server) http.Handler { return s.admin(s.plan) }, true},
+	{Route{"GET", adminPrefix + "planner", "the capacity planner: ?rate=&item_bytes=&peak=&retention=&series=; its report and cost chart (SVG)", true},
+		func(s *Server) http.Handler { return s.admin(s.capacityPlan) }, true},
 }
 
 // Routes returns every route of the API, admin routes included, in the

@@ -115,6 +115,14 @@ type Items interface {
 	// written, and the error wraps ErrInvalid.
 	BatchWrite(ctx context.Context, table string, items []Item) error
 
+	// BatchDelete deletes the items with the given keys from the table,
+	// returning nil once every deletion is durable; a key with no item is
+	// no error. On failure it returns a *BatchWriteError whose Unwritten
+	// lists the indexes of the keys whose items may remain. A key
+	// DynamoDB would refuse (empty, too long, not UTF-8) fails the call
+	// with an error wrapping ErrInvalid, and nothing is deleted.
+	BatchDelete(ctx context.Context, table string, keys []Key) error
+
 	// GetItem returns the item with the given key, or an error wrapping
 	// ErrItemNotFound. It sees every write and Update that returned
 	// before it was called (a strongly consistent read), unless the store

@@ -103,6 +103,10 @@ func Depth(v any) int {
 	}
 }
 
+// Validate returns nil when DynamoDB would take k as an item's key, or an
+// error wrapping ErrInvalid.
+func (k Key) Validate() error { return validateKey(k.PK, k.SK) }
+
 // validateKey checks an item's key values.
 func validateKey(pk, sk string) error {
 	switch {

@@ -269,6 +269,7 @@ async function showOperator() {
   } catch (err) {
     $("cycle").textContent = err.message;
   }
+  plan();
   try {
     const { actions } = await api("/v1/admin/plan");
     const body = $("plan").tBodies[0];
@@ -282,6 +283,27 @@ async function showOperator() {
     $("plan").dataset.actions = String(actions.length);
   } catch (err) {
     $("operator-error").textContent = err.message;
+  }
+}
+
+// The capacity planner: the server's report for a workload, and its cost
+// chart, an SVG document parsed here (never run as script).
+$("planner-form").addEventListener("submit", (e) => { e.preventDefault(); plan(); });
+
+async function plan() {
+  $("planner-summary").textContent = "";
+  try {
+    const { report: r, svg } = await api("/v1/admin/planner",
+      { rate: $("plan-rate").value, item_bytes: $("plan-item").value, retention: $("plan-retention").value });
+    const cost = r.monthly_cost[r.recommended_billing === "on_demand" ? "on_demand" : "provisioned_tiers"].total;
+    $("planner-summary").textContent = `${r.period} tables, ${r.shards} shards, ${r.recommended_billing.replace("_", " ")}: $${cost.toFixed(2)} a month (${r.costed_at})`;
+    $("planner-summary").dataset.period = r.period;
+    const doc = new DOMParser().parseFromString(svg, "image/svg+xml");
+    const chart = $("planner-chart");
+    clear(chart);
+    chart.appendChild(document.importNode(doc.documentElement, true));
+  } catch (err) {
+    $("planner-summary").textContent = err.message;
   }
 }
 

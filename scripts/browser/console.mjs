@@ -66,6 +66,8 @@ try {
   await page.waitForSelector("#plan[data-actions]");
   out.tiers = Object.fromEntries(await page.$$eval("#timeline td[data-table]", (ts) => ts.map((t) => [t.dataset.table, t.dataset.tier])));
   out.planActions = Number(await page.getAttribute("#plan", "data-actions"));
+  await page.waitForSelector("#planner-chart svg");
+  out.plannerPeriod = await page.getAttribute("#planner-summary", "data-period");
   await page.screenshot({ path: join(arg.shots, "operator.png"), fullPage: true });
 
   // A wrong key is told so, and shows nothing.

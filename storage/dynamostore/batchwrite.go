@@ -45,11 +45,47 @@ func (s *Store) BatchWrite(ctx context.Context, table string, items []storage.It
 	if len(items) == 0 {
 		return nil
 	}
-
 	reqs, err := writeRequests(items)
 	if err != nil {
 		return &storage.BatchWriteError{Table: table, Unwritten: allIndexes(len(items)), Err: err}
 	}
+	return s.send(ctx, table, reqs)
+}
+
+// BatchDelete deletes the items of the keys in BatchWriteItem requests of
+// DeleteRequests, as BatchWrite puts items: 25 a request,
+// Options.WriteConcurrency in flight, unprocessed ones sent again. It
+// validates every key first and deletes nothing when one is invalid.
+func (s *Store) BatchDelete(ctx context.Context, table string, keys []storage.Key) error {
+	if err := s.gate.Enter(); err != nil {
+		return err
+	}
+	defer s.gate.Exit()
+	if len(keys) == 0 {
+		return nil
+	}
+	reqs := make([]types.WriteRequest, len(keys))
+	seen := make(map[storage.Key]int, len(keys))
+	for i, k := range keys {
+		if err := k.Validate(); err != nil {
+			return &storage.BatchWriteError{Table: table, Unwritten: allIndexes(len(keys)), Err: fmt.Errorf("key %d: %w", i, err)}
+		}
+		if _, dup := seen[k]; dup {
+			continue // DynamoDB refuses a key twice in one request: once is enough
+		}
+		seen[k] = i
+		reqs[i] = types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: map[string]types.AttributeValue{
+			storage.PKAttr: &types.AttributeValueMemberS{Value: k.PK},
+			storage.SKAttr: &types.AttributeValueMemberS{Value: k.SK},
+		}}}
+	}
+	return s.send(ctx, table, reqs)
+}
+
+// send sends the requests, those not nil, in BatchWriteItem requests of
+// 25, Options.WriteConcurrency of them in flight, and returns a
+// *storage.BatchWriteError naming the indexes not acknowledged.
+func (s *Store) send(ctx context.Context, table string, reqs []types.WriteRequest) error {
 
 	var (
 		mu        sync.Mutex
@@ -68,7 +104,13 @@ func (s *Store) BatchWrite(ctx context.Context, table string, items []storage.It
 
 	chunks := make(chan []int)
 	var wg sync.WaitGroup
-	workers := min(s.opts.WriteConcurrency, (len(items)+batchSize-1)/batchSize)
+	var live []int
+	for i, r := range reqs {
+		if r.PutRequest != nil || r.DeleteRequest != nil {
+			live = append(live, i)
+		}
+	}
+	workers := min(s.opts.WriteConcurrency, (len(live)+batchSize-1)/batchSize)
 	for range workers {
 		wg.Go(func() {
 			for idx := range chunks {
@@ -87,12 +129,8 @@ func (s *Store) BatchWrite(ctx context.Context, table string, items []storage.It
 			}
 		})
 	}
-	for lo := 0; lo < len(items); lo += batchSize {
-		idx := make([]int, 0, batchSize)
-		for i := lo; i < min(lo+batchSize, len(items)); i++ {
-			idx = append(idx, i)
-		}
-		chunks <- idx
+	for lo := 0; lo < len(live); lo += batchSize {
+		chunks <- live[lo:min(lo+batchSize, len(live))]
 	}
 	close(chunks)
 	wg.Wait()
@@ -152,15 +190,12 @@ func unprocessedIndexes(left []types.WriteRequest, reqs []types.WriteRequest, se
 	}
 	byKey := make(map[[2]string]int, len(sent))
 	for _, i := range sent {
-		k, _ := itemKey(reqs[i].PutRequest.Item)
+		k, _ := requestKey(reqs[i])
 		byKey[k] = i
 	}
 	out := make([]int, 0, len(left))
 	for _, r := range left {
-		if r.PutRequest == nil {
-			return nil, errors.New("unprocessed request is not a put")
-		}
-		k, ok := itemKey(r.PutRequest.Item)
+		k, ok := requestKey(r)
 		i, found := byKey[k]
 		if !ok || !found {
 			return nil, fmt.Errorf("unprocessed item %q/%q was not sent", k[0], k[1])
@@ -169,6 +204,17 @@ func unprocessedIndexes(left []types.WriteRequest, reqs []types.WriteRequest, se
 		out = append(out, i)
 	}
 	return out, nil
+}
+
+// requestKey returns the key of the item a put or delete request names.
+func requestKey(r types.WriteRequest) ([2]string, bool) {
+	switch {
+	case r.PutRequest != nil:
+		return itemKey(r.PutRequest.Item)
+	case r.DeleteRequest != nil:
+		return itemKey(r.DeleteRequest.Key)
+	}
+	return [2]string{}, false
 }
 
 // writeRequests validates the items and converts them to put requests. It

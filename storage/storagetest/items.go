@@ -18,7 +18,43 @@ func (s *suite) itemTests() []subtest {
 		{"Overwrite", s.testOverwrite},
 		{"Values", s.testValues},
 		{"GetItem", s.testGetItem},
+		{"BatchDelete", s.testBatchDelete},
 	}
+}
+
+// testBatchDelete deletes more items than one request takes, with keys of
+// missing items among them, and refuses an invalid key whole.
+func (s *suite) testBatchDelete(t *testing.T) {
+	st := s.open(t)
+	name := s.createTable(t, st)
+	ctx := context.Background()
+	items := numbered("del", 60)
+	writeAll(t, st, name, items...)
+	var keys []storage.Key
+	for i, it := range items {
+		if i%5 != 0 {
+			keys = append(keys, it.Key())
+		}
+	}
+	keys = append(keys, storage.Key{PK: "del", SK: "missing"}, storage.Key{PK: "nobody", SK: "x"})
+	require.NoError(t, st.BatchDelete(ctx, name, keys))
+	var left []storage.Item
+	for i, it := range items {
+		if i%5 == 0 {
+			left = append(left, it)
+		}
+	}
+	require.Equal(t, normaliseItems(left), normaliseItems(queryAll(t, st, storage.Query{Table: name, PK: "del"})))
+
+	err := st.BatchDelete(ctx, name, []storage.Key{left[0].Key(), {PK: "", SK: "x"}})
+	require.ErrorIs(t, err, storage.ErrInvalid)
+	var bwe *storage.BatchWriteError
+	require.ErrorAs(t, err, &bwe)
+	require.Equal(t, []int{0, 1}, bwe.Unwritten)
+	requireItem(t, st, name, left[0])
+
+	require.ErrorIs(t, st.BatchDelete(ctx, name+"_missing", []storage.Key{left[0].Key()}), storage.ErrTableNotFound)
+	require.NoError(t, st.BatchDelete(ctx, name, nil))
 }
 
 func (s *suite) testBatchSizes(t *testing.T) {

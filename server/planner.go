@@ -1,0 +1,68 @@
+package server
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/timetabledb/timetable/config"
+	"github.com/timetabledb/timetable/planner"
+)
+
+// capacityPlan answers GET /v1/admin/planner: the capacity planner's
+// report for a workload (as `timetable plan --format json` prints it)
+// and its cost chart, an SVG document, for the console. rate is events a
+// second; item_bytes the stored size of one (180 by default, the AWS
+// guide's); peak, retention (a duration, 0 to keep data forever) and
+// series are optional.
+func (s *Server) capacityPlan(w http.ResponseWriter, r *http.Request) error {
+	params := r.URL.Query()
+	if err := checkParams(params, "rate", "item_bytes", "peak", "retention", "series"); err != nil {
+		return err
+	}
+	in := planner.Input{ItemBytes: 180}
+	number := func(name string, into *float64) error {
+		v := params.Get(name)
+		if v == "" {
+			return nil
+		}
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f < 0 {
+			return fmt.Errorf("%w: %s: %q is not a number of zero or more", ErrBadParameter, name, v)
+		}
+		*into = f
+		return nil
+	}
+	var item, series float64
+	for _, p := range []struct {
+		name string
+		into *float64
+	}{{"rate", &in.Rate}, {"peak", &in.Peak}, {"item_bytes", &item}, {"series", &series}} {
+		if err := number(p.name, p.into); err != nil {
+			return err
+		}
+	}
+	if item > 0 {
+		in.ItemBytes = int(item)
+	}
+	in.Series = int(series)
+	if v := params.Get("retention"); v != "" {
+		d, err := config.ParseDuration(v)
+		if err != nil {
+			return fmt.Errorf("%w: retention: %v", ErrBadParameter, err)
+		}
+		in.Retention = d
+	}
+	rep, err := planner.Plan(in)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrBadParameter, err)
+	}
+	var svg bytes.Buffer
+	if err := rep.WriteSVG(&svg); err != nil {
+		return fmt.Errorf("draw the plan: %w", err)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"report": rep, "svg": svg.String()})
+	return nil
+}
+
