@@ -65,4 +65,3 @@ func (s *Server) capacityPlan(w http.ResponseWriter, r *http.Request) error {
 	writeJSON(w, http.StatusOK, map[string]any{"report": rep, "svg": svg.String()})
 	return nil
 }
-
