@@ -44,9 +44,10 @@ unit:
 # to its baseline, then the peer comparison: `timetable serve` (bin/timetable)
 # beside InfluxDB, PostgreSQL and VictoriaMetrics, which it installs with
 # apt-get when they are missing. BENCHFLAGS=-peers=only runs just that one,
-# -peers=without skips it.
+# -peers=without skips it; BENCHFLAGS=-only=PART one part of the table.
 BENCHFLAGS ?=
 bench: build
+	scripts/install-clients.sh || true
 	scripts/with-dynalite.sh $(GO) run ./cmd/timetable-bench -timetable bin/timetable $(BENCHFLAGS)
 
 # fuzz runs the fuzz targets of key encoding, name parsing and request
@@ -57,6 +58,8 @@ fuzz:
 	$(GO) test -run XXX -fuzz '^FuzzRoundTrip$$' -fuzztime $(FUZZTIME) ./naming
 	$(GO) test -run XXX -fuzz '^FuzzDecodeJSON$$' -fuzztime $(FUZZTIME) ./event
 	$(GO) test -run XXX -fuzz '^FuzzDecodeNDJSON$$' -fuzztime $(FUZZTIME) ./event
+	$(GO) test -run XXX -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./event/lineproto
+	$(GO) test -run XXX -fuzz '^FuzzWholeMatchesEachLine$$' -fuzztime $(FUZZTIME) ./event/lineproto
 	$(GO) test -run XXX -fuzz '^FuzzRowKey$$' -fuzztime $(FUZZTIME) ./engine
 	$(GO) test -run XXX -fuzz '^FuzzItemKey$$' -fuzztime $(FUZZTIME) ./storage/pebblestore
 	$(GO) test -run XXX -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s ./filter

@@ -20,6 +20,7 @@ import (
 
 	"github.com/timetabledb/timetable/config"
 	"github.com/timetabledb/timetable/lifecycle"
+	"github.com/timetabledb/timetable/mqttsub"
 	"github.com/timetabledb/timetable/server"
 	"github.com/timetabledb/timetable/storage/dynamostore"
 )
@@ -69,7 +70,10 @@ second signal ends it at once.
 The lifecycle manager runs inside serve: at start and then about every
 --reconcile-interval (within 20%, so servers started together do not act
 together) it does what timetable reconcile does. On DynamoDB, of several
-servers only the holder of a lease in the meta table acts.`,
+servers only the holder of a lease in the meta table acts.
+
+The MQTT subscriptions of the configuration's mqtt section run inside serve
+too: each message is acknowledged to its broker once its events are durable.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := g.refuseServer(cmd, "it is the server"); err != nil {
@@ -196,6 +200,15 @@ func runServe(ctx context.Context, g *globals, o serveOptions, stderr io.Writer)
 	srv, err := server.New(s.db, opts)
 	if err != nil {
 		return usageErrorf("%v", err)
+	}
+	if subs := s.db.Options().Config.MQTT; len(subs) > 0 {
+		sub, err := mqttsub.Start(ctx, s.db, subs, mqttsub.Options{Logger: s.log, Registerer: reg})
+		if err != nil {
+			return fmt.Errorf("serve: %w", err)
+		}
+		// Deferred after Close, so it runs before: the subscriptions
+		// stop, their writes in progress end, then the store closes.
+		defer sub.Close()
 	}
 	s.log.Info("serving the HTTP API", "addr", scheme+"://"+ln.Addr().String(), "store", s.storeSpec, "admin_api", token != "")
 	if o.ready != nil {

@@ -230,10 +230,16 @@ func TestServeHelpListsEveryRoute(t *testing.T) {
 // server listens, and the channel of serve's result.
 func startServe(t *testing.T, ctx context.Context, dir string, o serveOptions, logs *syncWriter) (string, chan error) {
 	t.Helper()
+	return startServeWith(t, ctx, &globals{storeSpec: "pebble:" + dir}, o, logs)
+}
+
+// startServeWith is startServe with the global flags of g.
+func startServeWith(t *testing.T, ctx context.Context, g *globals, o serveOptions, logs *syncWriter) (string, chan error) {
+	t.Helper()
 	addrs := make(chan net.Addr, 1)
 	served := make(chan error, 1)
 	o.addr, o.shutdownTimeout, o.ready = "127.0.0.1:0", time.Minute, func(a net.Addr) { addrs <- a }
-	go func() { served <- runServe(ctx, &globals{storeSpec: "pebble:" + dir}, o, logs) }()
+	go func() { served <- runServe(ctx, g, o, logs) }()
 	select {
 	case a := <-addrs:
 		return a.String(), served

@@ -39,6 +39,13 @@
 //	    rollups: true           # exact hourly and daily rollups
 //	store: dynamodb             # or pebble:DIR; --store wins
 //	meta_table: timetable_meta
+//	mqtt:                       # subscriptions of timetable serve (Subscription)
+//	  - broker: tcp://127.0.0.1:1883
+//	    topic: plant/+/telemetry
+//	    tenant: acme
+//	    table: telemetry
+//	    series: 2               # or series_field: device
+//	    format: json            # or line
 //	cors:
 //	  origins: [https://console.example.com]  # pages that may call the API; * for any
 //	admin_token_file: /run/secrets/timetable-admin  # turns the admin API on;
@@ -87,6 +94,8 @@ type Config struct {
 	// Store names where the data lives, as the --store flag does
 	// ("pebble:DIR" or "dynamodb"); the flag wins when both are given.
 	Store string
+	// MQTT are the subscriptions `timetable serve` keeps (YAML "mqtt").
+	MQTT []Subscription
 	// CORSOrigins are the origins whose pages may call the HTTP API from
 	// a browser (YAML "cors: {origins: [...]}"); see server.Options.
 	CORSOrigins []string
@@ -139,6 +148,7 @@ type fileConfig struct {
 	Tables        map[string]fileTable `yaml:"tables"`
 	MetaTable     string               `yaml:"meta_table"`
 	Store         string               `yaml:"store"`
+	MQTT          []fileSubscription   `yaml:"mqtt"`
 	CORS          struct {
 		Origins []string `yaml:"origins"`
 	} `yaml:"cors"`
@@ -243,6 +253,9 @@ func Parse(data []byte) (Config, error) {
 		}
 		c.Tables[name] = t
 	}
+	for _, fs := range fc.MQTT {
+		c.MQTT = append(c.MQTT, fs.subscription())
+	}
 	if err := c.Validate(); err != nil {
 		return Config{}, err
 	}
@@ -285,6 +298,18 @@ func (c Config) Validate() error {
 		if t.EventsPerItem < 0 || t.EventsPerItem > MaxEventsPerItem {
 			return fmt.Errorf("%w: table %q: events_per_item %d must be between 1 and %d", ErrInvalid, name, t.EventsPerItem, MaxEventsPerItem)
 		}
+	}
+	clients := map[string]int{}
+	for i, s := range c.MQTT {
+		if err := s.Validate(); err != nil {
+			return fmt.Errorf("%w: mqtt[%d]: %v", ErrInvalid, i, err)
+		}
+		// A broker lets one connection per client id: a second would
+		// take the session of the first.
+		if j, ok := clients[s.Broker+"\x00"+s.ClientID]; ok {
+			return fmt.Errorf("%w: mqtt[%d] and mqtt[%d]: one client_id %q on one broker; give each its own", ErrInvalid, j, i, s.ClientID)
+		}
+		clients[s.Broker+"\x00"+s.ClientID] = i
 	}
 	return nil
 }

@@ -110,6 +110,20 @@ func (db *DB) WriteBatch(ctx context.Context, tenant, table string, b event.Batc
 	return db.write(ctx, tenant, table, func(time.Time) (event.Batch, error) { return b, nil })
 }
 
+// CheckWrite reports, writing nothing, what WriteBatch would refuse of
+// b: a bad table name (ErrBadTableName), or events that cannot be stored
+// (past retention, too large as an item) as an *event.BatchError. A
+// caller that writes one request to several logical tables (a line
+// protocol body names a table per line) checks each part before writing
+// any, so that a refusal leaves nothing written.
+func (db *DB) CheckWrite(tenant, table string, b event.Batch) error {
+	if err := checkTableName(table); err != nil {
+		return err
+	}
+	_, err := db.prepare(tenant, table, db.opts.Config.Family(table), db.opts.Config.Layout(table), b, db.opts.Clock.Now())
+	return err
+}
+
 // write stores the batch check returns, once the request's table and the
 // engine's state allow a write at all.
 func (db *DB) write(ctx context.Context, tenant, table string, check func(now time.Time) (event.Batch, error)) (int, error) {

@@ -65,3 +65,21 @@ func Check(events []Event, lim Limits, now time.Time) (Batch, error) {
 	}
 	return Batch{events: events}, nil
 }
+
+// Join returns the events of several batches as one, in order, for a
+// writer that stores separate requests together (the MQTT subscriber
+// writes the messages that arrived meanwhile in one call). Each batch was
+// checked on its own, and so was its rule that a client id names one
+// event: events of different batches may share an id, as two requests
+// may, and the engine stores an event repeated within one write once.
+func Join(batches ...Batch) Batch {
+	n := 0
+	for _, b := range batches {
+		n += len(b.events)
+	}
+	events := make([]Event, 0, n)
+	for _, b := range batches {
+		events = append(events, b.events...)
+	}
+	return Batch{events: events}
+}

@@ -24,7 +24,9 @@
 //
 // # Rules
 //
-// time is required: an RFC 3339 string with an optional fraction of up to
+// time is required (unless Limits.ReceiveTime, which gives an event
+// without one the now the caller passes in: the MQTT subscriber's receive
+// time): an RFC 3339 string with an optional fraction of up to
 // nine digits (nanoseconds) and any offset ("Z", "z" or ±hh:mm), converted
 // to UTC; or an integer JSON number of Unix milliseconds. A float, a number
 // with an exponent, or a string of digits is refused. An integer before

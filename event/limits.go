@@ -42,6 +42,12 @@ type Limits struct {
 	// be seconds. It is a request's choice (precision=s|ms|us|ns) more
 	// than a limit, and travels with the limits to the decoders.
 	Precision Precision
+	// ReceiveTime lets an event leave its time out: it takes now, the
+	// time the caller passes in, which stands for when it was received.
+	// It is for paths where devices cannot keep a clock (MQTT), and is a
+	// request's choice like Precision. Such an event's id holds that
+	// time, so the same event received twice is stored twice.
+	ReceiveTime bool
 }
 
 // WithDefaults returns l with every zero field set to its default.

@@ -220,7 +220,11 @@ func (p *parser) event() (Event, error) {
 		}
 	}
 	if seen&keyTime == 0 {
-		p.fail(reasonTimeAbsent)
+		if p.lim.ReceiveTime {
+			ev.Time = p.now.UTC()
+		} else {
+			p.fail(reasonTimeAbsent)
+		}
 	}
 	return ev, nil
 }

@@ -1,6 +1,7 @@
 package event
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -59,6 +60,17 @@ func (p Precision) String() string {
 
 // valid reports whether p is one of the precisions.
 func (p Precision) valid() bool { return p >= PrecisionAuto && p <= PrecisionNanos }
+
+// Time returns the time of the integer n at precision p, or an error
+// saying why it is refused: for decoders of other formats (line protocol)
+// that read integer times as this package does.
+func (p Precision) Time(n int64) (time.Time, error) {
+	t, reason := p.timeOf(n)
+	if reason != "" {
+		return time.Time{}, errors.New(reason)
+	}
+	return t, nil
+}
 
 // timeOf returns the time of the integer n at precision p, or why it is
 // refused.

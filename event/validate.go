@@ -39,7 +39,10 @@ func Validate(e *Event, lim Limits, now time.Time) error {
 
 func validate(e *Event, lim *Limits, now time.Time) string {
 	if e.Time.IsZero() {
-		return reasonTimeAbsent
+		if !lim.ReceiveTime {
+			return reasonTimeAbsent
+		}
+		e.Time = now
 	}
 	e.Time = e.Time.UTC()
 	if reason := checkTime(e.Time, lim, now); reason != "" {

@@ -13,6 +13,12 @@ GO="${GO:-go}"
 # internal/backends).
 dynamo_pkgs=(./storage/dynamostore/... ./registry ./engine ./lifecycle ./archive ./server ./cli ./cmd/timetable-lambda)
 
+# The InfluxDB and MQTT clients the ingest tests run (internal/clients):
+# once installed, a missing one fails its test instead of skipping it.
+if scripts/install-clients.sh; then
+	export TIMETABLE_REQUIRE_CLIENTS=1
+fi
+
 # Both servers are installed first, one after the other: two npm installs
 # at once would share npm's cache.
 scripts/with-dynamodb.sh dynamodb-local true || exit 1

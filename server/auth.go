@@ -20,13 +20,23 @@ const (
 	writeAccess
 )
 
+// keySource finds the API key a request carries, or returns the error to
+// answer with: a 401 without one, a 400 for a request that is ambiguous.
+type keySource func(r *http.Request) (string, error)
+
 // authenticated runs an endpoint for the tenant whose API key the request
 // carries as "Authorization: Bearer <key>", when the key gives the access
 // the route needs; it answers 401 without a key or with one unknown or
 // revoked, and 403 for a read-only key on a route that writes.
 func (s *Server) authenticated(need access, ep endpoint) http.Handler {
+	return s.authenticatedBy(apiKey, need, ep)
+}
+
+// authenticatedBy is authenticated with the key keyOf finds in the
+// request.
+func (s *Server) authenticatedBy(keyOf keySource, need access, ep endpoint) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		key, err := credential(r, "API key")
+		key, err := keyOf(r)
 		if err != nil {
 			s.fail(w, r, err)
 			return
@@ -49,18 +59,67 @@ func (s *Server) authenticated(need access, ep endpoint) http.Handler {
 	})
 }
 
+// apiKey is the key of the /v1 API: "Authorization: Bearer <key>".
+func apiKey(r *http.Request) (string, error) { return credential(r, "API key") }
+
+// influxKey is the key of the InfluxDB write endpoints, where clients
+// send it as InfluxDB takes a token or password: "Authorization: Token
+// <key>" (or Bearer), the password of Basic authentication, or the p=
+// parameter of InfluxDB 1.x. The user name is not read. Two different
+// keys in one request are a 400.
+func influxKey(r *http.Request) (string, error) {
+	const how = "Authorization: Token <api key>, or the key as the password (Basic authentication or p=)"
+	header, err := authorization(r, how)
+	if err != nil {
+		return "", err
+	}
+	var key string
+	if header != "" {
+		scheme, token, _ := strings.Cut(header, " ")
+		switch {
+		case strings.EqualFold(scheme, "Token"), strings.EqualFold(scheme, "Bearer"):
+			key = strings.TrimSpace(token)
+		case strings.EqualFold(scheme, "Basic"):
+			_, key, _ = r.BasicAuth()
+		default:
+			return "", &httpError{status: http.StatusUnauthorized, msg: fmt.Sprintf("timetable: Authorization scheme %q is not supported; send %s", scheme, how)}
+		}
+	}
+	if p := r.URL.Query().Get("p"); p != "" {
+		if key != "" && key != p {
+			return "", &httpError{status: http.StatusBadRequest, msg: "timetable: two different API keys, in the Authorization header and in p=: send one"}
+		}
+		key = p
+	}
+	if key == "" {
+		return "", &httpError{status: http.StatusUnauthorized, msg: "timetable: missing API key: send " + how}
+	}
+	return key, nil
+}
+
 // credential returns the bearer token a request carries, or the error to
 // answer: 400 for two Authorization headers, 401 for none. what names the
 // credential the route takes ("API key", "admin token").
 func credential(r *http.Request, what string) (string, error) {
-	if n := len(r.Header.Values("Authorization")); n > 1 {
-		return "", &httpError{status: http.StatusBadRequest, msg: fmt.Sprintf("timetable: %d Authorization headers: send one, Authorization: Bearer <%s>", n, strings.ToLower(what))}
+	header, err := authorization(r, fmt.Sprintf("Authorization: Bearer <%s>", strings.ToLower(what)))
+	if err != nil {
+		return "", err
 	}
-	token, ok := bearerToken(r.Header.Get("Authorization"))
+	token, ok := bearerToken(header)
 	if !ok {
 		return "", &httpError{status: http.StatusUnauthorized, msg: fmt.Sprintf("timetable: missing %s: send the header Authorization: Bearer <%s>", what, strings.ToLower(what))}
 	}
 	return token, nil
+}
+
+// authorization returns the request's Authorization header, "" when
+// there is none, and refuses a request with several: how says what to
+// send instead.
+func authorization(r *http.Request, how string) (string, error) {
+	if n := len(r.Header.Values("Authorization")); n > 1 {
+		return "", &httpError{status: http.StatusBadRequest, msg: fmt.Sprintf("timetable: %d Authorization headers: send one, %s", n, how)}
+	}
+	return r.Header.Get("Authorization"), nil
 }
 
 // bearerToken returns the token of an Authorization header of the Bearer

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -22,6 +23,29 @@ import (
 // BenchmarkWriteNDJSON posts batches of 5,000 events of about 180 bytes
 // (as NDJSON) over loopback HTTP to a server on Pebble, from two clients.
 func BenchmarkWriteNDJSON(b *testing.B) {
+	benchmarkWrite(b, "/v1/tables/bench/events", func(h http.Header, key string) {
+		h.Set("Authorization", "Bearer "+key)
+		h.Set("Content-Type", "application/x-ndjson")
+	}, func(w io.Writer, t time.Time, i int) {
+		fmt.Fprintf(w, `{"time":%q,"series":"device-%04d","fields":{"temperature":%d.25,"humidity":%d,"status":"ok","firmware":"v1.2.3"}}`+"\n",
+			t.Format(time.RFC3339Nano), i%1000, 20+i%10, 40+i%30)
+	})
+}
+
+// BenchmarkWriteLineProtocol is BenchmarkWriteNDJSON with the same
+// events as line protocol, their series as a tag.
+func BenchmarkWriteLineProtocol(b *testing.B) {
+	benchmarkWrite(b, "/api/v2/write?bucket=b", func(h http.Header, key string) {
+		h.Set("Authorization", "Token "+key)
+	}, func(w io.Writer, t time.Time, i int) {
+		fmt.Fprintf(w, "bench,device=device-%04d temperature=%d.25,humidity=%di,status=\"ok\",firmware=\"v1.2.3\" %d\n",
+			i%1000, 20+i%10, 40+i%30, t.UnixNano())
+	})
+}
+
+// benchmarkWrite posts batches of 5,000 events, each written by line, to
+// path from two clients.
+func benchmarkWrite(b *testing.B, path string, header func(http.Header, string), line func(w io.Writer, t time.Time, i int)) {
 	const batch = 5000
 	ctx := context.Background()
 	clk := clock.NewManual(now)
@@ -45,9 +69,7 @@ func BenchmarkWriteNDJSON(b *testing.B) {
 	for k := range bodies {
 		var body strings.Builder
 		for i := range batch {
-			t := now.Add(-time.Duration(k*batch+i) * time.Millisecond)
-			fmt.Fprintf(&body, `{"time":%q,"series":"device-%04d","fields":{"temperature":%d.25,"humidity":%d,"status":"ok","firmware":"v1.2.3"}}`+"\n",
-				t.Format(time.RFC3339Nano), i%1000, 20+i%10, 40+i%30)
+			line(&body, now.Add(-time.Duration(k*batch+i)*time.Millisecond), i)
 		}
 		bodies[k] = []byte(body.String())
 	}
@@ -59,16 +81,15 @@ func BenchmarkWriteNDJSON(b *testing.B) {
 		client := &http.Client{}
 		k := 0
 		for pb.Next() {
-			req, _ := http.NewRequest("POST", srv.URL+"/v1/tables/bench/events", bytes.NewReader(bodies[k%len(bodies)]))
-			req.Header.Set("Authorization", "Bearer "+key)
-			req.Header.Set("Content-Type", "application/x-ndjson")
+			req, _ := http.NewRequest("POST", srv.URL+path, bytes.NewReader(bodies[k%len(bodies)]))
+			header(req.Header, key)
 			res, err := client.Do(req)
 			if err != nil {
 				b.Error(err)
 				return
 			}
 			res.Body.Close()
-			if res.StatusCode != http.StatusOK {
+			if res.StatusCode/100 != 2 {
 				b.Errorf("status %d", res.StatusCode)
 				return
 			}

@@ -8,9 +8,10 @@
 // Routes (routes.go) is the one list of them, which builds the
 // multiplexer, the 404 answer's list and `timetable serve --help`: events
 // written and read, aggregates, a tenant's logical tables and series,
-// /healthz, /readyz, /metrics, and with Options.AdminToken the admin API
-// under /v1/admin/ (admin.go): tenants, API keys, physical tables, the
-// lifecycle manager's last cycle and plan.
+// /healthz, /readyz, /metrics, InfluxDB's line protocol writes (/write,
+// /api/v2/write and /ping: see InfluxDB below), and with
+// Options.AdminToken the admin API under /v1/admin/ (admin.go): tenants,
+// API keys, physical tables, the lifecycle manager's last cycle and plan.
 //
 // Every other /v1 call carries "Authorization: Bearer <api key>"; the key
 // decides the tenant, and a missing, unknown or revoked key is 401 with a
@@ -35,6 +36,27 @@
 // a 5xx, a timeout or no answer at all may send the same request again
 // and nothing is stored twice; a 5xx for a store that failed part-way
 // lists the indexes of the events not written under "unwritten".
+//
+// # InfluxDB
+//
+// The InfluxDB write endpoints take line protocol (package lineproto) as
+// InfluxDB 1.x (POST /write) and 2.x (POST /api/v2/write) do, so that
+// Telegraf, the influx CLI and InfluxDB's client libraries write to
+// timetable unchanged. The measurement names the logical table and the
+// sorted tag set the series; db, rp, bucket and org are accepted and name
+// nothing, since the API key names the tenant and the measurement the
+// table. precision is ns (the default), us (or u), ms or s. The key comes
+// as Authorization: Token (or Bearer), as the password of Basic
+// authentication, or as p=; two different keys are a 400. A body is
+// validated whole and written only when every line is good, as the JSON
+// API does; a body of several measurements is checked table by table
+// (engine.DB.CheckWrite) before any table is written. Success is 204 No
+// Content. Errors are the JSON API's body, whose "error" is also
+// InfluxDB 1.x's ("... unable to parse '...': ..."), with "lines" naming
+// each bad line; the 2.x endpoint adds InfluxDB 2.x's "code" and
+// "message". GET /ping answers 204 with the X-Influxdb-Version header
+// clients read, or 200 and the version with verbose=true; it asks nothing
+// of the store.
 //
 // # Queries
 //

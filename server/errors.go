@@ -9,6 +9,7 @@ import (
 
 	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/event"
+	"github.com/timetabledb/timetable/event/lineproto"
 	"github.com/timetabledb/timetable/storage"
 	"github.com/timetabledb/timetable/tenant"
 )
@@ -30,10 +31,15 @@ type errorBody struct {
 	Error string `json:"error"`
 	// Problems lists the refused events of a write.
 	Problems []event.Problem `json:"problems,omitempty"`
+	// Lines lists the refused lines of a line protocol write.
+	Lines []lineproto.Problem `json:"lines,omitempty"`
 	// Written and Unwritten tell what a write that failed part-way
 	// stored: every event not listed in Unwritten is durable.
 	Written   *int  `json:"written,omitempty"`
 	Unwritten []int `json:"unwritten,omitempty"`
+	// Code and Message are InfluxDB 2.x's, on its write endpoint.
+	Code    string `json:"code,omitempty"`
+	Message string `json:"message,omitempty"`
 }
 
 // retryAfterSeconds is the Retry-After of a 503.
@@ -114,6 +120,9 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	if errors.As(err, &be) {
 		body.Problems = be.Problems
 	}
+	if le, ok := errors.AsType[*lineproto.Error](err); ok {
+		body.Lines = le.Problems
+	}
 	var wf *writeFailure
 	if errors.As(err, &wf) {
 		body.Written = &wf.written
@@ -146,6 +155,9 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 			challenge += `, error="invalid_token"`
 		}
 		w.Header().Set("WWW-Authenticate", challenge)
+	}
+	if isInfluxV2(r) {
+		body.Code, body.Message = influxV2Code(code), body.Error
 	}
 	writeJSON(w, code, body)
 }

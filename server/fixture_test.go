@@ -44,6 +44,7 @@ func TestEndToEndOnDynamoDB(t *testing.T) {
 		"Aggregate": TestAggregate, "Nesting": TestNesting,
 		"AdminTenantsAndKeys": TestAdminTenantsAndKeys, "AdminTablesAndLifecycle": TestAdminTablesAndLifecycle,
 		"RevocationAcrossServers": TestRevocationAcrossServers, "Discovery": TestDiscovery,
+		"InfluxWrite": TestInfluxWriteV1, "InfluxBadLines": TestInfluxBadLinesWriteNothing,
 	} {
 		t.Run(name, test)
 	}

@@ -64,6 +64,16 @@ var routes = []route{
 		func(s *Server) http.Handler { return http.HandlerFunc(s.readyz) }, false},
 	{Route{"GET", routeMetrics, "Prometheus metrics", false},
 		func(s *Server) http.Handler { return s.metrics.handler() }, false},
+	{Route{"POST", routeInfluxWrite, "InfluxDB 1.x line protocol: ?db=&precision=ns|us|ms|s, the key as Token, Basic password or p=", false},
+		func(s *Server) http.Handler {
+			return s.authenticatedBy(influxKey, writeAccess, s.influxWrite(influxV1Params))
+		}, true},
+	{Route{"POST", routeInfluxV2Write, "InfluxDB 2.x line protocol: ?bucket=&precision=ns|us|ms|s, Authorization: Token <api key>", false},
+		func(s *Server) http.Handler {
+			return influxV2(s.authenticatedBy(influxKey, writeAccess, s.influxWrite(influxV2Params)))
+		}, true},
+	{Route{"GET", routeInfluxPing, "InfluxDB's ping: 204 with X-Influxdb-Version", false},
+		func(s *Server) http.Handler { return http.HandlerFunc(s.influxPing) }, false},
 	{Route{"GET", routeConsole, "the web console: sign in with an API key or the admin token", false},
 		func(s *Server) http.Handler { return console.Handler() }, false},
 	{Route{"GET", routeAssets, "the web console's files", false},

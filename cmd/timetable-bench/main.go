@@ -28,6 +28,8 @@ func main() {
 	flag.IntVar(&o.Series, "series", 100000, "series of the latest-10 of every series")
 	flag.StringVar(&o.Timetable, "timetable", "", "the timetable binary the peer comparison serves from (make bench builds bin/timetable)")
 	peers := flag.String("peers", "with", "the peer comparison: with the rest, only, or without")
+	flag.IntVar(&o.MQTTMessages, "mqtt-messages", 50000, "messages of one event per MQTT ingest run")
+	only := flag.String("only", "", "measure only this part of the table: embedded, aggregate, manyseries, dynamo, layouts or mqtt")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	flag.Parse()
 	if *peers != "with" && *peers != "only" && *peers != "without" {
@@ -46,7 +48,7 @@ func main() {
 	// SIGINT or SIGTERM ends the run; the peers' servers are stopped on
 	// the way out.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, o, *peers)
+	err := run(ctx, o, *peers, *only)
 	stop()
 	if err != nil {
 		fail(err)
@@ -54,7 +56,7 @@ func main() {
 	pprof.StopCPUProfile()
 }
 
-func run(ctx context.Context, o bench.Options, peers string) error {
+func run(ctx context.Context, o bench.Options, peers, only string) error {
 	dir, err := os.MkdirTemp("", "timetable-bench-")
 	if err != nil {
 		return err
@@ -66,17 +68,24 @@ func run(ctx context.Context, o bench.Options, peers string) error {
 	if peers != "only" {
 		var r bench.Report
 		r.Notes = append(r.Notes, fmt.Sprintf("%d-byte events, %d per run, median of %d runs, %d writers, GOMAXPROCS=%d", bench.EventBytes, o.Events, o.Runs, o.Writers, runtime.GOMAXPROCS(0)))
-		for _, section := range []func(context.Context, bench.Options, *bench.Report) error{
-			bench.Embedded, bench.Aggregate, bench.ManySeries, bench.Dynamo, bench.Layouts,
+		for _, part := range []struct {
+			name string
+			run  func(context.Context, bench.Options, *bench.Report) error
+		}{
+			{"embedded", bench.Embedded}, {"mqtt", bench.MQTT}, {"aggregate", bench.Aggregate},
+			{"manyseries", bench.ManySeries}, {"dynamo", bench.Dynamo}, {"layouts", bench.Layouts},
 		} {
-			if err := section(ctx, o, &r); err != nil {
+			if only != "" && only != part.name {
+				continue
+			}
+			if err := part.run(ctx, o, &r); err != nil {
 				return err
 			}
 		}
 		r.Rows = append(r.Rows, bench.Row{Figure: "peak memory (whole run)", Value: bench.PeakRSS(), Unit: "MiB"})
 		r.Print(os.Stdout)
 	}
-	if peers != "without" {
+	if peers != "without" && only == "" {
 		r, err := bench.Peers(ctx, o)
 		if err != nil {
 			return err

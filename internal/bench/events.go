@@ -23,8 +23,12 @@ package bench
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/influxdata/line-protocol/v2/lineprotocol"
 
 	"github.com/timetabledb/timetable/event"
 	"github.com/timetabledb/timetable/storage"
@@ -98,4 +102,37 @@ func ndjson(evs []event.Event) []byte {
 		b.WriteByte('\n')
 	}
 	return []byte(b.String())
+}
+
+// lineProtocol encodes events as InfluxDB line protocol, the benchmark
+// table as the measurement and the series as the tag dev (which the
+// server keeps as a field too), times in nanoseconds.
+func lineProtocol(evs []event.Event) []byte {
+	var enc lineprotocol.Encoder
+	enc.SetPrecision(lineprotocol.Nanosecond)
+	for _, e := range evs {
+		enc.StartLine(benchTable)
+		enc.AddTag("dev", e.Series)
+		for _, name := range slices.Sorted(maps.Keys(e.Fields)) {
+			var v lineprotocol.Value
+			switch f := e.Fields[name].(type) {
+			case json.Number:
+				x, err := f.Float64()
+				if err != nil {
+					panic(err)
+				}
+				v, _ = lineprotocol.FloatValue(x)
+			case string:
+				v, _ = lineprotocol.StringValue(f)
+			default:
+				panic(fmt.Sprintf("bench: field %s of type %T", name, f))
+			}
+			enc.AddField(name, v)
+		}
+		enc.EndLine(e.Time)
+	}
+	if err := enc.Err(); err != nil {
+		panic(err)
+	}
+	return enc.Bytes()
 }

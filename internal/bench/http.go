@@ -10,11 +10,40 @@ import (
 	"os"
 	"time"
 
+	"github.com/timetabledb/timetable/event"
 	"github.com/timetabledb/timetable/server"
 )
 
-// httpIngest posts NDJSON bodies to a real server on loopback.
-func httpIngest(ctx context.Context, dir string, gen *generator, o Options) (float64, error) {
+// wire is how the HTTP ingest benchmark sends events: the endpoint, the
+// encoding of a body, and the headers.
+type wire struct {
+	path   string
+	encode func([]event.Event) []byte
+	// header sets the request's headers for the API key.
+	header func(h http.Header, key string)
+}
+
+// ndjsonWire is timetable's own API: NDJSON to the table's events.
+var ndjsonWire = wire{
+	path:   "/v1/tables/" + benchTable + "/events",
+	encode: ndjson,
+	header: func(h http.Header, key string) {
+		h.Set("Authorization", "Bearer "+key)
+		h.Set("Content-Type", "application/x-ndjson")
+	},
+}
+
+// lineWire is InfluxDB 2.x's write endpoint: line protocol at
+// nanoseconds.
+var lineWire = wire{
+	path:   "/api/v2/write?bucket=bench&precision=ns",
+	encode: lineProtocol,
+	header: func(h http.Header, key string) { h.Set("Authorization", "Token "+key) },
+}
+
+// httpIngest posts bodies of the wire's format to a real server on
+// loopback.
+func httpIngest(ctx context.Context, dir string, gen *generator, o Options, w wire) (float64, error) {
 	db, store, clk, err := openEngine(ctx, dir)
 	if err != nil {
 		return 0, err
@@ -37,23 +66,22 @@ func httpIngest(ctx context.Context, dir string, gen *generator, o Options) (flo
 	var idx [][]int
 	for from := 0; from < o.Events; from += o.HTTPBatch {
 		idx = append(idx, []int{len(bodies), min(o.HTTPBatch, o.Events-from)})
-		bodies = append(bodies, ndjson(gen.batch(from, min(o.HTTPBatch, o.Events-from))))
+		bodies = append(bodies, w.encode(gen.batch(from, min(o.HTTPBatch, o.Events-from))))
 	}
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: o.Writers * 2}}
-	url := srv.URL + "/v1/tables/" + benchTable + "/events"
+	url := srv.URL + w.path
 	took, err := parallel(o.Writers*2, idx, func(b []int) error {
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(bodies[b[0]]))
 		if err != nil {
 			return err
 		}
-		req.Header.Set("Authorization", "Bearer "+key)
-		req.Header.Set("Content-Type", "application/x-ndjson")
+		w.header(req.Header, key)
 		resp, err := client.Do(req)
 		if err != nil {
 			return err
 		}
 		defer resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
+		if resp.StatusCode/100 != 2 {
 			return fmt.Errorf("HTTP ingest: status %s", resp.Status)
 		}
 		return nil

@@ -98,9 +98,9 @@ func (p *influxPeer) start(ctx context.Context, dir string, progress func(string
 	return d, err
 }
 
-// lineProtocol is a reading as a line of InfluxDB's line protocol, which
+// appendReadingLine writes a reading as a line of InfluxDB's line protocol, which
 // VictoriaMetrics takes too: measurement, series tag, fields, time in ms.
-func lineProtocol(b *bytes.Buffer, r reading) {
+func appendReadingLine(b *bytes.Buffer, r reading) {
 	fmt.Fprintf(b, "%s,series=%s ", workloadTable, r.Series)
 	for j, f := range workloadFields {
 		if j > 0 {
@@ -114,7 +114,7 @@ func lineProtocol(b *bytes.Buffer, r reading) {
 func (p *influxPeer) write(readings []reading) func(context.Context) error {
 	var body bytes.Buffer
 	for _, r := range readings {
-		lineProtocol(&body, r)
+		appendReadingLine(&body, r)
 	}
 	return func(ctx context.Context) error {
 		return fetch(ctx, p.client, http.MethodPost, p.base+"/write?db="+influxDB+"&precision=ms", nil, body.Bytes(), nil)

@@ -63,7 +63,7 @@ func (p *victoriaPeer) start(ctx context.Context, dir string, progress func(stri
 func (p *victoriaPeer) write(readings []reading) func(context.Context) error {
 	var body bytes.Buffer
 	for _, r := range readings {
-		lineProtocol(&body, r)
+		appendReadingLine(&body, r)
 	}
 	return func(ctx context.Context) error {
 		return fetch(ctx, p.client, http.MethodPost, p.base+"/write?precision=ms", nil, body.Bytes(), nil)

@@ -1,0 +1,267 @@
+package mqttsub
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+	"unicode/utf8"
+
+	mqtt "github.com/eclipse/paho.mqtt.golang"
+
+	"github.com/timetabledb/timetable/engine"
+	"github.com/timetabledb/timetable/event"
+	"github.com/timetabledb/timetable/storage"
+)
+
+// inbound is a message as the client received it.
+type inbound struct {
+	msg      mqtt.Message
+	received time.Time
+}
+
+// message is a message of a batch on its way: its parts, or why it is
+// invalid.
+type message struct {
+	inbound
+	parts   []part
+	invalid string
+}
+
+// receive hands a message from the client to the writer. The client
+// calls it for one message at a time, so it holds the next ones back
+// while the writer has no room.
+func (s *subscription) receive(_ mqtt.Client, m mqtt.Message) {
+	s.metrics.received.Inc()
+	select {
+	case s.in <- inbound{msg: m, received: s.clock.Now()}:
+	case <-s.stop:
+		// Not acknowledged: the broker sends it again on the next
+		// connection.
+	}
+}
+
+// run writes the messages that arrive, a batch at a time, until ctx
+// ends.
+func (s *subscription) run(ctx context.Context) {
+	for {
+		var batch []inbound
+		select {
+		case <-ctx.Done():
+			return
+		case in := <-s.in:
+			batch = append(batch, in)
+		}
+	more:
+		for len(batch) < s.opts.MaxBatch {
+			select {
+			case in := <-s.in:
+				batch = append(batch, in)
+			default:
+				break more
+			}
+		}
+		s.handle(ctx, batch)
+	}
+}
+
+// handle writes a batch and acknowledges its messages, in the order they
+// came: the valid ones once every event is durable, the invalid ones once
+// dead-lettered. When ctx ends first, it acknowledges nothing.
+func (s *subscription) handle(ctx context.Context, batch []inbound) {
+	msgs := make([]*message, len(batch))
+	for i, in := range batch {
+		m := &message{inbound: in}
+		parts, err := s.decode(in.msg.Topic(), in.msg.Payload(), in.received)
+		if err != nil {
+			m.invalid = err.Error()
+		}
+		m.parts = parts
+		msgs[i] = m
+	}
+	groups := s.check(msgs)
+	if !s.write(ctx, groups) {
+		return
+	}
+	for _, m := range msgs {
+		if m.invalid != "" {
+			if !s.deadLetter(m) {
+				continue
+			}
+			s.metrics.invalid.Inc()
+		} else {
+			s.metrics.written.Inc()
+		}
+		m.msg.Ack()
+	}
+}
+
+// group is the events of a batch's valid messages for one logical
+// table, written in one call.
+type group struct {
+	table  string
+	events event.Batch
+	// segments say which message each run of events comes from.
+	segments []segment
+}
+
+// segment is the events of one message's part within a group:
+// events[start:end].
+type segment struct {
+	msg        *message
+	part       part
+	start, end int
+}
+
+// groups joins the parts of the valid messages by table.
+func groups(msgs []*message) []*group {
+	var out []*group
+	byTable := map[string]*group{}
+	batches := map[*group][]event.Batch{}
+	for _, m := range msgs {
+		if m.invalid != "" {
+			continue
+		}
+		for _, p := range m.parts {
+			g := byTable[p.table]
+			if g == nil {
+				g = &group{table: p.table}
+				byTable[p.table] = g
+				out = append(out, g)
+			}
+			start := 0
+			if n := len(g.segments); n > 0 {
+				start = g.segments[n-1].end
+			}
+			g.segments = append(g.segments, segment{msg: m, part: p, start: start, end: start + p.events.Len()})
+			batches[g] = append(batches[g], p.events)
+		}
+	}
+	for _, g := range out {
+		g.events = event.Join(batches[g]...)
+	}
+	return out
+}
+
+// check finds the messages holding events the engine would refuse, marks
+// them invalid, and returns the groups of the others, all of whose events
+// the engine takes.
+func (s *subscription) check(msgs []*message) []*group {
+	for {
+		gs := groups(msgs)
+		refused := false
+		for _, g := range gs {
+			err := s.db.CheckWrite(s.cfg.Tenant, g.table, g.events)
+			if err == nil {
+				continue
+			}
+			refused = true
+			be, ok := errors.AsType[*event.BatchError](err)
+			if !ok || len(be.Problems) == 0 {
+				g.refuse(err.Error())
+				continue
+			}
+			for _, p := range be.Problems {
+				for _, seg := range g.segments {
+					if p.Index >= seg.start && p.Index < seg.end && seg.msg.invalid == "" {
+						seg.msg.invalid = fmt.Sprintf("table %s, %s: %s", g.table, seg.part.where(p.Index-seg.start), p.Reason)
+					}
+				}
+			}
+		}
+		if !refused {
+			return gs
+		}
+	}
+}
+
+// refuse marks every message of the group invalid for reason.
+func (g *group) refuse(reason string) {
+	for _, seg := range g.segments {
+		if seg.msg.invalid == "" {
+			seg.msg.invalid = reason
+		}
+	}
+}
+
+// write stores every group, trying again with backoff while the store
+// fails, and reports whether all are durable: false only when ctx ended
+// first. A group the store refuses as invalid is not tried again: its
+// messages are marked invalid.
+func (s *subscription) write(ctx context.Context, gs []*group) bool {
+	wait := s.opts.RetryMin
+	for len(gs) > 0 {
+		var failed []*group
+		for _, g := range gs {
+			n, err := s.db.WriteBatch(ctx, s.cfg.Tenant, g.table, g.events)
+			s.metrics.events.Add(float64(n))
+			switch {
+			case err == nil:
+			case ctx.Err() != nil:
+				return false
+			case errors.Is(err, event.ErrInvalidEvent), errors.Is(err, storage.ErrInvalid), errors.Is(err, engine.ErrBadTableName):
+				g.refuse(err.Error())
+			default:
+				s.metrics.writeFailures.Inc()
+				s.log.Warn("mqtt: write failed; its messages stay unacknowledged and the write is tried again", "table", g.table, "events", g.events.Len(), "retry_in", wait, "error", err)
+				failed = append(failed, g)
+			}
+		}
+		if gs = failed; len(gs) == 0 {
+			break
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return false
+		case <-t.C:
+		}
+		wait = min(2*wait, s.opts.RetryMax)
+	}
+	return true
+}
+
+// deadLetter logs an invalid message and publishes it to the dead-letter
+// topic, if any. It reports whether the message may be acknowledged:
+// false when the broker did not take the dead letter.
+func (s *subscription) deadLetter(m *message) bool {
+	s.log.Warn("mqtt: invalid message", "topic", m.msg.Topic(), "reason", m.invalid, "dead_letter", s.cfg.DeadLetter)
+	if s.cfg.DeadLetter == "" {
+		return true
+	}
+	letter := deadLetter{Topic: m.msg.Topic(), Reason: m.invalid, Received: m.received.UTC().Format(time.RFC3339Nano)}
+	if p := m.msg.Payload(); utf8.Valid(p) {
+		letter.Payload = string(p)
+	} else {
+		letter.PayloadBase64 = base64.StdEncoding.EncodeToString(p)
+	}
+	body, err := json.Marshal(letter)
+	if err != nil {
+		panic(fmt.Sprintf("mqtt: encode a dead letter: %v", err)) // strings only: it encodes
+	}
+	tok := s.client.Publish(s.cfg.DeadLetter, 1, false, body)
+	if !tok.WaitTimeout(s.opts.PublishTimeout) {
+		err = fmt.Errorf("no answer from the broker within %v", s.opts.PublishTimeout)
+	} else {
+		err = tok.Error()
+	}
+	if err != nil {
+		s.metrics.deadLetterFailures.Inc()
+		s.log.Error("mqtt: dead letter not published; the message stays unacknowledged", "topic", m.msg.Topic(), "dead_letter", s.cfg.DeadLetter, "error", err)
+		return false
+	}
+	return true
+}
+
+// deadLetter is what the dead-letter topic receives of an invalid
+// message.
+type deadLetter struct {
+	Topic         string `json:"topic"`
+	Reason        string `json:"reason"`
+	Received      string `json:"received"`
+	Payload       string `json:"payload,omitempty"`
+	PayloadBase64 string `json:"payload_base64,omitempty"`
+}

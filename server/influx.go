@@ -1,0 +1,167 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+
+	"github.com/timetabledb/timetable/engine"
+	"github.com/timetabledb/timetable/event"
+	"github.com/timetabledb/timetable/event/lineproto"
+)
+
+// influxVersion is the InfluxDB version timetable answers as: the line
+// protocol and write API it speaks.
+const influxVersion = "1.8.10"
+
+// Route patterns of the InfluxDB endpoints.
+const (
+	routeInfluxWrite   = "/write"
+	routeInfluxV2Write = "/api/v2/write"
+	routeInfluxPing    = "/ping"
+)
+
+// Parameters of the write endpoints; those that name a database, a
+// retention policy or an organization are accepted and ignored.
+var (
+	influxV1Params = []string{"db", "rp", "precision", "consistency", "u", "p"}
+	influxV2Params = []string{"bucket", "org", "orgID", "precision"}
+)
+
+// influxWrite answers a line protocol write whose parameters are among
+// params: InfluxDB 1.x's or 2.x's.
+func (s *Server) influxWrite(params []string) endpoint {
+	return func(w http.ResponseWriter, r *http.Request, tenant string) error {
+		return s.writeLines(w, r, tenant, params)
+	}
+}
+
+// writeLines writes a line protocol body.
+func (s *Server) writeLines(w http.ResponseWriter, r *http.Request, tenant string, params []string) error {
+	q := r.URL.Query()
+	if err := checkParams(q, params...); err != nil {
+		return err
+	}
+	opts := s.db.Options()
+	lim := opts.Limits
+	var err error
+	if lim.Precision, err = event.ParsePrecision(q.Get("precision")); err != nil {
+		return fmt.Errorf("%w: %v", ErrBadParameter, err)
+	}
+	b, err := s.readBody(w, r)
+	if err != nil {
+		return err
+	}
+	defer b.release()
+	tables, err := lineproto.Decode(b.buf, lineproto.Options{Limits: lim, Now: opts.Clock.Now()})
+	if err != nil {
+		return err
+	}
+	events := 0
+	for _, t := range tables {
+		events += t.Events.Len()
+	}
+	if events > s.opts.MaxEvents {
+		return &httpError{status: http.StatusRequestEntityTooLarge, msg: fmt.Sprintf("timetable: %d lines in one request, over the limit of %d: split the batch", events, s.opts.MaxEvents)}
+	}
+	if len(tables) > 1 {
+		// Every table is checked before any is written, so that a
+		// refusal leaves nothing written.
+		var problems []lineproto.Problem
+		for _, t := range tables {
+			p, err := lineRefusal(t, s.db.CheckWrite(tenant, t.Name, t.Events))
+			if err != nil {
+				return err
+			}
+			problems = append(problems, p...)
+		}
+		if problems != nil {
+			return &lineproto.Error{Problems: sortedProblems(problems)}
+		}
+	}
+	written := 0
+	for _, t := range tables {
+		n, err := s.db.WriteBatch(r.Context(), tenant, t.Name, t.Events)
+		written += n
+		if err != nil {
+			if p, rerr := lineRefusal(t, err); rerr == nil && written == 0 {
+				return &lineproto.Error{Problems: p} // nothing was written
+			}
+			return &writeFailure{written: written, err: err}
+		}
+	}
+	w.Header().Set("X-Influxdb-Version", influxVersion)
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// lineRefusal turns the engine's refusal of a table's events into the
+// problems of their lines; any other error is returned as it is.
+func lineRefusal(t lineproto.Table, err error) ([]lineproto.Problem, error) {
+	if be, ok := errors.AsType[*event.BatchError](err); ok {
+		return t.Problems(be), nil
+	}
+	if errors.Is(err, engine.ErrBadTableName) {
+		problems := make([]lineproto.Problem, len(t.Lines))
+		for i, line := range t.Lines {
+			problems[i] = lineproto.Problem{Line: line, Reason: fmt.Sprintf("measurement %q is not a table name: use 1 to 255 of A-Z, a-z, 0-9, _, . and -, other than . and ..", t.Name)}
+		}
+		return problems, nil
+	}
+	return nil, err
+}
+
+// sortedProblems sorts problems by line.
+func sortedProblems(p []lineproto.Problem) []lineproto.Problem {
+	slices.SortFunc(p, func(a, b lineproto.Problem) int { return a.Line - b.Line })
+	return p
+}
+
+// influxPing answers GET /ping as InfluxDB does: 204 with the version in
+// a header, or 200 and {"version": ...} with verbose=true. It asks
+// nothing of the store (GET /readyz does).
+func (s *Server) influxPing(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("X-Influxdb-Version", influxVersion)
+	w.Header().Set("X-Influxdb-Build", "timetable")
+	if v := r.URL.Query().Get("verbose"); v == "true" || v == "1" {
+		writeJSON(w, http.StatusOK, map[string]string{"version": influxVersion})
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+type influxV2Key struct{}
+
+// influxV2 marks the requests of InfluxDB 2.x's endpoint, whose error
+// answers also carry its code and message (isInfluxV2).
+func influxV2(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), influxV2Key{}, true)))
+	})
+}
+
+// isInfluxV2 reports whether influxV2 marked r.
+func isInfluxV2(r *http.Request) bool {
+	v, _ := r.Context().Value(influxV2Key{}).(bool)
+	return v
+}
+
+// influxV2Code is InfluxDB 2.x's code for an HTTP status.
+func influxV2Code(status int) string {
+	switch {
+	case status == http.StatusUnauthorized:
+		return "unauthorized"
+	case status == http.StatusNotFound:
+		return "not found"
+	case status == http.StatusRequestEntityTooLarge:
+		return "request too large"
+	case status == http.StatusServiceUnavailable:
+		return "unavailable"
+	case status >= 500:
+		return "internal error"
+	default:
+		return "invalid"
+	}
+}
