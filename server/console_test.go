@@ -18,6 +18,7 @@ import (
 
 	"github.com/timetabledb/timetable/clock"
 	"github.com/timetabledb/timetable/lifecycle"
+	"github.com/timetabledb/timetable/period"
 	"github.com/timetabledb/timetable/server"
 )
 
@@ -34,12 +35,6 @@ func TestConsoleInABrowser(t *testing.T) {
 	if os.Getenv("TIMETABLE_TEST_BACKENDS") == "dynamodb" {
 		t.Skip("the console runs on Pebble: the run of every test covers it")
 	}
-	root, err := filepath.Abs("..")
-	require.NoError(t, err)
-	install := exec.Command(filepath.Join(root, "scripts/browser/install.sh"))
-	install.Stderr = os.Stderr
-	dir, err := install.Output()
-	require.NoError(t, err, "scripts/browser/install.sh")
 
 	store, cfg := backend.Open(t)
 	r, err := lifecycle.New(lifecycle.Options{Store: store, Families: cfg.Families, MetaTable: cfg.MetaTable, Clock: clock.NewManual(now),
@@ -59,8 +54,7 @@ func TestConsoleInABrowser(t *testing.T) {
 	_, err = r.Reconcile(context.Background(), false)
 	require.NoError(t, err)
 
-	shots := filepath.Join(root, "artifacts", "console")
-	require.NoError(t, os.MkdirAll(shots, 0o755))
+	shots := screenshots(t)
 	long := [2]time.Time{start, start.Add(3*24*time.Hour - time.Second)}
 	short := [2]time.Time{start.Add(time.Hour), start.Add(3 * time.Hour)}
 	local := func(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05") }
@@ -69,11 +63,7 @@ func TestConsoleInABrowser(t *testing.T) {
 		"from": local(long[0]), "to": local(long[1]), "rawFrom": local(short[0]), "rawTo": local(short[1]), "shots": shots,
 	})
 	require.NoError(t, err)
-	cmd := exec.Command("node", filepath.Join(root, "scripts/browser/console.mjs"), string(arg))
-	cmd.Env = append(os.Environ(), "PLAYWRIGHT_DIR="+strings.TrimSpace(string(dir)))
-	cmd.Stderr = os.Stderr
-	out, err := cmd.Output()
-	require.NoError(t, err, "console.mjs: %s", out)
+	out := driveConsole(t, arg)
 	var got struct {
 		SeriesShown []string `json:"seriesShown"`
 		EventRows   int      `json:"eventRows"`
@@ -151,6 +141,79 @@ func TestConsoleInABrowser(t *testing.T) {
 	require.Equal(t, "day", planned.Report.Period)
 	require.Equal(t, planned.Report.Period, got.Planner)
 	require.Contains(t, got.WrongKey, "Neither an API key nor the admin token")
+}
+
+// screenshots returns the folder the console tests save screenshots in.
+func screenshots(t *testing.T) string {
+	dir, err := filepath.Abs(filepath.Join("..", "artifacts", "console"))
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	return dir
+}
+
+// driveConsole installs what scripts/browser/console.mjs needs and runs it
+// with arg, returning what it printed.
+func driveConsole(t *testing.T, arg []byte) []byte {
+	t.Helper()
+	install := exec.Command("../scripts/browser/install.sh")
+	install.Stderr = os.Stderr
+	dir, err := install.Output()
+	require.NoError(t, err, "scripts/browser/install.sh")
+	cmd := exec.Command("node", "../scripts/browser/console.mjs", string(arg))
+	cmd.Env = append(os.Environ(), "PLAYWRIGHT_DIR="+strings.TrimSpace(string(dir)))
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	require.NoError(t, err, "console.mjs: %s", out)
+	return out
+}
+
+// TestConsoleAtScale gives the console 100,000 series in 500 hourly
+// tables: the series search shows a page of 100 at a time, and the
+// operator view every table in its timeline.
+func TestConsoleAtScale(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a browser")
+	}
+	if os.Getenv("TIMETABLE_TEST_BACKENDS") == "dynamodb" {
+		t.Skip("the console runs on Pebble: the run of every test covers it")
+	}
+	store, cfg := backend.Open(t)
+	cfg.Families[0].Granularity = period.Granularity{Unit: period.Hour}
+	cfg.Families[0].Retention = 0
+	r, err := lifecycle.New(lifecycle.Options{Store: store, Families: cfg.Families, MetaTable: cfg.MetaTable, Clock: clock.NewManual(now),
+		Logger: slog.New(slog.DiscardHandler), Registerer: prometheus.NewRegistry()})
+	require.NoError(t, err)
+	f := newFixtureOn(t, store, cfg, prometheus.NewRegistry(), server.Options{AdminToken: adminToken, Lifecycle: r})
+	start := now.Add(-600 * time.Hour).Truncate(time.Hour)
+	const series, tables = 100000, 500
+	for lo := 0; lo < series; lo += 25000 {
+		var body strings.Builder
+		for i := lo; i < lo+25000; i++ {
+			fmt.Fprintf(&body, `{"time": %q, "series": "dev-%06d", "fields": {"v": %d}}`+"\n", start.Add(time.Duration(i%tables)*time.Hour).Format(time.RFC3339), i, i)
+		}
+		res := f.postNDJSON(f.acme, "fleet", body.String())
+		require.Equal(t, http.StatusOK, res.status, "%s", res.body)
+	}
+	arg, err := json.Marshal(map[string]any{"scale": true, "url": f.url, "key": f.acme, "admin": adminToken,
+		"table": "fleet", "prefix": "dev-099", "shots": screenshots(t)})
+	require.NoError(t, err)
+	var got struct {
+		FirstPage int      `json:"firstPage"`
+		TwoPages  []string `json:"twoPages"`
+		Cells     int      `json:"cells"`
+		Rows      int      `json:"rows"`
+		Errors    []string `json:"errors"`
+	}
+	out := driveConsole(t, arg)
+	require.NoError(t, json.Unmarshal(out, &got), "%s", out)
+	require.Empty(t, got.Errors)
+	require.Equal(t, 100, got.FirstPage)
+	require.Len(t, got.TwoPages, 200)
+	for i, s := range got.TwoPages {
+		require.Equal(t, fmt.Sprintf("dev-%06d", 99000+i), s)
+	}
+	require.Equal(t, tables, got.Cells)
+	require.Equal(t, tables, got.Rows)
 }
 
 // point is a point of the console's chart.

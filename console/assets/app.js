@@ -327,7 +327,8 @@ function drawTimeline(tables) {
     for (const m of months) html += `<th>${esc(m)}</th>`;
     html += "</tr></thead><tbody>";
     for (const p of periods) {
-      html += `<tr><th>${esc(p.slice(0, 10))}</th>`;
+      const label = p.endsWith("T00:00:00Z") ? p.slice(0, 10) : p.slice(0, 16).replace("T", " ");
+      html += `<tr><th>${esc(label)}</th>`;
       for (const m of months) {
         const t = cell.get(p + "|" + m);
         html += t

@@ -31,6 +31,31 @@ try {
     await page.fill("#key", key);
     await page.click("#signin-button");
   };
+
+  if (arg.scale) {
+    // Many series and tables: the series come a page at a time, the
+    // timeline shows every table.
+    await signIn(arg.key);
+    await page.waitForSelector("#tenant-view:not([hidden])");
+    await page.click(`#tables li[data-table="${arg.table}"]`);
+    await page.fill("#series-prefix", arg.prefix);
+    await page.waitForFunction((p) => {
+      const ls = [...document.querySelectorAll("#series li")];
+      return ls.length > 0 && ls.every((l) => l.dataset.series.startsWith(p));
+    }, arg.prefix);
+    out.firstPage = await page.$$eval("#series li", (ls) => ls.length);
+    await page.click("#series-more");
+    await page.waitForFunction((n) => document.querySelectorAll("#series li").length > n, out.firstPage);
+    out.twoPages = await page.$$eval("#series li", (ls) => ls.map((l) => l.dataset.series));
+    await signIn(arg.admin);
+    await page.waitForSelector("#timeline td[data-table]");
+    out.cells = await page.$$eval("#timeline td[data-table]", (ts) => ts.length);
+    out.rows = await page.$$eval("#physical tbody tr", (rs) => rs.length);
+    await page.screenshot({ path: join(arg.shots, "operator-500-tables.png") });
+    out.errors = errors;
+    console.log(JSON.stringify(out));
+    process.exit(0);
+  }
   const points = async () => page.$$eval("#chart circle", (cs) => cs.map((c) => ({ t: c.dataset.t, v: Number(c.dataset.v) })));
 
   // The tenant view: find a series among many by prefix, chart a field.
