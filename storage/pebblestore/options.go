@@ -100,10 +100,9 @@ func pebbleOptions(o Options) (*pebble.Options, func()) {
 // the recent data reads ask for most.
 //
 // On the peer benchmark's 300,000 events of four numbers each, the data
-// dir after a compaction takes 9.2 MiB, against 14.8 MiB with Pebble's
-// defaults (Snappy, 4 KiB blocks); Zstandard with 4 KiB blocks gives
-// 12.0 MiB, MinLZ with 32 KiB blocks 11.9 MiB. Nearly half of what is
-// left is the events' ids, 16 random bytes each, which nothing compresses.
+// dir after `timetable compact` takes 9.2 MiB, against 14.6 MiB with
+// Pebble's defaults (Snappy, 4 KiB blocks). Nearly half of what is left
+// is the events' ids, 16 random bytes each, which nothing compresses.
 const blockSize = 32 << 10
 
 // pebbleLogger adapts a slog.Logger to Pebble's Logger.
