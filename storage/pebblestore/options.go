@@ -102,7 +102,7 @@ func pebbleOptions(o Options) (*pebble.Options, func()) {
 // On the peer benchmark's 300,000 events of four numbers each, the data
 // dir after `timetable compact` takes 9.2 MiB, against 14.6 MiB with
 // Pebble's defaults (Snappy, 4 KiB blocks). Nearly half of what is left
-// is the events' ids, 16 random bytes each, which nothing compresses.
+// is the events' ids, 16 bytes of a hash each, which nothing compresses.
 const blockSize = 32 << 10
 
 // pebbleLogger adapts a slog.Logger to Pebble's Logger.
