@@ -11,8 +11,10 @@ import (
 // smallest it takes. Pebble compacts on its own as data arrive, so a
 // store needs Compact only to give disk back at once (after deleting
 // data, or before copying the directory) or to measure its size. It reads
-// and rewrites the whole DB, so it takes time in proportion to its size;
-// reads and writes go on meanwhile.
+// and rewrites the DB, so it takes time in proportion to its size; reads
+// and writes go on meanwhile. An sstable that overlaps nothing below it
+// is moved down rather than rewritten, and keeps the compression it was
+// written with.
 func (s *Store) Compact(ctx context.Context) error {
 	if err := s.gate.Enter(); err != nil {
 		return err
