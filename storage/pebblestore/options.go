@@ -101,8 +101,11 @@ func pebbleOptions(o Options) (*pebble.Options, func()) {
 //
 // On the peer benchmark's 300,000 events of four numbers each, the data
 // dir after `timetable compact` takes 9.2 MiB, against 14.6 MiB with
-// Pebble's defaults (Snappy, 4 KiB blocks). Nearly half of what is left
-// is the events' ids, 16 bytes of a hash each, which nothing compresses.
+// Pebble's defaults (Snappy, 4 KiB blocks), 11.7 MiB with these codecs
+// in 4 KiB blocks and 11.6 MiB with MinLZ in 32 KiB blocks; the server's
+// peak memory grows by about 20 MiB, its CPU per event by nothing
+// measurable. More than half of what is left is the events' ids, 16
+// bytes of a hash each in every sort key, which nothing compresses.
 const blockSize = 32 << 10
 
 // pebbleLogger adapts a slog.Logger to Pebble's Logger.
