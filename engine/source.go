@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -139,11 +140,15 @@ func (s *source) advance() error {
 	}
 }
 
+// ownAttribute reports whether an attribute name is timetable's own
+// (tt_...), which no event field can be (package event).
+func ownAttribute(name string) bool { return strings.HasPrefix(name, "tt_") }
+
 // rowEvent decodes a row-layout item. An item read whole may hold
-// timetable's own attributes (tt_...), which it drops; one read with a
-// projection (projected) holds only the fields the read asked for, which
-// no own attribute can be, and the map layout's, which a row item does
-// not carry: it is taken as it is, without a walk over its attributes.
+// timetable's own attributes, which it drops; one read with a projection
+// (projected) holds only the fields the read asked for, never an own
+// attribute (newReading), and the map layout's, which a row item does not
+// carry: it is taken as it is, without a walk over its attributes.
 func rowEvent(item storage.Item, series string, projected bool) (event.Event, bool) {
 	t, id, err := parseSortKey(item.SK)
 	if err != nil {
@@ -151,11 +156,7 @@ func rowEvent(item storage.Item, series string, projected bool) (event.Event, bo
 	}
 	fields := item.Attrs
 	if !projected {
-		for k := range fields {
-			if strings.HasPrefix(k, "tt_") {
-				delete(fields, k)
-			}
-		}
+		maps.DeleteFunc(fields, func(name string, _ any) bool { return ownAttribute(name) })
 	}
 	return event.Event{Time: t, Series: series, ID: id, Fields: fields}, true
 }
