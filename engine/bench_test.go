@@ -118,3 +118,31 @@ func BenchmarkAggregateAllSeries(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "events/s")
 }
+
+// BenchmarkAggregateOneSeries summarises 100,000 events of one series
+// over 7 days in hourly buckets: the one-series aggregate of the peer
+// comparison.
+func BenchmarkAggregateOneSeries(b *testing.B) {
+	from := time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC)
+	const n = 100000
+	db := benchDB(b, from.Add(8*24*time.Hour))
+	ctx := context.Background()
+	for i := 0; i < n; i += 5000 {
+		evs := benchEvents(5000, 1, from)
+		for k := range evs {
+			evs[k].Time = from.Add(time.Duration(i+k) * 6 * time.Second) // about 7 days
+		}
+		if _, err := db.Write(ctx, "bench", "t", evs); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		bs, err := db.Aggregate(ctx, "bench", engine.AggregateQuery{Table: "t", Series: "dev-0000", From: from, To: from.Add(7*24*time.Hour - 1), Bucket: time.Hour,
+			Fields: []string{"temp"}, Funcs: []string{"count", "avg", "max"}})
+		if err != nil || len(bs) != 167 {
+			b.Fatal(err, len(bs))
+		}
+	}
+	b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "events/s")
+}
