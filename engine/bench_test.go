@@ -95,14 +95,28 @@ func BenchmarkQueryRangeOneSeries(b *testing.B) { benchQuery(b, "dev-0000", 1) }
 // BenchmarkAggregateAllSeries summarises 100,000 events of 500 series in
 // hourly buckets: the all-series aggregate of the peer comparison.
 func BenchmarkAggregateAllSeries(b *testing.B) {
+	benchAggregate(b, 500, 700*time.Millisecond, "", 24*time.Hour, 20) // about 19 hours of events
+}
+
+// BenchmarkAggregateOneSeries summarises 100,000 events of one series
+// over 7 days in hourly buckets: the one-series aggregate of the peer
+// comparison.
+func BenchmarkAggregateOneSeries(b *testing.B) {
+	benchAggregate(b, 1, 6*time.Second, "dev-0000", 7*24*time.Hour, 167) // about 7 days of events
+}
+
+// benchAggregate writes 100,000 events of series series, every apart,
+// and summarises those of series (every series when empty) in a span
+// in hourly buckets, of which it expects buckets.
+func benchAggregate(b *testing.B, series int, every time.Duration, name string, span time.Duration, buckets int) {
 	from := time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC)
 	const n = 100000
-	db := benchDB(b, from.Add(24*time.Hour))
+	db := benchDB(b, from.Add(span))
 	ctx := context.Background()
 	for i := 0; i < n; i += 5000 {
-		evs := benchEvents(5000, 500, from)
+		evs := benchEvents(5000, series, from)
 		for k := range evs {
-			evs[k].Time = from.Add(time.Duration(i+k) * 700 * time.Millisecond) // about 19 hours
+			evs[k].Time = from.Add(time.Duration(i+k) * every)
 		}
 		if _, err := db.Write(ctx, "bench", "t", evs); err != nil {
 			b.Fatal(err)
@@ -110,9 +124,9 @@ func BenchmarkAggregateAllSeries(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		bs, err := db.Aggregate(ctx, "bench", engine.AggregateQuery{Table: "t", From: from, To: from.Add(24*time.Hour - 1), Bucket: time.Hour,
+		bs, err := db.Aggregate(ctx, "bench", engine.AggregateQuery{Table: "t", Series: name, From: from, To: from.Add(span - 1), Bucket: time.Hour,
 			Fields: []string{"temp"}, Funcs: []string{"count", "avg", "max"}})
-		if err != nil || len(bs) != 20 {
+		if err != nil || len(bs) != buckets {
 			b.Fatal(err, len(bs))
 		}
 	}

@@ -42,6 +42,9 @@ func decimalOf(d *apd.Decimal, v any) bool {
 // reports whether s is one that aggregates can add: finite, and within
 // decimalBound.
 func parseDecimal(d *apd.Decimal, s string) bool {
+	if parsePlainDecimal(d, s) {
+		return true
+	}
 	if len(s) > decimalBound {
 		return false
 	}
@@ -49,6 +52,47 @@ func parseDecimal(d *apd.Decimal, s string) bool {
 		return false
 	}
 	return -decimalBound <= d.Exponent && d.Exponent <= decimalBound
+}
+
+// parsePlainDecimal sets d to s and reports true when s is a short
+// decimal in plain notation ([-]digits[.digits], at most 18 digits, not a
+// negative zero): the numbers sensors send. It sets d as apd's SetString
+// would, coefficient and exponent alike, without its general parser,
+// which an aggregate would otherwise pay for every value it reads. On
+// false d is unchanged and s is for SetString.
+func parsePlainDecimal(d *apd.Decimal, s string) bool {
+	i, neg := 0, false
+	if len(s) > 0 && s[0] == '-' {
+		i, neg = 1, true
+	}
+	if i == len(s) || len(s)-i > 19 {
+		return false
+	}
+	var coeff int64
+	digits, point := 0, -1
+	for ; i < len(s); i++ {
+		switch c := s[i]; {
+		case '0' <= c && c <= '9':
+			coeff = coeff*10 + int64(c-'0')
+			digits++
+		case c == '.' && point < 0:
+			point = digits
+		default:
+			return false
+		}
+	}
+	if digits == 0 || digits > 18 || point == digits || (neg && coeff == 0) {
+		return false
+	}
+	exp := int32(0)
+	if point >= 0 {
+		exp = int32(point - digits)
+	}
+	if neg {
+		coeff = -coeff
+	}
+	d.SetFinite(coeff, exp)
+	return true
 }
 
 // addDecimal adds x to sum, exactly.

@@ -420,5 +420,14 @@ func TestTTLAttribute(t *testing.T) {
 		// Queries return the event's own fields only.
 		got := queryAll(t, db, "acme", engine.Query{Table: "t", From: apr10, To: apr10})
 		require.Equal(t, map[string]any{"v": num(1)}, got[0].Fields)
+		// Even when asked for by name, and by an aggregate, which reads
+		// only the fields it summarises.
+		got = queryAll(t, db, "acme", engine.Query{Table: "t", From: apr10, To: apr10, Fields: []string{"v", "tt_expires"}})
+		require.Equal(t, map[string]any{"v": num(1)}, got[0].Fields)
+		bs, err := db.Aggregate(ctx, "acme", engine.AggregateQuery{Table: "t", From: apr10, To: apr10, Bucket: time.Hour, Fields: []string{"tt_expires"}, Funcs: []string{engine.FnCount}})
+		require.NoError(t, err)
+		require.Len(t, bs, 1)
+		require.Equal(t, int64(1), bs[0].Events)
+		require.Empty(t, bs[0].Values["tt_expires"], "no event has the field")
 	})
 }

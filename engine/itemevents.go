@@ -33,7 +33,7 @@ func ItemEvents(dst []TableEvent, it storage.Item) []TableEvent {
 		}
 		return dst
 	}
-	if ev, ok := rowEvent(it, series); ok {
+	if ev, ok := rowEvent(it, series, false); ok {
 		dst = append(dst, TableEvent{Tenant: tenant, Table: table, Event: ev})
 	}
 	return dst

@@ -218,7 +218,10 @@ func (db *DB) newReading(ctx context.Context, spec sourceSpec) *reading {
 		r.win.posSK = sortKey(pos.time, pos.id)
 	}
 	if q.Fields != nil {
-		r.attrs = append(slices.Clip(q.Fields), mapIDs, mapNanos)
+		// timetable's own attributes are no event's fields: the
+		// projection never asks for them, so that a row item read with
+		// it holds the event's fields alone (rowEvent).
+		r.attrs = append(slices.DeleteFunc(slices.Clone(q.Fields), ownAttribute), mapIDs, mapNanos)
 		if q.Filter != nil {
 			// The engine filters map items' events: it reads the
 			// filter's fields too, and drops them after

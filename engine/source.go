@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -119,7 +120,7 @@ func (s *source) advance() error {
 		}
 		if !s.grouped {
 			if !isMapSortKey(item.SK) {
-				if ev, ok := rowEvent(item, s.series); ok {
+				if ev, ok := rowEvent(item, s.series, s.q.Attrs != nil); ok {
 					s.win.project(ev.Fields)
 					s.cur, s.sk, s.ok = ev, item.SK, true
 					return nil
@@ -139,17 +140,23 @@ func (s *source) advance() error {
 	}
 }
 
-// rowEvent decodes a row-layout item.
-func rowEvent(item storage.Item, series string) (event.Event, bool) {
+// ownAttribute reports whether an attribute name is timetable's own
+// (tt_...), which no event field can be (package event).
+func ownAttribute(name string) bool { return strings.HasPrefix(name, "tt_") }
+
+// rowEvent decodes a row-layout item. An item read whole may hold
+// timetable's own attributes, which it drops; one read with a projection
+// (projected) holds only the fields the read asked for, never an own
+// attribute (newReading), and the map layout's, which a row item does not
+// carry: it is taken as it is, without a walk over its attributes.
+func rowEvent(item storage.Item, series string, projected bool) (event.Event, bool) {
 	t, id, err := parseSortKey(item.SK)
 	if err != nil {
 		return event.Event{}, false
 	}
 	fields := item.Attrs
-	for k := range fields {
-		if strings.HasPrefix(k, "tt_") {
-			delete(fields, k)
-		}
+	if !projected {
+		maps.DeleteFunc(fields, func(name string, _ any) bool { return ownAttribute(name) })
 	}
 	return event.Event{Time: t, Series: series, ID: id, Fields: fields}, true
 }
@@ -189,7 +196,7 @@ func (s *source) decode(dst []decodedEvent, it storage.Item) []decodedEvent {
 	if isMapSortKey(it.SK) {
 		return decodeMapItem(dst, it, s.series)
 	}
-	if ev, ok := rowEvent(it, s.series); ok {
+	if ev, ok := rowEvent(it, s.series, s.q.Attrs != nil); ok {
 		dst = append(dst, decodedEvent{ev: ev, sk: it.SK})
 	}
 	return dst

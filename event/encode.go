@@ -87,7 +87,10 @@ func appendValue(dst []byte, v any) ([]byte, error) {
 }
 
 func appendMap(dst []byte, m map[string]any) ([]byte, error) {
-	keys := make([]string, 0, len(m))
+	// The keys of a map of a few fields, the common case, are sorted on
+	// the stack.
+	var few [16]string
+	keys := few[:0]
 	for k := range m {
 		keys = append(keys, k)
 	}

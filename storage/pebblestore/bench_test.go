@@ -284,7 +284,7 @@ func BenchmarkDecodeItem(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			d := decoder{s: string(enc)}
-			if _, err := d.item(nil); err != nil {
+			if _, err := d.item(); err != nil {
 				b.Fatal(err)
 			}
 		}

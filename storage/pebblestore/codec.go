@@ -168,35 +168,34 @@ func (d *decoder) string() (string, error) {
 	return s, nil
 }
 
-// item decodes the attributes. When attrs is not nil, only the attributes
-// it names are decoded; the others are skipped.
-func (d *decoder) item(attrs []string) (map[string]any, error) {
+// item decodes the attributes.
+func (d *decoder) item() (map[string]any, error) {
+	n, err := d.header()
+	if err != nil {
+		return nil, err
+	}
+	return d.attributes(n)
+}
+
+// header reads an item's version and attribute count.
+func (d *decoder) header() (int, error) {
 	v, err := d.byte()
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
 	if v != codecVersion {
-		return nil, fmt.Errorf("%w: version %d", errCorrupt, v)
+		return 0, fmt.Errorf("%w: version %d", errCorrupt, v)
 	}
-	n, err := d.count()
-	if err != nil {
-		return nil, err
-	}
-	size := n
-	if attrs != nil {
-		size = min(n, len(attrs))
-	}
-	m := make(map[string]any, size)
+	return d.count()
+}
+
+// attributes decodes the n attributes that end the input.
+func (d *decoder) attributes(n int) (map[string]any, error) {
+	m := make(map[string]any, n)
 	for range n {
 		name, err := d.string()
 		if err != nil {
 			return nil, err
-		}
-		if attrs != nil && !slices.Contains(attrs, name) {
-			if err := d.skip(1); err != nil {
-				return nil, err
-			}
-			continue
 		}
 		if m[name], err = d.value(1); err != nil {
 			return nil, err
@@ -206,6 +205,37 @@ func (d *decoder) item(attrs []string) (map[string]any, error) {
 		return nil, errCorrupt
 	}
 	return m, nil
+}
+
+// appendProjection appends to dst the attributes of the encoded item enc
+// that attrs names, encoded as attributes, without the item's header, and
+// returns how many it appended: a read with a projection copies only what
+// it returns out of the stored bytes. It keeps nothing of enc.
+func appendProjection(dst []byte, enc string, attrs []string) ([]byte, int, error) {
+	d := decoder{s: enc}
+	n, err := d.header()
+	if err != nil {
+		return dst, 0, err
+	}
+	kept := 0
+	for range n {
+		start := d.i
+		name, err := d.string()
+		if err != nil {
+			return dst, 0, err
+		}
+		if err := d.skip(1); err != nil {
+			return dst, 0, err
+		}
+		if slices.Contains(attrs, name) {
+			dst = append(dst, enc[start:d.i]...)
+			kept++
+		}
+	}
+	if d.i != len(d.s) {
+		return dst, 0, errCorrupt
+	}
+	return dst, kept, nil
 }
 
 // value decodes one value at level depth, as storage.MaxDepth counts

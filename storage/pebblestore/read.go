@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"unsafe"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/timetabledb/timetable/storage"
@@ -33,7 +34,7 @@ func (s *Store) GetItem(ctx context.Context, tableName, pk, sk string) (storage.
 	}
 	d := decoder{s: string(val)}
 	closer.Close()
-	attrs, err := d.item(nil)
+	attrs, err := d.item()
 	if err != nil {
 		return storage.Item{}, fmt.Errorf("get item %q/%q from table %q: %w", pk, sk, tableName, err)
 	}
@@ -264,8 +265,9 @@ func project(item map[string]any, attrs []string) {
 }
 
 // decode builds it.item from a key and value. It copies the key's sort key
-// (and, for a scan, partition key) and the value into one string, which
-// the item's keys, names, strings and numbers then share.
+// (and, for a scan, partition key) and the value, or only the attributes
+// of it that attrs names, into one string, which the item's keys, names,
+// strings and numbers then share.
 func (it *iterator) decode(key, val []byte, attrs []string) error {
 	var pkLen int
 	var pk, sk []byte
@@ -278,10 +280,26 @@ func (it *iterator) decode(key, val []byte, attrs []string) error {
 	} else {
 		sk = key[it.skFrom:]
 	}
-	it.buf = append(append(append(it.buf[:0], pk...), sk...), val...)
+	it.buf = append(append(it.buf[:0], pk...), sk...)
+	kept := 0
+	if attrs != nil {
+		// The projection reads val in place, and keeps none of it.
+		var err error
+		if it.buf, kept, err = appendProjection(it.buf, unsafe.String(unsafe.SliceData(val), len(val)), attrs); err != nil {
+			return err
+		}
+	} else {
+		it.buf = append(it.buf, val...)
+	}
 	own := string(it.buf)
 	d := decoder{s: own[pkLen+len(sk):]}
-	decoded, err := d.item(attrs)
+	var decoded map[string]any
+	var err error
+	if attrs != nil {
+		decoded, err = d.attributes(kept)
+	} else {
+		decoded, err = d.item()
+	}
 	if err != nil {
 		return err
 	}

@@ -103,7 +103,7 @@ func (s *Store) readAttrs(key []byte) (map[string]any, bool, error) {
 	}
 	d := decoder{s: string(val)}
 	closer.Close()
-	attrs, err := d.item(nil)
+	attrs, err := d.item()
 	if err != nil {
 		return nil, false, err
 	}
