@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -217,7 +218,8 @@ func measurePeer(ctx context.Context, p peer, dir string, w peerWorkload, batche
 	}
 	var stopProfile func() ([][]byte, error)
 	if pp, ok := p.(profiledPeer); ok && profileDir != "" {
-		stopProfile = pp.profileCPU(ctx)
+		stopProfile = sync.OnceValues(pp.profileCPU(ctx))
+		defer stopProfile() // on an early way out; once saved, it returns at once
 	}
 	cpu0, err := d.CPU()
 	if err != nil {
