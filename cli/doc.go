@@ -16,6 +16,7 @@
 //	timetable tables [--family F] [--format table|json]
 //	timetable reconcile [--now TIME] [--dry-run] [--format table|json]
 //	timetable plan   --event-bytes N --rate EV_PER_S [...]
+//	timetable compact
 //
 // Every command takes --config FILE (the YAML configuration of package
 // config; the defaults without one), --store pebble:DIR|dynamodb (Pebble

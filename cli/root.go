@@ -82,6 +82,7 @@ which the embedded store allows one process at a time.`,
 		newReconcileCmd(g),
 		newPlanCmd(),
 		newArchiveCmd(g),
+		newCompactCmd(g),
 	)
 	return root
 }

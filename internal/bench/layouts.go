@@ -287,7 +287,7 @@ func meterWorkload(ctx context.Context, gen *generator, c layoutConfig, w worklo
 // counts, calls f with it and a source of fresh run numbers, and deletes
 // every table those runs made.
 func withLayoutStore(ctx context.Context, f func(store storage.Store, counter *counting, run func() int) error) error {
-	store, _, counter, err := openDynamo(ctx)
+	store, _, counter, _, err := openDynamo(ctx)
 	if err != nil {
 		return err
 	}

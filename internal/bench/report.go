@@ -75,6 +75,28 @@ func median(n int, f func() (float64, error)) (float64, error) {
 	return xs[len(xs)/2], nil
 }
 
+// interleavedMedians calls each of fs in turn, n rounds, and returns the
+// median of each one's results: measurements compared with each other
+// then see the same changes of load.
+func interleavedMedians(n int, fs ...func() (float64, error)) ([]float64, error) {
+	xs := make([][]float64, len(fs))
+	for range n {
+		for i, f := range fs {
+			x, err := f()
+			if err != nil {
+				return nil, err
+			}
+			xs[i] = append(xs[i], x)
+		}
+	}
+	out := make([]float64, len(fs))
+	for i := range xs {
+		slices.Sort(xs[i])
+		out[i] = xs[i][len(xs[i])/2]
+	}
+	return out, nil
+}
+
 // rate returns events per second.
 func rate(events int, d time.Duration) float64 { return float64(events) / d.Seconds() }
 

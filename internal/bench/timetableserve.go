@@ -14,8 +14,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/cockroachdb/pebble/v2"
-
 	"github.com/timetabledb/timetable/event"
 )
 
@@ -181,21 +179,19 @@ func (t *timetablePeer) between(ctx context.Context, series string, from, to tim
 	return t.events(ctx, url.Values{"series": {series}, "from": {from.Format(time.RFC3339Nano)}, "to": {inclusive(to)}})
 }
 
-// flush stops the server, which closes its store, and flushes Pebble's
-// memtables to tables, which the server leaves in its WAL.
+// flush stops the server, which closes its store, and runs `timetable
+// compact` on the store: Pebble's memtables, which the server leaves in
+// its WAL, go to sstables, and all of them to the bottom level, as an
+// operator who wants to know what the data take would do.
 func (t *timetablePeer) flush(ctx context.Context) error {
 	if err := t.d.Stop(); err != nil {
 		return err
 	}
-	db, err := pebble.Open(t.dataDir(), &pebble.Options{Logger: quiet{}})
+	out, err := exec.CommandContext(ctx, t.bin, "--store=pebble:"+t.dataDir(), "compact").CombinedOutput()
 	if err != nil {
-		return err
+		return fmt.Errorf("timetable compact: %w: %s", err, out)
 	}
-	if err := db.Flush(); err != nil {
-		db.Close()
-		return err
-	}
-	return db.Close()
+	return nil
 }
 
 func (t *timetablePeer) close() {

@@ -58,6 +58,10 @@
 //   - Attribute values use a compact tag-length encoding written for this
 //     package (see codec.go): it is the hot path, and it keeps every
 //     contract type, json.Number and []byte included, exactly.
+//   - sstables are compressed with MinLZ on the upper levels and
+//     Zstandard on the two bottom ones, in 32 KiB blocks (options.go says
+//     why and what it buys). Compact flushes and compacts the whole DB
+//     into the bottom level, for `timetable compact`.
 //   - DeleteTable deletes the catalog record and the table's key span in
 //     one batch, then compacts the span, so the disk space is freed as it
 //     returns rather than at some later compaction.

@@ -76,8 +76,37 @@ func pebbleOptions(o Options) (*pebble.Options, func()) {
 		// Pebble upgrade brings.
 		FormatMajorVersion: pebble.FormatNewest,
 	}
+	po.ApplyCompressionSettings(func() pebble.DBCompressionSettings { return pebble.DBCompressionGood })
+	for i := range po.Levels {
+		po.Levels[i].BlockSize = blockSize
+	}
 	return po, cache.Unref
 }
+
+// The store's sstables are compressed as Pebble's DBCompressionGood
+// preset says: the fastest codec (MinLZ; Snappy on arm64) on L0 to L4,
+// which memtable flushes and most compactions write while events arrive,
+// and Zstandard on the two bottom levels (level 1 on L5, level 3 on L6),
+// where nearly all the data of a time-series store ends up and stays.
+// Every codec is pure Go without cgo (Zstandard through
+// klauspost/compress; with cgo, Pebble links the C library instead, which
+// writes the same format).
+//
+// blockSize is the uncompressed size of a data block, 32 KiB rather than
+// Pebble's 4 KiB: a block of events holds the same attribute names and
+// neighbouring sort keys again and again, and Zstandard finds those
+// repeats only within one block. A point read decompresses one block
+// more, which the block cache (holding blocks uncompressed) absorbs for
+// the recent data reads ask for most.
+//
+// On the peer benchmark's 300,000 events of four numbers each, the data
+// dir after `timetable compact` takes 9.2 MiB, against 14.6 MiB with
+// Pebble's defaults (Snappy, 4 KiB blocks), 11.7 MiB with these codecs
+// in 4 KiB blocks and 11.6 MiB with MinLZ in 32 KiB blocks; the server's
+// peak memory grows by about 20 MiB, its CPU per event by nothing
+// measurable. More than half of what is left is the events' ids, 16
+// bytes of a hash each in every sort key, which nothing compresses.
+const blockSize = 32 << 10
 
 // pebbleLogger adapts a slog.Logger to Pebble's Logger.
 type pebbleLogger struct{ l *slog.Logger }
