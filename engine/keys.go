@@ -86,16 +86,48 @@ func parsePartitionKey(pk string) (tenant, table, series string, shard int, err 
 // timeKey returns the sort-key prefix of an instant.
 func timeKey(t time.Time) string {
 	var buf [timeKeyLen]byte
-	return string(t.UTC().AppendFormat(buf[:0], timeLayout))
+	return string(appendTimeKey(buf[:0], t))
 }
 
 // sortKey returns the sort key of an event.
 func sortKey(t time.Time, id string) string {
-	buf := make([]byte, 0, timeKeyLen+1+len(id))
-	buf = t.UTC().AppendFormat(buf, timeLayout)
+	var small [timeKeyLen + 1 + 32]byte
+	buf := appendTimeKey(small[:0], t)
 	buf = append(buf, '#')
 	buf = append(buf, id...)
 	return string(buf)
+}
+
+// appendTimeKey appends t in timeLayout, in UTC. It writes the digits by
+// hand, as parseTimeKey reads them: it runs once per event written, and
+// time.Time.AppendFormat interprets its layout each time. A year outside
+// 0 to 9999, which no event has, goes through AppendFormat.
+func appendTimeKey(b []byte, t time.Time) []byte {
+	t = t.UTC()
+	year, month, day := t.Date()
+	if year < 0 || year > 9999 {
+		return t.AppendFormat(b, timeLayout)
+	}
+	hour, minute, sec := t.Clock()
+	b = appendDigits(b, year, 4)
+	b = appendDigits(append(b, '-'), int(month), 2)
+	b = appendDigits(append(b, '-'), day, 2)
+	b = appendDigits(append(b, 'T'), hour, 2)
+	b = appendDigits(append(b, ':'), minute, 2)
+	b = appendDigits(append(b, ':'), sec, 2)
+	b = appendDigits(append(b, '.'), t.Nanosecond(), 9)
+	return append(b, 'Z')
+}
+
+// appendDigits appends v, which is not negative, as n decimal digits,
+// zero-padded.
+func appendDigits(b []byte, v, n int) []byte {
+	b = append(b, make([]byte, n)...)
+	for i := len(b) - 1; i >= len(b)-n; i-- {
+		b[i] = byte('0' + v%10)
+		v /= 10
+	}
+	return b
 }
 
 // highKey returns a sort key above every event at instant t and below

@@ -134,3 +134,22 @@ func TestKeyKindsSort(t *testing.T) {
 	require.True(t, start.Equal(at))
 	require.Equal(t, "a#b", series)
 }
+
+// TestTimeKeyAgreesWithAppendFormat holds the hand-written time key to
+// timeLayout, in every zone and at the ends of the years it writes.
+func TestTimeKeyAgreesWithAppendFormat(t *testing.T) {
+	paris, err := time.LoadLocation("Europe/Paris")
+	require.NoError(t, err)
+	times := []time.Time{
+		time.Unix(0, 0), time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC),
+		time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(-1, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(2024, 2, 29, 23, 59, 59, 1, paris), time.Date(2017, 4, 10, 12, 0, 0, 123456789, time.FixedZone("", -7*3600)),
+	}
+	for i := range 1000 {
+		times = append(times, time.Unix(int64(i)*7919*86_413, int64(i)*104_729%1_000_000_000))
+	}
+	for _, tm := range times {
+		require.Equal(t, tm.UTC().Format(timeLayout), timeKey(tm), "%v", tm)
+		require.Equal(t, tm.UTC().Format(timeLayout)+"#id", sortKey(tm, "id"), "%v", tm)
+	}
+}

@@ -260,17 +260,22 @@ func (db *DB) prepare(tenant, table string, f family.Family, layout config.Table
 			attrs[family.TTLAttribute] = json.Number(strconv.FormatInt(ev.Time.Add(f.TTL).Unix(), 10))
 			p.item.Attrs = attrs
 		}
-		// Allow for a shard number of a few more digits, should the
-		// table have been made with more shards than the family has now.
-		if size := storage.ItemSize(p.item) + 3; size > storage.MaxItemSize {
-			problems = append(problems, event.Problem{Index: i, Reason: fmt.Sprintf("event is %d bytes as a stored item, over DynamoDB's limit of %d", size, storage.MaxItemSize)})
-			continue
-		}
 		// The event's rules are DynamoDB's (package event takes them from
 		// package storage), so a valid event makes a valid item; the item
 		// is checked all the same, since a store that refused one item
-		// would leave the request written in part.
-		if err := p.item.Validate(); err != nil {
+		// would leave the request written in part. Its size allows for a
+		// shard number of a few more digits, should the table have been
+		// made with more shards than the family has now; a size past the
+		// limit is the problem named first.
+		size, err := p.item.ValidateSize()
+		if err != nil {
+			size = storage.ItemSize(p.item)
+		}
+		if size += 3; size > storage.MaxItemSize {
+			problems = append(problems, event.Problem{Index: i, Reason: fmt.Sprintf("event is %d bytes as a stored item, over DynamoDB's limit of %d", size, storage.MaxItemSize)})
+			continue
+		}
+		if err != nil {
 			problems = append(problems, event.Problem{Index: i, Reason: itemProblem(err)})
 			continue
 		}

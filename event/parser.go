@@ -27,6 +27,32 @@ type parser struct {
 	buf []byte
 	// names interns field names and series, which repeat across a body.
 	names map[string]string
+	// values holds the text of the string and number values parsed
+	// lately; each value is a substring of it (see valueText).
+	values strings.Builder
+	// fieldsHint is how many fields the last event had: the next one
+	// likely has as many.
+	fieldsHint int
+}
+
+// valueChunk is the size of the chunks the text of values is copied
+// into: one allocation for a few hundred numbers rather than one each.
+const valueChunk = 4096
+
+// valueText returns b as a string, copied into the current chunk of values,
+// or into a string of its own when it is longer than a chunk.
+func (p *parser) valueText(b []byte) string {
+	if len(b) > valueChunk/4 {
+		return string(b)
+	}
+	if p.values.Len()+len(b) > p.values.Cap() {
+		// Start a new chunk; the values taken from the old one keep it.
+		p.values = strings.Builder{}
+		p.values.Grow(valueChunk)
+	}
+	start := p.values.Len()
+	p.values.Write(b)
+	return p.values.String()[start:]
 }
 
 // pathElem is an object key or, when key is "", an array index.
@@ -327,7 +353,7 @@ func (p *parser) fields() (map[string]any, error) {
 		p.pos++
 		return nil, nil
 	}
-	m := make(map[string]any)
+	m := make(map[string]any, p.fieldsHint)
 	count := 0
 	for {
 		p.ws()
@@ -367,6 +393,7 @@ func (p *parser) fields() (map[string]any, error) {
 	if count > p.lim.MaxFields {
 		p.fail(fieldCountReason(count, p.lim))
 	}
+	p.fieldsHint = len(m)
 	return m, nil
 }
 
@@ -378,7 +405,7 @@ func (p *parser) value(level int) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		return string(b), nil
+		return p.valueText(b), nil
 	case '{':
 		if level >= p.lim.MaxDepth {
 			p.failHere(depthReason(p.lim))
@@ -411,7 +438,7 @@ func (p *parser) value(level int) (any, error) {
 			return nil, nil
 		}
 		p.buf = b
-		return json.Number(b), nil
+		return json.Number(p.valueText(b)), nil
 	}
 }
 

@@ -11,7 +11,8 @@
 // /healthz, /readyz, /metrics, InfluxDB's line protocol writes (/write,
 // /api/v2/write and /ping: see InfluxDB below), and with
 // Options.AdminToken the admin API under /v1/admin/ (admin.go): tenants,
-// API keys, physical tables, the lifecycle manager's last cycle and plan.
+// API keys, physical tables, the lifecycle manager's last cycle and plan,
+// the capacity planner, and CPU profiles of the server (profile.go).
 //
 // Every other /v1 call carries "Authorization: Bearer <api key>"; the key
 // decides the tenant, and a missing, unknown or revoked key is 401 with a

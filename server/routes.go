@@ -101,6 +101,8 @@ var routes = []route{
 		func(s *Server) http.Handler { return s.admin(s.plan) }, true},
 	{Route{"GET", adminPrefix + "planner", "the capacity planner: ?rate=&item_bytes=&peak=&retention=&series=; its report and cost chart (SVG)", true},
 		func(s *Server) http.Handler { return s.admin(s.capacityPlan) }, true},
+	{Route{"GET", adminPrefix + "debug/cpu", "a CPU profile of the server in pprof's format: ?seconds= (1 to 60, 30 by default)", true},
+		func(s *Server) http.Handler { return s.admin(s.cpuProfile) }, false},
 }
 
 // Routes returns every route of the API, admin routes included, in the

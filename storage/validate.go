@@ -54,27 +54,35 @@ func (e InvalidError) Is(target error) bool {
 // them refuse the same items, with errors wrapping ErrInvalid. A caller
 // may validate first to learn what a write would answer.
 func (it Item) Validate() error {
+	_, err := it.ValidateSize()
+	return err
+}
+
+// ValidateSize is Validate that also returns the item's size as ItemSize
+// counts it, when the item is valid: one pass over the attributes for a
+// caller that needs both.
+func (it Item) ValidateSize() (int, error) {
 	if err := validateKey(it.PK, it.SK); err != nil {
-		return err
+		return 0, err
 	}
 	size := len(PKAttr) + len(it.PK) + len(SKAttr) + len(it.SK)
 	for name, v := range it.Attrs {
 		if name == PKAttr || name == SKAttr {
-			return InvalidError{Path: name, Reason: "an attribute named like a key attribute"}
+			return 0, InvalidError{Path: name, Reason: "an attribute named like a key attribute"}
 		}
 		if reason := checkName(name); reason != "" {
-			return InvalidError{Path: strconv.Quote(name), Reason: "attribute name " + reason}
+			return 0, InvalidError{Path: strconv.Quote(name), Reason: "attribute name " + reason}
 		}
 		n, err := checkValue(v, 1)
 		if err != nil {
-			return err.asError(name)
+			return 0, err.asError(name)
 		}
 		size += len(name) + n
 	}
 	if size > MaxItemSize {
-		return InvalidError{Reason: fmt.Sprintf("item of %d bytes, over DynamoDB's limit of %d", size, MaxItemSize), tooLarge: true}
+		return 0, InvalidError{Reason: fmt.Sprintf("item of %d bytes, over DynamoDB's limit of %d", size, MaxItemSize), tooLarge: true}
 	}
-	return nil
+	return size, nil
 }
 
 // Depth returns how many levels v takes in DynamoDB's count (see

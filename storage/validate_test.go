@@ -79,8 +79,11 @@ func TestItemValidate(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.it.Validate()
+			size, sizeErr := tc.it.ValidateSize()
+			require.Equal(t, err, sizeErr)
 			if tc.reason == "" {
 				require.NoError(t, err)
+				require.Equal(t, ItemSize(tc.it), size)
 				return
 			}
 			require.Equal(t, InvalidError{Path: tc.path, Reason: tc.reason, tooLarge: tc.tooLarge}, err)
@@ -101,6 +104,9 @@ func TestValidateCountsAsItemSize(t *testing.T) {
 	attrs["fill"] = strings.Repeat("x", MaxItemSize-ItemSize(it))
 	require.Equal(t, MaxItemSize, ItemSize(it))
 	require.NoError(t, it.Validate())
+	size, err := it.ValidateSize()
+	require.NoError(t, err)
+	require.Equal(t, MaxItemSize, size)
 	attrs["fill"] = attrs["fill"].(string) + "x"
 	require.ErrorIs(t, it.Validate(), ErrItemTooLarge)
 }

@@ -38,9 +38,10 @@ type daemon struct {
 // daemonStopTimeout bounds a graceful shutdown before SIGKILL.
 const daemonStopTimeout = 30 * time.Second
 
-// startDaemon runs bin with args, as user when it is not nil, and samples
-// the memory of its processes until it stops.
-func startDaemon(name, dir string, quit os.Signal, user *syscall.Credential, bin string, args ...string) (*daemon, error) {
+// startDaemon runs bin with args, as user when it is not nil, with env
+// ("NAME=value") added to the benchmark's environment, and samples the
+// memory of its processes until it stops.
+func startDaemon(name, dir string, quit os.Signal, user *syscall.Credential, env []string, bin string, args ...string) (*daemon, error) {
 	logPath := filepath.Join(dir, name+".log")
 	logFile, err := os.Create(logPath)
 	if err != nil {
@@ -49,6 +50,9 @@ func startDaemon(name, dir string, quit os.Signal, user *syscall.Credential, bin
 	defer logFile.Close()
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, Credential: user}
 	if err := cmd.Start(); err != nil {

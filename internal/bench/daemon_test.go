@@ -16,7 +16,7 @@ import (
 // counts once the shell has reaped it, and Stop ends the shell.
 func TestDaemon(t *testing.T) {
 	dir := t.TempDir()
-	d, err := startDaemon("sh", dir, syscall.SIGTERM, nil, "/bin/sh", "-c",
+	d, err := startDaemon("sh", dir, syscall.SIGTERM, nil, nil, "/bin/sh", "-c",
 		`(i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done); touch spent; exec sleep 60`)
 	require.NoError(t, err)
 	t.Cleanup(func() { d.Stop() })
@@ -36,7 +36,7 @@ func TestDaemon(t *testing.T) {
 }
 
 func TestDaemonExitsBeforeReady(t *testing.T) {
-	d, err := startDaemon("false", t.TempDir(), syscall.SIGTERM, nil, "/bin/false")
+	d, err := startDaemon("false", t.TempDir(), syscall.SIGTERM, nil, nil, "/bin/false")
 	require.NoError(t, err)
 	err = d.waitReady(context.Background(), time.Minute, func(context.Context) error { return errors.New("not yet") })
 	require.ErrorContains(t, err, "exited before it was ready")

@@ -38,6 +38,9 @@ type Options struct {
 	Series int
 	// Timetable is the timetable binary the peer comparison serves from.
 	Timetable string
+	// PeerProfile, when set, is a directory the peer comparison writes
+	// CPU profiles of timetable's server over the ingest into.
+	PeerProfile string
 	// MQTTMessages is how many messages each MQTT ingest run publishes.
 	MQTTMessages int
 	// Progress receives a line as each figure is measured.

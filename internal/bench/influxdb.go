@@ -83,7 +83,7 @@ func (p *influxPeer) start(ctx context.Context, dir string, progress func(string
 	if err := os.WriteFile(p.configPath(), fmt.Appendf(nil, influxConfig, rpc, dir, port), 0o666); err != nil {
 		return nil, err
 	}
-	d, err := startDaemon("influxd", dir, syscall.SIGTERM, nil, bin, "-config", p.configPath())
+	d, err := startDaemon("influxd", dir, syscall.SIGTERM, nil, nil, bin, "-config", p.configPath())
 	if err != nil {
 		return nil, err
 	}

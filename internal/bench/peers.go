@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -59,6 +60,14 @@ type peer interface {
 	flush(ctx context.Context) error
 	// close releases the peer's clients; the runner stops the daemon.
 	close()
+}
+
+// A profiledPeer is a peer whose server profiles its own CPU.
+type profiledPeer interface {
+	// profileCPU profiles the server from now until stop is called; stop
+	// returns the profiles, in pprof's format, each of a window of the
+	// time between.
+	profileCPU(ctx context.Context) (stop func() ([][]byte, error))
 }
 
 // A peerQuery is one of the four queries, asked again and again.
@@ -159,7 +168,7 @@ func Peers(ctx context.Context, o Options) (*PeerReport, error) {
 		if err := os.MkdirAll(dir, 0o777); err != nil {
 			return nil, err
 		}
-		res, err := measurePeer(ctx, p, dir, w, batches, o.Progress)
+		res, err := measurePeer(ctx, p, dir, w, batches, o.PeerProfile, o.Progress)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", p.name(), err)
 		}
@@ -183,7 +192,9 @@ func Peers(ctx context.Context, o Options) (*PeerReport, error) {
 
 // measurePeer starts p in dir, writes the batches, asks each query its
 // runs, flushes, and stops p on every way out: one column of the table.
-func measurePeer(ctx context.Context, p peer, dir string, w peerWorkload, batches [][]reading, progress func(string)) (res peerResult, err error) {
+// When profileDir is set and p profiles itself, the CPU profiles of its
+// ingest go there.
+func measurePeer(ctx context.Context, p peer, dir string, w peerWorkload, batches [][]reading, profileDir string, progress func(string)) (res peerResult, err error) {
 	progress("peers: starting " + p.name())
 	d, err := p.start(ctx, dir, progress)
 	if d != nil {
@@ -205,6 +216,11 @@ func measurePeer(ctx context.Context, p peer, dir string, w peerWorkload, batche
 		encoded[i] = p.write(b)
 		writes[i] = []int{i}
 	}
+	var stopProfile func() ([][]byte, error)
+	if pp, ok := p.(profiledPeer); ok && profileDir != "" {
+		stopProfile = sync.OnceValues(pp.profileCPU(ctx))
+		defer stopProfile() // on an early way out; once saved, it returns at once
+	}
 	cpu0, err := d.CPU()
 	if err != nil {
 		return res, err
@@ -216,6 +232,11 @@ func measurePeer(ctx context.Context, p peer, dir string, w peerWorkload, batche
 	cpu1, err := d.CPU()
 	if err != nil {
 		return res, err
+	}
+	if stopProfile != nil {
+		if err := saveProfiles(profileDir, strings.ToLower(p.name())+"-ingest", stopProfile, progress); err != nil {
+			return res, err
+		}
 	}
 	res.ingest = rate(workloadEvents, took)
 	res.cpuPerEvent = float64(cpu1-cpu0) / float64(time.Microsecond) / workloadEvents
@@ -254,6 +275,25 @@ func measurePeer(ctx context.Context, p peer, dir string, w peerWorkload, batche
 	res.disk = float64(disk-empty) / (1 << 20)
 	progress(fmt.Sprintf("peers: %s disk %.0f MiB, peak memory %.0f MiB", p.name(), res.disk, res.memory))
 	return res, nil
+}
+
+// saveProfiles stops a profile and writes its windows to dir as
+// name-N.pb.gz.
+func saveProfiles(dir, name string, stop func() ([][]byte, error), progress func(string)) error {
+	profiles, err := stop()
+	if err != nil {
+		return fmt.Errorf("CPU profile: %w", err)
+	}
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		return err
+	}
+	for i, prof := range profiles {
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("%s-%02d.pb.gz", name, i)), prof, 0o666); err != nil {
+			return err
+		}
+	}
+	progress(fmt.Sprintf("peers: %d CPU profiles of the ingest in %s: go tool pprof -top BINARY %s", len(profiles), dir, filepath.Join(dir, name+"-*.pb.gz")))
+	return nil
 }
 
 // visibleWithin bounds how long after its acknowledgement a write may

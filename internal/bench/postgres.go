@@ -100,7 +100,7 @@ func (p *postgresPeer) start(ctx context.Context, dir string, progress func(stri
 	}
 	// SIGINT is PostgreSQL's fast shutdown: SIGTERM would wait for
 	// clients to leave.
-	d, err := startDaemon("postgres", dir, syscall.SIGINT, as, filepath.Join(bin, "postgres"), "-D", p.dataDir(),
+	d, err := startDaemon("postgres", dir, syscall.SIGINT, as, nil, filepath.Join(bin, "postgres"), "-D", p.dataDir(),
 		"-p", strconv.Itoa(port), "-k", dir, "-c", "listen_addresses=127.0.0.1", "-c", "timezone=UTC")
 	if err != nil {
 		return nil, err

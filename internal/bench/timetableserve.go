@@ -2,8 +2,10 @@ package bench
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"os/exec"
@@ -23,8 +25,11 @@ type timetablePeer struct {
 	dir    string
 	base   string
 	header http.Header
-	client *http.Client
-	d      *daemon
+	// adminToken opens the server's admin API, whose CPU profiles the
+	// benchmark takes.
+	adminToken string
+	client     *http.Client
+	d          *daemon
 }
 
 func (*timetablePeer) name() string       { return "timetable" }
@@ -54,7 +59,8 @@ func (t *timetablePeer) start(ctx context.Context, dir string, _ func(string)) (
 		return nil, err
 	}
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	t.d, err = startDaemon("timetable", dir, syscall.SIGTERM, nil, t.bin, store, "--log-level=warn", "serve", "--addr="+addr)
+	t.adminToken = rand.Text()
+	t.d, err = startDaemon("timetable", dir, syscall.SIGTERM, nil, []string{"TIMETABLE_ADMIN_TOKEN=" + t.adminToken}, t.bin, store, "--log-level=warn", "serve", "--addr="+addr)
 	if err != nil {
 		return nil, err
 	}
@@ -73,6 +79,47 @@ func (t *timetablePeer) write(readings []reading) func(context.Context) error {
 	body := ndjson(evs)
 	return func(ctx context.Context) error {
 		return fetch(ctx, t.client, http.MethodPost, t.base+"/v1/tables/"+workloadTable+"/events", t.header, body, nil)
+	}
+}
+
+// profileWindow is the length of each CPU profile profileCPU takes.
+const profileWindow = "1" // seconds
+
+// profileCPU takes the server's CPU profiles back to back, a window at a
+// time, until stop: the last window ends at most a window after stop is
+// called, and stop waits for it.
+func (t *timetablePeer) profileCPU(ctx context.Context) func() ([][]byte, error) {
+	done := make(chan struct{})
+	var profiles [][]byte
+	var err error
+	finished := make(chan struct{})
+	header := http.Header{"Authorization": {"Bearer " + t.adminToken}}
+	go func() {
+		defer close(finished)
+		for {
+			var answer io.ReadCloser
+			answer, err = send(ctx, t.client, http.MethodGet, t.base+"/v1/admin/debug/cpu?seconds="+profileWindow, header, nil)
+			if err != nil {
+				return
+			}
+			var prof []byte
+			prof, err = io.ReadAll(answer)
+			answer.Close()
+			if err != nil {
+				return
+			}
+			profiles = append(profiles, prof)
+			select {
+			case <-done:
+				return
+			default:
+			}
+		}
+	}()
+	return func() ([][]byte, error) {
+		close(done)
+		<-finished
+		return profiles, err
 	}
 }
 

@@ -47,7 +47,7 @@ func (p *victoriaPeer) start(ctx context.Context, dir string, progress func(stri
 	if err != nil {
 		return nil, err
 	}
-	d, err := startDaemon("victoria-metrics", dir, syscall.SIGTERM, nil, bin,
+	d, err := startDaemon("victoria-metrics", dir, syscall.SIGTERM, nil, nil, bin,
 		"-storageDataPath="+p.dataDir(), fmt.Sprintf("-httpListenAddr=127.0.0.1:%d", port),
 		"-search.disableCache", "-loggerLevel=ERROR")
 	if err != nil {
