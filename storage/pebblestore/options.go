@@ -12,7 +12,7 @@ import (
 )
 
 // Options configures a Store. The zero value is the default for every
-// field; a negative CacheSize is an error (Validate).
+// field; a negative CacheSize or MemTableSize is an error (Validate).
 type Options struct {
 	// FS is the file system the DB lives on; nil means the operating
 	// system's. vfs.NewMem() gives an in-memory store for examples and
@@ -22,6 +22,11 @@ type Options struct {
 	// CacheSize is the size in bytes of Pebble's block cache; 0 means
 	// DefaultCacheSize.
 	CacheSize int64
+
+	// MemTableSize is the most bytes one of Pebble's memtables grows to
+	// (from 256 KiB, doubling with each new memtable); 0 means
+	// DefaultMemTableSize. Writes stall when two are full and unflushed.
+	MemTableSize int64
 
 	// Clock stamps the creation time of tables; nil means the wall clock.
 	Clock clock.Clock
@@ -35,6 +40,18 @@ type Options struct {
 // DefaultCacheSize is the block cache size when Options.CacheSize is 0.
 const DefaultCacheSize = 32 << 20
 
+// DefaultMemTableSize is the memtable size when Options.MemTableSize is
+// 0: 64 MiB, where Pebble's default is 4 MiB. Events arrive in time order
+// within a series but spread over every series of a table, so each
+// memtable flush writes an L0 table overlapping the ones before, which
+// compactions rewrite again and again; larger memtables flush fewer,
+// larger tables. On the peer benchmark's ingest (300,000 events, 4
+// writers) the server's CPU per event went from 5.3 to 6.6 µs with 4 MiB
+// memtables to 3.6 to 3.9 µs with 64 MiB, most of the difference being
+// compactions, for about 40 MiB more peak memory. A store that receives
+// little never grows its memtables that far.
+const DefaultMemTableSize = 64 << 20
+
 // errInvalidOptions marks an Options that Open refuses.
 var errInvalidOptions = errors.New("timetable: pebble: invalid options")
 
@@ -45,6 +62,9 @@ func (o *Options) EnsureDefaults() {
 	}
 	if o.CacheSize == 0 {
 		o.CacheSize = DefaultCacheSize
+	}
+	if o.MemTableSize == 0 {
+		o.MemTableSize = DefaultMemTableSize
 	}
 	if o.Clock == nil {
 		o.Clock = clock.Real{}
@@ -59,6 +79,9 @@ func (o *Options) Validate() error {
 	if o.CacheSize < 0 {
 		return fmt.Errorf("%w: negative CacheSize %d", errInvalidOptions, o.CacheSize)
 	}
+	if o.MemTableSize < 0 {
+		return fmt.Errorf("%w: negative MemTableSize %d", errInvalidOptions, o.MemTableSize)
+	}
 	return nil
 }
 
@@ -69,9 +92,10 @@ func (o *Options) Validate() error {
 func pebbleOptions(o Options) (*pebble.Options, func()) {
 	cache := pebble.NewCache(o.CacheSize)
 	po := &pebble.Options{
-		FS:     o.FS,
-		Cache:  cache,
-		Logger: pebbleLogger{o.Logger},
+		FS:           o.FS,
+		Cache:        cache,
+		MemTableSize: uint64(o.MemTableSize),
+		Logger:       pebbleLogger{o.Logger},
 		// Pin the on-disk format rather than take whatever default a
 		// Pebble upgrade brings.
 		FormatMajorVersion: pebble.FormatNewest,

@@ -375,6 +375,8 @@ func TestOpenRefusesForeignData(t *testing.T) {
 }
 
 func TestOpenRefusesInvalidOptions(t *testing.T) {
-	_, err := Open(t.TempDir(), Options{CacheSize: -1})
-	require.ErrorIs(t, err, errInvalidOptions)
+	for _, o := range []Options{{CacheSize: -1}, {MemTableSize: -1}} {
+		_, err := Open(t.TempDir(), o)
+		require.ErrorIs(t, err, errInvalidOptions)
+	}
 }
