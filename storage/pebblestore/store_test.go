@@ -146,6 +146,25 @@ func TestBatchWriteIsAllOrNothing(t *testing.T) {
 // manyEmptyLists returns a list of n empty lists: DynamoDB counts 4 bytes
 // for each, this encoding 2, so 110,000 of them are refused for their size
 // only because BatchWrite applies DynamoDB's rule.
+// TestBatchWriteInAnyOrder writes items in no key order, some keys more
+// than once: BatchWrite sets them in key order, and of one key the item
+// given last is the one stored.
+func TestBatchWriteInAnyOrder(t *testing.T) {
+	ctx := context.Background()
+	s, _ := openTemp(t, Options{})
+	require.NoError(t, s.CreateTable(ctx, testSpec("tbl")))
+	var batch, want []storage.Item
+	for i := range 200 {
+		pk, sk := fmt.Sprintf("p%d", i%7), fmt.Sprintf("%03d", (i*37)%20)
+		it := storage.Item{PK: pk, SK: sk, Attrs: map[string]any{"i": json.Number(fmt.Sprint(i))}}
+		batch = append(batch, it)
+		want = slices.DeleteFunc(want, func(w storage.Item) bool { return w.PK == pk && w.SK == sk })
+		want = append(want, it)
+	}
+	require.NoError(t, s.BatchWrite(ctx, "tbl", batch))
+	require.Equal(t, normalise(want), normalise(scan(t, s, "tbl")))
+}
+
 func manyEmptyLists(n int) []any {
 	l := make([]any, n)
 	for i := range l {
