@@ -32,10 +32,11 @@ func (b Batch) Events() []Event {
 
 // AssignIDs gives every event without an id its idempotent id (see
 // Event.AssignID), in place: the events of a Batch made by Check are the
-// caller's, whose ID fields are set.
+// caller's, whose ID fields are set. The events passed validation, whose
+// numbers are canonical, so their numbers are hashed as they are.
 func (b Batch) AssignIDs(tenant, table string) {
 	for i := range b.events {
-		b.events[i].AssignID(tenant, table)
+		b.events[i].assignID(tenant, table, true)
 	}
 }
 

@@ -54,6 +54,13 @@ const (
 // numbers are canonical; it canonicalizes json.Number values again for the
 // hash anyway, so a number's spelling never changes an id.
 func (e *Event) AssignID(tenant, table string) {
+	e.assignID(tenant, table, false)
+}
+
+// assignID is AssignID; canonical says the event's numbers are known to
+// be canonical already (it is in a Batch), so that they are hashed as they
+// are rather than put in canonical form a second time.
+func (e *Event) assignID(tenant, table string, canonical bool) {
 	if e.ID != "" {
 		return
 	}
@@ -64,7 +71,7 @@ func (e *Event) AssignID(tenant, table string) {
 	b = appendLenString(b, e.Series)
 	b = binary.BigEndian.AppendUint64(b, uint64(e.Time.Unix()))
 	b = binary.BigEndian.AppendUint32(b, uint32(e.Time.Nanosecond()))
-	b = appendHashMap(b, e.Fields)
+	b = appendHashMap(b, e.Fields, canonical)
 	sum := sha256.Sum256(b)
 	if cap(b) <= maxPooledHashBuf {
 		*bp = b
@@ -84,7 +91,7 @@ func appendLenString(b []byte, s string) []byte {
 	return append(b, s...)
 }
 
-func appendHashValue(b []byte, v any) []byte {
+func appendHashValue(b []byte, v any, canonical bool) []byte {
 	switch v := v.(type) {
 	case nil:
 		return append(b, tagNull)
@@ -96,6 +103,9 @@ func appendHashValue(b []byte, v any) []byte {
 	case string:
 		return appendLenString(append(b, tagString), v)
 	case json.Number:
+		if canonical {
+			return appendLenString(append(b, tagNumber), string(v))
+		}
 		var buf [48]byte
 		c, reason := appendNumber(buf[:0], v)
 		if reason != "" {
@@ -109,11 +119,11 @@ func appendHashValue(b []byte, v any) []byte {
 	case []any:
 		b = binary.AppendUvarint(append(b, tagList), uint64(len(v)))
 		for _, e := range v {
-			b = appendHashValue(b, e)
+			b = appendHashValue(b, e, canonical)
 		}
 		return b
 	case map[string]any:
-		return appendHashMap(b, v)
+		return appendHashMap(b, v, canonical)
 	default:
 		// Not a storage type: Validate was not called. Hash its type and
 		// value so that at least equal values give equal ids.
@@ -124,7 +134,7 @@ func appendHashValue(b []byte, v any) []byte {
 // smallMap is the size of map whose keys are sorted without allocating.
 const smallMap = 16
 
-func appendHashMap(b []byte, m map[string]any) []byte {
+func appendHashMap(b []byte, m map[string]any, canonical bool) []byte {
 	b = binary.AppendUvarint(append(b, tagMap), uint64(len(m)))
 	var small [smallMap]string
 	keys := small[:0]
@@ -137,7 +147,7 @@ func appendHashMap(b []byte, m map[string]any) []byte {
 	slices.Sort(keys)
 	for _, k := range keys {
 		b = appendLenString(b, k)
-		b = appendHashValue(b, m[k])
+		b = appendHashValue(b, m[k], canonical)
 	}
 	return b
 }

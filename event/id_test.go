@@ -160,3 +160,33 @@ func TestAssignIDLargeEvent(t *testing.T) {
 	b.AssignID("t", "tab")
 	require.NotEqual(t, a.ID, b.ID)
 }
+
+// TestAssignIDsOfBatch holds Batch.AssignIDs, which hashes a checked
+// event's numbers as they are, to the ids AssignID gives the same events
+// with their numbers spelled in any other way.
+func TestAssignIDsOfBatch(t *testing.T) {
+	fields := func(a, x json.Number) map[string]any {
+		return map[string]any{"a": a, "b": map[string]any{"x": []any{x, "y"}}, "c": json.Number("7.0")}
+	}
+	at := testNow.Add(-time.Hour)
+	raw := []Event{
+		{Time: at, Series: "s", Fields: fields("1.000", "15e-1")},
+		{Time: at, Series: "s", Fields: fields("-0.0", "1E+2")},
+	}
+	want := make([]string, len(raw))
+	for i, e := range raw {
+		e.AssignID("t", "tab")
+		want[i] = e.ID
+	}
+	checked := []Event{
+		{Time: at, Series: "s", Fields: fields("1.000", "15e-1")},
+		{Time: at, Series: "s", Fields: fields("-0.0", "1E+2")},
+	}
+	b, err := Check(checked, Limits{}, testNow)
+	require.NoError(t, err)
+	b.AssignIDs("t", "tab")
+	for i := range want {
+		require.Equal(t, want[i], b.Event(i).ID, "event %d", i)
+	}
+	require.NotEqual(t, want[0], want[1])
+}
