@@ -37,7 +37,9 @@
 //     drops whole tables by period.
 //   - BatchWrite encodes every item into one Pebble batch committed with
 //     pebble.Sync: it is all or nothing, durable when it returns, and
-//     concurrent batches are group-committed by Pebble. A per-table
+//     concurrent batches are group-committed by Pebble. The items go into
+//     the batch in key order, which makes Pebble's memtable inserts
+//     cheap (each starts from where the one before went). A per-table
 //     read-write lock, taken shared by writes and exclusively by
 //     DeleteTable, keeps a write from landing in a table being deleted.
 //   - Update reads the item, evaluates the conditions, applies the
