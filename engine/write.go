@@ -389,7 +389,7 @@ func (db *DB) group(ctx context.Context, f family.Family, tenant, table string, 
 	type key struct{ table, pk, sk string }
 	seen := make(map[key]int, len(items))
 	var w *tableWrite
-	for _, p := range items {
+	for i, p := range items {
 		// Events of a request mostly share a table: route an event only
 		// when the last table cannot take it.
 		if w == nil || !w.table.entry.Covers(p.time, now) {
@@ -399,7 +399,11 @@ func (db *DB) group(ctx context.Context, f family.Family, tenant, table string, 
 			}
 			w = byName[t.name]
 			if w == nil {
-				w = &tableWrite{table: t, tenant: tenant, ltable: table}
+				// Room for every item left, which usually all go to
+				// this table.
+				left := len(items) - i
+				w = &tableWrite{table: t, tenant: tenant, ltable: table,
+					items: make([]storage.Item, 0, left), events: make([]int, 0, left)}
 				byName[t.name] = w
 				order = append(order, w)
 			}
