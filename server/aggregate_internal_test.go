@@ -1,0 +1,37 @@
+package server
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/timetabledb/timetable/engine"
+)
+
+// An aggregate answer is written as encoding/json writes its
+// aggregateResponse, empty or not, with or without a rollups note.
+func TestAppendAggregateResponseIsEncodingJSON(t *testing.T) {
+	start := time.Date(2017, 6, 15, 9, 0, 0, 0, time.UTC)
+	two := []engine.Bucket{
+		{Start: start, End: start.Add(time.Hour), Events: 2, Values: map[string]map[string]any{"t": {"count": int64(2), "sum": json.Number("3.5")}}},
+		{Start: start.Add(time.Hour), End: start.Add(time.Hour + time.Minute), Partial: true},
+	}
+	for _, c := range []struct {
+		buckets []engine.Bucket
+		rollups string
+	}{
+		{nil, ""}, {two, ""}, {two[:1], `not used: "fill" <asks> & more`},
+	} {
+		answer := aggregateResponse{Buckets: c.buckets, Rollups: c.rollups}
+		if answer.Buckets == nil {
+			answer.Buckets = []engine.Bucket{}
+		}
+		want, err := json.Marshal(answer)
+		require.NoError(t, err)
+		got, err := appendAggregateResponse(nil, c.buckets, c.rollups)
+		require.NoError(t, err)
+		require.Equal(t, string(want), string(got))
+	}
+}
