@@ -66,7 +66,10 @@ func (b Bucket) AppendJSON(dst []byte) ([]byte, error) {
 	}
 	dst = append(dst, '{')
 	var err error
-	for i, field := range sortedKeys(b.Values) {
+	// The names of a few fields and functions, the common case, are
+	// sorted on the stack.
+	var fewFields, fewFns [8]string
+	for i, field := range sortedKeys(fewFields[:0], b.Values) {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
@@ -78,7 +81,7 @@ func (b Bucket) AppendJSON(dst []byte) ([]byte, error) {
 			continue
 		}
 		dst = append(dst, '{')
-		for j, fn := range sortedKeys(results) {
+		for j, fn := range sortedKeys(fewFns[:0], results) {
 			if j > 0 {
 				dst = append(dst, ',')
 			}
@@ -93,9 +96,9 @@ func (b Bucket) AppendJSON(dst []byte) ([]byte, error) {
 	return append(dst, "}}"...), nil
 }
 
-// sortedKeys returns a map's keys in the order encoding/json writes them.
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
+// sortedKeys appends a map's keys to keys, in the order encoding/json
+// writes them.
+func sortedKeys[V any](keys []string, m map[string]V) []string {
 	for k := range m {
 		keys = append(keys, k)
 	}

@@ -91,7 +91,7 @@ func (s *Server) aggregate(w http.ResponseWriter, r *http.Request, tenant string
 		if err != nil {
 			return err
 		}
-		if body, err = appendAggregateResponse(nil, buckets, s.db.RollupUse(q)); err != nil {
+		if body, err = appendAggregateResponse(make([]byte, 0, 64+len(buckets)*160), buckets, s.db.RollupUse(q)); err != nil {
 			return fmt.Errorf("encode aggregate: %w", err)
 		}
 	}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
@@ -34,4 +35,34 @@ func TestAppendAggregateResponseIsEncodingJSON(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, string(want), string(got))
 	}
+}
+
+// BenchmarkAggregateResponse writes the answer of the peer comparison's
+// one-series aggregate, count and sum by the hour over 7 days, as the
+// server does and through json.Marshal, which calls each bucket's
+// MarshalJSON and then checks and compacts what it wrote.
+func BenchmarkAggregateResponse(b *testing.B) {
+	start := time.Date(2017, 6, 15, 0, 0, 0, 0, time.UTC)
+	buckets := make([]engine.Bucket, 7*24)
+	for i := range buckets {
+		s := start.Add(time.Duration(i) * time.Hour)
+		buckets[i] = engine.Bucket{Start: s, End: s.Add(time.Hour), Events: 2, Values: map[string]map[string]any{
+			"temperature": {"count": int64(2), "sum": json.Number(fmt.Sprintf("%d.25", 40+i%10))}}}
+	}
+	b.Run("AppendJSON", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := appendAggregateResponse(make([]byte, 0, 64+len(buckets)*160), buckets, ""); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("json.Marshal", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := json.Marshal(aggregateResponse{Buckets: buckets}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
