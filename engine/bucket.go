@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/timetabledb/timetable/config"
 	"github.com/timetabledb/timetable/period"
@@ -39,7 +42,139 @@ type Bucket struct {
 // {"start": RFC 3339, "end": RFC 3339, "partial": true (edge buckets only),
 // "events": N, "values": {field: {fn: result}}}.
 func (b Bucket) MarshalJSON() ([]byte, error) {
-	return json.Marshal(bucketJSON{b.Start.Format(time.RFC3339Nano), b.End.Format(time.RFC3339Nano), b.Partial, b.Events, b.Values})
+	return b.AppendJSON(nil)
+}
+
+// AppendJSON appends the bucket's MarshalJSON encoding to dst: the bytes
+// encoding/json writes for a bucketJSON, written without reflection (an
+// aggregate's answer is mostly this), counts and numbers as they are and
+// any other value through encoding/json.
+func (b Bucket) AppendJSON(dst []byte) ([]byte, error) {
+	dst = append(dst, `{"start":"`...)
+	dst = b.Start.AppendFormat(dst, time.RFC3339Nano)
+	dst = append(dst, `","end":"`...)
+	dst = b.End.AppendFormat(dst, time.RFC3339Nano)
+	dst = append(dst, '"')
+	if b.Partial {
+		dst = append(dst, `,"partial":true`...)
+	}
+	dst = append(dst, `,"events":`...)
+	dst = strconv.AppendInt(dst, b.Events, 10)
+	dst = append(dst, `,"values":`...)
+	if b.Values == nil {
+		return append(dst, "null}"...), nil
+	}
+	dst = append(dst, '{')
+	var err error
+	// The names of a few fields and functions, the common case, are
+	// sorted on the stack.
+	var fewFields, fewFns [8]string
+	for i, field := range sortedKeys(fewFields[:0], b.Values) {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendJSONString(dst, field)
+		dst = append(dst, ':')
+		results := b.Values[field]
+		if results == nil {
+			dst = append(dst, "null"...)
+			continue
+		}
+		dst = append(dst, '{')
+		for j, fn := range sortedKeys(fewFns[:0], results) {
+			if j > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendJSONString(dst, fn)
+			dst = append(dst, ':')
+			if dst, err = appendResult(dst, results[fn]); err != nil {
+				return nil, fmt.Errorf("encode bucket %s: %s %s: %w", b.Start.Format(time.RFC3339Nano), field, fn, err)
+			}
+		}
+		dst = append(dst, '}')
+	}
+	return append(dst, "}}"...), nil
+}
+
+// sortedKeys appends a map's keys to keys, in the order encoding/json
+// writes them.
+func sortedKeys[V any](keys []string, m map[string]V) []string {
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// appendResult appends one result of a bucket as encoding/json does.
+func appendResult(dst []byte, v any) ([]byte, error) {
+	switch v := v.(type) {
+	case int64:
+		return strconv.AppendInt(dst, v, 10), nil
+	case json.Number:
+		if plainJSONNumber(string(v)) {
+			return append(dst, v...), nil
+		}
+	}
+	b, err := json.Marshal(v)
+	return append(dst, b...), err
+}
+
+// plainJSONNumber reports whether s is a JSON number: -?(0|[1-9][0-9]*)
+// (.[0-9]+)?([eE][+-]?[0-9]+)?, which encoding/json writes as it is.
+func plainJSONNumber(s string) bool {
+	digits := func(i int) int {
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+		return i
+	}
+	i := 0
+	if i < len(s) && s[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(s) && s[i] == '0':
+		i++
+	case i < len(s) && s[i] >= '1' && s[i] <= '9':
+		i = digits(i + 1)
+	default:
+		return false
+	}
+	if i < len(s) && s[i] == '.' {
+		if j := digits(i + 1); j > i+1 {
+			i = j
+		} else {
+			return false
+		}
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		if j := digits(i); j > i {
+			i = j
+		} else {
+			return false
+		}
+	}
+	return i == len(s)
+}
+
+// appendJSONString appends s as encoding/json writes a string: a plain
+// one, of printable ASCII that HTML does not escape, as it is, and any
+// other through encoding/json.
+func appendJSONString(dst []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			b, _ := json.Marshal(s) // a string always encodes
+			return append(dst, b...)
+		}
+	}
+	dst = append(dst, '"')
+	dst = append(dst, s...)
+	return append(dst, '"')
 }
 
 // bucketJSON is a Bucket as JSON.

@@ -16,8 +16,8 @@ const rollupFormat = "2"
 // DynamoDB number holds; minimums and maximums are values of events, and
 // numbers.
 func (p *part) encode() map[string]any {
-	fields := make(map[string]any, len(p.fields))
-	for name, fp := range p.fields {
+	fields := make(map[string]any, len(p.fields)+1)
+	for name, fp := range p.all() {
 		m := map[string]any{
 			"count": json.Number(strconv.FormatInt(fp.count, 10)),
 			"first": fp.first, "first_t": fp.firstK.sortKey(),

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"iter"
 	"time"
 
 	"github.com/cockroachdb/apd/v3"
@@ -15,7 +16,14 @@ import (
 // with the same method, so they give the same answers to the digit.
 type part struct {
 	events int64
-	fields map[string]*fieldPart
+	// one summarises the first field the part met, named oneName, with
+	// no map or allocation of its own: most aggregates summarise one
+	// field, and an every-series aggregate makes a part per series and
+	// bucket. fields holds the others.
+	oneName string
+	one     fieldPart
+	hasOne  bool
+	fields  map[string]*fieldPart
 	// want names the sketches its fields keep: none in rollups.
 	want wants
 }
@@ -68,15 +76,41 @@ func orderKeyOf(sk, series string) (orderKey, bool) {
 }
 
 func (p *part) field(name string) *fieldPart {
+	if fp := p.lookup(name); fp != nil {
+		return fp
+	}
+	if !p.hasOne {
+		p.oneName, p.hasOne = name, true
+		return &p.one
+	}
 	if p.fields == nil {
 		p.fields = map[string]*fieldPart{}
 	}
-	fp := p.fields[name]
-	if fp == nil {
-		fp = &fieldPart{}
-		p.fields[name] = fp
-	}
+	fp := &fieldPart{}
+	p.fields[name] = fp
 	return fp
+}
+
+// lookup returns the summary of a field, or nil when the part has none.
+func (p *part) lookup(name string) *fieldPart {
+	if p.hasOne && p.oneName == name {
+		return &p.one
+	}
+	return p.fields[name]
+}
+
+// all yields the part's fields and their summaries.
+func (p *part) all() iter.Seq2[string, *fieldPart] {
+	return func(yield func(string, *fieldPart) bool) {
+		if p.hasOne && !yield(p.oneName, &p.one) {
+			return
+		}
+		for name, fp := range p.fields {
+			if !yield(name, fp) {
+				return
+			}
+		}
+	}
 }
 
 // add adds an event, summarising the named fields.
@@ -149,7 +183,7 @@ func (fp *fieldPart) add(v any, k orderKey, w wants) {
 func (p *part) merge(o *part, fields []string) {
 	p.events += o.events
 	for _, name := range fields {
-		of := o.fields[name]
+		of := o.lookup(name)
 		if of == nil || of.count == 0 {
 			continue
 		}
@@ -200,7 +234,7 @@ func (p *part) bucket(q *AggregateQuery, start time.Time) (Bucket, error) {
 	b.Events = p.events
 	numeric := q.numeric()
 	for _, name := range q.Fields {
-		fp := p.fields[name]
+		fp := p.lookup(name)
 		if fp == nil || fp.count == 0 {
 			continue
 		}

@@ -16,12 +16,38 @@ import (
 // knows.
 var aggregateParams = []string{"from", "to", "series", "bucket", "fields", "fn", "fill", "filter", "group_by", "group_limit", "group_after"}
 
-// aggregateResponse is the body of an aggregate answer. Rollups says,
+// aggregateResponse is the body of an aggregate answer, which
+// appendAggregateResponse writes without reflection. Rollups says,
 // for a table that keeps rollups, whether they served the answer, and if
 // not why.
 type aggregateResponse struct {
 	Buckets []engine.Bucket `json:"buckets"`
 	Rollups string          `json:"rollups,omitempty"`
+}
+
+// appendAggregateResponse appends the aggregateResponse of buckets and
+// rollups as encoding/json writes it, each bucket by its AppendJSON,
+// without reflection.
+func appendAggregateResponse(dst []byte, buckets []engine.Bucket, rollups string) ([]byte, error) {
+	dst = append(dst, `{"buckets":[`...)
+	for i, b := range buckets {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		var err error
+		if dst, err = b.AppendJSON(dst); err != nil {
+			return nil, err
+		}
+	}
+	dst = append(dst, ']')
+	if rollups != "" {
+		r, err := json.Marshal(rollups)
+		if err != nil {
+			return nil, err
+		}
+		dst = append(append(dst, `,"rollups":`...), r...)
+	}
+	return append(dst, '}'), nil
 }
 
 // groupsResponse is the body of a grouped aggregate answer: a page of
@@ -43,7 +69,7 @@ func (s *Server) aggregate(w http.ResponseWriter, r *http.Request, tenant string
 	if err != nil {
 		return err
 	}
-	var answer any
+	var body []byte
 	if q.GroupBy != "" {
 		page, err := s.db.AggregateGroups(r.Context(), tenant, q)
 		if err != nil {
@@ -57,20 +83,17 @@ func (s *Server) aggregate(w http.ResponseWriter, r *http.Request, tenant string
 		if page.Groups == nil {
 			page.Groups = []engine.Group{}
 		}
-		answer = groupsResponse{Groups: page.Groups, NextGroup: page.Next, Rollups: s.db.RollupUse(q)}
+		if body, err = json.Marshal(groupsResponse{Groups: page.Groups, NextGroup: page.Next, Rollups: s.db.RollupUse(q)}); err != nil {
+			return fmt.Errorf("encode aggregate: %w", err)
+		}
 	} else {
 		buckets, err := s.db.Aggregate(r.Context(), tenant, q)
 		if err != nil {
 			return err
 		}
-		if buckets == nil {
-			buckets = []engine.Bucket{}
+		if body, err = appendAggregateResponse(make([]byte, 0, 64+len(buckets)*160), buckets, s.db.RollupUse(q)); err != nil {
+			return fmt.Errorf("encode aggregate: %w", err)
 		}
-		answer = aggregateResponse{Buckets: buckets, Rollups: s.db.RollupUse(q)}
-	}
-	body, err := json.Marshal(answer)
-	if err != nil {
-		return fmt.Errorf("encode aggregate: %w", err)
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(len(body)+1))

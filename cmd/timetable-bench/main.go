@@ -30,7 +30,7 @@ func main() {
 	peers := flag.String("peers", "with", "the peer comparison: with the rest, only, or without")
 	flag.IntVar(&o.MQTTMessages, "mqtt-messages", 50000, "messages of one event per MQTT ingest run")
 	only := flag.String("only", "", "measure only this part of the table: embedded, aggregate, manyseries, dynamo, layouts or mqtt")
-	flag.StringVar(&o.PeerProfile, "peers-cpuprofile", "", "write CPU profiles of timetable's server over the peer ingest into this directory (go tool pprof -top bin/timetable DIR/*.pb.gz reads them)")
+	flag.StringVar(&o.PeerProfile, "peers-cpuprofile", "", "write CPU profiles of timetable's server over the peer ingest and each peer query into this directory (go tool pprof -top bin/timetable DIR/timetable-query1-*.pb.gz reads those of the first query)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	flag.Parse()
 	if *peers != "with" && *peers != "only" && *peers != "without" {

@@ -39,7 +39,8 @@ type Options struct {
 	// Timetable is the timetable binary the peer comparison serves from.
 	Timetable string
 	// PeerProfile, when set, is a directory the peer comparison writes
-	// CPU profiles of timetable's server over the ingest into.
+	// CPU profiles of timetable's server over the ingest and
+	// over each peer query into.
 	PeerProfile string
 	// MQTTMessages is how many messages each MQTT ingest run publishes.
 	MQTTMessages int

@@ -193,7 +193,8 @@ func Peers(ctx context.Context, o Options) (*PeerReport, error) {
 // measurePeer starts p in dir, writes the batches, asks each query its
 // runs, flushes, and stops p on every way out: one column of the table.
 // When profileDir is set and p profiles itself, the CPU profiles of its
-// ingest go there.
+// ingest go there, and those of each query, asked again after its timed
+// runs (profileQuery), as NAME-queryN, N its place in peerQueries.
 func measurePeer(ctx context.Context, p peer, dir string, w peerWorkload, batches [][]reading, profileDir string, progress func(string)) (res peerResult, err error) {
 	progress("peers: starting " + p.name())
 	d, err := p.start(ctx, dir, progress)
@@ -245,7 +246,7 @@ func measurePeer(ctx context.Context, p peer, dir string, w peerWorkload, batche
 		return res, err
 	}
 
-	for _, q := range peerQueries {
+	for qi, q := range peerQueries {
 		if _, err := q.run(ctx, p, w, q.reps); err != nil {
 			return res, err
 		}
@@ -259,6 +260,12 @@ func measurePeer(ctx context.Context, p peer, dir string, w peerWorkload, batche
 		res.p50 = append(res.p50, percentile(ds, 50))
 		res.p99 = append(res.p99, percentile(ds, 99))
 		progress(fmt.Sprintf("peers: %s %s p50 %.3f ms, p99 %.3f ms", p.name(), q.name, res.p50[len(res.p50)-1], res.p99[len(res.p99)-1]))
+		if pp, ok := p.(profiledPeer); ok && profileDir != "" {
+			name := fmt.Sprintf("%s-query%d", strings.ToLower(p.name()), qi+1)
+			if err := profileQuery(ctx, pp, p, q, w, filepath.Join(profileDir, name), progress); err != nil {
+				return res, err
+			}
+		}
 	}
 	mem, err := d.PeakMemory()
 	if err != nil {
@@ -277,6 +284,24 @@ func measurePeer(ctx context.Context, p peer, dir string, w peerWorkload, batche
 	return res, nil
 }
 
+// queryProfileFor is how long profileQuery asks a query over and over:
+// long enough for a few hundred samples at pprof's 100 Hz.
+const queryProfileFor = 5 * time.Second
+
+// profileQuery asks q again and again for queryProfileFor, untimed and
+// after its timed runs so that the profiler does not weigh on them, with
+// p's server profiling its CPU, and saves the profiles as name-N.pb.gz.
+func profileQuery(ctx context.Context, pp profiledPeer, p peer, q peerQuery, w peerWorkload, name string, progress func(string)) error {
+	stop := sync.OnceValues(pp.profileCPU(ctx))
+	defer stop() // on an early way out; once saved, it returns at once
+	for rep, end := 0, time.Now().Add(queryProfileFor); time.Now().Before(end); rep++ {
+		if _, err := q.run(ctx, p, w, rep%q.reps); err != nil {
+			return err
+		}
+	}
+	return saveProfiles(filepath.Dir(name), filepath.Base(name), stop, progress)
+}
+
 // saveProfiles stops a profile and writes its windows to dir as
 // name-N.pb.gz.
 func saveProfiles(dir, name string, stop func() ([][]byte, error), progress func(string)) error {
@@ -292,7 +317,7 @@ func saveProfiles(dir, name string, stop func() ([][]byte, error), progress func
 			return err
 		}
 	}
-	progress(fmt.Sprintf("peers: %d CPU profiles of the ingest in %s: go tool pprof -top BINARY %s", len(profiles), dir, filepath.Join(dir, name+"-*.pb.gz")))
+	progress(fmt.Sprintf("peers: %d CPU profiles in %s: go tool pprof -top BINARY %s", len(profiles), dir, filepath.Join(dir, name+"-*.pb.gz")))
 	return nil
 }
 

@@ -1,0 +1,68 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/timetabledb/timetable/engine"
+)
+
+// An aggregate answer is written as encoding/json writes its
+// aggregateResponse, empty or not, with or without a rollups note.
+func TestAppendAggregateResponseIsEncodingJSON(t *testing.T) {
+	start := time.Date(2017, 6, 15, 9, 0, 0, 0, time.UTC)
+	two := []engine.Bucket{
+		{Start: start, End: start.Add(time.Hour), Events: 2, Values: map[string]map[string]any{"t": {"count": int64(2), "sum": json.Number("3.5")}}},
+		{Start: start.Add(time.Hour), End: start.Add(time.Hour + time.Minute), Partial: true},
+	}
+	for _, c := range []struct {
+		buckets []engine.Bucket
+		rollups string
+	}{
+		{nil, ""}, {two, ""}, {two[:1], `not used: "fill" <asks> & more`},
+	} {
+		answer := aggregateResponse{Buckets: c.buckets, Rollups: c.rollups}
+		if answer.Buckets == nil {
+			answer.Buckets = []engine.Bucket{}
+		}
+		want, err := json.Marshal(answer)
+		require.NoError(t, err)
+		got, err := appendAggregateResponse(nil, c.buckets, c.rollups)
+		require.NoError(t, err)
+		require.Equal(t, string(want), string(got))
+	}
+}
+
+// BenchmarkAggregateResponse writes the answer of the peer comparison's
+// one-series aggregate, count and sum by the hour over 7 days, as the
+// server does and through json.Marshal, which calls each bucket's
+// MarshalJSON and then checks and compacts what it wrote.
+func BenchmarkAggregateResponse(b *testing.B) {
+	start := time.Date(2017, 6, 15, 0, 0, 0, 0, time.UTC)
+	buckets := make([]engine.Bucket, 7*24)
+	for i := range buckets {
+		s := start.Add(time.Duration(i) * time.Hour)
+		buckets[i] = engine.Bucket{Start: s, End: s.Add(time.Hour), Events: 2, Values: map[string]map[string]any{
+			"temperature": {"count": int64(2), "sum": json.Number(fmt.Sprintf("%d.25", 40+i%10))}}}
+	}
+	b.Run("AppendJSON", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := appendAggregateResponse(make([]byte, 0, 64+len(buckets)*160), buckets, ""); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("json.Marshal", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := json.Marshal(aggregateResponse{Buckets: buckets}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
