@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/timetabledb/timetable/storage"
@@ -38,8 +39,10 @@ func (s *Store) BatchWrite(ctx context.Context, tableName string, items []storag
 	// that follows the one before is placed in a few comparisons where one
 	// in no order searches the whole memtable. The sort is stable: of two
 	// items with the same key the later is still set last, and wins.
-	var keys, vals []byte
-	entries := make([]encodedItem, len(items))
+	enc := encodings.Get().(*encoding)
+	defer enc.release() // the batch holds copies
+	keys, vals, entries := enc.keys, enc.vals, slices.Grow(enc.entries, len(items))[:len(items)]
+	defer func() { enc.keys, enc.vals, enc.entries = keys, vals, entries }()
 	for i, it := range items {
 		e := encodedItem{keyStart: len(keys), valStart: len(vals)}
 		var err error
@@ -82,6 +85,29 @@ func encodeItem(key, val []byte, id uint64, it storage.Item) ([]byte, []byte, er
 		return key, val, err
 	}
 	return appendItemKey(key, id, it.PK, it.SK), val, nil
+}
+
+// encoding holds the buffers BatchWrite encodes a call's items into,
+// reused through encodings so that a busy store does not make a batch's
+// worth of garbage a call.
+type encoding struct {
+	keys, vals []byte
+	entries    []encodedItem
+}
+
+var encodings = sync.Pool{New: func() any { return new(encoding) }}
+
+// maxPooledEncoding is the most bytes of buffers an encoding keeps for
+// the next call; those of a larger batch are left to the GC.
+const maxPooledEncoding = 4 << 20
+
+// release empties e and returns it to encodings.
+func (e *encoding) release() {
+	if cap(e.keys)+cap(e.vals) > maxPooledEncoding {
+		return
+	}
+	e.keys, e.vals, e.entries = e.keys[:0], e.vals[:0], e.entries[:0]
+	encodings.Put(e)
 }
 
 // encodedItem locates one item's key and value in the buffers BatchWrite
