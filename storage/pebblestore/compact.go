@@ -7,7 +7,7 @@ import (
 
 // Compact flushes the memtables to sstables and compacts every key of the
 // DB into the bottom level, where the store's strongest compression
-// applies (see blockSize): the disk a store takes once compacted, and the
+// applies (see coldBlockSize): the disk a store takes once compacted, and the
 // smallest it takes. Pebble compacts on its own as data arrive, so a
 // store needs Compact only to give disk back at once (after deleting
 // data, or before copying the directory) or to measure its size. It reads

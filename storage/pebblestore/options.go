@@ -111,7 +111,10 @@ func pebbleOptions(o Options) (*pebble.Options, func()) {
 	}
 	po.ApplyCompressionSettings(func() pebble.DBCompressionSettings { return pebble.DBCompressionGood })
 	for i := range po.Levels {
-		po.Levels[i].BlockSize = blockSize
+		po.Levels[i].BlockSize = hotBlockSize
+	}
+	for i := len(po.Levels) - coldLevels; i < len(po.Levels); i++ {
+		po.Levels[i].BlockSize = coldBlockSize
 	}
 	return po, cache.Unref
 }
@@ -125,21 +128,31 @@ func pebbleOptions(o Options) (*pebble.Options, func()) {
 // klauspost/compress; with cgo, Pebble links the C library instead, which
 // writes the same format).
 //
-// blockSize is the uncompressed size of a data block, 32 KiB rather than
-// Pebble's 4 KiB: a block of events holds the same attribute names and
-// neighbouring sort keys again and again, and Zstandard finds those
-// repeats only within one block. A point read decompresses one block
-// more, which the block cache (holding blocks uncompressed) absorbs for
-// the recent data reads ask for most.
+// coldBlockSize is the uncompressed size of a data block on the
+// coldLevels bottom levels, 32 KiB rather than Pebble's 4 KiB: a block of
+// events holds the same attribute names and neighbouring sort keys again
+// and again, and Zstandard finds those repeats only within one block.
+// The levels above keep hotBlockSize, Pebble's 4 KiB, for the recent data
+// most point reads ask for: a read of one series' newest event
+// decompresses one block, and 32 KiB blocks there made a tenant's
+// latest-10 p99 while another tenant read the newest event of each of
+// 100,000 series 13 to 16 ms rather than 4 to 6 ms (`make bench`'s
+// many-series rows), where 32 KiB on the bottom levels only leaves it at
+// 6 to 8 ms.
 //
 // On the peer benchmark's 300,000 events of four numbers each, the data
-// dir after `timetable compact` takes 9.2 MiB, against 14.6 MiB with
-// Pebble's defaults (Snappy, 4 KiB blocks), 11.7 MiB with these codecs
-// in 4 KiB blocks and 11.6 MiB with MinLZ in 32 KiB blocks; the server's
-// peak memory grows by about 20 MiB, its CPU per event by nothing
-// measurable. More than half of what is left is the events' ids, 16
-// bytes of a hash each in every sort key, which nothing compresses.
-const blockSize = 32 << 10
+// dir after `timetable compact` (everything on the bottom level) takes
+// 9.2 MiB, against 14.6 MiB with Pebble's defaults (Snappy, 4 KiB
+// blocks), 11.7 MiB with these codecs in 4 KiB blocks and 11.6 MiB with
+// MinLZ in 32 KiB blocks; the server's peak memory grows by about 20 MiB,
+// its CPU per event by nothing measurable. More than half of what is left
+// is the events' ids, 16 bytes of a hash each in every sort key, which
+// nothing compresses.
+const (
+	coldBlockSize = 32 << 10
+	hotBlockSize  = 4 << 10
+	coldLevels    = 2
+)
 
 // pebbleLogger adapts a slog.Logger to Pebble's Logger.
 type pebbleLogger struct{ l *slog.Logger }
