@@ -47,22 +47,7 @@ func BenchmarkWriteLineProtocol(b *testing.B) {
 // path from two clients.
 func benchmarkWrite(b *testing.B, path string, header func(http.Header, string), line func(w io.Writer, t time.Time, i int)) {
 	const batch = 5000
-	ctx := context.Background()
-	clk := clock.NewManual(now)
-	store, err := pebblestore.Open(b.TempDir(), pebblestore.Options{Clock: clk, Logger: slog.New(slog.DiscardHandler)})
-	require.NoError(b, err)
-	defer store.Close()
-	db, err := engine.Open(ctx, store, engine.Options{Clock: clk})
-	require.NoError(b, err)
-	defer db.Close()
-	key, err := db.Tenants().Add(ctx, "acme", now)
-	require.NoError(b, err)
-	handler, err := server.New(db, server.Options{Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		panic(err)
-	}
-	srv := httptest.NewServer(handler)
-	defer srv.Close()
+	_, srv, key := benchServer(b)
 
 	// Distinct bodies, so that every batch writes new events.
 	bodies := make([][]byte, 64)
@@ -97,4 +82,25 @@ func benchmarkWrite(b *testing.B, path string, header func(http.Header, string),
 		}
 	})
 	b.ReportMetric(float64(b.N*batch)/time.Since(start).Seconds(), "events/s")
+}
+
+// benchServer starts a server on a Pebble store in a temp dir, its clock
+// at now, with the tenant acme, and returns its engine, the server and
+// acme's API key; the benchmark's cleanup stops them.
+func benchServer(b *testing.B) (*engine.DB, *httptest.Server, string) {
+	ctx := context.Background()
+	clk := clock.NewManual(now)
+	store, err := pebblestore.Open(b.TempDir(), pebblestore.Options{Clock: clk, Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(b, err)
+	b.Cleanup(func() { store.Close() })
+	db, err := engine.Open(ctx, store, engine.Options{Clock: clk})
+	require.NoError(b, err)
+	b.Cleanup(func() { db.Close() })
+	key, err := db.Tenants().Add(ctx, "acme", now)
+	require.NoError(b, err)
+	handler, err := server.New(db, server.Options{Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(b, err)
+	srv := httptest.NewServer(handler)
+	b.Cleanup(srv.Close)
+	return db, srv, key
 }
