@@ -41,24 +41,23 @@ func (s *Store) BatchWrite(ctx context.Context, tableName string, items []storag
 	// items with the same key the later is still set last, and wins.
 	enc := encodings.Get().(*encoding)
 	defer enc.release() // the batch holds copies
-	keys, vals, entries := enc.keys, enc.vals, slices.Grow(enc.entries, len(items))[:len(items)]
-	defer func() { enc.keys, enc.vals, enc.entries = keys, vals, entries }()
+	enc.entries = slices.Grow(enc.entries, len(items))[:len(items)]
 	for i, it := range items {
-		e := encodedItem{keyStart: len(keys), valStart: len(vals)}
+		e := encodedItem{keyStart: len(enc.keys), valStart: len(enc.vals)}
 		var err error
-		if keys, vals, err = encodeItem(keys, vals, t.id, it); err != nil {
+		if enc.keys, enc.vals, err = encodeItem(enc.keys, enc.vals, t.id, it); err != nil {
 			return writeError(tableName, len(items), fmt.Errorf("item %d (%q, %q): %w", i, it.PK, it.SK, err))
 		}
-		e.keyEnd, e.valEnd = len(keys), len(vals)
-		entries[i] = e
+		e.keyEnd, e.valEnd = len(enc.keys), len(enc.vals)
+		enc.entries[i] = e
 	}
-	slices.SortStableFunc(entries, func(a, b encodedItem) int {
-		return bytes.Compare(a.key(keys), b.key(keys))
+	slices.SortStableFunc(enc.entries, func(a, b encodedItem) int {
+		return bytes.Compare(a.key(enc.keys), b.key(enc.keys))
 	})
-	b := s.db.NewBatchWithSize(batchSize(len(keys), len(vals), len(entries)))
+	b := s.db.NewBatchWithSize(batchSize(len(enc.keys), len(enc.vals), len(enc.entries)))
 	defer b.Close()
-	for _, e := range entries {
-		if err := b.Set(e.key(keys), e.val(vals), nil); err != nil {
+	for _, e := range enc.entries {
+		if err := b.Set(e.key(enc.keys), e.val(enc.vals), nil); err != nil {
 			return writeError(tableName, len(items), err)
 		}
 	}
