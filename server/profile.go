@@ -17,7 +17,9 @@ const maxProfile = 60
 // pprof's format (go tool pprof reads it, and merges several given at
 // once). It is an admin route, because a profile tells how the server
 // spends its time to whoever asks, and it costs that time. The benchmark
-// profiles the server's ingest with it.
+// profiles the server's ingest with it. It is not net/http/pprof's
+// Profile handler because that one takes a malformed seconds for 30 and
+// answers a profile already running with a 500; here both are 4xx.
 func (s *Server) cpuProfile(w http.ResponseWriter, r *http.Request) error {
 	if err := checkParams(r.URL.Query(), "seconds"); err != nil {
 		return err
