@@ -23,27 +23,25 @@ import (
 // check the store would refuse one table's items after another table's
 // were written.
 func TestWriteRefusesItemsAStoreWould(t *testing.T) {
-	for _, b := range backends.All(t) {
-		t.Run(b.Name, func(t *testing.T) {
-			store, cfg := b.Open(t)
-			db, err := engine.Open(context.Background(), store, engine.Options{
-				Config: cfg, Clock: clock.NewManual(apr10.Add(time.Hour)), Limits: event.Limits{MaxSeries: 2 * storage.MaxPKBytes},
-			})
-			require.NoError(t, err)
-			defer db.Close()
-			lastWeek := apr10.Add(-7 * 24 * time.Hour)
-			n, err := db.Write(context.Background(), "acme", "t", []event.Event{
-				{Time: lastWeek, Fields: map[string]any{"v": num(1)}},
-				{Time: apr10, Series: strings.Repeat("s", storage.MaxPKBytes), Fields: map[string]any{"v": num(2)}},
-			})
-			require.Zero(t, n)
-			be, ok := errors.AsType[*event.BatchError](err)
-			require.True(t, ok, "%v", err)
-			require.Len(t, be.Problems, 1)
-			require.Equal(t, 1, be.Problems[0].Index)
-			require.Contains(t, be.Problems[0].Reason, "as a stored item: partition key of")
-			_, err = db.Query(context.Background(), "acme", engine.Query{Table: "t", From: lastWeek, To: apr10})
-			require.ErrorIs(t, err, engine.ErrUnknownTable, "nothing was written")
+	each(t, func(t *testing.T, b backends.Backend) {
+		store, cfg := b.Open(t)
+		db, err := engine.Open(context.Background(), store, engine.Options{
+			Config: cfg, Clock: clock.NewManual(apr10.Add(time.Hour)), Limits: event.Limits{MaxSeries: 2 * storage.MaxPKBytes},
 		})
-	}
+		require.NoError(t, err)
+		defer db.Close()
+		lastWeek := apr10.Add(-7 * 24 * time.Hour)
+		n, err := db.Write(context.Background(), "acme", "t", []event.Event{
+			{Time: lastWeek, Fields: map[string]any{"v": num(1)}},
+			{Time: apr10, Series: strings.Repeat("s", storage.MaxPKBytes), Fields: map[string]any{"v": num(2)}},
+		})
+		require.Zero(t, n)
+		be, ok := errors.AsType[*event.BatchError](err)
+		require.True(t, ok, "%v", err)
+		require.Len(t, be.Problems, 1)
+		require.Equal(t, 1, be.Problems[0].Index)
+		require.Contains(t, be.Problems[0].Reason, "as a stored item: partition key of")
+		_, err = db.Query(context.Background(), "acme", engine.Query{Table: "t", From: lastWeek, To: apr10})
+		require.ErrorIs(t, err, engine.ErrUnknownTable, "nothing was written")
+	})
 }
