@@ -71,7 +71,9 @@ DynamoDB keeps its own storage: compact refuses --store dynamodb, and
 	}
 }
 
-// dirSize returns the bytes of the files in dir and below.
+// dirSize returns the bytes of the files in dir and below. The store may
+// be open, and Pebble deletes obsolete files in the background: a file
+// gone between listing and sizing takes no space, and is not an error.
 func dirSize(dir string) (int64, error) {
 	var n int64
 	err := filepath.WalkDir(dir, func(_ string, e fs.DirEntry, err error) error {
@@ -79,6 +81,9 @@ func dirSize(dir string) (int64, error) {
 			return err
 		}
 		info, err := e.Info()
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
 		if err != nil {
 			return err
 		}
