@@ -221,11 +221,29 @@ type Query struct {
 //
 // Items are fetched lazily. The Item returned is owned by the caller and
 // stays valid after the next call to Next.
+//
+// A reader that uses each value once, at once, as an aggregate does, can
+// skip building Items: SortKey and Attrs hand out the current item's sort
+// key and attributes as the store holds them, valid only until the next
+// call to Next (as database/sql's RawBytes are), and a store decodes an
+// item only when Item asks for it.
 type Iterator interface {
 	// Next advances to the next item and reports whether there is one.
 	Next() bool
 	// Item returns the current item.
 	Item() Item
+	// SortKey returns the current item's sort key. It may share the
+	// store's buffers: it is valid until the next call to Next or Close,
+	// and a caller that keeps it copies it (strings.Clone).
+	SortKey() string
+	// Attrs calls fn with the name and value of each of the current
+	// item's attributes that Item would hold, in no particular order,
+	// until fn returns false. Names, and values of type string,
+	// json.Number and []byte, and those inside lists and maps, may share
+	// the store's buffers: they are valid only during the call, and a
+	// caller that keeps one copies it. It returns an error for an item the
+	// store cannot decode.
+	Attrs(fn func(name string, v any) bool) error
 	// Err returns the error that stopped the iteration, if any.
 	Err() error
 	// Resume, once Next has returned false and Err is nil, reports

@@ -2,6 +2,7 @@ package dynamostore
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -42,9 +43,14 @@ type iterator struct {
 	examined int // items examined by the pages fetched
 	lastSK   string
 	stopped  bool
-	cur      storage.Item
-	err      error
-	done     bool
+	// raw is the current item as DynamoDB sent it, and sk its sort key;
+	// cur is it unmarshalled, once decoded is set.
+	raw     map[string]types.AttributeValue
+	sk      string
+	cur     storage.Item
+	decoded bool
+	err     error
+	done    bool
 }
 
 var _ storage.Iterator = (*iterator)(nil)
@@ -71,7 +77,7 @@ func (it *iterator) Next() bool {
 		return false
 	}
 	if !it.filtered && it.limit > 0 && it.n >= it.limit {
-		it.stop(it.cur.SK)
+		it.stop(it.sk)
 		return false
 	}
 	for len(it.items) == 0 {
@@ -102,14 +108,15 @@ func (it *iterator) Next() bool {
 		it.items, it.more, it.lastSK = p.items, p.more, p.lastSK
 		it.examined += p.examined
 	}
-	item, err := unmarshalItem(it.items[0])
+	raw := it.items[0]
 	it.items[0] = nil
 	it.items = it.items[1:]
-	if err != nil {
-		it.err = err
+	key, ok := itemKey(raw)
+	if !ok {
+		it.err = fmt.Errorf("item without string key attributes %q and %q", storage.PKAttr, storage.SKAttr)
 		return false
 	}
-	it.cur = item
+	it.raw, it.sk, it.decoded = raw, key[1], false
 	it.n++
 	return true
 }
@@ -119,8 +126,40 @@ func (it *iterator) stop(sk string) {
 	it.done, it.stopped, it.lastSK = true, it.more || len(it.items) > 0, sk
 }
 
-// Item returns the current item. The caller owns it.
-func (it *iterator) Item() storage.Item { return it.cur }
+// Item returns the current item, which it unmarshals. The caller owns
+// it. An item of a type timetable does not store (a set) ends the
+// iteration: Item returns a zero Item, and Err the error.
+func (it *iterator) Item() storage.Item {
+	if !it.decoded && it.raw != nil && it.err == nil {
+		item, err := unmarshalItem(it.raw)
+		if err != nil {
+			it.err, it.done = err, true
+		}
+		it.cur, it.decoded = item, true
+	}
+	return it.cur
+}
+
+// SortKey returns the current item's sort key.
+func (it *iterator) SortKey() string { return it.sk }
+
+// Attrs calls fn with the current item's attributes, converted one by
+// one from DynamoDB's types, without a map of them.
+func (it *iterator) Attrs(fn func(name string, v any) bool) error {
+	for name, av := range it.raw {
+		if name == storage.PKAttr || name == storage.SKAttr {
+			continue
+		}
+		v, err := fromAttributeValue(av)
+		if err != nil {
+			return fmt.Errorf("attribute %q: %w", name, err)
+		}
+		if !fn(name, v) {
+			return nil
+		}
+	}
+	return nil
+}
 
 // Err returns the error that stopped the iteration, if any.
 func (it *iterator) Err() error { return it.err }

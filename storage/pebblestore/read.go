@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"unsafe"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -153,7 +154,9 @@ func maxKey(a, b []byte) []byte {
 const ctxCheckEvery = 256
 
 // iterator is a Query's or a Scan's storage.Iterator over a Pebble
-// iterator. It belongs to one goroutine.
+// iterator. It belongs to one goroutine. Next leaves the current item as
+// Pebble holds it (key and val); Item decodes it, and SortKey and Attrs
+// read it in place.
 type iterator struct {
 	ctx   context.Context
 	table string
@@ -172,11 +175,16 @@ type iterator struct {
 
 	started bool
 	done    bool
-	stopped bool // by the limit, before the end of the range
-	n       int  // items examined
-	buf     []byte
-	item    storage.Item
-	err     error
+	stopped bool   // by the limit, before the end of the range
+	lastSK  string // the sort key of the last item examined, once stopped
+	n       int    // items examined
+	// key and val are the current item's, Pebble's until it moves; item
+	// is it decoded, once decoded is set.
+	key, val []byte
+	decoded  bool
+	buf      []byte
+	item     storage.Item
+	err      error
 }
 
 // Next reads the next item: with a filter, the next one it matches.
@@ -187,6 +195,7 @@ func (it *iterator) Next() bool {
 		}
 		if it.limit > 0 && it.n >= it.limit {
 			it.done = true
+			it.lastSK = strings.Clone(it.SortKey())
 			it.stopped = it.more()
 			return false
 		}
@@ -198,8 +207,15 @@ func (it *iterator) Next() bool {
 		if !it.step() {
 			return false
 		}
-		if it.filter == nil || it.filter.Match(it.item.Attrs) {
-			if it.filter != nil && it.attrs != nil {
+		if it.filter == nil {
+			return true
+		}
+		// The filter reads every attribute; the projection follows.
+		if err := it.decode(nil); err != nil {
+			return it.fail(err)
+		}
+		if it.filter.Match(it.item.Attrs) {
+			if it.attrs != nil {
 				project(it.item.Attrs, it.attrs)
 			}
 			return true
@@ -207,8 +223,7 @@ func (it *iterator) Next() bool {
 	}
 }
 
-// step reads the next item of the range into it.item and counts it
-// examined.
+// step moves to the next item of the range and counts it examined.
 func (it *iterator) step() bool {
 	var ok bool
 	switch {
@@ -233,13 +248,7 @@ func (it *iterator) step() bool {
 	if err != nil {
 		return it.fail(err)
 	}
-	attrs := it.attrs
-	if it.filter != nil {
-		attrs = nil // the filter reads every attribute; Next projects
-	}
-	if err := it.decode(it.pi.Key(), val, attrs); err != nil {
-		return it.fail(err)
-	}
+	it.key, it.val, it.decoded = it.pi.Key(), val, false
 	it.n++
 	return true
 }
@@ -264,32 +273,35 @@ func project(item map[string]any, attrs []string) {
 	}
 }
 
-// decode builds it.item from a key and value. It copies the key's sort key
-// (and, for a scan, partition key) and the value, or only the attributes
-// of it that attrs names, into one string, which the item's keys, names,
-// strings and numbers then share.
-func (it *iterator) decode(key, val []byte, attrs []string) error {
-	var pkLen int
-	var pk, sk []byte
+// keys returns the current item's partition key (a Query's own, "" for
+// a scan whose key does not split) and sort key, in Pebble's memory.
+func (it *iterator) keys() (pk, sk []byte, ok bool) {
 	if it.scan {
-		var ok bool
-		if pk, sk, ok = splitItemKey(key); !ok {
-			return errCorrupt
-		}
-		pkLen = len(pk)
-	} else {
-		sk = key[it.skFrom:]
+		return splitItemKey(it.key)
 	}
+	return nil, it.key[it.skFrom:], true
+}
+
+// decode builds it.item from the current key and value. It copies the
+// key's sort key (and, for a scan, partition key) and the value, or only
+// the attributes of it that attrs names, into one string, which the
+// item's keys, names, strings and numbers then share.
+func (it *iterator) decode(attrs []string) error {
+	pk, sk, ok := it.keys()
+	if !ok {
+		return errCorrupt
+	}
+	pkLen := len(pk)
 	it.buf = append(append(it.buf[:0], pk...), sk...)
 	kept := 0
 	if attrs != nil {
 		// The projection reads val in place, and keeps none of it.
 		var err error
-		if it.buf, kept, err = appendProjection(it.buf, unsafe.String(unsafe.SliceData(val), len(val)), attrs); err != nil {
+		if it.buf, kept, err = appendProjection(it.buf, inPlace(it.val), attrs); err != nil {
 			return err
 		}
 	} else {
-		it.buf = append(it.buf, val...)
+		it.buf = append(it.buf, it.val...)
 	}
 	own := string(it.buf)
 	d := decoder{s: own[pkLen+len(sk):]}
@@ -307,8 +319,12 @@ func (it *iterator) decode(key, val []byte, attrs []string) error {
 	if it.scan {
 		it.item.PK = own[:pkLen]
 	}
+	it.decoded = true
 	return nil
 }
+
+// inPlace returns b as a string that shares its memory: valid while b is.
+func inPlace(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 // fail stops the iteration with err.
 func (it *iterator) fail(err error) bool {
@@ -317,8 +333,70 @@ func (it *iterator) fail(err error) bool {
 	return false
 }
 
-// Item returns the current item. The caller owns it.
-func (it *iterator) Item() storage.Item { return it.item }
+// Item returns the current item, which it decodes. The caller owns it.
+// An item the store cannot decode ends the iteration: Item returns a
+// zero Item, and Err the error.
+func (it *iterator) Item() storage.Item {
+	if !it.decoded && it.err == nil && it.key != nil {
+		if err := it.decode(it.attrs); err != nil {
+			it.fail(err)
+			it.item = storage.Item{}
+		}
+	}
+	return it.item
+}
+
+// SortKey returns the current item's sort key, in Pebble's memory until
+// the iterator moves.
+func (it *iterator) SortKey() string {
+	if it.decoded {
+		return it.item.SK
+	}
+	_, sk, _ := it.keys()
+	return inPlace(sk)
+}
+
+// Attrs calls fn with the current item's attributes, of the projection
+// when the query has one, decoded from Pebble's memory: names, strings and
+// numbers are views of it, valid until the iterator moves.
+func (it *iterator) Attrs(fn func(name string, v any) bool) error {
+	if it.decoded {
+		for name, v := range it.item.Attrs {
+			if !fn(name, v) {
+				return nil
+			}
+		}
+		return nil
+	}
+	d := decoder{s: inPlace(it.val)}
+	n, err := d.header()
+	if err != nil {
+		return fmt.Errorf("read table %q: %w", it.table, err)
+	}
+	for range n {
+		name, err := d.string()
+		if err != nil {
+			return fmt.Errorf("read table %q: %w", it.table, err)
+		}
+		if it.attrs != nil && !slices.Contains(it.attrs, name) {
+			if err := d.skip(1); err != nil {
+				return fmt.Errorf("read table %q: %w", it.table, err)
+			}
+			continue
+		}
+		v, err := d.value(1)
+		if err != nil {
+			return fmt.Errorf("read table %q: %w", it.table, err)
+		}
+		if !fn(name, v) {
+			return nil
+		}
+	}
+	if d.i != len(d.s) {
+		return fmt.Errorf("read table %q: %w", it.table, errCorrupt)
+	}
+	return nil
+}
 
 // Err returns the error that stopped the iteration.
 func (it *iterator) Err() error { return it.err }
@@ -329,7 +407,7 @@ func (it *iterator) Resume() (string, bool) {
 	if it.err != nil || !it.stopped {
 		return "", false
 	}
-	return it.item.SK, true
+	return it.lastSK, true
 }
 
 // Close closes the Pebble iterator and lets the store close. It is safe to

@@ -1,9 +1,11 @@
 package storagetest
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -63,16 +65,54 @@ func scanAll(t *testing.T, st storage.Store, table string) []storage.Item {
 }
 
 // drain reads an iterator to its end, requires no error, and closes it
-// twice.
+// twice. Of every item it reads the sort key and the attributes in
+// place (SortKey, Attrs), copied, before Item, and requires the same
+// from Item: so every query and scan of the suite holds both ways of
+// reading an item to the same answer.
 func drain(t *testing.T, it storage.Iterator) []storage.Item {
 	t.Helper()
 	defer it.Close()
 	var items []storage.Item
 	for it.Next() {
-		items = append(items, it.Item())
+		sk, attrs := strings.Clone(it.SortKey()), map[string]any{}
+		require.NoError(t, it.Attrs(func(name string, v any) bool {
+			attrs[strings.Clone(name)] = owned(v)
+			return true
+		}))
+		item := it.Item()
+		require.Equal(t, item.SK, sk, "SortKey")
+		require.Equal(t, normaliseItem(item), normaliseItem(storage.Item{PK: item.PK, SK: sk, Attrs: attrs}), "Attrs")
+		items = append(items, item)
 	}
 	require.NoError(t, it.Err())
 	require.NoError(t, it.Close())
 	require.NoError(t, it.Close(), "Close twice")
 	return items
+}
+
+// owned returns a deep copy of a value Iterator.Attrs passed, which may
+// share the store's buffers.
+func owned(v any) any {
+	switch v := v.(type) {
+	case string:
+		return strings.Clone(v)
+	case json.Number:
+		return json.Number(strings.Clone(string(v)))
+	case []byte:
+		return bytes.Clone(v)
+	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = owned(e)
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, e := range v {
+			out[strings.Clone(k)] = owned(e)
+		}
+		return out
+	default:
+		return v
+	}
 }

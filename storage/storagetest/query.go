@@ -1,7 +1,10 @@
 package storagetest
 
 import (
+	"encoding/json"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -23,6 +26,7 @@ func (s *suite) queryTests() []subtest {
 	return []subtest{
 		{"Ranges", s.testQueryRanges},
 		{"Projection", s.testQueryProjection},
+		{"InPlace", s.testQueryInPlace},
 	}
 }
 
@@ -122,4 +126,40 @@ func (s *suite) testQueryProjection(t *testing.T) {
 			require.Equal(t, []storage.Item{normaliseItem(item("p", "ab", tc.want))}, normaliseItems(got))
 		})
 	}
+}
+
+// A reader that never asks for Item reads every item's sort key and the
+// attributes of the projection in place, stops Attrs when it likes, and
+// pages on from where its limit stopped the query.
+func (s *suite) testQueryInPlace(t *testing.T) {
+	st := s.open(t)
+	name := s.queryFixture(t, st)
+	var sks []string
+	q := storage.Query{Table: name, PK: "p", Limit: 3, Attrs: []string{"i", "part"}}
+	for {
+		it := st.Query(t.Context(), q)
+		for it.Next() {
+			sk := strings.Clone(it.SortKey())
+			sks = append(sks, sk)
+			seen := 0
+			require.NoError(t, it.Attrs(func(name string, v any) bool {
+				seen++
+				require.Contains(t, []string{"i", "part"}, name)
+				if name == "i" {
+					require.Equal(t, json.Number(strconv.Itoa(slices.Index(querySKs, sk))), v)
+				} else {
+					require.Equal(t, "p", v)
+				}
+				return false // one attribute is enough
+			}))
+			require.Equal(t, 1, seen, "Attrs stops when fn returns false")
+		}
+		require.NoError(t, it.Close())
+		after, stopped := it.Resume()
+		if !stopped {
+			break
+		}
+		q.After = after
+	}
+	require.Equal(t, querySKs, sks)
 }
