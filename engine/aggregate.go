@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -130,12 +131,25 @@ func (db *DB) aggregate(ctx context.Context, tenant string, q AggregateQuery) ([
 	if q.Series == "" {
 		return db.aggregateEachSeries(ctx, tenant, q, tables)
 	}
-	m, err := db.openSources(ctx, sourceSpec{tenant: tenant, q: q.eventQuery(), tables: tables})
+	spec := sourceSpec{tenant: tenant, q: q.eventQuery(), tables: tables}
+	s := newBucketStream(&q)
+	err = db.walk(ctx, spec, q.Series, q.Fields, s.addItem)
+	if errors.Is(err, errNotRows) {
+		return db.streamEvents(ctx, spec, newBucketStream(&q))
+	}
+	if err != nil {
+		return nil, err
+	}
+	return s.done()
+}
+
+// streamEvents summarises the merged events of spec into s.
+func (db *DB) streamEvents(ctx context.Context, spec sourceSpec, s *bucketStream) ([]Bucket, error) {
+	m, err := db.openSources(ctx, spec)
 	if err != nil {
 		return nil, err
 	}
 	defer m.close()
-	s := newBucketStream(&q)
 	for {
 		ev, ok, err := m.next()
 		if err != nil {
@@ -200,9 +214,33 @@ func (db *DB) aggregateEachSeries(ctx context.Context, tenant string, q Aggregat
 	return partsToBuckets(parts, q)
 }
 
-// summarise reads the events of spec into parts by the start of their
-// bucket of q (Unix nanos).
+// summarise reads the events of spec's one series into parts by the
+// start of their bucket of q (Unix nanos): straight from the stored items
+// (walk), or as events when the series holds map-layout items.
 func (db *DB) summarise(ctx context.Context, spec sourceSpec, q *AggregateQuery) (map[int64]*part, error) {
+	parts := map[int64]*part{}
+	var cur *part
+	var start, end int64 // cur's bucket's, Unix nanos
+	v := newFieldVisitor(q.Fields)
+	err := db.walk(ctx, spec, *spec.only, q.Fields, func(k orderKey, it storage.Iterator) error {
+		if cur == nil || k.at < start || k.at >= end {
+			s := q.bucketStart(time.Unix(0, k.at).UTC())
+			start, end = s.UnixNano(), q.bucketEnd(s).UnixNano()
+			if cur = parts[start]; cur == nil {
+				cur = &part{want: wantsOf(q.Funcs)}
+				parts[start] = cur
+			}
+		}
+		return cur.addItem(k, it, v)
+	})
+	if errors.Is(err, errNotRows) {
+		return db.summariseEvents(ctx, spec, q)
+	}
+	return parts, err
+}
+
+// summariseEvents is summarise through the merge of events.
+func (db *DB) summariseEvents(ctx context.Context, spec sourceSpec, q *AggregateQuery) (map[int64]*part, error) {
 	m, err := db.openSources(ctx, spec)
 	if err != nil {
 		return nil, err
@@ -237,24 +275,42 @@ type bucketStream struct {
 	out        *buckets
 	cur        *part
 	start, end time.Time // cur's bucket
+	v          *fieldVisitor
 }
 
 func newBucketStream(q *AggregateQuery) *bucketStream {
-	return &bucketStream{q: q, out: newBuckets(q)}
+	return &bucketStream{q: q, out: newBuckets(q), v: newFieldVisitor(q.Fields)}
 }
 
 // add adds the next event.
 func (s *bucketStream) add(ev event.Event) error {
-	if s.cur == nil || !ev.Time.Before(s.end) {
-		if s.cur != nil {
-			if err := s.out.add(s.start, s.cur); err != nil {
-				return err
-			}
-		}
-		s.start = s.q.bucketStart(ev.Time)
-		s.end, s.cur = s.q.bucketEnd(s.start), &part{want: wantsOf(s.q.Funcs)}
+	if err := s.reach(ev.Time); err != nil {
+		return err
 	}
 	s.cur.add(ev, s.q.Fields)
+	return nil
+}
+
+// addItem adds the next event, read in place (walk).
+func (s *bucketStream) addItem(k orderKey, it storage.Iterator) error {
+	if err := s.reach(time.Unix(0, k.at).UTC()); err != nil {
+		return err
+	}
+	return s.cur.addItem(k, it, s.v)
+}
+
+// reach makes cur the part of t's bucket, done with the one before.
+func (s *bucketStream) reach(t time.Time) error {
+	if s.cur != nil && t.Before(s.end) {
+		return nil
+	}
+	if s.cur != nil {
+		if err := s.out.add(s.start, s.cur); err != nil {
+			return err
+		}
+	}
+	s.start = s.q.bucketStart(t)
+	s.end, s.cur = s.q.bucketEnd(s.start), &part{want: wantsOf(s.q.Funcs)}
 	return nil
 }
 

@@ -5,14 +5,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/timetabledb/timetable/clock"
+	"github.com/timetabledb/timetable/config"
 	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/event"
+	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/internal/backends"
 )
 
@@ -191,4 +194,65 @@ func TestAggregateEdges(t *testing.T) {
 			require.ErrorIs(t, err, engine.ErrBadQuery)
 		})
 	}
+}
+
+// A table whose layout changed holds rows and map items in the same
+// partitions: its aggregates, of every series and of one, under either
+// layout's configuration, summarise every event once, first and last
+// included.
+func TestAggregateAcrossALayoutChange(t *testing.T) {
+	each(t, func(t *testing.T, b backends.Backend) {
+		store, cfg := b.Open(t)
+		cfg.Families[0].Shards = 2
+		fam := cfg.Families[0].Name
+		layouts := map[family.Layout]config.Config{}
+		for _, kind := range []family.Layout{family.LayoutRow, family.LayoutMap} {
+			c := cfg
+			c.Tables = map[string]config.Table{"t": {Family: fam, Layout: kind}}
+			layouts[kind] = c
+		}
+		ctx := context.Background()
+		clk := clock.NewManual(apr10.Add(24 * time.Hour))
+		var evs []event.Event
+		for i := range 200 {
+			evs = append(evs, ev(apr10.Add(time.Duration(i)*37*time.Second), []string{"a", "b"}[i%2], map[string]any{"v": num(i % 17)}))
+		}
+		for i, kind := range []family.Layout{family.LayoutRow, family.LayoutMap} {
+			db, err := engine.Open(ctx, store, engine.Options{Config: layouts[kind], Clock: clk})
+			require.NoError(t, err)
+			_, err = db.Write(ctx, "acme", "t", slices.Clone(evs[i*100:(i+1)*100]))
+			require.NoError(t, err)
+			require.NoError(t, db.Close())
+		}
+		for _, kind := range []family.Layout{family.LayoutRow, family.LayoutMap} {
+			db, err := engine.Open(ctx, store, engine.Options{Config: layouts[kind], Clock: clk})
+			require.NoError(t, err)
+			t.Cleanup(func() { db.Close() })
+			for _, series := range []string{"", "a"} {
+				q := engine.AggregateQuery{Table: "t", Series: series, From: apr10, To: apr10.Add(3 * time.Hour), Bucket: time.Hour,
+					Fields: []string{"v"}, Funcs: []string{"count", "sum", "min", "max", "first", "last"}}
+				got, err := db.Aggregate(ctx, "acme", q)
+				require.NoError(t, err)
+				want := map[time.Time]*exactSummary{}
+				first, last := map[time.Time]any{}, map[time.Time]any{}
+				for _, e := range evs { // in time order
+					if series != "" && e.Series != series {
+						continue
+					}
+					k := e.Time.Truncate(time.Hour)
+					if want[k] == nil {
+						want[k], first[k] = &exactSummary{}, e.Fields["v"]
+					}
+					want[k].add(t, e, "v")
+					last[k] = e.Fields["v"]
+				}
+				require.Len(t, got, len(want), "layout %s, series %q", kind, series)
+				for _, bk := range got {
+					want[bk.Start].require(t, bk, "v")
+					require.Equal(t, first[bk.Start], bk.Values["v"]["first"], "layout %s, series %q, bucket %s", kind, series, bk.Start)
+					require.Equal(t, last[bk.Start], bk.Values["v"]["last"], "layout %s, series %q, bucket %s", kind, series, bk.Start)
+				}
+			}
+		}
+	})
 }

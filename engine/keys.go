@@ -151,34 +151,75 @@ func parseSortKey(sk string) (time.Time, string, error) {
 func parseTimeKey(s string) (time.Time, bool) {
 	// 2006-01-02T15:04:05.000000000Z
 	// 0123456789012345678901234567890
-	if s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' || s[19] != '.' || s[29] != 'Z' {
+	if s[4] != '-' || s[7] != '-' {
 		return time.Time{}, false
 	}
-	num := func(i, n int) (int, bool) {
-		v := 0
-		for _, c := range []byte(s[i : i+n]) {
-			if c < '0' || c > '9' {
-				return 0, false
-			}
-			v = v*10 + int(c-'0')
-		}
-		return v, true
-	}
-	year, ok1 := num(0, 4)
-	month, ok2 := num(5, 2)
-	day, ok3 := num(8, 2)
-	hour, ok4 := num(11, 2)
-	minute, ok5 := num(14, 2)
-	sec, ok6 := num(17, 2)
-	nsec, ok7 := num(20, 9)
-	if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6 && ok7) || month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || sec > 59 {
+	year, ok1 := digits(s[0:4])
+	month, ok2 := digits(s[5:7])
+	day, ok3 := digits(s[8:10])
+	of, ok4 := timeOfDay(s)
+	if !(ok1 && ok2 && ok3 && ok4) || month < 1 || month > 12 || day < 1 || day > 31 {
 		return time.Time{}, false
 	}
-	t := time.Date(year, time.Month(month), day, hour, minute, sec, nsec, time.UTC)
+	t := time.Date(year, time.Month(month), day, 0, 0, 0, 0, time.UTC).Add(of)
 	if t.Day() != day {
 		return time.Time{}, false // February 30th and the like
 	}
 	return t, true
+}
+
+// timeOfDay reads the time of day of a time in timeLayout.
+func timeOfDay(s string) (time.Duration, bool) {
+	if s[10] != 'T' || s[13] != ':' || s[16] != ':' || s[19] != '.' || s[29] != 'Z' {
+		return 0, false
+	}
+	hour, ok1 := digits(s[11:13])
+	minute, ok2 := digits(s[14:16])
+	sec, ok3 := digits(s[17:19])
+	nsec, ok4 := digits(s[20:29])
+	if !(ok1 && ok2 && ok3 && ok4) || hour > 23 || minute > 59 || sec > 59 {
+		return 0, false
+	}
+	return time.Duration((hour*60+minute)*60+sec)*time.Second + time.Duration(nsec), true
+}
+
+// digits reads a decimal number of only digits.
+func digits(s string) (int, bool) {
+	v := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		v = v*10 + int(c-'0')
+	}
+	return v, true
+}
+
+// timeKeys reads the times of sort keys that mostly share their day with
+// the key before, as the keys of a partition do: it reads each day once,
+// and of each key only its time of day.
+type timeKeys struct {
+	day      [10]byte // the last day read, as in the key
+	midnight int64    // its start, Unix nanoseconds
+	set      bool
+}
+
+// nanos returns the time of a sort key's time prefix s, in Unix
+// nanoseconds, as parseTimeKey reads it.
+func (c *timeKeys) nanos(s string) (int64, bool) {
+	if c.set && s[:10] == string(c.day[:]) {
+		of, ok := timeOfDay(s)
+		return c.midnight + int64(of), ok
+	}
+	t, ok := parseTimeKey(s)
+	if !ok {
+		return 0, false
+	}
+	of, _ := timeOfDay(s)
+	copy(c.day[:], s[:10])
+	c.midnight, c.set = t.UnixNano()-int64(of), true
+	return t.UnixNano(), true
 }
 
 var validName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,255}$`)

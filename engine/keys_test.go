@@ -88,6 +88,39 @@ func TestParseTimeKeyAgreesWithTimeParse(t *testing.T) {
 		if ok {
 			require.True(t, want.Equal(got), s)
 		}
+		requireTimeKeys(t, "2017-04-10T12:00:00.000000000Z", s)
+		requireTimeKeys(t, s[:10]+"T01:02:03.000000004Z", s)
+	}
+}
+
+// FuzzTimeKeys holds timeKeys, which reads the second of two keys of one
+// day by its time of day alone, to time.Parse.
+func FuzzTimeKeys(f *testing.F) {
+	f.Add("2017-04-10T12:00:00.000000000Z", "2017-04-10T23:59:59.999999999Z")
+	f.Add("2024-02-29T00:00:00.000000000Z", "2024-02-29T24:00:00.000000000Z")
+	f.Add("2023-02-28T00:00:00.000000000Z", "2023-02-28T12:0x:00.000000000Z")
+	f.Fuzz(func(t *testing.T, a, b string) {
+		if len(a) != timeKeyLen || len(b) != timeKeyLen {
+			t.Skip()
+		}
+		requireTimeKeys(t, a, b)
+	})
+}
+
+// requireTimeKeys reads a then b with one timeKeys and requires the
+// answers of time.Parse for the keys that are in timeLayout exactly
+// (time.Parse also takes a comma for the point, and signs in the
+// fraction), and failure for the others.
+func requireTimeKeys(t *testing.T, a, b string) {
+	t.Helper()
+	var c timeKeys
+	for _, s := range []string{a, b} {
+		want, err := time.Parse(timeLayout, s)
+		got, ok := c.nanos(s)
+		require.Equal(t, err == nil && want.Format(timeLayout) == s, ok, "%s after %s", s, a)
+		if ok {
+			require.Equal(t, want.UnixNano(), got, "%s after %s", s, a)
+		}
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/DataDog/sketches-go/ddsketch"
@@ -43,13 +44,20 @@ var sketchFuncs = []string{FnCountDistinct, FnP50, FnP90, FnP99, FnDelta, FnRate
 // quantileOf maps a percentile function to its quantile.
 var quantileOf = map[string]float64{FnP50: 0.50, FnP90: 0.90, FnP99: 0.99}
 
-// wants says which sketches a part keeps for its fields.
+// wants says which sketches a part keeps for its fields, and whether it
+// keeps their first and last values: a rollup's parts (the zero wants)
+// keep those, and no sketch.
 type wants struct {
 	distinct, quantiles, counter bool
+	// noOrder drops first and last, which a query may not ask for.
+	noOrder bool
 }
 
+// sketched reports whether w names a sketch.
+func (w wants) sketched() bool { return w.distinct || w.quantiles || w.counter }
+
 func wantsOf(funcs []string) wants {
-	var w wants
+	w := wants{noOrder: !slices.Contains(funcs, FnFirst) && !slices.Contains(funcs, FnLast)}
 	for _, fn := range funcs {
 		switch fn {
 		case FnCountDistinct:

@@ -3,11 +3,14 @@ package engine
 import (
 	"fmt"
 	"iter"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/cockroachdb/apd/v3"
 
 	"github.com/timetabledb/timetable/event"
+	"github.com/timetabledb/timetable/storage"
 )
 
 // part summarises events in a way that merges: a query bucket read from
@@ -63,6 +66,13 @@ func (a orderKey) less(b orderKey) bool {
 		return a.id < b.id
 	}
 	return a.series < b.series
+}
+
+// owned returns k with an id that shares no memory with a store's
+// buffers (the series is the reader's own).
+func (a orderKey) owned() orderKey {
+	a.id = strings.Clone(a.id)
+	return a
 }
 
 // sortKey returns the sort key of the event at k.
@@ -123,6 +133,35 @@ func (p *part) add(ev event.Event, fields []string) {
 	}
 }
 
+// addItem adds the event at k that it is positioned on, summarising
+// the named fields, which v visits in place.
+func (p *part) addItem(k orderKey, it storage.Iterator, v *fieldVisitor) error {
+	p.events++
+	v.p, v.k = p, k
+	return it.Attrs(v.visit)
+}
+
+// fieldVisitor adds the values Attrs hands it to a part: one per read,
+// whose visit, a method value made once, serves every item without an
+// allocation.
+type fieldVisitor struct {
+	fields []string
+	p      *part
+	k      orderKey
+	visit  func(name string, v any) bool
+}
+
+func newFieldVisitor(fields []string) *fieldVisitor {
+	v := &fieldVisitor{fields: fields}
+	v.visit = func(name string, val any) bool {
+		if slices.Contains(v.fields, name) {
+			v.p.field(name).add(val, v.k, v.p.want)
+		}
+		return true
+	}
+	return v
+}
+
 // addAll adds an event, summarising every field it has: a rollup's.
 func (p *part) addAll(ev event.Event) {
 	p.events++
@@ -133,13 +172,16 @@ func (p *part) addAll(ev event.Event) {
 }
 
 // add adds one value of the field, of the event at k, and to the
-// sketches w names.
+// sketches w names. What it keeps of v and of k's id it copies: they may
+// be views of a store's buffers (addItem).
 func (fp *fieldPart) add(v any, k orderKey, w wants) {
-	if fp.count == 0 || k.less(fp.firstK) {
-		fp.first, fp.firstK = v, k
-	}
-	if fp.count == 0 || fp.lastK.less(k) {
-		fp.last, fp.lastK = v, k
+	if !w.noOrder {
+		if fp.count == 0 || k.less(fp.firstK) {
+			fp.first, fp.firstK = storage.CloneValue(v), k.owned()
+		}
+		if fp.count == 0 || fp.lastK.less(k) {
+			fp.last, fp.lastK = storage.CloneValue(v), k.owned()
+		}
 	}
 	fp.count++
 	var x apd.Decimal
@@ -147,7 +189,7 @@ func (fp *fieldPart) add(v any, k orderKey, w wants) {
 	if !fp.nonnum || w.quantiles || w.counter {
 		isNumber = decimalOf(&x, v)
 	}
-	if w != (wants{}) {
+	if w.sketched() {
 		if fp.sk == nil {
 			fp.sk = &sketches{}
 		}
@@ -161,7 +203,7 @@ func (fp *fieldPart) add(v any, k orderKey, w wants) {
 		return
 	}
 	if !isNumber {
-		fp.nonnum, fp.notNumber = true, &notNumber{v, k.at}
+		fp.nonnum, fp.notNumber = true, &notNumber{storage.CloneValue(v), k.at}
 		return
 	}
 	if fp.count == 1 {

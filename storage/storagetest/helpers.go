@@ -1,7 +1,6 @@
 package storagetest
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -76,7 +75,7 @@ func drain(t *testing.T, it storage.Iterator) []storage.Item {
 	for it.Next() {
 		sk, attrs := strings.Clone(it.SortKey()), map[string]any{}
 		require.NoError(t, it.Attrs(func(name string, v any) bool {
-			attrs[strings.Clone(name)] = owned(v)
+			attrs[strings.Clone(name)] = storage.CloneValue(v)
 			return true
 		}))
 		item := it.Item()
@@ -88,31 +87,4 @@ func drain(t *testing.T, it storage.Iterator) []storage.Item {
 	require.NoError(t, it.Close())
 	require.NoError(t, it.Close(), "Close twice")
 	return items
-}
-
-// owned returns a deep copy of a value Iterator.Attrs passed, which may
-// share the store's buffers.
-func owned(v any) any {
-	switch v := v.(type) {
-	case string:
-		return strings.Clone(v)
-	case json.Number:
-		return json.Number(strings.Clone(string(v)))
-	case []byte:
-		return bytes.Clone(v)
-	case []any:
-		out := make([]any, len(v))
-		for i, e := range v {
-			out[i] = owned(e)
-		}
-		return out
-	case map[string]any:
-		out := make(map[string]any, len(v))
-		for k, e := range v {
-			out[strings.Clone(k)] = owned(e)
-		}
-		return out
-	default:
-		return v
-	}
 }

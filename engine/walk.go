@@ -1,0 +1,130 @@
+package engine
+
+import (
+	"container/heap"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/timetabledb/timetable/storage"
+)
+
+// A walk reads one series' events for an aggregate straight from the
+// stored items: it merges the series' partitions (every shard, in every
+// table) by sort key, which is time order, and hands each event's item to
+// its caller positioned in its iterator, whose Attrs visit the fields in
+// the store's own buffers. No event, map of fields or copy of a value is
+// made: an aggregate adds each value to its summary at once (addItem).
+// Reads that return events, and series whose partitions hold map-layout
+// items, go through openSources and its merge of events instead.
+
+// errNotRows stops a walk that met a map-layout item, which holds the
+// events of a millisecond in maps a walk does not read: the caller reads
+// the series through openSources.
+var errNotRows = errors.New("engine: the series holds map-layout items")
+
+// walk calls fn with every event of series in spec's tables and range, in
+// time order, each once (an event a retry stored in two tables is read
+// from one), matching spec's filter: its order key, whose id is valid
+// only during the call, and the iterator positioned on its item, whose
+// Attrs are its fields among fields. It returns errNotRows, maybe after
+// calling fn for some events, when the series' partitions hold map-layout
+// items.
+func (db *DB) walk(ctx context.Context, spec sourceSpec, series string, fields []string, fn func(k orderKey, it storage.Iterator) error) error {
+	r := db.newReading(ctx, spec)
+	if r.grouped {
+		return errNotRows
+	}
+	attrs := append([]string{}, fields...)
+	attrs = slices.DeleteFunc(attrs, ownAttribute)
+	var cs cursors
+	defer func() {
+		for _, c := range cs {
+			c.it.Close()
+		}
+	}()
+	for _, t := range spec.tables {
+		for shard := range t.shards {
+			q := storage.Query{Table: t.name, PK: partitionKey(spec.tenant, spec.q.Table, series, shard), Low: r.low, High: r.high, Attrs: attrs, Filter: r.pushed}
+			cs = append(cs, &cursor{table: t.name, it: db.store.Query(ctx, q)})
+		}
+	}
+	// The first items in parallel: DynamoDB's first pages are the slow
+	// part.
+	var first errgroup.Group
+	first.SetLimit(db.opts.QueryParallelism)
+	for _, c := range cs {
+		first.Go(c.next)
+	}
+	if err := first.Wait(); err != nil {
+		return err
+	}
+	h := slices.DeleteFunc(slices.Clone(cs), func(c *cursor) bool { return c.sk == "" })
+	heap.Init(&h)
+	var last []byte // the sort key of the last event, once one was
+	var times timeKeys
+	for len(h) > 0 {
+		c := h[0]
+		if last == nil || string(last) != c.sk {
+			if at, ok := times.nanos(c.sk[:timeKeyLen]); ok {
+				last = append(last[:0], c.sk...)
+				if err := fn(orderKey{at: at, id: c.sk[timeKeyLen+1:], series: series}, c.it); err != nil {
+					return err
+				}
+			}
+		}
+		if err := c.next(); err != nil {
+			return err
+		}
+		if c.sk != "" {
+			heap.Fix(&h, 0)
+		} else {
+			heap.Pop(&h)
+		}
+	}
+	return nil
+}
+
+// cursor is one partition of a walk: its iterator, and the sort key of the
+// event item it is positioned on, "" once it has no more.
+type cursor struct {
+	table string
+	it    storage.Iterator
+	sk    string // in the store's buffers until the iterator moves
+}
+
+// next moves the cursor to its next event item, skipping any other.
+func (c *cursor) next() error {
+	for c.it.Next() {
+		sk := c.it.SortKey()
+		if isMapSortKey(sk) {
+			c.sk = ""
+			return errNotRows
+		}
+		if len(sk) >= timeKeyLen+2 && sk[timeKeyLen] == '#' {
+			c.sk = sk
+			return nil
+		}
+	}
+	c.sk = ""
+	if err := c.it.Err(); err != nil && !errors.Is(err, storage.ErrTableNotFound) {
+		return fmt.Errorf("query table %q: %w", c.table, err)
+	}
+	return nil
+}
+
+// cursors is a heap of cursors by sort key. It implements heap.Interface.
+type cursors []*cursor
+
+func (h cursors) Len() int           { return len(h) }
+func (h cursors) Less(i, j int) bool { return h[i].sk < h[j].sk }
+func (h cursors) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *cursors) Push(x any)        { *h = append(*h, x.(*cursor)) }
+func (h *cursors) Pop() any {
+	c := (*h)[len(*h)-1]
+	*h = (*h)[:len(*h)-1]
+	return c
+}
