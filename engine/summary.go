@@ -85,6 +85,8 @@ func orderKeyOf(sk, series string) (orderKey, bool) {
 	return orderKey{t.UnixNano(), id, series}, err == nil
 }
 
+// field returns the summary of a field, made when new: the part keeps
+// name, which must not be a view of a store's buffers.
 func (p *part) field(name string) *fieldPart {
 	if fp := p.lookup(name); fp != nil {
 		return fp
@@ -154,8 +156,9 @@ type fieldVisitor struct {
 func newFieldVisitor(fields []string) *fieldVisitor {
 	v := &fieldVisitor{fields: fields}
 	v.visit = func(name string, val any) bool {
-		if slices.Contains(v.fields, name) {
-			v.p.field(name).add(val, v.k, v.p.want)
+		// The part keeps the name: the query's own, not the store's.
+		if i := slices.Index(v.fields, name); i >= 0 {
+			v.p.field(v.fields[i]).add(val, v.k, v.p.want)
 		}
 		return true
 	}

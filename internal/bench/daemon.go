@@ -110,12 +110,30 @@ func (d *daemon) Stop() error {
 	}
 }
 
+// exitedWithin reports whether the daemon's process ends within wait.
+func (d *daemon) exitedWithin(wait time.Duration) bool {
+	select {
+	case <-d.exited:
+		return true
+	case <-time.After(wait):
+		return false
+	}
+}
+
 func (d *daemon) logTail() string {
 	b, err := os.ReadFile(d.log)
 	if err != nil {
 		return err.Error()
 	}
 	s := strings.TrimSpace(string(b))
+	// A Go program's crash starts with its cause and goes on with every
+	// goroutine's stack: its start says most.
+	for _, crash := range []string{"panic: ", "fatal error: "} {
+		if i := strings.Index(s, crash); i >= 0 {
+			s = s[i:min(len(s), i+4000)] + "…"
+			return d.name + " log: " + s
+		}
+	}
 	if len(s) > 2000 {
 		s = "…" + s[len(s)-2000:]
 	}

@@ -199,7 +199,13 @@ func measurePeer(ctx context.Context, p peer, dir string, w peerWorkload, batche
 	progress("peers: starting " + p.name())
 	d, err := p.start(ctx, dir, progress)
 	if d != nil {
-		defer func() { err = errors.Join(err, d.Stop()) }()
+		defer func() {
+			if err != nil && d.exitedWithin(time.Second) {
+				// A peer that died took the cause with it: its log says.
+				err = fmt.Errorf("%w; %s exited (%v): %s", err, p.name(), d.err, d.logTail())
+			}
+			err = errors.Join(err, d.Stop())
+		}()
 	}
 	if err != nil {
 		return res, err
