@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/timetabledb/timetable/event"
@@ -188,22 +189,30 @@ func (db *DB) aggregateEachSeries(ctx context.Context, tenant string, q Aggregat
 	defer release()
 	var mu sync.Mutex
 	parts := map[int64]*part{}
+	// QueryParallelism workers take the series in turn: each grows its
+	// stack to what Pebble's seeks need once, where a goroutine per
+	// series would grow one each time.
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(db.opts.QueryParallelism)
-	for _, s := range series {
+	var next atomic.Int64
+	for range min(len(series), db.opts.QueryParallelism) {
 		g.Go(func() error {
-			own, err := db.summarise(gctx, sourceSpec{tenant: tenant, q: q.eventQuery(), tables: tables, only: &s}, &q)
-			if err != nil {
-				return err
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			for k, p := range own {
-				if all := parts[k]; all != nil {
-					all.merge(p, q.Fields)
-				} else {
-					parts[k] = p
+			for i := int(next.Add(1)) - 1; i < len(series); i = int(next.Add(1)) - 1 {
+				if err := gctx.Err(); err != nil {
+					return err // another series failed
 				}
+				own, err := db.summarise(gctx, sourceSpec{tenant: tenant, q: q.eventQuery(), tables: tables, only: &series[i]}, &q)
+				if err != nil {
+					return err
+				}
+				mu.Lock()
+				for k, p := range own {
+					if all := parts[k]; all != nil {
+						all.merge(p, q.Fields)
+					} else {
+						parts[k] = p
+					}
+				}
+				mu.Unlock()
 			}
 			return nil
 		})

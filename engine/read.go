@@ -260,18 +260,12 @@ func (r *reading) source(t physTable, series string, shard int, p paging) *sourc
 	return &source{table: t.name, series: series, ctx: r.ctx, store: r.store, q: sq, maxPage: max(p.first, p.max), whole: p.whole, grouped: r.grouped, win: r.win}
 }
 
-// start reads the first event of every source, in parallel: Pebble's
-// iterators are cheap and DynamoDB's first pages are the slow part. It
-// returns their merge, which calls release (if not nil) when closed; on
-// an error it closes the sources and calls release itself.
+// start reads the first event of every source (firsts). It returns
+// their merge, which calls release (if not nil) when closed; on an error
+// it closes the sources and calls release itself.
 func (db *DB) start(r *reading, sources []*source, release func()) (*merger, error) {
 	m := &merger{desc: r.q.Desc, sources: sources, release: release}
-	var first errgroup.Group
-	first.SetLimit(db.opts.QueryParallelism)
-	for _, s := range sources {
-		first.Go(s.advance)
-	}
-	if err := first.Wait(); err != nil {
+	if err := firsts(db, sources, (*source).advance); err != nil {
 		m.close()
 		return nil, err
 	}
@@ -282,6 +276,24 @@ func (db *DB) start(r *reading, sources []*source, release func()) (*merger, err
 	}
 	heap.Init(m)
 	return m, nil
+}
+
+// firsts calls first on every partition reader of a read, in parallel
+// (QueryParallelism at a time) when there are several: Pebble's iterators
+// are cheap, and DynamoDB's first pages are the slow part. A read of one
+// partition, the common case of a series' recent events, stays on the
+// caller's goroutine, whose stack has grown to what a Pebble seek needs,
+// where a new goroutine's would grow again.
+func firsts[T any](db *DB, readers []T, first func(T) error) error {
+	if len(readers) == 1 {
+		return first(readers[0])
+	}
+	var g errgroup.Group
+	g.SetLimit(db.opts.QueryParallelism)
+	for _, r := range readers {
+		g.Go(func() error { return first(r) })
+	}
+	return g.Wait()
 }
 
 // sourceLimit returns the limit of each storage query of a page of limit

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"slices"
 
-	"golang.org/x/sync/errgroup"
-
 	"github.com/timetabledb/timetable/storage"
 )
 
@@ -52,14 +50,7 @@ func (db *DB) walk(ctx context.Context, spec sourceSpec, series string, fields [
 			cs = append(cs, &cursor{table: t.name, it: db.store.Query(ctx, q)})
 		}
 	}
-	// The first items in parallel: DynamoDB's first pages are the slow
-	// part.
-	var first errgroup.Group
-	first.SetLimit(db.opts.QueryParallelism)
-	for _, c := range cs {
-		first.Go(c.next)
-	}
-	if err := first.Wait(); err != nil {
+	if err := firsts(db, cs, (*cursor).next); err != nil {
 		return err
 	}
 	h := slices.DeleteFunc(slices.Clone(cs), func(c *cursor) bool { return c.sk == "" })
