@@ -26,7 +26,7 @@ func benchEvents(n, series int, from time.Time) []event.Event {
 	return evs
 }
 
-func benchDB(b *testing.B, now time.Time) *engine.DB {
+func benchDB(b *testing.B, now time.Time) (*engine.DB, *pebblestore.Store) {
 	store, err := pebblestore.Open(b.TempDir(), pebblestore.Options{})
 	if err != nil {
 		b.Fatal(err)
@@ -37,13 +37,13 @@ func benchDB(b *testing.B, now time.Time) *engine.DB {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { db.Close() })
-	return db
+	return db, store
 }
 
 // BenchmarkWrite writes batches of 1000 events of about 180 bytes.
 func BenchmarkWrite(b *testing.B) {
 	from := time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC)
-	db := benchDB(b, from.Add(24*time.Hour))
+	db, _ := benchDB(b, from.Add(24*time.Hour))
 	ctx := context.Background()
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
@@ -60,7 +60,7 @@ func BenchmarkWrite(b *testing.B) {
 func benchQuery(b *testing.B, series string, nSeries int) {
 	from := time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC)
 	const n = 50000
-	db := benchDB(b, from.Add(24*time.Hour))
+	db, _ := benchDB(b, from.Add(24*time.Hour))
 	ctx := context.Background()
 	for i := 0; i < n; i += 5000 {
 		if _, err := db.Write(ctx, "bench", "t", benchEvents(5000, nSeries, from.Add(time.Duration(i)*time.Millisecond))); err != nil {
@@ -111,7 +111,7 @@ func BenchmarkAggregateOneSeries(b *testing.B) {
 func benchAggregate(b *testing.B, series int, every time.Duration, name string, span time.Duration, buckets int) {
 	from := time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC)
 	const n = 100000
-	db := benchDB(b, from.Add(span))
+	db, store := benchDB(b, from.Add(span))
 	ctx := context.Background()
 	for i := 0; i < n; i += 5000 {
 		evs := benchEvents(5000, series, from)
@@ -121,6 +121,10 @@ func benchAggregate(b *testing.B, series int, every time.Duration, name string, 
 		if _, err := db.Write(ctx, "bench", "t", evs); err != nil {
 			b.Fatal(err)
 		}
+	}
+	// On disk, compressed, as a server's data mostly are.
+	if err := store.Compact(ctx); err != nil {
+		b.Fatal(err)
 	}
 	b.ReportAllocs()
 	for b.Loop() {
