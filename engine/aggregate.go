@@ -2,10 +2,8 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -132,45 +130,20 @@ func (db *DB) aggregate(ctx context.Context, tenant string, q AggregateQuery) ([
 	if q.Series == "" {
 		return db.aggregateEachSeries(ctx, tenant, q, tables)
 	}
-	spec := sourceSpec{tenant: tenant, q: q.eventQuery(), tables: tables}
 	s := newBucketStream(&q)
-	err = db.walk(ctx, spec, q.Series, q.Fields, s.addItem)
-	if errors.Is(err, errNotRows) {
-		return db.streamEvents(ctx, spec, newBucketStream(&q))
-	}
-	if err != nil {
+	spec := sourceSpec{tenant: tenant, q: q.eventQuery(), tables: tables}
+	if err := db.walkOrMerge(ctx, spec, q.Series, q.Fields, s.addItem, s.add); err != nil {
 		return nil, err
 	}
 	return s.done()
 }
 
-// streamEvents summarises the merged events of spec into s.
-func (db *DB) streamEvents(ctx context.Context, spec sourceSpec, s *bucketStream) ([]Bucket, error) {
-	m, err := db.openSources(ctx, spec)
-	if err != nil {
-		return nil, err
-	}
-	defer m.close()
-	for {
-		ev, ok, err := m.next()
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			return s.done()
-		}
-		if err := s.add(ev); err != nil {
-			return nil, err
-		}
-	}
-}
-
 // aggregateEachSeries summarises every series on its own, up to
-// QueryParallelism at a time, each into parts by bucket, and merges the
-// parts: a summary does not need the events of all series in one time
-// order, so no merge across series is paid for, and a slow partition
-// holds up only its own series. Each series' events still come in time
-// order, which first, last, delta and rate rely on.
+// QueryParallelism at a time, each worker into its own parts by bucket,
+// and merges the workers' parts: a summary does not need the events of
+// all series in one time order, so no merge across series is paid for,
+// and a slow partition holds up only its own series. Each series' events
+// still come in time order, which first, last, delta and rate rely on.
 func (db *DB) aggregateEachSeries(ctx context.Context, tenant string, q AggregateQuery, tables []physTable) ([]Bucket, error) {
 	series, err := db.seriesOf(ctx, tenant, q.Table, tables)
 	if err != nil {
@@ -182,37 +155,29 @@ func (db *DB) aggregateEachSeries(ctx context.Context, tenant string, q Aggregat
 	for _, t := range tables {
 		perSeries += t.shards
 	}
-	release, err := db.budget.take(ctx, int64(min(len(series), db.opts.QueryParallelism)*perSeries))
+	workers := min(len(series), db.opts.QueryParallelism)
+	release, err := db.budget.take(ctx, int64(workers*perSeries))
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	var mu sync.Mutex
-	parts := map[int64]*part{}
-	// QueryParallelism workers take the series in turn: each grows its
-	// stack to what Pebble's seeks need once, where a goroutine per
-	// series would grow one each time.
+	// The workers take the series in turn: each grows its stack to what
+	// Pebble's seeks need once, where a goroutine per series would grow
+	// one each time.
+	own := make([]map[int64]*part, workers)
 	g, gctx := errgroup.WithContext(ctx)
 	var next atomic.Int64
-	for range min(len(series), db.opts.QueryParallelism) {
+	for w := range own {
+		own[w] = map[int64]*part{}
 		g.Go(func() error {
 			for i := int(next.Add(1)) - 1; i < len(series); i = int(next.Add(1)) - 1 {
 				if err := gctx.Err(); err != nil {
 					return err // another series failed
 				}
-				own, err := db.summarise(gctx, sourceSpec{tenant: tenant, q: q.eventQuery(), tables: tables, only: &series[i]}, &q)
-				if err != nil {
+				spec := sourceSpec{tenant: tenant, q: q.eventQuery(), tables: tables}
+				if err := db.summarise(gctx, spec, series[i], &q, own[w]); err != nil {
 					return err
 				}
-				mu.Lock()
-				for k, p := range own {
-					if all := parts[k]; all != nil {
-						all.merge(p, q.Fields)
-					} else {
-						parts[k] = p
-					}
-				}
-				mu.Unlock()
 			}
 			return nil
 		})
@@ -220,56 +185,42 @@ func (db *DB) aggregateEachSeries(ctx context.Context, tenant string, q Aggregat
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
+	parts := own[0]
+	for _, more := range own[1:] {
+		for k, p := range more {
+			if all := parts[k]; all != nil {
+				all.merge(p, q.Fields)
+			} else {
+				parts[k] = p
+			}
+		}
+	}
 	return partsToBuckets(parts, q)
 }
 
-// summarise reads the events of spec's one series into parts by the
-// start of their bucket of q (Unix nanos): straight from the stored items
-// (walk), or as events when the series holds map-layout items.
-func (db *DB) summarise(ctx context.Context, spec sourceSpec, q *AggregateQuery) (map[int64]*part, error) {
-	parts := map[int64]*part{}
+// summarise adds the events of one series of spec into parts by the
+// start of their bucket of q (Unix nanos).
+func (db *DB) summarise(ctx context.Context, spec sourceSpec, series string, q *AggregateQuery, parts map[int64]*part) error {
 	var cur *part
 	var start, end int64 // cur's bucket's, Unix nanos
-	v := newFieldVisitor(q.Fields)
-	err := db.walk(ctx, spec, *spec.only, q.Fields, func(k orderKey, it storage.Iterator) error {
-		if cur == nil || k.at < start || k.at >= end {
-			s := q.bucketStart(time.Unix(0, k.at).UTC())
+	at := func(t int64) *part {
+		if cur == nil || t < start || t >= end {
+			s := q.bucketStart(time.Unix(0, t).UTC())
 			start, end = s.UnixNano(), q.bucketEnd(s).UnixNano()
 			if cur = parts[start]; cur == nil {
 				cur = &part{want: wantsOf(q.Funcs)}
 				parts[start] = cur
 			}
 		}
-		return cur.addItem(k, it, v)
-	})
-	if errors.Is(err, errNotRows) {
-		return db.summariseEvents(ctx, spec, q)
+		return cur
 	}
-	return parts, err
-}
-
-// summariseEvents is summarise through the merge of events.
-func (db *DB) summariseEvents(ctx context.Context, spec sourceSpec, q *AggregateQuery) (map[int64]*part, error) {
-	m, err := db.openSources(ctx, spec)
-	if err != nil {
-		return nil, err
-	}
-	defer m.close()
-	parts := map[int64]*part{}
-	var cur *part
-	var end time.Time // cur's bucket's
-	for {
-		ev, ok, err := m.next()
-		if err != nil || !ok {
-			return parts, err
-		}
-		if cur == nil || !ev.Time.Before(end) {
-			start := q.bucketStart(ev.Time)
-			end, cur = q.bucketEnd(start), &part{want: wantsOf(q.Funcs)}
-			parts[start.UnixNano()] = cur
-		}
-		cur.add(ev, q.Fields)
-	}
+	v := newFieldVisitor(q.Fields)
+	return db.walkOrMerge(ctx, spec, series, q.Fields,
+		func(k orderKey, it storage.Iterator) error { return at(k.at).addItem(k, it, v) },
+		func(ev event.Event) error {
+			at(ev.Time.UnixNano()).add(ev, q.Fields)
+			return nil
+		})
 }
 
 // eventQuery is the read of the events an aggregate summarises.

@@ -117,8 +117,8 @@ func (db *DB) aggregateSeries(ctx context.Context, tenant string, q AggregateQue
 		q.Series = series
 		return db.aggregate(ctx, tenant, q)
 	}
-	parts, err := db.summarise(ctx, sourceSpec{tenant: tenant, q: q.eventQuery(), tables: tables, only: &series}, &q)
-	if err != nil {
+	parts := map[int64]*part{}
+	if err := db.summarise(ctx, sourceSpec{tenant: tenant, q: q.eventQuery(), tables: tables}, series, &q, parts); err != nil {
 		return nil, err
 	}
 	return partsToBuckets(parts, q)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/timetabledb/timetable/event"
 	"github.com/timetabledb/timetable/storage"
 )
 
@@ -21,20 +22,21 @@ import (
 
 // errNotRows stops a walk that met a map-layout item, which holds the
 // events of a millisecond in maps a walk does not read: the caller reads
-// the series through openSources.
+// the rest of the series through openSources (walkOrMerge).
 var errNotRows = errors.New("engine: the series holds map-layout items")
 
 // walk calls fn with every event of series in spec's tables and range, in
 // time order, each once (an event a retry stored in two tables is read
 // from one), matching spec's filter: its order key, whose id is valid
 // only during the call, and the iterator positioned on its item, whose
-// Attrs are its fields among fields. It returns errNotRows, maybe after
-// calling fn for some events, when the series' partitions hold map-layout
-// items.
-func (db *DB) walk(ctx context.Context, spec sourceSpec, series string, fields []string, fn func(k orderKey, it storage.Iterator) error) error {
+// Attrs are its fields among fields. It returns errNotRows when the
+// series' partitions hold map-layout items, with the position of the
+// last event it passed to fn, if any: the merge of events goes on after
+// it.
+func (db *DB) walk(ctx context.Context, spec sourceSpec, series string, fields []string, fn func(k orderKey, it storage.Iterator) error) (*position, error) {
 	r := db.newReading(ctx, spec)
 	if r.grouped {
-		return errNotRows
+		return nil, errNotRows
 	}
 	attrs := append([]string{}, fields...)
 	attrs = slices.DeleteFunc(attrs, ownAttribute)
@@ -50,12 +52,23 @@ func (db *DB) walk(ctx context.Context, spec sourceSpec, series string, fields [
 			cs = append(cs, &cursor{table: t.name, it: db.store.Query(ctx, q)})
 		}
 	}
+	// A map item met after some events ends the walk at the last of them.
+	var last []byte // the sort key of the last event, once one was
+	stopped := func(err error) (*position, error) {
+		if !errors.Is(err, errNotRows) || last == nil {
+			return nil, err
+		}
+		t, id, perr := parseSortKey(string(last))
+		if perr != nil {
+			return nil, perr // a key the walk read as an event's
+		}
+		return &position{time: t, id: id, series: series}, err
+	}
 	if err := firsts(db, cs, (*cursor).next); err != nil {
-		return err
+		return stopped(err)
 	}
 	h := slices.DeleteFunc(slices.Clone(cs), func(c *cursor) bool { return c.sk == "" })
 	heap.Init(&h)
-	var last []byte // the sort key of the last event, once one was
 	var times timeKeys
 	for len(h) > 0 {
 		c := h[0]
@@ -63,12 +76,12 @@ func (db *DB) walk(ctx context.Context, spec sourceSpec, series string, fields [
 			if at, ok := times.nanos(c.sk[:timeKeyLen]); ok {
 				last = append(last[:0], c.sk...)
 				if err := fn(orderKey{at: at, id: c.sk[timeKeyLen+1:], series: series}, c.it); err != nil {
-					return err
+					return nil, err
 				}
 			}
 		}
 		if err := c.next(); err != nil {
-			return err
+			return stopped(err)
 		}
 		if c.sk != "" {
 			heap.Fix(&h, 0)
@@ -76,7 +89,32 @@ func (db *DB) walk(ctx context.Context, spec sourceSpec, series string, fields [
 			heap.Pop(&h)
 		}
 	}
-	return nil
+	return nil, nil
+}
+
+// walkOrMerge reads the events of spec's one series (series) for an
+// aggregate: as a walk hands them to item, and, from where a walk stops
+// at map-layout items, as the merge of events hands them to event.
+func (db *DB) walkOrMerge(ctx context.Context, spec sourceSpec, series string, fields []string, item func(k orderKey, it storage.Iterator) error, event func(ev event.Event) error) error {
+	after, err := db.walk(ctx, spec, series, fields, item)
+	if !errors.Is(err, errNotRows) {
+		return err
+	}
+	spec.pos, spec.only = after, &series
+	m, err := db.openSources(ctx, spec)
+	if err != nil {
+		return err
+	}
+	defer m.close()
+	for {
+		ev, ok, err := m.next()
+		if err != nil || !ok {
+			return err
+		}
+		if err := event(ev); err != nil {
+			return err
+		}
+	}
 }
 
 // cursor is one partition of a walk: its iterator, and the sort key of the
