@@ -159,9 +159,19 @@
 // reads each series' first event (a page of one item), keeps in a heap
 // only the limit+1 series whose first events come first, and merges
 // those, their pages doubling as the merge needs; a latest-10 of 100,000
-// series holds 11 of them. An aggregate of every series, which needs all
-// of them at once, reads pages that start at one item and grow up to a
-// share of 65,536 items.
+// series holds 11 of them. A read of every event of every series (the
+// raw edges of an aggregate from rollups, groups by a field's value),
+// which needs all of them at once, reads pages that start at one item and
+// grow up to a share of 65,536 items.
+//
+// An aggregate builds no events (walk.go): each series' partitions are
+// merged by sort key, an event stored twice dropped, and each item is
+// handed to the summary as the store holds it (storage.Iterator's SortKey
+// and Attrs, valid until the iterator moves), which copies only what it
+// keeps. An aggregate of every series gives the series to
+// QueryParallelism workers, each summarising its series' events into its
+// own parts by bucket, merged once at the end. A series whose partitions
+// hold map-layout items is read as events from the first such item on.
 //
 // The cursor names exactly the last event returned and is signed with a key
 // kept in the meta table, so a tampered or foreign cursor is refused
