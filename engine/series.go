@@ -20,17 +20,33 @@ import (
 // known to hold, so the write path adds an index entry only the first time
 // it sees a series in a table. It forgets everything when it grows past
 // its bound; the cost of forgetting is one extra small write per series.
+//
+// It also knows which entries a write is storing now, so that writers
+// that find the same series missing at once, as every writer does with
+// the first batch of a new table, write each entry once: the first
+// claims it, the others wait for its write to end (claim, settle).
 type seriesCache struct {
 	max int
 	mu  struct {
 		sync.Mutex
 		known map[string]struct{}
+		// writing maps the key of each entry being written to its write.
+		writing map[string]*indexWrite
 	}
+}
+
+// indexWrite is one write of series index entries in flight. done is
+// closed when it ends, after err is set: nil when the entries are
+// stored.
+type indexWrite struct {
+	done chan struct{}
+	err  error
 }
 
 func newSeriesCache(max int) *seriesCache {
 	c := &seriesCache{max: max}
 	c.mu.known = map[string]struct{}{}
+	c.mu.writing = map[string]*indexWrite{}
 	return c
 }
 
@@ -62,6 +78,53 @@ func (c *seriesCache) missing(physical, tenant, table string, series []string) [
 		}
 	}
 	return out
+}
+
+// claim returns, of series, those whose index entries in a table the
+// caller must write, now marked as being written by the returned write,
+// and the writes of others storing the rest meanwhile. Series the cache
+// knows are in neither. A caller that gets series to write must settle
+// the write, whatever happens, before it waits for others'.
+func (c *seriesCache) claim(physical, tenant, table string, series []string) (mine []string, w *indexWrite, others []*indexWrite) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, s := range series {
+		k := seriesCacheKey(physical, tenant, table, s)
+		if _, ok := c.mu.known[k]; ok {
+			continue
+		}
+		if o, ok := c.mu.writing[k]; ok {
+			if !slices.Contains(others, o) {
+				others = append(others, o)
+			}
+			continue
+		}
+		if w == nil {
+			w = &indexWrite{done: make(chan struct{})}
+		}
+		c.mu.writing[k] = w
+		mine = append(mine, s)
+	}
+	return mine, w, others
+}
+
+// settle ends w, the write of the claimed series' entries in a table,
+// which err failed unless nil: the series are known from now on when it
+// succeeded, and left for a later write to claim again when it failed.
+func (c *seriesCache) settle(w *indexWrite, physical, tenant, table string, series []string, err error) {
+	if w == nil {
+		return
+	}
+	c.mu.Lock()
+	for _, s := range series {
+		delete(c.mu.writing, seriesCacheKey(physical, tenant, table, s))
+	}
+	c.mu.Unlock()
+	if err == nil {
+		c.add(physical, tenant, table, series)
+	}
+	w.err = err
+	close(w.done)
 }
 
 // add records series as present in a table's index.

@@ -359,18 +359,39 @@ func (w *tableWrite) addSeries(s string) {
 // writeTo stores the write's items, after the series index entries and
 // rollup version markers they need, so that no event is ever stored
 // without the entry that lets a query find its series, nor without the
-// marker that makes rollups of its bucket stale.
+// marker that makes rollups of its bucket stale. An entry another write
+// is storing at the same time is waited for rather than written twice;
+// if that write fails, this one writes the entry itself.
 func (w *tableWrite) writeTo(ctx context.Context, store storage.Items, idx *seriesCache) error {
-	if len(w.series) > 0 || len(w.markers) > 0 {
-		entries := make([]storage.Item, len(w.series), len(w.series)+len(w.markers))
-		for i, s := range w.series {
-			entries[i] = storage.Item{PK: seriesIndexKey(w.tenant, w.ltable), SK: seriesIndexPrefix + s, Attrs: map[string]any{}}
+	markers := w.markers
+	for series := w.series; len(series) > 0 || len(markers) > 0; {
+		mine, iw, others := idx.claim(w.table.name, w.tenant, w.ltable, series)
+		if len(mine) > 0 || len(markers) > 0 {
+			entries := make([]storage.Item, len(mine), len(mine)+len(markers))
+			for i, s := range mine {
+				entries[i] = storage.Item{PK: seriesIndexKey(w.tenant, w.ltable), SK: seriesIndexPrefix + s, Attrs: map[string]any{}}
+			}
+			entries = append(entries, markers...)
+			err := store.BatchWrite(ctx, w.table.name, entries)
+			idx.settle(iw, w.table.name, w.tenant, w.ltable, mine, err)
+			if err != nil {
+				return fmt.Errorf("write series index and rollup markers: %w", err)
+			}
+			markers = nil
 		}
-		entries = append(entries, w.markers...)
-		if err := store.BatchWrite(ctx, w.table.name, entries); err != nil {
-			return fmt.Errorf("write series index and rollup markers: %w", err)
+		series = nil
+		for _, o := range others {
+			select {
+			case <-o.done:
+			case <-ctx.Done():
+				return fmt.Errorf("wait for another write of series index entries: %w", ctx.Err())
+			}
+			if o.err != nil {
+				// Claim what is still missing again, this time to
+				// write it.
+				series = w.series
+			}
 		}
-		idx.add(w.table.name, w.tenant, w.ltable, w.series)
 	}
 	if w.mapw != nil {
 		w.mapw.table = w.table.name
