@@ -59,7 +59,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		if opts.MaxAttempts == 0 {
 			opts.MaxAttempts = DefaultMaxAttempts
 		}
-		client = dynamodb.NewFromConfig(cfg, opts.ClientOptions...)
+		client = dynamodb.NewFromConfig(cfg, append([]func(*dynamodb.Options){withPooledConnections}, opts.ClientOptions...)...)
 	}
 	opts.ensureDefaults(client.Options().BaseEndpoint != nil)
 
