@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -25,15 +26,15 @@ import (
 	"github.com/timetabledb/timetable/storage/dynamostore"
 )
 
-// counting counts the HTTP requests a client sends.
+// counting is an HTTP client that counts the requests it sends.
 type counting struct {
-	next http.RoundTripper
+	next aws.HTTPClient
 	n    atomic.Int64
 }
 
-func (c *counting) RoundTrip(r *http.Request) (*http.Response, error) {
+func (c *counting) Do(r *http.Request) (*http.Response, error) {
 	c.n.Add(1)
-	return c.next.RoundTrip(r)
+	return c.next.Do(r)
 }
 
 // dynamoWriteConcurrency is the BatchWriteItem requests each writer keeps
@@ -160,17 +161,19 @@ func Dynamo(ctx context.Context, o Options, r *Report) error {
 
 // openDynamo opens a DynamoDB store on the server the standard AWS
 // configuration chain points at, with a client whose HTTP requests the
-// returned counter counts. units returns the write capacity units the
-// store has consumed so far, from its own Prometheus counter of what
-// DynamoDB reports (ReturnConsumedCapacity).
+// returned counter counts, on the HTTP client a store gives the clients
+// it builds (dynamostore.NewHTTPClient), whose pool keeps a connection for
+// each request in flight, as a deployment's does. units returns the write
+// capacity units the store has consumed so far, from its own Prometheus
+// counter of what DynamoDB reports (ReturnConsumedCapacity).
 func openDynamo(ctx context.Context) (store *dynamostore.Store, client *dynamodb.Client, counter *counting, units func() float64, err error) {
 	cfg, err := awsconfig.LoadDefaultConfig(ctx)
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}
-	counter = &counting{next: http.DefaultTransport.(*http.Transport).Clone()}
+	counter = &counting{next: dynamostore.NewHTTPClient()}
 	client = dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) {
-		o.HTTPClient = &http.Client{Transport: counter}
+		o.HTTPClient = counter
 	})
 	reg := prometheus.NewRegistry()
 	store, err = dynamostore.Open(ctx, dynamostore.Options{Client: client, WriteConcurrency: dynamoWriteConcurrency, Registerer: reg})
