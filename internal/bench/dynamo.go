@@ -129,8 +129,17 @@ func Dynamo(ctx context.Context, o Options, r *Report) error {
 		made = append(made, name)
 		return rawBatchWriteItem(ctx, client, name, gen, events, o.Writers*dynamoWriteConcurrency)
 	}
+	// One turn of each first, not counted: the first run of a bench was
+	// its slowest, as dynalite's JIT warmed up and the client opened its
+	// connections, and it was always the library's.
+	if _, err := library(); err != nil {
+		return err
+	}
+	if _, err := baseline(); err != nil {
+		return err
+	}
 	// The two take turns, so that a change of load on the shared machine
-	// (or the server's JIT warming up) falls on both.
+	// falls on both.
 	m, err := interleavedMedians(o.Runs, library, baseline)
 	if err != nil {
 		return err
