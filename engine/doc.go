@@ -283,9 +283,10 @@
 // makes it again.
 //
 // The engine remembers which series each table's series index holds, so
-// that it writes an index entry once per series and table. It forgets a
-// table when it finds it deleted (a failed read or write, or a listing
-// without it). Should another process delete a table and make it again
+// that it writes an index entry once per series and table; writes that
+// find the same series missing at once share one write of its entry, and
+// store their events only after it succeeded. It forgets a table when it
+// finds it deleted (a failed read or write, or a listing without it). Should another process delete a table and make it again
 // between two of this engine's writes to it, an engine that keeps writing a
 // series it had indexed in the old table would not index it in the new
 // one, and queries without a series would miss those events (queries
