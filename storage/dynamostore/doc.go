@@ -44,6 +44,12 @@
 // out, is storage.ErrUnavailable; nothing is cached about it, so the
 // store serves again as soon as the endpoint does.
 //
+// Connections. The client Open builds keeps up to 100 idle connections to
+// its endpoint (NewHTTPClient), where the SDK's transport keeps 10 per
+// host, fewer than two concurrent BatchWrites hold in flight: each
+// connection past those was closed when its request ended and opened,
+// with its handshakes, by the next one.
+//
 // Writes. BatchWrite validates every item first (types, size by
 // storage.ItemSize, distinct keys) and writes nothing if one is invalid. It
 // then sends BatchWriteItem requests of 25 items, Options.WriteConcurrency
