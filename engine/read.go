@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/timetabledb/timetable/event"
 	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/storage"
 )
@@ -59,6 +60,25 @@ func (db *DB) Query(ctx context.Context, tenant string, q Query) (Page, error) {
 	page, err := m.page(limit, func(p position) string { return encodeCursor(db.meta.secret, fp, p) })
 	db.metrics.observeQuery(readEvents, len(page.Events), time.Since(start), err)
 	return page, err
+}
+
+// eachEvent calls fn with every event of spec, in the merge's order, each
+// once, until fn returns an error.
+func (db *DB) eachEvent(ctx context.Context, spec sourceSpec, fn func(ev event.Event) error) error {
+	m, err := db.openSources(ctx, spec)
+	if err != nil {
+		return err
+	}
+	defer m.close()
+	for {
+		ev, ok, err := m.next()
+		if err != nil || !ok {
+			return err
+		}
+		if err := fn(ev); err != nil {
+			return err
+		}
+	}
 }
 
 // checkRange checks a closed range of event times and puts it in UTC.
