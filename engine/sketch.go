@@ -61,7 +61,9 @@ func (w wants) sketched() bool { return w.distinct || w.quantiles || w.counter }
 func (w wants) totals() bool { return !w.noSum || !w.noMinMax }
 
 func wantsOf(funcs []string) wants {
-	asks := func(fns ...string) bool { return slices.ContainsFunc(fns, func(fn string) bool { return slices.Contains(funcs, fn) }) }
+	asks := func(fns ...string) bool {
+		return slices.ContainsFunc(fns, func(fn string) bool { return slices.Contains(funcs, fn) })
+	}
 	w := wants{noOrder: !asks(FnFirst, FnLast), noSum: !asks(FnSum, FnAvg), noMinMax: !asks(FnMin, FnMax)}
 	for _, fn := range funcs {
 		switch fn {
