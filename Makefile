@@ -62,6 +62,7 @@ fuzz:
 	$(GO) test -run XXX -fuzz '^FuzzWholeMatchesEachLine$$' -fuzztime $(FUZZTIME) ./event/lineproto
 	$(GO) test -run XXX -fuzz '^FuzzRowKey$$' -fuzztime $(FUZZTIME) ./engine
 	$(GO) test -run XXX -fuzz '^FuzzTimeKeys$$' -fuzztime $(FUZZTIME) ./engine
+	$(GO) test -run XXX -fuzz '^FuzzAddSmall$$' -fuzztime $(FUZZTIME) ./engine
 	$(GO) test -run XXX -fuzz '^FuzzItemKey$$' -fuzztime $(FUZZTIME) ./storage/pebblestore
 	$(GO) test -run XXX -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s ./filter
 

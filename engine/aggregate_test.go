@@ -256,3 +256,38 @@ func TestAggregateAcrossALayoutChange(t *testing.T) {
 		}
 	})
 }
+
+// A summary keeps only what the query's functions need: each function
+// asked alone gives what it gives asked with all the others.
+func TestAggregateFunctionsAlone(t *testing.T) {
+	f := open(t, backends.Pebble(), 2, apr10.Add(24*time.Hour))
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(11, 12))
+	var evs []event.Event
+	for i := range 300 {
+		evs = append(evs, ev(apr10.Add(time.Duration(i)*41*time.Second), fmt.Sprint("s", i%3), map[string]any{
+			"v": json.Number(fmt.Sprintf("%d.%d", rng.IntN(100)-50, rng.IntN(10))), "n": num(i + rng.IntN(3)),
+		}))
+	}
+	_, err := f.db.Write(ctx, "acme", "t", evs)
+	require.NoError(t, err)
+	for _, series := range []string{"", "s1"} {
+		q := engine.AggregateQuery{Table: "t", Series: series, From: apr10, To: apr10.Add(4 * time.Hour), Bucket: time.Hour,
+			Fields: []string{"v", "n"}, Funcs: engine.Functions}
+		all, err := f.db.Aggregate(ctx, "acme", q)
+		require.NoError(t, err)
+		require.NotEmpty(t, all)
+		for _, fn := range engine.Functions {
+			q.Funcs = []string{fn}
+			alone, err := f.db.Aggregate(ctx, "acme", q)
+			require.NoError(t, err)
+			require.Len(t, alone, len(all))
+			for i, b := range alone {
+				require.Equal(t, all[i].Events, b.Events)
+				for _, field := range q.Fields {
+					require.Equal(t, map[string]any{fn: all[i].Values[field][fn]}, b.Values[field], "%s of %s, series %q, bucket %s", fn, field, series, b.Start)
+				}
+			}
+		}
+	}
+}

@@ -52,3 +52,41 @@ func checkPlainDecimal(t *testing.T, s string) {
 		t.Errorf("%q: fast path read %+v, apd %+v", s, fast, slow)
 	}
 }
+
+// FuzzAddSmall holds the int64 sum to apd's exact addition: the same
+// value, or a refusal that leaves the sum as it was.
+func FuzzAddSmall(f *testing.F) {
+	f.Add("21.5", "-3.25")
+	f.Add("9223372036854775807", "1")
+	f.Add("-9223372036854775808", "-1")
+	f.Add("0.000000000000000001", "100000000000")
+	f.Add("1e3", "0.5")
+	f.Add("-0", "0.0")
+	f.Add("5E+2", "5E-2")
+	f.Fuzz(func(t *testing.T, a, b string) {
+		var sum, x, want apd.Decimal
+		if _, _, err := sum.SetString(a); err != nil || sum.Form != apd.Finite {
+			t.Skip()
+		}
+		if _, _, err := x.SetString(b); err != nil || x.Form != apd.Finite {
+			t.Skip()
+		}
+		if _, err := exact.Add(&want, &sum, &x); err != nil {
+			t.Skip()
+		}
+		before := sum
+		before.Coeff.Set(&sum.Coeff)
+		if !addSmall(&sum, &x) {
+			if sum.Cmp(&before) != 0 || sum.Exponent != before.Exponent {
+				t.Fatalf("%s + %s: refused, yet changed the sum to %s", a, b, &sum)
+			}
+			return
+		}
+		if sum.Cmp(&want) != 0 {
+			t.Fatalf("%s + %s = %s, apd says %s", a, b, &sum, &want)
+		}
+		if decimalNumber(&sum) != decimalNumber(&want) {
+			t.Fatalf("%s + %s reads %s, apd's %s", a, b, decimalNumber(&sum), decimalNumber(&want))
+		}
+	})
+}

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/timetabledb/timetable/event"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -135,26 +136,14 @@ func (db *DB) groupsByField(ctx context.Context, tenant string, q AggregateQuery
 	if eq.Fields != nil && !slices.Contains(eq.Fields, q.GroupBy) {
 		eq.Fields = append(slices.Clip(eq.Fields), q.GroupBy)
 	}
-	m, err := db.openSources(ctx, sourceSpec{tenant: tenant, q: eq, tables: tables})
-	if err != nil {
-		return GroupPage{}, err
-	}
-	defer m.close()
 	streams := map[string]*bucketStream{}
 	// ceiling, once set, is a group past the page: GroupLimit+1 smaller
 	// ones are known, so it and every greater one are left out.
 	var ceiling *string
-	for {
-		ev, ok, err := m.next()
-		if err != nil {
-			return GroupPage{}, err
-		}
-		if !ok {
-			break
-		}
+	err = db.eachEvent(ctx, sourceSpec{tenant: tenant, q: eq, tables: tables}, func(ev event.Event) error {
 		key, ok := ev.Fields[q.GroupBy].(string)
 		if !ok || !q.after(key) || (ceiling != nil && key >= *ceiling) {
-			continue
+			return nil
 		}
 		s := streams[key]
 		if s == nil {
@@ -166,12 +155,13 @@ func (db *DB) groupsByField(ctx context.Context, tenant string, q AggregateQuery
 				ceiling = &top
 			}
 			if streams[key] == nil {
-				continue // the group just made was the one past the page
+				return nil // the group just made was the one past the page
 			}
 		}
-		if err := s.add(ev); err != nil {
-			return GroupPage{}, err
-		}
+		return s.add(ev)
+	})
+	if err != nil {
+		return GroupPage{}, err
 	}
 	keys := slices.Sorted(maps.Keys(streams))
 	var page GroupPage

@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/timetabledb/timetable/event"
 	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/storage"
 )
@@ -61,6 +62,25 @@ func (db *DB) Query(ctx context.Context, tenant string, q Query) (Page, error) {
 	return page, err
 }
 
+// eachEvent calls fn with every event of spec, in the merge's order, each
+// once, until fn returns an error.
+func (db *DB) eachEvent(ctx context.Context, spec sourceSpec, fn func(ev event.Event) error) error {
+	m, err := db.openSources(ctx, spec)
+	if err != nil {
+		return err
+	}
+	defer m.close()
+	for {
+		ev, ok, err := m.next()
+		if err != nil || !ok {
+			return err
+		}
+		if err := fn(ev); err != nil {
+			return err
+		}
+	}
+}
+
 // checkRange checks a closed range of event times and puts it in UTC.
 func checkRange(from, to *time.Time) error {
 	if to.IsZero() {
@@ -105,23 +125,12 @@ func checkFilter(f *storage.Filter) error {
 	if err := f.Validate(); err != nil {
 		return fmt.Errorf("%w: %w", ErrBadQuery, err)
 	}
-	for _, name := range filterFields(*f, nil) {
+	for _, name := range f.AppendAttrs(nil) {
 		if strings.HasPrefix(name, "tt_") {
 			return fmt.Errorf("%w: filter: field %q: names starting with tt_ are timetable's own", ErrBadQuery, name)
 		}
 	}
 	return nil
-}
-
-// filterFields appends the fields f reads to dst.
-func filterFields(f storage.Filter, dst []string) []string {
-	if f.Attr != "" && !slices.Contains(dst, f.Attr) {
-		dst = append(dst, f.Attr)
-	}
-	for _, a := range f.Args {
-		dst = filterFields(a, dst)
-	}
-	return dst
 }
 
 // sourceSpec is what openSources merges: the partitions of a tenant's
@@ -226,11 +235,7 @@ func (db *DB) newReading(ctx context.Context, spec sourceSpec) *reading {
 			// The engine filters map items' events: it reads the
 			// filter's fields too, and drops them after
 			// (window.project).
-			for _, f := range filterFields(*q.Filter, nil) {
-				if !slices.Contains(r.attrs, f) {
-					r.attrs = append(r.attrs, f)
-				}
-			}
+			r.attrs = q.Filter.AppendAttrs(r.attrs)
 		}
 	}
 	if q.Filter != nil && !r.grouped {

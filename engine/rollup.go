@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/timetabledb/timetable/event"
 	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/storage"
 )
@@ -102,18 +103,10 @@ func (db *DB) aggregateRollups(ctx context.Context, tenant string, q AggregateQu
 	raw := func(from, to time.Time) error {
 		tables := within(from, to)
 		rq := Query{Table: q.Table, Series: q.Series, From: from, To: to, Fields: q.Fields}
-		m, err := db.openSources(ctx, sourceSpec{tenant: tenant, q: rq, tables: tables})
-		if err != nil {
-			return err
-		}
-		defer m.close()
-		for {
-			ev, ok, err := m.next()
-			if err != nil || !ok {
-				return err
-			}
+		return db.eachEvent(ctx, sourceSpec{tenant: tenant, q: rq, tables: tables}, func(ev event.Event) error {
 			at(ev.Time).add(ev, q.Fields)
-		}
+			return nil
+		})
 	}
 
 	first := alignDown(q.From.Add(u.d-1), u.d) // the first whole unit
@@ -348,23 +341,13 @@ func (db *DB) recompute(ctx context.Context, tenant, table, series string, u rol
 		idx[s.UnixNano()] = i
 		out[i] = &part{}
 	}
-	m, err := db.openSources(ctx, sourceSpec{tenant: tenant, q: Query{Table: table, Series: series, From: from, To: to}, tables: tables})
-	if err != nil {
-		return nil, err
-	}
-	defer m.close()
-	for {
-		ev, ok, err := m.next()
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			return out, nil
-		}
+	err := db.eachEvent(ctx, sourceSpec{tenant: tenant, q: Query{Table: table, Series: series, From: from, To: to}, tables: tables}, func(ev event.Event) error {
 		if i, ok := idx[alignDown(ev.Time, u.d).UnixNano()]; ok {
 			out[i].addAll(ev)
 		}
-	}
+		return nil
+	})
+	return out, err
 }
 
 // storeRollups writes the rollup items of units starting at start into

@@ -44,20 +44,27 @@ var sketchFuncs = []string{FnCountDistinct, FnP50, FnP90, FnP99, FnDelta, FnRate
 // quantileOf maps a percentile function to its quantile.
 var quantileOf = map[string]float64{FnP50: 0.50, FnP90: 0.90, FnP99: 0.99}
 
-// wants says which sketches a part keeps for its fields, and whether it
-// keeps their first and last values: a rollup's parts (the zero wants)
-// keep those, and no sketch.
+// wants says which sketches a part keeps for its fields, and which of
+// their totals: a rollup's parts (the zero wants) keep every total, and
+// no sketch.
 type wants struct {
 	distinct, quantiles, counter bool
-	// noOrder drops first and last, which a query may not ask for.
-	noOrder bool
+	// noOrder drops first and last, noSum the sum (and so avg), noMinMax
+	// min and max, which a query may not ask for.
+	noOrder, noSum, noMinMax bool
 }
 
 // sketched reports whether w names a sketch.
 func (w wants) sketched() bool { return w.distinct || w.quantiles || w.counter }
 
+// totals reports whether w keeps a sum, a min or a max.
+func (w wants) totals() bool { return !w.noSum || !w.noMinMax }
+
 func wantsOf(funcs []string) wants {
-	w := wants{noOrder: !slices.Contains(funcs, FnFirst) && !slices.Contains(funcs, FnLast)}
+	asks := func(fns ...string) bool {
+		return slices.ContainsFunc(fns, func(fn string) bool { return slices.Contains(funcs, fn) })
+	}
+	w := wants{noOrder: !asks(FnFirst, FnLast), noSum: !asks(FnSum, FnAvg), noMinMax: !asks(FnMin, FnMax)}
 	for _, fn := range funcs {
 		switch fn {
 		case FnCountDistinct:

@@ -187,11 +187,11 @@ func (fp *fieldPart) add(v any, k orderKey, w wants) {
 		}
 	}
 	fp.count++
+	// Values are read as numbers only for what asks for numbers: totals
+	// (until a value is not one), quantiles and counters.
+	parse := w.quantiles || w.counter || (!fp.nonnum && w.totals())
 	var x apd.Decimal
-	isNumber := false
-	if !fp.nonnum || w.quantiles || w.counter {
-		isNumber = decimalOf(&x, v)
-	}
+	isNumber := parse && decimalOf(&x, v)
 	if w.sketched() {
 		if fp.sk == nil {
 			fp.sk = &sketches{}
@@ -202,7 +202,7 @@ func (fp *fieldPart) add(v any, k orderKey, w wants) {
 			fp.sk.add(w, v, nil, k.series)
 		}
 	}
-	if fp.nonnum {
+	if fp.nonnum || !parse {
 		return
 	}
 	if !isNumber {
@@ -215,12 +215,16 @@ func (fp *fieldPart) add(v any, k orderKey, w wants) {
 		fp.max.Set(&x)
 		return
 	}
-	addDecimal(&fp.sum, &x)
-	if x.Cmp(&fp.min) < 0 {
-		fp.min.Set(&x)
+	if !w.noSum {
+		addDecimal(&fp.sum, &x)
 	}
-	if x.Cmp(&fp.max) > 0 {
-		fp.max.Set(&x)
+	if !w.noMinMax {
+		if x.Cmp(&fp.min) < 0 {
+			fp.min.Set(&x)
+		}
+		if x.Cmp(&fp.max) > 0 {
+			fp.max.Set(&x)
+		}
 	}
 }
 

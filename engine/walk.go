@@ -101,20 +101,7 @@ func (db *DB) walkOrMerge(ctx context.Context, spec sourceSpec, series string, f
 		return err
 	}
 	spec.pos, spec.only = after, &series
-	m, err := db.openSources(ctx, spec)
-	if err != nil {
-		return err
-	}
-	defer m.close()
-	for {
-		ev, ok, err := m.next()
-		if err != nil || !ok {
-			return err
-		}
-		if err := event(ev); err != nil {
-			return err
-		}
-	}
+	return db.eachEvent(ctx, spec, event)
 }
 
 // cursor is one partition of a walk: its iterator, and the sort key of the

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/cockroachdb/apd/v3"
@@ -211,6 +212,18 @@ func (f Filter) Operators() int {
 		return 1 + f.Args[0].Operators()
 	}
 	return 1
+}
+
+// AppendAttrs appends to dst the names of the attributes f reads that dst
+// does not hold yet.
+func (f Filter) AppendAttrs(dst []string) []string {
+	if f.Attr != "" && !slices.Contains(dst, f.Attr) {
+		dst = append(dst, f.Attr)
+	}
+	for _, a := range f.Args {
+		dst = a.AppendAttrs(dst)
+	}
+	return dst
 }
 
 // Match reports whether an item with attributes attrs passes f.

@@ -85,6 +85,9 @@ func (s *Store) Query(ctx context.Context, q storage.Query) storage.Iterator {
 		attrs:  q.Attrs,
 		filter: q.Filter,
 	}
+	if q.Filter != nil && q.Attrs != nil {
+		it.matched = q.Filter.AppendAttrs(slices.Clone(q.Attrs))
+	}
 	if bytes.Compare(lower, upper) >= 0 {
 		s.gate.Exit()
 		it.done = true
@@ -172,6 +175,10 @@ type iterator struct {
 	limit  int      // stop after this many items examined; 0: no limit
 	attrs  []string // projection; nil: every attribute
 	filter *storage.Filter
+	// matched, with a filter and a projection, is the projection and the
+	// attributes the filter reads: what an item is decoded with to be
+	// matched.
+	matched []string
 
 	started bool
 	done    bool
@@ -210,12 +217,12 @@ func (it *iterator) Next() bool {
 		if it.filter == nil {
 			return true
 		}
-		// The filter reads every attribute; the projection follows.
-		if err := it.decode(nil); err != nil {
+		// The filter reads its attributes; the projection follows.
+		if err := it.decode(it.matched); err != nil {
 			return it.fail(err)
 		}
 		if it.filter.Match(it.item.Attrs) {
-			if it.attrs != nil {
+			if len(it.matched) > len(it.attrs) {
 				project(it.item.Attrs, it.attrs)
 			}
 			return true
