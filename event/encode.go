@@ -24,23 +24,29 @@ func (e Event) MarshalJSON() ([]byte, error) {
 
 // AppendJSON appends the event's MarshalJSON encoding to dst.
 func (e Event) AppendJSON(dst []byte) ([]byte, error) {
-	dst = append(dst, `{"time":"`...)
-	dst = e.Time.UTC().AppendFormat(dst, time.RFC3339Nano)
-	dst = append(dst, '"')
-	if e.Series != "" {
-		dst = append(dst, `,"series":`...)
-		dst = appendString(dst, e.Series)
-	}
-	if e.ID != "" {
-		dst = append(dst, `,"id":`...)
-		dst = appendString(dst, e.ID)
-	}
-	dst = append(dst, `,"fields":`...)
+	dst = appendHead(dst, e.Time, e.Series, e.ID)
 	dst, err := appendMap(dst, e.Fields)
 	if err != nil {
 		return nil, fmt.Errorf("encode event: %w", err)
 	}
 	return append(dst, '}'), nil
+}
+
+// appendHead appends an event's encoding up to its fields: its time,
+// series and id, and the fields' key.
+func appendHead(dst []byte, t time.Time, series, id string) []byte {
+	dst = append(dst, `{"time":"`...)
+	dst = t.UTC().AppendFormat(dst, time.RFC3339Nano)
+	dst = append(dst, '"')
+	if series != "" {
+		dst = append(dst, `,"series":`...)
+		dst = appendString(dst, series)
+	}
+	if id != "" {
+		dst = append(dst, `,"id":`...)
+		dst = appendString(dst, id)
+	}
+	return append(dst, `,"fields":`...)
 }
 
 func appendValue(dst []byte, v any) ([]byte, error) {
