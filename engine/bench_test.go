@@ -57,7 +57,7 @@ func BenchmarkWrite(b *testing.B) {
 	b.ReportMetric(float64(b.N*1000)/b.Elapsed().Seconds(), "events/s")
 }
 
-func benchQuery(b *testing.B, series string, nSeries int) {
+func benchQuery(b *testing.B, series string, nSeries int, read int) {
 	from := time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC)
 	const n = 50000
 	db, _ := benchDB(b, from.Add(24*time.Hour))
@@ -69,14 +69,33 @@ func benchQuery(b *testing.B, series string, nSeries int) {
 	}
 	b.ReportAllocs()
 	events := 0
+	var buf []byte
 	for b.Loop() {
 		q := engine.Query{Table: "t", Series: series, From: from, To: from.Add(time.Hour), Limit: 10000}
 		for {
-			p, err := db.Query(ctx, "bench", q)
+			var p engine.Page
+			var err error
+			switch read {
+			case readJSON:
+				var jp engine.JSONPage
+				jp, err = db.QueryJSON(ctx, "bench", q, buf[:0])
+				buf, p.NextCursor = jp.Events, jp.NextCursor
+				events += jp.Count
+			default:
+				p, err = db.Query(ctx, "bench", q)
+				events += len(p.Events)
+				if read == readEventsJSON {
+					buf = buf[:0]
+					for _, e := range p.Events {
+						if buf, err = e.AppendJSON(buf); err != nil {
+							break
+						}
+					}
+				}
+			}
 			if err != nil {
 				b.Fatal(err)
 			}
-			events += len(p.Events)
 			if p.NextCursor == "" {
 				break
 			}
@@ -87,10 +106,36 @@ func benchQuery(b *testing.B, series string, nSeries int) {
 }
 
 // BenchmarkQueryRangeAllSeries reads 50,000 events of 100 series.
-func BenchmarkQueryRangeAllSeries(b *testing.B) { benchQuery(b, "", 100) }
+func BenchmarkQueryRangeAllSeries(b *testing.B) { benchQuery(b, "", 100, readEvents) }
 
 // BenchmarkQueryRangeOneSeries reads 50,000 events of one series.
-func BenchmarkQueryRangeOneSeries(b *testing.B) { benchQuery(b, "dev-0000", 1) }
+func BenchmarkQueryRangeOneSeries(b *testing.B) { benchQuery(b, "dev-0000", 1, readEvents) }
+
+// BenchmarkQueryRangeAllSeriesJSON reads 50,000 events of 100 series as
+// JSON, as the server does (DB.QueryJSON).
+func BenchmarkQueryRangeAllSeriesJSON(b *testing.B) { benchQuery(b, "", 100, readJSON) }
+
+// BenchmarkQueryRangeOneSeriesJSON reads 50,000 events of one series as
+// JSON.
+func BenchmarkQueryRangeOneSeriesJSON(b *testing.B) { benchQuery(b, "dev-0000", 1, readJSON) }
+
+// BenchmarkQueryRangeAllSeriesEventsJSON reads 50,000 events of 100
+// series and writes each one's JSON: what the server did before
+// DB.QueryJSON, its baseline.
+func BenchmarkQueryRangeAllSeriesEventsJSON(b *testing.B) { benchQuery(b, "", 100, readEventsJSON) }
+
+// BenchmarkQueryRangeOneSeriesEventsJSON reads 50,000 events of one
+// series and writes each one's JSON.
+func BenchmarkQueryRangeOneSeriesEventsJSON(b *testing.B) {
+	benchQuery(b, "dev-0000", 1, readEventsJSON)
+}
+
+// How benchQuery reads.
+const (
+	readEvents     = iota // DB.Query
+	readEventsJSON        // DB.Query, then each event's AppendJSON
+	readJSON              // DB.QueryJSON
+)
 
 // BenchmarkAggregateAllSeries summarises 100,000 events of 500 series in
 // hourly buckets: the all-series aggregate of the peer comparison.

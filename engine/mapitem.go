@@ -218,6 +218,9 @@ func mapItemFor(pk, sk string, events []mapEvent, extra map[string]any) storage.
 type decodedEvent struct {
 	ev event.Event
 	sk string
+	// js, when not nil, is the event's JSON, and ev holds no fields: a
+	// row item of a JSON read (source.take).
+	js []byte
 }
 
 // decodeMapItem appends the events of a map item to dst. Events whose id

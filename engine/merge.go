@@ -3,8 +3,6 @@ package engine
 import (
 	"container/heap"
 	"strings"
-
-	"github.com/timetabledb/timetable/event"
 )
 
 // merger merges sources in time order. It implements heap.Interface.
@@ -46,16 +44,22 @@ func compareSources(a, b *source) int {
 	return strings.Compare(a.series, b.series)
 }
 
-// next returns the next event of the merge, each event once: the same
-// event found in two tables (a retry across a month boundary stored it
-// twice) is skipped. It reports false at the end.
-func (m *merger) next() (event.Event, bool, error) {
+// next takes the next event off the merge: it calls emit with the source
+// whose current event it is, then moves that source on. It takes each
+// event once: the same event found in two tables (a retry across a month
+// boundary stored it twice) is skipped. It reports false at the end.
+func (m *merger) next(emit func(*source) error) (bool, error) {
 	for len(m.heap) > 0 {
 		s := m.heap[0]
-		ev, dup := s.cur, m.emitted && s.sk == m.lastSK && s.series == m.lastSeries
+		dup := m.emitted && s.sk == m.lastSK && s.series == m.lastSeries
 		m.lastSK, m.lastSeries, m.emitted = s.sk, s.series, true
+		if !dup {
+			if err := emit(s); err != nil {
+				return false, err
+			}
+		}
 		if err := s.advance(); err != nil {
-			return event.Event{}, false, err
+			return false, err
 		}
 		if s.ok {
 			heap.Fix(m, 0)
@@ -63,10 +67,10 @@ func (m *merger) next() (event.Event, bool, error) {
 			heap.Pop(m)
 		}
 		if !dup {
-			return ev, true, nil
+			return true, nil
 		}
 	}
-	return event.Event{}, false, nil
+	return false, nil
 }
 
 // more reports whether an event other than the last one returned remains.
@@ -89,29 +93,30 @@ func (m *merger) more() (bool, error) {
 	return false, nil
 }
 
-// page takes up to limit events off the merge, and makes the cursor when
-// more remain.
-func (m *merger) page(limit int, cursor func(position) string) (Page, error) {
-	var p Page
-	for len(p.Events) < limit {
-		ev, ok, err := m.next()
+// page takes up to limit events off the merge, calling emit with the
+// source of each (next), and returns how many it took and, when more
+// remain, the cursor after the last.
+func (m *merger) page(limit int, emit func(*source) error, cursor func(position) string) (int, string, error) {
+	var last position
+	n := 0
+	for n < limit {
+		ok, err := m.next(func(s *source) error {
+			last = position{time: s.cur.Time, id: s.cur.ID, series: s.series}
+			return emit(s)
+		})
 		if err != nil {
-			return Page{}, err
+			return 0, "", err
 		}
 		if !ok {
-			return p, nil
+			return n, "", nil
 		}
-		p.Events = append(p.Events, ev)
+		n++
 	}
 	more, err := m.more()
-	if err != nil {
-		return Page{}, err
+	if err != nil || !more {
+		return n, "", err
 	}
-	if more {
-		last := p.Events[len(p.Events)-1]
-		p.NextCursor = cursor(position{time: last.Time, id: last.ID, series: last.Series})
-	}
-	return p, nil
+	return n, cursor(last), nil
 }
 
 // close lets every source's iterator go and gives back the query budget.

@@ -19,47 +19,102 @@ import (
 // in time order, each event once. See the package documentation for how
 // the read fans out and merges.
 func (db *DB) Query(ctx context.Context, tenant string, q Query) (Page, error) {
-	done, err := db.enter()
+	var p Page
+	_, cursor, err := db.query(ctx, tenant, q, false, func(s *source) error {
+		p.Events = append(p.Events, s.cur)
+		return nil
+	})
 	if err != nil {
 		return Page{}, err
+	}
+	p.NextCursor = cursor
+	return p, nil
+}
+
+// JSONPage is one page of a query's answer as JSON (DB.QueryJSON).
+type JSONPage struct {
+	// Events holds the page's events, in the order of Page.Events, each
+	// as event.Event.AppendJSON writes it, separated by commas: the
+	// inside of a JSON array.
+	Events []byte
+	// Count is the number of events.
+	Count int
+	// NextCursor is Page.NextCursor.
+	NextCursor string
+}
+
+// QueryJSON answers a query as Query does, with the page's events
+// written as JSON, appended to dst, byte for byte what AppendJSON writes
+// of Query's events. It writes the events of row-layout items straight
+// from the stored attributes, building no event's Fields: the read a
+// server answers with JSON.
+func (db *DB) QueryJSON(ctx context.Context, tenant string, q Query, dst []byte) (JSONPage, error) {
+	written := 0
+	n, cursor, err := db.query(ctx, tenant, q, true, func(s *source) error {
+		if written > 0 {
+			dst = append(dst, ',')
+		}
+		written++
+		if s.js != nil {
+			dst = append(dst, s.js...)
+			return nil
+		}
+		var err error
+		dst, err = s.cur.AppendJSON(dst)
+		return err
+	})
+	if err != nil {
+		return JSONPage{}, err
+	}
+	return JSONPage{Events: dst, Count: n, NextCursor: cursor}, nil
+}
+
+// query reads a page of a query, calling emit with the source of each of
+// its events in turn (merger.next), and returns how many there were and
+// the cursor after the last when more follow. json reads row items as
+// their events' JSON (source.json).
+func (db *DB) query(ctx context.Context, tenant string, q Query, json bool, emit func(*source) error) (int, string, error) {
+	done, err := db.enter()
+	if err != nil {
+		return 0, "", err
 	}
 	defer done()
 	start := time.Now()
 	limit, err := db.checkQuery(&q)
 	if err != nil {
-		return Page{}, err
+		return 0, "", err
 	}
 	fp := fingerprint(tenant, q)
 	var pos *position
 	if q.Cursor != "" {
 		p, err := decodeCursor(db.meta.secret, fp, q.Cursor)
 		if err != nil {
-			return Page{}, err
+			return 0, "", err
 		}
 		pos = &p
 	}
 	exists, err := db.meta.tableExists(ctx, tenant, q.Table)
 	if err != nil {
-		return Page{}, err
+		return 0, "", err
 	}
 	if !exists {
-		return Page{}, fmt.Errorf("%w: %q", ErrUnknownTable, q.Table)
+		return 0, "", fmt.Errorf("%w: %q", ErrUnknownTable, q.Table)
 	}
 
-	spec := sourceSpec{tenant: tenant, q: q, limit: limit, pos: pos}
+	spec := sourceSpec{tenant: tenant, q: q, limit: limit, pos: pos, json: json}
 	from, to := spec.span()
 	spec.tables, err = db.catalog.tables(ctx, db.opts.Config.Family(q.Table), from, to)
 	if err != nil {
-		return Page{}, err
+		return 0, "", err
 	}
 	m, err := db.openSources(ctx, spec)
 	if err != nil {
-		return Page{}, err
+		return 0, "", err
 	}
 	defer m.close()
-	page, err := m.page(limit, func(p position) string { return encodeCursor(db.meta.secret, fp, p) })
-	db.metrics.observeQuery(readEvents, len(page.Events), time.Since(start), err)
-	return page, err
+	n, cursor, err := m.page(limit, emit, func(p position) string { return encodeCursor(db.meta.secret, fp, p) })
+	db.metrics.observeQuery(readEvents, n, time.Since(start), err)
+	return n, cursor, err
 }
 
 // eachEvent calls fn with every event of spec, in the merge's order, each
@@ -70,12 +125,10 @@ func (db *DB) eachEvent(ctx context.Context, spec sourceSpec, fn func(ev event.E
 		return err
 	}
 	defer m.close()
+	emit := func(s *source) error { return fn(s.cur) }
 	for {
-		ev, ok, err := m.next()
+		ok, err := m.next(emit)
 		if err != nil || !ok {
-			return err
-		}
-		if err := fn(ev); err != nil {
 			return err
 		}
 	}
@@ -147,6 +200,8 @@ type sourceSpec struct {
 	// only, when not nil, reads that one series, the empty one included
 	// (q.Series cannot name it: empty means every series).
 	only *string
+	// json reads row items as their events' JSON (source.json).
+	json bool
 }
 
 // span returns the range left to read: the query's, cut at the cursor.
@@ -209,6 +264,8 @@ type reading struct {
 	// (nil without one): the query's, or any map item, which the engine
 	// filters event by event (window.filter).
 	pushed *storage.Filter
+	// json reads row items as their events' JSON (source.json).
+	json bool
 }
 
 func (db *DB) newReading(ctx context.Context, spec sourceSpec) *reading {
@@ -219,6 +276,7 @@ func (db *DB) newReading(ctx context.Context, spec sourceSpec) *reading {
 		low: timeKey(from), high: highKey(to),
 		grouped: db.opts.Config.Layout(q.Table).Kind == family.LayoutMap,
 		win:     window{from: from, to: to, desc: q.Desc, pos: pos, filter: q.Filter, fields: q.Fields},
+		json:    spec.json,
 	}
 	if r.grouped {
 		r.low, r.high = timeKey(millisecond(from)), highKey(lastInstant(to))
@@ -262,7 +320,10 @@ func (r *reading) source(t physTable, series string, shard int, p paging) *sourc
 	if r.pos != nil && !r.grouped {
 		resume(&sq, series, *r.pos)
 	}
-	return &source{table: t.name, series: series, ctx: r.ctx, store: r.store, q: sq, maxPage: max(p.first, p.max), whole: p.whole, grouped: r.grouped, win: r.win}
+	// A partition read in whole milliseconds filters its events itself:
+	// it decodes them all.
+	json := r.json && !r.grouped
+	return &source{table: t.name, series: series, ctx: r.ctx, store: r.store, q: sq, maxPage: max(p.first, p.max), whole: p.whole, json: json, grouped: r.grouped, win: r.win}
 }
 
 // start reads the first event of every source (firsts). It returns

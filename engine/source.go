@@ -31,21 +31,42 @@ type source struct {
 	// and read counts the items it returned. done says the partition has
 	// no more pages.
 	whole bool
-	page  []storage.Item
+	page  []entry
 	it    storage.Iterator
 	read  int
 	done  bool
+	// json, for a read that writes its events as JSON (DB.QueryJSON) of a
+	// partition read as row-layout, takes each row item straight to its
+	// event's JSON (source.take), written by fields into chunks of
+	// arena, and its sort key into chunks of keys. add adds a field.
+	json   bool
+	arena  []byte
+	keys   strings.Builder
+	fields event.FieldsJSON
+	add    func(name string, v any) bool
 	// grouped reads a millisecond at a time, for partitions holding
 	// map-layout items: their events are decoded into buf, sorted, and
 	// filtered by win. pending is an item read ahead.
 	grouped bool
 	win     window
-	pending *storage.Item
+	pending *entry
 	buf     []decodedEvent
-	// cur is the current event, and sk its sort key, valid while ok.
+	// cur is the current event, and sk its sort key, valid while ok. js,
+	// when not nil, is the event's JSON, and cur holds no fields.
 	cur event.Event
+	js  []byte
 	sk  string
 	ok  bool
+}
+
+// entry is an item as a source holds it: a row item of a JSON read as
+// its event's time, id and JSON, any other item as it is. item.SK is
+// always the item's sort key.
+type entry struct {
+	item storage.Item
+	time time.Time
+	id   string
+	js   []byte
 }
 
 // window is the part of a grouped source's events the query wants: a
@@ -69,7 +90,9 @@ func (w *window) keep(d decodedEvent, series string) bool {
 	if d.ev.Time.Before(w.from) || d.ev.Time.After(w.to) {
 		return false
 	}
-	if w.filter != nil && !w.filter.Match(d.ev.Fields) {
+	// A row item read as JSON matched the filter the store applied
+	// (reading.pushed).
+	if w.filter != nil && d.js == nil && !w.filter.Match(d.ev.Fields) {
 		return false
 	}
 	if w.pos == nil {
@@ -97,16 +120,26 @@ func (w *window) project(fields map[string]any) {
 	}
 }
 
+// returns reports whether an attribute of a row item read is a field the
+// query returns: not one of timetable's own, nor one a filter read that
+// the query does not return (project).
+func (w *window) returns(name string) bool {
+	if ownAttribute(name) {
+		return false
+	}
+	return w.filter == nil || w.fields == nil || slices.Contains(w.fields, name)
+}
+
 // advance moves a source to its next event.
 func (s *source) advance() error {
 	for {
 		if len(s.buf) > 0 {
 			d := s.buf[0]
 			s.buf = s.buf[1:]
-			s.cur, s.sk, s.ok = d.ev, d.sk, true
+			s.cur, s.js, s.sk, s.ok = d.ev, d.js, d.sk, true
 			return nil
 		}
-		item, ok, err := s.nextItem()
+		e, ok, err := s.nextItem()
 		if err != nil {
 			s.ok = false
 			if errors.Is(err, storage.ErrTableNotFound) {
@@ -119,10 +152,14 @@ func (s *source) advance() error {
 			return nil
 		}
 		if !s.grouped {
-			if !isMapSortKey(item.SK) {
-				if ev, ok := rowEvent(item, s.series, s.q.Attrs != nil); ok {
+			if e.js != nil {
+				s.cur, s.js, s.sk, s.ok = e.event(s.series), e.js, e.item.SK, true
+				return nil
+			}
+			if !isMapSortKey(e.item.SK) {
+				if ev, ok := rowEvent(e.item, s.series, s.q.Attrs != nil); ok {
 					s.win.project(ev.Fields)
-					s.cur, s.sk, s.ok = ev, item.SK, true
+					s.cur, s.js, s.sk, s.ok = ev, nil, e.item.SK, true
 					return nil
 				}
 				continue // not an event item
@@ -130,7 +167,7 @@ func (s *source) advance() error {
 			// A map item in a row-layout table: its layout changed.
 			s.grouped = true
 		}
-		if err := s.fill(item); err != nil {
+		if err := s.fill(e); err != nil {
 			s.ok = false
 			if errors.Is(err, storage.ErrTableNotFound) {
 				return nil
@@ -163,25 +200,25 @@ func rowEvent(item storage.Item, series string, projected bool) (event.Event, bo
 
 // fill decodes the millisecond of item first, every item of it, into buf,
 // in merge order and cut to the window.
-func (s *source) fill(first storage.Item) error {
-	if len(first.SK) < timeKeyLen {
+func (s *source) fill(first entry) error {
+	if len(first.item.SK) < timeKeyLen {
 		return nil
 	}
-	ms := first.SK[:msKeyLen]
+	ms := first.item.SK[:msKeyLen]
 	buf := s.decode(nil, first)
 	for {
-		it, ok, err := s.nextItem()
+		e, ok, err := s.nextItem()
 		if err != nil {
 			return err
 		}
 		if !ok {
 			break
 		}
-		if !strings.HasPrefix(it.SK, ms) {
-			s.pending = &it
+		if !strings.HasPrefix(e.item.SK, ms) {
+			s.pending = &e
 			break
 		}
-		buf = s.decode(buf, it)
+		buf = s.decode(buf, e)
 	}
 	buf = sortDecoded(buf, s.q.Desc)
 	s.buf = slices.DeleteFunc(buf, func(d decodedEvent) bool { return !s.win.keep(d, s.series) })
@@ -192,7 +229,11 @@ func (s *source) fill(first storage.Item) error {
 }
 
 // decode appends the events of an item of either layout to dst.
-func (s *source) decode(dst []decodedEvent, it storage.Item) []decodedEvent {
+func (s *source) decode(dst []decodedEvent, e entry) []decodedEvent {
+	if e.js != nil {
+		return append(dst, decodedEvent{ev: e.event(s.series), sk: e.item.SK, js: e.js})
+	}
+	it := e.item
 	if isMapSortKey(it.SK) {
 		return decodeMapItem(dst, it, s.series)
 	}
@@ -212,43 +253,48 @@ func (s *source) decode(dst []decodedEvent, it storage.Item) []decodedEvent {
 // of storage queries logarithmic when the merge needs many. A source of a
 // read of one series, one of a few, reads its page item by item as the
 // merge asks, and wastes none of it when the merge stops.
-func (s *source) nextItem() (storage.Item, bool, error) {
+func (s *source) nextItem() (entry, bool, error) {
 	if s.pending != nil {
-		it := *s.pending
+		e := *s.pending
 		s.pending = nil
-		return it, true, nil
+		return e, true, nil
 	}
 	if s.whole {
 		// A filtered page may be empty with more to come.
 		for len(s.page) == 0 && !s.done {
 			if err := s.readPage(); err != nil {
-				return storage.Item{}, false, err
+				return entry{}, false, err
 			}
 		}
 		if len(s.page) == 0 {
-			return storage.Item{}, false, nil
+			return entry{}, false, nil
 		}
-		it := s.page[0]
-		s.page[0] = storage.Item{} // the merge owns it now
+		e := s.page[0]
+		s.page[0] = entry{} // the merge owns it now
 		s.page = s.page[1:]
-		return it, true, nil
+		return e, true, nil
 	}
 	for !s.done {
 		if s.it == nil {
 			s.it, s.read = s.store.Query(s.ctx, s.q), 0
 		}
 		if s.it.Next() {
-			it := s.it.Item()
+			e, err := s.take(s.it)
+			if err != nil {
+				s.it.Close()
+				s.it, s.done = nil, true
+				return entry{}, false, err
+			}
 			s.read++
-			s.q.After = it.SK
-			return it, true, nil
+			s.q.After = e.item.SK
+			return e, true, nil
 		}
 		after, stopped := s.it.Resume()
 		err := s.it.Close()
 		s.it = nil
 		if err != nil {
 			s.done = true
-			return storage.Item{}, false, err
+			return entry{}, false, err
 		}
 		// An iterator that stopped at its limit, not at the end, is
 		// followed by the next page: a grouped source may need more
@@ -258,15 +304,21 @@ func (s *source) nextItem() (storage.Item, bool, error) {
 		s.q.After = after
 		s.q.Limit = min(2*s.q.Limit, s.maxPage)
 	}
-	return storage.Item{}, false, nil
+	return entry{}, false, nil
 }
 
 // readPage reads the next page of a source that reads pages whole.
 func (s *source) readPage() error {
 	it := s.store.Query(s.ctx, s.q)
-	page := make([]storage.Item, 0, min(s.q.Limit, 1024))
+	page := make([]entry, 0, min(s.q.Limit, 1024))
 	for it.Next() {
-		page = append(page, it.Item())
+		e, err := s.take(it)
+		if err != nil {
+			it.Close()
+			s.done = true
+			return err
+		}
+		page = append(page, e)
 	}
 	after, stopped := it.Resume()
 	if err := it.Close(); err != nil {
@@ -281,6 +333,70 @@ func (s *source) readPage() error {
 	s.q.After = after
 	s.q.Limit = min(2*s.q.Limit, s.maxPage)
 	return nil
+}
+
+// take returns the current item of it as the source keeps it. A row item
+// of a JSON read becomes its event's JSON, written from the item's
+// attributes in place, and its event's time and id (source.json); any
+// other item is decoded whole.
+func (s *source) take(it storage.Iterator) (entry, error) {
+	if !s.json || isMapSortKey(it.SortKey()) {
+		item := it.Item()
+		return entry{item: item}, it.Err()
+	}
+	sk := s.keep(it.SortKey())
+	t, id, err := parseSortKey(sk)
+	if err != nil {
+		// Not an event item: the merge passes over it (rowEvent).
+		return entry{item: storage.Item{SK: sk}}, nil
+	}
+	if s.add == nil {
+		s.add = func(name string, v any) bool {
+			if s.win.returns(name) {
+				s.fields.Add(name, v)
+			}
+			return true
+		}
+	}
+	if err := it.Attrs(s.add); err != nil {
+		s.fields.Reset()
+		return entry{}, err
+	}
+	if cap(s.arena)-len(s.arena) < arenaRoom {
+		s.arena = make([]byte, 0, arenaChunk)
+	}
+	start := len(s.arena)
+	if s.arena, err = s.fields.AppendEvent(s.arena, t, s.series, id); err != nil {
+		return entry{}, fmt.Errorf("event %s of series %q: %w", sk, s.series, err)
+	}
+	return entry{item: storage.Item{SK: sk}, time: t, id: id, js: s.arena[start:len(s.arena):len(s.arena)]}, nil
+}
+
+// The arena of a JSON read is allocated in chunks of arenaChunk bytes,
+// and a new one started when the last has less than arenaRoom left:
+// the events' JSON stays where it was written, as the entries of a page
+// and the merge refer to it, and is never copied to grow the arena.
+const (
+	arenaChunk = 64 << 10
+	arenaRoom  = 1 << 10
+)
+
+// keep copies a sort key into the chunk of keys and returns the copy.
+// Strings a Builder returns keep their bytes when it grows.
+func (s *source) keep(sk string) string {
+	if s.keys.Cap()-s.keys.Len() < len(sk) {
+		s.keys = strings.Builder{}
+		s.keys.Grow(max(arenaChunk/8, len(sk)))
+	}
+	start := s.keys.Len()
+	s.keys.WriteString(sk)
+	return s.keys.String()[start:]
+}
+
+// event returns the event of a row item read as JSON, without its
+// fields, which its JSON holds.
+func (e entry) event(series string) event.Event {
+	return event.Event{Time: e.time, Series: series, ID: e.id}
 }
 
 // expect raises the size of the source's next page to n items, up to
