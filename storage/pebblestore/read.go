@@ -3,6 +3,7 @@ package pebblestore
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -192,6 +193,11 @@ type iterator struct {
 	buf      []byte
 	item     storage.Item
 	err      error
+	// view boxes the string or number Attrs hands out (attrValue).
+	view struct {
+		s string
+		n json.Number
+	}
 }
 
 // Next reads the next item: with a filter, the next one it matches.
@@ -365,7 +371,9 @@ func (it *iterator) SortKey() string {
 
 // Attrs calls fn with the current item's attributes, of the projection
 // when the query has one, decoded from Pebble's memory: names, strings and
-// numbers are views of it, valid until the iterator moves.
+// numbers are views of it, valid until the iterator moves, and an
+// attribute's string or number is boxed in the iterator (attrValue),
+// valid during the call.
 func (it *iterator) Attrs(fn func(name string, v any) bool) error {
 	if it.decoded {
 		for name, v := range it.item.Attrs {
@@ -391,7 +399,7 @@ func (it *iterator) Attrs(fn func(name string, v any) bool) error {
 			}
 			continue
 		}
-		v, err := d.value(1)
+		v, err := it.attrValue(&d)
 		if err != nil {
 			return fmt.Errorf("read table %q: %w", it.table, err)
 		}
@@ -403,6 +411,39 @@ func (it *iterator) Attrs(fn func(name string, v any) bool) error {
 		return fmt.Errorf("read table %q: %w", it.table, errCorrupt)
 	}
 	return nil
+}
+
+// attrValue decodes an attribute's value for Attrs. A string or a
+// number, an attribute's usual value, comes in an interface that refers
+// to it.view rather than to a copy of its string header: boxing a string
+// allocates one, and Attrs hands out one value at a time, valid only
+// during the call (storage.Iterator), so the next value may take its
+// place. Any other value is decoded as value decodes it.
+func (it *iterator) attrValue(d *decoder) (any, error) {
+	if d.i < len(d.s) {
+		switch d.s[d.i] {
+		case tagString:
+			d.i++
+			s, err := d.string()
+			it.view.s = s
+			return boxedAt(any(""), unsafe.Pointer(&it.view.s)), err
+		case tagNumber:
+			d.i++
+			s, err := d.string()
+			it.view.n = json.Number(s)
+			return boxedAt(any(json.Number("")), unsafe.Pointer(&it.view.n)), err
+		}
+	}
+	return d.value(1)
+}
+
+// boxedAt returns v, an interface holding a value of a type with no
+// pointers to itself, made to hold the value at p, of the same type, in
+// place: it changes when that value does. (An interface is a type word
+// and a pointer to its value.)
+func boxedAt(v any, p unsafe.Pointer) any {
+	(*[2]unsafe.Pointer)(unsafe.Pointer(&v))[1] = p
+	return v
 }
 
 // Err returns the error that stopped the iteration.
