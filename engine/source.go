@@ -363,7 +363,7 @@ func (s *source) take(it storage.Iterator) (entry, error) {
 		return entry{}, err
 	}
 	if cap(s.arena)-len(s.arena) < arenaRoom {
-		s.arena = make([]byte, 0, arenaChunk)
+		s.arena = make([]byte, 0, nextChunk(cap(s.arena)))
 	}
 	start := len(s.arena)
 	if s.arena, err = s.fields.AppendEvent(s.arena, t, s.series, id); err != nil {
@@ -372,21 +372,28 @@ func (s *source) take(it storage.Iterator) (entry, error) {
 	return entry{item: storage.Item{SK: sk}, time: t, id: id, js: s.arena[start:len(s.arena):len(s.arena)]}, nil
 }
 
-// The arena of a JSON read is allocated in chunks of arenaChunk bytes,
-// and a new one started when the last has less than arenaRoom left:
-// the events' JSON stays where it was written, as the entries of a page
-// and the merge refer to it, and is never copied to grow the arena.
+// The arena of a JSON read is allocated in chunks, and a new one
+// started when the last has less than arenaRoom left: the events' JSON
+// stays where it was written, as the entries of a page and the merge
+// refer to it, and is never copied to grow the arena. A source's first
+// chunk is small, as its first page may be one item (everyseries.go),
+// and each next one twice the last, up to maxChunk.
 const (
-	arenaChunk = 64 << 10
-	arenaRoom  = 1 << 10
+	minChunk  = 1 << 10
+	maxChunk  = 64 << 10
+	arenaRoom = 1 << 10
 )
+
+// nextChunk returns the size of the chunk after one of last bytes.
+func nextChunk(last int) int { return min(maxChunk, max(minChunk, 2*last)) }
 
 // keep copies a sort key into the chunk of keys and returns the copy.
 // Strings a Builder returns keep their bytes when it grows.
 func (s *source) keep(sk string) string {
 	if s.keys.Cap()-s.keys.Len() < len(sk) {
+		last := s.keys.Cap()
 		s.keys = strings.Builder{}
-		s.keys.Grow(max(arenaChunk/8, len(sk)))
+		s.keys.Grow(max(nextChunk(last)/4, len(sk)))
 	}
 	start := s.keys.Len()
 	s.keys.WriteString(sk)
