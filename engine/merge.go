@@ -3,6 +3,7 @@ package engine
 import (
 	"container/heap"
 	"strings"
+	"time"
 )
 
 // merger merges sources in time order. It implements heap.Interface.
@@ -13,8 +14,9 @@ type merger struct {
 	// release gives back the query budget the merge holds; nil once
 	// called.
 	release func()
-	// lastSK and lastSeries name the event next returned last, if
+	// lastAt, lastSK and lastSeries name the event next took last, if
 	// emitted.
+	lastAt             time.Time
 	lastSK, lastSeries string
 	emitted            bool
 }
@@ -36,8 +38,13 @@ func (m *merger) Pop() any {
 }
 
 // compareSources orders sources by their current events' time, id and
-// series. Sort keys order by time and then id, so comparing them does.
+// series. Sort keys order by time and then id, so comparing them does;
+// the times, compared first, decide most comparisons at less cost than
+// the keys' long common prefixes.
 func compareSources(a, b *source) int {
+	if c := a.cur.Time.Compare(b.cur.Time); c != 0 {
+		return c
+	}
 	if c := strings.Compare(a.sk, b.sk); c != 0 {
 		return c
 	}
@@ -51,8 +58,8 @@ func compareSources(a, b *source) int {
 func (m *merger) next(emit func(*source) error) (bool, error) {
 	for len(m.heap) > 0 {
 		s := m.heap[0]
-		dup := m.emitted && s.sk == m.lastSK && s.series == m.lastSeries
-		m.lastSK, m.lastSeries, m.emitted = s.sk, s.series, true
+		dup := m.repeats(s)
+		m.lastAt, m.lastSK, m.lastSeries, m.emitted = s.cur.Time, s.sk, s.series, true
 		if !dup {
 			if err := emit(s); err != nil {
 				return false, err
@@ -73,12 +80,19 @@ func (m *merger) next(emit func(*source) error) (bool, error) {
 	return false, nil
 }
 
+// repeats reports whether the current event of s is the one next took
+// last. The times, compared first, tell most events apart at less cost
+// than their sort keys.
+func (m *merger) repeats(s *source) bool {
+	return m.emitted && s.cur.Time.Equal(m.lastAt) && s.sk == m.lastSK && s.series == m.lastSeries
+}
+
 // more reports whether an event other than the last one returned remains.
 // It drops repeats of the last event off the merge to find out.
 func (m *merger) more() (bool, error) {
 	for len(m.heap) > 0 {
 		s := m.heap[0]
-		if !(m.emitted && s.sk == m.lastSK && s.series == m.lastSeries) {
+		if !m.repeats(s) {
 			return true, nil
 		}
 		if err := s.advance(); err != nil {
