@@ -66,3 +66,22 @@ func TestMarshalJSONRoundTrip(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, e, decodeOne(t, string(b)))
 }
+
+// plain8 finds every byte a JSON string escapes, at any of the 8 places,
+// next to any other byte.
+func TestPlain8(t *testing.T) {
+	plain := func(c byte) bool { return c >= 0x20 && c < 0x80 && c != '"' && c != '\\' }
+	for c := range 256 {
+		for pos := range 8 {
+			for _, fill := range []byte{'a', 0x1f, 0x20, 0x7f, 0x80, 0xff, '"', '\\', 0} {
+				b := []byte{fill, fill, fill, fill, fill, fill, fill, fill}
+				b[pos] = byte(c)
+				want := true
+				for _, x := range b {
+					want = want && plain(x)
+				}
+				require.Equal(t, want, plain8(string(b)), "%q", b)
+			}
+		}
+	}
+}
