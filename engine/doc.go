@@ -164,6 +164,17 @@
 // which needs all of them at once, reads pages that start at one item and
 // grow up to a share of 65,536 items.
 //
+// QueryJSON answers a query as Query does, with the page written as the
+// JSON the server sends, byte for byte what event.Event.AppendJSON writes
+// of Query's events. It builds no event for a row-layout item: each item
+// is written to its event's JSON as it is read, its sort key parsed and
+// its attributes walked where the store holds them (storage.Iterator's
+// Attrs) by an event.FieldsJSON, which sorts the names as AppendJSON
+// does; the JSON waits in the partition's page, in chunks that are
+// never copied, until the merge takes the event. Map-layout items, which
+// hold many events of a millisecond to be sorted and filtered one by one,
+// are decoded into events and written by AppendJSON.
+//
 // An aggregate builds no events (walk.go): each series' partitions are
 // merged by sort key, an event stored twice dropped, and each item is
 // handed to the summary as the store holds it (storage.Iterator's SortKey
