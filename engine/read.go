@@ -33,9 +33,10 @@ func (db *DB) Query(ctx context.Context, tenant string, q Query) (Page, error) {
 
 // JSONPage is one page of a query's answer as JSON (DB.QueryJSON).
 type JSONPage struct {
-	// Events holds the page's events, in the order of Page.Events, each
-	// as event.Event.AppendJSON writes it, separated by commas: the
-	// inside of a JSON array.
+	// Events is the dst QueryJSON was given with the page's events
+	// appended, in the order of Page.Events, each as
+	// event.Event.AppendJSON writes it, separated by commas: the inside
+	// of a JSON array.
 	Events []byte
 	// Count is the number of events.
 	Count int
