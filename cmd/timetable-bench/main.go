@@ -67,8 +67,8 @@ func run(ctx context.Context, o bench.Options, peers, only string) error {
 	o.Progress = func(s string) { fmt.Fprintln(os.Stderr, "bench:", s) }
 
 	// The peer comparison runs first, on a machine the other parts have
-	// not yet loaded (dynalite's heap after the DynamoDB parts, Pebble
-	// directories being removed), and prints last.
+	// not yet loaded (the first peer, timetable, once met one still busy
+	// after the DynamoDB parts), and prints last.
 	var peerReport *bench.PeerReport
 	if peers != "without" && only == "" {
 		peerReport, err = bench.Peers(ctx, o)
