@@ -65,6 +65,15 @@ func TestRegistry(t *testing.T) {
 			require.Equal(t, period.Day, all[2].Policy.Granularity.Unit)
 			require.Equal(t, f.Tiers, all[1].Policy.Tiers)
 
+			// Entries share their policy's decoding, not its tiers: a
+			// caller that changes one entry's leaves the next read's as
+			// stored.
+			all[1].Policy.Tiers[0].Name = "changed"
+			again, err := reg.List(ctx, f.Name)
+			require.NoError(t, err)
+			require.Equal(t, f.Tiers, again[1].Policy.Tiers)
+			require.Equal(t, f.Tiers, again[0].Policy.Tiers)
+
 			over, err := reg.Overlapping(ctx, f.Name, day(2017, 4, 15), day(2017, 4, 20))
 			require.NoError(t, err)
 			require.Equal(t, []string{e.Name, de.Name}, names(over))
