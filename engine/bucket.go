@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/timetabledb/timetable/config"
+	"github.com/timetabledb/timetable/event"
 	"github.com/timetabledb/timetable/period"
 )
 
@@ -112,54 +113,12 @@ func appendResult(dst []byte, v any) ([]byte, error) {
 	case int64:
 		return strconv.AppendInt(dst, v, 10), nil
 	case json.Number:
-		if plainJSONNumber(string(v)) {
+		if event.IsJSONNumber(string(v)) {
 			return append(dst, v...), nil
 		}
 	}
 	b, err := json.Marshal(v)
 	return append(dst, b...), err
-}
-
-// plainJSONNumber reports whether s is a JSON number: -?(0|[1-9][0-9]*)
-// (.[0-9]+)?([eE][+-]?[0-9]+)?, which encoding/json writes as it is.
-func plainJSONNumber(s string) bool {
-	digits := func(i int) int {
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-		return i
-	}
-	i := 0
-	if i < len(s) && s[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(s) && s[i] == '0':
-		i++
-	case i < len(s) && s[i] >= '1' && s[i] <= '9':
-		i = digits(i + 1)
-	default:
-		return false
-	}
-	if i < len(s) && s[i] == '.' {
-		if j := digits(i + 1); j > i+1 {
-			i = j
-		} else {
-			return false
-		}
-	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		i++
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			i++
-		}
-		if j := digits(i); j > i {
-			i = j
-		} else {
-			return false
-		}
-	}
-	return i == len(s)
 }
 
 // appendJSONString appends s as encoding/json writes a string: a plain

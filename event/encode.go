@@ -120,7 +120,7 @@ func appendMap(dst []byte, m map[string]any) ([]byte, error) {
 // are checked without allocating; those out of DynamoDB's range, which
 // only an event never validated has, are JSON all the same.
 func isJSONNumber(s json.Number) bool {
-	if isPlainDecimal(string(s)) {
+	if IsJSONNumber(string(s)) {
 		return true
 	}
 	var buf [48]byte
@@ -128,38 +128,6 @@ func isJSONNumber(s json.Number) bool {
 		return true
 	}
 	return s != "" && (s[0] == '-' || isDigit(s[0])) && json.Valid([]byte(s))
-}
-
-// isPlainDecimal reports whether s is -?(0|[1-9][0-9]*)(\.[0-9]+)?, a
-// JSON number without an exponent: the form of most numbers a store
-// holds, checked in one pass.
-func isPlainDecimal(s string) bool {
-	i := 0
-	if i < len(s) && s[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(s) && s[i] == '0':
-		i++
-	case i < len(s) && '1' <= s[i] && s[i] <= '9':
-		for i < len(s) && isDigit(s[i]) {
-			i++
-		}
-	default:
-		return false
-	}
-	if i == len(s) {
-		return true
-	}
-	if s[i] != '.' || i+1 == len(s) {
-		return false
-	}
-	for i++; i < len(s); i++ {
-		if !isDigit(s[i]) {
-			return false
-		}
-	}
-	return true
 }
 
 // plain8 reports whether the 8 bytes of s are all ASCII that a JSON

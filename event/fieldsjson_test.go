@@ -2,6 +2,7 @@ package event
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -39,15 +40,16 @@ func TestFieldsJSONIsAppendJSON(t *testing.T) {
 	require.Equal(t, string(want), string(got))
 }
 
-// The one-pass check of plain decimals accepts only JSON numbers.
-func TestIsPlainDecimal(t *testing.T) {
+// The one-pass check of JSON numbers accepts what encoding/json takes
+// for a number, and nothing around it.
+func TestIsJSONNumber(t *testing.T) {
 	for s, want := range map[string]bool{
 		"0": true, "-0": true, "7": true, "-12.50": true, "0.001": true, "123456789012345678901234567890": true,
-		"": false, "-": false, "01": false, "1.": false, ".5": false, "+1": false, "1e3": false, "1,5": false, " 1": false, "1 ": false, "0x1": false, "--1": false,
+		"1e3": true, "1E+30": true, "-0.5e-7": true,
+		"": false, "-": false, "01": false, "1.": false, ".5": false, "+1": false, "1,5": false, " 1": false, "1 ": false,
+		"0x1": false, "--1": false, "1e": false, "1e+": false, "NaN": false,
 	} {
-		require.Equal(t, want, isPlainDecimal(s), "%q", s)
-		if want {
-			require.True(t, json.Valid([]byte(s)), "%q", s)
-		}
+		require.Equal(t, want, IsJSONNumber(s), "%q", s)
+		require.Equal(t, want, json.Valid([]byte(s)) && s == strings.TrimSpace(s), "%q", s)
 	}
 }
