@@ -437,10 +437,10 @@ func (it *iterator) attrValue(d *decoder) (any, error) {
 	return d.value(1)
 }
 
-// boxedAt returns v, an interface holding a value of a type with no
-// pointers to itself, made to hold the value at p, of the same type, in
-// place: it changes when that value does. (An interface is a type word
-// and a pointer to its value.)
+// boxedAt returns v made to refer to the value at p, of v's dynamic
+// type, in place of its own copy: an interface of a string type is a
+// type word and a pointer to the string header, and boxedAt swaps the
+// pointer. The interface then changes when the value at p does.
 func boxedAt(v any, p unsafe.Pointer) any {
 	(*[2]unsafe.Pointer)(unsafe.Pointer(&v))[1] = p
 	return v
