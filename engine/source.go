@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/timetabledb/timetable/event"
@@ -37,13 +38,11 @@ type source struct {
 	done  bool
 	// json, for a read that writes its events as JSON (DB.QueryJSON) of a
 	// partition read as row-layout, takes each row item straight to its
-	// event's JSON (source.take), written by fields into chunks of
-	// arena, and its sort key into chunks of keys. add adds a field.
-	json   bool
-	arena  []byte
-	keys   strings.Builder
-	fields event.FieldsJSON
-	add    func(name string, v any) bool
+	// event's JSON (source.take), written by a pooled fieldWriter into
+	// chunks of arena, and its sort key into chunks of keys.
+	json  bool
+	arena []byte
+	keys  strings.Builder
 	// grouped reads a millisecond at a time, for partitions holding
 	// map-layout items: their events are decoded into buf, sorted, and
 	// filtered by win. pending is an item read ahead.
@@ -350,42 +349,65 @@ func (s *source) take(it storage.Iterator) (entry, error) {
 		// Not an event item: the merge passes over it (rowEvent).
 		return entry{item: storage.Item{SK: sk}}, nil
 	}
-	if s.add == nil {
-		s.add = func(name string, v any) bool {
-			if s.win.returns(name) {
-				s.fields.Add(name, v)
-			}
-			return true
-		}
-	}
-	if err := it.Attrs(s.add); err != nil {
-		s.fields.Reset()
+	w := fieldWriters.Get().(*fieldWriter)
+	defer w.release()
+	w.win = &s.win
+	if err := it.Attrs(w.add); err != nil {
 		return entry{}, err
 	}
-	if cap(s.arena)-len(s.arena) < arenaRoom {
-		s.arena = make([]byte, 0, nextChunk(cap(s.arena)))
+	if need := w.fields.Len() + len(s.series) + len(id) + eventHeadRoom; cap(s.arena)-len(s.arena) < need {
+		s.arena = make([]byte, 0, max(need, min(2*cap(s.arena), maxChunk)))
 	}
 	start := len(s.arena)
-	if s.arena, err = s.fields.AppendEvent(s.arena, t, s.series, id); err != nil {
+	if s.arena, err = w.fields.AppendEvent(s.arena, t, s.series, id); err != nil {
 		return entry{}, fmt.Errorf("event %s of series %q: %w", sk, s.series, err)
 	}
 	return entry{item: storage.Item{SK: sk}, time: t, id: id, js: s.arena[start:len(s.arena):len(s.arena)]}, nil
 }
 
 // The arena of a JSON read is allocated in chunks, and a new one
-// started when the last has less than arenaRoom left: the events' JSON
-// stays where it was written, as the entries of a page and the merge
-// refer to it, and is never copied to grow the arena. A source's first
-// chunk is small, as its first page may be one item (everyseries.go),
-// and each next one twice the last, up to maxChunk.
+// started when the last has too little room left for the next event: the
+// events' JSON stays where it was written, as the entries of a page and
+// the merge refer to it, and is never copied to grow the arena. A
+// source's first chunk holds its first event alone, as a read of every
+// series reads one event of each (everyseries.go), most of which its page
+// never holds; each next one is twice the last, up to maxChunk. The sort
+// keys' chunks grow the same way. eventHeadRoom is what an event's JSON
+// takes besides its fields, series and id (its time, the names, quotes
+// and braces); an event whose series or id JSON escapes may take more,
+// and its chunk grows, copied, as append grows it.
 const (
-	minChunk  = 1 << 10
-	maxChunk  = 64 << 10
-	arenaRoom = 1 << 10
+	maxChunk      = 64 << 10
+	eventHeadRoom = 80
 )
 
-// nextChunk returns the size of the chunk after one of last bytes.
-func nextChunk(last int) int { return min(maxChunk, max(minChunk, 2*last)) }
+// fieldWriter gathers the fields of a row item a JSON read returns
+// (window.returns), for FieldsJSON. A source takes one from fieldWriters
+// for each item rather than keeping its own: a read of every series has
+// a source for each of up to hundreds of thousands of series.
+type fieldWriter struct {
+	fields event.FieldsJSON
+	win    *window
+	add    func(name string, v any) bool
+}
+
+var fieldWriters = sync.Pool{New: func() any {
+	w := &fieldWriter{}
+	w.add = func(name string, v any) bool {
+		if w.win.returns(name) {
+			w.fields.Add(name, v)
+		}
+		return true
+	}
+	return w
+}}
+
+// release puts w back in fieldWriters.
+func (w *fieldWriter) release() {
+	w.fields.Reset()
+	w.win = nil
+	fieldWriters.Put(w)
+}
 
 // keep copies a sort key into the chunk of keys and returns the copy.
 // Strings a Builder returns keep their bytes when it grows.
@@ -393,7 +415,7 @@ func (s *source) keep(sk string) string {
 	if s.keys.Cap()-s.keys.Len() < len(sk) {
 		last := s.keys.Cap()
 		s.keys = strings.Builder{}
-		s.keys.Grow(max(nextChunk(last)/4, len(sk)))
+		s.keys.Grow(max(len(sk), min(2*last, maxChunk/4)))
 	}
 	start := s.keys.Len()
 	s.keys.WriteString(sk)

@@ -88,6 +88,10 @@ func (f *FieldsJSON) sort() {
 	}
 }
 
+// Len returns the bytes the fields added since the last AppendEvent or
+// Reset hold, a bound on what their JSON takes in the event.
+func (f *FieldsJSON) Len() int { return len(f.buf) }
+
 // Reset drops the fields added since the last AppendEvent.
 func (f *FieldsJSON) Reset() {
 	f.buf, f.fields, f.err = f.buf[:0], f.fields[:0], nil
