@@ -43,6 +43,10 @@ type source struct {
 	json  bool
 	arena []byte
 	keys  strings.Builder
+	// fw is the fieldWriter the source keeps once it reads a second
+	// item, and took counts the items it lent one for until then.
+	fw   *fieldWriter
+	took int
 	// grouped reads a millisecond at a time, for partitions holding
 	// map-layout items: their events are decoded into buf, sorted, and
 	// filtered by win. pending is an item read ahead.
@@ -349,10 +353,10 @@ func (s *source) take(it storage.Iterator) (entry, error) {
 		// Not an event item: the merge passes over it (rowEvent).
 		return entry{item: storage.Item{SK: sk}}, nil
 	}
-	w := fieldWriters.Get().(*fieldWriter)
-	defer w.release()
-	w.win = &s.win
+	w := s.writer()
+	defer s.unlend(w)
 	if err := it.Attrs(w.add); err != nil {
+		w.fields.Reset()
 		return entry{}, err
 	}
 	if need := w.fields.Len() + len(s.series) + len(id) + eventHeadRoom; cap(s.arena)-len(s.arena) < need {
@@ -383,8 +387,10 @@ const (
 
 // fieldWriter gathers the fields of a row item a JSON read returns
 // (window.returns), for FieldsJSON. A source takes one from fieldWriters
-// for each item rather than keeping its own: a read of every series has
-// a source for each of up to hundreds of thousands of series.
+// for its first item and gives it back after, and keeps the one it takes
+// for its second until it closes: a read of every series has a source
+// for each of up to hundreds of thousands of series, most of which read
+// one item.
 type fieldWriter struct {
 	fields event.FieldsJSON
 	win    *window
@@ -401,6 +407,28 @@ var fieldWriters = sync.Pool{New: func() any {
 	}
 	return w
 }}
+
+// writer returns the fieldWriter of the source's next item, which the
+// caller hands to unlend after the item.
+func (s *source) writer() *fieldWriter {
+	if s.fw != nil {
+		return s.fw
+	}
+	w := fieldWriters.Get().(*fieldWriter)
+	w.win = &s.win
+	if s.took > 0 {
+		s.fw = w // the source's second item: it keeps the writer
+	}
+	s.took++
+	return w
+}
+
+// unlend gives w back to fieldWriters unless the source keeps it.
+func (s *source) unlend(w *fieldWriter) {
+	if w != s.fw {
+		w.release()
+	}
+}
 
 // release puts w back in fieldWriters.
 func (w *fieldWriter) release() {
@@ -443,4 +471,8 @@ func (s *source) close() {
 		s.it = nil
 	}
 	s.page = nil
+	if s.fw != nil {
+		s.fw.release()
+		s.fw = nil
+	}
 }
