@@ -43,10 +43,20 @@ type Options struct {
 // levels a block read from a file costs a decompression: at 32 MiB, the
 // peer benchmark's queries of random series and hours (45 MB of events,
 // uncompressed) evicted each other's blocks and spent 11% to 35% of the
-// server's CPU decompressing; at 128 MiB, none, for the all-series
-// aggregate's p50 52 to 54 ms against 42 to 45 and one hour of one
-// series 0.28 to 0.33 ms against 0.20 to 0.24 (two runs each), with the
-// same peak memory (the ingest's memtables set it).
+// server's CPU decompressing; at 128 MiB the all-series aggregate's p50
+// went from 52 to 54 ms to 42 to 45 and one hour of one series from 0.28
+// to 0.33 ms to 0.20 to 0.24 (two runs each), with the same peak memory
+// (the ingest's memtables set it).
+//
+// Pebble counts its memtables against the cache: two 64 MiB memtables
+// leave a 128 MiB cache about 33 MiB of blocks after an ingest, and the
+// all-series aggregate still spends 17% of its CPU decompressing. A cache
+// sized beside them (CacheSize plus one or two memtables) took that
+// aggregate's p50 from 31 to 38 ms to 26 ms, but another tenant's
+// latest-10 p99 while four reads of the newest event of each of 100,000
+// series ran (make bench's many-series rows) went from 6 to 10 ms to 2 to
+// 48 ms, most runs over 25, for a cause not yet found; so the cache
+// stays at CacheSize in all.
 const DefaultCacheSize = 128 << 20
 
 // DefaultMemTableSize is the memtable size when Options.MemTableSize is
