@@ -137,7 +137,7 @@ func highKey(t time.Time) string { return timeKey(t) + "$" }
 // parseSortKey splits a row-layout sort key. It reads the fixed-width
 // time by hand: it runs once per event read.
 func parseSortKey(sk string) (time.Time, string, error) {
-	if len(sk) < timeKeyLen+2 || sk[timeKeyLen] != '#' {
+	if !isRowSortKey(sk) {
 		return time.Time{}, "", errBadKey
 	}
 	t, ok := parseTimeKey(sk[:timeKeyLen])
@@ -251,6 +251,10 @@ func mapSortKey(ms time.Time, seq int) string {
 
 // isMapSortKey reports whether sk is a map-layout item's sort key.
 func isMapSortKey(sk string) bool { return len(sk) > timeKeyLen && sk[timeKeyLen] == '!' }
+
+// isRowSortKey reports whether sk has the shape of a row-layout event's
+// sort key: a time, "#", and an id of at least one byte.
+func isRowSortKey(sk string) bool { return len(sk) >= timeKeyLen+2 && sk[timeKeyLen] == '#' }
 
 // markerKey returns the partition key of a logical table's version
 // markers in a physical table: "#~" ends it, where data partitions end in

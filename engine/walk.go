@@ -120,7 +120,7 @@ func (c *cursor) next() error {
 			c.sk = ""
 			return errNotRows
 		}
-		if len(sk) >= timeKeyLen+2 && sk[timeKeyLen] == '#' {
+		if isRowSortKey(sk) {
 			c.sk = sk
 			return nil
 		}
