@@ -205,27 +205,24 @@ func TestAggregateAcrossALayoutChange(t *testing.T) {
 		store, cfg := b.Open(t)
 		cfg.Families[0].Shards = 2
 		fam := cfg.Families[0].Name
-		layouts := map[family.Layout]config.Config{}
-		for _, kind := range []family.Layout{family.LayoutRow, family.LayoutMap} {
-			c := cfg
-			c.Tables = map[string]config.Table{"t": {Family: fam, Layout: kind}}
-			layouts[kind] = c
-		}
+		configs := layoutConfigs(cfg, func(kind family.Layout) map[string]config.Table {
+			return map[string]config.Table{"t": {Family: fam, Layout: kind}}
+		})
 		ctx := context.Background()
 		clk := clock.NewManual(apr10.Add(24 * time.Hour))
 		var evs []event.Event
 		for i := range 200 {
 			evs = append(evs, ev(apr10.Add(time.Duration(i)*37*time.Second), []string{"a", "b"}[i%2], map[string]any{"v": num(i % 17)}))
 		}
-		for i, kind := range []family.Layout{family.LayoutRow, family.LayoutMap} {
-			db, err := engine.Open(ctx, store, engine.Options{Config: layouts[kind], Clock: clk})
+		for i, kind := range layouts {
+			db, err := engine.Open(ctx, store, engine.Options{Config: configs[kind], Clock: clk})
 			require.NoError(t, err)
 			_, err = db.Write(ctx, "acme", "t", slices.Clone(evs[i*100:(i+1)*100]))
 			require.NoError(t, err)
 			require.NoError(t, db.Close())
 		}
-		for _, kind := range []family.Layout{family.LayoutRow, family.LayoutMap} {
-			db, err := engine.Open(ctx, store, engine.Options{Config: layouts[kind], Clock: clk})
+		for _, kind := range layouts {
+			db, err := engine.Open(ctx, store, engine.Options{Config: configs[kind], Clock: clk})
 			require.NoError(t, err)
 			t.Cleanup(func() { db.Close() })
 			for _, series := range []string{"", "a"} {

@@ -14,8 +14,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/timetabledb/timetable/clock"
+	"github.com/timetabledb/timetable/config"
 	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/event"
+	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/internal/backends"
 	"github.com/timetabledb/timetable/storage"
 )
@@ -44,6 +46,22 @@ func open(t *testing.T, b backends.Backend, shards int, now time.Time) *fixture 
 	require.NoError(t, err)
 	t.Cleanup(func() { db.Close() })
 	return &fixture{prefix: cfg.Families[0].Prefix, db: db, store: store, clock: clk}
+}
+
+// layouts are both item layouts, row first.
+var layouts = []family.Layout{family.LayoutRow, family.LayoutMap}
+
+// layoutConfigs returns cfg once for each layout, its tables those tables
+// makes for the layout: a table whose layout changes is one that the
+// configurations give different layouts.
+func layoutConfigs(cfg config.Config, tables func(kind family.Layout) map[string]config.Table) map[family.Layout]config.Config {
+	out := map[family.Layout]config.Config{}
+	for _, kind := range layouts {
+		c := cfg
+		c.Tables = tables(kind)
+		out[kind] = c
+	}
+	return out
 }
 
 func ev(t time.Time, series string, fields map[string]any) event.Event {

@@ -33,16 +33,13 @@ func TestQueryJSONIsQuerysEventsAsJSON(t *testing.T) {
 		store, cfg := b.Open(t)
 		cfg.Families[0].Shards = 2
 		fam := cfg.Families[0].Name
-		layouts := map[family.Layout]config.Config{}
-		for _, kind := range []family.Layout{family.LayoutRow, family.LayoutMap} {
-			c := cfg
-			c.Tables = map[string]config.Table{
+		configs := layoutConfigs(cfg, func(kind family.Layout) map[string]config.Table {
+			return map[string]config.Table{
 				"r": {Family: fam, Layout: family.LayoutRow},
 				"m": {Family: fam, Layout: family.LayoutMap},
 				"t": {Family: fam, Layout: kind},
 			}
-			layouts[kind] = c
-		}
+		})
 		ctx := context.Background()
 		start := time.Date(2017, 4, 10, 0, 0, 0, 0, time.UTC)
 		clk := clock.NewManual(start.Add(48 * time.Hour))
@@ -78,8 +75,8 @@ func TestQueryJSONIsQuerysEventsAsJSON(t *testing.T) {
 			evs = append(evs, e)
 		}
 		// "t" takes the first half as rows, the second as map items.
-		for i, kind := range []family.Layout{family.LayoutRow, family.LayoutMap} {
-			db, err := engine.Open(ctx, store, engine.Options{Config: layouts[kind], Clock: clk})
+		for i, kind := range layouts {
+			db, err := engine.Open(ctx, store, engine.Options{Config: configs[kind], Clock: clk})
 			require.NoError(t, err)
 			_, err = db.Write(ctx, "acme", "t", slices.Clone(evs[i*120:(i+1)*120]))
 			require.NoError(t, err)
@@ -92,15 +89,12 @@ func TestQueryJSONIsQuerysEventsAsJSON(t *testing.T) {
 			require.NoError(t, db.Close())
 		}
 
-		var filters []string
-		for _, text := range []string{"", `level = "ERROR"`, `not exists(temp) or begins_with(msg, "tab")`} {
-			filters = append(filters, text)
-		}
-		for _, kind := range []family.Layout{family.LayoutRow, family.LayoutMap} {
-			db, err := engine.Open(ctx, store, engine.Options{Config: layouts[kind], Clock: clk})
+		filters := []string{"", `level = "ERROR"`, `not exists(temp) or begins_with(msg, "tab")`}
+		for _, kind := range layouts {
+			db, err := engine.Open(ctx, store, engine.Options{Config: configs[kind], Clock: clk})
 			require.NoError(t, err)
 			t.Cleanup(func() { db.Close() })
-			viewed, err := engine.Open(ctx, poisoned{store}, engine.Options{Config: layouts[kind], Clock: clk})
+			viewed, err := engine.Open(ctx, poisoned{store}, engine.Options{Config: configs[kind], Clock: clk})
 			require.NoError(t, err)
 			t.Cleanup(func() { viewed.Close() })
 			for _, table := range []string{"r", "m", "t"} {
