@@ -6,12 +6,20 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: all build lambda build-Lifecycle test vet unit bench fuzz clean
+.PHONY: all build install lambda build-Lifecycle test vet unit bench fuzz clean
 
 all: build
 
 build:
 	$(GO) build -o bin/timetable ./cmd/timetable
+
+# install puts the timetable binary in $(PREFIX)/bin, by default Go's own
+# bin directory ($(go env GOPATH)/bin); `make install PREFIX=/usr/local`
+# for a system-wide one.
+PREFIX ?= $(shell $(GO) env GOPATH)
+install:
+	mkdir -p $(PREFIX)/bin
+	$(GO) build -o $(PREFIX)/bin/timetable ./cmd/timetable
 
 # lambda builds the lifecycle manager's AWS Lambda function for
 # deploy/template.yaml (provided.al2023, arm64).
@@ -25,8 +33,12 @@ lambda:
 build-Lifecycle:
 	$(LAMBDA_BUILD) -o $(ARTIFACTS_DIR)/bootstrap ./cmd/timetable-lambda
 
+# The benchmark (bench/) is a module of its own, so that the peers'
+# clients stay out of the product's go.mod: ./... does not reach it, and
+# vet and unit name it.
 vet:
 	$(GO) vet $(PKGS)
+	cd bench && $(GO) vet ./...
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 
@@ -39,16 +51,19 @@ test: vet
 # unit runs the tests without a DynamoDB server: the DynamoDB suites skip.
 unit:
 	$(GO) test -race $(PKGS)
+	cd bench && $(GO) test -race ./...
 
 # bench prints every figure of the benchmark table from one run, each next
 # to its baseline, then the peer comparison: `timetable serve` (bin/timetable)
 # beside InfluxDB, PostgreSQL and VictoriaMetrics, which it installs with
 # apt-get when they are missing. BENCHFLAGS=-peers=only runs just that one,
 # -peers=without skips it; BENCHFLAGS=-only=PART one part of the table.
+# It writes the page docs/benchmarks.md from the run (BENCHPAGE= for none).
 BENCHFLAGS ?=
+BENCHPAGE ?= $(CURDIR)/docs/benchmarks.md
 bench: build
 	scripts/install-clients.sh || true
-	scripts/with-dynalite.sh $(GO) run ./cmd/timetable-bench -timetable bin/timetable $(BENCHFLAGS)
+	scripts/with-dynalite.sh $(GO) -C bench run ./cmd/timetable-bench -timetable $(CURDIR)/bin/timetable -page "$(BENCHPAGE)" $(BENCHFLAGS)
 
 # fuzz runs the fuzz targets of key encoding, name parsing and request
 # decoding briefly (FUZZTIME each).

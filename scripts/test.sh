@@ -37,13 +37,19 @@ echo "== every test; the DynamoDB suites against dynalite"
 scripts/with-dynamodb.sh dynalite "$GO" test -race -timeout 20m ./...
 dynalite_status=$?
 
+# The benchmark is a module of its own (bench/go.mod), which ./... does
+# not reach: its tests run here.
+echo "== the benchmark module's tests"
+(cd bench && "$GO" test -race -timeout 10m ./...)
+bench_status=$?
+
 wait "$local_pid"
 local_status=$?
 echo
 echo "== the DynamoDB suites against AWS's DynamoDB Local"
 cat "$local_log"
 
-if [ "$dynalite_status" -ne 0 ] || [ "$local_status" -ne 0 ]; then
-	echo "test.sh: failed (dynalite run: $dynalite_status, DynamoDB Local run: $local_status)" >&2
+if [ "$dynalite_status" -ne 0 ] || [ "$local_status" -ne 0 ] || [ "$bench_status" -ne 0 ]; then
+	echo "test.sh: failed (dynalite run: $dynalite_status, DynamoDB Local run: $local_status, bench module: $bench_status)" >&2
 	exit 1
 fi

@@ -15,7 +15,7 @@ import (
 	"runtime/pprof"
 	"syscall"
 
-	"github.com/timetabledb/timetable/internal/bench"
+	"github.com/timetabledb/timetable/bench/internal/bench"
 )
 
 func main() {
