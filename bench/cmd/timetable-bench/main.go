@@ -1,5 +1,6 @@
 // Command timetable-bench prints timetable's benchmark table: `make bench`.
-// Every figure and its baseline come from the same run. After it, it
+// Every figure and its baseline come from the same run; with -page it also
+// writes them as docs/benchmarks.md, with the machine, Go and commit. After it, it
 // prints the peer comparison, measured first: timetable's server beside InfluxDB, PostgreSQL and
 // VictoriaMetrics, which it installs (with apt-get, as root) when they
 // are missing; -peers only runs just that.
@@ -32,6 +33,7 @@ func main() {
 	only := flag.String("only", "", "measure only this part of the table: embedded, aggregate, manyseries, dynamo, layouts or mqtt")
 	flag.StringVar(&o.PeerProfile, "peers-cpuprofile", "", "write CPU profiles of timetable's server over the peer ingest and each peer query into this directory (go tool pprof -top bin/timetable DIR/timetable-query1-*.pb.gz reads those of the first query)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
+	page := flag.String("page", "", "write the run as the Markdown page docs/benchmarks.md to this file (make bench does)")
 	flag.Parse()
 	if *peers != "with" && *peers != "only" && *peers != "without" {
 		fmt.Fprintln(os.Stderr, "timetable-bench: -peers is with, only or without")
@@ -49,7 +51,7 @@ func main() {
 	// SIGINT or SIGTERM ends the run; the peers' servers are stopped on
 	// the way out.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, o, *peers, *only)
+	err := run(ctx, o, *peers, *only, *page)
 	stop()
 	if err != nil {
 		fail(err)
@@ -57,7 +59,7 @@ func main() {
 	pprof.StopCPUProfile()
 }
 
-func run(ctx context.Context, o bench.Options, peers, only string) error {
+func run(ctx context.Context, o bench.Options, peers, only, page string) error {
 	dir, err := os.MkdirTemp("", "timetable-bench-")
 	if err != nil {
 		return err
@@ -69,6 +71,7 @@ func run(ctx context.Context, o bench.Options, peers, only string) error {
 	// The peer comparison runs first, on a machine the other parts have
 	// not yet loaded (the first peer, timetable, once met one still busy
 	// after the DynamoDB parts), and prints last.
+	machine := bench.ThisMachine(".", runFlags())
 	var peerReport *bench.PeerReport
 	if peers != "without" && only == "" {
 		peerReport, err = bench.Peers(ctx, o)
@@ -76,8 +79,10 @@ func run(ctx context.Context, o bench.Options, peers, only string) error {
 			return err
 		}
 	}
+	var report *bench.Report
 	if peers != "only" {
-		var r bench.Report
+		r := &bench.Report{}
+		report = r
 		r.Notes = append(r.Notes, fmt.Sprintf("%d-byte events, %d per run, median of %d runs, %d writers, GOMAXPROCS=%d", bench.EventBytes, o.Events, o.Runs, o.Writers, runtime.GOMAXPROCS(0)))
 		for _, part := range []struct {
 			name string
@@ -89,7 +94,7 @@ func run(ctx context.Context, o bench.Options, peers, only string) error {
 			if only != "" && only != part.name {
 				continue
 			}
-			if err := part.run(ctx, o, &r); err != nil {
+			if err := part.run(ctx, o, r); err != nil {
 				return err
 			}
 		}
@@ -100,7 +105,27 @@ func run(ctx context.Context, o bench.Options, peers, only string) error {
 		fmt.Println()
 		peerReport.Print(os.Stdout)
 	}
+	if page != "" {
+		if err := bench.WritePage(page, machine, report, peerReport); err != nil {
+			return err
+		}
+		fmt.Fprintln(os.Stderr, "bench: wrote", page)
+	}
 	return nil
+}
+
+// runFlags returns the flags the run was given that change what it
+// measures, for the page: not the paths of files.
+func runFlags() []string {
+	var out []string
+	flag.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "timetable", "page", "cpuprofile", "peers-cpuprofile":
+			return
+		}
+		out = append(out, "-"+f.Name+"="+f.Value.String())
+	})
+	return out
 }
 
 func fail(err error) {

@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"text/tabwriter"
 	"time"
 
 	"github.com/timetabledb/timetable/event"
@@ -363,12 +362,19 @@ func waitVisible(ctx context.Context, p peer, w peerWorkload) error {
 // timetable's ratio to it.
 func (r *PeerReport) Print(w io.Writer) {
 	fmt.Fprintln(w, "timetable serve on Pebble beside its peers, each figure with the ratio timetable/peer:")
-	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	printTable(w, r.table())
+	for _, n := range r.notes {
+		fmt.Fprintln(w, "note:", n)
+	}
+}
+
+// table returns the comparison's cells, the header first.
+func (r *PeerReport) table() [][]string {
 	head := []string{"figure"}
 	for _, res := range r.results {
 		head = append(head, strings.TrimSpace(res.name+" "+res.version))
 	}
-	fmt.Fprintln(tw, strings.Join(head, "\t"))
+	t := [][]string{head}
 	row := func(figure string, value func(peerResult) float64, format string) {
 		cells := []string{figure}
 		tt := value(r.results[0])
@@ -380,7 +386,7 @@ func (r *PeerReport) Print(w io.Writer) {
 			}
 			cells = append(cells, cell)
 		}
-		fmt.Fprintln(tw, strings.Join(cells, "\t"))
+		t = append(t, cells)
 	}
 	row("ingest, events/s", func(r peerResult) float64 { return r.ingest }, "%.0f")
 	row("server CPU per event, µs", func(r peerResult) float64 { return r.cpuPerEvent }, "%.1f")
@@ -394,9 +400,5 @@ func (r *PeerReport) Print(w io.Writer) {
 	for _, res := range r.results {
 		cells = append(cells, res.durability)
 	}
-	fmt.Fprintln(tw, strings.Join(cells, "\t"))
-	tw.Flush()
-	for _, n := range r.notes {
-		fmt.Fprintln(w, "note:", n)
-	}
+	return append(t, cells)
 }

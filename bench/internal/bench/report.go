@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"text/tabwriter"
 	"time"
 )
@@ -26,19 +27,46 @@ type Report struct {
 
 // Print writes the report as an aligned table.
 func (r *Report) Print(w io.Writer) {
-	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "figure\ttimetable\tbaseline\tbaseline value\tratio\taim")
+	printTable(w, r.table())
+	for _, n := range r.Notes {
+		fmt.Fprintln(w, "note:", n)
+	}
+}
+
+// table returns the report's cells, the header first.
+func (r *Report) table() [][]string {
+	t := [][]string{{"figure", "timetable", "baseline", "baseline value", "ratio", "aim"}}
 	for _, row := range r.Rows {
 		base, ratio := "-", "-"
 		if row.Base != 0 {
 			base = format(row.Base, row.Unit)
 			ratio = fmt.Sprintf("%.2f", row.Value/row.Base)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", row.Figure, format(row.Value, row.Unit), orDash(row.Baseline), base, ratio, orDash(row.Aim))
+		t = append(t, []string{row.Figure, format(row.Value, row.Unit), orDash(row.Baseline), base, ratio, orDash(row.Aim)})
+	}
+	return t
+}
+
+// printTable writes cells as an aligned table, the first row the header.
+func printTable(w io.Writer, t [][]string) {
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	for _, cells := range t {
+		fmt.Fprintln(tw, strings.Join(cells, "\t"))
 	}
 	tw.Flush()
-	for _, n := range r.Notes {
-		fmt.Fprintln(w, "note:", n)
+}
+
+// markdownTable writes cells as a Markdown table, the first row the header.
+func markdownTable(w io.Writer, t [][]string) {
+	for i, cells := range t {
+		escaped := make([]string, len(cells))
+		for j, c := range cells {
+			escaped[j] = strings.ReplaceAll(c, "|", "\\|")
+		}
+		fmt.Fprintf(w, "| %s |\n", strings.Join(escaped, " | "))
+		if i == 0 {
+			fmt.Fprintf(w, "|%s\n", strings.Repeat("---|", len(cells)))
+		}
 	}
 }
 
