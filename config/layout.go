@@ -2,7 +2,8 @@ package config
 
 import "github.com/timetabledb/timetable/family"
 
-// WritePath is how the map layout stores an event (see package engine).
+// WritePath is which conditional write the map layout tries first; the
+// rule, and which to choose, are in docs/layouts.md.
 type WritePath string
 
 // Write paths of the map layout.

@@ -104,17 +104,10 @@
 // in at most one item of its millisecond, however many writers race and
 // however often a request is retried. Reads drop repeats all the same.
 //
-// Write paths. create_first tries the conditional create first and
-// appends when the item exists; append_first tries the append first and
-// creates the item when it is missing; either reads the item after both
-// failed. auto decides per write and partition: it appends first when
-// this engine's last write to the partition was to the same millisecond
-// (the item exists), or when its last create of a new millisecond found
-// the item made by another writer (several writers share milliseconds);
-// it creates first otherwise. So one writer of one event per millisecond
-// pays one request per event, and one writer of ten events per
-// millisecond, one call each, pays one create and nine appends.
-// Events of one write for the same millisecond are appended together, as
+// Write paths. Which conditional write is tried first (create_first,
+// append_first, auto) follows the write-path rule of docs/layouts.md, its
+// one home; pathMemory.appendFirst applies it, and a writer reads the item
+// after both writes failed. Events of one write for the same millisecond are appended together, as
 // many per request as DynamoDB's expression limits allow (4 KB and 300
 // operators; every id costs three: NOT, contains, AND): the writer sizes
 // each append by storage.Update.Cost of the update it builds, the one

@@ -488,10 +488,7 @@ const maxPathMemory = 1 << 16
 func newPathMemory() *pathMemory { return &pathMemory{last: map[string]pathState{}} }
 
 // appendFirst reports whether a write of millisecond ms of partition pk
-// should try an append first. The auto rule: append first when this
-// engine wrote that very millisecond last (its item exists), or when the
-// last create of a new millisecond collided with another writer's;
-// create first otherwise.
+// should try an append first, by the write-path rule of docs/layouts.md.
 func (p *pathMemory) appendFirst(pk string, ms time.Time, path config.WritePath) bool {
 	switch path {
 	case config.WritePathAppendFirst:

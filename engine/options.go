@@ -83,8 +83,8 @@ const (
 const (
 	// DefaultMaxQueryPartitions bounds the partitions that reads of every
 	// series hold at once: 65,536, about 128 MiB of their pages and state
-	// (an aggregate of 100,000 series grows the heap by 2 KiB a
-	// partition). A latest-10 of every series takes 27 per shard and
+	// at about 2 KiB a partition (make bench's many-series rows measure
+	// the heap: docs/benchmarks.md). A latest-10 of every series takes 27 per shard and
 	// table (16 series read at once, 11 kept), whatever the number of
 	// series; an aggregate of every series one per series, shard and
 	// table.

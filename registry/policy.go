@@ -89,7 +89,8 @@ var (
 // decodePolicy decodes an entry's policy. Every entry of a family made
 // under one policy carries the same text, and the engine reads the
 // entries of a query's range for each query: decoding the JSON again each
-// time took 7% of the server's CPU over a loop of latest-10 reads. So the
+// time was a visible share of the server's CPU in profiles of latest-10
+// reads (docs/benchmarks.md says how to take them). So the
 // first maxMemoPolicies texts decoded are remembered (a policy changes
 // rarely), and each caller gets its own copy of the tiers.
 func decodePolicy(s string) (family.Family, error) {

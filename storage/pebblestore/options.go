@@ -38,25 +38,19 @@ type Options struct {
 }
 
 // DefaultCacheSize is the block cache size when Options.CacheSize is 0:
-// 128 MiB, a bound the cache fills only with blocks reads ask for. The
-// cache holds blocks uncompressed, and with Zstandard on the bottom
-// levels a block read from a file costs a decompression: at 32 MiB, the
-// peer benchmark's queries of random series and hours (45 MB of events,
-// uncompressed) evicted each other's blocks and spent 11% to 35% of the
-// server's CPU decompressing; at 128 MiB the all-series aggregate's p50
-// went from 52 to 54 ms to 42 to 45 and one hour of one series from 0.28
-// to 0.33 ms to 0.20 to 0.24 (two runs each), with the same peak memory
-// (the ingest's memtables set it).
+// 128 MiB rather than Pebble's 32 MiB, a bound the cache fills only with
+// blocks reads ask for. The cache holds blocks uncompressed, and with
+// Zstandard on the bottom levels a block read from a file costs a
+// decompression: a smaller cache let queries of random series and hours
+// evict each other's blocks and spend much of the server's CPU
+// decompressing them again.
 //
-// Pebble counts its memtables against the cache: two 64 MiB memtables
-// leave a 128 MiB cache about 33 MiB of blocks after an ingest, and the
-// all-series aggregate still spends 17% of its CPU decompressing. A cache
-// sized beside them (CacheSize plus one or two memtables) took that
-// aggregate's p50 from 31 to 38 ms to 26 ms, but another tenant's
-// latest-10 p99 while four reads of the newest event of each of 100,000
-// series ran (make bench's many-series rows) went from 6 to 10 ms to 2 to
-// 48 ms, most runs over 25, for a cause not yet found; so the cache
-// stays at CacheSize in all.
+// Pebble counts its memtables against the cache, so after an ingest
+// two full memtables leave it fewer blocks than its size. A cache sized
+// beside them (CacheSize plus the memtables) was measured and not kept:
+// it sped up the all-series aggregate but made another tenant's latest-10
+// p99 during reads of every series much worse, for a cause not found.
+// docs/benchmarks.md has the figures of the current defaults.
 const DefaultCacheSize = 128 << 20
 
 // DefaultMemTableSize is the memtable size when Options.MemTableSize is
@@ -64,11 +58,9 @@ const DefaultCacheSize = 128 << 20
 // within a series but spread over every series of a table, so each
 // memtable flush writes an L0 table overlapping the ones before, which
 // compactions rewrite again and again; larger memtables flush fewer,
-// larger tables. On the peer benchmark's ingest (300,000 events, 4
-// writers) the server's CPU per event went from 5.3 to 6.6 µs with 4 MiB
-// memtables to 3.6 to 3.9 µs with 64 MiB, most of the difference being
-// compactions, for about 40 MiB more peak memory. A store that receives
-// little never grows its memtables that far.
+// larger tables, which saves most of the ingest's compaction CPU for some
+// more peak memory (docs/benchmarks.md, the ingest and peer figures). A
+// store that receives little never grows its memtables that far.
 const DefaultMemTableSize = 64 << 20
 
 // errInvalidOptions marks an Options that Open refuses.
@@ -145,19 +137,15 @@ func pebbleOptions(o Options) (*pebble.Options, func()) {
 // The levels above keep hotBlockSize, Pebble's 4 KiB, for the recent data
 // most point reads ask for: a read of one series' newest event
 // decompresses one block, and 32 KiB blocks there made a tenant's
-// latest-10 p99 while another tenant read the newest event of each of
-// 100,000 series 13 to 16 ms rather than 4 to 6 ms (`make bench`'s
-// many-series rows), where 32 KiB on the bottom levels only leaves it at
-// 6 to 8 ms.
+// latest-10 p99 several times slower while another tenant read the newest
+// event of each of many series (`make bench`'s many-series rows).
 //
-// On the peer benchmark's 300,000 events of four numbers each, the data
-// dir after `timetable compact` (everything on the bottom level) takes
-// 9.2 MiB, against 14.6 MiB with Pebble's defaults (Snappy, 4 KiB
-// blocks), 11.7 MiB with these codecs in 4 KiB blocks and 11.6 MiB with
-// MinLZ in 32 KiB blocks; the server's peak memory grows by about 20 MiB,
-// its CPU per event by nothing measurable. More than half of what is left
-// is the events' ids, 16 bytes of a hash each in every sort key, which
-// nothing compresses.
+// Together the codecs and the larger blocks shrink the data after
+// `timetable compact` well below Pebble's defaults (Snappy, 4 KiB blocks)
+// for a little more peak memory and no measurable CPU per event; the
+// "disk after a flush" row of docs/benchmarks.md is the current size. More
+// than half of what is left is the events' ids, 16 bytes of a hash each
+// in every sort key, which nothing compresses.
 const (
 	coldBlockSize = 32 << 10
 	hotBlockSize  = 4 << 10
