@@ -1,5 +1,5 @@
 // Package server is timetable's HTTP API v1: the ingest and query
-// endpoints of the README over an engine.DB, with authentication by API key,
+// endpoints of docs/api.md over an engine.DB, with authentication by API key,
 // request limits, Prometheus metrics, structured request logs and a
 // graceful shutdown.
 //
