@@ -18,7 +18,7 @@ import (
 )
 
 // TestTheAWSCLIReadsTheData checks, with a real client that is not ours
-// (the AWS CLI), that timetable's tables list and query as the README
+// (the AWS CLI), that timetable's tables list and query as docs/operations.md
 // shows, with fields as native DynamoDB types.
 func TestTheAWSCLIReadsTheData(t *testing.T) {
 	endpoint := os.Getenv(backends.EndpointEnv)
