@@ -15,9 +15,10 @@ import (
 // <, > and &, writes the same event in other bytes of the same meaning.
 type Event struct {
 	// Time is the event's time; the server answers it in UTC, RFC 3339
-	// with as many fractional digits as it needs. A write may send Unix
-	// milliseconds instead, or leave it out for the time of receipt.
-	Time time.Time `json:"time"`
+	// with as many fractional digits as it needs. A write may leave it
+	// zero (absent) for the time of receipt; in JSON it may also be Unix
+	// milliseconds.
+	Time time.Time `json:"time,omitzero"`
 	// Series is the event's series, "" for none.
 	Series string `json:"series,omitempty"`
 	// ID is the event's id: the server makes one from the event's
