@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
-	"time"
 
 	"github.com/timetabledb/timetable/api"
 	"github.com/timetabledb/timetable/engine"
@@ -26,14 +25,6 @@ func (s *Server) listTables(w http.ResponseWriter, r *http.Request, tenant strin
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil
-}
-
-// formatTime writes a time as the API does, "" for the zero time.
-func formatTime(t time.Time) string {
-	if t.IsZero() {
-		return ""
-	}
-	return t.UTC().Format(time.RFC3339Nano)
 }
 
 // listSeries answers GET /v1/tables/{table}/series: a page of the
