@@ -195,3 +195,50 @@ func ExampleClient_RotateKey() {
 	// all live false
 	// read live true
 }
+
+// Query reads a page at a time; a page's NextCursor asks for the next.
+func ExampleClient_Query() {
+	url, stop := serve()
+	defer stop()
+	ctx := context.Background()
+	admin, err := client.New(url, adminToken, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	added, err := admin.AddTenant(ctx, "acme")
+	if err != nil {
+		log.Fatal(err)
+	}
+	acme, err := client.New(url, added.Key.Secret, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	start := time.Date(2017, 4, 10, 12, 0, 0, 0, time.UTC)
+	var events []api.Event
+	for i := range 5 {
+		events = append(events, api.Event{Time: start.Add(time.Duration(i) * time.Second), Series: fmt.Sprint("car-", i%2), Fields: map[string]any{"i": json.Number(fmt.Sprint(i))}})
+	}
+	if _, err := acme.Write(ctx, "cars", events); err != nil {
+		log.Fatal(err)
+	}
+	q := api.Query{From: start, To: start.Add(time.Minute), Desc: true, Limit: 2}
+	for {
+		page, err := acme.Query(ctx, "cars", q)
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Print("page:")
+		for _, e := range page.Events {
+			fmt.Print(" ", e.Series, "@", e.Time.Second(), "s")
+		}
+		fmt.Println()
+		if page.NextCursor == "" {
+			break
+		}
+		q.Cursor = page.NextCursor
+	}
+	// Output:
+	// page: car-0@4s car-1@3s
+	// page: car-0@2s car-1@1s
+	// page: car-0@0s
+}
