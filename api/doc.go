@@ -11,7 +11,7 @@
 // Every /v1 route but the admin ones takes a tenant's API key as
 // "Authorization: Bearer <key>"; the admin routes, under /v1/admin/,
 // take the admin token the same way and are served only when the server
-// has one. Every answer is JSON ({} below is the body's type), every
+// has one. Every answer is JSON of the type after the arrow, every
 // error an ErrorBody.
 //
 //	POST   /v1/tables/{table}/events    []Event as MediaJSON, or MediaNDJSON  → Written
@@ -49,8 +49,10 @@
 // that failed part-way stored in "written" and "unwritten". Its status
 // says what to do: 400 (a bad request, refused again if sent again), 401
 // with WWW-Authenticate (no credential, or one refused), 403 (a read-only
-// key on a route that writes), 404 (no such route, table, tenant or key),
-// 405 with Allow, 408, 409 (a tenant that exists), 413 (over the limits),
+// key on a route that writes, a browser origin the server does not
+// allow), 404 (no such route, table, tenant or key), 405 with Allow, 408
+// (a body too slow), 409 (a tenant that exists, a CPU profile already
+// running), 413 (over the limits),
 // 415 (a Content-Type or Content-Encoding the server does not read), 503
 // with RetryAfter (the same request may succeed after the wait), 500
 // (anything else; the request may be retried whole). CodeOf names the

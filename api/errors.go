@@ -49,9 +49,9 @@ type LineProblem struct {
 // names it and the /api/v2/write endpoint writes it in ErrorBody.Code.
 // CodeOf gives the code of any status.
 const (
-	// CodeInvalid: a 4xx other than those below; the same request will
-	// be refused again (400 a bad request, 408 a body too slow, 409 a
-	// tenant that exists, 415 a Content-Type the server does not read).
+	// CodeInvalid: a 4xx other than those below (400 a bad request, 403
+	// a read-only key writing, 405, 408 a body too slow, 409 a tenant
+	// that exists, 415 a Content-Type the server does not read).
 	CodeInvalid = "invalid"
 	// CodeUnauthorized: 401, no credential or one the server refused.
 	CodeUnauthorized = "unauthorized"
