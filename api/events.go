@@ -15,9 +15,9 @@ import (
 // <, > and &, writes the same event in other bytes of the same meaning.
 type Event struct {
 	// Time is the event's time; the server answers it in UTC, RFC 3339
-	// with as many fractional digits as it needs. A write may leave it
-	// zero (absent) for the time of receipt; in JSON it may also be Unix
-	// milliseconds.
+	// with as many fractional digits as it needs. A write needs it
+	// (in JSON, Unix milliseconds too), unless the server stamps events
+	// without one with the time it receives them; zero leaves it out.
 	Time time.Time `json:"time,omitzero"`
 	// Series is the event's series, "" for none.
 	Series string `json:"series,omitempty"`

@@ -26,8 +26,8 @@
 // sends it again after that wait, at most Options.Attempts times in all,
 // and returns the last *Error if none succeeds. Writes are idempotent
 // (event ids are content hashes), so sending one again stores nothing
-// twice, except events sent without a time, which take the time each
-// request is received.
+// twice, except events sent without a time to a server that stamps
+// them with the time it receives each request.
 //
 // # Caveats
 //
