@@ -34,14 +34,14 @@ func (c *Client) AddTenant(ctx context.Context, name string) (api.TenantAdded, e
 // stopped part-way is finished by calling again.
 func (c *Client) RemoveTenant(ctx context.Context, name, data string) (api.TenantRemoved, error) {
 	var answer api.TenantRemoved
-	err := c.do(ctx, http.MethodDelete, path("v1", "admin", "tenants", name), api.RemoveTenantValues(data), "", nil, &answer)
+	err := c.do(ctx, http.MethodDelete, path(api.PathTenant, name), api.RemoveTenantValues(data), "", nil, &answer)
 	return answer, err
 }
 
 // Keys returns a tenant's API keys, without their secrets.
 func (c *Client) Keys(ctx context.Context, tenant string) ([]api.Key, error) {
 	var answer api.Keys
-	err := c.do(ctx, http.MethodGet, path("v1", "admin", "tenants", tenant, "keys"), nil, "", nil, &answer)
+	err := c.do(ctx, http.MethodGet, path(api.PathKeys, tenant), nil, "", nil, &answer)
 	return answer.Keys, err
 }
 
@@ -53,14 +53,14 @@ func (c *Client) AddKey(ctx context.Context, tenant, scope string) (api.Key, err
 	if err != nil {
 		return key, err
 	}
-	err = c.do(ctx, http.MethodPost, path("v1", "admin", "tenants", tenant, "keys"), nil, api.MediaJSON, body, &key)
+	err = c.do(ctx, http.MethodPost, path(api.PathKeys, tenant), nil, api.MediaJSON, body, &key)
 	return key, err
 }
 
 // RevokeKey revokes an API key at once and returns it.
 func (c *Client) RevokeKey(ctx context.Context, tenant, id string) (api.Key, error) {
 	var key api.Key
-	err := c.do(ctx, http.MethodDelete, path("v1", "admin", "tenants", tenant, "keys", id), nil, "", nil, &key)
+	err := c.do(ctx, http.MethodDelete, path(api.PathKey, tenant, id), nil, "", nil, &key)
 	return key, err
 }
 
@@ -76,7 +76,7 @@ func (c *Client) RotateKey(ctx context.Context, tenant, id string, grace time.Du
 	if err != nil {
 		return answer, err
 	}
-	err = c.do(ctx, http.MethodPost, path("v1", "admin", "tenants", tenant, "keys", id, "rotate"), nil, api.MediaJSON, body, &answer)
+	err = c.do(ctx, http.MethodPost, path(api.PathRotateKey, tenant, id), nil, api.MediaJSON, body, &answer)
 	return answer, err
 }
 

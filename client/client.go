@@ -119,12 +119,19 @@ type Error struct {
 // Error returns the server's message.
 func (e *Error) Error() string { return e.Message }
 
-// path returns a path of segments, each escaped.
-func path(segments ...string) string {
+// path returns a path pattern of package api with its wildcards set to
+// args, in order, each escaped: path(api.PathKey, "acme", "k1") is
+// /v1/admin/tenants/acme/keys/k1.
+func path(pattern string, args ...string) string {
 	var b strings.Builder
-	for _, s := range segments {
+	for seg := range strings.SplitSeq(strings.TrimPrefix(pattern, "/"), "/") {
 		b.WriteByte('/')
-		b.WriteString(url.PathEscape(s))
+		if strings.HasPrefix(seg, "{") {
+			b.WriteString(url.PathEscape(args[0]))
+			args = args[1:]
+			continue
+		}
+		b.WriteString(seg)
 	}
 	return b.String()
 }

@@ -31,7 +31,7 @@ func (c *Client) Write(ctx context.Context, table string, events []api.Event) (i
 // how many were written.
 func (c *Client) WriteBody(ctx context.Context, table, contentType string, body []byte) (int, error) {
 	var answer api.Written
-	err := c.do(ctx, http.MethodPost, path("v1", "tables", table, "events"), nil, contentType, body, &answer)
+	err := c.do(ctx, http.MethodPost, path(api.PathEvents, table), nil, contentType, body, &answer)
 	return answer.Written, err
 }
 
@@ -39,7 +39,7 @@ func (c *Client) WriteBody(ctx context.Context, table, contentType string, body 
 // as the Cursor of the same query, asks for the next page.
 func (c *Client) Query(ctx context.Context, table string, q api.Query) (api.Page, error) {
 	var page api.Page
-	err := c.do(ctx, http.MethodGet, path("v1", "tables", table, "events"), q.Values(), "", nil, &page)
+	err := c.do(ctx, http.MethodGet, path(api.PathEvents, table), q.Values(), "", nil, &page)
 	return page, err
 }
 
@@ -71,7 +71,7 @@ func (c *Client) Events(ctx context.Context, table string, q api.Query) iter.Seq
 // asks for the next.
 func (c *Client) Aggregate(ctx context.Context, table string, q api.AggregateQuery) (api.Aggregate, error) {
 	var answer api.Aggregate
-	err := c.do(ctx, http.MethodGet, path("v1", "tables", table, "aggregate"), q.Values(), "", nil, &answer)
+	err := c.do(ctx, http.MethodGet, path(api.PathAggregate, table), q.Values(), "", nil, &answer)
 	return answer, err
 }
 
@@ -85,7 +85,7 @@ func (c *Client) Tables(ctx context.Context) ([]api.LogicalTable, error) {
 // Series returns a page of a logical table's series.
 func (c *Client) Series(ctx context.Context, table string, q api.SeriesQuery) (api.SeriesPage, error) {
 	var page api.SeriesPage
-	err := c.do(ctx, http.MethodGet, path("v1", "tables", table, "series"), q.Values(), "", nil, &page)
+	err := c.do(ctx, http.MethodGet, path(api.PathSeries, table), q.Values(), "", nil, &page)
 	return page, err
 }
 
