@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/timetabledb/timetable/api"
 	"github.com/timetabledb/timetable/engine"
 )
 
@@ -152,15 +152,7 @@ func (g *globals) openAggregates(cmd *cobra.Command, f queryFlags) (aggregateSou
 		}
 		return aggregateSource{
 			page: func(ctx context.Context, q engine.AggregateQuery) (engine.GroupPage, error) {
-				params := f.aggregateParams()
-				if q.GroupAfter != nil {
-					params.Set("group_after", *q.GroupAfter)
-				}
-				a, err := r.aggregate(ctx, q.Table, params)
-				if q.GroupBy == "" {
-					return engine.GroupPage{Groups: []engine.Group{{Buckets: a.Buckets}}}, err
-				}
-				return engine.GroupPage{Groups: a.Groups, Next: a.NextGroup}, err
+				return r.aggregate(ctx, q.Table, f.apiAggregate(q))
 			},
 			close: func() error { return nil },
 		}, nil
@@ -188,17 +180,17 @@ func (g *globals) openAggregates(cmd *cobra.Command, f queryFlags) (aggregateSou
 	}, nil
 }
 
-// aggregateParams returns the parameters of the HTTP API that ask the
-// aggregate the flags ask, besides the page of groups.
-func (f queryFlags) aggregateParams() url.Values {
-	p := url.Values{"from": {f.from}, "to": {f.to}, "bucket": {f.bucket}, "fn": {f.fns}}
-	for name, v := range map[string]string{"series": f.series, "fields": f.fields, "filter": f.filter, "group_by": f.groupBy} {
-		if v != "" {
-			p.Set(name, v)
-		}
+// apiAggregate returns the HTTP API's query of the aggregate q the flags
+// ask, its bucket, functions and filter as the flags give them.
+func (f queryFlags) apiAggregate(q engine.AggregateQuery) api.AggregateQuery {
+	return api.AggregateQuery{From: q.From, To: q.To, Series: f.series, Bucket: f.bucket, Fields: list(f.fields), Funcs: list(f.fns),
+		Fill: f.fill, Filter: f.filter, GroupBy: f.groupBy, GroupAfter: q.GroupAfter}
+}
+
+// list returns the names of a comma-separated list, nil for "".
+func list(s string) []string {
+	if s == "" {
+		return nil
 	}
-	if f.fill {
-		p.Set("fill", "true")
-	}
-	return p
+	return strings.Split(s, ",")
 }

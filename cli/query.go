@@ -9,15 +9,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/timetabledb/timetable/api"
 	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/event"
 	"github.com/timetabledb/timetable/filter"
@@ -236,12 +235,7 @@ func (g *globals) openEvents(cmd *cobra.Command, f queryFlags) (eventSource, err
 		}
 		return eventSource{
 			page: func(ctx context.Context, q engine.Query) (engine.Page, error) {
-				params := f.params()
-				params.Set("limit", strconv.Itoa(q.Limit))
-				if q.Cursor != "" {
-					params.Set("cursor", q.Cursor)
-				}
-				return r.events(ctx, q.Table, params)
+				return r.events(ctx, q.Table, f.apiQuery(q))
 			},
 			maxPage: engine.DefaultMaxLimit,
 			close:   func() error { return nil },
@@ -267,16 +261,10 @@ func (g *globals) openEvents(cmd *cobra.Command, f queryFlags) (eventSource, err
 	}, nil
 }
 
-// params returns the parameters of the HTTP API that ask what the flags
-// ask, besides the limit and the cursor of a page.
-func (f queryFlags) params() url.Values {
-	p := url.Values{"from": {f.from}, "to": {f.to}}
-	for name, v := range map[string]string{"series": f.series, "order": f.order, "fields": f.fields, "filter": f.filter} {
-		if v != "" {
-			p.Set(name, v)
-		}
-	}
-	return p
+// apiQuery returns the HTTP API's query of the page q of the query the
+// flags ask, its filter as the flag gives it.
+func (f queryFlags) apiQuery(q engine.Query) api.Query {
+	return api.Query{From: q.From, To: q.To, Series: q.Series, Desc: q.Desc, Limit: q.Limit, Cursor: q.Cursor, Fields: q.Fields, Filter: f.filter}
 }
 
 // check refuses flags that do not apply to what the command was asked:

@@ -1,21 +1,19 @@
 package cli
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/timetabledb/timetable/api"
+	"github.com/timetabledb/timetable/client"
 	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/event"
 	"github.com/timetabledb/timetable/lifecycle"
@@ -45,8 +43,11 @@ import (
 //     credential was refused; the rest are failures.
 //   - A 503 is answered with Retry-After only when the same request may
 //     succeed later (the store throttled, or the server is busy): every
-//     request is sent again, a few times, after the wait it asks for.
-//     Writes are idempotent, so sending one again stores nothing twice.
+//     request is sent again, a few times, after the wait it asks for
+//     (package client does, with its defaults). Writes are idempotent,
+//     so sending one again stores nothing twice.
+//   - The requests and answers are package api's, sent by package
+//     client; this file is the glue between those and the commands.
 
 // Environment variables of the commands that go through a server.
 const (
@@ -69,19 +70,14 @@ var (
 	adminTokenCredential = credential{EnvAdminToken, "admin token"}
 )
 
-// Attempts at a request the server answers 503 with Retry-After, and the
-// longest wait between two.
-const (
-	remoteAttempts = 4
-	maxRetryWait   = 10 * time.Second
-)
-
-// remote is a client of a running server's HTTP API.
+// remote is a client of a running server's HTTP API, as the commands use
+// it.
 type remote struct {
 	// base is the server's URL, without a slash at the end.
 	base   string
 	cred   credential
 	secret string
+	// client sends the requests of the client package.
 	client *http.Client
 	// maxBodyBytes and maxEvents bound a write request: the server's
 	// defaults.
@@ -130,213 +126,106 @@ func (g *globals) refuseServer(cmd *cobra.Command, why string) error {
 	return usageErrorf("%s does not go through a server: %s; leave --server out", cmd.CommandPath(), why)
 }
 
-// remoteError is an error answer of the server.
-type remoteError struct {
-	status int
-	// msg is the server's own words.
-	msg string
-	// problems are the events a write refused, by index in the request.
-	problems []event.Problem
+// api returns the client of the server, showing it the secret.
+func (r *remote) api() (*client.Client, error) {
+	return client.New(r.base, r.secret, &client.Options{HTTPClient: r.client})
 }
 
-func (e *remoteError) Error() string { return e.msg }
-
-// call sends a request to path (its segments escaped) and decodes a 2xx
-// answer's JSON body into out, numbers as json.Number. body is sent as
-// contentType when not nil.
-func (r *remote) call(ctx context.Context, method, path string, params url.Values, contentType string, body []byte, out any) error {
-	target := r.base + path
-	if len(params) > 0 {
-		target += "?" + params.Encode()
-	}
-	for attempt := 1; ; attempt++ {
-		err := r.once(ctx, method, target, contentType, body, out)
-		var wait retryAfter
-		if !errors.As(err, &wait) {
-			return err
-		}
-		if attempt == remoteAttempts {
-			return wait.err
-		}
-		t := time.NewTimer(min(time.Duration(wait.after), maxRetryWait))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-t.C:
-		}
-	}
-}
-
-// retryAfter is a 503 to send again after a wait.
-type retryAfter struct {
-	after time.Duration
-	err   error
-}
-
-func (e retryAfter) Error() string { return e.err.Error() }
-
-// once sends a request once.
-func (r *remote) once(ctx context.Context, method, target, contentType string, body []byte, out any) error {
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, target, rd)
-	if err != nil {
-		return fmt.Errorf("request %s %s: %w", method, target, err)
-	}
-	req.Header.Set("Authorization", "Bearer "+r.secret)
-	req.Header.Set("Accept", "application/json")
-	if contentType != "" {
-		req.Header.Set("Content-Type", contentType)
-	}
-	res, err := r.client.Do(req)
-	if err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		return fmt.Errorf("reach the server at %s (is `timetable serve` running there?): %w", r.base, err)
-	}
-	defer res.Body.Close()
-	if res.StatusCode/100 == 2 {
-		dec := json.NewDecoder(res.Body)
-		dec.UseNumber()
-		if err := dec.Decode(out); err != nil {
-			return fmt.Errorf("read the answer of %s %s: %w", method, res.Request.URL.Path, err)
-		}
-		return nil
-	}
-	return r.failure(res)
-}
-
-// failure returns the error of a non-2xx answer.
-func (r *remote) failure(res *http.Response) error {
-	b, _ := io.ReadAll(io.LimitReader(res.Body, 1<<20))
-	var answer struct {
-		Error    string          `json:"error"`
-		Problems []event.Problem `json:"problems"`
-	}
-	if err := json.Unmarshal(b, &answer); err != nil || answer.Error == "" {
-		// Not the server's JSON: a proxy's answer, most likely.
-		text := strings.TrimSpace(string(b))
-		if len(text) > 200 {
-			text = text[:200] + "…"
-		}
-		answer.Error = fmt.Sprintf("timetable: the server at %s answered %s: %s", r.base, res.Status, text)
-	}
-	err := &remoteError{status: res.StatusCode, msg: answer.Error, problems: answer.Problems}
+// fail returns an error of the client as the commands show it: a refused
+// credential names the variable it came from, a 400 (other than a
+// write's refused events) is a usage error, and an unreachable server
+// is named with the likely cause.
+func (r *remote) fail(err error) error {
+	var e *client.Error
+	var ue *url.Error
 	switch {
-	case res.StatusCode == http.StatusUnauthorized:
-		return fmt.Errorf("the %s in %s was refused by the server at %s: %s", r.cred.what, r.cred.env, r.base, strings.TrimPrefix(err.msg, "timetable: "))
-	case res.StatusCode == http.StatusServiceUnavailable && res.Header.Get("Retry-After") != "":
-		secs, _ := strconv.Atoi(res.Header.Get("Retry-After"))
-		return retryAfter{after: time.Duration(max(secs, 1)) * time.Second, err: err}
-	case res.StatusCode == http.StatusBadRequest && len(err.problems) == 0:
-		return usageError{err}
+	case err == nil:
+		return nil
+	case errors.As(err, &e) && e.Status == http.StatusUnauthorized:
+		return fmt.Errorf("the %s in %s was refused by the server at %s: %s", r.cred.what, r.cred.env, r.base, strings.TrimPrefix(e.Message, "timetable: "))
+	case errors.As(err, &e) && e.Status == http.StatusBadRequest && len(e.Body.Problems) == 0:
+		return usageError{e}
+	case errors.As(err, &e):
+		return e
+	case errors.As(err, &ue):
+		return fmt.Errorf("reach the server at %s (is `timetable serve` running there?): %w", r.base, ue)
 	}
 	return err
 }
 
-// escape escapes the segments of a path.
-func escape(segments ...string) string {
-	var b strings.Builder
-	for _, s := range segments {
-		b.WriteByte('/')
-		b.WriteString(url.PathEscape(s))
+// call calls fn with the client of the server, and returns its error as
+// the commands show it.
+func call[T any](r *remote, fn func(c *client.Client) (T, error)) (T, error) {
+	c, err := r.api()
+	if err != nil {
+		var zero T
+		return zero, err
 	}
-	return b.String()
+	v, err := fn(c)
+	return v, r.fail(err)
 }
 
 // The admin API: tenants and their keys.
 
 func (r *remote) addTenant(ctx context.Context, name string) (keyRow, error) {
-	body, err := json.Marshal(map[string]string{"name": name})
-	if err != nil {
-		return keyRow{}, err
-	}
-	var answer struct {
-		Key keyRow `json:"key"`
-	}
-	err = r.call(ctx, http.MethodPost, "/v1/admin/tenants", nil, "application/json", body, &answer)
-	return answer.Key, err
+	added, err := call(r, func(c *client.Client) (api.TenantAdded, error) { return c.AddTenant(ctx, name) })
+	return keyRow(added.Key), err
 }
 
 func (r *remote) tenants(ctx context.Context) ([]tenantRow, error) {
-	var answer struct {
-		Tenants []tenantRow `json:"tenants"`
+	tenants, err := call(r, func(c *client.Client) ([]api.Tenant, error) { return c.Tenants(ctx) })
+	rows := make([]tenantRow, len(tenants))
+	for i, t := range tenants {
+		rows[i] = tenantRow(t)
 	}
-	err := r.call(ctx, http.MethodGet, "/v1/admin/tenants", nil, "", nil, &answer)
-	return answer.Tenants, err
+	return rows, err
 }
 
 func (r *remote) removeTenant(ctx context.Context, name string, deleteData bool) (engine.Purged, error) {
-	data := "keep"
+	data := api.DataKeep
 	if deleteData {
-		data = "delete"
+		data = api.DataDelete
 	}
-	var answer struct {
-		Tables []string `json:"tables"`
-		Items  int64    `json:"items"`
+	removed, err := call(r, func(c *client.Client) (api.TenantRemoved, error) { return c.RemoveTenant(ctx, name, data) })
+	purged := engine.Purged{Tables: removed.Tables}
+	if removed.Items != nil {
+		purged.Items = *removed.Items
 	}
-	err := r.call(ctx, http.MethodDelete, escape("v1", "admin", "tenants", name), url.Values{"data": {data}}, "", nil, &answer)
-	return engine.Purged{Tables: answer.Tables, Items: answer.Items}, err
+	return purged, err
 }
 
 func (r *remote) keys(ctx context.Context, name string) ([]keyRow, error) {
-	var answer struct {
-		Keys []keyRow `json:"keys"`
+	keys, err := call(r, func(c *client.Client) ([]api.Key, error) { return c.Keys(ctx, name) })
+	rows := make([]keyRow, len(keys))
+	for i, k := range keys {
+		rows[i] = keyRow(k)
 	}
-	err := r.call(ctx, http.MethodGet, escape("v1", "admin", "tenants", name, "keys"), nil, "", nil, &answer)
-	return answer.Keys, err
+	return rows, err
 }
 
 func (r *remote) addKey(ctx context.Context, name, scope string) (keyRow, error) {
-	body, err := json.Marshal(map[string]string{"scope": scope})
-	if err != nil {
-		return keyRow{}, err
-	}
-	var key keyRow
-	err = r.call(ctx, http.MethodPost, escape("v1", "admin", "tenants", name, "keys"), nil, "application/json", body, &key)
-	return key, err
+	key, err := call(r, func(c *client.Client) (api.Key, error) { return c.AddKey(ctx, name, scope) })
+	return keyRow(key), err
 }
 
 func (r *remote) revoke(ctx context.Context, name, id string) (keyRow, error) {
-	var key keyRow
-	err := r.call(ctx, http.MethodDelete, escape("v1", "admin", "tenants", name, "keys", id), nil, "", nil, &key)
-	return key, err
+	key, err := call(r, func(c *client.Client) (api.Key, error) { return c.RevokeKey(ctx, name, id) })
+	return keyRow(key), err
 }
 
 func (r *remote) rotate(ctx context.Context, name, id string, grace time.Duration) (rotation, error) {
-	req := map[string]string{}
-	if grace > 0 {
-		req["grace"] = grace.String()
-	}
-	body, err := json.Marshal(req)
-	if err != nil {
-		return rotation{}, err
-	}
-	var rot rotation
-	err = r.call(ctx, http.MethodPost, escape("v1", "admin", "tenants", name, "keys", id, "rotate"), nil, "application/json", body, &rot)
-	return rot, err
+	rot, err := call(r, func(c *client.Client) (api.KeyRotated, error) { return c.RotateKey(ctx, name, id, grace) })
+	return rotation{New: keyRow(rot.Key), Old: keyRow(rot.Old)}, err
 }
 
 // The admin API: the physical tables and the lifecycle plan.
 
 func (r *remote) tables(ctx context.Context) ([]engine.TableStatus, error) {
-	var answer struct {
-		Tables []engine.TableStatus `json:"tables"`
-	}
-	err := r.call(ctx, http.MethodGet, "/v1/admin/tables", nil, "", nil, &answer)
-	return answer.Tables, err
+	return call(r, func(c *client.Client) ([]engine.TableStatus, error) { return c.PhysicalTables(ctx) })
 }
 
 func (r *remote) plan(ctx context.Context) ([]lifecycle.Report, error) {
-	var answer struct {
-		Actions []lifecycle.Report `json:"actions"`
-	}
-	err := r.call(ctx, http.MethodGet, "/v1/admin/plan", nil, "", nil, &answer)
-	return answer.Actions, err
+	return call(r, func(c *client.Client) ([]lifecycle.Report, error) { return c.Plan(ctx) })
 }
 
 // The tenant's API: events and aggregates.
@@ -346,27 +235,27 @@ func (r *remote) plan(ctx context.Context) ([]lifecycle.Report, error) {
 // A request the server refuses for some of its events is a
 // *event.BatchError indexed in events, as the engine's would be.
 func (r *remote) writeEvents(ctx context.Context, table string, events event.Batch) (int, error) {
-	path := escape("v1", "tables", table, "events")
+	c, err := r.api()
+	if err != nil {
+		return 0, err
+	}
 	written := 0
 	var body []byte
 	first := 0 // the index of body's first event
 	send := func(next int) error {
-		var answer struct {
-			Written int `json:"written"`
-		}
-		err := r.call(ctx, http.MethodPost, path, nil, "application/x-ndjson", body, &answer)
-		var re *remoteError
-		if errors.As(err, &re) && len(re.problems) > 0 {
-			be := &event.BatchError{Problems: make([]event.Problem, len(re.problems))}
-			for i, p := range re.problems {
+		n, err := c.WriteBody(ctx, table, api.MediaNDJSON, body)
+		var e *client.Error
+		if errors.As(err, &e) && len(e.Body.Problems) > 0 {
+			be := &event.BatchError{Problems: make([]event.Problem, len(e.Body.Problems))}
+			for i, p := range e.Body.Problems {
 				be.Problems[i] = event.Problem{Index: first + p.Index, Reason: p.Reason}
 			}
 			return be
 		}
 		if err != nil {
-			return err
+			return r.fail(err)
 		}
-		written += answer.Written
+		written += n
 		body, first = body[:0], next
 		return nil
 	}
@@ -392,30 +281,15 @@ func (r *remote) writeEvents(ctx context.Context, table string, events event.Bat
 	return written, nil
 }
 
-// eventJSON is an event as the API answers it.
-type eventJSON struct {
-	Time   string         `json:"time"`
-	Series string         `json:"series"`
-	ID     string         `json:"id"`
-	Fields map[string]any `json:"fields"`
-}
-
 // events returns a page of a query's events.
-func (r *remote) events(ctx context.Context, table string, params url.Values) (engine.Page, error) {
-	var answer struct {
-		Events     []eventJSON `json:"events"`
-		NextCursor string      `json:"next_cursor"`
-	}
-	if err := r.call(ctx, http.MethodGet, escape("v1", "tables", table, "events"), params, "", nil, &answer); err != nil {
+func (r *remote) events(ctx context.Context, table string, q api.Query) (engine.Page, error) {
+	answer, err := call(r, func(c *client.Client) (api.Page, error) { return c.Query(ctx, table, q) })
+	if err != nil {
 		return engine.Page{}, err
 	}
 	page := engine.Page{Events: make([]event.Event, len(answer.Events)), NextCursor: answer.NextCursor}
 	for i, j := range answer.Events {
-		t, err := time.Parse(time.RFC3339Nano, j.Time)
-		if err != nil {
-			return engine.Page{}, fmt.Errorf("event %d of the answer: time: %w", i, err)
-		}
-		e := event.Event{Time: t.UTC(), Series: j.Series, ID: j.ID, Fields: j.Fields}
+		e := event.Event{Time: j.Time.UTC(), Series: j.Series, ID: j.ID, Fields: j.Fields}
 		if len(e.Fields) == 0 {
 			e.Fields = nil
 		}
@@ -424,16 +298,16 @@ func (r *remote) events(ctx context.Context, table string, params url.Values) (e
 	return page, nil
 }
 
-// aggregateAnswer is an aggregate as the API answers it: buckets, or a
-// page of groups.
-type aggregateAnswer struct {
-	Buckets   []engine.Bucket `json:"buckets"`
-	Groups    []engine.Group  `json:"groups"`
-	NextGroup *string         `json:"next_group"`
-}
-
-func (r *remote) aggregate(ctx context.Context, table string, params url.Values) (aggregateAnswer, error) {
-	var answer aggregateAnswer
-	err := r.call(ctx, http.MethodGet, escape("v1", "tables", table, "aggregate"), params, "", nil, &answer)
-	return answer, err
+// aggregate returns an aggregate's buckets as one group without a key,
+// or with GroupBy a page of its groups.
+func (r *remote) aggregate(ctx context.Context, table string, q api.AggregateQuery) (engine.GroupPage, error) {
+	answer, err := call(r, func(c *client.Client) (api.Aggregate, error) { return c.Aggregate(ctx, table, q) })
+	if err != nil || q.GroupBy == "" {
+		return engine.GroupPage{Groups: []engine.Group{{Buckets: answer.Buckets}}}, err
+	}
+	page := engine.GroupPage{Groups: make([]engine.Group, len(answer.Groups)), Next: answer.NextGroup}
+	for i, g := range answer.Groups {
+		page.Groups[i] = engine.Group(g)
+	}
+	return page, nil
 }

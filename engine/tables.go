@@ -2,45 +2,18 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
+	"github.com/timetabledb/timetable/api"
 	"github.com/timetabledb/timetable/registry"
 	"github.com/timetabledb/timetable/storage"
 )
 
 // TableStatus describes one physical table: its registry entry and what
-// the store says of it now.
-type TableStatus struct {
-	Name        string
-	Family      string
-	PeriodStart time.Time
-	PeriodEnd   time.Time
-	WriteMonth  string // "YYYY-MM", or "" without write-time grouping
-	// State is the registry's state of the table (active, archived,
-	// missing...), Generation how many tables were made under its name.
-	State      string
-	Generation int64
-	Shards     int
-	Layout     string
-	// Tier is the tier last applied; TierReason why the table should have
-	// the tier it should have now (the lifecycle moves it there).
-	Tier          string
-	TierReason    string
-	Status        string // the store's status, "" when the table is gone
-	Billing       string
-	ReadCapacity  int64
-	WriteCapacity int64
-	ItemCount     int64 // -1 when the store does not know
-	CreatedAt     time.Time
-	// Source says how the table came into the registry.
-	Source string
-	// CreateError is why the last attempt to create the table failed
-	// (the account's table quota...), "" once it exists.
-	CreateError string
-}
+// the store says of it now, as the HTTP API answers it.
+type TableStatus = api.TableStatus
 
 // Tables lists the physical tables of every family from the table
 // registry, in family order and then period order, with what the store
@@ -109,93 +82,4 @@ func statusOf(e registry.Entry, now time.Time) TableStatus {
 		s.WriteMonth = e.Ref.WriteMonth.String()
 	}
 	return s
-}
-
-// tableJSON is a TableStatus as JSON: as `timetable tables --format json`
-// writes it and the admin API answers it.
-type tableJSON struct {
-	Name          string  `json:"name"`
-	Family        string  `json:"family"`
-	PeriodStart   string  `json:"period_start"`
-	PeriodEnd     string  `json:"period_end"`
-	WriteMonth    *string `json:"write_month"`
-	Tier          string  `json:"tier"`
-	Why           string  `json:"why"`
-	State         string  `json:"state"`
-	Generation    int64   `json:"generation"`
-	Shards        int     `json:"shards"`
-	Layout        string  `json:"layout"`
-	CreatedAt     string  `json:"created_at"`
-	Source        string  `json:"source"`
-	Status        string  `json:"status"`
-	Billing       string  `json:"billing"`
-	ReadCapacity  int64   `json:"read_capacity"`
-	WriteCapacity int64   `json:"write_capacity"`
-	ItemCount     *int64  `json:"item_count"`
-	CreateError   string  `json:"create_error,omitempty"`
-}
-
-// MarshalJSON writes the table's status with times in RFC 3339, a
-// write month and an item count the store does not know as null.
-func (s TableStatus) MarshalJSON() ([]byte, error) {
-	j := tableJSON{
-		Name:          s.Name,
-		Family:        s.Family,
-		PeriodStart:   s.PeriodStart.UTC().Format(time.RFC3339),
-		PeriodEnd:     s.PeriodEnd.UTC().Format(time.RFC3339),
-		Tier:          s.Tier,
-		Why:           s.TierReason,
-		State:         s.State,
-		Generation:    s.Generation,
-		Shards:        s.Shards,
-		Layout:        s.Layout,
-		Source:        s.Source,
-		Status:        s.Status,
-		Billing:       s.Billing,
-		ReadCapacity:  s.ReadCapacity,
-		WriteCapacity: s.WriteCapacity,
-		CreateError:   s.CreateError,
-	}
-	if s.WriteMonth != "" {
-		j.WriteMonth = &s.WriteMonth
-	}
-	if !s.CreatedAt.IsZero() {
-		j.CreatedAt = s.CreatedAt.UTC().Format(time.RFC3339)
-	}
-	if s.ItemCount >= 0 {
-		j.ItemCount = &s.ItemCount
-	}
-	return json.Marshal(j)
-}
-
-// UnmarshalJSON reads what MarshalJSON writes.
-func (s *TableStatus) UnmarshalJSON(b []byte) error {
-	var j tableJSON
-	if err := json.Unmarshal(b, &j); err != nil {
-		return err
-	}
-	*s = TableStatus{
-		Name: j.Name, Family: j.Family, Tier: j.Tier, TierReason: j.Why, State: j.State,
-		Generation: j.Generation, Shards: j.Shards, Layout: j.Layout, Source: j.Source, Status: j.Status,
-		Billing: j.Billing, ReadCapacity: j.ReadCapacity, WriteCapacity: j.WriteCapacity, CreateError: j.CreateError, ItemCount: -1,
-	}
-	var err error
-	if s.PeriodStart, err = time.Parse(time.RFC3339, j.PeriodStart); err != nil {
-		return fmt.Errorf("table %q: period_start: %w", j.Name, err)
-	}
-	if s.PeriodEnd, err = time.Parse(time.RFC3339, j.PeriodEnd); err != nil {
-		return fmt.Errorf("table %q: period_end: %w", j.Name, err)
-	}
-	if j.CreatedAt != "" {
-		if s.CreatedAt, err = time.Parse(time.RFC3339, j.CreatedAt); err != nil {
-			return fmt.Errorf("table %q: created_at: %w", j.Name, err)
-		}
-	}
-	if j.WriteMonth != nil {
-		s.WriteMonth = *j.WriteMonth
-	}
-	if j.ItemCount != nil {
-		s.ItemCount = *j.ItemCount
-	}
-	return nil
 }

@@ -3,6 +3,8 @@ package lifecycle
 import (
 	"context"
 	"time"
+
+	"github.com/timetabledb/timetable/api"
 )
 
 // Outcomes of a cycle, as Cycle.Outcome and the result label of
@@ -32,14 +34,8 @@ type Cycle struct {
 	Results []Result
 }
 
-// CycleReport is a Cycle as the admin API answers it.
-type CycleReport struct {
-	Start   string   `json:"start"`
-	End     string   `json:"end"`
-	Outcome string   `json:"outcome"`
-	Error   string   `json:"error,omitempty"`
-	Actions []Report `json:"actions"`
-}
+// CycleReport is a Cycle as the admin API answers it: the HTTP API's.
+type CycleReport = api.CycleReport
 
 // Report returns the cycle as the admin API answers it.
 func (c Cycle) Report() CycleReport {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/timetabledb/timetable/api"
 	"github.com/timetabledb/timetable/storage"
 )
 
@@ -65,22 +66,9 @@ func outcomeOf(err error) Outcome {
 	return Failed
 }
 
-// Report is a result as `timetable reconcile --format json` and the Lambda
-// handler write it.
-type Report struct {
-	Action string `json:"action"`
-	Family string `json:"family"`
-	Table  string `json:"table"`
-	Period string `json:"period"`
-	// WriteMonth is "YYYY-MM", or absent without write-time grouping.
-	WriteMonth string `json:"write_month,omitempty"`
-	Tier       string `json:"tier"`
-	Billing    string `json:"billing,omitempty"`
-	Read       int64  `json:"read,omitempty"`
-	Write      int64  `json:"write,omitempty"`
-	Reason     string `json:"reason"`
-	Result     string `json:"result"`
-}
+// Report is a result as `timetable reconcile --format json`, the Lambda
+// handler and the admin API write it: the HTTP API's.
+type Report = api.ActionReport
 
 // Report returns the result as reports write it.
 func (r Result) Report() Report {

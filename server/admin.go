@@ -12,7 +12,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/timetabledb/timetable/engine"
+	"github.com/timetabledb/timetable/api"
 	"github.com/timetabledb/timetable/lifecycle"
 	"github.com/timetabledb/timetable/tenant"
 )
@@ -84,27 +84,9 @@ func readBody(r *http.Request, v any) error {
 	return nil
 }
 
-// tenantJSON is a tenant as the admin API answers it.
-type tenantJSON struct {
-	Name    string `json:"name"`
-	Created string `json:"created"`
-}
-
-// keyJSON is an API key as the admin API answers it.
-type keyJSON struct {
-	ID      string `json:"id"`
-	Tenant  string `json:"tenant"`
-	Scope   string `json:"scope"`
-	Created string `json:"created"`
-	Expires string `json:"expires,omitempty"`
-	// State is live, expiring (rotated out, in its grace) or revoked.
-	State string `json:"state"`
-	// Secret is the key itself, only in the answer that made it.
-	Secret string `json:"secret,omitempty"`
-}
-
-func keyOf(k tenant.Key, now time.Time) keyJSON {
-	return keyJSON{ID: k.ID, Tenant: k.Tenant, Scope: string(k.Scope), Created: formatTime(k.Created), Expires: formatTime(k.Expires), State: string(k.State(now))}
+// keyOf returns a key as the admin API answers it, without its secret.
+func keyOf(k tenant.Key, now time.Time) api.Key {
+	return api.Key{ID: k.ID, Tenant: k.Tenant, Scope: string(k.Scope), Created: k.Created.UTC(), Expires: k.Expires.UTC(), State: string(k.State(now))}
 }
 
 func (s *Server) now() time.Time { return s.db.Options().Clock.Now() }
@@ -118,20 +100,18 @@ func (s *Server) listTenants(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := make([]tenantJSON, len(ts))
+	out := api.Tenants{Tenants: make([]api.Tenant, len(ts))}
 	for i, t := range ts {
-		out[i] = tenantJSON{Name: t.Name, Created: formatTime(t.Created)}
+		out.Tenants[i] = api.Tenant{Name: t.Name, Created: t.Created.UTC()}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"tenants": out})
+	writeJSON(w, http.StatusOK, out)
 	return nil
 }
 
 // addTenant answers POST /v1/admin/tenants {"name": ...}: 201 with the
 // tenant and its first key, secret included.
 func (s *Server) addTenant(w http.ResponseWriter, r *http.Request) error {
-	var req struct {
-		Name string `json:"name"`
-	}
+	var req api.AddTenant
 	if err := readBody(r, &req); err != nil {
 		return err
 	}
@@ -142,7 +122,7 @@ func (s *Server) addTenant(w http.ResponseWriter, r *http.Request) error {
 	}
 	key := keyOf(k, now)
 	key.Secret = secret
-	writeJSON(w, http.StatusCreated, map[string]any{"tenant": tenantJSON{Name: req.Name, Created: formatTime(now)}, "key": key})
+	writeJSON(w, http.StatusCreated, api.TenantAdded{Key: key, Tenant: api.Tenant{Name: req.Name, Created: now.UTC()}})
 	return nil
 }
 
@@ -159,17 +139,17 @@ func (s *Server) removeTenant(w http.ResponseWriter, r *http.Request) error {
 	}
 	data := params.Get("data")
 	switch data {
-	case "keep", "delete":
+	case api.DataKeep, api.DataDelete:
 	default:
 		return fmt.Errorf("%w: data: say what becomes of the tenant's events: data=keep leaves them in the store, data=delete deletes them", ErrBadParameter)
 	}
 	name := r.PathValue("tenant")
 	err := s.db.Tenants().Remove(r.Context(), name, s.now())
-	if data == "keep" || (err != nil && !errors.Is(err, tenant.ErrNotFound)) {
+	if data == api.DataKeep || (err != nil && !errors.Is(err, tenant.ErrNotFound)) {
 		if err != nil {
 			return err
 		}
-		writeJSON(w, http.StatusOK, map[string]any{"removed": name, "data": "kept"})
+		writeJSON(w, http.StatusOK, api.TenantRemoved{Removed: name, Data: "kept"})
 		return nil
 	}
 	removed := err == nil
@@ -190,7 +170,7 @@ func (s *Server) removeTenant(w http.ResponseWriter, r *http.Request) error {
 	if purged.Tables == nil {
 		purged.Tables = []string{}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"removed": name, "data": "deleted", "tables": purged.Tables, "items": purged.Items})
+	writeJSON(w, http.StatusOK, api.TenantRemoved{Removed: name, Data: "deleted", Tables: purged.Tables, Items: &purged.Items})
 	return nil
 }
 
@@ -208,20 +188,18 @@ func (s *Server) listKeys(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	now := s.now()
-	out := make([]keyJSON, len(keys))
+	out := api.Keys{Keys: make([]api.Key, len(keys))}
 	for i, k := range keys {
-		out[i] = keyOf(k, now)
+		out.Keys[i] = keyOf(k, now)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"keys": out})
+	writeJSON(w, http.StatusOK, out)
 	return nil
 }
 
 // addKey answers POST /v1/admin/tenants/{tenant}/keys {"scope": ...}:
 // 201 with the key, secret included.
 func (s *Server) addKey(w http.ResponseWriter, r *http.Request) error {
-	var req struct {
-		Scope string `json:"scope"`
-	}
+	var req api.AddKey
 	if err := readBody(r, &req); err != nil {
 		return err
 	}
@@ -255,9 +233,7 @@ func (s *Server) revokeKey(w http.ResponseWriter, r *http.Request) error {
 // {"grace": "24h"}: 201 with the new key, secret included, and the old
 // one with its end.
 func (s *Server) rotateKey(w http.ResponseWriter, r *http.Request) error {
-	var req struct {
-		Grace string `json:"grace"`
-	}
+	var req api.RotateKey
 	if err := readBody(r, &req); err != nil {
 		return err
 	}
@@ -275,7 +251,7 @@ func (s *Server) rotateKey(w http.ResponseWriter, r *http.Request) error {
 	}
 	key := keyOf(rot.New, now)
 	key.Secret = rot.Secret
-	writeJSON(w, http.StatusCreated, map[string]any{"key": key, "old": keyOf(rot.Old, now)})
+	writeJSON(w, http.StatusCreated, api.KeyRotated{Key: key, Old: keyOf(rot.Old, now)})
 	return nil
 }
 
@@ -290,9 +266,9 @@ func (s *Server) listPhysicalTables(w http.ResponseWriter, r *http.Request) erro
 		return err
 	}
 	if tables == nil {
-		tables = []engine.TableStatus{}
+		tables = []api.TableStatus{}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"tables": tables})
+	writeJSON(w, http.StatusOK, api.PhysicalTables{Tables: tables})
 	return nil
 }
 
@@ -310,12 +286,12 @@ func (s *Server) lastCycle(w http.ResponseWriter, r *http.Request) error {
 		return errNoLifecycle
 	}
 	c, ok := s.opts.Lifecycle.LastCycle()
-	var last *lifecycle.CycleReport
+	var last api.LastCycle
 	if ok {
 		rep := c.Report()
-		last = &rep
+		last.LastCycle = &rep
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"last_cycle": last})
+	writeJSON(w, http.StatusOK, last)
 	return nil
 }
 
@@ -332,6 +308,6 @@ func (s *Server) plan(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"actions": lifecycle.Reports(results)})
+	writeJSON(w, http.StatusOK, api.Plan{Actions: lifecycle.Reports(results)})
 	return nil
 }

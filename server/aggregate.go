@@ -1,7 +1,6 @@
 package server
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -9,54 +8,13 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/timetabledb/timetable/api"
 	"github.com/timetabledb/timetable/engine"
 )
 
 // aggregateParams are the parameters GET /v1/tables/{table}/aggregate
 // knows.
 var aggregateParams = []string{"from", "to", "series", "bucket", "fields", "fn", "fill", "filter", "group_by", "group_limit", "group_after"}
-
-// aggregateResponse is the body of an aggregate answer, which
-// appendAggregateResponse writes without reflection. Rollups says,
-// for a table that keeps rollups, whether they served the answer, and if
-// not why.
-type aggregateResponse struct {
-	Buckets []engine.Bucket `json:"buckets"`
-	Rollups string          `json:"rollups,omitempty"`
-}
-
-// appendAggregateResponse appends the aggregateResponse of buckets and
-// rollups as encoding/json writes it, each bucket by its AppendJSON,
-// without reflection.
-func appendAggregateResponse(dst []byte, buckets []engine.Bucket, rollups string) ([]byte, error) {
-	dst = append(dst, `{"buckets":[`...)
-	for i, b := range buckets {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		var err error
-		if dst, err = b.AppendJSON(dst); err != nil {
-			return nil, err
-		}
-	}
-	dst = append(dst, ']')
-	if rollups != "" {
-		r, err := json.Marshal(rollups)
-		if err != nil {
-			return nil, err
-		}
-		dst = append(append(dst, `,"rollups":`...), r...)
-	}
-	return append(dst, '}'), nil
-}
-
-// groupsResponse is the body of a grouped aggregate answer: a page of
-// groups, and the group_after of the next page when more follow.
-type groupsResponse struct {
-	Groups    []engine.Group `json:"groups"`
-	NextGroup *string        `json:"next_group,omitempty"`
-	Rollups   string         `json:"rollups,omitempty"`
-}
 
 // aggregate answers GET /v1/tables/{table}/aggregate: fields summarised in
 // UTC-aligned buckets (see engine.Aggregate). from and to default as for
@@ -69,31 +27,32 @@ func (s *Server) aggregate(w http.ResponseWriter, r *http.Request, tenant string
 	if err != nil {
 		return err
 	}
-	var body []byte
+	var answer api.Aggregate
 	if q.GroupBy != "" {
 		page, err := s.db.AggregateGroups(r.Context(), tenant, q)
 		if err != nil {
 			return err
 		}
-		for i := range page.Groups {
-			if page.Groups[i].Buckets == nil {
-				page.Groups[i].Buckets = []engine.Bucket{}
+		answer.Groups = make([]api.Group, len(page.Groups))
+		for i, g := range page.Groups {
+			if g.Buckets == nil {
+				g.Buckets = []engine.Bucket{}
 			}
+			answer.Groups[i] = api.Group(g)
 		}
-		if page.Groups == nil {
-			page.Groups = []engine.Group{}
-		}
-		if body, err = json.Marshal(groupsResponse{Groups: page.Groups, NextGroup: page.Next, Rollups: s.db.RollupUse(q)}); err != nil {
-			return fmt.Errorf("encode aggregate: %w", err)
-		}
+		answer.NextGroup = page.Next
 	} else {
-		buckets, err := s.db.Aggregate(r.Context(), tenant, q)
-		if err != nil {
+		if answer.Buckets, err = s.db.Aggregate(r.Context(), tenant, q); err != nil {
 			return err
 		}
-		if body, err = appendAggregateResponse(make([]byte, 0, 64+len(buckets)*160), buckets, s.db.RollupUse(q)); err != nil {
-			return fmt.Errorf("encode aggregate: %w", err)
+		if answer.Buckets == nil {
+			answer.Buckets = []engine.Bucket{}
 		}
+	}
+	answer.Rollups = s.db.RollupUse(q)
+	body, err := answer.AppendJSON(make([]byte, 0, 64+len(answer.Buckets)*160))
+	if err != nil {
+		return fmt.Errorf("encode aggregate: %w", err)
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(len(body)+1))

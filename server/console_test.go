@@ -16,6 +16,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
+	"github.com/timetabledb/timetable/api"
+	"github.com/timetabledb/timetable/client"
 	"github.com/timetabledb/timetable/clock"
 	"github.com/timetabledb/timetable/lifecycle"
 	"github.com/timetabledb/timetable/period"
@@ -85,26 +87,18 @@ func TestConsoleInABrowser(t *testing.T) {
 	require.Equal(t, 50, got.EventRows)
 
 	// The long range's chart is the API's aggregate, point for point.
-	params := rangeParams(long[0], long[1])
-	params.Set("series", "car-17")
-	params.Set("bucket", got.Aggregate.Bucket)
-	params.Set("fields", "speed")
-	params.Set("fn", "avg")
-	res = f.do("GET", "/v1/tables/cars/aggregate?"+params.Encode(), f.acme, nil)
-	require.Equal(t, http.StatusOK, res.status, "%s", res.body)
-	var agg struct {
-		Buckets []struct {
-			Start  string
-			Values map[string]map[string]json.Number
-		}
-	}
-	require.NoError(t, json.Unmarshal(res.body, &agg))
+	ctx := context.Background()
+	acme, err := client.New(f.url, f.acme, nil)
+	require.NoError(t, err)
+	agg, err := acme.Aggregate(ctx, "cars", api.AggregateQuery{From: long[0], To: long[1], Series: "car-17", Bucket: got.Aggregate.Bucket,
+		Fields: []string{"speed"}, Funcs: []string{"avg"}})
+	require.NoError(t, err)
 	require.NotEmpty(t, agg.Buckets)
 	var want []point
 	for _, b := range agg.Buckets {
-		v, err := b.Values["speed"]["avg"].Float64()
+		v, err := b.Values["speed"]["avg"].(json.Number).Float64()
 		require.NoError(t, err)
-		want = append(want, point{b.Start, v})
+		want = append(want, point{b.Start.Format(time.RFC3339Nano), v})
 	}
 	require.Equal(t, want, got.Aggregate.Points)
 
@@ -117,29 +111,27 @@ func TestConsoleInABrowser(t *testing.T) {
 	require.Equal(t, want, got.Events)
 
 	// The operator view shows every table with its tier.
-	res = f.do("GET", "/v1/admin/tables", adminToken, nil)
-	require.Equal(t, http.StatusOK, res.status)
-	var tables struct{ Tables []struct{ Name, Tier string } }
-	require.NoError(t, json.Unmarshal(res.body, &tables))
-	require.NotEmpty(t, tables.Tables)
+	admin, err := client.New(f.url, adminToken, nil)
+	require.NoError(t, err)
+	tables, err := admin.PhysicalTables(ctx)
+	require.NoError(t, err)
+	require.NotEmpty(t, tables)
 	wantTiers := map[string]string{}
-	for _, tb := range tables.Tables {
+	for _, tb := range tables {
 		wantTiers[tb.Name] = tb.Tier
 	}
 	require.Equal(t, wantTiers, got.Tiers)
-	res = f.do("GET", "/v1/admin/plan", adminToken, nil)
-	require.Equal(t, http.StatusOK, res.status)
-	var plan struct{ Actions []json.RawMessage }
-	require.NoError(t, json.Unmarshal(res.body, &plan))
-	require.Equal(t, len(plan.Actions), got.Plan)
+	plan, err := admin.Plan(ctx)
+	require.NoError(t, err)
+	require.Equal(t, len(plan), got.Plan)
 	// The planner's chart, for the AWS guide's 600 events a second of
 	// 180 bytes: daily tables.
-	res = f.do("GET", "/v1/admin/planner?rate=600&item_bytes=180&retention=90d", adminToken, nil)
-	require.Equal(t, http.StatusOK, res.status, "%s", res.body)
-	var planned struct{ Report struct{ Period string } }
-	require.NoError(t, json.Unmarshal(res.body, &planned))
-	require.Equal(t, "day", planned.Report.Period)
-	require.Equal(t, planned.Report.Period, got.Planner)
+	planner, err := admin.Planner(ctx, api.PlannerQuery{Rate: 600, ItemBytes: 180, Retention: "90d"})
+	require.NoError(t, err)
+	var planned struct{ Period string }
+	require.NoError(t, json.Unmarshal(planner.Report, &planned))
+	require.Equal(t, "day", planned.Period)
+	require.Equal(t, planned.Period, got.Planner)
 	require.Contains(t, got.WrongKey, "Neither an API key nor the admin token")
 }
 

@@ -5,22 +5,10 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
-	"time"
 
+	"github.com/timetabledb/timetable/api"
 	"github.com/timetabledb/timetable/engine"
 )
-
-// logicalTableJSON is a logical table as GET /v1/tables answers it.
-type logicalTableJSON struct {
-	Name    string `json:"name"`
-	Family  string `json:"family"`
-	Created string `json:"created,omitempty"`
-	// First and Last are the times of the earliest and latest events
-	// written, absent when the table has not been written since
-	// timetable began to record them.
-	First string `json:"first,omitempty"`
-	Last  string `json:"last,omitempty"`
-}
 
 // listTables answers GET /v1/tables: the tenant's logical tables.
 func (s *Server) listTables(w http.ResponseWriter, r *http.Request, tenant string) error {
@@ -31,26 +19,12 @@ func (s *Server) listTables(w http.ResponseWriter, r *http.Request, tenant strin
 	if err != nil {
 		return err
 	}
-	out := make([]logicalTableJSON, len(tables))
+	out := api.LogicalTables{Tables: make([]api.LogicalTable, len(tables))}
 	for i, t := range tables {
-		out[i] = logicalTableJSON{Name: t.Name, Family: t.Family, Created: formatTime(t.Created), First: formatTime(t.First), Last: formatTime(t.Last)}
+		out.Tables[i] = api.LogicalTable{Name: t.Name, Family: t.Family, Created: t.Created.UTC(), First: t.First.UTC(), Last: t.Last.UTC()}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"tables": out})
+	writeJSON(w, http.StatusOK, out)
 	return nil
-}
-
-// formatTime writes a time as the API does, "" for the zero time.
-func formatTime(t time.Time) string {
-	if t.IsZero() {
-		return ""
-	}
-	return t.UTC().Format(time.RFC3339Nano)
-}
-
-// seriesPage is GET /v1/tables/{table}/series's answer.
-type seriesPage struct {
-	Series     []string `json:"series"`
-	NextCursor string   `json:"next_cursor,omitempty"`
 }
 
 // listSeries answers GET /v1/tables/{table}/series: a page of the
@@ -78,7 +52,7 @@ func (s *Server) listSeries(w http.ResponseWriter, r *http.Request, tenant strin
 	if err != nil {
 		return err
 	}
-	out := seriesPage{Series: page.Series}
+	out := api.SeriesPage{Series: page.Series}
 	if page.Next != "" {
 		out.NextCursor = base64.RawURLEncoding.EncodeToString([]byte(page.Next))
 	}

@@ -5,6 +5,9 @@
 //
 // # Endpoints
 //
+// The paths, request and answer bodies and error body are package api's,
+// the wire contract the Go client (package client) reads too.
+//
 // Routes (routes.go) is the one list of them, which builds the
 // multiplexer, the 404 answer's list and `timetable serve --help`: events
 // written and read, aggregates, a tenant's logical tables and series,

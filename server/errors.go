@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/timetabledb/timetable/api"
 	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/event"
 	"github.com/timetabledb/timetable/event/lineproto"
@@ -25,22 +26,6 @@ type httpError struct {
 }
 
 func (e *httpError) Error() string { return e.msg }
-
-// errorBody is the JSON body of every error answer.
-type errorBody struct {
-	Error string `json:"error"`
-	// Problems lists the refused events of a write.
-	Problems []event.Problem `json:"problems,omitempty"`
-	// Lines lists the refused lines of a line protocol write.
-	Lines []lineproto.Problem `json:"lines,omitempty"`
-	// Written and Unwritten tell what a write that failed part-way
-	// stored: every event not listed in Unwritten is durable.
-	Written   *int  `json:"written,omitempty"`
-	Unwritten []int `json:"unwritten,omitempty"`
-	// Code and Message are InfluxDB 2.x's, on its write endpoint.
-	Code    string `json:"code,omitempty"`
-	Message string `json:"message,omitempty"`
-}
 
 // retryAfterSeconds is the Retry-After of a 503.
 const retryAfterSeconds = "1"
@@ -115,13 +100,19 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		// log says what happened.
 		return
 	}
-	body := errorBody{Error: err.Error()}
+	body := api.ErrorBody{Error: err.Error()}
 	var be *event.BatchError
 	if errors.As(err, &be) {
-		body.Problems = be.Problems
+		body.Problems = make([]api.Problem, len(be.Problems))
+		for i, p := range be.Problems {
+			body.Problems[i] = api.Problem(p)
+		}
 	}
 	if le, ok := errors.AsType[*lineproto.Error](err); ok {
-		body.Lines = le.Problems
+		body.Lines = make([]api.LineProblem, len(le.Problems))
+		for i, p := range le.Problems {
+			body.Lines[i] = api.LineProblem(p)
+		}
 	}
 	var wf *writeFailure
 	if errors.As(err, &wf) {
@@ -133,7 +124,7 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	switch {
 	case code == http.StatusServiceUnavailable:
-		w.Header().Set("Retry-After", retryAfterSeconds)
+		w.Header().Set(api.RetryAfter, retryAfterSeconds)
 		var he *httpError
 		if errors.As(err, &he) {
 			break // the server's own answer, a full body budget
@@ -157,7 +148,7 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		w.Header().Set("WWW-Authenticate", challenge)
 	}
 	if isInfluxV2(r) {
-		body.Code, body.Message = influxV2Code(code), body.Error
+		body.Code, body.Message = api.CodeOf(code), body.Error
 	}
 	writeJSON(w, code, body)
 }

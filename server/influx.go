@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"slices"
 
+	"github.com/timetabledb/timetable/api"
 	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/event"
 	"github.com/timetabledb/timetable/event/lineproto"
@@ -18,9 +19,9 @@ const influxVersion = "1.8.10"
 
 // Route patterns of the InfluxDB endpoints.
 const (
-	routeInfluxWrite   = "/write"
-	routeInfluxV2Write = "/api/v2/write"
-	routeInfluxPing    = "/ping"
+	routeInfluxWrite   = api.PathInfluxWrite
+	routeInfluxV2Write = api.PathInfluxV2Write
+	routeInfluxPing    = api.PathInfluxPing
 )
 
 // Parameters of the write endpoints; those that name a database, a
@@ -126,7 +127,7 @@ func (s *Server) influxPing(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Influxdb-Version", influxVersion)
 	w.Header().Set("X-Influxdb-Build", "timetable")
 	if v := r.URL.Query().Get("verbose"); v == "true" || v == "1" {
-		writeJSON(w, http.StatusOK, map[string]string{"version": influxVersion})
+		writeJSON(w, http.StatusOK, api.InfluxPing{Version: influxVersion})
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -146,22 +147,4 @@ func influxV2(h http.Handler) http.Handler {
 func isInfluxV2(r *http.Request) bool {
 	v, _ := r.Context().Value(influxV2Key{}).(bool)
 	return v
-}
-
-// influxV2Code is InfluxDB 2.x's code for an HTTP status.
-func influxV2Code(status int) string {
-	switch {
-	case status == http.StatusUnauthorized:
-		return "unauthorized"
-	case status == http.StatusNotFound:
-		return "not found"
-	case status == http.StatusRequestEntityTooLarge:
-		return "request too large"
-	case status == http.StatusServiceUnavailable:
-		return "unavailable"
-	case status >= 500:
-		return "internal error"
-	default:
-		return "invalid"
-	}
 }

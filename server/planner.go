@@ -2,10 +2,12 @@ package server
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
 
+	"github.com/timetabledb/timetable/api"
 	"github.com/timetabledb/timetable/config"
 	"github.com/timetabledb/timetable/planner"
 )
@@ -62,6 +64,10 @@ func (s *Server) capacityPlan(w http.ResponseWriter, r *http.Request) error {
 	if err := rep.WriteSVG(&svg); err != nil {
 		return fmt.Errorf("draw the plan: %w", err)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"report": rep, "svg": svg.String()})
+	report, err := json.Marshal(rep)
+	if err != nil {
+		return fmt.Errorf("encode the plan: %w", err)
+	}
+	writeJSON(w, http.StatusOK, api.Planner{Report: report, SVG: svg.String()})
 	return nil
 }

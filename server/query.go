@@ -23,7 +23,7 @@ func (s *Server) queryEvents(w http.ResponseWriter, r *http.Request, tenant stri
 	if err != nil {
 		return err
 	}
-	// The engine writes the events' JSON into the answer.
+	// The engine writes the events' JSON into the answer, an api.Page.
 	page, err := s.db.QueryJSON(r.Context(), tenant, q, append(make([]byte, 0, 4096), `{"events":[`...))
 	if err != nil {
 		return err

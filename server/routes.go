@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/timetabledb/timetable/api"
 	"github.com/timetabledb/timetable/console"
 )
 
@@ -33,17 +34,17 @@ type route struct {
 
 // Route patterns, which are also the route label of the metrics.
 const (
-	routeEvents    = "/v1/tables/{table}/events"
-	routeAggregate = "/v1/tables/{table}/aggregate"
-	routeTables    = "/v1/tables"
-	routeSeries    = "/v1/tables/{table}/series"
-	routeHealthz   = "/healthz"
-	routeReadyz    = "/readyz"
-	routeMetrics   = "/metrics"
+	routeEvents    = api.PathEvents
+	routeAggregate = api.PathAggregate
+	routeTables    = api.PathTables
+	routeSeries    = api.PathSeries
+	routeHealthz   = api.PathHealthz
+	routeReadyz    = api.PathReadyz
+	routeMetrics   = api.PathMetrics
 	routeConsole   = "/{$}"
 	routeAssets    = console.Prefix
 
-	adminPrefix = "/v1/admin/"
+	adminPrefix = api.PathAdmin
 )
 
 // routes is every route, in the order help lists them.
@@ -79,29 +80,29 @@ var routes = []route{
 	{Route{"GET", routeAssets, "the web console's files", false},
 		func(s *Server) http.Handler { return console.Handler() }, false},
 
-	{Route{"GET", adminPrefix + "tenants", "list tenants", true},
+	{Route{"GET", api.PathTenants, "list tenants", true},
 		func(s *Server) http.Handler { return s.admin(s.listTenants) }, true},
-	{Route{"POST", adminPrefix + "tenants", `add a tenant: {"name": "..."}; answers its first API key, once`, true},
+	{Route{"POST", api.PathTenants, `add a tenant: {"name": "..."}; answers its first API key, once`, true},
 		func(s *Server) http.Handler { return s.admin(s.addTenant) }, true},
-	{Route{"DELETE", adminPrefix + "tenants/{tenant}", "remove a tenant, revoking its keys: ?data=keep", true},
+	{Route{"DELETE", api.PathTenant, "remove a tenant, revoking its keys: ?data=keep", true},
 		func(s *Server) http.Handler { return s.admin(s.removeTenant) }, true},
-	{Route{"GET", adminPrefix + "tenants/{tenant}/keys", "list a tenant's API keys", true},
+	{Route{"GET", api.PathKeys, "list a tenant's API keys", true},
 		func(s *Server) http.Handler { return s.admin(s.listKeys) }, true},
-	{Route{"POST", adminPrefix + "tenants/{tenant}/keys", `add an API key: {"scope": "all"|"read"}; answers it once`, true},
+	{Route{"POST", api.PathKeys, `add an API key: {"scope": "all"|"read"}; answers it once`, true},
 		func(s *Server) http.Handler { return s.admin(s.addKey) }, true},
-	{Route{"DELETE", adminPrefix + "tenants/{tenant}/keys/{id}", "revoke an API key, at once", true},
+	{Route{"DELETE", api.PathKey, "revoke an API key, at once", true},
 		func(s *Server) http.Handler { return s.admin(s.revokeKey) }, true},
-	{Route{"POST", adminPrefix + "tenants/{tenant}/keys/{id}/rotate", `add a key of the same scope and revoke this one after a grace: {"grace": "24h"}`, true},
+	{Route{"POST", api.PathRotateKey, `add a key of the same scope and revoke this one after a grace: {"grace": "24h"}`, true},
 		func(s *Server) http.Handler { return s.admin(s.rotateKey) }, true},
-	{Route{"GET", adminPrefix + "tables", "the physical tables: registry facts, tier, status", true},
+	{Route{"GET", api.PathPhysicalTables, "the physical tables: registry facts, tier, status", true},
 		func(s *Server) http.Handler { return s.admin(s.listPhysicalTables) }, true},
-	{Route{"GET", adminPrefix + "lifecycle", "the last lifecycle cycle: when, outcome, actions", true},
+	{Route{"GET", api.PathLifecycle, "the last lifecycle cycle: when, outcome, actions", true},
 		func(s *Server) http.Handler { return s.admin(s.lastCycle) }, true},
-	{Route{"GET", adminPrefix + "plan", "what a lifecycle cycle would do now, changing nothing", true},
+	{Route{"GET", api.PathPlan, "what a lifecycle cycle would do now, changing nothing", true},
 		func(s *Server) http.Handler { return s.admin(s.plan) }, true},
-	{Route{"GET", adminPrefix + "planner", "the capacity planner: ?rate=&item_bytes=&peak=&retention=&series=; its report and cost chart (SVG)", true},
+	{Route{"GET", api.PathPlanner, "the capacity planner: ?rate=&item_bytes=&peak=&retention=&series=; its report and cost chart (SVG)", true},
 		func(s *Server) http.Handler { return s.admin(s.capacityPlan) }, true},
-	{Route{"GET", adminPrefix + "debug/cpu", "a CPU profile of the server in pprof's format: ?seconds= (1 to 60, 30 by default)", true},
+	{Route{"GET", api.PathCPUProfile, "a CPU profile of the server in pprof's format: ?seconds= (1 to 60, 30 by default)", true},
 		func(s *Server) http.Handler { return s.admin(s.cpuProfile) }, false},
 }
 

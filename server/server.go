@@ -13,6 +13,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/timetabledb/timetable/api"
 	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/storage"
 )
@@ -222,7 +223,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // liveness check and asks nothing of the store: a server whose store is
 // down is alive, and restarting it would not help.
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	writeJSON(w, http.StatusOK, api.Health{Status: api.StatusOK})
 }
 
 // readyz answers GET /readyz: 200 {"status":"ready"} when the store
@@ -234,14 +235,14 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	err := s.db.Ping(ctx)
 	if err == nil {
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+		writeJSON(w, http.StatusOK, api.Health{Status: api.StatusReady})
 		return
 	}
 	if info := infoOf(r); info != nil {
 		info.err = err
 	}
-	w.Header().Set("Retry-After", retryAfterSeconds)
-	writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "reason": notReadyReason(err, s.opts.ReadyTimeout)})
+	w.Header().Set(api.RetryAfter, retryAfterSeconds)
+	writeJSON(w, http.StatusServiceUnavailable, api.Health{Status: api.StatusUnavailable, Reason: notReadyReason(err, s.opts.ReadyTimeout)})
 }
 
 // notReadyReason says in a few words why Ping failed.

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/timetabledb/timetable/api"
 	"github.com/timetabledb/timetable/event"
 )
 
@@ -14,8 +15,8 @@ type decoder func(body []byte, lim event.Limits, now time.Time) (event.Batch, er
 
 // Media types of a write request's body.
 const (
-	mediaJSON   = "application/json"
-	mediaNDJSON = "application/x-ndjson"
+	mediaJSON   = api.MediaJSON
+	mediaNDJSON = api.MediaNDJSON
 )
 
 // decoderFor returns the decoder of a Content-Type: JSON (also when there
@@ -65,6 +66,6 @@ func (s *Server) writeEvents(w http.ResponseWriter, r *http.Request, tenant stri
 	if err != nil {
 		return &writeFailure{written: n, err: err}
 	}
-	writeJSON(w, http.StatusOK, map[string]int{"written": n})
+	writeJSON(w, http.StatusOK, api.Written{Written: n})
 	return nil
 }

@@ -1,4 +1,4 @@
-package server
+package api
 
 import (
 	"encoding/json"
@@ -7,31 +7,29 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/timetabledb/timetable/engine"
 )
 
-// An aggregate answer is written as encoding/json writes its
-// aggregateResponse, empty or not, with or without a rollups note.
-func TestAppendAggregateResponseIsEncodingJSON(t *testing.T) {
+// An aggregate answer of buckets is written as encoding/json writes its
+// fields, empty or not, with or without a rollups note.
+func TestAggregateAppendJSONIsEncodingJSON(t *testing.T) {
 	start := time.Date(2017, 6, 15, 9, 0, 0, 0, time.UTC)
-	two := []engine.Bucket{
+	two := []Bucket{
 		{Start: start, End: start.Add(time.Hour), Events: 2, Values: map[string]map[string]any{"t": {"count": int64(2), "sum": json.Number("3.5")}}},
 		{Start: start.Add(time.Hour), End: start.Add(time.Hour + time.Minute), Partial: true},
 	}
 	for _, c := range []struct {
-		buckets []engine.Bucket
+		buckets []Bucket
 		rollups string
 	}{
 		{nil, ""}, {two, ""}, {two[:1], `not used: "fill" <asks> & more`},
 	} {
-		answer := aggregateResponse{Buckets: c.buckets, Rollups: c.rollups}
+		answer := Aggregate{Buckets: c.buckets, Rollups: c.rollups}
 		if answer.Buckets == nil {
-			answer.Buckets = []engine.Bucket{}
+			answer.Buckets = []Bucket{}
 		}
-		want, err := json.Marshal(answer)
+		want, err := json.Marshal(aggregateJSON(answer))
 		require.NoError(t, err)
-		got, err := appendAggregateResponse(nil, c.buckets, c.rollups)
+		got, err := answer.AppendJSON(nil)
 		require.NoError(t, err)
 		require.Equal(t, string(want), string(got))
 	}
@@ -43,16 +41,16 @@ func TestAppendAggregateResponseIsEncodingJSON(t *testing.T) {
 // MarshalJSON and then checks and compacts what it wrote.
 func BenchmarkAggregateResponse(b *testing.B) {
 	start := time.Date(2017, 6, 15, 0, 0, 0, 0, time.UTC)
-	buckets := make([]engine.Bucket, 7*24)
+	buckets := make([]Bucket, 7*24)
 	for i := range buckets {
 		s := start.Add(time.Duration(i) * time.Hour)
-		buckets[i] = engine.Bucket{Start: s, End: s.Add(time.Hour), Events: 2, Values: map[string]map[string]any{
+		buckets[i] = Bucket{Start: s, End: s.Add(time.Hour), Events: 2, Values: map[string]map[string]any{
 			"temperature": {"count": int64(2), "sum": json.Number(fmt.Sprintf("%d.25", 40+i%10))}}}
 	}
 	b.Run("AppendJSON", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := appendAggregateResponse(make([]byte, 0, 64+len(buckets)*160), buckets, ""); err != nil {
+			if _, err := (Aggregate{Buckets: buckets}).AppendJSON(make([]byte, 0, 64+len(buckets)*160)); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -60,7 +58,7 @@ func BenchmarkAggregateResponse(b *testing.B) {
 	b.Run("json.Marshal", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := json.Marshal(aggregateResponse{Buckets: buckets}); err != nil {
+			if _, err := json.Marshal(aggregateJSON{Buckets: buckets}); err != nil {
 				b.Fatal(err)
 			}
 		}
