@@ -428,7 +428,7 @@ func (ff fileFamily) family() (family.Family, error) {
 		if d.in == nil {
 			continue
 		}
-		v, err := ParseDuration(*d.in)
+		v, err := period.ParseDuration(*d.in)
 		if err != nil {
 			return f, fmt.Errorf("%s: %w", d.name, err)
 		}
@@ -459,30 +459,6 @@ func parseWeekday(s string) (time.Weekday, error) {
 	return 0, fmt.Errorf("week_start %q: not a day of the week", s)
 }
 
-var daysWeeks = regexp.MustCompile(`^(\d+)([dw])$`)
-
-// ParseDuration reads a Go duration, or a whole number of days ("90d") or
-// weeks ("12w"); "0" is zero.
-func ParseDuration(s string) (time.Duration, error) {
-	s = strings.TrimSpace(s)
-	if m := daysWeeks.FindStringSubmatch(s); m != nil {
-		n, err := strconv.Atoi(m[1])
-		if err != nil {
-			return 0, fmt.Errorf("duration %q: %w", s, err)
-		}
-		unit := 24 * time.Hour
-		if m[2] == "w" {
-			unit *= 7
-		}
-		return time.Duration(n) * unit, nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil {
-		return 0, fmt.Errorf("duration %q: use a Go duration like 36h or 15m, or days or weeks like 90d or 12w", s)
-	}
-	return d, nil
-}
-
 var periodsAge = regexp.MustCompile(`^(\d+)\s*periods?$`)
 
 // ParseAge reads a tier age: "0", "1 period", "2 periods", a duration, or
@@ -499,7 +475,7 @@ func ParseAge(s string) (family.Age, error) {
 			a.Periods += n
 			continue
 		}
-		d, err := ParseDuration(part)
+		d, err := period.ParseDuration(part)
 		if err != nil {
 			return a, fmt.Errorf("age %q: use 0, N periods, a duration, or N periods + duration", s)
 		}

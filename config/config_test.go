@@ -113,16 +113,6 @@ func TestInvalidConfigs(t *testing.T) {
 	}
 }
 
-func TestParseDuration(t *testing.T) {
-	for in, want := range map[string]time.Duration{"0": 0, "90d": 90 * 24 * time.Hour, "12w": 12 * 7 * 24 * time.Hour, "36h": 36 * time.Hour, "15m": 15 * time.Minute} {
-		got, err := config.ParseDuration(in)
-		require.NoError(t, err, in)
-		require.Equal(t, want, got, in)
-	}
-	_, err := config.ParseDuration("3 days")
-	require.Error(t, err)
-}
-
 func TestStoreKey(t *testing.T) {
 	c, err := config.Parse([]byte("store: dynamodb\nmeta_table: tt_meta\n"))
 	require.NoError(t, err)
