@@ -79,18 +79,14 @@ import (
 	"github.com/timetabledb/timetable/storage"
 )
 
-// Config is a whole configuration, with defaults applied.
+// Config is a whole configuration, with defaults applied: the engine's
+// schema beside the settings of the store, of MQTT and of the server.
 type Config struct {
-	// Families are the table families, the default one included.
-	Families []family.Family
-	// DefaultFamily names the family of logical tables not listed in
-	// Tables.
-	DefaultFamily string
-	// Tables holds per logical table settings.
-	Tables map[string]Table
-	// MetaTable is the table holding tenants and the registry of logical
-	// tables; empty means the engine's default.
-	MetaTable string
+	// Schema holds the families, the logical tables' settings and the
+	// meta table (YAML "families", "default_family", "tables" and
+	// "meta_table"): what the engine is opened with
+	// (engine.Options.Schema).
+	family.Schema
 	// Store names where the data lives, as the --store flag does
 	// ("pebble:DIR" or "dynamodb"); the flag wins when both are given.
 	Store string
@@ -105,28 +101,12 @@ type Config struct {
 	AdminTokenFile string
 }
 
-// Table is the configuration of one logical table (in any tenant).
-type Table struct {
-	Family string
-	// Layout is the table's item layout; empty means its family's.
-	Layout family.Layout
-	// WritePath is how the map layout writes; empty means WritePathAuto.
-	WritePath WritePath
-	// EventsPerItem caps the events of one map-layout item (YAML
-	// "events_per_item"); further events of that millisecond go to
-	// continuation items. Zero means DefaultEventsPerItem.
-	EventsPerItem int
-	// Rollups keeps exact hourly and daily rollups of the table (YAML
-	// "rollups: true"), which aggregate queries use; see package engine.
-	Rollups bool
-}
-
 // ErrInvalid marks a configuration that cannot be used.
 var ErrInvalid = errors.New("timetable: invalid configuration")
 
 // Default returns the configuration used when there is no file.
 func Default() Config {
-	return Config{Families: []family.Family{family.Default()}, DefaultFamily: "events", Tables: map[string]Table{}}
+	return Config{Schema: family.DefaultSchema()}
 }
 
 // Load reads a configuration file.
@@ -226,8 +206,8 @@ func Parse(data []byte) (Config, error) {
 	if err := dec.Decode(&fc); err != nil && !errors.Is(err, io.EOF) {
 		return Config{}, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
-	c := Config{DefaultFamily: fc.DefaultFamily, Tables: map[string]Table{}, MetaTable: fc.MetaTable, Store: fc.Store,
-		CORSOrigins: fc.CORS.Origins, AdminTokenFile: fc.AdminTokenFile}
+	c := Config{Schema: family.Schema{DefaultFamily: fc.DefaultFamily, Tables: map[string]family.Table{}, MetaTable: fc.MetaTable},
+		Store: fc.Store, CORSOrigins: fc.CORS.Origins, AdminTokenFile: fc.AdminTokenFile}
 	if c.DefaultFamily == "" {
 		c.DefaultFamily = "events"
 	}
@@ -247,7 +227,7 @@ func Parse(data []byte) (Config, error) {
 		c.Families = append(c.Families, family.Default())
 	}
 	for name, ft := range fc.Tables {
-		t := Table{Family: ft.Family, Layout: family.Layout(ft.Layout), WritePath: WritePath(ft.WritePath), EventsPerItem: ft.EventsPerItem, Rollups: ft.Rollups}
+		t := family.Table{Family: ft.Family, Layout: family.Layout(ft.Layout), WritePath: family.WritePath(ft.WritePath), EventsPerItem: ft.EventsPerItem, Rollups: ft.Rollups}
 		if t.Family == "" {
 			t.Family = c.DefaultFamily
 		}
@@ -262,42 +242,11 @@ func Parse(data []byte) (Config, error) {
 	return c, nil
 }
 
-// Validate reports what is wrong with a configuration, if anything.
+// Validate reports what is wrong with a configuration, if anything: its
+// schema (family.Schema.Validate), then its MQTT subscriptions.
 func (c Config) Validate() error {
-	families := map[string]family.Family{}
-	for _, f := range c.Families {
-		if err := f.Validate(); err != nil {
-			return fmt.Errorf("%w: %w", ErrInvalid, err)
-		}
-		families[f.Name] = f
-	}
-	for _, f := range c.Families {
-		for _, g := range c.Families {
-			if f.Name != g.Name && (strings.HasPrefix(f.Prefix, g.Prefix) || strings.HasPrefix(g.Prefix, f.Prefix)) {
-				return fmt.Errorf("%w: families %q and %q have overlapping prefixes %q and %q", ErrInvalid, f.Name, g.Name, f.Prefix, g.Prefix)
-			}
-		}
-	}
-	if _, ok := families[c.DefaultFamily]; !ok {
-		return fmt.Errorf("%w: default_family %q is not defined", ErrInvalid, c.DefaultFamily)
-	}
-	for name, t := range c.Tables {
-		if _, ok := families[t.Family]; !ok {
-			return fmt.Errorf("%w: table %q: family %q is not defined", ErrInvalid, name, t.Family)
-		}
-		switch t.Layout {
-		case "", family.LayoutRow, family.LayoutMap:
-		default:
-			return fmt.Errorf("%w: table %q: layout %q must be row or map", ErrInvalid, name, t.Layout)
-		}
-		switch t.WritePath {
-		case "", WritePathAuto, WritePathCreateFirst, WritePathAppendFirst:
-		default:
-			return fmt.Errorf("%w: table %q: write_path %q must be auto, create_first or append_first", ErrInvalid, name, t.WritePath)
-		}
-		if t.EventsPerItem < 0 || t.EventsPerItem > MaxEventsPerItem {
-			return fmt.Errorf("%w: table %q: events_per_item %d must be between 1 and %d", ErrInvalid, name, t.EventsPerItem, MaxEventsPerItem)
-		}
+	if err := c.Schema.Validate(); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	clients := map[string]int{}
 	for i, s := range c.MQTT {
@@ -312,20 +261,6 @@ func (c Config) Validate() error {
 		clients[s.Broker+"\x00"+s.ClientID] = i
 	}
 	return nil
-}
-
-// Family returns the family a logical table goes to.
-func (c Config) Family(table string) family.Family {
-	name := c.DefaultFamily
-	if t, ok := c.Tables[table]; ok && t.Family != "" {
-		name = t.Family
-	}
-	for _, f := range c.Families {
-		if f.Name == name {
-			return f
-		}
-	}
-	return c.Families[0]
 }
 
 func (ff fileFamily) family() (family.Family, error) {

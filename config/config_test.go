@@ -45,7 +45,7 @@ tables:
 `))
 	require.NoError(t, err)
 	require.Equal(t, []family.Family{family.Default()}, c.Families)
-	require.Equal(t, config.Table{Family: "events", Layout: family.LayoutMap, WritePath: "auto"}, c.Tables["a_table"])
+	require.Equal(t, family.Table{Family: "events", Layout: family.LayoutMap, WritePath: "auto"}, c.Tables["a_table"])
 }
 
 func TestOnlyWhatDiffers(t *testing.T) {
@@ -153,8 +153,8 @@ tables:
   c: {family: wide, layout: row}
 `))
 	require.NoError(t, err)
-	require.Equal(t, config.TableLayout{Kind: family.LayoutMap, WritePath: config.WritePathAppendFirst, EventsPerItem: 40}, c.Layout("a"))
-	require.Equal(t, config.TableLayout{Kind: family.LayoutMap, WritePath: config.WritePathAuto, EventsPerItem: config.DefaultEventsPerItem}, c.Layout("b"))
+	require.Equal(t, family.TableLayout{Kind: family.LayoutMap, WritePath: family.WritePathAppendFirst, EventsPerItem: 40}, c.Layout("a"))
+	require.Equal(t, family.TableLayout{Kind: family.LayoutMap, WritePath: family.WritePathAuto, EventsPerItem: family.DefaultEventsPerItem}, c.Layout("b"))
 	require.Equal(t, family.LayoutRow, c.Layout("c").Kind)
 	require.Equal(t, family.LayoutRow, c.Layout("unlisted").Kind)
 

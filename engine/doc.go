@@ -236,7 +236,7 @@
 //
 // # Rollups
 //
-// A logical table with rollups (config.Table.Rollups, "rollups: true" in
+// A logical table with rollups (family.Table.Rollups, "rollups: true" in
 // YAML, or Options.Rollups for every table) keeps exact hourly and daily
 // summaries per series, which Aggregate uses for bucket lengths that are
 // whole hours (hourly rollups) or whole days, and for weeks, months and
