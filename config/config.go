@@ -1,5 +1,12 @@
 // Package config reads timetable's YAML configuration file.
 //
+// The file holds the settings of several components, each of which owns
+// its own: families, default_family, tables and meta_table make the
+// engine's family.Schema, which Config embeds and the engine is opened
+// with (engine.Options.Schema); store, mqtt, cors and admin_token_file
+// are the CLI's, the MQTT subscriber's and the server's. The engine does
+// not import this package.
+//
 // A file may set only what differs from the defaults: a family gets every
 // key it leaves out from the default family (family.Default), and the default
 // family, named "events", is always present unless the file redefines a
