@@ -10,9 +10,9 @@ import (
 
 	"github.com/timetabledb/timetable/archive"
 	"github.com/timetabledb/timetable/clock"
-	"github.com/timetabledb/timetable/config"
 	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/event"
+	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/internal/backends"
 	"github.com/timetabledb/timetable/storage"
 )
@@ -76,9 +76,9 @@ func TestEngineRoundTrip(t *testing.T) {
 	}
 }
 
-func openEngine(t *testing.T, s storage.Store, cfg config.Config, now time.Time) *engine.DB {
+func openEngine(t *testing.T, s storage.Store, cfg family.Schema, now time.Time) *engine.DB {
 	t.Helper()
-	db, err := engine.Open(context.Background(), s, engine.Options{Config: cfg, Clock: clock.NewManual(now)})
+	db, err := engine.Open(context.Background(), s, engine.Options{Schema: cfg, Clock: clock.NewManual(now)})
 	require.NoError(t, err)
 	t.Cleanup(func() { db.Close() })
 	return db

@@ -11,7 +11,6 @@ import (
 
 	"github.com/timetabledb/timetable/archive"
 	"github.com/timetabledb/timetable/clock"
-	"github.com/timetabledb/timetable/config"
 	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/event"
 	"github.com/timetabledb/timetable/family"
@@ -42,15 +41,15 @@ func TestLateEventsOfADeletedTableAreArchivedAgain(t *testing.T) {
 			day := time.Date(2017, 4, 11, 12, 0, 0, 0, time.UTC) // the week of April 9
 			clk := clock.NewManual(day.Add(time.Hour))
 
-			write := func(cfg config.Config, evs ...event.Event) {
+			write := func(cfg family.Schema, evs ...event.Event) {
 				t.Helper()
-				db, err := engine.Open(ctx, s, engine.Options{Config: cfg, Clock: clk})
+				db, err := engine.Open(ctx, s, engine.Options{Schema: cfg, Clock: clk})
 				require.NoError(t, err)
 				defer db.Close()
 				_, err = db.Write(ctx, "acme", "a_table", evs)
 				require.NoError(t, err)
 			}
-			cycle := func(cfg config.Config) []lifecycle.Result {
+			cycle := func(cfg family.Schema) []lifecycle.Result {
 				t.Helper()
 				r, err := lifecycle.New(lifecycle.Options{Store: s, Families: cfg.Families, Clock: clk, MetaTable: cfg.MetaTable,
 					Logger: slog.New(slog.DiscardHandler), OpenArchiver: openArchiver(s, clk, cfg)})
@@ -115,7 +114,7 @@ func TestLateEventsOfADeletedTableAreArchivedAgain(t *testing.T) {
 
 			// A restore brings back every generation's events.
 			require.NoError(t, a.(*archive.Archiver).Restore(ctx, table, ""))
-			db, err := engine.Open(ctx, s, engine.Options{Config: longer, Clock: clk, ReadOnly: true})
+			db, err := engine.Open(ctx, s, engine.Options{Schema: longer, Clock: clk, ReadOnly: true})
 			require.NoError(t, err)
 			defer db.Close()
 			got, err := db.Query(ctx, "acme", engine.Query{Table: "a_table", From: day, To: day.Add(time.Hour)})
@@ -127,7 +126,7 @@ func TestLateEventsOfADeletedTableAreArchivedAgain(t *testing.T) {
 
 // openArchiver opens archivers as the server and the Lambda do: with the
 // registry's facts.
-func openArchiver(s storage.Store, clk clock.Clock, cfg config.Config) lifecycle.OpenArchiverFunc {
+func openArchiver(s storage.Store, clk clock.Clock, cfg family.Schema) lifecycle.OpenArchiverFunc {
 	var names []string
 	for _, f := range cfg.Families {
 		names = append(names, f.Name)

@@ -16,7 +16,6 @@ import (
 
 	"github.com/timetabledb/timetable/archive"
 	"github.com/timetabledb/timetable/clock"
-	"github.com/timetabledb/timetable/config"
 	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/event"
 	"github.com/timetabledb/timetable/family"
@@ -38,11 +37,11 @@ func TestParquetArchive(t *testing.T) {
 			now := time.Date(2017, 6, 15, 9, 0, 0, 0, time.UTC)
 			fam := cfg.Families[0]
 			cfg.Families[0].Shards = 2
-			cfg.Tables = map[string]config.Table{
+			cfg.Tables = map[string]family.Table{
 				"m": {Family: fam.Name, Layout: family.LayoutMap},
 				"r": {Family: fam.Name, Layout: family.LayoutRow, Rollups: true},
 			}
-			db, err := engine.Open(ctx, s, engine.Options{Config: cfg, Clock: clock.NewManual(now), Rollups: true})
+			db, err := engine.Open(ctx, s, engine.Options{Schema: cfg, Clock: clock.NewManual(now), Rollups: true})
 			require.NoError(t, err)
 			t.Cleanup(func() { db.Close() })
 

@@ -142,7 +142,7 @@ func archiveOptions(f archiveFlags, s *session, bar **progressbar.ProgressBar) a
 	o := archive.Options{S3: archive.S3Options{UsePathStyle: f.pathStyle}}
 	if s != nil {
 		o.Logger, o.Clock = s.log, s.clock
-		o.Facts = registryOf(s.db.Options().Config, s.store).Finder(familyNames(s.db.Options().Config))
+		o.Facts = registryOf(s.cfg, s.store).Finder(familyNames(s.cfg))
 	}
 	if bar != nil {
 		o.Progress = func(n int) {
@@ -239,7 +239,7 @@ func runArchiveExport(cmd *cobra.Command, g *globals, f archiveFlags) (err error
 		return err
 	}
 	defer func() { err = errors.Join(err, s.Close()) }()
-	target, format, err := targetFor(s.db.Options().Config, f, f.table)
+	target, format, err := targetFor(s.cfg, f, f.table)
 	if err != nil {
 		return err
 	}
@@ -279,7 +279,7 @@ func runArchiveRestore(cmd *cobra.Command, g *globals, f archiveFlags) (err erro
 		return err
 	}
 	defer func() { err = errors.Join(err, s.Close()) }()
-	target, _, err := targetFor(s.db.Options().Config, f, f.table)
+	target, _, err := targetFor(s.cfg, f, f.table)
 	if err != nil {
 		return err
 	}

@@ -17,9 +17,9 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/timetabledb/timetable/clock"
-	"github.com/timetabledb/timetable/config"
 	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/event"
+	"github.com/timetabledb/timetable/period"
 	"github.com/timetabledb/timetable/planner"
 	"github.com/timetabledb/timetable/storage"
 )
@@ -145,7 +145,7 @@ func runPlan(cmd *cobra.Command, f planFlags, clk clock.Clock) error {
 		in   string
 		out  *time.Duration
 	}{{"retention", f.retention, &in.Retention}, {"horizon", f.horizon, &in.Horizon}, {"read-range", f.readRange, &in.ReadRange}} {
-		if *d.out, err = config.ParseDuration(d.in); err != nil {
+		if *d.out, err = period.ParseDuration(d.in); err != nil {
 			return fmt.Errorf("plan: --%s: %w", d.flag, err)
 		}
 	}

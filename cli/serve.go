@@ -201,7 +201,7 @@ func runServe(ctx context.Context, g *globals, o serveOptions, stderr io.Writer)
 	if err != nil {
 		return usageErrorf("%v", err)
 	}
-	if subs := s.db.Options().Config.MQTT; len(subs) > 0 {
+	if subs := s.cfg.MQTT; len(subs) > 0 {
 		sub, err := mqttsub.Start(ctx, s.db, subs, mqttsub.Options{Logger: s.log, Registerer: reg})
 		if err != nil {
 			return fmt.Errorf("serve: %w", err)
@@ -222,9 +222,9 @@ func runServe(ctx context.Context, g *globals, o serveOptions, stderr io.Writer)
 func startLifecycle(ctx context.Context, s *session, reg prometheus.Registerer, every time.Duration) (r *lifecycle.Reconciler, stop func(), err error) {
 	var leaser lifecycle.Leaser
 	if ds, ok := s.store.(*dynamostore.Store); ok {
-		leaser = lifecycle.TableLease{Store: ds, Table: s.db.Options().MetaTable, Clock: s.clock}
+		leaser = lifecycle.TableLease{Store: ds, Table: s.db.Options().Schema.MetaTable, Clock: s.clock}
 	}
-	r, err = newReconciler(ctx, s.db.Options().Config, s.store, s.clock, s.log, leaser, reg)
+	r, err = newReconciler(ctx, s.cfg, s.store, s.clock, s.log, leaser, reg)
 	if err != nil {
 		return nil, nil, err
 	}

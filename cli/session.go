@@ -22,6 +22,10 @@ type session struct {
 	clock clock.Clock
 	store storage.Store
 	db    *engine.DB
+	// cfg is the configuration read, whose Schema the engine was opened
+	// with; the rest (MQTT, the archive targets' families, the meta
+	// table as written) is the CLI's.
+	cfg config.Config
 	// storeSpec names the store, as --store does.
 	storeSpec string
 }
@@ -59,11 +63,11 @@ func (g *globals) openSession(ctx context.Context, stderr io.Writer, o sessionOp
 	if err != nil {
 		return nil, err
 	}
-	db, err := engine.Open(ctx, store, engine.Options{Config: cfg, Clock: clk, Logger: log, Registerer: o.registerer, ReadOnly: o.readOnly})
+	db, err := engine.Open(ctx, store, engine.Options{Schema: cfg.Schema, Clock: clk, Logger: log, Registerer: o.registerer, ReadOnly: o.readOnly})
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("open engine: %w", err), store.Close())
 	}
-	return &session{log: log, clock: clk, store: store, db: db, storeSpec: spec}, nil
+	return &session{log: log, clock: clk, store: store, db: db, cfg: cfg, storeSpec: spec}, nil
 }
 
 // Close closes the engine, then the store.

@@ -103,7 +103,7 @@ func (g *globals) physicalTables(cmd *cobra.Command, family string) (ts []engine
 // checkFamily refuses a family name the configuration does not hold.
 func checkFamily(db *engine.DB, name string) error {
 	var names []string
-	for _, f := range db.Options().Config.Families {
+	for _, f := range db.Options().Schema.Families {
 		if f.Name == name {
 			return nil
 		}

@@ -1,5 +1,12 @@
 // Package config reads timetable's YAML configuration file.
 //
+// The file holds the settings of several components, each of which owns
+// its own: families, default_family, tables and meta_table make the
+// engine's family.Schema, which Config embeds and the engine is opened
+// with (engine.Options.Schema); store, mqtt, cors and admin_token_file
+// are the CLI's, the MQTT subscriber's and the server's. The engine does
+// not import this package.
+//
 // A file may set only what differs from the defaults: a family gets every
 // key it leaves out from the default family (family.Default), and the default
 // family, named "events", is always present unless the file redefines a
@@ -79,18 +86,14 @@ import (
 	"github.com/timetabledb/timetable/storage"
 )
 
-// Config is a whole configuration, with defaults applied.
+// Config is a whole configuration, with defaults applied: the engine's
+// schema beside the settings of the store, of MQTT and of the server.
 type Config struct {
-	// Families are the table families, the default one included.
-	Families []family.Family
-	// DefaultFamily names the family of logical tables not listed in
-	// Tables.
-	DefaultFamily string
-	// Tables holds per logical table settings.
-	Tables map[string]Table
-	// MetaTable is the table holding tenants and the registry of logical
-	// tables; empty means the engine's default.
-	MetaTable string
+	// Schema holds the families, the logical tables' settings and the
+	// meta table (YAML "families", "default_family", "tables" and
+	// "meta_table"): what the engine is opened with
+	// (engine.Options.Schema).
+	family.Schema
 	// Store names where the data lives, as the --store flag does
 	// ("pebble:DIR" or "dynamodb"); the flag wins when both are given.
 	Store string
@@ -105,28 +108,12 @@ type Config struct {
 	AdminTokenFile string
 }
 
-// Table is the configuration of one logical table (in any tenant).
-type Table struct {
-	Family string
-	// Layout is the table's item layout; empty means its family's.
-	Layout family.Layout
-	// WritePath is how the map layout writes; empty means WritePathAuto.
-	WritePath WritePath
-	// EventsPerItem caps the events of one map-layout item (YAML
-	// "events_per_item"); further events of that millisecond go to
-	// continuation items. Zero means DefaultEventsPerItem.
-	EventsPerItem int
-	// Rollups keeps exact hourly and daily rollups of the table (YAML
-	// "rollups: true"), which aggregate queries use; see package engine.
-	Rollups bool
-}
-
 // ErrInvalid marks a configuration that cannot be used.
 var ErrInvalid = errors.New("timetable: invalid configuration")
 
 // Default returns the configuration used when there is no file.
 func Default() Config {
-	return Config{Families: []family.Family{family.Default()}, DefaultFamily: "events", Tables: map[string]Table{}}
+	return Config{Schema: family.DefaultSchema()}
 }
 
 // Load reads a configuration file.
@@ -226,8 +213,8 @@ func Parse(data []byte) (Config, error) {
 	if err := dec.Decode(&fc); err != nil && !errors.Is(err, io.EOF) {
 		return Config{}, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
-	c := Config{DefaultFamily: fc.DefaultFamily, Tables: map[string]Table{}, MetaTable: fc.MetaTable, Store: fc.Store,
-		CORSOrigins: fc.CORS.Origins, AdminTokenFile: fc.AdminTokenFile}
+	c := Config{Schema: family.Schema{DefaultFamily: fc.DefaultFamily, Tables: map[string]family.Table{}, MetaTable: fc.MetaTable},
+		Store: fc.Store, CORSOrigins: fc.CORS.Origins, AdminTokenFile: fc.AdminTokenFile}
 	if c.DefaultFamily == "" {
 		c.DefaultFamily = "events"
 	}
@@ -247,7 +234,7 @@ func Parse(data []byte) (Config, error) {
 		c.Families = append(c.Families, family.Default())
 	}
 	for name, ft := range fc.Tables {
-		t := Table{Family: ft.Family, Layout: family.Layout(ft.Layout), WritePath: WritePath(ft.WritePath), EventsPerItem: ft.EventsPerItem, Rollups: ft.Rollups}
+		t := family.Table{Family: ft.Family, Layout: family.Layout(ft.Layout), WritePath: family.WritePath(ft.WritePath), EventsPerItem: ft.EventsPerItem, Rollups: ft.Rollups}
 		if t.Family == "" {
 			t.Family = c.DefaultFamily
 		}
@@ -262,42 +249,11 @@ func Parse(data []byte) (Config, error) {
 	return c, nil
 }
 
-// Validate reports what is wrong with a configuration, if anything.
+// Validate reports what is wrong with a configuration, if anything: its
+// schema (family.Schema.Validate), then its MQTT subscriptions.
 func (c Config) Validate() error {
-	families := map[string]family.Family{}
-	for _, f := range c.Families {
-		if err := f.Validate(); err != nil {
-			return fmt.Errorf("%w: %w", ErrInvalid, err)
-		}
-		families[f.Name] = f
-	}
-	for _, f := range c.Families {
-		for _, g := range c.Families {
-			if f.Name != g.Name && (strings.HasPrefix(f.Prefix, g.Prefix) || strings.HasPrefix(g.Prefix, f.Prefix)) {
-				return fmt.Errorf("%w: families %q and %q have overlapping prefixes %q and %q", ErrInvalid, f.Name, g.Name, f.Prefix, g.Prefix)
-			}
-		}
-	}
-	if _, ok := families[c.DefaultFamily]; !ok {
-		return fmt.Errorf("%w: default_family %q is not defined", ErrInvalid, c.DefaultFamily)
-	}
-	for name, t := range c.Tables {
-		if _, ok := families[t.Family]; !ok {
-			return fmt.Errorf("%w: table %q: family %q is not defined", ErrInvalid, name, t.Family)
-		}
-		switch t.Layout {
-		case "", family.LayoutRow, family.LayoutMap:
-		default:
-			return fmt.Errorf("%w: table %q: layout %q must be row or map", ErrInvalid, name, t.Layout)
-		}
-		switch t.WritePath {
-		case "", WritePathAuto, WritePathCreateFirst, WritePathAppendFirst:
-		default:
-			return fmt.Errorf("%w: table %q: write_path %q must be auto, create_first or append_first", ErrInvalid, name, t.WritePath)
-		}
-		if t.EventsPerItem < 0 || t.EventsPerItem > MaxEventsPerItem {
-			return fmt.Errorf("%w: table %q: events_per_item %d must be between 1 and %d", ErrInvalid, name, t.EventsPerItem, MaxEventsPerItem)
-		}
+	if err := c.Schema.Validate(); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	clients := map[string]int{}
 	for i, s := range c.MQTT {
@@ -312,20 +268,6 @@ func (c Config) Validate() error {
 		clients[s.Broker+"\x00"+s.ClientID] = i
 	}
 	return nil
-}
-
-// Family returns the family a logical table goes to.
-func (c Config) Family(table string) family.Family {
-	name := c.DefaultFamily
-	if t, ok := c.Tables[table]; ok && t.Family != "" {
-		name = t.Family
-	}
-	for _, f := range c.Families {
-		if f.Name == name {
-			return f
-		}
-	}
-	return c.Families[0]
 }
 
 func (ff fileFamily) family() (family.Family, error) {
@@ -428,7 +370,7 @@ func (ff fileFamily) family() (family.Family, error) {
 		if d.in == nil {
 			continue
 		}
-		v, err := ParseDuration(*d.in)
+		v, err := period.ParseDuration(*d.in)
 		if err != nil {
 			return f, fmt.Errorf("%s: %w", d.name, err)
 		}
@@ -459,30 +401,6 @@ func parseWeekday(s string) (time.Weekday, error) {
 	return 0, fmt.Errorf("week_start %q: not a day of the week", s)
 }
 
-var daysWeeks = regexp.MustCompile(`^(\d+)([dw])$`)
-
-// ParseDuration reads a Go duration, or a whole number of days ("90d") or
-// weeks ("12w"); "0" is zero.
-func ParseDuration(s string) (time.Duration, error) {
-	s = strings.TrimSpace(s)
-	if m := daysWeeks.FindStringSubmatch(s); m != nil {
-		n, err := strconv.Atoi(m[1])
-		if err != nil {
-			return 0, fmt.Errorf("duration %q: %w", s, err)
-		}
-		unit := 24 * time.Hour
-		if m[2] == "w" {
-			unit *= 7
-		}
-		return time.Duration(n) * unit, nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil {
-		return 0, fmt.Errorf("duration %q: use a Go duration like 36h or 15m, or days or weeks like 90d or 12w", s)
-	}
-	return d, nil
-}
-
 var periodsAge = regexp.MustCompile(`^(\d+)\s*periods?$`)
 
 // ParseAge reads a tier age: "0", "1 period", "2 periods", a duration, or
@@ -499,7 +417,7 @@ func ParseAge(s string) (family.Age, error) {
 			a.Periods += n
 			continue
 		}
-		d, err := ParseDuration(part)
+		d, err := period.ParseDuration(part)
 		if err != nil {
 			return a, fmt.Errorf("age %q: use 0, N periods, a duration, or N periods + duration", s)
 		}

@@ -45,7 +45,7 @@ tables:
 `))
 	require.NoError(t, err)
 	require.Equal(t, []family.Family{family.Default()}, c.Families)
-	require.Equal(t, config.Table{Family: "events", Layout: family.LayoutMap, WritePath: "auto"}, c.Tables["a_table"])
+	require.Equal(t, family.Table{Family: "events", Layout: family.LayoutMap, WritePath: "auto"}, c.Tables["a_table"])
 }
 
 func TestOnlyWhatDiffers(t *testing.T) {
@@ -113,16 +113,6 @@ func TestInvalidConfigs(t *testing.T) {
 	}
 }
 
-func TestParseDuration(t *testing.T) {
-	for in, want := range map[string]time.Duration{"0": 0, "90d": 90 * 24 * time.Hour, "12w": 12 * 7 * 24 * time.Hour, "36h": 36 * time.Hour, "15m": 15 * time.Minute} {
-		got, err := config.ParseDuration(in)
-		require.NoError(t, err, in)
-		require.Equal(t, want, got, in)
-	}
-	_, err := config.ParseDuration("3 days")
-	require.Error(t, err)
-}
-
 func TestStoreKey(t *testing.T) {
 	c, err := config.Parse([]byte("store: dynamodb\nmeta_table: tt_meta\n"))
 	require.NoError(t, err)
@@ -163,8 +153,8 @@ tables:
   c: {family: wide, layout: row}
 `))
 	require.NoError(t, err)
-	require.Equal(t, config.TableLayout{Kind: family.LayoutMap, WritePath: config.WritePathAppendFirst, EventsPerItem: 40}, c.Layout("a"))
-	require.Equal(t, config.TableLayout{Kind: family.LayoutMap, WritePath: config.WritePathAuto, EventsPerItem: config.DefaultEventsPerItem}, c.Layout("b"))
+	require.Equal(t, family.TableLayout{Kind: family.LayoutMap, WritePath: family.WritePathAppendFirst, EventsPerItem: 40}, c.Layout("a"))
+	require.Equal(t, family.TableLayout{Kind: family.LayoutMap, WritePath: family.WritePathAuto, EventsPerItem: family.DefaultEventsPerItem}, c.Layout("b"))
 	require.Equal(t, family.LayoutRow, c.Layout("c").Kind)
 	require.Equal(t, family.LayoutRow, c.Layout("unlisted").Kind)
 

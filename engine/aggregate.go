@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/timetabledb/timetable/event"
+	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/storage"
 	"golang.org/x/sync/errgroup"
 
@@ -113,25 +114,24 @@ func (db *DB) Aggregate(ctx context.Context, tenant string, q AggregateQuery) (b
 	if err := db.checkAggregate(ctx, tenant, &q); err != nil {
 		return nil, err
 	}
-	return db.aggregate(ctx, tenant, q)
+	return db.aggregate(ctx, tenant, q, db.policy(q.Table))
 }
 
 // aggregate answers a checked query of one group: from rollups where it
 // can, else from the events.
-func (db *DB) aggregate(ctx context.Context, tenant string, q AggregateQuery) ([]Bucket, error) {
-	f := db.opts.Config.Family(q.Table)
-	if u, ok, _ := db.rollupUnitFor(q); ok {
-		return db.aggregateRollups(ctx, tenant, q, f, u)
+func (db *DB) aggregate(ctx context.Context, tenant string, q AggregateQuery, pol family.TablePolicy) ([]Bucket, error) {
+	if u, ok, _ := rollupUnitFor(q, pol.Rollups); ok {
+		return db.aggregateRollups(ctx, tenant, q, pol, u)
 	}
-	tables, err := db.catalog.tables(ctx, f, q.From, q.To)
+	tables, err := db.catalog.tables(ctx, pol.Family, q.From, q.To)
 	if err != nil {
 		return nil, err
 	}
 	if q.Series == "" {
-		return db.aggregateEachSeries(ctx, tenant, q, tables)
+		return db.aggregateEachSeries(ctx, tenant, q, pol.Layout.Kind, tables)
 	}
 	s := newBucketStream(&q)
-	spec := sourceSpec{tenant: tenant, q: q.eventQuery(), tables: tables}
+	spec := sourceSpec{tenant: tenant, q: q.eventQuery(), layout: pol.Layout.Kind, tables: tables}
 	if err := db.walkOrMerge(ctx, spec, q.Series, q.Fields, s.addItem, s.add); err != nil {
 		return nil, err
 	}
@@ -144,7 +144,7 @@ func (db *DB) aggregate(ctx context.Context, tenant string, q AggregateQuery) ([
 // all series in one time order, so no merge across series is paid for,
 // and a slow partition holds up only its own series. Each series' events
 // still come in time order, which first, last, delta and rate rely on.
-func (db *DB) aggregateEachSeries(ctx context.Context, tenant string, q AggregateQuery, tables []physTable) ([]Bucket, error) {
+func (db *DB) aggregateEachSeries(ctx context.Context, tenant string, q AggregateQuery, layout family.Layout, tables []physTable) ([]Bucket, error) {
 	series, err := db.seriesOf(ctx, tenant, q.Table, tables)
 	if err != nil {
 		return nil, err
@@ -174,7 +174,7 @@ func (db *DB) aggregateEachSeries(ctx context.Context, tenant string, q Aggregat
 				if err := gctx.Err(); err != nil {
 					return err // another series failed
 				}
-				spec := sourceSpec{tenant: tenant, q: q.eventQuery(), tables: tables}
+				spec := sourceSpec{tenant: tenant, q: q.eventQuery(), layout: layout, tables: tables}
 				if err := db.summarise(gctx, spec, series[i], &q, own[w]); err != nil {
 					return err
 				}

@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/timetabledb/timetable/clock"
-	"github.com/timetabledb/timetable/config"
 	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/event"
 	"github.com/timetabledb/timetable/family"
@@ -139,7 +138,7 @@ func TestAggregateEdges(t *testing.T) {
 			day := time.Date(2017, 4, 10, 0, 0, 0, 0, time.UTC)
 			at := func(h, m int) time.Time { return day.Add(time.Duration(h)*time.Hour + time.Duration(m)*time.Minute) }
 			clk := clock.NewManual(day.Add(48 * time.Hour))
-			db, err := engine.Open(context.Background(), store, engine.Options{Config: cfg, Clock: clk, Rollups: rollups, RollupSettle: time.Minute})
+			db, err := engine.Open(context.Background(), store, engine.Options{Schema: cfg, Clock: clk, Rollups: rollups, RollupSettle: time.Minute})
 			require.NoError(t, err)
 			defer db.Close()
 			var evs []event.Event
@@ -205,8 +204,8 @@ func TestAggregateAcrossALayoutChange(t *testing.T) {
 		store, cfg := b.Open(t)
 		cfg.Families[0].Shards = 2
 		fam := cfg.Families[0].Name
-		configs := layoutConfigs(cfg, func(kind family.Layout) map[string]config.Table {
-			return map[string]config.Table{"t": {Family: fam, Layout: kind}}
+		configs := layoutConfigs(cfg, func(kind family.Layout) map[string]family.Table {
+			return map[string]family.Table{"t": {Family: fam, Layout: kind}}
 		})
 		ctx := context.Background()
 		clk := clock.NewManual(apr10.Add(24 * time.Hour))
@@ -215,14 +214,14 @@ func TestAggregateAcrossALayoutChange(t *testing.T) {
 			evs = append(evs, ev(apr10.Add(time.Duration(i)*37*time.Second), []string{"a", "b"}[i%2], map[string]any{"v": num(i % 17)}))
 		}
 		for i, kind := range layouts {
-			db, err := engine.Open(ctx, store, engine.Options{Config: configs[kind], Clock: clk})
+			db, err := engine.Open(ctx, store, engine.Options{Schema: configs[kind], Clock: clk})
 			require.NoError(t, err)
 			_, err = db.Write(ctx, "acme", "t", slices.Clone(evs[i*100:(i+1)*100]))
 			require.NoError(t, err)
 			require.NoError(t, db.Close())
 		}
 		for _, kind := range layouts {
-			db, err := engine.Open(ctx, store, engine.Options{Config: configs[kind], Clock: clk})
+			db, err := engine.Open(ctx, store, engine.Options{Schema: configs[kind], Clock: clk})
 			require.NoError(t, err)
 			t.Cleanup(func() { db.Close() })
 			for _, series := range []string{"", "a"} {

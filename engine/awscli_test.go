@@ -31,7 +31,7 @@ func TestTheAWSCLIReadsTheData(t *testing.T) {
 	}
 	store, cfg := backends.Dynamo().Open(t)
 	ctx := context.Background()
-	db, err := engine.Open(ctx, store, engine.Options{Config: cfg, Clock: clock.NewManual(apr10.Add(time.Hour))})
+	db, err := engine.Open(ctx, store, engine.Options{Schema: cfg, Clock: clock.NewManual(apr10.Add(time.Hour))})
 	require.NoError(t, err)
 	t.Cleanup(func() { db.Close() })
 	_, err = db.Write(ctx, "acme", "cars", []event.Event{{

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/timetabledb/timetable/api"
-	"github.com/timetabledb/timetable/config"
 	"github.com/timetabledb/timetable/period"
 )
 
@@ -20,7 +19,7 @@ type Bucket = api.Bucket
 // ParseBucket reads the buckets of an aggregate as the HTTP API and the
 // CLI take them, into the AggregateQuery fields of the same names:
 //
-//   - a duration that divides a day, as config.ParseDuration reads it
+//   - a duration that divides a day, as period.ParseDuration reads it
 //     ("1s", "5m", "1h", "6h", "1d"): bucket is set;
 //   - "1w" or "week", weeks starting on Sunday at 00:00 UTC as the weekly
 //     periods of package period do by default, or "week:monday" (any
@@ -43,7 +42,7 @@ func ParseBucket(s string) (bucket time.Duration, calendar period.Granularity, e
 		}
 		return 0, g, nil
 	}
-	if d, err := config.ParseDuration(s); err == nil {
+	if d, err := period.ParseDuration(s); err == nil {
 		return d, period.Granularity{}, nil
 	}
 	return 0, period.Granularity{}, fmt.Errorf("bucket %q: use a duration that divides a day (1m, 1h, 1d), 1w or week:<weekday> for weeks, 1mo for months, or quarter", s)

@@ -75,15 +75,15 @@ func Open(ctx context.Context, store storage.Store, opts Options) (*DB, error) {
 	}
 	db := &DB{store: store, opts: opts, metrics: newMetrics(opts.Registerer), series: newSeriesCache(1 << 20), paths: newPathMemory()}
 	db.budget = newQueryBudget(int64(opts.MaxQueryPartitions), opts.QueryBudgetWait, db.metrics)
-	m, err := openMeta(ctx, store, opts.MetaTable, opts.ReadOnly)
+	m, err := openMeta(ctx, store, opts.Schema.MetaTable, opts.ReadOnly)
 	if err != nil {
 		return nil, err
 	}
 	db.meta = m
-	db.tenants = tenant.NewRegistry(store, opts.MetaTable, opts.Clock)
-	db.registry = registry.New(store, opts.MetaTable)
+	db.tenants = tenant.NewRegistry(store, opts.Schema.MetaTable, opts.Clock)
+	db.registry = registry.New(store, opts.Schema.MetaTable)
 	db.catalog = newCatalog(store, db.registry, opts.Clock, opts.Logger, opts.ReadOnly)
-	if err := db.catalog.adopt(ctx, opts.Config.Families); err != nil {
+	if err := db.catalog.adopt(ctx, opts.Schema.Families); err != nil {
 		return nil, fmt.Errorf("register existing tables: %w", err)
 	}
 	return db, nil
@@ -123,7 +123,7 @@ func (db *DB) Ping(ctx context.Context) error {
 		return err
 	}
 	defer done()
-	_, err = db.store.GetItem(ctx, db.opts.MetaTable, pingKey, pingKey)
+	_, err = db.store.GetItem(ctx, db.opts.Schema.MetaTable, pingKey, pingKey)
 	if err != nil && !errors.Is(err, storage.ErrItemNotFound) {
 		return fmt.Errorf("ping the store: %w", err)
 	}

@@ -50,7 +50,7 @@ func TestLogicalTableRange(t *testing.T) {
 		// A second engine, which knows nothing in memory, extends both
 		// ends; the first engine's later write of an earlier last and a
 		// later first changes neither.
-		other, err := engine.Open(ctx, f.store, engine.Options{Config: f.db.Options().Config, Clock: f.clock})
+		other, err := engine.Open(ctx, f.store, engine.Options{Schema: f.db.Options().Schema, Clock: f.clock})
 		require.NoError(t, err)
 		defer other.Close()
 		write(other, apr10.AddDate(0, 0, -20), apr10.Add(2*time.Minute))

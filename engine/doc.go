@@ -36,7 +36,7 @@
 //
 // Which physical tables exist, and what each holds, comes from the table
 // registry in the meta table (package registry), never from the current
-// configuration or from table names and tags. A read asks the registry
+// schema (Options.Schema) or from table names and tags. A read asks the registry
 // once, for the family's tables overlapping its range (one Query), so a
 // table made a moment ago by another server is read at once. A write
 // routes each event to the live registered table whose period holds its
@@ -55,7 +55,7 @@
 // registry still had it live is marked missing and made again as the
 // entry's next generation, with the same name, period and policy.
 //
-// Open registers the tables of the configured families that the store has
+// Open registers the tables of the schema's families that the store has
 // without an entry (tables of a version before the registry, or made by
 // hand), from their tags where they have them and their names otherwise.
 // An engine opened with Options.ReadOnly creates nothing: it needs the
@@ -63,10 +63,10 @@
 //
 // # Map layout
 //
-// A logical table with "layout: map" in the configuration keeps Fineo's
-// layout: one item per partition (the same partition key as rows) and
-// millisecond, sort key the millisecond's fixed-width time, "!" and a
-// sequence number, holding
+// A logical table of the map layout (family.Table.Layout, "layout: map"
+// in the configuration file) keeps Fineo's layout: one item per
+// partition (the same partition key as rows) and millisecond, sort key
+// the millisecond's fixed-width time, "!" and a sequence number, holding
 //
 //	tt_ids   the event ids, in the order they were appended (a list)
 //	tt_ns    id → nanoseconds past the millisecond, for events not on it
@@ -229,7 +229,7 @@
 //
 // # Rollups
 //
-// A logical table with rollups (config.Table.Rollups, "rollups: true" in
+// A logical table with rollups (family.Table.Rollups, "rollups: true" in
 // YAML, or Options.Rollups for every table) keeps exact hourly and daily
 // summaries per series, which Aggregate uses for bucket lengths that are
 // whole hours (hourly rollups) or whole days, and for weeks, months and

@@ -14,7 +14,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/timetabledb/timetable/clock"
-	"github.com/timetabledb/timetable/config"
 	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/event"
 	"github.com/timetabledb/timetable/family"
@@ -42,7 +41,7 @@ func open(t *testing.T, b backends.Backend, shards int, now time.Time) *fixture 
 	store, cfg := b.Open(t)
 	cfg.Families[0].Shards = shards
 	clk := clock.NewManual(now)
-	db, err := engine.Open(context.Background(), store, engine.Options{Config: cfg, Clock: clk})
+	db, err := engine.Open(context.Background(), store, engine.Options{Schema: cfg, Clock: clk})
 	require.NoError(t, err)
 	t.Cleanup(func() { db.Close() })
 	return &fixture{prefix: cfg.Families[0].Prefix, db: db, store: store, clock: clk}
@@ -54,8 +53,8 @@ var layouts = []family.Layout{family.LayoutRow, family.LayoutMap}
 // layoutConfigs returns cfg once for each layout, its tables those tables
 // makes for the layout: a table whose layout changes is one that the
 // configurations give different layouts.
-func layoutConfigs(cfg config.Config, tables func(kind family.Layout) map[string]config.Table) map[family.Layout]config.Config {
-	out := map[family.Layout]config.Config{}
+func layoutConfigs(cfg family.Schema, tables func(kind family.Layout) map[string]family.Table) map[family.Layout]family.Schema {
+	out := map[family.Layout]family.Schema{}
 	for _, kind := range layouts {
 		c := cfg
 		c.Tables = tables(kind)
@@ -420,7 +419,7 @@ func TestTTLAttribute(t *testing.T) {
 	each(t, func(t *testing.T, b backends.Backend) {
 		store, cfg := b.Open(t)
 		cfg.Families[0].TTL = 90 * 24 * time.Hour
-		db, err := engine.Open(context.Background(), store, engine.Options{Config: cfg, Clock: clock.NewManual(apr10)})
+		db, err := engine.Open(context.Background(), store, engine.Options{Schema: cfg, Clock: clock.NewManual(apr10)})
 		require.NoError(t, err)
 		t.Cleanup(func() { db.Close() })
 		ctx := context.Background()

@@ -13,7 +13,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/timetabledb/timetable/clock"
-	"github.com/timetabledb/timetable/config"
 	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/event"
 	"github.com/timetabledb/timetable/family"
@@ -76,7 +75,7 @@ func TestEverySeriesHoldsLittlePerSeries(t *testing.T) {
 	inner, cfg := backends.Pebble().Open(t)
 	store := &readCounter{Store: inner}
 	from := time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC)
-	db, err := engine.Open(context.Background(), store, engine.Options{Config: cfg, Clock: clock.NewManual(from.Add(24 * time.Hour))})
+	db, err := engine.Open(context.Background(), store, engine.Options{Schema: cfg, Clock: clock.NewManual(from.Add(24 * time.Hour))})
 	require.NoError(t, err)
 	t.Cleanup(func() { db.Close() })
 	ctx := context.Background()
@@ -145,11 +144,11 @@ func TestPageOfEverySeriesIsTheMergeOfAll(t *testing.T) {
 	each(t, func(t *testing.T, b backends.Backend) {
 		store, cfg := b.Open(t)
 		cfg.Families[0].Shards = 3
-		cfg.Tables = map[string]config.Table{"m": {Family: cfg.Families[0].Name, Layout: family.LayoutMap}}
+		cfg.Tables = map[string]family.Table{"m": {Family: cfg.Families[0].Name, Layout: family.LayoutMap}}
 		// Ten days across a week and a month boundary.
 		start := time.Date(2017, 4, 25, 0, 0, 0, 0, time.UTC)
 		clk := clock.NewManual(start)
-		db, err := engine.Open(context.Background(), store, engine.Options{Config: cfg, Clock: clk})
+		db, err := engine.Open(context.Background(), store, engine.Options{Schema: cfg, Clock: clk})
 		require.NoError(t, err)
 		t.Cleanup(func() { db.Close() })
 		ctx := context.Background()
@@ -234,7 +233,7 @@ func key(e event.Event) string {
 // is takes all of it, and runs; a read of one series takes none.
 func TestReadLargerThanTheBudgetRunsAlone(t *testing.T) {
 	store, cfg := backends.Pebble().Open(t)
-	db, err := engine.Open(context.Background(), store, engine.Options{Config: cfg, Clock: clock.NewManual(apr10.Add(time.Hour)), MaxQueryPartitions: 2})
+	db, err := engine.Open(context.Background(), store, engine.Options{Schema: cfg, Clock: clock.NewManual(apr10.Add(time.Hour)), MaxQueryPartitions: 2})
 	require.NoError(t, err)
 	t.Cleanup(func() { db.Close() })
 	ctx := context.Background()
@@ -255,6 +254,6 @@ func TestReadLargerThanTheBudgetRunsAlone(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, buckets, 1)
 	}
-	_, err = engine.Open(ctx, store, engine.Options{Config: cfg, MaxQueryPartitions: -1})
+	_, err = engine.Open(ctx, store, engine.Options{Schema: cfg, MaxQueryPartitions: -1})
 	require.Error(t, err, "a budget must be positive")
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/timetabledb/timetable/clock"
-	"github.com/timetabledb/timetable/config"
 	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/event"
 	"github.com/timetabledb/timetable/family"
@@ -54,10 +53,10 @@ func TestFilteredQueryIsTheFilteredMerge(t *testing.T) {
 		inner, cfg := b.Open(t)
 		store := &itemCounter{Store: inner}
 		cfg.Families[0].Shards = 2
-		cfg.Tables = map[string]config.Table{"m": {Family: cfg.Families[0].Name, Layout: family.LayoutMap}}
+		cfg.Tables = map[string]family.Table{"m": {Family: cfg.Families[0].Name, Layout: family.LayoutMap}}
 		start := time.Date(2017, 4, 10, 0, 0, 0, 0, time.UTC)
 		clk := clock.NewManual(start.Add(48 * time.Hour))
-		db, err := engine.Open(context.Background(), store, engine.Options{Config: cfg, Clock: clk})
+		db, err := engine.Open(context.Background(), store, engine.Options{Schema: cfg, Clock: clk})
 		require.NoError(t, err)
 		t.Cleanup(func() { db.Close() })
 		ctx := context.Background()

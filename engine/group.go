@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/timetabledb/timetable/event"
+	"github.com/timetabledb/timetable/family"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -73,15 +74,16 @@ func (db *DB) AggregateGroups(ctx context.Context, tenant string, q AggregateQue
 	if err := db.checkAggregate(ctx, tenant, &q); err != nil {
 		return GroupPage{}, err
 	}
+	pol := db.policy(q.Table)
 	if q.GroupBy == GroupBySeries {
-		return db.groupsBySeries(ctx, tenant, q)
+		return db.groupsBySeries(ctx, tenant, q, pol)
 	}
-	return db.groupsByField(ctx, tenant, q)
+	return db.groupsByField(ctx, tenant, q, pol)
 }
 
 // groupsBySeries aggregates each series of the page.
-func (db *DB) groupsBySeries(ctx context.Context, tenant string, q AggregateQuery) (GroupPage, error) {
-	tables, err := db.catalog.tables(ctx, db.opts.Config.Family(q.Table), q.From, q.To)
+func (db *DB) groupsBySeries(ctx context.Context, tenant string, q AggregateQuery, pol family.TablePolicy) (GroupPage, error) {
+	tables, err := db.catalog.tables(ctx, pol.Family, q.From, q.To)
 	if err != nil {
 		return GroupPage{}, err
 	}
@@ -100,7 +102,7 @@ func (db *DB) groupsBySeries(ctx context.Context, tenant string, q AggregateQuer
 	g.SetLimit(db.opts.QueryParallelism)
 	for i, s := range keys {
 		g.Go(func() error {
-			b, err := db.aggregateSeries(gctx, tenant, q, tables, s)
+			b, err := db.aggregateSeries(gctx, tenant, q, pol, tables, s)
 			page.Groups[i] = Group{Key: s, Buckets: b}
 			return err
 		})
@@ -113,13 +115,13 @@ func (db *DB) groupsBySeries(ctx context.Context, tenant string, q AggregateQuer
 
 // aggregateSeries aggregates one series. The empty series, which
 // AggregateQuery.Series cannot name, is read from its events.
-func (db *DB) aggregateSeries(ctx context.Context, tenant string, q AggregateQuery, tables []physTable, series string) ([]Bucket, error) {
+func (db *DB) aggregateSeries(ctx context.Context, tenant string, q AggregateQuery, pol family.TablePolicy, tables []physTable, series string) ([]Bucket, error) {
 	if series != "" {
 		q.Series = series
-		return db.aggregate(ctx, tenant, q)
+		return db.aggregate(ctx, tenant, q, pol)
 	}
 	parts := map[int64]*part{}
-	if err := db.summarise(ctx, sourceSpec{tenant: tenant, q: q.eventQuery(), tables: tables}, series, &q, parts); err != nil {
+	if err := db.summarise(ctx, sourceSpec{tenant: tenant, q: q.eventQuery(), layout: pol.Layout.Kind, tables: tables}, series, &q, parts); err != nil {
 		return nil, err
 	}
 	return partsToBuckets(parts, q)
@@ -127,8 +129,8 @@ func (db *DB) aggregateSeries(ctx context.Context, tenant string, q AggregateQue
 
 // groupsByField reads the events once and summarises each in the group
 // of its value of the field.
-func (db *DB) groupsByField(ctx context.Context, tenant string, q AggregateQuery) (GroupPage, error) {
-	tables, err := db.catalog.tables(ctx, db.opts.Config.Family(q.Table), q.From, q.To)
+func (db *DB) groupsByField(ctx context.Context, tenant string, q AggregateQuery, pol family.TablePolicy) (GroupPage, error) {
+	tables, err := db.catalog.tables(ctx, pol.Family, q.From, q.To)
 	if err != nil {
 		return GroupPage{}, err
 	}
@@ -140,7 +142,7 @@ func (db *DB) groupsByField(ctx context.Context, tenant string, q AggregateQuery
 	// ceiling, once set, is a group past the page: GroupLimit+1 smaller
 	// ones are known, so it and every greater one are left out.
 	var ceiling *string
-	err = db.eachEvent(ctx, sourceSpec{tenant: tenant, q: eq, tables: tables}, func(ev event.Event) error {
+	err = db.eachEvent(ctx, sourceSpec{tenant: tenant, q: eq, layout: pol.Layout.Kind, tables: tables}, func(ev event.Event) error {
 		key, ok := ev.Fields[q.GroupBy].(string)
 		if !ok || !q.after(key) || (ceiling != nil && key >= *ceiling) {
 			return nil

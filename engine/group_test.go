@@ -15,9 +15,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/timetabledb/timetable/clock"
-	"github.com/timetabledb/timetable/config"
 	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/event"
+	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/filter"
 	"github.com/timetabledb/timetable/internal/backends"
 )
@@ -116,10 +116,10 @@ func TestAggregateGroups(t *testing.T) {
 	each(t, func(t *testing.T, b backends.Backend) {
 		store, cfg := b.Open(t)
 		cfg.Families[0].Shards = 2
-		cfg.Tables = map[string]config.Table{"rolled": {Family: cfg.Families[0].Name, Rollups: true}}
+		cfg.Tables = map[string]family.Table{"rolled": {Family: cfg.Families[0].Name, Rollups: true}}
 		start := time.Date(2017, 4, 10, 0, 0, 0, 0, time.UTC)
 		clk := clock.NewManual(start.Add(72 * time.Hour))
-		db, err := engine.Open(context.Background(), store, engine.Options{Config: cfg, Clock: clk})
+		db, err := engine.Open(context.Background(), store, engine.Options{Schema: cfg, Clock: clk})
 		require.NoError(t, err)
 		t.Cleanup(func() { db.Close() })
 		ctx := context.Background()

@@ -62,7 +62,7 @@ func TestConcurrentWritersShareIndexWrites(t *testing.T) {
 			t.Run(fmt.Sprintf("fail=%v", fail), func(t *testing.T) {
 				inner, cfg := b.Open(t)
 				store := newIndexGate(inner, fail)
-				db, err := engine.Open(context.Background(), store, engine.Options{Config: cfg, Clock: clock.NewManual(apr10.Add(time.Hour))})
+				db, err := engine.Open(context.Background(), store, engine.Options{Schema: cfg, Clock: clock.NewManual(apr10.Add(time.Hour))})
 				require.NoError(t, err)
 				t.Cleanup(func() { db.Close() })
 				ctx := context.Background()

@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/timetabledb/timetable/clock"
-	"github.com/timetabledb/timetable/config"
 	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/event"
 	"github.com/timetabledb/timetable/family"
@@ -28,11 +27,11 @@ func TestItemEvents(t *testing.T) {
 		store, cfg := b.Open(t)
 		fam := cfg.Families[0].Name
 		cfg.Families[0].Shards = 2
-		cfg.Tables = map[string]config.Table{
+		cfg.Tables = map[string]family.Table{
 			"m": {Family: fam, Layout: family.LayoutMap},
 			"r": {Family: fam, Layout: family.LayoutRow, Rollups: true},
 		}
-		db, err := engine.Open(ctx, store, engine.Options{Config: cfg, Clock: clock.NewManual(apr10.Add(time.Hour)), Rollups: true})
+		db, err := engine.Open(ctx, store, engine.Options{Schema: cfg, Clock: clock.NewManual(apr10.Add(time.Hour)), Rollups: true})
 		require.NoError(t, err)
 		t.Cleanup(func() { db.Close() })
 

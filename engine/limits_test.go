@@ -26,7 +26,7 @@ func TestWriteRefusesItemsAStoreWould(t *testing.T) {
 	each(t, func(t *testing.T, b backends.Backend) {
 		store, cfg := b.Open(t)
 		db, err := engine.Open(context.Background(), store, engine.Options{
-			Config: cfg, Clock: clock.NewManual(apr10.Add(time.Hour)), Limits: event.Limits{MaxSeries: 2 * storage.MaxPKBytes},
+			Schema: cfg, Clock: clock.NewManual(apr10.Add(time.Hour)), Limits: event.Limits{MaxSeries: 2 * storage.MaxPKBytes},
 		})
 		require.NoError(t, err)
 		defer db.Close()

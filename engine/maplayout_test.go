@@ -17,7 +17,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/timetabledb/timetable/clock"
-	"github.com/timetabledb/timetable/config"
 	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/event"
 	"github.com/timetabledb/timetable/family"
@@ -48,17 +47,17 @@ func (c *countingStore) GetItem(ctx context.Context, table, pk, sk string) (stor
 
 // openMap opens an engine whose logical table "m" has the map layout,
 // "r" the row layout, both in the same family.
-func openMap(t *testing.T, b backends.Backend, path config.WritePath, perItem int) (*engine.DB, *countingStore, string) {
+func openMap(t *testing.T, b backends.Backend, path family.WritePath, perItem int) (*engine.DB, *countingStore, string) {
 	t.Helper()
 	inner, cfg := b.Open(t)
 	store := &countingStore{Store: inner}
 	if cfg.Tables == nil {
-		cfg.Tables = map[string]config.Table{}
+		cfg.Tables = map[string]family.Table{}
 	}
 	fam := cfg.Families[0].Name
-	cfg.Tables["m"] = config.Table{Family: fam, Layout: family.LayoutMap, WritePath: path, EventsPerItem: perItem}
-	cfg.Tables["r"] = config.Table{Family: fam, Layout: family.LayoutRow}
-	db, err := engine.Open(context.Background(), store, engine.Options{Config: cfg, Clock: clock.NewManual(apr10.Add(time.Hour))})
+	cfg.Tables["m"] = family.Table{Family: fam, Layout: family.LayoutMap, WritePath: path, EventsPerItem: perItem}
+	cfg.Tables["r"] = family.Table{Family: fam, Layout: family.LayoutRow}
+	db, err := engine.Open(context.Background(), store, engine.Options{Schema: cfg, Clock: clock.NewManual(apr10.Add(time.Hour))})
 	require.NoError(t, err)
 	t.Cleanup(func() { db.Close() })
 	return db, store, cfg.Families[0].Prefix
@@ -123,7 +122,7 @@ func reversed(evs []event.Event) []event.Event {
 
 func TestMapLayoutManyEventsInOneMillisecond(t *testing.T) {
 	each(t, func(t *testing.T, b backends.Backend) {
-		for _, path := range []config.WritePath{config.WritePathCreateFirst, config.WritePathAppendFirst, config.WritePathAuto} {
+		for _, path := range []family.WritePath{family.WritePathCreateFirst, family.WritePathAppendFirst, family.WritePathAuto} {
 			t.Run(string(path), func(t *testing.T) {
 				db, _, _ := openMap(t, b, path, 0)
 				rng := rand.New(rand.NewPCG(1, uint64(len(path))))
@@ -137,7 +136,7 @@ func TestMapLayoutManyEventsInOneMillisecond(t *testing.T) {
 					writeInRequests(t, db, "m", evs, max(40, n/4), rng)
 					q := engine.Query{Table: "m", Series: series, From: at, To: at.Add(time.Millisecond), Limit: 1000}
 					requireExactlyOnce(t, queryAll(t, db, "acme", q), evs)
-					if path != config.WritePathAuto {
+					if path != family.WritePathAuto {
 						continue // the items are the same whatever the path
 					}
 					// Small pages cut items and continuation items.
@@ -161,7 +160,7 @@ func TestMapLayoutManyEventsInOneMillisecond(t *testing.T) {
 // the write splits them by the cost of the update it builds.
 func TestMapLayoutAppendOfManyEvents(t *testing.T) {
 	each(t, func(t *testing.T, b backends.Backend) {
-		for _, path := range []config.WritePath{config.WritePathCreateFirst, config.WritePathAppendFirst} {
+		for _, path := range []family.WritePath{family.WritePathCreateFirst, family.WritePathAppendFirst} {
 			t.Run(string(path), func(t *testing.T) {
 				db, _, _ := openMap(t, b, path, 0)
 				evs := make([]event.Event, 201)
@@ -182,7 +181,7 @@ func TestMapLayoutAppendOfManyEvents(t *testing.T) {
 
 func TestMapLayoutConcurrentWriters(t *testing.T) {
 	each(t, func(t *testing.T, b backends.Backend) {
-		for _, path := range []config.WritePath{config.WritePathCreateFirst, config.WritePathAppendFirst, config.WritePathAuto} {
+		for _, path := range []family.WritePath{family.WritePathCreateFirst, family.WritePathAppendFirst, family.WritePathAuto} {
 			t.Run(string(path), func(t *testing.T) {
 				// A small cap makes the writers race over continuation
 				// items too.
@@ -217,7 +216,7 @@ func TestMapLayoutConcurrentWriters(t *testing.T) {
 
 func TestMapLayoutContinuationBySize(t *testing.T) {
 	each(t, func(t *testing.T, b backends.Backend) {
-		db, store, prefix := openMap(t, b, config.WritePathAuto, 0)
+		db, store, prefix := openMap(t, b, family.WritePathAuto, 0)
 		big := strings.Repeat("x", 90<<10)
 		var evs []event.Event
 		for i := range 10 {
@@ -253,7 +252,7 @@ func TestMapLayoutContinuationBySize(t *testing.T) {
 
 func TestMapLayoutRangesCursorsAndFields(t *testing.T) {
 	each(t, func(t *testing.T, b backends.Backend) {
-		db, _, _ := openMap(t, b, config.WritePathAuto, 5)
+		db, _, _ := openMap(t, b, family.WritePathAuto, 5)
 		var evs []event.Event
 		for ms := range 20 {
 			evs = append(evs, sameMillisecond(apr10.Add(time.Duration(ms)*time.Millisecond), "a", 1+ms%7)...)
@@ -307,7 +306,7 @@ func ids(evs []event.Event) []string {
 
 func TestMapLayoutAutoPathRequests(t *testing.T) {
 	each(t, func(t *testing.T, b backends.Backend) {
-		db, store, _ := openMap(t, b, config.WritePathAuto, 0)
+		db, store, _ := openMap(t, b, family.WritePathAuto, 0)
 		ctx := context.Background()
 		// Warm the catalog and the series index.
 		_, err := db.Write(ctx, "acme", "m", []event.Event{ev(apr10.Add(-time.Second), "one", map[string]any{"v": num(0)})})
@@ -345,7 +344,7 @@ func TestMapLayoutAutoPathRequests(t *testing.T) {
 
 func TestMapLayoutRefusesWideEvents(t *testing.T) {
 	each(t, func(t *testing.T, b backends.Backend) {
-		db, _, _ := openMap(t, b, config.WritePathAuto, 0)
+		db, _, _ := openMap(t, b, family.WritePathAuto, 0)
 		fields := map[string]any{}
 		for i := range engine.MaxMapFields + 1 {
 			fields[fmt.Sprintf("f%d", i)] = num(i)
@@ -410,8 +409,8 @@ func TestMapLayoutPartialFailuresAndRetries(t *testing.T) {
 	each(t, func(t *testing.T, b backends.Backend) {
 		inner, cfg := b.Open(t)
 		store := &flakyStore{Store: inner}
-		cfg.Tables = map[string]config.Table{"m": {Family: cfg.Families[0].Name, Layout: family.LayoutMap, EventsPerItem: 7}}
-		db, err := engine.Open(context.Background(), store, engine.Options{Config: cfg, Clock: clock.NewManual(apr10.Add(time.Hour))})
+		cfg.Tables = map[string]family.Table{"m": {Family: cfg.Families[0].Name, Layout: family.LayoutMap, EventsPerItem: 7}}
+		db, err := engine.Open(context.Background(), store, engine.Options{Schema: cfg, Clock: clock.NewManual(apr10.Add(time.Hour))})
 		require.NoError(t, err)
 		t.Cleanup(func() { db.Close() })
 
@@ -450,13 +449,13 @@ func TestMapLayoutAggregates(t *testing.T) {
 	each(t, func(t *testing.T, b backends.Backend) {
 		inner, cfg := b.Open(t)
 		fam := cfg.Families[0].Name
-		cfg.Tables = map[string]config.Table{
+		cfg.Tables = map[string]family.Table{
 			"m":  {Family: fam, Layout: family.LayoutMap},
 			"mr": {Family: fam, Layout: family.LayoutMap, Rollups: true},
 			"r":  {Family: fam, Layout: family.LayoutRow},
 		}
 		clk := clock.NewManual(apr10.Add(48 * time.Hour))
-		db, err := engine.Open(context.Background(), inner, engine.Options{Config: cfg, Clock: clk, RollupSettle: time.Minute})
+		db, err := engine.Open(context.Background(), inner, engine.Options{Schema: cfg, Clock: clk, RollupSettle: time.Minute})
 		require.NoError(t, err)
 		t.Cleanup(func() { db.Close() })
 		var evs []event.Event
@@ -485,9 +484,9 @@ func TestMapLayoutAggregates(t *testing.T) {
 
 func TestMapLayoutMetrics(t *testing.T) {
 	inner, cfg := backends.Pebble().Open(t)
-	cfg.Tables = map[string]config.Table{"m": {Family: cfg.Families[0].Name, Layout: family.LayoutMap}}
+	cfg.Tables = map[string]family.Table{"m": {Family: cfg.Families[0].Name, Layout: family.LayoutMap}}
 	reg := prometheus.NewRegistry()
-	db, err := engine.Open(context.Background(), inner, engine.Options{Config: cfg, Clock: clock.NewManual(apr10.Add(time.Hour)), Registerer: reg})
+	db, err := engine.Open(context.Background(), inner, engine.Options{Schema: cfg, Clock: clock.NewManual(apr10.Add(time.Hour)), Registerer: reg})
 	require.NoError(t, err)
 	t.Cleanup(func() { db.Close() })
 	e := []event.Event{ev(apr10, "s", map[string]any{"v": num(1)})}

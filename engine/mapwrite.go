@@ -13,7 +13,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/timetabledb/timetable/config"
+	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/storage"
 )
 
@@ -49,7 +49,7 @@ type mapGroup struct {
 type mapWriter struct {
 	store   storage.Items
 	table   string
-	layout  config.TableLayout
+	layout  family.TableLayout
 	paths   *pathMemory
 	metrics *metrics
 }
@@ -489,11 +489,11 @@ func newPathMemory() *pathMemory { return &pathMemory{last: map[string]pathState
 
 // appendFirst reports whether a write of millisecond ms of partition pk
 // should try an append first, by the write-path rule of docs/layouts.md.
-func (p *pathMemory) appendFirst(pk string, ms time.Time, path config.WritePath) bool {
+func (p *pathMemory) appendFirst(pk string, ms time.Time, path family.WritePath) bool {
 	switch path {
-	case config.WritePathAppendFirst:
+	case family.WritePathAppendFirst:
 		return true
-	case config.WritePathCreateFirst:
+	case family.WritePathCreateFirst:
 		return false
 	}
 	p.mu.Lock()
@@ -534,7 +534,7 @@ func mapProblem(row storage.Item) string {
 	}
 	// Appended alone, to an item with every field map or with none, its
 	// update must stay within DynamoDB's expression limits.
-	mw := &mapWriter{layout: config.TableLayout{EventsPerItem: config.MaxEventsPerItem}}
+	mw := &mapWriter{layout: family.TableLayout{EventsPerItem: family.MaxEventsPerItem}}
 	sk := mapSortKey(g[0].ms, 0)
 	for _, have := range []*mapItemState{nil, {exists: true, fields: newItemFields()}} {
 		if err := mw.appendTo(g[0], sk, g[0].events, have).CheckExpressions(); err != nil {

@@ -8,18 +8,24 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/timetabledb/timetable/clock"
-	"github.com/timetabledb/timetable/config"
 	"github.com/timetabledb/timetable/event"
+	"github.com/timetabledb/timetable/family"
 )
 
 // Options configure an engine. The zero value is the default for every
 // field, as the Default constants say: the default family
 // (family.Default), the wall clock, and no metrics. A negative number or
 // duration is an error (Validate).
+//
+// The engine owns its settings, as Prometheus' tsdb.Options do: it reads
+// no configuration file. Package config reads timetable's YAML file,
+// whose Schema is this Schema, beside the settings of the server, MQTT
+// and the store, which the engine never sees.
 type Options struct {
-	// Config holds the families and per-table settings; zero means
-	// config.Default().
-	Config config.Config
+	// Schema holds the families, the settings of logical tables and the
+	// meta table. Nil Families mean the default family alone
+	// (family.DefaultSchema), and an empty MetaTable DefaultMetaTable.
+	Schema family.Schema
 	// Limits bound what an event may hold; zero fields are event's
 	// defaults.
 	Limits event.Limits
@@ -29,9 +35,6 @@ type Options struct {
 	Logger *slog.Logger
 	// Registerer receives the engine's metrics; nil registers none.
 	Registerer prometheus.Registerer
-	// MetaTable names the table holding tenants and logical tables;
-	// empty means the configuration's, or "timetable_meta".
-	MetaTable string
 	// QueryParallelism bounds the storage queries a Query runs at once;
 	// zero means DefaultQueryParallelism.
 	QueryParallelism int
@@ -59,7 +62,7 @@ type Options struct {
 	// zero means DefaultMaxLimit.
 	DefaultLimit, MaxLimit int
 	// Rollups turns materialized rollups on for every logical table, as
-	// config.Table.Rollups does for one.
+	// family.Table.Rollups does for one.
 	Rollups bool
 	// RollupSettle is how old a rollup's version markers must be before
 	// the rollup is trusted or stored; zero means DefaultRollupSettle. A
@@ -67,7 +70,8 @@ type Options struct {
 	RollupSettle time.Duration
 }
 
-// DefaultMetaTable is the meta table's name unless configured otherwise.
+// DefaultMetaTable is the meta table's name unless Schema.MetaTable says
+// otherwise.
 const DefaultMetaTable = "timetable_meta"
 
 // Defaults of the zero fields of Options.
@@ -96,8 +100,11 @@ const (
 
 // EnsureDefaults fills in the zero fields.
 func (o *Options) EnsureDefaults() {
-	if o.Config.Families == nil {
-		o.Config = config.Default()
+	if o.Schema.Families == nil {
+		o.Schema.Families = []family.Family{family.Default()}
+		if o.Schema.DefaultFamily == "" {
+			o.Schema.DefaultFamily = family.Default().Name
+		}
 	}
 	if o.Clock == nil {
 		o.Clock = clock.Real{}
@@ -105,11 +112,8 @@ func (o *Options) EnsureDefaults() {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	if o.MetaTable == "" {
-		o.MetaTable = o.Config.MetaTable
-	}
-	if o.MetaTable == "" {
-		o.MetaTable = DefaultMetaTable
+	if o.Schema.MetaTable == "" {
+		o.Schema.MetaTable = DefaultMetaTable
 	}
 	if o.QueryParallelism == 0 {
 		o.QueryParallelism = DefaultQueryParallelism
@@ -136,18 +140,18 @@ func (o *Options) EnsureDefaults() {
 
 // Validate reports what is wrong with the options, if anything.
 func (o *Options) Validate() error {
-	if err := o.Config.Validate(); err != nil {
-		return err
+	if err := o.Schema.Validate(); err != nil {
+		return fmt.Errorf("timetable: invalid schema: %w", err)
 	}
 	if err := o.Limits.Validate(); err != nil {
 		return err
 	}
-	for _, f := range o.Config.Families {
+	for _, f := range o.Schema.Families {
 		if f.Namer().Validate() != nil {
 			continue
 		}
-		if len(o.MetaTable) >= len(f.Prefix) && o.MetaTable[:len(f.Prefix)] == f.Prefix {
-			return fmt.Errorf("timetable: meta table %q would be inside family %q's prefix", o.MetaTable, f.Name)
+		if meta := o.Schema.MetaTable; len(meta) >= len(f.Prefix) && meta[:len(f.Prefix)] == f.Prefix {
+			return fmt.Errorf("timetable: meta table %q would be inside family %q's prefix", meta, f.Name)
 		}
 	}
 	if o.QueryParallelism < 1 || o.WriteParallelism < 1 || o.DefaultLimit < 1 || o.MaxLimit < o.DefaultLimit {
@@ -160,4 +164,13 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("timetable: RollupSettle %v is negative", o.RollupSettle)
 	}
 	return nil
+}
+
+// policy resolves a logical table's settings once, for one Write, Query
+// or Aggregate to pass down: its family, its layout, and whether it keeps
+// rollups (its own setting, or Options.Rollups for every table).
+func (db *DB) policy(table string) family.TablePolicy {
+	p := db.opts.Schema.Policy(table)
+	p.Rollups = p.Rollups || db.opts.Rollups
+	return p
 }

@@ -29,7 +29,7 @@ func TestPing(t *testing.T) {
 func TestPingStoreDown(t *testing.T) {
 	store, cfg := backends.Pebble().Open(t)
 	down := &downStore{Store: store}
-	db, err := engine.Open(context.Background(), down, engine.Options{Config: cfg})
+	db, err := engine.Open(context.Background(), down, engine.Options{Schema: cfg})
 	require.NoError(t, err)
 	defer db.Close()
 	down.err = fmt.Errorf("get item: %w", storage.ErrUnavailable)

@@ -71,13 +71,13 @@ func (db *DB) DeleteTenantData(ctx context.Context, tenant string) (Purged, erro
 	return out, nil
 }
 
-// familyNamed returns the configured family of that name, or the one the
-// configuration gives table.
+// familyNamed returns the schema's family of that name, or the one the
+// schema gives table.
 func (db *DB) familyNamed(name, table string) family.Family {
-	if i := slices.IndexFunc(db.opts.Config.Families, func(f family.Family) bool { return f.Name == name }); i >= 0 {
-		return db.opts.Config.Families[i]
+	if i := slices.IndexFunc(db.opts.Schema.Families, func(f family.Family) bool { return f.Name == name }); i >= 0 {
+		return db.opts.Schema.Families[i]
 	}
-	return db.opts.Config.Family(table)
+	return db.opts.Schema.Family(table)
 }
 
 // purgeTables deletes a tenant's logical table's items in its physical

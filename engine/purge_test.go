@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/timetabledb/timetable/clock"
-	"github.com/timetabledb/timetable/config"
 	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/event"
 	"github.com/timetabledb/timetable/family"
@@ -24,13 +23,13 @@ func TestDeleteTenantData(t *testing.T) {
 	each(t, func(t *testing.T, b backends.Backend) {
 		store, cfg := b.Open(t)
 		cfg.Families[0].Shards = 2
-		cfg.Tables = map[string]config.Table{
+		cfg.Tables = map[string]family.Table{
 			"m":      {Family: cfg.Families[0].Name, Layout: family.LayoutMap},
 			"rolled": {Family: cfg.Families[0].Name, Rollups: true},
 		}
 		start := time.Date(2017, 4, 1, 0, 0, 0, 0, time.UTC)
 		clk := clock.NewManual(start.Add(30 * 24 * time.Hour))
-		db, err := engine.Open(context.Background(), store, engine.Options{Config: cfg, Clock: clk})
+		db, err := engine.Open(context.Background(), store, engine.Options{Schema: cfg, Clock: clk})
 		require.NoError(t, err)
 		t.Cleanup(func() { db.Close() })
 		ctx := context.Background()

@@ -13,7 +13,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/timetabledb/timetable/clock"
-	"github.com/timetabledb/timetable/config"
 	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/event"
 	"github.com/timetabledb/timetable/family"
@@ -33,8 +32,8 @@ func TestQueryJSONIsQuerysEventsAsJSON(t *testing.T) {
 		store, cfg := b.Open(t)
 		cfg.Families[0].Shards = 2
 		fam := cfg.Families[0].Name
-		configs := layoutConfigs(cfg, func(kind family.Layout) map[string]config.Table {
-			return map[string]config.Table{
+		configs := layoutConfigs(cfg, func(kind family.Layout) map[string]family.Table {
+			return map[string]family.Table{
 				"r": {Family: fam, Layout: family.LayoutRow},
 				"m": {Family: fam, Layout: family.LayoutMap},
 				"t": {Family: fam, Layout: kind},
@@ -76,7 +75,7 @@ func TestQueryJSONIsQuerysEventsAsJSON(t *testing.T) {
 		}
 		// "t" takes the first half as rows, the second as map items.
 		for i, kind := range layouts {
-			db, err := engine.Open(ctx, store, engine.Options{Config: configs[kind], Clock: clk})
+			db, err := engine.Open(ctx, store, engine.Options{Schema: configs[kind], Clock: clk})
 			require.NoError(t, err)
 			_, err = db.Write(ctx, "acme", "t", slices.Clone(evs[i*120:(i+1)*120]))
 			require.NoError(t, err)
@@ -91,10 +90,10 @@ func TestQueryJSONIsQuerysEventsAsJSON(t *testing.T) {
 
 		filters := []string{"", `level = "ERROR"`, `not exists(temp) or begins_with(msg, "tab")`}
 		for _, kind := range layouts {
-			db, err := engine.Open(ctx, store, engine.Options{Config: configs[kind], Clock: clk})
+			db, err := engine.Open(ctx, store, engine.Options{Schema: configs[kind], Clock: clk})
 			require.NoError(t, err)
 			t.Cleanup(func() { db.Close() })
-			viewed, err := engine.Open(ctx, poisoned{store}, engine.Options{Config: configs[kind], Clock: clk})
+			viewed, err := engine.Open(ctx, poisoned{store}, engine.Options{Schema: configs[kind], Clock: clk})
 			require.NoError(t, err)
 			t.Cleanup(func() { viewed.Close() })
 			for _, table := range []string{"r", "m", "t"} {

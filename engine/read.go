@@ -102,9 +102,10 @@ func (db *DB) query(ctx context.Context, tenant string, q Query, json bool, emit
 		return 0, "", fmt.Errorf("%w: %q", ErrUnknownTable, q.Table)
 	}
 
-	spec := sourceSpec{tenant: tenant, q: q, limit: limit, pos: pos, json: json}
+	pol := db.policy(q.Table)
+	spec := sourceSpec{tenant: tenant, q: q, layout: pol.Layout.Kind, limit: limit, pos: pos, json: json}
 	from, to := spec.span()
-	spec.tables, err = db.catalog.tables(ctx, db.opts.Config.Family(q.Table), from, to)
+	spec.tables, err = db.catalog.tables(ctx, pol.Family, from, to)
 	if err != nil {
 		return 0, "", err
 	}
@@ -192,6 +193,9 @@ func checkFilter(f *storage.Filter) error {
 type sourceSpec struct {
 	tenant string
 	q      Query
+	// layout is the logical table's item layout (its TablePolicy's): map
+	// partitions are read in whole milliseconds.
+	layout family.Layout
 	tables []physTable
 	// limit is the events of the page asked for; 0 reads every event
 	// (an aggregate).
@@ -275,7 +279,7 @@ func (db *DB) newReading(ctx context.Context, spec sourceSpec) *reading {
 	r := &reading{
 		ctx: ctx, store: db.store, tenant: tenant, q: q, from: from, to: to, pos: pos,
 		low: timeKey(from), high: highKey(to),
-		grouped: db.opts.Config.Layout(q.Table).Kind == family.LayoutMap,
+		grouped: spec.layout == family.LayoutMap,
 		win:     window{from: from, to: to, desc: q.Desc, pos: pos, filter: q.Filter, fields: q.Fields},
 		json:    spec.json,
 	}

@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/timetabledb/timetable/clock"
-	"github.com/timetabledb/timetable/config"
 	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/event"
 	"github.com/timetabledb/timetable/family"
@@ -61,7 +60,7 @@ func TestPolicyChangesKeepEveryEvent(t *testing.T) {
 				}
 				// Sunday 2017-04-09 is a week's first day.
 				clk := clock.NewManual(time.Date(2017, 4, 9, 6, 0, 0, 0, time.UTC))
-				dbA, err := engine.Open(ctx, store, engine.Options{Config: cfg, Clock: clk})
+				dbA, err := engine.Open(ctx, store, engine.Options{Schema: cfg, Clock: clk})
 				require.NoError(t, err)
 				var all []event.Event
 				write := func(db *engine.DB, from time.Time, n int, tag string) {
@@ -82,7 +81,7 @@ func TestPolicyChangesKeepEveryEvent(t *testing.T) {
 				tc.after(&cfg.Families[0])
 				require.NoError(t, cfg.Validate())
 				clk.Advance(30 * time.Hour)
-				dbB, err := engine.Open(ctx, store, engine.Options{Config: cfg, Clock: clk})
+				dbB, err := engine.Open(ctx, store, engine.Options{Schema: cfg, Clock: clk})
 				require.NoError(t, err)
 				defer dbB.Close()
 				// Events in the old tables' periods, and after them.
@@ -146,7 +145,7 @@ func oldTier(before []engine.TableStatus, table, tier string) (string, bool) {
 	return "", true // a table made after the change
 }
 
-func metaOf(cfg config.Config) string {
+func metaOf(cfg family.Schema) string {
 	if cfg.MetaTable == "" {
 		return engine.DefaultMetaTable
 	}
@@ -161,7 +160,7 @@ func TestUpgradeRegistersExistingTables(t *testing.T) {
 		ctx := context.Background()
 		store, cfg := b.Open(t)
 		clk := clock.NewManual(apr10)
-		old, err := engine.Open(ctx, store, engine.Options{Config: cfg, Clock: clk})
+		old, err := engine.Open(ctx, store, engine.Options{Schema: cfg, Clock: clk})
 		require.NoError(t, err)
 		var evs []event.Event
 		for i := range 40 {
@@ -191,7 +190,7 @@ func TestUpgradeRegistersExistingTables(t *testing.T) {
 		require.NoError(t, store.BatchWrite(ctx, upgraded, items))
 
 		cfg.MetaTable = upgraded
-		db, err := engine.Open(ctx, store, engine.Options{Config: cfg, Clock: clk})
+		db, err := engine.Open(ctx, store, engine.Options{Schema: cfg, Clock: clk})
 		require.NoError(t, err)
 		defer db.Close()
 		got := queryAll(t, db, "acme", engine.Query{Table: "cars", From: apr10.Add(-40 * 24 * time.Hour), To: apr10.Add(24 * time.Hour), Limit: 7})
@@ -212,10 +211,10 @@ func TestTwoServersSeeEachOthersTables(t *testing.T) {
 		ctx := context.Background()
 		store, cfg := b.Open(t)
 		clk := clock.NewManual(apr10)
-		a, err := engine.Open(ctx, store, engine.Options{Config: cfg, Clock: clk})
+		a, err := engine.Open(ctx, store, engine.Options{Schema: cfg, Clock: clk})
 		require.NoError(t, err)
 		defer a.Close()
-		bdb, err := engine.Open(ctx, store, engine.Options{Config: cfg, Clock: clk})
+		bdb, err := engine.Open(ctx, store, engine.Options{Schema: cfg, Clock: clk})
 		require.NoError(t, err)
 		defer bdb.Close()
 
@@ -254,7 +253,7 @@ func TestBackfillTablesAreOnDemand(t *testing.T) {
 		store, cfg := b.Open(t)
 		now := time.Date(2017, 11, 15, 12, 0, 0, 0, time.UTC)
 		clk := clock.NewManual(now)
-		db, err := engine.Open(ctx, store, engine.Options{Config: cfg, Clock: clk})
+		db, err := engine.Open(ctx, store, engine.Options{Schema: cfg, Clock: clk})
 		require.NoError(t, err)
 		defer db.Close()
 		var evs []event.Event
@@ -314,7 +313,7 @@ func TestOneRegistryReadPerQuery(t *testing.T) {
 	counted := &registryReads{Store: store, meta: metaOf(cfg)}
 	ctx := context.Background()
 	clk := clock.NewManual(apr10.Add(48 * time.Hour))
-	db, err := engine.Open(ctx, counted, engine.Options{Config: cfg, Clock: clk, Rollups: true, RollupSettle: time.Minute})
+	db, err := engine.Open(ctx, counted, engine.Options{Schema: cfg, Clock: clk, Rollups: true, RollupSettle: time.Minute})
 	require.NoError(t, err)
 	defer db.Close()
 	var evs []event.Event

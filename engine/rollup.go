@@ -27,17 +27,13 @@ var (
 	rollupUnits = []rollupUnit{hourUnit, dayUnit}
 )
 
-// rollupsOn reports whether a logical table keeps rollups.
-func (db *DB) rollupsOn(table string) bool {
-	return db.opts.Rollups || db.opts.Config.Tables[table].Rollups
-}
-
 // rollupUnitFor returns the rollup unit an aggregate query can use: days
 // for calendar buckets (weeks, months and quarters are whole UTC days) and
 // when the bucket is a whole number of days, hours when of hours. When
-// the table keeps rollups and the query cannot use them, why says so.
-func (db *DB) rollupUnitFor(q AggregateQuery) (u rollupUnit, ok bool, why string) {
-	if !db.rollupsOn(q.Table) {
+// the table keeps rollups (rollups, its TablePolicy's) and the query
+// cannot use them, why says so.
+func rollupUnitFor(q AggregateQuery, rollups bool) (u rollupUnit, ok bool, why string) {
+	if !rollups {
 		return rollupUnit{}, false, ""
 	}
 	if i := slices.IndexFunc(q.Funcs, func(fn string) bool { return slices.Contains(sketchFuncs, fn) }); i >= 0 {
@@ -62,7 +58,7 @@ func (db *DB) rollupUnitFor(q AggregateQuery) (u rollupUnit, ok bool, why string
 // table keeps none, "used", or "not used: " and why. The query must have
 // passed Aggregate's checks (AggregateQuery.Check).
 func (db *DB) RollupUse(q AggregateQuery) string {
-	_, ok, why := db.rollupUnitFor(q)
+	_, ok, why := rollupUnitFor(q, db.policy(q.Table).Rollups)
 	switch {
 	case ok:
 		return "used"
@@ -75,7 +71,7 @@ func (db *DB) RollupUse(q AggregateQuery) string {
 // aggregateRollups answers an aggregate query from rollups for the whole
 // units inside the range and from raw events for the partial units at its
 // edges.
-func (db *DB) aggregateRollups(ctx context.Context, tenant string, q AggregateQuery, f family.Family, u rollupUnit) ([]Bucket, error) {
+func (db *DB) aggregateRollups(ctx context.Context, tenant string, q AggregateQuery, pol family.TablePolicy, u rollupUnit) ([]Bucket, error) {
 	parts := map[int64]*part{}
 	at := func(start time.Time) *part {
 		k := q.bucketStart(start).UnixNano()
@@ -87,7 +83,7 @@ func (db *DB) aggregateRollups(ctx context.Context, tenant string, q AggregateQu
 		return p
 	}
 	// One read of the registry serves the whole query.
-	all, err := db.catalog.tables(ctx, f, q.From, q.To)
+	all, err := db.catalog.tables(ctx, pol.Family, q.From, q.To)
 	if err != nil {
 		return nil, err
 	}
@@ -103,7 +99,7 @@ func (db *DB) aggregateRollups(ctx context.Context, tenant string, q AggregateQu
 	raw := func(from, to time.Time) error {
 		tables := within(from, to)
 		rq := Query{Table: q.Table, Series: q.Series, From: from, To: to, Fields: q.Fields}
-		return db.eachEvent(ctx, sourceSpec{tenant: tenant, q: rq, tables: tables}, func(ev event.Event) error {
+		return db.eachEvent(ctx, sourceSpec{tenant: tenant, q: rq, layout: pol.Layout.Kind, tables: tables}, func(ev event.Event) error {
 			at(ev.Time).add(ev, q.Fields)
 			return nil
 		})
@@ -126,7 +122,7 @@ func (db *DB) aggregateRollups(ctx context.Context, tenant string, q AggregateQu
 				return nil, err
 			}
 		}
-		err := db.wholeUnits(ctx, tenant, q, f, u, first, end, within(first, end.Add(-1)), func(start time.Time, p *part) {
+		err := db.wholeUnits(ctx, tenant, q, pol, u, first, end, within(first, end.Add(-1)), func(start time.Time, p *part) {
 			at(start).merge(p, q.Fields)
 		})
 		if err != nil {
@@ -139,8 +135,8 @@ func (db *DB) aggregateRollups(ctx context.Context, tenant string, q AggregateQu
 // wholeUnits calls emit with the rollup of every series and every unit in
 // [first, end), read when valid and computed from raw events (and stored,
 // once settled) when not.
-func (db *DB) wholeUnits(ctx context.Context, tenant string, q AggregateQuery, f family.Family, u rollupUnit, first, end time.Time, tables []physTable, emit func(time.Time, *part)) error {
-	r := &unitsRead{db: db, tenant: tenant, q: q, f: f, u: u, first: first, end: end, tables: tables,
+func (db *DB) wholeUnits(ctx context.Context, tenant string, q AggregateQuery, pol family.TablePolicy, u rollupUnit, first, end time.Time, tables []physTable, emit func(time.Time, *part)) error {
+	r := &unitsRead{db: db, tenant: tenant, q: q, f: pol.Family, u: u, first: first, end: end, tables: tables,
 		settled: db.opts.Clock.Now().Add(-db.opts.RollupSettle).UnixNano()}
 	// The markers first, then the rollups and raw events: a write after
 	// this point leaves a marker the stored rollup does not cover.
@@ -165,7 +161,7 @@ func (db *DB) wholeUnits(ctx context.Context, tenant string, q AggregateQuery, f
 		if len(stale) == 0 {
 			continue
 		}
-		fresh, err := db.recompute(ctx, tenant, q.Table, s, u, tables, stale)
+		fresh, err := db.recompute(ctx, tenant, q.Table, pol.Layout.Kind, s, u, tables, stale)
 		if err != nil {
 			return err
 		}
@@ -333,7 +329,7 @@ func (r *unitsRead) store(ctx context.Context, series string, starts []time.Time
 
 // recompute reads one series' raw events over the stale units, each event
 // once, and summarises each unit.
-func (db *DB) recompute(ctx context.Context, tenant, table, series string, u rollupUnit, tables []physTable, stale []time.Time) ([]*part, error) {
+func (db *DB) recompute(ctx context.Context, tenant, table string, layout family.Layout, series string, u rollupUnit, tables []physTable, stale []time.Time) ([]*part, error) {
 	from, to := stale[0], stale[len(stale)-1].Add(u.d-1)
 	idx := make(map[int64]int, len(stale))
 	out := make([]*part, len(stale))
@@ -341,7 +337,7 @@ func (db *DB) recompute(ctx context.Context, tenant, table, series string, u rol
 		idx[s.UnixNano()] = i
 		out[i] = &part{}
 	}
-	err := db.eachEvent(ctx, sourceSpec{tenant: tenant, q: Query{Table: table, Series: series, From: from, To: to}, tables: tables}, func(ev event.Event) error {
+	err := db.eachEvent(ctx, sourceSpec{tenant: tenant, q: Query{Table: table, Series: series, From: from, To: to}, layout: layout, tables: tables}, func(ev event.Event) error {
 		if i, ok := idx[alignDown(ev.Time, u.d).UnixNano()]; ok {
 			out[i].addAll(ev)
 		}

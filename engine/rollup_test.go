@@ -31,10 +31,10 @@ func openRollups(t *testing.T, b backends.Backend, now time.Time) rollupFixture 
 	store, cfg := b.Open(t)
 	clk := clock.NewManual(now)
 	ctx := context.Background()
-	on, err := engine.Open(ctx, store, engine.Options{Config: cfg, Clock: clk, Rollups: true})
+	on, err := engine.Open(ctx, store, engine.Options{Schema: cfg, Clock: clk, Rollups: true})
 	require.NoError(t, err)
 	t.Cleanup(func() { on.Close() })
-	raw, err := engine.Open(ctx, store, engine.Options{Config: cfg, Clock: clk})
+	raw, err := engine.Open(ctx, store, engine.Options{Schema: cfg, Clock: clk})
 	require.NoError(t, err)
 	t.Cleanup(func() { raw.Close() })
 	return rollupFixture{fixture: &fixture{prefix: cfg.Families[0].Prefix, db: on, store: store, clock: clk}, raw: raw}

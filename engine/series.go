@@ -215,7 +215,7 @@ func (db *DB) ListSeries(ctx context.Context, tenant, table, prefix, after strin
 		// Written before ranges were recorded: every table of the family.
 		from, to = time.Unix(0, 0), db.opts.Clock.Now().Add(db.opts.Limits.MaxFutureSkew+24*time.Hour)
 	}
-	tables, err := db.catalog.tables(ctx, db.opts.Config.Family(table), from, to)
+	tables, err := db.catalog.tables(ctx, db.opts.Schema.Family(table), from, to)
 	if err != nil {
 		return SeriesPage{}, fmt.Errorf("list series of %q: %w", table, err)
 	}

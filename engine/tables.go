@@ -27,7 +27,7 @@ func (db *DB) Tables(ctx context.Context) ([]TableStatus, error) {
 	defer done()
 	now := db.opts.Clock.Now()
 	var out []TableStatus
-	for _, f := range db.opts.Config.Families {
+	for _, f := range db.opts.Schema.Families {
 		entries, err := db.registry.List(ctx, f.Name)
 		if err != nil {
 			return nil, err

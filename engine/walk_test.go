@@ -107,7 +107,7 @@ func TestAggregatesKeepNoViewOfTheStore(t *testing.T) {
 		start := time.Date(2017, 4, 29, 0, 0, 0, 0, time.UTC) // across a month boundary
 		clk := clock.NewManual(start)
 		ctx := context.Background()
-		plain, err := engine.Open(ctx, store, engine.Options{Config: cfg, Clock: clk})
+		plain, err := engine.Open(ctx, store, engine.Options{Schema: cfg, Clock: clk})
 		require.NoError(t, err)
 		t.Cleanup(func() { plain.Close() })
 		rng := rand.New(rand.NewPCG(5, 6))
@@ -130,7 +130,7 @@ func TestAggregatesKeepNoViewOfTheStore(t *testing.T) {
 		_, err = plain.Write(ctx, "acme", "t", slices.Clone(all[80:160]))
 		require.NoError(t, err)
 
-		viewed, err := engine.Open(ctx, poisoned{store}, engine.Options{Config: cfg, Clock: clk})
+		viewed, err := engine.Open(ctx, poisoned{store}, engine.Options{Schema: cfg, Clock: clk})
 		require.NoError(t, err)
 		t.Cleanup(func() { viewed.Close() })
 		for _, series := range []string{"", "car-1"} {

@@ -13,7 +13,6 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/timetabledb/timetable/config"
 	"github.com/timetabledb/timetable/event"
 	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/storage"
@@ -91,7 +90,7 @@ func (db *DB) storageProblems(tenant, table string, events []event.Event, be *ev
 	if err != nil {
 		return be
 	}
-	_, err = db.prepare(tenant, table, db.opts.Config.Family(table), db.opts.Config.Layout(table), b, now)
+	_, err = db.prepare(tenant, table, db.policy(table), b, now)
 	if more, ok := errors.AsType[*event.BatchError](err); ok {
 		for _, p := range more.Problems {
 			be.Problems = append(be.Problems, event.Problem{Index: index[p.Index], Reason: p.Reason})
@@ -120,7 +119,7 @@ func (db *DB) CheckWrite(tenant, table string, b event.Batch) error {
 	if err := checkTableName(table); err != nil {
 		return err
 	}
-	_, err := db.prepare(tenant, table, db.opts.Config.Family(table), db.opts.Config.Layout(table), b, db.opts.Clock.Now())
+	_, err := db.prepare(tenant, table, db.policy(table), b, db.opts.Clock.Now())
 	return err
 }
 
@@ -144,9 +143,9 @@ func (db *DB) write(ctx context.Context, tenant, table string, check func(now ti
 	if err != nil {
 		return 0, err
 	}
-	f := db.opts.Config.Family(table)
-	rollups := db.rollupsOn(table)
-	if rollups {
+	pol := db.policy(table)
+	f := pol.Family
+	if pol.Rollups {
 		// A write must end within the settle window, or a rollup could
 		// be trusted before all its events are stored.
 		var cancel context.CancelFunc
@@ -154,8 +153,7 @@ func (db *DB) write(ctx context.Context, tenant, table string, check func(now ti
 		defer cancel()
 	}
 
-	layout := db.opts.Config.Layout(table)
-	items, err := db.prepare(tenant, table, f, layout, events, now)
+	items, err := db.prepare(tenant, table, pol, events, now)
 	if err != nil {
 		return 0, err
 	}
@@ -169,16 +167,16 @@ func (db *DB) write(ctx context.Context, tenant, table string, check func(now ti
 	if err := db.meta.registerTable(ctx, tenant, table, f.Name, now, first, last); err != nil {
 		return 0, err
 	}
-	groups, err := db.group(ctx, f, tenant, table, items, now, rollups)
+	groups, err := db.group(ctx, f, tenant, table, items, now, pol.Rollups)
 	if err != nil {
 		return 0, err
 	}
-	if layout.Kind == family.LayoutMap {
+	if pol.Layout.Kind == family.LayoutMap {
 		for _, grp := range groups {
-			grp.mapw = &mapWriter{store: db.store, layout: layout, paths: db.paths, metrics: db.metrics}
+			grp.mapw = &mapWriter{store: db.store, layout: pol.Layout, paths: db.paths, metrics: db.metrics}
 		}
 	}
-	if rollups {
+	if pol.Rollups {
 		nonce := newNonce()
 		for _, grp := range groups {
 			grp.markers = grp.markerItems(nonce, now)
@@ -236,7 +234,8 @@ func RowItem(tenant, table string, ev event.Event, shard int) storage.Item {
 
 // prepare gives the events their ids and turns them into items, without
 // I/O, refusing those that cannot be stored.
-func (db *DB) prepare(tenant, table string, f family.Family, layout config.TableLayout, events event.Batch, now time.Time) ([]pending, error) {
+func (db *DB) prepare(tenant, table string, pol family.TablePolicy, events event.Batch, now time.Time) ([]pending, error) {
+	f, layout := pol.Family, pol.Layout
 	var problems []event.Problem
 	items := make([]pending, 0, events.Len())
 	events.AssignIDs(tenant, table)

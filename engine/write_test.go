@@ -156,7 +156,7 @@ func TestWriteRefusesEventsPastRetention(t *testing.T) {
 	cfg.Families[0].Retention = 30 * 24 * time.Hour
 	cfg.Families[0].WriteTimeGrouping = false
 	now := apr10.Add(90 * 24 * time.Hour)
-	db, err := engine.Open(context.Background(), store, engine.Options{Config: cfg, Clock: clock.NewManual(now)})
+	db, err := engine.Open(context.Background(), store, engine.Options{Schema: cfg, Clock: clock.NewManual(now)})
 	require.NoError(t, err)
 	defer db.Close()
 	n, err := db.Write(context.Background(), "acme", "t", []event.Event{
@@ -173,7 +173,7 @@ func TestWriteRefusesEventsPastRetention(t *testing.T) {
 	// With write-time grouping the same late event lands in a table of
 	// this month, kept a retention past it.
 	cfg.Families[0].WriteTimeGrouping = true
-	db2, err := engine.Open(context.Background(), store, engine.Options{Config: cfg, Clock: clock.NewManual(now)})
+	db2, err := engine.Open(context.Background(), store, engine.Options{Schema: cfg, Clock: clock.NewManual(now)})
 	require.NoError(t, err)
 	defer db2.Close()
 	_, err = db2.Write(context.Background(), "acme", "t", []event.Event{{Time: apr10, Fields: map[string]any{"v": num(2)}}})

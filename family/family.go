@@ -13,6 +13,22 @@
 // the table also depends on the calendar month of the write, so data that
 // arrives months late lands in a table of its own and is never deleted
 // before retention says so.
+//
+// # Schema
+//
+// A Schema is the whole of an engine's table policy: the families, the
+// family and layout of each logical table (Table), and the meta table.
+// Schema.Policy resolves one logical table's settings into a TablePolicy
+// (its family, its TableLayout, its rollups), which a write or a read
+// looks up once and passes down.
+//
+// The schema lives here, not in the engine or in package config, because
+// it is policy as a Family is: pure data, and pure functions over it. The
+// engine is opened with one (engine.Options.Schema), and owns it as
+// Prometheus' tsdb owns its Options; the configuration file holds one
+// (config.Config embeds it) beside the settings of the server, MQTT and
+// the store. So the engine is embedded without the YAML package, and the
+// YAML package is read without importing the engine.
 package family
 
 import (

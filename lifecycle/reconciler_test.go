@@ -424,7 +424,7 @@ timetable_lifecycle_table_quota_reached 1
 	require.Len(t, entries, 1)
 	require.Equal(t, registry.Creating, entries[0].State)
 	require.Contains(t, entries[0].CreateError, "LimitExceededException")
-	db, err := engine.Open(context.Background(), store, engine.Options{Config: cfg, Clock: clock.NewManual(at("2017-04-12T10:00:00Z")), Logger: slog.New(slog.DiscardHandler)})
+	db, err := engine.Open(context.Background(), store, engine.Options{Schema: cfg, Clock: clock.NewManual(at("2017-04-12T10:00:00Z")), Logger: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
 	tables, err := db.Tables(context.Background())
 	require.NoError(t, err)

@@ -120,7 +120,7 @@ func TestTimeTravel(t *testing.T) {
 			f := cfg.Families[0]
 			start := time.Date(2017, 4, 1, 0, 0, 0, 0, time.UTC) // a Saturday
 			clk := clock.NewManual(start)
-			db, err := engine.Open(ctx, store, engine.Options{Config: cfg, Clock: clk, Logger: slog.New(slog.DiscardHandler)})
+			db, err := engine.Open(ctx, store, engine.Options{Schema: cfg, Clock: clk, Logger: slog.New(slog.DiscardHandler)})
 			require.NoError(t, err)
 			defer db.Close()
 			r := reconciler(t, lifecycle.Options{Store: store, Families: cfg.Families, MetaTable: cfg.MetaTable, Clock: clk})

@@ -16,6 +16,7 @@ import (
 	"github.com/timetabledb/timetable/clock"
 	"github.com/timetabledb/timetable/config"
 	"github.com/timetabledb/timetable/engine"
+	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/internal/backends"
 	"github.com/timetabledb/timetable/internal/clients"
 	"github.com/timetabledb/timetable/mqttsub"
@@ -31,7 +32,7 @@ type fixture struct {
 	t      *testing.T
 	db     *engine.DB
 	store  storage.Store
-	cfg    config.Config
+	cfg    family.Schema
 	broker *clients.Broker
 	pub    string // mosquitto_pub
 }
@@ -53,7 +54,7 @@ func newFixture(t *testing.T) *fixture {
 // open opens an engine on the fixture's store.
 func (f *fixture) open() {
 	f.t.Helper()
-	db, err := engine.Open(context.Background(), f.store, engine.Options{Config: f.cfg, Clock: clock.NewManual(now)})
+	db, err := engine.Open(context.Background(), f.store, engine.Options{Schema: f.cfg, Clock: clock.NewManual(now)})
 	require.NoError(f.t, err)
 	f.t.Cleanup(func() { db.Close() })
 	f.db = db

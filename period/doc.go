@@ -2,7 +2,9 @@
 // half-open periods [start, end) that physical tables hold, at one of the
 // granularities a family may choose (hour, 6 hours, 12 hours, day, week,
 // month, quarter), and names the calendar months that write-time grouping
-// uses.
+// uses. It also reads the durations timetable's settings, flags and
+// HTTP parameters are written in, where days and weeks are whole UTC days
+// ("90d", "12w", "36h": ParseDuration).
 //
 // Everything here is a pure function of its arguments. Nothing reads the
 // clock.

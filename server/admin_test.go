@@ -238,7 +238,7 @@ func TestNotFoundListsEveryRoute(t *testing.T) {
 func TestRevocationAcrossServers(t *testing.T) {
 	store, cfg := backend.Open(t)
 	a := newFixtureOn(t, store, cfg, prometheus.NewRegistry(), server.Options{AdminToken: adminToken})
-	db, err := engine.Open(context.Background(), store, engine.Options{Config: cfg, Clock: a.clock})
+	db, err := engine.Open(context.Background(), store, engine.Options{Schema: cfg, Clock: a.clock})
 	require.NoError(t, err)
 	h, err := server.New(db, server.Options{Logger: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)

@@ -13,7 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/stretchr/testify/require"
 
-	"github.com/timetabledb/timetable/config"
+	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/internal/backends"
 	"github.com/timetabledb/timetable/storage/dynamostore"
 )
@@ -33,7 +33,7 @@ func dynamoEndpoint(t *testing.T) string {
 // closed when the test ends, and the tables it made are deleted through
 // a second store on the test server itself, so that a test may leave the
 // first one's endpoint down.
-func openDynamo(t *testing.T, endpoint string, opts dynamostore.Options) (*dynamostore.Store, config.Config) {
+func openDynamo(t *testing.T, endpoint string, opts dynamostore.Options) (*dynamostore.Store, family.Schema) {
 	t.Helper()
 	ctx := context.Background()
 	opts.ClientOptions = append([]func(*dynamodb.Options){at(endpoint)}, opts.ClientOptions...)
@@ -45,7 +45,7 @@ func openDynamo(t *testing.T, endpoint string, opts dynamostore.Options) (*dynam
 	b := make([]byte, 4)
 	rand.Read(b)
 	id := "srv" + hex.EncodeToString(b)
-	cfg := config.Default()
+	cfg := family.DefaultSchema()
 	cfg.Families[0].Prefix = id + "_ev_"
 	cfg.MetaTable = id + "_meta"
 	t.Cleanup(func() {

@@ -18,8 +18,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/timetabledb/timetable/clock"
-	"github.com/timetabledb/timetable/config"
 	"github.com/timetabledb/timetable/engine"
+	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/internal/backends"
 	"github.com/timetabledb/timetable/server"
 	"github.com/timetabledb/timetable/storage"
@@ -75,12 +75,12 @@ func newFixture(t *testing.T, opts server.Options) *fixture {
 
 // newFixtureOn is newFixture on a store the caller opened and closes, with
 // the engine's and the server's metrics on reg.
-func newFixtureOn(t *testing.T, store storage.Store, cfg config.Config, reg *prometheus.Registry, opts server.Options) *fixture {
+func newFixtureOn(t *testing.T, store storage.Store, cfg family.Schema, reg *prometheus.Registry, opts server.Options) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	f := &fixture{t: t, dir: t.TempDir(), clock: clock.NewManual(now), logs: &syncBuffer{}, store: store}
 	var err error
-	f.db, err = engine.Open(ctx, f.store, engine.Options{Config: cfg, Clock: f.clock, Registerer: reg})
+	f.db, err = engine.Open(ctx, f.store, engine.Options{Schema: cfg, Clock: f.clock, Registerer: reg})
 	require.NoError(t, err)
 	f.acme, err = f.db.Tenants().Add(ctx, "acme", now)
 	require.NoError(t, err)

@@ -11,7 +11,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
-	"github.com/timetabledb/timetable/config"
 	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/server"
 	"github.com/timetabledb/timetable/storage"
@@ -33,7 +32,7 @@ func nestedJSON(level int) string {
 // would not change it.
 func TestNesting(t *testing.T) {
 	store, cfg := backend.Open(t)
-	cfg.Tables["m"] = config.Table{Family: cfg.DefaultFamily, Layout: family.LayoutMap}
+	cfg.Tables["m"] = family.Table{Family: cfg.DefaultFamily, Layout: family.LayoutMap}
 	f := newFixtureOn(t, store, cfg, prometheus.NewRegistry(), server.Options{})
 	lastWeek := now.Add(-7 * 24 * time.Hour)
 	event := func(at time.Time, fields string) string {

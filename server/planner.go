@@ -8,7 +8,7 @@ import (
 	"strconv"
 
 	"github.com/timetabledb/timetable/api"
-	"github.com/timetabledb/timetable/config"
+	"github.com/timetabledb/timetable/period"
 	"github.com/timetabledb/timetable/planner"
 )
 
@@ -50,7 +50,7 @@ func (s *Server) capacityPlan(w http.ResponseWriter, r *http.Request) error {
 	}
 	in.Series = int(series)
 	if v := params.Get("retention"); v != "" {
-		d, err := config.ParseDuration(v)
+		d, err := period.ParseDuration(v)
 		if err != nil {
 			return fmt.Errorf("%w: retention: %v", ErrBadParameter, err)
 		}

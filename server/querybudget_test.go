@@ -52,7 +52,7 @@ func TestQueryBudget(t *testing.T) {
 	ctx := context.Background()
 	reg := prometheus.NewRegistry()
 	db, err := engine.Open(ctx, store, engine.Options{
-		Config: cfg, Clock: clock.NewManual(now), Registerer: reg,
+		Schema: cfg, Clock: clock.NewManual(now), Registerer: reg,
 		// One partition: any read of every series takes all of it.
 		MaxQueryPartitions: 1, QueryBudgetWait: 20 * time.Millisecond,
 	})

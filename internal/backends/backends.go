@@ -18,7 +18,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/timetabledb/timetable/config"
+	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/storage"
 	"github.com/timetabledb/timetable/storage/dynamostore"
 	"github.com/timetabledb/timetable/storage/pebblestore"
@@ -31,11 +31,11 @@ const EndpointEnv = "TIMETABLE_DYNAMODB_ENDPOINT"
 type Backend struct {
 	// Name is "pebble" or "dynamodb".
 	Name string
-	// Open returns a new, empty store and the configuration that keeps
-	// the test's tables apart from other tests': the default one, with a
+	// Open returns a new, empty store and the schema that keeps the
+	// test's tables apart from other tests': the default one, with a
 	// prefix and meta table of the test's own. The store is closed, and
 	// its tables deleted, when the test ends.
-	Open func(t *testing.T) (storage.Store, config.Config)
+	Open func(t *testing.T) (storage.Store, family.Schema)
 }
 
 // All returns the backends available here. A test that needs DynamoDB and
@@ -59,13 +59,13 @@ func All(t *testing.T) []Backend {
 
 // Pebble is the embedded backend in a temporary directory.
 func Pebble() Backend {
-	return Backend{Name: "pebble", Open: func(t *testing.T) (storage.Store, config.Config) {
+	return Backend{Name: "pebble", Open: func(t *testing.T) (storage.Store, family.Schema) {
 		s, err := pebblestore.Open(t.TempDir(), pebblestore.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { s.Close() })
-		return s, config.Default()
+		return s, family.DefaultSchema()
 	}}
 }
 
@@ -80,7 +80,7 @@ var seq atomic.Int64
 // Dynamo is the DynamoDB backend on the server in TIMETABLE_DYNAMODB_ENDPOINT,
 // reached through the standard AWS configuration chain.
 func Dynamo() Backend {
-	return Backend{Name: "dynamodb", Open: func(t *testing.T) (storage.Store, config.Config) {
+	return Backend{Name: "dynamodb", Open: func(t *testing.T) (storage.Store, family.Schema) {
 		if os.Getenv(EndpointEnv) == "" {
 			t.Skipf("set %s or run `make test` to start dynalite", EndpointEnv)
 		}
@@ -93,7 +93,7 @@ func Dynamo() Backend {
 			t.Fatal(err)
 		}
 		id := "t" + run + "_" + strconv.FormatInt(seq.Add(1), 10)
-		cfg := config.Default()
+		cfg := family.DefaultSchema()
 		cfg.Families[0].Prefix = id + "_ev_"
 		cfg.MetaTable = id + "_meta"
 		t.Cleanup(func() {

@@ -18,9 +18,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/timetabledb/timetable/clock"
-	"github.com/timetabledb/timetable/config"
 	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/event"
+	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/lifecycle"
 	"github.com/timetabledb/timetable/storage"
 	"github.com/timetabledb/timetable/storage/dynamostore"
@@ -80,12 +80,12 @@ func Dynamo(ctx context.Context, o Options, r *Report) error {
 	var consumed float64
 	library := func() (float64, error) {
 		run++
-		c := config.Default()
+		c := family.DefaultSchema()
 		c.Families[0].Prefix = fmt.Sprintf("bench%d_ev_", run)
 		c.MetaTable = fmt.Sprintf("bench%d_meta", run)
 		made = append(made, c.MetaTable)
 		clk := clock.NewManual(start.Add(time.Duration(events) * time.Millisecond))
-		db, err := engine.Open(ctx, store, engine.Options{Config: c, Clock: clk})
+		db, err := engine.Open(ctx, store, engine.Options{Schema: c, Clock: clk})
 		if err != nil {
 			return 0, err
 		}
@@ -220,7 +220,7 @@ func consumedWriteUnits(g prometheus.Gatherer) float64 {
 
 // prebuild runs one lifecycle cycle on configuration c at clk's time,
 // which makes the tables of that period and the next.
-func prebuild(ctx context.Context, store *dynamostore.Store, c config.Config, clk clock.Clock) error {
+func prebuild(ctx context.Context, store *dynamostore.Store, c family.Schema, clk clock.Clock) error {
 	r, err := lifecycle.New(lifecycle.Options{Store: store, Families: c.Families, MetaTable: c.MetaTable, Clock: clk, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		return err

@@ -30,7 +30,6 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/timetabledb/timetable/clock"
-	"github.com/timetabledb/timetable/config"
 	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/event"
 	"github.com/timetabledb/timetable/family"
@@ -48,14 +47,14 @@ const layoutEvents = 1000
 type layoutConfig struct {
 	name   string
 	layout family.Layout
-	path   config.WritePath
+	path   family.WritePath
 }
 
 var layoutConfigs = []layoutConfig{
 	{name: "row layout", layout: family.LayoutRow},
-	{name: "map create_first", layout: family.LayoutMap, path: config.WritePathCreateFirst},
-	{name: "map append_first", layout: family.LayoutMap, path: config.WritePathAppendFirst},
-	{name: "map auto", layout: family.LayoutMap, path: config.WritePathAuto},
+	{name: "map create_first", layout: family.LayoutMap, path: family.WritePathCreateFirst},
+	{name: "map append_first", layout: family.LayoutMap, path: family.WritePathAppendFirst},
+	{name: "map auto", layout: family.LayoutMap, path: family.WritePathAuto},
 }
 
 // workload is how densely a series' events fall in time: perMs distinct
@@ -212,11 +211,11 @@ func streams(gen *generator, w workload, writers, events int) [][]event.Event {
 // openLayoutEngine opens an engine that stores benchTable as c says,
 // its tables and meta table named for run.
 func openLayoutEngine(ctx context.Context, store storage.Store, c layoutConfig, run int) (*engine.DB, error) {
-	cfg := config.Default()
+	cfg := family.DefaultSchema()
 	cfg.Families[0].Prefix = fmt.Sprintf("lay%d_ev_", run)
 	cfg.MetaTable = fmt.Sprintf("lay%d_meta", run)
-	cfg.Tables[benchTable] = config.Table{Family: cfg.DefaultFamily, Layout: c.layout, WritePath: c.path}
-	return engine.Open(ctx, store, engine.Options{Config: cfg, Clock: clock.NewManual(start)})
+	cfg.Tables[benchTable] = family.Table{Family: cfg.DefaultFamily, Layout: c.layout, WritePath: c.path}
+	return engine.Open(ctx, store, engine.Options{Schema: cfg, Clock: clock.NewManual(start)})
 }
 
 // warmUp writes one event per series a second before the workload, so
