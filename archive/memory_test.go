@@ -1,0 +1,143 @@
+package archive_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"runtime"
+	"runtime/metrics"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/timetabledb/timetable/archive"
+	"github.com/timetabledb/timetable/internal/backends"
+	"github.com/timetabledb/timetable/storage"
+	"github.com/timetabledb/timetable/storage/pebblestore"
+)
+
+// fillEvents writes n items shaped like timetable's events of the AWS
+// developer guide's example (about 180 bytes each) to a new table.
+func fillEvents(tb testing.TB, s storage.Store, table string, n int) {
+	tb.Helper()
+	ctx := context.Background()
+	require.NoError(tb, s.CreateTable(ctx, storage.TableSpec{Name: table, Capacity: storage.Capacity{Billing: storage.OnDemand}}))
+	batch := make([]storage.Item, 0, 2000)
+	for i := range n {
+		batch = append(batch, storage.Item{
+			PK: fmt.Sprintf("acme#cars#car-%d#%d", i%5000, i%4),
+			SK: fmt.Sprintf("2017-04-10T%02d:%02d:%02d.%09dZ#e%08x", i/3600000%24, i/60000%60, i/1000%60, i%1000*1000000, i),
+			Attrs: map[string]any{
+				"speed": json.Number(fmt.Sprint(i % 200)), "gear": "D", "lat": json.Number("47.3769"), "lon": json.Number("8.5417"),
+				"driver": fmt.Sprintf("driver-%d", i%313), "ok": i%3 == 0,
+			},
+		})
+		if len(batch) == cap(batch) {
+			require.NoError(tb, s.BatchWrite(ctx, table, batch))
+			batch = batch[:0]
+		}
+	}
+	if len(batch) > 0 {
+		require.NoError(tb, s.BatchWrite(ctx, table, batch))
+	}
+}
+
+// heapPeak samples the bytes of live and unswept heap objects every
+// millisecond until stop is called, which returns the highest sample.
+func heapPeak() (stop func() uint64) {
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	var peak uint64
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(time.Millisecond)
+		defer t.Stop()
+		for {
+			metrics.Read(sample)
+			peak = max(peak, sample[0].Value.Uint64())
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() uint64 {
+		close(done)
+		wg.Wait()
+		return peak
+	}
+}
+
+// archivePeak archives a table of n events to a folder and returns the
+// archive's peak heap above what the heap held before it.
+func archivePeak(t *testing.T, n int) uint64 {
+	ctx := context.Background()
+	s, _ := backends.Pebble().Open(t)
+	const table = "tt_events_memory"
+	fillEvents(t, s, table, n)
+	a, err := archive.Open(ctx, "file://"+t.TempDir(), s, archive.Options{})
+	require.NoError(t, err)
+	runtime.GC()
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	stop := heapPeak()
+	require.NoError(t, a.Archive(ctx, table))
+	peak := stop()
+	m, err := a.Manifest(ctx, table)
+	require.NoError(t, err)
+	require.Equal(t, int64(n), m.ItemCount)
+	return peak - min(peak, before.HeapAlloc)
+}
+
+// TestArchiveMemoryIsBounded archives tables of 150,000 and 600,000
+// events from Pebble: the archive's peak heap does not grow with the
+// table (within 16 MiB) and stays under 64 MiB. With -short and under
+// the race detector, which slows it tenfold, the tables are 10,000 and
+// 40,000 events.
+func TestArchiveMemoryIsBounded(t *testing.T) {
+	sizes := []int{150_000, 600_000}
+	if testing.Short() || raceEnabled {
+		sizes = []int{10_000, 40_000}
+	}
+	var peaks []uint64
+	for _, n := range sizes {
+		p := archivePeak(t, n)
+		t.Logf("archive of %d events: peak heap %.1f MiB above the start", n, float64(p)/(1<<20))
+		peaks = append(peaks, p)
+	}
+	const mib = 1 << 20
+	require.LessOrEqual(t, slices.Max(peaks), uint64(64*mib), "peak heap at most 64 MiB")
+	require.LessOrEqual(t, slices.Max(peaks)-slices.Min(peaks), uint64(16*mib), "peak heap independent of the table's size")
+}
+
+// BenchmarkArchiveMemory archives a table of 100,000 events per
+// iteration, reporting the peak heap of the last archive.
+func BenchmarkArchiveMemory(b *testing.B) {
+	ctx := context.Background()
+	s, err := pebblestore.Open(b.TempDir(), pebblestore.Options{})
+	require.NoError(b, err)
+	b.Cleanup(func() { s.Close() })
+	const table = "tt_events_memory"
+	fillEvents(b, s, table, 100_000)
+	var peak uint64
+	b.ResetTimer()
+	for b.Loop() {
+		a, err := archive.Open(ctx, "file://"+b.TempDir(), s, archive.Options{})
+		require.NoError(b, err)
+		runtime.GC()
+		var before runtime.MemStats
+		runtime.ReadMemStats(&before)
+		stop := heapPeak()
+		require.NoError(b, a.Archive(ctx, table))
+		p := stop()
+		peak = p - min(p, before.HeapAlloc)
+	}
+	b.ReportMetric(float64(peak)/(1<<20), "peak-MiB")
+	b.ReportMetric(100_000, "items/op")
+}
