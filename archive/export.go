@@ -87,6 +87,10 @@ func (a *Archiver) export(ctx context.Context, table string) (m Manifest, err er
 	keep, cancel := context.WithTimeout(context.WithoutCancel(ctx), checkpointTimeout)
 	defer cancel()
 	if scanErr != nil {
+		if ctx.Err() != nil && !errors.Is(scanErr, ctx.Err()) {
+			// A backend's error need not say that the deadline ended it.
+			scanErr = errors.Join(scanErr, ctx.Err())
+		}
 		if x.content.Count() == 0 {
 			return Manifest{}, fmt.Errorf("export: scan: %w", scanErr)
 		}

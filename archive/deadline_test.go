@@ -1,0 +1,74 @@
+package archive_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/timetabledb/timetable/archive"
+	"github.com/timetabledb/timetable/internal/backends"
+	"github.com/timetabledb/timetable/storage"
+)
+
+// slowStore returns each item of a scan a millisecond late.
+type slowStore struct{ storage.Store }
+
+func (s slowStore) ScanSegment(ctx context.Context, table string, seg storage.Segment) storage.Iterator {
+	return slowIterator{s.Store.ScanSegment(ctx, table, seg)}
+}
+
+type slowIterator struct{ storage.Iterator }
+
+func (it slowIterator) Next() bool {
+	time.Sleep(time.Millisecond)
+	return it.Iterator.Next()
+}
+
+// TestArchiveStopsBeforeDeadline archives a table that takes longer than
+// the context's deadline allows: Archive stops DeadlineMargin before it,
+// with its checkpoint saved and an error that says so, and the next
+// Archive resumes and completes it.
+func TestArchiveStopsBeforeDeadline(t *testing.T) {
+	ctx := context.Background()
+	s, _ := backends.Pebble().Open(t)
+	const table = "tt_events_slow"
+	require.NoError(t, s.CreateTable(ctx, storage.TableSpec{Name: table}))
+	var items []storage.Item
+	for i := range 3000 {
+		items = append(items, storage.Item{PK: fmt.Sprintf("p%d", i%17), SK: fmt.Sprint(i), Attrs: map[string]any{"v": "x"}})
+	}
+	for b := range slices.Chunk(items, 25) {
+		require.NoError(t, s.BatchWrite(ctx, table, b))
+	}
+	a, err := archive.Open(ctx, "file://"+t.TempDir(), slowStore{s}, archive.Options{DeadlineMargin: 2 * time.Second, ScanSegments: 2})
+	require.NoError(t, err)
+
+	dctx, cancel := context.WithTimeout(ctx, 2*time.Second+300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	err = a.Archive(dctx, table)
+	require.ErrorIs(t, err, archive.ErrStopped)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.Less(t, time.Since(start), 2*time.Second, "stopped at the margin, not at the deadline")
+	require.NoError(t, dctx.Err(), "the caller's context still has time, to release its lease")
+	kept, err := a.Checkpoint(ctx, table, 1)
+	require.NoError(t, err)
+	require.Greater(t, kept, int64(0))
+	require.Less(t, kept, int64(len(items)))
+	ok, err := a.Verified(ctx, table)
+	require.NoError(t, err)
+	require.False(t, ok)
+
+	require.NoError(t, a.Archive(ctx, table))
+	m, err := a.Manifest(ctx, table)
+	require.NoError(t, err)
+	require.Equal(t, int64(len(items)), m.ItemCount)
+	require.NoError(t, a.Verify(ctx, table), "the resumed archive holds the table")
+	kept, err = a.Checkpoint(ctx, table, 1)
+	require.NoError(t, err)
+	require.Zero(t, kept)
+}
