@@ -2,6 +2,7 @@ package archive_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/timetabledb/timetable/archive"
+	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/internal/backends"
 	"github.com/timetabledb/timetable/storage"
 )
@@ -71,4 +73,24 @@ func TestArchiveStopsBeforeDeadline(t *testing.T) {
 	kept, err = a.Checkpoint(ctx, table, 1)
 	require.NoError(t, err)
 	require.Zero(t, kept)
+}
+
+// TestRestoreStripsTTL restores items stamped with an expiry in the past
+// without it, so that a table with TTL enabled does not lose them again.
+func TestRestoreStripsTTL(t *testing.T) {
+	ctx := context.Background()
+	s, _ := backends.Pebble().Open(t)
+	const table = "tt_events_expired"
+	require.NoError(t, s.CreateTable(ctx, storage.TableSpec{Name: table}))
+	require.NoError(t, s.BatchWrite(ctx, table, []storage.Item{
+		{PK: "a", SK: "1", Attrs: map[string]any{"v": "x", family.TTLAttribute: json.Number("1491696000")}},
+	}))
+	a, err := archive.Open(ctx, "file://"+t.TempDir(), s, archive.Options{})
+	require.NoError(t, err)
+	require.NoError(t, a.Archive(ctx, table))
+	require.NoError(t, s.DeleteTable(ctx, table))
+	require.NoError(t, a.Restore(ctx, table, ""))
+	it, err := s.GetItem(ctx, table, "a", "1")
+	require.NoError(t, err)
+	require.Equal(t, map[string]any{"v": "x"}, it.Attrs)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/storage"
 )
 
@@ -19,8 +20,11 @@ import (
 // simply be run again.
 //
 // The table is created with Options.RestoreCapacity (on-demand by default)
-// and without TTL, so that restored items with an expiry in the past are
-// not deleted again by DynamoDB.
+// and without TTL, and the items' TTL attribute (family.TTLAttribute) is
+// removed, so that DynamoDB does not delete restored items whose expiry
+// is past. Registering the table as restored, so that the lifecycle
+// manager keeps it for a while, is the caller's (registry.MarkRestored;
+// `timetable archive restore --keep`).
 func (a *Archiver) Restore(ctx context.Context, table, into string) error {
 	if into == "" {
 		into = table
@@ -61,6 +65,9 @@ func (a *Archiver) Restore(ctx context.Context, table, into string) error {
 	var items int64
 	for _, m := range ms {
 		_, err = a.readBack(ctx, m, func(it storage.Item) error {
+			// The items' expiry stamps are in the past: a table with TTL
+			// enabled would lose them again.
+			delete(it.Attrs, family.TTLAttribute)
 			batch = append(batch, it)
 			if len(batch) == cap(batch) {
 				return flush()
