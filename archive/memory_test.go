@@ -14,7 +14,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/timetabledb/timetable/archive"
-	"github.com/timetabledb/timetable/internal/backends"
 	"github.com/timetabledb/timetable/storage"
 	"github.com/timetabledb/timetable/storage/pebblestore"
 )
@@ -45,11 +44,15 @@ func fillEvents(tb testing.TB, s storage.Store, table string, n int) {
 	}
 }
 
-// heapPeak samples the bytes of live and unswept heap objects every
-// millisecond until stop is called, which returns the highest sample.
-func heapPeak() (stop func() uint64) {
-	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	var peak uint64
+// heapPeak samples the heap every millisecond until stop is called,
+// which returns the highest samples of the live heap (the bytes of heap
+// objects the last garbage collection found reachable: what the code
+// holds) and of the whole heap (those and the garbage not yet
+// collected, which depends on the collector's pacing and on how much CPU
+// it gets, not on what the code holds).
+func heapPeak() (stop func() (live, total uint64)) {
+	samples := []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/memory/classes/heap/objects:bytes"}}
+	var live, total uint64
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -58,8 +61,9 @@ func heapPeak() (stop func() uint64) {
 		t := time.NewTicker(time.Millisecond)
 		defer t.Stop()
 		for {
-			metrics.Read(sample)
-			peak = max(peak, sample[0].Value.Uint64())
+			metrics.Read(samples)
+			live = max(live, samples[0].Value.Uint64())
+			total = max(total, samples[1].Value.Uint64())
 			select {
 			case <-done:
 				return
@@ -67,20 +71,30 @@ func heapPeak() (stop func() uint64) {
 			}
 		}
 	}()
-	return func() uint64 {
+	return func() (uint64, uint64) {
 		close(done)
 		wg.Wait()
-		return peak
+		return live, total
 	}
 }
 
 // archivePeak archives a table of n events to a folder and returns the
-// archive's peak heap above what the heap held before it.
+// archive's peak live heap above what was live before it.
 func archivePeak(t *testing.T, n int) uint64 {
 	ctx := context.Background()
-	s, _ := backends.Pebble().Open(t)
+	dir := t.TempDir()
+	s, err := pebblestore.Open(dir, pebblestore.Options{})
+	require.NoError(t, err)
 	const table = "tt_events_memory"
 	fillEvents(t, s, table, n)
+	// Open the store again, so that what the writes left in memory
+	// (memtables, compactions under way) is not counted: the garbage
+	// collector lets the heap grow to twice what is live, so a larger
+	// heap before the archive would show as a higher peak during it.
+	require.NoError(t, s.Close())
+	s, err = pebblestore.Open(dir, pebblestore.Options{})
+	require.NoError(t, err)
+	defer s.Close()
 	a, err := archive.Open(ctx, "file://"+t.TempDir(), s, archive.Options{})
 	require.NoError(t, err)
 	runtime.GC()
@@ -88,16 +102,21 @@ func archivePeak(t *testing.T, n int) uint64 {
 	runtime.ReadMemStats(&before)
 	stop := heapPeak()
 	require.NoError(t, a.Archive(ctx, table))
-	peak := stop()
+	live, total := stop()
 	m, err := a.Manifest(ctx, table)
 	require.NoError(t, err)
 	require.Equal(t, int64(n), m.ItemCount)
-	return peak - min(peak, before.HeapAlloc)
+	const mib = 1 << 20
+	t.Logf("archive of %d events: peak live heap %.1f MiB, peak heap with garbage %.1f MiB, above %.1f MiB before",
+		n, float64(live-min(live, before.HeapAlloc))/mib, float64(total-min(total, before.HeapAlloc))/mib, float64(before.HeapAlloc)/mib)
+	return live - min(live, before.HeapAlloc)
 }
 
 // TestArchiveMemoryIsBounded archives tables of 150,000 and 600,000
-// events from Pebble: the archive's peak heap does not grow with the
-// table (within 16 MiB) and stays under 64 MiB. With -short and under
+// events from Pebble: the archive's peak live heap does not grow with
+// the table (within 16 MiB) and stays under 64 MiB. The peak of the whole
+// heap, garbage included, is logged: it runs to about twice the live
+// heap (GOGC=100), more when the collector is starved of CPU. With -short and under
 // the race detector, which slows it tenfold, the tables are 10,000 and
 // 40,000 events.
 func TestArchiveMemoryIsBounded(t *testing.T) {
@@ -107,13 +126,11 @@ func TestArchiveMemoryIsBounded(t *testing.T) {
 	}
 	var peaks []uint64
 	for _, n := range sizes {
-		p := archivePeak(t, n)
-		t.Logf("archive of %d events: peak heap %.1f MiB above the start", n, float64(p)/(1<<20))
-		peaks = append(peaks, p)
+		peaks = append(peaks, archivePeak(t, n))
 	}
 	const mib = 1 << 20
-	require.LessOrEqual(t, slices.Max(peaks), uint64(64*mib), "peak heap at most 64 MiB")
-	require.LessOrEqual(t, slices.Max(peaks)-slices.Min(peaks), uint64(16*mib), "peak heap independent of the table's size")
+	require.LessOrEqual(t, slices.Max(peaks), uint64(64*mib), "peak live heap at most 64 MiB")
+	require.LessOrEqual(t, slices.Max(peaks)-slices.Min(peaks), uint64(16*mib), "peak live heap independent of the table's size")
 }
 
 // BenchmarkArchiveMemory archives a table of 100,000 events per
@@ -125,7 +142,7 @@ func BenchmarkArchiveMemory(b *testing.B) {
 	b.Cleanup(func() { s.Close() })
 	const table = "tt_events_memory"
 	fillEvents(b, s, table, 100_000)
-	var peak uint64
+	var peak, peakTotal uint64
 	b.ResetTimer()
 	for b.Loop() {
 		a, err := archive.Open(ctx, "file://"+b.TempDir(), s, archive.Options{})
@@ -135,9 +152,10 @@ func BenchmarkArchiveMemory(b *testing.B) {
 		runtime.ReadMemStats(&before)
 		stop := heapPeak()
 		require.NoError(b, a.Archive(ctx, table))
-		p := stop()
-		peak = p - min(p, before.HeapAlloc)
+		live, total := stop()
+		peak, peakTotal = live-min(live, before.HeapAlloc), total-min(total, before.HeapAlloc)
 	}
-	b.ReportMetric(float64(peak)/(1<<20), "peak-MiB")
+	b.ReportMetric(float64(peak)/(1<<20), "peak-live-MiB")
+	b.ReportMetric(float64(peakTotal)/(1<<20), "peak-heap-MiB")
 	b.ReportMetric(100_000, "items/op")
 }
