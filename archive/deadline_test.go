@@ -94,3 +94,50 @@ func TestRestoreStripsTTL(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, map[string]any{"v": "x"}, it.Attrs)
 }
+
+// slowWrites takes 5ms per BatchWrite.
+type slowWrites struct{ storage.Store }
+
+func (s slowWrites) BatchWrite(ctx context.Context, table string, items []storage.Item) error {
+	select {
+	case <-time.After(5 * time.Millisecond):
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return s.Store.BatchWrite(ctx, table, items)
+}
+
+// TestRestoreStopsBeforeDeadline restores an archive slower than the
+// deadline allows: Restore stops DeadlineMargin before it, saying so, and
+// the next Restore goes on and completes the table.
+func TestRestoreStopsBeforeDeadline(t *testing.T) {
+	ctx := context.Background()
+	s, _ := backends.Pebble().Open(t)
+	const table = "tt_events_slow"
+	require.NoError(t, s.CreateTable(ctx, storage.TableSpec{Name: table}))
+	var items []storage.Item
+	for i := range 3000 {
+		items = append(items, storage.Item{PK: fmt.Sprintf("p%d", i%17), SK: fmt.Sprint(i), Attrs: map[string]any{"v": "x"}})
+	}
+	for b := range slices.Chunk(items, 25) {
+		require.NoError(t, s.BatchWrite(ctx, table, b))
+	}
+	target := "file://" + t.TempDir()
+	a, err := archive.Open(ctx, target, s, archive.Options{})
+	require.NoError(t, err)
+	require.NoError(t, a.Archive(ctx, table))
+
+	slow, err := archive.Open(ctx, target, slowWrites{s}, archive.Options{DeadlineMargin: 2 * time.Second, RestoreBatch: 10})
+	require.NoError(t, err)
+	dctx, cancel := context.WithTimeout(ctx, 2*time.Second+300*time.Millisecond)
+	defer cancel()
+	err = slow.Restore(dctx, table, "tt_events_back")
+	require.ErrorIs(t, err, archive.ErrStopped)
+	require.NoError(t, dctx.Err(), "stopped at the margin, not at the deadline")
+	part := scanAll(t, s, "tt_events_back")
+	require.NotEmpty(t, part)
+	require.Less(t, len(part), len(items))
+
+	require.NoError(t, a.Restore(ctx, "tt_events_slow", "tt_events_back"))
+	require.Len(t, scanAll(t, s, "tt_events_back"), len(items))
+}
