@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/timetabledb/timetable/archive"
+	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/storage"
 	"github.com/timetabledb/timetable/storage/pebblestore"
 )
@@ -23,7 +24,8 @@ import (
 func fillEvents(tb testing.TB, s storage.Store, table string, n int) {
 	tb.Helper()
 	ctx := context.Background()
-	require.NoError(tb, s.CreateTable(ctx, storage.TableSpec{Name: table, Capacity: storage.Capacity{Billing: storage.OnDemand}}))
+	require.NoError(tb, s.CreateTable(ctx, storage.TableSpec{Name: table, Capacity: storage.Capacity{Billing: storage.OnDemand},
+		Tags: map[string]string{family.TagFamily: "events", family.TagPeriodStart: "2017-04-09T00:00:00Z", family.TagPeriodEnd: "2017-04-16T00:00:00Z"}}))
 	batch := make([]storage.Item, 0, 2000)
 	for i := range n {
 		batch = append(batch, storage.Item{
