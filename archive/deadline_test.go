@@ -141,3 +141,40 @@ func TestRestoreStopsBeforeDeadline(t *testing.T) {
 	require.NoError(t, a.Restore(ctx, "tt_events_slow", "tt_events_back"))
 	require.Len(t, scanAll(t, s, "tt_events_back"), len(items))
 }
+
+// TestArchiveParquetPartsResume archives a table of 6,000 events in
+// Parquet parts of 1,000, stopped by its deadline part way and resumed: the parts
+// written before the stop are kept, the rest follow, and their rows add
+// up to the table's events.
+func TestArchiveParquetPartsResume(t *testing.T) {
+	ctx := context.Background()
+	s, _ := backends.Pebble().Open(t)
+	const table = "tt_events_parts"
+	fillEvents(t, s, table, 6000)
+	a, err := archive.Open(ctx, "file://"+t.TempDir(), slowStore{s}, archive.Options{
+		Format: family.ArchiveParquet, ParquetPartRows: 1000, ScanSegments: 3, DeadlineMargin: 2 * time.Second})
+	require.NoError(t, err)
+	// 3 segments of a millisecond an item: at most 3,000 items in a
+	// second.
+	dctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	require.ErrorIs(t, a.Archive(dctx, table), archive.ErrStopped)
+	kept, err := a.Checkpoint(ctx, table, 1)
+	require.NoError(t, err)
+	require.Positive(t, kept)
+
+	require.NoError(t, a.Archive(ctx, table))
+	m, err := a.Manifest(ctx, table)
+	require.NoError(t, err)
+	require.Equal(t, int64(6000), m.ItemCount)
+	require.GreaterOrEqual(t, len(m.Parquet), 6)
+	var rows int64
+	for i, p := range m.Parquet {
+		rows += p.Rows
+		if i > 0 {
+			require.Contains(t, p.Key, fmt.Sprintf("-p%d.parquet", i))
+		}
+	}
+	require.Equal(t, int64(6000), rows)
+	require.NoError(t, a.Verify(ctx, table))
+}
