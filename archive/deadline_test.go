@@ -116,7 +116,7 @@ func TestRestoreStopsBeforeDeadline(t *testing.T) {
 	const table = "tt_events_slow"
 	require.NoError(t, s.CreateTable(ctx, storage.TableSpec{Name: table}))
 	var items []storage.Item
-	for i := range 3000 {
+	for i := range 6000 {
 		items = append(items, storage.Item{PK: fmt.Sprintf("p%d", i%17), SK: fmt.Sprint(i), Attrs: map[string]any{"v": "x"}})
 	}
 	for b := range slices.Chunk(items, 25) {
@@ -129,7 +129,8 @@ func TestRestoreStopsBeforeDeadline(t *testing.T) {
 
 	slow, err := archive.Open(ctx, target, slowWrites{s}, archive.Options{DeadlineMargin: 2 * time.Second, RestoreBatch: 10})
 	require.NoError(t, err)
-	dctx, cancel := context.WithTimeout(ctx, 2*time.Second+300*time.Millisecond)
+	// 600 batches of 5ms: 3s, of which the restore gets one.
+	dctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	err = slow.Restore(dctx, table, "tt_events_back")
 	require.ErrorIs(t, err, archive.ErrStopped)
