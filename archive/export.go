@@ -195,8 +195,15 @@ func (a *Archiver) startExport(ctx context.Context, m Manifest, created time.Tim
 	return x, nil
 }
 
-// close aborts the data object, unless it was committed.
-func (x *exportRun) close() error { return x.w.Abort() }
+// close aborts the data object, unless it was committed, and removes
+// the Parquet spool, if any.
+func (x *exportRun) close() error {
+	err := x.w.Abort()
+	if x.parquet != nil {
+		err = errors.Join(err, x.parquet.close())
+	}
+	return err
+}
 
 // scan scans the segments of the table that are not done, in parallel,
 // and adds their items; it returns the scans' errors.
