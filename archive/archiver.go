@@ -29,9 +29,25 @@ type Options struct {
 	Logger *slog.Logger
 	// S3 configures s3:// targets.
 	S3 S3Options
-	// TempDir is where an export is spooled before it is uploaded; empty
-	// means os.TempDir().
+	// TempDir is where the Parquet of an export gathers a part's items
+	// (at most ParquetPartRows events, compressed) and its verification
+	// reads a part back; empty means os.TempDir(). The NDJSON is never
+	// spooled: it is streamed to the target.
 	TempDir string
+	// ScanSegments is the number of segments of the parallel scan of an
+	// export (storage.Segment); zero means DefaultScanSegments. Each
+	// segment is checkpointed on its own.
+	ScanSegments int
+	// ParquetPartRows is the most events a Parquet file of an archive
+	// holds; a table of more is written as several parts. Zero means
+	// DefaultParquetPartRows.
+	ParquetPartRows int64
+	// DeadlineMargin is how long before its context's deadline an Archive
+	// or Restore stops, so that it saves its checkpoint and its caller
+	// releases its lease before the deadline (a Lambda's, which kills the
+	// process); zero means DefaultDeadlineMargin. A context without a
+	// deadline is not affected.
+	DeadlineMargin time.Duration
 	// RestoreCapacity is the capacity of a table a restore creates; zero
 	// means on-demand billing, which takes a restore's burst of writes
 	// without planning.
@@ -55,9 +71,22 @@ type Options struct {
 	Facts func(ctx context.Context, table string) (e registry.Entry, found bool, err error)
 }
 
-// DefaultRestoreBatch is the items a restore writes per BatchWrite when
-// Options.RestoreBatch is zero.
-const DefaultRestoreBatch = 100
+// Defaults of Options.
+const (
+	// DefaultRestoreBatch is the items a restore writes per BatchWrite.
+	DefaultRestoreBatch = 100
+	// DefaultScanSegments is the segments of an export's parallel scan.
+	DefaultScanSegments = 4
+	// DefaultParquetPartRows is the most events of one Parquet file:
+	// about 64 MB of spooled NDJSON at timetable's ~64 bytes an event.
+	DefaultParquetPartRows = 1 << 20
+	// DefaultDeadlineMargin is how long before its deadline an action
+	// stops.
+	DefaultDeadlineMargin = time.Minute
+)
+
+// errAborted ends an object written to a target that was aborted.
+var errAborted = errors.New("timetable: archive object aborted")
 
 // EnsureDefaults fills in the zero fields.
 func (o *Options) EnsureDefaults() {
@@ -76,12 +105,30 @@ func (o *Options) EnsureDefaults() {
 	if o.Progress == nil {
 		o.Progress = func(int) {}
 	}
+	if o.ScanSegments == 0 {
+		o.ScanSegments = DefaultScanSegments
+	}
+	if o.ParquetPartRows == 0 {
+		o.ParquetPartRows = DefaultParquetPartRows
+	}
+	if o.DeadlineMargin == 0 {
+		o.DeadlineMargin = DefaultDeadlineMargin
+	}
 }
 
 // Validate reports options that cannot work.
 func (o *Options) Validate() error {
 	if o.RestoreBatch < 0 {
 		return fmt.Errorf("archive options: RestoreBatch %d is negative", o.RestoreBatch)
+	}
+	if o.ScanSegments < 0 || o.ScanSegments > storage.MaxSegments {
+		return fmt.Errorf("archive options: ScanSegments %d: must be 1 to %d", o.ScanSegments, storage.MaxSegments)
+	}
+	if o.ParquetPartRows < 0 || o.DeadlineMargin < 0 {
+		return fmt.Errorf("archive options: ParquetPartRows and DeadlineMargin must not be negative")
+	}
+	if o.S3.PartSize != 0 && o.S3.PartSize < 5<<20 {
+		return fmt.Errorf("archive options: S3 PartSize %d: S3 wants parts of at least 5 MiB", o.S3.PartSize)
 	}
 	switch o.Format {
 	case "", family.ArchiveNDJSON, family.ArchiveParquet:
@@ -211,9 +258,19 @@ func (a *Archiver) Verified(ctx context.Context, table string) (bool, error) {
 	return m.Verified(), nil
 }
 
+// withDeadline returns ctx ending Options.DeadlineMargin before its
+// deadline, if it has one.
+func (a *Archiver) withDeadline(ctx context.Context) (context.Context, context.CancelFunc) {
+	d, ok := ctx.Deadline()
+	if !ok {
+		return context.WithCancel(ctx)
+	}
+	return context.WithDeadline(ctx, d.Add(-a.opts.DeadlineMargin))
+}
+
 // Archive exports table, reads the export back and verifies it against
-// the manifest and a fresh scan of the table, and then marks the manifest
-// verified. Any archive of the table's generation is replaced: its
+// the manifest (whose count and content hash are the scan's), and then
+// marks the manifest verified. Any archive of the table's generation is replaced: its
 // manifest is removed first, so a crash at any point leaves either no
 // manifest (the next Archive starts over) or a complete one. Archives of
 // earlier generations are kept.
@@ -221,17 +278,22 @@ func (a *Archiver) Verified(ctx context.Context, table string) (bool, error) {
 // Archive picks up where an earlier one stopped: an export whose scan
 // stopped resumes from its checkpoint, and a complete export whose
 // verification did not finish is verified again, not exported again.
+//
+// With a deadline, Archive stops Options.DeadlineMargin before it, saving
+// its checkpoint, and returns an error wrapping ErrStopped.
 func (a *Archiver) Archive(ctx context.Context, table string) error {
 	if err := checkTableName(table); err != nil {
 		return err
 	}
+	ctx, cancel := a.withDeadline(ctx)
+	defer cancel()
 	m, err := a.Manifest(ctx, table)
 	checked := false
 	// An export in NDJSON alone does not do for a family archived in
 	// Parquet now: it is made again.
 	if err == nil && !m.Verified() && (a.opts.Format != family.ArchiveParquet || len(m.Parquet) > 0) {
 		// An export finished; its verification did not.
-		switch err := a.verify(ctx, m, true); {
+		switch err := a.verify(ctx, m, false); {
 		case err == nil:
 			checked = true
 		case errors.Is(err, ErrMismatch):
@@ -244,7 +306,7 @@ func (a *Archiver) Archive(ctx context.Context, table string) error {
 		if m, err = a.export(ctx, table); err != nil {
 			return fmt.Errorf("archive %q: %w", table, err)
 		}
-		if err := a.verify(ctx, m, true); err != nil {
+		if err := a.verify(ctx, m, false); err != nil {
 			return fmt.Errorf("archive %q: %w", table, err)
 		}
 	}
@@ -260,7 +322,8 @@ func (a *Archiver) Archive(ctx context.Context, table string) error {
 
 // Verify reads table's archive back from the target and checks the data
 // file's size and SHA-256, its item count and its content hash against
-// the manifest and, while the table exists, against a fresh scan of it,
+// the manifest and, while the table exists, against a fresh scan of it
+// (which Archive does not do: see the package documentation),
 // and each Parquet file's size, SHA-256 and row count against the
 // manifest and the events of the data file. It
 // returns an error wrapping ErrMismatch when they differ, and ErrNotFound
@@ -270,15 +333,15 @@ func (a *Archiver) Verify(ctx context.Context, table string) error {
 	if err != nil {
 		return fmt.Errorf("verify archive of %q: %w", table, err)
 	}
-	if err := a.verify(ctx, m, false); err != nil {
+	if err := a.verify(ctx, m, true); err != nil {
 		return fmt.Errorf("verify archive of %q: %w", table, err)
 	}
 	return nil
 }
 
-// verify checks the archive m describes. With tableRequired, a table that
-// is gone is an error; otherwise only the archive is checked then.
-func (a *Archiver) verify(ctx context.Context, m Manifest, tableRequired bool) error {
+// verify checks the archive m describes against its manifest. With
+// scanTable, it also scans the table, when it exists, and compares.
+func (a *Archiver) verify(ctx context.Context, m Manifest, scanTable bool) error {
 	var events int64
 	var buf []engine.TableEvent
 	got, err := a.readBack(ctx, m, func(it storage.Item) error {
@@ -297,8 +360,11 @@ func (a *Archiver) verify(ctx context.Context, m Manifest, tableRequired bool) e
 	if err := a.verifyParquet(ctx, m, events); err != nil {
 		return err
 	}
-	scan, err := a.scanTable(ctx, m.Table)
-	if errors.Is(err, storage.ErrTableNotFound) && !tableRequired {
+	if !scanTable {
+		return nil
+	}
+	scan, err := a.scanTable(ctx, m.Table, m.FormatVersion)
+	if errors.Is(err, storage.ErrTableNotFound) {
 		return nil
 	}
 	if err != nil {

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -19,24 +17,43 @@ import (
 const checkpointTimeout = time.Minute
 
 // A checkpoint is where an export that stopped (throttled past its
-// retries, its context ended) left off, so that the next Archive of the
+// retries, its deadline near) left off, so that the next Archive of the
 // same table resumes its scan there instead of reading the table again
 // from the start: on a cold table of 1 RCU, a scan of a few MB is
 // throttled long before it ends, and an export that started over each
-// cycle would never finish. The items exported so far are kept in the
-// target beside it, as the partial data file.
+// cycle would never finish. The items exported so far are the data file
+// itself, committed without a manifest; the next export copies it into
+// its own data file before it scans on.
 type checkpoint struct {
+	// Version is checkpointVersion; a checkpoint of another version (the
+	// first kept its data apart, in export.partial.ndjson.gz) is ignored.
+	Version    int    `json:"version"`
 	Table      string `json:"table"`
 	Generation int64  `json:"generation"`
 	// TableCreatedAt tells the table the scan was of from one made again
 	// under its name.
 	TableCreatedAt time.Time `json:"table_created_at"`
-	// After is the key of the last item in the partial data file.
+	// Segments are where each segment of the parallel scan stopped.
+	Segments []segmentCheckpoint `json:"segments"`
+	// Items, Bytes and DataSHA256 are the data file's so far.
+	Items      int64  `json:"items"`
+	Bytes      int64  `json:"bytes"`
+	DataSHA256 string `json:"data_sha256"`
+	// Parquet lists the Parquet parts written so far (format parquet).
+	Parquet []ParquetFile `json:"parquet,omitempty"`
+	SavedAt time.Time     `json:"saved_at"`
+}
+
+// checkpointVersion is the version of the checkpoints this package
+// writes.
+const checkpointVersion = 2
+
+// segmentCheckpoint is where one segment of a parallel scan stopped.
+type segmentCheckpoint struct {
+	// After is the key of the segment's last item in the data file.
 	After storage.Key `json:"after"`
-	// Items and Bytes are the partial data file's.
-	Items   int64     `json:"items"`
-	Bytes   int64     `json:"bytes"`
-	SavedAt time.Time `json:"saved_at"`
+	// Done is set once the segment was scanned to its end.
+	Done bool `json:"done,omitempty"`
 }
 
 // Checkpoint returns how many items the stopped export of a generation
@@ -59,8 +76,8 @@ func (a *Archiver) Checkpoint(ctx context.Context, table string, generation int6
 	return cp.Items, nil
 }
 
-// checkpointKeys returns the keys of a generation's checkpoint and its
-// partial data file.
+// checkpointKeys returns the keys of a generation's checkpoint and of
+// the partial data file that checkpoints of version 1 kept.
 func checkpointKeys(table string, generation int64) (cp, partial string) {
 	suffix := ""
 	if generation > 1 {
@@ -69,11 +86,10 @@ func checkpointKeys(table string, generation int64) (cp, partial string) {
 	return table + "/export" + suffix + ".checkpoint.json", table + "/export" + suffix + ".partial.ndjson.gz"
 }
 
-// loadCheckpoint returns the checkpoint of m's export, and copies its
-// partial data file into spool, when there is one for the same table;
-// found is false otherwise, and spool is untouched.
-func (a *Archiver) loadCheckpoint(ctx context.Context, m Manifest, created time.Time, spool *os.File) (cp checkpoint, found bool, err error) {
-	cpKey, partialKey := checkpointKeys(m.Table, m.generation())
+// loadCheckpoint returns the checkpoint of m's export when there is one
+// for the same table; found is false otherwise.
+func (a *Archiver) loadCheckpoint(ctx context.Context, m Manifest, created time.Time) (cp checkpoint, found bool, err error) {
+	cpKey, _ := checkpointKeys(m.Table, m.generation())
 	r, err := a.target.get(ctx, cpKey)
 	if errors.Is(err, ErrNotFound) {
 		return checkpoint{}, false, nil
@@ -83,48 +99,19 @@ func (a *Archiver) loadCheckpoint(ctx context.Context, m Manifest, created time.
 	}
 	err = json.NewDecoder(r).Decode(&cp)
 	r.Close()
-	if err != nil || cp.Table != m.Table || cp.Generation != m.generation() || !cp.TableCreatedAt.Equal(created) {
-		// Damaged, or of another table under the name: start over.
-		a.opts.Logger.Warn("export checkpoint ignored", "table", m.Table, "err", err)
-		return checkpoint{}, false, nil
-	}
-	pr, err := a.target.get(ctx, partialKey)
-	if errors.Is(err, ErrNotFound) {
-		return checkpoint{}, false, nil
-	}
-	if err != nil {
-		return checkpoint{}, false, err
-	}
-	defer pr.Close()
-	n, err := io.Copy(spool, pr)
-	if err != nil {
-		return checkpoint{}, false, fmt.Errorf("read partial export: %w", err)
-	}
-	if n != cp.Bytes {
-		a.opts.Logger.Warn("export checkpoint ignored: partial data of another size", "table", m.Table, "bytes", n, "want", cp.Bytes)
-		if err := errors.Join(spool.Truncate(0), seekStart(spool)); err != nil {
-			return checkpoint{}, false, err
-		}
+	if err != nil || cp.Version != checkpointVersion || cp.Table != m.Table || cp.Generation != m.generation() ||
+		!cp.TableCreatedAt.Equal(created) || len(cp.Segments) == 0 || len(cp.Segments) > storage.MaxSegments {
+		// Damaged, of another version, or of another table under the
+		// name: start over.
+		a.opts.Logger.Warn("export checkpoint ignored", "table", m.Table, "version", cp.Version, "err", err)
 		return checkpoint{}, false, nil
 	}
 	return cp, true, nil
 }
 
-// saveCheckpoint stores the partial data file spool and the checkpoint,
-// the data first: a checkpoint is only ever present with its data.
-func (a *Archiver) saveCheckpoint(ctx context.Context, cp checkpoint, spool *os.File) error {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), checkpointTimeout)
-	defer cancel()
-	cpKey, partialKey := checkpointKeys(cp.Table, cp.Generation)
-	if err := a.target.del(ctx, cpKey); err != nil {
-		return err
-	}
-	if err := seekStart(spool); err != nil {
-		return err
-	}
-	if err := a.target.put(ctx, partialKey, spool, cp.Bytes); err != nil {
-		return err
-	}
+// saveCheckpoint stores the checkpoint, after its data file.
+func (a *Archiver) saveCheckpoint(ctx context.Context, cp checkpoint) error {
+	cpKey, _ := checkpointKeys(cp.Table, cp.Generation)
 	b, err := json.Marshal(cp)
 	if err != nil {
 		return err
@@ -132,13 +119,9 @@ func (a *Archiver) saveCheckpoint(ctx context.Context, cp checkpoint, spool *os.
 	return a.target.put(ctx, cpKey, strings.NewReader(string(b)), int64(len(b)))
 }
 
-// dropCheckpoint removes a generation's checkpoint and partial data.
+// dropCheckpoint removes a generation's checkpoint (and a version 1
+// checkpoint's partial data).
 func (a *Archiver) dropCheckpoint(ctx context.Context, table string, generation int64) error {
 	cpKey, partialKey := checkpointKeys(table, generation)
 	return errors.Join(a.target.del(ctx, cpKey), a.target.del(ctx, partialKey))
-}
-
-func seekStart(f *os.File) error {
-	_, err := f.Seek(0, io.SeekStart)
-	return err
 }

@@ -31,6 +31,14 @@ func (c *crashingTarget) put(ctx context.Context, key string, r io.ReadSeeker, s
 	return c.target.put(ctx, key, r, size)
 }
 
+func (c *crashingTarget) create(ctx context.Context, key string) (objectWriter, error) {
+	c.puts++
+	if c.puts >= c.n {
+		return nil, errCrash
+	}
+	return c.target.create(ctx, key)
+}
+
 func (c *crashingTarget) del(ctx context.Context, key string) error {
 	if c.puts >= c.n {
 		return errCrash
@@ -100,6 +108,29 @@ func (c corruptingTarget) put(ctx context.Context, key string, r io.ReadSeeker, 
 	}
 	b[len(b)/2] ^= 0x40
 	return c.target.put(ctx, key, bytes.NewReader(b), size)
+}
+
+func (c corruptingTarget) create(ctx context.Context, key string) (objectWriter, error) {
+	w, err := c.target.create(ctx, key)
+	if err != nil || !strings.HasSuffix(key, DataObject) {
+		return w, err
+	}
+	return &corruptingWriter{objectWriter: w}, nil
+}
+
+// corruptingWriter flips a bit of the 20th byte written.
+type corruptingWriter struct {
+	objectWriter
+	n int
+}
+
+func (c *corruptingWriter) Write(p []byte) (int, error) {
+	if i := 20 - c.n; i >= 0 && i < len(p) {
+		p = bytes.Clone(p)
+		p[i] ^= 0x40
+	}
+	c.n += len(p)
+	return c.objectWriter.Write(p)
 }
 
 // TestArchiveReadsBack checks that Archive verifies what the target holds,

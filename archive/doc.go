@@ -47,27 +47,40 @@
 // write month and tier and all its tags, the item count, the size and
 // SHA-256 of the compressed file, an order-independent hash of the items
 // (ContentHash), when it was made, when it was verified, and a format
-// version.
+// version (FormatVersion).
 //
 // # Parquet
 //
 // An archiver opened with Options.Format family.ArchiveParquet (a family
 // with archive: {target: ..., format: parquet}) writes, beside the NDJSON,
-// the table's events as one Parquet file, laid out in hive partitions so
-// that query engines read only the periods a query names:
+// the table's events as Parquet, laid out in hive partitions so that
+// query engines read only the periods a query names:
 //
 //	{prefix}/{family}/period={period start}/write_month={YYYY-MM}/{table}-g{generation}-s{first}-{last}.parquet
 //
 // write_month is "none" for a table without write-time grouping; s0-3
-// is the table's shard range (all of its shards: one file per table).
-// The file holds events, not items: the items are decoded as queries
-// decode them (engine.ItemEvents), so a map-layout item gives each of its
-// events a row, and series index entries, rollups and their markers give
-// none. Its columns are tenant, table, time (TIMESTAMP, nanoseconds, UTC),
-// series, id, one typed column per field and fields_json for the rest
-// (package parquetfile says which field gets which type). The schema is
-// learnt from a first pass over the spooled NDJSON and the file written in
-// a second, so the table is scanned once and memory holds one row group.
+// is the table's shard range (all of its shards). A table is one file,
+// and a table of more than Options.ParquetPartRows events (2^20 by
+// default) is written as several parts, the second and later named
+// ...-s0-3-p1.parquet, -p2 and so on. The file holds events, not items:
+// the items are decoded as queries decode them (engine.ItemEvents), so a
+// map-layout item gives each of its events a row, and series index
+// entries, rollups and their markers give none. Its columns are tenant,
+// table, time (TIMESTAMP, nanoseconds, UTC), series, id, one typed column
+// per field and fields_json for the rest (package parquetfile says which
+// field gets which type).
+//
+// A column's type must be known before the file's first row and fit
+// every value it will hold, so the schema of a part is learnt from all
+// of its events: the items of a part are gathered, compressed, in a spool
+// in Options.TempDir as the scan produces them, and when the part is full
+// the spool is read twice, to learn the schema and to write the file,
+// which is streamed to the target. So the table is scanned once, disk
+// holds one part's spool (about 64 MB at 2^20 events) and memory one row
+// group, whatever the table's size. Learning the schema on the fly and
+// widening columns as values come was the other way; it would rewrite
+// row groups already written when a column widens, and parts keep each
+// file's types exact.
 //
 // The NDJSON stays what restore reads: it keeps every item with its exact
 // DynamoDB type, which events in typed columns do not (a number's
@@ -77,58 +90,113 @@
 //
 //	SELECT * FROM read_parquet('/var/lib/timetable/archive/events/**/*.parquet', hive_partitioning = true)
 //
-// The manifest lists the Parquet file (Manifest.Parquet) with its row
-// count, size and SHA-256, written after it and before the manifest; the
-// verification reads it back, checks size and SHA-256, and counts its
-// rows with the Parquet library against the manifest and against the
-// events of the NDJSON (itself checked against the table). An unverified
+// The manifest lists the Parquet files (Manifest.Parquet) with their row
+// counts, sizes and SHA-256, written after them; the verification reads
+// each back, checks size and SHA-256, counts its rows with the Parquet
+// library against the manifest, and their sum against the events of the
+// NDJSON. An unverified
 // export in NDJSON alone of a family now archived in Parquet is made
 // again, Parquet and all; a verified one is kept as it is.
+//
+// # Streaming
+//
+// An export is written to the target as the scan produces it: to S3
+// through the SDK's upload manager (feature/s3/manager), fed by an
+// io.Pipe, which sends each part of S3Options.PartSize (16 MiB by
+// default; S3 wants at least 5 MiB and at most 10,000 parts, so 16 MiB
+// parts hold 156 GiB of compressed data, 2.4 billion events at ~64 bytes)
+// as it fills, with S3Options.Concurrency (2) parts in flight; to a
+// folder under a temporary name, synced and renamed when complete.
+// Nothing is spooled and memory holds a few buffers, whatever the size of
+// the table: docs/archive.md gives the measured figures.
+//
+// The table is read by a parallel scan of Options.ScanSegments segments
+// (storage.Segment: DynamoDB's Segment and TotalSegments), whose items
+// go into one gzip stream. Once the registry says the table takes no more
+// writes (its period's and write month's grace are over) the scan reads
+// eventually consistent, at half the read capacity: with no writes, it
+// returns the same items.
+//
+// The content hash is the sum modulo 2^256 of the items' SHA-256 digests,
+// each over the item's canonical line (attribute names sorted), with the
+// item count beside it in the manifest: a multiset hash, which does not
+// depend on the order the segments return the items in and takes 32
+// bytes whatever their number. Manifests of format version 1 hold the
+// SHA-256 of the sorted digests instead, and are verified that way (it
+// keeps 32 bytes per item: version 1 archives were small).
+//
+// # Verification
+//
+// Archive verifies by reading the object back from the target: it
+// decompresses every line, parses it, and recomputes the file's size and
+// SHA-256 and the items' count and content hash, which must equal the
+// manifest's. The manifest's count and hash are the scan's, computed from
+// the items as they were read from the table, so this proves that the
+// target holds every item the scan returned, byte for byte in their
+// canonical form; a second scan of the table would only prove that the
+// table did not change since, which a table past its write month and
+// grace cannot (the lifecycle manager archives only those), and it would
+// cost a second full read of the table. Verify, the operator's check,
+// still scans the table when it exists and compares.
 //
 // # Crash safety
 //
 // Archive first removes the table's old manifest, writes the data file,
 // then the manifest: a manifest is only ever present for a complete data
-// file. It then reads the data back from the target, checks size,
-// SHA-256, item count and content hash against the manifest and against a
-// fresh scan of the table, and only then rewrites the manifest with
-// VerifiedAt set. Verified is true only for such a manifest, and the
-// lifecycle manager deletes a table only when Verified says so. So a crash
-// during an export leaves no manifest (or an unverified one) and the next
-// Archive starts over, overwriting; a crash between a verified archive
-// and the delete leaves a verified manifest and the next cycle deletes.
-// Objects are replaced whole: files are written to a temporary name,
-// synced and renamed; S3 objects are replaced by PutObject.
-//
-// The content hash is the SHA-256 of the sorted SHA-256 digests of the
-// items' canonical lines (attribute names sorted). Scans return items in
-// no particular order, so a hash of the file alone could not be compared
-// with the table; the content hash can, at the cost of 32 bytes of memory
-// per item while hashing.
+// file. It then reads the data back from the target and checks it, and
+// only then rewrites the manifest with VerifiedAt set. Verified is true
+// only for such a manifest, and the lifecycle manager deletes a table
+// only when Verified says so. So a crash during an export leaves no
+// manifest (or an unverified one) and the next Archive starts over or
+// resumes; a crash between a verified archive and the delete leaves a
+// verified manifest and the next cycle deletes. Objects are replaced
+// whole: files are written to a temporary name, synced and renamed; S3
+// objects are replaced by a PutObject or a completed multipart upload,
+// which S3 makes visible only when complete. A process killed during an
+// upload leaves an incomplete multipart upload in the bucket, invisible
+// and billed: give the bucket a lifecycle rule that aborts incomplete
+// multipart uploads after a day.
 //
 // # Resuming
 //
-// An export whose scan stops (throttled past the SDK's retries, or its
-// context ended, as a Lambda's does) saves what it has: the items so far
-// as a partial data file and a checkpoint with the key of the last item
-// (T/export.checkpoint.json, T/export.partial.ndjson.gz; export-N.* for
-// generation N). The next Archive of the table reads them back, checks
-// them, and resumes the scan after that key (storage.Store.ScanAfter),
-// appending a gzip member of its own, so a table on a cold tier of 1 RCU
-// is archived in a few cycles instead of never. A complete export whose
-// verification stopped is verified again, not exported again. The
+// An export whose scan stops (throttled past the SDK's retries, or
+// Options.DeadlineMargin before its context's deadline, as a Lambda's)
+// keeps what it has: it writes the Parquet part gathered so far, commits
+// the data file as it is (without a manifest it is no archive), and saves
+// a checkpoint with the key of the last item of each segment
+// (T/export.checkpoint.json; export-N.checkpoint.json for generation N),
+// and returns an error wrapping ErrStopped. The next Archive of the table
+// copies that data file into its new one, checking its items, size and
+// SHA-256 against the checkpoint on the way, resumes each segment after
+// its key (storage.Segment.After), and appends a gzip member of its own,
+// so a table on a cold tier of 1 RCU, or larger than one Lambda run can
+// read, is archived in a few runs instead of never. A complete export
+// whose verification stopped is verified again, not exported again. The
 // checkpoint names the table's creation time and generation: one of
-// another table under the name is ignored.
+// another table under the name is ignored, and so is one of version 1
+// (which kept its data apart, in export.partial.ndjson.gz).
+//
+// Restore stops the same way before its deadline, saving how far it got
+// (T/restore-{into}.checkpoint.json), and the next Restore into the same
+// table goes on from there.
+//
+// # Restored tables
+//
+// A restored table is created without TTL, and its items lose their TTL
+// attribute, whose times are past. The caller registers a table restored
+// under its own name as restored (registry.MarkRestored, with the end
+// `timetable archive restore --keep` says, 7 days by default): the
+// lifecycle manager leaves it alone until then and deletes it again
+// after, its archive still being verified.
 //
 // # Caveats
 //
-// An export is spooled to a temporary file (Options.TempDir) and uploaded
-// with one PutObject, which S3 limits to 5 GiB of compressed data per
-// table. A table written to while it is archived fails verification (its
-// scan no longer matches), which is the safe outcome: the lifecycle
-// manager archives tables only once they are past retention. A restored
-// table keeps the name and tags of the archived one, so the lifecycle
-// manager will see a table past retention with a verified archive and
-// delete it again at its next cycle; raise the family's retention first,
-// or restore into another name for a look with the AWS tools.
+// An S3 archive is at most 10,000 parts of S3Options.PartSize: raise it
+// for a table of more than 156 GiB compressed. An item written to a table
+// while it is archived may be missed by the scan and the archive still
+// verify; the lifecycle manager archives tables only once they are past
+// retention, long after their last write, and Verify, which scans the
+// table again, finds such a difference. The Pebble backend splits a
+// table's key range between its first and last keys for a parallel scan,
+// which holds only while the table is not written to.
 package archive

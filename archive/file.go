@@ -32,34 +32,71 @@ func (t *fileTarget) path(key string) string {
 	return filepath.Join(t.dir, filepath.FromSlash(path.Clean("/"+key)))
 }
 
-func (t *fileTarget) put(_ context.Context, key string, r io.ReadSeeker, _ int64) (err error) {
+func (t *fileTarget) put(ctx context.Context, key string, r io.ReadSeeker, _ int64) error {
+	w, err := t.create(ctx, key)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(w, r); err != nil {
+		return errors.Join(fmt.Errorf("put %s: %w", key, err), w.Abort())
+	}
+	return w.Commit()
+}
+
+// create writes an object in place: to a temporary file in its folder,
+// which Commit syncs and renames over the key.
+func (t *fileTarget) create(_ context.Context, key string) (objectWriter, error) {
 	p := t.path(key)
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return fmt.Errorf("put %s: %w", key, err)
+		return nil, fmt.Errorf("create %s: %w", key, err)
 	}
 	f, err := os.CreateTemp(filepath.Dir(p), "."+filepath.Base(p)+".tmp*")
 	if err != nil {
-		return fmt.Errorf("put %s: %w", key, err)
+		return nil, fmt.Errorf("create %s: %w", key, err)
 	}
+	return &fileWriter{f: f, key: key, path: p}, nil
+}
+
+// fileWriter is an object being written to a temporary file.
+type fileWriter struct {
+	f     *os.File
+	key   string
+	path  string
+	ended bool
+}
+
+func (w *fileWriter) Write(p []byte) (int, error) { return w.f.Write(p) }
+
+func (w *fileWriter) Commit() (err error) {
+	if w.ended {
+		return nil
+	}
+	w.ended = true
 	defer func() {
 		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
+			os.Remove(w.f.Name())
+			err = fmt.Errorf("put %s: %w", w.key, err)
 		}
 	}()
-	if _, err := io.Copy(f, r); err != nil {
-		return fmt.Errorf("put %s: %w", key, err)
+	if err := w.f.Sync(); err != nil {
+		w.f.Close()
+		return err
 	}
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("put %s: %w", key, err)
+	if err := w.f.Close(); err != nil {
+		return err
 	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("put %s: %w", key, err)
+	if err := os.Rename(w.f.Name(), w.path); err != nil {
+		return err
 	}
-	if err := os.Rename(f.Name(), p); err != nil {
-		return fmt.Errorf("put %s: %w", key, err)
+	return syncDir(filepath.Dir(w.path))
+}
+
+func (w *fileWriter) Abort() error {
+	if w.ended {
+		return nil
 	}
-	return syncDir(filepath.Dir(p))
+	w.ended = true
+	return errors.Join(w.f.Close(), os.Remove(w.f.Name()))
 }
 
 // syncDir makes a rename in dir durable.

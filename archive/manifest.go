@@ -3,7 +3,9 @@ package archive
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
+	"math/bits"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,7 +18,12 @@ import (
 
 // FormatVersion is the version of the archive layout and manifest this
 // package writes. A reader refuses a manifest of a later version.
-const FormatVersion = 1
+//
+// Version 2 changed the content hash to the sum of the items' digests
+// (ContentHash), which takes constant memory, and may split the Parquet
+// of a table into parts; version 1 manifests (the sorted digests' hash)
+// are still read and verified the way they were written.
+const FormatVersion = 2
 
 // Names of the objects of the archive of a table's first generation,
 // under {prefix}/{table}/. Generation N > 1 (a table made again under the
@@ -152,32 +159,88 @@ func (m Manifest) keys() (data, manifest string) {
 	return m.Table + "/" + d, m.Table + "/" + mf
 }
 
-// ContentHash computes a hash of a set of items that does not depend on
-// the order they come in: the SHA-256 of the items' own SHA-256 digests
-// (each over the item's DynamoDB JSON line, whose attribute names are
-// sorted) in ascending bytewise order. A table and its archive have the
-// same content hash when they hold the same items, whatever order a scan
-// returns them in. It keeps 32 bytes per item.
+// ContentHash computes a hash of a multiset of items that does not
+// depend on the order they come in, in constant memory: the sum modulo
+// 2^256 of the items' SHA-256 digests (each over the item's DynamoDB JSON
+// line, whose attribute names are sorted), read as big-endian numbers. A
+// table and its archive have the same content hash and count when they
+// hold the same items, whatever order a scan returns them in, and the
+// hashes of the segments of a parallel scan add up to the table's (Merge).
+// Finding another multiset of items with the same sum takes a search of
+// the order of 2^128 operations for a set of any size (the generalized
+// birthday bound is what the count and the item encoding leave), far
+// beyond what an accident or a bug produces. The zero value is empty.
 type ContentHash struct {
-	digests [][sha256.Size]byte
+	sum   [4]uint64 // most significant limb first
+	count int64
 }
 
 // Add adds one item, given as its DynamoDB JSON line.
 func (h *ContentHash) Add(line []byte) {
-	h.digests = append(h.digests, sha256.Sum256(line))
+	d := sha256.Sum256(line)
+	var carry uint64
+	for i := 3; i >= 0; i-- {
+		h.sum[i], carry = bits.Add64(h.sum[i], binary.BigEndian.Uint64(d[8*i:]), carry)
+	}
+	h.count++
+}
+
+// Merge adds the items another hash holds.
+func (h *ContentHash) Merge(o ContentHash) {
+	var carry uint64
+	for i := 3; i >= 0; i-- {
+		h.sum[i], carry = bits.Add64(h.sum[i], o.sum[i], carry)
+	}
+	h.count += o.count
 }
 
 // Count returns the number of items added.
-func (h *ContentHash) Count() int64 { return int64(len(h.digests)) }
+func (h *ContentHash) Count() int64 { return h.count }
 
 // Sum returns the hex hash of the items added so far.
 func (h *ContentHash) Sum() string {
-	ds := make([][sha256.Size]byte, len(h.digests))
-	copy(ds, h.digests)
-	slices.SortFunc(ds, func(a, b [sha256.Size]byte) int { return bytes.Compare(a[:], b[:]) })
+	var b [32]byte
+	for i, l := range h.sum {
+		binary.BigEndian.PutUint64(b[8*i:], l)
+	}
+	return hex.EncodeToString(b[:])
+}
+
+// sortedContentHash is the content hash of manifests of format version 1:
+// the SHA-256 of the items' sorted SHA-256 digests. It keeps 32 bytes per
+// item, which the small archives made before version 2 afford; it is
+// used only to verify them.
+type sortedContentHash struct {
+	digests [][sha256.Size]byte
+}
+
+func (h *sortedContentHash) Add(line []byte) {
+	h.digests = append(h.digests, sha256.Sum256(line))
+}
+
+func (h *sortedContentHash) Count() int64 { return int64(len(h.digests)) }
+
+func (h *sortedContentHash) Sum() string {
+	slices.SortFunc(h.digests, func(a, b [sha256.Size]byte) int { return bytes.Compare(a[:], b[:]) })
 	sum := sha256.New()
-	for _, d := range ds {
+	for _, d := range h.digests {
 		sum.Write(d[:])
 	}
 	return hex.EncodeToString(sum.Sum(nil))
+}
+
+// contentHasher is a content hash of either format version.
+type contentHasher interface {
+	Add(line []byte)
+	Count() int64
+	Sum() string
+}
+
+// newContentHasher returns the content hash that manifests of a format
+// version record.
+func newContentHasher(formatVersion int) contentHasher {
+	if formatVersion == 1 {
+		return &sortedContentHash{}
+	}
+	return &ContentHash{}
 }

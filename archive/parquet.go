@@ -1,6 +1,7 @@
 package archive
 
 import (
+	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -9,6 +10,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -38,10 +40,12 @@ const noWriteMonth = "none"
 // target.
 var pathSegment = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,255}$`)
 
-// parquetKey returns the key of the Parquet file of m's archive: hive
-// partitions by family, period and write month, so that query engines
-// read only the periods a query names; shards is the table's shard count.
-func parquetKey(m Manifest, shards int) (string, error) {
+// parquetKey returns the key of part n of the Parquet of m's archive:
+// hive partitions by family, period and write month, so that query
+// engines read only the periods a query names; shards is the table's
+// shard count. Part 0 is {table}-g{generation}-s{first}-{last}.parquet,
+// part n > 0 the same with -p{n} before .parquet.
+func parquetKey(m Manifest, shards, part int) (string, error) {
 	if m.Family == "" || m.PeriodStart == "" {
 		return "", fmt.Errorf("a Parquet archive is laid out by family and period, and table %q has neither a registry entry nor tags that name them", m.Table)
 	}
@@ -52,8 +56,12 @@ func parquetKey(m Manifest, shards int) (string, error) {
 	if wm == "" {
 		wm = noWriteMonth
 	}
-	return fmt.Sprintf("%s/period=%s/write_month=%s/%s-g%d-s%d-%d.parquet",
-		m.Family, m.PeriodStart, wm, m.Table, m.generation(), 0, max(shards, 1)-1), nil
+	suffix := ""
+	if part > 0 {
+		suffix = fmt.Sprintf("-p%d", part)
+	}
+	return fmt.Sprintf("%s/period=%s/write_month=%s/%s-g%d-s%d-%d%s.parquet",
+		m.Family, m.PeriodStart, wm, m.Table, m.generation(), 0, max(shards, 1)-1, suffix), nil
 }
 
 // shardsOf returns a table's shard count as its tags record it: 1 when
@@ -65,51 +73,124 @@ func shardsOf(info storage.TableInfo) int {
 	return 1
 }
 
-// writeParquet writes the events of a complete NDJSON data file, spool,
-// as the Parquet file of m's archive, and returns what the manifest
-// records of it. It reads spool twice, to learn the schema and then to
-// write, so that every column fits every value and memory holds one row
-// group, never the table.
-func (a *Archiver) writeParquet(ctx context.Context, m Manifest, shards int, spool *os.File) (p ParquetFile, err error) {
-	key, err := parquetKey(m, shards)
-	if err != nil {
-		return ParquetFile{}, err
-	}
-	learner := parquetfile.NewLearner(parquetfile.Options{Origin: true})
-	if err := eachEvent(spool, func(e engine.TableEvent) error { learner.Learn(e.Fields); return nil }); err != nil {
-		return ParquetFile{}, fmt.Errorf("parquet: %w", err)
-	}
-	f, err := os.CreateTemp(a.opts.TempDir, "timetable-archive-*.parquet")
-	if err != nil {
-		return ParquetFile{}, fmt.Errorf("parquet: %w", err)
-	}
-	defer func() { err = errors.Join(err, f.Close(), os.Remove(f.Name())) }()
-	sum := sha256.New()
-	cw := &countWriter{w: io.MultiWriter(f, sum)}
-	w := parquetfile.NewWriter(cw, learner.Schema())
-	if err := eachEvent(spool, func(e engine.TableEvent) error { return w.Write(e.Tenant, e.Table, e.Event) }); err != nil {
-		return ParquetFile{}, fmt.Errorf("parquet: %w", err)
-	}
-	if err := w.Close(); err != nil {
-		return ParquetFile{}, err
-	}
-	if err := seekStart(f); err != nil {
-		return ParquetFile{}, fmt.Errorf("parquet: %w", err)
-	}
-	if err := a.target.put(ctx, key, f, cw.n); err != nil {
-		return ParquetFile{}, fmt.Errorf("parquet: %w", err)
-	}
-	return ParquetFile{Key: key, Rows: w.Rows(), Bytes: cw.n, SHA256: hex.EncodeToString(sum.Sum(nil))}, nil
+// parquetParts writes the Parquet of an export in parts of at most
+// Options.ParquetPartRows events. A Parquet file's schema must be known
+// before its first row, and a column's type is learnt from every value
+// it will hold; so the items of a part are gathered in a spool of
+// compressed NDJSON in Options.TempDir, and when the part is full the
+// spool is read twice, to learn the schema and to write the file, which
+// is streamed to the target (target.create). Disk holds one part's
+// spool, memory one row group, whatever the table's size.
+type parquetParts struct {
+	a      *Archiver
+	m      Manifest
+	shards int
+	// files are the parts written, in order.
+	files []ParquetFile
+
+	spool  *os.File
+	zw     *gzip.Writer
+	events int64 // events in the spool
+	buf    []engine.TableEvent
 }
 
-// eachEvent calls fn with every event of an NDJSON data file, decoded as
-// the engine decodes items (engine.ItemEvents).
-func eachEvent(spool *os.File, fn func(engine.TableEvent) error) error {
-	if err := seekStart(spool); err != nil {
+// newParquetParts starts the Parquet of m's archive after the parts an
+// earlier, stopped export wrote.
+func (a *Archiver) newParquetParts(m Manifest, shards int, written []ParquetFile) (*parquetParts, error) {
+	if _, err := parquetKey(m, shards, 0); err != nil {
+		return nil, err
+	}
+	return &parquetParts{a: a, m: m, shards: shards, files: slices.Clone(written)}, nil
+}
+
+// add gathers an item's events, writing the part when it is full.
+func (p *parquetParts) add(ctx context.Context, item storage.Item, line []byte) error {
+	p.buf = engine.ItemEvents(p.buf[:0], item)
+	if len(p.buf) == 0 {
+		return nil
+	}
+	if p.spool == nil {
+		f, err := os.CreateTemp(p.a.opts.TempDir, "timetable-archive-*.ndjson.gz")
+		if err != nil {
+			return fmt.Errorf("parquet: %w", err)
+		}
+		p.spool, p.zw = f, gzip.NewWriter(f)
+	}
+	p.zw.Write(line)
+	if _, err := p.zw.Write([]byte{'\n'}); err != nil {
+		return fmt.Errorf("parquet: %w", err)
+	}
+	p.events += int64(len(p.buf))
+	if p.events >= p.a.opts.ParquetPartRows {
+		return p.flush(context.WithoutCancel(ctx), false)
+	}
+	return nil
+}
+
+// flush writes the part gathered so far, if it holds any event, or, with
+// last and no part written yet, an empty file: an archive in Parquet has
+// at least one.
+func (p *parquetParts) flush(ctx context.Context, last bool) (err error) {
+	if p.events == 0 && !(last && len(p.files) == 0) {
+		return p.close()
+	}
+	defer func() { err = errors.Join(err, p.close()) }()
+	key, err := parquetKey(p.m, p.shards, len(p.files))
+	if err != nil {
+		return err
+	}
+	learner := parquetfile.NewLearner(parquetfile.Options{Origin: true})
+	if err := p.eachEvent(func(e engine.TableEvent) error { learner.Learn(e.Fields); return nil }); err != nil {
+		return fmt.Errorf("parquet: %w", err)
+	}
+	ow, err := p.a.target.create(ctx, key)
+	if err != nil {
+		return fmt.Errorf("parquet: %w", err)
+	}
+	sum := sha256.New()
+	cw := &countWriter{w: io.MultiWriter(ow, sum)}
+	w := parquetfile.NewWriter(cw, learner.Schema())
+	err = p.eachEvent(func(e engine.TableEvent) error { return w.Write(e.Tenant, e.Table, e.Event) })
+	if err == nil {
+		err = w.Close()
+	}
+	if err == nil {
+		err = ow.Commit()
+	}
+	if err != nil {
+		return errors.Join(fmt.Errorf("parquet: %w", err), ow.Abort())
+	}
+	p.files = append(p.files, ParquetFile{Key: key, Rows: w.Rows(), Bytes: cw.n, SHA256: hex.EncodeToString(sum.Sum(nil))})
+	return nil
+}
+
+// close removes the spool.
+func (p *parquetParts) close() error {
+	if p.spool == nil {
+		return nil
+	}
+	f := p.spool
+	p.spool, p.zw, p.events = nil, nil, 0
+	return errors.Join(f.Close(), os.Remove(f.Name()))
+}
+
+// eachEvent calls fn with every event of the spool, decoded as the
+// engine decodes items (engine.ItemEvents).
+func (p *parquetParts) eachEvent(fn func(engine.TableEvent) error) error {
+	if p.spool == nil {
+		return nil
+	}
+	if p.zw != nil {
+		if err := p.zw.Close(); err != nil {
+			return err
+		}
+		p.zw = nil
+	}
+	if _, err := p.spool.Seek(0, io.SeekStart); err != nil {
 		return err
 	}
 	var buf []engine.TableEvent
-	return readItems(spool, nil, func(it storage.Item) error {
+	return readItems(p.spool, nil, func(it storage.Item) error {
 		buf = engine.ItemEvents(buf[:0], it)
 		for _, e := range buf {
 			if err := fn(e); err != nil {
@@ -122,9 +203,13 @@ func eachEvent(spool *os.File, fn func(engine.TableEvent) error) error {
 
 // verifyParquet reads m's Parquet files back from the target and checks
 // each one's size, SHA-256 and row count, read from the file by the
-// Parquet library, against the manifest and against events, the number
-// of events in the archive's data file.
+// Parquet library, against the manifest, and the rows of all against
+// events, the number of events in the archive's data file.
 func (a *Archiver) verifyParquet(ctx context.Context, m Manifest, events int64) error {
+	if len(m.Parquet) == 0 {
+		return nil
+	}
+	var rows int64
 	for _, p := range m.Parquet {
 		got, err := a.readParquet(ctx, p.Key)
 		if err != nil {
@@ -137,12 +222,16 @@ func (a *Archiver) verifyParquet(ctx context.Context, m Manifest, events int64) 
 		if got.SHA256 != p.SHA256 {
 			diffs = append(diffs, fmt.Sprintf("SHA-256 is %s, the manifest says %s", short(got.SHA256), short(p.SHA256)))
 		}
-		if got.Rows != p.Rows || got.Rows != events {
-			diffs = append(diffs, fmt.Sprintf("holds %d rows, the manifest says %d, the data file holds %d events", got.Rows, p.Rows, events))
+		if got.Rows != p.Rows {
+			diffs = append(diffs, fmt.Sprintf("holds %d rows, the manifest says %d", got.Rows, p.Rows))
 		}
 		if len(diffs) > 0 {
 			return fmt.Errorf("%w: Parquet file %s %s", ErrMismatch, p.Key, strings.Join(diffs, "; "))
 		}
+		rows += got.Rows
+	}
+	if rows != events {
+		return fmt.Errorf("%w: the Parquet files hold %d rows, the data file %d events", ErrMismatch, rows, events)
 	}
 	return nil
 }

@@ -2,9 +2,14 @@ package archive
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
+	"time"
 
+	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/storage"
 )
 
@@ -19,8 +24,17 @@ import (
 // simply be run again.
 //
 // The table is created with Options.RestoreCapacity (on-demand by default)
-// and without TTL, so that restored items with an expiry in the past are
-// not deleted again by DynamoDB.
+// and without TTL, and the items' TTL attribute (family.TTLAttribute) is
+// removed, so that DynamoDB does not delete restored items whose expiry
+// is past. Registering the table as restored, so that the lifecycle
+// manager keeps it for a while, is the caller's (registry.MarkRestored;
+// `timetable archive restore --keep`).
+//
+// With a deadline, Restore stops Options.DeadlineMargin before it, saves
+// how far it got ({table}/restore-{into}.checkpoint.json) and returns an
+// error wrapping ErrStopped; the next Restore of the same archive into
+// the same table goes on from there, without checking the archives
+// again.
 func (a *Archiver) Restore(ctx context.Context, table, into string) error {
 	if into == "" {
 		into = table
@@ -28,25 +42,34 @@ func (a *Archiver) Restore(ctx context.Context, table, into string) error {
 	if err := checkTableName(into); err != nil {
 		return err
 	}
+	ctx, cancel := a.withDeadline(ctx)
+	defer cancel()
 	ms, err := a.generations(ctx, table)
 	if err != nil {
 		return fmt.Errorf("restore %q: %w", table, err)
 	}
-	for _, m := range ms {
-		got, err := a.readBack(ctx, m, nil)
-		if err != nil {
-			return fmt.Errorf("restore %q: %w", table, err)
-		}
-		if err := compare("manifest", m, got); err != nil {
-			return fmt.Errorf("restore %q: %w", table, err)
-		}
+	cp, resumed, err := a.loadRestoreCheckpoint(ctx, table, into, ms)
+	if err != nil {
+		return fmt.Errorf("restore %q: %w", table, err)
 	}
-
-	spec := storage.TableSpec{Name: into, Capacity: a.opts.RestoreCapacity, Tags: ms[len(ms)-1].Tags}
-	if err := a.store.CreateTable(ctx, spec); err != nil && !errors.Is(err, storage.ErrTableExists) {
-		return fmt.Errorf("restore %q into %q: %w", table, into, err)
+	if !resumed {
+		for _, m := range ms {
+			got, err := a.readBack(ctx, m, nil)
+			if err != nil {
+				return fmt.Errorf("restore %q: %w", table, err)
+			}
+			if err := compare("manifest", m, got); err != nil {
+				return fmt.Errorf("restore %q: %w", table, err)
+			}
+		}
+		spec := storage.TableSpec{Name: into, Capacity: a.opts.RestoreCapacity, Tags: ms[len(ms)-1].Tags}
+		if err := a.store.CreateTable(ctx, spec); err != nil && !errors.Is(err, storage.ErrTableExists) {
+			return fmt.Errorf("restore %q into %q: %w", table, into, err)
+		}
+		cp = restoreCheckpoint{Into: into, Manifests: manifestStamps(ms)}
 	}
 	batch := make([]storage.Item, 0, a.opts.RestoreBatch)
+	var skip int64 // items of the current generation written before
 	flush := func() error {
 		if len(batch) == 0 {
 			return nil
@@ -55,12 +78,27 @@ func (a *Archiver) Restore(ctx context.Context, table, into string) error {
 			return err
 		}
 		a.opts.Progress(len(batch))
+		cp.Items += int64(len(batch))
 		batch = batch[:0]
 		return nil
 	}
 	var items int64
-	for _, m := range ms {
+	for g, m := range ms {
+		if g < cp.Generation {
+			continue
+		}
+		if g > cp.Generation {
+			cp.Generation, cp.Items = g, 0
+		}
+		skip = cp.Items
 		_, err = a.readBack(ctx, m, func(it storage.Item) error {
+			if skip > 0 {
+				skip--
+				return nil
+			}
+			// The items' expiry stamps are in the past: a table with TTL
+			// enabled would lose them again.
+			delete(it.Attrs, family.TTLAttribute)
 			batch = append(batch, it)
 			if len(batch) == cap(batch) {
 				return flush()
@@ -71,12 +109,80 @@ func (a *Archiver) Restore(ctx context.Context, table, into string) error {
 			err = flush()
 		}
 		if err != nil {
+			if ctx.Err() != nil {
+				batch = batch[:0]
+				if serr := a.saveRestoreCheckpoint(ctx, table, cp); serr != nil {
+					return fmt.Errorf("restore %q into %q: %w (and its checkpoint was not saved: %v)", table, into, err, serr)
+				}
+				return fmt.Errorf("restore %q into %q: stopped, to go on from item %d of generation %d: %w: %w",
+					table, into, cp.Items, ms[cp.Generation].generation(), ErrStopped, errors.Join(err, ctx.Err()))
+			}
 			return fmt.Errorf("restore %q into %q: %w", table, into, err)
 		}
 		items += m.ItemCount
 	}
+	if err := a.target.del(ctx, restoreCheckpointKey(table, into)); err != nil {
+		a.opts.Logger.Warn("restore checkpoint not removed", "table", table, "into", into, "err", err)
+	}
 	a.opts.Logger.Info("restored table", "table", table, "into", into, "generations", len(ms), "items", items)
 	return nil
+}
+
+// restoreCheckpoint is how far a stopped Restore got.
+type restoreCheckpoint struct {
+	Into string `json:"into"`
+	// Manifests are the creation times of the archives restored, which
+	// a checkpoint holds for: another archive made since starts over.
+	Manifests []time.Time `json:"manifests"`
+	// Generation is the index in Manifests of the archive being
+	// restored, Items how many of its items were written.
+	Generation int   `json:"generation"`
+	Items      int64 `json:"items"`
+}
+
+func manifestStamps(ms []Manifest) []time.Time {
+	out := make([]time.Time, len(ms))
+	for i, m := range ms {
+		out[i] = m.CreatedAt
+	}
+	return out
+}
+
+func restoreCheckpointKey(table, into string) string {
+	return table + "/restore-" + into + ".checkpoint.json"
+}
+
+// loadRestoreCheckpoint returns the checkpoint of a stopped restore of
+// the archives ms into into, if there is one that holds for them.
+func (a *Archiver) loadRestoreCheckpoint(ctx context.Context, table, into string, ms []Manifest) (restoreCheckpoint, bool, error) {
+	r, err := a.target.get(ctx, restoreCheckpointKey(table, into))
+	if errors.Is(err, ErrNotFound) {
+		return restoreCheckpoint{}, false, nil
+	}
+	if err != nil {
+		return restoreCheckpoint{}, false, err
+	}
+	defer r.Close()
+	var cp restoreCheckpoint
+	err = json.NewDecoder(r).Decode(&cp)
+	if err != nil || cp.Into != into || !slices.EqualFunc(cp.Manifests, manifestStamps(ms), time.Time.Equal) ||
+		cp.Generation < 0 || cp.Generation >= len(ms) || cp.Items < 0 {
+		a.opts.Logger.Warn("restore checkpoint ignored", "table", table, "into", into, "err", err)
+		return restoreCheckpoint{}, false, nil
+	}
+	a.opts.Progress(int(cp.Items))
+	return cp, true, nil
+}
+
+// saveRestoreCheckpoint stores cp; it runs after ctx's deadline too.
+func (a *Archiver) saveRestoreCheckpoint(ctx context.Context, table string, cp restoreCheckpoint) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), checkpointTimeout)
+	defer cancel()
+	b, err := json.Marshal(cp)
+	if err != nil {
+		return err
+	}
+	return a.target.put(ctx, restoreCheckpointKey(table, cp.Into), strings.NewReader(string(b)), int64(len(b)))
 }
 
 // generations returns the manifests of table's archives, oldest

@@ -1,6 +1,7 @@
 package archive
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -9,17 +10,20 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/feature/s3/manager"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
 )
 
-// s3Target keeps archives in an S3 bucket under a prefix. A PutObject
-// replaces an object whole, so a reader sees the old object or the new one.
+// s3Target keeps archives in an S3 bucket under a prefix. A PutObject, or
+// a completed multipart upload, replaces an object whole, so a reader
+// sees the old object or the new one.
 type s3Target struct {
-	client *s3.Client
-	bucket string
-	prefix string // without a trailing slash; may be empty
+	client   *s3.Client
+	uploader *manager.Uploader
+	bucket   string
+	prefix   string // without a trailing slash; may be empty
 }
 
 // newS3Target opens a bucket through the standard AWS configuration chain
@@ -33,7 +37,11 @@ func newS3Target(ctx context.Context, bucket, prefix string, o S3Options) (*s3Ta
 	client := s3.NewFromConfig(cfg, func(so *s3.Options) {
 		so.UsePathStyle = o.UsePathStyle
 	})
-	return &s3Target{client: client, bucket: bucket, prefix: prefix}, nil
+	uploader := manager.NewUploader(client, func(u *manager.Uploader) {
+		u.PartSize = cmp.Or(o.PartSize, DefaultPartSize)
+		u.Concurrency = cmp.Or(o.Concurrency, DefaultConcurrency)
+	})
+	return &s3Target{client: client, uploader: uploader, bucket: bucket, prefix: prefix}, nil
 }
 
 func (t *s3Target) String() string {
@@ -60,6 +68,67 @@ func (t *s3Target) put(ctx context.Context, key string, r io.ReadSeeker, size in
 	if err != nil {
 		return fmt.Errorf("put %s/%s: %w", t, key, err)
 	}
+	return nil
+}
+
+// create streams an object through S3's upload manager: the bytes
+// written go through a pipe to the manager, which sends each part as it
+// fills (a PutObject for an object smaller than one part, a multipart
+// upload otherwise), so memory holds a few parts and nothing is spooled
+// to disk. S3 makes a multipart upload's object visible only when it is
+// completed (Commit); Abort, or a failed part, aborts the upload and its
+// parts. A process killed mid-upload leaves an incomplete multipart
+// upload, which a bucket lifecycle rule (AbortIncompleteMultipartUpload)
+// removes.
+func (t *s3Target) create(ctx context.Context, key string) (objectWriter, error) {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	pr, pw := io.Pipe()
+	w := &s3Writer{pw: pw, cancel: cancel, done: make(chan error, 1)}
+	go func() {
+		_, err := t.uploader.Upload(ctx, &s3.PutObjectInput{
+			Bucket: aws.String(t.bucket),
+			Key:    aws.String(t.key(key)),
+			Body:   pr,
+		})
+		if err != nil {
+			err = fmt.Errorf("upload %s/%s: %w", t, key, err)
+		}
+		pr.CloseWithError(cmp.Or(err, io.ErrClosedPipe))
+		w.done <- err
+	}()
+	return w, nil
+}
+
+// s3Writer is an object streamed to S3. Its goroutine, running the
+// upload, ends when Commit or Abort returns.
+type s3Writer struct {
+	pw     *io.PipeWriter
+	cancel context.CancelFunc
+	done   chan error
+	ended  bool
+	err    error
+}
+
+func (w *s3Writer) Write(p []byte) (int, error) { return w.pw.Write(p) }
+
+func (w *s3Writer) Commit() error {
+	if w.ended {
+		return w.err
+	}
+	w.pw.Close()
+	w.ended, w.err = true, <-w.done
+	w.cancel()
+	return w.err
+}
+
+func (w *s3Writer) Abort() error {
+	if w.ended {
+		return nil
+	}
+	w.cancel()
+	w.pw.CloseWithError(errAborted)
+	<-w.done
+	w.ended, w.err = true, errAborted
 	return nil
 }
 

@@ -26,6 +26,13 @@ type target interface {
 	// of that key as a whole: a reader of the key sees the old object or
 	// the new one, never a part.
 	put(ctx context.Context, key string, r io.ReadSeeker, size int64) error
+	// create opens an object to be written as a stream of unknown size,
+	// in bounded memory and without a local copy. Nothing is visible
+	// under the key until Commit, which replaces any object of that key
+	// as a whole; Abort discards what was written. The object's upload
+	// does not end with ctx, so that an export stopped by its deadline
+	// can still commit what it has: only Abort and Commit end it.
+	create(ctx context.Context, key string) (objectWriter, error)
 	// get opens an object, or returns an error wrapping ErrNotFound.
 	get(ctx context.Context, key string) (io.ReadCloser, error)
 	// del removes an object; removing one that is absent is not an error.
@@ -37,13 +44,39 @@ type target interface {
 	String() string
 }
 
+// objectWriter is an object being written: see target.create. Its
+// methods are called from one goroutine.
+type objectWriter interface {
+	io.Writer
+	// Commit completes the object and makes it visible under its key.
+	Commit() error
+	// Abort discards the object; after Commit it does nothing.
+	Abort() error
+}
+
 // S3Options configure an s3:// target.
 type S3Options struct {
+	// PartSize is the size of the parts of a multipart upload, the unit
+	// in which a streamed export is sent; zero means DefaultPartSize, and
+	// S3 wants at least 5 MiB (manager.MinUploadPartSize). S3 takes at
+	// most 10,000 parts, so the part size bounds an archive's size:
+	// 16 MiB parts, 156 GiB of compressed data.
+	PartSize int64
+	// Concurrency is the number of parts uploaded at once; zero means
+	// DefaultConcurrency. Memory holds about Concurrency+1 parts.
+	Concurrency int
+
 	// UsePathStyle addresses buckets as path elements
 	// (http://host/bucket/key), as most S3-compatible servers want,
 	// instead of host names (http://bucket.host/key).
 	UsePathStyle bool
 }
+
+// Defaults of S3Options.
+const (
+	DefaultPartSize    = 16 << 20
+	DefaultConcurrency = 2
+)
 
 // parseTarget opens the target a URL names: file:///abs/dir,
 // file://relative/dir or s3://bucket/prefix.

@@ -19,6 +19,7 @@ import (
 	"github.com/timetabledb/timetable/archive"
 	"github.com/timetabledb/timetable/config"
 	"github.com/timetabledb/timetable/family"
+	"github.com/timetabledb/timetable/storage"
 )
 
 // archiveFlags are the flags of the archive subcommands.
@@ -30,6 +31,8 @@ type archiveFlags struct {
 	format    string
 	// archiveFormat is export's --archive-format.
 	archiveFormat string
+	// keep is restore's --keep: how long a restored table is kept.
+	keep time.Duration
 }
 
 func newArchiveCmd(g *globals) *cobra.Command {
@@ -91,16 +94,19 @@ deletes a table past retention once its archive is verified.`,
 	_ = export.MarkFlagRequired("table")
 
 	restore := &cobra.Command{
-		Use:   "restore --table T [--into NAME] [--target URL]",
+		Use:   "restore --table T [--into NAME] [--keep DURATION] [--target URL]",
 		Short: "Restore an archived table, so that queries see its events again",
 		Long: `restore checks the archive of table T against its manifest, creates the
 table --into (T by default) with the archived table's tags and on-demand
-billing, and writes the items back. Queries see the events again. Items
-replace those of the same key, so an interrupted restore can be run again.
+billing, and writes the items back without their TTL attribute. Queries
+see the events again. Items replace those of the same key, so an
+interrupted restore can be run again.
 
-The lifecycle manager deletes a table past retention whose archive is
-verified: raise the family's retention before restoring under the same
-name, or restore --into another name.`,
+A table restored under its own name is registered as restored until
+--keep from now (7 days by default): the lifecycle manager leaves it
+alone until then and deletes it again after (its archive stays verified).
+Restore again, or with a longer --keep, to keep it longer. A table
+restored --into another name is not registered.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runArchiveRestore(cmd, g, f)
@@ -108,6 +114,7 @@ name, or restore --into another name.`,
 	}
 	restore.Flags().StringVar(&f.table, "table", "", "archived physical table")
 	restore.Flags().StringVar(&f.into, "into", "", "name of the table to restore into (default: --table)")
+	restore.Flags().DurationVar(&f.keep, "keep", DefaultRestoreKeep, "how long the lifecycle keeps a table restored under its own name")
 	_ = restore.MarkFlagRequired("table")
 
 	cmd.AddCommand(list, export, restore)
@@ -301,12 +308,31 @@ func runArchiveRestore(cmd *cobra.Command, g *globals, f archiveFlags) (err erro
 		return err
 	}
 	into := f.into
-	if into == "" {
+	if into == "" || into == f.table {
+		cfg := s.db.Options().Config
+		reg := registryOf(cfg, s.store)
+		e, found, err := reg.Find(ctx, familyNames(cfg), f.table)
+		if err != nil {
+			return err
+		}
+		if found {
+			now := s.clock.Now()
+			if _, err := reg.MarkRestored(ctx, e, storage.Capacity{Billing: storage.OnDemand}, now.Add(f.keep), now); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "restored %d items of %s from %s, kept until %s\n", m.ItemCount, f.table, a.Target(),
+				now.Add(f.keep).UTC().Format(time.RFC3339))
+			return nil
+		}
 		into = f.table
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "restored %d items of %s from %s into %s\n", m.ItemCount, f.table, a.Target(), into)
 	return nil
 }
+
+// DefaultRestoreKeep is how long a table restored under its own name is
+// kept when `archive restore --keep` is not given.
+const DefaultRestoreKeep = 7 * 24 * time.Hour
 
 // newItemProgress returns a progress bar of n items (a spinner when n is
 // unknown, -1), with their count and rate, on w when it is a terminal, and

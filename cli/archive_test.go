@@ -63,10 +63,20 @@ func TestArchiveExportRestore(t *testing.T) {
 	require.Equal(t, "[]\n", mustRun(t, "", query...).stdout)
 
 	for _, tb := range tables {
-		r := mustRun(t, "", "archive", "restore", store, target, "--table", tb.Name)
+		r := mustRun(t, "", "archive", "restore", store, target, "--table", tb.Name, "--keep", "48h")
 		require.Contains(t, r.stdout, "restored")
+		require.Contains(t, r.stdout, "kept until")
 	}
 	require.Equal(t, before, mustRun(t, "", query...).stdout)
+
+	// The restored tables are registered as restored, until --keep ends.
+	var restored []engine.TableStatus
+	require.NoError(t, json.Unmarshal([]byte(mustRun(t, "", "tables", store, "--format", "json").stdout), &restored))
+	require.Len(t, restored, len(tables))
+	for _, tb := range restored {
+		require.Equal(t, "restored", tb.State, tb.Name)
+		require.Contains(t, tb.TierReason, "kept until")
+	}
 }
 
 // TestArchiveFamilyTarget takes the target from the family's archive key

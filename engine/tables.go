@@ -60,6 +60,9 @@ func (db *DB) Tables(ctx context.Context) ([]TableStatus, error) {
 
 func statusOf(e registry.Entry, now time.Time) TableStatus {
 	_, reason := e.Policy.TierFor(e.Ref, e.CreatedAt, now)
+	if e.State == registry.Restored {
+		reason = "restored from its archive, kept until " + e.RestoredUntil.UTC().Format(time.RFC3339)
+	}
 	s := TableStatus{
 		Name:          e.Name,
 		Family:        e.Family(),

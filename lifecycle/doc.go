@@ -76,7 +76,15 @@
 //     only the holder of a lease act. On DynamoDB the lease is an item of
 //     the meta table written with a conditional Update (TableLease); on
 //     Pebble the process owns the store and needs no lease. A dry run
-//     changes nothing and takes no lease.
+//     changes nothing and takes no lease. The lease is renewed every third
+//     of its TTL while a cycle acts, so that an archive longer than the
+//     TTL is never joined by another server's; a cycle whose lease was
+//     taken stops with ErrLeaseLost, and an archive it stopped is
+//     deferred, resumed from its checkpoint by the next cycle (as is one
+//     that stopped before its context's deadline). The lease is released
+//     when the cycle ends.
+//   - A table restored from its archive (registry state restored) is left
+//     alone until the end its operator chose, then deleted again.
 //   - Archiving lives in package archive; this package needs only the
 //     small Archiver interface, opened per target and format by
 //     Options.OpenArchiver.

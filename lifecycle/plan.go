@@ -133,6 +133,11 @@ func planTable(now time.Time, f family.Family, t Table) []Action {
 	if t.Status != storage.StatusActive && t.Drift != Unsettled {
 		return out
 	}
+	if t.Entry.State == registry.Restored && now.Before(t.Entry.RestoredUntil) {
+		// Restored from its archive for a look, until the operator's
+		// end: no tier, TTL, archive or delete until then.
+		return out
+	}
 	p := t.policy(f)
 	if exp := p.ExpiresAt(t.Ref); !exp.IsZero() && !now.Before(exp) {
 		why := fmt.Sprintf("retention %s ended %s (%s)", p.Retention, stamp(exp), endedWhat(t.Ref))

@@ -14,6 +14,7 @@ import (
 	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/lifecycle"
 	"github.com/timetabledb/timetable/period"
+	"github.com/timetabledb/timetable/registry"
 	"github.com/timetabledb/timetable/storage"
 )
 
@@ -197,4 +198,33 @@ func TestPlanGolden(t *testing.T) {
 			require.Equal(t, string(want), got, "differs from %s; run go test ./lifecycle -update if the change is meant", path)
 		})
 	}
+}
+
+// TestPlanKeepsRestoredTables: a table restored from its archive is left
+// alone (no tier, TTL or delete) until the end the operator chose, and
+// deleted at it, its archive being verified.
+func TestPlanKeepsRestoredTables(t *testing.T) {
+	f := family.Default()
+	f.Retention = 28 * 24 * time.Hour
+	f.Archive = "file:///var/archive"
+	f.TTL = 90 * 24 * time.Hour
+	tb := table(f, "2017-04-03T10:00:00Z", "2017-04-03T10:00:00Z", "cold")
+	tb.Archived = true
+	tb.Capacity = storage.Capacity{Billing: storage.OnDemand}
+	tb.TTLAttribute = ""
+	tb.Entry.State, tb.Entry.RestoredUntil = registry.Restored, at("2017-06-08T00:00:00Z")
+
+	of := func(now string) []lifecycle.Action {
+		var out []lifecycle.Action
+		for _, a := range lifecycle.Plan(at(now), []family.Family{f}, []lifecycle.Table{tb}) {
+			if a.Table == tb.Name {
+				out = append(out, a)
+			}
+		}
+		return out
+	}
+	require.Empty(t, of("2017-06-07T23:59:59Z"), "kept until its end")
+	plan := of("2017-06-08T00:00:00Z")
+	require.Len(t, plan, 1)
+	require.Equal(t, lifecycle.Delete, plan[0].Kind, "deleted again at its end: %s", plan[0].Reason)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/registry"
@@ -91,7 +92,15 @@ func (r *Reconciler) reconcile(ctx context.Context, dryRun bool, kinds []Kind) (
 		if !held {
 			return nil, CycleLeaseHeld, ErrLeaseHeld
 		}
+		// The lease is renewed while the cycle acts, so that an archive
+		// longer than the lease's TTL is never joined by another
+		// server's; a cycle that loses its lease stops acting.
+		var cancel context.CancelCauseFunc
+		ctx, cancel = context.WithCancelCause(ctx)
+		stopRenewing := r.renewLease(ctx, cancel)
 		defer func() {
+			stopRenewing()
+			cancel(nil)
 			// The cycle is over: give the lease up rather than hold it
 			// for its whole TTL, so a scheduled invocation a minute
 			// later is not turned away.
@@ -116,8 +125,8 @@ func (r *Reconciler) reconcile(ctx context.Context, dryRun bool, kinds []Kind) (
 			results = append(results, Result{Action: a, Outcome: DryRun})
 			continue
 		}
-		if err := ctx.Err(); err != nil {
-			return results, "", fmt.Errorf("reconcile: %w", err)
+		if ctx.Err() != nil {
+			return results, "", fmt.Errorf("reconcile: %w", context.Cause(ctx))
 		}
 		err := r.apply(ctx, a)
 		if a.Kind == Create {
@@ -151,6 +160,59 @@ func (r *Reconciler) reconcile(ctx context.Context, dryRun bool, kinds []Kind) (
 		return results, CycleFailed, fmt.Errorf("%w: %d of %d", ErrActionsFailed, failed, len(results))
 	}
 	return results, CycleOK, nil
+}
+
+// ErrLeaseLost ends the actions of a cycle whose lease another server
+// took, or that could not be renewed before it lapsed.
+var ErrLeaseLost = errors.New("timetable: lifecycle lease lost")
+
+// renewLease renews the cycle's lease every third of its TTL until the
+// returned function is called, which waits for the renewing goroutine to
+// end. When the lease is held by another owner, or could not be renewed
+// for half its TTL, it cancels the cycle with ErrLeaseLost. The wait
+// between renewals is real time (the lease's expiry is the Leaser's
+// clock's).
+func (r *Reconciler) renewLease(ctx context.Context, cancel context.CancelCauseFunc) (stop func()) {
+	every := max(r.opts.LeaseTTL/3, time.Millisecond)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(every)
+		defer t.Stop()
+		renewed := r.opts.Clock.Now()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			held, err := r.opts.Leaser.Acquire(ctx, r.opts.LeaseName, r.opts.Owner, r.opts.LeaseTTL)
+			switch {
+			case err == nil && held:
+				renewed = r.opts.Clock.Now()
+			case err == nil:
+				r.opts.Logger.Error("lifecycle: lease taken by another server; stopping", "lease", r.opts.LeaseName)
+				cancel(ErrLeaseLost)
+				return
+			case ctx.Err() != nil:
+				return
+			default:
+				r.opts.Logger.Warn("lifecycle: renew lease", "lease", r.opts.LeaseName, "err", err)
+				if r.opts.Clock.Now().Sub(renewed) > r.opts.LeaseTTL/2 {
+					cancel(fmt.Errorf("%w: not renewed since %s: %w", ErrLeaseLost, renewed.Format(time.RFC3339), err))
+					return
+				}
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		wg.Wait()
+	}
 }
 
 func containsKind(kinds []Kind, k Kind) bool {

@@ -1,6 +1,7 @@
 package lifecycle
 
 import (
+	"context"
 	"errors"
 	"time"
 
@@ -61,6 +62,11 @@ func outcomeOf(err error) Outcome {
 	case errors.Is(err, storage.ErrRefused), errors.Is(err, storage.ErrThrottled), errors.Is(err, storage.ErrUnavailable):
 		// The store declined or could not be reached: the next cycle
 		// plans the action again, and nothing was harmed.
+		return Deferred
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, ErrLeaseLost):
+		// A long action (an archive) stopped before its deadline, or
+		// when its lease was lost, and kept its checkpoint: the next
+		// cycle resumes it.
 		return Deferred
 	}
 	return Failed

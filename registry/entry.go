@@ -23,6 +23,10 @@ const (
 	Active State = "active"
 	// Archived: the table has a verified archive and still exists.
 	Archived State = "archived"
+	// Restored: the table was restored from its archive, and is kept
+	// until the entry's RestoredUntil, when the lifecycle deletes it
+	// again (its archive is still verified).
+	Restored State = "restored"
 	// Deleted: timetable deleted the table.
 	Deleted State = "deleted"
 	// Missing: the table was found gone without timetable deleting it.
@@ -31,7 +35,7 @@ const (
 
 // Live reports whether the table of an entry in state s exists, or is
 // being made, and so may hold events.
-func (s State) Live() bool { return s == Creating || s == Active || s == Archived }
+func (s State) Live() bool { return s == Creating || s == Active || s == Archived || s == Restored }
 
 // Entry is what the registry records of one physical table.
 type Entry struct {
@@ -58,6 +62,9 @@ type Entry struct {
 	// archived and the archive verified; empty and zero until then.
 	ArchiveTarget string
 	ArchivedAt    time.Time
+	// RestoredUntil is when a restored table (state Restored) may be
+	// deleted again; zero for other states.
+	RestoredUntil time.Time
 	// Source says how the entry came to be: SourceCreated, SourceTags or
 	// SourceName.
 	Source string
@@ -150,6 +157,7 @@ const (
 	attrUpdated    = "updated_at"
 	attrTarget     = "archive_target"
 	attrArchived   = "archived_at"
+	attrRestored   = "restored_until"
 	attrSource     = "source"
 	attrCreateErr  = "create_error"
 )
@@ -181,6 +189,7 @@ func (e Entry) attrs() (map[string]any, error) {
 		attrUpdated:    formatTime(e.UpdatedAt),
 		attrTarget:     e.ArchiveTarget,
 		attrArchived:   formatTime(e.ArchivedAt),
+		attrRestored:   formatTime(e.RestoredUntil),
 		attrSource:     e.Source,
 		attrCreateErr:  e.CreateError,
 	}, nil
@@ -209,6 +218,7 @@ func decode(attrs map[string]any) (Entry, error) {
 	e.Generation = num(attrGeneration)
 	e.Ref.Period = period.Period{Start: tm(attrStart), End: tm(attrEnd)}
 	e.CreatedAt, e.UpdatedAt, e.ArchivedAt = tm(attrCreated), tm(attrUpdated), tm(attrArchived)
+	e.RestoredUntil = tm(attrRestored)
 	if err != nil {
 		return Entry{}, fmt.Errorf("registry entry %q: %w", e.Name, err)
 	}

@@ -126,6 +126,19 @@ func (r *Registry) Finder(families []string) func(ctx context.Context, name stri
 	}
 }
 
+// MarkRestored records that the table of entry e was restored from its
+// archive with capacity c and no TTL, to be kept until until: the
+// lifecycle manager leaves it alone until then, and deletes it again
+// after (its archive is still verified). It returns the entry written.
+func (r *Registry) MarkRestored(ctx context.Context, e Entry, c storage.Capacity, until, now time.Time) (Entry, error) {
+	e.State, e.RestoredUntil, e.UpdatedAt = Restored, until.UTC(), now.UTC()
+	e.Capacity, e.TTLAttribute = c, ""
+	if err := r.Save(ctx, e); err != nil {
+		return Entry{}, fmt.Errorf("mark %q restored: %w", e.Name, err)
+	}
+	return e, nil
+}
+
 // Register writes the entry of a table about to be made: generation 1
 // when the registry has no entry of that name, or the next generation of
 // one whose table is gone. It fails with an error wrapping ErrStale when
@@ -168,5 +181,5 @@ func (r *Registry) write(ctx context.Context, e Entry, cond []storage.Cond) erro
 var attrOrder = []string{
 	attrName, attrFamily, attrState, attrGeneration, attrStart, attrEnd, attrWriteMonth, attrPolicy,
 	attrShards, attrLayout, attrTier, attrBilling, attrRead, attrWrite, attrTTL, attrCreated, attrUpdated,
-	attrTarget, attrArchived, attrSource, attrCreateErr,
+	attrTarget, attrArchived, attrRestored, attrSource, attrCreateErr,
 }

@@ -155,6 +155,45 @@ type Scanner interface {
 	// stopped after an item resumes there, in another process too. The
 	// item need not exist any more.
 	ScanAfter(ctx context.Context, table string, after Key) Iterator
+
+	// ScanSegment returns the items of one segment of a table (see
+	// Segment), in the order ScanAfter would go through them: several
+	// goroutines scan the segments of one table in parallel, and each
+	// segment stopped after an item resumes there (Segment.After). The
+	// segments 0 to Total-1 of one Total hold every item of a table that
+	// is not written to meanwhile exactly once.
+	ScanSegment(ctx context.Context, table string, seg Segment) Iterator
+}
+
+// Segment names one of the parts a parallel scan divides a table into:
+// DynamoDB's Segment and TotalSegments, which split a table by the hash
+// of its partition keys; Pebble splits a table's key range.
+type Segment struct {
+	// Index is the segment, from 0 to Total-1.
+	Index int
+	// Total is the number of segments, at least 1 (the whole table) and
+	// at most MaxSegments.
+	Total int
+	// After, when not zero, resumes the segment after the item of that
+	// key, as ScanAfter does; the item need not exist any more.
+	After Key
+	// Eventual allows eventually consistent reads, which cost half as
+	// much on DynamoDB: for a table that takes no more writes (its write
+	// month and grace are over) they return the same items. A backend
+	// whose reads are always consistent ignores it.
+	Eventual bool
+}
+
+// MaxSegments is the most segments a parallel scan may have (DynamoDB's
+// limit on TotalSegments).
+const MaxSegments = 1000000
+
+// Validate reports a segment that names no part of a table.
+func (s Segment) Validate() error {
+	if s.Total < 1 || s.Total > MaxSegments || s.Index < 0 || s.Index >= s.Total {
+		return fmt.Errorf("%w: scan segment %d of %d", ErrInvalid, s.Index, s.Total)
+	}
+	return nil
 }
 
 // Names of the key attributes as a backend stores them (DynamoDB's

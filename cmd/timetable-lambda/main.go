@@ -19,6 +19,7 @@ import (
 	"log"
 	"log/slog"
 	"os"
+	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
 
@@ -30,6 +31,13 @@ import (
 	"github.com/timetabledb/timetable/registry"
 	"github.com/timetabledb/timetable/storage/dynamostore"
 )
+
+// lambdaDeadlineMargin is how long before the invocation's deadline an
+// archive stops: time to write the Parquet part gathered so far (up to
+// archive.DefaultParquetPartRows events), commit the upload, save the
+// checkpoint and release the lease, at 1,024 MB (deploy/template.yaml;
+// docs/archive.md gives the figures).
+const lambdaDeadlineMargin = 2 * time.Minute
 
 func main() {
 	ctx := context.Background()
@@ -81,7 +89,7 @@ func newReconciler(ctx context.Context, w wiring) (*lifecycle.Reconciler, error)
 		Clock:     w.clock,
 		OpenArchiver: func(target string, format family.ArchiveFormat) (lifecycle.Archiver, error) {
 			return archive.Open(ctx, target, store, archive.Options{Clock: w.clock, Logger: w.logger, S3: w.s3, Format: format,
-				Facts: registry.New(store, meta).Finder(families)})
+				Facts: registry.New(store, meta).Finder(families), DeadlineMargin: lambdaDeadlineMargin})
 		},
 		Leaser: lifecycle.TableLease{Store: store, Table: meta, Clock: w.clock},
 		Logger: w.logger,

@@ -19,6 +19,20 @@ func (s *Store) Scan(ctx context.Context, table string) storage.Iterator {
 
 // ScanAfter is Scan from the item after the key: its ExclusiveStartKey.
 func (s *Store) ScanAfter(ctx context.Context, table string, after storage.Key) storage.Iterator {
+	return s.scan(ctx, table, storage.Segment{Total: 1, After: after})
+}
+
+// ScanSegment is DynamoDB's parallel Scan: Segment and TotalSegments
+// (when Total is more than 1), each segment's pages fetched as its
+// iterator needs them, eventually consistent when seg.Eventual says so.
+func (s *Store) ScanSegment(ctx context.Context, table string, seg storage.Segment) storage.Iterator {
+	if err := seg.Validate(); err != nil {
+		return errIterator(fmt.Errorf("scan table %q: %w", table, err))
+	}
+	return s.scan(ctx, table, seg)
+}
+
+func (s *Store) scan(ctx context.Context, table string, seg storage.Segment) storage.Iterator {
 	if err := s.gate.Enter(); err != nil {
 		return errIterator(err)
 	}
@@ -29,6 +43,14 @@ func (s *Store) ScanAfter(ctx context.Context, table string, after storage.Key) 
 		ConsistentRead:         s.consistentRead(),
 		ReturnConsumedCapacity: returnCapacity,
 	}
+	if seg.Eventual {
+		in.ConsistentRead = aws.Bool(false)
+	}
+	if seg.Total > 1 {
+		in.Segment = aws.Int32(int32(seg.Index))
+		in.TotalSegments = aws.Int32(int32(seg.Total))
+	}
+	after := seg.After
 	if after != (storage.Key{}) {
 		in.ExclusiveStartKey = map[string]types.AttributeValue{
 			storage.PKAttr: &types.AttributeValueMemberS{Value: after.PK},

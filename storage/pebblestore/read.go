@@ -3,9 +3,11 @@ package pebblestore
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/bits"
 	"slices"
 	"strings"
 	"unsafe"
@@ -121,6 +123,99 @@ func (s *Store) ScanAfter(ctx context.Context, tableName string, after storage.K
 		lower = append(appendItemKey(nil, t.id, after.PK, after.SK), 0)
 	}
 	return s.open(&iterator{ctx: ctx, table: tableName, scan: true}, lower, upper)
+}
+
+// ScanSegment splits the table's key range into Total contiguous ranges
+// between its first and last keys (read as numbers, from their first
+// differing byte), and scans range Index from seg.After. The split
+// depends on the table's first and last items, so the segments of a
+// table written to between the scans of its segments need not add up.
+func (s *Store) ScanSegment(ctx context.Context, tableName string, seg storage.Segment) storage.Iterator {
+	if err := seg.Validate(); err != nil {
+		return &iterator{err: fmt.Errorf("scan table %q: %w", tableName, err), done: true}
+	}
+	if err := s.gate.Enter(); err != nil {
+		return &iterator{err: fmt.Errorf("scan table %q: %w", tableName, err), done: true}
+	}
+	t := s.catalog.lookup(tableName)
+	if t == nil {
+		s.gate.Exit()
+		return &iterator{err: fmt.Errorf("scan table %q: %w", tableName, storage.ErrTableNotFound), done: true}
+	}
+	lower, upper := tableSpan(t.id)
+	if seg.Total > 1 {
+		first, last, err := s.bounds(lower, upper)
+		if err != nil {
+			s.gate.Exit()
+			return &iterator{err: fmt.Errorf("scan table %q: %w", tableName, err), done: true}
+		}
+		if first != nil {
+			lo, hi := segmentSpan(first, last, seg.Index, seg.Total)
+			if lo != nil {
+				lower = lo
+			}
+			if hi != nil {
+				upper = hi
+			}
+		}
+	}
+	if seg.After != (storage.Key{}) {
+		lower = maxKey(lower, append(appendItemKey(nil, t.id, seg.After.PK, seg.After.SK), 0))
+	}
+	if bytes.Compare(lower, upper) > 0 {
+		lower = upper
+	}
+	return s.open(&iterator{ctx: ctx, table: tableName, scan: true}, lower, upper)
+}
+
+// bounds returns the first and last keys in [lower, upper), nil when
+// there are none.
+func (s *Store) bounds(lower, upper []byte) (first, last []byte, err error) {
+	pi, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	if err != nil {
+		return nil, nil, err
+	}
+	if pi.First() {
+		first = bytes.Clone(pi.Key())
+	}
+	if pi.Last() {
+		last = bytes.Clone(pi.Key())
+	}
+	return first, last, pi.Close()
+}
+
+// segmentSpan returns the bounds of segment i of n of the keys from
+// first to last: the numbers of 8 bytes after their common prefix are cut
+// into n equal ranges. Segment 0 has no lower bound and segment n-1 no
+// upper bound (nil), so that together they hold every key.
+func segmentSpan(first, last []byte, i, n int) (lo, hi []byte) {
+	common := 0
+	for common < len(first) && common < len(last) && first[common] == last[common] {
+		common++
+	}
+	word := func(k []byte) uint64 {
+		var b [8]byte
+		if common < len(k) {
+			copy(b[:], k[common:])
+		}
+		return binary.BigEndian.Uint64(b[:])
+	}
+	a, z := word(first), word(last)
+	cut := func(j int) []byte {
+		// a + (z-a)*j/n without overflow.
+		hiw, low := bits.Mul64(z-a, uint64(j))
+		q, _ := bits.Div64(hiw, low, uint64(n))
+		k := append(bytes.Clone(first[:common]), make([]byte, 8)...)
+		binary.BigEndian.PutUint64(k[common:], a+q)
+		return k
+	}
+	if i > 0 {
+		lo = cut(i)
+	}
+	if i < n-1 {
+		hi = cut(i + 1)
+	}
+	return lo, hi
 }
 
 // open gives it a Pebble iterator over [lower, upper). The operation

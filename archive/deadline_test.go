@@ -1,0 +1,181 @@
+package archive_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/timetabledb/timetable/archive"
+	"github.com/timetabledb/timetable/family"
+	"github.com/timetabledb/timetable/internal/backends"
+	"github.com/timetabledb/timetable/storage"
+)
+
+// slowStore returns each item of a scan a millisecond late.
+type slowStore struct{ storage.Store }
+
+func (s slowStore) ScanSegment(ctx context.Context, table string, seg storage.Segment) storage.Iterator {
+	return slowIterator{s.Store.ScanSegment(ctx, table, seg)}
+}
+
+type slowIterator struct{ storage.Iterator }
+
+func (it slowIterator) Next() bool {
+	time.Sleep(time.Millisecond)
+	return it.Iterator.Next()
+}
+
+// TestArchiveStopsBeforeDeadline archives a table that takes longer than
+// the context's deadline allows: Archive stops DeadlineMargin before it,
+// with its checkpoint saved and an error that says so, and the next
+// Archive resumes and completes it.
+func TestArchiveStopsBeforeDeadline(t *testing.T) {
+	ctx := context.Background()
+	s, _ := backends.Pebble().Open(t)
+	const table = "tt_events_slow"
+	require.NoError(t, s.CreateTable(ctx, storage.TableSpec{Name: table}))
+	var items []storage.Item
+	for i := range 3000 {
+		items = append(items, storage.Item{PK: fmt.Sprintf("p%d", i%17), SK: fmt.Sprint(i), Attrs: map[string]any{"v": "x"}})
+	}
+	for b := range slices.Chunk(items, 25) {
+		require.NoError(t, s.BatchWrite(ctx, table, b))
+	}
+	a, err := archive.Open(ctx, "file://"+t.TempDir(), slowStore{s}, archive.Options{DeadlineMargin: 2 * time.Second, ScanSegments: 2})
+	require.NoError(t, err)
+
+	dctx, cancel := context.WithTimeout(ctx, 2*time.Second+300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	err = a.Archive(dctx, table)
+	require.ErrorIs(t, err, archive.ErrStopped)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.Less(t, time.Since(start), 2*time.Second, "stopped at the margin, not at the deadline")
+	require.NoError(t, dctx.Err(), "the caller's context still has time, to release its lease")
+	kept, err := a.Checkpoint(ctx, table, 1)
+	require.NoError(t, err)
+	require.Greater(t, kept, int64(0))
+	require.Less(t, kept, int64(len(items)))
+	ok, err := a.Verified(ctx, table)
+	require.NoError(t, err)
+	require.False(t, ok)
+
+	require.NoError(t, a.Archive(ctx, table))
+	m, err := a.Manifest(ctx, table)
+	require.NoError(t, err)
+	require.Equal(t, int64(len(items)), m.ItemCount)
+	require.NoError(t, a.Verify(ctx, table), "the resumed archive holds the table")
+	kept, err = a.Checkpoint(ctx, table, 1)
+	require.NoError(t, err)
+	require.Zero(t, kept)
+}
+
+// TestRestoreStripsTTL restores items stamped with an expiry in the past
+// without it, so that a table with TTL enabled does not lose them again.
+func TestRestoreStripsTTL(t *testing.T) {
+	ctx := context.Background()
+	s, _ := backends.Pebble().Open(t)
+	const table = "tt_events_expired"
+	require.NoError(t, s.CreateTable(ctx, storage.TableSpec{Name: table}))
+	require.NoError(t, s.BatchWrite(ctx, table, []storage.Item{
+		{PK: "a", SK: "1", Attrs: map[string]any{"v": "x", family.TTLAttribute: json.Number("1491696000")}},
+	}))
+	a, err := archive.Open(ctx, "file://"+t.TempDir(), s, archive.Options{})
+	require.NoError(t, err)
+	require.NoError(t, a.Archive(ctx, table))
+	require.NoError(t, s.DeleteTable(ctx, table))
+	require.NoError(t, a.Restore(ctx, table, ""))
+	it, err := s.GetItem(ctx, table, "a", "1")
+	require.NoError(t, err)
+	require.Equal(t, map[string]any{"v": "x"}, it.Attrs)
+}
+
+// slowWrites takes 5ms per BatchWrite.
+type slowWrites struct{ storage.Store }
+
+func (s slowWrites) BatchWrite(ctx context.Context, table string, items []storage.Item) error {
+	select {
+	case <-time.After(5 * time.Millisecond):
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return s.Store.BatchWrite(ctx, table, items)
+}
+
+// TestRestoreStopsBeforeDeadline restores an archive slower than the
+// deadline allows: Restore stops DeadlineMargin before it, saying so, and
+// the next Restore goes on and completes the table.
+func TestRestoreStopsBeforeDeadline(t *testing.T) {
+	ctx := context.Background()
+	s, _ := backends.Pebble().Open(t)
+	const table = "tt_events_slow"
+	require.NoError(t, s.CreateTable(ctx, storage.TableSpec{Name: table}))
+	var items []storage.Item
+	for i := range 6000 {
+		items = append(items, storage.Item{PK: fmt.Sprintf("p%d", i%17), SK: fmt.Sprint(i), Attrs: map[string]any{"v": "x"}})
+	}
+	for b := range slices.Chunk(items, 25) {
+		require.NoError(t, s.BatchWrite(ctx, table, b))
+	}
+	target := "file://" + t.TempDir()
+	a, err := archive.Open(ctx, target, s, archive.Options{})
+	require.NoError(t, err)
+	require.NoError(t, a.Archive(ctx, table))
+
+	slow, err := archive.Open(ctx, target, slowWrites{s}, archive.Options{DeadlineMargin: 2 * time.Second, RestoreBatch: 10})
+	require.NoError(t, err)
+	// 600 batches of 5ms: 3s, of which the restore gets one.
+	dctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	err = slow.Restore(dctx, table, "tt_events_back")
+	require.ErrorIs(t, err, archive.ErrStopped)
+	require.NoError(t, dctx.Err(), "stopped at the margin, not at the deadline")
+	part := scanAll(t, s, "tt_events_back")
+	require.NotEmpty(t, part)
+	require.Less(t, len(part), len(items))
+
+	require.NoError(t, a.Restore(ctx, "tt_events_slow", "tt_events_back"))
+	require.Len(t, scanAll(t, s, "tt_events_back"), len(items))
+}
+
+// TestArchiveParquetPartsResume archives a table of 6,000 events in
+// Parquet parts of 1,000, stopped by its deadline part way and resumed: the parts
+// written before the stop are kept, the rest follow, and their rows add
+// up to the table's events.
+func TestArchiveParquetPartsResume(t *testing.T) {
+	ctx := context.Background()
+	s, _ := backends.Pebble().Open(t)
+	const table = "tt_events_parts"
+	fillEvents(t, s, table, 6000)
+	a, err := archive.Open(ctx, "file://"+t.TempDir(), slowStore{s}, archive.Options{
+		Format: family.ArchiveParquet, ParquetPartRows: 1000, ScanSegments: 3, DeadlineMargin: 2 * time.Second})
+	require.NoError(t, err)
+	// 3 segments of a millisecond an item: at most 3,000 items in a
+	// second.
+	dctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	require.ErrorIs(t, a.Archive(dctx, table), archive.ErrStopped)
+	kept, err := a.Checkpoint(ctx, table, 1)
+	require.NoError(t, err)
+	require.Positive(t, kept)
+
+	require.NoError(t, a.Archive(ctx, table))
+	m, err := a.Manifest(ctx, table)
+	require.NoError(t, err)
+	require.Equal(t, int64(6000), m.ItemCount)
+	require.GreaterOrEqual(t, len(m.Parquet), 6)
+	var rows int64
+	for i, p := range m.Parquet {
+		rows += p.Rows
+		if i > 0 {
+			require.Contains(t, p.Key, fmt.Sprintf("-p%d.parquet", i))
+		}
+	}
+	require.Equal(t, int64(6000), rows)
+	require.NoError(t, a.Verify(ctx, table))
+}

@@ -1,0 +1,163 @@
+package archive_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"runtime"
+	"runtime/metrics"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/timetabledb/timetable/archive"
+	"github.com/timetabledb/timetable/family"
+	"github.com/timetabledb/timetable/storage"
+	"github.com/timetabledb/timetable/storage/pebblestore"
+)
+
+// fillEvents writes n items shaped like timetable's events of the AWS
+// developer guide's example (about 180 bytes each) to a new table.
+func fillEvents(tb testing.TB, s storage.Store, table string, n int) {
+	tb.Helper()
+	ctx := context.Background()
+	require.NoError(tb, s.CreateTable(ctx, storage.TableSpec{Name: table, Capacity: storage.Capacity{Billing: storage.OnDemand},
+		Tags: map[string]string{family.TagFamily: "events", family.TagPeriodStart: "2017-04-09T00:00:00Z", family.TagPeriodEnd: "2017-04-16T00:00:00Z"}}))
+	batch := make([]storage.Item, 0, 2000)
+	for i := range n {
+		batch = append(batch, storage.Item{
+			PK: fmt.Sprintf("acme#cars#car-%d#%d", i%5000, i%4),
+			SK: fmt.Sprintf("2017-04-10T%02d:%02d:%02d.%09dZ#e%08x", i/3600000%24, i/60000%60, i/1000%60, i%1000*1000000, i),
+			Attrs: map[string]any{
+				"speed": json.Number(fmt.Sprint(i % 200)), "gear": "D", "lat": json.Number("47.3769"), "lon": json.Number("8.5417"),
+				"driver": fmt.Sprintf("driver-%d", i%313), "ok": i%3 == 0,
+			},
+		})
+		if len(batch) == cap(batch) {
+			require.NoError(tb, s.BatchWrite(ctx, table, batch))
+			batch = batch[:0]
+		}
+	}
+	if len(batch) > 0 {
+		require.NoError(tb, s.BatchWrite(ctx, table, batch))
+	}
+}
+
+// heapPeak samples the heap every millisecond until stop is called,
+// which returns the highest samples of the live heap (the bytes of heap
+// objects the last garbage collection found reachable: what the code
+// holds) and of the whole heap (those and the garbage not yet
+// collected, which depends on the collector's pacing and on how much CPU
+// it gets, not on what the code holds).
+func heapPeak() (stop func() (live, total uint64)) {
+	samples := []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/memory/classes/heap/objects:bytes"}}
+	var live, total uint64
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(time.Millisecond)
+		defer t.Stop()
+		for {
+			metrics.Read(samples)
+			live = max(live, samples[0].Value.Uint64())
+			total = max(total, samples[1].Value.Uint64())
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() (uint64, uint64) {
+		close(done)
+		wg.Wait()
+		return live, total
+	}
+}
+
+// archivePeak archives a table of n events to a folder and returns the
+// archive's peak live heap above what was live before it.
+func archivePeak(t *testing.T, n int) uint64 {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s, err := pebblestore.Open(dir, pebblestore.Options{})
+	require.NoError(t, err)
+	const table = "tt_events_memory"
+	fillEvents(t, s, table, n)
+	// Open the store again, so that what the writes left in memory
+	// (memtables, compactions under way) is not counted: the garbage
+	// collector lets the heap grow to twice what is live, so a larger
+	// heap before the archive would show as a higher peak during it.
+	require.NoError(t, s.Close())
+	s, err = pebblestore.Open(dir, pebblestore.Options{})
+	require.NoError(t, err)
+	defer s.Close()
+	a, err := archive.Open(ctx, "file://"+t.TempDir(), s, archive.Options{})
+	require.NoError(t, err)
+	runtime.GC()
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	stop := heapPeak()
+	require.NoError(t, a.Archive(ctx, table))
+	live, total := stop()
+	m, err := a.Manifest(ctx, table)
+	require.NoError(t, err)
+	require.Equal(t, int64(n), m.ItemCount)
+	const mib = 1 << 20
+	t.Logf("archive of %d events: peak live heap %.1f MiB, peak heap with garbage %.1f MiB, above %.1f MiB before",
+		n, float64(live-min(live, before.HeapAlloc))/mib, float64(total-min(total, before.HeapAlloc))/mib, float64(before.HeapAlloc)/mib)
+	return live - min(live, before.HeapAlloc)
+}
+
+// TestArchiveMemoryIsBounded archives tables of 150,000 and 600,000
+// events from Pebble: the archive's peak live heap does not grow with
+// the table (within 16 MiB) and stays under 64 MiB. The peak of the whole
+// heap, garbage included, is logged: it runs to about twice the live
+// heap (GOGC=100), more when the collector is starved of CPU. With -short and under
+// the race detector, which slows it tenfold, the tables are 10,000 and
+// 40,000 events.
+func TestArchiveMemoryIsBounded(t *testing.T) {
+	sizes := []int{150_000, 600_000}
+	if testing.Short() || raceEnabled {
+		sizes = []int{10_000, 40_000}
+	}
+	var peaks []uint64
+	for _, n := range sizes {
+		peaks = append(peaks, archivePeak(t, n))
+	}
+	const mib = 1 << 20
+	require.LessOrEqual(t, slices.Max(peaks), uint64(64*mib), "peak live heap at most 64 MiB")
+	require.LessOrEqual(t, slices.Max(peaks)-slices.Min(peaks), uint64(16*mib), "peak live heap independent of the table's size")
+}
+
+// BenchmarkArchiveMemory archives a table of 100,000 events per
+// iteration, reporting the peak heap of the last archive.
+func BenchmarkArchiveMemory(b *testing.B) {
+	ctx := context.Background()
+	s, err := pebblestore.Open(b.TempDir(), pebblestore.Options{})
+	require.NoError(b, err)
+	b.Cleanup(func() { s.Close() })
+	const table = "tt_events_memory"
+	fillEvents(b, s, table, 100_000)
+	var peak, peakTotal uint64
+	b.ResetTimer()
+	for b.Loop() {
+		a, err := archive.Open(ctx, "file://"+b.TempDir(), s, archive.Options{})
+		require.NoError(b, err)
+		runtime.GC()
+		var before runtime.MemStats
+		runtime.ReadMemStats(&before)
+		stop := heapPeak()
+		require.NoError(b, a.Archive(ctx, table))
+		live, total := stop()
+		peak, peakTotal = live-min(live, before.HeapAlloc), total-min(total, before.HeapAlloc)
+	}
+	b.ReportMetric(float64(peak)/(1<<20), "peak-live-MiB")
+	b.ReportMetric(float64(peakTotal)/(1<<20), "peak-heap-MiB")
+	b.ReportMetric(100_000, "items/op")
+}
