@@ -309,7 +309,7 @@ func runArchiveRestore(cmd *cobra.Command, g *globals, f archiveFlags) (err erro
 	}
 	into := f.into
 	if into == "" || into == f.table {
-		cfg := s.db.Options().Config
+		cfg := s.cfg
 		reg := registryOf(cfg, s.store)
 		e, found, err := reg.Find(ctx, familyNames(cfg), f.table)
 		if err != nil {
