@@ -52,7 +52,8 @@ func (e *Error) Is(target error) bool { return target == event.ErrInvalidEvent }
 
 // syntaxReason says where a line is not line protocol.
 func syntaxReason(err error) string {
-	if de, ok := errors.AsType[*lineprotocol.DecodeError](err); ok {
+	var de *lineprotocol.DecodeError
+	if errors.As(err, &de) {
 		return fmt.Sprintf("column %d: %v", de.Column, de.Err)
 	}
 	return err.Error()
