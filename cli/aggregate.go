@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -141,32 +140,17 @@ type aggregateSource struct {
 // openAggregates returns the source of the aggregate of a query: the
 // server --server names, or the store.
 func (g *globals) openAggregates(cmd *cobra.Command, f queryFlags) (aggregateSource, error) {
-	ctx := cmd.Context()
-	r, err := g.remote(apiKeyCredential)
+	r, s, tenant, err := g.openRead(cmd)
 	if err != nil {
 		return aggregateSource{}, err
 	}
 	if r != nil {
-		if err := noTenantFlag(cmd); err != nil {
-			return aggregateSource{}, err
-		}
 		return aggregateSource{
 			page: func(ctx context.Context, q engine.AggregateQuery) (engine.GroupPage, error) {
 				return r.aggregate(ctx, q.Table, f.apiAggregate(q))
 			},
 			close: func() error { return nil },
 		}, nil
-	}
-	tenant, err := tenantName(cmd.Flags())
-	if err != nil {
-		return aggregateSource{}, err
-	}
-	s, err := g.openSession(ctx, cmd.ErrOrStderr(), sessionOptions{logLevel: slog.LevelWarn, existing: true, readOnly: true})
-	if err != nil {
-		return aggregateSource{}, err
-	}
-	if err := s.tenant(ctx, tenant); err != nil {
-		return aggregateSource{}, errors.Join(err, s.Close())
 	}
 	return aggregateSource{
 		page: func(ctx context.Context, q engine.AggregateQuery) (engine.GroupPage, error) {

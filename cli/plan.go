@@ -21,6 +21,7 @@ import (
 	"github.com/timetabledb/timetable/event"
 	"github.com/timetabledb/timetable/period"
 	"github.com/timetabledb/timetable/planner"
+	"github.com/timetabledb/timetable/planner/chart"
 	"github.com/timetabledb/timetable/storage"
 )
 
@@ -166,7 +167,7 @@ func runPlan(cmd *cobra.Command, f planFlags, clk clock.Clock) error {
 	}
 	if f.svg != "" {
 		var buf bytes.Buffer
-		if err := r.WriteSVG(&buf); err != nil {
+		if err := chart.WriteSVG(&buf, r); err != nil {
 			return fmt.Errorf("plan: %w", err)
 		}
 		if err := os.WriteFile(f.svg, buf.Bytes(), 0o644); err != nil {

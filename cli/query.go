@@ -224,15 +224,11 @@ type eventSource struct {
 // openEvents returns the source of the events of a query: the server
 // --server names, or the store.
 func (g *globals) openEvents(cmd *cobra.Command, f queryFlags) (eventSource, error) {
-	ctx := cmd.Context()
-	r, err := g.remote(apiKeyCredential)
+	r, s, tenant, err := g.openRead(cmd)
 	if err != nil {
 		return eventSource{}, err
 	}
 	if r != nil {
-		if err := noTenantFlag(cmd); err != nil {
-			return eventSource{}, err
-		}
 		return eventSource{
 			page: func(ctx context.Context, q engine.Query) (engine.Page, error) {
 				return r.events(ctx, q.Table, f.apiQuery(q))
@@ -240,17 +236,6 @@ func (g *globals) openEvents(cmd *cobra.Command, f queryFlags) (eventSource, err
 			maxPage: engine.DefaultMaxLimit,
 			close:   func() error { return nil },
 		}, nil
-	}
-	tenant, err := tenantName(cmd.Flags())
-	if err != nil {
-		return eventSource{}, err
-	}
-	s, err := g.openSession(ctx, cmd.ErrOrStderr(), sessionOptions{logLevel: slog.LevelWarn, existing: true, readOnly: true})
-	if err != nil {
-		return eventSource{}, err
-	}
-	if err := s.tenant(ctx, tenant); err != nil {
-		return eventSource{}, errors.Join(err, s.Close())
 	}
 	return eventSource{
 		page: func(ctx context.Context, q engine.Query) (engine.Page, error) {
@@ -265,6 +250,36 @@ func (g *globals) openEvents(cmd *cobra.Command, f queryFlags) (eventSource, err
 // flags ask, its filter as the flag gives it.
 func (f queryFlags) apiQuery(q engine.Query) api.Query {
 	return api.Query{From: q.From, To: q.To, Series: q.Series, Desc: q.Desc, Limit: q.Limit, Cursor: q.Cursor, Fields: q.Fields, Filter: f.filter}
+}
+
+// openRead opens what query reads from: the server --server names (r),
+// or else the store, read-only, with the tenant the flags name (s and
+// tenant; the caller closes s). A query of a server takes its tenant
+// from the API key, so --tenant is refused with --server.
+func (g *globals) openRead(cmd *cobra.Command) (r *remote, s *session, tenant string, err error) {
+	r, err = g.remote(apiKeyCredential)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	if r != nil {
+		if err := noTenantFlag(cmd); err != nil {
+			return nil, nil, "", err
+		}
+		return r, nil, "", nil
+	}
+	tenant, err = tenantName(cmd.Flags())
+	if err != nil {
+		return nil, nil, "", err
+	}
+	ctx := cmd.Context()
+	s, err = g.openSession(ctx, cmd.ErrOrStderr(), sessionOptions{logLevel: slog.LevelWarn, existing: true, readOnly: true})
+	if err != nil {
+		return nil, nil, "", err
+	}
+	if err := s.tenant(ctx, tenant); err != nil {
+		return nil, nil, "", errors.Join(err, s.Close())
+	}
+	return nil, s, tenant, nil
 }
 
 // check refuses flags that do not apply to what the command was asked:

@@ -224,16 +224,9 @@ func newTenantListCmd(g *globals) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				out := cmd.OutOrStdout()
-				if format == "json" {
-					return writeJSONList(out, ts)
-				}
-				tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-				fmt.Fprintln(tw, "NAME\tCREATED")
-				for _, t := range ts {
-					fmt.Fprintf(tw, "%s\t%s\n", t.Name, t.Created.UTC().Format(time.RFC3339))
-				}
-				return tw.Flush()
+				return writeList(cmd.OutOrStdout(), format, ts, "NAME\tCREATED", func(t tenantRow) string {
+					return t.Name + "\t" + t.Created.UTC().Format(time.RFC3339)
+				})
 			})
 		},
 	}
@@ -295,20 +288,13 @@ The secrets are not stored, so they are not shown.`,
 				if err != nil {
 					return err
 				}
-				out := cmd.OutOrStdout()
-				if format == "json" {
-					return writeJSONList(out, keys)
-				}
-				tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-				fmt.Fprintln(tw, "ID\tSCOPE\tSTATE\tCREATED\tEXPIRES")
-				for _, k := range keys {
+				return writeList(cmd.OutOrStdout(), format, keys, "ID\tSCOPE\tSTATE\tCREATED\tEXPIRES", func(k keyRow) string {
 					expires := "-"
 					if !k.Expires.IsZero() {
 						expires = k.Expires.UTC().Format(time.RFC3339)
 					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", k.ID, k.Scope, k.State, k.Created.UTC().Format(time.RFC3339), expires)
-				}
-				return tw.Flush()
+					return strings.Join([]string{k.ID, k.Scope, k.State, k.Created.UTC().Format(time.RFC3339), expires}, "\t")
+				})
 			})
 		},
 	}
@@ -426,6 +412,21 @@ func liveKey(ctx context.Context, ta tenantAdmin, name string) (string, error) {
 		return live[0], nil
 	}
 	return "", usageErrorf("tenant %s has %d live keys (%s): name the one to rotate with --key ID", name, len(live), strings.Join(live, ", "))
+}
+
+// writeList writes list in format: as indented JSON when format is json,
+// else as a table of columns, header (tab-separated) first, then row's
+// line of each item.
+func writeList[T any](w io.Writer, format string, list []T, header string, row func(T) string) error {
+	if format == "json" {
+		return writeJSONList(w, list)
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, header)
+	for _, item := range list {
+		fmt.Fprintln(tw, row(item))
+	}
+	return tw.Flush()
 }
 
 // writeJSONList writes a list as indented JSON, [] when empty.

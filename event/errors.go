@@ -48,30 +48,40 @@ type BatchError struct {
 	Problems []Problem
 }
 
-// maxProblemsInMessage bounds the problems Error spells out.
-const maxProblemsInMessage = 10
+// MaxProblemsInMessage bounds the problems an error message spells out.
+const MaxProblemsInMessage = 10
+
+// ListProblems returns how an error message lists n problems after its
+// count: ": " and the first MaxProblemsInMessage of them, separated by
+// "; ", then "; and N more" for the others; describe returns the i-th
+// problem's text. BatchError and lineproto.Error list theirs with it.
+func ListProblems(n int, describe func(i int) string) string {
+	var b strings.Builder
+	for i := range n {
+		if i == MaxProblemsInMessage {
+			fmt.Fprintf(&b, "; and %d more", n-i)
+			break
+		}
+		if i == 0 {
+			b.WriteString(": ")
+		} else {
+			b.WriteString("; ")
+		}
+		b.WriteString(describe(i))
+	}
+	return b.String()
+}
 
 // Error names the first few bad events and counts the others.
 func (e *BatchError) Error() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %d bad", ErrInvalidEvent, len(e.Problems))
+	noun := "events"
 	if len(e.Problems) == 1 {
-		b.WriteString(" event")
-	} else {
-		b.WriteString(" events")
+		noun = "event"
 	}
-	for i, p := range e.Problems {
-		if i == maxProblemsInMessage {
-			fmt.Fprintf(&b, "; and %d more", len(e.Problems)-i)
-			break
-		}
-		sep := "; "
-		if i == 0 {
-			sep = ": "
-		}
-		fmt.Fprintf(&b, "%sevent %d: %s", sep, p.Index, p.Reason)
-	}
-	return b.String()
+	return fmt.Sprintf("%s: %d bad %s", ErrInvalidEvent, len(e.Problems), noun) +
+		ListProblems(len(e.Problems), func(i int) string {
+			return fmt.Sprintf("event %d: %s", e.Problems[i].Index, e.Problems[i].Reason)
+		})
 }
 
 // Is reports whether target is ErrInvalidEvent.

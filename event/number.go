@@ -28,7 +28,8 @@ func appendNumber[T text](dst []byte, s T) ([]byte, string) {
 // invalidReason returns what a storage.InvalidError says is wrong, without
 // its path; the caller knows where the value is.
 func invalidReason(err error) string {
-	if ie, ok := errors.AsType[storage.InvalidError](err); ok {
+	var ie storage.InvalidError
+	if errors.As(err, &ie) {
 		return ie.Reason
 	}
 	return err.Error()

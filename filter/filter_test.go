@@ -2,7 +2,6 @@ package filter_test
 
 import (
 	"encoding/json"
-	"errors"
 	"strings"
 	"testing"
 
@@ -79,7 +78,7 @@ func TestParseErrors(t *testing.T) {
 		t.Run(tt.in[:min(len(tt.in), 40)], func(t *testing.T) {
 			_, err := filter.Parse(tt.in)
 			var se *filter.SyntaxError
-			require.True(t, errors.As(err, &se), "%v", err)
+			require.ErrorAs(t, err, &se)
 			require.ErrorIs(t, err, storage.ErrBadFilter)
 			require.Contains(t, se.Msg, tt.msg)
 			require.Equal(t, tt.offset, se.Offset, se.Error())

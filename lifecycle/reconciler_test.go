@@ -368,9 +368,13 @@ func TestReconcileKinds(t *testing.T) {
 	})
 }
 
-func TestRunStopsWithItsContext(t *testing.T) {
+// TestRun steps the clock through a run: a cycle at once, the next one
+// only once the clock has moved about an interval (within its 20%
+// jitter), and a stop when the context ends, without a wall-clock wait.
+func TestRun(t *testing.T) {
 	store, cfg := backends.Pebble().Open(t)
-	clk := clock.NewManual(at("2017-04-12T00:00:00Z"))
+	start := at("2017-04-12T00:00:00Z")
+	clk := clock.NewManual(start)
 	r := reconciler(t, lifecycle.Options{Store: store, Families: cfg.Families, Clock: clk})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -378,12 +382,32 @@ func TestRunStopsWithItsContext(t *testing.T) {
 		r.Run(ctx, time.Hour)
 		close(done)
 	}()
-	// The first cycle runs at once: wait for its table.
-	name := cfg.Families[0].Namer().Format(cfg.Families[0].TableFor(clk.Now(), clk.Now()))
-	require.Eventually(t, func() bool {
-		_, err := store.DescribeTable(context.Background(), name)
-		return err == nil
-	}, 10*time.Second, 5*time.Millisecond)
+	lastStart := func() time.Time {
+		c, ok := r.LastCycle()
+		require.True(t, ok, "a cycle ran")
+		return c.Start
+	}
+
+	// The first cycle runs at once; Run then waits on the clock.
+	require.NoError(t, clk.WaitForTimers(ctx, 1))
+	require.Equal(t, start, lastStart())
+	name := cfg.Families[0].Namer().Format(cfg.Families[0].TableFor(start, start))
+	_, err := store.DescribeTable(ctx, name)
+	require.NoError(t, err, "the first cycle made the current table")
+
+	// Less than 0.8 of the interval: no cycle, the same timer waits.
+	clk.Advance(47 * time.Minute)
+	require.NoError(t, clk.WaitForTimers(ctx, 1))
+	require.Equal(t, start, lastStart())
+
+	// Past 1.2 intervals: the timer fires, a cycle runs at the clock's
+	// time, and Run waits on a new timer.
+	for i := 1; i <= 3; i++ {
+		now := clk.Advance(73 * time.Minute)
+		require.NoError(t, clk.WaitForTimers(ctx, 1))
+		require.Equal(t, now, lastStart(), "cycle %d", i)
+	}
+
 	cancel()
 	<-done
 }

@@ -8,8 +8,9 @@ import (
 )
 
 // Run reconciles at once, then about every interval (DefaultInterval when
-// zero), each wait drawn at random within 20% of interval so that servers
-// started together do not act together, until ctx ends. It returns when
+// zero) by the Options' Clock, each wait drawn at random within 20% of
+// interval so that servers started together do not act together, until
+// ctx ends. It returns when
 // ctx ends and no cycle is running: the caller may then close the store.
 // Errors are logged, never returned; a cycle that fails is simply the
 // next cycle's work.
@@ -19,7 +20,7 @@ func (r *Reconciler) Run(ctx context.Context, interval time.Duration) {
 	}
 	for {
 		r.runOnce(ctx)
-		t := time.NewTimer(jitter(interval))
+		t := r.opts.Clock.NewTimer(jitter(interval))
 		select {
 		case <-ctx.Done():
 			t.Stop()

@@ -95,16 +95,11 @@ func (f *fixture) publishLines(topic string, lines ...string) {
 	require.NoError(f.t, err, "%s", out)
 }
 
-// eventually waits for cond, polling, for at most 20 seconds.
+// eventually waits for cond, polling, for at most 20 seconds: the
+// broker and the subscriber work in their own goroutines.
 func (f *fixture) eventually(what string, cond func() bool) {
 	f.t.Helper()
-	for range 400 {
-		if cond() {
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	f.t.Fatalf("never %s", what)
+	require.Eventually(f.t, cond, 20*time.Second, 50*time.Millisecond, "never %s", what)
 }
 
 // events returns every event of a table of acme.
@@ -183,7 +178,7 @@ func TestEveryMessageOnceAcrossARestart(t *testing.T) {
 	}
 	f.publishLines("plant/dev3/telemetry", second...)
 	f.publish("plant/dev1/telemetry", first[0]) // sent twice
-	time.Sleep(200 * time.Millisecond)
+	// The broker has them (QoS 1), and Close has stopped the subscriber.
 	require.Len(t, f.events("telemetry"), 14, "nothing is written while timetable is down")
 
 	_, reg = f.start(sub)

@@ -158,8 +158,8 @@ func (s *subscription) check(msgs []*message) []*group {
 				continue
 			}
 			refused = true
-			be, ok := errors.AsType[*event.BatchError](err)
-			if !ok || len(be.Problems) == 0 {
+			var be *event.BatchError
+			if !errors.As(err, &be) || len(be.Problems) == 0 {
 				g.refuse(err.Error())
 				continue
 			}

@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"bytes"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -36,7 +37,7 @@ type fileShape struct {
 func decodeShape(t *testing.T, doc []byte) fileShape {
 	t.Helper()
 	var s fileShape
-	dec := yaml.NewDecoder(bytesReader(doc))
+	dec := yaml.NewDecoder(bytes.NewReader(doc))
 	dec.KnownFields(true)
 	require.NoError(t, dec.Decode(&s), string(doc))
 	return s

@@ -8,8 +8,8 @@
 // Plan is a pure function: Input in, Report out, no I/O and no clock. The
 // Report's JSON form is the stable schema of `timetable plan --format
 // json`, versioned by its schema_version field (SchemaVersion).
-// WriteTable, WriteSVG and ApplyFamily render a report as text, as an SVG
-// chart and into a YAML configuration file.
+// WriteTable and ApplyFamily render a report as text and into a YAML
+// configuration file; package planner/chart draws it as an SVG chart.
 //
 // # Basics
 //

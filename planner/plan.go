@@ -182,19 +182,19 @@ func (r *Report) explain(in Input) {
 			formatBytes(it.Bytes), it.Sample.Count, it.Sample.P50, it.Sample.P99, it.Sample.Max, count(it.WriteUnits, "write unit"))
 	case it.FieldBytes != 0:
 		say("item: %d B of keys (pk, sk and their names) + %d B of fields = %s, ceil(%s / 1024) = %s per event",
-			it.KeyBytes, it.FieldBytes, formatBytes(it.Bytes), formatNumber(it.Bytes), count(it.WriteUnits, "write unit"))
+			it.KeyBytes, it.FieldBytes, formatBytes(it.Bytes), FormatNumber(it.Bytes), count(it.WriteUnits, "write unit"))
 	default:
-		say("item: %s as given, ceil(%s / 1024) = %s per event", formatBytes(it.Bytes), formatNumber(it.Bytes), count(it.WriteUnits, "write unit"))
+		say("item: %s as given, ceil(%s / 1024) = %s per event", formatBytes(it.Bytes), FormatNumber(it.Bytes), count(it.WriteUnits, "write unit"))
 	}
 	say("stream: %s events/s × %s = %s per hour, %s per day",
-		formatNumber(r.Workload.Rate), formatBytes(it.Bytes), formatBytes(r.BytesPerHour), formatBytes(r.BytesPerDay))
+		FormatNumber(r.Workload.Rate), formatBytes(it.Bytes), formatBytes(r.BytesPerHour), formatBytes(r.BytesPerDay))
 	p := r.Partition
 	into := "one partition"
 	if r.Shards > 1 {
 		into = fmt.Sprintf("each of %d shard partitions", r.Shards)
 	}
 	say("partition: 10 GiB × %s headroom = %s usable; at %s per hour into %s it fills in %s h (%s h to the full 10 GiB)",
-		formatNumber(p.Headroom), formatBytes(p.UsableBytes), formatBytes(p.BytesPerHour), into, formatNumber(p.UsableFillHours), formatNumber(p.FillHours))
+		FormatNumber(p.Headroom), formatBytes(p.UsableBytes), formatBytes(p.BytesPerHour), into, FormatNumber(p.UsableFillHours), FormatNumber(p.FillHours))
 	var chosen, next *Candidate
 	for i := range r.Candidates {
 		if r.Candidates[i].Period == r.Period {
@@ -205,61 +205,61 @@ func (r *Report) explain(in Input) {
 		}
 	}
 	line := fmt.Sprintf("period: %s, the longest period whose longest instance (%s h) fits: it fills %s of the usable partition",
-		r.Period, formatNumber(chosen.Hours), formatPercent(chosen.Fill))
+		r.Period, FormatNumber(chosen.Hours), formatPercent(chosen.Fill))
 	if next != nil {
 		line += fmt.Sprintf("; %s tables would fill %s", next.Period, formatPercent(next.Fill))
 	}
 	say("%s", line)
-	say("shards: ceil(%s events/s peak × %s / 1000) = %d", formatNumber(r.Workload.Peak), count(it.WriteUnits, "write unit"), r.PeakShards)
+	say("shards: ceil(%s events/s peak × %s / 1000) = %d", FormatNumber(r.Workload.Peak), count(it.WriteUnits, "write unit"), r.PeakShards)
 	if r.Shards > r.PeakShards {
 		say("shards raised to %d: even an hour of data (%s) overflows a partition with %d", r.Shards, formatBytes(r.BytesPerHour), r.PeakShards)
 		warn("even hourly tables overflow one partition at this rate: the plan uses hourly tables with %d shards instead of the %d the peak needs", r.Shards, r.PeakShards)
 	}
 	hot := r.Tiers[0]
-	say("hot tier: %s for the peak (%s events/s × %s), %s", count(float64(hot.Write), "write unit"), formatNumber(r.Workload.Peak), count(it.WriteUnits, "write unit"), count(float64(hot.Read), "read unit"))
+	say("hot tier: %s for the peak (%s events/s × %s), %s", count(float64(hot.Write), "write unit"), FormatNumber(r.Workload.Peak), count(it.WriteUnits, "write unit"), count(float64(hot.Read), "read unit"))
 	if rd := r.Reads; rd != nil {
 		say("reads: %s queries/s × %s read units (%s events, %s from one series over %s, in %s) = %s read units/s",
-			formatNumber(r.Workload.ReadsPerSec), formatNumber(rd.UnitsPerQuery), formatNumber(rd.EventsPerQuery), formatBytes(rd.BytesPerQuery), formatHours(r.Workload.ReadRangeHours), count(float64(r.Shards), "shard"), formatNumber(rd.Capacity))
+			FormatNumber(r.Workload.ReadsPerSec), FormatNumber(rd.UnitsPerQuery), FormatNumber(rd.EventsPerQuery), formatBytes(rd.BytesPerQuery), FormatHours(r.Workload.ReadRangeHours), count(float64(r.Shards), "shard"), FormatNumber(rd.Capacity))
 	}
 	t := r.Tables
 	if in.Retention == 0 {
 		say("tables: %s per period, %s per year, about %s after %s; kept forever, the family alone reaches %s tables after %s days",
-			formatNumber(t.PerPeriod), formatNumber(t.PerYear), formatNumber(float64(t.Alive)), formatHours(r.Workload.HorizonHours), formatNumber(float64(t.Quota)), formatNumber(t.DaysToQuota))
+			FormatNumber(t.PerPeriod), FormatNumber(t.PerYear), FormatNumber(float64(t.Alive)), FormatHours(r.Workload.HorizonHours), FormatNumber(float64(t.Quota)), FormatNumber(t.DaysToQuota))
 		warn("data is kept forever: tables accumulate at %s a year and reach DynamoDB's default quota of %s tables per region after %s days; set a retention or archive old tables",
-			formatNumber(t.PerYear), formatNumber(float64(t.Quota)), formatNumber(t.DaysToQuota))
+			FormatNumber(t.PerYear), FormatNumber(float64(t.Quota)), FormatNumber(t.DaysToQuota))
 	} else {
 		extra := ""
 		if in.WriteTimeGrouping == "month" && r.PeriodHours < hoursPerMonth {
 			extra = ", and with write-time grouping a table also waits for its write month to end"
 		}
 		say("tables: %s per period; a table lives from %s before its period to %s after it%s: at most about %s alive",
-			formatNumber(t.PerPeriod), formatHours(r.Workload.PrebuildHours), formatHours(r.Workload.RetentionHours), extra, formatNumber(float64(t.Alive)))
+			FormatNumber(t.PerPeriod), FormatHours(r.Workload.PrebuildHours), FormatHours(r.Workload.RetentionHours), extra, FormatNumber(float64(t.Alive)))
 	}
 	switch {
 	case t.Alive > t.Quota:
-		warn("about %s tables alive exceeds DynamoDB's default quota of %s tables per region (every table in the region counts): ask AWS for more, or choose a longer period or a shorter retention", formatNumber(float64(t.Alive)), formatNumber(float64(t.Quota)))
+		warn("about %s tables alive exceeds DynamoDB's default quota of %s tables per region (every table in the region counts): ask AWS for more, or choose a longer period or a shorter retention", FormatNumber(float64(t.Alive)), FormatNumber(float64(t.Quota)))
 	case t.Alive*5 >= t.Quota*4:
-		warn("about %s tables alive is near DynamoDB's default quota of %s tables per region (every table in the region counts)", formatNumber(float64(t.Alive)), formatNumber(float64(t.Quota)))
+		warn("about %s tables alive is near DynamoDB's default quota of %s tables per region (every table in the region counts)", FormatNumber(float64(t.Alive)), FormatNumber(float64(t.Quota)))
 	case t.Alive > FineoTableLimit:
-		warn("about %s tables alive is more than the %d tables per region DynamoDB allowed when Fineo designed write-time grouping; today's default quota is %s", formatNumber(float64(t.Alive)), FineoTableLimit, formatNumber(float64(t.Quota)))
+		warn("about %s tables alive is more than the %d tables per region DynamoDB allowed when Fineo designed write-time grouping; today's default quota is %s", FormatNumber(float64(t.Alive)), FineoTableLimit, FormatNumber(float64(t.Quota)))
 	}
 	if hot.Write > TableWriteQuota {
-		warn("hot tables need %s write units, over DynamoDB's default quota of %s per table: request an increase", formatNumber(float64(hot.Write)), formatNumber(TableWriteQuota))
+		warn("hot tables need %s write units, over DynamoDB's default quota of %s per table: request an increase", FormatNumber(float64(hot.Write)), FormatNumber(TableWriteQuota))
 	}
 	cs := r.Cost
 	say("cost (%s, per month): provisioned tiers %s, on demand %s, no tiering %s; storage %s GB adds %s to each",
-		r.CostedAt, formatMoney(cs.ProvisionedTiers.Total, r.Prices.Currency), formatMoney(cs.OnDemand.Total, r.Prices.Currency),
-		formatMoney(cs.NoTiering.Total, r.Prices.Currency), formatNumber(r.Storage.GB), formatMoney(r.Storage.MonthlyCost, r.Prices.Currency))
+		r.CostedAt, FormatMoney(cs.ProvisionedTiers.Total, r.Prices.Currency), FormatMoney(cs.OnDemand.Total, r.Prices.Currency),
+		FormatMoney(cs.NoTiering.Total, r.Prices.Currency), FormatNumber(r.Storage.GB), FormatMoney(r.Storage.MonthlyCost, r.Prices.Currency))
 	if r.Reads == nil {
 		say("no read load given: provisioned tiers pay for the AWS blog's read capacity, on demand pays for no reads")
 	}
 	say("prices: %s", r.Prices.Label)
 }
 
-// formatNumber prints a number readably: whole numbers and millions
+// FormatNumber prints a number as the plan's reports do: whole numbers and millions
 // without decimals, thousands with one, smaller numbers with three
 // significant digits, and thousands separators.
-func formatNumber(f float64) string {
+func FormatNumber(f float64) string {
 	if math.IsInf(f, 0) || math.IsNaN(f) {
 		return fmt.Sprint(f)
 	}
@@ -308,7 +308,7 @@ func formatBytes(n float64) string {
 		i++
 	}
 	if i == 0 {
-		return formatNumber(n) + " B"
+		return FormatNumber(n) + " B"
 	}
 	return fmt.Sprintf("%.1f %s", n, units[i])
 }
@@ -316,8 +316,9 @@ func formatBytes(n float64) string {
 // formatPercent prints a fraction as a percentage.
 func formatPercent(f float64) string { return fmt.Sprintf("%.0f%%", f*100) }
 
-// formatMoney prints an amount with two decimals.
-func formatMoney(f float64, currency string) string {
+// FormatMoney prints an amount with two decimals and thousands
+// separators, after a $ for USD and before the currency's code otherwise.
+func FormatMoney(f float64, currency string) string {
 	s := groupThousands(fmt.Sprintf("%.2f", f))
 	if currency == "USD" {
 		return "$" + s
@@ -330,5 +331,5 @@ func count(f float64, unit string) string {
 	if f == 1 {
 		return "1 " + unit
 	}
-	return formatNumber(f) + " " + unit + "s"
+	return FormatNumber(f) + " " + unit + "s"
 }

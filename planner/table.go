@@ -11,23 +11,23 @@ import (
 // first, then each step's figures, the working and the warnings.
 func (r Report) WriteTable(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	money := func(f float64) string { return formatMoney(f, r.Prices.Currency) }
+	money := func(f float64) string { return FormatMoney(f, r.Prices.Currency) }
 	row := func(cells ...string) { fmt.Fprintln(tw, strings.Join(cells, "\t")) }
 	section := func(title string) { fmt.Fprintf(tw, "\n%s\n", title) }
 
 	fmt.Fprintf(tw, "Recommended: %s tables, %s, %s billing\n", r.Period, plural(r.Shards, "shard"), strings.ReplaceAll(r.Billing, "_", "-"))
 
 	section("WORKLOAD")
-	row("  average rate", formatNumber(r.Workload.Rate)+" events/s")
-	row("  peak rate", formatNumber(r.Workload.Peak)+" events/s")
+	row("  average rate", FormatNumber(r.Workload.Rate)+" events/s")
+	row("  peak rate", FormatNumber(r.Workload.Peak)+" events/s")
 	retention := "forever"
 	if r.Workload.RetentionHours > 0 {
-		retention = formatHours(r.Workload.RetentionHours)
+		retention = FormatHours(r.Workload.RetentionHours)
 	}
 	row("  retention", retention)
 	reads := "none given"
 	if r.Reads != nil {
-		reads = fmt.Sprintf("%s queries/s over %s of one series (of %d)", formatNumber(r.Workload.ReadsPerSec), formatHours(r.Workload.ReadRangeHours), r.Workload.Series)
+		reads = fmt.Sprintf("%s queries/s over %s of one series (of %d)", FormatNumber(r.Workload.ReadsPerSec), FormatHours(r.Workload.ReadRangeHours), r.Workload.Series)
 	}
 	row("  read load", reads)
 
@@ -36,15 +36,15 @@ func (r Report) WriteTable(w io.Writer) error {
 	if d := r.Item.Sample; d != nil {
 		row("  sample", fmt.Sprintf("%d events: min %d B, p50 %d B, p90 %d B, p99 %d B, max %d B", d.Count, d.Min, d.P50, d.P90, d.P99, d.Max))
 	}
-	row("  write units per event", formatNumber(r.Item.WriteUnits))
+	row("  write units per event", FormatNumber(r.Item.WriteUnits))
 	row("  bytes per hour", formatBytes(r.BytesPerHour))
 	row("  bytes per day", formatBytes(r.BytesPerDay))
 
 	section("PARTITION")
 	p := r.Partition
-	row("  usable", fmt.Sprintf("%s of 10 GiB (headroom %s)", formatBytes(p.UsableBytes), formatNumber(p.Headroom)))
+	row("  usable", fmt.Sprintf("%s of 10 GiB (headroom %s)", formatBytes(p.UsableBytes), FormatNumber(p.Headroom)))
 	row("  per shard per hour", formatBytes(p.BytesPerHour))
-	row("  fill time", fmt.Sprintf("%s h to usable, %s h to 10 GiB", formatNumber(p.UsableFillHours), formatNumber(p.FillHours)))
+	row("  fill time", fmt.Sprintf("%s h to usable, %s h to 10 GiB", FormatNumber(p.UsableFillHours), FormatNumber(p.FillHours)))
 
 	section("PERIODS")
 	row("  PERIOD", "LONGEST", "PER SHARD", "FILL", "FITS")
@@ -56,30 +56,30 @@ func (r Report) WriteTable(w io.Writer) error {
 		if c.Period == r.Period {
 			fits += "  <- recommended"
 		}
-		row("  "+c.Period, formatHours(c.Hours), formatBytes(c.PartitionBytes), formatPercent(c.Fill), fits)
+		row("  "+c.Period, FormatHours(c.Hours), formatBytes(c.PartitionBytes), formatPercent(c.Fill), fits)
 	}
 
 	section("SHARDS")
-	row("  shards", fmt.Sprintf("%d (the peak needs %d at %s write units a partition)", r.Shards, r.PeakShards, formatNumber(PartitionWriteUnits)))
+	row("  shards", fmt.Sprintf("%d (the peak needs %d at %s write units a partition)", r.Shards, r.PeakShards, FormatNumber(PartitionWriteUnits)))
 	if rd := r.Reads; rd != nil {
-		row("  read units per query", formatNumber(rd.UnitsPerQuery))
-		row("  read capacity", formatNumber(rd.Capacity)+" units/s")
+		row("  read units per query", FormatNumber(rd.UnitsPerQuery))
+		row("  read capacity", FormatNumber(rd.Capacity)+" units/s")
 	}
 
 	section("TIERS (" + r.CostedAt + ")")
 	row("  TIER", "AGE", "WRITE", "READ", "TABLES", "MONTHLY")
 	for _, t := range r.Tiers {
-		row("  "+t.Name, t.Age, formatNumber(float64(t.Write)), formatNumber(float64(t.Read)), formatNumber(t.Tables), money(t.MonthlyCost))
+		row("  "+t.Name, t.Age, FormatNumber(float64(t.Write)), FormatNumber(float64(t.Read)), FormatNumber(t.Tables), money(t.MonthlyCost))
 	}
 
 	section("TABLES")
-	row("  per period", formatNumber(r.Tables.PerPeriod))
-	row("  per year", formatNumber(r.Tables.PerYear))
-	alive := formatNumber(float64(r.Tables.Alive))
+	row("  per period", FormatNumber(r.Tables.PerPeriod))
+	row("  per year", FormatNumber(r.Tables.PerYear))
+	alive := FormatNumber(float64(r.Tables.Alive))
 	if r.Workload.RetentionHours == 0 {
-		alive += " after " + formatHours(r.Workload.HorizonHours)
+		alive += " after " + FormatHours(r.Workload.HorizonHours)
 	}
-	row("  alive at most", fmt.Sprintf("%s (quota %s per region)", alive, formatNumber(float64(r.Tables.Quota))))
+	row("  alive at most", fmt.Sprintf("%s (quota %s per region)", alive, FormatNumber(float64(r.Tables.Quota))))
 
 	section("MONTHLY COST (" + r.CostedAt + ")")
 	row("  BILLING", "WRITE", "READ", "STORAGE", "TOTAL")
@@ -89,7 +89,7 @@ func (r Report) WriteTable(w io.Writer) error {
 	}{{"provisioned tiers", r.Cost.ProvisionedTiers}, {"on demand", r.Cost.OnDemand}, {"no tiering", r.Cost.NoTiering}} {
 		row("  "+c.name, money(c.c.Write), money(c.c.Read), money(c.c.Storage), money(c.c.Total))
 	}
-	row("  stored", formatNumber(r.Storage.GB)+" GB")
+	row("  stored", FormatNumber(r.Storage.GB)+" GB")
 
 	section("WORKING")
 	for _, s := range r.Working {
@@ -104,12 +104,13 @@ func (r Report) WriteTable(w io.Writer) error {
 	return tw.Flush()
 }
 
-// formatHours prints hours, as days or weeks when whole.
-func formatHours(h float64) string {
+// FormatHours prints hours as the plan's reports do: "48 h", or "2 d"
+// when they make whole days.
+func FormatHours(h float64) string {
 	if h >= 24 && h == float64(int64(h)) && int64(h)%24 == 0 {
-		return formatNumber(h/24) + " d"
+		return FormatNumber(h/24) + " d"
 	}
-	return formatNumber(h) + " h"
+	return FormatNumber(h) + " h"
 }
 
 // plural prints a count and a noun, with an s when the count is not 1.
@@ -117,5 +118,5 @@ func plural(n int, noun string) string {
 	if n == 1 {
 		return "1 " + noun
 	}
-	return fmt.Sprintf("%s %ss", formatNumber(float64(n)), noun)
+	return fmt.Sprintf("%s %ss", FormatNumber(float64(n)), noun)
 }

@@ -101,7 +101,8 @@ func (s *Server) writeLines(w http.ResponseWriter, r *http.Request, tenant strin
 // lineRefusal turns the engine's refusal of a table's events into the
 // problems of their lines; any other error is returned as it is.
 func lineRefusal(t lineproto.Table, err error) ([]lineproto.Problem, error) {
-	if be, ok := errors.AsType[*event.BatchError](err); ok {
+	var be *event.BatchError
+	if errors.As(err, &be) {
 		return t.Problems(be), nil
 	}
 	if errors.Is(err, engine.ErrBadTableName) {

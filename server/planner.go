@@ -10,6 +10,7 @@ import (
 	"github.com/timetabledb/timetable/api"
 	"github.com/timetabledb/timetable/period"
 	"github.com/timetabledb/timetable/planner"
+	"github.com/timetabledb/timetable/planner/chart"
 )
 
 // capacityPlan answers GET /v1/admin/planner: the capacity planner's
@@ -61,7 +62,7 @@ func (s *Server) capacityPlan(w http.ResponseWriter, r *http.Request) error {
 		return fmt.Errorf("%w: %v", ErrBadParameter, err)
 	}
 	var svg bytes.Buffer
-	if err := rep.WriteSVG(&svg); err != nil {
+	if err := chart.WriteSVG(&svg, rep); err != nil {
 		return fmt.Errorf("draw the plan: %w", err)
 	}
 	report, err := json.Marshal(rep)

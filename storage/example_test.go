@@ -36,7 +36,8 @@ func ExampleItem_Validate() {
 	// One map more is refused, as DynamoDB refuses it.
 	it.Attrs["reading"] = map[string]any{"a": deep}
 	err := it.Validate()
-	ie, _ := errors.AsType[storage.InvalidError](err)
+	var ie storage.InvalidError
+	errors.As(err, &ie)
 	fmt.Println(errors.Is(err, storage.ErrInvalid), ie.Reason, "at", strings.Count(ie.Path, ".a"), "maps below the attribute")
 	// Output:
 	// <nil>

@@ -13,9 +13,7 @@ func TestGate(t *testing.T) {
 	closed := make(chan bool)
 	go func() { closed <- g.Close() }()
 	// Close waits for the call in progress, and refuses new ones at once.
-	for !g.Closed() {
-		time.Sleep(time.Millisecond)
-	}
+	require.Eventually(t, g.Closed, 10*time.Second, time.Millisecond)
 	require.ErrorIs(t, g.Enter(), ErrClosed)
 	select {
 	case <-closed:

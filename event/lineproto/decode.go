@@ -99,7 +99,8 @@ func Decode(body []byte, o Options) ([]Table, error) {
 	out := make([]Table, 0, len(tables))
 	for _, t := range tables {
 		b, err := event.Check(t.events, o.Limits, o.Now)
-		if be, ok := errors.AsType[*event.BatchError](err); ok {
+		var be *event.BatchError
+		if errors.As(err, &be) {
 			for _, p := range be.Problems {
 				problems = append(problems, Problem{Line: t.lines[p.Index], Text: excerpt(t.text[p.Index]), Reason: seriesReason(p.Reason, o.Series != "")})
 			}

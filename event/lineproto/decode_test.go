@@ -2,7 +2,6 @@ package lineproto_test
 
 import (
 	"encoding/json"
-	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -33,8 +32,8 @@ func refused(t *testing.T, body string, o lineproto.Options) []lineproto.Problem
 	tables, err := lineproto.Decode([]byte(body), o)
 	require.ErrorIs(t, err, event.ErrInvalidEvent)
 	require.Nil(t, tables)
-	le, ok := errors.AsType[*lineproto.Error](err)
-	require.True(t, ok, "%T", err)
+	var le *lineproto.Error
+	require.ErrorAs(t, err, &le)
 	return le.Problems
 }
 

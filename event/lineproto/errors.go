@@ -30,33 +30,21 @@ type Error struct {
 	Problems []Problem
 }
 
-// maxProblemsInMessage bounds the problems Error spells out.
-const maxProblemsInMessage = 10
-
 // Error names the first few bad lines, as InfluxDB does ("unable to
 // parse"), and counts the others.
 func (e *Error) Error() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %d bad line", event.ErrInvalidEvent, len(e.Problems))
-	if len(e.Problems) != 1 {
-		b.WriteByte('s')
+	noun := "lines"
+	if len(e.Problems) == 1 {
+		noun = "line"
 	}
-	for i, p := range e.Problems {
-		if i == maxProblemsInMessage {
-			fmt.Fprintf(&b, "; and %d more", len(e.Problems)-i)
-			break
-		}
-		sep := "; "
-		if i == 0 {
-			sep = ": "
-		}
-		if p.Text == "" {
-			fmt.Fprintf(&b, "%sline %d: %s", sep, p.Line, p.Reason)
-			continue
-		}
-		fmt.Fprintf(&b, "%sline %d: unable to parse '%s': %s", sep, p.Line, p.Text, p.Reason)
-	}
-	return b.String()
+	return fmt.Sprintf("%s: %d bad %s", event.ErrInvalidEvent, len(e.Problems), noun) +
+		event.ListProblems(len(e.Problems), func(i int) string {
+			p := e.Problems[i]
+			if p.Text == "" {
+				return fmt.Sprintf("line %d: %s", p.Line, p.Reason)
+			}
+			return fmt.Sprintf("line %d: unable to parse '%s': %s", p.Line, p.Text, p.Reason)
+		})
 }
 
 // Is reports whether target is event.ErrInvalidEvent.
@@ -64,7 +52,8 @@ func (e *Error) Is(target error) bool { return target == event.ErrInvalidEvent }
 
 // syntaxReason says where a line is not line protocol.
 func syntaxReason(err error) string {
-	if de, ok := errors.AsType[*lineprotocol.DecodeError](err); ok {
+	var de *lineprotocol.DecodeError
+	if errors.As(err, &de) {
 		return fmt.Sprintf("column %d: %v", de.Column, de.Err)
 	}
 	return err.Error()

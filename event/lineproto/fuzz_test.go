@@ -1,7 +1,6 @@
 package lineproto_test
 
 import (
-	"errors"
 	"testing"
 
 	"github.com/influxdata/line-protocol/v2/lineprotocol"
@@ -28,8 +27,8 @@ func FuzzDecode(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		tables, err := lineproto.Decode(body, lineproto.Options{Now: now})
 		if err != nil {
-			le, ok := errors.AsType[*lineproto.Error](err)
-			require.True(t, ok, "%T: %v", err, err)
+			var le *lineproto.Error
+			require.ErrorAs(t, err, &le)
 			require.NotEmpty(t, le.Problems)
 			for i, p := range le.Problems {
 				require.Positive(t, p.Line)

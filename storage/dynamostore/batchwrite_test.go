@@ -3,7 +3,6 @@ package dynamostore
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -129,7 +128,7 @@ func TestBatchWriteFailures(t *testing.T) {
 		bad[59].Attrs = map[string]any{"f": 1.5}
 		err := s.BatchWrite(context.Background(), name, bad)
 		var we *storage.BatchWriteError
-		require.True(t, errors.As(err, &we))
+		require.ErrorAs(t, err, &we)
 		require.Equal(t, allIndexes(60), we.Unwritten)
 		require.ErrorIs(t, err, storage.ErrInvalid)
 		require.Empty(t, drainItems(t, s.Scan(context.Background(), name)))
@@ -137,7 +136,7 @@ func TestBatchWriteFailures(t *testing.T) {
 	t.Run("unknown table", func(t *testing.T) {
 		err := s.BatchWrite(context.Background(), tableName(t), items)
 		var we *storage.BatchWriteError
-		require.True(t, errors.As(err, &we))
+		require.ErrorAs(t, err, &we)
 		require.Equal(t, allIndexes(60), we.Unwritten)
 		require.ErrorIs(t, err, storage.ErrTableNotFound)
 	})
@@ -146,7 +145,7 @@ func TestBatchWriteFailures(t *testing.T) {
 		cancel()
 		err := s.BatchWrite(ctx, name, items)
 		var we *storage.BatchWriteError
-		require.True(t, errors.As(err, &we))
+		require.ErrorAs(t, err, &we)
 		require.Equal(t, allIndexes(60), we.Unwritten)
 		require.ErrorIs(t, err, context.Canceled)
 	})

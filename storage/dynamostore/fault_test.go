@@ -198,7 +198,7 @@ func checkWrite(t *testing.T, items []storage.Item, err error, stored map[[2]str
 	unwritten := map[int]bool{}
 	if err != nil {
 		var we *storage.BatchWriteError
-		require.True(t, errors.As(err, &we), "a *WriteError, got %v", err)
+		require.ErrorAs(t, err, &we)
 		require.Equal(t, table, we.Table)
 		require.True(t, slices.IsSorted(we.Unwritten), "Unwritten ascending")
 		require.NotEmpty(t, we.Unwritten)

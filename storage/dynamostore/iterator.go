@@ -39,18 +39,19 @@ type iterator struct {
 
 	items    []map[string]types.AttributeValue
 	more     bool
-	n        int // items returned
-	examined int // items examined by the pages fetched
-	lastSK   string
-	stopped  bool
+	n        int    // items returned
+	examined int    // items examined by the pages fetched
+	lastSK   string // of the last page's LastEvaluatedKey
 	// raw is the current item as DynamoDB sent it, and sk its sort key;
 	// cur is it unmarshalled, once decoded is set.
 	raw     map[string]types.AttributeValue
 	sk      string
 	cur     storage.Item
 	decoded bool
-	err     error
 	done    bool
+	// IteratorEnd holds the error that stopped the iteration, or, when
+	// the limit stopped it, the sort key of the last item examined.
+	storage.IteratorEnd
 }
 
 var _ storage.Iterator = (*iterator)(nil)
@@ -62,7 +63,7 @@ func newIterator(ctx context.Context, s *Store, limit int, filtered bool, fetch 
 
 // errIterator returns an iterator that yields nothing and err.
 func errIterator(err error) *iterator {
-	return &iterator{err: err, done: true}
+	return &iterator{IteratorEnd: storage.IteratorEnd{Failure: err}, done: true}
 }
 
 // emptyIterator returns an iterator that yields nothing.
@@ -73,7 +74,7 @@ func emptyIterator() *iterator {
 // Next advances to the next item, fetching the next page when the current
 // one is used up.
 func (it *iterator) Next() bool {
-	if it.done || it.err != nil {
+	if it.done || it.Failure != nil {
 		return false
 	}
 	if !it.filtered && it.limit > 0 && it.n >= it.limit {
@@ -90,7 +91,7 @@ func (it *iterator) Next() bool {
 			return false
 		}
 		if it.store.gate.Closed() {
-			it.err = storage.ErrClosed
+			it.Failure = storage.ErrClosed
 			return false
 		}
 		budget := 0
@@ -102,7 +103,7 @@ func (it *iterator) Next() bool {
 		}
 		p, err := it.fetch(it.ctx, budget)
 		if err != nil {
-			it.err = err
+			it.Failure = err
 			return false
 		}
 		it.items, it.more, it.lastSK = p.items, p.more, p.lastSK
@@ -113,7 +114,7 @@ func (it *iterator) Next() bool {
 	it.items = it.items[1:]
 	key, ok := itemKey(raw)
 	if !ok {
-		it.err = fmt.Errorf("item without string key attributes %q and %q", storage.PKAttr, storage.SKAttr)
+		it.Failure = fmt.Errorf("item without string key attributes %q and %q", storage.PKAttr, storage.SKAttr)
 		return false
 	}
 	it.raw, it.sk, it.decoded = raw, key[1], false
@@ -123,17 +124,17 @@ func (it *iterator) Next() bool {
 
 // stop ends the iteration at the limit, after the item of sort key sk.
 func (it *iterator) stop(sk string) {
-	it.done, it.stopped, it.lastSK = true, it.more || len(it.items) > 0, sk
+	it.done, it.Limited, it.ResumeAfter = true, it.more || len(it.items) > 0, sk
 }
 
 // Item returns the current item, which it unmarshals. The caller owns
 // it. An item of a type timetable does not store (a set) ends the
 // iteration: Item returns a zero Item, and Err the error.
 func (it *iterator) Item() storage.Item {
-	if !it.decoded && it.raw != nil && it.err == nil {
+	if !it.decoded && it.raw != nil && it.Failure == nil {
 		item, err := unmarshalItem(it.raw)
 		if err != nil {
-			it.err, it.done = err, true
+			it.Failure, it.done = err, true
 		}
 		it.cur, it.decoded = item, true
 	}
@@ -161,22 +162,11 @@ func (it *iterator) Attrs(fn func(name string, v any) bool) error {
 	return nil
 }
 
-// Err returns the error that stopped the iteration, if any.
-func (it *iterator) Err() error { return it.err }
-
-// Resume says where a query stopped by its limit would go on.
-func (it *iterator) Resume() (string, bool) {
-	if it.err != nil || !it.stopped {
-		return "", false
-	}
-	return it.lastSK, true
-}
-
 // Close releases the page held. It is safe to call twice.
 func (it *iterator) Close() error {
 	it.done = true
 	it.items = nil
-	return it.err
+	return it.Failure
 }
 
 // lastSortKey returns the sort key of a LastEvaluatedKey, "" for none.

@@ -51,15 +51,14 @@ func TestRetryerHasNoQuota(t *testing.T) {
 }
 
 // TestRetriesStopWithContext checks that the retries of a call that keeps
-// being throttled end with its context, not with the attempts.
+// being throttled end with its context, not with the attempts: a million
+// of them would outlast the test's timeout.
 func TestRetriesStopWithContext(t *testing.T) {
 	faults := dynamofault.New(dynamofault.Options{Seed: 1, Mix: dynamofault.Mix{dynamofault.Throttling: 1}})
 	s := faultyStore(t, faults, 1_000_000)
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
-	start := time.Now()
 	_, err := s.GetItem(ctx, "no_table", "pk", "sk")
 	require.ErrorIs(t, err, context.DeadlineExceeded)
-	require.Less(t, time.Since(start), 2*time.Second)
 	require.Greater(t, faults.Counts()[dynamofault.Throttling], 5, "throttled calls were retried")
 }

@@ -49,18 +49,18 @@ func (s *Store) GetItem(ctx context.Context, tableName, pk, sk string) (storage.
 // range, read from one consistent snapshot taken when Query is called.
 func (s *Store) Query(ctx context.Context, q storage.Query) storage.Iterator {
 	if err := s.gate.Enter(); err != nil {
-		return &iterator{err: fmt.Errorf("query table %q: %w", q.Table, err), done: true}
+		return errIterator(fmt.Errorf("query table %q: %w", q.Table, err))
 	}
 	if q.Filter != nil {
 		if err := q.Filter.Validate(); err != nil {
 			s.gate.Exit()
-			return &iterator{err: fmt.Errorf("query table %q: %w", q.Table, err), done: true}
+			return errIterator(fmt.Errorf("query table %q: %w", q.Table, err))
 		}
 	}
 	t := s.catalog.lookup(q.Table)
 	if t == nil {
 		s.gate.Exit()
-		return &iterator{err: fmt.Errorf("query table %q: %w", q.Table, storage.ErrTableNotFound), done: true}
+		return errIterator(fmt.Errorf("query table %q: %w", q.Table, storage.ErrTableNotFound))
 	}
 	prefix := appendPartitionPrefix(nil, t.id, q.PK)
 	lower := append(prefix[:len(prefix):len(prefix)], q.Low...)
@@ -109,12 +109,12 @@ func (s *Store) Scan(ctx context.Context, tableName string) storage.Iterator {
 // goes.
 func (s *Store) ScanAfter(ctx context.Context, tableName string, after storage.Key) storage.Iterator {
 	if err := s.gate.Enter(); err != nil {
-		return &iterator{err: fmt.Errorf("scan table %q: %w", tableName, err), done: true}
+		return errIterator(fmt.Errorf("scan table %q: %w", tableName, err))
 	}
 	t := s.catalog.lookup(tableName)
 	if t == nil {
 		s.gate.Exit()
-		return &iterator{err: fmt.Errorf("scan table %q: %w", tableName, storage.ErrTableNotFound), done: true}
+		return errIterator(fmt.Errorf("scan table %q: %w", tableName, storage.ErrTableNotFound))
 	}
 	lower, upper := tableSpan(t.id)
 	if after != (storage.Key{}) {
@@ -132,22 +132,22 @@ func (s *Store) ScanAfter(ctx context.Context, tableName string, after storage.K
 // table written to between the scans of its segments need not add up.
 func (s *Store) ScanSegment(ctx context.Context, tableName string, seg storage.Segment) storage.Iterator {
 	if err := seg.Validate(); err != nil {
-		return &iterator{err: fmt.Errorf("scan table %q: %w", tableName, err), done: true}
+		return errIterator(fmt.Errorf("scan table %q: %w", tableName, err))
 	}
 	if err := s.gate.Enter(); err != nil {
-		return &iterator{err: fmt.Errorf("scan table %q: %w", tableName, err), done: true}
+		return errIterator(fmt.Errorf("scan table %q: %w", tableName, err))
 	}
 	t := s.catalog.lookup(tableName)
 	if t == nil {
 		s.gate.Exit()
-		return &iterator{err: fmt.Errorf("scan table %q: %w", tableName, storage.ErrTableNotFound), done: true}
+		return errIterator(fmt.Errorf("scan table %q: %w", tableName, storage.ErrTableNotFound))
 	}
 	lower, upper := tableSpan(t.id)
 	if seg.Total > 1 {
 		first, last, err := s.bounds(lower, upper)
 		if err != nil {
 			s.gate.Exit()
-			return &iterator{err: fmt.Errorf("scan table %q: %w", tableName, err), done: true}
+			return errIterator(fmt.Errorf("scan table %q: %w", tableName, err))
 		}
 		if first != nil {
 			lo, hi := segmentSpan(first, last, seg.Index, seg.Total)
@@ -224,7 +224,7 @@ func (s *Store) open(it *iterator, lower, upper []byte) *iterator {
 	pi, err := s.db.NewIterWithContext(it.ctx, &pebble.IterOptions{LowerBound: lower, UpperBound: upper})
 	if err != nil {
 		s.gate.Exit()
-		it.err = fmt.Errorf("read table %q: %w", it.table, err)
+		it.Failure = fmt.Errorf("read table %q: %w", it.table, err)
 		it.done = true
 		return it
 	}
@@ -278,21 +278,26 @@ type iterator struct {
 
 	started bool
 	done    bool
-	stopped bool   // by the limit, before the end of the range
-	lastSK  string // the sort key of the last item examined, once stopped
-	n       int    // items examined
+	n       int // items examined
+	// IteratorEnd holds the error that stopped the iteration, or, when
+	// the limit stopped it, the sort key of the last item examined.
+	storage.IteratorEnd
 	// key and val are the current item's, Pebble's until it moves; item
 	// is it decoded, once decoded is set.
 	key, val []byte
 	decoded  bool
 	buf      []byte
 	item     storage.Item
-	err      error
 	// view boxes the string or number Attrs hands out (attrValue).
 	view struct {
 		s string
 		n json.Number
 	}
+}
+
+// errIterator returns an iterator that yields nothing and err.
+func errIterator(err error) *iterator {
+	return &iterator{IteratorEnd: storage.IteratorEnd{Failure: err}, done: true}
 }
 
 // Next reads the next item: with a filter, the next one it matches.
@@ -303,8 +308,8 @@ func (it *iterator) Next() bool {
 		}
 		if it.limit > 0 && it.n >= it.limit {
 			it.done = true
-			it.lastSK = strings.Clone(it.SortKey())
-			it.stopped = it.more()
+			it.ResumeAfter = strings.Clone(it.SortKey())
+			it.Limited = it.more()
 			return false
 		}
 		if it.n%ctxCheckEvery == 0 {
@@ -436,7 +441,7 @@ func inPlace(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)
 
 // fail stops the iteration with err.
 func (it *iterator) fail(err error) bool {
-	it.err = fmt.Errorf("read table %q: %w", it.table, err)
+	it.Failure = fmt.Errorf("read table %q: %w", it.table, err)
 	it.done = true
 	return false
 }
@@ -445,7 +450,7 @@ func (it *iterator) fail(err error) bool {
 // An item the store cannot decode ends the iteration: Item returns a
 // zero Item, and Err the error.
 func (it *iterator) Item() storage.Item {
-	if !it.decoded && it.err == nil && it.key != nil {
+	if !it.decoded && it.Failure == nil && it.key != nil {
 		if err := it.decode(it.attrs); err != nil {
 			it.fail(err)
 			it.item = storage.Item{}
@@ -541,25 +546,13 @@ func boxedAt(v any, p unsafe.Pointer) any {
 	return v
 }
 
-// Err returns the error that stopped the iteration.
-func (it *iterator) Err() error { return it.err }
-
-// Resume says where a query stopped by its limit would go on: after the
-// last item examined.
-func (it *iterator) Resume() (string, bool) {
-	if it.err != nil || !it.stopped {
-		return "", false
-	}
-	return it.lastSK, true
-}
-
 // Close closes the Pebble iterator and lets the store close. It is safe to
 // call twice and returns Err.
 func (it *iterator) Close() error {
 	it.done = true
 	if it.pi != nil {
-		if err := it.pi.Close(); err != nil && it.err == nil {
-			it.err = fmt.Errorf("read table %q: %w", it.table, err)
+		if err := it.pi.Close(); err != nil && it.Failure == nil {
+			it.Failure = fmt.Errorf("read table %q: %w", it.table, err)
 		}
 		it.pi = nil
 	}
@@ -567,5 +560,5 @@ func (it *iterator) Close() error {
 		it.release()
 		it.release = nil
 	}
-	return it.err
+	return it.Failure
 }

@@ -2,7 +2,6 @@ package storagetest
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"testing"
 
@@ -161,8 +160,8 @@ func testLimitsRefused(t *testing.T, st storage.Store, table string) {
 			after := item("refused", key(2*i+1), map[string]any{"v": "after"})
 			err := st.BatchWrite(ctx, table, []storage.Item{before, c.item, after})
 			require.ErrorIs(t, err, storage.ErrInvalid)
-			we, ok := errors.AsType[*storage.BatchWriteError](err)
-			require.True(t, ok, "%T is a *storage.BatchWriteError", err)
+			var we *storage.BatchWriteError
+			require.ErrorAs(t, err, &we)
 			require.Equal(t, []int{0, 1, 2}, we.Unwritten)
 			for _, it := range []storage.Item{before, after} {
 				_, err := st.GetItem(ctx, table, it.PK, it.SK)

@@ -2,7 +2,6 @@ package storagetest
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -274,7 +273,7 @@ func (s *suite) testUnknownTable(t *testing.T) {
 	err := st.BatchWrite(ctx, name, items)
 	require.ErrorIs(t, err, storage.ErrTableNotFound, "BatchWrite")
 	var we *storage.BatchWriteError
-	require.True(t, errors.As(err, &we), "BatchWrite returns a *WriteError, got %T", err)
+	require.ErrorAs(t, err, &we)
 	require.Equal(t, []int{0, 1}, we.Unwritten)
 
 	_, err = st.GetItem(ctx, name, "p", "a")

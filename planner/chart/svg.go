@@ -1,4 +1,7 @@
-package planner
+// Package chart draws a capacity plan (planner.Report) as an SVG chart:
+// its stored data and its monthly cost per tier over time, for
+// `timetable plan --svg` and the console's planner page.
+package chart
 
 import (
 	"bytes"
@@ -7,6 +10,8 @@ import (
 	"io"
 	"strings"
 	"text/template"
+
+	"github.com/timetabledb/timetable/planner"
 )
 
 // The chart's geometry, in SVG user units.
@@ -71,7 +76,7 @@ var svgTemplate = template.Must(template.New("plan.svg").Funcs(template.FuncMap{
 // over the retention window (or the horizon when data is kept forever) in
 // one panel, and each tier's monthly capacity cost and the storage cost in
 // another.
-func (r Report) WriteSVG(w io.Writer) error {
+func WriteSVG(w io.Writer, r planner.Report) error {
 	n := len(r.Timeline)
 	x := func(i int) float64 {
 		if n == 1 {
@@ -101,7 +106,7 @@ func (r Report) WriteSVG(w io.Writer) error {
 		}
 		return t
 	}
-	money := func(f float64) string { return formatMoney(f, r.Prices.Currency) }
+	money := func(f float64) string { return planner.FormatMoney(f, r.Prices.Currency) }
 
 	stored := make([]float64, n)
 	maxStored := 0.0
@@ -112,12 +117,12 @@ func (r Report) WriteSVG(w io.Writer) error {
 	dataBottom := float64(dataTop + panelH)
 	data := svgPanel{
 		Title: "Stored data (GB)", TitleY: dataTop - 10, TickY: dataTop + panelH + 16, Top: dataTop, Bottom: dataBottom,
-		MaxLabel:   formatNumber(maxStored),
+		MaxLabel:   planner.FormatNumber(maxStored),
 		MonthTicks: ticks(dataBottom),
 		Series: []svgSeries{{
 			ID: "stored", Name: "stored GB", Color: "#444",
 			Points: line(dataTop, dataBottom, maxStored, stored),
-			Last:   formatNumber(stored[n-1]), LabelY: dataTop + panelH/2,
+			Last:   planner.FormatNumber(stored[n-1]), LabelY: dataTop + panelH/2,
 		}},
 	}
 
@@ -160,15 +165,15 @@ func (r Report) WriteSVG(w io.Writer) error {
 		})
 	}
 
-	window := "retention " + formatHours(r.Workload.RetentionHours)
+	window := "retention " + planner.FormatHours(r.Workload.RetentionHours)
 	if r.Workload.RetentionHours == 0 {
-		window = "kept forever, shown over " + formatHours(r.Workload.HorizonHours)
+		window = "kept forever, shown over " + planner.FormatHours(r.Workload.HorizonHours)
 	}
 	var buf bytes.Buffer
 	err := svgTemplate.Execute(&buf, map[string]any{
 		"Width": svgWidth, "Height": svgHeight, "Left": plotLeft, "Right": plotRight,
 		"AxisX": plotLeft - 6, "LegendX": plotRight + 8, "MonthX": plotRight + 20, "FootY": svgHeight - 12,
-		"Title":    fmt.Sprintf("timetable plan: %s tables, %s (%s)", r.Period, plural(r.Shards, "shard"), window),
+		"Title":    fmt.Sprintf("timetable plan: %s tables, %s (%s)", r.Period, shards(r.Shards), window),
 		"Panels":   []svgPanel{data, cost},
 		"Footnote": "prices: " + r.Prices.Label,
 	})
@@ -179,6 +184,15 @@ func (r Report) WriteSVG(w io.Writer) error {
 	return err
 }
 
+// shards counts shards as the plan's table does: "1 shard", "6 shards".
+func shards(n int) string {
+	if n == 1 {
+		return "1 shard"
+	}
+	return planner.FormatNumber(float64(n)) + " shards"
+}
+
+// xmlEscape escapes s for XML text and attribute values.
 func xmlEscape(s string) string {
 	var b strings.Builder
 	_ = xml.EscapeText(&b, []byte(s)) // a strings.Builder never fails

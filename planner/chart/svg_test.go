@@ -1,4 +1,4 @@
-package planner
+package chart
 
 import (
 	"bytes"
@@ -7,11 +7,14 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/timetabledb/timetable/planner"
 )
 
-func bytesReader(b []byte) io.Reader { return bytes.NewReader(b) }
+const day = 24 * time.Hour
 
 // svgLine is one polyline of a chart: its title and number of points.
 type svgLine struct {
@@ -69,17 +72,17 @@ func svgLines(t *testing.T, doc []byte) map[string]svgLine {
 }
 
 func TestWriteSVG(t *testing.T) {
-	for name, in := range map[string]Input{
+	for name, in := range map[string]planner.Input{
 		"retention": {ItemBytes: 180, Rate: 600, Retention: 90 * day},
 		"forever":   {ItemBytes: 180, Rate: 600},
 		"one month": {ItemBytes: 180, Rate: 600, Horizon: 730 * 3600e9},
-		"odd label": {ItemBytes: 180, Rate: 600, Prices: Prices{Label: `a <b> & "c"`, Currency: "EUR", WCUHour: 1}},
+		"odd label": {ItemBytes: 180, Rate: 600, Prices: planner.Prices{Label: `a <b> & "c"`, Currency: "EUR", WCUHour: 1}},
 	} {
 		t.Run(name, func(t *testing.T) {
-			r, err := Plan(in)
+			r, err := planner.Plan(in)
 			require.NoError(t, err)
 			var buf bytes.Buffer
-			require.NoError(t, r.WriteSVG(&buf))
+			require.NoError(t, WriteSVG(&buf, r))
 			n := len(r.Timeline)
 			require.Equal(t, map[string]svgLine{
 				"stored":    {"stored GB", n},

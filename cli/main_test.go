@@ -1,0 +1,17 @@
+package cli
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/timetabledb/timetable/internal/dynamotest"
+)
+
+// TestMain fails the tests when a goroutine outlives them, but for the
+// idle connections of the DynamoDB client (dynamotest.IdleConnections):
+// the commands, serve included, stop every goroutine they start before
+// they return.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m, dynamotest.IdleConnections()...)
+}

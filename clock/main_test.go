@@ -1,0 +1,12 @@
+package clock_test
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// TestMain fails the tests when a goroutine outlives them: a Manual clock's timers hold no goroutine.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}

@@ -1,0 +1,16 @@
+package engine_test
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/timetabledb/timetable/internal/dynamotest"
+)
+
+// TestMain fails the tests when a goroutine outlives them, but for the
+// idle connections of the DynamoDB client (dynamotest.IdleConnections):
+// the engine's writes and reads wait for the goroutines they fan out to.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m, dynamotest.IdleConnections()...)
+}

@@ -1,0 +1,16 @@
+package server_test
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/timetabledb/timetable/internal/dynamotest"
+)
+
+// TestMain fails the tests when a goroutine outlives them, but for the
+// idle connections of the DynamoDB client (dynamotest.IdleConnections):
+// Serve and Close stop every goroutine the server starts.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m, dynamotest.IdleConnections()...)
+}

@@ -1,0 +1,17 @@
+package dynamostore_test
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/timetabledb/timetable/internal/dynamotest"
+)
+
+// TestMain fails the tests when a goroutine outlives them, but for the
+// idle connections of the DynamoDB client (dynamotest.IdleConnections):
+// BatchWrite waits for its requests, and Close releases the HTTP client's
+// connections.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m, dynamotest.IdleConnections()...)
+}
