@@ -61,7 +61,7 @@
 // write_month is "none" for a table without write-time grouping; s0-3
 // is the table's shard range (all of its shards: one file per table).
 // The file holds events, not items: the items are decoded as queries
-// decode them (engine.ItemEvents), so a map-layout item gives each of its
+// decode them (itemenc.ItemEvents), so a map-layout item gives each of its
 // events a row, and series index entries, rollups and their markers give
 // none. Its columns are tenant, table, time (TIMESTAMP, nanoseconds, UTC),
 // series, id, one typed column per field and fields_json for the rest

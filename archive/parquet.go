@@ -12,7 +12,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/timetabledb/timetable/engine"
+	"github.com/timetabledb/timetable/engine/itemenc"
 	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/parquetfile"
 	"github.com/timetabledb/timetable/storage"
@@ -76,7 +76,7 @@ func (a *Archiver) writeParquet(ctx context.Context, m Manifest, shards int, spo
 		return ParquetFile{}, err
 	}
 	learner := parquetfile.NewLearner(parquetfile.Options{Origin: true})
-	if err := eachEvent(spool, func(e engine.TableEvent) error { learner.Learn(e.Fields); return nil }); err != nil {
+	if err := eachEvent(spool, func(e itemenc.TableEvent) error { learner.Learn(e.Fields); return nil }); err != nil {
 		return ParquetFile{}, fmt.Errorf("parquet: %w", err)
 	}
 	f, err := os.CreateTemp(a.opts.TempDir, "timetable-archive-*.parquet")
@@ -87,7 +87,7 @@ func (a *Archiver) writeParquet(ctx context.Context, m Manifest, shards int, spo
 	sum := sha256.New()
 	cw := &countWriter{w: io.MultiWriter(f, sum)}
 	w := parquetfile.NewWriter(cw, learner.Schema())
-	if err := eachEvent(spool, func(e engine.TableEvent) error { return w.Write(e.Tenant, e.Table, e.Event) }); err != nil {
+	if err := eachEvent(spool, func(e itemenc.TableEvent) error { return w.Write(e.Tenant, e.Table, e.Event) }); err != nil {
 		return ParquetFile{}, fmt.Errorf("parquet: %w", err)
 	}
 	if err := w.Close(); err != nil {
@@ -103,14 +103,14 @@ func (a *Archiver) writeParquet(ctx context.Context, m Manifest, shards int, spo
 }
 
 // eachEvent calls fn with every event of an NDJSON data file, decoded as
-// the engine decodes items (engine.ItemEvents).
-func eachEvent(spool *os.File, fn func(engine.TableEvent) error) error {
+// the engine decodes items (itemenc.ItemEvents).
+func eachEvent(spool *os.File, fn func(itemenc.TableEvent) error) error {
 	if err := seekStart(spool); err != nil {
 		return err
 	}
-	var buf []engine.TableEvent
+	var buf []itemenc.TableEvent
 	return readItems(spool, nil, func(it storage.Item) error {
-		buf = engine.ItemEvents(buf[:0], it)
+		buf = itemenc.ItemEvents(buf[:0], it)
 		for _, e := range buf {
 			if err := fn(e); err != nil {
 				return err

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/timetabledb/timetable/engine/itemenc"
 	"github.com/timetabledb/timetable/registry"
 	"github.com/timetabledb/timetable/storage"
 	"github.com/timetabledb/timetable/tenant"
@@ -140,4 +141,12 @@ func (db *DB) enter() (func(), error) {
 	}
 	db.inflight.Add(1)
 	return db.inflight.Done, nil
+}
+
+// checkTableName returns ErrBadTableName for an invalid logical table name.
+func checkTableName(name string) error {
+	if !itemenc.ValidTableName(name) {
+		return fmt.Errorf("%w: table %q: use 1 to 255 of A-Z, a-z, 0-9, _, . and -, other than . and ..", ErrBadTableName, name)
+	}
+	return nil
 }

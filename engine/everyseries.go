@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/timetabledb/timetable/engine/itemenc"
 	"github.com/timetabledb/timetable/storage"
 )
 
@@ -190,7 +191,7 @@ func (db *DB) walkSeries(ctx context.Context, tenant, table string, tables []phy
 	// next moves an index to its next series.
 	next := func(x *index) error {
 		for x.it.Next() {
-			if s, ok := strings.CutPrefix(x.it.Item().SK, seriesIndexPrefix); ok {
+			if s, ok := strings.CutPrefix(x.it.Item().SK, itemenc.SeriesIndexPrefix); ok {
 				x.cur = s
 				return nil
 			}
@@ -218,7 +219,7 @@ func (db *DB) walkSeries(ctx context.Context, tenant, table string, tables []phy
 	}()
 	for i := range tables {
 		// The keys are all an index entry holds.
-		x := &index{t: &tables[i], it: db.store.Query(ctx, storage.Query{Table: tables[i].name, PK: seriesIndexKey(tenant, table), Attrs: []string{}}), ok: true}
+		x := &index{t: &tables[i], it: db.store.Query(ctx, storage.Query{Table: tables[i].name, PK: itemenc.SeriesIndexKey(tenant, table), Attrs: []string{}}), ok: true}
 		indexes[i] = x
 		if err := next(x); err != nil {
 			return err

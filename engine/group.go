@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/timetabledb/timetable/engine/internal/agg"
 	"github.com/timetabledb/timetable/event"
 	"golang.org/x/sync/errgroup"
 )
@@ -118,7 +119,7 @@ func (db *DB) aggregateSeries(ctx context.Context, tenant string, q AggregateQue
 		q.Series = series
 		return db.aggregate(ctx, tenant, q)
 	}
-	parts := map[int64]*part{}
+	parts := map[int64]*agg.Summary{}
 	if err := db.summarise(ctx, sourceSpec{tenant: tenant, q: q.eventQuery(), tables: tables}, series, &q, parts); err != nil {
 		return nil, err
 	}

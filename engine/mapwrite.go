@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/timetabledb/timetable/config"
+	"github.com/timetabledb/timetable/engine/itemenc"
 	"github.com/timetabledb/timetable/storage"
 )
 
@@ -64,11 +65,11 @@ func groupMapEvents(items []storage.Item) []*mapGroup {
 	byKey := map[key]*mapGroup{}
 	var order []*mapGroup
 	for i, it := range items {
-		t, id, err := parseSortKey(it.SK)
+		t, id, err := itemenc.ParseSortKey(it.SK)
 		if err != nil {
 			continue // items come from prepare: always row keys
 		}
-		ms := millisecond(t)
+		ms := itemenc.Millisecond(t)
 		k := key{it.PK, ms.UnixNano()}
 		g := byKey[k]
 		if g == nil {
@@ -184,7 +185,7 @@ type groupWrite struct {
 }
 
 // sk is the sort key of the item written to.
-func (w *groupWrite) sk() string { return mapSortKey(w.g.ms, w.seq) }
+func (w *groupWrite) sk() string { return itemenc.MapSortKey(w.g.ms, w.seq) }
 
 // read reads the item; its state decides what comes next.
 func (w *groupWrite) read(ctx context.Context) error {
@@ -287,7 +288,7 @@ func (w *groupWrite) send(ctx context.Context, kind string, n int, u storage.Upd
 
 // allFields returns the field maps events need, all taken to exist.
 func allFields(events []mapEvent) map[string]bool {
-	have := map[string]bool{mapNanos: true}
+	have := map[string]bool{itemenc.MapNanos: true}
 	for _, e := range events {
 		for f := range e.fields {
 			have[f] = true
@@ -308,7 +309,7 @@ func predict(st mapItemState, events []mapEvent) mapItemState {
 		st.ids[e.id] = struct{}{}
 		st.count++
 		if e.nanos != 0 {
-			st.fields[mapNanos] = true
+			st.fields[itemenc.MapNanos] = true
 		}
 		for f := range e.fields {
 			st.fields[f] = true
@@ -343,7 +344,7 @@ func (mw *mapWriter) fit(g *mapGroup, sk string, events []mapEvent, st *mapItemS
 // fitNew returns how many of events, from the first, a new item takes,
 // and the create of it.
 func (mw *mapWriter) fitNew(g *mapGroup, sk string, events []mapEvent) (int, storage.Update) {
-	base := newItemSize(g.pk, sk, g.extra) + len(mapSize)
+	base := newItemSize(g.pk, sk, g.extra) + len(itemenc.MapSize)
 	grow := newGrowth(newItemFields())
 	n := 0
 	for n < len(events) && n < mw.layout.EventsPerItem {
@@ -404,8 +405,8 @@ func (mw *mapWriter) appendTo(g *mapGroup, sk string, events []mapEvent, st *map
 	u := storage.Update{Table: mw.table, PK: g.pk, SK: sk}
 	u.Conds = append(u.Conds,
 		storage.Exists(storage.PKAttr),
-		storage.SizeAtMost(mapIDs, mw.layout.EventsPerItem-len(events)),
-		storage.AtMost(mapSize, json.Number(strconv.Itoa(storage.MaxItemSize-cost-sizeSlack))),
+		storage.SizeAtMost(itemenc.MapIDs, mw.layout.EventsPerItem-len(events)),
+		storage.AtMost(itemenc.MapSize, json.Number(strconv.Itoa(storage.MaxItemSize-cost-sizeSlack))),
 	)
 	ids := make([]any, len(events))
 	newMaps := map[string]map[string]any{}
@@ -426,10 +427,10 @@ func (mw *mapWriter) appendTo(g *mapGroup, sk string, events []mapEvent, st *map
 	touched := map[string]bool{}
 	for i, e := range events {
 		ids[i] = e.id
-		u.Conds = append(u.Conds, storage.NotContains(mapIDs, e.id))
+		u.Conds = append(u.Conds, storage.NotContains(itemenc.MapIDs, e.id))
 		if e.nanos != 0 {
-			put(mapNanos, e.id, nanosValue(e.nanos))
-			touched[mapNanos] = true
+			put(itemenc.MapNanos, e.id, nanosValue(e.nanos))
+			touched[itemenc.MapNanos] = true
 		}
 		for f, v := range e.fields {
 			put(f, e.id, v)
@@ -448,8 +449,8 @@ func (mw *mapWriter) appendTo(g *mapGroup, sk string, events []mapEvent, st *map
 		u.Actions = append(u.Actions, storage.Set(f, map[string]any(m)))
 	}
 	u.Actions = append(u.Actions,
-		storage.Append(mapIDs, ids),
-		storage.Add(mapSize, json.Number(strconv.Itoa(cost))),
+		storage.Append(itemenc.MapIDs, ids),
+		storage.Add(itemenc.MapSize, json.Number(strconv.Itoa(cost))),
 	)
 	return u
 }
@@ -463,8 +464,8 @@ func (mw *mapWriter) closeItem(g *mapGroup, sk string, st mapItemState) storage.
 		Table:   mw.table,
 		PK:      g.pk,
 		SK:      sk,
-		Conds:   []storage.Cond{storage.Exists(storage.PKAttr), storage.SizeAtMost(mapIDs, st.count)},
-		Actions: []storage.Action{storage.Set(mapSize, json.Number(strconv.Itoa(closedSize)))},
+		Conds:   []storage.Cond{storage.Exists(storage.PKAttr), storage.SizeAtMost(itemenc.MapIDs, st.count)},
+		Actions: []storage.Action{storage.Set(itemenc.MapSize, json.Number(strconv.Itoa(closedSize)))},
 	}
 }
 
@@ -538,13 +539,13 @@ func mapProblem(row storage.Item) string {
 	// Appended alone, to an item with every field map or with none, its
 	// update must stay within DynamoDB's expression limits.
 	mw := &mapWriter{layout: config.TableLayout{EventsPerItem: config.MaxEventsPerItem}}
-	sk := mapSortKey(g[0].ms, 0)
+	sk := itemenc.MapSortKey(g[0].ms, 0)
 	for _, have := range []*mapItemState{nil, {exists: true, fields: newItemFields()}} {
 		if err := mw.appendTo(g[0], sk, g[0].events, have).CheckExpressions(); err != nil {
 			return fmt.Sprintf("event is too wide for the map layout: %v; use the row layout", err)
 		}
 	}
-	size := newItemSize(g[0].pk, sk, g[0].extra) + len(mapSize) + appendCost(g[0].events, newItemFields())
+	size := newItemSize(g[0].pk, sk, g[0].extra) + len(itemenc.MapSize) + appendCost(g[0].events, newItemFields())
 	// Allow for a sequence number of a few digits, as for a continuation
 	// item.
 	if size += sizeSlack + 3; size > storage.MaxItemSize {

@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/timetabledb/timetable/engine/itemenc"
 	"github.com/timetabledb/timetable/event"
 	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/storage"
@@ -274,22 +275,22 @@ func (db *DB) newReading(ctx context.Context, spec sourceSpec) *reading {
 	from, to := spec.span()
 	r := &reading{
 		ctx: ctx, store: db.store, tenant: tenant, q: q, from: from, to: to, pos: pos,
-		low: timeKey(from), high: highKey(to),
+		low: itemenc.TimeKey(from), high: itemenc.HighKey(to),
 		grouped: db.opts.Config.Layout(q.Table).Kind == family.LayoutMap,
 		win:     window{from: from, to: to, desc: q.Desc, pos: pos, filter: q.Filter, fields: q.Fields},
 		json:    spec.json,
 	}
 	if r.grouped {
-		r.low, r.high = timeKey(millisecond(from)), highKey(lastInstant(to))
+		r.low, r.high = itemenc.TimeKey(itemenc.Millisecond(from)), itemenc.HighKey(itemenc.LastInstant(to))
 	}
 	if pos != nil {
-		r.win.posSK = sortKey(pos.time, pos.id)
+		r.win.posSK = itemenc.SortKey(pos.time, pos.id)
 	}
 	if q.Fields != nil {
 		// timetable's own attributes are no event's fields: the
 		// projection never asks for them, so that a row item read with
-		// it holds the event's fields alone (rowEvent).
-		r.attrs = append(slices.DeleteFunc(slices.Clone(q.Fields), ownAttribute), mapIDs, mapNanos)
+		// it holds the event's fields alone (itemenc.RowEvent).
+		r.attrs = append(slices.DeleteFunc(slices.Clone(q.Fields), itemenc.OwnAttribute), itemenc.MapIDs, itemenc.MapNanos)
 		if q.Filter != nil {
 			// The engine filters map items' events: it reads the
 			// filter's fields too, and drops them after
@@ -298,7 +299,7 @@ func (db *DB) newReading(ctx context.Context, spec sourceSpec) *reading {
 		}
 	}
 	if q.Filter != nil && !r.grouped {
-		r.pushed = &storage.Filter{Op: storage.FilterOr, Args: []storage.Filter{*q.Filter, {Op: storage.FilterExists, Attr: mapIDs}}}
+		r.pushed = &storage.Filter{Op: storage.FilterOr, Args: []storage.Filter{*q.Filter, {Op: storage.FilterExists, Attr: itemenc.MapIDs}}}
 	}
 	return r
 }
@@ -315,7 +316,7 @@ type paging struct {
 // table.
 func (r *reading) source(t physTable, series string, shard int, p paging) *source {
 	sq := storage.Query{
-		Table: t.name, PK: partitionKey(r.tenant, r.q.Table, series, shard),
+		Table: t.name, PK: itemenc.PartitionKey(r.tenant, r.q.Table, series, shard),
 		Low: r.low, High: r.high, Desc: r.q.Desc, Limit: p.first, Attrs: r.attrs, Filter: r.pushed,
 	}
 	if r.pos != nil && !r.grouped {
@@ -377,7 +378,7 @@ func sourceLimit(limit int) int {
 // order (time, id, series): an event at pos's very time and id is still
 // due in a series that sorts after pos's.
 func resume(q *storage.Query, series string, pos position) {
-	key := sortKey(pos.time, pos.id)
+	key := itemenc.SortKey(pos.time, pos.id)
 	if q.Desc {
 		if series < pos.series {
 			q.High = key

@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/timetabledb/timetable/engine/itemenc"
 	"github.com/timetabledb/timetable/event"
 	"github.com/timetabledb/timetable/storage"
 )
@@ -53,7 +53,7 @@ type source struct {
 	grouped bool
 	win     window
 	pending *entry
-	buf     []decodedEvent
+	buf     []itemenc.DecodedEvent
 	// cur is the current event, and sk its sort key, valid while ok. js,
 	// when not nil, is the event's JSON, and cur holds no fields.
 	cur event.Event
@@ -89,19 +89,19 @@ type window struct {
 }
 
 // keep reports whether an event of the series is in the window.
-func (w *window) keep(d decodedEvent, series string) bool {
-	if d.ev.Time.Before(w.from) || d.ev.Time.After(w.to) {
+func (w *window) keep(d itemenc.DecodedEvent, series string) bool {
+	if d.Event.Time.Before(w.from) || d.Event.Time.After(w.to) {
 		return false
 	}
 	// A row item read as JSON matched the filter the store applied
 	// (reading.pushed).
-	if w.filter != nil && d.js == nil && !w.filter.Match(d.ev.Fields) {
+	if w.filter != nil && d.JSON == nil && !w.filter.Match(d.Event.Fields) {
 		return false
 	}
 	if w.pos == nil {
 		return true
 	}
-	c := strings.Compare(d.sk, w.posSK)
+	c := strings.Compare(d.SK, w.posSK)
 	if c == 0 {
 		c = strings.Compare(series, w.pos.series)
 	}
@@ -127,7 +127,7 @@ func (w *window) project(fields map[string]any) {
 // query returns: not one of timetable's own, nor one a filter read that
 // the query does not return (project).
 func (w *window) returns(name string) bool {
-	if ownAttribute(name) {
+	if itemenc.OwnAttribute(name) {
 		return false
 	}
 	return w.filter == nil || w.fields == nil || slices.Contains(w.fields, name)
@@ -139,7 +139,7 @@ func (s *source) advance() error {
 		if len(s.buf) > 0 {
 			d := s.buf[0]
 			s.buf = s.buf[1:]
-			s.cur, s.js, s.sk, s.ok = d.ev, d.js, d.sk, true
+			s.cur, s.js, s.sk, s.ok = d.Event, d.JSON, d.SK, true
 			return nil
 		}
 		e, ok, err := s.nextItem()
@@ -159,8 +159,8 @@ func (s *source) advance() error {
 				s.cur, s.js, s.sk, s.ok = e.event(s.series), e.js, e.item.SK, true
 				return nil
 			}
-			if !isMapSortKey(e.item.SK) {
-				if ev, ok := rowEvent(e.item, s.series, s.q.Attrs != nil); ok {
+			if !itemenc.IsMapSortKey(e.item.SK) {
+				if ev, ok := itemenc.RowEvent(e.item, s.series, s.q.Attrs != nil); ok {
 					s.win.project(ev.Fields)
 					s.cur, s.js, s.sk, s.ok = ev, nil, e.item.SK, true
 					return nil
@@ -180,34 +180,13 @@ func (s *source) advance() error {
 	}
 }
 
-// ownAttribute reports whether an attribute name is timetable's own
-// (tt_...), which no event field can be (package event).
-func ownAttribute(name string) bool { return strings.HasPrefix(name, "tt_") }
-
-// rowEvent decodes a row-layout item. An item read whole may hold
-// timetable's own attributes, which it drops; one read with a projection
-// (projected) holds only the fields the read asked for, never an own
-// attribute (newReading), and the map layout's, which a row item does not
-// carry: it is taken as it is, without a walk over its attributes.
-func rowEvent(item storage.Item, series string, projected bool) (event.Event, bool) {
-	t, id, err := parseSortKey(item.SK)
-	if err != nil {
-		return event.Event{}, false
-	}
-	fields := item.Attrs
-	if !projected {
-		maps.DeleteFunc(fields, func(name string, _ any) bool { return ownAttribute(name) })
-	}
-	return event.Event{Time: t, Series: series, ID: id, Fields: fields}, true
-}
-
 // fill decodes the millisecond of item first, every item of it, into buf,
 // in merge order and cut to the window.
 func (s *source) fill(first entry) error {
-	if len(first.item.SK) < timeKeyLen {
+	if len(first.item.SK) < itemenc.TimeKeyLen {
 		return nil
 	}
-	ms := first.item.SK[:msKeyLen]
+	ms := first.item.SK[:itemenc.MillisecondKeyLen]
 	buf := s.decode(nil, first)
 	for {
 		e, ok, err := s.nextItem()
@@ -223,25 +202,25 @@ func (s *source) fill(first entry) error {
 		}
 		buf = s.decode(buf, e)
 	}
-	buf = sortDecoded(buf, s.q.Desc)
-	s.buf = slices.DeleteFunc(buf, func(d decodedEvent) bool { return !s.win.keep(d, s.series) })
+	buf = itemenc.SortDecoded(buf, s.q.Desc)
+	s.buf = slices.DeleteFunc(buf, func(d itemenc.DecodedEvent) bool { return !s.win.keep(d, s.series) })
 	for _, d := range s.buf {
-		s.win.project(d.ev.Fields)
+		s.win.project(d.Event.Fields)
 	}
 	return nil
 }
 
 // decode appends the events of an item of either layout to dst.
-func (s *source) decode(dst []decodedEvent, e entry) []decodedEvent {
+func (s *source) decode(dst []itemenc.DecodedEvent, e entry) []itemenc.DecodedEvent {
 	if e.js != nil {
-		return append(dst, decodedEvent{ev: e.event(s.series), sk: e.item.SK, js: e.js})
+		return append(dst, itemenc.DecodedEvent{Event: e.event(s.series), SK: e.item.SK, JSON: e.js})
 	}
 	it := e.item
-	if isMapSortKey(it.SK) {
-		return decodeMapItem(dst, it, s.series)
+	if itemenc.IsMapSortKey(it.SK) {
+		return itemenc.DecodeMapItem(dst, it, s.series)
 	}
-	if ev, ok := rowEvent(it, s.series, s.q.Attrs != nil); ok {
-		dst = append(dst, decodedEvent{ev: ev, sk: it.SK})
+	if ev, ok := itemenc.RowEvent(it, s.series, s.q.Attrs != nil); ok {
+		dst = append(dst, itemenc.DecodedEvent{Event: ev, SK: it.SK})
 	}
 	return dst
 }
@@ -343,14 +322,14 @@ func (s *source) readPage() error {
 // attributes in place, and its event's time and id (source.json); any
 // other item is decoded whole.
 func (s *source) take(it storage.Iterator) (entry, error) {
-	if !s.json || isMapSortKey(it.SortKey()) {
+	if !s.json || itemenc.IsMapSortKey(it.SortKey()) {
 		item := it.Item()
 		return entry{item: item}, it.Err()
 	}
 	sk := s.keep(it.SortKey())
-	t, id, err := parseSortKey(sk)
+	t, id, err := itemenc.ParseSortKey(sk)
 	if err != nil {
-		// Not an event item: the merge passes over it (rowEvent).
+		// Not an event item: the merge passes over it (itemenc.RowEvent).
 		return entry{item: storage.Item{SK: sk}}, nil
 	}
 	w := s.writer()

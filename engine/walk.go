@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/timetabledb/timetable/engine/internal/agg"
+	"github.com/timetabledb/timetable/engine/itemenc"
 	"github.com/timetabledb/timetable/event"
 	"github.com/timetabledb/timetable/storage"
 )
@@ -33,13 +35,13 @@ var errNotRows = errors.New("engine: the series holds map-layout items")
 // series' partitions hold map-layout items, with the position of the
 // last event it passed to fn, if any: the merge of events goes on after
 // it.
-func (db *DB) walk(ctx context.Context, spec sourceSpec, series string, fields []string, fn func(k orderKey, it storage.Iterator) error) (*position, error) {
+func (db *DB) walk(ctx context.Context, spec sourceSpec, series string, fields []string, fn func(k agg.OrderKey, it storage.Iterator) error) (*position, error) {
 	r := db.newReading(ctx, spec)
 	if r.grouped {
 		return nil, errNotRows
 	}
 	attrs := append([]string{}, fields...)
-	attrs = slices.DeleteFunc(attrs, ownAttribute)
+	attrs = slices.DeleteFunc(attrs, itemenc.OwnAttribute)
 	var cs cursors
 	defer func() {
 		for _, c := range cs {
@@ -48,7 +50,7 @@ func (db *DB) walk(ctx context.Context, spec sourceSpec, series string, fields [
 	}()
 	for _, t := range spec.tables {
 		for shard := range t.shards {
-			q := storage.Query{Table: t.name, PK: partitionKey(spec.tenant, spec.q.Table, series, shard), Low: r.low, High: r.high, Attrs: attrs, Filter: r.pushed}
+			q := storage.Query{Table: t.name, PK: itemenc.PartitionKey(spec.tenant, spec.q.Table, series, shard), Low: r.low, High: r.high, Attrs: attrs, Filter: r.pushed}
 			cs = append(cs, &cursor{table: t.name, it: db.store.Query(ctx, q)})
 		}
 	}
@@ -58,7 +60,7 @@ func (db *DB) walk(ctx context.Context, spec sourceSpec, series string, fields [
 		if !errors.Is(err, errNotRows) || last == nil {
 			return nil, err
 		}
-		t, id, perr := parseSortKey(string(last))
+		t, id, perr := itemenc.ParseSortKey(string(last))
 		if perr != nil {
 			return nil, perr // a key the walk read as an event's
 		}
@@ -69,13 +71,13 @@ func (db *DB) walk(ctx context.Context, spec sourceSpec, series string, fields [
 	}
 	h := slices.DeleteFunc(slices.Clone(cs), func(c *cursor) bool { return c.sk == "" })
 	heap.Init(&h)
-	var times timeKeys
+	var times itemenc.TimeKeys
 	for len(h) > 0 {
 		c := h[0]
 		if last == nil || string(last) != c.sk {
-			if at, ok := times.nanos(c.sk[:timeKeyLen]); ok {
+			if at, ok := times.Nanos(c.sk[:itemenc.TimeKeyLen]); ok {
 				last = append(last[:0], c.sk...)
-				if err := fn(orderKey{at: at, id: c.sk[timeKeyLen+1:], series: series}, c.it); err != nil {
+				if err := fn(agg.OrderKey{At: at, ID: c.sk[itemenc.TimeKeyLen+1:], Series: series}, c.it); err != nil {
 					return nil, err
 				}
 			}
@@ -95,7 +97,7 @@ func (db *DB) walk(ctx context.Context, spec sourceSpec, series string, fields [
 // walkOrMerge reads the events of spec's one series (series) for an
 // aggregate: as a walk hands them to item, and, from where a walk stops
 // at map-layout items, as the merge of events hands them to event.
-func (db *DB) walkOrMerge(ctx context.Context, spec sourceSpec, series string, fields []string, item func(k orderKey, it storage.Iterator) error, event func(ev event.Event) error) error {
+func (db *DB) walkOrMerge(ctx context.Context, spec sourceSpec, series string, fields []string, item func(k agg.OrderKey, it storage.Iterator) error, event func(ev event.Event) error) error {
 	after, err := db.walk(ctx, spec, series, fields, item)
 	if !errors.Is(err, errNotRows) {
 		return err
@@ -116,11 +118,11 @@ type cursor struct {
 func (c *cursor) next() error {
 	for c.it.Next() {
 		sk := c.it.SortKey()
-		if isMapSortKey(sk) {
+		if itemenc.IsMapSortKey(sk) {
 			c.sk = ""
 			return errNotRows
 		}
-		if isRowSortKey(sk) {
+		if itemenc.IsRowSortKey(sk) {
 			c.sk = sk
 			return nil
 		}

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/timetabledb/timetable/config"
+	"github.com/timetabledb/timetable/engine/itemenc"
 	"github.com/timetabledb/timetable/event"
 	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/storage"
@@ -228,12 +229,6 @@ func (db *DB) write(ctx context.Context, tenant, table string, check func(now ti
 	return events.Len(), nil
 }
 
-// RowItem returns the item of an event, whose ID is set, in shard shard
-// of the row layout.
-func RowItem(tenant, table string, ev event.Event, shard int) storage.Item {
-	return storage.Item{PK: partitionKey(tenant, table, ev.Series, shard), SK: sortKey(ev.Time, ev.ID), Attrs: ev.Fields}
-}
-
 // prepare gives the events their ids and turns them into items, without
 // I/O, refusing those that cannot be stored.
 func (db *DB) prepare(tenant, table string, f family.Family, layout config.TableLayout, events event.Batch, now time.Time) ([]pending, error) {
@@ -251,7 +246,7 @@ func (db *DB) prepare(tenant, table string, f family.Family, layout config.Table
 			continue
 		}
 		p := pending{index: i, time: ev.Time, series: ev.Series, shard: shardOf(ev.ID, f.Shards)}
-		p.item = RowItem(tenant, table, ev, p.shard)
+		p.item = itemenc.RowItem(tenant, table, ev, p.shard)
 		if f.TTL > 0 {
 			attrs := make(map[string]any, len(ev.Fields)+1)
 			for k, v := range ev.Fields {
@@ -369,7 +364,7 @@ func (w *tableWrite) writeTo(ctx context.Context, store storage.Items, idx *seri
 		if len(mine) > 0 || len(markers) > 0 {
 			entries := make([]storage.Item, len(mine), len(mine)+len(markers))
 			for i, s := range mine {
-				entries[i] = storage.Item{PK: seriesIndexKey(w.tenant, w.ltable), SK: seriesIndexPrefix + s, Attrs: map[string]any{}}
+				entries[i] = storage.Item{PK: itemenc.SeriesIndexKey(w.tenant, w.ltable), SK: itemenc.SeriesIndexPrefix + s, Attrs: map[string]any{}}
 			}
 			entries = append(entries, markers...)
 			err := store.BatchWrite(ctx, w.table.name, entries)
@@ -431,7 +426,7 @@ func (db *DB) group(ctx context.Context, f family.Family, tenant, table string, 
 		}
 		if w.table.shards != f.Shards {
 			// The table keeps the shard count it was made with.
-			p.item.PK = partitionKey(tenant, table, p.series, shardOf(idOf(p.item.SK), w.table.shards))
+			p.item.PK = itemenc.PartitionKey(tenant, table, p.series, shardOf(idOf(p.item.SK), w.table.shards))
 		}
 		w.addSeries(p.series)
 		if rollups {
@@ -458,7 +453,7 @@ func (db *DB) group(ctx context.Context, f family.Family, tenant, table string, 
 }
 
 func idOf(sk string) string {
-	_, id, _ := parseSortKey(sk)
+	_, id, _ := itemenc.ParseSortKey(sk)
 	return id
 }
 

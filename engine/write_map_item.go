@@ -1,50 +1,21 @@
 package engine
 
 import (
-	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
-	"slices"
 	"strconv"
-	"strings"
-	"time"
 
-	"github.com/timetabledb/timetable/event"
+	"github.com/timetabledb/timetable/engine/itemenc"
 	"github.com/timetabledb/timetable/storage"
-)
-
-// Attributes of a map-layout item besides the field maps. Field names
-// cannot start with "tt_" (package event), so these never meet a field.
-const (
-	// mapIDs lists the item's event ids, in the order they were appended.
-	mapIDs = "tt_ids"
-	// mapNanos maps the id of each event not on a whole millisecond to its
-	// nanoseconds past the item's millisecond; every item has it, maybe
-	// empty.
-	mapNanos = "tt_ns"
-	// mapSize is an upper bound of the item's size in bytes, which appends
-	// add to and check, or more than storage.MaxItemSize once the item is
-	// closed.
-	mapSize = "tt_sz"
 )
 
 // closedSize marks a closed item: no append fits under it.
 const closedSize = storage.MaxItemSize + 1
 
-// sizeSlack allows for the growth of the mapSize number itself, whose
+// sizeSlack allows for the growth of the itemenc.MapSize number itself, whose
 // own bytes it does not count.
 const sizeSlack = 16
-
-// msKeyLen is the length of the sort-key prefix that names a millisecond:
-// the fixed-width time up to its third fractional digit.
-const msKeyLen = len("2006-01-02T15:04:05.000")
-
-// millisecond returns the millisecond an instant falls in.
-func millisecond(t time.Time) time.Time { return t.Truncate(time.Millisecond) }
-
-// lastInstant returns the last nanosecond of t's millisecond.
-func lastInstant(t time.Time) time.Time { return millisecond(t).Add(time.Millisecond - 1) }
 
 // mapEvent is an event on its way into a map item.
 type mapEvent struct {
@@ -68,7 +39,7 @@ type mapItemState struct {
 // stateOf reads a map item's state from the item.
 func stateOf(it storage.Item) mapItemState {
 	st := mapItemState{fresh: true, exists: true, ids: map[string]struct{}{}, fields: map[string]bool{}}
-	ids, _ := it.Attrs[mapIDs].([]any)
+	ids, _ := it.Attrs[itemenc.MapIDs].([]any)
 	for _, v := range ids {
 		if id, ok := v.(string); ok {
 			st.ids[id] = struct{}{}
@@ -76,7 +47,7 @@ func stateOf(it storage.Item) mapItemState {
 	}
 	st.count = len(ids)
 	st.size = closedSize
-	if n, ok := it.Attrs[mapSize].(json.Number); ok {
+	if n, ok := it.Attrs[itemenc.MapSize].(json.Number); ok {
 		if v, err := strconv.ParseFloat(string(n), 64); err == nil && v <= closedSize {
 			st.size = int(v)
 		}
@@ -97,7 +68,7 @@ func entrySize(id string, v any) int { return len(id) + storage.ValueSize(v) + 1
 // entries: its name and the container overhead.
 func newMapSize(name string) int { return len(name) + 3 }
 
-// nanosValue returns the mapNanos entry of an event.
+// nanosValue returns the itemenc.MapNanos entry of an event.
 func nanosValue(n int64) json.Number { return json.Number(strconv.FormatInt(n, 10)) }
 
 // growth adds up, event by event, the bytes appending events to an item
@@ -119,9 +90,9 @@ func newGrowth(have map[string]bool) *growth {
 
 // add counts one more event.
 func (g *growth) add(e mapEvent) {
-	g.bytes += len(e.id) + 1 // the mapIDs element
+	g.bytes += len(e.id) + 1 // the itemenc.MapIDs element
 	if e.nanos != 0 {
-		g.entry(mapNanos, e.id, nanosValue(e.nanos))
+		g.entry(itemenc.MapNanos, e.id, nanosValue(e.nanos))
 	}
 	for f, v := range e.fields {
 		g.entry(f, e.id, v)
@@ -169,11 +140,11 @@ func mapDepthProblem(fields map[string]any) string {
 // map, and extra. A growth from newItemFields adds the events' bytes.
 func newItemSize(pk, sk string, extra map[string]any) int {
 	n := storage.ItemSize(storage.Item{PK: pk, SK: sk, Attrs: extra})
-	return n + len(mapIDs) + 3 + newMapSize(mapNanos)
+	return n + len(itemenc.MapIDs) + 3 + newMapSize(itemenc.MapNanos)
 }
 
 // newItemFields returns the field maps of a new item before any event.
-func newItemFields() map[string]bool { return map[string]bool{mapNanos: true} }
+func newItemFields() map[string]bool { return map[string]bool{itemenc.MapNanos: true} }
 
 // mapItemFor builds a new map item holding events, with its size bound
 // recorded, and attrs extra attributes (the TTL).
@@ -183,10 +154,10 @@ func mapItemFor(pk, sk string, events []mapEvent, extra map[string]any) storage.
 	for i, e := range events {
 		ids[i] = e.id
 		if e.nanos != 0 {
-			m, _ := attrs[mapNanos].(map[string]any)
+			m, _ := attrs[itemenc.MapNanos].(map[string]any)
 			if m == nil {
 				m = map[string]any{}
-				attrs[mapNanos] = m
+				attrs[itemenc.MapNanos] = m
 			}
 			m[e.id] = nanosValue(e.nanos)
 		}
@@ -199,82 +170,16 @@ func mapItemFor(pk, sk string, events []mapEvent, extra map[string]any) storage.
 			m[e.id] = v
 		}
 	}
-	attrs[mapIDs] = ids
-	if attrs[mapNanos] == nil {
+	attrs[itemenc.MapIDs] = ids
+	if attrs[itemenc.MapNanos] == nil {
 		// Made empty, so that a blind append of an event off the
 		// millisecond finds it.
-		attrs[mapNanos] = map[string]any{}
+		attrs[itemenc.MapNanos] = map[string]any{}
 	}
 	for k, v := range extra {
 		attrs[k] = v
 	}
 	it := storage.Item{PK: pk, SK: sk, Attrs: attrs}
-	attrs[mapSize] = json.Number(strconv.Itoa(storage.ItemSize(it) + len(mapSize) + sizeSlack))
+	attrs[itemenc.MapSize] = json.Number(strconv.Itoa(storage.ItemSize(it) + len(itemenc.MapSize) + sizeSlack))
 	return it
-}
-
-// decodedEvent is an event read from an item, with the sort key it would
-// have in the row layout, which orders it in the merge.
-type decodedEvent struct {
-	ev event.Event
-	sk string
-	// js, when not nil, is the event's JSON, and ev holds no fields: a
-	// row item of a JSON read (source.take).
-	js []byte
-}
-
-// decodeMapItem appends the events of a map item to dst. Events whose id
-// the item lists but no field map holds have no fields.
-func decodeMapItem(dst []decodedEvent, it storage.Item, series string) []decodedEvent {
-	ms, ok := parseTimeKey(it.SK[:timeKeyLen])
-	if !ok {
-		return dst
-	}
-	ids, _ := it.Attrs[mapIDs].([]any)
-	if len(ids) == 0 {
-		return dst
-	}
-	nanos, _ := it.Attrs[mapNanos].(map[string]any)
-	at := make(map[string]int, len(ids))
-	for _, v := range ids {
-		id, ok := v.(string)
-		if !ok {
-			continue
-		}
-		if _, dup := at[id]; dup {
-			continue
-		}
-		t := ms
-		if n, ok := nanos[id].(json.Number); ok {
-			if v, err := strconv.ParseInt(string(n), 10, 64); err == nil && v > 0 && v < int64(time.Millisecond) {
-				t = ms.Add(time.Duration(v))
-			}
-		}
-		at[id] = len(dst)
-		dst = append(dst, decodedEvent{ev: event.Event{Time: t, Series: series, ID: id, Fields: map[string]any{}}, sk: sortKey(t, id)})
-	}
-	for name, v := range it.Attrs {
-		m, ok := v.(map[string]any)
-		if !ok || strings.HasPrefix(name, "tt_") {
-			continue
-		}
-		for id, val := range m {
-			if i, ok := at[id]; ok {
-				dst[i].ev.Fields[name] = val
-			}
-		}
-	}
-	return dst
-}
-
-// sortDecoded orders the events of one millisecond by sort key (time,
-// then id), descending when desc, and drops repeats of one event.
-func sortDecoded(evs []decodedEvent, desc bool) []decodedEvent {
-	slices.SortFunc(evs, func(a, b decodedEvent) int {
-		if desc {
-			return cmp.Compare(b.sk, a.sk)
-		}
-		return cmp.Compare(a.sk, b.sk)
-	})
-	return slices.CompactFunc(evs, func(a, b decodedEvent) bool { return a.sk == b.sk })
 }
