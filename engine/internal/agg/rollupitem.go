@@ -11,7 +11,7 @@ import (
 // another format is stale, and computed again from raw events.
 const rollupFormat = "2"
 
-// encode returns a rollup item's attributes, but covered. A sum is the
+// Encode returns a rollup item's attributes, but covered. A sum is the
 // exact decimal as a string, since it may have more digits than a
 // DynamoDB number holds; minimums and maximums are values of events, and
 // numbers.
@@ -40,10 +40,13 @@ func (p *Summary) Encode() map[string]any {
 
 var (
 	errBadRollup = errors.New("timetable: malformed rollup")
+	// ErrOldRollup is a rollup of an earlier format: stale, not
+	// malformed.
 	ErrOldRollup = errors.New("timetable: rollup of an earlier format")
 )
 
-// decodePart reads a series' rollup item.
+// DecodeRollup reads a series' rollup item: ErrOldRollup when it is of
+// an earlier format.
 func DecodeRollup(attrs map[string]any, series string) (*Summary, error) {
 	if v, _ := attrs["v"].(json.Number); v != rollupFormat {
 		return nil, ErrOldRollup

@@ -16,7 +16,7 @@ import (
 // percentiles, and the increase of counters. They are computed from raw
 // events only: rollups keep totals, not sets, sketches or per-series
 // order, so an aggregate that asks for one of them reads the events
-// (AggregateQuery.Rollups says so).
+// (the engine's AggregateQuery.Rollups says so).
 const (
 	FnCountDistinct = "count_distinct"
 	FnP50           = "p50"
@@ -38,14 +38,14 @@ const DistinctExact = 10000
 // six significant digits.
 const QuantileAccuracy = 0.01
 
-// sketchFuncs lists the functions a sketch serves.
+// SketchFuncs lists the functions a sketch serves.
 var SketchFuncs = []string{FnCountDistinct, FnP50, FnP90, FnP99, FnDelta, FnRate}
 
 // quantileOf maps a percentile function to its quantile.
 var quantileOf = map[string]float64{FnP50: 0.50, FnP90: 0.90, FnP99: 0.99}
 
-// wants says which sketches a part keeps for its fields, and which of
-// their totals: a rollup's parts (the zero wants) keep every total, and
+// Needs says which sketches a summary keeps for its fields, and which of
+// their totals: a rollup's summaries (the zero Needs) keep every total, and
 // no sketch.
 type Needs struct {
 	distinct, quantiles, counter bool
@@ -60,6 +60,7 @@ func (w Needs) sketched() bool { return w.distinct || w.quantiles || w.counter }
 // totals reports whether w keeps a sum, a min or a max.
 func (w Needs) totals() bool { return !w.noSum || !w.noMinMax }
 
+// NeedsOf returns what summaries need to keep for funcs.
 func NeedsOf(funcs []string) Needs {
 	asks := func(fns ...string) bool {
 		return slices.ContainsFunc(fns, func(fn string) bool { return slices.Contains(funcs, fn) })

@@ -14,16 +14,16 @@ import (
 	"github.com/timetabledb/timetable/storage"
 )
 
-// part summarises events in a way that merges: a query bucket read from
+// Summary summarises events in a way that merges: a query bucket read from
 // raw events, a rollup, or the part of a query bucket read so far. Raw
 // aggregates and rollups summarise with it alike and turn it into a Bucket
 // with the same method, so they give the same answers to the digit.
 type Summary struct {
 	// Events counts the events summarised.
 	Events int64
-	// one summarises the first field the part met, named oneName, with
+	// one summarises the first field the summary met, named oneName, with
 	// no map or allocation of its own: most aggregates summarise one
-	// field, and an every-series aggregate makes a part per series and
+	// field, and an every-series aggregate makes a summary per series and
 	// bucket. fields holds the others.
 	oneName string
 	one     fieldSummary
@@ -33,7 +33,7 @@ type Summary struct {
 	Want Needs
 }
 
-// fieldPart summarises one field. Keys order events as the merge does: by
+// fieldSummary summarises one field. Keys order events as the merge does: by
 // sort key (time, id), then series.
 type fieldSummary struct {
 	count int64
@@ -47,11 +47,11 @@ type fieldSummary struct {
 	last      any
 	firstK    OrderKey
 	lastK     OrderKey
-	// sk holds the sketches the part wants, once a value came.
+	// sk holds the sketches the summary needs, once a value came.
 	sk *sketches
 }
 
-// orderKey places an event in the merge's order: by time (Unix
+// OrderKey places an event in the merge's order: by time (Unix
 // nanoseconds), id, then series. Time then id is the order of sort keys.
 type OrderKey struct {
 	At         int64
@@ -87,7 +87,7 @@ func orderKeyOf(sk, series string) (OrderKey, bool) {
 	return OrderKey{t.UnixNano(), id, series}, err == nil
 }
 
-// field returns the summary of a field, made when new: the part keeps
+// field returns the summary of a field, made when new: the summary keeps
 // name, which must not be a view of a store's buffers.
 func (p *Summary) field(name string) *fieldSummary {
 	if fp := p.lookup(name); fp != nil {
@@ -105,7 +105,7 @@ func (p *Summary) field(name string) *fieldSummary {
 	return fp
 }
 
-// lookup returns the summary of a field, or nil when the part has none.
+// lookup returns the summary of a field, or nil when the summary has none.
 func (p *Summary) lookup(name string) *fieldSummary {
 	if p.hasOne && p.oneName == name {
 		return &p.one
@@ -113,7 +113,7 @@ func (p *Summary) lookup(name string) *fieldSummary {
 	return p.fields[name]
 }
 
-// all yields the part's fields and their summaries.
+// all yields the summary's fields and their summaries.
 func (p *Summary) all() iter.Seq2[string, *fieldSummary] {
 	return func(yield func(string, *fieldSummary) bool) {
 		if p.hasOne && !yield(p.oneName, &p.one) {
@@ -127,7 +127,7 @@ func (p *Summary) all() iter.Seq2[string, *fieldSummary] {
 	}
 }
 
-// add adds an event, summarising the named fields.
+// Add adds an event, summarising the named fields.
 func (p *Summary) Add(ev event.Event, fields []string) {
 	p.Events++
 	for _, name := range fields {
@@ -137,7 +137,7 @@ func (p *Summary) Add(ev event.Event, fields []string) {
 	}
 }
 
-// addItem adds the event at k that it is positioned on, summarising
+// AddItem adds the event at k that it is positioned on, summarising
 // the named fields, which v visits in place.
 func (p *Summary) AddItem(k OrderKey, it storage.Iterator, v *FieldVisitor) error {
 	p.Events++
@@ -145,7 +145,7 @@ func (p *Summary) AddItem(k OrderKey, it storage.Iterator, v *FieldVisitor) erro
 	return it.Attrs(v.visit)
 }
 
-// fieldVisitor adds the values Attrs hands it to a part: one per read,
+// FieldVisitor adds the values Attrs hands it to a summary: one per read,
 // whose visit, a method value made once, serves every item without an
 // allocation.
 type FieldVisitor struct {
@@ -155,10 +155,11 @@ type FieldVisitor struct {
 	visit  func(name string, v any) bool
 }
 
+// NewFieldVisitor returns a visitor that summarises the named fields.
 func NewFieldVisitor(fields []string) *FieldVisitor {
 	v := &FieldVisitor{fields: fields}
 	v.visit = func(name string, val any) bool {
-		// The part keeps the name: the query's own, not the store's.
+		// The summary keeps the name: the query's own, not the store's.
 		if i := slices.Index(v.fields, name); i >= 0 {
 			v.p.field(v.fields[i]).add(val, v.k, v.p.Want)
 		}
@@ -167,7 +168,7 @@ func NewFieldVisitor(fields []string) *FieldVisitor {
 	return v
 }
 
-// addAll adds an event, summarising every field it has: a rollup's.
+// AddAll adds an event, summarising every field it has: a rollup's.
 func (p *Summary) AddAll(ev event.Event) {
 	p.Events++
 	k := keyOf(ev)
@@ -178,7 +179,7 @@ func (p *Summary) AddAll(ev event.Event) {
 
 // add adds one value of the field, of the event at k, and to the
 // sketches w names. What it keeps of v and of k's id it copies: they may
-// be views of a store's buffers (addItem).
+// be views of a store's buffers (AddItem).
 func (fp *fieldSummary) add(v any, k OrderKey, w Needs) {
 	if !w.noOrder {
 		if fp.count == 0 || k.less(fp.firstK) {
@@ -230,7 +231,7 @@ func (fp *fieldSummary) add(v any, k OrderKey, w Needs) {
 	}
 }
 
-// merge adds o's summary of the named fields.
+// Merge adds o's summary of the named fields.
 func (p *Summary) Merge(o *Summary, fields []string) {
 	p.Events += o.Events
 	for _, name := range fields {
