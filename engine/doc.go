@@ -175,7 +175,7 @@
 // hold many events of a millisecond to be sorted and filtered one by one,
 // are decoded into events and written by AppendJSON.
 //
-// An aggregate builds no events (walk.go): each series' partitions are
+// An aggregate builds no events (aggregate_walk.go): each series' partitions are
 // merged by sort key, an event stored twice dropped, and each item is
 // handed to the summary as the store holds it (storage.Iterator's SortKey
 // and Attrs, valid until the iterator moves), which copies only what it
@@ -211,7 +211,7 @@
 // even where rollups exist (DB.RollupUse says so). AggregateGroups
 // summarises each group of a page apart: by series, one aggregate per
 // series, rollups included; by a field's string value, one read of the
-// events, keeping GroupLimit+1 groups at most (sketch.go, group.go).
+// events, keeping GroupLimit+1 groups at most (internal/agg/sketch.go, aggregate_group.go).
 //
 // Exact sums. Event numbers are decimals of up to 38 significant digits
 // (DynamoDB's numbers, kept as json.Number), and so are the results: sums

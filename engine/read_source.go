@@ -353,7 +353,7 @@ func (s *source) take(it storage.Iterator) (entry, error) {
 // events' JSON stays where it was written, as the entries of a page and
 // the merge refer to it, and is never copied to grow the arena. A
 // source's first chunk holds its first event alone, as a read of every
-// series reads one event of each (everyseries.go), most of which its page
+// series reads one event of each (read_every_series.go), most of which its page
 // never holds; each next one is twice the last, up to maxChunk. The sort
 // keys' chunks grow the same way. eventHeadRoom is what an event's JSON
 // takes besides its fields, series and id (its time, the names, quotes

@@ -36,7 +36,7 @@ import (
 //     up to a share of mergeItems, so the whole merge holds at most
 //     about mergeItems events or one per partition, whichever is more.
 //
-// Both take their partitions from the query budget first (budget.go).
+// Both take their partitions from the query budget first (read_budget.go).
 
 // mergeItems bounds the events that a merge of every event of every
 // series keeps in its partitions' pages, once it has more partitions
