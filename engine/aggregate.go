@@ -162,9 +162,9 @@ func (db *DB) aggregate(ctx context.Context, tenant string, q AggregateQuery) ([
 }
 
 // aggregateEachSeries summarises every series on its own, up to
-// QueryParallelism at a time, each worker into its own parts by bucket,
-// and merges the workers' parts: a summary does not need the events of
-// all series in one time order, so no merge across series is paid for,
+// QueryParallelism at a time, each worker into its own summaries by
+// bucket, and merges the workers' summaries: a summary does not need
+// the events of all series in one time order, so no merge across series is paid for,
 // and a slow partition holds up only its own series. Each series' events
 // still come in time order, which first, last, delta and rate rely on.
 func (db *DB) aggregateEachSeries(ctx context.Context, tenant string, q AggregateQuery, tables []physTable) ([]Bucket, error) {
@@ -221,7 +221,7 @@ func (db *DB) aggregateEachSeries(ctx context.Context, tenant string, q Aggregat
 	return partsToBuckets(parts, q)
 }
 
-// summarise adds the events of one series of spec into parts by the
+// summarise adds the events of one series of spec into summaries by the
 // start of their bucket of q (Unix nanos).
 func (db *DB) summarise(ctx context.Context, spec sourceSpec, series string, q *AggregateQuery, parts map[int64]*agg.Summary) error {
 	var cur *agg.Summary
@@ -252,7 +252,7 @@ func (q *AggregateQuery) eventQuery() Query {
 }
 
 // bucketStream summarises events that come in time order into the
-// query's buckets, one bucket's part at a time.
+// query's buckets, one bucket's summary at a time.
 type bucketStream struct {
 	q          *AggregateQuery
 	out        *buckets
@@ -282,7 +282,7 @@ func (s *bucketStream) addItem(k agg.OrderKey, it storage.Iterator) error {
 	return s.cur.AddItem(k, it, s.v)
 }
 
-// reach makes cur the part of t's bucket, done with the one before.
+// reach makes cur the summary of t's bucket, done with the one before.
 func (s *bucketStream) reach(t time.Time) error {
 	if s.cur != nil && t.Before(s.end) {
 		return nil

@@ -397,7 +397,7 @@ func equalCovered(stored any, current map[string]any) bool {
 	return true
 }
 
-// partsToBuckets turns the parts of query buckets into the answer, in
+// partsToBuckets turns the summaries of query buckets into the answer, in
 // time order.
 func partsToBuckets(parts map[int64]*agg.Summary, q AggregateQuery) ([]Bucket, error) {
 	out := newBuckets(&q)

@@ -36,13 +36,13 @@ var errNotRows = errors.New("engine: the series holds map-layout items")
 // last event it passed to fn, if any: the merge of events goes on after
 // it.
 func (db *DB) walk(ctx context.Context, spec sourceSpec, series string, fields []string, fn func(k agg.OrderKey, it storage.Iterator) error) (*position, error) {
-	r := db.newReading(ctx, spec)
+	r := db.newFanOut(ctx, spec)
 	if r.grouped {
 		return nil, errNotRows
 	}
 	attrs := append([]string{}, fields...)
 	attrs = slices.DeleteFunc(attrs, itemenc.OwnAttribute)
-	var cs cursors
+	var cs walkPartitions
 	defer func() {
 		for _, c := range cs {
 			c.it.Close()
@@ -51,7 +51,7 @@ func (db *DB) walk(ctx context.Context, spec sourceSpec, series string, fields [
 	for _, t := range spec.tables {
 		for shard := range t.shards {
 			q := storage.Query{Table: t.name, PK: itemenc.PartitionKey(spec.tenant, spec.q.Table, series, shard), Low: r.low, High: r.high, Attrs: attrs, Filter: r.pushed}
-			cs = append(cs, &cursor{table: t.name, it: db.store.Query(ctx, q)})
+			cs = append(cs, &walkPartition{table: t.name, it: db.store.Query(ctx, q)})
 		}
 	}
 	// A map item met after some events ends the walk at the last of them.
@@ -66,10 +66,10 @@ func (db *DB) walk(ctx context.Context, spec sourceSpec, series string, fields [
 		}
 		return &position{time: t, id: id, series: series}, err
 	}
-	if err := firsts(db, cs, (*cursor).next); err != nil {
+	if err := firsts(db, cs, (*walkPartition).next); err != nil {
 		return stopped(err)
 	}
-	h := slices.DeleteFunc(slices.Clone(cs), func(c *cursor) bool { return c.sk == "" })
+	h := slices.DeleteFunc(slices.Clone(cs), func(c *walkPartition) bool { return c.sk == "" })
 	heap.Init(&h)
 	var times itemenc.TimeKeys
 	for len(h) > 0 {
@@ -106,16 +106,16 @@ func (db *DB) walkOrMerge(ctx context.Context, spec sourceSpec, series string, f
 	return db.eachEvent(ctx, spec, event)
 }
 
-// cursor is one partition of a walk: its iterator, and the sort key of the
-// event item it is positioned on, "" once it has no more.
-type cursor struct {
+// walkPartition is one partition of a walk: its iterator, and the sort
+// key of the event item it is positioned on, "" once it has no more.
+type walkPartition struct {
 	table string
 	it    storage.Iterator
 	sk    string // in the store's buffers until the iterator moves
 }
 
-// next moves the cursor to its next event item, skipping any other.
-func (c *cursor) next() error {
+// next moves the partition to its next event item, skipping any other.
+func (c *walkPartition) next() error {
 	for c.it.Next() {
 		sk := c.it.SortKey()
 		if itemenc.IsMapSortKey(sk) {
@@ -134,14 +134,15 @@ func (c *cursor) next() error {
 	return nil
 }
 
-// cursors is a heap of cursors by sort key. It implements heap.Interface.
-type cursors []*cursor
+// walkPartitions is a heap of walkPartitions by sort key. It implements
+// heap.Interface.
+type walkPartitions []*walkPartition
 
-func (h cursors) Len() int           { return len(h) }
-func (h cursors) Less(i, j int) bool { return h[i].sk < h[j].sk }
-func (h cursors) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *cursors) Push(x any)        { *h = append(*h, x.(*cursor)) }
-func (h *cursors) Pop() any {
+func (h walkPartitions) Len() int           { return len(h) }
+func (h walkPartitions) Less(i, j int) bool { return h[i].sk < h[j].sk }
+func (h walkPartitions) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *walkPartitions) Push(x any)        { *h = append(*h, x.(*walkPartition)) }
+func (h *walkPartitions) Pop() any {
 	c := (*h)[len(*h)-1]
 	*h = (*h)[:len(*h)-1]
 	return c

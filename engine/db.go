@@ -47,7 +47,7 @@ var (
 type DB struct {
 	store    storage.Store
 	opts     Options
-	meta     *meta
+	meta     *metaTable
 	registry *registry.Registry
 	catalog  *catalog
 	tenants  *tenant.Registry
@@ -76,7 +76,7 @@ func Open(ctx context.Context, store storage.Store, opts Options) (*DB, error) {
 	}
 	db := &DB{store: store, opts: opts, metrics: newMetrics(opts.Registerer), series: newSeriesCache(1 << 20), paths: newPathMemory()}
 	db.budget = newQueryBudget(int64(opts.MaxQueryPartitions), opts.QueryBudgetWait, db.metrics)
-	m, err := openMeta(ctx, store, opts.MetaTable, opts.ReadOnly)
+	m, err := openMetaTable(ctx, store, opts.MetaTable, opts.ReadOnly)
 	if err != nil {
 		return nil, err
 	}

@@ -224,7 +224,7 @@ func (s sourceSpec) span() (from, to time.Time) {
 // events are read by the time it returns; the rest as the merge needs
 // them. The caller closes the merge.
 func (db *DB) openSources(ctx context.Context, spec sourceSpec) (*merger, error) {
-	r := db.newReading(ctx, spec)
+	r := db.newFanOut(ctx, spec)
 	series, one := spec.q.Series, spec.q.Series != ""
 	if spec.only != nil {
 		series, one = *spec.only, true
@@ -234,7 +234,7 @@ func (db *DB) openSources(ctx context.Context, spec sourceSpec) (*merger, error)
 		var sources []*source
 		for _, t := range spec.tables {
 			for shard := range t.shards {
-				sources = append(sources, r.source(t, series, shard, paging{first: sourceLimit(spec.limit), max: sourceLimit(spec.limit)}))
+				sources = append(sources, r.source(t, series, shard, pageSizes{first: sourceLimit(spec.limit), max: sourceLimit(spec.limit)}))
 			}
 		}
 		return db.start(r, sources, nil)
@@ -245,9 +245,9 @@ func (db *DB) openSources(ctx context.Context, spec sourceSpec) (*merger, error)
 	}
 }
 
-// reading is what every partition of one query reads: its range, cursor,
+// fanOut is what every partition of one query reads: its range, cursor,
 // layout and fields.
-type reading struct {
+type fanOut struct {
 	// ctx serves every storage query of the merge, which outlives
 	// openSources.
 	ctx      context.Context
@@ -260,24 +260,24 @@ type reading struct {
 	// whole milliseconds, which win cuts.
 	low, high string
 	grouped   bool
-	win       window
+	win       selection
 	attrs     []string
 	// pushed is the filter the store applies to row-layout partitions
 	// (nil without one): the query's, or any map item, which the engine
-	// filters event by event (window.filter).
+	// filters event by event (selection.filter).
 	pushed *storage.Filter
 	// json reads row items as their events' JSON (source.json).
 	json bool
 }
 
-func (db *DB) newReading(ctx context.Context, spec sourceSpec) *reading {
+func (db *DB) newFanOut(ctx context.Context, spec sourceSpec) *fanOut {
 	tenant, q, pos := spec.tenant, spec.q, spec.pos
 	from, to := spec.span()
-	r := &reading{
+	r := &fanOut{
 		ctx: ctx, store: db.store, tenant: tenant, q: q, from: from, to: to, pos: pos,
 		low: itemenc.TimeKey(from), high: itemenc.HighKey(to),
 		grouped: db.opts.Config.Layout(q.Table).Kind == family.LayoutMap,
-		win:     window{from: from, to: to, desc: q.Desc, pos: pos, filter: q.Filter, fields: q.Fields},
+		win:     selection{from: from, to: to, desc: q.Desc, pos: pos, filter: q.Filter, fields: q.Fields},
 		json:    spec.json,
 	}
 	if r.grouped {
@@ -294,7 +294,7 @@ func (db *DB) newReading(ctx context.Context, spec sourceSpec) *reading {
 		if q.Filter != nil {
 			// The engine filters map items' events: it reads the
 			// filter's fields too, and drops them after
-			// (window.project).
+			// (selection.project).
 			r.attrs = q.Filter.AppendAttrs(r.attrs)
 		}
 	}
@@ -304,17 +304,17 @@ func (db *DB) newReading(ctx context.Context, spec sourceSpec) *reading {
 	return r
 }
 
-// paging sizes the pages of a source: the first holds first items (no
+// pageSizes sizes the pages of a source: the first holds first items (no
 // limit when 0), each next one twice the one before, up to max. whole
 // reads each page whole (see source.nextItem).
-type paging struct {
+type pageSizes struct {
 	first, max int
 	whole      bool
 }
 
 // source returns the reader of one partition: a series' shard in a
 // table.
-func (r *reading) source(t physTable, series string, shard int, p paging) *source {
+func (r *fanOut) source(t physTable, series string, shard int, p pageSizes) *source {
 	sq := storage.Query{
 		Table: t.name, PK: itemenc.PartitionKey(r.tenant, r.q.Table, series, shard),
 		Low: r.low, High: r.high, Desc: r.q.Desc, Limit: p.first, Attrs: r.attrs, Filter: r.pushed,
@@ -331,7 +331,7 @@ func (r *reading) source(t physTable, series string, shard int, p paging) *sourc
 // start reads the first event of every source (firsts). It returns
 // their merge, which calls release (if not nil) when closed; on an error
 // it closes the sources and calls release itself.
-func (db *DB) start(r *reading, sources []*source, release func()) (*merger, error) {
+func (db *DB) start(r *fanOut, sources []*source, release func()) (*merger, error) {
 	m := &merger{desc: r.q.Desc, sources: sources, release: release}
 	if err := firsts(db, sources, (*source).advance); err != nil {
 		m.close()

@@ -32,7 +32,7 @@ type source struct {
 	// and read counts the items it returned. done says the partition has
 	// no more pages.
 	whole bool
-	page  []entry
+	page  []sourceItem
 	it    storage.Iterator
 	read  int
 	done  bool
@@ -51,8 +51,8 @@ type source struct {
 	// map-layout items: their events are decoded into buf, sorted, and
 	// filtered by win. pending is an item read ahead.
 	grouped bool
-	win     window
-	pending *entry
+	win     selection
+	pending *sourceItem
 	buf     []itemenc.DecodedEvent
 	// cur is the current event, and sk its sort key, valid while ok. js,
 	// when not nil, is the event's JSON, and cur holds no fields.
@@ -62,20 +62,20 @@ type source struct {
 	ok  bool
 }
 
-// entry is an item as a source holds it: a row item of a JSON read as
+// sourceItem is an item as a source holds it: a row item of a JSON read as
 // its event's time, id and JSON, any other item as it is. item.SK is
 // always the item's sort key.
-type entry struct {
+type sourceItem struct {
 	item storage.Item
 	time time.Time
 	id   string
 	js   []byte
 }
 
-// window is the part of a grouped source's events the query wants: a
+// selection is the part of a grouped source's events the query wants: a
 // map item holds a whole millisecond, and a range or a cursor may cut
 // one.
-type window struct {
+type selection struct {
 	from, to time.Time
 	desc     bool
 	// pos, when resuming, is the last event returned, and posSK its sort
@@ -88,13 +88,13 @@ type window struct {
 	fields []string
 }
 
-// keep reports whether an event of the series is in the window.
-func (w *window) keep(d itemenc.DecodedEvent, series string) bool {
+// keep reports whether an event of the series is in the selection.
+func (w *selection) keep(d itemenc.DecodedEvent, series string) bool {
 	if d.Event.Time.Before(w.from) || d.Event.Time.After(w.to) {
 		return false
 	}
 	// A row item read as JSON matched the filter the store applied
-	// (reading.pushed).
+	// (fanOut.pushed).
 	if w.filter != nil && d.JSON == nil && !w.filter.Match(d.Event.Fields) {
 		return false
 	}
@@ -112,7 +112,7 @@ func (w *window) keep(d itemenc.DecodedEvent, series string) bool {
 }
 
 // project drops the fields a filter read that the query does not return.
-func (w *window) project(fields map[string]any) {
+func (w *selection) project(fields map[string]any) {
 	if w.filter == nil || w.fields == nil {
 		return
 	}
@@ -126,7 +126,7 @@ func (w *window) project(fields map[string]any) {
 // returns reports whether an attribute of a row item read is a field the
 // query returns: not one of timetable's own, nor one a filter read that
 // the query does not return (project).
-func (w *window) returns(name string) bool {
+func (w *selection) returns(name string) bool {
 	if itemenc.OwnAttribute(name) {
 		return false
 	}
@@ -181,8 +181,8 @@ func (s *source) advance() error {
 }
 
 // fill decodes the millisecond of item first, every item of it, into buf,
-// in merge order and cut to the window.
-func (s *source) fill(first entry) error {
+// in merge order and cut to the selection.
+func (s *source) fill(first sourceItem) error {
 	if len(first.item.SK) < itemenc.TimeKeyLen {
 		return nil
 	}
@@ -211,7 +211,7 @@ func (s *source) fill(first entry) error {
 }
 
 // decode appends the events of an item of either layout to dst.
-func (s *source) decode(dst []itemenc.DecodedEvent, e entry) []itemenc.DecodedEvent {
+func (s *source) decode(dst []itemenc.DecodedEvent, e sourceItem) []itemenc.DecodedEvent {
 	if e.js != nil {
 		return append(dst, itemenc.DecodedEvent{Event: e.event(s.series), SK: e.item.SK, JSON: e.js})
 	}
@@ -235,7 +235,7 @@ func (s *source) decode(dst []itemenc.DecodedEvent, e entry) []itemenc.DecodedEv
 // of storage queries logarithmic when the merge needs many. A source of a
 // read of one series, one of a few, reads its page item by item as the
 // merge asks, and wastes none of it when the merge stops.
-func (s *source) nextItem() (entry, bool, error) {
+func (s *source) nextItem() (sourceItem, bool, error) {
 	if s.pending != nil {
 		e := *s.pending
 		s.pending = nil
@@ -245,14 +245,14 @@ func (s *source) nextItem() (entry, bool, error) {
 		// A filtered page may be empty with more to come.
 		for len(s.page) == 0 && !s.done {
 			if err := s.readPage(); err != nil {
-				return entry{}, false, err
+				return sourceItem{}, false, err
 			}
 		}
 		if len(s.page) == 0 {
-			return entry{}, false, nil
+			return sourceItem{}, false, nil
 		}
 		e := s.page[0]
-		s.page[0] = entry{} // the merge owns it now
+		s.page[0] = sourceItem{} // the merge owns it now
 		s.page = s.page[1:]
 		return e, true, nil
 	}
@@ -265,7 +265,7 @@ func (s *source) nextItem() (entry, bool, error) {
 			if err != nil {
 				s.it.Close()
 				s.it, s.done = nil, true
-				return entry{}, false, err
+				return sourceItem{}, false, err
 			}
 			s.read++
 			s.q.After = e.item.SK
@@ -276,7 +276,7 @@ func (s *source) nextItem() (entry, bool, error) {
 		s.it = nil
 		if err != nil {
 			s.done = true
-			return entry{}, false, err
+			return sourceItem{}, false, err
 		}
 		// An iterator that stopped at its limit, not at the end, is
 		// followed by the next page: a grouped source may need more
@@ -286,13 +286,13 @@ func (s *source) nextItem() (entry, bool, error) {
 		s.q.After = after
 		s.q.Limit = min(2*s.q.Limit, s.maxPage)
 	}
-	return entry{}, false, nil
+	return sourceItem{}, false, nil
 }
 
 // readPage reads the next page of a source that reads pages whole.
 func (s *source) readPage() error {
 	it := s.store.Query(s.ctx, s.q)
-	page := make([]entry, 0, min(s.q.Limit, 1024))
+	page := make([]sourceItem, 0, min(s.q.Limit, 1024))
 	for it.Next() {
 		e, err := s.take(it)
 		if err != nil {
@@ -321,31 +321,31 @@ func (s *source) readPage() error {
 // of a JSON read becomes its event's JSON, written from the item's
 // attributes in place, and its event's time and id (source.json); any
 // other item is decoded whole.
-func (s *source) take(it storage.Iterator) (entry, error) {
+func (s *source) take(it storage.Iterator) (sourceItem, error) {
 	if !s.json || itemenc.IsMapSortKey(it.SortKey()) {
 		item := it.Item()
-		return entry{item: item}, it.Err()
+		return sourceItem{item: item}, it.Err()
 	}
 	sk := s.keep(it.SortKey())
 	t, id, err := itemenc.ParseSortKey(sk)
 	if err != nil {
 		// Not an event item: the merge passes over it (itemenc.RowEvent).
-		return entry{item: storage.Item{SK: sk}}, nil
+		return sourceItem{item: storage.Item{SK: sk}}, nil
 	}
 	w := s.writer()
 	defer s.unlend(w)
 	if err := it.Attrs(w.add); err != nil {
 		w.fields.Reset()
-		return entry{}, err
+		return sourceItem{}, err
 	}
 	if need := w.fields.Len() + len(s.series) + len(id) + eventHeadRoom; cap(s.arena)-len(s.arena) < need {
 		s.arena = make([]byte, 0, max(need, min(2*cap(s.arena), maxChunk)))
 	}
 	start := len(s.arena)
 	if s.arena, err = w.fields.AppendEvent(s.arena, t, s.series, id); err != nil {
-		return entry{}, fmt.Errorf("event %s of series %q: %w", sk, s.series, err)
+		return sourceItem{}, fmt.Errorf("event %s of series %q: %w", sk, s.series, err)
 	}
-	return entry{item: storage.Item{SK: sk}, time: t, id: id, js: s.arena[start:len(s.arena):len(s.arena)]}, nil
+	return sourceItem{item: storage.Item{SK: sk}, time: t, id: id, js: s.arena[start:len(s.arena):len(s.arena)]}, nil
 }
 
 // The arena of a JSON read is allocated in chunks, and a new one
@@ -365,14 +365,14 @@ const (
 )
 
 // fieldWriter gathers the fields of a row item a JSON read returns
-// (window.returns), for FieldsJSON. A source takes one from fieldWriters
+// (selection.returns), for FieldsJSON. A source takes one from fieldWriters
 // for its first item and gives it back after, and keeps the one it takes
 // for its second until it closes: a read of every series has a source
 // for each of up to hundreds of thousands of series, most of which read
 // one item.
 type fieldWriter struct {
 	fields event.FieldsJSON
-	win    *window
+	win    *selection
 	add    func(name string, v any) bool
 }
 
@@ -431,7 +431,7 @@ func (s *source) keep(sk string) string {
 
 // event returns the event of a row item read as JSON, without its
 // fields, which its JSON holds.
-func (e entry) event(series string) event.Event {
+func (e sourceItem) event(series string) event.Event {
 	return event.Event{Time: e.time, Series: series, ID: e.id}
 }
 

@@ -170,7 +170,7 @@ func (db *DB) write(ctx context.Context, tenant, table string, check func(now ti
 	if err := db.meta.registerTable(ctx, tenant, table, f.Name, now, first, last); err != nil {
 		return 0, err
 	}
-	groups, err := db.group(ctx, f, tenant, table, items, now, rollups)
+	groups, err := db.splitByTable(ctx, f, tenant, table, items, now, rollups)
 	if err != nil {
 		return 0, err
 	}
@@ -395,11 +395,11 @@ func (w *tableWrite) writeTo(ctx context.Context, store storage.Items, idx *seri
 	return store.BatchWrite(ctx, w.table.name, w.items)
 }
 
-// group sorts items by physical table, makes sure each table exists,
+// splitByTable sorts items by physical table, makes sure each table exists,
 // drops repeats of one event within the request, and adds series index
 // entries for series new to a table. With rollups, it notes the rollup
 // buckets each table's items touch.
-func (db *DB) group(ctx context.Context, f family.Family, tenant, table string, items []pending, now time.Time, rollups bool) ([]*tableWrite, error) {
+func (db *DB) splitByTable(ctx context.Context, f family.Family, tenant, table string, items []pending, now time.Time, rollups bool) ([]*tableWrite, error) {
 	byName := map[string]*tableWrite{}
 	var order []*tableWrite
 	type key struct{ table, pk, sk string }

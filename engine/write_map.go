@@ -37,9 +37,9 @@ const MaxMapFields = 100
 // not be stored within maxMapAttempts.
 var errContention = errors.New("timetable: map item too contended, try again")
 
-// mapGroup is the events of one write for one millisecond of one
+// mapMillisecond is the events of one write for one millisecond of one
 // partition.
-type mapGroup struct {
+type mapMillisecond struct {
 	pk     string
 	ms     time.Time
 	events []mapEvent
@@ -55,15 +55,15 @@ type mapWriter struct {
 	metrics *metrics
 }
 
-// groupMapEvents splits a tableWrite's items into milliseconds of
+// byMillisecond splits a tableWrite's items into milliseconds of
 // partitions, in the order they first appear.
-func groupMapEvents(items []storage.Item) []*mapGroup {
+func byMillisecond(items []storage.Item) []*mapMillisecond {
 	type key struct {
 		pk string
 		ms int64
 	}
-	byKey := map[key]*mapGroup{}
-	var order []*mapGroup
+	byKey := map[key]*mapMillisecond{}
+	var order []*mapMillisecond
 	for i, it := range items {
 		t, id, err := itemenc.ParseSortKey(it.SK)
 		if err != nil {
@@ -73,7 +73,7 @@ func groupMapEvents(items []storage.Item) []*mapGroup {
 		k := key{it.PK, ms.UnixNano()}
 		g := byKey[k]
 		if g == nil {
-			g = &mapGroup{pk: it.PK, ms: ms}
+			g = &mapMillisecond{pk: it.PK, ms: ms}
 			byKey[k] = g
 			order = append(order, g)
 		}
@@ -96,13 +96,13 @@ func groupMapEvents(items []storage.Item) []*mapGroup {
 // write stores the items, each event once, and returns a
 // *storage.BatchWriteError listing the items not stored when it fails.
 func (mw *mapWriter) write(ctx context.Context, items []storage.Item) error {
-	groups := groupMapEvents(items)
+	groups := byMillisecond(items)
 	var lost failures
 	var g errgroup.Group
 	g.SetLimit(mapGroupParallelism)
 	for _, grp := range groups {
 		g.Go(func() error {
-			left, err := mw.writeGroup(ctx, grp)
+			left, err := mw.writeMillisecond(ctx, grp)
 			if err != nil {
 				idx := make([]int, len(left))
 				for i, e := range left {
@@ -130,7 +130,7 @@ const (
 	known                 // act on the state read
 )
 
-// writeGroup stores one millisecond's events in its item and continuation
+// writeMillisecond stores one millisecond's events in its item and continuation
 // items, and returns the events left unwritten when it fails. See the
 // package documentation for the rules that make it idempotent.
 //
@@ -138,8 +138,8 @@ const (
 // item probably exists) an append; a condition that fails makes it try
 // the other, then read the item and act on what it holds (known), which
 // may close a full item and move on to the next continuation item.
-func (mw *mapWriter) writeGroup(ctx context.Context, g *mapGroup) ([]mapEvent, error) {
-	w := &groupWrite{mw: mw, g: g, todo: g.events, next: tryCreate, existed: -1}
+func (mw *mapWriter) writeMillisecond(ctx context.Context, g *mapMillisecond) ([]mapEvent, error) {
+	w := &millisecondWrite{mw: mw, g: g, todo: g.events, next: tryCreate, existed: -1}
 	if mw.paths.appendFirst(g.pk, g.ms, mw.layout.WritePath) {
 		w.next = tryAppend
 	}
@@ -168,10 +168,10 @@ func (mw *mapWriter) writeGroup(ctx context.Context, g *mapGroup) ([]mapEvent, e
 	return nil, nil
 }
 
-// groupWrite is the state of one writeGroup.
-type groupWrite struct {
+// millisecondWrite is the state of one writeMillisecond.
+type millisecondWrite struct {
 	mw   *mapWriter
-	g    *mapGroup
+	g    *mapMillisecond
 	todo []mapEvent // the events not yet known to be stored
 	seq  int        // the item written to: 0, then continuation items
 	next step
@@ -185,10 +185,10 @@ type groupWrite struct {
 }
 
 // sk is the sort key of the item written to.
-func (w *groupWrite) sk() string { return itemenc.MapSortKey(w.g.ms, w.seq) }
+func (w *millisecondWrite) sk() string { return itemenc.MapSortKey(w.g.ms, w.seq) }
 
 // read reads the item; its state decides what comes next.
-func (w *groupWrite) read(ctx context.Context) error {
+func (w *millisecondWrite) read(ctx context.Context) error {
 	it, err := w.mw.store.GetItem(ctx, w.mw.table, w.g.pk, w.sk())
 	w.mw.metrics.observeMap("read", err)
 	switch {
@@ -204,7 +204,7 @@ func (w *groupWrite) read(ctx context.Context) error {
 }
 
 // create sends a conditional create of the item with the events that fit.
-func (w *groupWrite) create(ctx context.Context) error {
+func (w *millisecondWrite) create(ctx context.Context) error {
 	n, u := w.mw.fitNew(w.g, w.sk(), w.todo)
 	if n == 0 {
 		return fmt.Errorf("event %q does not fit in a new map item", w.todo[0].id)
@@ -216,7 +216,7 @@ func (w *groupWrite) create(ctx context.Context) error {
 // act writes what the known state of the item calls for: nothing for
 // events it holds already, an append of those that fit, or, when none
 // fits, closing the item and moving on to the next.
-func (w *groupWrite) act(ctx context.Context) error {
+func (w *millisecondWrite) act(ctx context.Context) error {
 	if !w.st.exists {
 		w.next = tryCreate
 		w.triedAppend = true // the read showed there is nothing to append to
@@ -256,7 +256,7 @@ func (w *groupWrite) act(ctx context.Context) error {
 // send applies u, which writes the first n events of todo. On success
 // they are done and the item's state is predicted; when its condition
 // fails, the other blind write is tried, then a read.
-func (w *groupWrite) send(ctx context.Context, kind string, n int, u storage.Update) error {
+func (w *millisecondWrite) send(ctx context.Context, kind string, n int, u storage.Update) error {
 	err := w.mw.store.Update(ctx, u)
 	w.mw.metrics.observeMap(kind, err)
 	first := w.next == tryCreate && w.seq == 0 && w.existed < 0
@@ -323,7 +323,7 @@ func predict(st mapItemState, events []mapEvent) mapItemState {
 // only as many as keep the append's expressions within DynamoDB's limits
 // (storage.Update.Cost of the update itself). st is what is known of the
 // item; nil takes every field map the events need to exist.
-func (mw *mapWriter) fit(g *mapGroup, sk string, events []mapEvent, st *mapItemState) (int, storage.Update) {
+func (mw *mapWriter) fit(g *mapMillisecond, sk string, events []mapEvent, st *mapItemState) (int, storage.Update) {
 	known := mapItemState{exists: true, fields: allFields(events)}
 	if st != nil {
 		known = *st
@@ -343,7 +343,7 @@ func (mw *mapWriter) fit(g *mapGroup, sk string, events []mapEvent, st *mapItemS
 
 // fitNew returns how many of events, from the first, a new item takes,
 // and the create of it.
-func (mw *mapWriter) fitNew(g *mapGroup, sk string, events []mapEvent) (int, storage.Update) {
+func (mw *mapWriter) fitNew(g *mapMillisecond, sk string, events []mapEvent) (int, storage.Update) {
 	base := newItemSize(g.pk, sk, g.extra) + len(itemenc.MapSize)
 	grow := newGrowth(newItemFields())
 	n := 0
@@ -383,7 +383,7 @@ func largestFitting(n int, build func(n int) storage.Update) (int, storage.Updat
 }
 
 // create returns the conditional create of a new item holding events.
-func (mw *mapWriter) create(g *mapGroup, sk string, events []mapEvent) storage.Update {
+func (mw *mapWriter) create(g *mapMillisecond, sk string, events []mapEvent) storage.Update {
 	it := mapItemFor(g.pk, sk, events, g.extra)
 	u := storage.Update{Table: mw.table, PK: g.pk, SK: sk, Conds: []storage.Cond{storage.NotExists(storage.PKAttr)}}
 	for name, v := range it.Attrs {
@@ -396,7 +396,7 @@ func (mw *mapWriter) create(g *mapGroup, sk string, events []mapEvent) storage.U
 // their ids and adds them to the field maps, on condition that the item
 // holds none of them, has room for them, and has exactly the field maps
 // the update expects (have; nil expects every one to exist).
-func (mw *mapWriter) appendTo(g *mapGroup, sk string, events []mapEvent, st *mapItemState) storage.Update {
+func (mw *mapWriter) appendTo(g *mapMillisecond, sk string, events []mapEvent, st *mapItemState) storage.Update {
 	have := allFields(events)
 	if st != nil {
 		have = st.fields
@@ -459,7 +459,7 @@ func (mw *mapWriter) appendTo(g *mapGroup, sk string, events []mapEvent, st *map
 // condition that it is as st, just read, found it: it holds no more ids
 // than then (ids only grow), so none of the events st showed it lacks.
 // One condition, however many events wait.
-func (mw *mapWriter) closeItem(g *mapGroup, sk string, st mapItemState) storage.Update {
+func (mw *mapWriter) closeItem(g *mapMillisecond, sk string, st mapItemState) storage.Update {
 	return storage.Update{
 		Table:   mw.table,
 		PK:      g.pk,
@@ -528,7 +528,7 @@ func (p *pathMemory) record(pk string, ms time.Time, existed int) {
 // mapProblem returns why an event, as its row item, cannot be stored in
 // the map layout, or "".
 func mapProblem(row storage.Item) string {
-	g := groupMapEvents([]storage.Item{row})
+	g := byMillisecond([]storage.Item{row})
 	if len(g) != 1 {
 		return ""
 	}
