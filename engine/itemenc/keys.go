@@ -39,6 +39,7 @@ import (
 // bytewise order is time order.
 const TimeLayout = "2006-01-02T15:04:05.000000000Z"
 
+// TimeKeyLen is the length of a time in a sort key.
 const TimeKeyLen = len(TimeLayout)
 
 // PartitionKey returns the partition key of a series shard in the row
@@ -61,6 +62,7 @@ func PartitionKey(tenant, table, series string, shard int) string {
 // least three, so the two never meet.
 func SeriesIndexKey(tenant, table string) string { return tenant + "#" + table }
 
+// ErrBadKey is returned for a key that is not a row-layout event's.
 var ErrBadKey = errors.New("timetable: not a row key")
 
 // ParsePartitionKey splits a row-layout partition key.

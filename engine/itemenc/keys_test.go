@@ -144,7 +144,7 @@ func TestKeyKindsSort(t *testing.T) {
 	}
 	require.True(t, slices.IsSorted(inOrder), "%q", inOrder)
 	require.Greater(t, TimeKey(ms), TimeKey(ms.Add(-time.Nanosecond)))
-	require.LessOrEqual(t, TimeKey(ms), MapSortKey(ms, 0), "a range from the Millisecond's start selects its map items")
+	require.LessOrEqual(t, TimeKey(ms), MapSortKey(ms, 0), "a range from the millisecond's start selects its map items")
 
 	// Only event partitions parse as such, whatever the series holds.
 	for _, series := range []string{"", "s", "#", "~v", "#~v", "a#1", "x#~rhour", "s:"} {

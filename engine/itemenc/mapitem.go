@@ -27,11 +27,11 @@ const (
 	MapSize = "tt_sz"
 )
 
-// MillisecondKeyLen is the length of the sort-key prefix that names a millisecond:
-// the fixed-width time up to its third fractional digit.
+// MillisecondKeyLen is the length of the sort-key prefix that names a
+// millisecond: the fixed-width time up to its third fractional digit.
 const MillisecondKeyLen = len("2006-01-02T15:04:05.000")
 
-// Millisecond returns the Millisecond an instant falls in.
+// Millisecond returns the millisecond an instant falls in.
 func Millisecond(t time.Time) time.Time { return t.Truncate(time.Millisecond) }
 
 // LastInstant returns the last nanosecond of t's millisecond.
