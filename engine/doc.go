@@ -309,8 +309,7 @@
 //	tenant_purge.go                DeleteTenantData
 //	write.go                       Write, WriteBatch, CheckWrite, and the
 //	                               split of a batch by physical table
-//	write_map.go, write_map_item.go  the map layout's appends and their
-//	                               size accounting
+//	write_map.go                   the map layout's conditional appends
 //	write_marker.go                rollup version markers a write leaves
 //	read.go                        Query, QueryJSON, and a read's fan-out
 //	read_query.go                  Query, Page

@@ -275,7 +275,7 @@ func (db *DB) prepare(tenant, table string, f family.Family, layout config.Table
 			continue
 		}
 		if layout.Kind == family.LayoutMap {
-			reason := mapDepthProblem(ev.Fields)
+			reason := itemenc.MapDepthProblem(ev.Fields)
 			if reason == "" {
 				reason = mapProblem(p.item)
 			}

@@ -14,6 +14,8 @@
 //	rowitem.go  the row layout: an event as one item, and back
 //	mapitem.go  the map layout: the attributes of an item of one
 //	            millisecond and the events it decodes to
+//	mapwrite.go the map layout as written: a new item, and the sizes an
+//	            appender adds up to know what still fits
 //	events.go   ItemEvents: the events any item of a physical table holds,
 //	            as queries decode them, for archives
 //
