@@ -75,9 +75,9 @@ fuzz:
 	$(GO) test -run XXX -fuzz '^FuzzDecodeNDJSON$$' -fuzztime $(FUZZTIME) ./event
 	$(GO) test -run XXX -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./event/lineproto
 	$(GO) test -run XXX -fuzz '^FuzzWholeMatchesEachLine$$' -fuzztime $(FUZZTIME) ./event/lineproto
-	$(GO) test -run XXX -fuzz '^FuzzRowKey$$' -fuzztime $(FUZZTIME) ./engine
-	$(GO) test -run XXX -fuzz '^FuzzTimeKeys$$' -fuzztime $(FUZZTIME) ./engine
-	$(GO) test -run XXX -fuzz '^FuzzAddSmall$$' -fuzztime $(FUZZTIME) ./engine
+	$(GO) test -run XXX -fuzz '^FuzzRowKey$$' -fuzztime $(FUZZTIME) ./engine/itemenc
+	$(GO) test -run XXX -fuzz '^FuzzTimeKeys$$' -fuzztime $(FUZZTIME) ./engine/itemenc
+	$(GO) test -run XXX -fuzz '^FuzzAddSmall$$' -fuzztime $(FUZZTIME) ./engine/internal/agg
 	$(GO) test -run XXX -fuzz '^FuzzItemKey$$' -fuzztime $(FUZZTIME) ./storage/pebblestore
 	$(GO) test -run XXX -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s ./filter
 

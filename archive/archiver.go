@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/timetabledb/timetable/clock"
-	"github.com/timetabledb/timetable/engine"
+	"github.com/timetabledb/timetable/engine/itemenc"
 	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/registry"
 	"github.com/timetabledb/timetable/storage"
@@ -343,10 +343,10 @@ func (a *Archiver) Verify(ctx context.Context, table string) error {
 // scanTable, it also scans the table, when it exists, and compares.
 func (a *Archiver) verify(ctx context.Context, m Manifest, scanTable bool) error {
 	var events int64
-	var buf []engine.TableEvent
+	var buf []itemenc.TableEvent
 	got, err := a.readBack(ctx, m, func(it storage.Item) error {
 		if len(m.Parquet) > 0 {
-			buf = engine.ItemEvents(buf[:0], it)
+			buf = itemenc.ItemEvents(buf[:0], it)
 			events += int64(len(buf))
 		}
 		return nil

@@ -63,7 +63,7 @@
 // and a table of more than Options.ParquetPartRows events (2^20 by
 // default) is written as several parts, the second and later named
 // ...-s0-3-p1.parquet, -p2 and so on. The file holds events, not items:
-// the items are decoded as queries decode them (engine.ItemEvents), so a
+// the items are decoded as queries decode them (itemenc.ItemEvents), so a
 // map-layout item gives each of its events a row, and series index
 // entries, rollups and their markers give none. Its columns are tenant,
 // table, time (TIMESTAMP, nanoseconds, UTC), series, id, one typed column

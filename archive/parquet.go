@@ -14,7 +14,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/timetabledb/timetable/engine"
+	"github.com/timetabledb/timetable/engine/itemenc"
 	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/parquetfile"
 	"github.com/timetabledb/timetable/storage"
@@ -91,7 +91,7 @@ type parquetParts struct {
 	spool  *os.File
 	zw     *gzip.Writer
 	events int64 // events in the spool
-	buf    []engine.TableEvent
+	buf    []itemenc.TableEvent
 }
 
 // newParquetParts starts the Parquet of m's archive after the parts an
@@ -105,7 +105,7 @@ func (a *Archiver) newParquetParts(m Manifest, shards int, written []ParquetFile
 
 // add gathers an item's events, writing the part when it is full.
 func (p *parquetParts) add(ctx context.Context, item storage.Item, line []byte) error {
-	p.buf = engine.ItemEvents(p.buf[:0], item)
+	p.buf = itemenc.ItemEvents(p.buf[:0], item)
 	if len(p.buf) == 0 {
 		return nil
 	}
@@ -140,7 +140,7 @@ func (p *parquetParts) flush(ctx context.Context, last bool) (err error) {
 		return err
 	}
 	learner := parquetfile.NewLearner(parquetfile.Options{Origin: true})
-	if err := p.eachEvent(func(e engine.TableEvent) error { learner.Learn(e.Fields); return nil }); err != nil {
+	if err := p.eachEvent(func(e itemenc.TableEvent) error { learner.Learn(e.Fields); return nil }); err != nil {
 		return fmt.Errorf("parquet: %w", err)
 	}
 	ow, err := p.a.target.create(ctx, key)
@@ -150,7 +150,7 @@ func (p *parquetParts) flush(ctx context.Context, last bool) (err error) {
 	sum := sha256.New()
 	cw := &countWriter{w: io.MultiWriter(ow, sum)}
 	w := parquetfile.NewWriter(cw, learner.Schema())
-	err = p.eachEvent(func(e engine.TableEvent) error { return w.Write(e.Tenant, e.Table, e.Event) })
+	err = p.eachEvent(func(e itemenc.TableEvent) error { return w.Write(e.Tenant, e.Table, e.Event) })
 	if err == nil {
 		err = w.Close()
 	}
@@ -175,8 +175,8 @@ func (p *parquetParts) close() error {
 }
 
 // eachEvent calls fn with every event of the spool, decoded as the
-// engine decodes items (engine.ItemEvents).
-func (p *parquetParts) eachEvent(fn func(engine.TableEvent) error) error {
+// engine decodes items (itemenc.ItemEvents).
+func (p *parquetParts) eachEvent(fn func(itemenc.TableEvent) error) error {
 	if p.spool == nil {
 		return nil
 	}
@@ -189,9 +189,9 @@ func (p *parquetParts) eachEvent(fn func(engine.TableEvent) error) error {
 	if _, err := p.spool.Seek(0, io.SeekStart); err != nil {
 		return err
 	}
-	var buf []engine.TableEvent
+	var buf []itemenc.TableEvent
 	return readItems(p.spool, nil, func(it storage.Item) error {
-		buf = engine.ItemEvents(buf[:0], it)
+		buf = itemenc.ItemEvents(buf[:0], it)
 		for _, e := range buf {
 			if err := fn(e); err != nil {
 				return err

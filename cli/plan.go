@@ -17,7 +17,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/timetabledb/timetable/clock"
-	"github.com/timetabledb/timetable/engine"
+	"github.com/timetabledb/timetable/engine/itemenc"
 	"github.com/timetabledb/timetable/event"
 	"github.com/timetabledb/timetable/period"
 	"github.com/timetabledb/timetable/planner"
@@ -194,7 +194,7 @@ func writePlan(w io.Writer, r planner.Report, format string) error {
 }
 
 // sampleSizes decodes an NDJSON file of events and returns the size of
-// the item each would be stored as in the row layout (engine.RowItem, in
+// the item each would be stored as in the row layout (itemenc.RowItem, in
 // shard 0), with the event's own id or the idempotent id timetable would
 // give it.
 func sampleSizes(path, tenant, table string, now time.Time) ([]int, error) {
@@ -213,7 +213,7 @@ func sampleSizes(path, tenant, table string, now time.Time) ([]int, error) {
 	sizes := make([]int, events.Len())
 	for i := range sizes {
 		ev := events.Event(i)
-		sizes[i] = storage.ItemSize(engine.RowItem(tenant, table, ev, 0))
+		sizes[i] = storage.ItemSize(itemenc.RowItem(tenant, table, ev, 0))
 	}
 	return sizes, nil
 }

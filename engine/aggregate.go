@@ -12,19 +12,42 @@ import (
 	"github.com/timetabledb/timetable/storage"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/timetabledb/timetable/engine/internal/agg"
 	"github.com/timetabledb/timetable/period"
 )
 
-// Aggregation functions.
+// Aggregation functions, package agg's, by name.
 const (
-	FnCount = "count" // events that have the field
-	FnSum   = "sum"
-	FnMin   = "min"
-	FnMax   = "max"
-	FnAvg   = "avg"
-	FnFirst = "first" // the field's value in the bucket's earliest event
-	FnLast  = "last"  // the field's value in the bucket's latest event
+	FnCount = agg.FnCount // events that have the field
+	FnSum   = agg.FnSum
+	FnMin   = agg.FnMin
+	FnMax   = agg.FnMax
+	FnAvg   = agg.FnAvg
+	FnFirst = agg.FnFirst // the field's value in the bucket's earliest event
+	FnLast  = agg.FnLast  // the field's value in the bucket's latest event
+	// The functions that need more than a running total: they are
+	// computed from raw events only (AggregateQuery.Rollups says so).
+	FnCountDistinct = agg.FnCountDistinct
+	FnP50           = agg.FnP50
+	FnP90           = agg.FnP90
+	FnP99           = agg.FnP99
+	FnDelta         = agg.FnDelta // the increase of a counter over the bucket, resets included
+	FnRate          = agg.FnRate  // delta per second of the bucket's span
 )
+
+// AvgDigits is the significant digits of an average (agg.AvgDigits).
+const AvgDigits = agg.AvgDigits
+
+// DistinctExact is how many distinct values count_distinct counts
+// exactly, per field and bucket, before it estimates (agg.DistinctExact).
+const DistinctExact = agg.DistinctExact
+
+// QuantileAccuracy is the relative accuracy of p50, p90 and p99
+// (agg.QuantileAccuracy).
+const QuantileAccuracy = agg.QuantileAccuracy
+
+// Bucket is one time bucket of an aggregate: agg.Bucket.
+type Bucket = agg.Bucket
 
 // Functions lists the aggregation functions, in the order results show
 // them.
@@ -139,9 +162,9 @@ func (db *DB) aggregate(ctx context.Context, tenant string, q AggregateQuery, po
 }
 
 // aggregateEachSeries summarises every series on its own, up to
-// QueryParallelism at a time, each worker into its own parts by bucket,
-// and merges the workers' parts: a summary does not need the events of
-// all series in one time order, so no merge across series is paid for,
+// QueryParallelism at a time, each worker into its own summaries by
+// bucket, and merges the workers' summaries: a summary does not need
+// the events of all series in one time order, so no merge across series is paid for,
 // and a slow partition holds up only its own series. Each series' events
 // still come in time order, which first, last, delta and rate rely on.
 func (db *DB) aggregateEachSeries(ctx context.Context, tenant string, q AggregateQuery, layout family.Layout, tables []physTable) ([]Bucket, error) {
@@ -164,11 +187,11 @@ func (db *DB) aggregateEachSeries(ctx context.Context, tenant string, q Aggregat
 	// The workers take the series in turn: each grows its stack to what
 	// Pebble's seeks need once, where a goroutine per series would grow
 	// one each time.
-	own := make([]map[int64]*part, workers)
+	own := make([]map[int64]*agg.Summary, workers)
 	g, gctx := errgroup.WithContext(ctx)
 	var next atomic.Int64
 	for w := range own {
-		own[w] = map[int64]*part{}
+		own[w] = map[int64]*agg.Summary{}
 		g.Go(func() error {
 			for i := int(next.Add(1)) - 1; i < len(series); i = int(next.Add(1)) - 1 {
 				if err := gctx.Err(); err != nil {
@@ -189,7 +212,7 @@ func (db *DB) aggregateEachSeries(ctx context.Context, tenant string, q Aggregat
 	for _, more := range own[1:] {
 		for k, p := range more {
 			if all := parts[k]; all != nil {
-				all.merge(p, q.Fields)
+				all.Merge(p, q.Fields)
 			} else {
 				parts[k] = p
 			}
@@ -198,27 +221,27 @@ func (db *DB) aggregateEachSeries(ctx context.Context, tenant string, q Aggregat
 	return partsToBuckets(parts, q)
 }
 
-// summarise adds the events of one series of spec into parts by the
+// summarise adds the events of one series of spec into summaries by the
 // start of their bucket of q (Unix nanos).
-func (db *DB) summarise(ctx context.Context, spec sourceSpec, series string, q *AggregateQuery, parts map[int64]*part) error {
-	var cur *part
+func (db *DB) summarise(ctx context.Context, spec sourceSpec, series string, q *AggregateQuery, parts map[int64]*agg.Summary) error {
+	var cur *agg.Summary
 	var start, end int64 // cur's bucket's, Unix nanos
-	at := func(t int64) *part {
+	at := func(t int64) *agg.Summary {
 		if cur == nil || t < start || t >= end {
 			s := q.bucketStart(time.Unix(0, t).UTC())
 			start, end = s.UnixNano(), q.bucketEnd(s).UnixNano()
 			if cur = parts[start]; cur == nil {
-				cur = &part{want: wantsOf(q.Funcs)}
+				cur = &agg.Summary{Want: agg.NeedsOf(q.Funcs)}
 				parts[start] = cur
 			}
 		}
 		return cur
 	}
-	v := newFieldVisitor(q.Fields)
+	v := agg.NewFieldVisitor(q.Fields)
 	return db.walkOrMerge(ctx, spec, series, q.Fields,
-		func(k orderKey, it storage.Iterator) error { return at(k.at).addItem(k, it, v) },
+		func(k agg.OrderKey, it storage.Iterator) error { return at(k.At).AddItem(k, it, v) },
 		func(ev event.Event) error {
-			at(ev.Time.UnixNano()).add(ev, q.Fields)
+			at(ev.Time.UnixNano()).Add(ev, q.Fields)
 			return nil
 		})
 }
@@ -229,17 +252,17 @@ func (q *AggregateQuery) eventQuery() Query {
 }
 
 // bucketStream summarises events that come in time order into the
-// query's buckets, one bucket's part at a time.
+// query's buckets, one bucket's summary at a time.
 type bucketStream struct {
 	q          *AggregateQuery
 	out        *buckets
-	cur        *part
+	cur        *agg.Summary
 	start, end time.Time // cur's bucket
-	v          *fieldVisitor
+	v          *agg.FieldVisitor
 }
 
 func newBucketStream(q *AggregateQuery) *bucketStream {
-	return &bucketStream{q: q, out: newBuckets(q), v: newFieldVisitor(q.Fields)}
+	return &bucketStream{q: q, out: newBuckets(q), v: agg.NewFieldVisitor(q.Fields)}
 }
 
 // add adds the next event.
@@ -247,19 +270,19 @@ func (s *bucketStream) add(ev event.Event) error {
 	if err := s.reach(ev.Time); err != nil {
 		return err
 	}
-	s.cur.add(ev, s.q.Fields)
+	s.cur.Add(ev, s.q.Fields)
 	return nil
 }
 
 // addItem adds the next event, read in place (walk).
-func (s *bucketStream) addItem(k orderKey, it storage.Iterator) error {
-	if err := s.reach(time.Unix(0, k.at).UTC()); err != nil {
+func (s *bucketStream) addItem(k agg.OrderKey, it storage.Iterator) error {
+	if err := s.reach(time.Unix(0, k.At).UTC()); err != nil {
 		return err
 	}
-	return s.cur.addItem(k, it, s.v)
+	return s.cur.AddItem(k, it, s.v)
 }
 
-// reach makes cur the part of t's bucket, done with the one before.
+// reach makes cur the summary of t's bucket, done with the one before.
 func (s *bucketStream) reach(t time.Time) error {
 	if s.cur != nil && t.Before(s.end) {
 		return nil
@@ -270,7 +293,7 @@ func (s *bucketStream) reach(t time.Time) error {
 		}
 	}
 	s.start = s.q.bucketStart(t)
-	s.end, s.cur = s.q.bucketEnd(s.start), &part{want: wantsOf(s.q.Funcs)}
+	s.end, s.cur = s.q.bucketEnd(s.start), &agg.Summary{Want: agg.NeedsOf(s.q.Funcs)}
 	return nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/timetabledb/timetable/engine/itemenc"
 	"github.com/timetabledb/timetable/registry"
 	"github.com/timetabledb/timetable/storage"
 	"github.com/timetabledb/timetable/tenant"
@@ -46,7 +47,7 @@ var (
 type DB struct {
 	store    storage.Store
 	opts     Options
-	meta     *meta
+	meta     *metaTable
 	registry *registry.Registry
 	catalog  *catalog
 	tenants  *tenant.Registry
@@ -75,7 +76,7 @@ func Open(ctx context.Context, store storage.Store, opts Options) (*DB, error) {
 	}
 	db := &DB{store: store, opts: opts, metrics: newMetrics(opts.Registerer), series: newSeriesCache(1 << 20), paths: newPathMemory()}
 	db.budget = newQueryBudget(int64(opts.MaxQueryPartitions), opts.QueryBudgetWait, db.metrics)
-	m, err := openMeta(ctx, store, opts.Schema.MetaTable, opts.ReadOnly)
+	m, err := openMetaTable(ctx, store, opts.Schema.MetaTable, opts.ReadOnly)
 	if err != nil {
 		return nil, err
 	}
@@ -140,4 +141,12 @@ func (db *DB) enter() (func(), error) {
 	}
 	db.inflight.Add(1)
 	return db.inflight.Done, nil
+}
+
+// checkTableName returns ErrBadTableName for an invalid logical table name.
+func checkTableName(name string) error {
+	if !itemenc.ValidTableName(name) {
+		return fmt.Errorf("%w: table %q: use 1 to 255 of A-Z, a-z, 0-9, _, . and -, other than . and ..", ErrBadTableName, name)
+	}
+	return nil
 }

@@ -168,13 +168,13 @@
 // hold many events of a millisecond to be sorted and filtered one by one,
 // are decoded into events and written by AppendJSON.
 //
-// An aggregate builds no events (walk.go): each series' partitions are
+// An aggregate builds no events (aggregate_walk.go): each series' partitions are
 // merged by sort key, an event stored twice dropped, and each item is
 // handed to the summary as the store holds it (storage.Iterator's SortKey
 // and Attrs, valid until the iterator moves), which copies only what it
 // keeps. An aggregate of every series gives the series to
 // QueryParallelism workers, each summarising its series' events into its
-// own parts by bucket, merged once at the end. A series whose partitions
+// own summaries by bucket, merged once at the end. A series whose partitions
 // hold map-layout items is read as events from the first such item on.
 //
 // The cursor names exactly the last event returned and is signed with a key
@@ -204,7 +204,8 @@
 // even where rollups exist (DB.RollupUse says so). AggregateGroups
 // summarises each group of a page apart: by series, one aggregate per
 // series, rollups included; by a field's string value, one read of the
-// events, keeping GroupLimit+1 groups at most (sketch.go, group.go).
+// events, keeping GroupLimit+1 groups at most (aggregate_group.go; the
+// sketches are package internal/agg's).
 //
 // Exact sums. Event numbers are decimals of up to 38 significant digits
 // (DynamoDB's numbers, kept as json.Number), and so are the results: sums
@@ -272,7 +273,7 @@
 // counted twice; a late event, hours or months late, writes markers for
 // its own hour and day and series only, so only those are recomputed.
 // Partial hours or days at the ends of the query range are always read
-// raw, and the parts are combined per query bucket (counts and sums
+// raw, and the summaries are combined per query bucket (counts and sums
 // added, min and max, first and last by event order), so the answer is
 // the one computed from raw events, to the digit.
 //
@@ -280,6 +281,45 @@
 // Write to a table with rollups runs under a context deadline of half of
 // RollupSettle, so by the time its markers have settled its events are
 // stored or the write has failed (and any retry writes new markers).
+//
+// # Floor plan
+//
+// Two packages hold what needs no table: itemenc, the format of a data
+// table's items (keys, row and map items, ItemEvents), which the archive
+// and the CLI use too; and internal/agg, the aggregate arithmetic
+// (summaries, exact decimals, sketches, rollup values, Bucket). engine
+// re-exports the names its callers know (Bucket, TableEvent, the Fn
+// constants). The files of engine are named by subsystem:
+//
+//	db.go, options.go, metrics.go  Open, Close, Options, metrics
+//	item.go                        itemenc's names, re-exported
+//	catalog.go                     physical tables: the registry's view,
+//	                               routing, adoption, recreation
+//	meta_table.go                  logical tables, and the cursor secret
+//	series_index.go                the series index: its writes, cache,
+//	                               ListSeries
+//	tables.go                      Tables, TableStatus
+//	tenant_purge.go                DeleteTenantData
+//	write.go                       Write, WriteBatch, CheckWrite, and the
+//	                               split of a batch by physical table
+//	write_map.go                   the map layout's conditional appends
+//	write_marker.go                rollup version markers a write leaves
+//	read.go                        Query, QueryJSON, and a read's fan-out
+//	read_query.go                  Query, Page
+//	read_source.go                 a source: one partition's reads, its
+//	                               selection (range, filter, fields), JSON
+//	read_merge.go                  the merge of sources in time order
+//	read_every_series.go           reads of every series: the candidates
+//	                               whose first events come first
+//	read_cursor.go                 cursors: positions, signed
+//	read_budget.go                 the budget of partitions reads hold
+//	aggregate.go                   Aggregate, AggregateQuery, buckets
+//	                               streamed or merged per series
+//	aggregate_bucket.go            bucket lengths, calendar buckets, edges
+//	aggregate_walk.go              the walk of a series' partitions by
+//	                               sort key, without events
+//	aggregate_group.go             AggregateGroups
+//	aggregate_rollup.go            rollups: which to use, read, recompute
 //
 // # Caveats
 //

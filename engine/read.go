@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/timetabledb/timetable/engine/itemenc"
 	"github.com/timetabledb/timetable/event"
 	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/storage"
@@ -227,7 +228,7 @@ func (s sourceSpec) span() (from, to time.Time) {
 // events are read by the time it returns; the rest as the merge needs
 // them. The caller closes the merge.
 func (db *DB) openSources(ctx context.Context, spec sourceSpec) (*merger, error) {
-	r := db.newReading(ctx, spec)
+	r := db.newFanOut(ctx, spec)
 	series, one := spec.q.Series, spec.q.Series != ""
 	if spec.only != nil {
 		series, one = *spec.only, true
@@ -237,7 +238,7 @@ func (db *DB) openSources(ctx context.Context, spec sourceSpec) (*merger, error)
 		var sources []*source
 		for _, t := range spec.tables {
 			for shard := range t.shards {
-				sources = append(sources, r.source(t, series, shard, paging{first: sourceLimit(spec.limit), max: sourceLimit(spec.limit)}))
+				sources = append(sources, r.source(t, series, shard, pageSizes{first: sourceLimit(spec.limit), max: sourceLimit(spec.limit)}))
 			}
 		}
 		return db.start(r, sources, nil)
@@ -248,9 +249,9 @@ func (db *DB) openSources(ctx context.Context, spec sourceSpec) (*merger, error)
 	}
 }
 
-// reading is what every partition of one query reads: its range, cursor,
+// fanOut is what every partition of one query reads: its range, cursor,
 // layout and fields.
-type reading struct {
+type fanOut struct {
 	// ctx serves every storage query of the merge, which outlives
 	// openSources.
 	ctx      context.Context
@@ -263,63 +264,63 @@ type reading struct {
 	// whole milliseconds, which win cuts.
 	low, high string
 	grouped   bool
-	win       window
+	win       selection
 	attrs     []string
 	// pushed is the filter the store applies to row-layout partitions
 	// (nil without one): the query's, or any map item, which the engine
-	// filters event by event (window.filter).
+	// filters event by event (selection.filter).
 	pushed *storage.Filter
 	// json reads row items as their events' JSON (source.json).
 	json bool
 }
 
-func (db *DB) newReading(ctx context.Context, spec sourceSpec) *reading {
+func (db *DB) newFanOut(ctx context.Context, spec sourceSpec) *fanOut {
 	tenant, q, pos := spec.tenant, spec.q, spec.pos
 	from, to := spec.span()
-	r := &reading{
+	r := &fanOut{
 		ctx: ctx, store: db.store, tenant: tenant, q: q, from: from, to: to, pos: pos,
-		low: timeKey(from), high: highKey(to),
+		low: itemenc.TimeKey(from), high: itemenc.HighKey(to),
 		grouped: spec.layout == family.LayoutMap,
-		win:     window{from: from, to: to, desc: q.Desc, pos: pos, filter: q.Filter, fields: q.Fields},
+		win:     selection{from: from, to: to, desc: q.Desc, pos: pos, filter: q.Filter, fields: q.Fields},
 		json:    spec.json,
 	}
 	if r.grouped {
-		r.low, r.high = timeKey(millisecond(from)), highKey(lastInstant(to))
+		r.low, r.high = itemenc.TimeKey(itemenc.Millisecond(from)), itemenc.HighKey(itemenc.LastInstant(to))
 	}
 	if pos != nil {
-		r.win.posSK = sortKey(pos.time, pos.id)
+		r.win.posSK = itemenc.SortKey(pos.time, pos.id)
 	}
 	if q.Fields != nil {
 		// timetable's own attributes are no event's fields: the
 		// projection never asks for them, so that a row item read with
-		// it holds the event's fields alone (rowEvent).
-		r.attrs = append(slices.DeleteFunc(slices.Clone(q.Fields), ownAttribute), mapIDs, mapNanos)
+		// it holds the event's fields alone (itemenc.RowEvent).
+		r.attrs = append(slices.DeleteFunc(slices.Clone(q.Fields), itemenc.OwnAttribute), itemenc.MapIDs, itemenc.MapNanos)
 		if q.Filter != nil {
 			// The engine filters map items' events: it reads the
 			// filter's fields too, and drops them after
-			// (window.project).
+			// (selection.project).
 			r.attrs = q.Filter.AppendAttrs(r.attrs)
 		}
 	}
 	if q.Filter != nil && !r.grouped {
-		r.pushed = &storage.Filter{Op: storage.FilterOr, Args: []storage.Filter{*q.Filter, {Op: storage.FilterExists, Attr: mapIDs}}}
+		r.pushed = &storage.Filter{Op: storage.FilterOr, Args: []storage.Filter{*q.Filter, {Op: storage.FilterExists, Attr: itemenc.MapIDs}}}
 	}
 	return r
 }
 
-// paging sizes the pages of a source: the first holds first items (no
+// pageSizes sizes the pages of a source: the first holds first items (no
 // limit when 0), each next one twice the one before, up to max. whole
 // reads each page whole (see source.nextItem).
-type paging struct {
+type pageSizes struct {
 	first, max int
 	whole      bool
 }
 
 // source returns the reader of one partition: a series' shard in a
 // table.
-func (r *reading) source(t physTable, series string, shard int, p paging) *source {
+func (r *fanOut) source(t physTable, series string, shard int, p pageSizes) *source {
 	sq := storage.Query{
-		Table: t.name, PK: partitionKey(r.tenant, r.q.Table, series, shard),
+		Table: t.name, PK: itemenc.PartitionKey(r.tenant, r.q.Table, series, shard),
 		Low: r.low, High: r.high, Desc: r.q.Desc, Limit: p.first, Attrs: r.attrs, Filter: r.pushed,
 	}
 	if r.pos != nil && !r.grouped {
@@ -334,7 +335,7 @@ func (r *reading) source(t physTable, series string, shard int, p paging) *sourc
 // start reads the first event of every source (firsts). It returns
 // their merge, which calls release (if not nil) when closed; on an error
 // it closes the sources and calls release itself.
-func (db *DB) start(r *reading, sources []*source, release func()) (*merger, error) {
+func (db *DB) start(r *fanOut, sources []*source, release func()) (*merger, error) {
 	m := &merger{desc: r.q.Desc, sources: sources, release: release}
 	if err := firsts(db, sources, (*source).advance); err != nil {
 		m.close()
@@ -381,7 +382,7 @@ func sourceLimit(limit int) int {
 // order (time, id, series): an event at pos's very time and id is still
 // due in a series that sorts after pos's.
 func resume(q *storage.Query, series string, pos position) {
-	key := sortKey(pos.time, pos.id)
+	key := itemenc.SortKey(pos.time, pos.id)
 	if q.Desc {
 		if series < pos.series {
 			q.High = key

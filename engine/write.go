@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/timetabledb/timetable/engine/itemenc"
 	"github.com/timetabledb/timetable/event"
 	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/storage"
@@ -167,7 +168,7 @@ func (db *DB) write(ctx context.Context, tenant, table string, check func(now ti
 	if err := db.meta.registerTable(ctx, tenant, table, f.Name, now, first, last); err != nil {
 		return 0, err
 	}
-	groups, err := db.group(ctx, f, tenant, table, items, now, pol.Rollups)
+	groups, err := db.splitByTable(ctx, f, tenant, table, items, now, pol.Rollups)
 	if err != nil {
 		return 0, err
 	}
@@ -226,12 +227,6 @@ func (db *DB) write(ctx context.Context, tenant, table string, check func(now ti
 	return events.Len(), nil
 }
 
-// RowItem returns the item of an event, whose ID is set, in shard shard
-// of the row layout.
-func RowItem(tenant, table string, ev event.Event, shard int) storage.Item {
-	return storage.Item{PK: partitionKey(tenant, table, ev.Series, shard), SK: sortKey(ev.Time, ev.ID), Attrs: ev.Fields}
-}
-
 // prepare gives the events their ids and turns them into items, without
 // I/O, refusing those that cannot be stored.
 func (db *DB) prepare(tenant, table string, pol family.TablePolicy, events event.Batch, now time.Time) ([]pending, error) {
@@ -250,7 +245,7 @@ func (db *DB) prepare(tenant, table string, pol family.TablePolicy, events event
 			continue
 		}
 		p := pending{index: i, time: ev.Time, series: ev.Series, shard: shardOf(ev.ID, f.Shards)}
-		p.item = RowItem(tenant, table, ev, p.shard)
+		p.item = itemenc.RowItem(tenant, table, ev, p.shard)
 		if f.TTL > 0 {
 			attrs := make(map[string]any, len(ev.Fields)+1)
 			for k, v := range ev.Fields {
@@ -279,7 +274,7 @@ func (db *DB) prepare(tenant, table string, pol family.TablePolicy, events event
 			continue
 		}
 		if layout.Kind == family.LayoutMap {
-			reason := mapDepthProblem(ev.Fields)
+			reason := itemenc.MapDepthProblem(ev.Fields)
 			if reason == "" {
 				reason = mapProblem(p.item)
 			}
@@ -368,7 +363,7 @@ func (w *tableWrite) writeTo(ctx context.Context, store storage.Items, idx *seri
 		if len(mine) > 0 || len(markers) > 0 {
 			entries := make([]storage.Item, len(mine), len(mine)+len(markers))
 			for i, s := range mine {
-				entries[i] = storage.Item{PK: seriesIndexKey(w.tenant, w.ltable), SK: seriesIndexPrefix + s, Attrs: map[string]any{}}
+				entries[i] = storage.Item{PK: itemenc.SeriesIndexKey(w.tenant, w.ltable), SK: itemenc.SeriesIndexPrefix + s, Attrs: map[string]any{}}
 			}
 			entries = append(entries, markers...)
 			err := store.BatchWrite(ctx, w.table.name, entries)
@@ -399,11 +394,11 @@ func (w *tableWrite) writeTo(ctx context.Context, store storage.Items, idx *seri
 	return store.BatchWrite(ctx, w.table.name, w.items)
 }
 
-// group sorts items by physical table, makes sure each table exists,
+// splitByTable sorts items by physical table, makes sure each table exists,
 // drops repeats of one event within the request, and adds series index
 // entries for series new to a table. With rollups, it notes the rollup
 // buckets each table's items touch.
-func (db *DB) group(ctx context.Context, f family.Family, tenant, table string, items []pending, now time.Time, rollups bool) ([]*tableWrite, error) {
+func (db *DB) splitByTable(ctx context.Context, f family.Family, tenant, table string, items []pending, now time.Time, rollups bool) ([]*tableWrite, error) {
 	byName := map[string]*tableWrite{}
 	var order []*tableWrite
 	type key struct{ table, pk, sk string }
@@ -430,7 +425,7 @@ func (db *DB) group(ctx context.Context, f family.Family, tenant, table string, 
 		}
 		if w.table.shards != f.Shards {
 			// The table keeps the shard count it was made with.
-			p.item.PK = partitionKey(tenant, table, p.series, shardOf(idOf(p.item.SK), w.table.shards))
+			p.item.PK = itemenc.PartitionKey(tenant, table, p.series, shardOf(idOf(p.item.SK), w.table.shards))
 		}
 		w.addSeries(p.series)
 		if rollups {
@@ -457,7 +452,7 @@ func (db *DB) group(ctx context.Context, f family.Family, tenant, table string, 
 }
 
 func idOf(sk string) string {
-	_, id, _ := parseSortKey(sk)
+	_, id, _ := itemenc.ParseSortKey(sk)
 	return id
 }
 

@@ -7,9 +7,10 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"fmt"
-	"github.com/timetabledb/timetable/filter"
 	"strings"
 	"time"
+
+	"github.com/timetabledb/timetable/filter"
 )
 
 // position is where a query stopped: the last event it returned, in the

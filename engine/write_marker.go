@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/timetabledb/timetable/engine/itemenc"
 	"github.com/timetabledb/timetable/storage"
 )
 
@@ -35,7 +36,7 @@ func newNonce() string {
 
 // mark notes the rollup buckets an event item touches.
 func (w *tableWrite) mark(series, sk string) {
-	t, ok := parseTimeKey(sk[:timeKeyLen])
+	t, ok := itemenc.ParseTimeKey(sk[:itemenc.TimeKeyLen])
 	if !ok {
 		return
 	}
@@ -53,8 +54,8 @@ func (w *tableWrite) markerItems(nonce string, at time.Time) []storage.Item {
 	atNum := json.Number(strconv.FormatInt(at.UnixNano(), 10))
 	for k := range w.marks {
 		out = append(out, storage.Item{
-			PK:    markerKey(w.tenant, w.ltable),
-			SK:    markerSortKey(k.unit, time.Unix(0, k.start), k.series),
+			PK:    itemenc.MarkerKey(w.tenant, w.ltable),
+			SK:    itemenc.MarkerSortKey(k.unit, time.Unix(0, k.start), k.series),
 			Attrs: map[string]any{"n": nonce, "at": atNum},
 		})
 	}

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/timetabledb/timetable/engine/internal/agg"
 	"github.com/timetabledb/timetable/event"
 	"github.com/timetabledb/timetable/family"
 	"golang.org/x/sync/errgroup"
@@ -120,7 +121,7 @@ func (db *DB) aggregateSeries(ctx context.Context, tenant string, q AggregateQue
 		q.Series = series
 		return db.aggregate(ctx, tenant, q, pol)
 	}
-	parts := map[int64]*part{}
+	parts := map[int64]*agg.Summary{}
 	if err := db.summarise(ctx, sourceSpec{tenant: tenant, q: q.eventQuery(), layout: pol.Layout.Kind, tables: tables}, series, &q, parts); err != nil {
 		return nil, err
 	}

@@ -5,16 +5,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/timetabledb/timetable/api"
+	"github.com/timetabledb/timetable/engine/internal/agg"
 	"github.com/timetabledb/timetable/period"
 )
 
 // MinBucket is the shortest bucket an aggregate query may ask for.
 const MinBucket = time.Second
-
-// Bucket is one time bucket of an aggregate: the HTTP API's, which
-// the server writes as the engine returns it.
-type Bucket = api.Bucket
 
 // ParseBucket reads the buckets of an aggregate as the HTTP API and the
 // CLI take them, into the AggregateQuery fields of the same names:
@@ -114,6 +110,17 @@ func (q *AggregateQuery) bucketAt(start time.Time) Bucket {
 	return b
 }
 
+// bucketOf returns the query bucket starting at start that s summarises,
+// with the query's functions of its fields: an error (ErrBadQuery) when
+// a function needs numbers and a field holds something else.
+func (q *AggregateQuery) bucketOf(s *agg.Summary, start time.Time) (Bucket, error) {
+	b, err := s.Bucket(q.bucketAt(start), start, q.Fields, q.Funcs, q.numeric())
+	if err != nil {
+		return Bucket{}, fmt.Errorf("%w: %v", ErrBadQuery, err)
+	}
+	return b, nil
+}
+
 // alignDown returns the start of the fixed-length bucket holding t;
 // buckets divide a day, so they align to the Unix epoch and to every UTC
 // midnight.
@@ -137,9 +144,9 @@ func newBuckets(q *AggregateQuery) *buckets {
 
 // add adds the bucket starting at start that p summarises; buckets come
 // in time order.
-func (bs *buckets) add(start time.Time, p *part) error {
+func (bs *buckets) add(start time.Time, p *agg.Summary) error {
 	bs.fill(start)
-	b, err := p.bucket(bs.q, start)
+	b, err := bs.q.bucketOf(p, start)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/timetabledb/timetable/engine/internal/agg"
+	"github.com/timetabledb/timetable/engine/itemenc"
 	"github.com/timetabledb/timetable/event"
 	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/storage"
@@ -36,7 +38,7 @@ func rollupUnitFor(q AggregateQuery, rollups bool) (u rollupUnit, ok bool, why s
 	if !rollups {
 		return rollupUnit{}, false, ""
 	}
-	if i := slices.IndexFunc(q.Funcs, func(fn string) bool { return slices.Contains(sketchFuncs, fn) }); i >= 0 {
+	if i := slices.IndexFunc(q.Funcs, func(fn string) bool { return slices.Contains(agg.SketchFuncs, fn) }); i >= 0 {
 		return rollupUnit{}, false, fmt.Sprintf("%s is not kept in rollups", q.Funcs[i])
 	}
 	switch {
@@ -72,12 +74,12 @@ func (db *DB) RollupUse(q AggregateQuery) string {
 // units inside the range and from raw events for the partial units at its
 // edges.
 func (db *DB) aggregateRollups(ctx context.Context, tenant string, q AggregateQuery, pol family.TablePolicy, u rollupUnit) ([]Bucket, error) {
-	parts := map[int64]*part{}
-	at := func(start time.Time) *part {
+	parts := map[int64]*agg.Summary{}
+	at := func(start time.Time) *agg.Summary {
 		k := q.bucketStart(start).UnixNano()
 		p := parts[k]
 		if p == nil {
-			p = &part{}
+			p = &agg.Summary{}
 			parts[k] = p
 		}
 		return p
@@ -100,7 +102,7 @@ func (db *DB) aggregateRollups(ctx context.Context, tenant string, q AggregateQu
 		tables := within(from, to)
 		rq := Query{Table: q.Table, Series: q.Series, From: from, To: to, Fields: q.Fields}
 		return db.eachEvent(ctx, sourceSpec{tenant: tenant, q: rq, layout: pol.Layout.Kind, tables: tables}, func(ev event.Event) error {
-			at(ev.Time).add(ev, q.Fields)
+			at(ev.Time).Add(ev, q.Fields)
 			return nil
 		})
 	}
@@ -122,8 +124,8 @@ func (db *DB) aggregateRollups(ctx context.Context, tenant string, q AggregateQu
 				return nil, err
 			}
 		}
-		err := db.wholeUnits(ctx, tenant, q, pol, u, first, end, within(first, end.Add(-1)), func(start time.Time, p *part) {
-			at(start).merge(p, q.Fields)
+		err := db.wholeUnits(ctx, tenant, q, pol, u, first, end, within(first, end.Add(-1)), func(start time.Time, p *agg.Summary) {
+			at(start).Merge(p, q.Fields)
 		})
 		if err != nil {
 			return nil, err
@@ -135,7 +137,7 @@ func (db *DB) aggregateRollups(ctx context.Context, tenant string, q AggregateQu
 // wholeUnits calls emit with the rollup of every series and every unit in
 // [first, end), read when valid and computed from raw events (and stored,
 // once settled) when not.
-func (db *DB) wholeUnits(ctx context.Context, tenant string, q AggregateQuery, pol family.TablePolicy, u rollupUnit, first, end time.Time, tables []physTable, emit func(time.Time, *part)) error {
+func (db *DB) wholeUnits(ctx context.Context, tenant string, q AggregateQuery, pol family.TablePolicy, u rollupUnit, first, end time.Time, tables []physTable, emit func(time.Time, *agg.Summary)) error {
 	r := &unitsRead{db: db, tenant: tenant, q: q, f: pol.Family, u: u, first: first, end: end, tables: tables,
 		settled: db.opts.Clock.Now().Add(-db.opts.RollupSettle).UnixNano()}
 	// The markers first, then the rollups and raw events: a write after
@@ -213,10 +215,10 @@ func (r *unitsRead) readMarkers(ctx context.Context) ([]string, error) {
 			}
 		}
 		err := scan(ctx, r.db.store, storage.Query{
-			Table: t.name, PK: markerKey(r.tenant, r.q.Table),
-			Low: r.u.name + "#" + timeKey(r.first), High: r.u.name + "#" + timeKey(r.end),
+			Table: t.name, PK: itemenc.MarkerKey(r.tenant, r.q.Table),
+			Low: r.u.name + "#" + itemenc.TimeKey(r.first), High: r.u.name + "#" + itemenc.TimeKey(r.end),
 		}, func(item storage.Item) {
-			unit, start, s, ok := parseMarkerSortKey(item.SK)
+			unit, start, s, ok := itemenc.ParseMarkerSortKey(item.SK)
 			if !ok || unit != r.u.name || (r.q.Series != "" && s != r.q.Series) {
 				return
 			}
@@ -266,9 +268,9 @@ func (r *unitsRead) storedRollups(ctx context.Context, series string, homes []ho
 	stored := map[int64]storage.Item{}
 	for _, h := range homes {
 		err := scan(ctx, r.db.store, storage.Query{
-			Table: h.table, PK: rollupKey(r.tenant, r.q.Table, series, r.u.name), Low: timeKey(h.low), High: timeKey(h.high),
+			Table: h.table, PK: itemenc.RollupKey(r.tenant, r.q.Table, series, r.u.name), Low: itemenc.TimeKey(h.low), High: itemenc.TimeKey(h.high),
 		}, func(item storage.Item) {
-			if t, ok := parseTimeKey(item.SK); ok && len(item.SK) == timeKeyLen && !t.Before(h.low) && !t.After(h.high) {
+			if t, ok := itemenc.ParseTimeKey(item.SK); ok && len(item.SK) == itemenc.TimeKeyLen && !t.Before(h.low) && !t.After(h.high) {
 				stored[t.UnixNano()] = item
 			}
 		})
@@ -281,14 +283,14 @@ func (r *unitsRead) storedRollups(ctx context.Context, series string, homes []ho
 
 // valid returns the rollup of a series' unit from its stored item, if it
 // has one that covers the current markers and no write may be under way.
-func (r *unitsRead) valid(series string, start time.Time, item storage.Item) (*part, bool) {
+func (r *unitsRead) valid(series string, start time.Time, item storage.Item) (*agg.Summary, bool) {
 	k := markKey{r.u.name, start.UnixNano(), series}
 	if item.Attrs == nil || r.newest[k] >= r.settled || !equalCovered(item.Attrs["covered"], r.markers[k]) {
 		return nil, false
 	}
-	p, err := decodePart(item.Attrs, series)
+	p, err := agg.DecodeRollup(item.Attrs, series)
 	if err != nil {
-		if !errors.Is(err, errOldRollup) {
+		if !errors.Is(err, agg.ErrOldRollup) {
 			r.db.opts.Logger.Warn("unreadable rollup, recomputing", "table", r.db.catalog.home(r.f, start), "pk", item.PK, "sk", item.SK, "err", err)
 		}
 		return nil, false
@@ -300,7 +302,7 @@ func (r *unitsRead) valid(series string, start time.Time, item storage.Item) (*p
 // markers they cover, but not those of units a write may still be
 // changing. A failure is logged: the answer is right without them, and
 // the next query computes them again.
-func (r *unitsRead) store(ctx context.Context, series string, starts []time.Time, fresh []*part) {
+func (r *unitsRead) store(ctx context.Context, series string, starts []time.Time, fresh []*agg.Summary) {
 	byHome := map[string][]storage.Item{}
 	homeStart := map[string]time.Time{}
 	for i, start := range starts {
@@ -312,13 +314,13 @@ func (r *unitsRead) store(ctx context.Context, series string, starts []time.Time
 		if covered == nil {
 			covered = map[string]any{}
 		}
-		attrs := fresh[i].encode()
+		attrs := fresh[i].Encode()
 		attrs["covered"] = covered
 		h := r.db.catalog.home(r.f, start)
 		if _, ok := homeStart[h]; !ok {
 			homeStart[h] = start
 		}
-		byHome[h] = append(byHome[h], storage.Item{PK: rollupKey(r.tenant, r.q.Table, series, r.u.name), SK: timeKey(start), Attrs: attrs})
+		byHome[h] = append(byHome[h], storage.Item{PK: itemenc.RollupKey(r.tenant, r.q.Table, series, r.u.name), SK: itemenc.TimeKey(start), Attrs: attrs})
 	}
 	for h, items := range byHome {
 		if err := r.db.storeRollups(ctx, r.f, homeStart[h], items); err != nil {
@@ -329,17 +331,17 @@ func (r *unitsRead) store(ctx context.Context, series string, starts []time.Time
 
 // recompute reads one series' raw events over the stale units, each event
 // once, and summarises each unit.
-func (db *DB) recompute(ctx context.Context, tenant, table string, layout family.Layout, series string, u rollupUnit, tables []physTable, stale []time.Time) ([]*part, error) {
+func (db *DB) recompute(ctx context.Context, tenant, table string, layout family.Layout, series string, u rollupUnit, tables []physTable, stale []time.Time) ([]*agg.Summary, error) {
 	from, to := stale[0], stale[len(stale)-1].Add(u.d-1)
 	idx := make(map[int64]int, len(stale))
-	out := make([]*part, len(stale))
+	out := make([]*agg.Summary, len(stale))
 	for i, s := range stale {
 		idx[s.UnixNano()] = i
-		out[i] = &part{}
+		out[i] = &agg.Summary{}
 	}
 	err := db.eachEvent(ctx, sourceSpec{tenant: tenant, q: Query{Table: table, Series: series, From: from, To: to}, layout: layout, tables: tables}, func(ev event.Event) error {
 		if i, ok := idx[alignDown(ev.Time, u.d).UnixNano()]; ok {
-			out[i].addAll(ev)
+			out[i].AddAll(ev)
 		}
 		return nil
 	})
@@ -391,12 +393,12 @@ func equalCovered(stored any, current map[string]any) bool {
 	return true
 }
 
-// partsToBuckets turns the parts of query buckets into the answer, in
+// partsToBuckets turns the summaries of query buckets into the answer, in
 // time order.
-func partsToBuckets(parts map[int64]*part, q AggregateQuery) ([]Bucket, error) {
+func partsToBuckets(parts map[int64]*agg.Summary, q AggregateQuery) ([]Bucket, error) {
 	out := newBuckets(&q)
 	for _, k := range slices.Sorted(maps.Keys(parts)) {
-		if p := parts[k]; p.events > 0 {
+		if p := parts[k]; p.Events > 0 {
 			if err := out.add(time.Unix(0, k).UTC(), p); err != nil {
 				return nil, err
 			}

@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/timetabledb/timetable/engine/itemenc"
 	"github.com/timetabledb/timetable/storage"
 )
 
@@ -35,7 +36,7 @@ import (
 //     up to a share of mergeItems, so the whole merge holds at most
 //     about mergeItems events or one per partition, whichever is more.
 //
-// Both take their partitions from the query budget first (budget.go).
+// Both take their partitions from the query budget first (read_budget.go).
 
 // mergeItems bounds the events that a merge of every event of every
 // series keeps in its partitions' pages, once it has more partitions
@@ -55,7 +56,7 @@ func firstPage(grouped bool) int {
 // mergeFirstOfEverySeries returns the merge of the limit+1 series whose
 // first events come first: all that a page of limit events of every
 // series, and the sign that more follow, can hold.
-func (db *DB) mergeFirstOfEverySeries(r *reading, tables []physTable, limit int) (*merger, error) {
+func (db *DB) mergeFirstOfEverySeries(r *fanOut, tables []physTable, limit int) (*merger, error) {
 	// Each series being read and each kept holds a partition per shard
 	// of every table.
 	shards := 0
@@ -67,8 +68,8 @@ func (db *DB) mergeFirstOfEverySeries(r *reading, tables []physTable, limit int)
 	if err != nil {
 		return nil, err
 	}
-	kept := &heads{desc: r.q.Desc, keep: limit + 1}
-	p := paging{first: firstPage(r.grouped), max: sourceLimit(limit), whole: true}
+	kept := &candidates{desc: r.q.Desc, keep: limit + 1}
+	p := pageSizes{first: firstPage(r.grouped), max: sourceLimit(limit), whole: true}
 	var mu sync.Mutex
 	work := make(chan seriesIn)
 	g, gctx := errgroup.WithContext(r.ctx)
@@ -91,7 +92,7 @@ func (db *DB) mergeFirstOfEverySeries(r *reading, tables []physTable, limit int)
 	for range probes {
 		g.Go(func() error {
 			for s := range work {
-				h, err := r.head(s, p)
+				h, err := r.candidate(s, p)
 				if err != nil {
 					return err
 				}
@@ -130,7 +131,7 @@ func (db *DB) mergeFirstOfEverySeries(r *reading, tables []physTable, limit int)
 
 // mergeEverySeries returns the merge of every partition of every series,
 // in pages that start at one item and grow up to a share of mergeItems.
-func (db *DB) mergeEverySeries(r *reading, tables []physTable) (*merger, error) {
+func (db *DB) mergeEverySeries(r *fanOut, tables []physTable) (*merger, error) {
 	series := make([][]string, len(tables))
 	g, gctx := errgroup.WithContext(r.ctx)
 	g.SetLimit(db.opts.QueryParallelism)
@@ -158,7 +159,7 @@ func (db *DB) mergeEverySeries(r *reading, tables []physTable) (*merger, error) 
 	if err != nil {
 		return nil, err
 	}
-	p := paging{first: firstPage(r.grouped), max: mergeItems / max(n, 1), whole: true}
+	p := pageSizes{first: firstPage(r.grouped), max: mergeItems / max(n, 1), whole: true}
 	sources := make([]*source, 0, n)
 	for i, t := range tables {
 		for _, s := range series[i] {
@@ -190,7 +191,7 @@ func (db *DB) walkSeries(ctx context.Context, tenant, table string, tables []phy
 	// next moves an index to its next series.
 	next := func(x *index) error {
 		for x.it.Next() {
-			if s, ok := strings.CutPrefix(x.it.Item().SK, seriesIndexPrefix); ok {
+			if s, ok := strings.CutPrefix(x.it.Item().SK, itemenc.SeriesIndexPrefix); ok {
 				x.cur = s
 				return nil
 			}
@@ -218,7 +219,7 @@ func (db *DB) walkSeries(ctx context.Context, tenant, table string, tables []phy
 	}()
 	for i := range tables {
 		// The keys are all an index entry holds.
-		x := &index{t: &tables[i], it: db.store.Query(ctx, storage.Query{Table: tables[i].name, PK: seriesIndexKey(tenant, table), Attrs: []string{}}), ok: true}
+		x := &index{t: &tables[i], it: db.store.Query(ctx, storage.Query{Table: tables[i].name, PK: itemenc.SeriesIndexKey(tenant, table), Attrs: []string{}}), ok: true}
 		indexes[i] = x
 		if err := next(x); err != nil {
 			return err
@@ -251,19 +252,19 @@ func (db *DB) walkSeries(ctx context.Context, tenant, table string, tables []phy
 	}
 }
 
-// head is a series in the running for a page of every series: its
+// candidate is a series in the running for a page of every series: its
 // partitions that hold events in range, each at its first one, and the
 // one of them whose event comes first.
-type head struct {
+type candidate struct {
 	series  string
 	sources []*source
 	first   *source
 }
 
-// head reads the first event of every partition of a series, and returns
+// candidate reads the first event of every partition of a series, and returns
 // nil when none has an event in range.
-func (r *reading) head(s seriesIn, p paging) (*head, error) {
-	h := &head{series: s.series}
+func (r *fanOut) candidate(s seriesIn, p pageSizes) (*candidate, error) {
+	h := &candidate{series: s.series}
 	for _, t := range s.tables {
 		for shard := range t.shards {
 			src := r.source(*t, s.series, shard, p)
@@ -287,7 +288,7 @@ func (r *reading) head(s seriesIn, p paging) (*head, error) {
 }
 
 // close lets the series' iterators go.
-func (h *head) close() {
+func (h *candidate) close() {
 	for _, s := range h.sources {
 		s.close()
 	}
@@ -303,19 +304,19 @@ func before(a, b *source, desc bool) bool {
 	return c < 0
 }
 
-// heads keeps the keep series, of those offered, whose first events come
+// candidates keeps the keep series, of those offered, whose first events come
 // first. It is a heap (heap.Interface) with the last of them on top.
-type heads struct {
+type candidates struct {
 	desc bool
 	keep int
-	h    []*head
+	h    []*candidate
 }
 
-func (hs *heads) Len() int           { return len(hs.h) }
-func (hs *heads) Swap(i, j int)      { hs.h[i], hs.h[j] = hs.h[j], hs.h[i] }
-func (hs *heads) Less(i, j int) bool { return before(hs.h[j].first, hs.h[i].first, hs.desc) }
-func (hs *heads) Push(x any)         { hs.h = append(hs.h, x.(*head)) }
-func (hs *heads) Pop() any {
+func (hs *candidates) Len() int           { return len(hs.h) }
+func (hs *candidates) Swap(i, j int)      { hs.h[i], hs.h[j] = hs.h[j], hs.h[i] }
+func (hs *candidates) Less(i, j int) bool { return before(hs.h[j].first, hs.h[i].first, hs.desc) }
+func (hs *candidates) Push(x any)         { hs.h = append(hs.h, x.(*candidate)) }
+func (hs *candidates) Pop() any {
 	h := hs.h[len(hs.h)-1]
 	hs.h = hs.h[:len(hs.h)-1]
 	return h
@@ -323,7 +324,7 @@ func (hs *heads) Pop() any {
 
 // offer keeps h if it is among the first keep series offered so far, and
 // returns the series this leaves out, h or another, or nil.
-func (hs *heads) offer(h *head) *head {
+func (hs *candidates) offer(h *candidate) *candidate {
 	if len(hs.h) < hs.keep {
 		heap.Push(hs, h)
 		return nil

@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/timetabledb/timetable/engine/itemenc"
 	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/storage"
 )
@@ -36,12 +37,12 @@ const MaxMapFields = 100
 // not be stored within maxMapAttempts.
 var errContention = errors.New("timetable: map item too contended, try again")
 
-// mapGroup is the events of one write for one millisecond of one
+// mapMillisecond is the events of one write for one millisecond of one
 // partition.
-type mapGroup struct {
+type mapMillisecond struct {
 	pk     string
 	ms     time.Time
-	events []mapEvent
+	events []itemenc.MapEvent
 	extra  map[string]any // item attributes besides the events (the TTL)
 }
 
@@ -54,25 +55,25 @@ type mapWriter struct {
 	metrics *metrics
 }
 
-// groupMapEvents splits a tableWrite's items into milliseconds of
+// byMillisecond splits a tableWrite's items into milliseconds of
 // partitions, in the order they first appear.
-func groupMapEvents(items []storage.Item) []*mapGroup {
+func byMillisecond(items []storage.Item) []*mapMillisecond {
 	type key struct {
 		pk string
 		ms int64
 	}
-	byKey := map[key]*mapGroup{}
-	var order []*mapGroup
+	byKey := map[key]*mapMillisecond{}
+	var order []*mapMillisecond
 	for i, it := range items {
-		t, id, err := parseSortKey(it.SK)
+		t, id, err := itemenc.ParseSortKey(it.SK)
 		if err != nil {
 			continue // items come from prepare: always row keys
 		}
-		ms := millisecond(t)
+		ms := itemenc.Millisecond(t)
 		k := key{it.PK, ms.UnixNano()}
 		g := byKey[k]
 		if g == nil {
-			g = &mapGroup{pk: it.PK, ms: ms}
+			g = &mapMillisecond{pk: it.PK, ms: ms}
 			byKey[k] = g
 			order = append(order, g)
 		}
@@ -87,7 +88,7 @@ func groupMapEvents(items []storage.Item) []*mapGroup {
 			}
 			fields[name] = v
 		}
-		g.events = append(g.events, mapEvent{idx: i, id: id, nanos: t.Sub(ms).Nanoseconds(), fields: fields})
+		g.events = append(g.events, itemenc.MapEvent{Index: i, ID: id, Nanos: t.Sub(ms).Nanoseconds(), Fields: fields})
 	}
 	return order
 }
@@ -95,17 +96,17 @@ func groupMapEvents(items []storage.Item) []*mapGroup {
 // write stores the items, each event once, and returns a
 // *storage.BatchWriteError listing the items not stored when it fails.
 func (mw *mapWriter) write(ctx context.Context, items []storage.Item) error {
-	groups := groupMapEvents(items)
+	groups := byMillisecond(items)
 	var lost failures
 	var g errgroup.Group
 	g.SetLimit(mapGroupParallelism)
 	for _, grp := range groups {
 		g.Go(func() error {
-			left, err := mw.writeGroup(ctx, grp)
+			left, err := mw.writeMillisecond(ctx, grp)
 			if err != nil {
 				idx := make([]int, len(left))
 				for i, e := range left {
-					idx[i] = e.idx
+					idx[i] = e.Index
 				}
 				lost.add(err, idx...)
 			}
@@ -129,7 +130,7 @@ const (
 	known                 // act on the state read
 )
 
-// writeGroup stores one millisecond's events in its item and continuation
+// writeMillisecond stores one millisecond's events in its item and continuation
 // items, and returns the events left unwritten when it fails. See the
 // package documentation for the rules that make it idempotent.
 //
@@ -137,8 +138,8 @@ const (
 // item probably exists) an append; a condition that fails makes it try
 // the other, then read the item and act on what it holds (known), which
 // may close a full item and move on to the next continuation item.
-func (mw *mapWriter) writeGroup(ctx context.Context, g *mapGroup) ([]mapEvent, error) {
-	w := &groupWrite{mw: mw, g: g, todo: g.events, next: tryCreate, existed: -1}
+func (mw *mapWriter) writeMillisecond(ctx context.Context, g *mapMillisecond) ([]itemenc.MapEvent, error) {
+	w := &millisecondWrite{mw: mw, g: g, todo: g.events, next: tryCreate, existed: -1}
 	if mw.paths.appendFirst(g.pk, g.ms, mw.layout.WritePath) {
 		w.next = tryAppend
 	}
@@ -167,12 +168,12 @@ func (mw *mapWriter) writeGroup(ctx context.Context, g *mapGroup) ([]mapEvent, e
 	return nil, nil
 }
 
-// groupWrite is the state of one writeGroup.
-type groupWrite struct {
+// millisecondWrite is the state of one writeMillisecond.
+type millisecondWrite struct {
 	mw   *mapWriter
-	g    *mapGroup
-	todo []mapEvent // the events not yet known to be stored
-	seq  int        // the item written to: 0, then continuation items
+	g    *mapMillisecond
+	todo []itemenc.MapEvent // the events not yet known to be stored
+	seq  int                // the item written to: 0, then continuation items
 	next step
 	// triedCreate and triedAppend say which blind writes of the current
 	// item failed their condition already.
@@ -180,33 +181,33 @@ type groupWrite struct {
 	// existed is what the first item's state taught the auto path: 1 when
 	// it existed before this write, 0 when this write made it, -1 unknown.
 	existed int
-	st      mapItemState // the item's state, as read or predicted
+	st      itemenc.MapItemState // the item's state, as read or predicted
 }
 
 // sk is the sort key of the item written to.
-func (w *groupWrite) sk() string { return mapSortKey(w.g.ms, w.seq) }
+func (w *millisecondWrite) sk() string { return itemenc.MapSortKey(w.g.ms, w.seq) }
 
 // read reads the item; its state decides what comes next.
-func (w *groupWrite) read(ctx context.Context) error {
+func (w *millisecondWrite) read(ctx context.Context) error {
 	it, err := w.mw.store.GetItem(ctx, w.mw.table, w.g.pk, w.sk())
 	w.mw.metrics.observeMap("read", err)
 	switch {
 	case errors.Is(err, storage.ErrItemNotFound):
-		w.st = mapItemState{fresh: true}
+		w.st = itemenc.MapItemState{Fresh: true}
 	case err != nil:
 		return err
 	default:
-		w.st = stateOf(it)
+		w.st = itemenc.MapStateOf(it)
 	}
 	w.next = known
 	return nil
 }
 
 // create sends a conditional create of the item with the events that fit.
-func (w *groupWrite) create(ctx context.Context) error {
+func (w *millisecondWrite) create(ctx context.Context) error {
 	n, u := w.mw.fitNew(w.g, w.sk(), w.todo)
 	if n == 0 {
-		return fmt.Errorf("event %q does not fit in a new map item", w.todo[0].id)
+		return fmt.Errorf("event %q does not fit in a new map item", w.todo[0].ID)
 	}
 	w.triedCreate = true
 	return w.send(ctx, "create", n, u)
@@ -215,25 +216,25 @@ func (w *groupWrite) create(ctx context.Context) error {
 // act writes what the known state of the item calls for: nothing for
 // events it holds already, an append of those that fit, or, when none
 // fits, closing the item and moving on to the next.
-func (w *groupWrite) act(ctx context.Context) error {
-	if !w.st.exists {
+func (w *millisecondWrite) act(ctx context.Context) error {
+	if !w.st.Exists {
 		w.next = tryCreate
 		w.triedAppend = true // the read showed there is nothing to append to
 		return nil
 	}
-	w.todo = slices.DeleteFunc(w.todo, func(e mapEvent) bool { _, ok := w.st.ids[e.id]; return ok })
+	w.todo = slices.DeleteFunc(w.todo, func(e itemenc.MapEvent) bool { _, ok := w.st.IDs[e.ID]; return ok })
 	if len(w.todo) == 0 {
 		return nil
 	}
 	if n, u := w.mw.fit(w.g, w.sk(), w.todo, &w.st); n > 0 {
 		return w.send(ctx, "append", n, u)
 	}
-	if !w.st.fresh {
+	if !w.st.Fresh {
 		// Only a read proves the item lacks these events.
 		w.next = readItem
 		return nil
 	}
-	if w.st.size <= storage.MaxItemSize && w.st.count < w.mw.layout.EventsPerItem {
+	if w.st.Size <= storage.MaxItemSize && w.st.Count < w.mw.layout.EventsPerItem {
 		// Full by size for these events: close the item first, unless
 		// one of them got in meanwhile, so that none can land in it once
 		// this writer moves on.
@@ -255,7 +256,7 @@ func (w *groupWrite) act(ctx context.Context) error {
 // send applies u, which writes the first n events of todo. On success
 // they are done and the item's state is predicted; when its condition
 // fails, the other blind write is tried, then a read.
-func (w *groupWrite) send(ctx context.Context, kind string, n int, u storage.Update) error {
+func (w *millisecondWrite) send(ctx context.Context, kind string, n int, u storage.Update) error {
 	err := w.mw.store.Update(ctx, u)
 	w.mw.metrics.observeMap(kind, err)
 	first := w.next == tryCreate && w.seq == 0 && w.existed < 0
@@ -286,10 +287,10 @@ func (w *groupWrite) send(ctx context.Context, kind string, n int, u storage.Upd
 }
 
 // allFields returns the field maps events need, all taken to exist.
-func allFields(events []mapEvent) map[string]bool {
-	have := map[string]bool{mapNanos: true}
+func allFields(events []itemenc.MapEvent) map[string]bool {
+	have := map[string]bool{itemenc.MapNanos: true}
 	for _, e := range events {
-		for f := range e.fields {
+		for f := range e.Fields {
 			have[f] = true
 		}
 	}
@@ -298,20 +299,20 @@ func allFields(events []mapEvent) map[string]bool {
 
 // predict returns the state of an item after events were appended to
 // it.
-func predict(st mapItemState, events []mapEvent) mapItemState {
-	if !st.exists {
-		st = mapItemState{exists: true, ids: map[string]struct{}{}, fields: map[string]bool{}}
+func predict(st itemenc.MapItemState, events []itemenc.MapEvent) itemenc.MapItemState {
+	if !st.Exists {
+		st = itemenc.MapItemState{Exists: true, IDs: map[string]struct{}{}, Fields: map[string]bool{}}
 	}
-	st.fresh = false
-	st.size += appendCost(events, st.fields)
+	st.Fresh = false
+	st.Size += itemenc.AppendCost(events, st.Fields)
 	for _, e := range events {
-		st.ids[e.id] = struct{}{}
-		st.count++
-		if e.nanos != 0 {
-			st.fields[mapNanos] = true
+		st.IDs[e.ID] = struct{}{}
+		st.Count++
+		if e.Nanos != 0 {
+			st.Fields[itemenc.MapNanos] = true
 		}
-		for f := range e.fields {
-			st.fields[f] = true
+		for f := range e.Fields {
+			st.Fields[f] = true
 		}
 	}
 	return st
@@ -322,17 +323,17 @@ func predict(st mapItemState, events []mapEvent) mapItemState {
 // only as many as keep the append's expressions within DynamoDB's limits
 // (storage.Update.Cost of the update itself). st is what is known of the
 // item; nil takes every field map the events need to exist.
-func (mw *mapWriter) fit(g *mapGroup, sk string, events []mapEvent, st *mapItemState) (int, storage.Update) {
-	known := mapItemState{exists: true, fields: allFields(events)}
+func (mw *mapWriter) fit(g *mapMillisecond, sk string, events []itemenc.MapEvent, st *itemenc.MapItemState) (int, storage.Update) {
+	known := itemenc.MapItemState{Exists: true, Fields: allFields(events)}
 	if st != nil {
 		known = *st
 	}
-	room := mw.layout.EventsPerItem - known.count
-	grow := newGrowth(known.fields)
+	room := mw.layout.EventsPerItem - known.Count
+	grow := itemenc.NewGrowth(known.Fields)
 	n := 0
 	for n < len(events) && n < room {
-		grow.add(events[n])
-		if known.size+grow.bytes+sizeSlack > storage.MaxItemSize {
+		grow.Add(events[n])
+		if known.Size+grow.Bytes+itemenc.SizeSlack > storage.MaxItemSize {
 			break
 		}
 		n++
@@ -342,13 +343,13 @@ func (mw *mapWriter) fit(g *mapGroup, sk string, events []mapEvent, st *mapItemS
 
 // fitNew returns how many of events, from the first, a new item takes,
 // and the create of it.
-func (mw *mapWriter) fitNew(g *mapGroup, sk string, events []mapEvent) (int, storage.Update) {
-	base := newItemSize(g.pk, sk, g.extra) + len(mapSize)
-	grow := newGrowth(newItemFields())
+func (mw *mapWriter) fitNew(g *mapMillisecond, sk string, events []itemenc.MapEvent) (int, storage.Update) {
+	base := itemenc.NewMapItemSize(g.pk, sk, g.extra) + len(itemenc.MapSize)
+	grow := itemenc.NewGrowth(itemenc.NewMapItemFields())
 	n := 0
 	for n < len(events) && n < mw.layout.EventsPerItem {
-		grow.add(events[n])
-		if base+grow.bytes+sizeSlack > storage.MaxItemSize {
+		grow.Add(events[n])
+		if base+grow.Bytes+itemenc.SizeSlack > storage.MaxItemSize {
 			break
 		}
 		n++
@@ -382,8 +383,8 @@ func largestFitting(n int, build func(n int) storage.Update) (int, storage.Updat
 }
 
 // create returns the conditional create of a new item holding events.
-func (mw *mapWriter) create(g *mapGroup, sk string, events []mapEvent) storage.Update {
-	it := mapItemFor(g.pk, sk, events, g.extra)
+func (mw *mapWriter) create(g *mapMillisecond, sk string, events []itemenc.MapEvent) storage.Update {
+	it := itemenc.MapItemFor(g.pk, sk, events, g.extra)
 	u := storage.Update{Table: mw.table, PK: g.pk, SK: sk, Conds: []storage.Cond{storage.NotExists(storage.PKAttr)}}
 	for name, v := range it.Attrs {
 		u.Actions = append(u.Actions, storage.Set(name, v))
@@ -395,17 +396,17 @@ func (mw *mapWriter) create(g *mapGroup, sk string, events []mapEvent) storage.U
 // their ids and adds them to the field maps, on condition that the item
 // holds none of them, has room for them, and has exactly the field maps
 // the update expects (have; nil expects every one to exist).
-func (mw *mapWriter) appendTo(g *mapGroup, sk string, events []mapEvent, st *mapItemState) storage.Update {
+func (mw *mapWriter) appendTo(g *mapMillisecond, sk string, events []itemenc.MapEvent, st *itemenc.MapItemState) storage.Update {
 	have := allFields(events)
 	if st != nil {
-		have = st.fields
+		have = st.Fields
 	}
-	cost := appendCost(events, have)
+	cost := itemenc.AppendCost(events, have)
 	u := storage.Update{Table: mw.table, PK: g.pk, SK: sk}
 	u.Conds = append(u.Conds,
 		storage.Exists(storage.PKAttr),
-		storage.SizeAtMost(mapIDs, mw.layout.EventsPerItem-len(events)),
-		storage.AtMost(mapSize, json.Number(strconv.Itoa(storage.MaxItemSize-cost-sizeSlack))),
+		storage.SizeAtMost(itemenc.MapIDs, mw.layout.EventsPerItem-len(events)),
+		storage.AtMost(itemenc.MapSize, json.Number(strconv.Itoa(storage.MaxItemSize-cost-itemenc.SizeSlack))),
 	)
 	ids := make([]any, len(events))
 	newMaps := map[string]map[string]any{}
@@ -425,14 +426,14 @@ func (mw *mapWriter) appendTo(g *mapGroup, sk string, events []mapEvent, st *map
 	}
 	touched := map[string]bool{}
 	for i, e := range events {
-		ids[i] = e.id
-		u.Conds = append(u.Conds, storage.NotContains(mapIDs, e.id))
-		if e.nanos != 0 {
-			put(mapNanos, e.id, nanosValue(e.nanos))
-			touched[mapNanos] = true
+		ids[i] = e.ID
+		u.Conds = append(u.Conds, storage.NotContains(itemenc.MapIDs, e.ID))
+		if e.Nanos != 0 {
+			put(itemenc.MapNanos, e.ID, itemenc.NanosValue(e.Nanos))
+			touched[itemenc.MapNanos] = true
 		}
-		for f, v := range e.fields {
-			put(f, e.id, v)
+		for f, v := range e.Fields {
+			put(f, e.ID, v)
 			touched[f] = true
 		}
 	}
@@ -448,8 +449,8 @@ func (mw *mapWriter) appendTo(g *mapGroup, sk string, events []mapEvent, st *map
 		u.Actions = append(u.Actions, storage.Set(f, map[string]any(m)))
 	}
 	u.Actions = append(u.Actions,
-		storage.Append(mapIDs, ids),
-		storage.Add(mapSize, json.Number(strconv.Itoa(cost))),
+		storage.Append(itemenc.MapIDs, ids),
+		storage.Add(itemenc.MapSize, json.Number(strconv.Itoa(cost))),
 	)
 	return u
 }
@@ -458,13 +459,13 @@ func (mw *mapWriter) appendTo(g *mapGroup, sk string, events []mapEvent, st *map
 // condition that it is as st, just read, found it: it holds no more ids
 // than then (ids only grow), so none of the events st showed it lacks.
 // One condition, however many events wait.
-func (mw *mapWriter) closeItem(g *mapGroup, sk string, st mapItemState) storage.Update {
+func (mw *mapWriter) closeItem(g *mapMillisecond, sk string, st itemenc.MapItemState) storage.Update {
 	return storage.Update{
 		Table:   mw.table,
 		PK:      g.pk,
 		SK:      sk,
-		Conds:   []storage.Cond{storage.Exists(storage.PKAttr), storage.SizeAtMost(mapIDs, st.count)},
-		Actions: []storage.Action{storage.Set(mapSize, json.Number(strconv.Itoa(closedSize)))},
+		Conds:   []storage.Cond{storage.Exists(storage.PKAttr), storage.SizeAtMost(itemenc.MapIDs, st.Count)},
+		Actions: []storage.Action{storage.Set(itemenc.MapSize, json.Number(strconv.Itoa(itemenc.ClosedSize)))},
 	}
 }
 
@@ -524,27 +525,27 @@ func (p *pathMemory) record(pk string, ms time.Time, existed int) {
 // mapProblem returns why an event, as its row item, cannot be stored in
 // the map layout, or "".
 func mapProblem(row storage.Item) string {
-	g := groupMapEvents([]storage.Item{row})
+	g := byMillisecond([]storage.Item{row})
 	if len(g) != 1 {
 		return ""
 	}
 	e := g[0].events[0]
-	if len(e.fields) > MaxMapFields {
-		return fmt.Sprintf("event has %d fields; the map layout stores at most %d (DynamoDB's 4 KB expression limit): use the row layout for wider events", len(e.fields), MaxMapFields)
+	if len(e.Fields) > MaxMapFields {
+		return fmt.Sprintf("event has %d fields; the map layout stores at most %d (DynamoDB's 4 KB expression limit): use the row layout for wider events", len(e.Fields), MaxMapFields)
 	}
 	// Appended alone, to an item with every field map or with none, its
 	// update must stay within DynamoDB's expression limits.
 	mw := &mapWriter{layout: family.TableLayout{EventsPerItem: family.MaxEventsPerItem}}
-	sk := mapSortKey(g[0].ms, 0)
-	for _, have := range []*mapItemState{nil, {exists: true, fields: newItemFields()}} {
+	sk := itemenc.MapSortKey(g[0].ms, 0)
+	for _, have := range []*itemenc.MapItemState{nil, {Exists: true, Fields: itemenc.NewMapItemFields()}} {
 		if err := mw.appendTo(g[0], sk, g[0].events, have).CheckExpressions(); err != nil {
 			return fmt.Sprintf("event is too wide for the map layout: %v; use the row layout", err)
 		}
 	}
-	size := newItemSize(g[0].pk, sk, g[0].extra) + len(mapSize) + appendCost(g[0].events, newItemFields())
+	size := itemenc.NewMapItemSize(g[0].pk, sk, g[0].extra) + len(itemenc.MapSize) + itemenc.AppendCost(g[0].events, itemenc.NewMapItemFields())
 	// Allow for a sequence number of a few digits, as for a continuation
 	// item.
-	if size += sizeSlack + 3; size > storage.MaxItemSize {
+	if size += itemenc.SizeSlack + 3; size > storage.MaxItemSize {
 		return fmt.Sprintf("event is %d bytes as a map item, over DynamoDB's limit of %d", size, storage.MaxItemSize)
 	}
 	return ""

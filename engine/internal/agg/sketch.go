@@ -1,4 +1,4 @@
-package engine
+package agg
 
 import (
 	"encoding/json"
@@ -16,7 +16,7 @@ import (
 // percentiles, and the increase of counters. They are computed from raw
 // events only: rollups keep totals, not sets, sketches or per-series
 // order, so an aggregate that asks for one of them reads the events
-// (AggregateQuery.Rollups says so).
+// (the engine's AggregateQuery.Rollups says so).
 const (
 	FnCountDistinct = "count_distinct"
 	FnP50           = "p50"
@@ -38,16 +38,16 @@ const DistinctExact = 10000
 // six significant digits.
 const QuantileAccuracy = 0.01
 
-// sketchFuncs lists the functions a sketch serves.
-var sketchFuncs = []string{FnCountDistinct, FnP50, FnP90, FnP99, FnDelta, FnRate}
+// SketchFuncs lists the functions a sketch serves.
+var SketchFuncs = []string{FnCountDistinct, FnP50, FnP90, FnP99, FnDelta, FnRate}
 
 // quantileOf maps a percentile function to its quantile.
 var quantileOf = map[string]float64{FnP50: 0.50, FnP90: 0.90, FnP99: 0.99}
 
-// wants says which sketches a part keeps for its fields, and which of
-// their totals: a rollup's parts (the zero wants) keep every total, and
+// Needs says which sketches a summary keeps for its fields, and which of
+// their totals: a rollup's summaries (the zero Needs) keep every total, and
 // no sketch.
-type wants struct {
+type Needs struct {
 	distinct, quantiles, counter bool
 	// noOrder drops first and last, noSum the sum (and so avg), noMinMax
 	// min and max, which a query may not ask for.
@@ -55,16 +55,17 @@ type wants struct {
 }
 
 // sketched reports whether w names a sketch.
-func (w wants) sketched() bool { return w.distinct || w.quantiles || w.counter }
+func (w Needs) sketched() bool { return w.distinct || w.quantiles || w.counter }
 
 // totals reports whether w keeps a sum, a min or a max.
-func (w wants) totals() bool { return !w.noSum || !w.noMinMax }
+func (w Needs) totals() bool { return !w.noSum || !w.noMinMax }
 
-func wantsOf(funcs []string) wants {
+// NeedsOf returns what summaries need to keep for funcs.
+func NeedsOf(funcs []string) Needs {
 	asks := func(fns ...string) bool {
 		return slices.ContainsFunc(fns, func(fn string) bool { return slices.Contains(funcs, fn) })
 	}
-	w := wants{noOrder: !asks(FnFirst, FnLast), noSum: !asks(FnSum, FnAvg), noMinMax: !asks(FnMin, FnMax)}
+	w := Needs{noOrder: !asks(FnFirst, FnLast), noSum: !asks(FnSum, FnAvg), noMinMax: !asks(FnMin, FnMax)}
 	for _, fn := range funcs {
 		switch fn {
 		case FnCountDistinct:
@@ -96,7 +97,7 @@ type sketches struct {
 // add adds one value of the field, of an event of series; the events of
 // a series come in time order. x is the value as a number, when it is
 // one.
-func (s *sketches) add(w wants, v any, x *apd.Decimal, series string) {
+func (s *sketches) add(w Needs, v any, x *apd.Decimal, series string) {
 	if w.distinct {
 		s.addDistinct(v)
 	}

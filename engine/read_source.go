@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/timetabledb/timetable/engine/itemenc"
 	"github.com/timetabledb/timetable/event"
 	"github.com/timetabledb/timetable/storage"
 )
@@ -32,7 +32,7 @@ type source struct {
 	// and read counts the items it returned. done says the partition has
 	// no more pages.
 	whole bool
-	page  []entry
+	page  []sourceItem
 	it    storage.Iterator
 	read  int
 	done  bool
@@ -51,9 +51,9 @@ type source struct {
 	// map-layout items: their events are decoded into buf, sorted, and
 	// filtered by win. pending is an item read ahead.
 	grouped bool
-	win     window
-	pending *entry
-	buf     []decodedEvent
+	win     selection
+	pending *sourceItem
+	buf     []itemenc.DecodedEvent
 	// cur is the current event, and sk its sort key, valid while ok. js,
 	// when not nil, is the event's JSON, and cur holds no fields.
 	cur event.Event
@@ -62,20 +62,20 @@ type source struct {
 	ok  bool
 }
 
-// entry is an item as a source holds it: a row item of a JSON read as
+// sourceItem is an item as a source holds it: a row item of a JSON read as
 // its event's time, id and JSON, any other item as it is. item.SK is
 // always the item's sort key.
-type entry struct {
+type sourceItem struct {
 	item storage.Item
 	time time.Time
 	id   string
 	js   []byte
 }
 
-// window is the part of a grouped source's events the query wants: a
+// selection is the part of a grouped source's events the query wants: a
 // map item holds a whole millisecond, and a range or a cursor may cut
 // one.
-type window struct {
+type selection struct {
 	from, to time.Time
 	desc     bool
 	// pos, when resuming, is the last event returned, and posSK its sort
@@ -88,20 +88,20 @@ type window struct {
 	fields []string
 }
 
-// keep reports whether an event of the series is in the window.
-func (w *window) keep(d decodedEvent, series string) bool {
-	if d.ev.Time.Before(w.from) || d.ev.Time.After(w.to) {
+// keep reports whether an event of the series is in the selection.
+func (w *selection) keep(d itemenc.DecodedEvent, series string) bool {
+	if d.Event.Time.Before(w.from) || d.Event.Time.After(w.to) {
 		return false
 	}
 	// A row item read as JSON matched the filter the store applied
-	// (reading.pushed).
-	if w.filter != nil && d.js == nil && !w.filter.Match(d.ev.Fields) {
+	// (fanOut.pushed).
+	if w.filter != nil && d.JSON == nil && !w.filter.Match(d.Event.Fields) {
 		return false
 	}
 	if w.pos == nil {
 		return true
 	}
-	c := strings.Compare(d.sk, w.posSK)
+	c := strings.Compare(d.SK, w.posSK)
 	if c == 0 {
 		c = strings.Compare(series, w.pos.series)
 	}
@@ -112,7 +112,7 @@ func (w *window) keep(d decodedEvent, series string) bool {
 }
 
 // project drops the fields a filter read that the query does not return.
-func (w *window) project(fields map[string]any) {
+func (w *selection) project(fields map[string]any) {
 	if w.filter == nil || w.fields == nil {
 		return
 	}
@@ -126,8 +126,8 @@ func (w *window) project(fields map[string]any) {
 // returns reports whether an attribute of a row item read is a field the
 // query returns: not one of timetable's own, nor one a filter read that
 // the query does not return (project).
-func (w *window) returns(name string) bool {
-	if ownAttribute(name) {
+func (w *selection) returns(name string) bool {
+	if itemenc.OwnAttribute(name) {
 		return false
 	}
 	return w.filter == nil || w.fields == nil || slices.Contains(w.fields, name)
@@ -139,7 +139,7 @@ func (s *source) advance() error {
 		if len(s.buf) > 0 {
 			d := s.buf[0]
 			s.buf = s.buf[1:]
-			s.cur, s.js, s.sk, s.ok = d.ev, d.js, d.sk, true
+			s.cur, s.js, s.sk, s.ok = d.Event, d.JSON, d.SK, true
 			return nil
 		}
 		e, ok, err := s.nextItem()
@@ -159,8 +159,8 @@ func (s *source) advance() error {
 				s.cur, s.js, s.sk, s.ok = e.event(s.series), e.js, e.item.SK, true
 				return nil
 			}
-			if !isMapSortKey(e.item.SK) {
-				if ev, ok := rowEvent(e.item, s.series, s.q.Attrs != nil); ok {
+			if !itemenc.IsMapSortKey(e.item.SK) {
+				if ev, ok := itemenc.RowEvent(e.item, s.series, s.q.Attrs != nil); ok {
 					s.win.project(ev.Fields)
 					s.cur, s.js, s.sk, s.ok = ev, nil, e.item.SK, true
 					return nil
@@ -180,34 +180,13 @@ func (s *source) advance() error {
 	}
 }
 
-// ownAttribute reports whether an attribute name is timetable's own
-// (tt_...), which no event field can be (package event).
-func ownAttribute(name string) bool { return strings.HasPrefix(name, "tt_") }
-
-// rowEvent decodes a row-layout item. An item read whole may hold
-// timetable's own attributes, which it drops; one read with a projection
-// (projected) holds only the fields the read asked for, never an own
-// attribute (newReading), and the map layout's, which a row item does not
-// carry: it is taken as it is, without a walk over its attributes.
-func rowEvent(item storage.Item, series string, projected bool) (event.Event, bool) {
-	t, id, err := parseSortKey(item.SK)
-	if err != nil {
-		return event.Event{}, false
-	}
-	fields := item.Attrs
-	if !projected {
-		maps.DeleteFunc(fields, func(name string, _ any) bool { return ownAttribute(name) })
-	}
-	return event.Event{Time: t, Series: series, ID: id, Fields: fields}, true
-}
-
 // fill decodes the millisecond of item first, every item of it, into buf,
-// in merge order and cut to the window.
-func (s *source) fill(first entry) error {
-	if len(first.item.SK) < timeKeyLen {
+// in merge order and cut to the selection.
+func (s *source) fill(first sourceItem) error {
+	if len(first.item.SK) < itemenc.TimeKeyLen {
 		return nil
 	}
-	ms := first.item.SK[:msKeyLen]
+	ms := first.item.SK[:itemenc.MillisecondKeyLen]
 	buf := s.decode(nil, first)
 	for {
 		e, ok, err := s.nextItem()
@@ -223,25 +202,25 @@ func (s *source) fill(first entry) error {
 		}
 		buf = s.decode(buf, e)
 	}
-	buf = sortDecoded(buf, s.q.Desc)
-	s.buf = slices.DeleteFunc(buf, func(d decodedEvent) bool { return !s.win.keep(d, s.series) })
+	buf = itemenc.SortDecoded(buf, s.q.Desc)
+	s.buf = slices.DeleteFunc(buf, func(d itemenc.DecodedEvent) bool { return !s.win.keep(d, s.series) })
 	for _, d := range s.buf {
-		s.win.project(d.ev.Fields)
+		s.win.project(d.Event.Fields)
 	}
 	return nil
 }
 
 // decode appends the events of an item of either layout to dst.
-func (s *source) decode(dst []decodedEvent, e entry) []decodedEvent {
+func (s *source) decode(dst []itemenc.DecodedEvent, e sourceItem) []itemenc.DecodedEvent {
 	if e.js != nil {
-		return append(dst, decodedEvent{ev: e.event(s.series), sk: e.item.SK, js: e.js})
+		return append(dst, itemenc.DecodedEvent{Event: e.event(s.series), SK: e.item.SK, JSON: e.js})
 	}
 	it := e.item
-	if isMapSortKey(it.SK) {
-		return decodeMapItem(dst, it, s.series)
+	if itemenc.IsMapSortKey(it.SK) {
+		return itemenc.DecodeMapItem(dst, it, s.series)
 	}
-	if ev, ok := rowEvent(it, s.series, s.q.Attrs != nil); ok {
-		dst = append(dst, decodedEvent{ev: ev, sk: it.SK})
+	if ev, ok := itemenc.RowEvent(it, s.series, s.q.Attrs != nil); ok {
+		dst = append(dst, itemenc.DecodedEvent{Event: ev, SK: it.SK})
 	}
 	return dst
 }
@@ -256,7 +235,7 @@ func (s *source) decode(dst []decodedEvent, e entry) []decodedEvent {
 // of storage queries logarithmic when the merge needs many. A source of a
 // read of one series, one of a few, reads its page item by item as the
 // merge asks, and wastes none of it when the merge stops.
-func (s *source) nextItem() (entry, bool, error) {
+func (s *source) nextItem() (sourceItem, bool, error) {
 	if s.pending != nil {
 		e := *s.pending
 		s.pending = nil
@@ -266,14 +245,14 @@ func (s *source) nextItem() (entry, bool, error) {
 		// A filtered page may be empty with more to come.
 		for len(s.page) == 0 && !s.done {
 			if err := s.readPage(); err != nil {
-				return entry{}, false, err
+				return sourceItem{}, false, err
 			}
 		}
 		if len(s.page) == 0 {
-			return entry{}, false, nil
+			return sourceItem{}, false, nil
 		}
 		e := s.page[0]
-		s.page[0] = entry{} // the merge owns it now
+		s.page[0] = sourceItem{} // the merge owns it now
 		s.page = s.page[1:]
 		return e, true, nil
 	}
@@ -286,7 +265,7 @@ func (s *source) nextItem() (entry, bool, error) {
 			if err != nil {
 				s.it.Close()
 				s.it, s.done = nil, true
-				return entry{}, false, err
+				return sourceItem{}, false, err
 			}
 			s.read++
 			s.q.After = e.item.SK
@@ -297,7 +276,7 @@ func (s *source) nextItem() (entry, bool, error) {
 		s.it = nil
 		if err != nil {
 			s.done = true
-			return entry{}, false, err
+			return sourceItem{}, false, err
 		}
 		// An iterator that stopped at its limit, not at the end, is
 		// followed by the next page: a grouped source may need more
@@ -307,13 +286,13 @@ func (s *source) nextItem() (entry, bool, error) {
 		s.q.After = after
 		s.q.Limit = min(2*s.q.Limit, s.maxPage)
 	}
-	return entry{}, false, nil
+	return sourceItem{}, false, nil
 }
 
 // readPage reads the next page of a source that reads pages whole.
 func (s *source) readPage() error {
 	it := s.store.Query(s.ctx, s.q)
-	page := make([]entry, 0, min(s.q.Limit, 1024))
+	page := make([]sourceItem, 0, min(s.q.Limit, 1024))
 	for it.Next() {
 		e, err := s.take(it)
 		if err != nil {
@@ -342,31 +321,31 @@ func (s *source) readPage() error {
 // of a JSON read becomes its event's JSON, written from the item's
 // attributes in place, and its event's time and id (source.json); any
 // other item is decoded whole.
-func (s *source) take(it storage.Iterator) (entry, error) {
-	if !s.json || isMapSortKey(it.SortKey()) {
+func (s *source) take(it storage.Iterator) (sourceItem, error) {
+	if !s.json || itemenc.IsMapSortKey(it.SortKey()) {
 		item := it.Item()
-		return entry{item: item}, it.Err()
+		return sourceItem{item: item}, it.Err()
 	}
 	sk := s.keep(it.SortKey())
-	t, id, err := parseSortKey(sk)
+	t, id, err := itemenc.ParseSortKey(sk)
 	if err != nil {
-		// Not an event item: the merge passes over it (rowEvent).
-		return entry{item: storage.Item{SK: sk}}, nil
+		// Not an event item: the merge passes over it (itemenc.RowEvent).
+		return sourceItem{item: storage.Item{SK: sk}}, nil
 	}
 	w := s.writer()
 	defer s.unlend(w)
 	if err := it.Attrs(w.add); err != nil {
 		w.fields.Reset()
-		return entry{}, err
+		return sourceItem{}, err
 	}
 	if need := w.fields.Len() + len(s.series) + len(id) + eventHeadRoom; cap(s.arena)-len(s.arena) < need {
 		s.arena = make([]byte, 0, max(need, min(2*cap(s.arena), maxChunk)))
 	}
 	start := len(s.arena)
 	if s.arena, err = w.fields.AppendEvent(s.arena, t, s.series, id); err != nil {
-		return entry{}, fmt.Errorf("event %s of series %q: %w", sk, s.series, err)
+		return sourceItem{}, fmt.Errorf("event %s of series %q: %w", sk, s.series, err)
 	}
-	return entry{item: storage.Item{SK: sk}, time: t, id: id, js: s.arena[start:len(s.arena):len(s.arena)]}, nil
+	return sourceItem{item: storage.Item{SK: sk}, time: t, id: id, js: s.arena[start:len(s.arena):len(s.arena)]}, nil
 }
 
 // The arena of a JSON read is allocated in chunks, and a new one
@@ -374,7 +353,7 @@ func (s *source) take(it storage.Iterator) (entry, error) {
 // events' JSON stays where it was written, as the entries of a page and
 // the merge refer to it, and is never copied to grow the arena. A
 // source's first chunk holds its first event alone, as a read of every
-// series reads one event of each (everyseries.go), most of which its page
+// series reads one event of each (read_every_series.go), most of which its page
 // never holds; each next one is twice the last, up to maxChunk. The sort
 // keys' chunks grow the same way. eventHeadRoom is what an event's JSON
 // takes besides its fields, series and id (its time, the names, quotes
@@ -386,14 +365,14 @@ const (
 )
 
 // fieldWriter gathers the fields of a row item a JSON read returns
-// (window.returns), for FieldsJSON. A source takes one from fieldWriters
+// (selection.returns), for FieldsJSON. A source takes one from fieldWriters
 // for its first item and gives it back after, and keeps the one it takes
 // for its second until it closes: a read of every series has a source
 // for each of up to hundreds of thousands of series, most of which read
 // one item.
 type fieldWriter struct {
 	fields event.FieldsJSON
-	win    *window
+	win    *selection
 	add    func(name string, v any) bool
 }
 
@@ -452,7 +431,7 @@ func (s *source) keep(sk string) string {
 
 // event returns the event of a row item read as JSON, without its
 // fields, which its JSON holds.
-func (e entry) event(series string) event.Event {
+func (e sourceItem) event(series string) event.Event {
 	return event.Event{Time: e.time, Series: series, ID: e.id}
 }
 

@@ -16,35 +16,35 @@
 //
 //   - within a series shard, items sort by time; at one instant the map
 //     item of its millisecond ("!") sorts before its rows ("#"), and both
-//     before highKey's "$", so one key range selects a time range in
+//     before HighKey's "$", so one key range selects a time range in
 //     either layout;
 //   - a data partition ends in "#" and digits, a marker partition in
 //     "#~v", a rollup partition in "#~r" and a unit, and the series index
-//     has a single "#": parsePartitionKey tells an event partition from
+//     has a single "#": ParsePartitionKey tells an event partition from
 //     every other, whatever the series.
 //
 // The meta table's keys are in package metatable.
 
-package engine
+package itemenc
 
 import (
 	"errors"
-	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
 	"time"
 )
 
-// timeLayout formats event times in sort keys: fixed width, so that
+// TimeLayout formats event times in sort keys: fixed width, so that
 // bytewise order is time order.
-const timeLayout = "2006-01-02T15:04:05.000000000Z"
+const TimeLayout = "2006-01-02T15:04:05.000000000Z"
 
-const timeKeyLen = len(timeLayout)
+// TimeKeyLen is the length of a time in a sort key.
+const TimeKeyLen = len(TimeLayout)
 
-// partitionKey returns the partition key of a series shard in the row
+// PartitionKey returns the partition key of a series shard in the row
 // layout.
-func partitionKey(tenant, table, series string, shard int) string {
+func PartitionKey(tenant, table, series string, shard int) string {
 	var b strings.Builder
 	b.Grow(len(tenant) + len(table) + len(series) + 6)
 	b.WriteString(tenant)
@@ -57,56 +57,57 @@ func partitionKey(tenant, table, series string, shard int) string {
 	return b.String()
 }
 
-// seriesIndexKey returns the partition key of a logical table's series
+// SeriesIndexKey returns the partition key of a logical table's series
 // index in a physical table. It has one "#", where data partitions have at
 // least three, so the two never meet.
-func seriesIndexKey(tenant, table string) string { return tenant + "#" + table }
+func SeriesIndexKey(tenant, table string) string { return tenant + "#" + table }
 
-var errBadKey = errors.New("timetable: not a row key")
+// ErrBadKey is returned for a key that is not a row-layout event's.
+var ErrBadKey = errors.New("timetable: not a row key")
 
-// parsePartitionKey splits a row-layout partition key.
-func parsePartitionKey(pk string) (tenant, table, series string, shard int, err error) {
+// ParsePartitionKey splits a row-layout partition key.
+func ParsePartitionKey(pk string) (tenant, table, series string, shard int, err error) {
 	i := strings.IndexByte(pk, '#')
 	if i < 0 {
-		return "", "", "", 0, errBadKey
+		return "", "", "", 0, ErrBadKey
 	}
 	j := strings.IndexByte(pk[i+1:], '#')
 	k := strings.LastIndexByte(pk, '#')
 	if j < 0 || i+1+j == k {
-		return "", "", "", 0, errBadKey
+		return "", "", "", 0, ErrBadKey
 	}
 	j += i + 1
 	shard, err = strconv.Atoi(pk[k+1:])
 	if err != nil || shard < 0 || strconv.Itoa(shard) != pk[k+1:] {
-		return "", "", "", 0, errBadKey
+		return "", "", "", 0, ErrBadKey
 	}
 	return pk[:i], pk[i+1 : j], pk[j+1 : k], shard, nil
 }
 
-// timeKey returns the sort-key prefix of an instant.
-func timeKey(t time.Time) string {
-	var buf [timeKeyLen]byte
-	return string(appendTimeKey(buf[:0], t))
+// TimeKey returns the sort-key prefix of an instant.
+func TimeKey(t time.Time) string {
+	var buf [TimeKeyLen]byte
+	return string(AppendTimeKey(buf[:0], t))
 }
 
-// sortKey returns the sort key of an event.
-func sortKey(t time.Time, id string) string {
-	var small [timeKeyLen + 1 + 32]byte
-	buf := appendTimeKey(small[:0], t)
+// SortKey returns the sort key of an event.
+func SortKey(t time.Time, id string) string {
+	var small [TimeKeyLen + 1 + 32]byte
+	buf := AppendTimeKey(small[:0], t)
 	buf = append(buf, '#')
 	buf = append(buf, id...)
 	return string(buf)
 }
 
-// appendTimeKey appends t in timeLayout, in UTC. It writes the digits by
-// hand, as parseTimeKey reads them: it runs once per event written, and
+// AppendTimeKey appends t in TimeLayout, in UTC. It writes the digits by
+// hand, as ParseTimeKey reads them: it runs once per event written, and
 // time.Time.AppendFormat interprets its layout each time. A year outside
 // 0 to 9999, which no event has, goes through AppendFormat.
-func appendTimeKey(b []byte, t time.Time) []byte {
+func AppendTimeKey(b []byte, t time.Time) []byte {
 	t = t.UTC()
 	year, month, day := t.Date()
 	if year < 0 || year > 9999 {
-		return t.AppendFormat(b, timeLayout)
+		return t.AppendFormat(b, TimeLayout)
 	}
 	hour, minute, sec := t.Clock()
 	b = appendDigits(b, year, 4)
@@ -130,25 +131,25 @@ func appendDigits(b []byte, v, n int) []byte {
 	return b
 }
 
-// highKey returns a sort key above every event at instant t and below
+// HighKey returns a sort key above every event at instant t and below
 // every event after it: '$' follows '#'.
-func highKey(t time.Time) string { return timeKey(t) + "$" }
+func HighKey(t time.Time) string { return TimeKey(t) + "$" }
 
-// parseSortKey splits a row-layout sort key. It reads the fixed-width
+// ParseSortKey splits a row-layout sort key. It reads the fixed-width
 // time by hand: it runs once per event read.
-func parseSortKey(sk string) (time.Time, string, error) {
-	if !isRowSortKey(sk) {
-		return time.Time{}, "", errBadKey
+func ParseSortKey(sk string) (time.Time, string, error) {
+	if !IsRowSortKey(sk) {
+		return time.Time{}, "", ErrBadKey
 	}
-	t, ok := parseTimeKey(sk[:timeKeyLen])
+	t, ok := ParseTimeKey(sk[:TimeKeyLen])
 	if !ok {
-		return time.Time{}, "", errBadKey
+		return time.Time{}, "", ErrBadKey
 	}
-	return t, sk[timeKeyLen+1:], nil
+	return t, sk[TimeKeyLen+1:], nil
 }
 
-// parseTimeKey reads a time in timeLayout.
-func parseTimeKey(s string) (time.Time, bool) {
+// ParseTimeKey reads a time in TimeLayout.
+func ParseTimeKey(s string) (time.Time, bool) {
 	// 2006-01-02T15:04:05.000000000Z
 	// 0123456789012345678901234567890
 	if s[4] != '-' || s[7] != '-' {
@@ -168,7 +169,7 @@ func parseTimeKey(s string) (time.Time, bool) {
 	return t, true
 }
 
-// timeOfDay reads the time of day of a time in timeLayout.
+// timeOfDay reads the time of day of a time in TimeLayout.
 func timeOfDay(s string) (time.Duration, bool) {
 	if s[10] != 'T' || s[13] != ':' || s[16] != ':' || s[19] != '.' || s[29] != 'Z' {
 		return 0, false
@@ -196,23 +197,23 @@ func digits(s string) (int, bool) {
 	return v, true
 }
 
-// timeKeys reads the times of sort keys that mostly share their day with
+// TimeKeys reads the times of sort keys that mostly share their day with
 // the key before, as the keys of a partition do: it reads each day once,
 // and of each key only its time of day.
-type timeKeys struct {
+type TimeKeys struct {
 	day      [10]byte // the last day read, as in the key
 	midnight int64    // its start, Unix nanoseconds
 	set      bool
 }
 
-// nanos returns the time of a sort key's time prefix s, in Unix
-// nanoseconds, as parseTimeKey reads it.
-func (c *timeKeys) nanos(s string) (int64, bool) {
+// Nanos returns the time of a sort key's time prefix s, in Unix
+// nanoseconds, as ParseTimeKey reads it.
+func (c *TimeKeys) Nanos(s string) (int64, bool) {
 	if c.set && s[:10] == string(c.day[:]) {
 		of, ok := timeOfDay(s)
 		return c.midnight + int64(of), ok
 	}
-	t, ok := parseTimeKey(s)
+	t, ok := ParseTimeKey(s)
 	if !ok {
 		return 0, false
 	}
@@ -224,63 +225,55 @@ func (c *timeKeys) nanos(s string) (int64, bool) {
 
 var validName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,255}$`)
 
-// validTableName reports whether a logical table name is valid: 1 to 255
+// ValidTableName reports whether a logical table name is valid: 1 to 255
 // of A-Z, a-z, 0-9, "_", "." and "-", the characters of DynamoDB table
 // names.
 // "." and "..", though of those characters, are refused: in a URL path they
 // are the path's own steps, and no client could name such a table.
-func validTableName(name string) bool {
+func ValidTableName(name string) bool {
 	return name != "." && name != ".." && validName.MatchString(name)
 }
 
-// checkTableName returns ErrBadTableName for an invalid logical table name.
-func checkTableName(name string) error {
-	if !validTableName(name) {
-		return fmt.Errorf("%w: table %q: use 1 to 255 of A-Z, a-z, 0-9, _, . and -, other than . and ..", ErrBadTableName, name)
-	}
-	return nil
-}
-
-// mapSortKey returns the sort key of the item seq (0 for the first,
+// MapSortKey returns the sort key of the item seq (0 for the first,
 // 1, 2, … for continuation items) of millisecond ms. "!" sorts before
-// the "#" of row keys and both before the "$" of highKey, so a time range
+// the "#" of row keys and both before the "$" of HighKey, so a time range
 // selects map items with the same key conditions as rows.
-func mapSortKey(ms time.Time, seq int) string {
-	return timeKey(ms) + "!" + strconv.Itoa(seq)
+func MapSortKey(ms time.Time, seq int) string {
+	return TimeKey(ms) + "!" + strconv.Itoa(seq)
 }
 
-// isMapSortKey reports whether sk is a map-layout item's sort key.
-func isMapSortKey(sk string) bool { return len(sk) > timeKeyLen && sk[timeKeyLen] == '!' }
+// IsMapSortKey reports whether sk is a map-layout item's sort key.
+func IsMapSortKey(sk string) bool { return len(sk) > TimeKeyLen && sk[TimeKeyLen] == '!' }
 
-// isRowSortKey reports whether sk has the shape of a row-layout event's
+// IsRowSortKey reports whether sk has the shape of a row-layout event's
 // sort key: a time, "#", and an id of at least one byte.
-func isRowSortKey(sk string) bool { return len(sk) >= timeKeyLen+2 && sk[timeKeyLen] == '#' }
+func IsRowSortKey(sk string) bool { return len(sk) >= TimeKeyLen+2 && sk[TimeKeyLen] == '#' }
 
-// markerKey returns the partition key of a logical table's version
+// MarkerKey returns the partition key of a logical table's version
 // markers in a physical table: "#~" ends it, where data partitions end in
 // "#<digits>" and the series index has a single "#".
-func markerKey(tenant, table string) string { return tenant + "#" + table + "#~v" }
+func MarkerKey(tenant, table string) string { return tenant + "#" + table + "#~v" }
 
-// markerSortKey returns the sort key of a version marker.
-func markerSortKey(unit string, start time.Time, series string) string {
-	return unit + "#" + timeKey(start) + "#" + series
+// MarkerSortKey returns the sort key of a version marker.
+func MarkerSortKey(unit string, start time.Time, series string) string {
+	return unit + "#" + TimeKey(start) + "#" + series
 }
 
-// parseMarkerSortKey splits a version marker's sort key.
-func parseMarkerSortKey(sk string) (unit string, start time.Time, series string, ok bool) {
+// ParseMarkerSortKey splits a version marker's sort key.
+func ParseMarkerSortKey(sk string) (unit string, start time.Time, series string, ok bool) {
 	unit, rest, found := strings.Cut(sk, "#")
-	if !found || len(rest) < timeKeyLen+1 || rest[timeKeyLen] != '#' {
+	if !found || len(rest) < TimeKeyLen+1 || rest[TimeKeyLen] != '#' {
 		return "", time.Time{}, "", false
 	}
-	start, ok = parseTimeKey(rest[:timeKeyLen])
-	return unit, start, rest[timeKeyLen+1:], ok
+	start, ok = ParseTimeKey(rest[:TimeKeyLen])
+	return unit, start, rest[TimeKeyLen+1:], ok
 }
 
-// rollupKey returns the partition key of a series' rollups of one unit.
-func rollupKey(tenant, table, series, unit string) string {
+// RollupKey returns the partition key of a series' rollups of one unit.
+func RollupKey(tenant, table, series, unit string) string {
 	return tenant + "#" + table + "#" + series + "#~r" + unit
 }
 
-// seriesIndexPrefix starts the sort key of a series index entry: keys
+// SeriesIndexPrefix starts the sort key of a series index entry: keys
 // cannot be empty, and the empty series is a series.
-const seriesIndexPrefix = "s:"
+const SeriesIndexPrefix = "s:"

@@ -1,4 +1,4 @@
-package engine
+package agg
 
 import (
 	"fmt"
@@ -9,31 +9,33 @@ import (
 
 	"github.com/cockroachdb/apd/v3"
 
+	"github.com/timetabledb/timetable/engine/itemenc"
 	"github.com/timetabledb/timetable/event"
 	"github.com/timetabledb/timetable/storage"
 )
 
-// part summarises events in a way that merges: a query bucket read from
+// Summary summarises events in a way that merges: a query bucket read from
 // raw events, a rollup, or the part of a query bucket read so far. Raw
 // aggregates and rollups summarise with it alike and turn it into a Bucket
 // with the same method, so they give the same answers to the digit.
-type part struct {
-	events int64
-	// one summarises the first field the part met, named oneName, with
+type Summary struct {
+	// Events counts the events summarised.
+	Events int64
+	// one summarises the first field the summary met, named oneName, with
 	// no map or allocation of its own: most aggregates summarise one
-	// field, and an every-series aggregate makes a part per series and
+	// field, and an every-series aggregate makes a summary per series and
 	// bucket. fields holds the others.
 	oneName string
-	one     fieldPart
+	one     fieldSummary
 	hasOne  bool
-	fields  map[string]*fieldPart
-	// want names the sketches its fields keep: none in rollups.
-	want wants
+	fields  map[string]*fieldSummary
+	// Want names the sketches its fields keep: none in rollups.
+	Want Needs
 }
 
-// fieldPart summarises one field. Keys order events as the merge does: by
+// fieldSummary summarises one field. Keys order events as the merge does: by
 // sort key (time, id), then series.
-type fieldPart struct {
+type fieldSummary struct {
 	count int64
 	// sum, min and max summarise the values while all are numbers.
 	sum, min, max apd.Decimal
@@ -43,51 +45,51 @@ type fieldPart struct {
 	notNumber *notNumber
 	first     any
 	last      any
-	firstK    orderKey
-	lastK     orderKey
-	// sk holds the sketches the part wants, once a value came.
+	firstK    OrderKey
+	lastK     OrderKey
+	// sk holds the sketches the summary needs, once a value came.
 	sk *sketches
 }
 
-// orderKey places an event in the merge's order: by time (Unix
+// OrderKey places an event in the merge's order: by time (Unix
 // nanoseconds), id, then series. Time then id is the order of sort keys.
-type orderKey struct {
-	at         int64
-	id, series string
+type OrderKey struct {
+	At         int64
+	ID, Series string
 }
 
-func keyOf(ev event.Event) orderKey { return orderKey{ev.Time.UnixNano(), ev.ID, ev.Series} }
+func keyOf(ev event.Event) OrderKey { return OrderKey{ev.Time.UnixNano(), ev.ID, ev.Series} }
 
-func (a orderKey) less(b orderKey) bool {
+func (a OrderKey) less(b OrderKey) bool {
 	switch {
-	case a.at != b.at:
-		return a.at < b.at
-	case a.id != b.id:
-		return a.id < b.id
+	case a.At != b.At:
+		return a.At < b.At
+	case a.ID != b.ID:
+		return a.ID < b.ID
 	}
-	return a.series < b.series
+	return a.Series < b.Series
 }
 
 // owned returns k with an id that shares no memory with a store's
 // buffers (the series is the reader's own).
-func (a orderKey) owned() orderKey {
-	a.id = strings.Clone(a.id)
+func (a OrderKey) owned() OrderKey {
+	a.ID = strings.Clone(a.ID)
 	return a
 }
 
-// sortKey returns the sort key of the event at k.
-func (k orderKey) sortKey() string { return sortKey(time.Unix(0, k.at), k.id) }
+// itemenc.SortKey returns the sort key of the event at k.
+func (k OrderKey) sortKey() string { return itemenc.SortKey(time.Unix(0, k.At), k.ID) }
 
 // orderKeyOf reads a sort key back into the order key of the event of a
 // series.
-func orderKeyOf(sk, series string) (orderKey, bool) {
-	t, id, err := parseSortKey(sk)
-	return orderKey{t.UnixNano(), id, series}, err == nil
+func orderKeyOf(sk, series string) (OrderKey, bool) {
+	t, id, err := itemenc.ParseSortKey(sk)
+	return OrderKey{t.UnixNano(), id, series}, err == nil
 }
 
-// field returns the summary of a field, made when new: the part keeps
+// field returns the summary of a field, made when new: the summary keeps
 // name, which must not be a view of a store's buffers.
-func (p *part) field(name string) *fieldPart {
+func (p *Summary) field(name string) *fieldSummary {
 	if fp := p.lookup(name); fp != nil {
 		return fp
 	}
@@ -96,24 +98,24 @@ func (p *part) field(name string) *fieldPart {
 		return &p.one
 	}
 	if p.fields == nil {
-		p.fields = map[string]*fieldPart{}
+		p.fields = map[string]*fieldSummary{}
 	}
-	fp := &fieldPart{}
+	fp := &fieldSummary{}
 	p.fields[name] = fp
 	return fp
 }
 
-// lookup returns the summary of a field, or nil when the part has none.
-func (p *part) lookup(name string) *fieldPart {
+// lookup returns the summary of a field, or nil when the summary has none.
+func (p *Summary) lookup(name string) *fieldSummary {
 	if p.hasOne && p.oneName == name {
 		return &p.one
 	}
 	return p.fields[name]
 }
 
-// all yields the part's fields and their summaries.
-func (p *part) all() iter.Seq2[string, *fieldPart] {
-	return func(yield func(string, *fieldPart) bool) {
+// all yields the summary's fields and their summaries.
+func (p *Summary) all() iter.Seq2[string, *fieldSummary] {
+	return func(yield func(string, *fieldSummary) bool) {
 		if p.hasOne && !yield(p.oneName, &p.one) {
 			return
 		}
@@ -125,59 +127,60 @@ func (p *part) all() iter.Seq2[string, *fieldPart] {
 	}
 }
 
-// add adds an event, summarising the named fields.
-func (p *part) add(ev event.Event, fields []string) {
-	p.events++
+// Add adds an event, summarising the named fields.
+func (p *Summary) Add(ev event.Event, fields []string) {
+	p.Events++
 	for _, name := range fields {
 		if v, ok := ev.Fields[name]; ok {
-			p.field(name).add(v, keyOf(ev), p.want)
+			p.field(name).add(v, keyOf(ev), p.Want)
 		}
 	}
 }
 
-// addItem adds the event at k that it is positioned on, summarising
+// AddItem adds the event at k that it is positioned on, summarising
 // the named fields, which v visits in place.
-func (p *part) addItem(k orderKey, it storage.Iterator, v *fieldVisitor) error {
-	p.events++
+func (p *Summary) AddItem(k OrderKey, it storage.Iterator, v *FieldVisitor) error {
+	p.Events++
 	v.p, v.k = p, k
 	return it.Attrs(v.visit)
 }
 
-// fieldVisitor adds the values Attrs hands it to a part: one per read,
+// FieldVisitor adds the values Attrs hands it to a summary: one per read,
 // whose visit, a method value made once, serves every item without an
 // allocation.
-type fieldVisitor struct {
+type FieldVisitor struct {
 	fields []string
-	p      *part
-	k      orderKey
+	p      *Summary
+	k      OrderKey
 	visit  func(name string, v any) bool
 }
 
-func newFieldVisitor(fields []string) *fieldVisitor {
-	v := &fieldVisitor{fields: fields}
+// NewFieldVisitor returns a visitor that summarises the named fields.
+func NewFieldVisitor(fields []string) *FieldVisitor {
+	v := &FieldVisitor{fields: fields}
 	v.visit = func(name string, val any) bool {
-		// The part keeps the name: the query's own, not the store's.
+		// The summary keeps the name: the query's own, not the store's.
 		if i := slices.Index(v.fields, name); i >= 0 {
-			v.p.field(v.fields[i]).add(val, v.k, v.p.want)
+			v.p.field(v.fields[i]).add(val, v.k, v.p.Want)
 		}
 		return true
 	}
 	return v
 }
 
-// addAll adds an event, summarising every field it has: a rollup's.
-func (p *part) addAll(ev event.Event) {
-	p.events++
+// AddAll adds an event, summarising every field it has: a rollup's.
+func (p *Summary) AddAll(ev event.Event) {
+	p.Events++
 	k := keyOf(ev)
 	for name, v := range ev.Fields {
-		p.field(name).add(v, k, p.want)
+		p.field(name).add(v, k, p.Want)
 	}
 }
 
 // add adds one value of the field, of the event at k, and to the
 // sketches w names. What it keeps of v and of k's id it copies: they may
-// be views of a store's buffers (addItem).
-func (fp *fieldPart) add(v any, k orderKey, w wants) {
+// be views of a store's buffers (AddItem).
+func (fp *fieldSummary) add(v any, k OrderKey, w Needs) {
 	if !w.noOrder {
 		if fp.count == 0 || k.less(fp.firstK) {
 			fp.first, fp.firstK = storage.CloneValue(v), k.owned()
@@ -197,16 +200,16 @@ func (fp *fieldPart) add(v any, k orderKey, w wants) {
 			fp.sk = &sketches{}
 		}
 		if isNumber {
-			fp.sk.add(w, v, &x, k.series)
+			fp.sk.add(w, v, &x, k.Series)
 		} else {
-			fp.sk.add(w, v, nil, k.series)
+			fp.sk.add(w, v, nil, k.Series)
 		}
 	}
 	if fp.nonnum || !parse {
 		return
 	}
 	if !isNumber {
-		fp.nonnum, fp.notNumber = true, &notNumber{storage.CloneValue(v), k.at}
+		fp.nonnum, fp.notNumber = true, &notNumber{storage.CloneValue(v), k.At}
 		return
 	}
 	if fp.count == 1 {
@@ -228,9 +231,9 @@ func (fp *fieldPart) add(v any, k orderKey, w wants) {
 	}
 }
 
-// merge adds o's summary of the named fields.
-func (p *part) merge(o *part, fields []string) {
-	p.events += o.events
+// Merge adds o's summary of the named fields.
+func (p *Summary) Merge(o *Summary, fields []string) {
+	p.Events += o.Events
 	for _, name := range fields {
 		of := o.lookup(name)
 		if of == nil || of.count == 0 {
@@ -241,7 +244,7 @@ func (p *part) merge(o *part, fields []string) {
 }
 
 // merge adds o's summary of the same field; o holds at least one value.
-func (fp *fieldPart) merge(o *fieldPart) {
+func (fp *fieldSummary) merge(o *fieldSummary) {
 	if fp.count == 0 || o.firstK.less(fp.firstK) {
 		fp.first, fp.firstK = o.first, o.firstK
 	}
@@ -275,24 +278,23 @@ func (fp *fieldPart) merge(o *fieldPart) {
 	}
 }
 
-// bucket returns the query bucket starting at start that p summarises,
-// with the query's functions of its fields: an error (ErrBadQuery) when
-// a function needs numbers and a field holds something else.
-func (p *part) bucket(q *AggregateQuery, start time.Time) (Bucket, error) {
-	b := q.bucketAt(start)
-	b.Events = p.events
-	numeric := q.numeric()
-	for _, name := range q.Fields {
+// Bucket returns b, the empty bucket of a query that starts, aligned, at
+// start, with the events p summarises and the results of funcs for each
+// of fields: an error when numeric (funcs hold a function of numbers) and
+// a field holds something else, which the engine reports as a bad query.
+func (p *Summary) Bucket(b Bucket, start time.Time, fields, funcs []string, numeric bool) (Bucket, error) {
+	b.Events = p.Events
+	for _, name := range fields {
 		fp := p.lookup(name)
 		if fp == nil || fp.count == 0 {
 			continue
 		}
 		if numeric && fp.nonnum {
-			return Bucket{}, fmt.Errorf("%w: field %q holds a value that is not a number in the bucket starting %s%s: sum, min, max, avg, percentiles, delta and rate need numbers",
-				ErrBadQuery, name, start.Format(time.RFC3339Nano), fp.notNumber.String())
+			return Bucket{}, fmt.Errorf("field %q holds a value that is not a number in the bucket starting %s%s: sum, min, max, avg, percentiles, delta and rate need numbers",
+				name, start.Format(time.RFC3339Nano), fp.notNumber.String())
 		}
-		r := make(map[string]any, len(q.Funcs))
-		for _, fn := range q.Funcs {
+		r := make(map[string]any, len(funcs))
+		for _, fn := range funcs {
 			switch fn {
 			case FnCount:
 				r[fn] = fp.count

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/timetabledb/timetable/engine/internal/agg"
+	"github.com/timetabledb/timetable/engine/itemenc"
 	"github.com/timetabledb/timetable/event"
 	"github.com/timetabledb/timetable/storage"
 )
@@ -33,14 +35,14 @@ var errNotRows = errors.New("engine: the series holds map-layout items")
 // series' partitions hold map-layout items, with the position of the
 // last event it passed to fn, if any: the merge of events goes on after
 // it.
-func (db *DB) walk(ctx context.Context, spec sourceSpec, series string, fields []string, fn func(k orderKey, it storage.Iterator) error) (*position, error) {
-	r := db.newReading(ctx, spec)
+func (db *DB) walk(ctx context.Context, spec sourceSpec, series string, fields []string, fn func(k agg.OrderKey, it storage.Iterator) error) (*position, error) {
+	r := db.newFanOut(ctx, spec)
 	if r.grouped {
 		return nil, errNotRows
 	}
 	attrs := append([]string{}, fields...)
-	attrs = slices.DeleteFunc(attrs, ownAttribute)
-	var cs cursors
+	attrs = slices.DeleteFunc(attrs, itemenc.OwnAttribute)
+	var cs walkPartitions
 	defer func() {
 		for _, c := range cs {
 			c.it.Close()
@@ -48,8 +50,8 @@ func (db *DB) walk(ctx context.Context, spec sourceSpec, series string, fields [
 	}()
 	for _, t := range spec.tables {
 		for shard := range t.shards {
-			q := storage.Query{Table: t.name, PK: partitionKey(spec.tenant, spec.q.Table, series, shard), Low: r.low, High: r.high, Attrs: attrs, Filter: r.pushed}
-			cs = append(cs, &cursor{table: t.name, it: db.store.Query(ctx, q)})
+			q := storage.Query{Table: t.name, PK: itemenc.PartitionKey(spec.tenant, spec.q.Table, series, shard), Low: r.low, High: r.high, Attrs: attrs, Filter: r.pushed}
+			cs = append(cs, &walkPartition{table: t.name, it: db.store.Query(ctx, q)})
 		}
 	}
 	// A map item met after some events ends the walk at the last of them.
@@ -58,24 +60,24 @@ func (db *DB) walk(ctx context.Context, spec sourceSpec, series string, fields [
 		if !errors.Is(err, errNotRows) || last == nil {
 			return nil, err
 		}
-		t, id, perr := parseSortKey(string(last))
+		t, id, perr := itemenc.ParseSortKey(string(last))
 		if perr != nil {
 			return nil, perr // a key the walk read as an event's
 		}
 		return &position{time: t, id: id, series: series}, err
 	}
-	if err := firsts(db, cs, (*cursor).next); err != nil {
+	if err := firsts(db, cs, (*walkPartition).next); err != nil {
 		return stopped(err)
 	}
-	h := slices.DeleteFunc(slices.Clone(cs), func(c *cursor) bool { return c.sk == "" })
+	h := slices.DeleteFunc(slices.Clone(cs), func(c *walkPartition) bool { return c.sk == "" })
 	heap.Init(&h)
-	var times timeKeys
+	var times itemenc.TimeKeys
 	for len(h) > 0 {
 		c := h[0]
 		if last == nil || string(last) != c.sk {
-			if at, ok := times.nanos(c.sk[:timeKeyLen]); ok {
+			if at, ok := times.Nanos(c.sk[:itemenc.TimeKeyLen]); ok {
 				last = append(last[:0], c.sk...)
-				if err := fn(orderKey{at: at, id: c.sk[timeKeyLen+1:], series: series}, c.it); err != nil {
+				if err := fn(agg.OrderKey{At: at, ID: c.sk[itemenc.TimeKeyLen+1:], Series: series}, c.it); err != nil {
 					return nil, err
 				}
 			}
@@ -95,7 +97,7 @@ func (db *DB) walk(ctx context.Context, spec sourceSpec, series string, fields [
 // walkOrMerge reads the events of spec's one series (series) for an
 // aggregate: as a walk hands them to item, and, from where a walk stops
 // at map-layout items, as the merge of events hands them to event.
-func (db *DB) walkOrMerge(ctx context.Context, spec sourceSpec, series string, fields []string, item func(k orderKey, it storage.Iterator) error, event func(ev event.Event) error) error {
+func (db *DB) walkOrMerge(ctx context.Context, spec sourceSpec, series string, fields []string, item func(k agg.OrderKey, it storage.Iterator) error, event func(ev event.Event) error) error {
 	after, err := db.walk(ctx, spec, series, fields, item)
 	if !errors.Is(err, errNotRows) {
 		return err
@@ -104,23 +106,23 @@ func (db *DB) walkOrMerge(ctx context.Context, spec sourceSpec, series string, f
 	return db.eachEvent(ctx, spec, event)
 }
 
-// cursor is one partition of a walk: its iterator, and the sort key of the
-// event item it is positioned on, "" once it has no more.
-type cursor struct {
+// walkPartition is one partition of a walk: its iterator, and the sort
+// key of the event item it is positioned on, "" once it has no more.
+type walkPartition struct {
 	table string
 	it    storage.Iterator
 	sk    string // in the store's buffers until the iterator moves
 }
 
-// next moves the cursor to its next event item, skipping any other.
-func (c *cursor) next() error {
+// next moves the partition to its next event item, skipping any other.
+func (c *walkPartition) next() error {
 	for c.it.Next() {
 		sk := c.it.SortKey()
-		if isMapSortKey(sk) {
+		if itemenc.IsMapSortKey(sk) {
 			c.sk = ""
 			return errNotRows
 		}
-		if isRowSortKey(sk) {
+		if itemenc.IsRowSortKey(sk) {
 			c.sk = sk
 			return nil
 		}
@@ -132,14 +134,15 @@ func (c *cursor) next() error {
 	return nil
 }
 
-// cursors is a heap of cursors by sort key. It implements heap.Interface.
-type cursors []*cursor
+// walkPartitions is a heap of walkPartitions by sort key. It implements
+// heap.Interface.
+type walkPartitions []*walkPartition
 
-func (h cursors) Len() int           { return len(h) }
-func (h cursors) Less(i, j int) bool { return h[i].sk < h[j].sk }
-func (h cursors) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *cursors) Push(x any)        { *h = append(*h, x.(*cursor)) }
-func (h *cursors) Pop() any {
+func (h walkPartitions) Len() int           { return len(h) }
+func (h walkPartitions) Less(i, j int) bool { return h[i].sk < h[j].sk }
+func (h walkPartitions) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *walkPartitions) Push(x any)        { *h = append(*h, x.(*walkPartition)) }
+func (h *walkPartitions) Pop() any {
 	c := (*h)[len(*h)-1]
 	*h = (*h)[:len(*h)-1]
 	return c

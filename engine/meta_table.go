@@ -14,10 +14,10 @@ import (
 	"github.com/timetabledb/timetable/storage"
 )
 
-// meta is the engine's view of the meta table: the registry of logical
+// metaTable is the engine's view of the meta table: the registry of logical
 // tables and the key that signs cursors. Tenants are kept there too, by
 // package tenant.
-type meta struct {
+type metaTable struct {
 	store storage.Store
 	table string
 	// secret signs cursors. It is made once per meta table and shared by
@@ -32,8 +32,8 @@ type meta struct {
 	}
 }
 
-// openMeta opens the meta table, creating it unless readOnly.
-func openMeta(ctx context.Context, store storage.Store, table string, readOnly bool) (*meta, error) {
+// openMetaTable opens the meta table, creating it unless readOnly.
+func openMetaTable(ctx context.Context, store storage.Store, table string, readOnly bool) (*metaTable, error) {
 	if readOnly {
 		if _, err := store.DescribeTable(ctx, table); errors.Is(err, storage.ErrTableNotFound) {
 			return nil, fmt.Errorf("%w: %q", ErrNoMetaTable, table)
@@ -46,7 +46,7 @@ func openMeta(ctx context.Context, store storage.Store, table string, readOnly b
 			return nil, fmt.Errorf("create meta table %q: %w", table, err)
 		}
 	}
-	m := &meta{store: store, table: table}
+	m := &metaTable{store: store, table: table}
 	m.mu.ranges = map[string]timeRange{}
 	secret, err := m.loadSecret(ctx, readOnly)
 	if err != nil {
@@ -59,7 +59,7 @@ func openMeta(ctx context.Context, store storage.Store, table string, readOnly b
 // loadSecret reads the cursor key, making it on first use. Two servers
 // starting at once on a new meta table may both make one; the one written
 // last wins, and the first reads it back below.
-func (m *meta) loadSecret(ctx context.Context, readOnly bool) ([]byte, error) {
+func (m *metaTable) loadSecret(ctx context.Context, readOnly bool) ([]byte, error) {
 	secretPK, secretSK := metatable.Secret()
 	item, err := m.store.GetItem(ctx, m.table, secretPK, secretSK)
 	if err == nil {
@@ -133,7 +133,7 @@ const rangeGrain = time.Minute
 // write extends it by more than rangeGrain (for events that arrive in
 // time order, about once a minute per server: an UpdateItem whose
 // condition keeps the latest last whatever the order writers come in).
-func (m *meta) registerTable(ctx context.Context, tenant, table, family string, now, first, last time.Time) error {
+func (m *metaTable) registerTable(ctx context.Context, tenant, table, family string, now, first, last time.Time) error {
 	k := tenant + "#" + table
 	m.mu.Lock()
 	known, ok := m.mu.ranges[k]
@@ -195,7 +195,7 @@ func (m *meta) registerTable(ctx context.Context, tenant, table, family string, 
 
 // forget drops what the meta keeps in memory of a tenant's logical
 // table, whose record was deleted.
-func (m *meta) forget(tenant, table string) {
+func (m *metaTable) forget(tenant, table string) {
 	m.mu.Lock()
 	delete(m.mu.ranges, tenant+"#"+table)
 	m.mu.Unlock()
@@ -203,7 +203,7 @@ func (m *meta) forget(tenant, table string) {
 
 // register reads a logical table's item, making it with the range first
 // to last when it is missing, and returns the range it records.
-func (m *meta) register(ctx context.Context, tenant, table, family string, now, first, last time.Time) (timeRange, error) {
+func (m *metaTable) register(ctx context.Context, tenant, table, family string, now, first, last time.Time) (timeRange, error) {
 	pk := metatable.LogicalTablesPK(tenant)
 	item, err := m.store.GetItem(ctx, m.table, pk, table)
 	if err == nil {
@@ -245,7 +245,7 @@ func maxTime(a, b time.Time) time.Time {
 }
 
 // tableExists reports whether a tenant ever wrote a logical table.
-func (m *meta) tableExists(ctx context.Context, tenant, table string) (bool, error) {
+func (m *metaTable) tableExists(ctx context.Context, tenant, table string) (bool, error) {
 	k := tenant + "#" + table
 	m.mu.Lock()
 	_, known := m.mu.ranges[k]
@@ -264,7 +264,7 @@ func (m *meta) tableExists(ctx context.Context, tenant, table string) (bool, err
 }
 
 // logicalTable reads a tenant's logical table, or ErrUnknownTable.
-func (m *meta) logicalTable(ctx context.Context, tenant, table string) (LogicalTable, error) {
+func (m *metaTable) logicalTable(ctx context.Context, tenant, table string) (LogicalTable, error) {
 	item, err := m.store.GetItem(ctx, m.table, metatable.LogicalTablesPK(tenant), table)
 	switch {
 	case errors.Is(err, storage.ErrItemNotFound):

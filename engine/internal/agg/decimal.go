@@ -1,4 +1,4 @@
-package engine
+package agg
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package engine
+package itemenc
 
 import (
 	"slices"
@@ -19,8 +19,8 @@ func TestPartitionKeyRoundTrip(t *testing.T) {
 		{"t", "x", "#", 12},
 		{"t", "x", "ünïcode", 1},
 	} {
-		pk := partitionKey(tc.tenant, tc.table, tc.series, tc.shard)
-		tenant, table, series, shard, err := parsePartitionKey(pk)
+		pk := PartitionKey(tc.tenant, tc.table, tc.series, tc.shard)
+		tenant, table, series, shard, err := ParsePartitionKey(pk)
 		require.NoError(t, err, pk)
 		require.Equal(t, tc.tenant, tenant)
 		require.Equal(t, tc.table, table)
@@ -28,7 +28,7 @@ func TestPartitionKeyRoundTrip(t *testing.T) {
 		require.Equal(t, tc.shard, shard)
 	}
 	for _, bad := range []string{"", "a", "a#b", "a#b#1", "a#b#c#", "a#b#c#x", "a#b#c#01", "a#b#c#-1"} {
-		_, _, _, _, err := parsePartitionKey(bad)
+		_, _, _, _, err := ParsePartitionKey(bad)
 		require.Error(t, err, bad)
 	}
 }
@@ -36,39 +36,39 @@ func TestPartitionKeyRoundTrip(t *testing.T) {
 func TestSortKeyOrderIsTimeOrder(t *testing.T) {
 	base := time.Date(2017, 4, 10, 12, 0, 0, 0, time.UTC)
 	keys := []string{
-		sortKey(time.Unix(0, 0), "a"),
-		sortKey(base, "a"),
-		sortKey(base, "ab"),
-		sortKey(base, "b"),
-		sortKey(base.Add(time.Nanosecond), ""+"0"),
-		sortKey(base.Add(time.Microsecond), "a"),
-		sortKey(base.Add(time.Millisecond), "a"),
-		sortKey(time.Date(2099, 12, 31, 23, 59, 59, 999999999, time.UTC), "z"),
+		SortKey(time.Unix(0, 0), "a"),
+		SortKey(base, "a"),
+		SortKey(base, "ab"),
+		SortKey(base, "b"),
+		SortKey(base.Add(time.Nanosecond), ""+"0"),
+		SortKey(base.Add(time.Microsecond), "a"),
+		SortKey(base.Add(time.Millisecond), "a"),
+		SortKey(time.Date(2099, 12, 31, 23, 59, 59, 999999999, time.UTC), "z"),
 	}
 	for i := 1; i < len(keys); i++ {
 		require.Less(t, keys[i-1], keys[i])
 	}
-	// Range bounds: every key of an instant lies in [timeKey, highKey].
-	k := sortKey(base, "~~~~")
-	require.LessOrEqual(t, timeKey(base), k)
-	require.Less(t, k, highKey(base))
-	require.Less(t, highKey(base), sortKey(base.Add(time.Nanosecond), "!"))
+	// Range bounds: every key of an instant lies in [TimeKey, HighKey].
+	k := SortKey(base, "~~~~")
+	require.LessOrEqual(t, TimeKey(base), k)
+	require.Less(t, k, HighKey(base))
+	require.Less(t, HighKey(base), SortKey(base.Add(time.Nanosecond), "!"))
 }
 
 func FuzzRowKey(f *testing.F) {
 	f.Add("acme", "a_table", "car-17", 3, int64(1491825600123456789), "abc")
 	f.Add("t", "x", "#a#", 0, int64(0), "#")
 	f.Fuzz(func(t *testing.T, tenant, table, series string, shard int, nanos int64, id string) {
-		if !validTableName(tenant) || !validTableName(table) || shard < 0 || nanos < 0 || id == "" {
+		if !ValidTableName(tenant) || !ValidTableName(table) || shard < 0 || nanos < 0 || id == "" {
 			t.Skip()
 		}
-		pk := partitionKey(tenant, table, series, shard)
-		gt, gtab, gs, gsh, err := parsePartitionKey(pk)
+		pk := PartitionKey(tenant, table, series, shard)
+		gt, gtab, gs, gsh, err := ParsePartitionKey(pk)
 		require.NoError(t, err)
 		require.Equal(t, []any{tenant, table, series, shard}, []any{gt, gtab, gs, gsh})
 		ts := time.Unix(0, nanos).UTC()
-		sk := sortKey(ts, id)
-		gtime, gid, err := parseSortKey(sk)
+		sk := SortKey(ts, id)
+		gtime, gid, err := ParseSortKey(sk)
 		require.NoError(t, err)
 		require.True(t, ts.Equal(gtime))
 		require.Equal(t, id, gid)
@@ -82,8 +82,8 @@ func TestParseTimeKeyAgreesWithTimeParse(t *testing.T) {
 		"2017-04-10T24:00:00.000000000Z", "2017-04-10 12:00:00.000000000Z", "2017-04-10T12:00:00.00000000xZ",
 		"2017-04-10T12:60:00.000000000Z", "2017-00-10T12:00:00.000000000Z",
 	} {
-		want, err := time.Parse(timeLayout, s)
-		got, ok := parseTimeKey(s)
+		want, err := time.Parse(TimeLayout, s)
+		got, ok := ParseTimeKey(s)
 		require.Equal(t, err == nil, ok, s)
 		if ok {
 			require.True(t, want.Equal(got), s)
@@ -93,31 +93,31 @@ func TestParseTimeKeyAgreesWithTimeParse(t *testing.T) {
 	}
 }
 
-// FuzzTimeKeys holds timeKeys, which reads the second of two keys of one
+// FuzzTimeKeys holds TimeKeys, which reads the second of two keys of one
 // day by its time of day alone, to time.Parse.
 func FuzzTimeKeys(f *testing.F) {
 	f.Add("2017-04-10T12:00:00.000000000Z", "2017-04-10T23:59:59.999999999Z")
 	f.Add("2024-02-29T00:00:00.000000000Z", "2024-02-29T24:00:00.000000000Z")
 	f.Add("2023-02-28T00:00:00.000000000Z", "2023-02-28T12:0x:00.000000000Z")
 	f.Fuzz(func(t *testing.T, a, b string) {
-		if len(a) != timeKeyLen || len(b) != timeKeyLen {
+		if len(a) != TimeKeyLen || len(b) != TimeKeyLen {
 			t.Skip()
 		}
 		requireTimeKeys(t, a, b)
 	})
 }
 
-// requireTimeKeys reads a then b with one timeKeys and requires the
-// answers of time.Parse for the keys that are in timeLayout exactly
+// requireTimeKeys reads a then b with one TimeKeys and requires the
+// answers of time.Parse for the keys that are in TimeLayout exactly
 // (time.Parse also takes a comma for the point, and signs in the
 // fraction), and failure for the others.
 func requireTimeKeys(t *testing.T, a, b string) {
 	t.Helper()
-	var c timeKeys
+	var c TimeKeys
 	for _, s := range []string{a, b} {
-		want, err := time.Parse(timeLayout, s)
-		got, ok := c.nanos(s)
-		require.Equal(t, err == nil && want.Format(timeLayout) == s, ok, "%s after %s", s, a)
+		want, err := time.Parse(TimeLayout, s)
+		got, ok := c.Nanos(s)
+		require.Equal(t, err == nil && want.Format(TimeLayout) == s, ok, "%s after %s", s, a)
 		if ok {
 			require.Equal(t, want.UnixNano(), got, "%s after %s", s, a)
 		}
@@ -128,40 +128,40 @@ func requireTimeKeys(t *testing.T, a, b string) {
 // rely on (keys.go).
 func TestKeyKindsSort(t *testing.T) {
 	at := time.Date(2017, 4, 10, 12, 0, 0, 123456789, time.UTC)
-	ms := millisecond(at)
+	ms := Millisecond(at)
 	// Within a series shard, by time; at one instant the millisecond's
-	// map items first, then rows, then highKey; then the next instant.
+	// map items first, then rows, then HighKey; then the next instant.
 	inOrder := []string{
-		timeKey(ms.Add(-time.Nanosecond)),
-		mapSortKey(ms, 0),
-		mapSortKey(ms, 1),
-		mapSortKey(ms, 12),
-		sortKey(at, "AAAA"),
-		sortKey(at, "zzzz"),
-		highKey(at),
-		sortKey(at.Add(time.Nanosecond), "AAAA"),
-		mapSortKey(ms.Add(time.Millisecond), 0),
+		TimeKey(ms.Add(-time.Nanosecond)),
+		MapSortKey(ms, 0),
+		MapSortKey(ms, 1),
+		MapSortKey(ms, 12),
+		SortKey(at, "AAAA"),
+		SortKey(at, "zzzz"),
+		HighKey(at),
+		SortKey(at.Add(time.Nanosecond), "AAAA"),
+		MapSortKey(ms.Add(time.Millisecond), 0),
 	}
 	require.True(t, slices.IsSorted(inOrder), "%q", inOrder)
-	require.Greater(t, timeKey(ms), timeKey(ms.Add(-time.Nanosecond)))
-	require.LessOrEqual(t, timeKey(ms), mapSortKey(ms, 0), "a range from the millisecond's start selects its map items")
+	require.Greater(t, TimeKey(ms), TimeKey(ms.Add(-time.Nanosecond)))
+	require.LessOrEqual(t, TimeKey(ms), MapSortKey(ms, 0), "a range from the millisecond's start selects its map items")
 
 	// Only event partitions parse as such, whatever the series holds.
 	for _, series := range []string{"", "s", "#", "~v", "#~v", "a#1", "x#~rhour", "s:"} {
-		pk := partitionKey("acme", "a_table", series, 3)
-		_, _, got, shard, err := parsePartitionKey(pk)
+		pk := PartitionKey("acme", "a_table", series, 3)
+		_, _, got, shard, err := ParsePartitionKey(pk)
 		require.NoError(t, err, pk)
 		require.Equal(t, series, got)
 		require.Equal(t, 3, shard)
-		for _, other := range []string{seriesIndexKey("acme", "a_table"), markerKey("acme", "a_table"), rollupKey("acme", "a_table", series, "hour")} {
-			_, _, _, _, err := parsePartitionKey(other)
-			require.ErrorIs(t, err, errBadKey, "%q parsed as an event partition", other)
+		for _, other := range []string{SeriesIndexKey("acme", "a_table"), MarkerKey("acme", "a_table"), RollupKey("acme", "a_table", series, "hour")} {
+			_, _, _, _, err := ParsePartitionKey(other)
+			require.ErrorIs(t, err, ErrBadKey, "%q parsed as an event partition", other)
 			require.NotEqual(t, pk, other)
 		}
 	}
-	require.True(t, isMapSortKey(mapSortKey(ms, 0)))
-	require.False(t, isMapSortKey(sortKey(at, "x")))
-	unit, start, series, ok := parseMarkerSortKey(markerSortKey("day", at, "a#b"))
+	require.True(t, IsMapSortKey(MapSortKey(ms, 0)))
+	require.False(t, IsMapSortKey(SortKey(at, "x")))
+	unit, start, series, ok := ParseMarkerSortKey(MarkerSortKey("day", at, "a#b"))
 	require.True(t, ok)
 	require.Equal(t, "day", unit)
 	require.True(t, start.Equal(at))
@@ -169,7 +169,7 @@ func TestKeyKindsSort(t *testing.T) {
 }
 
 // TestTimeKeyAgreesWithAppendFormat holds the hand-written time key to
-// timeLayout, in every zone and at the ends of the years it writes.
+// TimeLayout, in every zone and at the ends of the years it writes.
 func TestTimeKeyAgreesWithAppendFormat(t *testing.T) {
 	paris, err := time.LoadLocation("Europe/Paris")
 	require.NoError(t, err)
@@ -182,7 +182,7 @@ func TestTimeKeyAgreesWithAppendFormat(t *testing.T) {
 		times = append(times, time.Unix(int64(i)*7919*86_413, int64(i)*104_729%1_000_000_000))
 	}
 	for _, tm := range times {
-		require.Equal(t, tm.UTC().Format(timeLayout), timeKey(tm), "%v", tm)
-		require.Equal(t, tm.UTC().Format(timeLayout)+"#id", sortKey(tm, "id"), "%v", tm)
+		require.Equal(t, tm.UTC().Format(TimeLayout), TimeKey(tm), "%v", tm)
+		require.Equal(t, tm.UTC().Format(TimeLayout)+"#id", SortKey(tm, "id"), "%v", tm)
 	}
 }

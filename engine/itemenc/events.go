@@ -1,4 +1,4 @@
-package engine
+package itemenc
 
 import (
 	"github.com/timetabledb/timetable/event"
@@ -23,17 +23,17 @@ type TableEvent struct {
 // a row item takes its attributes as the event's fields: the caller must
 // not use the item again.
 func ItemEvents(dst []TableEvent, it storage.Item) []TableEvent {
-	tenant, table, series, _, err := parsePartitionKey(it.PK)
+	tenant, table, series, _, err := ParsePartitionKey(it.PK)
 	if err != nil {
 		return dst
 	}
-	if isMapSortKey(it.SK) {
-		for _, d := range decodeMapItem(nil, it, series) {
-			dst = append(dst, TableEvent{Tenant: tenant, Table: table, Event: d.ev})
+	if IsMapSortKey(it.SK) {
+		for _, d := range DecodeMapItem(nil, it, series) {
+			dst = append(dst, TableEvent{Tenant: tenant, Table: table, Event: d.Event})
 		}
 		return dst
 	}
-	if ev, ok := rowEvent(it, series, false); ok {
+	if ev, ok := RowEvent(it, series, false); ok {
 		dst = append(dst, TableEvent{Tenant: tenant, Table: table, Event: ev})
 	}
 	return dst

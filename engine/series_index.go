@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/timetabledb/timetable/engine/itemenc"
 	"github.com/timetabledb/timetable/storage"
 )
 
@@ -142,11 +143,11 @@ func (c *seriesCache) add(physical, tenant, table string, series []string) {
 // listSeries reads the series index of a logical table in one physical
 // table.
 func listSeries(ctx context.Context, store storage.Items, physical, tenant, table string) ([]string, error) {
-	it := store.Query(ctx, storage.Query{Table: physical, PK: seriesIndexKey(tenant, table)})
+	it := store.Query(ctx, storage.Query{Table: physical, PK: itemenc.SeriesIndexKey(tenant, table)})
 	defer it.Close()
 	var out []string
 	for it.Next() {
-		if s, ok := strings.CutPrefix(it.Item().SK, seriesIndexPrefix); ok {
+		if s, ok := strings.CutPrefix(it.Item().SK, itemenc.SeriesIndexPrefix); ok {
 			out = append(out, s)
 		}
 	}
@@ -219,12 +220,12 @@ func (db *DB) ListSeries(ctx context.Context, tenant, table, prefix, after strin
 	if err != nil {
 		return SeriesPage{}, fmt.Errorf("list series of %q: %w", table, err)
 	}
-	q := storage.Query{PK: seriesIndexKey(tenant, table), Low: seriesIndexPrefix + prefix, Limit: limit + 1}
+	q := storage.Query{PK: itemenc.SeriesIndexKey(tenant, table), Low: itemenc.SeriesIndexPrefix + prefix, Limit: limit + 1}
 	if prefix != "" {
-		q.High = seriesIndexPrefix + prefix + string(utf8.MaxRune)
+		q.High = itemenc.SeriesIndexPrefix + prefix + string(utf8.MaxRune)
 	}
-	if after != "" && seriesIndexPrefix+after >= q.Low {
-		q.After = seriesIndexPrefix + after
+	if after != "" && itemenc.SeriesIndexPrefix+after >= q.Low {
+		q.After = itemenc.SeriesIndexPrefix + after
 	}
 	var mu sync.Mutex
 	found := map[string]struct{}{}
@@ -238,7 +239,7 @@ func (db *DB) ListSeries(ctx context.Context, tenant, table, prefix, after strin
 			defer it.Close()
 			var got []string
 			for it.Next() {
-				if s, ok := strings.CutPrefix(it.Item().SK, seriesIndexPrefix); ok && strings.HasPrefix(s, prefix) {
+				if s, ok := strings.CutPrefix(it.Item().SK, itemenc.SeriesIndexPrefix); ok && strings.HasPrefix(s, prefix) {
 					got = append(got, s)
 				}
 			}

@@ -1,4 +1,4 @@
-package engine
+package agg
 
 import (
 	"encoding/json"
@@ -11,11 +11,11 @@ import (
 // another format is stale, and computed again from raw events.
 const rollupFormat = "2"
 
-// encode returns a rollup item's attributes, but covered. A sum is the
+// Encode returns a rollup item's attributes, but covered. A sum is the
 // exact decimal as a string, since it may have more digits than a
 // DynamoDB number holds; minimums and maximums are values of events, and
 // numbers.
-func (p *part) encode() map[string]any {
+func (p *Summary) Encode() map[string]any {
 	fields := make(map[string]any, len(p.fields)+1)
 	for name, fp := range p.all() {
 		m := map[string]any{
@@ -33,20 +33,23 @@ func (p *part) encode() map[string]any {
 	}
 	return map[string]any{
 		"v":      json.Number(rollupFormat),
-		"events": json.Number(strconv.FormatInt(p.events, 10)),
+		"events": json.Number(strconv.FormatInt(p.Events, 10)),
 		"fields": fields,
 	}
 }
 
 var (
 	errBadRollup = errors.New("timetable: malformed rollup")
-	errOldRollup = errors.New("timetable: rollup of an earlier format")
+	// ErrOldRollup is a rollup of an earlier format: stale, not
+	// malformed.
+	ErrOldRollup = errors.New("timetable: rollup of an earlier format")
 )
 
-// decodePart reads a series' rollup item.
-func decodePart(attrs map[string]any, series string) (*part, error) {
+// DecodeRollup reads a series' rollup item: ErrOldRollup when it is of
+// an earlier format.
+func DecodeRollup(attrs map[string]any, series string) (*Summary, error) {
 	if v, _ := attrs["v"].(json.Number); v != rollupFormat {
-		return nil, errOldRollup
+		return nil, ErrOldRollup
 	}
 	count := func(v any) (int64, error) {
 		n, ok := v.(json.Number)
@@ -63,7 +66,7 @@ func decodePart(attrs map[string]any, series string) (*part, error) {
 	if !ok {
 		return nil, errBadRollup
 	}
-	p := &part{events: events}
+	p := &Summary{Events: events}
 	for name, v := range fields {
 		m, ok := v.(map[string]any)
 		if !ok {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/timetabledb/timetable/engine/itemenc"
 	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/metatable"
 	"github.com/timetabledb/timetable/storage"
@@ -99,22 +100,22 @@ func (db *DB) purgeTables(ctx context.Context, tables []physTable, tenant, table
 	for _, t := range tables {
 		for _, s := range series {
 			for shard := range t.shards {
-				if err := purge(t, partitionKey(tenant, table, s, shard)); err != nil {
+				if err := purge(t, itemenc.PartitionKey(tenant, table, s, shard)); err != nil {
 					return n, err
 				}
 			}
 			for _, u := range rollupUnits {
-				if err := purge(t, rollupKey(tenant, table, s, u.name)); err != nil {
+				if err := purge(t, itemenc.RollupKey(tenant, table, s, u.name)); err != nil {
 					return n, err
 				}
 			}
 		}
-		if err := purge(t, markerKey(tenant, table)); err != nil {
+		if err := purge(t, itemenc.MarkerKey(tenant, table)); err != nil {
 			return n, err
 		}
 	}
 	for _, t := range tables {
-		if err := purge(t, seriesIndexKey(tenant, table)); err != nil {
+		if err := purge(t, itemenc.SeriesIndexKey(tenant, table)); err != nil {
 			return n, err
 		}
 	}
