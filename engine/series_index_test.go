@@ -2,7 +2,6 @@ package engine_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -95,7 +94,7 @@ func TestConcurrentWritersShareIndexWrites(t *testing.T) {
 				want := int64(1)
 				if fail {
 					var we *engine.WriteError
-					require.True(t, errors.As(errs[0], &we), "the held write fails: %v", errs[0])
+					require.ErrorAs(t, errs[0], &we, "the held write fails")
 					errs[0], want = nil, 2
 				}
 				require.Equal(t, make([]error, writers), errs)

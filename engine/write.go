@@ -63,7 +63,8 @@ type pending struct {
 func (db *DB) Write(ctx context.Context, tenant, table string, events []event.Event) (int, error) {
 	return db.write(ctx, tenant, table, func(now time.Time) (event.Batch, error) {
 		b, err := event.Check(events, db.opts.Limits, now)
-		if be, ok := errors.AsType[*event.BatchError](err); ok {
+		var be *event.BatchError
+		if errors.As(err, &be) {
 			return b, db.storageProblems(tenant, table, events, be, now)
 		}
 		return b, err
@@ -92,7 +93,8 @@ func (db *DB) storageProblems(tenant, table string, events []event.Event, be *ev
 		return be
 	}
 	_, err = db.prepare(tenant, table, db.policy(table), b, now)
-	if more, ok := errors.AsType[*event.BatchError](err); ok {
+	var more *event.BatchError
+	if errors.As(err, &more) {
 		for _, p := range more.Problems {
 			be.Problems = append(be.Problems, event.Problem{Index: index[p.Index], Reason: p.Reason})
 		}
@@ -295,7 +297,8 @@ func (db *DB) prepare(tenant, table string, pol family.TablePolicy, events event
 // storage.InvalidError of Item.Validate. The item's attributes are the
 // event's fields.
 func itemProblem(err error) string {
-	ie, ok := errors.AsType[storage.InvalidError](err)
+	var ie storage.InvalidError
+	ok := errors.As(err, &ie)
 	switch {
 	case !ok:
 		return err.Error()

@@ -24,7 +24,8 @@ func TestCheckWrite(t *testing.T) {
 
 	huge, err := event.Check([]event.Event{ev(apr10, "s", nil), ev(apr10.Add(time.Second), "s", map[string]any{"blob": string(make([]byte, 410*1024))})}, event.Limits{}, apr10)
 	require.NoError(t, err)
-	be, ok := errors.AsType[*event.BatchError](f.db.CheckWrite("acme", "t", huge))
+	var be *event.BatchError
+	ok := errors.As(f.db.CheckWrite("acme", "t", huge), &be)
 	require.True(t, ok)
 	require.Equal(t, 1, be.Problems[0].Index)
 

@@ -36,7 +36,8 @@ func TestWriteRefusesItemsAStoreWould(t *testing.T) {
 			{Time: apr10, Series: strings.Repeat("s", storage.MaxPKBytes), Fields: map[string]any{"v": num(2)}},
 		})
 		require.Zero(t, n)
-		be, ok := errors.AsType[*event.BatchError](err)
+		var be *event.BatchError
+		ok := errors.As(err, &be)
 		require.True(t, ok, "%v", err)
 		require.Len(t, be.Problems, 1)
 		require.Equal(t, 1, be.Problems[0].Index)

@@ -108,7 +108,8 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 			body.Problems[i] = api.Problem(p)
 		}
 	}
-	if le, ok := errors.AsType[*lineproto.Error](err); ok {
+	var le *lineproto.Error
+	if errors.As(err, &le) {
 		body.Lines = make([]api.LineProblem, len(le.Problems))
 		for i, p := range le.Problems {
 			body.Lines[i] = api.LineProblem(p)
@@ -137,7 +138,8 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	case errors.Is(err, storage.ErrInvalid) && !errors.Is(err, event.ErrInvalidEvent):
 		// The store's reason, without the tables the error names.
 		body.Error = fmt.Sprintf("%s; the request will be refused again (request id %s)", storage.ErrInvalid, info.id())
-		if ie, ok := errors.AsType[storage.InvalidError](err); ok {
+		var ie storage.InvalidError
+		if errors.As(err, &ie) {
 			body.Error = fmt.Sprintf("%s; the request will be refused again (request id %s)", ie, info.id())
 		}
 	case code == http.StatusUnauthorized:
