@@ -128,40 +128,25 @@ func runAggregate(cmd *cobra.Command, g *globals, f queryFlags) (err error) {
 	return out.Flush()
 }
 
-// aggregateSource is where query --bucket reads its aggregate: the store,
-// or a server.
-type aggregateSource struct {
-	// page returns the buckets of q as one group without a key, or a
-	// page of its groups when it is grouped.
-	page  func(ctx context.Context, q engine.AggregateQuery) (engine.GroupPage, error)
-	close func() error
-}
-
 // openAggregates returns the source of the aggregate of a query: the
-// server --server names, or the store.
-func (g *globals) openAggregates(cmd *cobra.Command, f queryFlags) (aggregateSource, error) {
-	r, s, tenant, err := g.openRead(cmd)
-	if err != nil {
-		return aggregateSource{}, err
-	}
-	if r != nil {
-		return aggregateSource{
-			page: func(ctx context.Context, q engine.AggregateQuery) (engine.GroupPage, error) {
+// server --server names, or the store. A page is the buckets of q as one
+// group without a key, or a page of its groups when it is grouped.
+func (g *globals) openAggregates(cmd *cobra.Command, f queryFlags) (pageSource[engine.AggregateQuery, engine.GroupPage], error) {
+	return openSource(g, cmd,
+		func(r *remote) func(context.Context, engine.AggregateQuery) (engine.GroupPage, error) {
+			return func(ctx context.Context, q engine.AggregateQuery) (engine.GroupPage, error) {
 				return r.aggregate(ctx, q.Table, f.apiAggregate(q))
-			},
-			close: func() error { return nil },
-		}, nil
-	}
-	return aggregateSource{
-		page: func(ctx context.Context, q engine.AggregateQuery) (engine.GroupPage, error) {
-			if q.GroupBy == "" {
-				buckets, err := s.db.Aggregate(ctx, tenant, q)
-				return engine.GroupPage{Groups: []engine.Group{{Buckets: buckets}}}, err
 			}
-			return s.db.AggregateGroups(ctx, tenant, q)
 		},
-		close: s.Close,
-	}, nil
+		func(s *session, tenant string) func(context.Context, engine.AggregateQuery) (engine.GroupPage, error) {
+			return func(ctx context.Context, q engine.AggregateQuery) (engine.GroupPage, error) {
+				if q.GroupBy == "" {
+					buckets, err := s.db.Aggregate(ctx, tenant, q)
+					return engine.GroupPage{Groups: []engine.Group{{Buckets: buckets}}}, err
+				}
+				return s.db.AggregateGroups(ctx, tenant, q)
+			}
+		})
 }
 
 // apiAggregate returns the HTTP API's query of the aggregate q the flags

@@ -212,38 +212,44 @@ func runQuery(cmd *cobra.Command, g *globals, f queryFlags) (err error) {
 	return nil
 }
 
-// eventSource is where query reads its events: the store, or a server.
-type eventSource struct {
-	// page returns a page of the events q asks for.
-	page func(ctx context.Context, q engine.Query) (engine.Page, error)
-	// maxPage is the most events a page may hold.
+// pageSource is where query reads the pages of its answer: the server
+// --server names, or the store.
+type pageSource[Q, P any] struct {
+	// page returns the page of the answer that q asks for.
+	page func(ctx context.Context, q Q) (P, error)
+	// maxPage is the most events a page of events may hold.
 	maxPage int
 	close   func() error
 }
 
-// openEvents returns the source of the events of a query: the server
-// --server names, or the store.
-func (g *globals) openEvents(cmd *cobra.Command, f queryFlags) (eventSource, error) {
+// openSource opens where query reads (openRead): a server's pages through
+// remote, or else the store's, read-only, for the tenant the flags name,
+// through local.
+func openSource[Q, P any](g *globals, cmd *cobra.Command, remote func(*remote) func(context.Context, Q) (P, error), local func(s *session, tenant string) func(context.Context, Q) (P, error)) (pageSource[Q, P], error) {
 	r, s, tenant, err := g.openRead(cmd)
 	if err != nil {
-		return eventSource{}, err
+		return pageSource[Q, P]{}, err
 	}
 	if r != nil {
-		return eventSource{
-			page: func(ctx context.Context, q engine.Query) (engine.Page, error) {
-				return r.events(ctx, q.Table, f.apiQuery(q))
-			},
-			maxPage: engine.DefaultMaxLimit,
-			close:   func() error { return nil },
-		}, nil
+		return pageSource[Q, P]{page: remote(r), maxPage: engine.DefaultMaxLimit, close: func() error { return nil }}, nil
 	}
-	return eventSource{
-		page: func(ctx context.Context, q engine.Query) (engine.Page, error) {
-			return s.db.Query(ctx, tenant, q)
+	return pageSource[Q, P]{page: local(s, tenant), maxPage: s.db.Options().MaxLimit, close: s.Close}, nil
+}
+
+// openEvents returns the source of the events of a query: the server
+// --server names, or the store.
+func (g *globals) openEvents(cmd *cobra.Command, f queryFlags) (pageSource[engine.Query, engine.Page], error) {
+	return openSource(g, cmd,
+		func(r *remote) func(context.Context, engine.Query) (engine.Page, error) {
+			return func(ctx context.Context, q engine.Query) (engine.Page, error) {
+				return r.events(ctx, q.Table, f.apiQuery(q))
+			}
 		},
-		maxPage: s.db.Options().MaxLimit,
-		close:   s.Close,
-	}, nil
+		func(s *session, tenant string) func(context.Context, engine.Query) (engine.Page, error) {
+			return func(ctx context.Context, q engine.Query) (engine.Page, error) {
+				return s.db.Query(ctx, tenant, q)
+			}
+		})
 }
 
 // apiQuery returns the HTTP API's query of the page q of the query the

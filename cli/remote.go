@@ -214,8 +214,7 @@ func (r *remote) revoke(ctx context.Context, name, id string) (keyRow, error) {
 }
 
 func (r *remote) rotate(ctx context.Context, name, id string, grace time.Duration) (rotation, error) {
-	rot, err := call(r, func(c *client.Client) (api.KeyRotated, error) { return c.RotateKey(ctx, name, id, grace) })
-	return rotation{New: keyRow(rot.Key), Old: keyRow(rot.Old)}, err
+	return call(r, func(c *client.Client) (api.KeyRotated, error) { return c.RotateKey(ctx, name, id, grace) })
 }
 
 // The admin API: the physical tables and the lifecycle plan.

@@ -13,35 +13,22 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/timetabledb/timetable/api"
 	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/tenant"
 )
 
 // tenantRow is a tenant as the tenant commands print it, and as the admin
 // API answers it.
-type tenantRow struct {
-	Name    string    `json:"name"`
-	Created time.Time `json:"created"`
-}
+type tenantRow = api.Tenant
 
 // keyRow is an API key as the tenant commands print it, and as the admin
 // API answers it; Secret only where the key is made.
-type keyRow struct {
-	ID      string    `json:"id"`
-	Tenant  string    `json:"tenant"`
-	Scope   string    `json:"scope"`
-	Created time.Time `json:"created"`
-	Expires time.Time `json:"expires,omitzero"`
-	State   string    `json:"state"`
-	Secret  string    `json:"secret,omitempty"`
-}
+type keyRow = api.Key
 
 // rotation is a rotated key: the new one, secret included, and the old
 // one with its end.
-type rotation struct {
-	New keyRow `json:"key"`
-	Old keyRow `json:"old"`
-}
+type rotation = api.KeyRotated
 
 // tenantAdmin keeps tenants and their keys: the store's tenant registry,
 // or a server's admin API (remote.go).
@@ -164,8 +151,8 @@ func (l localTenants) rotate(ctx context.Context, name, id string, grace time.Du
 	if err != nil {
 		return rotation{}, err
 	}
-	r := rotation{New: l.row(rot.New, now), Old: l.row(rot.Old, now)}
-	r.New.Secret = rot.Secret
+	r := rotation{Key: l.row(rot.New, now), Old: l.row(rot.Old, now)}
+	r.Key.Secret = rot.Secret
 	return r, nil
 }
 
@@ -380,9 +367,9 @@ keys needs --key, and tenant keys lists them.`,
 				if err != nil {
 					return err
 				}
-				fmt.Fprintln(cmd.OutOrStdout(), rot.New.Secret)
+				fmt.Fprintln(cmd.OutOrStdout(), rot.Key.Secret)
 				fmt.Fprintf(cmd.ErrOrStderr(), "Rotated key %s of tenant %s: the new key %s above is shown once, keep it now; %s works until %s.\n",
-					rot.Old.ID, name, rot.New.ID, rot.Old.ID, rot.Old.Expires.UTC().Format(time.RFC3339))
+					rot.Old.ID, name, rot.Key.ID, rot.Old.ID, rot.Old.Expires.UTC().Format(time.RFC3339))
 				return nil
 			})
 		},
