@@ -169,16 +169,11 @@ func call[T any](r *remote, fn func(c *client.Client) (T, error)) (T, error) {
 
 func (r *remote) addTenant(ctx context.Context, name string) (keyRow, error) {
 	added, err := call(r, func(c *client.Client) (api.TenantAdded, error) { return c.AddTenant(ctx, name) })
-	return keyRow(added.Key), err
+	return added.Key, err
 }
 
 func (r *remote) tenants(ctx context.Context) ([]tenantRow, error) {
-	tenants, err := call(r, func(c *client.Client) ([]api.Tenant, error) { return c.Tenants(ctx) })
-	rows := make([]tenantRow, len(tenants))
-	for i, t := range tenants {
-		rows[i] = tenantRow(t)
-	}
-	return rows, err
+	return call(r, func(c *client.Client) ([]api.Tenant, error) { return c.Tenants(ctx) })
 }
 
 func (r *remote) removeTenant(ctx context.Context, name string, deleteData bool) (engine.Purged, error) {
@@ -195,22 +190,15 @@ func (r *remote) removeTenant(ctx context.Context, name string, deleteData bool)
 }
 
 func (r *remote) keys(ctx context.Context, name string) ([]keyRow, error) {
-	keys, err := call(r, func(c *client.Client) ([]api.Key, error) { return c.Keys(ctx, name) })
-	rows := make([]keyRow, len(keys))
-	for i, k := range keys {
-		rows[i] = keyRow(k)
-	}
-	return rows, err
+	return call(r, func(c *client.Client) ([]api.Key, error) { return c.Keys(ctx, name) })
 }
 
 func (r *remote) addKey(ctx context.Context, name, scope string) (keyRow, error) {
-	key, err := call(r, func(c *client.Client) (api.Key, error) { return c.AddKey(ctx, name, scope) })
-	return keyRow(key), err
+	return call(r, func(c *client.Client) (api.Key, error) { return c.AddKey(ctx, name, scope) })
 }
 
 func (r *remote) revoke(ctx context.Context, name, id string) (keyRow, error) {
-	key, err := call(r, func(c *client.Client) (api.Key, error) { return c.RevokeKey(ctx, name, id) })
-	return keyRow(key), err
+	return call(r, func(c *client.Client) (api.Key, error) { return c.RevokeKey(ctx, name, id) })
 }
 
 func (r *remote) rotate(ctx context.Context, name, id string, grace time.Duration) (rotation, error) {
