@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"time"
 	"unicode/utf8"
+
+	"github.com/timetabledb/timetable/internal/jsonnum"
 )
 
 // Bucket is one time bucket of an aggregate. The engine's aggregates
@@ -107,7 +109,7 @@ func appendResult(dst []byte, v any) ([]byte, error) {
 	case int64:
 		return strconv.AppendInt(dst, v, 10), nil
 	case json.Number:
-		if isJSONNumber(string(v)) {
+		if jsonnum.Valid(string(v)) {
 			return append(dst, v...), nil
 		}
 	}
@@ -128,49 +130,6 @@ func appendJSONString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	dst = append(dst, s...)
 	return append(dst, '"')
-}
-
-// isJSONNumber reports whether s is a JSON number literal and nothing
-// else, as event.IsJSONNumber does (a test holds the two to the same
-// answers; this package imports nothing of timetable's).
-func isJSONNumber(s string) bool {
-	digits := func(i int) int {
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-		return i
-	}
-	i := 0
-	if i < len(s) && s[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(s) && s[i] == '0':
-		i++
-	case i < len(s) && s[i] >= '1' && s[i] <= '9':
-		i = digits(i + 1)
-	default:
-		return false
-	}
-	if i < len(s) && s[i] == '.' {
-		if j := digits(i + 1); j > i+1 {
-			i = j
-		} else {
-			return false
-		}
-	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		i++
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			i++
-		}
-		if j := digits(i); j > i {
-			i = j
-		} else {
-			return false
-		}
-	}
-	return i == len(s)
 }
 
 // bucketJSON is a Bucket as JSON.

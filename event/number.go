@@ -3,6 +3,7 @@ package event
 import (
 	"errors"
 
+	"github.com/timetabledb/timetable/internal/jsonnum"
 	"github.com/timetabledb/timetable/storage"
 )
 
@@ -40,42 +41,4 @@ func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 // IsJSONNumber reports whether s is a JSON number literal and nothing
 // else: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?, which JSON
 // encoders write as it is. It checks in one pass, without allocating.
-func IsJSONNumber(s string) bool {
-	digits := func(i int) int {
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-		return i
-	}
-	i := 0
-	if i < len(s) && s[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(s) && s[i] == '0':
-		i++
-	case i < len(s) && s[i] >= '1' && s[i] <= '9':
-		i = digits(i + 1)
-	default:
-		return false
-	}
-	if i < len(s) && s[i] == '.' {
-		if j := digits(i + 1); j > i+1 {
-			i = j
-		} else {
-			return false
-		}
-	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		i++
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			i++
-		}
-		if j := digits(i); j > i {
-			i = j
-		} else {
-			return false
-		}
-	}
-	return i == len(s)
-}
+func IsJSONNumber(s string) bool { return jsonnum.Valid(s) }
