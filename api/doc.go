@@ -3,7 +3,8 @@
 // query parameters of its reads, and the error body and codes of every
 // failure. The server (package server) writes these types, the Go client
 // (package client) reads them, and both import this package, which
-// imports only the standard library, so any Go program can speak the API
+// imports only the standard library and one rule of its own module
+// (internal/jsonnum, what a JSON number literal is), so any Go program can speak the API
 // without the engine.
 //
 // # Endpoints
