@@ -3,10 +3,10 @@ package influxql
 import (
 	"context"
 	"encoding/json"
-	"strconv"
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 

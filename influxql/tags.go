@@ -216,4 +216,3 @@ func splitCondition(cond iql.Expr, isTag func(string) bool) (tagCond, fieldCond 
 	}
 	return tagCond, fieldCond, nil
 }
-
