@@ -134,6 +134,15 @@ func matchTags(e iql.Expr, tags map[string]string) (bool, error) {
 			case iql.NEQ:
 				return v != lit.Val, nil
 			}
+		case *iql.IntegerLiteral, *iql.NumberLiteral, *iql.BooleanLiteral:
+			// Tag values are strings: an unquoted number or boolean is
+			// compared as InfluxQL writes it.
+			switch e.Op {
+			case iql.EQ:
+				return v == lit.String(), nil
+			case iql.NEQ:
+				return v != lit.String(), nil
+			}
 		case *iql.RegexLiteral:
 			switch e.Op {
 			case iql.EQREGEX:

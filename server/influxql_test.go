@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/timetabledb/timetable/api"
 	"github.com/timetabledb/timetable/server"
+	"github.com/timetabledb/timetable/tenant"
 )
 
 // writeWeather writes a measurement of three series over an hour: a
@@ -45,30 +47,180 @@ func influxQL(t *testing.T, f *fixture, q string, params ...string) api.InfluxQL
 	return out
 }
 
-func TestInfluxQLExplore(t *testing.T) {
+// rfc is a time as an InfluxQL string literal.
+func rfc(t time.Time) string { return "'" + t.Format(time.RFC3339Nano) + "'" }
+
+// The SHOW statements read the tenant's tables and the tags of their
+// series.
+func TestInfluxQLShow(t *testing.T) {
 	f := newFixture(t, server.Options{})
-	start := now.Add(-2 * time.Hour).Truncate(time.Hour)
-	writeWeather(t, f, start)
-	for _, q := range []string{
-		"SHOW DATABASES",
-		"SHOW MEASUREMENTS",
-		"SHOW TAG KEYS FROM weather",
-		`SHOW TAG VALUES FROM weather WITH KEY = "host" WHERE region = 'eu'`,
-		"SHOW FIELD KEYS",
-		"SHOW SERIES FROM weather WHERE host =~ /web[12]/",
-		"SHOW RETENTION POLICIES",
-		fmt.Sprintf("SELECT temp, host FROM weather WHERE host = 'web1' AND time >= %d LIMIT 3", start.UnixNano()),
-		"SELECT * FROM weather WHERE temp > 88 ORDER BY time DESC LIMIT 2",
-		fmt.Sprintf("SELECT mean(temp), count(temp), max(temp), spread(temp) FROM weather WHERE time >= '%s' AND time < '%s' GROUP BY time(20m), host fill(null)", start.Format(time.RFC3339), start.Add(time.Hour).Format(time.RFC3339)),
-		fmt.Sprintf("SELECT mean(temp) FROM weather WHERE region = 'eu' AND time >= '%s' AND time < '%s' GROUP BY time(20m)", start.Format(time.RFC3339), start.Add(time.Hour).Format(time.RFC3339)),
-		fmt.Sprintf("SELECT derivative(mean(temp), 1m), last(temp) FROM weather WHERE host = 'web1' AND time >= '%s' AND time < '%s' GROUP BY time(20m)", start.Format(time.RFC3339), start.Add(time.Hour).Format(time.RFC3339)),
-		"SELECT last(temp) FROM weather WHERE host='web3'",
-		"SELECT median(temp) FROM weather",
-		"SELECT stddev(temp) FROM weather",
-		"DROP DATABASE plant",
-	} {
+	writeWeather(t, f, now.Add(-2*time.Hour))
+	values := func(q string) [][]any {
+		t.Helper()
 		out := influxQL(t, f, q)
-		b, _ := json.Marshal(out)
-		t.Logf("%s\n  → %s", q, b)
+		require.Len(t, out.Results, 1)
+		require.Empty(t, out.Results[0].Error, q)
+		var all [][]any
+		for _, s := range out.Results[0].Series {
+			all = append(all, s.Values...)
+		}
+		return all
 	}
+	for _, tc := range []struct {
+		q    string
+		want [][]any
+	}{
+		{"SHOW DATABASES", [][]any{{"acme"}}},
+		{"SHOW MEASUREMENTS", [][]any{{"weather"}}},
+		{"SHOW MEASUREMENTS LIMIT 1", [][]any{{"weather"}}},
+		{"SHOW MEASUREMENTS WITH MEASUREMENT =~ /(?i)WEA/ LIMIT 100", [][]any{{"weather"}}},
+		{"SHOW MEASUREMENTS WITH MEASUREMENT = nope", nil},
+		{`SHOW MEASUREMENTS WHERE "host" = 'web9'`, nil},
+		{"SHOW TAG KEYS", [][]any{{"host"}, {"region"}}},
+		{`SHOW TAG KEYS FROM "autogen"."weather"`, [][]any{{"host"}, {"region"}}},
+		{`SHOW TAG VALUES WITH KEY = "host"`, [][]any{{"host", "web1"}, {"host", "web2"}, {"host", "web3"}}},
+		{`SHOW TAG VALUES FROM "weather" WITH KEY = "host" WHERE "region" = 'eu'`, [][]any{{"host", "web1"}, {"host", "web2"}}},
+		{`SHOW TAG VALUES FROM weather WITH KEY IN ("host", "region") WHERE host !~ /web[12]/`, [][]any{{"host", "web3"}, {"region", "us"}}},
+		{`SHOW TAG VALUES FROM weather WITH KEY =~ /reg/`, [][]any{{"region", "eu"}, {"region", "us"}}},
+		{`SHOW TAG VALUES FROM weather WITH KEY = "host" WHERE region = 'eu' OR host = 'web3' LIMIT 2 OFFSET 1`, [][]any{{"host", "web2"}, {"host", "web3"}}},
+		{"SHOW FIELD KEYS FROM weather", [][]any{{"note", "string"}, {"ok", "boolean"}, {"temp", "float"}}},
+		{`SHOW SERIES FROM weather WHERE host =~ /web[12]/ AND region = 'eu'`, [][]any{{"weather,host=web1,region=eu"}, {"weather,host=web2,region=eu"}}},
+		{`SHOW RETENTION POLICIES ON "plant"`, [][]any{{"autogen", "0s", "168h0m0s", float64(1), true}}},
+		{"CREATE DATABASE plant", nil},
+	} {
+		require.Equal(t, tc.want, values(tc.q), tc.q)
+	}
+}
+
+// SELECT answers events and aggregates; the aggregates are those of the
+// /v1 aggregate endpoint for the same series and buckets.
+func TestInfluxQLSelect(t *testing.T) {
+	f := newFixture(t, server.Options{})
+	start := now.Add(-2 * time.Hour)
+	writeWeather(t, f, start)
+	end := start.Add(time.Hour)
+	series := func(q string, params ...string) []api.InfluxQLSeries {
+		t.Helper()
+		out := influxQL(t, f, q, params...)
+		require.Len(t, out.Results, 1)
+		require.Empty(t, out.Results[0].Error, q)
+		return out.Results[0].Series
+	}
+
+	// Raw events of one series picked by its tag, at an epoch.
+	s := series(fmt.Sprintf(`SELECT "temp", host AS h FROM weather WHERE host = 'web1' AND time >= %dms LIMIT 2`, start.UnixMilli()), "epoch", "s")
+	require.Equal(t, []api.InfluxQLSeries{{Name: "weather", Columns: []string{"time", "temp", "h"},
+		Values: [][]any{{float64(start.Unix()), float64(10), "web1"}, {float64(start.Unix() + 60), float64(11), "web1"}}}}, s)
+	// A filter on a field, newest first, *.
+	s = series(`SELECT * FROM weather WHERE temp > 87 ORDER BY time DESC`)
+	require.Equal(t, []string{"time", "host", "note", "region", "temp"}, s[0].Columns)
+	require.Equal(t, [][]any{{end.Add(-time.Minute).Format(time.RFC3339), "web3", "n59", "us", float64(89)}, {end.Add(-2 * time.Minute).Format(time.RFC3339), "web3", "n58", "us", float64(88)}}, s[0].Values)
+
+	// Aggregates of one series, grouped by time, against /v1.
+	q := fmt.Sprintf(`SELECT count("temp"), sum(temp), mean(temp), min(temp), max(temp), first(temp), last(temp), spread(temp), median(temp), percentile(temp, 90) FROM "weather" WHERE "host" = 'web2' AND time >= %s AND time < %s GROUP BY time(20m) fill(null)`, rfc(start), rfc(end))
+	s = series(q)
+	require.Len(t, s, 1)
+	agg := f.do("GET", "/v1/tables/weather/aggregate?"+url.Values{"series": {"host=web2,region=eu"}, "bucket": {"20m"}, "fields": {"temp"},
+		"fn": {"count,sum,avg,min,max,first,last,p50,p90"}, "from": {start.Format(time.RFC3339)}, "to": {end.Add(-time.Nanosecond).Format(time.RFC3339Nano)}}.Encode(), f.acme, nil)
+	require.Equal(t, http.StatusOK, agg.status, "%s", agg.body)
+	var v1 struct {
+		Buckets []struct {
+			Start  string                    `json:"start"`
+			Values map[string]map[string]any `json:"values"`
+		} `json:"buckets"`
+	}
+	require.NoError(t, json.Unmarshal(agg.body, &v1))
+	require.Len(t, s[0].Values, len(v1.Buckets))
+	for i, b := range v1.Buckets {
+		r := s[0].Values[i]
+		tv := b.Values["temp"]
+		require.Equal(t, b.Start, r[0])
+		require.Equal(t, []any{tv["count"], tv["sum"], tv["avg"], tv["min"], tv["max"], tv["first"], tv["last"]}, r[1:8], "bucket %s", b.Start)
+		require.Equal(t, tv["max"].(float64)-tv["min"].(float64), r[8])
+		require.Equal(t, []any{tv["p50"], tv["p90"]}, r[9:11])
+	}
+
+	// Several series: merged where exact, grouped by a tag, filled.
+	s = series(fmt.Sprintf(`SELECT mean(temp), count(temp) FROM weather WHERE region = 'eu' AND time >= %s AND time < %s GROUP BY time(30m)`, rfc(start), rfc(end.Add(30*time.Minute))))
+	require.Equal(t, [][]any{{start.Format(time.RFC3339), 29.5, float64(60)}, {start.Add(30 * time.Minute).Format(time.RFC3339), 59.5, float64(60)},
+		{start.Add(time.Hour).Format(time.RFC3339), nil, float64(0)}}, s[0].Values)
+	s = series(fmt.Sprintf(`SELECT max(temp) FROM weather WHERE time >= %s AND time < %s GROUP BY time(30m), "region" fill(none)`, rfc(start), rfc(end.Add(30*time.Minute))))
+	require.Len(t, s, 2)
+	require.Equal(t, map[string]string{"region": "eu"}, s[0].Tags)
+	require.Equal(t, [][]any{{start.Format(time.RFC3339), float64(49)}, {start.Add(30 * time.Minute).Format(time.RFC3339), float64(79)}}, s[0].Values)
+	require.Equal(t, map[string]string{"region": "us"}, s[1].Tags)
+	s = series(fmt.Sprintf(`SELECT last(temp) FROM weather WHERE time >= %s AND time < %s GROUP BY * SLIMIT 1 SOFFSET 2`, rfc(start), rfc(end)))
+	require.Equal(t, []api.InfluxQLSeries{{Name: "weather", Tags: map[string]string{"host": "web3", "region": "us"}, Columns: []string{"time", "last"},
+		Values: [][]any{{start.Format(time.RFC3339), float64(89)}}}}, s)
+	for _, tc := range []struct {
+		fill string
+		want any
+	}{{"fill(previous)", float64(24)}, {"fill(linear)", 46.5}, {"fill(-1)", float64(-1)}, {"fill(null)", nil}} {
+		s = series(fmt.Sprintf(`SELECT max(temp) FROM weather WHERE host = 'web1' AND (temp < 25 OR temp > 55) AND time >= %s AND time < %s GROUP BY time(20m) %s`, rfc(start), rfc(end), tc.fill))
+		require.Equal(t, [][]any{{start.Format(time.RFC3339), float64(24)}, {start.Add(20 * time.Minute).Format(time.RFC3339), tc.want},
+			{start.Add(40 * time.Minute).Format(time.RFC3339), float64(69)}}, s[0].Values, tc.fill)
+	}
+
+	// Transforms over the buckets.
+	s = series(fmt.Sprintf(`SELECT derivative(mean(temp), 1m), difference(max(temp)), moving_average(max(temp), 2) FROM weather WHERE host = 'web1' AND time >= %s AND time < %s GROUP BY time(20m)`, rfc(start), rfc(end)))
+	require.Equal(t, [][]any{{start.Add(20 * time.Minute).Format(time.RFC3339), float64(1), float64(20), float64(39)},
+		{start.Add(40 * time.Minute).Format(time.RFC3339), float64(1), float64(20), float64(59)}}, s[0].Values)
+}
+
+// /query takes the key as InfluxDB 1.x clients send it, several
+// statements each with its own result or error, POST forms, chunks.
+func TestInfluxQLProtocol(t *testing.T) {
+	f := newFixture(t, server.Options{})
+	writeWeather(t, f, now.Add(-2*time.Hour))
+	q := url.Values{"q": {"SHOW DATABASES; DROP DATABASE plant; SELECT stddev(temp) FROM weather; SELECT count(temp) FROM weather WHERE host = 'web1'"}, "db": {"plant"}}
+	check := func(r response) {
+		t.Helper()
+		require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+		var out api.InfluxQLResponse
+		require.NoError(t, json.Unmarshal(r.body, &out), "%s", r.body)
+		require.Len(t, out.Results, 4)
+		require.Equal(t, [][]any{{"acme"}}, out.Results[0].Series[0].Values)
+		require.Equal(t, 1, out.Results[1].StatementID)
+		require.Contains(t, out.Results[1].Error, "DROP DATABASE is not supported")
+		require.Contains(t, out.Results[2].Error, "stddev() is not supported")
+		require.Equal(t, float64(60), out.Results[3].Series[0].Values[0][1])
+	}
+	basic := "Basic " + base64.StdEncoding.EncodeToString([]byte("anyone:"+f.acme))
+	check(f.do("GET", "/query?"+q.Encode(), f.acme, nil))                                    // Bearer
+	check(f.do("GET", "/query?"+q.Encode(), "", nil, "Authorization", "Token "+f.acme))      // Token
+	check(f.do("GET", "/query?"+q.Encode(), "", nil, "Authorization", basic))                // Basic
+	check(f.do("GET", "/query?"+q.Encode()+"&u=anyone&p="+url.QueryEscape(f.acme), "", nil)) // u and p
+	check(f.do("POST", "/query?u=x&p="+url.QueryEscape(f.acme), "", []byte(q.Encode()), "Content-Type", "application/x-www-form-urlencoded"))
+	// A read-only key reads.
+	_, reader, err := f.db.Tenants().AddKey(t.Context(), "acme", tenant.ScopeRead, now)
+	require.NoError(t, err)
+	check(f.do("GET", "/query?"+q.Encode(), reader, nil))
+
+	require.Equal(t, http.StatusUnauthorized, f.do("GET", "/query?"+q.Encode(), "", nil).status)
+	require.Equal(t, http.StatusUnauthorized, f.do("GET", "/query?"+q.Encode()+"&p=nope", "", nil).status)
+	bad := f.do("GET", "/query?q=SELEKT+1", f.acme, nil)
+	require.Equal(t, http.StatusBadRequest, bad.status)
+	require.Contains(t, string(bad.body), "error parsing query")
+	require.Equal(t, http.StatusBadRequest, f.do("GET", "/query", f.acme, nil).status)
+	require.Equal(t, http.StatusBadRequest, f.do("GET", "/query?q=SHOW+DATABASES&epoch=d", f.acme, nil).status)
+
+	// Chunks: a JSON document a line, every chunk_size rows of a series.
+	r := f.do("GET", "/query?"+url.Values{"q": {"SELECT temp FROM weather WHERE host = 'web1'; SHOW DATABASES"}, "chunked": {"true"}, "chunk_size": {"25"}}.Encode(), f.acme, nil)
+	require.Equal(t, http.StatusOK, r.status)
+	lines := strings.Split(strings.TrimSpace(string(r.body)), "\n")
+	require.Len(t, lines, 4)
+	rows := 0
+	for i, line := range lines {
+		var out api.InfluxQLResponse
+		require.NoError(t, json.Unmarshal([]byte(line), &out))
+		res := out.Results[0]
+		require.Equal(t, i < 2, res.Partial, line)
+		if i < 3 {
+			rows += len(res.Series[0].Values)
+		}
+	}
+	require.Equal(t, 60, rows)
+	// pretty indents.
+	r = f.do("GET", "/query?q=SHOW+DATABASES&pretty=true", f.acme, nil)
+	require.Contains(t, string(r.body), "\n    \"results\": [")
 }
