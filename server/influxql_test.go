@@ -1,11 +1,14 @@
 package server_test
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -223,4 +226,51 @@ func TestInfluxQLProtocol(t *testing.T) {
 	// pretty indents.
 	r = f.do("GET", "/query?q=SHOW+DATABASES&pretty=true", f.acme, nil)
 	require.Contains(t, string(r.body), "\n    \"results\": [")
+}
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+// The queries Grafana sends answer as testdata/influxql/grafana.golden
+// says (go test -run TestInfluxQLGrafana -update rewrites it), each
+// without an error.
+func TestInfluxQLGrafana(t *testing.T) {
+	f := newFixture(t, server.Options{})
+	writeWeather(t, f, now.Add(-2*time.Hour))
+	src, err := os.ReadFile("testdata/influxql/grafana.txt")
+	require.NoError(t, err)
+	var got strings.Builder
+	for _, para := range strings.Split(string(src), "\n\n") {
+		var who, q string
+		for _, line := range strings.Split(strings.TrimSpace(para), "\n") {
+			if c, ok := strings.CutPrefix(line, "# "); ok {
+				who = c
+			} else {
+				q = line
+			}
+		}
+		if q == "" {
+			continue
+		}
+		for _, method := range []string{"GET", "POST"} {
+			r := f.do(method, "/query?db=plant&epoch=ms", f.acme, []byte(url.Values{"q": {q}}.Encode()), "Content-Type", "application/x-www-form-urlencoded")
+			if method == "GET" {
+				r = f.do(method, "/query?"+url.Values{"q": {q}, "db": {"plant"}, "epoch": {"ms"}}.Encode(), f.acme, nil)
+			}
+			require.Equal(t, http.StatusOK, r.status, "%s: %s", who, r.body)
+			var out api.InfluxQLResponse
+			require.NoError(t, json.Unmarshal(r.body, &out))
+			require.Empty(t, out.Results[0].Error, "%s: %s", who, q)
+			require.NotEmpty(t, out.Results[0].Series, "%s: %s", who, q)
+			if method == "GET" {
+				fmt.Fprintf(&got, "# %s\n%s\n%s\n", who, q, bytes.TrimSpace(r.body))
+			}
+		}
+	}
+	golden := "testdata/influxql/grafana.golden"
+	if *update {
+		require.NoError(t, os.WriteFile(golden, []byte(got.String()), 0o644))
+	}
+	want, err := os.ReadFile(golden)
+	require.NoError(t, err)
+	require.Equal(t, string(want), got.String())
 }
