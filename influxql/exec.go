@@ -137,7 +137,10 @@ func (x *executor) logicalTables(ctx context.Context) ([]engine.LogicalTable, er
 		if err != nil {
 			return nil, err
 		}
-		x.tables = append(t, []engine.LogicalTable{}...)
+		if t == nil {
+			t = []engine.LogicalTable{} // read, and none
+		}
+		x.tables = t
 	}
 	return x.tables, nil
 }

@@ -274,3 +274,16 @@ func TestInfluxQLGrafana(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, string(want), got.String())
 }
+
+// A series written through the JSON API, whose name is not a tag set, is
+// known by the tag "series".
+func TestInfluxQLPlainSeries(t *testing.T) {
+	f := newFixture(t, server.Options{})
+	at := now.Add(-time.Hour)
+	body := fmt.Sprintf(`[{"time":%q,"series":"car-17","fields":{"speed":88}},{"time":%q,"series":"car-18","fields":{"speed":90}}]`, at.Format(time.RFC3339), at.Format(time.RFC3339))
+	require.Equal(t, http.StatusOK, f.postJSON(f.acme, "cars", body).status)
+	out := influxQL(t, f, `SHOW TAG VALUES FROM cars WITH KEY = "series"; SELECT speed FROM cars WHERE "series" = 'car-18'; SHOW SERIES`)
+	require.Equal(t, [][]any{{"series", "car-17"}, {"series", "car-18"}}, out.Results[0].Series[0].Values)
+	require.Equal(t, [][]any{{at.Format(time.RFC3339), float64(90)}}, out.Results[1].Series[0].Values)
+	require.Equal(t, [][]any{{"cars,series=car-17"}, {"cars,series=car-18"}}, out.Results[2].Series[0].Values)
+}
