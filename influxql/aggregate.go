@@ -7,13 +7,19 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	iql "github.com/influxdata/influxql"
 
 	"github.com/timetabledb/timetable/api"
 	"github.com/timetabledb/timetable/engine"
+	"golang.org/x/sync/errgroup"
 )
+
+// parallelism is how many engine aggregates of a statement's series run
+// at once; the engine bounds its own reads under them.
+const parallelism = 4
 
 // aggColumn is one column of an aggregate SELECT: an aggregate of a
 // field, and maybe a transform of the aggregate over the buckets.
@@ -287,40 +293,58 @@ func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *pl
 		if g.whole {
 			series = []string{""}
 		}
+		// The series are aggregated in parallel and merged as they come:
+		// several series only ever merge functions whose order does not
+		// matter (mergesAcrossSeries), and one series' buckets come in
+		// time order from one call.
+		var mu sync.Mutex
+		merge := func(field string, buckets []engine.Bucket) {
+			mu.Lock()
+			defer mu.Unlock()
+			for _, b := range buckets {
+				slot := 0
+				if p.interval > 0 {
+					slot = int(b.Start.Truncate(bucket).Sub(first) / bucket)
+				}
+				if slot < 0 || slot >= slots || b.Events == 0 {
+					continue
+				}
+				if field == order[0] {
+					events[slot] += b.Events
+				}
+				v := b.Values[field]
+				if len(v) == 0 {
+					continue
+				}
+				a := accs[field][slot]
+				if a == nil {
+					a = &acc{}
+					accs[field][slot] = a
+				}
+				a.add(v)
+			}
+		}
+		eg, ectx := errgroup.WithContext(ctx)
+		eg.SetLimit(parallelism)
 		for _, s := range series {
 			if s == "" && !g.whole {
-				continue
+				continue // the engine reads every series for ""
 			}
 			for _, field := range order {
 				q := engine.AggregateQuery{Table: p.table, Series: s, From: p.from, To: p.to, Bucket: bucket,
 					Fields: []string{field}, Funcs: fields[field], Filter: p.filter}
-				buckets, err := x.eng.Aggregate(ctx, x.tenant, q)
-				if err != nil {
-					return nil, err
-				}
-				for _, b := range buckets {
-					slot := 0
-					if p.interval > 0 {
-						slot = int(b.Start.Truncate(bucket).Sub(first) / bucket)
+				eg.Go(func() error {
+					buckets, err := x.eng.Aggregate(ectx, x.tenant, q)
+					if err != nil {
+						return err
 					}
-					if slot < 0 || slot >= slots || b.Events == 0 {
-						continue
-					}
-					if field == order[0] {
-						events[slot] += b.Events
-					}
-					v := b.Values[field]
-					if len(v) == 0 {
-						continue
-					}
-					a := accs[field][slot]
-					if a == nil {
-						a = &acc{}
-						accs[field][slot] = a
-					}
-					a.add(v)
-				}
+					merge(field, buckets)
+					return nil
+				})
 			}
+		}
+		if err := eg.Wait(); err != nil {
+			return nil, err
 		}
 		values := make([][]any, slots)
 		for slot := range slots {
