@@ -336,7 +336,7 @@ func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *pl
 				eg.Go(func() error {
 					buckets, err := x.eng.Aggregate(ectx, x.tenant, q)
 					if err != nil {
-						return err
+						return &EngineError{Err: err}
 					}
 					merge(field, buckets)
 					return nil

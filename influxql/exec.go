@@ -50,6 +50,15 @@ type Options struct {
 // does not answer.
 var ErrUnsupported = errors.New("not supported")
 
+// EngineError is an error of the engine a statement met: the caller
+// decides whether it is the statement's (a bad query) or the server's (a
+// store unavailable), which InfluxDB's clients should see as a failed
+// request rather than a statement's error.
+type EngineError struct{ Err error }
+
+func (e *EngineError) Error() string { return e.Err.Error() }
+func (e *EngineError) Unwrap() error { return e.Err }
+
 // executor answers the statements of one query.
 type executor struct {
 	eng    Engine
@@ -73,8 +82,10 @@ func Parse(q string, params map[string]any) (iql.Statements, error) {
 }
 
 // Execute answers each statement in turn, each with its own result (its
-// error in it, as InfluxDB does).
-func Execute(ctx context.Context, eng Engine, tenant string, stmts iql.Statements, o Options) []api.InfluxQLResult {
+// error in it, as InfluxDB does); errs holds each statement's error, nil
+// for those that succeeded, for the caller to tell an EngineError of its
+// own making from the statement's.
+func Execute(ctx context.Context, eng Engine, tenant string, stmts iql.Statements, o Options) (results []api.InfluxQLResult, errs []error) {
 	if o.MaxSeries <= 0 {
 		o.MaxSeries = DefaultMaxSeries
 	}
@@ -85,15 +96,16 @@ func Execute(ctx context.Context, eng Engine, tenant string, stmts iql.Statement
 		o.MaxBuckets = DefaultMaxBuckets
 	}
 	x := &executor{eng: eng, tenant: tenant, opts: o, series: map[string][]seriesTags{}}
-	out := make([]api.InfluxQLResult, len(stmts))
+	results, errs = make([]api.InfluxQLResult, len(stmts)), make([]error, len(stmts))
 	for i, st := range stmts {
 		series, err := x.statement(ctx, st)
-		out[i] = api.InfluxQLResult{StatementID: i, Series: series}
+		results[i] = api.InfluxQLResult{StatementID: i, Series: series}
 		if err != nil {
-			out[i] = api.InfluxQLResult{StatementID: i, Error: err.Error()}
+			results[i] = api.InfluxQLResult{StatementID: i, Error: err.Error()}
+			errs[i] = err
 		}
 	}
-	return out
+	return results, errs
 }
 
 // statement answers one statement.
@@ -135,7 +147,7 @@ func (x *executor) logicalTables(ctx context.Context) ([]engine.LogicalTable, er
 	if x.tables == nil {
 		t, err := x.eng.LogicalTables(ctx, x.tenant)
 		if err != nil {
-			return nil, err
+			return nil, &EngineError{Err: err}
 		}
 		if t == nil {
 			t = []engine.LogicalTable{} // read, and none

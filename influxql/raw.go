@@ -122,7 +122,7 @@ func (x *executor) read(ctx context.Context, q engine.Query, n int) ([]event.Eve
 		q.Limit = min(pageSize, n-len(out))
 		page, err := x.eng.Query(ctx, x.tenant, q)
 		if err != nil {
-			return nil, err
+			return nil, &EngineError{Err: err}
 		}
 		out = append(out, page.Events...)
 		if page.NextCursor == "" {

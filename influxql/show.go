@@ -160,7 +160,7 @@ func (x *executor) showFieldKeys(ctx context.Context, st *iql.ShowFieldKeysState
 		from, to := x.tableRange(t)
 		page, err := x.eng.Query(ctx, x.tenant, engine.Query{Table: t.Name, From: from, To: to, Desc: true, Limit: fieldSample})
 		if err != nil {
-			return nil, err
+			return nil, &EngineError{Err: err}
 		}
 		types := map[string]string{}
 		for _, ev := range page.Events {

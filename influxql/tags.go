@@ -45,7 +45,7 @@ func (x *executor) allSeries(ctx context.Context, table string) ([]seriesTags, e
 	for {
 		page, err := x.eng.ListSeries(ctx, x.tenant, table, "", after, engine.MaxSeriesLimit)
 		if err != nil {
-			return nil, err
+			return nil, &EngineError{Err: err}
 		}
 		for _, s := range page.Series {
 			out = append(out, seriesTags{name: s, tags: Tags(s)})

@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -49,7 +50,15 @@ func (s *Server) influxQuery(w http.ResponseWriter, r *http.Request, tenant stri
 		return &httpError{status: http.StatusBadRequest, msg: "error parsing query: " + err.Error()}
 	}
 	opts := influxql.Options{Now: s.db.Options().Clock.Now(), Database: r.Form.Get("db"), Epoch: epoch}
-	results := influxql.Execute(r.Context(), s.db, tenant, stmts, opts)
+	results, errs := influxql.Execute(r.Context(), s.db, tenant, stmts, opts)
+	for _, err := range errs {
+		// A store unavailable, or a server failing, fails the request
+		// as every other route does (503 with Retry-After, or 500),
+		// rather than answering 200 with the cause in a result.
+		if ee, ok := errors.AsType[*influxql.EngineError](err); ok && status(ee.Err) >= 500 {
+			return ee.Err
+		}
+	}
 	pretty := r.Form.Get("pretty") == "true"
 	w.Header().Set("Content-Type", "application/json")
 	if r.Form.Get("chunked") != "true" {
