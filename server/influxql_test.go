@@ -143,6 +143,18 @@ func TestInfluxQLSelect(t *testing.T) {
 		require.Equal(t, []any{tv["p50"], tv["p90"]}, r[9:11])
 	}
 
+	// Every series, one read: every function, as /v1 answers it.
+	s = series(fmt.Sprintf(`SELECT count(temp), mean(temp), first(temp), last(temp), median(temp), count(distinct(temp)) FROM weather WHERE time >= %s AND time < %s GROUP BY time(20m)`, rfc(start), rfc(end)))
+	agg = f.do("GET", "/v1/tables/weather/aggregate?"+url.Values{"bucket": {"20m"}, "fields": {"temp"},
+		"fn": {"count,avg,first,last,p50,count_distinct"}, "from": {start.Format(time.RFC3339)}, "to": {end.Add(-time.Nanosecond).Format(time.RFC3339Nano)}}.Encode(), f.acme, nil)
+	require.Equal(t, http.StatusOK, agg.status, "%s", agg.body)
+	require.NoError(t, json.Unmarshal(agg.body, &v1))
+	require.Len(t, s[0].Values, len(v1.Buckets))
+	for i, b := range v1.Buckets {
+		tv := b.Values["temp"]
+		require.Equal(t, []any{b.Start, tv["count"], tv["avg"], tv["first"], tv["last"], tv["p50"], tv["count_distinct"]}, s[0].Values[i])
+	}
+
 	// Several series: merged where exact, grouped by a tag, filled.
 	s = series(fmt.Sprintf(`SELECT mean(temp), count(temp) FROM weather WHERE region = 'eu' AND time >= %s AND time < %s GROUP BY time(30m)`, rfc(start), rfc(end.Add(30*time.Minute))))
 	require.Equal(t, [][]any{{start.Format(time.RFC3339), 29.5, float64(60)}, {start.Add(30 * time.Minute).Format(time.RFC3339), 59.5, float64(60)},
@@ -162,6 +174,19 @@ func TestInfluxQLSelect(t *testing.T) {
 		s = series(fmt.Sprintf(`SELECT max(temp) FROM weather WHERE host = 'web1' AND (temp < 25 OR temp > 55) AND time >= %s AND time < %s GROUP BY time(20m) %s`, rfc(start), rfc(end), tc.fill))
 		require.Equal(t, [][]any{{start.Format(time.RFC3339), float64(24)}, {start.Add(20 * time.Minute).Format(time.RFC3339), tc.want},
 			{start.Add(40 * time.Minute).Format(time.RFC3339), float64(69)}}, s[0].Values, tc.fill)
+	}
+
+	// What does not merge exactly says what to do instead.
+	for q, msg := range map[string]string{
+		`SELECT median(temp) FROM weather WHERE region = 'eu'`:                          "median() over 2 series at once is not supported: GROUP BY their tags",
+		`SELECT percentile(temp, 95) FROM weather`:                                      "timetable keeps the 50th, 90th and 99th percentiles",
+		`SELECT mean(temp) FROM weather WHERE time > now() - 1h GROUP BY time(7m)`:      "use an interval of at least 1s that divides a day",
+		`SELECT mean(temp) FROM weather WHERE time > now() - 1h GROUP BY time(10m, 1m)`: "an offset in GROUP BY time() is not supported",
+		`SELECT temp FROM weather WHERE host = 'web1' OR temp > 3`:                      "mixes tags and fields under OR",
+		`SELECT derivative(temp) FROM weather`:                                          "derivative of raw values is not supported",
+	} {
+		out := influxQL(t, f, q)
+		require.Contains(t, out.Results[0].Error, msg, q)
 	}
 
 	// Transforms over the buckets.
