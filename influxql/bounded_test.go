@@ -83,6 +83,9 @@ func TestTagsBounded(t *testing.T) {
 	require.Equal(t, []any{"host", "h00007"}, run(`SHOW TAG VALUES FROM m WITH KEY = "host" WHERE region = 'r7' LIMIT 1`))
 	require.Empty(t, counting.reads(), "SHOW TAG VALUES reads no events")
 
+	require.Equal(t, []any{"v", "float"}, run(`SHOW FIELD KEYS FROM m`))
+	require.Len(t, counting.reads(), 100, "SHOW FIELD KEYS samples 100 series")
+
 	require.Equal(t, []any{at.Format(time.RFC3339), json.Number("12345")}, run(`SELECT v FROM m WHERE host = 'h12345'`))
 	require.Equal(t, map[string]int{"host=h12345,region=r5": 1}, counting.reads())
 

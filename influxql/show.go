@@ -136,9 +136,14 @@ func (x *executor) showTagValues(ctx context.Context, st *iql.ShowTagValuesState
 	return out, nil
 }
 
-// fieldSample is how many of a table's latest events SHOW FIELD KEYS
-// reads to find its fields and their types: timetable keeps no schema.
-const fieldSample = 1000
+// SHOW FIELD KEYS reads fieldSample of a table's latest events to find
+// its fields and their types, timetable keeping no schema; from a table
+// of more than fieldSeries series, it reads the latest of fieldSeries of
+// them, spread over the series index.
+const (
+	fieldSample = 1000
+	fieldSeries = 100
+)
 
 // showFieldKeys answers SHOW FIELD KEYS [FROM m]: the fields of the
 // latest events of each table, tags left out, with InfluxDB's type names.
@@ -157,16 +162,32 @@ func (x *executor) showFieldKeys(ctx context.Context, st *iql.ShowFieldKeysState
 		for _, k := range tagKeys(series) {
 			tags[k] = true
 		}
+		// The latest events of the table, in one read of every series;
+		// a table of many series is sampled series by series instead,
+		// so that no read opens all of its partitions.
 		from, to := x.tableRange(t)
-		page, err := x.eng.Query(ctx, x.tenant, engine.Query{Table: t.Name, From: from, To: to, Desc: true, Limit: fieldSample})
-		if err != nil {
-			return nil, &EngineError{Err: err}
+		reads := []engine.Query{{Table: t.Name, From: from, To: to, Desc: true, Limit: fieldSample}}
+		if len(series) > fieldSeries {
+			reads = reads[:0]
+			step := len(series) / fieldSeries
+			for i := 0; i < len(series) && len(reads) < fieldSeries; i += step {
+				if series[i].name == "" {
+					continue // the engine reads every series for ""
+				}
+				reads = append(reads, engine.Query{Table: t.Name, Series: series[i].name, From: from, To: to, Desc: true, Limit: fieldSample / fieldSeries})
+			}
 		}
 		types := map[string]string{}
-		for _, ev := range page.Events {
-			for k, v := range ev.Fields {
-				if _, ok := types[k]; !ok && !tags[k] {
-					types[k] = fieldType(v)
+		for _, q := range reads {
+			page, err := x.eng.Query(ctx, x.tenant, q)
+			if err != nil {
+				return nil, &EngineError{Err: err}
+			}
+			for _, ev := range page.Events {
+				for k, v := range ev.Fields {
+					if _, ok := types[k]; !ok && !tags[k] {
+						types[k] = fieldType(v)
+					}
 				}
 			}
 		}
