@@ -46,39 +46,45 @@ func (x *executor) raw(ctx context.Context, st *iql.SelectStatement, p *plan) ([
 	if !wildcard {
 		q.Fields = fields
 	}
+	// A row holds one of the fields selected, as in InfluxDB.
+	keep := func(ev event.Event) bool {
+		return wildcard || slices.ContainsFunc(fields, func(f string) bool { _, ok := ev.Fields[f]; return ok })
+	}
 	var out []api.InfluxQLSeries
 	for _, g := range p.groups {
 		var events []event.Event
 		if g.whole {
-			got, err := x.read(ctx, q, need)
+			got, err := x.read(ctx, q, need, keep)
 			if err != nil {
 				return nil, err
 			}
 			events = got
 		} else {
+			// Each series' first events are merged into the answer so
+			// far, which keeps only its first need: memory holds two
+			// answers, however many series the group has.
+			order := func(a, b event.Event) int {
+				if p.desc {
+					return b.Time.Compare(a.Time)
+				}
+				return a.Time.Compare(b.Time)
+			}
 			for _, s := range g.series {
 				if s == "" {
 					continue // the engine reads every series for ""
 				}
 				q := q
 				q.Series = s
-				got, err := x.read(ctx, q, need)
+				got, err := x.read(ctx, q, need, keep)
 				if err != nil {
 					return nil, err
 				}
 				events = append(events, got...)
-			}
-			slices.SortStableFunc(events, func(a, b event.Event) int {
-				if p.desc {
-					return b.Time.Compare(a.Time)
+				slices.SortStableFunc(events, order)
+				if len(events) > need {
+					events = events[:need]
 				}
-				return a.Time.Compare(b.Time)
-			})
-		}
-		if !wildcard {
-			events = slices.DeleteFunc(events, func(ev event.Event) bool {
-				return !slices.ContainsFunc(fields, func(f string) bool { _, ok := ev.Fields[f]; return ok })
-			})
+			}
 		}
 		events = cut(events, st.Offset, st.Limit)
 		partial := len(events) > x.opts.MaxRows
@@ -115,8 +121,8 @@ func (x *executor) raw(ctx context.Context, st *iql.SelectStatement, p *plan) ([
 	return out, nil
 }
 
-// read reads up to n events of a query, page by page.
-func (x *executor) read(ctx context.Context, q engine.Query, n int) ([]event.Event, error) {
+// read reads up to n events of a query that keep keeps, page by page.
+func (x *executor) read(ctx context.Context, q engine.Query, n int, keep func(event.Event) bool) ([]event.Event, error) {
 	var out []event.Event
 	for len(out) < n {
 		q.Limit = min(pageSize, n-len(out))
@@ -124,7 +130,11 @@ func (x *executor) read(ctx context.Context, q engine.Query, n int) ([]event.Eve
 		if err != nil {
 			return nil, &EngineError{Err: err}
 		}
-		out = append(out, page.Events...)
+		for _, ev := range page.Events {
+			if keep(ev) {
+				out = append(out, ev)
+			}
+		}
 		if page.NextCursor == "" {
 			break
 		}
