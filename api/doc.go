@@ -24,6 +24,7 @@
 //	GET    /readyz                                                            → Health, 503 when not ready
 //	POST   /write, /api/v2/write        InfluxDB line protocol                → 204, no body
 //	GET    /ping                                                              → 204, or InfluxPing with verbose=true
+//	GET, POST /query                    InfluxQL: ?q=&db=&epoch=&chunked=     → InfluxQLResponse (docs/influxql.md)
 //	GET    /v1/admin/tenants                                                  → Tenants
 //	POST   /v1/admin/tenants            AddTenant                             → TenantAdded (201)
 //	DELETE /v1/admin/tenants/{tenant}   RemoveTenantValues                    → TenantRemoved
@@ -99,6 +100,7 @@ const (
 	PathInfluxWrite   = "/write"
 	PathInfluxV2Write = "/api/v2/write"
 	PathInfluxPing    = "/ping"
+	PathInfluxQuery   = "/query"
 
 	// PathAdmin starts every admin path.
 	PathAdmin          = "/v1/admin/"

@@ -12,7 +12,7 @@
 // multiplexer, the 404 answer's list and `timetable serve --help`: events
 // written and read, aggregates, a tenant's logical tables and series,
 // /healthz, /readyz, /metrics, InfluxDB's line protocol writes (/write,
-// /api/v2/write and /ping: see InfluxDB below), and with
+// /api/v2/write and /ping: see InfluxDB below), InfluxQL on /query, and with
 // Options.AdminToken the admin API under /v1/admin/ (admin.go): tenants,
 // API keys, physical tables, the lifecycle manager's last cycle and plan,
 // the capacity planner, and CPU profiles of the server (profile.go).
@@ -61,6 +61,13 @@
 // "message". GET /ping answers 204 with the X-Influxdb-Version header
 // clients read, or 200 and the version with verbose=true; it asks nothing
 // of the store.
+//
+// GET and POST /query answer InfluxQL as InfluxDB 1.x does (influxql.go,
+// package influxql, docs/influxql.md), for Grafana's InfluxDB data source
+// and InfluxDB's clients: the key is taken as on /write, a key of scope
+// read is enough, and db names the key's tenant whatever it says. Each
+// statement answers in its own result, its error in it; a query that
+// does not parse is a 400.
 //
 // # Queries
 //

@@ -45,6 +45,7 @@ func TestEndToEndOnDynamoDB(t *testing.T) {
 		"AdminTenantsAndKeys": TestAdminTenantsAndKeys, "AdminTablesAndLifecycle": TestAdminTablesAndLifecycle,
 		"RevocationAcrossServers": TestRevocationAcrossServers, "Discovery": TestDiscovery,
 		"InfluxWrite": TestInfluxWriteV1, "InfluxBadLines": TestInfluxBadLinesWriteNothing,
+		"InfluxQLShow": TestInfluxQLShow, "InfluxQLSelect": TestInfluxQLSelect, "InfluxQLProtocol": TestInfluxQLProtocol,
 	} {
 		t.Run(name, test)
 	}

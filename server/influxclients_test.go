@@ -117,3 +117,92 @@ print(json.dumps(result))
 	require.Equal(t, `host=web\ 0`, events[0].Series)
 	require.Equal(t, map[string]any{"host": "web 0", "usage": float64(0), "cores": float64(4), "label": "x"}, events[0].Fields)
 }
+
+// The influx CLI queries with -execute in each of its formats, at a
+// precision, and its `use` command finds the database.
+func TestInfluxCLIQuery(t *testing.T) {
+	influx := clients.Command(t, "influx")
+	f := newFixture(t, server.Options{})
+	u, err := url.Parse(f.url)
+	require.NoError(t, err)
+	start := now.Add(-2 * time.Hour)
+	writeWeather(t, f, start)
+	run := func(args ...string) string {
+		t.Helper()
+		args = append([]string{"-host", u.Hostname(), "-port", u.Port(), "-username", "acme", "-password", f.acme}, args...)
+		out, err := exec.Command(influx, args...).CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		return string(out)
+	}
+	out := run("-database", "acme", "-format", "json", "-execute", "SHOW DATABASES")
+	require.JSONEq(t, `{"results":[{"series":[{"name":"databases","columns":["name"],"values":[["acme"]]}]}]}`, out)
+
+	out = run("-database", "plant", "-format", "csv", "-precision", "s", "-execute",
+		`SELECT mean(temp), count(temp) FROM weather WHERE time >= '`+start.Format(time.RFC3339)+`' AND time < '`+start.Add(time.Hour).Format(time.RFC3339)+`' GROUP BY time(30m), "region"`)
+	require.Equal(t, fmt.Sprintf("name,tags,time,mean,count\nweather,region=eu,%d,29.5,60\nweather,region=eu,%d,59.5,60\nname,tags,time,mean,count\nweather,region=us,%d,44.5,30\nweather,region=us,%d,74.5,30\n",
+		start.Unix(), start.Add(30*time.Minute).Unix(), start.Unix(), start.Add(30*time.Minute).Unix()), out)
+
+	out = run("-database", "plant", "-format", "column", "-execute", `SHOW TAG VALUES FROM weather WITH KEY = "host" WHERE region = 'eu'`)
+	require.Contains(t, out, "key  value\n---  -----\nhost web1\nhost web2\n")
+
+	out = run("-database", "plant", "-format", "column", "-precision", "rfc3339", "-execute", `SELECT temp FROM weather WHERE host = 'web3' ORDER BY time DESC LIMIT 1`)
+	require.Contains(t, out, start.Add(59*time.Minute).Format(time.RFC3339)+" 89")
+
+	// An unsupported statement is the CLI's ERR: line, naming it.
+	cmd := exec.Command(influx, "-host", u.Hostname(), "-port", u.Port(), "-username", "acme", "-password", f.acme, "-database", "plant", "-execute", "DROP MEASUREMENT weather")
+	failed, _ := cmd.CombinedOutput()
+	require.Contains(t, string(failed), "ERR: DROP MEASUREMENT is not supported")
+}
+
+// InfluxDB's Python client reads: query() and its points, at an epoch,
+// chunked, and its listings of databases and measurements.
+func TestInfluxPythonClientQuery(t *testing.T) {
+	python := clients.Python(t, "influxdb")
+	f := newFixture(t, server.Options{})
+	u, err := url.Parse(f.url)
+	require.NoError(t, err)
+	start := now.Add(-2 * time.Hour)
+	writeWeather(t, f, start)
+	script := `
+import json, sys
+from influxdb import InfluxDBClient
+from influxdb.exceptions import InfluxDBClientError
+host, port, key, start, end = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
+c = InfluxDBClient(host=host, port=port, username="acme", password=key, database="plant")
+out = {}
+out["databases"] = c.get_list_database()
+c.create_database("plant")
+out["measurements"] = c.get_list_measurements()
+rs = c.query("SELECT mean(temp) FROM weather WHERE time >= '%s' AND time < '%s' GROUP BY time(30m), host" % (start, end))
+out["mean_web2"] = list(rs.get_points(tags={"host": "web2"}))
+rs = c.query("SELECT temp FROM weather WHERE host = 'web1' LIMIT 2", epoch="ms")
+out["raw_ms"] = list(rs.get_points())
+chunks = c.query("SELECT temp FROM weather WHERE host =~ /web[13]/", chunked=True, chunk_size=7)
+out["chunked"] = sum(len(list(r.get_points())) for r in chunks)
+try:
+    c.query("SELECT stddev(temp) FROM weather")
+    out["error"] = None
+except InfluxDBClientError as e:
+    out["error"] = str(e)
+print(json.dumps(out))
+`
+	cmd := exec.Command(python, "-c", script, u.Hostname(), u.Port(), f.acme, start.Format(time.RFC3339), start.Add(time.Hour).Format(time.RFC3339))
+	raw, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", raw)
+	var out struct {
+		Databases    []map[string]string `json:"databases"`
+		Measurements []map[string]string `json:"measurements"`
+		MeanWeb2     []map[string]any    `json:"mean_web2"`
+		RawMS        []map[string]any    `json:"raw_ms"`
+		Chunked      int                 `json:"chunked"`
+		Error        *string             `json:"error"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &out), "%s", raw)
+	require.Equal(t, []map[string]string{{"name": "acme"}}, out.Databases)
+	require.Equal(t, []map[string]string{{"name": "weather"}}, out.Measurements)
+	require.Equal(t, []map[string]any{{"time": start.Format(time.RFC3339), "mean": 34.5}, {"time": start.Add(30 * time.Minute).Format(time.RFC3339), "mean": 64.5}}, out.MeanWeb2)
+	require.Equal(t, []map[string]any{{"time": float64(start.UnixMilli()), "temp": float64(10)}, {"time": float64(start.Add(time.Minute).UnixMilli()), "temp": float64(11)}}, out.RawMS)
+	require.Equal(t, 120, out.Chunked)
+	require.NotNil(t, out.Error)
+	require.Contains(t, *out.Error, "stddev() is not supported")
+}

@@ -73,6 +73,10 @@ var routes = []route{
 		func(s *Server) http.Handler {
 			return influxV2(s.authenticatedBy(influxKey, writeAccess, s.influxWrite(influxV2Params)))
 		}, true},
+	{Route{"GET", routeInfluxQuery, "InfluxQL (docs/influxql.md): ?q=&db=&epoch=&chunked=&chunk_size=&pretty=, the key as Token, Basic password or p=", false},
+		func(s *Server) http.Handler { return s.authenticatedBy(influxKey, readAccess, s.influxQuery) }, true},
+	{Route{"POST", routeInfluxQuery, "InfluxQL, the parameters in the form body or the URL", false},
+		func(s *Server) http.Handler { return s.authenticatedBy(influxKey, readAccess, s.influxQuery) }, true},
 	{Route{"GET", routeInfluxPing, "InfluxDB's ping: 204 with X-Influxdb-Version", false},
 		func(s *Server) http.Handler { return http.HandlerFunc(s.influxPing) }, false},
 	{Route{"GET", routeConsole, "the web console: sign in with an API key or the admin token", false},

@@ -1,0 +1,515 @@
+package influxql
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	iql "github.com/influxdata/influxql"
+
+	"github.com/timetabledb/timetable/api"
+	"github.com/timetabledb/timetable/engine"
+	"golang.org/x/sync/errgroup"
+)
+
+// parallelism is how many engine aggregates of a statement's series run
+// at once; the engine bounds its own reads under them.
+const parallelism = 4
+
+// aggColumn is one column of an aggregate SELECT: an aggregate of a
+// field, and maybe a transform of the aggregate over the buckets.
+type aggColumn struct {
+	name  string
+	fn    string // InfluxQL's: count, sum, mean, median, min, max, first, last, spread, percentile, distinct
+	field string
+	pct   int
+	// outer is derivative, non_negative_derivative, difference,
+	// moving_average, or "".
+	outer  string
+	unit   time.Duration
+	window int
+}
+
+// engineFns are the engine's functions a column needs; merged says
+// whether its results of several series or buckets will be merged.
+func (c aggColumn) engineFns(merged bool) []string {
+	switch c.fn {
+	case "count":
+		return []string{engine.FnCount}
+	case "sum":
+		return []string{engine.FnSum}
+	case "mean":
+		if merged {
+			return []string{engine.FnAvg, engine.FnSum, engine.FnCount}
+		}
+		return []string{engine.FnAvg}
+	case "median":
+		return []string{engine.FnP50}
+	case "percentile":
+		return []string{map[int]string{50: engine.FnP50, 90: engine.FnP90, 99: engine.FnP99}[c.pct]}
+	case "min":
+		return []string{engine.FnMin}
+	case "max":
+		return []string{engine.FnMax}
+	case "spread":
+		return []string{engine.FnMin, engine.FnMax}
+	case "first":
+		return []string{engine.FnFirst}
+	case "last":
+		return []string{engine.FnLast}
+	case "distinct":
+		return []string{engine.FnCountDistinct}
+	}
+	return nil
+}
+
+// mergesAcrossSeries reports whether results of several series merge
+// exactly into the column's.
+func (c aggColumn) mergesAcrossSeries() bool {
+	switch c.fn {
+	case "count", "sum", "mean", "min", "max", "spread":
+		return true
+	}
+	return false
+}
+
+// aggregates InfluxQL answers, and what timetable lacks.
+const supportedAggregates = "count, count(distinct()), sum, mean, median, min, max, first, last, spread, percentile(f, 50|90|99)"
+
+// parseColumn reads one field of an aggregate SELECT.
+func parseColumn(f *iql.Field, interval time.Duration) (aggColumn, error) {
+	c := aggColumn{name: f.Name()}
+	call, ok := f.Expr.(*iql.Call)
+	if !ok {
+		return c, fmt.Errorf("%s with aggregates is %w: every field of the SELECT is an aggregate", f.Expr, ErrUnsupported)
+	}
+	switch call.Name {
+	case "derivative", "non_negative_derivative", "difference", "non_negative_difference", "moving_average":
+		c.outer = call.Name
+		if len(call.Args) == 0 {
+			return c, fmt.Errorf("%s() needs an argument", call.Name)
+		}
+		inner, ok := call.Args[0].(*iql.Call)
+		if !ok || interval == 0 {
+			return c, fmt.Errorf("%s of raw values is %w: use it over an aggregate with GROUP BY time(), as %s(mean(f))", call.Name, ErrUnsupported, call.Name)
+		}
+		c.unit = interval
+		switch call.Name {
+		case "derivative", "non_negative_derivative":
+			if len(call.Args) == 2 {
+				d, ok := call.Args[1].(*iql.DurationLiteral)
+				if !ok || d.Val <= 0 {
+					return c, fmt.Errorf("%s(): the second argument is a duration", call.Name)
+				}
+				c.unit = d.Val
+			}
+		case "moving_average":
+			n, ok := call.Args[len(call.Args)-1].(*iql.IntegerLiteral)
+			if len(call.Args) != 2 || !ok || n.Val < 1 {
+				return c, fmt.Errorf("moving_average() takes an aggregate and a window of at least 1")
+			}
+			c.window = int(n.Val)
+		}
+		call = inner
+	}
+	c.fn = call.Name
+	if len(call.Args) == 0 {
+		return c, fmt.Errorf("%s() needs a field", call.Name)
+	}
+	switch call.Name {
+	case "count", "sum", "mean", "median", "min", "max", "first", "last", "spread", "percentile":
+	default:
+		return c, fmt.Errorf("%s() is %w: timetable's aggregates are %s", call.Name, ErrUnsupported, supportedAggregates)
+	}
+	if call.Name == "count" {
+		if d, ok := call.Args[0].(*iql.Call); ok && d.Name == "distinct" && len(d.Args) == 1 {
+			c.fn = "distinct"
+			call = d
+		}
+	}
+	ref, ok := call.Args[0].(*iql.VarRef)
+	if !ok {
+		return c, fmt.Errorf("%s(%s) is %w: name a field", call.Name, call.Args[0], ErrUnsupported)
+	}
+	c.field = ref.Val
+	if c.fn == "percentile" {
+		var n float64
+		switch a := call.Args[len(call.Args)-1].(type) {
+		case *iql.IntegerLiteral:
+			n = float64(a.Val)
+		case *iql.NumberLiteral:
+			n = a.Val
+		}
+		if len(call.Args) != 2 || (n != 50 && n != 90 && n != 99) {
+			return c, fmt.Errorf("percentile(%s) is %w: timetable keeps the 50th, 90th and 99th percentiles", call.Args[len(call.Args)-1], ErrUnsupported)
+		}
+		c.pct = int(n)
+	} else if len(call.Args) != 1 {
+		return c, fmt.Errorf("%s() takes one field", call.Name)
+	}
+	return c, nil
+}
+
+// acc gathers the results of one field in one time slot, from one or
+// more series and buckets.
+type acc struct {
+	parts    int // buckets that had the field
+	single   map[string]any
+	count    int64
+	sum      float64
+	min, max float64
+	first    any
+	last     any
+}
+
+func (a *acc) add(values map[string]any) {
+	a.parts++
+	if a.parts == 1 {
+		a.single = values
+		a.first = values[engine.FnFirst]
+		a.min, a.max = math.Inf(1), math.Inf(-1)
+	}
+	a.last = values[engine.FnLast]
+	if n, ok := values[engine.FnCount].(int64); ok {
+		a.count += n
+	}
+	if v, ok := toFloat(values[engine.FnSum]); ok {
+		a.sum += v
+	}
+	if v, ok := toFloat(values[engine.FnMin]); ok {
+		a.min = math.Min(a.min, v)
+	}
+	if v, ok := toFloat(values[engine.FnMax]); ok {
+		a.max = math.Max(a.max, v)
+	}
+}
+
+// result is a column's value from the gathered results; an error when
+// they do not merge exactly.
+func (a *acc) result(c aggColumn) (any, error) {
+	if a == nil || a.parts == 0 {
+		return nil, nil
+	}
+	if a.parts == 1 {
+		switch c.fn {
+		case "spread":
+			lo, ok1 := toFloat(a.single[engine.FnMin])
+			hi, ok2 := toFloat(a.single[engine.FnMax])
+			if !ok1 || !ok2 {
+				return nil, nil
+			}
+			return number(hi - lo), nil
+		default:
+			return a.single[c.engineFns(false)[0]], nil
+		}
+	}
+	switch c.fn {
+	case "count":
+		return a.count, nil
+	case "sum":
+		return number(a.sum), nil
+	case "mean":
+		if a.count == 0 {
+			return nil, nil
+		}
+		return number(a.sum / float64(a.count)), nil
+	case "min":
+		return number(a.min), nil
+	case "max":
+		return number(a.max), nil
+	case "spread":
+		return number(a.max - a.min), nil
+	case "first":
+		return a.first, nil
+	case "last":
+		return a.last, nil
+	}
+	return nil, fmt.Errorf("%s() over more than one bucket of the engine is %w: add GROUP BY time(1d) or less, or keep the range within one UTC day", c.fn, ErrUnsupported)
+}
+
+// aggregate answers a SELECT of aggregates: the engine's aggregates of
+// each group's series, merged by time slot, transformed and filled.
+func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *plan) ([]api.InfluxQLSeries, error) {
+	cols := make([]aggColumn, 0, len(st.Fields))
+	for _, f := range st.Fields {
+		if r, ok := f.Expr.(*iql.VarRef); ok && r.Val == "time" {
+			continue
+		}
+		c, err := parseColumn(f, p.interval)
+		if err != nil {
+			return nil, err
+		}
+		cols = append(cols, c)
+	}
+	bucket := p.interval
+	switch {
+	case bucket == 0:
+		bucket = 24 * time.Hour
+	case bucket < time.Second || (24*time.Hour)%bucket != 0:
+		return nil, fmt.Errorf("GROUP BY time(%s) is %w: use an interval of at least 1s that divides a day (set the data source's min interval to 1s or more)", bucket, ErrUnsupported)
+	}
+	if !p.to.After(p.from) && !p.to.Equal(p.from) {
+		return nil, nil
+	}
+	first := p.from.Truncate(bucket)
+	slots := 1
+	if p.interval > 0 {
+		slots = int(p.to.Sub(first)/bucket) + 1
+		if slots > x.opts.MaxBuckets {
+			return nil, fmt.Errorf("GROUP BY time(%s) over %s makes %d buckets, over the limit of %d: narrow the range or widen the interval", p.interval, p.to.Sub(p.from), slots, x.opts.MaxBuckets)
+		}
+	}
+	fields := map[string][]string{}
+	var order []string
+	var out []api.InfluxQLSeries
+	for _, g := range p.groups {
+		multi := !g.whole && len(g.series) > 1
+		clear(fields)
+		order = order[:0]
+		for _, c := range cols {
+			if multi && !c.mergesAcrossSeries() {
+				return nil, fmt.Errorf("%s() over %d series at once is %w: GROUP BY their tags, or pick one series with a condition on its tags", c.fn, len(g.series), ErrUnsupported)
+			}
+			if _, ok := fields[c.field]; !ok {
+				order = append(order, c.field)
+			}
+			for _, fn := range c.engineFns(multi || p.interval == 0) {
+				if !slices.Contains(fields[c.field], fn) {
+					fields[c.field] = append(fields[c.field], fn)
+				}
+			}
+		}
+		accs := map[string][]*acc{} // field → slot
+		events := make([]int64, slots)
+		for _, field := range order {
+			accs[field] = make([]*acc, slots)
+		}
+		series := g.series
+		if g.whole {
+			series = []string{""}
+		}
+		// The series are aggregated in parallel and merged as they come:
+		// several series only ever merge functions whose order does not
+		// matter (mergesAcrossSeries), and one series' buckets come in
+		// time order from one call.
+		var mu sync.Mutex
+		merge := func(field string, buckets []engine.Bucket) {
+			mu.Lock()
+			defer mu.Unlock()
+			for _, b := range buckets {
+				slot := 0
+				if p.interval > 0 {
+					slot = int(b.Start.Truncate(bucket).Sub(first) / bucket)
+				}
+				if slot < 0 || slot >= slots || b.Events == 0 {
+					continue
+				}
+				if field == order[0] {
+					events[slot] += b.Events
+				}
+				v := b.Values[field]
+				if len(v) == 0 {
+					continue
+				}
+				a := accs[field][slot]
+				if a == nil {
+					a = &acc{}
+					accs[field][slot] = a
+				}
+				a.add(v)
+			}
+		}
+		eg, ectx := errgroup.WithContext(ctx)
+		eg.SetLimit(parallelism)
+		for _, s := range series {
+			if s == "" && !g.whole {
+				continue // the engine reads every series for ""
+			}
+			for _, field := range order {
+				q := engine.AggregateQuery{Table: p.table, Series: s, From: p.from, To: p.to, Bucket: bucket,
+					Fields: []string{field}, Funcs: fields[field], Filter: p.filter}
+				eg.Go(func() error {
+					buckets, err := x.eng.Aggregate(ectx, x.tenant, q)
+					if err != nil {
+						return &EngineError{Err: err}
+					}
+					merge(field, buckets)
+					return nil
+				})
+			}
+		}
+		if err := eg.Wait(); err != nil {
+			return nil, err
+		}
+		values := make([][]any, slots)
+		for slot := range slots {
+			row := make([]any, len(cols))
+			for j, c := range cols {
+				v, err := accs[c.field][slot].result(c)
+				if err != nil {
+					return nil, err
+				}
+				row[j] = v
+			}
+			values[slot] = row
+		}
+		times := make([]time.Time, slots)
+		for slot := range slots {
+			times[slot] = first.Add(time.Duration(slot) * bucket)
+		}
+		if p.interval == 0 {
+			times[0] = time.Unix(0, 0)
+			if p.bounded {
+				times[0] = p.from
+			}
+		}
+		rows := x.finish(st, cols, times, values, events)
+		if p.desc {
+			slices.Reverse(rows)
+		}
+		rows = cut(rows, st.Offset, st.Limit)
+		if len(rows) == 0 {
+			continue
+		}
+		s := api.InfluxQLSeries{Name: p.table, Tags: g.tags, Columns: []string{"time"}}
+		for _, c := range cols {
+			s.Columns = append(s.Columns, c.name)
+		}
+		for _, r := range rows {
+			s.Values = append(s.Values, append([]any{x.timeValue(r.t, p.loc)}, r.values...))
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// row is one time slot of an aggregate's answer.
+type row struct {
+	t      time.Time
+	values []any
+}
+
+// finish applies the transforms over the buckets, then fill.
+func (x *executor) finish(st *iql.SelectStatement, cols []aggColumn, times []time.Time, values [][]any, events []int64) []row {
+	transformed := false
+	for j, c := range cols {
+		if c.outer == "" {
+			continue
+		}
+		transformed = true
+		var prevT time.Time
+		var prev float64
+		var window []float64
+		seen := false
+		for i := range values {
+			v, ok := toFloat(values[i][j])
+			values[i][j] = nil
+			if !ok {
+				continue
+			}
+			switch c.outer {
+			case "derivative", "non_negative_derivative":
+				if seen {
+					d := (v - prev) / (float64(times[i].Sub(prevT)) / float64(c.unit))
+					if c.outer == "derivative" || d >= 0 {
+						values[i][j] = d
+					}
+				}
+			case "difference", "non_negative_difference":
+				if seen {
+					d := v - prev
+					if c.outer == "difference" || d >= 0 {
+						values[i][j] = d
+					}
+				}
+			case "moving_average":
+				window = append(window, v)
+				if len(window) > c.window {
+					window = window[1:]
+				}
+				if len(window) == c.window {
+					sum := 0.0
+					for _, w := range window {
+						sum += w
+					}
+					values[i][j] = sum / float64(c.window)
+				}
+			}
+			prev, prevT, seen = v, times[i], true
+		}
+	}
+	var rows []row
+	for i := range values {
+		empty := events[i] == 0
+		if transformed {
+			empty = !slices.ContainsFunc(values[i], func(v any) bool { return v != nil })
+		}
+		if empty && (st.Fill == iql.NoFill || transformed) {
+			continue
+		}
+		rows = append(rows, row{t: times[i], values: values[i]})
+	}
+	for j, c := range cols {
+		switch st.Fill {
+		case iql.NullFill:
+			if c.fn == "count" || c.fn == "distinct" {
+				for _, r := range rows {
+					if r.values[j] == nil && c.outer == "" {
+						r.values[j] = int64(0)
+					}
+				}
+			}
+		case iql.NumberFill:
+			for _, r := range rows {
+				if r.values[j] == nil {
+					r.values[j] = st.FillValue
+				}
+			}
+		case iql.PreviousFill:
+			var prev any
+			for _, r := range rows {
+				if r.values[j] == nil {
+					r.values[j] = prev
+				}
+				prev = r.values[j]
+			}
+		case iql.LinearFill:
+			last := -1
+			for i, r := range rows {
+				v, ok := toFloat(r.values[j])
+				if !ok {
+					continue
+				}
+				if last >= 0 && i-last > 1 {
+					lv, _ := toFloat(rows[last].values[j])
+					for k := last + 1; k < i; k++ {
+						rows[k].values[j] = lv + (v-lv)*float64(k-last)/float64(i-last)
+					}
+				}
+				last = i
+			}
+		}
+	}
+	return rows
+}
+
+// toFloat reads a number of an aggregate's results.
+func toFloat(v any) (float64, bool) {
+	switch v := v.(type) {
+	case json.Number:
+		f, err := strconv.ParseFloat(string(v), 64)
+		return f, err == nil
+	case float64:
+		return v, true
+	case int64:
+		return float64(v), true
+	case int:
+		return float64(v), true
+	}
+	return 0, false
+}

@@ -1,0 +1,40 @@
+// Package influxql answers InfluxDB 1.x's query language over timetable's
+// engine, so that Grafana's InfluxDB data source, the influx CLI and
+// InfluxDB's client libraries read timetable as they read InfluxDB. The
+// statements are parsed by github.com/influxdata/influxql, InfluxData's
+// own parser; this package decides what each means for timetable and
+// asks the engine.
+//
+// # Mapping
+//
+// A database is the tenant's data: any name reads the tenant of the
+// API key, and SHOW DATABASES lists one, the tenant's name. A
+// measurement is a logical table. A series written as line protocol is
+// known by its tags, read back from its name (lineproto.SeriesTags); a
+// series whose name is not a tag set has the one tag "series", its name.
+// Fields are the events' fields; the tags, which line protocol writes
+// keep as fields too, are left out of SHOW FIELD KEYS.
+//
+// Which series a statement reads is decided from the series index alone,
+// before any event is read: a condition on tags (=, !=, =~, !~, AND, OR)
+// picks the series, and only those are read.
+//
+// # Aggregates
+//
+// Aggregates are the engine's (engine.AggregateQuery): count, sum, mean
+// (avg), min, max, first, last, median (p50, an estimate within
+// engine.QuantileAccuracy), percentile(f, 50|90|99), count(distinct(f))
+// and spread (max - min). Buckets are the engine's, aligned to UTC
+// midnight: GROUP BY time(d) takes a d of at least a second dividing a
+// day, or a day. Results of several series (a tag filter that picks some
+// of a table's series, or a GROUP BY that puts several in one group) and
+// of several buckets (no GROUP BY time) are merged where merging is
+// exact (count, sum, mean from sum and count, min, max, spread; first
+// and last across buckets); otherwise the statement answers an error
+// that says what to add. derivative, non_negative_derivative, difference
+// and moving_average run over the buckets; fill(null|none|previous|
+// linear|number) fills them.
+//
+// docs/influxql.md lists exactly which statements and clauses are
+// supported; anything else answers an error naming it.
+package influxql

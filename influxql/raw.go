@@ -1,0 +1,144 @@
+package influxql
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+
+	iql "github.com/influxdata/influxql"
+
+	"github.com/timetabledb/timetable/api"
+	"github.com/timetabledb/timetable/engine"
+	"github.com/timetabledb/timetable/event"
+)
+
+// pageSize is the events one engine read asks for.
+const pageSize = 1000
+
+// raw answers a SELECT of fields, without aggregates: the events of each
+// group's series, merged in time order.
+func (x *executor) raw(ctx context.Context, st *iql.SelectStatement, p *plan) ([]api.InfluxQLSeries, error) {
+	var names, fields []string
+	wildcard := false
+	for _, f := range st.Fields {
+		switch e := f.Expr.(type) {
+		case *iql.VarRef:
+			if e.Val == "time" {
+				continue
+			}
+			names = append(names, f.Name())
+			fields = append(fields, e.Val)
+		case *iql.Wildcard:
+			wildcard = true
+		default:
+			return nil, fmt.Errorf("%s in a SELECT without an aggregate is %w: select fields, *, or aggregates", f.Expr, ErrUnsupported)
+		}
+	}
+	if wildcard && len(fields) > 0 {
+		return nil, fmt.Errorf("* with other fields is %w", ErrUnsupported)
+	}
+	need := st.Offset + x.opts.MaxRows + 1
+	if st.Limit > 0 {
+		need = min(need, st.Offset+st.Limit)
+	}
+	q := engine.Query{Table: p.table, From: p.from, To: p.to, Desc: p.desc, Filter: p.filter}
+	if !wildcard {
+		q.Fields = fields
+	}
+	// A row holds one of the fields selected, as in InfluxDB.
+	keep := func(ev event.Event) bool {
+		return wildcard || slices.ContainsFunc(fields, func(f string) bool { _, ok := ev.Fields[f]; return ok })
+	}
+	var out []api.InfluxQLSeries
+	for _, g := range p.groups {
+		var events []event.Event
+		if g.whole {
+			got, err := x.read(ctx, q, need, keep)
+			if err != nil {
+				return nil, err
+			}
+			events = got
+		} else {
+			// Each series' first events are merged into the answer so
+			// far, which keeps only its first need: memory holds two
+			// answers, however many series the group has.
+			order := func(a, b event.Event) int {
+				if p.desc {
+					return b.Time.Compare(a.Time)
+				}
+				return a.Time.Compare(b.Time)
+			}
+			for _, s := range g.series {
+				if s == "" {
+					continue // the engine reads every series for ""
+				}
+				q := q
+				q.Series = s
+				got, err := x.read(ctx, q, need, keep)
+				if err != nil {
+					return nil, err
+				}
+				events = append(events, got...)
+				slices.SortStableFunc(events, order)
+				if len(events) > need {
+					events = events[:need]
+				}
+			}
+		}
+		events = cut(events, st.Offset, st.Limit)
+		partial := len(events) > x.opts.MaxRows
+		if partial {
+			events = events[:x.opts.MaxRows]
+		}
+		if len(events) == 0 {
+			continue
+		}
+		cols, refs := names, fields
+		if wildcard {
+			seen := map[string]bool{}
+			for _, ev := range events {
+				for k := range ev.Fields {
+					if _, grouped := g.tags[k]; !grouped {
+						seen[k] = true
+					}
+				}
+			}
+			refs = slices.Sorted(maps.Keys(seen))
+			cols = refs
+		}
+		s := api.InfluxQLSeries{Name: p.table, Tags: g.tags, Columns: append([]string{"time"}, cols...), Partial: partial}
+		for _, ev := range events {
+			row := make([]any, 1+len(refs))
+			row[0] = x.timeValue(ev.Time, p.loc)
+			for i, f := range refs {
+				row[1+i] = ev.Fields[f]
+			}
+			s.Values = append(s.Values, row)
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// read reads up to n events of a query that keep keeps, page by page.
+func (x *executor) read(ctx context.Context, q engine.Query, n int, keep func(event.Event) bool) ([]event.Event, error) {
+	var out []event.Event
+	for len(out) < n {
+		q.Limit = min(pageSize, n-len(out))
+		page, err := x.eng.Query(ctx, x.tenant, q)
+		if err != nil {
+			return nil, &EngineError{Err: err}
+		}
+		for _, ev := range page.Events {
+			if keep(ev) {
+				out = append(out, ev)
+			}
+		}
+		if page.NextCursor == "" {
+			break
+		}
+		q.Cursor = page.NextCursor
+	}
+	return out, nil
+}

@@ -1,0 +1,293 @@
+package influxql
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	iql "github.com/influxdata/influxql"
+
+	"github.com/timetabledb/timetable/api"
+	"github.com/timetabledb/timetable/engine"
+	"github.com/timetabledb/timetable/storage"
+)
+
+// group is the series a statement reads for one series of its answer:
+// the tags it groups by, and the series, or every series of the table.
+type group struct {
+	tags   map[string]string
+	series []string
+	whole  bool // every series of the table: one read without a series
+}
+
+// plan is what a SELECT reads of one table.
+type plan struct {
+	table    string
+	from, to time.Time
+	bounded  bool // the statement gave a lower time bound
+	filter   *storage.Filter
+	groups   []group
+	groupBy  []string
+	loc      *time.Location
+	desc     bool
+	interval time.Duration
+}
+
+// selectStatement answers a SELECT.
+func (x *executor) selectStatement(ctx context.Context, st *iql.SelectStatement) ([]api.InfluxQLSeries, error) {
+	if st.Target != nil {
+		return nil, fmt.Errorf("SELECT INTO is %w", ErrUnsupported)
+	}
+	for _, s := range st.Sources {
+		if _, ok := s.(*iql.SubQuery); ok {
+			return nil, fmt.Errorf("subqueries are %w", ErrUnsupported)
+		}
+	}
+	if len(st.SortFields) > 1 || (len(st.SortFields) == 1 && st.SortFields[0].Name != "time") {
+		return nil, fmt.Errorf("ORDER BY other than time is %w", ErrUnsupported)
+	}
+	interval, err := st.GroupByInterval()
+	if err != nil {
+		return nil, err
+	}
+	if off, err := st.GroupByOffset(); err != nil {
+		return nil, err
+	} else if off != 0 {
+		return nil, fmt.Errorf("an offset in GROUP BY time() is %w: buckets are aligned to UTC midnight", ErrUnsupported)
+	}
+	loc := st.Location
+	if loc == nil {
+		loc = time.UTC
+	}
+	cond, tr, err := iql.ConditionExpr(st.Condition, &iql.NowValuer{Now: x.opts.Now, Location: st.Location})
+	if err != nil {
+		return nil, err
+	}
+	var groupBy []string
+	wildcard := false
+	for _, d := range st.Dimensions {
+		switch e := d.Expr.(type) {
+		case *iql.Call:
+			if e.Name != "time" {
+				return nil, fmt.Errorf("GROUP BY %s is %w", e, ErrUnsupported)
+			}
+		case *iql.VarRef:
+			groupBy = append(groupBy, e.Val)
+		case *iql.Wildcard:
+			wildcard = true
+		default:
+			return nil, fmt.Errorf("GROUP BY %s is %w: group by time(), tags or *", d.Expr, ErrUnsupported)
+		}
+	}
+	tables, err := x.measurements(ctx, st.Sources)
+	if err != nil {
+		return nil, err
+	}
+	var out []api.InfluxQLSeries
+	for _, t := range tables {
+		p, err := x.plan(ctx, st, t, cond, tr, groupBy, wildcard)
+		if err != nil {
+			return nil, err
+		}
+		p.loc, p.desc, p.interval = loc, !st.TimeAscending(), interval
+		var series []api.InfluxQLSeries
+		if st.IsRawQuery {
+			series, err = x.raw(ctx, st, p)
+		} else {
+			series, err = x.aggregate(ctx, st, p)
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, series...)
+	}
+	return out, nil
+}
+
+// plan decides what a SELECT reads of a table: its range, the series of
+// each group from the series index, and the filter on fields.
+func (x *executor) plan(ctx context.Context, st *iql.SelectStatement, t engine.LogicalTable, cond iql.Expr, tr iql.TimeRange, groupBy []string, wildcard bool) (*plan, error) {
+	all, err := x.allSeries(ctx, t.Name)
+	if err != nil {
+		return nil, err
+	}
+	keys := tagKeys(all)
+	isTag := func(k string) bool { _, ok := slices.BinarySearch(keys, k); return ok }
+	tagCond, fieldCond, err := splitCondition(cond, isTag)
+	if err != nil {
+		return nil, err
+	}
+	p := &plan{table: t.Name}
+	if p.filter, err = fieldFilter(fieldCond); err != nil {
+		return nil, err
+	}
+	p.from, p.to = x.tableRange(t)
+	if !tr.Min.IsZero() {
+		p.bounded = true
+		p.from = tr.Min
+	}
+	if !tr.Max.IsZero() {
+		p.to = tr.Max
+	} else if !st.IsRawQuery {
+		p.to = x.opts.Now // InfluxDB's aggregates end now
+	}
+	if wildcard {
+		groupBy = keys
+	}
+	p.groupBy = groupBy
+	matched, err := matchSeries(all, tagCond)
+	if err != nil {
+		return nil, err
+	}
+	if len(groupBy) == 0 {
+		g := group{tags: nil, whole: tagCond == nil}
+		for _, s := range matched {
+			g.series = append(g.series, s.name)
+		}
+		if g.whole || len(g.series) > 0 {
+			p.groups = []group{g}
+		}
+	} else {
+		byKey := map[string]*group{}
+		for _, s := range matched {
+			tags := make(map[string]string, len(groupBy))
+			var b strings.Builder
+			for _, k := range groupBy {
+				tags[k] = s.tags[k]
+				b.WriteString(s.tags[k])
+				b.WriteByte(0)
+			}
+			g := byKey[b.String()]
+			if g == nil {
+				g = &group{tags: tags}
+				byKey[b.String()] = g
+			}
+			g.series = append(g.series, s.name)
+		}
+		for _, k := range slices.Sorted(maps.Keys(byKey)) {
+			p.groups = append(p.groups, *byKey[k])
+		}
+	}
+	p.groups = cut(p.groups, st.SOffset, st.SLimit)
+	return p, nil
+}
+
+// tableRange is the range of a table's event times, or all time when the
+// table did not record it.
+func (x *executor) tableRange(t engine.LogicalTable) (time.Time, time.Time) {
+	from, to := t.First, t.Last
+	if from.IsZero() || to.IsZero() {
+		from, to = time.Unix(0, 0).UTC(), x.opts.Now.Add(48*time.Hour)
+	}
+	return from, to
+}
+
+// fieldFilter translates a condition on fields into the engine's filter:
+// comparisons of a field with a number, a string or a boolean, joined by
+// AND and OR.
+func fieldFilter(e iql.Expr) (*storage.Filter, error) {
+	if e == nil {
+		return nil, nil
+	}
+	f, err := toFilter(e)
+	if err != nil {
+		return nil, err
+	}
+	return &f, nil
+}
+
+func toFilter(e iql.Expr) (storage.Filter, error) {
+	switch e := e.(type) {
+	case *iql.ParenExpr:
+		return toFilter(e.Expr)
+	case *iql.BinaryExpr:
+		if e.Op == iql.AND || e.Op == iql.OR {
+			l, err := toFilter(e.LHS)
+			if err != nil {
+				return storage.Filter{}, err
+			}
+			r, err := toFilter(e.RHS)
+			if err != nil {
+				return storage.Filter{}, err
+			}
+			op := storage.FilterAnd
+			if e.Op == iql.OR {
+				op = storage.FilterOr
+			}
+			return storage.Filter{Op: op, Args: []storage.Filter{l, r}}, nil
+		}
+		ops := map[iql.Token]storage.FilterOp{iql.EQ: storage.FilterEq, iql.NEQ: storage.FilterNe, iql.LT: storage.FilterLt,
+			iql.LTE: storage.FilterLe, iql.GT: storage.FilterGt, iql.GTE: storage.FilterGe}
+		flipped := map[storage.FilterOp]storage.FilterOp{storage.FilterLt: storage.FilterGt, storage.FilterLe: storage.FilterGe,
+			storage.FilterGt: storage.FilterLt, storage.FilterGe: storage.FilterLe}
+		op, ok := ops[e.Op]
+		if !ok {
+			return storage.Filter{}, fmt.Errorf("condition %s: %s on a field is %w", e, e.Op, ErrUnsupported)
+		}
+		ref, lit := e.LHS, e.RHS
+		if _, ok := ref.(*iql.VarRef); !ok {
+			ref, lit = lit, ref
+			if f, ok := flipped[op]; ok {
+				op = f
+			}
+		}
+		r, ok := ref.(*iql.VarRef)
+		if !ok {
+			return storage.Filter{}, fmt.Errorf("condition %s: compare a field with a value", e)
+		}
+		var v any
+		switch lit := lit.(type) {
+		case *iql.NumberLiteral:
+			v = number(lit.Val)
+		case *iql.IntegerLiteral:
+			v = json.Number(strconv.FormatInt(lit.Val, 10))
+		case *iql.StringLiteral:
+			v = lit.Val
+		case *iql.BooleanLiteral:
+			v = lit.Val
+		default:
+			return storage.Filter{}, fmt.Errorf("condition %s: compare a field with a number, a string or a boolean", e)
+		}
+		return storage.Filter{Op: op, Attr: r.Val, Value: v}, nil
+	}
+	return storage.Filter{}, fmt.Errorf("condition %s is %w", e, ErrUnsupported)
+}
+
+// timeValue writes a time as the answer does: RFC 3339 in the
+// statement's zone, or an integer at the request's epoch.
+func (x *executor) timeValue(t time.Time, loc *time.Location) any {
+	var unit time.Duration
+	switch x.opts.Epoch {
+	case "":
+		return t.In(loc).Format(time.RFC3339Nano)
+	case "ns", "n":
+		return t.UnixNano()
+	case "u", "µ", "us":
+		unit = time.Microsecond
+	case "ms":
+		unit = time.Millisecond
+	case "s":
+		unit = time.Second
+	case "m":
+		unit = time.Minute
+	case "h":
+		unit = time.Hour
+	default:
+		return t.UnixNano()
+	}
+	return t.UnixNano() / int64(unit)
+}
+
+// number is a float as a canonical json.Number.
+func number(f float64) json.Number {
+	n, err := storage.CanonicalNumber(strconv.FormatFloat(f, 'g', -1, 64))
+	if err != nil {
+		return json.Number(strconv.FormatFloat(f, 'g', -1, 64))
+	}
+	return n
+}

@@ -1,0 +1,79 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/timetabledb/timetable/api"
+	"github.com/timetabledb/timetable/clock"
+	"github.com/timetabledb/timetable/engine"
+	"github.com/timetabledb/timetable/family"
+	"github.com/timetabledb/timetable/server"
+	"github.com/timetabledb/timetable/storage/pebblestore"
+)
+
+// Whatever the statements, /query answers 200 with InfluxDB's JSON, a
+// statement's failure in its result, or 400 for what does not parse:
+// never a 500, never a panic.
+func FuzzInfluxQuery(f *testing.F) {
+	for _, q := range []string{
+		"SHOW DATABASES", "SHOW MEASUREMENTS LIMIT 1", `SHOW TAG VALUES FROM weather WITH KEY = "host" WHERE region =~ /e/`,
+		"SHOW FIELD KEYS; SHOW SERIES WHERE host != 'a'",
+		`SELECT mean("temp") FROM "weather" WHERE "region" = 'eu' AND time >= 1497510000000ms and time <= 1497513600000ms GROUP BY time(1m), "host" fill(null)`,
+		"SELECT derivative(max(temp), 1s), moving_average(mean(temp), 3) FROM weather WHERE time > now() - 1d GROUP BY time(1h) fill(linear)",
+		"SELECT * FROM /w.*/ WHERE temp > 3 OR note = 'x' ORDER BY time DESC LIMIT 3 OFFSET 1 SLIMIT 2 tz('Europe/Paris')",
+		"SELECT count(distinct(note)), percentile(temp, 99), spread(temp) FROM weather GROUP BY *",
+		"DROP SERIES FROM weather", "SELECT temp FROM weather WHERE time > '2017-06-15T07:00:00Z' AND host =~ /(/",
+	} {
+		f.Add(q, "ms")
+	}
+	ctx := context.Background()
+	t0 := time.Date(2017, 6, 15, 9, 0, 0, 0, time.UTC)
+	store, err := pebblestore.Open(f.TempDir(), pebblestore.Options{})
+	if err != nil {
+		f.Fatal(err)
+	}
+	db, err := engine.Open(ctx, store, engine.Options{Schema: family.DefaultSchema(), Clock: clock.NewManual(t0)})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(func() { db.Close(); store.Close() })
+	key, err := db.Tenants().Add(ctx, "acme", t0)
+	if err != nil {
+		f.Fatal(err)
+	}
+	h, err := server.New(db, server.Options{})
+	if err != nil {
+		f.Fatal(err)
+	}
+	body := "weather,host=web1,region=eu temp=1,note=\"a\" 1497510000000000000\nweather,host=web2,region=us temp=2 1497510060000000000\nother v=1 1497510000000000000\n"
+	req := httptest.NewRequest("POST", "/write", strings.NewReader(body))
+	req.Header.Set("Authorization", "Token "+key)
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	if rec.Code != http.StatusNoContent {
+		f.Fatalf("write: %d %s", rec.Code, rec.Body)
+	}
+	f.Fuzz(func(t *testing.T, q, epoch string) {
+		req := httptest.NewRequest("GET", "/query?"+url.Values{"q": {q}, "epoch": {epoch}, "db": {"x"}}.Encode(), nil)
+		req.Header.Set("Authorization", "Bearer "+key)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		switch rec.Code {
+		case http.StatusOK:
+			var out api.InfluxQLResponse
+			if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil {
+				t.Fatalf("%q: %v: %s", q, err, rec.Body)
+			}
+		case http.StatusBadRequest:
+		default:
+			t.Fatalf("%q: status %d: %s", q, rec.Code, rec.Body)
+		}
+	})
+}
