@@ -42,8 +42,12 @@ const AvgDigits = agg.AvgDigits
 // exactly, per field and bucket, before it estimates (agg.DistinctExact).
 const DistinctExact = agg.DistinctExact
 
-// QuantileAccuracy is the relative accuracy of p50, p90 and p99
-// (agg.QuantileAccuracy).
+// QuantileExact is how many values of a field p50, p90 and p99 answer
+// exactly, per bucket (agg.QuantileExact).
+const QuantileExact = agg.QuantileExact
+
+// QuantileAccuracy is the relative accuracy of p50, p90 and p99 past
+// QuantileExact values (agg.QuantileAccuracy).
 const QuantileAccuracy = agg.QuantileAccuracy
 
 // Bucket is one time bucket of an aggregate: agg.Bucket.

@@ -197,7 +197,7 @@
 // inside it, marked Partial.
 //
 // Sketches and groups. count_distinct (exact to DistinctExact values,
-// then a HyperLogLog), the percentiles (a DDSketch of QuantileAccuracy)
+// then a HyperLogLog), the percentiles (exact to QuantileExact values, then a DDSketch of QuantileAccuracy)
 // and a counter's delta and rate (per series, in time order, a decrease
 // read as a reset) need more than a running total, so they are computed
 // from events only, and an aggregate that asks for one reads the events
