@@ -62,7 +62,9 @@ var Functions = []string{FnCount, FnSum, FnMin, FnMax, FnAvg, FnFirst, FnLast, F
 type AggregateQuery struct {
 	Table  string
 	Series string // empty: every series
-	// From and To bound event times, both inclusive.
+	// From and To bound event times, both inclusive, except that a To
+	// that starts a bucket (and is not From) ends the range just before
+	// it: from 00:00 to 01:00 by the hour is one bucket.
 	From, To time.Time
 	// Bucket is the bucket length: at least a second, and a divisor of a
 	// day (1m, 5m, 1h, 6h, 1d, ...), so buckets align to UTC midnight.
