@@ -56,9 +56,9 @@ objects and arrays are JSON), parquet (typed columns; needs --output).
 --output FILE writes the events to FILE instead of standard output, page by
 page as the query returns them, under a temporary name renamed to FILE once
 the last event is written, with a progress bar when standard error is a
-terminal. csv, ndjson, json and parquet stream: they hold one page of events
-at a time, never the answer; table waits for the last page to align its
-columns. csv's columns are --fields, or the fields of the first page;
+terminal. csv, ndjson and json stream: they hold one page of events at a
+time, never the answer; table waits for the last page to align its
+columns, and parquet keeps the events in a temporary file until the last. csv's columns are --fields, or the fields of the first page;
 fields first seen on a later page go to a last column, fields_json, which a
 CSV of more than one page always has. parquet's columns are typed from every
 event (a time column in nanoseconds, series, id, one column per field:
