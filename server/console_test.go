@@ -102,6 +102,7 @@ func TestConsoleInABrowser(t *testing.T) {
 			Error   string `json:"error"`
 			Circles int    `json:"circles"`
 			Caption string `json:"caption"`
+			Hidden  bool   `json:"chartHidden"`
 		} `json:"unknownField"`
 		Inverted struct {
 			Error   string `json:"error"`
@@ -199,6 +200,7 @@ func TestConsoleInABrowser(t *testing.T) {
 	require.Contains(t, got.UnknownField.Error, `no numeric values of "nope" of series "car-17"`)
 	require.Zero(t, got.UnknownField.Circles)
 	require.Empty(t, got.UnknownField.Caption)
+	require.True(t, got.UnknownField.Hidden, "the message stands in the chart's place")
 	require.Contains(t, got.Inverted.Error, "is after to")
 	require.Zero(t, got.Inverted.Circles)
 	// A preset ends now; another table starts with an empty prefix box.

@@ -230,6 +230,7 @@ async function plotOrSay() {
 
 // showChartError replaces the chart, its caption and legend with msg.
 function showChartError(msg) {
+  $("chart-box").hidden = true;
   clear($("chart"));
   $("chart").dataset.points = "0";
   $("chart").dataset.mode = "error";
@@ -345,6 +346,7 @@ function svgEl(name, attrs, text) {
 // draw charts lines, [{field, points: [{t, v}]}], over [from, to], with
 // a time axis (UTC) and a value axis labelled with the unit.
 function draw(lines, from, to, unit) {
+  $("chart-box").hidden = false;
   const svg = $("chart");
   clear(svg);
   clear($("legend"));

@@ -139,7 +139,8 @@ try {
   // Errors replace the chart: a field with no values, an inverted range.
   await page.fill("#field", "nope");
   await replot();
-  out.unknownField = { error: await page.textContent("#chart-error"), circles: await page.$$eval("#chart circle", (cs) => cs.length), caption: await page.textContent("#chart-mode") };
+  out.unknownField = { error: await page.textContent("#chart-error"), circles: await page.$$eval("#chart circle", (cs) => cs.length),
+    caption: await page.textContent("#chart-mode"), chartHidden: await page.$eval("#chart-box", (b) => b.hidden) };
   await page.screenshot({ path: join(arg.shots, "tenant-error.png"), fullPage: true });
   await page.fill("#field", arg.field);
   await page.fill("#from", arg.rawTo);
