@@ -113,7 +113,7 @@ func TestParquetArchive(t *testing.T) {
 			}
 			require.Equal(t, map[string]string{
 				"tenant": "VARCHAR", "table": "VARCHAR", "time": "TIMESTAMP WITH TIME ZONE", "series": "VARCHAR", "id": "VARCHAR",
-				"count": "BIGINT", "gear": "VARCHAR", "on": "BOOLEAN", "speed": "DECIMAL(5,2)", "fields_json": "JSON",
+				"count": "BIGINT", "gear": "VARCHAR", "on": "BOOLEAN", "speed": "DECIMAL(38,9)", "fields_json": "JSON",
 				"period": types["period"], "write_month": "VARCHAR",
 			}, types)
 			require.Contains(t, []string{"TIMESTAMP WITH TIME ZONE", "TIMESTAMP", "VARCHAR"}, types["period"])
@@ -133,8 +133,8 @@ func TestParquetArchive(t *testing.T) {
 			}, rs[2].Rows)
 
 			require.Equal(t, []map[string]any{
-				{"table": "m", "day": "2017-04-10 00:00:00+00", "n": "25", "speed": "2303.00"},
-				{"table": "r", "day": "2017-04-10 00:00:00+00", "n": "25", "speed": "2303.00"},
+				{"table": "m", "day": "2017-04-10 00:00:00+00", "n": "25", "speed": "2303.000000000"},
+				{"table": "r", "day": "2017-04-10 00:00:00+00", "n": "25", "speed": "2303.000000000"},
 			}, rs[3].Rows)
 
 			// Restore reads the NDJSON: every event is back.

@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/cockroachdb/apd/v3"
 	"github.com/spf13/cobra"
 
 	"github.com/timetabledb/timetable/api"
@@ -101,6 +102,9 @@ func runAggregate(cmd *cobra.Command, g *globals, f queryFlags) (err error) {
 					cell := ""
 					if v, ok := b.Values[field][fn]; ok {
 						cell = cellText(v)
+						if f.format != "csv" {
+							cell = roundedCell(fn, v, cell)
+						}
 					}
 					row = append(row, cell)
 				}
@@ -162,4 +166,34 @@ func list(s string) []string {
 		return nil
 	}
 	return strings.Split(s, ",")
+}
+
+// shownDigits is how many significant digits the table shows of a
+// result that is a quotient, avg and rate: their JSON and CSV keep every
+// digit the engine gives (up to engine.AvgDigits), which a reader at a
+// terminal has no use for.
+const shownDigits = 6
+
+// roundedCell returns the cell of the result v of fn, text, rounded for
+// the table: avg and rate to shownDigits significant digits, rounded half
+// to even, but never fewer than their integer digits (an average of
+// 1,234,567.8 shows as 1234568); other results as they are, exact.
+func roundedCell(fn string, v any, text string) string {
+	n, ok := v.(json.Number)
+	if !ok || (fn != engine.FnAvg && fn != engine.FnRate) {
+		return text
+	}
+	var d apd.Decimal
+	if _, _, err := d.SetString(string(n)); err != nil || d.IsZero() {
+		return text
+	}
+	digits := max(shownDigits, d.NumDigits()+int64(d.Exponent))
+	c := apd.BaseContext.WithPrecision(uint32(digits))
+	c.Rounding = apd.RoundHalfEven
+	var r apd.Decimal
+	if _, err := c.Round(&r, &d); err != nil {
+		return text
+	}
+	r.Reduce(&r)
+	return r.Text('f')
 }

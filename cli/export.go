@@ -79,24 +79,25 @@ func (p *ndjsonPrinter) add(events []event.Event, _ bool) error {
 func (p *ndjsonPrinter) end() error { return nil }
 
 // parquetPrinter writes a Parquet file of the events (package
-// parquetfile). Its schema is learnt from the first page: a value that
-// does not fit its column later, or a field first seen later, goes to
-// fields_json, so nothing is lost.
+// parquetfile). It spools the events to a temporary file as they come and
+// writes the Parquet file at the end, with a schema learnt from every
+// event: every field has its column however late it first comes, and
+// every column's type holds every value of it.
 type parquetPrinter struct {
-	w  io.Writer
-	pw *parquetfile.Writer
+	w     io.Writer
+	spool *parquetfile.Spool
 }
 
 func (p *parquetPrinter) add(events []event.Event, _ bool) error {
-	if p.pw == nil {
-		l := parquetfile.NewLearner(parquetfile.Options{Open: true})
-		for _, e := range events {
-			l.Learn(e.Fields)
+	if p.spool == nil {
+		s, err := parquetfile.NewSpool("", parquetfile.Options{})
+		if err != nil {
+			return err
 		}
-		p.pw = parquetfile.NewWriter(p.w, l.Schema())
+		p.spool = s
 	}
 	for _, e := range events {
-		if err := p.pw.Write("", "", e); err != nil {
+		if err := p.spool.Add("", "", e); err != nil {
 			return err
 		}
 	}
@@ -104,11 +105,20 @@ func (p *parquetPrinter) add(events []event.Event, _ bool) error {
 }
 
 func (p *parquetPrinter) end() error {
-	if p.pw == nil {
+	if p.spool == nil {
 		// No event: a file of the columns every file has.
-		p.pw = parquetfile.NewWriter(p.w, parquetfile.NewLearner(parquetfile.Options{}).Schema())
+		w := parquetfile.NewWriter(p.w, parquetfile.NewLearner(parquetfile.Options{}).Schema())
+		return w.Close()
 	}
-	return p.pw.Close()
+	_, err := p.spool.WriteTo(p.w)
+	return errors.Join(err, p.spool.Close())
+}
+
+// discard removes the spool, if any is left.
+func (p *parquetPrinter) discard() {
+	if p.spool != nil {
+		_ = p.spool.Close() // a temporary file
+	}
 }
 
 // progressPrinter moves a progress bar as its printer gets events.

@@ -56,15 +56,15 @@ objects and arrays are JSON), parquet (typed columns; needs --output).
 --output FILE writes the events to FILE instead of standard output, page by
 page as the query returns them, under a temporary name renamed to FILE once
 the last event is written, with a progress bar when standard error is a
-terminal. csv, ndjson, json and parquet stream: they hold one page of events
-at a time, never the answer; table waits for the last page to align its
-columns. csv's columns are --fields, or the fields of the first page;
+terminal. csv, ndjson and json stream: they hold one page of events at a
+time, never the answer; table waits for the last page to align its
+columns, and parquet keeps the events in a temporary file until the last. csv's columns are --fields, or the fields of the first page;
 fields first seen on a later page go to a last column, fields_json, which a
-CSV of more than one page always has. parquet's columns are typed from the
-first page (a time column in nanoseconds, series, id, one column per
-field: int64, exact decimal, string, boolean, binary); a value that does
-not fit its column later, and a field first seen later, go to the JSON
-column fields_json. For example:
+CSV of more than one page always has. parquet's columns are typed from every
+event (a time column in nanoseconds, series, id, one column per field:
+int64, exact decimal, string, boolean, binary, and fields_json for the
+fields of several types): the events are kept in a temporary file and the
+Parquet file written after the last. For example:
 
   timetable query --table cars --from 2017-04-01T00:00:00Z --to 2017-05-01T00:00:00Z \
     --format parquet --output april.parquet
@@ -151,7 +151,9 @@ func runQuery(cmd *cobra.Command, g *globals, f queryFlags) (err error) {
 	case "ndjson":
 		p = &ndjsonPrinter{w: out}
 	case "parquet":
-		p = &parquetPrinter{w: out}
+		pp := &parquetPrinter{w: out}
+		defer pp.discard() // its spool, when the query fails
+		p = pp
 	case "csv":
 		p = &csvPrinter{w: csv.NewWriter(out), fields: q.Fields}
 	default:

@@ -4,18 +4,25 @@
 //
 // It talks to the server's own API with the key the user signs in with:
 // an API key opens the tenant view (logical tables, series search, a
-// chart of a field, the events with paging), the admin token the
-// operator view (the families' physical tables by period and write
-// month coloured by tier, their capacity and items, the lifecycle's
-// last cycle and its plan). The key is kept in the page's memory only.
+// chart of fields with time and value axes, the events with paging), the
+// admin token the operator view (the server's key metrics from /metrics,
+// tenants and their keys, archived tables, the families' physical tables
+// by period and write month coloured by tier, their capacity and items,
+// the lifecycle's last cycle and its plan, the capacity planner). The key
+// is kept in the page's memory only. docs/console.md describes it.
 //
 // Decisions:
 //
-//   - A chart of a range longer than six hours asks for an aggregate
-//     (avg per bucket, the bucket the shortest of 1m … 1d that keeps the
+//   - A chart of a range longer than six hours, or with a bucket chosen,
+//     asks for an aggregate (the function chosen, avg unless another, per
+//     bucket, the bucket when auto the shortest of 1m … 1d that keeps the
 //     chart under 500 points); a shorter one reads the events, at most
 //     5,000, following cursors. So a chart costs the same for a year as
 //     for a day.
+//   - The chart is SVG drawn by hand (axes, round ticks, lines, a
+//     tooltip): no chart library and no build step.
+//   - An error replaces the chart and its caption: a chart left from
+//     before would be read as the answer.
 //   - Series are searched by prefix on the server, 100 a page, so a table
 //     of 100,000 series is as quick to browse as one of ten; the tables'
 //     timeline draws each family's grid once, in one string.

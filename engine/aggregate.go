@@ -42,8 +42,12 @@ const AvgDigits = agg.AvgDigits
 // exactly, per field and bucket, before it estimates (agg.DistinctExact).
 const DistinctExact = agg.DistinctExact
 
-// QuantileAccuracy is the relative accuracy of p50, p90 and p99
-// (agg.QuantileAccuracy).
+// QuantileExact is how many values of a field p50, p90 and p99 answer
+// exactly, per bucket (agg.QuantileExact).
+const QuantileExact = agg.QuantileExact
+
+// QuantileAccuracy is the relative accuracy of p50, p90 and p99 past
+// QuantileExact values (agg.QuantileAccuracy).
 const QuantileAccuracy = agg.QuantileAccuracy
 
 // Bucket is one time bucket of an aggregate: agg.Bucket.
@@ -58,7 +62,9 @@ var Functions = []string{FnCount, FnSum, FnMin, FnMax, FnAvg, FnFirst, FnLast, F
 type AggregateQuery struct {
 	Table  string
 	Series string // empty: every series
-	// From and To bound event times, both inclusive.
+	// From and To bound event times, both inclusive, except that a To
+	// that starts a bucket (and is not From) ends the range just before
+	// it: from 00:00 to 01:00 by the hour is one bucket.
 	From, To time.Time
 	// Bucket is the bucket length: at least a second, and a divisor of a
 	// day (1m, 5m, 1h, 6h, 1d, ...), so buckets align to UTC midnight.

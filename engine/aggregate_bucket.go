@@ -58,6 +58,7 @@ func (q *AggregateQuery) checkBuckets() error {
 		if q.Calendar.Unit > period.Day {
 			// At least a week long: 1970 to 2262 is fewer than
 			// maxBuckets of them.
+			q.alignTo()
 			return nil
 		}
 		q.Bucket, q.Calendar = q.Calendar.Nominal(), period.Granularity{}
@@ -70,10 +71,22 @@ func (q *AggregateQuery) checkBuckets() error {
 	case (24*time.Hour)%q.Bucket != 0:
 		return fmt.Errorf("%w: bucket %s does not divide a day, so buckets would not align to UTC midnight", ErrBadQuery, q.Bucket)
 	}
+	q.alignTo()
 	if n := q.To.Sub(alignDown(q.From, q.Bucket))/q.Bucket + 1; n > maxBuckets {
 		return fmt.Errorf("%w: %d buckets of %s, more than the %d allowed: use a longer bucket or a shorter range", ErrBadQuery, n, q.Bucket, maxBuckets)
 	}
 	return nil
+}
+
+// alignTo ends the range before To when To is the start of a bucket
+// and not also From: the range then ends with the bucket before, whole,
+// rather than with a bucket a nanosecond wide holding the events of the
+// instant To alone. "from=00:00&to=01:00&bucket=1h" is one hour, one
+// bucket.
+func (q *AggregateQuery) alignTo() {
+	if q.To.After(q.From) && q.bucketStart(q.To).Equal(q.To) {
+		q.To = q.To.Add(-time.Nanosecond)
+	}
 }
 
 // maxBuckets bounds the buckets one aggregate query may span.

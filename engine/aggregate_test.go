@@ -164,24 +164,32 @@ func TestAggregateEdges(t *testing.T) {
 				}
 				return out
 			}
-			// To is inclusive: the 13:00 bucket covers 13:00 only, and
-			// counts the one event there.
+			// A To that starts a bucket ends the range before it: no
+			// bucket a nanosecond wide, and the event at 13:00 is the
+			// next hour's.
 			require.Equal(t, []span{
 				{at(12, 0), at(13, 0), false, 2},
-				{at(13, 0), at(13, 0).Add(1), true, 1},
 			}, agg(at(12, 0), at(13, 0), false, "v"))
+			// Any other To is inclusive.
+			require.Equal(t, []span{
+				{at(12, 0), at(13, 0), false, 2},
+				{at(13, 0), at(13, 0).Add(2), true, 1},
+			}, agg(at(12, 0), at(13, 0).Add(1), false, "v"))
+			// From = To is the instant.
+			require.Equal(t, []span{
+				{at(13, 0), at(13, 0).Add(1), true, 1},
+			}, agg(at(13, 0), at(13, 0), false, "v"))
 			// An unaligned From: the bucket covers 12:30 to 13:00.
 			require.Equal(t, []span{
 				{at(12, 30), at(13, 0), true, 1},
 				{at(13, 0), at(13, 15).Add(1), true, 1},
 			}, agg(at(12, 30), at(13, 15), false, "v"))
-			// Fill ends with the bucket holding To, cut at To.
+			// Fill ends with the bucket before an aligned To.
 			require.Equal(t, []span{
 				{at(10, 0), at(11, 0), false, 0},
 				{at(11, 0), at(12, 0), false, 1},
 				{at(12, 0), at(13, 0), false, 2},
 				{at(13, 0), at(14, 0), false, 2},
-				{at(14, 0), at(14, 0).Add(1), true, 0},
 			}, agg(at(10, 0), at(14, 0), true, "v"))
 			// Count alone needs no field.
 			require.Equal(t, []span{

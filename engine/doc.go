@@ -194,11 +194,14 @@
 // "1m", "1h", "1d"; "1w" or "week:monday"; "1mo"; "quarter". Each bucket
 // states the exact span it covers (a month bucket is as long as its
 // month), and the buckets at the edges of the range hold only the part
-// inside it, marked Partial.
+// inside it, marked Partial. A To that starts a bucket (and is not From)
+// ends the range just before it, so that an aligned range never ends
+// with a bucket a nanosecond wide.
 //
 // Sketches and groups. count_distinct (exact to DistinctExact values,
-// then a HyperLogLog), the percentiles (a DDSketch of QuantileAccuracy)
-// and a counter's delta and rate (per series, in time order, a decrease
+// then a HyperLogLog), the percentiles (exact, nearest-rank, to
+// QuantileExact values, then a DDSketch of QuantileAccuracy) and a
+// counter's delta and rate (per series, in time order, a decrease
 // read as a reset) need more than a running total, so they are computed
 // from events only, and an aggregate that asks for one reads the events
 // even where rollups exist (DB.RollupUse says so). AggregateGroups

@@ -10,24 +10,39 @@
 //	and        = unary { "and" unary }
 //	unary      = "not" unary | primary
 //	primary    = "(" expr ")" | comparison | function
-//	comparison = field op literal
+//	comparison = operand op literal
+//	           | operand "between" literal "and" literal
+//	           | operand "in" "(" literal { "," literal } ")"
+//	operand    = field | "size" "(" field ")"
 //	op         = "=" | "!=" | "<>" | "<" | "<=" | ">" | ">="
 //	function   = "exists" "(" field ")" | "begins_with" "(" field "," string ")"
+//	           | "contains" "(" field "," ( string | number ) ")"
 //	field      = name | "`" any text but "`" "`"
 //	literal    = string | number | "true" | "false" | "null"
 //
 // A name is a letter or "_" followed by letters, digits and "_"; any other
 // field name is written between backquotes. Strings and numbers are JSON's
 // (a string in double quotes with JSON's escapes; a number like 30, -1.5
-// or 2e3). Keywords (and, or, not, exists, begins_with, true, false, null)
-// are case-insensitive; field names are not. not binds tighter than and,
-// and tighter than or.
+// or 2e3). Keywords (and, or, not, exists, begins_with, contains, size,
+// between, in, true, false, null) are case-insensitive; field names are
+// not. not binds tighter than and, and tighter than or.
 //
 // The meaning is DynamoDB's (see storage.Filter): = compares type and
 // value, != holds for an event without the field, <, <=, > and >= compare
 // strings bytewise and numbers by value and hold only when the field has
 // the literal's type (so they take a string or a number, never true,
-// false or null).
+// false or null). a between x and y is a >= x and a <= y (x and y of one
+// type, x not above y, as DynamoDB demands), and a in (x, y) is a = x or
+// a = y, with at most MaxIn values: they are read into those, so
+// Format writes them so. contains(a, v) holds for a string holding v, a
+// string, or a list with an element equal to v. size(a) is the bytes of
+// a string, the elements of a list or map; compared to a number, as a
+// missing field for other types (size(a) != 3 holds for a number).
+//
+// series and time are not fields: an event's series and time are picked
+// by the query's parameters, and a bare series or time in an expression
+// is a mistake that says so. A field of either name is written in
+// backquotes (`series`).
 //
 // # Limits
 //
@@ -210,27 +225,172 @@ func (p *parser) primary(depth int) (storage.Filter, error) {
 			return storage.Filter{}, err
 		}
 		return storage.Filter{Op: storage.FilterBeginsWith, Attr: field, Value: s.value}, nil
-	case tok.kind == tokName || tok.kind == tokQuotedName:
-		op := p.next()
-		if op.kind != tokOp {
-			return storage.Filter{}, p.errorAt(op, fmt.Sprintf("expected a comparison (=, !=, <, <=, >, >=) after %s, found %s", tok.describe(), op.describe()))
+	case tok.isKeyword("contains") && p.peek().kind == tokLParen:
+		p.next()
+		field, err := p.field()
+		if err != nil {
+			return storage.Filter{}, err
+		}
+		if err := p.expect(tokComma, ","); err != nil {
+			return storage.Filter{}, err
 		}
 		lit := p.next()
-		v, ok := lit.literal()
-		if !ok {
-			return storage.Filter{}, p.errorAt(lit, "expected a string, number, true, false or null, found "+lit.describe())
+		if lit.kind != tokString && lit.kind != tokNumber {
+			return storage.Filter{}, p.errorAt(lit, "contains takes a string or a number, found "+lit.describe())
 		}
-		f := storage.Filter{Op: op.op, Attr: tok.text, Value: v}
-		if op.op != storage.FilterEq && op.op != storage.FilterNe {
-			switch v.(type) {
-			case string, json.Number:
-			default:
-				return storage.Filter{}, p.errorAt(lit, fmt.Sprintf("%s compares strings or numbers, not %s", op.text, lit.text))
-			}
+		if err := p.expect(tokRParen, ")"); err != nil {
+			return storage.Filter{}, err
 		}
-		return f, nil
+		return storage.Filter{Op: storage.FilterContains, Attr: field, Value: lit.value}, nil
+	case tok.isKeyword("size") && p.peek().kind == tokLParen:
+		p.next()
+		field, err := p.field()
+		if err != nil {
+			return storage.Filter{}, err
+		}
+		if err := p.expect(tokRParen, ")"); err != nil {
+			return storage.Filter{}, err
+		}
+		return p.comparison(tok, field, true)
+	case tok.kind == tokName || tok.kind == tokQuotedName:
+		if err := notAField(tok); err != nil {
+			return storage.Filter{}, err
+		}
+		return p.comparison(tok, tok.text, false)
 	}
 	return storage.Filter{}, p.errorAt(tok, "expected a field, not, ( or a function, found "+tok.describe())
+}
+
+// MaxIn is the most values IN takes: DynamoDB's limit.
+const MaxIn = 100
+
+// comparison reads what follows the operand tok, the field attr or its
+// size: an operator and a literal, BETWEEN a AND b, or IN (a, b, ...).
+// BETWEEN and IN are written as DynamoDB defines them: attr >= a and
+// attr <= b, and attr = a or attr = b ...
+func (p *parser) comparison(tok token, attr string, size bool) (storage.Filter, error) {
+	op := p.next()
+	switch {
+	case op.isKeyword("between"):
+		lo, err := p.ordered(size, "between")
+		if err != nil {
+			return storage.Filter{}, err
+		}
+		if and := p.next(); !and.isKeyword("and") {
+			return storage.Filter{}, p.errorAt(and, "expected and in between ... and ..., found "+and.describe())
+		}
+		hiTok := p.peek()
+		hi, err := p.ordered(size, "between")
+		if err != nil {
+			return storage.Filter{}, err
+		}
+		if c, ok := compareLiterals(lo, hi); !ok {
+			return storage.Filter{}, p.errorAt(hiTok, "between takes two strings or two numbers")
+		} else if c > 0 {
+			return storage.Filter{}, p.errorAt(hiTok, "between: the lower bound is above the upper one")
+		}
+		return storage.Filter{Op: storage.FilterAnd, Args: []storage.Filter{
+			{Op: storage.FilterGe, Attr: attr, Value: lo, Size: size},
+			{Op: storage.FilterLe, Attr: attr, Value: hi, Size: size},
+		}}, nil
+	case op.isKeyword("in"):
+		if err := p.expect(tokLParen, "( after in"); err != nil {
+			return storage.Filter{}, err
+		}
+		var args []storage.Filter
+		for {
+			lit := p.next()
+			v, ok := lit.literal()
+			if !ok {
+				return storage.Filter{}, p.errorAt(lit, "expected a string, number, true, false or null, found "+lit.describe())
+			}
+			if _, isNumber := v.(json.Number); size && !isNumber {
+				return storage.Filter{}, p.errorAt(lit, "size compares to numbers, not "+lit.text)
+			}
+			if len(args) == MaxIn {
+				return storage.Filter{}, p.errorAt(lit, fmt.Sprintf("in takes at most %d values", MaxIn))
+			}
+			args = append(args, storage.Filter{Op: storage.FilterEq, Attr: attr, Value: v, Size: size})
+			sep := p.next()
+			if sep.kind == tokRParen {
+				break
+			}
+			if sep.kind != tokComma {
+				return storage.Filter{}, p.errorAt(sep, "expected , or ), found "+sep.describe())
+			}
+		}
+		if len(args) == 1 {
+			return args[0], nil
+		}
+		return storage.Filter{Op: storage.FilterOr, Args: args}, nil
+	case op.kind != tokOp:
+		return storage.Filter{}, p.errorAt(op, fmt.Sprintf("expected a comparison (=, !=, <, <=, >, >=, between, in) after %s, found %s", tok.describe(), op.describe()))
+	}
+	lit := p.next()
+	v, ok := lit.literal()
+	if !ok {
+		return storage.Filter{}, p.errorAt(lit, "expected a string, number, true, false or null, found "+lit.describe())
+	}
+	f := storage.Filter{Op: op.op, Attr: attr, Value: v, Size: size}
+	switch v.(type) {
+	case json.Number:
+	case string:
+		if size {
+			return storage.Filter{}, p.errorAt(lit, "size compares to numbers, not "+lit.text)
+		}
+	default:
+		if size {
+			return storage.Filter{}, p.errorAt(lit, "size compares to numbers, not "+lit.text)
+		}
+		if op.op != storage.FilterEq && op.op != storage.FilterNe {
+			return storage.Filter{}, p.errorAt(lit, fmt.Sprintf("%s compares strings or numbers, not %s", op.text, lit.text))
+		}
+	}
+	return f, nil
+}
+
+// ordered reads a bound of between: a number, or a string unless size.
+func (p *parser) ordered(size bool, what string) (any, error) {
+	lit := p.next()
+	switch {
+	case lit.kind == tokNumber, lit.kind == tokString && !size:
+		return lit.value, nil
+	case size:
+		return nil, p.errorAt(lit, "size compares to numbers, found "+lit.describe())
+	}
+	return nil, p.errorAt(lit, what+" takes strings or numbers, found "+lit.describe())
+}
+
+// compareLiterals orders two strings or two numbers.
+func compareLiterals(a, b any) (int, bool) {
+	switch a := a.(type) {
+	case string:
+		b, ok := b.(string)
+		return strings.Compare(a, b), ok
+	case json.Number:
+		b, ok := b.(json.Number)
+		if !ok {
+			return 0, false
+		}
+		return storage.CompareNumbers(a, b)
+	}
+	return 0, false
+}
+
+// notAField refuses the bare names that readers take for fields but
+// are an event's own parts: series and time, which a query selects with
+// its parameters. A field of that name is written in backquotes.
+func notAField(tok token) error {
+	if tok.kind != tokName {
+		return nil
+	}
+	switch tok.text {
+	case "series":
+		return &SyntaxError{Offset: tok.pos, Msg: "series is not a field: select series with the series parameter (series=car-17 on the API, --series on the CLI), or write `series` for a field named series"}
+	case "time":
+		return &SyntaxError{Offset: tok.pos, Msg: "time is not a field: bound times with from and to, or write `time` for a field named time"}
+	}
+	return nil
 }
 
 // field reads a field name.

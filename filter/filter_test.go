@@ -37,6 +37,21 @@ func TestParse(t *testing.T) {
 		{`begins_with(msg, "disk")`, storage.Filter{Op: storage.FilterBeginsWith, Attr: "msg", Value: "disk"}},
 		{"`and` = 1", cmp("and", storage.FilterEq, json.Number("1"))},
 		{"  a=1  ", cmp("a", storage.FilterEq, json.Number("1"))},
+		{`v between 1 and 2.5`, storage.Filter{Op: storage.FilterAnd, Args: []storage.Filter{
+			cmp("v", storage.FilterGe, json.Number("1")), cmp("v", storage.FilterLe, json.Number("2.5"))}}},
+		{`host BETWEEN "a" AND "b" and x = 1`, storage.Filter{Op: storage.FilterAnd, Args: []storage.Filter{
+			{Op: storage.FilterAnd, Args: []storage.Filter{cmp("host", storage.FilterGe, "a"), cmp("host", storage.FilterLe, "b")}},
+			cmp("x", storage.FilterEq, json.Number("1"))}}},
+		{`level in ("ERROR", "WARN", null)`, storage.Filter{Op: storage.FilterOr, Args: []storage.Filter{
+			cmp("level", storage.FilterEq, "ERROR"), cmp("level", storage.FilterEq, "WARN"), cmp("level", storage.FilterEq, nil)}}},
+		{`level IN ("ERROR")`, cmp("level", storage.FilterEq, "ERROR")},
+		{`contains(msg, "disk")`, storage.Filter{Op: storage.FilterContains, Attr: "msg", Value: "disk"}},
+		{`contains(tags, 7)`, storage.Filter{Op: storage.FilterContains, Attr: "tags", Value: json.Number("7")}},
+		{`size(msg) > 10`, storage.Filter{Op: storage.FilterGt, Attr: "msg", Value: json.Number("10"), Size: true}},
+		{`size(tags) between 1 and 3`, storage.Filter{Op: storage.FilterAnd, Args: []storage.Filter{
+			{Op: storage.FilterGe, Attr: "tags", Value: json.Number("1"), Size: true}, {Op: storage.FilterLe, Attr: "tags", Value: json.Number("3"), Size: true}}}},
+		{`size = 3`, cmp("size", storage.FilterEq, json.Number("3"))},
+		{"`series` = \"x\"", cmp("series", storage.FilterEq, "x")},
 	} {
 		t.Run(tt.in, func(t *testing.T) {
 			got, err := filter.Parse(tt.in)
@@ -74,6 +89,19 @@ func TestParseErrors(t *testing.T) {
 		{strings.Repeat("a = 1 and ", 300) + "a = 1", 0, "operators, over DynamoDB's 300"},
 		{strings.Repeat("x", 5000), 4096, "over 4096"},
 		{"a = \"\xff\"", 5, "invalid UTF-8"},
+		{`series = "car-17"`, 0, "series is not a field: select series with the series parameter"},
+		{`x = 1 and time > 3`, 10, "time is not a field"},
+		{`v between 2 and 1`, 16, "the lower bound is above the upper one"},
+		{`v between 1 and "b"`, 16, "between takes two strings or two numbers"},
+		{`v between true and 1`, 10, "between takes strings or numbers"},
+		{`v between 1 or 2`, 12, "expected and in between"},
+		{`v in (1, 2`, 10, "expected , or ), found the end"},
+		{`v in 1`, 5, "expected ( after in"},
+		{`v in (` + strings.Repeat("1, ", 100) + `1)`, 306, "in takes at most 100 values"},
+		{`contains(a, true)`, 12, "contains takes a string or a number"},
+		{`size(a) = "3"`, 10, "size compares to numbers"},
+		{`size(a) in (1, "x")`, 15, "size compares to numbers"},
+		{`v ~ 1`, 2, "an unexpected"},
 	} {
 		t.Run(tt.in[:min(len(tt.in), 40)], func(t *testing.T) {
 			_, err := filter.Parse(tt.in)
@@ -87,7 +115,7 @@ func TestParseErrors(t *testing.T) {
 }
 
 func FuzzParse(f *testing.F) {
-	for _, s := range []string{`level = "ERROR" and temp > 30`, `not (a < 1) or exists(b)`, "begins_with(`x y`, \"a\")", `a != null`, `a = -0.5e-3`} {
+	for _, s := range []string{`level = "ERROR" and temp > 30`, `not (a < 1) or exists(b)`, "begins_with(`x y`, \"a\")", `a != null`, `a = -0.5e-3`, `v between 1 and 2`, `v in ("a", 1)`, `contains(s, "x")`, `size(l) >= 2`} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

@@ -8,7 +8,7 @@ import (
 )
 
 // keywords are the words a bare field name cannot be.
-var keywords = []string{"and", "or", "not", "exists", "begins_with", "true", "false", "null"}
+var keywords = []string{"and", "or", "not", "exists", "begins_with", "contains", "size", "between", "in", "true", "false", "null", "series", "time"}
 
 // Format writes f in the filter language, so that Parse reads it back as
 // f: operands of and, or and not are parenthesised, and field names that
@@ -36,10 +36,14 @@ func format(b *strings.Builder, f storage.Filter) {
 		b.WriteByte(')')
 	case storage.FilterExists:
 		b.WriteString("exists(" + formatField(f.Attr) + ")")
-	case storage.FilterBeginsWith:
-		b.WriteString("begins_with(" + formatField(f.Attr) + ", " + formatValue(f.Value) + ")")
+	case storage.FilterBeginsWith, storage.FilterContains:
+		b.WriteString(f.Op.String() + "(" + formatField(f.Attr) + ", " + formatValue(f.Value) + ")")
 	default:
-		b.WriteString(formatField(f.Attr) + " " + f.Op.String() + " " + formatValue(f.Value))
+		operand := formatField(f.Attr)
+		if f.Size {
+			operand = "size(" + operand + ")"
+		}
+		b.WriteString(operand + " " + f.Op.String() + " " + formatValue(f.Value))
 	}
 }
 

@@ -21,10 +21,18 @@
 //	DynamoDB BOOL   boolean
 //	DynamoDB B      binary (BYTE_ARRAY)
 //	DynamoDB N      int64 when every value is an integer that fits;
-//	                otherwise DECIMAL(p, s), exact, when every value fits
-//	                in 38 digits with one scale s (the most fractional
-//	                digits seen); otherwise double, which keeps 15 to 17
-//	                significant digits of DynamoDB's 38
+//	                otherwise DECIMAL(38, 9), exact, when every value has
+//	                at most 9 fractional digits and 29 integer ones;
+//	                otherwise double, which keeps 15 to 17 significant
+//	                digits of DynamoDB's 38
+//
+// The rule is one for every file, archives and exports alike, and a
+// DECIMAL column is always DECIMAL(38, 9) whatever digits the values of
+// one file have: a field typed DECIMAL in one period's archive is the
+// same DECIMAL in the next and in an export, so readers that union files
+// (DuckDB's read_parquet of many) see one type. (A field that holds only
+// integers in one file and a fraction in another is BIGINT in the first,
+// DECIMAL in the second; DuckDB unions them as DECIMAL.)
 //
 // A field whose values have several types, a list or map (DynamoDB L, M),
 // or whose name is taken (by a column above, case-insensitively, by
@@ -36,15 +44,19 @@
 //
 // # Learning the schema
 //
-// A Learner sees the events' fields and returns the Schema. An archive
-// reads its table twice (package archive learns from a first pass over
-// the export and writes in a second), so every column fits every value.
-// A streaming export learns from its first events only (Options.Open): a
-// value that does not fit its column later (a fraction in an int64
-// column, a string in a number column, a field first seen later) is
-// written to fields_json for that row instead, and its column is null
-// there. With Open, a decimal column keeps at least OpenScale fractional
-// digits, so that later values with more digits than the first still fit.
+// A Learner sees the events' fields and returns the Schema, which the
+// Writer then writes under: the schema must be learnt from every event
+// the file will hold, so that every field has its column however late it
+// first comes, and every column's type holds every value of it (a field
+// of integers with one fraction among them is a DECIMAL, and all its
+// values are in the column). Package archive reads its table twice
+// (learning from a spool of the export, writing in a second pass); a
+// stream of events, as the CLI's query --format parquet, goes through a
+// Spool, which keeps the events in a temporary file as they come and
+// writes the Parquet file from it at the end. Should a value come that
+// its column cannot hold (a schema learnt from fewer events than are
+// written), it goes to fields_json for that row and its column is null
+// there: a value is never dropped.
 //
 // # Writing
 //

@@ -26,8 +26,9 @@ func events() []event.Event {
 	for i := range 10 {
 		f := map[string]any{
 			"count":   json.Number(fmt.Sprint(i * 1000)),
-			"speed":   json.Number(fmt.Sprintf("%d.%d", 80+i, i)),                    // DECIMAL(3,1)
-			"precise": json.Number(fmt.Sprintf("1234567890123456789012345.%07d", i)), // 32 digits: DECIMAL(32,7)
+			"speed":   json.Number(fmt.Sprintf("%d.%d", 80+i, i)),                    // DECIMAL(38,9)
+			"precise": json.Number(fmt.Sprintf("1234567890123456789012345.%07d", i)), // 32 digits: DECIMAL(38,9)
+			"fine":    json.Number(fmt.Sprintf("1.%010d", i)),                        // 10 fractional digits: double
 			"huge":    json.Number(fmt.Sprintf("%de100", i+1)),                       // past 38 digits: double
 			"name":    fmt.Sprintf("car-%d", i),
 			"on":      i%2 == 0,
@@ -84,9 +85,9 @@ func TestSchema(t *testing.T) {
 		}
 	}
 	require.Equal(t, map[string]string{
-		"count": "int64", "speed": "decimal(3,1)", "precise": "decimal(32,7)", "huge": "double",
+		"count": "int64", "speed": "decimal(38,9)", "precise": "decimal(38,9)", "huge": "double",
 		"name": "string", "on": "bool", "raw": "binary", "mixed": "json", "tags": "json",
-		"Time": "json", "seats": "json", "neg": "decimal(1,1)",
+		"Time": "json", "seats": "json", "neg": "decimal(38,9)", "fine": "double",
 	}, kinds)
 }
 
@@ -111,11 +112,11 @@ func TestDuckDBReads(t *testing.T) {
 		types[r["column_name"].(string)] = r["column_type"].(string)
 		order = append(order, r["column_name"].(string))
 	}
-	require.Equal(t, []string{"tenant", "table", "time", "series", "id", "count", "huge", "name", "neg", "on", "precise", "raw", "speed", "fields_json"}, order)
+	require.Equal(t, []string{"tenant", "table", "time", "series", "id", "count", "fine", "huge", "name", "neg", "on", "precise", "raw", "speed", "fields_json"}, order)
 	require.Equal(t, map[string]string{
 		"tenant": "VARCHAR", "table": "VARCHAR", "time": "TIMESTAMP WITH TIME ZONE", "series": "VARCHAR", "id": "VARCHAR",
-		"count": "BIGINT", "huge": "DOUBLE", "name": "VARCHAR", "neg": "DECIMAL(1,1)", "on": "BOOLEAN",
-		"precise": "DECIMAL(32,7)", "raw": "BLOB", "speed": "DECIMAL(3,1)", "fields_json": "JSON",
+		"count": "BIGINT", "fine": "DOUBLE", "huge": "DOUBLE", "name": "VARCHAR", "neg": "DECIMAL(38,9)", "on": "BOOLEAN",
+		"precise": "DECIMAL(38,9)", "raw": "BLOB", "speed": "DECIMAL(38,9)", "fields_json": "JSON",
 	}, types)
 	sums := rs[1].Rows[0]
 	require.InEpsilon(t, 5.5e101, sums["huge"], 1e-15)
@@ -124,8 +125,8 @@ func TestDuckDBReads(t *testing.T) {
 	// to the microsecond; the file holds the nanoseconds, as its schema
 	// says and TestNanoseconds reads.
 	require.Equal(t, map[string]any{
-		"n": "10", "count": "42000", "speed": "849.5", "precise": "12345678901234567890123450.0000045",
-		"neg": "-0.5", "counted": "9", "first": "2017-04-10 12:00:00.123456+00", "on": "5",
+		"n": "10", "count": "42000", "speed": "849.500000000", "precise": "12345678901234567890123450.000004500",
+		"neg": "-0.500000000", "counted": "9", "first": "2017-04-10 12:00:00.123456+00", "on": "5",
 	}, sums)
 	require.Contains(t, rs[2].Rows[0]["logical_type"], "NANOS")
 	require.Contains(t, rs[2].Rows[0]["logical_type"], "isAdjustedToUTC=1")
@@ -164,24 +165,57 @@ func mustSize(t *testing.T, f *os.File) int64 {
 	return st.Size()
 }
 
-// TestOpenSchema learns from the first events only: values that do not
-// fit their column later go to fields_json, and nothing is lost.
-func TestOpenSchema(t *testing.T) {
-	first := []event.Event{
-		{Time: t0, ID: "a", Fields: map[string]any{"n": json.Number("1"), "x": json.Number("1.5")}},
+// TestSpoolLearnsFromEveryEvent writes through a Spool events whose
+// fields change after many rows: a fraction in a field of integers, a
+// string in a field of numbers, a field first seen last. Every field gets
+// a column that holds every value, or fields_json holds them all: DuckDB's
+// sum covers every row.
+func TestSpoolLearnsFromEveryEvent(t *testing.T) {
+	s, err := parquetfile.NewSpool(t.TempDir(), parquetfile.Options{})
+	require.NoError(t, err)
+	defer s.Close()
+	const n = 12_000
+	for i := range n {
+		f := map[string]any{"i": json.Number(fmt.Sprint(i)), "x": json.Number("1"), "nested": []any{nil, map[string]any{"a": nil}}}
+		switch {
+		case i == n-1:
+			f["i"] = json.Number("0.5")
+			f["x"] = "one"
+			f["late"] = true
+		case i%2 == 0:
+			f["gap"] = nil
+		}
+		require.NoError(t, s.Add("", "", event.Event{Time: t0.Add(time.Duration(i)), Series: "s", ID: fmt.Sprint(i), Fields: f}))
 	}
-	evs := append(first,
-		event.Event{Time: t0.Add(1), ID: "b", Fields: map[string]any{"n": json.Number("2.5"), "x": json.Number("2.000000001")}},
-		event.Event{Time: t0.Add(2), ID: "c", Fields: map[string]any{"n": "three", "x": json.Number("0.0000000001"), "late": true}},
-	)
-	p := write(t, parquetfile.Options{Open: true}, first, evs)
+	p := filepath.Join(t.TempDir(), "events.parquet")
+	out, err := os.Create(p)
+	require.NoError(t, err)
+	size, err := s.WriteTo(out)
+	require.NoError(t, err)
+	require.NoError(t, out.Close())
+	st, err := os.Stat(p)
+	require.NoError(t, err)
+	require.Equal(t, st.Size(), size)
 	from := "read_parquet(" + duckdbtest.Quote(p) + ")"
-	rs := duckdbtest.Query(t, "SELECT * FROM "+from+" LIMIT 0", "SELECT id, n, x::VARCHAR AS x, fields_json FROM "+from+" ORDER BY id")
-	require.Equal(t, "BIGINT", rs[0].Type("n"))
-	require.Equal(t, "DECIMAL(38,9)", rs[0].Type("x"))
-	require.Equal(t, []map[string]any{
-		{"id": "a", "n": "1", "x": "1.500000000", "fields_json": nil},
-		{"id": "b", "n": nil, "x": "2.000000001", "fields_json": `{"n":2.5}`},
-		{"id": "c", "n": nil, "x": nil, "fields_json": `{"late":true,"n":"three","x":0.0000000001}`},
-	}, rs[1].Rows)
+	rs := duckdbtest.Query(t, "SELECT * FROM "+from+" LIMIT 0",
+		"SELECT count(*) AS n, count(i) AS counted, sum(i)::VARCHAR AS i, count(late) AS late, "+
+			"count(*) FILTER (WHERE fields_json->>'x' IS NOT NULL) AS x FROM "+from,
+		"SELECT fields_json FROM "+from+" WHERE id = '0'")
+	require.Equal(t, "DECIMAL(38,9)", rs[0].Type("i"))
+	require.Equal(t, "BOOLEAN", rs[0].Type("late"))
+	require.Equal(t, "", rs[0].Type("x"), "a field of two types is in fields_json, every value of it")
+	require.Equal(t, map[string]any{"n": "12000", "counted": "12000", "i": fmt.Sprint((n-1)*(n-2)/2) + ".500000000", "late": "1", "x": "12000"}, rs[1].Rows[0])
+	require.JSONEq(t, `{"x": 1, "nested": [null, {"a": null}], "gap": null}`, rs[2].Rows[0]["fields_json"].(string))
+}
+
+// TestOneTypeForEveryFile: files whose values of a field have different
+// digits (archives of two periods, an export) type it alike.
+func TestOneTypeForEveryFile(t *testing.T) {
+	for _, o := range []parquetfile.Options{{}, {Origin: true}} {
+		for _, v := range []string{"89.7", "1234.56789", "-0.000000001", "12345678901234567890.5"} {
+			l := parquetfile.NewLearner(o)
+			l.Learn(map[string]any{"v": json.Number(v)})
+			require.Equal(t, []parquetfile.Column{{Name: "v", Kind: parquetfile.Decimal, Precision: 38, Scale: 9}}, l.Schema().Columns(), v)
+		}
+	}
 }

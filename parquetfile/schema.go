@@ -40,9 +40,13 @@ const (
 // DynamoDB number, and as many as DuckDB, Spark and Athena read.
 const MaxDecimalDigits = 38
 
-// OpenScale is the least scale of a DECIMAL column learnt with
-// Options.Open.
-const OpenScale = 9
+// DecimalScale is the scale of every DECIMAL column: a field's numbers
+// that are not all int64 go to a DECIMAL(MaxDecimalDigits, DecimalScale)
+// when every one has at most DecimalScale fractional digits and
+// MaxDecimalDigits-DecimalScale integer ones. One type for every file,
+// whatever digits its own values have, so that files of different periods
+// and the CLI's exports type a field alike.
+const DecimalScale = 9
 
 // reserved are the names no field column may take, lower-cased: the
 // columns above and the partition columns of archive paths.
@@ -56,9 +60,6 @@ type Options struct {
 	// Origin adds the tenant and table columns, for files of many logical
 	// tables (an archive of a physical table).
 	Origin bool
-	// Open says that the events learnt from are only the first of the
-	// file's: decimal columns leave room for more fractional digits.
-	Open bool
 }
 
 // Column is one field's column.
@@ -160,25 +161,17 @@ func (l *Learner) Schema() *Schema {
 }
 
 // numberColumn returns the column of a field whose values are all
-// numbers: int64 when they are integers that fit, else the narrowest
-// DECIMAL that holds them all (with Open, 38 digits and a scale of at
-// least OpenScale where they leave room), else double.
+// numbers, by the one rule every file follows: int64 when they are
+// integers that fit, else DECIMAL(MaxDecimalDigits, DecimalScale) when
+// they fit it, else double.
 func (l *Learner) numberColumn(name string, f *seen) Column {
-	if !f.nonInt {
+	switch {
+	case !f.nonInt:
 		return Column{Name: name, Kind: Int64}
+	case f.scale <= DecimalScale && f.intDigits <= MaxDecimalDigits-DecimalScale:
+		return Column{Name: name, Kind: Decimal, Precision: MaxDecimalDigits, Scale: DecimalScale}
 	}
-	scale := f.scale
-	if l.opts.Open {
-		scale = min(max(scale, OpenScale), MaxDecimalDigits-f.intDigits)
-	}
-	if f.intDigits+f.scale > MaxDecimalDigits {
-		return Column{Name: name, Kind: Double}
-	}
-	precision := max(f.intDigits+scale, 1)
-	if l.opts.Open {
-		precision = MaxDecimalDigits
-	}
-	return Column{Name: name, Kind: Decimal, Precision: precision, Scale: scale}
+	return Column{Name: name, Kind: Double}
 }
 
 // newSchema builds the Parquet schema of columns.

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -49,10 +50,13 @@ func TestConsoleInABrowser(t *testing.T) {
 		fmt.Fprintf(&body, `{"time": %q, "series": "dev-%03d", "fields": {"temp": %d}}`+"\n", start.Add(time.Duration(i)*time.Minute).Format(time.RFC3339), i, i)
 	}
 	for i := range 3 * 24 * 6 { // car-17: every ten minutes for three days
-		fmt.Fprintf(&body, `{"time": %q, "series": "car-17", "fields": {"speed": %d, "gear": "D"}}`+"\n", start.Add(time.Duration(i)*10*time.Minute).Format(time.RFC3339), i%97)
+		fmt.Fprintf(&body, `{"time": %q, "series": "car-17", "fields": {"speed": %d, "rpm": %d, "gear": "D"}}`+"\n", start.Add(time.Duration(i)*10*time.Minute).Format(time.RFC3339), i%97, 1000+i)
 	}
 	res := f.postNDJSON(f.acme, "cars", body.String())
 	require.Equal(t, http.StatusOK, res.status, "%s", res.body)
+	res = f.postNDJSON(f.acme, "other", fmt.Sprintf(`{"time": %q, "series": "other-1", "fields": {"v": 1}}`, start.Format(time.RFC3339)))
+	require.Equal(t, http.StatusOK, res.status, "%s", res.body)
+	lastEvent := start.Add(time.Duration(3*24*6-1) * 10 * time.Minute)
 	_, err = r.Reconcile(context.Background(), false)
 	require.NoError(t, err)
 
@@ -61,30 +65,91 @@ func TestConsoleInABrowser(t *testing.T) {
 	short := [2]time.Time{start.Add(time.Hour), start.Add(3 * time.Hour)}
 	local := func(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05") }
 	arg, err := json.Marshal(map[string]string{
-		"url": f.url, "key": f.acme, "admin": adminToken, "table": "cars", "prefix": "car", "series": "car-17", "field": "speed",
+		"url": f.url, "key": f.acme, "admin": adminToken, "tenant": "acme", "table": "cars", "table2": "other", "prefix": "car", "series": "car-17",
+		"field": "speed", "field2": "rpm", "unit": "km/h",
 		"from": local(long[0]), "to": local(long[1]), "rawFrom": local(short[0]), "rawTo": local(short[1]), "shots": shots,
 	})
 	require.NoError(t, err)
 	out := driveConsole(t, arg)
 	var got struct {
+		TablePick struct {
+			Series int    `json:"series"`
+			Field  string `json:"field"`
+			To     string `json:"to"`
+			Points int    `json:"points"`
+			Error  string `json:"error"`
+		} `json:"tablePick"`
 		SeriesShown []string `json:"seriesShown"`
 		EventRows   int      `json:"eventRows"`
 		Aggregate   struct {
+			Mode   string  `json:"mode"`
 			Bucket string  `json:"bucket"`
 			Points []point `json:"points"`
+			chartAxes
 		} `json:"aggregate"`
-		Events   []point           `json:"events"`
-		Tiers    map[string]string `json:"tiers"`
-		Plan     int               `json:"planActions"`
-		Planner  string            `json:"plannerPeriod"`
-		WrongKey string            `json:"wrongKey"`
-		Errors   []string          `json:"errors"`
+		Tooltip string `json:"tooltip"`
+		Two     struct {
+			Mode   string             `json:"mode"`
+			Bucket string             `json:"bucket"`
+			Lines  map[string][]point `json:"lines"`
+			Legend []string           `json:"legend"`
+			YTitle string             `json:"yTitle"`
+		} `json:"two"`
+		Events       []point   `json:"events"`
+		EventsMode   string    `json:"eventsMode"`
+		EventsAxes   chartAxes `json:"eventsAxes"`
+		UnknownField struct {
+			Error   string `json:"error"`
+			Circles int    `json:"circles"`
+			Caption string `json:"caption"`
+			Hidden  bool   `json:"chartHidden"`
+		} `json:"unknownField"`
+		Inverted struct {
+			Error   string `json:"error"`
+			Circles int    `json:"circles"`
+		} `json:"inverted"`
+		Preset struct {
+			From, To, Now string
+		} `json:"preset"`
+		OtherTable struct {
+			Prefix string   `json:"prefix"`
+			Series []string `json:"series"`
+		} `json:"otherTable"`
+		Tiers   map[string]string `json:"tiers"`
+		Plan    int               `json:"planActions"`
+		Planner string            `json:"plannerPeriod"`
+		Metrics map[string]string `json:"metrics"`
+		Tenants []string          `json:"tenants"`
+		Keys    struct {
+			Added, Rotated, AddedID, Newest string
+			Before                          int
+			States                          map[string]string
+		} `json:"keys"`
+		Archives      int      `json:"archives"`
+		OperatorError string   `json:"operatorError"`
+		WrongKey      string   `json:"wrongKey"`
+		Errors        []string `json:"errors"`
 	}
 	require.NoError(t, json.Unmarshal(out, &got), "%s", out)
 	t.Logf("screenshots in %s", shots)
 	require.Empty(t, got.Errors, "the page logged errors")
+
+	// Picking a table lists its series and charts its newest day, which
+	// ends after the newest event, at the first numeric field.
+	require.Equal(t, 100, got.TablePick.Series, "a page of the table's series, none picked")
+	require.Equal(t, "rpm", got.TablePick.Field, "the first numeric field of the newest events")
+	require.Empty(t, got.TablePick.Error)
+	require.Positive(t, got.TablePick.Points)
+	to, err := time.Parse(time.RFC3339, got.TablePick.To)
+	require.NoError(t, err)
+	require.True(t, to.After(lastEvent), "the window %s ends after the newest event %s", to, lastEvent)
+
 	require.Equal(t, []string{"car-17"}, got.SeriesShown, "the prefix search finds the one car among 300 devices")
 	require.Equal(t, 50, got.EventRows)
+	require.Equal(t, "aggregate", got.Aggregate.Mode)
+	got.Aggregate.check(t, long[0], long[1], got.Aggregate.Points, "01-02 15:04")
+	require.Equal(t, "avg of speed (km/h)", got.Aggregate.YTitle)
+	require.Regexp(t, `^2017-\d\d-\d\d \d\d:\d\d(:\d\d)? UTC — speed: [\d.]+ km/h$`, got.Tooltip)
 
 	// The long range's chart is the API's aggregate, point for point.
 	ctx := context.Background()
@@ -102,6 +167,24 @@ func TestConsoleInABrowser(t *testing.T) {
 	}
 	require.Equal(t, want, got.Aggregate.Points)
 
+	// Two fields, max per 6h: both lines are the API's aggregate.
+	require.Equal(t, "aggregate", got.Two.Mode)
+	require.Equal(t, "6h", got.Two.Bucket)
+	require.Equal(t, []string{"speed", "rpm"}, got.Two.Legend)
+	require.Equal(t, "max of speed, rpm (km/h)", got.Two.YTitle)
+	agg, err = acme.Aggregate(ctx, "cars", api.AggregateQuery{From: long[0], To: long[1], Series: "car-17", Bucket: "6h",
+		Fields: []string{"speed", "rpm"}, Funcs: []string{"max"}})
+	require.NoError(t, err)
+	for _, field := range []string{"speed", "rpm"} {
+		var want []point
+		for _, b := range agg.Buckets {
+			v, err := b.Values[field]["max"].(json.Number).Float64()
+			require.NoError(t, err)
+			want = append(want, point{b.Start.Format(time.RFC3339Nano), v})
+		}
+		require.Equal(t, want, got.Two.Lines[field], field)
+	}
+
 	// The short range's chart is the events.
 	want = nil
 	for _, e := range f.all(f.acme, "cars", with(with(rangeParams(short[0], short[1]), "series", "car-17"), "fields", "speed")) {
@@ -109,6 +192,28 @@ func TestConsoleInABrowser(t *testing.T) {
 	}
 	require.NotEmpty(t, want)
 	require.Equal(t, want, got.Events)
+	require.Equal(t, "events", got.EventsMode)
+	got.EventsAxes.check(t, short[0], short[1], got.Events, "15:04")
+	require.Equal(t, "speed (km/h)", got.EventsAxes.YTitle)
+
+	// Errors replace the chart and its caption.
+	require.Contains(t, got.UnknownField.Error, `no numeric values of "nope" of series "car-17"`)
+	require.Zero(t, got.UnknownField.Circles)
+	require.Empty(t, got.UnknownField.Caption)
+	require.True(t, got.UnknownField.Hidden, "the message stands in the chart's place")
+	require.Contains(t, got.Inverted.Error, "is after to")
+	require.Zero(t, got.Inverted.Circles)
+	// A preset ends now; another table starts with an empty prefix box.
+	presetTo, err := time.Parse(time.RFC3339, got.Preset.To)
+	require.NoError(t, err)
+	browserNow, err := time.Parse(time.RFC3339Nano, got.Preset.Now)
+	require.NoError(t, err)
+	require.WithinDuration(t, browserNow, presetTo, time.Minute)
+	presetFrom, err := time.Parse(time.RFC3339, got.Preset.From)
+	require.NoError(t, err)
+	require.Equal(t, 24*time.Hour, presetTo.Sub(presetFrom))
+	require.Empty(t, got.OtherTable.Prefix)
+	require.Equal(t, []string{"other-1"}, got.OtherTable.Series)
 
 	// The operator view shows every table with its tier.
 	admin, err := client.New(f.url, adminToken, nil)
@@ -133,6 +238,87 @@ func TestConsoleInABrowser(t *testing.T) {
 	require.Equal(t, "day", planned.Period)
 	require.Equal(t, planned.Period, got.Planner)
 	require.Contains(t, got.WrongKey, "Neither an API key nor the admin token")
+
+	// The server's metrics, tenants and keys, archives.
+	require.Empty(t, got.OperatorError)
+	written, err := strconv.Atoi(got.Metrics["events written"])
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, written, 300+3*24*6+1)
+	for _, m := range []string{"writes/s (events)", "HTTP errors (5xx)", "DynamoDB throttles", "lifecycle cycles", "last lifecycle cycle"} {
+		require.Contains(t, got.Metrics, m)
+	}
+	tenants, err := admin.Tenants(ctx)
+	require.NoError(t, err)
+	var names []string
+	for _, tn := range tenants {
+		names = append(names, tn.Name)
+	}
+	require.Equal(t, names, got.Tenants)
+	keys, err := admin.Keys(ctx, "acme")
+	require.NoError(t, err)
+	states := map[string]string{}
+	for _, k := range keys {
+		states[k.ID] = k.State
+	}
+	require.Equal(t, states, got.Keys.States, "the keys the page shows are the API's")
+	require.Len(t, keys, got.Keys.Before+2, "one added, one made by its rotation")
+	require.Equal(t, "expiring", states[got.Keys.AddedID], "rotated with a grace")
+	require.Equal(t, "revoked", states[got.Keys.Newest])
+	require.NotEmpty(t, got.Keys.Added)
+	require.NotEqual(t, got.Keys.Added, got.Keys.Rotated)
+	archived := 0
+	for _, tb := range tables {
+		if strings.Contains(tb.State, "archiv") {
+			archived++
+		}
+	}
+	require.Equal(t, archived, got.Archives)
+}
+
+// chartAxes are the ticks and titles of the console's chart.
+type chartAxes struct {
+	XTicks []struct {
+		T     string `json:"t"`
+		Label string `json:"label"`
+	} `json:"xTicks"`
+	YTicks []struct {
+		V     float64 `json:"v"`
+		Label string  `json:"label"`
+	} `json:"yTicks"`
+	XTitle string `json:"xTitle"`
+	YTitle string `json:"yTitle"`
+}
+
+// check holds the axes to the range and the points: time ticks in order
+// inside [from, to], each labelled with its UTC time in layout; value
+// ticks in order, labelled with their value, spanning every point.
+func (a chartAxes) check(t *testing.T, from, to time.Time, points []point, layout string) {
+	t.Helper()
+	require.Equal(t, "time (UTC)", a.XTitle)
+	require.GreaterOrEqual(t, len(a.XTicks), 3)
+	require.LessOrEqual(t, len(a.XTicks), 10)
+	prev := time.Time{}
+	for _, x := range a.XTicks {
+		at, err := time.Parse(time.RFC3339Nano, x.T)
+		require.NoError(t, err)
+		require.True(t, !at.Before(from) && !at.After(to), "tick %s outside the range", at)
+		require.True(t, at.After(prev))
+		require.Equal(t, at.UTC().Format(layout), x.Label)
+		prev = at
+	}
+	require.GreaterOrEqual(t, len(a.YTicks), 3)
+	lo, hi := points[0].V, points[0].V
+	for _, p := range points {
+		lo, hi = min(lo, p.V), max(hi, p.V)
+	}
+	for i, y := range a.YTicks {
+		require.Equal(t, strconv.FormatFloat(y.V, 'f', -1, 64), y.Label)
+		if i > 0 {
+			require.Greater(t, y.V, a.YTicks[i-1].V)
+		}
+	}
+	require.LessOrEqual(t, a.YTicks[0].V, lo)
+	require.GreaterOrEqual(t, a.YTicks[len(a.YTicks)-1].V, hi)
 }
 
 // screenshots returns the folder the console tests save screenshots in.

@@ -68,10 +68,12 @@ func TestFilter(t *testing.T) {
 		require.Equal(t, map[string]any{"count": 15.0, "max": float64(hottest)}, b["values"].(map[string]any)["temp"])
 	})
 	for name, tc := range map[string]struct{ path, filter, says string }{
-		"events: bad syntax":       {"events", `level = `, "offset 8"},
-		"events: unknown operator": {"events", `level ~ "x"`, "offset 6"},
-		"aggregate: unclosed":      {"aggregate", `(level = "x"`, "offset 12"},
-		"aggregate: order on bool": {"aggregate", `ok > true`, "offset"},
+		"events: bad syntax":         {"events", `level = `, "offset 8"},
+		"events: unknown operator":   {"events", `level ~ "x"`, "offset 6"},
+		"aggregate: unclosed":        {"aggregate", `(level = "x"`, "offset 12"},
+		"aggregate: order on bool":   {"aggregate", `ok > true`, "offset"},
+		"events: series is no field": {"events", `series = "dev-1"`, "select series with the series parameter"},
+		"aggregate: series":          {"aggregate", `level = "x" or series = "dev-1"`, "series=car-17"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			params := rangeParams(start, start.Add(time.Hour))
@@ -87,6 +89,18 @@ func TestFilter(t *testing.T) {
 			require.Contains(t, res.json(t)["error"], tc.says)
 		})
 	}
+	t.Run("in, between, contains, size", func(t *testing.T) {
+		for expr, want := range map[string]int{
+			`level in ("ERROR", "WARN")`:        15,
+			`i between 10 and 19`:               10,
+			`contains(level, "RR")`:             15,
+			`size(level) = 4`:                   45,
+			`not (temp in (20, 21)) and i < 30`: 26,
+		} {
+			got := f.all(f.acme, "logs", with(with(wide, "limit", "1000"), "filter", expr))
+			require.Len(t, got, want, expr)
+		}
+	})
 	// Nothing was harmed: the unfiltered read still sees every event.
 	require.Len(t, f.all(f.acme, "logs", with(wide, "limit", "1000")), 60)
 }

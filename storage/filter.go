@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/cockroachdb/apd/v3"
@@ -30,6 +31,14 @@ import (
 //   - exists holds when the item has the attribute, whatever its type;
 //   - begins_with holds when the attribute is a string starting with the
 //     value, a string;
+//   - contains holds when the attribute is a string holding the value, a
+//     string, as a substring, or a list with an element equal to the
+//     value (a string or a number);
+//   - a comparison with Size set compares the size of the attribute to
+//     the value, a number: the bytes of a string (UTF-8), the elements of
+//     a list or map; an attribute of another type has no size, and the
+//     comparison is as for a missing attribute (<> holds, the others
+//     do not);
 //   - NOT negates: NOT (a < 1) holds for an item without a.
 type Filter struct {
 	Op FilterOp
@@ -38,6 +47,9 @@ type Filter struct {
 	// Value is the value a comparison or begins_with takes: a string, a
 	// json.Number, a bool or nil (NULL).
 	Value any
+	// Size, on a comparison, compares the size of the attribute
+	// (DynamoDB's size function) instead of its value.
+	Size bool
 	// Args are the operands of FilterAnd and FilterOr (two or more) and
 	// FilterNot (one).
 	Args []Filter
@@ -59,6 +71,7 @@ const (
 	FilterAnd
 	FilterOr
 	FilterNot
+	FilterContains
 )
 
 // String returns the operator as the filter language writes it.
@@ -86,6 +99,8 @@ func (op FilterOp) String() string {
 		return "or"
 	case FilterNot:
 		return "not"
+	case FilterContains:
+		return "contains"
 	}
 	return fmt.Sprintf("FilterOp(%d)", int(op))
 }
@@ -115,7 +130,9 @@ func (f Filter) Validate() error {
 
 func (f Filter) validate() error {
 	switch {
-	case f.Op.IsComparison(), f.Op == FilterExists, f.Op == FilterBeginsWith:
+	case f.Size && !f.Op.IsComparison():
+		return fmt.Errorf("%w: size applies to comparisons, not %s", ErrBadFilter, f.Op)
+	case f.Op.IsComparison(), f.Op == FilterExists, f.Op == FilterBeginsWith, f.Op == FilterContains:
 		if err := checkFilterAttr(f.Attr); err != nil {
 			return err
 		}
@@ -134,6 +151,16 @@ func (f Filter) validate() error {
 		return fmt.Errorf("%w: %s", ErrBadFilter, f.Op)
 	}
 	switch {
+	case f.Size:
+		if _, ok := f.Value.(json.Number); !ok {
+			return fmt.Errorf("%w: size compares to a number, not %s", ErrBadFilter, typeName(f.Value))
+		}
+	case f.Op == FilterContains:
+		switch f.Value.(type) {
+		case string, json.Number:
+		default:
+			return fmt.Errorf("%w: contains takes a string or a number, not %s", ErrBadFilter, typeName(f.Value))
+		}
 	case f.Op.ordering():
 		switch f.Value.(type) {
 		case string, json.Number:
@@ -247,6 +274,11 @@ func (f Filter) Match(attrs map[string]any) bool {
 		return !f.Args[0].Match(attrs)
 	}
 	v, ok := attrs[f.Attr]
+	if f.Size {
+		n, sized := sizeOf(v)
+		ok = ok && sized
+		v = json.Number(strconv.Itoa(n))
+	}
 	switch f.Op {
 	case FilterExists:
 		return ok
@@ -262,6 +294,15 @@ func (f Filter) Match(attrs map[string]any) bool {
 	case FilterBeginsWith:
 		s, isString := v.(string)
 		return isString && strings.HasPrefix(s, f.Value.(string))
+	case FilterContains:
+		switch v := v.(type) {
+		case string:
+			sub, isString := f.Value.(string)
+			return isString && strings.Contains(v, sub)
+		case []any:
+			return slices.ContainsFunc(v, func(e any) bool { return equalScalar(e, f.Value) })
+		}
+		return false
 	}
 	c, comparable := compareScalar(v, f.Value)
 	if !comparable {
@@ -278,6 +319,22 @@ func (f Filter) Match(attrs map[string]any) bool {
 		return c >= 0
 	}
 	return false
+}
+
+// sizeOf returns DynamoDB's size of an attribute value: the bytes of a
+// string, the elements of a list or map; ok false for other types.
+func sizeOf(v any) (n int, ok bool) {
+	switch v := v.(type) {
+	case string:
+		return len(v), true
+	case []byte:
+		return len(v), true
+	case []any:
+		return len(v), true
+	case map[string]any:
+		return len(v), true
+	}
+	return 0, false
 }
 
 // equalScalar reports whether attribute value v equals filter value want,

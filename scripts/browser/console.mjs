@@ -1,8 +1,8 @@
 // console.mjs drives the web console in Debian's chromium for the
 // server's end-to-end test (server/console_test.go), and prints what the
 // pages showed as JSON. Arguments come as one JSON object in argv[2]:
-// {url, key, admin, table, prefix, series, field, from, to, rawFrom,
-// rawTo, shots}; PLAYWRIGHT_DIR names the folder scripts/browser/install.sh
+// {url, key, admin, tenant, table, table2, prefix, series, field, field2,
+// unit, from, to, rawFrom, rawTo, shots}; PLAYWRIGHT_DIR names the folder scripts/browser/install.sh
 // printed.
 import { pathToFileURL } from "node:url";
 import { join } from "node:path";
@@ -14,12 +14,12 @@ const browser = await chromium.launch({
   args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
 });
 const out = {};
+const errors = [];
 try {
   // bypassCSP lets waitForFunction evaluate its predicates: the console
   // forbids eval, as it should.
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 }, bypassCSP: true });
   page.setDefaultTimeout(20000);
-  const errors = [];
   page.on("pageerror", (e) => errors.push(String(e)));
   // The browser logs every answer that is not a 2xx; signing in asks
   // as a tenant first, so a 401 is expected there.
@@ -58,10 +58,38 @@ try {
   }
   const points = async () => page.$$eval("#chart circle", (cs) => cs.map((c) => ({ t: c.dataset.t, v: Number(c.dataset.v) })));
 
-  // The tenant view: find a series among many by prefix, chart a field.
+  // idle waits until no plot is under way; replot clicks Plot and waits
+  // for its chart.
+  const idle = () => page.waitForFunction(() => (document.getElementById("chart").dataset.busy || "0") === "0");
+  const replot = async () => {
+    await idle();
+    const n = Number((await page.getAttribute("#chart", "data-plot")) || 0);
+    await page.click("#plot");
+    await page.waitForFunction((n) => Number(document.getElementById("chart").dataset.plot || 0) > n, n);
+    await idle();
+  };
+  const axes = async () => ({
+    xTicks: await page.$$eval("#chart .x-tick", (ts) => ts.map((t) => ({ t: t.dataset.t, label: t.querySelector("text").textContent }))),
+    yTicks: await page.$$eval("#chart .y-tick", (ts) => ts.map((t) => ({ v: Number(t.dataset.v), label: t.querySelector("text").textContent }))),
+    xTitle: await page.textContent("#chart .x-title"),
+    yTitle: await page.textContent("#chart .y-title"),
+  });
+
+  // The tenant view: picking a table lists its series and charts its
+  // newest day; find a series among many by prefix, chart a field.
   await signIn(arg.key);
   await page.waitForSelector("#tenant-view:not([hidden])");
   await page.click(`#tables li[data-table="${arg.table}"]`);
+  await page.waitForSelector("#series li");
+  await page.waitForFunction(() => Number(document.getElementById("chart").dataset.plot || 0) > 0);
+  await idle();
+  out.tablePick = {
+    series: await page.$$eval("#series li", (ls) => ls.length),
+    field: await page.inputValue("#field"),
+    to: await page.inputValue("#to"),
+    points: Number(await page.getAttribute("#chart", "data-points")),
+    error: await page.textContent("#chart-error"),
+  };
   await page.fill("#series-prefix", arg.prefix);
   await page.waitForFunction((p) => {
     const ls = [...document.querySelectorAll("#series li")];
@@ -70,21 +98,69 @@ try {
   out.seriesShown = await page.$$eval("#series li", (ls) => ls.map((l) => l.dataset.series));
   await page.click(`#series li[data-series="${arg.series}"]`);
   await page.waitForSelector("#events tbody tr");
+  await idle();
   out.eventRows = await page.$$eval("#events tbody tr", (rs) => rs.length);
   await page.fill("#field", arg.field);
+  await page.fill("#unit", arg.unit);
   await page.fill("#from", arg.from);
   await page.fill("#to", arg.to);
-  await page.click("#plot");
-  await page.waitForSelector('#chart[data-mode="aggregate"][data-points]');
-  out.aggregate = { bucket: await page.getAttribute("#chart", "data-bucket"), points: await points() };
+  await replot();
+  out.aggregate = { mode: await page.getAttribute("#chart", "data-mode"), bucket: await page.getAttribute("#chart", "data-bucket"), points: await points(), ...(await axes()) };
+  // The tooltip of the point under the pointer.
+  const first = await page.$("#chart circle");
+  const box = await first.boundingBox();
+  await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+  await page.waitForSelector("#tooltip:not([hidden])");
+  out.tooltip = await page.textContent("#tooltip");
   await page.screenshot({ path: join(arg.shots, "tenant.png"), fullPage: true });
+  await page.mouse.move(0, 0);
+  // Two fields, the function and bucket chosen.
+  await page.fill("#field", arg.field + "," + arg.field2);
+  await page.selectOption("#fn", "max");
+  await page.selectOption("#bucket", "6h");
+  await replot();
+  out.two = {
+    mode: await page.getAttribute("#chart", "data-mode"), bucket: await page.getAttribute("#chart", "data-bucket"),
+    lines: await page.$$eval("#chart g.line", (gs) => Object.fromEntries(gs.map((g) => [g.dataset.field,
+      [...g.querySelectorAll("circle")].map((c) => ({ t: c.dataset.t, v: Number(c.dataset.v) }))]))),
+    legend: await page.$$eval("#legend .legend-item", (ls) => ls.map((l) => l.textContent)),
+    yTitle: await page.textContent("#chart .y-title"),
+  };
+  await page.screenshot({ path: join(arg.shots, "tenant-two-fields.png"), fullPage: true });
+  // Raw events over a short range.
+  await page.fill("#field", arg.field);
+  await page.selectOption("#bucket", "auto");
   await page.fill("#from", arg.rawFrom);
   await page.fill("#to", arg.rawTo);
-  await page.click("#plot");
-  await page.waitForSelector('#chart[data-mode="events"][data-points]');
+  await replot();
   out.events = await points();
+  out.eventsMode = await page.getAttribute("#chart", "data-mode");
+  out.eventsAxes = await axes();
+  // Errors replace the chart: a field with no values, an inverted range.
+  await page.fill("#field", "nope");
+  await replot();
+  out.unknownField = { error: await page.textContent("#chart-error"), circles: await page.$$eval("#chart circle", (cs) => cs.length),
+    caption: await page.textContent("#chart-mode"), chartHidden: await page.$eval("#chart-box", (b) => b.hidden) };
+  await page.screenshot({ path: join(arg.shots, "tenant-error.png"), fullPage: true });
+  await page.fill("#field", arg.field);
+  await page.fill("#from", arg.rawTo);
+  await page.fill("#to", arg.rawFrom);
+  await replot();
+  out.inverted = { error: await page.textContent("#chart-error"), circles: await page.$$eval("#chart circle", (cs) => cs.length) };
+  // A preset: the last 24 hours, ending now.
+  await idle();
+  const n = Number((await page.getAttribute("#chart", "data-plot")) || 0);
+  await page.click('#presets button[data-hours="24"]');
+  await page.waitForFunction((n) => Number(document.getElementById("chart").dataset.plot || 0) > n, n);
+  out.preset = { from: await page.inputValue("#from"), to: await page.inputValue("#to"), now: await page.evaluate(() => new Date().toISOString()) };
+  // Another table: the prefix box starts empty.
+  await page.click(`#tables li[data-table="${arg.table2}"]`);
+  await page.waitForFunction(() => [...document.querySelectorAll("#series li")].some((l) => l.dataset.series === "other-1"));
+  out.otherTable = { prefix: await page.inputValue("#series-prefix"), series: await page.$$eval("#series li", (ls) => ls.map((l) => l.dataset.series)) };
 
-  // The operator view: the timeline's tiers.
+  // The operator view: the timeline's tiers, the server's metrics,
+  // tenants and keys, archives.
+  page.on("dialog", (d) => d.accept());
   await signIn(arg.admin);
   await page.waitForSelector("#operator-view:not([hidden])");
   await page.waitForSelector("#timeline td[data-table]");
@@ -93,6 +169,37 @@ try {
   out.planActions = Number(await page.getAttribute("#plan", "data-actions"));
   await page.waitForSelector("#planner-chart svg");
   out.plannerPeriod = await page.getAttribute("#planner-summary", "data-period");
+  await page.waitForSelector("#metrics[data-read]");
+  await page.waitForFunction(() => Number(document.getElementById("metrics").dataset.read) >= 2, null, { timeout: 15000 });
+  out.metrics = Object.fromEntries(await page.$$eval("#metrics tbody tr", (rs) => rs.map((r) => [r.dataset.metric, r.cells[1].textContent])));
+  await page.waitForSelector('#tenants tr[data-tenant]');
+  out.tenants = await page.$$eval("#tenants tbody tr", (rs) => rs.map((r) => r.dataset.tenant));
+  await page.click(`#tenants tr[data-tenant="${arg.tenant}"] button.show-keys`);
+  await page.waitForSelector("#keys[data-count]");
+  const keyCount = async () => Number(await page.getAttribute("#keys", "data-count"));
+  const before = await keyCount();
+  const ids = async () => page.$$eval("#keys tbody tr", (rs) => rs.map((r) => r.dataset.key));
+  const beforeIds = await ids();
+  await page.selectOption("#key-scope", "read");
+  await page.click("#key-add");
+  await page.waitForFunction((n) => Number(document.getElementById("keys").dataset.count) > n, before);
+  const added = await page.getAttribute("#secret", "data-secret");
+  const afterAdd = await ids();
+  const addedID = afterAdd.find((id) => !beforeIds.includes(id));
+  await page.fill("#key-grace", "1h");
+  await page.click(`#keys tr[data-key="${addedID}"] button.rotate`);
+  await page.waitForFunction((n) => Number(document.getElementById("keys").dataset.count) > n, afterAdd.length);
+  const rotated = await page.getAttribute("#secret", "data-secret");
+  const afterRotate = await ids();
+  const newest = afterRotate.find((id) => !afterAdd.includes(id));
+  await page.click(`#keys tr[data-key="${newest}"] button.revoke`);
+  await page.waitForSelector(`#keys tr[data-key="${newest}"][data-state="revoked"]`);
+  out.keys = {
+    added, rotated, before, addedID, newest,
+    states: Object.fromEntries(await page.$$eval("#keys tbody tr", (rs) => rs.map((r) => [r.dataset.key, r.dataset.state]))),
+  };
+  out.archives = Number(await page.getAttribute("#archives", "data-count"));
+  out.operatorError = await page.textContent("#operator-error");
   await page.screenshot({ path: join(arg.shots, "operator.png"), fullPage: true });
 
   // A wrong key is told so, and shows nothing.
@@ -100,6 +207,9 @@ try {
   await page.waitForFunction(() => document.getElementById("signin-error").textContent !== "");
   out.wrongKey = await page.textContent("#signin-error");
   out.errors = errors;
+} catch (err) {
+  console.error("console.mjs:", err.message, "\npage errors:", errors);
+  throw err;
 } finally {
   await browser.close();
 }

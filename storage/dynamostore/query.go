@@ -174,6 +174,12 @@ func filterCondition(f storage.Filter) (expression.ConditionBuilder, error) {
 		return expression.ConditionBuilder{}, err
 	}
 	v := expression.Value(av)
+	if f.Op == storage.FilterContains {
+		return name.Contains(av), nil
+	}
+	if f.Size {
+		return sizeCondition(name.Size(), f.Op, v)
+	}
 	switch f.Op {
 	case storage.FilterEq:
 		return name.Equal(v), nil
@@ -191,4 +197,23 @@ func filterCondition(f storage.Filter) (expression.ConditionBuilder, error) {
 		return name.BeginsWith(f.Value.(string)), nil
 	}
 	return expression.ConditionBuilder{}, fmt.Errorf("%w: %s", storage.ErrBadFilter, f.Op)
+}
+
+// sizeCondition compares the size of an attribute to v.
+func sizeCondition(size expression.OperandBuilder, op storage.FilterOp, v expression.ValueBuilder) (expression.ConditionBuilder, error) {
+	switch op {
+	case storage.FilterEq:
+		return expression.Equal(size, v), nil
+	case storage.FilterNe:
+		return expression.NotEqual(size, v), nil
+	case storage.FilterLt:
+		return expression.LessThan(size, v), nil
+	case storage.FilterLe:
+		return expression.LessThanEqual(size, v), nil
+	case storage.FilterGt:
+		return expression.GreaterThan(size, v), nil
+	case storage.FilterGe:
+		return expression.GreaterThanEqual(size, v), nil
+	}
+	return expression.ConditionBuilder{}, fmt.Errorf("%w: size with %s", storage.ErrBadFilter, op)
 }

@@ -94,6 +94,13 @@ func (s *suite) testFilterMeaning(t *testing.T) {
 		{"and", &storage.Filter{Op: storage.FilterAnd, Args: []storage.Filter{*cmp(storage.FilterGe, num("9")), *cmp(storage.FilterLt, num("10"))}}, []string{"num9", "num9.5"}},
 		{"or", &storage.Filter{Op: storage.FilterOr, Args: []storage.Filter{*cmp(storage.FilterEq, "abc"), *cmp(storage.FilterEq, true), *cmp(storage.FilterEq, nil)}}, []string{"bool", "null", "str"}},
 		{"another attribute", &storage.Filter{Op: storage.FilterEq, Attr: "other", Value: "x"}, everything},
+		{"contains substring", &storage.Filter{Op: storage.FilterContains, Attr: "a", Value: "b"}, []string{"str", "str-b"}},
+		{"contains list element", &storage.Filter{Op: storage.FilterContains, Attr: "a", Value: num("1")}, []string{"list"}},
+		{"contains of a number", &storage.Filter{Op: storage.FilterContains, Attr: "a", Value: num("9")}, nil},
+		{"size =", &storage.Filter{Op: storage.FilterEq, Attr: "a", Value: num("3"), Size: true}, []string{"str"}},
+		{"size >=", &storage.Filter{Op: storage.FilterGe, Attr: "a", Value: num("1"), Size: true}, []string{"list", "str", "str-b"}},
+		{"size <>", &storage.Filter{Op: storage.FilterNe, Attr: "a", Value: num("3"), Size: true}, without("str")},
+		{"not size =", &storage.Filter{Op: storage.FilterNot, Args: []storage.Filter{{Op: storage.FilterEq, Attr: "a", Value: num("3"), Size: true}}}, without("str")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := sortKeys(queryAll(t, st, storage.Query{Table: name, PK: "p", Filter: tc.filter}))
@@ -175,6 +182,9 @@ func (s *suite) testFilterRefused(t *testing.T) {
 		{Op: storage.FilterEq, Attr: storage.PKAttr, Value: "p"},
 		{Op: storage.FilterAnd, Args: []storage.Filter{{Op: storage.FilterExists, Attr: "a"}}},
 		{Op: storage.FilterEq, Attr: "a", Value: []any{"x"}},
+		{Op: storage.FilterContains, Attr: "a", Value: true},
+		{Op: storage.FilterEq, Attr: "a", Value: "3", Size: true},
+		{Op: storage.FilterExists, Attr: "a", Size: true},
 	} {
 		it := st.Query(t.Context(), storage.Query{Table: name, PK: "p", Filter: &f})
 		require.False(t, it.Next())

@@ -15,7 +15,8 @@
 //	decimal.go     exact decimal sums (apd), with an int64 fast path, and
 //	               averages of AvgDigits digits
 //	sketch.go      the functions that need more than totals: distinct
-//	               counts (exact, then HyperLogLog), quantiles (DDSketch),
+//	               counts (exact, then HyperLogLog), quantiles (exact,
+//	               then DDSketch),
 //	               counters' delta and rate
 //	rollupitem.go  a Summary as a rollup item's attributes, and back
 //	bucket.go      Bucket, one time bucket of an answer, and its JSON

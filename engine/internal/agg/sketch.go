@@ -32,10 +32,20 @@ const (
 // error is 0.81%: within ±2.5% of the true count 99.7% of the time.
 const DistinctExact = 10000
 
-// QuantileAccuracy is the relative accuracy of p50, p90 and p99: each is
-// within 1% of the value at that rank among the bucket's values (a
-// DDSketch, which guarantees it for any distribution). It is reported to
-// six significant digits.
+// QuantileExact is how many numeric values of a field p50, p90 and p99
+// keep per bucket to answer exactly: while a bucket holds at most this
+// many, a percentile is the nearest-rank one, the value at rank
+// ceil(q·n) among the n values sorted (p50 of 1, 2, 3, 4 is 2), given as
+// it was stored, to every digit. Past it, the values go into a DDSketch
+// and the percentile is an estimate (QuantileAccuracy).
+const QuantileExact = 1000
+
+// QuantileAccuracy is the relative accuracy of p50, p90 and p99 once a
+// bucket holds more than QuantileExact values: each is then within 1% of
+// the nearest-rank value (a DDSketch, which guarantees it for any
+// distribution), and is reported to six significant digits, which tells
+// an estimate from an exact answer only by its digits: an exact answer
+// can be told for sure by the bucket's count, at most QuantileExact.
 const QuantileAccuracy = 0.01
 
 // SketchFuncs lists the functions a sketch serves.
@@ -85,7 +95,9 @@ type sketches struct {
 	// until there are more than DistinctExact; then hll counts them.
 	distinct map[string]struct{}
 	hll      *hyperloglog.Sketch
-	// quantiles holds the numeric values.
+	// values holds the numeric values while there are at most
+	// QuantileExact; then quantiles holds them.
+	values    []apd.Decimal
 	quantiles *ddsketch.DDSketch
 	// last is each series' last value in the bucket; increase the sum
 	// of each series' increases between consecutive values (a value
@@ -105,13 +117,7 @@ func (s *sketches) add(w Needs, v any, x *apd.Decimal, series string) {
 		return
 	}
 	if w.quantiles {
-		if s.quantiles == nil {
-			s.quantiles, _ = ddsketch.NewDefaultDDSketch(QuantileAccuracy) // a valid accuracy
-		}
-		f, _ := x.Float64()
-		if !math.IsInf(f, 0) {
-			_ = s.quantiles.Add(f) // finite values are always accepted
-		}
+		s.addQuantile(x)
 	}
 	if w.counter {
 		if s.last == nil {
@@ -156,14 +162,68 @@ func (s *sketches) merge(o *sketches) {
 			}
 		}
 	}
+	for i := range o.values {
+		s.addQuantile(&o.values[i])
+	}
 	if o.quantiles != nil {
 		if s.quantiles == nil {
-			s.quantiles = o.quantiles.Copy()
-		} else {
-			_ = s.quantiles.MergeWith(o.quantiles) // of the same mapping
+			s.sketchValues()
 		}
+		_ = s.quantiles.MergeWith(o.quantiles) // of the same mapping
 	}
 	addDecimal(&s.increase, &o.increase)
+}
+
+// addQuantile adds a value for the percentiles: kept while there are
+// at most QuantileExact, sketched after.
+func (s *sketches) addQuantile(x *apd.Decimal) {
+	if s.quantiles == nil {
+		s.values = append(s.values, apd.Decimal{})
+		s.values[len(s.values)-1].Set(x)
+		if len(s.values) <= QuantileExact {
+			return
+		}
+		s.sketchValues()
+		return
+	}
+	f, _ := x.Float64()
+	if !math.IsInf(f, 0) {
+		_ = s.quantiles.Add(f) // finite values are always accepted
+	}
+}
+
+// sketchValues moves the values kept into a new sketch.
+func (s *sketches) sketchValues() {
+	s.quantiles, _ = ddsketch.NewDefaultDDSketch(QuantileAccuracy) // a valid accuracy
+	for i := range s.values {
+		f, _ := s.values[i].Float64()
+		if !math.IsInf(f, 0) {
+			_ = s.quantiles.Add(f) // finite values are always accepted
+		}
+	}
+	s.values = nil
+}
+
+// quantile returns the percentile q of the values: the nearest-rank one
+// while they are kept, the sketch's estimate after; nil when there are
+// none.
+func (s *sketches) quantile(q float64) any {
+	if s.quantiles == nil {
+		if len(s.values) == 0 {
+			return nil
+		}
+		slices.SortFunc(s.values, func(a, b apd.Decimal) int { return a.Cmp(&b) })
+		rank := int(math.Ceil(q * float64(len(s.values))))
+		return decimalNumber(&s.values[max(rank, 1)-1])
+	}
+	if s.quantiles.IsEmpty() {
+		return nil
+	}
+	v, err := s.quantiles.GetValueAtQuantile(q)
+	if err != nil {
+		return nil
+	}
+	return json.Number(strconv.FormatFloat(v, 'g', 6, 64))
 }
 
 // addDistinct counts a value among the distinct ones.
@@ -216,14 +276,7 @@ func (s *sketches) result(fn string, span float64) any {
 		}
 		return int64(len(s.distinct))
 	case FnP50, FnP90, FnP99:
-		if s.quantiles == nil || s.quantiles.IsEmpty() {
-			return nil
-		}
-		q, err := s.quantiles.GetValueAtQuantile(quantileOf[fn])
-		if err != nil {
-			return nil
-		}
-		return json.Number(strconv.FormatFloat(q, 'g', 6, 64))
+		return s.quantile(quantileOf[fn])
 	case FnDelta:
 		return decimalNumber(&s.increase)
 	case FnRate:
