@@ -107,7 +107,9 @@ func Parse(page string) ([]Block, error) {
 				return nil, fmt.Errorf("line %d: a doctest marker before a block that is not sh", n)
 			}
 		default:
-			m := marker.FindStringSubmatch(strings.TrimSpace(line))
+			// A marker starts its line: an indented one is an example, in
+			// a code block.
+			m := marker.FindStringSubmatch(strings.TrimRight(line, " "))
 			if m == nil {
 				if strings.TrimSpace(line) != "" {
 					// A marker belongs to the block right after it.
