@@ -52,7 +52,7 @@ func (c *coldTable) RoundTrip(r *http.Request) (*http.Response, error) {
 	return c.plain.RoundTrip(r)
 }
 
-// TestArchiveOfAThrottledColdTable archives a 20 MB table on a cold tier
+// TestArchiveOfAThrottledColdTable archives a 10 MB table on a cold tier
 // of 1 RCU. For several cycles the switch to on-demand is refused and its
 // Scans are throttled past the SDK's retries: each cycle's export stops
 // (deferred), leaves a checkpoint and the next resumes there. Once the switch is
@@ -60,7 +60,7 @@ func (c *coldTable) RoundTrip(r *http.Request) (*http.Response, error) {
 // archive holds every item once.
 func TestArchiveOfAThrottledColdTable(t *testing.T) {
 	if testing.Short() {
-		t.Skip("writes 20 MB")
+		t.Skip("writes 10 MB")
 	}
 	ctx := context.Background()
 	setup, cfg := backends.Dynamo().Open(t)
@@ -69,7 +69,7 @@ func TestArchiveOfAThrottledColdTable(t *testing.T) {
 	url, _ := fileTarget(t)
 	f.Archive = url
 
-	// The table: a week of April 2017 on the cold tier, 20 MB of items.
+	// The table: a week of April 2017 on the cold tier, 10 MB of items.
 	day := time.Date(2017, 4, 11, 0, 0, 0, 0, time.UTC)
 	ref := f.TableFor(day, day)
 	cold := f.Tiers[len(f.Tiers)-1]
