@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/timetabledb/timetable/engine"
+	"github.com/timetabledb/timetable/internal/backends"
 )
 
 // testNow is the clock of the CLI tests: Thursday 2017-06-15 09:00 UTC.
@@ -108,6 +109,7 @@ func TestQueryGolden(t *testing.T) {
 }
 
 func TestQueryFollowsCursors(t *testing.T) {
+	backends.NoDynamoDB(t)
 	store := "--store=pebble:" + filepath.Join(t.TempDir(), "data")
 	mustRun(t, "", "tenant", "add", "acme", store)
 	var in strings.Builder
