@@ -148,6 +148,7 @@ func TestRestoreStopsBeforeDeadline(t *testing.T) {
 // written before the stop are kept, the rest follow, and their rows add
 // up to the table's events.
 func TestArchiveParquetPartsResume(t *testing.T) {
+	backends.NoDynamoDB(t)
 	ctx := context.Background()
 	s, _ := backends.Pebble().Open(t)
 	const table = "tt_events_parts"

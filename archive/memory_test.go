@@ -15,6 +15,7 @@ import (
 
 	"github.com/timetabledb/timetable/archive"
 	"github.com/timetabledb/timetable/family"
+	"github.com/timetabledb/timetable/internal/backends"
 	"github.com/timetabledb/timetable/storage"
 	"github.com/timetabledb/timetable/storage/pebblestore"
 )
@@ -122,6 +123,7 @@ func archivePeak(t *testing.T, n int) uint64 {
 // the race detector, which slows it tenfold, the tables are 10,000 and
 // 40,000 events.
 func TestArchiveMemoryIsBounded(t *testing.T) {
+	backends.NoDynamoDB(t)
 	sizes := []int{150_000, 600_000}
 	if testing.Short() || raceEnabled {
 		sizes = []int{10_000, 40_000}

@@ -72,6 +72,7 @@ func TestS3MissingBucket(t *testing.T) {
 // with 5 MiB parts: the data file is sent as a multipart upload of the
 // parts the scan filled, and reads back whole.
 func TestS3MultipartParts(t *testing.T) {
+	backends.NoDynamoDB(t)
 	ctx := context.Background()
 	url, opts, parts := s3TargetParts(t)
 	opts.S3.PartSize = 5 << 20

@@ -52,7 +52,7 @@ func (c *coldTable) RoundTrip(r *http.Request) (*http.Response, error) {
 	return c.plain.RoundTrip(r)
 }
 
-// TestArchiveOfAThrottledColdTable archives a 20 MB table on a cold tier
+// TestArchiveOfAThrottledColdTable archives a 10 MB table on a cold tier
 // of 1 RCU. For several cycles the switch to on-demand is refused and its
 // Scans are throttled past the SDK's retries: each cycle's export stops
 // (deferred), leaves a checkpoint and the next resumes there. Once the switch is
@@ -60,7 +60,7 @@ func (c *coldTable) RoundTrip(r *http.Request) (*http.Response, error) {
 // archive holds every item once.
 func TestArchiveOfAThrottledColdTable(t *testing.T) {
 	if testing.Short() {
-		t.Skip("writes 20 MB")
+		t.Skip("writes 10 MB")
 	}
 	ctx := context.Background()
 	setup, cfg := backends.Dynamo().Open(t)
@@ -69,14 +69,19 @@ func TestArchiveOfAThrottledColdTable(t *testing.T) {
 	url, _ := fileTarget(t)
 	f.Archive = url
 
-	// The table: a week of April 2017 on the cold tier, 20 MB of items.
+	// The table: a week of April 2017 on the cold tier, 10 MB of items.
 	day := time.Date(2017, 4, 11, 0, 0, 0, 0, time.UTC)
 	ref := f.TableFor(day, day)
 	cold := f.Tiers[len(f.Tiers)-1]
 	require.Equal(t, storage.Capacity{Billing: storage.Provisioned, Read: 1, Write: 1}, cold.Capacity)
 	spec := f.Spec(ref, cold)
 	require.NoError(t, setup.CreateTable(ctx, spec))
-	const items, itemBytes = 20_000, 1000
+	// 10 MB: with 20 MB the test took 80 s alone on dynalite, writing and
+	// restoring the table. Four Scans in five are throttled, so that the
+	// cycles still leave the export unfinished: each got through 30 to
+	// 55% of it in the runs measured, where 50 to 80% of 20 MB got
+	// through at three in five.
+	const items, itemBytes = 10_000, 1000
 	pad := strings.Repeat("x", itemBytes-60)
 	batch := make([]storage.Item, 0, 1000)
 	for i := range items {
@@ -89,7 +94,7 @@ func TestArchiveOfAThrottledColdTable(t *testing.T) {
 	}
 
 	proxy := &coldTable{plain: http.DefaultTransport, throttled: dynamofault.New(dynamofault.Options{
-		Seed: 3, Mix: dynamofault.Mix{dynamofault.Throughput: 0.6}, Operations: []string{"Scan"}})}
+		Seed: 3, Mix: dynamofault.Mix{dynamofault.Throughput: 0.8}, Operations: []string{"Scan"}})}
 	proxy.refuse.Store(true)
 	store, err := dynamostore.Open(ctx, dynamostore.Options{
 		MaxAttempts: 2, RetryBaseDelay: time.Millisecond, MaxBackoff: 5 * time.Millisecond,

@@ -23,7 +23,11 @@ import (
 // time buckets, one row a bucket, one column a field and function; with
 // --group-by, one row a group and bucket, every page of groups.
 func runAggregate(cmd *cobra.Command, g *globals, f queryFlags) (err error) {
-	rq, err := f.query()
+	clk, err := g.clock()
+	if err != nil {
+		return err
+	}
+	rq, err := f.query(clk.Now())
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/timetabledb/timetable/engine"
+	"github.com/timetabledb/timetable/internal/backends"
 )
 
 // testNow is the clock of the CLI tests: Thursday 2017-06-15 09:00 UTC.
@@ -108,6 +109,7 @@ func TestQueryGolden(t *testing.T) {
 }
 
 func TestQueryFollowsCursors(t *testing.T) {
+	backends.NoDynamoDB(t)
 	store := "--store=pebble:" + filepath.Join(t.TempDir(), "data")
 	mustRun(t, "", "tenant", "add", "acme", store)
 	var in strings.Builder
@@ -148,6 +150,31 @@ func TestQueryFollowsCursors(t *testing.T) {
 			}
 		}
 	}
+}
+
+// Without --from and --to, query reads the last 24 hours, as the HTTP API
+// does; times may be relative to now (TIMETABLE_NOW in the tests).
+func TestQueryDefaultRange(t *testing.T) {
+	store, _ := seeded(t)
+	query := []string{"query", store, "--tenant", "acme", "--table", "a_table", "--format", "ndjson"}
+	lines := func(args ...string) []string {
+		r := mustRun(t, "", append(slices.Clone(query), args...)...)
+		return strings.Split(strings.TrimSpace(r.stdout), "\n")
+	}
+	day := lines("--from", "2017-06-14T09:00:00Z", "--to", testNow)
+	require.Len(t, day, 5)
+	require.Equal(t, day, lines())
+	require.Equal(t, day, lines("--from", "now-24h", "--to", "now"))
+	require.Equal(t, day, lines("--from", "now-1d"))
+	require.Equal(t, day, lines("--to", testNow))
+	require.Equal(t, day[:1], lines("--to", "now-9h"), "the last 24 hours before 2017-06-15T00:00Z")
+	require.Equal(t, lines("--from", "0", "--to", "now"), lines("--from", "0"))
+
+	r := run(t, "", append(slices.Clone(query), "--from", "now-1x")...)
+	require.Equal(t, ExitUsage, ExitCode(r.err))
+	require.ErrorContains(t, r.err, "now-1h")
+	r = run(t, "", append(slices.Clone(query), "--from", "now+1h")...)
+	require.ErrorContains(t, r.err, "is after --to")
 }
 
 // Flags that do not apply are refused, not ignored.

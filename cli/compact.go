@@ -48,7 +48,7 @@ DynamoDB keeps its own storage: compact refuses --store dynamodb, and
 			if !ok {
 				return usageErrorf("compact --store %s: only the embedded store (pebble:DIR) is compacted; DynamoDB keeps its own storage", spec)
 			}
-			store, err := openStore(cmd.Context(), spec, storeOptions{logger: log, existing: true})
+			store, err := openStore(cmd.Context(), spec, storeOptions{logger: log, existing: true, pebble: cfg.Pebble})
 			if err != nil {
 				return err
 			}

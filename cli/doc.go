@@ -12,10 +12,10 @@
 //	timetable tenant revoke NAME ID
 //	timetable tenant rotate NAME [--key ID] [--grace DUR]
 //	timetable write  --table T [--series S] [--tenant NAME] [--batch 5000] [FILE|-]
-//	timetable query  --table T --from TIME --to TIME [--series S] [--order asc|desc] [--limit N] [--fields a,b] [--tenant NAME] [--format table|json|csv]
+//	timetable query  --table T [--from TIME] [--to TIME] [--series S] [--order asc|desc] [--limit N] [--fields a,b] [--tenant NAME] [--format table|json|csv]
 //	timetable tables [--family F] [--format table|json]
 //	timetable reconcile [--now TIME] [--dry-run] [--format table|json]
-//	timetable plan   --event-bytes N --rate EV_PER_S [...]
+//	timetable plan   --item-bytes N --rate EV_PER_S [...]
 //	timetable compact
 //
 // Every command takes --config FILE (the YAML configuration of package

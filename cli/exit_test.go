@@ -21,7 +21,7 @@ func TestExitCode(t *testing.T) {
 		{"unknown flag", []string{"tables", "--bogus"}, ExitUsage},
 		{"flag without its value", []string{"tables", "--format"}, ExitUsage},
 		{"bad flag value", []string{"query", "--table", "t", "--from", "0", "--to", "1", "--limit", "ten"}, ExitUsage},
-		{"missing required flag", []string{"query", "--table", "t"}, ExitUsage},
+		{"missing required flag", []string{"query", "--from", "0"}, ExitUsage},
 		{"bad time", []string{"query", "--table", "t", "--from", "yesterday", "--to", "1"}, ExitUsage},
 		{"inverted range", []string{"query", "--table", "t", "--from", "2", "--to", "1"}, ExitUsage},
 		{"bad order", []string{"query", "--table", "t", "--from", "0", "--to", "1", "--order", "up"}, ExitUsage},

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/timetabledb/timetable/internal/backends"
 	"github.com/timetabledb/timetable/internal/duckdbtest"
 )
 
@@ -44,6 +45,7 @@ func exportStore(t *testing.T) (store string, sumI int64, sumTemp string) {
 }
 
 func TestQueryExport(t *testing.T) {
+	backends.NoDynamoDB(t)
 	store, sumI, sumTemp := exportStore(t)
 	dir := t.TempDir()
 	query := []string{"query", store, "--tenant", "acme", "--table", "big", "--from", "0", "--to", testNow}

@@ -38,7 +38,7 @@ const sampleFutureSkew = 100 * 365 * 24 * time.Hour
 
 // planFlags holds the flags of `timetable plan`.
 type planFlags struct {
-	eventBytes, itemBytes, pkBytes int
+	fieldBytes, itemBytes, pkBytes int
 	sample, tenant, table          string
 	rate, peak                     float64
 	retention, horizon             string
@@ -63,7 +63,7 @@ func newPlanCmd() *cobra.Command {
 func newPlanCmdWithClock(clk clock.Clock) *cobra.Command {
 	var f planFlags
 	cmd := &cobra.Command{
-		Use:   "plan --event-bytes N --rate EV_PER_S [--peak EV_PER_S] [--retention DUR] [--format table|json]",
+		Use:   "plan --item-bytes N --rate EV_PER_S [--peak EV_PER_S] [--retention DUR] [--format table|json]",
 		Short: "Work out the period, shards, tiers, table count and monthly cost of a workload",
 		Long: `plan does the arithmetic of the AWS guide to time-series tables for a
 workload: from the size of an event and the rate of events it works out how
@@ -74,10 +74,14 @@ number of tables alive under the retention, and the monthly cost with
 provisioned tiers, on demand and with no tiering, side by side.
 
 Give the event size one way:
-  --event-bytes N   the size of the event's fields as DynamoDB counts them;
-                    the key attributes (pk of --pk-bytes, sk of 53 bytes) are added
-  --item-bytes N    the size of the whole stored item, keys included
+  --item-bytes N    the size of the whole stored item, keys included (what
+                    the web console's planner asks for)
+  --field-bytes N   the size of the event's fields alone, as DynamoDB counts
+                    them; the key attributes (pk of --pk-bytes, sk of 53
+                    bytes) are added
   --sample FILE     NDJSON events, each sized exactly as timetable stores it
+--event-bytes is the old name of --field-bytes (the fields alone, not the
+item), kept for scripts that use it.
 
 Durations are Go durations (36h, 90m) or whole days or weeks (90d, 12w).
 Prices are built-in us-east-1 list prices, labelled with their date; override
@@ -90,10 +94,14 @@ label) or the --price-* flags.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.IntVar(&f.eventBytes, "event-bytes", 0, "size of an event's fields in bytes; the key attributes are added")
 	fl.IntVar(&f.itemBytes, "item-bytes", 0, "size of a whole stored item in bytes, keys included")
+	fl.IntVar(&f.fieldBytes, "field-bytes", 0, "size of an event's fields alone in bytes; the key attributes are added")
+	// The old name of --field-bytes: "event bytes" read as the size of
+	// the event, which is --item-bytes, everywhere else.
+	fl.IntVar(&f.fieldBytes, "event-bytes", 0, "")
+	_ = fl.MarkHidden("event-bytes")
 	fl.StringVar(&f.sample, "sample", "", "NDJSON file of sample events to size")
-	fl.IntVar(&f.pkBytes, "pk-bytes", planner.DefaultPKBytes, "typical partition key length (tenant#table#series#shard) for --event-bytes")
+	fl.IntVar(&f.pkBytes, "pk-bytes", planner.DefaultPKBytes, "typical partition key length (tenant#table#series#shard) for --field-bytes")
 	fl.StringVar(&f.tenant, "tenant", sampleTenant, "tenant name the sample's keys are sized with")
 	fl.StringVar(&f.table, "table", sampleTable, "logical table name the sample's keys are sized with")
 	fl.Float64Var(&f.rate, "rate", 0, "average events per second")
@@ -125,8 +133,13 @@ func runPlan(cmd *cobra.Command, f planFlags, clk clock.Clock) error {
 	if f.format != "table" && f.format != "json" {
 		return fmt.Errorf("plan: --format %q: use table or json", f.format)
 	}
+	if cmd.Flags().Changed("event-bytes") {
+		// On standard error: pflag's own deprecation notice goes to
+		// standard output, into the report.
+		fmt.Fprintln(cmd.ErrOrStderr(), "timetable plan: --event-bytes is deprecated: it is --field-bytes, the size of the fields alone (keys are added); --item-bytes is the whole item's")
+	}
 	in := planner.Input{
-		FieldBytes:        f.eventBytes,
+		FieldBytes:        f.fieldBytes,
 		ItemBytes:         f.itemBytes,
 		PKBytes:           f.pkBytes,
 		Rate:              f.rate,

@@ -74,7 +74,7 @@ func TestPlanGolden(t *testing.T) {
 	}{
 		{"guide-daily", []string{"--item-bytes", "180", "--rate", "600"}},
 		{"guide-six-shards", []string{"--item-bytes", "180", "--rate", "5000", "--peak", "6000", "--retention", "90d"}},
-		{"event-bytes", []string{"--event-bytes", "180", "--rate", "600", "--retention", "12w", "--write-time-grouping", "none"}},
+		{"field-bytes", []string{"--field-bytes", "180", "--rate", "600", "--retention", "12w", "--write-time-grouping", "none"}},
 		{"sample-reads", []string{"--sample", sample, "--rate", "200", "--peak", "400", "--retention", "2160h", "--reads-per-sec", "5", "--read-range", "1h", "--series", "50"}},
 		{"hourly-quota", []string{"--item-bytes", "1000", "--rate", "900", "--retention", "90d"}},
 		{"prices", []string{"--item-bytes", "180", "--rate", "600", "--retention", "30d", "--prices", prices, "--price-storage-gb-month", "0.1", "--currency", "EUR"}},
@@ -95,6 +95,17 @@ func TestPlanGolden(t *testing.T) {
 			})
 		}
 	}
+}
+
+// --event-bytes, the old name of --field-bytes, still works, and says so.
+func TestPlanEventBytesIsFieldBytes(t *testing.T) {
+	args := []string{"--rate", "600", "--retention", "12w", "--write-time-grouping", "none"}
+	want, _, err := runPlanCmd(t, append([]string{"--field-bytes", "180"}, args...)...)
+	require.NoError(t, err)
+	got, errOut, err := runPlanCmd(t, append([]string{"--event-bytes", "180"}, args...)...)
+	require.NoError(t, err)
+	require.Equal(t, want, got)
+	require.Contains(t, errOut, "--event-bytes is deprecated: it is --field-bytes")
 }
 
 func TestPlanGuideExample(t *testing.T) {

@@ -21,6 +21,7 @@ import (
 	"github.com/timetabledb/timetable/event"
 	"github.com/timetabledb/timetable/filter"
 	"github.com/timetabledb/timetable/parquetfile"
+	"github.com/timetabledb/timetable/server"
 )
 
 // queryFlags are the flags of `timetable query`.
@@ -39,14 +40,16 @@ type queryFlags struct {
 func newQueryCmd(g *globals) *cobra.Command {
 	var f queryFlags
 	cmd := &cobra.Command{
-		Use:   "query --table T --from TIME --to TIME [--series S] [--order asc|desc] [--limit N] [--format table|json|csv|ndjson|parquet] [--output FILE]",
+		Use:   "query --table T [--from TIME] [--to TIME] [--series S] [--order asc|desc] [--limit N] [--format table|json|csv|ndjson|parquet] [--output FILE]",
 		Short: "Print the events of a logical table in a time range",
 		Long: `query prints the events of a logical table of a tenant whose times lie in
 [--from, --to], both inclusive, oldest first (or newest first with --order
 desc), following cursors to the end of the range, or until --limit events
 when it is set; a limit that cuts the answer is said on standard error.
-TIME is RFC 3339 (2017-04-10T12:00:00.123Z) or integer Unix
-milliseconds.
+TIME is RFC 3339 (2017-04-10T12:00:00.123Z), integer Unix
+milliseconds, or a time relative to now: now, now-1h, now-7d, now+15m
+(TIMETABLE_NOW stops the clock). As in the HTTP API, --to defaults to now
+and --from to 24 hours before --to.
 
 Formats: table (one column per field), json (an array of events, as the HTTP
 API returns them), ndjson (one such event a line), csv (time,series,id, then
@@ -84,8 +87,8 @@ output is the same.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.table, "table", "", "logical table")
-	fl.StringVar(&f.from, "from", "", "first time of the range, inclusive")
-	fl.StringVar(&f.to, "to", "", "last time of the range, inclusive")
+	fl.StringVar(&f.from, "from", "", "first time of the range, inclusive (default 24 hours before --to)")
+	fl.StringVar(&f.to, "to", "", "last time of the range, inclusive (default now)")
 	fl.StringVar(&f.series, "series", "", "only this series (default every series)")
 	fl.StringVar(&f.order, "order", "asc", "asc (oldest first) or desc")
 	fl.IntVar(&f.limit, "limit", 0, "most events to print (default: every event of the range)")
@@ -98,9 +101,7 @@ output is the same.`,
 	fl.BoolVar(&f.fill, "fill", false, "with --bucket: print empty buckets too")
 	fl.StringVar(&f.groupBy, "group-by", "", "with --bucket: summarise each series (series) or each string value of a field apart, one row a group and bucket")
 	fl.String("tenant", "", "tenant (default $"+EnvTenant+"; with --server, the API key's)")
-	for _, name := range []string{"table", "from", "to"} {
-		_ = cmd.MarkFlagRequired(name)
-	}
+	_ = cmd.MarkFlagRequired("table")
 	return cmd
 }
 
@@ -112,7 +113,11 @@ func runQuery(cmd *cobra.Command, g *globals, f queryFlags) (err error) {
 	if f.bucket != "" {
 		return runAggregate(cmd, g, f)
 	}
-	q, err := f.query()
+	clk, err := g.clock()
+	if err != nil {
+		return err
+	}
+	q, err := f.query(clk.Now())
 	if err != nil {
 		return err
 	}
@@ -314,15 +319,26 @@ func (f queryFlags) check(cmd *cobra.Command) error {
 	return nil
 }
 
-// query checks the flags and returns the engine query they describe.
-func (f queryFlags) query() (engine.Query, error) {
+// query checks the flags and returns the engine query they describe. now
+// is the clock's time, which relative times (--from now-1h) count from.
+// As the HTTP API does, --to defaults to now and --from to
+// server.DefaultQueryRange (24 hours) before --to.
+func (f queryFlags) query(now time.Time) (engine.Query, error) {
 	q := engine.Query{Table: f.table, Series: f.series}
 	var err error
-	if q.From, err = event.ParseTime(f.from); err != nil {
-		return q, usageErrorf("--from: %q is neither RFC 3339 nor Unix milliseconds", f.from)
+	q.To = now.UTC()
+	if f.to != "" {
+		if q.To, err = event.ParseTimeAt(f.to, now); err != nil {
+			return q, usageErrorf("--to: %q is neither RFC 3339, Unix milliseconds nor now, now-1h, now-7d", f.to)
+		}
 	}
-	if q.To, err = event.ParseTime(f.to); err != nil {
-		return q, usageErrorf("--to: %q is neither RFC 3339 nor Unix milliseconds", f.to)
+	if q.From = q.To.Add(-server.DefaultQueryRange); q.From.Before(time.Unix(0, 0)) {
+		q.From = time.Unix(0, 0).UTC()
+	}
+	if f.from != "" {
+		if q.From, err = event.ParseTimeAt(f.from, now); err != nil {
+			return q, usageErrorf("--from: %q is neither RFC 3339, Unix milliseconds nor now, now-1h, now-7d", f.from)
+		}
 	}
 	if q.From.After(q.To) {
 		return q, usageErrorf("--from %s is after --to %s", q.From.Format(time.RFC3339Nano), q.To.Format(time.RFC3339Nano))

@@ -85,7 +85,7 @@ reconcile without --dry-run does not go through it.`,
 			if err != nil {
 				return err
 			}
-			store, err := openStore(ctx, g.storeFor(cfg), storeOptions{logger: log, clock: clk, existing: dryRun})
+			store, err := openStore(ctx, g.storeFor(cfg), storeOptions{logger: log, clock: clk, existing: dryRun, pebble: cfg.Pebble})
 			if err != nil {
 				return err
 			}

@@ -59,7 +59,7 @@ func (g *globals) openSession(ctx context.Context, stderr io.Writer, o sessionOp
 		return nil, err
 	}
 	spec := g.storeFor(cfg)
-	store, err := openStore(ctx, spec, storeOptions{logger: log, clock: clk, existing: o.existing, registerer: o.registerer})
+	store, err := openStore(ctx, spec, storeOptions{logger: log, clock: clk, existing: o.existing, registerer: o.registerer, pebble: cfg.Pebble})
 	if err != nil {
 		return nil, err
 	}

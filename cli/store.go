@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/timetabledb/timetable/clock"
+	"github.com/timetabledb/timetable/config"
 	"github.com/timetabledb/timetable/storage"
 	"github.com/timetabledb/timetable/storage/dynamostore"
 	"github.com/timetabledb/timetable/storage/pebblestore"
@@ -28,6 +29,9 @@ type storeOptions struct {
 	// existing refuses to create an embedded store: a command that only
 	// reads has nothing to read in a directory that is not there.
 	existing bool
+	// pebble are the embedded store's sizes (the configuration's
+	// "pebble" key); zero fields are pebblestore's defaults.
+	pebble config.PebbleSizes
 	// registerer receives the DynamoDB store's metrics; nil for none.
 	registerer prometheus.Registerer
 }
@@ -48,7 +52,10 @@ func openStore(ctx context.Context, spec string, o storeOptions) (storage.Store,
 				return nil, fmt.Errorf("no store in %s: write events first, or name the store with --store", dir)
 			}
 		}
-		s, err := pebblestore.Open(dir, pebblestore.Options{Logger: o.logger, Clock: o.clock})
+		s, err := pebblestore.Open(dir, pebblestore.Options{
+			Logger: o.logger, Clock: o.clock,
+			MemTableSize: o.pebble.MemTableSize, WALPreallocateSize: o.pebble.WALPreallocateSize, CacheSize: o.pebble.CacheSize,
+		})
 		if isLocked(err) {
 			return nil, fmt.Errorf("store %s is in use, is `timetable serve` running? Stop it, or go through it with --server URL (or %s): %w", spec, EnvServer, err)
 		}

@@ -45,6 +45,10 @@
 //	    events_per_item: 250    # a map item's events before a continuation item
 //	    rollups: true           # exact hourly and daily rollups
 //	store: dynamodb             # or pebble:DIR; --store wins
+//	pebble:                     # the embedded store's sizes (PebbleSizes)
+//	  memtable_size: 64MiB      # smaller for small devices: 4MiB
+//	  wal_preallocate_size: 4MiB
+//	  cache_size: 128MiB
 //	meta_table: timetable_meta
 //	mqtt:                       # subscriptions of timetable serve (Subscription)
 //	  - broker: tcp://127.0.0.1:1883
@@ -72,6 +76,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"regexp"
 	"strconv"
@@ -97,6 +102,8 @@ type Config struct {
 	// Store names where the data lives, as the --store flag does
 	// ("pebble:DIR" or "dynamodb"); the flag wins when both are given.
 	Store string
+	// Pebble are the embedded store's sizes (YAML "pebble").
+	Pebble PebbleSizes
 	// MQTT are the subscriptions `timetable serve` keeps (YAML "mqtt").
 	MQTT []Subscription
 	// CORSOrigins are the origins whose pages may call the HTTP API from
@@ -106,6 +113,19 @@ type Config struct {
 	// server's admin API on (YAML "admin_token_file"); the environment
 	// variable TIMETABLE_ADMIN_TOKEN wins over it.
 	AdminTokenFile string
+}
+
+// PebbleSizes are the embedded store's memory and disk sizes, in bytes
+// (YAML "pebble": memtable_size, wal_preallocate_size, cache_size, each a
+// number of bytes or one with a unit: 512KiB, 4MiB, 1GiB). They are the
+// fields of pebblestore.Options of the same names, and 0 means that
+// package's default. On a small device, memtable_size: 4MiB bounds both
+// the memory the memtables take and the disk of the write-ahead logs (at
+// most about four memtables' worth), for a slower ingest.
+type PebbleSizes struct {
+	MemTableSize       int64
+	WALPreallocateSize int64
+	CacheSize          int64
 }
 
 // ErrInvalid marks a configuration that cannot be used.
@@ -135,6 +155,7 @@ type fileConfig struct {
 	Tables        map[string]fileTable `yaml:"tables"`
 	MetaTable     string               `yaml:"meta_table"`
 	Store         string               `yaml:"store"`
+	Pebble        filePebble           `yaml:"pebble"`
 	MQTT          []fileSubscription   `yaml:"mqtt"`
 	CORS          struct {
 		Origins []string `yaml:"origins"`
@@ -205,6 +226,56 @@ type fileTable struct {
 	Rollups       bool   `yaml:"rollups"`
 }
 
+type filePebble struct {
+	MemTableSize       string `yaml:"memtable_size"`
+	WALPreallocateSize string `yaml:"wal_preallocate_size"`
+	CacheSize          string `yaml:"cache_size"`
+}
+
+func (fp filePebble) sizes() (PebbleSizes, error) {
+	var p PebbleSizes
+	for _, f := range []struct {
+		key string
+		val string
+		to  *int64
+	}{
+		{"memtable_size", fp.MemTableSize, &p.MemTableSize},
+		{"wal_preallocate_size", fp.WALPreallocateSize, &p.WALPreallocateSize},
+		{"cache_size", fp.CacheSize, &p.CacheSize},
+	} {
+		if f.val == "" {
+			continue
+		}
+		n, err := parseBytes(f.val)
+		if err != nil {
+			return p, fmt.Errorf("pebble: %s: %w", f.key, err)
+		}
+		*f.to = n
+	}
+	return p, nil
+}
+
+// byteSize is a size as the file writes it: a whole number, then
+// optionally a unit.
+var byteSize = regexp.MustCompile(`^([0-9]+)\s*(B|KiB|MiB|GiB)?$`)
+
+// parseBytes reads a size in bytes: "4194304", "4MiB", "512 KiB".
+func parseBytes(s string) (int64, error) {
+	m := byteSize.FindStringSubmatch(strings.TrimSpace(s))
+	if m == nil {
+		return 0, fmt.Errorf("%q: want a number of bytes, or one with B, KiB, MiB or GiB", s)
+	}
+	n, err := strconv.ParseInt(m[1], 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%q: %w", s, err)
+	}
+	shift := map[string]uint{"": 0, "B": 0, "KiB": 10, "MiB": 20, "GiB": 30}[m[2]]
+	if n > math.MaxInt64>>shift {
+		return 0, fmt.Errorf("%q: too large", s)
+	}
+	return n << shift, nil
+}
+
 // Parse reads a configuration from YAML.
 func Parse(data []byte) (Config, error) {
 	var fc fileConfig
@@ -218,6 +289,11 @@ func Parse(data []byte) (Config, error) {
 	if c.DefaultFamily == "" {
 		c.DefaultFamily = "events"
 	}
+	pebble, err := fc.Pebble.sizes()
+	if err != nil {
+		return Config{}, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	c.Pebble = pebble
 	seen := map[string]bool{}
 	for i, ff := range fc.Families {
 		f, err := ff.family()

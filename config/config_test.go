@@ -103,6 +103,8 @@ func TestInvalidConfigs(t *testing.T) {
 		"bad archive format":   {"families:\n  - name: x\n    retention: 90d\n    archive: {target: file:///a, format: csv}\n", "ndjson or parquet"},
 		"archive format alone": {"families:\n  - name: x\n    retention: 90d\n    archive: {format: parquet}\n", "no target"},
 		"archive misspelt":     {"families:\n  - name: x\n    retention: 90d\n    archive: {target: file:///a, fromat: parquet}\n", "unknown key \"fromat\""},
+		"bad pebble size":      {"pebble:\n  memtable_size: 4MB\n", "memtable_size"},
+		"huge pebble size":     {"pebble:\n  cache_size: 9999999999999GiB\n", "too large"},
 		"decreasing tiers":     {"families:\n  - name: x\n    tiers:\n      - {name: a, age: 0, read: 1, write: 1}\n      - {name: b, age: 2 periods, read: 1, write: 1}\n      - {name: c, age: 1 period, read: 1, write: 1}\n", "increase"},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -118,6 +120,13 @@ func TestStoreKey(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "dynamodb", c.Store)
 	require.Equal(t, "tt_meta", c.MetaTable)
+}
+
+func TestPebbleKey(t *testing.T) {
+	c, err := config.Parse([]byte("pebble:\n  memtable_size: 4MiB\n  wal_preallocate_size: 512 KiB\n  cache_size: 16777216\n"))
+	require.NoError(t, err)
+	require.Equal(t, config.PebbleSizes{MemTableSize: 4 << 20, WALPreallocateSize: 512 << 10, CacheSize: 16 << 20}, c.Pebble)
+	require.Zero(t, config.Default().Pebble, "pebblestore's defaults")
 }
 
 func TestArchiveKey(t *testing.T) {

@@ -3,7 +3,10 @@ package event
 import (
 	"fmt"
 	"math"
+	"strings"
 	"time"
+
+	"github.com/timetabledb/timetable/period"
 )
 
 var (
@@ -36,6 +39,40 @@ func ParseTime(s string) (time.Time, error) {
 	}
 	return time.Time{}, fmt.Errorf("parse time %q: not RFC 3339 or Unix milliseconds", s)
 }
+
+// ParseTimeAt parses s as ParseTime does, or as a time relative to now:
+// "now", or "now" then "-" or "+" and a duration as period.ParseDuration
+// reads it ("now-1h", "now-7d", "now+15m"). It is the one reader of the
+// times of the HTTP API's parameters (from, to) and of the CLI's flags
+// (--from, --to); now is the caller's clock, read once per request or
+// command, so that "now-1h" and "now" name the same instant's hour.
+func ParseTimeAt(s string, now time.Time) (time.Time, error) {
+	rest, relative := strings.CutPrefix(s, "now")
+	if !relative {
+		return ParseTime(s)
+	}
+	now = now.UTC()
+	if rest == "" {
+		return now, nil
+	}
+	bad := fmt.Errorf("parse time %q: after now comes - or + and a duration (now-1h, now-7d)", s)
+	sign := rest[0]
+	if (sign != '-' && sign != '+') || len(rest) < 2 || !isDigit(rest[1]) {
+		return time.Time{}, bad
+	}
+	d, err := period.ParseDuration(rest[1:])
+	if err != nil || strings.TrimSpace(rest) != rest {
+		return time.Time{}, bad
+	}
+	if sign == '-' {
+		d = -d
+	}
+	return now.Add(d), nil
+}
+
+// IsRelativeTime reports whether s is a time relative to now, which
+// ParseTimeAt reads and ParseTime does not.
+func IsRelativeTime(s string) bool { return strings.HasPrefix(s, "now") }
 
 // parseRFC3339 parses an RFC 3339 date-time (section 5.6), with a fraction
 // of at most nine digits, and returns it in UTC.

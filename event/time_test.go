@@ -54,6 +54,30 @@ func TestParseTime(t *testing.T) {
 	}
 }
 
+func TestParseTimeAt(t *testing.T) {
+	now := time.Date(2026, 11, 21, 12, 0, 0, 5, time.FixedZone("CET", 3600))
+	for in, want := range map[string]time.Time{
+		"now":                  now.UTC(),
+		"now-1h":               now.UTC().Add(-time.Hour),
+		"now+15m":              now.UTC().Add(15 * time.Minute),
+		"now-7d":               now.UTC().AddDate(0, 0, -7),
+		"now-2w":               now.UTC().AddDate(0, 0, -14),
+		"now-1h30m":            now.UTC().Add(-90 * time.Minute),
+		"2017-04-10T12:00:00Z": time.Date(2017, 4, 10, 12, 0, 0, 0, time.UTC),
+		"0":                    time.Unix(0, 0).UTC(),
+	} {
+		got, err := ParseTimeAt(in, now)
+		require.NoError(t, err, in)
+		require.Equal(t, want, got, in)
+		require.Equal(t, time.UTC, got.Location(), in)
+		require.Equal(t, in[0] == 'n', IsRelativeTime(in), in)
+	}
+	for _, in := range []string{"now-", "now1h", "now - 1h", "now-1h ", "now--1h", "now-+1h", "now-1x", "now-1mo", "nowish", "Now", "yesterday"} {
+		_, err := ParseTimeAt(in, now)
+		require.Error(t, err, in)
+	}
+}
+
 // rfc3339 is RFC 3339's date-time grammar (section 5.6) with the
 // fraction bounded to nanoseconds.
 var rfc3339 = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?([Zz]|[+-][0-9]{2}:[0-9]{2})$`)

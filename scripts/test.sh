@@ -2,7 +2,9 @@
 # test.sh runs every test with the race detector: the whole module with the
 # DynamoDB suites against dynalite and, at the same time, the packages
 # that have DynamoDB suites against AWS's DynamoDB Local (their Pebble
-# tests ran in the first run already: TIMETABLE_TEST_BACKENDS=dynamodb).
+# tests ran in the first run already: TIMETABLE_TEST_BACKENDS=dynamodb,
+# under which internal/backends leaves Pebble out and backends.NoDynamoDB
+# skips the slow tests that reach no DynamoDB).
 # Each run starts and stops its own server (scripts/with-dynamodb.sh). It
 # prints both runs' output and fails when either fails.
 set -uo pipefail

@@ -13,7 +13,10 @@
 #
 #   1. installs the server with `npm ci` from its committed lock file into
 #      .cache/SERVER (again only when the lock file changes);
-#   2. starts it in memory on a free 127.0.0.1 port;
+#   2. starts it in memory on a free port of 127.0.0.1, listening there
+#      only (DynamoDB Local through scripts/dynamodb-local/Loopback.java,
+#      since the jar has no option for its address and would listen on
+#      every interface);
 #   3. waits until it answers a real DynamoDB ListTables request;
 #   4. exports TIMETABLE_DYNAMODB_ENDPOINT and AWS_ENDPOINT_URL_DYNAMODB
 #      (http://127.0.0.1:PORT), TIMETABLE_DYNAMODB_SERVER (SERVER, which
@@ -90,17 +93,26 @@ dynalite)
 	done
 	;;
 dynamodb-local)
-	command -v java >/dev/null || {
-		echo "with-dynamodb: DynamoDB Local needs Java (apt-get install openjdk-17-jre-headless)" >&2
+	command -v java >/dev/null && command -v javac >/dev/null || {
+		echo "with-dynamodb: DynamoDB Local needs a Java 17 JDK (apt-get install openjdk-17-jdk-headless)" >&2
 		exit 1
 	}
+	# DynamoDB Local 1.25.1 has no option for its address: started as
+	# `java -jar DynamoDBLocal.jar -port P` it listens on *:P, every
+	# interface. Loopback.java builds the server from the same arguments
+	# and sets its Jetty connector's host to 127.0.0.1 before it starts
+	# (`ss -ltn` shows 127.0.0.1:P); it is compiled once into the cache.
+	emulator="$cache/node_modules/amplify-dynamodb-simulator/emulator"
+	if [ ! -f "$cache/loopback/Loopback.class" ] || [ "$src/Loopback.java" -nt "$cache/loopback/Loopback.class" ]; then
+		javac -nowarn -cp "$emulator/DynamoDBLocal.jar" -d "$cache/loopback" "$src/Loopback.java" >&2
+	fi
 	# DynamoDB Local takes a port number, not 0: ask the kernel for a free
 	# one and start there, trying again should another process take it
 	# in between.
-	emulator="$cache/node_modules/amplify-dynamodb-simulator/emulator"
 	for _ in 1 2 3; do
 		port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
-		(cd "$emulator" && exec java -Xmx1g -Djava.library.path=./DynamoDBLocal_lib -jar DynamoDBLocal.jar \
+		(cd "$emulator" && exec java -Xmx1g -Djava.library.path=./DynamoDBLocal_lib \
+			-cp "DynamoDBLocal.jar:$cache/loopback" Loopback \
 			-inMemory -port "$port" -disableTelemetry) >"$workdir/out" 2>"$workdir/err" &
 		pid=$!
 		sleep 0.5

@@ -49,11 +49,13 @@ func (s *Server) parseQuery(table string, params url.Values) (engine.Query, erro
 		return engine.Query{}, err
 	}
 	q := engine.Query{Table: table, Series: params.Get("series")}
-	from, hasFrom, err := timeParam(params, "from")
+	// One reading of the clock, for to's default and the relative times.
+	now := s.db.Options().Clock.Now().UTC()
+	from, hasFrom, err := timeParam(params, "from", now)
 	if err != nil {
 		return q, err
 	}
-	to, hasTo, err := timeParam(params, "to")
+	to, hasTo, err := timeParam(params, "to", now)
 	if err != nil {
 		return q, err
 	}
@@ -62,16 +64,19 @@ func (s *Server) parseQuery(table string, params url.Values) (engine.Query, erro
 		if err != nil {
 			return q, err
 		}
-		if !hasFrom {
+		// A cursor holds its range. A relative time sent again with it
+		// (the first page's URL and &cursor=) has moved since, and
+		// gives way to the range the cursor was made in.
+		if !hasFrom || event.IsRelativeTime(params.Get("from")) {
 			from, hasFrom = cFrom, true
 		}
-		if !hasTo {
+		if !hasTo || event.IsRelativeTime(params.Get("to")) {
 			to, hasTo = cTo, true
 		}
 		q.Cursor = ec
 	}
 	if !hasTo {
-		to = s.db.Options().Clock.Now().UTC()
+		to = now
 	}
 	if !hasFrom {
 		from = to.Add(-s.opts.QueryRange)
@@ -126,15 +131,16 @@ func filterParam(params url.Values) (*storage.Filter, error) {
 	return f, nil
 }
 
-// timeParam returns the time of a parameter, and whether it was given.
-func timeParam(params url.Values, name string) (time.Time, bool, error) {
+// timeParam returns the time of a parameter, and whether it was given;
+// now is what "now" and "now-1h" count from (event.ParseTimeAt).
+func timeParam(params url.Values, name string, now time.Time) (time.Time, bool, error) {
 	v, ok := params[name]
 	if !ok || v[0] == "" {
 		return time.Time{}, false, nil
 	}
-	t, err := event.ParseTime(v[0])
+	t, err := event.ParseTimeAt(v[0], now)
 	if err != nil {
-		return time.Time{}, false, fmt.Errorf("%w: %s: %q is neither RFC 3339 (2017-04-10T12:00:00.123Z) nor integer Unix milliseconds", ErrBadParameter, name, v[0])
+		return time.Time{}, false, fmt.Errorf("%w: %s: %q is neither RFC 3339 (2017-04-10T12:00:00.123Z), integer Unix milliseconds nor now, now-1h, now-7d", ErrBadParameter, name, v[0])
 	}
 	if t.Before(time.Unix(0, 0)) {
 		return time.Time{}, false, fmt.Errorf("%w: %s: %s is before 1970-01-01T00:00:00Z, where every stored time begins", ErrBadParameter, name, t.Format(time.RFC3339Nano))

@@ -326,6 +326,20 @@ func TestDefaultRange(t *testing.T) {
 	// Unix milliseconds work as well as RFC 3339.
 	got = f.all(f.acme, "a_table", url.Values{"from": {fmt.Sprint(now.Add(-23 * time.Hour).UnixMilli())}, "to": {fmt.Sprint(now.Add(-23*time.Hour + time.Minute).UnixMilli())}})
 	require.Len(t, got, 2)
+
+	// Times relative to now. Sent again with the cursor, they give way to
+	// the first page's range, though the clock has moved on.
+	relative := url.Values{"from": {"now-24h"}, "to": {"now"}, "limit": {"4"}}
+	p = f.getPage(f.acme, "a_table", relative)
+	require.Len(t, p.Events, 4)
+	f.clock.Advance(2 * time.Hour)
+	rest = f.all(f.acme, "a_table", with(relative, "cursor", *p.NextCursor))
+	require.Len(t, rest, 6)
+	f.clock.Set(now)
+	require.Len(t, f.all(f.acme, "a_table", url.Values{"from": {"now-50h"}, "to": {"now+1h"}}), 12)
+	res := f.get(f.acme, "a_table", url.Values{"from": {"now-1x"}})
+	require.Equal(t, http.StatusBadRequest, res.status)
+	require.Contains(t, string(res.body), "now-1h")
 }
 
 func TestLateData(t *testing.T) {

@@ -57,6 +57,17 @@ func All(t *testing.T) []Backend {
 	return bs
 }
 
+// NoDynamoDB marks a test that reaches no DynamoDB: it skips in the run
+// of scripts/test.sh against DynamoDB Local (TIMETABLE_TEST_BACKENDS=dynamodb),
+// which is there for the DynamoDB suites, since the run against dynalite
+// ran it already. Without it, the test would run twice for nothing.
+func NoDynamoDB(t *testing.T) {
+	t.Helper()
+	if os.Getenv("TIMETABLE_TEST_BACKENDS") == "dynamodb" {
+		t.Skip("reaches no DynamoDB: run in the other run of scripts/test.sh (TIMETABLE_TEST_BACKENDS=dynamodb)")
+	}
+}
+
 // Pebble is the embedded backend in a temporary directory.
 func Pebble() Backend {
 	return Backend{Name: "pebble", Open: func(t *testing.T) (storage.Store, family.Schema) {

@@ -12,7 +12,8 @@ import (
 )
 
 // Options configures a Store. The zero value is the default for every
-// field; a negative CacheSize or MemTableSize is an error (Validate).
+// field; a negative CacheSize, MemTableSize or WALPreallocateSize is an
+// error (Validate).
 type Options struct {
 	// FS is the file system the DB lives on; nil means the operating
 	// system's. vfs.NewMem() gives an in-memory store for examples and
@@ -27,6 +28,12 @@ type Options struct {
 	// (from 256 KiB, doubling with each new memtable); 0 means
 	// DefaultMemTableSize. Writes stall when two are full and unflushed.
 	MemTableSize int64
+
+	// WALPreallocateSize is the most disk a write-ahead log reserves ahead
+	// of what it holds; 0 means DefaultWALPreallocateSize. Pebble would
+	// reserve 110% of MemTableSize for every log (reserveFS says why
+	// that is too much).
+	WALPreallocateSize int64
 
 	// Clock stamps the creation time of tables; nil means the wall clock.
 	Clock clock.Clock
@@ -63,6 +70,16 @@ const DefaultCacheSize = 128 << 20
 // store that receives little never grows its memtables that far.
 const DefaultMemTableSize = 64 << 20
 
+// DefaultWALPreallocateSize is the write-ahead log reservation when
+// Options.WALPreallocateSize is 0: 4 MiB, where Pebble reserves 110% of
+// the memtable size (70 MiB at DefaultMemTableSize) for each of up to
+// four logs, live and recycled. A store's logs then take on disk about
+// what they hold: at most four memtables' worth, under a steady ingest
+// (MemTableSize bounds that), and a few MiB in a store that receives
+// little. Ingest ran as fast with it as with Pebble's reservation
+// (BenchmarkBatchWrite).
+const DefaultWALPreallocateSize = 4 << 20
+
 // errInvalidOptions marks an Options that Open refuses.
 var errInvalidOptions = errors.New("timetable: pebble: invalid options")
 
@@ -76,6 +93,9 @@ func (o *Options) EnsureDefaults() {
 	}
 	if o.MemTableSize == 0 {
 		o.MemTableSize = DefaultMemTableSize
+	}
+	if o.WALPreallocateSize == 0 {
+		o.WALPreallocateSize = DefaultWALPreallocateSize
 	}
 	if o.Clock == nil {
 		o.Clock = clock.Real{}
@@ -93,6 +113,9 @@ func (o *Options) Validate() error {
 	if o.MemTableSize < 0 {
 		return fmt.Errorf("%w: negative MemTableSize %d", errInvalidOptions, o.MemTableSize)
 	}
+	if o.WALPreallocateSize < 0 {
+		return fmt.Errorf("%w: negative WALPreallocateSize %d", errInvalidOptions, o.WALPreallocateSize)
+	}
 	return nil
 }
 
@@ -103,7 +126,7 @@ func (o *Options) Validate() error {
 func pebbleOptions(o Options) (*pebble.Options, func()) {
 	cache := pebble.NewCache(o.CacheSize)
 	po := &pebble.Options{
-		FS:           o.FS,
+		FS:           reserveFS{FS: o.FS, max: o.WALPreallocateSize},
 		Cache:        cache,
 		MemTableSize: uint64(o.MemTableSize),
 		Logger:       pebbleLogger{o.Logger},
