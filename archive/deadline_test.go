@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,18 +18,53 @@ import (
 )
 
 // slowStore returns each item of a scan a millisecond late.
-type slowStore struct{ storage.Store }
+// slowStore scans the first items of a table and then holds each
+// segment's scan until its context ends, as a scan of a table too large
+// for the deadline does: an export stops at its deadline whatever the
+// machine's speed.
+type slowStore struct {
+	storage.Store
+	// first is how many items each segment's scan hands out before it
+	// waits.
+	first int
+}
 
 func (s slowStore) ScanSegment(ctx context.Context, table string, seg storage.Segment) storage.Iterator {
-	return slowIterator{s.Store.ScanSegment(ctx, table, seg)}
+	return &slowIterator{Iterator: s.Store.ScanSegment(ctx, table, seg), ctx: ctx, left: s.first}
 }
 
-type slowIterator struct{ storage.Iterator }
+type slowIterator struct {
+	storage.Iterator
+	ctx  context.Context
+	left int
+	err  error
+}
 
-func (it slowIterator) Next() bool {
-	time.Sleep(time.Millisecond)
+func (it *slowIterator) Next() bool {
+	if it.left == 0 {
+		<-it.ctx.Done()
+		it.err = it.ctx.Err()
+		return false
+	}
+	it.left--
 	return it.Iterator.Next()
 }
+
+func (it *slowIterator) Err() error {
+	if it.err != nil {
+		return it.err
+	}
+	return it.Iterator.Err()
+}
+
+// The deadline tests give their context deadlineIn, and the archiver a
+// margin of deadlineMargin: the export or restore stops deadlineIn -
+// deadlineMargin after it starts, and has deadlineMargin to save its
+// checkpoint, however busy the machine.
+const (
+	deadlineIn     = 6 * time.Second
+	deadlineMargin = 4 * time.Second
+)
 
 // TestArchiveStopsBeforeDeadline archives a table that takes longer than
 // the context's deadline allows: Archive stops DeadlineMargin before it,
@@ -46,17 +82,18 @@ func TestArchiveStopsBeforeDeadline(t *testing.T) {
 	for b := range slices.Chunk(items, 25) {
 		require.NoError(t, s.BatchWrite(ctx, table, b))
 	}
-	a, err := archive.Open(ctx, "file://"+t.TempDir(), slowStore{s}, archive.Options{DeadlineMargin: 2 * time.Second, ScanSegments: 2})
+	target := "file://" + t.TempDir()
+	slow, err := archive.Open(ctx, target, slowStore{Store: s, first: 500}, archive.Options{DeadlineMargin: deadlineMargin, ScanSegments: 2})
+	require.NoError(t, err)
+	a, err := archive.Open(ctx, target, s, archive.Options{DeadlineMargin: deadlineMargin, ScanSegments: 2})
 	require.NoError(t, err)
 
-	dctx, cancel := context.WithTimeout(ctx, 2*time.Second+300*time.Millisecond)
+	dctx, cancel := context.WithTimeout(ctx, deadlineIn)
 	defer cancel()
-	start := time.Now()
-	err = a.Archive(dctx, table)
+	err = slow.Archive(dctx, table)
 	require.ErrorIs(t, err, archive.ErrStopped)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
-	require.Less(t, time.Since(start), 2*time.Second, "stopped at the margin, not at the deadline")
-	require.NoError(t, dctx.Err(), "the caller's context still has time, to release its lease")
+	require.NoError(t, dctx.Err(), "stopped at the margin, with time left to release its lease")
 	kept, err := a.Checkpoint(ctx, table, 1)
 	require.NoError(t, err)
 	require.Greater(t, kept, int64(0))
@@ -95,13 +132,18 @@ func TestRestoreStripsTTL(t *testing.T) {
 	require.Equal(t, map[string]any{"v": "x"}, it.Attrs)
 }
 
-// slowWrites takes 5ms per BatchWrite.
-type slowWrites struct{ storage.Store }
+// slowWrites writes the first batches of a restore and then holds the
+// next until its context ends, as a restore of a table too large for
+// the deadline does.
+type slowWrites struct {
+	storage.Store
+	// left is how many batches it writes before it waits.
+	left *atomic.Int64
+}
 
 func (s slowWrites) BatchWrite(ctx context.Context, table string, items []storage.Item) error {
-	select {
-	case <-time.After(5 * time.Millisecond):
-	case <-ctx.Done():
+	if s.left.Add(-1) < 0 {
+		<-ctx.Done()
 		return ctx.Err()
 	}
 	return s.Store.BatchWrite(ctx, table, items)
@@ -127,10 +169,11 @@ func TestRestoreStopsBeforeDeadline(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, a.Archive(ctx, table))
 
-	slow, err := archive.Open(ctx, target, slowWrites{s}, archive.Options{DeadlineMargin: 2 * time.Second, RestoreBatch: 10})
+	left := new(atomic.Int64)
+	left.Store(20)
+	slow, err := archive.Open(ctx, target, slowWrites{Store: s, left: left}, archive.Options{DeadlineMargin: deadlineMargin, RestoreBatch: 10})
 	require.NoError(t, err)
-	// 600 batches of 5ms: 3s, of which the restore gets one.
-	dctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	dctx, cancel := context.WithTimeout(ctx, deadlineIn)
 	defer cancel()
 	err = slow.Restore(dctx, table, "tt_events_back")
 	require.ErrorIs(t, err, archive.ErrStopped)
@@ -153,14 +196,17 @@ func TestArchiveParquetPartsResume(t *testing.T) {
 	s, _ := backends.Pebble().Open(t)
 	const table = "tt_events_parts"
 	fillEvents(t, s, table, 6000)
-	a, err := archive.Open(ctx, "file://"+t.TempDir(), slowStore{s}, archive.Options{
-		Format: family.ArchiveParquet, ParquetPartRows: 1000, ScanSegments: 3, DeadlineMargin: 2 * time.Second})
+	target := "file://" + t.TempDir()
+	opts := archive.Options{Format: family.ArchiveParquet, ParquetPartRows: 1000, ScanSegments: 3, DeadlineMargin: deadlineMargin}
+	slow, err := archive.Open(ctx, target, slowStore{Store: s, first: 700}, opts)
 	require.NoError(t, err)
-	// 3 segments of a millisecond an item: at most 3,000 items in a
-	// second.
-	dctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	a, err := archive.Open(ctx, target, s, opts)
+	require.NoError(t, err)
+	// 3 segments of 700 items each before the deadline: at least two
+	// parts of 1,000.
+	dctx, cancel := context.WithTimeout(ctx, deadlineIn)
 	defer cancel()
-	require.ErrorIs(t, a.Archive(dctx, table), archive.ErrStopped)
+	require.ErrorIs(t, slow.Archive(dctx, table), archive.ErrStopped)
 	kept, err := a.Checkpoint(ctx, table, 1)
 	require.NoError(t, err)
 	require.Positive(t, kept)
