@@ -106,7 +106,10 @@ func Dynamo() Backend {
 				names = append(names, name)
 				return true
 			})
+			off := false
 			for _, n := range names {
+				// Family tables are made protected from deletion.
+				_ = s.UpdateTable(ctx, n, storage.TableUpdate{DeletionProtection: &off})
 				_ = s.DeleteTable(ctx, n)
 			}
 			s.Close()
