@@ -95,7 +95,8 @@ type Tables interface {
 	// point-in-time recovery, or enables TTL on an attribute (fields left zero are
 	// unchanged). Running the same update twice is harmless. It returns an error wrapping
 	// ErrTableNotFound for an unknown table, and ErrRefused when the store
-	// declines the change for now (a DynamoDB limit on decreases per day,
+	// declines the change for now (a DynamoDB limit on decreases, switches
+	// to on demand or class changes,
 	// a table that is still being updated): the caller may try again
 	// later.
 	UpdateTable(ctx context.Context, name string, u TableUpdate) error
