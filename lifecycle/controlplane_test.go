@@ -3,6 +3,7 @@ package lifecycle_test
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/internal/backends"
 	"github.com/timetabledb/timetable/lifecycle"
+	"github.com/timetabledb/timetable/storage"
 )
 
 // yearSteps returns the instants a year's walk reconciles at: every
@@ -48,12 +50,17 @@ func TestYearKeepsDynamoDBRules(t *testing.T) {
 	}{
 		{"default-tiers", family.DefaultTiers},
 		{"blog-tiers", family.BlogTiers},
+		{"auto-scaled-hot", func() []family.Tier {
+			tiers := family.DefaultTiers()
+			tiers[0].Capacity = storage.Capacity{Billing: storage.Provisioned, Read: 5, Write: 10, MaxRead: 300, MaxWrite: 1000}
+			return tiers
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
 			start := time.Date(2017, 1, 1, 0, 0, 0, 0, time.UTC)
 			clk := clock.NewManual(start.Add(-prebuild))
-			store, cfg, cp := backends.OpenDynamo(t, clk.Now)
+			store, cfg, cp, as := backends.OpenDynamo(t, clk.Now)
 			f := &cfg.Families[0]
 			f.Tiers = tc.tiers()
 			f.Retention = 6 * week
@@ -105,11 +112,23 @@ func TestYearKeepsDynamoDBRules(t *testing.T) {
 			calls := cp.Calls()
 			t.Logf("%s: control-plane calls %v, %d deferrals", tc.name, calls, deferrals)
 			require.NotZero(t, calls["DeleteTable"], "tables went past retention")
-			if tc.name == "default-tiers" {
+			switch tc.name {
+			case "default-tiers":
 				require.NotZero(t, calls["UpdateTable:class"], "cold tables go Standard-IA")
-			} else {
+			case "blog-tiers":
 				require.NotZero(t, calls["UpdateTable:decrease"], "hot tables go warm and cold")
 				require.NotZero(t, calls["UpdateTable:on-demand"], "tables go on demand for their export")
+			case "auto-scaled-hot":
+				// Every hot table was auto scaled, and none is once it
+				// went warm: only the current week's table(s) are.
+				require.NotZero(t, as.Calls()["RegisterScalableTarget"])
+				require.NotZero(t, calls["UpdateTable:on-demand"], "hot tables go on demand when warm")
+				targets := as.Targets()
+				require.NotEmpty(t, targets)
+				require.LessOrEqual(t, len(targets), 2*3, "the hot tables only: this week's, and a write month's, and the next prebuilt")
+				for k, s := range targets {
+					require.Equal(t, "timetable-"+map[bool]string{true: "DynamoDBReadCapacityUtilization", false: "DynamoDBWriteCapacityUtilization"}[strings.HasSuffix(k.Dimension, "ReadCapacityUnits")], s.Policy, k)
+				}
 			}
 		})
 	}

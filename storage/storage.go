@@ -355,7 +355,8 @@ type Capacity struct {
 	WarmWrite int64
 }
 
-// Normal returns c as a store records it: the class spelled out, no
+// Normal returns c as a store records it, and DescribeTable reports it on
+// every backend: the class spelled out, no
 // provisioned units when on demand, and no warm throughput or maximum
 // that the billing mode does not take.
 func (c Capacity) Normal() Capacity {

@@ -89,21 +89,23 @@ var seq atomic.Int64
 // (table class, limits, deletion protection, point-in-time recovery).
 func Dynamo() Backend {
 	return Backend{Name: "dynamodb", Open: func(t *testing.T) (storage.Store, family.Schema) {
-		s, cfg, _ := OpenDynamo(t, nil)
+		s, cfg, _, _ := OpenDynamo(t, nil)
 		return s, cfg
 	}}
 }
 
 // OpenDynamo opens the DynamoDB backend as Dynamo does, with its
-// ControlPlane on the clock now (the wall clock when nil), and returns
-// the ControlPlane too, for a test to count what it refused.
-func OpenDynamo(t *testing.T, now func() time.Time) (storage.Store, family.Schema, *dynamofault.ControlPlane) {
+// ControlPlane on the clock now (the wall clock when nil) and a fake
+// Application Auto Scaling, and returns both too, for a test to count
+// what was refused and what is auto scaled.
+func OpenDynamo(t *testing.T, now func() time.Time) (storage.Store, family.Schema, *dynamofault.ControlPlane, *dynamofault.AutoScaling) {
 	cp := dynamofault.NewControlPlane(dynamofault.ControlPlaneOptions{Now: now})
-	s, cfg := openDynamo(t, cp)
-	return s, cfg, cp
+	as := dynamofault.NewAutoScaling()
+	s, cfg := openDynamo(t, cp, as)
+	return s, cfg, cp, as
 }
 
-func openDynamo(t *testing.T, cp *dynamofault.ControlPlane) (storage.Store, family.Schema) {
+func openDynamo(t *testing.T, cp *dynamofault.ControlPlane, as *dynamofault.AutoScaling) (storage.Store, family.Schema) {
 	{
 		if os.Getenv(EndpointEnv) == "" {
 			t.Skipf("set %s or run `make test` to start dynalite", EndpointEnv)
@@ -112,7 +114,7 @@ func openDynamo(t *testing.T, cp *dynamofault.ControlPlane) (storage.Store, fami
 			t.Setenv("AWS_ENDPOINT_URL_DYNAMODB", os.Getenv(EndpointEnv))
 		}
 		ctx := context.Background()
-		s, err := dynamostore.Open(ctx, dynamostore.Options{ClientOptions: []func(*dynamodb.Options){func(o *dynamodb.Options) {
+		s, err := dynamostore.Open(ctx, dynamostore.Options{AutoScaling: as, ClientOptions: []func(*dynamodb.Options){func(o *dynamodb.Options) {
 			o.HTTPClient = &http.Client{Transport: cp}
 		}}})
 		if err != nil {

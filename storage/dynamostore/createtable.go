@@ -74,6 +74,11 @@ func (s *Store) CreateTable(ctx context.Context, spec storage.TableSpec) error {
 			return fmt.Errorf("create table %q: %w", spec.Name, err)
 		}
 	}
+	if autoScaled(spec.Capacity) && !exists {
+		if err := s.scale(ctx, spec.Name, spec.Capacity); err != nil {
+			return fmt.Errorf("create table %q: %w", spec.Name, err)
+		}
+	}
 	if spec.PITRDays > 0 && !exists {
 		if err := s.setPITR(ctx, spec.Name, spec.PITRDays); err != nil {
 			return fmt.Errorf("create table %q: %w", spec.Name, err)

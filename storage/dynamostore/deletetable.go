@@ -40,5 +40,8 @@ func (s *Store) DeleteTable(ctx context.Context, name string) error {
 	if err := s.waitGone(ctx, name); err != nil {
 		return fmt.Errorf("delete table %q: %w", name, err)
 	}
+	if err := s.unscale(ctx, name); err != nil {
+		return fmt.Errorf("delete table %q: %w", name, err)
+	}
 	return nil
 }

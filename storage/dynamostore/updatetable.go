@@ -73,7 +73,9 @@ func (s *Store) updateCapacity(ctx context.Context, name string, cur, want stora
 	if want.Billing != cur.Billing {
 		in.BillingMode, changed = billing, true
 	}
-	if want.Billing == storage.Provisioned && (changed || want.Read != cur.Read || want.Write != cur.Write) {
+	// An auto scaled table's units are auto scaling's to move between
+	// the floor and the peak: they are set only on a switch of billing.
+	if want.Billing == storage.Provisioned && (changed || (!autoScaled(want) && (want.Read != cur.Read || want.Write != cur.Write))) {
 		in.ProvisionedThroughput, changed = throughput, true
 	}
 	if want.Billing == storage.OnDemand && (want.MaxRead != cur.MaxRead || want.MaxWrite != cur.MaxWrite) {
@@ -86,6 +88,15 @@ func (s *Store) updateCapacity(ctx context.Context, name string, cur, want stora
 	}
 	if changed {
 		if err := s.sendUpdate(ctx, in, s.waitActive); err != nil {
+			return err
+		}
+	}
+	if autoScaled(want) {
+		if err := s.scale(ctx, name, want); err != nil {
+			return err
+		}
+	} else if cur.Billing == storage.Provisioned {
+		if err := s.unscale(ctx, name); err != nil {
 			return err
 		}
 	}

@@ -112,9 +112,11 @@ func validateCapacity(c storage.Capacity) error {
 	return nil
 }
 
-// setCapacity records a capacity: its billing mode, units, class and
-// limits, which Pebble keeps for DescribeTable and does not enforce.
+// setCapacity records a capacity as every store reports it
+// (storage.Capacity.Normal): its billing mode, units, class and limits,
+// which Pebble keeps for DescribeTable and does not enforce.
 func (r *record) setCapacity(c storage.Capacity) {
+	c = c.Normal()
 	r.Billing, r.Read, r.Write, r.Class = c.Billing, c.Read, c.Write, c.Class
 	r.MaxRead, r.MaxWrite, r.WarmRead, r.WarmWrite = c.MaxRead, c.MaxWrite, c.WarmRead, c.WarmWrite
 }
