@@ -18,7 +18,9 @@ type ActionReport struct {
 	Billing string `json:"billing,omitempty"`
 	Read    int64  `json:"read,omitempty"`
 	Write   int64  `json:"write,omitempty"`
-	Reason  string `json:"reason"`
+	// Class is the table class a create or an update gives the table.
+	Class  string `json:"class,omitempty"`
+	Reason string `json:"reason"`
 	// Result is "done", "dry-run", "deferred: <why>" or "failed: <why>".
 	Result string `json:"result"`
 }

@@ -82,8 +82,13 @@ type TableStatus struct {
 	Billing       string
 	ReadCapacity  int64
 	WriteCapacity int64
-	ItemCount     int64 // -1 when the store does not know
-	CreatedAt     time.Time
+	// Class is the table class ("STANDARD" or
+	// "STANDARD_INFREQUENT_ACCESS"); ClassChanges when it was changed in
+	// the last 30 days, of the two DynamoDB allows in that window.
+	Class        string
+	ClassChanges []time.Time
+	ItemCount    int64 // -1 when the store does not know
+	CreatedAt    time.Time
 	// Source says how the table came into the registry.
 	Source string
 	// CreateError is why the last attempt to create the table failed
@@ -93,25 +98,27 @@ type TableStatus struct {
 
 // tableJSON is a TableStatus as JSON.
 type tableJSON struct {
-	Name          string  `json:"name"`
-	Family        string  `json:"family"`
-	PeriodStart   string  `json:"period_start"`
-	PeriodEnd     string  `json:"period_end"`
-	WriteMonth    *string `json:"write_month"`
-	Tier          string  `json:"tier"`
-	Why           string  `json:"why"`
-	State         string  `json:"state"`
-	Generation    int64   `json:"generation"`
-	Shards        int     `json:"shards"`
-	Layout        string  `json:"layout"`
-	CreatedAt     string  `json:"created_at"`
-	Source        string  `json:"source"`
-	Status        string  `json:"status"`
-	Billing       string  `json:"billing"`
-	ReadCapacity  int64   `json:"read_capacity"`
-	WriteCapacity int64   `json:"write_capacity"`
-	ItemCount     *int64  `json:"item_count"`
-	CreateError   string  `json:"create_error,omitempty"`
+	Name          string   `json:"name"`
+	Family        string   `json:"family"`
+	PeriodStart   string   `json:"period_start"`
+	PeriodEnd     string   `json:"period_end"`
+	WriteMonth    *string  `json:"write_month"`
+	Tier          string   `json:"tier"`
+	Why           string   `json:"why"`
+	State         string   `json:"state"`
+	Generation    int64    `json:"generation"`
+	Shards        int      `json:"shards"`
+	Layout        string   `json:"layout"`
+	CreatedAt     string   `json:"created_at"`
+	Source        string   `json:"source"`
+	Status        string   `json:"status"`
+	Billing       string   `json:"billing"`
+	ReadCapacity  int64    `json:"read_capacity"`
+	WriteCapacity int64    `json:"write_capacity"`
+	Class         string   `json:"class,omitempty"`
+	ClassChanges  []string `json:"class_changes,omitempty"`
+	ItemCount     *int64   `json:"item_count"`
+	CreateError   string   `json:"create_error,omitempty"`
 }
 
 // MarshalJSON writes the table's status with times in RFC 3339, a
@@ -133,7 +140,11 @@ func (s TableStatus) MarshalJSON() ([]byte, error) {
 		Billing:       s.Billing,
 		ReadCapacity:  s.ReadCapacity,
 		WriteCapacity: s.WriteCapacity,
+		Class:         s.Class,
 		CreateError:   s.CreateError,
+	}
+	for _, t := range s.ClassChanges {
+		j.ClassChanges = append(j.ClassChanges, t.UTC().Format(time.RFC3339))
 	}
 	if s.WriteMonth != "" {
 		j.WriteMonth = &s.WriteMonth
@@ -156,7 +167,15 @@ func (s *TableStatus) UnmarshalJSON(b []byte) error {
 	*s = TableStatus{
 		Name: j.Name, Family: j.Family, Tier: j.Tier, TierReason: j.Why, State: j.State,
 		Generation: j.Generation, Shards: j.Shards, Layout: j.Layout, Source: j.Source, Status: j.Status,
-		Billing: j.Billing, ReadCapacity: j.ReadCapacity, WriteCapacity: j.WriteCapacity, CreateError: j.CreateError, ItemCount: -1,
+		Billing: j.Billing, ReadCapacity: j.ReadCapacity, WriteCapacity: j.WriteCapacity, Class: j.Class,
+		CreateError: j.CreateError, ItemCount: -1,
+	}
+	for _, c := range j.ClassChanges {
+		t, err := time.Parse(time.RFC3339, c)
+		if err != nil {
+			return fmt.Errorf("table %q: class_changes: %w", j.Name, err)
+		}
+		s.ClassChanges = append(s.ClassChanges, t)
 	}
 	var err error
 	if s.PeriodStart, err = time.Parse(time.RFC3339, j.PeriodStart); err != nil {

@@ -129,7 +129,7 @@ func newManifest(info storage.TableInfo, now time.Time) Manifest {
 		WriteMonth:    tags[family.TagWriteMonth],
 		Tier:          tags[family.TagTier],
 		Tags:          tags,
-		Capacity:      Capacity(info.Capacity),
+		Capacity:      Capacity{Billing: info.Capacity.Billing, Read: info.Capacity.Read, Write: info.Capacity.Write},
 		TTLAttribute:  info.TTLAttribute,
 		Data:          DataObject,
 		CreatedAt:     now,

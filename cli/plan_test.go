@@ -237,8 +237,8 @@ tables:
 	require.Equal(t, family.LayoutRow, events.Layout)
 	require.Equal(t, storage.Provisioned, events.Billing)
 	require.Equal(t, []family.Tier{
-		{Name: "hot", Age: family.Age{}, Capacity: storage.Capacity{Billing: storage.Provisioned, Read: 300, Write: 6000}},
-		{Name: "warm", Age: family.Age{Periods: 1}, Capacity: storage.Capacity{Billing: storage.Provisioned, Read: 100, Write: 1}},
+		{Name: "hot", Age: family.Age{}, Capacity: storage.Capacity{Billing: storage.Provisioned, Read: 300, Write: 6000}, PITR: true},
+		{Name: "warm", Age: family.Age{Periods: 1}, Capacity: storage.Capacity{Billing: storage.Provisioned, Read: 100, Write: 1}, PITR: true},
 		{Name: "cold", Age: family.Age{Periods: 2}, Capacity: storage.Capacity{Billing: storage.Provisioned, Read: 1, Write: 1}},
 	}, events.Tiers)
 	require.Equal(t, time.Hour, events.Prebuild)

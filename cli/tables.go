@@ -13,6 +13,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/timetabledb/timetable/engine"
+	"github.com/timetabledb/timetable/family"
+	"github.com/timetabledb/timetable/storage"
 )
 
 func newTablesCmd(g *globals) *cobra.Command {
@@ -123,15 +125,16 @@ func writeTablesJSON(w io.Writer, ts []engine.TableStatus) error {
 
 func writeTablesTable(w io.Writer, ts []engine.TableStatus) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tFAMILY\tPERIOD START\tPERIOD END\tWRITE MONTH\tSTATE\tSHARDS\tTIER\tSTATUS\tBILLING\tREAD\tWRITE\tITEMS\tWHY")
+	fmt.Fprintln(tw, "NAME\tFAMILY\tPERIOD START\tPERIOD END\tWRITE MONTH\tSTATE\tSHARDS\tTIER\tSTATUS\tBILLING\tREAD\tWRITE\tCLASS\tITEMS\tWHY")
 	for _, t := range ts {
 		month, items := orDash(t.WriteMonth), "-"
 		if t.ItemCount >= 0 {
 			items = fmt.Sprint(t.ItemCount)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%d\t%d\t%s\t%s\n", t.Name, t.Family,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", t.Name, t.Family,
 			t.PeriodStart.UTC().Format(time.RFC3339), t.PeriodEnd.UTC().Format(time.RFC3339),
-			month, t.State, t.Shards, orDash(t.Tier), orDash(t.Status), t.Billing, t.ReadCapacity, t.WriteCapacity, items, t.TierReason)
+			month, t.State, t.Shards, orDash(t.Tier), orDash(t.Status), t.Billing, t.ReadCapacity, t.WriteCapacity,
+			classColumn(t.Class, len(t.ClassChanges)), items, t.TierReason)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -211,4 +214,21 @@ func writeTimeline(w io.Writer, ts []engine.TableStatus) error {
 		}
 	}
 	return nil
+}
+
+// classColumn names a table class as configuration spells it, with the
+// class changes of the last 30 days when there were any: DynamoDB allows
+// two.
+func classColumn(class string, changes int) string {
+	s := "standard"
+	switch class {
+	case "":
+		return "-"
+	case string(storage.ClassInfrequentAccess):
+		s = "infrequent_access"
+	}
+	if changes > 0 {
+		s += fmt.Sprintf(" (%d/%d changes)", changes, family.MaxClassChanges)
+	}
+	return s
 }

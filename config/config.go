@@ -22,14 +22,29 @@
 //	    write_time_grouping: month  # month or none
 //	    shards: 1
 //	    layout: row             # row or map
-//	    billing: provisioned    # provisioned or on_demand
-//	    tiers:
-//	      - {name: hot,  age: 0,         read: 300, write: 1000}
-//	      - {name: warm, age: 1 period,  read: 100, write: 1}
-//	      - {name: cold, age: 2 periods, read: 1,   write: 1}
+//	    billing: on_demand      # of tiers that name none: on_demand or
+//	                            # provisioned; provisioned alone (no tiers)
+//	                            # is the blog's tiers (family.BlogTiers)
+//	    tiers:                  # the defaults:
+//	      - {name: hot,  age: 0,         class: standard, pitr: true}
+//	      - {name: warm, age: 1 period,  class: standard, pitr: true}
+//	      - {name: cold, age: 2 periods, class: infrequent_access}
+//	      # pitr: every tier but the last has it unless it says
+//	      # a provisioned tier, auto scaled from read/write up to
+//	      # max_read/max_write:
+//	      # {name: hot, age: 0, billing: provisioned, read: 50, write: 100,
+//	      #  max_read: 300, max_write: 1000}
+//	      # an on-demand tier prepared for its peak (warm throughput),
+//	      # and bounded (on-demand maximum throughput):
+//	      # {name: hot, age: 0, warm_write: 8000, max_write: 20000}
+//	    pitr_days: 35           # point-in-time recovery of tiers with pitr;
+//	                            # 1 to 35, 0 = off
+//	    export_max_read: 0      # on-demand maximum of a table while it is
+//	                            # archived; 0 = none
 //	    backfill: {billing: on_demand}  # tables made after their period
 //	                            # ended, while they may be written;
-//	                            # or {read: 5, write: 100}
+//	                            # or {read: 5, write: 100}; max_read and
+//	                            # max_write bound an on-demand backfill
 //	    prebuild: 1h
 //	    grace: 15m
 //	    retention: 0            # 0 keeps tables forever; 90d, 12w, 2160h
@@ -180,6 +195,8 @@ type fileFamily struct {
 	Retention         *string      `yaml:"retention"`
 	TTL               *string      `yaml:"ttl"`
 	Archive           *fileArchive `yaml:"archive"`
+	PITRDays          *int         `yaml:"pitr_days"`
+	ExportMaxRead     *int64       `yaml:"export_max_read"`
 }
 
 // fileArchive is a family's archive: a target alone ("s3://bucket/prefix")
@@ -211,11 +228,41 @@ func (a *fileArchive) UnmarshalYAML(n *yaml.Node) error {
 }
 
 type fileTier struct {
-	Name    string `yaml:"name"`
-	Age     string `yaml:"age"`
-	Read    int64  `yaml:"read"`
-	Write   int64  `yaml:"write"`
-	Billing string `yaml:"billing"`
+	Name      string `yaml:"name"`
+	Age       string `yaml:"age"`
+	Read      int64  `yaml:"read"`
+	Write     int64  `yaml:"write"`
+	Billing   string `yaml:"billing"`
+	Class     string `yaml:"class"`
+	PITR      *bool  `yaml:"pitr"`
+	MaxRead   int64  `yaml:"max_read"`
+	MaxWrite  int64  `yaml:"max_write"`
+	WarmRead  int64  `yaml:"warm_read"`
+	WarmWrite int64  `yaml:"warm_write"`
+}
+
+// capacity returns the tier's capacity, of billing mode billing unless
+// it names its own.
+func (ft fileTier) capacity(billing storage.Billing) (storage.Capacity, error) {
+	c := storage.Capacity{Billing: billing, Read: ft.Read, Write: ft.Write,
+		MaxRead: ft.MaxRead, MaxWrite: ft.MaxWrite, WarmRead: ft.WarmRead, WarmWrite: ft.WarmWrite}
+	if ft.Billing != "" {
+		b, err := parseBilling(ft.Billing)
+		if err != nil {
+			return c, err
+		}
+		c.Billing = b
+	}
+	switch strings.ToLower(ft.Class) {
+	case "":
+	case "standard":
+		c.Class = storage.ClassStandard
+	case "infrequent_access", "standard_ia", "standard_infrequent_access":
+		c.Class = storage.ClassInfrequentAccess
+	default:
+		return c, fmt.Errorf("class %q: must be standard or infrequent_access", ft.Class)
+	}
+	return c, nil
 }
 
 type fileTable struct {
@@ -401,24 +448,36 @@ func (ff fileFamily) family() (family.Family, error) {
 			return f, err
 		}
 		f.Billing = b
-		for i := range f.Tiers {
-			f.Tiers[i].Capacity.Billing = b
+		if b == storage.Provisioned {
+			// What "billing: provisioned" meant when the blog's tiers
+			// were the defaults.
+			f.Tiers = family.BlogTiers()
 		}
 	}
 	if ff.Tiers != nil {
 		f.Tiers = nil
-		for _, ft := range ff.Tiers {
+		for i, ft := range ff.Tiers {
 			age, err := ParseAge(ft.Age)
 			if err != nil {
 				return f, fmt.Errorf("tier %s: %w", ft.Name, err)
 			}
+			// A tier with units and no billing mode is provisioned,
+			// as it was when provisioned was every family's default.
 			billing := f.Billing
-			if ft.Billing != "" {
-				if billing, err = parseBilling(ft.Billing); err != nil {
-					return f, fmt.Errorf("tier %s: %w", ft.Name, err)
-				}
+			if ff.Billing == nil && (ft.Read != 0 || ft.Write != 0) {
+				billing = storage.Provisioned
 			}
-			f.Tiers = append(f.Tiers, family.Tier{Name: ft.Name, Age: age, Capacity: storage.Capacity{Billing: billing, Read: ft.Read, Write: ft.Write}})
+			c, err := ft.capacity(billing)
+			if err != nil {
+				return f, fmt.Errorf("tier %s: %w", ft.Name, err)
+			}
+			// Point-in-time recovery on every tier but the last (the
+			// cold one) unless the tier says.
+			pitr := i < len(ff.Tiers)-1
+			if ft.PITR != nil {
+				pitr = *ft.PITR
+			}
+			f.Tiers = append(f.Tiers, family.Tier{Name: ft.Name, Age: age, Capacity: c, PITR: pitr})
 		}
 	}
 	if ff.Backfill != nil {
@@ -427,16 +486,24 @@ func (ff fileFamily) family() (family.Family, error) {
 		if bt.Read != 0 || bt.Write != 0 {
 			billing = storage.Provisioned
 		}
-		if bt.Billing != "" {
-			var err error
-			if billing, err = parseBilling(bt.Billing); err != nil {
-				return f, fmt.Errorf("backfill: %w", err)
-			}
-		}
 		if bt.Age != "" || (bt.Name != "" && bt.Name != family.BackfillTier) {
-			return f, fmt.Errorf("backfill: takes billing, read and write only")
+			return f, fmt.Errorf("backfill: takes billing, read, write, class, pitr and the max_ and warm_ limits only")
 		}
-		f.Backfill = family.Tier{Name: family.BackfillTier, Capacity: storage.Capacity{Billing: billing, Read: bt.Read, Write: bt.Write}}
+		c, err := bt.capacity(billing)
+		if err != nil {
+			return f, fmt.Errorf("backfill: %w", err)
+		}
+		pitr := true
+		if bt.PITR != nil {
+			pitr = *bt.PITR
+		}
+		f.Backfill = family.Tier{Name: family.BackfillTier, Capacity: c, PITR: pitr}
+	}
+	if ff.PITRDays != nil {
+		f.PITRDays = *ff.PITRDays
+	}
+	if ff.ExportMaxRead != nil {
+		f.ExportMaxRead = *ff.ExportMaxRead
 	}
 	for _, d := range []struct {
 		name string

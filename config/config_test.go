@@ -44,8 +44,24 @@ tables:
   a_table: {family: events, layout: map, write_path: auto}
 `))
 	require.NoError(t, err)
-	require.Equal(t, []family.Family{family.Default()}, c.Families)
+	// The tiers of the blog, provisioned, as this file always meant.
+	want := family.Default()
+	want.Billing, want.Tiers = storage.Provisioned, family.BlogTiers()
+	require.Equal(t, []family.Family{want}, c.Families)
 	require.Equal(t, family.Table{Family: "events", Layout: family.LayoutMap, WritePath: "auto"}, c.Tables["a_table"])
+
+	// billing: provisioned alone means the blog's tiers too.
+	c, err = config.Parse([]byte("families:\n  - name: events\n    billing: provisioned\n"))
+	require.NoError(t, err)
+	require.Equal(t, []family.Family{want}, c.Families)
+
+	// Tiers with units and no billing are provisioned, as they were.
+	c, err = config.Parse([]byte("families:\n  - name: events\n    tiers:\n      - {name: hot, age: 0, read: 3, write: 4}\n      - {name: cold, age: 1 period, class: infrequent_access}\n"))
+	require.NoError(t, err)
+	require.Equal(t, []family.Tier{
+		{Name: "hot", Capacity: storage.Capacity{Billing: storage.Provisioned, Read: 3, Write: 4}, PITR: true},
+		{Name: "cold", Age: family.Age{Periods: 1}, Capacity: storage.Capacity{Billing: storage.OnDemand, Class: storage.ClassInfrequentAccess}},
+	}, c.Families[0].Tiers)
 }
 
 func TestOnlyWhatDiffers(t *testing.T) {
@@ -181,7 +197,7 @@ tables:
 func TestBackfillTier(t *testing.T) {
 	cfg, err := config.Parse([]byte("families:\n  - name: events\n    backfill: {read: 5, write: 100}\n"))
 	require.NoError(t, err)
-	require.Equal(t, family.Tier{Name: family.BackfillTier, Capacity: storage.Capacity{Billing: storage.Provisioned, Read: 5, Write: 100}}, cfg.Families[0].Backfill)
+	require.Equal(t, family.Tier{Name: family.BackfillTier, Capacity: storage.Capacity{Billing: storage.Provisioned, Read: 5, Write: 100}, PITR: true}, cfg.Families[0].Backfill)
 	cfg, err = config.Parse([]byte("families:\n  - name: events\n"))
 	require.NoError(t, err)
 	require.Equal(t, family.DefaultBackfill(), cfg.Families[0].Backfill)

@@ -13,10 +13,11 @@ import (
 )
 
 type statement struct {
-	Sid      string   `yaml:"Sid"`
-	Effect   string   `yaml:"Effect"`
-	Action   []string `yaml:"Action"`
-	Resource any      `yaml:"Resource"`
+	Sid       string                    `yaml:"Sid"`
+	Effect    string                    `yaml:"Effect"`
+	Action    []string                  `yaml:"Action"`
+	Resource  any                       `yaml:"Resource"`
+	Condition map[string]map[string]any `yaml:"Condition"`
 }
 
 type template struct {
@@ -95,6 +96,8 @@ func TestTemplate(t *testing.T) {
 	want := map[string][]any{
 		"dynamodb:UpdateTable":                             []any{prefixARN},
 		"dynamodb:DeleteTable":                             []any{prefixARN},
+		"dynamodb:UpdateContinuousBackups":                 []any{prefixARN},
+		"dynamodb:DescribeContinuousBackups":               []any{prefixARN},
 		"dynamodb:ListTagsOfResource":                      []any{prefixARN},
 		"dynamodb:UpdateTimeToLive":                        []any{prefixARN},
 		"dynamodb:DescribeTimeToLive":                      []any{prefixARN},
@@ -110,9 +113,10 @@ func TestTemplate(t *testing.T) {
 		"dynamodb:CreateTable":                             []any{prefixARN, metaARN},
 		"dynamodb:DescribeTable":                           []any{prefixARN, metaARN},
 		"dynamodb:TagResource":                             []any{prefixARN, metaARN},
-		"s3:PutObject":                                     []any{map[string]any{"Fn::Sub": "arn:aws:s3:::${ArchiveBucket}/*"}},
-		"s3:GetObject":                                     []any{map[string]any{"Fn::Sub": "arn:aws:s3:::${ArchiveBucket}/*"}},
-		"s3:DeleteObject":                                  []any{map[string]any{"Fn::Sub": "arn:aws:s3:::${ArchiveBucket}/*"}},
+		"s3:PutObject":                                     []any{map[string]any{"Fn::Sub": "arn:aws:s3:::${ArchiveBucket}/${ArchivePrefix}*"}},
+		"s3:GetObject":                                     []any{map[string]any{"Fn::Sub": "arn:aws:s3:::${ArchiveBucket}/${ArchivePrefix}*"}},
+		"s3:DeleteObject":                                  []any{map[string]any{"Fn::Sub": "arn:aws:s3:::${ArchiveBucket}/${ArchivePrefix}*"}},
+		"s3:AbortMultipartUpload":                          []any{map[string]any{"Fn::Sub": "arn:aws:s3:::${ArchiveBucket}/${ArchivePrefix}*"}},
 		"s3:ListBucket":                                    []any{map[string]any{"Fn::Sub": "arn:aws:s3:::${ArchiveBucket}"}},
 	}
 	// An action may be granted on several resources, by several
@@ -135,4 +139,35 @@ func TestTemplate(t *testing.T) {
 	}
 	require.Equal(t, names(want), names(got), "actions granted")
 	require.Equal(t, want, got, "resources of each action")
+
+	// Changes and deletions need the table's family tag besides its
+	// prefix (ABAC), and S3 listing the archive prefix.
+	for _, s := range statements {
+		for _, a := range s.Action {
+			switch a {
+			case "dynamodb:UpdateTable", "dynamodb:DeleteTable", "dynamodb:UpdateContinuousBackups":
+				require.Equal(t, map[string]map[string]any{"StringLike": {"aws:ResourceTag/timetable:family": "?*"}}, s.Condition, a)
+			case "s3:ListBucket":
+				require.Contains(t, s.Condition["StringLike"], "s3:prefix", a)
+			}
+		}
+	}
+
+	// Failures go to a queue, and alarms watch the function and it.
+	var res struct {
+		Resources map[string]struct {
+			Type       string         `yaml:"Type"`
+			Properties map[string]any `yaml:"Properties"`
+		} `yaml:"Resources"`
+	}
+	require.NoError(t, yaml.Unmarshal(data, &res))
+	require.Equal(t, "AWS::SQS::Queue", res.Resources["FailedInvocations"].Type)
+	require.Contains(t, res.Resources["Lifecycle"].Properties, "EventInvokeConfig")
+	alarms := map[string]bool{}
+	for _, r := range res.Resources {
+		if r.Type == "AWS::CloudWatch::Alarm" {
+			alarms[r.Properties["Namespace"].(string)+" "+r.Properties["MetricName"].(string)] = true
+		}
+	}
+	require.Equal(t, map[string]bool{"AWS/Lambda Errors": true, "AWS/SQS ApproximateNumberOfMessagesVisible": true}, alarms)
 }

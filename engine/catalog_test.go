@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -285,7 +286,7 @@ func TestBackfillTablesAreOnDemand(t *testing.T) {
 		require.NoError(t, err)
 		moved := 0
 		for _, x := range res {
-			if x.Kind == lifecycle.UpdateBilling && x.Tier == "cold" {
+			if (x.Kind == lifecycle.UpdateBilling || x.Kind == lifecycle.UpdateCapacity) && x.Tier == "cold" && strings.HasPrefix(x.Reason, "backfill ended") {
 				moved++
 			}
 		}

@@ -403,7 +403,7 @@ func TestTablesDeletedBehindTheEnginesBack(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, tables, 1)
 		// The lifecycle manager (another process) deletes the table.
-		require.NoError(t, f.store.DeleteTable(ctx, tables[0].Name))
+		require.NoError(t, backends.Drop(ctx, f.store, tables[0].Name))
 
 		got := queryAll(t, f.db, "acme", engine.Query{Table: "t", From: apr10, To: apr10})
 		require.Empty(t, got, "a deleted table reads as empty, not as an error")

@@ -77,6 +77,8 @@ func statusOf(e registry.Entry, now time.Time) TableStatus {
 		Billing:       string(e.Capacity.Billing),
 		ReadCapacity:  e.Capacity.Read,
 		WriteCapacity: e.Capacity.Write,
+		Class:         string(e.Capacity.Normal().Class),
+		ClassChanges:  e.ClassChanges,
 		CreatedAt:     e.CreatedAt,
 		Source:        e.Source,
 		CreateError:   e.CreateError,

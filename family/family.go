@@ -73,7 +73,9 @@ type Family struct {
 	Shards int
 	// Layout is the default item layout of the family's logical tables.
 	Layout Layout
-	// Billing is the billing mode of new tables; tiers may override it.
+	// Billing is the billing mode of a tier that names none: on demand
+	// by default, AWS's recommended mode since the on-demand price cut of
+	// November 2024.
 	Billing storage.Billing
 	// Tiers are the capacities a table gets as it ages, youngest first. The
 	// first tier's age must be zero.
@@ -105,6 +107,15 @@ type Family struct {
 	// ArchiveFormat is the format of the archives: ArchiveNDJSON when
 	// empty.
 	ArchiveFormat ArchiveFormat
+	// ExportMaxRead, when not zero, bounds the read request units a
+	// second of a table switched to on demand for its archive's export
+	// (DynamoDB's OnDemandThroughput), so that the export cannot run up
+	// the bill of a big table at once.
+	ExportMaxRead int64
+	// PITRDays is the recovery period, in days (1 to 35), of
+	// point-in-time recovery on the tables of tiers that have it
+	// (Tier.PITR); zero turns it off everywhere.
+	PITRDays int
 }
 
 // ArchiveFormat is the format a family's tables are archived in (package
@@ -126,9 +137,13 @@ const TTLAttribute = "tt_expires"
 
 // Tier is the capacity a table gets from a given age on.
 type Tier struct {
-	Name     string
-	Age      Age
+	Name string
+	Age  Age
+	// Capacity is the tier's billing mode, units, class and limits.
 	Capacity storage.Capacity
+	// PITR turns point-in-time recovery on for the tier's tables, with
+	// the family's PITRDays; off for a tier without it.
+	PITR bool
 }
 
 // Age is a table's age, counted from the end of its period: a number of
@@ -161,8 +176,9 @@ func periodsString(n int) string {
 
 // Default returns the default family: weekly tables starting
 // Sunday, range names, write-time grouping by month, one shard, row layout,
-// the AWS blog's hot, warm and cold tiers, prebuilt an hour ahead, with 15
-// minutes of grace and no retention limit.
+// on-demand hot, warm and cold tiers (DefaultTiers), point-in-time
+// recovery of 35 days on hot and warm tables, prebuilt an hour ahead,
+// with 15 minutes of grace and no retention limit.
 func Default() Family {
 	return Family{
 		Name:              "events",
@@ -172,29 +188,60 @@ func Default() Family {
 		WriteTimeGrouping: true,
 		Shards:            1,
 		Layout:            LayoutRow,
-		Billing:           storage.Provisioned,
+		Billing:           storage.OnDemand,
 		Tiers:             DefaultTiers(),
 		Backfill:          DefaultBackfill(),
 		Prebuild:          time.Hour,
 		Grace:             15 * time.Minute,
+		PITRDays:          DefaultPITRDays,
 	}
 }
 
-// DefaultTiers returns the AWS blog's tiers: hot (1000 WCU, 300 RCU) while
-// a table is current, warm (1 WCU, 100 RCU) for the next period, cold (1,
-// 1) after that.
+// DefaultPITRDays is the default recovery period of point-in-time
+// recovery: DynamoDB's longest, 35 days.
+const DefaultPITRDays = 35
+
+// DefaultTiers returns the default tiers, all on demand, which DynamoDB
+// bills by the request, so an idle table costs its storage only: hot
+// while a table is current and warm for the next period, both of the
+// standard class with point-in-time recovery; cold after that, of the
+// Standard-IA class (storage about 60% cheaper, requests about 25%
+// dearer) without point-in-time recovery.
 func DefaultTiers() []Tier {
 	return []Tier{
-		{Name: "hot", Age: Age{}, Capacity: storage.Capacity{Billing: storage.Provisioned, Read: 300, Write: 1000}},
-		{Name: "warm", Age: Age{Periods: 1}, Capacity: storage.Capacity{Billing: storage.Provisioned, Read: 100, Write: 1}},
+		{Name: "hot", Age: Age{}, Capacity: storage.Capacity{Billing: storage.OnDemand, Class: storage.ClassStandard}, PITR: true},
+		{Name: "warm", Age: Age{Periods: 1}, Capacity: storage.Capacity{Billing: storage.OnDemand, Class: storage.ClassStandard}, PITR: true},
+		{Name: "cold", Age: Age{Periods: 2}, Capacity: storage.Capacity{Billing: storage.OnDemand, Class: storage.ClassInfrequentAccess}},
+	}
+}
+
+// BlogTiers returns the provisioned tiers of the AWS blog of 2018 that
+// were timetable's defaults before on demand: hot (1000 WCU, 300 RCU)
+// while a table is current, warm (1 WCU, 100 RCU) for the next period,
+// cold (1, 1) after that, all of the standard class, with point-in-time
+// recovery on hot and warm tables. A configuration that sets "billing:
+// provisioned" on a family and no tiers gets them, as it always did.
+func BlogTiers() []Tier {
+	return []Tier{
+		{Name: "hot", Age: Age{}, Capacity: storage.Capacity{Billing: storage.Provisioned, Read: 300, Write: 1000}, PITR: true},
+		{Name: "warm", Age: Age{Periods: 1}, Capacity: storage.Capacity{Billing: storage.Provisioned, Read: 100, Write: 1}, PITR: true},
 		{Name: "cold", Age: Age{Periods: 2}, Capacity: storage.Capacity{Billing: storage.Provisioned, Read: 1, Write: 1}},
 	}
 }
 
-// DefaultBackfill returns the default backfill tier: on-demand billing.
+// DefaultBackfill returns the default backfill tier: on-demand billing,
+// with point-in-time recovery.
 func DefaultBackfill() Tier {
-	return Tier{Name: BackfillTier, Capacity: storage.Capacity{Billing: storage.OnDemand}}
+	return Tier{Name: BackfillTier, Capacity: storage.Capacity{Billing: storage.OnDemand}, PITR: true}
 }
+
+// MaxClassChanges is how many times DynamoDB lets a table change its
+// class in ClassChangeWindow (Developer Guide, "Considerations when
+// choosing a table class").
+const (
+	MaxClassChanges   = 2
+	ClassChangeWindow = 30 * 24 * time.Hour
+)
 
 // BackfillTier is the name of the backfill tier.
 const BackfillTier = "backfill"
@@ -238,9 +285,8 @@ func (f Family) Validate() error {
 		if t.Name == "" {
 			return bad("tier %d has no name", i)
 		}
-		c := t.Capacity
-		if c.Billing == storage.Provisioned && (c.Read < 1 || c.Write < 1) {
-			return bad("tier %s: provisioned capacity needs read and write of at least 1", t.Name)
+		if err := validCapacity(t.Capacity); err != nil {
+			return bad("tier %s: %v", t.Name, err)
 		}
 		if i > 0 && !f.ageBefore(f.Tiers[i-1].Age, t.Age) {
 			return bad("tier %s: ages must increase", t.Name)
@@ -249,8 +295,11 @@ func (f Family) Validate() error {
 			return bad("tier name %q is reserved for the backfill tier", BackfillTier)
 		}
 	}
-	if c := f.Backfill.Capacity; c.Billing == storage.Provisioned && (c.Read < 1 || c.Write < 1) {
-		return bad("backfill tier: provisioned capacity needs read and write of at least 1")
+	if err := validCapacity(f.Backfill.Capacity); err != nil {
+		return bad("backfill tier: %v", err)
+	}
+	if f.PITRDays < 0 || f.PITRDays > 35 {
+		return bad("pitr_days %d: DynamoDB keeps 1 to 35 days (0 turns point-in-time recovery off)", f.PITRDays)
 	}
 	if f.Prebuild < 0 || f.Grace < 0 || f.Retention < 0 || f.TTL < 0 {
 		return bad("prebuild, grace, retention and ttl cannot be negative")
@@ -273,6 +322,41 @@ func (f Family) Validate() error {
 		return bad("archive format %q: the archive has no target", f.ArchiveFormat)
 	}
 	return nil
+}
+
+// validCapacity checks a tier's capacity.
+func validCapacity(c storage.Capacity) error {
+	switch c.Class {
+	case "", storage.ClassStandard, storage.ClassInfrequentAccess:
+	default:
+		return fmt.Errorf("class %q: must be standard or infrequent_access", c.Class)
+	}
+	if c.MaxRead < 0 || c.MaxWrite < 0 || c.WarmRead < 0 || c.WarmWrite < 0 {
+		return errors.New("throughput limits cannot be negative")
+	}
+	if c.Billing != storage.Provisioned {
+		return nil
+	}
+	if c.Read < 1 || c.Write < 1 {
+		return errors.New("provisioned capacity needs read and write of at least 1")
+	}
+	if (c.MaxRead != 0 && c.MaxRead < c.Read) || (c.MaxWrite != 0 && c.MaxWrite < c.Write) {
+		return errors.New("the auto scaling peak (max_read, max_write) must be at least the floor (read, write)")
+	}
+	if c.WarmRead != 0 || c.WarmWrite != 0 {
+		return errors.New("warm throughput is for on-demand tiers")
+	}
+	return nil
+}
+
+// PITRFor returns the recovery period, in days, of point-in-time
+// recovery on a table of tier t: the family's PITRDays when the tier has
+// point-in-time recovery, else 0 (off).
+func (f Family) PITRFor(t Tier) int {
+	if !t.PITR {
+		return 0
+	}
+	return f.PITRDays
 }
 
 // tagSafe reports whether DynamoDB takes r in a tag value.
@@ -392,7 +476,10 @@ func (f Family) nextTier(tier Tier) *Tier {
 
 // TierStart returns when a table enters tier t of the schedule: the start
 // of its period plus the tier's age, plus Grace for every tier but the
-// first.
+// first. A table of a write month that ends before its period does (with
+// write-time grouping, the table of a period's first month) takes no
+// more writes once that month and Grace are over, and enters the second
+// tier then, if that is earlier.
 func (f Family) TierStart(ref naming.Ref, t Tier) time.Time {
 	p := ref.Period
 	for range t.Age.Periods {
@@ -401,6 +488,11 @@ func (f Family) TierStart(ref naming.Ref, t Tier) time.Time {
 	at := p.Start.Add(t.Age.Duration)
 	if t.Age != (Age{}) {
 		at = at.Add(f.Grace)
+	}
+	if len(f.Tiers) > 1 && t.Name == f.Tiers[1].Name && !ref.WriteMonth.IsZero() {
+		if end := ref.WriteMonth.End().Add(f.Grace); end.Before(at) {
+			at = end
+		}
 	}
 	return at
 }

@@ -73,7 +73,11 @@ func TestSpecCarriesTheTags(t *testing.T) {
 	ref := f.TableFor(at, at)
 	spec := f.Spec(ref, f.Tiers[0])
 	require.Equal(t, "tt_events_1491696000000_1492300799000_4_2017", spec.Name)
-	require.Equal(t, storage.Capacity{Billing: storage.Provisioned, Read: 300, Write: 1000}, spec.Capacity)
+	require.Equal(t, storage.Capacity{Billing: storage.OnDemand, Class: storage.ClassStandard}, spec.Capacity)
+	require.True(t, spec.DeletionProtection)
+	require.Equal(t, family.DefaultPITRDays, spec.PITRDays)
+	require.Zero(t, f.Spec(ref, f.Tiers[2]).PITRDays, "no PITR when cold")
+	require.Equal(t, storage.ClassInfrequentAccess, f.Spec(ref, f.Tiers[2]).Capacity.Class)
 	require.Equal(t, map[string]string{
 		family.TagFamily:      "events",
 		family.TagPeriodStart: "2017-04-09T00:00:00Z",
@@ -90,7 +94,7 @@ func TestSpecCarriesTheTags(t *testing.T) {
 	require.Equal(t, 2, f.ShardsOf(nil))
 
 	od := family.Tier{Name: "od", Capacity: storage.Capacity{Billing: storage.OnDemand, Read: 5, Write: 5}}
-	require.Equal(t, storage.Capacity{Billing: storage.OnDemand}, f.Spec(ref, od).Capacity)
+	require.Equal(t, storage.Capacity{Billing: storage.OnDemand, Class: storage.ClassStandard}, f.Spec(ref, od).Capacity)
 }
 
 func TestAgeString(t *testing.T) {

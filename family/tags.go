@@ -27,9 +27,7 @@ func (f Family) Spec(ref naming.Ref, tier Tier) storage.TableSpec {
 	if c.Billing == "" {
 		c.Billing = f.Billing
 	}
-	if c.Billing == storage.OnDemand {
-		c.Read, c.Write = 0, 0
-	}
+	c = c.Normal()
 	tags := map[string]string{
 		TagFamily:      f.Name,
 		TagPeriodStart: ref.Period.Start.Format(time.RFC3339),
@@ -42,9 +40,11 @@ func (f Family) Spec(ref naming.Ref, tier Tier) storage.TableSpec {
 		tags[TagWriteMonth] = ref.WriteMonth.String()
 	}
 	spec := storage.TableSpec{
-		Name:     f.Namer().Format(ref),
-		Capacity: c,
-		Tags:     tags,
+		Name:               f.Namer().Format(ref),
+		Capacity:           c,
+		Tags:               tags,
+		DeletionProtection: true,
+		PITRDays:           f.PITRFor(tier),
 	}
 	if f.TTL > 0 {
 		spec.TTLAttribute = TTLAttribute

@@ -21,11 +21,15 @@ const (
 	// Create creates a table (at its tier, with TTL when the family sets
 	// one) and waits for it to be ACTIVE.
 	Create Kind = "create"
-	// UpdateBilling switches a table's billing mode (DynamoDB allows it
-	// once a day per table), with the tier's capacity.
+	// UpdateBilling switches a table's billing mode, with the tier's
+	// capacity and class. DynamoDB allows a table four switches to on
+	// demand in any 24 hours ("Considerations when switching capacity
+	// modes"); a refused switch is deferred.
 	UpdateBilling Kind = "update_billing"
-	// UpdateCapacity changes a table's provisioned capacity to its tier's,
-	// and its tier tag.
+	// UpdateCapacity changes a table's provisioned capacity, class and
+	// throughput limits to its tier's, its point-in-time recovery, and
+	// its tier tag. A class change waits while the table has had two in
+	// the last 30 days (registry.Entry.ClassChanges).
 	UpdateCapacity Kind = "update_capacity"
 	// EnableTTL enables TTL on the family's TTL attribute.
 	EnableTTL Kind = "enable_ttl"
@@ -53,6 +57,9 @@ type Action struct {
 	// Capacity is the capacity the table gets (Create, UpdateBilling,
 	// UpdateCapacity).
 	Capacity storage.Capacity
+	// PITRDays is the table's point-in-time recovery period in days, 0
+	// for none (UpdateBilling, UpdateCapacity).
+	PITRDays int
 	// Spec is the whole table to create (Create only).
 	Spec storage.TableSpec
 	// TTLAttribute is the attribute to enable TTL on (EnableTTL).

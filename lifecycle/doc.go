@@ -65,8 +65,11 @@
 //   - Only tables whose names parse as a family's (naming.Namer.Parse) are
 //     looked at. Nothing else in the account or the store is ever touched.
 //   - The store's refusals (storage.ErrRefused: DynamoDB's
-//     LimitExceededException, ResourceInUseException, the daily limit on
-//     capacity decreases, the once-a-day billing-mode switch) and
+//     LimitExceededException, ResourceInUseException, the limit on
+//     capacity decreases (four a UTC day, then one an hour up to 27), on
+//     switches to on demand (four in any 24 hours), on class changes (two
+//     in 30 days, which the plan keeps by itself from the registry's
+//     record, registry.Entry.ClassChanges)) and
 //     throttling are normal: the action is reported as deferred and planned
 //     again on the next cycle, minutes later. Nothing retries in a loop.
 //     Other failures are reported as failed, the cycle goes on with the

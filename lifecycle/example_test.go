@@ -33,5 +33,5 @@ func ExamplePlan() {
 	}
 	// Output:
 	// create tt_events_1492300800000_1492905599000_4_2017 hot - period starts 2017-04-16T00:00:00Z, prebuild 1h0m0s
-	// update_capacity tt_events_1491696000000_1492300799000_4_2017 warm - tier warm from 2017-04-16T00:15:00Z (age 1 period + grace 15m0s), was hot: 300 RCU/1000 WCU -> 100 RCU/1 WCU
+	// update_capacity tt_events_1491696000000_1492300799000_4_2017 warm - tier warm from 2017-04-16T00:15:00Z (age 1 period + grace 15m0s), was hot: on-demand
 }

@@ -147,14 +147,16 @@ func planTable(now time.Time, f family.Family, t Table) []Action {
 		case p.Archive == "":
 			a.Kind, a.Reason = Delete, why
 		case !t.Archived:
-			if t.Capacity.Billing != storage.OnDemand {
+			if have := t.Capacity.Normal(); have.Billing != storage.OnDemand {
 				// The export's strongly consistent scan takes 256 RCU
 				// per 1 MB page: on a cold tier's few RCU it is
 				// throttled for hours. A refused switch (DynamoDB allows
 				// a few a day) is deferred; the export then resumes
 				// from its checkpoint each cycle.
 				b := base
-				b.Kind, b.Tier, b.Capacity = UpdateBilling, ExportTier, storage.Capacity{Billing: storage.OnDemand}
+				// The class stays: a change would spend one of the two
+				// DynamoDB allows in 30 days on a table about to go.
+				b.Kind, b.Tier, b.Capacity = UpdateBilling, ExportTier, storage.Capacity{Billing: storage.OnDemand, Class: have.Class, MaxRead: p.ExportMaxRead}
 				b.Reason = why + "; the archive's scan reads the whole table: on-demand while it is exported, was " + capacityString(t.Capacity)
 				out = append(out, b)
 			}
@@ -166,21 +168,32 @@ func planTable(now time.Time, f family.Family, t Table) []Action {
 	}
 
 	tier, reason := p.TierFor(t.Ref, t.CreatedAt, now)
-	want := p.Spec(t.Ref, tier).Capacity
-	if want != t.Capacity || tier.Name != t.Tier {
+	want, have := p.Spec(t.Ref, tier).Capacity, t.Capacity.Normal()
+	var deferred string
+	if want.Class != have.Class {
+		if left, next := t.Entry.ClassChangesLeft(now); left == 0 {
+			// DynamoDB allows two class changes in 30 days: keep the
+			// class until the older of the two is 30 days old.
+			want.Class = have.Class
+			deferred = fmt.Sprintf("; class %s kept until %s (%d class changes in %s)",
+				classString(have.Class), stamp(next), family.MaxClassChanges, family.ClassChangeWindow)
+		}
+	}
+	if want != have || tier.Name != t.Tier {
 		a := base
-		a.Kind, a.Tier, a.Capacity = UpdateCapacity, tier.Name, want
-		if want.Billing != t.Capacity.Billing {
+		a.Kind, a.Tier, a.Capacity, a.PITRDays = UpdateCapacity, tier.Name, want, p.PITRFor(tier)
+		if want.Billing != have.Billing {
 			a.Kind = UpdateBilling
 		}
 		a.Reason = reason
 		if t.Tier != "" && t.Tier != tier.Name {
 			a.Reason += ", was " + t.Tier
 		}
-		a.Reason += ": " + capacityString(t.Capacity)
-		if want != t.Capacity {
+		a.Reason += ": " + capacityString(have)
+		if want != have {
 			a.Reason += " -> " + capacityString(want)
 		}
+		a.Reason += deferred
 		out = append(out, a)
 	}
 	if p.TTL > 0 && t.TTLAttribute != family.TTLAttribute {
@@ -196,10 +209,34 @@ func planTable(now time.Time, f family.Family, t Table) []Action {
 }
 
 func capacityString(c storage.Capacity) string {
-	if c.Billing == storage.OnDemand {
-		return "on-demand"
+	c = c.Normal()
+	var s string
+	switch {
+	case c.Billing == storage.OnDemand:
+		s = "on-demand"
+		if c.WarmRead != 0 || c.WarmWrite != 0 {
+			s += fmt.Sprintf(" warm %d/%d", c.WarmRead, c.WarmWrite)
+		}
+		if c.MaxRead != 0 || c.MaxWrite != 0 {
+			s += fmt.Sprintf(" max %d/%d", c.MaxRead, c.MaxWrite)
+		}
+	case c.MaxRead != 0 || c.MaxWrite != 0:
+		s = fmt.Sprintf("%d-%d RCU/%d-%d WCU auto scaled", c.Read, max(c.MaxRead, c.Read), c.Write, max(c.MaxWrite, c.Write))
+	default:
+		s = fmt.Sprintf("%d RCU/%d WCU", c.Read, c.Write)
 	}
-	return fmt.Sprintf("%d RCU/%d WCU", c.Read, c.Write)
+	if c.Class == storage.ClassInfrequentAccess {
+		s += " " + classString(c.Class)
+	}
+	return s
+}
+
+// classString names a class as configuration spells it.
+func classString(c storage.Class) string {
+	if c == storage.ClassInfrequentAccess {
+		return "infrequent_access"
+	}
+	return "standard"
 }
 
 func endedWhat(ref naming.Ref) string {

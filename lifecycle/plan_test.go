@@ -50,7 +50,11 @@ func render(plan []lifecycle.Action) string {
 		fmt.Fprintf(&b, "%-15s %s tier=%s", a.Kind, a.Table, a.Tier)
 		switch a.Kind {
 		case lifecycle.Create, lifecycle.UpdateBilling, lifecycle.UpdateCapacity:
-			fmt.Fprintf(&b, " %s/%d/%d", a.Capacity.Billing, a.Capacity.Read, a.Capacity.Write)
+			fmt.Fprintf(&b, " %s/%d/%d %s", a.Capacity.Billing, a.Capacity.Read, a.Capacity.Write, a.Capacity.Class)
+		}
+		switch a.Kind {
+		case lifecycle.UpdateBilling, lifecycle.UpdateCapacity:
+			fmt.Fprintf(&b, " pitr=%d", a.PITRDays)
 		}
 		fmt.Fprintf(&b, "\n    %s\n", a.Reason)
 	}
@@ -77,6 +81,15 @@ func TestPlanGolden(t *testing.T) {
 	onDemand.Tiers = []family.Tier{
 		{Name: "hot", Capacity: storage.Capacity{Billing: storage.OnDemand}},
 		{Name: "cold", Age: family.Age{Periods: 1}, Capacity: storage.Capacity{Billing: storage.Provisioned, Read: 1, Write: 1}},
+	}
+
+	blog := family.Default()
+	blog.Billing, blog.Tiers = storage.Provisioned, family.BlogTiers()
+	// A table that changed class twice in the last 30 days keeps its
+	// class: DynamoDB would refuse a third change.
+	twice := func(t lifecycle.Table, first, second string) lifecycle.Table {
+		t.Entry.ClassChanges = []time.Time{at(first), at(second)}
+		return t
 	}
 
 	isArchived := func(t lifecycle.Table) lifecycle.Table { t.Archived = true; return t }
@@ -119,6 +132,23 @@ func TestPlanGolden(t *testing.T) {
 				table(events, "2017-04-03T10:00:00Z", "2017-04-03T10:00:00Z", "warm"),
 				table(events, "2017-04-12T10:00:00Z", "2017-04-12T10:00:00Z", "hot"),
 				table(events, "2017-04-16T10:00:00Z", "2017-04-16T10:00:00Z", "hot"),
+			},
+		},
+		{
+			name: "blog-tiers-after-grace", now: "2017-04-16T00:15:00Z", families: []family.Family{blog},
+			actual: []lifecycle.Table{
+				table(blog, "2017-04-03T10:00:00Z", "2017-04-03T10:00:00Z", "warm"),
+				table(blog, "2017-04-12T10:00:00Z", "2017-04-12T10:00:00Z", "hot"),
+				table(blog, "2017-04-16T10:00:00Z", "2017-04-16T10:00:00Z", "hot"),
+			},
+		},
+		{
+			// The first table changed class twice within 30 days: it
+			// goes cold in the standard class, and says until when.
+			name: "class-changes-used-up", now: "2017-04-16T00:15:00Z", families: []family.Family{events},
+			actual: []lifecycle.Table{
+				twice(table(events, "2017-04-03T10:00:00Z", "2017-04-03T10:00:00Z", "warm"), "2017-03-20T00:00:00Z", "2017-04-01T00:00:00Z"),
+				twice(table(events, "2017-03-27T10:00:00Z", "2017-03-27T10:00:00Z", "warm"), "2017-03-10T00:00:00Z", "2017-04-01T00:00:00Z"),
 			},
 		},
 		{

@@ -387,9 +387,12 @@ func (r *Reconciler) apply(ctx context.Context, a Action) error {
 		_, err := r.registry.Create(ctx, st, a.Entry, now)
 		return err
 	case UpdateBilling, UpdateCapacity:
-		c := a.Capacity
-		if err := st.UpdateTable(ctx, a.Table, storage.TableUpdate{Capacity: &c, Tags: map[string]string{family.TagTier: a.Tier}}); err != nil {
+		c, pitr := a.Capacity, a.PITRDays
+		if err := st.UpdateTable(ctx, a.Table, storage.TableUpdate{Capacity: &c, PITRDays: &pitr, Tags: map[string]string{family.TagTier: a.Tier}}); err != nil {
 			return err
+		}
+		if c.Normal().Class != e.Capacity.Normal().Class {
+			e.RecordClassChange(now)
 		}
 		e.Tier, e.Capacity = a.Tier, c
 		return r.registry.Save(ctx, e)
@@ -431,7 +434,14 @@ func (r *Reconciler) apply(ctx context.Context, a Action) error {
 				return fmt.Errorf("delete table %q: archive in %s is not verified", a.Table, a.Target)
 			}
 		}
-		if err := st.DeleteTable(ctx, a.Table); err != nil && !errors.Is(err, storage.ErrTableNotFound) {
+		// Only here, with the archive checked again, is deletion
+		// protection lifted.
+		off := false
+		err := st.UpdateTable(ctx, a.Table, storage.TableUpdate{DeletionProtection: &off})
+		if err == nil {
+			err = st.DeleteTable(ctx, a.Table)
+		}
+		if err != nil && !errors.Is(err, storage.ErrTableNotFound) {
 			return err
 		}
 		e.State = registry.Deleted

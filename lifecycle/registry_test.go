@@ -47,7 +47,7 @@ func TestDriftIsReconciled(t *testing.T) {
 		}
 		// Behind timetable's back: one deleted, one made by hand, and two
 		// foreign tables, one of them inside the prefix.
-		require.NoError(t, store.DeleteTable(ctx, made[0].Name))
+		require.NoError(t, backends.Drop(ctx, store, made[0].Name))
 		byHand := f.Spec(f.TableFor(at("2017-03-27T10:00:00Z"), at("2017-03-27T10:00:00Z")), f.Tiers[0])
 		require.NoError(t, store.CreateTable(ctx, byHand))
 		for _, name := range []string{f.Prefix + "notes", "zz" + f.Prefix + "other"} {

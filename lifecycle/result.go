@@ -93,6 +93,7 @@ func (r Result) Report() Report {
 	switch r.Kind {
 	case Create, UpdateBilling, UpdateCapacity:
 		rep.Billing, rep.Read, rep.Write = string(r.Capacity.Billing), r.Capacity.Read, r.Capacity.Write
+		rep.Class = string(r.Capacity.Normal().Class)
 	}
 	return rep
 }

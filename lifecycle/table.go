@@ -68,6 +68,7 @@ func (t Table) policy(f family.Family) family.Family {
 		return f
 	}
 	p.Retention, p.Archive, p.ArchiveFormat, p.Prebuild = f.Retention, f.Archive, f.ArchiveFormat, f.Prebuild
+	p.ExportMaxRead = f.ExportMaxRead
 	return p
 }
 

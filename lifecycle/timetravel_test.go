@@ -21,7 +21,7 @@ import (
 )
 
 // The policy of the time-travel test, written out again without package
-// family: weeks from Sunday, write-time grouping by month, the blog's
+// family: weeks from Sunday, write-time grouping by month, the default
 // tiers, a prebuild of an hour, 15 minutes of grace, three weeks of
 // retention.
 const (
@@ -57,21 +57,29 @@ func (m modelTable) expires() time.Time {
 	return end.Add(retention)
 }
 
-// capacity is the tier the model gives a table made at created at now.
+// capacity is the tier the model gives a table made at created at now:
+// the default tiers, all on demand, the cold one of the Standard-IA
+// class. A table of a write month that ends within its week goes warm
+// once that month and grace are over.
 func (m modelTable) capacity(created, now time.Time) (string, storage.Capacity) {
+	standard := storage.Capacity{Billing: storage.OnDemand, Class: storage.ClassStandard}
 	ages := m.week
 	if !created.Before(m.week.Add(week)) && now.Before(monthOf(created).AddDate(0, 1, 0).Add(grace)) {
 		// Made after its week ended: a backfill, on demand while the
 		// month it was made in lasts.
-		return "backfill", storage.Capacity{Billing: storage.OnDemand}
+		return "backfill", standard
+	}
+	warm := ages.Add(week + grace)
+	if monthEnd := m.month.AddDate(0, 1, 0).Add(grace); monthEnd.Before(warm) {
+		warm = monthEnd
 	}
 	switch {
-	case now.Before(ages.Add(week + grace)):
-		return "hot", storage.Capacity{Billing: storage.Provisioned, Read: 300, Write: 1000}
+	case now.Before(warm):
+		return "hot", standard
 	case now.Before(ages.Add(2*week + grace)):
-		return "warm", storage.Capacity{Billing: storage.Provisioned, Read: 100, Write: 1}
+		return "warm", standard
 	}
-	return "cold", storage.Capacity{Billing: storage.Provisioned, Read: 1, Write: 1}
+	return "cold", storage.Capacity{Billing: storage.OnDemand, Class: storage.ClassInfrequentAccess}
 }
 
 // expect notes that table m exists from now on, unless it did already.

@@ -54,6 +54,10 @@ type Entry struct {
 	Tier         string
 	Capacity     storage.Capacity
 	TTLAttribute string
+	// ClassChanges are when the table's class was changed, oldest first,
+	// within the last family.ClassChangeWindow (older ones are dropped):
+	// DynamoDB allows family.MaxClassChanges in that window.
+	ClassChanges []time.Time
 	// CreatedAt is when the table was made (for an adopted table, what
 	// the store says); UpdatedAt when the entry last changed.
 	CreatedAt time.Time
@@ -153,6 +157,12 @@ const (
 	attrRead       = "read"
 	attrWrite      = "write"
 	attrTTL        = "ttl_attribute"
+	attrClass      = "class"
+	attrMaxRead    = "max_read"
+	attrMaxWrite   = "max_write"
+	attrWarmRead   = "warm_read"
+	attrWarmWrite  = "warm_write"
+	attrClassChg   = "class_changes"
 	attrCreated    = "created_at"
 	attrUpdated    = "updated_at"
 	attrTarget     = "archive_target"
@@ -169,7 +179,17 @@ func (e Entry) attrs() (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
+	changes := make([]any, 0, len(e.ClassChanges))
+	for _, t := range e.ClassChanges {
+		changes = append(changes, formatTime(t))
+	}
 	return map[string]any{
+		attrClass:      string(e.Capacity.Class),
+		attrMaxRead:    number(e.Capacity.MaxRead),
+		attrMaxWrite:   number(e.Capacity.MaxWrite),
+		attrWarmRead:   number(e.Capacity.WarmRead),
+		attrWarmWrite:  number(e.Capacity.WarmWrite),
+		attrClassChg:   changes,
 		attrName:       e.Name,
 		attrFamily:     e.Policy.Name,
 		attrState:      string(e.State),
@@ -232,7 +252,19 @@ func decode(attrs map[string]any) (Entry, error) {
 	}
 	e.Policy.Name = str(attrFamily)
 	e.Tier = str(attrTier)
-	e.Capacity = storage.Capacity{Billing: storage.Billing(str(attrBilling)), Read: num(attrRead), Write: num(attrWrite)}
+	e.Capacity = storage.Capacity{Billing: storage.Billing(str(attrBilling)), Read: num(attrRead), Write: num(attrWrite),
+		Class: storage.Class(str(attrClass)), MaxRead: num(attrMaxRead), MaxWrite: num(attrMaxWrite),
+		WarmRead: num(attrWarmRead), WarmWrite: num(attrWarmWrite)}
+	if l, ok := attrs[attrClassChg].([]any); ok {
+		for _, v := range l {
+			s, _ := v.(string)
+			t, perr := time.Parse(time.RFC3339Nano, s)
+			if perr != nil {
+				return Entry{}, fmt.Errorf("registry entry %q: class change: %w", e.Name, perr)
+			}
+			e.ClassChanges = append(e.ClassChanges, t)
+		}
+	}
 	e.TTLAttribute = str(attrTTL)
 	e.ArchiveTarget = str(attrTarget)
 	e.Source = str(attrSource)
@@ -241,6 +273,36 @@ func decode(attrs map[string]any) (Entry, error) {
 		return Entry{}, fmt.Errorf("registry entry %q is damaged", e.Name)
 	}
 	return e, nil
+}
+
+// ClassChangesLeft returns how many class changes DynamoDB allows the
+// table at time now (family.MaxClassChanges in any
+// family.ClassChangeWindow), and when the next one becomes possible if
+// none is left.
+func (e Entry) ClassChangesLeft(now time.Time) (left int, next time.Time) {
+	var recent []time.Time
+	for _, t := range e.ClassChanges {
+		if now.Sub(t) < family.ClassChangeWindow {
+			recent = append(recent, t)
+		}
+	}
+	left = max(family.MaxClassChanges-len(recent), 0)
+	if left == 0 {
+		next = recent[len(recent)-family.MaxClassChanges].Add(family.ClassChangeWindow)
+	}
+	return left, next
+}
+
+// RecordClassChange notes a class change at time now, dropping changes
+// older than family.ClassChangeWindow.
+func (e *Entry) RecordClassChange(now time.Time) {
+	var kept []time.Time
+	for _, t := range e.ClassChanges {
+		if now.Sub(t) < family.ClassChangeWindow {
+			kept = append(kept, t)
+		}
+	}
+	e.ClassChanges = append(kept, now.UTC())
 }
 
 func (s State) valid() bool { return s.Live() || s == Deleted || s == Missing }

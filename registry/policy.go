@@ -29,6 +29,7 @@ type policy struct {
 	Backfill          *policyTier  `json:"backfill,omitempty"`
 	Grace             string       `json:"grace"`
 	TTL               string       `json:"ttl,omitempty"`
+	PITRDays          int          `json:"pitr_days,omitempty"`
 }
 
 type policyTier struct {
@@ -38,6 +39,14 @@ type policyTier struct {
 	Billing string `json:"billing"`
 	Read    int64  `json:"read,omitempty"`
 	Write   int64  `json:"write,omitempty"`
+	// Class, PITR and the limits are omitted when zero, so a policy
+	// recorded before them reads back the same.
+	Class     string `json:"class,omitempty"`
+	PITR      bool   `json:"pitr,omitempty"`
+	MaxRead   int64  `json:"max_read,omitempty"`
+	MaxWrite  int64  `json:"max_write,omitempty"`
+	WarmRead  int64  `json:"warm_read,omitempty"`
+	WarmWrite int64  `json:"warm_write,omitempty"`
 }
 
 func encodePolicy(f family.Family) (string, error) {
@@ -50,6 +59,7 @@ func encodePolicy(f family.Family) (string, error) {
 		Layout:            string(f.Layout),
 		Billing:           string(f.Billing),
 		Grace:             f.Grace.String(),
+		PITRDays:          f.PITRDays,
 	}
 	if f.TTL > 0 {
 		p.TTL = f.TTL.String()
@@ -69,7 +79,9 @@ func encodePolicy(f family.Family) (string, error) {
 }
 
 func tierOf(t family.Tier) policyTier {
-	pt := policyTier{Name: t.Name, Periods: t.Age.Periods, Billing: string(t.Capacity.Billing), Read: t.Capacity.Read, Write: t.Capacity.Write}
+	c := t.Capacity
+	pt := policyTier{Name: t.Name, Periods: t.Age.Periods, Billing: string(c.Billing), Read: c.Read, Write: c.Write,
+		Class: string(c.Class), PITR: t.PITR, MaxRead: c.MaxRead, MaxWrite: c.MaxWrite, WarmRead: c.WarmRead, WarmWrite: c.WarmWrite}
 	if t.Age.Duration != 0 {
 		pt.Age = t.Age.Duration.String()
 	}
@@ -131,6 +143,7 @@ func parsePolicy(s string) (family.Family, error) {
 	f.Shards = max(p.Shards, 1)
 	f.Layout = family.Layout(p.Layout)
 	f.Billing = storage.Billing(p.Billing)
+	f.PITRDays = p.PITRDays
 	if f.Grace, err = parseDuration(p.Grace); err != nil {
 		return f, err
 	}
@@ -161,9 +174,11 @@ func (pt policyTier) tier() (family.Tier, error) {
 		return family.Tier{}, err
 	}
 	return family.Tier{
-		Name:     pt.Name,
-		Age:      family.Age{Periods: pt.Periods, Duration: d},
-		Capacity: storage.Capacity{Billing: storage.Billing(pt.Billing), Read: pt.Read, Write: pt.Write},
+		Name: pt.Name,
+		Age:  family.Age{Periods: pt.Periods, Duration: d},
+		Capacity: storage.Capacity{Billing: storage.Billing(pt.Billing), Read: pt.Read, Write: pt.Write,
+			Class: storage.Class(pt.Class), MaxRead: pt.MaxRead, MaxWrite: pt.MaxWrite, WarmRead: pt.WarmRead, WarmWrite: pt.WarmWrite},
+		PITR: pt.PITR,
 	}, nil
 }
 

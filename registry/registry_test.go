@@ -85,7 +85,7 @@ func TestRegistry(t *testing.T) {
 			// back as the next generation.
 			e.State = registry.Deleted
 			require.NoError(t, reg.Save(ctx, e))
-			require.NoError(t, store.DeleteTable(ctx, e.Name))
+			require.NoError(t, backends.Drop(ctx, store, e.Name))
 			e2, err := reg.Create(ctx, store, registry.NewEntry(f, ref, now), now)
 			require.NoError(t, err)
 			require.Equal(t, int64(2), e2.Generation)

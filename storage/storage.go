@@ -90,18 +90,22 @@ type Tables interface {
 	// stops early does not pay for the rest of the listing.
 	ListTables(ctx context.Context, after string, fn func(name string) bool) error
 
-	// UpdateTable changes a table's billing mode, provisioned capacity or
-	// tags, or enables TTL on an attribute (fields left zero are
+	// UpdateTable changes a table's billing mode, provisioned capacity,
+	// class, throughput limits, tags, deletion protection or
+	// point-in-time recovery, or enables TTL on an attribute (fields left zero are
 	// unchanged). Running the same update twice is harmless. It returns an error wrapping
 	// ErrTableNotFound for an unknown table, and ErrRefused when the store
-	// declines the change for now (a DynamoDB limit on decreases per day,
+	// declines the change for now (a DynamoDB limit on decreases, switches
+	// to on demand or class changes,
 	// a table that is still being updated): the caller may try again
 	// later.
 	UpdateTable(ctx context.Context, name string, u TableUpdate) error
 
 	// DeleteTable deletes a table and all its items and frees the space
 	// they took, and returns once the table is gone. It returns an error
-	// wrapping ErrTableNotFound for an unknown table.
+	// wrapping ErrTableNotFound for an unknown table, and ErrProtected
+	// for a table with deletion protection on, where the store enforces
+	// it.
 	DeleteTable(ctx context.Context, name string) error
 }
 
@@ -306,12 +310,68 @@ const (
 	OnDemand    Billing = "PAY_PER_REQUEST"
 )
 
+// Class is a table's class, spelled as DynamoDB spells it. The class
+// decides the price of storage against the price of reads and writes:
+// Standard-IA stores for about 60% less and reads and writes for about
+// 25% more (DynamoDB pricing, "table classes"). DynamoDB lets a table
+// change its class at most twice in 30 days (Developer Guide, "Table
+// classes"); the lifecycle manager keeps count (registry.Entry).
+type Class string
+
+// Table classes.
+const (
+	// ClassStandard is DynamoDB's default class; "" means it too.
+	ClassStandard Class = "STANDARD"
+	// ClassInfrequentAccess is Standard-IA, for tables mostly stored and
+	// seldom read: cold tiers.
+	ClassInfrequentAccess Class = "STANDARD_INFREQUENT_ACCESS"
+)
+
 // Capacity is what a table pays for: a billing mode and, when provisioned,
-// read and write capacity units. A zero Capacity means on-demand billing.
+// read and write capacity units; a table class; and the throughput
+// limits that go with the billing mode. A zero Capacity means on-demand
+// billing, the standard class and no limits.
 type Capacity struct {
 	Billing Billing
 	Read    int64
 	Write   int64
+	// Class is the table class; "" is ClassStandard.
+	Class Class
+	// MaxRead and MaxWrite, when not zero, bound an on-demand table's
+	// throughput in read and write request units a second (DynamoDB's
+	// OnDemandThroughput, "maximum throughput for on-demand tables"): a
+	// guard against a runaway scan or backfill. On a provisioned table
+	// they are the peak that auto scaling may raise capacity to, from
+	// the floor Read and Write (Application Auto Scaling target
+	// tracking); zero means no auto scaling.
+	MaxRead  int64
+	MaxWrite int64
+	// WarmRead and WarmWrite, when not zero, are the warm throughput an
+	// on-demand table is prepared for, in units a second (DynamoDB's
+	// WarmThroughput): a new on-demand table takes 4,000 writes and
+	// 12,000 reads a second at once, and throttles above that until it
+	// has grown.
+	WarmRead  int64
+	WarmWrite int64
+}
+
+// Normal returns c as a store records it, and DescribeTable reports it on
+// every backend: the class spelled out, no
+// provisioned units when on demand, and no warm throughput or maximum
+// that the billing mode does not take.
+func (c Capacity) Normal() Capacity {
+	if c.Class == "" {
+		c.Class = ClassStandard
+	}
+	if c.Billing == "" && c.Read == 0 && c.Write == 0 {
+		c.Billing = OnDemand
+	}
+	if c.Billing == OnDemand {
+		c.Read, c.Write = 0, 0
+	} else {
+		c.WarmRead, c.WarmWrite = 0, 0
+	}
+	return c
 }
 
 // TableSpec describes a table to create.
@@ -328,6 +388,15 @@ type TableSpec struct {
 	// TTLAttribute, when set, is the attribute holding an item's expiry in
 	// Unix seconds; the store enables TTL on it where it can.
 	TTLAttribute string
+	// DeletionProtection, when set, makes the store refuse DeleteTable
+	// (with an error wrapping ErrProtected) until an UpdateTable lifts it
+	// (DynamoDB's DeletionProtectionEnabled). A store may only record it
+	// (Pebble does), so callers lift it before deleting.
+	DeletionProtection bool
+	// PITRDays, when not zero, turns on point-in-time recovery with that
+	// recovery period in days, 1 to 35 (DynamoDB's continuous backups);
+	// a store without it records the setting.
+	PITRDays int
 }
 
 // TableUpdate is a change to a table. Zero fields are left as they are.
@@ -339,6 +408,12 @@ type TableUpdate struct {
 	// Unix seconds), as TableSpec.TTLAttribute does at creation; a store
 	// that cannot expire items records it, so DescribeTable reports it.
 	TTLAttribute string
+	// DeletionProtection, when not nil, turns deletion protection on or
+	// off.
+	DeletionProtection *bool
+	// PITRDays, when not nil, sets point-in-time recovery: its recovery
+	// period in days (1 to 35), or 0 to turn it off.
+	PITRDays *int
 }
 
 // Status is a table's state, spelled as DynamoDB spells it.
@@ -384,6 +459,9 @@ var (
 	// store (Item.Validate), an update it would not apply. Nothing of the
 	// request was written.
 	ErrInvalid = errors.New("timetable: invalid item")
+	// ErrProtected marks a DeleteTable refused because the table has
+	// deletion protection on: lift it with UpdateTable first.
+	ErrProtected = errors.New("timetable: table has deletion protection")
 	// ErrClosed is returned by every call on a store after Close.
 	ErrClosed = errors.New("timetable: store closed")
 	// ErrUnavailable marks a request the store could not serve because it

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	aas "github.com/aws/aws-sdk-go-v2/service/applicationautoscaling"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
@@ -26,6 +27,7 @@ import (
 	"github.com/timetabledb/timetable/lifecycle"
 	"github.com/timetabledb/timetable/storage"
 	"github.com/timetabledb/timetable/storage/dynamostore"
+	"github.com/timetabledb/timetable/storage/dynamostore/dynamofault"
 )
 
 // calls records the IAM actions the function's requests need.
@@ -62,6 +64,28 @@ func (d dynamoCalls) RoundTrip(r *http.Request) (*http.Response, error) {
 		d.add("dynamodb:" + op)
 	}
 	return d.next.RoundTrip(r)
+}
+
+// autoScalingCalls records each Application Auto Scaling call and makes
+// it on a fake, as no local server has the service.
+type autoScalingCalls struct {
+	calls *calls
+	*dynamofault.AutoScaling
+}
+
+func (a autoScalingCalls) RegisterScalableTarget(ctx context.Context, in *aas.RegisterScalableTargetInput, o ...func(*aas.Options)) (*aas.RegisterScalableTargetOutput, error) {
+	a.calls.add("application-autoscaling:RegisterScalableTarget")
+	return a.AutoScaling.RegisterScalableTarget(ctx, in, o...)
+}
+
+func (a autoScalingCalls) PutScalingPolicy(ctx context.Context, in *aas.PutScalingPolicyInput, o ...func(*aas.Options)) (*aas.PutScalingPolicyOutput, error) {
+	a.calls.add("application-autoscaling:PutScalingPolicy")
+	return a.AutoScaling.PutScalingPolicy(ctx, in, o...)
+}
+
+func (a autoScalingCalls) DeregisterScalableTarget(ctx context.Context, in *aas.DeregisterScalableTargetInput, o ...func(*aas.Options)) (*aas.DeregisterScalableTargetOutput, error) {
+	a.calls.add("application-autoscaling:DeregisterScalableTarget")
+	return a.AutoScaling.DeregisterScalableTarget(ctx, in, o...)
 }
 
 // s3Calls records the S3 action of each request to the bucket. A GET of
@@ -165,6 +189,10 @@ families:
     retention: 672h
     ttl: 720h
     archive: s3://archives/timetable
+    tiers:
+      - {name: hot, age: 0, billing: provisioned, read: 5, write: 10, max_read: 300, max_write: 1000}
+      - {name: warm, age: 1 period}
+      - {name: cold, age: 2 periods, class: infrequent_access}
 `, cfg.MetaTable, prefix)
 	env := map[string]string{lifecycle.EnvConfigYAML: yamlConfig}
 	clk := clock.NewManual(time.Date(2017, 5, 10, 12, 0, 0, 0, time.UTC))
@@ -172,9 +200,12 @@ families:
 		getenv: func(k string) string { return env[k] },
 		logger: slog.New(slog.DiscardHandler),
 		clock:  clk,
-		store: dynamostore.Options{ClientOptions: []func(*dynamodb.Options){func(o *dynamodb.Options) {
-			o.HTTPClient = &http.Client{Transport: dynamoCalls{calls: recorded, next: http.DefaultTransport}}
-		}}},
+		// The calls go through a ControlPlane, which answers what the
+		// local servers lack, as AWS would.
+		store: dynamostore.Options{AutoScaling: autoScalingCalls{recorded, dynamofault.NewAutoScaling()},
+			ClientOptions: []func(*dynamodb.Options){func(o *dynamodb.Options) {
+				o.HTTPClient = &http.Client{Transport: dynamoCalls{calls: recorded, next: dynamofault.NewControlPlane(dynamofault.ControlPlaneOptions{Now: clk.Now})}}
+			}}},
 		s3: archive.S3Options{UsePathStyle: true},
 	})
 	require.NoError(t, err)
@@ -201,5 +232,8 @@ families:
 		// records the adoption's ListTagsOfResource.
 		recorded.add("dynamodb:ListTagsOfResource")
 	}
+	// Application Auto Scaling makes its service-linked role for
+	// DynamoDB with the caller's rights, on first use.
+	recorded.add("iam:CreateServiceLinkedRole")
 	require.Equal(t, granted(t), recorded.sorted())
 }

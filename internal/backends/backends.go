@@ -12,15 +12,20 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"net/http"
 	"os"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/storage"
 	"github.com/timetabledb/timetable/storage/dynamostore"
+	"github.com/timetabledb/timetable/storage/dynamostore/dynamofault"
 	"github.com/timetabledb/timetable/storage/pebblestore"
 )
 
@@ -89,9 +94,30 @@ var run = func() string {
 var seq atomic.Int64
 
 // Dynamo is the DynamoDB backend on the server in TIMETABLE_DYNAMODB_ENDPOINT,
-// reached through the standard AWS configuration chain.
+// reached through the standard AWS configuration chain and a
+// dynamofault.ControlPlane on the wall clock, which keeps DynamoDB's
+// control-plane rules and answers for what the local servers ignore
+// (table class, limits, deletion protection, point-in-time recovery).
 func Dynamo() Backend {
 	return Backend{Name: "dynamodb", Open: func(t *testing.T) (storage.Store, family.Schema) {
+		s, cfg, _, _ := OpenDynamo(t, nil)
+		return s, cfg
+	}}
+}
+
+// OpenDynamo opens the DynamoDB backend as Dynamo does, with its
+// ControlPlane on the clock now (the wall clock when nil) and a fake
+// Application Auto Scaling, and returns both too, for a test to count
+// what was refused and what is auto scaled.
+func OpenDynamo(t *testing.T, now func() time.Time) (storage.Store, family.Schema, *dynamofault.ControlPlane, *dynamofault.AutoScaling) {
+	cp := dynamofault.NewControlPlane(dynamofault.ControlPlaneOptions{Now: now})
+	as := dynamofault.NewAutoScaling()
+	s, cfg := openDynamo(t, cp, as)
+	return s, cfg, cp, as
+}
+
+func openDynamo(t *testing.T, cp *dynamofault.ControlPlane, as *dynamofault.AutoScaling) (storage.Store, family.Schema) {
+	{
 		if os.Getenv(EndpointEnv) == "" {
 			t.Skipf("set %s or run `make test` to start dynalite", EndpointEnv)
 		}
@@ -99,7 +125,9 @@ func Dynamo() Backend {
 			t.Setenv("AWS_ENDPOINT_URL_DYNAMODB", os.Getenv(EndpointEnv))
 		}
 		ctx := context.Background()
-		s, err := dynamostore.Open(ctx, dynamostore.Options{})
+		s, err := dynamostore.Open(ctx, dynamostore.Options{AutoScaling: as, ClientOptions: []func(*dynamodb.Options){func(o *dynamodb.Options) {
+			o.HTTPClient = &http.Client{Transport: cp}
+		}}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -117,11 +145,25 @@ func Dynamo() Backend {
 				names = append(names, name)
 				return true
 			})
+			off := false
 			for _, n := range names {
+				// Family tables are made protected from deletion.
+				_ = s.UpdateTable(ctx, n, storage.TableUpdate{DeletionProtection: &off})
 				_ = s.DeleteTable(ctx, n)
 			}
 			s.Close()
 		})
 		return s, cfg
-	}}
+	}
+}
+
+// Drop deletes a table as the lifecycle manager does, behind a test's
+// back: it lifts the table's deletion protection, which every table of a
+// family is made with, and deletes it.
+func Drop(ctx context.Context, s storage.Tables, name string) error {
+	off := false
+	if err := s.UpdateTable(ctx, name, storage.TableUpdate{DeletionProtection: &off}); err != nil {
+		return err
+	}
+	return s.DeleteTable(ctx, name)
 }

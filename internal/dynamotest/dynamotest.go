@@ -6,6 +6,31 @@
 // sets TIMETABLE_DYNAMODB_ENDPOINT and TIMETABLE_DYNAMODB_SERVER). A test
 // that needs something a server lacks asks Lacks and skips that part with
 // the reason given here; nothing else is skipped.
+//
+// # What no local server has, and who stands in
+//
+// Both servers lack all of DynamoDB's control plane beyond the table's
+// billing mode and provisioned throughput. The DynamoDB test backend
+// (internal/backends) puts a dynamofault.ControlPlane in front of the
+// server, which keeps the rules and records and answers for the rest, so
+// the suites see what AWS's DynamoDB would answer:
+//
+//   - limits on how often a table changes: four switches to on demand in
+//     any 24 hours (DynamoDB Local 1.25.1 took six in a few seconds),
+//     four capacity decreases a UTC day and then one an hour up to 27,
+//     two class changes in 30 days, one TTL change an hour: neither
+//     server enforces any;
+//   - TableClass, WarmThroughput and OnDemandThroughput: DynamoDB Local
+//     and dynalite take them and silently ignore them (DescribeTable
+//     says STANDARD, and no warm throughput or maximum);
+//   - DeletionProtectionEnabled: not kept, so DeleteTable of a protected
+//     table succeeds on both;
+//   - point-in-time recovery (UpdateContinuousBackups,
+//     DescribeContinuousBackups), table export to S3 and Application
+//     Auto Scaling: neither server has them (the store drops a PITR
+//     setting on an endpoint that answers UnknownOperationException).
+//
+// Features below are what one server lacks and the other has.
 package dynamotest
 
 import (

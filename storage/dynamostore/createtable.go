@@ -14,8 +14,14 @@ import (
 )
 
 // CreateTable creates the table with the key schema pk (S, HASH), sk (S,
-// RANGE), the spec's billing mode, capacity and tags, and returns once it
-// is ACTIVE and, when spec.TTLAttribute is set, has TTL enabled.
+// RANGE), the spec's billing mode, capacity, class (TableClass), on-demand
+// maximum (OnDemandThroughput), warm throughput (WarmThroughput), deletion
+// protection (DeletionProtectionEnabled) and tags, and returns once it is
+// ACTIVE and, when spec.TTLAttribute is set, has TTL enabled, and when
+// spec.PITRDays is set, has point-in-time recovery on
+// (UpdateContinuousBackups). DynamoDB Local and dynalite take the class,
+// limits and protection without keeping them, and have no point-in-time
+// recovery (internal/dynamotest lists what each lacks).
 //
 // When the table exists or is being created already, CreateTable waits for
 // it to be ACTIVE and returns an error wrapping storage.ErrTableExists. It
@@ -42,12 +48,22 @@ func (s *Store) CreateTable(ctx context.Context, spec storage.TableSpec) error {
 		BillingMode:           billing,
 		ProvisionedThroughput: throughput,
 		Tags:                  tagsInput(spec.Tags),
+		TableClass:            tableClass(spec.Capacity),
+		OnDemandThroughput:    onDemandThroughput(spec.Capacity),
+		WarmThroughput:        warmThroughput(spec.Capacity),
+	}
+	if spec.DeletionProtection {
+		in.DeletionProtectionEnabled = aws.Bool(true)
 	}
 	exists, arn, err := s.createTable(ctx, in)
 	if err != nil {
 		return fmt.Errorf("create table %q: %w", spec.Name, err)
 	}
-	if err := s.waitActive(ctx, spec.Name); err != nil {
+	wait := s.waitActive
+	if in.WarmThroughput != nil {
+		wait = s.waitWarm
+	}
+	if err := wait(ctx, spec.Name); err != nil {
 		return fmt.Errorf("create table %q: %w", spec.Name, err)
 	}
 	if len(spec.Tags) > 0 && !exists {
@@ -55,6 +71,16 @@ func (s *Store) CreateTable(ctx context.Context, spec storage.TableSpec) error {
 	}
 	if spec.TTLAttribute != "" {
 		if err := s.enableTTL(ctx, spec.Name, spec.TTLAttribute, exists); err != nil {
+			return fmt.Errorf("create table %q: %w", spec.Name, err)
+		}
+	}
+	if autoScaled(spec.Capacity) && !exists {
+		if err := s.scale(ctx, spec.Name, spec.Capacity); err != nil {
+			return fmt.Errorf("create table %q: %w", spec.Name, err)
+		}
+	}
+	if spec.PITRDays > 0 && !exists {
+		if err := s.setPITR(ctx, spec.Name, spec.PITRDays); err != nil {
 			return fmt.Errorf("create table %q: %w", spec.Name, err)
 		}
 	}

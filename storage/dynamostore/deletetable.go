@@ -7,6 +7,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/timetabledb/timetable/storage"
 )
 
 // DeleteTable deletes the table and returns once DynamoDB no longer lists
@@ -14,7 +16,8 @@ import (
 // being deleted already is waited for, not reported as an error. Deleting
 // a table that does not exist returns an error wrapping
 // storage.ErrTableNotFound; a table still being created or updated,
-// storage.ErrRefused.
+// storage.ErrRefused; a table with deletion protection on,
+// storage.ErrProtected (lift it with UpdateTable first).
 func (s *Store) DeleteTable(ctx context.Context, name string) error {
 	if err := s.gate.Enter(); err != nil {
 		return err
@@ -28,10 +31,16 @@ func (s *Store) DeleteTable(ctx context.Context, name string) error {
 			err = nil
 		}
 	}
+	if isProtected(err) {
+		return fmt.Errorf("delete table %q: %w: %w", name, storage.ErrProtected, err)
+	}
 	if err != nil {
 		return fmt.Errorf("delete table %q: %w", name, mapError(opChange, err))
 	}
 	if err := s.waitGone(ctx, name); err != nil {
+		return fmt.Errorf("delete table %q: %w", name, err)
+	}
+	if err := s.unscale(ctx, name); err != nil {
 		return fmt.Errorf("delete table %q: %w", name, err)
 	}
 	return nil

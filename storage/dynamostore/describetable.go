@@ -13,7 +13,10 @@ import (
 
 // DescribeTable returns the table's status, creation time, billing and
 // capacity, tags, TTL attribute and DynamoDB's estimates of its item count
-// and size. It costs three requests: DescribeTable, ListTagsOfResource
+// and size, its class, on-demand maximum, warm throughput (when more than
+// a new table's) and deletion protection. It does not report
+// point-in-time recovery (PITRDays is 0), which would cost a fourth
+// request. It costs three requests: DescribeTable, ListTagsOfResource
 // (paged; none on an endpoint without tagging) and DescribeTimeToLive. On an endpoint without TTL, the TTL
 // attribute is the one CreateTable was asked for.
 func (s *Store) DescribeTable(ctx context.Context, name string) (storage.TableInfo, error) {
@@ -69,5 +72,6 @@ func tableInfo(t *types.TableDescription) storage.TableInfo {
 		info.Capacity.Read = aws.ToInt64(t.ProvisionedThroughput.ReadCapacityUnits)
 		info.Capacity.Write = aws.ToInt64(t.ProvisionedThroughput.WriteCapacityUnits)
 	}
+	describedLimits(&info, t)
 	return info
 }

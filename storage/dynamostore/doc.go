@@ -139,6 +139,22 @@
 // ReturnConsumedCapacity TOTAL). A middleware on each request's stack,
 // placed inside the retry loop, sees every attempt.
 //
+// # Table settings beyond capacity
+//
+// A storage.Capacity carries a table class (TableClass), an on-demand
+// maximum (OnDemandThroughput), a warm throughput (WarmThroughput; a
+// table made with one is waited for until DescribeTable says it is
+// ACTIVE) and, for a provisioned table, an auto scaling peak, registered
+// with Application Auto Scaling target tracking (Options.AutoScaling)
+// and deregistered when the table leaves it or is deleted. A TableSpec
+// carries deletion protection (DeletionProtectionEnabled; DeleteTable of
+// a protected table is storage.ErrProtected) and point-in-time recovery
+// (UpdateContinuousBackups, dropped on an endpoint that lacks it).
+// UpdateTable sends a class change and a warm throughput change each in
+// an UpdateTable of its own. DynamoDB's limits on how often a table
+// changes are its to enforce; their refusals are storage.ErrRefused, and
+// package dynamofault's ControlPlane keeps them in tests.
+//
 // # Caveats
 //
 // Iterators keep the context of the Query or Scan that made them, as

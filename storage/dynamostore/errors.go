@@ -230,6 +230,15 @@ func isResourceInUse(err error) bool {
 	return errorCode(err) == codeResourceInUse
 }
 
+// isProtected reports whether DeleteTable was refused for the table's
+// deletion protection: a ValidationException whose message says so
+// ("Using deletion protection" in the Developer Guide).
+func isProtected(err error) bool {
+	var apiErr smithy.APIError
+	return errors.As(err, &apiErr) && apiErr.ErrorCode() == codeValidation &&
+		strings.Contains(strings.ToLower(apiErr.ErrorMessage()), "deletion protection")
+}
+
 // isNotFound reports whether the table does not exist.
 func isNotFound(err error) bool {
 	return errorCode(err) == codeResourceNotFound
@@ -237,8 +246,11 @@ func isNotFound(err error) bool {
 
 // refusalsNotRetried keeps the SDK's retryer from retrying control-plane
 // refusals: the SDK counts LimitExceededException as throttling and would
-// retry it for a minute, while a limit on capacity decreases lasts until
-// the next day. The lifecycle manager retries on its next cycle instead.
+// retry it for a minute, while DynamoDB's limits last hours or days: four
+// switches to on demand in any 24 hours; four capacity decreases a UTC
+// day, then one more each hour, up to 27 a day (Developer Guide,
+// "Service, account, and table quotas"); two class changes in 30 days.
+// The lifecycle manager retries on its next cycle instead.
 var refusalsNotRetried = retry.IsErrorRetryableFunc(func(err error) aws.Ternary {
 	switch errorCode(err) {
 	case codeLimitExceeded, codeResourceInUse:

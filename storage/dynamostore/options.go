@@ -21,6 +21,15 @@ type Options struct {
 	// NewHTTPClient's does, which a Client built elsewhere should use too.
 	Client *dynamodb.Client
 
+	// AutoScaling, when set, auto scales the provisioned tables whose
+	// capacity has a peak (storage.Capacity.MaxRead/MaxWrite) with
+	// Application Auto Scaling target tracking: registered when the table
+	// is made or takes such a capacity, deregistered when it leaves it or
+	// is deleted. When nil, Open builds one from the AWS configuration
+	// chain if it builds the DynamoDB client itself for AWS (no endpoint
+	// override); otherwise such tables keep their floor, with a warning.
+	AutoScaling AutoScaler
+
 	// ClientOptions are applied to the client Open builds when Client is
 	// nil, after the configuration chain: an HTTPClient, a BaseEndpoint,
 	// middleware in APIOptions.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/applicationautoscaling"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -60,6 +61,9 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 			opts.MaxAttempts = DefaultMaxAttempts
 		}
 		client = dynamodb.NewFromConfig(cfg, append([]func(*dynamodb.Options){withPooledConnections}, opts.ClientOptions...)...)
+		if opts.AutoScaling == nil && client.Options().BaseEndpoint == nil {
+			opts.AutoScaling = applicationautoscaling.NewFromConfig(cfg)
+		}
 	}
 	opts.ensureDefaults(client.Options().BaseEndpoint != nil)
 

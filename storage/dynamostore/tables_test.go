@@ -53,7 +53,7 @@ func TestCreateTableSchemaAndSpec(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, name, info.Name)
 			require.Equal(t, storage.StatusActive, info.Status)
-			require.Equal(t, tc.want, info.Capacity)
+			require.Equal(t, tc.want.Normal(), info.Capacity)
 			requireTags(t, tc.spec.Tags, info.Tags)
 			require.Empty(t, info.TTLAttribute)
 			require.False(t, info.CreatedAt.IsZero())
@@ -117,7 +117,7 @@ func TestUpdateTable(t *testing.T) {
 		info, err := s.DescribeTable(ctx, name)
 		require.NoError(t, err, step.name)
 		require.Equal(t, storage.StatusActive, info.Status, step.name)
-		require.Equal(t, step.capacity, info.Capacity, step.name)
+		require.Equal(t, step.capacity.Normal(), info.Capacity, step.name)
 		requireTags(t, step.tags, info.Tags, step.name)
 	}
 

@@ -18,10 +18,19 @@ import (
 // once at Open and written only on table changes, and JSON keeps it
 // readable with pebble's own tools.
 type record struct {
-	ID           uint64            `json:"id"`
-	Billing      storage.Billing   `json:"billing"`
-	Read         int64             `json:"read"`
-	Write        int64             `json:"write"`
+	ID      uint64          `json:"id"`
+	Billing storage.Billing `json:"billing"`
+	Read    int64           `json:"read"`
+	Write   int64           `json:"write"`
+	// The class, limits, deletion protection and PITR are recorded for
+	// DescribeTable, and not enforced (see UpdateTable).
+	Class        storage.Class     `json:"class,omitempty"`
+	MaxRead      int64             `json:"max_read,omitempty"`
+	MaxWrite     int64             `json:"max_write,omitempty"`
+	WarmRead     int64             `json:"warm_read,omitempty"`
+	WarmWrite    int64             `json:"warm_write,omitempty"`
+	Protected    bool              `json:"deletion_protection,omitempty"`
+	PITRDays     int               `json:"pitr_days,omitempty"`
 	Tags         map[string]string `json:"tags,omitempty"`
 	TTLAttribute string            `json:"ttl_attribute,omitempty"`
 	Status       storage.Status    `json:"status"`
@@ -146,10 +155,13 @@ func (t *table) info() storage.TableInfo {
 	rec := t.rec.Load()
 	return storage.TableInfo{
 		TableSpec: storage.TableSpec{
-			Name:         t.name,
-			Capacity:     storage.Capacity{Billing: rec.Billing, Read: rec.Read, Write: rec.Write},
-			Tags:         maps.Clone(rec.Tags),
-			TTLAttribute: rec.TTLAttribute,
+			Name: t.name,
+			Capacity: storage.Capacity{Billing: rec.Billing, Read: rec.Read, Write: rec.Write, Class: rec.Class,
+				MaxRead: rec.MaxRead, MaxWrite: rec.MaxWrite, WarmRead: rec.WarmRead, WarmWrite: rec.WarmWrite},
+			Tags:               maps.Clone(rec.Tags),
+			TTLAttribute:       rec.TTLAttribute,
+			DeletionProtection: rec.Protected,
+			PITRDays:           rec.PITRDays,
 		},
 		Status:    rec.Status,
 		CreatedAt: rec.CreatedAt,

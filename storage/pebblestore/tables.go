@@ -35,14 +35,14 @@ func (s *Store) CreateTable(ctx context.Context, spec storage.TableSpec) error {
 	}
 	rec := &record{
 		ID:           c.mu.nextID,
-		Billing:      spec.Capacity.Billing,
-		Read:         spec.Capacity.Read,
-		Write:        spec.Capacity.Write,
 		Tags:         maps.Clone(spec.Tags),
 		TTLAttribute: spec.TTLAttribute,
+		Protected:    spec.DeletionProtection,
+		PITRDays:     spec.PITRDays,
 		Status:       storage.StatusActive,
 		CreatedAt:    s.clock.Now().UTC(),
 	}
+	rec.setCapacity(spec.Capacity)
 	b := s.db.NewBatch()
 	defer b.Close()
 	if err := setRecord(b, spec.Name, rec); err != nil {
@@ -101,10 +101,24 @@ func validateCapacity(c storage.Capacity) error {
 	default:
 		return fmt.Errorf("%w: billing mode %q", ErrInvalidTable, c.Billing)
 	}
-	if c.Read < 0 || c.Write < 0 {
+	if c.Read < 0 || c.Write < 0 || c.MaxRead < 0 || c.MaxWrite < 0 || c.WarmRead < 0 || c.WarmWrite < 0 {
 		return fmt.Errorf("%w: negative capacity", ErrInvalidTable)
 	}
+	switch c.Class {
+	case "", storage.ClassStandard, storage.ClassInfrequentAccess:
+	default:
+		return fmt.Errorf("%w: table class %q", ErrInvalidTable, c.Class)
+	}
 	return nil
+}
+
+// setCapacity records a capacity as every store reports it
+// (storage.Capacity.Normal): its billing mode, units, class and limits,
+// which Pebble keeps for DescribeTable and does not enforce.
+func (r *record) setCapacity(c storage.Capacity) {
+	c = c.Normal()
+	r.Billing, r.Read, r.Write, r.Class = c.Billing, c.Read, c.Write, c.Class
+	r.MaxRead, r.MaxWrite, r.WarmRead, r.WarmWrite = c.MaxRead, c.MaxWrite, c.WarmRead, c.WarmWrite
 }
 
 // DescribeTable returns the table's spec, status and creation time.
@@ -153,10 +167,16 @@ func (s *Store) ListTables(ctx context.Context, after string, fn func(name strin
 	return nil
 }
 
-// UpdateTable records a new capacity, more tags or a TTL attribute (Pebble
-// records the attribute for DescribeTable; items are expired by the
-// engine's reads, not by the store). Pebble never refuses a change: it does
-// not return storage.ErrRefused.
+// UpdateTable records a new capacity, class and limits, more tags, a TTL
+// attribute (Pebble records the attribute for DescribeTable; items are
+// expired by the engine's reads, not by the store), deletion protection
+// or a point-in-time recovery period. Both are recorded for DescribeTable
+// and not enforced: the files of a Pebble store are the operator's to
+// back up, and a table is deleted only by the lifecycle manager, which
+// lifts protection first as it must on DynamoDB. Pebble never refuses a
+// change: it does not return storage.ErrRefused, and it keeps none of
+// DynamoDB's limits on how often a table may change (package
+// storage/dynamostore/dynamofault keeps them in tests).
 func (s *Store) UpdateTable(ctx context.Context, name string, u storage.TableUpdate) error {
 	if u.Capacity != nil {
 		if err := validateCapacity(*u.Capacity); err != nil {
@@ -178,12 +198,18 @@ func (s *Store) UpdateTable(ctx context.Context, name string, u storage.TableUpd
 	if t == nil {
 		return fmt.Errorf("update table %q: %w", name, storage.ErrTableNotFound)
 	}
-	if u.Capacity == nil && len(u.Tags) == 0 && u.TTLAttribute == "" {
+	if u.Capacity == nil && len(u.Tags) == 0 && u.TTLAttribute == "" && u.DeletionProtection == nil && u.PITRDays == nil {
 		return nil
 	}
 	rec := *t.rec.Load()
 	if u.Capacity != nil {
-		rec.Billing, rec.Read, rec.Write = u.Capacity.Billing, u.Capacity.Read, u.Capacity.Write
+		rec.setCapacity(*u.Capacity)
+	}
+	if u.DeletionProtection != nil {
+		rec.Protected = *u.DeletionProtection
+	}
+	if u.PITRDays != nil {
+		rec.PITRDays = *u.PITRDays
 	}
 	if len(u.Tags) > 0 {
 		rec.Tags = maps.Clone(rec.Tags)
@@ -244,6 +270,7 @@ func (s *Store) dropTable(name string) (start, end []byte, err error) {
 	if t == nil {
 		return nil, nil, storage.ErrTableNotFound
 	}
+
 	// Wait for writes in progress, and turn away those to come.
 	t.mu.Lock()
 	defer t.mu.Unlock()

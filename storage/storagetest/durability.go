@@ -55,7 +55,7 @@ func (s *suite) testReopen(t *testing.T) {
 	after, err := st.DescribeTable(ctx, sp.Name)
 	require.NoError(t, err)
 	require.Equal(t, storage.StatusActive, after.Status)
-	require.Equal(t, warm, after.Capacity)
+	require.Equal(t, warm.Normal(), after.Capacity)
 	require.Equal(t, sp.TTLAttribute, after.TTLAttribute)
 	s.requireTags(t, map[string]string{"suite": "storagetest", "tier": "warm"}, after.Tags)
 	require.True(t, before.CreatedAt.Equal(after.CreatedAt), "CreatedAt survives: %v, then %v", before.CreatedAt, after.CreatedAt)

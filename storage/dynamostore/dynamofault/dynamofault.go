@@ -4,7 +4,14 @@
 // to set as the HTTPClient of a DynamoDB client (dynamodb.Options), in
 // front of a real server such as dynalite.
 //
-// Decisions:
+// The package also stands in for what no local server has of DynamoDB's
+// control plane: ControlPlane, another http.RoundTripper, keeps
+// DynamoDB's limits on how often a table changes and records and answers
+// the settings the servers ignore (table class, throughput limits,
+// deletion protection, point-in-time recovery); AutoScaling is a
+// recording fake of Application Auto Scaling (dynamostore.AutoScaler).
+//
+// Decisions about faults:
 //
 //   - The schedule is seeded and does not depend on goroutine timing: the
 //     fault a request gets is a function of the seed, the request body and
