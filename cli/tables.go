@@ -72,6 +72,7 @@ far right of its period's row.`,
 	}
 	cmd.Flags().StringVar(&family, "family", "", "list only the tables of this family")
 	cmd.Flags().StringVar(&format, "format", "table", "output format: table or json")
+	cmd.AddCommand(newTablesAdoptCmd(g))
 	return cmd
 }
 

@@ -272,7 +272,7 @@ func (r *Reconciler) Tables(ctx context.Context) ([]Table, error) {
 		if err != nil {
 			return nil, fmt.Errorf("list tables of family %q: %w", f.Name, err)
 		}
-		drift, err := registry.Compare(ctx, r.opts.Store, f, entries, now)
+		drift, err := r.registry.Compare(ctx, r.opts.Store, f, entries, now)
 		if err != nil {
 			return nil, err
 		}

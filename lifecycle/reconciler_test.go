@@ -20,6 +20,7 @@ import (
 	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/internal/backends"
 	"github.com/timetabledb/timetable/lifecycle"
+	"github.com/timetabledb/timetable/naming"
 	"github.com/timetabledb/timetable/registry"
 	"github.com/timetabledb/timetable/storage"
 )
@@ -99,13 +100,21 @@ func kindsAndTables(rs []lifecycle.Result) []string {
 	return out
 }
 
+// ownSpec is the specification of a table this deployment made and whose
+// registry entry was lost: tagged with its meta table.
+func ownSpec(f family.Family, ref naming.Ref, tier family.Tier) storage.TableSpec {
+	spec := f.Spec(ref, tier)
+	spec.Tags[family.TagMeta] = metaFor(f)
+	return spec
+}
+
 // oldTables makes a store as a server stopped for weeks leaves it: three
 // weekly tables all hot, and tables that are not the family's.
 func oldTables(t *testing.T, store storage.Store, f family.Family) (foreign []string) {
 	ctx := context.Background()
 	for _, day := range []string{"2017-04-03T00:00:00Z", "2017-04-10T00:00:00Z", "2017-04-17T00:00:00Z"} {
 		ref := f.TableFor(at(day), at(day))
-		require.NoError(t, store.CreateTable(ctx, f.Spec(ref, f.Tiers[0])))
+		require.NoError(t, store.CreateTable(ctx, ownSpec(f, ref, f.Tiers[0])))
 	}
 	foreign = []string{f.Prefix + "1491696000000_1492300799000_04_2017", f.Prefix + "notes"}
 	for _, name := range foreign {
