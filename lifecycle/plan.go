@@ -167,6 +167,18 @@ func planTable(now time.Time, f family.Family, t Table) []Action {
 
 	tier, reason := p.TierFor(t.Ref, t.CreatedAt, now)
 	want := p.Spec(t.Ref, tier).Capacity
+	if t.Drift == Changed {
+		reason = t.DriftReason + "; " + reason
+		if want == t.Capacity {
+			// The store has what the tier says: the registry learns it.
+			a := base
+			a.Kind, a.Tier = Register, tier.Name
+			a.Entry.Capacity, a.Entry.Tier = t.Capacity, tier.Name
+			a.Reason = reason + ": recorded"
+			out = append(out, a)
+			t.Tier = tier.Name // nothing to change in the store
+		}
+	}
 	if want != t.Capacity || tier.Name != t.Tier {
 		a := base
 		a.Kind, a.Tier, a.Capacity = UpdateCapacity, tier.Name, want

@@ -32,6 +32,10 @@ type Reconciler struct {
 		// whether there was one.
 		last Cycle
 		ran  bool
+		// swept is when the last capacity sweep ran, sweepCursor the
+		// last table it described (sweep.go).
+		swept       time.Time
+		sweepCursor string
 	}
 }
 
@@ -230,6 +234,9 @@ func (r *Reconciler) Plan(ctx context.Context) ([]Action, error) {
 	now := r.opts.Clock.Now()
 	tables, err := r.Tables(ctx)
 	if err != nil {
+		return nil, err
+	}
+	if err := r.sweep(ctx, now, tables); err != nil {
 		return nil, err
 	}
 	// Ask the archiver only about tables the plan would archive or delete.

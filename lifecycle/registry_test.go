@@ -227,3 +227,50 @@ func TestQuietCycleCallsDoNotGrowWithTables(t *testing.T) {
 	delete(calls, "Query")
 	require.Empty(t, calls, "no call per table")
 }
+
+// Capacity changed behind the registry's back is found by the sweep
+// within a day of cycles and put back where the tier says; a change to
+// what the tier says anyway is recorded.
+func TestCapacityDriftIsSweptBack(t *testing.T) {
+	each(t, func(t *testing.T, store storage.Store, f family.Family) {
+		ctx := context.Background()
+		clk := clock.NewManual(at("2017-04-24T12:00:00Z"))
+		r := reconciler(t, lifecycle.Options{Store: store, Families: []family.Family{f}, Clock: clk})
+		_, err := r.Reconcile(ctx, false)
+		require.NoError(t, err)
+		reg := registry.New(store, metaFor(f))
+		entries, err := reg.List(ctx, f.Name)
+		require.NoError(t, err)
+		require.NotEmpty(t, entries)
+		hot := entries[len(entries)-1]
+		for _, e := range entries {
+			if e.Tier == "hot" {
+				hot = e
+			}
+		}
+		require.Equal(t, storage.Provisioned, hot.Capacity.Billing)
+		changed := storage.Capacity{Billing: storage.Provisioned, Read: hot.Capacity.Read + 7, Write: hot.Capacity.Write + 3}
+		require.NoError(t, store.UpdateTable(ctx, hot.Name, storage.TableUpdate{Capacity: &changed}))
+
+		var found []lifecycle.Result
+		for cycle := 0; cycle < 288 && found == nil; cycle++ {
+			clk.Advance(5 * time.Minute)
+			res, err := r.Reconcile(ctx, false)
+			require.NoError(t, err)
+			for _, x := range res {
+				if x.Table == hot.Name && strings.Contains(x.Reason, "capacity changed outside timetable") {
+					found = append(found, x)
+				}
+			}
+		}
+		require.Len(t, found, 1, "found within a day of cycles")
+		require.Equal(t, lifecycle.UpdateCapacity, found[0].Kind)
+		require.Equal(t, lifecycle.Done, found[0].Outcome)
+		info, err := store.DescribeTable(ctx, hot.Name)
+		require.NoError(t, err)
+		require.Equal(t, hot.Capacity, info.Capacity, "put back")
+		back, err := reg.Get(ctx, f.Name, hot.Ref.Period.Start, hot.Name)
+		require.NoError(t, err)
+		require.Equal(t, hot.Capacity, back.Capacity)
+	})
+}

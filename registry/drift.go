@@ -164,3 +164,36 @@ func parse(name string, f family.Family, entries []Entry, namers []naming.Namer)
 	}
 	return naming.Ref{}, family.Family{}, false
 }
+
+// CapacityDrift returns why the capacity the store describes for an
+// active table differs from the capacity its entry says was last applied,
+// or "" when they agree: someone changed the table behind the registry's
+// back (the AWS console, a script, another tool's auto scaling). It is
+// the one rule that the engine's table listing shows and the lifecycle
+// manager's sweep puts right.
+func CapacityDrift(e Entry, info storage.TableInfo) string {
+	if e.State != Active || info.Status != storage.StatusActive {
+		return ""
+	}
+	have, want := normalCapacity(info.Capacity), normalCapacity(e.Capacity)
+	if have == want {
+		return ""
+	}
+	return fmt.Sprintf("capacity changed outside timetable: the store has %s, the registry %s", capacityString(have), capacityString(want))
+}
+
+// normalCapacity spells on-demand billing one way: billing on demand and
+// no units, whatever the store reports of units.
+func normalCapacity(c storage.Capacity) storage.Capacity {
+	if c.Billing == storage.OnDemand || (c.Billing == "" && c.Read == 0 && c.Write == 0) {
+		return storage.Capacity{Billing: storage.OnDemand}
+	}
+	return c
+}
+
+func capacityString(c storage.Capacity) string {
+	if c.Billing == storage.OnDemand {
+		return "on-demand"
+	}
+	return fmt.Sprintf("%d RCU/%d WCU", c.Read, c.Write)
+}
