@@ -89,6 +89,10 @@ type TableStatus struct {
 	// CreateError is why the last attempt to create the table failed
 	// (the account's table quota...), "" once it exists.
 	CreateError string
+	// Drift is why the store's description of the table disagrees with
+	// its registry entry (capacity changed outside timetable, which the
+	// lifecycle puts back), "" when they agree.
+	Drift string
 }
 
 // tableJSON is a TableStatus as JSON.
@@ -112,6 +116,7 @@ type tableJSON struct {
 	WriteCapacity int64   `json:"write_capacity"`
 	ItemCount     *int64  `json:"item_count"`
 	CreateError   string  `json:"create_error,omitempty"`
+	Drift         string  `json:"drift,omitempty"`
 }
 
 // MarshalJSON writes the table's status with times in RFC 3339, a
@@ -134,6 +139,7 @@ func (s TableStatus) MarshalJSON() ([]byte, error) {
 		ReadCapacity:  s.ReadCapacity,
 		WriteCapacity: s.WriteCapacity,
 		CreateError:   s.CreateError,
+		Drift:         s.Drift,
 	}
 	if s.WriteMonth != "" {
 		j.WriteMonth = &s.WriteMonth
@@ -156,7 +162,7 @@ func (s *TableStatus) UnmarshalJSON(b []byte) error {
 	*s = TableStatus{
 		Name: j.Name, Family: j.Family, Tier: j.Tier, TierReason: j.Why, State: j.State,
 		Generation: j.Generation, Shards: j.Shards, Layout: j.Layout, Source: j.Source, Status: j.Status,
-		Billing: j.Billing, ReadCapacity: j.ReadCapacity, WriteCapacity: j.WriteCapacity, CreateError: j.CreateError, ItemCount: -1,
+		Billing: j.Billing, ReadCapacity: j.ReadCapacity, WriteCapacity: j.WriteCapacity, CreateError: j.CreateError, Drift: j.Drift, ItemCount: -1,
 	}
 	var err error
 	if s.PeriodStart, err = time.Parse(time.RFC3339, j.PeriodStart); err != nil {

@@ -67,3 +67,30 @@ func TestTablesAdopt(t *testing.T) {
 	require.Equal(t, engine.DefaultMetaTable, info.Tags[family.TagMeta], "tagged as this deployment's")
 	require.NoError(t, s.Close())
 }
+
+// Capacity changed outside timetable shows in `tables` as drift, and the
+// lifecycle puts it back.
+func TestTablesShowDrift(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	store := "--store=pebble:" + dir
+	mustRun(t, "", "tenant", "add", "acme", store)
+	mustRun(t, "", "write", store, "--tenant", "acme", "--table", "a_table", filepath.Join("testdata", "query", "events.ndjson"))
+	var ts []engine.TableStatus
+	require.NoError(t, json.Unmarshal([]byte(mustRun(t, "", "tables", store, "--format", "json").stdout), &ts))
+	require.NotEmpty(t, ts)
+	name := ts[0].Name
+	for _, tb := range ts {
+		require.Empty(t, tb.Drift)
+	}
+
+	s, err := pebblestore.Open(dir, pebblestore.Options{})
+	require.NoError(t, err)
+	changed := storage.Capacity{Billing: storage.Provisioned, Read: 4321, Write: 1234}
+	require.NoError(t, s.UpdateTable(context.Background(), name, storage.TableUpdate{Capacity: &changed}))
+	require.NoError(t, s.Close())
+
+	out := mustRun(t, "", "tables", store).stdout
+	require.Contains(t, out, "drift: "+name+": capacity changed outside timetable: the store has 4321 RCU/1234 WCU")
+	require.NoError(t, json.Unmarshal([]byte(mustRun(t, "", "tables", store, "--format", "json").stdout), &ts))
+	require.Contains(t, ts[0].Drift, "4321 RCU/1234 WCU")
+}

@@ -143,6 +143,11 @@ func writeTablesTable(w io.Writer, ts []engine.TableStatus) error {
 				return err
 			}
 		}
+		if t.Drift != "" {
+			if _, err := fmt.Fprintf(w, "\ndrift: %s: %s (the lifecycle puts it back)\n", t.Name, t.Drift); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
