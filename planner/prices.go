@@ -38,11 +38,11 @@ type Prices struct {
 // DefaultPrices returns the built-in prices, the one table of prices in
 // timetable. They are list prices in us-east-1 (US East, N. Virginia):
 //
-//	DynamoDB, Standard table class       provisioned   on demand (per million)   storage
-//	                                     WCU-h  RCU-h  write   read              GB-month
-//	  Standard                         0.00065 0.00013  0.625  0.125             0.25
-//	  Standard-IA                      0.00081 0.00016  0.78125 0.155            0.10
-//	S3 Standard (first 50 TB)                                                    0.023
+//	                        provisioned (hour)   on demand (million)   storage
+//	                        WCU      RCU         write    read         GB-month
+//	DynamoDB Standard       0.00065  0.00013     0.625    0.125        0.25
+//	DynamoDB Standard-IA    0.00081  0.00016     0.78125  0.155        0.10
+//	S3 Standard (first 50 TB)                                          0.023
 //
 // Sources: "Amazon DynamoDB pricing for on-demand capacity" and "for
 // provisioned capacity" (https://aws.amazon.com/dynamodb/pricing/), in
