@@ -94,6 +94,10 @@ type TableStatus struct {
 	// CreateError is why the last attempt to create the table failed
 	// (the account's table quota...), "" once it exists.
 	CreateError string
+	// Drift is why the store's description of the table disagrees with
+	// its registry entry (capacity changed outside timetable, which the
+	// lifecycle puts back), "" when they agree.
+	Drift string
 }
 
 // tableJSON is a TableStatus as JSON.
@@ -119,6 +123,7 @@ type tableJSON struct {
 	ClassChanges  []string `json:"class_changes,omitempty"`
 	ItemCount     *int64   `json:"item_count"`
 	CreateError   string   `json:"create_error,omitempty"`
+	Drift         string   `json:"drift,omitempty"`
 }
 
 // MarshalJSON writes the table's status with times in RFC 3339, a
@@ -142,6 +147,7 @@ func (s TableStatus) MarshalJSON() ([]byte, error) {
 		WriteCapacity: s.WriteCapacity,
 		Class:         s.Class,
 		CreateError:   s.CreateError,
+		Drift:         s.Drift,
 	}
 	for _, t := range s.ClassChanges {
 		j.ClassChanges = append(j.ClassChanges, t.UTC().Format(time.RFC3339))
@@ -168,7 +174,7 @@ func (s *TableStatus) UnmarshalJSON(b []byte) error {
 		Name: j.Name, Family: j.Family, Tier: j.Tier, TierReason: j.Why, State: j.State,
 		Generation: j.Generation, Shards: j.Shards, Layout: j.Layout, Source: j.Source, Status: j.Status,
 		Billing: j.Billing, ReadCapacity: j.ReadCapacity, WriteCapacity: j.WriteCapacity, Class: j.Class,
-		CreateError: j.CreateError, ItemCount: -1,
+		CreateError: j.CreateError, Drift: j.Drift, ItemCount: -1,
 	}
 	for _, c := range j.ClassChanges {
 		t, err := time.Parse(time.RFC3339, c)

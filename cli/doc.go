@@ -14,6 +14,7 @@
 //	timetable write  --table T [--series S] [--tenant NAME] [--batch 5000] [FILE|-]
 //	timetable query  --table T [--from TIME] [--to TIME] [--series S] [--order asc|desc] [--limit N] [--fields a,b] [--tenant NAME] [--format table|json|csv]
 //	timetable tables [--family F] [--format table|json]
+//	timetable tables adopt NAME... [--force]
 //	timetable reconcile [--now TIME] [--dry-run] [--format table|json]
 //	timetable plan   --item-bytes N --rate EV_PER_S [...]
 //	timetable compact

@@ -48,8 +48,11 @@ type planFlags struct {
 	pricesFile                     string
 	prices                         planner.Prices
 	headroom                       float64
-	grouping, family               string
+	grouping, family, period       string
 	format, apply, svg             string
+	archiveAfter                   string
+	archiveRatio                   float64
+	tierBilling, tierClass         [3]string
 }
 
 // newPlanCmd returns `timetable plan`, the capacity planner: see package
@@ -65,13 +68,15 @@ func newPlanCmdWithClock(clk clock.Clock) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "plan --item-bytes N --rate EV_PER_S [--peak EV_PER_S] [--retention DUR] [--format table|json]",
 		Short: "Work out the period, shards, tiers, table count and monthly cost of a workload",
-		Long: `plan does the arithmetic of the AWS guide to time-series tables for a
-workload: from the size of an event and the rate of events it works out how
-long one partition takes to fill 10 GB, the longest period (hour, 6h, 12h,
-day, week, month, quarter) that fits with headroom, the shards the peak rate
-needs at 1,000 write units a partition, the hot, warm and cold tiers, the
-number of tables alive under the retention, and the monthly cost with
-provisioned tiers, on demand and with no tiering, side by side.
+		Long: `plan works out, for a workload, the shards the peak of one series needs
+at 1,000 write units a partition key, and for every period (hour, 6h, 12h,
+day, week, month, quarter) the tables alive under the retention and the
+monthly bill: each tier (hot, warm, cold) billed on demand or provisioned,
+whichever is cheaper (provisioned pays above about 29% utilisation at list
+prices), and stored in its table class (Standard, the cold tier
+Standard-IA), plus archives on S3 with --archive-after. It recommends the
+cheapest period whose tables stay under 80% of the 2,500-table quota, and
+shows every tier provisioned, every tier on demand and no tiering beside it.
 
 Give the event size one way:
   --item-bytes N    the size of the whole stored item, keys included (what
@@ -86,8 +91,8 @@ item), kept for scripts that use it.
 Durations are Go durations (36h, 90m) or whole days or weeks (90d, 12w).
 Prices are built-in us-east-1 list prices, labelled with their date; override
 them with --prices FILE (YAML or JSON with the keys wcu_hour, rcu_hour,
-write_request_million, read_request_million, storage_gb_month, currency,
-label) or the --price-* flags.`,
+write_request_million, read_request_million, storage_gb_month, the same with
+_ia for Standard-IA, archive_gb_month, currency, label) or the --price-* flags.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runPlan(cmd, f, clk)
@@ -117,10 +122,23 @@ label) or the --price-* flags.`,
 	fl.Float64Var(&f.prices.WriteRequestMillion, "price-write-million", 0, "on-demand price of a million write request units")
 	fl.Float64Var(&f.prices.ReadRequestMillion, "price-read-million", 0, "on-demand price of a million read request units")
 	fl.Float64Var(&f.prices.StorageGBMonth, "price-storage-gb-month", 0, "price of a GB stored for a month")
+	fl.Float64Var(&f.prices.WCUHourIA, "price-wcu-hour-ia", 0, "price of a provisioned write capacity unit for an hour, Standard-IA")
+	fl.Float64Var(&f.prices.RCUHourIA, "price-rcu-hour-ia", 0, "price of a provisioned read capacity unit for an hour, Standard-IA")
+	fl.Float64Var(&f.prices.WriteRequestMillionIA, "price-write-million-ia", 0, "on-demand price of a million write request units, Standard-IA")
+	fl.Float64Var(&f.prices.ReadRequestMillionIA, "price-read-million-ia", 0, "on-demand price of a million read request units, Standard-IA")
+	fl.Float64Var(&f.prices.StorageGBMonthIA, "price-storage-gb-month-ia", 0, "price of a GB stored for a month, Standard-IA")
+	fl.Float64Var(&f.prices.ArchiveGBMonth, "price-archive-gb-month", 0, "price of a GB of archives stored for a month (S3 Standard)")
 	fl.StringVar(&f.prices.Currency, "currency", "", "currency of the prices")
 	fl.Float64Var(&f.headroom, "headroom", planner.DefaultHeadroom, "fraction of a partition's 10 GiB a period may fill")
 	fl.StringVar(&f.grouping, "write-time-grouping", "month", "month (tables also split by write month) or none")
 	fl.StringVar(&f.family, "family", planner.DefaultFamily, "name of the family --apply writes")
+	fl.StringVar(&f.period, "period", "", "plan with this period (hour, 6h, 12h, day, week, month, quarter) instead of the cheapest")
+	fl.StringVar(&f.archiveAfter, "archive-after", "0", "move tables to archives on S3 this long after their period (the family's retention); archives are kept for --retention")
+	fl.Float64Var(&f.archiveRatio, "archive-ratio", planner.DefaultArchiveRatio, "archive bytes per item byte")
+	for i, tier := range []string{"hot", "warm", "cold"} {
+		fl.StringVar(&f.tierBilling[i], tier+"-billing", "", "billing of the "+tier+" tier: provisioned or on_demand (default the cheaper)")
+		fl.StringVar(&f.tierClass[i], tier+"-class", "", "table class of the "+tier+" tier: standard or standard_ia (default standard_ia for cold, standard otherwise)")
+	}
 	fl.StringVar(&f.format, "format", "table", "output format: table or json")
 	fl.StringVar(&f.apply, "apply", "", "write the recommended family into this YAML config file")
 	fl.StringVar(&f.svg, "svg", "", "draw stored data and monthly cost per tier into this SVG file")
@@ -149,6 +167,11 @@ func runPlan(cmd *cobra.Command, f planFlags, clk clock.Clock) error {
 		Headroom:          f.headroom,
 		WriteTimeGrouping: f.grouping,
 		Family:            f.family,
+		Period:            f.period,
+		ArchiveRatio:      f.archiveRatio,
+		Hot:               planner.TierOptions{Billing: f.tierBilling[0], Class: f.tierClass[0]},
+		Warm:              planner.TierOptions{Billing: f.tierBilling[1], Class: f.tierClass[1]},
+		Cold:              planner.TierOptions{Billing: f.tierBilling[2], Class: f.tierClass[2]},
 	}
 	if f.pkBytes <= 0 || f.series <= 0 || f.headroom <= 0 {
 		return fmt.Errorf("plan: --pk-bytes, --series and --headroom must be positive")
@@ -158,7 +181,7 @@ func runPlan(cmd *cobra.Command, f planFlags, clk clock.Clock) error {
 		flag string
 		in   string
 		out  *time.Duration
-	}{{"retention", f.retention, &in.Retention}, {"horizon", f.horizon, &in.Horizon}, {"read-range", f.readRange, &in.ReadRange}} {
+	}{{"retention", f.retention, &in.Retention}, {"horizon", f.horizon, &in.Horizon}, {"read-range", f.readRange, &in.ReadRange}, {"archive-after", f.archiveAfter, &in.ArchiveAfter}} {
 		if *d.out, err = period.ParseDuration(d.in); err != nil {
 			return fmt.Errorf("plan: --%s: %w", d.flag, err)
 		}
@@ -263,6 +286,12 @@ func planPrices(flags *pflag.FlagSet, f planFlags) (planner.Prices, error) {
 		{"price-write-million", &p.WriteRequestMillion, f.prices.WriteRequestMillion},
 		{"price-read-million", &p.ReadRequestMillion, f.prices.ReadRequestMillion},
 		{"price-storage-gb-month", &p.StorageGBMonth, f.prices.StorageGBMonth},
+		{"price-wcu-hour-ia", &p.WCUHourIA, f.prices.WCUHourIA},
+		{"price-rcu-hour-ia", &p.RCUHourIA, f.prices.RCUHourIA},
+		{"price-write-million-ia", &p.WriteRequestMillionIA, f.prices.WriteRequestMillionIA},
+		{"price-read-million-ia", &p.ReadRequestMillionIA, f.prices.ReadRequestMillionIA},
+		{"price-storage-gb-month-ia", &p.StorageGBMonthIA, f.prices.StorageGBMonthIA},
+		{"price-archive-gb-month", &p.ArchiveGBMonth, f.prices.ArchiveGBMonth},
 	} {
 		if flags.Changed(o.flag) {
 			*o.dst = o.v

@@ -73,6 +73,9 @@ func TestPlanGolden(t *testing.T) {
 		args []string
 	}{
 		{"guide-daily", []string{"--item-bytes", "180", "--rate", "600"}},
+		{"guide-year", []string{"--item-bytes", "180", "--rate", "600", "--retention", "365d"}},
+		{"guide-year-archived", []string{"--item-bytes", "180", "--rate", "600", "--retention", "365d", "--archive-after", "30d"}},
+		{"forced-tiers", []string{"--item-bytes", "180", "--rate", "600", "--retention", "90d", "--hot-billing", "on_demand", "--cold-class", "standard", "--period", "week"}},
 		{"guide-six-shards", []string{"--item-bytes", "180", "--rate", "5000", "--peak", "6000", "--retention", "90d"}},
 		{"field-bytes", []string{"--field-bytes", "180", "--rate", "600", "--retention", "12w", "--write-time-grouping", "none"}},
 		{"sample-reads", []string{"--sample", sample, "--rate", "200", "--peak", "400", "--retention", "2160h", "--reads-per-sec", "5", "--read-range", "1h", "--series", "50"}},
@@ -120,6 +123,23 @@ func TestPlanGuideExample(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal([]byte(out), &r))
 	require.Equal(t, 6, r.Shards)
+
+	// A year of the guide's example costs at most $900 a month at the
+	// built-in prices, and at most $450 with archives on S3 after 30
+	// days.
+	for _, tc := range []struct {
+		args []string
+		most float64
+	}{
+		{[]string{"--retention", "365d"}, 900},
+		{[]string{"--retention", "365d", "--archive-after", "30d"}, 450},
+	} {
+		out, _, err = runPlanCmd(t, append([]string{"--item-bytes", "180", "--rate", "600", "--format", "json"}, tc.args...)...)
+		require.NoError(t, err)
+		r = planner.Report{}
+		require.NoError(t, json.Unmarshal([]byte(out), &r))
+		require.LessOrEqual(t, r.Cost.Recommended.Total, tc.most, tc.args)
+	}
 }
 
 func TestPlanErrors(t *testing.T) {
@@ -195,7 +215,7 @@ tables:
 `), 0o600))
 	_, errOut, err := runPlanCmd(t, "--item-bytes", "180", "--rate", "5000", "--peak", "6000", "--retention", "90d", "--apply", path)
 	require.NoError(t, err)
-	require.Contains(t, errOut, `wrote family "events" (12h tables, 6 shards)`)
+	require.Contains(t, errOut, `wrote family "events" (day tables, 6 shards)`)
 
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
@@ -210,14 +230,14 @@ tables:
 	f := doc.Families[1]
 	require.Equal(t, "events", f["name"])
 	require.Equal(t, "tt_events_", f["prefix"])
-	require.Equal(t, "12h", f["period"])
+	require.Equal(t, "day", f["period"])
 	require.Equal(t, 6, f["shards"])
 	require.Equal(t, "90d", f["retention"])
 	require.Equal(t, "provisioned", f["billing"])
 	require.Equal(t, []any{
-		map[string]any{"name": "hot", "age": 0, "read": 300, "write": 6000},
-		map[string]any{"name": "warm", "age": "1 period", "read": 100, "write": 1},
-		map[string]any{"name": "cold", "age": "2 periods", "read": 1, "write": 1},
+		map[string]any{"name": "hot", "age": 0, "billing": "provisioned", "read": 300, "write": 6000},
+		map[string]any{"name": "warm", "age": "1 period", "billing": "on_demand"},
+		map[string]any{"name": "cold", "age": "2 periods", "billing": "on_demand"},
 	}, f["tiers"])
 	require.Equal(t, map[string]string{"family": "events", "layout": "map"}, doc.Tables["a_table"])
 	st, err := os.Stat(path)
@@ -230,7 +250,7 @@ tables:
 	events := c.Family("a_table")
 	require.Equal(t, "events", events.Name)
 	require.Equal(t, "tt_events_", events.Prefix)
-	require.Equal(t, "12h", events.Granularity.String())
+	require.Equal(t, "day", events.Granularity.String())
 	require.Equal(t, naming.Range, events.Naming)
 	require.True(t, events.WriteTimeGrouping)
 	require.Equal(t, 6, events.Shards)
@@ -238,8 +258,8 @@ tables:
 	require.Equal(t, storage.Provisioned, events.Billing)
 	require.Equal(t, []family.Tier{
 		{Name: "hot", Age: family.Age{}, Capacity: storage.Capacity{Billing: storage.Provisioned, Read: 300, Write: 6000}, PITR: true},
-		{Name: "warm", Age: family.Age{Periods: 1}, Capacity: storage.Capacity{Billing: storage.Provisioned, Read: 100, Write: 1}, PITR: true},
-		{Name: "cold", Age: family.Age{Periods: 2}, Capacity: storage.Capacity{Billing: storage.Provisioned, Read: 1, Write: 1}},
+		{Name: "warm", Age: family.Age{Periods: 1}, Capacity: storage.Capacity{Billing: storage.OnDemand}, PITR: true},
+		{Name: "cold", Age: family.Age{Periods: 2}, Capacity: storage.Capacity{Billing: storage.OnDemand}},
 	}, events.Tiers)
 	require.Equal(t, time.Hour, events.Prebuild)
 	require.Equal(t, 15*time.Minute, events.Grace)
@@ -271,12 +291,12 @@ func TestPlanApplyEveryPeriodLoads(t *testing.T) {
 		args   []string
 		period string
 	}{
-		{[]string{"--item-bytes", "1000", "--rate", "900"}, "hour"},
-		{[]string{"--item-bytes", "1000", "--rate", "300"}, "6h"},
-		{[]string{"--item-bytes", "1000", "--rate", "200"}, "12h"},
+		{[]string{"--item-bytes", "1000", "--rate", "900", "--period", "hour"}, "hour"},
+		{[]string{"--item-bytes", "1000", "--rate", "300", "--period", "6h"}, "6h"},
+		{[]string{"--item-bytes", "1000", "--rate", "200", "--period", "12h"}, "12h"},
 		{[]string{"--item-bytes", "180", "--rate", "600"}, "day"},
-		{[]string{"--item-bytes", "180", "--rate", "80", "--write-time-grouping", "none"}, "week"},
-		{[]string{"--item-bytes", "180", "--rate", "20", "--retention", "365d"}, "month"},
+		{[]string{"--item-bytes", "180", "--rate", "80", "--write-time-grouping", "none", "--period", "week"}, "week"},
+		{[]string{"--item-bytes", "180", "--rate", "20", "--retention", "365d", "--period", "month", "--archive-after", "30d"}, "month"},
 		{[]string{"--item-bytes", "100", "--rate", "0.5", "--retention", "730d"}, "quarter"},
 	}
 	billings := map[storage.Billing]bool{}
@@ -293,19 +313,23 @@ func TestPlanApplyEveryPeriodLoads(t *testing.T) {
 			f := c.Family("any")
 			require.Equal(t, tt.period, f.Granularity.String())
 			require.Equal(t, r.Shards, f.Shards)
-			billing := storage.Provisioned
-			if r.Billing == planner.BillingOnDemand {
-				billing = storage.OnDemand
-			}
-			require.Equal(t, billing, f.Billing)
-			billings[f.Billing] = true
+			asConfig := map[string]storage.Billing{planner.BillingProvisioned: storage.Provisioned, planner.BillingOnDemand: storage.OnDemand}
+			require.Equal(t, asConfig[r.Tiers[0].Billing], f.Billing)
 			require.Equal(t, r.Workload.WriteTimeGrouping == "month", f.WriteTimeGrouping)
-			require.Equal(t, time.Duration(r.Workload.RetentionHours*float64(time.Hour)), f.Retention)
+			retention := r.Workload.RetentionHours
+			if r.Workload.ArchiveAfterHours > 0 {
+				retention = r.Workload.ArchiveAfterHours
+			}
+			require.Equal(t, time.Duration(retention*float64(time.Hour)), f.Retention)
 			require.Len(t, f.Tiers, len(r.Tiers))
 			for i, tier := range r.Tiers {
 				require.Equal(t, tier.Name, f.Tiers[i].Name)
-				require.Equal(t, tier.Write, f.Tiers[i].Capacity.Write)
-				require.Equal(t, tier.Read, f.Tiers[i].Capacity.Read)
+				require.Equal(t, asConfig[tier.Billing], f.Tiers[i].Capacity.Billing)
+				billings[f.Tiers[i].Capacity.Billing] = true
+				if tier.Billing == planner.BillingProvisioned {
+					require.Equal(t, tier.Write, f.Tiers[i].Capacity.Write)
+					require.Equal(t, tier.Read, f.Tiers[i].Capacity.Read)
+				}
 			}
 		})
 	}

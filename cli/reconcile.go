@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"text/tabwriter"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
@@ -25,7 +26,7 @@ import (
 
 func newReconcileCmd(g *globals) *cobra.Command {
 	var now, format string
-	var dryRun bool
+	var dryRun, future bool
 	cmd := &cobra.Command{
 		Use:   "reconcile [--now TIME] [--dry-run] [--format table|json]",
 		Short: "Create, dial down, archive and delete tables as the families' policies say, once",
@@ -38,7 +39,9 @@ deferred: <why> (the store refused for now, e.g. DynamoDB's daily limit on
 capacity decreases; the next cycle tries again) or failed: <why>.
 
 --dry-run shows the plan and changes nothing. --now plans as if it were
-that time (RFC 3339 or Unix milliseconds), to see what will happen.
+that time (RFC 3339 or Unix milliseconds), to see what will happen: a --now
+later than the clock is refused without --dry-run, for applying it would
+create the future's tables and dial down the tables taking today's writes.
 
 With --server (or TIMETABLE_SERVER), --dry-run shows the plan of the
 lifecycle manager running in that server, through its admin API with the
@@ -71,15 +74,19 @@ reconcile without --dry-run does not go through it.`,
 			if err != nil {
 				return err
 			}
-			var clk clock.Clock
+			clk, err := g.clock()
+			if err != nil {
+				return err
+			}
 			if now != "" {
 				t, err := event.ParseTime(now)
 				if err != nil {
 					return usageErrorf("--now %q: %v", now, err)
 				}
+				if err := checkNow(t, clk.Now(), dryRun, future); err != nil {
+					return err
+				}
 				clk = clock.NewManual(t)
-			} else if clk, err = g.clock(); err != nil {
-				return err
 			}
 			cfg, err := g.loadConfig()
 			if err != nil {
@@ -103,8 +110,26 @@ reconcile without --dry-run does not go through it.`,
 	}
 	cmd.Flags().StringVar(&now, "now", "", "plan as of this time (RFC 3339 or Unix ms) instead of now")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "show the actions and change nothing")
+	cmd.Flags().BoolVar(&future, iKnowNowIsInTheFuture, false, "apply a --now later than the clock (tests only)")
+	_ = cmd.Flags().MarkHidden(iKnowNowIsInTheFuture)
 	cmd.Flags().StringVar(&format, "format", "table", "output format: table or json")
 	return cmd
+}
+
+// iKnowNowIsInTheFuture is the hidden flag with which a test applies a
+// --now later than the clock.
+const iKnowNowIsInTheFuture = "i-know-now-is-in-the-future"
+
+// checkNow refuses to apply a --now later than the clock: the cycle would
+// create the tables of periods not yet begun and move the table taking
+// today's writes down to the warm tier's capacity. A dry run only shows
+// that plan; a test that means it passes --i-know-now-is-in-the-future.
+func checkNow(now, clock time.Time, dryRun, future bool) error {
+	if dryRun || future || !now.After(clock) {
+		return nil
+	}
+	return usageErrorf("--now %s is later than the clock (%s): applying it would create future tables and dial down the tables taking today's writes; add --dry-run to see what will happen",
+		now.UTC().Format(time.RFC3339), clock.UTC().Format(time.RFC3339))
 }
 
 // newReconciler returns the lifecycle manager of a configuration on a

@@ -37,11 +37,29 @@ func TestReconcileGolden(t *testing.T) {
 	}
 
 	// Two weeks on: everything moves; applied, then nothing to do.
-	later := []string{"--now", "2017-07-03T00:00:00Z"}
+	later := []string{"--now", "2017-07-03T00:00:00Z", "--" + iKnowNowIsInTheFuture}
 	done := mustRun(t, "", append([]string{"reconcile", store, "--format", "json"}, later...)...)
 	goldenFile(t, "reconcile/applied.json", done.stdout)
 	again := mustRun(t, "", append([]string{"reconcile", store}, later...)...)
 	require.Equal(t, "nothing to do: every table is as the policy says\n", again.stdout)
+}
+
+// A --now later than the clock is a plan to look at, not to apply: it
+// would create next year's table and dial down the one taking today's
+// writes.
+func TestReconcileRefusesAFutureNow(t *testing.T) {
+	store, _ := seeded(t)
+	before := mustRun(t, "", "tables", store, "--format", "json").stdout
+	t.Setenv(EnvNow, "2017-06-17T23:30:00Z")
+	r := run(t, "", "reconcile", store, "--now", "2027-01-15T00:00:00Z")
+	require.Error(t, r.err)
+	require.Contains(t, r.err.Error(), "later than the clock")
+	require.Equal(t, ExitUsage, ExitCode(r.err))
+	require.Equal(t, before, mustRun(t, "", "tables", store, "--format", "json").stdout, "nothing changed")
+
+	mustRun(t, "", "reconcile", store, "--now", "2027-01-15T00:00:00Z", "--dry-run")
+	mustRun(t, "", "reconcile", store, "--now", "2017-06-17T23:00:00Z", "--dry-run")
+	require.Equal(t, before, mustRun(t, "", "tables", store, "--format", "json").stdout, "nothing changed")
 }
 
 func TestReconcileBadFlags(t *testing.T) {

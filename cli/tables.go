@@ -74,6 +74,7 @@ far right of its period's row.`,
 	}
 	cmd.Flags().StringVar(&family, "family", "", "list only the tables of this family")
 	cmd.Flags().StringVar(&format, "format", "table", "output format: table or json")
+	cmd.AddCommand(newTablesAdoptCmd(g))
 	return cmd
 }
 
@@ -142,6 +143,11 @@ func writeTablesTable(w io.Writer, ts []engine.TableStatus) error {
 	for _, t := range ts {
 		if t.CreateError != "" {
 			if _, err := fmt.Fprintf(w, "\nnot created: %s\n", t.CreateError); err != nil {
+				return err
+			}
+		}
+		if t.Drift != "" {
+			if _, err := fmt.Fprintf(w, "\ndrift: %s: %s (the lifecycle puts it back)\n", t.Name, t.Drift); err != nil {
 				return err
 			}
 		}

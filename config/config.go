@@ -8,10 +8,13 @@
 // not import this package.
 //
 // A file may set only what differs from the defaults: a family gets every
-// key it leaves out from the default family (family.Default), and the default
-// family, named "events", is always present unless the file redefines a
-// family of that name. Logical tables not listed under tables go to the
-// default family (default_family, "events" unless set).
+// key it leaves out from the default family (family.Default). The
+// families are the ones the file names; the default family, named
+// "events", is there only when the file names none, so a deployment never
+// manages tables of a family it was not told of. Logical tables not
+// listed under tables go to the default family: default_family, or
+// "events" when the file defines it or names no family, or else the first
+// family the file names.
 //
 //	families:
 //	  - name: events
@@ -333,9 +336,6 @@ func Parse(data []byte) (Config, error) {
 	}
 	c := Config{Schema: family.Schema{DefaultFamily: fc.DefaultFamily, Tables: map[string]family.Table{}, MetaTable: fc.MetaTable},
 		Store: fc.Store, CORSOrigins: fc.CORS.Origins, AdminTokenFile: fc.AdminTokenFile}
-	if c.DefaultFamily == "" {
-		c.DefaultFamily = "events"
-	}
 	pebble, err := fc.Pebble.sizes()
 	if err != nil {
 		return Config{}, fmt.Errorf("%w: %v", ErrInvalid, err)
@@ -353,8 +353,15 @@ func Parse(data []byte) (Config, error) {
 		seen[f.Name] = true
 		c.Families = append(c.Families, f)
 	}
-	if !seen["events"] {
+	if len(c.Families) == 0 {
 		c.Families = append(c.Families, family.Default())
+		seen["events"] = true
+	}
+	if c.DefaultFamily == "" {
+		c.DefaultFamily = "events"
+		if !seen["events"] {
+			c.DefaultFamily = c.Families[0].Name
+		}
 	}
 	for name, ft := range fc.Tables {
 		t := family.Table{Family: ft.Family, Layout: family.Layout(ft.Layout), WritePath: family.WritePath(ft.WritePath), EventsPerItem: ft.EventsPerItem, Rollups: ft.Rollups}

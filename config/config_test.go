@@ -84,7 +84,7 @@ tables:
 `), 0o644))
 	c, err := config.Load(path)
 	require.NoError(t, err)
-	require.Len(t, c.Families, 2, "the default family stays")
+	require.Len(t, c.Families, 1, "only the families the file names")
 	m := c.Family("cpu")
 	require.Equal(t, "metrics", m.Name)
 	require.Equal(t, "tt_metrics_", m.Prefix)
@@ -96,7 +96,35 @@ tables:
 	require.Equal(t, time.Hour, m.Prebuild, "missing keys get the defaults")
 	require.Equal(t, storage.OnDemand, m.Tiers[0].Capacity.Billing)
 	require.Equal(t, family.Age{Periods: 1, Duration: 12 * time.Hour}, m.Tiers[1].Age)
-	require.Equal(t, "events", c.Family("other").Name)
+	require.Equal(t, "metrics", c.Family("other").Name, "the first family is the default")
+}
+
+// A deployment manages the families its configuration names, and the
+// default family only when it names none: a second deployment on the
+// same endpoint configured for sensors leaves tt_events_ tables alone.
+func TestFamiliesAreTheConfiguredOnes(t *testing.T) {
+	for _, tc := range []struct {
+		yaml     string
+		families []string
+		def      string
+	}{
+		{"", []string{"events"}, "events"},
+		{"meta_table: tt_meta_b\n", []string{"events"}, "events"},
+		{"families:\n  - name: sensors\n", []string{"sensors"}, "sensors"},
+		{"families:\n  - name: sensors\n  - name: events\n", []string{"sensors", "events"}, "events"},
+		{"families:\n  - name: sensors\n  - name: audit\n    prefix: tt_audit_\ndefault_family: audit\n", []string{"sensors", "audit"}, "audit"},
+	} {
+		c, err := config.Parse([]byte(tc.yaml))
+		require.NoError(t, err, tc.yaml)
+		var names []string
+		for _, f := range c.Families {
+			names = append(names, f.Name)
+		}
+		require.Equal(t, tc.families, names, tc.yaml)
+		require.Equal(t, tc.def, c.DefaultFamily, tc.yaml)
+	}
+	_, err := config.Parse([]byte("families:\n  - name: sensors\ndefault_family: events\n"))
+	require.Error(t, err, "a default family that is not defined")
 }
 
 func TestInvalidConfigs(t *testing.T) {
@@ -106,7 +134,7 @@ func TestInvalidConfigs(t *testing.T) {
 		"bad duration":         {"families:\n  - name: x\n    grace: soon\n", "grace"},
 		"bad billing":          {"families:\n  - name: x\n    billing: free\n", "billing"},
 		"zero shards":          {"families:\n  - name: x\n    shards: 0\n", "shards"},
-		"same prefix":          {"families:\n  - name: x\n    prefix: tt_events_\n", "overlapping prefixes"},
+		"same prefix":          {"families:\n  - name: x\n    prefix: tt_a_\n  - name: y\n    prefix: tt_a_\n", "overlapping prefixes"},
 		"unknown family":       {"tables:\n  t: {family: nope}\n", "nope"},
 		"bad write path":       {"tables:\n  t: {write_path: sideways}\n", "write_path"},
 		"first tier aged":      {"families:\n  - name: x\n    tiers:\n      - {name: a, age: 1 period, read: 1, write: 1}\n", "age 0"},

@@ -78,7 +78,7 @@ func (c *catalog) adopt(ctx context.Context, families []family.Family) error {
 		if err != nil {
 			return err
 		}
-		found, err := registry.Unregistered(ctx, c.store, f, entries, c.clock.Now())
+		found, err := c.reg.Unregistered(ctx, c.store, f, entries, c.clock.Now())
 		if err != nil {
 			return err
 		}

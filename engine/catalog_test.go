@@ -17,6 +17,7 @@ import (
 	"github.com/timetabledb/timetable/lifecycle"
 	"github.com/timetabledb/timetable/naming"
 	"github.com/timetabledb/timetable/period"
+	"github.com/timetabledb/timetable/registry"
 	"github.com/timetabledb/timetable/storage"
 )
 
@@ -190,7 +191,37 @@ func TestUpgradeRegistersExistingTables(t *testing.T) {
 		require.NoError(t, it.Close())
 		require.NoError(t, store.BatchWrite(ctx, upgraded, items))
 
+		// The tables do not name the new meta table: it adopts none of
+		// them by itself, only on an operator's word (timetable tables
+		// adopt NAME).
 		cfg.MetaTable = upgraded
+		lost, err := engine.Open(ctx, store, engine.Options{Schema: cfg, Clock: clk})
+		require.NoError(t, err)
+		none, err := lost.Tables(ctx)
+		require.NoError(t, err)
+		require.Empty(t, none)
+		require.NoError(t, lost.Close())
+		reg := registry.New(store, upgraded)
+		var names []string
+		for _, f := range cfg.Families {
+			require.NoError(t, store.ListTables(ctx, "", func(name string) bool {
+				if strings.HasPrefix(name, f.Prefix) {
+					names = append(names, name)
+				}
+				return true
+			}))
+		}
+		for _, name := range names {
+			_, err := reg.Adopt(ctx, store, cfg.Families, name, false, clk.Now())
+			if err != nil {
+				// Tagged with the old meta table (an endpoint without
+				// tags has no such tag): only with --force.
+				require.ErrorIs(t, err, registry.ErrNotAdoptable, "another meta table's")
+				_, err = reg.Adopt(ctx, store, cfg.Families, name, true, clk.Now())
+			}
+			require.NoError(t, err)
+		}
+
 		db, err := engine.Open(ctx, store, engine.Options{Schema: cfg, Clock: clk})
 		require.NoError(t, err)
 		defer db.Close()

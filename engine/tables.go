@@ -51,6 +51,7 @@ func (db *DB) Tables(ctx context.Context) ([]TableStatus, error) {
 			default:
 				s.Status = string(info.Status)
 				s.ItemCount = info.ItemCount
+				s.Drift = registry.CapacityDrift(e, info)
 			}
 			out = append(out, s)
 		}

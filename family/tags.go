@@ -19,6 +19,11 @@ const (
 	TagTier        = "timetable:tier"
 	TagShards      = "timetable:shards"
 	TagLayout      = "timetable:layout"
+	// TagMeta names the meta table of the deployment that created the
+	// table (package registry adds it): a deployment adopts a table it
+	// finds without a registry entry only when the tag names its own meta
+	// table, or when an operator says so.
+	TagMeta = "timetable:meta"
 )
 
 // Spec returns the specification of the table ref at the given tier.

@@ -179,6 +179,18 @@ func planTable(now time.Time, f family.Family, t Table) []Action {
 				classString(have.Class), stamp(next), family.MaxClassChanges, family.ClassChangeWindow)
 		}
 	}
+	if t.Drift == Changed {
+		reason = t.DriftReason + "; " + reason
+		if want == have {
+			// The store has what the tier says: the registry learns it.
+			a := base
+			a.Kind, a.Tier = Register, tier.Name
+			a.Entry.Capacity, a.Entry.Tier = t.Capacity, tier.Name
+			a.Reason = reason + ": recorded"
+			out = append(out, a)
+			t.Tier = tier.Name // nothing to change in the store
+		}
+	}
 	if want != have || tier.Name != t.Tier {
 		a := base
 		a.Kind, a.Tier, a.Capacity, a.PITRDays = UpdateCapacity, tier.Name, want, p.PITRFor(tier)

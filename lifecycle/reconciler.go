@@ -32,6 +32,10 @@ type Reconciler struct {
 		// whether there was one.
 		last Cycle
 		ran  bool
+		// swept is when the last capacity sweep ran, sweepCursor the
+		// last table it described (sweep.go).
+		swept       time.Time
+		sweepCursor string
 	}
 }
 
@@ -232,6 +236,9 @@ func (r *Reconciler) Plan(ctx context.Context) ([]Action, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := r.sweep(ctx, now, tables); err != nil {
+		return nil, err
+	}
 	// Ask the archiver only about tables the plan would archive or delete.
 	for i, t := range tables {
 		f := r.family(t.Family)
@@ -272,7 +279,7 @@ func (r *Reconciler) Tables(ctx context.Context) ([]Table, error) {
 		if err != nil {
 			return nil, fmt.Errorf("list tables of family %q: %w", f.Name, err)
 		}
-		drift, err := registry.Compare(ctx, r.opts.Store, f, entries, now)
+		drift, err := r.registry.Compare(ctx, r.opts.Store, f, entries, now)
 		if err != nil {
 			return nil, err
 		}

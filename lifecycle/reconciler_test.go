@@ -20,6 +20,7 @@ import (
 	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/internal/backends"
 	"github.com/timetabledb/timetable/lifecycle"
+	"github.com/timetabledb/timetable/naming"
 	"github.com/timetabledb/timetable/registry"
 	"github.com/timetabledb/timetable/storage"
 )
@@ -104,13 +105,44 @@ func kindsAndTables(rs []lifecycle.Result) []string {
 	return out
 }
 
+// ownSpec is the specification of a table this deployment made and whose
+// registry entry was lost: tagged with its meta table.
+func ownSpec(f family.Family, ref naming.Ref, tier family.Tier) storage.TableSpec {
+	spec := f.Spec(ref, tier)
+	spec.Tags[family.TagMeta] = metaFor(f)
+	return spec
+}
+
+// toRegister returns how many of oldTables' three tables a cycle
+// registers: none where the operator adopted them already (an endpoint
+// without tags).
+func toRegister(t *testing.T, store storage.Store, f family.Family) int {
+	entries, err := registry.New(store, metaFor(f)).List(context.Background(), f.Name)
+	if errors.Is(err, storage.ErrTableNotFound) {
+		return 3
+	}
+	require.NoError(t, err)
+	return 3 - len(entries)
+}
+
 // oldTables makes a store as a server stopped for weeks leaves it: three
 // weekly tables all hot, and tables that are not the family's.
 func oldTables(t *testing.T, store storage.Store, f family.Family) (foreign []string) {
 	ctx := context.Background()
 	for _, day := range []string{"2017-04-03T00:00:00Z", "2017-04-10T00:00:00Z", "2017-04-17T00:00:00Z"} {
 		ref := f.TableFor(at(day), at(day))
-		require.NoError(t, store.CreateTable(ctx, f.Spec(ref, f.Tiers[0])))
+		spec := ownSpec(f, ref, f.Tiers[0])
+		require.NoError(t, store.CreateTable(ctx, spec))
+		if info, err := store.DescribeTable(ctx, spec.Name); err == nil && info.Tags[family.TagMeta] == "" {
+			// An endpoint without tags (DynamoDB Local) cannot prove the
+			// table this deployment's: the operator adopts it, as
+			// `timetable tables adopt` does.
+			if err := store.CreateTable(ctx, storage.TableSpec{Name: metaFor(f), Capacity: storage.Capacity{Billing: storage.OnDemand}}); err != nil {
+				require.ErrorIs(t, err, storage.ErrTableExists)
+			}
+			_, err := registry.New(store, metaFor(f)).Adopt(ctx, store, []family.Family{f}, spec.Name, false, at(day))
+			require.NoError(t, err)
+		}
 	}
 	foreign = []string{f.Prefix + "1491696000000_1492300799000_04_2017", f.Prefix + "notes"}
 	for _, name := range foreign {
@@ -354,14 +386,19 @@ func TestReconcileKinds(t *testing.T) {
 		oldTables(t, store, f)
 		clk := clock.NewManual(at("2017-04-24T12:00:00Z"))
 		r := reconciler(t, lifecycle.Options{Store: store, Families: []family.Family{f}, Clock: clk})
+		registers := toRegister(t, store, f)
 		res, err := r.ReconcileKinds(ctx, false, lifecycle.Create)
 		require.NoError(t, err)
-		require.Len(t, res, 4, "the old tables are registered, whatever the kinds")
+		require.Len(t, res, 1+registers, "the old tables are registered, whatever the kinds")
 		kinds := map[lifecycle.Kind]int{}
 		for _, x := range res {
 			kinds[x.Kind]++
 		}
-		require.Equal(t, map[lifecycle.Kind]int{lifecycle.Create: 1, lifecycle.Register: 3}, kinds)
+		want := map[lifecycle.Kind]int{lifecycle.Create: 1, lifecycle.Register: registers}
+		if registers == 0 {
+			delete(want, lifecycle.Register)
+		}
+		require.Equal(t, want, kinds)
 		res, err = r.ReconcileKinds(ctx, false, lifecycle.UpdateBilling, lifecycle.UpdateCapacity, lifecycle.EnableTTL)
 		require.NoError(t, err)
 		var names []string

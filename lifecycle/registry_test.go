@@ -45,11 +45,20 @@ func TestDriftIsReconciled(t *testing.T) {
 			require.NoError(t, err)
 			made = append(made, e)
 		}
-		// Behind timetable's back: one deleted, one made by hand, and two
-		// foreign tables, one of them inside the prefix.
+		// Behind timetable's back: one deleted, one whose entry was lost
+		// (tagged with this deployment's meta table), one of another
+		// deployment and one made by hand, both named as the family's,
+		// and two foreign tables, one of them inside the prefix.
 		require.NoError(t, backends.Drop(ctx, store, made[0].Name))
-		byHand := f.Spec(f.TableFor(at("2017-03-27T10:00:00Z"), at("2017-03-27T10:00:00Z")), f.Tiers[0])
+		byHand := ownSpec(f, f.TableFor(at("2017-03-27T10:00:00Z"), at("2017-03-27T10:00:00Z")), f.Tiers[0])
 		require.NoError(t, store.CreateTable(ctx, byHand))
+		others := f.Spec(f.TableFor(at("2017-03-20T10:00:00Z"), at("2017-03-20T10:00:00Z")), f.Tiers[0])
+		others.Tags[family.TagMeta] = "tt_meta_of_another_deployment"
+		untagged := f.Spec(f.TableFor(at("2017-03-13T10:00:00Z"), at("2017-03-13T10:00:00Z")), f.Tiers[0])
+		for _, spec := range []storage.TableSpec{others, untagged} {
+			require.NoError(t, store.CreateTable(ctx, spec))
+			t.Cleanup(func() { _ = backends.Drop(ctx, store, spec.Name) })
+		}
 		for _, name := range []string{f.Prefix + "notes", "zz" + f.Prefix + "other"} {
 			require.NoError(t, store.CreateTable(ctx, storage.TableSpec{Name: name}))
 			t.Cleanup(func() { _ = store.DeleteTable(ctx, name) })
@@ -62,17 +71,28 @@ func TestDriftIsReconciled(t *testing.T) {
 			if x.Kind == lifecycle.Register || x.Kind == lifecycle.Forget {
 				kinds[x.Table] = x.Kind
 			}
-			require.NotContains(t, []string{f.Prefix + "notes", "zz" + f.Prefix + "other"}, x.Table, "a foreign table is never touched")
+			require.NotContains(t, []string{f.Prefix + "notes", "zz" + f.Prefix + "other", others.Name, untagged.Name}, x.Table, "a foreign table is never touched")
 		}
-		require.Equal(t, map[string]lifecycle.Kind{made[0].Name: lifecycle.Forget, byHand.Name: lifecycle.Register}, kinds)
+		want := map[string]lifecycle.Kind{made[0].Name: lifecycle.Forget, byHand.Name: lifecycle.Register}
+		info, err := store.DescribeTable(ctx, byHand.Name)
+		require.NoError(t, err)
+		tagged := info.Tags[family.TagMeta] != ""
+		if !tagged {
+			// An endpoint without tags (DynamoDB Local) proves no table
+			// this deployment's: only an operator adopts it.
+			delete(want, byHand.Name)
+		}
+		require.Equal(t, want, kinds)
 
 		gone, err := reg.Get(ctx, f.Name, made[0].Ref.Period.Start, made[0].Name)
 		require.NoError(t, err)
 		require.Equal(t, registry.Missing, gone.State)
-		adopted, err := reg.Get(ctx, f.Name, at("2017-03-26T00:00:00Z"), byHand.Name)
-		require.NoError(t, err)
-		require.Equal(t, registry.Active, adopted.State)
-		require.Contains(t, []string{registry.SourceTags, registry.SourceName}, adopted.Source)
+		if tagged {
+			adopted, err := reg.Get(ctx, f.Name, at("2017-03-26T00:00:00Z"), byHand.Name)
+			require.NoError(t, err)
+			require.Equal(t, registry.Active, adopted.State)
+			require.Contains(t, []string{registry.SourceTags, registry.SourceName}, adopted.Source)
+		}
 
 		// Mended: the next cycle has nothing to mend.
 		res, err = r.Reconcile(ctx, false)
@@ -205,5 +225,58 @@ func TestQuietCycleCallsDoNotGrowWithTables(t *testing.T) {
 	// The registry's pages (data plane), and no control-plane call.
 	require.LessOrEqual(t, calls["Query"], 2, "%v", calls)
 	delete(calls, "Query")
+	// The capacity sweep's share of the tables: ceil(500 × 5 min / 24 h)
+	// descriptions, each a DescribeTable, its tags and its TTL.
+	for _, op := range []string{"DescribeTable", "ListTagsOfResource", "DescribeTimeToLive"} {
+		require.LessOrEqual(t, calls[op], 2, "%v", calls)
+		delete(calls, op)
+	}
 	require.Empty(t, calls, "no call per table")
+}
+
+// Capacity changed behind the registry's back is found by the sweep
+// within a day of cycles and put back where the tier says; a change to
+// what the tier says anyway is recorded.
+func TestCapacityDriftIsSweptBack(t *testing.T) {
+	each(t, func(t *testing.T, store storage.Store, f family.Family) {
+		ctx := context.Background()
+		clk := clock.NewManual(at("2017-04-24T12:00:00Z"))
+		r := reconciler(t, lifecycle.Options{Store: store, Families: []family.Family{f}, Clock: clk})
+		_, err := r.Reconcile(ctx, false)
+		require.NoError(t, err)
+		reg := registry.New(store, metaFor(f))
+		entries, err := reg.List(ctx, f.Name)
+		require.NoError(t, err)
+		require.NotEmpty(t, entries)
+		hot := entries[len(entries)-1]
+		for _, e := range entries {
+			if e.Tier == "hot" {
+				hot = e
+			}
+		}
+		require.Equal(t, storage.Provisioned, hot.Capacity.Billing)
+		changed := storage.Capacity{Billing: storage.Provisioned, Read: hot.Capacity.Read + 7, Write: hot.Capacity.Write + 3}
+		require.NoError(t, store.UpdateTable(ctx, hot.Name, storage.TableUpdate{Capacity: &changed}))
+
+		var found []lifecycle.Result
+		for cycle := 0; cycle < 288 && found == nil; cycle++ {
+			clk.Advance(5 * time.Minute)
+			res, err := r.Reconcile(ctx, false)
+			require.NoError(t, err)
+			for _, x := range res {
+				if x.Table == hot.Name && strings.Contains(x.Reason, "capacity changed outside timetable") {
+					found = append(found, x)
+				}
+			}
+		}
+		require.Len(t, found, 1, "found within a day of cycles")
+		require.Equal(t, lifecycle.UpdateCapacity, found[0].Kind)
+		require.Equal(t, lifecycle.Done, found[0].Outcome)
+		info, err := store.DescribeTable(ctx, hot.Name)
+		require.NoError(t, err)
+		require.Equal(t, hot.Capacity, info.Capacity, "put back")
+		back, err := reg.Get(ctx, f.Name, hot.Ref.Period.Start, hot.Name)
+		require.NoError(t, err)
+		require.Equal(t, hot.Capacity, back.Capacity)
+	})
 }

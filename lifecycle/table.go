@@ -41,6 +41,8 @@ type Table struct {
 	// Drift, when not zero, says how the registry and the store disagree
 	// on this table: the plan's first action for it mends the registry.
 	Drift Drift
+	// DriftReason says more of a Changed drift.
+	DriftReason string
 	// Entry is the table's registry entry (for a table found without one,
 	// the entry it is adopted with), which the executor updates.
 	Entry registry.Entry
@@ -58,6 +60,10 @@ const (
 	Unsettled Drift = "unsettled"
 	// Gone: the registry has a live entry, the store no table.
 	Gone Drift = "gone"
+	// Changed: the store describes another capacity than the registry
+	// says was last applied (registry.CapacityDrift); Capacity is the
+	// store's.
+	Changed Drift = "changed"
 )
 
 // policy returns the policy that ages t: its own, with f's retention and

@@ -83,15 +83,17 @@ type keyValue struct {
 func familyNodes(f Family) []keyValue {
 	tiers := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
 	for _, t := range f.Tiers {
-		tiers.Content = append(tiers.Content, &yaml.Node{
-			Kind: yaml.MappingNode, Tag: "!!map", Style: yaml.FlowStyle,
-			Content: []*yaml.Node{
-				strNode("name"), strNode(t.Name),
-				strNode("age"), durationNode(t.Age),
-				strNode("read"), intNode(t.Read),
-				strNode("write"), intNode(t.Write),
-			},
-		})
+		content := []*yaml.Node{
+			strNode("name"), strNode(t.Name),
+			strNode("age"), durationNode(t.Age),
+			strNode("billing"), strNode(t.Billing),
+		}
+		if t.Billing == BillingProvisioned {
+			content = append(content, strNode("read"), intNode(t.Read), strNode("write"), intNode(t.Write))
+		}
+		// The table class is not written: the lifecycle's default tiers
+		// already store the cold tier in Standard-IA.
+		tiers.Content = append(tiers.Content, &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Style: yaml.FlowStyle, Content: content})
 	}
 	return []keyValue{
 		{"name", strNode(f.Name)},

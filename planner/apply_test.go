@@ -21,10 +21,11 @@ type fileShape struct {
 		Layout            string `yaml:"layout"`
 		Billing           string `yaml:"billing"`
 		Tiers             []struct {
-			Name  string `yaml:"name"`
-			Age   string `yaml:"age"`
-			Read  int64  `yaml:"read"`
-			Write int64  `yaml:"write"`
+			Name    string `yaml:"name"`
+			Age     string `yaml:"age"`
+			Billing string `yaml:"billing"`
+			Read    int64  `yaml:"read"`
+			Write   int64  `yaml:"write"`
 		} `yaml:"tiers"`
 		Prebuild  string `yaml:"prebuild"`
 		Grace     string `yaml:"grace"`
@@ -59,7 +60,7 @@ func TestApplyFamilyToEmptyFile(t *testing.T) {
 		f := s.Families[0]
 		require.Equal(t, "events", f.Name)
 		require.Equal(t, "tt_events_", f.Prefix)
-		require.Equal(t, "12h", f.Period)
+		require.Equal(t, "day", f.Period)
 		require.Equal(t, "range", f.Naming)
 		require.Equal(t, "month", f.WriteTimeGrouping)
 		require.Equal(t, 6, f.Shards)
@@ -101,7 +102,7 @@ tables:
 	require.Equal(t, "audit", s.Families[0].Name)
 	require.Equal(t, "month", s.Families[0].Period)
 	require.Equal(t, "events", s.Families[1].Name)
-	require.Equal(t, "12h", s.Families[1].Period)
+	require.Equal(t, "day", s.Families[1].Period)
 	require.Equal(t, 6, s.Families[1].Shards)
 	require.Equal(t, "30d", s.Families[1].TTL, "keys the plan does not set are kept")
 	require.Equal(t, map[string]string{"family": "events", "layout": "map", "write_path": "auto"}, s.Tables["a_table"])

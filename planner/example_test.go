@@ -2,30 +2,41 @@ package planner_test
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/timetabledb/timetable/planner"
 )
 
 // The AWS developer guide's example: about 600 events per second of about
-// 180 bytes each.
+// 180 bytes each, kept for a year, then the same year with tables moved
+// to S3 archives after 30 days.
 func ExamplePlan() {
-	r, err := planner.Plan(planner.Input{ItemBytes: 180, Rate: 600})
-	if err != nil {
-		fmt.Println(err)
-		return
+	const day = 24 * time.Hour
+	for _, in := range []planner.Input{
+		{ItemBytes: 180, Rate: 600, Retention: 365 * day},
+		{ItemBytes: 180, Rate: 600, Retention: 365 * day, ArchiveAfter: 30 * day},
+	} {
+		r, err := planner.Plan(in)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Printf("%s tables, %d shard, %s a month:", r.Period, r.Shards, planner.FormatMoney(r.Cost.Recommended.Total, r.Prices.Currency))
+		for _, t := range r.Tiers {
+			fmt.Printf(" %s %s %s", t.Name, t.Billing, t.Class)
+		}
+		fmt.Println()
 	}
-	fmt.Printf("10 GiB fill in %.1f h, %.1f h with headroom\n", r.Partition.FillHours, r.Partition.UsableFillHours)
-	fmt.Printf("%s tables, %d shard, hot tier %d WCU\n", r.Period, r.Shards, r.Tiers[0].Write)
 
-	r, err = planner.Plan(planner.Input{ItemBytes: 180, Rate: 5000, Peak: 6000})
+	r, err := planner.Plan(planner.Input{ItemBytes: 180, Rate: 5000, Peak: 6000})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	fmt.Printf("5,000/s with a 6,000 peak: %d shards, hot tier %d WCU\n", r.Shards, r.Tiers[0].Write)
 	// Output:
-	// 10 GiB fill in 27.6 h, 26.2 h with headroom
-	// day tables, 1 shard, hot tier 600 WCU
+	// day tables, 1 shard, $846.52 a month: hot provisioned standard warm on_demand standard cold on_demand standard_ia
+	// day tables, 1 shard, $432.07 a month: hot provisioned standard warm on_demand standard cold on_demand standard_ia
 	// 5,000/s with a 6,000 peak: 6 shards, hot tier 6000 WCU
 }
 
@@ -56,9 +67,9 @@ func ExampleApplyFamily() {
 	//     layout: row
 	//     billing: provisioned
 	//     tiers:
-	//       - {name: hot, age: 0, read: 300, write: 600}
-	//       - {name: warm, age: 1 period, read: 100, write: 1}
-	//       - {name: cold, age: 2 periods, read: 1, write: 1}
+	//       - {name: hot, age: 0, billing: provisioned, read: 300, write: 600}
+	//       - {name: warm, age: 1 period, billing: on_demand}
+	//       - {name: cold, age: 2 periods, billing: on_demand}
 	//     prebuild: 1h
 	//     grace: 15m
 	//     retention: 90d

@@ -23,23 +23,35 @@ type Family struct {
 	Retention         string       `json:"retention"`
 }
 
-// FamilyTier is one tier of a Family.
+// FamilyTier is one tier of a Family. Read and Write are set only when
+// Billing is BillingProvisioned.
 type FamilyTier struct {
-	Name  string `json:"name"`
-	Age   string `json:"age"`
-	Read  int64  `json:"read"`
-	Write int64  `json:"write"`
+	Name    string `json:"name"`
+	Age     string `json:"age"`
+	Billing string `json:"billing"`
+	Class   string `json:"class"`
+	Read    int64  `json:"read,omitempty"`
+	Write   int64  `json:"write,omitempty"`
 }
 
-// Billing modes as configuration files spell them.
+// Billing modes as configuration files spell them, and BillingMixed for a
+// plan whose tiers are billed both ways.
 const (
 	BillingProvisioned = "provisioned"
 	BillingOnDemand    = "on_demand"
+	BillingMixed       = "mixed"
 )
 
 // family returns the recommended family: the default family (family.Default)
-// with the plan's period, shards, tiers, billing and retention.
-func (in Input) family(period string, shards int, tiers []Tier, billing string) Family {
+// with the plan's period, shards, tiers and retention. The family's
+// billing is the hot tier's; every tier says its own. With archiving, the
+// family's retention is ArchiveAfter: tables are archived and deleted
+// from DynamoDB then.
+func (in Input) family(period string, shards int, tiers []Tier) Family {
+	retention := in.Retention
+	if in.ArchiveAfter > 0 {
+		retention = in.ArchiveAfter
+	}
 	prefix := "tt_" + in.Family + "_"
 	f := Family{
 		Name:              in.Family,
@@ -49,13 +61,17 @@ func (in Input) family(period string, shards int, tiers []Tier, billing string) 
 		WriteTimeGrouping: in.WriteTimeGrouping,
 		Shards:            shards,
 		Layout:            "row",
-		Billing:           billing,
+		Billing:           tiers[0].Billing,
 		Prebuild:          FormatDuration(in.Prebuild),
 		Grace:             FormatDuration(in.Grace),
-		Retention:         FormatDuration(in.Retention),
+		Retention:         FormatDuration(retention),
 	}
 	for _, t := range tiers {
-		f.Tiers = append(f.Tiers, FamilyTier{Name: t.Name, Age: t.Age, Read: t.Read, Write: t.Write})
+		ft := FamilyTier{Name: t.Name, Age: t.Age, Billing: t.Billing, Class: t.Class}
+		if t.Billing == BillingProvisioned {
+			ft.Read, ft.Write = t.Read, t.Write
+		}
+		f.Tiers = append(f.Tiers, ft)
 	}
 	return f
 }

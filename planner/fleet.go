@@ -5,8 +5,11 @@ import "math"
 // Quotas the plan warns about.
 const (
 	// TableQuota is DynamoDB's default quota of tables per account and
-	// region.
+	// region, an adjustable (soft) quota: AWS raises it on request.
 	TableQuota = 2500
+	// TableHardQuota is the most tables per account and region AWS
+	// raises TableQuota to on request: 10,000.
+	TableHardQuota = 10000
 	// FineoTableLimit is the per-region table limit DynamoDB had when
 	// Fineo chose weekly tables.
 	FineoTableLimit = 256
@@ -34,6 +37,11 @@ type fleet struct {
 	lifetime, worstLifetime float64
 	// starts holds, per tier, when a table enters it, from creation.
 	starts []float64
+	// kept is how long data is kept after its period ends, archives
+	// included: +Inf when forever. archived reports whether tables leave
+	// DynamoDB for an archive before then.
+	kept     float64
+	archived bool
 }
 
 // newFleet models the tables of a period kind under the input's policy.
@@ -53,8 +61,16 @@ func newFleet(in Input, k periodKind, tierAges []int) fleet {
 	if grouping {
 		f.perPeriod += k.splits
 	}
+	f.kept = math.Inf(1)
 	if in.Retention > 0 {
-		base := f.prebuild + k.average + in.Retention.Hours()
+		f.kept = in.Retention.Hours()
+	}
+	inDynamo := in.Retention
+	if in.ArchiveAfter > 0 {
+		inDynamo, f.archived = in.ArchiveAfter, true
+	}
+	if inDynamo > 0 {
+		base := f.prebuild + k.average + inDynamo.Hours()
 		f.lifetime, f.worstLifetime = base, base
 		if grouping && k.longest < 31*24 {
 			f.lifetime += (hoursPerMonth - k.average) / 2
@@ -98,6 +114,32 @@ func (f fleet) inTier(i int, elapsed float64) float64 {
 // its period ends, until its table is deleted.
 func (f fleet) retainedHours(elapsed float64) float64 {
 	return math.Min(elapsed, f.lifetime-f.prebuild-f.period/2)
+}
+
+// keptHours returns the mean age of the oldest data kept anywhere,
+// DynamoDB or archive, at elapsed hours.
+func (f fleet) keptHours(elapsed float64) float64 {
+	if !f.archived {
+		return f.retainedHours(elapsed)
+	}
+	return math.Min(elapsed, f.kept+f.period/2)
+}
+
+// tierDataHours returns the hours of data the tables of tier i hold at
+// elapsed hours: data is on average half a period old when its period
+// ends, so a table entering a tier s hours after its creation holds data
+// about s − prebuild − period/2 hours old.
+func (f fleet) tierDataHours(i int, elapsed float64) float64 {
+	held := f.retainedHours(elapsed)
+	age := func(start float64) float64 { return math.Min(held, math.Max(0, start-f.prebuild-f.period/2)) }
+	from, to := 0.0, held
+	if i > 0 {
+		from = age(f.starts[i])
+	}
+	if i+1 < len(f.starts) {
+		to = age(f.starts[i+1])
+	}
+	return math.Max(0, to-from)
 }
 
 // mostTables returns the most tables alive at once: in steady state when

@@ -5,11 +5,17 @@ import (
 	"math"
 )
 
-// PartitionBytes is what one DynamoDB partition holds before it splits:
-// 10 GB, which AWS counts in binary units (10 × 2^30 bytes).
+// PartitionBytes is the 10 GB (10 × 2^30 bytes) an item collection may
+// hold: the items of one partition key value. The limit binds only
+// tables with local secondary indexes, which timetable's tables do not
+// have; the developer guide's advice to size periods so a partition key
+// stays under it dates from before April 2020, when the guide dropped it.
+// The plan reports how long a partition key takes to reach it, for
+// reference, and chooses the period on cost and table count instead.
 const PartitionBytes = 10 << 30
 
-// PartitionWriteUnits is the write capacity one partition serves.
+// PartitionWriteUnits is the write capacity one partition serves, and so
+// the most one partition key value can take.
 const PartitionWriteUnits = 1000
 
 // hoursPerMonth is AWS's billing month.
@@ -48,22 +54,33 @@ var periodKinds = []periodKind{
 	{"quarter", 92 * 24, 3 * hoursPerMonth, 2},
 }
 
-// Partition is the arithmetic of the AWS guide's steps 2 and 3: how fast
-// one partition fills.
+// periodIndex returns the index of the named period kind, or -1.
+func periodIndex(name string) int {
+	for i, k := range periodKinds {
+		if k.name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// Partition is how fast one partition key value (a series' shard) fills:
+// the arithmetic of the guide's old steps 2 and 3, kept for reference.
 type Partition struct {
-	// Bytes is a partition's size limit, 10 × 2^30.
+	// Bytes is the item-collection limit, 10 × 2^30.
 	Bytes int64 `json:"bytes"`
-	// Headroom is the fraction of Bytes a period's data may fill.
+	// Headroom is the fraction of Bytes the guide's old rule let a
+	// period's data fill.
 	Headroom float64 `json:"headroom"`
 	// UsableBytes is Bytes × Headroom.
 	UsableBytes float64 `json:"usable_bytes"`
-	// BytesPerHour is what one partition (one shard) receives per hour at
-	// the average rate.
+	// BytesPerHour is what one partition key value (one shard of one
+	// series) receives per hour at the average rate.
 	BytesPerHour float64 `json:"bytes_per_hour"`
-	// FillHours is how long one partition takes to reach Bytes.
+	// FillHours is how long one partition key value takes to reach
+	// Bytes.
 	FillHours float64 `json:"fill_hours"`
-	// UsableFillHours is how long it takes to reach UsableBytes; the
-	// period is the longest that is no longer than this.
+	// UsableFillHours is how long it takes to reach UsableBytes.
 	UsableFillHours float64 `json:"usable_fill_hours"`
 }
 
@@ -74,63 +91,36 @@ type Candidate struct {
 	Period string `json:"period"`
 	// Hours is the length of the period's longest instance.
 	Hours float64 `json:"hours"`
-	// PartitionBytes is what one partition receives in that time.
+	// PartitionBytes is what one partition key value receives in that
+	// time, and Fill that as a fraction of the usable 10 GiB: the guide's
+	// old rule, which binds only with local secondary indexes.
 	PartitionBytes float64 `json:"partition_bytes"`
-	// Fill is PartitionBytes as a fraction of the usable partition.
-	Fill float64 `json:"fill"`
-	// Fits reports whether Fill is at most 1.
-	Fits bool `json:"fits"`
+	Fill           float64 `json:"fill"`
+	// Tables is the most tables alive with this period.
+	Tables int `json:"tables"`
+	// MonthlyCost is the recommended bill with this period.
+	MonthlyCost float64 `json:"monthly_cost"`
+	// WithinQuota reports whether Tables stays under 80% of TableQuota.
+	WithinQuota bool `json:"within_quota"`
 }
 
-// layout is the outcome of the period and shard choice.
-type layout struct {
-	kind       periodKind
-	shards     int
-	peakShards int
-	partition  Partition
-	candidates []Candidate
+// shards returns the shards a family needs: a partition key value (one
+// series' shard) takes at most PartitionWriteUnits, so the busiest series'
+// peak is spread over enough shards. Series are assumed equally busy: the
+// peak per series is the peak over Series.
+func shards(peakUnits float64, series int) (int, error) {
+	n := max(1, int(math.Ceil(peakUnits/float64(series)/PartitionWriteUnits-fitTolerance)))
+	if n > MaxShards {
+		return n, fmt.Errorf("%w: the peak of a series needs %d shards at %d write units each, over the limit of %d", ErrTooFast, n, PartitionWriteUnits, MaxShards)
+	}
+	return n, nil
 }
 
-// choose picks the shard count and the period for a stream of
-// bytesPerSec on average whose peak needs peakUnits write units per
-// second: shards for the peak at 1,000 write units a partition, then the
-// longest period whose data fits one partition's usable bytes. When not
-// even an hour fits, it raises the shard count until an hour does. That
-// takes a headroom below 0.35: a partition written at its full 1,000 write
-// units of at most 1 KB each receives at most 3.7 GB an hour, which fits
-// 10 GiB with room to spare.
-func choose(bytesPerSec, peakUnits, headroom float64) (layout, error) {
+// partitionFill returns how fast one partition key value fills.
+func partitionFill(bytesPerSec float64, series, shards int, headroom float64) Partition {
+	perHour := 3600 * bytesPerSec / float64(series) / float64(shards)
 	usable := PartitionBytes * headroom
-	l := layout{peakShards: max(1, int(math.Ceil(peakUnits/PartitionWriteUnits-fitTolerance)))}
-	l.shards = l.peakShards
-	fits := func(hours float64, shards int) bool {
-		return hours*3600*bytesPerSec/float64(shards) <= usable*(1+fitTolerance)
-	}
-	if l.shards > MaxShards {
-		return l, fmt.Errorf("%w: the peak needs %d shards at %d write units each, over the limit of %d", ErrTooFast, l.shards, PartitionWriteUnits, MaxShards)
-	}
-	if !fits(periodKinds[0].longest, l.shards) {
-		need := int(math.Ceil(3600 * bytesPerSec / usable * (1 - fitTolerance)))
-		if need > MaxShards {
-			return l, fmt.Errorf("%w: an hour of data needs %d shards to fit %.2f GiB partitions, over the limit of %d", ErrTooFast, need, usable/(1<<30), MaxShards)
-		}
-		l.shards = need
-	}
-	perHour := 3600 * bytesPerSec / float64(l.shards)
-	for _, k := range periodKinds {
-		c := Candidate{
-			Period:         k.name,
-			Hours:          k.longest,
-			PartitionBytes: k.longest * perHour,
-			Fits:           fits(k.longest, l.shards),
-		}
-		c.Fill = c.PartitionBytes / usable
-		if c.Fits {
-			l.kind = k
-		}
-		l.candidates = append(l.candidates, c)
-	}
-	l.partition = Partition{
+	return Partition{
 		Bytes:           PartitionBytes,
 		Headroom:        headroom,
 		UsableBytes:     usable,
@@ -138,5 +128,37 @@ func choose(bytesPerSec, peakUnits, headroom float64) (layout, error) {
 		FillHours:       PartitionBytes / perHour,
 		UsableFillHours: usable / perHour,
 	}
-	return l, nil
+}
+
+// cheapestTolerance and cheapestSlack let a longer period win over a
+// cheaper shorter one that saves less than this fraction of the bill plus
+// one unit of currency a month: fewer tables for next to nothing.
+const (
+	cheapestTolerance = 0.005
+	cheapestSlack     = 1.0
+)
+
+// choosePeriod returns the index of the recommended candidate: the
+// cheapest of those within 80% of the table quota, a longer one winning
+// when it costs at most cheapestTolerance and cheapestSlack more; when none is within the
+// quota, the one with the fewest tables.
+func choosePeriod(cs []Candidate) int {
+	low := math.Inf(1)
+	for _, c := range cs {
+		if c.WithinQuota {
+			low = math.Min(low, c.MonthlyCost)
+		}
+	}
+	for i := len(cs) - 1; i >= 0; i-- {
+		if cs[i].WithinQuota && cs[i].MonthlyCost <= low*(1+cheapestTolerance)+cheapestSlack {
+			return i
+		}
+	}
+	fewest := 0
+	for i, c := range cs {
+		if c.Tables < cs[fewest].Tables {
+			fewest = i
+		}
+	}
+	return fewest
 }

@@ -9,7 +9,7 @@ import (
 // SchemaVersion is the version of the JSON schema of Report. It changes
 // only when a field changes meaning or is removed; fields may be added
 // without a change.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // Report is a capacity plan and its working. Its JSON form is the stable
 // schema of `timetable plan --format json`; sizes are in bytes, durations
@@ -28,20 +28,19 @@ type Report struct {
 	// Period is the recommended period, PeriodHours its mean length.
 	Period      string  `json:"period"`
 	PeriodHours float64 `json:"period_hours"`
-	// Shards is the recommended shard count; PeakShards is what the peak
-	// alone needs. Shards is more when an hour of data overflows a
-	// partition.
-	Shards     int    `json:"shards"`
-	PeakShards int    `json:"peak_shards"`
-	Reads      *Reads `json:"reads,omitempty"`
-	Tiers      []Tier `json:"tiers"`
-	Tables     Tables `json:"tables"`
+	// Shards is the recommended shard count: what the peak of one series
+	// needs at PartitionWriteUnits a partition key.
+	Shards int    `json:"shards"`
+	Reads  *Reads `json:"reads,omitempty"`
+	Tiers  []Tier `json:"tiers"`
+	Tables Tables `json:"tables"`
 	// CostedAt says when the monthly costs apply: "steady state" once
 	// the retention is reached, or "month N" when data is kept forever.
 	CostedAt string  `json:"costed_at"`
 	Storage  Storage `json:"storage"`
 	Cost     Costs   `json:"monthly_cost"`
-	// Billing is the cheaper billing mode: provisioned or on_demand.
+	// Billing sums up the tiers' billing: provisioned or on_demand when
+	// every tier has it, BillingMixed otherwise.
 	Billing  string  `json:"recommended_billing"`
 	Family   Family  `json:"family"`
 	Timeline []Month `json:"timeline"`
@@ -61,6 +60,8 @@ type Workload struct {
 	Series            int     `json:"series"`
 	ReadsPerSec       float64 `json:"reads_per_sec"`
 	ReadRangeHours    float64 `json:"read_range_hours"`
+	ArchiveAfterHours float64 `json:"archive_after_hours,omitempty"`
+	ArchiveRatio      float64 `json:"archive_ratio,omitempty"`
 	WriteTimeGrouping string  `json:"write_time_grouping"`
 	PrebuildHours     float64 `json:"prebuild_hours"`
 	GraceHours        float64 `json:"grace_hours"`
@@ -76,20 +77,22 @@ type Tables struct {
 	Alive int `json:"alive"`
 	// PerYear is the number of tables created per year.
 	PerYear float64 `json:"per_year"`
-	// Quota is DynamoDB's default table quota per region.
-	Quota int `json:"quota"`
+	// Quota is DynamoDB's default table quota per region, which AWS
+	// raises on request up to HardQuota.
+	Quota     int `json:"quota"`
+	HardQuota int `json:"hard_quota"`
 	// DaysToQuota is, when data is kept forever, after how many days the
 	// family alone reaches Quota.
 	DaysToQuota float64 `json:"days_to_quota,omitempty"`
 }
 
-// Plan works out a capacity plan for the input, following the AWS
-// developer guide's steps for time-series tables: size the item, see how
-// long one partition takes to fill 10 GB, take the longest period that
-// fits with headroom, shard for the peak at 1,000 write units a partition,
-// then count tables and cost them. It returns an error wrapping
-// ErrInvalidInput, ErrItemTooLarge or ErrTooFast when no plan can be
-// made.
+// Plan works out a capacity plan for the input: size the item, shard for
+// the peak of one series at 1,000 write units a partition key, then for
+// every period length count the tables and cost them, each tier billed
+// on demand or provisioned, whichever is cheaper, and stored in its table
+// class; the recommended period is the cheapest within the table quota.
+// It returns an error wrapping ErrInvalidInput, ErrItemTooLarge or
+// ErrTooFast when no plan can be made.
 func Plan(in Input) (Report, error) {
 	in = in.withDefaults()
 	if err := in.validate(); err != nil {
@@ -101,7 +104,7 @@ func Plan(in Input) (Report, error) {
 	}
 	bytesPerSec := in.Rate * it.Bytes
 	peakUnits := in.Peak * it.WriteUnits
-	lay, err := choose(bytesPerSec, peakUnits, in.Headroom)
+	n, err := shards(peakUnits, in.Series)
 	if err != nil {
 		return Report{}, err
 	}
@@ -118,32 +121,20 @@ func Plan(in Input) (Report, error) {
 			WriteTimeGrouping: in.WriteTimeGrouping,
 			PrebuildHours:     in.Prebuild.Hours(),
 			GraceHours:        in.Grace.Hours(),
+			ArchiveAfterHours: in.ArchiveAfter.Hours(),
 		},
 		Item:         it,
 		BytesPerHour: bytesPerSec * 3600,
 		BytesPerDay:  bytesPerSec * 86400,
-		Partition:    lay.partition,
-		Candidates:   lay.candidates,
-		Period:       lay.kind.name,
-		PeriodHours:  lay.kind.average,
-		Shards:       lay.shards,
-		PeakShards:   lay.peakShards,
-		Reads:        in.reads(it, lay.shards),
+		Partition:    partitionFill(bytesPerSec, in.Series, n, in.Headroom),
+		Shards:       n,
+		Reads:        in.reads(it, n),
 		Prices:       in.Prices,
 		Working:      []string{},
 		Warnings:     []string{},
 	}
-	tiers, ages := tierSchedule(peakUnits, r.Reads)
-	fl := newFleet(in, lay.kind, ages)
-	c := costing{
-		prices:             in.Prices,
-		tiers:              tiers,
-		fleet:              fl,
-		billedBytesPerHour: in.Rate * (it.Bytes + StorageOverheadBytes) * 3600,
-		writeUnitsPerHour:  in.Rate * it.WriteUnits * 3600,
-	}
-	if r.Reads != nil {
-		c.readUnitsPerHour = r.Reads.Capacity * 3600
+	if in.ArchiveAfter > 0 {
+		r.Workload.ArchiveRatio = in.ArchiveRatio
 	}
 	costAt := math.Inf(1)
 	r.CostedAt = "steady state"
@@ -151,22 +142,67 @@ func Plan(in Input) (Report, error) {
 		costAt = in.Horizon.Hours()
 		r.CostedAt = fmt.Sprintf("month %d", int(math.Ceil(costAt/hoursPerMonth-fitTolerance)))
 	}
+	tiers, ages := tierSchedule(peakUnits, r.Reads)
+	costings := make([]costing, len(periodKinds))
+	for i, k := range periodKinds {
+		fl := newFleet(in, k, ages)
+		c := costing{
+			prices:              in.Prices,
+			tiers:               tiers,
+			options:             in.tierOptions(),
+			fleet:               fl,
+			billedBytesPerHour:  in.Rate * (it.Bytes + StorageOverheadBytes) * 3600,
+			archiveBytesPerHour: bytesPerSec * 3600 * in.ArchiveRatio,
+			writeUnitsPerHour:   in.Rate * it.WriteUnits * 3600,
+		}
+		if rd := r.Reads; rd != nil {
+			c.hotReadUnitsPerHour = in.ReadsPerSec * rd.UnitsPerQuery * 3600
+			// A query reaches back into the warm table when its range
+			// crosses the period's start.
+			c.warmReadUnitsPerHour = in.ReadsPerSec * rd.WarmUnitsPerQuery * 3600 * math.Min(1, in.ReadRange.Hours()/k.average)
+		}
+		costings[i] = c
+		cs, _, _ := c.at(costAt)
+		alive := fl.mostTables(costAt)
+		r.Candidates = append(r.Candidates, Candidate{
+			Period:         k.name,
+			Hours:          k.longest,
+			PartitionBytes: k.longest * r.Partition.BytesPerHour,
+			Fill:           k.longest * r.Partition.BytesPerHour / r.Partition.UsableBytes,
+			Tables:         alive,
+			MonthlyCost:    cs.Recommended.Total,
+			WithinQuota:    alive*5 < TableQuota*4,
+		})
+	}
+	chosen := choosePeriod(r.Candidates)
+	if in.Period != "" {
+		chosen = periodIndex(in.Period)
+	}
+	k, c := periodKinds[chosen], costings[chosen]
+	r.Period, r.PeriodHours = k.name, k.average
 	r.Cost, r.Tiers, r.Storage = c.at(costAt)
 	r.Timeline = c.timeline(in.Horizon.Hours())
+	fl := c.fleet
 	r.Tables = Tables{
 		PerPeriod: fl.perPeriod,
 		Alive:     fl.mostTables(costAt),
 		PerYear:   365 * 24 / fl.period * fl.perPeriod,
 		Quota:     TableQuota,
+		HardQuota: TableHardQuota,
 	}
-	if in.Retention == 0 {
+	if math.IsInf(fl.lifetime, 1) {
 		r.Tables.DaysToQuota = TableQuota / r.Tables.PerYear * 365
 	}
-	r.Billing = BillingProvisioned
-	if r.Cost.OnDemand.Total < r.Cost.ProvisionedTiers.Total {
-		r.Billing = BillingOnDemand
+	r.Billing = ""
+	for _, t := range r.Tiers {
+		switch {
+		case r.Billing == "":
+			r.Billing = t.Billing
+		case r.Billing != t.Billing:
+			r.Billing = BillingMixed
+		}
 	}
-	r.Family = in.family(r.Period, r.Shards, r.Tiers, r.Billing)
+	r.Family = in.family(r.Period, r.Shards, r.Tiers)
 	r.explain(in)
 	return r, nil
 }
@@ -188,41 +224,44 @@ func (r *Report) explain(in Input) {
 	}
 	say("stream: %s events/s × %s = %s per hour, %s per day",
 		FormatNumber(r.Workload.Rate), formatBytes(it.Bytes), formatBytes(r.BytesPerHour), formatBytes(r.BytesPerDay))
-	p := r.Partition
-	into := "one partition"
-	if r.Shards > 1 {
-		into = fmt.Sprintf("each of %d shard partitions", r.Shards)
-	}
-	say("partition: 10 GiB × %s headroom = %s usable; at %s per hour into %s it fills in %s h (%s h to the full 10 GiB)",
-		FormatNumber(p.Headroom), formatBytes(p.UsableBytes), formatBytes(p.BytesPerHour), into, FormatNumber(p.UsableFillHours), FormatNumber(p.FillHours))
-	var chosen, next *Candidate
+	money := func(f float64) string { return FormatMoney(f, r.Prices.Currency) }
+	say("shards: ceil(%s events/s peak / %d series × %s / 1000) = %d: a partition key (one series' shard) takes at most 1,000 write units a second",
+		FormatNumber(r.Workload.Peak), r.Workload.Series, count(it.WriteUnits, "write unit"), r.Shards)
+	var chosen *Candidate
 	for i := range r.Candidates {
 		if r.Candidates[i].Period == r.Period {
 			chosen = &r.Candidates[i]
-			if i+1 < len(r.Candidates) {
-				next = &r.Candidates[i+1]
-			}
 		}
 	}
-	line := fmt.Sprintf("period: %s, the longest period whose longest instance (%s h) fits: it fills %s of the usable partition",
-		r.Period, FormatNumber(chosen.Hours), formatPercent(chosen.Fill))
-	if next != nil {
-		line += fmt.Sprintf("; %s tables would fill %s", next.Period, formatPercent(next.Fill))
+	if in.Period != "" {
+		say("period: %s as given, %s a month", r.Period, money(chosen.MonthlyCost))
+	} else {
+		say("period: %s, the cheapest period (%s a month) whose tables stay under 80%% of the %s-table quota; longer periods keep more data in the hot and warm tiers' Standard class, shorter ones pay the hot tier's prebuild and grace more often and make more tables",
+			r.Period, money(chosen.MonthlyCost), FormatNumber(float64(r.Tables.Quota)))
 	}
-	say("%s", line)
-	say("shards: ceil(%s events/s peak × %s / 1000) = %d", FormatNumber(r.Workload.Peak), count(it.WriteUnits, "write unit"), r.PeakShards)
-	if r.Shards > r.PeakShards {
-		say("shards raised to %d: even an hour of data (%s) overflows a partition with %d", r.Shards, formatBytes(r.BytesPerHour), r.PeakShards)
-		warn("even hourly tables overflow one partition at this rate: the plan uses hourly tables with %d shards instead of the %d the peak needs", r.Shards, r.PeakShards)
-	}
+	p := r.Partition
+	say("partition key: %s per hour into one series' shard, 10 GiB in %s h; the 10 GB item-collection limit binds only tables with local secondary indexes (timetable's have none), so it does not decide the period",
+		formatBytes(p.BytesPerHour), FormatNumber(p.FillHours))
 	hot := r.Tiers[0]
-	say("hot tier: %s for the peak (%s events/s × %s), %s", count(float64(hot.Write), "write unit"), FormatNumber(r.Workload.Peak), count(it.WriteUnits, "write unit"), count(float64(hot.Read), "read unit"))
+	say("hot tier: %s for the peak (%s events/s × %s), %s, if provisioned", count(float64(hot.Write), "write unit"), FormatNumber(r.Workload.Peak), count(it.WriteUnits, "write unit"), count(float64(hot.Read), "read unit"))
 	if rd := r.Reads; rd != nil {
-		say("reads: %s queries/s × %s read units (%s events, %s from one series over %s, in %s) = %s read units/s",
-			FormatNumber(r.Workload.ReadsPerSec), FormatNumber(rd.UnitsPerQuery), FormatNumber(rd.EventsPerQuery), formatBytes(rd.BytesPerQuery), FormatHours(r.Workload.ReadRangeHours), count(float64(r.Shards), "shard"), FormatNumber(rd.Capacity))
+		say("reads: %s queries/s × %s read units (%s events, %s from one series over %s, in %s, strongly consistent as the store reads) = %s read units/s on the hot table; a warm table takes no more writes and is read eventually consistent, %s units/s",
+			FormatNumber(r.Workload.ReadsPerSec), FormatNumber(rd.UnitsPerQuery), FormatNumber(rd.EventsPerQuery), formatBytes(rd.BytesPerQuery), FormatHours(r.Workload.ReadRangeHours), count(float64(r.Shards), "shard"), FormatNumber(rd.Capacity), FormatNumber(rd.WarmCapacity))
+	}
+	be := r.Prices.BreakEven(ClassStandard)
+	for _, t := range r.Tiers {
+		say("%s tier (%s): provisioned %s, on demand %s a month: %s; %s GB in %s costs %s",
+			t.Name, FormatNumber(t.Tables)+" tables", money(t.ProvisionedCost), money(t.OnDemandCost), strings.ReplaceAll(t.Billing, "_", "-"),
+			FormatNumber(t.StoredGB), className(t.Class), money(t.StorageCost))
+	}
+	say("provisioned write capacity pays when it is used more than %s of the time: %s %s per WCU-hour against %s %s for the 3,600 writes it serves in an hour on demand",
+		formatPercent(be), FormatNumber(r.Prices.WCUHour), r.Prices.Currency, FormatNumber(3600*r.Prices.WriteRequestMillion/1e6), r.Prices.Currency)
+	if r.Storage.ArchiveGB > 0 || r.Workload.ArchiveAfterHours > 0 {
+		say("archive: tables leave DynamoDB %s after their period; %s of data, %s GB of archives (%s × item bytes), costs %s a month on S3 at %s %s per GB",
+			FormatHours(r.Workload.ArchiveAfterHours), FormatHours(r.Storage.ArchivedHours), FormatNumber(r.Storage.ArchiveGB), FormatNumber(r.Workload.ArchiveRatio), money(r.Storage.ArchiveMonthlyCost), FormatNumber(r.Prices.ArchiveGBMonth), r.Prices.Currency)
 	}
 	t := r.Tables
-	if in.Retention == 0 {
+	if r.Tables.DaysToQuota > 0 {
 		say("tables: %s per period, %s per year, about %s after %s; kept forever, the family alone reaches %s tables after %s days",
 			FormatNumber(t.PerPeriod), FormatNumber(t.PerYear), FormatNumber(float64(t.Alive)), FormatHours(r.Workload.HorizonHours), FormatNumber(float64(t.Quota)), FormatNumber(t.DaysToQuota))
 		warn("data is kept forever: tables accumulate at %s a year and reach DynamoDB's default quota of %s tables per region after %s days; set a retention or archive old tables",
@@ -236,24 +275,34 @@ func (r *Report) explain(in Input) {
 			FormatNumber(t.PerPeriod), FormatHours(r.Workload.PrebuildHours), FormatHours(r.Workload.RetentionHours), extra, FormatNumber(float64(t.Alive)))
 	}
 	switch {
+	case t.Alive > t.HardQuota:
+		warn("about %s tables alive exceeds DynamoDB's hard limit of %s tables per region, which AWS does not raise: choose a longer period, a shorter retention or archiving", FormatNumber(float64(t.Alive)), FormatNumber(float64(t.HardQuota)))
 	case t.Alive > t.Quota:
-		warn("about %s tables alive exceeds DynamoDB's default quota of %s tables per region (every table in the region counts): ask AWS for more, or choose a longer period or a shorter retention", FormatNumber(float64(t.Alive)), FormatNumber(float64(t.Quota)))
+		warn("about %s tables alive exceeds DynamoDB's default quota of %s tables per region (every table in the region counts): ask AWS to raise it (to at most %s), or choose a longer period or a shorter retention", FormatNumber(float64(t.Alive)), FormatNumber(float64(t.Quota)), FormatNumber(float64(t.HardQuota)))
 	case t.Alive*5 >= t.Quota*4:
 		warn("about %s tables alive is near DynamoDB's default quota of %s tables per region (every table in the region counts)", FormatNumber(float64(t.Alive)), FormatNumber(float64(t.Quota)))
 	case t.Alive > FineoTableLimit:
 		warn("about %s tables alive is more than the %d tables per region DynamoDB allowed when Fineo designed write-time grouping; today's default quota is %s", FormatNumber(float64(t.Alive)), FineoTableLimit, FormatNumber(float64(t.Quota)))
 	}
-	if hot.Write > TableWriteQuota {
+	if hot.Billing == BillingProvisioned && hot.Write > TableWriteQuota {
 		warn("hot tables need %s write units, over DynamoDB's default quota of %s per table: request an increase", FormatNumber(float64(hot.Write)), FormatNumber(TableWriteQuota))
 	}
 	cs := r.Cost
-	say("cost (%s, per month): provisioned tiers %s, on demand %s, no tiering %s; storage %s GB adds %s to each",
-		r.CostedAt, FormatMoney(cs.ProvisionedTiers.Total, r.Prices.Currency), FormatMoney(cs.OnDemand.Total, r.Prices.Currency),
-		FormatMoney(cs.NoTiering.Total, r.Prices.Currency), FormatNumber(r.Storage.GB), FormatMoney(r.Storage.MonthlyCost, r.Prices.Currency))
+	say("cost (%s, per month): as recommended %s; every tier provisioned %s, every tier on demand %s, no tiering %s; DynamoDB storage %s GB (%s GB Standard-IA) costs %s",
+		r.CostedAt, money(cs.Recommended.Total), money(cs.ProvisionedTiers.Total), money(cs.OnDemand.Total),
+		money(cs.NoTiering.Total), FormatNumber(r.Storage.GB), FormatNumber(r.Storage.StandardIAGB), money(r.Storage.MonthlyCost))
 	if r.Reads == nil {
 		say("no read load given: provisioned tiers pay for the AWS blog's read capacity, on demand pays for no reads")
 	}
 	say("prices: %s", r.Prices.Label)
+}
+
+// className spells a table class as AWS does.
+func className(c string) string {
+	if c == ClassStandardIA {
+		return "Standard-IA"
+	}
+	return "Standard"
 }
 
 // FormatNumber prints a number as the plan's reports do: whole numbers and millions

@@ -12,40 +12,6 @@ import (
 
 const day = 24 * time.Hour
 
-// The AWS developer guide's worked example: "around 600 events per second,
-// each taking up about 180 bytes in DynamoDB. At this rate, 10 GB would
-// fill up in around 26 or 27 hours, so this design puts a new table into
-// service every day at midnight."
-func TestGuideExampleDailyTables(t *testing.T) {
-	r, err := Plan(Input{ItemBytes: 180, Rate: 600})
-	require.NoError(t, err)
-	require.Equal(t, 1.0, r.Item.WriteUnits)
-	require.Equal(t, 600*180*3600.0, r.BytesPerHour)
-	require.Equal(t, 600*180*86400.0, r.BytesPerDay)
-	require.GreaterOrEqual(t, r.Partition.UsableFillHours, 26.0)
-	require.LessOrEqual(t, r.Partition.UsableFillHours, 27.0)
-	require.InDelta(t, 27.6, r.Partition.FillHours, 0.05, "the full 10 GiB")
-	require.Equal(t, "day", r.Period)
-	require.Equal(t, 1, r.Shards)
-	require.Equal(t, SchemaVersion, r.SchemaVersion)
-	require.Equal(t, "day", r.Family.Period)
-}
-
-// "If you anticipate an average event frequency around 5,000 events per
-// second with a maximum of 6,000 per second, your application can append
-// to the partition key a sharding suffix that rotates from _1 through _6
-// [...] and you can provision your table with 6,000 WCUs."
-func TestGuideExampleSixShards(t *testing.T) {
-	r, err := Plan(Input{ItemBytes: 180, Rate: 5000, Peak: 6000})
-	require.NoError(t, err)
-	require.Equal(t, 6, r.PeakShards)
-	require.Equal(t, 6, r.Shards)
-	require.Equal(t, int64(6000), r.Tiers[0].Write)
-	require.Equal(t, 6, r.Family.Shards)
-	// Each shard's partition gets a sixth of 5,000 events/s.
-	require.InDelta(t, 5000.0/6*180*3600, r.Partition.BytesPerHour, 1e-6)
-}
-
 func TestItemSize(t *testing.T) {
 	keys := len("pk") + DefaultPKBytes + len("sk") + SKBytes
 	tests := []struct {
@@ -104,87 +70,35 @@ func TestSampleDistribution(t *testing.T) {
 	require.Equal(t, &Distribution{Count: 1, Min: 300, P50: 300, P90: 300, P99: 300, Max: 300, Mean: 300}, r.Item.Sample)
 }
 
-// usableFor returns the rate at which one partition fills its usable
-// bytes in exactly the given hours with items of the given size.
-func usableFor(hours float64, item int) float64 {
-	return PartitionBytes * DefaultHeadroom / (hours * 3600 * float64(item))
-}
-
-func TestPeriodChoice(t *testing.T) {
-	tests := []struct {
-		name   string
-		in     Input
-		period string
-	}{
-		{"tiny events, slow", Input{ItemBytes: 1, Rate: 1}, "quarter"},
-		{"a day fills the partition exactly", Input{ItemBytes: 1000, Rate: usableFor(24, 1000)}, "day"},
-		{"a little more and a day overflows", Input{ItemBytes: 1000, Rate: usableFor(24, 1000) * 1.000001}, "12h"},
-		{"a quarter fits exactly", Input{ItemBytes: 100, Rate: usableFor(92*24, 100)}, "quarter"},
-		{"a 31-day month must fit, not a 30-day one", Input{ItemBytes: 100, Rate: usableFor(30*24, 100)}, "week"},
-		{"an hour fits exactly", Input{ItemBytes: 1000, Rate: usableFor(1, 1000), Headroom: 0, Peak: 0}, "hour"},
-		{"six hours exactly", Input{ItemBytes: 500, Rate: usableFor(6, 500)}, "6h"},
-		{"twelve hours exactly", Input{ItemBytes: 500, Rate: usableFor(12, 500)}, "12h"},
-		{"a week exactly", Input{ItemBytes: 200, Rate: usableFor(168, 200)}, "week"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			r, err := Plan(tt.in)
-			require.NoError(t, err)
-			require.Equal(t, tt.period, r.Period)
-			for _, c := range r.Candidates {
-				require.Equal(t, c.Fill <= 1+fitTolerance, c.Fits, c.Period)
-				if c.Period == r.Period {
-					require.True(t, c.Fits)
-				}
-			}
-		})
-	}
-}
-
-func TestShardsRaisedWhenAnHourOverflows(t *testing.T) {
-	// With 1 KB items a partition written at 1,000 units takes 3.7 GB an
-	// hour; a headroom of 0.3 leaves only 3.2 GB usable.
-	r, err := Plan(Input{ItemBytes: 1024, Rate: 2000, Peak: 2000, Headroom: 0.3})
-	require.NoError(t, err)
-	require.Equal(t, 2, r.PeakShards)
-	require.Equal(t, 3, r.Shards)
-	require.Equal(t, "hour", r.Period)
-	require.NotEmpty(t, r.Warnings)
-	require.Contains(t, r.Warnings[0], "hourly tables with 3 shards")
-	require.LessOrEqual(t, r.Candidates[0].Fill, 1.0)
-
-	_, err = Plan(Input{ItemBytes: 1024, Rate: 100000, Headroom: 0.01})
-	require.ErrorIs(t, err, ErrTooFast)
-	_, err = Plan(Input{ItemBytes: 1024, Rate: 1000001})
-	require.ErrorIs(t, err, ErrTooFast, "the peak alone needs 1,001 shards")
-	_, err = Plan(Input{ItemBytes: 1024, Rate: 1000000})
-	require.NoError(t, err, "1,000 shards is the limit")
-}
-
 func TestInvalidInput(t *testing.T) {
 	tests := map[string]Input{
-		"no size":              {Rate: 1},
-		"two sizes":            {FieldBytes: 10, ItemBytes: 100, Rate: 1},
-		"empty sample":         {Sample: []int{}, Rate: 1},
-		"zero-size sample":     {Sample: []int{10, 0}, Rate: 1},
-		"negative size":        {ItemBytes: -1, Rate: 1},
-		"zero rate":            {ItemBytes: 100},
-		"negative rate":        {ItemBytes: 100, Rate: -5},
-		"NaN rate":             {ItemBytes: 100, Rate: math.NaN()},
-		"infinite rate":        {ItemBytes: 100, Rate: math.Inf(1)},
-		"peak below rate":      {ItemBytes: 100, Rate: 10, Peak: 5},
-		"negative retention":   {ItemBytes: 100, Rate: 1, Retention: -time.Hour},
-		"reads without range":  {ItemBytes: 100, Rate: 1, ReadsPerSec: 1},
-		"headroom above one":   {ItemBytes: 100, Rate: 1, Headroom: 1.5},
-		"negative headroom":    {ItemBytes: 100, Rate: 1, Headroom: -0.5},
-		"unknown grouping":     {ItemBytes: 100, Rate: 1, WriteTimeGrouping: "week"},
-		"negative price":       {ItemBytes: 100, Rate: 1, Prices: Prices{WCUHour: -1}},
-		"negative series":      {ItemBytes: 100, Rate: 1, Series: -1},
-		"negative read range":  {ItemBytes: 100, Rate: 1, ReadsPerSec: 1, ReadRange: -time.Hour},
-		"negative prebuild":    {ItemBytes: 100, Rate: 1, Prebuild: -time.Hour},
-		"negative pk length":   {FieldBytes: 100, Rate: 1, PKBytes: -1},
-		"negative reads":       {ItemBytes: 100, Rate: 1, ReadsPerSec: -1, ReadRange: time.Hour},
-		"negative field bytes": {FieldBytes: -100, Rate: 1},
+		"no size":                 {Rate: 1},
+		"two sizes":               {FieldBytes: 10, ItemBytes: 100, Rate: 1},
+		"empty sample":            {Sample: []int{}, Rate: 1},
+		"zero-size sample":        {Sample: []int{10, 0}, Rate: 1},
+		"negative size":           {ItemBytes: -1, Rate: 1},
+		"zero rate":               {ItemBytes: 100},
+		"negative rate":           {ItemBytes: 100, Rate: -5},
+		"NaN rate":                {ItemBytes: 100, Rate: math.NaN()},
+		"infinite rate":           {ItemBytes: 100, Rate: math.Inf(1)},
+		"peak below rate":         {ItemBytes: 100, Rate: 10, Peak: 5},
+		"negative retention":      {ItemBytes: 100, Rate: 1, Retention: -time.Hour},
+		"reads without range":     {ItemBytes: 100, Rate: 1, ReadsPerSec: 1},
+		"headroom above one":      {ItemBytes: 100, Rate: 1, Headroom: 1.5},
+		"negative headroom":       {ItemBytes: 100, Rate: 1, Headroom: -0.5},
+		"unknown grouping":        {ItemBytes: 100, Rate: 1, WriteTimeGrouping: "week"},
+		"negative price":          {ItemBytes: 100, Rate: 1, Prices: Prices{WCUHour: -1}},
+		"negative series":         {ItemBytes: 100, Rate: 1, Series: -1},
+		"negative read range":     {ItemBytes: 100, Rate: 1, ReadsPerSec: 1, ReadRange: -time.Hour},
+		"negative prebuild":       {ItemBytes: 100, Rate: 1, Prebuild: -time.Hour},
+		"negative pk length":      {FieldBytes: 100, Rate: 1, PKBytes: -1},
+		"negative reads":          {ItemBytes: 100, Rate: 1, ReadsPerSec: -1, ReadRange: time.Hour},
+		"negative field bytes":    {FieldBytes: -100, Rate: 1},
+		"archive after retention": {ItemBytes: 100, Rate: 1, Retention: 30 * day, ArchiveAfter: 30 * day},
+		"negative archive after":  {ItemBytes: 100, Rate: 1, ArchiveAfter: -day},
+		"unknown billing":         {ItemBytes: 100, Rate: 1, Hot: TierOptions{Billing: "reserved"}},
+		"unknown class":           {ItemBytes: 100, Rate: 1, Cold: TierOptions{Class: "glacier"}},
+		"negative archive ratio":  {ItemBytes: 100, Rate: 1, ArchiveRatio: -1},
 	}
 	for name, in := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -192,53 +106,6 @@ func TestInvalidInput(t *testing.T) {
 			require.ErrorIs(t, err, ErrInvalidInput)
 		})
 	}
-}
-
-func TestTablesAlive(t *testing.T) {
-	// 900 events/s of 1,000 bytes fill a partition in about 3 hours:
-	// hourly tables.
-	hourly := Input{ItemBytes: 1000, Rate: 900}
-	tests := []struct {
-		name      string
-		in        Input
-		period    string
-		alive     int
-		perPeriod float64
-		warning   string
-	}{
-		// Alive spans prebuild + period + retention, over the period.
-		{"daily, 90 days, no grouping", Input{ItemBytes: 180, Rate: 600, Retention: 90 * day, WriteTimeGrouping: "none"}, "day", 92, 1, ""},
-		// A table also waits up to 744-24 hours for its write month.
-		{"daily, 90 days, grouping", Input{ItemBytes: 180, Rate: 600, Retention: 90 * day}, "day", 122, 1, ""},
-		{"hourly, 90 days, grouping", with(hourly, 90*day, "month"), "hour", 2905, 1, "exceeds DynamoDB's default quota of 2,500"},
-		{"hourly, 60 days, grouping", with(hourly, 60*day, "month"), "hour", 2185, 1, "near DynamoDB's default quota"},
-		{"hourly, 60 days, no grouping", with(hourly, 60*day, "none"), "hour", 1442, 1, "more than the 256 tables"},
-		{"hourly, 7 days, no grouping", with(hourly, 7*day, "none"), "hour", 170, 1, ""},
-		// (1 + 168 + 8,736 + 576 hours) / 168 × 1.197 tables a week.
-		{"weekly tables split at months", Input{ItemBytes: 100, Rate: 100, Retention: 364 * day}, "week", 68, 1 + 144.0/730, ""},
-		// (1 + 2,190 + 17,520 hours) / 2,190 × 3 tables a quarter.
-		{"quarterly tables span three write months", Input{ItemBytes: 10, Rate: 1, Retention: 2 * 365 * day}, "quarter", 28, 3, ""},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			r, err := Plan(tt.in)
-			require.NoError(t, err)
-			require.Equal(t, tt.period, r.Period)
-			require.Equal(t, tt.alive, r.Tables.Alive)
-			require.InDelta(t, tt.perPeriod, r.Tables.PerPeriod, 1e-12)
-			if tt.warning == "" {
-				require.Empty(t, r.Warnings)
-				return
-			}
-			require.Len(t, r.Warnings, 1)
-			require.Contains(t, r.Warnings[0], tt.warning)
-		})
-	}
-}
-
-func with(in Input, retention time.Duration, grouping string) Input {
-	in.Retention, in.WriteTimeGrouping = retention, grouping
-	return in
 }
 
 func TestHotTierOverTheTableQuota(t *testing.T) {
@@ -255,62 +122,10 @@ func TestTablesForever(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 365.0, r.Tables.PerYear)
 	require.InDelta(t, 2500, r.Tables.DaysToQuota, 1e-9)
+	require.Equal(t, "day", r.Period)
 	require.Equal(t, 366, r.Tables.Alive, "a year of daily tables and the prebuilt next one")
 	require.Equal(t, "month 12", r.CostedAt)
 	require.Contains(t, r.Warnings[0], "kept forever")
-}
-
-func TestCosts(t *testing.T) {
-	in := Input{ItemBytes: 180, Rate: 600, Retention: 30 * day, WriteTimeGrouping: "none"}
-	r, err := Plan(in)
-	require.NoError(t, err)
-	p := DefaultPrices()
-	require.Equal(t, "steady state", r.CostedAt)
-
-	// On demand: 600 events/s × 1 unit × 3,600 s × 730 h = 1,576.8
-	// million write units at $0.625 a million.
-	require.InDelta(t, 985.50, r.Cost.OnDemand.Write, 1e-9)
-	require.Zero(t, r.Cost.OnDemand.Read)
-
-	// A daily table is hot from an hour before its day to 15 minutes
-	// after it: 25.25/24 tables on average, at 600 write and 300 read
-	// units.
-	hot := r.Tiers[0]
-	require.InDelta(t, 25.25/24, hot.Tables, 1e-12)
-	require.InDelta(t, 25.25/24*(600*p.WCUHour+300*p.RCUHour)*730, hot.MonthlyCost, 1e-9)
-	require.InDelta(t, 1, r.Tiers[1].Tables, 1e-12)
-	// Cold from 49.25 hours after creation to deletion, 1 + 24 + 720
-	// hours after it.
-	require.InDelta(t, (745-49.25)/24, r.Tiers[2].Tables, 1e-12)
-
-	// Data is kept from its event time, half a day before its period
-	// ends on average, until 30 days after: 732 hours, with 100 bytes of
-	// overhead per item.
-	require.InDelta(t, 732, r.Storage.RetainedHours, 1e-9)
-	gb := 600 * 280 * 3600 * 732.0 / (1 << 30)
-	require.InDelta(t, gb, r.Storage.GB, 1e-9)
-	require.InDelta(t, gb*0.25, r.Cost.ProvisionedTiers.Storage, 1e-9)
-
-	for _, c := range []Cost{r.Cost.ProvisionedTiers, r.Cost.OnDemand, r.Cost.NoTiering} {
-		require.InDelta(t, c.Write+c.Read+c.Storage, c.Total, 1e-9)
-	}
-	require.Greater(t, r.Cost.NoTiering.Total, r.Cost.ProvisionedTiers.Total)
-	require.Equal(t, BillingProvisioned, r.Billing)
-
-	// The timeline runs past the first table's deletion and ends in the
-	// steady state.
-	require.Len(t, r.Timeline, 3)
-	last := r.Timeline[len(r.Timeline)-1]
-	require.InDelta(t, r.Cost.ProvisionedTiers.Total, last.Total, 1e-9)
-	require.InDelta(t, r.Storage.GB, last.StoredGB, 1e-9)
-	require.Less(t, r.Timeline[0].StoredGB, last.StoredGB)
-}
-
-func TestOnDemandWinsForASlowStream(t *testing.T) {
-	r, err := Plan(Input{ItemBytes: 200, Rate: 0.5, Retention: 365 * day})
-	require.NoError(t, err)
-	require.Equal(t, BillingOnDemand, r.Billing)
-	require.Equal(t, BillingOnDemand, r.Family.Billing)
 }
 
 func TestTimelineForever(t *testing.T) {
@@ -322,52 +137,6 @@ func TestTimelineForever(t *testing.T) {
 		require.Greater(t, r.Timeline[i].StoredGB, r.Timeline[i-1].StoredGB)
 		require.Greater(t, r.Timeline[i].Tables, r.Timeline[i-1].Tables)
 	}
-}
-
-func TestReads(t *testing.T) {
-	in := Input{ItemBytes: 180, Rate: 600, Series: 100, ReadsPerSec: 10, ReadRange: time.Hour}
-	r, err := Plan(in)
-	require.NoError(t, err)
-	require.NotNil(t, r.Reads)
-	// One series: 6 events/s over an hour, 21,600 events of 180 bytes,
-	// 949.2 blocks of 4 KB, 950 started, half a unit each.
-	require.InDelta(t, 21600, r.Reads.EventsPerQuery, 1e-9)
-	require.InDelta(t, 475, r.Reads.UnitsPerQuery, 1e-9)
-	require.InDelta(t, 4750, r.Reads.Capacity, 1e-9)
-	require.Equal(t, int64(4750), r.Tiers[0].Read)
-	require.Equal(t, int64(4750), r.Tiers[1].Read)
-	require.Equal(t, int64(1), r.Tiers[2].Read)
-	require.InDelta(t, 4750*3600*730/1e6*0.125, r.Cost.OnDemand.Read, 1e-9)
-
-	// A short query still takes half a unit in every shard.
-	r, err = Plan(Input{ItemBytes: 180, Rate: 5000, Peak: 6000, ReadsPerSec: 2, ReadRange: time.Second, Series: 5000})
-	require.NoError(t, err)
-	require.InDelta(t, 3, r.Reads.UnitsPerQuery, 1e-9)
-	require.Equal(t, int64(6), r.Tiers[0].Read)
-}
-
-func TestDefaultsApplied(t *testing.T) {
-	// 180 bytes of fields make a 277-byte item: 12-hour tables, where a
-	// 180-byte item gets daily ones.
-	r, err := Plan(Input{FieldBytes: 180, Rate: 600})
-	require.NoError(t, err)
-	require.Equal(t, DefaultPrices(), r.Prices)
-	require.Equal(t, DefaultHeadroom, r.Partition.Headroom)
-	require.Equal(t, "month", r.Workload.WriteTimeGrouping)
-	require.Equal(t, 1.0, r.Workload.PrebuildHours)
-	require.Equal(t, 0.25, r.Workload.GraceHours)
-	require.Equal(t, 1, r.Workload.Series)
-	require.Equal(t, 600.0, r.Workload.Peak)
-	require.Equal(t, Family{
-		Name: "events", Prefix: "tt_events_", Period: "12h", Naming: "range", WriteTimeGrouping: "month",
-		Shards: 1, Layout: "row", Billing: "provisioned",
-		Tiers: []FamilyTier{
-			{Name: "hot", Age: "0", Read: 300, Write: 600},
-			{Name: "warm", Age: "1 period", Read: 100, Write: 1},
-			{Name: "cold", Age: "2 periods", Read: 1, Write: 1},
-		},
-		Prebuild: "1h", Grace: "15m", Retention: "0",
-	}, r.Family)
 }
 
 func TestFormatDuration(t *testing.T) {
@@ -385,4 +154,306 @@ func TestFormatDuration(t *testing.T) {
 	} {
 		require.Equal(t, want, FormatDuration(d), d.String())
 	}
+}
+
+// The AWS developer guide's example, 600 events/s of 180 bytes kept for a
+// year, at the built-in prices: a provisioned hot tier (600 write units
+// used all the time, far above the break-even), warm and cold tables on
+// demand, the cold ones in Standard-IA, which hold almost all the data.
+func TestGuideExample(t *testing.T) {
+	r, err := Plan(Input{ItemBytes: 180, Rate: 600, Retention: 365 * day})
+	require.NoError(t, err)
+	require.Equal(t, SchemaVersion, r.SchemaVersion)
+	require.Equal(t, "day", r.Period)
+	require.Equal(t, 1, r.Shards)
+	require.Equal(t, []string{BillingProvisioned, BillingOnDemand, BillingOnDemand}, billings(r.Tiers))
+	require.Equal(t, []string{ClassStandard, ClassStandard, ClassStandardIA}, classes(r.Tiers))
+	require.Equal(t, BillingMixed, r.Billing)
+	require.LessOrEqual(t, r.Cost.Recommended.Total, 900.0)
+	require.InDelta(t, 846.52, r.Cost.Recommended.Total, 0.01)
+	require.Less(t, r.Cost.Recommended.Total, r.Cost.ProvisionedTiers.Total)
+	require.Less(t, r.Cost.Recommended.Total, r.Cost.OnDemand.Total)
+	require.Greater(t, r.Storage.StandardIAGB, 0.99*r.Storage.GB)
+	// The hot tier writes 600 units, 25.25/24 tables on average.
+	p := DefaultPrices()
+	require.InDelta(t, 25.25/24*(600*p.WCUHour+300*p.RCUHour)*730, r.Tiers[0].CapacityCost, 1e-9)
+	require.InDelta(t, 600*3600*730/1e6*p.WriteRequestMillion, r.Tiers[0].OnDemandCost, 1e-9)
+	require.Equal(t, "day", r.Family.Period)
+	require.Equal(t, BillingProvisioned, r.Family.Billing)
+	require.Equal(t, FamilyTier{Name: "cold", Age: "2 periods", Billing: BillingOnDemand, Class: ClassStandardIA}, r.Family.Tiers[2])
+
+	// Archived to S3 after 30 days, the same year of data.
+	a, err := Plan(Input{ItemBytes: 180, Rate: 600, Retention: 365 * day, ArchiveAfter: 30 * day})
+	require.NoError(t, err)
+	require.LessOrEqual(t, a.Cost.Recommended.Total, 450.0)
+	require.InDelta(t, 432.07, a.Cost.Recommended.Total, 0.01)
+	require.InDelta(t, 365*24+12, a.Storage.RetainedHours+a.Storage.ArchivedHours, 1e-9, "the same year of data, from half a day before its period ends")
+	require.InDelta(t, 600*180*3600*a.Storage.ArchivedHours*DefaultArchiveRatio/(1<<30), a.Storage.ArchiveGB, 1e-6)
+	require.InDelta(t, a.Storage.ArchiveGB*p.ArchiveGBMonth, a.Cost.Recommended.Archive, 1e-9)
+	require.Equal(t, "30d", a.Family.Retention)
+}
+
+func billings(ts []Tier) []string {
+	var s []string
+	for _, t := range ts {
+		s = append(s, t.Billing)
+	}
+	return s
+}
+
+func classes(ts []Tier) []string {
+	var s []string
+	for _, t := range ts {
+		s = append(s, t.Class)
+	}
+	return s
+}
+
+func TestBreakEven(t *testing.T) {
+	p := DefaultPrices()
+	require.InDelta(t, 0.00065/(3600*0.625/1e6), p.BreakEven(ClassStandard), 1e-12)
+	require.InDelta(t, 0.289, p.BreakEven(ClassStandard), 0.001)
+	require.InDelta(t, 0.00081/(3600*0.78125/1e6), p.BreakEven(ClassStandardIA), 1e-12)
+	require.True(t, math.IsInf(Prices{WCUHour: 1}.BreakEven(ClassStandard), 1))
+}
+
+// The hot tier is provisioned for the peak; it is cheaper than on demand
+// when the average uses more of it than the break-even, prebuild, grace
+// and read capacity included.
+func TestHotTierBilling(t *testing.T) {
+	tests := []struct {
+		name    string
+		in      Input
+		billing string
+	}{
+		{"used all the time", Input{ItemBytes: 180, Rate: 10000}, BillingProvisioned},
+		{"used a third of the time", Input{ItemBytes: 180, Rate: 3500, Peak: 10000}, BillingProvisioned},
+		{"used a quarter of the time", Input{ItemBytes: 180, Rate: 2500, Peak: 10000}, BillingOnDemand},
+		{"a slow stream", Input{ItemBytes: 200, Rate: 0.5}, BillingOnDemand},
+		{"forced on demand", Input{ItemBytes: 180, Rate: 10000, Hot: TierOptions{Billing: BillingOnDemand}}, BillingOnDemand},
+		{"forced provisioned", Input{ItemBytes: 200, Rate: 0.5, Hot: TierOptions{Billing: BillingProvisioned}}, BillingProvisioned},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.in.Retention = 90 * day
+			r, err := Plan(tt.in)
+			require.NoError(t, err)
+			hot := r.Tiers[0]
+			require.Equal(t, tt.billing, hot.Billing)
+			require.Equal(t, tt.billing, r.Family.Tiers[0].Billing)
+			if tt.in.Hot.Billing == "" {
+				require.InDelta(t, math.Min(hot.ProvisionedCost, hot.OnDemandCost), hot.CapacityCost, 1e-9)
+			}
+		})
+	}
+}
+
+func TestTierClass(t *testing.T) {
+	in := Input{ItemBytes: 180, Rate: 600, Retention: 90 * day}
+	r, err := Plan(in)
+	require.NoError(t, err)
+	p := DefaultPrices()
+	cold := r.Tiers[2]
+	require.InDelta(t, cold.StoredGB*p.StorageGBMonthIA, cold.StorageCost, 1e-9)
+	in.Cold.Class = ClassStandard
+	s, err := Plan(in)
+	require.NoError(t, err)
+	require.InDelta(t, s.Tiers[2].StoredGB*p.StorageGBMonth, s.Tiers[2].StorageCost, 1e-9)
+	require.Greater(t, s.Cost.Recommended.Total, r.Cost.Recommended.Total)
+	require.Zero(t, s.Storage.StandardIAGB)
+}
+
+// Shards come from the peak of one series: a partition key value is one
+// series' shard, and takes at most 1,000 write units a second.
+func TestShards(t *testing.T) {
+	tests := []struct {
+		name   string
+		in     Input
+		shards int
+	}{
+		// "an average event frequency around 5,000 events per second
+		// with a maximum of 6,000 per second [...] rotates from _1
+		// through _6": the guide's stream is one series.
+		{"the guide's six shards", Input{ItemBytes: 180, Rate: 5000, Peak: 6000}, 6},
+		{"spread over 100 series", Input{ItemBytes: 180, Rate: 5000, Peak: 6000, Series: 100}, 1},
+		{"spread over 4 series", Input{ItemBytes: 180, Rate: 5000, Peak: 6000, Series: 4}, 2},
+		{"two units an event", Input{ItemBytes: 1500, Rate: 600}, 2},
+		{"1,000 shards is the limit", Input{ItemBytes: 1024, Rate: 1000000}, 1000},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := Plan(tt.in)
+			require.NoError(t, err)
+			require.Equal(t, tt.shards, r.Shards)
+			require.Equal(t, tt.shards, r.Family.Shards)
+			require.Equal(t, int64(math.Ceil(tt.in.max()*r.Item.WriteUnits)), r.Tiers[0].Write, "the hot tier takes the whole stream's peak")
+		})
+	}
+	_, err := Plan(Input{ItemBytes: 1024, Rate: 1000001})
+	require.ErrorIs(t, err, ErrTooFast, "the peak alone needs 1,001 shards")
+}
+
+func (in Input) max() float64 { return math.Max(in.Rate, in.Peak) }
+
+// The period is chosen on cost among those within the table quota, not
+// by the 10 GB rule: 600 events/s fill 10 GiB of one partition key in a
+// day, but 60,000 spread over 1,000 series do not make hourly tables.
+func TestPeriodChoice(t *testing.T) {
+	tests := []struct {
+		name   string
+		in     Input
+		period string
+	}{
+		{"the guide's example", Input{ItemBytes: 180, Rate: 600, Retention: 365 * day}, "day"},
+		{"a fast stream over many series", Input{ItemBytes: 180, Rate: 60000, Series: 1000, Retention: 30 * day}, "day"},
+		{"a slow stream: costs equal, fewest tables", Input{ItemBytes: 100, Rate: 1, Retention: 365 * day}, "quarter"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := Plan(tt.in)
+			require.NoError(t, err)
+			require.Equal(t, tt.period, r.Period)
+			require.Len(t, r.Candidates, len(periodKinds))
+			low := math.Inf(1)
+			for _, c := range r.Candidates {
+				if c.WithinQuota {
+					low = math.Min(low, c.MonthlyCost)
+				}
+				require.Equal(t, c.Tables*5 < TableQuota*4, c.WithinQuota)
+			}
+			chosen := r.Candidates[choosePeriod(r.Candidates)]
+			require.Equal(t, r.Period, chosen.Period)
+			require.LessOrEqual(t, chosen.MonthlyCost, low*(1+cheapestTolerance)+cheapestSlack)
+			require.InDelta(t, r.Cost.Recommended.Total, chosen.MonthlyCost, 1e-9)
+		})
+	}
+}
+
+func TestChoosePeriod(t *testing.T) {
+	c := func(cost float64, tables int) Candidate {
+		return Candidate{MonthlyCost: cost, Tables: tables, WithinQuota: tables*5 < TableQuota*4}
+	}
+	tests := []struct {
+		name string
+		cs   []Candidate
+		want int
+	}{
+		{"cheapest", []Candidate{c(100, 100), c(80, 50), c(90, 10)}, 1},
+		{"a longer one within tolerance", []Candidate{c(1000, 100), c(1004, 50)}, 1},
+		{"a longer one within a unit", []Candidate{c(1, 100), c(1.9, 50)}, 1},
+		{"a longer one beyond tolerance", []Candidate{c(1000, 100), c(1010, 50)}, 0},
+		{"over the quota is skipped", []Candidate{c(1, 3000), c(10, 100)}, 1},
+		{"none within the quota: fewest tables", []Candidate{c(1, 9000), c(2, 3000), c(3, 4000)}, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			require.Equal(t, tt.want, choosePeriod(tt.cs))
+		})
+	}
+}
+
+func TestTableQuotaWarnings(t *testing.T) {
+	in := Input{ItemBytes: 180, Rate: 600, Retention: 365 * day}
+	tests := []struct {
+		alive   int
+		warning string
+	}{
+		{12000, "hard limit of 10,000 tables"},
+		{3000, "ask AWS to raise it (to at most 10,000)"},
+		{2100, "near DynamoDB's default quota of 2,500"},
+		{300, "256 tables per region"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.warning, func(t *testing.T) {
+			r, err := Plan(in)
+			require.NoError(t, err)
+			r.Tables.Alive, r.Warnings, r.Working = tt.alive, nil, nil
+			r.explain(in.withDefaults())
+			require.Len(t, r.Warnings, 1)
+			require.Contains(t, r.Warnings[0], tt.warning)
+		})
+	}
+}
+
+func TestCostsAddUp(t *testing.T) {
+	for _, in := range []Input{
+		{ItemBytes: 180, Rate: 600, Retention: 30 * day, WriteTimeGrouping: "none"},
+		{ItemBytes: 180, Rate: 600, Retention: 365 * day, ArchiveAfter: 60 * day},
+		{ItemBytes: 180, Rate: 600, ArchiveAfter: 60 * day},
+		{ItemBytes: 800, Rate: 50, Peak: 400, Series: 20, ReadsPerSec: 5, ReadRange: 6 * time.Hour, Retention: 90 * day},
+	} {
+		r, err := Plan(in)
+		require.NoError(t, err)
+		var gb, storage float64
+		for _, tr := range r.Tiers {
+			gb += tr.StoredGB
+			storage += tr.StorageCost
+			require.InDelta(t, tr.CapacityCost+tr.StorageCost, tr.MonthlyCost, 1e-9)
+		}
+		require.InDelta(t, r.Storage.GB, gb, 1e-6)
+		require.InDelta(t, r.Storage.GB, r.Storage.StandardGB+r.Storage.StandardIAGB, 1e-6)
+		require.InDelta(t, r.Storage.MonthlyCost, storage, 1e-9)
+		for _, c := range []Cost{r.Cost.Recommended, r.Cost.ProvisionedTiers, r.Cost.OnDemand, r.Cost.NoTiering} {
+			require.InDelta(t, c.Write+c.Read+c.Storage+c.Archive, c.Total, 1e-9)
+		}
+		require.LessOrEqual(t, r.Cost.Recommended.Total, math.Min(r.Cost.ProvisionedTiers.Total, r.Cost.OnDemand.Total)+1e-9)
+		require.Greater(t, r.Cost.NoTiering.Total, r.Cost.Recommended.Total)
+		last := r.Timeline[len(r.Timeline)-1]
+		require.InDelta(t, r.Cost.Recommended.Total, last.Total, 1e-6)
+		require.Less(t, r.Timeline[0].StoredGB+r.Timeline[0].ArchiveGB, last.StoredGB+last.ArchiveGB)
+	}
+}
+
+// Reads are priced at the consistency the store reads with: strongly
+// consistent from the hot table, eventually consistent from a warm one,
+// which takes no more writes.
+func TestReads(t *testing.T) {
+	in := Input{ItemBytes: 180, Rate: 600, Series: 100, ReadsPerSec: 10, ReadRange: time.Hour}
+	r, err := Plan(in)
+	require.NoError(t, err)
+	require.NotNil(t, r.Reads)
+	// One series: 6 events/s over an hour, 21,600 events of 180 bytes,
+	// 949.2 blocks of 4 KB, 950 started, a unit each.
+	require.InDelta(t, 21600, r.Reads.EventsPerQuery, 1e-9)
+	require.InDelta(t, 950, r.Reads.UnitsPerQuery, 1e-9)
+	require.InDelta(t, 475, r.Reads.WarmUnitsPerQuery, 1e-9)
+	require.InDelta(t, 9500, r.Reads.Capacity, 1e-9)
+	require.Equal(t, int64(9500), r.Tiers[0].Read)
+	require.Equal(t, int64(4750), r.Tiers[1].Read)
+	require.Equal(t, int64(1), r.Tiers[2].Read)
+	// On demand the warm table is read only by queries that cross the
+	// period's start: an hour of a day.
+	period := r.PeriodHours
+	want := 9500*3600*730/1e6*0.125 + 4750*3600*730/1e6*0.125*math.Min(1, 1/period)
+	require.InDelta(t, want, r.Cost.OnDemand.Read, 1e-6)
+
+	// A short query still takes a unit in every shard.
+	r, err = Plan(Input{ItemBytes: 180, Rate: 5000, Peak: 6000, ReadsPerSec: 2, ReadRange: time.Millisecond})
+	require.NoError(t, err)
+	require.Equal(t, 6, r.Shards)
+	require.InDelta(t, 6, r.Reads.UnitsPerQuery, 1e-9)
+	require.Equal(t, int64(12), r.Tiers[0].Read)
+}
+
+func TestDefaultsApplied(t *testing.T) {
+	r, err := Plan(Input{FieldBytes: 180, Rate: 600})
+	require.NoError(t, err)
+	require.Equal(t, DefaultPrices(), r.Prices)
+	require.Equal(t, DefaultHeadroom, r.Partition.Headroom)
+	require.Equal(t, "month", r.Workload.WriteTimeGrouping)
+	require.Equal(t, 1.0, r.Workload.PrebuildHours)
+	require.Equal(t, 0.25, r.Workload.GraceHours)
+	require.Equal(t, 1, r.Workload.Series)
+	require.Equal(t, 600.0, r.Workload.Peak)
+	require.Zero(t, r.Workload.ArchiveRatio, "no archive")
+	require.Equal(t, Family{
+		Name: "events", Prefix: "tt_events_", Period: r.Period, Naming: "range", WriteTimeGrouping: "month",
+		Shards: 1, Layout: "row", Billing: "provisioned",
+		Tiers: []FamilyTier{
+			{Name: "hot", Age: "0", Billing: "provisioned", Class: "standard", Read: 300, Write: 600},
+			{Name: "warm", Age: "1 period", Billing: "on_demand", Class: "standard"},
+			{Name: "cold", Age: "2 periods", Billing: "on_demand", Class: "standard_ia"},
+		},
+		Prebuild: "1h", Grace: "15m", Retention: "0",
+	}, r.Family)
 }

@@ -15,7 +15,12 @@ func (r Report) WriteTable(w io.Writer) error {
 	row := func(cells ...string) { fmt.Fprintln(tw, strings.Join(cells, "\t")) }
 	section := func(title string) { fmt.Fprintf(tw, "\n%s\n", title) }
 
-	fmt.Fprintf(tw, "Recommended: %s tables, %s, %s billing\n", r.Period, plural(r.Shards, "shard"), strings.ReplaceAll(r.Billing, "_", "-"))
+	fmt.Fprintf(tw, "Recommended: %s tables, %s, %s a month", r.Period, plural(r.Shards, "shard"), money(r.Cost.Recommended.Total))
+	var bills []string
+	for _, t := range r.Tiers {
+		bills = append(bills, fmt.Sprintf("%s %s %s", t.Name, strings.ReplaceAll(t.Billing, "_", "-"), className(t.Class)))
+	}
+	fmt.Fprintf(tw, " (%s)\n", strings.Join(bills, ", "))
 
 	section("WORKLOAD")
 	row("  average rate", FormatNumber(r.Workload.Rate)+" events/s")
@@ -25,6 +30,9 @@ func (r Report) WriteTable(w io.Writer) error {
 		retention = FormatHours(r.Workload.RetentionHours)
 	}
 	row("  retention", retention)
+	if r.Workload.ArchiveAfterHours > 0 {
+		row("  archive after", FormatHours(r.Workload.ArchiveAfterHours))
+	}
 	reads := "none given"
 	if r.Reads != nil {
 		reads = fmt.Sprintf("%s queries/s over %s of one series (of %d)", FormatNumber(r.Workload.ReadsPerSec), FormatHours(r.Workload.ReadRangeHours), r.Workload.Series)
@@ -40,36 +48,37 @@ func (r Report) WriteTable(w io.Writer) error {
 	row("  bytes per hour", formatBytes(r.BytesPerHour))
 	row("  bytes per day", formatBytes(r.BytesPerDay))
 
-	section("PARTITION")
+	section("SHARDS")
+	row("  shards", fmt.Sprintf("%d (the peak of one series at %s write units a partition key)", r.Shards, FormatNumber(PartitionWriteUnits)))
 	p := r.Partition
-	row("  usable", fmt.Sprintf("%s of 10 GiB (headroom %s)", formatBytes(p.UsableBytes), FormatNumber(p.Headroom)))
-	row("  per shard per hour", formatBytes(p.BytesPerHour))
-	row("  fill time", fmt.Sprintf("%s h to usable, %s h to 10 GiB", FormatNumber(p.UsableFillHours), FormatNumber(p.FillHours)))
-
-	section("PERIODS")
-	row("  PERIOD", "LONGEST", "PER SHARD", "FILL", "FITS")
-	for _, c := range r.Candidates {
-		fits := "no"
-		if c.Fits {
-			fits = "yes"
-		}
-		if c.Period == r.Period {
-			fits += "  <- recommended"
-		}
-		row("  "+c.Period, FormatHours(c.Hours), formatBytes(c.PartitionBytes), formatPercent(c.Fill), fits)
+	row("  per partition key", fmt.Sprintf("%s per hour, 10 GiB in %s h (binds only with local secondary indexes)", formatBytes(p.BytesPerHour), FormatNumber(p.FillHours)))
+	if rd := r.Reads; rd != nil {
+		row("  read units per query", FormatNumber(rd.UnitsPerQuery)+" (hot, strongly consistent), "+FormatNumber(rd.WarmUnitsPerQuery)+" (warm, eventually consistent)")
+		row("  read capacity", FormatNumber(rd.Capacity)+" units/s hot, "+FormatNumber(rd.WarmCapacity)+" warm")
 	}
 
-	section("SHARDS")
-	row("  shards", fmt.Sprintf("%d (the peak needs %d at %s write units a partition)", r.Shards, r.PeakShards, FormatNumber(PartitionWriteUnits)))
-	if rd := r.Reads; rd != nil {
-		row("  read units per query", FormatNumber(rd.UnitsPerQuery))
-		row("  read capacity", FormatNumber(rd.Capacity)+" units/s")
+	section("PERIODS")
+	row("  PERIOD", "TABLES", "MONTHLY", "")
+	for _, c := range r.Candidates {
+		note := ""
+		if !c.WithinQuota {
+			note = "over 80% of the table quota"
+		}
+		if c.Period == r.Period {
+			note = "<- recommended"
+		}
+		row("  "+c.Period, FormatNumber(float64(c.Tables)), money(c.MonthlyCost), note)
 	}
 
 	section("TIERS (" + r.CostedAt + ")")
-	row("  TIER", "AGE", "WRITE", "READ", "TABLES", "MONTHLY")
+	row("  TIER", "AGE", "BILLING", "CLASS", "WRITE", "READ", "TABLES", "STORED", "CAPACITY", "STORAGE", "MONTHLY")
 	for _, t := range r.Tiers {
-		row("  "+t.Name, t.Age, FormatNumber(float64(t.Write)), FormatNumber(float64(t.Read)), FormatNumber(t.Tables), money(t.MonthlyCost))
+		w, rd := "-", "-"
+		if t.Billing == BillingProvisioned {
+			w, rd = FormatNumber(float64(t.Write)), FormatNumber(float64(t.Read))
+		}
+		row("  "+t.Name, t.Age, strings.ReplaceAll(t.Billing, "_", "-"), className(t.Class), w, rd, FormatNumber(t.Tables),
+			FormatNumber(t.StoredGB)+" GB", money(t.CapacityCost), money(t.StorageCost), money(t.MonthlyCost))
 	}
 
 	section("TABLES")
@@ -79,17 +88,21 @@ func (r Report) WriteTable(w io.Writer) error {
 	if r.Workload.RetentionHours == 0 {
 		alive += " after " + FormatHours(r.Workload.HorizonHours)
 	}
-	row("  alive at most", fmt.Sprintf("%s (quota %s per region)", alive, FormatNumber(float64(r.Tables.Quota))))
+	row("  alive at most", fmt.Sprintf("%s (quota %s per region, raised on request to at most %s)", alive, FormatNumber(float64(r.Tables.Quota)), FormatNumber(float64(r.Tables.HardQuota))))
 
 	section("MONTHLY COST (" + r.CostedAt + ")")
-	row("  BILLING", "WRITE", "READ", "STORAGE", "TOTAL")
+	row("  BILLING", "WRITE", "READ", "STORAGE", "ARCHIVE", "TOTAL")
 	for _, c := range []struct {
 		name string
 		c    Cost
-	}{{"provisioned tiers", r.Cost.ProvisionedTiers}, {"on demand", r.Cost.OnDemand}, {"no tiering", r.Cost.NoTiering}} {
-		row("  "+c.name, money(c.c.Write), money(c.c.Read), money(c.c.Storage), money(c.c.Total))
+	}{{"recommended", r.Cost.Recommended}, {"all provisioned", r.Cost.ProvisionedTiers}, {"all on demand", r.Cost.OnDemand}, {"no tiering", r.Cost.NoTiering}} {
+		row("  "+c.name, money(c.c.Write), money(c.c.Read), money(c.c.Storage), money(c.c.Archive), money(c.c.Total))
 	}
-	row("  stored", FormatNumber(r.Storage.GB)+" GB")
+	stored := fmt.Sprintf("%s GB in DynamoDB (%s GB Standard-IA)", FormatNumber(r.Storage.GB), FormatNumber(r.Storage.StandardIAGB))
+	if r.Storage.ArchiveGB > 0 {
+		stored += fmt.Sprintf(", %s GB archived", FormatNumber(r.Storage.ArchiveGB))
+	}
+	row("  stored", stored)
 
 	section("WORKING")
 	for _, s := range r.Working {

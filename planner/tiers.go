@@ -2,36 +2,62 @@ package planner
 
 import "math"
 
-// Tier is one step of the tier schedule: the capacity a table gets from a
-// given age on.
+// Tier is one step of the tier schedule: how a table is billed and stored
+// from a given age on.
 type Tier struct {
 	// Name is hot, warm or cold.
 	Name string `json:"name"`
 	// Age is when a table enters the tier, as configuration files spell
 	// it: "0", "1 period", "2 periods".
 	Age string `json:"age"`
-	// Write and Read are the provisioned capacity units.
+	// Billing is how the tier is billed: BillingProvisioned or
+	// BillingOnDemand.
+	Billing string `json:"billing"`
+	// Class is the tier's table class: ClassStandard or ClassStandardIA.
+	Class string `json:"class"`
+	// Write and Read are the capacity units the tier is provisioned with
+	// when Billing is BillingProvisioned.
 	Write int64 `json:"write"`
 	Read  int64 `json:"read"`
 	// Tables is the mean number of tables in the tier when the plan is
 	// costed.
 	Tables float64 `json:"tables"`
-	// MonthlyCost is what those tables' capacity costs per month.
+	// StoredGB is the data the tier's tables hold.
+	StoredGB float64 `json:"stored_gb"`
+	// ProvisionedCost and OnDemandCost are what the tier's reads and
+	// writes cost per month billed either way; CapacityCost is the one
+	// Billing chose.
+	ProvisionedCost float64 `json:"provisioned_cost"`
+	OnDemandCost    float64 `json:"on_demand_cost"`
+	CapacityCost    float64 `json:"capacity_cost"`
+	// StorageCost is what storing StoredGB in Class costs per month.
+	StorageCost float64 `json:"storage_cost"`
+	// MonthlyCost is CapacityCost plus StorageCost.
 	MonthlyCost float64 `json:"monthly_cost"`
 }
 
-// Reads is the read load's arithmetic.
+// Reads is the read load's arithmetic. Queries end now: they read the hot
+// table, which the store reads strongly consistent (storage/dynamostore
+// reads with ConsistentRead unless told otherwise), and, when their range
+// crosses the period's start, the warm table, which takes no more writes
+// and is priced eventually consistent.
 type Reads struct {
 	// EventsPerQuery is the events one query reads: one series over the
 	// read range.
 	EventsPerQuery float64 `json:"events_per_query"`
 	// BytesPerQuery is their size.
 	BytesPerQuery float64 `json:"bytes_per_query"`
-	// UnitsPerQuery is the read units one query takes: eventually
-	// consistent reads, half a unit per 4 KB started, in every shard.
+	// UnitsPerQuery is the read units one query takes from the hot table:
+	// strongly consistent reads, one unit per 4 KB started, in every
+	// shard.
 	UnitsPerQuery float64 `json:"units_per_query"`
-	// Capacity is the read units per second the load needs.
-	Capacity float64 `json:"capacity"`
+	// WarmUnitsPerQuery is the read units a query takes from a warm
+	// table: eventually consistent, half a unit per 4 KB started.
+	WarmUnitsPerQuery float64 `json:"warm_units_per_query"`
+	// Capacity is the read units per second the load needs from the hot
+	// table; WarmCapacity from a warm one.
+	Capacity     float64 `json:"capacity"`
+	WarmCapacity float64 `json:"warm_capacity"`
 }
 
 // The AWS blog's read capacities, used when the input has no read load.
@@ -42,8 +68,8 @@ const (
 
 // reads works out the read load, or returns nil when there is none. A
 // query reads one series over the read range from every shard; DynamoDB
-// rounds each shard's read up to 4 KB, and an eventually consistent read
-// takes half a unit per 4 KB.
+// rounds each shard's read up to 4 KB; a strongly consistent read takes a
+// unit per 4 KB, an eventually consistent one half.
 func (in Input) reads(it Item, shards int) *Reads {
 	if in.ReadsPerSec == 0 {
 		return nil
@@ -51,22 +77,23 @@ func (in Input) reads(it Item, shards int) *Reads {
 	r := &Reads{EventsPerQuery: in.Rate / float64(in.Series) * in.ReadRange.Seconds()}
 	r.BytesPerQuery = r.EventsPerQuery * it.Bytes
 	perShard := math.Max(1, math.Ceil(r.BytesPerQuery/float64(shards)/readUnitBytes-fitTolerance))
-	r.UnitsPerQuery = float64(shards) * perShard / 2
+	r.UnitsPerQuery = float64(shards) * perShard
+	r.WarmUnitsPerQuery = r.UnitsPerQuery / 2
 	r.Capacity = in.ReadsPerSec * r.UnitsPerQuery
+	r.WarmCapacity = in.ReadsPerSec * r.WarmUnitsPerQuery
 	return r
 }
 
-// tierSchedule returns the AWS blog's hot, warm and cold tiers, with the
-// hot tier's write capacity sized for the peak, as the guide provisions
-// 6,000 write units for a 6,000 events/s peak, and read capacity sized for
-// the read load when there is one. Queries end now, so they read the hot
-// table and, across a period boundary, the warm one: both get the load's
-// read capacity.
+// tierSchedule returns the AWS blog's hot, warm and cold tiers with the
+// capacity each would be provisioned with: the hot tier's write capacity
+// sized for the peak, as the guide provisions 6,000 write units for a
+// 6,000 events/s peak, and read capacities sized for the read load when
+// there is one. Billing and class are decided when the plan is costed.
 func tierSchedule(peakUnits float64, r *Reads) (tiers []Tier, ages []int) {
 	hotRead, warmRead := int64(blogHotRead), int64(blogWarmRead)
 	if r != nil {
 		hotRead = max(1, int64(math.Ceil(r.Capacity-fitTolerance)))
-		warmRead = hotRead
+		warmRead = max(1, int64(math.Ceil(r.WarmCapacity-fitTolerance)))
 	}
 	hotWrite := max(1, int64(math.Ceil(peakUnits-fitTolerance)))
 	return []Tier{

@@ -1,6 +1,9 @@
 package registry
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -59,4 +62,54 @@ func stateOf(s storage.Status) State {
 		return Creating
 	}
 	return Active
+}
+
+// Adopter is what Adopt needs of a store: describing a table and tagging
+// it.
+type Adopter interface {
+	DescribeTable(ctx context.Context, name string) (storage.TableInfo, error)
+	UpdateTable(ctx context.Context, name string, u storage.TableUpdate) error
+}
+
+// ErrNotAdoptable marks a table Adopt will not take: no family's namer
+// parses its name, or it holds another deployment's tag.
+var ErrNotAdoptable = errors.New("timetable: table cannot be adopted")
+
+// Adopt registers the table name, found in the store without an entry, on
+// an operator's word: the first of families whose namer parses the name
+// takes it, with the facts Adopted finds, and the table is tagged with
+// this registry's meta table (family.TagMeta) so the deployment knows it
+// for its own from then on. A table whose tag names another deployment's
+// meta table is refused unless force is set: two deployments must not
+// manage one table. Adopting a table that has a live entry already
+// returns that entry.
+func (r *Registry) Adopt(ctx context.Context, store Adopter, families []family.Family, name string, force bool, now time.Time) (Entry, error) {
+	for _, f := range families {
+		ref, err := f.Namer().Parse(name)
+		if err != nil {
+			continue
+		}
+		if cur, err := r.Get(ctx, f.Name, ref.Period.Start, name); err == nil && cur.State.Live() {
+			return cur, nil
+		}
+		info, err := store.DescribeTable(ctx, name)
+		if err != nil {
+			return Entry{}, fmt.Errorf("adopt table %q: %w", name, err)
+		}
+		if owner := info.Tags[family.TagMeta]; owner != "" && owner != r.table && !force {
+			return Entry{}, fmt.Errorf("adopt table %q: %w: it belongs to the deployment of meta table %q", name, ErrNotAdoptable, owner)
+		}
+		e := Adopted(f, ref, info, now)
+		if cur, err := r.Get(ctx, f.Name, ref.Period.Start, name); err == nil {
+			e.Generation = cur.Generation + 1
+		}
+		if err := store.UpdateTable(ctx, name, storage.TableUpdate{Tags: map[string]string{family.TagMeta: r.table}}); err != nil {
+			return Entry{}, fmt.Errorf("adopt table %q: tag it: %w", name, err)
+		}
+		if err := r.Register(ctx, e); err != nil {
+			return Entry{}, fmt.Errorf("adopt table %q: %w", name, err)
+		}
+		return e, nil
+	}
+	return Entry{}, fmt.Errorf("adopt table %q: %w: no configured family's naming parses it", name, ErrNotAdoptable)
 }

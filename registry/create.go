@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"time"
 
+	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/storage"
 )
 
@@ -59,7 +61,7 @@ func (r *Registry) Finish(ctx context.Context, store Creator, e Entry, now time.
 	if e.State != Creating {
 		return e, nil
 	}
-	if err := store.CreateTable(ctx, e.Spec()); err != nil && !errors.Is(err, storage.ErrTableExists) {
+	if err := store.CreateTable(ctx, r.spec(e)); err != nil && !errors.Is(err, storage.ErrTableExists) {
 		err = fmt.Errorf("create table %q: %w", e.Name, err)
 		if ctx.Err() == nil && e.CreateError != err.Error() {
 			e.CreateError, e.UpdatedAt = err.Error(), now.UTC()
@@ -74,4 +76,16 @@ func (r *Registry) Finish(ctx context.Context, store Creator, e Entry, now time.
 		return Entry{}, err
 	}
 	return e, nil
+}
+
+// spec returns the specification an entry's table is created with: the
+// entry's, tagged with this registry's meta table (family.TagMeta), which
+// proves the table is this deployment's should its entry ever be lost.
+func (r *Registry) spec(e Entry) storage.TableSpec {
+	spec := e.Spec()
+	tags := make(map[string]string, len(spec.Tags)+1)
+	maps.Copy(tags, spec.Tags)
+	tags[family.TagMeta] = r.table
+	spec.Tags = tags
+	return spec
 }

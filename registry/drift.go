@@ -24,10 +24,18 @@ type Lister interface {
 // tables disagree.
 type Drift struct {
 	// Unregistered are the entries, from Adopted, of tables that exist
-	// without a live entry and whose names parse as the family's. An
-	// entry of a table timetable deleted or found missing is adopted as
-	// its next generation.
+	// without a live entry, whose names parse as the family's and whose
+	// family.TagMeta tag names this registry's meta table: tables this
+	// deployment made and lost the entry of. An entry of a table timetable
+	// deleted or found missing is adopted as its next generation.
 	Unregistered []Entry
+	// Foreign are the entries tables whose names parse as the family's
+	// would be adopted with, but whose tags do not prove them this
+	// deployment's: another deployment's on the same endpoint, made by
+	// hand, or by a version of timetable before the tag. They are never
+	// touched; an operator adopts one with Registry.Adopt (`timetable
+	// tables adopt NAME`).
+	Foreign []Entry
 	// Gone are live entries whose table the store does not list (those
 	// still being created are given StaleCreating to appear).
 	Gone []Entry
@@ -47,7 +55,7 @@ const StaleCreating = 10 * time.Minute
 // only the tables the registry does not explain, so in the steady state it
 // costs the listing pages alone. Names that do not parse as the family's,
 // under its namer of today or of any entry, are never looked at.
-func Compare(ctx context.Context, store Lister, f family.Family, entries []Entry, now time.Time) (Drift, error) {
+func (r *Registry) Compare(ctx context.Context, store Lister, f family.Family, entries []Entry, now time.Time) (Drift, error) {
 	namers := []naming.Namer{f.Namer()}
 	byName := map[string]Entry{}
 	for _, e := range entries {
@@ -108,7 +116,11 @@ func Compare(ctx context.Context, store Lister, f family.Family, entries []Entry
 				if ok {
 					a.Generation = e.Generation + 1
 				}
-				d.Unregistered = append(d.Unregistered, a)
+				if info.Tags[family.TagMeta] == r.table {
+					d.Unregistered = append(d.Unregistered, a)
+				} else {
+					d.Foreign = append(d.Foreign, a)
+				}
 			}
 		}
 	}
@@ -125,9 +137,10 @@ func Compare(ctx context.Context, store Lister, f family.Family, entries []Entry
 }
 
 // Unregistered returns Compare's Unregistered: the tables of f the
-// registry lacks, as they would be adopted.
-func Unregistered(ctx context.Context, store Lister, f family.Family, entries []Entry, now time.Time) ([]Entry, error) {
-	d, err := Compare(ctx, store, f, entries, now)
+// registry lacks and that are provably this deployment's, as they would be
+// adopted.
+func (r *Registry) Unregistered(ctx context.Context, store Lister, f family.Family, entries []Entry, now time.Time) ([]Entry, error) {
+	d, err := r.Compare(ctx, store, f, entries, now)
 	return d.Unregistered, err
 }
 
@@ -150,4 +163,37 @@ func parse(name string, f family.Family, entries []Entry, namers []naming.Namer)
 		return ref, policy, true
 	}
 	return naming.Ref{}, family.Family{}, false
+}
+
+// CapacityDrift returns why the capacity the store describes for an
+// active table differs from the capacity its entry says was last applied,
+// or "" when they agree: someone changed the table behind the registry's
+// back (the AWS console, a script, another tool's auto scaling). It is
+// the one rule that the engine's table listing shows and the lifecycle
+// manager's sweep puts right.
+func CapacityDrift(e Entry, info storage.TableInfo) string {
+	if e.State != Active || info.Status != storage.StatusActive {
+		return ""
+	}
+	have, want := normalCapacity(info.Capacity), normalCapacity(e.Capacity)
+	if have == want {
+		return ""
+	}
+	return fmt.Sprintf("capacity changed outside timetable: the store has %s, the registry %s", capacityString(have), capacityString(want))
+}
+
+// normalCapacity spells on-demand billing one way: billing on demand and
+// no units, whatever the store reports of units.
+func normalCapacity(c storage.Capacity) storage.Capacity {
+	if c.Billing == storage.OnDemand || (c.Billing == "" && c.Read == 0 && c.Write == 0) {
+		return storage.Capacity{Billing: storage.OnDemand}
+	}
+	return c
+}
+
+func capacityString(c storage.Capacity) string {
+	if c.Billing == storage.OnDemand {
+		return "on-demand"
+	}
+	return fmt.Sprintf("%d RCU/%d WCU", c.Read, c.Write)
 }

@@ -177,3 +177,63 @@ func openRegistry(t *testing.T, store storage.Store, meta string) *registry.Regi
 	require.NoError(t, store.CreateTable(context.Background(), storage.TableSpec{Name: meta}))
 	return registry.New(store, meta)
 }
+
+// A table made through the registry is tagged with its meta table; Compare
+// adopts a table without an entry only when that tag names its own, and
+// Adopt takes the others on an operator's word.
+func TestOwnership(t *testing.T) {
+	for _, b := range backends.All(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			ctx := context.Background()
+			store, cfg := b.Open(t)
+			meta := cfg.MetaTable
+			if meta == "" {
+				meta = "timetable_meta"
+			}
+			reg := openRegistry(t, store, meta)
+			f := cfg.Families[0]
+			now := day(2017, 4, 12)
+			e, err := reg.Create(ctx, store, registry.NewEntry(f, f.TableFor(day(2017, 4, 10), now), now), now)
+			require.NoError(t, err)
+			info, err := store.DescribeTable(ctx, e.Name)
+			require.NoError(t, err)
+			if info.Tags[family.TagMeta] == "" {
+				t.Skip("this endpoint keeps no tags (DynamoDB Local): no table is adopted by itself")
+			}
+			require.Equal(t, meta, info.Tags[family.TagMeta])
+
+			lost := f.Spec(f.TableFor(day(2017, 3, 27), now), f.Tiers[0])
+			lost.Tags[family.TagMeta] = meta
+			other := f.Spec(f.TableFor(day(2017, 3, 20), now), f.Tiers[0])
+			other.Tags[family.TagMeta] = "tt_meta_b"
+			untagged := f.Spec(f.TableFor(day(2017, 3, 13), now), f.Tiers[0])
+			for _, s := range []storage.TableSpec{lost, other, untagged} {
+				require.NoError(t, store.CreateTable(ctx, s))
+			}
+			entries, err := reg.List(ctx, f.Name)
+			require.NoError(t, err)
+			d, err := reg.Compare(ctx, store, f, entries, now)
+			require.NoError(t, err)
+			require.Equal(t, []string{lost.Name}, names(d.Unregistered))
+			require.ElementsMatch(t, []string{other.Name, untagged.Name}, names(d.Foreign))
+
+			_, err = reg.Adopt(ctx, store, cfg.Families, other.Name, false, now)
+			require.ErrorIs(t, err, registry.ErrNotAdoptable)
+			a, err := reg.Adopt(ctx, store, cfg.Families, untagged.Name, false, now)
+			require.NoError(t, err)
+			require.Equal(t, registry.Active, a.State)
+			again, err := reg.Adopt(ctx, store, cfg.Families, untagged.Name, false, now)
+			require.NoError(t, err, "adopting twice is harmless")
+			require.Equal(t, a.Name, again.Name)
+			info, err = store.DescribeTable(ctx, untagged.Name)
+			require.NoError(t, err)
+			require.Equal(t, meta, info.Tags[family.TagMeta])
+			entries, err = reg.List(ctx, f.Name)
+			require.NoError(t, err)
+			d, err = reg.Compare(ctx, store, f, entries, now)
+			require.NoError(t, err)
+			require.Equal(t, []string{lost.Name}, names(d.Unregistered))
+			require.Equal(t, []string{other.Name}, names(d.Foreign))
+		})
+	}
+}

@@ -34,9 +34,10 @@ import (
 //     DefaultGrace unless told), after which it is refused.
 //
 // Decision: nothing is cached. Authenticate reads the key's record on
-// every call, one strongly consistent GetItem (half a read unit on
-// DynamoDB, a few microseconds on Pebble), so that a revoked key, or a
-// removed tenant's, is refused at once by every server on the store.
+// every call, one strongly consistent GetItem (one read unit on
+// DynamoDB, as every strongly consistent read of up to 4 KB; a few
+// microseconds on Pebble), so that a revoked key, or a removed tenant's,
+// is refused at once by every server on the store.
 //
 // Keys of the version before several keys per tenant keep working
 // unchanged: their record holds the tenant and the hash, their tenant's

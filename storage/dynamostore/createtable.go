@@ -98,6 +98,9 @@ func (s *Store) createTable(ctx context.Context, in *dynamodb.CreateTableInput) 
 	if err == nil {
 		return false, aws.ToString(out.TableDescription.TableArn), nil
 	}
+	if errorCode(err) == codeLimitExceeded {
+		return false, "", s.limitError(ctx, err)
+	}
 	if !isResourceInUse(err) {
 		return false, "", mapError(opCreate, err)
 	}
@@ -120,8 +123,43 @@ func (s *Store) createTable(ctx context.Context, in *dynamodb.CreateTableInput) 
 		return false, aws.ToString(out.TableDescription.TableArn), nil
 	case isResourceInUse(err):
 		return true, "", nil
+	case errorCode(err) == codeLimitExceeded:
+		return false, "", s.limitError(ctx, err)
 	}
 	return false, "", mapError(opCreate, err)
+}
+
+// limitError maps a CreateTable's LimitExceededException. DynamoDB sends
+// it for two limits: the tables the account may have (storage.ErrTableQuota,
+// which needs an operator) and the table operations it may run at once
+// (storage.ErrRefused, gone in minutes). The message tells them apart in
+// words only, so the tables are counted: at least Options.TableQuota is
+// the quota, fewer is the other limit. When the tables cannot be counted,
+// the message decides.
+func (s *Store) limitError(ctx context.Context, err error) error {
+	n, cerr := s.countTables(ctx, s.opts.TableQuota)
+	switch {
+	case cerr != nil:
+		return mapError(opCreate, err)
+	case n >= s.opts.TableQuota:
+		return fmt.Errorf("%w: %d tables in the region, the quota is %d: %w", storage.ErrTableQuota, n, s.opts.TableQuota, err)
+	}
+	return fmt.Errorf("%w: %d tables in the region, under the quota of %d: too many table operations at once: %w", storage.ErrRefused, n, s.opts.TableQuota, err)
+}
+
+// countTables counts the tables in the region with ListTables, stopping
+// at most.
+func (s *Store) countTables(ctx context.Context, most int) (int, error) {
+	n := 0
+	pages := dynamodb.NewListTablesPaginator(s.client, &dynamodb.ListTablesInput{Limit: aws.Int32(listTablesPageSize)})
+	for pages.HasMorePages() && n < most {
+		out, err := pages.NextPage(ctx, s.callOpts...)
+		if err != nil {
+			return n, err
+		}
+		n += len(out.TableNames)
+	}
+	return n, nil
 }
 
 // capacityInput returns the billing mode and provisioned throughput of a

@@ -130,7 +130,13 @@
 // Metrics. With Options.Registerer set, the store exports Prometheus
 // counters, labelled with the physical table and, but for the third, the
 // DynamoDB operation: timetable_dynamodb_throttles_total counts attempts
-// answered with a throttling error, timetable_dynamodb_retries_total the
+// answered with a throttling error, by reason too: the ThrottlingReasons
+// DynamoDB puts in ProvisionedThroughputExceededException,
+// ThrottlingException and RequestLimitExceeded since 2025, reduced to a
+// small fixed set (ReasonProvisionedWrite, ReasonKeyRangeWrite,
+// ReasonOnDemandMaxWrite, ReasonAccountWrite, their read twins, and
+// ReasonUnknown when the answer gives none);
+// timetable_dynamodb_retries_total the
 // attempts after the first that the retryer made,
 // timetable_dynamodb_unprocessed_items_total the items BatchWriteItem
 // answered as UnprocessedItems, and
@@ -162,6 +168,12 @@
 //
 // ListTables lists the tables of the account and region; the engine starts
 // it at a family's prefix and time, never at the beginning.
+//
+// A LimitExceededException on CreateTable is storage.ErrTableQuota only
+// when ListTables counts Options.TableQuota tables or more (2,500 unless
+// told, DynamoDB's default quota), and storage.ErrRefused otherwise: the
+// limit on table operations at once, which the message alone tells apart
+// only in words.
 //
 // DynamoDB's ItemCount and TableSizeBytes are refreshed about every six
 // hours; DescribeTable reports them as DynamoDB does.

@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
@@ -212,6 +213,79 @@ func isAccessDenied(err error) bool {
 // condition false.
 func isConditionFailed(err error) bool {
 	return errorCode(err) == codeConditionFailed
+}
+
+// Reasons of a throttle, the label of the throttle metric: DynamoDB's
+// ThrottlingReason (ResourceType+OperationType+LimitType, e.g.
+// TableWriteKeyRangeThroughputExceeded) reduced to the limit and the
+// operation, table and index alike; ReasonUnknown when the error gives
+// none (an endpoint before 2025, an emulator) or one not known here.
+const (
+	ReasonProvisionedRead  = "provisioned_read"
+	ReasonProvisionedWrite = "provisioned_write"
+	ReasonKeyRangeRead     = "key_range_read"
+	ReasonKeyRangeWrite    = "key_range_write"
+	ReasonOnDemandMaxRead  = "on_demand_max_read"
+	ReasonOnDemandMaxWrite = "on_demand_max_write"
+	ReasonAccountRead      = "account_limit_read"
+	ReasonAccountWrite     = "account_limit_write"
+	ReasonUnknown          = "unknown"
+)
+
+// throttleReasons returns the reasons of a throttling error, as the
+// metric labels them: one per ThrottlingReason, ReasonUnknown when there
+// is none.
+func throttleReasons(err error) []string {
+	var rs []types.ThrottlingReason
+	var pte *types.ProvisionedThroughputExceededException
+	var te *types.ThrottlingException
+	var rle *types.RequestLimitExceeded
+	switch {
+	case errors.As(err, &pte):
+		rs = pte.ThrottlingReasons
+	case errors.As(err, &te):
+		rs = te.ThrottlingReasons
+	case errors.As(err, &rle):
+		rs = rle.ThrottlingReasons
+	}
+	var out []string
+	for _, r := range rs {
+		out = append(out, throttleReason(aws.ToString(r.Reason)))
+	}
+	if len(out) == 0 {
+		out = []string{ReasonUnknown}
+	}
+	return out
+}
+
+// throttleReason reduces one of DynamoDB's reasons to a label.
+func throttleReason(reason string) string {
+	rest, ok := strings.CutPrefix(reason, "Table")
+	if !ok {
+		if rest, ok = strings.CutPrefix(reason, "Index"); !ok {
+			return ReasonUnknown
+		}
+	}
+	var operation string
+	switch {
+	case strings.HasPrefix(rest, "Read"):
+		operation, rest = "read", rest[len("Read"):]
+	case strings.HasPrefix(rest, "Write"):
+		operation, rest = "write", rest[len("Write"):]
+	default:
+		return ReasonUnknown
+	}
+	switch rest {
+	case "ProvisionedThroughputExceeded":
+		return "provisioned_" + operation
+	case "KeyRangeThroughputExceeded":
+		return "key_range_" + operation
+	case "MaxOnDemandThroughputExceeded":
+		return "on_demand_max_" + operation
+	case "AccountLimitExceeded":
+		return "account_limit_" + operation
+	}
+	return ReasonUnknown
 }
 
 // isThrottle reports whether DynamoDB answered with a throttling error:

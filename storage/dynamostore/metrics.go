@@ -29,8 +29,8 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	m := &metrics{
 		throttles: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "timetable_dynamodb_throttles_total",
-			Help: "Attempts of DynamoDB requests answered with a throttling error, by table and operation.",
-		}, []string{"table", "operation"}),
+			Help: "Attempts of DynamoDB requests answered with a throttling error, by table, operation and reason (DynamoDB's ThrottlingReasons: provisioned_, key_range_, on_demand_max_ or account_limit_ read or write, or unknown).",
+		}, []string{"table", "operation", "reason"}),
 		retries: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "timetable_dynamodb_retries_total",
 			Help: "Attempts of DynamoDB requests after the first, made by the retryer, by table and operation.",
@@ -113,7 +113,9 @@ func (r *requestMetrics) attempt(ctx context.Context, in middleware.FinalizeInpu
 	}
 	out, md, err := next.HandleFinalize(ctx, in)
 	if isThrottle(err) {
-		r.m.throttles.WithLabelValues(r.table, op).Inc()
+		for _, reason := range throttleReasons(err) {
+			r.m.throttles.WithLabelValues(r.table, op, reason).Inc()
+		}
 	}
 	return out, md, err
 }

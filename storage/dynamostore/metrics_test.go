@@ -50,7 +50,7 @@ func TestMetrics(t *testing.T) {
 	require.Positive(t, throttled)
 	require.Positive(t, counts[dynamofault.Unprocessed])
 	write := map[string]string{"table": name, "operation": "BatchWriteItem"}
-	require.Equal(t, throttled, counterValue(t, reg, "timetable_dynamodb_throttles_total", write))
+	require.Equal(t, throttled, counterValue(t, reg, "timetable_dynamodb_throttles_total", withReason(write, ReasonUnknown)), "no reasons given")
 	// Every throttled attempt was retried, and nothing else was.
 	require.Equal(t, throttled, counterValue(t, reg, "timetable_dynamodb_retries_total", write))
 	require.GreaterOrEqual(t, counterValue(t, reg, "timetable_dynamodb_unprocessed_items_total", map[string]string{"table": name}),
@@ -59,6 +59,104 @@ func TestMetrics(t *testing.T) {
 	require.Equal(t, float64(len(items)), counterValue(t, reg, "timetable_dynamodb_consumed_capacity_units_total", write))
 	require.Equal(t, 1.0, counterValue(t, reg, "timetable_dynamodb_consumed_capacity_units_total", map[string]string{"table": name, "operation": "GetItem"}))
 	require.Positive(t, counterValue(t, reg, "timetable_dynamodb_consumed_capacity_units_total", map[string]string{"table": name, "operation": "Query"}))
+}
+
+func withReason(labels map[string]string, reason string) map[string]string {
+	out := map[string]string{"reason": reason}
+	for k, v := range labels {
+		out[k] = v
+	}
+	return out
+}
+
+// TestThrottleReasons throttles writes with the reasons DynamoDB gives
+// since 2025 and counts them by reason.
+func TestThrottleReasons(t *testing.T) {
+	testEndpoint(t)
+	for _, tc := range []struct {
+		fault   dynamofault.Fault
+		reasons []string
+		want    []string
+	}{
+		{dynamofault.Throughput, []string{"TableWriteProvisionedThroughputExceeded"}, []string{ReasonProvisionedWrite}},
+		{dynamofault.Throttling, []string{"TableWriteKeyRangeThroughputExceeded"}, []string{ReasonKeyRangeWrite}},
+		{dynamofault.Throttling, []string{"TableWriteMaxOnDemandThroughputExceeded", "IndexWriteAccountLimitExceeded"}, []string{ReasonOnDemandMaxWrite, ReasonAccountWrite}},
+	} {
+		t.Run(tc.fault.String()+"/"+tc.reasons[0], func(t *testing.T) {
+			faults := dynamofault.New(dynamofault.Options{
+				Seed: 2, Mix: dynamofault.Mix{tc.fault: 0.3}, Operations: []string{"BatchWriteItem"}, ThrottlingReasons: tc.reasons,
+			})
+			reg := prometheus.NewRegistry()
+			s := openStore(t, Options{
+				Registerer: reg, MaxAttempts: 30, RetryBaseDelay: time.Millisecond, MaxBackoff: 5 * time.Millisecond,
+				ClientOptions: []func(*dynamodb.Options){func(o *dynamodb.Options) { o.HTTPClient = &http.Client{Transport: faults} }},
+			})
+			name := createTable(t, s, storage.TableSpec{})
+			require.NoError(t, s.BatchWrite(context.Background(), name, faultItems(200)))
+			throttled := float64(faults.Counts()[tc.fault])
+			require.Positive(t, throttled)
+			write := map[string]string{"table": name, "operation": "BatchWriteItem"}
+			for _, r := range tc.want {
+				require.Equal(t, throttled, counterValue(t, reg, "timetable_dynamodb_throttles_total", withReason(write, r)), r)
+			}
+			require.Zero(t, counterValue(t, reg, "timetable_dynamodb_throttles_total", withReason(write, ReasonUnknown)))
+		})
+	}
+}
+
+func TestThrottleReason(t *testing.T) {
+	for reason, want := range map[string]string{
+		"TableReadProvisionedThroughputExceeded":  ReasonProvisionedRead,
+		"TableWriteProvisionedThroughputExceeded": ReasonProvisionedWrite,
+		"IndexReadProvisionedThroughputExceeded":  ReasonProvisionedRead,
+		"TableReadKeyRangeThroughputExceeded":     ReasonKeyRangeRead,
+		"TableWriteKeyRangeThroughputExceeded":    ReasonKeyRangeWrite,
+		"TableReadMaxOnDemandThroughputExceeded":  ReasonOnDemandMaxRead,
+		"IndexWriteMaxOnDemandThroughputExceeded": ReasonOnDemandMaxWrite,
+		"TableReadAccountLimitExceeded":           ReasonAccountRead,
+		"TableWriteAccountLimitExceeded":          ReasonAccountWrite,
+		"":                                        ReasonUnknown,
+		"TableWriteSomethingNew":                  ReasonUnknown,
+		"StreamReadProvisionedThroughputExceeded": ReasonUnknown,
+	} {
+		require.Equal(t, want, throttleReason(reason), reason)
+	}
+	require.Equal(t, []string{ReasonUnknown}, throttleReasons(&types.ThrottlingException{}))
+	require.Equal(t, []string{ReasonKeyRangeRead}, throttleReasons(&types.RequestLimitExceeded{
+		ThrottlingReasons: []types.ThrottlingReason{{Reason: aws.String("TableReadKeyRangeThroughputExceeded")}},
+	}))
+}
+
+// A CreateTable refused with LimitExceededException is the table quota
+// only when the tables counted reach it; otherwise it is the limit on
+// table operations at once, whatever the message says.
+func TestTableQuotaIsCounted(t *testing.T) {
+	testEndpoint(t)
+	plain := openStore(t, Options{})
+	createTable(t, plain, storage.TableSpec{}) // at least one table exists
+	for _, tc := range []struct {
+		name    string
+		quota   int
+		message string
+		want    error
+	}{
+		{"at the quota", 1, "Subscriber limit exceeded: Number of tables exceeds the limit", storage.ErrTableQuota},
+		{"under the quota, a message of tables", 1 << 30, "Subscriber limit exceeded: Number of tables exceeds the limit", storage.ErrRefused},
+		{"under the quota, operations at once", 1 << 30, dynamofault.DefaultLimitMessage, storage.ErrRefused},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			faults := dynamofault.New(dynamofault.Options{Mix: dynamofault.Mix{dynamofault.TableLimit: 1}, LimitMessage: tc.message})
+			s := openStore(t, Options{
+				TableQuota:    tc.quota,
+				ClientOptions: []func(*dynamodb.Options){func(o *dynamodb.Options) { o.HTTPClient = &http.Client{Transport: faults} }},
+			})
+			err := s.CreateTable(context.Background(), storage.TableSpec{Name: tableName(t)})
+			require.ErrorIs(t, err, tc.want)
+			if tc.want == storage.ErrRefused {
+				require.NotErrorIs(t, err, storage.ErrTableQuota)
+			}
+		})
+	}
 }
 
 // TestMetricsWithoutRegisterer checks that a store without a registerer

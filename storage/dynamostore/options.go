@@ -75,6 +75,14 @@ type Options struct {
 	// as on the embedded store.
 	EventuallyConsistent bool
 
+	// TableQuota is the number of tables the account may have in the
+	// region: a LimitExceededException on CreateTable is the table quota
+	// (storage.ErrTableQuota) only when ListTables counts at least this
+	// many tables, and otherwise the limit on table operations at once
+	// (storage.ErrRefused). Default DefaultTableQuota, DynamoDB's default
+	// quota; set the raised quota of an account that has one.
+	TableQuota int
+
 	// Logger receives the store's warnings. Default slog.Default().
 	Logger *slog.Logger
 
@@ -92,6 +100,7 @@ const (
 	DefaultMaxUnprocessedAttempts = 10
 	DefaultWriteConcurrency       = 8
 	DefaultWaitTimeout            = 10 * time.Minute
+	DefaultTableQuota             = 2500
 
 	// Waiter delays against AWS, and against an endpoint override.
 	DefaultWaitMinDelay      = 2 * time.Second
@@ -119,6 +128,7 @@ func (o *Options) Validate() error {
 		{"WaitMinDelay", int64(o.WaitMinDelay)},
 		{"WaitMaxDelay", int64(o.WaitMaxDelay)},
 		{"WaitTimeout", int64(o.WaitTimeout)},
+		{"TableQuota", int64(o.TableQuota)},
 	} {
 		if f.v < 0 {
 			errs = append(errs, fmt.Errorf("%w: %s is negative", errInvalidOptions, f.name))
@@ -144,6 +154,9 @@ func (o *Options) ensureDefaults(local bool) {
 	}
 	if o.WriteConcurrency == 0 {
 		o.WriteConcurrency = DefaultWriteConcurrency
+	}
+	if o.TableQuota == 0 {
+		o.TableQuota = DefaultTableQuota
 	}
 	if o.WaitTimeout == 0 {
 		o.WaitTimeout = DefaultWaitTimeout

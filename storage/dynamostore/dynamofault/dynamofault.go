@@ -76,11 +76,20 @@ const (
 	// DropAfter forwards the request, discards the answer and fails the
 	// round trip as a reset connection.
 	DropAfter
+	// TableLimit answers a CreateTable request 400 LimitExceededException
+	// (with Options.LimitMessage) without forwarding; other requests pass
+	// through.
+	TableLimit
 
 	numFaults
 )
 
-var faultNames = [numFaults]string{"None", "Throughput", "Throttling", "Unprocessed", "ServerError", "DropBefore", "DropAfter"}
+var faultNames = [numFaults]string{"None", "Throughput", "Throttling", "Unprocessed", "ServerError", "DropBefore", "DropAfter", "TableLimit"}
+
+// DefaultLimitMessage is the message of a TableLimit answer when
+// Options.LimitMessage is empty: DynamoDB's for the limit on table
+// operations at once.
+const DefaultLimitMessage = "Subscriber limit exceeded: Only 500 tables can be created, updated, or deleted simultaneously"
 
 // String returns the fault's name.
 func (f Fault) String() string {
@@ -106,6 +115,14 @@ type Options struct {
 	Operations []string
 	// Next carries the requests forwarded. Default http.DefaultTransport.
 	Next http.RoundTripper
+	// ThrottlingReasons, when set, are the reasons the Throughput and
+	// Throttling answers give, as DynamoDB has since 2025 (e.g.
+	// "TableWriteKeyRangeThroughputExceeded"), each with the table's ARN
+	// as the resource.
+	ThrottlingReasons []string
+	// LimitMessage is the message of a TableLimit answer; default
+	// DefaultLimitMessage.
+	LimitMessage string
 }
 
 // Key names an item by table and key attributes (storage.PKAttr and
@@ -204,7 +221,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if len(t.opts.Operations) == 0 || slices.Contains(t.opts.Operations, operation) {
 		fault = t.pick(rng.Float64())
 	}
-	if fault == Unprocessed && operation != "BatchWriteItem" {
+	if (fault == Unprocessed && operation != "BatchWriteItem") || (fault == TableLimit && operation != "CreateTable") {
 		fault = None
 	}
 	t.mu.Lock()
@@ -213,10 +230,16 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 
 	switch fault {
 	case Throughput:
-		return errorResponse(req, http.StatusBadRequest, "ProvisionedThroughputExceededException",
+		return t.throttled(req, body, "ProvisionedThroughputExceededException", "ThrottlingReasons",
 			"The level of configured provisioned throughput for the table was exceeded."), nil
 	case Throttling:
-		return errorResponse(req, http.StatusBadRequest, "ThrottlingException", "Rate of requests exceeds the allowed throughput."), nil
+		return t.throttled(req, body, "ThrottlingException", "throttlingReasons", "Rate of requests exceeds the allowed throughput."), nil
+	case TableLimit:
+		msg := t.opts.LimitMessage
+		if msg == "" {
+			msg = DefaultLimitMessage
+		}
+		return errorResponse(req, http.StatusBadRequest, "LimitExceededException", msg), nil
 	case ServerError:
 		return errorResponse(req, http.StatusInternalServerError, "InternalServerError", "Internal server error"), nil
 	case DropBefore:
@@ -381,6 +404,37 @@ func (t *Transport) recordAmbiguous(body []byte) {
 			}
 		}
 	}
+}
+
+// throttled is a throttling answer, with the reasons of Options as
+// DynamoDB sends them: a list named field of {reason, resource}.
+func (t *Transport) throttled(req *http.Request, body []byte, code, field, message string) *http.Response {
+	if len(t.opts.ThrottlingReasons) == 0 {
+		return errorResponse(req, http.StatusBadRequest, code, message)
+	}
+	var in struct {
+		TableName    string
+		RequestItems map[string]json.RawMessage
+	}
+	_ = json.Unmarshal(body, &in)
+	table := in.TableName
+	for name := range in.RequestItems {
+		table = name
+	}
+	type reason struct {
+		Reason   string `json:"reason"`
+		Resource string `json:"resource"`
+	}
+	var reasons []reason
+	for _, r := range t.opts.ThrottlingReasons {
+		reasons = append(reasons, reason{r, "arn:aws:dynamodb:us-east-1:123456789012:table/" + table})
+	}
+	out, _ := json.Marshal(map[string]any{
+		"__type":  "com.amazonaws.dynamodb.v20120810#" + code,
+		"message": message,
+		field:     reasons,
+	})
+	return response(req, http.StatusBadRequest, http.Header{}, out)
 }
 
 // errorResponse is a DynamoDB error answer.
