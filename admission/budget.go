@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 )
 
@@ -29,7 +30,9 @@ var (
 type Budget struct {
 	name string
 	size int64
-	mu   struct {
+	// share is what one tenant may hold.
+	share int64
+	mu    struct {
 		sync.Mutex
 		used     int64
 		byTenant map[string]int64
@@ -40,13 +43,20 @@ type Budget struct {
 }
 
 // NewBudget returns a budget of size units, empty, named for errors
-// ("bytes of request bodies").
-func NewBudget(name string, size int64) *Budget {
-	b := &Budget{name: name, size: size}
+// ("bytes of request bodies"), of which one tenant may hold the part
+// tenantShare (above 0, at most 1; anything else means 1).
+func NewBudget(name string, size int64, tenantShare float64) *Budget {
+	if !(tenantShare > 0 && tenantShare <= 1) {
+		tenantShare = 1
+	}
+	b := &Budget{name: name, size: size, share: int64(math.Ceil(float64(size) * tenantShare))}
 	b.mu.byTenant = map[string]int64{}
 	b.mu.freed = make(chan struct{})
 	return b
 }
+
+// Share returns what one tenant may hold of the budget.
+func (b *Budget) Share() int64 { return b.share }
 
 // Size returns the budget's size.
 func (b *Budget) Size() int64 { return b.size }
@@ -72,18 +82,17 @@ func (b *Budget) Tenants() map[string]int64 {
 	return out
 }
 
-// Acquire takes n for tenant, holding at most tenantCap of the budget
-// (zero or less: no cap but the budget's size), waiting until there is
-// room or ctx ends. Once ctx ends it returns an error wrapping ErrFull
+// Acquire takes n for tenant, holding at most its share of the budget,
+// waiting until there is room or ctx ends. Once ctx ends it returns an error wrapping ErrFull
 // or ErrTenantShare, whichever kept the request out last, and ctx's
 // error. The caller gives n back with Release.
-func (b *Budget) Acquire(ctx context.Context, tenant string, n, tenantCap int64) error {
+func (b *Budget) Acquire(ctx context.Context, tenant string, n int64) error {
 	if n <= 0 {
 		return nil
 	}
 	for {
 		b.mu.Lock()
-		why := b.blockedLocked(tenant, n, tenantCap)
+		why := b.blockedLocked(tenant, n)
 		if why == nil {
 			b.mu.used += n
 			b.mu.byTenant[tenant] += n
@@ -96,7 +105,7 @@ func (b *Budget) Acquire(ctx context.Context, tenant string, n, tenantCap int64)
 		case <-freed:
 		case <-ctx.Done():
 			if errors.Is(why, ErrTenantShare) {
-				return fmt.Errorf("%w: it holds its share of %d %s: %w", why, tenantCap, b.name, ctx.Err())
+				return fmt.Errorf("%w: it holds its share of %d %s: %w", why, b.share, b.name, ctx.Err())
 			}
 			return fmt.Errorf("%w: the server holds %d %s, its limit: %w", why, b.size, b.name, ctx.Err())
 		}
@@ -105,16 +114,16 @@ func (b *Budget) Acquire(ctx context.Context, tenant string, n, tenantCap int64)
 
 // TryAcquire is Acquire without waiting: it takes n now or returns
 // the error Acquire would once its context ended.
-func (b *Budget) TryAcquire(tenant string, n, tenantCap int64) error {
+func (b *Budget) TryAcquire(tenant string, n int64) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	return b.Acquire(ctx, tenant, n, tenantCap)
+	return b.Acquire(ctx, tenant, n)
 }
 
 // blockedLocked returns why n does not fit now, or nil.
-func (b *Budget) blockedLocked(tenant string, n, tenantCap int64) error {
+func (b *Budget) blockedLocked(tenant string, n int64) error {
 	held := b.mu.byTenant[tenant]
-	if tenantCap > 0 && held > 0 && held+n > tenantCap {
+	if held > 0 && held+n > b.share {
 		return ErrTenantShare
 	}
 	if b.mu.used > 0 && b.mu.used+n > b.size {
@@ -145,25 +154,30 @@ func (b *Budget) Release(tenant string, n int64) {
 type Hold struct {
 	budget *Budget
 	tenant string
-	cap    int64
 	n      int64
 }
 
-// Hold returns an empty hold of tenant on the budget, capped at
-// tenantCap (see Acquire).
-func (b *Budget) Hold(tenant string, tenantCap int64) *Hold {
-	return &Hold{budget: b, tenant: tenant, cap: tenantCap}
+// Hold returns an empty hold of tenant on the budget.
+func (b *Budget) Hold(tenant string) *Hold {
+	return &Hold{budget: b, tenant: tenant}
 }
 
 // Held returns what the hold holds.
 func (h *Hold) Held() int64 { return h.n }
+
+// TryResize is Resize without waiting.
+func (h *Hold) TryResize(n int64) error {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return h.Resize(ctx, n)
+}
 
 // Resize makes the hold n: it takes the difference, waiting as Acquire
 // does, or gives back the excess at once.
 func (h *Hold) Resize(ctx context.Context, n int64) error {
 	switch {
 	case n > h.n:
-		if err := h.budget.Acquire(ctx, h.tenant, n-h.n, h.cap); err != nil {
+		if err := h.budget.Acquire(ctx, h.tenant, n-h.n); err != nil {
 			return err
 		}
 	case n < h.n:

@@ -1,6 +1,7 @@
 package admission
 
 import (
+	"bytes"
 	"encoding/json"
 	"unsafe"
 
@@ -59,6 +60,16 @@ func BatchBytes(b event.Batch) int64 {
 func BodyBytes(size int64, events int) int64 {
 	bare := event.Event{}
 	return int64(events)*EventBytes(&bare) + 2*(2*size+size)
+}
+
+// EventsUpperBound returns at least the number of events a body decodes
+// to, cheaply: its lines for NDJSON and line protocol (lines), its
+// objects for JSON (an array, NDJSON or one event).
+func EventsUpperBound(body []byte, lines bool) int {
+	if lines {
+		return bytes.Count(body, []byte{'\n'}) + 1
+	}
+	return bytes.Count(body, []byte{'{'})
 }
 
 // valueBytes estimates a field value: its header and what it points to.

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -33,11 +32,6 @@ import (
 // A full budget is 503, a tenant over its share or a limit 429, both
 // with Retry-After.
 
-// share returns what one tenant may hold of a budget.
-func (s *Server) share(b *admission.Budget) int64 {
-	return int64(math.Ceil(float64(b.Size()) * s.opts.TenantShare))
-}
-
 // budgetError turns a Budget's refusal into the answer: ctx's own error
 // when the request ended, else 503 for a full budget and 429 for a
 // tenant over its share.
@@ -51,21 +45,11 @@ func budgetError(ctx context.Context, err error) error {
 	return &httpError{status: http.StatusServiceUnavailable, msg: err.Error() + ": retry the request"}
 }
 
-// eventsUpperBound returns at least the number of events a body of the
-// given media type decodes to: its lines for NDJSON and line protocol,
-// its objects for JSON.
-func eventsUpperBound(body []byte, lines bool) int {
-	if lines {
-		return bytes.Count(body, []byte{'\n'}) + 1
-	}
-	return bytes.Count(body, []byte{'{'})
-}
-
 // holdEvents takes the estimate of a body's events out of the events
 // budget, before it is decoded, waiting up to Options.BodyBudgetWait.
 func (s *Server) holdEvents(ctx context.Context, tenant string, body []byte, lines bool) (*admission.Hold, error) {
-	h := s.events.Hold(tenant, s.share(s.events))
-	if err := s.resizeEvents(ctx, h, admission.BodyBytes(int64(len(body)), eventsUpperBound(body, lines))); err != nil {
+	h := s.events.Hold(tenant)
+	if err := s.resizeEvents(ctx, h, admission.BodyBytes(int64(len(body)), admission.EventsUpperBound(body, lines))); err != nil {
 		return nil, err
 	}
 	return h, nil

@@ -102,7 +102,7 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, tenant string)
 	default:
 		return nil, &httpError{status: http.StatusUnsupportedMediaType, msg: fmt.Sprintf("timetable: Content-Encoding %q is not supported; send the body as is or gzip", enc)}
 	}
-	b := &body{hold: s.bodies.Hold(tenant, s.share(s.bodies)), wait: s.opts.BodyBudgetWait}
+	b := &body{hold: s.bodies.Hold(tenant), wait: s.opts.BodyBudgetWait}
 	for {
 		if len(b.buf) == cap(b.buf) {
 			if int64(len(b.buf)) > max {

@@ -22,22 +22,27 @@ import (
 )
 
 // NewEventBudget returns a budget of decoded events of size bytes (zero:
-// DefaultMaxEventBytesInFlight), for a caller that shares one between
-// the server and the MQTT subscriber (Options.EventBudget).
-func NewEventBudget(size int64) *admission.Budget {
+// DefaultMaxEventBytesInFlight) of which a tenant holds at most
+// tenantShare (zero: DefaultTenantShare), for a caller that shares one
+// between the server and the MQTT subscriber (Options.EventBudget).
+func NewEventBudget(size int64, tenantShare float64) *admission.Budget {
 	if size == 0 {
 		size = DefaultMaxEventBytesInFlight
 	}
-	return admission.NewBudget("bytes of decoded events (max_event_bytes_in_flight)", size)
+	if tenantShare == 0 {
+		tenantShare = DefaultTenantShare
+	}
+	return admission.NewBudget("bytes of decoded events (max_event_bytes_in_flight)", size, tenantShare)
 }
 
 // Defaults of Options.
 const (
 	// DefaultMaxBodyBytes bounds a request body: 16 MiB, about 90,000
-	// events of 180 bytes.
-	DefaultMaxBodyBytes = 16 << 20
-	// DefaultMaxEvents bounds the events of one write request.
-	DefaultMaxEvents = 100_000
+	// events of 180 bytes. MQTT messages have the same limit.
+	DefaultMaxBodyBytes = admission.DefaultMaxRequestBytes
+	// DefaultMaxEvents bounds the events of one write request, or MQTT
+	// message.
+	DefaultMaxEvents = admission.DefaultMaxRequestEvents
 	// DefaultMaxBodyBytesInFlight bounds the bytes of request bodies the
 	// server holds at once: 64 MiB, four bodies of the largest size.
 	DefaultMaxBodyBytesInFlight = 64 << 20
@@ -58,10 +63,10 @@ const (
 	// DefaultMaxEventBytesInFlight bounds the memory, as estimated by
 	// admission.BatchBytes, that the decoded events of write requests
 	// hold at once: 192 MiB, about 240,000 minimal events.
-	DefaultMaxEventBytesInFlight = 192 << 20
+	DefaultMaxEventBytesInFlight = admission.DefaultMaxEventBytes
 	// DefaultTenantShare is the part of each server-wide budget one
 	// tenant may hold.
-	DefaultTenantShare = 0.5
+	DefaultTenantShare = admission.DefaultTenantShare
 	// DefaultWriteEventsPerSecond is a tenant's write rate in events,
 	// with bursts of DefaultWriteEventsBurst: two requests of the most
 	// events.
@@ -148,7 +153,8 @@ type Options struct {
 	// TenantShare is the part, above 0 and at most 1, of the body budget
 	// and of the events budget that one tenant may hold; a request of a
 	// tenant holding its share waits, then is answered 429. Zero means
-	// DefaultTenantShare.
+	// DefaultTenantShare. Ignored for the events budget with EventBudget,
+	// which has its own.
 	TenantShare float64
 	// TenantLimits are the limits of a tenant without overrides (the
 	// admin API's PUT /v1/admin/tenants/{tenant}/limits); a zero field
@@ -278,10 +284,10 @@ func New(db *engine.DB, opts Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{db: db, opts: opts, log: opts.Logger,
-		bodies: admission.NewBudget("bytes of request bodies (max_body_bytes_in_flight)", opts.MaxBodyBytesInFlight),
+		bodies: admission.NewBudget("bytes of request bodies (max_body_bytes_in_flight)", opts.MaxBodyBytesInFlight, opts.TenantShare),
 		events: opts.EventBudget, tenants: opts.Tenants}
 	if s.events == nil {
-		s.events = NewEventBudget(opts.MaxEventBytesInFlight)
+		s.events = NewEventBudget(opts.MaxEventBytesInFlight, opts.TenantShare)
 	}
 	if s.tenants == nil {
 		s.tenants = admission.NewTenants(admission.TenantsOptions{Defaults: opts.TenantLimits, Lookup: db.Tenants().Limits, Logger: opts.Logger})
