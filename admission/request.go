@@ -10,9 +10,9 @@ const (
 	// message.
 	DefaultMaxRequestEvents = 100_000
 	// DefaultMaxEventBytes bounds the memory, as BatchBytes estimates
-	// it, that decoded events hold at once: 192 MiB, about 240,000
+	// it, that decoded events hold at once: 128 MiB, about 280,000
 	// minimal events.
-	DefaultMaxEventBytes = 192 << 20
+	DefaultMaxEventBytes = 128 << 20
 	// DefaultTenantShare is the part of each server-wide budget one
 	// tenant may hold.
 	DefaultTenantShare = 0.5

@@ -62,7 +62,7 @@ const (
 	DefaultReadyTimeout = 2 * time.Second
 	// DefaultMaxEventBytesInFlight bounds the memory, as estimated by
 	// admission.BatchBytes, that the decoded events of write requests
-	// hold at once: 192 MiB, about 240,000 minimal events.
+	// hold at once: 128 MiB, about 280,000 minimal events.
 	DefaultMaxEventBytesInFlight = admission.DefaultMaxEventBytes
 	// DefaultTenantShare is the part of each server-wide budget one
 	// tenant may hold.

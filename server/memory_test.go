@@ -1,0 +1,189 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"regexp"
+	"runtime/debug"
+	"runtime/metrics"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/timetabledb/timetable/engine"
+	"github.com/timetabledb/timetable/server"
+	"github.com/timetabledb/timetable/tenant"
+)
+
+// Memory is bounded in what the server builds from requests, not only
+// in their bytes: many concurrent writes of many small events, and a few
+// bodies of the largest size, keep the process's peak resident memory
+// (VmHWM, reset before each case) under 512 MiB, and every event of
+// every acknowledged request is stored. The clients generate their
+// bodies as they send them, so that the figure is the server's. With
+// -short the cases are a quarter of the size; both sizes hold the bound.
+func TestMemoryIsBoundedInWhatRequestsHold(t *testing.T) {
+	resetPeak(t)
+	scale := 1
+	if testing.Short() {
+		scale = 4
+	}
+	unlimited := tenant.Limits{WriteEventsPerSecond: 1e12, WriteBytesPerSecond: 1e12, WriteEventsBurst: 1 << 30, WriteBytesBurst: 1 << 30}
+	f := newFixture(t, server.Options{TenantShare: 1, TenantLimits: unlimited, BodyBudgetWait: time.Minute})
+	for _, c := range []struct {
+		name               string
+		requests, perEvent int
+		events             int
+	}{
+		// 64 requests of 100,000 minimal events (3.6 MiB each).
+		{"many-small-events", 64 / scale, 0, 100_000},
+		// 16 bodies of 15 MiB: 91,980 events of 171 bytes.
+		{"largest-bodies", 16 / scale, 100, 91_980},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			debug.FreeOSMemory()
+			before := peakRSS(t)
+			resetPeak(t)
+			heap := sampleHeap()
+			table := "mem-" + c.name
+			var wg sync.WaitGroup
+			written := make([]int, c.requests)
+			for r := range c.requests {
+				wg.Go(func() {
+					body := &eventBody{first: r * c.events, n: c.events, pad: c.perEvent}
+					req, err := http.NewRequest("POST", f.url+"/v1/tables/"+table+"/events", body)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					req.Header.Set("Authorization", "Bearer "+f.acme)
+					req.Header.Set("Content-Type", "application/x-ndjson")
+					res, err := http.DefaultClient.Do(req)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					defer res.Body.Close()
+					b, _ := io.ReadAll(res.Body)
+					if res.StatusCode != http.StatusOK {
+						t.Logf("request %d: %d %s", r, res.StatusCode, b)
+						return // refused, not acknowledged: retried by a client
+					}
+					var w struct{ Written int }
+					if err := json.Unmarshal(b, &w); err != nil {
+						t.Error(err)
+					}
+					written[r] = w.Written
+				})
+			}
+			wg.Wait()
+			peak := peakRSS(t)
+			peakHeap := heap()
+			acked := 0
+			for _, n := range written {
+				acked += n
+			}
+			t.Logf("%d requests of %d events: %d acknowledged; peak RSS %d MiB (before: %d MiB), peak live heap objects %d MiB", c.requests, c.events, acked, peak>>20, before>>20, peakHeap>>20)
+			require.Less(t, peak, int64(512<<20), "peak RSS %d MiB", peak>>20)
+			require.Positive(t, acked)
+			require.Equal(t, int64(acked), storedEvents(t, f, table), "every acknowledged event is stored")
+		})
+	}
+}
+
+// eventBody generates n NDJSON events, one a millisecond from event
+// first on, each with pad bytes of a field when pad > 0.
+type eventBody struct {
+	first, n, pad, i int // events first to first+n-1; i generated
+	buf             bytes.Buffer
+}
+
+// base is the time of the generated events' first.
+var base = now.Add(-6 * time.Hour)
+
+func (b *eventBody) Read(p []byte) (int, error) {
+	for b.buf.Len() < len(p) && b.i < b.n {
+		k := b.first + b.i
+		ms := base.Add(time.Duration(k) * time.Millisecond).UnixMilli()
+		if b.pad > 0 {
+			fmt.Fprintf(&b.buf, `{"time":%d,"series":"s%02d","fields":{"v":1%07d,"pad":"%0*d"}}`+"\n", ms, k%16, k, b.pad, k)
+		} else {
+			fmt.Fprintf(&b.buf, `{"time":%d,"series":"s%02d"}`+"\n", ms, k%16)
+		}
+		b.i++
+	}
+	if b.buf.Len() == 0 {
+		return 0, io.EOF
+	}
+	return b.buf.Read(p)
+}
+
+// storedEvents counts a table's events of acme.
+func storedEvents(t *testing.T, f *fixture, table string) int64 {
+	t.Helper()
+	buckets, err := f.db.Aggregate(context.Background(), "acme", engine.AggregateQuery{Table: table, From: base, To: now, Bucket: 24 * time.Hour, Funcs: []string{"count"}})
+	require.NoError(t, err)
+	var n int64
+	for _, b := range buckets {
+		n += b.Events
+	}
+	return n
+}
+
+// sampleHeap samples the bytes of heap objects (runtime/metrics) every
+// few milliseconds until the function it returns is called, which
+// returns the most seen.
+func sampleHeap() func() uint64 {
+	stop := make(chan struct{})
+	done := make(chan uint64)
+	go func() {
+		s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+		var most uint64
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			metrics.Read(s)
+			most = max(most, s[0].Value.Uint64())
+			select {
+			case <-stop:
+				done <- most
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() uint64 { close(stop); return <-done }
+}
+
+var hwm = regexp.MustCompile(`VmHWM:\s+(\d+) kB`)
+
+// peakRSS returns the process's peak resident memory since the last
+// resetPeak.
+func peakRSS(t *testing.T) int64 {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Skipf("no /proc/self/status: %v", err)
+	}
+	m := hwm.FindSubmatch(b)
+	require.NotNil(t, m)
+	kb, err := strconv.ParseInt(string(m[1]), 10, 64)
+	require.NoError(t, err)
+	return kb << 10
+}
+
+// resetPeak resets the peak resident memory to the current.
+func resetPeak(t *testing.T) {
+	t.Helper()
+	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
+		t.Skipf("cannot reset the peak resident memory: %v", err)
+	}
+}
