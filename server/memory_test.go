@@ -103,7 +103,7 @@ func TestMemoryIsBoundedInWhatRequestsHold(t *testing.T) {
 // first on, each with pad bytes of a field when pad > 0.
 type eventBody struct {
 	first, n, pad, i int // events first to first+n-1; i generated
-	buf             bytes.Buffer
+	buf              bytes.Buffer
 }
 
 // base is the time of the generated events' first.
