@@ -281,6 +281,16 @@ func (t *Tenants) Queries(name string) int {
 	return 0
 }
 
+// Forget drops what is known of a tenant's overrides, so that the next
+// request reads them again: for the server that changed them.
+func (t *Tenants) Forget(name string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if st := t.mu.byName[name]; st != nil {
+		st.fetched = time.Time{}
+	}
+}
+
 // Running returns the queries each tenant has running, for the tenants
 // with some.
 func (t *Tenants) Running() map[string]int {

@@ -176,7 +176,7 @@ func (r *remote) tenants(ctx context.Context) ([]tenantRow, error) {
 	tenants, err := call(r, func(c *client.Client) ([]api.Tenant, error) { return c.Tenants(ctx) })
 	rows := make([]tenantRow, len(tenants))
 	for i, t := range tenants {
-		rows[i] = tenantRow(t)
+		rows[i] = tenantRow{Name: t.Name, Created: t.Created}
 	}
 	return rows, err
 }
