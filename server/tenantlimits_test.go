@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/timetabledb/timetable/api"
+	"github.com/timetabledb/timetable/internal/backends"
 	"github.com/timetabledb/timetable/server"
 )
 
@@ -198,4 +199,13 @@ func TestSlowUploadsOfOneTenantLeaveRoomForOthers(t *testing.T) {
 		require.Equal(t, http.StatusOK, res.status, "globex's write %d: %s", i, res.body)
 	}
 	_ = conns
+}
+
+// TestTenantLimitsOnDynamoDB stores and applies tenant limits with the
+// server on the DynamoDB backend.
+func TestTenantLimitsOnDynamoDB(t *testing.T) {
+	dynamoEndpoint(t)
+	backend = backends.Dynamo()
+	defer func() { backend = backends.Pebble() }()
+	TestAdminTenantLimits(t)
 }
