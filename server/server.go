@@ -16,6 +16,7 @@ import (
 
 	"github.com/timetabledb/timetable/admission"
 	"github.com/timetabledb/timetable/api"
+	"github.com/timetabledb/timetable/clock"
 	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/storage"
 	"github.com/timetabledb/timetable/tenant"
@@ -62,7 +63,7 @@ const (
 	DefaultReadyTimeout = 2 * time.Second
 	// DefaultMaxEventBytesInFlight bounds the memory, as estimated by
 	// admission.BatchBytes, that the decoded events of write requests
-	// hold at once: 128 MiB, about 280,000 minimal events.
+	// hold at once: 128 MiB, about 135,000 minimal events.
 	DefaultMaxEventBytesInFlight = admission.DefaultMaxEventBytes
 	// DefaultTenantShare is the part of each server-wide budget one
 	// tenant may hold.
@@ -165,6 +166,10 @@ type Options struct {
 	// server's own, under TenantLimits and the overrides of the tenant
 	// registry, by the wall clock.
 	Tenants *admission.Tenants
+	// Clock tells the time of the tenants' write rates and of when
+	// their limits are read again; nil means the wall clock. Ignored with
+	// Tenants.
+	Clock clock.Clock
 	// TenantNamesInMetrics labels the per-tenant metrics with tenants'
 	// names. False labels them with a hash of the name (the admin API's
 	// tenant answer shows it as metrics_label), so that names do not
@@ -290,7 +295,7 @@ func New(db *engine.DB, opts Options) (*Server, error) {
 		s.events = NewEventBudget(opts.MaxEventBytesInFlight, opts.TenantShare)
 	}
 	if s.tenants == nil {
-		s.tenants = admission.NewTenants(admission.TenantsOptions{Defaults: opts.TenantLimits, Lookup: db.Tenants().Limits, Logger: opts.Logger})
+		s.tenants = admission.NewTenants(admission.TenantsOptions{Defaults: opts.TenantLimits, Lookup: db.Tenants().Limits, Logger: opts.Logger, Clock: opts.Clock})
 	}
 	s.metrics = newMetrics(opts.Registry, s)
 	if opts.AdminToken != "" {

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/timetabledb/timetable/api"
+	"github.com/timetabledb/timetable/clock"
 	"github.com/timetabledb/timetable/internal/backends"
 	"github.com/timetabledb/timetable/server"
 )
@@ -23,7 +24,10 @@ import (
 // The admin API sets and shows a tenant's limits: its overrides, those
 // in force over the server's defaults, and its usage.
 func TestAdminTenantLimits(t *testing.T) {
-	f := newFixture(t, server.Options{AdminToken: adminToken})
+	// The rates' clock stands still unless moved: nothing refills the
+	// buckets meanwhile.
+	rates := clock.NewManual(now)
+	f := newFixture(t, server.Options{AdminToken: adminToken, Clock: rates})
 	admin := func(method, path, body string) response {
 		t.Helper()
 		return f.do(method, path, adminToken, []byte(body), "Content-Type", "application/json")
@@ -64,6 +68,7 @@ func TestAdminTenantLimits(t *testing.T) {
 
 	// Back to the defaults; bad limits and unknown tenants are refused.
 	require.Equal(t, http.StatusOK, admin("PUT", "/v1/admin/tenants/acme/limits", `{}`).status)
+	rates.Advance(time.Second)
 	require.Equal(t, http.StatusOK, f.postNDJSON(f.acme, "t", ndjson(now.Add(-time.Hour), "a", 10)).status)
 	require.Equal(t, http.StatusBadRequest, admin("PUT", "/v1/admin/tenants/acme/limits", `{"write_events_per_second": -1}`).status)
 	require.Equal(t, http.StatusBadRequest, admin("PUT", "/v1/admin/tenants/acme/limits", `{"write_events": 1}`).status)
@@ -76,7 +81,7 @@ func TestAdminTenantLimits(t *testing.T) {
 // latest-ten reads all succeed meanwhile. Nothing is timed: the test
 // asserts on answers only.
 func TestANoisyTenantIsLimitedAndAQuietOneServed(t *testing.T) {
-	f := newFixture(t, server.Options{AdminToken: adminToken})
+	f := newFixture(t, server.Options{AdminToken: adminToken, Clock: clock.NewManual(now)})
 	res := f.do("PUT", "/v1/admin/tenants/acme/limits", adminToken,
 		[]byte(`{"write_events_per_second": 1000, "write_events_burst": 1000, "max_concurrent_queries": 2}`), "Content-Type", "application/json")
 	require.Equal(t, http.StatusOK, res.status, "body: %s", res.body)
