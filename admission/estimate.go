@@ -56,13 +56,15 @@ func BatchBytes(b event.Batch) int64 {
 
 // BodyBytes returns the estimate, made before decoding, of what the
 // events of a body of size bytes holding at most events events take
-// decoded: each of them as EventBytes of a bare event, and the body's
-// bytes twice over for their strings and fields. It is at least
-// BatchBytes of what the body decodes to; the caller trims its share to
+// decoded: each of them as EventBytes of a bare event, and six times the
+// body's bytes for their strings and fields (a short field, "a":1,
+// decodes to about 60 bytes, twice over with the item). It is not always
+// above BatchBytes of what the body decodes to (a body of many tiny
+// fields decodes to more); the caller trims or grows its share to
 // BatchBytes once decoded.
 func BodyBytes(size int64, events int) int64 {
 	bare := event.Event{}
-	return int64(events)*EventBytes(&bare) + 2*(2*size+size)
+	return int64(events)*EventBytes(&bare) + 6*size
 }
 
 // EventsUpperBound returns at least the number of events a body decodes
