@@ -10,7 +10,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/timetabledb/timetable/admission"
+	"github.com/timetabledb/timetable/clock"
 	"github.com/timetabledb/timetable/config"
+	"github.com/timetabledb/timetable/tenant"
 )
 
 // A message over the per-message limits, bytes or events, is invalid:
@@ -71,4 +73,27 @@ func TestAFullBudgetStopsReading(t *testing.T) {
 	f.opts.EventBudget.Release("globex", 1<<20)
 	f.eventually("wrote both messages", func() bool { return len(f.events("telemetry")) == 2 })
 	f.eventually("gave the budget back", func() bool { all, _ := f.opts.EventBudget.Used(""); return all == 0 })
+}
+
+// A subscription whose tenant is over its write rate waits before it
+// writes, reading nothing more meanwhile, and writes once the rate
+// allows: nothing is refused or lost.
+func TestATenantOverItsRateSlowsItsSubscription(t *testing.T) {
+	f := newFixture(t)
+	rates := clock.NewManual(now)
+	f.opts.Tenants = admission.NewTenants(admission.TenantsOptions{
+		Defaults: tenant.Limits{WriteEventsPerSecond: 1, WriteEventsBurst: 1},
+		Clock:    rates,
+	})
+	_, reg := f.start(config.Subscription{Topic: "plant/+/telemetry", Tenant: "acme", Table: "telemetry", Series: 2, Format: config.FormatJSON})
+	f.publish("plant/dev1/telemetry", event(1, ""))
+	f.eventually("wrote the first", func() bool { return len(f.events("telemetry")) == 1 })
+	f.publish("plant/dev1/telemetry", event(2, ""))
+	// The second waits for a token, a second away by the rates' clock.
+	require.NoError(t, rates.WaitForTimers(t.Context(), 1))
+	require.Len(t, f.events("telemetry"), 1)
+	require.Equal(t, float64(1), metric(t, reg, "timetable_mqtt_messages_total", "written"))
+	rates.Advance(time.Second)
+	f.eventually("wrote the second", func() bool { return len(f.events("telemetry")) == 2 })
+	require.Zero(t, metric(t, reg, "timetable_mqtt_messages_total", "invalid"))
 }
