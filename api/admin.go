@@ -11,6 +11,9 @@ import (
 type Tenant struct {
 	Name    string    `json:"name"`
 	Created time.Time `json:"created"`
+	// Limits are the tenant's limits and usage, in the answer of GET
+	// /v1/admin/tenants.
+	Limits *Limits `json:"limits,omitempty"`
 }
 
 // Tenants is the answer of GET /v1/admin/tenants.

@@ -106,6 +106,7 @@ const (
 	PathAdmin          = "/v1/admin/"
 	PathTenants        = PathAdmin + "tenants"
 	PathTenant         = PathAdmin + "tenants/{tenant}"
+	PathTenantLimits   = PathAdmin + "tenants/{tenant}/limits"
 	PathKeys           = PathAdmin + "tenants/{tenant}/keys"
 	PathKey            = PathAdmin + "tenants/{tenant}/keys/{id}"
 	PathRotateKey      = PathAdmin + "tenants/{tenant}/keys/{id}/rotate"

@@ -173,7 +173,14 @@ func (r *remote) addTenant(ctx context.Context, name string) (keyRow, error) {
 }
 
 func (r *remote) tenants(ctx context.Context) ([]tenantRow, error) {
-	return call(r, func(c *client.Client) ([]api.Tenant, error) { return c.Tenants(ctx) })
+	tenants, err := call(r, func(c *client.Client) ([]api.Tenant, error) { return c.Tenants(ctx) })
+	// The list prints what the store's does: a tenant's limits are
+	// tenant limits' to show.
+	rows := make([]tenantRow, len(tenants))
+	for i, t := range tenants {
+		rows[i] = tenantRow{Name: t.Name, Created: t.Created}
+	}
+	return rows, err
 }
 
 func (r *remote) removeTenant(ctx context.Context, name string, deleteData bool) (engine.Purged, error) {

@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/spf13/cobra"
 
+	"github.com/timetabledb/timetable/admission"
 	"github.com/timetabledb/timetable/config"
 	"github.com/timetabledb/timetable/lifecycle"
 	"github.com/timetabledb/timetable/mqttsub"
@@ -186,7 +187,16 @@ func runServe(ctx context.Context, g *globals, o serveOptions, stderr io.Writer)
 		}
 		s.log.Info("stopped: the store is closed")
 	}()
-	opts := server.Options{Logger: s.log, Registry: reg, ShutdownTimeout: o.shutdownTimeout, AdminToken: token, CORSOrigins: cfg.CORSOrigins}
+	lim := cfg.Limits
+	// One budget of decoded events and one set of tenant rates for the
+	// HTTP server and the MQTT subscriptions alike.
+	events := server.NewEventBudget(lim.MaxEventBytesInFlight, lim.TenantShare)
+	tenantLimits := lim.Tenant.Limits().Or(server.DefaultTenantLimits())
+	tenants := admission.NewTenants(admission.TenantsOptions{Defaults: tenantLimits, Lookup: s.db.Tenants().Limits, Logger: s.log})
+	opts := server.Options{Logger: s.log, Registry: reg, ShutdownTimeout: o.shutdownTimeout, AdminToken: token, CORSOrigins: cfg.CORSOrigins,
+		MaxBodyBytes: lim.MaxBodyBytes, MaxEvents: lim.MaxEvents, MaxBodyBytesInFlight: lim.MaxBodyBytesInFlight,
+		EventBudget: events, TenantShare: lim.TenantShare, TenantLimits: tenantLimits, Tenants: tenants,
+		TenantNamesInMetrics: lim.TenantNamesInMetrics}
 	if o.reconcileEvery > 0 {
 		r, stop, err := startLifecycle(ctx, s, reg, o.reconcileEvery)
 		if err != nil {
@@ -202,7 +212,8 @@ func runServe(ctx context.Context, g *globals, o serveOptions, stderr io.Writer)
 		return usageErrorf("%v", err)
 	}
 	if subs := s.cfg.MQTT; len(subs) > 0 {
-		sub, err := mqttsub.Start(ctx, s.db, subs, mqttsub.Options{Logger: s.log, Registerer: reg})
+		sub, err := mqttsub.Start(ctx, s.db, subs, mqttsub.Options{Logger: s.log, Registerer: reg,
+			MaxPayloadBytes: lim.MaxBodyBytes, MaxEvents: lim.MaxEvents, EventBudget: events, Tenants: tenants})
 		if err != nil {
 			return fmt.Errorf("serve: %w", err)
 		}

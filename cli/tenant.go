@@ -15,6 +15,7 @@ import (
 
 	"github.com/timetabledb/timetable/api"
 	"github.com/timetabledb/timetable/engine"
+	"github.com/timetabledb/timetable/server"
 	"github.com/timetabledb/timetable/tenant"
 )
 
@@ -43,6 +44,10 @@ type tenantAdmin interface {
 	addKey(ctx context.Context, name, scope string) (keyRow, error)
 	revoke(ctx context.Context, name, id string) (keyRow, error)
 	rotate(ctx context.Context, name, id string, grace time.Duration) (rotation, error)
+	// limits returns a tenant's limits; setLimits replaces its
+	// overrides (limits.go).
+	limits(ctx context.Context, name string) (api.Limits, error)
+	setLimits(ctx context.Context, name string, over api.TenantLimits) (api.Limits, error)
 }
 
 // withTenants runs fn on the tenants of the server --server names, through
@@ -62,7 +67,8 @@ func (g *globals) withTenants(cmd *cobra.Command, readOnly bool, fn func(ctx con
 		return err
 	}
 	defer func() { err = errors.Join(err, s.Close()) }()
-	return fn(ctx, localTenants{db: s.db, reg: s.db.Tenants(), now: s.clock.Now})
+	defaults := s.cfg.Limits.Tenant.Limits().Or(server.DefaultTenantLimits())
+	return fn(ctx, localTenants{db: s.db, reg: s.db.Tenants(), now: s.clock.Now, defaults: defaults})
 }
 
 // localTenants is the store's tenant registry as a tenantAdmin.
@@ -70,6 +76,8 @@ type localTenants struct {
 	db  *engine.DB
 	reg *tenant.Registry
 	now func() time.Time
+	// defaults are the limits of a tenant without overrides.
+	defaults tenant.Limits
 }
 
 func (l localTenants) row(k tenant.Key, now time.Time) keyRow {
@@ -170,7 +178,8 @@ again. KEY=$(timetable tenant add acme) keeps it.`,
 		Args: noArgs,
 	}
 	cmd.AddCommand(newTenantAddCmd(g), newTenantListCmd(g), newTenantRemoveCmd(g),
-		newTenantKeysCmd(g), newTenantAddKeyCmd(g), newTenantRevokeCmd(g), newTenantRotateCmd(g))
+		newTenantKeysCmd(g), newTenantAddKeyCmd(g), newTenantRevokeCmd(g), newTenantRotateCmd(g),
+		newTenantLimitsCmd(g))
 	return cmd
 }
 

@@ -38,6 +38,26 @@ func (c *Client) RemoveTenant(ctx context.Context, name, data string) (api.Tenan
 	return answer, err
 }
 
+// TenantLimits returns a tenant's limits: the overrides set for it, the
+// limits in force, and its usage of the server answering.
+func (c *Client) TenantLimits(ctx context.Context, tenant string) (api.Limits, error) {
+	var answer api.Limits
+	err := c.do(ctx, http.MethodGet, path(api.PathTenantLimits, tenant), nil, "", nil, &answer)
+	return answer, err
+}
+
+// SetTenantLimits replaces a tenant's overrides with l (zero fields: the
+// server's defaults) and returns its limits as TenantLimits does.
+func (c *Client) SetTenantLimits(ctx context.Context, tenant string, l api.TenantLimits) (api.Limits, error) {
+	var answer api.Limits
+	body, err := marshal(l)
+	if err != nil {
+		return answer, err
+	}
+	err = c.do(ctx, http.MethodPut, path(api.PathTenantLimits, tenant), nil, api.MediaJSON, body, &answer)
+	return answer, err
+}
+
 // Keys returns a tenant's API keys, without their secrets.
 func (c *Client) Keys(ctx context.Context, tenant string) ([]api.Key, error) {
 	var answer api.Keys

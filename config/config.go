@@ -79,6 +79,19 @@
 //	  origins: [https://console.example.com]  # pages that may call the API; * for any
 //	admin_token_file: /run/secrets/timetable-admin  # turns the admin API on;
 //	                            # TIMETABLE_ADMIN_TOKEN wins
+//	limits:                     # budgets and limits; 0 = the default
+//	  max_body_bytes: 16777216  # a request body or MQTT message
+//	  max_events: 100000        # events of a request or MQTT message
+//	  max_body_bytes_in_flight: 67108864    # request bodies held at once
+//	  max_event_bytes_in_flight: 201326592  # decoded events, HTTP and MQTT
+//	  tenant_share: 0.5         # of each budget, one tenant's most
+//	  tenant_names_in_metrics: false        # else hashes label tenants
+//	  tenant:                   # a tenant's limits without overrides
+//	    write_events_per_second: 100000
+//	    write_events_burst: 200000
+//	    write_bytes_per_second: 16777216
+//	    write_bytes_burst: 33554432
+//	    max_concurrent_queries: 16
 //
 // An archive is a target alone, archived in NDJSON (DynamoDB JSON lines,
 // what restore reads), or a target and a format: ndjson, or parquet,
@@ -131,6 +144,9 @@ type Config struct {
 	// server's admin API on (YAML "admin_token_file"); the environment
 	// variable TIMETABLE_ADMIN_TOKEN wins over it.
 	AdminTokenFile string
+	// Limits are the server's budgets and per-request limits and the
+	// tenants' default limits (YAML "limits"); see Limits.
+	Limits Limits
 }
 
 // PebbleSizes are the embedded store's memory and disk sizes, in bytes
@@ -179,6 +195,7 @@ type fileConfig struct {
 		Origins []string `yaml:"origins"`
 	} `yaml:"cors"`
 	AdminTokenFile string `yaml:"admin_token_file"`
+	Limits         Limits `yaml:"limits"`
 }
 
 type fileFamily struct {
@@ -335,7 +352,10 @@ func Parse(data []byte) (Config, error) {
 		return Config{}, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
 	c := Config{Schema: family.Schema{DefaultFamily: fc.DefaultFamily, Tables: map[string]family.Table{}, MetaTable: fc.MetaTable},
-		Store: fc.Store, CORSOrigins: fc.CORS.Origins, AdminTokenFile: fc.AdminTokenFile}
+		Store: fc.Store, CORSOrigins: fc.CORS.Origins, AdminTokenFile: fc.AdminTokenFile, Limits: fc.Limits}
+	if err := c.Limits.validate(); err != nil {
+		return Config{}, err
+	}
 	pebble, err := fc.Pebble.sizes()
 	if err != nil {
 		return Config{}, fmt.Errorf("%w: %v", ErrInvalid, err)

@@ -43,6 +43,23 @@
 // envelope: {"topic", "reason", "received", "payload"} (the payload as a
 // string when it is UTF-8, else "payload_base64").
 //
+// # Limits
+//
+// A message obeys the HTTP API's per-request limits (Options.
+// MaxPayloadBytes and MaxEvents, the configuration's limits.max_body_bytes
+// and limits.max_events): one over them is invalid, and dead-lettered
+// with the reason; an oversize one without its payload (payload_bytes
+// gives its size), and undecoded. Before a subscription decodes a
+// message it takes the estimate of its events' memory out of the events
+// budget it shares with the HTTP server (Options.EventBudget, package
+// admission), and gives it back once the message is written: while the
+// budget is full, or the subscription's tenant holds its share, the
+// subscription reads nothing more from its broker, which keeps what it
+// has not delivered (QoS 1). A tenant over its write rates (Options.
+// Tenants) slows its subscriptions down the same way. The client reads a
+// whole packet before timetable sees it: bound packets at the broker too
+// (mosquitto's max_packet_size).
+//
 // # Batches
 //
 // The messages that arrived while the last write ran are written

@@ -16,6 +16,7 @@ import (
 	mqtt "github.com/eclipse/paho.mqtt.golang"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/timetabledb/timetable/admission"
 	"github.com/timetabledb/timetable/clock"
 	"github.com/timetabledb/timetable/config"
 	"github.com/timetabledb/timetable/engine"
@@ -61,6 +62,25 @@ type Options struct {
 	// Quiesce is how long Close lets the client finish sending before
 	// it disconnects. Zero means DefaultQuiesce.
 	Quiesce time.Duration
+	// MaxPayloadBytes bounds a message's payload, as the HTTP server's
+	// MaxBodyBytes bounds a body; a larger message is invalid, and
+	// dead-lettered without its payload. Zero means
+	// admission.DefaultMaxRequestBytes.
+	MaxPayloadBytes int64
+	// MaxEvents bounds the events of one message, as the HTTP server's
+	// MaxEvents bounds a request's; a message with more is invalid. Zero
+	// means admission.DefaultMaxRequestEvents.
+	MaxEvents int
+	// EventBudget is the budget of decoded events, shared with the HTTP
+	// server: a subscription waits for room in it before it decodes a
+	// message, and so stops reading its broker while the budget is full
+	// or its tenant holds its share. Nil means a budget of the
+	// subscriber's own, of admission.DefaultMaxEventBytes.
+	EventBudget *admission.Budget
+	// Tenants keeps the tenants' write rates, shared with the HTTP
+	// server: a subscription whose tenant is over its rate waits before
+	// it writes, and so reads its broker more slowly. Nil means no rate.
+	Tenants *admission.Tenants
 }
 
 // EnsureDefaults sets every zero field to its default.
@@ -83,6 +103,15 @@ func (o *Options) EnsureDefaults() {
 	if o.Quiesce == 0 {
 		o.Quiesce = DefaultQuiesce
 	}
+	if o.MaxPayloadBytes == 0 {
+		o.MaxPayloadBytes = admission.DefaultMaxRequestBytes
+	}
+	if o.MaxEvents == 0 {
+		o.MaxEvents = admission.DefaultMaxRequestEvents
+	}
+	if o.EventBudget == nil {
+		o.EventBudget = admission.NewBudget("bytes of decoded events", admission.DefaultMaxEventBytes, admission.DefaultTenantShare)
+	}
 }
 
 // ErrInvalidOptions marks Options or subscriptions that Start refuses.
@@ -96,6 +125,7 @@ func (o *Options) Validate() error {
 	}{
 		{"MaxBatch", int64(o.MaxBatch)}, {"RetryMin", int64(o.RetryMin)}, {"RetryMax", int64(o.RetryMax)},
 		{"PublishTimeout", int64(o.PublishTimeout)}, {"Quiesce", int64(o.Quiesce)},
+		{"MaxPayloadBytes", o.MaxPayloadBytes}, {"MaxEvents", int64(o.MaxEvents)},
 	} {
 		if f.v < 0 {
 			return fmt.Errorf("%w: %s is negative", ErrInvalidOptions, f.name)

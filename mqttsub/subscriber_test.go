@@ -35,6 +35,8 @@ type fixture struct {
 	cfg    family.Schema
 	broker *clients.Broker
 	pub    string // mosquitto_pub
+	// opts are the options start starts subscribers with.
+	opts mqttsub.Options
 }
 
 func newFixture(t *testing.T) *fixture {
@@ -69,7 +71,9 @@ func (f *fixture) start(sub config.Subscription) (*mqttsub.Subscriber, *promethe
 		sub.ClientID = "timetable-test"
 	}
 	reg := prometheus.NewRegistry()
-	s, err := mqttsub.Start(context.Background(), f.db, []config.Subscription{sub}, mqttsub.Options{Registerer: reg, RetryMin: 10 * time.Millisecond})
+	opts := f.opts
+	opts.Registerer, opts.RetryMin = reg, 10*time.Millisecond
+	s, err := mqttsub.Start(context.Background(), f.db, []config.Subscription{sub}, opts)
 	require.NoError(f.t, err)
 	f.t.Cleanup(s.Close)
 	f.eventually("subscribed", func() bool { return metric(f.t, reg, "timetable_mqtt_connected", "") == 1 })

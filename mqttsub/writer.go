@@ -11,6 +11,8 @@ import (
 
 	mqtt "github.com/eclipse/paho.mqtt.golang"
 
+	"github.com/timetabledb/timetable/admission"
+	"github.com/timetabledb/timetable/config"
 	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/event"
 	"github.com/timetabledb/timetable/storage"
@@ -28,6 +30,11 @@ type message struct {
 	inbound
 	parts   []part
 	invalid string
+	// oversize is a payload over Options.MaxPayloadBytes, dead-lettered
+	// without it.
+	oversize bool
+	// hold is what the message's events hold of the events budget.
+	hold *admission.Hold
 }
 
 // receive hands a message from the client to the writer. The client
@@ -46,13 +53,16 @@ func (s *subscription) receive(_ mqtt.Client, m mqtt.Message) {
 // run writes the messages that arrive, a batch at a time, until ctx
 // ends.
 func (s *subscription) run(ctx context.Context) {
+	var left []inbound
 	for {
-		var batch []inbound
-		select {
-		case <-ctx.Done():
-			return
-		case in := <-s.in:
-			batch = append(batch, in)
+		batch := left
+		if len(batch) == 0 {
+			select {
+			case <-ctx.Done():
+				return
+			case in := <-s.in:
+				batch = append(batch, in)
+			}
 		}
 	more:
 		for len(batch) < s.opts.MaxBatch {
@@ -63,27 +73,38 @@ func (s *subscription) run(ctx context.Context) {
 				break more
 			}
 		}
-		s.handle(ctx, batch)
+		left = s.handle(ctx, batch)
 	}
 }
 
 // handle writes a batch and acknowledges its messages, in the order they
 // came: the valid ones once every event is durable, the invalid ones once
-// dead-lettered. When ctx ends first, it acknowledges nothing.
-func (s *subscription) handle(ctx context.Context, batch []inbound) {
-	msgs := make([]*message, len(batch))
-	for i, in := range batch {
-		m := &message{inbound: in}
-		parts, err := s.decode(in.msg.Topic(), in.msg.Payload(), in.received)
-		if err != nil {
-			m.invalid = err.Error()
+// dead-lettered. When ctx ends first, it acknowledges nothing. It returns
+// the messages of the batch it left for the next: those the events
+// budget had no room for once the first ones took theirs.
+func (s *subscription) handle(ctx context.Context, batch []inbound) (left []inbound) {
+	msgs := make([]*message, 0, len(batch))
+	defer func() {
+		for _, m := range msgs {
+			m.hold.Release()
 		}
-		m.parts = parts
-		msgs[i] = m
+	}()
+	for i, in := range batch {
+		m := &message{inbound: in, hold: s.opts.EventBudget.Hold(s.cfg.Tenant)}
+		msgs = append(msgs, m)
+		if !s.decodeWithin(ctx, m, i == 0) {
+			m.hold.Release()
+			msgs = msgs[:len(msgs)-1]
+			if ctx.Err() != nil {
+				return nil
+			}
+			left = batch[i:]
+			break
+		}
 	}
 	groups := s.check(msgs)
-	if !s.write(ctx, groups) {
-		return
+	if !s.slowDown(ctx, groups) || !s.write(ctx, groups) {
+		return nil
 	}
 	for _, m := range msgs {
 		if m.invalid != "" {
@@ -96,6 +117,71 @@ func (s *subscription) handle(ctx context.Context, batch []inbound) {
 		}
 		m.msg.Ack()
 	}
+	return left
+}
+
+// decodeWithin decodes a message within the per-message limits and the
+// events budget: it takes the estimate of the message's events before it
+// decodes, and trims it to what they take once decoded. The first
+// message of a batch waits for room as long as it takes (the
+// subscription reads nothing more meanwhile); a later one does not wait,
+// since the batch's own messages may hold the room: decodeWithin reports
+// false for it, and the batch goes without it. It reports false for the
+// first only once ctx ended.
+func (s *subscription) decodeWithin(ctx context.Context, m *message, first bool) bool {
+	payload := m.msg.Payload()
+	if int64(len(payload)) > s.opts.MaxPayloadBytes {
+		m.invalid = fmt.Sprintf("payload of %d bytes, over the limit of %d bytes (max_body_bytes): split the message", len(payload), s.opts.MaxPayloadBytes)
+		m.oversize = true
+		return true
+	}
+	resize := m.hold.TryResize
+	if first {
+		resize = func(n int64) error { return m.hold.Resize(ctx, n) }
+	}
+	if err := resize(admission.BodyBytes(int64(len(payload)), admission.EventsUpperBound(payload, s.cfg.Format == config.FormatLine))); err != nil {
+		return false
+	}
+	parts, err := s.decode(m.msg.Topic(), payload, m.received)
+	if err != nil {
+		m.invalid = err.Error()
+		return true
+	}
+	n := 0
+	batches := make([]event.Batch, len(parts))
+	for i, p := range parts {
+		n += p.events.Len()
+		batches[i] = p.events
+	}
+	if n > s.opts.MaxEvents {
+		m.invalid = fmt.Sprintf("%d events in one message, over the limit of %d (max_events): split the message", n, s.opts.MaxEvents)
+		return true
+	}
+	if err := resize(admission.BatchBytes(event.Join(batches...))); err != nil {
+		return false
+	}
+	m.parts = parts
+	return true
+}
+
+// slowDown waits until the tenant's write rates allow the events of the
+// groups, and reports false when ctx ends first.
+func (s *subscription) slowDown(ctx context.Context, gs []*group) bool {
+	if s.opts.Tenants == nil {
+		return true
+	}
+	events, bytes := 0, int64(0)
+	seen := map[*message]bool{}
+	for _, g := range gs {
+		events += g.events.Len()
+		for _, seg := range g.segments {
+			if !seen[seg.msg] {
+				seen[seg.msg] = true
+				bytes += int64(len(seg.msg.msg.Payload()))
+			}
+		}
+	}
+	return s.opts.Tenants.WaitWrite(ctx, s.cfg.Tenant, events, bytes) == nil
 }
 
 // group is the events of a batch's valid messages for one logical
@@ -233,7 +319,9 @@ func (s *subscription) deadLetter(m *message) bool {
 		return true
 	}
 	letter := deadLetter{Topic: m.msg.Topic(), Reason: m.invalid, Received: m.received.UTC().Format(time.RFC3339Nano)}
-	if p := m.msg.Payload(); utf8.Valid(p) {
+	if p := m.msg.Payload(); m.oversize {
+		letter.PayloadBytes = len(p)
+	} else if utf8.Valid(p) {
 		letter.Payload = string(p)
 	} else {
 		letter.PayloadBase64 = base64.StdEncoding.EncodeToString(p)
@@ -264,4 +352,7 @@ type deadLetter struct {
 	Received      string `json:"received"`
 	Payload       string `json:"payload,omitempty"`
 	PayloadBase64 string `json:"payload_base64,omitempty"`
+	// PayloadBytes is the size of a payload over the limit, which the
+	// letter leaves out.
+	PayloadBytes int `json:"payload_bytes,omitempty"`
 }

@@ -103,6 +103,12 @@ func (s *Server) listTenants(w http.ResponseWriter, r *http.Request) error {
 	out := api.Tenants{Tenants: make([]api.Tenant, len(ts))}
 	for i, t := range ts {
 		out.Tenants[i] = api.Tenant{Name: t.Name, Created: t.Created.UTC()}
+		overrides, err := s.db.Tenants().Limits(r.Context(), t.Name)
+		if err != nil {
+			return err
+		}
+		l := s.limitsAnswer(r.Context(), t.Name, overrides)
+		out.Tenants[i].Limits = &l
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil
@@ -310,4 +316,57 @@ func (s *Server) plan(w http.ResponseWriter, r *http.Request) error {
 	}
 	writeJSON(w, http.StatusOK, api.Plan{Actions: lifecycle.Reports(results)})
 	return nil
+}
+
+// tenantLimits answers GET /v1/admin/tenants/{tenant}/limits: the
+// tenant's overrides, the limits in force and its usage of this server.
+func (s *Server) tenantLimits(w http.ResponseWriter, r *http.Request) error {
+	if err := checkParams(r.URL.Query()); err != nil {
+		return err
+	}
+	name := r.PathValue("tenant")
+	overrides, err := s.db.Tenants().Limits(r.Context(), name)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, s.limitsAnswer(r.Context(), name, overrides))
+	return nil
+}
+
+// setTenantLimits answers PUT /v1/admin/tenants/{tenant}/limits: the
+// body replaces the tenant's overrides (an empty object, or absent
+// fields, go back to the defaults). Every server on the store applies
+// them within admission.TenantsOptions.Refresh; this one at once.
+func (s *Server) setTenantLimits(w http.ResponseWriter, r *http.Request) error {
+	if err := checkParams(r.URL.Query()); err != nil {
+		return err
+	}
+	var req api.TenantLimits
+	if err := readBody(r, &req); err != nil {
+		return err
+	}
+	name := r.PathValue("tenant")
+	if err := s.db.Tenants().SetLimits(r.Context(), name, tenant.Limits(req)); err != nil {
+		return err
+	}
+	s.tenants.Forget(name)
+	writeJSON(w, http.StatusOK, s.limitsAnswer(r.Context(), name, tenant.Limits(req)))
+	return nil
+}
+
+// limitsAnswer is a tenant's limits and usage as the admin API answers
+// them.
+func (s *Server) limitsAnswer(ctx context.Context, name string, overrides tenant.Limits) api.Limits {
+	_, body := s.bodies.Used(name)
+	_, events := s.events.Used(name)
+	return api.Limits{
+		Overrides: api.TenantLimits(overrides),
+		Effective: api.TenantLimits(s.tenants.Limits(ctx, name)),
+		Usage: api.TenantUsage{
+			BodyBytes: body, BodyBytesShare: s.bodies.Share(),
+			EventBytes: events, EventBytesShare: s.events.Share(),
+			Queries: s.tenants.Queries(name),
+		},
+		MetricsLabel: s.tenantLabel(name),
+	}
 }

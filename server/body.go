@@ -10,8 +10,7 @@ import (
 	"os"
 	"time"
 
-	"golang.org/x/sync/semaphore"
-
+	"github.com/timetabledb/timetable/admission"
 	"github.com/timetabledb/timetable/event"
 )
 
@@ -20,10 +19,13 @@ import (
 //   - a body is read as it arrives, its buffer grown a step at a time, never
 //     reserved from the Content-Length a client declares;
 //   - every byte of buffer the server holds for request bodies comes out of
-//     one server-wide budget (Options.MaxBodyBytesInFlight). A request
+//     one server-wide budget (Options.MaxBodyBytesInFlight), of which one
+//     tenant holds at most its share (Options.TenantShare). A request
 //     whose next step does not fit waits up to Options.BodyBudgetWait for
-//     other requests to finish, then gets 503 with Retry-After: the bytes
-//     in flight never pass the budget, whatever the clients do;
+//     other requests to finish, then gets 503 with Retry-After (the
+//     budget is full) or 429 with Retry-After (its tenant holds its
+//     share): the bytes in flight never pass the budget, whatever the
+//     clients do, and one tenant's slow uploads leave room for others;
 //   - a body must arrive within Options.BodyReadTimeout of the request's
 //     start, or the request gets 408: a client that sends one byte a
 //     minute holds nothing for long.
@@ -35,22 +37,12 @@ import (
 // in steps of at least this much.
 const bodyStep = 64 << 10
 
-// bodyBudget is the server-wide budget of request body bytes in flight.
-type bodyBudget struct {
-	sem  *semaphore.Weighted
-	size int64
-	wait time.Duration
-}
-
-func newBodyBudget(size int64, wait time.Duration) *bodyBudget {
-	return &bodyBudget{sem: semaphore.NewWeighted(size), size: size, wait: wait}
-}
-
-// body is a request body being read into memory under the budget.
+// body is a request body being read into memory under the body budget.
 type body struct {
-	budget *bodyBudget
-	buf    []byte
-	held   int64
+	hold *admission.Hold
+	// wait is how long a step waits for room.
+	wait time.Duration
+	buf  []byte
 }
 
 // grow makes room for at least one more byte, up to limit+1 bytes (one
@@ -59,19 +51,14 @@ type body struct {
 func (b *body) grow(ctx context.Context, limit int64) error {
 	n := int64(cap(b.buf))
 	want := min(limit+1, max(2*n, bodyStep))
-	step := want - n
-	if step <= 0 {
+	if want <= n {
 		return nil
 	}
-	wctx, cancel := context.WithTimeout(ctx, b.budget.wait)
+	wctx, cancel := context.WithTimeout(ctx, b.wait)
 	defer cancel()
-	if err := b.budget.sem.Acquire(wctx, step); err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		return &httpError{status: http.StatusServiceUnavailable, msg: fmt.Sprintf("timetable: the server holds %d bytes of request bodies, its limit: retry the request", b.budget.size)}
+	if err := b.hold.Resize(wctx, b.hold.Held()+want-n); err != nil {
+		return budgetError(ctx, err)
 	}
-	b.held += step
 	grown := make([]byte, len(b.buf), want)
 	copy(grown, b.buf)
 	b.buf = grown
@@ -81,10 +68,7 @@ func (b *body) grow(ctx context.Context, limit int64) error {
 // release gives the body's bytes back to the budget. It is safe to call
 // twice.
 func (b *body) release() {
-	if b.held > 0 {
-		b.budget.sem.Release(b.held)
-		b.held = 0
-	}
+	b.hold.Release()
 	b.buf = nil
 }
 
@@ -92,7 +76,7 @@ func (b *body) release() {
 // gzipped, within the body budget and the read timeout; it refuses a body
 // over Options.MaxBodyBytes with 413. The caller releases the body once
 // done with its bytes.
-func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (*body, error) {
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request, tenant string) (*body, error) {
 	max := s.opts.MaxBodyBytes
 	tooLarge := &httpError{status: http.StatusRequestEntityTooLarge, msg: fmt.Sprintf("timetable: request body over the limit of %d bytes: split the batch", max)}
 	if r.ContentLength > max {
@@ -118,7 +102,7 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (*body, error)
 	default:
 		return nil, &httpError{status: http.StatusUnsupportedMediaType, msg: fmt.Sprintf("timetable: Content-Encoding %q is not supported; send the body as is or gzip", enc)}
 	}
-	b := &body{budget: s.bodies}
+	b := &body{hold: s.bodies.Hold(tenant), wait: s.opts.BodyBudgetWait}
 	for {
 		if len(b.buf) == cap(b.buf) {
 			if int64(len(b.buf)) > max {

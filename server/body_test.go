@@ -16,17 +16,23 @@ import (
 	"github.com/timetabledb/timetable/server"
 )
 
-// slowBody opens a connection, sends a write request that declares a body
-// of declared bytes, and sends sent bytes of it; the connection stays open
-// until the test ends.
+// slowBody opens a connection, sends a write request of acme that
+// declares a body of declared bytes, and sends sent bytes of it; the
+// connection stays open until the test ends.
 func slowBody(t *testing.T, f *fixture, declared, sent int) net.Conn {
+	t.Helper()
+	return slowBodyOf(t, f, f.acme, declared, sent)
+}
+
+// slowBodyOf is slowBody with the API key of any tenant.
+func slowBodyOf(t *testing.T, f *fixture, key string, declared, sent int) net.Conn {
 	t.Helper()
 	u, err := url.Parse(f.url)
 	require.NoError(t, err)
 	c, err := net.Dial("tcp", u.Host)
 	require.NoError(t, err)
 	t.Cleanup(func() { c.Close() })
-	fmt.Fprintf(c, "POST /v1/tables/t/events HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", u.Host, f.acme, declared)
+	fmt.Fprintf(c, "POST /v1/tables/t/events HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", u.Host, key, declared)
 	_, err = c.Write([]byte("[" + strings.Repeat(" ", sent-1)))
 	require.NoError(t, err)
 	return c
@@ -57,20 +63,27 @@ func TestSlowBodiesHoldLittleMemory(t *testing.T) {
 }
 
 // The bytes of bodies in flight never pass the server's budget: a request
-// that finds no room in time is answered 503 with Retry-After, and one
-// whose body does not arrive in time 408.
+// that finds no room in time is answered 503 with Retry-After, one of a
+// tenant holding its share 429 with Retry-After, and one whose body does
+// not arrive in time 408.
 func TestBodyBudgetAndReadTimeout(t *testing.T) {
 	f := newFixture(t, server.Options{MaxBodyBytes: 256 << 10, MaxBodyBytesInFlight: 512 << 10, BodyBudgetWait: 50 * time.Millisecond, BodyReadTimeout: 2 * time.Second})
-	// Two clients send most of a large body, and stall: their buffers
-	// take the budget.
-	stalled := []net.Conn{slowBody(t, f, 256<<10-1, 200<<10), slowBody(t, f, 256<<10-1, 200<<10)}
+	initech, err := f.db.Tenants().Add(t.Context(), "initech", now)
+	require.NoError(t, err)
+	// Two clients of two tenants send most of a large body, and stall:
+	// their buffers take the budget, each tenant its share.
+	stalled := []net.Conn{slowBodyOf(t, f, f.acme, 256<<10-1, 200<<10), slowBodyOf(t, f, f.globex, 256<<10-1, 200<<10)}
 	var full response
 	require.Eventually(t, func() bool {
-		full = f.postJSON(f.acme, "t2", `[{"time":"2017-04-10T12:00:00Z","fields":{"v":1}}]`)
+		full = f.postJSON(initech, "t2", `[{"time":"2017-04-10T12:00:00Z","fields":{"v":1}}]`)
 		return full.status == http.StatusServiceUnavailable
 	}, 5*time.Second, 10*time.Millisecond, "a request finds no room")
 	require.NotEmpty(t, full.header.Get("Retry-After"))
 	require.Contains(t, string(full.body), "request bodies")
+	share := f.postJSON(f.acme, "t2", `[{"time":"2017-04-10T12:00:00Z","fields":{"v":1}}]`)
+	require.Equal(t, http.StatusTooManyRequests, share.status, "body: %s", share.body)
+	require.NotEmpty(t, share.header.Get("Retry-After"))
+	require.Contains(t, string(share.body), "its share")
 
 	// The stalled clients time out with 408, and give their room back.
 	for _, c := range stalled {

@@ -31,8 +31,12 @@
 // The body is read as it arrives, within a server-wide budget of body
 // bytes in flight and a read timeout (see body.go), and whole (at most
 // Options.MaxBodyBytes, after gzip
-// decompression when Content-Encoding is gzip), decoded and validated
-// before anything is written: one bad event refuses the request with 400
+// decompression when Content-Encoding is gzip), decoded within a
+// server-wide budget of decoded events (Options.MaxEventBytesInFlight,
+// shared with the MQTT subscriber; admission.go), of both of which one
+// tenant holds at most Options.TenantShare, and within its tenant's write
+// rates (tenant.Limits: 429 with Retry-After naming the limit), and
+// validated before anything is written: one bad event refuses the request with 400
 // and a problem per bad event, by its 0-based index, and nothing is
 // stored. A request without a Content-Type is read as a JSON array; one
 // with another type than JSON or NDJSON is 415. 200 {"written": N} means
@@ -102,8 +106,10 @@
 // Errors are JSON, {"error": "...", "problems": [{"index": 3, "reason":
 // "..."}]}, problems present for refused events only: 400 for bad input,
 // 401, 404 for an unknown logical table or path, 405 with an Allow header,
-// 413 for a body or batch over the limits, 415 for an unsupported
-// Content-Type or Content-Encoding, 503 with Retry-After when the store
+// 413 for a body or batch over the limits (or over its tenant's burst),
+// 415 for an unsupported Content-Type or Content-Encoding, 429 with
+// Retry-After for a tenant over one of its limits (write rates,
+// concurrent queries, its share of a budget; the message names it), 503 with Retry-After when the store
 // throttles (storage.ErrThrottled), cannot be reached or fails on its side
 // (storage.ErrUnavailable), the query budget has no room (engine.ErrBusy)
 // or the server is closing, 500 for any other

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/timetabledb/timetable/api"
 	"github.com/timetabledb/timetable/engine"
@@ -23,6 +24,8 @@ var ErrBadParameter = errors.New("timetable: bad query parameter")
 type httpError struct {
 	status int
 	msg    string
+	// retryAfter is the Retry-After of a 429.
+	retryAfter time.Duration
 }
 
 func (e *httpError) Error() string { return e.msg }
@@ -78,6 +81,7 @@ func status(err error) int {
 		errors.Is(err, tenant.ErrBadName),
 		errors.Is(err, tenant.ErrBadScope),
 		errors.Is(err, tenant.ErrBadGrace),
+		errors.Is(err, tenant.ErrBadLimits),
 		errors.Is(err, storage.ErrInvalid):
 		return http.StatusBadRequest
 	case retryLater(err) != nil:
@@ -124,6 +128,10 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		}
 	}
 	switch {
+	case code == http.StatusTooManyRequests:
+		var he *httpError
+		errors.As(err, &he)
+		w.Header().Set(api.RetryAfter, retryAfterHeader(he.retryAfter))
 	case code == http.StatusServiceUnavailable:
 		w.Header().Set(api.RetryAfter, retryAfterSeconds)
 		var he *httpError

@@ -51,21 +51,37 @@ func (s *Server) writeLines(w http.ResponseWriter, r *http.Request, tenant strin
 	if lim.Precision, err = event.ParsePrecision(q.Get("precision")); err != nil {
 		return fmt.Errorf("%w: %v", ErrBadParameter, err)
 	}
-	b, err := s.readBody(w, r)
+	b, err := s.readBody(w, r, tenant)
 	if err != nil {
 		return err
 	}
 	defer b.release()
+	if err := s.checkBytes(r.Context(), tenant, int64(len(b.buf))); err != nil {
+		return err
+	}
+	held, err := s.holdEvents(r.Context(), tenant, b.buf, true)
+	if err != nil {
+		return err
+	}
+	defer held.Release()
 	tables, err := lineproto.Decode(b.buf, lineproto.Options{Limits: lim, Now: opts.Clock.Now()})
 	if err != nil {
 		return err
 	}
 	events := 0
-	for _, t := range tables {
+	batches := make([]event.Batch, len(tables))
+	for i, t := range tables {
 		events += t.Events.Len()
+		batches[i] = t.Events
 	}
 	if events > s.opts.MaxEvents {
 		return &httpError{status: http.StatusRequestEntityTooLarge, msg: fmt.Sprintf("timetable: %d lines in one request, over the limit of %d: split the batch", events, s.opts.MaxEvents)}
+	}
+	if err := s.fitEvents(r.Context(), held, batches...); err != nil {
+		return err
+	}
+	if err := s.allowWrite(r.Context(), tenant, events, int64(len(b.buf))); err != nil {
+		return err
 	}
 	if len(tables) > 1 {
 		// Every table is checked before any is written, so that a

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/http"
 	"path"
 	"strings"
@@ -13,18 +14,36 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/timetabledb/timetable/admission"
 	"github.com/timetabledb/timetable/api"
+	"github.com/timetabledb/timetable/clock"
 	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/storage"
+	"github.com/timetabledb/timetable/tenant"
 )
+
+// NewEventBudget returns a budget of decoded events of size bytes (zero:
+// DefaultMaxEventBytesInFlight) of which a tenant holds at most
+// tenantShare (zero: DefaultTenantShare), for a caller that shares one
+// between the server and the MQTT subscriber (Options.EventBudget).
+func NewEventBudget(size int64, tenantShare float64) *admission.Budget {
+	if size == 0 {
+		size = DefaultMaxEventBytesInFlight
+	}
+	if tenantShare == 0 {
+		tenantShare = DefaultTenantShare
+	}
+	return admission.NewBudget("bytes of decoded events (max_event_bytes_in_flight)", size, tenantShare)
+}
 
 // Defaults of Options.
 const (
 	// DefaultMaxBodyBytes bounds a request body: 16 MiB, about 90,000
-	// events of 180 bytes.
-	DefaultMaxBodyBytes = 16 << 20
-	// DefaultMaxEvents bounds the events of one write request.
-	DefaultMaxEvents = 100_000
+	// events of 180 bytes. MQTT messages have the same limit.
+	DefaultMaxBodyBytes = admission.DefaultMaxRequestBytes
+	// DefaultMaxEvents bounds the events of one write request, or MQTT
+	// message.
+	DefaultMaxEvents = admission.DefaultMaxRequestEvents
 	// DefaultMaxBodyBytesInFlight bounds the bytes of request bodies the
 	// server holds at once: 64 MiB, four bodies of the largest size.
 	DefaultMaxBodyBytesInFlight = 64 << 20
@@ -42,7 +61,38 @@ const (
 	DefaultQueryRange = 24 * time.Hour
 	// DefaultReadyTimeout bounds the store's answer to GET /readyz.
 	DefaultReadyTimeout = 2 * time.Second
+	// DefaultMaxEventBytesInFlight bounds the memory, as estimated by
+	// admission.BatchBytes, that the decoded events of write requests
+	// hold at once: 128 MiB, about 135,000 minimal events.
+	DefaultMaxEventBytesInFlight = admission.DefaultMaxEventBytes
+	// DefaultTenantShare is the part of each server-wide budget one
+	// tenant may hold.
+	DefaultTenantShare = admission.DefaultTenantShare
+	// DefaultWriteEventsPerSecond is a tenant's write rate in events,
+	// with bursts of DefaultWriteEventsBurst: two requests of the most
+	// events.
+	DefaultWriteEventsPerSecond = 100_000
+	DefaultWriteEventsBurst     = 2 * DefaultMaxEvents
+	// DefaultWriteBytesPerSecond is a tenant's write rate in body bytes,
+	// with bursts of DefaultWriteBytesBurst: two bodies of the largest
+	// size.
+	DefaultWriteBytesPerSecond = 16 << 20
+	DefaultWriteBytesBurst     = 2 * DefaultMaxBodyBytes
+	// DefaultMaxConcurrentQueries is the queries and aggregates a tenant
+	// may run at once.
+	DefaultMaxConcurrentQueries = 16
 )
+
+// DefaultTenantLimits returns the limits of a tenant without overrides.
+func DefaultTenantLimits() tenant.Limits {
+	return tenant.Limits{
+		WriteEventsPerSecond: DefaultWriteEventsPerSecond,
+		WriteEventsBurst:     DefaultWriteEventsBurst,
+		WriteBytesPerSecond:  DefaultWriteBytesPerSecond,
+		WriteBytesBurst:      DefaultWriteBytesBurst,
+		MaxConcurrentQueries: DefaultMaxConcurrentQueries,
+	}
+}
 
 // Options configure a Server. The zero value is the default for every
 // field, as the Default constants say; a negative number or duration is
@@ -90,6 +140,41 @@ type Options struct {
 	// Lifecycle is the lifecycle manager running beside the server, whose
 	// last cycle and plan the admin API shows; nil means none runs.
 	Lifecycle Lifecycle
+	// MaxEventBytesInFlight bounds the memory the decoded events of write
+	// requests hold at once, as admission.BatchBytes estimates it; a
+	// request that finds no room within BodyBudgetWait is answered 503
+	// with Retry-After. Zero means DefaultMaxEventBytesInFlight. Ignored
+	// with EventBudget.
+	MaxEventBytesInFlight int64
+	// EventBudget is the budget of decoded events the server shares with
+	// the other ways events come in (the MQTT subscriber), so that one
+	// budget bounds them all. Nil means a budget of the server's own, of
+	// MaxEventBytesInFlight.
+	EventBudget *admission.Budget
+	// TenantShare is the part, above 0 and at most 1, of the body budget
+	// and of the events budget that one tenant may hold; a request of a
+	// tenant holding its share waits, then is answered 429. Zero means
+	// DefaultTenantShare. Ignored for the events budget with EventBudget,
+	// which has its own.
+	TenantShare float64
+	// TenantLimits are the limits of a tenant without overrides (the
+	// admin API's PUT /v1/admin/tenants/{tenant}/limits); a zero field
+	// means the Default constant. Ignored with Tenants.
+	TenantLimits tenant.Limits
+	// Tenants keeps the tenants' rates and concurrent queries, for a
+	// caller that shares them with the MQTT subscriber. Nil means the
+	// server's own, under TenantLimits and the overrides of the tenant
+	// registry, by the wall clock.
+	Tenants *admission.Tenants
+	// Clock tells the time of the tenants' write rates and of when
+	// their limits are read again; nil means the wall clock. Ignored with
+	// Tenants.
+	Clock clock.Clock
+	// TenantNamesInMetrics labels the per-tenant metrics with tenants'
+	// names. False labels them with a hash of the name (the admin API's
+	// tenant answer shows it as metrics_label), so that names do not
+	// leave the server through a metrics pipeline.
+	TenantNamesInMetrics bool
 	// CORSOrigins are the origins (scheme://host[:port]) whose pages may
 	// call the API from a browser; "*" allows every origin. Empty means
 	// no CORS headers at all.
@@ -128,6 +213,13 @@ func (o *Options) EnsureDefaults() {
 	if o.ReadyTimeout == 0 {
 		o.ReadyTimeout = DefaultReadyTimeout
 	}
+	if o.MaxEventBytesInFlight == 0 {
+		o.MaxEventBytesInFlight = DefaultMaxEventBytesInFlight
+	}
+	if o.TenantShare == 0 {
+		o.TenantShare = DefaultTenantShare
+	}
+	o.TenantLimits = o.TenantLimits.Or(DefaultTenantLimits())
 }
 
 // errInvalidOptions marks Options that New refuses.
@@ -148,10 +240,17 @@ func (o *Options) Validate() error {
 		{"ShutdownTimeout", int64(o.ShutdownTimeout)},
 		{"QueryRange", int64(o.QueryRange)},
 		{"ReadyTimeout", int64(o.ReadyTimeout)},
+		{"MaxEventBytesInFlight", o.MaxEventBytesInFlight},
 	} {
 		if f.v < 0 {
 			errs = append(errs, fmt.Errorf("%w: %s is negative", errInvalidOptions, f.name))
 		}
+	}
+	if o.TenantShare < 0 || o.TenantShare > 1 || math.IsNaN(o.TenantShare) {
+		errs = append(errs, fmt.Errorf("%w: TenantShare %v is not between 0 and 1", errInvalidOptions, o.TenantShare))
+	}
+	if err := o.TenantLimits.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("%w: TenantLimits: %w", errInvalidOptions, err))
 	}
 	return errors.Join(errs...)
 }
@@ -167,7 +266,11 @@ type Server struct {
 	metrics *metrics
 	handler http.Handler
 	// bodies is the budget of request body bytes in flight.
-	bodies *bodyBudget
+	bodies *admission.Budget
+	// events is the budget of decoded events in flight.
+	events *admission.Budget
+	// tenants keeps the tenants' rates and concurrent queries.
+	tenants *admission.Tenants
 	// adminHash is the SHA-256 of the admin token; nil without one.
 	adminHash *[32]byte
 }
@@ -185,7 +288,16 @@ func New(db *engine.DB, opts Options) (*Server, error) {
 	if err := checkOrigins(opts.CORSOrigins); err != nil {
 		return nil, err
 	}
-	s := &Server{db: db, opts: opts, log: opts.Logger, metrics: newMetrics(opts.Registry), bodies: newBodyBudget(opts.MaxBodyBytesInFlight, opts.BodyBudgetWait)}
+	s := &Server{db: db, opts: opts, log: opts.Logger,
+		bodies: admission.NewBudget("bytes of request bodies (max_body_bytes_in_flight)", opts.MaxBodyBytesInFlight, opts.TenantShare),
+		events: opts.EventBudget, tenants: opts.Tenants}
+	if s.events == nil {
+		s.events = NewEventBudget(opts.MaxEventBytesInFlight, opts.TenantShare)
+	}
+	if s.tenants == nil {
+		s.tenants = admission.NewTenants(admission.TenantsOptions{Defaults: opts.TenantLimits, Lookup: db.Tenants().Limits, Logger: opts.Logger, Clock: opts.Clock})
+	}
+	s.metrics = newMetrics(opts.Registry, s)
 	if opts.AdminToken != "" {
 		h := sha256.Sum256([]byte(opts.AdminToken))
 		s.adminHash = &h

@@ -44,17 +44,26 @@ func (s *Server) writeEvents(w http.ResponseWriter, r *http.Request, tenant stri
 	if err != nil {
 		return err
 	}
+	isNDJSON := !isJSONArray(r.Header.Get("Content-Type"))
 	opts := s.db.Options()
 	lim := opts.Limits
 	if lim.Precision, err = event.ParsePrecision(r.URL.Query().Get("precision")); err != nil {
 		return fmt.Errorf("%w: %v", ErrBadParameter, err)
 	}
-	b, err := s.readBody(w, r)
+	b, err := s.readBody(w, r, tenant)
 	if err != nil {
 		return err
 	}
 	defer b.release()
 	body := b.buf
+	if err := s.checkBytes(r.Context(), tenant, int64(len(body))); err != nil {
+		return err
+	}
+	held, err := s.holdEvents(r.Context(), tenant, body, isNDJSON)
+	if err != nil {
+		return err
+	}
+	defer held.Release()
 	events, err := decode(body, lim, opts.Clock.Now())
 	if err != nil {
 		return err
@@ -62,10 +71,23 @@ func (s *Server) writeEvents(w http.ResponseWriter, r *http.Request, tenant stri
 	if events.Len() > s.opts.MaxEvents {
 		return &httpError{status: http.StatusRequestEntityTooLarge, msg: fmt.Sprintf("timetable: %d events in one request, over the limit of %d: split the batch", events.Len(), s.opts.MaxEvents)}
 	}
+	if err := s.fitEvents(r.Context(), held, events); err != nil {
+		return err
+	}
+	if err := s.allowWrite(r.Context(), tenant, events.Len(), int64(len(body))); err != nil {
+		return err
+	}
 	n, err := s.db.WriteBatch(r.Context(), tenant, r.PathValue("table"), events)
 	if err != nil {
 		return &writeFailure{written: n, err: err}
 	}
 	writeJSON(w, http.StatusOK, api.Written{Written: n})
 	return nil
+}
+
+// isJSONArray reports whether a write's Content-Type is a JSON array's
+// (decoderFor accepted it).
+func isJSONArray(contentType string) bool {
+	media, _, _ := mime.ParseMediaType(contentType)
+	return contentType == "" || media == mediaJSON
 }

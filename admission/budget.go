@@ -1,0 +1,194 @@
+package admission
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+)
+
+// Errors of a Budget. Both say a retry may succeed.
+var (
+	// ErrFull is a budget that had no room for a request, whatever its
+	// tenant.
+	ErrFull = errors.New("timetable: server budget full")
+	// ErrTenantShare is a tenant that holds its share of a budget: others
+	// may have room.
+	ErrTenantShare = errors.New("timetable: tenant holds its share of a server budget")
+)
+
+// Budget is a server-wide budget of a quantity requests hold (bytes of
+// request bodies, bytes of decoded events), with a cap on what each
+// tenant holds. Its methods may be called from any number of goroutines
+// at once.
+//
+// A request whose amount is larger than a cap is let in when it would be
+// alone under that cap (its tenant holds nothing, or the budget is
+// empty), so that a request of the largest size always gets in
+// eventually; the caller bounds requests' sizes.
+type Budget struct {
+	name string
+	size int64
+	// share is what one tenant may hold.
+	share int64
+	mu    struct {
+		sync.Mutex
+		used     int64
+		byTenant map[string]int64
+		// freed is closed, and replaced, whenever something is given
+		// back: the waiters look again.
+		freed chan struct{}
+	}
+}
+
+// NewBudget returns a budget of size units, empty, named for errors
+// ("bytes of request bodies"), of which one tenant may hold the part
+// tenantShare (above 0, at most 1; anything else means 1).
+func NewBudget(name string, size int64, tenantShare float64) *Budget {
+	if !(tenantShare > 0 && tenantShare <= 1) {
+		tenantShare = 1
+	}
+	b := &Budget{name: name, size: size, share: int64(math.Ceil(float64(size) * tenantShare))}
+	b.mu.byTenant = map[string]int64{}
+	b.mu.freed = make(chan struct{})
+	return b
+}
+
+// Share returns what one tenant may hold of the budget.
+func (b *Budget) Share() int64 { return b.share }
+
+// Size returns the budget's size.
+func (b *Budget) Size() int64 { return b.size }
+
+// Name returns what the budget counts.
+func (b *Budget) Name() string { return b.name }
+
+// Used returns what the budget holds, in all and for tenant.
+func (b *Budget) Used(tenant string) (all, ofTenant int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.mu.used, b.mu.byTenant[tenant]
+}
+
+// Tenants returns what each tenant holding part of the budget holds.
+func (b *Budget) Tenants() map[string]int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := make(map[string]int64, len(b.mu.byTenant))
+	for t, n := range b.mu.byTenant {
+		out[t] = n
+	}
+	return out
+}
+
+// Acquire takes n for tenant, holding at most its share of the budget,
+// waiting until there is room or ctx ends. Once ctx ends it returns an error wrapping ErrFull
+// or ErrTenantShare, whichever kept the request out last, and ctx's
+// error. The caller gives n back with Release.
+func (b *Budget) Acquire(ctx context.Context, tenant string, n int64) error {
+	if n <= 0 {
+		return nil
+	}
+	for {
+		b.mu.Lock()
+		why := b.blockedLocked(tenant, n)
+		if why == nil {
+			b.mu.used += n
+			b.mu.byTenant[tenant] += n
+			b.mu.Unlock()
+			return nil
+		}
+		freed := b.mu.freed
+		b.mu.Unlock()
+		select {
+		case <-freed:
+		case <-ctx.Done():
+			if errors.Is(why, ErrTenantShare) {
+				return fmt.Errorf("%w: it holds its share of %d %s: %w", why, b.share, b.name, ctx.Err())
+			}
+			return fmt.Errorf("%w: the server holds %d %s, its limit: %w", why, b.size, b.name, ctx.Err())
+		}
+	}
+}
+
+// TryAcquire is Acquire without waiting: it takes n now or returns
+// the error Acquire would once its context ended.
+func (b *Budget) TryAcquire(tenant string, n int64) error {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return b.Acquire(ctx, tenant, n)
+}
+
+// blockedLocked returns why n does not fit now, or nil.
+func (b *Budget) blockedLocked(tenant string, n int64) error {
+	held := b.mu.byTenant[tenant]
+	if held > 0 && held+n > b.share {
+		return ErrTenantShare
+	}
+	if b.mu.used > 0 && b.mu.used+n > b.size {
+		return ErrFull
+	}
+	return nil
+}
+
+// Release gives back n that tenant took.
+func (b *Budget) Release(tenant string, n int64) {
+	if n <= 0 {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.mu.used -= n
+	if left := b.mu.byTenant[tenant] - n; left > 0 {
+		b.mu.byTenant[tenant] = left
+	} else {
+		delete(b.mu.byTenant, tenant)
+	}
+	close(b.mu.freed)
+	b.mu.freed = make(chan struct{})
+}
+
+// Hold is what one request holds of a Budget, which it may grow or
+// shrink as it learns more of its size. It is used by one goroutine.
+type Hold struct {
+	budget *Budget
+	tenant string
+	n      int64
+}
+
+// Hold returns an empty hold of tenant on the budget.
+func (b *Budget) Hold(tenant string) *Hold {
+	return &Hold{budget: b, tenant: tenant}
+}
+
+// Held returns what the hold holds.
+func (h *Hold) Held() int64 { return h.n }
+
+// TryResize is Resize without waiting.
+func (h *Hold) TryResize(n int64) error {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return h.Resize(ctx, n)
+}
+
+// Resize makes the hold n: it takes the difference, waiting as Acquire
+// does, or gives back the excess at once.
+func (h *Hold) Resize(ctx context.Context, n int64) error {
+	switch {
+	case n > h.n:
+		if err := h.budget.Acquire(ctx, h.tenant, n-h.n); err != nil {
+			return err
+		}
+	case n < h.n:
+		h.budget.Release(h.tenant, h.n-n)
+	}
+	h.n = n
+	return nil
+}
+
+// Release gives everything back. It is safe to call twice.
+func (h *Hold) Release() {
+	h.budget.Release(h.tenant, h.n)
+	h.n = 0
+}

@@ -1,0 +1,53 @@
+package admission_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/timetabledb/timetable/admission"
+)
+
+// A tenant holds at most its share; the budget at most its size; a
+// request larger than either gets in alone; a release lets a waiter in.
+func TestBudget(t *testing.T) {
+	b := admission.NewBudget("bytes", 100, 0.5)
+	require.Equal(t, int64(50), b.Share())
+	require.NoError(t, b.TryAcquire("a", 40))
+	require.ErrorIs(t, b.TryAcquire("a", 20), admission.ErrTenantShare)
+	require.NoError(t, b.TryAcquire("b", 50))
+	require.ErrorIs(t, b.TryAcquire("c", 20), admission.ErrFull)
+	require.NoError(t, b.TryAcquire("c", 10))
+	all, a := b.Used("a")
+	require.Equal(t, int64(100), all)
+	require.Equal(t, int64(40), a)
+	require.Equal(t, map[string]int64{"a": 40, "b": 50, "c": 10}, b.Tenants())
+
+	// A waiter gets in once another gives back.
+	got := make(chan error)
+	go func() { got <- b.Acquire(context.Background(), "c", 30) }()
+	b.Release("b", 50)
+	require.NoError(t, <-got)
+	b.Release("a", 40)
+	b.Release("c", 40)
+	all, _ = b.Used("")
+	require.Zero(t, all)
+	require.Empty(t, b.Tenants())
+
+	// Larger than the share and the budget: in, alone.
+	require.NoError(t, b.TryAcquire("a", 500))
+	require.ErrorIs(t, b.TryAcquire("b", 1), admission.ErrFull)
+	b.Release("a", 500)
+
+	// A hold grows and shrinks.
+	h := b.Hold("a")
+	require.NoError(t, h.TryResize(30))
+	require.NoError(t, h.TryResize(10))
+	require.ErrorIs(t, h.TryResize(60), admission.ErrTenantShare)
+	require.Equal(t, int64(10), h.Held())
+	h.Release()
+	h.Release()
+	all, _ = b.Used("")
+	require.Zero(t, all)
+}

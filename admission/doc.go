@@ -1,0 +1,22 @@
+// Package admission decides whether a request may go on, and how much of
+// the server it may hold meanwhile: the server-wide budgets of memory
+// that requests hold (Budget), with a cap per tenant so that no tenant
+// holds more than its share while others wait, the conservative estimate
+// of the memory decoded events take (BatchBytes), and each tenant's
+// write rates and concurrent queries (Tenants).
+//
+// The HTTP server (package server) and the MQTT subscriber (package
+// mqttsub) share one Budget of decoded events, so that the memory of the
+// events a server holds is bounded whichever path they came by: the HTTP
+// server answers 503 (a full budget) or 429 (a tenant over its share or
+// its rate) with Retry-After, and the MQTT subscriber stops reading its
+// broker until there is room, QoS 1 redelivery doing the rest.
+//
+// # Caveats
+//
+// The budgets count what requests hold, not what the process holds: the
+// Go runtime keeps up to GOGC percent more heap than is live, the
+// engine's caches and the store's memtables are beside them, and an MQTT
+// client reads a whole packet before timetable sees it (bound that with
+// the broker's maximum packet size).
+package admission

@@ -1,0 +1,132 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/timetabledb/timetable/admission"
+	"github.com/timetabledb/timetable/event"
+)
+
+// What a write request holds while it is served, and what its tenant may
+// ask, come from package admission:
+//
+//   - its body, in the body budget (body.go);
+//   - its decoded events, in the events budget (Options.
+//     MaxEventBytesInFlight), shared with the MQTT subscriber when the
+//     caller passes one budget to both (Options.EventBudget). A request
+//     takes a conservative estimate of its events' memory before it
+//     decodes (admission.BodyBytes, from an upper bound of the events the
+//     body holds), and trims it to the estimate of what it decoded
+//     (admission.BatchBytes) once decoded; it gives it back once written;
+//   - one tenant holds at most Options.TenantShare of either budget while
+//     others are served;
+//   - its tenant's write rates, events and bytes a second
+//     (tenant.Limits), and for a query its tenant's concurrent queries.
+//
+// A full budget is 503, a tenant over its share or a limit 429, both
+// with Retry-After.
+
+// budgetError turns a Budget's refusal into the answer: ctx's own error
+// when the request ended, else 503 for a full budget and 429 for a
+// tenant over its share.
+func budgetError(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if errors.Is(err, admission.ErrTenantShare) {
+		return &httpError{status: http.StatusTooManyRequests, msg: err.Error() + ": retry the request", retryAfter: time.Second}
+	}
+	return &httpError{status: http.StatusServiceUnavailable, msg: err.Error() + ": retry the request"}
+}
+
+// holdEvents takes the estimate of a body's events out of the events
+// budget, before it is decoded, waiting up to Options.BodyBudgetWait.
+func (s *Server) holdEvents(ctx context.Context, tenant string, body []byte, lines bool) (*admission.Hold, error) {
+	h := s.events.Hold(tenant)
+	if err := s.resizeEvents(ctx, h, admission.BodyBytes(int64(len(body)), admission.EventsUpperBound(body, lines))); err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+// resizeEvents makes a hold of the events budget n, waiting up to
+// Options.BodyBudgetWait.
+func (s *Server) resizeEvents(ctx context.Context, h *admission.Hold, n int64) error {
+	wctx, cancel := context.WithTimeout(ctx, s.opts.BodyBudgetWait)
+	defer cancel()
+	if err := h.Resize(wctx, n); err != nil {
+		return budgetError(ctx, err)
+	}
+	return nil
+}
+
+// fitEvents trims, or grows, a hold to the estimate of decoded events.
+func (s *Server) fitEvents(ctx context.Context, h *admission.Hold, events ...event.Batch) error {
+	var n int64
+	for _, b := range events {
+		n += admission.BatchBytes(b)
+	}
+	return s.resizeEvents(ctx, h, n)
+}
+
+// checkBytes answers 429 for a body over its tenant's byte rate, taking
+// nothing.
+func (s *Server) checkBytes(ctx context.Context, tenant string, bytes int64) error {
+	return s.limitAnswer(tenant, s.tenants.CheckBytes(ctx, tenant, bytes))
+}
+
+// allowWrite takes a write of events and body bytes from its tenant's
+// write rates, or answers 429.
+func (s *Server) allowWrite(ctx context.Context, tenant string, events int, bytes int64) error {
+	return s.limitAnswer(tenant, s.tenants.AllowWrite(ctx, tenant, events, bytes))
+}
+
+// limitAnswer turns a tenant limit's refusal into the answer: 429 with
+// Retry-After, or 413 for a request larger than a burst.
+func (s *Server) limitAnswer(tenant string, err error) error {
+	var le *admission.LimitError
+	if errors.As(err, &le) {
+		s.metrics.limited.WithLabelValues(le.Limit, s.tenantLabel(tenant)).Inc()
+		if le.Never {
+			return &httpError{status: http.StatusRequestEntityTooLarge, msg: err.Error()}
+		}
+		return &httpError{status: http.StatusTooManyRequests, msg: fmt.Sprintf("timetable: tenant %s: %v", tenant, err), retryAfter: le.RetryAfter}
+	}
+	return err
+}
+
+// startQuery counts a query among its tenant's concurrent queries, or
+// answers 429.
+func (s *Server) startQuery(ctx context.Context, tenant string) (func(), error) {
+	done, err := s.tenants.StartQuery(ctx, tenant)
+	var le *admission.LimitError
+	if errors.As(err, &le) {
+		s.metrics.limited.WithLabelValues(le.Limit, s.tenantLabel(tenant)).Inc()
+		return nil, &httpError{status: http.StatusTooManyRequests, msg: fmt.Sprintf("timetable: tenant %s: %v", tenant, err), retryAfter: le.RetryAfter}
+	}
+	return done, err
+}
+
+// counted runs a query endpoint among its tenant's concurrent queries.
+func (s *Server) counted(ep endpoint) endpoint {
+	return func(w http.ResponseWriter, r *http.Request, tenant string) error {
+		done, err := s.startQuery(r.Context(), tenant)
+		if err != nil {
+			return err
+		}
+		defer done()
+		return ep(w, r, tenant)
+	}
+}
+
+// retryAfterHeader is the Retry-After of a wait: whole seconds, at least
+// one.
+func retryAfterHeader(d time.Duration) string {
+	return strconv.FormatInt(max(1, int64(math.Ceil(d.Seconds()))), 10)
+}

@@ -1,0 +1,229 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"regexp"
+	"runtime/debug"
+	"runtime/metrics"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/timetabledb/timetable/engine"
+	"github.com/timetabledb/timetable/server"
+	"github.com/timetabledb/timetable/tenant"
+)
+
+// Memory is bounded in what the server builds from requests, not only
+// in their bytes: many concurrent writes of many small events, and a few
+// bodies of the largest size, keep the Go heap (runtime/metrics, sampled
+// every 5 ms) under 512 MiB, objects and garbage together, and what the
+// last collection found live under 384 MiB, with the soft memory limit
+// a deployment sets (GOMEMLIMIT=400MiB); every event of every
+// acknowledged request is stored. The process's peak resident memory
+// (VmHWM, reset before each case) is logged, not held to a bound: it adds
+// Pebble's block cache and memtables (128 MiB and twice 64 MiB by
+// default), which are outside the Go heap and not the requests'. The clients generate their
+// bodies as they send them, so that the figure is the server's. With
+// -short the cases are a quarter of the size; both sizes hold the bound.
+func TestMemoryIsBoundedInWhatRequestsHold(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector changes what memory holds and how fast it goes")
+	}
+	resetPeak(t)
+	// As a deployment does with GOMEMLIMIT (docs/operations.md): the
+	// budgets bound what is live, the soft limit how far garbage may
+	// grow past it.
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(400 << 20))
+	scale := 1
+	if testing.Short() {
+		scale = 4
+	}
+	unlimited := tenant.Limits{WriteEventsPerSecond: 1e12, WriteBytesPerSecond: 1e12, WriteEventsBurst: 1 << 30, WriteBytesBurst: 1 << 30}
+	f := newFixture(t, server.Options{TenantShare: 1, TenantLimits: unlimited})
+	for _, c := range []struct {
+		name               string
+		requests, perEvent int
+		events             int
+	}{
+		// 64 requests of 100,000 minimal events (3.6 MiB each).
+		{"many-small-events", 64 / scale, 0, 100_000},
+		// 16 bodies of 15 MiB: 91,980 events of 171 bytes.
+		{"largest-bodies", 16 / scale, 100, 91_980},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			debug.FreeOSMemory()
+			before := peakRSS(t)
+			resetPeak(t)
+			heap := sampleHeap("/memory/classes/heap/objects:bytes", "/gc/heap/live:bytes")
+			table := "mem-" + c.name
+			var wg sync.WaitGroup
+			written := make([]int, c.requests)
+			for r := range c.requests {
+				wg.Go(func() {
+					// A client sends its request again after a 503 or a
+					// 429, as Retry-After asks, or when the connection
+					// broke; its events are the same.
+					for range 1000 {
+						status, n, err := postGenerated(f, table, &eventBody{first: r * c.events, n: c.events, pad: c.perEvent})
+						if err != nil {
+							// The server answered 503 and closed the
+							// connection before the client sent all:
+							// not acknowledged, sent again.
+							time.Sleep(100 * time.Millisecond)
+							continue
+						}
+						switch status {
+						case http.StatusOK:
+							written[r] = n
+							return
+						case http.StatusServiceUnavailable, http.StatusTooManyRequests:
+							time.Sleep(100 * time.Millisecond)
+						default:
+							t.Errorf("request %d: status %d", r, status)
+							return
+						}
+					}
+				})
+			}
+			wg.Wait()
+			peak := peakRSS(t)
+			peakHeap := heap()
+			objects, live := peakHeap[0], peakHeap[1]
+			acked := 0
+			for _, n := range written {
+				acked += n
+			}
+			t.Logf("%d requests of %d events: %d acknowledged; peak heap objects %d MiB, live after a collection %d MiB; peak RSS %d MiB (before: %d MiB)", c.requests, c.events, acked, objects>>20, live>>20, peak>>20, before>>20)
+			require.Less(t, objects, uint64(512<<20), "peak heap objects %d MiB", objects>>20)
+			require.Less(t, live, uint64(384<<20), "peak live heap %d MiB", live>>20)
+			require.Equal(t, c.requests*c.events, acked, "every request is written in the end")
+			require.Equal(t, int64(acked), storedEvents(t, f, table), "every acknowledged event is stored")
+		})
+	}
+}
+
+// postGenerated sends a generated body as NDJSON with acme's key, and
+// returns the status and the events written.
+func postGenerated(f *fixture, table string, body io.Reader) (int, int, error) {
+	req, err := http.NewRequest("POST", f.url+"/v1/tables/"+table+"/events", body)
+	if err != nil {
+		return 0, 0, err
+	}
+	req.Header.Set("Authorization", "Bearer "+f.acme)
+	req.Header.Set("Content-Type", "application/x-ndjson")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil || res.StatusCode != http.StatusOK {
+		return res.StatusCode, 0, err
+	}
+	var w struct{ Written int }
+	return res.StatusCode, w.Written, json.Unmarshal(b, &w)
+}
+
+// eventBody generates n NDJSON events, one a millisecond from event
+// first on, each with pad bytes of a field when pad > 0.
+type eventBody struct {
+	first, n, pad, i int // events first to first+n-1; i generated
+	buf              bytes.Buffer
+}
+
+// base is the time of the generated events' first.
+var base = now.Add(-6 * time.Hour)
+
+func (b *eventBody) Read(p []byte) (int, error) {
+	for b.buf.Len() < len(p) && b.i < b.n {
+		k := b.first + b.i
+		ms := base.Add(time.Duration(k) * time.Millisecond).UnixMilli()
+		if b.pad > 0 {
+			fmt.Fprintf(&b.buf, `{"time":%d,"series":"s%02d","fields":{"v":1%07d,"pad":"%0*d"}}`+"\n", ms, k%16, k, b.pad, k)
+		} else {
+			fmt.Fprintf(&b.buf, `{"time":%d,"series":"s%02d"}`+"\n", ms, k%16)
+		}
+		b.i++
+	}
+	if b.buf.Len() == 0 {
+		return 0, io.EOF
+	}
+	return b.buf.Read(p)
+}
+
+// storedEvents counts a table's events of acme.
+func storedEvents(t *testing.T, f *fixture, table string) int64 {
+	t.Helper()
+	buckets, err := f.db.Aggregate(context.Background(), "acme", engine.AggregateQuery{Table: table, From: base, To: now, Bucket: 24 * time.Hour, Funcs: []string{"count"}})
+	require.NoError(t, err)
+	var n int64
+	for _, b := range buckets {
+		n += b.Events
+	}
+	return n
+}
+
+// sampleHeap samples runtime/metrics of bytes every few milliseconds
+// until the function it returns is called, which returns the most seen
+// of each.
+func sampleHeap(names ...string) func() []uint64 {
+	stop := make(chan struct{})
+	done := make(chan []uint64)
+	go func() {
+		s := make([]metrics.Sample, len(names))
+		for i, n := range names {
+			s[i].Name = n
+		}
+		most := make([]uint64, len(names))
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			metrics.Read(s)
+			for i := range s {
+				most[i] = max(most[i], s[i].Value.Uint64())
+			}
+			select {
+			case <-stop:
+				done <- most
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() []uint64 { close(stop); return <-done }
+}
+
+var hwm = regexp.MustCompile(`VmHWM:\s+(\d+) kB`)
+
+// peakRSS returns the process's peak resident memory since the last
+// resetPeak.
+func peakRSS(t *testing.T) int64 {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Skipf("no /proc/self/status: %v", err)
+	}
+	m := hwm.FindSubmatch(b)
+	require.NotNil(t, m)
+	kb, err := strconv.ParseInt(string(m[1]), 10, 64)
+	require.NoError(t, err)
+	return kb << 10
+}
+
+// resetPeak resets the peak resident memory to the current.
+func resetPeak(t *testing.T) {
+	t.Helper()
+	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
+		t.Skipf("cannot reset the peak resident memory: %v", err)
+	}
+}
