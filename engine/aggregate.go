@@ -149,6 +149,11 @@ func (db *DB) aggregateEachSeries(ctx context.Context, tenant string, q Aggregat
 	if err != nil {
 		return nil, err
 	}
+	if len(series) == 0 {
+		// No series in the range: the buckets are empty (and filled
+		// when q.Fill asks).
+		return partsToBuckets(map[int64]*part{}, q)
+	}
 	// The series read at once hold their partitions from the query
 	// budget, as a merge of every series does.
 	perSeries := 0
