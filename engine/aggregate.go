@@ -315,7 +315,7 @@ func (q *AggregateQuery) check() error {
 	if err := q.checkBuckets(); err != nil {
 		return err
 	}
-	if err := checkFilter(q.Filter); err != nil {
+	if err := checkFilter(q.Filter, q.Fields); err != nil {
 		return err
 	}
 	if len(q.Funcs) == 0 {

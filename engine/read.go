@@ -4,7 +4,6 @@ import (
 	"container/heap"
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -156,7 +155,7 @@ func (db *DB) checkQuery(q *Query) (int, error) {
 	if err := checkRange(&q.From, &q.To); err != nil {
 		return 0, err
 	}
-	if err := checkFilter(q.Filter); err != nil {
+	if err := checkFilter(q.Filter, q.Fields); err != nil {
 		return 0, err
 	}
 	limit := q.Limit
@@ -173,12 +172,15 @@ func (db *DB) checkQuery(q *Query) (int, error) {
 
 // checkFilter refuses a filter the stores would refuse, or one naming
 // timetable's own attributes (tt_...), which no event field can be.
-func checkFilter(f *storage.Filter) error {
+func checkFilter(f *storage.Filter, fields []string) error {
 	if f == nil {
 		return nil
 	}
 	if err := f.Validate(); err != nil {
 		return fmt.Errorf("%w: %w", ErrBadQuery, err)
+	}
+	if err := checkPushdown(f, fields); err != nil {
+		return err
 	}
 	for _, name := range f.AppendAttrs(nil) {
 		if strings.HasPrefix(name, "tt_") {
@@ -289,20 +291,12 @@ func (db *DB) newReading(ctx context.Context, spec sourceSpec) *reading {
 	if pos != nil {
 		r.win.posSK = sortKey(pos.time, pos.id)
 	}
-	if q.Fields != nil {
-		// timetable's own attributes are no event's fields: the
-		// projection never asks for them, so that a row item read with
-		// it holds the event's fields alone (rowEvent).
-		r.attrs = append(slices.DeleteFunc(slices.Clone(q.Fields), ownAttribute), mapIDs, mapNanos)
-		if q.Filter != nil {
-			// The engine filters map items' events: it reads the
-			// filter's fields too, and drops them after
-			// (window.project).
-			r.attrs = q.Filter.AppendAttrs(r.attrs)
-		}
-	}
+	// timetable's own attributes are no event's fields: the projection
+	// never asks for them, so that a row item read with it holds the
+	// event's fields alone (rowEvent).
+	r.attrs = projection(q.Fields, q.Filter)
 	if q.Filter != nil && !r.grouped {
-		r.pushed = &storage.Filter{Op: storage.FilterOr, Args: []storage.Filter{*q.Filter, {Op: storage.FilterExists, Attr: mapIDs}}}
+		r.pushed = pushdown(*q.Filter)
 	}
 	return r
 }

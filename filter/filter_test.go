@@ -72,7 +72,8 @@ func TestParseErrors(t *testing.T) {
 		{`a = "\x"`, 4, "a bad string"},
 		{strings.Repeat("not ", 40) + "a = 1", 128, "nested more than 32 deep"},
 		{strings.Repeat("a = 1 and ", 300) + "a = 1", 0, "operators, over DynamoDB's 300"},
-		{strings.Repeat("x", 5000), 4096, "over 4096"},
+		{strings.Repeat("x", 5000), 4096, "over the 4096-byte length limit"},
+		{strings.Repeat("a = 1 or ", 149) + "a = 1", 0, "299 operators, over 298"},
 		{"a = \"\xff\"", 5, "invalid UTF-8"},
 	} {
 		t.Run(tt.in[:min(len(tt.in), 40)], func(t *testing.T) {

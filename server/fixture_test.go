@@ -45,6 +45,7 @@ func TestEndToEndOnDynamoDB(t *testing.T) {
 		"AdminTenantsAndKeys": TestAdminTenantsAndKeys, "AdminTablesAndLifecycle": TestAdminTablesAndLifecycle,
 		"RevocationAcrossServers": TestRevocationAcrossServers, "Discovery": TestDiscovery,
 		"InfluxWrite": TestInfluxWriteV1, "InfluxBadLines": TestInfluxBadLinesWriteNothing,
+		"FilterLimits": TestFilterLimits,
 	} {
 		t.Run(name, test)
 	}
