@@ -1,12 +1,16 @@
 package planner
 
-import "math"
+import (
+	"math"
+
+	"github.com/timetabledb/timetable/storage"
+)
 
 // Quotas the plan warns about.
 const (
 	// TableQuota is DynamoDB's default quota of tables per account and
 	// region.
-	TableQuota = 2500
+	TableQuota = storage.DefaultTableQuota
 	// FineoTableLimit is the per-region table limit DynamoDB had when
 	// Fineo chose weekly tables.
 	FineoTableLimit = 256

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
+	"strconv"
 
 	"github.com/timetabledb/timetable/api"
 	"github.com/timetabledb/timetable/engine"
@@ -69,11 +71,18 @@ func status(err error) int {
 		return http.StatusNotFound
 	case errors.Is(err, tenant.ErrExists):
 		return http.StatusConflict
+	case errors.Is(err, engine.ErrTableRate):
+		return http.StatusTooManyRequests
+	case errors.Is(err, engine.ErrNearTableQuota):
+		// No retry cures it: the operator raises the quota, or keeps
+		// fewer tables.
+		return http.StatusForbidden
 	case errors.Is(err, event.ErrInvalidEvent),
 		errors.Is(err, event.ErrMalformedBody),
 		errors.Is(err, engine.ErrBadTableName),
 		errors.Is(err, engine.ErrBadQuery),
 		errors.Is(err, engine.ErrBadCursor),
+		errors.Is(err, engine.ErrTooManyNewTables),
 		errors.Is(err, ErrBadParameter),
 		errors.Is(err, tenant.ErrBadName),
 		errors.Is(err, tenant.ErrBadScope),
@@ -123,6 +132,10 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		}
 	}
 	switch {
+	case code == http.StatusTooManyRequests:
+		if re, ok := errors.AsType[*engine.TableRateError](err); ok {
+			w.Header().Set(api.RetryAfter, strconv.Itoa(int(math.Ceil(re.RetryAfter.Seconds()))))
+		}
 	case code == http.StatusServiceUnavailable:
 		w.Header().Set(api.RetryAfter, retryAfterSeconds)
 		var he *httpError
