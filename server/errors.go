@@ -69,7 +69,7 @@ func status(err error) int {
 		errors.Is(err, tenant.ErrNotFound),
 		errors.Is(err, tenant.ErrNoSuchKey):
 		return http.StatusNotFound
-	case errors.Is(err, tenant.ErrExists):
+	case errors.Is(err, tenant.ErrExists), errors.Is(err, tenant.ErrRotated):
 		return http.StatusConflict
 	case errors.Is(err, engine.ErrTableRate):
 		return http.StatusTooManyRequests
