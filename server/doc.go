@@ -94,8 +94,13 @@
 //
 // Errors are JSON, {"error": "...", "problems": [{"index": 3, "reason":
 // "..."}]}, problems present for refused events only: 400 for bad input,
-// 401, 404 for an unknown logical table or path, 405 with an Allow header,
-// 413 for a body or batch over the limits, 415 for an unsupported
+// 401, 403 for a write that needs a new table while the account's tables
+// are near its quota (engine.ErrNearTableQuota), 404 for an unknown
+// logical table or path, 405 with an Allow header, 409 for a tenant that
+// exists or a key rotated already, 413 for a body or batch over the
+// limits, 429 with Retry-After for a tenant past its new tables of the
+// hour (engine.ErrTableRate; the table budget is engine.TableBudget, a
+// filter past its limits a 400 naming the limit), 415 for an unsupported
 // Content-Type or Content-Encoding, 503 with Retry-After when the store
 // throttles (storage.ErrThrottled), cannot be reached or fails on its side
 // (storage.ErrUnavailable), the query budget has no room (engine.ErrBusy)
