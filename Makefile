@@ -75,6 +75,8 @@ fuzz:
 	$(GO) test -run XXX -fuzz '^FuzzDecodeNDJSON$$' -fuzztime $(FUZZTIME) ./event
 	$(GO) test -run XXX -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./event/lineproto
 	$(GO) test -run XXX -fuzz '^FuzzWholeMatchesEachLine$$' -fuzztime $(FUZZTIME) ./event/lineproto
+	$(GO) test -run XXX -fuzz '^FuzzNumber$$' -fuzztime $(FUZZTIME) ./event/lineproto
+	$(GO) test -run XXX -fuzz '^FuzzAdminBody$$' -fuzztime $(FUZZTIME) ./server
 	$(GO) test -run XXX -fuzz '^FuzzRowKey$$' -fuzztime $(FUZZTIME) ./engine/itemenc
 	$(GO) test -run XXX -fuzz '^FuzzTimeKeys$$' -fuzztime $(FUZZTIME) ./engine/itemenc
 	$(GO) test -run XXX -fuzz '^FuzzAddSmall$$' -fuzztime $(FUZZTIME) ./engine/internal/agg

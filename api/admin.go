@@ -91,8 +91,9 @@ type TenantRemoved struct {
 
 // AddKey is the body of POST /v1/admin/tenants/{tenant}/keys.
 type AddKey struct {
-	// Scope is ScopeAll or ScopeRead.
-	Scope string `json:"scope"`
+	// Scope is ScopeAll or ScopeRead; left out, ScopeAll. An empty
+	// string is refused (400), never taken for all.
+	Scope string `json:"scope,omitempty"`
 }
 
 // The answer of POST /v1/admin/tenants/{tenant}/keys (201) is the Key,

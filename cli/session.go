@@ -63,7 +63,8 @@ func (g *globals) openSession(ctx context.Context, stderr io.Writer, o sessionOp
 	if err != nil {
 		return nil, err
 	}
-	db, err := engine.Open(ctx, store, engine.Options{Schema: cfg.Schema, Clock: clk, Logger: log, Registerer: o.registerer, ReadOnly: o.readOnly})
+	db, err := engine.Open(ctx, store, engine.Options{Schema: cfg.Schema, Clock: clk, Logger: log, Registerer: o.registerer, ReadOnly: o.readOnly,
+		Tables: tableBudget(cfg.TableBudget)})
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("open engine: %w", err), store.Close())
 	}
@@ -102,4 +103,14 @@ func (g *globals) storeFor(cfg config.Config) string {
 		return cfg.Store
 	}
 	return "pebble:" + defaultPebbleDir
+}
+
+// tableBudget is the engine's table budget of a configuration.
+func tableBudget(b config.TableBudget) engine.TableBudget {
+	tb := engine.TableBudget{BackfillHorizon: b.BackfillHorizon, MaxNewTablesPerRequest: b.NewTablesPerRequest,
+		MaxNewTablesPerTenantHour: b.NewTablesPerTenantHour, TableQuota: b.TableQuota}
+	if b.NoHorizon {
+		tb.BackfillHorizon = engine.NoBackfillHorizon
+	}
+	return tb
 }

@@ -92,6 +92,12 @@
 //	    write_bytes_per_second: 16777216
 //	    write_bytes_burst: 33554432
 //	    max_concurrent_queries: 16
+//	backfill_horizon: 365d      # events older are refused; none for no horizon
+//	new_tables:                 # physical tables writes may make
+//	  per_request: 100
+//	  per_tenant_hour: 200      # on each server
+//	table_quota: 2500           # the account's DynamoDB table quota; writes
+//	                            # make tables only below 90% of it
 //
 // An archive is a target alone, archived in NDJSON (DynamoDB JSON lines,
 // what restore reads), or a target and a format: ndjson, or parquet,
@@ -147,6 +153,26 @@ type Config struct {
 	// Limits are the server's budgets and per-request limits and the
 	// tenants' default limits (YAML "limits"); see Limits.
 	Limits Limits
+	// TableBudget bounds the physical tables that writes make (YAML
+	// "backfill_horizon", "new_tables: {per_request, per_tenant_hour}"
+	// and "table_quota"): what the engine is opened with
+	// (engine.Options.Tables); zero fields are the engine's defaults.
+	TableBudget TableBudget
+}
+
+// TableBudget is the file's engine.TableBudget: zero fields are the
+// engine's defaults (a year, 100, 200 and 2,500).
+type TableBudget struct {
+	// BackfillHorizon is how old an event may be when written; NoHorizon
+	// is set instead by "backfill_horizon: none".
+	BackfillHorizon time.Duration
+	NoHorizon       bool
+	// NewTablesPerRequest and NewTablesPerTenantHour bound the new
+	// physical tables of one write and of one tenant's writes in an
+	// hour.
+	NewTablesPerRequest, NewTablesPerTenantHour int
+	// TableQuota is the account's quota of tables.
+	TableQuota int
 }
 
 // PebbleSizes are the embedded store's memory and disk sizes, in bytes
@@ -196,6 +222,13 @@ type fileConfig struct {
 	} `yaml:"cors"`
 	AdminTokenFile string `yaml:"admin_token_file"`
 	Limits         Limits `yaml:"limits"`
+	// BackfillHorizon is a duration, or "none".
+	BackfillHorizon string `yaml:"backfill_horizon"`
+	NewTables       struct {
+		PerRequest    int `yaml:"per_request"`
+		PerTenantHour int `yaml:"per_tenant_hour"`
+	} `yaml:"new_tables"`
+	TableQuota int `yaml:"table_quota"`
 }
 
 type fileFamily struct {
@@ -361,6 +394,21 @@ func Parse(data []byte) (Config, error) {
 		return Config{}, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
 	c.Pebble = pebble
+	c.TableBudget = TableBudget{NewTablesPerRequest: fc.NewTables.PerRequest, NewTablesPerTenantHour: fc.NewTables.PerTenantHour, TableQuota: fc.TableQuota}
+	switch h := fc.BackfillHorizon; h {
+	case "":
+	case "none":
+		c.TableBudget.NoHorizon = true
+	default:
+		d, err := period.ParseDuration(h)
+		if err != nil || d <= 0 {
+			return Config{}, fmt.Errorf("%w: backfill_horizon %q: a positive duration (365d, 8760h) or none", ErrInvalid, h)
+		}
+		c.TableBudget.BackfillHorizon = d
+	}
+	if c.TableBudget.NewTablesPerRequest < 0 || c.TableBudget.NewTablesPerTenantHour < 0 || c.TableBudget.TableQuota < 0 {
+		return Config{}, fmt.Errorf("%w: new_tables and table_quota must not be negative", ErrInvalid)
+	}
 	seen := map[string]bool{}
 	for i, ff := range fc.Families {
 		f, err := ff.family()

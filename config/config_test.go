@@ -241,3 +241,19 @@ func TestServerKeys(t *testing.T) {
 	_, err = config.Parse([]byte("cors:\n  origin: [https://console.example]\n"))
 	require.ErrorIs(t, err, config.ErrInvalid, "a misspelt key is refused")
 }
+
+func TestTableBudget(t *testing.T) {
+	c, err := config.Parse([]byte("backfill_horizon: 90d\nnew_tables: {per_request: 10, per_tenant_hour: 20}\ntable_quota: 10000\n"))
+	require.NoError(t, err)
+	require.Equal(t, config.TableBudget{BackfillHorizon: 90 * 24 * time.Hour, NewTablesPerRequest: 10, NewTablesPerTenantHour: 20, TableQuota: 10000}, c.TableBudget)
+	c, err = config.Parse([]byte("backfill_horizon: none\n"))
+	require.NoError(t, err)
+	require.True(t, c.TableBudget.NoHorizon)
+	c, err = config.Parse(nil)
+	require.NoError(t, err)
+	require.Zero(t, c.TableBudget, "the engine's defaults")
+	for _, bad := range []string{"backfill_horizon: soon", "backfill_horizon: -1h", "new_tables: {per_request: -1}", "table_quota: -5"} {
+		_, err := config.Parse([]byte(bad))
+		require.ErrorIs(t, err, config.ErrInvalid, bad)
+	}
+}

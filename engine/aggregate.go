@@ -178,6 +178,11 @@ func (db *DB) aggregateEachSeries(ctx context.Context, tenant string, q Aggregat
 	if err != nil {
 		return nil, err
 	}
+	if len(series) == 0 {
+		// No series in the range: the buckets are empty (and filled
+		// when q.Fill asks).
+		return partsToBuckets(map[int64]*agg.Summary{}, q)
+	}
 	// The series read at once hold their partitions from the query
 	// budget, as a merge of every series does.
 	perSeries := 0
@@ -339,7 +344,7 @@ func (q *AggregateQuery) check() error {
 	if err := q.checkBuckets(); err != nil {
 		return err
 	}
-	if err := checkFilter(q.Filter); err != nil {
+	if err := checkFilter(q.Filter, q.Fields); err != nil {
 		return err
 	}
 	if len(q.Funcs) == 0 {

@@ -295,3 +295,26 @@ func TestAggregateFunctionsAlone(t *testing.T) {
 		}
 	}
 }
+
+// An aggregate of every series over a range that holds no series answers
+// empty buckets: the workers are never fewer than one.
+func TestAggregateOfEverySeriesWithNoSeriesInTheRange(t *testing.T) {
+	each(t, func(t *testing.T, b backends.Backend) {
+		f := open(t, b, 1, apr10)
+		ctx := context.Background()
+		_, err := f.db.Write(ctx, "acme", "cars", []event.Event{ev(apr10.Add(10*time.Minute), "s", map[string]any{"speed": num(3)})})
+		require.NoError(t, err)
+		from := apr10.AddDate(-1, 0, 0)
+		q := engine.AggregateQuery{Table: "cars", From: from, To: from.Add(2 * time.Hour), Bucket: time.Hour, Funcs: []string{"count"}}
+		got, err := f.db.Aggregate(ctx, "acme", q)
+		require.NoError(t, err)
+		require.Empty(t, got)
+		q.Fill = true
+		got, err = f.db.Aggregate(ctx, "acme", q)
+		require.NoError(t, err)
+		require.Len(t, got, 2, "an aligned to adds no bucket")
+		for _, bk := range got {
+			require.Zero(t, bk.Events)
+		}
+	})
+}

@@ -55,6 +55,8 @@ type DB struct {
 	series   *seriesCache
 	paths    *pathMemory
 	budget   *queryBudget
+	// tableBudget bounds the tables writes make (Options.Tables).
+	tableBudget *tableBudget
 
 	// mu.closed is set by Close, which then waits for the calls in
 	// flight, each of which holds inflight.
@@ -76,6 +78,7 @@ func Open(ctx context.Context, store storage.Store, opts Options) (*DB, error) {
 	}
 	db := &DB{store: store, opts: opts, metrics: newMetrics(opts.Registerer), series: newSeriesCache(1 << 20), paths: newPathMemory()}
 	db.budget = newQueryBudget(int64(opts.MaxQueryPartitions), opts.QueryBudgetWait, db.metrics)
+	db.tableBudget = newTableBudget(opts.Tables)
 	m, err := openMetaTable(ctx, store, opts.Schema.MetaTable, opts.ReadOnly)
 	if err != nil {
 		return nil, err

@@ -64,6 +64,10 @@ type Options struct {
 	// Rollups turns materialized rollups on for every logical table, as
 	// family.Table.Rollups does for one.
 	Rollups bool
+	// Tables bounds the physical tables that writes make: the backfill
+	// horizon, new tables per request and per tenant and hour, and the
+	// account's table quota (TableBudget).
+	Tables TableBudget
 	// RollupSettle is how old a rollup's version markers must be before
 	// the rollup is trusted or stored; zero means DefaultRollupSettle. A
 	// Write to a table with rollups gets a deadline of half of it.
@@ -136,6 +140,7 @@ func (o *Options) EnsureDefaults() {
 	if o.RollupSettle == 0 {
 		o.RollupSettle = DefaultRollupSettle
 	}
+	o.Tables.ensureDefaults()
 }
 
 // Validate reports what is wrong with the options, if anything.
@@ -163,7 +168,7 @@ func (o *Options) Validate() error {
 	if o.RollupSettle < 0 {
 		return fmt.Errorf("timetable: RollupSettle %v is negative", o.RollupSettle)
 	}
-	return nil
+	return o.Tables.validate()
 }
 
 // policy resolves a logical table's settings once, for one Write, Query

@@ -4,7 +4,6 @@ import (
 	"container/heap"
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -157,7 +156,7 @@ func (db *DB) checkQuery(q *Query) (int, error) {
 	if err := checkRange(&q.From, &q.To); err != nil {
 		return 0, err
 	}
-	if err := checkFilter(q.Filter); err != nil {
+	if err := checkFilter(q.Filter, q.Fields); err != nil {
 		return 0, err
 	}
 	limit := q.Limit
@@ -174,12 +173,15 @@ func (db *DB) checkQuery(q *Query) (int, error) {
 
 // checkFilter refuses a filter the stores would refuse, or one naming
 // timetable's own attributes (tt_...), which no event field can be.
-func checkFilter(f *storage.Filter) error {
+func checkFilter(f *storage.Filter, fields []string) error {
 	if f == nil {
 		return nil
 	}
 	if err := f.Validate(); err != nil {
 		return fmt.Errorf("%w: %w", ErrBadQuery, err)
+	}
+	if err := checkPushdown(f, fields); err != nil {
+		return err
 	}
 	for _, name := range f.AppendAttrs(nil) {
 		if strings.HasPrefix(name, "tt_") {
@@ -290,20 +292,12 @@ func (db *DB) newFanOut(ctx context.Context, spec sourceSpec) *fanOut {
 	if pos != nil {
 		r.win.posSK = itemenc.SortKey(pos.time, pos.id)
 	}
-	if q.Fields != nil {
-		// timetable's own attributes are no event's fields: the
-		// projection never asks for them, so that a row item read with
-		// it holds the event's fields alone (itemenc.RowEvent).
-		r.attrs = append(slices.DeleteFunc(slices.Clone(q.Fields), itemenc.OwnAttribute), itemenc.MapIDs, itemenc.MapNanos)
-		if q.Filter != nil {
-			// The engine filters map items' events: it reads the
-			// filter's fields too, and drops them after
-			// (selection.project).
-			r.attrs = q.Filter.AppendAttrs(r.attrs)
-		}
-	}
+	// timetable's own attributes are no event's fields: the projection
+	// never asks for them, so that a row item read with it holds the
+	// event's fields alone (itemenc.RowEvent).
+	r.attrs = projection(q.Fields, q.Filter)
 	if q.Filter != nil && !r.grouped {
-		r.pushed = &storage.Filter{Op: storage.FilterOr, Args: []storage.Filter{*q.Filter, {Op: storage.FilterExists, Attr: itemenc.MapIDs}}}
+		r.pushed = pushdown(*q.Filter)
 	}
 	return r
 }

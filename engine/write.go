@@ -163,6 +163,9 @@ func (db *DB) write(ctx context.Context, tenant, table string, check func(now ti
 	if len(items) == 0 {
 		return 0, nil
 	}
+	if err := db.admitNewTables(ctx, tenant, f, items, now); err != nil {
+		return 0, err
+	}
 	first, last := items[0].time, items[0].time
 	for _, p := range items[1:] {
 		first, last = minTime(first, p.time), maxTime(last, p.time)
@@ -238,6 +241,10 @@ func (db *DB) prepare(tenant, table string, pol family.TablePolicy, events event
 	events.AssignIDs(tenant, table)
 	for i := range events.Len() {
 		ev := events.Event(i)
+		if reason := db.opts.Tables.horizonProblem(ev.Time, now); reason != "" {
+			problems = append(problems, event.Problem{Index: i, Reason: reason})
+			continue
+		}
 		if exp := f.ExpiresAt(f.TableFor(ev.Time, now)); !exp.IsZero() && !now.Before(exp) {
 			// Its table would be past retention as soon as it was
 			// made: the lifecycle would delete it, and the event, at

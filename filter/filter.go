@@ -47,9 +47,14 @@
 // # Limits
 //
 // An expression is at most MaxLength bytes, nests parentheses and nots at
-// most MaxDepth deep, and holds at most storage.MaxExpressionOperators
-// operators, DynamoDB's limit for one expression. A mistake is a
-// *SyntaxError naming the byte offset where it lies.
+// most MaxDepth deep, and holds at most MaxOperators operators: DynamoDB's
+// 300 in one expression (storage.MaxExpressionOperators), less the 2 that
+// the engine adds when it pushes a filter down ("f OR
+// attribute_exists(tt_ids)"). Written as DynamoDB's FilterExpression it
+// must also fit in DynamoDB's 4 KB, which the engine checks with the
+// query's projection (storage.Query.ValidateFilter); only a filter of many
+// begins_with on distinct fields comes near it. A mistake is a
+// *SyntaxError naming the byte offset where it lies, and which limit.
 package filter
 
 import (
@@ -63,8 +68,9 @@ import (
 
 // Limits of an expression.
 const (
-	MaxLength = 4096
-	MaxDepth  = 32
+	MaxLength    = 4096
+	MaxDepth     = 32
+	MaxOperators = storage.MaxExpressionOperators - 2
 )
 
 // ErrBadFilter marks an expression that does not parse or cannot be
@@ -88,7 +94,7 @@ func (e *SyntaxError) Is(target error) bool { return target == ErrBadFilter }
 // Parse reads an expression.
 func Parse(s string) (*storage.Filter, error) {
 	if len(s) > MaxLength {
-		return nil, &SyntaxError{Offset: MaxLength, Msg: fmt.Sprintf("expression of %d bytes, over %d", len(s), MaxLength)}
+		return nil, &SyntaxError{Offset: MaxLength, Msg: fmt.Sprintf("expression of %d bytes, over the %d-byte length limit", len(s), MaxLength)}
 	}
 	if !utf8.ValidString(s) {
 		return nil, &SyntaxError{Offset: invalidUTF8(s), Msg: "invalid UTF-8"}
@@ -103,6 +109,9 @@ func Parse(s string) (*storage.Filter, error) {
 	}
 	if err := f.Validate(); err != nil {
 		return nil, &SyntaxError{Offset: 0, Msg: strings.TrimPrefix(err.Error(), ErrBadFilter.Error()+": ")}
+	}
+	if n := f.Operators(); n > MaxOperators {
+		return nil, &SyntaxError{Offset: 0, Msg: fmt.Sprintf("%d operators, over %d (DynamoDB's %d in one expression, less the 2 a read adds)", n, MaxOperators, storage.MaxExpressionOperators)}
 	}
 	return &f, nil
 }
@@ -173,7 +182,7 @@ func (p *parser) chain(depth int, kw string, op storage.FilterOp, operand func(i
 func (p *parser) unary(depth int) (storage.Filter, error) {
 	tok := p.peek()
 	if depth >= MaxDepth {
-		return storage.Filter{}, p.errorAt(tok, fmt.Sprintf("nested more than %d deep", MaxDepth))
+		return storage.Filter{}, p.errorAt(tok, fmt.Sprintf("nested more than %d deep, the depth limit", MaxDepth))
 	}
 	if tok.isKeyword("not") {
 		p.next()

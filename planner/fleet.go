@@ -1,12 +1,16 @@
 package planner
 
-import "math"
+import (
+	"math"
+
+	"github.com/timetabledb/timetable/storage"
+)
 
 // Quotas the plan warns about.
 const (
 	// TableQuota is DynamoDB's default quota of tables per account and
 	// region, an adjustable (soft) quota: AWS raises it on request.
-	TableQuota = 2500
+	TableQuota = storage.DefaultTableQuota
 	// TableHardQuota is the most tables per account and region AWS
 	// raises TableQuota to on request: 10,000.
 	TableHardQuota = 10000

@@ -66,8 +66,9 @@ func (s *Server) admin(ep adminEndpoint) http.Handler {
 // admin token: 401.
 var errBadAdminToken = errors.New("timetable: bad admin token")
 
-// readBody decodes a request's JSON body into v, refusing unknown fields;
-// an empty body leaves v as it is.
+// readBody decodes a request's JSON body into v, refusing unknown fields,
+// and what the event API refuses too (checkAdminJSON): a key twice, and
+// anything after the value; an empty body leaves v as it is.
 func readBody(r *http.Request, v any) error {
 	b, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, maxAdminBody))
 	if err != nil {
@@ -75,6 +76,9 @@ func readBody(r *http.Request, v any) error {
 	}
 	if len(b) == 0 {
 		return nil
+	}
+	if err := checkAdminJSON(b); err != nil {
+		return &httpError{status: http.StatusBadRequest, msg: fmt.Sprintf("timetable: body: %v", err)}
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
@@ -205,11 +209,21 @@ func (s *Server) listKeys(w http.ResponseWriter, r *http.Request) error {
 // addKey answers POST /v1/admin/tenants/{tenant}/keys {"scope": ...}:
 // 201 with the key, secret included.
 func (s *Server) addKey(w http.ResponseWriter, r *http.Request) error {
-	var req api.AddKey
+	var req struct {
+		// Scope is api.AddKey's, nil when the body leaves it out: an
+		// empty scope is a mistake, not the default.
+		Scope *string `json:"scope"`
+	}
 	if err := readBody(r, &req); err != nil {
 		return err
 	}
-	scope, err := tenant.ParseScope(req.Scope)
+	given := string(tenant.ScopeAll)
+	if req.Scope != nil {
+		if given = *req.Scope; given == "" {
+			return fmt.Errorf("%w \"\": use all or read, or leave scope out for all", tenant.ErrBadScope)
+		}
+	}
+	scope, err := tenant.ParseScope(given)
 	if err != nil {
 		return err
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/timetabledb/timetable/api"
 	"github.com/timetabledb/timetable/client"
 	"github.com/timetabledb/timetable/clock"
+	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/lifecycle"
 	"github.com/timetabledb/timetable/period"
 	"github.com/timetabledb/timetable/server"
@@ -361,7 +362,9 @@ func TestConsoleAtScale(t *testing.T) {
 	r, err := lifecycle.New(lifecycle.Options{Store: store, Families: cfg.Families, MetaTable: cfg.MetaTable, Clock: clock.NewManual(now),
 		Logger: slog.New(slog.DiscardHandler), Registerer: prometheus.NewRegistry()})
 	require.NoError(t, err)
-	f := newFixtureOn(t, store, cfg, prometheus.NewRegistry(), server.Options{AdminToken: adminToken, Lifecycle: r})
+	// 500 hourly tables in a request: over the default table budget.
+	f := newFixtureBudget(t, store, cfg, prometheus.NewRegistry(), server.Options{AdminToken: adminToken, Lifecycle: r},
+		engine.TableBudget{MaxNewTablesPerRequest: 500, MaxNewTablesPerTenantHour: 500})
 	start := now.Add(-600 * time.Hour).Truncate(time.Hour)
 	const series, tables = 100000, 500
 	for lo := 0; lo < series; lo += 25000 {

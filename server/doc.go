@@ -105,11 +105,16 @@
 //
 // Errors are JSON, {"error": "...", "problems": [{"index": 3, "reason":
 // "..."}]}, problems present for refused events only: 400 for bad input,
-// 401, 404 for an unknown logical table or path, 405 with an Allow header,
-// 413 for a body or batch over the limits (or over its tenant's burst),
-// 415 for an unsupported Content-Type or Content-Encoding, 429 with
-// Retry-After for a tenant over one of its limits (write rates,
-// concurrent queries, its share of a budget; the message names it), 503 with Retry-After when the store
+// 401, 403 for a write that needs a new table while the account's tables
+// are near its quota (engine.ErrNearTableQuota), 404 for an unknown
+// logical table or path, 405 with an Allow header, 409 for a tenant that
+// exists or a key rotated already, 413 for a body or batch over the
+// limits (or over its tenant's burst), 415 for an unsupported
+// Content-Type or Content-Encoding, 429 with Retry-After for a tenant
+// over one of its limits (write rates, concurrent queries, its share of a
+// budget, its new tables of the hour: engine.ErrTableRate; the message
+// names it; a filter past its limits is a 400 naming the limit), 503 with
+// Retry-After when the store
 // throttles (storage.ErrThrottled), cannot be reached or fails on its side
 // (storage.ErrUnavailable), the query budget has no room (engine.ErrBusy)
 // or the server is closing, 500 for any other

@@ -70,13 +70,20 @@ func status(err error) int {
 		errors.Is(err, tenant.ErrNotFound),
 		errors.Is(err, tenant.ErrNoSuchKey):
 		return http.StatusNotFound
-	case errors.Is(err, tenant.ErrExists):
+	case errors.Is(err, tenant.ErrExists), errors.Is(err, tenant.ErrRotated):
 		return http.StatusConflict
+	case errors.Is(err, engine.ErrTableRate):
+		return http.StatusTooManyRequests
+	case errors.Is(err, engine.ErrNearTableQuota):
+		// No retry cures it: the operator raises the quota, or keeps
+		// fewer tables.
+		return http.StatusForbidden
 	case errors.Is(err, event.ErrInvalidEvent),
 		errors.Is(err, event.ErrMalformedBody),
 		errors.Is(err, engine.ErrBadTableName),
 		errors.Is(err, engine.ErrBadQuery),
 		errors.Is(err, engine.ErrBadCursor),
+		errors.Is(err, engine.ErrTooManyNewTables),
 		errors.Is(err, ErrBadParameter),
 		errors.Is(err, tenant.ErrBadName),
 		errors.Is(err, tenant.ErrBadScope),
@@ -129,9 +136,14 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	switch {
 	case code == http.StatusTooManyRequests:
+		var re *engine.TableRateError
 		var he *httpError
-		errors.As(err, &he)
-		w.Header().Set(api.RetryAfter, retryAfterHeader(he.retryAfter))
+		switch {
+		case errors.As(err, &re):
+			w.Header().Set(api.RetryAfter, retryAfterHeader(re.RetryAfter))
+		case errors.As(err, &he):
+			w.Header().Set(api.RetryAfter, retryAfterHeader(he.retryAfter))
+		}
 	case code == http.StatusServiceUnavailable:
 		w.Header().Set(api.RetryAfter, retryAfterSeconds)
 		var he *httpError

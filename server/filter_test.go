@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/timetabledb/timetable/internal/dynamotest"
 	"github.com/timetabledb/timetable/server"
 )
 
@@ -103,4 +104,57 @@ func TestFilter(t *testing.T) {
 	})
 	// Nothing was harmed: the unfiltered read still sees every event.
 	require.Len(t, f.all(f.acme, "logs", with(wide, "limit", "1000")), 60)
+}
+
+// TestFilterLimits walks the filter's limits on the backend: every filter
+// within them is answered, every one past them is a 400 naming the limit,
+// never a 5xx that no retry cures (DynamoDB refuses an expression of more
+// than 300 operators or 4 KB, and the engine adds 2 operators of its own).
+func TestFilterLimits(t *testing.T) {
+	f := newFixture(t, server.Options{})
+	body := fmt.Sprintf(`{"time": %q, "series": "s", "fields": {"a": 7, "f3": "xy"}}`, now.Add(-time.Hour).Format(time.RFC3339))
+	require.Equal(t, http.StatusOK, f.postNDJSON(f.acme, "logs", body).status)
+	terms := func(n int, term func(i int) string) string {
+		var parts []string
+		for i := range n {
+			parts = append(parts, term(i))
+		}
+		return strings.Join(parts, " or ")
+	}
+	eq := func(i int) string { return fmt.Sprintf("a = %d", i) }
+	prefix := func(i int) string { return fmt.Sprintf(`begins_with(f%d, "x")`, i) }
+	within := "a = \"" + strings.Repeat("x", 4096-len(`a = ""`)) + "\""
+	for _, tc := range []struct {
+		name, filter string
+		says         string // "" when the filter is within the limits
+	}{
+		{"298 operators", "not (" + terms(149, eq) + ")", ""},
+		{"299 operators", terms(150, eq), "299 operators, over 298"},
+		{"31 levels", strings.Repeat("not ", 30) + "not a = 7", ""},
+		{"32 levels", strings.Repeat("not ", 32) + "a = 7", "nested more than 32 deep, the depth limit"},
+		{"4,096 bytes", within, ""},
+		{"4,097 bytes", within + " ", "4097 bytes, over the 4096-byte length limit"},
+		{"120 begins_with", terms(120, prefix), ""},
+		{"149 begins_with", terms(149, prefix), "as a DynamoDB FilterExpression, over DynamoDB's 4096"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if strings.HasSuffix(tc.name, "levels") && backend.Name != "pebble" {
+				dynamotest.SkipUnless(t, dynamotest.DeepExpressions)
+			}
+			for _, path := range []string{"events", "aggregate"} {
+				params := with(wide, "filter", tc.filter)
+				if path == "aggregate" {
+					params.Set("bucket", "1h")
+					params.Set("fn", "count")
+				}
+				res := f.do("GET", "/v1/tables/logs/"+path+"?"+params.Encode(), f.acme, nil)
+				if tc.says == "" {
+					require.Equal(t, http.StatusOK, res.status, "%s: %s", path, res.body)
+					continue
+				}
+				require.Equal(t, http.StatusBadRequest, res.status, "%s: %s", path, res.body)
+				require.Contains(t, res.json(t)["error"], tc.says, path)
+			}
+		})
+	}
 }

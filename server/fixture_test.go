@@ -46,6 +46,7 @@ func TestEndToEndOnDynamoDB(t *testing.T) {
 		"RevocationAcrossServers": TestRevocationAcrossServers, "Discovery": TestDiscovery,
 		"InfluxWrite": TestInfluxWriteV1, "InfluxBadLines": TestInfluxBadLinesWriteNothing,
 		"InfluxQLShow": TestInfluxQLShow, "InfluxQLSelect": TestInfluxQLSelect, "InfluxQLProtocol": TestInfluxQLProtocol,
+		"FilterLimits": TestFilterLimits, "TableBudget": TestTableBudget,
 	} {
 		t.Run(name, test)
 	}
@@ -78,10 +79,16 @@ func newFixture(t *testing.T, opts server.Options) *fixture {
 // the engine's and the server's metrics on reg.
 func newFixtureOn(t *testing.T, store storage.Store, cfg family.Schema, reg *prometheus.Registry, opts server.Options) *fixture {
 	t.Helper()
+	return newFixtureBudget(t, store, cfg, reg, opts, engine.TableBudget{})
+}
+
+// newFixtureBudget is newFixtureOn with the engine's table budget.
+func newFixtureBudget(t *testing.T, store storage.Store, cfg family.Schema, reg *prometheus.Registry, opts server.Options, budget engine.TableBudget) *fixture {
+	t.Helper()
 	ctx := context.Background()
 	f := &fixture{t: t, dir: t.TempDir(), clock: clock.NewManual(now), logs: &syncBuffer{}, store: store}
 	var err error
-	f.db, err = engine.Open(ctx, f.store, engine.Options{Schema: cfg, Clock: f.clock, Registerer: reg})
+	f.db, err = engine.Open(ctx, f.store, engine.Options{Schema: cfg, Clock: f.clock, Registerer: reg, Tables: budget})
 	require.NoError(t, err)
 	f.acme, err = f.db.Tenants().Add(ctx, "acme", now)
 	require.NoError(t, err)

@@ -55,7 +55,8 @@ func (s *Server) influxQuery(w http.ResponseWriter, r *http.Request, tenant stri
 		// A store unavailable, or a server failing, fails the request
 		// as every other route does (503 with Retry-After, or 500),
 		// rather than answering 200 with the cause in a result.
-		if ee, ok := errors.AsType[*influxql.EngineError](err); ok && status(ee.Err) >= 500 {
+		var ee *influxql.EngineError
+		if errors.As(err, &ee) && status(ee.Err) >= 500 {
 			return ee.Err
 		}
 	}

@@ -11,6 +11,14 @@ import (
 	"github.com/timetabledb/timetable/period"
 	"github.com/timetabledb/timetable/planner"
 	"github.com/timetabledb/timetable/planner/chart"
+	"github.com/timetabledb/timetable/storage"
+)
+
+// Bounds of the planner's parameters: a billion events a second, and a
+// billion series.
+const (
+	maxPlannerRate   = 1e9
+	maxPlannerSeries = 1e9
 )
 
 // capacityPlan answers GET /v1/admin/planner: the capacity planner's
@@ -25,14 +33,14 @@ func (s *Server) capacityPlan(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	in := planner.Input{ItemBytes: 180}
-	number := func(name string, into *float64) error {
+	number := func(name string, into *float64, most float64) error {
 		v := params.Get(name)
 		if v == "" {
 			return nil
 		}
 		f, err := strconv.ParseFloat(v, 64)
-		if err != nil || f < 0 {
-			return fmt.Errorf("%w: %s: %q is not a number of zero or more", ErrBadParameter, name, v)
+		if err != nil || !(f >= 0 && f <= most) { // NaN fails both
+			return fmt.Errorf("%w: %s: %q is not a number from 0 to %g", ErrBadParameter, name, v, most)
 		}
 		*into = f
 		return nil
@@ -41,8 +49,14 @@ func (s *Server) capacityPlan(w http.ResponseWriter, r *http.Request) error {
 	for _, p := range []struct {
 		name string
 		into *float64
-	}{{"rate", &in.Rate}, {"peak", &in.Peak}, {"item_bytes", &item}, {"series", &series}} {
-		if err := number(p.name, p.into); err != nil {
+		most float64
+	}{
+		// Bounds far past any workload, so that the planner's
+		// arithmetic stays finite and within int.
+		{"rate", &in.Rate, maxPlannerRate}, {"peak", &in.Peak, maxPlannerRate},
+		{"item_bytes", &item, storage.MaxItemSize}, {"series", &series, maxPlannerSeries},
+	} {
+		if err := number(p.name, p.into, p.most); err != nil {
 			return err
 		}
 	}

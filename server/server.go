@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
+	"net/url"
 	"path"
 	"strings"
 	"time"
@@ -310,8 +311,14 @@ func New(db *engine.DB, opts Options) (*Server, error) {
 // canonicalPaths answers a path with an empty, "." or ".." step with a
 // 400 that says so, where ServeMux would redirect to the cleaned path and
 // so to another table, or to none: /v1/tables/./events names no table.
+// A query string that does not decode (%zz, a ; separator) is a 400 too,
+// where url.URL.Query would drop the parameter silently.
 func (s *Server) canonicalPaths(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, err := url.ParseQuery(r.URL.RawQuery); err != nil {
+			s.fail(w, r, fmt.Errorf("%w: the query string does not decode: %v", ErrBadParameter, err))
+			return
+		}
 		p := r.URL.Path
 		if p == "/" || path.Clean(p) == p {
 			next.ServeHTTP(w, r)

@@ -48,3 +48,8 @@ const (
 	MaxNumberExponent = 125
 	MinNumberExponent = -130
 )
+
+// DefaultTableQuota is DynamoDB's default quota of tables per account and
+// region, "Table count for this account" in Service Quotas: 2,500, which
+// AWS raises on request up to 10,000. Every tenant of a store shares it.
+const DefaultTableQuota = 2500

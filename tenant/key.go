@@ -296,6 +296,13 @@ func (r *Registry) Rotate(ctx context.Context, tenant, id string, grace time.Dur
 	if !old.Live(now) {
 		return Rotation{}, fmt.Errorf("rotate API key %q of tenant %q: %w (revoked %s)", id, tenant, ErrNoSuchKey, old.Expires.Format(time.RFC3339))
 	}
+	if !old.Expires.IsZero() {
+		// Rotated already, and in its grace period: a second new key
+		// would leave three live. (Two rotations at once may both pass
+		// this check; each answers its new key.)
+		return Rotation{}, fmt.Errorf("rotate API key %q of tenant %q: %w: it ends %s; rotate its successor instead",
+			id, tenant, ErrRotated, old.Expires.Format(time.RFC3339))
+	}
 	k, secret, err := r.AddKey(ctx, tenant, old.Scope, now)
 	if err != nil {
 		return Rotation{}, fmt.Errorf("rotate API key %q: %w", id, err)

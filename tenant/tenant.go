@@ -47,6 +47,9 @@ var (
 	ErrBadName    = errors.New("timetable: bad tenant name")
 	ErrBadScope   = errors.New("timetable: bad API key scope")
 	ErrBadGrace   = errors.New("timetable: bad grace period")
+	// ErrRotated marks a rotation of a key that was rotated already: its
+	// successor is the key to rotate, or a third key would be live.
+	ErrRotated = errors.New("timetable: API key already rotated")
 )
 
 // Tenant is an owner of data.

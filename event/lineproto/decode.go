@@ -13,7 +13,6 @@ import (
 	"github.com/influxdata/line-protocol/v2/lineprotocol"
 
 	"github.com/timetabledb/timetable/event"
-	"github.com/timetabledb/timetable/storage"
 )
 
 // Options say how to read a body.
@@ -308,7 +307,11 @@ func (r *reader) entry(d *lineprotocol.Decoder) (table string, ev event.Event, r
 			}
 			return "", ev, fmt.Sprintf("field %q appears twice", name)
 		}
-		ev.Fields[name] = r.fieldValue(v, raw)
+		value, reason := r.fieldValue(v, raw)
+		if reason != "" {
+			return "", ev, fmt.Sprintf("field %q: %s", name, reason)
+		}
+		ev.Fields[name] = value
 		if v.Kind() == lineprotocol.String && bytes.ContainsAny(v.BytesV(), "\r\n") {
 			r.newline = true
 		}
@@ -354,29 +357,22 @@ func (r *reader) intern(b []byte) string {
 // maxInterned bounds the names a body's reader keeps.
 const maxInterned = 4096
 
-// fieldValue is a field's value as an event field holds it. A number is
-// kept as it was written, in canonical form (storage.
-// AppendCanonicalNumber), once line protocol's grammar has passed it
-// (v); one JSON's grammar does not take (1., .5) or DynamoDB cannot hold
-// is the number Go reads, for event.Check to take or refuse.
-func (r *reader) fieldValue(v lineprotocol.Value, raw []byte) any {
+// fieldValue is a field's value as an event field holds it, or a reason
+// to refuse the line. A number is kept as it was written, in canonical
+// form, under the JSON path's rules (appendNumber).
+func (r *reader) fieldValue(v lineprotocol.Value, raw []byte) (any, string) {
 	switch v.Kind() {
 	case lineprotocol.Int, lineprotocol.Uint, lineprotocol.Float:
-		if b, err := storage.AppendCanonicalNumber(r.buf[:0], raw); err == nil {
-			r.buf = b
-			return json.Number(b)
+		b, reason := appendNumber(r.buf[:0], raw)
+		if reason != "" {
+			return nil, reason
 		}
-		switch v.Kind() {
-		case lineprotocol.Int:
-			return json.Number(strconv.FormatInt(v.IntV(), 10))
-		case lineprotocol.Uint:
-			return json.Number(strconv.FormatUint(v.UintV(), 10))
-		}
-		return json.Number(strconv.FormatFloat(v.FloatV(), 'g', -1, 64))
+		r.buf = b
+		return json.Number(b), ""
 	case lineprotocol.Bool:
-		return v.BoolV()
+		return v.BoolV(), ""
 	default:
-		return v.StringV()
+		return v.StringV(), ""
 	}
 }
 

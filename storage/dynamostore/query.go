@@ -94,7 +94,7 @@ func queryInput(q storage.Query) (in *dynamodb.QueryInput, empty bool, err error
 	}
 	b := expression.NewBuilder().WithKeyCondition(cond)
 	if q.Filter != nil {
-		if err := q.Filter.Validate(); err != nil {
+		if err := q.ValidateFilter(); err != nil {
 			return nil, false, err
 		}
 		f, err := filterCondition(*q.Filter)

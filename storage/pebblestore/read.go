@@ -52,7 +52,7 @@ func (s *Store) Query(ctx context.Context, q storage.Query) storage.Iterator {
 		return errIterator(fmt.Errorf("query table %q: %w", q.Table, err))
 	}
 	if q.Filter != nil {
-		if err := q.Filter.Validate(); err != nil {
+		if err := q.ValidateFilter(); err != nil {
 			s.gate.Exit()
 			return errIterator(fmt.Errorf("query table %q: %w", q.Table, err))
 		}

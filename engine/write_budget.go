@@ -1,0 +1,269 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/timetabledb/timetable/family"
+	"github.com/timetabledb/timetable/storage"
+)
+
+// TableBudget bounds the physical tables that writes make, which every
+// tenant pays for: a table per period, a DynamoDB account holding 2,500
+// by default (10,000 at most) for every tenant of the store. A write is
+// refused whole, before anything is written, when its events are older
+// than the backfill horizon or would make more new tables than the
+// budget allows. The lifecycle's tables (prebuilt for current periods)
+// do not count, and are never refused by it. The zero value of each
+// field is its default.
+type TableBudget struct {
+	// BackfillHorizon is how old an event may be, by its time, when it
+	// is written: an older one is refused (400, naming the event and the
+	// setting). Zero means DefaultBackfillHorizon; NoBackfillHorizon
+	// turns it off.
+	BackfillHorizon time.Duration
+	// MaxNewTablesPerRequest bounds the physical tables one write may
+	// make; zero means DefaultMaxNewTablesPerRequest.
+	MaxNewTablesPerRequest int
+	// MaxNewTablesPerTenantHour bounds the physical tables the writes of
+	// one tenant make in any hour, on this engine (N servers on one store
+	// allow N times as many); zero means DefaultMaxNewTablesPerTenantHour.
+	MaxNewTablesPerTenantHour int
+	// TableQuota is the account's quota of tables, DynamoDB's "Table
+	// count for this account" (storage.DefaultTableQuota unless raised
+	// in Service Quotas); zero means storage.DefaultTableQuota. Writes
+	// make tables only while the store holds fewer than
+	// TableQuotaWriteShare of it, so that the last tenth stays for the
+	// lifecycle's tables of current periods; at TableQuotaWarnShare the
+	// engine logs a warning, as timetable plan warns.
+	TableQuota int
+}
+
+// Defaults of TableBudget.
+const (
+	DefaultBackfillHorizon           = 365 * 24 * time.Hour
+	DefaultMaxNewTablesPerRequest    = 100
+	DefaultMaxNewTablesPerTenantHour = 200
+	// NoBackfillHorizon, as TableBudget.BackfillHorizon, takes events of
+	// any age (from 1970, event's limit).
+	NoBackfillHorizon time.Duration = 1<<63 - 1
+)
+
+// Shares of TableBudget.TableQuota, in percent: the warning of timetable
+// plan (planner.TableQuotaWarnPercent), and how much of the quota writes
+// may fill with tables.
+const (
+	TableQuotaWarnPercent  = 80
+	TableQuotaWritePercent = 90
+)
+
+// Errors of the table budget; each refusal names its setting.
+var (
+	// ErrTooManyNewTables marks a write that would make more physical
+	// tables than one request may: a client error (400).
+	ErrTooManyNewTables = errors.New("timetable: the request would make too many new tables")
+	// ErrTableRate marks a write refused because its tenant made as many
+	// tables in the last hour as it may: a TableRateError says when
+	// there is room again (429 with Retry-After).
+	ErrTableRate = errors.New("timetable: the tenant made too many new tables in the last hour")
+	// ErrNearTableQuota marks a write that needs a new table while the
+	// account's tables are near its quota: a retry does not cure it,
+	// raising the quota or keeping fewer tables does (403).
+	ErrNearTableQuota = errors.New("timetable: the account's tables are near its quota")
+)
+
+// TableRateError is ErrTableRate with the time until the tenant may make
+// the tables its write needs.
+type TableRateError struct {
+	Msg        string
+	RetryAfter time.Duration
+}
+
+func (e *TableRateError) Error() string { return e.Msg }
+
+// Is reports that a TableRateError is ErrTableRate.
+func (e *TableRateError) Is(target error) bool { return target == ErrTableRate }
+
+func (b *TableBudget) ensureDefaults() {
+	if b.BackfillHorizon == 0 {
+		b.BackfillHorizon = DefaultBackfillHorizon
+	}
+	if b.MaxNewTablesPerRequest == 0 {
+		b.MaxNewTablesPerRequest = DefaultMaxNewTablesPerRequest
+	}
+	if b.MaxNewTablesPerTenantHour == 0 {
+		b.MaxNewTablesPerTenantHour = DefaultMaxNewTablesPerTenantHour
+	}
+	if b.TableQuota == 0 {
+		b.TableQuota = storage.DefaultTableQuota
+	}
+}
+
+func (b *TableBudget) validate() error {
+	if b.BackfillHorizon < 0 || b.MaxNewTablesPerRequest < 0 || b.MaxNewTablesPerTenantHour < 0 || b.TableQuota < 0 {
+		return fmt.Errorf("timetable: the table budget's settings must not be negative: %+v", *b)
+	}
+	return nil
+}
+
+// horizonProblem says why an event of time t written at now is past the
+// backfill horizon, or "".
+func (b *TableBudget) horizonProblem(t, now time.Time) string {
+	if b.BackfillHorizon == NoBackfillHorizon || !t.Before(now.Add(-b.BackfillHorizon)) {
+		return ""
+	}
+	return fmt.Sprintf("time %s is older than the backfill horizon of %s (backfill_horizon in the configuration, engine.TableBudget.BackfillHorizon)",
+		t.UTC().Format(time.RFC3339Nano), formatDays(b.BackfillHorizon))
+}
+
+// formatDays writes a whole number of days as the configuration does.
+func formatDays(d time.Duration) string {
+	if d%(24*time.Hour) == 0 {
+		return fmt.Sprintf("%dd", d/(24*time.Hour))
+	}
+	return d.String()
+}
+
+// tableBudget is the state of a TableBudget: the tables each tenant made
+// in the last hour, and the account's table count.
+type tableBudget struct {
+	TableBudget
+	mu struct {
+		sync.Mutex
+		// made holds, by tenant, when its writes made tables and how
+		// many, oldest first, over the last hour.
+		made map[string][]madeTables
+		// count is the store's tables when last listed (counted), plus
+		// those made since.
+		count   int
+		counted time.Time
+	}
+}
+
+type madeTables struct {
+	at time.Time
+	n  int
+}
+
+// tableCountTTL is how long the store's table count is trusted before
+// it is listed again (the tables this engine makes are added to it).
+const tableCountTTL = time.Minute
+
+func newTableBudget(b TableBudget) *tableBudget {
+	tb := &tableBudget{TableBudget: b}
+	tb.mu.made = map[string][]madeTables{}
+	return tb
+}
+
+// admitNewTables refuses a write whose items would make more physical
+// tables than the budget allows, before anything is written, and
+// charges the tenant for those it makes. Tables the engine knows, or
+// finds in the registry, cost nothing.
+func (db *DB) admitNewTables(ctx context.Context, tenant string, f family.Family, items []pending, now time.Time) error {
+	names := db.newTables(f, items, now)
+	if len(names) == 0 {
+		return nil
+	}
+	// One read of the registry over the range: tables another server
+	// made, or the lifecycle, are not new.
+	from, to := items[0].time, items[0].time
+	for _, p := range items[1:] {
+		from, to = minTime(from, p.time), maxTime(to, p.time)
+	}
+	if _, err := db.catalog.tables(ctx, f, from, to); err != nil {
+		return err
+	}
+	names = db.newTables(f, items, now)
+	n := len(names)
+	if n == 0 {
+		return nil
+	}
+	b := db.tableBudget
+	if n > b.MaxNewTablesPerRequest {
+		return fmt.Errorf("%w: %d new physical tables, over the %d a request may make (new_tables.per_request in the configuration, engine.TableBudget.MaxNewTablesPerRequest): write fewer periods in one request",
+			ErrTooManyNewTables, n, b.MaxNewTablesPerRequest)
+	}
+	if _, err := b.tableCount(ctx, db.store, now); err != nil {
+		return err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	limit := b.TableQuota * TableQuotaWritePercent / 100
+	if b.mu.count+n > limit {
+		return fmt.Errorf("%w: the store holds %d tables, and writes make tables only below %d%% of the quota of %d (table_quota in the configuration, engine.TableBudget.TableQuota): raise \"Table count for this account\" in Service Quotas and table_quota, or keep fewer tables",
+			ErrNearTableQuota, b.mu.count, TableQuotaWritePercent, b.TableQuota)
+	}
+	made := b.mu.made[tenant]
+	for len(made) > 0 && !made[0].at.After(now.Add(-time.Hour)) {
+		made = made[1:]
+	}
+	used := 0
+	for _, m := range made {
+		used += m.n
+	}
+	if used+n > b.MaxNewTablesPerTenantHour {
+		// Room comes back as the oldest charges pass the hour.
+		wait, freed := time.Duration(0), 0
+		for _, m := range made {
+			freed += m.n
+			wait = m.at.Add(time.Hour).Sub(now)
+			if used-freed+n <= b.MaxNewTablesPerTenantHour {
+				break
+			}
+		}
+		b.mu.made[tenant] = made
+		return &TableRateError{
+			Msg: fmt.Sprintf("%v: %d new physical tables, and the tenant made %d in the last hour, of the %d it may (new_tables.per_tenant_hour in the configuration, engine.TableBudget.MaxNewTablesPerTenantHour)",
+				ErrTableRate, n, used, b.MaxNewTablesPerTenantHour),
+			RetryAfter: max(wait, time.Second),
+		}
+	}
+	b.mu.made[tenant] = append(made, madeTables{at: now, n: n})
+	b.mu.count += n
+	if warn := b.TableQuota * TableQuotaWarnPercent / 100; b.mu.count >= warn {
+		db.opts.Logger.Warn("the store's tables are near the account's quota; writes make new tables only below 90% of it",
+			"tables", b.mu.count, "quota", b.TableQuota, "tenant", tenant)
+	}
+	return nil
+}
+
+// newTables returns the names of the tables items would be routed to
+// that the engine does not know yet.
+func (db *DB) newTables(f family.Family, items []pending, now time.Time) map[string]bool {
+	names := map[string]bool{}
+	var last physTable
+	for _, p := range items {
+		if last.name != "" && last.entry.Covers(p.time, now) {
+			continue
+		}
+		if t, ok := db.catalog.cached(f.Name, p.time, now); ok {
+			last = t
+			continue
+		}
+		names[f.Namer().Format(f.TableFor(p.time, now))] = true
+	}
+	return names
+}
+
+// tableCount returns the tables the store holds, listing them when the
+// count is older than tableCountTTL.
+func (b *tableBudget) tableCount(ctx context.Context, store storage.Store, now time.Time) (int, error) {
+	b.mu.Lock()
+	fresh := !b.mu.counted.IsZero() && now.Sub(b.mu.counted) < tableCountTTL && now.After(b.mu.counted.Add(-tableCountTTL))
+	count := b.mu.count
+	b.mu.Unlock()
+	if fresh {
+		return count, nil
+	}
+	n := 0
+	if err := store.ListTables(ctx, "", func(string) bool { n++; return true }); err != nil {
+		return 0, fmt.Errorf("count tables: %w", err)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.mu.count, b.mu.counted = n, now
+	return n, nil
+}
