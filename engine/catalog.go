@@ -26,6 +26,9 @@ type physTable struct {
 	ref    naming.Ref
 	shards int
 	entry  registry.Entry
+	// cold, when not nil, says the table was archived and deleted: it is
+	// read through the cold tier (read_archive.go).
+	cold *coldTable
 }
 
 func tableOf(e registry.Entry) physTable {
@@ -47,6 +50,8 @@ type catalog struct {
 	// readOnly keeps the catalog from writing registry entries: tables
 	// found without one are adopted in memory only.
 	readOnly bool
+	// cold says the engine reads archived tables (Options.Cold).
+	cold bool
 
 	// creating makes concurrent writers look up or create a table once.
 	creating singleflight.Group
@@ -103,14 +108,31 @@ func (c *catalog) adopt(ctx context.Context, families []family.Family) error {
 // tables returns the live tables of a family whose periods overlap [from,
 // to], in period order: one read of the registry.
 func (c *catalog) tables(ctx context.Context, f family.Family, from, to time.Time) ([]physTable, error) {
+	ts, _, err := c.tablesAndGaps(ctx, f, from, to)
+	return ts, err
+}
+
+// tablesAndGaps returns the tables tables does and the gaps of [from, to]:
+// the periods of tables deleted with no archive to read (DB.archivedTable).
+// Tables archived and deleted are among the tables, read through the cold
+// tier.
+func (c *catalog) tablesAndGaps(ctx context.Context, f family.Family, from, to time.Time) ([]physTable, []Gap, error) {
 	entries, err := c.reg.Overlapping(ctx, f.Name, from, to)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var out []physTable
+	var gaps []Gap
 	for _, e := range entries {
 		if e.State.Live() {
 			out = append(out, tableOf(e))
+			continue
+		}
+		t, gap, ok := archivedTable(e, c.cold)
+		if ok {
+			out = append(out, t)
+		} else if gap != nil && e.Ref.Period.Overlaps(from, to) {
+			gaps = append(gaps, *gap)
 		}
 	}
 	c.mu.RLock()
@@ -120,9 +142,14 @@ func (c *catalog) tables(ctx context.Context, f family.Family, from, to time.Tim
 		}
 	}
 	c.mu.RUnlock()
+	// A live table made again under an archived one's name holds the
+	// later events; the gap of an older generation is no gap of it.
+	gaps = slices.DeleteFunc(gaps, func(g Gap) bool {
+		return slices.ContainsFunc(out, func(o physTable) bool { return o.name == g.Table })
+	})
 	sortTables(out)
 	c.learn(f.Name, entries)
-	return out, nil
+	return out, clipGaps(gaps, from, to), nil
 }
 
 // learn updates the write routes with entries read from the registry.

@@ -57,6 +57,11 @@ type Options struct {
 	// without a registry entry are adopted in memory only, and writes are
 	// refused.
 	ReadOnly bool
+	// Cold, when not nil, reads the tables that were archived and
+	// deleted from their archives (package archive's Cold), so that a
+	// query over an archived period answers as it did before. Without
+	// it, such periods are gaps of the answers (Page.Gaps).
+	Cold ColdTier
 	// DefaultLimit is the number of events a query returns when it sets no
 	// limit; zero means DefaultQueryLimit. MaxLimit caps a query's limit;
 	// zero means DefaultMaxLimit.

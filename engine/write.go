@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"slices"
 	"strconv"
 	"sync"
@@ -456,16 +455,8 @@ func idOf(sk string) string {
 	return id
 }
 
-// shardOf returns the shard of an event id: FNV-1a of the id modulo the
-// shard count, so a retry lands on the same item.
-func shardOf(id string, shards int) int {
-	if shards <= 1 {
-		return 0
-	}
-	h := fnv.New32a()
-	h.Write([]byte(id))
-	return int(h.Sum32() % uint32(shards))
-}
+// shardOf returns the shard of an event id (itemenc.Shard).
+func shardOf(id string, shards int) int { return itemenc.Shard(id, shards) }
 
 // failures collects what concurrent writes could not store: indexes and
 // the first error.

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math/big"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -158,20 +159,79 @@ func (f *File) Events(sel Selection, fn func(event.Event) error) error {
 	return nil
 }
 
+// Series returns the series of a tenant's logical table in the file,
+// sorted. It reads the row groups that may hold the table.
+func (f *File) Series(tenant, table string) ([]string, error) {
+	md := f.f.Metadata()
+	seen := map[string]bool{}
+	rows := make([]parquet.Row, 256)
+	all := Selection{Tenant: tenant, Table: table}
+	for g, rg := range f.f.RowGroups() {
+		if g < len(md.RowGroups) && !f.mayHoldTable(md.RowGroups[g], all) {
+			continue
+		}
+		rr := rg.Rows()
+		for {
+			n, err := rr.ReadRows(rows)
+			for _, row := range rows[:n] {
+				var ten, tab, ser []byte
+				for _, v := range row {
+					switch v.Column() {
+					case f.tenant:
+						ten = v.ByteArray()
+					case f.table:
+						tab = v.ByteArray()
+					case f.series:
+						ser = v.ByteArray()
+					}
+				}
+				if string(ten) == tenant && string(tab) == table && !seen[string(ser)] {
+					seen[string(ser)] = true
+				}
+			}
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				rr.Close()
+				return nil, fmt.Errorf("parquet: read rows: %w", err)
+			}
+		}
+		if err := rr.Close(); err != nil {
+			return nil, fmt.Errorf("parquet: read rows: %w", err)
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for s := range seen {
+		out = append(out, s)
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// mayHoldTable reports whether a row group's statistics allow events of
+// the selection's tenant and table.
+func (f *File) mayHoldTable(rg format.RowGroup, sel Selection) bool {
+	return f.strMayHold(rg, f.tenant, sel.Tenant) && f.strMayHold(rg, f.table, sel.Table)
+}
+
+// strMayHold reports whether the statistics of a string column of a row
+// group allow v. A column without statistics allows any.
+func (f *File) strMayHold(rg format.RowGroup, col int, v string) bool {
+	if col >= len(rg.Columns) {
+		return true
+	}
+	st := rg.Columns[col].MetaData.Statistics
+	if st.MinValue == nil || st.MaxValue == nil {
+		return true
+	}
+	return string(st.MinValue) <= v && v <= string(st.MaxValue)
+}
+
 // mayHold reports whether a row group's statistics allow events of the
 // selection. A column without statistics allows any.
 func (f *File) mayHold(rg format.RowGroup, sel Selection, from, to int64) bool {
-	str := func(col int, v string) bool {
-		if col >= len(rg.Columns) {
-			return true
-		}
-		st := rg.Columns[col].MetaData.Statistics
-		if st.MinValue == nil || st.MaxValue == nil {
-			return true
-		}
-		return string(st.MinValue) <= v && v <= string(st.MaxValue)
-	}
-	if !str(f.tenant, sel.Tenant) || !str(f.table, sel.Table) || !str(f.series, sel.Series) {
+	if !f.mayHoldTable(rg, sel) || !f.strMayHold(rg, f.series, sel.Series) {
 		return false
 	}
 	if f.time >= len(rg.Columns) {
