@@ -150,7 +150,8 @@ func testColdTier(t *testing.T, b backends.Backend, open func(t *testing.T) (str
 		}})
 	require.NoError(t, err)
 	deleted := ""
-	for range 4 {
+	for range 6 {
+		clk.Advance(registry.DefaultFenceSettle) // the fence settles
 		res, err := r.Reconcile(ctx, false)
 		require.NoError(t, err)
 		for _, x := range res {

@@ -29,6 +29,9 @@ type physTable struct {
 	// cold, when not nil, says the table was archived and deleted: it is
 	// read through the cold tier (read_archive.go).
 	cold *coldTable
+	// learned is when the catalog read entry from the registry (its
+	// clock): a write trusts it for RouteTTL (write_fence.go).
+	learned time.Time
 }
 
 func tableOf(e registry.Entry) physTable {
@@ -52,6 +55,8 @@ type catalog struct {
 	readOnly bool
 	// cold says the engine reads archived tables (Options.Cold).
 	cold bool
+	// routeTTL is Options.RouteTTL.
+	routeTTL time.Duration
 
 	// creating makes concurrent writers look up or create a table once.
 	creating singleflight.Group
@@ -160,10 +165,13 @@ func (c *catalog) learn(fam string, entries []registry.Entry) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	ts := c.mu.routes[fam]
+	now := c.clock.Now()
 	for _, e := range entries {
 		ts = slices.DeleteFunc(ts, func(o physTable) bool { return o.name == e.Name })
 		if e.State.Live() {
-			ts = append(ts, tableOf(e))
+			t := tableOf(e)
+			t.learned = now
+			ts = append(ts, t)
 		}
 	}
 	sortTables(ts)
@@ -223,8 +231,8 @@ func (c *catalog) route(ctx context.Context, f family.Family, eventTime, writeTi
 
 // find is route without finishing a table left creating.
 func (c *catalog) find(ctx context.Context, f family.Family, eventTime, writeTime time.Time) (physTable, error) {
-	if t, ok := c.cached(f.Name, eventTime, writeTime); ok {
-		return t, nil
+	if t, ok := c.cached(f.Name, eventTime, writeTime); ok && c.fresh(t) {
+		return t, checkFence(t)
 	}
 	ref := f.TableFor(eventTime, writeTime)
 	v, err, _ := c.creating.Do(f.Name+"\x00"+f.Namer().Format(ref), func() (any, error) {
@@ -234,7 +242,7 @@ func (c *catalog) find(ctx context.Context, f family.Family, eventTime, writeTim
 		}
 		c.learn(f.Name, entries)
 		if t, ok := c.cached(f.Name, eventTime, writeTime); ok {
-			return t, nil
+			return t, checkFence(t)
 		}
 		policy := f
 		for range 3 {

@@ -125,12 +125,16 @@ func (db *DB) CheckWrite(tenant, table string, b event.Batch) error {
 
 // write stores the batch check returns, once the request's table and the
 // engine's state allow a write at all.
-func (db *DB) write(ctx context.Context, tenant, table string, check func(now time.Time) (event.Batch, error)) (int, error) {
+func (db *DB) write(ctx context.Context, tenant, table string, check func(now time.Time) (event.Batch, error)) (_ int, err error) {
 	done, err := db.enter()
 	if err != nil {
 		return 0, err
 	}
 	defer done()
+	parent := ctx
+	ctx, cancel := context.WithTimeout(ctx, db.opts.WriteTimeout)
+	defer cancel()
+	defer func() { err = db.pastWriteTimeout(parent, ctx, err) }()
 	start := time.Now()
 	if err := checkTableName(table); err != nil {
 		return 0, err
