@@ -63,6 +63,10 @@ type Options struct {
 	// negative value archives and deletes in the cycle that fences, for
 	// tests and for stores no one writes to any more.
 	FenceSettle time.Duration
+	// DeleteWait bounds the wait for a deleted table to be gone (and the
+	// cycle's context bounds it too); zero means DefaultDeleteWait. A
+	// table still deleting then counts as deleted.
+	DeleteWait time.Duration
 	// ClockSkew is the most this reconciler's clock may be ahead of the
 	// writing servers' clocks: a table is archived or deleted only when
 	// it is past its retention by this clock less ClockSkew, so a clock
@@ -87,6 +91,8 @@ const (
 	// DefaultClockSkew is the skew between servers' clocks the lifecycle
 	// allows for (Options.ClockSkew).
 	DefaultClockSkew = 5 * time.Minute
+	// DefaultDeleteWait is Options.DeleteWait's default.
+	DefaultDeleteWait = 2 * time.Minute
 )
 
 var errInvalidOptions = errors.New("timetable: invalid lifecycle options")
@@ -126,6 +132,9 @@ func (o *Options) EnsureDefaults() {
 	}
 	if o.FenceSettle == 0 {
 		o.FenceSettle = registry.DefaultFenceSettle
+	}
+	if o.DeleteWait <= 0 {
+		o.DeleteWait = DefaultDeleteWait
 	}
 	if o.ClockSkew == 0 {
 		o.ClockSkew = DefaultClockSkew

@@ -441,7 +441,7 @@ func (r *Reconciler) apply(ctx context.Context, a Action) error {
 				return err
 			}
 		}
-		if err := st.DeleteTable(ctx, a.Table); err != nil && !errors.Is(err, storage.ErrTableNotFound) {
+		if err := r.deleteTable(ctx, a.Table); err != nil {
 			return err
 		}
 		e.State = registry.Deleted
@@ -528,4 +528,27 @@ func (r *Reconciler) skewed(now time.Time, plan []Action) []Action {
 		}
 		return !exp.IsZero() && now.Add(-skew).Before(exp)
 	})
+}
+
+// deleteTable deletes a table, waiting for it to be gone at most
+// Options.DeleteWait and never past the cycle's deadline (ctx's). A table
+// still deleting when the wait ends counts as deleted: DynamoDB accepted
+// the delete and finishes it, and the writers, fenced, make no table of
+// the name until the registry says it is deleted.
+func (r *Reconciler) deleteTable(ctx context.Context, table string) error {
+	wctx, cancel := context.WithTimeout(ctx, r.opts.DeleteWait)
+	defer cancel()
+	err := r.opts.Store.DeleteTable(wctx, table)
+	if err == nil || errors.Is(err, storage.ErrTableNotFound) {
+		return nil
+	}
+	if wctx.Err() == nil {
+		return err
+	}
+	info, derr := r.opts.Store.DescribeTable(context.WithoutCancel(ctx), table)
+	if errors.Is(derr, storage.ErrTableNotFound) || derr == nil && info.Status == storage.StatusDeleting {
+		r.opts.Logger.Warn("lifecycle: table still deleting when the wait ended", "table", table, "wait", r.opts.DeleteWait)
+		return nil
+	}
+	return err
 }
