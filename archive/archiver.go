@@ -81,8 +81,8 @@ const (
 	// DefaultScanSegments is the segments of an export's parallel scan.
 	DefaultScanSegments = 4
 	// DefaultParquetPartRows is the most events of one Parquet file:
-	// about 16 MB of spooled NDJSON at timetable's ~64 bytes an event,
-	// and 8 MiB of sort keys (32 bytes an event).
+	// about 64 MB of spooled NDJSON (uncompressed) at 180 bytes an
+	// event, and 8 MiB of sort keys (32 bytes an event).
 	DefaultParquetPartRows = 1 << 18
 	// DefaultDeadlineMargin is how long before its deadline an action
 	// stops.

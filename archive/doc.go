@@ -74,7 +74,7 @@
 //
 // A column's type must be known before the file's first row and fit
 // every value it will hold, so the schema of a part is learnt from all
-// of its events: the items of a part are gathered, compressed, in a spool
+// of its events: the items of a part are gathered in a spool
 // in Options.TempDir as the scan produces them, and when the part is full
 // the spool is read twice, to learn the schema and to write the file,
 // which is streamed to the target. The file is sorted by tenant, table,
@@ -83,7 +83,8 @@
 // statistics, all but a few of them: the part keeps a sort key of 32
 // bytes for each of its events and reads each item again from the spool
 // in that order. So the table is scanned once, disk holds one part's
-// spool (about 16 MB at 2^18 events) and memory its sort keys (8 MiB)
+// spool (uncompressed, to be read again by offset: about 64 MB at 2^18
+// events of 180 bytes) and memory its sort keys (8 MiB)
 // and one row group, whatever the table's size. Learning the schema on the fly and
 // widening columns as values come was the other way; it would rewrite
 // row groups already written when a column widens, and parts keep each
