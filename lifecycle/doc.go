@@ -63,10 +63,10 @@
 //   - Fences. Before a table is archived or deleted it is fenced
 //     (registry Entry.FencedAt): writers refuse it (503 with Retry-After;
 //     once it is deleted, a late write makes its next generation). The
-//     archive and the delete wait Options.FenceSettle (a minute) after the
+//     archive and the delete wait Options.FenceSettle (90 s) after the
 //     fence, long enough for every writer to re-read the table's entry
 //     (the engine's RouteTTL, 10 s) and end a write under way (its
-//     WriteTimeout, 30 s). Right before the delete, an Archiver that can
+//     WriteTimeout, a minute). Right before the delete, an Archiver that can
 //     (package archive's Verify) scans the table again and compares it
 //     with its archive; a difference is archived again rather than
 //     deleted. So a reconciler whose clock runs ahead of the writers'

@@ -98,7 +98,7 @@ const (
 // first two lengthens the third.
 const (
 	DefaultRouteTTL     = 10 * time.Second
-	DefaultWriteTimeout = 30 * time.Second
+	DefaultWriteTimeout = time.Minute
 	DefaultFenceSettle  = DefaultRouteTTL + DefaultWriteTimeout + 20*time.Second
 )
 
