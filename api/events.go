@@ -94,4 +94,16 @@ type Page struct {
 	// NextCursor, absent on the last page, asks for the next page as the
 	// cursor parameter.
 	NextCursor string `json:"next_cursor,omitempty"`
+	// Gaps, absent when every table of the range was read (live or from
+	// its archive), are the parts of the range whose events are gone: a
+	// table deleted with no archive this server reads.
+	Gaps []Gap `json:"gaps,omitempty"`
+}
+
+// Gap is a part of a query's range whose events are gone.
+type Gap struct {
+	From   time.Time `json:"from"`
+	To     time.Time `json:"to"`
+	Table  string    `json:"table"`
+	Reason string    `json:"reason"`
 }

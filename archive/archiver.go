@@ -59,9 +59,12 @@ type Options struct {
 	// Archive or Restore with the number of items just exported or
 	// restored, for a progress bar.
 	Progress func(items int)
-	// Format is the archives' format: family.ArchiveNDJSON when empty;
-	// family.ArchiveParquet writes a Parquet file of the table's events
-	// beside the NDJSON, which restore reads.
+	// Format is the archives' format. family.ArchiveParquet writes
+	// Parquet files of the table's events beside the NDJSON, which
+	// restore reads; family.ArchiveNDJSON writes the NDJSON alone. Empty
+	// means Parquet for a table whose family and period are known (a
+	// registry entry, or tags), which the cold tier (Cold) reads, and
+	// NDJSON alone for another.
 	Format family.ArchiveFormat
 	// Facts, when not nil, returns the registry entry of a table (package
 	// registry), whose family, period, write month and tier a manifest
@@ -78,8 +81,9 @@ const (
 	// DefaultScanSegments is the segments of an export's parallel scan.
 	DefaultScanSegments = 4
 	// DefaultParquetPartRows is the most events of one Parquet file:
-	// about 64 MB of spooled NDJSON at timetable's ~64 bytes an event.
-	DefaultParquetPartRows = 1 << 20
+	// about 64 MB of spooled NDJSON (uncompressed) at 180 bytes an
+	// event, and 8 MiB of sort keys (32 bytes an event).
+	DefaultParquetPartRows = 1 << 18
 	// DefaultDeadlineMargin is how long before its deadline an action
 	// stops.
 	DefaultDeadlineMargin = time.Minute
@@ -291,7 +295,7 @@ func (a *Archiver) Archive(ctx context.Context, table string) error {
 	checked := false
 	// An export in NDJSON alone does not do for a family archived in
 	// Parquet now: it is made again.
-	if err == nil && !m.Verified() && (a.opts.Format != family.ArchiveParquet || len(m.Parquet) > 0) {
+	if err == nil && !m.Verified() && (a.opts.Format == family.ArchiveNDJSON || len(m.Parquet) > 0 || !m.parquetLayout()) {
 		// An export finished; its verification did not.
 		switch err := a.verify(ctx, m, false); {
 		case err == nil:

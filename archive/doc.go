@@ -51,8 +51,10 @@
 //
 // # Parquet
 //
-// An archiver opened with Options.Format family.ArchiveParquet (a family
-// with archive: {target: ..., format: parquet}) writes, beside the NDJSON,
+// An archiver writes Parquet by default (Options.Format empty or
+// family.ArchiveParquet; a family with archive: {target: ..., format:
+// ndjson} writes the NDJSON alone) for every table whose family and
+// period it knows: beside the NDJSON,
 // the table's events as Parquet, laid out in hive partitions so that
 // query engines read only the periods a query names:
 //
@@ -60,7 +62,7 @@
 //
 // write_month is "none" for a table without write-time grouping; s0-3
 // is the table's shard range (all of its shards). A table is one file,
-// and a table of more than Options.ParquetPartRows events (2^20 by
+// and a table of more than Options.ParquetPartRows events (2^18 by
 // default) is written as several parts, the second and later named
 // ...-s0-3-p1.parquet, -p2 and so on. The file holds events, not items:
 // the items are decoded as queries decode them (itemenc.ItemEvents), so a
@@ -72,12 +74,18 @@
 //
 // A column's type must be known before the file's first row and fit
 // every value it will hold, so the schema of a part is learnt from all
-// of its events: the items of a part are gathered, compressed, in a spool
+// of its events: the items of a part are gathered in a spool
 // in Options.TempDir as the scan produces them, and when the part is full
 // the spool is read twice, to learn the schema and to write the file,
-// which is streamed to the target. So the table is scanned once, disk
-// holds one part's spool (about 64 MB at 2^20 events) and memory one row
-// group, whatever the table's size. Learning the schema on the fly and
+// which is streamed to the target. The file is sorted by tenant, table,
+// series and time, in row groups of ParquetRowGroupRows (4,096) rows, so
+// that a reader of one series and a time range skips, by the row groups'
+// statistics, all but a few of them: the part keeps a sort key of 32
+// bytes for each of its events and reads each item again from the spool
+// in that order. So the table is scanned once, disk holds one part's
+// spool (uncompressed, to be read again by offset: about 64 MB at 2^18
+// events of 180 bytes) and memory its sort keys (8 MiB)
+// and one row group, whatever the table's size. Learning the schema on the fly and
 // widening columns as values come was the other way; it would rewrite
 // row groups already written when a column widens, and parts keep each
 // file's types exact.
@@ -97,6 +105,17 @@
 // NDJSON. An unverified
 // export in NDJSON alone of a family now archived in Parquet is made
 // again, Parquet and all; a verified one is kept as it is.
+//
+// # Cold tier
+//
+// Cold reads the Parquet of verified archives for the engine
+// (engine.Options.Cold): a query whose range reaches a table the
+// lifecycle archived and deleted reads that period from the archive,
+// merged with the live tables, and answers as the table did. Values a
+// Parquet column does not keep exactly (package parquetfile's File says
+// which: a null in a typed column, a double column's numbers, binary
+// inside fields_json) read back otherwise, and rollups are not archived:
+// an aggregate over an archived period is computed from its events.
 //
 // # Streaming
 //

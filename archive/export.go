@@ -72,7 +72,7 @@ func (a *Archiver) export(ctx context.Context, table string) (m Manifest, err er
 			err = errors.Join(err, x.close())
 		}
 	}()
-	if a.opts.Format == family.ArchiveParquet {
+	if a.opts.Format == family.ArchiveParquet || a.opts.Format == "" && m.parquetLayout() {
 		if x.parquet, err = a.newParquetParts(m, shards, x.cp.Parquet); err != nil {
 			return Manifest{}, fmt.Errorf("export: %w", err)
 		}

@@ -51,7 +51,7 @@ func TestLateEventsOfADeletedTableAreArchivedAgain(t *testing.T) {
 			}
 			cycle := func(cfg family.Schema) []lifecycle.Result {
 				t.Helper()
-				r, err := lifecycle.New(lifecycle.Options{Store: s, Families: cfg.Families, Clock: clk, MetaTable: cfg.MetaTable,
+				r, err := lifecycle.New(lifecycle.Options{FenceSettle: -1, ClockSkew: -1, Store: s, Families: cfg.Families, Clock: clk, MetaTable: cfg.MetaTable,
 					Logger: slog.New(slog.DiscardHandler), OpenArchiver: openArchiver(s, clk, cfg)})
 				require.NoError(t, err)
 				res, err := r.Reconcile(ctx, false)

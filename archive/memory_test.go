@@ -98,7 +98,9 @@ func archivePeak(t *testing.T, n int) uint64 {
 	s, err = pebblestore.Open(dir, pebblestore.Options{})
 	require.NoError(t, err)
 	defer s.Close()
-	a, err := archive.Open(ctx, "file://"+t.TempDir(), s, archive.Options{})
+	// The NDJSON alone: the Parquet of a part keeps 32 bytes an event of
+	// the part to sort it (docs/archive.md).
+	a, err := archive.Open(ctx, "file://"+t.TempDir(), s, archive.Options{Format: family.ArchiveNDJSON})
 	require.NoError(t, err)
 	runtime.GC()
 	var before runtime.MemStats

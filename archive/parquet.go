@@ -1,7 +1,8 @@
 package archive
 
 import (
-	"compress/gzip"
+	"bufio"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -31,6 +32,12 @@ type ParquetFile struct {
 	// Bytes and SHA256 are the file's size and hex SHA-256.
 	Bytes  int64  `json:"bytes"`
 	SHA256 string `json:"sha256"`
+}
+
+// parquetLayout reports whether m's table has what the Parquet layout
+// needs: its family and period.
+func (m Manifest) parquetLayout() bool {
+	return m.Family != "" && m.PeriodStart != "" && pathSegment.MatchString(m.Family) && m.Family != "." && m.Family != ".."
 }
 
 // noWriteMonth is the write_month of a table without write-time grouping.
@@ -76,11 +83,16 @@ func shardsOf(info storage.TableInfo) int {
 // parquetParts writes the Parquet of an export in parts of at most
 // Options.ParquetPartRows events. A Parquet file's schema must be known
 // before its first row, and a column's type is learnt from every value
-// it will hold; so the items of a part are gathered in a spool of
-// compressed NDJSON in Options.TempDir, and when the part is full the
-// spool is read twice, to learn the schema and to write the file, which
-// is streamed to the target (target.create). Disk holds one part's
-// spool, memory one row group, whatever the table's size.
+// it will hold; so the items of a part are gathered in a spool of NDJSON
+// in Options.TempDir, and when the part is full the spool is read twice,
+// to learn the schema and to write the file, which is streamed to the
+// target (target.create). The file is written sorted by tenant, logical
+// table, series and time, in row groups of ParquetRowGroupRows, so that
+// the cold tier (Cold) reads a series' time range from a few row groups:
+// the part keeps a sort key of each event (sortedEvent, 32 bytes, and
+// each series' name once), and reads each item again from the spool at its
+// offset. Disk holds one part's spool, memory its sort keys and one row
+// group, whatever the table's size.
 type parquetParts struct {
 	a      *Archiver
 	m      Manifest
@@ -89,10 +101,45 @@ type parquetParts struct {
 	files []ParquetFile
 
 	spool  *os.File
-	zw     *gzip.Writer
+	bw     *bufio.Writer
+	off    int64 // the spool's size
 	events int64 // events in the spool
-	buf    []itemenc.TableEvent
+	keys   []sortedEvent
+	// groups are the part's partitions of events (tenant, table,
+	// series), numbered in groupOf.
+	groups  []eventGroup
+	groupOf map[eventGroup]uint32
+	buf     []itemenc.TableEvent
 }
+
+// eventGroup is the tenant, logical table and series of events.
+type eventGroup struct{ tenant, table, series string }
+
+// sortedEvent is where an event of a part sorts, and where its item is in
+// the spool: at off, n bytes, its event idx (of itemenc.ItemEvents). It
+// takes 32 bytes.
+type sortedEvent struct {
+	nanos  int64
+	off    int64
+	group  uint32
+	n, idx int32
+}
+
+// compareSorted orders the events of a part: by tenant, table, series and
+// time, then as the spool holds them.
+func (p *parquetParts) compareSorted(a, b sortedEvent) int {
+	if a.group != b.group {
+		ga, gb := p.groups[a.group], p.groups[b.group]
+		return cmp.Or(strings.Compare(ga.tenant, gb.tenant), strings.Compare(ga.table, gb.table), strings.Compare(ga.series, gb.series))
+	}
+	return cmp.Or(cmp.Compare(a.nanos, b.nanos), cmp.Compare(a.off, b.off), cmp.Compare(a.idx, b.idx))
+}
+
+// ParquetRowGroupRows is the most rows of a row group of an archive's
+// Parquet: small enough that a query of one series and an hour reads a
+// few row groups, large enough that their statistics stay a small part
+// of the file.
+const ParquetRowGroupRows = 4096
 
 // newParquetParts starts the Parquet of m's archive after the parts an
 // earlier, stopped export wrote.
@@ -110,21 +157,39 @@ func (p *parquetParts) add(ctx context.Context, item storage.Item, line []byte) 
 		return nil
 	}
 	if p.spool == nil {
-		f, err := os.CreateTemp(p.a.opts.TempDir, "timetable-archive-*.ndjson.gz")
+		f, err := os.CreateTemp(p.a.opts.TempDir, "timetable-archive-*.ndjson")
 		if err != nil {
 			return fmt.Errorf("parquet: %w", err)
 		}
-		p.spool, p.zw = f, gzip.NewWriter(f)
+		p.spool, p.bw, p.off, p.groupOf = f, bufio.NewWriterSize(f, 1<<16), 0, map[eventGroup]uint32{}
 	}
-	p.zw.Write(line)
-	if _, err := p.zw.Write([]byte{'\n'}); err != nil {
+	p.bw.Write(line)
+	if err := p.bw.WriteByte('\n'); err != nil {
 		return fmt.Errorf("parquet: %w", err)
 	}
+	for i, e := range p.buf {
+		p.keys = append(p.keys, sortedEvent{
+			group: p.group(e.Tenant, e.Table, e.Series),
+			nanos: e.Time.UnixNano(), off: p.off, n: int32(len(line)), idx: int32(i),
+		})
+	}
+	p.off += int64(len(line)) + 1
 	p.events += int64(len(p.buf))
 	if p.events >= p.a.opts.ParquetPartRows {
 		return p.flush(context.WithoutCancel(ctx), false)
 	}
 	return nil
+}
+
+// group returns the number of a partition of events of the part.
+func (p *parquetParts) group(tenant, table, series string) uint32 {
+	if g, ok := p.groupOf[eventGroup{tenant, table, series}]; ok {
+		return g
+	}
+	g := eventGroup{strings.Clone(tenant), strings.Clone(table), strings.Clone(series)}
+	p.groupOf[g] = uint32(len(p.groups))
+	p.groups = append(p.groups, g)
+	return uint32(len(p.groups) - 1)
 }
 
 // flush writes the part gathered so far, if it holds any event, or, with
@@ -149,8 +214,8 @@ func (p *parquetParts) flush(ctx context.Context, last bool) (err error) {
 	}
 	sum := sha256.New()
 	cw := &countWriter{w: io.MultiWriter(ow, sum)}
-	w := parquetfile.NewWriter(cw, learner.Schema())
-	err = p.eachEvent(func(e itemenc.TableEvent) error { return w.Write(e.Tenant, e.Table, e.Event) })
+	w := parquetfile.NewWriterRowGroups(cw, learner.Schema(), ParquetRowGroupRows)
+	err = p.eachSorted(func(e itemenc.TableEvent) error { return w.Write(e.Tenant, e.Table, e.Event) })
 	if err == nil {
 		err = w.Close()
 	}
@@ -170,35 +235,72 @@ func (p *parquetParts) close() error {
 		return nil
 	}
 	f := p.spool
-	p.spool, p.zw, p.events = nil, nil, 0
+	p.spool, p.bw, p.events, p.keys, p.groups, p.groupOf = nil, nil, 0, nil, nil, nil
 	return errors.Join(f.Close(), os.Remove(f.Name()))
 }
 
-// eachEvent calls fn with every event of the spool, decoded as the
-// engine decodes items (itemenc.ItemEvents).
+// eachEvent calls fn with every event of the spool, in the order of the
+// spool, decoded as the engine decodes items (itemenc.ItemEvents).
 func (p *parquetParts) eachEvent(fn func(itemenc.TableEvent) error) error {
 	if p.spool == nil {
 		return nil
 	}
-	if p.zw != nil {
-		if err := p.zw.Close(); err != nil {
-			return err
-		}
-		p.zw = nil
-	}
-	if _, err := p.spool.Seek(0, io.SeekStart); err != nil {
+	if err := p.bw.Flush(); err != nil {
 		return err
 	}
+	sc := bufio.NewScanner(io.NewSectionReader(p.spool, 0, p.off))
+	sc.Buffer(make([]byte, 0, 1<<16), maxLine)
 	var buf []itemenc.TableEvent
-	return readItems(p.spool, nil, func(it storage.Item) error {
+	for sc.Scan() {
+		it, err := UnmarshalItem(sc.Bytes())
+		if err != nil {
+			return err
+		}
 		buf = itemenc.ItemEvents(buf[:0], it)
 		for _, e := range buf {
 			if err := fn(e); err != nil {
 				return err
 			}
 		}
+	}
+	return sc.Err()
+}
+
+// eachSorted calls fn with every event of the spool in the order of the
+// Parquet file (compareSorted), reading each item again at its offset.
+func (p *parquetParts) eachSorted(fn func(itemenc.TableEvent) error) error {
+	if p.spool == nil {
 		return nil
-	})
+	}
+	if err := p.bw.Flush(); err != nil {
+		return err
+	}
+	slices.SortFunc(p.keys, p.compareSorted)
+	var (
+		line   []byte
+		buf    []itemenc.TableEvent
+		cached = int64(-1)
+	)
+	for _, k := range p.keys {
+		if k.off != cached {
+			line = slices.Grow(line[:0], int(k.n))[:k.n]
+			if _, err := p.spool.ReadAt(line, k.off); err != nil {
+				return err
+			}
+			it, err := UnmarshalItem(line)
+			if err != nil {
+				return err
+			}
+			buf, cached = itemenc.ItemEvents(buf[:0], it), k.off
+		}
+		if int(k.idx) >= len(buf) {
+			return fmt.Errorf("item at %d of the spool holds %d events, not %d", k.off, len(buf), k.idx+1)
+		}
+		if err := fn(buf[k.idx]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // verifyParquet reads m's Parquet files back from the target and checks

@@ -178,7 +178,7 @@ func TestParquetDamaged(t *testing.T) {
 
 	// An NDJSON export, not verified, of a family now archived in
 	// Parquet is exported again, Parquet and all.
-	nd, err := archive.Open(ctx, url, s, archive.Options{Facts: facts})
+	nd, err := archive.Open(ctx, url, s, archive.Options{Format: family.ArchiveNDJSON, Facts: facts})
 	require.NoError(t, err)
 	require.NoError(t, nd.Archive(ctx, table))
 	m, err = nd.Manifest(ctx, table)

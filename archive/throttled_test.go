@@ -105,7 +105,7 @@ func TestArchiveOfAThrottledColdTable(t *testing.T) {
 
 	var logs bytes.Buffer
 	clk := clock.NewManual(time.Date(2017, 6, 1, 0, 0, 0, 0, time.UTC))
-	r, err := lifecycle.New(lifecycle.Options{Store: store, Families: []family.Family{f}, Clock: clk, MetaTable: cfg.MetaTable,
+	r, err := lifecycle.New(lifecycle.Options{FenceSettle: -1, ClockSkew: -1, Store: store, Families: []family.Family{f}, Clock: clk, MetaTable: cfg.MetaTable,
 		Logger: slog.New(slog.NewTextHandler(&logs, nil)),
 		OpenArchiver: func(target string, format family.ArchiveFormat) (lifecycle.Archiver, error) {
 			return archive.Open(ctx, target, store, archive.Options{Clock: clk, Format: format, Logger: slog.New(slog.NewTextHandler(&logs, nil)),

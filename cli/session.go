@@ -4,13 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/timetabledb/timetable/config"
 	"io"
 	"log/slog"
+	"os"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/timetabledb/timetable/archive"
 	"github.com/timetabledb/timetable/clock"
+	"github.com/timetabledb/timetable/config"
 	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/storage"
 	"github.com/timetabledb/timetable/tenant"
@@ -22,6 +24,7 @@ type session struct {
 	clock clock.Clock
 	store storage.Store
 	db    *engine.DB
+	cold  *archive.Cold
 	// cfg is the configuration read, whose Schema the engine was opened
 	// with; the rest (MQTT, the archive targets' families, the meta
 	// table as written) is the CLI's.
@@ -63,17 +66,21 @@ func (g *globals) openSession(ctx context.Context, stderr io.Writer, o sessionOp
 	if err != nil {
 		return nil, err
 	}
-	db, err := engine.Open(ctx, store, engine.Options{Schema: cfg.Schema, Clock: clk, Logger: log, Registerer: o.registerer, ReadOnly: o.readOnly,
+	// Archived periods are read from their archives' Parquet (the cold
+	// tier); S3-compatible servers are addressed by path as
+	// AWS_ENDPOINT_URL_S3 suggests.
+	cold := archive.NewCold(archive.ColdOptions{S3: archive.S3Options{UsePathStyle: os.Getenv("AWS_ENDPOINT_URL_S3") != ""}})
+	db, err := engine.Open(ctx, store, engine.Options{Schema: cfg.Schema, Clock: clk, Logger: log, Registerer: o.registerer, ReadOnly: o.readOnly, Cold: cold,
 		Tables: tableBudget(cfg.TableBudget)})
 	if err != nil {
-		return nil, errors.Join(fmt.Errorf("open engine: %w", err), store.Close())
+		return nil, errors.Join(fmt.Errorf("open engine: %w", err), store.Close(), cold.Close())
 	}
-	return &session{log: log, clock: clk, store: store, db: db, cfg: cfg, storeSpec: spec}, nil
+	return &session{log: log, clock: clk, store: store, db: db, cold: cold, cfg: cfg, storeSpec: spec}, nil
 }
 
-// Close closes the engine, then the store.
+// Close closes the engine, then the store and the cold tier.
 func (s *session) Close() error {
-	return errors.Join(s.db.Close(), s.store.Close())
+	return errors.Join(s.db.Close(), s.store.Close(), s.cold.Close())
 }
 
 // tenant checks that a tenant exists.

@@ -149,12 +149,15 @@ func (db *DB) Aggregate(ctx context.Context, tenant string, q AggregateQuery) (b
 // aggregate answers a checked query of one group: from rollups where it
 // can, else from the events.
 func (db *DB) aggregate(ctx context.Context, tenant string, q AggregateQuery, pol family.TablePolicy) ([]Bucket, error) {
-	if u, ok, _ := rollupUnitFor(q, pol.Rollups); ok {
-		return db.aggregateRollups(ctx, tenant, q, pol, u)
-	}
 	tables, err := db.catalog.tables(ctx, pol.Family, q.From, q.To)
 	if err != nil {
 		return nil, err
+	}
+	// Rollups live in tables: a range that reaches an archived table is
+	// summarised from its events (and no rollup is stored into a home
+	// table deleted long ago).
+	if u, ok, _ := rollupUnitFor(q, pol.Rollups); ok && !slices.ContainsFunc(tables, func(t physTable) bool { return t.cold != nil }) {
+		return db.aggregateRollups(ctx, tenant, q, pol, u, tables)
 	}
 	if q.Series == "" {
 		return db.aggregateEachSeries(ctx, tenant, q, pol.Layout.Kind, tables)

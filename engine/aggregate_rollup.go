@@ -73,7 +73,7 @@ func (db *DB) RollupUse(q AggregateQuery) string {
 // aggregateRollups answers an aggregate query from rollups for the whole
 // units inside the range and from raw events for the partial units at its
 // edges.
-func (db *DB) aggregateRollups(ctx context.Context, tenant string, q AggregateQuery, pol family.TablePolicy, u rollupUnit) ([]Bucket, error) {
+func (db *DB) aggregateRollups(ctx context.Context, tenant string, q AggregateQuery, pol family.TablePolicy, u rollupUnit, all []physTable) ([]Bucket, error) {
 	parts := map[int64]*agg.Summary{}
 	at := func(start time.Time) *agg.Summary {
 		k := q.bucketStart(start).UnixNano()
@@ -84,11 +84,7 @@ func (db *DB) aggregateRollups(ctx context.Context, tenant string, q AggregateQu
 		}
 		return p
 	}
-	// One read of the registry serves the whole query.
-	all, err := db.catalog.tables(ctx, pol.Family, q.From, q.To)
-	if err != nil {
-		return nil, err
-	}
+	// One read of the registry (all) serves the whole query.
 	within := func(from, to time.Time) []physTable {
 		var out []physTable
 		for _, t := range all {

@@ -51,7 +51,7 @@ func (db *DB) walk(ctx context.Context, spec sourceSpec, series string, fields [
 	for _, t := range spec.tables {
 		for shard := range t.shards {
 			q := storage.Query{Table: t.name, PK: itemenc.PartitionKey(spec.tenant, spec.q.Table, series, shard), Low: r.low, High: r.high, Attrs: attrs, Filter: r.pushed}
-			cs = append(cs, &walkPartition{table: t.name, it: db.store.Query(ctx, q)})
+			cs = append(cs, &walkPartition{table: t.name, it: db.itemsOf(t).Query(ctx, q)})
 		}
 	}
 	// A map item met after some events ends the walk at the last of them.

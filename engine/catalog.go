@@ -26,6 +26,12 @@ type physTable struct {
 	ref    naming.Ref
 	shards int
 	entry  registry.Entry
+	// cold, when not nil, says the table was archived and deleted: it is
+	// read through the cold tier (read_archive.go).
+	cold *coldTable
+	// learned is when the catalog read entry from the registry (its
+	// clock): a write trusts it for RouteTTL (write_fence.go).
+	learned time.Time
 }
 
 func tableOf(e registry.Entry) physTable {
@@ -47,6 +53,10 @@ type catalog struct {
 	// readOnly keeps the catalog from writing registry entries: tables
 	// found without one are adopted in memory only.
 	readOnly bool
+	// cold says the engine reads archived tables (Options.Cold).
+	cold bool
+	// routeTTL is Options.RouteTTL.
+	routeTTL time.Duration
 
 	// creating makes concurrent writers look up or create a table once.
 	creating singleflight.Group
@@ -103,14 +113,31 @@ func (c *catalog) adopt(ctx context.Context, families []family.Family) error {
 // tables returns the live tables of a family whose periods overlap [from,
 // to], in period order: one read of the registry.
 func (c *catalog) tables(ctx context.Context, f family.Family, from, to time.Time) ([]physTable, error) {
+	ts, _, err := c.tablesAndGaps(ctx, f, from, to)
+	return ts, err
+}
+
+// tablesAndGaps returns the tables tables does and the gaps of [from, to]:
+// the periods of tables deleted with no archive to read (DB.archivedTable).
+// Tables archived and deleted are among the tables, read through the cold
+// tier.
+func (c *catalog) tablesAndGaps(ctx context.Context, f family.Family, from, to time.Time) ([]physTable, []Gap, error) {
 	entries, err := c.reg.Overlapping(ctx, f.Name, from, to)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var out []physTable
+	var gaps []Gap
 	for _, e := range entries {
 		if e.State.Live() {
 			out = append(out, tableOf(e))
+			continue
+		}
+		t, gap, ok := archivedTable(e, c.cold)
+		if ok {
+			out = append(out, t)
+		} else if gap != nil && e.Ref.Period.Overlaps(from, to) {
+			gaps = append(gaps, *gap)
 		}
 	}
 	c.mu.RLock()
@@ -120,9 +147,14 @@ func (c *catalog) tables(ctx context.Context, f family.Family, from, to time.Tim
 		}
 	}
 	c.mu.RUnlock()
+	// A live table made again under an archived one's name holds the
+	// later events; the gap of an older generation is no gap of it.
+	gaps = slices.DeleteFunc(gaps, func(g Gap) bool {
+		return slices.ContainsFunc(out, func(o physTable) bool { return o.name == g.Table })
+	})
 	sortTables(out)
 	c.learn(f.Name, entries)
-	return out, nil
+	return out, clipGaps(gaps, from, to), nil
 }
 
 // learn updates the write routes with entries read from the registry.
@@ -133,10 +165,13 @@ func (c *catalog) learn(fam string, entries []registry.Entry) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	ts := c.mu.routes[fam]
+	now := c.clock.Now()
 	for _, e := range entries {
 		ts = slices.DeleteFunc(ts, func(o physTable) bool { return o.name == e.Name })
 		if e.State.Live() {
-			ts = append(ts, tableOf(e))
+			t := tableOf(e)
+			t.learned = now
+			ts = append(ts, t)
 		}
 	}
 	sortTables(ts)
@@ -196,8 +231,8 @@ func (c *catalog) route(ctx context.Context, f family.Family, eventTime, writeTi
 
 // find is route without finishing a table left creating.
 func (c *catalog) find(ctx context.Context, f family.Family, eventTime, writeTime time.Time) (physTable, error) {
-	if t, ok := c.cached(f.Name, eventTime, writeTime); ok {
-		return t, nil
+	if t, ok := c.cached(f.Name, eventTime, writeTime); ok && c.fresh(t) {
+		return t, checkFence(t)
 	}
 	ref := f.TableFor(eventTime, writeTime)
 	v, err, _ := c.creating.Do(f.Name+"\x00"+f.Namer().Format(ref), func() (any, error) {
@@ -207,7 +242,7 @@ func (c *catalog) find(ctx context.Context, f family.Family, eventTime, writeTim
 		}
 		c.learn(f.Name, entries)
 		if t, ok := c.cached(f.Name, eventTime, writeTime); ok {
-			return t, nil
+			return t, checkFence(t)
 		}
 		policy := f
 		for range 3 {

@@ -118,7 +118,7 @@ func TestPolicyChangesKeepEveryEvent(t *testing.T) {
 				}
 
 				// The lifecycle ages the old tables by their own tiers.
-				r, err := lifecycle.New(lifecycle.Options{Store: store, Families: cfg.Families, MetaTable: metaOf(cfg), Clock: clk})
+				r, err := lifecycle.New(lifecycle.Options{FenceSettle: -1, ClockSkew: -1, Store: store, Families: cfg.Families, MetaTable: metaOf(cfg), Clock: clk})
 				require.NoError(t, err)
 				plan, err := r.Plan(ctx)
 				require.NoError(t, err)
@@ -303,7 +303,7 @@ func TestBackfillTablesAreOnDemand(t *testing.T) {
 			require.Contains(t, s.TierReason, "after its period ended", s.Name)
 		}
 
-		r, err := lifecycle.New(lifecycle.Options{Store: store, Families: cfg.Families, MetaTable: metaOf(cfg), Clock: clk})
+		r, err := lifecycle.New(lifecycle.Options{FenceSettle: -1, ClockSkew: -1, Store: store, Families: cfg.Families, MetaTable: metaOf(cfg), Clock: clk})
 		require.NoError(t, err)
 		res, err := r.Reconcile(ctx, false)
 		require.NoError(t, err)

@@ -307,6 +307,7 @@
 //	                               split of a batch by physical table
 //	write_map.go                   the map layout's conditional appends
 //	write_marker.go                rollup version markers a write leaves
+//	write_fence.go                 fenced tables refused, WriteTimeout
 //	read.go                        Query, QueryJSON, and a read's fan-out
 //	read_query.go                  Query, Page
 //	read_source.go                 a source: one partition's reads, its
@@ -316,6 +317,8 @@
 //	                               whose first events come first
 //	read_cursor.go                 cursors: positions, signed
 //	read_budget.go                 the budget of partitions reads hold
+//	read_archive.go                the cold tier: archived tables read
+//	                               from their archives, and gaps
 //	aggregate.go                   Aggregate, AggregateQuery, buckets
 //	                               streamed or merged per series
 //	aggregate_bucket.go            bucket lengths, calendar buckets, edges
@@ -324,10 +327,29 @@
 //	aggregate_group.go             AggregateGroups
 //	aggregate_rollup.go            rollups: which to use, read, recompute
 //
+// # Archived tables
+//
+// A table the lifecycle archived and deleted keeps its registry entry
+// (state deleted, with its archive target). With Options.Cold, a read
+// whose range reaches it reads its partitions from the archive
+// (ColdTier, package archive's Cold) as it read the table: the sources
+// of its partitions sit in the merge beside the live tables', under the
+// same cursors, filters, aggregates and limits, and rollups are not used
+// over such a range. A period whose table is gone with no archive to
+// read is named in Page.Gaps.
+//
+// Before the lifecycle archives or deletes a table it fences it
+// (registry Entry.FencedAt): a write routed to a fenced table fails with
+// ErrFenced (storage.ErrUnavailable: 503 with Retry-After). A write trusts
+// the registry entry it routed by for Options.RouteTTL, then reads it
+// again, and ends by Options.WriteTimeout, so a fence is seen by every
+// writer within the lifecycle's FenceSettle.
+//
 // # Caveats
 //
-// A table deleted behind the engine's back reads as empty, and a write
-// makes it again.
+// A table deleted behind the engine's back reads as empty (the page names
+// it in Gaps once the registry marks it missing), and a write makes it
+// again.
 //
 // The engine remembers which series each table's series index holds, so
 // that it writes an index entry once per series and table; writes that

@@ -10,6 +10,7 @@ import (
 	"github.com/timetabledb/timetable/clock"
 	"github.com/timetabledb/timetable/event"
 	"github.com/timetabledb/timetable/family"
+	"github.com/timetabledb/timetable/registry"
 )
 
 // Options configure an engine. The zero value is the default for every
@@ -57,6 +58,21 @@ type Options struct {
 	// without a registry entry are adopted in memory only, and writes are
 	// refused.
 	ReadOnly bool
+	// Cold, when not nil, reads the tables that were archived and
+	// deleted from their archives (package archive's Cold), so that a
+	// query over an archived period answers as it did before. Without
+	// it, such periods are gaps of the answers (Page.Gaps).
+	Cold ColdTier
+	// RouteTTL is how long a write trusts the registry entry of a table
+	// it routed to before reading it again, to learn that the lifecycle
+	// fenced it (write_fence.go); zero means registry.DefaultRouteTTL.
+	RouteTTL time.Duration
+	// WriteTimeout bounds a Write: past it the write fails with an error
+	// wrapping storage.ErrUnavailable (503 with Retry-After), its events
+	// stored or not, as a retry finds out; zero means
+	// registry.DefaultWriteTimeout. The lifecycle's fence relies on it:
+	// keep RouteTTL + WriteTimeout within its FenceSettle.
+	WriteTimeout time.Duration
 	// DefaultLimit is the number of events a query returns when it sets no
 	// limit; zero means DefaultQueryLimit. MaxLimit caps a query's limit;
 	// zero means DefaultMaxLimit.
@@ -141,6 +157,12 @@ func (o *Options) EnsureDefaults() {
 		o.RollupSettle = DefaultRollupSettle
 	}
 	o.Tables.ensureDefaults()
+	if o.RouteTTL == 0 {
+		o.RouteTTL = registry.DefaultRouteTTL
+	}
+	if o.WriteTimeout == 0 {
+		o.WriteTimeout = registry.DefaultWriteTimeout
+	}
 }
 
 // Validate reports what is wrong with the options, if anything.
@@ -165,8 +187,8 @@ func (o *Options) Validate() error {
 	if o.MaxQueryPartitions < 1 || o.QueryBudgetWait < 0 {
 		return fmt.Errorf("timetable: MaxQueryPartitions must be positive, and QueryBudgetWait not negative")
 	}
-	if o.RollupSettle < 0 {
-		return fmt.Errorf("timetable: RollupSettle %v is negative", o.RollupSettle)
+	if o.RollupSettle < 0 || o.RouteTTL < 0 || o.WriteTimeout < 0 {
+		return fmt.Errorf("timetable: RollupSettle, RouteTTL and WriteTimeout must not be negative")
 	}
 	return o.Tables.validate()
 }

@@ -20,14 +20,14 @@ import (
 // the read fans out and merges.
 func (db *DB) Query(ctx context.Context, tenant string, q Query) (Page, error) {
 	var p Page
-	_, cursor, err := db.query(ctx, tenant, q, false, func(s *source) error {
+	_, cursor, gaps, err := db.query(ctx, tenant, q, false, func(s *source) error {
 		p.Events = append(p.Events, s.cur)
 		return nil
 	})
 	if err != nil {
 		return Page{}, err
 	}
-	p.NextCursor = cursor
+	p.NextCursor, p.Gaps = cursor, gaps
 	return p, nil
 }
 
@@ -42,6 +42,8 @@ type JSONPage struct {
 	Count int
 	// NextCursor is Page.NextCursor.
 	NextCursor string
+	// Gaps is Page.Gaps.
+	Gaps []Gap
 }
 
 // QueryJSON answers a query as Query does, with the page's events
@@ -51,7 +53,7 @@ type JSONPage struct {
 // server answers with JSON.
 func (db *DB) QueryJSON(ctx context.Context, tenant string, q Query, dst []byte) (JSONPage, error) {
 	written := 0
-	n, cursor, err := db.query(ctx, tenant, q, true, func(s *source) error {
+	n, cursor, gaps, err := db.query(ctx, tenant, q, true, func(s *source) error {
 		if written > 0 {
 			dst = append(dst, ',')
 		}
@@ -67,56 +69,60 @@ func (db *DB) QueryJSON(ctx context.Context, tenant string, q Query, dst []byte)
 	if err != nil {
 		return JSONPage{}, err
 	}
-	return JSONPage{Events: dst, Count: n, NextCursor: cursor}, nil
+	return JSONPage{Events: dst, Count: n, NextCursor: cursor, Gaps: gaps}, nil
 }
 
 // query reads a page of a query, calling emit with the source of each of
 // its events in turn (merger.next), and returns how many there were and
-// the cursor after the last when more follow. json reads row items as
-// their events' JSON (source.json).
-func (db *DB) query(ctx context.Context, tenant string, q Query, json bool, emit func(*source) error) (int, string, error) {
+// the cursor after the last when more follow, and the gaps of the range
+// left to read. json reads row items as their events' JSON (source.json).
+func (db *DB) query(ctx context.Context, tenant string, q Query, json bool, emit func(*source) error) (int, string, []Gap, error) {
 	done, err := db.enter()
 	if err != nil {
-		return 0, "", err
+		return 0, "", nil, err
 	}
 	defer done()
 	start := time.Now()
 	limit, err := db.checkQuery(&q)
 	if err != nil {
-		return 0, "", err
+		return 0, "", nil, err
 	}
 	fp := fingerprint(tenant, q)
 	var pos *position
 	if q.Cursor != "" {
 		p, err := decodeCursor(db.meta.secret, fp, q.Cursor)
 		if err != nil {
-			return 0, "", err
+			return 0, "", nil, err
 		}
 		pos = &p
 	}
 	exists, err := db.meta.tableExists(ctx, tenant, q.Table)
 	if err != nil {
-		return 0, "", err
+		return 0, "", nil, err
 	}
 	if !exists {
-		return 0, "", fmt.Errorf("%w: %q", ErrUnknownTable, q.Table)
+		return 0, "", nil, fmt.Errorf("%w: %q", ErrUnknownTable, q.Table)
 	}
 
 	pol := db.policy(q.Table)
 	spec := sourceSpec{tenant: tenant, q: q, layout: pol.Layout.Kind, limit: limit, pos: pos, json: json}
 	from, to := spec.span()
-	spec.tables, err = db.catalog.tables(ctx, pol.Family, from, to)
+	var gaps []Gap
+	spec.tables, gaps, err = db.catalog.tablesAndGaps(ctx, pol.Family, from, to)
 	if err != nil {
-		return 0, "", err
+		return 0, "", nil, err
 	}
 	m, err := db.openSources(ctx, spec)
 	if err != nil {
-		return 0, "", err
+		return 0, "", nil, err
 	}
 	defer m.close()
 	n, cursor, err := m.page(limit, emit, func(p position) string { return encodeCursor(db.meta.secret, fp, p) })
 	db.metrics.observeQuery(readEvents, n, time.Since(start), err)
-	return n, cursor, err
+	if err != nil {
+		return 0, "", nil, err
+	}
+	return n, cursor, gaps, nil
 }
 
 // eachEvent calls fn with every event of spec, in the merge's order, each
@@ -257,7 +263,7 @@ type fanOut struct {
 	// ctx serves every storage query of the merge, which outlives
 	// openSources.
 	ctx      context.Context
-	store    storage.Items
+	db       *DB
 	tenant   string
 	q        Query
 	from, to time.Time
@@ -280,7 +286,7 @@ func (db *DB) newFanOut(ctx context.Context, spec sourceSpec) *fanOut {
 	tenant, q, pos := spec.tenant, spec.q, spec.pos
 	from, to := spec.span()
 	r := &fanOut{
-		ctx: ctx, store: db.store, tenant: tenant, q: q, from: from, to: to, pos: pos,
+		ctx: ctx, db: db, tenant: tenant, q: q, from: from, to: to, pos: pos,
 		low: itemenc.TimeKey(from), high: itemenc.HighKey(to),
 		grouped: spec.layout == family.LayoutMap,
 		win:     selection{from: from, to: to, desc: q.Desc, pos: pos, filter: q.Filter, fields: q.Fields},
@@ -323,7 +329,7 @@ func (r *fanOut) source(t physTable, series string, shard int, p pageSizes) *sou
 	// A partition read in whole milliseconds filters its events itself:
 	// it decodes them all.
 	json := r.json && !r.grouped
-	return &source{table: t.name, series: series, ctx: r.ctx, store: r.store, q: sq, maxPage: max(p.first, p.max), whole: p.whole, json: json, grouped: r.grouped, win: r.win}
+	return &source{table: t.name, series: series, ctx: r.ctx, store: r.db.itemsOf(t), q: sq, maxPage: max(p.first, p.max), whole: p.whole, json: json, grouped: r.grouped, win: r.win}
 }
 
 // start reads the first event of every source (firsts). It returns

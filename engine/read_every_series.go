@@ -137,7 +137,7 @@ func (db *DB) mergeEverySeries(r *fanOut, tables []physTable) (*merger, error) {
 	g.SetLimit(db.opts.QueryParallelism)
 	for i, t := range tables {
 		g.Go(func() error {
-			s, err := listSeries(gctx, db.store, t.name, r.tenant, r.q.Table)
+			s, err := listSeries(gctx, db.itemsOf(t), t.name, r.tenant, r.q.Table)
 			if errors.Is(err, storage.ErrTableNotFound) {
 				// Deleted since the catalog was read: it holds nothing
 				// any more.
@@ -219,7 +219,7 @@ func (db *DB) walkSeries(ctx context.Context, tenant, table string, tables []phy
 	}()
 	for i := range tables {
 		// The keys are all an index entry holds.
-		x := &index{t: &tables[i], it: db.store.Query(ctx, storage.Query{Table: tables[i].name, PK: itemenc.SeriesIndexKey(tenant, table), Attrs: []string{}}), ok: true}
+		x := &index{t: &tables[i], it: db.itemsOf(tables[i]).Query(ctx, storage.Query{Table: tables[i].name, PK: itemenc.SeriesIndexKey(tenant, table), Attrs: []string{}}), ok: true}
 		indexes[i] = x
 		if err := next(x); err != nil {
 			return err

@@ -41,4 +41,8 @@ type Page struct {
 	// NextCursor resumes the query after the last event of this page; it
 	// is empty when there are no more events.
 	NextCursor string
+	// Gaps are the parts of the range left to read whose events are
+	// gone (Gap): empty when every table of the range was read, live or
+	// from its archive.
+	Gaps []Gap
 }

@@ -21,7 +21,7 @@ type source struct {
 	series string
 	// ctx and store serve the queries of nextItem.
 	ctx   context.Context
-	store storage.Items
+	store itemQuerier
 	// q is the query of the next page: q.Limit items (no limit when 0)
 	// after q.After, the last item read. Each page is twice the one
 	// before, up to maxPage.

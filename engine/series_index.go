@@ -142,7 +142,7 @@ func (c *seriesCache) add(physical, tenant, table string, series []string) {
 
 // listSeries reads the series index of a logical table in one physical
 // table.
-func listSeries(ctx context.Context, store storage.Items, physical, tenant, table string) ([]string, error) {
+func listSeries(ctx context.Context, store itemQuerier, physical, tenant, table string) ([]string, error) {
 	it := store.Query(ctx, storage.Query{Table: physical, PK: itemenc.SeriesIndexKey(tenant, table)})
 	defer it.Close()
 	var out []string

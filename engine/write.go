@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"slices"
 	"strconv"
 	"sync"
@@ -128,12 +127,16 @@ func (db *DB) CheckWrite(tenant, table string, b event.Batch) error {
 
 // write stores the batch check returns, once the request's table and the
 // engine's state allow a write at all.
-func (db *DB) write(ctx context.Context, tenant, table string, check func(now time.Time) (event.Batch, error)) (int, error) {
+func (db *DB) write(ctx context.Context, tenant, table string, check func(now time.Time) (event.Batch, error)) (_ int, err error) {
 	done, err := db.enter()
 	if err != nil {
 		return 0, err
 	}
 	defer done()
+	parent := ctx
+	ctx, cancel := context.WithTimeout(ctx, db.opts.WriteTimeout)
+	defer cancel()
+	defer func() { err = db.pastWriteTimeout(parent, ctx, err) }()
 	start := time.Now()
 	if err := checkTableName(table); err != nil {
 		return 0, err
@@ -466,16 +469,8 @@ func idOf(sk string) string {
 	return id
 }
 
-// shardOf returns the shard of an event id: FNV-1a of the id modulo the
-// shard count, so a retry lands on the same item.
-func shardOf(id string, shards int) int {
-	if shards <= 1 {
-		return 0
-	}
-	h := fnv.New32a()
-	h.Write([]byte(id))
-	return int(h.Sum32() % uint32(shards))
-}
+// shardOf returns the shard of an event id (itemenc.Shard).
+func shardOf(id string, shards int) int { return itemenc.Shard(id, shards) }
 
 // failures collects what concurrent writes could not store: indexes and
 // the first error.

@@ -17,7 +17,7 @@ import (
 func TestLastCycle(t *testing.T) {
 	store, cfg := backends.Pebble().Open(t)
 	clk := clock.NewManual(at("2017-04-12T10:00:00Z"))
-	r := reconciler(t, lifecycle.Options{Store: quotaStore{store}, Families: cfg.Families, Clock: clk, Registerer: prometheus.NewRegistry()})
+	r := reconciler(t, lifecycle.Options{FenceSettle: -1, ClockSkew: -1, Store: quotaStore{store}, Families: cfg.Families, Clock: clk, Registerer: prometheus.NewRegistry()})
 	_, ok := r.LastCycle()
 	require.False(t, ok, "no cycle yet")
 
@@ -40,7 +40,7 @@ func TestLastCycle(t *testing.T) {
 	require.Equal(t, "create", rep.Actions[0].Action)
 	require.Contains(t, rep.Error, "actions failed")
 
-	r = reconciler(t, lifecycle.Options{Store: store, Families: cfg.Families, Clock: clk, Registerer: prometheus.NewRegistry()})
+	r = reconciler(t, lifecycle.Options{FenceSettle: -1, ClockSkew: -1, Store: store, Families: cfg.Families, Clock: clk, Registerer: prometheus.NewRegistry()})
 	_, err = r.Reconcile(context.Background(), false)
 	require.NoError(t, err)
 	c, ok = r.LastCycle()

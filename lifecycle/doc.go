@@ -60,6 +60,21 @@
 //     first, and deleted only on a later cycle, once the Archiver says its
 //     archive was read back and verified. A crash between the two repeats
 //     or resumes the archive; it never deletes an unverified table.
+//   - Fences. Before a table is archived or deleted it is fenced
+//     (registry Entry.FencedAt): writers refuse it (503 with Retry-After;
+//     once it is deleted, a late write makes its next generation). The
+//     archive and the delete wait Options.FenceSettle (90 s) after the
+//     fence, long enough for every writer to re-read the table's entry
+//     (the engine's RouteTTL, 10 s) and end a write under way (its
+//     WriteTimeout, a minute). Right before the delete, an Archiver that can
+//     (package archive's Verify) scans the table again and compares it
+//     with its archive; a difference is archived again rather than
+//     deleted. So a reconciler whose clock runs ahead of the writers'
+//     (by Options.ClockSkew, 5 minutes, it takes no table they still
+//     fill; further, it costs them 503s) loses no acknowledged write.
+//   - The wait for a deleted table to be gone is bounded by
+//     Options.DeleteWait (two minutes) and the cycle's context; a table
+//     still deleting then counts as deleted.
 //   - A table past retention gets no capacity changes: it is on its way
 //     out. A table that is not ACTIVE is left for a later cycle.
 //   - Only tables whose names parse as a family's (naming.Namer.Parse) are

@@ -24,7 +24,7 @@ func TestHandleLambda(t *testing.T) {
 		ctx := context.Background()
 		oldTables(t, store, f)
 		clk := clock.NewManual(at("2017-04-24T12:00:00Z"))
-		r := reconciler(t, lifecycle.Options{Store: store, Families: []family.Family{f}, Clock: clk})
+		r := reconciler(t, lifecycle.Options{FenceSettle: -1, ClockSkew: -1, Store: store, Families: []family.Family{f}, Clock: clk})
 
 		handle := func(in string) (lifecycle.LambdaResponse, error) {
 			var ev lifecycle.LambdaEvent
@@ -103,14 +103,14 @@ func TestConfigFromEnv(t *testing.T) {
 func TestHandleLambdaLeaseHeld(t *testing.T) {
 	store, cfg := backends.Pebble().Open(t)
 	clk := clock.NewManual(at("2017-04-24T12:00:00Z"))
-	r := reconciler(t, lifecycle.Options{Store: store, Families: cfg.Families, Clock: clk, Leaser: fixedLeaser{held: false}})
+	r := reconciler(t, lifecycle.Options{FenceSettle: -1, ClockSkew: -1, Store: store, Families: cfg.Families, Clock: clk, Leaser: fixedLeaser{held: false}})
 	res, err := lifecycle.HandleLambda(context.Background(), r, lifecycle.LambdaEvent{Operation: "reconcile"})
 	require.NoError(t, err)
 	require.Contains(t, res.Skipped, "lease")
 	require.Empty(t, res.Actions)
 
 	released := &releasingLeaser{}
-	r = reconciler(t, lifecycle.Options{Store: store, Families: cfg.Families, Clock: clk, Leaser: released})
+	r = reconciler(t, lifecycle.Options{FenceSettle: -1, ClockSkew: -1, Store: store, Families: cfg.Families, Clock: clk, Leaser: released})
 	_, err = lifecycle.HandleLambda(context.Background(), r, lifecycle.LambdaEvent{Operation: "reconcile"})
 	require.NoError(t, err)
 	require.Equal(t, 1, released.releases)

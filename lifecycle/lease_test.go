@@ -143,7 +143,7 @@ func TestLeaseRenewedWhileArchiving(t *testing.T) {
 		open := func(string, family.ArchiveFormat) (lifecycle.Archiver, error) { return arch, nil }
 		clk := clock.NewManual(at("2017-05-08T00:00:00Z")) // April's tables expire May 8
 		opts := func(owner string) lifecycle.Options {
-			return lifecycle.Options{Store: store, Families: []family.Family{f}, Clock: clk, OpenArchiver: open,
+			return lifecycle.Options{FenceSettle: -1, ClockSkew: -1, Store: store, Families: []family.Family{f}, Clock: clk, OpenArchiver: open,
 				Leaser: lease, Owner: owner, LeaseTTL: 300 * time.Millisecond}
 		}
 		first, second := reconciler(t, opts("first")), reconciler(t, opts("second"))

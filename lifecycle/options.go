@@ -56,6 +56,25 @@ type Options struct {
 	// when zero. It should be longer than the interval between cycles, so
 	// the holder renews it before it lapses.
 	LeaseTTL time.Duration
+	// FenceSettle is how long a fenced table waits before it is archived
+	// or deleted (registry.Entry.FencedAt): long enough for every writer
+	// to read the fence (their RouteTTL) and end the writes under way
+	// (their WriteTimeout). Zero means registry.DefaultFenceSettle; a
+	// negative value archives and deletes in the cycle that fences, for
+	// tests and for stores no one writes to any more.
+	FenceSettle time.Duration
+	// DeleteWait bounds the wait for a deleted table to be gone (and the
+	// cycle's context bounds it too); zero means DefaultDeleteWait. A
+	// table still deleting then counts as deleted.
+	DeleteWait time.Duration
+	// ClockSkew is the most this reconciler's clock may be ahead of the
+	// writing servers' clocks: a table is archived or deleted only when
+	// it is past its retention by this clock less ClockSkew, so a clock
+	// that far ahead never takes a table its writers still fill. Zero
+	// means DefaultClockSkew, and a negative value none; a clock further
+	// ahead only costs the writers 503s (the fence) until the table is
+	// gone, never an acknowledged event.
+	ClockSkew time.Duration
 	// Logger receives a line per action applied; slog.Default when nil.
 	Logger *slog.Logger
 	// Registerer, when set, receives the reconciler's metrics.
@@ -69,6 +88,11 @@ const (
 	DefaultLeaseTTL  = 15 * time.Minute
 	// DefaultInterval is the mean time between cycles of Run.
 	DefaultInterval = 5 * time.Minute
+	// DefaultClockSkew is the skew between servers' clocks the lifecycle
+	// allows for (Options.ClockSkew).
+	DefaultClockSkew = 5 * time.Minute
+	// DefaultDeleteWait is Options.DeleteWait's default.
+	DefaultDeleteWait = 2 * time.Minute
 )
 
 var errInvalidOptions = errors.New("timetable: invalid lifecycle options")
@@ -105,6 +129,15 @@ func (o *Options) EnsureDefaults() {
 	}
 	if o.LeaseTTL == 0 {
 		o.LeaseTTL = DefaultLeaseTTL
+	}
+	if o.FenceSettle == 0 {
+		o.FenceSettle = registry.DefaultFenceSettle
+	}
+	if o.DeleteWait <= 0 {
+		o.DeleteWait = DefaultDeleteWait
+	}
+	if o.ClockSkew == 0 {
+		o.ClockSkew = DefaultClockSkew
 	}
 	if o.Owner == "" {
 		host, _ := os.Hostname()

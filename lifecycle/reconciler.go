@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -258,7 +259,7 @@ func (r *Reconciler) Plan(ctx context.Context) ([]Action, error) {
 		}
 		tables[i].Archived = ok
 	}
-	return Plan(now, r.opts.Families, tables), nil
+	return r.skewed(now, Plan(now, r.opts.Families, tables)), nil
 }
 
 // Tables reads the tables of every family from the registry, as Plan
@@ -410,6 +411,9 @@ func (r *Reconciler) apply(ctx context.Context, a Action) error {
 		e.TTLAttribute = a.TTLAttribute
 		return r.registry.Save(ctx, e)
 	case Archive:
+		if err := r.fence(ctx, &e, now); err != nil {
+			return err
+		}
 		ar, err := r.archiver(a.Target, a.Format)
 		if err != nil {
 			return err
@@ -426,6 +430,9 @@ func (r *Reconciler) apply(ctx context.Context, a Action) error {
 		e.State, e.ArchiveTarget, e.ArchivedAt = registry.Archived, a.Target, now
 		return r.registry.Save(ctx, e)
 	case Delete:
+		if err := r.fence(ctx, &e, now); err != nil {
+			return err
+		}
 		if a.Target != "" {
 			// The plan saw a verified archive; look again right before
 			// the one step that cannot be undone.
@@ -440,13 +447,16 @@ func (r *Reconciler) apply(ctx context.Context, a Action) error {
 			if !ok {
 				return fmt.Errorf("delete table %q: archive in %s is not verified", a.Table, a.Target)
 			}
+			if err := recheck(ctx, ar, a.Table); err != nil {
+				return err
+			}
 		}
 		// Only here, with the archive checked again, is deletion
 		// protection lifted.
 		off := false
 		err := st.UpdateTable(ctx, a.Table, storage.TableUpdate{DeletionProtection: &off})
 		if err == nil {
-			err = st.DeleteTable(ctx, a.Table)
+			err = r.deleteTable(ctx, a.Table)
 		}
 		if err != nil && !errors.Is(err, storage.ErrTableNotFound) {
 			return err
@@ -455,4 +465,107 @@ func (r *Reconciler) apply(ctx context.Context, a Action) error {
 		return r.registry.Save(ctx, e)
 	}
 	return fmt.Errorf("unknown action %q", a.Kind)
+}
+
+// ErrFenceSettling defers the archive or the delete of a table fenced
+// less than Options.FenceSettle ago: writers may not all have read the
+// fence yet.
+var ErrFenceSettling = errors.New("timetable: table fenced, waiting for the fence to settle")
+
+// fence fences e's table (registry.Entry.FencedAt) if it is not yet, and
+// returns an error wrapping ErrFenceSettling until the fence has settled
+// (Options.FenceSettle, by this reconciler's clock), so that no writer
+// still writes to a table archived or deleted. It saves the fence in the
+// registry, and in e.
+func (r *Reconciler) fence(ctx context.Context, e *registry.Entry, now time.Time) error {
+	if !e.Fenced() {
+		if cur, err := r.registry.Get(ctx, e.Family(), e.Ref.Period.Start, e.Name); err == nil && cur.Generation == e.Generation {
+			*e = cur
+			e.UpdatedAt = now
+		}
+	}
+	if !e.Fenced() {
+		e.FencedAt = now
+		if err := r.registry.Save(ctx, *e); err != nil {
+			return fmt.Errorf("fence table %q: %w", e.Name, err)
+		}
+		r.opts.Logger.Info("lifecycle fenced table", "table", e.Name, "settle", r.opts.FenceSettle)
+	}
+	if left := r.opts.FenceSettle - now.Sub(e.FencedAt); left > 0 {
+		return fmt.Errorf("table %q fenced %s, %v to go: %w", e.Name, e.FencedAt.Format(time.RFC3339), left, ErrFenceSettling)
+	}
+	return nil
+}
+
+// tableVerifier is an Archiver that can also compare the table with its
+// archive by scanning it (package archive's Verify).
+type tableVerifier interface {
+	Verify(ctx context.Context, table string) error
+}
+
+// recheck compares a table with its verified archive right before the
+// table is deleted, when the archiver can: a write that landed after the
+// export (a writer whose clock or cache lagged the fence) shows as a
+// difference, and the table is archived again, then checked again,
+// rather than deleted with an event its archive lacks.
+func recheck(ctx context.Context, ar Archiver, table string) error {
+	v, ok := ar.(tableVerifier)
+	if !ok {
+		return nil
+	}
+	diff := v.Verify(ctx, table)
+	if diff == nil {
+		return nil
+	}
+	if err := ar.Archive(ctx, table); err != nil {
+		return fmt.Errorf("delete table %q: the table changed after its archive (%v), and archiving it again failed: %w", table, diff, err)
+	}
+	if err := v.Verify(ctx, table); err != nil {
+		return fmt.Errorf("delete table %q: the table differs from its archive: %w", table, err)
+	}
+	return nil
+}
+
+// skewed drops from a plan the archives and deletes of tables not yet
+// past their retention (or their restored table's end) by this clock
+// less Options.ClockSkew: a reconciler whose clock is ahead of the
+// writers' by up to that much does not take a table they still fill.
+func (r *Reconciler) skewed(now time.Time, plan []Action) []Action {
+	skew := max(r.opts.ClockSkew, 0)
+	if skew == 0 {
+		return plan
+	}
+	return slices.DeleteFunc(plan, func(a Action) bool {
+		if a.Kind != Archive && a.Kind != Delete {
+			return false
+		}
+		exp := r.family(a.Family).ExpiresAt(a.Ref)
+		if a.Entry.State == registry.Restored {
+			exp = a.Entry.RestoredUntil
+		}
+		return !exp.IsZero() && now.Add(-skew).Before(exp)
+	})
+}
+
+// deleteTable deletes a table, waiting for it to be gone at most
+// Options.DeleteWait and never past the cycle's deadline (ctx's). A table
+// still deleting when the wait ends counts as deleted: DynamoDB accepted
+// the delete and finishes it, and the writers, fenced, make no table of
+// the name until the registry says it is deleted.
+func (r *Reconciler) deleteTable(ctx context.Context, table string) error {
+	wctx, cancel := context.WithTimeout(ctx, r.opts.DeleteWait)
+	defer cancel()
+	err := r.opts.Store.DeleteTable(wctx, table)
+	if err == nil || errors.Is(err, storage.ErrTableNotFound) {
+		return nil
+	}
+	if wctx.Err() == nil {
+		return err
+	}
+	info, derr := r.opts.Store.DescribeTable(context.WithoutCancel(ctx), table)
+	if errors.Is(derr, storage.ErrTableNotFound) || derr == nil && info.Status == storage.StatusDeleting {
+		r.opts.Logger.Warn("lifecycle: table still deleting when the wait ended", "table", table, "wait", r.opts.DeleteWait)
+		return nil
+	}
+	return err
 }

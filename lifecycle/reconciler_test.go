@@ -159,7 +159,7 @@ func TestReconcileTwiceChangesNothing(t *testing.T) {
 		foreign := oldTables(t, store, f)
 		before := snapshot(t, store, f.Prefix)
 		clk := clock.NewManual(at("2017-05-15T12:00:00Z"))
-		r := reconciler(t, lifecycle.Options{Store: store, Families: []family.Family{f}, Clock: clk})
+		r := reconciler(t, lifecycle.Options{FenceSettle: -1, ClockSkew: -1, Store: store, Families: []family.Family{f}, Clock: clk})
 
 		// A dry run plans and changes nothing.
 		dry, err := r.Reconcile(ctx, true)
@@ -242,7 +242,7 @@ func testDeferred(t *testing.T, err, want error) {
 		oldTables(t, store, f)
 		st := &refusing{Store: store, refuse: true, err: err}
 		clk := clock.NewManual(at("2017-04-24T12:00:00Z"))
-		r := reconciler(t, lifecycle.Options{Store: st, Families: []family.Family{f}, Clock: clk})
+		r := reconciler(t, lifecycle.Options{FenceSettle: -1, ClockSkew: -1, Store: st, Families: []family.Family{f}, Clock: clk})
 
 		res, err := r.Reconcile(ctx, false)
 		require.NoError(t, err, "a refusal is not an error")
@@ -305,7 +305,7 @@ func TestArchiveBeforeDelete(t *testing.T) {
 		arch := &fakeArchiver{verified: map[string]bool{}, broken: true}
 		var targets []string
 		clk := clock.NewManual(at("2017-05-08T00:00:00Z")) // April's tables expire May 8
-		r := reconciler(t, lifecycle.Options{Store: store, Families: []family.Family{f}, Clock: clk,
+		r := reconciler(t, lifecycle.Options{FenceSettle: -1, ClockSkew: -1, Store: store, Families: []family.Family{f}, Clock: clk,
 			OpenArchiver: func(target string, format family.ArchiveFormat) (lifecycle.Archiver, error) {
 				targets = append(targets, target+" "+string(format))
 				return arch, nil
@@ -363,7 +363,7 @@ func TestLeaseHeldElsewhereDoesNothing(t *testing.T) {
 		oldTables(t, store, f)
 		before := snapshot(t, store, f.Prefix)
 		clk := clock.NewManual(at("2017-05-08T00:00:00Z"))
-		r := reconciler(t, lifecycle.Options{Store: store, Families: []family.Family{f}, Clock: clk, Leaser: fixedLeaser{}})
+		r := reconciler(t, lifecycle.Options{FenceSettle: -1, ClockSkew: -1, Store: store, Families: []family.Family{f}, Clock: clk, Leaser: fixedLeaser{}})
 		_, err := r.Reconcile(ctx, false)
 		require.ErrorIs(t, err, lifecycle.ErrLeaseHeld)
 		require.Equal(t, before, snapshot(t, store, f.Prefix))
@@ -373,7 +373,7 @@ func TestLeaseHeldElsewhereDoesNothing(t *testing.T) {
 		require.NoError(t, err)
 		require.NotEmpty(t, res)
 
-		r = reconciler(t, lifecycle.Options{Store: store, Families: []family.Family{f}, Clock: clk, Leaser: fixedLeaser{held: true}})
+		r = reconciler(t, lifecycle.Options{FenceSettle: -1, ClockSkew: -1, Store: store, Families: []family.Family{f}, Clock: clk, Leaser: fixedLeaser{held: true}})
 		res, err = r.Reconcile(ctx, false)
 		require.NoError(t, err)
 		require.NotEmpty(t, res)
@@ -385,7 +385,7 @@ func TestReconcileKinds(t *testing.T) {
 		ctx := context.Background()
 		oldTables(t, store, f)
 		clk := clock.NewManual(at("2017-04-24T12:00:00Z"))
-		r := reconciler(t, lifecycle.Options{Store: store, Families: []family.Family{f}, Clock: clk})
+		r := reconciler(t, lifecycle.Options{FenceSettle: -1, ClockSkew: -1, Store: store, Families: []family.Family{f}, Clock: clk})
 		registers := toRegister(t, store, f)
 		res, err := r.ReconcileKinds(ctx, false, lifecycle.Create)
 		require.NoError(t, err)
@@ -417,7 +417,7 @@ func TestRun(t *testing.T) {
 	store, cfg := backends.Pebble().Open(t)
 	start := at("2017-04-12T00:00:00Z")
 	clk := clock.NewManual(start)
-	r := reconciler(t, lifecycle.Options{Store: store, Families: cfg.Families, Clock: clk})
+	r := reconciler(t, lifecycle.Options{FenceSettle: -1, ClockSkew: -1, Store: store, Families: cfg.Families, Clock: clk})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
@@ -470,7 +470,7 @@ func (s quotaStore) CreateTable(ctx context.Context, spec storage.TableSpec) err
 func TestTableQuotaFailsTheCycle(t *testing.T) {
 	store, cfg := backends.Pebble().Open(t)
 	reg := prometheus.NewRegistry()
-	r := reconciler(t, lifecycle.Options{Store: quotaStore{store}, Families: cfg.Families, Clock: clock.NewManual(at("2017-04-12T10:00:00Z")), Registerer: reg})
+	r := reconciler(t, lifecycle.Options{FenceSettle: -1, ClockSkew: -1, Store: quotaStore{store}, Families: cfg.Families, Clock: clock.NewManual(at("2017-04-12T10:00:00Z")), Registerer: reg})
 	res, err := lifecycle.HandleLambda(context.Background(), r, lifecycle.LambdaEvent{Operation: "reconcile"})
 	require.ErrorIs(t, err, lifecycle.ErrActionsFailed)
 	require.Len(t, res.Actions, 1)
@@ -499,7 +499,7 @@ timetable_lifecycle_table_quota_reached 1
 	require.Equal(t, "creating", tables[0].State)
 	require.Equal(t, entries[0].CreateError, tables[0].CreateError)
 
-	r = reconciler(t, lifecycle.Options{Store: store, Families: cfg.Families, Clock: clock.NewManual(at("2017-04-12T10:00:00Z")), Registerer: prometheus.NewRegistry()})
+	r = reconciler(t, lifecycle.Options{FenceSettle: -1, ClockSkew: -1, Store: store, Families: cfg.Families, Clock: clock.NewManual(at("2017-04-12T10:00:00Z")), Registerer: prometheus.NewRegistry()})
 	// Once the quota is raised, the next cycle makes the table at once.
 	res2, err := r.Reconcile(context.Background(), false)
 	require.NoError(t, err)

@@ -32,7 +32,7 @@ func TestDriftIsReconciled(t *testing.T) {
 	each(t, func(t *testing.T, store storage.Store, f family.Family) {
 		ctx := context.Background()
 		clk := clock.NewManual(at("2017-04-24T12:00:00Z"))
-		r := reconciler(t, lifecycle.Options{Store: store, Families: []family.Family{f}, Clock: clk})
+		r := reconciler(t, lifecycle.Options{FenceSettle: -1, ClockSkew: -1, Store: store, Families: []family.Family{f}, Clock: clk})
 		_, err := r.Reconcile(ctx, false)
 		require.NoError(t, err)
 
@@ -180,7 +180,7 @@ func TestQuietCycleCallsDoNotGrowWithTables(t *testing.T) {
 	f.Backfill.Name = family.BackfillTier
 	now := at("2017-04-12T10:00:00Z")
 	clk := clock.NewManual(now)
-	r := reconciler(t, lifecycle.Options{Store: store, Families: []family.Family{f}, MetaTable: cfg.MetaTable, Clock: clk})
+	r := reconciler(t, lifecycle.Options{FenceSettle: -1, ClockSkew: -1, Store: store, Families: []family.Family{f}, MetaTable: cfg.MetaTable, Clock: clk})
 	_, err = r.Reconcile(ctx, false) // makes the meta table and this week's
 	require.NoError(t, err)
 

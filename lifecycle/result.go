@@ -63,6 +63,9 @@ func outcomeOf(err error) Outcome {
 		// The store declined or could not be reached: the next cycle
 		// plans the action again, and nothing was harmed.
 		return Deferred
+	case errors.Is(err, ErrFenceSettling):
+		// The table waits for its fence to settle.
+		return Deferred
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, ErrLeaseLost):
 		// A long action (an archive) stopped before its deadline, or
 		// when its lease was lost, and kept its checkpoint: the next

@@ -131,7 +131,7 @@ func TestTimeTravel(t *testing.T) {
 			db, err := engine.Open(ctx, store, engine.Options{Schema: cfg, Clock: clk, Logger: slog.New(slog.DiscardHandler)})
 			require.NoError(t, err)
 			defer db.Close()
-			r := reconciler(t, lifecycle.Options{Store: store, Families: cfg.Families, MetaTable: cfg.MetaTable, Clock: clk})
+			r := reconciler(t, lifecycle.Options{FenceSettle: -1, ClockSkew: -1, Store: store, Families: cfg.Families, MetaTable: cfg.MetaTable, Clock: clk})
 
 			expected := map[modelTable]time.Time{} // when each table was made
 			type written struct {

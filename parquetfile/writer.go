@@ -37,12 +37,20 @@ type Writer struct {
 }
 
 // NewWriter starts a file in w. Close must be called to finish it.
-func NewWriter(w io.Writer, s *Schema) *Writer {
+func NewWriter(w io.Writer, s *Schema) *Writer { return NewWriterRowGroups(w, s, DefaultRowGroupRows) }
+
+// NewWriterRowGroups starts a file in w whose row groups hold at most
+// rows rows (DefaultRowGroupRows when rows <= 0): small row groups of a
+// sorted file let a reader skip by their statistics (File.Events).
+func NewWriterRowGroups(w io.Writer, s *Schema, rows int) *Writer {
+	if rows <= 0 {
+		rows = DefaultRowGroupRows
+	}
 	return &Writer{
 		s: s,
 		w: parquet.NewWriter(w, s.node,
 			parquet.Compression(&parquet.Zstd),
-			parquet.MaxRowsPerRowGroup(DefaultRowGroupRows),
+			parquet.MaxRowsPerRowGroup(int64(rows)),
 			parquet.CreatedBy("timetable", "", "")),
 		b:          parquet.NewRowBuilder(s.node),
 		jsonFields: map[string]any{},

@@ -33,6 +33,18 @@
 // entry: Generation counts them, so that an archive or a state change of
 // an older generation never applies to a newer one.
 //
+// # Fences
+//
+// Before the lifecycle archives or deletes a table it fences it
+// (Entry.FencedAt), and it archives or deletes it only once the fence
+// has settled: FenceSettle (DefaultFenceSettle) after it was set. A
+// writer refuses a fenced table (the engine answers 503 with
+// Retry-After); it reads a table's entry again at least every RouteTTL
+// of its routing cache (DefaultRouteTTL), and a write ends by its
+// deadline (DefaultWriteTimeout), so once the fence has settled no
+// write can still land in the table. A table made again under the name
+// after the delete is the entry's next generation, unfenced.
+//
 // # Keys
 //
 // Entries of a family share the partition "registry#{family}", sorted by

@@ -69,6 +69,11 @@ type Entry struct {
 	// RestoredUntil is when a restored table (state Restored) may be
 	// deleted again; zero for other states.
 	RestoredUntil time.Time
+	// FencedAt, once set, is when the lifecycle fenced the table before
+	// archiving and deleting it (by the lifecycle's clock): writers
+	// refuse to write to a fenced table (see Fenced), so that no
+	// acknowledged write lands in a table about to be deleted.
+	FencedAt time.Time
 	// Source says how the entry came to be: SourceCreated, SourceTags or
 	// SourceName.
 	Source string
@@ -89,6 +94,21 @@ const (
 	// come from its name and the family's policy at the time.
 	SourceName = "adopted from its name"
 )
+
+// The durations a fence relies on (see the package documentation):
+// writers read a table's entry again at least every DefaultRouteTTL and
+// end a write by DefaultWriteTimeout, so that a fence is settled
+// DefaultFenceSettle after it was set. A deployment that lengthens the
+// first two lengthens the third.
+const (
+	DefaultRouteTTL     = 10 * time.Second
+	DefaultWriteTimeout = time.Minute
+	DefaultFenceSettle  = DefaultRouteTTL + DefaultWriteTimeout + 20*time.Second
+)
+
+// Fenced reports whether the table takes no more writes: the lifecycle
+// fenced it to archive and delete it.
+func (e Entry) Fenced() bool { return !e.FencedAt.IsZero() }
 
 // Family returns the name of the table's family.
 func (e Entry) Family() string { return e.Policy.Name }
@@ -168,6 +188,7 @@ const (
 	attrTarget     = "archive_target"
 	attrArchived   = "archived_at"
 	attrRestored   = "restored_until"
+	attrFenced     = "fenced_at"
 	attrSource     = "source"
 	attrCreateErr  = "create_error"
 )
@@ -210,6 +231,7 @@ func (e Entry) attrs() (map[string]any, error) {
 		attrTarget:     e.ArchiveTarget,
 		attrArchived:   formatTime(e.ArchivedAt),
 		attrRestored:   formatTime(e.RestoredUntil),
+		attrFenced:     formatTime(e.FencedAt),
 		attrSource:     e.Source,
 		attrCreateErr:  e.CreateError,
 	}, nil
@@ -238,7 +260,7 @@ func decode(attrs map[string]any) (Entry, error) {
 	e.Generation = num(attrGeneration)
 	e.Ref.Period = period.Period{Start: tm(attrStart), End: tm(attrEnd)}
 	e.CreatedAt, e.UpdatedAt, e.ArchivedAt = tm(attrCreated), tm(attrUpdated), tm(attrArchived)
-	e.RestoredUntil = tm(attrRestored)
+	e.RestoredUntil, e.FencedAt = tm(attrRestored), tm(attrFenced)
 	if err != nil {
 		return Entry{}, fmt.Errorf("registry entry %q: %w", e.Name, err)
 	}

@@ -181,6 +181,6 @@ func (r *Registry) write(ctx context.Context, e Entry, cond []storage.Cond) erro
 var attrOrder = []string{
 	attrName, attrFamily, attrState, attrGeneration, attrStart, attrEnd, attrWriteMonth, attrPolicy,
 	attrShards, attrLayout, attrTier, attrBilling, attrRead, attrWrite, attrTTL, attrCreated, attrUpdated,
-	attrTarget, attrArchived, attrRestored, attrSource, attrCreateErr,
+	attrTarget, attrArchived, attrRestored, attrSource, attrCreateErr, attrFenced,
 	attrClass, attrMaxRead, attrMaxWrite, attrWarmRead, attrWarmWrite, attrClassChg,
 }

@@ -167,7 +167,7 @@ func TestAdminTenantsAndKeys(t *testing.T) {
 func TestAdminTablesAndLifecycle(t *testing.T) {
 	store, cfg := backend.Open(t)
 	reg := prometheus.NewRegistry()
-	r, err := lifecycle.New(lifecycle.Options{Store: store, Families: cfg.Families, MetaTable: cfg.MetaTable, Clock: clock.NewManual(now), Logger: slog.New(slog.DiscardHandler), Registerer: prometheus.NewRegistry()})
+	r, err := lifecycle.New(lifecycle.Options{FenceSettle: -1, ClockSkew: -1, Store: store, Families: cfg.Families, MetaTable: cfg.MetaTable, Clock: clock.NewManual(now), Logger: slog.New(slog.DiscardHandler), Registerer: prometheus.NewRegistry()})
 	require.NoError(t, err)
 	f := newFixtureOn(t, store, cfg, reg, server.Options{AdminToken: adminToken, Lifecycle: r})
 

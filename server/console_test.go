@@ -41,7 +41,7 @@ func TestConsoleInABrowser(t *testing.T) {
 	}
 
 	store, cfg := backend.Open(t)
-	r, err := lifecycle.New(lifecycle.Options{Store: store, Families: cfg.Families, MetaTable: cfg.MetaTable, Clock: clock.NewManual(now),
+	r, err := lifecycle.New(lifecycle.Options{FenceSettle: -1, ClockSkew: -1, Store: store, Families: cfg.Families, MetaTable: cfg.MetaTable, Clock: clock.NewManual(now),
 		Logger: slog.New(slog.DiscardHandler), Registerer: prometheus.NewRegistry()})
 	require.NoError(t, err)
 	f := newFixtureOn(t, store, cfg, prometheus.NewRegistry(), server.Options{AdminToken: adminToken, Lifecycle: r})
@@ -359,7 +359,7 @@ func TestConsoleAtScale(t *testing.T) {
 	store, cfg := backend.Open(t)
 	cfg.Families[0].Granularity = period.Granularity{Unit: period.Hour}
 	cfg.Families[0].Retention = 0
-	r, err := lifecycle.New(lifecycle.Options{Store: store, Families: cfg.Families, MetaTable: cfg.MetaTable, Clock: clock.NewManual(now),
+	r, err := lifecycle.New(lifecycle.Options{FenceSettle: -1, ClockSkew: -1, Store: store, Families: cfg.Families, MetaTable: cfg.MetaTable, Clock: clock.NewManual(now),
 		Logger: slog.New(slog.DiscardHandler), Registerer: prometheus.NewRegistry()})
 	require.NoError(t, err)
 	// 500 hourly tables in a request: over the default table budget.

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -8,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/timetabledb/timetable/api"
 	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/event"
 	"github.com/timetabledb/timetable/filter"
@@ -33,6 +35,18 @@ func (s *Server) queryEvents(w http.ResponseWriter, r *http.Request, tenant stri
 		b = append(b, `,"next_cursor":"`...)
 		b = append(b, encodePageCursor(q.From, q.To, page.NextCursor)...)
 		b = append(b, '"')
+	}
+	if len(page.Gaps) > 0 {
+		gaps := make([]api.Gap, len(page.Gaps))
+		for i, g := range page.Gaps {
+			gaps[i] = api.Gap{From: g.From, To: g.To, Table: g.Table, Reason: g.Reason}
+		}
+		js, err := json.Marshal(gaps)
+		if err != nil {
+			return err
+		}
+		b = append(append(b, `,"gaps":`...), js...)
+		w.Header().Set("Timetable-Gaps", strconv.Itoa(len(gaps)))
 	}
 	b = append(b, "}\n"...)
 	w.Header().Set("Content-Type", "application/json")

@@ -29,6 +29,7 @@ package itemenc
 
 import (
 	"errors"
+	"hash/fnv"
 	"regexp"
 	"strconv"
 	"strings"
@@ -277,3 +278,15 @@ func RollupKey(tenant, table, series, unit string) string {
 // SeriesIndexPrefix starts the sort key of a series index entry: keys
 // cannot be empty, and the empty series is a series.
 const SeriesIndexPrefix = "s:"
+
+// Shard returns the shard of an event id in a table of shards shards:
+// FNV-1a of the id modulo the shard count, so a retry lands on the same
+// item, and an archive's reader finds the event's partition again.
+func Shard(id string, shards int) int {
+	if shards <= 1 {
+		return 0
+	}
+	h := fnv.New32a()
+	h.Write([]byte(id))
+	return int(h.Sum32() % uint32(shards))
+}

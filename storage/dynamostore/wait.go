@@ -2,6 +2,7 @@ package dynamostore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -28,6 +29,15 @@ func (s *Store) waitGone(ctx context.Context, name string) error {
 		o.MinDelay = s.opts.WaitMinDelay
 		o.MaxDelay = s.opts.WaitMaxDelay
 		o.ClientOptions = append(o.ClientOptions, s.callOpts...)
+		// A table of the name that is not deleting is the next one made
+		// under it (a writer's late event after the delete): the table
+		// waited for is gone.
+		o.Retryable = func(ctx context.Context, in *dynamodb.DescribeTableInput, out *dynamodb.DescribeTableOutput, err error) (bool, error) {
+			if err == nil && out != nil && out.Table != nil && out.Table.TableStatus != types.TableStatusDeleting {
+				return false, nil
+			}
+			return tableGoneRetryable(ctx, in, out, err)
+		}
 	})
 	in := &dynamodb.DescribeTableInput{TableName: &name}
 	if err := w.Wait(ctx, in, s.opts.WaitTimeout); err != nil {
@@ -63,4 +73,18 @@ func (s *Store) waitWarm(ctx context.Context, name string) error {
 		return fmt.Errorf("wait for table %q to be warm: %w", name, mapError(opOther, err))
 	}
 	return nil
+}
+
+// tableGoneRetryable is the SDK's rule for TableNotExists: done when
+// DescribeTable finds no table, waiting while it finds one, failing on
+// another error.
+func tableGoneRetryable(_ context.Context, _ *dynamodb.DescribeTableInput, _ *dynamodb.DescribeTableOutput, err error) (bool, error) {
+	if err == nil {
+		return true, nil
+	}
+	var nf *types.ResourceNotFoundException
+	if errors.As(err, &nf) {
+		return false, nil
+	}
+	return false, err
 }

@@ -1,0 +1,361 @@
+package archive
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/timetabledb/timetable/engine/itemenc"
+	"github.com/timetabledb/timetable/event"
+	"github.com/timetabledb/timetable/parquetfile"
+	"github.com/timetabledb/timetable/storage"
+)
+
+// Cold is the cold tier: it answers the engine's storage queries of a
+// table that was archived and deleted from the Parquet files of its
+// verified archive (engine.Options.Cold), so that a query over an
+// archived period reads it as it read the table.
+//
+// A partition's query (tenant, logical table, series and shard) reads
+// the row groups of the table's Parquet files whose statistics may hold
+// the series and the time range: the archive writes them sorted by
+// tenant, table, series and time, in row groups of ParquetRowGroupRows.
+// Its events come back as row items, whatever the table's layout was, in
+// the order, range, projection, filter and limit of the query. A query
+// of the series index lists the series of the files. Other items
+// (rollups, their version markers) are not archived in Parquet: their
+// queries find none.
+//
+// The files of a file:// target are read where they are; those of an
+// s3:// target are fetched once, whole, into ColdOptions.CacheDir, and
+// read there. Opened files and manifests stay open until Close.
+//
+// A Cold may be used by several goroutines at once.
+type Cold struct {
+	opts ColdOptions
+	mu   struct {
+		sync.Mutex
+		targets map[string]target
+		tables  map[coldKey]*coldTable
+	}
+}
+
+// ColdOptions configure a Cold.
+type ColdOptions struct {
+	// S3 configures s3:// targets.
+	S3 S3Options
+	// CacheDir is where the Parquet files of s3:// targets are kept once
+	// fetched; empty means os.TempDir().
+	CacheDir string
+}
+
+// coldKey names an archive: a generation of a table in a target.
+type coldKey struct {
+	target, table string
+	generation    int64
+}
+
+// coldTable is an archive's Parquet files, opened.
+type coldTable struct {
+	once   sync.Once
+	files  []*parquetfile.File
+	closer []io.Closer
+	err    error
+}
+
+// NewCold returns a cold tier.
+func NewCold(opts ColdOptions) *Cold {
+	c := &Cold{opts: opts}
+	c.mu.targets = map[string]target{}
+	c.mu.tables = map[coldKey]*coldTable{}
+	return c
+}
+
+// Close closes the files the tier opened. It is safe to call twice.
+func (c *Cold) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var errs []error
+	for k, t := range c.mu.tables {
+		for _, cl := range t.closer {
+			errs = append(errs, cl.Close())
+		}
+		delete(c.mu.tables, k)
+	}
+	return errors.Join(errs...)
+}
+
+// Query answers a storage query of the generation of table archived in
+// target, a table of shards shards, as the table answered it. Its
+// iterator fails with an error wrapping ErrNotFound when the target holds
+// no verified archive in Parquet of that generation.
+func (c *Cold) Query(ctx context.Context, targetURL, table string, generation int64, shards int, q storage.Query) storage.Iterator {
+	items, err := c.items(ctx, targetURL, table, generation, shards, q)
+	if err != nil {
+		return &coldIterator{IteratorEnd: storage.IteratorEnd{Failure: fmt.Errorf("cold tier: %s of %s: %w", table, targetURL, err)}}
+	}
+	return newColdIterator(items, q)
+}
+
+// items returns the items of q's partition, unsorted and unbounded by
+// the query's keys.
+func (c *Cold) items(ctx context.Context, targetURL, table string, generation int64, shards int, q storage.Query) ([]storage.Item, error) {
+	tenant, logical, series, shard, err := itemenc.ParsePartitionKey(q.PK)
+	if err != nil {
+		// The series index of a logical table: "{tenant}#{table}".
+		tenant, logical, ok := strings.Cut(q.PK, "#")
+		if !ok || strings.Contains(logical, "#") {
+			return nil, nil // rollups and markers: not archived
+		}
+		t, err := c.table(ctx, targetURL, table, generation)
+		if err != nil {
+			return nil, err
+		}
+		var all []string
+		for _, f := range t.files {
+			s, err := f.Series(tenant, logical)
+			if err != nil {
+				return nil, err
+			}
+			all = append(all, s...)
+		}
+		slices.Sort(all)
+		var out []storage.Item
+		for _, s := range slices.Compact(all) {
+			out = append(out, storage.Item{PK: q.PK, SK: itemenc.SeriesIndexPrefix + s})
+		}
+		return out, nil
+	}
+	t, err := c.table(ctx, targetURL, table, generation)
+	if err != nil {
+		return nil, err
+	}
+	sel := parquetfile.Selection{Tenant: tenant, Table: logical, Series: series, From: time.Unix(0, 0).UTC(), To: time.Unix(1<<62, 0).UTC()}
+	if from, ok := keyTime(q.Low); ok {
+		sel.From = from
+	}
+	if to, ok := keyTime(q.High); ok {
+		sel.To = to
+	}
+	var out []storage.Item
+	for _, f := range t.files {
+		err := f.Events(sel, func(e event.Event) error {
+			if itemenc.Shard(e.ID, shards) != shard {
+				return nil
+			}
+			item := storage.Item{PK: q.PK, SK: itemenc.SortKey(e.Time, e.ID), Attrs: e.Fields}
+			if q.Filter != nil && !q.Filter.Match(item.Attrs) {
+				return nil
+			}
+			if q.Attrs != nil {
+				for name := range item.Attrs {
+					if !slices.Contains(q.Attrs, name) {
+						delete(item.Attrs, name)
+					}
+				}
+			}
+			out = append(out, item)
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// keyTime returns the time a sort key bound starts with, if it does.
+func keyTime(k string) (time.Time, bool) {
+	if len(k) < itemenc.TimeKeyLen {
+		return time.Time{}, false
+	}
+	return itemenc.ParseTimeKey(k[:itemenc.TimeKeyLen])
+}
+
+// table returns the opened Parquet files of an archive, opening them on
+// first use.
+func (c *Cold) table(ctx context.Context, targetURL, table string, generation int64) (*coldTable, error) {
+	k := coldKey{targetURL, table, max(generation, 1)}
+	c.mu.Lock()
+	t, ok := c.mu.tables[k]
+	if !ok {
+		t = &coldTable{}
+		c.mu.tables[k] = t
+	}
+	c.mu.Unlock()
+	t.once.Do(func() { t.err = c.open(ctx, t, k) })
+	if t.err != nil {
+		// Try again on the next query: the archive may be written by then.
+		c.mu.Lock()
+		if c.mu.tables[k] == t {
+			delete(c.mu.tables, k)
+		}
+		c.mu.Unlock()
+	}
+	return t, t.err
+}
+
+// target returns the target of a URL, opening it on first use.
+func (c *Cold) target(ctx context.Context, targetURL string) (target, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if t, ok := c.mu.targets[targetURL]; ok {
+		return t, nil
+	}
+	t, err := parseTarget(ctx, targetURL, c.opts.S3)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.targets[targetURL] = t
+	return t, nil
+}
+
+// open reads an archive's manifest and opens its Parquet files.
+func (c *Cold) open(ctx context.Context, t *coldTable, k coldKey) error {
+	tg, err := c.target(ctx, k.target)
+	if err != nil {
+		return err
+	}
+	a := &Archiver{target: tg}
+	m, err := a.readManifest(ctx, manifestKey(k.table, k.generation))
+	if err != nil {
+		return err
+	}
+	if !m.Verified() {
+		return fmt.Errorf("%w: the archive of generation %d is not verified", ErrNotFound, k.generation)
+	}
+	if len(m.Parquet) == 0 {
+		return fmt.Errorf("%w: the archive of generation %d has no Parquet", ErrNotFound, k.generation)
+	}
+	for _, p := range m.Parquet {
+		f, err := c.local(ctx, tg, p)
+		if err != nil {
+			return err
+		}
+		st, err := f.Stat()
+		if err != nil {
+			f.Close()
+			return err
+		}
+		pf, err := parquetfile.OpenFile(f, st.Size())
+		if err != nil {
+			f.Close()
+			return fmt.Errorf("%s: %w", p.Key, err)
+		}
+		t.files = append(t.files, pf)
+		t.closer = append(t.closer, f)
+	}
+	return nil
+}
+
+// local opens a Parquet file of an archive: in place in a folder, or
+// fetched into CacheDir from S3.
+func (c *Cold) local(ctx context.Context, tg target, p ParquetFile) (*os.File, error) {
+	if ft, ok := tg.(*fileTarget); ok {
+		return os.Open(ft.path(p.Key))
+	}
+	dir := c.opts.CacheDir
+	if dir == "" {
+		dir = os.TempDir()
+	}
+	path := filepath.Join(dir, "timetable-cold-"+p.SHA256+".parquet")
+	if f, err := os.Open(path); err == nil {
+		if st, err := f.Stat(); err == nil && st.Size() == p.Bytes {
+			return f, nil
+		}
+		f.Close()
+	}
+	r, err := tg.get(ctx, p.Key)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	tmp, err := os.CreateTemp(dir, "timetable-cold-*.part")
+	if err != nil {
+		return nil, err
+	}
+	if _, err := io.Copy(tmp, r); err != nil {
+		return nil, errors.Join(fmt.Errorf("fetch %s: %w", p.Key, err), tmp.Close(), os.Remove(tmp.Name()))
+	}
+	if err := tmp.Close(); err != nil {
+		return nil, errors.Join(err, os.Remove(tmp.Name()))
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return nil, errors.Join(err, os.Remove(tmp.Name()))
+	}
+	return os.Open(path)
+}
+
+// coldIterator returns a partition's items as a store's query would: in
+// key order, within the query's bounds, up to its limit.
+type coldIterator struct {
+	storage.IteratorEnd
+	items []storage.Item
+	i     int
+	cur   storage.Item
+}
+
+func newColdIterator(items []storage.Item, q storage.Query) *coldIterator {
+	slices.SortFunc(items, func(a, b storage.Item) int { return strings.Compare(a.SK, b.SK) })
+	items = slices.DeleteFunc(items, func(it storage.Item) bool {
+		if q.Low != "" && it.SK < q.Low || q.High != "" && it.SK > q.High {
+			return true
+		}
+		if q.After != "" {
+			if q.Desc {
+				return it.SK >= q.After
+			}
+			return it.SK <= q.After
+		}
+		return false
+	})
+	if q.Desc {
+		slices.Reverse(items)
+	}
+	it := &coldIterator{items: items}
+	if q.Limit > 0 && len(items) > q.Limit {
+		it.items = items[:q.Limit]
+		it.Limited, it.ResumeAfter = true, items[q.Limit-1].SK
+	}
+	return it
+}
+
+// Next advances to the next item.
+func (it *coldIterator) Next() bool {
+	if it.Failure != nil || it.i >= len(it.items) {
+		return false
+	}
+	it.cur = it.items[it.i]
+	it.items[it.i] = storage.Item{}
+	it.i++
+	return true
+}
+
+// Item returns the current item.
+func (it *coldIterator) Item() storage.Item { return it.cur }
+
+// SortKey returns the current item's sort key.
+func (it *coldIterator) SortKey() string { return it.cur.SK }
+
+// Attrs calls fn with each of the current item's attributes.
+func (it *coldIterator) Attrs(fn func(name string, v any) bool) error {
+	for name, v := range it.cur.Attrs {
+		if !fn(name, v) {
+			return nil
+		}
+	}
+	return nil
+}
+
+// Close lets the items go.
+func (it *coldIterator) Close() error {
+	it.items = nil
+	return nil
+}

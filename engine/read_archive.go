@@ -1,0 +1,103 @@
+package engine
+
+import (
+	"context"
+	"time"
+
+	"github.com/timetabledb/timetable/registry"
+	"github.com/timetabledb/timetable/storage"
+)
+
+// ColdTier reads the tables that were archived and deleted, from their
+// archives: package archive's Cold, in Parquet. A query or an aggregate
+// whose range reaches such a table (its registry entry is deleted, with
+// an archive target) reads that period through the cold tier, merged in
+// time order with the live tables under the same cursors, filters,
+// aggregates and limits.
+type ColdTier interface {
+	// Query answers a storage query of a partition, or of the series
+	// index, of the given generation of an archived table (of shards
+	// shards) as the table answered it before it was deleted, from its
+	// archive in target.
+	Query(ctx context.Context, target, table string, generation int64, shards int, q storage.Query) storage.Iterator
+}
+
+// Gap is a part of a query's range whose events are gone: the table that
+// held them was deleted with no archive the engine can read (no archive
+// target, no cold tier, or a table found deleted behind timetable's
+// back). A page over a gap is not empty for want of events.
+type Gap struct {
+	// From and To are the part of the range the table covered.
+	From, To time.Time
+	// Table is the physical table that held the events.
+	Table string
+	// Reason says why they cannot be read.
+	Reason string
+}
+
+// itemQuerier is what a read needs of a table's items: the store for a
+// live table, the cold tier for an archived one.
+type itemQuerier interface {
+	Query(ctx context.Context, q storage.Query) storage.Iterator
+}
+
+// coldTable is where an archived table's events are read from.
+type coldTable struct {
+	target     string
+	generation int64
+}
+
+// coldItems reads an archived table through the cold tier.
+type coldItems struct {
+	tier ColdTier
+	t    physTable
+}
+
+func (c coldItems) Query(ctx context.Context, q storage.Query) storage.Iterator {
+	return c.tier.Query(ctx, c.t.cold.target, c.t.name, c.t.cold.generation, c.t.shards, q)
+}
+
+// itemsOf returns where a table's items are read from.
+func (db *DB) itemsOf(t physTable) itemQuerier {
+	if t.cold != nil && db.opts.Cold != nil {
+		return coldItems{tier: db.opts.Cold, t: t}
+	}
+	return db.store
+}
+
+// archivedTable returns the cold table of an entry whose table was
+// archived and deleted, when the engine has a cold tier (cold);
+// otherwise, when the table is gone, the gap it leaves.
+func archivedTable(e registry.Entry, cold bool) (physTable, *Gap, bool) {
+	switch {
+	case e.State.Live():
+		return physTable{}, nil, false
+	case e.State == registry.Deleted && e.ArchiveTarget != "" && cold:
+		t := tableOf(e)
+		t.cold = &coldTable{target: e.ArchiveTarget, generation: max(e.Generation, 1)}
+		return t, nil, true
+	}
+	g := &Gap{From: e.Ref.Period.Start, To: e.Ref.Period.End, Table: e.Name}
+	switch {
+	case e.State == registry.Missing:
+		g.Reason = "the table was found deleted outside timetable"
+	case e.ArchiveTarget == "":
+		g.Reason = "the table was deleted without an archive"
+	default:
+		g.Reason = "the table was archived to " + e.ArchiveTarget + " and deleted, and this server reads no archives"
+	}
+	return physTable{}, g, false
+}
+
+// clipGaps cuts gaps to [from, to].
+func clipGaps(gaps []Gap, from, to time.Time) []Gap {
+	for i := range gaps {
+		if gaps[i].From.Before(from) {
+			gaps[i].From = from
+		}
+		if gaps[i].To.After(to) {
+			gaps[i].To = to
+		}
+	}
+	return gaps
+}

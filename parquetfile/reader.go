@@ -1,0 +1,349 @@
+package parquetfile
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/big"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/format"
+
+	"github.com/timetabledb/timetable/event"
+	"github.com/timetabledb/timetable/storage"
+)
+
+// File is a Parquet file of events opened for reading, as Writer wrote it
+// with Options.Origin (an archive's file): the cold tier of package
+// archive reads archived events from it.
+//
+// The columns are read back as the writer typed them: an int64 or
+// DECIMAL column as the canonical number it was written from, a string,
+// boolean or binary column as such, and fields_json as JSON with every
+// number kept as written. Three things do not read back as they were
+// stored: a field whose value was null in a typed column (absent in the
+// file, so absent when read), a double column's numbers (15 to 17
+// significant digits, written in the shortest form that reads back as
+// the same double), and binary values inside fields_json (base64
+// strings).
+//
+// A File may be used by several goroutines at once.
+type File struct {
+	f    *parquet.File
+	cols []readColumn
+	// pos of the columns every file has; -1 when the file lacks one.
+	tenant, table, time, series, id, json int
+}
+
+// readColumn is how a leaf column is read.
+type readColumn struct {
+	name  string
+	kind  Kind
+	scale int
+}
+
+// OpenFile opens a Parquet file that Writer wrote.
+func OpenFile(r io.ReaderAt, size int64) (*File, error) {
+	pf, err := parquet.OpenFile(r, size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
+	if err != nil {
+		return nil, fmt.Errorf("parquet: open: %w", err)
+	}
+	f := &File{f: pf, tenant: -1, table: -1, time: -1, series: -1, id: -1, json: -1}
+	for _, el := range pf.Metadata().Schema[1:] {
+		c := readColumn{name: el.Name}
+		typ, leaf := el.Type.Get()
+		switch {
+		case !leaf:
+			return nil, fmt.Errorf("parquet: column %q is a group: not a file of events", el.Name)
+		case typ == format.Boolean:
+			c.kind = Bool
+		case typ == format.Int64:
+			c.kind = Int64
+		case typ == format.Double:
+			c.kind = Double
+		case typ == format.FixedLenByteArray:
+			c.kind, c.scale = Decimal, int(el.Scale.V)
+		case typ == format.ByteArray:
+			c.kind = Binary
+			switch el.LogicalType.Value.(type) {
+			case *format.StringType:
+				c.kind = String
+			case *format.JsonType:
+				c.kind = JSON
+			}
+		default:
+			return nil, fmt.Errorf("parquet: column %q of type %s: not a file of events", el.Name, typ)
+		}
+		i := len(f.cols)
+		switch el.Name {
+		case ColTenant:
+			f.tenant = i
+		case ColTable:
+			f.table = i
+		case ColTime:
+			f.time = i
+		case ColSeries:
+			f.series = i
+		case ColID:
+			f.id = i
+		case ColFieldsJSON:
+			f.json = i
+		}
+		f.cols = append(f.cols, c)
+	}
+	if f.tenant < 0 || f.table < 0 || f.time < 0 || f.series < 0 || f.id < 0 {
+		return nil, errors.New("parquet: the file lacks the tenant, table, time, series or id column: not an archive's file of events")
+	}
+	return f, nil
+}
+
+// NumRows returns the number of rows of the file.
+func (f *File) NumRows() int64 { return f.f.NumRows() }
+
+// Selection is the events File.Events reads: one tenant's logical table,
+// one series, in the closed range [From, To] of times.
+type Selection struct {
+	Tenant, Table, Series string
+	From, To              time.Time
+}
+
+// Events calls fn with every event of the selection, in the file's
+// order, until fn returns an error. It reads only the row groups whose
+// statistics (the least and greatest tenant, table, series and time) may
+// hold such events: a file sorted by tenant, table, series and time, as
+// the archive writes it, is read a few row groups at most. The event's
+// fields are fn's to keep.
+func (f *File) Events(sel Selection, fn func(event.Event) error) error {
+	from, to := sel.From.UnixNano(), sel.To.UnixNano()
+	md := f.f.Metadata()
+	rows := make([]parquet.Row, 256)
+	for g, rg := range f.f.RowGroups() {
+		if g < len(md.RowGroups) && !f.mayHold(md.RowGroups[g], sel, from, to) {
+			continue
+		}
+		rr := rg.Rows()
+		for {
+			n, err := rr.ReadRows(rows)
+			for _, row := range rows[:n] {
+				e, ok, cerr := f.event(row, sel, from, to)
+				if cerr != nil {
+					rr.Close()
+					return cerr
+				}
+				if ok {
+					if err := fn(e); err != nil {
+						rr.Close()
+						return err
+					}
+				}
+			}
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				rr.Close()
+				return fmt.Errorf("parquet: read rows: %w", err)
+			}
+		}
+		if err := rr.Close(); err != nil {
+			return fmt.Errorf("parquet: read rows: %w", err)
+		}
+	}
+	return nil
+}
+
+// Series returns the series of a tenant's logical table in the file,
+// sorted. It reads the row groups that may hold the table.
+func (f *File) Series(tenant, table string) ([]string, error) {
+	md := f.f.Metadata()
+	seen := map[string]bool{}
+	rows := make([]parquet.Row, 256)
+	all := Selection{Tenant: tenant, Table: table}
+	for g, rg := range f.f.RowGroups() {
+		if g < len(md.RowGroups) && !f.mayHoldTable(md.RowGroups[g], all) {
+			continue
+		}
+		rr := rg.Rows()
+		for {
+			n, err := rr.ReadRows(rows)
+			for _, row := range rows[:n] {
+				var ten, tab, ser []byte
+				for _, v := range row {
+					switch v.Column() {
+					case f.tenant:
+						ten = v.ByteArray()
+					case f.table:
+						tab = v.ByteArray()
+					case f.series:
+						ser = v.ByteArray()
+					}
+				}
+				if string(ten) == tenant && string(tab) == table && !seen[string(ser)] {
+					seen[string(ser)] = true
+				}
+			}
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				rr.Close()
+				return nil, fmt.Errorf("parquet: read rows: %w", err)
+			}
+		}
+		if err := rr.Close(); err != nil {
+			return nil, fmt.Errorf("parquet: read rows: %w", err)
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for s := range seen {
+		out = append(out, s)
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// mayHoldTable reports whether a row group's statistics allow events of
+// the selection's tenant and table.
+func (f *File) mayHoldTable(rg format.RowGroup, sel Selection) bool {
+	return f.strMayHold(rg, f.tenant, sel.Tenant) && f.strMayHold(rg, f.table, sel.Table)
+}
+
+// strMayHold reports whether the statistics of a string column of a row
+// group allow v. A column without statistics allows any.
+func (f *File) strMayHold(rg format.RowGroup, col int, v string) bool {
+	if col >= len(rg.Columns) {
+		return true
+	}
+	st := rg.Columns[col].MetaData.Statistics
+	if st.MinValue == nil || st.MaxValue == nil {
+		return true
+	}
+	return string(st.MinValue) <= v && v <= string(st.MaxValue)
+}
+
+// mayHold reports whether a row group's statistics allow events of the
+// selection. A column without statistics allows any.
+func (f *File) mayHold(rg format.RowGroup, sel Selection, from, to int64) bool {
+	if !f.mayHoldTable(rg, sel) || !f.strMayHold(rg, f.series, sel.Series) {
+		return false
+	}
+	if f.time >= len(rg.Columns) {
+		return true
+	}
+	st := rg.Columns[f.time].MetaData.Statistics
+	if len(st.MinValue) != 8 || len(st.MaxValue) != 8 {
+		return true
+	}
+	lo, hi := int64(binary.LittleEndian.Uint64(st.MinValue)), int64(binary.LittleEndian.Uint64(st.MaxValue))
+	return lo <= to && from <= hi
+}
+
+// event returns the event of a row, and whether it is in the selection.
+func (f *File) event(row parquet.Row, sel Selection, from, to int64) (event.Event, bool, error) {
+	var e event.Event
+	for _, v := range row {
+		c := v.Column()
+		switch c {
+		case f.tenant:
+			if !bytes.Equal(v.ByteArray(), []byte(sel.Tenant)) {
+				return e, false, nil
+			}
+		case f.table:
+			if !bytes.Equal(v.ByteArray(), []byte(sel.Table)) {
+				return e, false, nil
+			}
+		case f.series:
+			if !bytes.Equal(v.ByteArray(), []byte(sel.Series)) {
+				return e, false, nil
+			}
+		case f.time:
+			if n := v.Int64(); n < from || n > to {
+				return e, false, nil
+			}
+		}
+	}
+	for _, v := range row {
+		c := v.Column()
+		switch {
+		case c == f.time:
+			e.Time = time.Unix(0, v.Int64()).UTC()
+		case c == f.series:
+			e.Series = sel.Series
+		case c == f.id:
+			e.ID = string(v.ByteArray())
+		case c == f.tenant || c == f.table || v.IsNull() || c < 0 || c >= len(f.cols):
+		case c == f.json:
+			d := json.NewDecoder(bytes.NewReader(v.ByteArray()))
+			d.UseNumber()
+			var m map[string]any
+			if err := d.Decode(&m); err != nil {
+				return e, false, fmt.Errorf("parquet: event %s: fields_json: %w", e.ID, err)
+			}
+			for name, x := range m {
+				if e.Fields == nil {
+					e.Fields = map[string]any{}
+				}
+				e.Fields[name] = x
+			}
+		default:
+			col := f.cols[c]
+			x, err := col.value(v)
+			if err != nil {
+				return e, false, fmt.Errorf("parquet: column %q: %w", col.name, err)
+			}
+			if e.Fields == nil {
+				e.Fields = map[string]any{}
+			}
+			e.Fields[col.name] = x
+		}
+	}
+	return e, true, nil
+}
+
+// value returns the storage value of a field column's value.
+func (c readColumn) value(v parquet.Value) (any, error) {
+	switch c.kind {
+	case Bool:
+		return v.Boolean(), nil
+	case String:
+		return string(v.ByteArray()), nil
+	case Binary:
+		return bytes.Clone(v.ByteArray()), nil
+	case Int64:
+		return json.Number(strconv.FormatInt(v.Int64(), 10)), nil
+	case Double:
+		return storage.CanonicalNumber(strconv.FormatFloat(v.Double(), 'g', -1, 64))
+	case Decimal:
+		return decimalNumber(v.ByteArray(), c.scale)
+	}
+	return nil, fmt.Errorf("no value of kind %s", c.kind)
+}
+
+// decimalNumber returns the canonical number of a DECIMAL value: a
+// big-endian two's complement integer, unscaled by scale.
+func decimalNumber(b []byte, scale int) (json.Number, error) {
+	u := new(big.Int).SetBytes(b)
+	if len(b) > 0 && b[0]&0x80 != 0 {
+		u.Sub(u, new(big.Int).Lsh(big.NewInt(1), uint(8*len(b))))
+	}
+	s := u.String()
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	if scale > 0 {
+		if len(s) <= scale {
+			s = strings.Repeat("0", scale-len(s)+1) + s
+		}
+		s = s[:len(s)-scale] + "." + s[len(s)-scale:]
+	}
+	if neg {
+		s = "-" + s
+	}
+	return storage.CanonicalNumber(s)
+}
