@@ -53,7 +53,7 @@ func TestEngineRoundTrip(t *testing.T) {
 			a, err := archive.Open(ctx, url, s, opts)
 			require.NoError(t, err)
 			require.NoError(t, a.Archive(ctx, table))
-			require.NoError(t, s.DeleteTable(ctx, table))
+			require.NoError(t, backends.Drop(ctx, s, table))
 
 			db = openEngine(t, s, cfg, now)
 			gone, err := db.Query(ctx, "acme", q)

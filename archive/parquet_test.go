@@ -139,7 +139,7 @@ func TestParquetArchive(t *testing.T) {
 
 			// Restore reads the NDJSON: every event is back.
 			require.NoError(t, db.Close())
-			require.NoError(t, s.DeleteTable(ctx, table.Name))
+			require.NoError(t, backends.Drop(ctx, s, table.Name))
 			require.NoError(t, a.Restore(ctx, table.Name, ""))
 			db = openEngine(t, s, cfg, now)
 			page, err := db.Query(ctx, "acme", engine.Query{Table: "m", From: from, To: to, Limit: 100})

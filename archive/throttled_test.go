@@ -65,6 +65,8 @@ func TestArchiveOfAThrottledColdTable(t *testing.T) {
 	ctx := context.Background()
 	setup, cfg := backends.Dynamo().Open(t)
 	f := cfg.Families[0]
+	// The blog's tiers: a cold tier provisioned at 1 RCU, which throttles.
+	f.Tiers, f.Billing = family.BlogTiers(), storage.Provisioned
 	f.Retention = 7 * 24 * time.Hour
 	url, _ := fileTarget(t)
 	f.Archive = url
@@ -75,7 +77,11 @@ func TestArchiveOfAThrottledColdTable(t *testing.T) {
 	cold := f.Tiers[len(f.Tiers)-1]
 	require.Equal(t, storage.Capacity{Billing: storage.Provisioned, Read: 1, Write: 1}, cold.Capacity)
 	spec := f.Spec(ref, cold)
+	// Tagged with this deployment's meta table, as the registry tags
+	// the tables it makes: the deployment's own, which it adopts.
+	spec.Tags[family.TagMeta] = cfg.MetaTable
 	require.NoError(t, setup.CreateTable(ctx, spec))
+	backends.AdoptUntagged(t, setup, cfg.MetaTable, f, spec.Name, day)
 	// 10 MB: with 20 MB the test took 80 s alone on dynalite, writing and
 	// restoring the table. Four Scans in five are throttled, so that the
 	// cycles still leave the export unfinished: each got through 30 to
@@ -128,7 +134,7 @@ func TestArchiveOfAThrottledColdTable(t *testing.T) {
 	for cycle := 0; cycle < 30 && !strings.Contains(logs.String(), "export resumed"); cycle++ {
 		res, err := r.Reconcile(ctx, false)
 		require.NoError(t, err, "cycle %d", cycle)
-		require.Equal(t, lifecycle.Deferred, outcome(res, lifecycle.UpdateBilling), "cycle %d", cycle)
+		require.Equal(t, lifecycle.Deferred, outcome(res, lifecycle.UpdateBilling), "cycle %d: %+v", cycle, res)
 		require.Equal(t, lifecycle.Deferred, outcome(res, lifecycle.Archive), "cycle %d: %v", cycle, res)
 		require.Empty(t, outcome(res, lifecycle.Delete))
 		checkpoints = append(checkpoints, readCheckpoint(t, url, spec.Name))

@@ -22,9 +22,11 @@ import (
 
 	"github.com/timetabledb/timetable/archive"
 	"github.com/timetabledb/timetable/clock"
+	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/internal/backends"
 	"github.com/timetabledb/timetable/internal/dynamotest"
 	"github.com/timetabledb/timetable/lifecycle"
+	"github.com/timetabledb/timetable/registry"
 	"github.com/timetabledb/timetable/storage"
 	"github.com/timetabledb/timetable/storage/dynamostore"
 	"github.com/timetabledb/timetable/storage/dynamostore/dynamofault"
@@ -179,7 +181,11 @@ func TestTemplateGrantsWhatTheFunctionCalls(t *testing.T) {
 	f := cfg.Families[0]
 	old := time.Date(2017, 3, 6, 0, 0, 0, 0, time.UTC)
 	spec := f.Spec(f.TableFor(old, old), f.Tiers[0])
+	// Tagged with this deployment's meta table, as the registry tags
+	// the tables it makes: the deployment's own, which it adopts.
+	spec.Tags[family.TagMeta] = cfg.MetaTable
 	require.NoError(t, setup.CreateTable(ctx, spec))
+	backends.AdoptUntagged(t, setup, cfg.MetaTable, f, spec.Name, old)
 	require.NoError(t, setup.BatchWrite(ctx, spec.Name, []storage.Item{{PK: "acme#t#s#0", SK: "2017-03-06T00:00:00Z", Attrs: map[string]any{"v": "x"}}}))
 
 	yamlConfig := fmt.Sprintf(`meta_table: %s
@@ -216,8 +222,13 @@ families:
 		require.NoError(t, err)
 		return res
 	}
-	invoke(lifecycle.OpReconcile) // meta table, adoption, creations, archive
-	invoke(lifecycle.OpReconcile) // the delete
+	// The meta table, adoption and creations; the old table is fenced,
+	// and archived and deleted once its writers have had FenceSettle to
+	// see the fence.
+	for range 4 {
+		invoke(lifecycle.OpReconcile)
+		clk.Advance(registry.DefaultFenceSettle)
+	}
 	_, err = setup.DescribeTable(ctx, spec.Name)
 	require.ErrorIs(t, err, storage.ErrTableNotFound, "archived and deleted")
 	for range 3 { // the tiers age
@@ -231,9 +242,15 @@ families:
 		// after its first refusal (DynamoDB Local): dynalite's run
 		// records the adoption's ListTagsOfResource.
 		recorded.add("dynamodb:ListTagsOfResource")
+		// There the operator adopted the old table (AdoptUntagged), which
+		// the function tags with TagResource where tags are kept.
+		recorded.add("dynamodb:TagResource")
 	}
 	// Application Auto Scaling makes its service-linked role for
 	// DynamoDB with the caller's rights, on first use.
 	recorded.add("iam:CreateServiceLinkedRole")
+	// The S3 upload manager aborts a streamed export's multipart upload
+	// when the export fails, which this run's exports do not.
+	recorded.add("s3:AbortMultipartUpload")
 	require.Equal(t, granted(t), recorded.sorted())
 }

@@ -12,6 +12,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"net/http"
 	"os"
 	"strconv"
@@ -23,6 +24,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/timetabledb/timetable/family"
+	"github.com/timetabledb/timetable/registry"
 	"github.com/timetabledb/timetable/storage"
 	"github.com/timetabledb/timetable/storage/dynamostore"
 	"github.com/timetabledb/timetable/storage/dynamostore/dynamofault"
@@ -166,4 +168,27 @@ func Drop(ctx context.Context, s storage.Tables, name string) error {
 		return err
 	}
 	return s.DeleteTable(ctx, name)
+}
+
+// AdoptUntagged adopts the family's table name into the registry of meta,
+// as an operator does with `timetable tables adopt`, where the store
+// keeps no tags (DynamoDB Local): there a table cannot prove itself this
+// deployment's by its timetable:meta tag, and the lifecycle adopts only
+// the tables that can. Where the store keeps tags it does nothing.
+func AdoptUntagged(t testing.TB, s storage.Store, meta string, f family.Family, name string, now time.Time) {
+	t.Helper()
+	ctx := context.Background()
+	info, err := s.DescribeTable(ctx, name)
+	if err != nil {
+		t.Fatalf("describe table %q: %v", name, err)
+	}
+	if info.Tags[family.TagMeta] != "" {
+		return
+	}
+	if err := s.CreateTable(ctx, storage.TableSpec{Name: meta, Capacity: storage.Capacity{Billing: storage.OnDemand}}); err != nil && !errors.Is(err, storage.ErrTableExists) {
+		t.Fatalf("create meta table %q: %v", meta, err)
+	}
+	if _, err := registry.New(s, meta).Adopt(ctx, s, []family.Family{f}, name, false, now); err != nil {
+		t.Fatalf("adopt table %q: %v", name, err)
+	}
 }
