@@ -114,6 +114,14 @@ func TestLateEventsOfADeletedTableAreArchivedAgain(t *testing.T) {
 
 			// A restore brings back every generation's events.
 			require.NoError(t, a.(*archive.Archiver).Restore(ctx, table, ""))
+			// Registered as restored, as `timetable archive restore` does:
+			// an endpoint without tags (DynamoDB Local) cannot show the
+			// table its deployment's otherwise.
+			e, found, err = reg.Finder([]string{cfg.Families[0].Name})(ctx, table)
+			require.NoError(t, err)
+			require.True(t, found)
+			_, err = reg.MarkRestored(ctx, e, storage.Capacity{Billing: storage.OnDemand}, clk.Now().Add(7*24*time.Hour), clk.Now())
+			require.NoError(t, err)
 			db, err := engine.Open(ctx, s, engine.Options{Schema: longer, Clock: clk, ReadOnly: true})
 			require.NoError(t, err)
 			defer db.Close()
