@@ -8,6 +8,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/timetabledb/timetable/storage"
 )
 
 // Options configure a Store. The zero value is valid: every zero field
@@ -100,7 +101,7 @@ const (
 	DefaultMaxUnprocessedAttempts = 10
 	DefaultWriteConcurrency       = 8
 	DefaultWaitTimeout            = 10 * time.Minute
-	DefaultTableQuota             = 2500
+	DefaultTableQuota             = storage.DefaultTableQuota
 
 	// Waiter delays against AWS, and against an endpoint override.
 	DefaultWaitMinDelay      = 2 * time.Second
