@@ -144,6 +144,32 @@ func (p *parser) peek() token {
 	return *p.peeked
 }
 
+// fieldAndLiteral reads the "(field, literal)" of the function fn,
+// through its closing parenthesis: the literal a string, or with numbers
+// a string or a number.
+func (p *parser) fieldAndLiteral(fn string, numbers bool) (string, token, error) {
+	p.next() // (
+	field, err := p.field()
+	if err != nil {
+		return "", token{}, err
+	}
+	if err := p.expect(tokComma, ","); err != nil {
+		return "", token{}, err
+	}
+	lit := p.next()
+	if lit.kind != tokString && !(numbers && lit.kind == tokNumber) {
+		want := "a string"
+		if numbers {
+			want = "a string or a number"
+		}
+		return "", token{}, p.errorAt(lit, fn+" takes "+want+", found "+lit.describe())
+	}
+	if err := p.expect(tokRParen, ")"); err != nil {
+		return "", token{}, err
+	}
+	return field, lit, nil
+}
+
 func (p *parser) next() token {
 	tok := p.peek()
 	p.peeked = nil
@@ -218,36 +244,14 @@ func (p *parser) primary(depth int) (storage.Filter, error) {
 		}
 		return storage.Filter{Op: storage.FilterExists, Attr: field}, nil
 	case tok.isKeyword("begins_with") && p.peek().kind == tokLParen:
-		p.next()
-		field, err := p.field()
+		field, s, err := p.fieldAndLiteral("begins_with", false)
 		if err != nil {
-			return storage.Filter{}, err
-		}
-		if err := p.expect(tokComma, ","); err != nil {
-			return storage.Filter{}, err
-		}
-		s := p.next()
-		if s.kind != tokString {
-			return storage.Filter{}, p.errorAt(s, "begins_with takes a string, found "+s.describe())
-		}
-		if err := p.expect(tokRParen, ")"); err != nil {
 			return storage.Filter{}, err
 		}
 		return storage.Filter{Op: storage.FilterBeginsWith, Attr: field, Value: s.value}, nil
 	case tok.isKeyword("contains") && p.peek().kind == tokLParen:
-		p.next()
-		field, err := p.field()
+		field, lit, err := p.fieldAndLiteral("contains", true)
 		if err != nil {
-			return storage.Filter{}, err
-		}
-		if err := p.expect(tokComma, ","); err != nil {
-			return storage.Filter{}, err
-		}
-		lit := p.next()
-		if lit.kind != tokString && lit.kind != tokNumber {
-			return storage.Filter{}, p.errorAt(lit, "contains takes a string or a number, found "+lit.describe())
-		}
-		if err := p.expect(tokRParen, ")"); err != nil {
 			return storage.Filter{}, err
 		}
 		return storage.Filter{Op: storage.FilterContains, Attr: field, Value: lit.value}, nil
