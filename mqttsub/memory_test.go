@@ -6,15 +6,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"runtime/debug"
-	"strconv"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/timetabledb/timetable/config"
+	"github.com/timetabledb/timetable/internal/memtest"
 )
 
 // A message of 2,000,000 events (87 MiB) is over the per-message limit
@@ -43,38 +42,13 @@ func TestAHugeMessageIsRefusedInBoundedMemory(t *testing.T) {
 
 	_, reg := f.start(config.Subscription{Topic: "plant/+/telemetry", Tenant: "acme", Table: "telemetry", Series: 2, Format: config.FormatJSON})
 	debug.FreeOSMemory()
-	resetPeak(t)
+	memtest.ResetPeak(t)
 	out, err := exec.Command(f.pub, "-h", "127.0.0.1", "-p", fmt.Sprint(f.broker.Port), "-q", "1", "-t", "plant/dev1/telemetry", "-f", path).CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	f.publish("plant/dev1/telemetry", event(1, ""))
 	f.eventually("refused the huge message", func() bool { return metric(t, reg, "timetable_mqtt_messages_total", "invalid") == 1 })
 	f.eventually("wrote the next", func() bool { return len(f.events("telemetry")) == 1 })
-	peak := peakRSS(t)
+	peak := memtest.PeakRSS(t)
 	t.Logf("a message of %d events (%d MiB): peak RSS %d MiB", events, info.Size()>>20, peak>>20)
 	require.Less(t, peak, int64(512<<20))
-}
-
-var hwm = regexp.MustCompile(`VmHWM:\s+(\d+) kB`)
-
-// peakRSS returns the process's peak resident memory since the last
-// resetPeak.
-func peakRSS(t *testing.T) int64 {
-	t.Helper()
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		t.Skipf("no /proc/self/status: %v", err)
-	}
-	m := hwm.FindSubmatch(b)
-	require.NotNil(t, m)
-	kb, err := strconv.ParseInt(string(m[1]), 10, 64)
-	require.NoError(t, err)
-	return kb << 10
-}
-
-// resetPeak resets the peak resident memory to the current.
-func resetPeak(t *testing.T) {
-	t.Helper()
-	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
-		t.Skipf("cannot reset the peak resident memory: %v", err)
-	}
 }

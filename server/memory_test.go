@@ -7,11 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"regexp"
 	"runtime/debug"
 	"runtime/metrics"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -19,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/timetabledb/timetable/engine"
+	"github.com/timetabledb/timetable/internal/memtest"
 	"github.com/timetabledb/timetable/server"
 	"github.com/timetabledb/timetable/tenant"
 )
@@ -39,7 +37,7 @@ func TestMemoryIsBoundedInWhatRequestsHold(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector changes what memory holds and how fast it goes")
 	}
-	resetPeak(t)
+	memtest.ResetPeak(t)
 	// As a deployment does with GOMEMLIMIT (docs/operations.md): the
 	// budgets bound what is live, the soft limit how far garbage may
 	// grow past it.
@@ -62,8 +60,8 @@ func TestMemoryIsBoundedInWhatRequestsHold(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			debug.FreeOSMemory()
-			before := peakRSS(t)
-			resetPeak(t)
+			before := memtest.PeakRSS(t)
+			memtest.ResetPeak(t)
 			heap := sampleHeap("/memory/classes/heap/objects:bytes", "/gc/heap/live:bytes")
 			table := "mem-" + c.name
 			var wg sync.WaitGroup
@@ -96,7 +94,7 @@ func TestMemoryIsBoundedInWhatRequestsHold(t *testing.T) {
 				})
 			}
 			wg.Wait()
-			peak := peakRSS(t)
+			peak := memtest.PeakRSS(t)
 			peakHeap := heap()
 			objects, live := peakHeap[0], peakHeap[1]
 			acked := 0
@@ -201,29 +199,4 @@ func sampleHeap(names ...string) func() []uint64 {
 		}
 	}()
 	return func() []uint64 { close(stop); return <-done }
-}
-
-var hwm = regexp.MustCompile(`VmHWM:\s+(\d+) kB`)
-
-// peakRSS returns the process's peak resident memory since the last
-// resetPeak.
-func peakRSS(t *testing.T) int64 {
-	t.Helper()
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		t.Skipf("no /proc/self/status: %v", err)
-	}
-	m := hwm.FindSubmatch(b)
-	require.NotNil(t, m)
-	kb, err := strconv.ParseInt(string(m[1]), 10, 64)
-	require.NoError(t, err)
-	return kb << 10
-}
-
-// resetPeak resets the peak resident memory to the current.
-func resetPeak(t *testing.T) {
-	t.Helper()
-	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
-		t.Skipf("cannot reset the peak resident memory: %v", err)
-	}
 }
