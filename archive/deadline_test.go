@@ -74,14 +74,7 @@ func TestArchiveStopsBeforeDeadline(t *testing.T) {
 	ctx := context.Background()
 	s, _ := backends.Pebble().Open(t)
 	const table = "tt_events_slow"
-	require.NoError(t, s.CreateTable(ctx, storage.TableSpec{Name: table}))
-	var items []storage.Item
-	for i := range 3000 {
-		items = append(items, storage.Item{PK: fmt.Sprintf("p%d", i%17), SK: fmt.Sprint(i), Attrs: map[string]any{"v": "x"}})
-	}
-	for b := range slices.Chunk(items, 25) {
-		require.NoError(t, s.BatchWrite(ctx, table, b))
-	}
+	items := fillPlain(t, s, table, 3000)
 	target := "file://" + t.TempDir()
 	slow, err := archive.Open(ctx, target, slowStore{Store: s, first: 500}, archive.Options{DeadlineMargin: deadlineMargin, ScanSegments: 2})
 	require.NoError(t, err)
@@ -156,14 +149,7 @@ func TestRestoreStopsBeforeDeadline(t *testing.T) {
 	ctx := context.Background()
 	s, _ := backends.Pebble().Open(t)
 	const table = "tt_events_slow"
-	require.NoError(t, s.CreateTable(ctx, storage.TableSpec{Name: table}))
-	var items []storage.Item
-	for i := range 6000 {
-		items = append(items, storage.Item{PK: fmt.Sprintf("p%d", i%17), SK: fmt.Sprint(i), Attrs: map[string]any{"v": "x"}})
-	}
-	for b := range slices.Chunk(items, 25) {
-		require.NoError(t, s.BatchWrite(ctx, table, b))
-	}
+	items := fillPlain(t, s, table, 6000)
 	target := "file://" + t.TempDir()
 	a, err := archive.Open(ctx, target, s, archive.Options{})
 	require.NoError(t, err)
@@ -225,4 +211,20 @@ func TestArchiveParquetPartsResume(t *testing.T) {
 	}
 	require.Equal(t, int64(6000), rows)
 	require.NoError(t, a.Verify(ctx, table))
+}
+
+// fillPlain makes table, of no family, and writes n small items to it,
+// which it returns.
+func fillPlain(t *testing.T, s storage.Store, table string, n int) []storage.Item {
+	t.Helper()
+	ctx := context.Background()
+	require.NoError(t, s.CreateTable(ctx, storage.TableSpec{Name: table}))
+	items := make([]storage.Item, 0, n)
+	for i := range n {
+		items = append(items, storage.Item{PK: fmt.Sprintf("p%d", i%17), SK: fmt.Sprint(i), Attrs: map[string]any{"v": "x"}})
+	}
+	for b := range slices.Chunk(items, 25) {
+		require.NoError(t, s.BatchWrite(ctx, table, b))
+	}
+	return items
 }
