@@ -65,7 +65,7 @@ func ManySeries(ctx context.Context, o Options, r *Report) error {
 	if err != nil {
 		return err
 	}
-	handler, err := server.New(db, server.Options{Logger: slog.New(slog.DiscardHandler)})
+	handler, err := server.New(db, server.Options{Logger: slog.New(slog.DiscardHandler), TenantLimits: benchTenantLimits()})
 	if err != nil {
 		return err
 	}
