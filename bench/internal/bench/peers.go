@@ -154,6 +154,7 @@ func peerSystems(o Options) []peer {
 		&influxPeer{},
 		&postgresPeer{},
 		&victoriaPeer{},
+		&clickhousePeer{},
 	}
 }
 
