@@ -272,9 +272,12 @@ func (db *DB) prepare(tenant, table string, pol family.TablePolicy, events event
 		// would leave the request written in part. Its size allows for a
 		// shard number of a few more digits, should the table have been
 		// made with more shards than the family has now; a size past the
-		// limit is the problem named first.
-		size, err := p.item.ValidateSize()
-		if err != nil {
+		// limit is the problem named first. This is the item's one
+		// validation: the store takes the Checked item as it is.
+		checked, size, err := p.item.Checked()
+		if err == nil {
+			p.item = checked
+		} else {
 			size = storage.ItemSize(p.item)
 		}
 		if size += 3; size > storage.MaxItemSize {

@@ -116,7 +116,8 @@ type Items interface {
 	// failure it returns a *BatchWriteError that lists exactly which items were
 	// not written; the others are durable. Items in one call must have
 	// distinct keys. When an item is invalid (Item.Validate) no item is
-	// written, and the error wraps ErrInvalid.
+	// written, and the error wraps ErrInvalid. An item Item.Checked
+	// returned is not validated again (Item.Valid).
 	BatchWrite(ctx context.Context, table string, items []Item) error
 
 	// BatchDelete deletes the items with the given keys from the table,
@@ -218,7 +219,18 @@ type Item struct {
 	PK    string
 	SK    string
 	Attrs map[string]any
+
+	// checked is set by Checked: the item was valid with these lengths.
+	checked checkMark
 }
+
+// A checkMark is the shape of an item Checked found valid: the lengths
+// of its keys and how many attributes it had, each one more, so that the
+// zero mark is of no item.
+type checkMark struct{ pk, sk, attrs int }
+
+// mark returns the item's shape as checked marks it.
+func (it Item) mark() checkMark { return checkMark{len(it.PK) + 1, len(it.SK) + 1, len(it.Attrs) + 1} }
 
 // Key returns the item's key.
 func (it Item) Key() Key { return Key{PK: it.PK, SK: it.SK} }

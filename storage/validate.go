@@ -85,6 +85,34 @@ func (it Item) ValidateSize() (int, error) {
 	return size, nil
 }
 
+// Checked is ValidateSize that also returns the item marked as valid:
+// a backend takes a marked item without validating it a second time
+// (Valid), so that the item of an event is validated once between the
+// request and the store. The mark is of the item as it was checked: a
+// caller that changes the item's key or attributes afterwards (Attrs is
+// a map, changed in place) must check it again. An item whose keys
+// changed length or whose attributes were added or removed since is
+// validated again (a key of the same length in other ASCII digits, a
+// shard number, stays valid), as is an item built by hand.
+func (it Item) Checked() (Item, int, error) {
+	size, err := it.ValidateSize()
+	if err != nil {
+		return it, 0, err
+	}
+	it.checked = it.mark()
+	return it, size, nil
+}
+
+// Valid is what a backend calls before it writes an item: nil at once for
+// an item Checked returned, of the same shape still, and Validate's
+// answer for any other.
+func (it Item) Valid() error {
+	if it.checked == it.mark() {
+		return nil
+	}
+	return it.Validate()
+}
+
 // Depth returns how many levels v takes in DynamoDB's count (see
 // MaxDepth): 1 for a scalar, and for a list or map one more than its
 // deepest element, 2 when it is empty, as DynamoDB counts a list or map

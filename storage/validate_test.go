@@ -164,3 +164,39 @@ func TestUpdateValidate(t *testing.T) {
 		})
 	}
 }
+
+// TestChecked: a Checked item is not validated again while it keeps its
+// shape, and is when its keys change length or it gains or loses an
+// attribute; an item built by hand always is.
+func TestChecked(t *testing.T) {
+	it := Item{PK: "p#0", SK: "s", Attrs: map[string]any{"n": json.Number("1")}}
+	checked, size, err := it.Checked()
+	require.NoError(t, err)
+	require.Equal(t, ItemSize(it), size)
+	require.NoError(t, checked.Valid())
+
+	// The mark trusts the caller not to change a value in place: that
+	// is the validation it saves.
+	checked.Attrs["n"] = json.Number("01")
+	require.NoError(t, checked.Valid())
+	require.ErrorIs(t, checked.Validate(), ErrInvalid)
+	checked.Attrs["n"] = json.Number("1")
+
+	same := checked
+	same.PK = "p#1" // another shard, the same length
+	require.NoError(t, same.Valid())
+
+	longer := checked
+	longer.PK = strings.Repeat("p", MaxPKBytes+1)
+	require.ErrorIs(t, longer.Valid(), ErrInvalid)
+
+	checked.Attrs["pk"] = "a key attribute"
+	require.ErrorIs(t, checked.Valid(), ErrInvalid, "an attribute added since")
+	delete(checked.Attrs, "pk")
+	require.NoError(t, checked.Valid())
+
+	byHand := Item{PK: "p#0", SK: "s", Attrs: map[string]any{"n": json.Number("01")}}
+	require.ErrorIs(t, byHand.Valid(), ErrInvalid)
+	_, _, err = byHand.Checked()
+	require.ErrorIs(t, err, ErrInvalid)
+}

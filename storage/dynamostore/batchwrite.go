@@ -231,7 +231,7 @@ func writeRequests(items []storage.Item) ([]types.WriteRequest, error) {
 		}
 	}
 	for i, it := range items {
-		if err := it.Validate(); err != nil {
+		if err := it.Valid(); err != nil {
 			report(fmt.Errorf("item %d: %w", i, err))
 			continue
 		}

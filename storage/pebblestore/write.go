@@ -73,10 +73,10 @@ func (s *Store) BatchWrite(ctx context.Context, tableName string, items []storag
 	return nil
 }
 
-// encodeItem validates the item and appends its key and value to key and
-// val.
+// encodeItem validates the item, unless storage.Item.Checked did, and
+// appends its key and value to key and val.
 func encodeItem(key, val []byte, id uint64, it storage.Item) ([]byte, []byte, error) {
-	if err := it.Validate(); err != nil {
+	if err := it.Valid(); err != nil {
 		return key, val, err
 	}
 	val, err := appendItem(val, it.Attrs)
