@@ -1,8 +1,8 @@
 // Command timetable-bench prints timetable's benchmark table: `make bench`.
 // Every figure and its baseline come from the same run; with -page it also
 // writes them as docs/benchmarks.md, with the machine, Go and commit. After it, it
-// prints the peer comparison, measured first: timetable's server beside InfluxDB, PostgreSQL and
-// VictoriaMetrics, which it installs (with apt-get, as root) when they
+// prints the peer comparison, measured first (twice, -peer-runs): timetable's server beside InfluxDB, PostgreSQL,
+// VictoriaMetrics and ClickHouse, which it installs (with apt-get, as root) when they
 // are missing; -peers only runs just that.
 package main
 
@@ -31,6 +31,7 @@ func main() {
 	peers := flag.String("peers", "with", "the peer comparison: with the rest, only, or without")
 	flag.IntVar(&o.MQTTMessages, "mqtt-messages", 50000, "messages of one event per MQTT ingest run")
 	only := flag.String("only", "", "measure only this part of the table: embedded, aggregate, manyseries, dynamo, layouts or mqtt")
+	flag.IntVar(&o.PeerRuns, "peer-runs", 2, "run the peer comparison this many times and print the median of each figure, with the spread in notes")
 	flag.StringVar(&o.PeerProfile, "peers-cpuprofile", "", "write CPU profiles of timetable's server over the peer ingest and each peer query into this directory (go tool pprof -top bin/timetable DIR/timetable-query1-*.pb.gz reads those of the first query)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	page := flag.String("page", "", "write the run as the Markdown page docs/benchmarks.md to this file (make bench does)")
@@ -74,7 +75,7 @@ func run(ctx context.Context, o bench.Options, peers, only, page string) error {
 	machine := bench.ThisMachine(".", runFlags())
 	var peerReport *bench.PeerReport
 	if peers != "without" && only == "" {
-		peerReport, err = bench.Peers(ctx, o)
+		peerReport, err = bench.PeerRuns(ctx, o)
 		if err != nil {
 			return err
 		}

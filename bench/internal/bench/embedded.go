@@ -42,6 +42,9 @@ type Options struct {
 	// CPU profiles of timetable's server over the ingest and
 	// over each peer query into.
 	PeerProfile string
+	// PeerRuns is how many times PeerRuns runs the peer comparison; 0
+	// is once.
+	PeerRuns int
 	// MQTTMessages is how many messages each MQTT ingest run publishes.
 	MQTTMessages int
 	// Progress receives a line as each figure is measured.
