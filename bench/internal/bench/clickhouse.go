@@ -50,8 +50,10 @@ func (p *clickhousePeer) usersPath() string  { return filepath.Join(p.dir, "user
 // flush: the parts a merge replaced are deleted a second after it
 // (old_parts_lifetime, 480 s by default, which keeps them in case the
 // merged part, not fsynced either, is lost to a crash) and the cleanup
-// looks every second rather than 30 to 40; otherwise the disk after a
-// flush would count every part twice. The mark cache, which it requires
+// may run every second rather than every 30 to 40 (it runs when the
+// background pool next wakes, up to about ten seconds later when it has
+// nothing to merge); otherwise the disk after a flush would count every
+// part twice. The mark cache, which it requires
 // named, is its default size.
 const clickhouseConfig = `<?xml version="1.0"?>
 <yandex>
@@ -255,7 +257,9 @@ func (p *clickhousePeer) between(ctx context.Context, series string, from, to ti
 }
 
 // clickhouseCleanupWithin bounds how long the parts a merge replaced
-// take to be deleted (a second, by clickhouseConfig).
+// take to be deleted: a second after the merge, by clickhouseConfig, once
+// the background pool wakes, which an idle pool does about every ten
+// seconds.
 const clickhouseCleanupWithin = 30 * time.Second
 
 // flush merges each partition's parts into one (OPTIMIZE … FINAL, which

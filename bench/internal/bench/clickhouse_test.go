@@ -9,9 +9,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestClickHousePeer measures ClickHouse as the peer comparison does,
-// every answer checked, when clickhouse-server is installed: the
-// benchmark installs it, a test does not.
+// TestClickHousePeer writes the peer workload to ClickHouse, asks each
+// query a few times with its answer checked, and flushes, when
+// clickhouse-server is installed: the benchmark installs it, a test does
+// not.
 func TestClickHousePeer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: the whole peer workload")
@@ -19,10 +20,32 @@ func TestClickHousePeer(t *testing.T) {
 	if _, err := exec.LookPath("clickhouse-server"); err != nil {
 		t.Skip("clickhouse-server is not installed")
 	}
-	w := newPeerWorkload(time.Now())
-	res, err := measurePeer(context.Background(), &clickhousePeer{}, t.TempDir(), w, w.batches(peerBatch), "", func(s string) { t.Log(s) })
+	ctx := context.Background()
+	dir := t.TempDir()
+	p := &clickhousePeer{}
+	d, err := p.start(ctx, dir, func(s string) { t.Log(s) })
+	if d != nil {
+		t.Cleanup(func() { require.NoError(t, d.Stop()) })
+	}
 	require.NoError(t, err)
-	require.Positive(t, res.ingest)
-	require.Positive(t, res.disk)
-	require.Equal(t, "18.16.1", res.version)
+	t.Cleanup(p.close)
+	require.Equal(t, "18.16.1", p.version())
+	empty, err := diskUsage(p.dataDir())
+	require.NoError(t, err)
+
+	w := newPeerWorkload(time.Now())
+	for _, b := range w.batches(peerBatch) {
+		require.NoError(t, p.write(b)(ctx))
+	}
+	require.NoError(t, waitVisible(ctx, p, w))
+	for _, q := range peerQueries {
+		for rep := range 5 {
+			_, err := q.run(ctx, p, w, rep)
+			require.NoError(t, err, q.name)
+		}
+	}
+	require.NoError(t, p.flush(ctx))
+	disk, err := diskUsage(p.dataDir())
+	require.NoError(t, err)
+	require.Greater(t, disk, empty)
 }
