@@ -192,7 +192,7 @@ func (fp *fieldSummary) add(v any, k OrderKey, w Needs) {
 	fp.count++
 	// Values are read as numbers only for what asks for numbers: totals
 	// (until a value is not one), quantiles and counters.
-	parse := w.quantiles || w.counter || (!fp.nonnum && w.totals())
+	parse := w.quantiles || w.counter || w.squares || (!fp.nonnum && w.totals())
 	var x apd.Decimal
 	isNumber := parse && decimalOf(&x, v)
 	if w.sketched() {
@@ -310,6 +310,12 @@ func (p *Summary) Bucket(b Bucket, start time.Time, fields, funcs []string, nume
 				r[fn] = fp.first
 			case FnLast:
 				r[fn] = fp.last
+			case FnStddev:
+				if fp.sk != nil && !fp.nonnum {
+					if v := fp.sk.stddev(&fp.sum, fp.count); v != nil {
+						r[fn] = v
+					}
+				}
 			default:
 				if fp.sk != nil {
 					r[fn] = fp.sk.result(fn, b.End.Sub(b.Start).Seconds())
