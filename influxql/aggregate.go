@@ -27,7 +27,7 @@ type aggColumn struct {
 	name  string
 	fn    string // InfluxQL's: count, sum, mean, median, min, max, first, last, spread, percentile, distinct
 	field string
-	pct   int
+	pct   float64
 	// outer is derivative, non_negative_derivative, difference,
 	// moving_average, or "".
 	outer  string
@@ -49,9 +49,11 @@ func (c aggColumn) engineFns(merged bool) []string {
 		}
 		return []string{engine.FnAvg}
 	case "median":
-		return []string{engine.FnP50}
+		return []string{engine.FnMedian}
+	case "stddev":
+		return []string{engine.FnStddev}
 	case "percentile":
-		return []string{map[int]string{50: engine.FnP50, 90: engine.FnP90, 99: engine.FnP99}[c.pct]}
+		return []string{engine.Percentile(c.pct)}
 	case "min":
 		return []string{engine.FnMin}
 	case "max":
@@ -79,7 +81,7 @@ func (c aggColumn) mergesAcrossSeries() bool {
 }
 
 // aggregates InfluxQL answers, and what timetable lacks.
-const supportedAggregates = "count, count(distinct()), sum, mean, median, min, max, first, last, spread, percentile(f, 50|90|99)"
+const supportedAggregates = "count, count(distinct()), sum, mean, median, min, max, first, last, spread, stddev, percentile(f, N)"
 
 // parseColumn reads one field of an aggregate SELECT.
 func parseColumn(f *iql.Field, interval time.Duration) (aggColumn, error) {
@@ -122,7 +124,7 @@ func parseColumn(f *iql.Field, interval time.Duration) (aggColumn, error) {
 		return c, fmt.Errorf("%s() needs a field", call.Name)
 	}
 	switch call.Name {
-	case "count", "sum", "mean", "median", "min", "max", "first", "last", "spread", "percentile":
+	case "count", "sum", "mean", "median", "min", "max", "first", "last", "spread", "stddev", "percentile":
 	default:
 		return c, fmt.Errorf("%s() is %w: timetable's aggregates are %s", call.Name, ErrUnsupported, supportedAggregates)
 	}
@@ -145,10 +147,10 @@ func parseColumn(f *iql.Field, interval time.Duration) (aggColumn, error) {
 		case *iql.NumberLiteral:
 			n = a.Val
 		}
-		if len(call.Args) != 2 || (n != 50 && n != 90 && n != 99) {
-			return c, fmt.Errorf("percentile(%s) is %w: timetable keeps the 50th, 90th and 99th percentiles", call.Args[len(call.Args)-1], ErrUnsupported)
+		if len(call.Args) != 2 || n <= 0 || n > 100 {
+			return c, fmt.Errorf("percentile(%s): the second argument is a number above 0 and at most 100", call.Args[len(call.Args)-1])
 		}
-		c.pct = int(n)
+		c.pct = n
 	} else if len(call.Args) != 1 {
 		return c, fmt.Errorf("%s() takes one field", call.Name)
 	}
@@ -256,7 +258,9 @@ func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *pl
 	if !p.to.After(p.from) && !p.to.Equal(p.from) {
 		return nil, nil
 	}
-	first := p.from.Truncate(bucket)
+	// Buckets start offset from UTC midnight.
+	bucketOf := func(t time.Time) time.Time { return t.Add(-p.offset).Truncate(bucket).Add(p.offset) }
+	first := bucketOf(p.from)
 	slots := 1
 	if p.interval > 0 {
 		slots = int(p.to.Sub(first)/bucket) + 1
@@ -304,7 +308,7 @@ func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *pl
 			for _, b := range buckets {
 				slot := 0
 				if p.interval > 0 {
-					slot = int(b.Start.Truncate(bucket).Sub(first) / bucket)
+					slot = int(bucketOf(b.Start).Sub(first) / bucket)
 				}
 				if slot < 0 || slot >= slots || b.Events == 0 {
 					continue
@@ -331,7 +335,7 @@ func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *pl
 				continue // the engine reads every series for ""
 			}
 			for _, field := range order {
-				q := engine.AggregateQuery{Table: p.table, Series: s, From: p.from, To: p.to, Bucket: bucket,
+				q := engine.AggregateQuery{Table: p.table, Series: s, From: p.from, To: p.to, Bucket: bucket, Offset: p.offset,
 					Fields: []string{field}, Funcs: fields[field], Filter: p.filter}
 				eg.Go(func() error {
 					buckets, err := x.eng.Aggregate(ectx, x.tenant, q)
