@@ -14,6 +14,8 @@ import (
 
 	"github.com/timetabledb/timetable/api"
 	"github.com/timetabledb/timetable/engine"
+	"github.com/timetabledb/timetable/event"
+	"github.com/timetabledb/timetable/storage"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -157,6 +159,47 @@ func parseColumn(f *iql.Field, interval time.Duration) (aggColumn, error) {
 	return c, nil
 }
 
+// selector reports whether the column picks one of the values, whose
+// time InfluxDB gives when it is a statement's only column and there is
+// no GROUP BY time().
+func (c aggColumn) selector() bool {
+	switch c.fn {
+	case "first", "last", "min", "max", "percentile":
+		return c.outer == ""
+	}
+	return false
+}
+
+// selectedAt returns the time of the event whose value of the column's
+// field a selector picked: the earliest with it, the latest for last (as
+// InfluxDB breaks ties); zero when none is found.
+func (x *executor) selectedAt(ctx context.Context, p *plan, g group, c aggColumn, v any) (time.Time, error) {
+	f := storage.Filter{Op: storage.FilterEq, Attr: c.field, Value: v}
+	if p.filter != nil {
+		f = storage.Filter{Op: storage.FilterAnd, Args: []storage.Filter{*p.filter, f}}
+	}
+	q := engine.Query{Table: p.table, From: p.from, To: p.to, Fields: []string{c.field}, Filter: &f, Desc: c.fn == "last"}
+	series := g.series
+	if g.whole {
+		series = []string{""}
+	}
+	var at time.Time
+	for _, s := range series {
+		if s == "" && !g.whole {
+			continue
+		}
+		q.Series = s
+		got, err := x.read(ctx, q, 1, func(event.Event) bool { return true })
+		if err != nil {
+			return time.Time{}, err
+		}
+		if len(got) == 1 && (at.IsZero() || got[0].Time.Before(at) != (c.fn == "last")) {
+			at = got[0].Time
+		}
+	}
+	return at, nil
+}
+
 // acc gathers the results of one field in one time slot, from one or
 // more series and buckets.
 type acc struct {
@@ -238,6 +281,7 @@ func (a *acc) result(c aggColumn) (any, error) {
 // each group's series, merged by time slot, transformed and filled.
 func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *plan) ([]api.InfluxQLSeries, error) {
 	cols := make([]aggColumn, 0, len(st.Fields))
+	names := columnNames(st.Fields)
 	for _, f := range st.Fields {
 		if r, ok := f.Expr.(*iql.VarRef); ok && r.Val == "time" {
 			continue
@@ -246,6 +290,7 @@ func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *pl
 		if err != nil {
 			return nil, err
 		}
+		c.name = names[len(cols)]
 		cols = append(cols, c)
 	}
 	bucket := p.interval
@@ -370,6 +415,15 @@ func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *pl
 			times[0] = time.Unix(0, 0)
 			if p.bounded {
 				times[0] = p.from
+			}
+			if len(cols) == 1 && cols[0].selector() && values[0][0] != nil {
+				at, err := x.selectedAt(ctx, p, g, cols[0], values[0][0])
+				if err != nil {
+					return nil, err
+				}
+				if !at.IsZero() {
+					times[0] = at
+				}
 			}
 		}
 		rows := x.finish(st, cols, times, values, events)

@@ -13,6 +13,20 @@ import (
 	"github.com/timetabledb/timetable/event"
 )
 
+// columnNames names the fields of a SELECT but time as InfluxDB does:
+// the aliases, then each field's name, a name already taken followed by
+// _1, _2, … (percentile, percentile_1).
+func columnNames(fields iql.Fields) []string {
+	var keep iql.Fields
+	for _, f := range fields {
+		if r, ok := f.Expr.(*iql.VarRef); ok && r.Val == "time" {
+			continue
+		}
+		keep = append(keep, f)
+	}
+	return (&iql.SelectStatement{Fields: keep, OmitTime: true}).ColumnNames()
+}
+
 // pageSize is the events one engine read asks for.
 const pageSize = 1000
 
@@ -37,6 +51,18 @@ func (x *executor) raw(ctx context.Context, st *iql.SelectStatement, p *plan) ([
 	}
 	if wildcard && len(fields) > 0 {
 		return nil, fmt.Errorf("* with other fields is %w", ErrUnsupported)
+	}
+	names = columnNames(st.Fields)
+	// * is every field and tag of the measurement, as InfluxDB has it:
+	// those the events read have, and those the table's latest events
+	// and its series index know.
+	var known []string
+	if wildcard {
+		types, keys, err := x.fieldTypes(ctx, p.logical)
+		if err != nil {
+			return nil, err
+		}
+		known = append(slices.Collect(maps.Keys(types)), keys...)
 	}
 	need := st.Offset + x.opts.MaxRows + 1
 	if st.Limit > 0 {
@@ -97,6 +123,11 @@ func (x *executor) raw(ctx context.Context, st *iql.SelectStatement, p *plan) ([
 		cols, refs := names, fields
 		if wildcard {
 			seen := map[string]bool{}
+			for _, k := range known {
+				if _, grouped := g.tags[k]; !grouped {
+					seen[k] = true
+				}
+			}
 			for _, ev := range events {
 				for k := range ev.Fields {
 					if _, grouped := g.tags[k]; !grouped {

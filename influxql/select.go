@@ -28,6 +28,7 @@ type group struct {
 // plan is what a SELECT reads of one table.
 type plan struct {
 	table    string
+	logical  engine.LogicalTable
 	from, to time.Time
 	bounded  bool // the statement gave a lower time bound
 	filter   *storage.Filter
@@ -155,7 +156,7 @@ func (x *executor) plan(ctx context.Context, st *iql.SelectStatement, t engine.L
 	if err != nil {
 		return nil, err
 	}
-	p := &plan{table: t.Name}
+	p := &plan{table: t.Name, logical: t}
 	if p.filter, err = fieldFilter(fieldCond); err != nil {
 		return nil, err
 	}

@@ -26,6 +26,12 @@ import (
 // series.
 func writeWeather(t *testing.T, f *fixture, start time.Time) {
 	t.Helper()
+	r := f.do("POST", "/write?db=plant", "", []byte(weatherLines(start)), "Authorization", "Token "+f.acme)
+	require.Equal(t, http.StatusNoContent, r.status, "%s", r.body)
+}
+
+// weatherLines is writeWeather's line protocol.
+func weatherLines(start time.Time) string {
 	var b strings.Builder
 	for i := range 60 {
 		at := start.Add(time.Duration(i) * time.Minute).UnixNano()
@@ -33,8 +39,7 @@ func writeWeather(t *testing.T, f *fixture, start time.Time) {
 		fmt.Fprintf(&b, "weather,host=web2,region=eu temp=%d %d\n", 20+i, at)
 		fmt.Fprintf(&b, "weather,host=web3,region=us temp=%d,note=\"n%d\" %d\n", 30+i, i, at)
 	}
-	r := f.do("POST", "/write?db=plant", "", []byte(b.String()), "Authorization", "Token "+f.acme)
-	require.Equal(t, http.StatusNoContent, r.status, "%s", r.body)
+	return b.String()
 }
 
 // influxQL runs a query and decodes its answer.
@@ -117,8 +122,8 @@ func TestInfluxQLSelect(t *testing.T) {
 		Values: [][]any{{float64(start.Unix()), float64(10), "web1"}, {float64(start.Unix() + 60), float64(11), "web1"}}}}, s)
 	// A filter on a field, newest first, *.
 	s = series(`SELECT * FROM weather WHERE temp > 87 ORDER BY time DESC`)
-	require.Equal(t, []string{"time", "host", "note", "region", "temp"}, s[0].Columns)
-	require.Equal(t, [][]any{{end.Add(-time.Minute).Format(time.RFC3339), "web3", "n59", "us", float64(89)}, {end.Add(-2 * time.Minute).Format(time.RFC3339), "web3", "n58", "us", float64(88)}}, s[0].Values)
+	require.Equal(t, []string{"time", "host", "note", "ok", "region", "temp"}, s[0].Columns, "every field of the measurement, as InfluxDB")
+	require.Equal(t, [][]any{{end.Add(-time.Minute).Format(time.RFC3339), "web3", "n59", nil, "us", float64(89)}, {end.Add(-2 * time.Minute).Format(time.RFC3339), "web3", "n58", nil, "us", float64(88)}}, s[0].Values)
 
 	// Aggregates of one series, grouped by time, against /v1.
 	q := fmt.Sprintf(`SELECT count("temp"), sum(temp), mean(temp), min(temp), max(temp), first(temp), last(temp), spread(temp), median(temp), percentile(temp, 90) FROM "weather" WHERE "host" = 'web2' AND time >= %s AND time < %s GROUP BY time(20m) fill(null)`, rfc(start), rfc(end))
@@ -167,7 +172,7 @@ func TestInfluxQLSelect(t *testing.T) {
 	require.Equal(t, map[string]string{"region": "us"}, s[1].Tags)
 	s = series(fmt.Sprintf(`SELECT last(temp) FROM weather WHERE time >= %s AND time < %s GROUP BY * SLIMIT 1 SOFFSET 2`, rfc(start), rfc(end)))
 	require.Equal(t, []api.InfluxQLSeries{{Name: "weather", Tags: map[string]string{"host": "web3", "region": "us"}, Columns: []string{"time", "last"},
-		Values: [][]any{{start.Format(time.RFC3339), float64(89)}}}}, s)
+		Values: [][]any{{end.Add(-time.Minute).Format(time.RFC3339), float64(89)}}}}, s, "a selector alone answers its event's time")
 	for _, tc := range []struct {
 		fill string
 		want any
