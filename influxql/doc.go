@@ -17,7 +17,9 @@
 //
 // Which series a statement reads is decided from the series index alone,
 // before any event is read: a condition on tags (=, !=, =~, !~, AND, OR)
-// picks the series, and only those are read.
+// picks the series, and only those are read. A SeriesCache keeps the
+// series of measurements between queries, while the engine's
+// SeriesVersion of the table stays and for a few seconds at most.
 //
 // # Aggregates
 //
