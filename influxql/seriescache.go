@@ -37,7 +37,7 @@ const (
 	DefaultSeriesTTL = 5 * time.Second
 	// DefaultSeriesHeld bounds the series the cache holds in all, a few
 	// hundred bytes each.
-	DefaultSeriesHeld = 200_000
+	DefaultSeriesHeld = 100_000
 )
 
 // NewSeriesCache returns a cache whose listings serve for at most ttl
