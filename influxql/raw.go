@@ -139,11 +139,25 @@ func (x *executor) raw(ctx context.Context, st *iql.SelectStatement, p *plan) ([
 			cols = refs
 		}
 		s := api.InfluxQLSeries{Name: p.table, Tags: g.tags, Columns: append([]string{"time"}, cols...), Partial: partial}
+		tagsOf := map[string]map[string]string{}
 		for _, ev := range events {
 			row := make([]any, 1+len(refs))
 			row[0] = x.timeValue(ev.Time, p.loc)
 			for i, f := range refs {
-				row[1+i] = ev.Fields[f]
+				v, ok := ev.Fields[f]
+				if !ok && p.isTag(f) {
+					// A tag the events do not keep as a field: the
+					// series "series" of a name that is not a tag set.
+					tags, ok := tagsOf[ev.Series]
+					if !ok {
+						tags = Tags(ev.Series)
+						tagsOf[ev.Series] = tags
+					}
+					if t, ok := tags[f]; ok {
+						v = t
+					}
+				}
+				row[1+i] = v
 			}
 			s.Values = append(s.Values, row)
 		}

@@ -38,6 +38,13 @@ type plan struct {
 	desc     bool
 	interval time.Duration
 	offset   time.Duration // of the buckets from UTC midnight, in [0, interval)
+	tagKeys  []string      // of the table's series, sorted
+}
+
+// isTag reports whether k is a tag key of the table.
+func (p *plan) isTag(k string) bool {
+	_, ok := slices.BinarySearch(p.tagKeys, k)
+	return ok
 }
 
 // selectStatement answers a SELECT.
@@ -156,7 +163,7 @@ func (x *executor) plan(ctx context.Context, st *iql.SelectStatement, t engine.L
 	if err != nil {
 		return nil, err
 	}
-	p := &plan{table: t.Name, logical: t}
+	p := &plan{table: t.Name, logical: t, tagKeys: keys}
 	if p.filter, err = fieldFilter(fieldCond); err != nil {
 		return nil, err
 	}

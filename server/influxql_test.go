@@ -365,8 +365,12 @@ func TestInfluxQLPlainSeries(t *testing.T) {
 	at := now.Add(-time.Hour)
 	body := fmt.Sprintf(`[{"time":%q,"series":"car-17","fields":{"speed":88}},{"time":%q,"series":"car-18","fields":{"speed":90}}]`, at.Format(time.RFC3339), at.Format(time.RFC3339))
 	require.Equal(t, http.StatusOK, f.postJSON(f.acme, "cars", body).status)
-	out := influxQL(t, f, `SHOW TAG VALUES FROM cars WITH KEY = "series"; SELECT speed FROM cars WHERE "series" = 'car-18'; SHOW SERIES`)
+	out := influxQL(t, f, `SHOW TAG VALUES FROM cars WITH KEY = "series"; SELECT speed FROM cars WHERE "series" = 'car-18'; SHOW SERIES; SELECT * FROM cars; SELECT "series", speed FROM cars WHERE speed < 89`)
 	require.Equal(t, [][]any{{"series", "car-17"}, {"series", "car-18"}}, out.Results[0].Series[0].Values)
 	require.Equal(t, [][]any{{at.Format(time.RFC3339), float64(90)}}, out.Results[1].Series[0].Values)
 	require.Equal(t, [][]any{{"cars,series=car-17"}, {"cars,series=car-18"}}, out.Results[2].Series[0].Values)
+	// The tag is a column of * and can be selected, as InfluxDB's tags.
+	require.Equal(t, []string{"time", "series", "speed"}, out.Results[3].Series[0].Columns)
+	require.ElementsMatch(t, [][]any{{at.Format(time.RFC3339), "car-17", float64(88)}, {at.Format(time.RFC3339), "car-18", float64(90)}}, out.Results[3].Series[0].Values)
+	require.Equal(t, [][]any{{at.Format(time.RFC3339), "car-17", float64(88)}}, out.Results[4].Series[0].Values)
 }
