@@ -66,6 +66,15 @@ const QuantileExact = agg.QuantileExact
 // QuantileExact values (agg.QuantileAccuracy).
 const QuantileAccuracy = agg.QuantileAccuracy
 
+// Rank is how a percentile picks its value: agg.Rank.
+type Rank = agg.Rank
+
+// Ranks of percentiles (AggregateQuery.Rank).
+const (
+	RankNearest  = agg.RankNearest  // ⌈q·n⌉, the nearest rank
+	RankInfluxQL = agg.RankInfluxQL // ⌊n·q + 0.5⌋, none when 0, as InfluxQL's percentile
+)
+
 // Bucket is one time bucket of an aggregate: agg.Bucket.
 type Bucket = agg.Bucket
 
@@ -90,6 +99,10 @@ type AggregateQuery struct {
 	// 15m). At least 0 and less than Bucket; zero with Calendar. Rollups
 	// serve an offset bucket only when Offset is whole units of theirs.
 	Offset time.Duration
+	// Rank is how percentiles pick their value while a bucket keeps its
+	// values (QuantileExact): RankNearest, the zero value, or
+	// RankInfluxQL.
+	Rank Rank
 	// Calendar asks for calendar buckets instead of buckets of one
 	// length: weeks starting at 00:00 UTC on its WeekStart, calendar
 	// months or calendar quarters, cut as package period cuts periods.

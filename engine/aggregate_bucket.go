@@ -133,7 +133,7 @@ func (q *AggregateQuery) bucketAt(start time.Time) Bucket {
 // with the query's functions of its fields: an error (ErrBadQuery) when
 // a function needs numbers and a field holds something else.
 func (q *AggregateQuery) bucketOf(s *agg.Summary, start time.Time) (Bucket, error) {
-	b, err := s.Bucket(q.bucketAt(start), start, q.Fields, q.Funcs, q.numeric())
+	b, err := s.Bucket(q.bucketAt(start), start, q.Fields, q.Funcs, q.numeric(), q.Rank)
 	if err != nil {
 		return Bucket{}, fmt.Errorf("%w: %v", ErrBadQuery, err)
 	}

@@ -50,6 +50,17 @@ func TestAggregateOffsetMedianStddevPercentiles(t *testing.T) {
 	require.Equal(t, map[string]any{"count": int64(3), "median": json.Number("7"), "stddev": json.Number("2"), "p75": json.Number("9"), "p95": json.Number("9"), "p0.1": json.Number("5")},
 		got[2].Values["v"])
 
+	// InfluxQL's rank: ⌊n·q + 0.5⌋, none when 0. p75 of {5, 7, 9}: 2.25
+	// is rank 2, where the nearest rank is 3.
+	q.Rank = engine.RankInfluxQL
+	got, err = f.db.Aggregate(ctx, "acme", q)
+	require.NoError(t, err)
+	require.Equal(t, json.Number("7"), got[2].Values["v"]["p75"])
+	require.Equal(t, json.Number("9"), got[2].Values["v"]["p95"]) // 2.85: rank 3
+	require.NotContains(t, got[2].Values["v"], "p0.1", "rank 0 has no value")
+	require.Equal(t, json.Number("4"), got[1].Values["v"]["p75"]) // 3.5: rank 3
+	q.Rank = engine.RankNearest
+
 	// Every series, no offset: {2, 4, 4, 4} and {5, 5, 7, 9}.
 	q.Series, q.Offset = "", 0
 	got, err = f.db.Aggregate(ctx, "acme", q)

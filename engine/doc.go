@@ -202,8 +202,9 @@
 //
 // Sketches and groups. count_distinct (exact to DistinctExact values,
 // then a HyperLogLog), the percentiles of any rank and the median
-// (exact, nearest-rank, to QuantileExact values, then a DDSketch of
-// QuantileAccuracy), stddev (from the sum of squares) and a
+// (exact, nearest-rank or InfluxQL's rank as AggregateQuery.Rank says, to
+// QuantileExact values, then a DDSketch of QuantileAccuracy), stddev
+// (from the sum of squares) and a
 // counter's delta and rate (per series, in time order, a decrease
 // read as a reset) need more than a running total, so they are computed
 // from events only, and an aggregate that asks for one reads the events

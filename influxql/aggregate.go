@@ -380,7 +380,7 @@ func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *pl
 				continue // the engine reads every series for ""
 			}
 			for _, field := range order {
-				q := engine.AggregateQuery{Table: p.table, Series: s, From: p.from, To: p.to, Bucket: bucket, Offset: p.offset,
+				q := engine.AggregateQuery{Table: p.table, Series: s, From: p.from, To: p.to, Bucket: bucket, Offset: p.offset, Rank: engine.RankInfluxQL,
 					Fields: []string{field}, Funcs: fields[field], Filter: p.filter}
 				eg.Go(func() error {
 					buckets, err := x.eng.Aggregate(ectx, x.tenant, q)

@@ -24,7 +24,8 @@
 // # Aggregates
 //
 // Aggregates are the engine's (engine.AggregateQuery): count, sum, mean
-// (avg), min, max, first, last, median, stddev, percentile(f, N) (pN;
+// (avg), min, max, first, last, median, stddev, percentile(f, N) (pN at
+// InfluxQL's rank, engine.RankInfluxQL;
 // median and percentiles exact to engine.QuantileExact values, estimates
 // within engine.QuantileAccuracy beyond), count(distinct(f)) and spread
 // (max - min). Buckets are the engine's, aligned to UTC midnight plus

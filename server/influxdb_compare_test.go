@@ -47,6 +47,7 @@ var compareQueries = []string{
 	"SELECT count(temp), sum(temp), mean(temp), min(temp), max(temp), first(temp), last(temp), spread(temp), median(temp), stddev(temp) FROM weather WHERE host = 'web2' AND tf GROUP BY time(20m)",
 	"SELECT count(kw), sum(kw), mean(kw), min(kw), max(kw), first(kw), last(kw), spread(kw), median(kw), stddev(kw) FROM power WHERE site = 'a' AND tf GROUP BY time(15m)",
 	"SELECT percentile(temp, 90), percentile(temp, 95), percentile(temp, 50) FROM weather WHERE host = 'web1' AND tf GROUP BY time(20m)",
+	"SELECT percentile(temp, 92), percentile(temp, 1), percentile(temp, 99.9) FROM weather WHERE host = 'web2' AND tf GROUP BY time(20m)",
 	"SELECT mean(temp) FROM weather WHERE region = 'eu' AND tf GROUP BY time(15m), host fill(null)",
 	"SELECT mean(temp), count(temp), min(temp) FROM weather WHERE region = 'eu' AND tf GROUP BY time(30m)",
 	"SELECT mean(kw) FROM power WHERE tf GROUP BY time(5m), site fill(null)",

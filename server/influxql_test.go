@@ -211,7 +211,7 @@ func TestInfluxQLOffsetStddevPercentile(t *testing.T) {
 	at := func(d time.Duration) string { return start.Add(d).Format(time.RFC3339) }
 	// Buckets of 30m from 06:40: 10..19, 20..49, 50..69. The sample
 	// standard deviation of k consecutive integers is sqrt(k(k+1)/12);
-	// the 95th percentile is the value at rank ceil(0.95·k).
+	// the 95th percentile is the value at rank ⌊0.95·k + 0.5⌋.
 	want := [][]any{
 		{at(-20 * time.Minute), float64(10), math.Sqrt(10 * 11 / 12.0), float64(19), 14.5},
 		{at(10 * time.Minute), float64(30), math.Sqrt(30 * 31 / 12.0), float64(48), 34.5},
@@ -245,9 +245,10 @@ func TestInfluxQLOffsetStddevPercentile(t *testing.T) {
 	}
 	got := out.Results[0].Series[0].Values
 	require.Len(t, got, 2)
-	require.Equal(t, []any{at(-time.Minute), float64(88), float64(10)}, got[0][:3])
+	// InfluxQL's rank ⌊n·N/100 + 0.5⌋: 176 of 177 (87) and 0, no value.
+	require.Equal(t, []any{at(-time.Minute), float64(87), nil}, got[0][:3])
 	require.InDelta(t, math.Sqrt((177*squares-sum*sum)/(177*176)), got[0][3], 1e-12)
-	require.Equal(t, []any{at(59 * time.Minute), float64(89), float64(69), float64(10)}, got[1])
+	require.Equal(t, []any{at(59 * time.Minute), float64(89), nil, float64(10)}, got[1])
 	// One value has no standard deviation.
 	out = influxQL(t, f, fmt.Sprintf(`SELECT stddev(temp) FROM weather WHERE host = 'web1' AND time >= %s GROUP BY time(1m) fill(none)`, rfc(start.Add(59*time.Minute))))
 	require.Equal(t, [][]any{{at(59 * time.Minute), nil}}, out.Results[0].Series[0].Values)

@@ -249,16 +249,36 @@ func (s *sketches) sketchValues() {
 	s.values = nil
 }
 
-// quantile returns the percentile q of the values: the nearest-rank one
-// while they are kept, the sketch's estimate after; nil when there are
-// none.
-func (s *sketches) quantile(q float64) any {
+// Rank is how a percentile picks its value among the n values of a
+// bucket while they are kept (QuantileExact).
+type Rank int
+
+const (
+	// RankNearest takes the value at rank ⌈q·n⌉, the nearest rank (p50 of
+	// 1, 2, 3, 4 is 2).
+	RankNearest Rank = iota
+	// RankInfluxQL takes the value at rank ⌊n·q + 0.5⌋, as InfluxQL's
+	// percentile(f, N) does, and none when that rank is 0 (p1 of 20
+	// values).
+	RankInfluxQL
+)
+
+// quantile returns the percentile q of the values, at rank r while they
+// are kept, the sketch's estimate after; nil when there are none.
+func (s *sketches) quantile(q float64, r Rank) any {
 	if s.quantiles == nil {
 		if len(s.values) == 0 {
 			return nil
 		}
 		slices.SortFunc(s.values, func(a, b apd.Decimal) int { return a.Cmp(&b) })
 		rank := int(math.Ceil(q * float64(len(s.values))))
+		if r == RankInfluxQL {
+			// As InfluxDB computes it: n·percent/100.
+			rank = int(math.Floor(float64(len(s.values))*(q*100)/100 + 0.5))
+			if rank < 1 {
+				return nil
+			}
+		}
 		return decimalNumber(&s.values[max(rank, 1)-1])
 	}
 	if s.quantiles.IsEmpty() {
@@ -276,7 +296,7 @@ func (s *sketches) quantile(q float64) any {
 // p50 after; nil when there are none.
 func (s *sketches) median() any {
 	if s.quantiles != nil || len(s.values)%2 == 1 {
-		return s.quantile(0.5)
+		return s.quantile(0.5, RankNearest)
 	}
 	if len(s.values) == 0 {
 		return nil
@@ -355,7 +375,7 @@ func distinctKey(v any) string {
 
 // result returns the value of a sketch function over a bucket of span
 // seconds.
-func (s *sketches) result(fn string, span float64) any {
+func (s *sketches) result(fn string, span float64, r Rank) any {
 	switch fn {
 	case FnCountDistinct:
 		if s.hll != nil {
@@ -375,7 +395,7 @@ func (s *sketches) result(fn string, span float64) any {
 		return decimalNumber(&r)
 	}
 	if q, ok := Quantile(fn); ok {
-		return s.quantile(q)
+		return s.quantile(q, r)
 	}
 	return nil
 }

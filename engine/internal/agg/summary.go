@@ -282,7 +282,7 @@ func (fp *fieldSummary) merge(o *fieldSummary) {
 // start, with the events p summarises and the results of funcs for each
 // of fields: an error when numeric (funcs hold a function of numbers) and
 // a field holds something else, which the engine reports as a bad query.
-func (p *Summary) Bucket(b Bucket, start time.Time, fields, funcs []string, numeric bool) (Bucket, error) {
+func (p *Summary) Bucket(b Bucket, start time.Time, fields, funcs []string, numeric bool, rank Rank) (Bucket, error) {
 	b.Events = p.Events
 	for _, name := range fields {
 		fp := p.lookup(name)
@@ -318,7 +318,9 @@ func (p *Summary) Bucket(b Bucket, start time.Time, fields, funcs []string, nume
 				}
 			default:
 				if fp.sk != nil {
-					r[fn] = fp.sk.result(fn, b.End.Sub(b.Start).Seconds())
+					if v := fp.sk.result(fn, b.End.Sub(b.Start).Seconds(), rank); v != nil {
+						r[fn] = v
+					}
 				}
 			}
 		}
