@@ -426,10 +426,7 @@ func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *pl
 				}
 			}
 		}
-		rows := x.finish(st, cols, times, values, events)
-		if p.desc {
-			slices.Reverse(rows)
-		}
+		rows := x.finish(st, cols, times, values, events, p.desc)
 		rows = cut(rows, st.Offset, st.Limit)
 		if len(rows) == 0 {
 			continue
@@ -452,8 +449,11 @@ type row struct {
 	values []any
 }
 
-// finish applies the transforms over the buckets, then fill.
-func (x *executor) finish(st *iql.SelectStatement, cols []aggColumn, times []time.Time, values [][]any, events []int64) []row {
+// finish applies the transforms over the buckets, puts them in the
+// answer's order (newest first when desc), then fills them in that
+// order, as InfluxDB does (fill(previous) of newest first takes the
+// bucket after).
+func (x *executor) finish(st *iql.SelectStatement, cols []aggColumn, times []time.Time, values [][]any, events []int64, desc bool) []row {
 	transformed := false
 	for j, c := range cols {
 		if c.outer == "" {
@@ -511,6 +511,9 @@ func (x *executor) finish(st *iql.SelectStatement, cols []aggColumn, times []tim
 			continue
 		}
 		rows = append(rows, row{t: times[i], values: values[i]})
+	}
+	if desc {
+		slices.Reverse(rows)
 	}
 	for j, c := range cols {
 		switch st.Fill {
