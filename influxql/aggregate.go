@@ -454,6 +454,13 @@ type row struct {
 // order, as InfluxDB does (fill(previous) of newest first takes the
 // bucket after).
 func (x *executor) finish(st *iql.SelectStatement, cols []aggColumn, times []time.Time, values [][]any, events []int64, desc bool) []row {
+	if desc {
+		// Transforms run in the answer's order too, as InfluxDB's: the
+		// difference of a bucket is from the one after.
+		slices.Reverse(times)
+		slices.Reverse(values)
+		slices.Reverse(events)
+	}
 	transformed := false
 	for j, c := range cols {
 		if c.outer == "" {
@@ -473,7 +480,11 @@ func (x *executor) finish(st *iql.SelectStatement, cols []aggColumn, times []tim
 			switch c.outer {
 			case "derivative", "non_negative_derivative":
 				if seen {
-					d := (v - prev) / (float64(times[i].Sub(prevT)) / float64(c.unit))
+					elapsed := times[i].Sub(prevT)
+					if elapsed < 0 {
+						elapsed = -elapsed
+					}
+					d := (v - prev) / (float64(elapsed) / float64(c.unit))
 					if c.outer == "derivative" || d >= 0 {
 						values[i][j] = d
 					}
@@ -511,9 +522,6 @@ func (x *executor) finish(st *iql.SelectStatement, cols []aggColumn, times []tim
 			continue
 		}
 		rows = append(rows, row{t: times[i], values: values[i]})
-	}
-	if desc {
-		slices.Reverse(rows)
 	}
 	for j, c := range cols {
 		switch st.Fill {

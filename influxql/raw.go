@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	iql "github.com/influxdata/influxql"
 
@@ -26,6 +27,10 @@ func columnNames(fields iql.Fields) []string {
 	}
 	return (&iql.SelectStatement{Fields: keep, OmitTime: true}).ColumnNames()
 }
+
+// pageSize is the events one engine read asks for, and tiePage those
+// it asks for past the events wanted, for those of the same time.
+const tiePage = 16
 
 // pageSize is the events one engine read asks for.
 const pageSize = 1000
@@ -79,22 +84,29 @@ func (x *executor) raw(ctx context.Context, st *iql.SelectStatement, p *plan) ([
 	var out []api.InfluxQLSeries
 	for _, g := range p.groups {
 		var events []event.Event
+		// Events of one time come in the order of their series, as
+		// InfluxDB's series keys sort (reversed, newest first).
+		order := func(a, b event.Event) int {
+			c := a.Time.Compare(b.Time)
+			if c == 0 {
+				c = strings.Compare(a.Series, b.Series)
+			}
+			if p.desc {
+				c = -c
+			}
+			return c
+		}
 		if g.whole {
 			got, err := x.read(ctx, q, need, keep)
 			if err != nil {
 				return nil, err
 			}
-			events = got
+			slices.SortStableFunc(got, order)
+			events = got[:min(len(got), need)]
 		} else {
 			// Each series' first events are merged into the answer so
 			// far, which keeps only its first need: memory holds two
 			// answers, however many series the group has.
-			order := func(a, b event.Event) int {
-				if p.desc {
-					return b.Time.Compare(a.Time)
-				}
-				return a.Time.Compare(b.Time)
-			}
 			for _, s := range g.series {
 				if s == "" {
 					continue // the engine reads every series for ""
@@ -166,16 +178,25 @@ func (x *executor) raw(ctx context.Context, st *iql.SelectStatement, p *plan) ([
 	return out, nil
 }
 
-// read reads up to n events of a query that keep keeps, page by page.
+// read reads the first n events of a query that keep keeps, page by
+// page, and those after of the same time as the n-th, so that the caller
+// can order the events of one time by series and keep the first n; at
+// most n + pageSize.
 func (x *executor) read(ctx context.Context, q engine.Query, n int, keep func(event.Event) bool) ([]event.Event, error) {
 	var out []event.Event
-	for len(out) < n {
-		q.Limit = min(pageSize, n-len(out))
+	for len(out) < n+pageSize {
+		q.Limit = tiePage
+		if len(out) < n {
+			q.Limit = min(pageSize, n-len(out))
+		}
 		page, err := x.eng.Query(ctx, x.tenant, q)
 		if err != nil {
 			return nil, &EngineError{Err: err}
 		}
 		for _, ev := range page.Events {
+			if len(out) >= n && !ev.Time.Equal(out[n-1].Time) {
+				return out, nil
+			}
 			if keep(ev) {
 				out = append(out, ev)
 			}
