@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# install-clients.sh installs, when missing, the programs the ingest tests
-# run against (internal/clients): the influx 1.x CLI, InfluxDB's Python
-# client, the mosquitto broker and its command-line clients, from
-# Debian's packages. It exits 0 when all are there afterwards, 1 when
+# install-clients.sh installs, when missing, the programs the ingest and
+# query tests run against (internal/clients): the influx 1.x CLI,
+# InfluxDB's Python client, InfluxDB 1.x itself (influxd, which
+# TestAnswersMatchInfluxDB compares /query with), the mosquitto broker and
+# its command-line clients, from Debian's packages. It exits 0 when all are there afterwards, 1 when
 # they could not be installed (not root, no apt, no network).
 set -uo pipefail
 
