@@ -97,7 +97,7 @@ output is the same.`,
 	fl.StringVar(&f.format, "format", "table", "output format: table, json, ndjson, csv or parquet")
 	fl.StringVar(&f.output, "output", "", "write the events to this file (default standard output; parquet needs one)")
 	fl.StringVar(&f.bucket, "bucket", "", "summarise --fields in UTC time buckets of this length (1m, 1h, 1d) or calendar unit (1w, week:monday, 1mo, quarter) instead of printing events")
-	fl.StringVar(&f.fns, "fn", "count", "with --bucket: comma-separated functions: count, sum, min, max, avg, first, last, count_distinct, p50, p90, p99, delta, rate")
+	fl.StringVar(&f.fns, "fn", "count", "with --bucket: comma-separated functions: count, sum, min, max, avg, first, last, count_distinct, p50, p90, p99 (or any pN), median, stddev, delta, rate")
 	fl.BoolVar(&f.fill, "fill", false, "with --bucket: print empty buckets too")
 	fl.StringVar(&f.groupBy, "group-by", "", "with --bucket: summarise each series (series) or each string value of a field apart, one row a group and bucket")
 	fl.String("tenant", "", "tenant (default $"+EnvTenant+"; with --server, the API key's)")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -33,7 +34,22 @@ const (
 	FnP99           = agg.FnP99
 	FnDelta         = agg.FnDelta // the increase of a counter over the bucket, resets included
 	FnRate          = agg.FnRate  // delta per second of the bucket's span
+	FnMedian        = agg.FnMedian
+	FnStddev        = agg.FnStddev
 )
+
+// Percentile names the function of the percentile q (above 0, at most
+// 100): "p95", "p99.9"; p50, p90 and p99 are FnP50, FnP90 and FnP99.
+// Any such name is a function as they are: nearest-rank, exact up to
+// QuantileExact values per bucket.
+func Percentile(q float64) string { return "p" + strconv.FormatFloat(q, 'f', -1, 64) }
+
+// knownFunction reports whether fn is an aggregation function: one of
+// Functions or a percentile of any rank.
+func knownFunction(fn string) bool {
+	_, ok := agg.Quantile(fn)
+	return ok || slices.Contains(Functions, fn)
+}
 
 // AvgDigits is the significant digits of an average (agg.AvgDigits).
 const AvgDigits = agg.AvgDigits
@@ -50,12 +66,21 @@ const QuantileExact = agg.QuantileExact
 // QuantileExact values (agg.QuantileAccuracy).
 const QuantileAccuracy = agg.QuantileAccuracy
 
+// Rank is how a percentile picks its value: agg.Rank.
+type Rank = agg.Rank
+
+// Ranks of percentiles (AggregateQuery.Rank).
+const (
+	RankNearest  = agg.RankNearest  // ⌈q·n⌉, the nearest rank
+	RankInfluxQL = agg.RankInfluxQL // ⌊n·q + 0.5⌋, none when 0, as InfluxQL's percentile
+)
+
 // Bucket is one time bucket of an aggregate: agg.Bucket.
 type Bucket = agg.Bucket
 
 // Functions lists the aggregation functions, in the order results show
-// them.
-var Functions = []string{FnCount, FnSum, FnMin, FnMax, FnAvg, FnFirst, FnLast, FnCountDistinct, FnP50, FnP90, FnP99, FnDelta, FnRate}
+// them; a percentile of any other rank is one too (Percentile).
+var Functions = []string{FnCount, FnSum, FnMin, FnMax, FnAvg, FnFirst, FnLast, FnCountDistinct, FnP50, FnP90, FnP99, FnMedian, FnStddev, FnDelta, FnRate}
 
 // AggregateQuery asks for fields of a logical table summarised in UTC-aligned
 // time buckets.
@@ -69,6 +94,15 @@ type AggregateQuery struct {
 	// Bucket is the bucket length: at least a second, and a divisor of a
 	// day (1m, 5m, 1h, 6h, 1d, ...), so buckets align to UTC midnight.
 	Bucket time.Duration
+	// Offset shifts buckets of one length from UTC midnight: they start
+	// at midnight + Offset + k·Bucket, as InfluxQL's GROUP BY time(1h,
+	// 15m). At least 0 and less than Bucket; zero with Calendar. Rollups
+	// serve an offset bucket only when Offset is whole units of theirs.
+	Offset time.Duration
+	// Rank is how percentiles pick their value while a bucket keeps its
+	// values (QuantileExact): RankNearest, the zero value, or
+	// RankInfluxQL.
+	Rank Rank
 	// Calendar asks for calendar buckets instead of buckets of one
 	// length: weeks starting at 00:00 UTC on its WeekStart, calendar
 	// months or calendar quarters, cut as package period cuts periods.
@@ -105,10 +139,11 @@ func (q *AggregateQuery) after(key string) bool { return q.GroupAfter == nil || 
 func (q *AggregateQuery) numeric() bool {
 	return slices.ContainsFunc(q.Funcs, func(fn string) bool {
 		switch fn {
-		case FnSum, FnMin, FnMax, FnAvg, FnP50, FnP90, FnP99, FnDelta, FnRate:
+		case FnSum, FnMin, FnMax, FnAvg, FnMedian, FnStddev, FnDelta, FnRate:
 			return true
 		}
-		return false
+		_, ok := agg.Quantile(fn)
+		return ok
 	})
 }
 
@@ -357,7 +392,7 @@ func (q *AggregateQuery) check() error {
 		return fmt.Errorf("%w: name at least one field to aggregate (count alone needs none: it counts events)", ErrBadQuery)
 	}
 	for _, fn := range q.Funcs {
-		if !slices.Contains(Functions, fn) {
+		if !knownFunction(fn) {
 			return fmt.Errorf("%w: unknown function %q: use %v", ErrBadQuery, fn, Functions)
 		}
 	}

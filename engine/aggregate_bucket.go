@@ -52,6 +52,9 @@ func (q *AggregateQuery) checkBuckets() error {
 		if q.Bucket != 0 {
 			return fmt.Errorf("%w: both a bucket length (%s) and calendar buckets (%s): set one", ErrBadQuery, q.Bucket, q.Calendar)
 		}
+		if q.Offset != 0 {
+			return fmt.Errorf("%w: an offset (%s) shifts buckets of one length, not calendar buckets (%s)", ErrBadQuery, q.Offset, q.Calendar)
+		}
 		if err := q.Calendar.Validate(); err != nil {
 			return fmt.Errorf("%w: calendar buckets: %v", ErrBadQuery, err)
 		}
@@ -71,8 +74,11 @@ func (q *AggregateQuery) checkBuckets() error {
 	case (24*time.Hour)%q.Bucket != 0:
 		return fmt.Errorf("%w: bucket %s does not divide a day, so buckets would not align to UTC midnight", ErrBadQuery, q.Bucket)
 	}
+	if q.Offset < 0 || q.Offset >= q.Bucket {
+		return fmt.Errorf("%w: offset %s: buckets of %s take an offset of at least 0 and less than the bucket", ErrBadQuery, q.Offset, q.Bucket)
+	}
 	q.alignTo()
-	if n := q.To.Sub(alignDown(q.From, q.Bucket))/q.Bucket + 1; n > maxBuckets {
+	if n := q.To.Sub(q.bucketStart(q.From))/q.Bucket + 1; n > maxBuckets {
 		return fmt.Errorf("%w: %d buckets of %s, more than the %d allowed: use a longer bucket or a shorter range", ErrBadQuery, n, q.Bucket, maxBuckets)
 	}
 	return nil
@@ -97,7 +103,7 @@ func (q *AggregateQuery) bucketStart(t time.Time) time.Time {
 	if q.Calendar.Unit != 0 {
 		return q.Calendar.Of(t).Start
 	}
-	return alignDown(t, q.Bucket)
+	return alignDown(t.Add(-q.Offset), q.Bucket).Add(q.Offset)
 }
 
 // bucketEnd returns the end of the query bucket starting at start: the
@@ -127,7 +133,7 @@ func (q *AggregateQuery) bucketAt(start time.Time) Bucket {
 // with the query's functions of its fields: an error (ErrBadQuery) when
 // a function needs numbers and a field holds something else.
 func (q *AggregateQuery) bucketOf(s *agg.Summary, start time.Time) (Bucket, error) {
-	b, err := s.Bucket(q.bucketAt(start), start, q.Fields, q.Funcs, q.numeric())
+	b, err := s.Bucket(q.bucketAt(start), start, q.Fields, q.Funcs, q.numeric(), q.Rank)
 	if err != nil {
 		return Bucket{}, fmt.Errorf("%w: %v", ErrBadQuery, err)
 	}

@@ -38,7 +38,7 @@ func rollupUnitFor(q AggregateQuery, rollups bool) (u rollupUnit, ok bool, why s
 	if !rollups {
 		return rollupUnit{}, false, ""
 	}
-	if i := slices.IndexFunc(q.Funcs, func(fn string) bool { return slices.Contains(agg.SketchFuncs, fn) }); i >= 0 {
+	if i := slices.IndexFunc(q.Funcs, agg.IsSketch); i >= 0 {
 		return rollupUnit{}, false, fmt.Sprintf("%s is not kept in rollups", q.Funcs[i])
 	}
 	switch {
@@ -48,10 +48,12 @@ func rollupUnitFor(q AggregateQuery, rollups bool) (u rollupUnit, ok bool, why s
 		return rollupUnit{}, false, "rollups are kept per series, not per value of a field"
 	case q.Calendar.Unit != 0:
 		return dayUnit, true, ""
-	case q.Bucket%dayUnit.d == 0:
+	case q.Bucket%dayUnit.d == 0 && q.Offset%dayUnit.d == 0:
 		return dayUnit, true, ""
-	case q.Bucket%hourUnit.d == 0:
+	case q.Bucket%hourUnit.d == 0 && q.Offset%hourUnit.d == 0:
 		return hourUnit, true, ""
+	case q.Offset%hourUnit.d != 0:
+		return rollupUnit{}, false, fmt.Sprintf("buckets offset by %s do not start on whole hours", q.Offset)
 	}
 	return rollupUnit{}, false, fmt.Sprintf("buckets of %s are not whole hours", q.Bucket)
 }

@@ -140,6 +140,13 @@ func TestRollupsAgreeWithRawEvents(t *testing.T) {
 				queries[fmt.Sprintf("gear of car-1 %s from %s", bucket, edges.from.Format(time.Kitchen))] = q
 			}
 		}
+		// Buckets offset by whole hours are summed from hourly rollups.
+		for _, off := range []struct{ bucket, offset time.Duration }{{3 * time.Hour, time.Hour}, {24 * time.Hour, 5 * time.Hour}} {
+			q := speedQuery
+			q.From, q.To, q.Bucket, q.Offset = rollupStart.Add(90*time.Minute), rollupStart.Add(2*24*time.Hour+30*time.Minute), off.bucket, off.offset
+			require.Equal(t, "used", f.db.RollupUse(q))
+			queries[fmt.Sprintf("speed %s offset %s", off.bucket, off.offset)] = q
+		}
 		for range 2 { // computed, then read from the stored rollups
 			for name, q := range queries {
 				want, err := f.raw.Aggregate(ctx, "acme", q)

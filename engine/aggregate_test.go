@@ -108,7 +108,7 @@ func TestAggregateRefusesBadRequests(t *testing.T) {
 		change func(*engine.AggregateQuery)
 		want   string
 	}{
-		"unknown function":  {func(q *engine.AggregateQuery) { q.Funcs = []string{"median"} }, `unknown function "median"`},
+		"unknown function":  {func(q *engine.AggregateQuery) { q.Funcs = []string{"mode"} }, `unknown function "mode"`},
 		"bucket too small":  {func(q *engine.AggregateQuery) { q.Bucket = 500 * time.Millisecond }, "shorter than the shortest allowed"},
 		"not a day divisor": {func(q *engine.AggregateQuery) { q.Bucket = 7 * time.Minute }, "does not divide a day"},
 		"too many buckets":  {func(q *engine.AggregateQuery) { q.Bucket = time.Second; q.To = apr10.Add(48 * time.Hour) }, "more than the 100000 allowed"},

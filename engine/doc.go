@@ -196,11 +196,15 @@
 // month), and the buckets at the edges of the range hold only the part
 // inside it, marked Partial. A To that starts a bucket (and is not From)
 // ends the range just before it, so that an aligned range never ends
-// with a bucket a nanosecond wide.
+// with a bucket a nanosecond wide. AggregateQuery.Offset shifts buckets
+// of one length from midnight (InfluxQL's GROUP BY time(1h, 15m)); rollups
+// serve them when the offset is whole hours.
 //
 // Sketches and groups. count_distinct (exact to DistinctExact values,
-// then a HyperLogLog), the percentiles (exact, nearest-rank, to
-// QuantileExact values, then a DDSketch of QuantileAccuracy) and a
+// then a HyperLogLog), the percentiles of any rank and the median
+// (exact, nearest-rank or InfluxQL's rank as AggregateQuery.Rank says, to
+// QuantileExact values, then a DDSketch of QuantileAccuracy), stddev
+// (from the sum of squares) and a
 // counter's delta and rate (per series, in time order, a decrease
 // read as a reset) need more than a running total, so they are computed
 // from events only, and an aggregate that asks for one reads the events

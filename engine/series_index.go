@@ -33,7 +33,25 @@ type seriesCache struct {
 		known map[string]struct{}
 		// writing maps the key of each entry being written to its write.
 		writing map[string]*indexWrite
+		// versions counts, by tenant and logical table, the writes of
+		// new index entries and the forgetting of them; dropped counts
+		// the physical tables forgotten (SeriesVersion).
+		versions map[string]uint64
+		dropped  uint64
 	}
+}
+
+// SeriesVersion returns a number that changes whenever this DB writes
+// a new entry into the series index of a tenant's logical table (a
+// series new to one of its physical tables), or forgets entries of it
+// (a table purged or deleted): a list of the table's series made when it
+// was v still holds while it is v, but for series written since by
+// another process on the same store, which do not change it.
+func (db *DB) SeriesVersion(tenant, table string) uint64 {
+	c := db.series
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.mu.versions[tenant+"\x00"+table] + c.mu.dropped
 }
 
 // indexWrite is one write of series index entries in flight. done is
@@ -48,6 +66,7 @@ func newSeriesCache(max int) *seriesCache {
 	c := &seriesCache{max: max}
 	c.mu.known = map[string]struct{}{}
 	c.mu.writing = map[string]*indexWrite{}
+	c.mu.versions = map[string]uint64{}
 	return c
 }
 
@@ -61,6 +80,7 @@ func (c *seriesCache) forget(tenant, table string) {
 	mid := "\x00" + tenant + "\x00" + table + "\x00"
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.mu.versions[tenant+"\x00"+table]++
 	for k := range c.mu.known {
 		if strings.Contains(k, mid) {
 			delete(c.mu.known, k)
@@ -120,6 +140,9 @@ func (c *seriesCache) settle(w *indexWrite, physical, tenant, table string, seri
 	for _, s := range series {
 		delete(c.mu.writing, seriesCacheKey(physical, tenant, table, s))
 	}
+	if err == nil && len(series) > 0 {
+		c.mu.versions[tenant+"\x00"+table]++
+	}
 	c.mu.Unlock()
 	if err == nil {
 		c.add(physical, tenant, table, series)
@@ -162,6 +185,7 @@ func listSeries(ctx context.Context, store itemQuerier, physical, tenant, table 
 func (c *seriesCache) forgetTable(physical string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.mu.dropped++
 	prefix := physical + "\x00"
 	for k := range c.mu.known {
 		if strings.HasPrefix(k, prefix) {

@@ -14,6 +14,8 @@ import (
 
 	"github.com/timetabledb/timetable/api"
 	"github.com/timetabledb/timetable/engine"
+	"github.com/timetabledb/timetable/event"
+	"github.com/timetabledb/timetable/storage"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -27,7 +29,7 @@ type aggColumn struct {
 	name  string
 	fn    string // InfluxQL's: count, sum, mean, median, min, max, first, last, spread, percentile, distinct
 	field string
-	pct   int
+	pct   float64
 	// outer is derivative, non_negative_derivative, difference,
 	// moving_average, or "".
 	outer  string
@@ -49,9 +51,11 @@ func (c aggColumn) engineFns(merged bool) []string {
 		}
 		return []string{engine.FnAvg}
 	case "median":
-		return []string{engine.FnP50}
+		return []string{engine.FnMedian}
+	case "stddev":
+		return []string{engine.FnStddev}
 	case "percentile":
-		return []string{map[int]string{50: engine.FnP50, 90: engine.FnP90, 99: engine.FnP99}[c.pct]}
+		return []string{engine.Percentile(c.pct)}
 	case "min":
 		return []string{engine.FnMin}
 	case "max":
@@ -79,7 +83,7 @@ func (c aggColumn) mergesAcrossSeries() bool {
 }
 
 // aggregates InfluxQL answers, and what timetable lacks.
-const supportedAggregates = "count, count(distinct()), sum, mean, median, min, max, first, last, spread, percentile(f, 50|90|99)"
+const supportedAggregates = "count, count(distinct()), sum, mean, median, min, max, first, last, spread, stddev, percentile(f, N)"
 
 // parseColumn reads one field of an aggregate SELECT.
 func parseColumn(f *iql.Field, interval time.Duration) (aggColumn, error) {
@@ -122,7 +126,7 @@ func parseColumn(f *iql.Field, interval time.Duration) (aggColumn, error) {
 		return c, fmt.Errorf("%s() needs a field", call.Name)
 	}
 	switch call.Name {
-	case "count", "sum", "mean", "median", "min", "max", "first", "last", "spread", "percentile":
+	case "count", "sum", "mean", "median", "min", "max", "first", "last", "spread", "stddev", "percentile":
 	default:
 		return c, fmt.Errorf("%s() is %w: timetable's aggregates are %s", call.Name, ErrUnsupported, supportedAggregates)
 	}
@@ -145,14 +149,55 @@ func parseColumn(f *iql.Field, interval time.Duration) (aggColumn, error) {
 		case *iql.NumberLiteral:
 			n = a.Val
 		}
-		if len(call.Args) != 2 || (n != 50 && n != 90 && n != 99) {
-			return c, fmt.Errorf("percentile(%s) is %w: timetable keeps the 50th, 90th and 99th percentiles", call.Args[len(call.Args)-1], ErrUnsupported)
+		if len(call.Args) != 2 || n <= 0 || n > 100 {
+			return c, fmt.Errorf("percentile(%s): the second argument is a number above 0 and at most 100", call.Args[len(call.Args)-1])
 		}
-		c.pct = int(n)
+		c.pct = n
 	} else if len(call.Args) != 1 {
 		return c, fmt.Errorf("%s() takes one field", call.Name)
 	}
 	return c, nil
+}
+
+// selector reports whether the column picks one of the values, whose
+// time InfluxDB gives when it is a statement's only column and there is
+// no GROUP BY time().
+func (c aggColumn) selector() bool {
+	switch c.fn {
+	case "first", "last", "min", "max", "percentile":
+		return c.outer == ""
+	}
+	return false
+}
+
+// selectedAt returns the time of the event whose value of the column's
+// field a selector picked: the earliest with it, the latest for last (as
+// InfluxDB breaks ties); zero when none is found.
+func (x *executor) selectedAt(ctx context.Context, p *plan, g group, c aggColumn, v any) (time.Time, error) {
+	f := storage.Filter{Op: storage.FilterEq, Attr: c.field, Value: v}
+	if p.filter != nil {
+		f = storage.Filter{Op: storage.FilterAnd, Args: []storage.Filter{*p.filter, f}}
+	}
+	q := engine.Query{Table: p.table, From: p.from, To: p.to, Fields: []string{c.field}, Filter: &f, Desc: c.fn == "last"}
+	series := g.series
+	if g.whole {
+		series = []string{""}
+	}
+	var at time.Time
+	for _, s := range series {
+		if s == "" && !g.whole {
+			continue
+		}
+		q.Series = s
+		got, err := x.read(ctx, q, 1, func(event.Event) bool { return true })
+		if err != nil {
+			return time.Time{}, err
+		}
+		if len(got) == 1 && (at.IsZero() || got[0].Time.Before(at) != (c.fn == "last")) {
+			at = got[0].Time
+		}
+	}
+	return at, nil
 }
 
 // acc gathers the results of one field in one time slot, from one or
@@ -236,6 +281,7 @@ func (a *acc) result(c aggColumn) (any, error) {
 // each group's series, merged by time slot, transformed and filled.
 func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *plan) ([]api.InfluxQLSeries, error) {
 	cols := make([]aggColumn, 0, len(st.Fields))
+	names := columnNames(st.Fields)
 	for _, f := range st.Fields {
 		if r, ok := f.Expr.(*iql.VarRef); ok && r.Val == "time" {
 			continue
@@ -244,6 +290,7 @@ func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *pl
 		if err != nil {
 			return nil, err
 		}
+		c.name = names[len(cols)]
 		cols = append(cols, c)
 	}
 	bucket := p.interval
@@ -256,7 +303,9 @@ func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *pl
 	if !p.to.After(p.from) && !p.to.Equal(p.from) {
 		return nil, nil
 	}
-	first := p.from.Truncate(bucket)
+	// Buckets start offset from UTC midnight.
+	bucketOf := func(t time.Time) time.Time { return t.Add(-p.offset).Truncate(bucket).Add(p.offset) }
+	first := bucketOf(p.from)
 	slots := 1
 	if p.interval > 0 {
 		slots = int(p.to.Sub(first)/bucket) + 1
@@ -304,7 +353,7 @@ func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *pl
 			for _, b := range buckets {
 				slot := 0
 				if p.interval > 0 {
-					slot = int(b.Start.Truncate(bucket).Sub(first) / bucket)
+					slot = int(bucketOf(b.Start).Sub(first) / bucket)
 				}
 				if slot < 0 || slot >= slots || b.Events == 0 {
 					continue
@@ -331,7 +380,7 @@ func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *pl
 				continue // the engine reads every series for ""
 			}
 			for _, field := range order {
-				q := engine.AggregateQuery{Table: p.table, Series: s, From: p.from, To: p.to, Bucket: bucket,
+				q := engine.AggregateQuery{Table: p.table, Series: s, From: p.from, To: p.to, Bucket: bucket, Offset: p.offset, Rank: engine.RankInfluxQL,
 					Fields: []string{field}, Funcs: fields[field], Filter: p.filter}
 				eg.Go(func() error {
 					buckets, err := x.eng.Aggregate(ectx, x.tenant, q)
@@ -367,11 +416,17 @@ func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *pl
 			if p.bounded {
 				times[0] = p.from
 			}
+			if len(cols) == 1 && cols[0].selector() && values[0][0] != nil {
+				at, err := x.selectedAt(ctx, p, g, cols[0], values[0][0])
+				if err != nil {
+					return nil, err
+				}
+				if !at.IsZero() {
+					times[0] = at
+				}
+			}
 		}
-		rows := x.finish(st, cols, times, values, events)
-		if p.desc {
-			slices.Reverse(rows)
-		}
+		rows := x.finish(st, cols, times, values, events, p.desc)
 		rows = cut(rows, st.Offset, st.Limit)
 		if len(rows) == 0 {
 			continue
@@ -394,8 +449,18 @@ type row struct {
 	values []any
 }
 
-// finish applies the transforms over the buckets, then fill.
-func (x *executor) finish(st *iql.SelectStatement, cols []aggColumn, times []time.Time, values [][]any, events []int64) []row {
+// finish applies the transforms over the buckets, puts them in the
+// answer's order (newest first when desc), then fills them in that
+// order, as InfluxDB does (fill(previous) of newest first takes the
+// bucket after).
+func (x *executor) finish(st *iql.SelectStatement, cols []aggColumn, times []time.Time, values [][]any, events []int64, desc bool) []row {
+	if desc {
+		// Transforms run in the answer's order too, as InfluxDB's: the
+		// difference of a bucket is from the one after.
+		slices.Reverse(times)
+		slices.Reverse(values)
+		slices.Reverse(events)
+	}
 	transformed := false
 	for j, c := range cols {
 		if c.outer == "" {
@@ -415,7 +480,11 @@ func (x *executor) finish(st *iql.SelectStatement, cols []aggColumn, times []tim
 			switch c.outer {
 			case "derivative", "non_negative_derivative":
 				if seen {
-					d := (v - prev) / (float64(times[i].Sub(prevT)) / float64(c.unit))
+					elapsed := times[i].Sub(prevT)
+					if elapsed < 0 {
+						elapsed = -elapsed
+					}
+					d := (v - prev) / (float64(elapsed) / float64(c.unit))
 					if c.outer == "derivative" || d >= 0 {
 						values[i][j] = d
 					}

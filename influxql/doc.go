@@ -17,16 +17,20 @@
 //
 // Which series a statement reads is decided from the series index alone,
 // before any event is read: a condition on tags (=, !=, =~, !~, AND, OR)
-// picks the series, and only those are read.
+// picks the series, and only those are read. A SeriesCache keeps the
+// series of measurements between queries, while the engine's
+// SeriesVersion of the table stays and for a few seconds at most.
 //
 // # Aggregates
 //
 // Aggregates are the engine's (engine.AggregateQuery): count, sum, mean
-// (avg), min, max, first, last, median (p50, an estimate within
-// engine.QuantileAccuracy), percentile(f, 50|90|99), count(distinct(f))
-// and spread (max - min). Buckets are the engine's, aligned to UTC
-// midnight: GROUP BY time(d) takes a d of at least a second dividing a
-// day, or a day. Results of several series (a tag filter that picks some
+// (avg), min, max, first, last, median, stddev, percentile(f, N) (pN at
+// InfluxQL's rank, engine.RankInfluxQL;
+// median and percentiles exact to engine.QuantileExact values, estimates
+// within engine.QuantileAccuracy beyond), count(distinct(f)) and spread
+// (max - min). Buckets are the engine's, aligned to UTC midnight plus
+// the offset of GROUP BY time(d, offset) (AggregateQuery.Offset): d is
+// at least a second dividing a day, or a day. Results of several series (a tag filter that picks some
 // of a table's series, or a GROUP BY that puts several in one group) and
 // of several buckets (no GROUP BY time) are merged where merging is
 // exact (count, sum, mean from sum and count, min, max, spread; first

@@ -44,6 +44,10 @@ type Options struct {
 	// (DefaultMaxRows; a series cut there is marked partial), and
 	// MaxBuckets the time buckets of an aggregate (DefaultMaxBuckets).
 	MaxSeries, MaxRows, MaxBuckets int
+	// Series, when set, keeps the series of measurements between
+	// queries (SeriesCache); it needs an Engine that has SeriesVersion,
+	// as *engine.DB does.
+	Series *SeriesCache
 }
 
 // ErrUnsupported marks a statement, clause or function that timetable

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	iql "github.com/influxdata/influxql"
 
@@ -12,6 +13,24 @@ import (
 	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/event"
 )
+
+// columnNames names the fields of a SELECT but time as InfluxDB does:
+// the aliases, then each field's name, a name already taken followed by
+// _1, _2, … (percentile, percentile_1).
+func columnNames(fields iql.Fields) []string {
+	var keep iql.Fields
+	for _, f := range fields {
+		if r, ok := f.Expr.(*iql.VarRef); ok && r.Val == "time" {
+			continue
+		}
+		keep = append(keep, f)
+	}
+	return (&iql.SelectStatement{Fields: keep, OmitTime: true}).ColumnNames()
+}
+
+// pageSize is the events one engine read asks for, and tiePage those
+// it asks for past the events wanted, for those of the same time.
+const tiePage = 16
 
 // pageSize is the events one engine read asks for.
 const pageSize = 1000
@@ -38,6 +57,18 @@ func (x *executor) raw(ctx context.Context, st *iql.SelectStatement, p *plan) ([
 	if wildcard && len(fields) > 0 {
 		return nil, fmt.Errorf("* with other fields is %w", ErrUnsupported)
 	}
+	names = columnNames(st.Fields)
+	// * is every field and tag of the measurement, as InfluxDB has it:
+	// those the events read have, and those the table's latest events
+	// and its series index know.
+	var known []string
+	if wildcard {
+		types, keys, err := x.fieldTypes(ctx, p.logical)
+		if err != nil {
+			return nil, err
+		}
+		known = append(slices.Collect(maps.Keys(types)), keys...)
+	}
 	need := st.Offset + x.opts.MaxRows + 1
 	if st.Limit > 0 {
 		need = min(need, st.Offset+st.Limit)
@@ -53,22 +84,29 @@ func (x *executor) raw(ctx context.Context, st *iql.SelectStatement, p *plan) ([
 	var out []api.InfluxQLSeries
 	for _, g := range p.groups {
 		var events []event.Event
+		// Events of one time come in the order of their series, as
+		// InfluxDB's series keys sort (reversed, newest first).
+		order := func(a, b event.Event) int {
+			c := a.Time.Compare(b.Time)
+			if c == 0 {
+				c = strings.Compare(a.Series, b.Series)
+			}
+			if p.desc {
+				c = -c
+			}
+			return c
+		}
 		if g.whole {
 			got, err := x.read(ctx, q, need, keep)
 			if err != nil {
 				return nil, err
 			}
-			events = got
+			slices.SortStableFunc(got, order)
+			events = got[:min(len(got), need)]
 		} else {
 			// Each series' first events are merged into the answer so
 			// far, which keeps only its first need: memory holds two
 			// answers, however many series the group has.
-			order := func(a, b event.Event) int {
-				if p.desc {
-					return b.Time.Compare(a.Time)
-				}
-				return a.Time.Compare(b.Time)
-			}
 			for _, s := range g.series {
 				if s == "" {
 					continue // the engine reads every series for ""
@@ -97,6 +135,11 @@ func (x *executor) raw(ctx context.Context, st *iql.SelectStatement, p *plan) ([
 		cols, refs := names, fields
 		if wildcard {
 			seen := map[string]bool{}
+			for _, k := range known {
+				if _, grouped := g.tags[k]; !grouped {
+					seen[k] = true
+				}
+			}
 			for _, ev := range events {
 				for k := range ev.Fields {
 					if _, grouped := g.tags[k]; !grouped {
@@ -108,11 +151,25 @@ func (x *executor) raw(ctx context.Context, st *iql.SelectStatement, p *plan) ([
 			cols = refs
 		}
 		s := api.InfluxQLSeries{Name: p.table, Tags: g.tags, Columns: append([]string{"time"}, cols...), Partial: partial}
+		tagsOf := map[string]map[string]string{}
 		for _, ev := range events {
 			row := make([]any, 1+len(refs))
 			row[0] = x.timeValue(ev.Time, p.loc)
 			for i, f := range refs {
-				row[1+i] = ev.Fields[f]
+				v, ok := ev.Fields[f]
+				if !ok && p.isTag(f) {
+					// A tag the events do not keep as a field: the
+					// series "series" of a name that is not a tag set.
+					tags, ok := tagsOf[ev.Series]
+					if !ok {
+						tags = Tags(ev.Series)
+						tagsOf[ev.Series] = tags
+					}
+					if t, ok := tags[f]; ok {
+						v = t
+					}
+				}
+				row[1+i] = v
 			}
 			s.Values = append(s.Values, row)
 		}
@@ -121,16 +178,25 @@ func (x *executor) raw(ctx context.Context, st *iql.SelectStatement, p *plan) ([
 	return out, nil
 }
 
-// read reads up to n events of a query that keep keeps, page by page.
+// read reads the first n events of a query that keep keeps, page by
+// page, and those after of the same time as the n-th, so that the caller
+// can order the events of one time by series and keep the first n; at
+// most n + pageSize.
 func (x *executor) read(ctx context.Context, q engine.Query, n int, keep func(event.Event) bool) ([]event.Event, error) {
 	var out []event.Event
-	for len(out) < n {
-		q.Limit = min(pageSize, n-len(out))
+	for len(out) < n+pageSize {
+		q.Limit = tiePage
+		if len(out) < n {
+			q.Limit = min(pageSize, n-len(out))
+		}
 		page, err := x.eng.Query(ctx, x.tenant, q)
 		if err != nil {
 			return nil, &EngineError{Err: err}
 		}
 		for _, ev := range page.Events {
+			if len(out) >= n && !ev.Time.Equal(out[n-1].Time) {
+				return out, nil
+			}
 			if keep(ev) {
 				out = append(out, ev)
 			}

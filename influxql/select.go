@@ -28,6 +28,7 @@ type group struct {
 // plan is what a SELECT reads of one table.
 type plan struct {
 	table    string
+	logical  engine.LogicalTable
 	from, to time.Time
 	bounded  bool // the statement gave a lower time bound
 	filter   *storage.Filter
@@ -36,6 +37,14 @@ type plan struct {
 	loc      *time.Location
 	desc     bool
 	interval time.Duration
+	offset   time.Duration // of the buckets from UTC midnight, in [0, interval)
+	tagKeys  []string      // of the table's series, sorted
+}
+
+// isTag reports whether k is a tag key of the table.
+func (p *plan) isTag(k string) bool {
+	_, ok := slices.BinarySearch(p.tagKeys, k)
+	return ok
 }
 
 // selectStatement answers a SELECT.
@@ -55,10 +64,9 @@ func (x *executor) selectStatement(ctx context.Context, st *iql.SelectStatement)
 	if err != nil {
 		return nil, err
 	}
-	if off, err := st.GroupByOffset(); err != nil {
+	offset, err := x.groupByOffset(st, interval)
+	if err != nil {
 		return nil, err
-	} else if off != 0 {
-		return nil, fmt.Errorf("an offset in GROUP BY time() is %w: buckets are aligned to UTC midnight", ErrUnsupported)
 	}
 	loc := st.Location
 	if loc == nil {
@@ -94,7 +102,7 @@ func (x *executor) selectStatement(ctx context.Context, st *iql.SelectStatement)
 		if err != nil {
 			return nil, err
 		}
-		p.loc, p.desc, p.interval = loc, !st.TimeAscending(), interval
+		p.loc, p.desc, p.interval, p.offset = loc, !st.TimeAscending(), interval, offset
 		var series []api.InfluxQLSeries
 		if st.IsRawQuery {
 			series, err = x.raw(ctx, st, p)
@@ -107,6 +115,39 @@ func (x *executor) selectStatement(ctx context.Context, st *iql.SelectStatement)
 		out = append(out, series...)
 	}
 	return out, nil
+}
+
+// groupByOffset returns the offset of GROUP BY time(interval, offset)
+// from UTC midnight, at least 0 and less than the interval: a duration,
+// negative ones counted back from the next bucket, as InfluxDB does
+// (time(1h, -15m) is time(1h, 45m)), or a time such as now(), whose
+// bucket then starts at it.
+func (x *executor) groupByOffset(st *iql.SelectStatement, interval time.Duration) (time.Duration, error) {
+	if interval == 0 {
+		return 0, nil
+	}
+	for _, d := range st.Dimensions {
+		call, ok := d.Expr.(*iql.Call)
+		if !ok || call.Name != "time" || len(call.Args) != 2 {
+			continue
+		}
+		var off time.Duration
+		switch e := iql.Reduce(call.Args[1], &iql.NowValuer{Now: x.opts.Now}).(type) {
+		case *iql.DurationLiteral:
+			off = e.Val % interval
+		case *iql.IntegerLiteral:
+			off = time.Duration(e.Val) % interval
+		case *iql.TimeLiteral:
+			off = time.Duration(e.Val.UnixNano() % int64(interval))
+		default:
+			return 0, fmt.Errorf("invalid time dimension offset: %s", call.Args[1])
+		}
+		if off < 0 {
+			off += interval
+		}
+		return off, nil
+	}
+	return 0, nil
 }
 
 // plan decides what a SELECT reads of a table: its range, the series of
@@ -122,7 +163,7 @@ func (x *executor) plan(ctx context.Context, st *iql.SelectStatement, t engine.L
 	if err != nil {
 		return nil, err
 	}
-	p := &plan{table: t.Name}
+	p := &plan{table: t.Name, logical: t, tagKeys: keys}
 	if p.filter, err = fieldFilter(fieldCond); err != nil {
 		return nil, err
 	}

@@ -154,42 +154,9 @@ func (x *executor) showFieldKeys(ctx context.Context, st *iql.ShowFieldKeysState
 	}
 	var out []api.InfluxQLSeries
 	for _, t := range tables {
-		series, err := x.allSeries(ctx, t.Name)
+		types, _, err := x.fieldTypes(ctx, t)
 		if err != nil {
 			return nil, err
-		}
-		tags := map[string]bool{}
-		for _, k := range tagKeys(series) {
-			tags[k] = true
-		}
-		// The latest events of the table, in one read of every series;
-		// a table of many series is sampled series by series instead,
-		// so that no read opens all of its partitions.
-		from, to := x.tableRange(t)
-		reads := []engine.Query{{Table: t.Name, From: from, To: to, Desc: true, Limit: fieldSample}}
-		if len(series) > fieldSeries {
-			reads = reads[:0]
-			step := len(series) / fieldSeries
-			for i := 0; i < len(series) && len(reads) < fieldSeries; i += step {
-				if series[i].name == "" {
-					continue // the engine reads every series for ""
-				}
-				reads = append(reads, engine.Query{Table: t.Name, Series: series[i].name, From: from, To: to, Desc: true, Limit: fieldSample / fieldSeries})
-			}
-		}
-		types := map[string]string{}
-		for _, q := range reads {
-			page, err := x.eng.Query(ctx, x.tenant, q)
-			if err != nil {
-				return nil, &EngineError{Err: err}
-			}
-			for _, ev := range page.Events {
-				for k, v := range ev.Fields {
-					if _, ok := types[k]; !ok && !tags[k] {
-						types[k] = fieldType(v)
-					}
-				}
-			}
 		}
 		keys := make([]string, 0, len(types))
 		for k := range types {
@@ -206,6 +173,50 @@ func (x *executor) showFieldKeys(ctx context.Context, st *iql.ShowFieldKeysState
 		}
 	}
 	return out, nil
+}
+
+// fieldTypes returns the fields of a table and their types, found in its
+// latest events, and its tag keys, which are not among the fields.
+func (x *executor) fieldTypes(ctx context.Context, t engine.LogicalTable) (map[string]string, []string, error) {
+	series, err := x.allSeries(ctx, t.Name)
+	if err != nil {
+		return nil, nil, err
+	}
+	tags := map[string]bool{}
+	keys := tagKeys(series)
+	for _, k := range keys {
+		tags[k] = true
+	}
+	// The latest events of the table, in one read of every series;
+	// a table of many series is sampled series by series instead,
+	// so that no read opens all of its partitions.
+	from, to := x.tableRange(t)
+	reads := []engine.Query{{Table: t.Name, From: from, To: to, Desc: true, Limit: fieldSample}}
+	if len(series) > fieldSeries {
+		reads = reads[:0]
+		step := len(series) / fieldSeries
+		for i := 0; i < len(series) && len(reads) < fieldSeries; i += step {
+			if series[i].name == "" {
+				continue // the engine reads every series for ""
+			}
+			reads = append(reads, engine.Query{Table: t.Name, Series: series[i].name, From: from, To: to, Desc: true, Limit: fieldSample / fieldSeries})
+		}
+	}
+	types := map[string]string{}
+	for _, q := range reads {
+		page, err := x.eng.Query(ctx, x.tenant, q)
+		if err != nil {
+			return nil, nil, &EngineError{Err: err}
+		}
+		for _, ev := range page.Events {
+			for k, v := range ev.Fields {
+				if _, ok := types[k]; !ok && !tags[k] {
+					types[k] = fieldType(v)
+				}
+			}
+		}
+	}
+	return types, keys, nil
 }
 
 // fieldType is InfluxDB's name of a value's type. timetable keeps

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	iql "github.com/influxdata/influxql"
 
@@ -40,6 +41,21 @@ func (x *executor) allSeries(ctx context.Context, table string) ([]seriesTags, e
 	if s, ok := x.series[table]; ok {
 		return s, nil
 	}
+	// The version is read before the listing, so that a series written
+	// while it runs makes the next statement list again.
+	versioned, ok := x.eng.(interface {
+		SeriesVersion(tenant, table string) uint64
+	})
+	var version uint64
+	var listed time.Time
+	if ok {
+		listed = x.opts.Series.clock()
+		version = versioned.SeriesVersion(x.tenant, table)
+		if s, ok := x.opts.Series.get(x.tenant, table, version); ok {
+			x.series[table] = s
+			return s, nil
+		}
+	}
 	var out []seriesTags
 	after := ""
 	for {
@@ -59,6 +75,9 @@ func (x *executor) allSeries(ctx context.Context, table string) ([]seriesTags, e
 		after = page.Next
 	}
 	x.series[table] = out
+	if ok {
+		x.opts.Series.put(x.tenant, table, version, listed, out)
+	}
 	return out, nil
 }
 

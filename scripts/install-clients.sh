@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# install-clients.sh installs, when missing, the programs the ingest tests
-# run against (internal/clients): the influx 1.x CLI, InfluxDB's Python
-# client, the mosquitto broker and its command-line clients, from
-# Debian's packages. It exits 0 when all are there afterwards, 1 when
+# install-clients.sh installs, when missing, the programs the ingest and
+# query tests run against (internal/clients): the influx 1.x CLI,
+# InfluxDB's Python client, InfluxDB 1.x itself (influxd, which
+# TestAnswersMatchInfluxDB compares /query with), the mosquitto broker and
+# its command-line clients, from Debian's packages. It exits 0 when all are there afterwards, 1 when
 # they could not be installed (not root, no apt, no network).
 set -uo pipefail
 
 have() {
-	command -v influx >/dev/null && command -v mosquitto >/dev/null &&
+	command -v influx >/dev/null && command -v influxd >/dev/null && command -v mosquitto >/dev/null &&
 		command -v mosquitto_pub >/dev/null && command -v mosquitto_sub >/dev/null &&
 		{ /usr/bin/python3 -c 'import influxdb' 2>/dev/null || python3 -c 'import influxdb' 2>/dev/null; }
 }
@@ -16,15 +17,15 @@ if have; then
 	exit 0
 fi
 if ! command -v apt-get >/dev/null || [ "$(id -u)" -ne 0 ]; then
-	echo "install-clients.sh: influxdb-client, python3-influxdb, mosquitto and mosquitto-clients are missing, and apt-get cannot run here (needs root and apt): their tests will skip" >&2
+	echo "install-clients.sh: influxdb, influxdb-client, python3-influxdb, mosquitto and mosquitto-clients are missing, and apt-get cannot run here (needs root and apt): their tests will skip" >&2
 	exit 1
 fi
-echo "== installing influxdb-client python3-influxdb mosquitto mosquitto-clients"
+echo "== installing influxdb influxdb-client python3-influxdb mosquitto mosquitto-clients"
 export DEBIAN_FRONTEND=noninteractive
-if ! { apt-get update -qq && apt-get install -y -qq influxdb-client python3-influxdb mosquitto mosquitto-clients >/dev/null; }; then
+if ! { apt-get update -qq && apt-get install -y -qq influxdb influxdb-client python3-influxdb mosquitto mosquitto-clients >/dev/null; }; then
 	echo "install-clients.sh: apt-get install failed: the tests that need these programs will skip" >&2
 	exit 1
 fi
-# The package starts a broker on port 1883 where an init system runs; the
-# tests start their own on free ports and need none.
+# The packages start a broker on port 1883 and an influxd on 8086 where an
+# init system runs; the tests start their own on free ports and need none.
 have

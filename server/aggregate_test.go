@@ -55,7 +55,7 @@ func TestAggregate(t *testing.T) {
 	require.Equal(t, map[string]any{}, buckets[1].(map[string]any)["values"])
 
 	for name, tc := range map[string]struct{ set, value, want string }{
-		"unknown function":    {"fn", "median", `unknown function \"median\"`},
+		"unknown function":    {"fn", "mode", `unknown function \"mode\"`},
 		"bucket not dividing": {"bucket", "7m", "does not divide a day"},
 		"bucket too short":    {"bucket", "10ms", "shorter than the shortest allowed"},
 		"bad bucket":          {"bucket", "hourly", "bucket"},

@@ -46,6 +46,7 @@ func TestEndToEndOnDynamoDB(t *testing.T) {
 		"RevocationAcrossServers": TestRevocationAcrossServers, "Discovery": TestDiscovery,
 		"InfluxWrite": TestInfluxWriteV1, "InfluxBadLines": TestInfluxBadLinesWriteNothing,
 		"InfluxQLShow": TestInfluxQLShow, "InfluxQLSelect": TestInfluxQLSelect, "InfluxQLProtocol": TestInfluxQLProtocol,
+		"InfluxQLOffsetStddevPercentile": TestInfluxQLOffsetStddevPercentile, "AnswersMatchInfluxDB": TestAnswersMatchInfluxDB,
 		"FilterLimits": TestFilterLimits, "TableBudget": TestTableBudget,
 	} {
 		t.Run(name, test)

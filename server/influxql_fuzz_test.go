@@ -30,6 +30,9 @@ func FuzzInfluxQuery(f *testing.F) {
 		"SELECT * FROM /w.*/ WHERE temp > 3 OR note = 'x' ORDER BY time DESC LIMIT 3 OFFSET 1 SLIMIT 2 tz('Europe/Paris')",
 		"SELECT count(distinct(note)), percentile(temp, 99), spread(temp) FROM weather GROUP BY *",
 		"DROP SERIES FROM weather", "SELECT temp FROM weather WHERE time > '2017-06-15T07:00:00Z' AND host =~ /(/",
+		"SELECT stddev(temp), median(temp), percentile(temp, 99.9) FROM weather WHERE host = 'web1' GROUP BY time(1h, -15m)",
+		"SELECT max(temp) FROM weather WHERE time > now() - 1d GROUP BY time(30m, now()) fill(previous)",
+		"SELECT first(temp) FROM weather WHERE temp > 3",
 	} {
 		f.Add(q, "ms")
 	}

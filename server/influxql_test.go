@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"math"
 	"net/http"
 	"net/url"
 	"os"
@@ -25,6 +26,12 @@ import (
 // series.
 func writeWeather(t *testing.T, f *fixture, start time.Time) {
 	t.Helper()
+	r := f.do("POST", "/write?db=plant", "", []byte(weatherLines(start)), "Authorization", "Token "+f.acme)
+	require.Equal(t, http.StatusNoContent, r.status, "%s", r.body)
+}
+
+// weatherLines is writeWeather's line protocol.
+func weatherLines(start time.Time) string {
 	var b strings.Builder
 	for i := range 60 {
 		at := start.Add(time.Duration(i) * time.Minute).UnixNano()
@@ -32,8 +39,7 @@ func writeWeather(t *testing.T, f *fixture, start time.Time) {
 		fmt.Fprintf(&b, "weather,host=web2,region=eu temp=%d %d\n", 20+i, at)
 		fmt.Fprintf(&b, "weather,host=web3,region=us temp=%d,note=\"n%d\" %d\n", 30+i, i, at)
 	}
-	r := f.do("POST", "/write?db=plant", "", []byte(b.String()), "Authorization", "Token "+f.acme)
-	require.Equal(t, http.StatusNoContent, r.status, "%s", r.body)
+	return b.String()
 }
 
 // influxQL runs a query and decodes its answer.
@@ -116,15 +122,15 @@ func TestInfluxQLSelect(t *testing.T) {
 		Values: [][]any{{float64(start.Unix()), float64(10), "web1"}, {float64(start.Unix() + 60), float64(11), "web1"}}}}, s)
 	// A filter on a field, newest first, *.
 	s = series(`SELECT * FROM weather WHERE temp > 87 ORDER BY time DESC`)
-	require.Equal(t, []string{"time", "host", "note", "region", "temp"}, s[0].Columns)
-	require.Equal(t, [][]any{{end.Add(-time.Minute).Format(time.RFC3339), "web3", "n59", "us", float64(89)}, {end.Add(-2 * time.Minute).Format(time.RFC3339), "web3", "n58", "us", float64(88)}}, s[0].Values)
+	require.Equal(t, []string{"time", "host", "note", "ok", "region", "temp"}, s[0].Columns, "every field of the measurement, as InfluxDB")
+	require.Equal(t, [][]any{{end.Add(-time.Minute).Format(time.RFC3339), "web3", "n59", nil, "us", float64(89)}, {end.Add(-2 * time.Minute).Format(time.RFC3339), "web3", "n58", nil, "us", float64(88)}}, s[0].Values)
 
 	// Aggregates of one series, grouped by time, against /v1.
 	q := fmt.Sprintf(`SELECT count("temp"), sum(temp), mean(temp), min(temp), max(temp), first(temp), last(temp), spread(temp), median(temp), percentile(temp, 90) FROM "weather" WHERE "host" = 'web2' AND time >= %s AND time < %s GROUP BY time(20m) fill(null)`, rfc(start), rfc(end))
 	s = series(q)
 	require.Len(t, s, 1)
 	agg := f.do("GET", "/v1/tables/weather/aggregate?"+url.Values{"series": {"host=web2,region=eu"}, "bucket": {"20m"}, "fields": {"temp"},
-		"fn": {"count,sum,avg,min,max,first,last,p50,p90"}, "from": {start.Format(time.RFC3339)}, "to": {end.Add(-time.Nanosecond).Format(time.RFC3339Nano)}}.Encode(), f.acme, nil)
+		"fn": {"count,sum,avg,min,max,first,last,median,p90"}, "from": {start.Format(time.RFC3339)}, "to": {end.Add(-time.Nanosecond).Format(time.RFC3339Nano)}}.Encode(), f.acme, nil)
 	require.Equal(t, http.StatusOK, agg.status, "%s", agg.body)
 	var v1 struct {
 		Buckets []struct {
@@ -140,19 +146,19 @@ func TestInfluxQLSelect(t *testing.T) {
 		require.Equal(t, b.Start, r[0])
 		require.Equal(t, []any{tv["count"], tv["sum"], tv["avg"], tv["min"], tv["max"], tv["first"], tv["last"]}, r[1:8], "bucket %s", b.Start)
 		require.Equal(t, tv["max"].(float64)-tv["min"].(float64), r[8])
-		require.Equal(t, []any{tv["p50"], tv["p90"]}, r[9:11])
+		require.Equal(t, []any{tv["median"], tv["p90"]}, r[9:11])
 	}
 
 	// Every series, one read: every function, as /v1 answers it.
 	s = series(fmt.Sprintf(`SELECT count(temp), mean(temp), first(temp), last(temp), median(temp), count(distinct(temp)) FROM weather WHERE time >= %s AND time < %s GROUP BY time(20m)`, rfc(start), rfc(end)))
 	agg = f.do("GET", "/v1/tables/weather/aggregate?"+url.Values{"bucket": {"20m"}, "fields": {"temp"},
-		"fn": {"count,avg,first,last,p50,count_distinct"}, "from": {start.Format(time.RFC3339)}, "to": {end.Add(-time.Nanosecond).Format(time.RFC3339Nano)}}.Encode(), f.acme, nil)
+		"fn": {"count,avg,first,last,median,count_distinct"}, "from": {start.Format(time.RFC3339)}, "to": {end.Add(-time.Nanosecond).Format(time.RFC3339Nano)}}.Encode(), f.acme, nil)
 	require.Equal(t, http.StatusOK, agg.status, "%s", agg.body)
 	require.NoError(t, json.Unmarshal(agg.body, &v1))
 	require.Len(t, s[0].Values, len(v1.Buckets))
 	for i, b := range v1.Buckets {
 		tv := b.Values["temp"]
-		require.Equal(t, []any{b.Start, tv["count"], tv["avg"], tv["first"], tv["last"], tv["p50"], tv["count_distinct"]}, s[0].Values[i])
+		require.Equal(t, []any{b.Start, tv["count"], tv["avg"], tv["first"], tv["last"], tv["median"], tv["count_distinct"]}, s[0].Values[i])
 	}
 
 	// Several series: merged where exact, grouped by a tag, filled.
@@ -166,7 +172,7 @@ func TestInfluxQLSelect(t *testing.T) {
 	require.Equal(t, map[string]string{"region": "us"}, s[1].Tags)
 	s = series(fmt.Sprintf(`SELECT last(temp) FROM weather WHERE time >= %s AND time < %s GROUP BY * SLIMIT 1 SOFFSET 2`, rfc(start), rfc(end)))
 	require.Equal(t, []api.InfluxQLSeries{{Name: "weather", Tags: map[string]string{"host": "web3", "region": "us"}, Columns: []string{"time", "last"},
-		Values: [][]any{{start.Format(time.RFC3339), float64(89)}}}}, s)
+		Values: [][]any{{end.Add(-time.Minute).Format(time.RFC3339), float64(89)}}}}, s, "a selector alone answers its event's time")
 	for _, tc := range []struct {
 		fill string
 		want any
@@ -178,12 +184,12 @@ func TestInfluxQLSelect(t *testing.T) {
 
 	// What does not merge exactly says what to do instead.
 	for q, msg := range map[string]string{
-		`SELECT median(temp) FROM weather WHERE region = 'eu'`:                          "median() over 2 series at once is not supported: GROUP BY their tags",
-		`SELECT percentile(temp, 95) FROM weather`:                                      "timetable keeps the 50th, 90th and 99th percentiles",
-		`SELECT mean(temp) FROM weather WHERE time > now() - 1h GROUP BY time(7m)`:      "use an interval of at least 1s that divides a day",
-		`SELECT mean(temp) FROM weather WHERE time > now() - 1h GROUP BY time(10m, 1m)`: "an offset in GROUP BY time() is not supported",
-		`SELECT temp FROM weather WHERE host = 'web1' OR temp > 3`:                      "mixes tags and fields under OR",
-		`SELECT derivative(temp) FROM weather`:                                          "derivative of raw values is not supported",
+		`SELECT median(temp) FROM weather WHERE region = 'eu'`:                     "median() over 2 series at once is not supported: GROUP BY their tags",
+		`SELECT percentile(temp, 101) FROM weather WHERE host = 'web1'`:            "a number above 0 and at most 100",
+		`SELECT stddev(temp) FROM weather WHERE region = 'eu'`:                     "stddev() over 2 series at once is not supported",
+		`SELECT mean(temp) FROM weather WHERE time > now() - 1h GROUP BY time(7m)`: "use an interval of at least 1s that divides a day",
+		`SELECT temp FROM weather WHERE host = 'web1' OR temp > 3`:                 "mixes tags and fields under OR",
+		`SELECT derivative(temp) FROM weather`:                                     "derivative of raw values is not supported",
 	} {
 		out := influxQL(t, f, q)
 		require.Contains(t, out.Results[0].Error, msg, q)
@@ -195,12 +201,65 @@ func TestInfluxQLSelect(t *testing.T) {
 		{start.Add(40 * time.Minute).Format(time.RFC3339), float64(1), float64(20), float64(59)}}, s[0].Values)
 }
 
+// GROUP BY time() with an offset, stddev, median and percentile of any
+// rank, against answers worked out by hand: web1's temp is 10 + i at
+// minute i.
+func TestInfluxQLOffsetStddevPercentile(t *testing.T) {
+	f := newFixture(t, server.Options{})
+	start := now.Add(-2 * time.Hour)
+	writeWeather(t, f, start)
+	at := func(d time.Duration) string { return start.Add(d).Format(time.RFC3339) }
+	// Buckets of 30m from 06:40: 10..19, 20..49, 50..69. The sample
+	// standard deviation of k consecutive integers is sqrt(k(k+1)/12);
+	// the 95th percentile is the value at rank ⌊0.95·k + 0.5⌋.
+	want := [][]any{
+		{at(-20 * time.Minute), float64(10), math.Sqrt(10 * 11 / 12.0), float64(19), 14.5},
+		{at(10 * time.Minute), float64(30), math.Sqrt(30 * 31 / 12.0), float64(48), 34.5},
+		{at(40 * time.Minute), float64(20), math.Sqrt(20 * 21 / 12.0), float64(68), 59.5},
+	}
+	f.clock.Set(now.Add(10 * time.Minute)) // now() is 09:10: an offset of 10m from the half hour
+	for _, group := range []string{"time(30m, 10m)", "time(30m, -20m)", "time(30m, now())"} {
+		q := fmt.Sprintf(`SELECT count(temp), stddev(temp), percentile(temp, 95), median(temp) FROM weather WHERE host = 'web1' AND time >= %s AND time < %s GROUP BY %s`,
+			rfc(start), rfc(start.Add(time.Hour)), group)
+		out := influxQL(t, f, q)
+		require.Empty(t, out.Results[0].Error, q)
+		got := out.Results[0].Series[0].Values
+		require.Len(t, got, len(want), group)
+		for i := range want {
+			require.Equal(t, want[i][:2], got[i][:2], group)
+			require.InDelta(t, want[i][2], got[i][2], 1e-12, group)
+			require.Equal(t, want[i][3:], got[i][3:], group)
+		}
+	}
+	// The whole measurement in one read, percentiles of any rank: from
+	// 06:59 the minutes 0..58 of the three series (web1 10..68, web2
+	// 20..78, web3 30..88), from 07:59 69, 79, 89.
+	out := influxQL(t, f, fmt.Sprintf(`SELECT percentile(temp, 99.5), percentile(temp, 0.1), stddev(temp) FROM weather WHERE time >= %s AND time < %s GROUP BY time(1h, 59m)`,
+		rfc(start), rfc(start.Add(time.Hour))))
+	require.Empty(t, out.Results[0].Error)
+	var sum, squares float64
+	for base := 10; base <= 30; base += 10 {
+		for v := base; v <= base+58; v++ {
+			sum, squares = sum+float64(v), squares+float64(v*v)
+		}
+	}
+	got := out.Results[0].Series[0].Values
+	require.Len(t, got, 2)
+	// InfluxQL's rank ⌊n·N/100 + 0.5⌋: 176 of 177 (87) and 0, no value.
+	require.Equal(t, []any{at(-time.Minute), float64(87), nil}, got[0][:3])
+	require.InDelta(t, math.Sqrt((177*squares-sum*sum)/(177*176)), got[0][3], 1e-12)
+	require.Equal(t, []any{at(59 * time.Minute), float64(89), nil, float64(10)}, got[1])
+	// One value has no standard deviation.
+	out = influxQL(t, f, fmt.Sprintf(`SELECT stddev(temp) FROM weather WHERE host = 'web1' AND time >= %s GROUP BY time(1m) fill(none)`, rfc(start.Add(59*time.Minute))))
+	require.Equal(t, [][]any{{at(59 * time.Minute), nil}}, out.Results[0].Series[0].Values)
+}
+
 // /query takes the key as InfluxDB 1.x clients send it, several
 // statements each with its own result or error, POST forms, chunks.
 func TestInfluxQLProtocol(t *testing.T) {
 	f := newFixture(t, server.Options{})
 	writeWeather(t, f, now.Add(-2*time.Hour))
-	q := url.Values{"q": {"SHOW DATABASES; DROP DATABASE plant; SELECT stddev(temp) FROM weather; SELECT count(temp) FROM weather WHERE host = 'web1'"}, "db": {"plant"}}
+	q := url.Values{"q": {"SHOW DATABASES; DROP DATABASE plant; SELECT mode(temp) FROM weather; SELECT count(temp) FROM weather WHERE host = 'web1'"}, "db": {"plant"}}
 	check := func(r response) {
 		t.Helper()
 		require.Equal(t, http.StatusOK, r.status, "%s", r.body)
@@ -210,7 +269,7 @@ func TestInfluxQLProtocol(t *testing.T) {
 		require.Equal(t, [][]any{{"acme"}}, out.Results[0].Series[0].Values)
 		require.Equal(t, 1, out.Results[1].StatementID)
 		require.Contains(t, out.Results[1].Error, "DROP DATABASE is not supported")
-		require.Contains(t, out.Results[2].Error, "stddev() is not supported")
+		require.Contains(t, out.Results[2].Error, "mode() is not supported")
 		require.Equal(t, float64(60), out.Results[3].Series[0].Values[0][1])
 	}
 	basic := "Basic " + base64.StdEncoding.EncodeToString([]byte("anyone:"+f.acme))
@@ -307,8 +366,12 @@ func TestInfluxQLPlainSeries(t *testing.T) {
 	at := now.Add(-time.Hour)
 	body := fmt.Sprintf(`[{"time":%q,"series":"car-17","fields":{"speed":88}},{"time":%q,"series":"car-18","fields":{"speed":90}}]`, at.Format(time.RFC3339), at.Format(time.RFC3339))
 	require.Equal(t, http.StatusOK, f.postJSON(f.acme, "cars", body).status)
-	out := influxQL(t, f, `SHOW TAG VALUES FROM cars WITH KEY = "series"; SELECT speed FROM cars WHERE "series" = 'car-18'; SHOW SERIES`)
+	out := influxQL(t, f, `SHOW TAG VALUES FROM cars WITH KEY = "series"; SELECT speed FROM cars WHERE "series" = 'car-18'; SHOW SERIES; SELECT * FROM cars; SELECT "series", speed FROM cars WHERE speed < 89`)
 	require.Equal(t, [][]any{{"series", "car-17"}, {"series", "car-18"}}, out.Results[0].Series[0].Values)
 	require.Equal(t, [][]any{{at.Format(time.RFC3339), float64(90)}}, out.Results[1].Series[0].Values)
 	require.Equal(t, [][]any{{"cars,series=car-17"}, {"cars,series=car-18"}}, out.Results[2].Series[0].Values)
+	// The tag is a column of * and can be selected, as InfluxDB's tags.
+	require.Equal(t, []string{"time", "series", "speed"}, out.Results[3].Series[0].Columns)
+	require.ElementsMatch(t, [][]any{{at.Format(time.RFC3339), "car-17", float64(88)}, {at.Format(time.RFC3339), "car-18", float64(90)}}, out.Results[3].Series[0].Values)
+	require.Equal(t, [][]any{{at.Format(time.RFC3339), "car-17", float64(88)}}, out.Results[4].Series[0].Values)
 }

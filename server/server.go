@@ -19,6 +19,7 @@ import (
 	"github.com/timetabledb/timetable/api"
 	"github.com/timetabledb/timetable/clock"
 	"github.com/timetabledb/timetable/engine"
+	"github.com/timetabledb/timetable/influxql"
 	"github.com/timetabledb/timetable/storage"
 	"github.com/timetabledb/timetable/tenant"
 )
@@ -274,6 +275,8 @@ type Server struct {
 	tenants *admission.Tenants
 	// adminHash is the SHA-256 of the admin token; nil without one.
 	adminHash *[32]byte
+	// influxSeries keeps measurements' series between InfluxQL queries.
+	influxSeries *influxql.SeriesCache
 }
 
 // New returns a Server answering for db, or an error for invalid
@@ -291,7 +294,8 @@ func New(db *engine.DB, opts Options) (*Server, error) {
 	}
 	s := &Server{db: db, opts: opts, log: opts.Logger,
 		bodies: admission.NewBudget("bytes of request bodies (max_body_bytes_in_flight)", opts.MaxBodyBytesInFlight, opts.TenantShare),
-		events: opts.EventBudget, tenants: opts.Tenants}
+		events: opts.EventBudget, tenants: opts.Tenants,
+		influxSeries: influxql.NewSeriesCache(0, 0, db.Options().Clock.Now)}
 	if s.events == nil {
 		s.events = NewEventBudget(opts.MaxEventBytesInFlight, opts.TenantShare)
 	}

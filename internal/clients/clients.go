@@ -1,7 +1,8 @@
 // Package clients finds, for tests, the programs no one on this project
-// wrote that the ingest paths are tested with: InfluxDB's influx CLI and
-// Python client, and the mosquitto broker and its command-line clients
-// (Debian's influxdb-client, python3-influxdb, mosquitto and
+// wrote that the ingest and query paths are tested with: InfluxDB's influx
+// CLI and Python client, InfluxDB 1.x itself (influxd, StartInfluxd), and
+// the mosquitto broker and its command-line clients (Debian's
+// influxdb-client, python3-influxdb, influxdb, mosquitto and
 // mosquitto-clients).
 //
 // scripts/install-clients.sh installs them when they are missing, and

@@ -124,14 +124,21 @@ func (p *influxPeer) write(readings []reading) func(context.Context) error {
 // query runs InfluxQL and returns the rows of its one statement's one
 // series (none when nothing matched), times in milliseconds.
 func (p *influxPeer) query(ctx context.Context, q string) ([][]any, error) {
+	return influxQuery(ctx, p.client, http.MethodPost, p.base, nil, q)
+}
+
+// influxQuery runs InfluxQL on the /query of the server at base and
+// returns the rows of its one statement's one series (none when nothing
+// matched), times in milliseconds.
+func influxQuery(ctx context.Context, client *http.Client, method, base string, header http.Header, q string) ([][]any, error) {
 	var answer struct {
 		Results []struct {
 			Error  string
 			Series []struct{ Values [][]any }
 		}
 	}
-	u := p.base + "/query?" + url.Values{"db": {influxDB}, "epoch": {"ms"}, "q": {q}}.Encode()
-	if err := fetch(ctx, p.client, http.MethodPost, u, nil, nil, &answer); err != nil {
+	u := base + "/query?" + url.Values{"db": {influxDB}, "epoch": {"ms"}, "q": {q}}.Encode()
+	if err := fetch(ctx, client, method, u, header, nil, &answer); err != nil {
 		return nil, err
 	}
 	if len(answer.Results) != 1 {
@@ -159,11 +166,21 @@ func influxWhere(series string, from, to time.Time) string {
 }
 
 func (p *influxPeer) aggregate(ctx context.Context, series string, from, to time.Time) ([]bucket, error) {
-	rows, err := p.query(ctx, fmt.Sprintf("SELECT count(%[1]s), sum(%[1]s) FROM %s WHERE %s GROUP BY time(1h) fill(none)",
-		aggregateField, workloadTable, influxWhere(series, from, to)))
+	rows, err := p.query(ctx, influxHourly(series, from, to))
 	if err != nil {
 		return nil, err
 	}
+	return influxBuckets(rows)
+}
+
+// influxHourly is the InfluxQL of aggregate.
+func influxHourly(series string, from, to time.Time) string {
+	return fmt.Sprintf("SELECT count(%[1]s), sum(%[1]s) FROM %s WHERE %s GROUP BY time(1h) fill(none)",
+		aggregateField, workloadTable, influxWhere(series, from, to))
+}
+
+// influxBuckets reads the rows of influxHourly.
+func influxBuckets(rows [][]any) ([]bucket, error) {
 	out := make([]bucket, len(rows))
 	for i, row := range rows {
 		if len(row) != 3 {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,9 +19,10 @@ import (
 // The peer comparison puts timetable's server on Pebble beside the
 // databases its users would pick instead, each a plain process on
 // loopback in a temp dir, one at a time: the same readings written the
-// same way (peerClients at once, peerBatch a request), the same four
-// queries asked over each one's own protocol, every answer checked
-// against the workload, and each one's cost measured from outside the
+// same way (peerClients at once, peerBatch a request), the same queries
+// asked over each one's own protocol (and InfluxQL of those that speak
+// it), every answer checked against the workload, and each one's cost
+// measured from outside the
 // same way (CPU and memory of its processes, bytes of its data dir).
 const (
 	peerClients = 4
@@ -69,7 +71,7 @@ type profiledPeer interface {
 	profileCPU(ctx context.Context) (stop func() ([][]byte, error))
 }
 
-// A peerQuery is one of the four queries, asked again and again.
+// A peerQuery is one of the queries, asked again and again.
 type peerQuery struct {
 	name string
 	// reps is how many timed runs the percentiles are of.
@@ -104,6 +106,7 @@ var peerQueries = []peerQuery{
 		}
 		return took, checkBuckets("aggregate of "+seriesName(s), got, w.hourly(s, w.start, w.end()))
 	}},
+	influxQLHourly,
 	{name: "latest 10 of one series", reps: 1000, run: func(ctx context.Context, p peer, w peerWorkload, rep int) (time.Duration, error) {
 		s := querySeries(rep)
 		begin := time.Now()
@@ -253,7 +256,10 @@ func measurePeer(ctx context.Context, p peer, dir string, w peerWorkload, batche
 	}
 
 	for qi, q := range peerQueries {
-		if _, err := q.run(ctx, p, w, q.reps); err != nil {
+		if _, err := q.run(ctx, p, w, q.reps); errors.Is(err, errNotAsked) {
+			res.p50, res.p99 = append(res.p50, math.NaN()), append(res.p99, math.NaN())
+			continue
+		} else if err != nil {
 			return res, err
 		}
 		ds := make([]time.Duration, q.reps)
@@ -382,7 +388,9 @@ func (r *PeerReport) table() [][]string {
 		for i, res := range r.results {
 			v := value(res)
 			cell := fmt.Sprintf(format, v)
-			if i > 0 && v != 0 {
+			if math.IsNaN(v) {
+				cell = "—" // a query not asked of this peer
+			} else if i > 0 && v != 0 && !math.IsNaN(tt) {
 				cell += fmt.Sprintf(" (%.2f)", tt/v)
 			}
 			cells = append(cells, cell)

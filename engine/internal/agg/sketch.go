@@ -24,6 +24,13 @@ const (
 	FnP99           = "p99"
 	FnDelta         = "delta" // the increase of a counter over the bucket, resets included
 	FnRate          = "rate"  // delta per second of the bucket's span
+	// FnMedian is the middle value, or the mean of the two middle values
+	// of an even count (InfluxQL's median); p50 is the lower of the two.
+	FnMedian = "median"
+	// FnStddev is the sample standard deviation (n - 1 in the
+	// denominator, as InfluxQL's stddev); absent for fewer than two
+	// values.
+	FnStddev = "stddev"
 )
 
 // DistinctExact is how many distinct values count_distinct counts
@@ -48,24 +55,48 @@ const QuantileExact = 1000
 // can be told for sure by the bucket's count, at most QuantileExact.
 const QuantileAccuracy = 0.01
 
-// SketchFuncs lists the functions a sketch serves.
-var SketchFuncs = []string{FnCountDistinct, FnP50, FnP90, FnP99, FnDelta, FnRate}
+// SketchFuncs lists the functions a sketch serves, besides the
+// percentiles of any rank (Quantile).
+var SketchFuncs = []string{FnCountDistinct, FnP50, FnP90, FnP99, FnMedian, FnStddev, FnDelta, FnRate}
 
-// quantileOf maps a percentile function to its quantile.
-var quantileOf = map[string]float64{FnP50: 0.50, FnP90: 0.90, FnP99: 0.99}
+// IsSketch reports whether a sketch serves fn: one of SketchFuncs or a
+// percentile.
+func IsSketch(fn string) bool {
+	_, ok := Quantile(fn)
+	return ok || slices.Contains(SketchFuncs, fn)
+}
+
+// Quantile returns the quantile of a percentile function: "p" and a
+// number above 0 and at most 100 in plain notation, without needless
+// zeros (p50, p95, p99.9, p0.1); false for any other name.
+func Quantile(fn string) (float64, bool) {
+	if len(fn) < 2 || fn[0] != 'p' {
+		return 0, false
+	}
+	for _, c := range fn[1:] {
+		if (c < '0' || c > '9') && c != '.' {
+			return 0, false
+		}
+	}
+	q, err := strconv.ParseFloat(fn[1:], 64)
+	if err != nil || q <= 0 || q > 100 || strconv.FormatFloat(q, 'f', -1, 64) != fn[1:] {
+		return 0, false
+	}
+	return q / 100, true
+}
 
 // Needs says which sketches a summary keeps for its fields, and which of
 // their totals: a rollup's summaries (the zero Needs) keep every total, and
 // no sketch.
 type Needs struct {
-	distinct, quantiles, counter bool
+	distinct, quantiles, counter, squares bool
 	// noOrder drops first and last, noSum the sum (and so avg), noMinMax
 	// min and max, which a query may not ask for.
 	noOrder, noSum, noMinMax bool
 }
 
 // sketched reports whether w names a sketch.
-func (w Needs) sketched() bool { return w.distinct || w.quantiles || w.counter }
+func (w Needs) sketched() bool { return w.distinct || w.quantiles || w.counter || w.squares }
 
 // totals reports whether w keeps a sum, a min or a max.
 func (w Needs) totals() bool { return !w.noSum || !w.noMinMax }
@@ -75,15 +106,21 @@ func NeedsOf(funcs []string) Needs {
 	asks := func(fns ...string) bool {
 		return slices.ContainsFunc(fns, func(fn string) bool { return slices.Contains(funcs, fn) })
 	}
-	w := Needs{noOrder: !asks(FnFirst, FnLast), noSum: !asks(FnSum, FnAvg), noMinMax: !asks(FnMin, FnMax)}
+	w := Needs{noOrder: !asks(FnFirst, FnLast), noSum: !asks(FnSum, FnAvg, FnStddev), noMinMax: !asks(FnMin, FnMax)}
 	for _, fn := range funcs {
 		switch fn {
 		case FnCountDistinct:
 			w.distinct = true
-		case FnP50, FnP90, FnP99:
+		case FnMedian:
 			w.quantiles = true
+		case FnStddev:
+			w.squares = true
 		case FnDelta, FnRate:
 			w.counter = true
+		default:
+			if _, ok := Quantile(fn); ok {
+				w.quantiles = true
+			}
 		}
 	}
 	return w
@@ -104,6 +141,8 @@ type sketches struct {
 	// below the last is a reset: it counts from zero).
 	last     map[string]*apd.Decimal
 	increase apd.Decimal
+	// squares is the sum of the squares of the values, for stddev.
+	squares apd.Decimal
 }
 
 // add adds one value of the field, of an event of series; the events of
@@ -118,6 +157,11 @@ func (s *sketches) add(w Needs, v any, x *apd.Decimal, series string) {
 	}
 	if w.quantiles {
 		s.addQuantile(x)
+	}
+	if w.squares {
+		var sq apd.Decimal
+		_, _ = exact.Mul(&sq, x, x) // exact on parsed decimals
+		addDecimal(&s.squares, &sq)
 	}
 	if w.counter {
 		if s.last == nil {
@@ -172,6 +216,7 @@ func (s *sketches) merge(o *sketches) {
 		_ = s.quantiles.MergeWith(o.quantiles) // of the same mapping
 	}
 	addDecimal(&s.increase, &o.increase)
+	addDecimal(&s.squares, &o.squares)
 }
 
 // addQuantile adds a value for the percentiles: kept while there are
@@ -204,16 +249,36 @@ func (s *sketches) sketchValues() {
 	s.values = nil
 }
 
-// quantile returns the percentile q of the values: the nearest-rank one
-// while they are kept, the sketch's estimate after; nil when there are
-// none.
-func (s *sketches) quantile(q float64) any {
+// Rank is how a percentile picks its value among the n values of a
+// bucket while they are kept (QuantileExact).
+type Rank int
+
+const (
+	// RankNearest takes the value at rank ⌈q·n⌉, the nearest rank (p50 of
+	// 1, 2, 3, 4 is 2).
+	RankNearest Rank = iota
+	// RankInfluxQL takes the value at rank ⌊n·q + 0.5⌋, as InfluxQL's
+	// percentile(f, N) does, and none when that rank is 0 (p1 of 20
+	// values).
+	RankInfluxQL
+)
+
+// quantile returns the percentile q of the values, at rank r while they
+// are kept, the sketch's estimate after; nil when there are none.
+func (s *sketches) quantile(q float64, r Rank) any {
 	if s.quantiles == nil {
 		if len(s.values) == 0 {
 			return nil
 		}
 		slices.SortFunc(s.values, func(a, b apd.Decimal) int { return a.Cmp(&b) })
 		rank := int(math.Ceil(q * float64(len(s.values))))
+		if r == RankInfluxQL {
+			// As InfluxDB computes it: n·percent/100.
+			rank = int(math.Floor(float64(len(s.values))*(q*100)/100 + 0.5))
+			if rank < 1 {
+				return nil
+			}
+		}
 		return decimalNumber(&s.values[max(rank, 1)-1])
 	}
 	if s.quantiles.IsEmpty() {
@@ -224,6 +289,48 @@ func (s *sketches) quantile(q float64) any {
 		return nil
 	}
 	return json.Number(strconv.FormatFloat(v, 'g', 6, 64))
+}
+
+// median returns the middle value, or the mean of the two middle values
+// of an even count, while the values are kept; the sketch's estimate of
+// p50 after; nil when there are none.
+func (s *sketches) median() any {
+	if s.quantiles != nil || len(s.values)%2 == 1 {
+		return s.quantile(0.5, RankNearest)
+	}
+	if len(s.values) == 0 {
+		return nil
+	}
+	slices.SortFunc(s.values, func(a, b apd.Decimal) int { return a.Cmp(&b) })
+	var sum, two, m apd.Decimal
+	_, _ = exact.Add(&sum, &s.values[len(s.values)/2-1], &s.values[len(s.values)/2])
+	two.SetInt64(2)
+	_, _ = averaging.Quo(&m, &sum, &two)
+	return decimalNumber(&m)
+}
+
+// stddev returns the sample standard deviation of count values whose sum
+// is sum, from the sum of their squares: sqrt((n·Σx² - (Σx)²) / (n(n-1))),
+// the numerator exact, rounded to AvgDigits significant digits; nil for
+// fewer than two values.
+func (s *sketches) stddev(sum *apd.Decimal, count int64) any {
+	if count < 2 {
+		return nil
+	}
+	var n, num, sq, den, v, r apd.Decimal
+	n.SetInt64(count)
+	_, _ = exact.Mul(&num, &n, &s.squares)
+	_, _ = exact.Mul(&sq, sum, sum)
+	_, _ = exact.Sub(&num, &num, &sq)
+	if num.Sign() <= 0 {
+		return json.Number("0") // equal values
+	}
+	den.SetInt64(count * (count - 1))
+	wide := averaging.WithPrecision(AvgDigits + 4)
+	_, _ = wide.Quo(&v, &num, &den)
+	_, _ = wide.Sqrt(&r, &v)
+	_, _ = averaging.Round(&r, &r)
+	return decimalNumber(&r)
 }
 
 // addDistinct counts a value among the distinct ones.
@@ -268,15 +375,15 @@ func distinctKey(v any) string {
 
 // result returns the value of a sketch function over a bucket of span
 // seconds.
-func (s *sketches) result(fn string, span float64) any {
+func (s *sketches) result(fn string, span float64, r Rank) any {
 	switch fn {
 	case FnCountDistinct:
 		if s.hll != nil {
 			return int64(s.hll.Estimate())
 		}
 		return int64(len(s.distinct))
-	case FnP50, FnP90, FnP99:
-		return s.quantile(quantileOf[fn])
+	case FnMedian:
+		return s.median()
 	case FnDelta:
 		return decimalNumber(&s.increase)
 	case FnRate:
@@ -286,6 +393,9 @@ func (s *sketches) result(fn string, span float64) any {
 			panic(fmt.Sprintf("engine: rate: %v", err)) // span is positive
 		}
 		return decimalNumber(&r)
+	}
+	if q, ok := Quantile(fn); ok {
+		return s.quantile(q, r)
 	}
 	return nil
 }

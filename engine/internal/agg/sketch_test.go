@@ -26,7 +26,7 @@ func percentiles(t *testing.T, values []string) map[string]any {
 		s.Add(event.Event{Series: "s", ID: fmt.Sprint(i), Time: at.Add(time.Duration(i)), Fields: map[string]any{"v": json.Number(v)}}, []string{"v"})
 	}
 	a.Merge(b, []string{"v"})
-	bk, err := a.Bucket(Bucket{Start: at, End: at.Add(time.Hour), Values: map[string]map[string]any{}}, at, []string{"v"}, funcs, true)
+	bk, err := a.Bucket(Bucket{Start: at, End: at.Add(time.Hour), Values: map[string]map[string]any{}}, at, []string{"v"}, funcs, true, RankNearest)
 	if err != nil {
 		t.Fatal(err)
 	}

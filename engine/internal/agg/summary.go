@@ -192,7 +192,7 @@ func (fp *fieldSummary) add(v any, k OrderKey, w Needs) {
 	fp.count++
 	// Values are read as numbers only for what asks for numbers: totals
 	// (until a value is not one), quantiles and counters.
-	parse := w.quantiles || w.counter || (!fp.nonnum && w.totals())
+	parse := w.quantiles || w.counter || w.squares || (!fp.nonnum && w.totals())
 	var x apd.Decimal
 	isNumber := parse && decimalOf(&x, v)
 	if w.sketched() {
@@ -282,7 +282,7 @@ func (fp *fieldSummary) merge(o *fieldSummary) {
 // start, with the events p summarises and the results of funcs for each
 // of fields: an error when numeric (funcs hold a function of numbers) and
 // a field holds something else, which the engine reports as a bad query.
-func (p *Summary) Bucket(b Bucket, start time.Time, fields, funcs []string, numeric bool) (Bucket, error) {
+func (p *Summary) Bucket(b Bucket, start time.Time, fields, funcs []string, numeric bool, rank Rank) (Bucket, error) {
 	b.Events = p.Events
 	for _, name := range fields {
 		fp := p.lookup(name)
@@ -310,9 +310,17 @@ func (p *Summary) Bucket(b Bucket, start time.Time, fields, funcs []string, nume
 				r[fn] = fp.first
 			case FnLast:
 				r[fn] = fp.last
+			case FnStddev:
+				if fp.sk != nil && !fp.nonnum {
+					if v := fp.sk.stddev(&fp.sum, fp.count); v != nil {
+						r[fn] = v
+					}
+				}
 			default:
 				if fp.sk != nil {
-					r[fn] = fp.sk.result(fn, b.End.Sub(b.Start).Seconds())
+					if v := fp.sk.result(fn, b.End.Sub(b.Start).Seconds(), rank); v != nil {
+						r[fn] = v
+					}
 				}
 			}
 		}
