@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"errors"
 	"context"
 	"os/exec"
 	"testing"
@@ -41,6 +42,9 @@ func TestClickHousePeer(t *testing.T) {
 	for _, q := range peerQueries {
 		for rep := range 5 {
 			_, err := q.run(ctx, p, w, rep)
+			if errors.Is(err, errNotAsked) {
+				break
+			}
 			require.NoError(t, err, q.name)
 		}
 	}
