@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"os"
 	"testing"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 	"github.com/timetabledb/timetable/lifecycle"
 	"github.com/timetabledb/timetable/registry"
 	"github.com/timetabledb/timetable/storage"
+	"github.com/timetabledb/timetable/storage/dynamostore/dynamofault"
 )
 
 // TestColdTierAnswersAsBefore writes events over an old week and a recent
@@ -32,6 +34,20 @@ func TestColdTierAnswersAsBefore(t *testing.T) {
 		for _, tg := range targets {
 			t.Run(b.Name+"/"+tg.name, func(t *testing.T) { testColdTier(t, b, tg.open) })
 		}
+	}
+	// On DynamoDB with its own export (faked: the local servers have
+	// none), the archive is the export, and answers the same.
+	if os.Getenv(backends.EndpointEnv) != "" {
+		t.Run("dynamodb-export/s3", func(t *testing.T) {
+			var cp *dynamofault.ControlPlane
+			b := backends.Backend{Name: "dynamodb-export", Open: func(t *testing.T) (storage.Store, family.Schema) {
+				s, cfg, c := backends.OpenDynamoExports(t)
+				cp = c
+				return s, cfg
+			}}
+			testColdTier(t, b, s3Target)
+			require.Equal(t, 1, cp.Calls()["ExportTableToPointInTime"], "archived by the store's export")
+		})
 	}
 }
 
