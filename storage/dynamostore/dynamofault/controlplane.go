@@ -46,7 +46,9 @@ import (
 // for nothing else is answered here. DeleteTable of a protected table is
 // refused with DynamoDB's ValidationException. UpdateContinuousBackups
 // and DescribeContinuousBackups are answered here, from the record,
-// shaped as AWS documents them (ContinuousBackupsDescription).
+// shaped as AWS documents them (ContinuousBackupsDescription). With
+// ControlPlaneOptions.Exports, the export to S3 and import from S3 are
+// answered too (export.go).
 //
 // Time is Options.Now, so that a test on a fake clock walks a year of
 // rules in seconds. A ControlPlane may be used by any number of
