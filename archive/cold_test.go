@@ -200,6 +200,18 @@ func testColdTier(t *testing.T, b backends.Backend, open func(t *testing.T) (str
 	require.Equal(t, deleted, p.Gaps[0].Table)
 	require.Equal(t, old, p.Gaps[0].From)
 	require.Equal(t, old.Add(24*time.Hour), p.Gaps[0].To)
+	ag, err := plain.AggregateGaps(ctx, "acme", engine.AggregateQuery{Table: "a_table", From: old, To: old.Add(24 * time.Hour),
+		Bucket: time.Hour, Fields: []string{"speed"}, Funcs: []string{engine.FnCount}})
+	require.NoError(t, err)
+	require.Len(t, ag, 1, "an aggregate names the gaps a page does")
+	require.Equal(t, p.Gaps[0].Table, ag[0].Table)
+	require.Equal(t, p.Gaps[0].From, ag[0].From)
+	require.Equal(t, p.Gaps[0].Reason, ag[0].Reason)
+	require.WithinDuration(t, p.Gaps[0].To, ag[0].To, time.Nanosecond, "cut to the aggregate's range, whose end is its last nanosecond")
+	ag, err = db.AggregateGaps(ctx, "acme", engine.AggregateQuery{Table: "a_table", From: old, To: old.Add(24 * time.Hour),
+		Bucket: time.Hour, Fields: []string{"speed"}, Funcs: []string{engine.FnCount}})
+	require.NoError(t, err)
+	require.Empty(t, ag, "the cold tier reads the archived week")
 }
 
 // registryFacts returns the registry's facts of a schema's tables, as
