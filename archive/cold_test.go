@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -212,6 +214,22 @@ func testColdTier(t *testing.T, b backends.Backend, open func(t *testing.T) (str
 		Bucket: time.Hour, Fields: []string{"speed"}, Funcs: []string{engine.FnCount}})
 	require.NoError(t, err)
 	require.Empty(t, ag, "the cold tier reads the archived week")
+
+	// An archive the cold tier cannot read fails the query: it is not
+	// an empty period.
+	if strings.HasPrefix(url, "s3://") {
+		notDir := filepath.Join(t.TempDir(), "a-file")
+		require.NoError(t, os.WriteFile(notDir, nil, 0o600))
+		broken := archive.NewCold(archive.ColdOptions{S3: opts.S3, CacheDir: notDir})
+		defer broken.Close()
+		bdb, err := engine.Open(ctx, s, engine.Options{Schema: cfg, Clock: clk, Cold: broken, ReadOnly: true})
+		require.NoError(t, err)
+		defer bdb.Close()
+		_, err = bdb.Query(ctx, "acme", engine.Query{Table: "a_table", From: old, To: old.Add(24 * time.Hour)})
+		require.Error(t, err)
+		_, err = bdb.QueryJSON(ctx, "acme", engine.Query{Table: "a_table", Series: "car-17", From: old, To: old.Add(24 * time.Hour)}, nil)
+		require.Error(t, err)
+	}
 }
 
 // registryFacts returns the registry's facts of a schema's tables, as

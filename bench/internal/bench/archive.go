@@ -208,7 +208,7 @@ func coldQuery(ctx context.Context, dir, target string, s3 archive.S3Options) (f
 	clk := clock.NewManual(week.Add(7 * 24 * time.Hour))
 	cold := archive.NewCold(archive.ColdOptions{S3: s3, CacheDir: filepath.Join(dir, "cache")})
 	defer cold.Close()
-	db, err := engine.Open(ctx, s, engine.Options{Schema: cfg, Clock: clk, Cold: cold})
+	db, err := engine.Open(ctx, s, engine.Options{Schema: cfg, Clock: clk, Cold: cold, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		return 0, err
 	}
