@@ -98,6 +98,10 @@ type Aggregate struct {
 	// Rollups says, for a table that keeps rollups, whether they served
 	// the answer, and if not why.
 	Rollups string `json:"rollups,omitempty"`
+	// Gaps are the parts of the range whose events are gone (the table
+	// deleted with no archive to read), left out of the buckets, as a
+	// page of events names them; absent when there are none.
+	Gaps []Gap `json:"gaps,omitempty"`
 }
 
 // aggregateJSON is an Aggregate with the encoding encoding/json gives
@@ -135,6 +139,13 @@ func (a Aggregate) AppendJSON(dst []byte) ([]byte, error) {
 	if a.Rollups != "" {
 		dst = append(dst, `,"rollups":`...)
 		dst = appendJSONString(dst, a.Rollups)
+	}
+	if len(a.Gaps) > 0 {
+		gaps, err := json.Marshal(a.Gaps)
+		if err != nil {
+			return nil, err
+		}
+		dst = append(append(dst, `,"gaps":`...), gaps...)
 	}
 	return append(dst, '}'), nil
 }

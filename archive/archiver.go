@@ -66,6 +66,12 @@ type Options struct {
 	// registry entry, or tags), which the cold tier (Cold) reads, and
 	// NDJSON alone for another.
 	Format family.ArchiveFormat
+	// Method is how tables are exported and restored: MethodAuto (the
+	// default, when empty) uses the store's own export to S3 and import
+	// from S3 where the store has them (DynamoDB, not its local
+	// emulators) and the target is s3://, and a scan otherwise;
+	// MethodScan always scans; MethodNative always uses the store's own.
+	Method Method
 	// Facts, when not nil, returns the registry entry of a table (package
 	// registry), whose family, period, write month and tier a manifest
 	// records; found false when the registry has none. Without it, or
@@ -133,6 +139,11 @@ func (o *Options) Validate() error {
 	}
 	if o.S3.PartSize != 0 && o.S3.PartSize < 5<<20 {
 		return fmt.Errorf("archive options: S3 PartSize %d: S3 wants parts of at least 5 MiB", o.S3.PartSize)
+	}
+	switch o.Method {
+	case "", MethodAuto, MethodNative, MethodScan:
+	default:
+		return fmt.Errorf("archive options: method %q: must be auto, native or scan", o.Method)
 	}
 	switch o.Format {
 	case "", family.ArchiveNDJSON, family.ArchiveParquet:
@@ -307,7 +318,7 @@ func (a *Archiver) Archive(ctx context.Context, table string) error {
 		}
 	}
 	if !checked {
-		if m, err = a.export(ctx, table); err != nil {
+		if m, err = a.exportAny(ctx, table); err != nil {
 			return fmt.Errorf("archive %q: %w", table, err)
 		}
 		if err := a.verify(ctx, m, false); err != nil {

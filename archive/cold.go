@@ -52,7 +52,7 @@ type ColdOptions struct {
 	// S3 configures s3:// targets.
 	S3 S3Options
 	// CacheDir is where the Parquet files of s3:// targets are kept once
-	// fetched; empty means os.TempDir().
+	// fetched, made when missing; empty means os.TempDir().
 	CacheDir string
 }
 
@@ -265,6 +265,9 @@ func (c *Cold) local(ctx context.Context, tg target, p ParquetFile) (*os.File, e
 	if dir == "" {
 		dir = os.TempDir()
 	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("cold tier cache: %w", err)
+	}
 	path := filepath.Join(dir, "timetable-cold-"+p.SHA256+".parquet")
 	if f, err := os.Open(path); err == nil {
 		if st, err := f.Stat(); err == nil && st.Size() == p.Bytes {
@@ -354,8 +357,10 @@ func (it *coldIterator) Attrs(fn func(name string, v any) bool) error {
 	return nil
 }
 
-// Close lets the items go.
+// Close lets the items go, and returns the error that stopped the
+// iteration, as storage.Iterator's Close does: a reader that checks only
+// Close must not take an archive it could not read for an empty one.
 func (it *coldIterator) Close() error {
 	it.items = nil
-	return nil
+	return it.Err()
 }

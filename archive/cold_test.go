@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -19,6 +22,7 @@ import (
 	"github.com/timetabledb/timetable/lifecycle"
 	"github.com/timetabledb/timetable/registry"
 	"github.com/timetabledb/timetable/storage"
+	"github.com/timetabledb/timetable/storage/dynamostore/dynamofault"
 )
 
 // TestColdTierAnswersAsBefore writes events over an old week and a recent
@@ -32,6 +36,20 @@ func TestColdTierAnswersAsBefore(t *testing.T) {
 		for _, tg := range targets {
 			t.Run(b.Name+"/"+tg.name, func(t *testing.T) { testColdTier(t, b, tg.open) })
 		}
+	}
+	// On DynamoDB with its own export (faked: the local servers have
+	// none), the archive is the export, and answers the same.
+	if os.Getenv(backends.EndpointEnv) != "" {
+		t.Run("dynamodb-export/s3", func(t *testing.T) {
+			var cp *dynamofault.ControlPlane
+			b := backends.Backend{Name: "dynamodb-export", Open: func(t *testing.T) (storage.Store, family.Schema) {
+				s, cfg, c := backends.OpenDynamoExports(t)
+				cp = c
+				return s, cfg
+			}}
+			testColdTier(t, b, s3Target)
+			require.Equal(t, 1, cp.Calls()["ExportTableToPointInTime"], "archived by the store's export")
+		})
 	}
 }
 
@@ -184,6 +202,34 @@ func testColdTier(t *testing.T, b backends.Backend, open func(t *testing.T) (str
 	require.Equal(t, deleted, p.Gaps[0].Table)
 	require.Equal(t, old, p.Gaps[0].From)
 	require.Equal(t, old.Add(24*time.Hour), p.Gaps[0].To)
+	ag, err := plain.AggregateGaps(ctx, "acme", engine.AggregateQuery{Table: "a_table", From: old, To: old.Add(24 * time.Hour),
+		Bucket: time.Hour, Fields: []string{"speed"}, Funcs: []string{engine.FnCount}})
+	require.NoError(t, err)
+	require.Len(t, ag, 1, "an aggregate names the gaps a page does")
+	require.Equal(t, p.Gaps[0].Table, ag[0].Table)
+	require.Equal(t, p.Gaps[0].From, ag[0].From)
+	require.Equal(t, p.Gaps[0].Reason, ag[0].Reason)
+	require.WithinDuration(t, p.Gaps[0].To, ag[0].To, time.Nanosecond, "cut to the aggregate's range, whose end is its last nanosecond")
+	ag, err = db.AggregateGaps(ctx, "acme", engine.AggregateQuery{Table: "a_table", From: old, To: old.Add(24 * time.Hour),
+		Bucket: time.Hour, Fields: []string{"speed"}, Funcs: []string{engine.FnCount}})
+	require.NoError(t, err)
+	require.Empty(t, ag, "the cold tier reads the archived week")
+
+	// An archive the cold tier cannot read fails the query: it is not
+	// an empty period.
+	if strings.HasPrefix(url, "s3://") {
+		notDir := filepath.Join(t.TempDir(), "a-file")
+		require.NoError(t, os.WriteFile(notDir, nil, 0o600))
+		broken := archive.NewCold(archive.ColdOptions{S3: opts.S3, CacheDir: notDir})
+		defer broken.Close()
+		bdb, err := engine.Open(ctx, s, engine.Options{Schema: cfg, Clock: clk, Cold: broken, ReadOnly: true})
+		require.NoError(t, err)
+		defer bdb.Close()
+		_, err = bdb.Query(ctx, "acme", engine.Query{Table: "a_table", From: old, To: old.Add(24 * time.Hour)})
+		require.Error(t, err)
+		_, err = bdb.QueryJSON(ctx, "acme", engine.Query{Table: "a_table", Series: "car-17", From: old, To: old.Add(24 * time.Hour)}, nil)
+		require.Error(t, err)
+	}
 }
 
 // registryFacts returns the registry's facts of a schema's tables, as

@@ -158,6 +158,39 @@
 // cost a second full read of the table. Verify, the operator's check,
 // still scans the table when it exists and compares.
 //
+// # DynamoDB's own export
+//
+// On a store with its own export to S3 and import from S3
+// (storage.Exporter: DynamoDB, not its local emulators, which answer
+// UnknownOperationException) and an s3:// target, Options.Method
+// MethodAuto (the default) or MethodNative archives a table through the
+// store's export instead of a scan: point-in-time recovery on, an export
+// in DYNAMODB_JSON to {prefix}/T/export/ (export-N/ for generation N),
+// waited for with the SDK's waiter, neither of which consumes the
+// table's capacity. The export is in the layout AWS documents in the
+// DynamoDB Developer Guide, "DynamoDB table export output format":
+//
+//	{prefix}/T/export/AWSDynamoDB/{ExportId}/manifest-summary.json  exportArn, itemCount, outputFormat, manifestFilesS3Key
+//	{prefix}/T/export/AWSDynamoDB/{ExportId}/manifest-files.json    a line per data file: itemCount, md5Checksum, etag, dataFileS3Key
+//	{prefix}/T/export/AWSDynamoDB/{ExportId}/data/{id}.json.gz      gzip, a {"Item":{...}} line per item
+//
+// The archiver reads the summary, the file list and every data file once:
+// each file's MD5 and item count must equal manifest-files.json's, and
+// their sum the summary's itemCount and the export's own ItemCount. That
+// same reading computes the content hash of the items and the size and
+// SHA-256 of the files' concatenation, which the manifest records with the
+// export's ARN and files (Manifest.Export), and writes the Parquet. The
+// verification then reads the files back against the manifest, as for a
+// scan's data file. So what is verified is that the archive holds the
+// items DynamoDB says it exported, file by file against DynamoDB's own
+// manifest, and that the target still holds them; the table is not read
+// (an export is of a point in time of a table fenced before it), and
+// Verify's scan of the table remains the operator's proof that they are
+// the table's. A single archive restored into a table that does not
+// exist is imported by the store (ImportTable) from the export's data
+// folder, or from a scan archive's data file (the same format); the
+// import's count of items written must equal the manifest's.
+//
 // # Crash safety
 //
 // Archive first removes the table's old manifest, writes the data file,

@@ -36,25 +36,9 @@ var ErrStopped = errors.New("timetable: archive stopped, to be resumed")
 // deadline near) commits the data file as it is, without a manifest, and
 // leaves a checkpoint, and the next export of the table resumes there.
 func (a *Archiver) export(ctx context.Context, table string) (m Manifest, err error) {
-	info, err := a.store.DescribeTable(ctx, table)
+	m, info, shards, eventual, err := a.startManifest(ctx, table)
 	if err != nil {
 		return Manifest{}, fmt.Errorf("export: %w", err)
-	}
-	now := a.opts.Clock.Now().UTC()
-	m = newManifest(info, now)
-	shards := shardsOf(info)
-	eventual := false
-	if a.opts.Facts != nil {
-		e, found, err := a.opts.Facts(ctx, table)
-		if err != nil {
-			return Manifest{}, fmt.Errorf("export: registry entry of %q: %w", table, err)
-		}
-		if found {
-			m.recordEntry(e)
-			m.Data, _ = objectNames(m.generation())
-			shards = max(e.Policy.Shards, 1)
-			eventual = writesOver(e, now)
-		}
 	}
 	// From here until the new manifest is written, the table has no
 	// archive: a crash leaves nothing that could pass for one.
@@ -120,6 +104,32 @@ func (a *Archiver) export(ctx context.Context, table string) (m Manifest, err er
 		a.opts.Logger.Warn("export checkpoint not removed", "table", table, "err", err)
 	}
 	return m, nil
+}
+
+// startManifest starts the manifest of an export of table from what the
+// store and the registry know of it, and returns the table's description,
+// its shards, and whether it takes no more writes (eventual reads do).
+func (a *Archiver) startManifest(ctx context.Context, table string) (m Manifest, info storage.TableInfo, shards int, eventual bool, err error) {
+	info, err = a.store.DescribeTable(ctx, table)
+	if err != nil {
+		return Manifest{}, info, 0, false, err
+	}
+	now := a.opts.Clock.Now().UTC()
+	m = newManifest(info, now)
+	shards = shardsOf(info)
+	if a.opts.Facts != nil {
+		e, found, err := a.opts.Facts(ctx, table)
+		if err != nil {
+			return Manifest{}, info, 0, false, fmt.Errorf("registry entry of %q: %w", table, err)
+		}
+		if found {
+			m.recordEntry(e)
+			m.Data, _ = objectNames(m.generation())
+			shards = max(e.Policy.Shards, 1)
+			eventual = writesOver(e, now)
+		}
+	}
+	return m, info, shards, eventual, nil
 }
 
 // writesOver reports whether the table of a registry entry takes no more
@@ -343,7 +353,10 @@ type readResult struct {
 // hash, as m's format version computes it.
 func (a *Archiver) readBack(ctx context.Context, m Manifest, fn func(storage.Item) error) (readResult, error) {
 	dataKey, _ := m.keys()
-	r, err := a.target.get(ctx, dataKey)
+	if m.Export != nil {
+		dataKey = "the export " + m.Export.ARN
+	}
+	r, err := a.dataReader(ctx, m)
 	if err != nil {
 		return readResult{}, fmt.Errorf("read back: %w", err)
 	}
@@ -367,6 +380,9 @@ func (a *Archiver) readBack(ctx context.Context, m Manifest, fn func(storage.Ite
 // item to content when it is not nil.
 func readItems(r io.Reader, content contentHasher, fn func(storage.Item) error) error {
 	zr, err := gzip.NewReader(r)
+	if gzipEmpty(err) {
+		return nil // no bytes: no items, as an export of an empty table may be
+	}
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrMismatch, err)
 	}

@@ -99,6 +99,10 @@ type Manifest struct {
 	// Parquet lists the archive's Parquet files (format parquet), with
 	// their row counts and checksums; empty for an NDJSON archive.
 	Parquet []ParquetFile `json:"parquet,omitempty"`
+	// Export, for an archive made by the store's own export to S3
+	// (Options.Method), names the export and its data files, which hold
+	// the items instead of Data.
+	Export *NativeExport `json:"export,omitempty"`
 	// CreatedAt is when the export started.
 	CreatedAt time.Time `json:"created_at"`
 	// VerifiedAt is when the data was read back and found to match; nil

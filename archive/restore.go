@@ -26,7 +26,12 @@ import (
 // The table is created with Options.RestoreCapacity (on-demand by default)
 // and without TTL, and the items' TTL attribute (family.TTLAttribute) is
 // removed, so that DynamoDB does not delete restored items whose expiry
-// is past. Registering the table as restored, so that the lifecycle
+// is past. A single archive restored into a table that does not exist is
+// imported by the store itself where Options.Method allows it and the
+// store has an import from S3 (DynamoDB's ImportTable, which consumes no
+// write capacity): the import keeps the items as archived, TTL attribute
+// included, in a table made without TTL, which therefore deletes none of
+// them; the import's count of items written must equal the manifest's. Registering the table as restored, so that the lifecycle
 // manager keeps it for a while, is the caller's (registry.MarkRestored;
 // `timetable archive restore --keep`).
 //
@@ -60,6 +65,22 @@ func (a *Archiver) Restore(ctx context.Context, table, into string) error {
 			}
 			if err := compare("manifest", m, got); err != nil {
 				return fmt.Errorf("restore %q: %w", table, err)
+			}
+		}
+		// One archive into a table not there yet: the store's own import
+		// from S3, where it has one, makes and fills the table without
+		// consuming its capacity.
+		if len(ms) == 1 {
+			_, err := a.store.DescribeTable(ctx, into)
+			if errors.Is(err, storage.ErrTableNotFound) {
+				ok, err := a.restoreNative(ctx, ms[0], into)
+				if err != nil {
+					return fmt.Errorf("restore %q into %q: %w", table, into, err)
+				}
+				if ok {
+					a.opts.Logger.Info("restored table by the store's import", "table", table, "into", into, "items", ms[0].ItemCount)
+					return nil
+				}
 			}
 		}
 		spec := storage.TableSpec{Name: into, Capacity: a.opts.RestoreCapacity, Tags: ms[len(ms)-1].Tags}

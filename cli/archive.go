@@ -150,6 +150,7 @@ func archiveOptions(f archiveFlags, s *session, bar **progressbar.ProgressBar) a
 	if s != nil {
 		o.Logger, o.Clock = s.log, s.clock
 		o.Facts = registryOf(s.cfg, s.store).Finder(familyNames(s.cfg))
+		o.Method = archive.Method(s.cfg.ArchiveMethod)
 	}
 	if bar != nil {
 		o.Progress = func(n int) {

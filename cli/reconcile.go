@@ -141,7 +141,7 @@ func newReconciler(ctx context.Context, cfg config.Config, store storage.Store, 
 		MetaTable: cfg.MetaTable,
 		Clock:     clk,
 		OpenArchiver: func(target string, format family.ArchiveFormat) (lifecycle.Archiver, error) {
-			return archive.Open(ctx, target, store, archive.Options{Clock: clk, Logger: log, Format: format, Facts: registryOf(cfg, store).Finder(familyNames(cfg))})
+			return archive.Open(ctx, target, store, archive.Options{Clock: clk, Logger: log, Format: format, Method: archive.Method(cfg.ArchiveMethod), Facts: registryOf(cfg, store).Finder(familyNames(cfg))})
 		},
 		Leaser:     leaser,
 		Logger:     log,

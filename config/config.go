@@ -98,6 +98,8 @@
 //	  per_tenant_hour: 200      # on each server
 //	table_quota: 2500           # the account's DynamoDB table quota; writes
 //	                            # make tables only below 90% of it
+//	archive_method: auto        # DynamoDB's own export/import to s3:// where
+//	                            # the endpoint has them; or native, or scan
 //
 // An archive is a target alone, archived in NDJSON (DynamoDB JSON lines,
 // what restore reads), or a target and a format: ndjson, or parquet,
@@ -158,6 +160,13 @@ type Config struct {
 	// and "table_quota"): what the engine is opened with
 	// (engine.Options.Tables); zero fields are the engine's defaults.
 	TableBudget TableBudget
+	// ArchiveMethod is how archives are made and restored (YAML
+	// "archive_method"): "auto" (the default, when empty) uses
+	// DynamoDB's own export to S3 and import from S3 where the endpoint
+	// has them and the target is s3://, and a scan otherwise; "scan"
+	// always scans; "native" always uses DynamoDB's own (package
+	// archive's Method).
+	ArchiveMethod string
 }
 
 // TableBudget is the file's engine.TableBudget: zero fields are the
@@ -228,7 +237,8 @@ type fileConfig struct {
 		PerRequest    int `yaml:"per_request"`
 		PerTenantHour int `yaml:"per_tenant_hour"`
 	} `yaml:"new_tables"`
-	TableQuota int `yaml:"table_quota"`
+	TableQuota    int    `yaml:"table_quota"`
+	ArchiveMethod string `yaml:"archive_method"`
 }
 
 type fileFamily struct {
@@ -395,6 +405,11 @@ func Parse(data []byte) (Config, error) {
 	}
 	c.Pebble = pebble
 	c.TableBudget = TableBudget{NewTablesPerRequest: fc.NewTables.PerRequest, NewTablesPerTenantHour: fc.NewTables.PerTenantHour, TableQuota: fc.TableQuota}
+	switch c.ArchiveMethod = fc.ArchiveMethod; c.ArchiveMethod {
+	case "", "auto", "native", "scan":
+	default:
+		return Config{}, fmt.Errorf("%w: archive_method %q: auto, native or scan", ErrInvalid, c.ArchiveMethod)
+	}
 	switch h := fc.BackfillHorizon; h {
 	case "":
 	case "none":

@@ -257,3 +257,17 @@ func TestTableBudget(t *testing.T) {
 		require.ErrorIs(t, err, config.ErrInvalid, bad)
 	}
 }
+
+func TestArchiveMethod(t *testing.T) {
+	c, err := config.Parse(nil)
+	require.NoError(t, err)
+	require.Empty(t, c.ArchiveMethod, "auto")
+	for _, m := range []string{"auto", "native", "scan"} {
+		c, err := config.Parse([]byte("archive_method: " + m + "\n"))
+		require.NoError(t, err)
+		require.Equal(t, m, c.ArchiveMethod)
+	}
+	_, err = config.Parse([]byte("archive_method: export\n"))
+	require.ErrorIs(t, err, config.ErrInvalid)
+	require.ErrorContains(t, err, "auto, native or scan")
+}

@@ -117,6 +117,9 @@ func TestTemplate(t *testing.T) {
 		"s3:GetObject":                                     []any{map[string]any{"Fn::Sub": "arn:aws:s3:::${ArchiveBucket}/${ArchivePrefix}*"}},
 		"s3:DeleteObject":                                  []any{map[string]any{"Fn::Sub": "arn:aws:s3:::${ArchiveBucket}/${ArchivePrefix}*"}},
 		"s3:AbortMultipartUpload":                          []any{map[string]any{"Fn::Sub": "arn:aws:s3:::${ArchiveBucket}/${ArchivePrefix}*"}},
+		"s3:PutObjectAcl":                                  []any{map[string]any{"Fn::Sub": "arn:aws:s3:::${ArchiveBucket}/${ArchivePrefix}*"}},
+		"dynamodb:ExportTableToPointInTime":                []any{prefixARN},
+		"dynamodb:DescribeExport":                          []any{map[string]any{"Fn::Sub": "arn:aws:dynamodb:${AWS::Region}:${AWS::AccountId}:table/${TablePrefix}*/export/*"}},
 		"s3:ListBucket":                                    []any{map[string]any{"Fn::Sub": "arn:aws:s3:::${ArchiveBucket}"}},
 	}
 	// An action may be granted on several resources, by several

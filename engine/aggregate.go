@@ -181,6 +181,24 @@ func (db *DB) Aggregate(ctx context.Context, tenant string, q AggregateQuery) (b
 	return db.aggregate(ctx, tenant, q, db.policy(q.Table))
 }
 
+// AggregateGaps returns the gaps of an aggregate query's range, as a
+// query's page names them (Page.Gaps): the parts whose table was deleted
+// with no archive the engine can read, which the buckets of Aggregate
+// and AggregateGroups leave out, so that an answer over them does not
+// read as a period without events.
+func (db *DB) AggregateGaps(ctx context.Context, tenant string, q AggregateQuery) ([]Gap, error) {
+	done, err := db.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	if err := db.checkAggregate(ctx, tenant, &q); err != nil {
+		return nil, err
+	}
+	_, gaps, err := db.catalog.tablesAndGaps(ctx, db.policy(q.Table).Family, q.From, q.To)
+	return gaps, err
+}
+
 // aggregate answers a checked query of one group: from rollups where it
 // can, else from the events.
 func (db *DB) aggregate(ctx context.Context, tenant string, q AggregateQuery, pol family.TablePolicy) ([]Bucket, error) {

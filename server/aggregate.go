@@ -50,6 +50,16 @@ func (s *Server) aggregate(w http.ResponseWriter, r *http.Request, tenant string
 		}
 	}
 	answer.Rollups = s.db.RollupUse(q)
+	gaps, err := s.db.AggregateGaps(r.Context(), tenant, q)
+	if err != nil {
+		return err
+	}
+	for _, g := range gaps {
+		answer.Gaps = append(answer.Gaps, api.Gap{From: g.From, To: g.To, Table: g.Table, Reason: g.Reason})
+	}
+	if len(answer.Gaps) > 0 {
+		w.Header().Set("Timetable-Gaps", strconv.Itoa(len(answer.Gaps)))
+	}
 	body, err := answer.AppendJSON(make([]byte, 0, 64+len(answer.Buckets)*160))
 	if err != nil {
 		return fmt.Errorf("encode aggregate: %w", err)

@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"testing"
@@ -8,6 +9,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/timetabledb/timetable/engine"
+	"github.com/timetabledb/timetable/internal/backends"
+	"github.com/timetabledb/timetable/registry"
 	"github.com/timetabledb/timetable/server"
 )
 
@@ -159,4 +163,66 @@ func TestAggregateGroupsAndSketches(t *testing.T) {
 			require.Contains(t, string(res.body), tc.want)
 		})
 	}
+}
+
+// TestAggregateGaps deletes the table of a week behind timetable's back
+// (its registry entry says missing): an aggregate over that week answers
+// its buckets without it and names the gap, as a page of events does,
+// instead of reading as a week without events.
+func TestAggregateGaps(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, server.Options{})
+	old := now.Add(-30 * 24 * time.Hour).Truncate(24 * time.Hour)
+	res := f.postJSON(f.acme, "cars", `[
+		{"time": "`+old.Add(10*time.Minute).Format(time.RFC3339)+`", "series": "a", "fields": {"speed": 10}},
+		{"time": "`+now.Add(-time.Hour).Format(time.RFC3339)+`", "series": "a", "fields": {"speed": 20}}]`)
+	require.Equal(t, http.StatusOK, res.status, "%s", res.body)
+	params := rangeParams(old, now)
+	params.Set("bucket", "1d")
+	params.Set("fields", "speed")
+	params.Set("fn", "count")
+	get := func() response {
+		return f.do("GET", "/v1/tables/cars/aggregate?"+params.Encode(), f.acme, nil)
+	}
+	res = get()
+	require.Equal(t, http.StatusOK, res.status, "%s", res.body)
+	require.NotContains(t, res.json(t), "gaps")
+	require.Empty(t, res.header.Get("Timetable-Gaps"))
+	require.Len(t, res.json(t)["buckets"].([]any), 2)
+
+	meta := f.db.Options().Schema.MetaTable
+	if meta == "" {
+		meta = engine.DefaultMetaTable
+	}
+	reg := registry.New(f.store, meta)
+	fam := f.db.Options().Schema.Families[0]
+	entries, err := reg.Overlapping(ctx, fam.Name, old, old.Add(time.Hour))
+	require.NoError(t, err)
+	require.Len(t, entries, 1)
+	e := entries[0]
+	require.NoError(t, backends.Drop(ctx, f.store, e.Name))
+	e.State = registry.Missing
+	require.NoError(t, reg.Save(ctx, e))
+	f.clock.Advance(time.Hour) // past the engine's cached routes
+
+	for _, group := range []string{"", "series"} {
+		if group != "" {
+			params.Set("group_by", group)
+		}
+		res = get()
+		require.Equal(t, http.StatusOK, res.status, "%s", res.body)
+		require.Equal(t, "1", res.header.Get("Timetable-Gaps"))
+		gaps := res.json(t)["gaps"].([]any)
+		require.Len(t, gaps, 1)
+		g := gaps[0].(map[string]any)
+		require.Equal(t, e.Name, g["table"])
+		require.NotEmpty(t, g["reason"])
+		from, err := time.Parse(time.RFC3339, g["from"].(string))
+		require.NoError(t, err)
+		require.False(t, from.After(old), "the gap covers the deleted week's part of the range")
+	}
+	// The events page names the same gap.
+	res = f.do("GET", "/v1/tables/cars/events?"+rangeParams(old, now).Encode(), f.acme, nil)
+	require.Equal(t, http.StatusOK, res.status, "%s", res.body)
+	require.Equal(t, "1", res.header.Get("Timetable-Gaps"))
 }

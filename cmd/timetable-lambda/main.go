@@ -88,7 +88,7 @@ func newReconciler(ctx context.Context, w wiring) (*lifecycle.Reconciler, error)
 		MetaTable: meta,
 		Clock:     w.clock,
 		OpenArchiver: func(target string, format family.ArchiveFormat) (lifecycle.Archiver, error) {
-			return archive.Open(ctx, target, store, archive.Options{Clock: w.clock, Logger: w.logger, S3: w.s3, Format: format,
+			return archive.Open(ctx, target, store, archive.Options{Clock: w.clock, Logger: w.logger, S3: w.s3, Format: format, Method: archive.Method(cfg.ArchiveMethod),
 				Facts: registry.New(store, meta).Finder(families), DeadlineMargin: lambdaDeadlineMargin})
 		},
 		Leaser: lifecycle.TableLease{Store: store, Table: meta, Clock: w.clock},

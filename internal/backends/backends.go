@@ -118,6 +118,17 @@ func OpenDynamo(t *testing.T, now func() time.Time) (storage.Store, family.Schem
 	return s, cfg, cp, as
 }
 
+// OpenDynamoExports opens the DynamoDB backend as OpenDynamo does, with
+// a ControlPlane that also answers DynamoDB's export to S3 and import
+// from S3 (dynamofault.ControlPlaneOptions.Exports) on the S3 server of
+// the standard AWS configuration chain, which the test sets up
+// (AWS_ENDPOINT_URL_S3).
+func OpenDynamoExports(t *testing.T) (storage.Store, family.Schema, *dynamofault.ControlPlane) {
+	cp := dynamofault.NewControlPlane(dynamofault.ControlPlaneOptions{Exports: true})
+	s, cfg := openDynamo(t, cp, dynamofault.NewAutoScaling())
+	return s, cfg, cp
+}
+
 func openDynamo(t *testing.T, cp *dynamofault.ControlPlane, as *dynamofault.AutoScaling) (storage.Store, family.Schema) {
 	{
 		if os.Getenv(EndpointEnv) == "" {

@@ -161,6 +161,18 @@
 // changes are its to enforce; their refusals are storage.ErrRefused, and
 // package dynamofault's ControlPlane keeps them in tests.
 //
+// # Export to S3 and import from S3
+//
+// The Store is a storage.Exporter: ExportTable turns point-in-time
+// recovery on and exports a table with ExportTableToPointInTime in
+// DYNAMODB_JSON, ImportTable creates and fills a table with ImportTable
+// from gzip-compressed DYNAMODB_JSON; both wait with the SDK's waiters
+// (ExportCompleted, ImportCompleted) and send a client token derived
+// from what they are asked, so that the same call again is the same job.
+// Neither consumes the table's capacity. An endpoint without them
+// (DynamoDB Local, dynalite) answers UnknownOperationException, which is
+// storage.ErrUnsupported, remembered: they are not sent again.
+//
 // # Caveats
 //
 // Iterators keep the context of the Query or Scan that made them, as

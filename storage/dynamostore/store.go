@@ -37,6 +37,10 @@ type Store struct {
 	noTagging atomic.Bool
 	// taggingWarning makes sure it is reported once.
 	taggingWarning sync.Once
+	// noExport is set once the endpoint answered an export or import
+	// call as an unknown operation (DynamoDB Local, dynalite): they are
+	// not sent again (export.go).
+	noExport atomic.Bool
 
 	// gate counts the calls in progress; Close waits for them.
 	gate storage.Gate

@@ -46,20 +46,26 @@ import (
 // for nothing else is answered here. DeleteTable of a protected table is
 // refused with DynamoDB's ValidationException. UpdateContinuousBackups
 // and DescribeContinuousBackups are answered here, from the record,
-// shaped as AWS documents them (ContinuousBackupsDescription).
+// shaped as AWS documents them (ContinuousBackupsDescription). With
+// ControlPlaneOptions.Exports, the export to S3 and import from S3 are
+// answered too (export.go).
 //
 // Time is Options.Now, so that a test on a fake clock walks a year of
 // rules in seconds. A ControlPlane may be used by any number of
 // goroutines at once.
 type ControlPlane struct {
-	next http.RoundTripper
-	now  func() time.Time
+	next    http.RoundTripper
+	now     func() time.Time
+	exports bool
 
 	mu struct {
 		sync.Mutex
 		tables   map[string]*tableState
 		calls    map[string]int
 		refusals []Refusal
+
+		exports, exportTokens map[string]*exportJob
+		imports, importTokens map[string]*importJob
 	}
 }
 
@@ -69,6 +75,12 @@ type ControlPlaneOptions struct {
 	Now func() time.Time
 	// Next carries the requests forwarded. Default http.DefaultTransport.
 	Next http.RoundTripper
+	// Exports answers ExportTableToPointInTime, DescribeExport,
+	// ImportTable and DescribeImport on the S3 server of the standard
+	// AWS configuration chain (export.go), as DynamoDB does; without it
+	// they go to the server behind, which answers
+	// UnknownOperationException.
+	Exports bool
 }
 
 // Refusal is a request the ControlPlane refused.
@@ -116,8 +128,10 @@ func NewControlPlane(opts ControlPlaneOptions) *ControlPlane {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	c := &ControlPlane{next: opts.Next, now: opts.Now}
+	c := &ControlPlane{next: opts.Next, now: opts.Now, exports: opts.Exports}
 	c.mu.tables = map[string]*tableState{}
+	c.mu.exports, c.mu.exportTokens = map[string]*exportJob{}, map[string]*exportJob{}
+	c.mu.imports, c.mu.importTokens = map[string]*importJob{}, map[string]*importJob{}
 	c.mu.calls = map[string]int{}
 	return c
 }
@@ -131,7 +145,9 @@ func (c *ControlPlane) Refusals() []Refusal {
 
 // Calls returns how many requests of each control-plane operation came,
 // refused or not (CreateTable, UpdateTable, DeleteTable,
-// UpdateTimeToLive, UpdateContinuousBackups, DescribeContinuousBackups),
+// UpdateTimeToLive, UpdateContinuousBackups, DescribeContinuousBackups,
+// and with ControlPlaneOptions.Exports ExportTableToPointInTime,
+// DescribeExport, ImportTable and DescribeImport),
 // and "UpdateTable:class", "UpdateTable:on-demand" and
 // "UpdateTable:decrease" for the changes the rules count.
 func (c *ControlPlane) Calls() map[string]int {
@@ -200,6 +216,13 @@ func (c *ControlPlane) RoundTrip(req *http.Request) (*http.Response, error) {
 		if err := json.Unmarshal(body, &in); err != nil {
 			return c.forward(req, body)
 		}
+	case "ExportTableToPointInTime", "DescribeExport", "ImportTable", "DescribeImport":
+		if !c.exports {
+			return c.forward(req, body)
+		}
+		if err := json.Unmarshal(body, &in); err != nil {
+			return errorResponse(req, http.StatusBadRequest, "SerializationException", err.Error()), nil
+		}
 	default:
 		return c.forward(req, body)
 	}
@@ -222,6 +245,14 @@ func (c *ControlPlane) RoundTrip(req *http.Request) (*http.Response, error) {
 		return c.updateTTL(req, body, table)
 	case "UpdateContinuousBackups":
 		return c.updateBackups(req, in, table)
+	case "ExportTableToPointInTime":
+		return c.exportTable(req, in)
+	case "DescribeExport":
+		return c.describeExport(req, in)
+	case "ImportTable":
+		return c.importTable(req, in)
+	case "DescribeImport":
+		return c.describeImport(req, in)
 	default: // DescribeContinuousBackups
 		return c.describeBackups(req, table)
 	}
