@@ -167,6 +167,35 @@ func testArchiveRestoreRoundTrip(t *testing.T, b backends.Backend, open func(t *
 	require.Equal(t, want, scanAll(t, s, other))
 }
 
+// TestRestoreCreatesWithCapacity creates the restored table with
+// Options.RestoreCapacity: an on-demand maximum, which DynamoDB Local and
+// dynalite ignore and the test backend's dynamofault.ControlPlane records
+// and describes, as DynamoDB does.
+func TestRestoreCreatesWithCapacity(t *testing.T) {
+	for _, b := range backends.All(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			ctx := context.Background()
+			s, cfg := b.Open(t)
+			f := cfg.Families[0]
+			f.Backfill.Name, f.Backfill.Capacity = family.BackfillTier, storage.Capacity{Billing: storage.OnDemand, MaxRead: 300, MaxWrite: 700}
+			table := f.Prefix + "1491696000000_1492300799000_4_2017"
+			makeTable(t, s, table, 3)
+			url, _ := fileTarget(t)
+			a, err := archive.Open(ctx, url, s, archive.Options{Clock: clock.NewManual(archivedAt), RestoreCapacity: f.RestoreCapacity(),
+				Facts: registered(t, s, f, table, "cold")})
+			require.NoError(t, err)
+			require.NoError(t, a.Archive(ctx, table))
+			into := f.Prefix + "restored"
+			require.NoError(t, a.Restore(ctx, table, into))
+			info, err := s.DescribeTable(ctx, into)
+			require.NoError(t, err)
+			require.Equal(t, storage.OnDemand, info.Capacity.Billing)
+			require.Equal(t, int64(300), info.Capacity.MaxRead)
+			require.Equal(t, int64(700), info.Capacity.MaxWrite)
+		})
+	}
+}
+
 func TestVerifyDetectsDamage(t *testing.T) {
 	for _, tc := range []struct {
 		name string

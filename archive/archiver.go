@@ -50,7 +50,8 @@ type Options struct {
 	DeadlineMargin time.Duration
 	// RestoreCapacity is the capacity of a table a restore creates; zero
 	// means on-demand billing, which takes a restore's burst of writes
-	// without planning.
+	// without planning, with no maximum. family.Family.RestoreCapacity is
+	// a family's: on demand, bounded by its backfill tier's maximum.
 	RestoreCapacity storage.Capacity
 	// RestoreBatch is the number of items a restore writes per BatchWrite;
 	// zero means DefaultRestoreBatch.

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/timetabledb/timetable/family"
-	"github.com/timetabledb/timetable/registry"
 	"github.com/timetabledb/timetable/storage"
 )
 
@@ -126,21 +125,10 @@ func (a *Archiver) startManifest(ctx context.Context, table string) (m Manifest,
 			m.recordEntry(e)
 			m.Data, _ = objectNames(m.generation())
 			shards = max(e.Policy.Shards, 1)
-			eventual = writesOver(e, now)
+			eventual = e.Settled(now)
 		}
 	}
 	return m, info, shards, eventual, nil
-}
-
-// writesOver reports whether the table of a registry entry takes no more
-// writes at now: its period's grace is over and, with write-time
-// grouping, its write month's.
-func writesOver(e registry.Entry, now time.Time) bool {
-	end := e.Ref.Period.End
-	if !e.Ref.WriteMonth.IsZero() && e.Ref.WriteMonth.End().After(end) {
-		end = e.Ref.WriteMonth.End()
-	}
-	return !now.Before(end.Add(e.Policy.Grace))
 }
 
 // exportRun is one export under way: the data object being written, the

@@ -93,4 +93,16 @@ func TestTablesShowDrift(t *testing.T) {
 	require.Contains(t, out, "drift: "+name+": capacity changed outside timetable: the store has 4321 RCU/1234 WCU")
 	require.NoError(t, json.Unmarshal([]byte(mustRun(t, "", "tables", store, "--format", "json").stdout), &ts))
 	require.Contains(t, ts[0].Drift, "4321 RCU/1234 WCU")
+
+	// A class changed outside timetable shows too.
+	s, err = pebblestore.Open(dir, pebblestore.Options{})
+	require.NoError(t, err)
+	info, err := s.DescribeTable(context.Background(), name)
+	require.NoError(t, err)
+	changed = info.Capacity
+	changed.Class = storage.ClassInfrequentAccess
+	require.NoError(t, s.UpdateTable(context.Background(), name, storage.TableUpdate{Capacity: &changed}))
+	require.NoError(t, s.Close())
+	out = mustRun(t, "", "tables", store).stdout
+	require.Contains(t, out, "table class changed outside timetable: the store has infrequent_access, the registry standard")
 }

@@ -19,7 +19,6 @@ import (
 	"github.com/timetabledb/timetable/archive"
 	"github.com/timetabledb/timetable/config"
 	"github.com/timetabledb/timetable/family"
-	"github.com/timetabledb/timetable/storage"
 )
 
 // archiveFlags are the flags of the archive subcommands.
@@ -98,7 +97,8 @@ deletes a table past retention once its archive is verified.`,
 		Short: "Restore an archived table, so that queries see its events again",
 		Long: `restore checks the archive of table T against its manifest, creates the
 table --into (T by default) with the archived table's tags and on-demand
-billing, and writes the items back without their TTL attribute. Queries
+billing (bounded by the family's backfill max_read/max_write, when it sets
+them), and writes the items back without their TTL attribute. Queries
 see the events again. Items replace those of the same key, so an
 interrupted restore can be run again.
 
@@ -125,12 +125,7 @@ restored --into another name is not registered.`,
 // prefix the table's name starts with (the longest one), and
 // --archive-format, or that family's archive format.
 func targetFor(cfg config.Config, f archiveFlags, table string) (string, family.ArchiveFormat, error) {
-	var fam family.Family
-	for _, c := range cfg.Families {
-		if strings.HasPrefix(table, c.Prefix) && len(c.Prefix) > len(fam.Prefix) {
-			fam = c
-		}
-	}
+	fam := familyOfTable(cfg, table)
 	target, format := cmp.Or(f.target, fam.Archive), cmp.Or(family.ArchiveFormat(f.archiveFormat), fam.ArchiveFormat)
 	if target == "" {
 		return "", "", usageErrorf("no --target, and the configuration gives table %q no family with an archive target", table)
@@ -141,6 +136,18 @@ func targetFor(cfg config.Config, f archiveFlags, table string) (string, family.
 		return "", "", usageErrorf("--archive-format %q: use ndjson or parquet", f.archiveFormat)
 	}
 	return target, format, nil
+}
+
+// familyOfTable returns the family whose prefix the table's name starts
+// with (the longest one), the zero Family when none does.
+func familyOfTable(cfg config.Config, table string) family.Family {
+	var fam family.Family
+	for _, c := range cfg.Families {
+		if strings.HasPrefix(table, c.Prefix) && len(c.Prefix) > len(fam.Prefix) {
+			fam = c
+		}
+	}
+	return fam
 }
 
 // archiveOptions returns the options of an archiver for a session (nil
@@ -292,7 +299,9 @@ func runArchiveRestore(cmd *cobra.Command, g *globals, f archiveFlags) (err erro
 		return err
 	}
 	var bar *progressbar.ProgressBar
-	a, err := archive.Open(ctx, target, s.store, archiveOptions(f, s, &bar))
+	o := archiveOptions(f, s, &bar)
+	o.RestoreCapacity = familyOfTable(s.cfg, f.table).RestoreCapacity()
+	a, err := archive.Open(ctx, target, s.store, o)
 	if err != nil {
 		return usageError{err}
 	}
@@ -318,7 +327,7 @@ func runArchiveRestore(cmd *cobra.Command, g *globals, f archiveFlags) (err erro
 		}
 		if found {
 			now := s.clock.Now()
-			if _, err := reg.MarkRestored(ctx, e, storage.Capacity{Billing: storage.OnDemand}, now.Add(f.keep), now); err != nil {
+			if _, err := reg.MarkRestored(ctx, e, o.RestoreCapacity, now.Add(f.keep), now); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "restored %d items of %s from %s, kept until %s\n", m.ItemCount, f.table, a.Target(),

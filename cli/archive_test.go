@@ -12,6 +12,7 @@ import (
 
 	"github.com/timetabledb/timetable/archive"
 	"github.com/timetabledb/timetable/engine"
+	"github.com/timetabledb/timetable/storage"
 	"github.com/timetabledb/timetable/storage/pebblestore"
 )
 
@@ -94,6 +95,37 @@ func TestArchiveFamilyTarget(t *testing.T) {
 	require.NoError(t, err)
 	r := mustRun(t, "", "archive", "list", "--config", cfg)
 	require.Contains(t, r.stdout, tables[0].Name)
+}
+
+// TestRestoreCarriesOnDemandMaximum restores a table with the family's
+// backfill maximum: a restore's burst of writes is bounded as a
+// backfill's is, and the registry records what was applied.
+func TestRestoreCarriesOnDemandMaximum(t *testing.T) {
+	store, _ := seeded(t)
+	dir := t.TempDir()
+	cfg := filepath.Join(t.TempDir(), "timetable.yaml")
+	require.NoError(t, os.WriteFile(cfg, []byte("families:\n  - name: events\n    retention: 2160h\n    archive: file://"+filepath.ToSlash(dir)+
+		"\n    backfill: {billing: on_demand, max_read: 200, max_write: 500}\n"), 0o644))
+
+	var tables []engine.TableStatus
+	require.NoError(t, json.Unmarshal([]byte(mustRun(t, "", "tables", store, "--format", "json").stdout), &tables))
+	name := tables[0].Name
+	mustRun(t, "", "archive", "export", store, "--config", cfg, "--table", name)
+	data := strings.TrimPrefix(store, "--store=pebble:")
+	s, err := pebblestore.Open(data, pebblestore.Options{})
+	require.NoError(t, err)
+	require.NoError(t, s.DeleteTable(context.Background(), name))
+	require.NoError(t, s.Close())
+
+	mustRun(t, "", "archive", "restore", store, "--config", cfg, "--table", name)
+	s, err = pebblestore.Open(data, pebblestore.Options{})
+	require.NoError(t, err)
+	info, err := s.DescribeTable(context.Background(), name)
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	require.Equal(t, storage.Capacity{Billing: storage.OnDemand, Class: storage.ClassStandard, MaxRead: 200, MaxWrite: 500}, info.Capacity)
+	out := mustRun(t, "", "tables", store, "--config", cfg).stdout
+	require.NotContains(t, out, "drift:", "the registry records the capacity applied")
 }
 
 // TestArchiveParquet exports in the family's format, parquet, and with

@@ -129,7 +129,7 @@ _ia for Standard-IA, archive_gb_month, currency, label) or the --price-* flags.`
 	fl.Float64Var(&f.prices.StorageGBMonthIA, "price-storage-gb-month-ia", 0, "price of a GB stored for a month, Standard-IA")
 	fl.Float64Var(&f.prices.ArchiveGBMonth, "price-archive-gb-month", 0, "price of a GB of archives stored for a month (S3 Standard)")
 	fl.StringVar(&f.prices.Currency, "currency", "", "currency of the prices")
-	fl.Float64Var(&f.headroom, "headroom", planner.DefaultHeadroom, "fraction of a partition's 10 GiB a period may fill")
+	fl.Float64Var(&f.headroom, "headroom", planner.DefaultHeadroom, "fraction of a partition key's 10 GiB the old item-collection rule let a period fill (shown for reference; it does not decide the period)")
 	fl.StringVar(&f.grouping, "write-time-grouping", "month", "month (tables also split by write month) or none")
 	fl.StringVar(&f.family, "family", planner.DefaultFamily, "name of the family --apply writes")
 	fl.StringVar(&f.period, "period", "", "plan with this period (hour, 6h, 12h, day, week, month, quarter) instead of the cheapest")

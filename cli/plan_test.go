@@ -235,9 +235,9 @@ tables:
 	require.Equal(t, "90d", f["retention"])
 	require.Equal(t, "provisioned", f["billing"])
 	require.Equal(t, []any{
-		map[string]any{"name": "hot", "age": 0, "billing": "provisioned", "read": 300, "write": 6000},
-		map[string]any{"name": "warm", "age": "1 period", "billing": "on_demand"},
-		map[string]any{"name": "cold", "age": "2 periods", "billing": "on_demand"},
+		map[string]any{"name": "hot", "age": 0, "billing": "provisioned", "read": 300, "write": 6000, "class": "standard"},
+		map[string]any{"name": "warm", "age": "1 period", "billing": "on_demand", "class": "standard"},
+		map[string]any{"name": "cold", "age": "2 periods", "billing": "on_demand", "class": "infrequent_access"},
 	}, f["tiers"])
 	require.Equal(t, map[string]string{"family": "events", "layout": "map"}, doc.Tables["a_table"])
 	st, err := os.Stat(path)
@@ -257,9 +257,9 @@ tables:
 	require.Equal(t, family.LayoutRow, events.Layout)
 	require.Equal(t, storage.Provisioned, events.Billing)
 	require.Equal(t, []family.Tier{
-		{Name: "hot", Age: family.Age{}, Capacity: storage.Capacity{Billing: storage.Provisioned, Read: 300, Write: 6000}, PITR: true},
-		{Name: "warm", Age: family.Age{Periods: 1}, Capacity: storage.Capacity{Billing: storage.OnDemand}, PITR: true},
-		{Name: "cold", Age: family.Age{Periods: 2}, Capacity: storage.Capacity{Billing: storage.OnDemand}},
+		{Name: "hot", Age: family.Age{}, Capacity: storage.Capacity{Billing: storage.Provisioned, Read: 300, Write: 6000, Class: storage.ClassStandard}, PITR: true},
+		{Name: "warm", Age: family.Age{Periods: 1}, Capacity: storage.Capacity{Billing: storage.OnDemand, Class: storage.ClassStandard}, PITR: true},
+		{Name: "cold", Age: family.Age{Periods: 2}, Capacity: storage.Capacity{Billing: storage.OnDemand, Class: storage.ClassInfrequentAccess}},
 	}, events.Tiers)
 	require.Equal(t, time.Hour, events.Prebuild)
 	require.Equal(t, 15*time.Minute, events.Grace)
@@ -325,6 +325,8 @@ func TestPlanApplyEveryPeriodLoads(t *testing.T) {
 			for i, tier := range r.Tiers {
 				require.Equal(t, tier.Name, f.Tiers[i].Name)
 				require.Equal(t, asConfig[tier.Billing], f.Tiers[i].Capacity.Billing)
+				classes := map[string]storage.Class{planner.ClassStandard: storage.ClassStandard, planner.ClassStandardIA: storage.ClassInfrequentAccess}
+				require.Equal(t, classes[tier.Class], f.Tiers[i].Capacity.Normal().Class, "the class priced is the class applied")
 				billings[f.Tiers[i].Capacity.Billing] = true
 				if tier.Billing == planner.BillingProvisioned {
 					require.Equal(t, tier.Write, f.Tiers[i].Capacity.Write)

@@ -48,6 +48,7 @@
 //	                            # ended, while they may be written;
 //	                            # or {read: 5, write: 100}; max_read and
 //	                            # max_write bound an on-demand backfill
+//	                            # and a restored table
 //	    prebuild: 1h
 //	    grace: 15m
 //	    retention: 0            # 0 keeps tables forever; 90d, 12w, 2160h

@@ -57,12 +57,30 @@ func (c coldItems) Query(ctx context.Context, q storage.Query) storage.Iterator 
 	return c.tier.Query(ctx, c.t.cold.target, c.t.name, c.t.cold.generation, c.t.shards, q)
 }
 
-// itemsOf returns where a table's items are read from.
+// itemsOf returns where a table's items are read from: the cold tier for
+// an archived table, the store otherwise, eventually consistent for a
+// table that takes no more writes (registry.Entry.Settled), strongly
+// consistent for one that may still be written.
 func (db *DB) itemsOf(t physTable) itemQuerier {
 	if t.cold != nil && db.opts.Cold != nil {
 		return coldItems{tier: db.opts.Cold, t: t}
 	}
+	if t.entry.Name != "" && t.entry.Settled(db.opts.Clock.Now()) {
+		return settledItems{db.store}
+	}
 	return db.store
+}
+
+// settledItems reads a table that takes no more writes, where an
+// eventually consistent read returns what a strongly consistent one would
+// at half the read units on DynamoDB.
+type settledItems struct {
+	store itemQuerier
+}
+
+func (s settledItems) Query(ctx context.Context, q storage.Query) storage.Iterator {
+	q.Eventual = true
+	return s.store.Query(ctx, q)
 }
 
 // archivedTable returns the cold table of an entry whose table was

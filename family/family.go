@@ -457,6 +457,20 @@ func (f Family) BackfillEnd(createdAt time.Time) time.Time {
 	return period.MonthOf(createdAt).End().Add(f.Grace)
 }
 
+// RestoreCapacity returns the capacity of a table an archive's restore
+// creates: on demand, which takes a restore's burst of writes without
+// planning, bounded by the backfill tier's on-demand maximum
+// (OnDemandThroughput) when that tier is on demand and has one. A restore
+// writes a past period's table as a backfill does, so the one setting
+// (the backfill tier's max_read and max_write) guards both bills.
+func (f Family) RestoreCapacity() storage.Capacity {
+	c := storage.Capacity{Billing: storage.OnDemand}
+	if b := f.backfillTier().Capacity.Normal(); b.Billing == storage.OnDemand {
+		c.MaxRead, c.MaxWrite = b.MaxRead, b.MaxWrite
+	}
+	return c
+}
+
 func (f Family) backfillTier() Tier {
 	t := f.Backfill
 	if t.Name == "" {

@@ -10,10 +10,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/timetabledb/timetable/clock"
+	"github.com/timetabledb/timetable/config"
 	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/internal/backends"
 	"github.com/timetabledb/timetable/lifecycle"
+	"github.com/timetabledb/timetable/planner"
+	"github.com/timetabledb/timetable/registry"
 	"github.com/timetabledb/timetable/storage"
+	"github.com/timetabledb/timetable/storage/dynamostore/dynamofault"
 )
 
 // yearSteps returns the instants a year's walk reconciles at: every
@@ -47,14 +51,20 @@ func TestYearKeepsDynamoDBRules(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		tiers func() []family.Tier
+		// months, when not zero, shortens the walk.
+		months int
 	}{
-		{"default-tiers", family.DefaultTiers},
-		{"blog-tiers", family.BlogTiers},
+		{"default-tiers", family.DefaultTiers, 0},
+		{"blog-tiers", family.BlogTiers, 0},
 		{"auto-scaled-hot", func() []family.Tier {
 			tiers := family.DefaultTiers()
 			tiers[0].Capacity = storage.Capacity{Billing: storage.Provisioned, Read: 5, Write: 10, MaxRead: 300, MaxWrite: 1000}
 			return tiers
-		}},
+		}, 0},
+		// The tiers `timetable plan --apply` writes for the AWS guide's
+		// example: the lifecycle must apply the billing and class each
+		// tier was priced at.
+		{"planned-tiers", func() []family.Tier { tiers, _ := plannedTiers(t); return tiers }, 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
@@ -76,7 +86,14 @@ func TestYearKeepsDynamoDBRules(t *testing.T) {
 			}
 			pending := map[key]time.Time{} // deferred, not yet done
 			deferrals := 0
+			var priced map[string]storage.Capacity
+			if tc.name == "planned-tiers" {
+				_, priced = plannedTiers(t)
+			}
 			for _, now := range yearSteps(start) {
+				if tc.months != 0 && !now.Before(start.AddDate(0, tc.months, 0)) {
+					break
+				}
 				clk.Set(now)
 				res, err := r.Reconcile(ctx, false)
 				require.NoError(t, err, "reconcile at %s", now)
@@ -93,6 +110,9 @@ func TestYearKeepsDynamoDBRules(t *testing.T) {
 					default:
 						t.Fatalf("%s %s at %s: %s", x.Kind, x.Table, now, x)
 					}
+				}
+				if tc.name == "planned-tiers" {
+					checkPriced(t, store, cp, cfg.MetaTable, *f, priced, now)
 				}
 				// A deferred action is done, or no longer needed, by
 				// the next cycles: none waits more than a day.
@@ -132,4 +152,61 @@ func TestYearKeepsDynamoDBRules(t *testing.T) {
 			}
 		})
 	}
+}
+
+// plannedTiers returns the tiers of the family `timetable plan --item-bytes
+// 180 --rate 600 --retention 365d --apply` writes, read back by the
+// configuration loader, and the capacity and class the plan priced each
+// tier at, from its report.
+func plannedTiers(t *testing.T) ([]family.Tier, map[string]storage.Capacity) {
+	t.Helper()
+	r, err := planner.Plan(planner.Input{ItemBytes: 180, Rate: 600, Retention: 365 * 24 * time.Hour})
+	require.NoError(t, err)
+	doc, err := planner.ApplyFamily(nil, r.Family)
+	require.NoError(t, err)
+	c, err := config.Parse(doc)
+	require.NoError(t, err)
+	tiers := c.Families[0].Tiers
+	require.Len(t, tiers, len(r.Tiers))
+	priced := map[string]storage.Capacity{}
+	classes := 0
+	for _, tier := range r.Tiers {
+		pc := storage.Capacity{Billing: storage.OnDemand, Class: storage.ClassStandard}
+		if tier.Billing == planner.BillingProvisioned {
+			pc.Billing, pc.Read, pc.Write = storage.Provisioned, tier.Read, tier.Write
+		}
+		if tier.Class == planner.ClassStandardIA {
+			pc.Class = storage.ClassInfrequentAccess
+			classes++
+		}
+		priced[tier.Name] = pc
+	}
+	require.NotZero(t, classes, "the plan stores a tier in Standard-IA")
+	return tiers, priced
+}
+
+// checkPriced checks that every live table of a priced tier has, as the
+// ControlPlane recorded it (DynamoDB Local ignores the class), the class
+// its tier was priced at, and, as the store describes it, its billing and
+// provisioned units.
+func checkPriced(t *testing.T, store storage.Store, cp *dynamofault.ControlPlane, meta string, f family.Family, priced map[string]storage.Capacity, now time.Time) {
+	t.Helper()
+	ctx := context.Background()
+	entries, err := registry.New(store, meta).List(ctx, f.Name)
+	require.NoError(t, err)
+	seen := 0
+	for _, e := range entries {
+		want, ok := priced[e.Tier]
+		if !ok || e.State != registry.Active {
+			continue
+		}
+		seen++
+		require.Equal(t, string(want.Class), cp.Settings(e.Name).Class, "class of %s (%s) at %s", e.Name, e.Tier, now)
+		info, err := store.DescribeTable(ctx, e.Name)
+		require.NoError(t, err)
+		have := info.Capacity.Normal()
+		require.Equal(t, want.Billing, have.Billing, "billing of %s (%s) at %s", e.Name, e.Tier, now)
+		require.Equal(t, [2]int64{want.Read, want.Write}, [2]int64{have.Read, have.Write}, "units of %s (%s) at %s", e.Name, e.Tier, now)
+	}
+	require.NotZero(t, seen, "tables of the priced tiers at %s", now)
 }

@@ -49,7 +49,9 @@
 //     marked missing (action forget). Both run whatever kinds a job asks
 //     for, since the other actions record their changes in the registry.
 //     In the steady state a cycle makes no call per table: one registry
-//     Query and the ListTables pages.
+//     Query and the ListTables pages, and the few DescribeTable calls of
+//     the sweep (sweep.go), which finds capacity and table class changed
+//     outside timetable and puts back what the tier says.
 //   - A lifecycle-only deployment needs nothing made beforehand: a cycle
 //     that acts creates the meta table. A dry run creates nothing; on a
 //     store without the meta table it plans from an empty registry.

@@ -101,6 +101,16 @@ func nextBoundary(f family.Family, t time.Time) time.Time {
 
 // planTable returns what one existing table needs.
 func planTable(now time.Time, f family.Family, t Table) []Action {
+	if t.Drift == Changed {
+		if t.Capacity.Normal().Class != t.Entry.Capacity.Normal().Class {
+			// DynamoDB counts a class change made outside timetable
+			// among the two it allows in 30 days: noted as of now, the
+			// latest it can have been made.
+			t.Entry.RecordClassChange(now)
+		}
+		// What the store has is what the next change starts from.
+		t.Entry.Capacity = t.Capacity
+	}
 	base := Action{Family: f.Name, Table: t.Name, Ref: t.Ref, Tier: t.Tier, Entry: t.Entry}
 	var out []Action
 	switch t.Drift {
@@ -176,7 +186,7 @@ func planTable(now time.Time, f family.Family, t Table) []Action {
 			// class until the older of the two is 30 days old.
 			want.Class = have.Class
 			deferred = fmt.Sprintf("; class %s kept until %s (%d class changes in %s)",
-				classString(have.Class), stamp(next), family.MaxClassChanges, family.ClassChangeWindow)
+				registry.ClassName(have.Class), stamp(next), family.MaxClassChanges, family.ClassChangeWindow)
 		}
 	}
 	if t.Drift == Changed {
@@ -186,7 +196,7 @@ func planTable(now time.Time, f family.Family, t Table) []Action {
 			a := base
 			a.Kind, a.Tier = Register, tier.Name
 			a.Entry.Capacity, a.Entry.Tier = t.Capacity, tier.Name
-			a.Reason = reason + ": recorded"
+			a.Reason = reason + ": recorded" + deferred
 			out = append(out, a)
 			t.Tier = tier.Name // nothing to change in the store
 		}
@@ -238,17 +248,9 @@ func capacityString(c storage.Capacity) string {
 		s = fmt.Sprintf("%d RCU/%d WCU", c.Read, c.Write)
 	}
 	if c.Class == storage.ClassInfrequentAccess {
-		s += " " + classString(c.Class)
+		s += " " + registry.ClassName(c.Class)
 	}
 	return s
-}
-
-// classString names a class as configuration spells it.
-func classString(c storage.Class) string {
-	if c == storage.ClassInfrequentAccess {
-		return "infrequent_access"
-	}
-	return "standard"
 }
 
 func endedWhat(ref naming.Ref) string {

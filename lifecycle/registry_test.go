@@ -1,6 +1,7 @@
 package lifecycle_test
 
 import (
+	"cmp"
 	"context"
 	"os"
 	"strings"
@@ -23,6 +24,7 @@ import (
 	"github.com/timetabledb/timetable/registry"
 	"github.com/timetabledb/timetable/storage"
 	"github.com/timetabledb/timetable/storage/dynamostore"
+	"github.com/timetabledb/timetable/storage/dynamostore/dynamofault"
 )
 
 // The registry and the store are compared every cycle: a table of the
@@ -279,4 +281,127 @@ func TestCapacityDriftIsSweptBack(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, hot.Capacity, back.Capacity)
 	})
+}
+
+// A table class changed behind the registry's back is found by the sweep
+// and put back where the tier says. DynamoDB counts the change made
+// outside among the two it allows in 30 days, and so does the registry
+// entry: once they are spent, the class found is recorded and kept, with
+// the reason, until the window lets the tier's class back. DynamoDB Local
+// and dynalite ignore the class; the backend's dynamofault.ControlPlane
+// records it and refuses what DynamoDB would.
+func TestClassDriftIsSweptBack(t *testing.T) {
+	for _, b := range backends.All(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			ctx := context.Background()
+			clk := clock.NewManual(at("2017-04-24T12:00:00Z"))
+			var store storage.Store
+			var cfg family.Schema
+			var cp *dynamofault.ControlPlane
+			if b.Name == "dynamodb" {
+				store, cfg, cp, _ = backends.OpenDynamo(t, clk.Now)
+			} else {
+				store, cfg = b.Open(t)
+			}
+			f := cfg.Families[0] // the default tiers: hot and warm standard, cold infrequent access
+			meta := cmp.Or(cfg.MetaTable, lifecycle.DefaultMetaTable)
+			r := reconciler(t, lifecycle.Options{Store: store, Families: []family.Family{f}, MetaTable: meta, Clock: clk})
+			reg := registry.New(store, meta)
+			_, err := r.Reconcile(ctx, false)
+			require.NoError(t, err)
+			entries, err := reg.List(ctx, f.Name)
+			require.NoError(t, err)
+			var hot registry.Entry
+			for _, e := range entries {
+				if e.Tier == "hot" {
+					hot = e
+				}
+			}
+			require.NotEmpty(t, hot.Name)
+			classOf := func() storage.Class {
+				info, err := store.DescribeTable(ctx, hot.Name)
+				require.NoError(t, err)
+				return info.Capacity.Normal().Class
+			}
+			entry := func() registry.Entry {
+				e, err := reg.Get(ctx, f.Name, hot.Ref.Period.Start, hot.Name)
+				require.NoError(t, err)
+				return e
+			}
+			setClass := func(c storage.Class) {
+				capacity := entry().Capacity
+				capacity.Class = c
+				require.NoError(t, store.UpdateTable(ctx, hot.Name, storage.TableUpdate{Capacity: &capacity}))
+			}
+			// sweep runs five-minute cycles until one acts on the table
+			// for a class drift, for at most a day.
+			sweep := func() lifecycle.Result {
+				for cycle := 0; cycle < 288; cycle++ {
+					clk.Advance(5 * time.Minute)
+					res, err := r.Reconcile(ctx, false)
+					require.NoError(t, err)
+					for _, x := range res {
+						if x.Table == hot.Name && strings.Contains(x.Reason, "table class changed outside timetable") {
+							return x
+						}
+					}
+				}
+				t.Fatal("class drift not found within a day of cycles")
+				return lifecycle.Result{}
+			}
+
+			// Standard-IA by hand on the hot table: put back.
+			setClass(storage.ClassInfrequentAccess)
+			x := sweep()
+			require.Equal(t, lifecycle.UpdateCapacity, x.Kind, x.Reason)
+			require.Equal(t, lifecycle.Done, x.Outcome, "%v", x.Err)
+			require.Contains(t, x.Reason, "the store has infrequent_access, the registry standard")
+			require.Equal(t, storage.ClassStandard, classOf())
+			require.Len(t, entry().ClassChanges, 2, "the change by hand and the one back")
+
+			// A month on, the table is cold and infrequent access; set
+			// back to standard by hand, the second change in 30 days:
+			// recorded and kept until the first is 30 days old.
+			clk.Advance(31 * 24 * time.Hour)
+			_, err = r.Reconcile(ctx, false)
+			require.NoError(t, err)
+			require.Equal(t, "cold", entry().Tier)
+			require.Equal(t, storage.ClassInfrequentAccess, classOf())
+			cold := entry().ClassChanges
+			require.Len(t, cold, 1)
+			setClass(storage.ClassStandard)
+			x = sweep()
+			require.Equal(t, lifecycle.Register, x.Kind, x.Reason)
+			require.Equal(t, lifecycle.Done, x.Outcome, "%v", x.Err)
+			require.Contains(t, x.Reason, "class standard kept until "+cold[0].Add(family.ClassChangeWindow).Format(time.RFC3339))
+			require.Equal(t, storage.ClassStandard, classOf())
+			e := entry()
+			require.Equal(t, storage.ClassStandard, e.Capacity.Normal().Class, "the registry learns the class found")
+			require.Len(t, e.ClassChanges, 2)
+			res, err := r.Reconcile(ctx, false)
+			require.NoError(t, err)
+			for _, x := range res {
+				require.NotEqual(t, hot.Name, x.Table, "nothing to do until the window: %s", x.Reason)
+			}
+
+			// Once the cold change is 30 days old, the tier's class is
+			// applied.
+			clk.Set(cold[0].Add(family.ClassChangeWindow + time.Minute))
+			res, err = r.Reconcile(ctx, false)
+			require.NoError(t, err)
+			var back []lifecycle.Result
+			for _, x := range res {
+				if x.Table == hot.Name {
+					back = append(back, x)
+				}
+			}
+			require.Len(t, back, 1)
+			require.Equal(t, lifecycle.UpdateCapacity, back[0].Kind, back[0].Reason)
+			require.Equal(t, lifecycle.Done, back[0].Outcome, "%v", back[0].Err)
+			require.Equal(t, storage.ClassInfrequentAccess, classOf())
+			if cp != nil {
+				require.Empty(t, cp.Refusals(), "requests that broke DynamoDB's rules")
+			}
+		})
+	}
 }

@@ -13,13 +13,17 @@ import (
 	"github.com/timetabledb/timetable/storage"
 )
 
-// Capacity changed behind the registry's back is found by a sweep: each
-// cycle describes a few of the families' tables, in name order from where
-// the last cycle stopped, as many as make every table seen within
-// SweepPeriod at the pace cycles come, and at most MaxSweep. A table whose
-// capacity differs from its entry's is planned from what the store says
-// (Changed), so the tier's capacity is put back; when the store already
-// has what the tier says, the registry learns it.
+// Capacity and table class changed behind the registry's back are found
+// by a sweep: each cycle describes a few of the families' tables, in name
+// order from where the last cycle stopped, as many as make every table
+// seen within SweepPeriod at the pace cycles come, and at most MaxSweep. A
+// table whose capacity or class differs from its entry's
+// (registry.CapacityDrift) is planned from what the store says (Changed),
+// so the tier's capacity and class are put back; when the store already
+// has what the tier says, the registry learns it. A class change found
+// counts among the table's class changes (registry.Entry.ClassChanges),
+// as DynamoDB counts it: when none is left, the class found is recorded
+// and kept until one is.
 const (
 	// SweepPeriod is how long the sweep takes to see every table.
 	SweepPeriod = 24 * time.Hour
@@ -67,7 +71,7 @@ func sweepOrder(names []string, cursor string, n int) ([]int, string) {
 }
 
 // sweep describes this cycle's share of the tables and marks those whose
-// capacity changed behind the registry's back.
+// capacity or class changed behind the registry's back.
 func (r *Reconciler) sweep(ctx context.Context, now time.Time, tables []Table) error {
 	var names []string
 	var candidates []int

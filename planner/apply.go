@@ -91,8 +91,10 @@ func familyNodes(f Family) []keyValue {
 		if t.Billing == BillingProvisioned {
 			content = append(content, strNode("read"), intNode(t.Read), strNode("write"), intNode(t.Write))
 		}
-		// The table class is not written: the lifecycle's default tiers
-		// already store the cold tier in Standard-IA.
+		// The class is written whatever it is: a tier the file lists
+		// without one is of the standard class, and the lifecycle must
+		// store each tier in the class the plan priced.
+		content = append(content, strNode("class"), strNode(configClass(t.Class)))
 		tiers.Content = append(tiers.Content, &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Style: yaml.FlowStyle, Content: content})
 	}
 	return []keyValue{
@@ -109,6 +111,15 @@ func familyNodes(f Family) []keyValue {
 		{"grace", durationNode(f.Grace)},
 		{"retention", durationNode(f.Retention)},
 	}
+}
+
+// configClass spells a planner class as the configuration's tiers do
+// (package config): standard or infrequent_access.
+func configClass(c string) string {
+	if c == ClassStandardIA {
+		return "infrequent_access"
+	}
+	return "standard"
 }
 
 func strNode(s string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s} }

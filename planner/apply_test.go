@@ -26,6 +26,7 @@ type fileShape struct {
 			Billing string `yaml:"billing"`
 			Read    int64  `yaml:"read"`
 			Write   int64  `yaml:"write"`
+			Class   string `yaml:"class"`
 		} `yaml:"tiers"`
 		Prebuild  string `yaml:"prebuild"`
 		Grace     string `yaml:"grace"`
@@ -74,6 +75,7 @@ func TestApplyFamilyToEmptyFile(t *testing.T) {
 		require.Equal(t, "0", f.Tiers[0].Age)
 		require.Equal(t, int64(6000), f.Tiers[0].Write)
 		require.Equal(t, "2 periods", f.Tiers[2].Age)
+		require.Equal(t, []string{"standard", "standard", "infrequent_access"}, []string{f.Tiers[0].Class, f.Tiers[1].Class, f.Tiers[2].Class})
 	}
 }
 

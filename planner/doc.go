@@ -41,9 +41,11 @@
 //     in the lifecycle's default tiers.
 //  4. Reads. A query reads one series (Input.Series spreads the rate)
 //     over Input.ReadRange ending now, from every shard: from the hot
-//     table strongly consistent, as the store reads (one unit per 4 KB
-//     started per shard); from a warm table, which takes no more writes,
-//     eventually consistent (half); the warm table only when the range
+//     table strongly consistent, as the engine reads it (one unit per 4 KB
+//     started per shard); from a warm table, which takes no more writes
+//     but late events, eventually consistent (half), as the engine reads
+//     every table whose period and grace, or write month and grace, are
+//     over (registry.Entry.Settled); the warm table only when the range
 //     crosses the period's start.
 //  5. Period. Every period (hour, 6h, 12h, day, week, month, quarter) is
 //     costed; the recommendation is the cheapest whose tables stay under

@@ -67,9 +67,9 @@ func ExampleApplyFamily() {
 	//     layout: row
 	//     billing: provisioned
 	//     tiers:
-	//       - {name: hot, age: 0, billing: provisioned, read: 300, write: 600}
-	//       - {name: warm, age: 1 period, billing: on_demand}
-	//       - {name: cold, age: 2 periods, billing: on_demand}
+	//       - {name: hot, age: 0, billing: provisioned, read: 300, write: 600, class: standard}
+	//       - {name: warm, age: 1 period, billing: on_demand, class: standard}
+	//       - {name: cold, age: 2 periods, billing: on_demand, class: infrequent_access}
 	//     prebuild: 1h
 	//     grace: 15m
 	//     retention: 90d

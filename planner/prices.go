@@ -51,6 +51,16 @@ type Prices struct {
 // are a starting point, not a quote: the label says so, and a price file
 // or flags override them. The first 25 GB a month that DynamoDB stores
 // free are not deducted.
+//
+// Checked on 2026-11-26 against the stored copies of those pages, which
+// hold their key terms but not their price tables: "Amazon DynamoDB
+// pricing" (overview) gives Standard storage from 0.25 USD a GB-month
+// after 25 GB free; secondary pages give the on-demand Standard request
+// prices (0.625 and 0.125 USD a million, US East) and S3 Standard's
+// 0.023 USD a GB-month for the first 50 TB; the China regions' page
+// prices Standard-IA throughput at 1.25 times Standard's, as above. The
+// provisioned unit-hour prices and the Standard-IA column are unverified
+// there (docs/operations.md says so too).
 func DefaultPrices() Prices {
 	return Prices{
 		Label:                 "us-east-1 list prices, DynamoDB in effect from 2024-11-01, S3 Standard (built-in defaults of 2026-11-26; check https://aws.amazon.com/dynamodb/pricing/ and https://aws.amazon.com/s3/pricing/)",

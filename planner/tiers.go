@@ -37,10 +37,11 @@ type Tier struct {
 }
 
 // Reads is the read load's arithmetic. Queries end now: they read the hot
-// table, which the store reads strongly consistent (storage/dynamostore
-// reads with ConsistentRead unless told otherwise), and, when their range
+// table, which the engine reads strongly consistent, and, when their range
 // crosses the period's start, the warm table, which takes no more writes
-// and is priced eventually consistent.
+// but a late event now and then and which the engine reads eventually
+// consistent (registry.Entry.Settled; storage.Query.Eventual sends
+// ConsistentRead false), priced so.
 type Reads struct {
 	// EventsPerQuery is the events one query reads: one series over the
 	// read range.

@@ -165,21 +165,42 @@ func parse(name string, f family.Family, entries []Entry, namers []naming.Namer)
 	return naming.Ref{}, family.Family{}, false
 }
 
-// CapacityDrift returns why the capacity the store describes for an
-// active table differs from the capacity its entry says was last applied,
-// or "" when they agree: someone changed the table behind the registry's
-// back (the AWS console, a script, another tool's auto scaling). It is
-// the one rule that the engine's table listing shows and the lifecycle
-// manager's sweep puts right.
+// CapacityDrift returns why the capacity or the table class the store
+// describes for an active table differs from what its entry says was last
+// applied, or "" when they agree: someone changed the table behind the
+// registry's back (the AWS console, a script, another tool's auto
+// scaling). It is the one rule that the engine's table listing shows and
+// the lifecycle manager's sweep puts right.
+//
+// The class is compared whatever the billing mode. DynamoDB Local and
+// dynalite ignore TableClass and describe every table as STANDARD, so on
+// them a table of an infrequent-access tier shows as drift (which the
+// lifecycle then tries to put back, at most family.MaxClassChanges times
+// in family.ClassChangeWindow); the test backend's
+// dynamofault.ControlPlane answers as DynamoDB does.
 func CapacityDrift(e Entry, info storage.TableInfo) string {
 	if e.State != Active || info.Status != storage.StatusActive {
 		return ""
 	}
+	var why []string
 	have, want := normalCapacity(info.Capacity), normalCapacity(e.Capacity)
-	if have == want {
-		return ""
+	have.Class, want.Class = "", ""
+	if have != want {
+		why = append(why, fmt.Sprintf("capacity changed outside timetable: the store has %s, the registry %s", capacityString(have), capacityString(want)))
 	}
-	return fmt.Sprintf("capacity changed outside timetable: the store has %s, the registry %s", capacityString(have), capacityString(want))
+	if hc, wc := info.Capacity.Normal().Class, e.Capacity.Normal().Class; hc != wc {
+		why = append(why, fmt.Sprintf("table class changed outside timetable: the store has %s, the registry %s", ClassName(hc), ClassName(wc)))
+	}
+	return strings.Join(why, "; ")
+}
+
+// ClassName names a table class as configuration spells it: standard or
+// infrequent_access.
+func ClassName(c storage.Class) string {
+	if c == storage.ClassInfrequentAccess {
+		return "infrequent_access"
+	}
+	return "standard"
 }
 
 // normalCapacity spells on-demand billing one way: billing on demand and

@@ -110,6 +110,29 @@ const (
 // fenced it to archive and delete it.
 func (e Entry) Fenced() bool { return !e.FencedAt.IsZero() }
 
+// Settled reports whether the table takes no more writes at time now,
+// but for a late event of its period now and then, so that reads of it
+// may be eventually consistent (half the read units on DynamoDB, and
+// reflecting a write within about a second): it is fenced; or its write
+// month (write-time grouping) and the family's grace are over, after
+// which the engine routes events to the next write month's table; or its
+// period and grace are over and it is not a backfill table still in its
+// backfill tier. The table taking the writes of now, and a backfill
+// being written, are not settled and are read strongly consistent.
+func (e Entry) Settled(now time.Time) bool {
+	if e.Fenced() {
+		return true
+	}
+	g := e.Policy.Grace
+	if !e.Ref.WriteMonth.IsZero() && !now.Before(e.Ref.WriteMonth.End().Add(g)) {
+		return true
+	}
+	if !e.CreatedAt.IsZero() && e.Policy.IsBackfill(e.Ref, e.CreatedAt) && now.Before(e.Policy.BackfillEnd(e.CreatedAt)) {
+		return false
+	}
+	return !now.Before(e.Ref.Period.End.Add(g))
+}
+
 // Family returns the name of the table's family.
 func (e Entry) Family() string { return e.Policy.Name }
 

@@ -263,6 +263,11 @@ type Query struct {
 	// part of the partition per query: the iterator's Resume says where
 	// to go on.
 	Filter *Filter
+	// Eventual allows an eventually consistent read, which costs half as
+	// much on DynamoDB: for a table that takes no more writes (its write
+	// month and grace are over, or it is fenced) it returns the same
+	// items. A backend whose reads are always consistent ignores it.
+	Eventual bool
 }
 
 // Iterator walks the items a Query or Scan selected. Use it as

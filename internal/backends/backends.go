@@ -111,10 +111,13 @@ func Dynamo() Backend {
 // ControlPlane on the clock now (the wall clock when nil) and a fake
 // Application Auto Scaling, and returns both too, for a test to count
 // what was refused and what is auto scaled.
-func OpenDynamo(t *testing.T, now func() time.Time) (storage.Store, family.Schema, *dynamofault.ControlPlane, *dynamofault.AutoScaling) {
+//
+// Client options, when given, are applied to the DynamoDB client after the
+// backend's own: a test that inspects requests adds its middleware there.
+func OpenDynamo(t *testing.T, now func() time.Time, client ...func(*dynamodb.Options)) (storage.Store, family.Schema, *dynamofault.ControlPlane, *dynamofault.AutoScaling) {
 	cp := dynamofault.NewControlPlane(dynamofault.ControlPlaneOptions{Now: now})
 	as := dynamofault.NewAutoScaling()
-	s, cfg := openDynamo(t, cp, as)
+	s, cfg := openDynamo(t, cp, as, client...)
 	return s, cfg, cp, as
 }
 
@@ -129,7 +132,7 @@ func OpenDynamoExports(t *testing.T) (storage.Store, family.Schema, *dynamofault
 	return s, cfg, cp
 }
 
-func openDynamo(t *testing.T, cp *dynamofault.ControlPlane, as *dynamofault.AutoScaling) (storage.Store, family.Schema) {
+func openDynamo(t *testing.T, cp *dynamofault.ControlPlane, as *dynamofault.AutoScaling, client ...func(*dynamodb.Options)) (storage.Store, family.Schema) {
 	{
 		if os.Getenv(EndpointEnv) == "" {
 			t.Skipf("set %s or run `make test` to start dynalite", EndpointEnv)
@@ -138,9 +141,9 @@ func openDynamo(t *testing.T, cp *dynamofault.ControlPlane, as *dynamofault.Auto
 			t.Setenv("AWS_ENDPOINT_URL_DYNAMODB", os.Getenv(EndpointEnv))
 		}
 		ctx := context.Background()
-		s, err := dynamostore.Open(ctx, dynamostore.Options{AutoScaling: as, ClientOptions: []func(*dynamodb.Options){func(o *dynamodb.Options) {
+		s, err := dynamostore.Open(ctx, dynamostore.Options{AutoScaling: as, ClientOptions: append([]func(*dynamodb.Options){func(o *dynamodb.Options) {
 			o.HTTPClient = &http.Client{Transport: cp}
-		}}})
+		}}, client...)})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -67,7 +67,10 @@
 // query's limit. Query.After becomes ExclusiveStartKey when it lies inside
 // the queried range (DynamoDB refuses a start key outside it); outside, the
 // range alone decides. Reads are strongly consistent, as on the embedded
-// store, unless Options.EventuallyConsistent halves their cost.
+// store, unless Options.EventuallyConsistent halves their cost, or a
+// query says it may be eventually consistent (storage.Query.Eventual,
+// storage.Segment.Eventual): the engine says so for a table that takes no
+// more writes (registry.Entry.Settled).
 //
 // Updates. Update is one UpdateItem request whose condition and update
 // expressions the expression package builds: CondExists and CondNotExists

@@ -37,6 +37,9 @@ func (s *Store) Query(ctx context.Context, q storage.Query) storage.Iterator {
 		return emptyIterator()
 	}
 	in.ConsistentRead = s.consistentRead()
+	if q.Eventual {
+		in.ConsistentRead = aws.Bool(false)
+	}
 	in.ReturnConsumedCapacity = returnCapacity
 	return newIterator(ctx, s, q.Limit, q.Filter != nil, func(ctx context.Context, budget int) (page, error) {
 		if budget > 0 {
