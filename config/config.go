@@ -98,6 +98,11 @@
 //	  per_tenant_hour: 200      # on each server
 //	table_quota: 2500           # the account's DynamoDB table quota; writes
 //	                            # make tables only below 90% of it
+//	key_cache:                  # what a server keeps of API keys
+//	  ttl: 5s                   # a key revoked elsewhere works here this
+//	                            # long at most; none reads every key
+//	  negative_ttl: 1s          # a key made elsewhere waits this long at most
+//	  size: 10000               # keys kept, and unknown keys kept
 //
 // An archive is a target alone, archived in NDJSON (DynamoDB JSON lines,
 // what restore reads), or a target and a format: ndjson, or parquet,
@@ -126,6 +131,7 @@ import (
 	"github.com/timetabledb/timetable/naming"
 	"github.com/timetabledb/timetable/period"
 	"github.com/timetabledb/timetable/storage"
+	"github.com/timetabledb/timetable/tenant"
 )
 
 // Config is a whole configuration, with defaults applied: the engine's
@@ -158,6 +164,11 @@ type Config struct {
 	// and "table_quota"): what the engine is opened with
 	// (engine.Options.Tables); zero fields are the engine's defaults.
 	TableBudget TableBudget
+	// KeyCache bounds what a server keeps of API keys (YAML "key_cache":
+	// ttl, negative_ttl, size; "ttl: none" reads every key from the
+	// store): what the engine is opened with (engine.Options.KeyCache);
+	// zero fields are the defaults, 5s, 1s and 10,000.
+	KeyCache tenant.KeyCacheOptions
 }
 
 // TableBudget is the file's engine.TableBudget: zero fields are the
@@ -229,6 +240,11 @@ type fileConfig struct {
 		PerTenantHour int `yaml:"per_tenant_hour"`
 	} `yaml:"new_tables"`
 	TableQuota int `yaml:"table_quota"`
+	KeyCache   struct {
+		TTL         string `yaml:"ttl"`
+		NegativeTTL string `yaml:"negative_ttl"`
+		Size        int    `yaml:"size"`
+	} `yaml:"key_cache"`
 }
 
 type fileFamily struct {
@@ -408,6 +424,9 @@ func Parse(data []byte) (Config, error) {
 	}
 	if c.TableBudget.NewTablesPerRequest < 0 || c.TableBudget.NewTablesPerTenantHour < 0 || c.TableBudget.TableQuota < 0 {
 		return Config{}, fmt.Errorf("%w: new_tables and table_quota must not be negative", ErrInvalid)
+	}
+	if c.KeyCache, err = keyCache(fc.KeyCache.TTL, fc.KeyCache.NegativeTTL, fc.KeyCache.Size); err != nil {
+		return Config{}, err
 	}
 	seen := map[string]bool{}
 	for i, ff := range fc.Families {
@@ -642,4 +661,32 @@ func ParseAge(s string) (family.Age, error) {
 		a.Duration += d
 	}
 	return a, nil
+}
+
+// keyCache reads the file's key_cache.
+func keyCache(ttl, negative string, size int) (tenant.KeyCacheOptions, error) {
+	var o tenant.KeyCacheOptions
+	switch ttl {
+	case "":
+	case "none":
+		o.TTL = -1
+	default:
+		d, err := time.ParseDuration(ttl)
+		if err != nil || d <= 0 {
+			return o, fmt.Errorf("%w: key_cache: ttl %q: a positive duration (5s) or none", ErrInvalid, ttl)
+		}
+		o.TTL = d
+	}
+	if negative != "" {
+		d, err := time.ParseDuration(negative)
+		if err != nil || d <= 0 {
+			return o, fmt.Errorf("%w: key_cache: negative_ttl %q: a positive duration (1s)", ErrInvalid, negative)
+		}
+		o.NegativeTTL = d
+	}
+	o.Size = size
+	if err := o.Validate(); err != nil {
+		return o, fmt.Errorf("%w: key_cache: %v", ErrInvalid, err)
+	}
+	return o, nil
 }
