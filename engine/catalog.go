@@ -41,10 +41,13 @@ func tableOf(e registry.Entry) physTable {
 // catalog finds a family's physical tables through the table registry and
 // makes the tables writes need.
 //
-// Reads ask the registry every time (one Query per query, over the query's
-// range), so a table another server made is never missed. Writes route
-// events through a cache of the tables this engine has seen, and ask the
-// registry only when no cached table can take an event.
+// Reads keep each family's registry entries and read the family's
+// registry version (one GetItem) per query, reading the entries again only
+// when the version changed (catalog_listing.go): since every write of an
+// entry raises the version before it returns, a table another server made
+// is never missed. Writes route events through a cache of the tables this
+// engine has seen, and ask the registry only when no cached table can
+// take an event.
 type catalog struct {
 	store storage.Store
 	reg   *registry.Registry
@@ -60,6 +63,9 @@ type catalog struct {
 
 	// creating makes concurrent writers look up or create a table once.
 	creating singleflight.Group
+	// listed makes concurrent readers that found one new registry version
+	// read a family's entries once.
+	listed singleflight.Group
 
 	mu struct {
 		sync.RWMutex
@@ -69,6 +75,8 @@ type catalog struct {
 		// adopted holds, in a read-only catalog, the tables found without
 		// a registry entry, by family.
 		adopted map[string][]physTable
+		// listings holds each family's registry entries, as last read.
+		listings map[string]*listing
 	}
 }
 
@@ -76,6 +84,7 @@ func newCatalog(store storage.Store, reg *registry.Registry, clk clock.Clock, lo
 	c := &catalog{store: store, reg: reg, clock: clk, log: log, readOnly: readOnly}
 	c.mu.routes = map[string][]physTable{}
 	c.mu.adopted = map[string][]physTable{}
+	c.mu.listings = map[string]*listing{}
 	return c
 }
 
@@ -111,7 +120,8 @@ func (c *catalog) adopt(ctx context.Context, families []family.Family) error {
 }
 
 // tables returns the live tables of a family whose periods overlap [from,
-// to], in period order: one read of the registry.
+// to], in period order: one read of the registry's version, and of its
+// entries when they changed.
 func (c *catalog) tables(ctx context.Context, f family.Family, from, to time.Time) ([]physTable, error) {
 	ts, _, err := c.tablesAndGaps(ctx, f, from, to)
 	return ts, err
@@ -122,7 +132,7 @@ func (c *catalog) tables(ctx context.Context, f family.Family, from, to time.Tim
 // Tables archived and deleted are among the tables, read through the cold
 // tier.
 func (c *catalog) tablesAndGaps(ctx context.Context, f family.Family, from, to time.Time) ([]physTable, []Gap, error) {
-	entries, err := c.reg.Overlapping(ctx, f.Name, from, to)
+	entries, err := c.overlapping(ctx, f.Name, from, to)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -153,7 +163,6 @@ func (c *catalog) tablesAndGaps(ctx context.Context, f family.Family, from, to t
 		return slices.ContainsFunc(out, func(o physTable) bool { return o.name == g.Table })
 	})
 	sortTables(out)
-	c.learn(f.Name, entries)
 	return out, clipGaps(gaps, from, to), nil
 }
 
