@@ -25,7 +25,9 @@ type physTable struct {
 	family string
 	ref    naming.Ref
 	shards int
-	entry  registry.Entry
+	// entry is the registry entry, shared and never changed: a new
+	// read of the registry makes a new one.
+	entry *registry.Entry
 	// cold, when not nil, says the table was archived and deleted: it is
 	// read through the cold tier (read_archive.go).
 	cold *coldTable
@@ -35,7 +37,7 @@ type physTable struct {
 }
 
 func tableOf(e registry.Entry) physTable {
-	return physTable{name: e.Name, family: e.Family(), ref: e.Ref, shards: e.Shards(), entry: e}
+	return physTable{name: e.Name, family: e.Family(), ref: e.Ref, shards: e.Shards(), entry: &e}
 }
 
 // catalog finds a family's physical tables through the table registry and
@@ -132,18 +134,19 @@ func (c *catalog) tables(ctx context.Context, f family.Family, from, to time.Tim
 // Tables archived and deleted are among the tables, read through the cold
 // tier.
 func (c *catalog) tablesAndGaps(ctx context.Context, f family.Family, from, to time.Time) ([]physTable, []Gap, error) {
-	entries, err := c.overlapping(ctx, f.Name, from, to)
+	tables, err := c.overlapping(ctx, f.Name, from, to)
 	if err != nil {
 		return nil, nil, err
 	}
-	var out []physTable
+	out := make([]physTable, 0, len(tables))
 	var gaps []Gap
-	for _, e := range entries {
+	for _, lt := range tables {
+		e := lt.entry
 		if e.State.Live() {
-			out = append(out, tableOf(e))
+			out = append(out, *lt)
 			continue
 		}
-		t, gap, ok := archivedTable(e, c.cold)
+		t, gap, ok := archivedTable(*e, c.cold)
 		if ok {
 			out = append(out, t)
 		} else if gap != nil && e.Ref.Period.Overlaps(from, to) {
@@ -230,7 +233,7 @@ func (c *catalog) route(ctx context.Context, f family.Family, eventTime, writeTi
 		return t, err
 	}
 	// Registered by a creator that may have stopped before making it.
-	e, err := c.reg.Finish(ctx, c.store, t.entry, c.clock.Now())
+	e, err := c.reg.Finish(ctx, c.store, *t.entry, c.clock.Now())
 	if err != nil {
 		return physTable{}, err
 	}

@@ -14,20 +14,22 @@ import (
 // version is unchanged.
 type listing struct {
 	version int64
-	// entries are in period order (the registry's sort key order).
-	entries []registry.Entry
+	// tables are the entries, each as a table, in period order (the
+	// registry's sort key order); the tables of entries not live say
+	// only what their entries say.
+	tables []physTable
 }
 
-// overlapping returns the entries of a family whose periods overlap the
-// closed range [from, to], in period order, as Registry.Overlapping does,
-// with one read of the family's registry version: the entries are read
-// again only when the version changed since they were last read. Since
-// every write of an entry raises the version before it returns, an entry
-// another server wrote before this call began is among them.
+// overlapping returns the tables of a family whose periods overlap the
+// closed range [from, to], in period order, as Registry.Overlapping returns
+// their entries, with one read of the family's registry version: the
+// entries are read again only when the version changed since they were
+// last read. Since every write of an entry raises the version before it
+// returns, an entry another server wrote before this call began is among
+// them.
 //
-// The returned slice is the caller's; the entries' own fields are shared
-// and must not be changed.
-func (c *catalog) overlapping(ctx context.Context, fam string, from, to time.Time) ([]registry.Entry, error) {
+// The tables are the listing's, shared: they must not be changed.
+func (c *catalog) overlapping(ctx context.Context, fam string, from, to time.Time) ([]*physTable, error) {
 	l, err := c.listing(ctx, fam)
 	if err != nil {
 		return nil, err
@@ -36,14 +38,15 @@ func (c *catalog) overlapping(ctx context.Context, fam string, from, to time.Tim
 	if low.After(from) { // overflow near the zero time
 		low = time.Time{}
 	}
-	i := sort.Search(len(l.entries), func(i int) bool { return !l.entries[i].Ref.Period.Start.Before(low) })
-	var out []registry.Entry
-	for _, e := range l.entries[i:] {
-		if e.Ref.Period.Start.After(to) {
+	ts := l.tables
+	i := sort.Search(len(ts), func(i int) bool { return !ts[i].ref.Period.Start.Before(low) })
+	var out []*physTable
+	for j := i; j < len(ts); j++ {
+		if ts[j].ref.Period.Start.After(to) {
 			break
 		}
-		if e.Ref.Period.Overlaps(from, to) {
-			out = append(out, e)
+		if ts[j].ref.Period.Overlaps(from, to) {
+			out = append(out, &ts[j])
 		}
 	}
 	return out, nil
@@ -69,7 +72,10 @@ func (c *catalog) listing(ctx context.Context, fam string) (*listing, error) {
 		if err != nil {
 			return nil, err
 		}
-		l := &listing{version: v, entries: entries}
+		l := &listing{version: v, tables: make([]physTable, len(entries))}
+		for i, e := range entries {
+			l.tables[i] = tableOf(e)
+		}
 		c.mu.Lock()
 		if cur := c.mu.listings[fam]; cur == nil || cur.version < v {
 			c.mu.listings[fam] = l

@@ -346,15 +346,16 @@ func (r *Registry) expire(ctx context.Context, tenant, id string, end time.Time)
 // It reads the key's record from the store unless the key cache knows it
 // (keycache.go).
 func (r *Registry) Authenticate(ctx context.Context, secret string) (Key, error) {
-	hash := hashKey(secret)
+	sum := digest(sha256.Sum256([]byte(secret)))
 	now := r.clock.Now()
 	if r.keys == nil {
-		k, found, err := r.read(ctx, hash, false)
+		k, found, err := r.read(ctx, hex.EncodeToString(sum[:]), false)
 		return live(k, found, err, now)
 	}
-	if c, ok := r.keys.get(hash, now); ok {
+	if c, ok := r.keys.get(sum, now); ok {
 		return live(c.key, c.found, nil, now)
 	}
+	hash := hex.EncodeToString(sum[:])
 	epoch := r.keys.epoch()
 	k, found, err := r.read(ctx, hash, r.eventual != nil)
 	if err == nil && !found && r.eventual != nil {
@@ -364,7 +365,7 @@ func (r *Registry) Authenticate(ctx context.Context, secret string) (Key, error)
 		k, found, err = r.read(ctx, hash, false)
 	}
 	if err == nil {
-		r.keys.learned(epoch, hash, k, found, now)
+		r.keys.learned(epoch, sum, k, found, now)
 	}
 	return live(k, found, err, now)
 }
@@ -411,7 +412,7 @@ func live(k Key, found bool, err error, now time.Time) (Key, error) {
 // registry.
 func (r *Registry) changed(hash string, k Key) {
 	if r.keys != nil {
-		r.keys.changed(hash, k, r.clock.Now())
+		r.keys.changed(digestOf(hash), k, r.clock.Now())
 	}
 }
 

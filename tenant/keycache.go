@@ -1,6 +1,8 @@
 package tenant
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"sync"
 	"time"
@@ -85,6 +87,18 @@ func (o KeyCacheOptions) Validate() error {
 // Off reports whether the options turn the cache off.
 func (o KeyCacheOptions) Off() bool { return o.TTL < 0 }
 
+// digest is the SHA-256 of a key's secret, by which the cache knows it:
+// the bytes of the hash the store keeps in hex, so that a request
+// authenticated from the cache encodes nothing.
+type digest [sha256.Size]byte
+
+// digestOf returns the digest of a hash as the store keeps it.
+func digestOf(hash string) digest {
+	var d digest
+	hex.Decode(d[:], []byte(hash))
+	return d
+}
+
 // cachedKey is what the cache knows of a hash: the key, or that there is
 // none, until a time.
 type cachedKey struct {
@@ -99,7 +113,7 @@ type keyCache struct {
 	opts KeyCacheOptions
 	// found and missing hold the keys read and the hashes found to be no
 	// key; each is an LRU of Size entries.
-	found, missing *lru.Cache[string, cachedKey]
+	found, missing *lru.Cache[digest, cachedKey]
 
 	mu struct {
 		sync.Mutex
@@ -111,14 +125,14 @@ type keyCache struct {
 }
 
 func newKeyCache(opts KeyCacheOptions) *keyCache {
-	found, _ := lru.New[string, cachedKey](opts.Size)
-	missing, _ := lru.New[string, cachedKey](opts.Size)
+	found, _ := lru.New[digest, cachedKey](opts.Size)
+	missing, _ := lru.New[digest, cachedKey](opts.Size)
 	return &keyCache{opts: opts, found: found, missing: missing}
 }
 
 // get returns what the cache knows of hash at now, and whether it knows
 // anything.
-func (c *keyCache) get(hash string, now time.Time) (cachedKey, bool) {
+func (c *keyCache) get(hash digest, now time.Time) (cachedKey, bool) {
 	if e, ok := c.found.Get(hash); ok && now.Before(e.until) {
 		return e, true
 	}
@@ -137,7 +151,7 @@ func (c *keyCache) epoch() uint64 {
 
 // learned keeps what a read of the store begun at epoch found of hash at
 // now, unless a change was made through this registry since.
-func (c *keyCache) learned(epoch uint64, hash string, k Key, found bool, now time.Time) {
+func (c *keyCache) learned(epoch uint64, hash digest, k Key, found bool, now time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.mu.epoch != epoch {
@@ -152,7 +166,7 @@ func (c *keyCache) learned(epoch uint64, hash string, k Key, found bool, now tim
 
 // changed records a key made or changed through this registry, as it is
 // now in the store.
-func (c *keyCache) changed(hash string, k Key, now time.Time) {
+func (c *keyCache) changed(hash digest, k Key, now time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.mu.epoch++

@@ -2,6 +2,7 @@ package tenant
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"testing"
 	"time"
@@ -34,7 +35,7 @@ func TestKeyCacheBounded(t *testing.T) {
 				require.LessOrEqual(t, r.keys.missing.Len(), size)
 				require.LessOrEqual(t, r.keys.len(), 2*size)
 				if i%size == 0 {
-					_, ok := r.keys.get(hashKey(secret), now)
+					_, ok := r.keys.get(digest(sha256.Sum256([]byte(secret))), now)
 					require.True(t, ok, "random keys never push out a live one")
 				}
 			}
@@ -52,17 +53,17 @@ func TestKeyCacheKeepsNoReadOlderThanAChange(t *testing.T) {
 	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 	epoch := c.epoch()
 	revoked := Key{ID: "k", Tenant: "acme", Expires: now}
-	c.changed("h", revoked, now)
-	c.learned(epoch, "h", Key{ID: "k", Tenant: "acme"}, true, now)
-	got, ok := c.get("h", now)
+	c.changed(digest{1}, revoked, now)
+	c.learned(epoch, digest{1}, Key{ID: "k", Tenant: "acme"}, true, now)
+	got, ok := c.get(digest{1}, now)
 	require.True(t, ok)
 	require.Equal(t, revoked, got.key, "the revocation stands")
 	require.False(t, got.key.Live(now))
 	// A miss learned before the key was made is not kept either.
 	epoch = c.epoch()
-	c.changed("n", Key{ID: "n", Tenant: "acme"}, now)
-	c.learned(epoch, "n", Key{}, false, now)
-	got, ok = c.get("n", now)
+	c.changed(digest{2}, Key{ID: "n", Tenant: "acme"}, now)
+	c.learned(epoch, digest{2}, Key{}, false, now)
+	got, ok = c.get(digest{2}, now)
 	require.True(t, ok)
 	require.True(t, got.found)
 }
