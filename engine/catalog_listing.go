@@ -76,10 +76,11 @@ func (c *catalog) listing(ctx context.Context, fam string) (*listing, error) {
 		for i, e := range entries {
 			l.tables[i] = tableOf(e)
 		}
+		// Kept whatever the version kept was: a listing of an older
+		// version that lands last is read again by the next query, and a
+		// version that went back (a meta table made anew) is kept too.
 		c.mu.Lock()
-		if cur := c.mu.listings[fam]; cur == nil || cur.version < v {
-			c.mu.listings[fam] = l
-		}
+		c.mu.listings[fam] = l
 		c.mu.Unlock()
 		c.learn(fam, entries)
 		return l, nil
