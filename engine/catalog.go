@@ -79,6 +79,9 @@ type catalog struct {
 		adopted map[string][]physTable
 		// listings holds each family's registry entries, as last read.
 		listings map[string]*listing
+		// versions coalesces the reads of each family's registry
+		// version.
+		versions map[string]*versionReads
 	}
 }
 
@@ -87,6 +90,7 @@ func newCatalog(store storage.Store, reg *registry.Registry, clk clock.Clock, lo
 	c.mu.routes = map[string][]physTable{}
 	c.mu.adopted = map[string][]physTable{}
 	c.mu.listings = map[string]*listing{}
+	c.mu.versions = map[string]*versionReads{}
 	return c
 }
 

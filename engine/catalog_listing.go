@@ -53,10 +53,23 @@ func (c *catalog) overlapping(ctx context.Context, fam string, from, to time.Tim
 }
 
 // listing returns a family's current listing: the one kept when its
-// version is the registry's, else one read now and kept. Callers that
+// version is the registry's (read by a read that began after the call
+// did, shared with the calls that can share it: catalog_version.go), else
+// one read now and kept. Callers that
 // find the same new version read the entries once between them.
 func (c *catalog) listing(ctx context.Context, fam string) (*listing, error) {
-	v, err := c.reg.Version(ctx, fam)
+	c.mu.RLock()
+	vr := c.mu.versions[fam]
+	c.mu.RUnlock()
+	if vr == nil {
+		c.mu.Lock()
+		if vr = c.mu.versions[fam]; vr == nil {
+			vr = &versionReads{}
+			c.mu.versions[fam] = vr
+		}
+		c.mu.Unlock()
+	}
+	v, err := vr.read(ctx, func(ctx context.Context) (int64, error) { return c.reg.Version(ctx, fam) })
 	if err != nil {
 		return nil, err
 	}

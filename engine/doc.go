@@ -303,6 +303,8 @@
 //	                               routing, adoption, recreation
 //	catalog_listing.go             the registry entries kept for reads,
 //	                               and the version that keeps them current
+//	catalog_version.go             reads of a family's version, shared
+//	                               by the queries that may share them
 //	meta_table.go                  logical tables, and the cursor secret
 //	series_index.go                the series index: its writes, cache,
 //	                               ListSeries
