@@ -71,7 +71,7 @@ func (g *globals) openSession(ctx context.Context, stderr io.Writer, o sessionOp
 	// AWS_ENDPOINT_URL_S3 suggests.
 	cold := archive.NewCold(archive.ColdOptions{S3: archive.S3Options{UsePathStyle: os.Getenv("AWS_ENDPOINT_URL_S3") != ""}})
 	db, err := engine.Open(ctx, store, engine.Options{Schema: cfg.Schema, Clock: clk, Logger: log, Registerer: o.registerer, ReadOnly: o.readOnly, Cold: cold,
-		Tables: tableBudget(cfg.TableBudget)})
+		Tables: tableBudget(cfg.TableBudget), KeyCache: cfg.KeyCache})
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("open engine: %w", err), store.Close(), cold.Close())
 	}

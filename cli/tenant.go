@@ -235,8 +235,9 @@ func newTenantRemoveCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "remove NAME [--data keep|delete]",
 		Short: "Remove a tenant, revoking every API key it has; its events stay, or are deleted",
-		Long: `remove revokes every API key of a tenant, at once for every server on the
-store, and removes the tenant. With --data keep (the default) its events
+		Long: `remove revokes every API key of a tenant (at once through the server it goes
+through, within the key cache's TTL, 5s by default, on every other server
+on the store), and removes the tenant. With --data keep (the default) its events
 stay in the store: adding the name again makes a tenant with new keys,
 which sees them. With --data delete every item its events made is deleted
 too, in every physical table (events, series indexes, rollups), once no
@@ -329,9 +330,10 @@ standard output, once.`,
 func newTenantRevokeCmd(g *globals) *cobra.Command {
 	return &cobra.Command{
 		Use:   "revoke NAME ID",
-		Short: "Revoke an API key of a tenant, at once",
-		Long: `revoke ends a key now, for every server on the store; ID is the key's id, as
-tenant keys lists it.`,
+		Short: "Revoke an API key of a tenant",
+		Long: `revoke ends a key now: through a server (--server), that server refuses it at
+once; every other server on the store once its key cache lets the key go
+(key_cache.ttl, 5s by default). ID is the key's id, as tenant keys lists it.`,
 		Args: exactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return g.withTenants(cmd, false, func(ctx context.Context, ta tenantAdmin) error {

@@ -101,6 +101,11 @@
 //	                            # make tables only below 90% of it
 //	archive_method: auto        # DynamoDB's own export/import to s3:// where
 //	                            # the endpoint has them; or native, or scan
+//	key_cache:                  # what a server keeps of API keys
+//	  ttl: 5s                   # a key revoked elsewhere works here this
+//	                            # long at most; none reads every key
+//	  negative_ttl: 1s          # a key made elsewhere waits this long at most
+//	  size: 10000               # keys kept, and unknown keys kept
 //
 // An archive is a target alone, archived in NDJSON (DynamoDB JSON lines,
 // what restore reads), or a target and a format: ndjson, or parquet,
@@ -129,6 +134,7 @@ import (
 	"github.com/timetabledb/timetable/naming"
 	"github.com/timetabledb/timetable/period"
 	"github.com/timetabledb/timetable/storage"
+	"github.com/timetabledb/timetable/tenant"
 )
 
 // Config is a whole configuration, with defaults applied: the engine's
@@ -168,6 +174,11 @@ type Config struct {
 	// always scans; "native" always uses DynamoDB's own (package
 	// archive's Method).
 	ArchiveMethod string
+	// KeyCache bounds what a server keeps of API keys (YAML "key_cache":
+	// ttl, negative_ttl, size; "ttl: none" reads every key from the
+	// store): what the engine is opened with (engine.Options.KeyCache);
+	// zero fields are the defaults, 5s, 1s and 10,000.
+	KeyCache tenant.KeyCacheOptions
 }
 
 // TableBudget is the file's engine.TableBudget: zero fields are the
@@ -240,6 +251,11 @@ type fileConfig struct {
 	} `yaml:"new_tables"`
 	TableQuota    int    `yaml:"table_quota"`
 	ArchiveMethod string `yaml:"archive_method"`
+	KeyCache      struct {
+		TTL         string `yaml:"ttl"`
+		NegativeTTL string `yaml:"negative_ttl"`
+		Size        int    `yaml:"size"`
+	} `yaml:"key_cache"`
 }
 
 type fileFamily struct {
@@ -424,6 +440,9 @@ func Parse(data []byte) (Config, error) {
 	}
 	if c.TableBudget.NewTablesPerRequest < 0 || c.TableBudget.NewTablesPerTenantHour < 0 || c.TableBudget.TableQuota < 0 {
 		return Config{}, fmt.Errorf("%w: new_tables and table_quota must not be negative", ErrInvalid)
+	}
+	if c.KeyCache, err = keyCache(fc.KeyCache.TTL, fc.KeyCache.NegativeTTL, fc.KeyCache.Size); err != nil {
+		return Config{}, err
 	}
 	seen := map[string]bool{}
 	for i, ff := range fc.Families {
@@ -658,4 +677,32 @@ func ParseAge(s string) (family.Age, error) {
 		a.Duration += d
 	}
 	return a, nil
+}
+
+// keyCache reads the file's key_cache.
+func keyCache(ttl, negative string, size int) (tenant.KeyCacheOptions, error) {
+	var o tenant.KeyCacheOptions
+	switch ttl {
+	case "":
+	case "none":
+		o.TTL = -1
+	default:
+		d, err := time.ParseDuration(ttl)
+		if err != nil || d <= 0 {
+			return o, fmt.Errorf("%w: key_cache: ttl %q: a positive duration (5s) or none", ErrInvalid, ttl)
+		}
+		o.TTL = d
+	}
+	if negative != "" {
+		d, err := time.ParseDuration(negative)
+		if err != nil || d <= 0 {
+			return o, fmt.Errorf("%w: key_cache: negative_ttl %q: a positive duration (1s)", ErrInvalid, negative)
+		}
+		o.NegativeTTL = d
+	}
+	o.Size = size
+	if err := o.Validate(); err != nil {
+		return o, fmt.Errorf("%w: key_cache: %v", ErrInvalid, err)
+	}
+	return o, nil
 }

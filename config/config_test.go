@@ -13,6 +13,7 @@ import (
 	"github.com/timetabledb/timetable/naming"
 	"github.com/timetabledb/timetable/period"
 	"github.com/timetabledb/timetable/storage"
+	"github.com/timetabledb/timetable/tenant"
 )
 
 func TestEmptyFileIsTheDefault(t *testing.T) {
@@ -270,4 +271,21 @@ func TestArchiveMethod(t *testing.T) {
 	_, err = config.Parse([]byte("archive_method: export\n"))
 	require.ErrorIs(t, err, config.ErrInvalid)
 	require.ErrorContains(t, err, "auto, native or scan")
+}
+
+func TestKeyCache(t *testing.T) {
+	c, err := config.Parse([]byte("key_cache: {ttl: 10s, negative_ttl: 500ms, size: 500}\n"))
+	require.NoError(t, err)
+	require.Equal(t, tenant.KeyCacheOptions{TTL: 10 * time.Second, NegativeTTL: 500 * time.Millisecond, Size: 500}, c.KeyCache)
+	c, err = config.Parse([]byte("key_cache: {ttl: none}\n"))
+	require.NoError(t, err)
+	require.True(t, c.KeyCache.Off())
+	c, err = config.Parse(nil)
+	require.NoError(t, err)
+	require.Zero(t, c.KeyCache, "tenant's defaults")
+	for _, bad := range []string{"key_cache: {ttl: soon}", "key_cache: {ttl: 0s}", "key_cache: {negative_ttl: -1s}",
+		"key_cache: {ttl: 1s, negative_ttl: 2s}", "key_cache: {size: -1}"} {
+		_, err := config.Parse([]byte(bad))
+		require.ErrorIs(t, err, config.ErrInvalid, bad)
+	}
 }

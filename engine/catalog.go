@@ -25,7 +25,9 @@ type physTable struct {
 	family string
 	ref    naming.Ref
 	shards int
-	entry  registry.Entry
+	// entry is the registry entry, shared and never changed: a new
+	// read of the registry makes a new one.
+	entry *registry.Entry
 	// cold, when not nil, says the table was archived and deleted: it is
 	// read through the cold tier (read_archive.go).
 	cold *coldTable
@@ -35,16 +37,19 @@ type physTable struct {
 }
 
 func tableOf(e registry.Entry) physTable {
-	return physTable{name: e.Name, family: e.Family(), ref: e.Ref, shards: e.Shards(), entry: e}
+	return physTable{name: e.Name, family: e.Family(), ref: e.Ref, shards: e.Shards(), entry: &e}
 }
 
 // catalog finds a family's physical tables through the table registry and
 // makes the tables writes need.
 //
-// Reads ask the registry every time (one Query per query, over the query's
-// range), so a table another server made is never missed. Writes route
-// events through a cache of the tables this engine has seen, and ask the
-// registry only when no cached table can take an event.
+// Reads keep each family's registry entries and read the family's
+// registry version (one GetItem) per query, reading the entries again only
+// when the version changed (catalog_listing.go): since every write of an
+// entry raises the version before it returns, a table another server made
+// is never missed. Writes route events through a cache of the tables this
+// engine has seen, and ask the registry only when no cached table can
+// take an event.
 type catalog struct {
 	store storage.Store
 	reg   *registry.Registry
@@ -60,6 +65,9 @@ type catalog struct {
 
 	// creating makes concurrent writers look up or create a table once.
 	creating singleflight.Group
+	// listed makes concurrent readers that found one new registry version
+	// read a family's entries once.
+	listed singleflight.Group
 
 	mu struct {
 		sync.RWMutex
@@ -69,6 +77,11 @@ type catalog struct {
 		// adopted holds, in a read-only catalog, the tables found without
 		// a registry entry, by family.
 		adopted map[string][]physTable
+		// listings holds each family's registry entries, as last read.
+		listings map[string]*listing
+		// versions coalesces the reads of each family's registry
+		// version.
+		versions map[string]*versionReads
 	}
 }
 
@@ -76,6 +89,8 @@ func newCatalog(store storage.Store, reg *registry.Registry, clk clock.Clock, lo
 	c := &catalog{store: store, reg: reg, clock: clk, log: log, readOnly: readOnly}
 	c.mu.routes = map[string][]physTable{}
 	c.mu.adopted = map[string][]physTable{}
+	c.mu.listings = map[string]*listing{}
+	c.mu.versions = map[string]*versionReads{}
 	return c
 }
 
@@ -111,7 +126,8 @@ func (c *catalog) adopt(ctx context.Context, families []family.Family) error {
 }
 
 // tables returns the live tables of a family whose periods overlap [from,
-// to], in period order: one read of the registry.
+// to], in period order: one read of the registry's version, and of its
+// entries when they changed.
 func (c *catalog) tables(ctx context.Context, f family.Family, from, to time.Time) ([]physTable, error) {
 	ts, _, err := c.tablesAndGaps(ctx, f, from, to)
 	return ts, err
@@ -122,18 +138,19 @@ func (c *catalog) tables(ctx context.Context, f family.Family, from, to time.Tim
 // Tables archived and deleted are among the tables, read through the cold
 // tier.
 func (c *catalog) tablesAndGaps(ctx context.Context, f family.Family, from, to time.Time) ([]physTable, []Gap, error) {
-	entries, err := c.reg.Overlapping(ctx, f.Name, from, to)
+	tables, err := c.overlapping(ctx, f.Name, from, to)
 	if err != nil {
 		return nil, nil, err
 	}
-	var out []physTable
+	out := make([]physTable, 0, len(tables))
 	var gaps []Gap
-	for _, e := range entries {
+	for _, lt := range tables {
+		e := lt.entry
 		if e.State.Live() {
-			out = append(out, tableOf(e))
+			out = append(out, *lt)
 			continue
 		}
-		t, gap, ok := archivedTable(e, c.cold)
+		t, gap, ok := archivedTable(*e, c.cold)
 		if ok {
 			out = append(out, t)
 		} else if gap != nil && e.Ref.Period.Overlaps(from, to) {
@@ -153,7 +170,6 @@ func (c *catalog) tablesAndGaps(ctx context.Context, f family.Family, from, to t
 		return slices.ContainsFunc(out, func(o physTable) bool { return o.name == g.Table })
 	})
 	sortTables(out)
-	c.learn(f.Name, entries)
 	return out, clipGaps(gaps, from, to), nil
 }
 
@@ -221,7 +237,7 @@ func (c *catalog) route(ctx context.Context, f family.Family, eventTime, writeTi
 		return t, err
 	}
 	// Registered by a creator that may have stopped before making it.
-	e, err := c.reg.Finish(ctx, c.store, t.entry, c.clock.Now())
+	e, err := c.reg.Finish(ctx, c.store, *t.entry, c.clock.Now())
 	if err != nil {
 		return physTable{}, err
 	}

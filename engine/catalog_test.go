@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -276,6 +277,44 @@ func TestTwoServersSeeEachOthersTables(t *testing.T) {
 	})
 }
 
+// A server that keeps the registry's entries sees a late-data table
+// another server made (an event of last month's week written this month,
+// a table of the same period and a new write month) on its next query,
+// and the table's events, with no wait.
+func TestTwoServersSeeLateDataTables(t *testing.T) {
+	each(t, func(t *testing.T, b backends.Backend) {
+		ctx := context.Background()
+		store, cfg := b.Open(t)
+		clk := clock.NewManual(apr10)
+		a, err := engine.Open(ctx, store, engine.Options{Schema: cfg, Clock: clk})
+		require.NoError(t, err)
+		defer a.Close()
+		bdb, err := engine.Open(ctx, store, engine.Options{Schema: cfg, Clock: clk})
+		require.NoError(t, err)
+		defer bdb.Close()
+
+		week := apr10.Add(20 * 24 * time.Hour) // the week of April 30
+		clk.Set(week)
+		_, err = a.Write(ctx, "acme", "cars", []event.Event{ev(week, "car-1", map[string]any{"v": num(1)})})
+		require.NoError(t, err)
+		q := engine.Query{Table: "cars", Series: "car-1", From: week.Add(-time.Hour), To: week.Add(2 * time.Hour), Limit: 10}
+		require.Len(t, queryAll(t, bdb, "acme", q), 1, "b keeps the entries it read")
+		require.Len(t, queryAll(t, bdb, "acme", q), 1)
+
+		// May: an event of April 30 goes to a new table of the same
+		// period, written in May.
+		clk.Set(week.Add(36 * time.Hour))
+		_, err = a.Write(ctx, "acme", "cars", []event.Event{ev(week.Add(time.Hour), "car-1", map[string]any{"v": num(2)})})
+		require.NoError(t, err)
+		ts, err := a.Tables(ctx)
+		require.NoError(t, err)
+		require.Len(t, ts, 2, "a late-data table beside the week's")
+		got := queryAll(t, bdb, "acme", q)
+		require.Len(t, got, 2, "b sees the late-data table's event at once")
+		require.Equal(t, week.Add(time.Hour), got[1].Time)
+	})
+}
+
 // A backfill of many past weeks makes tables on the backfill tier (on
 // demand), not hot ones, and late data for last week likewise; once their
 // month is over they step down to the schedule's tier for their age.
@@ -325,21 +364,32 @@ func TestBackfillTablesAreOnDemand(t *testing.T) {
 	})
 }
 
-// registryReads counts the Queries of the table registry.
+// registryReads counts the Queries of the table registry and the reads
+// of its versions.
 type registryReads struct {
 	storage.Store
-	meta string
-	n    int
+	meta            string
+	lists, versions atomic.Int64
 }
 
 func (s *registryReads) Query(ctx context.Context, q storage.Query) storage.Iterator {
-	if q.Table == s.meta && len(q.PK) > 9 && q.PK[:9] == "registry#" {
-		s.n++
+	if q.Table == s.meta && strings.HasPrefix(q.PK, "registry#") {
+		s.lists.Add(1)
 	}
 	return s.Store.Query(ctx, q)
 }
 
-// A query or an aggregate reads the registry once.
+func (s *registryReads) GetItem(ctx context.Context, table, pk, sk string) (storage.Item, error) {
+	if table == s.meta && strings.HasPrefix(pk, "registryversion#") {
+		s.versions.Add(1)
+	}
+	return s.Store.GetItem(ctx, table, pk, sk)
+}
+
+func (s *registryReads) reset() { s.lists.Store(0); s.versions.Store(0) }
+
+// A query or an aggregate reads the registry's version once, and its
+// entries only when the version changed.
 func TestOneRegistryReadPerQuery(t *testing.T) {
 	store, cfg := backends.Pebble().Open(t)
 	counted := &registryReads{Store: store, meta: metaOf(cfg)}
@@ -355,19 +405,29 @@ func TestOneRegistryReadPerQuery(t *testing.T) {
 	_, err = db.Write(ctx, "acme", "t", evs)
 	require.NoError(t, err)
 
-	counted.n = 0
-	_, err = db.Query(ctx, "acme", engine.Query{Table: "t", From: apr10.Add(-300 * time.Hour), To: apr10})
+	q := engine.Query{Table: "t", From: apr10.Add(-300 * time.Hour), To: apr10}
+	counted.reset()
+	_, err = db.Query(ctx, "acme", q)
 	require.NoError(t, err)
-	require.Equal(t, 1, counted.n, "query")
+	require.Equal(t, int64(1), counted.versions.Load(), "query")
+	require.Equal(t, int64(1), counted.lists.Load(), "the write made tables: the entries are read again")
+	counted.reset()
+	_, err = db.Query(ctx, "acme", q)
+	require.NoError(t, err)
+	require.Equal(t, int64(1), counted.versions.Load(), "query")
+	require.Zero(t, counted.lists.Load(), "nothing changed: the entries kept are current")
 	// Unaligned: raw edges and rollups in between. The first time, it
 	// stores the rollups, making their home tables (a write); then it
 	// only reads.
 	aq := engine.AggregateQuery{Table: "t", From: apr10.Add(-250*time.Hour - 30*time.Minute), To: apr10.Add(-10 * time.Minute), Bucket: time.Hour, Funcs: []string{"count"}, Fields: []string{"v"}}
 	first, err := db.Aggregate(ctx, "acme", aq)
 	require.NoError(t, err)
-	counted.n = 0
+	_, err = db.Aggregate(ctx, "acme", aq)
+	require.NoError(t, err)
+	counted.reset()
 	again, err := db.Aggregate(ctx, "acme", aq)
 	require.NoError(t, err)
 	require.Equal(t, first, again)
-	require.Equal(t, 1, counted.n, "aggregate")
+	require.Equal(t, int64(1), counted.versions.Load(), "aggregate")
+	require.Zero(t, counted.lists.Load(), "aggregate")
 }

@@ -84,7 +84,7 @@ func Open(ctx context.Context, store storage.Store, opts Options) (*DB, error) {
 		return nil, err
 	}
 	db.meta = m
-	db.tenants = tenant.NewRegistry(store, opts.Schema.MetaTable, opts.Clock)
+	db.tenants = tenant.New(store, opts.Schema.MetaTable, tenant.Options{Clock: opts.Clock, KeyCache: opts.KeyCache})
 	db.registry = registry.New(store, opts.Schema.MetaTable)
 	db.catalog = newCatalog(store, db.registry, opts.Clock, opts.Logger, opts.ReadOnly)
 	db.catalog.cold, db.catalog.routeTTL = opts.Cold != nil, opts.RouteTTL

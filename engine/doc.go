@@ -36,9 +36,12 @@
 //
 // Which physical tables exist, and what each holds, comes from the table
 // registry in the meta table (package registry), never from the current
-// schema (Options.Schema) or from table names and tags. A read asks the registry
-// once, for the family's tables overlapping its range (one Query), so a
-// table made a moment ago by another server is read at once. A write
+// schema (Options.Schema) or from table names and tags. The engine keeps
+// each family's registry entries; a read asks the registry for the
+// family's version (one GetItem) and reads its entries again only when
+// the version moved, which every write of an entry does before it
+// returns, so a table made a moment ago by another server is read at once
+// (catalog_listing.go). A write
 // routes each event to the live registered table whose period holds its
 // time and whose write month (if it has one) holds the write, whatever
 // the family's period, naming or shards are today; only when none does is
@@ -302,6 +305,10 @@
 //	item.go                        itemenc's names, re-exported
 //	catalog.go                     physical tables: the registry's view,
 //	                               routing, adoption, recreation
+//	catalog_listing.go             the registry entries kept for reads,
+//	                               and the version that keeps them current
+//	catalog_version.go             reads of a family's version, shared
+//	                               by the queries that may share them
 //	meta_table.go                  logical tables, and the cursor secret
 //	series_index.go                the series index: its writes, cache,
 //	                               ListSeries

@@ -11,6 +11,7 @@ import (
 	"github.com/timetabledb/timetable/event"
 	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/registry"
+	"github.com/timetabledb/timetable/tenant"
 )
 
 // Options configure an engine. The zero value is the default for every
@@ -84,6 +85,10 @@ type Options struct {
 	// horizon, new tables per request and per tenant and hour, and the
 	// account's table quota (TableBudget).
 	Tables TableBudget
+	// KeyCache bounds what the engine keeps of API keys (tenant's
+	// KeyCacheOptions): zero fields are tenant's defaults, a negative TTL
+	// reads every key from the store.
+	KeyCache tenant.KeyCacheOptions
 	// RollupSettle is how old a rollup's version markers must be before
 	// the rollup is trusted or stored; zero means DefaultRollupSettle. A
 	// Write to a table with rollups gets a deadline of half of it.
@@ -189,6 +194,9 @@ func (o *Options) Validate() error {
 	}
 	if o.RollupSettle < 0 || o.RouteTTL < 0 || o.WriteTimeout < 0 {
 		return fmt.Errorf("timetable: RollupSettle, RouteTTL and WriteTimeout must not be negative")
+	}
+	if err := o.KeyCache.Validate(); err != nil {
+		return err
 	}
 	return o.Tables.validate()
 }

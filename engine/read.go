@@ -352,20 +352,25 @@ func (db *DB) start(r *fanOut, sources []*source, release func()) (*merger, erro
 
 // firsts calls first on every partition reader of a read, in parallel
 // (QueryParallelism at a time) when there are several: Pebble's iterators
-// are cheap, and DynamoDB's first pages are the slow part. A read of one
-// partition, the common case of a series' recent events, stays on the
-// caller's goroutine, whose stack has grown to what a Pebble seek needs,
-// where a new goroutine's would grow again.
+// are cheap, and DynamoDB's first pages are the slow part. The first
+// reader stays on the caller's goroutine, whose stack has grown to what a
+// Pebble seek needs, where a new goroutine's would grow again: a read of
+// one partition, the common case of a series' recent events, starts no
+// goroutine, and one of a series over two tables one.
 func firsts[T any](db *DB, readers []T, first func(T) error) error {
 	if len(readers) == 1 {
 		return first(readers[0])
 	}
 	var g errgroup.Group
-	g.SetLimit(db.opts.QueryParallelism)
-	for _, r := range readers {
+	g.SetLimit(max(1, db.opts.QueryParallelism-1))
+	for _, r := range readers[1:] {
 		g.Go(func() error { return first(r) })
 	}
-	return g.Wait()
+	err := first(readers[0])
+	if werr := g.Wait(); err == nil {
+		err = werr
+	}
+	return err
 }
 
 // sourceLimit returns the limit of each storage query of a page of limit

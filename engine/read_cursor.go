@@ -7,7 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"fmt"
-	"strings"
+	"strconv"
 	"time"
 
 	"github.com/timetabledb/timetable/filter"
@@ -86,16 +86,33 @@ func readString(b []byte) (string, []byte, bool) {
 
 // fingerprint identifies a query, less its limit and cursor.
 func fingerprint(tenant string, q Query) [8]byte {
-	h := sha256.New()
 	order := "asc"
 	if q.Desc {
 		order = "desc"
 	}
-	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%d\x00%d\x00%s\x00%s", tenant, q.Table, q.Series, q.From.UnixNano(), q.To.UnixNano(), order, strings.Join(q.Fields, "\x00"))
-	if q.Filter != nil {
-		fmt.Fprintf(h, "\x00filter\x00%s", filter.Format(*q.Filter))
+	// The bytes of "%s\x00%s\x00%s\x00%d\x00%d\x00%s\x00%s" of tenant,
+	// table, series, from, to, order and the fields joined by NULs, then
+	// "\x00filter\x00" and the filter: what cursors issued before were
+	// signed with, written without fmt.
+	var buf [256]byte
+	b := append(buf[:0], tenant...)
+	b = append(append(b, 0), q.Table...)
+	b = append(append(b, 0), q.Series...)
+	b = strconv.AppendInt(append(b, 0), q.From.UnixNano(), 10)
+	b = strconv.AppendInt(append(b, 0), q.To.UnixNano(), 10)
+	b = append(append(b, 0), order...)
+	b = append(b, 0)
+	for i, f := range q.Fields {
+		if i > 0 {
+			b = append(b, 0)
+		}
+		b = append(b, f...)
 	}
+	if q.Filter != nil {
+		b = append(append(b, "\x00filter\x00"...), filter.Format(*q.Filter)...)
+	}
+	sum := sha256.Sum256(b)
 	var fp [8]byte
-	copy(fp[:], h.Sum(nil))
+	copy(fp[:], sum[:])
 	return fp
 }

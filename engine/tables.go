@@ -34,7 +34,7 @@ func (db *DB) Tables(ctx context.Context) ([]TableStatus, error) {
 		}
 		db.catalog.mu.RLock()
 		for _, t := range db.catalog.mu.adopted[f.Name] {
-			entries = append(entries, t.entry)
+			entries = append(entries, *t.entry)
 		}
 		db.catalog.mu.RUnlock()
 		for _, e := range entries {

@@ -5,6 +5,7 @@
 //
 //	kind             partition key        sort key
 //	registry entry   registry#{family}    {period start}#{physical table}
+//	registry version registryversion#{family}  version
 //	logical table    tables#{tenant}      {logical table}
 //	tenant           tenant#{name}        tenant
 //	API key          apikey#{hash}        apikey
@@ -40,6 +41,11 @@ func RegistrySK(start time.Time, table string) string { return RegistryStart(sta
 // RegistryHigh is above the sort key of every entry whose period starts at
 // t: "~" sorts after every character of a table name.
 func RegistryHigh(t time.Time) string { return RegistryStart(t) + "#~" }
+
+// RegistryVersion is the key of the item counting the changes of a
+// family's registry entries, in a partition of its own so that reading
+// it per query takes nothing from the entries' partition.
+func RegistryVersion(family string) (pk, sk string) { return "registryversion#" + family, "version" }
 
 // LogicalTablesPK is the partition listing a tenant's logical tables, one
 // item per table, the table's name its sort key.

@@ -12,15 +12,16 @@ import (
 // TestKindsApart checks that no two kinds share a partition, even with
 // names built to look like another kind's key.
 func TestKindsApart(t *testing.T) {
-	names := []string{"", "a", "#", "tenant#x", "registry#", "secret", "lease", "apikey#h", "keys#t"}
+	names := []string{"", "a", "#", "tenant#x", "registry#", "secret", "lease", "apikey#h", "keys#t", "registryversion#"}
 	kinds := map[string]func(string) string{
-		"registry": RegistryPK,
-		"tables":   LogicalTablesPK,
-		"keys":     TenantKeysPK,
-		"tenant":   func(n string) string { pk, _ := Tenant(n); return pk },
-		"apikey":   func(n string) string { pk, _ := APIKey(n); return pk },
-		"lease":    func(n string) string { pk, _ := Lease(n); return pk },
-		"secret":   func(string) string { pk, _ := Secret(); return pk },
+		"registry":        RegistryPK,
+		"registryversion": func(n string) string { pk, _ := RegistryVersion(n); return pk },
+		"tables":          LogicalTablesPK,
+		"keys":            TenantKeysPK,
+		"tenant":          func(n string) string { pk, _ := Tenant(n); return pk },
+		"apikey":          func(n string) string { pk, _ := APIKey(n); return pk },
+		"lease":           func(n string) string { pk, _ := Lease(n); return pk },
+		"secret":          func(string) string { pk, _ := Secret(); return pk },
 	}
 	owner := map[string]string{}
 	for kind, pk := range kinds {

@@ -52,6 +52,13 @@
 // Query: periods are at most a quarter long, so the tables overlapping
 // [from, to] are among those starting in [from - MaxPeriod, to].
 //
+// # Versions
+//
+// Each family's entries have a version (Version), raised by every write
+// of an entry before it returns, in an item of its own: a reader that
+// keeps a family's entries reads the version instead of the entries, and
+// the entries again only when the version moved (version.go).
+//
 // # Concurrency
 //
 // Registering is a conditional write: of several servers racing to make a

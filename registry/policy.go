@@ -99,9 +99,9 @@ var (
 )
 
 // decodePolicy decodes an entry's policy. Every entry of a family made
-// under one policy carries the same text, and the engine reads the
-// entries of a query's range for each query: decoding the JSON again each
-// time was a visible share of the server's CPU in profiles of latest-10
+// under one policy carries the same text, and the engine read the entries
+// of a query's range for each query (now only when the family's version
+// moved): decoding the JSON again each time was a visible share of the server's CPU in profiles of latest-10
 // reads (docs/benchmarks.md says how to take them). So the
 // first maxMemoPolicies texts decoded are remembered (a policy changes
 // rarely), and each caller gets its own copy of the tiers.

@@ -174,6 +174,9 @@ func (r *Registry) write(ctx context.Context, e Entry, cond []storage.Cond) erro
 	if err != nil {
 		return fmt.Errorf("write registry entry of %q: %w", e.Name, err)
 	}
+	if err := r.bump(ctx, e.Policy.Name); err != nil {
+		return fmt.Errorf("write registry entry of %q: %w", e.Name, err)
+	}
 	return nil
 }
 

@@ -237,3 +237,39 @@ func TestOwnership(t *testing.T) {
 		})
 	}
 }
+
+// TestVersionCountsWrites checks that every write of an entry raises its
+// family's version, and only its family's, by the time it returns.
+func TestVersionCountsWrites(t *testing.T) {
+	for _, b := range backends.All(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			ctx := context.Background()
+			store, cfg := b.Open(t)
+			reg := openRegistry(t, store, cfg.MetaTable)
+			f := cfg.Families[0]
+			now := day(2017, 4, 12)
+			v0, err := reg.Version(ctx, f.Name)
+			require.NoError(t, err)
+			require.Zero(t, v0, "no write yet")
+
+			e := registry.NewEntry(f, f.TableFor(day(2017, 4, 10), now), now)
+			require.NoError(t, reg.Register(ctx, e))
+			v1, err := reg.Version(ctx, f.Name)
+			require.NoError(t, err)
+			require.Greater(t, v1, v0, "Register")
+			require.ErrorIs(t, reg.Register(ctx, e), registry.ErrStale)
+			same, err := reg.Version(ctx, f.Name)
+			require.NoError(t, err)
+			require.Equal(t, v1, same, "a write refused changes nothing")
+
+			e.State = registry.Missing
+			require.NoError(t, reg.Save(ctx, e))
+			v2, err := reg.Version(ctx, f.Name)
+			require.NoError(t, err)
+			require.Greater(t, v2, v1, "Save")
+			other, err := reg.Version(ctx, "other")
+			require.NoError(t, err)
+			require.Zero(t, other, "another family's version")
+		})
+	}
+}

@@ -18,6 +18,7 @@ import (
 	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/lifecycle"
 	"github.com/timetabledb/timetable/server"
+	"github.com/timetabledb/timetable/tenant"
 )
 
 const adminToken = "admin-s3cret"
@@ -233,8 +234,9 @@ func TestNotFoundListsEveryRoute(t *testing.T) {
 }
 
 // TestRevocationAcrossServers checks that a key revoked through one
-// server is refused by another on the same store at once, and that a key
-// added through one works on the other at once.
+// server is refused by it at once and by another on the same store once
+// the other's key cache has let the key go (tenant.DefaultKeyTTL), and
+// that a key added through one works on the other at once.
 func TestRevocationAcrossServers(t *testing.T) {
 	store, cfg := backend.Open(t)
 	a := newFixtureOn(t, store, cfg, prometheus.NewRegistry(), server.Options{AdminToken: adminToken})
@@ -254,8 +256,12 @@ func TestRevocationAcrossServers(t *testing.T) {
 		require.Equal(t, http.StatusOK, b.postNDJSON(k.Secret, "cars", ndjson(now.Add(-time.Hour), fmt.Sprint("s", i), 1)).status)
 	}
 	require.Equal(t, http.StatusOK, a.do("DELETE", "/v1/admin/tenants/acme/keys/"+k.ID, adminToken, nil).status)
+	res = a.get(k.Secret, "cars", wide)
+	require.Equal(t, http.StatusUnauthorized, res.status, "refused at once where revoked: %s", res.body)
+	require.Equal(t, http.StatusOK, b.get(k.Secret, "cars", wide).status, "the other server trusts its cache for the TTL")
+	a.clock.Advance(tenant.DefaultKeyTTL)
 	res = b.get(k.Secret, "cars", wide)
-	require.Equal(t, http.StatusUnauthorized, res.status, "%s", res.body)
+	require.Equal(t, http.StatusUnauthorized, res.status, "and refuses the key after it: %s", res.body)
 	require.Equal(t, http.StatusOK, b.get(a.acme, "cars", wide).status, "the tenant's other key works")
 }
 

@@ -46,3 +46,34 @@ func BenchmarkQueryOneHour(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N*len(evs))/b.Elapsed().Seconds(), "events/s")
 }
+
+// BenchmarkQueryLatest10 reads the latest 10 events of one series among a
+// few, over loopback HTTP from a server on Pebble: the point read of the
+// peer comparison, whose cost is per request rather than per event.
+func BenchmarkQueryLatest10(b *testing.B) {
+	db, srv, key := benchServer(b)
+	from := now.Add(-7 * 24 * time.Hour)
+	var evs []event.Event
+	for i := range 400 {
+		evs = append(evs, event.Event{Time: from.Add(time.Duration(i) * 25 * time.Minute), Series: fmt.Sprintf("device-%04d", i%4), Fields: map[string]any{
+			"temperature": json.Number(fmt.Sprintf("%d.25", 20+i%10)), "humidity": json.Number(fmt.Sprint(40 + i%30)), "pressure": json.Number("1013"), "voltage": json.Number("3.3")}})
+	}
+	_, err := db.Write(context.Background(), "acme", "bench", evs)
+	require.NoError(b, err)
+	u := srv.URL + "/v1/tables/bench/events?" + url.Values{"series": {"device-0001"}, "from": {from.Add(-time.Hour).Format(time.RFC3339)},
+		"to": {now.Format(time.RFC3339)}, "order": {"desc"}, "limit": {"10"}}.Encode()
+	req, err := http.NewRequest(http.MethodGet, u, nil)
+	require.NoError(b, err)
+	req.Header.Set("Authorization", "Bearer "+key)
+	b.ReportAllocs()
+	for b.Loop() {
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(b, err)
+		_, err = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		require.NoError(b, err)
+		if resp.StatusCode != http.StatusOK {
+			b.Fatalf("status %d", resp.StatusCode)
+		}
+	}
+}

@@ -98,7 +98,7 @@ var routes = []route{
 		func(s *Server) http.Handler { return s.admin(s.listKeys) }, true},
 	{Route{"POST", api.PathKeys, `add an API key: {"scope": "all"|"read"}; answers it once`, true},
 		func(s *Server) http.Handler { return s.admin(s.addKey) }, true},
-	{Route{"DELETE", api.PathKey, "revoke an API key, at once", true},
+	{Route{"DELETE", api.PathKey, "revoke an API key: at once here, within key_cache.ttl elsewhere", true},
 		func(s *Server) http.Handler { return s.admin(s.revokeKey) }, true},
 	{Route{"POST", api.PathRotateKey, `add a key of the same scope and revoke this one after a grace: {"grace": "24h"}`, true},
 		func(s *Server) http.Handler { return s.admin(s.rotateKey) }, true},

@@ -33,11 +33,14 @@ import (
 //   - an expiry, once revoked (now) or rotated out (now + a grace period,
 //     DefaultGrace unless told), after which it is refused.
 //
-// Decision: nothing is cached. Authenticate reads the key's record on
-// every call, one strongly consistent GetItem (one read unit on
-// DynamoDB, as every strongly consistent read of up to 4 KB; a few
-// microseconds on Pebble), so that a revoked key, or a removed tenant's,
-// is refused at once by every server on the store.
+// Decision: a server keeps what it read of a key for a bounded time
+// (keycache.go says the rules): a request costs no read of the store once
+// its key was seen in the last KeyCacheOptions.TTL, a key revoked through
+// a server is refused there at once and on every other server within the
+// TTL. A read of a key the cache lacks is one GetItem: eventually
+// consistent on DynamoDB (half a read unit) with the cache on, strongly
+// consistent (one read unit) to confirm that a key is missing, and with
+// the cache off.
 //
 // Keys of the version before several keys per tenant keep working
 // unchanged: their record holds the tenant and the hash, their tenant's
@@ -154,6 +157,7 @@ func (r *Registry) AddKey(ctx context.Context, tenant string, scope Scope, now t
 	if err := r.store.BatchWrite(ctx, r.table, items); err != nil {
 		return Key{}, "", fmt.Errorf("add API key %s of tenant %q: %w", k.ID, tenant, err)
 	}
+	r.changed(items[0].Attrs["hash"].(string), k)
 	return k, secret, nil
 }
 
@@ -259,8 +263,9 @@ func (r *Registry) find(ctx context.Context, tenant, id string) (storedKey, erro
 	return storedKey{}, fmt.Errorf("API key %q of tenant %q: %w", id, tenant, ErrNoSuchKey)
 }
 
-// Revoke makes a tenant's key fail from now on, on every server at once,
-// and returns it. Revoking a key again, or one already expired, keeps
+// Revoke makes a tenant's key fail from now on, at once through this
+// registry and within the key cache's TTL on every other server, and
+// returns it. Revoking a key again, or one already expired, keeps
 // its first end.
 func (r *Registry) Revoke(ctx context.Context, tenant, id string, now time.Time) (Key, error) {
 	if _, err := r.Get(ctx, tenant); err != nil {
@@ -332,31 +337,83 @@ func (r *Registry) expire(ctx context.Context, tenant, id string, end time.Time)
 		return Key{}, fmt.Errorf("expire API key %q of tenant %q: %w", id, tenant, err)
 	}
 	k.Expires = end.UTC()
+	r.changed(k.hash, k.Key)
 	return k.Key, nil
 }
 
 // Authenticate returns the key a secret is, or an error wrapping
 // ErrUnknownKey for a secret that is no key, or a key revoked or expired.
-// It reads the key's record from the store on every call.
+// It reads the key's record from the store unless the key cache knows it
+// (keycache.go).
 func (r *Registry) Authenticate(ctx context.Context, secret string) (Key, error) {
-	hash := hashKey(secret)
+	sum := digest(sha256.Sum256([]byte(secret)))
+	now := r.clock.Now()
+	if r.keys == nil {
+		k, found, err := r.read(ctx, hex.EncodeToString(sum[:]), false)
+		return live(k, found, err, now)
+	}
+	if c, ok := r.keys.get(sum, now); ok {
+		return live(c.key, c.found, nil, now)
+	}
+	hash := hex.EncodeToString(sum[:])
+	epoch := r.keys.epoch()
+	k, found, err := r.read(ctx, hash, r.eventual != nil)
+	if err == nil && !found && r.eventual != nil {
+		// A key made on another server a moment ago may not have reached
+		// every replica: a miss is kept only once a strongly consistent
+		// read confirms it, so a new key waits at most NegativeTTL.
+		k, found, err = r.read(ctx, hash, false)
+	}
+	if err == nil {
+		r.keys.learned(epoch, sum, k, found, now)
+	}
+	return live(k, found, err, now)
+}
+
+// read reads the record of the key with a hash, eventually consistently
+// when asked to, and reports whether there is one.
+func (r *Registry) read(ctx context.Context, hash string, eventual bool) (Key, bool, error) {
 	pk, sk := metatable.APIKey(hash)
-	item, err := r.store.GetItem(ctx, r.table, pk, sk)
+	var item storage.Item
+	var err error
+	if eventual {
+		item, err = r.eventual.GetItemEventual(ctx, r.table, pk, sk)
+	} else {
+		item, err = r.store.GetItem(ctx, r.table, pk, sk)
+	}
 	if errors.Is(err, storage.ErrItemNotFound) {
-		return Key{}, ErrUnknownKey
+		return Key{}, false, nil
 	}
 	if err != nil {
-		return Key{}, fmt.Errorf("authenticate: %w", err)
+		return Key{}, false, fmt.Errorf("authenticate: %w", err)
 	}
 	stored, _ := item.Attrs["hash"].(string)
 	k := keyOf(item)
 	if subtle.ConstantTimeCompare([]byte(stored), []byte(hash)) != 1 || k.Tenant == "" {
-		return Key{}, ErrUnknownKey
+		return Key{}, false, nil
 	}
-	if now := r.clock.Now(); !k.Live(now) {
+	return k, true, nil
+}
+
+// live is Authenticate's answer for what it found of a key at now.
+func live(k Key, found bool, err error, now time.Time) (Key, error) {
+	switch {
+	case err != nil:
+		return Key{}, err
+	case !found:
+		return Key{}, ErrUnknownKey
+	case !k.Live(now):
 		return Key{}, fmt.Errorf("%w: key %s was revoked at %s", ErrUnknownKey, k.ID, k.Expires.Format(time.RFC3339))
 	}
 	return k, nil
+}
+
+// changed records in the key cache a key made or changed through this
+// registry.
+func (r *Registry) changed(hash string, k Key) {
+	if r.keys != nil {
+		r.keys.changed(digestOf(hash), k, r.clock.Now())
+	}
 }
 
 func hashKey(key string) string {

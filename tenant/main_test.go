@@ -4,9 +4,13 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/timetabledb/timetable/internal/dynamotest"
 )
 
-// TestMain fails the tests when a goroutine outlives them: the tenant store's concurrent callers all finish.
+// TestMain fails the tests when a goroutine outlives them, but for the
+// idle connections of the DynamoDB client (dynamotest.IdleConnections):
+// the tenant store's concurrent callers all finish.
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m, dynamotest.IdleConnections()...)
 }

@@ -7,8 +7,9 @@
 // new name at the same instant could both succeed on DynamoDB (no
 // transactions there on every endpoint); both keys then work.
 //
-// Removing a tenant revokes every key it has, at once for every server on
-// the store, and marks the tenant removed; its events stay where they are
+// Removing a tenant revokes every key it has, at once on the server it
+// is removed through and within the key cache's bound on every other
+// server on the store (keycache.go), and marks the tenant removed; its events stay where they are
 // (nothing in the store deletes a tenant's items yet). Adding the name
 // again makes a tenant with new keys, which sees the events the removed
 // one left.
@@ -70,21 +71,61 @@ type Store interface {
 
 // Registry adds, removes and authenticates tenants and their keys. Its
 // methods may be called from any number of goroutines at once. It keeps
-// nothing in memory: every server on the store sees every change at once.
+// in memory only what Authenticate read of keys, for a bounded time
+// (keycache.go); every other change is seen by every server on the store
+// at once.
 type Registry struct {
 	store Store
 	table string
 	clock clock.Clock
+	// keys is the cache of API keys; nil when it is off.
+	keys *keyCache
+	// eventual, when not nil, reads an item eventually consistently.
+	eventual EventualReader
+}
+
+// Options are a registry's settings; the zero value is the defaults.
+type Options struct {
+	// Clock tells the time (the wall clock when nil): a rotated key stops
+	// working by it, and cached keys are trusted by it.
+	Clock clock.Clock
+	// KeyCache bounds what the registry keeps of API keys.
+	KeyCache KeyCacheOptions
+}
+
+// EventualReader is a store that can read an item eventually
+// consistently, at half the cost of a strongly consistent read (DynamoDB).
+// A store without it reads every item strongly consistently.
+type EventualReader interface {
+	GetItemEventual(ctx context.Context, table, pk, sk string) (storage.Item, error)
 }
 
 // NewRegistry returns the registry kept in the given table of a store,
-// telling the time by clk (the wall clock when nil): a rotated key stops
-// working by it. The table must exist.
+// telling the time by clk (the wall clock when nil), with the default key
+// cache. The table must exist.
 func NewRegistry(store Store, table string, clk clock.Clock) *Registry {
-	if clk == nil {
-		clk = clock.Real{}
+	return New(store, table, Options{Clock: clk})
+}
+
+// New returns the registry kept in the given table of a store. The table
+// must exist.
+func New(store Store, table string, opts Options) *Registry {
+	if opts.Clock == nil {
+		opts.Clock = clock.Real{}
 	}
-	return &Registry{store: store, table: table, clock: clk}
+	opts.KeyCache.EnsureDefaults()
+	r := &Registry{store: store, table: table, clock: opts.Clock}
+	if !opts.KeyCache.Off() {
+		r.keys = newKeyCache(opts.KeyCache)
+		// A cached key is trusted for TTL already; an eventually
+		// consistent read adds DynamoDB's replication lag, usually under
+		// a second, to that bound, so it is used only when the bound is
+		// a second or more.
+		if er, ok := store.(EventualReader); ok && opts.KeyCache.TTL >= time.Second {
+			r.eventual = er
+		}
+	}
+	return r
 }
 
 var validName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
@@ -173,6 +214,7 @@ func (r *Registry) AddTenant(ctx context.Context, name string, now time.Time) (K
 	if err := r.store.BatchWrite(ctx, r.table, items); err != nil {
 		return Key{}, "", fmt.Errorf("add tenant %q: key %s: %w", name, k.ID, err)
 	}
+	r.changed(items[0].Attrs["hash"].(string), k)
 	return k, secret, nil
 }
 

@@ -14,6 +14,17 @@ import (
 // GetItem reads one item, strongly consistent unless the store was opened
 // with EventuallyConsistent.
 func (s *Store) GetItem(ctx context.Context, table, pk, sk string) (storage.Item, error) {
+	return s.getItem(ctx, table, pk, sk, s.consistentRead())
+}
+
+// GetItemEventual is GetItem read eventually consistently, at half the
+// read units: it may miss a write that returned less than about a second
+// ago (DynamoDB's replication lag, usually under a second).
+func (s *Store) GetItemEventual(ctx context.Context, table, pk, sk string) (storage.Item, error) {
+	return s.getItem(ctx, table, pk, sk, aws.Bool(false))
+}
+
+func (s *Store) getItem(ctx context.Context, table, pk, sk string, consistent *bool) (storage.Item, error) {
 	if err := s.gate.Enter(); err != nil {
 		return storage.Item{}, err
 	}
@@ -29,7 +40,7 @@ func (s *Store) GetItem(ctx context.Context, table, pk, sk string) (storage.Item
 			storage.PKAttr: &types.AttributeValueMemberS{Value: pk},
 			storage.SKAttr: &types.AttributeValueMemberS{Value: sk},
 		},
-		ConsistentRead:         s.consistentRead(),
+		ConsistentRead:         consistent,
 		ReturnConsumedCapacity: returnCapacity,
 	}, s.callOpts...)
 	if err != nil {
