@@ -358,7 +358,10 @@ func (db *DB) start(r *fanOut, sources []*source, release func()) (*merger, erro
 // one partition, the common case of a series' recent events, starts no
 // goroutine, and one of a series over two tables one.
 func firsts[T any](db *DB, readers []T, first func(T) error) error {
-	if len(readers) == 1 {
+	switch len(readers) {
+	case 0:
+		return nil
+	case 1:
 		return first(readers[0])
 	}
 	var g errgroup.Group
