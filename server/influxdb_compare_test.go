@@ -110,6 +110,10 @@ var compareQueries = []string{
 	"SELECT count(v), mean(v), median(v) FROM meter WHERE time >= '2017-03-10T00:00:00Z' AND time < '2017-03-15T00:00:00Z' GROUP BY time(1d) tz('America/New_York')",
 	"SELECT count(v), spread(v) FROM meter WHERE time >= '2016-11-04T00:00:00Z' AND time < '2016-11-09T00:00:00Z' GROUP BY time(1d) tz('America/New_York')",
 	"SELECT count(v) FROM meter WHERE time >= '2016-10-28T00:00:00Z' AND time < '2016-11-09T00:00:00Z' GROUP BY time(1d, 6h) tz('America/New_York')",
+	"SELECT max(g) FROM gauge WHERE time >= '2016-10-26T00:00:00Z' AND time < '2016-11-10T00:00:00Z' GROUP BY time(1d, 6h) tz('America/New_York')",
+	"SELECT max(g) FROM gauge WHERE time >= '2016-10-26T00:00:00Z' AND time < '2016-11-10T00:00:00Z' GROUP BY time(1d) fill(previous) ORDER BY time DESC tz('Europe/Berlin')",
+	"SELECT mean(g) FROM gauge WHERE time >= '2017-03-18T00:00:00Z' AND time < '2017-03-30T00:00:00Z' GROUP BY time(12h) fill(linear) tz('Europe/Berlin')",
+	"SELECT mean(g) FROM gauge WHERE time >= '2017-03-18T00:00:00Z' AND time < '2017-03-30T00:00:00Z' GROUP BY time(1d) fill(null) ORDER BY time DESC tz('America/New_York')",
 }
 
 // TestAnswersMatchInfluxDB loads the same line protocol into timetable
@@ -123,7 +127,7 @@ func TestAnswersMatchInfluxDB(t *testing.T) {
 	t.Cleanup(d.Close)
 	f := newFixture(t, server.Options{})
 	start := now.Add(-2 * time.Hour)
-	lines := weatherLines(start) + powerLines(start) + meterLines()
+	lines := weatherLines(start) + powerLines(start) + meterLines() + gaugeLines
 
 	influx := func(q string, params url.Values) []byte {
 		t.Helper()
@@ -198,6 +202,15 @@ func meterLines() string {
 	}
 	return b.String()
 }
+
+// gaugeLines are a value now and then, with days without any across
+// the DST switches of meterLines, which tz() fills.
+const gaugeLines = `gauge g=1.5 1477569600000000000
+gauge g=2.5 1478174400000000000
+gauge g=4 1478606400000000000
+gauge g=3.5 1490011200000000000
+gauge g=7.25 1490702400000000000
+`
 
 // grafanaQueries are the queries of testdata/influxql/grafana.txt but
 // SHOW RETENTION POLICIES, whose answer is timetable's own (docs/influxql.md).
