@@ -64,11 +64,11 @@ func (w windows) of(t time.Time) (start, end time.Time) {
 
 // starts returns the starts of the buckets from the one holding from to
 // the one holding to, each starting where the one before ends; at most
-// max+1 of them.
-func (w windows) starts(from, to time.Time, max int) []time.Time {
+// limit+1 of them.
+func (w windows) starts(from, to time.Time, limit int) []time.Time {
 	s, e := w.of(from)
 	out := []time.Time{s}
-	for !e.After(to) && len(out) <= max {
+	for !e.After(to) && len(out) <= limit {
 		out = append(out, e)
 		_, next := w.of(e)
 		if !next.After(e) {
