@@ -303,16 +303,21 @@ func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *pl
 	if !p.to.After(p.from) && !p.to.Equal(p.from) {
 		return nil, nil
 	}
-	// Buckets start offset from UTC midnight.
-	bucketOf := func(t time.Time) time.Time { return t.Add(-p.offset).Truncate(bucket).Add(p.offset) }
-	first := bucketOf(p.from)
-	slots := 1
+	// One slot with no GROUP BY time(): the engine's days, merged.
+	w := windows{interval: p.interval, offset: p.offset, loc: p.loc}
+	starts := []time.Time{p.from}
+	pieces := []piece{{from: p.from, to: p.to, bucket: bucket}}
 	if p.interval > 0 {
-		slots = int(p.to.Sub(first)/bucket) + 1
-		if slots > x.opts.MaxBuckets {
-			return nil, fmt.Errorf("GROUP BY time(%s) over %s makes %d buckets, over the limit of %d: narrow the range or widen the interval", p.interval, p.to.Sub(p.from), slots, x.opts.MaxBuckets)
+		if n := int(p.to.Sub(p.from)/bucket) + 1; n > x.opts.MaxBuckets {
+			return nil, fmt.Errorf("GROUP BY time(%s) over %s makes %d buckets, over the limit of %d: narrow the range or widen the interval", p.interval, p.to.Sub(p.from), n, x.opts.MaxBuckets)
 		}
+		starts = w.starts(p.from, p.to, x.opts.MaxBuckets)
+		if len(starts) > x.opts.MaxBuckets {
+			return nil, fmt.Errorf("GROUP BY time(%s) over %s makes more than %d buckets: narrow the range or widen the interval", p.interval, p.to.Sub(p.from), x.opts.MaxBuckets)
+		}
+		pieces = w.pieces(starts, p.from, p.to)
 	}
+	slots := len(starts)
 	fields := map[string][]string{}
 	var order []string
 	var out []api.InfluxQLSeries
@@ -347,13 +352,13 @@ func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *pl
 		// matter (mergesAcrossSeries), and one series' buckets come in
 		// time order from one call.
 		var mu sync.Mutex
-		merge := func(field string, buckets []engine.Bucket) {
+		merge := func(field string, pc piece, buckets []engine.Bucket) {
 			mu.Lock()
 			defer mu.Unlock()
 			for _, b := range buckets {
 				slot := 0
 				if p.interval > 0 {
-					slot = int(bucketOf(b.Start).Sub(first) / bucket)
+					slot = pc.slot(starts, b.Start)
 				}
 				if slot < 0 || slot >= slots || b.Events == 0 {
 					continue
@@ -380,16 +385,18 @@ func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *pl
 				continue // the engine reads every series for ""
 			}
 			for _, field := range order {
-				q := engine.AggregateQuery{Table: p.table, Series: s, From: p.from, To: p.to, Bucket: bucket, Offset: p.offset, Rank: engine.RankInfluxQL,
+				q := engine.AggregateQuery{Table: p.table, Series: s, Rank: engine.RankInfluxQL,
 					Fields: []string{field}, Funcs: fields[field], Filter: p.filter}
-				eg.Go(func() error {
-					buckets, err := x.eng.Aggregate(ectx, x.tenant, q)
-					if err != nil {
-						return &EngineError{Err: err}
-					}
-					merge(field, buckets)
-					return nil
-				})
+				for _, pc := range pieces {
+					eg.Go(func() error {
+						buckets, err := x.eng.Aggregate(ectx, x.tenant, pc.query(q))
+						if err != nil {
+							return &EngineError{Err: err}
+						}
+						merge(field, pc, buckets)
+						return nil
+					})
+				}
 			}
 		}
 		if err := eg.Wait(); err != nil {
@@ -407,10 +414,7 @@ func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *pl
 			}
 			values[slot] = row
 		}
-		times := make([]time.Time, slots)
-		for slot := range slots {
-			times[slot] = first.Add(time.Duration(slot) * bucket)
-		}
+		times := slices.Clone(starts)
 		if p.interval == 0 {
 			times[0] = time.Unix(0, 0)
 			if p.bounded {
@@ -425,6 +429,8 @@ func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *pl
 					times[0] = at
 				}
 			}
+		} else {
+			times, values, events = w.rows(starts, values, events, p.from, p.to, p.desc)
 		}
 		rows := x.finish(st, cols, times, values, events, p.desc)
 		rows = cut(rows, st.Offset, st.Limit)

@@ -28,9 +28,13 @@
 // InfluxQL's rank, engine.RankInfluxQL;
 // median and percentiles exact to engine.QuantileExact values, estimates
 // within engine.QuantileAccuracy beyond), count(distinct(f)) and spread
-// (max - min). Buckets are the engine's, aligned to UTC midnight plus
-// the offset of GROUP BY time(d, offset) (AggregateQuery.Offset): d is
-// at least a second dividing a day, or a day. Results of several series (a tag filter that picks some
+// (max - min). Buckets of GROUP BY time(d, offset) are cut as InfluxDB
+// cuts them (windows): d at least a second dividing a day, aligned to
+// UTC midnight plus the offset or, with tz(), to the zone's midnight,
+// 23 or 25 hours long across a DST switch. Each run of buckets the
+// engine cuts alike is one engine aggregate (AggregateQuery.Offset the
+// zone's phase), and a bucket of another length one of its own, so
+// every function stays exact. Results of several series (a tag filter that picks some
 // of a table's series, or a GROUP BY that puts several in one group) and
 // of several buckets (no GROUP BY time) are merged where merging is
 // exact (count, sum, mean from sum and count, min, max, spread; first

@@ -94,6 +94,26 @@ var compareQueries = []string{
 	"SELECT temp FROM weather WHERE tf AND host = 'web2' ORDER BY time DESC LIMIT 2 tz('America/New_York')",
 	"SELECT derivative(mean(temp), 1m), difference(max(temp)), moving_average(max(temp), 2) FROM weather WHERE host = 'web1' AND tf GROUP BY time(20m)",
 	"SELECT non_negative_derivative(last(kw), 1m), non_negative_difference(max(kw)) FROM power WHERE site = 'b' AND tf GROUP BY time(10m)",
+
+	// tz() buckets across DST switches (meterLines): days from local
+	// midnight, 23 and 25 hours long at the switches, hours on the hour,
+	// and Kolkata's half-hour offset.
+	"SELECT count(v), mean(v), max(v), median(v) FROM meter WHERE time >= '2017-03-23T00:00:00Z' AND time < '2017-03-29T00:00:00Z' GROUP BY time(1d) tz('Europe/Berlin')",
+	"SELECT first(v), last(v), percentile(v, 90), stddev(v) FROM meter WHERE time >= '2016-10-28T00:00:00Z' AND time < '2016-11-02T00:00:00Z' GROUP BY time(1d) tz('Europe/Berlin')",
+	"SELECT count(v), sum(v) FROM meter WHERE time >= '2017-03-26T00:00:00Z' AND time < '2017-04-02T00:00:00Z' GROUP BY time(1d) fill(0) tz('Europe/Berlin')",
+	"SELECT mean(v) FROM meter WHERE time >= '2017-03-23T00:00:00Z' AND time < '2017-03-29T00:00:00Z' GROUP BY time(1d) ORDER BY time DESC tz('Europe/Berlin')",
+	"SELECT count(v), min(v) FROM meter WHERE time >= '2017-03-25T20:00:00Z' AND time < '2017-03-26T05:00:00Z' GROUP BY time(1h) tz('Europe/Berlin')",
+	"SELECT count(v), last(v) FROM meter WHERE time >= '2016-10-29T21:00:00Z' AND time < '2016-10-30T04:00:00Z' GROUP BY time(1h) tz('Europe/Berlin')",
+	"SELECT count(v), mean(v) FROM meter WHERE time >= '2017-03-25T00:00:00Z' AND time < '2017-03-27T12:00:00Z' GROUP BY time(12h) tz('Europe/Berlin')",
+	"SELECT count(v), mean(v), median(v) FROM meter WHERE time >= '2017-03-10T00:00:00Z' AND time < '2017-03-10T06:00:00Z' GROUP BY time(1h) tz('Asia/Kolkata')",
+	"SELECT count(v), max(v) FROM meter WHERE time >= '2017-03-10T00:00:00Z' AND time < '2017-03-13T00:00:00Z' GROUP BY time(1d) tz('Asia/Kolkata')",
+	"SELECT count(v), mean(v), median(v) FROM meter WHERE time >= '2017-03-10T00:00:00Z' AND time < '2017-03-15T00:00:00Z' GROUP BY time(1d) tz('America/New_York')",
+	"SELECT count(v), spread(v) FROM meter WHERE time >= '2016-11-04T00:00:00Z' AND time < '2016-11-09T00:00:00Z' GROUP BY time(1d) tz('America/New_York')",
+	"SELECT count(v) FROM meter WHERE time >= '2016-10-28T00:00:00Z' AND time < '2016-11-09T00:00:00Z' GROUP BY time(1d, 6h) tz('America/New_York')",
+	"SELECT max(g) FROM gauge WHERE time >= '2016-10-26T00:00:00Z' AND time < '2016-11-10T00:00:00Z' GROUP BY time(1d, 6h) tz('America/New_York')",
+	"SELECT max(g) FROM gauge WHERE time >= '2016-10-26T00:00:00Z' AND time < '2016-11-10T00:00:00Z' GROUP BY time(1d) fill(previous) ORDER BY time DESC tz('Europe/Berlin')",
+	"SELECT mean(g) FROM gauge WHERE time >= '2017-03-18T00:00:00Z' AND time < '2017-03-30T00:00:00Z' GROUP BY time(12h) fill(linear) tz('Europe/Berlin')",
+	"SELECT mean(g) FROM gauge WHERE time >= '2017-03-18T00:00:00Z' AND time < '2017-03-30T00:00:00Z' GROUP BY time(1d) fill(null) ORDER BY time DESC tz('America/New_York')",
 }
 
 // TestAnswersMatchInfluxDB loads the same line protocol into timetable
@@ -107,7 +127,7 @@ func TestAnswersMatchInfluxDB(t *testing.T) {
 	t.Cleanup(d.Close)
 	f := newFixture(t, server.Options{})
 	start := now.Add(-2 * time.Hour)
-	lines := weatherLines(start) + powerLines(start)
+	lines := weatherLines(start) + powerLines(start) + meterLines() + gaugeLines
 
 	influx := func(q string, params url.Values) []byte {
 		t.Helper()
@@ -166,6 +186,31 @@ func powerLines(start time.Time) string {
 	}
 	return b.String()
 }
+
+// meterLines are a measurement across the DST switches of Europe/Berlin
+// and America/New_York (the spring ones of 2017, before the tests' now,
+// and the autumn ones of 2016), a value every 20 minutes.
+func meterLines() string {
+	var b strings.Builder
+	for _, r := range [][2]time.Time{
+		{time.Date(2016, 10, 27, 0, 0, 0, 0, time.UTC), time.Date(2016, 11, 9, 0, 0, 0, 0, time.UTC)},
+		{time.Date(2017, 3, 9, 0, 0, 0, 0, time.UTC), time.Date(2017, 3, 29, 0, 0, 0, 0, time.UTC)},
+	} {
+		for i, at := 0, r[0]; at.Before(r[1]); i, at = i+1, at.Add(20*time.Minute) {
+			fmt.Fprintf(&b, "meter,site=x v=%.1f %d\n", float64(i*7%23)+0.5, at.UnixNano())
+		}
+	}
+	return b.String()
+}
+
+// gaugeLines are a value now and then, with days without any across
+// the DST switches of meterLines, which tz() fills.
+const gaugeLines = `gauge g=1.5 1477569600000000000
+gauge g=2.5 1478174400000000000
+gauge g=4 1478606400000000000
+gauge g=3.5 1490011200000000000
+gauge g=7.25 1490702400000000000
+`
 
 // grafanaQueries are the queries of testdata/influxql/grafana.txt but
 // SHOW RETENTION POLICIES, whose answer is timetable's own (docs/influxql.md).
