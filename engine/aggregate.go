@@ -193,7 +193,7 @@ func (db *DB) aggregateEachSeries(ctx context.Context, tenant string, q Aggregat
 		perSeries += t.shards
 	}
 	workers := min(len(series), db.opts.QueryParallelism)
-	release, err := db.budget.take(ctx, int64(workers*perSeries))
+	release, err := db.budget.take(ctx, tenant, int64(workers*perSeries))
 	if err != nil {
 		return nil, err
 	}

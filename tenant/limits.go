@@ -35,6 +35,11 @@ type Limits struct {
 	// MaxConcurrentQueries is the queries and aggregates a tenant may
 	// have running at once.
 	MaxConcurrentQueries int `json:"max_concurrent_queries,omitempty"`
+	// MaxQueryPartitions is the partitions (one series' shard in one
+	// physical table) that a tenant's reads of every series may hold at
+	// once, across its queries and aggregates, out of the server's query
+	// budget.
+	MaxQueryPartitions int `json:"max_query_partitions,omitempty"`
 }
 
 // Validate returns an error wrapping ErrBadLimits for a negative or
@@ -49,6 +54,7 @@ func (l Limits) Validate() error {
 		{"write_bytes_per_second", l.WriteBytesPerSecond},
 		{"write_bytes_burst", float64(l.WriteBytesBurst)},
 		{"max_concurrent_queries", float64(l.MaxConcurrentQueries)},
+		{"max_query_partitions", float64(l.MaxQueryPartitions)},
 	} {
 		if f.v < 0 || math.IsNaN(f.v) || math.IsInf(f.v, 0) {
 			return fmt.Errorf("%w: %s is %v: use zero for the server's default, or a positive number", ErrBadLimits, f.name, f.v)
@@ -73,6 +79,9 @@ func (l Limits) Or(defaults Limits) Limits {
 	}
 	if l.MaxConcurrentQueries == 0 {
 		l.MaxConcurrentQueries = defaults.MaxConcurrentQueries
+	}
+	if l.MaxQueryPartitions == 0 {
+		l.MaxQueryPartitions = defaults.MaxQueryPartitions
 	}
 	return l
 }
