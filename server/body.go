@@ -32,6 +32,10 @@ import (
 //
 // A request's share is given back once its write is done, since the
 // decoded events refer to the body's bytes.
+//
+// A write's API key is checked when the request starts, and again once
+// its body has arrived (stillLive): a key revoked during an upload writes
+// nothing.
 
 // bodyStep is the smallest growth of a body's buffer: the budget is taken
 // in steps of at least this much.
@@ -144,6 +148,10 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, tenant string)
 	if int64(len(b.buf)) > max {
 		b.release()
 		return nil, tooLarge
+	}
+	if err := s.stillLive(r); err != nil {
+		b.release()
+		return nil, err
 	}
 	return b, nil
 }
