@@ -19,6 +19,9 @@ type TenantLimits struct {
 	// MaxQueryPartitions is the partitions the tenant's reads of every
 	// series may hold at once, out of the server's query budget.
 	MaxQueryPartitions int `json:"max_query_partitions,omitempty"`
+	// MaxConcurrentWrites is the write requests of the tenant a server
+	// works on at once.
+	MaxConcurrentWrites int `json:"max_concurrent_writes,omitempty"`
 }
 
 // TenantUsage is what a tenant's requests hold of the server answering,
@@ -38,6 +41,8 @@ type TenantUsage struct {
 	// the query budget, out of QueryPartitionsShare.
 	QueryPartitions      int64 `json:"query_partitions"`
 	QueryPartitionsShare int64 `json:"query_partitions_share"`
+	// Writes is the write requests of the tenant the server works on.
+	Writes int `json:"writes"`
 }
 
 // Limits is the answer of GET and PUT /v1/admin/tenants/{tenant}/limits,

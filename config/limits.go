@@ -42,6 +42,7 @@ type TenantLimits struct {
 	WriteBytesBurst      int     `yaml:"write_bytes_burst"`
 	MaxConcurrentQueries int     `yaml:"max_concurrent_queries"`
 	MaxQueryPartitions   int     `yaml:"max_query_partitions"`
+	MaxConcurrentWrites  int     `yaml:"max_concurrent_writes"`
 }
 
 // Limits returns the tenant.Limits of the configuration.

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -215,6 +216,12 @@ func (db *DB) aggregateEachSeries(ctx context.Context, tenant string, q Aggregat
 				if err := db.summarise(gctx, spec, series[i], &q, own[w]); err != nil {
 					return err
 				}
+				// A series' summary runs on the CPU without blocking
+				// (Pebble's blocks are in its cache): the worker lets
+				// other goroutines run between series, so that other
+				// tenants' requests wait for one series, not for a
+				// time slice of each of these workers.
+				runtime.Gosched()
 			}
 			return nil
 		})

@@ -382,6 +382,7 @@ func (s *Server) limitsAnswer(ctx context.Context, name string, overrides tenant
 			EventBytes: events, EventBytesShare: s.events.Share(),
 			Queries:         s.tenants.Queries(name),
 			QueryPartitions: partitions, QueryPartitionsShare: s.queryPartitionsShare(ctx, name),
+			Writes: s.tenants.Writes(name),
 		},
 		MetricsLabel: s.tenantLabel(name),
 	}

@@ -114,6 +114,24 @@ func (s *Server) startQuery(ctx context.Context, tenant string) (func(), error) 
 	return done, err
 }
 
+// writing runs a write endpoint among its tenant's write requests at
+// work (tenant.Limits.MaxConcurrentWrites), waiting up to
+// Options.BodyBudgetWait for a turn before its body is read, then 429
+// naming max_concurrent_writes. The requests waiting are parked, not
+// running: one tenant's many writers leave the CPU to the others.
+func (s *Server) writing(ep endpoint) endpoint {
+	return func(w http.ResponseWriter, r *http.Request, tenant string) error {
+		wait, cancel := context.WithTimeout(r.Context(), s.opts.BodyBudgetWait)
+		defer cancel()
+		done, err := s.tenants.StartWrite(r.Context(), wait, tenant)
+		if err != nil {
+			return s.limitAnswer(tenant, err)
+		}
+		defer done()
+		return ep(w, r, tenant)
+	}
+}
+
 // counted runs a query endpoint among its tenant's concurrent queries,
 // its reads of every series within its tenant's query partitions.
 func (s *Server) counted(ep endpoint) endpoint {

@@ -48,7 +48,7 @@ func TestMemoryIsBoundedInWhatRequestsHold(t *testing.T) {
 	if testing.Short() {
 		scale = 4
 	}
-	unlimited := tenant.Limits{WriteEventsPerSecond: 1e12, WriteBytesPerSecond: 1e12, WriteEventsBurst: 1 << 30, WriteBytesBurst: 1 << 30}
+	unlimited := tenant.Limits{WriteEventsPerSecond: 1e12, WriteBytesPerSecond: 1e12, WriteEventsBurst: 1 << 30, WriteBytesBurst: 1 << 30, MaxConcurrentWrites: 1000}
 	f := newFixture(t, server.Options{TenantShare: 1, TenantLimits: unlimited})
 	for _, c := range []struct {
 		name               string

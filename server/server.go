@@ -88,6 +88,11 @@ const (
 	// A tenant holds at most TenantShare of the budget whatever its
 	// limit.
 	DefaultMaxQueryPartitions = engine.DefaultMaxQueryPartitions / 4
+	// DefaultMaxConcurrentWrites is the write requests of a tenant the
+	// server works on at once: more wait up to BodyBudgetWait for a
+	// turn, then are answered 429, so that one tenant's many writers
+	// leave the CPU to others.
+	DefaultMaxConcurrentWrites = 8
 )
 
 // DefaultTenantLimits returns the limits of a tenant without overrides.
@@ -99,6 +104,7 @@ func DefaultTenantLimits() tenant.Limits {
 		WriteBytesBurst:      DefaultWriteBytesBurst,
 		MaxConcurrentQueries: DefaultMaxConcurrentQueries,
 		MaxQueryPartitions:   DefaultMaxQueryPartitions,
+		MaxConcurrentWrites:  DefaultMaxConcurrentWrites,
 	}
 }
 
