@@ -17,6 +17,7 @@ import (
 
 	"github.com/timetabledb/timetable/api"
 	"github.com/timetabledb/timetable/engine"
+	"github.com/timetabledb/timetable/internal/backends"
 	"github.com/timetabledb/timetable/server"
 )
 
@@ -96,4 +97,13 @@ func TestAnAbsurdContentLength(t *testing.T) {
 	var e api.ErrorBody
 	require.NoError(t, json.Unmarshal([]byte(body), &e), "a JSON error: %s", body)
 	require.Contains(t, e.Error, "over the limit")
+}
+
+// TestAKeyRevokedDuringItsUploadOnDynamoDB checks the key again before
+// the write on the DynamoDB backend.
+func TestAKeyRevokedDuringItsUploadOnDynamoDB(t *testing.T) {
+	dynamoEndpoint(t)
+	backend = backends.Dynamo()
+	defer func() { backend = backends.Pebble() }()
+	TestAKeyRevokedDuringItsUploadWritesNothing(t)
 }
