@@ -212,8 +212,14 @@ func (db *DB) aggregateEachSeries(ctx context.Context, tenant string, q Aggregat
 				if err := gctx.Err(); err != nil {
 					return err // another series failed
 				}
+				done, err := db.turns.take(gctx, tenant)
+				if err != nil {
+					return err
+				}
 				spec := sourceSpec{tenant: tenant, q: q.eventQuery(), layout: layout, tables: tables}
-				if err := db.summarise(gctx, spec, series[i], &q, own[w]); err != nil {
+				err = db.summarise(gctx, spec, series[i], &q, own[w])
+				done()
+				if err != nil {
 					return err
 				}
 				// A series' summary runs on the CPU without blocking
