@@ -87,12 +87,24 @@ func (b *Budget) Tenants() map[string]int64 {
 // or ErrTenantShare, whichever kept the request out last, and ctx's
 // error. The caller gives n back with Release.
 func (b *Budget) Acquire(ctx context.Context, tenant string, n int64) error {
+	return b.AcquireWithin(ctx, tenant, n, 0)
+}
+
+// AcquireWithin is Acquire with the tenant's cap lowered to most, when
+// most is positive and below its share: for a budget whose tenants each
+// have their own limit (the query partitions of package engine). A
+// request over most is let in once its tenant holds nothing.
+func (b *Budget) AcquireWithin(ctx context.Context, tenant string, n, most int64) error {
 	if n <= 0 {
 		return nil
 	}
+	share := b.share
+	if most > 0 && most < share {
+		share = most
+	}
 	for {
 		b.mu.Lock()
-		why := b.blockedLocked(tenant, n)
+		why := b.blockedLocked(tenant, n, share)
 		if why == nil {
 			b.mu.used += n
 			b.mu.byTenant[tenant] += n
@@ -105,7 +117,7 @@ func (b *Budget) Acquire(ctx context.Context, tenant string, n int64) error {
 		case <-freed:
 		case <-ctx.Done():
 			if errors.Is(why, ErrTenantShare) {
-				return fmt.Errorf("%w: it holds its share of %d %s: %w", why, b.share, b.name, ctx.Err())
+				return fmt.Errorf("%w: it holds its share of %d %s: %w", why, share, b.name, ctx.Err())
 			}
 			return fmt.Errorf("%w: the server holds %d %s, its limit: %w", why, b.size, b.name, ctx.Err())
 		}
@@ -120,10 +132,12 @@ func (b *Budget) TryAcquire(tenant string, n int64) error {
 	return b.Acquire(ctx, tenant, n)
 }
 
-// blockedLocked returns why n does not fit now, or nil.
-func (b *Budget) blockedLocked(tenant string, n int64) error {
+// blockedLocked returns why n does not fit now, under a tenant's cap of
+// share, or nil. A cap of the whole budget is the budget's: the budget is
+// full.
+func (b *Budget) blockedLocked(tenant string, n, share int64) error {
 	held := b.mu.byTenant[tenant]
-	if held > 0 && held+n > b.share {
+	if held > 0 && held+n > share && share < b.size {
 		return ErrTenantShare
 	}
 	if b.mu.used > 0 && b.mu.used+n > b.size {

@@ -51,3 +51,26 @@ func TestBudget(t *testing.T) {
 	all, _ = b.Used("")
 	require.Zero(t, all)
 }
+
+// A tenant's own cap, below its share, holds it lower; one above the
+// share changes nothing; a request over the cap gets in once its tenant
+// holds nothing.
+func TestBudgetAcquireWithin(t *testing.T) {
+	b := admission.NewBudget("partitions", 100, 0.5)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	require.NoError(t, b.AcquireWithin(ctx, "a", 10, 20))
+	err := b.AcquireWithin(ctx, "a", 11, 20)
+	require.ErrorIs(t, err, admission.ErrTenantShare)
+	require.ErrorContains(t, err, "its share of 20 partitions")
+	require.NoError(t, b.AcquireWithin(ctx, "a", 10, 20))
+	require.NoError(t, b.AcquireWithin(ctx, "b", 50, 80))
+	require.ErrorIs(t, b.AcquireWithin(ctx, "b", 1, 80), admission.ErrTenantShare)
+	require.NoError(t, b.AcquireWithin(ctx, "c", 30, 0))
+	b.Release("a", 20)
+	b.Release("b", 50)
+	b.Release("c", 30)
+	require.NoError(t, b.AcquireWithin(ctx, "a", 40, 20), "alone over its cap")
+	require.ErrorIs(t, b.AcquireWithin(ctx, "a", 1, 20), admission.ErrTenantShare)
+	b.Release("a", 40)
+}

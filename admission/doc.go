@@ -3,7 +3,9 @@
 // that requests hold (Budget), with a cap per tenant so that no tenant
 // holds more than its share while others wait, the conservative estimate
 // of the memory decoded events take (BatchBytes), and each tenant's
-// write rates and concurrent queries (Tenants).
+// write rates, concurrent writes and concurrent queries (Tenants). The
+// engine's query budget of partitions is a Budget too, each tenant's cap
+// given with its reads (Budget.AcquireWithin).
 //
 // The HTTP server (package server) and the MQTT subscriber (package
 // mqttsub) share one Budget of decoded events, so that the memory of the

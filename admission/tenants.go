@@ -64,7 +64,8 @@ type TenantsOptions struct {
 	Logger *slog.Logger
 }
 
-// Tenants keeps each tenant's write rates and concurrent queries. Its
+// Tenants keeps each tenant's write rates, concurrent writes and
+// concurrent queries. Its
 // methods may be called from any number of goroutines at once.
 type Tenants struct {
 	opts TenantsOptions
@@ -82,6 +83,11 @@ type tenantState struct {
 	events  *rate.Limiter
 	bytes   *rate.Limiter
 	queries int
+	// writes holds a turn per write request at work, of
+	// limits.MaxConcurrentWrites; a new one is made when the limit
+	// changes, the requests at work giving their turns back to the old.
+	writes  chan struct{}
+	nWrites int
 }
 
 // NewTenants returns the limits of tenants under opts.
@@ -269,6 +275,61 @@ func (t *Tenants) StartQuery(ctx context.Context, name string) (done func(), err
 		defer t.mu.Unlock()
 		st.queries--
 	}), nil
+}
+
+// StartWrite takes a turn among a tenant's write requests at work,
+// waiting until one is free or ctx ends, and returns the function that
+// gives it back. Once ctx ends it returns a *LimitError naming
+// max_concurrent_writes, or ctx's error when the caller went away.
+func (t *Tenants) StartWrite(ctx, wait context.Context, name string) (done func(), err error) {
+	t.mu.Lock()
+	st := t.stateLocked(ctx, name)
+	most := st.limits.MaxConcurrentWrites
+	if most <= 0 {
+		st.nWrites++
+		t.mu.Unlock()
+		return t.writeDone(st), nil
+	}
+	if st.writes == nil || cap(st.writes) != most {
+		st.writes = make(chan struct{}, most)
+	}
+	turns := st.writes
+	t.mu.Unlock()
+	select {
+	case turns <- struct{}{}:
+	case <-wait.Done():
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, &LimitError{Limit: "max_concurrent_writes", Value: float64(most), RetryAfter: time.Second}
+	}
+	t.mu.Lock()
+	st.nWrites++
+	t.mu.Unlock()
+	counted := t.writeDone(st)
+	return sync.OnceFunc(func() {
+		<-turns
+		counted()
+	}), nil
+}
+
+// writeDone returns the function that counts a write of st done.
+func (t *Tenants) writeDone(st *tenantState) func() {
+	return sync.OnceFunc(func() {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		st.nWrites--
+	})
+}
+
+// Writes returns the write requests of a tenant at work.
+func (t *Tenants) Writes(name string) int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if st := t.mu.byName[name]; st != nil {
+		return st.nWrites
+	}
+	return 0
 }
 
 // Queries returns the queries a tenant has running.

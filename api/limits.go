@@ -16,6 +16,12 @@ type TenantLimits struct {
 	// MaxConcurrentQueries is the queries and aggregates the tenant may
 	// run at once.
 	MaxConcurrentQueries int `json:"max_concurrent_queries,omitempty"`
+	// MaxQueryPartitions is the partitions the tenant's reads of every
+	// series may hold at once, out of the server's query budget.
+	MaxQueryPartitions int `json:"max_query_partitions,omitempty"`
+	// MaxConcurrentWrites is the write requests of the tenant a server
+	// works on at once.
+	MaxConcurrentWrites int `json:"max_concurrent_writes,omitempty"`
 }
 
 // TenantUsage is what a tenant's requests hold of the server answering,
@@ -31,6 +37,12 @@ type TenantUsage struct {
 	EventBytesShare int64 `json:"event_bytes_share"`
 	// Queries is the queries and aggregates the tenant has running.
 	Queries int `json:"queries"`
+	// QueryPartitions is what the tenant's reads of every series hold of
+	// the query budget, out of QueryPartitionsShare.
+	QueryPartitions      int64 `json:"query_partitions"`
+	QueryPartitionsShare int64 `json:"query_partitions_share"`
+	// Writes is the write requests of the tenant the server works on.
+	Writes int `json:"writes"`
 }
 
 // Limits is the answer of GET and PUT /v1/admin/tenants/{tenant}/limits,

@@ -98,6 +98,11 @@ type TableStatus struct {
 	// its registry entry (capacity changed outside timetable, which the
 	// lifecycle puts back), "" when they agree.
 	Drift string
+	// ArchiveTarget and ArchivedAt say where and when the table was
+	// archived ("file://DIR", "s3://bucket/prefix"); "" and zero for a
+	// table never archived.
+	ArchiveTarget string
+	ArchivedAt    time.Time
 }
 
 // tableJSON is a TableStatus as JSON.
@@ -124,6 +129,8 @@ type tableJSON struct {
 	ItemCount     *int64   `json:"item_count"`
 	CreateError   string   `json:"create_error,omitempty"`
 	Drift         string   `json:"drift,omitempty"`
+	ArchiveTarget string   `json:"archive_target,omitempty"`
+	ArchivedAt    string   `json:"archived_at,omitempty"`
 }
 
 // MarshalJSON writes the table's status with times in RFC 3339, a
@@ -148,6 +155,10 @@ func (s TableStatus) MarshalJSON() ([]byte, error) {
 		Class:         s.Class,
 		CreateError:   s.CreateError,
 		Drift:         s.Drift,
+		ArchiveTarget: s.ArchiveTarget,
+	}
+	if !s.ArchivedAt.IsZero() {
+		j.ArchivedAt = s.ArchivedAt.UTC().Format(time.RFC3339)
 	}
 	for _, t := range s.ClassChanges {
 		j.ClassChanges = append(j.ClassChanges, t.UTC().Format(time.RFC3339))
@@ -174,7 +185,7 @@ func (s *TableStatus) UnmarshalJSON(b []byte) error {
 		Name: j.Name, Family: j.Family, Tier: j.Tier, TierReason: j.Why, State: j.State,
 		Generation: j.Generation, Shards: j.Shards, Layout: j.Layout, Source: j.Source, Status: j.Status,
 		Billing: j.Billing, ReadCapacity: j.ReadCapacity, WriteCapacity: j.WriteCapacity, Class: j.Class,
-		CreateError: j.CreateError, Drift: j.Drift, ItemCount: -1,
+		CreateError: j.CreateError, Drift: j.Drift, ItemCount: -1, ArchiveTarget: j.ArchiveTarget,
 	}
 	for _, c := range j.ClassChanges {
 		t, err := time.Parse(time.RFC3339, c)
@@ -193,6 +204,11 @@ func (s *TableStatus) UnmarshalJSON(b []byte) error {
 	if j.CreatedAt != "" {
 		if s.CreatedAt, err = time.Parse(time.RFC3339, j.CreatedAt); err != nil {
 			return fmt.Errorf("table %q: created_at: %w", j.Name, err)
+		}
+	}
+	if j.ArchivedAt != "" {
+		if s.ArchivedAt, err = time.Parse(time.RFC3339, j.ArchivedAt); err != nil {
+			return fmt.Errorf("table %q: archived_at: %w", j.Name, err)
 		}
 	}
 	if j.WriteMonth != nil {

@@ -28,6 +28,8 @@ var limitFlags = []struct {
 	{"write_bytes_per_second", "request body bytes a second the tenant may write", func(l *api.TenantLimits) any { return &l.WriteBytesPerSecond }},
 	{"write_bytes_burst", "request body bytes the tenant may write at once", func(l *api.TenantLimits) any { return &l.WriteBytesBurst }},
 	{"max_concurrent_queries", "queries and aggregates the tenant may run at once", func(l *api.TenantLimits) any { return &l.MaxConcurrentQueries }},
+	{"max_query_partitions", "partitions the tenant's reads of every series may hold at once", func(l *api.TenantLimits) any { return &l.MaxQueryPartitions }},
+	{"max_concurrent_writes", "write requests of the tenant a server works on at once", func(l *api.TenantLimits) any { return &l.MaxConcurrentWrites }},
 }
 
 func newTenantLimitsCmd(g *globals) *cobra.Command {
@@ -36,7 +38,7 @@ func newTenantLimitsCmd(g *globals) *cobra.Command {
 	set := map[string]*string{}
 	cmd := &cobra.Command{
 		Use:   "limits NAME [--FLAG N ...] [--reset] [--format table|json]",
-		Short: "Show or set a tenant's limits: write rates and concurrent queries",
+		Short: "Show or set a tenant's limits: write rates, concurrent writes and queries, query partitions",
 		Long: `limits shows a tenant's limits: the overrides set for it, and those in force
 over the server's defaults (the configuration's limits.tenant). With --server,
 the usage of that server is shown too (json). A flag sets that limit; 0 goes

@@ -23,6 +23,8 @@ write_events_burst       -         200000
 write_bytes_per_second   -         16777216
 write_bytes_burst        -         33554432
 max_concurrent_queries   -         16
+max_query_partitions     -         16384
+max_concurrent_writes    -         8
 `, r.stdout)
 	r = mustRun(t, "", "tenant", "limits", "acme", "--write-events-per-second", "500", "--max-concurrent-queries", "2", store)
 	require.Contains(t, r.stdout, "write_events_per_second  500       500\n")

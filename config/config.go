@@ -93,6 +93,8 @@
 //	    write_bytes_per_second: 16777216
 //	    write_bytes_burst: 33554432
 //	    max_concurrent_queries: 16
+//	    max_query_partitions: 16384
+//	    max_concurrent_writes: 8
 //	backfill_horizon: 365d      # events older are refused; none for no horizon
 //	new_tables:                 # physical tables writes may make
 //	  per_request: 100

@@ -41,6 +41,8 @@ type TenantLimits struct {
 	WriteBytesPerSecond  float64 `yaml:"write_bytes_per_second"`
 	WriteBytesBurst      int     `yaml:"write_bytes_burst"`
 	MaxConcurrentQueries int     `yaml:"max_concurrent_queries"`
+	MaxQueryPartitions   int     `yaml:"max_query_partitions"`
+	MaxConcurrentWrites  int     `yaml:"max_concurrent_writes"`
 }
 
 // Limits returns the tenant.Limits of the configuration.

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"slices"
 	"strconv"
 	"sync/atomic"
@@ -246,7 +247,7 @@ func (db *DB) aggregateEachSeries(ctx context.Context, tenant string, q Aggregat
 		perSeries += t.shards
 	}
 	workers := min(len(series), db.opts.QueryParallelism)
-	release, err := db.budget.take(ctx, int64(workers*perSeries))
+	release, err := db.budget.take(ctx, tenant, int64(workers*perSeries))
 	if err != nil {
 		return nil, err
 	}
@@ -264,10 +265,22 @@ func (db *DB) aggregateEachSeries(ctx context.Context, tenant string, q Aggregat
 				if err := gctx.Err(); err != nil {
 					return err // another series failed
 				}
-				spec := sourceSpec{tenant: tenant, q: q.eventQuery(), layout: layout, tables: tables}
-				if err := db.summarise(gctx, spec, series[i], &q, own[w]); err != nil {
+				done, err := db.turns.take(gctx, tenant)
+				if err != nil {
 					return err
 				}
+				spec := sourceSpec{tenant: tenant, q: q.eventQuery(), layout: layout, tables: tables}
+				err = db.summarise(gctx, spec, series[i], &q, own[w])
+				done()
+				if err != nil {
+					return err
+				}
+				// A series' summary runs on the CPU without blocking
+				// (Pebble's blocks are in its cache): the worker lets
+				// other goroutines run between series, so that other
+				// tenants' requests wait for one series, not for a
+				// time slice of each of these workers.
+				runtime.Gosched()
 			}
 			return nil
 		})

@@ -55,6 +55,7 @@ type DB struct {
 	series   *seriesCache
 	paths    *pathMemory
 	budget   *queryBudget
+	turns    *seriesTurns
 	// tableBudget bounds the tables writes make (Options.Tables).
 	tableBudget *tableBudget
 
@@ -78,6 +79,7 @@ func Open(ctx context.Context, store storage.Store, opts Options) (*DB, error) {
 	}
 	db := &DB{store: store, opts: opts, metrics: newMetrics(opts.Registerer), series: newSeriesCache(1 << 20), paths: newPathMemory()}
 	db.budget = newQueryBudget(int64(opts.MaxQueryPartitions), opts.QueryBudgetWait, db.metrics)
+	db.turns = newSeriesTurns(opts.QueryParallelism)
 	db.tableBudget = newTableBudget(opts.Tables)
 	m, err := openMetaTable(ctx, store, opts.Schema.MetaTable, opts.ReadOnly)
 	if err != nil {

@@ -83,6 +83,8 @@ func statusOf(e registry.Entry, now time.Time) TableStatus {
 		CreatedAt:     e.CreatedAt,
 		Source:        e.Source,
 		CreateError:   e.CreateError,
+		ArchiveTarget: e.ArchiveTarget,
+		ArchivedAt:    e.ArchivedAt,
 	}
 	if !e.Ref.WriteMonth.IsZero() {
 		s.WriteMonth = e.Ref.WriteMonth.String()

@@ -373,13 +373,16 @@ func (s *Server) setTenantLimits(w http.ResponseWriter, r *http.Request) error {
 func (s *Server) limitsAnswer(ctx context.Context, name string, overrides tenant.Limits) api.Limits {
 	_, body := s.bodies.Used(name)
 	_, events := s.events.Used(name)
+	partitions, _ := s.db.QueryPartitions(name)
 	return api.Limits{
 		Overrides: api.TenantLimits(overrides),
 		Effective: api.TenantLimits(s.tenants.Limits(ctx, name)),
 		Usage: api.TenantUsage{
 			BodyBytes: body, BodyBytesShare: s.bodies.Share(),
 			EventBytes: events, EventBytesShare: s.events.Share(),
-			Queries: s.tenants.Queries(name),
+			Queries:         s.tenants.Queries(name),
+			QueryPartitions: partitions, QueryPartitionsShare: s.queryPartitionsShare(ctx, name),
+			Writes: s.tenants.Writes(name),
 		},
 		MetricsLabel: s.tenantLabel(name),
 	}

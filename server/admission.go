@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/timetabledb/timetable/admission"
+	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/event"
 )
 
@@ -113,7 +114,26 @@ func (s *Server) startQuery(ctx context.Context, tenant string) (func(), error) 
 	return done, err
 }
 
-// counted runs a query endpoint among its tenant's concurrent queries.
+// writing runs a write endpoint among its tenant's write requests at
+// work (tenant.Limits.MaxConcurrentWrites), waiting up to
+// Options.BodyBudgetWait for a turn before its body is read, then 429
+// naming max_concurrent_writes. The requests waiting are parked, not
+// running: one tenant's many writers leave the CPU to the others.
+func (s *Server) writing(ep endpoint) endpoint {
+	return func(w http.ResponseWriter, r *http.Request, tenant string) error {
+		wait, cancel := context.WithTimeout(r.Context(), s.opts.BodyBudgetWait)
+		defer cancel()
+		done, err := s.tenants.StartWrite(r.Context(), wait, tenant)
+		if err != nil {
+			return s.limitAnswer(tenant, err)
+		}
+		defer done()
+		return ep(w, r, tenant)
+	}
+}
+
+// counted runs a query endpoint among its tenant's concurrent queries,
+// its reads of every series within its tenant's query partitions.
 func (s *Server) counted(ep endpoint) endpoint {
 	return func(w http.ResponseWriter, r *http.Request, tenant string) error {
 		done, err := s.startQuery(r.Context(), tenant)
@@ -121,8 +141,30 @@ func (s *Server) counted(ep endpoint) endpoint {
 			return err
 		}
 		defer done()
-		return ep(w, r, tenant)
+		return s.partitioned(ep)(w, r, tenant)
 	}
+}
+
+// partitioned runs a query endpoint with its reads of every series
+// holding at most its tenant's query partitions of the engine's query
+// budget (engine.WithTenantQueryPartitions): the smaller of the tenant's
+// max_query_partitions and its TenantShare of the budget. A read over
+// them, once it has waited, is 429 naming max_query_partitions.
+func (s *Server) partitioned(ep endpoint) endpoint {
+	return func(w http.ResponseWriter, r *http.Request, tenant string) error {
+		ctx := engine.WithTenantQueryPartitions(r.Context(), s.queryPartitionsShare(r.Context(), tenant))
+		return s.limitAnswer(tenant, ep(w, r.WithContext(ctx), tenant))
+	}
+}
+
+// queryPartitionsShare is the most partitions of the engine's query
+// budget a tenant's reads may hold.
+func (s *Server) queryPartitionsShare(ctx context.Context, tenant string) int64 {
+	share := int64(math.Ceil(float64(s.db.Options().MaxQueryPartitions) * s.opts.TenantShare))
+	if most := int64(s.tenants.Limits(ctx, tenant).MaxQueryPartitions); most > 0 {
+		share = min(share, most)
+	}
+	return share
 }
 
 // retryAfterHeader is the Retry-After of a wait: whole seconds, at least

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
@@ -53,10 +54,30 @@ func (s *Server) authenticatedBy(keyOf keySource, need access, ep endpoint) http
 			s.fail(w, r, &httpError{status: http.StatusForbidden, msg: fmt.Sprintf("timetable: API key %s is read-only: writing needs a key of scope all", k.ID)})
 			return
 		}
+		if need == writeAccess {
+			r = r.WithContext(context.WithValue(r.Context(), writeKey{}, key))
+		}
 		if err := ep(w, r, k.Tenant); err != nil {
 			s.fail(w, r, err)
 		}
 	})
+}
+
+// writeKey is the context key of the API key a write was authenticated
+// with, for stillLive.
+type writeKey struct{}
+
+// stillLive authenticates a write's key again, once its body has
+// arrived: a key revoked while the body was uploading writes nothing
+// (401), as one revoked before the request started. It costs one read
+// of the key's item a write.
+func (s *Server) stillLive(r *http.Request) error {
+	key, ok := r.Context().Value(writeKey{}).(string)
+	if !ok {
+		return nil
+	}
+	_, err := s.db.Tenants().Authenticate(r.Context(), key)
+	return err
 }
 
 // apiKey is the key of the /v1 API: "Authorization: Bearer <key>".

@@ -32,6 +32,10 @@ import (
 //
 // A request's share is given back once its write is done, since the
 // decoded events refer to the body's bytes.
+//
+// A write's API key is checked when the request starts, and again once
+// its body has arrived (stillLive): a key revoked during an upload writes
+// nothing.
 
 // bodyStep is the smallest growth of a body's buffer: the budget is taken
 // in steps of at least this much.
@@ -47,10 +51,15 @@ type body struct {
 
 // grow makes room for at least one more byte, up to limit+1 bytes (one
 // past the limit, to tell a body over it), taking the growth out of the
-// budget.
-func (b *body) grow(ctx context.Context, limit int64) error {
+// budget. A body whose length the client declared (declared >= 0) grows
+// to one byte past it at most, where doubling would overshoot: a body
+// of 15 MiB holds 15 MiB, not 16.
+func (b *body) grow(ctx context.Context, limit, declared int64) error {
 	n := int64(cap(b.buf))
 	want := min(limit+1, max(2*n, bodyStep))
+	if declared >= 0 && n <= declared && want > declared+1 {
+		want = declared + 1
+	}
 	if want <= n {
 		return nil
 	}
@@ -109,7 +118,11 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, tenant string)
 				b.release()
 				return nil, tooLarge
 			}
-			if err := b.grow(r.Context(), max); err != nil {
+			declared := r.ContentLength
+			if r.Header.Get("Content-Encoding") == "gzip" {
+				declared = -1 // the length of the compressed body
+			}
+			if err := b.grow(r.Context(), max, declared); err != nil {
 				b.release()
 				return nil, err
 			}
@@ -135,6 +148,10 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, tenant string)
 	if int64(len(b.buf)) > max {
 		b.release()
 		return nil, tooLarge
+	}
+	if err := s.stillLive(r); err != nil {
+		b.release()
+		return nil, err
 	}
 	return b, nil
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -18,9 +19,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/timetabledb/timetable/api"
+	"github.com/timetabledb/timetable/archive"
 	"github.com/timetabledb/timetable/client"
 	"github.com/timetabledb/timetable/clock"
 	"github.com/timetabledb/timetable/engine"
+	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/lifecycle"
 	"github.com/timetabledb/timetable/period"
 	"github.com/timetabledb/timetable/server"
@@ -41,8 +44,20 @@ func TestConsoleInABrowser(t *testing.T) {
 	}
 
 	store, cfg := backend.Open(t)
-	r, err := lifecycle.New(lifecycle.Options{FenceSettle: -1, ClockSkew: -1, Store: store, Families: cfg.Families, MetaTable: cfg.MetaTable, Clock: clock.NewManual(now),
-		Logger: slog.New(slog.DiscardHandler), Registerer: prometheus.NewRegistry()})
+	// The lifecycle archives tables a day and a half past their period
+	// to a folder: the week of globex's old event below is archived (and
+	// kept, until a later cycle) by the one cycle the test runs. Tables
+	// are grouped by period alone, so that a week past is past retention
+	// whenever it was written.
+	cfg.Families[0].WriteTimeGrouping = false
+	families := slices.Clone(cfg.Families)
+	families[0].Retention = 36 * time.Hour
+	families[0].Archive = "file://" + t.TempDir()
+	r, err := lifecycle.New(lifecycle.Options{FenceSettle: -1, ClockSkew: -1, Store: store, Families: families, MetaTable: cfg.MetaTable, Clock: clock.NewManual(now),
+		Logger: slog.New(slog.DiscardHandler), Registerer: prometheus.NewRegistry(),
+		OpenArchiver: func(target string, format family.ArchiveFormat) (lifecycle.Archiver, error) {
+			return archive.Open(context.Background(), target, store, archive.Options{Clock: clock.NewManual(now), Format: format, Logger: slog.New(slog.DiscardHandler)})
+		}})
 	require.NoError(t, err)
 	f := newFixtureOn(t, store, cfg, prometheus.NewRegistry(), server.Options{AdminToken: adminToken, Lifecycle: r})
 	start := now.Add(-3 * 24 * time.Hour).Truncate(time.Hour)
@@ -57,6 +72,8 @@ func TestConsoleInABrowser(t *testing.T) {
 	require.Equal(t, http.StatusOK, res.status, "%s", res.body)
 	res = f.postNDJSON(f.acme, "other", fmt.Sprintf(`{"time": %q, "series": "other-1", "fields": {"v": 1}}`, start.Format(time.RFC3339)))
 	require.Equal(t, http.StatusOK, res.status, "%s", res.body)
+	res = f.postNDJSON(f.globex, "old", fmt.Sprintf(`{"time": %q, "series": "old-1", "fields": {"v": 1}}`, now.Add(-16*24*time.Hour).Format(time.RFC3339)))
+	require.Equal(t, http.StatusOK, res.status, "%s", res.body)
 	lastEvent := start.Add(time.Duration(3*24*6-1) * 10 * time.Minute)
 	_, err = r.Reconcile(context.Background(), false)
 	require.NoError(t, err)
@@ -65,10 +82,15 @@ func TestConsoleInABrowser(t *testing.T) {
 	long := [2]time.Time{start, start.Add(3*24*time.Hour - time.Second)}
 	short := [2]time.Time{start.Add(time.Hour), start.Add(3 * time.Hour)}
 	local := func(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05") }
-	arg, err := json.Marshal(map[string]string{
+	// The event the page's auto-refresh must show, in table other,
+	// beside other-1's one event.
+	newTime, newValue := start.Add(30*time.Minute), 500.0
+	arg, err := json.Marshal(map[string]any{
 		"url": f.url, "key": f.acme, "admin": adminToken, "tenant": "acme", "table": "cars", "table2": "other", "prefix": "car", "series": "car-17",
 		"field": "speed", "field2": "rpm", "unit": "km/h",
 		"from": local(long[0]), "to": local(long[1]), "rawFrom": local(short[0]), "rawTo": local(short[1]), "shots": shots,
+		"refreshSeries": "other-1", "refreshField": "v", "refreshFrom": local(start), "refreshTo": local(short[1]),
+		"newTime": newTime.Format(time.RFC3339), "newValue": newValue,
 	})
 	require.NoError(t, err)
 	out := driveConsole(t, arg)
@@ -126,7 +148,17 @@ func TestConsoleInABrowser(t *testing.T) {
 			Before                          int
 			States                          map[string]string
 		} `json:"keys"`
-		Archives      int      `json:"archives"`
+		Refresh struct {
+			Before      []point `json:"before"`
+			After       []point `json:"after"`
+			PlotsBefore int     `json:"plotsBefore"`
+			PlotsAfter  int     `json:"plotsAfter"`
+		} `json:"refresh"`
+		Archives    int `json:"archives"`
+		ArchiveRows []struct {
+			Table, State, Target string
+			Cells                []string
+		} `json:"archiveRows"`
 		OperatorError string   `json:"operatorError"`
 		WrongKey      string   `json:"wrongKey"`
 		Errors        []string `json:"errors"`
@@ -274,6 +306,31 @@ func TestConsoleInABrowser(t *testing.T) {
 		}
 	}
 	require.Equal(t, archived, got.Archives)
+	// The archived table is listed with where its archive is.
+	var withArchive []string
+	for _, tb := range tables {
+		if tb.ArchiveTarget != "" {
+			withArchive = append(withArchive, tb.Name)
+			require.Equal(t, families[0].Archive, tb.ArchiveTarget)
+		}
+	}
+	require.NotEmpty(t, withArchive, "the cycle archived the oldest day")
+	var listed []string
+	for _, row := range got.ArchiveRows {
+		listed = append(listed, row.Table)
+		require.Equal(t, "archived", row.State)
+		require.Equal(t, families[0].Archive, row.Target)
+		require.Contains(t, row.Cells, families[0].Archive, "the archive's location is shown")
+		require.Contains(t, row.Cells, now.Format(time.RFC3339), "and when it was made")
+	}
+	require.Equal(t, withArchive, listed)
+
+	// The auto-refresh plotted again by itself, and the new event is in
+	// the chart.
+	require.Greater(t, got.Refresh.PlotsAfter, got.Refresh.PlotsBefore)
+	require.Len(t, got.Refresh.After, len(got.Refresh.Before)+1)
+	require.NotContains(t, got.Refresh.Before, point{T: newTime.Format(time.RFC3339), V: newValue})
+	require.Contains(t, got.Refresh.After, point{T: newTime.Format(time.RFC3339), V: newValue})
 }
 
 // chartAxes are the ticks and titles of the console's chart.

@@ -91,7 +91,9 @@
 // in memory bounded by a small constant per series, within the engine's
 // query budget (engine.Options.MaxQueryPartitions): one that finds no
 // room in it within engine.Options.QueryBudgetWait is 503 with
-// Retry-After. Reads of one series take nothing from the budget.
+// Retry-After, and one whose tenant holds its max_query_partitions of it
+// (at most TenantShare of the budget) 429 naming that limit. Reads of one
+// series take nothing from the budget.
 //
 // The answer is {"events": [...], "next_cursor": "..."}, next_cursor
 // absent on the last page. To get the next page, send the same request
@@ -111,8 +113,8 @@
 // exists or a key rotated already, 413 for a body or batch over the
 // limits (or over its tenant's burst), 415 for an unsupported
 // Content-Type or Content-Encoding, 429 with Retry-After for a tenant
-// over one of its limits (write rates, concurrent queries, its share of a
-// budget, its new tables of the hour: engine.ErrTableRate; the message
+// over one of its limits (write rates, concurrent writes and queries,
+// query partitions, its share of a budget, its new tables of the hour: engine.ErrTableRate; the message
 // names it; a filter past its limits is a 400 naming the limit), 503 with
 // Retry-After when the store
 // throttles (storage.ErrThrottled), cannot be reached or fails on its side

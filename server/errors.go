@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/timetabledb/timetable/admission"
 	"github.com/timetabledb/timetable/api"
 	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/event"
@@ -72,7 +73,7 @@ func status(err error) int {
 		return http.StatusNotFound
 	case errors.Is(err, tenant.ErrExists), errors.Is(err, tenant.ErrRotated):
 		return http.StatusConflict
-	case errors.Is(err, engine.ErrTableRate):
+	case errors.Is(err, engine.ErrTableRate), errors.Is(err, admission.ErrLimited):
 		return http.StatusTooManyRequests
 	case errors.Is(err, engine.ErrNearTableQuota):
 		// No retry cures it: the operator raises the quota, or keeps

@@ -56,7 +56,7 @@ func (s *Server) influxQuery(w http.ResponseWriter, r *http.Request, tenant stri
 		// as every other route does (503 with Retry-After, or 500),
 		// rather than answering 200 with the cause in a result.
 		var ee *influxql.EngineError
-		if errors.As(err, &ee) && status(ee.Err) >= 500 {
+		if errors.As(err, &ee) && (status(ee.Err) >= 500 || status(ee.Err) == http.StatusTooManyRequests) {
 			return ee.Err
 		}
 	}

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
@@ -15,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
+	"github.com/timetabledb/timetable/api"
 	"github.com/timetabledb/timetable/clock"
 	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/internal/backends"
@@ -59,7 +61,8 @@ func TestQueryBudget(t *testing.T) {
 	require.NoError(t, err)
 	key, err := db.Tenants().Add(ctx, "acme", now)
 	require.NoError(t, err)
-	handler, err := server.New(db, server.Options{Registry: reg, Logger: slog.New(slog.DiscardHandler)})
+	// acme may hold the whole budget: what it meets is the budget full.
+	handler, err := server.New(db, server.Options{Registry: reg, Logger: slog.New(slog.DiscardHandler), TenantShare: 1})
 	require.NoError(t, err)
 	srv := httptest.NewServer(handler)
 	t.Cleanup(func() {
@@ -119,4 +122,83 @@ func TestQueryBudget(t *testing.T) {
 	metrics := f.do("GET", "/metrics", "", nil)
 	require.Contains(t, string(metrics.body), "timetable_query_budget_exhausted_total 1\n")
 	require.Contains(t, string(metrics.body), "timetable_query_budget_partitions 0\n")
+}
+
+// A tenant's reads of every series hold at most its query partitions:
+// while one of acme's holds them, acme's next is answered 429 naming
+// max_query_partitions with Retry-After once it has waited, another
+// tenant's reads of every series are served from the rest of the budget,
+// the admin API shows what acme holds, and once acme's read is done its
+// next succeeds.
+func TestTenantQueryPartitions(t *testing.T) {
+	inner, cfg := backends.Pebble().Open(t)
+	store := &gate{Store: inner, waiting: make(chan struct{}), open: make(chan struct{})}
+	ctx := context.Background()
+	reg := prometheus.NewRegistry()
+	db, err := engine.Open(ctx, store, engine.Options{
+		Schema: cfg, Clock: clock.NewManual(now), Registerer: reg,
+		MaxQueryPartitions: 1000, QueryBudgetWait: 20 * time.Millisecond,
+	})
+	require.NoError(t, err)
+	acme, err := db.Tenants().Add(ctx, "acme", now)
+	require.NoError(t, err)
+	globex, err := db.Tenants().Add(ctx, "globex", now)
+	require.NoError(t, err)
+	handler, err := server.New(db, server.Options{Registry: reg, Logger: slog.New(slog.DiscardHandler), AdminToken: adminToken})
+	require.NoError(t, err)
+	srv := httptest.NewServer(handler)
+	t.Cleanup(func() {
+		srv.Close()
+		require.NoError(t, db.Close())
+	})
+	openGate := sync.OnceFunc(func() { close(store.open) })
+	t.Cleanup(openGate)
+	f := &fixture{t: t, url: srv.URL, db: db, acme: acme, globex: globex}
+	res := f.do("PUT", "/v1/admin/tenants/acme/limits", adminToken, []byte(`{"max_query_partitions": 5}`), "Content-Type", "application/json")
+	require.Equal(t, http.StatusOK, res.status, "body: %s", res.body)
+	for _, w := range []struct{ key, table, series string }{{acme, "t", "fast"}, {acme, "t", "slow"}, {acme, "u", "any"}, {globex, "t", "any"}} {
+		res := f.postNDJSON(w.key, w.table, ndjson(now.Add(-time.Hour), w.series, 5))
+		require.Equal(t, http.StatusOK, res.status, "body: %s", res.body)
+	}
+	params := rangeParams(now.Add(-2*time.Hour), now)
+	params.Set("order", "desc")
+	params.Set("limit", "10")
+
+	// acme's latest ten of every series of t needs more than its five
+	// partitions: it runs alone among acme's reads, and waits on series
+	// slow.
+	heavy := make(chan int, 1)
+	go func() {
+		status, _ := send(t, "GET", srv.URL+"/v1/tables/t/events?"+params.Encode(), acme, "")
+		heavy <- status
+	}()
+	<-store.waiting
+
+	res = f.get(acme, "u", params)
+	require.Equal(t, http.StatusTooManyRequests, res.status, "body: %s", res.body)
+	require.Contains(t, res.json(t)["error"], "max_query_partitions = 5")
+	require.NotEmpty(t, res.header.Get("Retry-After"))
+	// The same over InfluxQL.
+	res = f.do("GET", "/query?"+url.Values{"db": {"u"}, "q": {"SELECT * FROM u"}}.Encode(), acme, nil)
+	require.Equal(t, http.StatusTooManyRequests, res.status, "body: %s", res.body)
+	require.Contains(t, string(res.body), "max_query_partitions")
+
+	// globex is served from the rest of the budget.
+	require.Len(t, f.getPage(globex, "t", params).Events, 5)
+
+	res = f.do("GET", "/v1/admin/tenants/acme/limits", adminToken, nil)
+	var l api.Limits
+	require.NoError(t, json.Unmarshal(res.body, &l))
+	require.Equal(t, 5, l.Effective.MaxQueryPartitions)
+	require.Positive(t, l.Usage.QueryPartitions)
+	require.Equal(t, int64(5), l.Usage.QueryPartitionsShare)
+
+	openGate()
+	require.Equal(t, http.StatusOK, <-heavy)
+	require.Len(t, f.getPage(acme, "u", params).Events, 5)
+	held, _ := db.QueryPartitions("acme")
+	require.Zero(t, held)
+	metrics := f.do("GET", "/metrics", "", nil)
+	require.Contains(t, string(metrics.body), `limit="max_query_partitions"`)
+	require.Contains(t, string(metrics.body), "timetable_query_budget_exhausted_total 0\n")
 }

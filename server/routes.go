@@ -50,7 +50,7 @@ const (
 // routes is every route, in the order help lists them.
 var routes = []route{
 	{Route{"POST", routeEvents, "write events: a JSON array, or NDJSON with Content-Type: application/x-ndjson", false},
-		func(s *Server) http.Handler { return s.authenticated(writeAccess, s.writeEvents) }, true},
+		func(s *Server) http.Handler { return s.authenticated(writeAccess, s.writing(s.writeEvents)) }, true},
 	{Route{"GET", routeEvents, "read events: ?from=&to=&series=&order=asc|desc&limit=&cursor=&fields=&filter=", false},
 		func(s *Server) http.Handler { return s.authenticated(readAccess, s.counted(s.queryEvents)) }, true},
 	{Route{"GET", routeAggregate, "aggregate events in buckets: ?from=&to=&series=&bucket=&fields=&fn=&fill=&filter=", false},
@@ -67,16 +67,20 @@ var routes = []route{
 		func(s *Server) http.Handler { return s.metrics.handler() }, false},
 	{Route{"POST", routeInfluxWrite, "InfluxDB 1.x line protocol: ?db=&precision=ns|us|ms|s, the key as Token, Basic password or p=", false},
 		func(s *Server) http.Handler {
-			return s.authenticatedBy(influxKey, writeAccess, s.influxWrite(influxV1Params))
+			return s.authenticatedBy(influxKey, writeAccess, s.writing(s.influxWrite(influxV1Params)))
 		}, true},
 	{Route{"POST", routeInfluxV2Write, "InfluxDB 2.x line protocol: ?bucket=&precision=ns|us|ms|s, Authorization: Token <api key>", false},
 		func(s *Server) http.Handler {
-			return influxV2(s.authenticatedBy(influxKey, writeAccess, s.influxWrite(influxV2Params)))
+			return influxV2(s.authenticatedBy(influxKey, writeAccess, s.writing(s.influxWrite(influxV2Params))))
 		}, true},
 	{Route{"GET", routeInfluxQuery, "InfluxQL (docs/influxql.md): ?q=&db=&epoch=&chunked=&chunk_size=&pretty=, the key as Token, Basic password or p=", false},
-		func(s *Server) http.Handler { return s.authenticatedBy(influxKey, readAccess, s.influxQuery) }, true},
+		func(s *Server) http.Handler {
+			return s.authenticatedBy(influxKey, readAccess, s.partitioned(s.influxQuery))
+		}, true},
 	{Route{"POST", routeInfluxQuery, "InfluxQL, the parameters in the form body or the URL", false},
-		func(s *Server) http.Handler { return s.authenticatedBy(influxKey, readAccess, s.influxQuery) }, true},
+		func(s *Server) http.Handler {
+			return s.authenticatedBy(influxKey, readAccess, s.partitioned(s.influxQuery))
+		}, true},
 	{Route{"GET", routeInfluxPing, "InfluxDB's ping: 204 with X-Influxdb-Version", false},
 		func(s *Server) http.Handler { return http.HandlerFunc(s.influxPing) }, false},
 	{Route{"GET", routeConsole, "the web console: sign in with an API key or the admin token", false},
@@ -92,7 +96,7 @@ var routes = []route{
 		func(s *Server) http.Handler { return s.admin(s.removeTenant) }, true},
 	{Route{"GET", api.PathTenantLimits, "a tenant's limits: its overrides, those in force, and its usage of this server", true},
 		func(s *Server) http.Handler { return s.admin(s.tenantLimits) }, true},
-	{Route{"PUT", api.PathTenantLimits, `set a tenant's limits: {"write_events_per_second": N, "write_events_burst": N, "write_bytes_per_second": N, "write_bytes_burst": N, "max_concurrent_queries": N}; absent fields are the defaults`, true},
+	{Route{"PUT", api.PathTenantLimits, `set a tenant's limits: {"write_events_per_second": N, "write_events_burst": N, "write_bytes_per_second": N, "write_bytes_burst": N, "max_concurrent_queries": N, "max_query_partitions": N, "max_concurrent_writes": N}; absent fields are the defaults`, true},
 		func(s *Server) http.Handler { return s.admin(s.setTenantLimits) }, true},
 	{Route{"GET", api.PathKeys, "list a tenant's API keys", true},
 		func(s *Server) http.Handler { return s.admin(s.listKeys) }, true},

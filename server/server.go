@@ -83,6 +83,17 @@ const (
 	// DefaultMaxConcurrentQueries is the queries and aggregates a tenant
 	// may run at once.
 	DefaultMaxConcurrentQueries = 16
+	// DefaultMaxQueryPartitions is the partitions of the query budget
+	// (engine.Options.MaxQueryPartitions) a tenant's reads of every
+	// series may hold at once: a quarter of the engine's default budget.
+	// A tenant holds at most TenantShare of the budget whatever its
+	// limit.
+	DefaultMaxQueryPartitions = engine.DefaultMaxQueryPartitions / 4
+	// DefaultMaxConcurrentWrites is the write requests of a tenant the
+	// server works on at once: more wait up to BodyBudgetWait for a
+	// turn, then are answered 429, so that one tenant's many writers
+	// leave the CPU to others.
+	DefaultMaxConcurrentWrites = 8
 )
 
 // DefaultTenantLimits returns the limits of a tenant without overrides.
@@ -93,6 +104,8 @@ func DefaultTenantLimits() tenant.Limits {
 		WriteBytesPerSecond:  DefaultWriteBytesPerSecond,
 		WriteBytesBurst:      DefaultWriteBytesBurst,
 		MaxConcurrentQueries: DefaultMaxConcurrentQueries,
+		MaxQueryPartitions:   DefaultMaxQueryPartitions,
+		MaxConcurrentWrites:  DefaultMaxConcurrentWrites,
 	}
 }
 
@@ -153,8 +166,9 @@ type Options struct {
 	// budget bounds them all. Nil means a budget of the server's own, of
 	// MaxEventBytesInFlight.
 	EventBudget *admission.Budget
-	// TenantShare is the part, above 0 and at most 1, of the body budget
-	// and of the events budget that one tenant may hold; a request of a
+	// TenantShare is the part, above 0 and at most 1, of the body budget,
+	// of the events budget and of the engine's query budget that one
+	// tenant may hold; a request of a
 	// tenant holding its share waits, then is answered 429. Zero means
 	// DefaultTenantShare. Ignored for the events budget with EventBudget,
 	// which has its own.

@@ -217,3 +217,38 @@ func TestTenantLimitsOnDynamoDB(t *testing.T) {
 	defer func() { backend = backends.Pebble() }()
 	TestAdminTenantLimits(t)
 }
+
+// A tenant's write requests at work are at most its
+// max_concurrent_writes: while two of acme's uploads hold its two turns,
+// its next write waits, then is answered 429 naming the limit, another
+// tenant's writes are served, and once the uploads end acme's writes go
+// again.
+func TestConcurrentWritesOfATenant(t *testing.T) {
+	f := newFixture(t, server.Options{AdminToken: adminToken, BodyBudgetWait: 50 * time.Millisecond})
+	res := f.do("PUT", "/v1/admin/tenants/acme/limits", adminToken, []byte(`{"max_concurrent_writes": 2}`), "Content-Type", "application/json")
+	require.Equal(t, http.StatusOK, res.status, "body: %s", res.body)
+	uploads := []net.Conn{slowBodyOf(t, f, f.acme, 1000, 10), slowBodyOf(t, f, f.acme, 1000, 10)}
+	usage := func() api.TenantUsage {
+		var l api.Limits
+		require.NoError(t, json.Unmarshal(f.do("GET", "/v1/admin/tenants/acme/limits", adminToken, nil).body, &l))
+		return l.Usage
+	}
+	require.Eventually(t, func() bool { return usage().Writes == 2 }, 10*time.Second, 5*time.Millisecond, "the uploads hold acme's turns")
+
+	res = f.postNDJSON(f.acme, "t", ndjson(now.Add(-time.Hour), "a", 1))
+	require.Equal(t, http.StatusTooManyRequests, res.status, "body: %s", res.body)
+	require.Contains(t, res.json(t)["error"], "max_concurrent_writes = 2")
+	require.Equal(t, "1", res.header.Get("Retry-After"))
+	for i := range 5 {
+		res := f.postNDJSON(f.globex, "t", ndjson(now.Add(-time.Hour+time.Duration(i)*time.Second), "g", 1))
+		require.Equal(t, http.StatusOK, res.status, "globex's write %d: %s", i, res.body)
+	}
+
+	for _, c := range uploads {
+		c.Close()
+	}
+	require.Eventually(t, func() bool { return usage().Writes == 0 }, 10*time.Second, 5*time.Millisecond, "the uploads gave their turns back")
+	res = f.postNDJSON(f.acme, "t", ndjson(now.Add(-time.Hour), "a", 1))
+	require.Equal(t, http.StatusOK, res.status, "body: %s", res.body)
+	require.Contains(t, string(f.do("GET", "/metrics", "", nil).body), `limit="max_concurrent_writes"`)
+}

@@ -35,6 +35,14 @@ type Limits struct {
 	// MaxConcurrentQueries is the queries and aggregates a tenant may
 	// have running at once.
 	MaxConcurrentQueries int `json:"max_concurrent_queries,omitempty"`
+	// MaxQueryPartitions is the partitions (one series' shard in one
+	// physical table) that a tenant's reads of every series may hold at
+	// once, across its queries and aggregates, out of the server's query
+	// budget.
+	MaxQueryPartitions int `json:"max_query_partitions,omitempty"`
+	// MaxConcurrentWrites is the write requests of a tenant the server
+	// works on at once; more wait briefly for a turn.
+	MaxConcurrentWrites int `json:"max_concurrent_writes,omitempty"`
 }
 
 // Validate returns an error wrapping ErrBadLimits for a negative or
@@ -49,6 +57,8 @@ func (l Limits) Validate() error {
 		{"write_bytes_per_second", l.WriteBytesPerSecond},
 		{"write_bytes_burst", float64(l.WriteBytesBurst)},
 		{"max_concurrent_queries", float64(l.MaxConcurrentQueries)},
+		{"max_query_partitions", float64(l.MaxQueryPartitions)},
+		{"max_concurrent_writes", float64(l.MaxConcurrentWrites)},
 	} {
 		if f.v < 0 || math.IsNaN(f.v) || math.IsInf(f.v, 0) {
 			return fmt.Errorf("%w: %s is %v: use zero for the server's default, or a positive number", ErrBadLimits, f.name, f.v)
@@ -73,6 +83,12 @@ func (l Limits) Or(defaults Limits) Limits {
 	}
 	if l.MaxConcurrentQueries == 0 {
 		l.MaxConcurrentQueries = defaults.MaxConcurrentQueries
+	}
+	if l.MaxQueryPartitions == 0 {
+		l.MaxQueryPartitions = defaults.MaxQueryPartitions
+	}
+	if l.MaxConcurrentWrites == 0 {
+		l.MaxConcurrentWrites = defaults.MaxConcurrentWrites
 	}
 	return l
 }

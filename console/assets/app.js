@@ -728,16 +728,19 @@ async function revokeKey(id) {
   });
 }
 
-// drawArchives lists the physical tables archived (their data in the
-// archive, the table itself gone).
+// drawArchives lists the physical tables with an archive: where the
+// archive is, when it was made, and the table's state (archived: the
+// table still exists; deleted: its periods are read from the archive).
 function drawArchives(tables) {
   const body = $("archives").tBodies[0];
   clear(body);
-  const archived = tables.filter((t) => /archiv/.test(t.state || ""));
+  const archived = tables.filter((t) => t.archive_target || /archiv/.test(t.state || ""));
   for (const t of archived) {
     const r = body.insertRow();
     r.dataset.table = t.name;
-    for (const v of [t.name, t.family, `${t.period_start} to ${t.period_end}`, t.state]) r.insertCell().textContent = v || "";
+    r.dataset.state = t.state || "";
+    r.dataset.target = t.archive_target || "";
+    for (const v of [t.name, t.family, `${t.period_start} to ${t.period_end}`, t.state, t.archive_target, t.archived_at]) r.insertCell().textContent = v || "";
   }
   if (archived.length === 0) body.insertRow().insertCell().textContent = "no table archived";
   $("archives").dataset.count = String(archived.length);

@@ -2,7 +2,8 @@
 // server's end-to-end test (server/console_test.go), and prints what the
 // pages showed as JSON. Arguments come as one JSON object in argv[2]:
 // {url, key, admin, tenant, table, table2, prefix, series, field, field2,
-// unit, from, to, rawFrom, rawTo, shots}; PLAYWRIGHT_DIR names the folder scripts/browser/install.sh
+// unit, from, to, rawFrom, rawTo, refreshSeries, refreshField,
+// refreshFrom, refreshTo, newTime, newValue, shots}; PLAYWRIGHT_DIR names the folder scripts/browser/install.sh
 // printed.
 import { pathToFileURL } from "node:url";
 import { join } from "node:path";
@@ -157,6 +158,27 @@ try {
   await page.click(`#tables li[data-table="${arg.table2}"]`);
   await page.waitForFunction(() => [...document.querySelectorAll("#series li")].some((l) => l.dataset.series === "other-1"));
   out.otherTable = { prefix: await page.inputValue("#series-prefix"), series: await page.$$eval("#series li", (ls) => ls.map((l) => l.dataset.series)) };
+  // The auto-refresh: with it on, an event written meanwhile (here by a
+  // client beside the page) shows in the chart without a reload.
+  await page.click(`#series li[data-series="${arg.refreshSeries}"]`);
+  await idle();
+  await page.fill("#field", arg.refreshField);
+  await page.fill("#from", arg.refreshFrom);
+  await page.fill("#to", arg.refreshTo);
+  await replot();
+  const beforeRefresh = await points();
+  const plotsBefore = Number(await page.getAttribute("#chart", "data-plot"));
+  await page.selectOption("#refresh", "10");
+  const written = await fetch(arg.url + "/v1/tables/" + arg.table2 + "/events", {
+    method: "POST", headers: { Authorization: "Bearer " + arg.key, "Content-Type": "application/x-ndjson" },
+    body: JSON.stringify({ time: arg.newTime, series: arg.refreshSeries, fields: { [arg.refreshField]: arg.newValue } }) + "\n",
+  });
+  if (!written.ok) throw new Error(`writing the new event: ${written.status} ${await written.text()}`);
+  await page.waitForFunction((v) => [...document.querySelectorAll("#chart circle")].some((c) => Number(c.dataset.v) === v), arg.newValue, { timeout: 30000 });
+  await idle();
+  out.refresh = { before: beforeRefresh, after: await points(), plotsBefore, plotsAfter: Number(await page.getAttribute("#chart", "data-plot")) };
+  await page.selectOption("#refresh", "0");
+  await page.screenshot({ path: join(arg.shots, "tenant-refreshed.png"), fullPage: true });
 
   // The operator view: the timeline's tiers, the server's metrics,
   // tenants and keys, archives.
@@ -199,6 +221,7 @@ try {
     states: Object.fromEntries(await page.$$eval("#keys tbody tr", (rs) => rs.map((r) => [r.dataset.key, r.dataset.state]))),
   };
   out.archives = Number(await page.getAttribute("#archives", "data-count"));
+  out.archiveRows = await page.$$eval("#archives tbody tr[data-table]", (rs) => rs.map((r) => ({ table: r.dataset.table, state: r.dataset.state, target: r.dataset.target, cells: [...r.cells].map((c) => c.textContent) })));
   out.operatorError = await page.textContent("#operator-error");
   await page.screenshot({ path: join(arg.shots, "operator.png"), fullPage: true });
 

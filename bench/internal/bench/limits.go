@@ -1,0 +1,576 @@
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/timetabledb/timetable/internal/clients"
+)
+
+// limitsGOMEMLIMIT is the soft memory limit of the server the limits part
+// starts: a deployment of 512 MiB less Pebble's two 64 MiB memtables,
+// which are off the Go heap (docs/operations.md).
+const limitsGOMEMLIMIT = "352MiB"
+
+// Limits measures, on the server binary (`timetable serve` on Pebble),
+// what no client may take from the others: the server's peak resident
+// memory under 64 concurrent requests of 100,000 minimal events, under 16
+// bodies of 15 MiB, and under one MQTT message of 2,000,000 events, each
+// on a fresh server, every acknowledged event counted back; another
+// tenant's latest-10 p99 while one tenant runs 200 writers and four
+// aggregates of every series; and another tenant's small writes while one
+// tenant's slow uploads hold what they may.
+func Limits(ctx context.Context, o Options, r *Report) error {
+	if o.Timetable == "" {
+		return fmt.Errorf("limits: no timetable binary: give -timetable (make bench builds bin/timetable)")
+	}
+	dir := filepath.Join(o.Dir, "limits")
+	for _, load := range []struct {
+		name             string
+		requests, events int
+		pad              int
+	}{
+		{"64 concurrent requests of 100,000 minimal events", 64, 100_000, 0},
+		{"16 concurrent bodies of 15 MiB", 16, 91_980, 100},
+	} {
+		peak, acked, err := limitsMemoryHTTP(ctx, o.Timetable, filepath.Join(dir, fmt.Sprintf("http-%d", load.requests)), load.requests, load.events, load.pad)
+		if err != nil {
+			return fmt.Errorf("limits: %s: %w", load.name, err)
+		}
+		o.Progress(fmt.Sprintf("%s: %d events acknowledged and stored, peak RSS %.0f MiB", load.name, acked, peak))
+		r.Rows = append(r.Rows, Row{Figure: "peak RSS, " + load.name + " (server, GOMEMLIMIT=" + limitsGOMEMLIMIT + ")", Value: peak, Unit: "MiB", Aim: "<= 512 MiB"})
+	}
+	peak, err := limitsMemoryMQTT(ctx, o.Timetable, filepath.Join(dir, "mqtt"), 2_000_000)
+	switch {
+	case errors.Is(err, exec.ErrNotFound):
+		r.Notes = append(r.Notes, "the MQTT memory row skipped: mosquitto is not installed (scripts/install-clients.sh installs it)")
+	case err != nil:
+		return fmt.Errorf("limits: MQTT: %w", err)
+	default:
+		o.Progress(fmt.Sprintf("one MQTT message of 2,000,000 events: peak RSS %.0f MiB", peak))
+		r.Rows = append(r.Rows, Row{Figure: "peak RSS, one MQTT message of 2,000,000 events (server, GOMEMLIMIT=" + limitsGOMEMLIMIT + ")", Value: peak, Unit: "MiB", Aim: "<= 512 MiB"})
+	}
+	busy, quiet, err := limitsNoisyTenant(ctx, filepath.Join(dir, "noisy"), o)
+	if err != nil {
+		return fmt.Errorf("limits: noisy tenant: %w", err)
+	}
+	r.Rows = append(r.Rows, Row{Figure: "other tenant's latest-10 p99 while one tenant runs 200 writers and 4 aggregates of every series (server)", Value: busy, Unit: "ms",
+		Baseline: "same on a quiet server", Base: quiet, Aim: "< 10 ms"})
+	ok, sent, err := limitsSlowUploads(ctx, filepath.Join(dir, "slow"), o)
+	if err != nil {
+		return fmt.Errorf("limits: slow uploads: %w", err)
+	}
+	r.Rows = append(r.Rows, Row{Figure: "other tenant's small writes that succeed while one tenant's 5 slow uploads of 16 MiB hold its share (server)", Value: float64(ok), Unit: "writes",
+		Baseline: "writes sent", Base: float64(sent), Aim: "all"})
+	return nil
+}
+
+// limitsServer is `timetable serve` on Pebble in a directory of its own,
+// with two tenants.
+type limitsServer struct {
+	bin, dir, base string
+	keys           map[string]string
+	d              *daemon
+	client         *http.Client
+}
+
+// startLimitsServer adds the tenants, runs raise (tenant limits flags)
+// for the first, and serves with config as the configuration file.
+func startLimitsServer(ctx context.Context, bin, dir, config string, tenants []string, raise ...string) (*limitsServer, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	bin, err := filepath.Abs(bin)
+	if err != nil {
+		return nil, err
+	}
+	s := &limitsServer{bin: bin, dir: dir, keys: map[string]string{}}
+	store := "--store=pebble:" + filepath.Join(dir, "data")
+	cfg := filepath.Join(dir, "timetable.yaml")
+	if err := os.WriteFile(cfg, []byte(config), 0o600); err != nil {
+		return nil, err
+	}
+	for _, t := range tenants {
+		out, err := exec.CommandContext(ctx, bin, store, "tenant", "add", t).Output()
+		if err != nil {
+			return nil, fmt.Errorf("tenant add %s: %w", t, err)
+		}
+		s.keys[t] = strings.TrimSpace(string(out))
+	}
+	if len(raise) > 0 {
+		args := append([]string{store, "tenant", "limits", tenants[0]}, raise...)
+		if out, err := exec.CommandContext(ctx, bin, args...).CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("tenant limits: %w: %s", err, out)
+		}
+	}
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	s.d, err = startDaemon("timetable", dir, syscall.SIGTERM, nil, []string{"GOMEMLIMIT=" + limitsGOMEMLIMIT, "TIMETABLE_ADMIN_TOKEN=" + rand.Text()},
+		bin, store, "--config="+cfg, "--log-level=warn", "serve", "--addr="+addr)
+	if err != nil {
+		return nil, err
+	}
+	s.base = "http://" + addr
+	s.client = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256}}
+	ready := func(ctx context.Context) error {
+		return fetch(ctx, s.client, http.MethodGet, s.base+"/readyz", nil, nil, nil)
+	}
+	if err := s.d.waitReady(ctx, 30*time.Second, ready); err != nil {
+		s.d.Stop()
+		return nil, err
+	}
+	return s, nil
+}
+
+// peakRSS returns the server's peak resident memory in MiB.
+func (s *limitsServer) peakRSS() (float64, error) {
+	b, err := s.d.PeakMemory()
+	return float64(b) / (1 << 20), err
+}
+
+func (s *limitsServer) stop() error {
+	s.client.CloseIdleConnections()
+	return s.d.Stop()
+}
+
+// post sends a body of events to a tenant's table and returns the
+// status and the events written.
+func (s *limitsServer) post(ctx context.Context, tenant, table string, body io.Reader) (int, int, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.base+"/v1/tables/"+table+"/events", body)
+	if err != nil {
+		return 0, 0, err
+	}
+	req.Header.Set("Authorization", "Bearer "+s.keys[tenant])
+	req.Header.Set("Content-Type", "application/x-ndjson")
+	res, err := s.client.Do(req)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil || res.StatusCode != http.StatusOK {
+		return res.StatusCode, 0, err
+	}
+	var w struct{ Written int }
+	return res.StatusCode, w.Written, json.Unmarshal(b, &w)
+}
+
+// count returns a tenant's events in a table from from on, by an
+// aggregate.
+func (s *limitsServer) count(ctx context.Context, tenant, table string, from time.Time) (int64, error) {
+	q := url.Values{"from": {from.Format(time.RFC3339Nano)}, "to": {time.Now().Format(time.RFC3339Nano)}, "bucket": {"24h"}, "fn": {"count"}}
+	var answer struct {
+		Buckets []struct{ Events int64 }
+	}
+	if err := fetch(ctx, s.client, http.MethodGet, s.base+"/v1/tables/"+table+"/aggregate?"+q.Encode(), http.Header{"Authorization": {"Bearer " + s.keys[tenant]}}, nil, &answer); err != nil {
+		return 0, err
+	}
+	var n int64
+	for _, b := range answer.Buckets {
+		n += b.Events
+	}
+	return n, nil
+}
+
+// unlimited are the flags of `timetable tenant limits` that lift a
+// tenant's write rates and concurrent writes: the memory loads measure
+// the budgets, not a tenant's limits.
+var unlimited = []string{"--write-events-per-second", "1000000000", "--write-events-burst", "1000000000",
+	"--write-bytes-per-second", "100000000000", "--write-bytes-burst", "100000000000", "--max-concurrent-writes", "1000"}
+
+// limitsMemoryHTTP sends requests concurrent requests of events each
+// (pad bytes of a field each when pad > 0) to a fresh server, each sent
+// again after a 503 or 429 as Retry-After asks, and returns the server's
+// peak RSS and the events acknowledged, once it has counted them back.
+func limitsMemoryHTTP(ctx context.Context, bin, dir string, requests, events, pad int) (float64, int, error) {
+	s, err := startLimitsServer(ctx, bin, dir, "limits:\n  tenant_share: 1\n", []string{benchTenant}, unlimited...)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer s.stop()
+	base := time.Now().Add(-6 * time.Hour).Truncate(time.Millisecond)
+	written := make([]int, requests)
+	var wg sync.WaitGroup
+	var failed atomic.Pointer[error]
+	for r := range requests {
+		wg.Go(func() {
+			for range 1000 {
+				status, n, err := s.post(ctx, benchTenant, "memory", &generatedBody{base: base, first: r * events, n: events, pad: pad})
+				switch {
+				case ctx.Err() != nil:
+					return
+				case err != nil || status == http.StatusServiceUnavailable || status == http.StatusTooManyRequests:
+					// Not acknowledged: sent again, the same events.
+					time.Sleep(100 * time.Millisecond)
+				case status == http.StatusOK:
+					written[r] = n
+					return
+				default:
+					err := fmt.Errorf("request %d: status %d", r, status)
+					failed.Store(&err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if p := failed.Load(); p != nil {
+		return 0, 0, *p
+	}
+	acked := 0
+	for _, n := range written {
+		acked += n
+	}
+	if acked != requests*events {
+		return 0, 0, fmt.Errorf("%d of %d events acknowledged after 1,000 tries each", acked, requests*events)
+	}
+	peak, err := s.peakRSS()
+	if err != nil {
+		return 0, 0, err
+	}
+	stored, err := s.count(ctx, benchTenant, "memory", base)
+	if err != nil {
+		return 0, 0, err
+	}
+	if stored != int64(acked) {
+		return 0, 0, fmt.Errorf("%d events acknowledged, %d stored", acked, stored)
+	}
+	return peak, acked, nil
+}
+
+// generatedBody is NDJSON of n events, one a millisecond from event
+// first on after base, made as it is read so that the benchmark's own
+// memory stays small.
+type generatedBody struct {
+	base             time.Time
+	first, n, pad, i int
+	buf              bytes.Buffer
+}
+
+func (b *generatedBody) Read(p []byte) (int, error) {
+	for b.buf.Len() < len(p) && b.i < b.n {
+		k := b.first + b.i
+		ms := b.base.Add(time.Duration(k) * time.Millisecond).UnixMilli()
+		if b.pad > 0 {
+			fmt.Fprintf(&b.buf, `{"time":%d,"series":"s%02d","fields":{"v":1%07d,"pad":"%0*d"}}`+"\n", ms, k%16, k, b.pad, k)
+		} else {
+			fmt.Fprintf(&b.buf, `{"time":%d,"series":"s%02d"}`+"\n", ms, k%16)
+		}
+		b.i++
+	}
+	if b.buf.Len() == 0 {
+		return 0, io.EOF
+	}
+	return b.buf.Read(p)
+}
+
+// limitsMemoryMQTT publishes one message of events minimal events to a
+// fresh server's subscription through mosquitto, then one small message,
+// and returns the server's peak RSS once the small one is written. It
+// returns an error wrapping exec.ErrNotFound without mosquitto.
+func limitsMemoryMQTT(ctx context.Context, bin, dir string, events int) (float64, error) {
+	var pub string
+	path, err := exec.LookPath("mosquitto")
+	if err == nil {
+		pub, err = exec.LookPath("mosquitto_pub")
+	}
+	if err != nil {
+		return 0, err
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "broker"), 0o700); err != nil {
+		return 0, err
+	}
+	b, err := clients.StartMosquitto(path, filepath.Join(dir, "broker"))
+	if err != nil {
+		return 0, err
+	}
+	defer b.Close()
+	huge := filepath.Join(dir, "huge.ndjson")
+	f, err := os.Create(huge)
+	if err != nil {
+		return 0, err
+	}
+	w := bufio.NewWriter(f)
+	ms := time.Now().Add(-time.Hour).UnixMilli()
+	for i := range events {
+		fmt.Fprintf(w, `{"time":%d,"series":"s%02d"}`+"\n", ms+int64(i), i%16)
+	}
+	if err := errors.Join(w.Flush(), f.Close()); err != nil {
+		return 0, err
+	}
+	config := fmt.Sprintf("mqtt:\n  - broker: %s\n    topic: plant/+/telemetry\n    tenant: %s\n    table: telemetry\n    series: 2\n    format: json\n", b.URL, benchTenant)
+	s, err := startLimitsServer(ctx, bin, filepath.Join(dir, "server"), config, []string{benchTenant}, unlimited...)
+	if err != nil {
+		return 0, err
+	}
+	defer s.stop()
+	publish := func(args ...string) error {
+		out, err := exec.CommandContext(ctx, pub, append([]string{"-h", "127.0.0.1", "-p", fmt.Sprint(b.Port), "-q", "1", "-t", "plant/dev1/telemetry"}, args...)...).CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("mosquitto_pub: %w: %s", err, out)
+		}
+		return nil
+	}
+	if err := publish("-f", huge); err != nil {
+		return 0, err
+	}
+	after := time.Now().Add(-time.Minute)
+	if err := publish("-m", fmt.Sprintf(`{"time":%d,"fields":{"v":1}}`, time.Now().UnixMilli())); err != nil {
+		return 0, err
+	}
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(100 * time.Millisecond) {
+		n, err := s.count(ctx, benchTenant, "telemetry", after)
+		if err == nil && n == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			return 0, fmt.Errorf("the message after the huge one not written within 2 minutes (%d events, %v)", n, err)
+		}
+	}
+	return s.peakRSS()
+}
+
+// noisy are the noisy tenant's writers and aggregates.
+const (
+	noisyWriters    = 200
+	noisyAggregates = 4
+	noisySeries     = 20_000
+	quietSeries     = 100
+)
+
+// limitsNoisyTenant measures another tenant's latest-10 p99 on a fresh
+// server with the default limits, quiet and while one tenant runs 200
+// writers and four aggregates of every series of a table of 20,000
+// series.
+func limitsNoisyTenant(ctx context.Context, dir string, o Options) (busy, quiet float64, err error) {
+	s, err := startLimitsServer(ctx, o.Timetable, dir, "", []string{benchTenant, otherTenant})
+	if err != nil {
+		return 0, 0, err
+	}
+	defer s.stop()
+	base := time.Now().Add(-3 * time.Hour).Truncate(time.Millisecond)
+	// The noisy table: 20,000 series of 5 events, written as any client
+	// would, within the tenant's default rate.
+	for first := 0; first < noisySeries*5; first += 10_000 {
+		var body bytes.Buffer
+		for k := first; k < first+10_000; k++ {
+			fmt.Fprintf(&body, `{"time":%d,"series":"dev-%05d","fields":{"v":%d}}`+"\n", base.Add(time.Duration(k)*time.Millisecond).UnixMilli(), k%noisySeries, k)
+		}
+		if err := s.postUntilDone(ctx, benchTenant, "noisy", body.Bytes()); err != nil {
+			return 0, 0, err
+		}
+	}
+	var body bytes.Buffer
+	for k := range quietSeries * 20 {
+		fmt.Fprintf(&body, `{"time":%d,"series":"dev-%03d","fields":{"v":%d}}`+"\n", base.Add(time.Duration(k)*time.Second).UnixMilli(), k%quietSeries, k)
+	}
+	if err := s.postUntilDone(ctx, otherTenant, "quiet", body.Bytes()); err != nil {
+		return 0, 0, err
+	}
+	latest := func(i int) (time.Duration, error) {
+		q := url.Values{"series": {fmt.Sprintf("dev-%03d", i%quietSeries)}, "from": {base.Format(time.RFC3339Nano)}, "order": {"desc"}, "limit": {"10"}}
+		begin := time.Now()
+		err := fetch(ctx, s.client, http.MethodGet, s.base+"/v1/tables/quiet/events?"+q.Encode(), http.Header{"Authorization": {"Bearer " + s.keys[otherTenant]}}, nil, nil)
+		return time.Since(begin), err
+	}
+	p99 := func(n int, until <-chan struct{}) (float64, error) {
+		var ds []time.Duration
+		for i := 0; i < n; i++ {
+			select {
+			case <-until:
+				i = n
+				continue
+			default:
+			}
+			d, err := latest(i)
+			if err != nil {
+				return 0, err
+			}
+			ds = append(ds, d)
+		}
+		slices.Sort(ds)
+		return percentile(ds, 99), nil
+	}
+	if quiet, err = p99(2000, nil); err != nil {
+		return 0, 0, err
+	}
+
+	nctx, stop := context.WithCancel(ctx)
+	defer stop()
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	answers := map[string]int{}
+	record := func(what string, status int) {
+		mu.Lock()
+		answers[fmt.Sprintf("%s %d", what, status)]++
+		mu.Unlock()
+	}
+	for w := range noisyWriters {
+		wg.Go(func() {
+			for i := 0; nctx.Err() == nil; i++ {
+				var b bytes.Buffer
+				for k := range 50 {
+					fmt.Fprintf(&b, `{"time":%d,"series":"w%03d","fields":{"v":%d}}`+"\n", base.Add(time.Hour+time.Duration(i*50+k)*time.Millisecond).UnixMilli(), w, k)
+				}
+				status, _, err := s.post(nctx, benchTenant, "noisy-writes", &b)
+				if err != nil {
+					continue
+				}
+				record("write", status)
+			}
+		})
+	}
+	agg := url.Values{"from": {base.Format(time.RFC3339Nano)}, "bucket": {"1h"}, "fn": {"count,sum"}, "fields": {"v"}}
+	for range noisyAggregates {
+		wg.Go(func() {
+			for nctx.Err() == nil {
+				req, err := http.NewRequestWithContext(nctx, http.MethodGet, s.base+"/v1/tables/noisy/aggregate?"+agg.Encode(), nil)
+				if err != nil {
+					return
+				}
+				req.Header.Set("Authorization", "Bearer "+s.keys[benchTenant])
+				res, err := s.client.Do(req)
+				if err != nil {
+					continue
+				}
+				io.Copy(io.Discard, res.Body)
+				res.Body.Close()
+				record("aggregate", res.StatusCode)
+			}
+		})
+	}
+	// The noisy tenant's load gets going, then the quiet one reads for
+	// 20 seconds at most.
+	time.Sleep(2 * time.Second)
+	window := time.After(20 * time.Second)
+	done := make(chan struct{})
+	go func() {
+		<-window
+		close(done)
+	}()
+	busy, err = p99(2000, done)
+	stop()
+	wg.Wait()
+	if err != nil {
+		return 0, 0, err
+	}
+	o.Progress(fmt.Sprintf("other tenant's latest-10 p99 %.3f ms (quiet %.3f ms) while the noisy tenant got %v", busy, quiet, answers))
+	return busy, quiet, nil
+}
+
+// postUntilDone writes a body, sent again after a 429 or 503.
+func (s *limitsServer) postUntilDone(ctx context.Context, tenant, table string, body []byte) error {
+	for range 100 {
+		status, _, err := s.post(ctx, tenant, table, bytes.NewReader(body))
+		switch {
+		case err != nil:
+			return err
+		case status == http.StatusOK:
+			return nil
+		case status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable:
+			time.Sleep(time.Second)
+		default:
+			return fmt.Errorf("write to %s: status %d", table, status)
+		}
+	}
+	return fmt.Errorf("write to %s: refused 100 times", table)
+}
+
+// Slow uploads: as the report of issue 30 ran them.
+const (
+	slowUploads  = 5
+	slowDeclared = 16 << 20
+	slowSent     = 13 << 20
+	smallWrites  = 53
+)
+
+// limitsSlowUploads opens five uploads of one tenant on a fresh server
+// with the default limits, each declaring 16 MiB and sending 13 MiB, then
+// a byte a second, and meanwhile sends another tenant's small writes, one
+// event each: it returns how many succeeded, of how many.
+func limitsSlowUploads(ctx context.Context, dir string, o Options) (ok, sent int, err error) {
+	s, err := startLimitsServer(ctx, o.Timetable, dir, "", []string{benchTenant, otherTenant})
+	if err != nil {
+		return 0, 0, err
+	}
+	defer s.stop()
+	addr := strings.TrimPrefix(s.base, "http://")
+	uctx, stop := context.WithCancel(ctx)
+	defer stop()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer stop()
+	filler := bytes.Repeat([]byte(" "), 64<<10)
+	started := make(chan struct{}, slowUploads)
+	for range slowUploads {
+		wg.Go(func() {
+			var d net.Dialer
+			c, err := d.DialContext(uctx, "tcp", addr)
+			if err != nil {
+				started <- struct{}{}
+				return
+			}
+			defer c.Close()
+			// A write the server no longer reads ends: the upload is
+			// as slow as it may be.
+			c.SetWriteDeadline(time.Now().Add(30 * time.Second))
+			go func() {
+				<-uctx.Done()
+				c.Close()
+			}()
+			fmt.Fprintf(c, "POST /v1/tables/slow/events HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nContent-Type: application/x-ndjson\r\nContent-Length: %d\r\n\r\n", addr, s.keys[benchTenant], slowDeclared)
+			for n := 0; n < slowSent; n += len(filler) {
+				if _, err := c.Write(filler); err != nil {
+					break
+				}
+			}
+			started <- struct{}{}
+			t := time.NewTicker(time.Second)
+			defer t.Stop()
+			for {
+				select {
+				case <-uctx.Done():
+					return
+				case <-t.C:
+					if _, err := c.Write([]byte(" ")); err != nil {
+						return
+					}
+				}
+			}
+		})
+	}
+	for range slowUploads {
+		<-started
+	}
+	base := time.Now().Add(-time.Hour).Truncate(time.Second)
+	for i := range smallWrites {
+		body := fmt.Sprintf(`{"time":%d,"series":"g","fields":{"v":%d}}`+"\n", base.Add(time.Duration(i)*time.Second).UnixMilli(), i)
+		status, _, err := s.post(ctx, otherTenant, "small", strings.NewReader(body))
+		if err == nil && status == http.StatusOK {
+			ok++
+		}
+	}
+	o.Progress(fmt.Sprintf("another tenant's small writes during one tenant's %d slow uploads: %d of %d succeeded", slowUploads, ok, smallWrites))
+	return ok, smallWrites, nil
+}

@@ -1,0 +1,43 @@
+package engine
+
+import (
+	"context"
+	"sync"
+)
+
+// seriesTurns bounds the series that one tenant's aggregates of every
+// series summarise at once, across all its aggregates, to
+// QueryParallelism: four such aggregates of a tenant run sixteen series
+// at a time between them, not sixty-four, so that the goroutines ready to
+// run, and the other tenants' wait for the CPU, do not grow with one
+// tenant's aggregates. Its methods may be called from any number of
+// goroutines at once.
+type seriesTurns struct {
+	size int
+	mu   sync.Mutex
+	// byTenant holds a channel of size turns per tenant that has had an
+	// aggregate of every series; a turn is a value sent.
+	byTenant map[string]chan struct{}
+}
+
+func newSeriesTurns(size int) *seriesTurns {
+	return &seriesTurns{size: size, byTenant: map[string]chan struct{}{}}
+}
+
+// take waits for one of tenant's turns, or for ctx to end, and returns
+// the function that gives it back.
+func (s *seriesTurns) take(ctx context.Context, tenant string) (func(), error) {
+	s.mu.Lock()
+	turns := s.byTenant[tenant]
+	if turns == nil {
+		turns = make(chan struct{}, s.size)
+		s.byTenant[tenant] = turns
+	}
+	s.mu.Unlock()
+	select {
+	case turns <- struct{}{}:
+		return func() { <-turns }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
