@@ -12,9 +12,10 @@ import (
 // ColdTier reads the tables that were archived and deleted, from their
 // archives: package archive's Cold, in Parquet. A query or an aggregate
 // whose range reaches such a table (its registry entry is deleted, with
-// an archive target) reads that period through the cold tier, merged in
-// time order with the live tables under the same cursors, filters,
-// aggregates and limits.
+// an archive target, or lists the archives of earlier generations of its
+// table, registry.Entry.PastArchives) reads that period through the cold
+// tier, every generation archived, merged in time order with the live
+// tables under the same cursors, filters, aggregates and limits.
 type ColdTier interface {
 	// Query answers a storage query of a partition, or of the series
 	// index, of the given generation of an archived table (of shards
