@@ -113,7 +113,6 @@ func (c *Cold) Close() error {
 		for _, cl := range t.closer {
 			errs = append(errs, cl.Close())
 		}
-		t.closer, t.files = nil, nil
 		delete(c.mu.tables, k)
 	}
 	return errors.Join(errs...)
