@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -34,8 +35,14 @@ import (
 // queries find none.
 //
 // The files of a file:// target are read where they are; those of an
-// s3:// target are fetched once, whole, into ColdOptions.CacheDir, and
-// read there. Opened files and manifests stay open until Close.
+// s3:// target are fetched, whole, into ColdOptions.CacheDir, and read
+// there. An archive's files, once opened, stay open until Close, or, for
+// an s3:// target, until the archive is evicted from the cache: the
+// cache holds at most ColdOptions.CacheBytes, and makes room for a file
+// by evicting the archives least recently read that no query is reading
+// (closing their files and removing them), so an evicted archive is
+// fetched again by the next query that reads it. Only the archives that
+// queries read at once may take the cache past its bound.
 //
 // A Cold may be used by several goroutines at once.
 type Cold struct {
@@ -44,6 +51,13 @@ type Cold struct {
 		sync.Mutex
 		targets map[string]target
 		tables  map[coldKey]*coldTable
+		// cache holds the cache's files by path, nil until the first
+		// file of an s3:// target (cold_cache.go); cacheUsed is the sum
+		// of their sizes.
+		cache     map[string]*cacheFile
+		cacheUsed int64
+		// tick orders the uses of archives and cache files.
+		tick uint64
 	}
 }
 
@@ -54,6 +68,12 @@ type ColdOptions struct {
 	// CacheDir is where the Parquet files of s3:// targets are kept once
 	// fetched, made when missing; empty means os.TempDir().
 	CacheDir string
+	// CacheBytes bounds the size of the Parquet files kept in CacheDir;
+	// zero means DefaultColdCacheBytes (1 GiB). The archives that
+	// queries read at once are kept whatever their size.
+	CacheBytes int64
+	// Logger receives the tier's warnings; nil means slog.Default().
+	Logger *slog.Logger
 }
 
 // coldKey names an archive: a generation of a table in a target.
@@ -68,6 +88,12 @@ type coldTable struct {
 	files  []*parquetfile.File
 	closer []io.Closer
 	err    error
+	// refs counts the queries reading the archive, lastUse orders its
+	// reads, and cached lists the cache files it holds open (of an s3://
+	// target): guarded by Cold.mu.
+	refs    int
+	lastUse uint64
+	cached  []string
 }
 
 // NewCold returns a cold tier.
@@ -90,6 +116,13 @@ func (c *Cold) Close() error {
 		delete(c.mu.tables, k)
 	}
 	return errors.Join(errs...)
+}
+
+func (c *Cold) log() *slog.Logger {
+	if c.opts.Logger == nil {
+		return slog.Default()
+	}
+	return c.opts.Logger
 }
 
 // Query answers a storage query of the generation of table archived in
@@ -118,6 +151,7 @@ func (c *Cold) items(ctx context.Context, targetURL, table string, generation in
 		if err != nil {
 			return nil, err
 		}
+		defer c.release(t)
 		var all []string
 		for _, f := range t.files {
 			s, err := f.Series(tenant, logical)
@@ -137,6 +171,7 @@ func (c *Cold) items(ctx context.Context, targetURL, table string, generation in
 	if err != nil {
 		return nil, err
 	}
+	defer c.release(t)
 	sel := parquetfile.Selection{Tenant: tenant, Table: logical, Series: series, From: time.Unix(0, 0).UTC(), To: time.Unix(1<<62, 0).UTC()}
 	if from, ok := keyTime(q.Low); ok {
 		sel.From = from
@@ -180,7 +215,8 @@ func keyTime(k string) (time.Time, bool) {
 }
 
 // table returns the opened Parquet files of an archive, opening them on
-// first use.
+// first use. The caller reads them until it calls release: the cache
+// does not evict them before.
 func (c *Cold) table(ctx context.Context, targetURL, table string, generation int64) (*coldTable, error) {
 	k := coldKey{targetURL, table, max(generation, 1)}
 	c.mu.Lock()
@@ -189,6 +225,8 @@ func (c *Cold) table(ctx context.Context, targetURL, table string, generation in
 		t = &coldTable{}
 		c.mu.tables[k] = t
 	}
+	t.refs++
+	t.lastUse = c.tickLocked()
 	c.mu.Unlock()
 	t.once.Do(func() { t.err = c.open(ctx, t, k) })
 	if t.err != nil {
@@ -197,9 +235,27 @@ func (c *Cold) table(ctx context.Context, targetURL, table string, generation in
 		if c.mu.tables[k] == t {
 			delete(c.mu.tables, k)
 		}
+		t.refs--
+		if t.refs == 0 {
+			if err := c.closeTableLocked(t); err != nil {
+				c.log().Warn("cold tier: close an archive that failed to open", "table", table, "generation", k.generation, "err", err)
+			}
+		}
 		c.mu.Unlock()
+		return nil, t.err
 	}
-	return t, t.err
+	return t, nil
+}
+
+// release ends a read of an archive that table returned. When the reads
+// at once took the cache past its bound, it evicts the other archives no
+// query reads until the cache is within its bound.
+func (c *Cold) release(t *coldTable) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t.refs--
+	for c.mu.cacheUsed > c.cacheBytes() && c.evictLocked(t) {
+	}
 }
 
 // target returns the target of a URL, opening it on first use.
@@ -235,7 +291,7 @@ func (c *Cold) open(ctx context.Context, t *coldTable, k coldKey) error {
 		return fmt.Errorf("%w: the archive of generation %d has no Parquet", ErrNotFound, k.generation)
 	}
 	for _, p := range m.Parquet {
-		f, err := c.local(ctx, tg, p)
+		f, err := c.local(ctx, t, tg, p)
 		if err != nil {
 			return err
 		}
@@ -255,20 +311,20 @@ func (c *Cold) open(ctx context.Context, t *coldTable, k coldKey) error {
 	return nil
 }
 
-// local opens a Parquet file of an archive: in place in a folder, or
-// fetched into CacheDir from S3.
-func (c *Cold) local(ctx context.Context, tg target, p ParquetFile) (*os.File, error) {
+// local opens a Parquet file of archive t: in place in a folder, or
+// fetched into CacheDir from S3, counted in the cache.
+func (c *Cold) local(ctx context.Context, t *coldTable, tg target, p ParquetFile) (*os.File, error) {
 	if ft, ok := tg.(*fileTarget); ok {
 		return os.Open(ft.path(p.Key))
 	}
-	dir := c.opts.CacheDir
-	if dir == "" {
-		dir = os.TempDir()
+	dir := c.cacheDir()
+	path := filepath.Join(dir, cachePrefix+p.SHA256+cacheSuffix)
+	c.mu.Lock()
+	err := c.reserveLocked(t, path, p.Bytes)
+	c.mu.Unlock()
+	if err != nil {
+		return nil, err
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("cold tier cache: %w", err)
-	}
-	path := filepath.Join(dir, "timetable-cold-"+p.SHA256+".parquet")
 	if f, err := os.Open(path); err == nil {
 		if st, err := f.Stat(); err == nil && st.Size() == p.Bytes {
 			return f, nil
@@ -280,7 +336,7 @@ func (c *Cold) local(ctx context.Context, tg target, p ParquetFile) (*os.File, e
 		return nil, err
 	}
 	defer r.Close()
-	tmp, err := os.CreateTemp(dir, "timetable-cold-*.part")
+	tmp, err := os.CreateTemp(dir, cachePrefix+"*"+fetchSuffix)
 	if err != nil {
 		return nil, err
 	}

@@ -115,7 +115,12 @@
 // Parquet column does not keep exactly (package parquetfile's File says
 // which: a null in a typed column, a double column's numbers, binary
 // inside fields_json) read back otherwise, and rollups are not archived:
-// an aggregate over an archived period is computed from its events.
+// an aggregate over an archived period is computed from its events. It
+// reads every generation of a table that was archived: the engine passes
+// the earlier ones that the registry entry records
+// (registry.Entry.PastArchives). The Parquet of s3:// targets is fetched
+// into a cache of ColdOptions.CacheBytes (DefaultColdCacheBytes), which
+// evicts the archives least recently read that no query reads.
 //
 // # Streaming
 //

@@ -69,7 +69,8 @@ func (g *globals) openSession(ctx context.Context, stderr io.Writer, o sessionOp
 	// Archived periods are read from their archives' Parquet (the cold
 	// tier); S3-compatible servers are addressed by path as
 	// AWS_ENDPOINT_URL_S3 suggests.
-	cold := archive.NewCold(archive.ColdOptions{S3: archive.S3Options{UsePathStyle: os.Getenv("AWS_ENDPOINT_URL_S3") != ""}})
+	cold := archive.NewCold(archive.ColdOptions{S3: archive.S3Options{UsePathStyle: os.Getenv("AWS_ENDPOINT_URL_S3") != ""},
+		CacheDir: cfg.ColdCache.Dir, CacheBytes: cfg.ColdCache.Bytes, Logger: log})
 	db, err := engine.Open(ctx, store, engine.Options{Schema: cfg.Schema, Clock: clk, Logger: log, Registerer: o.registerer, ReadOnly: o.readOnly, Cold: cold,
 		Tables: tableBudget(cfg.TableBudget), KeyCache: cfg.KeyCache})
 	if err != nil {

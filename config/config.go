@@ -103,6 +103,9 @@
 //	                            # make tables only below 90% of it
 //	archive_method: auto        # DynamoDB's own export/import to s3:// where
 //	                            # the endpoint has them; or native, or scan
+//	cold_cache:                 # s3:// archives' Parquet that queries fetch
+//	  dir: ""                   # empty: the system's temporary folder
+//	  size: 1GiB                # least recently read archives are evicted
 //	key_cache:                  # what a server keeps of API keys
 //	  ttl: 5s                   # a key revoked elsewhere works here this
 //	                            # long at most; none reads every key
@@ -176,11 +179,25 @@ type Config struct {
 	// always scans; "native" always uses DynamoDB's own (package
 	// archive's Method).
 	ArchiveMethod string
+	// ColdCache is where queries keep the Parquet files of archives in
+	// s3:// targets that they read (YAML "cold_cache": dir, size): what
+	// package archive's ColdOptions CacheDir and CacheBytes say; zero
+	// fields are its defaults, the system's temporary folder and 1 GiB.
+	ColdCache ColdCache
 	// KeyCache bounds what a server keeps of API keys (YAML "key_cache":
 	// ttl, negative_ttl, size; "ttl: none" reads every key from the
 	// store): what the engine is opened with (engine.Options.KeyCache);
 	// zero fields are the defaults, 5s, 1s and 10,000.
 	KeyCache tenant.KeyCacheOptions
+}
+
+// ColdCache is the file's cold_cache.
+type ColdCache struct {
+	// Dir is the cache's folder; empty means the system's temporary
+	// folder.
+	Dir string
+	// Bytes bounds the files kept; zero means 1 GiB.
+	Bytes int64
 }
 
 // TableBudget is the file's engine.TableBudget: zero fields are the
@@ -253,7 +270,11 @@ type fileConfig struct {
 	} `yaml:"new_tables"`
 	TableQuota    int    `yaml:"table_quota"`
 	ArchiveMethod string `yaml:"archive_method"`
-	KeyCache      struct {
+	ColdCache     struct {
+		Dir  string `yaml:"dir"`
+		Size string `yaml:"size"`
+	} `yaml:"cold_cache"`
+	KeyCache struct {
 		TTL         string `yaml:"ttl"`
 		NegativeTTL string `yaml:"negative_ttl"`
 		Size        int    `yaml:"size"`
@@ -428,6 +449,17 @@ func Parse(data []byte) (Config, error) {
 	case "", "auto", "native", "scan":
 	default:
 		return Config{}, fmt.Errorf("%w: archive_method %q: auto, native or scan", ErrInvalid, c.ArchiveMethod)
+	}
+	c.ColdCache.Dir = fc.ColdCache.Dir
+	if sz := fc.ColdCache.Size; sz != "" {
+		n, err := parseBytes(sz)
+		if err == nil && n == 0 {
+			err = fmt.Errorf("%q: want more than 0", sz)
+		}
+		if err != nil {
+			return Config{}, fmt.Errorf("%w: cold_cache: size %v", ErrInvalid, err)
+		}
+		c.ColdCache.Bytes = n
 	}
 	switch h := fc.BackfillHorizon; h {
 	case "":

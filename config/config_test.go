@@ -289,3 +289,17 @@ func TestKeyCache(t *testing.T) {
 		require.ErrorIs(t, err, config.ErrInvalid, bad)
 	}
 }
+
+func TestColdCache(t *testing.T) {
+	c, err := config.Parse([]byte("meta_table: m\n"))
+	require.NoError(t, err)
+	require.Zero(t, c.ColdCache, "the archive package's defaults")
+	c, err = config.Parse([]byte("cold_cache:\n  dir: /var/cache/timetable\n  size: 256MiB\n"))
+	require.NoError(t, err)
+	require.Equal(t, config.ColdCache{Dir: "/var/cache/timetable", Bytes: 256 << 20}, c.ColdCache)
+	for _, bad := range []string{"0", "1TB", "-5"} {
+		_, err = config.Parse([]byte("cold_cache:\n  size: " + bad + "\n"))
+		require.ErrorIs(t, err, config.ErrInvalid, bad)
+		require.ErrorContains(t, err, "cold_cache: size")
+	}
+}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -143,9 +144,16 @@ func (c *catalog) tablesAndGaps(ctx context.Context, f family.Family, from, to t
 		return nil, nil, err
 	}
 	out := make([]physTable, 0, len(tables))
-	var gaps []Gap
+	// gaps are of the tables' current generations, pending of their
+	// earlier ones.
+	var gaps, pending []Gap
 	for _, lt := range tables {
 		e := lt.entry
+		past, pastGaps := pastTables(*e, c.cold)
+		out = append(out, past...)
+		if e.Ref.Period.Overlaps(from, to) {
+			pending = append(pending, pastGaps...)
+		}
 		if e.State.Live() {
 			out = append(out, *lt)
 			continue
@@ -169,6 +177,7 @@ func (c *catalog) tablesAndGaps(ctx context.Context, f family.Family, from, to t
 	gaps = slices.DeleteFunc(gaps, func(g Gap) bool {
 		return slices.ContainsFunc(out, func(o physTable) bool { return o.name == g.Table })
 	})
+	gaps = append(gaps, pending...)
 	sortTables(out)
 	return out, clipGaps(gaps, from, to), nil
 }
@@ -199,8 +208,23 @@ func sortTables(ts []physTable) {
 		if c := a.ref.Period.Start.Compare(b.ref.Period.Start); c != 0 {
 			return c
 		}
-		return strings.Compare(a.name, b.name)
+		if c := strings.Compare(a.name, b.name); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.generation(), b.generation())
 	})
+}
+
+// generation returns the generation of the table that t reads: an
+// archived one's, or the entry's.
+func (t physTable) generation() int64 {
+	if t.cold != nil {
+		return t.cold.generation
+	}
+	if t.entry == nil {
+		return 0
+	}
+	return t.entry.Generation
 }
 
 // cached returns the first cached live table of a family that takes an

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/timetabledb/timetable/registry"
@@ -11,9 +12,10 @@ import (
 // ColdTier reads the tables that were archived and deleted, from their
 // archives: package archive's Cold, in Parquet. A query or an aggregate
 // whose range reaches such a table (its registry entry is deleted, with
-// an archive target) reads that period through the cold tier, merged in
-// time order with the live tables under the same cursors, filters,
-// aggregates and limits.
+// an archive target, or lists the archives of earlier generations of its
+// table, registry.Entry.PastArchives) reads that period through the cold
+// tier, every generation archived, merged in time order with the live
+// tables under the same cursors, filters, aggregates and limits.
 type ColdTier interface {
 	// Query answers a storage query of a partition, or of the series
 	// index, of the given generation of an archived table (of shards
@@ -105,6 +107,30 @@ func archivedTable(e registry.Entry, cold bool) (physTable, *Gap, bool) {
 		g.Reason = "the table was archived to " + e.ArchiveTarget + " and deleted, and this server reads no archives"
 	}
 	return physTable{}, g, false
+}
+
+// pastTables returns the cold tables of the earlier generations of an
+// entry's table that were archived and deleted (registry.Entry.
+// PastArchives), when the engine has a cold tier; otherwise the gaps
+// they leave. A restored table holds the events of every generation
+// (archive.Archiver.Restore), so it has none.
+func pastTables(e registry.Entry, cold bool) ([]physTable, []Gap) {
+	if e.State == registry.Restored {
+		return nil, nil
+	}
+	var ts []physTable
+	var gaps []Gap
+	for _, a := range e.PastArchives {
+		if !cold {
+			gaps = append(gaps, Gap{From: e.Ref.Period.Start, To: e.Ref.Period.End, Table: e.Name,
+				Reason: fmt.Sprintf("generation %d of the table was archived to %s and deleted, and this server reads no archives", a.Generation, a.Target)})
+			continue
+		}
+		t := tableOf(e)
+		t.cold = &coldTable{target: a.Target, generation: max(a.Generation, 1)}
+		ts = append(ts, t)
+	}
+	return ts, gaps
 }
 
 // clipGaps cuts gaps to [from, to].

@@ -297,14 +297,14 @@ func (db *DB) ListSeries(ctx context.Context, tenant, table, prefix, after strin
 }
 
 // seriesOf returns the series of a logical table in the series indexes
-// of the physical tables, in name order, each once. A table gone since
-// the registry was read holds none.
+// of the physical tables, in name order, each once: an archived table's
+// from its archive. A table gone since the registry was read holds none.
 func (db *DB) seriesOf(ctx context.Context, tenant, table string, tables []physTable) ([]string, error) {
 	seen := map[string]bool{}
 	var out []string
 	for _, t := range tables {
-		names, err := listSeries(ctx, db.store, t.name, tenant, table)
-		if errors.Is(err, storage.ErrTableNotFound) {
+		names, err := listSeries(ctx, db.itemsOf(t), t.name, tenant, table)
+		if errors.Is(err, storage.ErrTableNotFound) && t.cold == nil {
 			db.forgetTable(t)
 			continue
 		}

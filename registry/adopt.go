@@ -101,7 +101,7 @@ func (r *Registry) Adopt(ctx context.Context, store Adopter, families []family.F
 		}
 		e := Adopted(f, ref, info, now)
 		if cur, err := r.Get(ctx, f.Name, ref.Period.Start, name); err == nil {
-			e.Generation = cur.Generation + 1
+			e = cur.next(e)
 		}
 		if err := store.UpdateTable(ctx, name, storage.TableUpdate{Tags: map[string]string{family.TagMeta: r.table}}); err != nil {
 			return Entry{}, fmt.Errorf("adopt table %q: tag it: %w", name, err)

@@ -45,7 +45,7 @@ func (r *Registry) Create(ctx context.Context, store Creator, e Entry, now time.
 		if cur.State.Live() {
 			return r.Finish(ctx, store, cur, now)
 		}
-		e.Generation = cur.Generation + 1
+		e = cur.next(e)
 	}
 	return Entry{}, fmt.Errorf("create table %q: the registry entry keeps changing", e.Name)
 }

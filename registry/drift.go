@@ -114,7 +114,7 @@ func (r *Registry) Compare(ctx context.Context, store Lister, f family.Family, e
 				}
 				a := Adopted(policy, ref, info, now)
 				if ok {
-					a.Generation = e.Generation + 1
+					a = e.next(a)
 				}
 				if info.Tags[family.TagMeta] == r.table {
 					d.Unregistered = append(d.Unregistered, a)

@@ -66,6 +66,12 @@ type Entry struct {
 	// archived and the archive verified; empty and zero until then.
 	ArchiveTarget string
 	ArchivedAt    time.Time
+	// PastArchives are the verified archives of the earlier generations
+	// of the table, oldest first: a generation archived and deleted
+	// before the table was made again under its name. The engine's cold
+	// tier reads them besides the current generation, so that a query
+	// answers the same before and after each archive and delete.
+	PastArchives []PastArchive
 	// RestoredUntil is when a restored table (state Restored) may be
 	// deleted again; zero for other states.
 	RestoredUntil time.Time
@@ -214,12 +220,17 @@ const (
 	attrFenced     = "fenced_at"
 	attrSource     = "source"
 	attrCreateErr  = "create_error"
+	attrPast       = "past_archives"
 )
 
 // attrs returns the entry's attributes as stored. Shards and layout are
 // repeated outside the policy for people reading the meta table.
 func (e Entry) attrs() (map[string]any, error) {
 	pol, err := encodePolicy(e.Policy)
+	if err != nil {
+		return nil, err
+	}
+	past, err := encodePastArchives(e.PastArchives)
 	if err != nil {
 		return nil, err
 	}
@@ -257,6 +268,7 @@ func (e Entry) attrs() (map[string]any, error) {
 		attrFenced:     formatTime(e.FencedAt),
 		attrSource:     e.Source,
 		attrCreateErr:  e.CreateError,
+		attrPast:       past,
 	}, nil
 }
 
@@ -314,6 +326,9 @@ func decode(attrs map[string]any) (Entry, error) {
 	e.ArchiveTarget = str(attrTarget)
 	e.Source = str(attrSource)
 	e.CreateError = str(attrCreateErr)
+	if e.PastArchives, err = decodePastArchives(str(attrPast)); err != nil {
+		return Entry{}, fmt.Errorf("registry entry %q: %w", e.Name, err)
+	}
 	if e.Name == "" || !e.State.valid() || e.Generation < 1 || !e.Ref.Period.Start.Before(e.Ref.Period.End) {
 		return Entry{}, fmt.Errorf("registry entry %q is damaged", e.Name)
 	}

@@ -185,5 +185,5 @@ var attrOrder = []string{
 	attrName, attrFamily, attrState, attrGeneration, attrStart, attrEnd, attrWriteMonth, attrPolicy,
 	attrShards, attrLayout, attrTier, attrBilling, attrRead, attrWrite, attrTTL, attrCreated, attrUpdated,
 	attrTarget, attrArchived, attrRestored, attrSource, attrCreateErr, attrFenced,
-	attrClass, attrMaxRead, attrMaxWrite, attrWarmRead, attrWarmWrite, attrClassChg,
+	attrClass, attrMaxRead, attrMaxWrite, attrWarmRead, attrWarmWrite, attrClassChg, attrPast,
 }

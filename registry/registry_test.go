@@ -94,6 +94,27 @@ func TestRegistry(t *testing.T) {
 			require.NoError(t, err)
 			e.State = registry.Archived
 			require.ErrorIs(t, reg.Save(ctx, e), registry.ErrStale)
+			require.Empty(t, e2.PastArchives, "generation 1 was deleted without an archive")
+
+			// A generation archived and deleted is carried, with the
+			// earlier ones, by the next.
+			e2.State, e2.ArchiveTarget = registry.Deleted, "file:///archives"
+			require.NoError(t, reg.Save(ctx, e2))
+			require.NoError(t, backends.Drop(ctx, store, e2.Name))
+			e3, err := reg.Create(ctx, store, registry.NewEntry(f, ref, now), now)
+			require.NoError(t, err)
+			require.Equal(t, int64(3), e3.Generation)
+			want := []registry.PastArchive{{Generation: 2, Target: "file:///archives"}}
+			require.Equal(t, want, e3.PastArchives)
+			got, err = reg.Get(ctx, f.Name, ref.Period.Start, e3.Name)
+			require.NoError(t, err)
+			require.Equal(t, want, got.PastArchives, "as stored")
+			e3.State, e3.ArchiveTarget = registry.Deleted, "s3://b/p"
+			require.NoError(t, reg.Save(ctx, e3))
+			require.NoError(t, backends.Drop(ctx, store, e3.Name))
+			e4, err := reg.Create(ctx, store, registry.NewEntry(f, ref, now), now)
+			require.NoError(t, err)
+			require.Equal(t, append(want, registry.PastArchive{Generation: 3, Target: "s3://b/p"}), e4.PastArchives)
 		})
 	}
 }

@@ -1,0 +1,54 @@
+package registry
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// PastArchive is the verified archive of an earlier generation of a
+// table: the generation and the target it was archived to.
+type PastArchive struct {
+	Generation int64  `json:"generation"`
+	Target     string `json:"target"`
+}
+
+// pastArchives returns the archives of the generations up to and
+// including e's that a next generation of its table carries
+// (Entry.PastArchives): e's own, when its table is gone with a verified
+// archive, after the ones e carries.
+func (e Entry) pastArchives() []PastArchive {
+	out := append([]PastArchive(nil), e.PastArchives...)
+	if !e.State.Live() && e.ArchiveTarget != "" {
+		out = append(out, PastArchive{Generation: e.Generation, Target: e.ArchiveTarget})
+	}
+	return out
+}
+
+// next turns n, an entry about to be registered as the next generation of
+// e's table, into that generation.
+func (e Entry) next(n Entry) Entry {
+	n.Generation = e.Generation + 1
+	n.PastArchives = e.pastArchives()
+	return n
+}
+
+// encodePastArchives returns the attribute of an entry's past archives:
+// empty when it has none, a JSON list otherwise.
+func encodePastArchives(as []PastArchive) (string, error) {
+	if len(as) == 0 {
+		return "", nil
+	}
+	b, err := json.Marshal(as)
+	return string(b), err
+}
+
+func decodePastArchives(s string) ([]PastArchive, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var as []PastArchive
+	if err := json.Unmarshal([]byte(s), &as); err != nil {
+		return nil, fmt.Errorf("past archives: %w", err)
+	}
+	return as, nil
+}
