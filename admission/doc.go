@@ -3,8 +3,9 @@
 // that requests hold (Budget), with a cap per tenant so that no tenant
 // holds more than its share while others wait, the conservative estimate
 // of the memory decoded events take (BatchBytes), and each tenant's
-// write rates, concurrent writes and concurrent queries (Tenants). The
-// engine's query budget of partitions is a Budget too, each tenant's cap
+// write rates, concurrent writes and concurrent queries (Tenants), and the
+// server-wide pool of slots for heavy CPU work (CPU), which leaves a core
+// to light requests. The engine's query budget of partitions is a Budget too, each tenant's cap
 // given with its reads (Budget.AcquireWithin).
 //
 // The HTTP server (package server) and the MQTT subscriber (package

@@ -7,9 +7,11 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/timetabledb/timetable/admission"
 	"github.com/timetabledb/timetable/archive"
 	"github.com/timetabledb/timetable/clock"
 	"github.com/timetabledb/timetable/config"
@@ -72,7 +74,7 @@ func (g *globals) openSession(ctx context.Context, stderr io.Writer, o sessionOp
 	cold := archive.NewCold(archive.ColdOptions{S3: archive.S3Options{UsePathStyle: os.Getenv("AWS_ENDPOINT_URL_S3") != ""},
 		CacheDir: cfg.ColdCache.Dir, CacheBytes: cfg.ColdCache.Bytes, Logger: log})
 	db, err := engine.Open(ctx, store, engine.Options{Schema: cfg.Schema, Clock: clk, Logger: log, Registerer: o.registerer, ReadOnly: o.readOnly, Cold: cold,
-		Tables: tableBudget(cfg.TableBudget), KeyCache: cfg.KeyCache})
+		Tables: tableBudget(cfg.TableBudget), KeyCache: cfg.KeyCache, CPU: cpuPool(spec)})
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("open engine: %w", err), store.Close(), cold.Close())
 	}
@@ -111,6 +113,17 @@ func (g *globals) storeFor(cfg config.Config) string {
 		return cfg.Store
 	}
 	return "pebble:" + defaultPebbleDir
+}
+
+// cpuPool is the engine's pool of slots for heavy CPU work: on Pebble,
+// where an aggregate's series are read from memory and local disk, one
+// slot fewer than the cores; none on DynamoDB, whose reads wait on the
+// network.
+func cpuPool(spec string) *admission.CPU {
+	if !strings.HasPrefix(spec, "pebble:") {
+		return nil
+	}
+	return admission.NewCPU(0)
 }
 
 // tableBudget is the engine's table budget of a configuration.

@@ -269,8 +269,14 @@ func (db *DB) aggregateEachSeries(ctx context.Context, tenant string, q Aggregat
 				if err != nil {
 					return err
 				}
+				slot, err := db.cpuSlot(gctx)
+				if err != nil {
+					done()
+					return err
+				}
 				spec := sourceSpec{tenant: tenant, q: q.eventQuery(), layout: layout, tables: tables}
 				err = db.summarise(gctx, spec, series[i], &q, own[w])
+				slot()
 				done()
 				if err != nil {
 					return err

@@ -7,6 +7,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/timetabledb/timetable/admission"
 	"github.com/timetabledb/timetable/clock"
 	"github.com/timetabledb/timetable/event"
 	"github.com/timetabledb/timetable/family"
@@ -40,6 +41,14 @@ type Options struct {
 	// QueryParallelism bounds the storage queries a Query runs at once;
 	// zero means DefaultQueryParallelism.
 	QueryParallelism int
+	// CPU, when set, is the pool of slots for heavy CPU work that an
+	// aggregate of every series takes a slot of for each series it
+	// summarises (admission.CPU): so that other requests find a core
+	// whatever aggregates run. Set it for a store whose reads are served
+	// from memory and local disk (Pebble); a slot held through a read
+	// that waits on the network (DynamoDB) would only idle a core. Nil
+	// means none.
+	CPU *admission.CPU
 	// WriteParallelism bounds the tables a Write writes at once; zero
 	// means DefaultWriteParallelism.
 	WriteParallelism int

@@ -41,3 +41,12 @@ func (s *seriesTurns) take(ctx context.Context, tenant string) (func(), error) {
 		return nil, ctx.Err()
 	}
 }
+
+// cpuSlot waits for a slot of Options.CPU, or for ctx to end, and returns
+// the function that gives it back; without a pool it returns at once.
+func (db *DB) cpuSlot(ctx context.Context) (func(), error) {
+	if db.opts.CPU == nil {
+		return func() {}, nil
+	}
+	return db.opts.CPU.Acquire(ctx)
+}

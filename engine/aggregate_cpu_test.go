@@ -1,0 +1,62 @@
+package engine_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/timetabledb/timetable/admission"
+	"github.com/timetabledb/timetable/clock"
+	"github.com/timetabledb/timetable/engine"
+	"github.com/timetabledb/timetable/event"
+	"github.com/timetabledb/timetable/internal/backends"
+)
+
+// Aggregates of every series take a slot of the CPU pool for each series
+// they summarise: four at once hold at most the pool's slots between
+// them, give every slot back, and answer as without a pool.
+func TestAggregateCPUPool(t *testing.T) {
+	store, cfg := backends.Pebble().Open(t)
+	ctx := context.Background()
+	cpu := admission.NewCPU(2)
+	db, err := engine.Open(ctx, store, engine.Options{Schema: cfg, Clock: clock.NewManual(apr10.Add(time.Hour)), CPU: cpu})
+	require.NoError(t, err)
+	t.Cleanup(func() { db.Close() })
+	var events []event.Event
+	for i := range 400 {
+		events = append(events, ev(apr10.Add(time.Duration(i)*time.Second), fmt.Sprintf("dev-%03d", i%100), map[string]any{"v": num(i)}))
+	}
+	_, err = db.Write(ctx, "acme", "m", events)
+	require.NoError(t, err)
+	q := engine.AggregateQuery{Table: "m", From: apr10, To: apr10.Add(time.Hour), Bucket: time.Minute, Funcs: []string{"count", "sum"}, Fields: []string{"v"}}
+
+	answers := make([][]engine.Bucket, 4)
+	var wg sync.WaitGroup
+	for i := range answers {
+		wg.Go(func() {
+			bs, err := db.Aggregate(ctx, "acme", q)
+			if err != nil {
+				t.Error(err)
+			}
+			answers[i] = bs
+		})
+	}
+	wg.Wait()
+	require.LessOrEqual(t, cpu.MostHeld(), 2, "the aggregates held the pool's slots, no more")
+	require.GreaterOrEqual(t, cpu.MostHeld(), 1, "the aggregates took slots")
+	require.Zero(t, cpu.Held(), "and gave them back")
+
+	plain, err := engine.Open(ctx, store, engine.Options{Schema: cfg, Clock: clock.NewManual(apr10.Add(time.Hour)), ReadOnly: true})
+	require.NoError(t, err)
+	t.Cleanup(func() { plain.Close() })
+	want, err := plain.Aggregate(ctx, "acme", q)
+	require.NoError(t, err)
+	require.NotEmpty(t, want)
+	for _, got := range answers {
+		require.Equal(t, want, got)
+	}
+}
