@@ -4,14 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/timetabledb/timetable/archive"
-	"github.com/timetabledb/timetable/clock"
 	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/event"
 	"github.com/timetabledb/timetable/family"
@@ -30,20 +28,8 @@ func TestColdTierReadsEveryGeneration(t *testing.T) {
 	for _, b := range backends.All(t) {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := context.Background()
-			s, cfg := b.Open(t)
-			if cfg.MetaTable == "" {
-				cfg.MetaTable = engine.DefaultMetaTable
-			}
-			cfg.Families[0].WriteTimeGrouping = false
-			cfg.Families[0].Retention = 3 * 7 * 24 * time.Hour
-			url, _ := fileTarget(t)
-			cfg.Families[0].Archive = url
-			longer := cfg
-			longer.Families = []family.Family{cfg.Families[0]}
-			longer.Families[0].Retention = 10 * 7 * 24 * time.Hour
-			day := time.Date(2017, 4, 11, 12, 0, 0, 0, time.UTC) // the week of April 9
-			clk := clock.NewManual(day.Add(time.Hour))
-
+			g := newGenerations(t, b)
+			s, cfg, longer, clk, day, url := g.s, g.cfg, g.longer, g.clk, g.day, g.url
 			at := func(i int) event.Event {
 				return event.Event{ID: fmt.Sprintf("e%02d", i), Time: day.Add(time.Duration(i) * time.Minute),
 					Series: []string{"car-17", "car-18"}[i%2], Fields: map[string]any{"speed": json.Number(fmt.Sprint(80 + i))}}
@@ -53,23 +39,10 @@ func TestColdTierReadsEveryGeneration(t *testing.T) {
 				first = append(first, at(i))
 				late = append(late, at(30+i))
 			}
-			write := func(cfg family.Schema, evs []event.Event) {
-				t.Helper()
-				db, err := engine.Open(ctx, s, engine.Options{Schema: cfg, Clock: clk})
-				require.NoError(t, err)
-				defer db.Close()
-				_, err = db.Write(ctx, "acme", "a_table", evs)
-				require.NoError(t, err)
-			}
 			cycle := func(cfg family.Schema, want lifecycle.Kind) {
 				t.Helper()
-				r, err := lifecycle.New(lifecycle.Options{FenceSettle: -1, ClockSkew: -1, Store: s, Families: cfg.Families, Clock: clk, MetaTable: cfg.MetaTable,
-					Logger: slog.New(slog.DiscardHandler), OpenArchiver: openArchiver(s, clk, cfg)})
-				require.NoError(t, err)
-				res, err := r.Reconcile(ctx, false)
-				require.NoError(t, err)
 				var kinds []lifecycle.Kind
-				for _, x := range res {
+				for _, x := range g.cycle(cfg) {
 					require.NoError(t, x.Err)
 					kinds = append(kinds, x.Kind)
 				}
@@ -126,7 +99,7 @@ func TestColdTierReadsEveryGeneration(t *testing.T) {
 				return out
 			}
 
-			write(cfg, first)
+			g.write(cfg, first...)
 			db, err := engine.Open(ctx, s, engine.Options{Schema: longer, Clock: clk, Cold: cold, ReadOnly: true})
 			require.NoError(t, err)
 			defer db.Close()
@@ -139,7 +112,7 @@ func TestColdTierReadsEveryGeneration(t *testing.T) {
 			cycle(cfg, lifecycle.Archive)
 			cycle(cfg, lifecycle.Delete)
 			require.Equal(t, before, answer(early), "generation 1 from its archive")
-			write(longer, late)
+			g.write(longer, late...)
 			e, found, err := registry.New(s, cfg.MetaTable).Finder([]string{cfg.Families[0].Name})(ctx, table(t, db))
 			require.NoError(t, err)
 			require.True(t, found)

@@ -30,34 +30,8 @@ func TestLateEventsOfADeletedTableAreArchivedAgain(t *testing.T) {
 	for _, b := range backends.All(t) {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := context.Background()
-			s, cfg := b.Open(t)
-			if cfg.MetaTable == "" {
-				cfg.MetaTable = engine.DefaultMetaTable
-			}
-			cfg.Families[0].WriteTimeGrouping = false
-			cfg.Families[0].Retention = 3 * 7 * 24 * time.Hour
-			url, _ := fileTarget(t)
-			cfg.Families[0].Archive = url
-			day := time.Date(2017, 4, 11, 12, 0, 0, 0, time.UTC) // the week of April 9
-			clk := clock.NewManual(day.Add(time.Hour))
-
-			write := func(cfg family.Schema, evs ...event.Event) {
-				t.Helper()
-				db, err := engine.Open(ctx, s, engine.Options{Schema: cfg, Clock: clk})
-				require.NoError(t, err)
-				defer db.Close()
-				_, err = db.Write(ctx, "acme", "a_table", evs)
-				require.NoError(t, err)
-			}
-			cycle := func(cfg family.Schema) []lifecycle.Result {
-				t.Helper()
-				r, err := lifecycle.New(lifecycle.Options{FenceSettle: -1, ClockSkew: -1, Store: s, Families: cfg.Families, Clock: clk, MetaTable: cfg.MetaTable,
-					Logger: slog.New(slog.DiscardHandler), OpenArchiver: openArchiver(s, clk, cfg)})
-				require.NoError(t, err)
-				res, err := r.Reconcile(ctx, false)
-				require.NoError(t, err)
-				return res
-			}
+			g := newGenerations(t, b)
+			s, cfg, longer, clk, day, url := g.s, g.cfg, g.longer, g.clk, g.day, g.url
 			kinds := func(res []lifecycle.Result, table string) []lifecycle.Kind {
 				var out []lifecycle.Kind
 				for _, r := range res {
@@ -72,7 +46,7 @@ func TestLateEventsOfADeletedTableAreArchivedAgain(t *testing.T) {
 					Fields: map[string]any{"speed": json.Number("88")}}
 			}
 
-			write(cfg, at(0), at(1))
+			g.write(cfg, at(0), at(1))
 			reg := registry.New(s, cfg.MetaTable)
 			entries, err := reg.List(ctx, cfg.Families[0].Name)
 			require.NoError(t, err)
@@ -81,26 +55,23 @@ func TestLateEventsOfADeletedTableAreArchivedAgain(t *testing.T) {
 
 			// Past retention: archived, then deleted.
 			clk.Set(day.Add(5 * 7 * 24 * time.Hour))
-			require.Contains(t, kinds(cycle(cfg), table), lifecycle.Archive)
-			require.Contains(t, kinds(cycle(cfg), table), lifecycle.Delete)
+			require.Contains(t, kinds(g.cycle(cfg), table), lifecycle.Archive)
+			require.Contains(t, kinds(g.cycle(cfg), table), lifecycle.Delete)
 
 			// The retention is lengthened; a late event makes the table
 			// again.
-			longer := cfg
-			longer.Families = []family.Family{cfg.Families[0]}
-			longer.Families[0].Retention = 10 * 7 * 24 * time.Hour
-			write(longer, at(2))
+			g.write(longer, at(2))
 			e, found, err := reg.Finder([]string{cfg.Families[0].Name})(ctx, table)
 			require.NoError(t, err)
 			require.True(t, found)
 			require.EqualValues(t, 2, e.Generation)
-			require.Empty(t, kinds(cycle(longer), table), "within the new retention")
+			require.Empty(t, kinds(g.cycle(longer), table), "within the new retention")
 
 			// Past the new retention: the second generation is archived
 			// before it is deleted.
 			clk.Set(day.Add(12 * 7 * 24 * time.Hour))
-			require.Equal(t, []lifecycle.Kind{lifecycle.Archive}, kinds(cycle(longer), table))
-			require.Equal(t, []lifecycle.Kind{lifecycle.Delete}, kinds(cycle(longer), table))
+			require.Equal(t, []lifecycle.Kind{lifecycle.Archive}, kinds(g.cycle(longer), table))
+			require.Equal(t, []lifecycle.Kind{lifecycle.Delete}, kinds(g.cycle(longer), table))
 			_, err = s.DescribeTable(ctx, table)
 			require.ErrorIs(t, err, storage.ErrTableNotFound)
 
@@ -130,6 +101,58 @@ func TestLateEventsOfADeletedTableAreArchivedAgain(t *testing.T) {
 			require.Len(t, got.Events, 3)
 		})
 	}
+}
+
+// generations is the set-up of the tests of a table's generations: a
+// family whose tables are archived to a file target after three weeks,
+// without write-time grouping so that a late event makes a deleted table
+// again, and the same family with a retention of ten weeks (longer),
+// under a manual clock an hour into a day of the week of April 9, 2017.
+type generations struct {
+	t           *testing.T
+	s           storage.Store
+	cfg, longer family.Schema
+	clk         *clock.Manual
+	day         time.Time
+	url         string
+}
+
+func newGenerations(t *testing.T, b backends.Backend) *generations {
+	s, cfg := b.Open(t)
+	if cfg.MetaTable == "" {
+		cfg.MetaTable = engine.DefaultMetaTable
+	}
+	cfg.Families[0].WriteTimeGrouping = false
+	cfg.Families[0].Retention = 3 * 7 * 24 * time.Hour
+	url, _ := fileTarget(t)
+	cfg.Families[0].Archive = url
+	longer := cfg
+	longer.Families = []family.Family{cfg.Families[0]}
+	longer.Families[0].Retention = 10 * 7 * 24 * time.Hour
+	day := time.Date(2017, 4, 11, 12, 0, 0, 0, time.UTC)
+	return &generations{t: t, s: s, cfg: cfg, longer: longer, clk: clock.NewManual(day.Add(time.Hour)), day: day, url: url}
+}
+
+// write writes evs as tenant acme to logical table a_table under cfg.
+func (g *generations) write(cfg family.Schema, evs ...event.Event) {
+	g.t.Helper()
+	ctx := context.Background()
+	db, err := engine.Open(ctx, g.s, engine.Options{Schema: cfg, Clock: g.clk})
+	require.NoError(g.t, err)
+	defer db.Close()
+	_, err = db.Write(ctx, "acme", "a_table", evs)
+	require.NoError(g.t, err)
+}
+
+// cycle runs one lifecycle cycle under cfg and returns what it did.
+func (g *generations) cycle(cfg family.Schema) []lifecycle.Result {
+	g.t.Helper()
+	r, err := lifecycle.New(lifecycle.Options{FenceSettle: -1, ClockSkew: -1, Store: g.s, Families: cfg.Families, Clock: g.clk, MetaTable: cfg.MetaTable,
+		Logger: slog.New(slog.DiscardHandler), OpenArchiver: openArchiver(g.s, g.clk, cfg)})
+	require.NoError(g.t, err)
+	res, err := r.Reconcile(context.Background(), false)
+	require.NoError(g.t, err)
+	return res
 }
 
 // openArchiver opens archivers as the server and the Lambda do: with the
