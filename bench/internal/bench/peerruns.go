@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -91,13 +92,16 @@ func mergePeerRuns(reports []*PeerReport) *PeerReport {
 	}
 	merged.notes = append(merged.notes, fmt.Sprintf("each figure is the median of %d runs of the whole comparison, one after the other; the spread notes give each system's least and most", len(reports)))
 	for _, f := range spreadFigures() {
-		cells := make([]string, len(first.results))
+		var cells []string
 		for i, res := range first.results {
 			values := make([]float64, len(reports))
 			for j, r := range reports {
 				values[j] = f.value(r.results[i])
 			}
-			cells[i] = fmt.Sprintf("%s "+f.format+"–"+f.format, res.name, slices.Min(values), slices.Max(values))
+			if slices.ContainsFunc(values, math.IsNaN) {
+				continue // a query the system is not asked (errNotAsked)
+			}
+			cells = append(cells, fmt.Sprintf("%s "+f.format+"–"+f.format, res.name, slices.Min(values), slices.Max(values)))
 		}
 		merged.notes = append(merged.notes, fmt.Sprintf("spread of %s over %d runs: %s", f.name, len(reports), strings.Join(cells, ", ")))
 	}

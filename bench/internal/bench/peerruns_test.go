@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -37,6 +38,15 @@ func TestMergePeerRuns(t *testing.T) {
 	require.Equal(t, "the workload", m.notes[0])
 	require.Contains(t, m.notes, "spread of ingest, events/s over 3 runs: timetable 100–300, InfluxDB 200–600")
 	require.Contains(t, m.notes, "spread of disk after a flush, MiB over 3 runs: timetable 9.0–10.0, InfluxDB 1.0–1.0")
+
+	// A query a system is not asked (NaN) has no spread.
+	notAsked := func(r *PeerReport) *PeerReport {
+		r.results[1].p50 = append([]float64(nil), r.results[1].p50...)
+		r.results[1].p50[0] = math.NaN()
+		return r
+	}
+	m = mergePeerRuns([]*PeerReport{notAsked(run(100, 1, 9)), notAsked(run(200, 2, 9))})
+	require.Contains(t, m.notes, "spread of "+peerQueries[0].name+", p50 ms over 2 runs: timetable 1.000–2.000")
 
 	two := mergePeerRuns([]*PeerReport{run(100, 1, 9), run(200, 2, 9)})
 	require.Equal(t, 150.0, two.results[0].ingest, "the mean of the middle two")
