@@ -642,7 +642,7 @@ func (s *limitsServer) postUntilDone(ctx context.Context, tenant, table string, 
 	return fmt.Errorf("write to %s: refused 100 times", table)
 }
 
-// Slow uploads: as the report of issue 30 ran them.
+// The shape of limitsSlowUploads' load.
 const (
 	slowUploads  = 5
 	slowDeclared = 16 << 20
