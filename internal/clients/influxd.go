@@ -23,10 +23,15 @@ type Influxd struct {
 	err    error
 }
 
-// influxdConfig keeps InfluxDB on loopback and in its directory, quiet,
-// and without the services that would run in the background (its own
-// monitoring, retention, continuous queries).
-const influxdConfig = `reporting-disabled = true
+// InfluxdConfig is the configuration file of an influxd, to be
+// formatted with its RPC port, its directory and its HTTP port: it keeps
+// InfluxDB on loopback and in its directory, quiet, and without the
+// services that would work in the background (its own monitoring,
+// retention, continuous queries). Every write is fsynced before it is
+// acknowledged (wal-fsync-delay 0s), and a cache not written to for a
+// second is snapshotted to TSM files, which is what the benchmark's
+// flush waits for.
+const InfluxdConfig = `reporting-disabled = true
 bind-address = "127.0.0.1:%d"
 [meta]
   dir = "%[2]s/meta"
@@ -34,7 +39,9 @@ bind-address = "127.0.0.1:%d"
 [data]
   dir = "%[2]s/data"
   wal-dir = "%[2]s/wal"
+  wal-fsync-delay = "0s"
   query-log-enabled = false
+  cache-snapshot-write-cold-duration = "1s"
 [retention]
   enabled = false
 [shard-precreation]
@@ -62,7 +69,7 @@ func StartInfluxd(path, dir string) (*Influxd, error) {
 		return nil, err
 	}
 	conf := filepath.Join(dir, "influxdb.conf")
-	if err := os.WriteFile(conf, fmt.Appendf(nil, influxdConfig, rpc, dir, port), 0o600); err != nil {
+	if err := os.WriteFile(conf, fmt.Appendf(nil, InfluxdConfig, rpc, dir, port), 0o600); err != nil {
 		return nil, err
 	}
 	log, err := os.Create(filepath.Join(dir, "influxd.log"))

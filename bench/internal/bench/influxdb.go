@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
+
+	"github.com/timetabledb/timetable/internal/clients"
 )
 
 // influxPeer is InfluxDB 1.x (Debian's influxdb), with its defaults but
@@ -35,36 +37,6 @@ func (p *influxPeer) close()             { p.client.CloseIdleConnections() }
 func (p *influxPeer) walDir() string     { return filepath.Join(p.dir, "wal") }
 func (p *influxPeer) configPath() string { return filepath.Join(p.dir, "influxdb.conf") }
 
-// influxConfig keeps InfluxDB on loopback and in its temp dir, quiet, and
-// without the services that would work while it is measured (its own
-// monitoring, retention, continuous queries). A cache not written to for
-// a second is snapshotted to TSM files: that is the flush.
-const influxConfig = `reporting-disabled = true
-bind-address = "127.0.0.1:%d"
-[meta]
-  dir = "%[2]s/meta"
-  logging-enabled = false
-[data]
-  dir = "%[2]s/data"
-  wal-dir = "%[2]s/wal"
-  wal-fsync-delay = "0s"
-  query-log-enabled = false
-  cache-snapshot-write-cold-duration = "1s"
-[retention]
-  enabled = false
-[shard-precreation]
-  enabled = false
-[monitor]
-  store-enabled = false
-[http]
-  bind-address = "127.0.0.1:%[3]d"
-  log-enabled = false
-[continuous_queries]
-  enabled = false
-[logging]
-  level = "warn"
-`
-
 func (p *influxPeer) start(ctx context.Context, dir string, progress func(string)) (*daemon, error) {
 	bin, err := installed(ctx, "influxdb", onPath("influxd"), progress)
 	if err != nil {
@@ -80,7 +52,7 @@ func (p *influxPeer) start(ctx context.Context, dir string, progress func(string
 	if err != nil {
 		return nil, err
 	}
-	if err := os.WriteFile(p.configPath(), fmt.Appendf(nil, influxConfig, rpc, dir, port), 0o666); err != nil {
+	if err := os.WriteFile(p.configPath(), fmt.Appendf(nil, clients.InfluxdConfig, rpc, dir, port), 0o666); err != nil {
 		return nil, err
 	}
 	d, err := startDaemon("influxd", dir, syscall.SIGTERM, nil, nil, bin, "-config", p.configPath())
