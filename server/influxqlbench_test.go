@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"net/url"
 	"testing"
 	"time"
@@ -49,21 +47,6 @@ func BenchmarkHourlyMean(b *testing.B) {
 			`SELECT mean("temperature") FROM "bench" WHERE "series" = 'device-0017' AND time >= '%s' AND time < '%s' GROUP BY time(1h) fill(none)`,
 			from.Format(time.RFC3339), to.Format(time.RFC3339))}}.Encode(),
 	} {
-		b.Run(name, func(b *testing.B) {
-			req, err := http.NewRequest(http.MethodGet, u, nil)
-			require.NoError(b, err)
-			req.Header.Set("Authorization", "Bearer "+key)
-			b.ReportAllocs()
-			for b.Loop() {
-				resp, err := http.DefaultClient.Do(req)
-				require.NoError(b, err)
-				body, err := io.ReadAll(resp.Body)
-				resp.Body.Close()
-				require.NoError(b, err)
-				if resp.StatusCode != http.StatusOK || len(body) < 168*20 {
-					b.Fatalf("status %d: %s", resp.StatusCode, body)
-				}
-			}
-		})
+		b.Run(name, func(b *testing.B) { getLoop(b, u, key, 168*20) })
 	}
 }
