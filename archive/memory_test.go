@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime"
-	"runtime/metrics"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +14,7 @@ import (
 	"github.com/timetabledb/timetable/archive"
 	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/internal/backends"
+	"github.com/timetabledb/timetable/internal/memtest"
 	"github.com/timetabledb/timetable/storage"
 	"github.com/timetabledb/timetable/storage/pebblestore"
 )
@@ -48,36 +47,13 @@ func fillEvents(tb testing.TB, s storage.Store, table string, n int) {
 }
 
 // heapPeak samples the heap every millisecond until stop is called,
-// which returns the highest samples of the live heap (the bytes of heap
-// objects the last garbage collection found reachable: what the code
-// holds) and of the whole heap (those and the garbage not yet
-// collected, which depends on the collector's pacing and on how much CPU
-// it gets, not on what the code holds).
+// which returns the highest samples of the live heap (what the code
+// holds) and of the whole heap (memtest.HeapObjects).
 func heapPeak() (stop func() (live, total uint64)) {
-	samples := []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/memory/classes/heap/objects:bytes"}}
-	var live, total uint64
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		t := time.NewTicker(time.Millisecond)
-		defer t.Stop()
-		for {
-			metrics.Read(samples)
-			live = max(live, samples[0].Value.Uint64())
-			total = max(total, samples[1].Value.Uint64())
-			select {
-			case <-done:
-				return
-			case <-t.C:
-			}
-		}
-	}()
+	sample := memtest.SampleHeap(time.Millisecond, memtest.HeapLive, memtest.HeapObjects)
 	return func() (uint64, uint64) {
-		close(done)
-		wg.Wait()
-		return live, total
+		most := sample()
+		return most[0], most[1]
 	}
 }
 

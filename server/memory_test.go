@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"runtime/debug"
-	"runtime/metrics"
 	"sync"
 	"testing"
 	"time"
@@ -64,7 +63,7 @@ func TestMemoryIsBoundedInWhatRequestsHold(t *testing.T) {
 			debug.FreeOSMemory()
 			before := memtest.PeakRSS(t)
 			memtest.ResetPeak(t)
-			heap := sampleHeap("/memory/classes/heap/objects:bytes", "/gc/heap/live:bytes")
+			heap := memtest.SampleHeap(5*time.Millisecond, memtest.HeapObjects, memtest.HeapLive)
 			table := "mem-" + c.name
 			var wg sync.WaitGroup
 			written := make([]int, c.requests)
@@ -172,34 +171,4 @@ func storedEvents(t *testing.T, f *fixture, table string) int64 {
 		n += b.Events
 	}
 	return n
-}
-
-// sampleHeap samples runtime/metrics of bytes every few milliseconds
-// until the function it returns is called, which returns the most seen
-// of each.
-func sampleHeap(names ...string) func() []uint64 {
-	stop := make(chan struct{})
-	done := make(chan []uint64)
-	go func() {
-		s := make([]metrics.Sample, len(names))
-		for i, n := range names {
-			s[i].Name = n
-		}
-		most := make([]uint64, len(names))
-		tick := time.NewTicker(5 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			metrics.Read(s)
-			for i := range s {
-				most[i] = max(most[i], s[i].Value.Uint64())
-			}
-			select {
-			case <-stop:
-				done <- most
-				return
-			case <-tick.C:
-			}
-		}
-	}()
-	return func() []uint64 { close(stop); return <-done }
 }

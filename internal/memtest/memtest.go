@@ -1,5 +1,7 @@
-// Package memtest measures a test process's resident memory, for the
-// tests that hold the server's memory to a bound (server, mqttsub).
+// Package memtest measures a process's memory: its peak resident memory,
+// for the tests that hold the server's memory to a bound (server,
+// mqttsub), and the peaks of its Go heap (SampleHeap), for those tests,
+// the archive's and the benchmark's.
 package memtest
 
 import (

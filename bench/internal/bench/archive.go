@@ -10,10 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"runtime/metrics"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/johannesboyne/gofakes3"
@@ -24,6 +22,7 @@ import (
 	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/event"
 	"github.com/timetabledb/timetable/family"
+	"github.com/timetabledb/timetable/internal/memtest"
 	"github.com/timetabledb/timetable/lifecycle"
 	"github.com/timetabledb/timetable/registry"
 	"github.com/timetabledb/timetable/storage"
@@ -161,30 +160,8 @@ func fillArchiveTable(ctx context.Context, s storage.Store, table string, n int)
 // reachable) every millisecond until stop is called, which returns its
 // highest sample.
 func livePeak() (stop func() uint64) {
-	samples := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
-	var peak uint64
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		t := time.NewTicker(time.Millisecond)
-		defer t.Stop()
-		for {
-			metrics.Read(samples)
-			peak = max(peak, samples[0].Value.Uint64())
-			select {
-			case <-done:
-				return
-			case <-t.C:
-			}
-		}
-	}()
-	return func() uint64 {
-		close(done)
-		wg.Wait()
-		return peak
-	}
+	sample := memtest.SampleHeap(time.Millisecond, memtest.HeapLive)
+	return func() uint64 { return sample()[0] }
 }
 
 // coldQuery writes a week of coldSeries series, an event a minute each,

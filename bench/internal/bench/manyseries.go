@@ -10,12 +10,12 @@ import (
 	"net/url"
 	"path/filepath"
 	"runtime"
-	"runtime/metrics"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/timetabledb/timetable/internal/memtest"
 	"github.com/timetabledb/timetable/server"
 )
 
@@ -184,41 +184,14 @@ func ManySeries(ctx context.Context, o Options, r *Report) error {
 	return nil
 }
 
-// heapObjects is the runtime metric of the bytes of heap objects, live
-// or not yet swept: it is read without stopping the world.
-const heapObjects = "/memory/classes/heap/objects:bytes"
-
 // peakHeapGrowth runs f and returns how far the heap grew while it ran,
 // at its highest, above the heap after a collection before it.
 func peakHeapGrowth(f func() error) (uint64, error) {
-	sample := []metrics.Sample{{Name: heapObjects}}
-	read := func() uint64 {
-		metrics.Read(sample)
-		return sample[0].Value.Uint64()
-	}
 	runtime.GC()
-	base := read()
-	var peak atomic.Uint64
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		t := time.NewTicker(2 * time.Millisecond)
-		defer t.Stop()
-		for {
-			if h := read(); h > peak.Load() {
-				peak.Store(h)
-			}
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-			}
-		}
-	})
+	base := memtest.Heap(memtest.HeapObjects)
+	sample := memtest.SampleHeap(2*time.Millisecond, memtest.HeapObjects)
 	err := f()
-	close(stop)
-	wg.Wait()
-	if p := peak.Load(); p > base {
+	if p := sample()[0]; p > base {
 		return p - base, err
 	}
 	return 0, err
