@@ -23,15 +23,9 @@ import (
 // its HTTP interface (each request a new part on disk, merged in the
 // background) and read in SQL over the same interface. Version 18.16 has
 // no DateTime64, so times are Int64 milliseconds.
-type clickhousePeer struct {
-	dir    string
-	base   string
-	vers   string
-	client *http.Client
-}
+type clickhousePeer struct{ httpPeer }
 
-func (*clickhousePeer) name() string      { return "ClickHouse" }
-func (p *clickhousePeer) version() string { return p.vers }
+func (*clickhousePeer) name() string { return "ClickHouse" }
 
 // durability: a MergeTree insert writes its part's files and renames
 // the part into place without fsync (18.16 has no fsync_after_insert),
@@ -40,7 +34,6 @@ func (*clickhousePeer) durability() string {
 	return "part written to files, not fsynced (in the OS's page cache)"
 }
 func (p *clickhousePeer) dataDir() string    { return filepath.Join(p.dir, "data") }
-func (p *clickhousePeer) close()             { p.client.CloseIdleConnections() }
 func (p *clickhousePeer) configPath() string { return filepath.Join(p.dir, "config.xml") }
 func (p *clickhousePeer) usersPath() string  { return filepath.Join(p.dir, "users.xml") }
 

@@ -20,20 +20,13 @@ import (
 // for what a benchmark on loopback needs: line protocol on /write,
 // InfluxQL on /query, the TSM engine with its in-memory index, the WAL
 // fsynced on every write (wal-fsync-delay 0s, the default).
-type influxPeer struct {
-	dir    string
-	base   string
-	vers   string
-	client *http.Client
-}
+type influxPeer struct{ httpPeer }
 
 const influxDB = "bench"
 
 func (*influxPeer) name() string         { return "InfluxDB" }
-func (p *influxPeer) version() string    { return p.vers }
 func (*influxPeer) durability() string   { return "WAL fsynced per request" }
 func (p *influxPeer) dataDir() string    { return p.dir }
-func (p *influxPeer) close()             { p.client.CloseIdleConnections() }
 func (p *influxPeer) walDir() string     { return filepath.Join(p.dir, "wal") }
 func (p *influxPeer) configPath() string { return filepath.Join(p.dir, "influxdb.conf") }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -62,6 +63,18 @@ type peer interface {
 	// close releases the peer's clients; the runner stops the daemon.
 	close()
 }
+
+// httpPeer is what a peer spoken to over HTTP keeps: its directory, its
+// base URL, the version it said it is, and its client.
+type httpPeer struct {
+	dir    string
+	base   string
+	vers   string
+	client *http.Client
+}
+
+func (p *httpPeer) version() string { return p.vers }
+func (p *httpPeer) close()          { p.client.CloseIdleConnections() }
 
 // A profiledPeer is a peer whose server profiles its own CPU.
 type profiledPeer interface {

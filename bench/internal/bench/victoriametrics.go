@@ -21,20 +21,13 @@ import (
 // as a metric of its own (sensors_temperature{series="sensor-0042"});
 // aggregates are MetricsQL over /api/v1/query_range, and events are
 // /api/v1/export's samples, since it has no query for the latest n.
-type victoriaPeer struct {
-	dir    string
-	base   string
-	vers   string
-	client *http.Client
-}
+type victoriaPeer struct{ httpPeer }
 
-func (*victoriaPeer) name() string      { return "VictoriaMetrics" }
-func (p *victoriaPeer) version() string { return p.vers }
+func (*victoriaPeer) name() string { return "VictoriaMetrics" }
 func (*victoriaPeer) durability() string {
 	return "buffered in memory, on disk about a second later"
 }
 func (p *victoriaPeer) dataDir() string { return p.dir + "/data" }
-func (p *victoriaPeer) close()          { p.client.CloseIdleConnections() }
 
 func (p *victoriaPeer) start(ctx context.Context, dir string, progress func(string)) (*daemon, error) {
 	bin, err := installed(ctx, "victoria-metrics", onPath("victoria-metrics"), progress)
