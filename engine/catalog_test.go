@@ -242,16 +242,9 @@ func TestUpgradeRegistersExistingTables(t *testing.T) {
 func TestTwoServersSeeEachOthersTables(t *testing.T) {
 	each(t, func(t *testing.T, b backends.Backend) {
 		ctx := context.Background()
-		store, cfg := b.Open(t)
-		clk := clock.NewManual(apr10)
-		a, err := engine.Open(ctx, store, engine.Options{Schema: cfg, Clock: clk})
-		require.NoError(t, err)
-		defer a.Close()
-		bdb, err := engine.Open(ctx, store, engine.Options{Schema: cfg, Clock: clk})
-		require.NoError(t, err)
-		defer bdb.Close()
+		_, a, bdb := twoServers(t, b)
 
-		_, err = a.Write(ctx, "acme", "cars", []event.Event{ev(apr10, "car-1", map[string]any{"v": num(1)})})
+		_, err := a.Write(ctx, "acme", "cars", []event.Event{ev(apr10, "car-1", map[string]any{"v": num(1)})})
 		require.NoError(t, err)
 		q := engine.Query{Table: "cars", From: apr10.Add(-365 * 24 * time.Hour), To: apr10.Add(time.Hour)}
 		require.Len(t, queryAll(t, bdb, "acme", q), 1)
@@ -277,6 +270,22 @@ func TestTwoServersSeeEachOthersTables(t *testing.T) {
 	})
 }
 
+// twoServers opens two engines on one store of b, under one manual clock
+// at apr10.
+func twoServers(t *testing.T, b backends.Backend) (*clock.Manual, *engine.DB, *engine.DB) {
+	t.Helper()
+	store, cfg := b.Open(t)
+	clk := clock.NewManual(apr10)
+	var dbs [2]*engine.DB
+	for i := range dbs {
+		db, err := engine.Open(context.Background(), store, engine.Options{Schema: cfg, Clock: clk})
+		require.NoError(t, err)
+		t.Cleanup(func() { db.Close() })
+		dbs[i] = db
+	}
+	return clk, dbs[0], dbs[1]
+}
+
 // A server that keeps the registry's entries sees a late-data table
 // another server made (an event of last month's week written this month,
 // a table of the same period and a new write month) on its next query,
@@ -284,18 +293,11 @@ func TestTwoServersSeeEachOthersTables(t *testing.T) {
 func TestTwoServersSeeLateDataTables(t *testing.T) {
 	each(t, func(t *testing.T, b backends.Backend) {
 		ctx := context.Background()
-		store, cfg := b.Open(t)
-		clk := clock.NewManual(apr10)
-		a, err := engine.Open(ctx, store, engine.Options{Schema: cfg, Clock: clk})
-		require.NoError(t, err)
-		defer a.Close()
-		bdb, err := engine.Open(ctx, store, engine.Options{Schema: cfg, Clock: clk})
-		require.NoError(t, err)
-		defer bdb.Close()
+		clk, a, bdb := twoServers(t, b)
 
 		week := apr10.Add(20 * 24 * time.Hour) // the week of April 30
 		clk.Set(week)
-		_, err = a.Write(ctx, "acme", "cars", []event.Event{ev(week, "car-1", map[string]any{"v": num(1)})})
+		_, err := a.Write(ctx, "acme", "cars", []event.Event{ev(week, "car-1", map[string]any{"v": num(1)})})
 		require.NoError(t, err)
 		q := engine.Query{Table: "cars", Series: "car-1", From: week.Add(-time.Hour), To: week.Add(2 * time.Hour), Limit: 10}
 		require.Len(t, queryAll(t, bdb, "acme", q), 1, "b keeps the entries it read")
