@@ -69,8 +69,9 @@ type writeKey struct{}
 
 // stillLive authenticates a write's key again, once its body has
 // arrived: a key revoked while the body was uploading writes nothing
-// (401), as one revoked before the request started. It costs one read
-// of the key's item a write.
+// (401), as one revoked before the request started. It asks the
+// tenants' key cache, as the first check did: no read of the store
+// unless the key's entry expired meanwhile.
 func (s *Server) stillLive(r *http.Request) error {
 	key, ok := r.Context().Value(writeKey{}).(string)
 	if !ok {
