@@ -20,8 +20,9 @@
 // Every other /v1 call carries "Authorization: Bearer <api key>"; the key
 // decides the tenant, and a missing, unknown or revoked key is 401 with a
 // WWW-Authenticate: Bearer challenge; a read-only key is 403 on a route
-// that writes. The key is checked in the store on every request, so a
-// revocation holds at once on every server. A tenant only ever reads and
+// that writes. Keys are checked through the tenants' key cache: a
+// revocation holds at once on the server it went through and within the
+// cache's TTL on every other (docs/design.md, Caching). A tenant only ever reads and
 // writes its own logical tables: a table another tenant wrote is 404 to
 // it. With Options.CORSOrigins, browsers on those origins may call the
 // API (cors.go).
