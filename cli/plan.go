@@ -245,7 +245,7 @@ func sampleSizes(path, tenant, table string, now time.Time) ([]int, error) {
 	if events.Len() == 0 {
 		return nil, fmt.Errorf("sample %s: no events", path)
 	}
-	events.AssignIDs(tenant, table)
+	events.AssignIDs(tenant, table, event.IDScheme1)
 	sizes := make([]int, events.Len())
 	for i := range sizes {
 		ev := events.Event(i)

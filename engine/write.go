@@ -241,7 +241,7 @@ func (db *DB) prepare(tenant, table string, pol family.TablePolicy, events event
 	f, layout := pol.Family, pol.Layout
 	var problems []event.Problem
 	items := make([]pending, 0, events.Len())
-	events.AssignIDs(tenant, table)
+	events.AssignIDs(tenant, table, event.IDScheme1)
 	for i := range events.Len() {
 		ev := events.Event(i)
 		if reason := db.opts.Tables.horizonProblem(ev.Time, now); reason != "" {

@@ -95,7 +95,7 @@ func requireExactlyOnce(t *testing.T, got, want []event.Event) {
 	t.Helper()
 	byID := map[string]event.Event{}
 	for _, e := range want {
-		e.AssignID("acme", "m")
+		e.AssignID("acme", "m", event.IDScheme1)
 		byID[e.ID] = e
 	}
 	require.Len(t, got, len(byID))

@@ -30,14 +30,22 @@ func (b Batch) Events() []Event {
 	return out
 }
 
-// AssignIDs gives every event without an id its idempotent id (see
-// Event.AssignID), in place: the events of a Batch made by Check are the
-// caller's, whose ID fields are set. The events passed validation, whose
-// numbers are canonical, so their numbers are hashed as they are.
-func (b Batch) AssignIDs(tenant, table string) {
+// AssignIDs gives every event without an id its idempotent id under
+// scheme s (see Event.AssignID), in place: the events of a Batch made by
+// Check are the caller's, whose ID fields are set. The events passed
+// validation, whose numbers are canonical, so their numbers are hashed as
+// they are.
+func (b Batch) AssignIDs(tenant, table string, s IDScheme) {
 	for i := range b.events {
-		b.events[i].assignID(tenant, table, true)
+		b.events[i].assignID(tenant, table, s, true)
 	}
+}
+
+// AssignID is AssignIDs for event i alone, for a caller that learns each
+// event's scheme from the table it goes to, and returns its id.
+func (b Batch) AssignID(i int, tenant, table string, s IDScheme) string {
+	b.events[i].assignID(tenant, table, s, true)
+	return b.events[i].ID
 }
 
 // Check validates events against lim at time now (Validate, normalizing

@@ -69,7 +69,7 @@ func BenchmarkDecodeValidateAssignID(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		evsBatch.AssignIDs("tenant-1", "a_table")
+		evsBatch.AssignIDs("tenant-1", "a_table", LatestIDScheme)
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/event")
 }
@@ -84,7 +84,7 @@ func BenchmarkAssignID(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		ev.ID = ""
-		ev.AssignID("tenant-1", "a_table")
+		ev.AssignID("tenant-1", "a_table", LatestIDScheme)
 	}
 }
 
@@ -95,7 +95,7 @@ func BenchmarkMarshalJSON(b *testing.B) {
 		b.Fatal(err)
 	}
 	ev := evs[0]
-	ev.AssignID("tenant-1", "a_table")
+	ev.AssignID("tenant-1", "a_table", LatestIDScheme)
 	var buf []byte
 	b.ReportAllocs()
 	for b.Loop() {

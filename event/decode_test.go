@@ -462,7 +462,7 @@ func TestCheck(t *testing.T) {
 	require.Equal(t, 2, b.Len())
 	require.Equal(t, json.Number("1.5"), good[0].Fields["v"], "normalized in place")
 	require.Equal(t, time.UTC, good[0].Time.Location())
-	b.AssignIDs("t", "tab")
+	b.AssignIDs("t", "tab", LatestIDScheme)
 	require.NotEmpty(t, good[0].ID)
 	require.Equal(t, "x", good[1].ID)
 

@@ -19,8 +19,9 @@
 // decoders and Check return is a Batch: events known to be valid, which
 // the engine writes without checking them again, and which cannot be
 // edited through the Batch, so that an edited event is checked again. The
-// engine then calls AssignIDs, which gives an event without a client id
-// its idempotent id.
+// engine then calls AssignIDs (or AssignID, event by event), which gives
+// an event without a client id its idempotent id under the scheme of the
+// table it goes to.
 //
 // # Rules
 //
@@ -77,7 +78,10 @@
 // MaxDepth, storage.MaxNameBytes, storage.CanonicalNumber), so that an
 // event accepted here is an item every store accepts. The size of the
 // stored item is not checked here: it depends on the key layout, and the
-// engine checks the item it builds with storage.Item.Validate.
+// engine checks the item it builds with storage.Item.Validate. It sizes
+// an event whose id is still to be assigned with the longest id a scheme
+// assigns (MaxAssignedIDLen), so that it can refuse the event before it
+// knows the table, and so the scheme, the event goes to.
 //
 // # Numbers
 //
@@ -98,12 +102,42 @@
 // # Ids
 //
 // AssignID hashes (tenant, logical table, series, time to the nanosecond,
-// fields) with SHA-256 over an unambiguous length-prefixed encoding (map
-// keys sorted, numbers canonical, every value tagged with its type), and
-// keeps the first 128 bits in unpadded base64url: 22 characters. The same
-// event always gets the same id, so a retried request rewrites the same
-// items instead of duplicating them; any difference in any part gives
-// another id. A client that sends its own id keeps it.
+// fields) over an unambiguous length-prefixed encoding (map keys sorted,
+// numbers canonical, every value tagged with its type). The same event
+// always gets the same id, so a retried request rewrites the same items
+// instead of duplicating them; any difference in any part gives another
+// id. A client that sends its own id keeps it, verbatim, under every
+// scheme.
+//
+// How the hash is taken is the id scheme (IDScheme), a fact of the
+// physical table recorded when the table is made (package registry), so
+// that a retried write computes the id its event was stored under:
+//
+//   - IDScheme1: SHA-256, the first 128 bits in unpadded base64url, 22
+//     characters. Tables made before schemes were recorded have it, and
+//     keep it: their ids keep matching and keep their meaning.
+//   - IDScheme2: XXH64 (github.com/cespare/xxhash, a fixed published
+//     algorithm, so ids are the same in every version), all 64 bits in
+//     unpadded base64url, 11 characters. Tables made from then on have
+//     it (LatestIDScheme).
+//
+// Each scheme starts its encoding with a domain string of its own, and
+// their ids differ in length, so no id of one scheme can be taken for
+// one of the other.
+//
+// Why 64 bits serve: an id only has to tell apart the events of one
+// series at one instant, since the item's key holds the tenant, the
+// table, the series and the time to the nanosecond besides the id. Even
+// a million distinct events of one series at one nanosecond collide with
+// a probability of about 3e-8 (n²/2^65); real series hold one or a few.
+// On Pebble nothing compresses a hash, so the 8 bytes saved per event are
+// about a fifth of what the events take on disk after compaction.
+// XXH64 is not a cryptographic hash, and a collision can be crafted; but
+// a crafted collision can only overwrite an event of the same tenant at
+// the same series and instant, which that tenant can do already by
+// sending the event's id as a client id. Fewer than 64 bits were not
+// taken: at 32 bits, events at one instant of a busy series (a burst of
+// a few thousand with the same timestamp) would collide by chance.
 //
 // # Decoding
 //

@@ -18,13 +18,13 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	events.AssignIDs("tenant-1", "a_table")
+	events.AssignIDs("tenant-1", "a_table", event.LatestIDScheme)
 	for i := range events.Len() {
 		out, _ := events.Event(i).MarshalJSON()
 		fmt.Println(string(out))
 	}
 	// Output:
-	// {"time":"2017-04-10T12:00:00.123456Z","series":"car-17","id":"T9vTzIdM5vYNnmjwifkRzw","fields":{"gear":"D","speed":88.5}}
+	// {"time":"2017-04-10T12:00:00.123456Z","series":"car-17","id":"aV7c_FmUaA0","fields":{"gear":"D","speed":88.5}}
 	// {"time":"2017-04-10T12:00:00.123Z","series":"car-17","id":"my-own-id","fields":{"speed":88.5}}
 }
 

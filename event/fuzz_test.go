@@ -236,8 +236,8 @@ func checkRoundTrip(t *testing.T, evs []Event, ndjson bool) {
 		before := evs[i]
 		require.NoError(t, Validate(&evs[i], Limits{}, testNow))
 		require.Equal(t, before, evs[i])
-		evs[i].AssignID("t", "tab")
-		again[i].AssignID("t", "tab")
+		evs[i].AssignID("t", "tab", LatestIDScheme)
+		again[i].AssignID("t", "tab", LatestIDScheme)
 		require.Equal(t, evs[i].ID, again[i].ID)
 	}
 }

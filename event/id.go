@@ -8,18 +8,62 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+
+	"github.com/cespare/xxhash/v2"
 )
 
-// idDomain starts every encoding hashed into an id, so that a change of
-// the encoding can never give an old id to a different event.
-const idDomain = "timetable event id v1\x00"
+// IDScheme is how an event's id is made from its content: a fact of the
+// physical table the event is stored in, recorded in the table's
+// registry entry when the table is made, and never changed afterwards,
+// so that a retried write of an event computes the id it was stored
+// under. The package documentation says why each scheme is what it is.
+type IDScheme int
 
-// idBytes is how much of the SHA-256 sum an id keeps: 128 bits.
-const idBytes = 16
+// The id schemes.
+const (
+	// IDScheme1 keeps 128 bits of SHA-256 of the encoding, in 22
+	// base64url characters: the ids of every table made before schemes
+	// were recorded, and of every table whose registry entry names none.
+	IDScheme1 IDScheme = 1
+	// IDScheme2 keeps the 64 bits of XXH64 of the encoding, in 11
+	// base64url characters: the ids of tables made from then on.
+	IDScheme2 IDScheme = 2
+	// LatestIDScheme is the scheme of tables made now.
+	LatestIDScheme = IDScheme2
+)
+
+// MaxAssignedIDLen is the length of the longest id any scheme assigns
+// (IDScheme1's): a caller that sizes an item before it knows the
+// table's scheme sizes it with an id this long.
+const MaxAssignedIDLen = 22
+
+// Valid reports whether s is a scheme this package knows.
+func (s IDScheme) Valid() bool { return s == IDScheme1 || s == IDScheme2 }
+
+// IDLen returns the length of the ids s assigns.
+func (s IDScheme) IDLen() int {
+	if s == IDScheme2 {
+		return 11
+	}
+	return MaxAssignedIDLen
+}
+
+// The domain strings that start the encodings hashed into ids, one per
+// scheme, so that a change of the encoding can never give an old id to a
+// different event and no scheme's hash is ever taken over another's
+// encoding.
+const (
+	idDomain1 = "timetable event id v1\x00"
+	idDomain2 = "timetable event id v2\x00"
+)
+
+// idBytes1 is how much of the SHA-256 sum a scheme-1 id keeps: 128 bits.
+const idBytes1 = 16
 
 // The encoding hashed into an id is, in order:
 //
-//	"timetable event id v1" 0x00
+//	the scheme's domain string ("timetable event id v1" or
+//	"timetable event id v2") 0x00
 //	str(tenant) str(table) str(series)
 //	Unix seconds of the time, 8 bytes big-endian two's complement
 //	nanoseconds within the second, 4 bytes big-endian
@@ -32,7 +76,9 @@ const idBytes = 16
 // str(key) value(v) for each entry in bytewise key order for 'm' (map).
 // Every part has its length or type before it, so no two different events
 // encode alike. Changing this encoding changes every id: it must not
-// change within a version.
+// change within a scheme. Scheme 1 hashes it with SHA-256 and keeps the
+// first 16 bytes of the sum; scheme 2 hashes it with XXH64 (seed 0) and
+// keeps the 8 bytes of the sum, big-endian. Both are unpadded base64url.
 
 // Type tags of values in the encoding hashed into an id.
 const (
@@ -47,37 +93,48 @@ const (
 	tagOther  = 'x'
 )
 
-// AssignID sets the event's idempotent id when it has no id: a hash of the
-// tenant, the logical table, the series, the time to the nanosecond and
-// the fields, as the package documentation describes. An event with an id
-// keeps it. Call it on an event that passed Validate or a decoder, whose
-// numbers are canonical; it canonicalizes json.Number values again for the
-// hash anyway, so a number's spelling never changes an id.
-func (e *Event) AssignID(tenant, table string) {
-	e.assignID(tenant, table, false)
+// AssignID sets the event's idempotent id under scheme s when it has no
+// id: a hash of the tenant, the logical table, the series, the time to
+// the nanosecond and the fields, as the package documentation describes.
+// An event with an id keeps it. Call it on an event that passed Validate
+// or a decoder, whose numbers are canonical; it canonicalizes json.Number
+// values again for the hash anyway, so a number's spelling never changes
+// an id. A scheme that is not Valid is taken as IDScheme1.
+func (e *Event) AssignID(tenant, table string, s IDScheme) {
+	e.assignID(tenant, table, s, false)
 }
 
 // assignID is AssignID; canonical says the event's numbers are known to
 // be canonical already (it is in a Batch), so that they are hashed as they
 // are rather than put in canonical form a second time.
-func (e *Event) assignID(tenant, table string, canonical bool) {
+func (e *Event) assignID(tenant, table string, s IDScheme, canonical bool) {
 	if e.ID != "" {
 		return
 	}
+	domain := idDomain1
+	if s == IDScheme2 {
+		domain = idDomain2
+	}
 	bp := hashBufs.Get().(*[]byte)
-	b := append((*bp)[:0], idDomain...)
+	b := append((*bp)[:0], domain...)
 	b = appendLenString(b, tenant)
 	b = appendLenString(b, table)
 	b = appendLenString(b, e.Series)
 	b = binary.BigEndian.AppendUint64(b, uint64(e.Time.Unix()))
 	b = binary.BigEndian.AppendUint32(b, uint32(e.Time.Nanosecond()))
 	b = appendHashMap(b, e.Fields, canonical)
-	sum := sha256.Sum256(b)
+	if s == IDScheme2 {
+		var sum [8]byte
+		binary.BigEndian.PutUint64(sum[:], xxhash.Sum64(b))
+		e.ID = base64.RawURLEncoding.EncodeToString(sum[:])
+	} else {
+		sum := sha256.Sum256(b)
+		e.ID = base64.RawURLEncoding.EncodeToString(sum[:idBytes1])
+	}
 	if cap(b) <= maxPooledHashBuf {
 		*bp = b
 		hashBufs.Put(bp)
 	}
-	e.ID = base64.RawURLEncoding.EncodeToString(sum[:idBytes])
 }
 
 // hashBufs holds the buffers AssignID encodes events into; buffers that

@@ -62,7 +62,7 @@ func newGenerator(start time.Time, step time.Duration) *generator {
 // itemSize is the size DynamoDB counts for an event's item in the row
 // layout, in the benchmark's table.
 func itemSize(e event.Event) int {
-	e.AssignID(benchTenant, benchTable)
+	e.AssignID(benchTenant, benchTable, event.IDScheme1)
 	item := storage.Item{PK: fmt.Sprintf("%s#%s#%s#0", benchTenant, benchTable, e.Series), SK: e.Time.Format("2006-01-02T15:04:05.000000000Z") + "#" + e.ID, Attrs: e.Fields}
 	return storage.ItemSize(item)
 }
