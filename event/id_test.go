@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"strings"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 

@@ -38,6 +38,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/timetabledb/timetable/event"
 	"github.com/timetabledb/timetable/naming"
 	"github.com/timetabledb/timetable/period"
 	"github.com/timetabledb/timetable/storage"
@@ -116,6 +117,14 @@ type Family struct {
 	// point-in-time recovery on the tables of tiers that have it
 	// (Tier.PITR); zero turns it off everywhere.
 	PITRDays int
+	// IDScheme is how the ids of events without a client id are made in
+	// the family's tables (event.IDScheme). It is a fact of each table,
+	// kept from when the table was made in its registry entry's policy,
+	// and not part of configuration: zero, in a family from
+	// configuration, means the scheme of tables made now
+	// (registry.NewEntry takes it as event.LatestIDScheme, the engine as
+	// its Options.IDScheme).
+	IDScheme event.IDScheme
 }
 
 // ArchiveFormat is the format a family's tables are archived in (package

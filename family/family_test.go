@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/timetabledb/timetable/event"
 	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/period"
 	"github.com/timetabledb/timetable/storage"
@@ -86,7 +87,13 @@ func TestSpecCarriesTheTags(t *testing.T) {
 		family.TagTier:        "hot",
 		family.TagShards:      "6",
 		family.TagLayout:      "row",
-	}, spec.Tags)
+	}, spec.Tags, "a family from configuration records no id scheme: its tables' entries do")
+	f.IDScheme = event.IDScheme2
+	spec = f.Spec(ref, f.Tiers[0])
+	require.Equal(t, "2", spec.Tags[family.TagIDScheme])
+	require.Equal(t, event.IDScheme2, family.IDSchemeOf(spec.Tags))
+	require.Equal(t, event.IDScheme1, family.IDSchemeOf(nil), "a table without the tag predates schemes")
+	require.Equal(t, event.IDScheme1, family.IDSchemeOf(map[string]string{family.TagIDScheme: "9"}))
 	require.Equal(t, family.TTLAttribute, spec.TTLAttribute)
 	require.Equal(t, 6, f.ShardsOf(spec.Tags))
 	f.Shards = 2

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/timetabledb/timetable/event"
 	"github.com/timetabledb/timetable/naming"
 	"github.com/timetabledb/timetable/storage"
 )
@@ -19,6 +20,10 @@ const (
 	TagTier        = "timetable:tier"
 	TagShards      = "timetable:shards"
 	TagLayout      = "timetable:layout"
+	// TagIDScheme is the table's event id scheme (event.IDScheme), on
+	// tables made since schemes were recorded: a table adopted without
+	// it has scheme 1.
+	TagIDScheme = "timetable:id-scheme"
 	// TagMeta names the meta table of the deployment that created the
 	// table (package registry adds it): a deployment adopts a table it
 	// finds without a registry entry only when the tag names its own meta
@@ -44,6 +49,9 @@ func (f Family) Spec(ref naming.Ref, tier Tier) storage.TableSpec {
 	if !ref.WriteMonth.IsZero() {
 		tags[TagWriteMonth] = ref.WriteMonth.String()
 	}
+	if f.IDScheme.Valid() {
+		tags[TagIDScheme] = strconv.Itoa(int(f.IDScheme))
+	}
 	spec := storage.TableSpec{
 		Name:               f.Namer().Format(ref),
 		Capacity:           c,
@@ -55,6 +63,16 @@ func (f Family) Spec(ref naming.Ref, tier Tier) storage.TableSpec {
 		spec.TTLAttribute = TTLAttribute
 	}
 	return spec
+}
+
+// IDSchemeOf returns the event id scheme a table was made with, from its
+// tags: event.IDScheme1 when the tag is missing or bad, since tables made
+// before schemes were recorded carry none.
+func IDSchemeOf(tags map[string]string) event.IDScheme {
+	if n, err := strconv.Atoi(tags[TagIDScheme]); err == nil && event.IDScheme(n).Valid() {
+		return event.IDScheme(n)
+	}
+	return event.IDScheme1
 }
 
 // ShardsOf returns the number of shards a table was created with, from its

@@ -15,8 +15,10 @@ import (
 // Adopted returns the entry of a table found in the store without one:
 // its name parsed as ref by family f's namer, and info is what the store
 // says of it. Facts come from the table's tags, written by timetable
-// before the registry existed, where it has them (shards, layout, tier);
-// otherwise from f, the family's policy now. A creation time the store
+// before the registry existed, where it has them (shards, layout, tier,
+// id scheme); otherwise from f, the family's policy now, but for the id
+// scheme: a table without the tag gets scheme 1, the scheme of every
+// table made before schemes were recorded (family.IDSchemeOf). A creation time the store
 // does not know, or one after now, is left zero: the table then ages by
 // the schedule alone (family.TierFor). The entry is not written:
 // register it with Register.
@@ -37,6 +39,7 @@ func Adopted(f family.Family, ref naming.Ref, info storage.TableInfo, now time.T
 		UpdatedAt:    now.UTC(),
 		Source:       SourceName,
 	}
+	e.Policy.IDScheme = family.IDSchemeOf(info.Tags)
 	tags := info.Tags
 	if tags[family.TagFamily] == f.Name {
 		e.Source = SourceTags

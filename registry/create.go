@@ -23,7 +23,10 @@ type Creator interface {
 // registered a live table of that name first, that caller's entry, which
 // may hold another period (two granularities can name a table alike), so
 // callers check what it covers. A table of that name that is gone is made
-// again as the entry's next generation. Running Create again after a
+// again as the entry's next generation, with the id scheme of the
+// generation before it rather than e's: a retried write of an event of
+// that generation, read back from its archive beside the new one, then
+// computes the id it was stored under. Running Create again after a
 // failure finishes the job: a table left creating is created and marked
 // active by whoever comes next.
 func (r *Registry) Create(ctx context.Context, store Creator, e Entry, now time.Time) (Entry, error) {
@@ -46,6 +49,7 @@ func (r *Registry) Create(ctx context.Context, store Creator, e Entry, now time.
 			return r.Finish(ctx, store, cur, now)
 		}
 		e = cur.next(e)
+		e.Policy.IDScheme = cur.IDScheme()
 	}
 	return Entry{}, fmt.Errorf("create table %q: the registry entry keeps changing", e.Name)
 }

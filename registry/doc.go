@@ -19,7 +19,12 @@
 //
 // An Entry records the family's policy as it was when the table was made
 // (Entry.Policy: period, naming, write-time grouping, shards, layout,
-// tiers, backfill tier, grace, TTL). That policy, never the configuration
+// tiers, backfill tier, grace, TTL), and the table's event id scheme
+// (Entry.IDScheme, event.IDScheme): a table made now gets
+// event.LatestIDScheme, unless its name had an earlier generation, whose
+// scheme it keeps; an entry recorded before schemes has none, and its
+// table has scheme 1 for good, so that the ids already stored keep
+// matching a retried write. That policy, never the configuration
 // of today, decides how the table is read and aged: changing a family's
 // period, naming, shards or tiers changes only the tables made afterwards.
 // A family's retention and archive target are the exception: they are read

@@ -115,6 +115,11 @@ func (r *Registry) Compare(ctx context.Context, store Lister, f family.Family, e
 				a := Adopted(policy, ref, info, now)
 				if ok {
 					a = e.next(a)
+					if info.Tags[family.TagIDScheme] == "" {
+						// No tag says otherwise: the scheme of the
+						// generation before, as Create gives it.
+						a.Policy.IDScheme = e.IDScheme()
+					}
 				}
 				if info.Tags[family.TagMeta] == r.table {
 					d.Unregistered = append(d.Unregistered, a)

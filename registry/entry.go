@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/timetabledb/timetable/event"
 	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/naming"
 	"github.com/timetabledb/timetable/period"
@@ -146,6 +147,16 @@ func (e Entry) Family() string { return e.Policy.Name }
 // table.
 func (e Entry) Shards() int { return max(e.Policy.Shards, 1) }
 
+// IDScheme returns the scheme of the ids the table's events without a
+// client id have: the one its policy records, or event.IDScheme1 for an
+// entry that records none (made before schemes were recorded).
+func (e Entry) IDScheme() event.IDScheme {
+	if e.Policy.IDScheme.Valid() {
+		return e.Policy.IDScheme
+	}
+	return event.IDScheme1
+}
+
 // Covers reports whether the table is where an event of time eventTime
 // written at writeTime may go: its period holds eventTime and, when it is
 // grouped by write month, its write month holds writeTime.
@@ -170,8 +181,12 @@ func (e Entry) Spec() storage.TableSpec {
 }
 
 // NewEntry returns the entry of a table timetable is about to make for ref in
-// family f at time now, at the tier the family's rule gives it.
+// family f at time now, at the tier the family's rule gives it. The table
+// gets f's id scheme, or event.LatestIDScheme when f names none.
 func NewEntry(f family.Family, ref naming.Ref, now time.Time) Entry {
+	if !f.IDScheme.Valid() {
+		f.IDScheme = event.LatestIDScheme
+	}
 	tier, _ := f.TierFor(ref, now, now)
 	spec := f.Spec(ref, tier)
 	return Entry{
@@ -201,6 +216,7 @@ const (
 	attrPolicy     = "policy"
 	attrShards     = "shards"
 	attrLayout     = "layout"
+	attrIDScheme   = "id_scheme"
 	attrTier       = "tier"
 	attrBilling    = "billing"
 	attrRead       = "read"
@@ -223,8 +239,9 @@ const (
 	attrPast       = "past_archives"
 )
 
-// attrs returns the entry's attributes as stored. Shards and layout are
-// repeated outside the policy for people reading the meta table.
+// attrs returns the entry's attributes as stored. Shards, layout and id
+// scheme are repeated outside the policy for people reading the meta
+// table; the policy's are the ones read back.
 func (e Entry) attrs() (map[string]any, error) {
 	pol, err := encodePolicy(e.Policy)
 	if err != nil {
@@ -255,6 +272,7 @@ func (e Entry) attrs() (map[string]any, error) {
 		attrPolicy:     pol,
 		attrShards:     number(int64(e.Shards())),
 		attrLayout:     string(e.Policy.Layout),
+		attrIDScheme:   number(int64(e.IDScheme())),
 		attrTier:       e.Tier,
 		attrBilling:    string(e.Capacity.Billing),
 		attrRead:       number(e.Capacity.Read),

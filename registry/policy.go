@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/timetabledb/timetable/event"
 	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/naming"
 	"github.com/timetabledb/timetable/period"
@@ -30,6 +31,9 @@ type policy struct {
 	Grace             string       `json:"grace"`
 	TTL               string       `json:"ttl,omitempty"`
 	PITRDays          int          `json:"pitr_days,omitempty"`
+	// IDScheme is the table's event id scheme; a policy recorded before
+	// schemes has none, and its table has scheme 1.
+	IDScheme int `json:"id_scheme,omitempty"`
 }
 
 type policyTier struct {
@@ -60,6 +64,7 @@ func encodePolicy(f family.Family) (string, error) {
 		Billing:           string(f.Billing),
 		Grace:             f.Grace.String(),
 		PITRDays:          f.PITRDays,
+		IDScheme:          int(f.IDScheme),
 	}
 	if f.TTL > 0 {
 		p.TTL = f.TTL.String()
@@ -144,6 +149,14 @@ func parsePolicy(s string) (family.Family, error) {
 	f.Layout = family.Layout(p.Layout)
 	f.Billing = storage.Billing(p.Billing)
 	f.PITRDays = p.PITRDays
+	switch f.IDScheme = event.IDScheme(p.IDScheme); {
+	case p.IDScheme == 0:
+		f.IDScheme = event.IDScheme1
+	case !f.IDScheme.Valid():
+		// A scheme of a later version: writing with another would store
+		// a retried event twice.
+		return f, fmt.Errorf("decode policy: event id scheme %d is unknown to this version of timetable", p.IDScheme)
+	}
 	if f.Grace, err = parseDuration(p.Grace); err != nil {
 		return f, err
 	}
