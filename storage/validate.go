@@ -103,6 +103,23 @@ func (it Item) Checked() (Item, int, error) {
 	return it, size, nil
 }
 
+// Rekeyed returns the item with the keys pk and sk. An item Checked
+// returned stays marked as valid when the new keys are valid and no
+// longer, together, than the old ones: the item was valid and can only
+// have shrunk. Otherwise the mark is dropped, and the item is validated
+// where it is written. The engine checks an event's item before it knows
+// the event's id (its table's id scheme decides it), with an id as long
+// as any scheme's, and gives the item its keys once the table is known.
+func (it Item) Rekeyed(pk, sk string) Item {
+	keep := it.checked == it.mark() && len(pk)+len(sk) <= len(it.PK)+len(it.SK) && validateKey(pk, sk) == nil
+	it.PK, it.SK = pk, sk
+	it.checked = checkMark{}
+	if keep {
+		it.checked = it.mark()
+	}
+	return it
+}
+
 // Valid is what a backend calls before it writes an item: nil at once for
 // an item Checked returned, of the same shape still, and Validate's
 // answer for any other.

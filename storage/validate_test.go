@@ -165,6 +165,25 @@ func TestUpdateValidate(t *testing.T) {
 	}
 }
 
+// TestRekeyed: a Checked item given shorter valid keys stays marked;
+// given longer or invalid keys, it is validated again.
+func TestRekeyed(t *testing.T) {
+	checked, _, err := Item{PK: "p#0", SK: "t#AAAAAAAAAAAAAAAAAAAAAA", Attrs: map[string]any{"n": json.Number("1")}}.Checked()
+	require.NoError(t, err)
+	// A value changed in place shows whether the mark was kept: Valid
+	// trusts a marked item.
+	checked.Attrs["n"] = json.Number("01")
+	shorter := checked.Rekeyed("p#1", "t#BBBBBBBBBBB")
+	require.Equal(t, Key{PK: "p#1", SK: "t#BBBBBBBBBBB"}, shorter.Key())
+	require.NoError(t, shorter.Valid(), "shorter keys keep the mark")
+	require.NoError(t, checked.Rekeyed("p#1", "t#CCCCCCCCCCCCCCCCCCCCCC").Valid(), "keys as long keep it")
+	require.ErrorIs(t, checked.Rekeyed("p#10", "t#CCCCCCCCCCCCCCCCCCCCCC").Valid(), ErrInvalid, "longer keys drop it")
+	require.ErrorIs(t, checked.Rekeyed("p#1", "").Valid(), ErrInvalid, "an empty key drops it")
+	require.ErrorIs(t, checked.Rekeyed("p#1", "t#\xff").Valid(), ErrInvalid, "a key not UTF-8 drops it")
+	checked.Attrs["n"] = json.Number("1")
+	require.NoError(t, checked.Rekeyed("p#10", "t#CCCCCCCCCCCCCCCCCCCCCC").Valid(), "validated again, and valid")
+}
+
 // TestChecked: a Checked item is not validated again while it keeps its
 // shape, and is when its keys change length or it gains or loses an
 // attribute; an item built by hand always is.
@@ -197,6 +216,7 @@ func TestChecked(t *testing.T) {
 
 	byHand := Item{PK: "p#0", SK: "s", Attrs: map[string]any{"n": json.Number("01")}}
 	require.ErrorIs(t, byHand.Valid(), ErrInvalid)
+	require.ErrorIs(t, byHand.Rekeyed("p", "s").Valid(), ErrInvalid, "rekeying marks nothing")
 	_, _, err = byHand.Checked()
 	require.ErrorIs(t, err, ErrInvalid)
 }
