@@ -74,6 +74,10 @@ type TableStatus struct {
 	Generation int64
 	Shards     int
 	Layout     string
+	// IDScheme is the table's event id scheme (1: 22-character ids, 2:
+	// 11-character ids; package event's IDScheme), which its events
+	// without a client id keep for good.
+	IDScheme int
 	// Tier is the tier last applied; TierReason why the table should have
 	// the tier it should have now (the lifecycle moves it there).
 	Tier          string
@@ -118,6 +122,7 @@ type tableJSON struct {
 	Generation    int64    `json:"generation"`
 	Shards        int      `json:"shards"`
 	Layout        string   `json:"layout"`
+	IDScheme      int      `json:"id_scheme"`
 	CreatedAt     string   `json:"created_at"`
 	Source        string   `json:"source"`
 	Status        string   `json:"status"`
@@ -147,6 +152,7 @@ func (s TableStatus) MarshalJSON() ([]byte, error) {
 		Generation:    s.Generation,
 		Shards:        s.Shards,
 		Layout:        s.Layout,
+		IDScheme:      s.IDScheme,
 		Source:        s.Source,
 		Status:        s.Status,
 		Billing:       s.Billing,
@@ -183,7 +189,7 @@ func (s *TableStatus) UnmarshalJSON(b []byte) error {
 	}
 	*s = TableStatus{
 		Name: j.Name, Family: j.Family, Tier: j.Tier, TierReason: j.Why, State: j.State,
-		Generation: j.Generation, Shards: j.Shards, Layout: j.Layout, Source: j.Source, Status: j.Status,
+		Generation: j.Generation, Shards: j.Shards, Layout: j.Layout, IDScheme: j.IDScheme, Source: j.Source, Status: j.Status,
 		Billing: j.Billing, ReadCapacity: j.ReadCapacity, WriteCapacity: j.WriteCapacity, Class: j.Class,
 		CreateError: j.CreateError, Drift: j.Drift, ItemCount: -1, ArchiveTarget: j.ArchiveTarget,
 	}

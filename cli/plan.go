@@ -232,7 +232,7 @@ func writePlan(w io.Writer, r planner.Report, format string) error {
 // sampleSizes decodes an NDJSON file of events and returns the size of
 // the item each would be stored as in the row layout (itemenc.RowItem, in
 // shard 0), with the event's own id or the idempotent id timetable would
-// give it.
+// give it in a table made now (event.LatestIDScheme).
 func sampleSizes(path, tenant, table string, now time.Time) ([]int, error) {
 	body, err := os.ReadFile(path)
 	if err != nil {
@@ -245,7 +245,7 @@ func sampleSizes(path, tenant, table string, now time.Time) ([]int, error) {
 	if events.Len() == 0 {
 		return nil, fmt.Errorf("sample %s: no events", path)
 	}
-	events.AssignIDs(tenant, table, event.IDScheme1)
+	events.AssignIDs(tenant, table, event.LatestIDScheme)
 	sizes := make([]int, events.Len())
 	for i := range sizes {
 		ev := events.Event(i)

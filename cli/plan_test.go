@@ -198,9 +198,10 @@ func TestSampleSizes(t *testing.T) {
 	require.NoError(t, os.WriteFile(path, []byte(body), 0o644))
 	sizes, err := sampleSizes(path, "t", "tb", planClock.Now())
 	require.NoError(t, err)
-	// pk "t#tb#s#0" is 8 bytes, sk a 30-byte time, "#" and the id, the
-	// field "a" 1 + 3 bytes; names "pk" and "sk" 2 bytes each.
-	require.Equal(t, []int{2 + 8 + 2 + 30 + 1 + 3 + 4, 2 + 8 + 2 + 30 + 1 + 22 + 4, 2 + 7 + 2 + 30 + 1 + 22}, sizes)
+	// pk "t#tb#s#0" is 8 bytes, sk a 30-byte time, "#" and the id (the
+	// client's, or the 11 characters a table made now gives), the field
+	// "a" 1 + 3 bytes; names "pk" and "sk" 2 bytes each.
+	require.Equal(t, []int{2 + 8 + 2 + 30 + 1 + 3 + 4, 2 + 8 + 2 + 30 + 1 + 11 + 4, 2 + 7 + 2 + 30 + 1 + 11}, sizes)
 }
 
 func TestPlanApply(t *testing.T) {

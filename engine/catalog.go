@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/timetabledb/timetable/clock"
+	"github.com/timetabledb/timetable/event"
 	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/naming"
 	"github.com/timetabledb/timetable/registry"
@@ -26,6 +27,9 @@ type physTable struct {
 	family string
 	ref    naming.Ref
 	shards int
+	// idScheme is the scheme of the ids of the table's events without a
+	// client id.
+	idScheme event.IDScheme
 	// entry is the registry entry, shared and never changed: a new
 	// read of the registry makes a new one.
 	entry *registry.Entry
@@ -38,7 +42,7 @@ type physTable struct {
 }
 
 func tableOf(e registry.Entry) physTable {
-	return physTable{name: e.Name, family: e.Family(), ref: e.Ref, shards: e.Shards(), entry: &e}
+	return physTable{name: e.Name, family: e.Family(), ref: e.Ref, shards: e.Shards(), idScheme: e.IDScheme(), entry: &e}
 }
 
 // catalog finds a family's physical tables through the table registry and
@@ -63,6 +67,8 @@ type catalog struct {
 	cold bool
 	// routeTTL is Options.RouteTTL.
 	routeTTL time.Duration
+	// idScheme is Options.IDScheme: the scheme of the tables it makes.
+	idScheme event.IDScheme
 
 	// creating makes concurrent writers look up or create a table once.
 	creating singleflight.Group
@@ -86,8 +92,8 @@ type catalog struct {
 	}
 }
 
-func newCatalog(store storage.Store, reg *registry.Registry, clk clock.Clock, log *slog.Logger, readOnly bool) *catalog {
-	c := &catalog{store: store, reg: reg, clock: clk, log: log, readOnly: readOnly}
+func newCatalog(store storage.Store, reg *registry.Registry, clk clock.Clock, log *slog.Logger, readOnly bool, idScheme event.IDScheme) *catalog {
+	c := &catalog{store: store, reg: reg, clock: clk, log: log, readOnly: readOnly, idScheme: idScheme}
 	c.mu.routes = map[string][]physTable{}
 	c.mu.adopted = map[string][]physTable{}
 	c.mu.listings = map[string]*listing{}
@@ -285,6 +291,7 @@ func (c *catalog) find(ctx context.Context, f family.Family, eventTime, writeTim
 			return t, checkFence(t)
 		}
 		policy := f
+		policy.IDScheme = c.idScheme
 		for range 3 {
 			ref := policy.TableFor(eventTime, writeTime)
 			e, err := c.reg.Create(ctx, c.store, registry.NewEntry(policy, ref, c.clock.Now()), c.clock.Now())

@@ -102,6 +102,13 @@ type Options struct {
 	// the rollup is trusted or stored; zero means DefaultRollupSettle. A
 	// Write to a table with rollups gets a deadline of half of it.
 	RollupSettle time.Duration
+	// IDScheme is the event id scheme (event.IDScheme) of the tables this
+	// engine makes, recorded in each one's registry entry: zero means
+	// event.LatestIDScheme. A table keeps the scheme it was made with
+	// whatever this says, so tests set event.IDScheme1 to stand for a
+	// deployment of a version before schemes, then open the same store
+	// with the default. Not a setting of the configuration file.
+	IDScheme event.IDScheme
 }
 
 // DefaultMetaTable is the meta table's name unless Schema.MetaTable says
@@ -170,6 +177,9 @@ func (o *Options) EnsureDefaults() {
 	if o.RollupSettle == 0 {
 		o.RollupSettle = DefaultRollupSettle
 	}
+	if o.IDScheme == 0 {
+		o.IDScheme = event.LatestIDScheme
+	}
 	o.Tables.ensureDefaults()
 	if o.RouteTTL == 0 {
 		o.RouteTTL = registry.DefaultRouteTTL
@@ -206,6 +216,9 @@ func (o *Options) Validate() error {
 	}
 	if err := o.KeyCache.Validate(); err != nil {
 		return err
+	}
+	if o.IDScheme != 0 && !o.IDScheme.Valid() {
+		return fmt.Errorf("timetable: IDScheme %d is no event id scheme", o.IDScheme)
 	}
 	return o.Tables.validate()
 }

@@ -209,7 +209,7 @@ func mergeOrder(evs []event.Event, tenant, table string) []string {
 	seen := map[string]bool{}
 	var out []event.Event
 	for _, e := range evs {
-		e.AssignID(tenant, table, event.IDScheme1)
+		e.AssignID(tenant, table, event.LatestIDScheme)
 		if !seen[key(e)] {
 			seen[key(e)] = true
 			out = append(out, e)

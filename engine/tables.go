@@ -73,6 +73,7 @@ func statusOf(e registry.Entry, now time.Time) TableStatus {
 		Generation:    e.Generation,
 		Shards:        e.Shards(),
 		Layout:        string(e.Policy.Layout),
+		IDScheme:      int(e.IDScheme()),
 		Tier:          e.Tier,
 		TierReason:    reason,
 		Billing:       string(e.Capacity.Billing),

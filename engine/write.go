@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -40,13 +41,24 @@ type pending struct {
 	index  int // in the caller's slice
 	time   time.Time
 	series string
-	shard  int
+	// item is the event's item, checked. For an event without a client
+	// id (assign), its keys are provisional, with an id as long as any
+	// scheme gives (event.MaxAssignedIDLen), until the event is routed to
+	// its table, whose id scheme gives the event its id.
 	item   storage.Item
+	assign bool
 }
 
-// Write validates events, gives each its id (event.AssignID: the events'
-// ID fields are set in place), and stores them in the tables of the
-// logical table's family, creating tables for late data on demand.
+// provisionalID stands for an event's id to be assigned, in the item it
+// is checked as before its table, and so its id scheme, is known: as
+// long as the longest id any scheme assigns, so that the item checked is
+// never smaller than the item stored.
+var provisionalID = strings.Repeat("A", event.MaxAssignedIDLen)
+
+// Write validates events, gives each without a client id its id under
+// the id scheme of the physical table it goes to (event.IDScheme; the
+// events' ID fields are set in place), and stores them in the tables of
+// the logical table's family, creating tables for late data on demand.
 //
 // The whole request is validated first (event.Check): if any event is
 // invalid Write returns an *event.BatchError naming each one and writes
@@ -176,7 +188,7 @@ func (db *DB) write(ctx context.Context, tenant, table string, check func(now ti
 	if err := db.meta.registerTable(ctx, tenant, table, f.Name, now, first, last); err != nil {
 		return 0, err
 	}
-	groups, err := db.splitByTable(ctx, f, tenant, table, items, now, pol.Rollups)
+	groups, err := db.splitByTable(ctx, f, tenant, table, items, events, now, pol.Rollups)
 	if err != nil {
 		return 0, err
 	}
@@ -201,11 +213,22 @@ func (db *DB) write(ctx context.Context, tenant, table string, check func(now ti
 			if errors.Is(err, storage.ErrTableNotFound) {
 				// The lifecycle deleted the table after the catalog saw
 				// it (late data for a period past retention, say): make
-				// it again and write once more.
+				// it again and write once more. The table made again
+				// has the id scheme of the one it replaces (its entry's,
+				// which the registry keeps for the name's next
+				// generation), so the items keep their ids.
 				db.series.forgetTable(grp.table.name)
+				scheme := grp.table.idScheme
 				if grp.table, err = db.catalog.recreate(gctx, grp.table); err == nil {
-					grp.series = grp.allSeries
-					err = grp.writeTo(gctx, db.store, db.series)
+					if grp.table.idScheme != scheme {
+						// Only a race with another writer making the
+						// name's next generation anew could do this; a
+						// retry routes and assigns ids again.
+						err = fmt.Errorf("table %q was made again with event id scheme %d, not %d: %w", grp.table.name, grp.table.idScheme, scheme, storage.ErrUnavailable)
+					} else {
+						grp.series = grp.allSeries
+						err = grp.writeTo(gctx, db.store, db.series)
+					}
 				}
 			}
 			if err == nil {
@@ -235,15 +258,19 @@ func (db *DB) write(ctx context.Context, tenant, table string, check func(now ti
 	return events.Len(), nil
 }
 
-// prepare gives the events their ids and turns them into items, without
-// I/O, refusing those that cannot be stored.
+// prepare turns the events into items, without I/O, refusing those that
+// cannot be stored. It assigns no id: an event without a client id gets
+// its id once routed to its table (splitByTable), whose id scheme says
+// how, and its item is checked here with a provisional id as long as any
+// scheme's, so that the whole request is refused or accepted before the
+// tables are known.
 func (db *DB) prepare(tenant, table string, pol family.TablePolicy, events event.Batch, now time.Time) ([]pending, error) {
 	f, layout := pol.Family, pol.Layout
 	var problems []event.Problem
 	items := make([]pending, 0, events.Len())
-	events.AssignIDs(tenant, table, event.IDScheme1)
 	for i := range events.Len() {
 		ev := events.Event(i)
+		assign := ev.ID == ""
 		if reason := db.opts.Tables.horizonProblem(ev.Time, now); reason != "" {
 			problems = append(problems, event.Problem{Index: i, Reason: reason})
 			continue
@@ -256,8 +283,14 @@ func (db *DB) prepare(tenant, table string, pol family.TablePolicy, events event
 				ev.Time.Format(time.RFC3339Nano), f.Name, f.Retention, exp.Format(time.RFC3339))})
 			continue
 		}
-		p := pending{index: i, time: ev.Time, series: ev.Series, shard: shardOf(ev.ID, f.Shards)}
-		p.item = itemenc.RowItem(tenant, table, ev, p.shard)
+		p := pending{index: i, time: ev.Time, series: ev.Series, assign: assign}
+		shard := max(f.Shards-1, 0) // the widest shard number, for an id to come
+		if assign {
+			ev.ID = provisionalID
+		} else {
+			shard = shardOf(ev.ID, f.Shards)
+		}
+		p.item = itemenc.RowItem(tenant, table, ev, shard)
 		if f.TTL > 0 {
 			attrs := make(map[string]any, len(ev.Fields)+1)
 			for k, v := range ev.Fields {
@@ -411,10 +444,12 @@ func (w *tableWrite) writeTo(ctx context.Context, store storage.Items, idx *seri
 }
 
 // splitByTable sorts items by physical table, makes sure each table exists,
-// drops repeats of one event within the request, and adds series index
-// entries for series new to a table. With rollups, it notes the rollup
-// buckets each table's items touch.
-func (db *DB) splitByTable(ctx context.Context, f family.Family, tenant, table string, items []pending, now time.Time, rollups bool) ([]*tableWrite, error) {
+// gives each event of events without a client id its id under its
+// table's id scheme (and its item the keys of that id), drops repeats of
+// one event within the request, and adds series index entries for series
+// new to a table. With rollups, it notes the rollup buckets each table's
+// items touch.
+func (db *DB) splitByTable(ctx context.Context, f family.Family, tenant, table string, items []pending, events event.Batch, now time.Time, rollups bool) ([]*tableWrite, error) {
 	byName := map[string]*tableWrite{}
 	var order []*tableWrite
 	type key struct{ table, pk, sk string }
@@ -439,7 +474,15 @@ func (db *DB) splitByTable(ctx context.Context, f family.Family, tenant, table s
 				order = append(order, w)
 			}
 		}
-		if w.table.shards != f.Shards {
+		switch {
+		case p.assign:
+			id := events.AssignID(p.index, tenant, table, w.table.idScheme)
+			pk := p.item.PK // shard 0, the provisional one with one shard
+			if w.table.shards > 1 || f.Shards > 1 {
+				pk = itemenc.PartitionKey(tenant, table, p.series, shardOf(id, w.table.shards))
+			}
+			p.item = p.item.Rekeyed(pk, itemenc.SortKey(p.time, id))
+		case w.table.shards != f.Shards:
 			// The table keeps the shard count it was made with.
 			p.item.PK = itemenc.PartitionKey(tenant, table, p.series, shardOf(idOf(p.item.SK), w.table.shards))
 		}

@@ -236,7 +236,7 @@ func writeUnitsPerEvent(gen *generator, events int) float64 {
 	units := 0
 	for i := range events {
 		e := gen.event(i)
-		e.AssignID(benchTenant, benchTable, event.IDScheme1)
+		e.AssignID(benchTenant, benchTable, event.LatestIDScheme)
 		size := storage.ItemSize(storage.Item{PK: fmt.Sprintf("%s#%s#%s#0", benchTenant, benchTable, e.Series), SK: e.Time.Format("2006-01-02T15:04:05.000000000Z") + "#" + e.ID, Attrs: e.Fields})
 		units += (size + 1023) / 1024
 	}
@@ -247,7 +247,7 @@ func writeUnitsPerEvent(gen *generator, events int) float64 {
 // item returns the native item of event i, as the engine would store it.
 func nativeItem(gen *generator, i int) map[string]types.AttributeValue {
 	e := gen.event(i)
-	e.AssignID(benchTenant, benchTable, event.IDScheme1)
+	e.AssignID(benchTenant, benchTable, event.LatestIDScheme)
 	item := map[string]types.AttributeValue{
 		storage.PKAttr: &types.AttributeValueMemberS{Value: fmt.Sprintf("%s#%s#%s#0", benchTenant, benchTable, e.Series)},
 		storage.SKAttr: &types.AttributeValueMemberS{Value: e.Time.Format("2006-01-02T15:04:05.000000000Z") + "#" + e.ID},

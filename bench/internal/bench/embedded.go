@@ -234,7 +234,7 @@ func rawPebbleIngest(dir string, gen *generator, batches [][]int, writers int) (
 	idx := make([][]int, len(batches))
 	for i, b := range batches {
 		for _, e := range gen.batch(b[0], b[1]) {
-			e.AssignID(benchTenant, benchTable, event.IDScheme1)
+			e.AssignID(benchTenant, benchTable, event.LatestIDScheme)
 			key := fmt.Sprintf("d%08d%s#%s#%s#0%s#%s", 1, benchTenant, benchTable, e.Series, e.Time.Format("2006-01-02T15:04:05.000000000Z"), e.ID)
 			val := bytes.Repeat([]byte("v"), EventBytes-len(key))
 			pre[i] = append(pre[i], kv{[]byte(key), val})
