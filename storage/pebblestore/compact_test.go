@@ -2,8 +2,12 @@ package pebblestore
 
 import (
 	"context"
+	"fmt"
+	"math/rand/v2"
+	"strings"
 	"testing"
 
+	"github.com/cockroachdb/pebble/v2"
 	"github.com/stretchr/testify/require"
 
 	"github.com/timetabledb/timetable/storage"
@@ -45,4 +49,38 @@ func TestCompactAfterClose(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, s.Close())
 	require.ErrorIs(t, s.Compact(context.Background()), storage.ErrClosed)
+}
+
+// TestCompactRewritesFlushedTables: the sstables one flush writes
+// overlap nothing, and a compaction of each alone would move it to the
+// bottom level as it was written (the fast codec of the upper levels, 4
+// KiB blocks); Compact compacts each level whole, so that the bottom
+// level holds only tables it wrote with its own codec (Zstandard).
+func TestCompactRewritesFlushedTables(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(t.TempDir(), Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, s.Close()) })
+	require.NoError(t, s.CreateTable(ctx, testSpec("tbl")))
+	written := items("p", 60000)
+	rnd := rand.New(rand.NewPCG(1, 2))
+	for i := range written {
+		written[i].Attrs["pad"] = fmt.Sprintf("%016x%016x", rnd.Uint64(), rnd.Uint64())
+	}
+	for b := 0; b < len(written); b += 10000 {
+		require.NoError(t, s.BatchWrite(ctx, "tbl", written[b:b+10000]))
+	}
+	require.NoError(t, s.db.Flush())
+	flushed, err := s.db.SSTables()
+	require.NoError(t, err)
+	require.Greater(t, len(flushed[0]), 1, "one flush, several tables in L0")
+
+	require.NoError(t, s.Compact(ctx))
+	levels, err := s.db.SSTables(pebble.WithProperties())
+	require.NoError(t, err)
+	bottom := levels[len(levels)-1]
+	require.NotEmpty(t, bottom)
+	for _, tbl := range bottom {
+		require.Contains(t, strings.ToLower(tbl.Properties.CompressionStats), "zstd", "table %s", tbl.FileNum)
+	}
 }
