@@ -18,7 +18,7 @@
 // in RFC 3339 with exactly nine fractional digits, "#", and the event id:
 //
 //	pk = acme#a_table#car-17#0
-//	sk = 2017-04-10T12:00:00.123456000Z#3q2-7wEe2yKz0qUe1sXQxw
+//	sk = 2017-04-10T12:00:00.123456000Z#3q2-7wEe2yK
 //
 // Tenant and table names cannot hold "#", so the key parses back even when
 // a series does. Fixed-width times sort bytewise in time order, so a time
@@ -31,6 +31,19 @@
 // retried event lands on the very item it wrote before; the count is
 // recorded in each table's registry entry, so changing a family's shard
 // count only affects new tables.
+//
+// The id of an event without a client id is a hash of its content under
+// the id scheme of the physical table it goes to (event.IDScheme),
+// recorded in the table's registry entry like its shard count: 11
+// characters in the tables this engine makes (Options.IDScheme, by
+// default event.LatestIDScheme), 22 in tables made before schemes were
+// recorded, which keep scheme 1 for good so that a retried write of
+// their events computes the ids they were stored under. So a write
+// routes each event to its table first and gives it its id after; the
+// request is checked whole before, each item sized with the longest id a
+// scheme gives (event.MaxAssignedIDLen). Tests open an engine with
+// Options.IDScheme set to event.IDScheme1 to stand for a deployment of a
+// version before schemes, then the same store with the default.
 //
 // # Tables
 //

@@ -80,11 +80,15 @@ func BenchmarkAssignID(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	ev := evs[0]
-	b.ReportAllocs()
-	for b.Loop() {
-		ev.ID = ""
-		ev.AssignID("tenant-1", "a_table", LatestIDScheme)
+	for _, s := range []IDScheme{IDScheme1, IDScheme2} {
+		b.Run(fmt.Sprint("scheme=", int(s)), func(b *testing.B) {
+			ev := evs[0]
+			b.ReportAllocs()
+			for b.Loop() {
+				ev.ID = ""
+				ev.AssignID("tenant-1", "a_table", s)
+			}
+		})
 	}
 }
 

@@ -166,9 +166,10 @@ func pebbleOptions(o Options) (*pebble.Options, func()) {
 // Together the codecs and the larger blocks shrink the data after
 // `timetable compact` well below Pebble's defaults (Snappy, 4 KiB blocks)
 // for a little more peak memory and no measurable CPU per event; the
-// "disk after a flush" row of docs/benchmarks.md is the current size. More
-// than half of what is left is the events' ids, 16 bytes of a hash each
-// in every sort key, which nothing compresses.
+// "disk after a flush" row of docs/benchmarks.md is the current size. Much
+// of what is left is the events' ids, a hash in every sort key (8 bytes
+// in tables made now, 16 in tables made before id schemes: event.IDScheme),
+// which nothing compresses.
 const (
 	coldBlockSize = 32 << 10
 	hotBlockSize  = 4 << 10
