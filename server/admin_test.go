@@ -203,6 +203,8 @@ func TestAdminTablesAndLifecycle(t *testing.T) {
 	require.Equal(t, "active", tables[0].State)
 	require.Equal(t, "events", tables[0].Family)
 	require.Equal(t, "hot", tables[0].Tier)
+	require.Equal(t, 2, tables[0].IDScheme, "a table made now has id scheme 2")
+	require.Contains(t, string(res.body), `"id_scheme":2`)
 }
 
 // TestAdminAPIOff checks that without an admin token there is no admin
