@@ -291,7 +291,7 @@ func (c *catalog) find(ctx context.Context, f family.Family, eventTime, writeTim
 			return t, checkFence(t)
 		}
 		policy := f
-		policy.IDScheme = c.idScheme
+		policy.IDScheme = schemeFor(entries, eventTime, c.idScheme)
 		for range 3 {
 			ref := policy.TableFor(eventTime, writeTime)
 			e, err := c.reg.Create(ctx, c.store, registry.NewEntry(policy, ref, c.clock.Now()), c.clock.Now())
@@ -324,6 +324,23 @@ func (c *catalog) find(ctx context.Context, f family.Family, eventTime, writeTim
 		return c.find(ctx, f, eventTime, writeTime)
 	}
 	return t, nil
+}
+
+// schemeFor returns the id scheme of a table to be made for an event of
+// time t, given entries, the family's tables overlapping t: the scheme
+// of the first table whose period holds t, or def when none does. The
+// tables holding one time share its events' ids, so that a retried write
+// that lands in another table than the first attempt (the next write
+// month's, past a month's end) gives the event the id it has in the
+// first one, and reads, which merge the tables' events by time and id,
+// return it once, as they did before tables had id schemes.
+func schemeFor(entries []registry.Entry, t time.Time, def event.IDScheme) event.IDScheme {
+	for _, e := range entries {
+		if e.Ref.Period.Contains(t) {
+			return e.IDScheme()
+		}
+	}
+	return def
 }
 
 // home returns the name of the table an event of time t written at time t

@@ -36,7 +36,8 @@
 // the id scheme of the physical table it goes to (event.IDScheme),
 // recorded in the table's registry entry like its shard count: 11
 // characters in the tables this engine makes (Options.IDScheme, by
-// default event.LatestIDScheme), 22 in tables made before schemes were
+// default event.LatestIDScheme; a table made for a time another table
+// of the family holds takes that one's), 22 in tables made before schemes were
 // recorded, which keep scheme 1 for good so that a retried write of
 // their events computes the ids they were stored under. So a write
 // routes each event to its table first and gives it its id after; the

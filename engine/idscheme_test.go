@@ -193,3 +193,46 @@ func withoutIDs(evs []event.Event) []event.Event {
 	}
 	return out
 }
+
+// TestIDSchemeAcrossWriteMonths: a retry that crosses a month's end lands
+// in the next write month's table of the event's period, which takes the
+// id scheme of the period's first table (scheme 1 here, though the
+// engine makes scheme-2 tables), so that the event keeps its id and a
+// query returns it once.
+func TestIDSchemeAcrossWriteMonths(t *testing.T) {
+	each(t, func(t *testing.T, b backends.Backend) {
+		ctx := context.Background()
+		store, cfg := b.Open(t)
+		require.True(t, cfg.Families[0].WriteTimeGrouping)
+		clk := clock.NewManual(apr10.Add(time.Hour))
+		old, err := engine.Open(ctx, store, engine.Options{Schema: cfg, Clock: clk, IDScheme: event.IDScheme1})
+		require.NoError(t, err)
+		first := []event.Event{ev(apr10, "s", map[string]any{"v": num(1)})}
+		_, err = old.Write(ctx, "acme", "t", first)
+		require.NoError(t, err)
+		require.NoError(t, old.Close())
+
+		db, err := engine.Open(ctx, store, engine.Options{Schema: cfg, Clock: clk})
+		require.NoError(t, err)
+		t.Cleanup(func() { db.Close() })
+		clk.Set(time.Date(2017, 5, 1, 0, 5, 0, 0, time.UTC)) // within the grace of April's week
+		retry := withoutIDs(first)
+		_, err = db.Write(ctx, "acme", "t", retry)
+		require.NoError(t, err)
+		require.Equal(t, first[0].ID, retry[0].ID)
+		tables, err := db.Tables(ctx)
+		require.NoError(t, err)
+		require.Len(t, tables, 2, "April's table and May's of the same week")
+		for _, tbl := range tables {
+			require.Equal(t, 1, tbl.IDScheme, "%s", tbl.Name)
+		}
+		got := queryAll(t, db, "acme", engine.Query{Table: "t", From: apr10, To: apr10})
+		require.Len(t, got, 1)
+
+		// A period no table holds yet gets the engine's scheme.
+		next := []event.Event{ev(time.Date(2017, 5, 1, 0, 1, 0, 0, time.UTC), "s", nil)}
+		_, err = db.Write(ctx, "acme", "t", next)
+		require.NoError(t, err)
+		require.Len(t, next[0].ID, 11)
+	})
+}

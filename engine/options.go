@@ -104,7 +104,9 @@ type Options struct {
 	RollupSettle time.Duration
 	// IDScheme is the event id scheme (event.IDScheme) of the tables this
 	// engine makes, recorded in each one's registry entry: zero means
-	// event.LatestIDScheme. A table keeps the scheme it was made with
+	// event.LatestIDScheme. A table made for a time another table of the
+	// family holds already (the next write month's) takes that table's
+	// scheme instead. A table keeps the scheme it was made with
 	// whatever this says, so tests set event.IDScheme1 to stand for a
 	// deployment of a version before schemes, then open the same store
 	// with the default. Not a setting of the configuration file.
