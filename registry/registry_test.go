@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/timetabledb/timetable/event"
 	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/internal/backends"
 	"github.com/timetabledb/timetable/naming"
@@ -228,14 +229,25 @@ func TestOwnership(t *testing.T) {
 			other := f.Spec(f.TableFor(day(2017, 3, 20), now), f.Tiers[0])
 			other.Tags[family.TagMeta] = "tt_meta_b"
 			untagged := f.Spec(f.TableFor(day(2017, 3, 13), now), f.Tiers[0])
-			for _, s := range []storage.TableSpec{lost, other, untagged} {
+			g := f
+			g.IDScheme = event.IDScheme2
+			lost2 := g.Spec(g.TableFor(day(2017, 3, 6), now), f.Tiers[0])
+			lost2.Tags[family.TagMeta] = meta
+			for _, s := range []storage.TableSpec{lost, other, untagged, lost2} {
 				require.NoError(t, store.CreateTable(ctx, s))
 			}
 			entries, err := reg.List(ctx, f.Name)
 			require.NoError(t, err)
 			d, err := reg.Compare(ctx, store, f, entries, now)
 			require.NoError(t, err)
-			require.Equal(t, []string{lost.Name}, names(d.Unregistered))
+			require.ElementsMatch(t, []string{lost.Name, lost2.Name}, names(d.Unregistered))
+			for _, u := range d.Unregistered {
+				want := event.IDScheme1 // no tag: a table of before schemes
+				if u.Name == lost2.Name {
+					want = event.IDScheme2
+				}
+				require.Equal(t, want, u.IDScheme(), u.Name)
+			}
 			require.ElementsMatch(t, []string{other.Name, untagged.Name}, names(d.Foreign))
 
 			_, err = reg.Adopt(ctx, store, cfg.Families, other.Name, false, now)
@@ -253,7 +265,7 @@ func TestOwnership(t *testing.T) {
 			require.NoError(t, err)
 			d, err = reg.Compare(ctx, store, f, entries, now)
 			require.NoError(t, err)
-			require.Equal(t, []string{lost.Name}, names(d.Unregistered))
+			require.ElementsMatch(t, []string{lost.Name, lost2.Name}, names(d.Unregistered))
 			require.Equal(t, []string{other.Name}, names(d.Foreign))
 		})
 	}
