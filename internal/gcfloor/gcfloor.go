@@ -28,6 +28,14 @@ import (
 // before a cycle starts, when GOGC's percent of the live heap is less.
 const DefaultHeadroom = 64 << 20
 
+// floors are the floors started and not stopped, in this process: GOGC
+// as it was before the first, which the last one's Stop sets back.
+var floors struct {
+	sync.Mutex
+	active  int
+	percent int
+}
+
 // Floor raises GOGC after each collection so that the next starts no
 // sooner than its headroom past the live heap (see the package doc).
 type Floor struct {
@@ -52,11 +60,17 @@ func Start(headroom int64) *Floor {
 	if _, given := os.LookupEnv("GOGC"); given {
 		return nil
 	}
-	percent := debug.SetGCPercent(-1)
-	debug.SetGCPercent(percent)
+	floors.Lock()
+	defer floors.Unlock()
+	if floors.active == 0 {
+		floors.percent = debug.SetGCPercent(-1)
+		debug.SetGCPercent(floors.percent)
+	}
+	percent := floors.percent
 	if percent < 0 {
 		return nil
 	}
+	floors.active++
 	f := &Floor{headroom: uint64(headroom), percent: percent, sample: []metrics.Sample{{Name: "/gc/heap/live:bytes"}}}
 	f.last.Store(int64(percent))
 	f.arm()
@@ -112,15 +126,21 @@ func Percent(live, headroom uint64, percent int) int {
 // GOGC returns the GOGC the floor last set.
 func (f *Floor) GOGC() int { return int(f.last.Load()) }
 
-// Stop ends the floor and sets GOGC back to what it was at Start.
+// Stop ends the floor; the last of the process's floors to stop sets
+// GOGC back to what it was before the first started.
 func (f *Floor) Stop() {
 	if f == nil {
 		return
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if !f.stopped {
-		f.stopped = true
-		debug.SetGCPercent(f.percent)
+	if f.stopped {
+		return
+	}
+	f.stopped = true
+	floors.Lock()
+	defer floors.Unlock()
+	if floors.active--; floors.active == 0 {
+		debug.SetGCPercent(floors.percent)
 	}
 }

@@ -56,3 +56,24 @@ func TestFloorLeavesAGivenGOGC(t *testing.T) {
 	t.Setenv("GOGC", "200")
 	require.Nil(t, gcfloor.Start(0))
 }
+
+// Two floors at once (two servers in one process): GOGC is set back when
+// the last one stops, to what it was before the first.
+func TestOverlappingFloors(t *testing.T) {
+	if _, given := os.LookupEnv("GOGC"); given {
+		t.Skip("GOGC is given: the floor leaves it as it is")
+	}
+	before := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(before)
+	a := gcfloor.Start(1 << 40)
+	require.Eventually(t, func() bool {
+		runtime.GC()
+		return a.GOGC() > 100
+	}, 10*time.Second, 10*time.Millisecond)
+	b := gcfloor.Start(1 << 40)
+	a.Stop()
+	b.Stop()
+	p := debug.SetGCPercent(-1)
+	debug.SetGCPercent(p)
+	require.Equal(t, 100, p)
+}
