@@ -8,11 +8,13 @@ import (
 	"golang.org/x/sync/semaphore"
 )
 
-// CPU is a server-wide pool of slots for heavy CPU work: the summary of
-// one series of an aggregate of every series, for one. Work that may run
-// long on the CPU without blocking takes a slot per piece (a series, a
-// chunk) and gives it back between pieces, so that holders wait for each
-// other and yield often. The pool has one slot fewer than the cores Go
+// CPU is a server-wide pool of slots for heavy CPU work: the series an
+// aggregate of every series summarises, a request's decoding of its
+// events and its write of them on Pebble. Work that may run long on the
+// CPU without blocking takes a slot per piece (a turn of series, a
+// request's decoding) and gives it back between pieces, so that holders
+// wait for each other and yield often; nothing holds a slot while it
+// waits on a client or on a budget. The pool has one slot fewer than the cores Go
 // schedules on (GOMAXPROCS), at least one: however much heavy work runs,
 // a light request (a read of one series, a small write) finds a core
 // without waiting for a time slice of each heavy goroutine. On one core

@@ -278,3 +278,25 @@ func selfSigned(t *testing.T) (certFile, keyFile string, pool *x509.CertPool) {
 	pool.AddCert(cert)
 	return certFile, keyFile, pool
 }
+
+// serve's metrics hold Go's scheduler latency and GC pauses, which a
+// latency the handlers' own time does not explain comes from
+// (docs/operations.md).
+func TestServeExposesSchedulerAndGCMetrics(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	var logs syncWriter
+	addr, served := startServe(t, ctx, dir, serveOptions{}, &logs)
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	res, err := client.Get("http://" + addr + "/metrics")
+	require.NoError(t, err)
+	b, err := io.ReadAll(res.Body)
+	res.Body.Close()
+	require.NoError(t, err)
+	for _, name := range []string{"go_sched_latencies_seconds_bucket{", "go_sched_pauses_total_gc_seconds_bucket{", "go_gc_duration_seconds{"} {
+		require.Contains(t, string(b), "\n"+name)
+	}
+	stop()
+	require.NoError(t, <-served)
+}

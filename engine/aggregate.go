@@ -261,32 +261,47 @@ func (db *DB) aggregateEachSeries(ctx context.Context, tenant string, q Aggregat
 	for w := range own {
 		own[w] = map[int64]*agg.Summary{}
 		g.Go(func() error {
+			// The worker's turn and CPU slot, held for series after
+			// series until cpuTurn has passed.
+			var done, slot func()
+			var since time.Time
+			giveBack := func() {
+				if slot != nil {
+					slot()
+					done()
+					slot, done = nil, nil
+				}
+			}
+			defer giveBack()
 			for i := int(next.Add(1)) - 1; i < len(series); i = int(next.Add(1)) - 1 {
 				if err := gctx.Err(); err != nil {
 					return err // another series failed
 				}
-				done, err := db.turns.take(gctx, tenant)
-				if err != nil {
-					return err
-				}
-				slot, err := db.cpuSlot(gctx)
-				if err != nil {
-					done()
-					return err
+				if slot == nil {
+					turn, err := db.turns.take(gctx, tenant)
+					if err != nil {
+						return err
+					}
+					if slot, err = db.cpuSlot(gctx); err != nil {
+						turn()
+						return err
+					}
+					done, since = turn, time.Now()
 				}
 				spec := sourceSpec{tenant: tenant, q: q.eventQuery(), layout: layout, tables: tables}
-				err = db.summarise(gctx, spec, series[i], &q, own[w])
-				slot()
-				done()
-				if err != nil {
+				if err := db.summarise(gctx, spec, series[i], &q, own[w]); err != nil {
 					return err
 				}
 				// A series' summary runs on the CPU without blocking
-				// (Pebble's blocks are in its cache): the worker lets
-				// other goroutines run between series, so that other
-				// tenants' requests wait for one series, not for a
-				// time slice of each of these workers.
-				runtime.Gosched()
+				// (Pebble's blocks are in its cache): the worker
+				// gives its turn and slot back after cpuTurn, and lets
+				// other goroutines run, so that other requests wait
+				// for a turn, not for a time slice of each of these
+				// workers.
+				if time.Since(since) >= cpuTurn {
+					giveBack()
+					runtime.Gosched()
+				}
 			}
 			return nil
 		})

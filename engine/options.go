@@ -42,9 +42,11 @@ type Options struct {
 	// zero means DefaultQueryParallelism.
 	QueryParallelism int
 	// CPU, when set, is the pool of slots for heavy CPU work that an
-	// aggregate of every series takes a slot of for each series it
-	// summarises (admission.CPU): so that other requests find a core
-	// whatever aggregates run. Set it for a store whose reads are served
+	// aggregate of every series takes a slot of for the series it
+	// summarises, a turn of series at a time (admission.CPU), as the HTTP
+	// server's writes do for their decoding and their write: so that
+	// other requests find a core whatever aggregates and writes run. Set
+	// it for a store whose reads are served
 	// from memory and local disk (Pebble); a slot held through a read
 	// that waits on the network (DynamoDB) would only idle a core. Nil
 	// means none.

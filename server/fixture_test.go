@@ -86,10 +86,18 @@ func newFixtureOn(t *testing.T, store storage.Store, cfg family.Schema, reg *pro
 // newFixtureBudget is newFixtureOn with the engine's table budget.
 func newFixtureBudget(t *testing.T, store storage.Store, cfg family.Schema, reg *prometheus.Registry, opts server.Options, budget engine.TableBudget) *fixture {
 	t.Helper()
+	return newFixtureEngine(t, store, cfg, reg, opts, engine.Options{Tables: budget})
+}
+
+// newFixtureEngine is newFixtureOn with the engine's options eo (its
+// schema, clock and registerer the fixture's).
+func newFixtureEngine(t *testing.T, store storage.Store, cfg family.Schema, reg *prometheus.Registry, opts server.Options, eo engine.Options) *fixture {
+	t.Helper()
 	ctx := context.Background()
 	f := &fixture{t: t, dir: t.TempDir(), clock: clock.NewManual(now), logs: &syncBuffer{}, store: store}
 	var err error
-	f.db, err = engine.Open(ctx, f.store, engine.Options{Schema: cfg, Clock: f.clock, Registerer: reg, Tables: budget})
+	eo.Schema, eo.Clock, eo.Registerer = cfg, f.clock, reg
+	f.db, err = engine.Open(ctx, f.store, eo)
 	require.NoError(t, err)
 	f.acme, err = f.db.Tenants().Add(ctx, "acme", now)
 	require.NoError(t, err)

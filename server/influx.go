@@ -64,7 +64,12 @@ func (s *Server) writeLines(w http.ResponseWriter, r *http.Request, tenant strin
 		return err
 	}
 	defer held.Release()
+	slot, err := s.cpuSlot(r.Context())
+	if err != nil {
+		return err
+	}
 	tables, err := lineproto.Decode(b.buf, lineproto.Options{Limits: lim, Now: opts.Clock.Now()})
+	slot()
 	if err != nil {
 		return err
 	}
@@ -99,6 +104,10 @@ func (s *Server) writeLines(w http.ResponseWriter, r *http.Request, tenant strin
 		}
 	}
 	written := 0
+	if slot, err = s.cpuSlot(r.Context()); err != nil {
+		return err
+	}
+	defer slot()
 	for _, t := range tables {
 		n, err := s.db.WriteBatch(r.Context(), tenant, t.Name, t.Events)
 		written += n

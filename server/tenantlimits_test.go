@@ -13,10 +13,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
+	"github.com/timetabledb/timetable/admission"
 	"github.com/timetabledb/timetable/api"
 	"github.com/timetabledb/timetable/clock"
+	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/internal/backends"
 	"github.com/timetabledb/timetable/server"
 )
@@ -78,10 +81,15 @@ func TestAdminTenantLimits(t *testing.T) {
 
 // One tenant's 200 writers and four aggregates of every series, over
 // its limits, get 429s naming the limit; the other tenant's writes and
-// latest-ten reads all succeed meanwhile. Nothing is timed: the test
-// asserts on answers only.
+// latest-ten reads all succeed meanwhile. The writes and the aggregates
+// share one CPU slot, as on two cores (admission.CPU): each gets its
+// turns, and the pool's slot is given back. Nothing is timed: the test
+// asserts on answers only; `make bench`'s limits part measures the
+// other tenant's latency.
 func TestANoisyTenantIsLimitedAndAQuietOneServed(t *testing.T) {
-	f := newFixture(t, server.Options{AdminToken: adminToken, Clock: clock.NewManual(now)})
+	cpu := admission.NewCPU(1)
+	store, cfg := backend.Open(t)
+	f := newFixtureEngine(t, store, cfg, prometheus.NewRegistry(), server.Options{AdminToken: adminToken, Clock: clock.NewManual(now)}, engine.Options{CPU: cpu})
 	res := f.do("PUT", "/v1/admin/tenants/acme/limits", adminToken,
 		[]byte(`{"write_events_per_second": 1000, "write_events_burst": 1000, "max_concurrent_queries": 2}`), "Content-Type", "application/json")
 	require.Equal(t, http.StatusOK, res.status, "body: %s", res.body)
@@ -91,11 +99,15 @@ func TestANoisyTenantIsLimitedAndAQuietOneServed(t *testing.T) {
 
 	var mu sync.Mutex
 	noisy := map[int]int{}
+	served := map[string]int{}
 	reasons := map[string]bool{}
-	record := func(status int, body []byte) {
+	record := func(kind string, status int, body []byte) {
 		mu.Lock()
 		defer mu.Unlock()
 		noisy[status]++
+		if status == http.StatusOK {
+			served[kind]++
+		}
 		if status == http.StatusTooManyRequests {
 			var e api.ErrorBody
 			_ = json.Unmarshal(body, &e)
@@ -115,7 +127,7 @@ func TestANoisyTenantIsLimitedAndAQuietOneServed(t *testing.T) {
 		wg.Go(func() {
 			for i := 0; ctx.Err() == nil && i < 5; i++ {
 				status, body := send(t, "POST", f.url+"/v1/tables/noisy/events", f.acme, ndjson(now.Add(-2*time.Hour), fmt.Sprintf("w%d", w), 50))
-				record(status, body)
+				record("write", status, body)
 			}
 		})
 	}
@@ -124,7 +136,7 @@ func TestANoisyTenantIsLimitedAndAQuietOneServed(t *testing.T) {
 		wg.Go(func() {
 			for ctx.Err() == nil {
 				status, body := send(t, "GET", f.url+"/v1/tables/noisy/aggregate?"+agg.Encode(), f.acme, "")
-				record(status, body)
+				record("aggregate", status, body)
 			}
 		})
 	}
@@ -139,14 +151,16 @@ func TestANoisyTenantIsLimitedAndAQuietOneServed(t *testing.T) {
 	require.Eventually(t, func() bool {
 		mu.Lock()
 		defer mu.Unlock()
-		return reasons["write_events_per_second"] && reasons["max_concurrent_queries"]
-	}, time.Minute, 10*time.Millisecond, "the noisy tenant meets both limits")
+		return reasons["write_events_per_second"] && reasons["max_concurrent_queries"] && served["write"] > 0 && served["aggregate"] > 0
+	}, time.Minute, 10*time.Millisecond, "the noisy tenant meets both limits, and gets writes and aggregates done")
 	stop()
 	wg.Wait()
 	t.Logf("the noisy tenant's answers: %v", noisy)
 	for status := range noisy {
 		require.Contains(t, []int{http.StatusOK, http.StatusTooManyRequests}, status)
 	}
+	require.Equal(t, 1, cpu.MostHeld(), "they took the pool's slot")
+	require.Zero(t, cpu.Held(), "and gave it back")
 	require.Positive(t, limitedCounter(t, f), "counted in timetable_tenant_limited_total")
 }
 

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"fmt"
 	"mime"
 	"net/http"
@@ -64,7 +65,12 @@ func (s *Server) writeEvents(w http.ResponseWriter, r *http.Request, tenant stri
 		return err
 	}
 	defer held.Release()
+	slot, err := s.cpuSlot(r.Context())
+	if err != nil {
+		return err
+	}
 	events, err := decode(body, lim, opts.Clock.Now())
+	slot()
 	if err != nil {
 		return err
 	}
@@ -77,12 +83,31 @@ func (s *Server) writeEvents(w http.ResponseWriter, r *http.Request, tenant stri
 	if err := s.allowWrite(r.Context(), tenant, events.Len(), int64(len(body))); err != nil {
 		return err
 	}
+	if slot, err = s.cpuSlot(r.Context()); err != nil {
+		return err
+	}
 	n, err := s.db.WriteBatch(r.Context(), tenant, r.PathValue("table"), events)
+	slot()
 	if err != nil {
 		return &writeFailure{written: n, err: err}
 	}
 	writeJSON(w, http.StatusOK, api.Written{Written: n})
 	return nil
+}
+
+// cpuSlot waits for a slot of the engine's pool of CPU slots
+// (engine.Options.CPU), or for ctx to end; without a pool (DynamoDB) it
+// returns at once. A write takes one for its decoding and another for its
+// write, once it has its body, its share of the budgets and its rate,
+// so that it never holds a slot while it waits on its client or on
+// another tenant: writes and aggregates of every series together keep
+// one core for light requests (admission.CPU), which the other tenants'
+// reads find without waiting for the noisy one's work.
+func (s *Server) cpuSlot(ctx context.Context) (func(), error) {
+	if cpu := s.db.Options().CPU; cpu != nil {
+		return cpu.Acquire(ctx)
+	}
+	return func() {}, nil
 }
 
 // isJSONArray reports whether a write's Content-Type is a JSON array's

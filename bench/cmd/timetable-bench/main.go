@@ -20,6 +20,9 @@ import (
 )
 
 func main() {
+	if bench.QuietReaderMain() {
+		return
+	}
 	o := bench.Options{}
 	flag.IntVar(&o.Runs, "runs", 3, "measure each figure this many times and keep the median")
 	flag.IntVar(&o.Events, "events", 200000, "events per ingest run")
