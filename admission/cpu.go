@@ -3,7 +3,9 @@ package admission
 import (
 	"context"
 	"runtime"
+	"sync"
 	"sync/atomic"
+	"time"
 
 	"golang.org/x/sync/semaphore"
 )
@@ -20,20 +22,41 @@ import (
 // without waiting for a time slice of each heavy goroutine. On one core
 // there is one slot, and light requests share the core with it.
 //
+// The pool serves isolation between tenants, so a tenant alone does not
+// wait for it: AcquireFor gives a tenant no slot, and lets it use every
+// core, when no other tenant was Seen within ActiveWindow. A server of
+// one tenant (or one tenant at a time) runs its writes and aggregates on
+// all its cores; once another tenant makes requests, heavy work takes
+// slots again and leaves that tenant a core. A request already past its
+// AcquireFor finishes its piece without a slot: one request's decoding
+// or write, one turn of series.
+//
 // Its methods may be called from any number of goroutines at once.
 type CPU struct {
 	slots int64
 	sem   *semaphore.Weighted
 	held  atomic.Int64
 	most  atomic.Int64
+
+	now func() time.Time
+	// mu guards the tenants last seen: last, the tenant of the latest
+	// request, at lastAt, and otherAt, the latest request of any tenant
+	// but last.
+	mu              sync.Mutex
+	last            string
+	lastAt, otherAt time.Time
 }
+
+// ActiveWindow is how long after its last request a tenant counts as
+// active, making the others' heavy work take slots (CPU.AcquireFor).
+const ActiveWindow = 10 * time.Second
 
 // NewCPU returns a pool of slots slots; slots < 1 means CPUSlots().
 func NewCPU(slots int) *CPU {
 	if slots < 1 {
 		slots = CPUSlots()
 	}
-	return &CPU{slots: int64(slots), sem: semaphore.NewWeighted(int64(slots))}
+	return &CPU{slots: int64(slots), sem: semaphore.NewWeighted(int64(slots)), now: time.Now}
 }
 
 // CPUSlots returns the default size of a CPU pool: GOMAXPROCS-1, at
@@ -62,6 +85,44 @@ func (c *CPU) Acquire(ctx context.Context) (release func(), err error) {
 			c.sem.Release(1)
 		}
 	}, nil
+}
+
+// Seen records a request of tenant, authenticated (so that a request
+// without a valid key cannot take the others' cores away).
+func (c *CPU) Seen(tenant string) {
+	now := c.now()
+	c.mu.Lock()
+	if tenant != c.last {
+		c.otherAt, c.last = c.lastAt, tenant
+	}
+	c.lastAt = now
+	c.mu.Unlock()
+}
+
+// othersActive reports whether a tenant other than tenant was Seen
+// within ActiveWindow.
+func (c *CPU) othersActive(tenant string) bool {
+	now := c.now()
+	c.mu.Lock()
+	at := c.lastAt
+	if tenant == c.last {
+		at = c.otherAt
+	}
+	c.mu.Unlock()
+	return !at.IsZero() && now.Sub(at) < ActiveWindow
+}
+
+// AcquireFor is Acquire for heavy work of tenant: while no other tenant
+// is active it takes no slot and returns at once, with a release that
+// does nothing.
+func (c *CPU) AcquireFor(ctx context.Context, tenant string) (release func(), err error) {
+	if !c.othersActive(tenant) {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		return func() {}, nil
+	}
+	return c.Acquire(ctx)
 }
 
 // Slots returns the pool's size.

@@ -81,3 +81,61 @@ func TestCPUAccounting(t *testing.T) {
 	}
 	require.Zero(t, cpu.Held())
 }
+
+// A tenant alone takes no slot: its heavy work uses every core. Once
+// another tenant was seen within ActiveWindow, its heavy work takes
+// slots (and so does the other's), and after the window it takes none
+// again.
+func TestCPUTenantAloneTakesNoSlot(t *testing.T) {
+	cpu := admission.NewCPU(1)
+	now := time.Date(2026, 11, 27, 2, 0, 0, 0, time.UTC)
+	cpu.SetNow(func() time.Time { return now })
+	ctx := context.Background()
+	takes := func(tenant string) bool {
+		t.Helper()
+		release, err := cpu.AcquireFor(ctx, tenant)
+		require.NoError(t, err)
+		defer release()
+		return cpu.Held() == 1
+	}
+
+	require.False(t, takes("acme"), "no tenant seen")
+	cpu.Seen("acme")
+	require.False(t, takes("acme"), "acme alone, however often seen")
+	cpu.Seen("acme")
+	require.True(t, takes("globex"), "acme is active: globex's heavy work takes a slot")
+
+	cpu.Seen("globex")
+	cpu.Seen("globex")
+	require.True(t, takes("acme"), "globex is active")
+	require.True(t, takes("globex"), "acme is still active")
+	now = now.Add(admission.ActiveWindow - time.Second)
+	require.True(t, takes("globex"), "acme's last request is within the window")
+	now = now.Add(time.Second)
+	cpu.Seen("globex")
+	require.True(t, takes("acme"), "globex was just seen")
+	require.False(t, takes("globex"), "acme's last request is past the window")
+
+	// Three tenants: the latest request of any other counts.
+	cpu.Seen("initech")
+	now = now.Add(time.Second)
+	cpu.Seen("acme")
+	require.True(t, takes("acme"), "initech and globex were seen a second ago")
+	now = now.Add(admission.ActiveWindow)
+	require.False(t, takes("acme"), "the others are past the window")
+	require.False(t, takes("globex"), "so is acme")
+
+	// A full pool, a context that ended: an error and nothing held,
+	// alone or not.
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	_, err := cpu.AcquireFor(cancelled, "acme")
+	require.ErrorIs(t, err, context.Canceled)
+	cpu.Seen("globex")
+	release, err := cpu.Acquire(ctx)
+	require.NoError(t, err)
+	_, err = cpu.AcquireFor(cancelled, "acme")
+	require.ErrorIs(t, err, context.Canceled)
+	release()
+	require.Zero(t, cpu.Held())
+}

@@ -5,7 +5,7 @@
 // of the memory decoded events take (BatchBytes), and each tenant's
 // write rates, concurrent writes and concurrent queries (Tenants), and the
 // server-wide pool of slots for heavy CPU work (CPU), which leaves a core
-// to light requests. The engine's query budget of partitions is a Budget too, each tenant's cap
+// to other tenants' light requests while more than one tenant is active. The engine's query budget of partitions is a Budget too, each tenant's cap
 // given with its reads (Budget.AcquireWithin).
 //
 // The HTTP server (package server) and the MQTT subscriber (package

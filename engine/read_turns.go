@@ -50,11 +50,13 @@ func (s *seriesTurns) take(ctx context.Context, tenant string) (func(), error) {
 // Go's scheduler (10 ms), which the other tenants' requests would wait.
 const cpuTurn = 200 * time.Microsecond
 
-// cpuSlot waits for a slot of Options.CPU, or for ctx to end, and returns
-// the function that gives it back; without a pool it returns at once.
-func (db *DB) cpuSlot(ctx context.Context) (func(), error) {
+// cpuSlot waits for a slot of Options.CPU for tenant's heavy work, or
+// for ctx to end, and returns the function that gives it back; without a
+// pool, or while no other tenant is active (admission.CPU.AcquireFor), it
+// returns at once.
+func (db *DB) cpuSlot(ctx context.Context, tenant string) (func(), error) {
 	if db.opts.CPU == nil {
 		return func() {}, nil
 	}
-	return db.opts.CPU.Acquire(ctx)
+	return db.opts.CPU.AcquireFor(ctx, tenant)
 }

@@ -64,7 +64,7 @@ func (s *Server) writeLines(w http.ResponseWriter, r *http.Request, tenant strin
 		return err
 	}
 	defer held.Release()
-	slot, err := s.cpuSlot(r.Context())
+	slot, err := s.cpuSlot(r.Context(), tenant)
 	if err != nil {
 		return err
 	}
@@ -104,7 +104,7 @@ func (s *Server) writeLines(w http.ResponseWriter, r *http.Request, tenant strin
 		}
 	}
 	written := 0
-	if slot, err = s.cpuSlot(r.Context()); err != nil {
+	if slot, err = s.cpuSlot(r.Context(), tenant); err != nil {
 		return err
 	}
 	defer slot()

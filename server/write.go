@@ -65,7 +65,7 @@ func (s *Server) writeEvents(w http.ResponseWriter, r *http.Request, tenant stri
 		return err
 	}
 	defer held.Release()
-	slot, err := s.cpuSlot(r.Context())
+	slot, err := s.cpuSlot(r.Context(), tenant)
 	if err != nil {
 		return err
 	}
@@ -83,7 +83,7 @@ func (s *Server) writeEvents(w http.ResponseWriter, r *http.Request, tenant stri
 	if err := s.allowWrite(r.Context(), tenant, events.Len(), int64(len(body))); err != nil {
 		return err
 	}
-	if slot, err = s.cpuSlot(r.Context()); err != nil {
+	if slot, err = s.cpuSlot(r.Context(), tenant); err != nil {
 		return err
 	}
 	n, err := s.db.WriteBatch(r.Context(), tenant, r.PathValue("table"), events)
@@ -96,16 +96,17 @@ func (s *Server) writeEvents(w http.ResponseWriter, r *http.Request, tenant stri
 }
 
 // cpuSlot waits for a slot of the engine's pool of CPU slots
-// (engine.Options.CPU), or for ctx to end; without a pool (DynamoDB) it
-// returns at once. A write takes one for its decoding and another for its
+// (engine.Options.CPU) for tenant's write, or for ctx to end; without a
+// pool (DynamoDB), or while no other tenant is active
+// (admission.CPU.AcquireFor), it returns at once. A write takes one for its decoding and another for its
 // write, once it has its body, its share of the budgets and its rate,
 // so that it never holds a slot while it waits on its client or on
 // another tenant: writes and aggregates of every series together keep
 // one core for light requests (admission.CPU), which the other tenants'
 // reads find without waiting for the noisy one's work.
-func (s *Server) cpuSlot(ctx context.Context) (func(), error) {
+func (s *Server) cpuSlot(ctx context.Context, tenant string) (func(), error) {
 	if cpu := s.db.Options().CPU; cpu != nil {
-		return cpu.Acquire(ctx)
+		return cpu.AcquireFor(ctx, tenant)
 	}
 	return func() {}, nil
 }
