@@ -11,6 +11,11 @@ type merger struct {
 	desc    bool
 	sources []*source
 	heap    []*source
+	// waiting are the sources of a lazy merge (DB.startLazily) not opened
+	// yet, in the order their periods come in the merge (compareBounds),
+	// and parallelism how many it opens at once.
+	waiting     []*source
+	parallelism int
 	// release gives back the query budget the merge holds; nil once
 	// called.
 	release func()
@@ -51,12 +56,82 @@ func compareSources(a, b *source) int {
 	return strings.Compare(a.series, b.series)
 }
 
+// bound is the time of the first event a source's period could hold in
+// the merge's order: its start for an ascending merge; for a descending
+// one its end, which bounds its events from above.
+func (m *merger) bound(s *source) time.Time {
+	if m.desc {
+		return s.period.End
+	}
+	return s.period.Start
+}
+
+// compareBounds orders waiting sources by their bounds, in the merge's
+// order.
+func (m *merger) compareBounds(a, b *source) int {
+	c := m.bound(a).Compare(m.bound(b))
+	if m.desc {
+		return -c
+	}
+	return c
+}
+
+// due reports whether a waiting source could hold an event that comes
+// before the current event of the merge, or ties with it: its period ends
+// after that event's time (descending), or starts at or before it
+// (ascending). A tie opens it, so that the same event stored in two
+// tables is found twice in a row, as next needs to skip it.
+func (m *merger) due(s *source) bool {
+	if len(m.heap) == 0 {
+		return true
+	}
+	at := m.heap[0].cur.Time
+	if m.desc {
+		return s.period.End.After(at)
+	}
+	return !s.period.Start.After(at)
+}
+
+// openDue opens the waiting sources that are due, in parallel, and puts
+// those with events on the heap; when the heap is empty, it opens the
+// next table's (every waiting source of the first bound), until one has
+// an event or none waits.
+func (m *merger) openDue() error {
+	for len(m.waiting) > 0 {
+		empty := len(m.heap) == 0
+		n := 0
+		for n < len(m.waiting) && m.due(m.waiting[n]) && (!empty || m.compareBounds(m.waiting[n], m.waiting[0]) == 0) {
+			n++
+		}
+		if n == 0 {
+			return nil
+		}
+		opened := m.waiting[:n]
+		m.waiting = m.waiting[n:]
+		if err := firsts(m.parallelism, opened, (*source).advance); err != nil {
+			return err
+		}
+		for _, s := range opened {
+			if s.ok {
+				heap.Push(m, s)
+			}
+		}
+	}
+	return nil
+}
+
 // next takes the next event off the merge: it calls emit with the source
 // whose current event it is, then moves that source on. It takes each
 // event once: the same event found in two tables (a retry across a month
 // boundary stored it twice) is skipped. It reports false at the end.
 func (m *merger) next(emit func(*source) error) (bool, error) {
-	for len(m.heap) > 0 {
+	for {
+		if err := m.openDue(); err != nil {
+			return false, err
+		}
+		if len(m.heap) == 0 {
+			return false, nil
+		}
 		s := m.heap[0]
 		dup := m.repeats(s)
 		m.lastAt, m.lastSK, m.lastSeries, m.emitted = s.cur.Time, s.sk, s.series, true
@@ -77,7 +152,6 @@ func (m *merger) next(emit func(*source) error) (bool, error) {
 			return true, nil
 		}
 	}
-	return false, nil
 }
 
 // repeats reports whether the current event of s is the one next took
@@ -90,7 +164,13 @@ func (m *merger) repeats(s *source) bool {
 // more reports whether an event other than the last one returned remains.
 // It drops repeats of the last event off the merge to find out.
 func (m *merger) more() (bool, error) {
-	for len(m.heap) > 0 {
+	for {
+		if err := m.openDue(); err != nil {
+			return false, err
+		}
+		if len(m.heap) == 0 {
+			return false, nil
+		}
 		s := m.heap[0]
 		if !m.repeats(s) {
 			return true, nil
@@ -104,7 +184,6 @@ func (m *merger) more() (bool, error) {
 			heap.Pop(m)
 		}
 	}
-	return false, nil
 }
 
 // page takes up to limit events off the merge, calling emit with the
