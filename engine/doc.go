@@ -151,7 +151,10 @@
 // one series opens a table's queries only once the table's period could
 // hold the merge's next event, newest table first for a descending page:
 // the latest events of a series, in its newest table, never query the
-// older ones.
+// older ones. When the tables opened run out of events, it opens the next
+// table, and twice as many tables each time after (up to
+// QueryParallelism), so that a sparse series over many tables costs few
+// round trips.
 //
 // A query without a series reads every series, and nothing orders events
 // across a table's partitions, so it reads every partition; its memory

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -120,5 +121,77 @@ func TestLatestEventsReadOnlyTheNewestTable(t *testing.T) {
 			}
 			require.Equal(t, times(want), times(queryAll(t, db, "acme", q)), "desc %v", desc)
 		}
+	})
+}
+
+// openIteratorsStore counts the iterators of data tables open at once,
+// and the most that ever were.
+type openIteratorsStore struct {
+	storage.Store
+	open, most atomic.Int64
+	tables     sync.Map
+}
+
+func (c *openIteratorsStore) Query(ctx context.Context, q storage.Query) storage.Iterator {
+	it := c.Store.Query(ctx, q)
+	if strings.HasSuffix(q.Table, "meta") {
+		return it
+	}
+	c.tables.Store(q.Table, true)
+	n := c.open.Add(1)
+	for m := c.most.Load(); n > m && !c.most.CompareAndSwap(m, n); m = c.most.Load() {
+	}
+	return &openCountedIterator{Iterator: it, open: &c.open}
+}
+
+type openCountedIterator struct {
+	storage.Iterator
+	open   *atomic.Int64
+	closed bool
+}
+
+func (it *openCountedIterator) Close() error {
+	if !it.closed {
+		it.closed = true
+		it.open.Add(-1)
+	}
+	return it.Iterator.Close()
+}
+
+// TestSparsePageOpensTablesAhead checks that a page of a series with an
+// event or none in each of many tables does not open them one at a time:
+// each time the merge runs out of events it opens twice as many tables
+// as the time before.
+func TestSparsePageOpensTablesAhead(t *testing.T) {
+	each(t, func(t *testing.T, b backends.Backend) {
+		inner, cfg := b.Open(t)
+		store := &openIteratorsStore{Store: inner}
+		db, err := engine.Open(context.Background(), store, engine.Options{Schema: cfg, Clock: clock.NewManual(apr10.Add(time.Hour))})
+		require.NoError(t, err)
+		t.Cleanup(func() { db.Close() })
+		ctx := context.Background()
+		// One event a week, for 8 weeks, each its own request (a request
+		// makes a bounded number of tables).
+		var want []time.Time
+		for w := range 8 {
+			at := apr10.Add(-time.Duration(7-w) * 7 * 24 * time.Hour)
+			_, err := db.Write(ctx, "acme", "m", []event.Event{ev(at, "s", map[string]any{"w": num(w)})})
+			require.NoError(t, err)
+			want = append(want, at)
+		}
+		store.most.Store(0)
+		store.tables.Clear()
+		p, err := db.Query(ctx, "acme", engine.Query{Table: "m", Series: "s", From: apr10.Add(-60 * 24 * time.Hour), To: apr10.Add(time.Hour), Limit: 100})
+		require.NoError(t, err)
+		got := make([]time.Time, len(p.Events))
+		for i, e := range p.Events {
+			got[i] = e.Time
+		}
+		require.Equal(t, want, got)
+		tables := 0
+		store.tables.Range(func(any, any) bool { tables++; return true })
+		require.Equal(t, 8, tables)
+		require.Greater(t, store.most.Load(), int64(1), "tables opened one at a time")
+		require.Zero(t, store.open.Load(), "iterators left open")
 	})
 }

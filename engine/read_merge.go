@@ -13,9 +13,11 @@ type merger struct {
 	heap    []*source
 	// waiting are the sources of a lazy merge (DB.startLazily) not opened
 	// yet, in the order their periods come in the merge (compareBounds),
-	// and parallelism how many it opens at once.
+	// and parallelism how many it opens at once. ahead is how many tables
+	// it opens the next time it has no event to take (openDue).
 	waiting     []*source
 	parallelism int
+	ahead       int
 	// release gives back the query budget the merge holds; nil once
 	// called.
 	release func()
@@ -81,10 +83,8 @@ func (m *merger) compareBounds(a, b *source) int {
 // after that event's time (descending), or starts at or before it
 // (ascending). A tie opens it, so that the same event stored in two
 // tables is found twice in a row, as next needs to skip it.
+// The heap must not be empty.
 func (m *merger) due(s *source) bool {
-	if len(m.heap) == 0 {
-		return true
-	}
 	at := m.heap[0].cur.Time
 	if m.desc {
 		return s.period.End.After(at)
@@ -93,15 +93,21 @@ func (m *merger) due(s *source) bool {
 }
 
 // openDue opens the waiting sources that are due, in parallel, and puts
-// those with events on the heap; when the heap is empty, it opens the
-// next table's (every waiting source of the first bound), until one has
-// an event or none waits.
+// those with events on the heap. When the heap is empty it opens the next
+// tables' sources (every waiting source of the first bounds): one table
+// the first time, twice as many each time after, up to parallelism, so
+// that a sparse series over many tables is not read one round trip per
+// table, until one has an event or none waits.
 func (m *merger) openDue() error {
 	for len(m.waiting) > 0 {
-		empty := len(m.heap) == 0
 		n := 0
-		for n < len(m.waiting) && m.due(m.waiting[n]) && (!empty || m.compareBounds(m.waiting[n], m.waiting[0]) == 0) {
-			n++
+		if len(m.heap) == 0 {
+			n = m.firstTables(max(1, m.ahead))
+			m.ahead = min(2*max(1, m.ahead), max(1, m.parallelism))
+		} else {
+			for n < len(m.waiting) && m.due(m.waiting[n]) {
+				n++
+			}
 		}
 		if n == 0 {
 			return nil
@@ -118,6 +124,21 @@ func (m *merger) openDue() error {
 		}
 	}
 	return nil
+}
+
+// firstTables returns how many waiting sources the first k bounds (the
+// next k tables, or sets of tables of the same period) hold.
+func (m *merger) firstTables(k int) int {
+	n := 0
+	for n < len(m.waiting) {
+		if n > 0 && m.compareBounds(m.waiting[n], m.waiting[n-1]) != 0 {
+			if k--; k == 0 {
+				break
+			}
+		}
+		n++
+	}
+	return n
 }
 
 // next takes the next event off the merge: it calls emit with the source
