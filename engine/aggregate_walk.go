@@ -66,7 +66,7 @@ func (db *DB) walk(ctx context.Context, spec sourceSpec, series string, fields [
 		}
 		return &position{time: t, id: id, series: series}, err
 	}
-	if err := firsts(db, cs, (*walkPartition).next); err != nil {
+	if err := firsts(db.opts.QueryParallelism, cs, (*walkPartition).next); err != nil {
 		return stopped(err)
 	}
 	h := slices.DeleteFunc(slices.Clone(cs), func(c *walkPartition) bool { return c.sk == "" })

@@ -161,7 +161,14 @@
 // Options.QueryParallelism, and merges them by (time, id, series). The same
 // event found in two tables (a retry across a month boundary) is returned
 // once. Later pages are read only as the merge needs them, so memory is
-// bounded by pages, not by the number of events in the range.
+// bounded by pages, not by the number of events in the range. A page of
+// one series opens a table's queries only once the table's period could
+// hold the merge's next event, newest table first for a descending page:
+// the latest events of a series, in its newest table, never query the
+// older ones. When the tables opened run out of events, it opens the next
+// table, and twice as many tables each time after (up to
+// QueryParallelism), so that a sparse series over many tables costs few
+// round trips.
 //
 // A query without a series reads every series, and nothing orders events
 // across a table's partitions, so it reads every partition; its memory

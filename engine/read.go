@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/timetabledb/timetable/engine/itemenc"
 	"github.com/timetabledb/timetable/event"
 	"github.com/timetabledb/timetable/family"
+	"github.com/timetabledb/timetable/period"
 	"github.com/timetabledb/timetable/storage"
 )
 
@@ -249,6 +251,9 @@ func (db *DB) openSources(ctx context.Context, spec sourceSpec) (*merger, error)
 				sources = append(sources, r.source(t, series, shard, pageSizes{first: sourceLimit(spec.limit), max: sourceLimit(spec.limit)}))
 			}
 		}
+		if spec.limit > 0 {
+			return db.startLazily(r, sources)
+		}
 		return db.start(r, sources, nil)
 	case spec.limit > 0:
 		return db.mergeFirstOfEverySeries(r, spec.tables, spec.limit)
@@ -329,7 +334,7 @@ func (r *fanOut) source(t physTable, series string, shard int, p pageSizes) *sou
 	// A partition read in whole milliseconds filters its events itself:
 	// it decodes them all.
 	json := r.json && !r.grouped
-	return &source{table: t.name, series: series, ctx: r.ctx, store: r.db.itemsOf(t), q: sq, maxPage: max(p.first, p.max), whole: p.whole, json: json, grouped: r.grouped, win: r.win}
+	return &source{table: t.name, series: series, period: t.ref.Period, ctx: r.ctx, store: r.db.itemsOf(t), q: sq, maxPage: max(p.first, p.max), whole: p.whole, json: json, grouped: r.grouped, win: r.win}
 }
 
 // start reads the first event of every source (firsts). It returns
@@ -337,7 +342,7 @@ func (r *fanOut) source(t physTable, series string, shard int, p pageSizes) *sou
 // it closes the sources and calls release itself.
 func (db *DB) start(r *fanOut, sources []*source, release func()) (*merger, error) {
 	m := &merger{desc: r.q.Desc, sources: sources, release: release}
-	if err := firsts(db, sources, (*source).advance); err != nil {
+	if err := firsts(db.opts.QueryParallelism, sources, (*source).advance); err != nil {
 		m.close()
 		return nil, err
 	}
@@ -350,14 +355,45 @@ func (db *DB) start(r *fanOut, sources []*source, release func()) (*merger, erro
 	return m, nil
 }
 
+// startLazily returns the merge of the sources of a page of one series,
+// which opens a table's partitions only once the table's period could
+// hold the merge's next event (merger.openDue): the latest events of a
+// series, found in its newest table, never open the older ones. It opens
+// the first table's partitions (those of the newest table for a
+// descending read, of the oldest for an ascending one) by the time it
+// returns.
+func (db *DB) startLazily(r *fanOut, sources []*source) (*merger, error) {
+	m := &merger{desc: r.q.Desc, sources: sources, parallelism: db.opts.QueryParallelism}
+	for _, s := range sources {
+		if s.period == (period.Period{}) {
+			m.heap = append(m.heap, s) // opened at once: it bounds nothing
+		} else {
+			m.waiting = append(m.waiting, s)
+		}
+	}
+	if err := firsts(m.parallelism, m.heap, (*source).advance); err != nil {
+		m.close()
+		return nil, err
+	}
+	m.heap = slices.DeleteFunc(m.heap, func(s *source) bool { return !s.ok })
+	heap.Init(m)
+	slices.SortStableFunc(m.waiting, m.compareBounds)
+	if err := m.openDue(); err != nil {
+		m.close()
+		return nil, err
+	}
+	return m, nil
+}
+
 // firsts calls first on every partition reader of a read, in parallel
 // (QueryParallelism at a time) when there are several: Pebble's iterators
 // are cheap, and DynamoDB's first pages are the slow part. The first
 // reader stays on the caller's goroutine, whose stack has grown to what a
 // Pebble seek needs, where a new goroutine's would grow again: a read of
-// one partition, the common case of a series' recent events, starts no
-// goroutine, and one of a series over two tables one.
-func firsts[T any](db *DB, readers []T, first func(T) error) error {
+// one partition starts no goroutine, and a page of a series, which opens
+// one table at a time (startLazily), starts none unless the table has
+// several shards.
+func firsts[T any](parallelism int, readers []T, first func(T) error) error {
 	switch len(readers) {
 	case 0:
 		return nil
@@ -365,7 +401,7 @@ func firsts[T any](db *DB, readers []T, first func(T) error) error {
 		return first(readers[0])
 	}
 	var g errgroup.Group
-	g.SetLimit(max(1, db.opts.QueryParallelism-1))
+	g.SetLimit(max(1, parallelism-1))
 	for _, r := range readers[1:] {
 		g.Go(func() error { return first(r) })
 	}

@@ -11,6 +11,13 @@ type merger struct {
 	desc    bool
 	sources []*source
 	heap    []*source
+	// waiting are the sources of a lazy merge (DB.startLazily) not opened
+	// yet, in the order their periods come in the merge (compareBounds),
+	// and parallelism how many it opens at once. ahead is how many tables
+	// it opens the next time it has no event to take (openDue).
+	waiting     []*source
+	parallelism int
+	ahead       int
 	// release gives back the query budget the merge holds; nil once
 	// called.
 	release func()
@@ -51,12 +58,101 @@ func compareSources(a, b *source) int {
 	return strings.Compare(a.series, b.series)
 }
 
+// bound is the time of the first event a source's period could hold in
+// the merge's order: its start for an ascending merge; for a descending
+// one its end, which bounds its events from above.
+func (m *merger) bound(s *source) time.Time {
+	if m.desc {
+		return s.period.End
+	}
+	return s.period.Start
+}
+
+// compareBounds orders waiting sources by their bounds, in the merge's
+// order.
+func (m *merger) compareBounds(a, b *source) int {
+	c := m.bound(a).Compare(m.bound(b))
+	if m.desc {
+		return -c
+	}
+	return c
+}
+
+// due reports whether a waiting source could hold an event that comes
+// before the current event of the merge, or ties with it: its period ends
+// after that event's time (descending), or starts at or before it
+// (ascending). A tie opens it, so that the same event stored in two
+// tables is found twice in a row, as next needs to skip it.
+// The heap must not be empty.
+func (m *merger) due(s *source) bool {
+	at := m.heap[0].cur.Time
+	if m.desc {
+		return s.period.End.After(at)
+	}
+	return !s.period.Start.After(at)
+}
+
+// openDue opens the waiting sources that are due, in parallel, and puts
+// those with events on the heap. When the heap is empty it opens the next
+// tables' sources (every waiting source of the first bounds): one table
+// the first time, twice as many each time after, up to parallelism, so
+// that a sparse series over many tables is not read one round trip per
+// table, until one has an event or none waits.
+func (m *merger) openDue() error {
+	for len(m.waiting) > 0 {
+		n := 0
+		if len(m.heap) == 0 {
+			n = m.firstTables(max(1, m.ahead))
+			m.ahead = min(2*max(1, m.ahead), max(1, m.parallelism))
+		} else {
+			for n < len(m.waiting) && m.due(m.waiting[n]) {
+				n++
+			}
+		}
+		if n == 0 {
+			return nil
+		}
+		opened := m.waiting[:n]
+		m.waiting = m.waiting[n:]
+		if err := firsts(m.parallelism, opened, (*source).advance); err != nil {
+			return err
+		}
+		for _, s := range opened {
+			if s.ok {
+				heap.Push(m, s)
+			}
+		}
+	}
+	return nil
+}
+
+// firstTables returns how many waiting sources the first k bounds (the
+// next k tables, or sets of tables of the same period) hold.
+func (m *merger) firstTables(k int) int {
+	n := 0
+	for n < len(m.waiting) {
+		if n > 0 && m.compareBounds(m.waiting[n], m.waiting[n-1]) != 0 {
+			if k--; k == 0 {
+				break
+			}
+		}
+		n++
+	}
+	return n
+}
+
 // next takes the next event off the merge: it calls emit with the source
 // whose current event it is, then moves that source on. It takes each
 // event once: the same event found in two tables (a retry across a month
 // boundary stored it twice) is skipped. It reports false at the end.
 func (m *merger) next(emit func(*source) error) (bool, error) {
-	for len(m.heap) > 0 {
+	for {
+		if err := m.openDue(); err != nil {
+			return false, err
+		}
+		if len(m.heap) == 0 {
+			return false, nil
+		}
 		s := m.heap[0]
 		dup := m.repeats(s)
 		m.lastAt, m.lastSK, m.lastSeries, m.emitted = s.cur.Time, s.sk, s.series, true
@@ -77,7 +173,6 @@ func (m *merger) next(emit func(*source) error) (bool, error) {
 			return true, nil
 		}
 	}
-	return false, nil
 }
 
 // repeats reports whether the current event of s is the one next took
@@ -90,7 +185,13 @@ func (m *merger) repeats(s *source) bool {
 // more reports whether an event other than the last one returned remains.
 // It drops repeats of the last event off the merge to find out.
 func (m *merger) more() (bool, error) {
-	for len(m.heap) > 0 {
+	for {
+		if err := m.openDue(); err != nil {
+			return false, err
+		}
+		if len(m.heap) == 0 {
+			return false, nil
+		}
 		s := m.heap[0]
 		if !m.repeats(s) {
 			return true, nil
@@ -104,7 +205,6 @@ func (m *merger) more() (bool, error) {
 			heap.Pop(m)
 		}
 	}
-	return false, nil
 }
 
 // page takes up to limit events off the merge, calling emit with the

@@ -11,6 +11,7 @@ import (
 
 	"github.com/timetabledb/timetable/engine/itemenc"
 	"github.com/timetabledb/timetable/event"
+	"github.com/timetabledb/timetable/period"
 	"github.com/timetabledb/timetable/storage"
 )
 
@@ -19,6 +20,11 @@ import (
 type source struct {
 	table  string
 	series string
+	// period is the event period of the source's table: every event it
+	// holds lies in it (a zero period bounds nothing). A lazy merge opens
+	// the source only once the period could hold the merge's next event
+	// (merger.openDue).
+	period period.Period
 	// ctx and store serve the queries of nextItem.
 	ctx   context.Context
 	store itemQuerier

@@ -333,7 +333,8 @@ func New(db *engine.DB, opts Options) (*Server, error) {
 // where url.URL.Query would drop the parameter silently.
 func (s *Server) canonicalPaths(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if _, err := url.ParseQuery(r.URL.RawQuery); err != nil {
+		if !queryDecodes(r.URL.RawQuery) {
+			_, err := url.ParseQuery(r.URL.RawQuery) // for its reason
 			s.fail(w, r, fmt.Errorf("%w: the query string does not decode: %v", ErrBadParameter, err))
 			return
 		}
@@ -349,6 +350,29 @@ func (s *Server) canonicalPaths(next http.Handler) http.Handler {
 		}
 		s.fail(w, r, &httpError{status: http.StatusBadRequest, msg: msg})
 	})
+}
+
+// queryDecodes reports whether url.ParseQuery would decode a query
+// string without an error, building nothing: it errs on a ";" and on a
+// "%" not followed by two hex digits, and on nothing else. The handler
+// that reads the parameters parses them once.
+func queryDecodes(raw string) bool {
+	for i := 0; i < len(raw); i++ {
+		switch raw[i] {
+		case ';':
+			return false
+		case '%':
+			if i+2 >= len(raw) || !isHex(raw[i+1]) || !isHex(raw[i+2]) {
+				return false
+			}
+			i += 2
+		}
+	}
+	return true
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }
 
 // ServeHTTP answers one request.

@@ -455,6 +455,8 @@ func TestMetrics(t *testing.T) {
 	require.Equal(t, http.StatusOK, f.get(f.acme, "a_table", wide).status)
 	agg := f.do("GET", "/v1/tables/a_table/aggregate?bucket=1h&fn=sum&fields=i&"+rangeParams(now.Add(-time.Hour), now.Add(time.Hour)).Encode(), f.acme, nil)
 	require.Equal(t, http.StatusOK, agg.status, "%s", agg.body)
+	require.Equal(t, http.StatusOK, f.do("HEAD", "/healthz", "", nil).status)
+	require.Equal(t, http.StatusOK, f.do("GET", "/healthz", "", nil).status)
 
 	res := f.do("GET", "/metrics", "", nil)
 	require.Equal(t, http.StatusOK, res.status)
@@ -466,6 +468,9 @@ func TestMetrics(t *testing.T) {
 		`timetable_http_request_duration_seconds_count{code="200",method="post",route="/v1/tables/{table}/events"} 2`,
 		`timetable_http_requests_in_flight 0`,
 		`timetable_http_request_duration_seconds_count{code="200",method="get",route="/v1/tables/{table}/aggregate"} 1`,
+		// A route's series of each method are apart.
+		`timetable_http_requests_total{code="200",method="head",route="/healthz"} 1`,
+		`timetable_http_requests_total{code="200",method="get",route="/healthz"} 1`,
 		// The engine's metrics share the registry; aggregates are
 		// timed as queries are.
 		`timetable_events_written_total 6`,

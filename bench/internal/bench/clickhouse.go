@@ -25,7 +25,11 @@ import (
 // no DateTime64, so times are Int64 milliseconds.
 type clickhousePeer struct{ httpPeer }
 
-func (*clickhousePeer) name() string { return "ClickHouse" }
+func (*clickhousePeer) name() string        { return "ClickHouse" }
+func (*clickhousePeer) pingRequest() string { return "GET /ping" }
+func (p *clickhousePeer) ping(ctx context.Context) error {
+	return fetch(ctx, p.client, http.MethodGet, p.base+"ping", nil, nil, nil)
+}
 
 // durability: a MergeTree insert writes its part's files and renames
 // the part into place without fsync (18.16 has no fsync_after_insert),

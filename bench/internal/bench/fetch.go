@@ -58,5 +58,9 @@ func fetch(ctx context.Context, client *http.Client, method, url string, header 
 	if err := dec.Decode(into); err != nil {
 		return fmt.Errorf("%s %s: %w", method, url, err)
 	}
-	return nil
+	// The decoder stops at the value's end: what follows (a newline) is
+	// read too, since a body closed unread closes its connection, and
+	// the next request would open another.
+	_, err = io.Copy(io.Discard, answer)
+	return err
 }

@@ -24,7 +24,11 @@ type influxPeer struct{ httpPeer }
 
 const influxDB = "bench"
 
-func (*influxPeer) name() string         { return "InfluxDB" }
+func (*influxPeer) name() string        { return "InfluxDB" }
+func (*influxPeer) pingRequest() string { return "GET /ping (204)" }
+func (p *influxPeer) ping(ctx context.Context) error {
+	return fetch(ctx, p.client, http.MethodGet, p.base+"/ping", nil, nil, nil)
+}
 func (*influxPeer) durability() string   { return "WAL fsynced per request" }
 func (p *influxPeer) dataDir() string    { return p.dir }
 func (p *influxPeer) walDir() string     { return filepath.Join(p.dir, "wal") }

@@ -145,6 +145,7 @@ var peerQueries = []peerQuery{
 		}
 		return took, checkTimes(fmt.Sprintf("%s from %s", seriesName(s), from.Format(time.RFC3339)), got, w.times(w.ofSeries(s, from, to)))
 	}},
+	emptyRequest,
 }
 
 // A peerResult is one system's column of the table.
@@ -179,7 +180,8 @@ func Peers(ctx context.Context, o Options) (*PeerReport, error) {
 	w := newPeerWorkload(time.Now())
 	batches := w.batches(peerBatch)
 	r := &PeerReport{}
-	for _, p := range peerSystems(o) {
+	peers := peerSystems(o)
+	for _, p := range peers {
 		dir := filepath.Join(o.Dir, "peer-"+strings.ToLower(p.name()))
 		if err := os.MkdirAll(dir, 0o777); err != nil {
 			return nil, err
@@ -202,6 +204,7 @@ func Peers(ctx context.Context, o Options) (*PeerReport, error) {
 		"ratio is timetable's figure over the peer's: above 1 is better for ev/s, below 1 for the rest",
 		"disk: the data dir after a flush (timetable: `timetable compact`), less what it held empty, blocks preallocated past a file's end not counted (PostgreSQL's includes pg_wal, whose segments it keeps for reuse)",
 		"peak memory: VmHWM of the server; for PostgreSQL, whose processes share buffers, the highest sum of their PSS, sampled every 100 ms",
+		pingNote(peers),
 	)
 	return r, nil
 }

@@ -175,6 +175,17 @@ func (p *postgresPeer) events(ctx context.Context, q string, args ...any) ([]tim
 	})
 }
 
+// ping asks SELECT 1 as the queries are asked: a prepared statement on
+// a connection of the pool.
+func (p *postgresPeer) ping(ctx context.Context) error {
+	var one int
+	return p.pool.QueryRow(ctx, "SELECT 1").Scan(&one)
+}
+
+func (*postgresPeer) pingRequest() string {
+	return "SELECT 1 over its binary protocol, as the point reads are asked"
+}
+
 func (p *postgresPeer) latest(ctx context.Context, series string, from, to time.Time, n int) ([]time.Time, error) {
 	return p.events(ctx, `SELECT time, temperature, humidity, pressure, voltage FROM sensors
 		WHERE series = $1 AND time >= $2 AND time < $3 ORDER BY time DESC LIMIT $4`, series, from, to, n)

@@ -27,7 +27,11 @@ func (*victoriaPeer) name() string { return "VictoriaMetrics" }
 func (*victoriaPeer) durability() string {
 	return "buffered in memory, on disk about a second later"
 }
-func (p *victoriaPeer) dataDir() string { return p.dir + "/data" }
+func (p *victoriaPeer) dataDir() string   { return p.dir + "/data" }
+func (*victoriaPeer) pingRequest() string { return "GET /health" }
+func (p *victoriaPeer) ping(ctx context.Context) error {
+	return fetch(ctx, p.client, http.MethodGet, p.base+"/health", nil, nil, nil)
+}
 
 func (p *victoriaPeer) start(ctx context.Context, dir string, progress func(string)) (*daemon, error) {
 	bin, err := installed(ctx, "victoria-metrics", onPath("victoria-metrics"), progress)
