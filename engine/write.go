@@ -275,7 +275,10 @@ func (db *DB) prepare(tenant, table string, pol family.TablePolicy, events event
 			problems = append(problems, event.Problem{Index: i, Reason: reason})
 			continue
 		}
-		if exp := f.ExpiresAt(f.TableFor(ev.Time, now)); !exp.IsZero() && !now.Before(exp) {
+		if f.Retention <= 0 {
+			// No table of the family expires (Family.ExpiresAt): the
+			// table's period is not worked out for every event.
+		} else if exp := f.ExpiresAt(f.TableFor(ev.Time, now)); !exp.IsZero() && !now.Before(exp) {
 			// Its table would be past retention as soon as it was
 			// made: the lifecycle would delete it, and the event, at
 			// its next cycle.
@@ -452,7 +455,12 @@ func (w *tableWrite) writeTo(ctx context.Context, store storage.Items, idx *seri
 func (db *DB) splitByTable(ctx context.Context, f family.Family, tenant, table string, items []pending, events event.Batch, now time.Time, rollups bool) ([]*tableWrite, error) {
 	byName := map[string]*tableWrite{}
 	var order []*tableWrite
-	type key struct{ table, pk, sk string }
+	// Repeats are found by table and key; a table is its tableWrite,
+	// which hashes faster than its name.
+	type key struct {
+		w      *tableWrite
+		pk, sk string
+	}
 	seen := make(map[key]int, len(items))
 	var w *tableWrite
 	for i, p := range items {
@@ -481,7 +489,10 @@ func (db *DB) splitByTable(ctx context.Context, f family.Family, tenant, table s
 			if w.table.shards > 1 || f.Shards > 1 {
 				pk = itemenc.PartitionKey(tenant, table, p.series, shardOf(id, w.table.shards))
 			}
-			p.item = p.item.Rekeyed(pk, itemenc.SortKey(p.time, id))
+			// The provisional sort key is the event's time key and a
+			// provisional id: only the id changes.
+			sk := p.item.SK[:len(p.item.SK)-len(provisionalID)] + id
+			p.item = p.item.Rekeyed(pk, sk)
 		case w.table.shards != f.Shards:
 			// The table keeps the shard count it was made with.
 			p.item.PK = itemenc.PartitionKey(tenant, table, p.series, shardOf(idOf(p.item.SK), w.table.shards))
@@ -490,7 +501,7 @@ func (db *DB) splitByTable(ctx context.Context, f family.Family, tenant, table s
 		if rollups {
 			w.mark(p.series, p.item.SK)
 		}
-		k := key{w.table.name, p.item.PK, p.item.SK}
+		k := key{w, p.item.PK, p.item.SK}
 		if j, ok := seen[k]; ok {
 			w.items[j] = p.item
 			if w.repeats == nil {
