@@ -222,6 +222,9 @@ type Item struct {
 
 	// checked is set by Checked: the item was valid with these lengths.
 	checked checkMark
+	// canonical is set by Checked when every number was in canonical
+	// form (NumbersCanonical).
+	canonical bool
 }
 
 // A checkMark is the shape of an item Checked found valid: the lengths

@@ -79,7 +79,7 @@ func encodeItem(key, val []byte, id uint64, it storage.Item) ([]byte, []byte, er
 	if err := it.Valid(); err != nil {
 		return key, val, err
 	}
-	val, err := appendItem(val, it.Attrs)
+	val, err := appendItem(val, it.Attrs, it.NumbersCanonical())
 	if err != nil {
 		return key, val, err
 	}
