@@ -16,6 +16,7 @@ import (
 	"github.com/timetabledb/timetable/engine/itemenc"
 	"github.com/timetabledb/timetable/event"
 	"github.com/timetabledb/timetable/family"
+	"github.com/timetabledb/timetable/period"
 	"github.com/timetabledb/timetable/storage"
 )
 
@@ -463,10 +464,11 @@ func (db *DB) splitByTable(ctx context.Context, f family.Family, tenant, table s
 	}
 	seen := make(map[key]int, len(items))
 	var w *tableWrite
+	month := period.MonthOf(now) // the write month of every event
 	for i, p := range items {
 		// Events of a request mostly share a table: route an event only
 		// when the last table cannot take it.
-		if w == nil || !w.table.entry.Covers(p.time, now) {
+		if w == nil || !w.table.entry.CoversIn(p.time, month) {
 			t, err := db.catalog.route(ctx, f, p.time, now)
 			if err != nil {
 				return nil, err
