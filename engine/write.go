@@ -269,6 +269,7 @@ func (db *DB) prepare(tenant, table string, pol family.TablePolicy, events event
 	f, layout := pol.Family, pol.Layout
 	var problems []event.Problem
 	items := make([]pending, 0, events.Len())
+	var keys keyText
 	for i := range events.Len() {
 		ev := events.Event(i)
 		assign := ev.ID == ""
@@ -294,7 +295,11 @@ func (db *DB) prepare(tenant, table string, pol family.TablePolicy, events event
 		} else {
 			shard = shardOf(ev.ID, f.Shards)
 		}
-		p.item = itemenc.RowItem(tenant, table, ev, shard)
+		// The event's item (itemenc.RowItem), its keys in keys' chunks.
+		keys.buf = itemenc.AppendPartitionKey(keys.buf[:0], tenant, table, ev.Series, shard)
+		pk := keys.text(keys.buf)
+		keys.buf = itemenc.AppendSortKey(keys.buf[:0], ev.Time, ev.ID)
+		p.item = storage.Item{PK: pk, SK: keys.text(keys.buf), Attrs: ev.Fields}
 		if f.TTL > 0 {
 			attrs := make(map[string]any, len(ev.Fields)+1)
 			for k, v := range ev.Fields {
@@ -464,6 +469,7 @@ func (db *DB) splitByTable(ctx context.Context, f family.Family, tenant, table s
 	}
 	seen := make(map[key]int, len(items))
 	var w *tableWrite
+	var keys keyText
 	month := period.MonthOf(now) // the write month of every event
 	for i, p := range items {
 		// Events of a request mostly share a table: route an event only
@@ -489,12 +495,13 @@ func (db *DB) splitByTable(ctx context.Context, f family.Family, tenant, table s
 			id := events.AssignID(p.index, tenant, table, w.table.idScheme)
 			pk := p.item.PK // shard 0, the provisional one with one shard
 			if w.table.shards > 1 || f.Shards > 1 {
-				pk = itemenc.PartitionKey(tenant, table, p.series, shardOf(id, w.table.shards))
+				keys.buf = itemenc.AppendPartitionKey(keys.buf[:0], tenant, table, p.series, shardOf(id, w.table.shards))
+				pk = keys.text(keys.buf)
 			}
 			// The provisional sort key is the event's time key and a
 			// provisional id: only the id changes.
-			sk := p.item.SK[:len(p.item.SK)-len(provisionalID)] + id
-			p.item = p.item.Rekeyed(pk, sk)
+			keys.buf = append(append(keys.buf[:0], p.item.SK[:len(p.item.SK)-len(provisionalID)]...), id...)
+			p.item = p.item.Rekeyed(pk, keys.text(keys.buf))
 		case w.table.shards != f.Shards:
 			// The table keeps the shard count it was made with.
 			p.item.PK = itemenc.PartitionKey(tenant, table, p.series, shardOf(idOf(p.item.SK), w.table.shards))
