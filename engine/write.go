@@ -16,6 +16,7 @@ import (
 	"github.com/timetabledb/timetable/engine/itemenc"
 	"github.com/timetabledb/timetable/event"
 	"github.com/timetabledb/timetable/family"
+	"github.com/timetabledb/timetable/period"
 	"github.com/timetabledb/timetable/storage"
 )
 
@@ -268,6 +269,7 @@ func (db *DB) prepare(tenant, table string, pol family.TablePolicy, events event
 	f, layout := pol.Family, pol.Layout
 	var problems []event.Problem
 	items := make([]pending, 0, events.Len())
+	var keys keyText
 	for i := range events.Len() {
 		ev := events.Event(i)
 		assign := ev.ID == ""
@@ -275,7 +277,10 @@ func (db *DB) prepare(tenant, table string, pol family.TablePolicy, events event
 			problems = append(problems, event.Problem{Index: i, Reason: reason})
 			continue
 		}
-		if exp := f.ExpiresAt(f.TableFor(ev.Time, now)); !exp.IsZero() && !now.Before(exp) {
+		if f.Retention <= 0 {
+			// No table of the family expires (Family.ExpiresAt): the
+			// table's period is not worked out for every event.
+		} else if exp := f.ExpiresAt(f.TableFor(ev.Time, now)); !exp.IsZero() && !now.Before(exp) {
 			// Its table would be past retention as soon as it was
 			// made: the lifecycle would delete it, and the event, at
 			// its next cycle.
@@ -290,7 +295,11 @@ func (db *DB) prepare(tenant, table string, pol family.TablePolicy, events event
 		} else {
 			shard = shardOf(ev.ID, f.Shards)
 		}
-		p.item = itemenc.RowItem(tenant, table, ev, shard)
+		// The event's item (itemenc.RowItem), its keys in keys' chunks.
+		keys.buf = itemenc.AppendPartitionKey(keys.buf[:0], tenant, table, ev.Series, shard)
+		pk := keys.text(keys.buf)
+		keys.buf = itemenc.AppendSortKey(keys.buf[:0], ev.Time, ev.ID)
+		p.item = storage.Item{PK: pk, SK: keys.text(keys.buf), Attrs: ev.Fields}
 		if f.TTL > 0 {
 			attrs := make(map[string]any, len(ev.Fields)+1)
 			for k, v := range ev.Fields {
@@ -452,13 +461,20 @@ func (w *tableWrite) writeTo(ctx context.Context, store storage.Items, idx *seri
 func (db *DB) splitByTable(ctx context.Context, f family.Family, tenant, table string, items []pending, events event.Batch, now time.Time, rollups bool) ([]*tableWrite, error) {
 	byName := map[string]*tableWrite{}
 	var order []*tableWrite
-	type key struct{ table, pk, sk string }
+	// Repeats are found by table and key; a table is its tableWrite,
+	// which hashes faster than its name.
+	type key struct {
+		w      *tableWrite
+		pk, sk string
+	}
 	seen := make(map[key]int, len(items))
 	var w *tableWrite
+	var keys keyText
+	month := period.MonthOf(now) // the write month of every event
 	for i, p := range items {
 		// Events of a request mostly share a table: route an event only
 		// when the last table cannot take it.
-		if w == nil || !w.table.entry.Covers(p.time, now) {
+		if w == nil || !w.table.entry.CoversIn(p.time, month) {
 			t, err := db.catalog.route(ctx, f, p.time, now)
 			if err != nil {
 				return nil, err
@@ -479,9 +495,13 @@ func (db *DB) splitByTable(ctx context.Context, f family.Family, tenant, table s
 			id := events.AssignID(p.index, tenant, table, w.table.idScheme)
 			pk := p.item.PK // shard 0, the provisional one with one shard
 			if w.table.shards > 1 || f.Shards > 1 {
-				pk = itemenc.PartitionKey(tenant, table, p.series, shardOf(id, w.table.shards))
+				keys.buf = itemenc.AppendPartitionKey(keys.buf[:0], tenant, table, p.series, shardOf(id, w.table.shards))
+				pk = keys.text(keys.buf)
 			}
-			p.item = p.item.Rekeyed(pk, itemenc.SortKey(p.time, id))
+			// The provisional sort key is the event's time key and a
+			// provisional id: only the id changes.
+			keys.buf = append(append(keys.buf[:0], p.item.SK[:len(p.item.SK)-len(provisionalID)]...), id...)
+			p.item = p.item.Rekeyed(pk, keys.text(keys.buf))
 		case w.table.shards != f.Shards:
 			// The table keeps the shard count it was made with.
 			p.item.PK = itemenc.PartitionKey(tenant, table, p.series, shardOf(idOf(p.item.SK), w.table.shards))
@@ -490,7 +510,7 @@ func (db *DB) splitByTable(ctx context.Context, f family.Family, tenant, table s
 		if rollups {
 			w.mark(p.series, p.item.SK)
 		}
-		k := key{w.table.name, p.item.PK, p.item.SK}
+		k := key{w, p.item.PK, p.item.SK}
 		if j, ok := seen[k]; ok {
 			w.items[j] = p.item
 			if w.repeats == nil {

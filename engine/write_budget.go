@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/timetabledb/timetable/family"
+	"github.com/timetabledb/timetable/period"
 	"github.com/timetabledb/timetable/storage"
 )
 
@@ -235,8 +236,9 @@ func (db *DB) admitNewTables(ctx context.Context, tenant string, f family.Family
 func (db *DB) newTables(f family.Family, items []pending, now time.Time) map[string]bool {
 	names := map[string]bool{}
 	var last physTable
+	month := period.MonthOf(now)
 	for _, p := range items {
-		if last.name != "" && last.entry.Covers(p.time, now) {
+		if last.name != "" && last.entry.CoversIn(p.time, month) {
 			continue
 		}
 		if t, ok := db.catalog.cached(f.Name, p.time, now); ok {

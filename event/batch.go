@@ -13,6 +13,21 @@ import "time"
 // Batch, a rule the compiler keeps rather than a comment.
 type Batch struct {
 	events []Event
+	// names holds, when the decoders made the batch, the field names of
+	// each event in bytewise order, the order an id's encoding takes them
+	// in: nil for an event without fields, and shared by consecutive
+	// events with the same names, so that a body's events of one shape
+	// are not sorted one by one. A Batch from Check has none (nil).
+	names [][]string
+}
+
+// sortedNames returns the field names of event i in bytewise order, or
+// nil when the batch does not know them.
+func (b Batch) sortedNames(i int) []string {
+	if b.names == nil {
+		return nil
+	}
+	return b.names[i]
 }
 
 // Len returns the number of events.
@@ -37,14 +52,14 @@ func (b Batch) Events() []Event {
 // they are.
 func (b Batch) AssignIDs(tenant, table string, s IDScheme) {
 	for i := range b.events {
-		b.events[i].assignID(tenant, table, s, true)
+		b.events[i].assignID(tenant, table, s, true, b.sortedNames(i))
 	}
 }
 
 // AssignID is AssignIDs for event i alone, for a caller that learns each
 // event's scheme from the table it goes to, and returns its id.
 func (b Batch) AssignID(i int, tenant, table string, s IDScheme) string {
-	b.events[i].assignID(tenant, table, s, true)
+	b.events[i].assignID(tenant, table, s, true, b.sortedNames(i))
 	return b.events[i].ID
 }
 
@@ -87,8 +102,19 @@ func Join(batches ...Batch) Batch {
 		n += len(b.events)
 	}
 	events := make([]Event, 0, n)
+	var names [][]string
 	for _, b := range batches {
+		if b.names != nil && names == nil {
+			names = make([][]string, len(events), n)
+		}
 		events = append(events, b.events...)
+		if names != nil {
+			if b.names != nil {
+				names = append(names, b.names...)
+			} else {
+				names = append(names, make([][]string, len(b.events))...)
+			}
+		}
 	}
-	return Batch{events: events}
+	return Batch{events: events, names: names}
 }

@@ -30,6 +30,7 @@ func DecodeJSON(body []byte, lim Limits, now time.Time) (Batch, error) {
 	}
 	p.pos++
 	events := make([]Event, 0, min(len(body)/averageEventSize+1, 1<<16))
+	names := make([][]string, 0, cap(events))
 	var problems []Problem
 	var ids idIndex
 	p.ws()
@@ -49,6 +50,7 @@ func DecodeJSON(body []byte, lim Limits, now time.Time) (Batch, error) {
 				}
 				if reason == "" {
 					events = append(events, ev)
+					names = append(names, p.fieldNames(ev))
 				} else {
 					problems = append(problems, Problem{Index: i, Reason: reason})
 				}
@@ -74,7 +76,7 @@ func DecodeJSON(body []byte, lim Limits, now time.Time) (Batch, error) {
 	if problems != nil {
 		return Batch{}, &BatchError{Problems: problems}
 	}
-	return Batch{events: events}, nil
+	return Batch{events: events, names: names}, nil
 }
 
 // DecodeNDJSON decodes a request body of newline-delimited JSON, one event
@@ -93,6 +95,7 @@ func DecodeNDJSON(body []byte, lim Limits, now time.Time) (Batch, error) {
 	lim = lim.WithDefaults()
 	p := newParser(nil, &lim, now)
 	events := make([]Event, 0, min(len(body)/averageEventSize+1, 1<<16))
+	names := make([][]string, 0, cap(events))
 	var problems []Problem
 	var ids idIndex
 	index, objects, lineNo := 0, 0, 0
@@ -131,6 +134,7 @@ func DecodeNDJSON(body []byte, lim Limits, now time.Time) (Batch, error) {
 				objects++
 				if reason = ids.repeat(ev.ID, i); reason == "" {
 					events = append(events, ev)
+					names = append(names, p.fieldNames(ev))
 				}
 			}
 		} else {
@@ -160,7 +164,7 @@ func DecodeNDJSON(body []byte, lim Limits, now time.Time) (Batch, error) {
 	if problems != nil {
 		return Batch{}, &BatchError{Problems: problems}
 	}
-	return Batch{events: events}, nil
+	return Batch{events: events, names: names}, nil
 }
 
 // malformed reports a syntax error inside the i-th event of a JSON array.

@@ -247,3 +247,53 @@ func testAssignIDsOfBatch(t *testing.T, s IDScheme) {
 	}
 	require.NotEqual(t, want[0], want[1])
 }
+
+// TestAssignIDsOfDecodedBatch: the decoders keep each event's field names
+// sorted, shared between events of one shape, so that ids are not sorted
+// event by event. The ids must be those AssignID gives the same events
+// one by one, whatever order the fields come in and however the shapes
+// of a body's events change from line to line, events without fields and
+// refused lines between them; and for each decoder.
+func TestAssignIDsOfDecodedBatch(t *testing.T) {
+	lines := []string{
+		`{"time":"2017-04-10T12:00:00Z","fields":{"a":1,"b":2}}`,
+		`{"time":"2017-04-10T12:00:01Z","fields":{"a":1,"b":2}}`,
+		`{"time":"2017-04-10T12:00:02Z","fields":{"b":2,"a":1}}`,
+		`{"time":"2017-04-10T12:00:03Z","fields":{"b":2,"a":1}}`,
+		`{"time":"2017-04-10T12:00:04Z"}`,
+		`{"time":"2017-04-10T12:00:05Z","fields":{"b":2,"a":1}}`,
+		`{"time":"2017-04-10T12:00:06Z","fields":{"b":2,"c":1}}`,
+		`{"time":"2017-04-10T12:00:07Z","fields":{"b":2,"c":1,"a":0}}`,
+		`{"time":"2017-04-10T12:00:08Z","fields":{"b":2,"c":1}}`,
+		`{"time":"2017-04-10T12:00:09Z","fields":{"c":2,"b":1}}`,
+		`{"time":"2017-04-10T12:00:10Z","fields":null}`,
+		`{"time":"2017-04-10T12:00:11Z","fields":{"c":2,"b":{"z":1,"y":[2]}}}`,
+		`{"time":"2017-04-10T12:00:12Z","fields":{"c":2,"b":{"y":[2],"z":1}}}`,
+		`{"time":"2017-04-10T12:00:13Z","fields":{}}`,
+		`{"time":"2017-04-10T12:00:14Z","fields":{"c":2,"b":1}}`,
+	}
+	for _, s := range schemes {
+		want := make([]string, len(lines))
+		for i, l := range lines {
+			want[i] = idOf(t, s, "t", "tab", l)
+		}
+		nd, err := DecodeNDJSON([]byte(strings.Join(lines, "\n")), Limits{}, testNow)
+		require.NoError(t, err)
+		arr, err := DecodeJSON([]byte("["+strings.Join(lines, ",")+"]"), Limits{}, testNow)
+		require.NoError(t, err)
+		for name, b := range map[string]Batch{"ndjson": nd, "json": arr, "joined": Join(arr, nd)} {
+			b.AssignIDs("t", "tab", s)
+			for i := range b.Len() {
+				require.Equal(t, want[i%len(lines)], b.Event(i).ID, "scheme %d, %s, event %d", int(s), name, i)
+			}
+		}
+	}
+	// A line refused between two alike does not change what the names
+	// of the next are taken to be.
+	_, err := DecodeNDJSON([]byte(`{"time":"2017-04-10T12:00:00Z","fields":{"b":1,"a":2}}
+{"time":"2017-04-10T12:00:01Z","fields":{"b":1,"b":2}}
+{"time":"2017-04-10T12:00:02Z","fields":{"b":1,"a":2}}`), Limits{}, testNow)
+	var be *BatchError
+	require.ErrorAs(t, err, &be)
+	require.Len(t, be.Problems, 1)
+}

@@ -3,6 +3,7 @@ package event
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -33,6 +34,18 @@ type parser struct {
 	// fieldsHint is how many fields the last event had: the next one
 	// likely has as many.
 	fieldsHint int
+	// arrival holds the field names of the event being parsed in the
+	// order they came, and lastArrival those of the event before: events
+	// of a body mostly have the same fields in the same order, so a name
+	// is first compared with the one at its place in the event before,
+	// before it is looked up in names.
+	arrival, lastArrival []string
+	// sortBuf is where names that did not come in order are sorted.
+	sortBuf []string
+	// sortedNames is the field names of the event just parsed in bytewise
+	// order, nil when it has none (see Batch.names): the slice of the
+	// event before when the names are the same.
+	sortedNames []string
 }
 
 // valueChunk is the size of the chunks the text of values is copied
@@ -355,13 +368,22 @@ func (p *parser) fields() (map[string]any, error) {
 	}
 	m := make(map[string]any, p.fieldsHint)
 	count := 0
+	repeats := 0 // names found at their place in the event before
+	p.arrival = p.arrival[:0]
 	for {
 		p.ws()
 		b, err := p.str()
 		if err != nil {
 			return nil, err
 		}
-		name := p.intern(b)
+		var name string
+		if i := len(p.arrival); i < len(p.lastArrival) && string(b) == p.lastArrival[i] {
+			name = p.lastArrival[i]
+			repeats++
+		} else {
+			name = p.intern(b)
+		}
+		p.arrival = append(p.arrival, name)
 		if err := p.colon(); err != nil {
 			return nil, err
 		}
@@ -394,7 +416,35 @@ func (p *parser) fields() (map[string]any, error) {
 		p.fail(fieldCountReason(count, p.lim))
 	}
 	p.fieldsHint = len(m)
+	if repeats != len(p.arrival) || len(p.arrival) != len(p.lastArrival) {
+		p.sortNames()
+	} // else the names of the event before, in the same order: sortedNames holds them
+	p.arrival, p.lastArrival = p.lastArrival, p.arrival
 	return m, nil
+}
+
+// fieldNames returns the sorted field names of ev, the event just
+// parsed, for its Batch.
+func (p *parser) fieldNames(ev Event) []string {
+	if ev.Fields == nil {
+		return nil
+	}
+	return p.sortedNames
+}
+
+// sortNames sets sortedNames to the names in arrival in bytewise order,
+// sharing the slice of the event before when they are the same names.
+// Names come sorted when a client encodes its maps as encoding/json does.
+func (p *parser) sortNames() {
+	names := p.arrival
+	if !slices.IsSorted(names) {
+		p.sortBuf = append(p.sortBuf[:0], names...)
+		slices.Sort(p.sortBuf)
+		names = p.sortBuf
+	}
+	if !slices.Equal(names, p.sortedNames) {
+		p.sortedNames = slices.Clone(names)
+	}
 }
 
 // value parses a field value at the given level (1 for a field).

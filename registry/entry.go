@@ -161,10 +161,16 @@ func (e Entry) IDScheme() event.IDScheme {
 // written at writeTime may go: its period holds eventTime and, when it is
 // grouped by write month, its write month holds writeTime.
 func (e Entry) Covers(eventTime, writeTime time.Time) bool {
+	return e.CoversIn(eventTime, period.MonthOf(writeTime))
+}
+
+// CoversIn is Covers for an event written in writeMonth, for a writer
+// that asks it of many events written at one time.
+func (e Entry) CoversIn(eventTime time.Time, writeMonth period.Month) bool {
 	if !e.Ref.Period.Contains(eventTime) {
 		return false
 	}
-	return e.Ref.WriteMonth.IsZero() || e.Ref.WriteMonth == period.MonthOf(writeTime)
+	return e.Ref.WriteMonth.IsZero() || e.Ref.WriteMonth == writeMonth
 }
 
 // Spec returns the table's specification as the entry records it: its

@@ -117,7 +117,9 @@ type Items interface {
 	// not written; the others are durable. Items in one call must have
 	// distinct keys. When an item is invalid (Item.Validate) no item is
 	// written, and the error wraps ErrInvalid. An item Item.Checked
-	// returned is not validated again (Item.Valid).
+	// returned is not validated again (Item.Valid), and a backend may
+	// store its numbers as they are when Checked found them canonical
+	// (Item.NumbersCanonical).
 	BatchWrite(ctx context.Context, table string, items []Item) error
 
 	// BatchDelete deletes the items with the given keys from the table,
@@ -222,6 +224,9 @@ type Item struct {
 
 	// checked is set by Checked: the item was valid with these lengths.
 	checked checkMark
+	// canonical is set by Checked when every number was in canonical
+	// form (NumbersCanonical).
+	canonical bool
 }
 
 // A checkMark is the shape of an item Checked found valid: the lengths

@@ -62,27 +62,35 @@ func (it Item) Validate() error {
 // counts it, when the item is valid: one pass over the attributes for a
 // caller that needs both.
 func (it Item) ValidateSize() (int, error) {
+	size, _, err := it.validateSize()
+	return size, err
+}
+
+// validateSize is ValidateSize that also reports whether every number of
+// the item is in canonical form already.
+func (it Item) validateSize() (size int, canonical bool, err error) {
 	if err := validateKey(it.PK, it.SK); err != nil {
-		return 0, err
+		return 0, false, err
 	}
-	size := len(PKAttr) + len(it.PK) + len(SKAttr) + len(it.SK)
+	size = len(PKAttr) + len(it.PK) + len(SKAttr) + len(it.SK)
+	noncanonical := false
 	for name, v := range it.Attrs {
 		if name == PKAttr || name == SKAttr {
-			return 0, InvalidError{Path: name, Reason: "an attribute named like a key attribute"}
+			return 0, false, InvalidError{Path: name, Reason: "an attribute named like a key attribute"}
 		}
 		if reason := checkName(name); reason != "" {
-			return 0, InvalidError{Path: strconv.Quote(name), Reason: "attribute name " + reason}
+			return 0, false, InvalidError{Path: strconv.Quote(name), Reason: "attribute name " + reason}
 		}
-		n, err := checkValue(v, 1)
+		n, err := checkValueOf(v, 1, &noncanonical)
 		if err != nil {
-			return 0, err.asError(name)
+			return 0, false, err.asError(name)
 		}
 		size += len(name) + n
 	}
 	if size > MaxItemSize {
-		return 0, InvalidError{Reason: fmt.Sprintf("item of %d bytes, over DynamoDB's limit of %d", size, MaxItemSize), tooLarge: true}
+		return 0, false, InvalidError{Reason: fmt.Sprintf("item of %d bytes, over DynamoDB's limit of %d", size, MaxItemSize), tooLarge: true}
 	}
-	return size, nil
+	return size, !noncanonical, nil
 }
 
 // Checked is ValidateSize that also returns the item marked as valid:
@@ -95,13 +103,21 @@ func (it Item) ValidateSize() (int, error) {
 // validated again (a key of the same length in other ASCII digits, a
 // shard number, stays valid), as is an item built by hand.
 func (it Item) Checked() (Item, int, error) {
-	size, err := it.ValidateSize()
+	size, canonical, err := it.validateSize()
 	if err != nil {
 		return it, 0, err
 	}
 	it.checked = it.mark()
+	it.canonical = canonical
 	return it, size, nil
 }
+
+// NumbersCanonical reports whether the item is one Checked returned, of
+// the same shape still (see Valid), whose numbers were all in canonical
+// form (CanonicalNumber) when it was checked, as those of a decoded
+// event are: a backend stores them as they are rather than reading each
+// number a second time.
+func (it Item) NumbersCanonical() bool { return it.canonical && it.checked == it.mark() }
 
 // Rekeyed returns the item with the keys pk and sk. An item Checked
 // returned stays marked as valid when the new keys are valid and no
@@ -211,6 +227,13 @@ func (e *valueError) asError(path string) error {
 // checkValue checks a value at the given level (1 for an attribute's
 // value) and returns its size as ValueSize counts it.
 func checkValue(v any, level int) (int, *valueError) {
+	var noncanonical bool
+	return checkValueOf(v, level, &noncanonical)
+}
+
+// checkValueOf is checkValue that sets *noncanonical when a number of v
+// is not in canonical form.
+func checkValueOf(v any, level int, noncanonical *bool) (int, *valueError) {
 	switch v := v.(type) {
 	case nil, bool:
 		return scalarSize, nil
@@ -226,6 +249,9 @@ func checkValue(v any, level int) (int, *valueError) {
 		if reason != "" {
 			return 0, &valueError{reason: reason}
 		}
+		if !d.canonical {
+			*noncanonical = true
+		}
 		return d.size(), nil
 	case []any:
 		if level >= MaxDepth {
@@ -233,7 +259,7 @@ func checkValue(v any, level int) (int, *valueError) {
 		}
 		n := containerOverhead
 		for i, e := range v {
-			en, err := checkValue(e, level+1)
+			en, err := checkValueOf(e, level+1, noncanonical)
 			if err != nil {
 				err.path = "[" + strconv.Itoa(i) + "]" + err.path
 				return 0, err
@@ -250,7 +276,7 @@ func checkValue(v any, level int) (int, *valueError) {
 			if reason := checkName(k); reason != "" {
 				return 0, &valueError{path: "." + strconv.Quote(k), reason: "map key " + reason}
 			}
-			en, err := checkValue(e, level+1)
+			en, err := checkValueOf(e, level+1, noncanonical)
 			if err != nil {
 				err.path = "." + k + err.path
 				return 0, err

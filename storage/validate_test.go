@@ -220,3 +220,22 @@ func TestChecked(t *testing.T) {
 	_, _, err = byHand.Checked()
 	require.ErrorIs(t, err, ErrInvalid)
 }
+
+// TestNumbersCanonical: Checked notes whether every number of an item,
+// nested ones too, is canonical; the note goes with the mark.
+func TestNumbersCanonical(t *testing.T) {
+	it := Item{PK: "p", SK: "s", Attrs: map[string]any{"a": json.Number("1.5"), "m": map[string]any{"l": []any{json.Number("10")}}}}
+	require.False(t, it.NumbersCanonical(), "not checked")
+	checked, _, err := it.Checked()
+	require.NoError(t, err)
+	require.True(t, checked.NumbersCanonical())
+	require.True(t, checked.Rekeyed("q", "s").NumbersCanonical(), "the mark kept")
+	require.False(t, checked.Rekeyed("pp", "ss").NumbersCanonical(), "the mark dropped")
+	checked.Attrs["b"] = true
+	require.False(t, checked.NumbersCanonical(), "an attribute more")
+
+	it.Attrs = map[string]any{"a": json.Number("1.5"), "m": map[string]any{"l": []any{json.Number("1e1")}}}
+	checked, _, err = it.Checked()
+	require.NoError(t, err)
+	require.False(t, checked.NumbersCanonical())
+}

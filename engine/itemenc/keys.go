@@ -58,6 +58,25 @@ func PartitionKey(tenant, table, series string, shard int) string {
 	return b.String()
 }
 
+// AppendPartitionKey appends PartitionKey(tenant, table, series, shard)
+// to dst.
+func AppendPartitionKey(dst []byte, tenant, table, series string, shard int) []byte {
+	dst = append(dst, tenant...)
+	dst = append(dst, '#')
+	dst = append(dst, table...)
+	dst = append(dst, '#')
+	dst = append(dst, series...)
+	dst = append(dst, '#')
+	return strconv.AppendInt(dst, int64(shard), 10)
+}
+
+// AppendSortKey appends SortKey(t, id) to dst.
+func AppendSortKey(dst []byte, t time.Time, id string) []byte {
+	dst = AppendTimeKey(dst, t)
+	dst = append(dst, '#')
+	return append(dst, id...)
+}
+
 // SeriesIndexKey returns the partition key of a logical table's series
 // index in a physical table. It has one "#", where data partitions have at
 // least three, so the two never meet.

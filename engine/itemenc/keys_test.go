@@ -186,3 +186,14 @@ func TestTimeKeyAgreesWithAppendFormat(t *testing.T) {
 		require.Equal(t, tm.UTC().Format(TimeLayout)+"#id", SortKey(tm, "id"), "%v", tm)
 	}
 }
+
+// TestAppendKeys: the Append forms of the keys write what PartitionKey
+// and SortKey return, after what the buffer holds.
+func TestAppendKeys(t *testing.T) {
+	at := time.Date(2026, 11, 27, 1, 2, 3, 4, time.UTC)
+	for _, shard := range []int{0, 7, 12} {
+		require.Equal(t, "x"+PartitionKey("acme", "cars", "car-17", shard), string(AppendPartitionKey([]byte("x"), "acme", "cars", "car-17", shard)))
+	}
+	require.Equal(t, "x"+SortKey(at, "AAAAAAAAAAA"), string(AppendSortKey([]byte("x"), at, "AAAAAAAAAAA")))
+	require.Equal(t, "x"+SortKey(at.In(time.FixedZone("+2", 7200)), ""), string(AppendSortKey([]byte("x"), at.In(time.FixedZone("+2", 7200)), "")))
+}

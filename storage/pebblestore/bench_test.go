@@ -82,7 +82,7 @@ func openRaw(b *testing.B) *pebble.DB {
 func encodedSize(b *testing.B, items []storage.Item) int {
 	n := 0
 	for _, it := range items {
-		v, err := appendItem(nil, it.Attrs)
+		v, err := appendItem(nil, it.Attrs, false)
 		require.NoError(b, err)
 		n += len(v)
 	}
@@ -276,7 +276,7 @@ func BenchmarkRawIterator(b *testing.B) {
 // and still cannot tell []byte from string).
 func BenchmarkDecodeItem(b *testing.B) {
 	attrs := benchItem("p", 1).Attrs
-	enc, err := appendItem(nil, attrs)
+	enc, err := appendItem(nil, attrs, false)
 	require.NoError(b, err)
 	js, err := json.Marshal(attrs)
 	require.NoError(b, err)

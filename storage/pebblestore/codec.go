@@ -48,14 +48,15 @@ const (
 var errCorrupt = errors.New("timetable: pebble: corrupt item encoding")
 
 // appendItem appends the encoding of attrs, which storage.Item.Validate
-// accepted, to dst.
-func appendItem(dst []byte, attrs map[string]any) ([]byte, error) {
+// accepted, to dst. canonical says every number of attrs is in canonical
+// form already (storage.Item.NumbersCanonical), and is stored as it is.
+func appendItem(dst []byte, attrs map[string]any, canonical bool) ([]byte, error) {
 	dst = append(dst, codecVersion)
 	dst = binary.AppendUvarint(dst, uint64(len(attrs)))
 	for name, v := range attrs {
 		dst = appendString(dst, name)
 		var err error
-		if dst, err = appendValue(dst, v); err != nil {
+		if dst, err = appendValue(dst, v, canonical); err != nil {
 			return dst, fmt.Errorf("attribute %q: %w", name, err)
 		}
 	}
@@ -69,7 +70,7 @@ func appendString(dst []byte, s string) []byte {
 
 // appendValue appends one value. The errors it returns are for values
 // storage.Item.Validate refuses, which never reach it.
-func appendValue(dst []byte, v any) ([]byte, error) {
+func appendValue(dst []byte, v any, canonical bool) ([]byte, error) {
 	switch v := v.(type) {
 	case nil:
 		return append(dst, tagNull), nil
@@ -81,6 +82,9 @@ func appendValue(dst []byte, v any) ([]byte, error) {
 	case string:
 		return appendString(append(dst, tagString), v), nil
 	case json.Number:
+		if canonical {
+			return appendString(append(dst, tagNumber), string(v)), nil
+		}
 		n, err := storage.CanonicalNumber(string(v))
 		if err != nil {
 			return dst, err
@@ -93,7 +97,7 @@ func appendValue(dst []byte, v any) ([]byte, error) {
 		dst = binary.AppendUvarint(append(dst, tagList), uint64(len(v)))
 		var err error
 		for i, e := range v {
-			if dst, err = appendValue(dst, e); err != nil {
+			if dst, err = appendValue(dst, e, canonical); err != nil {
 				return dst, fmt.Errorf("element %d: %w", i, err)
 			}
 		}
@@ -103,7 +107,7 @@ func appendValue(dst []byte, v any) ([]byte, error) {
 		var err error
 		for k, e := range v {
 			dst = appendString(dst, k)
-			if dst, err = appendValue(dst, e); err != nil {
+			if dst, err = appendValue(dst, e, canonical); err != nil {
 				return dst, fmt.Errorf("key %q: %w", k, err)
 			}
 		}

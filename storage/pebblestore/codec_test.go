@@ -1,6 +1,7 @@
 package pebblestore
 
 import (
+	"context"
 	"encoding/json"
 	"testing"
 
@@ -35,7 +36,7 @@ func TestCodecRoundTrip(t *testing.T) {
 		{"every type", sampleAttrs()},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			enc, err := appendItem(nil, tc.attrs)
+			enc, err := appendItem(nil, tc.attrs, false)
 			require.NoError(t, err)
 			d := decoder{s: string(enc)}
 			got, err := d.item()
@@ -50,7 +51,7 @@ func TestCodecRoundTrip(t *testing.T) {
 }
 
 func TestCodecCanonicalisesNumbers(t *testing.T) {
-	enc, err := appendItem(nil, map[string]any{"n": json.Number("1.50"), "l": []any{json.Number("1e3")}})
+	enc, err := appendItem(nil, map[string]any{"n": json.Number("1.50"), "l": []any{json.Number("1e3")}}, false)
 	require.NoError(t, err)
 	d := decoder{s: string(enc)}
 	got, err := d.item()
@@ -59,7 +60,7 @@ func TestCodecCanonicalisesNumbers(t *testing.T) {
 }
 
 func TestCodecProjection(t *testing.T) {
-	enc, err := appendItem(nil, sampleAttrs())
+	enc, err := appendItem(nil, sampleAttrs(), false)
 	require.NoError(t, err)
 	for _, tc := range []struct {
 		name  string
@@ -97,7 +98,7 @@ func TestCodecRefuses(t *testing.T) {
 		{"bad number in a map", map[string]any{"v": map[string]any{"k": json.Number("x")}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := appendItem(nil, tc.attrs)
+			_, err := appendItem(nil, tc.attrs, false)
 			require.Error(t, err)
 		})
 	}
@@ -115,14 +116,14 @@ func TestDecoderDepth(t *testing.T) {
 	}
 	deepest := nest(storage.MaxDepth - 1)
 	require.NoError(t, storage.Item{PK: "p", SK: "s", Attrs: deepest}.Validate())
-	enc, err := appendItem(nil, deepest)
+	enc, err := appendItem(nil, deepest, false)
 	require.NoError(t, err)
 	d := decoder{s: string(enc)}
 	got, err := d.item()
 	require.NoError(t, err)
 	require.Equal(t, deepest, got)
 
-	enc, err = appendItem(nil, nest(storage.MaxDepth))
+	enc, err = appendItem(nil, nest(storage.MaxDepth), false)
 	require.NoError(t, err)
 	d = decoder{s: string(enc)}
 	_, err = d.item()
@@ -132,7 +133,7 @@ func TestDecoderDepth(t *testing.T) {
 // FuzzDecoder checks that no input makes the decoder panic, and that
 // whatever it decodes encodes and decodes back to the same attributes.
 func FuzzDecoder(f *testing.F) {
-	enc, err := appendItem(nil, sampleAttrs())
+	enc, err := appendItem(nil, sampleAttrs(), false)
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -149,7 +150,7 @@ func FuzzDecoder(f *testing.F) {
 		require.NoError(t, err, "projection decodes what a full decode does")
 		// Re-encoding may refuse what the decoder accepts (an
 		// uncanonical number); what it accepts must survive.
-		again, err := appendItem(nil, attrs)
+		again, err := appendItem(nil, attrs, false)
 		if err != nil {
 			return
 		}
@@ -195,4 +196,28 @@ func decodeProjected(enc []byte, attrs []string) (map[string]any, error) {
 	}
 	d := decoder{s: string(b)}
 	return d.attributes(n)
+}
+
+// TestBatchWriteCanonicalisesCheckedNumbers: a Checked item's numbers are
+// stored as they are only when Checked found them all canonical; one
+// with a number in another spelling, checked or not, is stored in
+// canonical form all the same.
+func TestBatchWriteCanonicalisesCheckedNumbers(t *testing.T) {
+	ctx := context.Background()
+	s, _ := openTemp(t, Options{})
+	require.NoError(t, s.CreateTable(ctx, testSpec("tbl")))
+	canonical, _, err := storage.Item{PK: "p", SK: "a", Attrs: map[string]any{"n": json.Number("1.5"), "l": []any{json.Number("-2")}}}.Checked()
+	require.NoError(t, err)
+	require.True(t, canonical.NumbersCanonical())
+	spelled, _, err := storage.Item{PK: "p", SK: "b", Attrs: map[string]any{"n": json.Number("1.50"), "l": []any{json.Number("-2e0")}}}.Checked()
+	require.NoError(t, err)
+	require.False(t, spelled.NumbersCanonical())
+	unchecked := storage.Item{PK: "p", SK: "c", Attrs: map[string]any{"n": json.Number("15e-1"), "l": []any{json.Number("-2.0")}}}
+	require.NoError(t, s.BatchWrite(ctx, "tbl", []storage.Item{canonical, spelled, unchecked}))
+	want := map[string]any{"n": json.Number("1.5"), "l": []any{json.Number("-2")}}
+	got := scan(t, s, "tbl")
+	require.Len(t, got, 3)
+	for _, it := range got {
+		require.Equal(t, want, it.Attrs, it.SK)
+	}
 }

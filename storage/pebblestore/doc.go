@@ -56,7 +56,12 @@
 //     storage.Item.Validate and storage.Update.Validate, as the DynamoDB
 //     store checks them, and numbers are stored in DynamoDB's canonical
 //     form (storage.CanonicalNumber), so that data that works here works
-//     there and reads back the same.
+//     there and reads back the same. An item storage.Item.Checked
+//     returned is not validated again, and its numbers are stored as they
+//     are when Checked found them all canonical
+//     (storage.Item.NumbersCanonical), as a decoded event's are: each
+//     number of an ingested event is read once by the decoder and once by
+//     the engine's check, not a third time here.
 //   - Attribute values use a compact tag-length encoding written for this
 //     package (see codec.go): it is the hot path, and it keeps every
 //     contract type, json.Number and []byte included, exactly.

@@ -78,7 +78,7 @@ func (s *Store) update(ctx context.Context, u storage.Update) error {
 	if err := (storage.Item{PK: u.PK, SK: u.SK, Attrs: attrs}).Validate(); err != nil {
 		return err
 	}
-	val, err := appendItem(nil, attrs)
+	val, err := appendItem(nil, attrs, false)
 	if err != nil {
 		return err
 	}
