@@ -12,6 +12,7 @@ import (
 	"github.com/timetabledb/timetable/event"
 	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/internal/backends"
+	"github.com/timetabledb/timetable/storage"
 )
 
 // TestIDSchemeUpgrade stands for a deployment that moves from a version
@@ -132,12 +133,7 @@ func TestIDSchemeOfTableMadeAgain(t *testing.T) {
 		ctx := context.Background()
 		store, cfg := b.Open(t)
 		clk := clock.NewManual(apr10.Add(time.Hour))
-		old, err := engine.Open(ctx, store, engine.Options{Schema: cfg, Clock: clk, IDScheme: event.IDScheme1})
-		require.NoError(t, err)
-		first := []event.Event{ev(apr10, "s", map[string]any{"v": num(1)})}
-		_, err = old.Write(ctx, "acme", "t", first)
-		require.NoError(t, err)
-		require.NoError(t, old.Close())
+		first := writtenUnderScheme1(t, store, cfg, clk)
 
 		db, err := engine.Open(ctx, store, engine.Options{Schema: cfg, Clock: clk})
 		require.NoError(t, err)
@@ -205,12 +201,7 @@ func TestIDSchemeAcrossWriteMonths(t *testing.T) {
 		store, cfg := b.Open(t)
 		require.True(t, cfg.Families[0].WriteTimeGrouping)
 		clk := clock.NewManual(apr10.Add(time.Hour))
-		old, err := engine.Open(ctx, store, engine.Options{Schema: cfg, Clock: clk, IDScheme: event.IDScheme1})
-		require.NoError(t, err)
-		first := []event.Event{ev(apr10, "s", map[string]any{"v": num(1)})}
-		_, err = old.Write(ctx, "acme", "t", first)
-		require.NoError(t, err)
-		require.NoError(t, old.Close())
+		first := writtenUnderScheme1(t, store, cfg, clk)
 
 		db, err := engine.Open(ctx, store, engine.Options{Schema: cfg, Clock: clk})
 		require.NoError(t, err)
@@ -235,4 +226,18 @@ func TestIDSchemeAcrossWriteMonths(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, next[0].ID, 11)
 	})
+}
+
+// writtenUnderScheme1 writes one event to table t as a deployment that
+// made scheme-1 tables did, and returns it with its id.
+func writtenUnderScheme1(t *testing.T, store storage.Store, cfg family.Schema, clk clock.Clock) []event.Event {
+	t.Helper()
+	ctx := context.Background()
+	old, err := engine.Open(ctx, store, engine.Options{Schema: cfg, Clock: clk, IDScheme: event.IDScheme1})
+	require.NoError(t, err)
+	first := []event.Event{ev(apr10, "s", map[string]any{"v": num(1)})}
+	_, err = old.Write(ctx, "acme", "t", first)
+	require.NoError(t, err)
+	require.NoError(t, old.Close())
+	return first
 }

@@ -25,10 +25,7 @@ func TestIDScheme(t *testing.T) {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := context.Background()
 			store, cfg := b.Open(t)
-			meta := cfg.MetaTable
-			if meta == "" {
-				meta = "timetable_meta"
-			}
+			meta := metaTableOf(cfg.MetaTable)
 			reg := openRegistry(t, store, meta)
 			f := cfg.Families[0]
 			require.Zero(t, f.IDScheme, "configuration names no scheme")

@@ -192,10 +192,16 @@ func requireSameEntry(t *testing.T, want, got registry.Entry) {
 	require.Equal(t, want.Policy.Granularity, got.Policy.Granularity)
 }
 
-func openRegistry(t *testing.T, store storage.Store, meta string) *registry.Registry {
+// metaTableOf is the meta table a configuration names, or the default.
+func metaTableOf(meta string) string {
 	if meta == "" {
-		meta = "timetable_meta"
+		return "timetable_meta"
 	}
+	return meta
+}
+
+func openRegistry(t *testing.T, store storage.Store, meta string) *registry.Registry {
+	meta = metaTableOf(meta)
 	require.NoError(t, store.CreateTable(context.Background(), storage.TableSpec{Name: meta}))
 	return registry.New(store, meta)
 }
@@ -208,10 +214,7 @@ func TestOwnership(t *testing.T) {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := context.Background()
 			store, cfg := b.Open(t)
-			meta := cfg.MetaTable
-			if meta == "" {
-				meta = "timetable_meta"
-			}
+			meta := metaTableOf(cfg.MetaTable)
 			reg := openRegistry(t, store, meta)
 			f := cfg.Families[0]
 			now := day(2017, 4, 12)
