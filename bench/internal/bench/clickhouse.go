@@ -259,24 +259,35 @@ func (p *clickhousePeer) between(ctx context.Context, series string, from, to ti
 // seconds.
 const clickhouseCleanupWithin = 30 * time.Second
 
-// flush merges each partition's parts into one (OPTIMIZE … FINAL, which
-// returns once the merge is done) and waits until the parts it replaced
-// are deleted.
+// flush merges each partition's parts into one and waits until the
+// parts it replaced are deleted. OPTIMIZE … FINAL returns once its merge
+// is done, but does nothing, without an error, when a background merge
+// holds the parts; so flush asks again until each partition has one
+// active part.
 func (p *clickhousePeer) flush(ctx context.Context) error {
-	if err := p.exec(ctx, "OPTIMIZE TABLE "+workloadTable+" FINAL"); err != nil {
-		return err
-	}
 	deadline := time.Now().Add(clickhouseCleanupWithin)
+	table := clickhouseString(workloadTable)
 	for {
-		rows, err := p.query(ctx, "SELECT count() FROM system.parts WHERE table = "+clickhouseString(workloadTable)+" AND NOT active")
+		unmerged, err := p.query(ctx, "SELECT count() FROM (SELECT partition FROM system.parts WHERE table = "+table+" AND active GROUP BY partition HAVING count() > 1)")
 		if err != nil {
 			return err
 		}
-		if len(rows) == 1 && len(rows[0]) == 1 && rows[0][0] == "0" {
-			return nil
+		rows := unmerged
+		if len(unmerged) != 1 || len(unmerged[0]) != 1 || unmerged[0][0] != "0" {
+			if err := p.exec(ctx, "OPTIMIZE TABLE "+workloadTable+" FINAL"); err != nil {
+				return err
+			}
+		} else {
+			rows, err = p.query(ctx, "SELECT count() FROM system.parts WHERE table = "+table+" AND NOT active")
+			if err != nil {
+				return err
+			}
+			if len(rows) == 1 && len(rows[0]) == 1 && rows[0][0] == "0" {
+				return nil
+			}
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("parts replaced by the merge still there after %s: %q", clickhouseCleanupWithin, rows)
+			return fmt.Errorf("partitions of more than one part, or parts replaced by the merge, still there after %s: %q", clickhouseCleanupWithin, rows)
 		}
 		select {
 		case <-ctx.Done():
