@@ -4,9 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strings"
 	"sync"
@@ -17,7 +15,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/timetabledb/timetable/api"
-	"github.com/timetabledb/timetable/clock"
 	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/internal/backends"
 	"github.com/timetabledb/timetable/server"
@@ -51,29 +48,16 @@ func (g *gate) Query(ctx context.Context, q storage.Query) storage.Iterator {
 func TestQueryBudget(t *testing.T) {
 	inner, cfg := backends.Pebble().Open(t)
 	store := &gate{Store: inner, waiting: make(chan struct{}), open: make(chan struct{})}
-	ctx := context.Background()
 	reg := prometheus.NewRegistry()
-	db, err := engine.Open(ctx, store, engine.Options{
-		Schema: cfg, Clock: clock.NewManual(now), Registerer: reg,
-		// One partition: any read of every series takes all of it.
-		MaxQueryPartitions: 1, QueryBudgetWait: 20 * time.Millisecond,
-	})
-	require.NoError(t, err)
-	key, err := db.Tenants().Add(ctx, "acme", now)
-	require.NoError(t, err)
-	// acme may hold the whole budget: what it meets is the budget full.
-	handler, err := server.New(db, server.Options{Registry: reg, Logger: slog.New(slog.DiscardHandler), TenantShare: 1})
-	require.NoError(t, err)
-	srv := httptest.NewServer(handler)
-	t.Cleanup(func() {
-		srv.Close()
-		require.NoError(t, db.Close())
-	})
+	// One partition: any read of every series takes all of it; acme may
+	// hold the whole budget, so what it meets is the budget full.
+	f := newFixtureEngine(t, store, cfg, reg, server.Options{TenantShare: 1},
+		engine.Options{MaxQueryPartitions: 1, QueryBudgetWait: 20 * time.Millisecond})
 	// Cleanups run last first: the gate opens before the server closes,
 	// should the test fail with a read waiting.
 	openGate := sync.OnceFunc(func() { close(store.open) })
 	t.Cleanup(openGate)
-	f := &fixture{t: t, url: srv.URL, db: db, acme: key}
+	key, srvURL := f.acme, f.url
 	for _, w := range []struct{ table, series string }{{"t", "fast"}, {"t", "slow"}, {"u", "any"}} {
 		res := f.postNDJSON(key, w.table, ndjson(now.Add(-time.Hour), w.series, 5))
 		require.Equal(t, http.StatusOK, res.status, "body: %s", res.body)
@@ -92,7 +76,7 @@ func TestQueryBudget(t *testing.T) {
 	// read of series slow.
 	heavy := make(chan int, 1)
 	go func() {
-		req, _ := http.NewRequest("GET", srv.URL+"/v1/tables/t/events?"+params("").Encode(), nil)
+		req, _ := http.NewRequest("GET", srvURL+"/v1/tables/t/events?"+params("").Encode(), nil)
 		req.Header.Set("Authorization", "Bearer "+key)
 		res, err := http.DefaultClient.Do(req)
 		if err != nil {
@@ -133,27 +117,12 @@ func TestQueryBudget(t *testing.T) {
 func TestTenantQueryPartitions(t *testing.T) {
 	inner, cfg := backends.Pebble().Open(t)
 	store := &gate{Store: inner, waiting: make(chan struct{}), open: make(chan struct{})}
-	ctx := context.Background()
 	reg := prometheus.NewRegistry()
-	db, err := engine.Open(ctx, store, engine.Options{
-		Schema: cfg, Clock: clock.NewManual(now), Registerer: reg,
-		MaxQueryPartitions: 1000, QueryBudgetWait: 20 * time.Millisecond,
-	})
-	require.NoError(t, err)
-	acme, err := db.Tenants().Add(ctx, "acme", now)
-	require.NoError(t, err)
-	globex, err := db.Tenants().Add(ctx, "globex", now)
-	require.NoError(t, err)
-	handler, err := server.New(db, server.Options{Registry: reg, Logger: slog.New(slog.DiscardHandler), AdminToken: adminToken})
-	require.NoError(t, err)
-	srv := httptest.NewServer(handler)
-	t.Cleanup(func() {
-		srv.Close()
-		require.NoError(t, db.Close())
-	})
+	f := newFixtureEngine(t, store, cfg, reg, server.Options{AdminToken: adminToken},
+		engine.Options{MaxQueryPartitions: 1000, QueryBudgetWait: 20 * time.Millisecond})
 	openGate := sync.OnceFunc(func() { close(store.open) })
 	t.Cleanup(openGate)
-	f := &fixture{t: t, url: srv.URL, db: db, acme: acme, globex: globex}
+	acme, globex, srvURL, db := f.acme, f.globex, f.url, f.db
 	res := f.do("PUT", "/v1/admin/tenants/acme/limits", adminToken, []byte(`{"max_query_partitions": 5}`), "Content-Type", "application/json")
 	require.Equal(t, http.StatusOK, res.status, "body: %s", res.body)
 	for _, w := range []struct{ key, table, series string }{{acme, "t", "fast"}, {acme, "t", "slow"}, {acme, "u", "any"}, {globex, "t", "any"}} {
@@ -169,7 +138,7 @@ func TestTenantQueryPartitions(t *testing.T) {
 	// slow.
 	heavy := make(chan int, 1)
 	go func() {
-		status, _ := send(t, "GET", srv.URL+"/v1/tables/t/events?"+params.Encode(), acme, "")
+		status, _ := send(t, "GET", srvURL+"/v1/tables/t/events?"+params.Encode(), acme, "")
 		heavy <- status
 	}()
 	<-store.waiting
