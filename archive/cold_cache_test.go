@@ -30,14 +30,8 @@ import (
 func TestColdCacheIsBounded(t *testing.T) {
 	ctx := context.Background()
 	s, cfg := backends.Pebble().Open(t)
-	if cfg.MetaTable == "" {
-		cfg.MetaTable = engine.DefaultMetaTable
-	}
 	url, opts := s3Target(t)
-	f := &cfg.Families[0]
-	f.WriteTimeGrouping = false
-	f.Retention = 3 * 7 * 24 * time.Hour
-	f.Archive = url
+	archivedFamily(&cfg, url)
 	first := time.Date(2017, 4, 10, 0, 0, 0, 0, time.UTC) // the week of April 9
 	clk := clock.NewManual(first)
 	weeks := []time.Time{first, first.AddDate(0, 0, 7), first.AddDate(0, 0, 14)}

@@ -56,14 +56,8 @@ func TestColdTierAnswersAsBefore(t *testing.T) {
 func testColdTier(t *testing.T, b backends.Backend, open func(t *testing.T) (string, archive.Options)) {
 	ctx := context.Background()
 	s, cfg := b.Open(t)
-	if cfg.MetaTable == "" {
-		cfg.MetaTable = engine.DefaultMetaTable
-	}
 	url, opts := open(t)
-	f := &cfg.Families[0]
-	f.WriteTimeGrouping = false
-	f.Retention = 3 * 7 * 24 * time.Hour
-	f.Archive = url
+	archivedFamily(&cfg, url)
 	old := time.Date(2017, 4, 10, 0, 0, 0, 0, time.UTC) // the week of April 9
 	recent := old.Add(4 * 7 * 24 * time.Hour)
 	clk := clock.NewManual(old.Add(24 * time.Hour))
@@ -240,4 +234,17 @@ func registryFacts(s storage.Store, cfg family.Schema) func(context.Context, str
 		names = append(names, f.Name)
 	}
 	return registry.New(s, cfg.MetaTable).Finder(names)
+}
+
+// archivedFamily makes cfg's first family keep three weeks of tables
+// and archive them to url, without write-time grouping, names the
+// default meta table where cfg names none.
+func archivedFamily(cfg *family.Schema, url string) {
+	if cfg.MetaTable == "" {
+		cfg.MetaTable = engine.DefaultMetaTable
+	}
+	f := &cfg.Families[0]
+	f.WriteTimeGrouping = false
+	f.Retention = 3 * 7 * 24 * time.Hour
+	f.Archive = url
 }
