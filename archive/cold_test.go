@@ -240,9 +240,7 @@ func registryFacts(s storage.Store, cfg family.Schema) func(context.Context, str
 // and archive them to url, without write-time grouping, names the
 // default meta table where cfg names none.
 func archivedFamily(cfg *family.Schema, url string) {
-	if cfg.MetaTable == "" {
-		cfg.MetaTable = engine.DefaultMetaTable
-	}
+	cfg.MetaTable = backends.MetaTable(*cfg)
 	f := &cfg.Families[0]
 	f.WriteTimeGrouping = false
 	f.Retention = 3 * 7 * 24 * time.Hour

@@ -119,9 +119,7 @@ type generations struct {
 
 func newGenerations(t *testing.T, b backends.Backend) *generations {
 	s, cfg := b.Open(t)
-	if cfg.MetaTable == "" {
-		cfg.MetaTable = engine.DefaultMetaTable
-	}
+	cfg.MetaTable = backends.MetaTable(cfg)
 	cfg.Families[0].WriteTimeGrouping = false
 	cfg.Families[0].Retention = 3 * 7 * 24 * time.Hour
 	url, _ := fileTarget(t)

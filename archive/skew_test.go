@@ -41,9 +41,7 @@ func TestNoWriteLostToASkewedReconciler(t *testing.T) {
 func testSkewedReconciler(t *testing.T, b backends.Backend) {
 	ctx := context.Background()
 	s, cfg := b.Open(t)
-	if cfg.MetaTable == "" {
-		cfg.MetaTable = engine.DefaultMetaTable
-	}
+	cfg.MetaTable = backends.MetaTable(cfg)
 	url, _ := fileTarget(t)
 	f := &cfg.Families[0]
 	f.Granularity = period.Granularity{Unit: period.Day}

@@ -119,7 +119,7 @@ func TestPolicyChangesKeepEveryEvent(t *testing.T) {
 				}
 
 				// The lifecycle ages the old tables by their own tiers.
-				r, err := lifecycle.New(lifecycle.Options{FenceSettle: -1, ClockSkew: -1, Store: store, Families: cfg.Families, MetaTable: metaOf(cfg), Clock: clk})
+				r, err := lifecycle.New(lifecycle.Options{FenceSettle: -1, ClockSkew: -1, Store: store, Families: cfg.Families, MetaTable: backends.MetaTable(cfg), Clock: clk})
 				require.NoError(t, err)
 				plan, err := r.Plan(ctx)
 				require.NoError(t, err)
@@ -148,13 +148,6 @@ func oldTier(before []engine.TableStatus, table, tier string) (string, bool) {
 	return "", true // a table made after the change
 }
 
-func metaOf(cfg family.Schema) string {
-	if cfg.MetaTable == "" {
-		return engine.DefaultMetaTable
-	}
-	return cfg.MetaTable
-}
-
 // A store written before the table registry existed (tables known by
 // their names and tags only) is read by an engine with a registry with
 // nothing lost: opening it registers the tables.
@@ -179,7 +172,7 @@ func TestUpgradeRegistersExistingTables(t *testing.T) {
 
 		// The meta table as the version before the registry left it:
 		// tenants, logical tables and the cursor key, no registry.
-		meta := metaOf(cfg)
+		meta := backends.MetaTable(cfg)
 		upgraded := meta + "2"
 		require.NoError(t, store.CreateTable(ctx, storage.TableSpec{Name: upgraded}))
 		it := store.Scan(ctx, meta)
@@ -344,7 +337,7 @@ func TestBackfillTablesAreOnDemand(t *testing.T) {
 			require.Contains(t, s.TierReason, "after its period ended", s.Name)
 		}
 
-		r, err := lifecycle.New(lifecycle.Options{FenceSettle: -1, ClockSkew: -1, Store: store, Families: cfg.Families, MetaTable: metaOf(cfg), Clock: clk})
+		r, err := lifecycle.New(lifecycle.Options{FenceSettle: -1, ClockSkew: -1, Store: store, Families: cfg.Families, MetaTable: backends.MetaTable(cfg), Clock: clk})
 		require.NoError(t, err)
 		res, err := r.Reconcile(ctx, false)
 		require.NoError(t, err)
@@ -394,7 +387,7 @@ func (s *registryReads) reset() { s.lists.Store(0); s.versions.Store(0) }
 // entries only when the version changed.
 func TestOneRegistryReadPerQuery(t *testing.T) {
 	store, cfg := backends.Pebble().Open(t)
-	counted := &registryReads{Store: store, meta: metaOf(cfg)}
+	counted := &registryReads{Store: store, meta: backends.MetaTable(cfg)}
 	ctx := context.Background()
 	clk := clock.NewManual(apr10.Add(48 * time.Hour))
 	db, err := engine.Open(ctx, counted, engine.Options{Schema: cfg, Clock: clk, Rollups: true, RollupSettle: time.Minute})

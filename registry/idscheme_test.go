@@ -25,7 +25,7 @@ func TestIDScheme(t *testing.T) {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := context.Background()
 			store, cfg := b.Open(t)
-			meta := metaTableOf(cfg.MetaTable)
+			meta := backends.MetaTable(cfg)
 			reg := openRegistry(t, store, meta)
 			f := cfg.Families[0]
 			require.Zero(t, f.IDScheme, "configuration names no scheme")

@@ -24,7 +24,7 @@ func TestRegistry(t *testing.T) {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := context.Background()
 			store, cfg := b.Open(t)
-			reg := openRegistry(t, store, cfg.MetaTable)
+			reg := openRegistry(t, store, backends.MetaTable(cfg))
 			f := cfg.Families[0]
 			now := day(2017, 4, 12)
 
@@ -126,7 +126,7 @@ func TestCreateRace(t *testing.T) {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := context.Background()
 			store, cfg := b.Open(t)
-			reg := openRegistry(t, store, cfg.MetaTable)
+			reg := openRegistry(t, store, backends.MetaTable(cfg))
 			f := cfg.Families[0]
 			now := day(2017, 4, 12)
 			ref := f.TableFor(now, now)
@@ -192,16 +192,7 @@ func requireSameEntry(t *testing.T, want, got registry.Entry) {
 	require.Equal(t, want.Policy.Granularity, got.Policy.Granularity)
 }
 
-// metaTableOf is the meta table a configuration names, or the default.
-func metaTableOf(meta string) string {
-	if meta == "" {
-		return "timetable_meta"
-	}
-	return meta
-}
-
 func openRegistry(t *testing.T, store storage.Store, meta string) *registry.Registry {
-	meta = metaTableOf(meta)
 	require.NoError(t, store.CreateTable(context.Background(), storage.TableSpec{Name: meta}))
 	return registry.New(store, meta)
 }
@@ -214,7 +205,7 @@ func TestOwnership(t *testing.T) {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := context.Background()
 			store, cfg := b.Open(t)
-			meta := metaTableOf(cfg.MetaTable)
+			meta := backends.MetaTable(cfg)
 			reg := openRegistry(t, store, meta)
 			f := cfg.Families[0]
 			now := day(2017, 4, 12)
@@ -281,7 +272,7 @@ func TestVersionCountsWrites(t *testing.T) {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := context.Background()
 			store, cfg := b.Open(t)
-			reg := openRegistry(t, store, cfg.MetaTable)
+			reg := openRegistry(t, store, backends.MetaTable(cfg))
 			f := cfg.Families[0]
 			now := day(2017, 4, 12)
 			v0, err := reg.Version(ctx, f.Name)

@@ -69,10 +69,7 @@ func TestKeyCacheTwoServers(t *testing.T) {
 		t.Run(b.Name, func(t *testing.T) {
 			store, schema := b.Open(t)
 			ctx := context.Background()
-			meta := schema.MetaTable
-			if meta == "" {
-				meta = "timetable_meta"
-			}
+			meta := backends.MetaTable(schema)
 			require.NoError(t, store.CreateTable(ctx, storage.TableSpec{Name: meta, Capacity: storage.Capacity{Billing: storage.OnDemand}}))
 			clk := clock.NewManual(now)
 			a, bb := newServer(store, meta, clk), newServer(store, meta, clk)
@@ -156,10 +153,7 @@ func TestKeyCacheOff(t *testing.T) {
 		t.Run(b.Name, func(t *testing.T) {
 			store, schema := b.Open(t)
 			ctx := context.Background()
-			meta := schema.MetaTable
-			if meta == "" {
-				meta = "timetable_meta"
-			}
+			meta := backends.MetaTable(schema)
 			require.NoError(t, store.CreateTable(ctx, storage.TableSpec{Name: meta, Capacity: storage.Capacity{Billing: storage.OnDemand}}))
 			clk := clock.NewManual(now)
 			off := tenant.Options{Clock: clk, KeyCache: tenant.KeyCacheOptions{TTL: -1}}

@@ -23,6 +23,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/registry"
 	"github.com/timetabledb/timetable/storage"
@@ -33,6 +34,15 @@ import (
 
 // EndpointEnv names the DynamoDB-API server the tests may use.
 const EndpointEnv = "TIMETABLE_DYNAMODB_ENDPOINT"
+
+// MetaTable returns the meta table cfg names, or the engine's default
+// (engine.DefaultMetaTable) where it names none, as on Pebble.
+func MetaTable(cfg family.Schema) string {
+	if cfg.MetaTable == "" {
+		return engine.DefaultMetaTable
+	}
+	return cfg.MetaTable
+}
 
 // Backend is a store a test can run on.
 type Backend struct {
