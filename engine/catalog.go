@@ -27,9 +27,6 @@ type physTable struct {
 	family string
 	ref    naming.Ref
 	shards int
-	// idScheme is the scheme of the ids of the table's events without a
-	// client id.
-	idScheme event.IDScheme
 	// entry is the registry entry, shared and never changed: a new
 	// read of the registry makes a new one.
 	entry *registry.Entry
@@ -42,7 +39,7 @@ type physTable struct {
 }
 
 func tableOf(e registry.Entry) physTable {
-	return physTable{name: e.Name, family: e.Family(), ref: e.Ref, shards: e.Shards(), idScheme: e.IDScheme(), entry: &e}
+	return physTable{name: e.Name, family: e.Family(), ref: e.Ref, shards: e.Shards(), entry: &e}
 }
 
 // catalog finds a family's physical tables through the table registry and

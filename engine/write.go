@@ -219,13 +219,13 @@ func (db *DB) write(ctx context.Context, tenant, table string, check func(now ti
 				// which the registry keeps for the name's next
 				// generation), so the items keep their ids.
 				db.series.forgetTable(grp.table.name)
-				scheme := grp.table.idScheme
+				scheme := grp.table.entry.IDScheme()
 				if grp.table, err = db.catalog.recreate(gctx, grp.table); err == nil {
-					if grp.table.idScheme != scheme {
+					if got := grp.table.entry.IDScheme(); got != scheme {
 						// Only a race with another writer making the
 						// name's next generation anew could do this; a
 						// retry routes and assigns ids again.
-						err = fmt.Errorf("table %q was made again with event id scheme %d, not %d: %w", grp.table.name, grp.table.idScheme, scheme, storage.ErrUnavailable)
+						err = fmt.Errorf("table %q was made again with event id scheme %d, not %d: %w", grp.table.name, got, scheme, storage.ErrUnavailable)
 					} else {
 						grp.series = grp.allSeries
 						err = grp.writeTo(gctx, db.store, db.series)
@@ -492,7 +492,7 @@ func (db *DB) splitByTable(ctx context.Context, f family.Family, tenant, table s
 		}
 		switch {
 		case p.assign:
-			id := events.AssignID(p.index, tenant, table, w.table.idScheme)
+			id := events.AssignID(p.index, tenant, table, w.table.entry.IDScheme())
 			pk := p.item.PK // shard 0, the provisional one with one shard
 			if w.table.shards > 1 || f.Shards > 1 {
 				keys.buf = itemenc.AppendPartitionKey(keys.buf[:0], tenant, table, p.series, shardOf(id, w.table.shards))
