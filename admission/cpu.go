@@ -88,8 +88,12 @@ func (c *CPU) Acquire(ctx context.Context) (release func(), err error) {
 }
 
 // Seen records a request of tenant, authenticated (so that a request
-// without a valid key cannot take the others' cores away).
+// without a valid key cannot take the others' cores away). On a nil
+// pool it does nothing.
 func (c *CPU) Seen(tenant string) {
+	if c == nil {
+		return
+	}
 	now := c.now()
 	c.mu.Lock()
 	if tenant != c.last {
@@ -113,10 +117,10 @@ func (c *CPU) othersActive(tenant string) bool {
 }
 
 // AcquireFor is Acquire for heavy work of tenant: while no other tenant
-// is active it takes no slot and returns at once, with a release that
-// does nothing.
+// is active, or on a nil pool (a store without one: DynamoDB), it takes
+// no slot and returns at once, with a release that does nothing.
 func (c *CPU) AcquireFor(ctx context.Context, tenant string) (release func(), err error) {
-	if !c.othersActive(tenant) {
+	if c == nil || !c.othersActive(tenant) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}

@@ -138,4 +138,11 @@ func TestCPUTenantAloneTakesNoSlot(t *testing.T) {
 	require.ErrorIs(t, err, context.Canceled)
 	release()
 	require.Zero(t, cpu.Held())
+
+	// No pool (a store without one): nothing to wait for.
+	var none *admission.CPU
+	none.Seen("globex")
+	release, err = none.AcquireFor(ctx, "acme")
+	require.NoError(t, err)
+	release()
 }

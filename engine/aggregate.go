@@ -282,7 +282,7 @@ func (db *DB) aggregateEachSeries(ctx context.Context, tenant string, q Aggregat
 					if err != nil {
 						return err
 					}
-					if slot, err = db.cpuSlot(gctx, tenant); err != nil {
+					if slot, err = db.opts.CPU.AcquireFor(gctx, tenant); err != nil {
 						turn()
 						return err
 					}

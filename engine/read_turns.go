@@ -49,14 +49,3 @@ func (s *seriesTurns) take(ctx context.Context, tenant string) (func(), error) {
 // writes that hold a slot for a request, short beside the time slice of
 // Go's scheduler (10 ms), which the other tenants' requests would wait.
 const cpuTurn = 200 * time.Microsecond
-
-// cpuSlot waits for a slot of Options.CPU for tenant's heavy work, or
-// for ctx to end, and returns the function that gives it back; without a
-// pool, or while no other tenant is active (admission.CPU.AcquireFor), it
-// returns at once.
-func (db *DB) cpuSlot(ctx context.Context, tenant string) (func(), error) {
-	if db.opts.CPU == nil {
-		return func() {}, nil
-	}
-	return db.opts.CPU.AcquireFor(ctx, tenant)
-}

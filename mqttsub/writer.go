@@ -280,11 +280,9 @@ func (s *subscription) write(ctx context.Context, gs []*group) bool {
 	wait := s.opts.RetryMin
 	for len(gs) > 0 {
 		var failed []*group
-		if cpu := s.db.Options().CPU; cpu != nil {
-			// The subscription's tenant is active: the others' heavy
-			// work leaves it a core (admission.CPU.AcquireFor).
-			cpu.Seen(s.cfg.Tenant)
-		}
+		// The subscription's tenant is active: the others' heavy work
+		// leaves it a core (admission.CPU.AcquireFor).
+		s.db.Options().CPU.Seen(s.cfg.Tenant)
 		for _, g := range gs {
 			n, err := s.db.WriteBatch(ctx, s.cfg.Tenant, g.table, g.events)
 			s.metrics.events.Add(float64(n))

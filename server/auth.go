@@ -50,9 +50,7 @@ func (s *Server) authenticatedBy(keyOf keySource, need access, ep endpoint) http
 		if info := infoOf(r); info != nil {
 			info.tenant = k.Tenant
 		}
-		if cpu := s.db.Options().CPU; cpu != nil {
-			cpu.Seen(k.Tenant)
-		}
+		s.db.Options().CPU.Seen(k.Tenant)
 		if need == writeAccess && !k.CanWrite() {
 			s.fail(w, r, &httpError{status: http.StatusForbidden, msg: fmt.Sprintf("timetable: API key %s is read-only: writing needs a key of scope all", k.ID)})
 			return

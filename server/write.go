@@ -96,19 +96,14 @@ func (s *Server) writeEvents(w http.ResponseWriter, r *http.Request, tenant stri
 }
 
 // cpuSlot waits for a slot of the engine's pool of CPU slots
-// (engine.Options.CPU) for tenant's write, or for ctx to end; without a
-// pool (DynamoDB), or while no other tenant is active
-// (admission.CPU.AcquireFor), it returns at once. A write takes one for its decoding and another for its
+// (engine.Options.CPU, admission.CPU.AcquireFor) for tenant's write, or
+// for ctx to end. A write takes one for its decoding and another for its
 // write, once it has its body, its share of the budgets and its rate,
 // so that it never holds a slot while it waits on its client or on
 // another tenant: writes and aggregates of every series together keep
-// one core for light requests (admission.CPU), which the other tenants'
-// reads find without waiting for the noisy one's work.
+// one core for other tenants' light requests.
 func (s *Server) cpuSlot(ctx context.Context, tenant string) (func(), error) {
-	if cpu := s.db.Options().CPU; cpu != nil {
-		return cpu.AcquireFor(ctx, tenant)
-	}
-	return func() {}, nil
+	return s.db.Options().CPU.AcquireFor(ctx, tenant)
 }
 
 // isJSONArray reports whether a write's Content-Type is a JSON array's
