@@ -504,7 +504,7 @@ func (db *DB) splitByTable(ctx context.Context, f family.Family, tenant, table s
 			p.item = p.item.Rekeyed(pk, keys.text(keys.buf))
 		case w.table.shards != f.Shards:
 			// The table keeps the shard count it was made with.
-			p.item.PK = itemenc.PartitionKey(tenant, table, p.series, shardOf(idOf(p.item.SK), w.table.shards))
+			p.item = p.item.Rekeyed(itemenc.PartitionKey(tenant, table, p.series, shardOf(idOf(p.item.SK), w.table.shards)), p.item.SK)
 		}
 		w.addSeries(p.series)
 		if rollups {
