@@ -36,15 +36,9 @@ func (s *Store) CreateTable(ctx context.Context, spec storage.TableSpec) error {
 
 	billing, throughput := capacityInput(spec.Capacity)
 	in := &dynamodb.CreateTableInput{
-		TableName: aws.String(spec.Name),
-		AttributeDefinitions: []types.AttributeDefinition{
-			{AttributeName: aws.String(storage.PKAttr), AttributeType: types.ScalarAttributeTypeS},
-			{AttributeName: aws.String(storage.SKAttr), AttributeType: types.ScalarAttributeTypeS},
-		},
-		KeySchema: []types.KeySchemaElement{
-			{AttributeName: aws.String(storage.PKAttr), KeyType: types.KeyTypeHash},
-			{AttributeName: aws.String(storage.SKAttr), KeyType: types.KeyTypeRange},
-		},
+		TableName:             aws.String(spec.Name),
+		AttributeDefinitions:  keyAttributes(),
+		KeySchema:             keySchema(),
 		BillingMode:           billing,
 		ProvisionedThroughput: throughput,
 		Tags:                  tagsInput(spec.Tags),
@@ -186,4 +180,21 @@ func tagsInput(tags map[string]string) []types.Tag {
 		out = append(out, types.Tag{Key: aws.String(k), Value: aws.String(tags[k])})
 	}
 	return out
+}
+
+// keyAttributes and keySchema are every table's keys: a string partition
+// key and a string sort key (storage.PKAttr, storage.SKAttr), for
+// CreateTable and ImportTable alike.
+func keyAttributes() []types.AttributeDefinition {
+	return []types.AttributeDefinition{
+		{AttributeName: aws.String(storage.PKAttr), AttributeType: types.ScalarAttributeTypeS},
+		{AttributeName: aws.String(storage.SKAttr), AttributeType: types.ScalarAttributeTypeS},
+	}
+}
+
+func keySchema() []types.KeySchemaElement {
+	return []types.KeySchemaElement{
+		{AttributeName: aws.String(storage.PKAttr), KeyType: types.KeyTypeHash},
+		{AttributeName: aws.String(storage.SKAttr), KeyType: types.KeyTypeRange},
+	}
 }

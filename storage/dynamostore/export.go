@@ -114,15 +114,9 @@ func (s *Store) ImportTable(ctx context.Context, spec storage.TableSpec, src sto
 		InputCompressionType: types.InputCompressionTypeGzip,
 		S3BucketSource:       &types.S3BucketSource{S3Bucket: aws.String(src.Bucket), S3KeyPrefix: aws.String(src.Prefix)},
 		TableCreationParameters: &types.TableCreationParameters{
-			TableName: aws.String(spec.Name),
-			AttributeDefinitions: []types.AttributeDefinition{
-				{AttributeName: aws.String(storage.PKAttr), AttributeType: types.ScalarAttributeTypeS},
-				{AttributeName: aws.String(storage.SKAttr), AttributeType: types.ScalarAttributeTypeS},
-			},
-			KeySchema: []types.KeySchemaElement{
-				{AttributeName: aws.String(storage.PKAttr), KeyType: types.KeyTypeHash},
-				{AttributeName: aws.String(storage.SKAttr), KeyType: types.KeyTypeRange},
-			},
+			TableName:             aws.String(spec.Name),
+			AttributeDefinitions:  keyAttributes(),
+			KeySchema:             keySchema(),
 			BillingMode:           billing,
 			ProvisionedThroughput: throughput,
 		},
