@@ -34,10 +34,7 @@ func (c *catalog) overlapping(ctx context.Context, fam string, from, to time.Tim
 	if err != nil {
 		return nil, err
 	}
-	low := from.Add(-registry.MaxPeriod)
-	if low.After(from) { // overflow near the zero time
-		low = time.Time{}
-	}
+	low := registry.EarliestStart(from)
 	ts := l.tables
 	i := sort.Search(len(ts), func(i int) bool { return !ts[i].ref.Period.Start.Before(low) })
 	var out []*physTable

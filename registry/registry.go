@@ -53,11 +53,7 @@ func (r *Registry) List(ctx context.Context, family string) ([]Entry, error) {
 // periods overlap the closed range [from, to], in period order. It is one
 // Query of the meta table.
 func (r *Registry) Overlapping(ctx context.Context, family string, from, to time.Time) ([]Entry, error) {
-	low := from.Add(-MaxPeriod)
-	if low.After(from) { // overflow near the zero time
-		low = time.Time{}
-	}
-	es, err := r.query(ctx, storage.Query{Table: r.table, PK: metatable.RegistryPK(family), Low: metatable.RegistryStart(low), High: metatable.RegistryHigh(to)})
+	es, err := r.query(ctx, storage.Query{Table: r.table, PK: metatable.RegistryPK(family), Low: metatable.RegistryStart(EarliestStart(from)), High: metatable.RegistryHigh(to)})
 	if err != nil {
 		return nil, err
 	}
