@@ -288,8 +288,10 @@ func TestAssignIDsOfDecodedBatch(t *testing.T) {
 			}
 		}
 	}
-	// A line refused between two alike does not change what the names
-	// of the next are taken to be.
+	// A line refused partway through its fields, between two alike, is
+	// the one problem reported: the line after it parses as before. What
+	// names that line is taken to have cannot show here, since a body
+	// with a refused line gets no ids.
 	_, err := DecodeNDJSON([]byte(`{"time":"2017-04-10T12:00:00Z","fields":{"b":1,"a":2}}
 {"time":"2017-04-10T12:00:01Z","fields":{"b":1,"b":2}}
 {"time":"2017-04-10T12:00:02Z","fields":{"b":1,"a":2}}`), Limits{}, testNow)
