@@ -113,10 +113,7 @@ func TimeKey(t time.Time) string {
 // SortKey returns the sort key of an event.
 func SortKey(t time.Time, id string) string {
 	var small [TimeKeyLen + 1 + 32]byte
-	buf := AppendTimeKey(small[:0], t)
-	buf = append(buf, '#')
-	buf = append(buf, id...)
-	return string(buf)
+	return string(AppendSortKey(small[:0], t, id))
 }
 
 // AppendTimeKey appends t in TimeLayout, in UTC. It writes the digits by
