@@ -78,7 +78,7 @@
 // MaxDepth, storage.MaxNameBytes, storage.CanonicalNumber), so that an
 // event accepted here is an item every store accepts. The size of the
 // stored item is not checked here: it depends on the key layout, and the
-// engine checks the item it builds with storage.Item.Validate. It sizes
+// engine checks the item it builds with storage.Item.Checked. It sizes
 // an event whose id is still to be assigned with the longest id a scheme
 // assigns (MaxAssignedIDLen), so that it can refuse the event before it
 // knows the table, and so the scheme, the event goes to.
