@@ -15,6 +15,7 @@ import (
 	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/internal/backends"
 	"github.com/timetabledb/timetable/storage"
+	"github.com/timetabledb/timetable/storage/storagetest"
 )
 
 // slowStore returns each item of a scan a millisecond late.
@@ -181,7 +182,7 @@ func TestArchiveParquetPartsResume(t *testing.T) {
 	ctx := context.Background()
 	s, _ := backends.Pebble().Open(t)
 	const table = "tt_events_parts"
-	fillEvents(t, s, table, 6000)
+	require.NoError(t, storagetest.FillEvents(context.Background(), s, table, 6000))
 	target := "file://" + t.TempDir()
 	opts := archive.Options{Format: family.ArchiveParquet, ParquetPartRows: 1000, ScanSegments: 3, DeadlineMargin: deadlineMargin}
 	slow, err := archive.Open(ctx, target, slowStore{Store: s, first: 700}, opts)

@@ -2,8 +2,6 @@ package archive_test
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"runtime"
 	"slices"
 	"testing"
@@ -15,36 +13,9 @@ import (
 	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/internal/backends"
 	"github.com/timetabledb/timetable/internal/memtest"
-	"github.com/timetabledb/timetable/storage"
 	"github.com/timetabledb/timetable/storage/pebblestore"
+	"github.com/timetabledb/timetable/storage/storagetest"
 )
-
-// fillEvents writes n items shaped like timetable's events of the AWS
-// developer guide's example (about 180 bytes each) to a new table.
-func fillEvents(tb testing.TB, s storage.Store, table string, n int) {
-	tb.Helper()
-	ctx := context.Background()
-	require.NoError(tb, s.CreateTable(ctx, storage.TableSpec{Name: table, Capacity: storage.Capacity{Billing: storage.OnDemand},
-		Tags: map[string]string{family.TagFamily: "events", family.TagPeriodStart: "2017-04-09T00:00:00Z", family.TagPeriodEnd: "2017-04-16T00:00:00Z"}}))
-	batch := make([]storage.Item, 0, 2000)
-	for i := range n {
-		batch = append(batch, storage.Item{
-			PK: fmt.Sprintf("acme#cars#car-%d#%d", i%5000, i%4),
-			SK: fmt.Sprintf("2017-04-10T%02d:%02d:%02d.%09dZ#e%08x", i/3600000%24, i/60000%60, i/1000%60, i%1000*1000000, i),
-			Attrs: map[string]any{
-				"speed": json.Number(fmt.Sprint(i % 200)), "gear": "D", "lat": json.Number("47.3769"), "lon": json.Number("8.5417"),
-				"driver": fmt.Sprintf("driver-%d", i%313), "ok": i%3 == 0,
-			},
-		})
-		if len(batch) == cap(batch) {
-			require.NoError(tb, s.BatchWrite(ctx, table, batch))
-			batch = batch[:0]
-		}
-	}
-	if len(batch) > 0 {
-		require.NoError(tb, s.BatchWrite(ctx, table, batch))
-	}
-}
 
 // heapPeak samples the heap every millisecond until stop is called,
 // which returns the highest samples of the live heap (what the code
@@ -65,7 +36,7 @@ func archivePeak(t *testing.T, n int) uint64 {
 	s, err := pebblestore.Open(dir, pebblestore.Options{})
 	require.NoError(t, err)
 	const table = "tt_events_memory"
-	fillEvents(t, s, table, n)
+	require.NoError(t, storagetest.FillEvents(context.Background(), s, table, n))
 	// Open the store again, so that what the writes left in memory
 	// (memtables, compactions under way) is not counted: the garbage
 	// collector lets the heap grow to twice what is live, so a larger
@@ -123,7 +94,7 @@ func BenchmarkArchiveMemory(b *testing.B) {
 	require.NoError(b, err)
 	b.Cleanup(func() { s.Close() })
 	const table = "tt_events_memory"
-	fillEvents(b, s, table, 100_000)
+	require.NoError(b, storagetest.FillEvents(context.Background(), s, table, 100_000))
 	var peak, peakTotal uint64
 	b.ResetTimer()
 	for b.Loop() {

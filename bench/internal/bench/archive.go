@@ -25,8 +25,8 @@ import (
 	"github.com/timetabledb/timetable/internal/memtest"
 	"github.com/timetabledb/timetable/lifecycle"
 	"github.com/timetabledb/timetable/registry"
-	"github.com/timetabledb/timetable/storage"
 	"github.com/timetabledb/timetable/storage/pebblestore"
+	"github.com/timetabledb/timetable/storage/storagetest"
 )
 
 // Sizes of the archive part.
@@ -91,7 +91,7 @@ func archivePeak(ctx context.Context, dir string, n int) (float64, error) {
 		return 0, err
 	}
 	const table = "tt_events_1491696000000_1492300799000_4_2017"
-	if err := fillArchiveTable(ctx, s, table, n); err != nil {
+	if err := storagetest.FillEvents(ctx, s, table, n); err != nil {
 		s.Close()
 		return 0, err
 	}
@@ -126,34 +126,6 @@ func archivePeak(ctx context.Context, dir string, n int) (float64, error) {
 		return 0, fmt.Errorf("archive of %d events: %d items, %d Parquet files", n, m.ItemCount, len(m.Parquet))
 	}
 	return float64(live-min(live, before.HeapAlloc)) / (1 << 20), nil
-}
-
-// fillArchiveTable writes n items shaped like timetable's events of the
-// AWS developer guide's example to a new table of the default family.
-func fillArchiveTable(ctx context.Context, s storage.Store, table string, n int) error {
-	err := s.CreateTable(ctx, storage.TableSpec{Name: table, Capacity: storage.Capacity{Billing: storage.OnDemand},
-		Tags: map[string]string{family.TagFamily: "events", family.TagPeriodStart: "2017-04-09T00:00:00Z", family.TagPeriodEnd: "2017-04-16T00:00:00Z"}})
-	if err != nil {
-		return err
-	}
-	batch := make([]storage.Item, 0, 2000)
-	for i := range n {
-		batch = append(batch, storage.Item{
-			PK: fmt.Sprintf("acme#cars#car-%d#%d", i%5000, i%4),
-			SK: fmt.Sprintf("2017-04-10T%02d:%02d:%02d.%09dZ#e%08x", i/3600000%24, i/60000%60, i/1000%60, i%1000*1000000, i),
-			Attrs: map[string]any{
-				"speed": json.Number(fmt.Sprint(i % 200)), "gear": "D", "lat": json.Number("47.3769"), "lon": json.Number("8.5417"),
-				"driver": fmt.Sprintf("driver-%d", i%313), "ok": i%3 == 0,
-			},
-		})
-		if len(batch) == cap(batch) || i == n-1 {
-			if err := s.BatchWrite(ctx, table, batch); err != nil {
-				return err
-			}
-			batch = batch[:0]
-		}
-	}
-	return nil
 }
 
 // livePeak samples the live heap (what the last garbage collection found
