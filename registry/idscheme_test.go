@@ -2,6 +2,7 @@ package registry_test
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -41,6 +42,7 @@ func TestIDScheme(t *testing.T) {
 			item, err := store.GetItem(ctx, meta, metatable.RegistryPK(f.Name), metatable.RegistrySK(ref.Period.Start, e.Name))
 			require.NoError(t, err)
 			require.Contains(t, item.Attrs["policy"], `"id_scheme":2`)
+			require.Equal(t, json.Number("2"), item.Attrs["id_scheme"], "repeated outside the policy, as shards and layout are")
 			require.Equal(t, "2", registry.NewEntry(f, ref, now).Spec().Tags[family.TagIDScheme])
 
 			// An entry written before schemes: its policy has none.

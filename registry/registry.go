@@ -179,7 +179,7 @@ func (r *Registry) write(ctx context.Context, e Entry, cond []storage.Cond) erro
 // attrOrder lists an entry's attributes in the order they are written.
 var attrOrder = []string{
 	attrName, attrFamily, attrState, attrGeneration, attrStart, attrEnd, attrWriteMonth, attrPolicy,
-	attrShards, attrLayout, attrTier, attrBilling, attrRead, attrWrite, attrTTL, attrCreated, attrUpdated,
+	attrShards, attrLayout, attrIDScheme, attrTier, attrBilling, attrRead, attrWrite, attrTTL, attrCreated, attrUpdated,
 	attrTarget, attrArchived, attrRestored, attrSource, attrCreateErr, attrFenced,
 	attrClass, attrMaxRead, attrMaxWrite, attrWarmRead, attrWarmWrite, attrClassChg, attrPast,
 }
