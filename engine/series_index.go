@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -70,8 +71,21 @@ func newSeriesCache(max int) *seriesCache {
 	return c
 }
 
+// seriesCacheKey names a series of a tenant's logical table in one
+// generation of a physical table (physTable.indexed).
 func seriesCacheKey(physical, tenant, table, series string) string {
 	return physical + "\x00" + tenant + "\x00" + table + "\x00" + series
+}
+
+// indexed returns the name the series cache knows the table's series
+// index under: its name and generation. A table made again under a
+// deleted one's name (the entry's next generation, after the lifecycle
+// archived and deleted the one before) starts with an empty series
+// index, and a query of every series finds a table's events only through
+// its index: a cache that took it for the generation before would let
+// the writer store events whose series no query reads.
+func (t physTable) indexed() string {
+	return t.name + "\x00" + strconv.FormatInt(t.generation(), 10)
 }
 
 // forget drops the series known of a tenant's logical table, whose index
@@ -180,8 +194,8 @@ func listSeries(ctx context.Context, store itemQuerier, physical, tenant, table 
 	return out, nil
 }
 
-// forgetTable drops what the cache knows of a physical table, after it
-// was deleted.
+// forgetTable drops what the cache knows of every generation of a
+// physical table, after it was deleted.
 func (c *seriesCache) forgetTable(physical string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -417,7 +417,7 @@ func (w *tableWrite) addSeries(s string) {
 func (w *tableWrite) writeTo(ctx context.Context, store storage.Items, idx *seriesCache) error {
 	markers := w.markers
 	for series := w.series; len(series) > 0 || len(markers) > 0; {
-		mine, iw, others := idx.claim(w.table.name, w.tenant, w.ltable, series)
+		mine, iw, others := idx.claim(w.table.indexed(), w.tenant, w.ltable, series)
 		if len(mine) > 0 || len(markers) > 0 {
 			entries := make([]storage.Item, len(mine), len(mine)+len(markers))
 			for i, s := range mine {
@@ -425,7 +425,7 @@ func (w *tableWrite) writeTo(ctx context.Context, store storage.Items, idx *seri
 			}
 			entries = append(entries, markers...)
 			err := store.BatchWrite(ctx, w.table.name, entries)
-			idx.settle(iw, w.table.name, w.tenant, w.ltable, mine, err)
+			idx.settle(iw, w.table.indexed(), w.tenant, w.ltable, mine, err)
 			if err != nil {
 				return fmt.Errorf("write series index and rollup markers: %w", err)
 			}
@@ -525,7 +525,7 @@ func (db *DB) splitByTable(ctx context.Context, f family.Family, tenant, table s
 	}
 	for _, w := range order {
 		w.allSeries = w.series
-		w.series = db.series.missing(w.table.name, tenant, table, w.series)
+		w.series = db.series.missing(w.table.indexed(), tenant, table, w.series)
 	}
 	return order, nil
 }
