@@ -261,15 +261,27 @@ func (c *catalog) cached(fam string, eventTime, writeTime time.Time) (physTable,
 func (c *catalog) route(ctx context.Context, f family.Family, eventTime, writeTime time.Time) (physTable, error) {
 	t, err := c.find(ctx, f, eventTime, writeTime)
 	if err != nil || t.entry.State != registry.Creating {
-		return t, err
+		return t, retryable(err)
 	}
 	// Registered by a creator that may have stopped before making it.
 	e, err := c.reg.Finish(ctx, c.store, *t.entry, c.clock.Now())
 	if err != nil {
-		return physTable{}, err
+		return physTable{}, retryable(err)
 	}
 	c.learn(f.Name, []registry.Entry{e})
 	return tableOf(e), nil
+}
+
+// retryable marks an error of the registry's entry changing under a
+// write (registry.ErrStale: the lifecycle, or another server, wrote the
+// table's entry meanwhile) as one a retry cures: the write is refused
+// with storage.ErrUnavailable, and its retry routes from what the
+// registry says then.
+func retryable(err error) error {
+	if errors.Is(err, registry.ErrStale) && !errors.Is(err, storage.ErrUnavailable) {
+		return fmt.Errorf("%w: %w", storage.ErrUnavailable, err)
+	}
+	return err
 }
 
 // find is route without finishing a table left creating.
@@ -368,7 +380,7 @@ func (c *catalog) recreate(ctx context.Context, t physTable) (physTable, error) 
 	c.forget(t.family, t.name)
 	e, err := c.reg.Create(ctx, c.store, registry.NewEntry(t.entry.Policy, t.ref, now), now)
 	if err != nil {
-		return physTable{}, err
+		return physTable{}, retryable(err)
 	}
 	c.learn(t.family, []registry.Entry{e})
 	return tableOf(e), nil

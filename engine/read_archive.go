@@ -92,7 +92,9 @@ func archivedTable(e registry.Entry, cold bool) (physTable, *Gap, bool) {
 	switch {
 	case e.State.Live():
 		return physTable{}, nil, false
-	case e.State == registry.Deleted && e.ArchiveTarget != "" && cold:
+	case (e.State == registry.Deleted || e.State == registry.Missing) && e.ArchiveTarget != "" && cold:
+		// An entry records its target once the archive is verified;
+		// a table found gone after that still has it to read.
 		t := tableOf(e)
 		t.cold = &coldTable{target: e.ArchiveTarget, generation: max(e.Generation, 1)}
 		return t, nil, true

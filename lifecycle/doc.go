@@ -103,6 +103,18 @@
 //     deferred, resumed from its checkpoint by the next cycle (as is one
 //     that stopped before its context's deadline). The lease is released
 //     when the cycle ends.
+//   - Reconcilers may still act at once (several `timetable reconcile`
+//     runs, which take no lease, beside a server). Each archive, delete
+//     and marking of a table missing holds the table's own lease
+//     ("table#" and its name, through the Leaser or a TableLease in the
+//     meta table; ErrTableBusy defers it otherwise), reads the entry
+//     again and acts only on the generation it planned for. Registry
+//     writes are conditional on the entry's revision, so an action
+//     planned from an older read is deferred (registry.ErrStale) and
+//     planned again, never written over a newer state. An entry left
+//     creating whose table the store does not list is finished (the
+//     table is made), never marked missing: its creator may be making it
+//     now, by a clock behind this one.
 //   - A table restored from its archive (registry state restored) is left
 //     alone until the end its operator chose, then deleted again.
 //   - Archiving lives in package archive; this package needs only the

@@ -116,6 +116,18 @@ func planTable(now time.Time, f family.Family, t Table) []Action {
 	switch t.Drift {
 	case Gone:
 		a := base
+		if t.Entry.State == registry.Creating {
+			// Registered by a creator that stopped before making it, or
+			// is making it now (its clock and this one's may disagree on
+			// how long ago): what it meant to make is made, as Create
+			// finishes it, and the entry stays; marked missing, a table
+			// its creator then makes and fills would be read by no
+			// query until it was adopted again.
+			a.Kind, a.Capacity, a.Spec = Create, t.Entry.Capacity, t.Entry.Spec()
+			a.TTLAttribute = a.Spec.TTLAttribute
+			a.Reason = "left creating, and the store does not list the table: made"
+			return []Action{a}
+		}
 		a.Kind = Forget
 		a.Reason = fmt.Sprintf("the registry has the table %s, the store does not list it", t.Entry.State)
 		return []Action{a}

@@ -102,7 +102,7 @@ func (r *Reconciler) reconcile(ctx context.Context, dryRun bool, kinds []Kind) (
 		// server's; a cycle that loses its lease stops acting.
 		var cancel context.CancelCauseFunc
 		ctx, cancel = context.WithCancelCause(ctx)
-		stopRenewing := r.renewLease(ctx, cancel)
+		stopRenewing := r.renewLease(ctx, r.opts.Leaser, r.opts.LeaseName, cancel)
 		defer func() {
 			stopRenewing()
 			cancel(nil)
@@ -120,6 +120,7 @@ func (r *Reconciler) reconcile(ctx context.Context, dryRun bool, kinds []Kind) (
 	}
 	var results []Result
 	failed := 0
+	written := map[string]bool{}
 	for _, a := range plan {
 		// Mending the registry is part of every job: the others record
 		// their changes in it.
@@ -133,7 +134,18 @@ func (r *Reconciler) reconcile(ctx context.Context, dryRun bool, kinds []Kind) (
 		if ctx.Err() != nil {
 			return results, "", fmt.Errorf("reconcile: %w", context.Cause(ctx))
 		}
+		if written[a.Table] {
+			// An earlier action of this cycle wrote the table's entry:
+			// this one starts from what it wrote, not from the plan's
+			// copy, which a Save refuses (registry.Entry.Revision).
+			if cur, err := r.registry.Get(ctx, a.Family, a.Entry.Ref.Period.Start, a.Table); err == nil && cur.Generation == a.Entry.Generation {
+				a.Entry = cur
+			}
+		}
 		err := r.apply(ctx, a)
+		if err == nil {
+			written[a.Table] = true
+		}
 		if a.Kind == Create {
 			switch {
 			case errors.Is(err, storage.ErrTableQuota):
@@ -177,7 +189,7 @@ var ErrLeaseLost = errors.New("timetable: lifecycle lease lost")
 // for half its TTL, it cancels the cycle with ErrLeaseLost. The wait
 // between renewals is real time (the lease's expiry is the Leaser's
 // clock's).
-func (r *Reconciler) renewLease(ctx context.Context, cancel context.CancelCauseFunc) (stop func()) {
+func (r *Reconciler) renewLease(ctx context.Context, leaser Leaser, name string, cancel context.CancelCauseFunc) (stop func()) {
 	every := max(r.opts.LeaseTTL/3, time.Millisecond)
 	done := make(chan struct{})
 	var wg sync.WaitGroup
@@ -195,18 +207,18 @@ func (r *Reconciler) renewLease(ctx context.Context, cancel context.CancelCauseF
 				return
 			case <-t.C:
 			}
-			held, err := r.opts.Leaser.Acquire(ctx, r.opts.LeaseName, r.opts.Owner, r.opts.LeaseTTL)
+			held, err := leaser.Acquire(ctx, name, r.opts.Owner, r.opts.LeaseTTL)
 			switch {
 			case err == nil && held:
 				renewed = r.opts.Clock.Now()
 			case err == nil:
-				r.opts.Logger.Error("lifecycle: lease taken by another server; stopping", "lease", r.opts.LeaseName)
+				r.opts.Logger.Error("lifecycle: lease taken by another server; stopping", "lease", name)
 				cancel(ErrLeaseLost)
 				return
 			case ctx.Err() != nil:
 				return
 			default:
-				r.opts.Logger.Warn("lifecycle: renew lease", "lease", r.opts.LeaseName, "err", err)
+				r.opts.Logger.Warn("lifecycle: renew lease", "lease", name, "err", err)
 				if r.opts.Clock.Now().Sub(renewed) > r.opts.LeaseTTL/2 {
 					cancel(fmt.Errorf("%w: not renewed since %s: %w", ErrLeaseLost, renewed.Format(time.RFC3339), err))
 					return
@@ -389,6 +401,20 @@ func (r *Reconciler) apply(ctx context.Context, a Action) error {
 		}
 		return err
 	case Forget:
+		// Not while another reconciler deletes the table, which it
+		// records as deleted, with its archive, once it is gone.
+		ctx, release, err := r.holdTable(ctx, a.Table)
+		if err != nil {
+			return err
+		}
+		defer release()
+		// The listing the plan compared with may be older than the
+		// entry it read (a table created in between): look again.
+		if _, err := st.DescribeTable(ctx, a.Table); err == nil {
+			return fmt.Errorf("forget table %q: the store has it now: %w", a.Table, registry.ErrStale)
+		} else if !errors.Is(err, storage.ErrTableNotFound) {
+			return err
+		}
 		e.State = registry.Missing
 		return r.registry.Save(ctx, e)
 	case Create:
@@ -411,12 +437,25 @@ func (r *Reconciler) apply(ctx context.Context, a Action) error {
 		e.TTLAttribute = a.TTLAttribute
 		return r.registry.Save(ctx, e)
 	case Archive:
+		ctx, release, err := r.holdTable(ctx, a.Table)
+		if err != nil {
+			return err
+		}
+		defer release()
 		if err := r.fence(ctx, &e, now); err != nil {
 			return err
 		}
 		ar, err := r.archiver(a.Target, a.Format)
 		if err != nil {
 			return err
+		}
+		if e.State == registry.Archived {
+			// Archived since the plan was made (by another reconciler):
+			// exporting again would take its verified archive away
+			// until the export ends.
+			if ok, err := ar.Verified(ctx, a.Table); err != nil || ok {
+				return err
+			}
 		}
 		if err := ar.Archive(ctx, a.Table); err != nil {
 			return err
@@ -430,6 +469,11 @@ func (r *Reconciler) apply(ctx context.Context, a Action) error {
 		e.State, e.ArchiveTarget, e.ArchivedAt = registry.Archived, a.Target, now
 		return r.registry.Save(ctx, e)
 	case Delete:
+		ctx, release, err := r.holdTable(ctx, a.Table)
+		if err != nil {
+			return err
+		}
+		defer release()
 		if err := r.fence(ctx, &e, now); err != nil {
 			return err
 		}
@@ -451,10 +495,19 @@ func (r *Reconciler) apply(ctx context.Context, a Action) error {
 				return err
 			}
 		}
+		// Claim the deletion: the entry is written at the revision the
+		// fence read, or not at all when another reconciler wrote it
+		// since (deleted the table, say, after which a writer may have
+		// made its next generation under the name, which this delete
+		// would take with it).
+		if err := r.registry.Save(ctx, e); err != nil {
+			return fmt.Errorf("delete table %q: %w", a.Table, err)
+		}
+		e.Revision++
 		// Only here, with the archive checked again, is deletion
 		// protection lifted.
 		off := false
-		err := st.UpdateTable(ctx, a.Table, storage.TableUpdate{DeletionProtection: &off})
+		err = st.UpdateTable(ctx, a.Table, storage.TableUpdate{DeletionProtection: &off})
 		if err == nil {
 			err = r.deleteTable(ctx, a.Table)
 		}
@@ -467,28 +520,75 @@ func (r *Reconciler) apply(ctx context.Context, a Action) error {
 	return fmt.Errorf("unknown action %q", a.Kind)
 }
 
+// ErrTableBusy defers the archive or the delete of a table that another
+// reconciler is archiving or deleting (it holds the table's lease).
+var ErrTableBusy = errors.New("timetable: another reconciler is archiving or deleting the table")
+
+// holdTable takes the lease of one table ("table#" and its name, by the
+// Leaser, or by a TableLease in the meta table when there is none) for
+// an archive or a delete, renewed as the cycle's is, so that of
+// reconcilers acting at once without the cycle's lease (several
+// `timetable reconcile` runs, or a server and a CLI) only one archives
+// or deletes a table at a time: two exports of one table write over each
+// other's files, and an export begun as another reconciler deletes the
+// table takes its verified archive away. The returned context ends when
+// the lease is lost; release gives it up. A table held by another
+// reconciler fails with ErrTableBusy.
+func (r *Reconciler) holdTable(ctx context.Context, table string) (context.Context, func(), error) {
+	leaser := r.opts.Leaser
+	if leaser == nil {
+		leaser = TableLease{Store: r.opts.Store, Table: r.opts.MetaTable, Clock: r.opts.Clock}
+	}
+	name := "table#" + table
+	held, err := leaser.Acquire(ctx, name, r.opts.Owner, r.opts.LeaseTTL)
+	if err != nil {
+		return nil, nil, fmt.Errorf("take the lease of table %q: %w", table, err)
+	}
+	if !held {
+		return nil, nil, fmt.Errorf("table %q: %w", table, ErrTableBusy)
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	stop := r.renewLease(ctx, leaser, name, cancel)
+	return ctx, func() {
+		stop()
+		cancel(nil)
+		if err := leaser.Release(context.WithoutCancel(ctx), name, r.opts.Owner); err != nil {
+			r.opts.Logger.Warn("lifecycle: release the lease of a table", "table", table, "err", err)
+		}
+	}, nil
+}
+
 // ErrFenceSettling defers the archive or the delete of a table fenced
 // less than Options.FenceSettle ago: writers may not all have read the
 // fence yet.
 var ErrFenceSettling = errors.New("timetable: table fenced, waiting for the fence to settle")
 
-// fence fences e's table (registry.Entry.FencedAt) if it is not yet, and
-// returns an error wrapping ErrFenceSettling until the fence has settled
-// (Options.FenceSettle, by this reconciler's clock), so that no writer
-// still writes to a table archived or deleted. It saves the fence in the
-// registry, and in e.
+// fence reads e's entry again, fences its table (registry.Entry.FencedAt)
+// if it is not yet, and returns an error wrapping ErrFenceSettling until
+// the fence has settled (Options.FenceSettle, by this reconciler's
+// clock), so that no writer still writes to a table archived or
+// deleted. It saves the fence in the registry, and in e. An entry that is
+// no longer e's generation, or whose table is gone, fails with an error
+// wrapping registry.ErrStale: the plan was made from an older registry
+// (another reconciler acted meanwhile), and the table under the name now
+// may be a next generation that writers fill, unfenced.
 func (r *Reconciler) fence(ctx context.Context, e *registry.Entry, now time.Time) error {
-	if !e.Fenced() {
-		if cur, err := r.registry.Get(ctx, e.Family(), e.Ref.Period.Start, e.Name); err == nil && cur.Generation == e.Generation {
-			*e = cur
-			e.UpdatedAt = now
-		}
+	cur, err := r.registry.Get(ctx, e.Family(), e.Ref.Period.Start, e.Name)
+	if err != nil {
+		return fmt.Errorf("fence table %q: %w", e.Name, err)
 	}
+	if cur.Generation != e.Generation || !cur.State.Live() {
+		return fmt.Errorf("fence table %q: planned for generation %d, the registry has generation %d %s: %w",
+			e.Name, e.Generation, cur.Generation, cur.State, registry.ErrStale)
+	}
+	*e = cur
+	e.UpdatedAt = now
 	if !e.Fenced() {
 		e.FencedAt = now
 		if err := r.registry.Save(ctx, *e); err != nil {
 			return fmt.Errorf("fence table %q: %w", e.Name, err)
 		}
+		e.Revision++
 		r.opts.Logger.Info("lifecycle fenced table", "table", e.Name, "settle", r.opts.FenceSettle)
 	}
 	if left := r.opts.FenceSettle - now.Sub(e.FencedAt); left > 0 {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/timetabledb/timetable/api"
+	"github.com/timetabledb/timetable/registry"
 	"github.com/timetabledb/timetable/storage"
 )
 
@@ -63,8 +64,14 @@ func outcomeOf(err error) Outcome {
 		// The store declined or could not be reached: the next cycle
 		// plans the action again, and nothing was harmed.
 		return Deferred
-	case errors.Is(err, ErrFenceSettling):
-		// The table waits for its fence to settle.
+	case errors.Is(err, ErrFenceSettling), errors.Is(err, ErrTableBusy):
+		// The table waits for its fence to settle, or for another
+		// reconciler's archive or delete of it.
+		return Deferred
+	case errors.Is(err, registry.ErrStale):
+		// The registry entry changed since the plan read it (another
+		// reconciler, or a server making the table, wrote it): the
+		// next cycle plans from what it says now.
 		return Deferred
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, ErrLeaseLost):
 		// A long action (an archive) stopped before its deadline, or

@@ -25,9 +25,10 @@ func (e Entry) pastArchives() []PastArchive {
 }
 
 // next turns n, an entry about to be registered as the next generation of
-// e's table, into that generation.
+// e's table, into that generation, registered only while e is at the
+// revision it was read at (Register).
 func (e Entry) next(n Entry) Entry {
-	n.Generation = e.Generation + 1
+	n.Generation, n.Revision = e.Generation+1, e.Revision
 	n.PastArchives = e.pastArchives()
 	return n
 }

@@ -33,6 +33,7 @@ func (r *Registry) Create(ctx context.Context, store Creator, e Entry, now time.
 	for range 4 {
 		err := r.Register(ctx, e)
 		if err == nil {
+			e.Revision++
 			return r.Finish(ctx, store, e, now)
 		}
 		if !errors.Is(err, ErrStale) {
@@ -60,8 +61,26 @@ func (r *Registry) Create(ctx context.Context, store Creator, e Entry, now time.
 // caller is waited for. When the store refuses the table, the entry keeps
 // the reason (CreateError), so that listings of the registry show why the
 // table is still creating; an entry that cannot be updated either (the
-// store is down) is left as it was.
+// store is down) is left as it was. An entry another caller wrote
+// meanwhile is read again: marked active by them, it is returned; gone
+// to another state or generation, Finish fails with an error wrapping
+// ErrStale.
 func (r *Registry) Finish(ctx context.Context, store Creator, e Entry, now time.Time) (Entry, error) {
+	for range 4 {
+		done, err := r.finish(ctx, store, e, now)
+		if !errors.Is(err, ErrStale) {
+			return done, err
+		}
+		cur, gerr := r.Get(ctx, e.Policy.Name, e.Ref.Period.Start, e.Name)
+		if gerr != nil || cur.Generation != e.Generation || !cur.State.Live() {
+			return Entry{}, err
+		}
+		e = cur
+	}
+	return Entry{}, fmt.Errorf("create table %q: the registry entry keeps changing: %w", e.Name, ErrStale)
+}
+
+func (r *Registry) finish(ctx context.Context, store Creator, e Entry, now time.Time) (Entry, error) {
 	if e.State != Creating {
 		return e, nil
 	}
@@ -79,6 +98,7 @@ func (r *Registry) Finish(ctx context.Context, store Creator, e Entry, now time.
 	if err := r.Save(ctx, e); err != nil {
 		return Entry{}, err
 	}
+	e.Revision++
 	return e, nil
 }
 

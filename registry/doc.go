@@ -67,7 +67,11 @@
 // # Concurrency
 //
 // Registering is a conditional write: of several servers racing to make a
-// table, one registers it and all use the entry that won. Saves are
-// conditional on the generation, so a save of an older generation fails
-// with ErrStale instead of overwriting a newer one.
+// table, one registers it and all use the entry that won. Every write of
+// an entry raises its revision (Entry.Revision), and saves are
+// conditional on it: a save of an entry read before another write of it
+// (an older generation, or the same one fenced, archived, deleted or
+// marked missing since) fails with ErrStale instead of overwriting what
+// the other wrote, and a next generation is registered only over the
+// entry its registrar read.
 package registry

@@ -51,6 +51,10 @@ type Entry struct {
 	State State
 	// Generation counts the tables made under this name, from 1.
 	Generation int64
+	// Revision counts the writes of the entry, from 1 (0 for an entry
+	// never written, or written before revisions): Save writes an entry
+	// only if it is still at the revision it was read at.
+	Revision int64
 	// Tier, Capacity and TTLAttribute are as last applied to the table.
 	Tier         string
 	Capacity     storage.Capacity
@@ -216,6 +220,7 @@ const (
 	attrFamily     = "family"
 	attrState      = "state"
 	attrGeneration = "generation"
+	attrRevision   = "revision"
 	attrStart      = "period_start"
 	attrEnd        = "period_end"
 	attrWriteMonth = "write_month"
@@ -272,6 +277,7 @@ func (e Entry) attrs() (map[string]any, error) {
 		attrFamily:     e.Policy.Name,
 		attrState:      string(e.State),
 		attrGeneration: number(e.Generation),
+		attrRevision:   number(e.Revision + 1),
 		attrStart:      formatTime(e.Ref.Period.Start),
 		attrEnd:        formatTime(e.Ref.Period.End),
 		attrWriteMonth: monthString(e.Ref.WriteMonth),
@@ -317,6 +323,7 @@ func decode(attrs map[string]any) (Entry, error) {
 	e.Name = str(attrName)
 	e.State = State(str(attrState))
 	e.Generation = num(attrGeneration)
+	e.Revision = num(attrRevision)
 	e.Ref.Period = period.Period{Start: tm(attrStart), End: tm(attrEnd)}
 	e.CreatedAt, e.UpdatedAt, e.ArchivedAt = tm(attrCreated), tm(attrUpdated), tm(attrArchived)
 	e.RestoredUntil, e.FencedAt = tm(attrRestored), tm(attrFenced)

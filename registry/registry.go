@@ -132,26 +132,45 @@ func (r *Registry) MarkRestored(ctx context.Context, e Entry, c storage.Capacity
 	if err := r.Save(ctx, e); err != nil {
 		return Entry{}, fmt.Errorf("mark %q restored: %w", e.Name, err)
 	}
+	e.Revision++
 	return e, nil
 }
 
 // Register writes the entry of a table about to be made: generation 1
 // when the registry has no entry of that name, or the next generation of
-// one whose table is gone. It fails with an error wrapping ErrStale when
-// another caller registered it first: read the entry that won with Get.
+// one whose table is gone (Entry.next, which keeps the revision the
+// entry of the generation before was read at: it is registered only if
+// that entry did not change since). It fails with an error wrapping
+// ErrStale when another caller registered it first: read the entry that
+// won with Get. The entry written has revision e.Revision+1.
 func (r *Registry) Register(ctx context.Context, e Entry) error {
 	cond := []storage.Cond{storage.NotExists(storage.PKAttr)}
 	if e.Generation > 1 {
-		cond = []storage.Cond{storage.Exists(storage.PKAttr), storage.AtMost(attrGeneration, number(e.Generation-1))}
+		cond = []storage.Cond{storage.Exists(storage.PKAttr), storage.AtMost(attrGeneration, number(e.Generation-1)), atRevision(e.Revision)}
 	}
 	return r.write(ctx, e, cond)
 }
 
-// Save writes an entry read from the registry back with its changes. It
-// fails with an error wrapping ErrStale when the entry has a newer
-// generation by now.
+// Save writes an entry read from the registry back with its changes, as
+// revision e.Revision+1. It fails with an error wrapping ErrStale when
+// the entry was written since it was read (its revision is not
+// e.Revision): of two writers of one entry read at one revision, such as
+// two reconcilers acting on the same plan, or a reconciler and a server
+// making the table again, one wins and the other reads it again, rather
+// than writing back what it read over what the other wrote (a fence, an
+// archive, a deletion, a next generation). A caller that saves an entry
+// again after a Save adds one to its Revision first.
 func (r *Registry) Save(ctx context.Context, e Entry) error {
-	return r.write(ctx, e, []storage.Cond{storage.Exists(storage.PKAttr), storage.AtMost(attrGeneration, number(e.Generation))})
+	return r.write(ctx, e, []storage.Cond{storage.Exists(storage.PKAttr), storage.AtMost(attrGeneration, number(e.Generation)), atRevision(e.Revision)})
+}
+
+// atRevision is the condition that an entry is at revision n: it has no
+// revision when n is 0 (an entry written before revisions).
+func atRevision(n int64) storage.Cond {
+	if n == 0 {
+		return storage.NotExists(attrRevision)
+	}
+	return storage.Equal(attrRevision, number(n))
 }
 
 func (r *Registry) write(ctx context.Context, e Entry, cond []storage.Cond) error {
@@ -181,5 +200,5 @@ var attrOrder = []string{
 	attrName, attrFamily, attrState, attrGeneration, attrStart, attrEnd, attrWriteMonth, attrPolicy,
 	attrShards, attrLayout, attrIDScheme, attrTier, attrBilling, attrRead, attrWrite, attrTTL, attrCreated, attrUpdated,
 	attrTarget, attrArchived, attrRestored, attrSource, attrCreateErr, attrFenced,
-	attrClass, attrMaxRead, attrMaxWrite, attrWarmRead, attrWarmWrite, attrClassChg, attrPast,
+	attrClass, attrMaxRead, attrMaxWrite, attrWarmRead, attrWarmWrite, attrClassChg, attrPast, attrRevision,
 }

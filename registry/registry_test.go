@@ -290,6 +290,7 @@ func TestVersionCountsWrites(t *testing.T) {
 			require.Equal(t, v1, same, "a write refused changes nothing")
 
 			e.State = registry.Missing
+			e.Revision++ // as registered
 			require.NoError(t, reg.Save(ctx, e))
 			v2, err := reg.Version(ctx, f.Name)
 			require.NoError(t, err)
@@ -297,6 +298,49 @@ func TestVersionCountsWrites(t *testing.T) {
 			other, err := reg.Version(ctx, "other")
 			require.NoError(t, err)
 			require.Zero(t, other, "another family's version")
+		})
+	}
+}
+
+// TestSaveRefusesAStaleRead: of two writers that read an entry at one
+// revision, the first save wins and the second fails with ErrStale,
+// instead of writing what it read over the first's change; the entry
+// read again saves.
+func TestSaveRefusesAStaleRead(t *testing.T) {
+	for _, b := range backends.All(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			ctx := context.Background()
+			store, cfg := b.Open(t)
+			reg := openRegistry(t, store, backends.MetaTable(cfg))
+			f := cfg.Families[0]
+			now := day(2017, 4, 12)
+			e, err := reg.Create(ctx, store, registry.NewEntry(f, f.TableFor(day(2017, 4, 10), now), now), now)
+			require.NoError(t, err)
+			read, err := reg.Get(ctx, f.Name, e.Ref.Period.Start, e.Name)
+			require.NoError(t, err)
+			require.Equal(t, e.Revision, read.Revision)
+
+			fencer, forgetter := read, read
+			fencer.FencedAt = now
+			require.NoError(t, reg.Save(ctx, fencer))
+			forgetter.State = registry.Missing
+			require.ErrorIs(t, reg.Save(ctx, forgetter), registry.ErrStale)
+			got, err := reg.Get(ctx, f.Name, e.Ref.Period.Start, e.Name)
+			require.NoError(t, err)
+			require.Equal(t, registry.Active, got.State)
+			require.True(t, got.Fenced(), "the fence stays")
+			require.Equal(t, read.Revision+1, got.Revision)
+
+			// A next generation is registered only over the entry read.
+			got.State = registry.Deleted
+			require.NoError(t, reg.Save(ctx, got))
+			require.NoError(t, backends.Drop(ctx, store, e.Name))
+			stale := registry.NewEntry(f, e.Ref, now)
+			stale.Generation, stale.Revision = 2, got.Revision // read before the delete was saved
+			require.ErrorIs(t, reg.Register(ctx, stale), registry.ErrStale)
+			next, err := reg.Create(ctx, store, registry.NewEntry(f, e.Ref, now), now)
+			require.NoError(t, err)
+			require.EqualValues(t, 2, next.Generation)
 		})
 	}
 }
