@@ -167,6 +167,8 @@ func Run(ctx context.Context, s storage.Store, cfg family.Schema, o Options) (Re
 					mu.Lock()
 					refused++
 					mu.Unlock()
+					// A client waits before it retries (Retry-After).
+					time.Sleep(10 * time.Millisecond)
 				default:
 					fail(fmt.Errorf("write: %w", err))
 					return
