@@ -388,13 +388,15 @@
 // The engine remembers which series each table's series index holds, so
 // that it writes an index entry once per series and table; writes that
 // find the same series missing at once share one write of its entry, and
-// store their events only after it succeeded. It forgets a table when it
-// finds it deleted (a failed read or write, or a listing without it). Should another process delete a table and make it again
-// between two of this engine's writes to it, an engine that keeps writing a
-// series it had indexed in the old table would not index it in the new
-// one, and queries without a series would miss those events (queries
-// naming the series still find them). That takes a table deleted by
-// retention while several servers still write to it.
+// store their events only after it succeeded. It knows a table by its
+// name and generation (the registry's), so a table the lifecycle archived
+// and deleted and a write made again under its name has its series
+// indexed anew, and it forgets a table when it finds it deleted (a failed
+// read or write, or a listing without it). Only a table deleted and made
+// again outside timetable between two of this engine's writes to it, the
+// registry none the wiser, would miss the index entries of series the
+// engine had indexed in the old one: queries without a series would miss
+// those events (queries naming the series still find them).
 //
 // Rollups track only writes made with rollups on: a rollup computed
 // while another process still writes the table with rollups off can miss
