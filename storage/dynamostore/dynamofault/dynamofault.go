@@ -27,6 +27,11 @@
 //     first: the write happened, the client never learns it. The keys of
 //     items written that way are recorded (Ambiguous), so a test can tell
 //     an item reported unwritten but present from a lost acknowledgement.
+//     So are the items of a BatchWriteItem request forwarded whose answer
+//     the client never got whole, because its context ended while the
+//     request was in flight: the server may have written them. The answer
+//     of a BatchWriteItem request is read whole before it is handed on,
+//     so a client that got one got all of it.
 //   - Only requests whose operation is listed in Options.Operations get
 //     faults (all of them when the list is empty); UnprocessedItems applies
 //     to BatchWriteItem only and other requests pass through instead.
@@ -184,8 +189,10 @@ func (t *Transport) Counts() map[Fault]int {
 }
 
 // Ambiguous returns the keys of the items of BatchWriteItem requests that
-// were forwarded and whose answer was then dropped: the server wrote them,
-// the client was told the connection failed.
+// were forwarded and whose answer the client did not get: dropped
+// (DropAfter), where the server wrote them and the client was told the
+// connection failed, or cut short when the request's context ended, where
+// the server may have written them.
 func (t *Transport) Ambiguous() map[Key]bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -258,8 +265,30 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	case Unprocessed:
 		return t.unprocessed(req, body, rng)
 	default:
+		if operation == "BatchWriteItem" {
+			return t.forwardBatch(req, body)
+		}
 		return t.forward(req, body)
 	}
+}
+
+// forwardBatch forwards a BatchWriteItem request and reads its answer
+// whole; when either fails (the request's context ended, say), the items
+// sent are recorded as ambiguous.
+func (t *Transport) forwardBatch(req *http.Request, body []byte) (*http.Response, error) {
+	resp, err := t.forward(req, body)
+	if err != nil {
+		t.recordAmbiguous(body)
+		return nil, err
+	}
+	answer, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		t.recordAmbiguous(body)
+		return nil, err
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(answer))
+	return resp, nil
 }
 
 // draw returns the random stream of this request: a function of the seed,
@@ -343,7 +372,7 @@ func (t *Transport) unprocessed(req *http.Request, body []byte, rng *rand.Rand) 
 		}
 		fwd := req.Clone(req.Context())
 		fwd.Header.Del("Accept-Encoding")
-		resp, err := t.forward(fwd, fwdBody)
+		resp, err := t.forwardBatch(fwd, fwdBody)
 		if err != nil {
 			return nil, err
 		}
