@@ -37,12 +37,18 @@ type Options struct {
 	ClientOptions []func(*dynamodb.Options)
 
 	// MaxAttempts bounds the attempts of one request, the first included,
-	// made by the SDK's standard retryer on throttling, 5xx answers and
-	// connection errors. Every request gets them all, however much
-	// throttling came before: the retryer has no retry quota shared across
-	// requests. The request's context bounds the attempts and the waits
-	// between them. Default 10. With a Client given, the store keeps that
-	// client's retryer unless MaxAttempts is set.
+	// that fail with an error the SDK's standard retryer retries: a 5xx
+	// answer, a dropped connection, and throttling when the request's
+	// context has no deadline. Throttling
+	// (ProvisionedThroughputExceededException, ThrottlingException,
+	// RequestLimitExceeded) in a request whose context has a deadline is
+	// retried until that deadline instead, however many attempts it
+	// takes: the engine gives every write its WriteTimeout. Every request
+	// gets its attempts, however much throttling came before: the retryer
+	// has no retry quota shared across requests. The request's context
+	// bounds the attempts and the waits between them. Default 10. With a
+	// Client given, the store keeps that client's retryer unless
+	// MaxAttempts is set.
 	MaxAttempts int
 	// RetryBaseDelay is the first backoff of the retryer and of re-sent
 	// UnprocessedItems; the n-th wait is drawn uniformly from
@@ -53,7 +59,8 @@ type Options struct {
 	MaxBackoff time.Duration
 	// MaxUnprocessedAttempts bounds how many times BatchWrite sends a
 	// request's items while DynamoDB leaves some of them unprocessed, the
-	// first send included. Default 10.
+	// first send included, when the context has no deadline; with one,
+	// they are sent until the deadline. Default 10.
 	MaxUnprocessedAttempts int
 
 	// WriteConcurrency is how many BatchWriteItem requests of 25 items one
