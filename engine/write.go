@@ -427,7 +427,11 @@ func (w *tableWrite) writeTo(ctx context.Context, store storage.Items, idx *seri
 			err := store.BatchWrite(ctx, w.table.name, entries)
 			idx.settle(iw, w.table.name, w.tenant, w.ltable, mine, err)
 			if err != nil {
-				return fmt.Errorf("write series index and rollup markers: %w", err)
+				// None of the items is written. The store's error
+				// names the entries it did not write, by their
+				// indexes, which are not the items'.
+				return &storage.BatchWriteError{Table: w.table.name, Unwritten: allItems(len(w.items)),
+					Err: fmt.Errorf("write series index and rollup markers: %w", err)}
 			}
 			markers = nil
 		}
@@ -450,6 +454,15 @@ func (w *tableWrite) writeTo(ctx context.Context, store storage.Items, idx *seri
 		return w.mapw.write(ctx, w.items)
 	}
 	return store.BatchWrite(ctx, w.table.name, w.items)
+}
+
+// allItems returns the indexes 0 to n-1.
+func allItems(n int) []int {
+	idx := make([]int, n)
+	for i := range idx {
+		idx[i] = i
+	}
+	return idx
 }
 
 // splitByTable sorts items by physical table, makes sure each table exists,
