@@ -47,8 +47,44 @@ func (p *plan) isTag(k string) bool {
 	return ok
 }
 
-// selectStatement answers a SELECT.
-func (x *executor) selectStatement(ctx context.Context, st *iql.SelectStatement) ([]api.InfluxQLSeries, error) {
+// selection is what a SELECT reads, decided before any table is
+// planned.
+type selection struct {
+	interval, offset time.Duration
+	loc              *time.Location
+	cond             iql.Expr
+	tr               iql.TimeRange
+	groupBy          []string
+	wildcard         bool
+	tables           []engine.LogicalTable
+}
+
+// selectStatement answers a SELECT, each series given to emit as it is
+// built.
+func (x *executor) selectStatement(ctx context.Context, st *iql.SelectStatement, emit func(api.InfluxQLSeries) error) error {
+	sel, err := x.selection(ctx, st)
+	if err != nil {
+		return err
+	}
+	for _, t := range sel.tables {
+		p, err := x.planSelect(ctx, st, sel, t)
+		if err != nil {
+			return err
+		}
+		if st.IsRawQuery {
+			err = x.raw(ctx, st, p, emit)
+		} else {
+			err = x.aggregate(ctx, st, p, emit)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// selection reads a SELECT's clauses and the tables it names.
+func (x *executor) selection(ctx context.Context, st *iql.SelectStatement) (*selection, error) {
 	if st.Target != nil {
 		return nil, fmt.Errorf("SELECT INTO is %w", ErrUnsupported)
 	}
@@ -96,25 +132,17 @@ func (x *executor) selectStatement(ctx context.Context, st *iql.SelectStatement)
 	if err != nil {
 		return nil, err
 	}
-	var out []api.InfluxQLSeries
-	for _, t := range tables {
-		p, err := x.plan(ctx, st, t, cond, tr, groupBy, wildcard)
-		if err != nil {
-			return nil, err
-		}
-		p.loc, p.desc, p.interval, p.offset = loc, !st.TimeAscending(), interval, offset
-		var series []api.InfluxQLSeries
-		if st.IsRawQuery {
-			series, err = x.raw(ctx, st, p)
-		} else {
-			series, err = x.aggregate(ctx, st, p)
-		}
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, series...)
+	return &selection{interval: interval, offset: offset, loc: loc, cond: cond, tr: tr, groupBy: groupBy, wildcard: wildcard, tables: tables}, nil
+}
+
+// planSelect plans what a SELECT reads of one of its tables.
+func (x *executor) planSelect(ctx context.Context, st *iql.SelectStatement, sel *selection, t engine.LogicalTable) (*plan, error) {
+	p, err := x.plan(ctx, st, t, sel.cond, sel.tr, sel.groupBy, sel.wildcard)
+	if err != nil {
+		return nil, err
 	}
-	return out, nil
+	p.loc, p.desc, p.interval, p.offset = sel.loc, !st.TimeAscending(), sel.interval, sel.offset
+	return p, nil
 }
 
 // groupByOffset returns the offset of GROUP BY time(interval, offset)
