@@ -74,6 +74,7 @@ type executor struct {
 	opts   Options
 	tables []engine.LogicalTable
 	series map[string][]seriesTags
+	fields map[string]fields // by table, read once per query
 }
 
 // Parse reads a query's statements: InfluxData's parser.
@@ -136,7 +137,7 @@ func newExecutor(eng Engine, tenant string, o Options) *executor {
 	if o.MaxBuckets <= 0 {
 		o.MaxBuckets = DefaultMaxBuckets
 	}
-	return &executor{eng: eng, tenant: tenant, opts: o, series: map[string][]seriesTags{}}
+	return &executor{eng: eng, tenant: tenant, opts: o, series: map[string][]seriesTags{}, fields: map[string]fields{}}
 }
 
 // run answers one statement, its series given to emit one by one as
