@@ -115,7 +115,7 @@ func (x *executor) size(ctx context.Context, stmt iql.Statement) (int64, string)
 	cols := int64(len(columnNames(st.Fields)))
 	var groups, rows, n int64
 	for _, t := range sel.tables {
-		p, err := x.planSelect(ctx, st, sel, t)
+		p, err := x.planSelect(ctx, st, sel, t, true)
 		if err != nil {
 			return 0, "nothing counted"
 		}
@@ -124,9 +124,9 @@ func (x *executor) size(ctx context.Context, stmt iql.Statement) (int64, string)
 		if st.Limit > 0 {
 			r = min(r, int64(st.Limit))
 		}
-		groups += int64(len(p.groups))
+		groups += int64(p.counted)
 		rows = max(rows, r)
-		n += int64(len(p.groups)) * r * (rowBytes + (cols+1)*valueBytes)
+		n += int64(p.counted) * r * (rowBytes + (cols+1)*valueBytes)
 	}
 	return n, fmt.Sprintf("%d series × %d rows of %d columns", groups, rows, cols+1)
 }
