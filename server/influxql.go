@@ -286,7 +286,9 @@ func (a *influxAnswer) send() error {
 	_, err := a.w.Write(a.buf.Bytes())
 	a.buf.Reset()
 	if err == nil && a.chunked {
-		err = http.NewResponseController(a.w).Flush()
+		if err = http.NewResponseController(a.w).Flush(); errors.Is(err, http.ErrNotSupported) {
+			err = nil // a writer that cannot flush sends as it fills
+		}
 	}
 	return err
 }
