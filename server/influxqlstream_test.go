@@ -7,10 +7,13 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
 	"github.com/timetabledb/timetable/api"
+	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/influxql"
 	"github.com/timetabledb/timetable/server"
 )
@@ -87,4 +90,38 @@ func wholeChunks(results []api.InfluxQLResult, size int) []api.InfluxQLResult {
 		}
 	}
 	return out
+}
+
+// A statement refused for its tenant's share of the query budget fails
+// the request with 429 and Retry-After while nothing of the answer has
+// been sent, and is the statement's error in its result once the answer
+// has begun, the statements before it answered.
+func TestInfluxQLShareHeldMidAnswer(t *testing.T) {
+	store, cfg := backend.Open(t)
+	f := newFixtureEngine(t, store, cfg, prometheus.NewRegistry(), server.Options{AdminToken: adminToken},
+		engine.Options{QueryBudgetWait: 20 * time.Millisecond})
+	writeFan(t, f, 1000)
+	res := f.do("PUT", "/v1/admin/tenants/acme/limits", adminToken, []byte(`{"max_query_partitions": 10}`), "Content-Type", "application/json")
+	require.Equal(t, http.StatusOK, res.status, "body: %s", res.body)
+	// Another read of acme's holds 9 of its 10 partitions; the aggregate
+	// needs 2 (25 rows of 2 columns, 4,000 bytes).
+	other := f.db.QueryHold(engine.WithTenantQueryPartitions(context.Background(), 10), "acme")
+	require.NoError(t, other.Resize(context.Background(), 9*engine.QueryPartitionBytes))
+	defer other.Release()
+	agg := "SELECT mean(v) FROM fan WHERE host = 'h000007' AND time > now() - 1d GROUP BY time(1h)"
+
+	res = f.do("GET", "/query?"+url.Values{"db": {"fan"}, "q": {"SHOW DATABASES; " + agg}}.Encode(), f.acme, nil)
+	require.Equal(t, http.StatusTooManyRequests, res.status, "body: %s", res.body)
+	require.NotEmpty(t, res.header.Get("Retry-After"))
+	require.Contains(t, string(res.body), "max_query_partitions = 10")
+
+	res = f.do("GET", "/query?"+url.Values{"db": {"fan"}, "q": {"SELECT * FROM fan GROUP BY *; " + agg}}.Encode(), f.acme, nil)
+	require.Equal(t, http.StatusOK, res.status, "body: %.300s", res.body)
+	var out api.InfluxQLResponse
+	require.NoError(t, json.Unmarshal(res.body, &out))
+	require.Len(t, out.Results, 2)
+	require.Len(t, out.Results[0].Series, 1000)
+	require.Empty(t, out.Results[0].Error)
+	require.Contains(t, out.Results[1].Error, "max_query_partitions = 10")
+	require.Empty(t, out.Results[1].Series)
 }
