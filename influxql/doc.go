@@ -43,6 +43,20 @@
 // and moving_average run over the buckets; fill(null|none|previous|
 // linear|number) fills them.
 //
+// # Bounds
+//
+// Stream answers statement by statement and series by series: a
+// group's series is given to the Answer once built, before the next
+// group is read, so memory holds one group's rows, not the answer (the
+// server writes them to the client as they come). With a Budget (the
+// engine's query budget, *engine.QueryHold), the answers of a query's
+// aggregates are counted before any statement is built, every statement
+// together: series × buckets (the filled ones too, within LIMIT and
+// OFFSET) × columns, at rowBytes and valueBytes each; a query over what
+// the budget may ever hold is refused before anything is answered, and
+// each statement holds its count while it is built. A raw SELECT reads
+// one group at a time, at most Options.MaxRows rows of it.
+//
 // docs/influxql.md lists exactly which statements and clauses are
 // supported; anything else answers an error naming it.
 package influxql

@@ -48,6 +48,10 @@ type Options struct {
 	// queries (SeriesCache); it needs an Engine that has SeriesVersion,
 	// as *engine.DB does.
 	Series *SeriesCache
+	// Budget, when set, is the memory the query's answers may hold
+	// (*engine.QueryHold, of the engine's query budget): Stream counts
+	// the answers of its statements before it builds any (budget.go).
+	Budget Budget
 }
 
 // ErrUnsupported marks a statement, clause or function that timetable
@@ -70,6 +74,7 @@ type executor struct {
 	opts   Options
 	tables []engine.LogicalTable
 	series map[string][]seriesTags
+	fields map[string]fields // by table, read once per query
 }
 
 // Parse reads a query's statements: InfluxData's parser.
@@ -88,8 +93,41 @@ func Parse(q string, params map[string]any) (iql.Statements, error) {
 // Execute answers each statement in turn, each with its own result (its
 // error in it, as InfluxDB does); errs holds each statement's error, nil
 // for those that succeeded, for the caller to tell an EngineError of its
-// own making from the statement's.
+// own making from the statement's. It is Stream, its answer kept whole: a
+// query that Stream refuses has that error in every result.
 func Execute(ctx context.Context, eng Engine, tenant string, stmts iql.Statements, o Options) (results []api.InfluxQLResult, errs []error) {
+	c := &collected{results: make([]api.InfluxQLResult, len(stmts)), errs: make([]error, len(stmts))}
+	if err := Stream(ctx, eng, tenant, stmts, o, c); err != nil {
+		for i := range stmts {
+			c.results[i] = api.InfluxQLResult{StatementID: i, Error: err.Error()}
+			c.errs[i] = err
+		}
+	}
+	return c.results, c.errs
+}
+
+// collected is an Answer kept whole, for Execute.
+type collected struct {
+	results []api.InfluxQLResult
+	errs    []error
+}
+
+func (c *collected) Series(i int, s api.InfluxQLSeries) error {
+	c.results[i].Series = append(c.results[i].Series, s)
+	return nil
+}
+
+func (c *collected) End(i int, err error) error {
+	c.results[i].StatementID = i
+	if err != nil {
+		c.results[i] = api.InfluxQLResult{StatementID: i, Error: err.Error()}
+		c.errs[i] = err
+	}
+	return nil
+}
+
+// newExecutor returns the executor of one query, o's defaults set.
+func newExecutor(eng Engine, tenant string, o Options) *executor {
 	if o.MaxSeries <= 0 {
 		o.MaxSeries = DefaultMaxSeries
 	}
@@ -99,24 +137,30 @@ func Execute(ctx context.Context, eng Engine, tenant string, stmts iql.Statement
 	if o.MaxBuckets <= 0 {
 		o.MaxBuckets = DefaultMaxBuckets
 	}
-	x := &executor{eng: eng, tenant: tenant, opts: o, series: map[string][]seriesTags{}}
-	results, errs = make([]api.InfluxQLResult, len(stmts)), make([]error, len(stmts))
-	for i, st := range stmts {
-		series, err := x.statement(ctx, st)
-		results[i] = api.InfluxQLResult{StatementID: i, Series: series}
-		if err != nil {
-			results[i] = api.InfluxQLResult{StatementID: i, Error: err.Error()}
-			errs[i] = err
-		}
-	}
-	return results, errs
+	return &executor{eng: eng, tenant: tenant, opts: o, series: map[string][]seriesTags{}, fields: map[string]fields{}}
 }
 
-// statement answers one statement.
+// run answers one statement, its series given to emit one by one as
+// they are built.
+func (x *executor) run(ctx context.Context, st iql.Statement, emit func(api.InfluxQLSeries) error) error {
+	if sel, ok := st.(*iql.SelectStatement); ok {
+		return x.selectStatement(ctx, sel, emit)
+	}
+	series, err := x.statement(ctx, st)
+	if err != nil {
+		return err
+	}
+	for _, s := range series {
+		if err := emit(s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// statement answers one statement other than a SELECT.
 func (x *executor) statement(ctx context.Context, st iql.Statement) ([]api.InfluxQLSeries, error) {
 	switch st := st.(type) {
-	case *iql.SelectStatement:
-		return x.selectStatement(ctx, st)
 	case *iql.ShowDatabasesStatement:
 		return []api.InfluxQLSeries{{Name: "databases", Columns: []string{"name"}, Values: [][]any{{x.tenant}}}}, nil
 	case *iql.CreateDatabaseStatement:

@@ -36,8 +36,9 @@ const tiePage = 16
 const pageSize = 1000
 
 // raw answers a SELECT of fields, without aggregates: the events of each
-// group's series, merged in time order.
-func (x *executor) raw(ctx context.Context, st *iql.SelectStatement, p *plan) ([]api.InfluxQLSeries, error) {
+// group's series, merged in time order; each group's series is given to
+// emit once built, before the next group is read.
+func (x *executor) raw(ctx context.Context, st *iql.SelectStatement, p *plan, emit func(api.InfluxQLSeries) error) error {
 	var names, fields []string
 	wildcard := false
 	for _, f := range st.Fields {
@@ -51,11 +52,11 @@ func (x *executor) raw(ctx context.Context, st *iql.SelectStatement, p *plan) ([
 		case *iql.Wildcard:
 			wildcard = true
 		default:
-			return nil, fmt.Errorf("%s in a SELECT without an aggregate is %w: select fields, *, or aggregates", f.Expr, ErrUnsupported)
+			return fmt.Errorf("%s in a SELECT without an aggregate is %w: select fields, *, or aggregates", f.Expr, ErrUnsupported)
 		}
 	}
 	if wildcard && len(fields) > 0 {
-		return nil, fmt.Errorf("* with other fields is %w", ErrUnsupported)
+		return fmt.Errorf("* with other fields is %w", ErrUnsupported)
 	}
 	names = columnNames(st.Fields)
 	// * is every field and tag of the measurement, as InfluxDB has it:
@@ -65,7 +66,7 @@ func (x *executor) raw(ctx context.Context, st *iql.SelectStatement, p *plan) ([
 	if wildcard {
 		types, keys, err := x.fieldTypes(ctx, p.logical)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		known = append(slices.Collect(maps.Keys(types)), keys...)
 	}
@@ -81,7 +82,6 @@ func (x *executor) raw(ctx context.Context, st *iql.SelectStatement, p *plan) ([
 	keep := func(ev event.Event) bool {
 		return wildcard || slices.ContainsFunc(fields, func(f string) bool { _, ok := ev.Fields[f]; return ok })
 	}
-	var out []api.InfluxQLSeries
 	for _, g := range p.groups {
 		var events []event.Event
 		// Events of one time come in the order of their series, as
@@ -99,7 +99,7 @@ func (x *executor) raw(ctx context.Context, st *iql.SelectStatement, p *plan) ([
 		if g.whole {
 			got, err := x.read(ctx, q, need, keep)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			slices.SortStableFunc(got, order)
 			events = got[:min(len(got), need)]
@@ -115,7 +115,7 @@ func (x *executor) raw(ctx context.Context, st *iql.SelectStatement, p *plan) ([
 				q.Series = s
 				got, err := x.read(ctx, q, need, keep)
 				if err != nil {
-					return nil, err
+					return err
 				}
 				events = append(events, got...)
 				slices.SortStableFunc(events, order)
@@ -150,7 +150,8 @@ func (x *executor) raw(ctx context.Context, st *iql.SelectStatement, p *plan) ([
 			refs = slices.Sorted(maps.Keys(seen))
 			cols = refs
 		}
-		s := api.InfluxQLSeries{Name: p.table, Tags: g.tags, Columns: append([]string{"time"}, cols...), Partial: partial}
+		s := api.InfluxQLSeries{Name: p.table, Tags: g.tags, Columns: append([]string{"time"}, cols...), Partial: partial,
+			Values: make([][]any, 0, len(events))}
 		tagsOf := map[string]map[string]string{}
 		for _, ev := range events {
 			row := make([]any, 1+len(refs))
@@ -173,9 +174,11 @@ func (x *executor) raw(ctx context.Context, st *iql.SelectStatement, p *plan) ([
 			}
 			s.Values = append(s.Values, row)
 		}
-		out = append(out, s)
+		if err := emit(s); err != nil {
+			return err
+		}
 	}
-	return out, nil
+	return nil
 }
 
 // read reads the first n events of a query that keep keeps, page by

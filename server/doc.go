@@ -96,6 +96,16 @@
 // (at most TenantShare of the budget) 429 naming that limit. Reads of one
 // series take nothing from the budget.
 //
+// InfluxQL's answers (/query, package influxql) take their memory from
+// the same budget (engine.QueryHold), at engine.QueryPartitionBytes a
+// partition: the aggregates of a request, all its statements together,
+// are counted before any is built (series × buckets, filled ones too), a
+// request over its tenant's max_query_partitions is 413 naming it, and a
+// statement that finds the tenant's share held 429 as a read does. The
+// answer is streamed series by series, chunked or not; the first 64 KiB
+// are kept, so that a request refused or failing before them is answered
+// with its status.
+//
 // The answer is {"events": [...], "next_cursor": "..."}, next_cursor
 // absent on the last page. To get the next page, send the same request
 // with cursor set to next_cursor. The cursor carries the range the first
@@ -112,7 +122,8 @@
 // are near its quota (engine.ErrNearTableQuota), 404 for an unknown
 // logical table or path, 405 with an Allow header, 409 for a tenant that
 // exists or a key rotated already, 413 for a body or batch over the
-// limits (or over its tenant's burst), 415 for an unsupported
+// limits (or over its tenant's burst) and for an InfluxQL request whose
+// answers are more than its tenant's max_query_partitions, 415 for an unsupported
 // Content-Type or Content-Encoding, 429 with Retry-After for a tenant
 // over one of its limits (write rates, concurrent writes and queries,
 // query partitions, its share of a budget, its new tables of the hour: engine.ErrTableRate; the message
