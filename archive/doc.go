@@ -122,6 +122,17 @@
 // into a cache of ColdOptions.CacheBytes (DefaultColdCacheBytes), which
 // evicts the archives least recently read that no query reads.
 //
+// Every file is checked against the manifest before it is read: its size
+// and SHA-256 once per version (a folder's file by its size and
+// modification time, looked at by every query, so that a file changed or
+// replaced is checked again; an S3 file as it is fetched into the cache,
+// whose checked copy queries read from then on), its row count at every
+// open. A manifest or file missing or that does not match fails the read
+// with a DamagedError naming the table, its period and the file, wrapping
+// storage.ErrDamaged, which the server answers 409: no retry cures it,
+// and no read answers short. A failure is not kept, so the next query
+// after an operator puts the file back reads it.
+//
 // # Streaming
 //
 // An export is written to the target as the scan produces it: to S3
