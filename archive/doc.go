@@ -220,10 +220,17 @@
 // verified manifest and the next cycle deletes. Objects are replaced
 // whole: files are written to a temporary name, synced and renamed; S3
 // objects are replaced by a PutObject or a completed multipart upload,
-// which S3 makes visible only when complete. A process killed during an
-// upload leaves an incomplete multipart upload in the bucket, invisible
-// and billed: give the bucket a lifecycle rule that aborts incomplete
-// multipart uploads after a day.
+// which S3 makes visible only when complete. A process killed while it
+// writes an object leaves a temporary file beside it in a folder
+// (".{name}.tmp…"), or an incomplete multipart upload in a bucket,
+// invisible and billed: the next write of that object (the next Archive
+// of the table) removes the temporary files and aborts the uploads of its
+// key first, since a key has one writer at a time (the lifecycle's
+// lease). For the keys never written again, give the bucket a lifecycle
+// rule that aborts incomplete multipart uploads after a day. The local
+// scratch files (a Parquet part's spool, a file read back) lose their
+// name as soon as they are made, where the system allows it (Unix), so
+// a kill leaves none in Options.TempDir.
 //
 // # Resuming
 //

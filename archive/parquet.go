@@ -157,7 +157,7 @@ func (p *parquetParts) add(ctx context.Context, item storage.Item, line []byte) 
 		return nil
 	}
 	if p.spool == nil {
-		f, err := os.CreateTemp(p.a.opts.TempDir, "timetable-archive-*.ndjson")
+		f, err := createScratch(p.a.opts.TempDir, "timetable-archive-*.ndjson")
 		if err != nil {
 			return fmt.Errorf("parquet: %w", err)
 		}
@@ -236,7 +236,7 @@ func (p *parquetParts) close() error {
 	}
 	f := p.spool
 	p.spool, p.bw, p.events, p.keys, p.groups, p.groupOf = nil, nil, 0, nil, nil, nil
-	return errors.Join(f.Close(), os.Remove(f.Name()))
+	return closeScratch(f)
 }
 
 // eachEvent calls fn with every event of the spool, in the order of the
@@ -353,11 +353,11 @@ func (a *Archiver) readParquet(ctx context.Context, key string) (p ParquetFile, 
 		return ParquetFile{}, fmt.Errorf("read back: %w", err)
 	}
 	defer r.Close()
-	f, err := os.CreateTemp(a.opts.TempDir, "timetable-verify-*.parquet")
+	f, err := createScratch(a.opts.TempDir, "timetable-verify-*.parquet")
 	if err != nil {
 		return ParquetFile{}, fmt.Errorf("read back %s: %w", key, err)
 	}
-	defer func() { err = errors.Join(err, f.Close(), os.Remove(f.Name())) }()
+	defer func() { err = errors.Join(err, closeScratch(f)) }()
 	sum := sha256.New()
 	n, err := io.Copy(io.MultiWriter(f, sum), r)
 	if err != nil {
