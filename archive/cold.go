@@ -465,7 +465,11 @@ func (c *Cold) local(ctx context.Context, t *coldTable, tg target, p ParquetFile
 		return nil, err
 	}
 	defer r.Close()
-	tmp, err := os.CreateTemp(dir, cachePrefix+"*"+fetchSuffix)
+	// A fetch of this file that a kill stopped left its own: removed.
+	if err := removeLeftovers(dir, filepath.Base(path)+fetchSuffix); err != nil {
+		return nil, fmt.Errorf("cold tier cache: %w", err)
+	}
+	tmp, err := os.CreateTemp(dir, filepath.Base(path)+fetchSuffix+"*")
 	if err != nil {
 		return nil, err
 	}

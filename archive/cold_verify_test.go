@@ -172,15 +172,17 @@ func testColdTierChecksArchives(t *testing.T, kind string) {
 	good := objs.read(t, key)
 	swapped := objs.read(t, other.Parquet[0].Key)
 
-	// reader is a read-only engine on a cold tier of its own.
-	reader := func() *engine.DB {
-		cold := archive.NewCold(archive.ColdOptions{S3: opts.S3, CacheDir: t.TempDir()})
+	// readerIn is a read-only engine on a cold tier of its own, caching
+	// in dir; reader caches in a folder of its own.
+	readerIn := func(dir string) *engine.DB {
+		cold := archive.NewCold(archive.ColdOptions{S3: opts.S3, CacheDir: dir})
 		t.Cleanup(func() { cold.Close() })
 		db, err := engine.Open(ctx, s, engine.Options{Schema: cfg, Clock: clk, Cold: cold, ReadOnly: true})
 		require.NoError(t, err)
 		t.Cleanup(func() { db.Close() })
 		return db
 	}
+	reader := func() *engine.DB { return readerIn(t.TempDir()) }
 	week := engine.Query{Table: "a_table", From: weeks[0], To: weeks[0].Add(7*24*time.Hour - time.Nanosecond), Limit: 1000}
 	answersRight := func(db *engine.DB) {
 		t.Helper()
@@ -240,5 +242,15 @@ func testColdTierChecksArchives(t *testing.T, kind string) {
 			answersRight(fresh)
 			answersRight(seasoned)
 		})
+	}
+
+	if kind == "s3" {
+		// A fetch into the cache that a kill stopped is removed by the
+		// next fetch of its file.
+		dir := t.TempDir()
+		left := filepath.Join(dir, "timetable-cold-"+mine.Parquet[0].SHA256+".parquet.part123")
+		require.NoError(t, os.WriteFile(left, good[:len(good)/2], 0o644))
+		answersRight(readerIn(dir))
+		require.NoFileExists(t, left)
 	}
 }

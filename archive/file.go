@@ -55,7 +55,7 @@ func (t *fileTarget) create(_ context.Context, key string) (objectWriter, error)
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return nil, fmt.Errorf("create %s: %w", key, err)
 	}
-	if err := removeLeftovers(p); err != nil {
+	if err := removeLeftovers(filepath.Dir(p), tempPrefix(p)); err != nil {
 		return nil, fmt.Errorf("create %s: %w", key, err)
 	}
 	f, err := os.CreateTemp(filepath.Dir(p), tempPrefix(p)+"*")
@@ -69,9 +69,9 @@ func (t *fileTarget) create(_ context.Context, key string) (objectWriter, error)
 // path p begin: ".{name}.tmp", hidden, beside it.
 func tempPrefix(p string) string { return "." + filepath.Base(p) + ".tmp" }
 
-// removeLeftovers removes the temporary files of the object at path p.
-func removeLeftovers(p string) error {
-	dir, prefix := filepath.Dir(p), tempPrefix(p)
+// removeLeftovers removes the files of dir whose names begin with
+// prefix: the temporary files of one object.
+func removeLeftovers(dir, prefix string) error {
 	des, err := os.ReadDir(dir)
 	if err != nil {
 		return err
