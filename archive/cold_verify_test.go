@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -26,6 +28,7 @@ import (
 	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/internal/backends"
 	"github.com/timetabledb/timetable/lifecycle"
+	"github.com/timetabledb/timetable/server"
 	"github.com/timetabledb/timetable/storage"
 )
 
@@ -97,7 +100,8 @@ func (o bucketObjects) remove(t *testing.T, key string) {
 // once the right file is put back, the same cold tier answers right. A
 // file read in place (file://) is checked again when it changes under
 // a tier that read it before; the tier keeps its checked copy of an S3
-// file, and fetches again after a damaged one.
+// file, and fetches again after a damaged one. The server answers such a
+// read 409, naming the period and the file.
 func TestColdTierChecksArchives(t *testing.T) {
 	for _, tg := range []string{"file", "s3"} {
 		t.Run(tg, func(t *testing.T) { testColdTierChecksArchives(t, tg) })
@@ -137,6 +141,8 @@ func testColdTierChecksArchives(t *testing.T, kind string) {
 		_, err = db.Write(ctx, "acme", "a_table", evs)
 		require.NoError(t, err)
 	}
+	apiKey, err := db.Tenants().Add(ctx, "acme", clk.Now())
+	require.NoError(t, err)
 	require.NoError(t, db.Close())
 	clk.Set(first.AddDate(0, 0, 8*7))
 	r, err := lifecycle.New(lifecycle.Options{FenceSettle: -1, ClockSkew: -1, Store: s, Families: cfg.Families, Clock: clk, MetaTable: cfg.MetaTable,
@@ -214,6 +220,24 @@ func testColdTierChecksArchives(t *testing.T, kind string) {
 		}
 	}
 
+	// overHTTP answers the week's events from a server on db.
+	overHTTP := func(db *engine.DB) (int, string) {
+		t.Helper()
+		h, err := server.New(db, server.Options{Logger: slog.New(slog.DiscardHandler)})
+		require.NoError(t, err)
+		srv := httptest.NewServer(h)
+		defer srv.Close()
+		req, err := http.NewRequest("GET", srv.URL+"/v1/tables/a_table/events?from="+week.From.Format(time.RFC3339)+"&to="+week.To.Format(time.RFC3339Nano), nil)
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer "+apiKey)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		return resp.StatusCode, string(b)
+	}
+
 	seasoned := reader() // reads the good file first, and keeps reading
 	answersRight(seasoned)
 	flipped := bytes.Clone(good)
@@ -233,12 +257,20 @@ func testColdTierChecksArchives(t *testing.T, kind string) {
 			c.damage()
 			failsDamaged(fresh, c.missing)
 			failsDamaged(fresh, c.missing) // again: a failure is not kept
+			code, body := overHTTP(fresh)
+			require.Equal(t, http.StatusConflict, code, body)
+			require.Contains(t, body, "stored data damaged")
+			require.Contains(t, body, key)
+			require.Contains(t, body, mine.PeriodStart)
+			require.NotContains(t, body, strings.TrimPrefix(url, "file://"))
 			if kind == "file" {
 				failsDamaged(seasoned, c.missing)
 			} else {
 				answersRight(seasoned) // its copy was checked
 			}
 			objs.write(t, key, good)
+			code, body = overHTTP(fresh)
+			require.Equal(t, http.StatusOK, code, body)
 			answersRight(fresh)
 			answersRight(seasoned)
 		})
