@@ -61,9 +61,9 @@ type Cold struct {
 		cacheUsed int64
 		// tick orders the uses of archives and cache files.
 		tick uint64
-		// verified holds the stamps of the local files found to match
-		// their manifests (cold_verify.go).
-		verified map[fileStamp]struct{}
+		// verified holds, by path, the stamp of the local file last
+		// found to match its manifest (cold_verify.go).
+		verified map[string]fileStamp
 	}
 }
 
@@ -120,7 +120,7 @@ func NewCold(opts ColdOptions) *Cold {
 	c := &Cold{opts: opts}
 	c.mu.targets = map[string]target{}
 	c.mu.tables = map[coldKey]*coldTable{}
-	c.mu.verified = map[fileStamp]struct{}{}
+	c.mu.verified = map[string]fileStamp{}
 	return c
 }
 

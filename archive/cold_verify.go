@@ -61,9 +61,9 @@ func damaged(k coldKey, m Manifest, file, reason string, missing bool) *DamagedE
 
 // fileStamp names a version of a local file, the one read: its path,
 // size and modification time, with the SHA-256 the manifest expects of
-// it. The cold tier hashes a file once per stamp (Cold.mu.verified); a
-// file changed in place, or replaced, has another stamp and is checked
-// again.
+// it. The cold tier hashes a file once per stamp, and remembers the
+// last stamp checked of each path (Cold.mu.verified); a file changed in
+// place, or replaced, has another stamp and is checked again.
 type fileStamp struct {
 	path   string
 	size   int64
@@ -96,8 +96,8 @@ func hashFile(r io.ReaderAt, size int64) (ParquetFile, error) {
 
 // verifiedLocked reports whether the file of a stamp was checked.
 func (c *Cold) verifiedLocked(s fileStamp) bool {
-	_, ok := c.mu.verified[s]
-	return ok
+	v, ok := c.mu.verified[s.path]
+	return ok && v == s
 }
 
 // verify checks the size and SHA-256 of f, the local file of stamp s,
@@ -124,13 +124,15 @@ func (c *Cold) verify(f *os.File, s fileStamp, p ParquetFile) (string, error) {
 func (c *Cold) markVerified(s fileStamp) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.mu.verified[s] = struct{}{}
+	c.mu.verified[s.path] = s
 }
 
 // forgetLocked drops the records of the files of archive t, so that they
 // are checked again when next opened.
 func (c *Cold) forgetLocked(t *coldTable) {
 	for _, s := range t.stamps {
-		delete(c.mu.verified, s)
+		if c.verifiedLocked(s) {
+			delete(c.mu.verified, s.path)
+		}
 	}
 }
