@@ -79,6 +79,10 @@ func status(err error) int {
 		// No retry cures it: the operator raises the quota, or keeps
 		// fewer tables.
 		return http.StatusForbidden
+	case errors.Is(err, storage.ErrDamaged):
+		// An archive the read needs does not match its manifest: no retry
+		// cures it, an operator restores the file (the message names it).
+		return http.StatusConflict
 	case errors.Is(err, event.ErrInvalidEvent),
 		errors.Is(err, event.ErrMalformedBody),
 		errors.Is(err, engine.ErrBadTableName),

@@ -44,6 +44,17 @@
 // are not retried at all: they become storage.ErrRefused at once, for the
 // lifecycle manager to try again on a later cycle.
 //
+// Deadlines. Every call of the control plane (tables, TTL, tags, backups,
+// exports, imports, Application Auto Scaling), its retries included, ends
+// within Options.ControlTimeout (1 minute) whatever its caller's context
+// allows, and a wait for a table's state within Options.WaitTimeout (10
+// minutes; each DescribeTable of the wait bounded as a call): a call that
+// the endpoint never answers fails with an error naming the operation
+// and wrapping storage.ErrUnavailable, rather than holding a lifecycle
+// cycle or a CLI command for good. An export's or import's wait ends at
+// its context's deadline, or after 24 hours. Calls of items are bounded by
+// their caller's context alone.
+//
 // Errors. AWS error codes (and, for UpdateItem, the messages of some
 // ValidationExceptions) are examined in one file, errors.go, and turned
 // into storage's sentinels: ResourceNotFoundException is

@@ -76,6 +76,14 @@ type Options struct {
 	WaitMaxDelay time.Duration
 	// WaitTimeout bounds one such wait. Default 10 minutes.
 	WaitTimeout time.Duration
+	// ControlTimeout bounds each call of the control plane (CreateTable,
+	// DeleteTable, UpdateTable, DescribeTable, ListTables, TTL, tags,
+	// backups, exports, imports and Application Auto Scaling), its
+	// retries included, whatever the caller's context allows: a call
+	// the endpoint never answers fails after it with an error naming the
+	// operation and wrapping storage.ErrUnavailable. Each call of a wait
+	// is bounded so, and the wait by WaitTimeout. Default 1 minute.
+	ControlTimeout time.Duration
 
 	// EventuallyConsistent makes GetItem, Query and Scan use eventually
 	// consistent reads, at half the read units. By default reads are
@@ -108,6 +116,7 @@ const (
 	DefaultMaxUnprocessedAttempts = 10
 	DefaultWriteConcurrency       = 8
 	DefaultWaitTimeout            = 10 * time.Minute
+	DefaultControlTimeout         = time.Minute
 	DefaultTableQuota             = storage.DefaultTableQuota
 
 	// Waiter delays against AWS, and against an endpoint override.
@@ -136,6 +145,7 @@ func (o *Options) Validate() error {
 		{"WaitMinDelay", int64(o.WaitMinDelay)},
 		{"WaitMaxDelay", int64(o.WaitMaxDelay)},
 		{"WaitTimeout", int64(o.WaitTimeout)},
+		{"ControlTimeout", int64(o.ControlTimeout)},
 		{"TableQuota", int64(o.TableQuota)},
 	} {
 		if f.v < 0 {
@@ -168,6 +178,9 @@ func (o *Options) ensureDefaults(local bool) {
 	}
 	if o.WaitTimeout == 0 {
 		o.WaitTimeout = DefaultWaitTimeout
+	}
+	if o.ControlTimeout == 0 {
+		o.ControlTimeout = DefaultControlTimeout
 	}
 	minDelay, maxDelay := DefaultWaitMinDelay, DefaultWaitMaxDelay
 	if local {

@@ -81,7 +81,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		unprocessed: backoff{base: opts.RetryBaseDelay, max: opts.MaxBackoff},
 		metrics:     newMetrics(opts.Registerer),
 	}
-	s.callOpts = append(s.callOpts, supplyChecksum)
+	s.callOpts = append(s.callOpts, supplyChecksum, controlDeadline(opts.ControlTimeout))
 	if opts.MaxAttempts > 0 {
 		s.retries = newRetryPolicy(opts.MaxAttempts, s.unprocessed)
 		s.callOpts = append(s.callOpts, s.retries.clientOption)

@@ -1,6 +1,7 @@
 // Package dynamofault injects the failures of a real DynamoDB endpoint
 // into a client's HTTP traffic, for tests: throttling errors, partial
-// UnprocessedItems, 500s and dropped connections. It is an http.RoundTripper
+// UnprocessedItems, 500s, dropped connections and requests never
+// answered. It is an http.RoundTripper
 // to set as the HTTPClient of a DynamoDB client (dynamodb.Options), in
 // front of a real server such as dynalite.
 //
@@ -22,6 +23,8 @@
 //     error body and __type DynamoDB uses, a 500 InternalServerError, a 200
 //     whose UnprocessedItems holds the items withheld from the server, with
 //     X-Amz-Crc32 recomputed so the SDK's checksum check passes.
+//   - A server that never answers (Hang) holds the request until its
+//     context ends: the client's deadline is what ends the call.
 //   - A dropped connection is an error from RoundTrip, which is what the
 //     SDK sees when a connection resets. DropAfter forwards the request
 //     first: the write happened, the client never learns it. The keys of
@@ -85,11 +88,15 @@ const (
 	// (with Options.LimitMessage) without forwarding; other requests pass
 	// through.
 	TableLimit
+	// Hang holds the request without forwarding it, and answers nothing
+	// until the request's context ends: a server that never answers. The
+	// round trip then fails with the context's error.
+	Hang
 
 	numFaults
 )
 
-var faultNames = [numFaults]string{"None", "Throughput", "Throttling", "Unprocessed", "ServerError", "DropBefore", "DropAfter", "TableLimit"}
+var faultNames = [numFaults]string{"None", "Throughput", "Throttling", "Unprocessed", "ServerError", "DropBefore", "DropAfter", "TableLimit", "Hang"}
 
 // DefaultLimitMessage is the message of a TableLimit answer when
 // Options.LimitMessage is empty: DynamoDB's for the limit on table
@@ -251,6 +258,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return errorResponse(req, http.StatusInternalServerError, "InternalServerError", "Internal server error"), nil
 	case DropBefore:
 		return nil, errDropped
+	case Hang:
+		<-req.Context().Done()
+		return nil, req.Context().Err()
 	case DropAfter:
 		resp, err := t.forward(req, body)
 		if err != nil {
