@@ -14,6 +14,7 @@ import (
 	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/event"
 	"github.com/timetabledb/timetable/internal/backends"
+	"github.com/timetabledb/timetable/storage"
 )
 
 // openBudget is open with a table budget.
@@ -304,5 +305,49 @@ func TestTableBudgetHour(t *testing.T) {
 			}
 			require.Equal(t, 6, ok)
 		})
+	})
+}
+
+// downBudgetStore fails the updates of the tenants' new tables items,
+// as a meta table that throttles them would.
+type downBudgetStore struct {
+	storage.Store
+}
+
+func (s downBudgetStore) Update(ctx context.Context, u storage.Update) error {
+	if strings.HasPrefix(u.PK, "newtables#") {
+		return fmt.Errorf("injected: %w", storage.ErrThrottled)
+	}
+	return s.Store.Update(ctx, u)
+}
+
+// TestTableBudgetStoreFailure: when the count of the hour cannot be
+// charged, a write that needs a new table fails with the store's error
+// (a retry may cure it), having written nothing and made no table; one
+// that makes no table does not ask.
+func TestTableBudgetStoreFailure(t *testing.T) {
+	each(t, func(t *testing.T, b backends.Backend) {
+		ctx := context.Background()
+		now := time.Date(2026, 11, 26, 20, 0, 0, 0, time.UTC)
+		inner, cfg := b.Open(t)
+		f := &fixture{prefix: cfg.Families[0].Prefix, store: inner}
+		db, err := engine.Open(ctx, inner, engine.Options{Schema: cfg, Clock: clock.NewManual(now), Tables: engine.TableBudget{BackfillHorizon: engine.NoBackfillHorizon}})
+		require.NoError(t, err)
+		t.Cleanup(func() { db.Close() })
+		_, err = db.Write(ctx, "acme", "t", weekly(1, now.Add(-time.Hour)))
+		require.NoError(t, err)
+		made := f.tablesOf(t)
+		require.NoError(t, db.Close())
+
+		db, err = engine.Open(ctx, downBudgetStore{inner}, engine.Options{Schema: cfg, Clock: clock.NewManual(now), Tables: engine.TableBudget{BackfillHorizon: engine.NoBackfillHorizon}})
+		require.NoError(t, err)
+		t.Cleanup(func() { db.Close() })
+		_, err = db.Write(ctx, "acme", "t", weekly(3, now.Add(-10*7*24*time.Hour)))
+		require.ErrorIs(t, err, storage.ErrThrottled)
+		require.Contains(t, err.Error(), `count the new tables of tenant "acme"`)
+		require.Equal(t, made, f.tablesOf(t))
+		require.Len(t, queryAll(t, db, "acme", engine.Query{Table: "t", From: time.Unix(0, 0), To: now}), 1)
+		_, err = db.Write(ctx, "acme", "t", weekly(1, now.Add(-2*time.Hour)))
+		require.NoError(t, err)
 	})
 }
