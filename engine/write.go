@@ -73,14 +73,14 @@ var provisionalID = strings.Repeat("A", event.MaxAssignedIDLen)
 // hours and days its events touch, and must finish within half of
 // Options.RollupSettle: it runs under that deadline.
 func (db *DB) Write(ctx context.Context, tenant, table string, events []event.Event) (int, error) {
-	return db.write(ctx, tenant, []writePart{{table: table, check: func(now time.Time) (event.Batch, error) {
+	return oneTable(db.write(ctx, tenant, []writePart{{table: table, check: func(now time.Time) (event.Batch, error) {
 		b, err := event.Check(events, db.opts.Limits, now)
 		var be *event.BatchError
 		if errors.As(err, &be) {
 			return b, db.storageProblems(tenant, table, events, be, now)
 		}
 		return b, err
-	}}})
+	}}}))
 }
 
 // storageProblems adds to be, the problems validation found in events,
@@ -121,7 +121,16 @@ func (db *DB) storageProblems(tenant, table string, events []event.Event, be *ev
 // refuses events that cannot be stored. The HTTP server writes through
 // it.
 func (db *DB) WriteBatch(ctx context.Context, tenant, table string, b event.Batch) (int, error) {
-	return db.write(ctx, tenant, []writePart{batchPart(table, b)})
+	return oneTable(db.write(ctx, tenant, []writePart{batchPart(table, b)}))
+}
+
+// oneTable returns the result of a write of one logical table, its
+// refusal as it is rather than as a TableError.
+func oneTable(n int, err error) (int, error) {
+	if te, ok := err.(*TableError); ok {
+		return n, te.Err
+	}
+	return n, err
 }
 
 // TableEvents is the events of one logical table in a write of several
@@ -198,7 +207,7 @@ type writePart struct {
 
 // write stores the events of the parts, once every part's table and
 // events, the engine's state and the table budget allow the whole write.
-// A refusal of one part is a *TableError when there are several.
+// A refusal of one part is a *TableError.
 func (db *DB) write(ctx context.Context, tenant string, parts []writePart) (_ int, err error) {
 	done, err := db.enter()
 	if err != nil {
@@ -211,9 +220,6 @@ func (db *DB) write(ctx context.Context, tenant string, parts []writePart) (_ in
 	defer func() { err = db.pastWriteTimeout(parent, ctx, err) }()
 	start := time.Now()
 	refused := func(i int, err error) error {
-		if len(parts) == 1 {
-			return err
-		}
 		return &TableError{Index: i, Table: parts[i].table, Err: err}
 	}
 	for i := range parts {

@@ -319,8 +319,7 @@ func (s *subscription) write(ctx context.Context, msgs []*message) bool {
 		case errors.As(err, &te):
 			gs[te.Index].refuse(err.Error())
 		default:
-			// The events of the one table, refused (a refusal of one of
-			// several is a TableError), or items the store refused.
+			// Items the store refused.
 			refused := gs
 			var we *engine.WriteError
 			if errors.As(err, &we) && len(unwritten(gs, we.Unwritten)) > 0 {

@@ -115,12 +115,12 @@ func (s *Server) writeLines(w http.ResponseWriter, r *http.Request, tenant strin
 	}
 	written, err := s.db.WriteTables(r.Context(), tenant, parts)
 	if err != nil {
-		t, refusal := tables[0], err
 		var te *engine.TableError
 		if errors.As(err, &te) {
-			t, refusal = tables[te.Index], te.Err
-		}
-		if p, rerr := lineRefusal(t, refusal); rerr == nil && written == 0 {
+			p, rerr := lineRefusal(tables[te.Index], te.Err)
+			if rerr != nil {
+				return rerr
+			}
 			return &lineproto.Error{Problems: p} // nothing was written
 		}
 		return &writeFailure{written: written, err: err}
