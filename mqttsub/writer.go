@@ -297,7 +297,7 @@ func (s *subscription) write(ctx context.Context, msgs []*message) bool {
 		if len(gs) == 0 {
 			return true
 		}
-		err := s.writeGroups(ctx, gs)
+		gs, err := s.writeGroups(ctx, gs)
 		var te *engine.TableError
 		switch {
 		case err == nil:
@@ -333,9 +333,11 @@ func (s *subscription) write(ctx context.Context, msgs []*message) bool {
 }
 
 // writeGroups writes the groups as one request, trying again with
-// backoff while the store fails. It returns nil once every event is
-// durable, the engine's refusal (invalid or overBudget), or ctx's error.
-func (s *subscription) writeGroups(ctx context.Context, gs []*group) error {
+// backoff while the store fails, and after a failure that wrote some of
+// the groups, only the others. It returns the groups of its last try
+// and nil once every event is durable, the engine's refusal of that try
+// (invalid or overBudget), or ctx's error.
+func (s *subscription) writeGroups(ctx context.Context, gs []*group) ([]*group, error) {
 	wait := s.opts.RetryMin
 	for {
 		// The subscription's tenant is active: the others' heavy work
@@ -349,11 +351,11 @@ func (s *subscription) writeGroups(ctx context.Context, gs []*group) error {
 		s.metrics.events.Add(float64(n))
 		switch {
 		case err == nil:
-			return nil
+			return gs, nil
 		case ctx.Err() != nil:
-			return ctx.Err()
+			return gs, ctx.Err()
 		case errors.Is(err, event.ErrInvalidEvent), errors.Is(err, storage.ErrInvalid), errors.Is(err, engine.ErrBadTableName), overBudget(err):
-			return err
+			return gs, err
 		}
 		s.metrics.writeFailures.Inc()
 		s.log.Warn("mqtt: write failed; its messages stay unacknowledged and the write is tried again", "tables", len(gs), "events", eventsOf(gs), "retry_in", wait, "error", err)
@@ -365,7 +367,7 @@ func (s *subscription) writeGroups(ctx context.Context, gs []*group) error {
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return ctx.Err()
+			return gs, ctx.Err()
 		case <-t.C:
 		}
 		wait = min(2*wait, s.opts.RetryMax)
