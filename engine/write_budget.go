@@ -135,7 +135,8 @@ func formatDays(d time.Duration) string {
 }
 
 // tableBudget is the state of a TableBudget this engine keeps: the
-// account's table count. The tables each tenant made in the hour are
+// account's table count, and the tenants' counts of the hour that
+// refused a write. The tables each tenant made in the hour are
 // counted in the meta table (write_budget_hour.go), for every server
 // on the store.
 type tableBudget struct {
@@ -146,6 +147,10 @@ type tableBudget struct {
 		// those made since.
 		count   int
 		counted time.Time
+		// spent holds, by tenant, the count of the hour a charge was
+		// last refused by, to refuse again without asking the meta
+		// table (spentHour).
+		spent map[string]spentHour
 	}
 }
 
@@ -154,7 +159,9 @@ type tableBudget struct {
 const tableCountTTL = time.Minute
 
 func newTableBudget(b TableBudget) *tableBudget {
-	return &tableBudget{TableBudget: b}
+	tb := &tableBudget{TableBudget: b}
+	tb.mu.spent = map[string]spentHour{}
+	return tb
 }
 
 // admitNewTables refuses a write whose parts would together make more
@@ -197,7 +204,19 @@ func (db *DB) admitNewTables(ctx context.Context, tenant string, parts []writePa
 		return fmt.Errorf("%w: the store holds %d tables, and writes make tables only below %d%% of the quota of %d (table_quota in the configuration, engine.TableBudget.TableQuota): raise \"Table count for this account\" in Service Quotas and table_quota, or keep fewer tables",
 			ErrNearTableQuota, count, TableQuotaWritePercent, b.TableQuota)
 	}
-	if err := db.meta.chargeNewTables(ctx, tenant, n, b.MaxNewTablesPerTenantHour, now); err != nil {
+	b.mu.Lock()
+	spent := b.mu.spent[tenant]
+	b.mu.Unlock()
+	if spent.refuses(n, b.MaxNewTablesPerTenantHour, now) {
+		return spent.refusal(n, b.MaxNewTablesPerTenantHour, now)
+	}
+	spent, err = db.meta.chargeNewTables(ctx, tenant, n, b.MaxNewTablesPerTenantHour, now)
+	if spent.made > 0 {
+		b.mu.Lock()
+		b.mu.spent[tenant] = spent
+		b.mu.Unlock()
+	}
+	if err != nil {
 		return err
 	}
 	b.mu.Lock()

@@ -27,17 +27,42 @@ const (
 // the same instant.
 const chargeTries = 5
 
+// spentHour is a tenant's count of new tables in a clock hour, as a
+// refused charge read it. A count only grows within its hour, so a
+// write that the count refused is refused again without asking the
+// meta table, until the hour ends.
+type spentHour struct {
+	hour time.Time
+	made int
+}
+
+// refuses reports whether the hour's count leaves no room for n of
+// limit at now.
+func (s spentHour) refuses(n, limit int, now time.Time) bool {
+	return s.hour.Equal(now.UTC().Truncate(time.Hour)) && s.made+n > limit
+}
+
+// refusal is the TableRateError of a write of n new tables that the
+// count refuses.
+func (s spentHour) refusal(n, limit int, now time.Time) *TableRateError {
+	return &TableRateError{
+		Msg: fmt.Sprintf("%v: %d new physical tables, and the tenant made %d in the hour since %s, of the %d it may (new_tables.per_tenant_hour in the configuration, engine.TableBudget.MaxNewTablesPerTenantHour)",
+			ErrTableRate, n, s.made, s.hour.Format(time.RFC3339), limit),
+		RetryAfter: max(s.hour.Add(time.Hour).Sub(now), time.Second),
+	}
+}
+
 // chargeNewTables charges tenant with n new physical tables in the clock
 // hour of now, of which the tenant may make limit. When the hour has no
 // room for n it charges nothing and returns a *TableRateError saying
-// when the next hour starts.
+// when the next hour starts, and the count it read.
 //
 // A charge is a conditional update: it adds n when the item counts this
 // hour and holds at most limit-n, or else starts the hour with n when
 // the item counts an earlier hour or none. Charges racing on several
 // servers therefore never exceed limit together; a charge that loses
 // a race reads the item and tries again.
-func (m *metaTable) chargeNewTables(ctx context.Context, tenant string, n, limit int, now time.Time) error {
+func (m *metaTable) chargeNewTables(ctx context.Context, tenant string, n, limit int, now time.Time) (spentHour, error) {
 	pk, sk := metatable.NewTables(tenant)
 	hour := now.UTC().Truncate(time.Hour)
 	room := json.Number(strconv.Itoa(limit - n))
@@ -47,13 +72,13 @@ func (m *metaTable) chargeNewTables(ctx context.Context, tenant string, n, limit
 			Conds:   []storage.Cond{storage.Equal(hourAttr, unixNumber(h)), storage.AtMost(madeAttr, room)},
 			Actions: []storage.Action{storage.Add(madeAttr, json.Number(strconv.Itoa(n)))}})
 		if !errors.Is(err, storage.ErrConditionFailed) {
-			return chargeError(tenant, err)
+			return spentHour{}, chargeError(tenant, err)
 		}
 		err = m.store.Update(ctx, storage.Update{Table: m.table, PK: pk, SK: sk,
 			Conds:   []storage.Cond{storage.AnyOf(storage.NotExists(hourAttr), storage.AtMost(hourAttr, unixNumber(h-1)))},
 			Actions: []storage.Action{storage.Set(hourAttr, unixNumber(h)), storage.Set(madeAttr, json.Number(strconv.Itoa(n)))}})
 		if !errors.Is(err, storage.ErrConditionFailed) {
-			return chargeError(tenant, err)
+			return spentHour{}, chargeError(tenant, err)
 		}
 		// The item counts this hour with too little room, or a later
 		// hour (another server's clock is ahead), or another server
@@ -63,24 +88,21 @@ func (m *metaTable) chargeNewTables(ctx context.Context, tenant string, n, limit
 			continue
 		}
 		if err != nil {
-			return chargeError(tenant, err)
+			return spentHour{}, chargeError(tenant, err)
 		}
 		stored, made, ok := hourCount(item)
 		if !ok {
-			return fmt.Errorf("meta table %q: the new tables item of tenant %q is damaged: %v", m.table, tenant, item.Attrs)
+			return spentHour{}, fmt.Errorf("meta table %q: the new tables item of tenant %q is damaged: %v", m.table, tenant, item.Attrs)
 		}
 		switch {
 		case stored.After(hour):
 			hour = stored // charged to the hour the other servers count
 		case stored.Equal(hour) && made+n > limit:
-			return &TableRateError{
-				Msg: fmt.Sprintf("%v: %d new physical tables, and the tenant made %d in the hour since %s, of the %d it may (new_tables.per_tenant_hour in the configuration, engine.TableBudget.MaxNewTablesPerTenantHour)",
-					ErrTableRate, n, made, hour.Format(time.RFC3339), limit),
-				RetryAfter: max(hour.Add(time.Hour).Sub(now), time.Second),
-			}
+			spent := spentHour{hour: hour, made: made}
+			return spent, spent.refusal(n, limit, now)
 		}
 	}
-	return fmt.Errorf("count the new tables of tenant %q: other writes changed the count on each of %d tries: %w", tenant, chargeTries, storage.ErrUnavailable)
+	return spentHour{}, fmt.Errorf("count the new tables of tenant %q: other writes changed the count on each of %d tries: %w", tenant, chargeTries, storage.ErrUnavailable)
 }
 
 // chargeError wraps a failure of chargeNewTables; nil stays nil.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -349,5 +350,60 @@ func TestTableBudgetStoreFailure(t *testing.T) {
 		require.Len(t, queryAll(t, db, "acme", engine.Query{Table: "t", From: time.Unix(0, 0), To: now}), 1)
 		_, err = db.Write(ctx, "acme", "t", weekly(1, now.Add(-2*time.Hour)))
 		require.NoError(t, err)
+	})
+}
+
+// budgetCountingStore counts the reads and updates of the tenants' new
+// tables items.
+type budgetCountingStore struct {
+	storage.Store
+	n atomic.Int64
+}
+
+func (s *budgetCountingStore) Update(ctx context.Context, u storage.Update) error {
+	if strings.HasPrefix(u.PK, "newtables#") {
+		s.n.Add(1)
+	}
+	return s.Store.Update(ctx, u)
+}
+
+func (s *budgetCountingStore) GetItem(ctx context.Context, table, pk, sk string) (storage.Item, error) {
+	if strings.HasPrefix(pk, "newtables#") {
+		s.n.Add(1)
+	}
+	return s.Store.GetItem(ctx, table, pk, sk)
+}
+
+// TestTableBudgetRefusedAgainLocally: a count of the hour only grows,
+// so a client retrying a refused write is refused again by the engine
+// without asking the meta table, until the hour ends.
+func TestTableBudgetRefusedAgainLocally(t *testing.T) {
+	each(t, func(t *testing.T, b backends.Backend) {
+		ctx := context.Background()
+		now := time.Date(2026, 11, 26, 20, 0, 0, 0, time.UTC)
+		inner, cfg := b.Open(t)
+		store := &budgetCountingStore{Store: inner}
+		clk := clock.NewManual(now)
+		db, err := engine.Open(ctx, store, engine.Options{Schema: cfg, Clock: clk, Tables: engine.TableBudget{BackfillHorizon: engine.NoBackfillHorizon, MaxNewTablesPerTenantHour: 4}})
+		require.NoError(t, err)
+		t.Cleanup(func() { db.Close() })
+		_, err = db.Write(ctx, "acme", "t", weekly(3, now.Add(-time.Hour)))
+		require.NoError(t, err)
+		older := weekly(2, now.Add(-10*7*24*time.Hour))
+		_, err = db.Write(ctx, "acme", "t", older)
+		require.ErrorIs(t, err, engine.ErrTableRate)
+		asked := store.n.Load()
+		for range 3 {
+			_, err = db.Write(ctx, "acme", "t", older)
+			require.ErrorIs(t, err, engine.ErrTableRate)
+			require.Contains(t, err.Error(), "the tenant made 3 in the hour since 2026-11-26T20:00:00Z")
+		}
+		require.Equal(t, asked, store.n.Load(), "refused again without asking")
+		_, err = db.Write(ctx, "acme", "t", older[:1])
+		require.NoError(t, err, "one more fits, and is asked for")
+		require.Greater(t, store.n.Load(), asked)
+		clk.Set(now.Add(time.Hour))
+		_, err = db.Write(ctx, "acme", "t", older)
+		require.NoError(t, err, "the next hour has room")
 	})
 }
