@@ -59,7 +59,9 @@
 // authentication, or as p=; two different keys are a 400. A body is
 // validated whole and written only when every line is good, as the JSON
 // API does; a body of several measurements is checked table by table
-// (engine.DB.CheckWrite) before any table is written. Success is 204 No
+// (engine.DB.CheckWrite) and written as one request (engine.DB.
+// WriteTables), whose new physical tables the table budget counts
+// together before any table is written. Success is 204 No
 // Content. Errors are the JSON API's body, whose "error" is also
 // InfluxDB 1.x's ("... unable to parse '...': ..."), with "lines" naming
 // each bad line; the 2.x endpoint adds InfluxDB 2.x's "code" and
