@@ -13,7 +13,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/timetabledb/timetable/admission"
+	"github.com/timetabledb/timetable/clock"
 	"github.com/timetabledb/timetable/server"
+	"github.com/timetabledb/timetable/tenant"
 )
 
 // minimalEvents returns n events of one short field, one a millisecond
@@ -134,8 +136,20 @@ func TestEventsBudgetMustHoldTheLargestRequest(t *testing.T) {
 	require.NoError(t, d.Validate(), "the defaults hold")
 }
 
+// A write refused for a wait shorter than a second says Retry-After: 1,
+// and its message the same, not "retry in 0s".
+func TestRetryAfterIsAtLeastASecond(t *testing.T) {
+	clk := clock.NewManual(now)
+	f := newFixture(t, server.Options{Clock: clk, TenantLimits: tenant.Limits{WriteEventsPerSecond: 1e6, WriteEventsBurst: 10}})
+	require.Equal(t, http.StatusOK, f.postNDJSON(f.acme, "t", ndjson(now.Add(-time.Hour), "a", 10)).status)
+	res := f.postNDJSON(f.acme, "t", ndjson(now.Add(-time.Hour), "b", 1))
+	require.Equal(t, http.StatusTooManyRequests, res.status, "body: %s", res.body)
+	require.Equal(t, 1, retryAfterOf(t, res))
+	require.Contains(t, res.json(t)["error"], "write_events_per_second = 1e+06: retry in 1s")
+}
+
 // Retry-After is a whole number of seconds, at least 1, and the message
-// says the same wait.
+// says no wait of 0.
 func retryAfterOf(t *testing.T, res response) int {
 	t.Helper()
 	secs, err := strconv.Atoi(res.header.Get("Retry-After"))
