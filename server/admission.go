@@ -126,18 +126,40 @@ func (s *Server) startQuery(ctx context.Context, tenant string) (func(), error) 
 // work (tenant.Limits.MaxConcurrentWrites), waiting up to
 // Options.BodyBudgetWait for a turn before its body is read, then 429
 // naming max_concurrent_writes. The requests waiting are parked, not
-// running: one tenant's many writers leave the CPU to the others.
+// running: one tenant's many writers leave the CPU to the others. A
+// write refused with 429 or 503 has the rest of its body thrown away
+// before the answer (discardBody), so that its client reads it.
 func (s *Server) writing(ep endpoint) endpoint {
 	return func(w http.ResponseWriter, r *http.Request, tenant string) error {
 		wait, cancel := context.WithTimeout(r.Context(), s.opts.BodyBudgetWait)
 		defer cancel()
 		done, err := s.tenants.StartWrite(r.Context(), wait, tenant)
 		if err != nil {
-			return s.limitAnswer(tenant, err)
+			err = s.limitAnswer(tenant, err)
+			if retryable(err) {
+				s.discardBody(w, r, false)
+			}
+			return err
 		}
 		defer done()
-		return ep(w, r, tenant)
+		err = ep(w, r, tenant)
+		done() // the turn is not held while a refused body is thrown away
+		if retryable(err) {
+			s.discardBody(w, r, true)
+		}
+		return err
 	}
+}
+
+// retryable reports whether err answers 429 or 503: a refusal the same
+// request may get past later, whose client must read the answer's
+// Retry-After.
+func retryable(err error) bool {
+	if err == nil {
+		return false
+	}
+	code := status(err)
+	return code == http.StatusTooManyRequests || code == http.StatusServiceUnavailable
 }
 
 // counted runs a query endpoint among its tenant's concurrent queries,

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/time/rate"
 
 	"github.com/timetabledb/timetable/admission"
 	"github.com/timetabledb/timetable/api"
@@ -299,6 +300,9 @@ type Server struct {
 	bodies *admission.Budget
 	// events is the budget of decoded events in flight.
 	events *admission.Budget
+	// discards bounds the bytes a second of refused bodies that are read
+	// and thrown away (discardBody), all together.
+	discards *rate.Limiter
 	// tenants keeps the tenants' rates and concurrent queries.
 	tenants *admission.Tenants
 	// adminHash is the SHA-256 of the admin token; nil without one.
@@ -321,8 +325,9 @@ func New(db *engine.DB, opts Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{db: db, opts: opts, log: opts.Logger,
-		bodies: admission.NewBudget("bytes of request bodies (max_body_bytes_in_flight)", opts.MaxBodyBytesInFlight, opts.TenantShare),
-		events: opts.EventBudget, tenants: opts.Tenants,
+		bodies:   admission.NewBudget("bytes of request bodies (max_body_bytes_in_flight)", opts.MaxBodyBytesInFlight, opts.TenantShare),
+		discards: rate.NewLimiter(rate.Limit(opts.MaxBodyBytesInFlight), discardStep),
+		events:   opts.EventBudget, tenants: opts.Tenants,
 		influxSeries: influxql.NewSeriesCache(0, 0, db.Options().Clock.Now)}
 	if s.events == nil {
 		s.events = NewEventBudget(opts.MaxEventBytesInFlight, opts.TenantShare)
