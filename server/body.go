@@ -100,7 +100,7 @@ func (b *body) release() {
 // done with its bytes.
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request, tenant string) (*body, error) {
 	max := s.opts.MaxBodyBytes
-	tooLarge := &httpError{status: http.StatusRequestEntityTooLarge, msg: fmt.Sprintf("timetable: request body over the limit of %d bytes: split the batch", max)}
+	tooLarge := &httpError{status: http.StatusRequestEntityTooLarge, msg: fmt.Sprintf("timetable: request body over the limit of %d bytes (max_body_bytes): split the batch", max)}
 	if r.ContentLength > max {
 		return nil, tooLarge
 	}
