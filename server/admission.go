@@ -145,7 +145,7 @@ func (s *Server) writing(ep endpoint) endpoint {
 		err = ep(w, r, tenant)
 		done() // the turn is not held while a refused body is thrown away
 		if retryable(err) {
-			s.discardBody(w, r, true)
+			s.discardBody(w, r, bodyStarted(err))
 		}
 		return err
 	}

@@ -136,7 +136,11 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, tenant string)
 				declared = -1 // the length of the compressed body
 			}
 			if err := b.grow(r.Context(), max, declared); err != nil {
+				unread := cap(b.buf) == 0
 				b.release()
+				if unread {
+					return nil, &unreadBody{err}
+				}
 				return nil, err
 			}
 		}
@@ -171,6 +175,19 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, tenant string)
 
 func (s *Server) bodyTimeout() error {
 	return &httpError{status: http.StatusRequestTimeout, msg: fmt.Sprintf("timetable: the request body did not arrive within %s: send it faster, or in smaller batches", s.opts.BodyReadTimeout)}
+}
+
+// unreadBody is a refusal of a request before any of its body was read.
+type unreadBody struct{ error }
+
+func (e *unreadBody) Unwrap() error { return e.error }
+
+// bodyStarted reports whether the server began reading the body of a
+// request that err refused: not when readBody refused it before its
+// first read (unreadBody).
+func bodyStarted(err error) bool {
+	var u *unreadBody
+	return !errors.As(err, &u)
 }
 
 // discardStep is the buffer discardBody reads a refused body into.

@@ -44,6 +44,17 @@ for _ in range(requests):
 print(json.dumps(out))
 `
 
+// holdTheOneTurn stalls an upload of acme's, which holds its one turn
+// among its concurrent writes (tenant.Limits.MaxConcurrentWrites of 1),
+// and waits until it does.
+func holdTheOneTurn(t *testing.T, f *fixture) {
+	t.Helper()
+	slowBodyOf(t, f, f.acme, 1000, 10)
+	require.Eventually(t, func() bool {
+		return f.postNDJSON(f.acme, "t", ndjson(now.Add(-time.Hour), "a", 1)).status == http.StatusTooManyRequests
+	}, 10*time.Second, 10*time.Millisecond, "the upload holds acme's turn")
+}
+
 // answer is what pythonWholeBodies prints of one request.
 type answer struct {
 	Status     int    `json:"status"`
@@ -75,8 +86,7 @@ func TestRefusedBodiesReachClientsThatSendThemWhole(t *testing.T) {
 	const size, requests = 6 << 20, 4
 	t.Run("429 max_concurrent_writes", func(t *testing.T) {
 		f := newFixture(t, server.Options{TenantLimits: tenant.Limits{MaxConcurrentWrites: 1}, BodyBudgetWait: 50 * time.Millisecond})
-		// An upload that stalls holds acme's one turn.
-		slowBodyOf(t, f, f.acme, 1000, 10)
+		holdTheOneTurn(t, f)
 		for i, a := range runWholeBodies(t, f, f.acme, size, requests) {
 			require.Empty(t, a.Exception, "request %d", i)
 			require.Equal(t, http.StatusTooManyRequests, a.Status, "request %d: %s", i, a.Error)
@@ -107,7 +117,7 @@ func TestRefusedBodiesReachClientsThatSendThemWhole(t *testing.T) {
 func TestInfluxPythonClientReadsARefusal(t *testing.T) {
 	python := clients.Python(t, "influxdb")
 	f := newFixture(t, server.Options{TenantLimits: tenant.Limits{MaxConcurrentWrites: 1}, BodyBudgetWait: 50 * time.Millisecond})
-	slowBodyOf(t, f, f.acme, 1000, 10)
+	holdTheOneTurn(t, f)
 	u, err := url.Parse(f.url)
 	require.NoError(t, err)
 	script := `
@@ -141,25 +151,43 @@ print(json.dumps(out))
 }
 
 // A client that asks for 100 Continue before it sends its body, refused
-// before its body is read, gets the answer without being asked for the
-// body: nothing of it is sent.
+// before its body is read (its tenant's concurrent writes, a full body
+// budget), gets the answer without being asked for the body: nothing of
+// it is sent.
 func TestARefusalAnswersExpectContinueBeforeTheBody(t *testing.T) {
-	f := newFixture(t, server.Options{TenantLimits: tenant.Limits{MaxConcurrentWrites: 1}, BodyBudgetWait: 50 * time.Millisecond})
-	slowBodyOf(t, f, f.acme, 1000, 10)
-	body := &repeatReader{line: []byte(`{"time":"2017-06-15T08:00:00Z","fields":{"v":1}}` + "\n"), n: 4 << 20}
-	req, err := http.NewRequest("POST", f.url+"/v1/tables/t/events", body)
-	require.NoError(t, err)
-	req.ContentLength = 4 << 20
-	req.Header.Set("Authorization", "Bearer "+f.acme)
-	req.Header.Set("Content-Type", "application/x-ndjson")
-	req.Header.Set("Expect", "100-continue")
-	client := &http.Client{Transport: &http.Transport{ExpectContinueTimeout: time.Minute}}
-	res, err := client.Do(req)
-	require.NoError(t, err)
-	defer res.Body.Close()
-	require.Equal(t, http.StatusTooManyRequests, res.StatusCode)
-	require.Equal(t, "1", res.Header.Get("Retry-After"))
-	require.Equal(t, 4<<20, body.n, "no byte of the body was asked for")
+	expect := func(t *testing.T, f *fixture, want int) {
+		t.Helper()
+		body := &repeatReader{line: []byte(`{"time":"2017-06-15T08:00:00Z","fields":{"v":1}}` + "\n"), n: 4 << 20}
+		req, err := http.NewRequest("POST", f.url+"/v1/tables/t/events", body)
+		require.NoError(t, err)
+		req.ContentLength = 4 << 20
+		req.Header.Set("Authorization", "Bearer "+f.acme)
+		req.Header.Set("Content-Type", "application/x-ndjson")
+		req.Header.Set("Expect", "100-continue")
+		client := &http.Client{Transport: &http.Transport{ExpectContinueTimeout: time.Minute}}
+		res, err := client.Do(req)
+		require.NoError(t, err)
+		defer res.Body.Close()
+		require.Equal(t, want, res.StatusCode)
+		require.Equal(t, "1", res.Header.Get("Retry-After"))
+		require.Equal(t, 4<<20, body.n, "no byte of the body was asked for")
+	}
+	t.Run("429 max_concurrent_writes", func(t *testing.T) {
+		f := newFixture(t, server.Options{TenantLimits: tenant.Limits{MaxConcurrentWrites: 1}, BodyBudgetWait: 50 * time.Millisecond})
+		holdTheOneTurn(t, f)
+		expect(t, f, http.StatusTooManyRequests)
+	})
+	t.Run("503 body budget", func(t *testing.T) {
+		f := newFixture(t, server.Options{MaxBodyBytes: 8 << 20, MaxBodyBytesInFlight: 8<<20 + 64<<10, TenantShare: 1, BodyBudgetWait: 50 * time.Millisecond})
+		// Another tenant's uploads stall with all of the budget but a
+		// few kilobytes: the first step of a body does not fit.
+		slowBodyOf(t, f, f.globex, 8<<20, 5<<20)
+		slowBodyOf(t, f, f.globex, 16<<10, 10)
+		require.Eventually(t, func() bool {
+			return f.postJSON(f.acme, "t", "["+strings.Repeat(" ", 100<<10)+"]").status == http.StatusServiceUnavailable
+		}, 10*time.Second, 10*time.Millisecond, "the budget is full")
+		expect(t, f, http.StatusServiceUnavailable)
+	})
 }
 
 // repeatReader reads n bytes of one line again and again, allocating
@@ -190,7 +218,7 @@ func TestARefusedBodyIsDiscardedInBoundedMemory(t *testing.T) {
 		t.Skip("the race detector allocates as it goes")
 	}
 	f := newFixture(t, server.Options{TenantLimits: tenant.Limits{MaxConcurrentWrites: 1}, BodyBudgetWait: 50 * time.Millisecond})
-	slowBodyOf(t, f, f.acme, 1000, 10)
+	holdTheOneTurn(t, f)
 	client := &http.Client{Transport: &http.Transport{DisableCompression: true}}
 	allocated := func(size int) uint64 {
 		var before, after runtime.MemStats
