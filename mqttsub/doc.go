@@ -76,7 +76,10 @@
 // budget is full, or the subscription's tenant holds its share, the
 // subscription reads nothing more from its broker, which keeps what it
 // has not delivered (QoS 1). A tenant over its write rates (Options.
-// Tenants) slows its subscriptions down the same way. The client reads a
+// Tenants) slows its subscriptions down the same way. A message whose
+// events are estimated at more than the whole budget
+// (limits.max_event_bytes_in_flight) is invalid, dead-lettered with the
+// reason, since no wait would let it in. The client reads a
 // whole packet before timetable sees it: bound packets at the broker too
 // (mosquitto's max_packet_size).
 //

@@ -135,7 +135,8 @@ func (s *subscription) handle(ctx context.Context, batch []inbound) (left []inbo
 // subscription reads nothing more meanwhile); a later one does not wait,
 // since the batch's own messages may hold the room: decodeWithin reports
 // false for it, and the batch goes without it. It reports false for the
-// first only once ctx ended.
+// first only once ctx ended. A message whose events are estimated at
+// more than the whole budget is invalid: no wait lets it in.
 func (s *subscription) decodeWithin(ctx context.Context, m *message, first bool) bool {
 	payload := m.msg.Payload()
 	if int64(len(payload)) > s.opts.MaxPayloadBytes {
@@ -147,7 +148,10 @@ func (s *subscription) decodeWithin(ctx context.Context, m *message, first bool)
 	if first {
 		resize = func(n int64) error { return m.hold.Resize(ctx, n) }
 	}
-	if err := resize(admission.BodyBytes(int64(len(payload)), admission.EventsUpperBound(payload, s.cfg.Format == config.FormatLine))); err != nil {
+	// An estimate over the whole budget takes the whole budget: what the
+	// payload decodes to decides whether it is too large.
+	budget := s.opts.EventBudget
+	if err := resize(budget.Bound(admission.BodyBytes(int64(len(payload)), admission.EventsUpperBound(payload, s.cfg.Format == config.FormatLine)))); err != nil {
 		return false
 	}
 	parts, err := s.decode(m.msg.Topic(), payload, m.received)
@@ -165,7 +169,12 @@ func (s *subscription) decodeWithin(ctx context.Context, m *message, first bool)
 		m.invalid = fmt.Sprintf("%d events in one message, over the limit of %d (max_events): split the message", n, s.opts.MaxEvents)
 		return true
 	}
-	if err := resize(admission.BatchBytes(event.Join(batches...))); err != nil {
+	need := admission.BatchBytes(event.Join(batches...))
+	if err := budget.Fits(need); err != nil {
+		m.invalid = fmt.Sprintf("%v: split the message", err)
+		return true
+	}
+	if err := resize(need); err != nil {
 		return false
 	}
 	m.parts = parts

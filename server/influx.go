@@ -80,7 +80,7 @@ func (s *Server) writeLines(w http.ResponseWriter, r *http.Request, tenant strin
 		batches[i] = t.Events
 	}
 	if events > s.opts.MaxEvents {
-		return &httpError{status: http.StatusRequestEntityTooLarge, msg: fmt.Sprintf("timetable: %d lines in one request, over the limit of %d: split the batch", events, s.opts.MaxEvents)}
+		return &httpError{status: http.StatusRequestEntityTooLarge, msg: fmt.Sprintf("timetable: %d lines in one request, over the limit of %d (max_events): split the batch", events, s.opts.MaxEvents)}
 	}
 	if err := s.fitEvents(r.Context(), held, batches...); err != nil {
 		return err
