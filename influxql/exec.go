@@ -9,6 +9,7 @@ import (
 
 	iql "github.com/influxdata/influxql"
 
+	"github.com/timetabledb/timetable/admission"
 	"github.com/timetabledb/timetable/api"
 	"github.com/timetabledb/timetable/engine"
 )
@@ -48,6 +49,12 @@ type Options struct {
 	// queries (SeriesCache); it needs an Engine that has SeriesVersion,
 	// as *engine.DB does.
 	Series *SeriesCache
+	// CPU, when set, is the pool of slots for heavy CPU work that the
+	// engine's aggregates of every series take (engine.Options.CPU): an
+	// aggregate of a statement's series takes a slot for each series it
+	// summarises (admission.CPU.AcquireFor), as those do for each turn
+	// of series. The engine's aggregates of every series take their own.
+	CPU *admission.CPU
 }
 
 // ErrUnsupported marks a statement, clause or function that timetable
@@ -72,8 +79,14 @@ type executor struct {
 	series map[string][]seriesTags
 }
 
-// Parse reads a query's statements: InfluxData's parser.
+// Parse reads a query's statements: InfluxData's parser, once the text
+// is within MaxDepth and MaxOperators and its LIMIT, OFFSET, SLIMIT and
+// SOFFSET within int64. A query of no statement (";") is an error.
+// Errors of the bounds wrap ErrQueryLimit.
 func Parse(q string, params map[string]any) (iql.Statements, error) {
+	if err := checkText(q); err != nil {
+		return nil, err
+	}
 	p := iql.NewParser(strings.NewReader(q))
 	if params != nil {
 		p.SetParams(params)
@@ -82,13 +95,18 @@ func Parse(q string, params map[string]any) (iql.Statements, error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(query.Statements) == 0 {
+		return nil, fmt.Errorf("the query holds no statement, only separators or comments: %w", ErrQueryLimit)
+	}
 	return query.Statements, nil
 }
 
 // Execute answers each statement in turn, each with its own result (its
 // error in it, as InfluxDB does); errs holds each statement's error, nil
 // for those that succeeded, for the caller to tell an EngineError of its
-// own making from the statement's.
+// own making from the statement's. Once ctx ends, the statement at work
+// stops between its steps and those left are not begun: their errors are
+// ctx's (context.Canceled, context.DeadlineExceeded).
 func Execute(ctx context.Context, eng Engine, tenant string, stmts iql.Statements, o Options) (results []api.InfluxQLResult, errs []error) {
 	if o.MaxSeries <= 0 {
 		o.MaxSeries = DefaultMaxSeries
@@ -102,7 +120,12 @@ func Execute(ctx context.Context, eng Engine, tenant string, stmts iql.Statement
 	x := &executor{eng: eng, tenant: tenant, opts: o, series: map[string][]seriesTags{}}
 	results, errs = make([]api.InfluxQLResult, len(stmts)), make([]error, len(stmts))
 	for i, st := range stmts {
-		series, err := x.statement(ctx, st)
+		// A request ended (its client left, the server shut down)
+		// answers nobody: the statements left fail at once.
+		series, err := []api.InfluxQLSeries(nil), ctx.Err()
+		if err == nil {
+			series, err = x.statement(ctx, st)
+		}
 		results[i] = api.InfluxQLResult{StatementID: i, Series: series}
 		if err != nil {
 			results[i] = api.InfluxQLResult{StatementID: i, Error: err.Error()}
