@@ -49,7 +49,7 @@ func (s *Server) influxQuery(w http.ResponseWriter, r *http.Request, tenant stri
 	if err != nil {
 		return &httpError{status: http.StatusBadRequest, msg: "error parsing query: " + err.Error()}
 	}
-	opts := influxql.Options{Now: s.db.Options().Clock.Now(), Database: r.Form.Get("db"), Epoch: epoch, Series: s.influxSeries}
+	opts := influxql.Options{Now: s.db.Options().Clock.Now(), Database: r.Form.Get("db"), Epoch: epoch, Series: s.influxSeries, CPU: s.db.Options().CPU}
 	results, errs := influxql.Execute(r.Context(), s.db, tenant, stmts, opts)
 	for _, err := range errs {
 		// A store unavailable, or a server failing, fails the request
