@@ -51,8 +51,8 @@ func FuzzParse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, q string) {
 		stmts, err := influxql.Parse(q, nil)
 		if err != nil {
-			if errors.Is(err, influxql.ErrQueryLimit) && !strings.Contains(err.Error(), "statement") && !strings.Contains(err.Error(), "no statement") {
-				t.Fatalf("%q: a bound's error names neither the statement nor the bound: %v", q, err)
+			if errors.Is(err, influxql.ErrQueryLimit) && !strings.Contains(err.Error(), "statement") {
+				t.Fatalf("%q: a bound's error names no statement: %v", q, err)
 			}
 			return
 		}
