@@ -113,11 +113,9 @@ func (x *executor) raw(ctx context.Context, st *iql.SelectStatement, p *plan) ([
 			// Each series' first events are merged into the answer so
 			// far, which keeps only its first need: memory holds two
 			// answers, however many series the group has.
-			for i, s := range g.series {
-				if i%checkEvery == 0 {
-					if err := ctx.Err(); err != nil {
-						return nil, err
-					}
+			for _, s := range g.series {
+				if err := ctx.Err(); err != nil {
+					return nil, err
 				}
 				if s == "" {
 					continue // the engine reads every series for ""
