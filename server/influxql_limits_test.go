@@ -97,9 +97,9 @@ func TestInfluxQLConcurrentQueries(t *testing.T) {
 	}
 	query := func(q string) url.Values { return url.Values{"q": {q}} }
 
-	held := make(chan response, 1)
+	first := make(chan response, 1)
 	go func() {
-		held <- f.do("GET", "/query?"+query(`SELECT i FROM t WHERE "series" = 'slow'`).Encode(), f.acme, nil)
+		first <- f.do("GET", "/query?"+query(`SELECT i FROM t WHERE "series" = 'slow'`).Encode(), f.acme, nil)
 	}()
 	<-store.waiting
 	for _, r := range []response{
@@ -114,7 +114,7 @@ func TestInfluxQLConcurrentQueries(t *testing.T) {
 	res = f.do("GET", "/query?"+query("SHOW DATABASES").Encode(), f.globex, nil)
 	require.Equal(t, http.StatusOK, res.status, "%s", res.body)
 	openGate()
-	res = <-held
+	res = <-first
 	require.Equal(t, http.StatusOK, res.status, "%s", res.body)
 	var out api.InfluxQLResponse
 	require.NoError(t, json.Unmarshal(res.body, &out))
@@ -130,19 +130,20 @@ func TestInfluxQLConcurrentQueries(t *testing.T) {
 	require.Zero(t, cpu.Held())
 }
 
-// held is a store whose reads of series "slow" wait until their context
-// ends, saying when the first starts waiting and when it has ended.
-type held struct {
+// heldStore is a store whose reads of series "slow" wait until their
+// context ends, saying when the first starts waiting and when it has
+// ended.
+type heldStore struct {
 	storage.Store
 	waiting, ended    chan struct{}
 	waitOnce, endOnce sync.Once
 }
 
-func newHeld(inner storage.Store) *held {
-	return &held{Store: inner, waiting: make(chan struct{}), ended: make(chan struct{})}
+func newHeldStore(inner storage.Store) *heldStore {
+	return &heldStore{Store: inner, waiting: make(chan struct{}), ended: make(chan struct{})}
 }
 
-func (h *held) Query(ctx context.Context, q storage.Query) storage.Iterator {
+func (h *heldStore) Query(ctx context.Context, q storage.Query) storage.Iterator {
 	if strings.Contains(q.PK, "#slow#") {
 		h.waitOnce.Do(func() { close(h.waiting) })
 		<-ctx.Done()
@@ -154,7 +155,7 @@ func (h *held) Query(ctx context.Context, q storage.Query) storage.Iterator {
 // A query whose client leaves stops: its read sees its context end.
 func TestInfluxQLStopsWhenTheClientLeaves(t *testing.T) {
 	inner, cfg := backends.Pebble().Open(t)
-	store := newHeld(inner)
+	store := newHeldStore(inner)
 	f := newFixtureEngine(t, store, cfg, prometheus.NewRegistry(), server.Options{}, engine.Options{})
 	require.Equal(t, http.StatusOK, f.postNDJSON(f.acme, "t", ndjson(now.Add(-time.Hour), "slow", 3)).status)
 	ctx, leave := context.WithCancel(context.Background())
@@ -179,7 +180,7 @@ func TestInfluxQLStopsWhenTheClientLeaves(t *testing.T) {
 // work stops with the server rather than outliving it.
 func TestInfluxQLStopsWhenTheServerShutsDown(t *testing.T) {
 	inner, cfg := backends.Pebble().Open(t)
-	store := newHeld(inner)
+	store := newHeldStore(inner)
 	reg := prometheus.NewRegistry()
 	db, err := engine.Open(context.Background(), store, engine.Options{Schema: cfg, Registerer: reg})
 	require.NoError(t, err)
