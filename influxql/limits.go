@@ -57,6 +57,9 @@ func checkText(q string) error {
 			word = prevWord
 			continue
 		case c == '/' && strings.HasPrefix(q[i:], "/*"):
+			// A comment, as the scanner reads it; where the parser
+			// would read a regular expression, one starting with * is
+			// refused there, before what follows is parsed.
 			if j := strings.Index(q[i+2:], "*/"); j >= 0 {
 				i += j + 4
 			} else {
