@@ -323,6 +323,9 @@ func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *pl
 	fields := map[string][]string{}
 	var order []string
 	for _, g := range p.groups {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		multi := !g.whole && len(g.series) > 1
 		clear(fields)
 		order = order[:0]
@@ -390,6 +393,16 @@ func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *pl
 					Fields: []string{field}, Funcs: fields[field], Filter: p.filter}
 				for _, pc := range pieces {
 					eg.Go(func() error {
+						if s != "" {
+							// A slot of the CPU pool for the series; the
+							// engine's aggregate of every series takes its
+							// own, a turn of series at a time.
+							release, err := x.opts.CPU.AcquireFor(ectx, x.tenant)
+							if err != nil {
+								return err
+							}
+							defer release()
+						}
 						buckets, err := x.eng.Aggregate(ectx, x.tenant, pc.query(q))
 						if err != nil {
 							return &EngineError{Err: err}

@@ -73,8 +73,10 @@ func Stream(ctx context.Context, eng Engine, tenant string, stmts iql.Statements
 		defer o.Budget.Resize(context.WithoutCancel(ctx), 0)
 	}
 	for i, st := range stmts {
-		var err error
-		if o.Budget != nil {
+		// A request ended (its client left, the server shut down)
+		// answers nobody: the statements left fail at once.
+		err := ctx.Err()
+		if err == nil && o.Budget != nil {
 			err = o.Budget.Resize(ctx, sizes[i])
 		}
 		if err == nil {

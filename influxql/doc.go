@@ -57,6 +57,15 @@
 // each statement holds its count while it is built. A raw SELECT reads
 // one group at a time, at most Options.MaxRows rows of it.
 //
+// Parse checks a query's text before the parser reads it (limits.go):
+// each statement nests parentheses at most MaxDepth deep and has at most
+// MaxOperators operators, its LIMIT, OFFSET, SLIMIT and SOFFSET are
+// within int64, and the query holds a statement; past any, it returns an
+// error wrapping ErrQueryLimit and nothing is parsed. Execute stops
+// between its steps once its context ends, and an aggregate of a
+// statement's series takes slots of Options.CPU, so that a query is held
+// to what a read of the engine is held to.
+//
 // docs/influxql.md lists exactly which statements and clauses are
 // supported; anything else answers an error naming it.
 package influxql

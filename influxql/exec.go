@@ -9,6 +9,7 @@ import (
 
 	iql "github.com/influxdata/influxql"
 
+	"github.com/timetabledb/timetable/admission"
 	"github.com/timetabledb/timetable/api"
 	"github.com/timetabledb/timetable/engine"
 )
@@ -52,6 +53,12 @@ type Options struct {
 	// (*engine.QueryHold, of the engine's query budget): Stream counts
 	// the answers of its statements before it builds any (budget.go).
 	Budget Budget
+	// CPU, when set, is the pool of slots for heavy CPU work that the
+	// engine's aggregates of every series take (engine.Options.CPU): an
+	// aggregate of a statement's series takes a slot for each series it
+	// summarises (admission.CPU.AcquireFor), as those do for each turn
+	// of series. The engine's aggregates of every series take their own.
+	CPU *admission.CPU
 }
 
 // ErrUnsupported marks a statement, clause or function that timetable
@@ -77,8 +84,14 @@ type executor struct {
 	fields map[string]fields // by table, read once per query
 }
 
-// Parse reads a query's statements: InfluxData's parser.
+// Parse reads a query's statements: InfluxData's parser, once the text
+// is within MaxDepth and MaxOperators and its LIMIT, OFFSET, SLIMIT and
+// SOFFSET within int64. A query of no statement (";") is an error.
+// Errors of the bounds wrap ErrQueryLimit.
 func Parse(q string, params map[string]any) (iql.Statements, error) {
+	if err := checkText(q); err != nil {
+		return nil, err
+	}
 	p := iql.NewParser(strings.NewReader(q))
 	if params != nil {
 		p.SetParams(params)
@@ -87,6 +100,9 @@ func Parse(q string, params map[string]any) (iql.Statements, error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(query.Statements) == 0 {
+		return nil, fmt.Errorf("the query holds no statement, only separators or comments: %w", ErrQueryLimit)
+	}
 	return query.Statements, nil
 }
 
@@ -94,7 +110,10 @@ func Parse(q string, params map[string]any) (iql.Statements, error) {
 // error in it, as InfluxDB does); errs holds each statement's error, nil
 // for those that succeeded, for the caller to tell an EngineError of its
 // own making from the statement's. It is Stream, its answer kept whole: a
-// query that Stream refuses has that error in every result.
+// query that Stream refuses has that error in every result. Once ctx
+// ends, the statement at work stops between its steps and those left are
+// not begun: their errors are ctx's (context.Canceled,
+// context.DeadlineExceeded).
 func Execute(ctx context.Context, eng Engine, tenant string, stmts iql.Statements, o Options) (results []api.InfluxQLResult, errs []error) {
 	c := &collected{results: make([]api.InfluxQLResult, len(stmts)), errs: make([]error, len(stmts))}
 	if err := Stream(ctx, eng, tenant, stmts, o, c); err != nil {

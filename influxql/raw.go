@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 
@@ -70,9 +71,11 @@ func (x *executor) raw(ctx context.Context, st *iql.SelectStatement, p *plan, em
 		}
 		known = append(slices.Collect(maps.Keys(types)), keys...)
 	}
-	need := st.Offset + x.opts.MaxRows + 1
+	// The rows to read of each group: past OFFSET, the LIMIT or one more
+	// than MaxRows, saturated at the largest int.
+	need := addSat(st.Offset, x.opts.MaxRows+1)
 	if st.Limit > 0 {
-		need = min(need, st.Offset+st.Limit)
+		need = min(need, addSat(st.Offset, st.Limit))
 	}
 	q := engine.Query{Table: p.table, From: p.from, To: p.to, Desc: p.desc, Filter: p.filter}
 	if !wildcard {
@@ -83,6 +86,9 @@ func (x *executor) raw(ctx context.Context, st *iql.SelectStatement, p *plan, em
 		return wildcard || slices.ContainsFunc(fields, func(f string) bool { _, ok := ev.Fields[f]; return ok })
 	}
 	for _, g := range p.groups {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		var events []event.Event
 		// Events of one time come in the order of their series, as
 		// InfluxDB's series keys sort (reversed, newest first).
@@ -108,6 +114,9 @@ func (x *executor) raw(ctx context.Context, st *iql.SelectStatement, p *plan, em
 			// far, which keeps only its first need: memory holds two
 			// answers, however many series the group has.
 			for _, s := range g.series {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
 				if s == "" {
 					continue // the engine reads every series for ""
 				}
@@ -187,7 +196,7 @@ func (x *executor) raw(ctx context.Context, st *iql.SelectStatement, p *plan, em
 // most n + pageSize.
 func (x *executor) read(ctx context.Context, q engine.Query, n int, keep func(event.Event) bool) ([]event.Event, error) {
 	var out []event.Event
-	for len(out) < n+pageSize {
+	for len(out) < addSat(n, pageSize) {
 		q.Limit = tiePage
 		if len(out) < n {
 			q.Limit = min(pageSize, n-len(out))
@@ -210,4 +219,13 @@ func (x *executor) read(ctx context.Context, q engine.Query, n int, keep func(ev
 		q.Cursor = page.NextCursor
 	}
 	return out, nil
+}
+
+// addSat returns a + b of two counts, at least 0: the largest int when
+// the sum overflows.
+func addSat(a, b int) int {
+	if a > math.MaxInt-b {
+		return math.MaxInt
+	}
+	return a + b
 }

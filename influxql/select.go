@@ -103,6 +103,10 @@ func (x *executor) selection(ctx context.Context, st *iql.SelectStatement) (*sel
 	if err != nil {
 		return nil, err
 	}
+	if interval <= 0 && groupsByTime(st) {
+		// InfluxDB answers time(0s) as if there were no GROUP BY time().
+		return nil, fmt.Errorf("GROUP BY time(%s): the interval must be positive, at least 1s", iql.FormatDuration(interval))
+	}
 	offset, err := x.groupByOffset(st, interval)
 	if err != nil {
 		return nil, err
@@ -147,6 +151,14 @@ func (x *executor) planSelect(ctx context.Context, st *iql.SelectStatement, sel 
 	}
 	p.loc, p.desc, p.interval, p.offset = sel.loc, !st.TimeAscending(), sel.interval, sel.offset
 	return p, nil
+}
+
+// groupsByTime reports whether a statement has a GROUP BY time().
+func groupsByTime(st *iql.SelectStatement) bool {
+	return slices.ContainsFunc(st.Dimensions, func(d *iql.Dimension) bool {
+		call, ok := d.Expr.(*iql.Call)
+		return ok && call.Name == "time"
+	})
 }
 
 // groupByOffset returns the offset of GROUP BY time(interval, offset)
@@ -214,7 +226,7 @@ func (x *executor) plan(ctx context.Context, st *iql.SelectStatement, t engine.L
 		groupBy = keys
 	}
 	p.groupBy = groupBy
-	matched, err := matchSeries(all, tagCond)
+	matched, err := matchSeries(ctx, all, tagCond)
 	if err != nil {
 		return nil, err
 	}

@@ -53,7 +53,7 @@ func (x *executor) matching(ctx context.Context, table string, cond iql.Expr) ([
 	if err != nil {
 		return nil, err
 	}
-	return matchSeries(series, cond)
+	return matchSeries(ctx, series, cond)
 }
 
 // showTagKeys answers SHOW TAG KEYS [FROM m] [WHERE tags].

@@ -72,9 +72,11 @@
 // GET and POST /query answer InfluxQL as InfluxDB 1.x does (influxql.go,
 // package influxql, docs/influxql.md), for Grafana's InfluxDB data source
 // and InfluxDB's clients: the key is taken as on /write, a key of scope
-// read is enough, and db names the key's tenant whatever it says. Each
-// statement answers in its own result, its error in it; a query that
-// does not parse is a 400.
+// read is enough (p= in a form body too), and db names the key's tenant
+// whatever it says. Each statement answers in its own result, its error
+// in it; a query that does not parse, or is past a bound of package
+// influxql (MaxDepth, MaxOperators, numbers past int64), is a 400. A
+// query is one of its tenant's concurrent queries, as a /v1 read is.
 //
 // # Queries
 //
@@ -171,6 +173,7 @@
 //
 // Serve runs the server on a listener until its context ends, then stops
 // accepting connections and waits up to Options.ShutdownTimeout for the
-// requests in flight to finish. Closing the engine and the store is the
-// caller's job, after Serve returns.
+// requests in flight to finish; those still running then are cut off,
+// their contexts cancelled, so that their work stops. Closing the engine
+// and the store is the caller's job, after Serve returns.
 package server
