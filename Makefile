@@ -82,6 +82,7 @@ fuzz:
 	$(GO) test -run XXX -fuzz '^FuzzAddSmall$$' -fuzztime $(FUZZTIME) ./engine/internal/agg
 	$(GO) test -run XXX -fuzz '^FuzzItemKey$$' -fuzztime $(FUZZTIME) ./storage/pebblestore
 	$(GO) test -run XXX -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 2s ./filter
+	$(GO) test -run XXX -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./influxql
 	$(GO) test -run XXX -fuzz '^FuzzInfluxQuery$$' -fuzztime $(FUZZTIME) ./server
 
 clean:

@@ -8,7 +8,8 @@ import (
 	"sync"
 )
 
-// Errors of a Budget. Both say a retry may succeed.
+// Errors of a Budget. ErrFull and ErrTenantShare say a retry may
+// succeed; ErrTooLarge that it never will.
 var (
 	// ErrFull is a budget that had no room for a request, whatever its
 	// tenant.
@@ -16,6 +17,9 @@ var (
 	// ErrTenantShare is a tenant that holds its share of a budget: others
 	// may have room.
 	ErrTenantShare = errors.New("timetable: tenant holds its share of a server budget")
+	// ErrTooLarge is a request that needs more than the whole budget:
+	// no wait lets it in.
+	ErrTooLarge = errors.New("timetable: request too large for a server budget")
 )
 
 // Budget is a server-wide budget of a quantity requests hold (bytes of
@@ -23,10 +27,13 @@ var (
 // tenant holds. Its methods may be called from any number of goroutines
 // at once.
 //
-// A request whose amount is larger than a cap is let in when it would be
-// alone under that cap (its tenant holds nothing, or the budget is
-// empty), so that a request of the largest size always gets in
-// eventually; the caller bounds requests' sizes.
+// A request whose amount is larger than its tenant's cap, but within the
+// budget, is let in when it would be alone under that cap (its tenant
+// holds nothing else), so that a request of any size the budget can hold
+// gets in eventually; one larger than the budget is refused at once with
+// ErrTooLarge. What a Hold already holds counts as the request's own,
+// not as its tenant's other requests: a hold grows alone as far as a
+// request of its new size would get in alone.
 type Budget struct {
 	name string
 	size int64
@@ -83,9 +90,10 @@ func (b *Budget) Tenants() map[string]int64 {
 }
 
 // Acquire takes n for tenant, holding at most its share of the budget,
-// waiting until there is room or ctx ends. Once ctx ends it returns an error wrapping ErrFull
-// or ErrTenantShare, whichever kept the request out last, and ctx's
-// error. The caller gives n back with Release.
+// waiting until there is room or ctx ends. Once ctx ends it returns an
+// error wrapping ErrFull or ErrTenantShare, whichever kept the request
+// out last, and ctx's error; for n over the whole budget it returns
+// Fits' error at once. The caller gives n back with Release.
 func (b *Budget) Acquire(ctx context.Context, tenant string, n int64) error {
 	return b.AcquireWithin(ctx, tenant, n, 0)
 }
@@ -95,8 +103,17 @@ func (b *Budget) Acquire(ctx context.Context, tenant string, n int64) error {
 // have their own limit (the query partitions of package engine). A
 // request over most is let in once its tenant holds nothing.
 func (b *Budget) AcquireWithin(ctx context.Context, tenant string, n, most int64) error {
+	return b.acquire(ctx, tenant, n, most, 0)
+}
+
+// acquire takes n more for tenant, of which the caller already holds own
+// (a Hold's), under a tenant cap of most (see AcquireWithin).
+func (b *Budget) acquire(ctx context.Context, tenant string, n, most, own int64) error {
 	if n <= 0 {
 		return nil
+	}
+	if err := b.Fits(own + n); err != nil {
+		return err
 	}
 	share := b.share
 	if most > 0 && most < share {
@@ -104,7 +121,7 @@ func (b *Budget) AcquireWithin(ctx context.Context, tenant string, n, most int64
 	}
 	for {
 		b.mu.Lock()
-		why := b.blockedLocked(tenant, n, share)
+		why := b.blockedLocked(tenant, n, share, own)
 		if why == nil {
 			b.mu.used += n
 			b.mu.byTenant[tenant] += n
@@ -132,15 +149,29 @@ func (b *Budget) TryAcquire(tenant string, n int64) error {
 	return b.Acquire(ctx, tenant, n)
 }
 
-// blockedLocked returns why n does not fit now, under a tenant's cap of
-// share, or nil. A cap of the whole budget is the budget's: the budget is
-// full.
-func (b *Budget) blockedLocked(tenant string, n, share int64) error {
-	held := b.mu.byTenant[tenant]
-	if held > 0 && held+n > share && share < b.size {
+// Fits returns an error wrapping ErrTooLarge when a request of n could
+// never be held, being more than the whole budget, and nil otherwise.
+func (b *Budget) Fits(n int64) error {
+	if n > b.size {
+		return fmt.Errorf("%w: it needs %d %s, over the budget's %d", ErrTooLarge, n, b.name, b.size)
+	}
+	return nil
+}
+
+// Bound returns n, or the budget's size when n is more: what a request
+// takes for an estimate made before it knows its size, which may be
+// above what it turns out to need (Fits decides once it knows).
+func (b *Budget) Bound(n int64) int64 { return min(n, b.size) }
+
+// blockedLocked returns why n more does not fit now, for a request that
+// holds own already, under a tenant's cap of share, or nil. A cap of
+// the whole budget is the budget's: the budget is full.
+func (b *Budget) blockedLocked(tenant string, n, share, own int64) error {
+	others := b.mu.byTenant[tenant] - own
+	if others > 0 && others+own+n > share && share < b.size {
 		return ErrTenantShare
 	}
-	if b.mu.used > 0 && b.mu.used+n > b.size {
+	if b.mu.used-own > 0 && b.mu.used+n > b.size {
 		return ErrFull
 	}
 	return nil
@@ -187,11 +218,12 @@ func (h *Hold) TryResize(n int64) error {
 }
 
 // Resize makes the hold n: it takes the difference, waiting as Acquire
-// does, or gives back the excess at once.
+// does for a request of n (what the hold holds is its own, not its
+// tenant's other requests'), or gives back the excess at once.
 func (h *Hold) Resize(ctx context.Context, n int64) error {
 	switch {
 	case n > h.n:
-		if err := h.budget.Acquire(ctx, h.tenant, n-h.n); err != nil {
+		if err := h.budget.acquire(ctx, h.tenant, n-h.n, 0, h.n); err != nil {
 			return err
 		}
 	case n < h.n:

@@ -35,16 +35,22 @@ func TestBudget(t *testing.T) {
 	require.Zero(t, all)
 	require.Empty(t, b.Tenants())
 
-	// Larger than the share and the budget: in, alone.
-	require.NoError(t, b.TryAcquire("a", 500))
+	// Larger than the share, within the budget: in, alone.
+	require.NoError(t, b.TryAcquire("a", 100))
 	require.ErrorIs(t, b.TryAcquire("b", 1), admission.ErrFull)
-	b.Release("a", 500)
+	b.Release("a", 100)
+	// Larger than the budget: never, however empty it is.
+	err := b.TryAcquire("a", 101)
+	require.ErrorIs(t, err, admission.ErrTooLarge)
+	require.ErrorContains(t, err, "101 bytes, over the budget's 100")
+	require.NoError(t, b.Fits(100))
+	require.Equal(t, int64(100), b.Bound(500))
+	require.Equal(t, int64(7), b.Bound(7))
 
 	// A hold grows and shrinks.
 	h := b.Hold("a")
 	require.NoError(t, h.TryResize(30))
 	require.NoError(t, h.TryResize(10))
-	require.ErrorIs(t, h.TryResize(60), admission.ErrTenantShare)
 	require.Equal(t, int64(10), h.Held())
 	h.Release()
 	h.Release()
@@ -73,4 +79,34 @@ func TestBudgetAcquireWithin(t *testing.T) {
 	require.NoError(t, b.AcquireWithin(ctx, "a", 40, 20), "alone over its cap")
 	require.ErrorIs(t, b.AcquireWithin(ctx, "a", 1, 20), admission.ErrTenantShare)
 	b.Release("a", 40)
+}
+
+// A hold that grows counts what it holds as its own: alone, it grows past
+// its tenant's share and up to the whole budget, as one request of its
+// new size would get in; beside its tenant's other requests, or another
+// tenant's, it waits as such a request would; past the budget it is
+// refused for good.
+func TestHoldGrowsAlone(t *testing.T) {
+	b := admission.NewBudget("bytes", 100, 0.5)
+	h := b.Hold("a")
+	require.NoError(t, h.TryResize(40))
+	require.NoError(t, h.TryResize(70), "over the share, alone")
+	require.NoError(t, h.TryResize(100), "the whole budget, alone")
+	require.ErrorIs(t, h.TryResize(101), admission.ErrTooLarge)
+	require.Equal(t, int64(100), h.Held())
+	require.NoError(t, h.TryResize(30))
+
+	// Beside another request of its tenant, the share holds.
+	require.NoError(t, b.TryAcquire("a", 10))
+	require.ErrorIs(t, h.TryResize(50), admission.ErrTenantShare)
+	require.NoError(t, h.TryResize(40))
+	b.Release("a", 10)
+	// Beside another tenant's, the budget holds.
+	require.NoError(t, b.TryAcquire("b", 50))
+	require.ErrorIs(t, h.TryResize(60), admission.ErrFull)
+	require.NoError(t, h.TryResize(50))
+	b.Release("b", 50)
+	h.Release()
+	all, _ := b.Used("")
+	require.Zero(t, all)
 }

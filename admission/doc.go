@@ -13,7 +13,11 @@
 // events a server holds is bounded whichever path they came by: the HTTP
 // server answers 503 (a full budget) or 429 (a tenant over its share or
 // its rate) with Retry-After, and the MQTT subscriber stops reading its
-// broker until there is room, QoS 1 redelivery doing the rest.
+// broker until there is room, QoS 1 redelivery doing the rest. A request
+// larger than a whole budget can never be held (ErrTooLarge): the server
+// answers 413 naming the budget's setting, the subscriber dead-letters
+// the message. A request over its tenant's share but within the budget
+// gets in once its tenant holds nothing else.
 //
 // # Caveats
 //

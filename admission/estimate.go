@@ -67,6 +67,16 @@ func BodyBytes(size int64, events int) int64 {
 	return int64(events)*EventBytes(&bare) + 6*size
 }
 
+// SmallestRequestBytes returns the estimate of the events of the
+// smallest request of events events, each without series, id or fields:
+// an events budget smaller than SmallestRequestBytes of the most events
+// a request may hold refuses some valid requests as too large whatever
+// their bytes.
+func SmallestRequestBytes(events int) int64 {
+	bare := event.Event{}
+	return int64(events) * EventBytes(&bare)
+}
+
 // EventsUpperBound returns at least the number of events a body decodes
 // to, cheaply: its lines for NDJSON and line protocol (lines), its
 // objects for JSON (an array, NDJSON or one event).

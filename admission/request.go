@@ -10,9 +10,12 @@ const (
 	// message.
 	DefaultMaxRequestEvents = 100_000
 	// DefaultMaxEventBytes bounds the memory, as BatchBytes estimates
-	// it, that decoded events hold at once: 128 MiB, about 135,000
-	// minimal events (1,000 bytes each, estimated).
-	DefaultMaxEventBytes = 128 << 20
+	// it, that decoded events hold at once: 192 MiB, which holds a
+	// request of DefaultMaxRequestEvents minimal events (about 1,000
+	// bytes each, estimated, without fields; 1,600 with one) and one of
+	// DefaultMaxRequestBytes of 180-byte events. A request whose events
+	// are estimated at more is refused as too large (Budget.Fits).
+	DefaultMaxEventBytes = 192 << 20
 	// DefaultTenantShare is the part of each server-wide budget one
 	// tenant may hold.
 	DefaultTenantShare = 0.5

@@ -36,7 +36,14 @@ func (e *LimitError) Error() string {
 	if e.Never {
 		return fmt.Sprintf("%s: this request alone is over %s = %v: split it", ErrLimited, e.Limit, e.Value)
 	}
-	return fmt.Sprintf("%s %s = %v: retry in %s", ErrLimited, e.Limit, e.Value, e.RetryAfter.Round(time.Millisecond))
+	return fmt.Sprintf("%s %s = %v: retry in %ds", ErrLimited, e.Limit, e.Value, RetrySeconds(e.RetryAfter))
+}
+
+// RetrySeconds returns a wait as a Retry-After says it: whole seconds,
+// rounded up, at least one, since a client told to retry in 0 seconds
+// retries at once, and is refused again.
+func RetrySeconds(d time.Duration) int64 {
+	return max(1, int64(math.Ceil(d.Seconds())))
 }
 
 // Is makes a *LimitError match ErrLimited.

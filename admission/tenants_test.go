@@ -65,3 +65,11 @@ func TestTenants(t *testing.T) {
 	ts.Forget("noisy")
 	require.Equal(t, 3, ts.Limits(ctx, "noisy").MaxConcurrentQueries)
 }
+
+// A Retry-After is whole seconds, rounded up, at least one.
+func TestRetrySeconds(t *testing.T) {
+	for d, want := range map[time.Duration]int64{0: 1, time.Microsecond: 1, time.Second: 1, 1001 * time.Millisecond: 2, 90 * time.Second: 90} {
+		require.Equal(t, want, admission.RetrySeconds(d), "%s", d)
+	}
+	require.Contains(t, (&admission.LimitError{Limit: "write_events_per_second", Value: 10, RetryAfter: time.Microsecond}).Error(), "retry in 1s")
+}

@@ -54,7 +54,8 @@
 // key on a route that writes, a browser origin the server does not
 // allow), 404 (no such route, table, tenant or key), 405 with Allow, 408
 // (a body too slow), 409 (a tenant that exists, a CPU profile already
-// running), 413 (over the limits),
+// running, an archived period whose archive does not match its
+// manifest, until an operator repairs it), 413 (over the limits),
 // 415 (a Content-Type or Content-Encoding the server does not read), 503
 // with RetryAfter (the same request may succeed after the wait), 500
 // (anything else; the request may be retried whole). CodeOf names the

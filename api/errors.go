@@ -51,7 +51,8 @@ type LineProblem struct {
 const (
 	// CodeInvalid: a 4xx other than those below (400 a bad request, 403
 	// a read-only key writing, 405, 408 a body too slow, 409 a tenant
-	// that exists, 415 a Content-Type the server does not read).
+	// that exists or a damaged archive, 415 a Content-Type the server
+	// does not read).
 	CodeInvalid = "invalid"
 	// CodeUnauthorized: 401, no credential or one the server refused.
 	CodeUnauthorized = "unauthorized"

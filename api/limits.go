@@ -17,7 +17,8 @@ type TenantLimits struct {
 	// run at once.
 	MaxConcurrentQueries int `json:"max_concurrent_queries,omitempty"`
 	// MaxQueryPartitions is the partitions the tenant's reads of every
-	// series may hold at once, out of the server's query budget.
+	// series and its InfluxQL answers (2 KiB a partition) may hold at
+	// once, out of the server's query budget.
 	MaxQueryPartitions int `json:"max_query_partitions,omitempty"`
 	// MaxConcurrentWrites is the write requests of the tenant a server
 	// works on at once.

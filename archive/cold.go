@@ -2,9 +2,12 @@ package archive
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -58,6 +61,9 @@ type Cold struct {
 		cacheUsed int64
 		// tick orders the uses of archives and cache files.
 		tick uint64
+		// verified holds, by path, the stamp of the local file last
+		// found to match its manifest (cold_verify.go).
+		verified map[string]fileStamp
 	}
 }
 
@@ -84,8 +90,17 @@ type coldKey struct {
 
 // coldTable is an archive's Parquet files, opened.
 type coldTable struct {
-	once   sync.Once
-	files  []*parquetfile.File
+	once  sync.Once
+	key   coldKey
+	files []*parquetfile.File
+	// keys are the files' keys under the target's root, and manifest
+	// the manifest they were opened by, for DamagedError.
+	keys     []string
+	manifest Manifest
+	// stamps are the versions of the files read in place (a file://
+	// target's, its manifest among them), checked by every query: an
+	// archive whose files changed is opened again.
+	stamps []fileStamp
 	closer []io.Closer
 	err    error
 	// refs counts the queries reading the archive, lastUse orders its
@@ -94,6 +109,10 @@ type coldTable struct {
 	refs    int
 	lastUse uint64
 	cached  []string
+	// stale marks an archive taken out of Cold.mu.tables while queries
+	// read it (its files changed, or one failed to read): the last
+	// release closes it.
+	stale bool
 }
 
 // NewCold returns a cold tier.
@@ -101,6 +120,7 @@ func NewCold(opts ColdOptions) *Cold {
 	c := &Cold{opts: opts}
 	c.mu.targets = map[string]target{}
 	c.mu.tables = map[coldKey]*coldTable{}
+	c.mu.verified = map[string]fileStamp{}
 	return c
 }
 
@@ -127,10 +147,19 @@ func (c *Cold) log() *slog.Logger {
 
 // Query answers a storage query of the generation of table archived in
 // target, a table of shards shards, as the table answered it. Its
-// iterator fails with an error wrapping ErrNotFound when the target holds
-// no verified archive in Parquet of that generation.
+// iterator fails with a *DamagedError (wrapping storage.ErrDamaged, and
+// ErrNotFound for what is missing) when the target holds no verified
+// archive in Parquet of that generation, or a file of it that does not
+// match the manifest.
 func (c *Cold) Query(ctx context.Context, targetURL, table string, generation int64, shards int, q storage.Query) storage.Iterator {
 	items, err := c.items(ctx, targetURL, table, generation, shards, q)
+	var de *DamagedError
+	if errors.As(err, &de) {
+		// It names the table, period and file, and not the target (a
+		// host or bucket the client has no business knowing), for the
+		// client it answers.
+		return &coldIterator{IteratorEnd: storage.IteratorEnd{Failure: fmt.Errorf("cold tier: %w", err)}}
+	}
 	if err != nil {
 		return &coldIterator{IteratorEnd: storage.IteratorEnd{Failure: fmt.Errorf("cold tier: %s of %s: %w", table, targetURL, err)}}
 	}
@@ -153,10 +182,10 @@ func (c *Cold) items(ctx context.Context, targetURL, table string, generation in
 		}
 		defer c.release(t)
 		var all []string
-		for _, f := range t.files {
+		for i, f := range t.files {
 			s, err := f.Series(tenant, logical)
 			if err != nil {
-				return nil, err
+				return nil, c.unreadable(t, i, err)
 			}
 			all = append(all, s...)
 		}
@@ -180,7 +209,7 @@ func (c *Cold) items(ctx context.Context, targetURL, table string, generation in
 		sel.To = to
 	}
 	var out []storage.Item
-	for _, f := range t.files {
+	for i, f := range t.files {
 		err := f.Events(sel, func(e event.Event) error {
 			if itemenc.Shard(e.ID, shards) != shard {
 				return nil
@@ -200,7 +229,7 @@ func (c *Cold) items(ctx context.Context, targetURL, table string, generation in
 			return nil
 		})
 		if err != nil {
-			return nil, err
+			return nil, c.unreadable(t, i, err)
 		}
 	}
 	return out, nil
@@ -215,22 +244,72 @@ func keyTime(k string) (time.Time, bool) {
 }
 
 // table returns the opened Parquet files of an archive, opening them on
-// first use. The caller reads them until it calls release: the cache
-// does not evict them before.
+// first use, and again when a file read in place changed since. The
+// caller reads them until it calls release: the cache does not evict
+// them before.
 func (c *Cold) table(ctx context.Context, targetURL, table string, generation int64) (*coldTable, error) {
 	k := coldKey{targetURL, table, max(generation, 1)}
+	for {
+		t, opened, err := c.tableOnce(ctx, k)
+		if err != nil || opened || !t.changed() {
+			return t, err
+		}
+		c.mu.Lock()
+		c.discardLocked(t)
+		c.mu.Unlock()
+		c.release(t)
+	}
+}
+
+// changed reports whether a file the archive reads in place changed
+// since it was opened.
+func (t *coldTable) changed() bool {
+	for _, s := range t.stamps {
+		if s.changed() {
+			return true
+		}
+	}
+	return false
+}
+
+// discardLocked takes an archive out of the tier, to be opened again,
+// its files checked again, by the next query; the last release closes
+// it.
+func (c *Cold) discardLocked(t *coldTable) {
+	if c.mu.tables[t.key] == t {
+		delete(c.mu.tables, t.key)
+	}
+	t.stale = true
+	c.forgetLocked(t)
+}
+
+// unreadable returns the error of file i of archive t that failed to
+// read, which the archive's check did not find, and discards the
+// archive, so that the next query checks its files again.
+func (c *Cold) unreadable(t *coldTable, i int, err error) error {
+	c.mu.Lock()
+	c.discardLocked(t)
+	c.mu.Unlock()
+	return damaged(t.key, t.manifest, t.keys[i], fmt.Sprintf("does not read as Parquet: %v", err), false)
+}
+
+// tableOnce returns the archive of k, opening it when it is not open,
+// and whether this call opened it.
+func (c *Cold) tableOnce(ctx context.Context, k coldKey) (*coldTable, bool, error) {
 	c.mu.Lock()
 	t, ok := c.mu.tables[k]
 	if !ok {
-		t = &coldTable{}
+		t = &coldTable{key: k}
 		c.mu.tables[k] = t
 	}
 	t.refs++
 	t.lastUse = c.tickLocked()
 	c.mu.Unlock()
-	t.once.Do(func() { t.err = c.open(ctx, t, k) })
+	opened := false
+	t.once.Do(func() { t.err, opened = c.open(ctx, t, k), true })
 	if t.err != nil {
-		// Try again on the next query: the archive may be written by then.
+		// Try again on the next query: the archive may be written, or
+		// repaired, by then.
 		c.mu.Lock()
 		if c.mu.tables[k] == t {
 			delete(c.mu.tables, k)
@@ -238,13 +317,13 @@ func (c *Cold) table(ctx context.Context, targetURL, table string, generation in
 		t.refs--
 		if t.refs == 0 {
 			if err := c.closeTableLocked(t); err != nil {
-				c.log().Warn("cold tier: close an archive that failed to open", "table", table, "generation", k.generation, "err", err)
+				c.log().Warn("cold tier: close an archive that failed to open", "table", k.table, "generation", k.generation, "err", err)
 			}
 		}
 		c.mu.Unlock()
-		return nil, t.err
+		return nil, false, t.err
 	}
-	return t, nil
+	return t, opened, nil
 }
 
 // release ends a read of an archive that table returned. When the reads
@@ -254,6 +333,11 @@ func (c *Cold) release(t *coldTable) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	t.refs--
+	if t.stale && t.refs == 0 {
+		if err := c.closeTableLocked(t); err != nil {
+			c.log().Warn("cold tier: close an archive opened again", "table", t.key.table, "generation", t.key.generation, "err", err)
+		}
+	}
 	for c.mu.cacheUsed > c.cacheBytes() && c.evictLocked(t) {
 	}
 }
@@ -273,49 +357,87 @@ func (c *Cold) target(ctx context.Context, targetURL string) (target, error) {
 	return t, nil
 }
 
-// open reads an archive's manifest and opens its Parquet files.
+// open reads an archive's manifest and opens its Parquet files, each
+// checked against the manifest: its size and SHA-256 once per version of
+// the file (fileStamp), its row count, from the file's footer, at every
+// open.
 func (c *Cold) open(ctx context.Context, t *coldTable, k coldKey) error {
 	tg, err := c.target(ctx, k.target)
 	if err != nil {
 		return err
 	}
+	mkey := manifestKey(k.table, k.generation)
+	ft, inPlace := tg.(*fileTarget)
+	if inPlace {
+		// Stamped before it is read: a manifest written since is another
+		// version at the next query.
+		if st, err := os.Stat(ft.path(mkey)); err == nil {
+			t.stamps = append(t.stamps, stampOf(ft.path(mkey), st, ""))
+		}
+	}
 	a := &Archiver{target: tg}
-	m, err := a.readManifest(ctx, manifestKey(k.table, k.generation))
-	if err != nil {
+	m, err := a.readManifest(ctx, mkey)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return damaged(k, Manifest{}, mkey, "is missing", true)
+	case errors.Is(err, ErrFormat):
+		return damaged(k, Manifest{}, mkey, fmt.Sprintf("does not read: %v", err), false)
+	case err != nil:
 		return err
 	}
+	t.manifest = m
 	if !m.Verified() {
-		return fmt.Errorf("%w: the archive of generation %d is not verified", ErrNotFound, k.generation)
+		return damaged(k, m, mkey, "is not verified: the archive was never checked", true)
 	}
 	if len(m.Parquet) == 0 {
-		return fmt.Errorf("%w: the archive of generation %d has no Parquet", ErrNotFound, k.generation)
+		return damaged(k, m, mkey, "lists no Parquet file: the archive is in NDJSON alone, which the cold tier does not read", true)
 	}
 	for _, p := range m.Parquet {
 		f, err := c.local(ctx, t, tg, p)
 		if err != nil {
 			return err
 		}
+		t.closer = append(t.closer, f)
 		st, err := f.Stat()
 		if err != nil {
-			f.Close()
 			return err
+		}
+		stamp := stampOf(f.Name(), st, p.SHA256)
+		diff, err := c.verify(f, stamp, p)
+		if err != nil {
+			return fmt.Errorf("check %s: %w", p.Key, err)
+		}
+		if diff != "" {
+			return damaged(k, m, p.Key, diff, false)
 		}
 		pf, err := parquetfile.OpenFile(f, st.Size())
 		if err != nil {
-			f.Close()
-			return fmt.Errorf("%s: %w", p.Key, err)
+			return damaged(k, m, p.Key, fmt.Sprintf("does not read as Parquet: %v", err), false)
+		}
+		if diff := diffParquet(ParquetFile{Bytes: p.Bytes, SHA256: p.SHA256, Rows: pf.NumRows()}, p); diff != "" {
+			return damaged(k, m, p.Key, diff, false)
+		}
+		c.markVerified(stamp)
+		if inPlace {
+			t.stamps = append(t.stamps, stamp)
 		}
 		t.files = append(t.files, pf)
-		t.closer = append(t.closer, f)
+		t.keys = append(t.keys, p.Key)
 	}
 	return nil
 }
 
 // local opens a Parquet file of archive t: in place in a folder, or
-// fetched into CacheDir from S3, counted in the cache.
+// fetched into CacheDir from S3, counted in the cache. A file fetched is
+// hashed on the way, and kept only when its size and SHA-256 are the
+// manifest's; a cache file, named by its SHA-256, is checked once.
 func (c *Cold) local(ctx context.Context, t *coldTable, tg target, p ParquetFile) (*os.File, error) {
 	if ft, ok := tg.(*fileTarget); ok {
-		return os.Open(ft.path(p.Key))
+		f, err := os.Open(ft.path(p.Key))
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, damaged(t.key, t.manifest, p.Key, "is missing", true)
+		}
+		return f, err
 	}
 	dir := c.cacheDir()
 	path := filepath.Join(dir, cachePrefix+p.SHA256+cacheSuffix)
@@ -326,30 +448,53 @@ func (c *Cold) local(ctx context.Context, t *coldTable, tg target, p ParquetFile
 		return nil, err
 	}
 	if f, err := os.Open(path); err == nil {
-		if st, err := f.Stat(); err == nil && st.Size() == p.Bytes {
-			return f, nil
+		if st, err := f.Stat(); err == nil {
+			s := stampOf(path, st, p.SHA256)
+			if diff, err := c.verify(f, s, p); err == nil && diff == "" {
+				c.markVerified(s)
+				return f, nil
+			}
 		}
-		f.Close()
+		f.Close() // a damaged copy: fetched again
 	}
 	r, err := tg.get(ctx, p.Key)
+	if errors.Is(err, ErrNotFound) {
+		return nil, damaged(t.key, t.manifest, p.Key, "is missing", true)
+	}
 	if err != nil {
 		return nil, err
 	}
 	defer r.Close()
-	tmp, err := os.CreateTemp(dir, cachePrefix+"*"+fetchSuffix)
+	// A fetch of this file that a kill stopped left its own: removed.
+	if err := removeLeftovers(dir, filepath.Base(path)+fetchSuffix); err != nil {
+		return nil, fmt.Errorf("cold tier cache: %w", err)
+	}
+	tmp, err := os.CreateTemp(dir, filepath.Base(path)+fetchSuffix+"*")
 	if err != nil {
 		return nil, err
 	}
-	if _, err := io.Copy(tmp, r); err != nil {
+	sum := sha256.New()
+	n, err := io.Copy(io.MultiWriter(tmp, sum), r)
+	if err != nil {
 		return nil, errors.Join(fmt.Errorf("fetch %s: %w", p.Key, err), tmp.Close(), os.Remove(tmp.Name()))
 	}
 	if err := tmp.Close(); err != nil {
 		return nil, errors.Join(err, os.Remove(tmp.Name()))
 	}
+	if diff := diffParquet(ParquetFile{Bytes: n, SHA256: hex.EncodeToString(sum.Sum(nil)), Rows: -1}, p); diff != "" {
+		return nil, errors.Join(damaged(t.key, t.manifest, p.Key, diff, false), os.Remove(tmp.Name()))
+	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		return nil, errors.Join(err, os.Remove(tmp.Name()))
 	}
-	return os.Open(path)
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	if st, err := f.Stat(); err == nil {
+		c.markVerified(stampOf(path, st, p.SHA256))
+	}
+	return f, nil
 }
 
 // coldIterator returns a partition's items as a store's query would: in

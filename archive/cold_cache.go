@@ -13,7 +13,9 @@ import (
 const DefaultColdCacheBytes = 1 << 30
 
 // The names of the cache's files in ColdOptions.CacheDir: a Parquet file
-// of an s3:// archive, by its SHA-256, and one being fetched.
+// of an s3:// archive, by its SHA-256, and one being fetched (its name,
+// then fetchSuffix and a random part). The next fetch of a file removes
+// the fetches of it that a kill left.
 const (
 	cachePrefix = "timetable-cold-"
 	cacheSuffix = ".parquet"

@@ -65,6 +65,10 @@ func (it *slowIterator) Err() error {
 const (
 	deadlineIn     = 6 * time.Second
 	deadlineMargin = 4 * time.Second
+	// restoreDeadlineIn is a restore's: before its first write it reads
+	// its whole archive back to check it and makes its table, which a
+	// busy machine running the race detector may take seconds over.
+	restoreDeadlineIn = 12 * time.Second
 )
 
 // TestArchiveStopsBeforeDeadline archives a table that takes longer than
@@ -160,7 +164,7 @@ func TestRestoreStopsBeforeDeadline(t *testing.T) {
 	left.Store(20)
 	slow, err := archive.Open(ctx, target, slowWrites{Store: s, left: left}, archive.Options{DeadlineMargin: deadlineMargin, RestoreBatch: 10})
 	require.NoError(t, err)
-	dctx, cancel := context.WithTimeout(ctx, deadlineIn)
+	dctx, cancel := context.WithTimeout(ctx, restoreDeadlineIn)
 	defer cancel()
 	err = slow.Restore(dctx, table, "tt_events_back")
 	require.ErrorIs(t, err, archive.ErrStopped)

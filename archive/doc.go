@@ -122,6 +122,17 @@
 // into a cache of ColdOptions.CacheBytes (DefaultColdCacheBytes), which
 // evicts the archives least recently read that no query reads.
 //
+// Every file is checked against the manifest before it is read: its size
+// and SHA-256 once per version (a folder's file by its size and
+// modification time, looked at by every query, so that a file changed or
+// replaced is checked again; an S3 file as it is fetched into the cache,
+// whose checked copy queries read from then on), its row count at every
+// open. A manifest or file missing or that does not match fails the read
+// with a DamagedError naming the table, its period and the file, wrapping
+// storage.ErrDamaged, which the server answers 409: no retry cures it,
+// and no read answers short. A failure is not kept, so the next query
+// after an operator puts the file back reads it.
+//
 // # Streaming
 //
 // An export is written to the target as the scan produces it: to S3
@@ -209,10 +220,17 @@
 // verified manifest and the next cycle deletes. Objects are replaced
 // whole: files are written to a temporary name, synced and renamed; S3
 // objects are replaced by a PutObject or a completed multipart upload,
-// which S3 makes visible only when complete. A process killed during an
-// upload leaves an incomplete multipart upload in the bucket, invisible
-// and billed: give the bucket a lifecycle rule that aborts incomplete
-// multipart uploads after a day.
+// which S3 makes visible only when complete. A process killed while it
+// writes an object leaves a temporary file beside it in a folder
+// (".{name}.tmp…"), or an incomplete multipart upload in a bucket,
+// invisible and billed: the next write of that object (the next Archive
+// of the table) removes the temporary files and aborts the uploads of its
+// key first, since a key has one writer at a time (the lifecycle's
+// lease). For the keys never written again, give the bucket a lifecycle
+// rule that aborts incomplete multipart uploads after a day. The local
+// scratch files (a Parquet part's spool, a file read back) lose their
+// name as soon as they are made, where the system allows it (Unix), so
+// a kill leaves none in Options.TempDir.
 //
 // # Resuming
 //

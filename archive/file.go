@@ -9,6 +9,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strings"
 )
 
 // fileTarget keeps archives in a folder of the local file system (or a
@@ -44,17 +45,46 @@ func (t *fileTarget) put(ctx context.Context, key string, r io.ReadSeeker, _ int
 }
 
 // create writes an object in place: to a temporary file in its folder,
-// which Commit syncs and renames over the key.
+// which Commit syncs and renames over the key. It first removes the
+// temporary files of the key that a writer killed before its Commit or
+// Abort left behind: a key has one writer at a time (the lifecycle's
+// lease, an operator's one command), so every other one is such a
+// leftover.
 func (t *fileTarget) create(_ context.Context, key string) (objectWriter, error) {
 	p := t.path(key)
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return nil, fmt.Errorf("create %s: %w", key, err)
 	}
-	f, err := os.CreateTemp(filepath.Dir(p), "."+filepath.Base(p)+".tmp*")
+	if err := removeLeftovers(filepath.Dir(p), tempPrefix(p)); err != nil {
+		return nil, fmt.Errorf("create %s: %w", key, err)
+	}
+	f, err := os.CreateTemp(filepath.Dir(p), tempPrefix(p)+"*")
 	if err != nil {
 		return nil, fmt.Errorf("create %s: %w", key, err)
 	}
 	return &fileWriter{f: f, key: key, path: p}, nil
+}
+
+// tempPrefix is how the names of the temporary files of the object at
+// path p begin: ".{name}.tmp", hidden, beside it.
+func tempPrefix(p string) string { return "." + filepath.Base(p) + ".tmp" }
+
+// removeLeftovers removes the files of dir whose names begin with
+// prefix: the temporary files of one object.
+func removeLeftovers(dir, prefix string) error {
+	des, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, de := range des {
+		if !de.Type().IsRegular() || !strings.HasPrefix(de.Name(), prefix) {
+			continue
+		}
+		if err := os.Remove(filepath.Join(dir, de.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("remove a temporary file left behind: %w", err)
+		}
+	}
+	return nil
 }
 
 // fileWriter is an object being written to a temporary file.

@@ -39,7 +39,8 @@ import (
 // how far it got ({table}/restore-{into}.checkpoint.json) and returns an
 // error wrapping ErrStopped; the next Restore of the same archive into
 // the same table goes on from there, without checking the archives
-// again.
+// again. Stopped before its first write (while it checks the archives or
+// makes the table), it saves nothing and the next Restore starts over.
 func (a *Archiver) Restore(ctx context.Context, table, into string) error {
 	if into == "" {
 		into = table
@@ -60,6 +61,9 @@ func (a *Archiver) Restore(ctx context.Context, table, into string) error {
 	if !resumed {
 		for _, m := range ms {
 			got, err := a.readBack(ctx, m, nil)
+			if err != nil && ctx.Err() != nil {
+				return fmt.Errorf("restore %q into %q: stopped while its archive was checked, before anything was written: %w: %w", table, into, ErrStopped, errors.Join(err, ctx.Err()))
+			}
 			if err != nil {
 				return fmt.Errorf("restore %q: %w", table, err)
 			}
@@ -85,6 +89,9 @@ func (a *Archiver) Restore(ctx context.Context, table, into string) error {
 		}
 		spec := storage.TableSpec{Name: into, Capacity: a.opts.RestoreCapacity, Tags: ms[len(ms)-1].Tags}
 		if err := a.store.CreateTable(ctx, spec); err != nil && !errors.Is(err, storage.ErrTableExists) {
+			if ctx.Err() != nil {
+				return fmt.Errorf("restore %q into %q: stopped while its table was made, before anything was written: %w: %w", table, into, ErrStopped, errors.Join(err, ctx.Err()))
+			}
 			return fmt.Errorf("restore %q into %q: %w", table, into, err)
 		}
 		cp = restoreCheckpoint{Into: into, Manifests: manifestStamps(ms)}

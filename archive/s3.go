@@ -78,9 +78,15 @@ func (t *s3Target) put(ctx context.Context, key string, r io.ReadSeeker, size in
 // to disk. S3 makes a multipart upload's object visible only when it is
 // completed (Commit); Abort, or a failed part, aborts the upload and its
 // parts. A process killed mid-upload leaves an incomplete multipart
-// upload, which a bucket lifecycle rule (AbortIncompleteMultipartUpload)
-// removes.
+// upload, invisible and billed: create first aborts the uploads of the
+// key left so (a key has one writer at a time: the lifecycle's lease,
+// an operator's one command), and a bucket lifecycle rule
+// (AbortIncompleteMultipartUpload) removes those of keys never written
+// again.
 func (t *s3Target) create(ctx context.Context, key string) (objectWriter, error) {
+	if err := t.abortLeftovers(ctx, key); err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	pr, pw := io.Pipe()
 	w := &s3Writer{pw: pw, cancel: cancel, done: make(chan error, 1)}
@@ -97,6 +103,41 @@ func (t *s3Target) create(ctx context.Context, key string) (objectWriter, error)
 		w.done <- err
 	}()
 	return w, nil
+}
+
+// abortLeftovers aborts the incomplete multipart uploads of key. An
+// S3-compatible server that does not list uploads (NotImplemented), or
+// answers NoSuchUpload for a bucket that never had one (gofakes3), has
+// none this could find.
+func (t *s3Target) abortLeftovers(ctx context.Context, key string) error {
+	full := t.key(key)
+	p := s3.NewListMultipartUploadsPaginator(t.client, &s3.ListMultipartUploadsInput{
+		Bucket: aws.String(t.bucket),
+		Prefix: aws.String(full),
+	})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		var ae smithy.APIError
+		if errors.As(err, &ae) && (ae.ErrorCode() == "NotImplemented" || ae.ErrorCode() == "NoSuchUpload") {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("list the uploads of %s/%s left behind: %w", t, key, err)
+		}
+		for _, u := range page.Uploads {
+			if aws.ToString(u.Key) != full {
+				continue
+			}
+			_, err := t.client.AbortMultipartUpload(ctx, &s3.AbortMultipartUploadInput{
+				Bucket: aws.String(t.bucket), Key: u.Key, UploadId: u.UploadId,
+			})
+			var nu *types.NoSuchUpload
+			if err != nil && !errors.As(err, &nu) {
+				return fmt.Errorf("abort an upload of %s/%s left behind: %w", t, key, err)
+			}
+		}
+	}
+	return nil
 }
 
 // s3Writer is an object streamed to S3. Its goroutine, running the

@@ -28,7 +28,7 @@ var limitFlags = []struct {
 	{"write_bytes_per_second", "request body bytes a second the tenant may write", func(l *api.TenantLimits) any { return &l.WriteBytesPerSecond }},
 	{"write_bytes_burst", "request body bytes the tenant may write at once", func(l *api.TenantLimits) any { return &l.WriteBytesBurst }},
 	{"max_concurrent_queries", "queries and aggregates the tenant may run at once", func(l *api.TenantLimits) any { return &l.MaxConcurrentQueries }},
-	{"max_query_partitions", "partitions the tenant's reads of every series may hold at once", func(l *api.TenantLimits) any { return &l.MaxQueryPartitions }},
+	{"max_query_partitions", "partitions the tenant's reads of every series and InfluxQL answers (2 KiB each) may hold at once", func(l *api.TenantLimits) any { return &l.MaxQueryPartitions }},
 	{"max_concurrent_writes", "write requests of the tenant a server works on at once", func(l *api.TenantLimits) any { return &l.MaxConcurrentWrites }},
 }
 

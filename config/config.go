@@ -98,7 +98,7 @@
 //	backfill_horizon: 365d      # events older are refused; none for no horizon
 //	new_tables:                 # physical tables writes may make
 //	  per_request: 100
-//	  per_tenant_hour: 200      # on each server
+//	  per_tenant_hour: 200      # each clock hour, all servers together
 //	table_quota: 2500           # the account's DynamoDB table quota; writes
 //	                            # make tables only below 90% of it
 //	archive_method: auto        # DynamoDB's own export/import to s3:// where

@@ -335,8 +335,12 @@
 //	                               ListSeries
 //	tables.go                      Tables, TableStatus
 //	tenant_purge.go                DeleteTenantData
-//	write.go                       Write, WriteBatch, CheckWrite, and the
-//	                               split of a batch by physical table
+//	write.go                       Write, WriteBatch, WriteTables,
+//	                               CheckWrite, and the split of a batch
+//	                               by physical table
+//	write_budget.go                the table budget of a write
+//	write_budget_hour.go           a tenant's new tables of the hour, in
+//	                               the meta table
 //	write_map.go                   the map layout's conditional appends
 //	write_marker.go                rollup version markers a write leaves
 //	write_fence.go                 fenced tables refused, WriteTimeout

@@ -50,10 +50,10 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help: "Requests of map-layout writes, by kind (create, append, close, read) and result (ok, condition_failed, error).",
 		}, []string{"kind", "result"}),
 		queryPartitions: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "timetable_query_budget_partitions", Help: "Partitions that reads of every series hold, out of Options.MaxQueryPartitions.",
+			Name: "timetable_query_budget_partitions", Help: "Partitions that reads of every series and QueryHolds (InfluxQL's answers) hold, out of Options.MaxQueryPartitions.",
 		}),
 		queryBusy: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "timetable_query_budget_exhausted_total", Help: "Reads of every series refused with ErrBusy: no room in the query budget within Options.QueryBudgetWait.",
+			Name: "timetable_query_budget_exhausted_total", Help: "Reads of every series and QueryHolds refused with ErrBusy: no room in the query budget within Options.QueryBudgetWait.",
 		}),
 	}
 	if reg != nil {

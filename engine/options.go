@@ -59,8 +59,9 @@ type Options struct {
 	// aggregates of every series of a table hold at once, across the
 	// whole DB. A read that finds no room within QueryBudgetWait fails
 	// with ErrBusy; one that needs more than the budget waits for all of
-	// it. Reads of one series take nothing from it. Zero means
-	// DefaultMaxQueryPartitions.
+	// it. Reads of one series take nothing from it; memory other reads
+	// hold (InfluxQL's answers) takes from it through QueryHold. Zero
+	// means DefaultMaxQueryPartitions.
 	MaxQueryPartitions int
 	// QueryBudgetWait is how long a read waits for room in the query
 	// budget; zero means DefaultQueryBudgetWait.

@@ -95,6 +95,9 @@ func TestConcurrentWritersShareIndexWrites(t *testing.T) {
 				if fail {
 					var we *engine.WriteError
 					require.ErrorAs(t, errs[0], &we, "the held write fails")
+					// Its index write failed (naming one entry of five):
+					// none of its events is written, and it says so.
+					require.Equal(t, []int{0, 1, 2, 3, 4}, we.Unwritten)
 					errs[0], want = nil, 2
 				}
 				require.Equal(t, make([]error, writers), errs)

@@ -73,14 +73,14 @@ var provisionalID = strings.Repeat("A", event.MaxAssignedIDLen)
 // hours and days its events touch, and must finish within half of
 // Options.RollupSettle: it runs under that deadline.
 func (db *DB) Write(ctx context.Context, tenant, table string, events []event.Event) (int, error) {
-	return db.write(ctx, tenant, table, func(now time.Time) (event.Batch, error) {
+	return oneTable(db.write(ctx, tenant, []writePart{{table: table, check: func(now time.Time) (event.Batch, error) {
 		b, err := event.Check(events, db.opts.Limits, now)
 		var be *event.BatchError
 		if errors.As(err, &be) {
 			return b, db.storageProblems(tenant, table, events, be, now)
 		}
 		return b, err
-	})
+	}}}))
 }
 
 // storageProblems adds to be, the problems validation found in events,
@@ -121,7 +121,62 @@ func (db *DB) storageProblems(tenant, table string, events []event.Event, be *ev
 // refuses events that cannot be stored. The HTTP server writes through
 // it.
 func (db *DB) WriteBatch(ctx context.Context, tenant, table string, b event.Batch) (int, error) {
-	return db.write(ctx, tenant, table, func(time.Time) (event.Batch, error) { return b, nil })
+	return oneTable(db.write(ctx, tenant, []writePart{batchPart(table, b)}))
+}
+
+// oneTable returns the result of a write of one logical table, its
+// refusal as it is rather than as a TableError.
+func oneTable(n int, err error) (int, error) {
+	if te, ok := err.(*TableError); ok {
+		return n, te.Err
+	}
+	return n, err
+}
+
+// TableEvents is the events of one logical table in a write of several
+// (WriteTables).
+type TableEvents struct {
+	Table  string
+	Events event.Batch
+}
+
+// TableError is WriteTables' refusal of one of its logical tables: a bad
+// table name (ErrBadTableName), or events that cannot be stored (an
+// *event.BatchError, whose indexes are of that table's events). Nothing
+// of the request was written.
+type TableError struct {
+	// Index is the table's index in the request.
+	Index int
+	Table string
+	Err   error
+}
+
+func (e *TableError) Error() string { return fmt.Sprintf("table %q: %v", e.Table, e.Err) }
+
+// Unwrap returns the table's refusal.
+func (e *TableError) Unwrap() error { return e.Err }
+
+// WriteTables is WriteBatch for one request that names several logical
+// tables of a tenant: a line protocol body, a measurement per table, or
+// a batch of MQTT messages. The request is one write: every table's
+// events are checked, and the new physical tables of all of them counted
+// against the table budget together (TableBudget), before anything is
+// written, so that a refusal writes nothing and makes no table. A
+// refusal of one table's events is a *TableError; a *WriteError's
+// Unwritten indexes the events of the tables taken in order, as if
+// joined into one batch.
+func (db *DB) WriteTables(ctx context.Context, tenant string, tables []TableEvents) (int, error) {
+	parts := make([]writePart, len(tables))
+	for i, t := range tables {
+		parts[i] = batchPart(t.Table, t.Events)
+	}
+	return db.write(ctx, tenant, parts)
+}
+
+// batchPart is the part of a write that stores b, validated already, in
+// table.
+func batchPart(table string, b event.Batch) writePart {
+	return writePart{table: table, check: func(time.Time) (event.Batch, error) { return b, nil }}
 }
 
 // CheckWrite reports, writing nothing, what WriteBatch would refuse of
@@ -138,9 +193,22 @@ func (db *DB) CheckWrite(tenant, table string, b event.Batch) error {
 	return err
 }
 
-// write stores the batch check returns, once the request's table and the
-// engine's state allow a write at all.
-func (db *DB) write(ctx context.Context, tenant, table string, check func(now time.Time) (event.Batch, error)) (_ int, err error) {
+// writePart is one logical table's share of a write.
+type writePart struct {
+	table string
+	// check returns the part's events, validated, at the write's now.
+	check func(now time.Time) (event.Batch, error)
+
+	// Set by write: the table's policy, its events and their items.
+	pol    family.TablePolicy
+	events event.Batch
+	items  []pending
+}
+
+// write stores the events of the parts, once every part's table and
+// events, the engine's state and the table budget allow the whole write.
+// A refusal of one part is a *TableError.
+func (db *DB) write(ctx context.Context, tenant string, parts []writePart) (_ int, err error) {
 	done, err := db.enter()
 	if err != nil {
 		return 0, err
@@ -151,58 +219,60 @@ func (db *DB) write(ctx context.Context, tenant, table string, check func(now ti
 	defer cancel()
 	defer func() { err = db.pastWriteTimeout(parent, ctx, err) }()
 	start := time.Now()
-	if err := checkTableName(table); err != nil {
-		return 0, err
+	refused := func(i int, err error) error {
+		return &TableError{Index: i, Table: parts[i].table, Err: err}
+	}
+	for i := range parts {
+		if err := checkTableName(parts[i].table); err != nil {
+			return 0, refused(i, err)
+		}
 	}
 	if db.opts.ReadOnly {
 		return 0, ErrReadOnly
 	}
 	now := db.opts.Clock.Now()
-	events, err := check(now)
-	if err != nil {
-		return 0, err
+	total, rollups, some := 0, false, false
+	for i := range parts {
+		p := &parts[i]
+		if p.events, err = p.check(now); err != nil {
+			return 0, refused(i, err)
+		}
+		p.pol = db.policy(p.table)
+		if p.items, err = db.prepare(tenant, p.table, p.pol, p.events, now); err != nil {
+			return 0, refused(i, err)
+		}
+		total += p.events.Len()
+		some = some || len(p.items) > 0
+		rollups = rollups || (p.pol.Rollups && len(p.items) > 0)
 	}
-	pol := db.policy(table)
-	f := pol.Family
-	if pol.Rollups {
+	if !some {
+		return 0, nil
+	}
+	if rollups {
 		// A write must end within the settle window, or a rollup could
 		// be trusted before all its events are stored.
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, db.opts.RollupSettle/2)
 		defer cancel()
 	}
+	if err := db.admitNewTables(ctx, tenant, parts, now); err != nil {
+		return 0, err
+	}
 
-	items, err := db.prepare(tenant, table, pol, events, now)
-	if err != nil {
-		return 0, err
-	}
-	if len(items) == 0 {
-		return 0, nil
-	}
-	if err := db.admitNewTables(ctx, tenant, f, items, now); err != nil {
-		return 0, err
-	}
-	first, last := items[0].time, items[0].time
-	for _, p := range items[1:] {
-		first, last = minTime(first, p.time), maxTime(last, p.time)
-	}
-	if err := db.meta.registerTable(ctx, tenant, table, f.Name, now, first, last); err != nil {
-		return 0, err
-	}
-	groups, err := db.splitByTable(ctx, f, tenant, table, items, events, now, pol.Rollups)
-	if err != nil {
-		return 0, err
-	}
-	if pol.Layout.Kind == family.LayoutMap {
-		for _, grp := range groups {
-			grp.mapw = &mapWriter{store: db.store, layout: pol.Layout, paths: db.paths, metrics: db.metrics}
+	var groups []*tableWrite
+	base := 0 // the index of the part's first event among all parts'
+	for _, p := range parts {
+		if len(p.items) > 0 {
+			gs, err := db.routePart(ctx, tenant, p, now)
+			if err != nil {
+				return 0, err
+			}
+			for _, grp := range gs {
+				grp.base = base
+			}
+			groups = append(groups, gs...)
 		}
-	}
-	if pol.Rollups {
-		nonce := newNonce()
-		for _, grp := range groups {
-			grp.markers = grp.markerItems(nonce, now)
-		}
+		base += p.events.Len()
 	}
 
 	var lost failures
@@ -252,11 +322,41 @@ func (db *DB) write(ctx context.Context, tenant, table string, check func(now ti
 	}
 	_ = g.Wait()
 	unwritten, err := lost.result()
-	db.metrics.observeWrite(events.Len(), len(unwritten), time.Since(start))
+	db.metrics.observeWrite(total, len(unwritten), time.Since(start))
 	if err != nil {
-		return events.Len() - len(unwritten), &WriteError{Unwritten: unwritten, Err: err}
+		return total - len(unwritten), &WriteError{Unwritten: unwritten, Err: err}
 	}
-	return events.Len(), nil
+	return total, nil
+}
+
+// routePart records a part's logical table and its range of event times,
+// and sorts its items by physical table, making the tables that do not
+// exist yet (splitByTable).
+func (db *DB) routePart(ctx context.Context, tenant string, p writePart, now time.Time) ([]*tableWrite, error) {
+	f := p.pol.Family
+	first, last := p.items[0].time, p.items[0].time
+	for _, it := range p.items[1:] {
+		first, last = minTime(first, it.time), maxTime(last, it.time)
+	}
+	if err := db.meta.registerTable(ctx, tenant, p.table, f.Name, now, first, last); err != nil {
+		return nil, err
+	}
+	groups, err := db.splitByTable(ctx, f, tenant, p.table, p.items, p.events, now, p.pol.Rollups)
+	if err != nil {
+		return nil, err
+	}
+	if p.pol.Layout.Kind == family.LayoutMap {
+		for _, grp := range groups {
+			grp.mapw = &mapWriter{store: db.store, layout: p.pol.Layout, paths: db.paths, metrics: db.metrics}
+		}
+	}
+	if p.pol.Rollups {
+		nonce := newNonce()
+		for _, grp := range groups {
+			grp.markers = grp.markerItems(nonce, now)
+		}
+	}
+	return groups, nil
 }
 
 // prepare turns the events into items, without I/O, refusing those that
@@ -373,6 +473,9 @@ type tableWrite struct {
 	// more than once.
 	events  []int
 	repeats map[int][]int
+	// base is the index, among the events of every part of the write,
+	// of the first event of the part events and repeats index.
+	base int
 	// series are the series written; after group, only those the series
 	// index may lack.
 	series    []string
@@ -389,9 +492,14 @@ type tableWrite struct {
 	mapw *mapWriter
 }
 
-// appendEvents appends the indexes of the events stored as item i.
+// appendEvents appends the indexes, among the write's events, of the
+// events stored as item i.
 func (w *tableWrite) appendEvents(dst []int, i int) []int {
-	return append(append(dst, w.events[i]), w.repeats[i]...)
+	dst = append(dst, w.base+w.events[i])
+	for _, r := range w.repeats[i] {
+		dst = append(dst, w.base+r)
+	}
+	return dst
 }
 
 func (w *tableWrite) addSeries(s string) {
@@ -427,7 +535,11 @@ func (w *tableWrite) writeTo(ctx context.Context, store storage.Items, idx *seri
 			err := store.BatchWrite(ctx, w.table.name, entries)
 			idx.settle(iw, w.table.indexed(), w.tenant, w.ltable, mine, err)
 			if err != nil {
-				return fmt.Errorf("write series index and rollup markers: %w", err)
+				// None of the items is written. The store's error
+				// names the entries it did not write, by their
+				// indexes, which are not the items'.
+				return &storage.BatchWriteError{Table: w.table.name, Unwritten: allItems(len(w.items)),
+					Err: fmt.Errorf("write series index and rollup markers: %w", err)}
 			}
 			markers = nil
 		}
@@ -450,6 +562,15 @@ func (w *tableWrite) writeTo(ctx context.Context, store storage.Items, idx *seri
 		return w.mapw.write(ctx, w.items)
 	}
 	return store.BatchWrite(ctx, w.table.name, w.items)
+}
+
+// allItems returns the indexes 0 to n-1.
+func allItems(n int) []int {
+	idx := make([]int, n)
+	for i := range idx {
+		idx[i] = i
+	}
+	return idx
 }
 
 // splitByTable sorts items by physical table, makes sure each table exists,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -27,11 +28,16 @@ type TableBudget struct {
 	// turns it off.
 	BackfillHorizon time.Duration
 	// MaxNewTablesPerRequest bounds the physical tables one write may
-	// make; zero means DefaultMaxNewTablesPerRequest.
+	// make, counted over every logical table it names (WriteTables: a
+	// line protocol body, a batch of MQTT messages); zero means
+	// DefaultMaxNewTablesPerRequest.
 	MaxNewTablesPerRequest int
 	// MaxNewTablesPerTenantHour bounds the physical tables the writes of
-	// one tenant make in any hour, on this engine (N servers on one store
-	// allow N times as many); zero means DefaultMaxNewTablesPerTenantHour.
+	// one tenant make in each clock hour (UTC). The count is kept in the
+	// meta table, so it holds for every server on the store together
+	// and across restarts. A write that needs more than this alone is
+	// refused as ErrTooManyNewTables, since no wait makes room for it;
+	// zero means DefaultMaxNewTablesPerTenantHour.
 	MaxNewTablesPerTenantHour int
 	// TableQuota is the account's quota of tables, DynamoDB's "Table
 	// count for this account" (storage.DefaultTableQuota unless raised
@@ -67,17 +73,17 @@ var (
 	// tables than one request may: a client error (400).
 	ErrTooManyNewTables = errors.New("timetable: the request would make too many new tables")
 	// ErrTableRate marks a write refused because its tenant made as many
-	// tables in the last hour as it may: a TableRateError says when
-	// there is room again (429 with Retry-After).
-	ErrTableRate = errors.New("timetable: the tenant made too many new tables in the last hour")
+	// tables in this clock hour as it may: a TableRateError says when
+	// the next hour starts (429 with Retry-After).
+	ErrTableRate = errors.New("timetable: the tenant made too many new tables in this hour")
 	// ErrNearTableQuota marks a write that needs a new table while the
 	// account's tables are near its quota: a retry does not cure it,
 	// raising the quota or keeping fewer tables does (403).
 	ErrNearTableQuota = errors.New("timetable: the account's tables are near its quota")
 )
 
-// TableRateError is ErrTableRate with the time until the tenant may make
-// the tables its write needs.
+// TableRateError is ErrTableRate with the time until the next hour,
+// when the tenant may make the tables its write needs.
 type TableRateError struct {
 	Msg        string
 	RetryAfter time.Duration
@@ -128,25 +134,24 @@ func formatDays(d time.Duration) string {
 	return d.String()
 }
 
-// tableBudget is the state of a TableBudget: the tables each tenant made
-// in the last hour, and the account's table count.
+// tableBudget is the state of a TableBudget this engine keeps: the
+// account's table count, and the tenants' counts of the hour that
+// refused a write. The tables each tenant made in the hour are
+// counted in the meta table (write_budget_hour.go), for every server
+// on the store.
 type tableBudget struct {
 	TableBudget
 	mu struct {
 		sync.Mutex
-		// made holds, by tenant, when its writes made tables and how
-		// many, oldest first, over the last hour.
-		made map[string][]madeTables
 		// count is the store's tables when last listed (counted), plus
 		// those made since.
 		count   int
 		counted time.Time
+		// spent holds, by tenant, the count of the hour a charge was
+		// last refused by, to refuse again without asking the meta
+		// table (spentHour).
+		spent map[string]spentHour
 	}
-}
-
-type madeTables struct {
-	at time.Time
-	n  int
 }
 
 // tableCountTTL is how long the store's table count is trusted before
@@ -155,29 +160,29 @@ const tableCountTTL = time.Minute
 
 func newTableBudget(b TableBudget) *tableBudget {
 	tb := &tableBudget{TableBudget: b}
-	tb.mu.made = map[string][]madeTables{}
+	tb.mu.spent = map[string]spentHour{}
 	return tb
 }
 
-// admitNewTables refuses a write whose items would make more physical
-// tables than the budget allows, before anything is written, and
-// charges the tenant for those it makes. Tables the engine knows, or
-// finds in the registry, cost nothing.
-func (db *DB) admitNewTables(ctx context.Context, tenant string, f family.Family, items []pending, now time.Time) error {
-	names := db.newTables(f, items, now)
+// admitNewTables refuses a write whose parts would together make more
+// physical tables than the budget allows, before anything is written,
+// and charges the tenant's hour for those they make. Tables the engine
+// knows, or finds in the registry, cost nothing, so a write that makes
+// no table is never refused here.
+func (db *DB) admitNewTables(ctx context.Context, tenant string, parts []writePart, now time.Time) error {
+	names, spans := db.newTables(parts, now)
 	if len(names) == 0 {
 		return nil
 	}
-	// One read of the registry over the range: tables another server
-	// made, or the lifecycle, are not new.
-	from, to := items[0].time, items[0].time
-	for _, p := range items[1:] {
-		from, to = minTime(from, p.time), maxTime(to, p.time)
+	// One read of the registry per family, over the times of the events
+	// no known table takes: tables another server made, or the
+	// lifecycle, are not new.
+	for _, sp := range spans {
+		if _, err := db.catalog.tables(ctx, sp.family, sp.from, sp.to); err != nil {
+			return err
+		}
 	}
-	if _, err := db.catalog.tables(ctx, f, from, to); err != nil {
-		return err
-	}
-	names = db.newTables(f, items, now)
+	names, _ = db.newTables(parts, now)
 	n := len(names)
 	if n == 0 {
 		return nil
@@ -187,67 +192,80 @@ func (db *DB) admitNewTables(ctx context.Context, tenant string, f family.Family
 		return fmt.Errorf("%w: %d new physical tables, over the %d a request may make (new_tables.per_request in the configuration, engine.TableBudget.MaxNewTablesPerRequest): write fewer periods in one request",
 			ErrTooManyNewTables, n, b.MaxNewTablesPerRequest)
 	}
-	if _, err := b.tableCount(ctx, db.store, now); err != nil {
+	if n > b.MaxNewTablesPerTenantHour {
+		return fmt.Errorf("%w: %d new physical tables, over the %d a tenant may make in an hour (new_tables.per_tenant_hour in the configuration, engine.TableBudget.MaxNewTablesPerTenantHour), so that no wait makes room for them: write fewer periods in one request",
+			ErrTooManyNewTables, n, b.MaxNewTablesPerTenantHour)
+	}
+	count, err := b.tableCount(ctx, db.store, now)
+	if err != nil {
+		return err
+	}
+	if limit := b.TableQuota * TableQuotaWritePercent / 100; count+n > limit {
+		return fmt.Errorf("%w: the store holds %d tables, and writes make tables only below %d%% of the quota of %d (table_quota in the configuration, engine.TableBudget.TableQuota): raise \"Table count for this account\" in Service Quotas and table_quota, or keep fewer tables",
+			ErrNearTableQuota, count, TableQuotaWritePercent, b.TableQuota)
+	}
+	b.mu.Lock()
+	spent := b.mu.spent[tenant]
+	b.mu.Unlock()
+	if spent.refuses(n, b.MaxNewTablesPerTenantHour, now) {
+		return spent.refusal(n, b.MaxNewTablesPerTenantHour, now)
+	}
+	spent, err = db.meta.chargeNewTables(ctx, tenant, n, b.MaxNewTablesPerTenantHour, now)
+	if spent.made > 0 {
+		b.mu.Lock()
+		b.mu.spent[tenant] = spent
+		b.mu.Unlock()
+	}
+	if err != nil {
 		return err
 	}
 	b.mu.Lock()
-	defer b.mu.Unlock()
-	limit := b.TableQuota * TableQuotaWritePercent / 100
-	if b.mu.count+n > limit {
-		return fmt.Errorf("%w: the store holds %d tables, and writes make tables only below %d%% of the quota of %d (table_quota in the configuration, engine.TableBudget.TableQuota): raise \"Table count for this account\" in Service Quotas and table_quota, or keep fewer tables",
-			ErrNearTableQuota, b.mu.count, TableQuotaWritePercent, b.TableQuota)
-	}
-	made := b.mu.made[tenant]
-	for len(made) > 0 && !made[0].at.After(now.Add(-time.Hour)) {
-		made = made[1:]
-	}
-	used := 0
-	for _, m := range made {
-		used += m.n
-	}
-	if used+n > b.MaxNewTablesPerTenantHour {
-		// Room comes back as the oldest charges pass the hour.
-		wait, freed := time.Duration(0), 0
-		for _, m := range made {
-			freed += m.n
-			wait = m.at.Add(time.Hour).Sub(now)
-			if used-freed+n <= b.MaxNewTablesPerTenantHour {
-				break
-			}
-		}
-		b.mu.made[tenant] = made
-		return &TableRateError{
-			Msg: fmt.Sprintf("%v: %d new physical tables, and the tenant made %d in the last hour, of the %d it may (new_tables.per_tenant_hour in the configuration, engine.TableBudget.MaxNewTablesPerTenantHour)",
-				ErrTableRate, n, used, b.MaxNewTablesPerTenantHour),
-			RetryAfter: max(wait, time.Second),
-		}
-	}
-	b.mu.made[tenant] = append(made, madeTables{at: now, n: n})
 	b.mu.count += n
-	if warn := b.TableQuota * TableQuotaWarnPercent / 100; b.mu.count >= warn {
+	count = b.mu.count
+	b.mu.Unlock()
+	if warn := b.TableQuota * TableQuotaWarnPercent / 100; count >= warn {
 		db.opts.Logger.Warn("the store's tables are near the account's quota; writes make new tables only below 90% of it",
-			"tables", b.mu.count, "quota", b.TableQuota, "tenant", tenant)
+			"tables", count, "quota", b.TableQuota, "tenant", tenant)
 	}
 	return nil
 }
 
-// newTables returns the names of the tables items would be routed to
-// that the engine does not know yet.
-func (db *DB) newTables(f family.Family, items []pending, now time.Time) map[string]bool {
+// familySpan is the range of event times of a write's events, of one
+// family, that no table the engine knows takes.
+type familySpan struct {
+	family   family.Family
+	from, to time.Time
+}
+
+// newTables returns the names of the tables the parts' items would be
+// routed to that the engine does not know yet, across every part (parts
+// of one family share its tables), and the spans of their events' times
+// by family.
+func (db *DB) newTables(parts []writePart, now time.Time) (map[string]bool, []familySpan) {
 	names := map[string]bool{}
-	var last physTable
+	var spans []familySpan
 	month := period.MonthOf(now)
-	for _, p := range items {
-		if last.name != "" && last.entry.CoversIn(p.time, month) {
-			continue
+	for _, part := range parts {
+		f := part.pol.Family
+		var last physTable
+		for _, p := range part.items {
+			if last.name != "" && last.entry.CoversIn(p.time, month) {
+				continue
+			}
+			if t, ok := db.catalog.cached(f.Name, p.time, now); ok {
+				last = t
+				continue
+			}
+			names[f.Namer().Format(f.TableFor(p.time, now))] = true
+			i := slices.IndexFunc(spans, func(sp familySpan) bool { return sp.family.Name == f.Name })
+			if i < 0 {
+				spans = append(spans, familySpan{family: f, from: p.time, to: p.time})
+				continue
+			}
+			spans[i].from, spans[i].to = minTime(spans[i].from, p.time), maxTime(spans[i].to, p.time)
 		}
-		if t, ok := db.catalog.cached(f.Name, p.time, now); ok {
-			last = t
-			continue
-		}
-		names[f.Namer().Format(f.TableFor(p.time, now))] = true
 	}
-	return names
+	return names, spans
 }
 
 // tableCount returns the tables the store holds, listing them when the

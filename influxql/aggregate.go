@@ -278,8 +278,10 @@ func (a *acc) result(c aggColumn) (any, error) {
 }
 
 // aggregate answers a SELECT of aggregates: the engine's aggregates of
-// each group's series, merged by time slot, transformed and filled.
-func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *plan) ([]api.InfluxQLSeries, error) {
+// each group's series, merged by time slot, transformed and filled; each
+// group's series is given to emit once built, before the next group is
+// read, so that memory holds one group's buckets at a time.
+func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *plan, emit func(api.InfluxQLSeries) error) error {
 	cols := make([]aggColumn, 0, len(st.Fields))
 	names := columnNames(st.Fields)
 	for _, f := range st.Fields {
@@ -288,7 +290,7 @@ func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *pl
 		}
 		c, err := parseColumn(f, p.interval)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		c.name = names[len(cols)]
 		cols = append(cols, c)
@@ -298,10 +300,10 @@ func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *pl
 	case bucket == 0:
 		bucket = 24 * time.Hour
 	case bucket < time.Second || (24*time.Hour)%bucket != 0:
-		return nil, fmt.Errorf("GROUP BY time(%s) is %w: use an interval of at least 1s that divides a day (set the data source's min interval to 1s or more)", bucket, ErrUnsupported)
+		return fmt.Errorf("GROUP BY time(%s) is %w: use an interval of at least 1s that divides a day (set the data source's min interval to 1s or more)", bucket, ErrUnsupported)
 	}
 	if !p.to.After(p.from) && !p.to.Equal(p.from) {
-		return nil, nil
+		return nil
 	}
 	// One slot with no GROUP BY time(): the engine's days, merged.
 	w := windows{interval: p.interval, offset: p.offset, loc: p.loc}
@@ -309,25 +311,27 @@ func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *pl
 	pieces := []piece{{from: p.from, to: p.to, bucket: bucket}}
 	if p.interval > 0 {
 		if n := int(p.to.Sub(p.from)/bucket) + 1; n > x.opts.MaxBuckets {
-			return nil, fmt.Errorf("GROUP BY time(%s) over %s makes %d buckets, over the limit of %d: narrow the range or widen the interval", p.interval, p.to.Sub(p.from), n, x.opts.MaxBuckets)
+			return fmt.Errorf("GROUP BY time(%s) over %s makes %d buckets, over the limit of %d: narrow the range or widen the interval", p.interval, p.to.Sub(p.from), n, x.opts.MaxBuckets)
 		}
 		starts = w.starts(p.from, p.to, x.opts.MaxBuckets)
 		if len(starts) > x.opts.MaxBuckets {
-			return nil, fmt.Errorf("GROUP BY time(%s) over %s makes more than %d buckets: narrow the range or widen the interval", p.interval, p.to.Sub(p.from), x.opts.MaxBuckets)
+			return fmt.Errorf("GROUP BY time(%s) over %s makes more than %d buckets: narrow the range or widen the interval", p.interval, p.to.Sub(p.from), x.opts.MaxBuckets)
 		}
 		pieces = w.pieces(starts, p.from, p.to)
 	}
 	slots := len(starts)
 	fields := map[string][]string{}
 	var order []string
-	var out []api.InfluxQLSeries
 	for _, g := range p.groups {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		multi := !g.whole && len(g.series) > 1
 		clear(fields)
 		order = order[:0]
 		for _, c := range cols {
 			if multi && !c.mergesAcrossSeries() {
-				return nil, fmt.Errorf("%s() over %d series at once is %w: GROUP BY their tags, or pick one series with a condition on its tags", c.fn, len(g.series), ErrUnsupported)
+				return fmt.Errorf("%s() over %d series at once is %w: GROUP BY their tags, or pick one series with a condition on its tags", c.fn, len(g.series), ErrUnsupported)
 			}
 			if _, ok := fields[c.field]; !ok {
 				order = append(order, c.field)
@@ -389,6 +393,16 @@ func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *pl
 					Fields: []string{field}, Funcs: fields[field], Filter: p.filter}
 				for _, pc := range pieces {
 					eg.Go(func() error {
+						if s != "" {
+							// A slot of the CPU pool for the series; the
+							// engine's aggregate of every series takes its
+							// own, a turn of series at a time.
+							release, err := x.opts.CPU.AcquireFor(ectx, x.tenant)
+							if err != nil {
+								return err
+							}
+							defer release()
+						}
 						buckets, err := x.eng.Aggregate(ectx, x.tenant, pc.query(q))
 						if err != nil {
 							return &EngineError{Err: err}
@@ -400,7 +414,7 @@ func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *pl
 			}
 		}
 		if err := eg.Wait(); err != nil {
-			return nil, err
+			return err
 		}
 		values := make([][]any, slots)
 		for slot := range slots {
@@ -408,7 +422,7 @@ func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *pl
 			for j, c := range cols {
 				v, err := accs[c.field][slot].result(c)
 				if err != nil {
-					return nil, err
+					return err
 				}
 				row[j] = v
 			}
@@ -423,7 +437,7 @@ func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *pl
 			if len(cols) == 1 && cols[0].selector() && values[0][0] != nil {
 				at, err := x.selectedAt(ctx, p, g, cols[0], values[0][0])
 				if err != nil {
-					return nil, err
+					return err
 				}
 				if !at.IsZero() {
 					times[0] = at
@@ -441,12 +455,15 @@ func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *pl
 		for _, c := range cols {
 			s.Columns = append(s.Columns, c.name)
 		}
+		s.Values = make([][]any, 0, len(rows))
 		for _, r := range rows {
 			s.Values = append(s.Values, append([]any{x.timeValue(r.t, p.loc)}, r.values...))
 		}
-		out = append(out, s)
+		if err := emit(s); err != nil {
+			return err
+		}
 	}
-	return out, nil
+	return nil
 }
 
 // row is one time slot of an aggregate's answer.

@@ -43,6 +43,29 @@
 // and moving_average run over the buckets; fill(null|none|previous|
 // linear|number) fills them.
 //
+// # Bounds
+//
+// Stream answers statement by statement and series by series: a
+// group's series is given to the Answer once built, before the next
+// group is read, so memory holds one group's rows, not the answer (the
+// server writes them to the client as they come). With a Budget (the
+// engine's query budget, *engine.QueryHold), the answers of a query's
+// aggregates are counted before any statement is built, every statement
+// together: series × buckets (the filled ones too, within LIMIT and
+// OFFSET) × columns, at rowBytes and valueBytes each; a query over what
+// the budget may ever hold is refused before anything is answered, and
+// each statement holds its count while it is built. A raw SELECT reads
+// one group at a time, at most Options.MaxRows rows of it.
+//
+// Parse checks a query's text before the parser reads it (limits.go):
+// each statement nests parentheses at most MaxDepth deep and has at most
+// MaxOperators operators, its LIMIT, OFFSET, SLIMIT and SOFFSET are
+// within int64, and the query holds a statement; past any, it returns an
+// error wrapping ErrQueryLimit and nothing is parsed. Execute stops
+// between its steps once its context ends, and an aggregate of a
+// statement's series takes slots of Options.CPU, so that a query is held
+// to what a read of the engine is held to.
+//
 // docs/influxql.md lists exactly which statements and clauses are
 // supported; anything else answers an error naming it.
 package influxql

@@ -9,6 +9,7 @@ import (
 
 	iql "github.com/influxdata/influxql"
 
+	"github.com/timetabledb/timetable/admission"
 	"github.com/timetabledb/timetable/api"
 	"github.com/timetabledb/timetable/engine"
 )
@@ -48,6 +49,16 @@ type Options struct {
 	// queries (SeriesCache); it needs an Engine that has SeriesVersion,
 	// as *engine.DB does.
 	Series *SeriesCache
+	// Budget, when set, is the memory the query's answers may hold
+	// (*engine.QueryHold, of the engine's query budget): Stream counts
+	// the answers of its statements before it builds any (budget.go).
+	Budget Budget
+	// CPU, when set, is the pool of slots for heavy CPU work that the
+	// engine's aggregates of every series take (engine.Options.CPU): an
+	// aggregate of a statement's series takes a slot for each series it
+	// summarises (admission.CPU.AcquireFor), as those do for each turn
+	// of series. The engine's aggregates of every series take their own.
+	CPU *admission.CPU
 }
 
 // ErrUnsupported marks a statement, clause or function that timetable
@@ -70,10 +81,17 @@ type executor struct {
 	opts   Options
 	tables []engine.LogicalTable
 	series map[string][]seriesTags
+	fields map[string]fields // by table, read once per query
 }
 
-// Parse reads a query's statements: InfluxData's parser.
+// Parse reads a query's statements: InfluxData's parser, once the text
+// is within MaxDepth and MaxOperators and its LIMIT, OFFSET, SLIMIT and
+// SOFFSET within int64. A query of no statement (";") is an error.
+// Errors of the bounds wrap ErrQueryLimit.
 func Parse(q string, params map[string]any) (iql.Statements, error) {
+	if err := checkText(q); err != nil {
+		return nil, err
+	}
 	p := iql.NewParser(strings.NewReader(q))
 	if params != nil {
 		p.SetParams(params)
@@ -82,14 +100,53 @@ func Parse(q string, params map[string]any) (iql.Statements, error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(query.Statements) == 0 {
+		return nil, fmt.Errorf("the query holds no statement, only separators or comments: %w", ErrQueryLimit)
+	}
 	return query.Statements, nil
 }
 
 // Execute answers each statement in turn, each with its own result (its
 // error in it, as InfluxDB does); errs holds each statement's error, nil
 // for those that succeeded, for the caller to tell an EngineError of its
-// own making from the statement's.
+// own making from the statement's. It is Stream, its answer kept whole: a
+// query that Stream refuses has that error in every result. Once ctx
+// ends, the statement at work stops between its steps and those left are
+// not begun: their errors are ctx's (context.Canceled,
+// context.DeadlineExceeded).
 func Execute(ctx context.Context, eng Engine, tenant string, stmts iql.Statements, o Options) (results []api.InfluxQLResult, errs []error) {
+	c := &collected{results: make([]api.InfluxQLResult, len(stmts)), errs: make([]error, len(stmts))}
+	if err := Stream(ctx, eng, tenant, stmts, o, c); err != nil {
+		for i := range stmts {
+			c.results[i] = api.InfluxQLResult{StatementID: i, Error: err.Error()}
+			c.errs[i] = err
+		}
+	}
+	return c.results, c.errs
+}
+
+// collected is an Answer kept whole, for Execute.
+type collected struct {
+	results []api.InfluxQLResult
+	errs    []error
+}
+
+func (c *collected) Series(i int, s api.InfluxQLSeries) error {
+	c.results[i].Series = append(c.results[i].Series, s)
+	return nil
+}
+
+func (c *collected) End(i int, err error) error {
+	c.results[i].StatementID = i
+	if err != nil {
+		c.results[i] = api.InfluxQLResult{StatementID: i, Error: err.Error()}
+		c.errs[i] = err
+	}
+	return nil
+}
+
+// newExecutor returns the executor of one query, o's defaults set.
+func newExecutor(eng Engine, tenant string, o Options) *executor {
 	if o.MaxSeries <= 0 {
 		o.MaxSeries = DefaultMaxSeries
 	}
@@ -99,24 +156,30 @@ func Execute(ctx context.Context, eng Engine, tenant string, stmts iql.Statement
 	if o.MaxBuckets <= 0 {
 		o.MaxBuckets = DefaultMaxBuckets
 	}
-	x := &executor{eng: eng, tenant: tenant, opts: o, series: map[string][]seriesTags{}}
-	results, errs = make([]api.InfluxQLResult, len(stmts)), make([]error, len(stmts))
-	for i, st := range stmts {
-		series, err := x.statement(ctx, st)
-		results[i] = api.InfluxQLResult{StatementID: i, Series: series}
-		if err != nil {
-			results[i] = api.InfluxQLResult{StatementID: i, Error: err.Error()}
-			errs[i] = err
-		}
-	}
-	return results, errs
+	return &executor{eng: eng, tenant: tenant, opts: o, series: map[string][]seriesTags{}, fields: map[string]fields{}}
 }
 
-// statement answers one statement.
+// run answers one statement, its series given to emit one by one as
+// they are built.
+func (x *executor) run(ctx context.Context, st iql.Statement, emit func(api.InfluxQLSeries) error) error {
+	if sel, ok := st.(*iql.SelectStatement); ok {
+		return x.selectStatement(ctx, sel, emit)
+	}
+	series, err := x.statement(ctx, st)
+	if err != nil {
+		return err
+	}
+	for _, s := range series {
+		if err := emit(s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// statement answers one statement other than a SELECT.
 func (x *executor) statement(ctx context.Context, st iql.Statement) ([]api.InfluxQLSeries, error) {
 	switch st := st.(type) {
-	case *iql.SelectStatement:
-		return x.selectStatement(ctx, st)
 	case *iql.ShowDatabasesStatement:
 		return []api.InfluxQLSeries{{Name: "databases", Columns: []string{"name"}, Values: [][]any{{x.tenant}}}}, nil
 	case *iql.CreateDatabaseStatement:

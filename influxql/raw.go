@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 
@@ -36,8 +37,9 @@ const tiePage = 16
 const pageSize = 1000
 
 // raw answers a SELECT of fields, without aggregates: the events of each
-// group's series, merged in time order.
-func (x *executor) raw(ctx context.Context, st *iql.SelectStatement, p *plan) ([]api.InfluxQLSeries, error) {
+// group's series, merged in time order; each group's series is given to
+// emit once built, before the next group is read.
+func (x *executor) raw(ctx context.Context, st *iql.SelectStatement, p *plan, emit func(api.InfluxQLSeries) error) error {
 	var names, fields []string
 	wildcard := false
 	for _, f := range st.Fields {
@@ -51,11 +53,11 @@ func (x *executor) raw(ctx context.Context, st *iql.SelectStatement, p *plan) ([
 		case *iql.Wildcard:
 			wildcard = true
 		default:
-			return nil, fmt.Errorf("%s in a SELECT without an aggregate is %w: select fields, *, or aggregates", f.Expr, ErrUnsupported)
+			return fmt.Errorf("%s in a SELECT without an aggregate is %w: select fields, *, or aggregates", f.Expr, ErrUnsupported)
 		}
 	}
 	if wildcard && len(fields) > 0 {
-		return nil, fmt.Errorf("* with other fields is %w", ErrUnsupported)
+		return fmt.Errorf("* with other fields is %w", ErrUnsupported)
 	}
 	names = columnNames(st.Fields)
 	// * is every field and tag of the measurement, as InfluxDB has it:
@@ -65,13 +67,15 @@ func (x *executor) raw(ctx context.Context, st *iql.SelectStatement, p *plan) ([
 	if wildcard {
 		types, keys, err := x.fieldTypes(ctx, p.logical)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		known = append(slices.Collect(maps.Keys(types)), keys...)
 	}
-	need := st.Offset + x.opts.MaxRows + 1
+	// The rows to read of each group: past OFFSET, the LIMIT or one more
+	// than MaxRows, saturated at the largest int.
+	need := addSat(st.Offset, x.opts.MaxRows+1)
 	if st.Limit > 0 {
-		need = min(need, st.Offset+st.Limit)
+		need = min(need, addSat(st.Offset, st.Limit))
 	}
 	q := engine.Query{Table: p.table, From: p.from, To: p.to, Desc: p.desc, Filter: p.filter}
 	if !wildcard {
@@ -81,8 +85,10 @@ func (x *executor) raw(ctx context.Context, st *iql.SelectStatement, p *plan) ([
 	keep := func(ev event.Event) bool {
 		return wildcard || slices.ContainsFunc(fields, func(f string) bool { _, ok := ev.Fields[f]; return ok })
 	}
-	var out []api.InfluxQLSeries
 	for _, g := range p.groups {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		var events []event.Event
 		// Events of one time come in the order of their series, as
 		// InfluxDB's series keys sort (reversed, newest first).
@@ -99,7 +105,7 @@ func (x *executor) raw(ctx context.Context, st *iql.SelectStatement, p *plan) ([
 		if g.whole {
 			got, err := x.read(ctx, q, need, keep)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			slices.SortStableFunc(got, order)
 			events = got[:min(len(got), need)]
@@ -108,6 +114,9 @@ func (x *executor) raw(ctx context.Context, st *iql.SelectStatement, p *plan) ([
 			// far, which keeps only its first need: memory holds two
 			// answers, however many series the group has.
 			for _, s := range g.series {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
 				if s == "" {
 					continue // the engine reads every series for ""
 				}
@@ -115,7 +124,7 @@ func (x *executor) raw(ctx context.Context, st *iql.SelectStatement, p *plan) ([
 				q.Series = s
 				got, err := x.read(ctx, q, need, keep)
 				if err != nil {
-					return nil, err
+					return err
 				}
 				events = append(events, got...)
 				slices.SortStableFunc(events, order)
@@ -150,7 +159,8 @@ func (x *executor) raw(ctx context.Context, st *iql.SelectStatement, p *plan) ([
 			refs = slices.Sorted(maps.Keys(seen))
 			cols = refs
 		}
-		s := api.InfluxQLSeries{Name: p.table, Tags: g.tags, Columns: append([]string{"time"}, cols...), Partial: partial}
+		s := api.InfluxQLSeries{Name: p.table, Tags: g.tags, Columns: append([]string{"time"}, cols...), Partial: partial,
+			Values: make([][]any, 0, len(events))}
 		tagsOf := map[string]map[string]string{}
 		for _, ev := range events {
 			row := make([]any, 1+len(refs))
@@ -173,9 +183,11 @@ func (x *executor) raw(ctx context.Context, st *iql.SelectStatement, p *plan) ([
 			}
 			s.Values = append(s.Values, row)
 		}
-		out = append(out, s)
+		if err := emit(s); err != nil {
+			return err
+		}
 	}
-	return out, nil
+	return nil
 }
 
 // read reads the first n events of a query that keep keeps, page by
@@ -184,7 +196,7 @@ func (x *executor) raw(ctx context.Context, st *iql.SelectStatement, p *plan) ([
 // most n + pageSize.
 func (x *executor) read(ctx context.Context, q engine.Query, n int, keep func(event.Event) bool) ([]event.Event, error) {
 	var out []event.Event
-	for len(out) < n+pageSize {
+	for len(out) < addSat(n, pageSize) {
 		q.Limit = tiePage
 		if len(out) < n {
 			q.Limit = min(pageSize, n-len(out))
@@ -207,4 +219,13 @@ func (x *executor) read(ctx context.Context, q engine.Query, n int, keep func(ev
 		q.Cursor = page.NextCursor
 	}
 	return out, nil
+}
+
+// addSat returns a + b of two counts, at least 0: the largest int when
+// the sum overflows.
+func addSat(a, b int) int {
+	if a > math.MaxInt-b {
+		return math.MaxInt
+	}
+	return a + b
 }

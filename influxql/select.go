@@ -33,6 +33,9 @@ type plan struct {
 	bounded  bool // the statement gave a lower time bound
 	filter   *storage.Filter
 	groups   []group
+	// counted is the number of groups, of a plan made only to count
+	// them (planSelect's count), whose groups are not built.
+	counted  int
 	groupBy  []string
 	loc      *time.Location
 	desc     bool
@@ -47,8 +50,44 @@ func (p *plan) isTag(k string) bool {
 	return ok
 }
 
-// selectStatement answers a SELECT.
-func (x *executor) selectStatement(ctx context.Context, st *iql.SelectStatement) ([]api.InfluxQLSeries, error) {
+// selection is what a SELECT reads, decided before any table is
+// planned.
+type selection struct {
+	interval, offset time.Duration
+	loc              *time.Location
+	cond             iql.Expr
+	tr               iql.TimeRange
+	groupBy          []string
+	wildcard         bool
+	tables           []engine.LogicalTable
+}
+
+// selectStatement answers a SELECT, each series given to emit as it is
+// built.
+func (x *executor) selectStatement(ctx context.Context, st *iql.SelectStatement, emit func(api.InfluxQLSeries) error) error {
+	sel, err := x.selection(ctx, st)
+	if err != nil {
+		return err
+	}
+	for _, t := range sel.tables {
+		p, err := x.planSelect(ctx, st, sel, t, false)
+		if err != nil {
+			return err
+		}
+		if st.IsRawQuery {
+			err = x.raw(ctx, st, p, emit)
+		} else {
+			err = x.aggregate(ctx, st, p, emit)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// selection reads a SELECT's clauses and the tables it names.
+func (x *executor) selection(ctx context.Context, st *iql.SelectStatement) (*selection, error) {
 	if st.Target != nil {
 		return nil, fmt.Errorf("SELECT INTO is %w", ErrUnsupported)
 	}
@@ -63,6 +102,10 @@ func (x *executor) selectStatement(ctx context.Context, st *iql.SelectStatement)
 	interval, err := st.GroupByInterval()
 	if err != nil {
 		return nil, err
+	}
+	if interval <= 0 && groupsByTime(st) {
+		// InfluxDB answers time(0s) as if there were no GROUP BY time().
+		return nil, fmt.Errorf("GROUP BY time(%s): the interval must be positive, at least 1s", iql.FormatDuration(interval))
 	}
 	offset, err := x.groupByOffset(st, interval)
 	if err != nil {
@@ -96,25 +139,26 @@ func (x *executor) selectStatement(ctx context.Context, st *iql.SelectStatement)
 	if err != nil {
 		return nil, err
 	}
-	var out []api.InfluxQLSeries
-	for _, t := range tables {
-		p, err := x.plan(ctx, st, t, cond, tr, groupBy, wildcard)
-		if err != nil {
-			return nil, err
-		}
-		p.loc, p.desc, p.interval, p.offset = loc, !st.TimeAscending(), interval, offset
-		var series []api.InfluxQLSeries
-		if st.IsRawQuery {
-			series, err = x.raw(ctx, st, p)
-		} else {
-			series, err = x.aggregate(ctx, st, p)
-		}
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, series...)
+	return &selection{interval: interval, offset: offset, loc: loc, cond: cond, tr: tr, groupBy: groupBy, wildcard: wildcard, tables: tables}, nil
+}
+
+// planSelect plans what a SELECT reads of one of its tables; with
+// count, it counts the groups without building them.
+func (x *executor) planSelect(ctx context.Context, st *iql.SelectStatement, sel *selection, t engine.LogicalTable, count bool) (*plan, error) {
+	p, err := x.plan(ctx, st, t, sel.cond, sel.tr, sel.groupBy, sel.wildcard, count)
+	if err != nil {
+		return nil, err
 	}
-	return out, nil
+	p.loc, p.desc, p.interval, p.offset = sel.loc, !st.TimeAscending(), sel.interval, sel.offset
+	return p, nil
+}
+
+// groupsByTime reports whether a statement has a GROUP BY time().
+func groupsByTime(st *iql.SelectStatement) bool {
+	return slices.ContainsFunc(st.Dimensions, func(d *iql.Dimension) bool {
+		call, ok := d.Expr.(*iql.Call)
+		return ok && call.Name == "time"
+	})
 }
 
 // groupByOffset returns the offset of GROUP BY time(interval, offset)
@@ -151,8 +195,9 @@ func (x *executor) groupByOffset(st *iql.SelectStatement, interval time.Duration
 }
 
 // plan decides what a SELECT reads of a table: its range, the series of
-// each group from the series index, and the filter on fields.
-func (x *executor) plan(ctx context.Context, st *iql.SelectStatement, t engine.LogicalTable, cond iql.Expr, tr iql.TimeRange, groupBy []string, wildcard bool) (*plan, error) {
+// each group from the series index, and the filter on fields; with count,
+// only the number of groups (plan.counted), not the groups.
+func (x *executor) plan(ctx context.Context, st *iql.SelectStatement, t engine.LogicalTable, cond iql.Expr, tr iql.TimeRange, groupBy []string, wildcard, count bool) (*plan, error) {
 	all, err := x.allSeries(ctx, t.Name)
 	if err != nil {
 		return nil, err
@@ -181,9 +226,32 @@ func (x *executor) plan(ctx context.Context, st *iql.SelectStatement, t engine.L
 		groupBy = keys
 	}
 	p.groupBy = groupBy
-	matched, err := matchSeries(all, tagCond)
+	matched, err := matchSeries(ctx, all, tagCond)
 	if err != nil {
 		return nil, err
+	}
+	if count {
+		n := min(1, len(matched))
+		if tagCond == nil {
+			n = 1
+		}
+		if len(groupBy) > 0 {
+			keys := map[string]struct{}{}
+			var b []byte
+			for _, s := range matched {
+				b = b[:0]
+				for _, k := range groupBy {
+					b = append(append(b, s.tags[k]...), 0)
+				}
+				keys[string(b)] = struct{}{}
+			}
+			n = len(keys)
+		}
+		p.counted = max(n-st.SOffset, 0)
+		if st.SLimit > 0 {
+			p.counted = min(p.counted, st.SLimit)
+		}
+		return p, nil
 	}
 	if len(groupBy) == 0 {
 		g := group{tags: nil, whole: tagCond == nil}

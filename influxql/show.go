@@ -53,7 +53,7 @@ func (x *executor) matching(ctx context.Context, table string, cond iql.Expr) ([
 	if err != nil {
 		return nil, err
 	}
-	return matchSeries(series, cond)
+	return matchSeries(ctx, series, cond)
 }
 
 // showTagKeys answers SHOW TAG KEYS [FROM m] [WHERE tags].
@@ -175,9 +175,31 @@ func (x *executor) showFieldKeys(ctx context.Context, st *iql.ShowFieldKeysState
 	return out, nil
 }
 
+// fields are the fields of a table and their types, and its tag keys,
+// as fieldTypes found them.
+type fields struct {
+	types map[string]string
+	keys  []string
+}
+
 // fieldTypes returns the fields of a table and their types, found in its
-// latest events, and its tag keys, which are not among the fields.
+// latest events, and its tag keys, which are not among the fields; read
+// once per query, for every statement that asks (SHOW FIELD KEYS,
+// SELECT *). The caller does not change them.
 func (x *executor) fieldTypes(ctx context.Context, t engine.LogicalTable) (map[string]string, []string, error) {
+	if f, ok := x.fields[t.Name]; ok {
+		return f.types, f.keys, nil
+	}
+	types, keys, err := x.readFieldTypes(ctx, t)
+	if err != nil {
+		return nil, nil, err
+	}
+	x.fields[t.Name] = fields{types: types, keys: keys}
+	return types, keys, nil
+}
+
+// readFieldTypes is fieldTypes, read from the table's latest events.
+func (x *executor) readFieldTypes(ctx context.Context, t engine.LogicalTable) (map[string]string, []string, error) {
 	series, err := x.allSeries(ctx, t.Name)
 	if err != nil {
 		return nil, nil, err

@@ -97,14 +97,23 @@ func tagKeys(series []seriesTags) []string {
 	return keys
 }
 
+// checkEvery is how many series a loop over a measurement's series
+// takes between two looks at its context.
+const checkEvery = 256
+
 // matchSeries returns the series whose tags cond matches; a nil cond
 // matches every one.
-func matchSeries(series []seriesTags, cond iql.Expr) ([]seriesTags, error) {
+func matchSeries(ctx context.Context, series []seriesTags, cond iql.Expr) ([]seriesTags, error) {
 	if cond == nil {
 		return series, nil
 	}
 	var out []seriesTags
-	for _, s := range series {
+	for i, s := range series {
+		if i%checkEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
 		ok, err := matchTags(cond, s.tags)
 		if err != nil {
 			return nil, err

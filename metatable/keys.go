@@ -12,6 +12,7 @@
 //	a tenant's key   keys#{tenant}        {key id}
 //	cursor secret    secret               cursor
 //	lease            lease#{name}         lease
+//	new tables       newtables#{tenant}   newtables
 //
 // Every partition key but the secret's starts with its kind and "#", and
 // the secret's has no "#", so no two kinds share a partition whatever
@@ -72,6 +73,10 @@ func TenantKeysPK(tenant string) string { return "keys#" + tenant }
 
 // Secret is the key of the item holding the secret that signs cursors.
 func Secret() (pk, sk string) { return "secret", "cursor" }
+
+// NewTables is the key of the item counting the physical tables a
+// tenant's writes made in the current hour (engine.TableBudget).
+func NewTables(tenant string) (pk, sk string) { return "newtables#" + tenant, "newtables" }
 
 // Lease is the key of the item of a named lease.
 func Lease(name string) (pk, sk string) { return "lease#" + name, "lease" }

@@ -12,7 +12,7 @@ import (
 // TestKindsApart checks that no two kinds share a partition, even with
 // names built to look like another kind's key.
 func TestKindsApart(t *testing.T) {
-	names := []string{"", "a", "#", "tenant#x", "registry#", "secret", "lease", "apikey#h", "keys#t", "registryversion#"}
+	names := []string{"", "a", "#", "tenant#x", "registry#", "secret", "lease", "apikey#h", "keys#t", "registryversion#", "newtables#t"}
 	kinds := map[string]func(string) string{
 		"registry":        RegistryPK,
 		"registryversion": func(n string) string { pk, _ := RegistryVersion(n); return pk },
@@ -22,6 +22,7 @@ func TestKindsApart(t *testing.T) {
 		"apikey":          func(n string) string { pk, _ := APIKey(n); return pk },
 		"lease":           func(n string) string { pk, _ := Lease(n); return pk },
 		"secret":          func(string) string { pk, _ := Secret(); return pk },
+		"newtables":       func(n string) string { pk, _ := NewTables(n); return pk },
 	}
 	owner := map[string]string{}
 	for kind, pk := range kinds {

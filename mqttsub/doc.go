@@ -39,6 +39,26 @@
 // (timetable_mqtt_messages_total{result="invalid"}), logged with its
 // topic and the reason, published to the dead-letter topic when one is
 // configured, and acknowledged. It never blocks the messages after it.
+//
+// # Table budget
+//
+// A message is a request to the engine's table budget (engine.
+// TableBudget): the new physical tables of all its events count
+// together, over every logical table it names. A message the budget
+// refuses is set aside as an invalid one is, with the budget's reason
+// (timetable_mqtt_messages_total{result="refused"}): one that needs more
+// new tables than a request may make, which no retry cures; one that
+// needs a table while the account's tables are near its quota, which
+// only the operator cures; and one for which the tenant's new tables of
+// the hour are spent. Decision: the last is dead-lettered too, its
+// reason saying when the next hour has room, rather than retried, since
+// acknowledgements go out in order and waiting for the hour would hold
+// every later message of the subscription back for up to an hour;
+// publishing the dead letter's payload again once there is room writes
+// it (a message written twice stores nothing twice). Messages of a
+// batch that each fit the budget are written even when the batch
+// together would not: a batch the budget refuses is written again
+// message by message.
 // MQTT 3.1.1 has no message properties, so the dead letter is a JSON
 // envelope: {"topic", "reason", "received", "payload"} (the payload as a
 // string when it is UTF-8, else "payload_base64").
@@ -56,7 +76,10 @@
 // budget is full, or the subscription's tenant holds its share, the
 // subscription reads nothing more from its broker, which keeps what it
 // has not delivered (QoS 1). A tenant over its write rates (Options.
-// Tenants) slows its subscriptions down the same way. The client reads a
+// Tenants) slows its subscriptions down the same way. A message whose
+// events are estimated at more than the whole budget
+// (limits.max_event_bytes_in_flight) is invalid, dead-lettered with the
+// reason, since no wait would let it in. The client reads a
 // whole packet before timetable sees it: bound packets at the broker too
 // (mosquitto's max_packet_size).
 //

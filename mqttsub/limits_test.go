@@ -54,6 +54,37 @@ func TestMessagesOverTheLimitsAreDeadLettered(t *testing.T) {
 	f.eventually("counted", func() bool { return metric(t, reg, "timetable_mqtt_messages_total", "invalid") == 2 })
 }
 
+// A message whose events are estimated at more than the whole events
+// budget is invalid, dead-lettered naming max_event_bytes_in_flight,
+// since no wait would let it in; the messages after it are written.
+func TestAMessageLargerThanTheEventsBudgetIsDeadLettered(t *testing.T) {
+	f := newFixture(t)
+	f.opts.EventBudget = admission.NewBudget("bytes of decoded events (max_event_bytes_in_flight)", 64<<10, 1)
+	letters := make(chan map[string]any, 10)
+	watcher := mqtt.NewClient(mqtt.NewClientOptions().AddBroker(f.broker.URL).SetClientID("dead-letter-watcher"))
+	require.NoError(t, waitToken(watcher.Connect()))
+	t.Cleanup(func() { watcher.Disconnect(100) })
+	require.NoError(t, waitToken(watcher.Subscribe("dead/plant", 1, func(_ mqtt.Client, m mqtt.Message) {
+		var v map[string]any
+		_ = json.Unmarshal(m.Payload(), &v)
+		letters <- v
+	})))
+	_, reg := f.start(config.Subscription{Topic: "plant/+/telemetry", Tenant: "acme", Table: "telemetry", Series: 2, DeadLetter: "dead/plant", Format: config.FormatJSON})
+
+	wide := event(1, `,"a":[`+strings.Repeat("1,", 2000)+`1]`)
+	f.publish("plant/dev1/telemetry", wide, event(2, ""))
+	select {
+	case l := <-letters:
+		require.Contains(t, l["reason"], "max_event_bytes_in_flight")
+		require.Contains(t, l["reason"], "split the message")
+	case <-time.After(20 * time.Second):
+		t.Fatal("no dead letter")
+	}
+	f.eventually("wrote the next message", func() bool { return len(f.events("telemetry")) == 1 })
+	f.eventually("counted", func() bool { return metric(t, reg, "timetable_mqtt_messages_total", "invalid") == 1 })
+	f.eventually("gave the budget back", func() bool { all, _ := f.opts.EventBudget.Used(""); return all == 0 })
+}
+
 // A subscription waits for room in the events budget before it decodes
 // a message, and so reads nothing more from its broker while the budget
 // is full; the message is written once there is room.

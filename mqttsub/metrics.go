@@ -26,7 +26,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		}, labels),
 		messages: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "timetable_mqtt_messages_total",
-			Help: "MQTT messages acknowledged, by subscription and result: written (every event durable) or invalid (logged, and sent to the dead-letter topic when there is one).",
+			Help: "MQTT messages acknowledged, by subscription and result: written (every event durable), invalid, or refused by the table budget (both logged, and sent to the dead-letter topic when there is one).",
 		}, []string{"subscription", "result"}),
 		events: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "timetable_mqtt_events_written_total",
@@ -57,8 +57,8 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 
 // subscriptionMetrics are the metrics of one subscription.
 type subscriptionMetrics struct {
-	received, written, invalid, events, writeFailures, deadLetterFailures prometheus.Counter
-	connected                                                             prometheus.Gauge
+	received, written, invalid, refused, events, writeFailures, deadLetterFailures prometheus.Counter
+	connected                                                                      prometheus.Gauge
 }
 
 // of returns the metrics of the subscription of a client id.
@@ -67,6 +67,7 @@ func (m *metrics) of(id string) subscriptionMetrics {
 		received:           m.received.WithLabelValues(id),
 		written:            m.messages.WithLabelValues(id, "written"),
 		invalid:            m.messages.WithLabelValues(id, "invalid"),
+		refused:            m.messages.WithLabelValues(id, "refused"),
 		events:             m.events.WithLabelValues(id),
 		writeFailures:      m.writeFailures.WithLabelValues(id),
 		deadLetterFailures: m.deadLetterFailures.WithLabelValues(id),

@@ -110,7 +110,7 @@ func (o *Options) EnsureDefaults() {
 		o.MaxEvents = admission.DefaultMaxRequestEvents
 	}
 	if o.EventBudget == nil {
-		o.EventBudget = admission.NewBudget("bytes of decoded events", admission.DefaultMaxEventBytes, admission.DefaultTenantShare)
+		o.EventBudget = admission.NewBudget("bytes of decoded events (max_event_bytes_in_flight)", admission.DefaultMaxEventBytes, admission.DefaultTenantShare)
 	}
 }
 

@@ -37,16 +37,25 @@ type fixture struct {
 	pub    string // mosquitto_pub
 	// opts are the options start starts subscribers with.
 	opts mqttsub.Options
+	// budget is the engine's table budget.
+	budget engine.TableBudget
 }
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	f := &fixture{t: t, pub: clients.Command(t, "mosquitto_pub")}
-	b, err := clients.StartMosquitto(clients.Command(t, "mosquitto"), t.TempDir())
+	return newFixtureOn(t, backends.Pebble(), engine.TableBudget{})
+}
+
+// newFixtureOn is newFixture on backend b, the engine with a table
+// budget.
+func newFixtureOn(t *testing.T, b backends.Backend, budget engine.TableBudget) *fixture {
+	t.Helper()
+	f := &fixture{t: t, pub: clients.Command(t, "mosquitto_pub"), budget: budget}
+	broker, err := clients.StartMosquitto(clients.Command(t, "mosquitto"), t.TempDir())
 	require.NoError(t, err)
-	t.Cleanup(b.Close)
-	f.broker = b
-	f.store, f.cfg = backends.Pebble().Open(t)
+	t.Cleanup(broker.Close)
+	f.broker = broker
+	f.store, f.cfg = b.Open(t)
 	f.open()
 	_, err = f.db.Tenants().Add(context.Background(), "acme", now)
 	require.NoError(t, err)
@@ -56,7 +65,7 @@ func newFixture(t *testing.T) *fixture {
 // open opens an engine on the fixture's store.
 func (f *fixture) open() {
 	f.t.Helper()
-	db, err := engine.Open(context.Background(), f.store, engine.Options{Schema: f.cfg, Clock: clock.NewManual(now)})
+	db, err := engine.Open(context.Background(), f.store, engine.Options{Schema: f.cfg, Clock: clock.NewManual(now), Tables: f.budget})
 	require.NoError(f.t, err)
 	f.t.Cleanup(func() { db.Close() })
 	f.db = db
@@ -106,11 +115,18 @@ func (f *fixture) eventually(what string, cond func() bool) {
 	require.Eventually(f.t, cond, 20*time.Second, 50*time.Millisecond, "never %s", what)
 }
 
-// events returns every event of a table of acme.
+// events returns every event of a table of acme of the two days before
+// now.
 func (f *fixture) events(table string) []map[string]any {
 	f.t.Helper()
+	return f.eventsSince(table, now.Add(-48*time.Hour))
+}
+
+// eventsSince returns every event of a table of acme since from.
+func (f *fixture) eventsSince(table string, from time.Time) []map[string]any {
+	f.t.Helper()
 	var out []map[string]any
-	q := engine.Query{Table: table, From: now.Add(-48 * time.Hour), To: now.Add(time.Hour), Limit: 10000}
+	q := engine.Query{Table: table, From: from, To: now.Add(time.Hour), Limit: 10000}
 	page, err := f.db.Query(context.Background(), "acme", q)
 	if err != nil {
 		return nil
@@ -226,15 +242,7 @@ func TestAFailedWriteIsNotAcknowledged(t *testing.T) {
 // reason, and the valid message after them is written all the same.
 func TestInvalidMessagesGoToTheDeadLetterTopic(t *testing.T) {
 	f := newFixture(t)
-	letters := make(chan map[string]any, 10)
-	watcher := mqtt.NewClient(mqtt.NewClientOptions().AddBroker(f.broker.URL).SetClientID("dead-letter-watcher"))
-	require.NoError(t, waitToken(watcher.Connect()))
-	t.Cleanup(func() { watcher.Disconnect(100) })
-	require.NoError(t, waitToken(watcher.Subscribe("dead/plant", 1, func(_ mqtt.Client, m mqtt.Message) {
-		var v map[string]any
-		_ = json.Unmarshal(m.Payload(), &v)
-		letters <- v
-	})))
+	letters := f.deadLetters("dead/plant")
 
 	_, reg := f.start(config.Subscription{Topic: "plant/+/telemetry", Tenant: "acme", Table: "telemetry", Series: 2, DeadLetter: "dead/plant", Format: config.FormatJSON})
 	f.publishLines("plant/dev1/telemetry",
@@ -263,6 +271,21 @@ func TestInvalidMessagesGoToTheDeadLetterTopic(t *testing.T) {
 	f.eventually("wrote the valid message", func() bool { return len(f.events("telemetry")) == 1 })
 	f.eventually("counted", func() bool { return metric(t, reg, "timetable_mqtt_messages_total", "invalid") == 4 })
 	require.Equal(t, float64(1), metric(t, reg, "timetable_mqtt_messages_total", "written"))
+}
+
+// deadLetters returns the letters published to topic from now on.
+func (f *fixture) deadLetters(topic string) <-chan map[string]any {
+	f.t.Helper()
+	letters := make(chan map[string]any, 10)
+	watcher := mqtt.NewClient(mqtt.NewClientOptions().AddBroker(f.broker.URL).SetClientID("dead-letter-watcher"))
+	require.NoError(f.t, waitToken(watcher.Connect()))
+	f.t.Cleanup(func() { watcher.Disconnect(100) })
+	require.NoError(f.t, waitToken(watcher.Subscribe(topic, 1, func(_ mqtt.Client, m mqtt.Message) {
+		var v map[string]any
+		_ = json.Unmarshal(m.Payload(), &v)
+		letters <- v
+	})))
+	return letters
 }
 
 // Line protocol payloads: the measurement names the table unless the

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 	"unicode/utf8"
 
@@ -33,6 +34,9 @@ type message struct {
 	// oversize is a payload over Options.MaxPayloadBytes, dead-lettered
 	// without it.
 	oversize bool
+	// refused says the message is valid but set aside by the engine's
+	// table budget, for the reason invalid gives.
+	refused bool
 	// hold is what the message's events hold of the events budget.
 	hold *admission.Hold
 }
@@ -103,7 +107,7 @@ func (s *subscription) handle(ctx context.Context, batch []inbound) (left []inbo
 		}
 	}
 	groups := s.check(msgs)
-	if !s.slowDown(ctx, groups) || !s.write(ctx, groups) {
+	if !s.slowDown(ctx, groups) || !s.write(ctx, msgs) {
 		return nil
 	}
 	for _, m := range msgs {
@@ -111,7 +115,11 @@ func (s *subscription) handle(ctx context.Context, batch []inbound) (left []inbo
 			if !s.deadLetter(m) {
 				continue
 			}
-			s.metrics.invalid.Inc()
+			if m.refused {
+				s.metrics.refused.Inc()
+			} else {
+				s.metrics.invalid.Inc()
+			}
 		} else {
 			s.metrics.written.Inc()
 		}
@@ -127,7 +135,8 @@ func (s *subscription) handle(ctx context.Context, batch []inbound) (left []inbo
 // subscription reads nothing more meanwhile); a later one does not wait,
 // since the batch's own messages may hold the room: decodeWithin reports
 // false for it, and the batch goes without it. It reports false for the
-// first only once ctx ended.
+// first only once ctx ended. A message whose events are estimated at
+// more than the whole budget is invalid: no wait lets it in.
 func (s *subscription) decodeWithin(ctx context.Context, m *message, first bool) bool {
 	payload := m.msg.Payload()
 	if int64(len(payload)) > s.opts.MaxPayloadBytes {
@@ -139,7 +148,10 @@ func (s *subscription) decodeWithin(ctx context.Context, m *message, first bool)
 	if first {
 		resize = func(n int64) error { return m.hold.Resize(ctx, n) }
 	}
-	if err := resize(admission.BodyBytes(int64(len(payload)), admission.EventsUpperBound(payload, s.cfg.Format == config.FormatLine))); err != nil {
+	// An estimate over the whole budget takes the whole budget: what the
+	// payload decodes to decides whether it is too large.
+	budget := s.opts.EventBudget
+	if err := resize(budget.Bound(admission.BodyBytes(int64(len(payload)), admission.EventsUpperBound(payload, s.cfg.Format == config.FormatLine)))); err != nil {
 		return false
 	}
 	parts, err := s.decode(m.msg.Topic(), payload, m.received)
@@ -157,7 +169,12 @@ func (s *subscription) decodeWithin(ctx context.Context, m *message, first bool)
 		m.invalid = fmt.Sprintf("%d events in one message, over the limit of %d (max_events): split the message", n, s.opts.MaxEvents)
 		return true
 	}
-	if err := resize(admission.BatchBytes(event.Join(batches...))); err != nil {
+	need := admission.BatchBytes(event.Join(batches...))
+	if err := budget.Fits(need); err != nil {
+		m.invalid = fmt.Sprintf("%v: split the message", err)
+		return true
+	}
+	if err := resize(need); err != nil {
 		return false
 	}
 	m.parts = parts
@@ -272,52 +289,149 @@ func (g *group) refuse(reason string) {
 	}
 }
 
-// write stores every group, trying again with backoff while the store
-// fails, and reports whether all are durable: false only when ctx ended
-// first. A group the store refuses as invalid is not tried again: its
-// messages are marked invalid.
-func (s *subscription) write(ctx context.Context, gs []*group) bool {
+// write stores the events of the valid messages, and reports whether
+// each is durable or set aside: false only when ctx ended first. The
+// messages are one write (engine.DB.WriteTables), tried again with
+// backoff while the store fails; a refusal no retry cures sets messages
+// aside, to be dead-lettered, and the others are written without them.
+// A table whose events the engine refuses sets its messages aside. A
+// refusal of the table budget (too many new tables for one request, the
+// tenant's new tables of the hour spent, the account's tables near its
+// quota) concerns the write as a whole: the messages are written again
+// one by one, and those the budget refuses alone are set aside with its
+// reason.
+func (s *subscription) write(ctx context.Context, msgs []*message) bool {
+	for {
+		gs := groups(msgs)
+		if len(gs) == 0 {
+			return true
+		}
+		gs, err := s.writeGroups(ctx, gs)
+		var te *engine.TableError
+		switch {
+		case err == nil:
+			return true
+		case ctx.Err() != nil:
+			return false
+		case overBudget(err):
+			valid := slices.DeleteFunc(slices.Clone(msgs), func(m *message) bool { return m.invalid != "" })
+			if len(valid) == 1 {
+				valid[0].invalid, valid[0].refused = budgetReason(err), true
+				return true
+			}
+			for _, m := range valid {
+				if !s.write(ctx, []*message{m}) {
+					return false
+				}
+			}
+			return true
+		case errors.As(err, &te):
+			gs[te.Index].refuse(err.Error())
+		default:
+			// Items the store refused.
+			refused := gs
+			var we *engine.WriteError
+			if errors.As(err, &we) && len(unwritten(gs, we.Unwritten)) > 0 {
+				refused = unwritten(gs, we.Unwritten)
+			}
+			for _, g := range refused {
+				g.refuse(err.Error())
+			}
+		}
+	}
+}
+
+// writeGroups writes the groups as one request, trying again with
+// backoff while the store fails, and after a failure that wrote some of
+// the groups, only the others. It returns the groups of its last try
+// and nil once every event is durable, the engine's refusal of that try
+// (invalid or overBudget), or ctx's error.
+func (s *subscription) writeGroups(ctx context.Context, gs []*group) ([]*group, error) {
 	wait := s.opts.RetryMin
-	for len(gs) > 0 {
-		var failed []*group
+	for {
 		// The subscription's tenant is active: the others' heavy work
 		// leaves it a core (admission.CPU.AcquireFor).
 		s.db.Options().CPU.Seen(s.cfg.Tenant)
-		for _, g := range gs {
-			n, err := s.db.WriteBatch(ctx, s.cfg.Tenant, g.table, g.events)
-			s.metrics.events.Add(float64(n))
-			switch {
-			case err == nil:
-			case ctx.Err() != nil:
-				return false
-			case errors.Is(err, event.ErrInvalidEvent), errors.Is(err, storage.ErrInvalid), errors.Is(err, engine.ErrBadTableName):
-				g.refuse(err.Error())
-			default:
-				s.metrics.writeFailures.Inc()
-				s.log.Warn("mqtt: write failed; its messages stay unacknowledged and the write is tried again", "table", g.table, "events", g.events.Len(), "retry_in", wait, "error", err)
-				failed = append(failed, g)
-			}
+		tables := make([]engine.TableEvents, len(gs))
+		for i, g := range gs {
+			tables[i] = engine.TableEvents{Table: g.table, Events: g.events}
 		}
-		if gs = failed; len(gs) == 0 {
-			break
+		n, err := s.db.WriteTables(ctx, s.cfg.Tenant, tables)
+		s.metrics.events.Add(float64(n))
+		switch {
+		case err == nil:
+			return gs, nil
+		case ctx.Err() != nil:
+			return gs, ctx.Err()
+		case errors.Is(err, event.ErrInvalidEvent), errors.Is(err, storage.ErrInvalid), errors.Is(err, engine.ErrBadTableName), overBudget(err):
+			return gs, err
+		}
+		s.metrics.writeFailures.Inc()
+		s.log.Warn("mqtt: write failed; its messages stay unacknowledged and the write is tried again", "tables", len(gs), "events", eventsOf(gs), "retry_in", wait, "error", err)
+		var we *engine.WriteError
+		if errors.As(err, &we) {
+			gs = unwritten(gs, we.Unwritten)
 		}
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return false
+			return gs, ctx.Err()
 		case <-t.C:
 		}
 		wait = min(2*wait, s.opts.RetryMax)
 	}
-	return true
 }
 
-// deadLetter logs an invalid message and publishes it to the dead-letter
-// topic, if any. It reports whether the message may be acknowledged:
+// overBudget reports a refusal of the engine's table budget: the write
+// as a whole needs more new tables than it may make.
+func overBudget(err error) bool {
+	return errors.Is(err, engine.ErrTooManyNewTables) || errors.Is(err, engine.ErrTableRate) || errors.Is(err, engine.ErrNearTableQuota)
+}
+
+// budgetReason is the dead letter's reason for a message the table
+// budget refuses.
+func budgetReason(err error) string {
+	var re *engine.TableRateError
+	if errors.As(err, &re) {
+		return fmt.Sprintf("%v; the tenant may make new tables again in %v: publish the message again then", err, re.RetryAfter)
+	}
+	return err.Error()
+}
+
+// eventsOf counts the events of groups.
+func eventsOf(gs []*group) int {
+	n := 0
+	for _, g := range gs {
+		n += g.events.Len()
+	}
+	return n
+}
+
+// unwritten returns the groups holding any of the events index names,
+// indexes of the groups' events taken in order (engine.WriteError).
+func unwritten(gs []*group, index []int) []*group {
+	var out []*group
+	base := 0
+	for _, g := range gs {
+		end := base + g.events.Len()
+		if i, _ := slices.BinarySearch(index, base); i < len(index) && index[i] < end {
+			out = append(out, g)
+		}
+		base = end
+	}
+	return out
+}
+
+// deadLetter logs an invalid or refused message and publishes it to the
+// dead-letter topic, if any. It reports whether the message may be acknowledged:
 // false when the broker did not take the dead letter.
 func (s *subscription) deadLetter(m *message) bool {
-	s.log.Warn("mqtt: invalid message", "topic", m.msg.Topic(), "reason", m.invalid, "dead_letter", s.cfg.DeadLetter)
+	what := "mqtt: invalid message"
+	if m.refused {
+		what = "mqtt: message refused by the table budget"
+	}
+	s.log.Warn(what, "topic", m.msg.Topic(), "reason", m.invalid, "dead_letter", s.cfg.DeadLetter)
 	if s.cfg.DeadLetter == "" {
 		return true
 	}

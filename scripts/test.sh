@@ -46,10 +46,19 @@ echo "== the benchmark module's tests"
 bench_status=$?
 
 # The memory bounds skip under the race detector, which changes what
-# memory holds: they run here without it, at a quarter of their size.
+# memory holds: they run here without it, at their -short sizes.
 echo "== the memory bounds, without the race detector"
-"$GO" test -short -count=1 -timeout 10m -run 'TestMemoryIsBoundedInWhatRequestsHold|TestAHugeMessageIsRefusedInBoundedMemory' ./server ./mqttsub
+"$GO" test -short -count=1 -timeout 10m -run 'TestMemoryIsBoundedInWhatRequestsHold|TestInfluxQLMemoryIsBounded|TestAHugeMessageIsRefusedInBoundedMemory' ./server ./mqttsub
 memory_status=$?
+
+# The InfluxQL statement text is fuzzed for a fixed time on every run:
+# the check of its bounds against what the parser builds (FuzzParse), and
+# /query's answers, never a panic, a 5xx or a hang (FuzzInfluxQuery).
+# Their seed corpora run with every test above; `make fuzz` runs longer.
+echo "== fuzzing InfluxQL statements, 10s each"
+"$GO" test -run XXX -fuzz '^FuzzParse$' -fuzztime 10s ./influxql &&
+	"$GO" test -run XXX -fuzz '^FuzzInfluxQuery$' -fuzztime 10s ./server
+fuzz_status=$?
 
 wait "$local_pid"
 local_status=$?
@@ -57,7 +66,7 @@ echo
 echo "== the DynamoDB suites against AWS's DynamoDB Local"
 cat "$local_log"
 
-if [ "$dynalite_status" -ne 0 ] || [ "$local_status" -ne 0 ] || [ "$bench_status" -ne 0 ] || [ "$memory_status" -ne 0 ]; then
-	echo "test.sh: failed (dynalite run: $dynalite_status, DynamoDB Local run: $local_status, bench module: $bench_status, memory bounds: $memory_status)" >&2
+if [ "$dynalite_status" -ne 0 ] || [ "$local_status" -ne 0 ] || [ "$bench_status" -ne 0 ] || [ "$memory_status" -ne 0 ] || [ "$fuzz_status" -ne 0 ]; then
+	echo "test.sh: failed (dynalite run: $dynalite_status, DynamoDB Local run: $local_status, bench module: $bench_status, memory bounds: $memory_status, InfluxQL fuzzing: $fuzz_status)" >&2
 	exit 1
 fi

@@ -33,10 +33,14 @@ import (
 // A full budget is 503, a tenant over its share or a limit 429, both
 // with Retry-After.
 
-// budgetError turns a Budget's refusal into the answer: ctx's own error
-// when the request ended, else 503 for a full budget and 429 for a
-// tenant over its share.
+// budgetError turns a Budget's refusal into the answer: 413 for a
+// request larger than the budget, which no wait lets in; ctx's own
+// error when the request ended; else 503 for a full budget and 429 for
+// a tenant over its share.
 func budgetError(ctx context.Context, err error) error {
+	if errors.Is(err, admission.ErrTooLarge) {
+		return &httpError{status: http.StatusRequestEntityTooLarge, msg: err.Error() + ": split the batch"}
+	}
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
@@ -48,9 +52,12 @@ func budgetError(ctx context.Context, err error) error {
 
 // holdEvents takes the estimate of a body's events out of the events
 // budget, before it is decoded, waiting up to Options.BodyBudgetWait.
+// An estimate over the whole budget takes the whole budget: it is an
+// upper bound, and what the body decodes to decides (fitEvents) whether
+// the request is too large.
 func (s *Server) holdEvents(ctx context.Context, tenant string, body []byte, lines bool) (*admission.Hold, error) {
 	h := s.events.Hold(tenant)
-	if err := s.resizeEvents(ctx, h, admission.BodyBytes(int64(len(body)), admission.EventsUpperBound(body, lines))); err != nil {
+	if err := s.resizeEvents(ctx, h, s.events.Bound(admission.BodyBytes(int64(len(body)), admission.EventsUpperBound(body, lines)))); err != nil {
 		return nil, err
 	}
 	return h, nil
@@ -67,7 +74,8 @@ func (s *Server) resizeEvents(ctx context.Context, h *admission.Hold, n int64) e
 	return nil
 }
 
-// fitEvents trims, or grows, a hold to the estimate of decoded events.
+// fitEvents trims, or grows, a hold to the estimate of decoded events,
+// or answers 413 when that is more than the whole budget.
 func (s *Server) fitEvents(ctx context.Context, h *admission.Hold, events ...event.Batch) error {
 	var n int64
 	for _, b := range events {
@@ -118,18 +126,40 @@ func (s *Server) startQuery(ctx context.Context, tenant string) (func(), error) 
 // work (tenant.Limits.MaxConcurrentWrites), waiting up to
 // Options.BodyBudgetWait for a turn before its body is read, then 429
 // naming max_concurrent_writes. The requests waiting are parked, not
-// running: one tenant's many writers leave the CPU to the others.
+// running: one tenant's many writers leave the CPU to the others. A
+// write refused with 429 or 503 has the rest of its body thrown away
+// before the answer (discardBody), so that its client reads it.
 func (s *Server) writing(ep endpoint) endpoint {
 	return func(w http.ResponseWriter, r *http.Request, tenant string) error {
 		wait, cancel := context.WithTimeout(r.Context(), s.opts.BodyBudgetWait)
 		defer cancel()
 		done, err := s.tenants.StartWrite(r.Context(), wait, tenant)
 		if err != nil {
-			return s.limitAnswer(tenant, err)
+			err = s.limitAnswer(tenant, err)
+			if retryable(err) {
+				s.discardBody(w, r, false)
+			}
+			return err
 		}
 		defer done()
-		return ep(w, r, tenant)
+		err = ep(w, r, tenant)
+		done() // the turn is not held while a refused body is thrown away
+		if retryable(err) {
+			s.discardBody(w, r, bodyStarted(err))
+		}
+		return err
 	}
+}
+
+// retryable reports whether err answers 429 or 503: a refusal the same
+// request may get past later, whose client must read the answer's
+// Retry-After.
+func retryable(err error) bool {
+	if err == nil {
+		return false
+	}
+	code := status(err)
+	return code == http.StatusTooManyRequests || code == http.StatusServiceUnavailable
 }
 
 // counted runs a query endpoint among its tenant's concurrent queries,
@@ -168,7 +198,7 @@ func (s *Server) queryPartitionsShare(ctx context.Context, tenant string) int64 
 }
 
 // retryAfterHeader is the Retry-After of a wait: whole seconds, at least
-// one.
+// one (admission.RetrySeconds).
 func retryAfterHeader(d time.Duration) string {
-	return strconv.FormatInt(max(1, int64(math.Ceil(d.Seconds()))), 10)
+	return strconv.FormatInt(admission.RetrySeconds(d), 10)
 }

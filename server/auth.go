@@ -91,6 +91,23 @@ func apiKey(r *http.Request) (string, error) { return credential(r, "API key") }
 // parameter of InfluxDB 1.x. The user name is not read. Two different
 // keys in one request are a 400.
 func influxKey(r *http.Request) (string, error) {
+	return influxKeyOf(r, r.URL.Query()["p"])
+}
+
+// influxQueryKey is influxKey for /query, whose p= may be in a form
+// body as well as in the URL: it reads the form, at most maxQueryForm
+// bytes, before the key is looked up, so that a key in the body is
+// checked against the header's as one in the URL is.
+func influxQueryKey(r *http.Request) (string, error) {
+	r.Body = http.MaxBytesReader(nil, r.Body, maxQueryForm)
+	if err := r.ParseForm(); err != nil {
+		return "", &httpError{status: http.StatusBadRequest, msg: "timetable: read the form of /query: " + err.Error()}
+	}
+	return influxKeyOf(r, r.Form["p"])
+}
+
+// influxKeyOf is influxKey with the values of p= given.
+func influxKeyOf(r *http.Request, ps []string) (string, error) {
 	const how = "Authorization: Token <api key>, or the key as the password (Basic authentication or p=)"
 	header, err := authorization(r, how)
 	if err != nil {
@@ -108,7 +125,10 @@ func influxKey(r *http.Request) (string, error) {
 			return "", &httpError{status: http.StatusUnauthorized, msg: fmt.Sprintf("timetable: Authorization scheme %q is not supported; send %s", scheme, how)}
 		}
 	}
-	if p := r.URL.Query().Get("p"); p != "" {
+	for _, p := range ps {
+		if p == "" {
+			continue
+		}
 		if key != "" && key != p {
 			return "", &httpError{status: http.StatusBadRequest, msg: "timetable: two different API keys, in the Authorization header and in p=: send one"}
 		}

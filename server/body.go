@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/timetabledb/timetable/admission"
@@ -32,6 +33,18 @@ import (
 //
 // A request's share is given back once its write is done, since the
 // decoded events refer to the body's bytes.
+//
+// A write refused with 429 or 503 (a budget, a rate, its tenant's
+// concurrent writes) before its body is read whole has the rest of its
+// body read and thrown away before the answer goes (discardBody): up to
+// Options.MaxBodyBytes, within Options.BodyReadTimeout, in a small buffer,
+// and at most Options.MaxBodyBytesInFlight bytes a second for all such
+// bodies together. A client that sends its whole body before it reads
+// (Python's http.client, and so requests and InfluxDB's Python client)
+// would otherwise find the connection closed under it and see a broken
+// pipe rather than the status and its Retry-After. A request with
+// "Expect: 100-continue" refused before its body is read is answered at
+// once: the client, waiting for 100 Continue, sends no body.
 //
 // A write's API key is checked when the request starts, and again once
 // its body has arrived (stillLive): a key revoked during an upload writes
@@ -87,7 +100,7 @@ func (b *body) release() {
 // done with its bytes.
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request, tenant string) (*body, error) {
 	max := s.opts.MaxBodyBytes
-	tooLarge := &httpError{status: http.StatusRequestEntityTooLarge, msg: fmt.Sprintf("timetable: request body over the limit of %d bytes: split the batch", max)}
+	tooLarge := &httpError{status: http.StatusRequestEntityTooLarge, msg: fmt.Sprintf("timetable: request body over the limit of %d bytes (max_body_bytes): split the batch", max)}
 	if r.ContentLength > max {
 		return nil, tooLarge
 	}
@@ -123,7 +136,11 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, tenant string)
 				declared = -1 // the length of the compressed body
 			}
 			if err := b.grow(r.Context(), max, declared); err != nil {
+				unread := cap(b.buf) == 0
 				b.release()
+				if unread {
+					return nil, &unreadBody{err}
+				}
 				return nil, err
 			}
 		}
@@ -158,4 +175,53 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, tenant string)
 
 func (s *Server) bodyTimeout() error {
 	return &httpError{status: http.StatusRequestTimeout, msg: fmt.Sprintf("timetable: the request body did not arrive within %s: send it faster, or in smaller batches", s.opts.BodyReadTimeout)}
+}
+
+// unreadBody is a refusal of a request before any of its body was read.
+type unreadBody struct{ error }
+
+func (e *unreadBody) Unwrap() error { return e.error }
+
+// bodyStarted reports whether the server began reading the body of a
+// request that err refused: not when readBody refused it before its
+// first read (unreadBody).
+func bodyStarted(err error) bool {
+	var u *unreadBody
+	return !errors.As(err, &u)
+}
+
+// discardStep is the buffer discardBody reads a refused body into.
+const discardStep = 32 << 10
+
+// discardBuffers holds discardBody's buffers between refusals.
+var discardBuffers = sync.Pool{New: func() any { return new([discardStep]byte) }}
+
+// discardBody reads what is left of a refused request's body and throws
+// it away, so that a client that sends the whole body before it reads
+// the answer gets to read it: up to Options.MaxBodyBytes (a body over it
+// is refused anyway, and its connection closed), until
+// Options.BodyReadTimeout from now, at the rate of s.discards for all
+// refused bodies together. It reads nothing of a request with "Expect:
+// 100-continue" whose body was not asked for (started reports whether
+// the server began reading it): reading would ask for it.
+func (s *Server) discardBody(w http.ResponseWriter, r *http.Request, started bool) {
+	if !started && r.Header.Get("Expect") == "100-continue" {
+		return
+	}
+	deadline := time.Now().Add(s.opts.BodyReadTimeout)
+	_ = http.NewResponseController(w).SetReadDeadline(deadline)
+	ctx, cancel := context.WithDeadline(r.Context(), deadline)
+	defer cancel()
+	buf := discardBuffers.Get().(*[discardStep]byte)
+	defer discardBuffers.Put(buf)
+	in := io.LimitReader(r.Body, s.opts.MaxBodyBytes+1)
+	for {
+		n, err := in.Read(buf[:])
+		if n > 0 && s.discards.WaitN(ctx, n) != nil {
+			return
+		}
+		if err != nil {
+			return
+		}
+	}
 }

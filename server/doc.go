@@ -59,7 +59,9 @@
 // authentication, or as p=; two different keys are a 400. A body is
 // validated whole and written only when every line is good, as the JSON
 // API does; a body of several measurements is checked table by table
-// (engine.DB.CheckWrite) before any table is written. Success is 204 No
+// (engine.DB.CheckWrite) and written as one request (engine.DB.
+// WriteTables), whose new physical tables the table budget counts
+// together before any table is written. Success is 204 No
 // Content. Errors are the JSON API's body, whose "error" is also
 // InfluxDB 1.x's ("... unable to parse '...': ..."), with "lines" naming
 // each bad line; the 2.x endpoint adds InfluxDB 2.x's "code" and
@@ -70,9 +72,11 @@
 // GET and POST /query answer InfluxQL as InfluxDB 1.x does (influxql.go,
 // package influxql, docs/influxql.md), for Grafana's InfluxDB data source
 // and InfluxDB's clients: the key is taken as on /write, a key of scope
-// read is enough, and db names the key's tenant whatever it says. Each
-// statement answers in its own result, its error in it; a query that
-// does not parse is a 400.
+// read is enough (p= in a form body too), and db names the key's tenant
+// whatever it says. Each statement answers in its own result, its error
+// in it; a query that does not parse, or is past a bound of package
+// influxql (MaxDepth, MaxOperators, numbers past int64), is a 400. A
+// query is one of its tenant's concurrent queries, as a /v1 read is.
 //
 // # Queries
 //
@@ -96,6 +100,16 @@
 // (at most TenantShare of the budget) 429 naming that limit. Reads of one
 // series take nothing from the budget.
 //
+// InfluxQL's answers (/query, package influxql) take their memory from
+// the same budget (engine.QueryHold), at engine.QueryPartitionBytes a
+// partition: the aggregates of a request, all its statements together,
+// are counted before any is built (series × buckets, filled ones too), a
+// request over its tenant's max_query_partitions is 413 naming it, and a
+// statement that finds the tenant's share held 429 as a read does. The
+// answer is streamed series by series, chunked or not; the first 64 KiB
+// are kept, so that a request refused or failing before them is answered
+// with its status.
+//
 // The answer is {"events": [...], "next_cursor": "..."}, next_cursor
 // absent on the last page. To get the next page, send the same request
 // with cursor set to next_cursor. The cursor carries the range the first
@@ -111,8 +125,13 @@
 // 401, 403 for a write that needs a new table while the account's tables
 // are near its quota (engine.ErrNearTableQuota), 404 for an unknown
 // logical table or path, 405 with an Allow header, 409 for a tenant that
-// exists or a key rotated already, 413 for a body or batch over the
-// limits (or over its tenant's burst), 415 for an unsupported
+// exists or a key rotated already (and for a read of an archived period
+// whose archive does not match its manifest: storage.ErrDamaged), 413 for
+// a body or batch over the
+// limits (or over its tenant's burst, or whose decoded events alone are
+// estimated at more than the whole events budget) and for an InfluxQL
+// request whose answers are more than its tenant's max_query_partitions,
+// 415 for an unsupported
 // Content-Type or Content-Encoding, 429 with Retry-After for a tenant
 // over one of its limits (write rates, concurrent writes and queries,
 // query partitions, its share of a budget, its new tables of the hour: engine.ErrTableRate; the message
@@ -121,7 +140,11 @@
 // throttles (storage.ErrThrottled), cannot be reached or fails on its side
 // (storage.ErrUnavailable), the query budget has no room (engine.ErrBusy)
 // or the server is closing, 500 for any other
-// failure of the store. Rule: a 5xx is only ever an error the same
+// failure of the store. Every 429 and 503 carries Retry-After, whole
+// seconds and at least 1; a write refused with either before its body was
+// read whole has the rest of it read and discarded first, so that a client
+// that sends the whole body before reading gets the answer (body.go).
+// Rule: a 5xx is only ever an error the same
 // request may overcome when sent again; a request that cannot succeed is
 // a 4xx. An API key the server has not seen yet, looked up while the
 // store is down, is 503: the server cannot tell it is unknown. A 5xx is
@@ -150,6 +173,7 @@
 //
 // Serve runs the server on a listener until its context ends, then stops
 // accepting connections and waits up to Options.ShutdownTimeout for the
-// requests in flight to finish. Closing the engine and the store is the
-// caller's job, after Serve returns.
+// requests in flight to finish; those still running then are cut off,
+// their contexts cancelled, so that their work stops. Closing the engine
+// and the store is the caller's job, after Serve returns.
 package server

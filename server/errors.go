@@ -63,7 +63,7 @@ func status(err error) int {
 	switch {
 	case errors.As(err, &he):
 		return he.status
-	case errors.As(err, &tooLarge):
+	case errors.As(err, &tooLarge), errors.Is(err, admission.ErrTooLarge):
 		return http.StatusRequestEntityTooLarge
 	case errors.Is(err, tenant.ErrUnknownKey), errors.Is(err, errBadAdminToken):
 		return http.StatusUnauthorized
@@ -79,6 +79,10 @@ func status(err error) int {
 		// No retry cures it: the operator raises the quota, or keeps
 		// fewer tables.
 		return http.StatusForbidden
+	case errors.Is(err, storage.ErrDamaged):
+		// An archive the read needs does not match its manifest: no retry
+		// cures it, an operator restores the file (the message names it).
+		return http.StatusConflict
 	case errors.Is(err, event.ErrInvalidEvent),
 		errors.Is(err, event.ErrMalformedBody),
 		errors.Is(err, engine.ErrBadTableName),
@@ -137,14 +141,20 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	switch {
 	case code == http.StatusTooManyRequests:
+		// Every 429 says when to come back: at least a second.
 		var re *engine.TableRateError
 		var he *httpError
+		var le *admission.LimitError
+		var wait time.Duration
 		switch {
 		case errors.As(err, &re):
-			w.Header().Set(api.RetryAfter, retryAfterHeader(re.RetryAfter))
+			wait = re.RetryAfter
 		case errors.As(err, &he):
-			w.Header().Set(api.RetryAfter, retryAfterHeader(he.retryAfter))
+			wait = he.retryAfter
+		case errors.As(err, &le):
+			wait = le.RetryAfter
 		}
+		w.Header().Set(api.RetryAfter, retryAfterHeader(wait))
 	case code == http.StatusServiceUnavailable:
 		w.Header().Set(api.RetryAfter, retryAfterSeconds)
 		var he *httpError

@@ -48,6 +48,8 @@ func TestFail(t *testing.T) {
 			`{"error":"timetable: invalid item: x: nested deeper than 32 levels; the request will be refused again (request id r1)","written":1,"unwritten":[0]}`, ""},
 		{"store refusing a request", fmt.Errorf("query table %q: %w: ValidationException", "tt_events_1", storage.ErrInvalid), 400,
 			`{"error":"timetable: invalid item; the request will be refused again (request id r1)"}`, ""},
+		{"damaged archive", fmt.Errorf("query table %q: cold tier: %w: the archive of table tt_events_1 (generation 1, period 2017-04-09T00:00:00Z to 2017-04-16T00:00:00Z): events/x.parquet is missing", "tt_events_1", storage.ErrDamaged), 409,
+			`{"error":"query table \"tt_events_1\": cold tier: timetable: stored data damaged: the archive of table tt_events_1 (generation 1, period 2017-04-09T00:00:00Z to 2017-04-16T00:00:00Z): events/x.parquet is missing"}`, ""},
 		{"store failure", &writeFailure{written: 0, err: errors.New("disk on fire")}, 500,
 			`{"error":"timetable: internal error, the request may be retried whole (request id r1)","written":0}`, ""},
 		{"authentication failure of the store", fmt.Errorf("authenticate: %w", errors.New("io error")), 500,

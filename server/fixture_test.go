@@ -48,6 +48,7 @@ func TestEndToEndOnDynamoDB(t *testing.T) {
 		"InfluxQLShow": TestInfluxQLShow, "InfluxQLSelect": TestInfluxQLSelect, "InfluxQLProtocol": TestInfluxQLProtocol,
 		"InfluxQLOffsetStddevPercentile": TestInfluxQLOffsetStddevPercentile, "AnswersMatchInfluxDB": TestAnswersMatchInfluxDB,
 		"FilterLimits": TestFilterLimits, "TableBudget": TestTableBudget,
+		"InfluxQLEdgeInputs": TestInfluxQLEdgeInputs,
 	} {
 		t.Run(name, test)
 	}

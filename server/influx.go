@@ -80,7 +80,7 @@ func (s *Server) writeLines(w http.ResponseWriter, r *http.Request, tenant strin
 		batches[i] = t.Events
 	}
 	if events > s.opts.MaxEvents {
-		return &httpError{status: http.StatusRequestEntityTooLarge, msg: fmt.Sprintf("timetable: %d lines in one request, over the limit of %d: split the batch", events, s.opts.MaxEvents)}
+		return &httpError{status: http.StatusRequestEntityTooLarge, msg: fmt.Sprintf("timetable: %d lines in one request, over the limit of %d (max_events): split the batch", events, s.opts.MaxEvents)}
 	}
 	if err := s.fitEvents(r.Context(), held, batches...); err != nil {
 		return err
@@ -103,20 +103,27 @@ func (s *Server) writeLines(w http.ResponseWriter, r *http.Request, tenant strin
 			return &lineproto.Error{Problems: sortedProblems(problems)}
 		}
 	}
-	written := 0
 	if slot, err = s.cpuSlot(r.Context(), tenant); err != nil {
 		return err
 	}
 	defer slot()
-	for _, t := range tables {
-		n, err := s.db.WriteBatch(r.Context(), tenant, t.Name, t.Events)
-		written += n
-		if err != nil {
-			if p, rerr := lineRefusal(t, err); rerr == nil && written == 0 {
-				return &lineproto.Error{Problems: p} // nothing was written
+	// One write of every table, so that the table budget counts the new
+	// tables of the whole body, and a refusal writes none of it.
+	parts := make([]engine.TableEvents, len(tables))
+	for i, t := range tables {
+		parts[i] = engine.TableEvents{Table: t.Name, Events: t.Events}
+	}
+	written, err := s.db.WriteTables(r.Context(), tenant, parts)
+	if err != nil {
+		var te *engine.TableError
+		if errors.As(err, &te) {
+			p, rerr := lineRefusal(tables[te.Index], te.Err)
+			if rerr != nil {
+				return rerr
 			}
-			return &writeFailure{written: written, err: err}
+			return &lineproto.Error{Problems: p} // nothing was written
 		}
+		return &writeFailure{written: written, err: err}
 	}
 	w.Header().Set("X-Influxdb-Version", influxVersion)
 	w.WriteHeader(http.StatusNoContent)

@@ -18,9 +18,14 @@ import (
 	"github.com/timetabledb/timetable/storage/pebblestore"
 )
 
+// fuzzInputTimeout bounds the time one input of FuzzInfluxQuery may
+// take: far above what any takes, a hang's bound rather than a measure.
+const fuzzInputTimeout = 20 * time.Second
+
 // Whatever the statements, /query answers 200 with InfluxDB's JSON, a
-// statement's failure in its result, or 400 for what does not parse:
-// never a 500, never a panic.
+// statement's failure in its result, or 400 for what does not parse or
+// is past a bound: never a 500, never a panic, and within
+// fuzzInputTimeout. scripts/test.sh runs it for a few seconds.
 func FuzzInfluxQuery(f *testing.F) {
 	for _, q := range []string{
 		"SHOW DATABASES", "SHOW MEASUREMENTS LIMIT 1", `SHOW TAG VALUES FROM weather WITH KEY = "host" WHERE region =~ /e/`,
@@ -33,6 +38,16 @@ func FuzzInfluxQuery(f *testing.F) {
 		"SELECT stddev(temp), median(temp), percentile(temp, 99.9) FROM weather WHERE host = 'web1' GROUP BY time(1h, -15m)",
 		"SELECT max(temp) FROM weather WHERE time > now() - 1d GROUP BY time(30m, now()) fill(previous)",
 		"SELECT first(temp) FROM weather WHERE temp > 3",
+		// The inputs of issue #37: an OFFSET that overflowed, a LIMIT
+		// past int64, a WHERE that held a core for seconds, a time()
+		// of no length, no statement.
+		"SELECT temp FROM weather OFFSET 9223372036854775807",
+		"SELECT temp FROM weather LIMIT 9223372036854775808",
+		"SELECT temp FROM weather WHERE " + strings.TrimSuffix(strings.Repeat("temp > 1 AND ", 10_000), " AND "),
+		"SELECT temp FROM weather WHERE " + strings.Repeat("(", 10_000) + "temp > 1" + strings.Repeat(")", 10_000),
+		"SELECT count(temp) FROM weather WHERE time > now() - 1d GROUP BY time(0s)",
+		";",
+		"SELECT * / 2 FROM weather WHERE host =~ /'/ AND (temp > 1)",
 	} {
 		f.Add(q, "ms")
 	}
@@ -64,10 +79,15 @@ func FuzzInfluxQuery(f *testing.F) {
 		f.Fatalf("write: %d %s", rec.Code, rec.Body)
 	}
 	f.Fuzz(func(t *testing.T, q, epoch string) {
-		req := httptest.NewRequest("GET", "/query?"+url.Values{"q": {q}, "epoch": {epoch}, "db": {"x"}}.Encode(), nil)
+		ctx, cancel := context.WithTimeout(ctx, fuzzInputTimeout)
+		defer cancel()
+		req := httptest.NewRequestWithContext(ctx, "GET", "/query?"+url.Values{"q": {q}, "epoch": {epoch}, "db": {"x"}}.Encode(), nil)
 		req.Header.Set("Authorization", "Bearer "+key)
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)
+		if ctx.Err() != nil {
+			t.Fatalf("%q: not answered within %s", q, fuzzInputTimeout)
+		}
 		switch rec.Code {
 		case http.StatusOK:
 			var out api.InfluxQLResponse

@@ -75,11 +75,11 @@ var routes = []route{
 		}, true},
 	{Route{"GET", routeInfluxQuery, "InfluxQL (docs/influxql.md): ?q=&db=&epoch=&chunked=&chunk_size=&pretty=, the key as Token, Basic password or p=", false},
 		func(s *Server) http.Handler {
-			return s.authenticatedBy(influxKey, readAccess, s.partitioned(s.influxQuery))
+			return s.authenticatedBy(influxQueryKey, readAccess, s.counted(s.influxQuery))
 		}, true},
 	{Route{"POST", routeInfluxQuery, "InfluxQL, the parameters in the form body or the URL", false},
 		func(s *Server) http.Handler {
-			return s.authenticatedBy(influxKey, readAccess, s.partitioned(s.influxQuery))
+			return s.authenticatedBy(influxQueryKey, readAccess, s.counted(s.influxQuery))
 		}, true},
 	{Route{"GET", routeInfluxPing, "InfluxDB's ping: 204 with X-Influxdb-Version", false},
 		func(s *Server) http.Handler { return http.HandlerFunc(s.influxPing) }, false},

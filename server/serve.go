@@ -23,17 +23,21 @@ const idleTimeout = 2 * time.Minute
 // up to Options.ShutdownTimeout for the requests in flight to be answered.
 // Requests in flight are not cancelled when ctx ends. Serve returns nil
 // after a graceful shutdown, and an error when serving fails or the
-// requests in flight outlast the timeout (they are then cut off). It
-// closes ln. It does not close the engine.
+// requests in flight outlast the timeout: they are then cut off, their
+// contexts cancelled, so that their work (a query's reads and
+// aggregates) stops rather than outliving the server. It closes ln. It
+// does not close the engine.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	// Requests keep ctx's values but not its end: a shutdown lets them
+	// finish, up to the timeout.
+	base, cut := context.WithCancel(context.WithoutCancel(ctx))
+	defer cut()
 	hs := &http.Server{
 		Handler:           s,
 		ReadHeaderTimeout: readHeaderTimeout,
 		IdleTimeout:       idleTimeout,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
-		// Requests keep ctx's values but not its end: a shutdown lets
-		// them finish.
-		BaseContext: func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+		BaseContext:       func(net.Listener) context.Context { return base },
 	}
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
@@ -46,6 +50,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	sctx, cancel := context.WithTimeout(context.Background(), s.opts.ShutdownTimeout)
 	defer cancel()
 	err := hs.Shutdown(sctx)
+	cut()
 	if serr := <-served; !errors.Is(serr, http.ErrServerClosed) {
 		err = errors.Join(err, serr)
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/time/rate"
 
 	"github.com/timetabledb/timetable/admission"
 	"github.com/timetabledb/timetable/api"
@@ -65,7 +66,8 @@ const (
 	DefaultReadyTimeout = 2 * time.Second
 	// DefaultMaxEventBytesInFlight bounds the memory, as estimated by
 	// admission.BatchBytes, that the decoded events of write requests
-	// hold at once: 128 MiB, about 135,000 minimal events.
+	// hold at once: 192 MiB, which holds a request of DefaultMaxEvents
+	// minimal events, or of DefaultMaxBodyBytes of 180-byte events.
 	DefaultMaxEventBytesInFlight = admission.DefaultMaxEventBytes
 	// DefaultTenantShare is the part of each server-wide budget one
 	// tenant may hold.
@@ -125,7 +127,8 @@ type Options struct {
 	// MaxBodyBytesInFlight bounds the bytes of request bodies held at
 	// once by the whole server; a request that finds no room within
 	// BodyBudgetWait is answered 503 with Retry-After. Zero means
-	// DefaultMaxBodyBytesInFlight; it is raised to MaxBodyBytes if lower.
+	// DefaultMaxBodyBytesInFlight; it is raised to hold a body of
+	// MaxBodyBytes if lower.
 	MaxBodyBytesInFlight int64
 	// BodyBudgetWait is how long a request waits for room in the body
 	// budget. Zero means DefaultBodyBudgetWait.
@@ -158,8 +161,10 @@ type Options struct {
 	// MaxEventBytesInFlight bounds the memory the decoded events of write
 	// requests hold at once, as admission.BatchBytes estimates it; a
 	// request that finds no room within BodyBudgetWait is answered 503
-	// with Retry-After. Zero means DefaultMaxEventBytesInFlight. Ignored
-	// with EventBudget.
+	// with Retry-After, and one whose events alone are estimated at more
+	// is answered 413. It must hold MaxEvents events without fields
+	// (Validate). Zero means DefaultMaxEventBytesInFlight. Ignored
+	// with EventBudget, whose size must hold them instead.
 	MaxEventBytesInFlight int64
 	// EventBudget is the budget of decoded events the server shares with
 	// the other ways events come in (the MQTT subscriber), so that one
@@ -241,7 +246,10 @@ func (o *Options) EnsureDefaults() {
 // errInvalidOptions marks Options that New refuses.
 var errInvalidOptions = errors.New("timetable: invalid server options")
 
-// Validate reports the fields that hold a negative number or duration.
+// Validate reports the fields that hold a negative number or duration,
+// and an events budget (MaxEventBytesInFlight, or EventBudget's size)
+// that could not hold a request of MaxEvents events even without fields
+// (admission.SmallestRequestBytes).
 func (o *Options) Validate() error {
 	var errs []error
 	for _, f := range []struct {
@@ -268,6 +276,13 @@ func (o *Options) Validate() error {
 	if err := o.TenantLimits.Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("%w: TenantLimits: %w", errInvalidOptions, err))
 	}
+	events := o.MaxEventBytesInFlight
+	if o.EventBudget != nil {
+		events = o.EventBudget.Size()
+	}
+	if least := admission.SmallestRequestBytes(o.MaxEvents); events > 0 && least > events {
+		errs = append(errs, fmt.Errorf("%w: MaxEventBytesInFlight (max_event_bytes_in_flight) %d cannot hold a request of MaxEvents (max_events) %d events, even without fields (estimated at %d bytes): every such request would be refused; raise it or lower MaxEvents", errInvalidOptions, events, o.MaxEvents, least))
+	}
 	return errors.Join(errs...)
 }
 
@@ -285,6 +300,9 @@ type Server struct {
 	bodies *admission.Budget
 	// events is the budget of decoded events in flight.
 	events *admission.Budget
+	// discards bounds the bytes a second of refused bodies that are read
+	// and thrown away (discardBody), all together.
+	discards *rate.Limiter
 	// tenants keeps the tenants' rates and concurrent queries.
 	tenants *admission.Tenants
 	// adminHash is the SHA-256 of the admin token; nil without one.
@@ -307,8 +325,9 @@ func New(db *engine.DB, opts Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{db: db, opts: opts, log: opts.Logger,
-		bodies: admission.NewBudget("bytes of request bodies (max_body_bytes_in_flight)", opts.MaxBodyBytesInFlight, opts.TenantShare),
-		events: opts.EventBudget, tenants: opts.Tenants,
+		bodies:   admission.NewBudget("bytes of request bodies (max_body_bytes_in_flight)", opts.MaxBodyBytesInFlight, opts.TenantShare),
+		discards: rate.NewLimiter(rate.Limit(opts.MaxBodyBytesInFlight), discardStep),
+		events:   opts.EventBudget, tenants: opts.Tenants,
 		influxSeries: influxql.NewSeriesCache(0, 0, db.Options().Clock.Now)}
 	if s.events == nil {
 		s.events = NewEventBudget(opts.MaxEventBytesInFlight, opts.TenantShare)

@@ -375,9 +375,9 @@ func TestLimits(t *testing.T) {
 		status  int
 		says    string
 	}{
-		{"body over the limit", []byte(ndjson(now, "s", 60)), nil, http.StatusRequestEntityTooLarge, "2000 bytes"},
+		{"body over the limit", []byte(ndjson(now, "s", 60)), nil, http.StatusRequestEntityTooLarge, "2000 bytes (max_body_bytes)"},
 		{"body over the limit, without Content-Length", []byte(ndjson(now, "s", 60)), []string{"Transfer-Encoding", "chunked"}, http.StatusRequestEntityTooLarge, "2000 bytes"},
-		{"too many events", []byte(ndjson(now, "s", 6)), nil, http.StatusRequestEntityTooLarge, "6 events"},
+		{"too many events", []byte(ndjson(now, "s", 6)), nil, http.StatusRequestEntityTooLarge, "limit of 5 (max_events)"},
 		{"gzip bomb", gzipped(strings.Repeat(" ", 100_000) + ndjson(now, "s", 1)), []string{"Content-Encoding", "gzip"}, http.StatusRequestEntityTooLarge, "2000 bytes"},
 		{"broken gzip", []byte("not gzip"), []string{"Content-Encoding", "gzip"}, http.StatusBadRequest, "gzip"},
 		{"other encoding", []byte(ndjson(now, "s", 1)), []string{"Content-Encoding", "br"}, http.StatusUnsupportedMediaType, "br"},

@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
@@ -53,5 +54,66 @@ func TestTableBudget(t *testing.T) {
 		require.Equal(t, "3600", res.header.Get("Retry-After"))
 		require.Contains(t, res.json(t)["error"], "new_tables.per_tenant_hour")
 		require.Len(t, f.all(f.acme, "cars", rangeParams(time.Unix(0, 0), now)), 8, "what was written stays, and nothing more")
+	})
+	t.Run("a line protocol body is one request over all its measurements", func(t *testing.T) {
+		store, cfg := backend.Open(t)
+		f := newFixtureBudget(t, store, cfg, prometheus.NewRegistry(), server.Options{},
+			engine.TableBudget{BackfillHorizon: engine.NoBackfillHorizon, MaxNewTablesPerRequest: 10, MaxNewTablesPerTenantHour: 12})
+		tables := func() int {
+			n := 0
+			require.NoError(t, store.ListTables(context.Background(), cfg.Families[0].Prefix, func(name string) bool {
+				if strings.HasPrefix(name, cfg.Families[0].Prefix) {
+					n++
+				}
+				return true
+			}))
+			return n
+		}
+		// Measurements m0 to m<n-1>, each of three weeks of its own.
+		body := func(measurements, from int) string {
+			var b strings.Builder
+			for m := range measurements {
+				for w := range 3 {
+					at := now.Add(-time.Hour - time.Duration(from+3*m+w)*7*24*time.Hour)
+					fmt.Fprintf(&b, "m%d,s=a v=%d %d\n", m, w, at.Unix())
+				}
+			}
+			return b.String()
+		}
+		write := func(body string) response {
+			return f.do("POST", "/write?precision=s", "", []byte(body), "Authorization", "Token "+f.acme)
+		}
+		measured := func(m int) int {
+			return f.get(f.acme, fmt.Sprintf("m%d", m), wide).status
+		}
+
+		// Four measurements of three weeks: twelve new tables, though
+		// each measurement makes three.
+		res := write(body(4, 0))
+		require.Equal(t, http.StatusBadRequest, res.status, "%s", res.body)
+		require.Contains(t, res.json(t)["error"], "12 new physical tables, over the 10 a request may make (new_tables.per_request")
+		require.Zero(t, tables(), "a refused body makes no table")
+		for m := range 4 {
+			require.Equal(t, http.StatusNotFound, measured(m), "nothing written")
+		}
+
+		// Three measurements fit; then the hour has room for three
+		// tables, and a body that needs six writes none.
+		res = write(body(3, 0))
+		require.Equal(t, http.StatusNoContent, res.status, "%s", res.body)
+		made := tables()
+		require.Equal(t, 9, made)
+		res = write(body(2, 20))
+		require.Equal(t, http.StatusTooManyRequests, res.status, "%s", res.body)
+		require.Equal(t, "3600", res.header.Get("Retry-After"))
+		require.Contains(t, res.json(t)["error"], "new_tables.per_tenant_hour")
+		require.Equal(t, made, tables(), "a refused body makes no table")
+		res = f.get(f.acme, "m0", rangeParams(now.Add(-30*7*24*time.Hour), now.Add(-18*7*24*time.Hour)))
+		require.Equal(t, http.StatusOK, res.status, "%s", res.body)
+		require.Empty(t, res.json(t)["events"], "and writes none of its lines")
+
+		// A body whose tables exist is never refused.
+		res = write(body(3, 0))
+		require.Equal(t, http.StatusNoContent, res.status, "%s", res.body)
 	})
 }

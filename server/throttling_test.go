@@ -1,9 +1,13 @@
 package server_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
+	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -11,6 +15,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
+	"github.com/timetabledb/timetable/engine"
+	"github.com/timetabledb/timetable/engine/itemenc"
 	"github.com/timetabledb/timetable/server"
 	"github.com/timetabledb/timetable/storage/dynamostore"
 	"github.com/timetabledb/timetable/storage/dynamostore/dynamofault"
@@ -22,10 +28,13 @@ import (
 // the writes through: at least 99% of the requests succeed, and every
 // event acknowledged is stored exactly once.
 //
-// The store retries with the documented attempt count whatever the
-// throttling before: a retryer that budgets retries across calls (the
-// SDK's default token bucket) stops retrying after a few hundred throttled
-// calls, and later writes fail at their first throttle.
+// The store retries a throttled call until the write's deadline (the
+// engine's WriteTimeout), however many attempts that takes, and whatever
+// the throttling before: a store that stopped after MaxAttempts attempts
+// (set to 2 here, where the default is 10) would fail one call in six,
+// and nearly every request; a retryer that budgets retries across calls
+// (the SDK's default token bucket) stops retrying after a few hundred
+// throttled calls, and later writes fail at their first throttle.
 func TestWritesThroughSustainedThrottling(t *testing.T) {
 	ep := dynamoEndpoint(t)
 	faults := dynamofault.New(dynamofault.Options{
@@ -37,22 +46,23 @@ func TestWritesThroughSustainedThrottling(t *testing.T) {
 		},
 		Operations: []string{"BatchWriteItem"},
 	})
+	sw := &faultSwitch{faults: faults}
 	reg := prometheus.NewRegistry()
 	store, cfg := openDynamo(t, ep, dynamostore.Options{
 		Registerer: reg,
-		// A call fails when all its attempts are throttled: with 40%
-		// throttling, 0.4^n of the calls. With the default 10 attempts
-		// that is 1 in 10,000 calls, and about one run in five would
-		// see one of its ~2,000 calls fail, and a 503 for that request;
-		// with 15, one run in 500. Short waits keep the test fast.
-		MaxAttempts:    15,
+		// Throttling does not count against MaxAttempts in a call with
+		// a deadline. Short waits keep the test fast.
+		MaxAttempts:    2,
 		RetryBaseDelay: time.Millisecond,
 		MaxBackoff:     20 * time.Millisecond,
 		ClientOptions: []func(*dynamodb.Options){func(o *dynamodb.Options) {
-			o.HTTPClient = &http.Client{Transport: faults}
+			o.HTTPClient = &http.Client{Transport: sw}
 		}},
 	})
+	// The fixture's setup (API keys) has no deadline, and 2 attempts:
+	// the faults start with the writes.
 	f := newFixtureOn(t, store, cfg, reg, server.Options{})
+	sw.on.Store(true)
 
 	const requests, perRequest, clients = 80, 500, 4
 	start := now.Add(-9 * time.Hour)
@@ -119,4 +129,96 @@ func TestWritesThroughSustainedThrottling(t *testing.T) {
 			require.True(t, seen[k], "acknowledged event %v is stored", k)
 		}
 	}
+}
+
+// faultSwitch sends requests through faults while on, straight to the
+// server otherwise.
+type faultSwitch struct {
+	on     atomic.Bool
+	faults *dynamofault.Transport
+}
+
+func (s *faultSwitch) RoundTrip(r *http.Request) (*http.Response, error) {
+	if s.on.Load() {
+		return s.faults.RoundTrip(r)
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestThrottledPastWriteTimeoutNamesUnwritten writes a request while
+// DynamoDB throttles 40% of the BatchWriteItem calls and leaves items
+// of all the others unprocessed, so that the write cannot complete: at
+// the engine's WriteTimeout the server answers 503 throttled, with
+// Retry-After, naming the events not written; every event it does not
+// name is stored, and every event it names is not, unless the request
+// that carried it was cut short in flight (dynamofault's Ambiguous).
+func TestThrottledPastWriteTimeoutNamesUnwritten(t *testing.T) {
+	ep := dynamoEndpoint(t)
+	sw := &faultSwitch{faults: dynamofault.New(dynamofault.Options{
+		Seed:       1,
+		Mix:        dynamofault.Mix{dynamofault.Throttling: 0.4, dynamofault.Unprocessed: 0.6},
+		Operations: []string{"BatchWriteItem"},
+	})}
+	store, cfg := openDynamo(t, ep, dynamostore.Options{
+		RetryBaseDelay: time.Millisecond,
+		MaxBackoff:     20 * time.Millisecond,
+		ClientOptions: []func(*dynamodb.Options){func(o *dynamodb.Options) {
+			o.HTTPClient = &http.Client{Transport: sw}
+		}},
+	})
+	f := newFixtureEngine(t, store, cfg, prometheus.NewRegistry(), server.Options{}, engine.Options{WriteTimeout: 2 * time.Second})
+
+	// The series' first event, without faults, writes its index entry:
+	// the request below writes only its events.
+	start := now.Add(-9 * time.Hour)
+	res := f.postNDJSON(f.acme, "a_table", ndjson(start.Add(-time.Hour), "car-1", 1))
+	require.Equal(t, http.StatusOK, res.status, "body: %s", res.body)
+
+	const n = 500
+	sw.on.Store(true)
+	res = f.postNDJSON(f.acme, "a_table", ndjson(start, "car-1", n))
+	sw.on.Store(false)
+	require.Equal(t, http.StatusServiceUnavailable, res.status, "body: %s", res.body)
+	require.NotEmpty(t, res.header.Get("Retry-After"))
+	var answer struct {
+		Error     string `json:"error"`
+		Written   *int   `json:"written"`
+		Unwritten []int  `json:"unwritten"`
+	}
+	require.NoError(t, json.Unmarshal(res.body, &answer))
+	require.Contains(t, answer.Error, "throttled")
+	require.NotEmpty(t, answer.Unwritten, "no request could complete")
+	require.True(t, slices.IsSorted(answer.Unwritten))
+	require.NotNil(t, answer.Written)
+	require.Equal(t, n-len(answer.Unwritten), *answer.Written)
+	require.Positive(t, *answer.Written, "the events of the calls that got through are written")
+
+	unwritten := map[int]bool{}
+	for _, i := range answer.Unwritten {
+		require.True(t, i >= 0 && i < n, "index %d", i)
+		unwritten[i] = true
+	}
+	ambiguous := map[string]bool{}
+	for k := range sw.faults.Ambiguous() {
+		ambiguous[k.SK] = true
+	}
+	stored := map[int]bool{}
+	for _, e := range f.all(f.acme, "a_table", rangeParams(start, now)) {
+		i, err := strconv.Atoi(fmt.Sprint(e.Fields["i"]))
+		require.NoError(t, err)
+		require.False(t, stored[i], "event %d stored once", i)
+		stored[i] = true
+		if unwritten[i] {
+			at, err := time.Parse(time.RFC3339Nano, e.Time)
+			require.NoError(t, err)
+			require.True(t, ambiguous[string(itemenc.AppendSortKey(nil, at, e.ID))],
+				"event %d named unwritten is stored only when the request carrying it was cut short in flight", i)
+		}
+	}
+	for i := range n {
+		if !unwritten[i] {
+			require.True(t, stored[i], "event %d not named unwritten is stored", i)
+		}
+	}
+	t.Logf("%d of %d events named unwritten, %d of them stored all the same", len(unwritten), n, len(stored)-*answer.Written)
 }

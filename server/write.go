@@ -75,7 +75,7 @@ func (s *Server) writeEvents(w http.ResponseWriter, r *http.Request, tenant stri
 		return err
 	}
 	if events.Len() > s.opts.MaxEvents {
-		return &httpError{status: http.StatusRequestEntityTooLarge, msg: fmt.Sprintf("timetable: %d events in one request, over the limit of %d: split the batch", events.Len(), s.opts.MaxEvents)}
+		return &httpError{status: http.StatusRequestEntityTooLarge, msg: fmt.Sprintf("timetable: %d events in one request, over the limit of %d (max_events): split the batch", events.Len(), s.opts.MaxEvents)}
 	}
 	if err := s.fitEvents(r.Context(), held, events); err != nil {
 		return err

@@ -491,6 +491,12 @@ var (
 	// reset or timed out; a 5xx answer) after the backend's own retries
 	// ran out. The request may succeed later, unchanged.
 	ErrUnavailable = errors.New("timetable: store unavailable")
+	// ErrDamaged marks stored data that does not read back as it was
+	// written: a file of an archive that is missing, or whose size,
+	// checksum or row count differs from its manifest's (package
+	// archive's cold tier). The same request fails the same way until an
+	// operator repairs the data, so it is not retried.
+	ErrDamaged = errors.New("timetable: stored data damaged")
 )
 
 // BatchWriteError reports a BatchWrite that did not write every item.

@@ -38,7 +38,8 @@ type Limits struct {
 	// MaxQueryPartitions is the partitions (one series' shard in one
 	// physical table) that a tenant's reads of every series may hold at
 	// once, across its queries and aggregates, out of the server's query
-	// budget.
+	// budget, and its InfluxQL answers at engine.QueryPartitionBytes a
+	// partition.
 	MaxQueryPartitions int `json:"max_query_partitions,omitempty"`
 	// MaxConcurrentWrites is the write requests of a tenant the server
 	// works on at once; more wait briefly for a turn.

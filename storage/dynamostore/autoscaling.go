@@ -59,20 +59,26 @@ func (s *Store) scale(ctx context.Context, name string, c storage.Capacity) erro
 		return nil
 	}
 	for _, d := range dimensions(c) {
-		_, err := s.opts.AutoScaling.RegisterScalableTarget(ctx, &aas.RegisterScalableTargetInput{
-			ServiceNamespace: aastypes.ServiceNamespaceDynamodb, ResourceId: aws.String("table/" + name), ScalableDimension: d.dim,
-			MinCapacity: aws.Int32(int32(d.min)), MaxCapacity: aws.Int32(int32(d.max)),
+		err := s.controlCall(ctx, "RegisterScalableTarget", func(ctx context.Context) error {
+			_, err := s.opts.AutoScaling.RegisterScalableTarget(ctx, &aas.RegisterScalableTargetInput{
+				ServiceNamespace: aastypes.ServiceNamespaceDynamodb, ResourceId: aws.String("table/" + name), ScalableDimension: d.dim,
+				MinCapacity: aws.Int32(int32(d.min)), MaxCapacity: aws.Int32(int32(d.max)),
+			})
+			return err
 		})
 		if err != nil {
 			return fmt.Errorf("register scalable target %s: %w", d.dim, err)
 		}
-		_, err = s.opts.AutoScaling.PutScalingPolicy(ctx, &aas.PutScalingPolicyInput{
-			ServiceNamespace: aastypes.ServiceNamespaceDynamodb, ResourceId: aws.String("table/" + name), ScalableDimension: d.dim,
-			PolicyName: aws.String("timetable-" + string(d.metric)), PolicyType: aastypes.PolicyTypeTargetTrackingScaling,
-			TargetTrackingScalingPolicyConfiguration: &aastypes.TargetTrackingScalingPolicyConfiguration{
-				TargetValue:                   aws.Float64(TargetUtilization),
-				PredefinedMetricSpecification: &aastypes.PredefinedMetricSpecification{PredefinedMetricType: d.metric},
-			},
+		err = s.controlCall(ctx, "PutScalingPolicy", func(ctx context.Context) error {
+			_, err := s.opts.AutoScaling.PutScalingPolicy(ctx, &aas.PutScalingPolicyInput{
+				ServiceNamespace: aastypes.ServiceNamespaceDynamodb, ResourceId: aws.String("table/" + name), ScalableDimension: d.dim,
+				PolicyName: aws.String("timetable-" + string(d.metric)), PolicyType: aastypes.PolicyTypeTargetTrackingScaling,
+				TargetTrackingScalingPolicyConfiguration: &aastypes.TargetTrackingScalingPolicyConfiguration{
+					TargetValue:                   aws.Float64(TargetUtilization),
+					PredefinedMetricSpecification: &aastypes.PredefinedMetricSpecification{PredefinedMetricType: d.metric},
+				},
+			})
+			return err
 		})
 		if err != nil {
 			return fmt.Errorf("put scaling policy %s: %w", d.dim, err)
@@ -88,8 +94,11 @@ func (s *Store) unscale(ctx context.Context, name string) error {
 		return nil
 	}
 	for _, d := range dimensions(storage.Capacity{}) {
-		_, err := s.opts.AutoScaling.DeregisterScalableTarget(ctx, &aas.DeregisterScalableTargetInput{
-			ServiceNamespace: aastypes.ServiceNamespaceDynamodb, ResourceId: aws.String("table/" + name), ScalableDimension: d.dim,
+		err := s.controlCall(ctx, "DeregisterScalableTarget", func(ctx context.Context) error {
+			_, err := s.opts.AutoScaling.DeregisterScalableTarget(ctx, &aas.DeregisterScalableTargetInput{
+				ServiceNamespace: aastypes.ServiceNamespaceDynamodb, ResourceId: aws.String("table/" + name), ScalableDimension: d.dim,
+			})
+			return err
 		})
 		var nf *aastypes.ObjectNotFoundException
 		if err != nil && !errors.As(err, &nf) {

@@ -21,22 +21,25 @@ const batchSize = 25
 const maxReportedInvalid = 10
 
 // errUnprocessed marks items DynamoDB still left unprocessed after the
-// last attempt.
+// last attempt, or when the context ended.
 var errUnprocessed = errors.New("items left unprocessed")
 
 // BatchWrite puts the items into the table in BatchWriteItem requests of 25,
-// Options.WriteConcurrency of them in flight, and re-sends the items
-// DynamoDB leaves unprocessed, with backoff, up to
+// Options.WriteConcurrency of them in flight. Requests DynamoDB throttles,
+// and the items it leaves unprocessed, are sent again with backoff until
+// ctx's deadline; when ctx has none, up to Options.MaxAttempts and
 // Options.MaxUnprocessedAttempts times. It validates every item first
 // (storage.Item.Validate, and distinct keys) and writes nothing when one
 // is invalid: the error then wraps storage.ErrInvalid.
 //
-// On failure it returns a *storage.BatchWriteError whose Unwritten lists every
-// item DynamoDB did not acknowledge; the others are durable. Once a request
-// fails for good no further request starts. Items unprocessed after the
-// last attempt are reported with an error wrapping storage.ErrThrottled.
-// An item reported unwritten may have been written when a connection
-// dropped after DynamoDB applied the request; writing it again replaces it.
+// On failure it returns a *storage.BatchWriteError whose Unwritten lists
+// every item DynamoDB did not acknowledge; the others are durable. Once a
+// request fails for good no further request starts. Items still throttled
+// or unprocessed when ctx ended, or after the last attempt, are reported
+// with an error wrapping storage.ErrThrottled (and ctx's error, when it
+// ended). An item reported unwritten may have been written when a
+// connection dropped after DynamoDB applied the request; writing it again
+// replaces it.
 func (s *Store) BatchWrite(ctx context.Context, table string, items []storage.Item) error {
 	if err := s.gate.Enter(); err != nil {
 		return err
@@ -114,11 +117,7 @@ func (s *Store) send(ctx context.Context, table string, reqs []types.WriteReques
 	for range workers {
 		wg.Go(func() {
 			for idx := range chunks {
-				if err := ctx.Err(); err != nil {
-					fail(idx, err)
-					continue
-				}
-				if failed.Load() {
+				if ctx.Err() != nil || failed.Load() {
 					fail(idx, nil)
 					continue
 				}
@@ -139,15 +138,23 @@ func (s *Store) send(ctx context.Context, table string, reqs []types.WriteReques
 		return nil
 	}
 	slices.Sort(unwritten)
-	if firstErr == nil {
+	switch {
+	case firstErr != nil:
+		// The error of the first request that failed, rather than the
+		// context's of those never sent.
+	case ctx.Err() != nil:
+		firstErr = fmt.Errorf("not sent before the context ended: %w", ctx.Err())
+	default:
 		firstErr = errors.New("not sent after an earlier request failed")
 	}
 	return &storage.BatchWriteError{Table: table, Unwritten: unwritten, Err: firstErr}
 }
 
 // writeChunk writes the items at indexes idx of reqs, at most 25, in one
-// BatchWriteItem request, and re-sends those left unprocessed. On failure
-// it returns the indexes of the items not acknowledged.
+// BatchWriteItem request, and re-sends those left unprocessed, with
+// backoff: until ctx ends when it has a deadline, at most
+// Options.MaxUnprocessedAttempts sends otherwise. On failure it returns
+// the indexes of the items not acknowledged.
 func (s *Store) writeChunk(ctx context.Context, table string, reqs []types.WriteRequest, idx []int) ([]int, error) {
 	pending := idx
 	for attempt := 0; ; attempt++ {
@@ -160,7 +167,14 @@ func (s *Store) writeChunk(ctx context.Context, table string, reqs []types.Write
 			ReturnConsumedCapacity: returnCapacity,
 		}, s.callOpts...)
 		if err != nil {
-			return pending, fmt.Errorf("batch write: %w", mapError(opOther, err))
+			err = mapError(opOther, err)
+			if attempt > 0 && ctx.Err() != nil && !errors.Is(err, storage.ErrThrottled) {
+				// The context ended while items DynamoDB held back
+				// were being sent again.
+				return pending, fmt.Errorf("batch write: %w: %w: %d items after %d attempts, when the context ended: %w",
+					storage.ErrThrottled, errUnprocessed, len(pending), attempt+1, err)
+			}
+			return pending, fmt.Errorf("batch write: %w", err)
 		}
 		left, err := unprocessedIndexes(out.UnprocessedItems[table], reqs, pending)
 		if err != nil {
@@ -171,12 +185,13 @@ func (s *Store) writeChunk(ctx context.Context, table string, reqs []types.Write
 		}
 		s.metrics.unprocessed.WithLabelValues(table).Add(float64(len(left)))
 		pending = left
-		if attempt+1 >= s.opts.MaxUnprocessedAttempts {
+		if _, deadline := ctx.Deadline(); !deadline && attempt+1 >= s.opts.MaxUnprocessedAttempts {
 			return pending, fmt.Errorf("batch write: %w: %w: %d items after %d attempts",
 				storage.ErrThrottled, errUnprocessed, len(pending), attempt+1)
 		}
 		if err := s.unprocessed.sleep(ctx, attempt); err != nil {
-			return pending, fmt.Errorf("batch write: wait to re-send unprocessed items: %w", err)
+			return pending, fmt.Errorf("batch write: %w: %w: %d items after %d attempts, when the context ended: %w",
+				storage.ErrThrottled, errUnprocessed, len(pending), attempt+1, err)
 		}
 	}
 }

@@ -19,27 +19,49 @@
 // # Decisions
 //
 // Retries. Throttling, 5xx answers and dropped connections are retried by
-// the SDK's standard retryer (retry.NewStandard), configured with
-// Options.MaxAttempts (default 10, as AWS advises for DynamoDB) and a full
-// jitter exponential backoff from Options.RetryBaseDelay up to
-// Options.MaxBackoff. The SDK's retry quota, a token bucket shared by all
-// calls that runs dry under sustained throttling and then stops retrying
-// altogether, is off (ratelimit.None): every call gets its attempts, and
-// its context bounds them. The only loop written here re-sends the
-// UnprocessedItems of BatchWriteItem, which the SDK does not: with the same
-// backoff, at most Options.MaxUnprocessedAttempts times, and never past the
-// context. Control-plane refusals (LimitExceededException,
-// ResourceInUseException) are not retried at all: they become
-// storage.ErrRefused at once, for the lifecycle manager to try again on a
-// later cycle.
+// the SDK's standard retryer (retry.NewStandard) with a full jitter
+// exponential backoff from Options.RetryBaseDelay up to
+// Options.MaxBackoff. Throttling (ProvisionedThroughputExceededException,
+// ThrottlingException, RequestLimitExceeded) in a call whose context has a
+// deadline is retried until the deadline, however many attempts that
+// takes: DynamoDB asks for a lower rate, the backoff gives it one, and the
+// caller's deadline (the engine's WriteTimeout for a write) says how long
+// the answer may wait. Every other retryable error, and throttling in a
+// call whose context has no deadline, is retried up to
+// Options.MaxAttempts attempts (default 10, as AWS advises for DynamoDB).
+// The retryer itself counts no attempts (retry.AddWithMaxAttempts with 0);
+// a middleware of each call does, and marks the error of its last attempt
+// as one not to retry. The SDK's retry quota, a token bucket shared by
+// all calls that runs dry under sustained throttling and then stops
+// retrying altogether, is off (ratelimit.None): every call gets its
+// attempts, and its context bounds them. The only loop written here
+// re-sends the UnprocessedItems of BatchWriteItem, which the SDK does
+// not: with the same backoff, until the context's deadline, or at most
+// Options.MaxUnprocessedAttempts times when it has none. A call still
+// throttled when its context ends, and items still unprocessed then, fail
+// with storage.ErrThrottled, the context's error in the chain too.
+// Control-plane refusals (LimitExceededException, ResourceInUseException)
+// are not retried at all: they become storage.ErrRefused at once, for the
+// lifecycle manager to try again on a later cycle.
+//
+// Deadlines. Every call of the control plane (tables, TTL, tags, backups,
+// exports, imports, Application Auto Scaling), its retries included, ends
+// within Options.ControlTimeout (1 minute) whatever its caller's context
+// allows, and a wait for a table's state within Options.WaitTimeout (10
+// minutes; each DescribeTable of the wait bounded as a call): a call that
+// the endpoint never answers fails with an error naming the operation
+// and wrapping storage.ErrUnavailable, rather than holding a lifecycle
+// cycle or a CLI command for good. An export's or import's wait ends at
+// its context's deadline, or after 24 hours. Calls of items are bounded by
+// their caller's context alone.
 //
 // Errors. AWS error codes (and, for UpdateItem, the messages of some
 // ValidationExceptions) are examined in one file, errors.go, and turned
 // into storage's sentinels: ResourceNotFoundException is
 // storage.ErrTableNotFound, LimitExceededException and ResourceInUseException
 // on a change are storage.ErrRefused, ProvisionedThroughputExceededException,
-// ThrottlingException and RequestLimitExceeded once the retries ran out are
-// storage.ErrThrottled. An endpoint that cannot be reached (a connection
+// ThrottlingException and RequestLimitExceeded once the retries ran out
+// (or the context ended) are storage.ErrThrottled. An endpoint that cannot be reached (a connection
 // refused, reset or timed out) or that answers 5xx, once the retries ran
 // out, is storage.ErrUnavailable; nothing is cached about it, so the
 // store serves again as soon as the endpoint does.
@@ -97,7 +119,7 @@
 // too deep, numbers it cannot hold) is refused before sending, as the
 // Pebble store refuses it. Neither code is retried by the
 // SDK's retryer; throttling is, and becomes storage.ErrThrottled when the
-// attempts run out. dynalite 4.0.0, which the tests run against, supports
+// retries end. dynalite 4.0.0, which the tests run against, supports
 // every expression used (if_not_exists inside list_append, size and
 // contains on lists, SET of a map key) and evaluates the condition before
 // the update: with a false condition and a missing SetKey path at once it

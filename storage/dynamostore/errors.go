@@ -77,13 +77,15 @@ const (
 // out is storage.ErrThrottled; a ValidationException, a request DynamoDB
 // will refuse however often it comes, is storage.ErrInvalid (the store
 // validates what it sends, so this is DynamoDB refusing what its emulator
-// took, or a limit storage does not know). ctx errors and other errors
-// without a code come back unchanged.
+// took, or a limit storage does not know). A call that DynamoDB throttled
+// until its context ended is storage.ErrThrottled, the context's error
+// still in the chain; other ctx errors, and errors without a code, come
+// back unchanged.
 func mapError(o op, err error) error {
 	if err == nil {
 		return nil
 	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+	if (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) && !isThrottle(err) {
 		return err
 	}
 	var sentinel error

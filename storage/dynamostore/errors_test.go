@@ -3,6 +3,7 @@ package dynamostore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"hash/crc32"
 	"io"
 	"net/http"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/smithy-go"
@@ -51,15 +53,26 @@ func TestMapError(t *testing.T) {
 	}
 	require.NoError(t, mapError(opOther, nil))
 	require.Equal(t, context.Canceled, mapError(opOther, context.Canceled))
+
+	// Throttled until the deadline (retryBudget.call): throttled, and
+	// the deadline still in the chain.
+	late := fmt.Errorf("throttled until the context ended: %w: %w", apiErr(codeThrottling), &aws.RequestCanceledError{Err: context.DeadlineExceeded})
+	err := mapError(opOther, late)
+	require.ErrorIs(t, err, storage.ErrThrottled)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
 }
 
 func TestRefusalsNotRetried(t *testing.T) {
-	r := newRetryer(10, backoff{base: 1, max: 1})
+	r := newRetryer(backoff{base: 1, max: 1})
 	require.False(t, r.IsErrorRetryable(&smithy.GenericAPIError{Code: "LimitExceededException"}))
 	require.False(t, r.IsErrorRetryable(&smithy.GenericAPIError{Code: "ResourceInUseException"}))
 	require.True(t, r.IsErrorRetryable(&smithy.GenericAPIError{Code: "ProvisionedThroughputExceededException"}))
 	require.True(t, r.IsErrorRetryable(&smithy.GenericAPIError{Code: "ThrottlingException"}))
-	require.Equal(t, 10, r.MaxAttempts())
+	require.True(t, r.IsErrorRetryable(&smithy.GenericAPIError{Code: "RequestLimitExceeded"}))
+	// A call's retryBudget ends its retries, not the retryer.
+	require.Zero(t, r.MaxAttempts())
+	require.False(t, r.IsErrorRetryable(&retry.MaxAttemptsError{Attempt: 10, Err: &smithy.GenericAPIError{Code: "ThrottlingException"}}),
+		"an error the budget marked as the last")
 	var _ aws.Retryer = r
 }
 

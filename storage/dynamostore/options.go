@@ -37,12 +37,18 @@ type Options struct {
 	ClientOptions []func(*dynamodb.Options)
 
 	// MaxAttempts bounds the attempts of one request, the first included,
-	// made by the SDK's standard retryer on throttling, 5xx answers and
-	// connection errors. Every request gets them all, however much
-	// throttling came before: the retryer has no retry quota shared across
-	// requests. The request's context bounds the attempts and the waits
-	// between them. Default 10. With a Client given, the store keeps that
-	// client's retryer unless MaxAttempts is set.
+	// that fail with an error the SDK's standard retryer retries: a 5xx
+	// answer, a dropped connection, and throttling when the request's
+	// context has no deadline. Throttling
+	// (ProvisionedThroughputExceededException, ThrottlingException,
+	// RequestLimitExceeded) in a request whose context has a deadline is
+	// retried until that deadline instead, however many attempts it
+	// takes: the engine gives every write its WriteTimeout. Every request
+	// gets its attempts, however much throttling came before: the retryer
+	// has no retry quota shared across requests. The request's context
+	// bounds the attempts and the waits between them. Default 10. With a
+	// Client given, the store keeps that client's retryer unless
+	// MaxAttempts is set.
 	MaxAttempts int
 	// RetryBaseDelay is the first backoff of the retryer and of re-sent
 	// UnprocessedItems; the n-th wait is drawn uniformly from
@@ -53,7 +59,8 @@ type Options struct {
 	MaxBackoff time.Duration
 	// MaxUnprocessedAttempts bounds how many times BatchWrite sends a
 	// request's items while DynamoDB leaves some of them unprocessed, the
-	// first send included. Default 10.
+	// first send included, when the context has no deadline; with one,
+	// they are sent until the deadline. Default 10.
 	MaxUnprocessedAttempts int
 
 	// WriteConcurrency is how many BatchWriteItem requests of 25 items one
@@ -69,6 +76,14 @@ type Options struct {
 	WaitMaxDelay time.Duration
 	// WaitTimeout bounds one such wait. Default 10 minutes.
 	WaitTimeout time.Duration
+	// ControlTimeout bounds each call of the control plane (CreateTable,
+	// DeleteTable, UpdateTable, DescribeTable, ListTables, TTL, tags,
+	// backups, exports, imports and Application Auto Scaling), its
+	// retries included, whatever the caller's context allows: a call
+	// the endpoint never answers fails after it with an error naming the
+	// operation and wrapping storage.ErrUnavailable. Each call of a wait
+	// is bounded so, and the wait by WaitTimeout. Default 1 minute.
+	ControlTimeout time.Duration
 
 	// EventuallyConsistent makes GetItem, Query and Scan use eventually
 	// consistent reads, at half the read units. By default reads are
@@ -101,6 +116,7 @@ const (
 	DefaultMaxUnprocessedAttempts = 10
 	DefaultWriteConcurrency       = 8
 	DefaultWaitTimeout            = 10 * time.Minute
+	DefaultControlTimeout         = time.Minute
 	DefaultTableQuota             = storage.DefaultTableQuota
 
 	// Waiter delays against AWS, and against an endpoint override.
@@ -129,6 +145,7 @@ func (o *Options) Validate() error {
 		{"WaitMinDelay", int64(o.WaitMinDelay)},
 		{"WaitMaxDelay", int64(o.WaitMaxDelay)},
 		{"WaitTimeout", int64(o.WaitTimeout)},
+		{"ControlTimeout", int64(o.ControlTimeout)},
 		{"TableQuota", int64(o.TableQuota)},
 	} {
 		if f.v < 0 {
@@ -161,6 +178,9 @@ func (o *Options) ensureDefaults(local bool) {
 	}
 	if o.WaitTimeout == 0 {
 		o.WaitTimeout = DefaultWaitTimeout
+	}
+	if o.ControlTimeout == 0 {
+		o.ControlTimeout = DefaultControlTimeout
 	}
 	minDelay, maxDelay := DefaultWaitMinDelay, DefaultWaitMaxDelay
 	if local {

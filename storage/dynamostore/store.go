@@ -23,10 +23,13 @@ type Store struct {
 	client *dynamodb.Client
 	opts   Options
 	log    *slog.Logger
-	// callOpts are applied to every request: the store's retryer and
-	// the middleware of its metrics.
+	// callOpts are applied to every request: the store's retry policy
+	// and the middleware of its metrics.
 	callOpts []func(*dynamodb.Options)
-	metrics  *metrics
+	// retries is the store's retry policy; zero when it keeps the
+	// retryer of a client it was given.
+	retries retryPolicy
+	metrics *metrics
 	// unprocessed paces the re-sending of UnprocessedItems.
 	unprocessed backoff
 
@@ -78,10 +81,10 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		unprocessed: backoff{base: opts.RetryBaseDelay, max: opts.MaxBackoff},
 		metrics:     newMetrics(opts.Registerer),
 	}
-	s.callOpts = append(s.callOpts, supplyChecksum)
+	s.callOpts = append(s.callOpts, supplyChecksum, controlDeadline(opts.ControlTimeout))
 	if opts.MaxAttempts > 0 {
-		retryer := newRetryer(opts.MaxAttempts, s.unprocessed)
-		s.callOpts = append(s.callOpts, func(o *dynamodb.Options) { o.Retryer = retryer })
+		s.retries = newRetryPolicy(opts.MaxAttempts, s.unprocessed)
+		s.callOpts = append(s.callOpts, s.retries.clientOption)
 	}
 	s.callOpts = append(s.callOpts, s.metrics.clientOption)
 	return s, nil

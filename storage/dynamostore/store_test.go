@@ -47,7 +47,8 @@ func TestOpenRetryer(t *testing.T) {
 	built, err := Open(ctx, Options{ClientOptions: []func(*dynamodb.Options){noServer}})
 	require.NoError(t, err)
 	require.Equal(t, DefaultMaxAttempts, built.Options().MaxAttempts)
-	require.Equal(t, DefaultMaxAttempts, retryerOf(built).MaxAttempts(), "a client it builds gets the store's retryer")
+	require.Same(t, built.retries.retryer, retryerOf(built), "a client it builds gets the store's retryer")
+	require.Equal(t, DefaultMaxAttempts, built.retries.maxAttempts)
 
 	client := dynamodb.New(dynamodb.Options{Region: "us-east-1"})
 	given, err := Open(ctx, Options{Client: client})
@@ -58,7 +59,8 @@ func TestOpenRetryer(t *testing.T) {
 
 	given, err = Open(ctx, Options{Client: client, MaxAttempts: 7})
 	require.NoError(t, err)
-	require.Equal(t, 7, retryerOf(given).MaxAttempts(), "unless MaxAttempts is set")
+	require.Same(t, given.retries.retryer, retryerOf(given), "unless MaxAttempts is set")
+	require.Equal(t, 7, given.retries.maxAttempts)
 
 	_, err = Open(ctx, Options{WriteConcurrency: -1})
 	require.ErrorIs(t, err, errInvalidOptions)

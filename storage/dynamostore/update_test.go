@@ -192,7 +192,7 @@ func TestMapUpdateError(t *testing.T) {
 }
 
 func TestUpdateErrorsNotRetried(t *testing.T) {
-	r := newRetryer(10, backoff{base: 1, max: 1})
+	r := newRetryer(backoff{base: 1, max: 1})
 	require.False(t, r.IsErrorRetryable(&smithy.GenericAPIError{Code: "ConditionalCheckFailedException"}))
 	require.False(t, r.IsErrorRetryable(&smithy.GenericAPIError{Code: "ValidationException"}))
 }

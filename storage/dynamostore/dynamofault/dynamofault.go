@@ -1,6 +1,7 @@
 // Package dynamofault injects the failures of a real DynamoDB endpoint
 // into a client's HTTP traffic, for tests: throttling errors, partial
-// UnprocessedItems, 500s and dropped connections. It is an http.RoundTripper
+// UnprocessedItems, 500s, dropped connections and requests never
+// answered. It is an http.RoundTripper
 // to set as the HTTPClient of a DynamoDB client (dynamodb.Options), in
 // front of a real server such as dynalite.
 //
@@ -22,11 +23,18 @@
 //     error body and __type DynamoDB uses, a 500 InternalServerError, a 200
 //     whose UnprocessedItems holds the items withheld from the server, with
 //     X-Amz-Crc32 recomputed so the SDK's checksum check passes.
+//   - A server that never answers (Hang) holds the request until its
+//     context ends: the client's deadline is what ends the call.
 //   - A dropped connection is an error from RoundTrip, which is what the
 //     SDK sees when a connection resets. DropAfter forwards the request
 //     first: the write happened, the client never learns it. The keys of
 //     items written that way are recorded (Ambiguous), so a test can tell
 //     an item reported unwritten but present from a lost acknowledgement.
+//     So are the items of a BatchWriteItem request forwarded whose answer
+//     the client never got whole, because its context ended while the
+//     request was in flight: the server may have written them. The answer
+//     of a BatchWriteItem request is read whole before it is handed on,
+//     so a client that got one got all of it.
 //   - Only requests whose operation is listed in Options.Operations get
 //     faults (all of them when the list is empty); UnprocessedItems applies
 //     to BatchWriteItem only and other requests pass through instead.
@@ -80,11 +88,15 @@ const (
 	// (with Options.LimitMessage) without forwarding; other requests pass
 	// through.
 	TableLimit
+	// Hang holds the request without forwarding it, and answers nothing
+	// until the request's context ends: a server that never answers. The
+	// round trip then fails with the context's error.
+	Hang
 
 	numFaults
 )
 
-var faultNames = [numFaults]string{"None", "Throughput", "Throttling", "Unprocessed", "ServerError", "DropBefore", "DropAfter", "TableLimit"}
+var faultNames = [numFaults]string{"None", "Throughput", "Throttling", "Unprocessed", "ServerError", "DropBefore", "DropAfter", "TableLimit", "Hang"}
 
 // DefaultLimitMessage is the message of a TableLimit answer when
 // Options.LimitMessage is empty: DynamoDB's for the limit on table
@@ -184,8 +196,10 @@ func (t *Transport) Counts() map[Fault]int {
 }
 
 // Ambiguous returns the keys of the items of BatchWriteItem requests that
-// were forwarded and whose answer was then dropped: the server wrote them,
-// the client was told the connection failed.
+// were forwarded and whose answer the client did not get: dropped
+// (DropAfter), where the server wrote them and the client was told the
+// connection failed, or cut short when the request's context ended, where
+// the server may have written them.
 func (t *Transport) Ambiguous() map[Key]bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -244,6 +258,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return errorResponse(req, http.StatusInternalServerError, "InternalServerError", "Internal server error"), nil
 	case DropBefore:
 		return nil, errDropped
+	case Hang:
+		<-req.Context().Done()
+		return nil, req.Context().Err()
 	case DropAfter:
 		resp, err := t.forward(req, body)
 		if err != nil {
@@ -258,8 +275,30 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	case Unprocessed:
 		return t.unprocessed(req, body, rng)
 	default:
+		if operation == "BatchWriteItem" {
+			return t.forwardBatch(req, body)
+		}
 		return t.forward(req, body)
 	}
+}
+
+// forwardBatch forwards a BatchWriteItem request and reads its answer
+// whole; when either fails (the request's context ended, say), the items
+// sent are recorded as ambiguous.
+func (t *Transport) forwardBatch(req *http.Request, body []byte) (*http.Response, error) {
+	resp, err := t.forward(req, body)
+	if err != nil {
+		t.recordAmbiguous(body)
+		return nil, err
+	}
+	answer, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		t.recordAmbiguous(body)
+		return nil, err
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(answer))
+	return resp, nil
 }
 
 // draw returns the random stream of this request: a function of the seed,
@@ -343,7 +382,7 @@ func (t *Transport) unprocessed(req *http.Request, body []byte, rng *rand.Rand) 
 		}
 		fwd := req.Clone(req.Context())
 		fwd.Header.Del("Accept-Encoding")
-		resp, err := t.forward(fwd, fwdBody)
+		resp, err := t.forwardBatch(fwd, fwdBody)
 		if err != nil {
 			return nil, err
 		}

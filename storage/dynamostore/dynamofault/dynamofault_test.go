@@ -2,6 +2,7 @@ package dynamofault
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"hash/crc32"
@@ -10,6 +11,7 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -217,4 +219,57 @@ func TestOperationsFilter(t *testing.T) {
 func TestMixValidated(t *testing.T) {
 	require.Panics(t, func() { New(Options{Mix: Mix{Throughput: 0.6, DropAfter: 0.6}}) })
 	require.Panics(t, func() { New(Options{Mix: Mix{Throughput: -0.1}}) })
+}
+
+// TestCutShortIsAmbiguous sends a BatchWriteItem request whose context
+// ends while the server holds it, after the server received its items:
+// they are recorded as ambiguous, while those of a request answered in
+// time are not.
+func TestCutShortIsAmbiguous(t *testing.T) {
+	for _, fault := range []Fault{None, Unprocessed} {
+		t.Run(fault.String(), func(t *testing.T) {
+			srv := &server{}
+			var hold atomic.Bool
+			received := make(chan struct{}, 1)
+			ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if !hold.Load() {
+					srv.ServeHTTP(w, r)
+					return
+				}
+				io.ReadAll(r.Body)
+				received <- struct{}{}
+				<-r.Context().Done()
+			}))
+			defer ts.Close()
+			tr := New(Options{Seed: 1, Mix: Mix{fault: 1}})
+			resp, err := send(t, tr, ts.URL, "BatchWriteItem", batchBody(25))
+			require.NoError(t, err)
+			resp.Body.Close()
+			require.Empty(t, tr.Ambiguous(), "an answer that came whole")
+
+			hold.Store(true)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			go func() {
+				<-received
+				cancel()
+			}()
+			req, err := http.NewRequestWithContext(ctx, http.MethodPost, ts.URL, bytes.NewReader(batchBody(25)))
+			require.NoError(t, err)
+			req.Header.Set("X-Amz-Target", "DynamoDB_20120810.BatchWriteItem")
+			_, err = tr.RoundTrip(req)
+			require.ErrorIs(t, err, context.Canceled)
+			ambiguous := tr.Ambiguous()
+			require.NotEmpty(t, ambiguous, "the items the server received")
+			for k := range ambiguous {
+				require.Equal(t, "t", k.Table)
+				require.Equal(t, "p", k.PK)
+			}
+			if fault == None {
+				require.Len(t, ambiguous, 25, "every item sent")
+			} else {
+				require.Less(t, len(ambiguous), 25, "only the items forwarded")
+			}
+		})
+	}
 }
