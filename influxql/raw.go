@@ -71,12 +71,7 @@ func (x *executor) raw(ctx context.Context, st *iql.SelectStatement, p *plan, em
 		}
 		known = append(slices.Collect(maps.Keys(types)), keys...)
 	}
-	// The rows to read of each group: past OFFSET, the LIMIT or one more
-	// than MaxRows, saturated at the largest int.
-	need := addSat(st.Offset, x.opts.MaxRows+1)
-	if st.Limit > 0 {
-		need = min(need, addSat(st.Offset, st.Limit))
-	}
+	need := rawNeed(st, x.opts.MaxRows)
 	q := engine.Query{Table: p.table, From: p.from, To: p.to, Desc: p.desc, Filter: p.filter}
 	if !wildcard {
 		q.Fields = fields
@@ -126,6 +121,10 @@ func (x *executor) raw(ctx context.Context, st *iql.SelectStatement, p *plan, em
 				if err != nil {
 					return err
 				}
+				if len(events) == 0 {
+					events = got
+					continue // in order: one series, a read in time order
+				}
 				events = append(events, got...)
 				slices.SortStableFunc(events, order)
 				if len(events) > need {
@@ -163,25 +162,7 @@ func (x *executor) raw(ctx context.Context, st *iql.SelectStatement, p *plan, em
 			Values: make([][]any, 0, len(events))}
 		tagsOf := map[string]map[string]string{}
 		for _, ev := range events {
-			row := make([]any, 1+len(refs))
-			row[0] = x.timeValue(ev.Time, p.loc)
-			for i, f := range refs {
-				v, ok := ev.Fields[f]
-				if !ok && p.isTag(f) {
-					// A tag the events do not keep as a field: the
-					// series "series" of a name that is not a tag set.
-					tags, ok := tagsOf[ev.Series]
-					if !ok {
-						tags = Tags(ev.Series)
-						tagsOf[ev.Series] = tags
-					}
-					if t, ok := tags[f]; ok {
-						v = t
-					}
-				}
-				row[1+i] = v
-			}
-			s.Values = append(s.Values, row)
+			s.Values = append(s.Values, x.row(ev, refs, p, tagsOf))
 		}
 		if err := emit(s); err != nil {
 			return err
@@ -190,13 +171,53 @@ func (x *executor) raw(ctx context.Context, st *iql.SelectStatement, p *plan, em
 	return nil
 }
 
+// row is the answer's row of one event: its time, then the value of each
+// of refs, a tag the event does not keep as a field read from its
+// series' name (tagsOf keeps those read).
+func (x *executor) row(ev event.Event, refs []string, p *plan, tagsOf map[string]map[string]string) []any {
+	row := make([]any, 1+len(refs))
+	row[0] = x.timeValue(ev.Time, p.loc)
+	for i, f := range refs {
+		v, ok := ev.Fields[f]
+		if !ok && p.isTag(f) {
+			// A tag the events do not keep as a field: the series
+			// "series" of a name that is not a tag set.
+			tags, ok := tagsOf[ev.Series]
+			if !ok {
+				tags = Tags(ev.Series)
+				tagsOf[ev.Series] = tags
+			}
+			if t, ok := tags[f]; ok {
+				v = t
+			}
+		}
+		row[1+i] = v
+	}
+	return row
+}
+
+// rawNeed returns the rows a raw SELECT reads of each group: OFFSET's,
+// then the LIMIT or one more than maxRows, saturated at the largest int.
+func rawNeed(st *iql.SelectStatement, maxRows int) int {
+	need := addSat(st.Offset, maxRows+1)
+	if st.Limit > 0 {
+		need = min(need, addSat(st.Offset, st.Limit))
+	}
+	return need
+}
+
 // read reads the first n events of a query that keep keeps, page by
-// page, and those after of the same time as the n-th, so that the caller
-// can order the events of one time by series and keep the first n; at
-// most n + pageSize.
+// page, and, of a read of every series, those after of the same time as
+// the n-th, so that the caller can order the events of one time by series
+// and keep the first n; at most n + pageSize. The events of one series
+// come in their order: n of them.
 func (x *executor) read(ctx context.Context, q engine.Query, n int, keep func(event.Event) bool) ([]event.Event, error) {
 	var out []event.Event
-	for len(out) < addSat(n, pageSize) {
+	most := addSat(n, pageSize)
+	if q.Series != "" {
+		most = n
+	}
+	for len(out) < most {
 		q.Limit = tiePage
 		if len(out) < n {
 			q.Limit = min(pageSize, n-len(out))
