@@ -157,7 +157,8 @@ func (x *executor) size(ctx context.Context, stmt iql.Statement) (int64, string,
 
 // rawSize is size of a raw SELECT: it reads one group at a time, and a
 // group holds at most rawRows events and their rows at once, for need
-// rows, OFFSET + LIMIT or one more than Options.MaxRows (raw), each
+// rows, OFFSET + LIMIT or one more than Options.MaxRows (raw; OFFSET's
+// not held of a group of one series), each
 // event and row rawRowBytes and rawValueBytes a column: the fields
 // selected, or with * every field and tag the measurement has
 // (fieldTypes). A statement that reads no group counts nothing.
@@ -195,13 +196,17 @@ func (x *executor) rawSize(ctx context.Context, st *iql.SelectStatement, sel *se
 	if !read {
 		return 0, "nothing counted", true
 	}
+	if how == readOne {
+		need -= st.Offset // skipped as they are read
+	}
 	rows := rawRows(need, how)
 	n := int64(rows) * int64(rawRowBytes+cols*rawValueBytes)
 	return n, fmt.Sprintf("up to %d rows of %d columns of a group at once, for OFFSET %d and %d rows", rows, cols+1, st.Offset, need-st.Offset), true
 }
 
 // rawRows is the most events and rows a raw SELECT holds at once for
-// need rows of a group read as how reads it (read): of one series, need;
+// need rows of a group read as how reads it (read): of one series, need,
+// past OFFSET's, which are skipped as they are read;
 // of every series, need and a page past it for those of the same time;
 // of several series merged, the answer so far and a series' events,
 // twice need.

@@ -61,8 +61,9 @@
 // its aggregates, since each gives its rows back before the next is
 // read. A query over what the budget may ever hold is refused before
 // anything is read, and each statement holds its count while it is
-// built. OFFSET's rows are read and counted, not skipped unread: an
-// OFFSET past the budget is refused. DefaultMaxRows is 10,000, so that
+// built. A group of one series skips OFFSET's rows as it reads them,
+// holding none; one of several series (a read of every series, or merged)
+// holds and counts them, and an OFFSET past the budget is refused. DefaultMaxRows is 10,000, so that
 // the default tenant share (16,384 partitions of 2 KiB) holds a raw
 // SELECT of some fifteen columns read in one read of every series, some
 // eight of series merged; a group's rows past MaxRows are cut and the

@@ -97,14 +97,27 @@ func (x *executor) raw(ctx context.Context, st *iql.SelectStatement, p *plan, em
 			}
 			return c
 		}
-		if g.whole {
+		// OFFSET's events, once skipped as they were read.
+		skipped := 0
+		switch {
+		case g.whole:
 			got, err := x.read(ctx, q, need, keep)
 			if err != nil {
 				return err
 			}
 			slices.SortStableFunc(got, order)
 			events = got[:min(len(got), need)]
-		} else {
+		case len(g.series) == 1 && g.series[0] != "":
+			// One series comes in its order: OFFSET's events are
+			// dropped as they are read, not held.
+			q := q
+			q.Series = g.series[0]
+			got, err := x.readPast(ctx, q, st.Offset, need-st.Offset, keep)
+			if err != nil {
+				return err
+			}
+			events, skipped = got, st.Offset
+		default:
 			// Each series' first events are merged into the answer so
 			// far, which keeps only its first need: memory holds two
 			// answers, however many series the group has.
@@ -132,7 +145,7 @@ func (x *executor) raw(ctx context.Context, st *iql.SelectStatement, p *plan, em
 				}
 			}
 		}
-		events = cut(events, st.Offset, st.Limit)
+		events = cut(events, st.Offset-skipped, st.Limit)
 		partial := len(events) > x.opts.MaxRows
 		if partial {
 			events = events[:x.opts.MaxRows]
@@ -194,6 +207,39 @@ func (x *executor) row(ev event.Event, refs []string, p *plan, tagsOf map[string
 		row[1+i] = v
 	}
 	return row
+}
+
+// readPast reads the events of one series that keep keeps past its
+// first skip, at most n, page by page: those skipped are dropped as they
+// are read, not held.
+func (x *executor) readPast(ctx context.Context, q engine.Query, skip, n int, keep func(event.Event) bool) ([]event.Event, error) {
+	var out []event.Event
+	for len(out) < n {
+		q.Limit = pageSize
+		if skip == 0 {
+			q.Limit = min(pageSize, n-len(out))
+		}
+		page, err := x.eng.Query(ctx, x.tenant, q)
+		if err != nil {
+			return nil, &EngineError{Err: err}
+		}
+		for _, ev := range page.Events {
+			switch {
+			case len(out) >= n:
+				return out, nil
+			case !keep(ev):
+			case skip > 0:
+				skip--
+			default:
+				out = append(out, ev)
+			}
+		}
+		if page.NextCursor == "" {
+			break
+		}
+		q.Cursor = page.NextCursor
+	}
+	return out, nil
 }
 
 // rawNeed returns the rows a raw SELECT reads of each group: OFFSET's,

@@ -29,7 +29,8 @@ import (
 // an hour over a year filled with 0, a second over a day, chunked or
 // not), as are statements that each fit but not together; one that fits
 // is answered; a raw SELECT whose OFFSET is past the share is refused
-// with 413 before anything is read, and 16 raw SELECTs of 400 series at
+// with 413 before anything is read (GROUP BY *, which skips OFFSET's
+// rows of each series as it reads them, is answered), and 16 raw SELECTs of 400 series at
 // once are each answered or refused with 429 while the others hold the
 // share; 20 statements of SELECT * GROUP BY * in one request and
 // 2,000 statements of SELECT * of 1,200 rows each (100 with -short) are
@@ -130,7 +131,8 @@ func influxQLMemory(t *testing.T, n int) {
 	// A raw SELECT holds the rows of one group it reads, OFFSET's
 	// included, of the query budget: an OFFSET far past the share is
 	// refused with 413 before anything is read; one within it answers
-	// the rows past it.
+	// the rows past it; a series of its own skips OFFSET's as it reads
+	// them, and is answered.
 	t.Run("select-star-offset", func(t *testing.T) {
 		boundedMemory(t, func() {
 			status, body, _ := influxQuery(t, f, "SELECT * FROM fan OFFSET 5000000", false, nil)
@@ -145,6 +147,12 @@ func influxQLMemory(t *testing.T, n int) {
 			require.NoError(t, json.Unmarshal([]byte(body), &res))
 			require.Len(t, res.Results[0].Series, 1)
 			require.Len(t, res.Results[0].Series[0].Values, 10)
+			status, body, counted := influxQuery(t, f, "SELECT * FROM fan GROUP BY * OFFSET 5000000", false, nil)
+			require.Equal(t, http.StatusOK, status, "body: %.300s", body)
+			require.Zero(t, counted, "series answered")
+			status, body, counted = influxQuery(t, f, "SELECT * FROM fan GROUP BY * OFFSET 2", true, nil)
+			require.Equal(t, http.StatusOK, status, "body: %.300s", body)
+			require.Equal(t, n, counted, "series answered, one row each")
 		})
 	})
 	// Raw SELECTs of 400 series merged, 16 at once, each counting
