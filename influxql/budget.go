@@ -41,6 +41,16 @@ const (
 	valueBytes = 48
 )
 
+// What a raw SELECT holds of each row as it is built: the event read
+// (its time, series, id and map of fields) and the answer's row (its
+// time written out and a value a column), rawRowBytes and rawValueBytes
+// a column, time not included. TestRawRowsHoldNoMoreThanCounted
+// measures them.
+const (
+	rawRowBytes   = 640
+	rawValueBytes = 120
+)
+
 // answerError is an error of the Answer, which ends the query.
 type answerError struct{ err error }
 
@@ -49,23 +59,32 @@ func (e *answerError) Unwrap() error { return e.err }
 
 // Stream answers each statement in turn, giving its series to a as they
 // are built, each statement's error in its End, as InfluxDB answers
-// them. With a Budget, the answers of the query's aggregates are counted
-// before any statement is answered, every statement together: series ×
-// buckets (filled ones too) × columns, at rowBytes and valueBytes each.
-// A query whose aggregates are more than the budget may ever hold is
+// them. With a Budget, the answers of the query's statements are counted
+// before any statement is answered (size): the aggregates together,
+// series × buckets (filled ones too) × columns, at rowBytes and
+// valueBytes each, with the largest raw SELECT, the rows of one group it
+// holds at once, OFFSET's included, at rawRowBytes and rawValueBytes.
+// A query whose statements are more than the budget may ever hold is
 // refused, with Budget.Fits's error, before anything is answered; each
-// aggregate holds its count of the budget while it is built (Budget.Resize,
+// statement holds its count of the budget while it is built (Budget.Resize,
 // its error the statement's). Stream returns the refusal of the query,
 // or the error of a, which ends it.
 func Stream(ctx context.Context, eng Engine, tenant string, stmts iql.Statements, o Options, a Answer) error {
 	x := newExecutor(eng, tenant, o)
 	sizes := make([]int64, len(stmts))
 	if o.Budget != nil {
-		var total int64
+		// The aggregates count together; of the raw statements, each
+		// given back before the next is read, the largest.
+		var aggregates, raw int64
 		for i, st := range stmts {
-			n, what := x.size(ctx, st)
+			n, what, isRaw := x.size(ctx, st)
 			sizes[i] = n
-			total += n
+			if isRaw {
+				raw = max(raw, n)
+			} else {
+				aggregates += n
+			}
+			total := aggregates + raw
 			if err := o.Budget.Fits(total); err != nil {
 				return fmt.Errorf("statement %d answers %s: with the statements before it about %d MiB to build: %w", i, what, (total+1<<20-1)>>20, err)
 			}
@@ -97,29 +116,32 @@ func Stream(ctx context.Context, eng Engine, tenant string, stmts iql.Statements
 	return nil
 }
 
-// size returns what a statement's answer holds as it is built, and says
-// what it counted: for a SELECT of aggregates, its series × rows (every
-// bucket of GROUP BY time() that fill answers, within LIMIT and OFFSET)
-// × its columns. Other statements, and one that fails, count nothing
-// (the failure comes again when it is answered): a SELECT of raw fields
-// gives each series to the answer as it is read, at most Options.MaxRows
-// rows, and the SHOW statements' answers are bounded by the series index
-// (Options.MaxSeries).
-func (x *executor) size(ctx context.Context, stmt iql.Statement) (int64, string) {
+// size returns what a statement's answer holds as it is built, says
+// what it counted, and whether the statement is a raw SELECT: for a
+// SELECT of aggregates, its series × rows (every bucket of GROUP BY
+// time() that fill answers, within LIMIT and OFFSET) × its columns; for
+// a raw SELECT, the rows one group holds at once (rawSize). Other
+// statements, and one that fails, count nothing (the failure comes again
+// when it is answered): the SHOW statements' answers are bounded by the
+// series index (Options.MaxSeries).
+func (x *executor) size(ctx context.Context, stmt iql.Statement) (int64, string, bool) {
 	st, ok := stmt.(*iql.SelectStatement)
-	if !ok || st.IsRawQuery {
-		return 0, "nothing counted"
+	if !ok {
+		return 0, "nothing counted", false
 	}
 	sel, err := x.selection(ctx, st)
 	if err != nil {
-		return 0, "nothing counted"
+		return 0, "nothing counted", st.IsRawQuery
+	}
+	if st.IsRawQuery {
+		return x.rawSize(ctx, st, sel)
 	}
 	cols := int64(len(columnNames(st.Fields)))
 	var groups, rows, n int64
 	for _, t := range sel.tables {
 		p, err := x.planSelect(ctx, st, sel, t, true)
 		if err != nil {
-			return 0, "nothing counted"
+			return 0, "nothing counted", false
 		}
 		r := int64(x.buckets(p))
 		r = max(r-int64(st.Offset), 0)
@@ -130,7 +152,72 @@ func (x *executor) size(ctx context.Context, stmt iql.Statement) (int64, string)
 		rows = max(rows, r)
 		n += int64(p.counted) * r * (rowBytes + (cols+1)*valueBytes)
 	}
-	return n, fmt.Sprintf("%d series × %d rows of %d columns", groups, rows, cols+1)
+	return n, fmt.Sprintf("%d series × %d rows of %d columns", groups, rows, cols+1), false
+}
+
+// rawSize is size of a raw SELECT: it reads one group at a time, and a
+// group holds at most rawRows events and their rows at once, for need
+// rows, OFFSET + LIMIT or one more than Options.MaxRows (raw; OFFSET's
+// not held of a group of one series), each
+// event and row rawRowBytes and rawValueBytes a column: the fields
+// selected, or with * every field and tag the measurement has
+// (fieldTypes). A statement that reads no group counts nothing.
+func (x *executor) rawSize(ctx context.Context, st *iql.SelectStatement, sel *selection) (int64, string, bool) {
+	need := rawNeed(st, x.opts.MaxRows)
+	var cols int
+	read, how := false, readOne
+	for _, t := range sel.tables {
+		p, err := x.planSelect(ctx, st, sel, t, true)
+		if err != nil {
+			return 0, "nothing counted", true
+		}
+		if p.counted == 0 {
+			continue
+		}
+		read = true
+		how = max(how, p.countedRead)
+		c := 0
+		for _, f := range st.Fields {
+			switch e := f.Expr.(type) {
+			case *iql.VarRef:
+				if e.Val != "time" {
+					c++
+				}
+			case *iql.Wildcard:
+				types, keys, err := x.fieldTypes(ctx, t)
+				if err != nil {
+					return 0, "nothing counted", true
+				}
+				c += len(types) + len(keys)
+			}
+		}
+		cols = max(cols, c)
+	}
+	if !read {
+		return 0, "nothing counted", true
+	}
+	if how == readOne {
+		need -= st.Offset // skipped as they are read
+	}
+	rows := rawRows(need, how)
+	n := int64(rows) * int64(rawRowBytes+cols*rawValueBytes)
+	return n, fmt.Sprintf("up to %d rows of %d columns of a group at once, for OFFSET %d and %d rows", rows, cols+1, st.Offset, need-st.Offset), true
+}
+
+// rawRows is the most events and rows a raw SELECT holds at once for
+// need rows of a group read as how reads it (read): of one series, need,
+// past OFFSET's, which are skipped as they are read;
+// of every series, need and a page past it for those of the same time;
+// of several series merged, the answer so far and a series' events,
+// twice need.
+func rawRows(need int, how groupRead) int {
+	switch how {
+	case readWhole:
+		return addSat(need, pageSize)
+	case readMerged:
+		return addSat(need, need)
+	}
+	return need
 }
 
 // buckets returns the rows of each series of an aggregate's answer

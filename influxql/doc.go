@@ -50,12 +50,25 @@
 // group is read, so memory holds one group's rows, not the answer (the
 // server writes them to the client as they come). With a Budget (the
 // engine's query budget, *engine.QueryHold), the answers of a query's
-// aggregates are counted before any statement is built, every statement
-// together: series × buckets (the filled ones too, within LIMIT and
-// OFFSET) × columns, at rowBytes and valueBytes each; a query over what
-// the budget may ever hold is refused before anything is answered, and
-// each statement holds its count while it is built. A raw SELECT reads
-// one group at a time, at most Options.MaxRows rows of it.
+// statements are counted before any is built: an aggregate's as series ×
+// buckets (the filled ones too, within LIMIT and OFFSET) × columns, at
+// rowBytes and valueBytes each, every aggregate together; a raw SELECT's
+// as the rows one group holds at once, the events read and the answer's
+// rows (OFFSET's rows, then LIMIT's or one more than Options.MaxRows; a
+// page more of a read of every series, for the events of one time, and
+// twice as many while a group's series are merged), at rawRowBytes
+// and rawValueBytes a column, the largest raw SELECT of the query with
+// its aggregates, since each gives its rows back before the next is
+// read. A query over what the budget may ever hold is refused before
+// anything is read, and each statement holds its count while it is
+// built. A group of one series skips OFFSET's rows as it reads them,
+// holding none; one of several series (a read of every series, or merged)
+// holds and counts them, and an OFFSET past the budget is refused. DefaultMaxRows is 10,000, so that
+// the default tenant share (16,384 partitions of 2 KiB) holds a raw
+// SELECT of some fifteen columns read in one read of every series, some
+// eight of series merged; a group's rows past MaxRows are cut and the
+// series marked partial, not read in pages, since the columns of
+// SELECT * are those of every row.
 //
 // Parse checks a query's text before the parser reads it (limits.go):
 // each statement nests parentheses at most MaxDepth deep and has at most

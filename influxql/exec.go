@@ -26,7 +26,7 @@ type Engine interface {
 // Defaults of Options.
 const (
 	DefaultMaxSeries  = 1_000_000
-	DefaultMaxRows    = 100_000
+	DefaultMaxRows    = 10_000
 	DefaultMaxBuckets = 100_000
 )
 
@@ -42,7 +42,9 @@ type Options struct {
 	Epoch string
 	// MaxSeries bounds the series of a measurement a statement lists
 	// (DefaultMaxSeries), MaxRows the rows of one series of an answer
-	// (DefaultMaxRows; a series cut there is marked partial), and
+	// (DefaultMaxRows; a series cut there is marked partial; a raw
+	// SELECT holds up to twice as many of the query budget, budget.go),
+	// and
 	// MaxBuckets the time buckets of an aggregate (DefaultMaxBuckets).
 	MaxSeries, MaxRows, MaxBuckets int
 	// Series, when set, keeps the series of measurements between

@@ -71,12 +71,7 @@ func (x *executor) raw(ctx context.Context, st *iql.SelectStatement, p *plan, em
 		}
 		known = append(slices.Collect(maps.Keys(types)), keys...)
 	}
-	// The rows to read of each group: past OFFSET, the LIMIT or one more
-	// than MaxRows, saturated at the largest int.
-	need := addSat(st.Offset, x.opts.MaxRows+1)
-	if st.Limit > 0 {
-		need = min(need, addSat(st.Offset, st.Limit))
-	}
+	need := rawNeed(st, x.opts.MaxRows)
 	q := engine.Query{Table: p.table, From: p.from, To: p.to, Desc: p.desc, Filter: p.filter}
 	if !wildcard {
 		q.Fields = fields
@@ -102,14 +97,27 @@ func (x *executor) raw(ctx context.Context, st *iql.SelectStatement, p *plan, em
 			}
 			return c
 		}
-		if g.whole {
+		// OFFSET's events, once skipped as they were read.
+		skipped := 0
+		switch {
+		case g.whole:
 			got, err := x.read(ctx, q, need, keep)
 			if err != nil {
 				return err
 			}
 			slices.SortStableFunc(got, order)
 			events = got[:min(len(got), need)]
-		} else {
+		case len(g.series) == 1 && g.series[0] != "":
+			// One series comes in its order: OFFSET's events are
+			// dropped as they are read, not held.
+			q := q
+			q.Series = g.series[0]
+			got, err := x.readPast(ctx, q, st.Offset, need-st.Offset, keep)
+			if err != nil {
+				return err
+			}
+			events, skipped = got, st.Offset
+		default:
 			// Each series' first events are merged into the answer so
 			// far, which keeps only its first need: memory holds two
 			// answers, however many series the group has.
@@ -126,6 +134,10 @@ func (x *executor) raw(ctx context.Context, st *iql.SelectStatement, p *plan, em
 				if err != nil {
 					return err
 				}
+				if len(events) == 0 {
+					events = got
+					continue // in order: one series, a read in time order
+				}
 				events = append(events, got...)
 				slices.SortStableFunc(events, order)
 				if len(events) > need {
@@ -133,7 +145,7 @@ func (x *executor) raw(ctx context.Context, st *iql.SelectStatement, p *plan, em
 				}
 			}
 		}
-		events = cut(events, st.Offset, st.Limit)
+		events = cut(events, st.Offset-skipped, st.Limit)
 		partial := len(events) > x.opts.MaxRows
 		if partial {
 			events = events[:x.opts.MaxRows]
@@ -163,25 +175,7 @@ func (x *executor) raw(ctx context.Context, st *iql.SelectStatement, p *plan, em
 			Values: make([][]any, 0, len(events))}
 		tagsOf := map[string]map[string]string{}
 		for _, ev := range events {
-			row := make([]any, 1+len(refs))
-			row[0] = x.timeValue(ev.Time, p.loc)
-			for i, f := range refs {
-				v, ok := ev.Fields[f]
-				if !ok && p.isTag(f) {
-					// A tag the events do not keep as a field: the
-					// series "series" of a name that is not a tag set.
-					tags, ok := tagsOf[ev.Series]
-					if !ok {
-						tags = Tags(ev.Series)
-						tagsOf[ev.Series] = tags
-					}
-					if t, ok := tags[f]; ok {
-						v = t
-					}
-				}
-				row[1+i] = v
-			}
-			s.Values = append(s.Values, row)
+			s.Values = append(s.Values, x.row(ev, refs, p, tagsOf))
 		}
 		if err := emit(s); err != nil {
 			return err
@@ -190,13 +184,86 @@ func (x *executor) raw(ctx context.Context, st *iql.SelectStatement, p *plan, em
 	return nil
 }
 
+// row is the answer's row of one event: its time, then the value of each
+// of refs, a tag the event does not keep as a field read from its
+// series' name (tagsOf keeps those read).
+func (x *executor) row(ev event.Event, refs []string, p *plan, tagsOf map[string]map[string]string) []any {
+	row := make([]any, 1+len(refs))
+	row[0] = x.timeValue(ev.Time, p.loc)
+	for i, f := range refs {
+		v, ok := ev.Fields[f]
+		if !ok && p.isTag(f) {
+			// A tag the events do not keep as a field: the series
+			// "series" of a name that is not a tag set.
+			tags, ok := tagsOf[ev.Series]
+			if !ok {
+				tags = Tags(ev.Series)
+				tagsOf[ev.Series] = tags
+			}
+			if t, ok := tags[f]; ok {
+				v = t
+			}
+		}
+		row[1+i] = v
+	}
+	return row
+}
+
+// readPast reads the events of one series that keep keeps past its
+// first skip, at most n, page by page: those skipped are dropped as they
+// are read, not held.
+func (x *executor) readPast(ctx context.Context, q engine.Query, skip, n int, keep func(event.Event) bool) ([]event.Event, error) {
+	var out []event.Event
+	for len(out) < n {
+		q.Limit = pageSize
+		if skip == 0 {
+			q.Limit = min(pageSize, n-len(out))
+		}
+		page, err := x.eng.Query(ctx, x.tenant, q)
+		if err != nil {
+			return nil, &EngineError{Err: err}
+		}
+		for _, ev := range page.Events {
+			switch {
+			case len(out) >= n:
+				return out, nil
+			case !keep(ev):
+			case skip > 0:
+				skip--
+			default:
+				out = append(out, ev)
+			}
+		}
+		if page.NextCursor == "" {
+			break
+		}
+		q.Cursor = page.NextCursor
+	}
+	return out, nil
+}
+
+// rawNeed returns the rows a raw SELECT reads of each group: OFFSET's,
+// then the LIMIT or one more than maxRows, saturated at the largest int.
+func rawNeed(st *iql.SelectStatement, maxRows int) int {
+	need := addSat(st.Offset, maxRows+1)
+	if st.Limit > 0 {
+		need = min(need, addSat(st.Offset, st.Limit))
+	}
+	return need
+}
+
 // read reads the first n events of a query that keep keeps, page by
-// page, and those after of the same time as the n-th, so that the caller
-// can order the events of one time by series and keep the first n; at
-// most n + pageSize.
+// page, and, of a read of every series, those after of the same time as
+// the n-th, so that the caller can order the events of one time by series
+// and keep the first n; at most n + pageSize. The events of one series
+// come in their order: n of them.
 func (x *executor) read(ctx context.Context, q engine.Query, n int, keep func(event.Event) bool) ([]event.Event, error) {
 	var out []event.Event
-	for len(out) < addSat(n, pageSize) {
+	most := addSat(n, pageSize)
+	if q.Series != "" {
+		most = n
+	}
+	for len(out) < most {
 		q.Limit = tiePage
 		if len(out) < n {
 			q.Limit = min(pageSize, n-len(out))

@@ -34,15 +34,27 @@ type plan struct {
 	filter   *storage.Filter
 	groups   []group
 	// counted is the number of groups, of a plan made only to count
-	// them (planSelect's count), whose groups are not built.
-	counted  int
-	groupBy  []string
-	loc      *time.Location
-	desc     bool
-	interval time.Duration
-	offset   time.Duration // of the buckets from UTC midnight, in [0, interval)
-	tagKeys  []string      // of the table's series, sorted
+	// them (planSelect's count), whose groups are not built; countedRead
+	// says how the largest of them is read.
+	counted     int
+	countedRead groupRead
+	groupBy     []string
+	loc         *time.Location
+	desc        bool
+	interval    time.Duration
+	offset      time.Duration // of the buckets from UTC midnight, in [0, interval)
+	tagKeys     []string      // of the table's series, sorted
 }
+
+// groupRead is how a group's events are read: in one read of every
+// series, series by series merged, or of its one series.
+type groupRead int
+
+const (
+	readOne groupRead = iota
+	readWhole
+	readMerged
+)
 
 // isTag reports whether k is a tag key of the table.
 func (p *plan) isTag(k string) bool {
@@ -232,18 +244,23 @@ func (x *executor) plan(ctx context.Context, st *iql.SelectStatement, t engine.L
 	}
 	if count {
 		n := min(1, len(matched))
-		if tagCond == nil {
-			n = 1
-		}
-		if len(groupBy) > 0 {
-			keys := map[string]struct{}{}
+		switch {
+		case tagCond == nil && len(groupBy) == 0:
+			n, p.countedRead = 1, readWhole
+		case len(groupBy) == 0 && len(matched) > 1:
+			p.countedRead = readMerged
+		case len(groupBy) > 0:
+			keys := map[string]int{}
 			var b []byte
 			for _, s := range matched {
 				b = b[:0]
 				for _, k := range groupBy {
 					b = append(append(b, s.tags[k]...), 0)
 				}
-				keys[string(b)] = struct{}{}
+				keys[string(b)]++
+				if keys[string(b)] > 1 {
+					p.countedRead = readMerged
+				}
 			}
 			n = len(keys)
 		}

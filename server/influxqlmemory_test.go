@@ -28,7 +28,11 @@ import (
 // max_query_partitions before anything is built (at a minute over a day,
 // an hour over a year filled with 0, a second over a day, chunked or
 // not), as are statements that each fit but not together; one that fits
-// is answered; 20 statements of SELECT * GROUP BY * in one request and
+// is answered; a raw SELECT whose OFFSET is past the share is refused
+// with 413 before anything is read (GROUP BY *, which skips OFFSET's
+// rows of each series as it reads them, is answered), and 16 raw SELECTs of 400 series at
+// once are each answered or refused with 429 while the others hold the
+// share; 20 statements of SELECT * GROUP BY * in one request and
 // 2,000 statements of SELECT * of 1,200 rows each (100 with -short) are
 // answered whole, streamed. The Go heap
 // stays under 512 MiB, objects and garbage together, what the last
@@ -122,6 +126,68 @@ func influxQLMemory(t *testing.T, n int) {
 				require.Equal(t, float64(i*3+j), got[hour], "series %d, event %d", i, j)
 			}
 		}
+	})
+
+	// A raw SELECT holds the rows of one group it reads, OFFSET's
+	// included, of the query budget: an OFFSET far past the share is
+	// refused with 413 before anything is read; one within it answers
+	// the rows past it; a series of its own skips OFFSET's as it reads
+	// them, and is answered.
+	t.Run("select-star-offset", func(t *testing.T) {
+		boundedMemory(t, func() {
+			status, body, _ := influxQuery(t, f, "SELECT * FROM fan OFFSET 5000000", false, nil)
+			require.Equal(t, http.StatusRequestEntityTooLarge, status, "body: %.300s", body)
+			require.Contains(t, body, "statement 0 answers up to 5011001 rows of 3 columns of a group at once, for OFFSET 5000000 and 10001 rows")
+			require.Contains(t, body, "max_query_partitions = 16384")
+			status, body, _ = influxQuery(t, f, "SELECT v FROM fan LIMIT 10 OFFSET 990", false, nil)
+			require.Equal(t, http.StatusOK, status, "body: %.300s", body)
+			var res struct {
+				Results []struct{ Series []struct{ Values [][]any } }
+			}
+			require.NoError(t, json.Unmarshal([]byte(body), &res))
+			require.Len(t, res.Results[0].Series, 1)
+			require.Len(t, res.Results[0].Series[0].Values, 10)
+			status, body, counted := influxQuery(t, f, "SELECT * FROM fan GROUP BY * OFFSET 5000000", false, nil)
+			require.Equal(t, http.StatusOK, status, "body: %.300s", body)
+			require.Zero(t, counted, "series answered")
+			status, body, counted = influxQuery(t, f, "SELECT * FROM fan GROUP BY * OFFSET 2", true, nil)
+			require.Equal(t, http.StatusOK, status, "body: %.300s", body)
+			require.Equal(t, n, counted, "series answered, one row each")
+		})
+	})
+	// Raw SELECTs of 400 series merged, 16 at once, each counting
+	// twice 10,001 rows: each answered whole, or refused with 429 while
+	// the tenant's share is held by the others, to be retried.
+	t.Run("select-star-concurrent", func(t *testing.T) {
+		boundedMemory(t, func() {
+			const queries = 16
+			type answer struct {
+				status int
+				body   string
+				series int
+			}
+			answers := make(chan answer, queries)
+			for range queries {
+				go func() {
+					status, body, series := influxQuery(t, f, "SELECT * FROM fan WHERE host =~ /^h000[0-3]/", false, nil)
+					answers <- answer{status, body, series}
+				}()
+			}
+			ok := 0
+			for range queries {
+				a := <-answers
+				switch a.status {
+				case http.StatusOK:
+					ok++
+					require.Equal(t, 1, a.series, "body: %.300s", a.body)
+				case http.StatusTooManyRequests:
+					require.Contains(t, a.body, "max_query_partitions")
+				default:
+					t.Fatalf("status %d: %.300s", a.status, a.body)
+				}
+			}
+			require.NotZero(t, ok, "answered")
+		})
 	})
 
 	// Raw answers are streamed, statement by statement and series by
