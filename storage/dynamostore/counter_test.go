@@ -64,6 +64,9 @@ type countingClient struct {
 }
 
 func (c countingClient) Do(req *http.Request) (*http.Response, error) {
-	c.counter.add(req.Header.Get("X-Amz-Target"), strings.HasPrefix(req.Header.Get("Amz-Sdk-Request"), "attempt=1;"))
+	// "attempt=1", then "; max=N" when the retryer has an attempt count
+	// (the store's has none: its retryBudget ends the retries).
+	attempt, _, _ := strings.Cut(req.Header.Get("Amz-Sdk-Request"), ";")
+	c.counter.add(req.Header.Get("X-Amz-Target"), attempt == "attempt=1")
 	return c.next.Do(req)
 }
