@@ -10,8 +10,8 @@ import (
 	"github.com/timetabledb/timetable/internal/fenceload"
 )
 
-// TestNoAcknowledgedEventHiddenUnderLoad is the tester's run of issue
-// #37, shortened (package fenceload): reconcilers without a lease whose
+// TestNoAcknowledgedEventHiddenUnderLoad is archiving under load,
+// shortened (package fenceload): reconcilers without a lease whose
 // clocks run a day ahead fence, archive and delete the oldest day's
 // table while a server takes batches of events for it, until the table
 // is made again and written into. A fresh server's query of the range

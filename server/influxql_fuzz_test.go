@@ -38,7 +38,7 @@ func FuzzInfluxQuery(f *testing.F) {
 		"SELECT stddev(temp), median(temp), percentile(temp, 99.9) FROM weather WHERE host = 'web1' GROUP BY time(1h, -15m)",
 		"SELECT max(temp) FROM weather WHERE time > now() - 1d GROUP BY time(30m, now()) fill(previous)",
 		"SELECT first(temp) FROM weather WHERE temp > 3",
-		// The inputs of issue #37: an OFFSET that overflowed, a LIMIT
+		// Inputs that once broke /query: an OFFSET that overflowed, a LIMIT
 		// past int64, a WHERE that held a core for seconds, a time()
 		// of no length, no statement.
 		"SELECT temp FROM weather OFFSET 9223372036854775807",

@@ -1,4 +1,4 @@
-// Package fenceload runs the load of issue #37: a server on the real
+// Package fenceload runs archiving under load: a server on the real
 // clock, with its own lifecycle, takes batches of events from writers,
 // 70% of them now and 30% in the oldest day a family of day tables kept
 // three days still has, while reconcilers without a lease, whose clocks

@@ -18,7 +18,7 @@ import (
 // fenceDuration is how long each store's run of Fence lasts.
 const fenceDuration = time.Minute
 
-// Fence runs the load of issue #37 (package fenceload) for a minute on
+// Fence runs archiving under load (package fenceload) for a minute on
 // Pebble and, when TIMETABLE_DYNAMODB_ENDPOINT is set, on DynamoDB:
 // reconcilers whose clocks run a day ahead archive and delete the
 // oldest day's table under three writers, again and again. It reports
