@@ -41,11 +41,18 @@ func (a *answers) End(i int, err error) error {
 // anything is answered, naming max_query_partitions; a statement that
 // fits but finds the tenant's share held is refused once it has waited,
 // in its result; what the query held is given back when it ends.
-func TestAnswersAreCountedBeforeTheyAreBuilt(t *testing.T) {
+// budgetNow is the clock's time of twentyHosts' engine.
+var budgetNow = time.Date(2017, 6, 15, 9, 0, 0, 0, time.UTC)
+
+// twentyHosts is an engine whose query budget holds partitions, and
+// whose measurement m holds one event of each of 20 hosts an hour before
+// budgetNow.
+func twentyHosts(t *testing.T, partitions int) *engine.DB {
+	t.Helper()
 	ctx := context.Background()
-	at := time.Date(2017, 6, 15, 9, 0, 0, 0, time.UTC)
+	at := budgetNow
 	store, schema := backends.Pebble().Open(t)
-	db, err := engine.Open(ctx, store, engine.Options{Schema: schema, Clock: clock.NewManual(at), MaxQueryPartitions: 100, QueryBudgetWait: 10 * time.Millisecond})
+	db, err := engine.Open(ctx, store, engine.Options{Schema: schema, Clock: clock.NewManual(at), MaxQueryPartitions: partitions, QueryBudgetWait: 10 * time.Millisecond})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, db.Close()) })
 	var events []event.Event
@@ -56,6 +63,13 @@ func TestAnswersAreCountedBeforeTheyAreBuilt(t *testing.T) {
 	}
 	_, err = db.Write(ctx, "acme", "m", events)
 	require.NoError(t, err)
+	return db
+}
+
+func TestAnswersAreCountedBeforeTheyAreBuilt(t *testing.T) {
+	ctx := context.Background()
+	at := budgetNow
+	db := twentyHosts(t, 100)
 	// acme may hold 10 partitions: 20 KiB.
 	capped := engine.WithTenantQueryPartitions(ctx, 10)
 	stream := func(q string) (*answers, error) {
@@ -117,19 +131,8 @@ func TestAnswersAreCountedBeforeTheyAreBuilt(t *testing.T) {
 // count as the largest of them.
 func TestRawAnswersAreCountedBeforeTheyAreRead(t *testing.T) {
 	ctx := context.Background()
-	at := time.Date(2017, 6, 15, 9, 0, 0, 0, time.UTC)
-	store, schema := backends.Pebble().Open(t)
-	db, err := engine.Open(ctx, store, engine.Options{Schema: schema, Clock: clock.NewManual(at), MaxQueryPartitions: 8000, QueryBudgetWait: 10 * time.Millisecond})
-	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, db.Close()) })
-	var events []event.Event
-	for i := range 20 {
-		host := fmt.Sprintf("h%02d", i)
-		events = append(events, event.Event{Time: at.Add(-time.Hour), Series: "host=" + host,
-			Fields: map[string]any{"host": host, "v": json.Number(strconv.Itoa(i))}})
-	}
-	_, err = db.Write(ctx, "acme", "m", events)
-	require.NoError(t, err)
+	at := budgetNow
+	db := twentyHosts(t, 8000)
 	// acme may hold 4,000 partitions: 8,000 KiB, its reads of every
 	// series theirs too.
 	capped := engine.WithTenantQueryPartitions(ctx, 4000)
