@@ -127,29 +127,27 @@
 // logical table or path, 405 with an Allow header, 409 for a tenant that
 // exists or a key rotated already (and for a read of an archived period
 // whose archive does not match its manifest: storage.ErrDamaged), 413 for
-// a body or batch over the
-// limits (or over its tenant's burst, or whose decoded events alone are
-// estimated at more than the whole events budget) and for an InfluxQL
-// request whose answers are more than its tenant's max_query_partitions,
-// 415 for an unsupported
-// Content-Type or Content-Encoding, 429 with Retry-After for a tenant
-// over one of its limits (write rates, concurrent writes and queries,
-// query partitions, its share of a budget, its new tables of the hour: engine.ErrTableRate; the message
-// names it; a filter past its limits is a 400 naming the limit), 503 with
-// Retry-After when the store
-// throttles (storage.ErrThrottled), cannot be reached or fails on its side
+// a body or batch over the limits (or over its tenant's burst, or whose
+// decoded events alone are estimated at more than the whole events budget)
+// and for an InfluxQL request whose answers are more than its tenant's
+// max_query_partitions, 415 for an unsupported Content-Type or
+// Content-Encoding, 429 with Retry-After for a tenant over one of its
+// limits (write rates, concurrent writes and queries, query partitions,
+// its share of a budget, its new tables of the hour: engine.ErrTableRate;
+// the message names it; a filter past its limits is a 400 naming the
+// limit), 503 with Retry-After when the store throttles
+// (storage.ErrThrottled), cannot be reached or fails on its side
 // (storage.ErrUnavailable), the query budget has no room (engine.ErrBusy)
-// or the server is closing, 500 for any other
-// failure of the store. Every 429 and 503 carries Retry-After, whole
-// seconds and at least 1; a write refused with either before its body was
-// read whole has the rest of it read and discarded first, so that a client
-// that sends the whole body before reading gets the answer (body.go).
-// Rule: a 5xx is only ever an error the same
-// request may overcome when sent again; a request that cannot succeed is
-// a 4xx. An API key the server has not seen yet, looked up while the
-// store is down, is 503: the server cannot tell it is unknown. A 5xx is
-// always logged with its cause; the client gets the request id (also in
-// the X-Request-Id header) to find it.
+// or the server is closing, 500 for any other failure of the store. Every
+// 429 and 503 carries Retry-After, whole seconds and at least 1; a write
+// refused with either before its body was read whole has the rest of it
+// read and discarded first, so that a client that sends the whole body
+// before reading gets the answer (body.go). Rule: a 5xx is only ever an
+// error the same request may overcome when sent again; a request that
+// cannot succeed is a 4xx. An API key the server has not seen yet, looked
+// up while the store is down, is 503: the server cannot tell it is
+// unknown. A 5xx is always logged with its cause; the client gets the
+// request id (also in the X-Request-Id header) to find it.
 //
 // # Readiness
 //
