@@ -70,9 +70,14 @@ func TestS3MissingBucket(t *testing.T) {
 
 // TestS3MultipartParts archives a table of incompressible items to S3
 // with 5 MiB parts: the data file is sent as a multipart upload of the
-// parts the scan filled, and reads back whole.
+// parts the scan filled, and reads back whole. It runs without the race
+// detector (scripts/test.sh runs it in its step without it), which slows
+// the fake S3 server's handling of every byte of noise twentyfold.
 func TestS3MultipartParts(t *testing.T) {
 	backends.NoDynamoDB(t)
+	if raceEnabled {
+		t.Skip("17 MiB through the fake S3 server, run without the race detector (scripts/test.sh)")
+	}
 	ctx := context.Background()
 	url, opts, parts := s3TargetParts(t)
 	opts.S3.PartSize = 5 << 20

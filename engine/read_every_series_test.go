@@ -65,13 +65,13 @@ func (it *countedIterator) Close() error {
 	return it.Iterator.Close()
 }
 
-// TestEverySeriesHoldsLittlePerSeries reads 20,000 series of 3 events
+// TestEverySeriesHoldsLittlePerSeries reads 5,000 series of 3 events
 // each. The latest ten events must read about two items per series (its
 // index entry and its newest event) with pages of one item, not of
 // eleven; they and an aggregate of every event must hold a few iterators
 // at once, not one per series.
 func TestEverySeriesHoldsLittlePerSeries(t *testing.T) {
-	const series, perSeries, limit = 20000, 3, 10
+	const series, perSeries, limit = 5000, 3, 10
 	inner, cfg := backends.Pebble().Open(t)
 	store := &readCounter{Store: inner}
 	from := time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC)
@@ -83,7 +83,7 @@ func TestEverySeriesHoldsLittlePerSeries(t *testing.T) {
 	for i := range series * perSeries {
 		// Series i%series; the last one written is the newest event.
 		batch = append(batch, ev(from.Add(time.Duration(i)*time.Millisecond), fmt.Sprintf("dev-%05d", i%series), map[string]any{"i": num(i)}))
-		if len(batch) == 10000 {
+		if len(batch) == series {
 			_, err := db.Write(ctx, "acme", "t", batch)
 			require.NoError(t, err)
 			batch = nil
@@ -179,7 +179,7 @@ func TestPageOfEverySeriesIsTheMergeOfAll(t *testing.T) {
 			}
 		}
 
-		limits := []int{1, 4, 50}
+		limits := []int{2, 50}
 		if b.Name != "pebble" {
 			// A page costs a request per series and shard on DynamoDB.
 			limits = []int{50}

@@ -84,6 +84,13 @@ func TestFilteredQueryIsTheFilteredMerge(t *testing.T) {
 			require.Len(t, all[table], len(written))
 		}
 
+		// Small pages, so that a page ends between the events of one
+		// millisecond; larger on DynamoDB, where a page costs a request
+		// per series and shard.
+		limit := 7
+		if b.Name != "pebble" {
+			limit = 25
+		}
 		for _, text := range []string{
 			`level = "ERROR"`,
 			`level = "ERROR" and temp > 30`,
@@ -111,9 +118,12 @@ func TestFilteredQueryIsTheFilteredMerge(t *testing.T) {
 							exp = slices.Clone(exp)
 							slices.Reverse(exp)
 						}
-						q := engine.Query{Table: table, Series: series, From: start, To: start.Add(24 * time.Hour), Desc: desc, Limit: 7, Filter: f}
+						q := engine.Query{Table: table, Series: series, From: start, To: start.Add(24 * time.Hour), Desc: desc, Limit: limit, Filter: f}
 						got := queryAll(t, db, "acme", q)
 						require.Equal(t, eventKeys(exp), eventKeys(got), name)
+						if desc {
+							continue
+						}
 
 						// The projection leaves out the fields the filter
 						// read.

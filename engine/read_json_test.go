@@ -89,6 +89,12 @@ func TestQueryJSONIsQuerysEventsAsJSON(t *testing.T) {
 		}
 
 		filters := []string{"", `level = "ERROR"`, `not exists(temp) or begins_with(msg, "tab")`}
+		// Pages that end inside a millisecond's events; larger on
+		// DynamoDB, where a page costs a request per series and shard.
+		limit := 9
+		if b.Name != "pebble" {
+			limit = 30
+		}
 		for _, kind := range layouts {
 			db, err := engine.Open(ctx, store, engine.Options{Schema: configs[kind], Clock: clk})
 			require.NoError(t, err)
@@ -100,8 +106,12 @@ func TestQueryJSONIsQuerysEventsAsJSON(t *testing.T) {
 				for _, series := range []string{"", "s3"} {
 					for _, desc := range []bool{false, true} {
 						for _, fields := range [][]string{nil, {"level", "nested", "tt_ids"}} {
-							for _, text := range filters {
-								q := engine.Query{Table: table, Series: series, From: start, To: start.Add(5*time.Hour + 2*time.Millisecond), Desc: desc, Limit: 9, Fields: fields}
+							for i, text := range filters {
+								if fields != nil && i > 1 {
+									// The projection with one filter is enough.
+									continue
+								}
+								q := engine.Query{Table: table, Series: series, From: start, To: start.Add(5*time.Hour + 2*time.Millisecond), Desc: desc, Limit: limit, Fields: fields}
 								if text != "" {
 									q.Filter, err = filter.Parse(text)
 									require.NoError(t, err)
