@@ -1,6 +1,8 @@
 // Package doctest reads the shell examples of timetable's Markdown pages,
 // so that a test can run them (cmd/timetable's TestDocs) and the pages
-// and the program cannot drift apart.
+// and the program cannot drift apart. Its own tests hold the tree to
+// docs/design.md: no package of the product imports internal/ outside its
+// tests (TestImportsIntoInternal).
 //
 // # The convention
 //
