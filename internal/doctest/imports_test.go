@@ -118,4 +118,3 @@ func TestImportsIntoInternalFindsAnImportOfAHarness(t *testing.T) {
 	require.Contains(t, bad[0], "example.com/m/event imports example.com/m/internal/jsonnum outside its tests")
 	require.Contains(t, bad[0], "git mv internal/jsonnum jsonnum")
 }
-
