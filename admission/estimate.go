@@ -28,8 +28,9 @@ const (
 	mapEntry = 16
 	// itemOverhead is what the engine's item of an event holds besides
 	// the event's own strings and fields: keys, the id, attribute names,
-	// and the store's batch. Measured: writing 100,000 minimal events to
-	// Pebble allocates about 980 bytes an event in all.
+	// and the store's batch; set, with the decoded event's share, above
+	// what writing minimal events to Pebble allocates an event (server's
+	// TestMemoryIsBoundedInWhatRequestsHold).
 	itemOverhead = 860
 )
 

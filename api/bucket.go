@@ -9,7 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/timetabledb/timetable/internal/jsonnum"
+	"github.com/timetabledb/timetable/jsonnum"
 )
 
 // Bucket is one time bucket of an aggregate. The engine's aggregates

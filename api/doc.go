@@ -4,7 +4,7 @@
 // failure. The server (package server) writes these types, the Go client
 // (package client) reads them, and both import this package, which
 // imports only the standard library and one rule of its own module
-// (internal/jsonnum, what a JSON number literal is), so any Go program can speak the API
+// (jsonnum, what a JSON number literal is), so any Go program can speak the API
 // without the engine.
 //
 // # Endpoints

@@ -82,11 +82,10 @@ func TestArchiveOfAThrottledColdTable(t *testing.T) {
 	spec.Tags[family.TagMeta] = cfg.MetaTable
 	require.NoError(t, setup.CreateTable(ctx, spec))
 	backends.AdoptUntagged(t, setup, cfg.MetaTable, f, spec.Name, day)
-	// 10 MB: with 20 MB the test took 80 s alone on dynalite, writing and
-	// restoring the table. Four Scans in five are throttled, so that the
-	// cycles still leave the export unfinished: each got through 30 to
-	// 55% of it in the runs measured, where 50 to 80% of 20 MB got
-	// through at three in five.
+	// 10 MB, as small as the table can be while the throttled cycles
+	// still leave its export unfinished (checked below): four Scans in
+	// five are throttled; a larger table makes the test slow on dynalite,
+	// which writes and restores it.
 	const items, itemBytes = 10_000, 1000
 	pad := strings.Repeat("x", itemBytes-60)
 	batch := make([]storage.Item, 0, 1000)

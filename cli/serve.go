@@ -20,7 +20,7 @@ import (
 
 	"github.com/timetabledb/timetable/admission"
 	"github.com/timetabledb/timetable/config"
-	"github.com/timetabledb/timetable/internal/gcfloor"
+	"github.com/timetabledb/timetable/gcfloor"
 	"github.com/timetabledb/timetable/lifecycle"
 	"github.com/timetabledb/timetable/mqttsub"
 	"github.com/timetabledb/timetable/server"
@@ -177,7 +177,7 @@ func runServe(ctx context.Context, g *globals, o serveOptions, stderr io.Writer)
 	}
 	// One tenant's fast writers make garbage fast while the live heap
 	// stays small: the collector runs no more often than 64 MiB of
-	// garbage needs (internal/gcfloor), unless GOGC is given.
+	// garbage needs (package gcfloor), unless GOGC is given.
 	defer gcfloor.Start(gcfloor.DefaultHeadroom).Stop()
 	reg := prometheus.NewRegistry()
 	// Beside Go's default metrics, the scheduler's latency histogram

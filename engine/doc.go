@@ -247,8 +247,9 @@
 // is written in the canonical form of event numbers (plain notation, no
 // trailing zeros), so raw aggregates and rollups give byte-identical
 // answers, equal to the true decimal ones. (float64 sums depend on the
-// order values are added in: those of the same 200,000 events, raw and
-// from rollups, differ in the 12th digit, and neither is the true sum.)
+// order values are added in, so the raw and the rollup sums of the same
+// events would differ, and neither would be the true sum:
+// TestAggregateSumsAreExactDecimals.)
 //
 // The arithmetic is github.com/cockroachdb/apd/v3, CockroachDB's
 // arbitrary-precision decimals, which implement the General Decimal
@@ -257,7 +258,7 @@
 // writes a decimal only when told how many digits, and a scaled big.Int
 // needs parsing, rescaling, rounding and formatting of its own. apd keeps
 // coefficients of up to 128 bits inline, so adding a value allocates
-// nothing; parsing, adding and comparing one costs about 100 ns.
+// nothing.
 //
 // # Rollups
 //

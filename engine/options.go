@@ -132,9 +132,10 @@ const (
 // Defaults of the query budget.
 const (
 	// DefaultMaxQueryPartitions bounds the partitions that reads of every
-	// series hold at once: 65,536, about 128 MiB of their pages and state
-	// at about 2 KiB a partition (make bench's many-series rows measure
-	// the heap: docs/benchmarks.md). A latest-10 of every series takes 27 per shard and
+	// series hold at once: 65,536, each with its page and state, so that
+	// their heap is bounded whatever the number of series (make bench's
+	// many-series rows give the heap grown: docs/benchmarks.md). A
+	// latest-10 of every series takes 27 per shard and
 	// table (16 series read at once, 11 kept), whatever the number of
 	// series; an aggregate of every series one per series, shard and
 	// table.

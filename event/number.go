@@ -3,7 +3,7 @@ package event
 import (
 	"errors"
 
-	"github.com/timetabledb/timetable/internal/jsonnum"
+	"github.com/timetabledb/timetable/jsonnum"
 	"github.com/timetabledb/timetable/storage"
 )
 

@@ -133,11 +133,11 @@ const (
 // DefaultArchiveRatio is the archive bytes per item byte assumed when the
 // input does not say, for archives in the Parquet format (package
 // archive: gzip-compressed DynamoDB JSON lines and, beside them, Parquet).
-// Measured on 200,000 events of 145 bytes (a 22-byte random id, a
-// nanosecond time, six fields of telemetry): the gzip NDJSON took 0.33 of
-// the item bytes and the Parquet 0.27. NDJSON archives alone take about
-// 0.33; data that compresses worse takes more: measure and give the
-// ratio.
+// It is the sum of the two files for telemetry whose ids and field
+// names repeat, each file compressing to a fraction of the item bytes,
+// rounded up; NDJSON archives alone take about half of it. Data that
+// compresses worse takes more: archive a sample, compare the archive's
+// size with the table's, and give the ratio.
 const DefaultArchiveRatio = 0.6
 
 // Errors of Plan.

@@ -1,6 +1,9 @@
 // Package doctest reads the shell examples of timetable's Markdown pages,
 // so that a test can run them (cmd/timetable's TestDocs) and the pages
-// and the program cannot drift apart.
+// and the program cannot drift apart. Its own tests hold the tree to
+// docs/design.md: no package of the product imports internal/ outside its
+// tests (TestImportsIntoInternal), and "Where the code is" names every
+// folder of the module (TestWhereTheCodeIs).
 //
 // # The convention
 //

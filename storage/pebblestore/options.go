@@ -159,9 +159,10 @@ func pebbleOptions(o Options) (*pebble.Options, func()) {
 // and again, and Zstandard finds those repeats only within one block.
 // The levels above keep hotBlockSize, Pebble's 4 KiB, for the recent data
 // most point reads ask for: a read of one series' newest event
-// decompresses one block, and 32 KiB blocks there made a tenant's
-// latest-10 p99 several times slower while another tenant read the newest
-// event of each of many series (`make bench`'s many-series rows).
+// decompresses one block, where 32 KiB blocks there would have it
+// decompress eight times the bytes for the same event while another
+// tenant reads the newest event of each of many series (`make bench`'s
+// many-series rows, docs/benchmarks.md).
 //
 // Together the codecs and the larger blocks shrink the data after
 // `timetable compact` well below Pebble's defaults (Snappy, 4 KiB blocks)

@@ -9,8 +9,9 @@ import "github.com/cockroachdb/pebble/v2/vfs"
 // Pebble preallocates each write-ahead log in steps of 110% of
 // MemTableSize, and a new log starts with every memtable, which grows from
 // 256 KiB to MemTableSize, doubling: a store that had received a few MB
-// held five logs of 70 MiB each at the default 64 MiB memtable, about
-// 350 MiB of disk for 3 MB of files, however few events it held. The
+// held several logs, each reserving 110% of the default memtable, far
+// more disk than its files, however few events it held
+// (TestDiskFootprint holds the bound the reservation keeps). The
 // reservation spares the file system an extent allocation now and then
 // while the log grows; a few MiB ahead does the same for as long as a sync
 // takes, so ingest is no slower (Options.WALPreallocateSize).

@@ -3,6 +3,7 @@ package bench
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -52,4 +53,28 @@ func TestThisMachine(t *testing.T) {
 	require.Positive(t, m.Cores)
 	require.NotEmpty(t, m.Go)
 	require.NotEmpty(t, m.Commit)
+}
+
+// TestCommittedPageHeader checks that docs/benchmarks.md starts with the
+// header this program writes, so that the page's fixed text is edited
+// here (page_header.md) and not on the page, where the next run would
+// undo it.
+func TestCommittedPageHeader(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "benchmarks.md"))
+	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(string(b), pageHeader+"\n## The run\n"),
+		"docs/benchmarks.md does not start with bench/internal/bench/page_header.md: edit the header there and copy it to the page (or run make bench)")
+}
+
+// TestPageHeaderHoldsNoFigures checks that the fixed header explains and
+// points but quotes no figure of a run nor a date: every figure on the
+// page comes from the run under it.
+func TestPageHeaderHoldsNoFigures(t *testing.T) {
+	figure := regexp.MustCompile(`\b\d[\d.,]*\s?((ns|µs|ms|s|KiB|MiB|GiB|ev/s|req/ev|WCU/ev)\b|%)|\b20\d\d-\d\d-\d\d\b`)
+	for i, line := range strings.Split(pageHeader, "\n") {
+		require.Nil(t, figure.FindStringIndex(line), "page_header.md:%d quotes a figure or a date: %q", i+1, line)
+	}
+	for _, quoted := range []string{"a fence settles in 1.6 s", "about 30% of the samples", "3.2 µs an event", "(2026-11-27)"} {
+		require.NotNil(t, figure.FindStringIndex(quoted), "the check misses %q", quoted)
+	}
 }

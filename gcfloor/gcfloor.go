@@ -1,11 +1,13 @@
 // Package gcfloor keeps the Go collector from running more often than a
 // heap of a given size needs. Go's collector starts a cycle when the heap
 // has grown by GOGC percent (100) of what the last cycle left live: a
-// server whose live heap is small (12 MiB) and which allocates fast (one
-// tenant's writers: 100,000 events a second) collects twenty times a
-// second, each cycle taking a quarter of the cores for its marking and
-// stopping the world twice, which every other tenant's requests wait
-// through. Floor raises GOGC after each cycle, so that the next starts no
+// server whose live heap is small and which allocates fast (one tenant's
+// writers at their full rate) collects each time it has allocated as much
+// as its live heap, many times a second, each cycle taking a quarter of
+// the cores for its marking and stopping the world twice, which every
+// other tenant's requests wait through (make bench's limits rows give the
+// server's GC pauses beside another tenant's p99: docs/benchmarks.md).
+// Floor raises GOGC after each cycle, so that the next starts no
 // sooner than Headroom bytes past the live heap; a larger live heap keeps
 // GOGC's own goal. The memory limit (GOMEMLIMIT) still bounds the heap:
 // near it the collector runs as often as it must whatever GOGC says.

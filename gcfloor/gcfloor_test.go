@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/timetabledb/timetable/internal/gcfloor"
+	"github.com/timetabledb/timetable/gcfloor"
 )
 
 func TestPercent(t *testing.T) {
