@@ -59,8 +59,8 @@ func (c *coldTable) RoundTrip(r *http.Request) (*http.Response, error) {
 // allowed, the export finishes, is verified, and the table deleted; the
 // archive holds every item once.
 func TestArchiveOfAThrottledColdTable(t *testing.T) {
-	if testing.Short() {
-		t.Skip("writes 10 MB")
+	if testing.Short() || raceEnabled {
+		t.Skip("10 MB through dynalite, run without the race detector (scripts/test.sh)")
 	}
 	ctx := context.Background()
 	setup, cfg := backends.Dynamo().Open(t)

@@ -46,11 +46,12 @@ echo "== the benchmark module's tests"
 bench_status=$?
 
 # The memory bounds skip under the race detector, which changes what
-# memory holds, and so does the multipart upload of 17 MiB to the fake
-# S3 server, which it slows twentyfold: they run here without it, the
-# memory bounds at their -short sizes.
+# memory holds, and so do the tests that move megabytes through a fake
+# S3 server or dynalite, which it slows twentyfold: they run here
+# without it, the memory bounds at their -short sizes.
 echo "== the memory bounds and the bulk-data tests, without the race detector"
-"$GO" test -short -count=1 -timeout 10m -run 'TestMemoryIsBoundedInWhatRequestsHold|TestInfluxQLMemoryIsBounded|TestAHugeMessageIsRefusedInBoundedMemory|TestArchiveMemoryIsBounded|TestS3MultipartParts' ./server ./mqttsub ./archive
+"$GO" test -short -count=1 -timeout 10m -run 'TestMemoryIsBoundedInWhatRequestsHold|TestInfluxQLMemoryIsBounded|TestAHugeMessageIsRefusedInBoundedMemory|TestArchiveMemoryIsBounded' ./server ./mqttsub ./archive &&
+	scripts/with-dynamodb.sh dynalite "$GO" test -count=1 -timeout 10m -run '^(TestS3MultipartParts|TestArchiveOfAThrottledColdTable)$' ./archive
 memory_status=$?
 
 # The InfluxQL statement text is fuzzed for a fixed time on every run:
