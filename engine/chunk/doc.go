@@ -34,8 +34,10 @@
 // content: the fields in the generic value encoding below, map keys in
 // bytewise order), drops an event that is there twice (the same time and
 // client id, or no client id and the same time and fields), and splits
-// the events of one window only by halving them until each half's item
-// fits under storage.MaxItemSize, as storage.ItemSize counts it. So the
+// the events of one window only when their item would pass
+// storage.MaxItemSize, as storage.ItemSize counts it: into parts of
+// equal counts, one more than the times the limit goes into the item's
+// size, each cut again the same way until its item fits. So the
 // same events, in any order, give the same blocks and so the same keys
 // and items, and a retried request overwrites the items it wrote. Events
 // that two different requests put in chunks of one window (a retry that

@@ -7,7 +7,6 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -113,26 +112,32 @@ func windowStart(t time.Time, w int64) int64 {
 	return ns - ns%w
 }
 
-// pack appends the items of evs, which are in block order, halving them
-// until each item fits.
+// pack appends the items of evs, which are in block order, cutting them
+// into as many parts of equal counts as the item's size calls for until
+// each part's item fits.
 func pack(items []storage.Item, alone []event.Event, s Series, shards int, evs []event.Event) ([]storage.Item, []event.Event, error) {
 	it, err := item(s, shards, evs)
 	if err != nil {
 		return nil, nil, err
 	}
-	if it, _, err := it.Checked(); err == nil {
-		return append(items, it), alone, nil
-	} else if !errors.Is(err, storage.ErrInvalid) || len(evs) == 1 {
-		if len(evs) == 1 {
-			return items, append(alone, evs[0]), nil
+	size := storage.ItemSize(it)
+	if size <= storage.MaxItemSize {
+		it, _, err := it.Checked()
+		if err != nil {
+			return nil, nil, err
 		}
-		return nil, nil, err
+		return append(items, it), alone, nil
 	}
-	half := len(evs) / 2
-	if items, alone, err = pack(items, alone, s, shards, evs[:half]); err != nil {
-		return nil, nil, err
+	if len(evs) == 1 {
+		return items, append(alone, evs[0]), nil
 	}
-	return pack(items, alone, s, shards, evs[half:])
+	parts := min(len(evs), size/storage.MaxItemSize+1)
+	for i := range parts {
+		if items, alone, err = pack(items, alone, s, shards, evs[i*len(evs)/parts:(i+1)*len(evs)/parts]); err != nil {
+			return nil, nil, err
+		}
+	}
+	return items, alone, nil
 }
 
 // item builds the item of evs, in block order, unchecked.
