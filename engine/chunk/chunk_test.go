@@ -234,28 +234,6 @@ func TestRepeatsPackedOnce(t *testing.T) {
 	require.Len(t, got, 3)
 }
 
-// TestDedupAcrossChunks: a request retried with other events beside it
-// writes chunks that overlap; a read of the window gets each event once.
-func TestDedupAcrossChunks(t *testing.T) {
-	r := rand.New(rand.NewPCG(1, 2))
-	evs := valid(t, genEvents(r, 300))
-	n := len(evs)
-	a, b, c := evs[:2*n/3], evs[n/3:], evs[n/6:n/2]
-	var read []event.Event
-	for _, part := range [][]event.Event{a, b, c} {
-		items, alone, err := Pack(testSeries, time.Minute, part)
-		require.NoError(t, err)
-		read = append(read, unpackAll(t, testSeries, time.Minute, items, alone)...)
-	}
-	require.Greater(t, len(read), len(distinct(evs)))
-	got, err := Dedup(read)
-	require.NoError(t, err)
-	for i := 1; i < len(got); i++ {
-		require.False(t, got[i].Time.Before(got[i-1].Time), "block order")
-	}
-	requireSameEvents(t, evs, got)
-}
-
 // requireSameEvents requires got to hold each event of want once, as
 // fingerprint tells events apart: of the events with one client id at
 // one instant, any one.

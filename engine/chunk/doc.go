@@ -41,11 +41,15 @@
 // same events, in any order, give the same blocks and so the same keys
 // and items, and a retried request overwrites the items it wrote. Events
 // that two different requests put in chunks of one window (a retry that
-// joined other events) are stored twice; a read drops the repeat
-// (Dedup), by the same rule. A reader gives an event without a client
-// id its id (event.Event.AssignID) under its table's id scheme, as the
-// row layout does when writing, so that events read from chunks and
-// rows merge by (time, id) as rows do.
+// joined other events) are stored twice; a read drops the repeat.
+// WindowEvents reads the items of a partition's window (chunks, rows and
+// map items together): it gives an event without a client id its id
+// (event.Event.AssignID) under its table's id scheme, as the row layout
+// does when writing, so that an event stored twice has the same time and
+// id both times, kept once, and events of chunks and rows merge by
+// (time, id) as rows do. A read of events from a time on starts its key
+// range at LowKey, the start of that time's window, since a chunk's sort
+// key is the time of its first event.
 //
 // An event too large to be a chunk on its own (its block, compressed,
 // takes its item past 400 KB where its row would not) is left for the

@@ -278,20 +278,3 @@ func sameEvent(a, b keyed) bool {
 	}
 	return a.ev.ID != "" || bytes.Equal(a.content, b.content)
 }
-
-// Dedup returns the events of one series that several chunks (or a
-// chunk and rows without their ids) hold, in block order, each event
-// once: an event is one with another at the same time with the same
-// client id or, without a client id, the same fields. It reorders evs in
-// place and returns a prefix of it.
-func Dedup(evs []event.Event) ([]event.Event, error) {
-	ks, err := keyEvents(evs)
-	if err != nil {
-		return nil, err
-	}
-	evs = evs[:len(ks)]
-	for i, k := range ks {
-		evs[i] = k.ev
-	}
-	return evs, nil
-}
