@@ -120,7 +120,6 @@ func unpackAll(t testing.TB, s Series, window time.Duration, items []storage.Ite
 		require.NotEmpty(t, evs)
 		require.Equal(t, json.Number(fmt.Sprint(len(evs))), it.Attrs[AttrCount])
 		require.Equal(t, itemenc.TimeKey(evs[0].Time), it.SK[:itemenc.TimeKeyLen])
-		require.Equal(t, itemenc.TimeKey(evs[len(evs)-1].Time), it.Attrs[AttrLast])
 		w := int64(window)
 		require.Equal(t, windowStart(evs[0].Time, w), windowStart(evs[len(evs)-1].Time, w), "one window per chunk")
 		for i := 1; i < len(evs); i++ {

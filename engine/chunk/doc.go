@@ -12,20 +12,22 @@
 //
 //	{time of its first event}"{content sum}
 //	pk = acme#cars#car-17#2
-//	sk = 2026-12-06T10:00:00.000000000Z"Qm9vLXNoYXJrLWFzLWEtc3U
+//	sk = 2026-12-06T10:00:00.000000000Z"Qm9vLXNoYXI
 //
 // The time is the row layout's fixed-width one; '"' sorts after the map
 // layout's '!' and before the row layout's '#' and itemenc.HighKey's
 // '$', so a key range of times selects chunks beside rows and map
-// items. The content sum is the first 15 bytes of the SHA-256 of the
-// chunk's uncompressed block, in unpadded base64url, and the shard is
+// items. The content sum is the first 8 bytes of the SHA-256 of the
+// chunk's uncompressed block, in unpadded base64url (8 bytes, as an event
+// id has, since it tells apart only the chunks of one series shard whose
+// first events are at one instant), and the shard is
 // that SHA-256's first 8 bytes (big-endian) modulo the table's shard
 // count. Its attributes are
 //
 //	tt_c   the chunk: one byte, 0 when the block is stored as it is and
-//	       1 when it is a Zstandard frame, then the block
+//	       1 when it is a Zstandard frame (without a checksum), then the
+//	       block
 //	tt_n   the number of events
-//	tt_to  the time of the last event, fixed-width as in sort keys
 //
 // # Idempotency
 //

@@ -28,9 +28,6 @@ const (
 	AttrData = "tt_c"
 	// AttrCount is the number of events the chunk holds.
 	AttrCount = "tt_n"
-	// AttrLast is the time of the chunk's last event, as a sort key's
-	// fixed-width time; the first is the sort key's.
-	AttrLast = "tt_to"
 )
 
 // SortKeySep follows the time in a chunk's sort key. It sorts after the
@@ -38,14 +35,17 @@ const (
 // "$", so a key range of times selects chunks with rows and map items.
 const SortKeySep = '"'
 
-// sumLen is the length of the content sum in a sort key: 15 bytes of
-// SHA-256, 20 base64url characters.
-const sumLen = 15
+// sumLen is the length of the content sum in a sort key: 8 bytes of
+// SHA-256, 11 base64url characters. It tells apart the chunks of one
+// series shard whose first events are at one instant, as an 8-byte event
+// id tells apart the events of one series at one instant
+// (docs/design.md, "Event ids are 8 bytes").
+const sumLen = 8
 
 // SortKey returns the sort key of a chunk whose first event is at first
 // and whose block has the SHA-256 sum sum.
 func SortKey(first time.Time, sum []byte) string {
-	b := itemenc.AppendTimeKey(make([]byte, 0, itemenc.TimeKeyLen+1+28), first)
+	b := itemenc.AppendTimeKey(make([]byte, 0, itemenc.TimeKeyLen+1+11), first)
 	b = append(b, SortKeySep)
 	return string(base64.RawURLEncoding.AppendEncode(b, sum[:sumLen]))
 }
@@ -154,14 +154,13 @@ func item(s Series, shards int, evs []event.Event) (storage.Item, error) {
 		Attrs: map[string]any{
 			AttrData:  compress(block),
 			AttrCount: json.Number(strconv.Itoa(len(evs))),
-			AttrLast:  itemenc.TimeKey(evs[len(evs)-1].Time),
 		},
 	}, nil
 }
 
 var (
 	encoder = sync.OnceValue(func() *zstd.Encoder {
-		e, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithLowerEncoderMem(true))
+		e, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithLowerEncoderMem(true), zstd.WithEncoderCRC(false))
 		if err != nil {
 			panic(err) // only for options it refuses, which these are not
 		}
