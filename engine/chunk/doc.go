@@ -130,6 +130,16 @@
 // binary attribute; Pebble compresses its blocks again. BenchmarkPack
 // reports the bytes per event of the guide's 180-byte event shape.
 //
+// # Floor plan
+//
+//	item.go    Pack and Unpack: chunk items, their keys, compression,
+//	           and the block order that makes a retry write the same item
+//	block.go   the block: times, ids, and each field's column
+//	value.go   the generic value encoding, and the reader of a chunk's bytes
+//	bits.go    the bit stream and Gorilla's XOR encoding of floats
+//	window.go  reads: the window a read starts at, and a window's events
+//	           of chunks, rows and map items, each once
+//
 // # Corrupt chunks
 //
 // Unpack refuses, with an error wrapping ErrCorrupt, a chunk that is
