@@ -49,8 +49,10 @@ func guideEvents(n int) []event.Event {
 
 // BenchmarkPack packs a device's readings into chunks, 10 a chunk (one
 // Telegraf flush) and 360 (an hour), and reports the bytes per event of
-// the chunk items as DynamoDB sizes them (item-B/event) beside those of
-// the same events as rows (row-B/event, with 11-character ids).
+// the chunk items as DynamoDB sizes them (item-B/event), and the write
+// units DynamoDB charges for putting them (a unit per KB of an item,
+// WCU/event), beside the bytes of the same events as rows (row-B/event,
+// with 11-character ids), which cost a unit each.
 func BenchmarkPack(b *testing.B) {
 	s := Series{Tenant: "bench", Table: "t", Series: "dev-0001", Shards: 1}
 	for _, n := range []int{10, 360} {
@@ -69,11 +71,13 @@ func BenchmarkPack(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			size := 0
+			size, units := 0, 0
 			for _, it := range items {
 				size += storage.ItemSize(it)
+				units += (storage.ItemSize(it) + 1023) / 1024
 			}
 			b.ReportMetric(float64(size)/float64(n), "item-B/event")
+			b.ReportMetric(float64(units)/float64(n), "WCU/event")
 			b.ReportMetric(float64(rowBytes)/float64(n), "row-B/event")
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/event")
 		})
