@@ -1,0 +1,279 @@
+package chunk
+
+import (
+	"bytes"
+	"cmp"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/timetabledb/timetable/engine/itemenc"
+	"github.com/timetabledb/timetable/event"
+	"github.com/timetabledb/timetable/storage"
+)
+
+// Attributes of a chunk item besides its keys. Field names cannot start
+// with "tt_" (package event), so these never meet a field.
+const (
+	// AttrData holds the chunk: a byte saying how the block is
+	// compressed, then the block (format.md).
+	AttrData = "tt_c"
+	// AttrCount is the number of events the chunk holds.
+	AttrCount = "tt_n"
+)
+
+// SortKeySep follows the time in a chunk's sort key. It sorts after the
+// map layout's "!" and before the row layout's "#" and itemenc.HighKey's
+// "$", so a key range of times selects chunks with rows and map items.
+const SortKeySep = '"'
+
+// sumLen is the length of the content sum in a sort key: 8 bytes of
+// SHA-256, 11 base64url characters. It tells apart the chunks of one
+// series shard whose first events are at one instant, as an 8-byte event
+// id tells apart the events of one series at one instant
+// (docs/design.md, "Event ids are 8 bytes").
+const sumLen = 8
+
+// SortKey returns the sort key of a chunk whose first event is at first
+// and whose block has the SHA-256 sum sum.
+func SortKey(first time.Time, sum []byte) string {
+	b := itemenc.AppendTimeKey(make([]byte, 0, itemenc.TimeKeyLen+1+11), first)
+	b = append(b, SortKeySep)
+	return string(base64.RawURLEncoding.AppendEncode(b, sum[:sumLen]))
+}
+
+// IsSortKey reports whether sk is a chunk's sort key.
+func IsSortKey(sk string) bool {
+	return len(sk) > itemenc.TimeKeyLen && sk[itemenc.TimeKeyLen] == SortKeySep
+}
+
+// Ways the block of an item is stored (the first byte of AttrData).
+const (
+	storedRaw  = 0
+	storedZstd = 1
+)
+
+// Series names the partition a series' chunks go to: the tenant, the
+// logical table, the series, and the shard count of the physical table.
+type Series struct {
+	Tenant, Table, Series string
+	Shards                int
+}
+
+// Pack returns the chunk items that hold evs, events of one series
+// (s.Series; their Series fields are not read), a chunk for the events
+// of each window of length window (aligned to the Unix epoch, so to UTC
+// midnight for a window dividing a day), and as many for one window as
+// keep each under storage.MaxItemSize, as storage.ItemSize counts it. The
+// items are checked (storage.Item.Checked).
+//
+// Events are put in block order (time, client id, content) and an event
+// that is in evs twice (the same time and client id, or no client id and
+// the same time and fields) is packed once, so the same events give the
+// same items, keys included, in whatever order they come: a retried
+// request writes the items it wrote before. The partition is a shard
+// picked by the chunk's content.
+//
+// An event too large to be a chunk on its own is returned in alone, for
+// the caller to write as a row. evs is not changed. Pack fails only on a
+// value that is not one of storage's types, or a number that is not
+// canonical: events that passed package event's validation have neither.
+func Pack(s Series, window time.Duration, evs []event.Event) (items []storage.Item, alone []event.Event, err error) {
+	if window <= 0 {
+		return nil, nil, fmt.Errorf("chunk: window %v is not positive", window)
+	}
+	ordered, err := order(evs)
+	if err != nil {
+		return nil, nil, err
+	}
+	shards := max(s.Shards, 1)
+	w := int64(window)
+	for len(ordered) > 0 {
+		end := windowStart(ordered[0].Time, w) + w
+		n, _ := slices.BinarySearchFunc(ordered, end, func(ev event.Event, end int64) int { return cmp.Compare(ev.Time.UnixNano(), end) })
+		if items, alone, err = pack(items, alone, s, shards, ordered[:n]); err != nil {
+			return nil, nil, err
+		}
+		ordered = ordered[n:]
+	}
+	return items, alone, nil
+}
+
+func windowStart(t time.Time, w int64) int64 {
+	ns := t.UnixNano()
+	return ns - ns%w
+}
+
+// pack appends the items of evs, which are in block order, cutting them
+// into as many parts of equal counts as the item's size calls for until
+// each part's item fits.
+func pack(items []storage.Item, alone []event.Event, s Series, shards int, evs []event.Event) ([]storage.Item, []event.Event, error) {
+	it, err := item(s, shards, evs)
+	if err != nil {
+		return nil, nil, err
+	}
+	size := storage.ItemSize(it)
+	if size <= storage.MaxItemSize {
+		it, _, err := it.Checked()
+		if err != nil {
+			return nil, nil, err
+		}
+		return append(items, it), alone, nil
+	}
+	if len(evs) == 1 {
+		return items, append(alone, evs[0]), nil
+	}
+	parts := min(len(evs), size/storage.MaxItemSize+1)
+	for i := range parts {
+		if items, alone, err = pack(items, alone, s, shards, evs[i*len(evs)/parts:(i+1)*len(evs)/parts]); err != nil {
+			return nil, nil, err
+		}
+	}
+	return items, alone, nil
+}
+
+// item builds the item of evs, in block order, unchecked.
+func item(s Series, shards int, evs []event.Event) (storage.Item, error) {
+	block, err := appendBlock(nil, evs)
+	if err != nil {
+		return storage.Item{}, err
+	}
+	sum := sha256.Sum256(block)
+	shard := int(binary.BigEndian.Uint64(sum[:8]) % uint64(shards))
+	return storage.Item{
+		PK: itemenc.PartitionKey(s.Tenant, s.Table, s.Series, shard),
+		SK: SortKey(evs[0].Time, sum[:]),
+		Attrs: map[string]any{
+			AttrData:  compress(block),
+			AttrCount: json.Number(strconv.Itoa(len(evs))),
+		},
+	}, nil
+}
+
+var (
+	encoder = sync.OnceValue(func() *zstd.Encoder {
+		e, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithLowerEncoderMem(true), zstd.WithEncoderCRC(false))
+		if err != nil {
+			panic(err) // only for options it refuses, which these are not
+		}
+		return e
+	})
+	decoder = sync.OnceValue(func() *zstd.Decoder {
+		d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderMaxMemory(maxBlock))
+		if err != nil {
+			panic(err)
+		}
+		return d
+	})
+)
+
+// maxBlock bounds the block a chunk decompresses to, against a corrupt
+// or crafted item: far above what 400 KB of compressed events make.
+const maxBlock = 256 << 20
+
+// compress returns the stored form of block: zstd's frame when shorter.
+func compress(block []byte) []byte {
+	z := encoder().EncodeAll(block, []byte{storedZstd})
+	if len(z) < 1+len(block) {
+		return z
+	}
+	return append([]byte{storedRaw}, block...)
+}
+
+func decompress(data []byte) ([]byte, error) {
+	if len(data) == 0 {
+		return nil, fmt.Errorf("%w: no data", ErrCorrupt)
+	}
+	switch data[0] {
+	case storedRaw:
+		return data[1:], nil
+	case storedZstd:
+		b, err := decoder().DecodeAll(data[1:], nil)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrCorrupt, err)
+		}
+		return b, nil
+	}
+	return nil, fmt.Errorf("%w: stored as %d", ErrCorrupt, data[0])
+}
+
+// Unpack appends to dst the events of a chunk item, as a read returns
+// it, in block order: time, then client id (events without one first),
+// then content. An event without a client id has ID "": the reader gives
+// it its id (event.Event.AssignID) under its table's scheme, as the row
+// layout gives it when writing. The series is the partition key's.
+func Unpack(dst []event.Event, it storage.Item) ([]event.Event, error) {
+	_, _, series, _, err := itemenc.ParsePartitionKey(it.PK)
+	if err != nil {
+		return dst, fmt.Errorf("%w: %w", ErrCorrupt, err)
+	}
+	data, ok := it.Attrs[AttrData].([]byte)
+	if !ok {
+		return dst, fmt.Errorf("%w: no %s", ErrCorrupt, AttrData)
+	}
+	block, err := decompress(data)
+	if err != nil {
+		return dst, err
+	}
+	return readBlock(dst, block, series)
+}
+
+// keyed is an event with its content in the generic encoding, by which
+// events without client ids are ordered and told apart.
+type keyed struct {
+	ev      event.Event
+	content []byte
+}
+
+// order returns evs in block order without repeats (see Pack).
+func order(evs []event.Event) ([]event.Event, error) {
+	ks, err := keyEvents(evs)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]event.Event, len(ks))
+	for i, k := range ks {
+		out[i] = k.ev
+	}
+	return out, nil
+}
+
+func keyEvents(evs []event.Event) ([]keyed, error) {
+	ks := make([]keyed, len(evs))
+	for i, ev := range evs {
+		c, err := appendValue(nil, ev.Fields)
+		if err != nil {
+			return nil, err
+		}
+		ks[i] = keyed{ev: ev, content: c}
+	}
+	slices.SortFunc(ks, compareKeyed)
+	return slices.CompactFunc(ks, sameEvent), nil
+}
+
+func compareKeyed(a, b keyed) int {
+	if c := a.ev.Time.Compare(b.ev.Time); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.ev.ID, b.ev.ID); c != 0 {
+		return c
+	}
+	return bytes.Compare(a.content, b.content)
+}
+
+// sameEvent reports whether two events are one: the same time, and the
+// same client id, or neither has one and their fields are the same.
+func sameEvent(a, b keyed) bool {
+	if !a.ev.Time.Equal(b.ev.Time) || a.ev.ID != b.ev.ID {
+		return false
+	}
+	return a.ev.ID != "" || bytes.Equal(a.content, b.content)
+}

@@ -1,0 +1,70 @@
+package chunk
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/timetabledb/timetable/engine/itemenc"
+	"github.com/timetabledb/timetable/event"
+	"github.com/timetabledb/timetable/storage"
+)
+
+// WindowStart returns the start of the window of length window (aligned
+// to the Unix epoch, as Pack aligns them) that t falls in.
+func WindowStart(t time.Time, window time.Duration) time.Time {
+	return time.Unix(0, windowStart(t, int64(window))).UTC()
+}
+
+// LowKey returns the sort key a read of a partition's events from from on
+// starts at, so that it meets every chunk holding such an event: the
+// start of from's window, since a chunk's sort key is the time of its
+// first event and its events lie in one window. Events before from that
+// the range takes in are the reader's to cut.
+func LowKey(from time.Time, window time.Duration) string {
+	return itemenc.TimeKey(WindowStart(from, window))
+}
+
+// WindowEvents appends to dst the events of items, items of one
+// partition (as a query returns them: chunks, rows and map items) whose
+// sort keys' times lie in one window, and returns them in the merge's
+// order (itemenc's sort key of the row layout: time, then id), each
+// once. An event of a chunk without a client id gets its id as the row
+// layout gives it when writing (event.Event.AssignID under scheme, for
+// the partition key's tenant and logical table), so an event stored
+// twice, in two chunks or in a chunk and a row, has the same time and id
+// both times (the same fields, or the same client id), and is kept once.
+// Items that hold no events (other kinds of item) are skipped; a chunk
+// that cannot be read is an error wrapping ErrCorrupt. Row items' fields
+// are taken from the items, which the caller must not use again.
+func WindowEvents(dst []itemenc.DecodedEvent, items []storage.Item, scheme event.IDScheme) ([]itemenc.DecodedEvent, error) {
+	base := len(dst)
+	var evs []event.Event
+	for _, it := range items {
+		tenant, table, series, _, err := itemenc.ParsePartitionKey(it.PK)
+		if err != nil {
+			continue
+		}
+		switch {
+		case IsSortKey(it.SK):
+			if evs, err = Unpack(evs[:0], it); err != nil {
+				return dst[:base], fmt.Errorf("chunk %q %q: %w", it.PK, it.SK, err)
+			}
+			for _, ev := range evs {
+				ev.AssignID(tenant, table, scheme)
+				dst = append(dst, itemenc.DecodedEvent{Event: ev, SK: itemenc.SortKey(ev.Time, ev.ID)})
+			}
+		case itemenc.IsMapSortKey(it.SK):
+			dst = itemenc.DecodeMapItem(dst, it, series)
+		default:
+			if ev, ok := itemenc.RowEvent(it, series, false); ok {
+				dst = append(dst, itemenc.DecodedEvent{Event: ev, SK: it.SK})
+			}
+		}
+	}
+	out := dst[base:]
+	slices.SortStableFunc(out, func(a, b itemenc.DecodedEvent) int { return cmp.Compare(a.SK, b.SK) })
+	out = slices.CompactFunc(out, func(a, b itemenc.DecodedEvent) bool { return a.SK == b.SK })
+	return dst[:base+len(out)], nil
+}
