@@ -92,7 +92,7 @@ func TestAFullBudgetStopsReading(t *testing.T) {
 	f := newFixture(t)
 	f.opts.EventBudget = admission.NewBudget("bytes of decoded events", 1<<20, 1)
 	// Another tenant holds the whole budget.
-	require.NoError(t, f.opts.EventBudget.TryAcquire("globex", 1<<20))
+	require.NoError(t, f.opts.EventBudget.Acquire(t.Context(), "globex", 1<<20))
 	_, reg := f.start(config.Subscription{Topic: "plant/+/telemetry", Tenant: "acme", Table: "telemetry", Series: 2, Format: config.FormatJSON})
 	f.publish("plant/dev1/telemetry", event(1, ""), event(2, ""))
 	f.eventually("received", func() bool { return metric(t, reg, "timetable_mqtt_messages_received_total", "") >= 1 })
