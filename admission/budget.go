@@ -141,14 +141,6 @@ func (b *Budget) acquire(ctx context.Context, tenant string, n, most, own int64)
 	}
 }
 
-// TryAcquire is Acquire without waiting: it takes n now or returns
-// the error Acquire would once its context ended.
-func (b *Budget) TryAcquire(tenant string, n int64) error {
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	return b.Acquire(ctx, tenant, n)
-}
-
 // Fits returns an error wrapping ErrTooLarge when a request of n could
 // never be held, being more than the whole budget, and nil otherwise.
 func (b *Budget) Fits(n int64) error {

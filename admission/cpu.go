@@ -33,10 +33,9 @@ import (
 //
 // Its methods may be called from any number of goroutines at once.
 type CPU struct {
-	slots int64
-	sem   *semaphore.Weighted
-	held  atomic.Int64
-	most  atomic.Int64
+	sem  *semaphore.Weighted
+	held atomic.Int64
+	most atomic.Int64
 
 	now func() time.Time
 	// mu guards the tenants last seen: last, the tenant of the latest
@@ -56,7 +55,7 @@ func NewCPU(slots int) *CPU {
 	if slots < 1 {
 		slots = CPUSlots()
 	}
-	return &CPU{slots: int64(slots), sem: semaphore.NewWeighted(int64(slots)), now: time.Now}
+	return &CPU{sem: semaphore.NewWeighted(int64(slots)), now: time.Now}
 }
 
 // CPUSlots returns the default size of a CPU pool: GOMAXPROCS-1, at
@@ -128,9 +127,6 @@ func (c *CPU) AcquireFor(ctx context.Context, tenant string) (release func(), er
 	}
 	return c.Acquire(ctx)
 }
-
-// Slots returns the pool's size.
-func (c *CPU) Slots() int { return int(c.slots) }
 
 // Held returns the slots held now.
 func (c *CPU) Held() int { return int(c.held.Load()) }

@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/require"
@@ -18,9 +19,26 @@ func TestCPUSlots(t *testing.T) {
 	for procs, want := range map[int]int{1: 1, 2: 1, 3: 2, 8: 7} {
 		runtime.GOMAXPROCS(procs)
 		require.Equal(t, want, admission.CPUSlots(), "GOMAXPROCS %d", procs)
-		require.Equal(t, want, admission.NewCPU(0).Slots(), "GOMAXPROCS %d", procs)
+		requireSlots(t, admission.NewCPU(0), want)
 	}
-	require.Equal(t, 3, admission.NewCPU(3).Slots())
+	requireSlots(t, admission.NewCPU(3), 3)
+}
+
+// requireSlots checks that cpu lends want slots at once and no more: the
+// next Acquire waits until its context ends. The waits run on the fake
+// clock of a synctest bubble.
+func requireSlots(t *testing.T, cpu *admission.CPU, want int) {
+	t.Helper()
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		for i := range want {
+			_, err := cpu.Acquire(ctx)
+			require.NoError(t, err, "slot %d of %d", i+1, want)
+		}
+		_, err := cpu.Acquire(ctx)
+		require.ErrorIs(t, err, context.DeadlineExceeded, "a pool of %d slots lends no more", want)
+	})
 }
 
 // However many goroutines do heavy work, they never hold more than the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/require"
@@ -64,6 +65,28 @@ func TestTenants(t *testing.T) {
 	overrides["noisy"] = tenant.Limits{MaxConcurrentQueries: 3}
 	ts.Forget("noisy")
 	require.Equal(t, 3, ts.Limits(ctx, "noisy").MaxConcurrentQueries)
+}
+
+// WaitWrite waits out the rates' delay on a timer of the time package,
+// here the fake clock of a synctest bubble, and gives up when its context
+// ends first.
+func TestWaitWrite(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ts := admission.NewTenants(admission.TenantsOptions{Defaults: tenant.Limits{WriteEventsPerSecond: 1, WriteEventsBurst: 1}})
+		ctx := t.Context()
+		start := time.Now()
+		require.NoError(t, ts.WaitWrite(ctx, "acme", 1, 0))
+		require.Zero(t, time.Since(start), "the burst goes at once")
+		require.NoError(t, ts.WaitWrite(ctx, "quiet", 1, 0))
+		require.Zero(t, time.Since(start), "another tenant is not slowed")
+		require.NoError(t, ts.WaitWrite(ctx, "acme", 1, 0))
+		require.Equal(t, time.Second, time.Since(start), "the next event waits a second for its token")
+
+		short, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+		defer cancel()
+		require.ErrorIs(t, ts.WaitWrite(short, "acme", 1, 0), context.DeadlineExceeded)
+		require.Equal(t, 1500*time.Millisecond, time.Since(start), "a wait ends with its context")
+	})
 }
 
 // A Retry-After is whole seconds, rounded up, at least one.

@@ -6,7 +6,7 @@ import (
 	"go.uber.org/goleak"
 )
 
-// TestMain fails the tests when a goroutine outlives them: a Manual clock's timers hold no goroutine.
+// TestMain fails the tests when a goroutine outlives them.
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }

@@ -133,7 +133,7 @@ import (
 	"strings"
 	"time"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/naming"

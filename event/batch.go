@@ -64,7 +64,7 @@ func (b Batch) AssignID(i int, tenant, table string, s IDScheme) string {
 }
 
 // Check validates events against lim at time now (Validate, normalizing
-// each in place) and refuses a client id used twice (RepeatedIDs), as the
+// each in place) and refuses a client id used twice, as the
 // decoders do. When any event is bad it returns a *BatchError naming each
 // bad one by its index and no Batch. The Batch holds events itself, not a
 // copy. Invalid limits give an error wrapping ErrInvalidLimits.

@@ -25,17 +25,3 @@ func (x *idIndex) repeat(id string, i int) string {
 	(*x)[id] = i
 	return ""
 }
-
-// RepeatedIDs returns a problem for each event whose client id an earlier
-// event of events has, naming that event: the rule the decoders apply, for
-// events that did not come through them.
-func RepeatedIDs(events []Event) []Problem {
-	var x idIndex
-	var out []Problem
-	for i := range events {
-		if reason := x.repeat(events[i].ID, i); reason != "" {
-			out = append(out, Problem{Index: i, Reason: reason})
-		}
-	}
-	return out
-}

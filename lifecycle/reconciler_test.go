@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -410,48 +411,52 @@ func TestReconcileKinds(t *testing.T) {
 	})
 }
 
-// TestRun steps the clock through a run: a cycle at once, the next one
-// only once the clock has moved about an interval (within its 20%
-// jitter), and a stop when the context ends, without a wall-clock wait.
+// TestRun follows a run in a synctest bubble, whose fake clock moves only
+// when every goroutine of the test waits: a cycle at once, the next one
+// between 0.8 and 1.2 intervals after the last (its jitter), each at the
+// time it runs, and a stop when the context ends. The store, Pebble in a
+// temporary directory, is opened in the bubble, so that its goroutines
+// are the bubble's too.
 func TestRun(t *testing.T) {
-	store, cfg := backends.Pebble().Open(t)
-	start := at("2017-04-12T00:00:00Z")
-	clk := clock.NewManual(start)
-	r := reconciler(t, lifecycle.Options{FenceSettle: -1, ClockSkew: -1, Store: store, Families: cfg.Families, Clock: clk})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		r.Run(ctx, time.Hour)
-		close(done)
-	}()
-	lastStart := func() time.Time {
-		c, ok := r.LastCycle()
-		require.True(t, ok, "a cycle ran")
-		return c.Start
-	}
+	synctest.Test(t, func(t *testing.T) {
+		store, cfg := backends.Pebble().Open(t)
+		start := time.Now().UTC() // the bubble's clock: midnight of 2000-01-01
+		r := reconciler(t, lifecycle.Options{FenceSettle: -1, ClockSkew: -1, Store: store, Families: cfg.Families, Clock: clock.Real{}})
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan struct{})
+		go func() {
+			r.Run(ctx, time.Hour)
+			close(done)
+		}()
+		lastStart := func() time.Time {
+			c, ok := r.LastCycle()
+			require.True(t, ok, "a cycle ran")
+			return c.Start
+		}
 
-	// The first cycle runs at once; Run then waits on the clock.
-	require.NoError(t, clk.WaitForTimers(ctx, 1))
-	require.Equal(t, start, lastStart())
-	name := cfg.Families[0].Namer().Format(cfg.Families[0].TableFor(start, start))
-	_, err := store.DescribeTable(ctx, name)
-	require.NoError(t, err, "the first cycle made the current table")
+		// The first cycle runs at once; Run then waits on its timer.
+		synctest.Wait()
+		require.Equal(t, start, lastStart())
+		name := cfg.Families[0].Namer().Format(cfg.Families[0].TableFor(start, start))
+		_, err := store.DescribeTable(ctx, name)
+		require.NoError(t, err, "the first cycle made the current table")
 
-	// Less than 0.8 of the interval: no cycle, the same timer waits.
-	clk.Advance(47 * time.Minute)
-	require.NoError(t, clk.WaitForTimers(ctx, 1))
-	require.Equal(t, start, lastStart())
+		for i := 1; i <= 3; i++ {
+			last := lastStart()
+			// Short of 0.8 of the interval: no cycle.
+			time.Sleep(time.Until(last.Add(48*time.Minute - time.Nanosecond)))
+			synctest.Wait()
+			require.Equal(t, last, lastStart(), "cycle %d", i)
+			// By 1.2 of the interval: a cycle ran, at its time.
+			time.Sleep(time.Until(last.Add(72 * time.Minute)))
+			synctest.Wait()
+			next := lastStart()
+			require.True(t, !next.Before(last.Add(48*time.Minute)) && !next.After(last.Add(72*time.Minute)), "cycle %d at %s, the last at %s", i, next, last)
+		}
 
-	// Past 1.2 intervals: the timer fires, a cycle runs at the clock's
-	// time, and Run waits on a new timer.
-	for i := 1; i <= 3; i++ {
-		now := clk.Advance(73 * time.Minute)
-		require.NoError(t, clk.WaitForTimers(ctx, 1))
-		require.Equal(t, now, lastStart(), "cycle %d", i)
-	}
-
-	cancel()
-	<-done
+		cancel()
+		<-done
+	})
 }
 
 // quotaStore refuses every CreateTable as DynamoDB does once the account

@@ -8,7 +8,7 @@ import (
 )
 
 // Run reconciles at once, then about every interval (DefaultInterval when
-// zero) by the Options' Clock, each wait drawn at random within 20% of
+// zero) of the wall clock, each wait drawn at random within 20% of
 // interval so that servers started together do not act together, until
 // ctx ends. It returns when
 // ctx ends and no cycle is running: the caller may then close the store.
@@ -20,7 +20,7 @@ func (r *Reconciler) Run(ctx context.Context, interval time.Duration) {
 	}
 	for {
 		r.runOnce(ctx)
-		t := r.opts.Clock.NewTimer(jitter(interval))
+		t := time.NewTimer(jitter(interval))
 		select {
 		case <-ctx.Done():
 			t.Stop()

@@ -2,6 +2,7 @@ package mqttsub_test
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -92,7 +93,7 @@ func TestAFullBudgetStopsReading(t *testing.T) {
 	f := newFixture(t)
 	f.opts.EventBudget = admission.NewBudget("bytes of decoded events", 1<<20, 1)
 	// Another tenant holds the whole budget.
-	require.NoError(t, f.opts.EventBudget.TryAcquire("globex", 1<<20))
+	require.NoError(t, f.opts.EventBudget.Acquire(t.Context(), "globex", 1<<20))
 	_, reg := f.start(config.Subscription{Topic: "plant/+/telemetry", Tenant: "acme", Table: "telemetry", Series: 2, Format: config.FormatJSON})
 	f.publish("plant/dev1/telemetry", event(1, ""), event(2, ""))
 	f.eventually("received", func() bool { return metric(t, reg, "timetable_mqtt_messages_received_total", "") >= 1 })
@@ -120,11 +121,15 @@ func TestATenantOverItsRateSlowsItsSubscription(t *testing.T) {
 	f.publish("plant/dev1/telemetry", event(1, ""))
 	f.eventually("wrote the first", func() bool { return len(f.events("telemetry")) == 1 })
 	f.publish("plant/dev1/telemetry", event(2, ""))
-	// The second waits for a token, a second away by the rates' clock.
-	require.NoError(t, rates.WaitForTimers(t.Context(), 1))
-	require.Len(t, f.events("telemetry"), 1)
-	require.Equal(t, float64(1), metric(t, reg, "timetable_mqtt_messages_total", "written"))
-	rates.Advance(time.Second)
+	// The second takes the next token, a second away by the rates'
+	// clock, which stands still: a write of acme's now would wait two.
+	// The subscription waits that second (admission's TestWaitWrite
+	// shows the wait), then writes.
+	f.eventually("took the next token", func() bool {
+		var le *admission.LimitError
+		return errors.As(f.opts.Tenants.AllowWrite(t.Context(), "acme", 1, 0), &le) && le.RetryAfter == 2*time.Second
+	})
 	f.eventually("wrote the second", func() bool { return len(f.events("telemetry")) == 2 })
+	require.Equal(t, float64(2), metric(t, reg, "timetable_mqtt_messages_total", "written"))
 	require.Zero(t, metric(t, reg, "timetable_mqtt_messages_total", "invalid"))
 }

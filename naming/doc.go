@@ -37,9 +37,8 @@
 //   - Write months in range names are Fineo's: month 1 to 12 without zero
 //     padding, then the year. Those suffixes sort as strings ("10" before
 //     "4"), so among the tables of one period the write months are not in
-//     time order. Only the order of the period part matters: it is what
-//     lets ListTables start at a time (see ListFrom), and readers take all
-//     write months of a period anyway.
+//     time order. Only the order of the period part follows time: readers
+//     take all write months of a period anyway.
 //   - Within one family, lexical order of names is time order of their
 //     periods, for both schemes: range names have fixed-width numbers (the
 //     one pre-epoch period sorts first, since '-' sorts before digits), and
@@ -48,5 +47,5 @@
 //   - Names must be DynamoDB table names: 3 to 255 characters of
 //     [A-Za-z0-9_.-]. Namer.Validate checks the prefix and that the longest
 //     name the namer can produce fits, so every name Format produces for a
-//     Ref that CheckRef accepts is valid.
+//     Ref the namer can name (see Format) is valid.
 package naming

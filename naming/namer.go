@@ -13,9 +13,6 @@ import (
 // not the name of one of the namer's tables.
 var ErrForeign = errors.New("timetable: not a table of this family")
 
-// ErrInvalidRef is wrapped by the errors of Namer.CheckRef.
-var ErrInvalidRef = errors.New("timetable: table reference cannot be named")
-
 // Namer formats and parses the table names of one family. Its zero value
 // is not valid: set Scheme and Granularity, and call Validate before use.
 // A Namer is a value; its methods may be called from any goroutine.
@@ -79,22 +76,12 @@ func (n Namer) longestBody() int {
 	return l
 }
 
-// CheckRef reports whether r can be named by n, so that Parse(Format(r))
-// returns r: its period must be a period of n's granularity, in UTC, and
-// within the scheme's range (Unix milliseconds of 13 digits for range
-// names, years 0000 to 9999 for date names); it must have a write month,
-// of a year from 0 to 9999, exactly when n groups by write time.
-func (n Namer) CheckRef(r Ref) error {
-	if err := n.Validate(); err != nil {
-		return err
-	}
-	if reason := n.checkRef(r); reason != "" {
-		return fmt.Errorf("%w: %s", ErrInvalidRef, reason)
-	}
-	return nil
-}
-
-// checkRef returns why r cannot be named, or "".
+// checkRef returns why r is not a ref n can name, or "" when
+// Parse(Format(r)) returns r: its period must be a period of n's
+// granularity, in UTC, and within the scheme's range (Unix milliseconds of
+// 13 digits for range names, years 0000 to 9999 for date names); it must
+// have a write month, of a year from 0 to 9999, exactly when n groups by
+// write time.
 func (n Namer) checkRef(r Ref) string {
 	p := r.Period
 	if p.Start.Location() != time.UTC || p.End.Location() != time.UTC {
@@ -125,7 +112,9 @@ func (n Namer) checkRef(r Ref) string {
 }
 
 // Format returns the name of the table r stands for. It is the name Parse
-// reads back as r when CheckRef(r) is nil; for other refs it returns a
+// reads back as r when r is a ref n can name: a period of n's granularity,
+// in UTC, within the scheme's range, with a write month exactly when n
+// groups by write time. For other refs it returns a
 // name that does not parse. n must be valid (see Validate); Format does
 // not check, as it runs on every write.
 func (n Namer) Format(r Ref) string {

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // ErrConfigShape marks a configuration file ApplyFamily cannot edit: its

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/timetabledb/timetable/family"
@@ -43,9 +42,7 @@ func Adopted(f family.Family, ref naming.Ref, info storage.TableInfo, now time.T
 	tags := info.Tags
 	if tags[family.TagFamily] == f.Name {
 		e.Source = SourceTags
-		if n, err := strconv.Atoi(tags[family.TagShards]); err == nil && n >= 1 {
-			e.Policy.Shards = n
-		}
+		e.Policy.Shards = f.ShardsOf(tags)
 		if l := family.Layout(tags[family.TagLayout]); l == family.LayoutRow || l == family.LayoutMap {
 			e.Policy.Layout = l
 		}

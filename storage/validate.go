@@ -54,20 +54,13 @@ func (e InvalidError) Is(target error) bool {
 // them refuse the same items, with errors wrapping ErrInvalid. A caller
 // may validate first to learn what a write would answer.
 func (it Item) Validate() error {
-	_, err := it.ValidateSize()
+	_, _, err := it.validateSize()
 	return err
 }
 
-// ValidateSize is Validate that also returns the item's size as ItemSize
-// counts it, when the item is valid: one pass over the attributes for a
-// caller that needs both.
-func (it Item) ValidateSize() (int, error) {
-	size, _, err := it.validateSize()
-	return size, err
-}
-
-// validateSize is ValidateSize that also reports whether every number of
-// the item is in canonical form already.
+// validateSize is Validate that also returns the item's size as ItemSize
+// counts it, when the item is valid, and whether every number of the item
+// is in canonical form already.
 func (it Item) validateSize() (size int, canonical bool, err error) {
 	if err := validateKey(it.PK, it.SK); err != nil {
 		return 0, false, err
@@ -93,15 +86,15 @@ func (it Item) validateSize() (size int, canonical bool, err error) {
 	return size, !noncanonical, nil
 }
 
-// Checked is ValidateSize that also returns the item marked as valid:
-// a backend takes a marked item without validating it a second time
-// (Valid), so that the item of an event is validated once between the
-// request and the store. The mark is of the item as it was checked: a
-// caller that changes the item's key or attributes afterwards (Attrs is
-// a map, changed in place) must check it again. An item whose keys
-// changed length or whose attributes were added or removed since is
-// validated again (a key of the same length in other ASCII digits, a
-// shard number, stays valid), as is an item built by hand.
+// Checked is Validate that also returns the item's size as ItemSize
+// counts it and the item marked as valid: a backend takes a marked item
+// without validating it a second time (Valid), so that the item of an
+// event is validated once between the request and the store. The mark is
+// of the item as it was checked: a caller that changes the item's key or
+// attributes afterwards (Attrs is a map, changed in place) must check it
+// again. An item whose keys changed length or whose attributes were added
+// or removed since is validated again (a key of the same length in other
+// ASCII digits, a shard number, stays valid), as is an item built by hand.
 func (it Item) Checked() (Item, int, error) {
 	size, canonical, err := it.validateSize()
 	if err != nil {

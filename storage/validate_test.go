@@ -79,7 +79,7 @@ func TestItemValidate(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.it.Validate()
-			size, sizeErr := tc.it.ValidateSize()
+			size, _, sizeErr := tc.it.validateSize()
 			require.Equal(t, err, sizeErr)
 			if tc.reason == "" {
 				require.NoError(t, err)
@@ -104,7 +104,7 @@ func TestValidateCountsAsItemSize(t *testing.T) {
 	attrs["fill"] = strings.Repeat("x", MaxItemSize-ItemSize(it))
 	require.Equal(t, MaxItemSize, ItemSize(it))
 	require.NoError(t, it.Validate())
-	size, err := it.ValidateSize()
+	size, _, err := it.validateSize()
 	require.NoError(t, err)
 	require.Equal(t, MaxItemSize, size)
 	attrs["fill"] = attrs["fill"].(string) + "x"

@@ -106,7 +106,7 @@ func unpackAll(t testing.TB, s Series, window time.Duration, items []storage.Ite
 	t.Helper()
 	var all []event.Event
 	for _, it := range items {
-		size, err := it.ValidateSize()
+		_, size, err := it.Checked()
 		require.NoError(t, err)
 		require.LessOrEqual(t, size, storage.MaxItemSize)
 		require.NoError(t, it.Valid(), "Pack returns checked items")

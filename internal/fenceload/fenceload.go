@@ -280,5 +280,3 @@ func Run(ctx context.Context, s storage.Store, cfg family.Schema, o Options) (Re
 type aheadClock struct{ by time.Duration }
 
 func (c aheadClock) Now() time.Time { return time.Now().Add(c.by).UTC() }
-
-func (c aheadClock) NewTimer(d time.Duration) *clock.Timer { return clock.Real{}.NewTimer(d) }
