@@ -82,7 +82,7 @@ func Stream(ctx context.Context, eng Engine, tenant string, stmts iql.Statements
 			sizes[i] = n
 			total = addSat64(total, n)
 			if err := o.Budget.Fits(total); err != nil {
-				return fmt.Errorf("statement %d answers %s: with the statements before it about %d MiB to build: %w", i, what, (total+1<<20-1)>>20, err)
+				return fmt.Errorf("statement %d answers %s: with the statements before it about %d MiB to build: %w", i, what, mebibytes(total), err)
 			}
 		}
 		defer o.Budget.Resize(context.WithoutCancel(ctx), 0)
@@ -198,6 +198,14 @@ func (x *executor) rawSize(ctx context.Context, st *iql.SelectStatement, sel *se
 	rows := rawRows(need, how)
 	n := mulSat64(int64(rows), int64(rawRowBytes+cols*rawValueBytes))
 	return n, fmt.Sprintf("up to %d rows of %d columns of a group at once, for OFFSET %d and %d rows", rows, cols+1, st.Offset, need-st.Offset)
+}
+
+// mebibytes is n bytes in MiB, rounded up.
+func mebibytes(n int64) int64 {
+	if n%(1<<20) != 0 {
+		return n>>20 + 1
+	}
+	return n >> 20
 }
 
 // addSat64 and mulSat64 add and multiply counts of bytes, which are not
