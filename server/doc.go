@@ -169,7 +169,8 @@
 // log. Metrics are
 // registered on Options.Registry, never on a global registry:
 // timetable_http_requests_total and timetable_http_request_duration_seconds by
-// route, method and code, and timetable_http_requests_in_flight for /v1.
+// route, method and code, and timetable_http_requests_in_flight for /v1,
+// counted by promhttp's instrument handlers curried by route.
 //
 // Serve runs the server on a listener until its context ends, then stops
 // accepting connections and waits up to Options.ShutdownTimeout for the
