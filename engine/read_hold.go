@@ -39,9 +39,13 @@ func (db *DB) QueryHold(ctx context.Context, tenant string) *QueryHold {
 	return &QueryHold{budget: db.budget, tenant: tenant, most: most}
 }
 
-// partitions is bytes in partitions of the budget, rounded up.
+// partitions is bytes in partitions of the budget, rounded up, without
+// overflow however many the bytes.
 func partitions(bytes int64) int64 {
-	return (max(bytes, 0) + QueryPartitionBytes - 1) / QueryPartitionBytes
+	if bytes <= 0 {
+		return 0
+	}
+	return (bytes-1)/QueryPartitionBytes + 1
 }
 
 // Most returns the most bytes the hold may hold: the tenant's cap, or

@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"errors"
+	"math"
 	"testing"
 	"time"
 
@@ -42,6 +43,9 @@ func TestQueryHold(t *testing.T) {
 	require.Equal(t, int64(4), a.Held(), "a refused Resize holds what it held")
 	require.ErrorAs(t, a.Fits(6*part+1), &le)
 	require.NoError(t, a.Fits(6*part))
+	require.ErrorAs(t, a.Fits(math.MaxInt64), &le, "the most bytes are not rounded past int64 into a count that fits")
+	require.ErrorAs(t, a.Resize(ctx, math.MaxInt64), &le)
+	require.Equal(t, int64(4), a.Held())
 
 	// acme's second hold meets the first within the cap: refused once it
 	// has waited, to be retried.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	iql "github.com/influxdata/influxql"
@@ -60,33 +61,28 @@ func (e *answerError) Unwrap() error { return e.err }
 // Stream answers each statement in turn, giving its series to a as they
 // are built, each statement's error in its End, as InfluxDB answers
 // them. With a Budget, the answers of the query's statements are counted
-// before any statement is answered (size): the aggregates together,
-// series × buckets (filled ones too) × columns, at rowBytes and
-// valueBytes each, with the largest raw SELECT, the rows of one group it
-// holds at once, OFFSET's included, at rawRowBytes and rawValueBytes.
-// A query whose statements are more than the budget may ever hold is
-// refused, with Budget.Fits's error, before anything is answered; each
-// statement holds its count of the budget while it is built (Budget.Resize,
-// its error the statement's). Stream returns the refusal of the query,
+// before any statement is answered (size), every statement together: an
+// aggregate as series × buckets (filled ones too) × columns, at rowBytes
+// and valueBytes each; a raw SELECT as the rows of one group it holds at
+// once, OFFSET's included, at rawRowBytes and rawValueBytes. A query
+// whose statements together are more than the budget may ever hold is
+// refused whole, with Budget.Fits's error, before anything is answered;
+// each statement holds its own count of the budget while it is built
+// (Budget.Resize, its error the statement's). Stream returns the refusal of the query,
 // or the error of a, which ends it.
 func Stream(ctx context.Context, eng Engine, tenant string, stmts iql.Statements, o Options, a Answer) error {
 	x := newExecutor(eng, tenant, o)
 	sizes := make([]int64, len(stmts))
 	if o.Budget != nil {
-		// The aggregates count together; of the raw statements, each
-		// given back before the next is read, the largest.
-		var aggregates, raw int64
+		// The statements of a request count together, raw and
+		// aggregate: the request is answered or refused whole.
+		var total int64
 		for i, st := range stmts {
-			n, what, isRaw := x.size(ctx, st)
+			n, what := x.size(ctx, st)
 			sizes[i] = n
-			if isRaw {
-				raw = max(raw, n)
-			} else {
-				aggregates += n
-			}
-			total := aggregates + raw
+			total = addSat64(total, n)
 			if err := o.Budget.Fits(total); err != nil {
-				return fmt.Errorf("statement %d answers %s: with the statements before it about %d MiB to build: %w", i, what, (total+1<<20-1)>>20, err)
+				return fmt.Errorf("statement %d answers %s: with the statements before it about %d MiB to build: %w", i, what, mebibytes(total), err)
 			}
 		}
 		defer o.Budget.Resize(context.WithoutCancel(ctx), 0)
@@ -116,22 +112,22 @@ func Stream(ctx context.Context, eng Engine, tenant string, stmts iql.Statements
 	return nil
 }
 
-// size returns what a statement's answer holds as it is built, says
-// what it counted, and whether the statement is a raw SELECT: for a
+// size returns what a statement's answer holds as it is built and says
+// what it counted: for a
 // SELECT of aggregates, its series × rows (every bucket of GROUP BY
 // time() that fill answers, within LIMIT and OFFSET) × its columns; for
 // a raw SELECT, the rows one group holds at once (rawSize). Other
 // statements, and one that fails, count nothing (the failure comes again
 // when it is answered): the SHOW statements' answers are bounded by the
 // series index (Options.MaxSeries).
-func (x *executor) size(ctx context.Context, stmt iql.Statement) (int64, string, bool) {
+func (x *executor) size(ctx context.Context, stmt iql.Statement) (int64, string) {
 	st, ok := stmt.(*iql.SelectStatement)
 	if !ok {
-		return 0, "nothing counted", false
+		return 0, "nothing counted"
 	}
 	sel, err := x.selection(ctx, st)
 	if err != nil {
-		return 0, "nothing counted", st.IsRawQuery
+		return 0, "nothing counted"
 	}
 	if st.IsRawQuery {
 		return x.rawSize(ctx, st, sel)
@@ -141,7 +137,7 @@ func (x *executor) size(ctx context.Context, stmt iql.Statement) (int64, string,
 	for _, t := range sel.tables {
 		p, err := x.planSelect(ctx, st, sel, t, true)
 		if err != nil {
-			return 0, "nothing counted", false
+			return 0, "nothing counted"
 		}
 		r := int64(x.buckets(p))
 		r = max(r-int64(st.Offset), 0)
@@ -150,9 +146,9 @@ func (x *executor) size(ctx context.Context, stmt iql.Statement) (int64, string,
 		}
 		groups += int64(p.counted)
 		rows = max(rows, r)
-		n += int64(p.counted) * r * (rowBytes + (cols+1)*valueBytes)
+		n = addSat64(n, mulSat64(int64(p.counted)*r, rowBytes+(cols+1)*valueBytes))
 	}
-	return n, fmt.Sprintf("%d series × %d rows of %d columns", groups, rows, cols+1), false
+	return n, fmt.Sprintf("%d series × %d rows of %d columns", groups, rows, cols+1)
 }
 
 // rawSize is size of a raw SELECT: it reads one group at a time, and a
@@ -162,14 +158,14 @@ func (x *executor) size(ctx context.Context, stmt iql.Statement) (int64, string,
 // event and row rawRowBytes and rawValueBytes a column: the fields
 // selected, or with * every field and tag the measurement has
 // (fieldTypes). A statement that reads no group counts nothing.
-func (x *executor) rawSize(ctx context.Context, st *iql.SelectStatement, sel *selection) (int64, string, bool) {
+func (x *executor) rawSize(ctx context.Context, st *iql.SelectStatement, sel *selection) (int64, string) {
 	need := rawNeed(st, x.opts.MaxRows)
 	var cols int
 	read, how := false, readOne
 	for _, t := range sel.tables {
 		p, err := x.planSelect(ctx, st, sel, t, true)
 		if err != nil {
-			return 0, "nothing counted", true
+			return 0, "nothing counted"
 		}
 		if p.counted == 0 {
 			continue
@@ -186,7 +182,7 @@ func (x *executor) rawSize(ctx context.Context, st *iql.SelectStatement, sel *se
 			case *iql.Wildcard:
 				types, keys, err := x.fieldTypes(ctx, t)
 				if err != nil {
-					return 0, "nothing counted", true
+					return 0, "nothing counted"
 				}
 				c += len(types) + len(keys)
 			}
@@ -194,14 +190,38 @@ func (x *executor) rawSize(ctx context.Context, st *iql.SelectStatement, sel *se
 		cols = max(cols, c)
 	}
 	if !read {
-		return 0, "nothing counted", true
+		return 0, "nothing counted"
 	}
 	if how == readOne {
 		need -= st.Offset // skipped as they are read
 	}
 	rows := rawRows(need, how)
-	n := int64(rows) * int64(rawRowBytes+cols*rawValueBytes)
-	return n, fmt.Sprintf("up to %d rows of %d columns of a group at once, for OFFSET %d and %d rows", rows, cols+1, st.Offset, need-st.Offset), true
+	n := mulSat64(int64(rows), int64(rawRowBytes+cols*rawValueBytes))
+	return n, fmt.Sprintf("up to %d rows of %d columns of a group at once, for OFFSET %d and %d rows", rows, cols+1, st.Offset, need-st.Offset)
+}
+
+// mebibytes is n bytes in MiB, rounded up.
+func mebibytes(n int64) int64 {
+	if n%(1<<20) != 0 {
+		return n>>20 + 1
+	}
+	return n >> 20
+}
+
+// addSat64 and mulSat64 add and multiply counts of bytes, which are not
+// negative, at most math.MaxInt64: a count past it is past every budget.
+func addSat64(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
+}
+
+func mulSat64(a, b int64) int64 {
+	if b != 0 && a > math.MaxInt64/b {
+		return math.MaxInt64
+	}
+	return a * b
 }
 
 // rawRows is the most events and rows a raw SELECT holds at once for

@@ -126,9 +126,9 @@ func TestAnswersAreCountedBeforeTheyAreBuilt(t *testing.T) {
 // LIMIT's or one more than Options.MaxRows, and those of the series it
 // merges). One over what the budget may ever hold is refused naming
 // max_query_partitions, an OFFSET far past the events too, before
-// anything is read; a raw SELECT and an aggregate that each fit but not
-// together are refused; raw SELECTs, each given back before the next,
-// count as the largest of them.
+// anything is read; statements that each fit but not together, raw or
+// aggregate, are refused before any is answered; raw SELECTs that fit
+// together are answered, each holding its own count while it is read.
 func TestRawAnswersAreCountedBeforeTheyAreRead(t *testing.T) {
 	ctx := context.Background()
 	at := budgetNow
@@ -157,15 +157,30 @@ func TestRawAnswersAreCountedBeforeTheyAreRead(t *testing.T) {
 	require.Empty(t, a.series)
 	require.Empty(t, a.errs)
 
-	// With MaxRows 5,000, about 4.3 MiB: answered, three times in one
-	// query, each given back before the next.
+	// With MaxRows 5,000, about 4.3 MiB: answered alone; twice in one
+	// query, counted together, refused before the first is read. With
+	// LIMIT 5, about 0.7 MiB: three times in one query, answered.
 	raw := "SELECT v FROM m;"
-	a, err = stream(raw+raw+raw, 5000)
+	a, err = stream(raw, 5000)
+	require.NoError(t, err)
+	require.Equal(t, []error{nil}, a.errs)
+	require.Len(t, a.series, 1)
+	require.Len(t, a.series[0].Values, 20)
+	require.Equal(t, json.Number("19"), a.series[0].Values[19][1])
+	a, err = stream(raw+raw, 5000)
+	require.ErrorContains(t, err, "statement 1 answers up to 6001 rows of 2 columns of a group at once, for OFFSET 0 and 5001 rows: with the statements before it about 9 MiB to build")
+	require.ErrorAs(t, err, &le)
+	require.True(t, le.Never)
+	require.Empty(t, a.series)
+	require.Empty(t, a.errs)
+	limited := "SELECT v FROM m LIMIT 5;"
+	a, err = stream(limited+limited+limited, 5000)
 	require.NoError(t, err)
 	require.Equal(t, []error{nil, nil, nil}, a.errs)
 	require.Len(t, a.series, 3)
-	require.Len(t, a.series[2].Values, 20)
-	require.Equal(t, json.Number("19"), a.series[2].Values[19][1])
+	require.Len(t, a.series[2].Values, 5)
+	held, _ := db.QueryPartitions("acme")
+	require.Zero(t, held, "every query gave back what it held")
 
 	// An aggregate of 20 series × 1,441 buckets, about 4.4 MiB: alone,
 	// answered; twice, or with a raw SELECT, counted together, refused.
@@ -189,6 +204,15 @@ func TestRawAnswersAreCountedBeforeTheyAreRead(t *testing.T) {
 	require.ErrorAs(t, err, &le)
 	require.True(t, le.Never)
 	require.Empty(t, a.series)
+	// An OFFSET whose count of bytes is past int64 is past the budget,
+	// not wrapped round to a count that fits.
+	for _, offset := range []string{"1152921504606846976", "9223372036854775807"} {
+		a, err = stream("SELECT v FROM m LIMIT 10 OFFSET "+offset+"; SELECT v FROM m LIMIT 1", 5000)
+		require.ErrorContains(t, err, "statement 0 answers up to", "%v %v", a.errs, a.series)
+		require.ErrorAs(t, err, &le)
+		require.True(t, le.Never)
+		require.Empty(t, a.series)
+	}
 	a, err = stream("SELECT v FROM m LIMIT 3 OFFSET 16", 5000)
 	require.NoError(t, err)
 	require.Len(t, a.series, 1)
@@ -237,6 +261,6 @@ func TestRawAnswersAreCountedBeforeTheyAreRead(t *testing.T) {
 		{"2017-06-15T08:00:00Z", json.Number("16")},
 		{"2017-06-15T08:00:00Z", json.Number("17")},
 	}, a.series[0].Values)
-	held, _ := db.QueryPartitions("acme")
+	held, _ = db.QueryPartitions("acme")
 	require.Zero(t, held, "every query gave back what it held")
 }

@@ -50,18 +50,16 @@
 // group is read, so memory holds one group's rows, not the answer (the
 // server writes them to the client as they come). With a Budget (the
 // engine's query budget, *engine.QueryHold), the answers of a query's
-// statements are counted before any is built: an aggregate's as series ×
-// buckets (the filled ones too, within LIMIT and OFFSET) × columns, at
-// rowBytes and valueBytes each, every aggregate together; a raw SELECT's
-// as the rows one group holds at once, the events read and the answer's
-// rows (OFFSET's rows, then LIMIT's or one more than Options.MaxRows; a
-// page more of a read of every series, for the events of one time, and
-// twice as many while a group's series are merged), at rawRowBytes
-// and rawValueBytes a column, the largest raw SELECT of the query with
-// its aggregates, since each gives its rows back before the next is
-// read. A query over what the budget may ever hold is refused before
-// anything is read, and each statement holds its count while it is
-// built. A group of one series skips OFFSET's rows as it reads them,
+// statements are counted together before any is built: an aggregate's
+// as series × buckets (the filled ones too, within LIMIT and OFFSET) ×
+// columns, at rowBytes and valueBytes each; a raw SELECT's as the rows
+// one group holds at once, the events read and the answer's rows
+// (OFFSET's rows, then LIMIT's or one more than Options.MaxRows; a page
+// more of a read of every series, for the events of one time, and twice
+// as many while a group's series are merged), at rawRowBytes and
+// rawValueBytes a column. A query whose statements together are over
+// what the budget may ever hold is refused whole before anything is
+// read, and each statement holds its own count while it is built. A group of one series skips OFFSET's rows as it reads them,
 // holding none; one of several series (a read of every series, or merged)
 // holds and counts them, and an OFFSET past the budget is refused. DefaultMaxRows is 10,000, so that
 // the default tenant share (16,384 partitions of 2 KiB) holds a raw

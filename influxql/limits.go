@@ -14,7 +14,10 @@ import (
 // descends a level of its stack for each parenthesis, and the reduction
 // of a condition (iql.ConditionExpr) takes time that grows faster than
 // its terms, so that an unbounded WHERE would hold a core long after its
-// client left. A query over either is refused whole.
+// client left. A query over either is refused whole. The parser itself
+// cannot be the check: its recursion over the parentheses is the cost
+// being bounded, so the text is read by InfluxData's scanner, which
+// reads it in one pass, before the parser runs.
 const (
 	// MaxDepth is the deepest nesting of parentheses in a statement,
 	// function calls included.
@@ -31,139 +34,114 @@ var ErrQueryLimit = errors.New("over a limit")
 // checkText refuses a query whose text goes past MaxDepth or
 // MaxOperators in a statement, or whose LIMIT, OFFSET, SLIMIT or SOFFSET
 // is out of int64's range (which InfluxData's parser would take as the
-// largest int64, no limit at all). It reads the text as the parser's
-// scanner does: strings, quoted names and comments are skipped, and a /
-// where an operand is expected starts a regular expression, as the
-// parser takes it; elsewhere it divides.
+// largest int64, no limit at all). It reads the text with InfluxData's
+// scanner (iql.Scanner), whose tokens the parser reads: strings, quoted
+// names and comments are single tokens. The scanner alone cannot tell a
+// regular expression from a division, which the parser tells by where
+// it is; checkText reads a / where an operand is expected as the parser
+// does there, a regular expression (iql.ScanDelimited), and elsewhere,
+// or where no regular expression ends, as a division, so that it counts
+// at least what the parser builds (FuzzParse).
 func checkText(q string) error {
+	t := text{q: q}
+	t.from(0)
 	stmt, depth, ops := 1, 0, 0
-	operand := false // the token before ends an operand
-	var word string  // the keyword before, lower case, or ""
-	for i := 0; i < len(q); {
-		c := q[i]
-		prevWord := word
-		word = ""
+	operand := false   // the token before ends an operand
+	var prev iql.Token // the token before, whitespace and comments aside
+	for {
+		tok, pos, lit := t.s.Scan()
+		switch tok {
+		case iql.WS, iql.COMMENT:
+			continue
+		case iql.EOF:
+			return nil
+		}
+		before := prev
+		prev = tok
 		switch {
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
-			i++
-			word = prevWord // whitespace does not end what came before
-			continue
-		case c == '-' && strings.HasPrefix(q[i:], "--"):
-			if j := strings.IndexByte(q[i:], '\n'); j >= 0 {
-				i += j + 1
-			} else {
-				i = len(q)
-			}
-			word = prevWord
-			continue
-		case c == '/' && strings.HasPrefix(q[i:], "/*"):
-			// A comment, as the scanner reads it; where the parser
-			// would read a regular expression, one starting with * is
-			// refused there, before what follows is parsed.
-			if j := strings.Index(q[i+2:], "*/"); j >= 0 {
-				i += j + 4
-			} else {
-				i = len(q)
-			}
-			word = prevWord
-			continue
-		case c == '\'' || c == '"' || (c == '/' && !operand):
-			i = skipQuoted(q, i)
-			operand = true
-		case c == '$' || c == '_' || isLetter(c):
-			j := i + 1
-			for j < len(q) && (q[j] == '_' || isLetter(q[j]) || isDigit(q[j])) {
-				j++
-			}
-			w := q[i:j]
-			i = j
-			switch tok := iql.Lookup(w); {
-			case tok == iql.AND || tok == iql.OR:
-				ops++
-				operand = false
-			case tok == iql.IDENT || tok == iql.TRUE || tok == iql.FALSE || c == '$' || prevWord == "::":
+		case tok == iql.DIV && !operand:
+			// A regular expression: the scanner goes on after it.
+			at := t.offset(pos)
+			r := strings.NewReader(q[at:])
+			if _, err := iql.ScanDelimited(r, '/', '/', map[rune]rune{'/': '/'}, true); err == nil {
+				t.from(len(q) - r.Len())
 				operand = true
-			default:
-				operand = false
-				word = strings.ToLower(w)
+				continue
 			}
-		case isDigit(c) || (c == '.' && i+1 < len(q) && isDigit(q[i+1])):
-			j := i
-			for j < len(q) && (isDigit(q[j]) || q[j] == '.') {
-				j++
-			}
-			digits := q[i:j]
-			for j < len(q) {
-				r, n := utf8.DecodeRuneInString(q[j:])
-				if r != 'µ' && !isLetter(q[j]) {
-					break
-				}
-				j += n
-			}
-			i = j
+			ops++ // the parser refuses it, or reads it as a division
+		case tok == iql.AND || tok == iql.OR:
+			ops++
+			operand = false
+		case before == iql.DOUBLECOLON:
+			operand = true // a cast's type
+		case tok == iql.STRING || tok == iql.IDENT || tok == iql.BOUNDPARAM || tok == iql.TRUE || tok == iql.FALSE ||
+			tok == iql.NUMBER || tok == iql.DURATIONVAL:
 			operand = true
-			switch prevWord {
-			case "limit", "offset", "slimit", "soffset":
-				if _, err := strconv.ParseInt(digits, 10, 64); errors.Is(err, strconv.ErrRange) {
-					return fmt.Errorf("%s %s in statement %d is %w: at most %d", strings.ToUpper(prevWord), digits, stmt, ErrQueryLimit, int64(1<<63-1))
+		case tok == iql.INTEGER:
+			operand = true
+			switch before {
+			case iql.LIMIT, iql.OFFSET, iql.SLIMIT, iql.SOFFSET:
+				if _, err := strconv.ParseInt(lit, 10, 64); errors.Is(err, strconv.ErrRange) {
+					return fmt.Errorf("%s %s in statement %d is %w: at most %d", before, lit, stmt, ErrQueryLimit, int64(1<<63-1))
 				}
 			}
-		case c == '(':
-			i++
+		case tok == iql.LPAREN:
 			if depth++; depth > MaxDepth {
 				return fmt.Errorf("statement %d nests parentheses deeper than %d levels, %w (influxql.MaxDepth)", stmt, MaxDepth, ErrQueryLimit)
 			}
 			operand = false
-		case c == ')':
-			i++
+		case tok == iql.RPAREN:
 			depth = max(depth-1, 0)
 			operand = true
-		case c == ';':
-			i++
+		case tok == iql.SEMICOLON:
 			stmt, depth, ops, operand = stmt+1, 0, 0, false
-		case c == '*' && !operand:
-			i++ // a wildcard
-			operand = true
-		case c == ':' && strings.HasPrefix(q[i:], "::"):
-			i += 2
-			word, operand = "::", false
-		case strings.IndexByte("+-*/%&|^=!<>", c) >= 0:
-			i++
-			for _, two := range []string{"=~", "!=", "!~", "<=", ">=", "<>"} {
-				if strings.HasPrefix(q[i-1:], two) {
-					i++
-					break
-				}
-			}
+		case tok == iql.MUL && !operand:
+			operand = true // a wildcard
+		case tok.Precedence() > 0: // the operators
 			ops++
 			operand = false
 		default:
-			_, n := utf8.DecodeRuneInString(q[i:])
-			i += n
 			operand = false
 		}
 		if ops > MaxOperators {
 			return fmt.Errorf("statement %d has more than %d operators, %w (influxql.MaxOperators): split it, or match many tag values with one regular expression (host =~ /^(a|b|c)$/)", stmt, MaxOperators, ErrQueryLimit)
 		}
 	}
-	return nil
 }
 
-// skipQuoted returns the index after the string, quoted name or regular
-// expression starting at q[i], whose first byte is its quote; a
-// backslash escapes the byte after it. An unclosed one runs to the end.
-func skipQuoted(q string, i int) int {
-	quote := q[i]
-	for i++; i < len(q); i++ {
-		switch q[i] {
-		case '\\':
-			i++
-		case quote:
-			return i + 1
+// text is a query's text read by iql.Scanner from an offset on, which
+// turns the scanner's positions (a line and a rune in it, from where it
+// began) back into offsets of the text. Positions only grow, so that it
+// walks the text once.
+type text struct {
+	q string
+	s *iql.Scanner
+	// The scanner's position at off, an offset of q.
+	line, char, off int
+}
+
+// from starts the scanner at offset off.
+func (t *text) from(off int) {
+	t.s = iql.NewScanner(strings.NewReader(t.q[off:]))
+	t.line, t.char, t.off = 0, 0, off
+}
+
+// offset returns the offset of q at the scanner's position p, as the
+// scanner counts them: a rune a character, "\r\n" and "\r" a line's end.
+func (t *text) offset(p iql.Pos) int {
+	for t.off < len(t.q) && (t.line < p.Line || (t.line == p.Line && t.char < p.Char)) {
+		switch c := t.q[t.off]; c {
+		case '\r', '\n':
+			t.off++
+			if c == '\r' && t.off < len(t.q) && t.q[t.off] == '\n' {
+				t.off++
+			}
+			t.line, t.char = t.line+1, 0
+		default:
+			_, n := utf8.DecodeRuneInString(t.q[t.off:])
+			t.off += n
+			t.char++
 		}
 	}
-	return len(q)
+	return t.off
 }
-
-func isLetter(c byte) bool { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') }
-func isDigit(c byte) bool  { return c >= '0' && c <= '9' }

@@ -102,13 +102,15 @@
 //
 // InfluxQL's answers (/query, package influxql) take their memory from
 // the same budget (engine.QueryHold), at engine.QueryPartitionBytes a
-// partition: the aggregates of a request, all its statements together,
-// are counted before any is built (series × buckets, filled ones too), a
-// request over its tenant's max_query_partitions is 413 naming it, and a
-// statement that finds the tenant's share held 429 as a read does. The
-// answer is streamed series by series, chunked or not; the first 64 KiB
-// are kept, so that a request refused or failing before them is answered
-// with its status.
+// partition: the statements of a request, raw and aggregate together,
+// are counted before any is built (an aggregate's series × buckets,
+// filled ones too; a raw SELECT's rows of a group), a request over its
+// tenant's max_query_partitions is 413 naming it, and a statement that
+// finds the tenant's share held 429 as a read does. The answer is
+// streamed series by series; the first 64 KiB are kept, so that a request
+// refused or failing before them is answered with its status, but a
+// chunked answer's documents are sent and flushed each as it is complete,
+// so that its client reads them as they are built.
 //
 // The answer is {"events": [...], "next_cursor": "..."}, next_cursor
 // absent on the last page. To get the next page, send the same request
@@ -167,7 +169,8 @@
 // log. Metrics are
 // registered on Options.Registry, never on a global registry:
 // timetable_http_requests_total and timetable_http_request_duration_seconds by
-// route, method and code, and timetable_http_requests_in_flight for /v1.
+// route, method and code, and timetable_http_requests_in_flight for /v1,
+// counted by promhttp's instrument handlers curried by route.
 //
 // Serve runs the server on a listener until its context ends, then stops
 // accepting connections and waits up to Options.ShutdownTimeout for the

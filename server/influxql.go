@@ -77,18 +77,21 @@ func (s *Server) influxQuery(w http.ResponseWriter, r *http.Request, tenant stri
 }
 
 // answerBuffer is what a /query answer keeps before it sends its first
-// bytes: a query refused before, or whose store fails before, is
-// answered with its status instead of 200, and a statement that fails
-// before is answered with its error alone, as InfluxDB answers.
+// bytes, unless chunked: a query refused before, or whose store fails
+// before, is answered with its status instead of 200, and a statement
+// that fails before is answered with its error alone, as InfluxDB
+// answers. A chunked answer keeps nothing past a document: its client
+// asked for the documents as they are built.
 const answerBuffer = 64 << 10
 
 // influxAnswer writes a /query answer as the executor builds it
 // (influxql.Answer), series by series: InfluxDB's JSON, one document, or
 // with chunked a document a line for each result and each chunk_size rows
 // of a series, every part but a statement's last marked partial. It
-// keeps the answer in buf until answerBuffer bytes, then sends them, and
-// holds back a statement's series no longer than to learn whether it is
-// the statement's last.
+// keeps the answer in buf until answerBuffer bytes, then sends them; a
+// chunked answer sends and flushes each document once it is complete, as
+// InfluxDB does. It holds back a series' last chunk, or a statement's
+// series, no longer than to learn whether it is the statement's last.
 type influxAnswer struct {
 	w       http.ResponseWriter
 	pretty  bool
@@ -272,15 +275,18 @@ func (a *influxAnswer) document(res api.InfluxQLResult) error {
 	return a.spill()
 }
 
-// spill sends what buf holds once it is answerBuffer or more.
+// spill sends what buf holds once it is answerBuffer or more, and a
+// chunked answer's documents at once, each as it is complete.
 func (a *influxAnswer) spill() error {
-	if a.buf.Len() < answerBuffer {
+	if a.buf.Len() < answerBuffer && !a.chunked {
 		return nil
 	}
 	return a.send()
 }
 
-// send sends what buf holds, flushed for a chunked answer's reader.
+// send sends what buf holds, flushed for a chunked answer's reader
+// through every writer the server wraps it in (each has Unwrap, which
+// http.ResponseController follows).
 func (a *influxAnswer) send() error {
 	a.sent, a.mark = true, -1
 	_, err := a.w.Write(a.buf.Bytes())

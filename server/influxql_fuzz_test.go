@@ -23,8 +23,9 @@ import (
 const fuzzInputTimeout = 20 * time.Second
 
 // Whatever the statements, /query answers 200 with InfluxDB's JSON, a
-// statement's failure in its result, or 400 for what does not parse or
-// is past a bound: never a 500, never a panic, and within
+// statement's failure in its result, 400 for what does not parse or is
+// past a bound, or 413 naming max_query_partitions for answers past what
+// the query budget may ever hold: never a 500, never a panic, and within
 // fuzzInputTimeout. scripts/test.sh runs it for a few seconds.
 func FuzzInfluxQuery(f *testing.F) {
 	for _, q := range []string{
@@ -95,6 +96,12 @@ func FuzzInfluxQuery(f *testing.F) {
 				t.Fatalf("%q: %v: %s", q, err, rec.Body)
 			}
 		case http.StatusBadRequest:
+		case http.StatusRequestEntityTooLarge:
+			// Answers past what the query budget may ever hold,
+			// refused naming the limit.
+			if !strings.Contains(rec.Body.String(), "max_query_partitions") {
+				t.Fatalf("%q: status 413 naming no limit: %s", q, rec.Body)
+			}
 		default:
 			t.Fatalf("%q: status %d: %s", q, rec.Code, rec.Body)
 		}

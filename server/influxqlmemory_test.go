@@ -30,11 +30,14 @@ import (
 // not), as are statements that each fit but not together; one that fits
 // is answered; a raw SELECT whose OFFSET is past the share is refused
 // with 413 before anything is read (GROUP BY *, which skips OFFSET's
-// rows of each series as it reads them, is answered), and 16 raw SELECTs of 400 series at
-// once are each answered or refused with 429 while the others hold the
-// share; 20 statements of SELECT * GROUP BY * in one request and
-// 2,000 statements of SELECT * of 1,200 rows each (100 with -short) are
-// answered whole, streamed. The Go heap
+// rows of each series as it reads them, is answered), and 16 raw SELECTs
+// of 400 series at once are each answered or refused with 429 while the
+// others hold the share; the raw statements of one request are counted
+// together, so 20 statements of SELECT * GROUP BY * and 2,000 statements
+// of SELECT * of 400 series merged (100 with -short) are refused with 413
+// before any is read, and with LIMIT 3 a series (of 40 series, for the
+// 2,000) answered whole, streamed.
+// The Go heap
 // stays under 512 MiB, objects and garbage together, what the last
 // collection found live under 384 MiB, and the process's peak resident
 // memory (VmHWM, reset before each case) under 512 MiB, with the soft
@@ -190,28 +193,39 @@ func influxQLMemory(t *testing.T, n int) {
 		})
 	})
 
-	// Raw answers are streamed, statement by statement and series by
+	// The raw statements of a request are counted together: 20 of
+	// SELECT * GROUP BY *, each counted as a group's 10,001 rows, are
+	// refused whole before any is read; with LIMIT 3 they fit together,
+	// and are answered, streamed statement by statement and series by
 	// series.
 	t.Run("select-star-group-by-star-20", func(t *testing.T) {
-		q := strings.Repeat("SELECT * FROM fan GROUP BY *;", 20)
 		boundedMemory(t, func() {
-			status, body, counted := influxQuery(t, f, q, false, nil)
+			status, body, _ := influxQuery(t, f, strings.Repeat("SELECT * FROM fan GROUP BY *;", 20), false, nil)
+			require.Equal(t, http.StatusRequestEntityTooLarge, status, "body: %.300s", body)
+			require.Contains(t, body, "statement 3 answers up to 10001 rows of 3 columns of a group at once")
+			require.Contains(t, body, "max_query_partitions = 16384")
+			status, body, counted := influxQuery(t, f, strings.Repeat("SELECT * FROM fan GROUP BY * LIMIT 3;", 20), false, nil)
 			require.Equal(t, http.StatusOK, status, "body: %.300s", body)
 			require.Equal(t, 20*n, counted, "series answered")
 		})
 	})
-	// Statements of 1,200 rows each: 400 series (h000000 to h000399) of
-	// three events, in one group.
+	// Statements of 400 series (h000000 to h000399) of three events,
+	// merged in one group, each counted as twice 10,001 rows: refused
+	// together at the second. Statements of 40 series, each a group of
+	// its own of at most three rows: answered, chunked.
 	statements := 2000
 	if testing.Short() {
 		statements = 100
 	}
 	t.Run("select-star-"+strconv.Itoa(statements), func(t *testing.T) {
-		q := strings.Repeat("SELECT * FROM fan WHERE host =~ /^h000[0-3]/;", statements)
 		boundedMemory(t, func() {
-			status, body, counted := influxQuery(t, f, q, true, nil)
+			status, body, _ := influxQuery(t, f, strings.Repeat("SELECT * FROM fan WHERE host =~ /^h000[0-3]/;", statements), true, nil)
+			require.Equal(t, http.StatusRequestEntityTooLarge, status, "body: %.300s", body)
+			require.Contains(t, body, "statement 1 answers up to 20002 rows of 3 columns of a group at once")
+			require.Contains(t, body, "max_query_partitions = 16384")
+			status, body, counted := influxQuery(t, f, strings.Repeat("SELECT * FROM fan WHERE host =~ /^h0000[0-3]/ GROUP BY * LIMIT 3;", statements), true, nil)
 			require.Equal(t, http.StatusOK, status, "body: %.300s", body)
-			require.Equal(t, 2*statements, counted, "series answered, each in two chunks of 1,000 rows and 200")
+			require.Equal(t, 40*statements, counted, "series answered")
 		})
 	})
 }

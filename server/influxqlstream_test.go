@@ -1,11 +1,14 @@
 package server_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,6 +19,7 @@ import (
 	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/influxql"
 	"github.com/timetabledb/timetable/server"
+	"github.com/timetabledb/timetable/storage"
 )
 
 // The answers of /query are streamed series by series, past the first
@@ -125,4 +129,77 @@ func TestInfluxQLShareHeldMidAnswer(t *testing.T) {
 	require.Empty(t, out.Results[0].Error)
 	require.Contains(t, out.Results[1].Error, "max_query_partitions = 10")
 	require.Empty(t, out.Results[1].Series)
+}
+
+// gatedStore holds back the reads of one series' events, once armed,
+// until released: a store that has not yet given the server a
+// statement's last series.
+type gatedStore struct {
+	storage.Store
+	series  string        // the series whose reads wait
+	armed   atomic.Bool   // set once the reads are to wait
+	reached chan struct{} // closed when its first read waits
+	release chan struct{} // closed to let its reads go on
+	once    sync.Once
+	// held tells whether the wait ran out: fuzzInputTimeout bounds the
+	// wait of a server that never sends what its client waits for, far
+	// above what any answer takes, a hang's bound rather than a measure.
+	held atomic.Bool
+}
+
+func (s *gatedStore) Query(ctx context.Context, q storage.Query) storage.Iterator {
+	if parts := strings.Split(q.PK, "#"); s.armed.Load() && len(parts) == 4 && parts[0] == "acme" && parts[2] == s.series {
+		s.once.Do(func() { close(s.reached) })
+		select {
+		case <-s.release:
+		case <-time.After(fuzzInputTimeout):
+			s.held.Store(true)
+		}
+	}
+	return s.Store.Query(ctx, q)
+}
+
+// A chunked answer reaches its client chunk by chunk, through every
+// writer the server wraps the answer in (the request log's, promhttp's):
+// the first chunk of the first series is read by the client while the
+// store holds back the events of the last series, so before the server
+// has built the last chunk; the answer then goes on to its end, the same
+// documents as the whole answer cut in chunks.
+func TestInfluxQLChunksAreSentAsTheyAreBuilt(t *testing.T) {
+	store, cfg := backend.Open(t)
+	gated := &gatedStore{Store: store, series: "host=h000002", reached: make(chan struct{}), release: make(chan struct{})}
+	f := newFixtureOn(t, gated, cfg, prometheus.NewRegistry(), server.Options{})
+	writeFan(t, f, 3)
+	q := "SELECT v FROM fan GROUP BY host"
+	stmts, err := influxql.Parse(q, nil)
+	require.NoError(t, err)
+	whole, _ := influxql.Execute(context.Background(), f.db, "acme", stmts, influxql.Options{Now: now, Database: "fan"})
+	require.Len(t, whole[0].Series, 3)
+	var want []string
+	for _, r := range wholeChunks(whole, 1) {
+		b, err := json.Marshal(api.InfluxQLResponse{Results: []api.InfluxQLResult{r}})
+		require.NoError(t, err)
+		want = append(want, string(b))
+	}
+	require.Len(t, want, 9, "three series of three rows, a chunk a row")
+
+	gated.armed.Store(true)
+	req, err := http.NewRequest("GET", f.url+"/query?"+url.Values{"db": {"fan"}, "q": {q}, "chunked": {"true"}, "chunk_size": {"1"}}.Encode(), nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+f.acme)
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	<-gated.reached // the server waits for the last series
+	lines := bufio.NewScanner(res.Body)
+	require.True(t, lines.Scan(), "the first chunk: %v", lines.Err())
+	require.False(t, gated.held.Load(), "the first chunk reached the client only once the last series was read")
+	close(gated.release)
+	got := []string{lines.Text()}
+	for lines.Scan() {
+		got = append(got, lines.Text())
+	}
+	require.NoError(t, lines.Err())
+	require.Equal(t, want, got)
 }

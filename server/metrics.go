@@ -4,10 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"net/http"
-	"strconv"
-	"strings"
-	"sync"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -107,88 +103,20 @@ func (c *budgetCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-// instrument counts and times the requests of one route; inFlight tells
-// whether they count in timetable_http_requests_in_flight. Its labels are
-// promhttp's (methodLabel, codeLabel), its series looked up once per
-// method and code: a request builds no label map and wraps no writer,
-// since the request log's statusWriter already knows the status.
+// instrument counts and times the requests of one route with promhttp's
+// instrument handlers, as Prometheus instruments its own (web/web.go):
+// the counter and the histogram curried by route, their code and method
+// labels promhttp's; inFlight tells whether they count in
+// timetable_http_requests_in_flight. promhttp's writers pass Flush, and
+// http.ResponseController, to the writer underneath (Unwrap).
 func (s *Server) instrument(route string, inFlight bool, h http.Handler) http.Handler {
 	labels := prometheus.Labels{"route": route}
-	rm := &instrumented{requests: s.metrics.requests.MustCurryWith(labels), seconds: s.metrics.seconds.MustCurryWith(labels),
-		by: map[methodCode]instrumentedSeries{}}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if inFlight {
-			s.metrics.inFlight.Inc()
-			defer s.metrics.inFlight.Dec()
-		}
-		start := time.Now()
-		sw, ok := w.(*statusWriter)
-		if !ok {
-			sw = &statusWriter{ResponseWriter: w}
-			w = sw
-		}
-		h.ServeHTTP(w, r)
-		series := rm.series(methodCode{r.Method, sw.code()})
-		series.requests.Inc()
-		series.seconds.Observe(time.Since(start).Seconds())
-	})
-}
-
-// instrumented are one route's request counter and duration histogram,
-// and their series by method and code.
-type instrumented struct {
-	requests *prometheus.CounterVec
-	seconds  prometheus.ObserverVec
-	mu       sync.RWMutex
-	by       map[methodCode]instrumentedSeries
-}
-
-// methodCode is a request's method and the status code of its answer.
-type methodCode struct {
-	method string
-	code   int
-}
-
-// instrumentedSeries are a route's series of one method and code.
-type instrumentedSeries struct {
-	requests prometheus.Counter
-	seconds  prometheus.Observer
-}
-
-// series returns the route's series of a method and code, made on first
-// use.
-func (m *instrumented) series(k methodCode) instrumentedSeries {
-	m.mu.RLock()
-	s, ok := m.by[k]
-	m.mu.RUnlock()
-	if ok {
-		return s
+	h = promhttp.InstrumentHandlerCounter(s.metrics.requests.MustCurryWith(labels),
+		promhttp.InstrumentHandlerDuration(s.metrics.seconds.MustCurryWith(labels), h))
+	if inFlight {
+		h = promhttp.InstrumentHandlerInFlight(s.metrics.inFlight, h)
 	}
-	method, code := methodLabel(k.method), codeLabel(k.code)
-	s = instrumentedSeries{requests: m.requests.WithLabelValues(method, code), seconds: m.seconds.WithLabelValues(method, code)}
-	m.mu.Lock()
-	m.by[k] = s
-	m.mu.Unlock()
-	return s
-}
-
-// methodLabel is a method's label value, as promhttp gives it: a method
-// of HTTP in lower case, "unknown" for any other.
-func methodLabel(m string) string {
-	switch m = strings.ToUpper(m); m {
-	case "GET", "PUT", "HEAD", "POST", "DELETE", "CONNECT", "OPTIONS", "NOTIFY", "TRACE", "PATCH":
-		return strings.ToLower(m)
-	}
-	return "unknown"
-}
-
-// codeLabel is a status code's label value, as promhttp gives it: the
-// code, "unknown" outside 100 to 599.
-func codeLabel(code int) string {
-	if code < 100 || code > 599 {
-		return "unknown"
-	}
-	return strconv.Itoa(code)
+	return h
 }
 
 // handler serves the registry in the Prometheus exposition formats.
