@@ -18,7 +18,8 @@ import (
 )
 
 // TestDocsCommandLines reads every `timetable ...` command line of the
-// README and docs/*.md, in code blocks and inline code, and checks it
+// README and docs/*.md, in code blocks and inline code, and the indented
+// examples of each command's help, and checks it
 // against the binary's command tree: each subcommand it names exists,
 // and so does each --flag, on that command or inherited.
 func TestDocsCommandLines(t *testing.T) {
@@ -35,6 +36,28 @@ func TestDocsCommandLines(t *testing.T) {
 			}
 		}
 	}
+	// The help's own examples, as --help prints them.
+	inHelp := 0
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		for _, line := range strings.Split(c.Long+"\n"+c.Example, "\n") {
+			text := strings.TrimSpace(line)
+			if !strings.HasPrefix(line, "  ") || !strings.HasPrefix(text, "timetable ") && !strings.Contains(text, "$(timetable ") {
+				continue // prose, which names timetable in passing
+			}
+			inHelp++
+			for _, m := range blockCommand.FindAllStringSubmatch(strings.SplitN(line, " #", 2)[0], -1) {
+				if err := checkCommandLine(root, m[1]); err != nil {
+					t.Errorf("%s --help: %s: %v", c.CommandPath(), m[1], err)
+				}
+			}
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
+	require.GreaterOrEqual(t, inHelp, 4, "command lines found in the help")
 	// The pages name about a hundred: finding few means the
 	// reading broke, not that the pages are right.
 	t.Logf("%d command lines checked", checked)
