@@ -41,7 +41,7 @@ func newArchiveCmd(g *globals) *cobra.Command {
 			return g.refuseServer(cmd, "it reads and writes the store and the archives itself")
 		},
 		Use:   "archive",
-		Short: "Export tables to a folder or S3, list the archives, restore one",
+		Short: "Export tables to a folder or S3, list and verify the archives, restore one",
 		Long: `archive exports physical tables as gzip-compressed NDJSON in DynamoDB JSON
 (the format of DynamoDB's export to S3) with a manifest, reads each export
 back to verify it, lists archives and restores them.
@@ -55,6 +55,7 @@ family's archive names (--archive-format overrides it): ndjson, or parquet,
 which writes the table's events as a Parquet file beside the NDJSON, under
 {target}/{family}/period=.../write_month=.../ for query engines.`,
 		Args: noArgs,
+		RunE: showHelp,
 	}
 	pf := cmd.PersistentFlags()
 	pf.StringVar(&f.target, "target", "", "archive target URL (default: the family's archive target)")
@@ -88,7 +89,7 @@ deletes a table past retention once its archive is verified.`,
 			return runArchiveExport(cmd, g, f)
 		},
 	}
-	export.Flags().StringVar(&f.table, "table", "", "physical table to export (see `timetable tables`)")
+	export.Flags().StringVar(&f.table, "table", "", "physical table to export, as timetable tables lists them")
 	export.Flags().StringVar(&f.archiveFormat, "archive-format", "", "ndjson, or parquet: also the events as Parquet (default: the family's archive format)")
 	_ = export.MarkFlagRequired("table")
 
@@ -117,7 +118,24 @@ restored --into another name is not registered.`,
 	restore.Flags().DurationVar(&f.keep, "keep", DefaultRestoreKeep, "how long the lifecycle keeps a table restored under its own name")
 	_ = restore.MarkFlagRequired("table")
 
-	cmd.AddCommand(list, export, restore)
+	verify := &cobra.Command{
+		Use:   "verify --table T [--target URL]",
+		Short: "Check an archive against its manifest and the table",
+		Long: `verify reads the archive of table T back from the target and checks the
+data's size, SHA-256, item count and content hash, and each Parquet file's
+size, SHA-256 and rows, against the manifest and, while the table exists,
+against a fresh scan of it: a full read of the table, which export does not
+do. It exits non-zero when they differ or there is no archive, and changes
+nothing.`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runArchiveVerify(cmd, g, f)
+		},
+	}
+	verify.Flags().StringVar(&f.table, "table", "", "archived physical table")
+	_ = verify.MarkFlagRequired("table")
+
+	cmd.AddCommand(list, export, verify, restore)
 	return cmd
 }
 
@@ -283,6 +301,33 @@ func runArchiveExport(cmd *cobra.Command, g *globals, f archiveFlags) (err error
 	for _, p := range m.Parquet {
 		fmt.Fprintf(cmd.OutOrStdout(), "events of %s in %s/%s: %d rows, %d bytes, verified\n", f.table, a.Target(), p.Key, p.Rows, p.Bytes)
 	}
+	return nil
+}
+
+func runArchiveVerify(cmd *cobra.Command, g *globals, f archiveFlags) (err error) {
+	ctx := cmd.Context()
+	s, err := g.openSession(ctx, cmd.ErrOrStderr(), sessionOptions{logLevel: slog.LevelWarn, existing: true, readOnly: true})
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, s.Close()) }()
+	target, _, err := targetFor(s.cfg, f, f.table)
+	if err != nil {
+		return err
+	}
+	a, err := archive.Open(ctx, target, s.store, archiveOptions(f, s, nil))
+	if err != nil {
+		return usageError{err}
+	}
+	if err := a.Verify(ctx, f.table); err != nil {
+		return err
+	}
+	m, err := a.Manifest(ctx, f.table)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "verified %s in %s/%s: %d items, %d bytes\n",
+		f.table, a.Target(), f.table, m.ItemCount, m.DataBytes)
 	return nil
 }
 

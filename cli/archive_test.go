@@ -32,6 +32,8 @@ func TestArchiveExportRestore(t *testing.T) {
 		r := mustRun(t, "", "archive", "export", store, target, "--table", tb.Name)
 		require.Contains(t, r.stdout, "archived "+tb.Name)
 		require.Contains(t, r.stdout, "verified")
+		r = mustRun(t, "", "archive", "verify", store, target, "--table", tb.Name)
+		require.Contains(t, r.stdout, "verified "+tb.Name)
 	}
 
 	var listed []struct {
@@ -172,8 +174,35 @@ func TestArchiveUsage(t *testing.T) {
 		})
 	}
 	// An archive that is not there is an error, not a usage error.
-	r := run(t, "", "archive", "restore", store, "--target", "file://"+t.TempDir(), "--table", "tt_events_none")
-	require.Error(t, r.err)
-	require.ErrorIs(t, r.err, archive.ErrNotFound)
-	require.Equal(t, ExitFailure, ExitCode(r.err))
+	for _, sub := range []string{"restore", "verify"} {
+		r := run(t, "", "archive", sub, store, "--target", "file://"+t.TempDir(), "--table", "tt_events_none")
+		require.Error(t, r.err, sub)
+		require.ErrorIs(t, r.err, archive.ErrNotFound, sub)
+		require.Equal(t, ExitFailure, ExitCode(r.err), sub)
+	}
+}
+
+// TestUnknownSubcommand: a subcommand a command does not have is a usage
+// error that names it and the subcommands it is close to, not the
+// command's help and exit status 0.
+func TestUnknownSubcommand(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"archive", "verfy"}, `unknown command "verfy" for "timetable archive": did you mean verify?`},
+		{[]string{"tenant", "ad"}, `unknown command "ad" for "timetable tenant": did you mean add or add-key?`},
+		{[]string{"tables", "adpot"}, `unknown command "adpot" for "timetable tables": did you mean adopt?`},
+		{[]string{"archive", "zzz"}, `unknown command "zzz" for "timetable archive": its commands are export, list, restore or verify`},
+		{[]string{"qeury"}, `unknown command "qeury" for "timetable"`},
+	} {
+		r := run(t, "", tc.args...)
+		require.Error(t, r.err, tc.args)
+		require.Contains(t, r.err.Error(), tc.want)
+		require.Equal(t, ExitUsage, ExitCode(r.err), tc.args)
+	}
+	// Alone, a command that groups others prints its help.
+	r := run(t, "", "archive")
+	require.NoError(t, r.err)
+	require.Contains(t, r.stdout, "verify")
 }

@@ -214,7 +214,7 @@ func runPlan(cmd *cobra.Command, f planFlags, clk clock.Clock) error {
 		if err := applyPlan(f.apply, r.Family); err != nil {
 			return fmt.Errorf("plan: %w", err)
 		}
-		fmt.Fprintf(cmd.ErrOrStderr(), "wrote family %q (%s tables, %d shards) to %s\n", r.Family.Name, r.Family.Period, r.Family.Shards, f.apply)
+		fmt.Fprintf(cmd.ErrOrStderr(), "wrote family %q (%s tables, %s) to %s\n", r.Family.Name, r.Family.Period, count(r.Family.Shards, "shard"), f.apply)
 	}
 	return nil
 }

@@ -126,7 +126,7 @@ func TestThroughServerTenantsKeysWritesQueries(t *testing.T) {
 	r = cli(in, "write", "--table", "cars", "--series", "car-1")
 	require.Equal(t, ExitFailure, ExitCode(r.err))
 	require.Contains(t, r.stderr, "line 2: time")
-	require.Contains(t, r.stderr, "wrote 2 events to cars, 1 bad lines")
+	require.Contains(t, r.stderr, "wrote 2 events to cars, 1 bad line,")
 	r = must("", "query", "--table", "cars", "--from", "2017-06-15T00:00:00Z", "--to", testNow, "--format", "csv")
 	require.Regexp(t, `(?m)^2017-06-15T08:00:00Z,car-1,[^,]+,12$`, r.stdout, "--series filled in")
 	require.Regexp(t, `(?m)^2017-06-15T08:00:00Z,car-17,[^,]+,88.5$`, r.stdout)
@@ -265,5 +265,5 @@ func TestRemoteWriteSplitsRequests(t *testing.T) {
 	res := run(t, in.String(), "--server", url, "write", "--table", "split")
 	require.Equal(t, ExitFailure, ExitCode(res.err))
 	require.Contains(t, res.stderr, "line 4: ")
-	require.Contains(t, res.stderr, "wrote 4 events to split, 1 bad lines")
+	require.Contains(t, res.stderr, "wrote 4 events to split, 1 bad line,")
 }

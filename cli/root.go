@@ -55,7 +55,7 @@ token, then add a tenant through it and send it events:
   export TIMETABLE_SERVER=http://127.0.0.1:8080
   export TIMETABLE_API_KEY=$(timetable tenant add acme)   # printed once
   timetable write --table cars events.ndjson
-  timetable query --table cars --from 2017-04-10T00:00:00Z --to 2017-04-11T00:00:00Z
+  timetable query --table cars --from now-1h
 
 With --server URL (or TIMETABLE_SERVER), tenant, write, query, tables and
 reconcile --dry-run go through the server's HTTP API, with the admin token

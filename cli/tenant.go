@@ -176,6 +176,7 @@ A key's secret is printed once, alone on standard output, where it is made
 (add, add-key, rotate): only a hash of it is stored, so it cannot be shown
 again. KEY=$(timetable tenant add acme) keeps it.`,
 		Args: noArgs,
+		RunE: showHelp,
 	}
 	cmd.AddCommand(newTenantAddCmd(g), newTenantListCmd(g), newTenantRemoveCmd(g),
 		newTenantKeysCmd(g), newTenantAddKeyCmd(g), newTenantRevokeCmd(g), newTenantRotateCmd(g),

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -103,13 +104,13 @@ func runWrite(cmd *cobra.Command, g *globals, f writeFlags, args []string) (err 
 	if elapsed > 0 {
 		rate = float64(w.written) / elapsed.Seconds()
 	}
-	fmt.Fprintf(stderr, "wrote %d events to %s, %d bad lines, in %s (%.0f events/s)\n",
-		w.written, f.table, w.bad, elapsed.Round(time.Millisecond), rate)
+	fmt.Fprintf(stderr, "wrote %s to %s, %s, in %s (%.0f events/s)\n",
+		count(w.written, "event"), f.table, count(w.bad, "bad line"), elapsed.Round(time.Millisecond), rate)
 	if err != nil {
 		return err
 	}
 	if w.bad > 0 {
-		return fmt.Errorf("%d bad lines were not written", w.bad)
+		return fmt.Errorf("%s not written", count(w.bad, "bad line"))
 	}
 	return nil
 }
@@ -368,13 +369,17 @@ func (w *batchWriter) skip(problems []event.Problem, lines []int) map[int]bool {
 		w.bad++
 		switch {
 		case w.bad <= maxReported:
-			w.say("line %d: %s\n", lines[p.Index], p.Reason)
+			w.say("line %d: %s\n", lines[p.Index], flagHint.Replace(p.Reason))
 		case w.bad == maxReported+1:
 			w.say("(more bad lines are counted, not named)\n")
 		}
 	}
 	return bad
 }
+
+// flagHint rewrites the request parameter a reason names (the HTTP
+// API's precision=s) as the flag that says it here.
+var flagHint = strings.NewReplacer("precision=ms", "--precision ms", "precision=s", "--precision s")
 
 func (w *batchWriter) say(format string, args ...any) {
 	fmt.Fprintf(w.report, format, args...)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -31,7 +32,7 @@ func TestWrite(t *testing.T) {
 	write := []string{"write", store, "--tenant", "acme", "--table", "a_table", "--series", "default-car", "--batch", "2"}
 
 	r := run(t, input, append(write, "-")...)
-	require.EqualError(t, r.err, "4 bad lines were not written")
+	require.EqualError(t, r.err, "4 bad lines not written")
 	require.Equal(t, ExitFailure, ExitCode(r.err))
 	for _, want := range []string{"line 2: ", "line 4: time: missing", `line 7: fields: name "pk" is reserved`, "line 8: event is 500089 bytes as a stored item", "wrote 4 events to a_table, 4 bad lines, in "} {
 		require.Contains(t, r.stderr, want)
@@ -62,9 +63,17 @@ func TestWriteFile(t *testing.T) {
 
 	t.Run("a batch of nothing but bad lines", func(t *testing.T) {
 		r := run(t, "[1]\nnot json\n"+ndjsonLines(1), "write", store, "--tenant", "acme", "--table", "t", "--batch", "2")
-		require.EqualError(t, r.err, "2 bad lines were not written")
+		require.EqualError(t, r.err, "2 bad lines not written")
 		require.Contains(t, r.stderr, "lines 1 to 2: not JSON objects")
-		require.Contains(t, r.stderr, "wrote 1 events")
+		require.Contains(t, r.stderr, "wrote 1 event")
+	})
+	t.Run("seconds without --precision", func(t *testing.T) {
+		secs := strconv.FormatInt(time.Now().Add(-time.Hour).Unix(), 10)
+		r := run(t, `{"time": `+secs+`, "series": "s", "fields": {"i": 1}}`, "write", store, "--tenant", "acme", "--table", "t")
+		require.EqualError(t, r.err, "1 bad line not written")
+		require.Contains(t, r.stderr, "say --precision s for seconds (--precision ms keeps it as milliseconds)")
+		require.NotContains(t, r.stderr, "precision=")
+		require.Contains(t, r.stderr, "wrote 0 events to t, 1 bad line, in ")
 	})
 	t.Run("missing file", func(t *testing.T) {
 		r := run(t, "", "write", store, "--tenant", "acme", "--table", "t", filepath.Join(t.TempDir(), "absent"))

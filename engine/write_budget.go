@@ -122,9 +122,23 @@ func (b *TableBudget) horizonProblem(t, now time.Time) string {
 	if b.BackfillHorizon == NoBackfillHorizon || !t.Before(now.Add(-b.BackfillHorizon)) {
 		return ""
 	}
-	return fmt.Sprintf("time %s is older than the backfill horizon of %s (backfill_horizon in the configuration, engine.TableBudget.BackfillHorizon)",
+	reason := fmt.Sprintf("time %s is older than the backfill horizon of %s (backfill_horizon in the configuration, engine.TableBudget.BackfillHorizon)",
 		t.UTC().Format(time.RFC3339Nano), formatDays(b.BackfillHorizon))
+	if t.Before(unitMistakes) {
+		reason += precisionHint
+	}
+	return reason
 }
+
+// unitMistakes is the first instant not taken for a time in a coarser
+// unit read in a finer one: Unix seconds, milliseconds and microseconds
+// read as nanoseconds (line protocol's default) or milliseconds land in
+// 1970, and seconds read as microseconds before 2001.
+var unitMistakes = time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// precisionHint ends the reason of a time refused before unitMistakes,
+// as package event's message of a time before 2001 does.
+const precisionHint = "; a time before 2001 is most often Unix seconds, milliseconds or microseconds read in a finer unit: say the precision, precision=s, ms or us"
 
 // formatDays writes a whole number of days as the configuration does.
 func formatDays(d time.Duration) string {

@@ -143,3 +143,22 @@ func TestInfluxPing(t *testing.T) {
 	res = f.do("GET", "/write", "", nil)
 	require.Equal(t, http.StatusMethodNotAllowed, res.status)
 }
+
+// TestInfluxWriteSecondsWithoutPrecision: Unix seconds sent as line
+// protocol's default nanoseconds are a time in 1970, past the backfill
+// horizon; the refusal says to give the precision, as the JSON API's
+// does.
+func TestInfluxWriteSecondsWithoutPrecision(t *testing.T) {
+	f := newFixture(t, server.Options{})
+	res := f.do("POST", "/write?db=plant", "", []byte(lp(now.Add(-time.Hour))), "Authorization", "Token "+f.acme)
+	require.Equal(t, http.StatusBadRequest, res.status, "body: %s", res.body)
+	require.Contains(t, string(res.body), "older than the backfill horizon of 365d")
+	require.Contains(t, string(res.body), "say the precision, precision=s, ms or us")
+
+	// An old time of this century gets no such hint.
+	old := now.AddDate(-3, 0, 0)
+	res = f.do("POST", "/write?db=plant&precision=s", "", []byte(lp(old)), "Authorization", "Token "+f.acme)
+	require.Equal(t, http.StatusBadRequest, res.status, "body: %s", res.body)
+	require.Contains(t, string(res.body), "older than the backfill horizon of 365d")
+	require.NotContains(t, string(res.body), "precision=s")
+}

@@ -23,7 +23,13 @@ import (
 // assume. The README starts its own.
 const serverPrelude = `export TIMETABLE_ADMIN_TOKEN=$(openssl rand -hex 32)
 timetable serve --addr 127.0.0.1:8080 2>>serve.log &
-until curl -sf http://127.0.0.1:8080/readyz >/dev/null; do sleep 0.1; done
+server=$!
+for _ in $(seq 200); do
+  kill -0 $server 2>/dev/null || break
+  grep -q 'serving the HTTP API' serve.log && curl -sf --max-time 1 http://127.0.0.1:8080/readyz >/dev/null && break
+  sleep 0.1
+done
+kill -0 $server && grep -q 'serving the HTTP API' serve.log && curl -sf --max-time 1 http://127.0.0.1:8080/readyz >/dev/null
 `
 
 // TestDocs runs the sh blocks of the README and of docs/*.md

@@ -53,7 +53,9 @@ var _ storage.Store = (*Store)(nil)
 
 // Open returns a Store on the DynamoDB endpoint of opts.Client, or of the
 // standard AWS configuration chain when opts.Client is nil. It makes no
-// request: a wrong region or missing credentials show on the first call.
+// request: without a region it fails at once, saying what sets one; a
+// wrong region, or missing credentials (the error ending with what sets
+// them), show on the first call.
 func Open(ctx context.Context, opts Options) (*Store, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
@@ -67,7 +69,13 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		if opts.MaxAttempts == 0 {
 			opts.MaxAttempts = DefaultMaxAttempts
 		}
+		if cfg.Credentials != nil {
+			cfg.Credentials = credentialsHint{cfg.Credentials}
+		}
 		client = dynamodb.NewFromConfig(cfg, append([]func(*dynamodb.Options){withPooledConnections}, opts.ClientOptions...)...)
+		if client.Options().Region == "" {
+			return nil, fmt.Errorf("open dynamodb store: no AWS region: set AWS_REGION, or AWS_PROFILE to a profile with a region")
+		}
 		if opts.AutoScaling == nil && client.Options().BaseEndpoint == nil {
 			opts.AutoScaling = applicationautoscaling.NewFromConfig(cfg)
 		}
@@ -88,6 +96,19 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	}
 	s.callOpts = append(s.callOpts, s.metrics.clientOption)
 	return s, nil
+}
+
+// credentialsHint ends the error of credentials that cannot be found,
+// which the SDK's chain ends with its last source's (EC2 instance
+// metadata, "no EC2 IMDS role found"), with what a user sets.
+type credentialsHint struct{ aws.CredentialsProvider }
+
+func (c credentialsHint) Retrieve(ctx context.Context) (aws.Credentials, error) {
+	creds, err := c.CredentialsProvider.Retrieve(ctx)
+	if err != nil {
+		return creds, fmt.Errorf("%w; no AWS credentials found: set AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or run with an instance role", err)
+	}
+	return creds, nil
 }
 
 // Options returns the options the store runs with: the ones given to Open

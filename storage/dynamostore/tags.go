@@ -13,7 +13,8 @@ import (
 // tags it asks for are cost-allocation labels for people and billing
 // reports. So a tag call that fails does not fail the table's creation or
 // update: an endpoint without tagging (DynamoDB Local answers
-// UnknownOperationException) is logged once and never asked again, and any
+// UnknownOperationException) is logged once, at info level, and never
+// asked again, and any
 // other failure (a role without dynamodb:TagResource) is logged with the
 // table's name. DescribeTable reports no tags where the endpoint has none,
 // or the role may not read them.
@@ -36,10 +37,13 @@ func (s *Store) labelTable(ctx context.Context, name, arn string, tags map[strin
 	}
 }
 
-// warnNoTagging logs, once per Store, that the endpoint has no tagging.
+// warnNoTagging logs, once per Store and at info level, that the
+// endpoint has no tagging: a local server's (DynamoDB Local), which
+// loses nothing timetable needs, so that every CLI command against it
+// (at warn level) is not met with the same warning.
 func (s *Store) warnNoTagging(err error) {
 	s.taggingWarning.Do(func() {
-		s.log.Warn("dynamodb endpoint does not support tagging: tables get no tags (timetable keeps table facts in its registry)",
+		s.log.Info("dynamodb endpoint does not support tagging: tables get no tags (timetable keeps table facts in its registry)",
 			"err", err)
 	})
 }
