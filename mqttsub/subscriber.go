@@ -81,6 +81,15 @@ type Options struct {
 	// server: a subscription whose tenant is over its rate waits before
 	// it writes, and so reads its broker more slowly. Nil means no rate.
 	Tenants *admission.Tenants
+	// TenantRegistry is the registry of tenants, shared with the HTTP
+	// server: Start checks that each subscription's tenant is there.
+	// Required.
+	TenantRegistry *tenant.Registry
+	// CPU is the pool of slots for heavy CPU work, shared with the HTTP
+	// server: a subscription's writes count its tenant as active
+	// (admission.CPU.Seen), so that the other tenants' heavy work leaves
+	// it a core. Nil means none.
+	CPU *admission.CPU
 }
 
 // EnsureDefaults sets every zero field to its default.
@@ -170,11 +179,14 @@ func Start(ctx context.Context, db *engine.DB, subs []config.Subscription, opts 
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
+	if opts.TenantRegistry == nil {
+		return nil, fmt.Errorf("%w: TenantRegistry is nil", ErrInvalidOptions)
+	}
 	m, err := newMetrics(opts.Registerer)
 	if err != nil {
 		return nil, err
 	}
-	tenants, err := db.Tenants().List(ctx)
+	tenants, err := opts.TenantRegistry.List(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("mqtt: list tenants: %w", err)
 	}

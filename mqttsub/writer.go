@@ -351,7 +351,7 @@ func (s *subscription) writeGroups(ctx context.Context, gs []*group) ([]*group, 
 	for {
 		// The subscription's tenant is active: the others' heavy work
 		// leaves it a core (admission.CPU.AcquireFor).
-		s.db.Options().CPU.Seen(s.cfg.Tenant)
+		s.opts.CPU.Seen(s.cfg.Tenant)
 		tables := make([]engine.TableEvents, len(gs))
 		for i, g := range gs {
 			tables[i] = engine.TableEvents{Table: g.table, Events: g.events}

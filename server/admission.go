@@ -179,10 +179,12 @@ func (s *Server) counted(ep endpoint) endpoint {
 // holding at most its tenant's query partitions of the engine's query
 // budget (engine.WithTenantQueryPartitions): the smaller of the tenant's
 // max_query_partitions and its TenantShare of the budget. A read over
-// them, once it has waited, is 429 naming max_query_partitions.
+// them, once it has waited, is 429 naming max_query_partitions. Its
+// aggregates of every series take slots of the server's CPU pool
+// (Options.CPU, engine.WithCPU).
 func (s *Server) partitioned(ep endpoint) endpoint {
 	return func(w http.ResponseWriter, r *http.Request, tenant string) error {
-		ctx := engine.WithTenantQueryPartitions(r.Context(), s.queryPartitionsShare(r.Context(), tenant))
+		ctx := engine.WithCPU(engine.WithTenantQueryPartitions(r.Context(), s.queryPartitionsShare(r.Context(), tenant)), s.opts.CPU)
 		return s.limitAnswer(tenant, ep(w, r.WithContext(ctx), tenant))
 	}
 }

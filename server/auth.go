@@ -42,7 +42,7 @@ func (s *Server) authenticatedBy(keyOf keySource, need access, ep endpoint) http
 			s.fail(w, r, err)
 			return
 		}
-		k, err := s.db.Tenants().Authenticate(r.Context(), key)
+		k, err := s.opts.TenantRegistry.Authenticate(r.Context(), key)
 		if err != nil {
 			s.fail(w, r, err)
 			return
@@ -50,7 +50,7 @@ func (s *Server) authenticatedBy(keyOf keySource, need access, ep endpoint) http
 		if info := infoOf(r); info != nil {
 			info.tenant = k.Tenant
 		}
-		s.db.Options().CPU.Seen(k.Tenant)
+		s.opts.CPU.Seen(k.Tenant)
 		if need == writeAccess && !k.CanWrite() {
 			s.fail(w, r, &httpError{status: http.StatusForbidden, msg: fmt.Sprintf("timetable: API key %s is read-only: writing needs a key of scope all", k.ID)})
 			return
@@ -78,7 +78,7 @@ func (s *Server) stillLive(r *http.Request) error {
 	if !ok {
 		return nil
 	}
-	_, err := s.db.Tenants().Authenticate(r.Context(), key)
+	_, err := s.opts.TenantRegistry.Authenticate(r.Context(), key)
 	return err
 }
 

@@ -187,6 +187,22 @@ type Options struct {
 	// server's own, under TenantLimits and the overrides of the tenant
 	// registry, by the wall clock.
 	Tenants *admission.Tenants
+	// TenantRegistry is the registry of tenants and their API keys, with
+	// its cache of keys (tenant.Options.KeyCache): it authenticates the
+	// requests, the admin API changes it, and the tenants' overrides are
+	// read from it. The caller shares it with the MQTT subscriber, so
+	// that one cache serves both. Required.
+	TenantRegistry *tenant.Registry
+	// CPU, when set, is the pool of slots for heavy CPU work
+	// (admission.CPU): a write takes a slot for its decoding and another
+	// for its write, and an aggregate of every series one for each turn
+	// of series it summarises (engine.WithCPU), so that other tenants'
+	// requests find a core whatever aggregates and writes run. Set it for
+	// a store whose reads are served from memory and local disk (Pebble);
+	// a slot held through a read that waits on the network (DynamoDB)
+	// would only idle a core. The caller shares it with the MQTT
+	// subscriber. Nil means none.
+	CPU *admission.CPU
 	// Clock tells the time of the tenants' write rates and of when
 	// their limits are read again; nil means the wall clock. Ignored with
 	// Tenants.
@@ -319,6 +335,9 @@ func New(db *engine.DB, opts Options) (*Server, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
+	if opts.TenantRegistry == nil {
+		return nil, fmt.Errorf("%w: TenantRegistry is nil", errInvalidOptions)
+	}
 	// A body of the largest size must fit, with its buffer's last step.
 	opts.MaxBodyBytesInFlight = max(opts.MaxBodyBytesInFlight, opts.MaxBodyBytes+bodyStep)
 	if err := checkOrigins(opts.CORSOrigins); err != nil {
@@ -333,7 +352,7 @@ func New(db *engine.DB, opts Options) (*Server, error) {
 		s.events = NewEventBudget(opts.MaxEventBytesInFlight, opts.TenantShare)
 	}
 	if s.tenants == nil {
-		s.tenants = admission.NewTenants(admission.TenantsOptions{Defaults: opts.TenantLimits, Lookup: db.Tenants().Limits, Logger: opts.Logger, Clock: opts.Clock})
+		s.tenants = admission.NewTenants(admission.TenantsOptions{Defaults: opts.TenantLimits, Lookup: opts.TenantRegistry.Limits, Logger: opts.Logger, Clock: opts.Clock})
 	}
 	s.metrics = newMetrics(opts.Registry, s)
 	if opts.AdminToken != "" {

@@ -95,15 +95,15 @@ func (s *Server) writeEvents(w http.ResponseWriter, r *http.Request, tenant stri
 	return nil
 }
 
-// cpuSlot waits for a slot of the engine's pool of CPU slots
-// (engine.Options.CPU, admission.CPU.AcquireFor) for tenant's write, or
+// cpuSlot waits for a slot of the server's pool of CPU slots
+// (Options.CPU, admission.CPU.AcquireFor) for tenant's write, or
 // for ctx to end. A write takes one for its decoding and another for its
 // write, once it has its body, its share of the budgets and its rate,
 // so that it never holds a slot while it waits on its client or on
 // another tenant: writes and aggregates of every series together keep
 // one core for other tenants' light requests.
 func (s *Server) cpuSlot(ctx context.Context, tenant string) (func(), error) {
-	return s.db.Options().CPU.AcquireFor(ctx, tenant)
+	return s.opts.CPU.AcquireFor(ctx, tenant)
 }
 
 // isJSONArray reports whether a write's Content-Type is a JSON array's
