@@ -47,8 +47,8 @@ import (
 // once: the client, waiting for 100 Continue, sends no body.
 //
 // A write's API key is checked when the request starts, and again once
-// its body has arrived (stillLive): a key revoked during an upload writes
-// nothing.
+// its body has arrived (ingest.Write.Admit): a key revoked during an
+// upload writes nothing.
 
 // bodyStep is the smallest growth of a body's buffer: the budget is taken
 // in steps of at least this much.
@@ -165,10 +165,6 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, tenant string)
 	if int64(len(b.buf)) > max {
 		b.release()
 		return nil, tooLarge
-	}
-	if err := s.stillLive(r); err != nil {
-		b.release()
-		return nil, err
 	}
 	return b, nil
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/timetabledb/timetable/clock"
 	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/influxql"
+	"github.com/timetabledb/timetable/ingest"
 	"github.com/timetabledb/timetable/storage"
 	"github.com/timetabledb/timetable/tenant"
 )
@@ -321,6 +322,9 @@ type Server struct {
 	discards *rate.Limiter
 	// tenants keeps the tenants' rates and concurrent queries.
 	tenants *admission.Tenants
+	// ingest is the write pipeline of every write, and authenticates
+	// every request.
+	ingest *ingest.Pipeline
 	// adminHash is the SHA-256 of the admin token; nil without one.
 	adminHash *[32]byte
 	// influxSeries keeps measurements' series between InfluxQL queries.
@@ -353,6 +357,12 @@ func New(db *engine.DB, opts Options) (*Server, error) {
 	}
 	if s.tenants == nil {
 		s.tenants = admission.NewTenants(admission.TenantsOptions{Defaults: opts.TenantLimits, Lookup: opts.TenantRegistry.Limits, Logger: opts.Logger, Clock: opts.Clock})
+	}
+	var err error
+	s.ingest, err = ingest.New(db, ingest.Options{TenantRegistry: opts.TenantRegistry, Limits: s.tenants, EventBudget: s.events,
+		CPU: opts.CPU, MaxEvents: opts.MaxEvents, Wait: opts.BodyBudgetWait})
+	if err != nil {
+		return nil, err
 	}
 	s.metrics = newMetrics(opts.Registry, s)
 	if opts.AdminToken != "" {
