@@ -22,7 +22,8 @@
 //     hold trimmed to the estimate of what was decoded
 //     (admission.BatchBytes); the events and bytes taken from the
 //     tenant's write rates.
-//  5. the protocol's own checks of what it decoded, if any.
+//  5. the protocol's own checks of what it decoded, if any, with the
+//     engine's dry run of the write (Write.Check).
 //  6. write (Write.Store): a slot of the CPU pool, and one
 //     engine.DB.WriteTables of every table, so that the table budget
 //     counts the new tables of the whole write and a refusal writes none

@@ -154,6 +154,20 @@ func (w *Write) rate(ctx context.Context, events int, bytes int64) error {
 	return l.AllowWrite(ctx, w.tenant, events, bytes)
 }
 
+// Check returns the engine's refusal of each table's events, nil for a
+// table it takes: a dry run of Store that writes nothing (engine.DB.
+// CheckWrite), for a protocol that names every problem of a write of
+// several tables at once (line protocol) or sets aside the parts the
+// engine refuses (MQTT). Store checks every table again before it
+// writes any.
+func (w *Write) Check(tables []engine.TableEvents) []error {
+	errs := make([]error, len(tables))
+	for i, t := range tables {
+		errs[i] = w.p.db.CheckWrite(w.tenant, t.Table, t.Events)
+	}
+	return errs
+}
+
 // Store writes the events of every table in one engine.DB.WriteTables,
 // with a slot of the CPU pool, its tenant active for the pool while it
 // writes (a subscription's writes keep it so), and returns what that returns: the

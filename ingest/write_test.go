@@ -178,3 +178,28 @@ func TestTheModeDecidesWaitOrRefuse(t *testing.T) {
 	require.NoError(t, <-admitted)
 	w.Done()
 }
+
+// Check names the engine's refusal of each table and writes nothing;
+// Store refuses the whole write for one bad table.
+func TestCheckNamesEachTablesRefusal(t *testing.T) {
+	f, p := newPipeline(t, ingest.Options{})
+	ctx := context.Background()
+	b, decode := body(2)
+	w := p.Write("acme", f.key, ingest.Refuse)
+	defer w.Done()
+	require.NoError(t, w.Admit(ctx, b, true, decode))
+	events, err := decode()
+	require.NoError(t, err)
+	tables := []engine.TableEvents{{Table: "good", Events: events[0]}, {Table: "no#hash", Events: events[0]}}
+	errs := w.Check(tables)
+	require.NoError(t, errs[0])
+	require.ErrorIs(t, errs[1], engine.ErrBadTableName)
+	n, err := w.Store(ctx, tables)
+	var te *engine.TableError
+	require.ErrorAs(t, err, &te)
+	require.Equal(t, 1, te.Index)
+	require.Zero(t, n)
+	ts, err := f.db.LogicalTables(ctx, "acme")
+	require.NoError(t, err)
+	require.Empty(t, ts, "nothing written")
+}

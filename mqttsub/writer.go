@@ -235,11 +235,13 @@ func groups(msgs []*message) []*group {
 // check finds the messages holding events the engine would refuse, and
 // marks them invalid.
 func (s *subscription) check(msgs []*message) {
+	in := s.ingest.WriteAs(s.cfg.Tenant, ingest.Wait)
+	defer in.Done()
 	for {
 		gs := groups(msgs)
 		refused := false
-		for _, g := range gs {
-			err := s.db.CheckWrite(s.cfg.Tenant, g.table, g.events)
+		for i, err := range in.Check(tablesOf(gs)) {
+			g := gs[i]
 			if err == nil {
 				continue
 			}
@@ -331,15 +333,12 @@ func (s *subscription) write(ctx context.Context, msgs []*message) bool {
 // (invalid or overBudget), or ctx's error.
 func (s *subscription) writeGroups(ctx context.Context, gs []*group) ([]*group, error) {
 	wait := s.opts.RetryMin
+	in := s.ingest.WriteAs(s.cfg.Tenant, ingest.Wait)
+	defer in.Done()
 	for {
-		// The subscription's tenant is active: the others' heavy work
-		// leaves it a core (admission.CPU.AcquireFor).
-		s.opts.CPU.Seen(s.cfg.Tenant)
-		tables := make([]engine.TableEvents, len(gs))
-		for i, g := range gs {
-			tables[i] = engine.TableEvents{Table: g.table, Events: g.events}
-		}
-		n, err := s.db.WriteTables(ctx, s.cfg.Tenant, tables)
+		// A slot of the CPU pool, the tenant active for it while it
+		// writes: the others' heavy work leaves it a core.
+		n, err := in.Store(ctx, tablesOf(gs))
 		s.metrics.events.Add(float64(n))
 		switch {
 		case err == nil:
@@ -380,6 +379,15 @@ func budgetReason(err error) string {
 		return fmt.Sprintf("%v; the tenant may make new tables again in %v: publish the message again then", err, re.RetryAfter)
 	}
 	return err.Error()
+}
+
+// tablesOf returns the events of each group, for one write.
+func tablesOf(gs []*group) []engine.TableEvents {
+	tables := make([]engine.TableEvents, len(gs))
+	for i, g := range gs {
+		tables[i] = engine.TableEvents{Table: g.table, Events: g.events}
+	}
+	return tables
 }
 
 // eventsOf counts the events of groups.

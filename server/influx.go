@@ -73,13 +73,17 @@ func (s *Server) writeLines(w http.ResponseWriter, r *http.Request, in *ingest.W
 	if err != nil {
 		return s.admissionAnswer(r.Context(), in.Tenant(), err)
 	}
+	parts := make([]engine.TableEvents, len(tables))
+	for i, t := range tables {
+		parts[i] = engine.TableEvents{Table: t.Name, Events: t.Events}
+	}
 	if len(tables) > 1 {
 		// Every table is checked before any is written, so that a
 		// refusal leaves nothing written, and names the problems of
 		// every table.
 		var problems []lineproto.Problem
-		for _, t := range tables {
-			p, err := lineRefusal(t, s.db.CheckWrite(in.Tenant(), t.Name, t.Events))
+		for i, err := range in.Check(parts) {
+			p, err := lineRefusal(tables[i], err)
 			if err != nil {
 				return err
 			}
@@ -91,10 +95,6 @@ func (s *Server) writeLines(w http.ResponseWriter, r *http.Request, in *ingest.W
 	}
 	// One write of every table, so that the table budget counts the new
 	// tables of the whole body, and a refusal writes none of it.
-	parts := make([]engine.TableEvents, len(tables))
-	for i, t := range tables {
-		parts[i] = engine.TableEvents{Table: t.Name, Events: t.Events}
-	}
 	written, err := in.Store(r.Context(), parts)
 	if err != nil {
 		var te *engine.TableError
