@@ -50,9 +50,6 @@ func New(db *engine.DB, opts Options) (*Pipeline, error) {
 	return &Pipeline{db: db, opts: opts}, nil
 }
 
-// Options returns the options the pipeline runs with.
-func (p *Pipeline) Options() Options { return p.opts }
-
 // Authenticate returns the key whose secret a request carries (its
 // tenant, its scope), from the registry's key cache, or the registry's
 // error (tenant.ErrUnknownKey and the like); the key's tenant counts as

@@ -25,6 +25,8 @@ type fixture struct {
 	registry *tenant.Registry
 	key      string
 	rates    *clock.Manual
+	// opts are the pipeline's options, defaults filled in.
+	opts ingest.Options
 }
 
 // newPipeline returns a pipeline of opts, whose registry, limits and
@@ -49,6 +51,7 @@ func newPipeline(t *testing.T, opts ingest.Options) (*fixture, *ingest.Pipeline)
 	if opts.Limits == nil {
 		opts.Limits = admission.NewTenants(admission.TenantsOptions{Defaults: tenant.Limits{WriteEventsPerSecond: 10, WriteEventsBurst: 10, MaxConcurrentWrites: 1}, Clock: f.rates})
 	}
+	f.opts = opts
 	p, err := ingest.New(db, opts)
 	require.NoError(t, err)
 	return f, p
@@ -78,7 +81,7 @@ func TestAWriteGoesThroughEveryStage(t *testing.T) {
 	require.NoError(t, w.Turn(ctx))
 	b, decode := body(3)
 	require.NoError(t, w.Admit(ctx, b, true, decode))
-	held, _ := p.Options().EventBudget.Used("acme")
+	held, _ := f.opts.EventBudget.Used("acme")
 	require.Positive(t, held, "the events hold their memory until done")
 	events, err := decode()
 	require.NoError(t, err)
@@ -87,9 +90,9 @@ func TestAWriteGoesThroughEveryStage(t *testing.T) {
 	require.Equal(t, 3, n)
 	w.Done()
 	w.Done()
-	held, _ = p.Options().EventBudget.Used("")
+	held, _ = f.opts.EventBudget.Used("")
 	require.Zero(t, held)
-	require.Zero(t, p.Options().Limits.Writes("acme"))
+	require.Zero(t, f.opts.Limits.Writes("acme"))
 }
 
 // The refusals no wait cures come in every mode: more events than
@@ -132,8 +135,8 @@ func TestWhatNeverFitsIsRefusedInEveryMode(t *testing.T) {
 func TestTheModeDecidesWaitOrRefuse(t *testing.T) {
 	f, p := newPipeline(t, ingest.Options{Wait: time.Millisecond})
 	ctx := context.Background()
-	budget := p.Options().EventBudget
-	require.NoError(t, budget.TryAcquire("globex", budget.Size()))
+	budget := f.opts.EventBudget
+	require.NoError(t, budget.Acquire(ctx, "globex", budget.Size()))
 	b, decode := body(1)
 	for _, mode := range []ingest.Mode{ingest.Refuse, ingest.Try} {
 		w := p.WriteAs("acme", mode)
