@@ -12,7 +12,10 @@
 //  2. a turn among the tenant's writes at work
 //     (tenant.Limits.MaxConcurrentWrites, Write.Turn), before the body
 //     is read, so that the requests that wait hold no memory.
-//  3. the body, read by the protocol (the server's body budget).
+//  3. the body, read by the protocol, whose bytes it holds in the body
+//     budget as they arrive (Write.HoldBody), if it has one: the HTTP
+//     server reads a body a step at a time; an MQTT client hands over a
+//     whole message.
 //  4. admit (Write.Admit): the key confirmed still live, once the body
 //     has arrived, from the key cache (a key revoked during an upload
 //     writes nothing); the body's bytes against the tenant's byte rate,
@@ -28,8 +31,8 @@
 //     engine.DB.WriteTables of every table, so that the table budget
 //     counts the new tables of the whole write and a refusal writes none
 //     of it.
-//  7. the answer, by the protocol; Write.Done gives back the events'
-//     memory and the turn.
+//  7. the answer, by the protocol; Write.Done gives back the body's and
+//     the events' memory and the turn.
 //
 // A stage that finds no room behaves as the Mode of the write says:
 // Refuse waits up to Options.Wait for room in a budget or for a turn,

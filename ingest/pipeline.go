@@ -20,6 +20,10 @@ type Options struct {
 	// Limits keeps the tenants' write rates and concurrent writes; nil
 	// means none.
 	Limits *admission.Tenants
+	// BodyBudget is the budget of the bytes of bodies a protocol reads
+	// under it (Write.HoldBody: the HTTP server's request bodies); nil
+	// means none.
+	BodyBudget *admission.Budget
 	// EventBudget is the budget of decoded events every protocol's
 	// writes hold while they are served. Required.
 	EventBudget *admission.Budget

@@ -19,6 +19,9 @@ type Write struct {
 	// again once its body has arrived; empty for a tenant configured
 	// (WriteAs).
 	secret string
+	// body is what the write's body holds of Options.BodyBudget, nil
+	// without one.
+	body   *admission.Hold
 	events *admission.Hold
 	turn   func()
 }
@@ -26,7 +29,11 @@ type Write struct {
 // Write starts a write of tenant, authenticated (Authenticate) with
 // the key secret, in mode.
 func (p *Pipeline) Write(tenant, secret string, mode Mode) *Write {
-	return &Write{p: p, tenant: tenant, mode: mode, secret: secret, events: p.opts.EventBudget.Hold(tenant)}
+	w := &Write{p: p, tenant: tenant, mode: mode, secret: secret, events: p.opts.EventBudget.Hold(tenant)}
+	if p.opts.BodyBudget != nil {
+		w.body = p.opts.BodyBudget.Hold(tenant)
+	}
+	return w
 }
 
 // WriteAs starts a write of a tenant that no key names (an MQTT
@@ -71,6 +78,24 @@ func (w *Write) Turn(ctx context.Context) error {
 	}
 	w.turn = done
 	return nil
+}
+
+// HoldBody makes what the write's body holds of the body budget
+// (Options.BodyBudget) n bytes, waiting as the mode says, or gives back
+// the excess at once: for a protocol that reads its body under the
+// budget, growing its buffer a step at a time as the bytes arrive (the
+// HTTP server). Its errors are the budget's. Without a body budget it
+// holds nothing.
+func (w *Write) HoldBody(ctx context.Context, n int64) error {
+	if w.body == nil {
+		return nil
+	}
+	if n <= w.body.Held() {
+		return w.body.Resize(ctx, n)
+	}
+	wctx, cancel := w.wait(ctx)
+	defer cancel()
+	return w.body.Resize(wctx, n)
 }
 
 // Admit lets in the body of a write once it has arrived, and decodes it
@@ -183,9 +208,12 @@ func (w *Write) Store(ctx context.Context, tables []engine.TableEvents) (int, er
 	return w.p.db.WriteTables(ctx, w.tenant, tables)
 }
 
-// Done gives back what the write holds: its events' memory and its
-// turn. It is safe to call twice.
+// Done gives back what the write holds: its body's and its events'
+// memory, and its turn. It is safe to call twice.
 func (w *Write) Done() {
+	if w.body != nil {
+		w.body.Release()
+	}
 	w.events.Release()
 	if w.turn != nil {
 		w.turn()

@@ -52,7 +52,7 @@ func (s *Server) writeLines(w http.ResponseWriter, r *http.Request, in *ingest.W
 	if lim.Precision, err = event.ParsePrecision(q.Get("precision")); err != nil {
 		return fmt.Errorf("%w: %v", ErrBadParameter, err)
 	}
-	b, err := s.readBody(w, r, in.Tenant())
+	b, err := s.readBody(w, r, in)
 	if err != nil {
 		return err
 	}

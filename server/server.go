@@ -359,7 +359,7 @@ func New(db *engine.DB, opts Options) (*Server, error) {
 		s.tenants = admission.NewTenants(admission.TenantsOptions{Defaults: opts.TenantLimits, Lookup: opts.TenantRegistry.Limits, Logger: opts.Logger, Clock: opts.Clock})
 	}
 	var err error
-	s.ingest, err = ingest.New(db, ingest.Options{TenantRegistry: opts.TenantRegistry, Limits: s.tenants, EventBudget: s.events,
+	s.ingest, err = ingest.New(db, ingest.Options{TenantRegistry: opts.TenantRegistry, Limits: s.tenants, BodyBudget: s.bodies, EventBudget: s.events,
 		CPU: opts.CPU, MaxEvents: opts.MaxEvents, Wait: opts.BodyBudgetWait})
 	if err != nil {
 		return nil, err

@@ -53,7 +53,7 @@ func (s *Server) writeEvents(w http.ResponseWriter, r *http.Request, in *ingest.
 	if lim.Precision, err = event.ParsePrecision(r.URL.Query().Get("precision")); err != nil {
 		return fmt.Errorf("%w: %v", ErrBadParameter, err)
 	}
-	b, err := s.readBody(w, r, in.Tenant())
+	b, err := s.readBody(w, r, in)
 	if err != nil {
 		return err
 	}
