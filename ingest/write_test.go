@@ -206,3 +206,24 @@ func TestCheckNamesEachTablesRefusal(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, ts, "nothing written")
 }
+
+// A body's bytes are held in the body budget as they arrive, waiting as
+// the mode says, and given back with the rest once the write is done.
+func TestABodyIsHeldInTheBodyBudget(t *testing.T) {
+	bodies := admission.NewBudget("bytes of request bodies", 1000, 1)
+	f, p := newPipeline(t, ingest.Options{BodyBudget: bodies, Wait: time.Millisecond})
+	ctx := context.Background()
+	w := p.Write("acme", f.key, ingest.Refuse)
+	require.NoError(t, w.HoldBody(ctx, 600))
+	require.NoError(t, w.HoldBody(ctx, 800))
+	other := p.Write("globex", "", ingest.Refuse)
+	require.ErrorIs(t, other.HoldBody(ctx, 300), admission.ErrFull)
+	require.ErrorIs(t, other.HoldBody(ctx, 1001), admission.ErrTooLarge)
+	held, _ := bodies.Used("acme")
+	require.Equal(t, int64(800), held)
+	w.Done()
+	require.NoError(t, other.HoldBody(ctx, 300))
+	other.Done()
+	all, _ := bodies.Used("")
+	require.Zero(t, all)
+}
