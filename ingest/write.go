@@ -41,7 +41,7 @@ func (p *Pipeline) Write(tenant, secret string, mode Mode) *Write {
 // as active for the CPU pool.
 func (p *Pipeline) WriteAs(tenant string, mode Mode) *Write {
 	p.opts.CPU.Seen(tenant)
-	return &Write{p: p, tenant: tenant, mode: mode, events: p.opts.EventBudget.Hold(tenant)}
+	return p.Write(tenant, "", mode)
 }
 
 // Tenant returns the tenant the write is of.
