@@ -42,16 +42,18 @@
 // reader that slows down instead (an MQTT subscription stops reading its
 // broker); Try takes only what is free now, for an MQTT message that
 // joins a batch whose first message already holds its room. What can
-// never fit (a request over the whole events budget, over a burst, over
-// MaxEvents) is refused in every mode.
+// never fit (a write over the whole events budget, or over MaxEvents)
+// is refused in every mode; one over a rate's burst is refused (Refuse,
+// Try) or waits for the whole burst and goes (Wait).
 //
 // The pipeline returns the errors of the packages it calls, as they are
 // (admission's budget errors and *admission.LimitError, the decoder's,
 // the engine's, tenant's), and *TooManyEventsError: each protocol turns
 // them into its answer.
 //
-// The pipeline owns the server's concerns that the engine does not
+// The pipeline holds the server's concerns that the engine does not
 // need: the registry of tenants and its key cache, the CPU pool, the
-// events budget and the tenants' limits, given to New once and shared
-// by every protocol.
+// body and events budgets and the tenants' limits. The HTTP server and
+// the MQTT subscriber each make a Pipeline (New) over the same ones,
+// which the caller (`timetable serve`) makes once and gives to both.
 package ingest
