@@ -8,7 +8,9 @@
 // to other tenants' light requests while more than one tenant is active. The engine's query budget of partitions is a Budget too, each tenant's cap
 // given with its reads (Budget.AcquireWithin).
 //
-// The HTTP server (package server) and the MQTT subscriber (package
+// The write pipeline (package ingest) applies them to every write, in
+// the order its documentation gives, whichever protocol it came by. The
+// HTTP server (package server) and the MQTT subscriber (package
 // mqttsub) share one Budget of decoded events, so that the memory of the
 // events a server holds is bounded whichever path they came by: the HTTP
 // server answers 503 (a full budget) or 429 (a tenant over its share or

@@ -30,6 +30,7 @@ import (
 	"github.com/timetabledb/timetable/lifecycle"
 	"github.com/timetabledb/timetable/server"
 	"github.com/timetabledb/timetable/storage"
+	"github.com/timetabledb/timetable/tenant"
 )
 
 // objects reads and writes the objects of a target behind the archiver's
@@ -141,7 +142,8 @@ func testColdTierChecksArchives(t *testing.T, kind string) {
 		_, err = db.Write(ctx, "acme", "a_table", evs)
 		require.NoError(t, err)
 	}
-	apiKey, err := db.Tenants().Add(ctx, "acme", clk.Now())
+	tenants := tenant.New(s, db.Options().Schema.MetaTable, tenant.Options{Clock: db.Options().Clock})
+	apiKey, err := tenants.Add(ctx, "acme", clk.Now())
 	require.NoError(t, err)
 	require.NoError(t, db.Close())
 	clk.Set(first.AddDate(0, 0, 8*7))
@@ -223,7 +225,7 @@ func testColdTierChecksArchives(t *testing.T, kind string) {
 	// overHTTP answers the week's events from a server on db.
 	overHTTP := func(db *engine.DB) (int, string) {
 		t.Helper()
-		h, err := server.New(db, server.Options{Logger: slog.New(slog.DiscardHandler)})
+		h, err := server.New(db, server.Options{TenantRegistry: tenants, Logger: slog.New(slog.DiscardHandler)})
 		require.NoError(t, err)
 		srv := httptest.NewServer(h)
 		defer srv.Close()

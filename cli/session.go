@@ -26,7 +26,10 @@ type session struct {
 	clock clock.Clock
 	store storage.Store
 	db    *engine.DB
-	cold  *archive.Cold
+	// tenants is the registry of tenants and their API keys, with the
+	// cache of keys the configuration bounds (key_cache).
+	tenants *tenant.Registry
+	cold    *archive.Cold
 	// cfg is the configuration read, whose Schema the engine was opened
 	// with; the rest (MQTT, the archive targets' families, the meta
 	// table as written) is the CLI's.
@@ -74,11 +77,12 @@ func (g *globals) openSession(ctx context.Context, stderr io.Writer, o sessionOp
 	cold := archive.NewCold(archive.ColdOptions{S3: archive.S3Options{UsePathStyle: os.Getenv("AWS_ENDPOINT_URL_S3") != ""},
 		CacheDir: cfg.ColdCache.Dir, CacheBytes: cfg.ColdCache.Bytes, Logger: log})
 	db, err := engine.Open(ctx, store, engine.Options{Schema: cfg.Schema, Clock: clk, Logger: log, Registerer: o.registerer, ReadOnly: o.readOnly, Cold: cold,
-		Tables: tableBudget(cfg.TableBudget), KeyCache: cfg.KeyCache, CPU: cpuPool(spec)})
+		Tables: tableBudget(cfg.TableBudget)})
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("open engine: %w", err), store.Close(), cold.Close())
 	}
-	return &session{log: log, clock: clk, store: store, db: db, cold: cold, cfg: cfg, storeSpec: spec}, nil
+	tenants := tenant.New(store, db.Options().Schema.MetaTable, tenant.Options{Clock: clk, KeyCache: cfg.KeyCache})
+	return &session{log: log, clock: clk, store: store, db: db, tenants: tenants, cold: cold, cfg: cfg, storeSpec: spec}, nil
 }
 
 // Close closes the engine, then the store and the cold tier.
@@ -91,7 +95,7 @@ func (s *session) tenant(ctx context.Context, name string) error {
 	if err := tenant.ValidName(name); err != nil {
 		return usageError{err}
 	}
-	ts, err := s.db.Tenants().List(ctx)
+	ts, err := s.tenants.List(ctx)
 	if err != nil {
 		return err
 	}
@@ -115,7 +119,7 @@ func (g *globals) storeFor(cfg config.Config) string {
 	return "pebble:" + defaultPebbleDir
 }
 
-// cpuPool is the engine's pool of slots for heavy CPU work: on Pebble,
+// cpuPool is the server's pool of slots for heavy CPU work: on Pebble,
 // where an aggregate's series are read from memory and local disk, one
 // slot fewer than the cores; none on DynamoDB, whose reads wait on the
 // network.

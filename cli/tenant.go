@@ -68,7 +68,7 @@ func (g *globals) withTenants(cmd *cobra.Command, readOnly bool, fn func(ctx con
 	}
 	defer func() { err = errors.Join(err, s.Close()) }()
 	defaults := s.cfg.Limits.Tenant.Limits().Or(server.DefaultTenantLimits())
-	return fn(ctx, localTenants{db: s.db, reg: s.db.Tenants(), now: s.clock.Now, defaults: defaults})
+	return fn(ctx, localTenants{db: s.db, reg: s.tenants, now: s.clock.Now, defaults: defaults})
 }
 
 // localTenants is the store's tenant registry as a tenantAdmin.

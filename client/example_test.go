@@ -19,6 +19,7 @@ import (
 	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/server"
 	"github.com/timetabledb/timetable/storage/pebblestore"
+	"github.com/timetabledb/timetable/tenant"
 )
 
 // adminToken is the admin token of the examples' server.
@@ -42,7 +43,8 @@ func serve() (url string, stop func()) {
 	if err != nil {
 		log.Fatal(err)
 	}
-	handler, err := server.New(db, server.Options{AdminToken: adminToken, Logger: slog.New(slog.DiscardHandler)})
+	tenants := tenant.New(store, db.Options().Schema.MetaTable, tenant.Options{Clock: db.Options().Clock})
+	handler, err := server.New(db, server.Options{TenantRegistry: tenants, AdminToken: adminToken, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -186,7 +186,8 @@ type Config struct {
 	ColdCache ColdCache
 	// KeyCache bounds what a server keeps of API keys (YAML "key_cache":
 	// ttl, negative_ttl, size; "ttl: none" reads every key from the
-	// store): what the engine is opened with (engine.Options.KeyCache);
+	// store): what the registry of tenants is opened with
+	// (tenant.Options.KeyCache), which the server and MQTT share;
 	// zero fields are the defaults, 5s, 1s and 10,000.
 	KeyCache tenant.KeyCacheOptions
 }

@@ -256,6 +256,7 @@ func (db *DB) aggregateEachSeries(ctx context.Context, tenant string, q Aggregat
 	// Pebble's seeks need once, where a goroutine per series would grow
 	// one each time.
 	own := make([]map[int64]*agg.Summary, workers)
+	cpu := cpuOf(ctx)
 	g, gctx := errgroup.WithContext(ctx)
 	var next atomic.Int64
 	for w := range own {
@@ -282,7 +283,7 @@ func (db *DB) aggregateEachSeries(ctx context.Context, tenant string, q Aggregat
 					if err != nil {
 						return err
 					}
-					if slot, err = db.opts.CPU.AcquireFor(gctx, tenant); err != nil {
+					if slot, err = cpu.AcquireFor(gctx, tenant); err != nil {
 						turn()
 						return err
 					}

@@ -16,16 +16,16 @@ import (
 	"github.com/timetabledb/timetable/internal/backends"
 )
 
-// Aggregates of every series take a slot of the CPU pool for each turn
-// of series they summarise while another tenant is active: four at once
-// hold at most the pool's slots between them, give every slot back, and
-// answer as without a pool. A tenant alone takes no slot and answers the
+// Aggregates of every series take a slot of the CPU pool their context
+// carries (engine.WithCPU) for each turn of series they summarise while
+// another tenant is active: four at once hold at most the pool's slots
+// between them, give every slot back, and answer as without a pool. A tenant alone takes no slot and answers the
 // same.
 func TestAggregateCPUPool(t *testing.T) {
 	store, cfg := backends.Pebble().Open(t)
 	ctx := context.Background()
 	cpu := admission.NewCPU(2)
-	db, err := engine.Open(ctx, store, engine.Options{Schema: cfg, Clock: clock.NewManual(apr10.Add(time.Hour)), CPU: cpu})
+	db, err := engine.Open(ctx, store, engine.Options{Schema: cfg, Clock: clock.NewManual(apr10.Add(time.Hour))})
 	require.NoError(t, err)
 	t.Cleanup(func() { db.Close() })
 	var events []event.Event
@@ -41,7 +41,7 @@ func TestAggregateCPUPool(t *testing.T) {
 		var wg sync.WaitGroup
 		for i := range answers {
 			wg.Go(func() {
-				bs, err := db.Aggregate(ctx, "acme", q)
+				bs, err := db.Aggregate(engine.WithCPU(ctx, cpu), "acme", q)
 				if err != nil {
 					t.Error(err)
 				}

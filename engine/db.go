@@ -9,7 +9,6 @@ import (
 	"github.com/timetabledb/timetable/engine/itemenc"
 	"github.com/timetabledb/timetable/registry"
 	"github.com/timetabledb/timetable/storage"
-	"github.com/timetabledb/timetable/tenant"
 )
 
 // Errors of the engine. Errors of the store and of event validation come
@@ -50,7 +49,6 @@ type DB struct {
 	meta     *metaTable
 	registry *registry.Registry
 	catalog  *catalog
-	tenants  *tenant.Registry
 	metrics  *metrics
 	series   *seriesCache
 	paths    *pathMemory
@@ -86,7 +84,6 @@ func Open(ctx context.Context, store storage.Store, opts Options) (*DB, error) {
 		return nil, err
 	}
 	db.meta = m
-	db.tenants = tenant.New(store, opts.Schema.MetaTable, tenant.Options{Clock: opts.Clock, KeyCache: opts.KeyCache})
 	db.registry = registry.New(store, opts.Schema.MetaTable)
 	db.catalog = newCatalog(store, db.registry, opts.Clock, opts.Logger, opts.ReadOnly, opts.IDScheme)
 	db.catalog.cold, db.catalog.routeTTL = opts.Cold != nil, opts.RouteTTL
@@ -98,9 +95,6 @@ func Open(ctx context.Context, store storage.Store, opts Options) (*DB, error) {
 
 // Registry returns the table registry the engine reads and writes.
 func (db *DB) Registry() *registry.Registry { return db.registry }
-
-// Tenants returns the registry of tenants and their API keys.
-func (db *DB) Tenants() *tenant.Registry { return db.tenants }
 
 // Options returns the options the engine runs with, defaults filled in.
 func (db *DB) Options() Options { return db.opts }

@@ -355,7 +355,7 @@
 //	read_cursor.go                 cursors: positions, signed
 //	read_budget.go                 the budget of partitions reads hold
 //	read_turns.go                  a tenant's turns at the series of its
-//	                               aggregates, and slots of Options.CPU
+//	                               aggregates, and slots of WithCPU's pool
 //	read_archive.go                the cold tier: archived tables read
 //	                               from their archives, and gaps
 //	aggregate.go                   Aggregate, AggregateQuery, buckets

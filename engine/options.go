@@ -7,12 +7,10 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/timetabledb/timetable/admission"
 	"github.com/timetabledb/timetable/clock"
 	"github.com/timetabledb/timetable/event"
 	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/registry"
-	"github.com/timetabledb/timetable/tenant"
 )
 
 // Options configure an engine. The zero value is the default for every
@@ -41,16 +39,6 @@ type Options struct {
 	// QueryParallelism bounds the storage queries a Query runs at once;
 	// zero means DefaultQueryParallelism.
 	QueryParallelism int
-	// CPU, when set, is the pool of slots for heavy CPU work that an
-	// aggregate of every series takes a slot of for the series it
-	// summarises, a turn of series at a time (admission.CPU), as the HTTP
-	// server's writes do for their decoding and their write: so that
-	// other requests find a core whatever aggregates and writes run. Set
-	// it for a store whose reads are served
-	// from memory and local disk (Pebble); a slot held through a read
-	// that waits on the network (DynamoDB) would only idle a core. Nil
-	// means none.
-	CPU *admission.CPU
 	// WriteParallelism bounds the tables a Write writes at once; zero
 	// means DefaultWriteParallelism.
 	WriteParallelism int
@@ -97,10 +85,6 @@ type Options struct {
 	// horizon, new tables per request and per tenant and hour, and the
 	// account's table quota (TableBudget).
 	Tables TableBudget
-	// KeyCache bounds what the engine keeps of API keys (tenant's
-	// KeyCacheOptions): zero fields are tenant's defaults, a negative TTL
-	// reads every key from the store.
-	KeyCache tenant.KeyCacheOptions
 	// RollupSettle is how old a rollup's version markers must be before
 	// the rollup is trusted or stored; zero means DefaultRollupSettle. A
 	// Write to a table with rollups gets a deadline of half of it.
@@ -219,9 +203,6 @@ func (o *Options) Validate() error {
 	}
 	if o.RollupSettle < 0 || o.RouteTTL < 0 || o.WriteTimeout < 0 {
 		return fmt.Errorf("timetable: RollupSettle, RouteTTL and WriteTimeout must not be negative")
-	}
-	if err := o.KeyCache.Validate(); err != nil {
-		return err
 	}
 	if o.IDScheme != 0 && !o.IDScheme.Valid() {
 		return fmt.Errorf("timetable: IDScheme %d is no event id scheme", o.IDScheme)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/timetabledb/timetable/admission"
 )
 
 // seriesTurns bounds the series that one tenant's aggregates of every
@@ -43,7 +45,34 @@ func (s *seriesTurns) take(ctx context.Context, tenant string) (func(), error) {
 	}
 }
 
-// cpuTurn is how long an aggregate's worker keeps a slot of Options.CPU
+// cpuKey is the context key of WithCPU.
+type cpuKey struct{}
+
+// WithCPU returns a context under which an aggregate of every series
+// takes a slot of cpu (admission.CPU.AcquireFor) for the series it
+// summarises, a turn of series at a time, as the server's writes do for
+// their decoding and their write: so that other requests find a core
+// whatever aggregates and writes run. The server, which owns the pool,
+// sets it on the requests it serves from a store whose reads come from
+// memory and local disk (Pebble); a slot held through a read that waits
+// on the network (DynamoDB) would only idle a core. Without it an
+// aggregate takes no slot.
+func WithCPU(ctx context.Context, cpu *admission.CPU) context.Context {
+	if cpu == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, cpuKey{}, cpu)
+}
+
+// cpuOf returns the pool WithCPU set, or nil: a nil pool gives no slot
+// and waits for nothing.
+func cpuOf(ctx context.Context) *admission.CPU {
+	cpu, _ := ctx.Value(cpuKey{}).(*admission.CPU)
+	return cpu
+}
+
+// cpuTurn is how long an aggregate's worker keeps a slot of its CPU pool
+// (WithCPU)
 // for series after series before it gives it back: long beside one
 // series (microseconds), so that it does not queue again behind the
 // writes that hold a slot for a request, short beside the time slice of

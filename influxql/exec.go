@@ -56,10 +56,11 @@ type Options struct {
 	// the answers of its statements before it builds any (budget.go).
 	Budget Budget
 	// CPU, when set, is the pool of slots for heavy CPU work that the
-	// engine's aggregates of every series take (engine.Options.CPU): an
+	// engine's aggregates of every series take (engine.WithCPU): an
 	// aggregate of a statement's series takes a slot for each series it
 	// summarises (admission.CPU.AcquireFor), as those do for each turn
-	// of series. The engine's aggregates of every series take their own.
+	// of series. The engine's aggregates of every series take theirs
+	// from ctx.
 	CPU *admission.CPU
 }
 

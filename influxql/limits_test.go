@@ -231,11 +231,11 @@ func TestExecuteStopsWhenCancelled(t *testing.T) {
 func TestAggregateTakesCPUSlots(t *testing.T) {
 	at := time.Date(2017, 6, 15, 9, 0, 0, 0, time.UTC)
 	cpu := admission.NewCPU(1)
-	db := openWeather(t, at, engine.Options{CPU: cpu})
+	db := openWeather(t, at, engine.Options{})
 	cpu.Seen("globex")
 	stmts, err := influxql.Parse("SELECT sum(v) FROM iq WHERE time > now() - 2h AND host =~ /a|b|c/", nil)
 	require.NoError(t, err)
-	res, _ := influxql.Execute(context.Background(), db, "acme", stmts, influxql.Options{Now: at, CPU: cpu})
+	res, _ := influxql.Execute(engine.WithCPU(context.Background(), cpu), db, "acme", stmts, influxql.Options{Now: at, CPU: cpu})
 	require.Empty(t, res[0].Error)
 	require.Equal(t, json.Number("6"), res[0].Series[0].Values[0][1])
 	require.Equal(t, 1, cpu.MostHeld(), "the series' aggregates took the pool's slot")

@@ -69,14 +69,18 @@
 // MaxPayloadBytes and MaxEvents, the configuration's limits.max_body_bytes
 // and limits.max_events): one over them is invalid, and dead-lettered
 // with the reason; an oversize one without its payload (payload_bytes
-// gives its size), and undecoded. Before a subscription decodes a
-// message it takes the estimate of its events' memory out of the events
-// budget it shares with the HTTP server (Options.EventBudget, package
-// admission), and gives it back once the message is written: while the
-// budget is full, or the subscription's tenant holds its share, the
-// subscription reads nothing more from its broker, which keeps what it
-// has not delivered (QoS 1). A tenant over its write rates (Options.
-// Tenants) slows its subscriptions down the same way. A message whose
+// gives its size), and undecoded. A message goes through the write
+// pipeline the HTTP server's writes go through (package ingest), in its
+// mode that waits where the server refuses: before a subscription
+// decodes a message it takes the estimate of its events' memory out of
+// the events budget it shares with the HTTP server (Options.EventBudget,
+// package admission), and gives it back once the message is written;
+// while the budget is full, or the subscription's tenant holds its
+// share, the subscription reads nothing more from its broker, which
+// keeps what it has not delivered (QoS 1). A tenant over its write rates
+// (Options.Tenants) slows its subscriptions down the same way. The
+// decoding of a message and the write of a batch take slots of the CPU
+// pool shared with the server (Options.CPU), as the server's writes do. A message whose
 // events are estimated at more than the whole budget
 // (limits.max_event_bytes_in_flight) is invalid, dead-lettered with the
 // reason, since no wait would let it in. The client reads a

@@ -21,6 +21,7 @@ import (
 	"github.com/timetabledb/timetable/config"
 	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/event"
+	"github.com/timetabledb/timetable/ingest"
 	"github.com/timetabledb/timetable/tenant"
 )
 
@@ -81,6 +82,16 @@ type Options struct {
 	// server: a subscription whose tenant is over its rate waits before
 	// it writes, and so reads its broker more slowly. Nil means no rate.
 	Tenants *admission.Tenants
+	// TenantRegistry is the registry of tenants, shared with the HTTP
+	// server: Start checks that each subscription's tenant is there.
+	// Required.
+	TenantRegistry *tenant.Registry
+	// CPU is the pool of slots for heavy CPU work, shared with the HTTP
+	// server: a subscription's writes count its tenant as active
+	// (admission.CPU.Seen), so that the other tenants' heavy work leaves
+	// it a core, and take a slot for decoding a message and another for
+	// writing a batch, as the server's writes do. Nil means none.
+	CPU *admission.CPU
 }
 
 // EnsureDefaults sets every zero field to its default.
@@ -148,6 +159,7 @@ type Subscriber struct {
 type subscription struct {
 	cfg     config.Subscription
 	db      *engine.DB
+	ingest  *ingest.Pipeline
 	opts    Options
 	log     *slog.Logger
 	limits  event.Limits
@@ -170,11 +182,21 @@ func Start(ctx context.Context, db *engine.DB, subs []config.Subscription, opts 
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
+	if opts.TenantRegistry == nil {
+		return nil, fmt.Errorf("%w: TenantRegistry is nil", ErrInvalidOptions)
+	}
 	m, err := newMetrics(opts.Registerer)
 	if err != nil {
 		return nil, err
 	}
-	tenants, err := db.Tenants().List(ctx)
+	// Every message goes through the write pipeline the HTTP server's
+	// writes go through, in its modes that wait rather than refuse.
+	pipeline, err := ingest.New(db, ingest.Options{TenantRegistry: opts.TenantRegistry, Limits: opts.Tenants, EventBudget: opts.EventBudget,
+		CPU: opts.CPU, MaxEvents: opts.MaxEvents})
+	if err != nil {
+		return nil, err
+	}
+	tenants, err := opts.TenantRegistry.List(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("mqtt: list tenants: %w", err)
 	}
@@ -191,7 +213,7 @@ func Start(ctx context.Context, db *engine.DB, subs []config.Subscription, opts 
 				return nil, fmt.Errorf("%w: mqtt[%d]: %v", ErrInvalidOptions, i, err)
 			}
 		}
-		sub, err := newSubscription(db, cfg, opts, m)
+		sub, err := newSubscription(db, pipeline, cfg, opts, m)
 		if err != nil {
 			return nil, fmt.Errorf("%w: mqtt[%d]: %v", ErrInvalidOptions, i, err)
 		}
@@ -224,9 +246,9 @@ func (s *Subscriber) Close() {
 	})
 }
 
-func newSubscription(db *engine.DB, cfg config.Subscription, opts Options, m *metrics) (*subscription, error) {
+func newSubscription(db *engine.DB, pipeline *ingest.Pipeline, cfg config.Subscription, opts Options, m *metrics) (*subscription, error) {
 	sub := &subscription{
-		cfg: cfg, db: db, opts: opts,
+		cfg: cfg, db: db, ingest: pipeline, opts: opts,
 		log:     opts.Logger.With("subscription", cfg.ClientID),
 		metrics: m.of(cfg.ClientID),
 		in:      make(chan inbound, opts.MaxBatch),

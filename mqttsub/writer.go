@@ -16,6 +16,7 @@ import (
 	"github.com/timetabledb/timetable/config"
 	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/event"
+	"github.com/timetabledb/timetable/ingest"
 	"github.com/timetabledb/timetable/storage"
 )
 
@@ -37,8 +38,9 @@ type message struct {
 	// refused says the message is valid but set aside by the engine's
 	// table budget, for the reason invalid gives.
 	refused bool
-	// hold is what the message's events hold of the events budget.
-	hold *admission.Hold
+	// in is the message's write through the pipeline: what its events
+	// hold of the events budget.
+	in *ingest.Write
 }
 
 // receive hands a message from the client to the writer. The client
@@ -90,14 +92,20 @@ func (s *subscription) handle(ctx context.Context, batch []inbound) (left []inbo
 	msgs := make([]*message, 0, len(batch))
 	defer func() {
 		for _, m := range msgs {
-			m.hold.Release()
+			m.in.Done()
 		}
 	}()
 	for i, in := range batch {
-		m := &message{inbound: in, hold: s.opts.EventBudget.Hold(s.cfg.Tenant)}
+		// The first message of a batch waits for room as long as it
+		// takes; a later one takes only what is free.
+		mode := ingest.Try
+		if i == 0 {
+			mode = ingest.Wait
+		}
+		m := &message{inbound: in, in: s.ingest.WriteAs(s.cfg.Tenant, mode)}
 		msgs = append(msgs, m)
-		if !s.decodeWithin(ctx, m, i == 0) {
-			m.hold.Release()
+		if !s.decodeWithin(ctx, m) {
+			m.in.Done()
 			msgs = msgs[:len(msgs)-1]
 			if ctx.Err() != nil {
 				return nil
@@ -106,8 +114,8 @@ func (s *subscription) handle(ctx context.Context, batch []inbound) (left []inbo
 			break
 		}
 	}
-	groups := s.check(msgs)
-	if !s.slowDown(ctx, groups) || !s.write(ctx, msgs) {
+	s.check(msgs)
+	if !s.write(ctx, msgs) {
 		return nil
 	}
 	for _, m := range msgs {
@@ -128,77 +136,53 @@ func (s *subscription) handle(ctx context.Context, batch []inbound) (left []inbo
 	return left
 }
 
-// decodeWithin decodes a message within the per-message limits and the
-// events budget: it takes the estimate of the message's events before it
-// decodes, and trims it to what they take once decoded. The first
-// message of a batch waits for room as long as it takes (the
-// subscription reads nothing more meanwhile); a later one does not wait,
-// since the batch's own messages may hold the room: decodeWithin reports
-// false for it, and the batch goes without it. It reports false for the
-// first only once ctx ended. A message whose events are estimated at
-// more than the whole budget is invalid: no wait lets it in.
-func (s *subscription) decodeWithin(ctx context.Context, m *message, first bool) bool {
+// decodeWithin decodes a message within the per-message limits, the
+// events budget and its tenant's write rates, through the write
+// pipeline (ingest.Write.Admit): it takes the estimate of the message's
+// events before it decodes, trims it to what they take once decoded,
+// and takes them from the rates. The first message of a batch waits for
+// room and rates as long as it takes (the subscription reads nothing
+// more meanwhile); a later one does not wait, since the batch's own
+// messages may hold the room: decodeWithin reports false for it, and
+// the batch goes without it. It reports false for the first only once
+// ctx ended. A message over the limits, or whose events are estimated
+// at more than the whole budget, is invalid: no wait lets it in.
+func (s *subscription) decodeWithin(ctx context.Context, m *message) bool {
 	payload := m.msg.Payload()
 	if int64(len(payload)) > s.opts.MaxPayloadBytes {
 		m.invalid = fmt.Sprintf("payload of %d bytes, over the limit of %d bytes (max_body_bytes): split the message", len(payload), s.opts.MaxPayloadBytes)
 		m.oversize = true
 		return true
 	}
-	resize := m.hold.TryResize
-	if first {
-		resize = func(n int64) error { return m.hold.Resize(ctx, n) }
-	}
-	// An estimate over the whole budget takes the whole budget: what the
-	// payload decodes to decides whether it is too large.
-	budget := s.opts.EventBudget
-	if err := resize(budget.Bound(admission.BodyBytes(int64(len(payload)), admission.EventsUpperBound(payload, s.cfg.Format == config.FormatLine)))); err != nil {
-		return false
-	}
-	parts, err := s.decode(m.msg.Topic(), payload, m.received)
-	if err != nil {
-		m.invalid = err.Error()
-		return true
-	}
-	n := 0
-	batches := make([]event.Batch, len(parts))
-	for i, p := range parts {
-		n += p.events.Len()
-		batches[i] = p.events
-	}
-	if n > s.opts.MaxEvents {
-		m.invalid = fmt.Sprintf("%d events in one message, over the limit of %d (max_events): split the message", n, s.opts.MaxEvents)
-		return true
-	}
-	need := admission.BatchBytes(event.Join(batches...))
-	if err := budget.Fits(need); err != nil {
-		m.invalid = fmt.Sprintf("%v: split the message", err)
-		return true
-	}
-	if err := resize(need); err != nil {
-		return false
-	}
-	m.parts = parts
-	return true
-}
-
-// slowDown waits until the tenant's write rates allow the events of the
-// groups, and reports false when ctx ends first.
-func (s *subscription) slowDown(ctx context.Context, gs []*group) bool {
-	if s.opts.Tenants == nil {
-		return true
-	}
-	events, bytes := 0, int64(0)
-	seen := map[*message]bool{}
-	for _, g := range gs {
-		events += g.events.Len()
-		for _, seg := range g.segments {
-			if !seen[seg.msg] {
-				seen[seg.msg] = true
-				bytes += int64(len(seg.msg.msg.Payload()))
-			}
+	var parts []part
+	err := m.in.Admit(ctx, payload, s.cfg.Format == config.FormatLine, func() ([]event.Batch, error) {
+		var err error
+		parts, err = s.decode(m.msg.Topic(), payload, m.received)
+		batches := make([]event.Batch, len(parts))
+		for i, p := range parts {
+			batches[i] = p.events
 		}
+		return batches, err
+	})
+	var many *ingest.TooManyEventsError
+	var limited *admission.LimitError
+	switch {
+	case err == nil:
+		m.parts = parts
+	case ctx.Err() != nil:
+		return false
+	case errors.As(err, &many):
+		m.invalid = fmt.Sprintf("%d events in one message, over the limit of %d (max_events): split the message", many.Events, many.Max)
+	case errors.Is(err, admission.ErrTooLarge):
+		m.invalid = fmt.Sprintf("%v: split the message", err)
+	case errors.Is(err, admission.ErrFull), errors.Is(err, admission.ErrTenantShare), errors.As(err, &limited):
+		// No room, or no rate, now: the message waits for the next
+		// batch, whose first it is.
+		return false
+	default:
+		m.invalid = err.Error() // it does not decode
 	}
-	return s.opts.Tenants.WaitWrite(ctx, s.cfg.Tenant, events, bytes) == nil
+	return true
 }
 
 // group is the events of a batch's valid messages for one logical
@@ -248,15 +232,16 @@ func groups(msgs []*message) []*group {
 	return out
 }
 
-// check finds the messages holding events the engine would refuse, marks
-// them invalid, and returns the groups of the others, all of whose events
-// the engine takes.
-func (s *subscription) check(msgs []*message) []*group {
+// check finds the messages holding events the engine would refuse, and
+// marks them invalid.
+func (s *subscription) check(msgs []*message) {
+	in := s.ingest.WriteAs(s.cfg.Tenant, ingest.Wait)
+	defer in.Done()
 	for {
 		gs := groups(msgs)
 		refused := false
-		for _, g := range gs {
-			err := s.db.CheckWrite(s.cfg.Tenant, g.table, g.events)
+		for i, err := range in.Check(tablesOf(gs)) {
+			g := gs[i]
 			if err == nil {
 				continue
 			}
@@ -275,7 +260,7 @@ func (s *subscription) check(msgs []*message) []*group {
 			}
 		}
 		if !refused {
-			return gs
+			return
 		}
 	}
 }
@@ -348,15 +333,12 @@ func (s *subscription) write(ctx context.Context, msgs []*message) bool {
 // (invalid or overBudget), or ctx's error.
 func (s *subscription) writeGroups(ctx context.Context, gs []*group) ([]*group, error) {
 	wait := s.opts.RetryMin
+	in := s.ingest.WriteAs(s.cfg.Tenant, ingest.Wait)
+	defer in.Done()
 	for {
-		// The subscription's tenant is active: the others' heavy work
-		// leaves it a core (admission.CPU.AcquireFor).
-		s.db.Options().CPU.Seen(s.cfg.Tenant)
-		tables := make([]engine.TableEvents, len(gs))
-		for i, g := range gs {
-			tables[i] = engine.TableEvents{Table: g.table, Events: g.events}
-		}
-		n, err := s.db.WriteTables(ctx, s.cfg.Tenant, tables)
+		// A slot of the CPU pool, the tenant active for it while it
+		// writes: the others' heavy work leaves it a core.
+		n, err := in.Store(ctx, tablesOf(gs))
 		s.metrics.events.Add(float64(n))
 		switch {
 		case err == nil:
@@ -397,6 +379,15 @@ func budgetReason(err error) string {
 		return fmt.Sprintf("%v; the tenant may make new tables again in %v: publish the message again then", err, re.RetryAfter)
 	}
 	return err.Error()
+}
+
+// tablesOf returns the events of each group, for one write.
+func tablesOf(gs []*group) []engine.TableEvents {
+	tables := make([]engine.TableEvents, len(gs))
+	for i, g := range gs {
+		tables[i] = engine.TableEvents{Table: g.table, Events: g.events}
+	}
+	return tables
 }
 
 // eventsOf counts the events of groups.

@@ -11,24 +11,26 @@ import (
 
 	"github.com/timetabledb/timetable/admission"
 	"github.com/timetabledb/timetable/engine"
-	"github.com/timetabledb/timetable/event"
+	"github.com/timetabledb/timetable/ingest"
 )
 
 // What a write request holds while it is served, and what its tenant may
-// ask, come from package admission:
+// ask, are decided by the write pipeline (package ingest, whose
+// documentation gives the order of its stages) over package admission's
+// budgets and limits; the server reads the body and turns the
+// pipeline's refusals into answers:
 //
 //   - its body, in the body budget (body.go);
 //   - its decoded events, in the events budget (Options.
 //     MaxEventBytesInFlight), shared with the MQTT subscriber when the
-//     caller passes one budget to both (Options.EventBudget). A request
-//     takes a conservative estimate of its events' memory before it
-//     decodes (admission.BodyBytes, from an upper bound of the events the
-//     body holds), and trims it to the estimate of what it decoded
-//     (admission.BatchBytes) once decoded; it gives it back once written;
+//     caller passes one budget to both (Options.EventBudget): an
+//     estimate of their memory before they are decoded, trimmed to what
+//     they take once decoded, given back once written;
 //   - one tenant holds at most Options.TenantShare of either budget while
 //     others are served;
-//   - its tenant's write rates, events and bytes a second
-//     (tenant.Limits), and for a query its tenant's concurrent queries.
+//   - its tenant's write rates, events and bytes a second, and its
+//     concurrent writes (tenant.Limits), and for a query its tenant's
+//     concurrent queries.
 //
 // A full budget is 503, a tenant over its share or a limit 429, both
 // with Retry-After.
@@ -50,50 +52,14 @@ func budgetError(ctx context.Context, err error) error {
 	return &httpError{status: http.StatusServiceUnavailable, msg: err.Error() + ": retry the request"}
 }
 
-// holdEvents takes the estimate of a body's events out of the events
-// budget, before it is decoded, waiting up to Options.BodyBudgetWait.
-// An estimate over the whole budget takes the whole budget: it is an
-// upper bound, and what the body decodes to decides (fitEvents) whether
-// the request is too large.
-func (s *Server) holdEvents(ctx context.Context, tenant string, body []byte, lines bool) (*admission.Hold, error) {
-	h := s.events.Hold(tenant)
-	if err := s.resizeEvents(ctx, h, s.events.Bound(admission.BodyBytes(int64(len(body)), admission.EventsUpperBound(body, lines)))); err != nil {
-		return nil, err
-	}
-	return h, nil
-}
-
-// resizeEvents makes a hold of the events budget n, waiting up to
-// Options.BodyBudgetWait.
-func (s *Server) resizeEvents(ctx context.Context, h *admission.Hold, n int64) error {
-	wctx, cancel := context.WithTimeout(ctx, s.opts.BodyBudgetWait)
-	defer cancel()
-	if err := h.Resize(wctx, n); err != nil {
+// admissionAnswer turns the write pipeline's refusal into the answer
+// (ingest.Write.Turn, Admit): a budget's as budgetError, a tenant
+// limit's as limitAnswer; any other error is returned as it is.
+func (s *Server) admissionAnswer(ctx context.Context, tenant string, err error) error {
+	if errors.Is(err, admission.ErrTooLarge) || errors.Is(err, admission.ErrFull) || errors.Is(err, admission.ErrTenantShare) {
 		return budgetError(ctx, err)
 	}
-	return nil
-}
-
-// fitEvents trims, or grows, a hold to the estimate of decoded events,
-// or answers 413 when that is more than the whole budget.
-func (s *Server) fitEvents(ctx context.Context, h *admission.Hold, events ...event.Batch) error {
-	var n int64
-	for _, b := range events {
-		n += admission.BatchBytes(b)
-	}
-	return s.resizeEvents(ctx, h, n)
-}
-
-// checkBytes answers 429 for a body over its tenant's byte rate, taking
-// nothing.
-func (s *Server) checkBytes(ctx context.Context, tenant string, bytes int64) error {
-	return s.limitAnswer(tenant, s.tenants.CheckBytes(ctx, tenant, bytes))
-}
-
-// allowWrite takes a write of events and body bytes from its tenant's
-// write rates, or answers 429.
-func (s *Server) allowWrite(ctx context.Context, tenant string, events int, bytes int64) error {
-	return s.limitAnswer(tenant, s.tenants.AllowWrite(ctx, tenant, events, bytes))
+	return s.limitAnswer(tenant, err)
 }
 
 // limitAnswer turns a tenant limit's refusal into the answer: 429 with
@@ -122,33 +88,51 @@ func (s *Server) startQuery(ctx context.Context, tenant string) (func(), error) 
 	return done, err
 }
 
-// writing runs a write endpoint among its tenant's write requests at
-// work (tenant.Limits.MaxConcurrentWrites), waiting up to
-// Options.BodyBudgetWait for a turn before its body is read, then 429
-// naming max_concurrent_writes. The requests waiting are parked, not
-// running: one tenant's many writers leave the CPU to the others. A
-// write refused with 429 or 503 has the rest of its body thrown away
-// before the answer (discardBody), so that its client reads it.
-func (s *Server) writing(ep endpoint) endpoint {
-	return func(w http.ResponseWriter, r *http.Request, tenant string) error {
-		wait, cancel := context.WithTimeout(r.Context(), s.opts.BodyBudgetWait)
-		defer cancel()
-		done, err := s.tenants.StartWrite(r.Context(), wait, tenant)
-		if err != nil {
-			err = s.limitAnswer(tenant, err)
-			if retryable(err) {
-				s.discardBody(w, r, false)
-			}
-			return err
+// writeEndpoint is the body of a write handler: it reads the body of
+// the write in, passes it through the pipeline and writes its answer,
+// or returns an error for the server to answer with.
+type writeEndpoint func(w http.ResponseWriter, r *http.Request, in *ingest.Write) error
+
+// writing answers a write whose API key keyOf finds in the request,
+// through the write pipeline (package ingest) in its mode Refuse: the
+// key authenticated (401, 403 for a read-only key), then a turn among
+// its tenant's write requests at work (tenant.Limits.
+// MaxConcurrentWrites), waiting up to Options.BodyBudgetWait before its
+// body is read, then 429 naming max_concurrent_writes. The requests
+// waiting are parked, not running: one tenant's many writers leave the
+// CPU to the others. ep reads the body, and has the pipeline admit and
+// store it. A write refused with 429 or 503 has the rest of its body
+// thrown away before the answer (discardBody), so that its client reads
+// it.
+func (s *Server) writing(keyOf keySource, ep writeEndpoint) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := s.write(w, r, keyOf, ep); err != nil {
+			s.fail(w, r, err)
 		}
-		defer done()
-		err = ep(w, r, tenant)
-		done() // the turn is not held while a refused body is thrown away
+	})
+}
+
+// write is writing's handler, returning the error to answer with.
+func (s *Server) write(w http.ResponseWriter, r *http.Request, keyOf keySource, ep writeEndpoint) error {
+	k, secret, err := s.authenticate(r, keyOf, writeAccess)
+	if err != nil {
+		return err
+	}
+	in := s.ingest.Write(k.Tenant, secret, ingest.Refuse)
+	defer in.Done()
+	if err := in.Turn(r.Context()); err != nil {
+		err = s.limitAnswer(k.Tenant, err)
 		if retryable(err) {
-			s.discardBody(w, r, bodyStarted(err))
+			s.discardBody(w, r, false)
 		}
 		return err
 	}
+	err = ep(w, r, in)
+	in.Done() // neither the turn nor the events are held while a refused body is thrown away
+	if retryable(err) {
+		s.discardBody(w, r, bodyStarted(err))
+	}
+	return err
 }
 
 // retryable reports whether err answers 429 or 503: a refusal the same
@@ -179,10 +163,12 @@ func (s *Server) counted(ep endpoint) endpoint {
 // holding at most its tenant's query partitions of the engine's query
 // budget (engine.WithTenantQueryPartitions): the smaller of the tenant's
 // max_query_partitions and its TenantShare of the budget. A read over
-// them, once it has waited, is 429 naming max_query_partitions.
+// them, once it has waited, is 429 naming max_query_partitions. Its
+// aggregates of every series take slots of the server's CPU pool
+// (Options.CPU, engine.WithCPU).
 func (s *Server) partitioned(ep endpoint) endpoint {
 	return func(w http.ResponseWriter, r *http.Request, tenant string) error {
-		ctx := engine.WithTenantQueryPartitions(r.Context(), s.queryPartitionsShare(r.Context(), tenant))
+		ctx := engine.WithCPU(engine.WithTenantQueryPartitions(r.Context(), s.queryPartitionsShare(r.Context(), tenant)), s.opts.CPU)
 		return s.limitAnswer(tenant, ep(w, r.WithContext(ctx), tenant))
 	}
 }

@@ -60,7 +60,7 @@ func TestLargestRequestsAreAdmittedOnAnIdleServer(t *testing.T) {
 		t.Run(format, func(t *testing.T) {
 			// A tenant each, so that the write rates (bursts of two such
 			// requests) are not what is tested.
-			key, err := f.db.Tenants().Add(ctx, "idle-"+format, now)
+			key, err := f.tenants.Add(ctx, "idle-"+format, now)
 			require.NoError(t, err)
 			body, ct := minimalEvents(format, server.DefaultMaxEvents)
 			path := "/v1/tables/minimal/events"
@@ -75,7 +75,7 @@ func TestLargestRequestsAreAdmittedOnAnIdleServer(t *testing.T) {
 		if testing.Short() {
 			t.Skip("a body of 16 MiB")
 		}
-		key, err := f.db.Tenants().Add(ctx, "idle-body", now)
+		key, err := f.tenants.Add(ctx, "idle-body", now)
 		require.NoError(t, err)
 		eb := &eventBody{n: server.DefaultMaxBodyBytes / 182, pad: 100}
 		body, err := io.ReadAll(eb)

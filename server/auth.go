@@ -1,10 +1,11 @@
 package server
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"strings"
+
+	"github.com/timetabledb/timetable/tenant"
 )
 
 // endpoint is the body of an authenticated /v1 handler: it writes its
@@ -37,49 +38,37 @@ func (s *Server) authenticated(need access, ep endpoint) http.Handler {
 // request.
 func (s *Server) authenticatedBy(keyOf keySource, need access, ep endpoint) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		key, err := keyOf(r)
+		k, _, err := s.authenticate(r, keyOf, need)
+		if err == nil {
+			err = ep(w, r, k.Tenant)
+		}
 		if err != nil {
-			s.fail(w, r, err)
-			return
-		}
-		k, err := s.db.Tenants().Authenticate(r.Context(), key)
-		if err != nil {
-			s.fail(w, r, err)
-			return
-		}
-		if info := infoOf(r); info != nil {
-			info.tenant = k.Tenant
-		}
-		s.db.Options().CPU.Seen(k.Tenant)
-		if need == writeAccess && !k.CanWrite() {
-			s.fail(w, r, &httpError{status: http.StatusForbidden, msg: fmt.Sprintf("timetable: API key %s is read-only: writing needs a key of scope all", k.ID)})
-			return
-		}
-		if need == writeAccess {
-			r = r.WithContext(context.WithValue(r.Context(), writeKey{}, key))
-		}
-		if err := ep(w, r, k.Tenant); err != nil {
 			s.fail(w, r, err)
 		}
 	})
 }
 
-// writeKey is the context key of the API key a write was authenticated
-// with, for stillLive.
-type writeKey struct{}
-
-// stillLive authenticates a write's key again, once its body has
-// arrived: a key revoked while the body was uploading writes nothing
-// (401), as one revoked before the request started. It asks the
-// tenants' key cache, as the first check did: no read of the store
-// unless the key's entry expired meanwhile.
-func (s *Server) stillLive(r *http.Request) error {
-	key, ok := r.Context().Value(writeKey{}).(string)
-	if !ok {
-		return nil
+// authenticate returns the API key keyOf finds in the request, through
+// the write pipeline's first stage (ingest.Pipeline.Authenticate), and
+// its secret; or the error to answer: 401 without a key or with one
+// unknown or revoked, and 403 for a read-only key where need is
+// writeAccess.
+func (s *Server) authenticate(r *http.Request, keyOf keySource, need access) (tenant.Key, string, error) {
+	secret, err := keyOf(r)
+	if err != nil {
+		return tenant.Key{}, "", err
 	}
-	_, err := s.db.Tenants().Authenticate(r.Context(), key)
-	return err
+	k, err := s.ingest.Authenticate(r.Context(), secret)
+	if err != nil {
+		return tenant.Key{}, "", err
+	}
+	if info := infoOf(r); info != nil {
+		info.tenant = k.Tenant
+	}
+	if need == writeAccess && !k.CanWrite() {
+		return tenant.Key{}, "", &httpError{status: http.StatusForbidden, msg: fmt.Sprintf("timetable: API key %s is read-only: writing needs a key of scope all", k.ID)}
+	}
+	return k, secret, nil
 }
 
 // apiKey is the key of the /v1 API: "Authorization: Bearer <key>".

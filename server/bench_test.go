@@ -18,6 +18,7 @@ import (
 	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/server"
 	"github.com/timetabledb/timetable/storage/pebblestore"
+	"github.com/timetabledb/timetable/tenant"
 )
 
 // BenchmarkWriteNDJSON posts batches of 5,000 events of about 180 bytes
@@ -96,9 +97,10 @@ func benchServer(b *testing.B) (*engine.DB, *httptest.Server, string) {
 	db, err := engine.Open(ctx, store, engine.Options{Clock: clk})
 	require.NoError(b, err)
 	b.Cleanup(func() { db.Close() })
-	key, err := db.Tenants().Add(ctx, "acme", now)
+	tenants := tenant.New(store, db.Options().Schema.MetaTable, tenant.Options{Clock: db.Options().Clock})
+	key, err := tenants.Add(ctx, "acme", now)
 	require.NoError(b, err)
-	handler, err := server.New(db, server.Options{Logger: slog.New(slog.DiscardHandler)})
+	handler, err := server.New(db, server.Options{TenantRegistry: tenants, Logger: slog.New(slog.DiscardHandler)})
 	require.NoError(b, err)
 	srv := httptest.NewServer(handler)
 	b.Cleanup(srv.Close)

@@ -11,8 +11,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/timetabledb/timetable/admission"
 	"github.com/timetabledb/timetable/event"
+	"github.com/timetabledb/timetable/ingest"
 )
 
 // Request bodies are read in bounded memory:
@@ -47,8 +47,8 @@ import (
 // once: the client, waiting for 100 Continue, sends no body.
 //
 // A write's API key is checked when the request starts, and again once
-// its body has arrived (stillLive): a key revoked during an upload writes
-// nothing.
+// its body has arrived (ingest.Write.Admit): a key revoked during an
+// upload writes nothing.
 
 // bodyStep is the smallest growth of a body's buffer: the budget is taken
 // in steps of at least this much.
@@ -56,10 +56,10 @@ const bodyStep = 64 << 10
 
 // body is a request body being read into memory under the body budget.
 type body struct {
-	hold *admission.Hold
-	// wait is how long a step waits for room.
-	wait time.Duration
-	buf  []byte
+	// in is the write whose body it is, which holds its bytes of the
+	// body budget (ingest.Write.HoldBody).
+	in  *ingest.Write
+	buf []byte
 }
 
 // grow makes room for at least one more byte, up to limit+1 bytes (one
@@ -76,9 +76,7 @@ func (b *body) grow(ctx context.Context, limit, declared int64) error {
 	if want <= n {
 		return nil
 	}
-	wctx, cancel := context.WithTimeout(ctx, b.wait)
-	defer cancel()
-	if err := b.hold.Resize(wctx, b.hold.Held()+want-n); err != nil {
+	if err := b.in.HoldBody(ctx, want); err != nil {
 		return budgetError(ctx, err)
 	}
 	grown := make([]byte, len(b.buf), want)
@@ -90,7 +88,7 @@ func (b *body) grow(ctx context.Context, limit, declared int64) error {
 // release gives the body's bytes back to the budget. It is safe to call
 // twice.
 func (b *body) release() {
-	b.hold.Release()
+	_ = b.in.HoldBody(context.Background(), 0) // giving back never waits nor fails
 	b.buf = nil
 }
 
@@ -98,7 +96,7 @@ func (b *body) release() {
 // gzipped, within the body budget and the read timeout; it refuses a body
 // over Options.MaxBodyBytes with 413. The caller releases the body once
 // done with its bytes.
-func (s *Server) readBody(w http.ResponseWriter, r *http.Request, tenant string) (*body, error) {
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request, write *ingest.Write) (*body, error) {
 	max := s.opts.MaxBodyBytes
 	tooLarge := &httpError{status: http.StatusRequestEntityTooLarge, msg: fmt.Sprintf("timetable: request body over the limit of %d bytes (max_body_bytes): split the batch", max)}
 	if r.ContentLength > max {
@@ -124,7 +122,7 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, tenant string)
 	default:
 		return nil, &httpError{status: http.StatusUnsupportedMediaType, msg: fmt.Sprintf("timetable: Content-Encoding %q is not supported; send the body as is or gzip", enc)}
 	}
-	b := &body{hold: s.bodies.Hold(tenant), wait: s.opts.BodyBudgetWait}
+	b := &body{in: write}
 	for {
 		if len(b.buf) == cap(b.buf) {
 			if int64(len(b.buf)) > max {
@@ -165,10 +163,6 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, tenant string)
 	if int64(len(b.buf)) > max {
 		b.release()
 		return nil, tooLarge
-	}
-	if err := s.stillLive(r); err != nil {
-		b.release()
-		return nil, err
 	}
 	return b, nil
 }

@@ -70,7 +70,7 @@ func TestSlowBodiesHoldLittleMemory(t *testing.T) {
 // not arrive in time 408.
 func TestBodyBudgetAndReadTimeout(t *testing.T) {
 	f := newFixture(t, server.Options{MaxBodyBytes: 256 << 10, MaxBodyBytesInFlight: 512 << 10, BodyBudgetWait: 50 * time.Millisecond, BodyReadTimeout: 2 * time.Second})
-	initech, err := f.db.Tenants().Add(t.Context(), "initech", now)
+	initech, err := f.tenants.Add(t.Context(), "initech", now)
 	require.NoError(t, err)
 	// Two clients of two tenants send most of a large body, and stall:
 	// their buffers take the budget, each tenant its share.

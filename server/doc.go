@@ -29,15 +29,18 @@
 //
 // # Writes
 //
-// The body is read as it arrives, within a server-wide budget of body
-// bytes in flight and a read timeout (see body.go), and whole (at most
-// Options.MaxBodyBytes, after gzip
-// decompression when Content-Encoding is gzip), decoded within a
-// server-wide budget of decoded events (Options.MaxEventBytesInFlight,
-// shared with the MQTT subscriber; admission.go), of both of which one
-// tenant holds at most Options.TenantShare, and within its tenant's write
-// rates (tenant.Limits: 429 with Retry-After naming the limit), and
-// validated before anything is written: one bad event refuses the request with 400
+// Every write goes through the write pipeline (package ingest, in its
+// mode Refuse), which the MQTT subscriber's messages go through too: the
+// server reads the body and answers, the pipeline authenticates, admits
+// and writes. The body is read as it arrives, within a server-wide
+// budget of body bytes in flight and a read timeout (see body.go), and
+// whole (at most Options.MaxBodyBytes, after gzip decompression when
+// Content-Encoding is gzip), decoded within a server-wide budget of
+// decoded events (Options.MaxEventBytesInFlight, shared with the MQTT
+// subscriber; admission.go), of both of which one tenant holds at most
+// Options.TenantShare, and within its tenant's write rates
+// (tenant.Limits: 429 with Retry-After naming the limit), and validated
+// before anything is written: one bad event refuses the request with 400
 // and a problem per bad event, by its 0-based index, and nothing is
 // stored. A request without a Content-Type is read as a JSON array; one
 // with another type than JSON or NDJSON is 415. 200 {"written": N} means

@@ -18,6 +18,7 @@ import (
 	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/server"
 	"github.com/timetabledb/timetable/storage/pebblestore"
+	"github.com/timetabledb/timetable/tenant"
 )
 
 var cursor = regexp.MustCompile(`"next_cursor":"[^"]+"`)
@@ -35,11 +36,12 @@ func Example() {
 		log.Fatal(err)
 	}
 	defer db.Close()
-	key, err := db.Tenants().Add(ctx, "acme", now)
+	tenants := tenant.New(store, db.Options().Schema.MetaTable, tenant.Options{Clock: db.Options().Clock})
+	key, err := tenants.Add(ctx, "acme", now)
 	if err != nil {
 		log.Fatal(err)
 	}
-	handler, err := server.New(db, server.Options{Logger: slog.New(slog.DiscardHandler)})
+	handler, err := server.New(db, server.Options{TenantRegistry: tenants, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		panic(err)
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/timetabledb/timetable/internal/backends"
 	"github.com/timetabledb/timetable/server"
 	"github.com/timetabledb/timetable/storage"
+	"github.com/timetabledb/timetable/tenant"
 )
 
 // backend is the store the fixtures run on: Pebble, except inside
@@ -60,15 +61,18 @@ var now = time.Date(2017, 6, 15, 9, 0, 0, 0, time.UTC)
 // fixture is a server on a real Pebble store in a temporary directory,
 // with two tenants, acme and globex.
 type fixture struct {
-	t      *testing.T
-	url    string
-	dir    string
-	store  storage.Store
-	db     *engine.DB
-	clock  *clock.Manual
-	logs   *syncBuffer
-	acme   string // API keys
-	globex string
+	t     *testing.T
+	url   string
+	dir   string
+	store storage.Store
+	db    *engine.DB
+	// tenants is the registry of tenants and keys the server
+	// authenticates with.
+	tenants *tenant.Registry
+	clock   *clock.Manual
+	logs    *syncBuffer
+	acme    string // API keys
+	globex  string
 }
 
 func newFixture(t *testing.T, opts server.Options) *fixture {
@@ -100,12 +104,16 @@ func newFixtureEngine(t *testing.T, store storage.Store, cfg family.Schema, reg 
 	eo.Schema, eo.Clock, eo.Registerer = cfg, f.clock, reg
 	f.db, err = engine.Open(ctx, f.store, eo)
 	require.NoError(t, err)
-	f.acme, err = f.db.Tenants().Add(ctx, "acme", now)
+	f.tenants = tenant.New(f.store, f.db.Options().Schema.MetaTable, tenant.Options{Clock: f.clock})
+	if opts.TenantRegistry != nil {
+		f.tenants = opts.TenantRegistry
+	}
+	f.acme, err = f.tenants.Add(ctx, "acme", now)
 	require.NoError(t, err)
-	f.globex, err = f.db.Tenants().Add(ctx, "globex", now)
+	f.globex, err = f.tenants.Add(ctx, "globex", now)
 	require.NoError(t, err)
 	opts.Logger = slog.New(slog.NewJSONHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	opts.Registry = reg
+	opts.Registry, opts.TenantRegistry = reg, f.tenants
 	handler, err := server.New(f.db, opts)
 	require.NoError(t, err)
 	srv := httptest.NewServer(handler)

@@ -11,6 +11,7 @@ import (
 	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/event"
 	"github.com/timetabledb/timetable/event/lineproto"
+	"github.com/timetabledb/timetable/ingest"
 )
 
 // influxVersion is the InfluxDB version timetable answers as: the line
@@ -33,14 +34,14 @@ var (
 
 // influxWrite answers a line protocol write whose parameters are among
 // params: InfluxDB 1.x's or 2.x's.
-func (s *Server) influxWrite(params []string) endpoint {
-	return func(w http.ResponseWriter, r *http.Request, tenant string) error {
-		return s.writeLines(w, r, tenant, params)
+func (s *Server) influxWrite(params []string) writeEndpoint {
+	return func(w http.ResponseWriter, r *http.Request, in *ingest.Write) error {
+		return s.writeLines(w, r, in, params)
 	}
 }
 
 // writeLines writes a line protocol body.
-func (s *Server) writeLines(w http.ResponseWriter, r *http.Request, tenant string, params []string) error {
+func (s *Server) writeLines(w http.ResponseWriter, r *http.Request, in *ingest.Write, params []string) error {
 	q := r.URL.Query()
 	if err := checkParams(q, params...); err != nil {
 		return err
@@ -51,49 +52,38 @@ func (s *Server) writeLines(w http.ResponseWriter, r *http.Request, tenant strin
 	if lim.Precision, err = event.ParsePrecision(q.Get("precision")); err != nil {
 		return fmt.Errorf("%w: %v", ErrBadParameter, err)
 	}
-	b, err := s.readBody(w, r, tenant)
+	b, err := s.readBody(w, r, in)
 	if err != nil {
 		return err
 	}
 	defer b.release()
-	if err := s.checkBytes(r.Context(), tenant, int64(len(b.buf))); err != nil {
-		return err
+	var tables []lineproto.Table
+	err = in.Admit(r.Context(), b.buf, true, func() ([]event.Batch, error) {
+		tables, err = lineproto.Decode(b.buf, lineproto.Options{Limits: lim, Now: opts.Clock.Now()})
+		batches := make([]event.Batch, len(tables))
+		for i, t := range tables {
+			batches[i] = t.Events
+		}
+		return batches, err
+	})
+	var many *ingest.TooManyEventsError
+	if errors.As(err, &many) {
+		return &httpError{status: http.StatusRequestEntityTooLarge, msg: fmt.Sprintf("timetable: %d lines in one request, over the limit of %d (max_events): split the batch", many.Events, many.Max)}
 	}
-	held, err := s.holdEvents(r.Context(), tenant, b.buf, true)
 	if err != nil {
-		return err
+		return s.admissionAnswer(r.Context(), in.Tenant(), err)
 	}
-	defer held.Release()
-	slot, err := s.cpuSlot(r.Context(), tenant)
-	if err != nil {
-		return err
-	}
-	tables, err := lineproto.Decode(b.buf, lineproto.Options{Limits: lim, Now: opts.Clock.Now()})
-	slot()
-	if err != nil {
-		return err
-	}
-	events := 0
-	batches := make([]event.Batch, len(tables))
+	parts := make([]engine.TableEvents, len(tables))
 	for i, t := range tables {
-		events += t.Events.Len()
-		batches[i] = t.Events
-	}
-	if events > s.opts.MaxEvents {
-		return &httpError{status: http.StatusRequestEntityTooLarge, msg: fmt.Sprintf("timetable: %d lines in one request, over the limit of %d (max_events): split the batch", events, s.opts.MaxEvents)}
-	}
-	if err := s.fitEvents(r.Context(), held, batches...); err != nil {
-		return err
-	}
-	if err := s.allowWrite(r.Context(), tenant, events, int64(len(b.buf))); err != nil {
-		return err
+		parts[i] = engine.TableEvents{Table: t.Name, Events: t.Events}
 	}
 	if len(tables) > 1 {
 		// Every table is checked before any is written, so that a
-		// refusal leaves nothing written.
+		// refusal leaves nothing written, and names the problems of
+		// every table.
 		var problems []lineproto.Problem
-		for _, t := range tables {
-			p, err := lineRefusal(t, s.db.CheckWrite(tenant, t.Name, t.Events))
+		for i, err := range in.Check(parts) {
+			p, err := lineRefusal(tables[i], err)
 			if err != nil {
 				return err
 			}
@@ -103,17 +93,9 @@ func (s *Server) writeLines(w http.ResponseWriter, r *http.Request, tenant strin
 			return &lineproto.Error{Problems: sortedProblems(problems)}
 		}
 	}
-	if slot, err = s.cpuSlot(r.Context(), tenant); err != nil {
-		return err
-	}
-	defer slot()
 	// One write of every table, so that the table budget counts the new
 	// tables of the whole body, and a refusal writes none of it.
-	parts := make([]engine.TableEvents, len(tables))
-	for i, t := range tables {
-		parts[i] = engine.TableEvents{Table: t.Name, Events: t.Events}
-	}
-	written, err := s.db.WriteTables(r.Context(), tenant, parts)
+	written, err := in.Store(r.Context(), parts)
 	if err != nil {
 		var te *engine.TableError
 		if errors.As(err, &te) {

@@ -76,7 +76,7 @@ func TestInfluxKeys(t *testing.T) {
 	f := newFixture(t, server.Options{})
 	body := []byte(fmt.Sprintf("m v=1 %d", now.Add(-time.Hour).UnixNano()))
 	basic := "Basic " + base64.StdEncoding.EncodeToString([]byte("anyone:"+f.acme))
-	_, readOnly, err := f.db.Tenants().AddKey(context.Background(), "acme", tenant.ScopeRead, now)
+	_, readOnly, err := f.tenants.AddKey(context.Background(), "acme", tenant.ScopeRead, now)
 	require.NoError(t, err)
 	for name, c := range map[string]struct {
 		path    string

@@ -65,7 +65,7 @@ func (s *Server) influxQuery(w http.ResponseWriter, r *http.Request, tenant stri
 	// series do.
 	hold := s.db.QueryHold(r.Context(), tenant)
 	defer hold.Release()
-	opts := influxql.Options{Now: s.db.Options().Clock.Now(), Database: r.Form.Get("db"), Epoch: epoch, Series: s.influxSeries, Budget: hold, CPU: s.db.Options().CPU}
+	opts := influxql.Options{Now: s.db.Options().Clock.Now(), Database: r.Form.Get("db"), Epoch: epoch, Series: s.influxSeries, Budget: hold, CPU: s.opts.CPU}
 	a.start()
 	if err := influxql.Stream(r.Context(), s.db, tenant, stmts, opts, a); err != nil {
 		if !a.sent {

@@ -16,6 +16,7 @@ import (
 	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/server"
 	"github.com/timetabledb/timetable/storage/pebblestore"
+	"github.com/timetabledb/timetable/tenant"
 )
 
 // fuzzInputTimeout bounds the time one input of FuzzInfluxQuery may
@@ -63,11 +64,12 @@ func FuzzInfluxQuery(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Cleanup(func() { db.Close(); store.Close() })
-	key, err := db.Tenants().Add(ctx, "acme", t0)
+	tenants := tenant.New(store, db.Options().Schema.MetaTable, tenant.Options{Clock: db.Options().Clock})
+	key, err := tenants.Add(ctx, "acme", t0)
 	if err != nil {
 		f.Fatal(err)
 	}
-	h, err := server.New(db, server.Options{})
+	h, err := server.New(db, server.Options{TenantRegistry: tenants})
 	if err != nil {
 		f.Fatal(err)
 	}

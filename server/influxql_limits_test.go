@@ -21,6 +21,7 @@ import (
 	"github.com/timetabledb/timetable/internal/backends"
 	"github.com/timetabledb/timetable/server"
 	"github.com/timetabledb/timetable/storage"
+	"github.com/timetabledb/timetable/tenant"
 )
 
 // andTerms returns a WHERE of n comparisons joined by AND, about
@@ -90,7 +91,7 @@ func TestInfluxQLConcurrentQueries(t *testing.T) {
 	inner, cfg := backends.Pebble().Open(t)
 	store := &gate{Store: inner, waiting: make(chan struct{}), open: make(chan struct{})}
 	cpu := admission.NewCPU(1)
-	f := newFixtureEngine(t, store, cfg, prometheus.NewRegistry(), server.Options{AdminToken: adminToken}, engine.Options{CPU: cpu})
+	f := newFixtureEngine(t, store, cfg, prometheus.NewRegistry(), server.Options{AdminToken: adminToken, CPU: cpu}, engine.Options{})
 	openGate := sync.OnceFunc(func() { close(store.open) })
 	t.Cleanup(openGate)
 	res := f.do("PUT", "/v1/admin/tenants/acme/limits", adminToken, []byte(`{"max_concurrent_queries": 1}`), "Content-Type", "application/json")
@@ -188,9 +189,10 @@ func TestInfluxQLStopsWhenTheServerShutsDown(t *testing.T) {
 	db, err := engine.Open(context.Background(), store, engine.Options{Schema: cfg, Registerer: reg})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, db.Close()) })
-	key, err := db.Tenants().Add(context.Background(), "acme", time.Now())
+	tenants := tenant.New(store, db.Options().Schema.MetaTable, tenant.Options{Clock: db.Options().Clock})
+	key, err := tenants.Add(context.Background(), "acme", time.Now())
 	require.NoError(t, err)
-	srv, err := server.New(db, server.Options{Registry: reg, Logger: slog.New(slog.DiscardHandler), ShutdownTimeout: time.Millisecond})
+	srv, err := server.New(db, server.Options{TenantRegistry: tenants, Registry: reg, Logger: slog.New(slog.DiscardHandler), ShutdownTimeout: time.Millisecond})
 	require.NoError(t, err)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)

@@ -279,7 +279,7 @@ func TestInfluxQLProtocol(t *testing.T) {
 	check(f.do("GET", "/query?"+q.Encode()+"&u=anyone&p="+url.QueryEscape(f.acme), "", nil)) // u and p
 	check(f.do("POST", "/query?u=x&p="+url.QueryEscape(f.acme), "", []byte(q.Encode()), "Content-Type", "application/x-www-form-urlencoded"))
 	// A read-only key reads.
-	_, reader, err := f.db.Tenants().AddKey(t.Context(), "acme", tenant.ScopeRead, now)
+	_, reader, err := f.tenants.AddKey(t.Context(), "acme", tenant.ScopeRead, now)
 	require.NoError(t, err)
 	check(f.do("GET", "/query?"+q.Encode(), reader, nil))
 

@@ -50,7 +50,7 @@ const (
 // routes is every route, in the order help lists them.
 var routes = []route{
 	{Route{"POST", routeEvents, "write events: a JSON array, or NDJSON with Content-Type: application/x-ndjson", false},
-		func(s *Server) http.Handler { return s.authenticated(writeAccess, s.writing(s.writeEvents)) }, true},
+		func(s *Server) http.Handler { return s.writing(apiKey, s.writeEvents) }, true},
 	{Route{"GET", routeEvents, "read events: ?from=&to=&series=&order=asc|desc&limit=&cursor=&fields=&filter=", false},
 		func(s *Server) http.Handler { return s.authenticated(readAccess, s.counted(s.queryEvents)) }, true},
 	{Route{"GET", routeAggregate, "aggregate events in buckets: ?from=&to=&series=&bucket=&fields=&fn=&fill=&filter=", false},
@@ -67,11 +67,11 @@ var routes = []route{
 		func(s *Server) http.Handler { return s.metrics.handler() }, false},
 	{Route{"POST", routeInfluxWrite, "InfluxDB 1.x line protocol: ?db=&precision=ns|us|ms|s, the key as Token, Basic password or p=", false},
 		func(s *Server) http.Handler {
-			return s.authenticatedBy(influxKey, writeAccess, s.writing(s.influxWrite(influxV1Params)))
+			return s.writing(influxKey, s.influxWrite(influxV1Params))
 		}, true},
 	{Route{"POST", routeInfluxV2Write, "InfluxDB 2.x line protocol: ?bucket=&precision=ns|us|ms|s, Authorization: Token <api key>", false},
 		func(s *Server) http.Handler {
-			return influxV2(s.authenticatedBy(influxKey, writeAccess, s.writing(s.influxWrite(influxV2Params))))
+			return influxV2(s.writing(influxKey, s.influxWrite(influxV2Params)))
 		}, true},
 	{Route{"GET", routeInfluxQuery, "InfluxQL (docs/influxql.md): ?q=&db=&epoch=&chunked=&chunk_size=&pretty=, the key as Token, Basic password or p=", false},
 		func(s *Server) http.Handler {

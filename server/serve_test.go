@@ -19,6 +19,7 @@ import (
 	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/server"
 	"github.com/timetabledb/timetable/storage/pebblestore"
+	"github.com/timetabledb/timetable/tenant"
 )
 
 func TestServeFinishesRequestsInFlight(t *testing.T) {
@@ -31,7 +32,8 @@ func TestServeFinishesRequestsInFlight(t *testing.T) {
 	db, err := engine.Open(ctx, store, engine.Options{Clock: clk, Registerer: reg})
 	require.NoError(t, err)
 	defer db.Close()
-	key, err := db.Tenants().Add(ctx, "acme", now)
+	tenants := tenant.New(store, db.Options().Schema.MetaTable, tenant.Options{Clock: db.Options().Clock})
+	key, err := tenants.Add(ctx, "acme", now)
 	require.NoError(t, err)
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -40,7 +42,7 @@ func TestServeFinishesRequestsInFlight(t *testing.T) {
 	serveCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	served := make(chan error, 1)
-	srv, err := server.New(db, server.Options{Registry: reg, Logger: slog.New(slog.DiscardHandler)})
+	srv, err := server.New(db, server.Options{TenantRegistry: tenants, Registry: reg, Logger: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
 	go func() { served <- srv.Serve(serveCtx, ln) }()
 

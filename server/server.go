@@ -21,6 +21,7 @@ import (
 	"github.com/timetabledb/timetable/clock"
 	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/influxql"
+	"github.com/timetabledb/timetable/ingest"
 	"github.com/timetabledb/timetable/storage"
 	"github.com/timetabledb/timetable/tenant"
 )
@@ -187,6 +188,22 @@ type Options struct {
 	// server's own, under TenantLimits and the overrides of the tenant
 	// registry, by the wall clock.
 	Tenants *admission.Tenants
+	// TenantRegistry is the registry of tenants and their API keys, with
+	// its cache of keys (tenant.Options.KeyCache): it authenticates the
+	// requests, the admin API changes it, and the tenants' overrides are
+	// read from it. The caller shares it with the MQTT subscriber, so
+	// that one cache serves both. Required.
+	TenantRegistry *tenant.Registry
+	// CPU, when set, is the pool of slots for heavy CPU work
+	// (admission.CPU): a write takes a slot for its decoding and another
+	// for its write, and an aggregate of every series one for each turn
+	// of series it summarises (engine.WithCPU), so that other tenants'
+	// requests find a core whatever aggregates and writes run. Set it for
+	// a store whose reads are served from memory and local disk (Pebble);
+	// a slot held through a read that waits on the network (DynamoDB)
+	// would only idle a core. The caller shares it with the MQTT
+	// subscriber. Nil means none.
+	CPU *admission.CPU
 	// Clock tells the time of the tenants' write rates and of when
 	// their limits are read again; nil means the wall clock. Ignored with
 	// Tenants.
@@ -305,6 +322,9 @@ type Server struct {
 	discards *rate.Limiter
 	// tenants keeps the tenants' rates and concurrent queries.
 	tenants *admission.Tenants
+	// ingest is the write pipeline of every write, and authenticates
+	// every request.
+	ingest *ingest.Pipeline
 	// adminHash is the SHA-256 of the admin token; nil without one.
 	adminHash *[32]byte
 	// influxSeries keeps measurements' series between InfluxQL queries.
@@ -318,6 +338,9 @@ func New(db *engine.DB, opts Options) (*Server, error) {
 	opts.EnsureDefaults()
 	if err := opts.Validate(); err != nil {
 		return nil, err
+	}
+	if opts.TenantRegistry == nil {
+		return nil, fmt.Errorf("%w: TenantRegistry is nil", errInvalidOptions)
 	}
 	// A body of the largest size must fit, with its buffer's last step.
 	opts.MaxBodyBytesInFlight = max(opts.MaxBodyBytesInFlight, opts.MaxBodyBytes+bodyStep)
@@ -333,7 +356,13 @@ func New(db *engine.DB, opts Options) (*Server, error) {
 		s.events = NewEventBudget(opts.MaxEventBytesInFlight, opts.TenantShare)
 	}
 	if s.tenants == nil {
-		s.tenants = admission.NewTenants(admission.TenantsOptions{Defaults: opts.TenantLimits, Lookup: db.Tenants().Limits, Logger: opts.Logger, Clock: opts.Clock})
+		s.tenants = admission.NewTenants(admission.TenantsOptions{Defaults: opts.TenantLimits, Lookup: opts.TenantRegistry.Limits, Logger: opts.Logger, Clock: opts.Clock})
+	}
+	var err error
+	s.ingest, err = ingest.New(db, ingest.Options{TenantRegistry: opts.TenantRegistry, Limits: s.tenants, BodyBudget: s.bodies, EventBudget: s.events,
+		CPU: opts.CPU, MaxEvents: opts.MaxEvents, Wait: opts.BodyBudgetWait})
+	if err != nil {
+		return nil, err
 	}
 	s.metrics = newMetrics(opts.Registry, s)
 	if opts.AdminToken != "" {

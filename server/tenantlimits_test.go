@@ -89,7 +89,7 @@ func TestAdminTenantLimits(t *testing.T) {
 func TestANoisyTenantIsLimitedAndAQuietOneServed(t *testing.T) {
 	cpu := admission.NewCPU(1)
 	store, cfg := backend.Open(t)
-	f := newFixtureEngine(t, store, cfg, prometheus.NewRegistry(), server.Options{AdminToken: adminToken, Clock: clock.NewManual(now)}, engine.Options{CPU: cpu})
+	f := newFixtureEngine(t, store, cfg, prometheus.NewRegistry(), server.Options{AdminToken: adminToken, Clock: clock.NewManual(now), CPU: cpu}, engine.Options{})
 	res := f.do("PUT", "/v1/admin/tenants/acme/limits", adminToken,
 		[]byte(`{"write_events_per_second": 1000, "write_events_burst": 1000, "max_concurrent_queries": 2}`), "Content-Type", "application/json")
 	require.Equal(t, http.StatusOK, res.status, "body: %s", res.body)

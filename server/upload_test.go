@@ -43,10 +43,10 @@ func TestAKeyRevokedDuringItsUploadWritesNothing(t *testing.T) {
 		return json.Unmarshal(res.body, &l) == nil && l.Usage.BodyBytes > 0
 	}, 10*time.Second, 5*time.Millisecond, "the upload has started")
 
-	keys, err := f.db.Tenants().Keys(ctx, "acme")
+	keys, err := f.tenants.Keys(ctx, "acme")
 	require.NoError(t, err)
 	require.Len(t, keys, 1)
-	_, err = f.db.Tenants().Revoke(ctx, "acme", keys[0].ID, now)
+	_, err = f.tenants.Revoke(ctx, "acme", keys[0].ID, now)
 	require.NoError(t, err)
 	_, err = io.WriteString(c, body[len(body)/2:])
 	require.NoError(t, err)

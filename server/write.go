@@ -1,14 +1,16 @@
 package server
 
 import (
-	"context"
+	"errors"
 	"fmt"
 	"mime"
 	"net/http"
 	"time"
 
 	"github.com/timetabledb/timetable/api"
+	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/event"
+	"github.com/timetabledb/timetable/ingest"
 )
 
 // decoder decodes a request body into events.
@@ -40,7 +42,7 @@ func decoderFor(contentType string) (decoder, error) {
 }
 
 // writeEvents answers POST /v1/tables/{table}/events.
-func (s *Server) writeEvents(w http.ResponseWriter, r *http.Request, tenant string) error {
+func (s *Server) writeEvents(w http.ResponseWriter, r *http.Request, in *ingest.Write) error {
 	decode, err := decoderFor(r.Header.Get("Content-Type"))
 	if err != nil {
 		return err
@@ -51,59 +53,32 @@ func (s *Server) writeEvents(w http.ResponseWriter, r *http.Request, tenant stri
 	if lim.Precision, err = event.ParsePrecision(r.URL.Query().Get("precision")); err != nil {
 		return fmt.Errorf("%w: %v", ErrBadParameter, err)
 	}
-	b, err := s.readBody(w, r, tenant)
+	b, err := s.readBody(w, r, in)
 	if err != nil {
 		return err
 	}
 	defer b.release()
-	body := b.buf
-	if err := s.checkBytes(r.Context(), tenant, int64(len(body))); err != nil {
-		return err
+	var events event.Batch
+	err = in.Admit(r.Context(), b.buf, isNDJSON, func() ([]event.Batch, error) {
+		events, err = decode(b.buf, lim, opts.Clock.Now())
+		return []event.Batch{events}, err
+	})
+	var many *ingest.TooManyEventsError
+	if errors.As(err, &many) {
+		return &httpError{status: http.StatusRequestEntityTooLarge, msg: fmt.Sprintf("timetable: %d events in one request, over the limit of %d (max_events): split the batch", many.Events, many.Max)}
 	}
-	held, err := s.holdEvents(r.Context(), tenant, body, isNDJSON)
 	if err != nil {
-		return err
+		return s.admissionAnswer(r.Context(), in.Tenant(), err)
 	}
-	defer held.Release()
-	slot, err := s.cpuSlot(r.Context(), tenant)
+	n, err := in.Store(r.Context(), []engine.TableEvents{{Table: r.PathValue("table"), Events: events}})
 	if err != nil {
-		return err
-	}
-	events, err := decode(body, lim, opts.Clock.Now())
-	slot()
-	if err != nil {
-		return err
-	}
-	if events.Len() > s.opts.MaxEvents {
-		return &httpError{status: http.StatusRequestEntityTooLarge, msg: fmt.Sprintf("timetable: %d events in one request, over the limit of %d (max_events): split the batch", events.Len(), s.opts.MaxEvents)}
-	}
-	if err := s.fitEvents(r.Context(), held, events); err != nil {
-		return err
-	}
-	if err := s.allowWrite(r.Context(), tenant, events.Len(), int64(len(body))); err != nil {
-		return err
-	}
-	if slot, err = s.cpuSlot(r.Context(), tenant); err != nil {
-		return err
-	}
-	n, err := s.db.WriteBatch(r.Context(), tenant, r.PathValue("table"), events)
-	slot()
-	if err != nil {
+		if te, ok := err.(*engine.TableError); ok {
+			err = te.Err // the one table's refusal, as it is
+		}
 		return &writeFailure{written: n, err: err}
 	}
 	writeJSON(w, http.StatusOK, api.Written{Written: n})
 	return nil
-}
-
-// cpuSlot waits for a slot of the engine's pool of CPU slots
-// (engine.Options.CPU, admission.CPU.AcquireFor) for tenant's write, or
-// for ctx to end. A write takes one for its decoding and another for its
-// write, once it has its body, its share of the budgets and its rate,
-// so that it never holds a slot while it waits on its client or on
-// another tenant: writes and aggregates of every series together keep
-// one core for other tenants' light requests.
-func (s *Server) cpuSlot(ctx context.Context, tenant string) (func(), error) {
-	return s.db.Options().CPU.AcquireFor(ctx, tenant)
 }
 
 // isJSONArray reports whether a write's Content-Type is a JSON array's

@@ -53,11 +53,12 @@ func httpIngest(ctx context.Context, dir string, gen *generator, o Options, w wi
 	defer store.Close()
 	defer db.Close()
 	clk.Set(start.Add(time.Duration(o.Events) * time.Millisecond))
-	key, err := db.Tenants().Add(ctx, benchTenant, start)
+	tenants := tenant.New(store, db.Options().Schema.MetaTable, tenant.Options{Clock: db.Options().Clock})
+	key, err := tenants.Add(ctx, benchTenant, start)
 	if err != nil {
 		return 0, err
 	}
-	handler, err := server.New(db, server.Options{Logger: slog.New(slog.DiscardHandler), TenantLimits: benchTenantLimits()})
+	handler, err := server.New(db, server.Options{TenantRegistry: tenants, Logger: slog.New(slog.DiscardHandler), TenantLimits: benchTenantLimits()})
 	if err != nil {
 		return 0, err
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/timetabledb/timetable/internal/memtest"
 	"github.com/timetabledb/timetable/server"
+	"github.com/timetabledb/timetable/tenant"
 )
 
 // Sizes of the many-series benchmark.
@@ -57,15 +58,16 @@ func ManySeries(ctx context.Context, o Options, r *Report) error {
 	if _, err := db.Write(ctx, otherTenant, benchTable, few.batch(0, 20*seriesCount)); err != nil {
 		return err
 	}
-	heavyKey, err := db.Tenants().Add(ctx, benchTenant, start)
+	tenants := tenant.New(store, db.Options().Schema.MetaTable, tenant.Options{Clock: db.Options().Clock})
+	heavyKey, err := tenants.Add(ctx, benchTenant, start)
 	if err != nil {
 		return err
 	}
-	lightKey, err := db.Tenants().Add(ctx, otherTenant, start)
+	lightKey, err := tenants.Add(ctx, otherTenant, start)
 	if err != nil {
 		return err
 	}
-	handler, err := server.New(db, server.Options{Logger: slog.New(slog.DiscardHandler), TenantLimits: benchTenantLimits()})
+	handler, err := server.New(db, server.Options{TenantRegistry: tenants, Logger: slog.New(slog.DiscardHandler), TenantLimits: benchTenantLimits()})
 	if err != nil {
 		return err
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/timetabledb/timetable/event"
 	"github.com/timetabledb/timetable/internal/clients"
 	"github.com/timetabledb/timetable/mqttsub"
+	"github.com/timetabledb/timetable/tenant"
 )
 
 // latencySamples is how many messages the publish-to-queryable latency
@@ -88,12 +89,13 @@ func mqttIngest(ctx context.Context, dir string, broker *clients.Broker, gen *ge
 	defer store.Close()
 	defer db.Close()
 	clk.Set(start.Add(time.Duration(n+latencySamples) * time.Millisecond))
-	if _, err := db.Tenants().Add(ctx, benchTenant, start); err != nil {
+	tenants := tenant.New(store, db.Options().Schema.MetaTable, tenant.Options{Clock: db.Options().Clock})
+	if _, err := tenants.Add(ctx, benchTenant, start); err != nil {
 		return 0, nil, err
 	}
 	reg := prometheus.NewRegistry()
 	sub := config.Subscription{Broker: broker.URL, Topic: "bench/+/data", Tenant: benchTenant, Table: benchTable, Series: 2, Format: config.FormatJSON, ClientID: client}
-	s, err := mqttsub.Start(ctx, db, []config.Subscription{sub}, mqttsub.Options{Logger: slog.New(slog.DiscardHandler), Registerer: reg})
+	s, err := mqttsub.Start(ctx, db, []config.Subscription{sub}, mqttsub.Options{TenantRegistry: tenants, Logger: slog.New(slog.DiscardHandler), Registerer: reg})
 	if err != nil {
 		return 0, nil, err
 	}
