@@ -356,15 +356,11 @@ func (ft fileTier) capacity(billing storage.Billing) (storage.Capacity, error) {
 		}
 		c.Billing = b
 	}
-	switch strings.ToLower(ft.Class) {
-	case "":
-	case "standard":
-		c.Class = storage.ClassStandard
-	case "infrequent_access", "standard_ia", "standard_infrequent_access":
-		c.Class = storage.ClassInfrequentAccess
-	default:
-		return c, fmt.Errorf("class %q: must be standard or infrequent_access", ft.Class)
+	class, err := storage.ParseClass(ft.Class)
+	if err != nil {
+		return c, err
 	}
+	c.Class = class
 	return c, nil
 }
 

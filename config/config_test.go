@@ -63,6 +63,14 @@ tables:
 		{Name: "hot", Capacity: storage.Capacity{Billing: storage.Provisioned, Read: 3, Write: 4}, PITR: true},
 		{Name: "cold", Age: family.Age{Periods: 1}, Capacity: storage.Capacity{Billing: storage.OnDemand, Class: storage.ClassInfrequentAccess}},
 	}, c.Families[0].Tiers)
+
+	// standard_ia, an alias of infrequent_access, reads as it does.
+	alias, err := config.Parse([]byte("families:\n  - name: events\n    tiers:\n      - {name: hot, age: 0, read: 3, write: 4}\n      - {name: cold, age: 1 period, class: standard_ia}\n"))
+	require.NoError(t, err)
+	require.Equal(t, c.Families, alias.Families)
+	_, err = config.Parse([]byte("families:\n  - name: events\n    tiers:\n      - {name: hot, age: 0, class: glacier}\n"))
+	require.ErrorIs(t, err, config.ErrInvalid)
+	require.ErrorContains(t, err, "must be standard or infrequent_access")
 }
 
 func TestOnlyWhatDiffers(t *testing.T) {

@@ -1,6 +1,10 @@
 package planner
 
-import "math"
+import (
+	"math"
+
+	"github.com/timetabledb/timetable/storage"
+)
 
 // StorageOverheadBytes is what DynamoDB adds to every item when it bills
 // storage.
@@ -96,14 +100,14 @@ type costing struct {
 	writeUnitsPerHour, hotReadUnitsPerHour, warmReadUnitsPerHour float64
 }
 
-func (c costing) capacityCost(class string, write, read int64, tables float64) (w, r float64) {
+func (c costing) capacityCost(class storage.Class, write, read int64, tables float64) (w, r float64) {
 	p := c.prices.class(class)
 	return tables * float64(write) * p.wcuHour * hoursPerMonth,
 		tables * float64(read) * p.rcuHour * hoursPerMonth
 }
 
 // onDemandCost returns what tier i's requests cost per month on demand.
-func (c costing) onDemandCost(i int, class string) (w, r float64) {
+func (c costing) onDemandCost(i int, class storage.Class) (w, r float64) {
 	p := c.prices.class(class)
 	var writes, reads float64
 	switch i {
@@ -134,7 +138,7 @@ func (c costing) at(elapsed float64) (Costs, []Tier, Storage) {
 		t.Tables = c.fleet.inTier(i, elapsed)
 		t.StoredGB = c.gb(c.fleet.tierDataHours(i, elapsed))
 		t.StorageCost = t.StoredGB * c.prices.class(t.Class).storageGBMonth
-		if t.Class == ClassStandardIA {
+		if t.Class == storage.ClassInfrequentAccess {
 			s.StandardIAGB += t.StoredGB
 		} else {
 			s.StandardGB += t.StoredGB
@@ -165,7 +169,7 @@ func (c costing) at(elapsed float64) (Costs, []Tier, Storage) {
 		tiers[i] = t
 	}
 	hot := c.tiers[0]
-	cs.NoTiering.Write, cs.NoTiering.Read = c.capacityCost(ClassStandard, hot.Write, hot.Read, c.fleet.tables(elapsed))
+	cs.NoTiering.Write, cs.NoTiering.Read = c.capacityCost(storage.ClassStandard, hot.Write, hot.Read, c.fleet.tables(elapsed))
 	for _, b := range []*Cost{&cs.Recommended, &cs.ProvisionedTiers, &cs.OnDemand} {
 		b.Storage = s.MonthlyCost
 	}

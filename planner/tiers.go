@@ -1,6 +1,10 @@
 package planner
 
-import "math"
+import (
+	"math"
+
+	"github.com/timetabledb/timetable/storage"
+)
 
 // Tier is one step of the tier schedule: how a table is billed and stored
 // from a given age on.
@@ -13,8 +17,9 @@ type Tier struct {
 	// Billing is how the tier is billed: BillingProvisioned or
 	// BillingOnDemand.
 	Billing string `json:"billing"`
-	// Class is the tier's table class: ClassStandard or ClassStandardIA.
-	Class string `json:"class"`
+	// Class is the tier's table class: storage.ClassStandard or
+	// storage.ClassInfrequentAccess.
+	Class storage.Class `json:"class"`
 	// Write and Read are the capacity units the tier is provisioned with
 	// when Billing is BillingProvisioned.
 	Write int64 `json:"write"`
