@@ -201,7 +201,7 @@ func runServe(ctx context.Context, g *globals, o serveOptions, stderr io.Writer)
 	// One budget of decoded events and one set of tenant rates for the
 	// HTTP server and the MQTT subscriptions alike.
 	events := server.NewEventBudget(lim.MaxEventBytesInFlight, lim.TenantShare)
-	tenantLimits := lim.Tenant.Limits().Or(server.DefaultTenantLimits())
+	tenantLimits := lim.Tenant.Or(server.DefaultTenantLimits())
 	tenants := admission.NewTenants(admission.TenantsOptions{Defaults: tenantLimits, Lookup: s.db.Tenants().Limits, Logger: s.log})
 	opts := server.Options{Logger: s.log, Registry: reg, ShutdownTimeout: o.shutdownTimeout, AdminToken: token, CORSOrigins: cfg.CORSOrigins,
 		MaxBodyBytes: lim.MaxBodyBytes, MaxEvents: lim.MaxEvents, MaxBodyBytesInFlight: lim.MaxBodyBytesInFlight,

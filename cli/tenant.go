@@ -67,7 +67,7 @@ func (g *globals) withTenants(cmd *cobra.Command, readOnly bool, fn func(ctx con
 		return err
 	}
 	defer func() { err = errors.Join(err, s.Close()) }()
-	defaults := s.cfg.Limits.Tenant.Limits().Or(server.DefaultTenantLimits())
+	defaults := s.cfg.Limits.Tenant.Or(server.DefaultTenantLimits())
 	return fn(ctx, localTenants{db: s.db, reg: s.db.Tenants(), now: s.clock.Now, defaults: defaults})
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/timetabledb/timetable/api"
 	"github.com/timetabledb/timetable/tenant"
 )
 
@@ -33,7 +34,7 @@ func TestLimitsAreKeptWithTheTenant(t *testing.T) {
 	require.Equal(t, tenant.Limits{MaxConcurrentQueries: 1, WriteEventsBurst: 7}, l.Or(tenant.Limits{MaxConcurrentQueries: 9, WriteEventsBurst: 7}))
 
 	for _, bad := range []tenant.Limits{{WriteEventsPerSecond: -1}, {MaxConcurrentQueries: -1}, {WriteBytesPerSecond: math.Inf(1)}, {WriteEventsPerSecond: math.NaN()}} {
-		require.ErrorIs(t, r.SetLimits(ctx, "acme", bad), tenant.ErrBadLimits)
+		require.ErrorIs(t, r.SetLimits(ctx, "acme", bad), api.ErrBadTenantLimits)
 	}
 	require.ErrorIs(t, r.SetLimits(ctx, "nobody", tenant.Limits{}), tenant.ErrNotFound)
 	_, err = r.Limits(ctx, "nobody")
