@@ -25,7 +25,7 @@ type Cost struct {
 
 // Costs puts the ways of paying side by side.
 type Costs struct {
-	// Recommended bills each tier the way Tier.Billing says: on demand,
+	// Recommended bills each tier the way PlannedTier.Billing says: on demand,
 	// or provisioned where that is cheaper.
 	Recommended Cost `json:"recommended"`
 	// ProvisionedTiers provisions every tier with its capacity, as the
@@ -88,7 +88,7 @@ type TierCost struct {
 // costing prices a plan at any point of its life.
 type costing struct {
 	prices  Prices
-	tiers   []Tier
+	tiers   []PlannedTier
 	options []TierOptions
 	fleet   fleet
 	// billedBytesPerHour is the storage the stream adds per hour in
@@ -123,7 +123,7 @@ func (c costing) gb(hours float64) float64 { return c.billedBytesPerHour * hours
 
 // at returns the monthly bills, the tiers with their tables, billing and
 // costs, and the storage, at elapsed hours into the deployment.
-func (c costing) at(elapsed float64) (Costs, []Tier, Storage) {
+func (c costing) at(elapsed float64) (Costs, []PlannedTier, Storage) {
 	s := Storage{RetainedHours: c.fleet.retainedHours(elapsed), GB: c.gb(c.fleet.retainedHours(elapsed))}
 	if c.fleet.archived {
 		s.ArchivedHours = math.Max(0, c.fleet.keptHours(elapsed)-s.RetainedHours)
@@ -131,7 +131,7 @@ func (c costing) at(elapsed float64) (Costs, []Tier, Storage) {
 		s.ArchiveMonthlyCost = s.ArchiveGB * c.prices.ArchiveGBMonth
 	}
 	var cs Costs
-	tiers := make([]Tier, len(c.tiers))
+	tiers := make([]PlannedTier, len(c.tiers))
 	for i, t := range c.tiers {
 		o := c.options[i]
 		t.Class = o.Class

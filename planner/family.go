@@ -49,7 +49,7 @@ const (
 // billing is the hot tier's; every tier says its own. With archiving, the
 // family's retention is ArchiveAfter: tables are archived and deleted
 // from DynamoDB then.
-func (in Input) family(period string, shards int, tiers []Tier) Family {
+func (in Input) family(period string, shards int, tiers []PlannedTier) Family {
 	retention := in.Retention
 	if in.ArchiveAfter > 0 {
 		retention = in.ArchiveAfter

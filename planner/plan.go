@@ -32,10 +32,10 @@ type Report struct {
 	PeriodHours float64 `json:"period_hours"`
 	// Shards is the recommended shard count: what the peak of one series
 	// needs at PartitionWriteUnits a partition key.
-	Shards int    `json:"shards"`
-	Reads  *Reads `json:"reads,omitempty"`
-	Tiers  []Tier `json:"tiers"`
-	Tables Tables `json:"tables"`
+	Shards int           `json:"shards"`
+	Reads  *Reads        `json:"reads,omitempty"`
+	Tiers  []PlannedTier `json:"tiers"`
+	Tables Tables        `json:"tables"`
 	// CostedAt says when the monthly costs apply: "steady state" once
 	// the retention is reached, or "month N" when data is kept forever.
 	CostedAt string  `json:"costed_at"`

@@ -193,7 +193,7 @@ func TestGuideExample(t *testing.T) {
 	require.Equal(t, "30d", a.Family.Retention)
 }
 
-func billings(ts []Tier) []string {
+func billings(ts []PlannedTier) []string {
 	var s []string
 	for _, t := range ts {
 		s = append(s, t.Billing)
@@ -201,7 +201,7 @@ func billings(ts []Tier) []string {
 	return s
 }
 
-func classes(ts []Tier) []storage.Class {
+func classes(ts []PlannedTier) []storage.Class {
 	var s []storage.Class
 	for _, t := range ts {
 		s = append(s, t.Class)
