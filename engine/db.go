@@ -50,7 +50,7 @@ type DB struct {
 	meta     *metaTable
 	registry *registry.Registry
 	catalog  *catalog
-	tenants  *tenant.Registry
+	tenants  *tenant.Directory
 	metrics  *metrics
 	series   *seriesCache
 	paths    *pathMemory
@@ -99,8 +99,8 @@ func Open(ctx context.Context, store storage.Store, opts Options) (*DB, error) {
 // Registry returns the table registry the engine reads and writes.
 func (db *DB) Registry() *registry.Registry { return db.registry }
 
-// Tenants returns the registry of tenants and their API keys.
-func (db *DB) Tenants() *tenant.Registry { return db.tenants }
+// Tenants returns the directory of tenants and their API keys.
+func (db *DB) Tenants() *tenant.Directory { return db.tenants }
 
 // Options returns the options the engine runs with, defaults filled in.
 func (db *DB) Options() Options { return db.opts }

@@ -22,7 +22,7 @@ const limitsAttr = "limits"
 // Limits returns the limits the operator set for a tenant: the zero
 // Limits when none were set. A tenant never added, or removed, is an
 // error wrapping ErrNotFound.
-func (r *Registry) Limits(ctx context.Context, name string) (Limits, error) {
+func (r *Directory) Limits(ctx context.Context, name string) (Limits, error) {
 	if err := ValidName(name); err != nil {
 		return Limits{}, err
 	}
@@ -56,7 +56,7 @@ func limitsOf(item storage.Item) (Limits, error) {
 // SetLimits replaces the limits of a tenant: the zero Limits goes back to
 // the server's defaults for every field. A tenant never added, or
 // removed, is an error wrapping ErrNotFound.
-func (r *Registry) SetLimits(ctx context.Context, name string, l Limits) error {
+func (r *Directory) SetLimits(ctx context.Context, name string, l Limits) error {
 	if err := l.Validate(); err != nil {
 		return err
 	}

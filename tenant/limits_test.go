@@ -14,7 +14,7 @@ import (
 // A tenant's limits are kept with its record: read back as set, replaced
 // whole, refused when negative or not finite, and gone with the tenant.
 func TestLimitsAreKeptWithTheTenant(t *testing.T) {
-	r, _ := newRegistry(t)
+	r, _ := newDirectory(t)
 	ctx := context.Background()
 	_, err := r.Add(ctx, "acme", now)
 	require.NoError(t, err)
