@@ -247,7 +247,7 @@ func (db *DB) aggregateEachSeries(ctx context.Context, tenant string, q Aggregat
 		perSeries += t.shards
 	}
 	workers := min(len(series), db.opts.QueryParallelism)
-	release, err := db.budget.take(ctx, tenant, int64(workers*perSeries))
+	release, err := db.budget.reserve(ctx, tenant, int64(workers*perSeries))
 	if err != nil {
 		return nil, err
 	}
@@ -278,7 +278,7 @@ func (db *DB) aggregateEachSeries(ctx context.Context, tenant string, q Aggregat
 					return err // another series failed
 				}
 				if slot == nil {
-					turn, err := db.turns.take(gctx, tenant)
+					turn, err := db.turns.wait(gctx, tenant)
 					if err != nil {
 						return err
 					}

@@ -64,7 +64,7 @@ func (db *DB) mergeFirstOfEverySeries(r *fanOut, tables []physTable, limit int) 
 		shards += t.shards
 	}
 	probes := db.opts.QueryParallelism
-	release, err := db.budget.take(r.ctx, r.tenant, int64((probes+limit+1)*shards))
+	release, err := db.budget.reserve(r.ctx, r.tenant, int64((probes+limit+1)*shards))
 	if err != nil {
 		return nil, err
 	}
@@ -155,7 +155,7 @@ func (db *DB) mergeEverySeries(r *fanOut, tables []physTable) (*merger, error) {
 	for i, t := range tables {
 		n += len(series[i]) * t.shards
 	}
-	release, err := db.budget.take(r.ctx, r.tenant, int64(n))
+	release, err := db.budget.reserve(r.ctx, r.tenant, int64(n))
 	if err != nil {
 		return nil, err
 	}
