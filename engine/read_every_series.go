@@ -44,10 +44,11 @@ import (
 const mergeItems = 1 << 16
 
 // firstPage is the size of a partition's first page in a read of every
-// series: one item, its first event. A grouped partition reads one item
-// past a millisecond to know the millisecond is whole, so two.
-func firstPage(grouped bool) int {
-	if grouped {
+// series: one item, its first event. A partition read per millisecond
+// reads one item past a millisecond to know the millisecond is whole, so
+// two.
+func firstPage(perMillisecond bool) int {
+	if perMillisecond {
 		return 2
 	}
 	return 1
@@ -69,7 +70,7 @@ func (db *DB) mergeFirstOfEverySeries(r *fanOut, tables []physTable, limit int) 
 		return nil, err
 	}
 	kept := &candidates{desc: r.q.Desc, keep: limit + 1}
-	p := pageSizes{first: firstPage(r.grouped), max: sourceLimit(limit), whole: true}
+	p := pageSizes{first: firstPage(r.perMillisecond), max: sourceLimit(limit), whole: true}
 	var mu sync.Mutex
 	work := make(chan seriesIn)
 	g, gctx := errgroup.WithContext(r.ctx)
@@ -159,7 +160,7 @@ func (db *DB) mergeEverySeries(r *fanOut, tables []physTable) (*merger, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := pageSizes{first: firstPage(r.grouped), max: mergeItems / max(n, 1), whole: true}
+	p := pageSizes{first: firstPage(r.perMillisecond), max: mergeItems / max(n, 1), whole: true}
 	sources := make([]*source, 0, n)
 	for i, t := range tables {
 		for _, s := range series[i] {

@@ -53,13 +53,13 @@ type source struct {
 	// item, and took counts the items it lent one for until then.
 	fw   *fieldWriter
 	took int
-	// grouped reads a millisecond at a time, for partitions holding
+	// perMillisecond reads a millisecond at a time, for partitions holding
 	// map-layout items: their events are decoded into buf, sorted, and
 	// filtered by win. pending is an item read ahead.
-	grouped bool
-	win     selection
-	pending *sourceItem
-	buf     []itemenc.DecodedEvent
+	perMillisecond bool
+	win            selection
+	pending        *sourceItem
+	buf            []itemenc.DecodedEvent
 	// cur is the current event, and sk its sort key, valid while ok. js,
 	// when not nil, is the event's JSON, and cur holds no fields.
 	cur event.Event
@@ -78,7 +78,7 @@ type sourceItem struct {
 	js   []byte
 }
 
-// selection is the part of a grouped source's events the query wants: a
+// selection is the part of a per-millisecond source's events the query wants: a
 // map item holds a whole millisecond, and a range or a cursor may cut
 // one.
 type selection struct {
@@ -160,7 +160,7 @@ func (s *source) advance() error {
 			s.ok = false
 			return nil
 		}
-		if !s.grouped {
+		if !s.perMillisecond {
 			if e.js != nil {
 				s.cur, s.js, s.sk, s.ok = e.event(s.series), e.js, e.item.SK, true
 				return nil
@@ -174,7 +174,7 @@ func (s *source) advance() error {
 				continue // not an event item
 			}
 			// A map item in a row-layout table: its layout changed.
-			s.grouped = true
+			s.perMillisecond = true
 		}
 		if err := s.fill(e); err != nil {
 			s.ok = false
@@ -285,7 +285,7 @@ func (s *source) nextItem() (sourceItem, bool, error) {
 			return sourceItem{}, false, err
 		}
 		// An iterator that stopped at its limit, not at the end, is
-		// followed by the next page: a grouped source may need more
+		// followed by the next page: a per-millisecond source may need more
 		// items than events, and a filtered one examines items it does
 		// not return.
 		s.done = !stopped
