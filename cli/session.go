@@ -22,11 +22,11 @@ import (
 
 // session is what a command works with: an engine open on a store.
 type session struct {
-	log   *slog.Logger
-	clock clock.Clock
-	store storage.Store
-	db    *engine.DB
-	cold  *archive.Cold
+	log      *slog.Logger
+	clock    clock.Clock
+	store    storage.Store
+	db       *engine.DB
+	archives *archive.Reader
 	// cfg is the configuration read, whose Schema the engine was opened
 	// with; the rest (MQTT, the archive targets' families, the meta
 	// table as written) is the CLI's.
@@ -68,22 +68,22 @@ func (g *globals) openSession(ctx context.Context, stderr io.Writer, o sessionOp
 	if err != nil {
 		return nil, err
 	}
-	// Archived periods are read from their archives' Parquet (the cold
-	// tier); S3-compatible servers are addressed by path as
+	// Archived periods are read from their archives' Parquet (the archive
+	// reader); S3-compatible servers are addressed by path as
 	// AWS_ENDPOINT_URL_S3 suggests.
-	cold := archive.NewCold(archive.ColdOptions{S3: archive.S3Options{UsePathStyle: os.Getenv("AWS_ENDPOINT_URL_S3") != ""},
-		CacheDir: cfg.ColdCache.Dir, CacheBytes: cfg.ColdCache.Bytes, Logger: log})
-	db, err := engine.Open(ctx, store, engine.Options{Schema: cfg.Schema, Clock: clk, Logger: log, Registerer: o.registerer, ReadOnly: o.readOnly, Cold: cold,
+	archives := archive.NewReader(archive.ReaderOptions{S3: archive.S3Options{UsePathStyle: os.Getenv("AWS_ENDPOINT_URL_S3") != ""},
+		CacheDir: cfg.ArchiveCache.Dir, CacheBytes: cfg.ArchiveCache.Bytes, Logger: log})
+	db, err := engine.Open(ctx, store, engine.Options{Schema: cfg.Schema, Clock: clk, Logger: log, Registerer: o.registerer, ReadOnly: o.readOnly, Archives: archives,
 		Tables: tableBudget(cfg.TableBudget), KeyCache: cfg.KeyCache, CPU: cpuPool(spec)})
 	if err != nil {
-		return nil, errors.Join(fmt.Errorf("open engine: %w", err), store.Close(), cold.Close())
+		return nil, errors.Join(fmt.Errorf("open engine: %w", err), store.Close(), archives.Close())
 	}
-	return &session{log: log, clock: clk, store: store, db: db, cold: cold, cfg: cfg, storeSpec: spec}, nil
+	return &session{log: log, clock: clk, store: store, db: db, archives: archives, cfg: cfg, storeSpec: spec}, nil
 }
 
-// Close closes the engine, then the store and the cold tier.
+// Close closes the engine, then the store and the archive reader.
 func (s *session) Close() error {
-	return errors.Join(s.db.Close(), s.store.Close(), s.cold.Close())
+	return errors.Join(s.db.Close(), s.store.Close(), s.archives.Close())
 }
 
 // tenant checks that a tenant exists.

@@ -210,7 +210,7 @@ func (db *DB) aggregate(ctx context.Context, tenant string, q AggregateQuery, po
 	// Rollups live in tables: a range that reaches an archived table is
 	// summarised from its events (and no rollup is stored into a home
 	// table deleted long ago).
-	if u, ok, _ := rollupUnitFor(q, pol.Rollups); ok && !slices.ContainsFunc(tables, func(t physTable) bool { return t.cold != nil }) {
+	if u, ok, _ := rollupUnitFor(q, pol.Rollups); ok && !slices.ContainsFunc(tables, func(t physTable) bool { return t.archive != nil }) {
 		return db.aggregateRollups(ctx, tenant, q, pol, u, tables)
 	}
 	if q.Series == "" {

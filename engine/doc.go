@@ -340,7 +340,7 @@
 //	                               that budget (QueryHold)
 //	read_turns.go                  a tenant's turns at the series of its
 //	                               aggregates, and slots of Options.CPU
-//	read_archive.go                the cold tier: archived tables read
+//	read_archive.go                the archive reader: archived tables read
 //	                               from their archives, and gaps
 //	aggregate.go                   Aggregate, AggregateQuery, buckets
 //	                               streamed or merged per series
@@ -353,10 +353,10 @@
 // # Archived tables
 //
 // A table the lifecycle archived and deleted keeps its registry entry
-// (state deleted, with its archive target). With Options.Cold, a read
+// (state deleted, with its archive target). With Options.Archives, a read
 // whose range reaches it reads its partitions from the archive
-// (ColdTier, package archive's Cold) as it read the table: the sources
-// of its partitions sit in the merge beside the live tables', under the
+// (ArchiveReader, package archive's Reader) as it read the table: the
+// sources of its partitions sit in the merge beside the live tables', under the
 // same cursors, filters, aggregates and limits, and rollups are not used
 // over such a range. A period whose table is gone with no archive to
 // read is named in Page.Gaps.
