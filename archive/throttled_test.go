@@ -30,13 +30,13 @@ import (
 // provisioned table of 1 RCU: while refuse is set, UpdateTable is refused
 // with LimitExceededException (the daily limit on billing switches), and
 // while the table is not on demand, Scans are throttled through faults.
-type archivedTable struct {
+type coldTable struct {
 	plain, throttled http.RoundTripper
 	refuse           atomic.Bool
 	onDemand         atomic.Bool
 }
 
-func (c *archivedTable) RoundTrip(r *http.Request) (*http.Response, error) {
+func (c *coldTable) RoundTrip(r *http.Request) (*http.Response, error) {
 	op := r.Header.Get("X-Amz-Target")
 	switch {
 	case strings.HasSuffix(op, ".UpdateTable") && c.refuse.Load():
@@ -99,7 +99,7 @@ func TestArchiveOfAThrottledColdTable(t *testing.T) {
 		}
 	}
 
-	proxy := &archivedTable{plain: http.DefaultTransport, throttled: dynamofault.New(dynamofault.Options{
+	proxy := &coldTable{plain: http.DefaultTransport, throttled: dynamofault.New(dynamofault.Options{
 		Seed: 3, Mix: dynamofault.Mix{dynamofault.Throughput: 0.8}, Operations: []string{"Scan"}})}
 	proxy.refuse.Store(true)
 	store, err := dynamostore.Open(ctx, dynamostore.Options{
