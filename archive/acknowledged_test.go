@@ -40,9 +40,9 @@ func TestEveryGenerationIsAnsweredWhileWritten(t *testing.T) {
 			const routeTTL, settle = 5 * time.Second, 30 * time.Second
 			writerClk := g.clk
 			reconClk := clock.NewManual(day.Add(5 * 7 * 24 * time.Hour)) // past retention
-			cold := archive.NewCold(archive.ColdOptions{CacheDir: t.TempDir()})
-			t.Cleanup(func() { cold.Close() })
-			db, err := engine.Open(ctx, s, engine.Options{Schema: cfg, Clock: writerClk, Cold: cold, RouteTTL: routeTTL})
+			archives := archive.NewReader(archive.ReaderOptions{CacheDir: t.TempDir()})
+			t.Cleanup(func() { archives.Close() })
+			db, err := engine.Open(ctx, s, engine.Options{Schema: cfg, Clock: writerClk, Archives: archives, RouteTTL: routeTTL})
 			require.NoError(t, err)
 			defer db.Close()
 			r, err := lifecycle.New(lifecycle.Options{FenceSettle: settle, ClockSkew: -1, Store: s, Families: cfg.Families, Clock: reconClk,
@@ -69,7 +69,7 @@ func TestEveryGenerationIsAnsweredWhileWritten(t *testing.T) {
 			whole := engine.Query{Table: "a_table", From: day.Add(-time.Hour), To: day.Add(2 * time.Hour)}
 			answered := func(step string) {
 				t.Helper()
-				fresh, err := engine.Open(ctx, s, engine.Options{Schema: cfg, Clock: writerClk, Cold: cold, ReadOnly: true})
+				fresh, err := engine.Open(ctx, s, engine.Options{Schema: cfg, Clock: writerClk, Archives: archives, ReadOnly: true})
 				require.NoError(t, err)
 				defer fresh.Close()
 				for name, d := range map[string]*engine.DB{"the writing server": db, "a fresh server": fresh} {

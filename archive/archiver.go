@@ -64,7 +64,7 @@ type Options struct {
 	// Parquet files of the table's events beside the NDJSON, which
 	// restore reads; family.ArchiveNDJSON writes the NDJSON alone. Empty
 	// means Parquet for a table whose family and period are known (a
-	// registry entry, or tags), which the cold tier (Cold) reads, and
+	// registry entry, or tags), which the archive reader (Reader) reads, and
 	// NDJSON alone for another.
 	Format family.ArchiveFormat
 	// Method is how tables are exported and restored: MethodAuto (the

@@ -106,10 +106,10 @@
 // export in NDJSON alone of a family now archived in Parquet is made
 // again, Parquet and all; a verified one is kept as it is.
 //
-// # Cold tier
+// # Reading archives
 //
-// Cold reads the Parquet of verified archives for the engine
-// (engine.Options.Cold): a query whose range reaches a table the
+// Reader reads the Parquet of verified archives for the engine
+// (engine.Options.Archives): a query whose range reaches a table the
 // lifecycle archived and deleted reads that period from the archive,
 // merged with the live tables, and answers as the table did. Values a
 // Parquet column does not keep exactly (package parquetfile's File says
@@ -119,7 +119,7 @@
 // reads every generation of a table that was archived: the engine passes
 // the earlier ones that the registry entry records
 // (registry.Entry.PastArchives). The Parquet of s3:// targets is fetched
-// into a cache of ColdOptions.CacheBytes (DefaultColdCacheBytes), which
+// into a cache of ReaderOptions.CacheBytes (DefaultReaderCacheBytes), which
 // evicts the archives least recently read that no query reads.
 //
 // Every file is checked against the manifest before it is read: its size

@@ -15,7 +15,7 @@ import (
 // clocks run a day ahead fence, archive and delete the oldest day's
 // table while a server takes batches of events for it, until the table
 // is made again and written into. A fresh server's query of the range
-// (the live tables and the cold tier) then answers every acknowledged
+// (the live tables and the archive reader) then answers every acknowledged
 // event, once.
 func TestNoAcknowledgedEventHiddenUnderLoad(t *testing.T) {
 	for _, b := range backends.All(t) {

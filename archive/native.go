@@ -111,7 +111,7 @@ func (a *Archiver) exportAny(ctx context.Context, table string) (Manifest, error
 // records: every data file's item count and MD5 against the export's
 // manifest-files.json, their sum against manifest-summary.json and the
 // store's count, and the content hash of the items; the Parquet of the
-// cold tier is written from that same reading. The manifest it writes
+// archive reader reads is written from that same reading. The manifest it writes
 // is unverified, as export's.
 func (a *Archiver) exportNative(ctx context.Context, table string, x storage.Exporter, loc storage.S3Location) (m Manifest, err error) {
 	m, _, shards, _, err := a.startManifest(ctx, table)

@@ -44,7 +44,7 @@ func TestNativeExportRestore(t *testing.T) {
 	require.Len(t, m.Export.Files, 3)
 	require.Equal(t, int64(len(want)), m.ItemCount)
 	require.Contains(t, m.Export.Summary, table+"/export/AWSDynamoDB/")
-	require.NotEmpty(t, m.Parquet, "the cold tier's Parquet is written from the export")
+	require.NotEmpty(t, m.Parquet, "the archive reader's Parquet is written from the export")
 	calls := cp.Calls()
 	require.Equal(t, 1, calls["ExportTableToPointInTime"], "%v", calls)
 	require.GreaterOrEqual(t, calls["DescribeExport"], 1)

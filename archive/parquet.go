@@ -88,7 +88,7 @@ func shardsOf(info storage.TableInfo) int {
 // to learn the schema and to write the file, which is streamed to the
 // target (target.create). The file is written sorted by tenant, logical
 // table, series and time, in row groups of ParquetRowGroupRows, so that
-// the cold tier (Cold) reads a series' time range from a few row groups:
+// the archive reader (Reader) reads a series' time range from a few row groups:
 // the part keeps a sort key of each event (sortedEvent, 32 bytes, and
 // each series' name once), and reads each item again from the spool at its
 // offset. Disk holds one part's spool, memory its sort keys and one row

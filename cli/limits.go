@@ -13,7 +13,6 @@ import (
 	"github.com/timetabledb/timetable/api"
 	"github.com/timetabledb/timetable/client"
 	"github.com/timetabledb/timetable/server"
-	"github.com/timetabledb/timetable/tenant"
 )
 
 // limitFlags are the flags of `timetable tenant limits` that set a limit,
@@ -146,11 +145,11 @@ func (l localTenants) limits(ctx context.Context, name string) (api.Limits, erro
 	if err != nil {
 		return api.Limits{}, err
 	}
-	return api.Limits{Overrides: api.TenantLimits(over), Effective: api.TenantLimits(over.Or(l.defaults)), MetricsLabel: server.MetricsLabel(name)}, nil
+	return api.Limits{Overrides: over, Effective: over.Or(l.defaults), MetricsLabel: server.MetricsLabel(name)}, nil
 }
 
 func (l localTenants) setLimits(ctx context.Context, name string, over api.TenantLimits) (api.Limits, error) {
-	if err := l.reg.SetLimits(ctx, name, tenant.Limits(over)); err != nil {
+	if err := l.reg.SetLimits(ctx, name, over); err != nil {
 		return api.Limits{}, err
 	}
 	return l.limits(ctx, name)

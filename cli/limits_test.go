@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/timetabledb/timetable/api"
-	"github.com/timetabledb/timetable/tenant"
 )
 
 // `tenant limits` shows and sets a tenant's limits, on the store as
@@ -33,7 +32,7 @@ max_concurrent_writes    -         8
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &l))
 	require.Equal(t, api.TenantLimits{WriteEventsPerSecond: 500, WriteEventsBurst: 1000, MaxConcurrentQueries: 2}, l.Overrides, "flags change only their limits")
 	r = run(t, "", "tenant", "limits", "acme", "--max-concurrent-queries", "-1", store)
-	require.ErrorIs(t, r.err, tenant.ErrBadLimits)
+	require.ErrorIs(t, r.err, api.ErrBadTenantLimits)
 	r = run(t, "", "tenant", "limits", "acme", "--max-concurrent-queries", "many", store)
 	require.Equal(t, ExitUsage, ExitCode(r.err))
 

@@ -137,7 +137,7 @@ _ia for Standard-IA, archive_gb_month, currency, label) or the --price-* flags.`
 	fl.Float64Var(&f.archiveRatio, "archive-ratio", planner.DefaultArchiveRatio, "archive bytes per item byte")
 	for i, tier := range []string{"hot", "warm", "cold"} {
 		fl.StringVar(&f.tierBilling[i], tier+"-billing", "", "billing of the "+tier+" tier: provisioned or on_demand (default the cheaper)")
-		fl.StringVar(&f.tierClass[i], tier+"-class", "", "table class of the "+tier+" tier: standard or standard_ia (default standard_ia for cold, standard otherwise)")
+		fl.StringVar(&f.tierClass[i], tier+"-class", "", "table class of the "+tier+" tier: standard or infrequent_access (default infrequent_access for cold, standard otherwise)")
 	}
 	fl.StringVar(&f.format, "format", "table", "output format: table or json")
 	fl.StringVar(&f.apply, "apply", "", "write the recommended family into this YAML config file")
@@ -169,14 +169,19 @@ func runPlan(cmd *cobra.Command, f planFlags, clk clock.Clock) error {
 		Family:            f.family,
 		Period:            f.period,
 		ArchiveRatio:      f.archiveRatio,
-		Hot:               planner.TierOptions{Billing: f.tierBilling[0], Class: f.tierClass[0]},
-		Warm:              planner.TierOptions{Billing: f.tierBilling[1], Class: f.tierClass[1]},
-		Cold:              planner.TierOptions{Billing: f.tierBilling[2], Class: f.tierClass[2]},
+		Hot:               planner.TierOptions{Billing: f.tierBilling[0]},
+		Warm:              planner.TierOptions{Billing: f.tierBilling[1]},
+		Cold:              planner.TierOptions{Billing: f.tierBilling[2]},
 	}
 	if f.pkBytes <= 0 || f.series <= 0 || f.headroom <= 0 {
 		return fmt.Errorf("plan: --pk-bytes, --series and --headroom must be positive")
 	}
 	var err error
+	for i, o := range []*planner.TierOptions{&in.Hot, &in.Warm, &in.Cold} {
+		if o.Class, err = storage.ParseClass(f.tierClass[i]); err != nil {
+			return fmt.Errorf("plan: --%s-class: %w", []string{"hot", "warm", "cold"}[i], err)
+		}
+	}
 	for _, d := range []struct {
 		flag string
 		in   string

@@ -326,8 +326,7 @@ func TestPlanApplyEveryPeriodLoads(t *testing.T) {
 			for i, tier := range r.Tiers {
 				require.Equal(t, tier.Name, f.Tiers[i].Name)
 				require.Equal(t, asConfig[tier.Billing], f.Tiers[i].Capacity.Billing)
-				classes := map[string]storage.Class{planner.ClassStandard: storage.ClassStandard, planner.ClassStandardIA: storage.ClassInfrequentAccess}
-				require.Equal(t, classes[tier.Class], f.Tiers[i].Capacity.Normal().Class, "the class priced is the class applied")
+				require.Equal(t, tier.Class, f.Tiers[i].Capacity.Normal().Class, "the class priced is the class applied")
 				billings[f.Tiers[i].Capacity.Billing] = true
 				if tier.Billing == planner.BillingProvisioned {
 					require.Equal(t, tier.Write, f.Tiers[i].Capacity.Write)

@@ -299,9 +299,5 @@ func (r *remote) aggregate(ctx context.Context, table string, q api.AggregateQue
 	if err != nil || q.GroupBy == "" {
 		return engine.GroupPage{Groups: []engine.Group{{Buckets: answer.Buckets}}}, err
 	}
-	page := engine.GroupPage{Groups: make([]engine.Group, len(answer.Groups)), Next: answer.NextGroup}
-	for i, g := range answer.Groups {
-		page.Groups[i] = engine.Group(g)
-	}
-	return page, nil
+	return engine.GroupPage{Groups: answer.Groups, Next: answer.NextGroup}, nil
 }

@@ -202,12 +202,12 @@ func runServe(ctx context.Context, g *globals, o serveOptions, stderr io.Writer)
 	// registry of tenants and keys and one CPU pool for the HTTP server
 	// and the MQTT subscriptions alike.
 	events := server.NewEventBudget(lim.MaxEventBytesInFlight, lim.TenantShare)
-	tenantLimits := lim.Tenant.Limits().Or(server.DefaultTenantLimits())
+	tenantLimits := lim.Tenant.Or(server.DefaultTenantLimits())
 	cpu := cpuPool(s.storeSpec)
 	tenants := admission.NewTenants(admission.TenantsOptions{Defaults: tenantLimits, Lookup: s.tenants.Limits, Logger: s.log})
 	opts := server.Options{Logger: s.log, Registry: reg, ShutdownTimeout: o.shutdownTimeout, AdminToken: token, CORSOrigins: cfg.CORSOrigins,
 		MaxBodyBytes: lim.MaxBodyBytes, MaxEvents: lim.MaxEvents, MaxBodyBytesInFlight: lim.MaxBodyBytesInFlight,
-		EventBudget: events, TenantShare: lim.TenantShare, TenantLimits: tenantLimits, Tenants: tenants, TenantRegistry: s.tenants, CPU: cpu,
+		EventBudget: events, TenantShare: lim.TenantShare, TenantLimits: tenantLimits, Tenants: tenants, TenantDirectory: s.tenants, CPU: cpu,
 		TenantNamesInMetrics: lim.TenantNamesInMetrics}
 	if o.reconcileEvery > 0 {
 		r, stop, err := startLifecycle(ctx, s, reg, o.reconcileEvery)
@@ -225,7 +225,7 @@ func runServe(ctx context.Context, g *globals, o serveOptions, stderr io.Writer)
 	}
 	if subs := s.cfg.MQTT; len(subs) > 0 {
 		sub, err := mqttsub.Start(ctx, s.db, subs, mqttsub.Options{Logger: s.log, Registerer: reg,
-			MaxPayloadBytes: lim.MaxBodyBytes, MaxEvents: lim.MaxEvents, EventBudget: events, Tenants: tenants, TenantRegistry: s.tenants, CPU: cpu})
+			MaxPayloadBytes: lim.MaxBodyBytes, MaxEvents: lim.MaxEvents, EventBudget: events, Tenants: tenants, TenantDirectory: s.tenants, CPU: cpu})
 		if err != nil {
 			return fmt.Errorf("serve: %w", err)
 		}

@@ -26,10 +26,10 @@ type session struct {
 	clock clock.Clock
 	store storage.Store
 	db    *engine.DB
-	// tenants is the registry of tenants and their API keys, with the
+	// tenants is the directory of tenants and their API keys, with the
 	// cache of keys the configuration bounds (key_cache).
-	tenants *tenant.Registry
-	cold    *archive.Cold
+	tenants  *tenant.Directory
+	archives *archive.Reader
 	// cfg is the configuration read, whose Schema the engine was opened
 	// with; the rest (MQTT, the archive targets' families, the meta
 	// table as written) is the CLI's.
@@ -71,23 +71,23 @@ func (g *globals) openSession(ctx context.Context, stderr io.Writer, o sessionOp
 	if err != nil {
 		return nil, err
 	}
-	// Archived periods are read from their archives' Parquet (the cold
-	// tier); S3-compatible servers are addressed by path as
+	// Archived periods are read from their archives' Parquet (the archive
+	// reader); S3-compatible servers are addressed by path as
 	// AWS_ENDPOINT_URL_S3 suggests.
-	cold := archive.NewCold(archive.ColdOptions{S3: archive.S3Options{UsePathStyle: os.Getenv("AWS_ENDPOINT_URL_S3") != ""},
-		CacheDir: cfg.ColdCache.Dir, CacheBytes: cfg.ColdCache.Bytes, Logger: log})
-	db, err := engine.Open(ctx, store, engine.Options{Schema: cfg.Schema, Clock: clk, Logger: log, Registerer: o.registerer, ReadOnly: o.readOnly, Cold: cold,
+	archives := archive.NewReader(archive.ReaderOptions{S3: archive.S3Options{UsePathStyle: os.Getenv("AWS_ENDPOINT_URL_S3") != ""},
+		CacheDir: cfg.ArchiveCache.Dir, CacheBytes: cfg.ArchiveCache.Bytes, Logger: log})
+	db, err := engine.Open(ctx, store, engine.Options{Schema: cfg.Schema, Clock: clk, Logger: log, Registerer: o.registerer, ReadOnly: o.readOnly, Archives: archives,
 		Tables: tableBudget(cfg.TableBudget)})
 	if err != nil {
-		return nil, errors.Join(fmt.Errorf("open engine: %w", err), store.Close(), cold.Close())
+		return nil, errors.Join(fmt.Errorf("open engine: %w", err), store.Close(), archives.Close())
 	}
 	tenants := tenant.New(store, db.Options().Schema.MetaTable, tenant.Options{Clock: clk, KeyCache: cfg.KeyCache})
-	return &session{log: log, clock: clk, store: store, db: db, tenants: tenants, cold: cold, cfg: cfg, storeSpec: spec}, nil
+	return &session{log: log, clock: clk, store: store, db: db, tenants: tenants, archives: archives, cfg: cfg, storeSpec: spec}, nil
 }
 
-// Close closes the engine, then the store and the cold tier.
+// Close closes the engine, then the store and the archive reader.
 func (s *session) Close() error {
-	return errors.Join(s.db.Close(), s.store.Close(), s.cold.Close())
+	return errors.Join(s.db.Close(), s.store.Close(), s.archives.Close())
 }
 
 // tenant checks that a tenant exists.

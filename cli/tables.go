@@ -226,13 +226,10 @@ func writeTimeline(w io.Writer, ts []engine.TableStatus) error {
 // class changes of the last 30 days when there were any: DynamoDB allows
 // two.
 func classColumn(class string, changes int) string {
-	s := "standard"
-	switch class {
-	case "":
+	if class == "" {
 		return "-"
-	case string(storage.ClassInfrequentAccess):
-		s = "infrequent_access"
 	}
+	s := storage.Class(class).Name()
 	if changes > 0 {
 		s += fmt.Sprintf(" (%d/%d changes)", changes, family.MaxClassChanges)
 	}

@@ -31,7 +31,7 @@ type keyRow = api.Key
 // one with its end.
 type rotation = api.KeyRotated
 
-// tenantAdmin keeps tenants and their keys: the store's tenant registry,
+// tenantAdmin keeps tenants and their keys: the store's tenant directory,
 // or a server's admin API (remote.go).
 type tenantAdmin interface {
 	addTenant(ctx context.Context, name string) (keyRow, error)
@@ -67,14 +67,14 @@ func (g *globals) withTenants(cmd *cobra.Command, readOnly bool, fn func(ctx con
 		return err
 	}
 	defer func() { err = errors.Join(err, s.Close()) }()
-	defaults := s.cfg.Limits.Tenant.Limits().Or(server.DefaultTenantLimits())
+	defaults := s.cfg.Limits.Tenant.Or(server.DefaultTenantLimits())
 	return fn(ctx, localTenants{db: s.db, reg: s.tenants, now: s.clock.Now, defaults: defaults})
 }
 
-// localTenants is the store's tenant registry as a tenantAdmin.
+// localTenants is the store's tenant directory as a tenantAdmin.
 type localTenants struct {
 	db  *engine.DB
-	reg *tenant.Registry
+	reg *tenant.Directory
 	now func() time.Time
 	// defaults are the limits of a tenant without overrides.
 	defaults tenant.Limits

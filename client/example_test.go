@@ -44,7 +44,7 @@ func serve() (url string, stop func()) {
 		log.Fatal(err)
 	}
 	tenants := tenant.New(store, db.Options().Schema.MetaTable, tenant.Options{Clock: db.Options().Clock})
-	handler, err := server.New(db, server.Options{TenantRegistry: tenants, AdminToken: adminToken, Logger: slog.New(slog.DiscardHandler)})
+	handler, err := server.New(db, server.Options{TenantDirectory: tenants, AdminToken: adminToken, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		log.Fatal(err)
 	}

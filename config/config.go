@@ -103,7 +103,7 @@
 //	                            # make tables only below 90% of it
 //	archive_method: auto        # DynamoDB's own export/import to s3:// where
 //	                            # the endpoint has them; or native, or scan
-//	cold_cache:                 # s3:// archives' Parquet that queries fetch
+//	archive_cache:              # s3:// archives' Parquet that queries fetch
 //	  dir: ""                   # empty: the system's temporary folder
 //	  size: 1GiB                # least recently read archives are evicted
 //	key_cache:                  # what a server keeps of API keys
@@ -179,11 +179,13 @@ type Config struct {
 	// always scans; "native" always uses DynamoDB's own (package
 	// archive's Method).
 	ArchiveMethod string
-	// ColdCache is where queries keep the Parquet files of archives in
-	// s3:// targets that they read (YAML "cold_cache": dir, size): what
-	// package archive's ColdOptions CacheDir and CacheBytes say; zero
-	// fields are its defaults, the system's temporary folder and 1 GiB.
-	ColdCache ColdCache
+	// ArchiveCache is where queries keep the Parquet files of archives in
+	// s3:// targets that they read (YAML "archive_cache": dir, size;
+	// "cold_cache", its name in earlier versions, is read as an alias):
+	// what package archive's ReaderOptions CacheDir and CacheBytes say;
+	// zero fields are its defaults, the system's temporary folder and
+	// 1 GiB.
+	ArchiveCache ArchiveCache
 	// KeyCache bounds what a server keeps of API keys (YAML "key_cache":
 	// ttl, negative_ttl, size; "ttl: none" reads every key from the
 	// store): what the registry of tenants is opened with
@@ -192,8 +194,8 @@ type Config struct {
 	KeyCache tenant.KeyCacheOptions
 }
 
-// ColdCache is the file's cold_cache.
-type ColdCache struct {
+// ArchiveCache is the file's archive_cache.
+type ArchiveCache struct {
 	// Dir is the cache's folder; empty means the system's temporary
 	// folder.
 	Dir string
@@ -269,13 +271,12 @@ type fileConfig struct {
 		PerRequest    int `yaml:"per_request"`
 		PerTenantHour int `yaml:"per_tenant_hour"`
 	} `yaml:"new_tables"`
-	TableQuota    int    `yaml:"table_quota"`
-	ArchiveMethod string `yaml:"archive_method"`
-	ColdCache     struct {
-		Dir  string `yaml:"dir"`
-		Size string `yaml:"size"`
-	} `yaml:"cold_cache"`
-	KeyCache struct {
+	TableQuota    int              `yaml:"table_quota"`
+	ArchiveMethod string           `yaml:"archive_method"`
+	ArchiveCache  fileArchiveCache `yaml:"archive_cache"`
+	// ColdCache is archive_cache under its name in earlier versions.
+	ColdCache fileArchiveCache `yaml:"cold_cache"`
+	KeyCache  struct {
 		TTL         string `yaml:"ttl"`
 		NegativeTTL string `yaml:"negative_ttl"`
 		Size        int    `yaml:"size"`
@@ -357,16 +358,18 @@ func (ft fileTier) capacity(billing storage.Billing) (storage.Capacity, error) {
 		}
 		c.Billing = b
 	}
-	switch strings.ToLower(ft.Class) {
-	case "":
-	case "standard":
-		c.Class = storage.ClassStandard
-	case "infrequent_access", "standard_ia", "standard_infrequent_access":
-		c.Class = storage.ClassInfrequentAccess
-	default:
-		return c, fmt.Errorf("class %q: must be standard or infrequent_access", ft.Class)
+	class, err := storage.ParseClass(ft.Class)
+	if err != nil {
+		return c, err
 	}
+	c.Class = class
 	return c, nil
+}
+
+// fileArchiveCache is archive_cache as the file spells it.
+type fileArchiveCache struct {
+	Dir  string `yaml:"dir"`
+	Size string `yaml:"size"`
 }
 
 type fileTable struct {
@@ -451,16 +454,23 @@ func Parse(data []byte) (Config, error) {
 	default:
 		return Config{}, fmt.Errorf("%w: archive_method %q: auto, native or scan", ErrInvalid, c.ArchiveMethod)
 	}
-	c.ColdCache.Dir = fc.ColdCache.Dir
-	if sz := fc.ColdCache.Size; sz != "" {
+	ac, acName := fc.ArchiveCache, "archive_cache"
+	if fc.ColdCache != (fileArchiveCache{}) {
+		if ac != (fileArchiveCache{}) {
+			return Config{}, fmt.Errorf("%w: archive_cache and cold_cache, its former name: give one", ErrInvalid)
+		}
+		ac, acName = fc.ColdCache, "cold_cache"
+	}
+	c.ArchiveCache.Dir = ac.Dir
+	if sz := ac.Size; sz != "" {
 		n, err := parseBytes(sz)
 		if err == nil && n == 0 {
 			err = fmt.Errorf("%q: want more than 0", sz)
 		}
 		if err != nil {
-			return Config{}, fmt.Errorf("%w: cold_cache: size %v", ErrInvalid, err)
+			return Config{}, fmt.Errorf("%w: %s: size %v", ErrInvalid, acName, err)
 		}
-		c.ColdCache.Bytes = n
+		c.ArchiveCache.Bytes = n
 	}
 	switch h := fc.BackfillHorizon; h {
 	case "":

@@ -63,6 +63,14 @@ tables:
 		{Name: "hot", Capacity: storage.Capacity{Billing: storage.Provisioned, Read: 3, Write: 4}, PITR: true},
 		{Name: "cold", Age: family.Age{Periods: 1}, Capacity: storage.Capacity{Billing: storage.OnDemand, Class: storage.ClassInfrequentAccess}},
 	}, c.Families[0].Tiers)
+
+	// standard_ia, an alias of infrequent_access, reads as it does.
+	alias, err := config.Parse([]byte("families:\n  - name: events\n    tiers:\n      - {name: hot, age: 0, read: 3, write: 4}\n      - {name: cold, age: 1 period, class: standard_ia}\n"))
+	require.NoError(t, err)
+	require.Equal(t, c.Families, alias.Families)
+	_, err = config.Parse([]byte("families:\n  - name: events\n    tiers:\n      - {name: hot, age: 0, class: glacier}\n"))
+	require.ErrorIs(t, err, config.ErrInvalid)
+	require.ErrorContains(t, err, "must be standard or infrequent_access")
 }
 
 func TestOnlyWhatDiffers(t *testing.T) {
@@ -290,16 +298,21 @@ func TestKeyCache(t *testing.T) {
 	}
 }
 
-func TestColdCache(t *testing.T) {
+func TestArchiveCache(t *testing.T) {
 	c, err := config.Parse([]byte("meta_table: m\n"))
 	require.NoError(t, err)
-	require.Zero(t, c.ColdCache, "the archive package's defaults")
-	c, err = config.Parse([]byte("cold_cache:\n  dir: /var/cache/timetable\n  size: 256MiB\n"))
-	require.NoError(t, err)
-	require.Equal(t, config.ColdCache{Dir: "/var/cache/timetable", Bytes: 256 << 20}, c.ColdCache)
-	for _, bad := range []string{"0", "1TB", "-5"} {
-		_, err = config.Parse([]byte("cold_cache:\n  size: " + bad + "\n"))
-		require.ErrorIs(t, err, config.ErrInvalid, bad)
-		require.ErrorContains(t, err, "cold_cache: size")
+	require.Zero(t, c.ArchiveCache, "the archive package's defaults")
+	want := config.ArchiveCache{Dir: "/var/cache/timetable", Bytes: 256 << 20}
+	for _, key := range []string{"archive_cache", "cold_cache"} {
+		c, err = config.Parse([]byte(key + ":\n  dir: /var/cache/timetable\n  size: 256MiB\n"))
+		require.NoError(t, err, key)
+		require.Equal(t, want, c.ArchiveCache, "%s reads the same", key)
+		for _, bad := range []string{"0", "1TB", "-5"} {
+			_, err = config.Parse([]byte(key + ":\n  size: " + bad + "\n"))
+			require.ErrorIs(t, err, config.ErrInvalid, bad)
+			require.ErrorContains(t, err, key+": size")
+		}
 	}
+	_, err = config.Parse([]byte("archive_cache:\n  size: 1GiB\ncold_cache:\n  size: 2GiB\n"))
+	require.ErrorIs(t, err, config.ErrInvalid, "the name and its alias together")
 }

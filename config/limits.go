@@ -3,7 +3,7 @@ package config
 import (
 	"fmt"
 
-	"github.com/timetabledb/timetable/tenant"
+	"github.com/timetabledb/timetable/api"
 )
 
 // Limits are the server's budgets and per-request limits, and the
@@ -31,22 +31,8 @@ type Limits struct {
 	TenantNamesInMetrics bool `yaml:"tenant_names_in_metrics"`
 	// Tenant are the limits of a tenant without overrides (YAML
 	// "tenant"); the admin API sets a tenant's own.
-	Tenant TenantLimits `yaml:"tenant"`
+	Tenant api.TenantLimits `yaml:"tenant"`
 }
-
-// TenantLimits are tenant.Limits as the configuration spells them.
-type TenantLimits struct {
-	WriteEventsPerSecond float64 `yaml:"write_events_per_second"`
-	WriteEventsBurst     int     `yaml:"write_events_burst"`
-	WriteBytesPerSecond  float64 `yaml:"write_bytes_per_second"`
-	WriteBytesBurst      int     `yaml:"write_bytes_burst"`
-	MaxConcurrentQueries int     `yaml:"max_concurrent_queries"`
-	MaxQueryPartitions   int     `yaml:"max_query_partitions"`
-	MaxConcurrentWrites  int     `yaml:"max_concurrent_writes"`
-}
-
-// Limits returns the tenant.Limits of the configuration.
-func (l TenantLimits) Limits() tenant.Limits { return tenant.Limits(l) }
 
 // validate refuses a negative field, or a share above 1.
 func (l Limits) validate() error {
@@ -64,7 +50,7 @@ func (l Limits) validate() error {
 	if l.TenantShare < 0 || l.TenantShare > 1 {
 		return fmt.Errorf("%w: limits: tenant_share %v is not between 0 and 1", ErrInvalid, l.TenantShare)
 	}
-	if err := l.Tenant.Limits().Validate(); err != nil {
+	if err := l.Tenant.Validate(); err != nil {
 		return fmt.Errorf("%w: limits: tenant: %v", ErrInvalid, err)
 	}
 	return nil

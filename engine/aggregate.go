@@ -210,7 +210,7 @@ func (db *DB) aggregate(ctx context.Context, tenant string, q AggregateQuery, po
 	// Rollups live in tables: a range that reaches an archived table is
 	// summarised from its events (and no rollup is stored into a home
 	// table deleted long ago).
-	if u, ok, _ := rollupUnitFor(q, pol.Rollups); ok && !slices.ContainsFunc(tables, func(t physTable) bool { return t.cold != nil }) {
+	if u, ok, _ := rollupUnitFor(q, pol.Rollups); ok && !slices.ContainsFunc(tables, func(t physTable) bool { return t.archive != nil }) {
 		return db.aggregateRollups(ctx, tenant, q, pol, u, tables)
 	}
 	if q.Series == "" {
@@ -247,7 +247,7 @@ func (db *DB) aggregateEachSeries(ctx context.Context, tenant string, q Aggregat
 		perSeries += t.shards
 	}
 	workers := min(len(series), db.opts.QueryParallelism)
-	release, err := db.budget.take(ctx, tenant, int64(workers*perSeries))
+	release, err := db.budget.reserve(ctx, tenant, int64(workers*perSeries))
 	if err != nil {
 		return nil, err
 	}
@@ -279,7 +279,7 @@ func (db *DB) aggregateEachSeries(ctx context.Context, tenant string, q Aggregat
 					return err // another series failed
 				}
 				if slot == nil {
-					turn, err := db.turns.take(gctx, tenant)
+					turn, err := db.turns.wait(gctx, tenant)
 					if err != nil {
 						return err
 					}

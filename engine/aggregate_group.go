@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/timetabledb/timetable/api"
 	"github.com/timetabledb/timetable/engine/internal/agg"
 	"github.com/timetabledb/timetable/event"
 	"github.com/timetabledb/timetable/family"
@@ -21,12 +22,9 @@ const (
 	MaxGroupLimit     = 1000
 )
 
-// Group is the buckets of one group of a grouped aggregate.
-type Group struct {
-	// Key is the series, or the field's value.
-	Key     string   `json:"group"`
-	Buckets []Bucket `json:"buckets"`
-}
+// Group is one group of a grouped aggregate and its buckets: api.Group,
+// as the HTTP API answers it.
+type Group = api.Group
 
 // GroupPage is one page of a grouped aggregate's groups, in key order.
 type GroupPage struct {

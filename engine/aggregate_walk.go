@@ -37,7 +37,7 @@ var errNotRows = errors.New("engine: the series holds map-layout items")
 // it.
 func (db *DB) walk(ctx context.Context, spec sourceSpec, series string, fields []string, fn func(k agg.OrderKey, it storage.Iterator) error) (*position, error) {
 	r := db.newFanOut(ctx, spec)
-	if r.grouped {
+	if r.perMillisecond {
 		return nil, errNotRows
 	}
 	attrs := append([]string{}, fields...)

@@ -30,9 +30,9 @@ type physTable struct {
 	// entry is the registry entry, shared and never changed: a new
 	// read of the registry makes a new one.
 	entry *registry.Entry
-	// cold, when not nil, says the table was archived and deleted: it is
-	// read through the cold tier (read_archive.go).
-	cold *coldTable
+	// archive, when not nil, says the table was archived and deleted: it is
+	// read through the archive reader (read_archive.go).
+	archive *archiveRef
 	// learned is when the catalog read entry from the registry (its
 	// clock): a write trusts it for RouteTTL (write_fence.go).
 	learned time.Time
@@ -60,8 +60,8 @@ type catalog struct {
 	// readOnly keeps the catalog from writing registry entries: tables
 	// found without one are adopted in memory only.
 	readOnly bool
-	// cold says the engine reads archived tables (Options.Cold).
-	cold bool
+	// readsArchives says the engine reads archived tables (Options.Archives).
+	readsArchives bool
 	// routeTTL is Options.RouteTTL.
 	routeTTL time.Duration
 	// idScheme is Options.IDScheme: the scheme of the tables it makes.
@@ -139,8 +139,8 @@ func (c *catalog) tables(ctx context.Context, f family.Family, from, to time.Tim
 
 // tablesAndGaps returns the tables tables does and the gaps of [from, to]:
 // the periods of tables deleted with no archive to read (DB.archivedTable).
-// Tables archived and deleted are among the tables, read through the cold
-// tier.
+// Tables archived and deleted are among the tables, read through the
+// archive reader.
 func (c *catalog) tablesAndGaps(ctx context.Context, f family.Family, from, to time.Time) ([]physTable, []Gap, error) {
 	tables, err := c.overlapping(ctx, f.Name, from, to)
 	if err != nil {
@@ -152,7 +152,7 @@ func (c *catalog) tablesAndGaps(ctx context.Context, f family.Family, from, to t
 	var gaps, pending []Gap
 	for _, lt := range tables {
 		e := lt.entry
-		past, pastGaps := pastTables(*e, c.cold)
+		past, pastGaps := pastTables(*e, c.readsArchives)
 		out = append(out, past...)
 		if e.Ref.Period.Overlaps(from, to) {
 			pending = append(pending, pastGaps...)
@@ -161,7 +161,7 @@ func (c *catalog) tablesAndGaps(ctx context.Context, f family.Family, from, to t
 			out = append(out, *lt)
 			continue
 		}
-		t, gap, ok := archivedTable(*e, c.cold)
+		t, gap, ok := archivedTable(*e, c.readsArchives)
 		if ok {
 			out = append(out, t)
 		} else if gap != nil && e.Ref.Period.Overlaps(from, to) {
@@ -221,8 +221,8 @@ func sortTables(ts []physTable) {
 // generation returns the generation of the table that t reads: an
 // archived one's, or the entry's.
 func (t physTable) generation() int64 {
-	if t.cold != nil {
-		return t.cold.generation
+	if t.archive != nil {
+		return t.archive.generation
 	}
 	if t.entry == nil {
 		return 0

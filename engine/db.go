@@ -86,7 +86,7 @@ func Open(ctx context.Context, store storage.Store, opts Options) (*DB, error) {
 	db.meta = m
 	db.registry = registry.New(store, opts.Schema.MetaTable)
 	db.catalog = newCatalog(store, db.registry, opts.Clock, opts.Logger, opts.ReadOnly, opts.IDScheme)
-	db.catalog.cold, db.catalog.routeTTL = opts.Cold != nil, opts.RouteTTL
+	db.catalog.readsArchives, db.catalog.routeTTL = opts.Archives != nil, opts.RouteTTL
 	if err := db.catalog.adopt(ctx, opts.Schema.Families); err != nil {
 		return nil, fmt.Errorf("register existing tables: %w", err)
 	}

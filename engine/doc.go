@@ -13,19 +13,10 @@
 //
 // # Row layout
 //
-// Each event is one item. Its partition key is
-// "{tenant}#{table}#{series}#{shard}" and its sort key is the event time
-// in RFC 3339 with exactly nine fractional digits, "#", and the event id:
-//
-//	pk = acme#a_table#car-17#0
-//	sk = 2017-04-10T12:00:00.123456000Z#3q2-7wEe2yK
-//
-// Tenant and table names cannot hold "#", so the key parses back even when
-// a series does. Fixed-width times sort bytewise in time order, so a time
-// range is one key condition, readable in the AWS console and usable by
-// hand with the AWS CLI. Fields are the item's other attributes, as native
-// DynamoDB types. Event times before 1970 are refused (package event), so
-// every time has the same width.
+// Each event is one item, keyed by its series, shard, time and id; the
+// format of every item of a data table (keys, row and map items, series
+// index entries, rollups and their markers) is package itemenc's, and
+// its package doc is the one description of it.
 //
 // The shard is a hash of the event id modulo the table's shard count, so a
 // retried event lands on the very item it wrote before; the count is
@@ -82,21 +73,9 @@
 //
 // A logical table of the map layout (family.Table.Layout, "layout: map"
 // in the configuration file) keeps Fineo's layout: one item per
-// partition (the same partition key as rows) and millisecond, sort key
-// the millisecond's fixed-width time, "!" and a sequence number, holding
-//
-//	tt_ids   the event ids, in the order they were appended (a list)
-//	tt_ns    id → nanoseconds past the millisecond, for events not on it
-//	tt_sz    an upper bound of the item's size in bytes
-//	<field>  one map per field, event id → value
-//
-//	pk = acme#a_table#car-17#0
-//	sk = 2017-04-10T12:00:00.123000000Z!0
-//	tt_ids = ["3q2-7w…", "Xc9a…"], speed = {"3q2-7w…": 88.5, "Xc9a…": 90}
-//
-// "!" sorts before the "#" of row keys, so a time range selects map items
-// with the same key conditions, and one partition may hold both layouts.
-// Tables of both layouts share a family's physical tables.
+// partition and millisecond, holding the events of that millisecond
+// (tt_ids, tt_ns, tt_sz and a map per field: package itemenc's doc has
+// the format). Tables of both layouts share a family's physical tables.
 //
 // No cap. An item holds at most events_per_item events (250 by default,
 // Fineo's limit) and stays under DynamoDB's 400 KB; further events of the
@@ -321,7 +300,8 @@
 // and the CLI use too; and internal/agg, the aggregate arithmetic
 // (summaries, exact decimals, sketches, rollup values, Bucket). engine
 // re-exports the names its callers know (Bucket, TableEvent, the Fn
-// constants). The files of engine are named by subsystem:
+// constants). The files of engine are named by subsystem
+// (TestFloorPlan checks this list against them):
 //
 //	db.go, options.go, metrics.go  Open, Close, Options, metrics
 //	item.go                        itemenc's names, re-exported
@@ -342,6 +322,8 @@
 //	write_budget.go                the table budget of a write
 //	write_budget_hour.go           a tenant's new tables of the hour, in
 //	                               the meta table
+//	write_keys.go                  the text of a write's keys, copied
+//	                               into shared chunks
 //	write_map.go                   the map layout's conditional appends
 //	write_marker.go                rollup version markers a write leaves
 //	write_fence.go                 fenced tables refused, WriteTimeout
@@ -349,14 +331,17 @@
 //	read_query.go                  Query, Page
 //	read_source.go                 a source: one partition's reads, its
 //	                               selection (range, filter, fields), JSON
+//	filter_pushdown.go             the filter a read sends to the store
 //	read_merge.go                  the merge of sources in time order
 //	read_every_series.go           reads of every series: the candidates
 //	                               whose first events come first
 //	read_cursor.go                 cursors: positions, signed
 //	read_budget.go                 the budget of partitions reads hold
+//	read_hold.go                   memory other than partitions held of
+//	                               that budget (QueryHold)
 //	read_turns.go                  a tenant's turns at the series of its
 //	                               aggregates, and slots of WithCPU's pool
-//	read_archive.go                the cold tier: archived tables read
+//	read_archive.go                the archive reader: archived tables read
 //	                               from their archives, and gaps
 //	aggregate.go                   Aggregate, AggregateQuery, buckets
 //	                               streamed or merged per series
@@ -369,10 +354,10 @@
 // # Archived tables
 //
 // A table the lifecycle archived and deleted keeps its registry entry
-// (state deleted, with its archive target). With Options.Cold, a read
+// (state deleted, with its archive target). With Options.Archives, a read
 // whose range reaches it reads its partitions from the archive
-// (ColdTier, package archive's Cold) as it read the table: the sources
-// of its partitions sit in the merge beside the live tables', under the
+// (ArchiveReader, package archive's Reader) as it read the table: the
+// sources of its partitions sit in the merge beside the live tables', under the
 // same cursors, filters, aggregates and limits, and rollups are not used
 // over such a range. A period whose table is gone with no archive to
 // read is named in Page.Gaps.

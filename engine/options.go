@@ -59,11 +59,11 @@ type Options struct {
 	// without a registry entry are adopted in memory only, and writes are
 	// refused.
 	ReadOnly bool
-	// Cold, when not nil, reads the tables that were archived and
-	// deleted from their archives (package archive's Cold), so that a
+	// Archives, when not nil, reads the tables that were archived and
+	// deleted from their archives (package archive's Reader), so that a
 	// query over an archived period answers as it did before. Without
 	// it, such periods are gaps of the answers (Page.Gaps).
-	Cold ColdTier
+	Archives ArchiveReader
 	// RouteTTL is how long a write trusts the registry entry of a table
 	// it routed to before reading it again, to learn that the lifecycle
 	// fenced it (write_fence.go); zero means registry.DefaultRouteTTL.

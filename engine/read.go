@@ -273,12 +273,12 @@ type fanOut struct {
 	q        Query
 	from, to time.Time
 	pos      *position
-	// low and high bound the sort keys; grouped partitions are read in
-	// whole milliseconds, which win cuts.
-	low, high string
-	grouped   bool
-	win       selection
-	attrs     []string
+	// low and high bound the sort keys; partitions of map items are read
+	// in whole milliseconds (perMillisecond), which win cuts.
+	low, high      string
+	perMillisecond bool
+	win            selection
+	attrs          []string
 	// pushed is the filter the store applies to row-layout partitions
 	// (nil without one): the query's, or any map item, which the engine
 	// filters event by event (selection.filter).
@@ -293,11 +293,11 @@ func (db *DB) newFanOut(ctx context.Context, spec sourceSpec) *fanOut {
 	r := &fanOut{
 		ctx: ctx, db: db, tenant: tenant, q: q, from: from, to: to, pos: pos,
 		low: itemenc.TimeKey(from), high: itemenc.HighKey(to),
-		grouped: spec.layout == family.LayoutMap,
-		win:     selection{from: from, to: to, desc: q.Desc, pos: pos, filter: q.Filter, fields: q.Fields},
-		json:    spec.json,
+		perMillisecond: spec.layout == family.LayoutMap,
+		win:            selection{from: from, to: to, desc: q.Desc, pos: pos, filter: q.Filter, fields: q.Fields},
+		json:           spec.json,
 	}
-	if r.grouped {
+	if r.perMillisecond {
 		r.low, r.high = itemenc.TimeKey(itemenc.Millisecond(from)), itemenc.HighKey(itemenc.LastInstant(to))
 	}
 	if pos != nil {
@@ -307,7 +307,7 @@ func (db *DB) newFanOut(ctx context.Context, spec sourceSpec) *fanOut {
 	// never asks for them, so that a row item read with it holds the
 	// event's fields alone (itemenc.RowEvent).
 	r.attrs = projection(q.Fields, q.Filter)
-	if q.Filter != nil && !r.grouped {
+	if q.Filter != nil && !r.perMillisecond {
 		r.pushed = pushdown(*q.Filter)
 	}
 	return r
@@ -328,13 +328,13 @@ func (r *fanOut) source(t physTable, series string, shard int, p pageSizes) *sou
 		Table: t.name, PK: itemenc.PartitionKey(r.tenant, r.q.Table, series, shard),
 		Low: r.low, High: r.high, Desc: r.q.Desc, Limit: p.first, Attrs: r.attrs, Filter: r.pushed,
 	}
-	if r.pos != nil && !r.grouped {
+	if r.pos != nil && !r.perMillisecond {
 		resume(&sq, series, *r.pos)
 	}
 	// A partition read in whole milliseconds filters its events itself:
 	// it decodes them all.
-	json := r.json && !r.grouped
-	return &source{table: t.name, series: series, period: t.ref.Period, ctx: r.ctx, store: r.db.itemsOf(t), q: sq, maxPage: max(p.first, p.max), whole: p.whole, json: json, grouped: r.grouped, win: r.win}
+	json := r.json && !r.perMillisecond
+	return &source{table: t.name, series: series, period: t.ref.Period, ctx: r.ctx, store: r.db.itemsOf(t), q: sq, maxPage: max(p.first, p.max), whole: p.whole, json: json, perMillisecond: r.perMillisecond, win: r.win}
 }
 
 // start reads the first event of every source (firsts). It returns

@@ -9,14 +9,15 @@ import (
 	"github.com/timetabledb/timetable/storage"
 )
 
-// ColdTier reads the tables that were archived and deleted, from their
-// archives: package archive's Cold, in Parquet. A query or an aggregate
-// whose range reaches such a table (its registry entry is deleted, with
-// an archive target, or lists the archives of earlier generations of its
-// table, registry.Entry.PastArchives) reads that period through the cold
-// tier, every generation archived, merged in time order with the live
-// tables under the same cursors, filters, aggregates and limits.
-type ColdTier interface {
+// ArchiveReader reads the tables that were archived and deleted, from
+// their archives: package archive's Reader, in Parquet. A query or an
+// aggregate whose range reaches such a table (its registry entry is
+// deleted, with an archive target, or lists the archives of earlier
+// generations of its table, registry.Entry.PastArchives) reads that
+// period through the archive reader, every generation archived, merged
+// in time order with the live tables under the same cursors, filters,
+// aggregates and limits.
+type ArchiveReader interface {
 	// Query answers a storage query of a partition, or of the series
 	// index, of the given generation of an archived table (of shards
 	// shards) as the table answered it before it was deleted, from its
@@ -26,7 +27,7 @@ type ColdTier interface {
 
 // Gap is a part of a query's range whose events are gone: the table that
 // held them was deleted with no archive the engine can read (no archive
-// target, no cold tier, or a table found deleted behind timetable's
+// target, no archive reader, or a table found deleted behind timetable's
 // back). A page over a gap is not empty for want of events.
 type Gap struct {
 	// From and To are the part of the range the table covered.
@@ -38,34 +39,34 @@ type Gap struct {
 }
 
 // itemQuerier is what a read needs of a table's items: the store for a
-// live table, the cold tier for an archived one.
+// live table, the archive reader for an archived one.
 type itemQuerier interface {
 	Query(ctx context.Context, q storage.Query) storage.Iterator
 }
 
-// coldTable is where an archived table's events are read from.
-type coldTable struct {
+// archiveRef is where an archived table's events are read from.
+type archiveRef struct {
 	target     string
 	generation int64
 }
 
-// coldItems reads an archived table through the cold tier.
-type coldItems struct {
-	tier ColdTier
-	t    physTable
+// archiveItems reads an archived table through the archive reader.
+type archiveItems struct {
+	reader ArchiveReader
+	t      physTable
 }
 
-func (c coldItems) Query(ctx context.Context, q storage.Query) storage.Iterator {
-	return c.tier.Query(ctx, c.t.cold.target, c.t.name, c.t.cold.generation, c.t.shards, q)
+func (c archiveItems) Query(ctx context.Context, q storage.Query) storage.Iterator {
+	return c.reader.Query(ctx, c.t.archive.target, c.t.name, c.t.archive.generation, c.t.shards, q)
 }
 
-// itemsOf returns where a table's items are read from: the cold tier for
+// itemsOf returns where a table's items are read from: the archive reader for
 // an archived table, the store otherwise, eventually consistent for a
 // table that takes no more writes (registry.Entry.Settled), strongly
 // consistent for one that may still be written.
 func (db *DB) itemsOf(t physTable) itemQuerier {
-	if t.cold != nil && db.opts.Cold != nil {
-		return coldItems{tier: db.opts.Cold, t: t}
+	if t.archive != nil && db.opts.Archives != nil {
+		return archiveItems{reader: db.opts.Archives, t: t}
 	}
 	if t.entry.Name != "" && t.entry.Settled(db.opts.Clock.Now()) {
 		return settledItems{db.store}
@@ -85,18 +86,18 @@ func (s settledItems) Query(ctx context.Context, q storage.Query) storage.Iterat
 	return s.store.Query(ctx, q)
 }
 
-// archivedTable returns the cold table of an entry whose table was
-// archived and deleted, when the engine has a cold tier (cold);
+// archivedTable returns the archived table of an entry whose table was
+// archived and deleted, when the engine has an archive reader (readsArchives);
 // otherwise, when the table is gone, the gap it leaves.
-func archivedTable(e registry.Entry, cold bool) (physTable, *Gap, bool) {
+func archivedTable(e registry.Entry, readsArchives bool) (physTable, *Gap, bool) {
 	switch {
 	case e.State.Live():
 		return physTable{}, nil, false
-	case (e.State == registry.Deleted || e.State == registry.Missing) && e.ArchiveTarget != "" && cold:
+	case (e.State == registry.Deleted || e.State == registry.Missing) && e.ArchiveTarget != "" && readsArchives:
 		// An entry records its target once the archive is verified;
 		// a table found gone after that still has it to read.
 		t := tableOf(e)
-		t.cold = &coldTable{target: e.ArchiveTarget, generation: max(e.Generation, 1)}
+		t.archive = &archiveRef{target: e.ArchiveTarget, generation: max(e.Generation, 1)}
 		return t, nil, true
 	}
 	g := &Gap{From: e.Ref.Period.Start, To: e.Ref.Period.End, Table: e.Name}
@@ -111,25 +112,25 @@ func archivedTable(e registry.Entry, cold bool) (physTable, *Gap, bool) {
 	return physTable{}, g, false
 }
 
-// pastTables returns the cold tables of the earlier generations of an
+// pastTables returns the archived tables of the earlier generations of an
 // entry's table that were archived and deleted (registry.Entry.
-// PastArchives), when the engine has a cold tier; otherwise the gaps
+// PastArchives), when the engine has an archive reader; otherwise the gaps
 // they leave. A restored table holds the events of every generation
 // (archive.Archiver.Restore), so it has none.
-func pastTables(e registry.Entry, cold bool) ([]physTable, []Gap) {
+func pastTables(e registry.Entry, readsArchives bool) ([]physTable, []Gap) {
 	if e.State == registry.Restored {
 		return nil, nil
 	}
 	var ts []physTable
 	var gaps []Gap
 	for _, a := range e.PastArchives {
-		if !cold {
+		if !readsArchives {
 			gaps = append(gaps, Gap{From: e.Ref.Period.Start, To: e.Ref.Period.End, Table: e.Name,
 				Reason: fmt.Sprintf("generation %d of the table was archived to %s and deleted, and this server reads no archives", a.Generation, a.Target)})
 			continue
 		}
 		t := tableOf(e)
-		t.cold = &coldTable{target: a.Target, generation: max(a.Generation, 1)}
+		t.archive = &archiveRef{target: a.Target, generation: max(a.Generation, 1)}
 		ts = append(ts, t)
 	}
 	return ts, gaps

@@ -59,9 +59,9 @@ func tenantPartitions(ctx context.Context) int64 {
 	return most
 }
 
-// take waits up to the budget's wait for n partitions (at most the whole
+// reserve waits up to the budget's wait for n partitions (at most the whole
 // budget) for tenant, and returns the function that gives them back.
-func (b *queryBudget) take(ctx context.Context, tenant string, n int64) (release func(), err error) {
+func (b *queryBudget) reserve(ctx context.Context, tenant string, n int64) (release func(), err error) {
 	n = min(n, b.size)
 	if n <= 0 {
 		return func() {}, nil

@@ -44,10 +44,11 @@ import (
 const mergeItems = 1 << 16
 
 // firstPage is the size of a partition's first page in a read of every
-// series: one item, its first event. A grouped partition reads one item
-// past a millisecond to know the millisecond is whole, so two.
-func firstPage(grouped bool) int {
-	if grouped {
+// series: one item, its first event. A partition read per millisecond
+// reads one item past a millisecond to know the millisecond is whole, so
+// two.
+func firstPage(perMillisecond bool) int {
+	if perMillisecond {
 		return 2
 	}
 	return 1
@@ -64,12 +65,12 @@ func (db *DB) mergeFirstOfEverySeries(r *fanOut, tables []physTable, limit int) 
 		shards += t.shards
 	}
 	probes := db.opts.QueryParallelism
-	release, err := db.budget.take(r.ctx, r.tenant, int64((probes+limit+1)*shards))
+	release, err := db.budget.reserve(r.ctx, r.tenant, int64((probes+limit+1)*shards))
 	if err != nil {
 		return nil, err
 	}
 	kept := &candidates{desc: r.q.Desc, keep: limit + 1}
-	p := pageSizes{first: firstPage(r.grouped), max: sourceLimit(limit), whole: true}
+	p := pageSizes{first: firstPage(r.perMillisecond), max: sourceLimit(limit), whole: true}
 	var mu sync.Mutex
 	work := make(chan seriesIn)
 	g, gctx := errgroup.WithContext(r.ctx)
@@ -155,11 +156,11 @@ func (db *DB) mergeEverySeries(r *fanOut, tables []physTable) (*merger, error) {
 	for i, t := range tables {
 		n += len(series[i]) * t.shards
 	}
-	release, err := db.budget.take(r.ctx, r.tenant, int64(n))
+	release, err := db.budget.reserve(r.ctx, r.tenant, int64(n))
 	if err != nil {
 		return nil, err
 	}
-	p := pageSizes{first: firstPage(r.grouped), max: mergeItems / max(n, 1), whole: true}
+	p := pageSizes{first: firstPage(r.perMillisecond), max: mergeItems / max(n, 1), whole: true}
 	sources := make([]*source, 0, n)
 	for i, t := range tables {
 		for _, s := range series[i] {

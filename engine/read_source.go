@@ -44,7 +44,7 @@ type source struct {
 	done  bool
 	// json, for a read that writes its events as JSON (DB.QueryJSON) of a
 	// partition read as row-layout, takes each row item straight to its
-	// event's JSON (source.take), written by a pooled fieldWriter into
+	// event's JSON (source.readItem), written by a pooled fieldWriter into
 	// chunks of arena, and its sort key into chunks of keys.
 	json  bool
 	arena []byte
@@ -53,13 +53,13 @@ type source struct {
 	// item, and took counts the items it lent one for until then.
 	fw   *fieldWriter
 	took int
-	// grouped reads a millisecond at a time, for partitions holding
+	// perMillisecond reads a millisecond at a time, for partitions holding
 	// map-layout items: their events are decoded into buf, sorted, and
 	// filtered by win. pending is an item read ahead.
-	grouped bool
-	win     selection
-	pending *sourceItem
-	buf     []itemenc.DecodedEvent
+	perMillisecond bool
+	win            selection
+	pending        *sourceItem
+	buf            []itemenc.DecodedEvent
 	// cur is the current event, and sk its sort key, valid while ok. js,
 	// when not nil, is the event's JSON, and cur holds no fields.
 	cur event.Event
@@ -78,7 +78,7 @@ type sourceItem struct {
 	js   []byte
 }
 
-// selection is the part of a grouped source's events the query wants: a
+// selection is the part of a per-millisecond source's events the query wants: a
 // map item holds a whole millisecond, and a range or a cursor may cut
 // one.
 type selection struct {
@@ -94,8 +94,8 @@ type selection struct {
 	fields []string
 }
 
-// keep reports whether an event of the series is in the selection.
-func (w *selection) keep(d itemenc.DecodedEvent, series string) bool {
+// selects reports whether an event of the series is in the selection.
+func (w *selection) selects(d itemenc.DecodedEvent, series string) bool {
 	if d.Event.Time.Before(w.from) || d.Event.Time.After(w.to) {
 		return false
 	}
@@ -160,7 +160,7 @@ func (s *source) advance() error {
 			s.ok = false
 			return nil
 		}
-		if !s.grouped {
+		if !s.perMillisecond {
 			if e.js != nil {
 				s.cur, s.js, s.sk, s.ok = e.event(s.series), e.js, e.item.SK, true
 				return nil
@@ -174,7 +174,7 @@ func (s *source) advance() error {
 				continue // not an event item
 			}
 			// A map item in a row-layout table: its layout changed.
-			s.grouped = true
+			s.perMillisecond = true
 		}
 		if err := s.fill(e); err != nil {
 			s.ok = false
@@ -209,7 +209,7 @@ func (s *source) fill(first sourceItem) error {
 		buf = s.decode(buf, e)
 	}
 	buf = itemenc.SortDecoded(buf, s.q.Desc)
-	s.buf = slices.DeleteFunc(buf, func(d itemenc.DecodedEvent) bool { return !s.win.keep(d, s.series) })
+	s.buf = slices.DeleteFunc(buf, func(d itemenc.DecodedEvent) bool { return !s.win.selects(d, s.series) })
 	for _, d := range s.buf {
 		s.win.project(d.Event.Fields)
 	}
@@ -267,7 +267,7 @@ func (s *source) nextItem() (sourceItem, bool, error) {
 			s.it, s.read = s.store.Query(s.ctx, s.q), 0
 		}
 		if s.it.Next() {
-			e, err := s.take(s.it)
+			e, err := s.readItem(s.it)
 			if err != nil {
 				s.it.Close()
 				s.it, s.done = nil, true
@@ -285,7 +285,7 @@ func (s *source) nextItem() (sourceItem, bool, error) {
 			return sourceItem{}, false, err
 		}
 		// An iterator that stopped at its limit, not at the end, is
-		// followed by the next page: a grouped source may need more
+		// followed by the next page: a per-millisecond source may need more
 		// items than events, and a filtered one examines items it does
 		// not return.
 		s.done = !stopped
@@ -300,7 +300,7 @@ func (s *source) readPage() error {
 	it := s.store.Query(s.ctx, s.q)
 	page := make([]sourceItem, 0, min(s.q.Limit, 1024))
 	for it.Next() {
-		e, err := s.take(it)
+		e, err := s.readItem(it)
 		if err != nil {
 			it.Close()
 			s.done = true
@@ -323,16 +323,16 @@ func (s *source) readPage() error {
 	return nil
 }
 
-// take returns the current item of it as the source keeps it. A row item
+// readItem returns the current item of it as the source keeps it. A row item
 // of a JSON read becomes its event's JSON, written from the item's
 // attributes in place, and its event's time and id (source.json); any
 // other item is decoded whole.
-func (s *source) take(it storage.Iterator) (sourceItem, error) {
+func (s *source) readItem(it storage.Iterator) (sourceItem, error) {
 	if !s.json || itemenc.IsMapSortKey(it.SortKey()) {
 		item := it.Item()
 		return sourceItem{item: item}, it.Err()
 	}
-	sk := s.keep(it.SortKey())
+	sk := s.copyKey(it.SortKey())
 	t, id, err := itemenc.ParseSortKey(sk)
 	if err != nil {
 		// Not an event item: the merge passes over it (itemenc.RowEvent).
@@ -422,9 +422,9 @@ func (w *fieldWriter) release() {
 	fieldWriters.Put(w)
 }
 
-// keep copies a sort key into the chunk of keys and returns the copy.
+// copyKey copies a sort key into the chunk of keys and returns the copy.
 // Strings a Builder returns keep their bytes when it grows.
-func (s *source) keep(sk string) string {
+func (s *source) copyKey(sk string) string {
 	if s.keys.Cap()-s.keys.Len() < len(sk) {
 		last := s.keys.Cap()
 		s.keys = strings.Builder{}

@@ -27,9 +27,9 @@ func newSeriesTurns(size int) *seriesTurns {
 	return &seriesTurns{size: size, byTenant: map[string]chan struct{}{}}
 }
 
-// take waits for one of tenant's turns, or for ctx to end, and returns
+// wait waits for one of tenant's turns, or for ctx to end, and returns
 // the function that gives it back.
-func (s *seriesTurns) take(ctx context.Context, tenant string) (func(), error) {
+func (s *seriesTurns) wait(ctx context.Context, tenant string) (func(), error) {
 	s.mu.Lock()
 	turns := s.byTenant[tenant]
 	if turns == nil {

@@ -13,22 +13,22 @@ import (
 func TestSeriesTurns(t *testing.T) {
 	turns := newSeriesTurns(2)
 	ctx := context.Background()
-	a1, err := turns.take(ctx, "acme")
+	a1, err := turns.wait(ctx, "acme")
 	require.NoError(t, err)
-	a2, err := turns.take(ctx, "acme")
+	a2, err := turns.wait(ctx, "acme")
 	require.NoError(t, err)
-	g, err := turns.take(ctx, "globex")
+	g, err := turns.wait(ctx, "globex")
 	require.NoError(t, err, "another tenant's turn")
 	g()
 
 	short, cancel := context.WithTimeout(ctx, 10*time.Millisecond)
 	defer cancel()
-	_, err = turns.take(short, "acme")
+	_, err = turns.wait(short, "acme")
 	require.ErrorIs(t, err, context.DeadlineExceeded, "acme holds its two turns")
 
 	got := make(chan error)
 	go func() {
-		done, err := turns.take(ctx, "acme")
+		done, err := turns.wait(ctx, "acme")
 		if err == nil {
 			done()
 		}

@@ -318,7 +318,7 @@ func (db *DB) seriesOf(ctx context.Context, tenant, table string, tables []physT
 	var out []string
 	for _, t := range tables {
 		names, err := listSeries(ctx, db.itemsOf(t), t.name, tenant, table)
-		if errors.Is(err, storage.ErrTableNotFound) && t.cold == nil {
+		if errors.Is(err, storage.ErrTableNotFound) && t.archive == nil {
 			db.forgetTable(t)
 			continue
 		}

@@ -28,7 +28,7 @@ type Purged struct {
 // physical table of each of its logical tables, every series' partitions
 // in every shard, the series' rollups, the version markers and the
 // series index; then the logical table's record in the meta table. It
-// does not touch the tenant's keys: revoke them first (tenant.Registry's
+// does not touch the tenant's keys: revoke them first (tenant.Directory's
 // Remove), or writes may add data while it runs.
 //
 // It is idempotent and resumable: items go partition by partition, the

@@ -259,18 +259,18 @@ func (db *DB) write(ctx context.Context, tenant string, parts []writePart) (_ in
 		return 0, err
 	}
 
-	var groups []*tableWrite
+	var writes []*tableWrite
 	base := 0 // the index of the part's first event among all parts'
 	for _, p := range parts {
 		if len(p.items) > 0 {
-			gs, err := db.routePart(ctx, tenant, p, now)
+			tws, err := db.routePart(ctx, tenant, p, now)
 			if err != nil {
 				return 0, err
 			}
-			for _, grp := range gs {
-				grp.base = base
+			for _, tw := range tws {
+				tw.base = base
 			}
-			groups = append(groups, gs...)
+			writes = append(writes, tws...)
 		}
 		base += p.events.Len()
 	}
@@ -278,9 +278,9 @@ func (db *DB) write(ctx context.Context, tenant string, parts []writePart) (_ in
 	var lost failures
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(db.opts.WriteParallelism)
-	for _, grp := range groups {
+	for _, tw := range writes {
 		g.Go(func() error {
-			err := grp.writeTo(gctx, db.store, db.series)
+			err := tw.writeTo(gctx, db.store, db.series)
 			if errors.Is(err, storage.ErrTableNotFound) {
 				// The lifecycle deleted the table after the catalog saw
 				// it (late data for a period past retention, say): make
@@ -288,17 +288,17 @@ func (db *DB) write(ctx context.Context, tenant string, parts []writePart) (_ in
 				// has the id scheme of the one it replaces (its entry's,
 				// which the registry keeps for the name's next
 				// generation), so the items keep their ids.
-				db.series.forgetTable(grp.table.name)
-				scheme := grp.table.entry.IDScheme()
-				if grp.table, err = db.catalog.recreate(gctx, grp.table); err == nil {
-					if got := grp.table.entry.IDScheme(); got != scheme {
+				db.series.forgetTable(tw.table.name)
+				scheme := tw.table.entry.IDScheme()
+				if tw.table, err = db.catalog.recreate(gctx, tw.table); err == nil {
+					if got := tw.table.entry.IDScheme(); got != scheme {
 						// Only a race with another writer making the
 						// name's next generation anew could do this; a
 						// retry routes and assigns ids again.
-						err = fmt.Errorf("table %q was made again with event id scheme %d, not %d: %w", grp.table.name, got, scheme, storage.ErrUnavailable)
+						err = fmt.Errorf("table %q was made again with event id scheme %d, not %d: %w", tw.table.name, got, scheme, storage.ErrUnavailable)
 					} else {
-						grp.series = grp.allSeries
-						err = grp.writeTo(gctx, db.store, db.series)
+						tw.series = tw.allSeries
+						err = tw.writeTo(gctx, db.store, db.series)
 					}
 				}
 			}
@@ -309,11 +309,11 @@ func (db *DB) write(ctx context.Context, tenant string, parts []writePart) (_ in
 			var we *storage.BatchWriteError
 			if errors.As(err, &we) {
 				for _, i := range we.Unwritten {
-					items = grp.appendEvents(items, i)
+					items = tw.appendEvents(items, i)
 				}
 			} else {
-				for i := range grp.items {
-					items = grp.appendEvents(items, i)
+				for i := range tw.items {
+					items = tw.appendEvents(items, i)
 				}
 			}
 			lost.add(err, items...)
@@ -341,22 +341,22 @@ func (db *DB) routePart(ctx context.Context, tenant string, p writePart, now tim
 	if err := db.meta.registerTable(ctx, tenant, p.table, f.Name, now, first, last); err != nil {
 		return nil, err
 	}
-	groups, err := db.splitByTable(ctx, f, tenant, p.table, p.items, p.events, now, p.pol.Rollups)
+	writes, err := db.splitByTable(ctx, f, tenant, p.table, p.items, p.events, now, p.pol.Rollups)
 	if err != nil {
 		return nil, err
 	}
 	if p.pol.Layout.Kind == family.LayoutMap {
-		for _, grp := range groups {
-			grp.mapw = &mapWriter{store: db.store, layout: p.pol.Layout, paths: db.paths, metrics: db.metrics}
+		for _, tw := range writes {
+			tw.mapw = &mapWriter{store: db.store, layout: p.pol.Layout, paths: db.paths, metrics: db.metrics}
 		}
 	}
 	if p.pol.Rollups {
 		nonce := newNonce()
-		for _, grp := range groups {
-			grp.markers = grp.markerItems(nonce, now)
+		for _, tw := range writes {
+			tw.markers = tw.markerItems(nonce, now)
 		}
 	}
-	return groups, nil
+	return writes, nil
 }
 
 // prepare turns the events into items, without I/O, refusing those that
@@ -476,7 +476,7 @@ type tableWrite struct {
 	// base is the index, among the events of every part of the write,
 	// of the first event of the part events and repeats index.
 	base int
-	// series are the series written; after group, only those the series
+	// series are the series written; after splitByTable, only those the series
 	// index may lack.
 	series    []string
 	allSeries []string

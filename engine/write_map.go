@@ -23,9 +23,9 @@ import (
 // another writer succeeded, so only heavy contention gets there.
 const maxMapAttempts = 200
 
-// mapGroupParallelism bounds the milliseconds of one table a write stores
+// mapMillisecondParallelism bounds the milliseconds of one table a write stores
 // at once.
-const mapGroupParallelism = 16
+const mapMillisecondParallelism = 16
 
 // MaxMapFields is the most fields an event of a map-layout table may
 // have: each field is one SET clause and one condition in the append's
@@ -96,13 +96,13 @@ func byMillisecond(items []storage.Item) []*mapMillisecond {
 // write stores the items, each event once, and returns a
 // *storage.BatchWriteError listing the items not stored when it fails.
 func (mw *mapWriter) write(ctx context.Context, items []storage.Item) error {
-	groups := byMillisecond(items)
+	milliseconds := byMillisecond(items)
 	var lost failures
 	var g errgroup.Group
-	g.SetLimit(mapGroupParallelism)
-	for _, grp := range groups {
+	g.SetLimit(mapMillisecondParallelism)
+	for _, ms := range milliseconds {
 		g.Go(func() error {
-			left, err := mw.writeMillisecond(ctx, grp)
+			left, err := mw.writeMillisecond(ctx, ms)
 			if err != nil {
 				idx := make([]int, len(left))
 				for i, e := range left {

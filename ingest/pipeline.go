@@ -13,10 +13,10 @@ import (
 
 // Options configure a Pipeline.
 type Options struct {
-	// TenantRegistry is the registry of tenants and their API keys, with
+	// TenantDirectory is the registry of tenants and their API keys, with
 	// its cache of keys (tenant.Options.KeyCache), that authenticates
 	// writes. Required.
-	TenantRegistry *tenant.Registry
+	TenantDirectory *tenant.Directory
 	// Limits keeps the tenants' write rates and concurrent writes; nil
 	// means none.
 	Limits *admission.Tenants
@@ -48,8 +48,8 @@ type Pipeline struct {
 
 // New returns the pipeline of writes to db.
 func New(db *engine.DB, opts Options) (*Pipeline, error) {
-	if opts.TenantRegistry == nil || opts.EventBudget == nil {
-		return nil, errors.New("timetable: ingest: TenantRegistry and EventBudget are required")
+	if opts.TenantDirectory == nil || opts.EventBudget == nil {
+		return nil, errors.New("timetable: ingest: TenantDirectory and EventBudget are required")
 	}
 	return &Pipeline{db: db, opts: opts}, nil
 }
@@ -60,7 +60,7 @@ func New(db *engine.DB, opts Options) (*Pipeline, error) {
 // active for the CPU pool. It is the first stage of a write, and the
 // server's authentication of its reads as well.
 func (p *Pipeline) Authenticate(ctx context.Context, secret string) (tenant.Key, error) {
-	k, err := p.opts.TenantRegistry.Authenticate(ctx, secret)
+	k, err := p.opts.TenantDirectory.Authenticate(ctx, secret)
 	if err != nil {
 		return tenant.Key{}, err
 	}

@@ -108,13 +108,13 @@ func (w *Write) HoldBody(ctx context.Context, n int64) error {
 // write rates. lines says the body holds an event a line (NDJSON, line
 // protocol), for the estimate.
 //
-// Its errors are the tenant registry's for a key no longer live, the
+// Its errors are the tenant directory's for a key no longer live, the
 // budget's (admission.ErrFull, ErrTenantShare, ErrTooLarge), an
 // *admission.LimitError of the rates, decode's own, a
 // *TooManyEventsError, or ctx's. The events keep their hold until Done.
 func (w *Write) Admit(ctx context.Context, body []byte, lines bool, decode func() ([]event.Batch, error)) error {
 	if w.secret != "" {
-		if _, err := w.p.opts.TenantRegistry.Authenticate(ctx, w.secret); err != nil {
+		if _, err := w.p.opts.TenantDirectory.Authenticate(ctx, w.secret); err != nil {
 			return err
 		}
 	}

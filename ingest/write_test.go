@@ -22,7 +22,7 @@ var now = time.Date(2017, 4, 10, 14, 0, 0, 0, time.UTC)
 // whose key is key.
 type fixture struct {
 	db       *engine.DB
-	registry *tenant.Registry
+	registry *tenant.Directory
 	key      string
 	rates    *clock.Manual
 	// opts are the pipeline's options, defaults filled in.
@@ -42,8 +42,8 @@ func newPipeline(t *testing.T, opts ingest.Options) (*fixture, *ingest.Pipeline)
 	f.registry = tenant.New(store, db.Options().Schema.MetaTable, tenant.Options{Clock: db.Options().Clock})
 	f.key, err = f.registry.Add(context.Background(), "acme", now)
 	require.NoError(t, err)
-	if opts.TenantRegistry == nil {
-		opts.TenantRegistry = f.registry
+	if opts.TenantDirectory == nil {
+		opts.TenantDirectory = f.registry
 	}
 	if opts.EventBudget == nil {
 		opts.EventBudget = admission.NewBudget("bytes of decoded events", 1<<20, 1)

@@ -174,12 +174,11 @@ func plannedTiers(t *testing.T) ([]family.Tier, map[string]storage.Capacity) {
 	priced := map[string]storage.Capacity{}
 	classes := 0
 	for _, tier := range r.Tiers {
-		pc := storage.Capacity{Billing: storage.OnDemand, Class: storage.ClassStandard}
+		pc := storage.Capacity{Billing: storage.OnDemand, Class: tier.Class}
 		if tier.Billing == planner.BillingProvisioned {
 			pc.Billing, pc.Read, pc.Write = storage.Provisioned, tier.Read, tier.Write
 		}
-		if tier.Class == planner.ClassStandardIA {
-			pc.Class = storage.ClassInfrequentAccess
+		if tier.Class == storage.ClassInfrequentAccess {
 			classes++
 		}
 		priced[tier.Name] = pc

@@ -198,7 +198,7 @@ func planTable(now time.Time, f family.Family, t Table) []Action {
 			// class until the older of the two is 30 days old.
 			want.Class = have.Class
 			deferred = fmt.Sprintf("; class %s kept until %s (%d class changes in %s)",
-				registry.ClassName(have.Class), stamp(next), family.MaxClassChanges, family.ClassChangeWindow)
+				have.Class.Name(), stamp(next), family.MaxClassChanges, family.ClassChangeWindow)
 		}
 	}
 	if t.Drift == Changed {
@@ -260,7 +260,7 @@ func capacityString(c storage.Capacity) string {
 		s = fmt.Sprintf("%d RCU/%d WCU", c.Read, c.Write)
 	}
 	if c.Class == storage.ClassInfrequentAccess {
-		s += " " + registry.ClassName(c.Class)
+		s += " " + c.Class.Name()
 	}
 	return s
 }

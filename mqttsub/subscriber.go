@@ -82,10 +82,10 @@ type Options struct {
 	// server: a subscription whose tenant is over its rate waits before
 	// it writes, and so reads its broker more slowly. Nil means no rate.
 	Tenants *admission.Tenants
-	// TenantRegistry is the registry of tenants, shared with the HTTP
+	// TenantDirectory is the registry of tenants, shared with the HTTP
 	// server: Start checks that each subscription's tenant is there.
 	// Required.
-	TenantRegistry *tenant.Registry
+	TenantDirectory *tenant.Directory
 	// CPU is the pool of slots for heavy CPU work, shared with the HTTP
 	// server: a subscription's writes count its tenant as active
 	// (admission.CPU.Seen), so that the other tenants' heavy work leaves
@@ -182,8 +182,8 @@ func Start(ctx context.Context, db *engine.DB, subs []config.Subscription, opts 
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	if opts.TenantRegistry == nil {
-		return nil, fmt.Errorf("%w: TenantRegistry is nil", ErrInvalidOptions)
+	if opts.TenantDirectory == nil {
+		return nil, fmt.Errorf("%w: TenantDirectory is nil", ErrInvalidOptions)
 	}
 	m, err := newMetrics(opts.Registerer)
 	if err != nil {
@@ -191,12 +191,12 @@ func Start(ctx context.Context, db *engine.DB, subs []config.Subscription, opts 
 	}
 	// Every message goes through the write pipeline the HTTP server's
 	// writes go through, in its modes that wait rather than refuse.
-	pipeline, err := ingest.New(db, ingest.Options{TenantRegistry: opts.TenantRegistry, Limits: opts.Tenants, EventBudget: opts.EventBudget,
+	pipeline, err := ingest.New(db, ingest.Options{TenantDirectory: opts.TenantDirectory, Limits: opts.Tenants, EventBudget: opts.EventBudget,
 		CPU: opts.CPU, MaxEvents: opts.MaxEvents})
 	if err != nil {
 		return nil, err
 	}
-	tenants, err := opts.TenantRegistry.List(ctx)
+	tenants, err := opts.TenantDirectory.List(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("mqtt: list tenants: %w", err)
 	}

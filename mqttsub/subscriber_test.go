@@ -58,8 +58,8 @@ func newFixtureOn(t *testing.T, b backends.Backend, budget engine.TableBudget) *
 	f.broker = broker
 	f.store, f.cfg = b.Open(t)
 	f.open()
-	f.opts.TenantRegistry = tenant.New(f.store, f.db.Options().Schema.MetaTable, tenant.Options{Clock: f.db.Options().Clock})
-	_, err = f.opts.TenantRegistry.Add(context.Background(), "acme", now)
+	f.opts.TenantDirectory = tenant.New(f.store, f.db.Options().Schema.MetaTable, tenant.Options{Clock: f.db.Options().Clock})
+	_, err = f.opts.TenantDirectory.Add(context.Background(), "acme", now)
 	require.NoError(t, err)
 	return f
 }
@@ -331,7 +331,7 @@ func TestStartRefuses(t *testing.T) {
 		{config.Subscription{Topic: "t", Tenant: "acme", Table: "t", Format: config.FormatJSON, TLS: config.TLS{CA: "/nonexistent.pem"}}, "tls: ca"},
 	} {
 		c.sub.Broker, c.sub.ClientID = f.broker.URL, "x"
-		_, err := mqttsub.Start(context.Background(), f.db, []config.Subscription{c.sub}, mqttsub.Options{TenantRegistry: f.opts.TenantRegistry})
+		_, err := mqttsub.Start(context.Background(), f.db, []config.Subscription{c.sub}, mqttsub.Options{TenantDirectory: f.opts.TenantDirectory})
 		require.ErrorIs(t, err, mqttsub.ErrInvalidOptions)
 		require.ErrorContains(t, err, c.want)
 	}

@@ -94,7 +94,7 @@ func familyNodes(f Family) []keyValue {
 		// The class is written whatever it is: a tier the file lists
 		// without one is of the standard class, and the lifecycle must
 		// store each tier in the class the plan priced.
-		content = append(content, strNode("class"), strNode(configClass(t.Class)))
+		content = append(content, strNode("class"), strNode(t.Class.Name()))
 		tiers.Content = append(tiers.Content, &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Style: yaml.FlowStyle, Content: content})
 	}
 	return []keyValue{
@@ -111,15 +111,6 @@ func familyNodes(f Family) []keyValue {
 		{"grace", durationNode(f.Grace)},
 		{"retention", durationNode(f.Retention)},
 	}
-}
-
-// configClass spells a planner class as the configuration's tiers do
-// (package config): standard or infrequent_access.
-func configClass(c string) string {
-	if c == ClassStandardIA {
-		return "infrequent_access"
-	}
-	return "standard"
 }
 
 func strNode(s string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s} }

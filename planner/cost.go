@@ -1,6 +1,10 @@
 package planner
 
-import "math"
+import (
+	"math"
+
+	"github.com/timetabledb/timetable/storage"
+)
 
 // StorageOverheadBytes is what DynamoDB adds to every item when it bills
 // storage.
@@ -21,7 +25,7 @@ type Cost struct {
 
 // Costs puts the ways of paying side by side.
 type Costs struct {
-	// Recommended bills each tier the way Tier.Billing says: on demand,
+	// Recommended bills each tier the way PlannedTier.Billing says: on demand,
 	// or provisioned where that is cheaper.
 	Recommended Cost `json:"recommended"`
 	// ProvisionedTiers provisions every tier with its capacity, as the
@@ -84,7 +88,7 @@ type TierCost struct {
 // costing prices a plan at any point of its life.
 type costing struct {
 	prices  Prices
-	tiers   []Tier
+	tiers   []PlannedTier
 	options []TierOptions
 	fleet   fleet
 	// billedBytesPerHour is the storage the stream adds per hour in
@@ -96,14 +100,14 @@ type costing struct {
 	writeUnitsPerHour, hotReadUnitsPerHour, warmReadUnitsPerHour float64
 }
 
-func (c costing) capacityCost(class string, write, read int64, tables float64) (w, r float64) {
+func (c costing) capacityCost(class storage.Class, write, read int64, tables float64) (w, r float64) {
 	p := c.prices.class(class)
 	return tables * float64(write) * p.wcuHour * hoursPerMonth,
 		tables * float64(read) * p.rcuHour * hoursPerMonth
 }
 
 // onDemandCost returns what tier i's requests cost per month on demand.
-func (c costing) onDemandCost(i int, class string) (w, r float64) {
+func (c costing) onDemandCost(i int, class storage.Class) (w, r float64) {
 	p := c.prices.class(class)
 	var writes, reads float64
 	switch i {
@@ -119,7 +123,7 @@ func (c costing) gb(hours float64) float64 { return c.billedBytesPerHour * hours
 
 // at returns the monthly bills, the tiers with their tables, billing and
 // costs, and the storage, at elapsed hours into the deployment.
-func (c costing) at(elapsed float64) (Costs, []Tier, Storage) {
+func (c costing) at(elapsed float64) (Costs, []PlannedTier, Storage) {
 	s := Storage{RetainedHours: c.fleet.retainedHours(elapsed), GB: c.gb(c.fleet.retainedHours(elapsed))}
 	if c.fleet.archived {
 		s.ArchivedHours = math.Max(0, c.fleet.keptHours(elapsed)-s.RetainedHours)
@@ -127,14 +131,14 @@ func (c costing) at(elapsed float64) (Costs, []Tier, Storage) {
 		s.ArchiveMonthlyCost = s.ArchiveGB * c.prices.ArchiveGBMonth
 	}
 	var cs Costs
-	tiers := make([]Tier, len(c.tiers))
+	tiers := make([]PlannedTier, len(c.tiers))
 	for i, t := range c.tiers {
 		o := c.options[i]
 		t.Class = o.Class
 		t.Tables = c.fleet.inTier(i, elapsed)
 		t.StoredGB = c.gb(c.fleet.tierDataHours(i, elapsed))
 		t.StorageCost = t.StoredGB * c.prices.class(t.Class).storageGBMonth
-		if t.Class == ClassStandardIA {
+		if t.Class == storage.ClassInfrequentAccess {
 			s.StandardIAGB += t.StoredGB
 		} else {
 			s.StandardGB += t.StoredGB
@@ -165,7 +169,7 @@ func (c costing) at(elapsed float64) (Costs, []Tier, Storage) {
 		tiers[i] = t
 	}
 	hot := c.tiers[0]
-	cs.NoTiering.Write, cs.NoTiering.Read = c.capacityCost(ClassStandard, hot.Write, hot.Read, c.fleet.tables(elapsed))
+	cs.NoTiering.Write, cs.NoTiering.Read = c.capacityCost(storage.ClassStandard, hot.Write, hot.Read, c.fleet.tables(elapsed))
 	for _, b := range []*Cost{&cs.Recommended, &cs.ProvisionedTiers, &cs.OnDemand} {
 		b.Storage = s.MonthlyCost
 	}

@@ -23,7 +23,7 @@ func ExamplePlan() {
 		}
 		fmt.Printf("%s tables, %d shard, %s a month:", r.Period, r.Shards, planner.FormatMoney(r.Cost.Recommended.Total, r.Prices.Currency))
 		for _, t := range r.Tiers {
-			fmt.Printf(" %s %s %s", t.Name, t.Billing, t.Class)
+			fmt.Printf(" %s %s %s", t.Name, t.Billing, t.Class.Name())
 		}
 		fmt.Println()
 	}
@@ -35,8 +35,8 @@ func ExamplePlan() {
 	}
 	fmt.Printf("5,000/s with a 6,000 peak: %d shards, hot tier %d WCU\n", r.Shards, r.Tiers[0].Write)
 	// Output:
-	// day tables, 1 shard, $846.52 a month: hot provisioned standard warm on_demand standard cold on_demand standard_ia
-	// day tables, 1 shard, $432.07 a month: hot provisioned standard warm on_demand standard cold on_demand standard_ia
+	// day tables, 1 shard, $846.52 a month: hot provisioned standard warm on_demand standard cold on_demand infrequent_access
+	// day tables, 1 shard, $432.07 a month: hot provisioned standard warm on_demand standard cold on_demand infrequent_access
 	// 5,000/s with a 6,000 peak: 6 shards, hot tier 6000 WCU
 }
 

@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/timetabledb/timetable/storage"
 )
 
 // Family is the recommended family as a configuration file spells it (see
@@ -26,12 +28,12 @@ type Family struct {
 // FamilyTier is one tier of a Family. Read and Write are set only when
 // Billing is BillingProvisioned.
 type FamilyTier struct {
-	Name    string `json:"name"`
-	Age     string `json:"age"`
-	Billing string `json:"billing"`
-	Class   string `json:"class"`
-	Read    int64  `json:"read,omitempty"`
-	Write   int64  `json:"write,omitempty"`
+	Name    string        `json:"name"`
+	Age     string        `json:"age"`
+	Billing string        `json:"billing"`
+	Class   storage.Class `json:"class"`
+	Read    int64         `json:"read,omitempty"`
+	Write   int64         `json:"write,omitempty"`
 }
 
 // Billing modes as configuration files spell them, and BillingMixed for a
@@ -47,7 +49,7 @@ const (
 // billing is the hot tier's; every tier says its own. With archiving, the
 // family's retention is ArchiveAfter: tables are archived and deleted
 // from DynamoDB then.
-func (in Input) family(period string, shards int, tiers []Tier) Family {
+func (in Input) family(period string, shards int, tiers []PlannedTier) Family {
 	retention := in.Retention
 	if in.ArchiveAfter > 0 {
 		retention = in.ArchiveAfter

@@ -119,16 +119,11 @@ type TierOptions struct {
 	// Billing is BillingProvisioned, BillingOnDemand or "" for the
 	// cheaper of the two.
 	Billing string
-	// Class is ClassStandard, ClassStandardIA or "" for the lifecycle's
-	// default: Standard-IA for the cold tier, Standard otherwise.
-	Class string
+	// Class is storage.ClassStandard, storage.ClassInfrequentAccess or ""
+	// for the lifecycle's default: Standard-IA for the cold tier,
+	// Standard otherwise.
+	Class storage.Class
 }
-
-// Table classes as configuration files spell them.
-const (
-	ClassStandard   = "standard"
-	ClassStandardIA = "standard_ia"
-)
 
 // DefaultArchiveRatio is the archive bytes per item byte assumed when the
 // input does not say, for archives in the Parquet format (package
@@ -190,11 +185,11 @@ func (in Input) withDefaults() Input {
 		in.Family = DefaultFamily
 	}
 	if in.Cold.Class == "" {
-		in.Cold.Class = ClassStandardIA
+		in.Cold.Class = storage.ClassInfrequentAccess
 	}
 	for _, t := range []*TierOptions{&in.Hot, &in.Warm} {
 		if t.Class == "" {
-			t.Class = ClassStandard
+			t.Class = storage.ClassStandard
 		}
 	}
 	if in.ArchiveRatio == 0 {
@@ -271,8 +266,8 @@ func (in Input) validate() error {
 		switch {
 		case t.o.Billing != "" && t.o.Billing != BillingProvisioned && t.o.Billing != BillingOnDemand:
 			return bad("%s tier billing %q must be provisioned or on_demand", t.name, t.o.Billing)
-		case t.o.Class != ClassStandard && t.o.Class != ClassStandardIA:
-			return bad("%s tier class %q must be standard or standard_ia", t.name, t.o.Class)
+		case t.o.Class != storage.ClassStandard && t.o.Class != storage.ClassInfrequentAccess:
+			return bad("%s tier class %q must be %s or %s", t.name, t.o.Class, storage.ClassStandard, storage.ClassInfrequentAccess)
 		}
 	}
 	return in.Prices.Validate()

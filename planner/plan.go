@@ -4,12 +4,14 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/timetabledb/timetable/storage"
 )
 
 // SchemaVersion is the version of the JSON schema of Report. It changes
 // only when a field changes meaning or is removed; fields may be added
 // without a change.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // Report is a capacity plan and its working. Its JSON form is the stable
 // schema of `timetable plan --format json`; sizes are in bytes, durations
@@ -30,10 +32,10 @@ type Report struct {
 	PeriodHours float64 `json:"period_hours"`
 	// Shards is the recommended shard count: what the peak of one series
 	// needs at PartitionWriteUnits a partition key.
-	Shards int    `json:"shards"`
-	Reads  *Reads `json:"reads,omitempty"`
-	Tiers  []Tier `json:"tiers"`
-	Tables Tables `json:"tables"`
+	Shards int           `json:"shards"`
+	Reads  *Reads        `json:"reads,omitempty"`
+	Tiers  []PlannedTier `json:"tiers"`
+	Tables Tables        `json:"tables"`
 	// CostedAt says when the monthly costs apply: "steady state" once
 	// the retention is reached, or "month N" when data is kept forever.
 	CostedAt string  `json:"costed_at"`
@@ -248,7 +250,7 @@ func (r *Report) explain(in Input) {
 		say("reads: %s queries/s × %s read units (%s events, %s from one series over %s, in %s, strongly consistent as the store reads) = %s read units/s on the hot table; a warm table takes no more writes and is read eventually consistent, %s units/s",
 			FormatNumber(r.Workload.ReadsPerSec), FormatNumber(rd.UnitsPerQuery), FormatNumber(rd.EventsPerQuery), formatBytes(rd.BytesPerQuery), FormatHours(r.Workload.ReadRangeHours), count(float64(r.Shards), "shard"), FormatNumber(rd.Capacity), FormatNumber(rd.WarmCapacity))
 	}
-	be := r.Prices.BreakEven(ClassStandard)
+	be := r.Prices.BreakEven(storage.ClassStandard)
 	for _, t := range r.Tiers {
 		say("%s tier (%s): provisioned %s, on demand %s a month: %s; %s GB in %s costs %s",
 			t.Name, FormatNumber(t.Tables)+" tables", money(t.ProvisionedCost), money(t.OnDemandCost), strings.ReplaceAll(t.Billing, "_", "-"),
@@ -298,8 +300,8 @@ func (r *Report) explain(in Input) {
 }
 
 // className spells a table class as AWS does.
-func className(c string) string {
-	if c == ClassStandardIA {
+func className(c storage.Class) string {
+	if c == storage.ClassInfrequentAccess {
 		return "Standard-IA"
 	}
 	return "Standard"

@@ -167,7 +167,7 @@ func TestGuideExample(t *testing.T) {
 	require.Equal(t, "day", r.Period)
 	require.Equal(t, 1, r.Shards)
 	require.Equal(t, []string{BillingProvisioned, BillingOnDemand, BillingOnDemand}, billings(r.Tiers))
-	require.Equal(t, []string{ClassStandard, ClassStandard, ClassStandardIA}, classes(r.Tiers))
+	require.Equal(t, []storage.Class{storage.ClassStandard, storage.ClassStandard, storage.ClassInfrequentAccess}, classes(r.Tiers))
 	require.Equal(t, BillingMixed, r.Billing)
 	require.LessOrEqual(t, r.Cost.Recommended.Total, 900.0)
 	require.InDelta(t, 846.52, r.Cost.Recommended.Total, 0.01)
@@ -180,7 +180,7 @@ func TestGuideExample(t *testing.T) {
 	require.InDelta(t, 600*3600*730/1e6*p.WriteRequestMillion, r.Tiers[0].OnDemandCost, 1e-9)
 	require.Equal(t, "day", r.Family.Period)
 	require.Equal(t, BillingProvisioned, r.Family.Billing)
-	require.Equal(t, FamilyTier{Name: "cold", Age: "2 periods", Billing: BillingOnDemand, Class: ClassStandardIA}, r.Family.Tiers[2])
+	require.Equal(t, FamilyTier{Name: "cold", Age: "2 periods", Billing: BillingOnDemand, Class: storage.ClassInfrequentAccess}, r.Family.Tiers[2])
 
 	// Archived to S3 after 30 days, the same year of data.
 	a, err := Plan(Input{ItemBytes: 180, Rate: 600, Retention: 365 * day, ArchiveAfter: 30 * day})
@@ -193,7 +193,7 @@ func TestGuideExample(t *testing.T) {
 	require.Equal(t, "30d", a.Family.Retention)
 }
 
-func billings(ts []Tier) []string {
+func billings(ts []PlannedTier) []string {
 	var s []string
 	for _, t := range ts {
 		s = append(s, t.Billing)
@@ -201,8 +201,8 @@ func billings(ts []Tier) []string {
 	return s
 }
 
-func classes(ts []Tier) []string {
-	var s []string
+func classes(ts []PlannedTier) []storage.Class {
+	var s []storage.Class
 	for _, t := range ts {
 		s = append(s, t.Class)
 	}
@@ -211,10 +211,10 @@ func classes(ts []Tier) []string {
 
 func TestBreakEven(t *testing.T) {
 	p := DefaultPrices()
-	require.InDelta(t, 0.00065/(3600*0.625/1e6), p.BreakEven(ClassStandard), 1e-12)
-	require.InDelta(t, 0.289, p.BreakEven(ClassStandard), 0.001)
-	require.InDelta(t, 0.00081/(3600*0.78125/1e6), p.BreakEven(ClassStandardIA), 1e-12)
-	require.True(t, math.IsInf(Prices{WCUHour: 1}.BreakEven(ClassStandard), 1))
+	require.InDelta(t, 0.00065/(3600*0.625/1e6), p.BreakEven(storage.ClassStandard), 1e-12)
+	require.InDelta(t, 0.289, p.BreakEven(storage.ClassStandard), 0.001)
+	require.InDelta(t, 0.00081/(3600*0.78125/1e6), p.BreakEven(storage.ClassInfrequentAccess), 1e-12)
+	require.True(t, math.IsInf(Prices{WCUHour: 1}.BreakEven(storage.ClassStandard), 1))
 }
 
 // The hot tier is provisioned for the peak; it is cheaper than on demand
@@ -255,7 +255,7 @@ func TestTierClass(t *testing.T) {
 	p := DefaultPrices()
 	cold := r.Tiers[2]
 	require.InDelta(t, cold.StoredGB*p.StorageGBMonthIA, cold.StorageCost, 1e-9)
-	in.Cold.Class = ClassStandard
+	in.Cold.Class = storage.ClassStandard
 	s, err := Plan(in)
 	require.NoError(t, err)
 	require.InDelta(t, s.Tiers[2].StoredGB*p.StorageGBMonth, s.Tiers[2].StorageCost, 1e-9)
@@ -450,9 +450,9 @@ func TestDefaultsApplied(t *testing.T) {
 		Name: "events", Prefix: "tt_events_", Period: r.Period, Naming: "range", WriteTimeGrouping: "month",
 		Shards: 1, Layout: "row", Billing: "provisioned",
 		Tiers: []FamilyTier{
-			{Name: "hot", Age: "0", Billing: "provisioned", Class: "standard", Read: 300, Write: 600},
-			{Name: "warm", Age: "1 period", Billing: "on_demand", Class: "standard"},
-			{Name: "cold", Age: "2 periods", Billing: "on_demand", Class: "standard_ia"},
+			{Name: "hot", Age: "0", Billing: "provisioned", Class: storage.ClassStandard, Read: 300, Write: 600},
+			{Name: "warm", Age: "1 period", Billing: "on_demand", Class: storage.ClassStandard},
+			{Name: "cold", Age: "2 periods", Billing: "on_demand", Class: storage.ClassInfrequentAccess},
 		},
 		Prebuild: "1h", Grace: "15m", Retention: "0",
 	}, r.Family)

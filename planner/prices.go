@@ -3,6 +3,8 @@ package planner
 import (
 	"fmt"
 	"math"
+
+	"github.com/timetabledb/timetable/storage"
 )
 
 // Prices are what DynamoDB and S3 charge, in one currency. Field names
@@ -85,8 +87,8 @@ type classPrices struct {
 }
 
 // class returns the prices of a table class.
-func (p Prices) class(c string) classPrices {
-	if c == ClassStandardIA {
+func (p Prices) class(c storage.Class) classPrices {
+	if c == storage.ClassInfrequentAccess {
 		return classPrices{p.WCUHourIA, p.RCUHourIA, p.WriteRequestMillionIA, p.ReadRequestMillionIA, p.StorageGBMonthIA}
 	}
 	return classPrices{p.WCUHour, p.RCUHour, p.WriteRequestMillion, p.ReadRequestMillion, p.StorageGBMonth}
@@ -97,7 +99,7 @@ func (p Prices) class(c string) classPrices {
 // the price of a write capacity unit for an hour over the on-demand price
 // of the 3,600 write request units it could serve in that hour. At the
 // built-in Standard prices it is 0.00065 / (3,600 × 0.625 / 10^6) = 28.9%.
-func (p Prices) BreakEven(class string) float64 {
+func (p Prices) BreakEven(class storage.Class) float64 {
 	c := p.class(class)
 	if c.writeMillion == 0 {
 		return math.Inf(1)

@@ -1,10 +1,15 @@
 package planner
 
-import "math"
+import (
+	"math"
 
-// Tier is one step of the tier schedule: how a table is billed and stored
-// from a given age on.
-type Tier struct {
+	"github.com/timetabledb/timetable/storage"
+)
+
+// PlannedTier is one step of the tier schedule as the plan prices it:
+// how a table is billed and stored from a given age on (family.Tier is
+// such a step as configuration sets it).
+type PlannedTier struct {
 	// Name is hot, warm or cold.
 	Name string `json:"name"`
 	// Age is when a table enters the tier, as configuration files spell
@@ -13,8 +18,9 @@ type Tier struct {
 	// Billing is how the tier is billed: BillingProvisioned or
 	// BillingOnDemand.
 	Billing string `json:"billing"`
-	// Class is the tier's table class: ClassStandard or ClassStandardIA.
-	Class string `json:"class"`
+	// Class is the tier's table class: storage.ClassStandard or
+	// storage.ClassInfrequentAccess.
+	Class storage.Class `json:"class"`
 	// Write and Read are the capacity units the tier is provisioned with
 	// when Billing is BillingProvisioned.
 	Write int64 `json:"write"`
@@ -90,14 +96,14 @@ func (in Input) reads(it Item, shards int) *Reads {
 // sized for the peak, as the guide provisions 6,000 write units for a
 // 6,000 events/s peak, and read capacities sized for the read load when
 // there is one. Billing and class are decided when the plan is costed.
-func tierSchedule(peakUnits float64, r *Reads) (tiers []Tier, ages []int) {
+func tierSchedule(peakUnits float64, r *Reads) (tiers []PlannedTier, ages []int) {
 	hotRead, warmRead := int64(blogHotRead), int64(blogWarmRead)
 	if r != nil {
 		hotRead = max(1, int64(math.Ceil(r.Capacity-fitTolerance)))
 		warmRead = max(1, int64(math.Ceil(r.WarmCapacity-fitTolerance)))
 	}
 	hotWrite := max(1, int64(math.Ceil(peakUnits-fitTolerance)))
-	return []Tier{
+	return []PlannedTier{
 		{Name: "hot", Age: "0", Write: hotWrite, Read: hotRead},
 		{Name: "warm", Age: "1 period", Write: 1, Read: warmRead},
 		{Name: "cold", Age: "2 periods", Write: 1, Read: 1},

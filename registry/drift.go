@@ -194,18 +194,9 @@ func CapacityDrift(e Entry, info storage.TableInfo) string {
 		why = append(why, fmt.Sprintf("capacity changed outside timetable: the store has %s, the registry %s", capacityString(have), capacityString(want)))
 	}
 	if hc, wc := info.Capacity.Normal().Class, e.Capacity.Normal().Class; hc != wc {
-		why = append(why, fmt.Sprintf("table class changed outside timetable: the store has %s, the registry %s", ClassName(hc), ClassName(wc)))
+		why = append(why, fmt.Sprintf("table class changed outside timetable: the store has %s, the registry %s", hc.Name(), wc.Name()))
 	}
 	return strings.Join(why, "; ")
-}
-
-// ClassName names a table class as configuration spells it: standard or
-// infrequent_access.
-func ClassName(c storage.Class) string {
-	if c == storage.ClassInfrequentAccess {
-		return "infrequent_access"
-	}
-	return "standard"
 }
 
 // normalCapacity spells on-demand billing one way: billing on demand and

@@ -100,14 +100,14 @@ func (s *Server) listTenants(w http.ResponseWriter, r *http.Request) error {
 	if err := checkParams(r.URL.Query()); err != nil {
 		return err
 	}
-	ts, err := s.opts.TenantRegistry.List(r.Context())
+	ts, err := s.opts.TenantDirectory.List(r.Context())
 	if err != nil {
 		return err
 	}
 	out := api.Tenants{Tenants: make([]api.Tenant, len(ts))}
 	for i, t := range ts {
 		out.Tenants[i] = api.Tenant{Name: t.Name, Created: t.Created.UTC()}
-		overrides, err := s.opts.TenantRegistry.Limits(r.Context(), t.Name)
+		overrides, err := s.opts.TenantDirectory.Limits(r.Context(), t.Name)
 		if err != nil {
 			return err
 		}
@@ -126,7 +126,7 @@ func (s *Server) addTenant(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	now := s.now()
-	k, secret, err := s.opts.TenantRegistry.AddTenant(r.Context(), req.Name, now)
+	k, secret, err := s.opts.TenantDirectory.AddTenant(r.Context(), req.Name, now)
 	if err != nil {
 		return err
 	}
@@ -154,7 +154,7 @@ func (s *Server) removeTenant(w http.ResponseWriter, r *http.Request) error {
 		return fmt.Errorf("%w: data: say what becomes of the tenant's events: data=keep leaves them in the store, data=delete deletes them", ErrBadParameter)
 	}
 	name := r.PathValue("tenant")
-	err := s.opts.TenantRegistry.Remove(r.Context(), name, s.now())
+	err := s.opts.TenantDirectory.Remove(r.Context(), name, s.now())
 	if data == api.DataKeep || (err != nil && !errors.Is(err, tenant.ErrNotFound)) {
 		if err != nil {
 			return err
@@ -190,10 +190,10 @@ func (s *Server) listKeys(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	name := r.PathValue("tenant")
-	if _, err := s.opts.TenantRegistry.Get(r.Context(), name); err != nil {
+	if _, err := s.opts.TenantDirectory.Get(r.Context(), name); err != nil {
 		return err
 	}
-	keys, err := s.opts.TenantRegistry.Keys(r.Context(), name)
+	keys, err := s.opts.TenantDirectory.Keys(r.Context(), name)
 	if err != nil {
 		return err
 	}
@@ -228,7 +228,7 @@ func (s *Server) addKey(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	now := s.now()
-	k, secret, err := s.opts.TenantRegistry.AddKey(r.Context(), r.PathValue("tenant"), scope, now)
+	k, secret, err := s.opts.TenantDirectory.AddKey(r.Context(), r.PathValue("tenant"), scope, now)
 	if err != nil {
 		return err
 	}
@@ -241,7 +241,7 @@ func (s *Server) addKey(w http.ResponseWriter, r *http.Request) error {
 // revokeKey answers DELETE /v1/admin/tenants/{tenant}/keys/{id}.
 func (s *Server) revokeKey(w http.ResponseWriter, r *http.Request) error {
 	now := s.now()
-	k, err := s.opts.TenantRegistry.Revoke(r.Context(), r.PathValue("tenant"), r.PathValue("id"), now)
+	k, err := s.opts.TenantDirectory.Revoke(r.Context(), r.PathValue("tenant"), r.PathValue("id"), now)
 	if err != nil {
 		return err
 	}
@@ -265,7 +265,7 @@ func (s *Server) rotateKey(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	now := s.now()
-	rot, err := s.opts.TenantRegistry.Rotate(r.Context(), r.PathValue("tenant"), r.PathValue("id"), grace, now)
+	rot, err := s.opts.TenantDirectory.Rotate(r.Context(), r.PathValue("tenant"), r.PathValue("id"), grace, now)
 	if err != nil {
 		return err
 	}
@@ -339,7 +339,7 @@ func (s *Server) tenantLimits(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	name := r.PathValue("tenant")
-	overrides, err := s.opts.TenantRegistry.Limits(r.Context(), name)
+	overrides, err := s.opts.TenantDirectory.Limits(r.Context(), name)
 	if err != nil {
 		return err
 	}
@@ -360,7 +360,7 @@ func (s *Server) setTenantLimits(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	name := r.PathValue("tenant")
-	if err := s.opts.TenantRegistry.SetLimits(r.Context(), name, tenant.Limits(req)); err != nil {
+	if err := s.opts.TenantDirectory.SetLimits(r.Context(), name, tenant.Limits(req)); err != nil {
 		return err
 	}
 	s.tenants.Forget(name)

@@ -245,7 +245,7 @@ func TestRevocationAcrossServers(t *testing.T) {
 	db, err := engine.Open(context.Background(), store, engine.Options{Schema: cfg, Clock: a.clock})
 	require.NoError(t, err)
 	tenants := tenant.New(store, db.Options().Schema.MetaTable, tenant.Options{Clock: db.Options().Clock})
-	h, err := server.New(db, server.Options{TenantRegistry: tenants, Logger: slog.New(slog.DiscardHandler)})
+	h, err := server.New(db, server.Options{TenantDirectory: tenants, Logger: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
 	srv := httptest.NewServer(h)
 	t.Cleanup(func() { srv.Close(); db.Close() })

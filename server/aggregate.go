@@ -33,12 +33,14 @@ func (s *Server) aggregate(w http.ResponseWriter, r *http.Request, tenant string
 		if err != nil {
 			return err
 		}
-		answer.Groups = make([]api.Group, len(page.Groups))
-		for i, g := range page.Groups {
+		answer.Groups = page.Groups
+		if answer.Groups == nil {
+			answer.Groups = []api.Group{}
+		}
+		for i, g := range answer.Groups {
 			if g.Buckets == nil {
-				g.Buckets = []engine.Bucket{}
+				answer.Groups[i].Buckets = []engine.Bucket{}
 			}
-			answer.Groups[i] = api.Group(g)
 		}
 		answer.NextGroup = page.Next
 	} else {

@@ -100,7 +100,7 @@ func benchServer(b *testing.B) (*engine.DB, *httptest.Server, string) {
 	tenants := tenant.New(store, db.Options().Schema.MetaTable, tenant.Options{Clock: db.Options().Clock})
 	key, err := tenants.Add(ctx, "acme", now)
 	require.NoError(b, err)
-	handler, err := server.New(db, server.Options{TenantRegistry: tenants, Logger: slog.New(slog.DiscardHandler)})
+	handler, err := server.New(db, server.Options{TenantDirectory: tenants, Logger: slog.New(slog.DiscardHandler)})
 	require.NoError(b, err)
 	srv := httptest.NewServer(handler)
 	b.Cleanup(srv.Close)

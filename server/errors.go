@@ -93,7 +93,7 @@ func status(err error) int {
 		errors.Is(err, tenant.ErrBadName),
 		errors.Is(err, tenant.ErrBadScope),
 		errors.Is(err, tenant.ErrBadGrace),
-		errors.Is(err, tenant.ErrBadLimits),
+		errors.Is(err, api.ErrBadTenantLimits),
 		errors.Is(err, storage.ErrInvalid):
 		return http.StatusBadRequest
 	case retryLater(err) != nil:

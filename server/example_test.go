@@ -41,7 +41,7 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	handler, err := server.New(db, server.Options{TenantRegistry: tenants, Logger: slog.New(slog.DiscardHandler)})
+	handler, err := server.New(db, server.Options{TenantDirectory: tenants, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		panic(err)
 	}

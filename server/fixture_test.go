@@ -68,7 +68,7 @@ type fixture struct {
 	db    *engine.DB
 	// tenants is the registry of tenants and keys the server
 	// authenticates with.
-	tenants *tenant.Registry
+	tenants *tenant.Directory
 	clock   *clock.Manual
 	logs    *syncBuffer
 	acme    string // API keys
@@ -105,15 +105,15 @@ func newFixtureEngine(t *testing.T, store storage.Store, cfg family.Schema, reg 
 	f.db, err = engine.Open(ctx, f.store, eo)
 	require.NoError(t, err)
 	f.tenants = tenant.New(f.store, f.db.Options().Schema.MetaTable, tenant.Options{Clock: f.clock})
-	if opts.TenantRegistry != nil {
-		f.tenants = opts.TenantRegistry
+	if opts.TenantDirectory != nil {
+		f.tenants = opts.TenantDirectory
 	}
 	f.acme, err = f.tenants.Add(ctx, "acme", now)
 	require.NoError(t, err)
 	f.globex, err = f.tenants.Add(ctx, "globex", now)
 	require.NoError(t, err)
 	opts.Logger = slog.New(slog.NewJSONHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	opts.Registry, opts.TenantRegistry = reg, f.tenants
+	opts.Registry, opts.TenantDirectory = reg, f.tenants
 	handler, err := server.New(f.db, opts)
 	require.NoError(t, err)
 	srv := httptest.NewServer(handler)

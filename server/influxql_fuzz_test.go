@@ -69,7 +69,7 @@ func FuzzInfluxQuery(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	h, err := server.New(db, server.Options{TenantRegistry: tenants})
+	h, err := server.New(db, server.Options{TenantDirectory: tenants})
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -192,7 +192,7 @@ func TestInfluxQLStopsWhenTheServerShutsDown(t *testing.T) {
 	tenants := tenant.New(store, db.Options().Schema.MetaTable, tenant.Options{Clock: db.Options().Clock})
 	key, err := tenants.Add(context.Background(), "acme", time.Now())
 	require.NoError(t, err)
-	srv, err := server.New(db, server.Options{TenantRegistry: tenants, Registry: reg, Logger: slog.New(slog.DiscardHandler), ShutdownTimeout: time.Millisecond})
+	srv, err := server.New(db, server.Options{TenantDirectory: tenants, Registry: reg, Logger: slog.New(slog.DiscardHandler), ShutdownTimeout: time.Millisecond})
 	require.NoError(t, err)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)

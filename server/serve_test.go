@@ -42,7 +42,7 @@ func TestServeFinishesRequestsInFlight(t *testing.T) {
 	serveCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	served := make(chan error, 1)
-	srv, err := server.New(db, server.Options{TenantRegistry: tenants, Registry: reg, Logger: slog.New(slog.DiscardHandler)})
+	srv, err := server.New(db, server.Options{TenantDirectory: tenants, Registry: reg, Logger: slog.New(slog.DiscardHandler)})
 	require.NoError(t, err)
 	go func() { served <- srv.Serve(serveCtx, ln) }()
 

@@ -188,12 +188,12 @@ type Options struct {
 	// server's own, under TenantLimits and the overrides of the tenant
 	// registry, by the wall clock.
 	Tenants *admission.Tenants
-	// TenantRegistry is the registry of tenants and their API keys, with
+	// TenantDirectory is the registry of tenants and their API keys, with
 	// its cache of keys (tenant.Options.KeyCache): it authenticates the
 	// requests, the admin API changes it, and the tenants' overrides are
 	// read from it. The caller shares it with the MQTT subscriber, so
 	// that one cache serves both. Required.
-	TenantRegistry *tenant.Registry
+	TenantDirectory *tenant.Directory
 	// CPU, when set, is the pool of slots for heavy CPU work
 	// (admission.CPU): a write takes a slot for its decoding and another
 	// for its write, and an aggregate of every series one for each turn
@@ -339,8 +339,8 @@ func New(db *engine.DB, opts Options) (*Server, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	if opts.TenantRegistry == nil {
-		return nil, fmt.Errorf("%w: TenantRegistry is nil", errInvalidOptions)
+	if opts.TenantDirectory == nil {
+		return nil, fmt.Errorf("%w: TenantDirectory is nil", errInvalidOptions)
 	}
 	// A body of the largest size must fit, with its buffer's last step.
 	opts.MaxBodyBytesInFlight = max(opts.MaxBodyBytesInFlight, opts.MaxBodyBytes+bodyStep)
@@ -356,10 +356,10 @@ func New(db *engine.DB, opts Options) (*Server, error) {
 		s.events = NewEventBudget(opts.MaxEventBytesInFlight, opts.TenantShare)
 	}
 	if s.tenants == nil {
-		s.tenants = admission.NewTenants(admission.TenantsOptions{Defaults: opts.TenantLimits, Lookup: opts.TenantRegistry.Limits, Logger: opts.Logger, Clock: opts.Clock})
+		s.tenants = admission.NewTenants(admission.TenantsOptions{Defaults: opts.TenantLimits, Lookup: opts.TenantDirectory.Limits, Logger: opts.Logger, Clock: opts.Clock})
 	}
 	var err error
-	s.ingest, err = ingest.New(db, ingest.Options{TenantRegistry: opts.TenantRegistry, Limits: s.tenants, BodyBudget: s.bodies, EventBudget: s.events,
+	s.ingest, err = ingest.New(db, ingest.Options{TenantDirectory: opts.TenantDirectory, Limits: s.tenants, BodyBudget: s.bodies, EventBudget: s.events,
 		CPU: opts.CPU, MaxEvents: opts.MaxEvents, Wait: opts.BodyBudgetWait})
 	if err != nil {
 		return nil, err

@@ -52,6 +52,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -338,6 +339,11 @@ const (
 // 25% more (DynamoDB pricing, "table classes"). DynamoDB lets a table
 // change its class at most twice in 30 days (Developer Guide, "Table
 // classes"); the lifecycle manager keeps count (registry.Entry).
+//
+// Configuration files, planner options, CLI flags and listings name a
+// class by its Name ("standard", "infrequent_access"), read back by
+// ParseClass; JSON answers (the HTTP API, `timetable plan --format
+// json`) carry the Class itself.
 type Class string
 
 // Table classes.
@@ -348,6 +354,36 @@ const (
 	// seldom read: cold tiers.
 	ClassInfrequentAccess Class = "STANDARD_INFREQUENT_ACCESS"
 )
+
+// ParseClass reads a table class as people write it, in configuration
+// files, planner options and CLI flags: "standard" or
+// "infrequent_access", the canonical names (Class.Name), in any case.
+// It takes as aliases "standard_ia" and "standard_infrequent_access"
+// (and so DynamoDB's own spelling) for infrequent_access, which earlier
+// versions accepted. The empty string is the zero Class, which leaves
+// the choice to the caller's default.
+func ParseClass(s string) (Class, error) {
+	switch strings.ToLower(s) {
+	case "":
+		return "", nil
+	case "standard":
+		return ClassStandard, nil
+	case "infrequent_access", "standard_ia", "standard_infrequent_access":
+		return ClassInfrequentAccess, nil
+	}
+	return "", fmt.Errorf("class %q: must be standard or infrequent_access", s)
+}
+
+// Name returns the canonical name of a class, as ParseClass reads it and
+// configuration files spell it: "infrequent_access" for
+// ClassInfrequentAccess, "standard" otherwise ("" is DynamoDB's default
+// class, standard).
+func (c Class) Name() string {
+	if c == ClassInfrequentAccess {
+		return "infrequent_access"
+	}
+	return "standard"
+}
 
 // Capacity is what a table pays for: a billing mode and, when provisioned,
 // read and write capacity units; a table class; and the throughput

@@ -9,7 +9,7 @@ import (
 // for a key checked in the store each time (no cache): one GetItem of
 // the meta table, on Pebble.
 func BenchmarkAuthenticate(b *testing.B) {
-	r, _ := newRegistry(b)
+	r, _ := newDirectory(b)
 	ctx := context.Background()
 	key, err := r.Add(ctx, "acme", now)
 	if err != nil {

@@ -72,7 +72,7 @@ func ParseScope(s string) (Scope, error) {
 	return "", fmt.Errorf("%w %q: use all or read", ErrBadScope, s)
 }
 
-// Key is an API key as the registry records it; the secret is not kept.
+// Key is an API key as the directory records it; the secret is not kept.
 type Key struct {
 	ID      string
 	Tenant  string
@@ -146,7 +146,7 @@ func keyOf(item storage.Item) Key {
 
 // AddKey makes a new key for a live tenant and returns it with its
 // secret, which is not stored and cannot be shown again.
-func (r *Registry) AddKey(ctx context.Context, tenant string, scope Scope, now time.Time) (Key, string, error) {
+func (r *Directory) AddKey(ctx context.Context, tenant string, scope Scope, now time.Time) (Key, string, error) {
 	if _, err := r.Get(ctx, tenant); err != nil {
 		return Key{}, "", fmt.Errorf("add API key: %w", err)
 	}
@@ -162,7 +162,7 @@ func (r *Registry) AddKey(ctx context.Context, tenant string, scope Scope, now t
 }
 
 // Keys returns a tenant's keys, revoked ones included, oldest first.
-func (r *Registry) Keys(ctx context.Context, tenant string) ([]Key, error) {
+func (r *Directory) Keys(ctx context.Context, tenant string) ([]Key, error) {
 	stored, err := r.storedKeys(ctx, tenant)
 	if err != nil {
 		return nil, err
@@ -181,7 +181,7 @@ type storedKey struct {
 }
 
 // storedKeys returns a tenant's keys with their hashes, oldest first.
-func (r *Registry) storedKeys(ctx context.Context, tenant string) ([]storedKey, error) {
+func (r *Directory) storedKeys(ctx context.Context, tenant string) ([]storedKey, error) {
 	rec, err := r.get(ctx, tenant)
 	if err != nil {
 		return nil, err
@@ -218,7 +218,7 @@ func (r *Registry) storedKeys(ctx context.Context, tenant string) ([]storedKey, 
 
 // keyHashes returns the hashes of the keys a tenant's listing names, and
 // of its key of the version before several keys.
-func (r *Registry) keyHashes(ctx context.Context, rec record) ([]string, error) {
+func (r *Directory) keyHashes(ctx context.Context, rec record) ([]string, error) {
 	it := r.store.Query(ctx, storage.Query{Table: r.table, PK: metatable.TenantKeysPK(rec.Name)})
 	defer it.Close()
 	var hashes []string
@@ -237,7 +237,7 @@ func (r *Registry) keyHashes(ctx context.Context, rec record) ([]string, error) 
 }
 
 // record reads the record of the key with a hash.
-func (r *Registry) record(ctx context.Context, hash string) (Key, error) {
+func (r *Directory) record(ctx context.Context, hash string) (Key, error) {
 	pk, sk := metatable.APIKey(hash)
 	item, err := r.store.GetItem(ctx, r.table, pk, sk)
 	if errors.Is(err, storage.ErrItemNotFound) {
@@ -250,7 +250,7 @@ func (r *Registry) record(ctx context.Context, hash string) (Key, error) {
 }
 
 // find returns a tenant's key by its id, and its hash.
-func (r *Registry) find(ctx context.Context, tenant, id string) (storedKey, error) {
+func (r *Directory) find(ctx context.Context, tenant, id string) (storedKey, error) {
 	keys, err := r.storedKeys(ctx, tenant)
 	if err != nil {
 		return storedKey{}, err
@@ -264,10 +264,10 @@ func (r *Registry) find(ctx context.Context, tenant, id string) (storedKey, erro
 }
 
 // Revoke makes a tenant's key fail from now on, at once through this
-// registry and within the key cache's TTL on every other server, and
+// directory and within the key cache's TTL on every other server, and
 // returns it. Revoking a key again, or one already expired, keeps
 // its first end.
-func (r *Registry) Revoke(ctx context.Context, tenant, id string, now time.Time) (Key, error) {
+func (r *Directory) Revoke(ctx context.Context, tenant, id string, now time.Time) (Key, error) {
 	if _, err := r.Get(ctx, tenant); err != nil {
 		return Key{}, fmt.Errorf("revoke API key: %w", err)
 	}
@@ -287,7 +287,7 @@ type Rotation struct {
 // Rotate makes a new key of the same scope as a tenant's key id, and sets
 // the old key to stop working after grace (DefaultGrace when zero; an
 // earlier end it has already is kept).
-func (r *Registry) Rotate(ctx context.Context, tenant, id string, grace time.Duration, now time.Time) (Rotation, error) {
+func (r *Directory) Rotate(ctx context.Context, tenant, id string, grace time.Duration, now time.Time) (Rotation, error) {
 	if grace < 0 {
 		return Rotation{}, fmt.Errorf("rotate API key %q: %w: grace %s is negative", id, ErrBadGrace, grace)
 	}
@@ -321,7 +321,7 @@ func (r *Registry) Rotate(ctx context.Context, tenant, id string, grace time.Dur
 
 // expire sets a tenant's key to stop working at end, unless it ends
 // earlier already, and returns it as it is now.
-func (r *Registry) expire(ctx context.Context, tenant, id string, end time.Time) (Key, error) {
+func (r *Directory) expire(ctx context.Context, tenant, id string, end time.Time) (Key, error) {
 	k, err := r.find(ctx, tenant, id)
 	if err != nil {
 		return Key{}, err
@@ -345,7 +345,7 @@ func (r *Registry) expire(ctx context.Context, tenant, id string, end time.Time)
 // ErrUnknownKey for a secret that is no key, or a key revoked or expired.
 // It reads the key's record from the store unless the key cache knows it
 // (keycache.go).
-func (r *Registry) Authenticate(ctx context.Context, secret string) (Key, error) {
+func (r *Directory) Authenticate(ctx context.Context, secret string) (Key, error) {
 	sum := digest(sha256.Sum256([]byte(secret)))
 	now := r.clock.Now()
 	if r.keys == nil {
@@ -372,7 +372,7 @@ func (r *Registry) Authenticate(ctx context.Context, secret string) (Key, error)
 
 // read reads the record of the key with a hash, eventually consistently
 // when asked to, and reports whether there is one.
-func (r *Registry) read(ctx context.Context, hash string, eventual bool) (Key, bool, error) {
+func (r *Directory) read(ctx context.Context, hash string, eventual bool) (Key, bool, error) {
 	pk, sk := metatable.APIKey(hash)
 	var item storage.Item
 	var err error
@@ -409,8 +409,8 @@ func live(k Key, found bool, err error, now time.Time) (Key, error) {
 }
 
 // changed records in the key cache a key made or changed through this
-// registry.
-func (r *Registry) changed(hash string, k Key) {
+// directory.
+func (r *Directory) changed(hash string, k Key) {
 	if r.keys != nil {
 		r.keys.changed(digestOf(hash), k, r.clock.Now())
 	}

@@ -15,7 +15,7 @@ import (
 )
 
 func TestSeveralKeysRevokeAndScope(t *testing.T) {
-	r, _ := newRegistry(t)
+	r, _ := newDirectory(t)
 	ctx := context.Background()
 	first, err := r.Add(ctx, "acme", now)
 	require.NoError(t, err)
@@ -57,7 +57,7 @@ func TestSeveralKeysRevokeAndScope(t *testing.T) {
 }
 
 func TestRotateKeepsTheOldKeyForTheGrace(t *testing.T) {
-	r, _, clk := newRegistryClock(t)
+	r, _, clk := newDirectoryClock(t)
 	ctx := context.Background()
 	_, _, err := r.AddKey(ctx, "acme", tenant.ScopeAll, now)
 	require.ErrorIs(t, err, tenant.ErrNotFound)
@@ -103,7 +103,7 @@ func TestRotateKeepsTheOldKeyForTheGrace(t *testing.T) {
 }
 
 func TestRemoveRevokesEveryKey(t *testing.T) {
-	r, _ := newRegistry(t)
+	r, _ := newDirectory(t)
 	ctx := context.Background()
 	a, err := r.Add(ctx, "acme", now)
 	require.NoError(t, err)
@@ -141,7 +141,7 @@ func TestRemoveRevokesEveryKey(t *testing.T) {
 // (a tenant item holding its hash, a key record without id, scope or
 // created) still authenticates, is listed, and can be revoked.
 func TestKeyOfTheVersionBefore(t *testing.T) {
-	r, store := newRegistry(t)
+	r, store := newDirectory(t)
 	ctx := context.Background()
 	const secret = "tt_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
 	sum := sha256.Sum256([]byte(secret))

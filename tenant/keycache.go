@@ -18,12 +18,12 @@ import (
 // once its key was seen. The rules:
 //
 //   - A key revoked, rotated out or removed with its tenant through this
-//     registry stops working here at once: the change is written into the
+//     directory stops working here at once: the change is written into the
 //     cache as it is written to the store.
 //   - On every other server it stops working within TTL (plus, on
 //     DynamoDB, the lag of an eventually consistent read: see
 //     Authenticate).
-//   - A key made through this registry works here at once (it is put in
+//   - A key made through this directory works here at once (it is put in
 //     the cache, replacing a negative entry); on another server, after at
 //     most NegativeTTL, since a miss is confirmed by a strongly
 //     consistent read before it is kept.
@@ -46,7 +46,7 @@ const (
 	DefaultKeyCacheSize = 10000
 )
 
-// KeyCacheOptions bound what a registry keeps of API keys. Zero fields are
+// KeyCacheOptions bound what a directory keeps of API keys. Zero fields are
 // the defaults.
 type KeyCacheOptions struct {
 	// TTL is how long a key read from the store is trusted; a negative
@@ -117,7 +117,7 @@ type keyCache struct {
 
 	mu struct {
 		sync.Mutex
-		// epoch counts the changes made through this registry: a read of
+		// epoch counts the changes made through this directory: a read of
 		// the store that began before a change is not kept, since it may
 		// be older than the change.
 		epoch uint64
@@ -150,7 +150,7 @@ func (c *keyCache) epoch() uint64 {
 }
 
 // learned keeps what a read of the store begun at epoch found of hash at
-// now, unless a change was made through this registry since.
+// now, unless a change was made through this directory since.
 func (c *keyCache) learned(epoch uint64, hash digest, k Key, found bool, now time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -164,7 +164,7 @@ func (c *keyCache) learned(epoch uint64, hash digest, k Key, found bool, now tim
 	c.missing.Add(hash, cachedKey{until: now.Add(c.opts.NegativeTTL)})
 }
 
-// changed records a key made or changed through this registry, as it is
+// changed records a key made or changed through this directory, as it is
 // now in the store.
 func (c *keyCache) changed(hash digest, k Key, now time.Time) {
 	c.mu.Lock()

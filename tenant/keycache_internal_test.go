@@ -46,7 +46,7 @@ func TestKeyCacheBounded(t *testing.T) {
 }
 
 // TestKeyCacheKeepsNoReadOlderThanAChange checks that a read of a key
-// begun before the key was changed through the registry is not kept over
+// begun before the key was changed through the directory is not kept over
 // the change.
 func TestKeyCacheKeepsNoReadOlderThanAChange(t *testing.T) {
 	c := newKeyCache(KeyCacheOptions{TTL: time.Second, NegativeTTL: time.Second, Size: 4})

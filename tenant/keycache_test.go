@@ -17,7 +17,7 @@ import (
 	"github.com/timetabledb/timetable/tenant"
 )
 
-// countingStore counts the reads of key records a registry makes, the
+// countingStore counts the reads of key records a directory makes, the
 // strongly and the eventually consistent ones.
 type countingStore struct {
 	storage.Store
@@ -41,10 +41,10 @@ func (s *eventualStore) GetItemEventual(ctx context.Context, table, pk, sk strin
 	return s.er.GetItemEventual(ctx, table, pk, sk)
 }
 
-// server is one server's tenant registry on a shared store, with the
+// server is one server's tenant directory on a shared store, with the
 // reads it made.
 type server struct {
-	*tenant.Registry
+	*tenant.Directory
 	reads *countingStore
 }
 
@@ -54,7 +54,7 @@ func newServer(store storage.Store, meta string, clk clock.Clock) server {
 	if er, ok := store.(tenant.EventualReader); ok {
 		s = &eventualStore{countingStore: cs, er: er}
 	}
-	return server{Registry: tenant.New(s, meta, tenant.Options{Clock: clk}), reads: cs}
+	return server{Directory: tenant.New(s, meta, tenant.Options{Clock: clk}), reads: cs}
 }
 
 func (s server) readCount() int64 { return s.reads.strong.Load() + s.reads.eventual.Load() }

@@ -7,13 +7,14 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/timetabledb/timetable/api"
 	"github.com/timetabledb/timetable/tenant"
 )
 
 // A tenant's limits are kept with its record: read back as set, replaced
 // whole, refused when negative or not finite, and gone with the tenant.
 func TestLimitsAreKeptWithTheTenant(t *testing.T) {
-	r, _ := newRegistry(t)
+	r, _ := newDirectory(t)
 	ctx := context.Background()
 	_, err := r.Add(ctx, "acme", now)
 	require.NoError(t, err)
@@ -33,7 +34,7 @@ func TestLimitsAreKeptWithTheTenant(t *testing.T) {
 	require.Equal(t, tenant.Limits{MaxConcurrentQueries: 1, WriteEventsBurst: 7}, l.Or(tenant.Limits{MaxConcurrentQueries: 9, WriteEventsBurst: 7}))
 
 	for _, bad := range []tenant.Limits{{WriteEventsPerSecond: -1}, {MaxConcurrentQueries: -1}, {WriteBytesPerSecond: math.Inf(1)}, {WriteEventsPerSecond: math.NaN()}} {
-		require.ErrorIs(t, r.SetLimits(ctx, "acme", bad), tenant.ErrBadLimits)
+		require.ErrorIs(t, r.SetLimits(ctx, "acme", bad), api.ErrBadTenantLimits)
 	}
 	require.ErrorIs(t, r.SetLimits(ctx, "nobody", tenant.Limits{}), tenant.ErrNotFound)
 	_, err = r.Limits(ctx, "nobody")

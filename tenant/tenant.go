@@ -39,7 +39,7 @@ import (
 	"github.com/timetabledb/timetable/storage"
 )
 
-// Errors of the registry.
+// Errors of the directory.
 var (
 	ErrExists     = errors.New("timetable: tenant already exists")
 	ErrNotFound   = errors.New("timetable: no such tenant")
@@ -59,7 +59,7 @@ type Tenant struct {
 	Created time.Time
 }
 
-// Store is what the tenant registry needs of a store: the items of the
+// Store is what the tenant directory needs of a store: the items of the
 // meta table.
 type Store interface {
 	GetItem(ctx context.Context, table, pk, sk string) (storage.Item, error)
@@ -69,12 +69,12 @@ type Store interface {
 	Scan(ctx context.Context, table string) storage.Iterator
 }
 
-// Registry adds, removes and authenticates tenants and their keys. Its
+// Directory adds, removes and authenticates tenants and their keys. Its
 // methods may be called from any number of goroutines at once. It keeps
 // in memory only what Authenticate read of keys, for a bounded time
 // (keycache.go); every other change is seen by every server on the store
 // at once.
-type Registry struct {
+type Directory struct {
 	store Store
 	table string
 	clock clock.Clock
@@ -84,12 +84,12 @@ type Registry struct {
 	eventual EventualReader
 }
 
-// Options are a registry's settings; the zero value is the defaults.
+// Options are a directory's settings; the zero value is the defaults.
 type Options struct {
 	// Clock tells the time (the wall clock when nil): a rotated key stops
 	// working by it, and cached keys are trusted by it.
 	Clock clock.Clock
-	// KeyCache bounds what the registry keeps of API keys.
+	// KeyCache bounds what the directory keeps of API keys.
 	KeyCache KeyCacheOptions
 }
 
@@ -100,21 +100,21 @@ type EventualReader interface {
 	GetItemEventual(ctx context.Context, table, pk, sk string) (storage.Item, error)
 }
 
-// NewRegistry returns the registry kept in the given table of a store,
+// NewDirectory returns the directory kept in the given table of a store,
 // telling the time by clk (the wall clock when nil), with the default key
 // cache. The table must exist.
-func NewRegistry(store Store, table string, clk clock.Clock) *Registry {
+func NewDirectory(store Store, table string, clk clock.Clock) *Directory {
 	return New(store, table, Options{Clock: clk})
 }
 
-// New returns the registry kept in the given table of a store. The table
+// New returns the directory kept in the given table of a store. The table
 // must exist.
-func New(store Store, table string, opts Options) *Registry {
+func New(store Store, table string, opts Options) *Directory {
 	if opts.Clock == nil {
 		opts.Clock = clock.Real{}
 	}
 	opts.KeyCache.EnsureDefaults()
-	r := &Registry{store: store, table: table, clock: opts.Clock}
+	r := &Directory{store: store, table: table, clock: opts.Clock}
 	if !opts.KeyCache.Off() {
 		r.keys = newKeyCache(opts.KeyCache)
 		// A cached key is trusted for TTL already; an eventually
@@ -150,7 +150,7 @@ type record struct {
 
 // get reads a tenant's item, removed or not; ErrNotFound when there is
 // none.
-func (r *Registry) get(ctx context.Context, name string) (record, error) {
+func (r *Directory) get(ctx context.Context, name string) (record, error) {
 	pk, sk := metatable.Tenant(name)
 	item, err := r.store.GetItem(ctx, r.table, pk, sk)
 	if errors.Is(err, storage.ErrItemNotFound) {
@@ -171,7 +171,7 @@ func recordOf(name string, item storage.Item) record {
 
 // Get returns a tenant, or an error wrapping ErrNotFound for a name never
 // added or removed since.
-func (r *Registry) Get(ctx context.Context, name string) (Tenant, error) {
+func (r *Directory) Get(ctx context.Context, name string) (Tenant, error) {
 	if err := ValidName(name); err != nil {
 		return Tenant{}, err
 	}
@@ -188,13 +188,13 @@ func (r *Registry) Get(ctx context.Context, name string) (Tenant, error) {
 // Add creates a tenant with one key of ScopeAll and returns the key's
 // secret, which is not stored and cannot be shown again. A removed
 // tenant's name may be added again.
-func (r *Registry) Add(ctx context.Context, name string, now time.Time) (string, error) {
+func (r *Directory) Add(ctx context.Context, name string, now time.Time) (string, error) {
 	_, secret, err := r.AddTenant(ctx, name, now)
 	return secret, err
 }
 
 // AddTenant is Add returning the key along with its secret.
-func (r *Registry) AddTenant(ctx context.Context, name string, now time.Time) (Key, string, error) {
+func (r *Directory) AddTenant(ctx context.Context, name string, now time.Time) (Key, string, error) {
 	if err := ValidName(name); err != nil {
 		return Key{}, "", err
 	}
@@ -220,7 +220,7 @@ func (r *Registry) AddTenant(ctx context.Context, name string, now time.Time) (K
 
 // Remove revokes every key of a tenant and marks it removed; its events
 // are left in the store. Removing it again changes nothing.
-func (r *Registry) Remove(ctx context.Context, name string, now time.Time) error {
+func (r *Directory) Remove(ctx context.Context, name string, now time.Time) error {
 	if _, err := r.Get(ctx, name); err != nil {
 		return fmt.Errorf("remove tenant: %w", err)
 	}
@@ -247,7 +247,7 @@ func (r *Registry) Remove(ctx context.Context, name string, now time.Time) error
 }
 
 // List returns every tenant not removed, in name order.
-func (r *Registry) List(ctx context.Context) ([]Tenant, error) {
+func (r *Directory) List(ctx context.Context) ([]Tenant, error) {
 	it := r.store.Scan(ctx, r.table)
 	defer it.Close()
 	var out []Tenant
@@ -268,10 +268,10 @@ func (r *Registry) List(ctx context.Context) ([]Tenant, error) {
 	return out, nil
 }
 
-// formatTime is how the registry stores a time.
+// formatTime is how the directory stores a time.
 func formatTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
-// timeAttr reads a time the registry stored, zero when absent.
+// timeAttr reads a time the directory stored, zero when absent.
 func timeAttr(item storage.Item, name string) time.Time {
 	s, _ := item.Attrs[name].(string)
 	t, _ := time.Parse(time.RFC3339Nano, s)

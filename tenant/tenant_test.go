@@ -16,28 +16,28 @@ import (
 	"github.com/timetabledb/timetable/tenant"
 )
 
-func newRegistry(t testing.TB) (*tenant.Registry, storage.Store) {
+func newDirectory(t testing.TB) (*tenant.Directory, storage.Store) {
 	t.Helper()
-	r, store, _ := newRegistryClock(t)
+	r, store, _ := newDirectoryClock(t)
 	return r, store
 }
 
-// newRegistryClock is newRegistry with the clock the registry tells
+// newDirectoryClock is newDirectory with the clock the directory tells
 // expiry by, standing at now.
-func newRegistryClock(t testing.TB) (*tenant.Registry, storage.Store, *clock.Manual) {
+func newDirectoryClock(t testing.TB) (*tenant.Directory, storage.Store, *clock.Manual) {
 	t.Helper()
 	store, err := pebblestore.Open(t.TempDir(), pebblestore.Options{})
 	require.NoError(t, err)
 	t.Cleanup(func() { store.Close() })
 	require.NoError(t, store.CreateTable(context.Background(), storage.TableSpec{Name: "meta", Capacity: storage.Capacity{Billing: storage.OnDemand}}))
 	clk := clock.NewManual(now)
-	return tenant.NewRegistry(store, "meta", clk), store, clk
+	return tenant.NewDirectory(store, "meta", clk), store, clk
 }
 
 var now = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 
 func TestAddAndAuthenticate(t *testing.T) {
-	r, store := newRegistry(t)
+	r, store := newDirectory(t)
 	ctx := context.Background()
 	key, err := r.Add(ctx, "acme", now)
 	require.NoError(t, err)
@@ -52,8 +52,8 @@ func TestAddAndAuthenticate(t *testing.T) {
 	require.Len(t, got.ID, 16)
 	require.NotContains(t, key, got.ID)
 
-	// Another registry on the same store agrees.
-	got, err = tenant.NewRegistry(store, "meta", nil).Authenticate(ctx, key)
+	// Another directory on the same store agrees.
+	got, err = tenant.NewDirectory(store, "meta", nil).Authenticate(ctx, key)
 	require.NoError(t, err)
 	require.Equal(t, "acme", got.Tenant)
 
@@ -72,7 +72,7 @@ func TestAddAndAuthenticate(t *testing.T) {
 }
 
 func TestTwoTenantsTwoKeys(t *testing.T) {
-	r, _ := newRegistry(t)
+	r, _ := newDirectory(t)
 	ctx := context.Background()
 	ka, err := r.Add(ctx, "a", now)
 	require.NoError(t, err)
@@ -90,7 +90,7 @@ func TestTwoTenantsTwoKeys(t *testing.T) {
 }
 
 func TestAddRefusesTakenAndBadNames(t *testing.T) {
-	r, _ := newRegistry(t)
+	r, _ := newDirectory(t)
 	ctx := context.Background()
 	key, err := r.Add(ctx, "acme", now)
 	require.NoError(t, err)
@@ -105,7 +105,7 @@ func TestAddRefusesTakenAndBadNames(t *testing.T) {
 }
 
 func TestConcurrentAuthentication(t *testing.T) {
-	r, _ := newRegistry(t)
+	r, _ := newDirectory(t)
 	ctx := context.Background()
 	key, err := r.Add(ctx, "acme", now)
 	require.NoError(t, err)

@@ -44,7 +44,7 @@ type DecodedEvent struct {
 	SK    string
 	// JSON, when not nil, is the event's JSON, and Event holds no
 	// fields: a row item a JSON read turned into its JSON as it read it
-	// (engine's source.take).
+	// (engine's source.readItem).
 	JSON []byte
 }
 

@@ -4,7 +4,7 @@
 // three days still has, while reconcilers without a lease, whose clocks
 // run a day ahead, fence, archive and delete that day's table under the
 // writers, again and again. It then asks a query of the range, by a
-// fresh server reading the live tables and the cold tier, and counts the
+// fresh server reading the live tables and the archive reader, and counts the
 // acknowledged events it answers, misses and answers twice.
 //
 // The archive package's TestNoAcknowledgedEventHiddenUnderLoad runs it
@@ -37,7 +37,7 @@ import (
 
 // Options shape a run.
 type Options struct {
-	// Dir holds the archives and the cold tier's cache.
+	// Dir holds the archives and the archive reader's cache.
 	Dir string
 	// Duration is how long the writers write; when zero, until the
 	// oldest day's table reaches generation Generations (and a route's
@@ -90,9 +90,9 @@ func Run(ctx context.Context, s storage.Store, cfg family.Schema, o Options) (Re
 
 	server := clock.Real{}
 	ahead := aheadClock{24 * time.Hour}
-	cold := archive.NewCold(archive.ColdOptions{CacheDir: filepath.Join(o.Dir, "cold")})
-	defer cold.Close()
-	db, err := engine.Open(ctx, s, engine.Options{Schema: cfg, Clock: server, Cold: cold, RouteTTL: o.RouteTTL, WriteTimeout: o.WriteTimeout})
+	archives := archive.NewReader(archive.ReaderOptions{CacheDir: filepath.Join(o.Dir, "archive-cache")})
+	defer archives.Close()
+	db, err := engine.Open(ctx, s, engine.Options{Schema: cfg, Clock: server, Archives: archives, RouteTTL: o.RouteTTL, WriteTimeout: o.WriteTimeout})
 	if err != nil {
 		return Result{}, err
 	}
@@ -236,7 +236,7 @@ func Run(ctx context.Context, s storage.Store, cfg family.Schema, o Options) (Re
 		return Result{}, err
 	}
 	// A fresh server's query of the range.
-	fresh, err := engine.Open(ctx, s, engine.Options{Schema: cfg, Clock: server, Cold: cold, ReadOnly: true})
+	fresh, err := engine.Open(ctx, s, engine.Options{Schema: cfg, Clock: server, Archives: archives, ReadOnly: true})
 	if err != nil {
 		return Result{}, err
 	}

@@ -34,16 +34,16 @@ var (
 	// archiveSizes are the tables whose archive's peak heap is measured:
 	// 4× apart, for the aim that it does not grow with the table.
 	archiveSizes = []int{250_000, 1_000_000}
-	// coldSeries series of an event a minute make the archived week.
-	coldSeries = 20
-	// coldQueries is how many queries of the archived week are timed.
-	coldQueries = 300
+	// archivedSeries series of an event a minute make the archived week.
+	archivedSeries = 20
+	// archivedQueries is how many queries of the archived week are timed.
+	archivedQueries = 300
 )
 
 // Archive measures package archive: the peak heap of an archive of a
 // Pebble table to a folder at two sizes 4× apart, and a one-series,
 // one-hour query of a week that was archived (Parquet) and deleted, read
-// by the cold tier from a file:// target and from an s3:// one (an
+// by the archive reader from a file:// target and from an s3:// one (an
 // in-process S3 test server, gofakes3).
 func Archive(ctx context.Context, o Options, r *Report) error {
 	var peaks []float64
@@ -60,7 +60,7 @@ func Archive(ctx context.Context, o Options, r *Report) error {
 		Row{Figure: fmt.Sprintf("archive peak heap, %d events", archiveSizes[1]), Value: peaks[1], Unit: "MiB",
 			Baseline: fmt.Sprintf("%d events", archiveSizes[0]), Base: peaks[0], Aim: "<= 64 MiB, within 16 MiB of the baseline"})
 
-	file, err := coldQuery(ctx, filepath.Join(o.Dir, "cold-file"), "file://"+filepath.ToSlash(filepath.Join(o.Dir, "cold-file-archive")), archive.S3Options{})
+	file, err := archivedQuery(ctx, filepath.Join(o.Dir, "archived-file"), "file://"+filepath.ToSlash(filepath.Join(o.Dir, "archived-file-archive")), archive.S3Options{})
 	if err != nil {
 		return err
 	}
@@ -70,7 +70,7 @@ func Archive(ctx context.Context, o Options, r *Report) error {
 		return err
 	}
 	defer stopS3()
-	s3, err := coldQuery(ctx, filepath.Join(o.Dir, "cold-s3"), "s3://archives/timetable", archive.S3Options{UsePathStyle: true})
+	s3, err := archivedQuery(ctx, filepath.Join(o.Dir, "archived-s3"), "s3://archives/timetable", archive.S3Options{UsePathStyle: true})
 	if err != nil {
 		return err
 	}
@@ -136,12 +136,12 @@ func livePeak() (stop func() uint64) {
 	return func() uint64 { return sample()[0] }
 }
 
-// coldQuery writes a week of coldSeries series, an event a minute each,
+// archivedQuery writes a week of archivedSeries series, an event a minute each,
 // lets the lifecycle archive the week to target and delete its table,
-// and times coldQueries queries of one series for one hour of it,
+// and times archivedQueries queries of one series for one hour of it,
 // returning their median in milliseconds. The first query opens the
 // archive's files; the others find them open.
-func coldQuery(ctx context.Context, dir, target string, s3 archive.S3Options) (float64, error) {
+func archivedQuery(ctx context.Context, dir, target string, s3 archive.S3Options) (float64, error) {
 	s, err := pebblestore.Open(dir, pebblestore.Options{})
 	if err != nil {
 		return 0, err
@@ -155,16 +155,16 @@ func coldQuery(ctx context.Context, dir, target string, s3 archive.S3Options) (f
 	f.Archive = target
 	week := time.Date(2017, 4, 9, 0, 0, 0, 0, time.UTC)
 	clk := clock.NewManual(week.Add(7 * 24 * time.Hour))
-	cold := archive.NewCold(archive.ColdOptions{S3: s3, CacheDir: filepath.Join(dir, "cache")})
-	defer cold.Close()
-	db, err := engine.Open(ctx, s, engine.Options{Schema: cfg, Clock: clk, Cold: cold, Logger: slog.New(slog.DiscardHandler)})
+	archives := archive.NewReader(archive.ReaderOptions{S3: s3, CacheDir: filepath.Join(dir, "cache")})
+	defer archives.Close()
+	db, err := engine.Open(ctx, s, engine.Options{Schema: cfg, Clock: clk, Archives: archives, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		return 0, err
 	}
 	defer db.Close()
 	var batch []event.Event
 	for m := range 7 * 24 * 60 {
-		for i := range coldSeries {
+		for i := range archivedSeries {
 			batch = append(batch, event.Event{Time: week.Add(time.Duration(m) * time.Minute), Series: fmt.Sprintf("car-%02d", i),
 				Fields: map[string]any{"speed": json.Number(fmt.Sprintf("%d.%d", 60+m%40, i)), "gear": "D"}})
 		}
@@ -206,11 +206,11 @@ func coldQuery(ctx context.Context, dir, target string, s3 archive.S3Options) (f
 	}
 
 	rng := rand.New(rand.NewPCG(1, 2))
-	took := make([]float64, 0, coldQueries)
+	took := make([]float64, 0, archivedQueries)
 	var buf []byte
-	for range coldQueries {
+	for range archivedQueries {
 		from := week.Add(time.Duration(rng.IntN(7*24-1)) * time.Hour)
-		q := engine.Query{Table: "a_table", Series: fmt.Sprintf("car-%02d", rng.IntN(coldSeries)), From: from, To: from.Add(time.Hour - time.Nanosecond)}
+		q := engine.Query{Table: "a_table", Series: fmt.Sprintf("car-%02d", rng.IntN(archivedSeries)), From: from, To: from.Add(time.Hour - time.Nanosecond)}
 		start := time.Now()
 		p, err := db.QueryJSON(ctx, "acme", q, buf[:0])
 		took = append(took, float64(time.Since(start).Microseconds())/1000)

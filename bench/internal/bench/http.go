@@ -58,7 +58,7 @@ func httpIngest(ctx context.Context, dir string, gen *generator, o Options, w wi
 	if err != nil {
 		return 0, err
 	}
-	handler, err := server.New(db, server.Options{TenantRegistry: tenants, Logger: slog.New(slog.DiscardHandler), TenantLimits: benchTenantLimits()})
+	handler, err := server.New(db, server.Options{TenantDirectory: tenants, Logger: slog.New(slog.DiscardHandler), TenantLimits: benchTenantLimits()})
 	if err != nil {
 		return 0, err
 	}

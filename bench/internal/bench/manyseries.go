@@ -67,7 +67,7 @@ func ManySeries(ctx context.Context, o Options, r *Report) error {
 	if err != nil {
 		return err
 	}
-	handler, err := server.New(db, server.Options{TenantRegistry: tenants, Logger: slog.New(slog.DiscardHandler), TenantLimits: benchTenantLimits()})
+	handler, err := server.New(db, server.Options{TenantDirectory: tenants, Logger: slog.New(slog.DiscardHandler), TenantLimits: benchTenantLimits()})
 	if err != nil {
 		return err
 	}

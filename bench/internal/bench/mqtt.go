@@ -95,7 +95,7 @@ func mqttIngest(ctx context.Context, dir string, broker *clients.Broker, gen *ge
 	}
 	reg := prometheus.NewRegistry()
 	sub := config.Subscription{Broker: broker.URL, Topic: "bench/+/data", Tenant: benchTenant, Table: benchTable, Series: 2, Format: config.FormatJSON, ClientID: client}
-	s, err := mqttsub.Start(ctx, db, []config.Subscription{sub}, mqttsub.Options{TenantRegistry: tenants, Logger: slog.New(slog.DiscardHandler), Registerer: reg})
+	s, err := mqttsub.Start(ctx, db, []config.Subscription{sub}, mqttsub.Options{TenantDirectory: tenants, Logger: slog.New(slog.DiscardHandler), Registerer: reg})
 	if err != nil {
 		return 0, nil, err
 	}

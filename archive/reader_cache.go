@@ -8,11 +8,11 @@ import (
 	"strings"
 )
 
-// DefaultColdCacheBytes is the default bound of the cold tier's cache of
-// the Parquet files of s3:// targets (ColdOptions.CacheBytes): 1 GiB.
-const DefaultColdCacheBytes = 1 << 30
+// DefaultReaderCacheBytes is the default bound of the archive reader's cache of
+// the Parquet files of s3:// targets (ReaderOptions.CacheBytes): 1 GiB.
+const DefaultReaderCacheBytes = 1 << 30
 
-// The names of the cache's files in ColdOptions.CacheDir: a Parquet file
+// The names of the cache's files in ReaderOptions.CacheDir: a Parquet file
 // of an s3:// archive, by its SHA-256, and one being fetched (its name,
 // then fetchSuffix and a random part). The next fetch of a file removes
 // the fetches of it that a kill left.
@@ -22,7 +22,7 @@ const (
 	fetchSuffix = ".part"
 )
 
-// cacheFile is a Parquet file in the cache. Guarded by Cold.mu.
+// cacheFile is a Parquet file in the cache. Guarded by Reader.mu.
 type cacheFile struct {
 	bytes int64
 	// tables counts the opened archives that hold the file open.
@@ -33,7 +33,7 @@ type cacheFile struct {
 }
 
 // cacheDir returns the folder of the cache.
-func (c *Cold) cacheDir() string {
+func (c *Reader) cacheDir() string {
 	if c.opts.CacheDir == "" {
 		return os.TempDir()
 	}
@@ -41,9 +41,9 @@ func (c *Cold) cacheDir() string {
 }
 
 // cacheBytes returns the bound of the cache.
-func (c *Cold) cacheBytes() int64 {
+func (c *Reader) cacheBytes() int64 {
 	if c.opts.CacheBytes <= 0 {
-		return DefaultColdCacheBytes
+		return DefaultReaderCacheBytes
 	}
 	return c.opts.CacheBytes
 }
@@ -51,12 +51,12 @@ func (c *Cold) cacheBytes() int64 {
 // reserveLocked makes room for a Parquet file of size bytes at path,
 // which archive t is about to hold open, and counts it: it evicts the
 // archives that no query reads and the files that no archive holds, least
-// recently used first, until the cache holds at most ColdOptions.
+// recently used first, until the cache holds at most ReaderOptions.
 // CacheBytes with the file. Archives being read are never evicted, so the
 // cache exceeds its bound while the archives that queries read at once
 // take more. The first call adopts the files a former run left in the
 // folder, as the least recently used.
-func (c *Cold) reserveLocked(t *coldTable, path string, bytes int64) error {
+func (c *Reader) reserveLocked(t *archivedTable, path string, bytes int64) error {
 	if c.mu.cache == nil {
 		if err := c.adoptCacheLocked(); err != nil {
 			return err
@@ -86,10 +86,10 @@ func (c *Cold) reserveLocked(t *coldTable, path string, bytes int64) error {
 // evictLocked evicts the least recently used archive that no query reads
 // (other than keep), or file that no archive holds, and reports whether
 // there was one.
-func (c *Cold) evictLocked(keep *coldTable) bool {
+func (c *Reader) evictLocked(keep *archivedTable) bool {
 	var (
 		oldest     uint64
-		table      coldKey
+		table      archivedKey
 		file       string
 		found, arc bool
 	)
@@ -112,11 +112,11 @@ func (c *Cold) evictLocked(keep *coldTable) bool {
 		t := c.mu.tables[table]
 		delete(c.mu.tables, table)
 		if err := c.closeTableLocked(t); err != nil {
-			c.log().Warn("cold tier: evict an archive from the cache", "table", table.table, "generation", table.generation, "err", err)
+			c.log().Warn("archive reader: evict an archive from the cache", "table", table.table, "generation", table.generation, "err", err)
 		}
 	default:
 		if err := c.removeCachedLocked(file); err != nil {
-			c.log().Warn("cold tier: evict a file from the cache", "file", file, "err", err)
+			c.log().Warn("archive reader: evict a file from the cache", "file", file, "err", err)
 			delete(c.mu.cache, file) // not counted again
 		}
 	}
@@ -125,7 +125,7 @@ func (c *Cold) evictLocked(keep *coldTable) bool {
 
 // closeTableLocked closes an archive's files and lets go of its cache
 // files, removing those no other archive holds.
-func (c *Cold) closeTableLocked(t *coldTable) error {
+func (c *Reader) closeTableLocked(t *archivedTable) error {
 	var errs []error
 	for _, cl := range t.closer {
 		errs = append(errs, cl.Close())
@@ -145,9 +145,9 @@ func (c *Cold) closeTableLocked(t *coldTable) error {
 }
 
 // removeCachedLocked removes a cache file and stops counting it.
-func (c *Cold) removeCachedLocked(path string) error {
+func (c *Reader) removeCachedLocked(path string) error {
 	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("cold tier cache: %w", err)
+		return fmt.Errorf("archive reader cache: %w", err)
 	}
 	if f, ok := c.mu.cache[path]; ok {
 		c.mu.cacheUsed -= f.bytes
@@ -158,14 +158,14 @@ func (c *Cold) removeCachedLocked(path string) error {
 
 // adoptCacheLocked counts the cache files a former run left in the
 // folder, as used before any of this run's.
-func (c *Cold) adoptCacheLocked() error {
+func (c *Reader) adoptCacheLocked() error {
 	dir := c.cacheDir()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("cold tier cache: %w", err)
+		return fmt.Errorf("archive reader cache: %w", err)
 	}
 	des, err := os.ReadDir(dir)
 	if err != nil {
-		return fmt.Errorf("cold tier cache: %w", err)
+		return fmt.Errorf("archive reader cache: %w", err)
 	}
 	c.mu.cache = map[string]*cacheFile{}
 	for _, de := range des {
@@ -184,7 +184,7 @@ func (c *Cold) adoptCacheLocked() error {
 }
 
 // tickLocked returns the next use's order.
-func (c *Cold) tickLocked() uint64 {
+func (c *Reader) tickLocked() uint64 {
 	c.mu.tick++
 	return c.mu.tick
 }

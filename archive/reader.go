@@ -22,9 +22,9 @@ import (
 	"github.com/timetabledb/timetable/storage"
 )
 
-// Cold is the cold tier: it answers the engine's storage queries of a
+// Reader reads archives back: it answers the engine's storage queries of a
 // table that was archived and deleted from the Parquet files of its
-// verified archive (engine.Options.Cold), so that a query over an
+// verified archive (engine.Options.Archives), so that a query over an
 // archived period reads it as it read the table.
 //
 // A partition's query (tenant, logical table, series and shard) reads
@@ -38,60 +38,60 @@ import (
 // queries find none.
 //
 // The files of a file:// target are read where they are; those of an
-// s3:// target are fetched, whole, into ColdOptions.CacheDir, and read
+// s3:// target are fetched, whole, into ReaderOptions.CacheDir, and read
 // there. An archive's files, once opened, stay open until Close, or, for
 // an s3:// target, until the archive is evicted from the cache: the
-// cache holds at most ColdOptions.CacheBytes, and makes room for a file
+// cache holds at most ReaderOptions.CacheBytes, and makes room for a file
 // by evicting the archives least recently read that no query is reading
 // (closing their files and removing them), so an evicted archive is
 // fetched again by the next query that reads it. Only the archives that
 // queries read at once may take the cache past its bound.
 //
-// A Cold may be used by several goroutines at once.
-type Cold struct {
-	opts ColdOptions
+// A Reader may be used by several goroutines at once.
+type Reader struct {
+	opts ReaderOptions
 	mu   struct {
 		sync.Mutex
 		targets map[string]target
-		tables  map[coldKey]*coldTable
+		tables  map[archivedKey]*archivedTable
 		// cache holds the cache's files by path, nil until the first
-		// file of an s3:// target (cold_cache.go); cacheUsed is the sum
+		// file of an s3:// target (reader_cache.go); cacheUsed is the sum
 		// of their sizes.
 		cache     map[string]*cacheFile
 		cacheUsed int64
 		// tick orders the uses of archives and cache files.
 		tick uint64
 		// verified holds, by path, the stamp of the local file last
-		// found to match its manifest (cold_verify.go).
+		// found to match its manifest (reader_verify.go).
 		verified map[string]fileStamp
 	}
 }
 
-// ColdOptions configure a Cold.
-type ColdOptions struct {
+// ReaderOptions configure a Reader.
+type ReaderOptions struct {
 	// S3 configures s3:// targets.
 	S3 S3Options
 	// CacheDir is where the Parquet files of s3:// targets are kept once
 	// fetched, made when missing; empty means os.TempDir().
 	CacheDir string
 	// CacheBytes bounds the size of the Parquet files kept in CacheDir;
-	// zero means DefaultColdCacheBytes (1 GiB). The archives that
+	// zero means DefaultReaderCacheBytes (1 GiB). The archives that
 	// queries read at once are kept whatever their size.
 	CacheBytes int64
 	// Logger receives the tier's warnings; nil means slog.Default().
 	Logger *slog.Logger
 }
 
-// coldKey names an archive: a generation of a table in a target.
-type coldKey struct {
+// archivedKey names an archive: a generation of a table in a target.
+type archivedKey struct {
 	target, table string
 	generation    int64
 }
 
-// coldTable is an archive's Parquet files, opened.
-type coldTable struct {
+// archivedTable is an archive's Parquet files, opened.
+type archivedTable struct {
 	once  sync.Once
-	key   coldKey
+	key   archivedKey
 	files []*parquetfile.File
 	// keys are the files' keys under the target's root, and manifest
 	// the manifest they were opened by, for DamagedError.
@@ -105,27 +105,27 @@ type coldTable struct {
 	err    error
 	// refs counts the queries reading the archive, lastUse orders its
 	// reads, and cached lists the cache files it holds open (of an s3://
-	// target): guarded by Cold.mu.
+	// target): guarded by Reader.mu.
 	refs    int
 	lastUse uint64
 	cached  []string
-	// stale marks an archive taken out of Cold.mu.tables while queries
+	// stale marks an archive taken out of Reader.mu.tables while queries
 	// read it (its files changed, or one failed to read): the last
 	// release closes it.
 	stale bool
 }
 
-// NewCold returns a cold tier.
-func NewCold(opts ColdOptions) *Cold {
-	c := &Cold{opts: opts}
+// NewReader returns a Reader.
+func NewReader(opts ReaderOptions) *Reader {
+	c := &Reader{opts: opts}
 	c.mu.targets = map[string]target{}
-	c.mu.tables = map[coldKey]*coldTable{}
+	c.mu.tables = map[archivedKey]*archivedTable{}
 	c.mu.verified = map[string]fileStamp{}
 	return c
 }
 
 // Close closes the files the tier opened. It is safe to call twice.
-func (c *Cold) Close() error {
+func (c *Reader) Close() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var errs []error
@@ -138,7 +138,7 @@ func (c *Cold) Close() error {
 	return errors.Join(errs...)
 }
 
-func (c *Cold) log() *slog.Logger {
+func (c *Reader) log() *slog.Logger {
 	if c.opts.Logger == nil {
 		return slog.Default()
 	}
@@ -151,24 +151,24 @@ func (c *Cold) log() *slog.Logger {
 // ErrNotFound for what is missing) when the target holds no verified
 // archive in Parquet of that generation, or a file of it that does not
 // match the manifest.
-func (c *Cold) Query(ctx context.Context, targetURL, table string, generation int64, shards int, q storage.Query) storage.Iterator {
+func (c *Reader) Query(ctx context.Context, targetURL, table string, generation int64, shards int, q storage.Query) storage.Iterator {
 	items, err := c.items(ctx, targetURL, table, generation, shards, q)
 	var de *DamagedError
 	if errors.As(err, &de) {
 		// It names the table, period and file, and not the target (a
 		// host or bucket the client has no business knowing), for the
 		// client it answers.
-		return &coldIterator{IteratorEnd: storage.IteratorEnd{Failure: fmt.Errorf("cold tier: %w", err)}}
+		return &readerIterator{IteratorEnd: storage.IteratorEnd{Failure: fmt.Errorf("archive reader: %w", err)}}
 	}
 	if err != nil {
-		return &coldIterator{IteratorEnd: storage.IteratorEnd{Failure: fmt.Errorf("cold tier: %s of %s: %w", table, targetURL, err)}}
+		return &readerIterator{IteratorEnd: storage.IteratorEnd{Failure: fmt.Errorf("archive reader: %s of %s: %w", table, targetURL, err)}}
 	}
-	return newColdIterator(items, q)
+	return newReaderIterator(items, q)
 }
 
 // items returns the items of q's partition, unsorted and unbounded by
 // the query's keys.
-func (c *Cold) items(ctx context.Context, targetURL, table string, generation int64, shards int, q storage.Query) ([]storage.Item, error) {
+func (c *Reader) items(ctx context.Context, targetURL, table string, generation int64, shards int, q storage.Query) ([]storage.Item, error) {
 	tenant, logical, series, shard, err := itemenc.ParsePartitionKey(q.PK)
 	if err != nil {
 		// The series index of a logical table: "{tenant}#{table}".
@@ -247,8 +247,8 @@ func keyTime(k string) (time.Time, bool) {
 // first use, and again when a file read in place changed since. The
 // caller reads them until it calls release: the cache does not evict
 // them before.
-func (c *Cold) table(ctx context.Context, targetURL, table string, generation int64) (*coldTable, error) {
-	k := coldKey{targetURL, table, max(generation, 1)}
+func (c *Reader) table(ctx context.Context, targetURL, table string, generation int64) (*archivedTable, error) {
+	k := archivedKey{targetURL, table, max(generation, 1)}
 	for {
 		t, opened, err := c.tableOnce(ctx, k)
 		if err != nil || opened || !t.changed() {
@@ -263,7 +263,7 @@ func (c *Cold) table(ctx context.Context, targetURL, table string, generation in
 
 // changed reports whether a file the archive reads in place changed
 // since it was opened.
-func (t *coldTable) changed() bool {
+func (t *archivedTable) changed() bool {
 	for _, s := range t.stamps {
 		if s.changed() {
 			return true
@@ -275,7 +275,7 @@ func (t *coldTable) changed() bool {
 // discardLocked takes an archive out of the tier, to be opened again,
 // its files checked again, by the next query; the last release closes
 // it.
-func (c *Cold) discardLocked(t *coldTable) {
+func (c *Reader) discardLocked(t *archivedTable) {
 	if c.mu.tables[t.key] == t {
 		delete(c.mu.tables, t.key)
 	}
@@ -286,7 +286,7 @@ func (c *Cold) discardLocked(t *coldTable) {
 // unreadable returns the error of file i of archive t that failed to
 // read, which the archive's check did not find, and discards the
 // archive, so that the next query checks its files again.
-func (c *Cold) unreadable(t *coldTable, i int, err error) error {
+func (c *Reader) unreadable(t *archivedTable, i int, err error) error {
 	c.mu.Lock()
 	c.discardLocked(t)
 	c.mu.Unlock()
@@ -295,11 +295,11 @@ func (c *Cold) unreadable(t *coldTable, i int, err error) error {
 
 // tableOnce returns the archive of k, opening it when it is not open,
 // and whether this call opened it.
-func (c *Cold) tableOnce(ctx context.Context, k coldKey) (*coldTable, bool, error) {
+func (c *Reader) tableOnce(ctx context.Context, k archivedKey) (*archivedTable, bool, error) {
 	c.mu.Lock()
 	t, ok := c.mu.tables[k]
 	if !ok {
-		t = &coldTable{key: k}
+		t = &archivedTable{key: k}
 		c.mu.tables[k] = t
 	}
 	t.refs++
@@ -317,7 +317,7 @@ func (c *Cold) tableOnce(ctx context.Context, k coldKey) (*coldTable, bool, erro
 		t.refs--
 		if t.refs == 0 {
 			if err := c.closeTableLocked(t); err != nil {
-				c.log().Warn("cold tier: close an archive that failed to open", "table", k.table, "generation", k.generation, "err", err)
+				c.log().Warn("archive reader: close an archive that failed to open", "table", k.table, "generation", k.generation, "err", err)
 			}
 		}
 		c.mu.Unlock()
@@ -329,13 +329,13 @@ func (c *Cold) tableOnce(ctx context.Context, k coldKey) (*coldTable, bool, erro
 // release ends a read of an archive that table returned. When the reads
 // at once took the cache past its bound, it evicts the other archives no
 // query reads until the cache is within its bound.
-func (c *Cold) release(t *coldTable) {
+func (c *Reader) release(t *archivedTable) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	t.refs--
 	if t.stale && t.refs == 0 {
 		if err := c.closeTableLocked(t); err != nil {
-			c.log().Warn("cold tier: close an archive opened again", "table", t.key.table, "generation", t.key.generation, "err", err)
+			c.log().Warn("archive reader: close an archive opened again", "table", t.key.table, "generation", t.key.generation, "err", err)
 		}
 	}
 	for c.mu.cacheUsed > c.cacheBytes() && c.evictLocked(t) {
@@ -343,7 +343,7 @@ func (c *Cold) release(t *coldTable) {
 }
 
 // target returns the target of a URL, opening it on first use.
-func (c *Cold) target(ctx context.Context, targetURL string) (target, error) {
+func (c *Reader) target(ctx context.Context, targetURL string) (target, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if t, ok := c.mu.targets[targetURL]; ok {
@@ -361,7 +361,7 @@ func (c *Cold) target(ctx context.Context, targetURL string) (target, error) {
 // checked against the manifest: its size and SHA-256 once per version of
 // the file (fileStamp), its row count, from the file's footer, at every
 // open.
-func (c *Cold) open(ctx context.Context, t *coldTable, k coldKey) error {
+func (c *Reader) open(ctx context.Context, t *archivedTable, k archivedKey) error {
 	tg, err := c.target(ctx, k.target)
 	if err != nil {
 		return err
@@ -390,7 +390,7 @@ func (c *Cold) open(ctx context.Context, t *coldTable, k coldKey) error {
 		return damaged(k, m, mkey, "is not verified: the archive was never checked", true)
 	}
 	if len(m.Parquet) == 0 {
-		return damaged(k, m, mkey, "lists no Parquet file: the archive is in NDJSON alone, which the cold tier does not read", true)
+		return damaged(k, m, mkey, "lists no Parquet file: the archive is in NDJSON alone, which the archive reader does not read", true)
 	}
 	for _, p := range m.Parquet {
 		f, err := c.local(ctx, t, tg, p)
@@ -431,7 +431,7 @@ func (c *Cold) open(ctx context.Context, t *coldTable, k coldKey) error {
 // fetched into CacheDir from S3, counted in the cache. A file fetched is
 // hashed on the way, and kept only when its size and SHA-256 are the
 // manifest's; a cache file, named by its SHA-256, is checked once.
-func (c *Cold) local(ctx context.Context, t *coldTable, tg target, p ParquetFile) (*os.File, error) {
+func (c *Reader) local(ctx context.Context, t *archivedTable, tg target, p ParquetFile) (*os.File, error) {
 	if ft, ok := tg.(*fileTarget); ok {
 		f, err := os.Open(ft.path(p.Key))
 		if errors.Is(err, fs.ErrNotExist) {
@@ -467,7 +467,7 @@ func (c *Cold) local(ctx context.Context, t *coldTable, tg target, p ParquetFile
 	defer r.Close()
 	// A fetch of this file that a kill stopped left its own: removed.
 	if err := removeLeftovers(dir, filepath.Base(path)+fetchSuffix); err != nil {
-		return nil, fmt.Errorf("cold tier cache: %w", err)
+		return nil, fmt.Errorf("archive reader cache: %w", err)
 	}
 	tmp, err := os.CreateTemp(dir, filepath.Base(path)+fetchSuffix+"*")
 	if err != nil {
@@ -497,16 +497,16 @@ func (c *Cold) local(ctx context.Context, t *coldTable, tg target, p ParquetFile
 	return f, nil
 }
 
-// coldIterator returns a partition's items as a store's query would: in
+// readerIterator returns a partition's items as a store's query would: in
 // key order, within the query's bounds, up to its limit.
-type coldIterator struct {
+type readerIterator struct {
 	storage.IteratorEnd
 	items []storage.Item
 	i     int
 	cur   storage.Item
 }
 
-func newColdIterator(items []storage.Item, q storage.Query) *coldIterator {
+func newReaderIterator(items []storage.Item, q storage.Query) *readerIterator {
 	slices.SortFunc(items, func(a, b storage.Item) int { return strings.Compare(a.SK, b.SK) })
 	items = slices.DeleteFunc(items, func(it storage.Item) bool {
 		if q.Low != "" && it.SK < q.Low || q.High != "" && it.SK > q.High {
@@ -523,7 +523,7 @@ func newColdIterator(items []storage.Item, q storage.Query) *coldIterator {
 	if q.Desc {
 		slices.Reverse(items)
 	}
-	it := &coldIterator{items: items}
+	it := &readerIterator{items: items}
 	if q.Limit > 0 && len(items) > q.Limit {
 		it.items = items[:q.Limit]
 		it.Limited, it.ResumeAfter = true, items[q.Limit-1].SK
@@ -532,7 +532,7 @@ func newColdIterator(items []storage.Item, q storage.Query) *coldIterator {
 }
 
 // Next advances to the next item.
-func (it *coldIterator) Next() bool {
+func (it *readerIterator) Next() bool {
 	if it.Failure != nil || it.i >= len(it.items) {
 		return false
 	}
@@ -543,13 +543,13 @@ func (it *coldIterator) Next() bool {
 }
 
 // Item returns the current item.
-func (it *coldIterator) Item() storage.Item { return it.cur }
+func (it *readerIterator) Item() storage.Item { return it.cur }
 
 // SortKey returns the current item's sort key.
-func (it *coldIterator) SortKey() string { return it.cur.SK }
+func (it *readerIterator) SortKey() string { return it.cur.SK }
 
 // Attrs calls fn with each of the current item's attributes.
-func (it *coldIterator) Attrs(fn func(name string, v any) bool) error {
+func (it *readerIterator) Attrs(fn func(name string, v any) bool) error {
 	for name, v := range it.cur.Attrs {
 		if !fn(name, v) {
 			return nil
@@ -561,7 +561,7 @@ func (it *coldIterator) Attrs(fn func(name string, v any) bool) error {
 // Close lets the items go, and returns the error that stopped the
 // iteration, as storage.Iterator's Close does: a reader that checks only
 // Close must not take an archive it could not read for an empty one.
-func (it *coldIterator) Close() error {
+func (it *readerIterator) Close() error {
 	it.items = nil
 	return it.Err()
 }

@@ -18,13 +18,13 @@ import (
 	"github.com/timetabledb/timetable/registry"
 )
 
-// TestColdTierReadsEveryGeneration: a table is archived and deleted, a
+// TestReaderReadsEveryGeneration: a table is archived and deleted, a
 // late event makes it again (generation 2), which is archived and
 // deleted in turn. At each step a query of the period answers with the
 // events of every generation, each once, paged or not, as it did before
-// the archives; an engine without the cold tier says which generation it
+// the archives; an engine without the archive reader says which generation it
 // cannot read.
-func TestColdTierReadsEveryGeneration(t *testing.T) {
+func TestReaderReadsEveryGeneration(t *testing.T) {
 	for _, b := range backends.All(t) {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := context.Background()
@@ -48,8 +48,8 @@ func TestColdTierReadsEveryGeneration(t *testing.T) {
 				}
 				require.Contains(t, kinds, want)
 			}
-			cold := archive.NewCold(archive.ColdOptions{CacheDir: t.TempDir()})
-			t.Cleanup(func() { cold.Close() })
+			archives := archive.NewReader(archive.ReaderOptions{CacheDir: t.TempDir()})
+			t.Cleanup(func() { archives.Close() })
 			var db *engine.DB
 
 			ids := func(evs []event.Event) []string {
@@ -100,7 +100,7 @@ func TestColdTierReadsEveryGeneration(t *testing.T) {
 			}
 
 			g.write(cfg, first...)
-			db, err := engine.Open(ctx, s, engine.Options{Schema: longer, Clock: clk, Cold: cold, ReadOnly: true})
+			db, err := engine.Open(ctx, s, engine.Options{Schema: longer, Clock: clk, Archives: archives, ReadOnly: true})
 			require.NoError(t, err)
 			defer db.Close()
 			before := answer(early)
@@ -130,7 +130,7 @@ func TestColdTierReadsEveryGeneration(t *testing.T) {
 			require.NoError(t, err)
 			require.Contains(t, string(aggBefore), `"count":16`)
 
-			// Without the cold tier, generation 1 is a gap.
+			// Without the archive reader, generation 1 is a gap.
 			plain, err := engine.Open(ctx, s, engine.Options{Schema: longer, Clock: clk, ReadOnly: true})
 			require.NoError(t, err)
 			defer plain.Close()

@@ -22,12 +22,12 @@ import (
 	"github.com/timetabledb/timetable/lifecycle"
 )
 
-// TestColdCacheIsBounded archives three weeks to S3 and reads them
-// through a cold tier whose cache holds one week's Parquet at most: the
+// TestReaderCacheIsBounded archives three weeks to S3 and reads them
+// through an archive reader whose cache holds one week's Parquet at most: the
 // cache folder never holds more than its bound, the file a former run
 // left is evicted first, and a week evicted is fetched again with the
 // same answer.
-func TestColdCacheIsBounded(t *testing.T) {
+func TestReaderCacheIsBounded(t *testing.T) {
 	ctx := context.Background()
 	s, cfg := backends.Pebble().Open(t)
 	url, opts := s3Target(t)
@@ -93,9 +93,9 @@ func TestColdCacheIsBounded(t *testing.T) {
 	// A former run's file, as large as the bound: evicted first.
 	former := filepath.Join(dir, "timetable-cold-0000.parquet")
 	require.NoError(t, os.WriteFile(former, make([]byte, bound), 0o644))
-	cold := archive.NewCold(archive.ColdOptions{S3: opts.S3, CacheDir: dir, CacheBytes: bound})
-	t.Cleanup(func() { cold.Close() })
-	db, err = engine.Open(ctx, s, engine.Options{Schema: cfg, Clock: clk, Cold: cold, ReadOnly: true})
+	archives := archive.NewReader(archive.ReaderOptions{S3: opts.S3, CacheDir: dir, CacheBytes: bound})
+	t.Cleanup(func() { archives.Close() })
+	db, err = engine.Open(ctx, s, engine.Options{Schema: cfg, Clock: clk, Archives: archives, ReadOnly: true})
 	require.NoError(t, err)
 	defer db.Close()
 	cached := func() int64 {

@@ -21,12 +21,12 @@ import (
 	"github.com/timetabledb/timetable/lifecycle"
 )
 
-// BenchmarkColdQuery queries one series for one hour of a week that was
+// BenchmarkReaderQuery queries one series for one hour of a week that was
 // archived (in Parquet, to a folder) and deleted: 20 series, an event a
 // minute each, 201,600 events. It reports the median and 99th percentile
 // of the queries (docs/archive.md has the figures). The first query of
 // the archive opens its files; the others find them open.
-func BenchmarkColdQuery(b *testing.B) {
+func BenchmarkReaderQuery(b *testing.B) {
 	ctx := context.Background()
 	s, cfg := backends.Pebble().Open(&testing.T{})
 	b.Cleanup(func() { s.Close() })
@@ -38,9 +38,9 @@ func BenchmarkColdQuery(b *testing.B) {
 	f.Archive = url
 	week := time.Date(2017, 4, 9, 0, 0, 0, 0, time.UTC)
 	clk := clock.NewManual(week.Add(7 * 24 * time.Hour))
-	cold := archive.NewCold(archive.ColdOptions{})
-	b.Cleanup(func() { cold.Close() })
-	db, err := engine.Open(ctx, s, engine.Options{Schema: cfg, Clock: clk, Cold: cold})
+	archives := archive.NewReader(archive.ReaderOptions{})
+	b.Cleanup(func() { archives.Close() })
+	db, err := engine.Open(ctx, s, engine.Options{Schema: cfg, Clock: clk, Archives: archives})
 	require.NoError(b, err)
 	b.Cleanup(func() { db.Close() })
 	const series = 20

@@ -25,16 +25,16 @@ import (
 	"github.com/timetabledb/timetable/storage/dynamostore/dynamofault"
 )
 
-// TestColdTierAnswersAsBefore writes events over an old week and a recent
+// TestReaderAnswersAsBefore writes events over an old week and a recent
 // one, records the answers of many queries and aggregates, lets the
 // lifecycle archive and delete the old week's table, and asks again: the
 // answers are the same, byte for byte, read from the archive's Parquet
-// and merged with the live table. An engine without the cold tier says
+// and merged with the live table. An engine without the archive reader says
 // which part of the range is gone.
-func TestColdTierAnswersAsBefore(t *testing.T) {
+func TestReaderAnswersAsBefore(t *testing.T) {
 	for _, b := range backends.All(t) {
 		for _, tg := range targets {
-			t.Run(b.Name+"/"+tg.name, func(t *testing.T) { testColdTier(t, b, tg.open) })
+			t.Run(b.Name+"/"+tg.name, func(t *testing.T) { testReader(t, b, tg.open) })
 		}
 	}
 	// On DynamoDB with its own export (faked: the local servers have
@@ -47,13 +47,13 @@ func TestColdTierAnswersAsBefore(t *testing.T) {
 				cp = c
 				return s, cfg
 			}}
-			testColdTier(t, b, s3Target)
+			testReader(t, b, s3Target)
 			require.Equal(t, 1, cp.Calls()["ExportTableToPointInTime"], "archived by the store's export")
 		})
 	}
 }
 
-func testColdTier(t *testing.T, b backends.Backend, open func(t *testing.T) (string, archive.Options)) {
+func testReader(t *testing.T, b backends.Backend, open func(t *testing.T) (string, archive.Options)) {
 	ctx := context.Background()
 	s, cfg := b.Open(t)
 	url, opts := open(t)
@@ -82,9 +82,9 @@ func testColdTier(t *testing.T, b backends.Backend, open func(t *testing.T) (str
 			})
 		}
 	}
-	cold := archive.NewCold(archive.ColdOptions{S3: opts.S3, CacheDir: t.TempDir()})
-	t.Cleanup(func() { cold.Close() })
-	db, err := engine.Open(ctx, s, engine.Options{Schema: cfg, Clock: clk, Cold: cold})
+	archives := archive.NewReader(archive.ReaderOptions{S3: opts.S3, CacheDir: t.TempDir()})
+	t.Cleanup(func() { archives.Close() })
+	db, err := engine.Open(ctx, s, engine.Options{Schema: cfg, Clock: clk, Archives: archives})
 	require.NoError(t, err)
 	defer db.Close()
 	_, err = db.Write(ctx, "acme", "a_table", evs[:60])
@@ -185,7 +185,7 @@ func testColdTier(t *testing.T, b backends.Backend, open func(t *testing.T) (str
 		require.Equal(t, before[i], after[i], "answer %d", i)
 	}
 
-	// Without the cold tier, the archived week is a gap of the answer.
+	// Without the archive reader, the archived week is a gap of the answer.
 	plain, err := engine.Open(ctx, s, engine.Options{Schema: cfg, Clock: clk, ReadOnly: true})
 	require.NoError(t, err)
 	defer plain.Close()
@@ -207,16 +207,16 @@ func testColdTier(t *testing.T, b backends.Backend, open func(t *testing.T) (str
 	ag, err = db.AggregateGaps(ctx, "acme", engine.AggregateQuery{Table: "a_table", From: old, To: old.Add(24 * time.Hour),
 		Bucket: time.Hour, Fields: []string{"speed"}, Funcs: []string{engine.FnCount}})
 	require.NoError(t, err)
-	require.Empty(t, ag, "the cold tier reads the archived week")
+	require.Empty(t, ag, "the archive reader reads the archived week")
 
-	// An archive the cold tier cannot read fails the query: it is not
+	// An archive the archive reader cannot read fails the query: it is not
 	// an empty period.
 	if strings.HasPrefix(url, "s3://") {
 		notDir := filepath.Join(t.TempDir(), "a-file")
 		require.NoError(t, os.WriteFile(notDir, nil, 0o600))
-		broken := archive.NewCold(archive.ColdOptions{S3: opts.S3, CacheDir: notDir})
+		broken := archive.NewReader(archive.ReaderOptions{S3: opts.S3, CacheDir: notDir})
 		defer broken.Close()
-		bdb, err := engine.Open(ctx, s, engine.Options{Schema: cfg, Clock: clk, Cold: broken, ReadOnly: true})
+		bdb, err := engine.Open(ctx, s, engine.Options{Schema: cfg, Clock: clk, Archives: broken, ReadOnly: true})
 		require.NoError(t, err)
 		defer bdb.Close()
 		_, err = bdb.Query(ctx, "acme", engine.Query{Table: "a_table", From: old, To: old.Add(24 * time.Hour)})

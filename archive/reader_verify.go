@@ -11,7 +11,7 @@ import (
 	"github.com/timetabledb/timetable/storage"
 )
 
-// DamagedError reports an archive that the cold tier cannot read as its
+// DamagedError reports an archive that the archive reader cannot read as its
 // manifest describes it: its manifest or one of its Parquet files is
 // missing, or a file's size, SHA-256 or row count differs from the
 // manifest's, or the file does not read as Parquet. It wraps
@@ -54,15 +54,15 @@ func (e *DamagedError) Unwrap() []error {
 
 // damaged returns the DamagedError of a file of archive k described by m
 // (the zero Manifest when the manifest itself cannot be read).
-func damaged(k coldKey, m Manifest, file, reason string, missing bool) *DamagedError {
+func damaged(k archivedKey, m Manifest, file, reason string, missing bool) *DamagedError {
 	return &DamagedError{Target: k.target, Table: k.table, Generation: k.generation, PeriodStart: m.PeriodStart, PeriodEnd: m.PeriodEnd,
 		File: file, Reason: reason, missing: missing}
 }
 
 // fileStamp names a version of a local file, the one read: its path,
 // size and modification time, with the SHA-256 the manifest expects of
-// it. The cold tier hashes a file once per stamp, and remembers the
-// last stamp checked of each path (Cold.mu.verified); a file changed in
+// it. The archive reader hashes a file once per stamp, and remembers the
+// last stamp checked of each path (Reader.mu.verified); a file changed in
 // place, or replaced, has another stamp and is checked again.
 type fileStamp struct {
 	path   string
@@ -95,7 +95,7 @@ func hashFile(r io.ReaderAt, size int64) (ParquetFile, error) {
 }
 
 // verifiedLocked reports whether the file of a stamp was checked.
-func (c *Cold) verifiedLocked(s fileStamp) bool {
+func (c *Reader) verifiedLocked(s fileStamp) bool {
 	v, ok := c.mu.verified[s.path]
 	return ok && v == s
 }
@@ -103,7 +103,7 @@ func (c *Cold) verifiedLocked(s fileStamp) bool {
 // verify checks the size and SHA-256 of f, the local file of stamp s,
 // against p, the manifest's record of it, unless a file of that stamp
 // was checked before; it returns what differs, "" when nothing does.
-func (c *Cold) verify(f *os.File, s fileStamp, p ParquetFile) (string, error) {
+func (c *Reader) verify(f *os.File, s fileStamp, p ParquetFile) (string, error) {
 	c.mu.Lock()
 	ok := c.verifiedLocked(s)
 	c.mu.Unlock()
@@ -121,7 +121,7 @@ func (c *Cold) verify(f *os.File, s fileStamp, p ParquetFile) (string, error) {
 }
 
 // markVerified records that the file of stamp s matched its manifest.
-func (c *Cold) markVerified(s fileStamp) {
+func (c *Reader) markVerified(s fileStamp) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.mu.verified[s.path] = s
@@ -129,7 +129,7 @@ func (c *Cold) markVerified(s fileStamp) {
 
 // forgetLocked drops the records of the files of archive t, so that they
 // are checked again when next opened.
-func (c *Cold) forgetLocked(t *coldTable) {
+func (c *Reader) forgetLocked(t *archivedTable) {
 	for _, s := range t.stamps {
 		if c.verifiedLocked(s) {
 			delete(c.mu.verified, s.path)

@@ -93,23 +93,23 @@ func (o bucketObjects) remove(t *testing.T, key string) {
 	require.NoError(t, err)
 }
 
-// TestColdTierChecksArchives archives two weeks, then damages the
+// TestReaderChecksArchives archives two weeks, then damages the
 // Parquet file of the first on the target (a flipped byte, cut short,
 // replaced by the other week's file of the same schema, removed) and
-// reads it through the cold tier: every read of the week fails with a
+// reads it through the archive reader: every read of the week fails with a
 // DamagedError naming the period and the file, never a short answer;
-// once the right file is put back, the same cold tier answers right. A
+// once the right file is put back, the same archive reader answers right. A
 // file read in place (file://) is checked again when it changes under
 // a tier that read it before; the tier keeps its checked copy of an S3
 // file, and fetches again after a damaged one. The server answers such a
 // read 409, naming the period and the file.
-func TestColdTierChecksArchives(t *testing.T) {
+func TestReaderChecksArchives(t *testing.T) {
 	for _, tg := range []string{"file", "s3"} {
-		t.Run(tg, func(t *testing.T) { testColdTierChecksArchives(t, tg) })
+		t.Run(tg, func(t *testing.T) { testReaderChecksArchives(t, tg) })
 	}
 }
 
-func testColdTierChecksArchives(t *testing.T, kind string) {
+func testReaderChecksArchives(t *testing.T, kind string) {
 	ctx := context.Background()
 	s, cfg := backends.Pebble().Open(t)
 	var (
@@ -180,12 +180,12 @@ func testColdTierChecksArchives(t *testing.T, kind string) {
 	good := objs.read(t, key)
 	swapped := objs.read(t, other.Parquet[0].Key)
 
-	// readerIn is a read-only engine on a cold tier of its own, caching
+	// readerIn is a read-only engine on an archive reader of its own, caching
 	// in dir; reader caches in a folder of its own.
 	readerIn := func(dir string) *engine.DB {
-		cold := archive.NewCold(archive.ColdOptions{S3: opts.S3, CacheDir: dir})
-		t.Cleanup(func() { cold.Close() })
-		db, err := engine.Open(ctx, s, engine.Options{Schema: cfg, Clock: clk, Cold: cold, ReadOnly: true})
+		archives := archive.NewReader(archive.ReaderOptions{S3: opts.S3, CacheDir: dir})
+		t.Cleanup(func() { archives.Close() })
+		db, err := engine.Open(ctx, s, engine.Options{Schema: cfg, Clock: clk, Archives: archives, ReadOnly: true})
 		require.NoError(t, err)
 		t.Cleanup(func() { db.Close() })
 		return db
@@ -225,7 +225,7 @@ func testColdTierChecksArchives(t *testing.T, kind string) {
 	// overHTTP answers the week's events from a server on db.
 	overHTTP := func(db *engine.DB) (int, string) {
 		t.Helper()
-		h, err := server.New(db, server.Options{TenantRegistry: tenants, Logger: slog.New(slog.DiscardHandler)})
+		h, err := server.New(db, server.Options{TenantDirectory: tenants, Logger: slog.New(slog.DiscardHandler)})
 		require.NoError(t, err)
 		srv := httptest.NewServer(h)
 		defer srv.Close()

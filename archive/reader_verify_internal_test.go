@@ -15,7 +15,7 @@ import (
 // changed without its size and time: the stamp is what is trusted), and
 // one of another time or size is.
 func TestVerifyOncePerStamp(t *testing.T) {
-	c := NewCold(ColdOptions{})
+	c := NewReader(ReaderOptions{})
 	defer c.Close()
 	path := filepath.Join(t.TempDir(), "f.parquet")
 	body := []byte("the bytes of a Parquet file")
