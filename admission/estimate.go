@@ -77,6 +77,16 @@ func SmallestRequestBytes(events int) int64 {
 	return int64(events) * EventBytes(&bare)
 }
 
+// A writer (the engine) turns a request's events into items a group at
+// a time: at most WriteGroupEvents events, and WriteGroupBytes bytes of
+// their fields as a Batch holds them (event.Batch.FieldsBytes), though
+// always one event at least, so that what it builds while it writes is
+// bounded whatever the size of the request.
+const (
+	WriteGroupEvents = 1024
+	WriteGroupBytes  = 256 << 10
+)
+
 // EventsUpperBound returns at least the number of events a body decodes
 // to, cheaply: its lines for NDJSON and line protocol (lines), its
 // objects for JSON (an array, NDJSON or one event).

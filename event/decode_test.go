@@ -199,7 +199,7 @@ func TestDecodeNDJSONRules(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			evsBatch, err := DecodeNDJSON([]byte(tt.line), tt.lim, testNow)
-			evs := evsBatch.events
+			evs := evsBatch.Events()
 			if tt.reason != "" {
 				var be *BatchError
 				require.ErrorAs(t, err, &be, "%v", err)
@@ -215,7 +215,7 @@ func TestDecodeNDJSONRules(t *testing.T) {
 			}
 			// The JSON decoder applies the same rules.
 			jevsBatch, jerr := DecodeJSON([]byte("["+tt.line+"]"), tt.lim, testNow)
-			jevs := jevsBatch.events
+			jevs := jevsBatch.Events()
 			require.Equal(t, evs, jevs)
 			require.Equal(t, err, jerr)
 			// And so does Validate, on what the decoders accept.
@@ -264,7 +264,7 @@ func TestDecodeNDJSONLines(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			evsBatch, err := DecodeNDJSON([]byte(tt.body), Limits{}, testNow)
-			evs := evsBatch.events
+			evs := evsBatch.Events()
 			if tt.problems != nil {
 				var be *BatchError
 				require.ErrorAs(t, err, &be)
@@ -300,7 +300,7 @@ func TestDecodeJSONArray(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			evsBatch, err := DecodeJSON([]byte(tt.body), Limits{}, testNow)
-			evs := evsBatch.events
+			evs := evsBatch.Events()
 			if tt.problems != nil {
 				var be *BatchError
 				require.ErrorAs(t, err, &be)
@@ -363,7 +363,7 @@ func TestDecodeInvalidLimits(t *testing.T) {
 func TestDecodeDoesNotKeepBody(t *testing.T) {
 	body := []byte(`{"time":1491825600000,"series":"car","id":"x","fields":{"gear":"D","speed":88.5,"esc":"\u00e9"}}`)
 	evsBatch, err := DecodeNDJSON(body, Limits{}, testNow)
-	evs := evsBatch.events
+	evs := evsBatch.Events()
 	require.NoError(t, err)
 	want := Event{Time: time.UnixMilli(1491825600000).UTC(), Series: "car", ID: "x",
 		Fields: map[string]any{"gear": "D", "speed": json.Number("88.5"), "esc": "é"}}
@@ -405,7 +405,7 @@ func TestDecodePrecision(t *testing.T) {
 		p, err := ParsePrecision(tt.precision)
 		require.NoError(t, err)
 		evsBatch, err := DecodeNDJSON([]byte(`{"time":`+tt.time+`}`), Limits{Precision: p}, now)
-		evs := evsBatch.events
+		evs := evsBatch.Events()
 		require.NoError(t, err, "precision %q", tt.precision)
 		require.Equal(t, tt.want, evs[0].Time, "precision %q", tt.precision)
 	}
@@ -437,8 +437,8 @@ func TestDecodeRefusesRepeatedIDs(t *testing.T) {
 
 // Check applies the decoders' rules to events built in Go: it names every
 // bad event (a repeated client id included), normalizes the good ones in
-// place, and its Batch holds the caller's events, whose ids AssignIDs
-// sets.
+// place, and its Batch holds them in its own columns, where AssignIDs
+// sets their ids.
 func TestCheck(t *testing.T) {
 	at := time.Date(2017, 4, 10, 12, 0, 0, 0, time.FixedZone("CEST", 2*3600))
 	events := []Event{
@@ -463,8 +463,12 @@ func TestCheck(t *testing.T) {
 	require.Equal(t, json.Number("1.5"), good[0].Fields["v"], "normalized in place")
 	require.Equal(t, time.UTC, good[0].Time.Location())
 	b.AssignIDs("t", "tab", LatestIDScheme)
-	require.NotEmpty(t, good[0].ID)
-	require.Equal(t, "x", good[1].ID)
+	require.NotEmpty(t, b.Event(0).ID)
+	require.Equal(t, "x", b.Event(1).ID)
+	require.Empty(t, good[0].ID, "the caller's events are not the batch's")
+	ev := good[0]
+	ev.AssignID("t", "tab", LatestIDScheme)
+	require.Equal(t, ev.ID, b.Event(0).ID, "the batch's id is the event's")
 
 	// Events edits a copy: the batch is unchanged.
 	edited := b.Events()
