@@ -338,23 +338,11 @@ func indexes(base, from, to int) []int {
 	return idx
 }
 
-// groupEnd returns the end of the group of events that starts at from:
-// a writer turns at most admission.WriteGroupEvents events, and
-// admission.WriteGroupBytes bytes of their fields as a Batch holds
-// them, into items at once (one event at least), so that what a write
-// builds is bounded whatever the size of its request.
-func groupEnd(events event.Batch, from int) int {
-	n := events.Len()
-	to, bytes := from, 0
-	for to < n && to-from < admission.WriteGroupEvents {
-		bytes += events.FieldsBytes(to)
-		if bytes > admission.WriteGroupBytes && to > from {
-			break
-		}
-		to++
-	}
-	return to
-}
+// groupEnd returns the end of the group of events that starts at from
+// (admission.WriteGroupEnd): a write turns one group of its events into
+// items at a time, so that what it builds is bounded whatever the size
+// of its request, as admission's estimate of it counts.
+func groupEnd(events event.Batch, from int) int { return admission.WriteGroupEnd(events, from) }
 
 // writeGroups stores the tables' writes of one group of a request's
 // events, recording in lost what they could not store. It returns an
@@ -487,6 +475,10 @@ func (db *DB) prepareRange(tenant, table string, pol family.TablePolicy, events 
 	items := make([]pending, 0, to-from)
 	var keys keyText
 	for i := from; i < to; i++ {
+		if n := events.FieldsBytes(i); n > admission.MaxFieldsBytes {
+			problems = append(problems, event.Problem{Index: i, Reason: fmt.Sprintf("event's fields take %d bytes, more than an item within DynamoDB's limit of %d can hold", n, storage.MaxItemSize)})
+			continue
+		}
 		ev := events.Event(i)
 		assign := ev.ID == ""
 		if reason := db.opts.Tables.horizonProblem(ev.Time, now); reason != "" {

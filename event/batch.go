@@ -41,6 +41,8 @@ type Batch struct {
 	// where the event before's end.
 	ends   []int
 	fields string
+	// fieldsCap is the size of the memory fields is in.
+	fieldsCap int
 	// ids holds each event's client id, or once AssignIDs ran its
 	// assigned one; nil while no event has one.
 	ids []string
@@ -96,10 +98,11 @@ func (b Batch) Events() []Event {
 }
 
 // Bytes returns the memory the batch holds: its columns, at their
-// capacity, the strings of its dictionary and ids, and its fields.
+// capacity, the strings of its dictionary and ids, and the memory of
+// its fields.
 func (b Batch) Bytes() int64 {
 	n := int64(cap(b.times))*8 + int64(cap(b.series))*4 + int64(cap(b.ends))*int64(unsafe.Sizeof(0)) +
-		int64(cap(b.dict)+cap(b.ids))*int64(unsafe.Sizeof("")) + int64(len(b.fields))
+		int64(cap(b.dict)+cap(b.ids))*int64(unsafe.Sizeof("")) + int64(b.fieldsCap)
 	for _, s := range b.dict {
 		n += int64(len(s))
 	}
@@ -112,6 +115,15 @@ func (b Batch) Bytes() int64 {
 // columnBytes is what an event takes in a Batch's columns of times,
 // series and ends.
 const columnBytes = 8 + 4 + int64(unsafe.Sizeof(0))
+
+// BareBatchBytes returns Bytes of a Batch of events events without
+// series, id or fields, its columns no larger than they need be.
+func BareBatchBytes(events int) int64 {
+	if events == 0 {
+		return 0
+	}
+	return int64(events)*(columnBytes+2) + int64(unsafe.Sizeof(""))
+}
 
 // DecodedBytesBound returns at least Bytes of the Batch that a JSON or
 // NDJSON body of size bytes, holding at most events events, decodes to,
@@ -314,7 +326,7 @@ func (w *batchWriter) batch() Batch {
 	if len(w.times) == 0 {
 		return Batch{}
 	}
-	return Batch{times: w.times, series: w.series, dict: w.dict, ends: w.ends, fields: unsafe.String(unsafe.SliceData(w.fields), len(w.fields)), ids: w.ids}
+	return Batch{times: w.times, series: w.series, dict: w.dict, ends: w.ends, fields: unsafe.String(unsafe.SliceData(w.fields), len(w.fields)), fieldsCap: cap(w.fields), ids: w.ids}
 }
 
 // decodeFields builds an event's Fields from their encoding: nil for an

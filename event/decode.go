@@ -30,7 +30,7 @@ func DecodeJSON(body []byte, lim Limits, now time.Time) (Batch, error) {
 	}
 	p.pos++
 	p.out.grow(min(len(body)/averageEventSize+1, 1<<16))
-	p.out.fields = make([]byte, 0, len(body)/2)
+	p.out.fields = make([]byte, 0, len(body)/4)
 	var problems []Problem
 	var ids idIndex
 	p.ws()
@@ -96,7 +96,7 @@ func DecodeNDJSON(body []byte, lim Limits, now time.Time) (Batch, error) {
 	lim = lim.WithDefaults()
 	p := newParser(nil, &lim, now)
 	p.out.grow(min(len(body)/averageEventSize+1, 1<<16))
-	p.out.fields = make([]byte, 0, len(body)/2)
+	p.out.fields = make([]byte, 0, len(body)/4)
 	var problems []Problem
 	var ids idIndex
 	index, objects, lineNo := 0, 0, 0
