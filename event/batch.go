@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
+	"sort"
 	"time"
 	"unsafe"
 
@@ -21,7 +22,8 @@ import (
 // batch's series, their client ids (a column only once an event has
 // one), and the fields of all of them, one after the other, in one
 // string, each event's in the encoding its id hashes (see the package
-// documentation's section on ids), whose maps are in bytewise key order.
+// documentation's section on ids), whose maps are in bytewise key order,
+// in strings of about fieldsChunk bytes (an event's fields in one).
 // Event builds an event's Fields from that encoding when it is asked
 // for; AssignID hashes it as it is. What a batch holds is Bytes.
 //
@@ -37,11 +39,13 @@ type Batch struct {
 	// ("" among them when an event has none).
 	series []uint32
 	dict   []string
-	// ends holds where each event's fields end in fields; they start
-	// where the event before's end.
+	// ends holds where each event's fields end, counted over the chunks
+	// of fields one after the other; they start where the event
+	// before's end. chunks[k] starts at bases[k].
 	ends   []int
-	fields string
-	// fieldsCap is the size of the memory fields is in.
+	chunks []string
+	bases  []int
+	// fieldsCap is the size of the memory the chunks are in.
 	fieldsCap int
 	// ids holds each event's client id, or once AssignIDs ran its
 	// assigned one; nil while no event has one.
@@ -67,8 +71,18 @@ func (b Batch) encodedFields(i int) string {
 	if i > 0 {
 		start = b.ends[i-1]
 	}
-	return b.fields[start:b.ends[i]]
+	k := 0
+	if len(b.bases) > 1 {
+		k = sort.Search(len(b.bases), func(k int) bool { return b.bases[k] > start }) - 1
+	}
+	return b.chunks[k][start-b.bases[k] : b.ends[i]-b.bases[k]]
 }
+
+// fieldsChunk is the size of the strings a Batch holds its events'
+// fields in: what a decoder's buffer grows to before it starts another,
+// so that a large body's fields are not copied again and again as they
+// grow, nor held in a buffer of twice their size.
+const fieldsChunk = 1 << 20
 
 // id returns the id event i has, "" when none yet.
 func (b Batch) id(i int) string {
@@ -222,7 +236,7 @@ func Check(events []Event, lim Limits, now time.Time) (Batch, error) {
 		return Batch{}, &BatchError{Problems: problems}
 	}
 	var w batchWriter
-	w.grow(len(events))
+	w.grow(len(events), 0)
 	for i := range events {
 		e := &events[i]
 		w.fields = appendHashMap(w.fields, e.Fields, true)
@@ -241,35 +255,26 @@ func Join(batches ...Batch) Batch {
 	if len(batches) == 1 {
 		return batches[0]
 	}
-	n, size, withIDs := 0, 0, false
+	n, size := 0, 0
 	for _, b := range batches {
 		n += b.Len()
-		size += len(b.fields)
-		withIDs = withIDs || b.ids != nil
+		if b.Len() > 0 {
+			size += b.ends[b.Len()-1]
+		}
 	}
 	var w batchWriter
-	w.grow(n)
-	w.fields = make([]byte, 0, size)
-	if withIDs {
-		w.ids = make([]string, 0, n)
-	}
+	w.grow(n, size)
 	for _, b := range batches {
-		base := len(w.fields)
-		w.fields = append(w.fields, b.fields...)
 		for i := range b.Len() {
-			w.times = append(w.times, b.times[i])
-			w.series = append(w.series, w.seriesIndex(b.Series(i)))
-			w.ends = append(w.ends, base+b.ends[i])
-			if withIDs {
-				w.ids = append(w.ids, b.id(i))
-			}
+			w.fields = append(w.fields, b.encodedFields(i)...)
+			w.add(b.times[i], b.Series(i), b.id(i))
 		}
 	}
 	return w.batch()
 }
 
 // batchWriter builds a Batch's columns, the fields of each event being
-// appended to fields before add.
+// appended to fields, the chunk being filled, before add.
 type batchWriter struct {
 	times  []int64
 	series []uint32
@@ -279,14 +284,21 @@ type batchWriter struct {
 	lastIx uint32
 	ends   []int
 	fields []byte
-	ids    []string
+	// chunks and bases are the chunks filled, and base where fields
+	// starts; fieldsCap is the memory of the chunks filled.
+	chunks    []string
+	bases     []int
+	base      int
+	fieldsCap int
+	ids       []string
 }
 
-// grow makes room for n events.
-func (w *batchWriter) grow(n int) {
+// grow makes room for n events whose fields take about size bytes.
+func (w *batchWriter) grow(n, size int) {
 	w.times = make([]int64, 0, n)
 	w.series = make([]uint32, 0, n)
 	w.ends = make([]int, 0, n)
+	w.fields = make([]byte, 0, min(max(size, 64), fieldsChunk))
 }
 
 // seriesIndex returns the index of series in the dictionary, adding it.
@@ -311,22 +323,39 @@ func (w *batchWriter) seriesIndex(series string) uint32 {
 func (w *batchWriter) add(nanos int64, series, id string) {
 	w.times = append(w.times, nanos)
 	w.series = append(w.series, w.seriesIndex(series))
-	w.ends = append(w.ends, len(w.fields))
+	w.ends = append(w.ends, w.base+len(w.fields))
 	if id != "" && w.ids == nil {
 		w.ids = make([]string, len(w.times)-1, cap(w.times))
 	}
 	if w.ids != nil {
 		w.ids = append(w.ids, id)
 	}
+	if len(w.fields) >= fieldsChunk {
+		w.seal()
+		w.fields = make([]byte, 0, fieldsChunk)
+	}
 }
 
-// batch returns the Batch built. The writer's fields become the batch's
-// string without a copy: the writer must not be used again.
+// seal adds the chunk filled to the chunks. The chunk becomes a string
+// without a copy: fields must not be changed again.
+func (w *batchWriter) seal() {
+	if len(w.fields) == 0 {
+		return
+	}
+	w.chunks = append(w.chunks, unsafe.String(unsafe.SliceData(w.fields), len(w.fields)))
+	w.bases = append(w.bases, w.base)
+	w.base += len(w.fields)
+	w.fieldsCap += cap(w.fields)
+	w.fields = nil
+}
+
+// batch returns the Batch built. The writer must not be used again.
 func (w *batchWriter) batch() Batch {
 	if len(w.times) == 0 {
 		return Batch{}
 	}
-	return Batch{times: w.times, series: w.series, dict: w.dict, ends: w.ends, fields: unsafe.String(unsafe.SliceData(w.fields), len(w.fields)), fieldsCap: cap(w.fields), ids: w.ids}
+	w.seal()
+	return Batch{times: w.times, series: w.series, dict: w.dict, ends: w.ends, chunks: w.chunks, bases: w.bases, fieldsCap: w.fieldsCap, ids: w.ids}
 }
 
 // decodeFields builds an event's Fields from their encoding: nil for an

@@ -8,7 +8,7 @@ import (
 )
 
 // averageEventSize guesses the bytes per event of a body, to size the
-// slice of events once.
+// columns of a Batch once.
 const averageEventSize = 128
 
 // DecodeJSON decodes a request body holding a JSON array of events and
@@ -29,8 +29,7 @@ func DecodeJSON(body []byte, lim Limits, now time.Time) (Batch, error) {
 		return Batch{}, fmt.Errorf("%w: expected a JSON array of events, found %s", ErrMalformedBody, describe(body, p.pos))
 	}
 	p.pos++
-	p.out.grow(min(len(body)/averageEventSize+1, 1<<16))
-	p.out.fields = make([]byte, 0, len(body)/4)
+	p.out.grow(min(len(body)/averageEventSize+1, 1<<16), len(body)/2)
 	var problems []Problem
 	var ids idIndex
 	p.ws()
@@ -95,8 +94,7 @@ func DecodeNDJSON(body []byte, lim Limits, now time.Time) (Batch, error) {
 	}
 	lim = lim.WithDefaults()
 	p := newParser(nil, &lim, now)
-	p.out.grow(min(len(body)/averageEventSize+1, 1<<16))
-	p.out.fields = make([]byte, 0, len(body)/4)
+	p.out.grow(min(len(body)/averageEventSize+1, 1<<16), len(body)/2)
 	var problems []Problem
 	var ids idIndex
 	index, objects, lineNo := 0, 0, 0

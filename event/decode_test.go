@@ -3,6 +3,7 @@ package event
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -477,4 +478,30 @@ func TestCheck(t *testing.T) {
 
 	_, err = Check(good, Limits{MaxFields: -1}, testNow)
 	require.ErrorIs(t, err, ErrInvalidLimits)
+}
+
+// A batch larger than one chunk of fields reads back every event as it
+// was sent, by Event and joined with another, and gives each the id
+// Event.AssignID gives it.
+func TestABatchOfManyChunksReadsBack(t *testing.T) {
+	var body strings.Builder
+	var want []Event
+	for i := range 3000 {
+		at := testNow.Add(-time.Duration(i) * time.Second)
+		pad := strings.Repeat(string(rune('a'+i%26)), 700+i%300)
+		fmt.Fprintf(&body, `{"time":%d,"series":"s%d","fields":{"z":%d,"pad":%q,"l":[1,"x",null,{"k":true}]}}`+"\n", at.UnixMilli(), i%7, i, pad)
+		want = append(want, Event{Time: at.Truncate(time.Millisecond), Series: fmt.Sprintf("s%d", i%7), Fields: map[string]any{
+			"z": json.Number(fmt.Sprint(i)), "pad": pad, "l": []any{json.Number("1"), "x", nil, map[string]any{"k": true}}}})
+	}
+	b, err := DecodeNDJSON([]byte(body.String()), Limits{}, testNow)
+	require.NoError(t, err)
+	require.Greater(t, len(b.chunks), 2, "the batch spans chunks")
+	joined := Join(b, b)
+	require.Equal(t, 2*len(want), joined.Len())
+	for i, w := range want {
+		require.Equal(t, w, b.Event(i), "event %d", i)
+		require.Equal(t, w, joined.Event(len(want)+i), "joined event %d", i)
+		w.AssignID("t", "tab", LatestIDScheme)
+		require.Equal(t, w.ID, b.AssignID(i, "t", "tab", LatestIDScheme), "id of event %d", i)
+	}
 }

@@ -74,13 +74,18 @@ func (s *Server) writeEvents(w http.ResponseWriter, r *http.Request, tenant stri
 	if err != nil {
 		return err
 	}
+	// The events hold nothing of the body (event.Batch): it goes back
+	// to the body budget before they are written.
+	size := int64(len(body))
+	b.release()
+	body = nil
 	if events.Len() > s.opts.MaxEvents {
 		return &httpError{status: http.StatusRequestEntityTooLarge, msg: fmt.Sprintf("timetable: %d events in one request, over the limit of %d (max_events): split the batch", events.Len(), s.opts.MaxEvents)}
 	}
 	if err := s.fitEvents(r.Context(), held, events); err != nil {
 		return err
 	}
-	if err := s.allowWrite(r.Context(), tenant, events.Len(), int64(len(body))); err != nil {
+	if err := s.allowWrite(r.Context(), tenant, events.Len(), size); err != nil {
 		return err
 	}
 	if slot, err = s.cpuSlot(r.Context(), tenant); err != nil {
