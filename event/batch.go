@@ -433,3 +433,29 @@ func uvarint(s string, pos int) (int, int) {
 		shift += 7
 	}
 }
+
+// WithSeries returns the batch with the series of each event i set to
+// series(i), checked against lim as a decoder checks a series: when any
+// is refused, it returns a *BatchError naming each bad event and no
+// Batch. The times, ids and fields are b's, shared.
+func (b Batch) WithSeries(lim Limits, series func(i int) string) (Batch, error) {
+	if err := lim.Validate(); err != nil {
+		return Batch{}, err
+	}
+	lim = lim.WithDefaults()
+	var w batchWriter
+	w.series = make([]uint32, 0, b.Len())
+	var problems []Problem
+	for i := range b.Len() {
+		s := series(i)
+		if reason := checkText("series", s, lim.MaxSeries); reason != "" {
+			problems = append(problems, Problem{Index: i, Reason: reason})
+		}
+		w.series = append(w.series, w.seriesIndex(s))
+	}
+	if problems != nil {
+		return Batch{}, &BatchError{Problems: problems}
+	}
+	b.series, b.dict = w.series, w.dict
+	return b, nil
+}

@@ -505,3 +505,23 @@ func TestABatchOfManyChunksReadsBack(t *testing.T) {
 		require.Equal(t, w.ID, b.AssignID(i, "t", "tab", LatestIDScheme), "id of event %d", i)
 	}
 }
+
+// WithSeries gives each event a series, checked as a decoder checks
+// one, and keeps the rest of the batch.
+func TestWithSeries(t *testing.T) {
+	b, err := DecodeNDJSON([]byte(`{"time":1491825600000,"fields":{"v":1}}
+{"time":1491825601000,"series":"a","fields":{"v":2}}
+`), Limits{}, testNow)
+	require.NoError(t, err)
+	named, err := b.WithSeries(Limits{}, func(i int) string { return fmt.Sprint("s", i) })
+	require.NoError(t, err)
+	require.Equal(t, "s0", named.Event(0).Series)
+	require.Equal(t, "s1", named.Event(1).Series)
+	require.Equal(t, map[string]any{"v": json.Number("2")}, named.Event(1).Fields)
+	require.Equal(t, "a", b.Event(1).Series, "b is unchanged")
+	_, err = b.WithSeries(Limits{MaxSeries: 2}, func(i int) string { return strings.Repeat("x", 2+i) })
+	var be *BatchError
+	require.ErrorAs(t, err, &be)
+	require.Len(t, be.Problems, 1)
+	require.Equal(t, 1, be.Problems[0].Index)
+}

@@ -38,6 +38,12 @@ type parser struct {
 	members []member
 	// scratch is where the members of an object are reordered.
 	scratch []byte
+	// arrival holds the field names of the event being parsed in the
+	// order they came, and lastArrival those of the event before: events
+	// of a body mostly have the same fields in the same order, so a name
+	// is first compared with the one at its place in the event before,
+	// before it is looked up in names.
+	arrival, lastArrival []string
 }
 
 // member is a member of an object in out.fields: its key, and where its
@@ -363,13 +369,20 @@ func (p *parser) fields() error {
 		return nil
 	}
 	start, base := len(p.out.fields), len(p.members)
+	p.arrival = p.arrival[:0]
 	for {
 		p.ws()
 		b, err := p.str()
 		if err != nil {
 			return err
 		}
-		name := p.intern(b)
+		var name string
+		if i := len(p.arrival); i < len(p.lastArrival) && string(b) == p.lastArrival[i] {
+			name = p.lastArrival[i]
+		} else {
+			name = p.intern(b)
+		}
+		p.arrival = append(p.arrival, name)
 		if err := p.colon(); err != nil {
 			return err
 		}
@@ -398,6 +411,7 @@ func (p *parser) fields() error {
 	if dup := p.endObject(start, base); dup != "" {
 		p.fail(fmt.Sprintf("fields: duplicate name %q", dup))
 	}
+	p.arrival, p.lastArrival = p.lastArrival, p.arrival
 	return nil
 }
 
