@@ -2,7 +2,9 @@
 // the server it may hold meanwhile: the server-wide budgets of memory
 // that requests hold (Budget), with a cap per tenant so that no tenant
 // holds more than its share while others wait, the conservative estimate
-// of the memory decoded events take (BatchBytes), and each tenant's
+// of the memory decoded events take (BatchBytes: the columns of an
+// event.Batch, and one span of the items the engine builds from them,
+// WriteSpanEnd), and each tenant's
 // write rates, concurrent writes and concurrent queries (Tenants), and the
 // server-wide pool of slots for heavy CPU work (CPU), which leaves a core
 // to other tenants' light requests while more than one tenant is active. The engine's query budget of partitions is a Budget too, each tenant's cap

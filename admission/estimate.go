@@ -2,70 +2,90 @@ package admission
 
 import (
 	"bytes"
-	"encoding/json"
-	"unsafe"
 
 	"github.com/timetabledb/timetable/event"
+	"github.com/timetabledb/timetable/storage"
 )
 
-// The estimate of what an event takes in memory once decoded, and while
-// the engine writes it: the Event, its strings and fields as the decoder
-// builds them (each counted in full, though the decoders share repeated
-// names and series), and the item the engine makes of it, taken as
-// twice the decoded event plus itemOverhead. The figures are
-// deliberately high, about what a decode and a write allocate in all
-// (server's TestMemoryIsBoundedInWhatRequestsHold holds the process to
-// its aim under them).
+// The estimate of what a request's events take in memory once decoded,
+// and while the engine writes them: the Batch, whose columns say what
+// they hold (event.Batch.Bytes), and what the engine builds from one
+// span of them at a time (WriteSpanEvents, WriteSpanBytes): each
+// event's Fields, its item and the store's batch, taken as itemBytes an
+// event and fieldsGrowth times its fields as the Batch holds them. The
+// figures are deliberately high (server's
+// TestMemoryIsBoundedInWhatRequestsHold holds the process to its aim
+// under them).
 const (
-	eventSize    = int64(unsafe.Sizeof(event.Event{}))
-	stringHeader = int64(unsafe.Sizeof(""))
-	anyHeader    = int64(unsafe.Sizeof(any(nil)))
-	sliceHeader  = int64(unsafe.Sizeof([]any(nil)))
-	// mapOverhead is a small map's header and first group.
-	mapOverhead = 208
-	// mapEntry is a map entry's share of its group, beyond its key and
-	// value.
-	mapEntry = 16
-	// itemOverhead is what the engine's item of an event holds besides
-	// the event's own strings and fields: keys, the id, attribute names,
-	// and the store's batch; set, with the decoded event's share, above
-	// what writing minimal events to Pebble allocates an event (server's
-	// TestMemoryIsBoundedInWhatRequestsHold).
-	itemOverhead = 860
+	// itemBytes is what the engine's item of an event holds besides
+	// its fields: keys, the id, and the store's batch.
+	itemBytes = 1024
+	// fieldsGrowth is how many times its encoded size an event's fields
+	// take built and written: a number of one digit, three bytes
+	// encoded, is an interface and a string header in a list, and an
+	// attribute value on its way to DynamoDB.
+	fieldsGrowth = 32
+	// indexBytes is what the engine holds for each event of a request
+	// whose write failed: its index among the unwritten.
+	indexBytes = 8
+	// lineBodyGrowth is how many times its size a line protocol body
+	// takes while it is decoded, an Event with a map of fields per line
+	// until its events are packed into a Batch.
+	lineBodyGrowth = 6
 )
-
-// EventBytes returns the estimate of the memory an event takes decoded
-// and on its way into the store.
-func EventBytes(e *event.Event) int64 {
-	n := eventSize + int64(len(e.Series)+len(e.ID))
-	if e.Fields != nil {
-		n += valueBytes(e.Fields)
-	}
-	return 2*n + itemOverhead
-}
 
 // BatchBytes returns the estimate of the memory a batch's events take
-// decoded and on their way into the store: the sum of EventBytes.
+// decoded and on their way into the store: what the Batch holds, and
+// what the engine builds from the largest span it writes at once
+// (WriteSpanEnd).
 func BatchBytes(b event.Batch) int64 {
-	var n int64
-	for i := range b.Len() {
-		e := b.Event(i)
-		n += EventBytes(&e)
+	var most int64
+	for from, to := 0, 0; from < b.Len(); from = to {
+		to = WriteSpanEnd(b, from)
+		var fields int64
+		for i := from; i < to; i++ {
+			if n := int64(b.FieldsBytes(i)); n <= MaxFieldsBytes {
+				fields += n
+			}
+		}
+		most = max(most, writeBytes(to-from, fields, fields))
 	}
-	return n
+	return b.Bytes() + int64(b.Len())*indexBytes + most
+}
+
+// WriteSpanEnd returns the end of the span of b's events that starts
+// at from: at most WriteSpanEvents events, and WriteSpanBytes bytes of
+// their fields, one event at least.
+func WriteSpanEnd(b event.Batch, from int) int {
+	n := b.Len()
+	to, bytes := from, 0
+	for to < n && to-from < WriteSpanEvents {
+		bytes += b.FieldsBytes(to)
+		if bytes > WriteSpanBytes && to > from {
+			break
+		}
+		to++
+	}
+	return to
+}
+
+// writeBytes is what the engine builds while it writes events events
+// whose fields take fields bytes in a Batch, the largest event's
+// largest: one span of them (WriteSpanEvents, WriteSpanBytes).
+func writeBytes(events int, fields, largest int64) int64 {
+	return int64(min(events, WriteSpanEvents))*itemBytes + min(fields, max(WriteSpanBytes, largest))*fieldsGrowth
 }
 
 // BodyBytes returns the estimate, made before decoding, of what the
 // events of a body of size bytes holding at most events events take
-// decoded: each of them as EventBytes of a bare event, and six times the
-// body's bytes for their strings and fields (a short field, "a":1,
-// decodes to about 60 bytes, twice over with the item). It is not always
-// above BatchBytes of what the body decodes to (a body of many tiny
-// fields decodes to more); the caller trims or grows its share to
-// BatchBytes once decoded.
+// decoded and written: the most the Batch of such a body holds
+// (event.DecodedBytesBound) and what the engine builds from a span of
+// them, or what a line protocol body of that size takes while it is
+// decoded, lineBodyGrowth times its size, if that is more. It is an
+// upper bound; the caller trims its share to BatchBytes once decoded.
 func BodyBytes(size int64, events int) int64 {
-	bare := event.Event{}
-	return int64(events)*EventBytes(&bare) + 6*size
+	decoded := event.DecodedBytesBound(size, events)
+	return max(decoded+writeBytes(events, decoded, min(decoded, MaxFieldsBytes)), lineBodyGrowth*size)
 }
 
 // SmallestRequestBytes returns the estimate of the events of the
@@ -74,9 +94,24 @@ func BodyBytes(size int64, events int) int64 {
 // a request may hold refuses some valid requests as too large whatever
 // their bytes.
 func SmallestRequestBytes(events int) int64 {
-	bare := event.Event{}
-	return int64(events) * EventBytes(&bare)
+	return event.BareBatchBytes(events) + int64(events)*indexBytes + writeBytes(events, 2*int64(events), 2)
 }
+
+// A writer (the engine) turns a request's events into items a span at
+// a time: at most WriteSpanEvents events, and WriteSpanBytes bytes of
+// their fields as a Batch holds them (event.Batch.FieldsBytes), though
+// always one event at least, so that what it builds while it writes is
+// bounded whatever the size of the request.
+//
+// An event whose fields take more than MaxFieldsBytes in a Batch is
+// refused unbuilt: no encoding of fields takes more than four times
+// what they take in a stored item, so its item would be over
+// storage.MaxItemSize.
+const (
+	WriteSpanEvents = 1024
+	WriteSpanBytes  = 256 << 10
+	MaxFieldsBytes  = 4 * storage.MaxItemSize
+)
 
 // EventsUpperBound returns at least the number of events a body decodes
 // to, cheaply: its lines for NDJSON and line protocol (lines), its
@@ -86,28 +121,4 @@ func EventsUpperBound(body []byte, lines bool) int {
 		return bytes.Count(body, []byte{'\n'}) + 1
 	}
 	return bytes.Count(body, []byte{'{'})
-}
-
-// valueBytes estimates a field value: its header and what it points to.
-func valueBytes(v any) int64 {
-	switch v := v.(type) {
-	case string:
-		return anyHeader + stringHeader + int64(len(v))
-	case json.Number:
-		return anyHeader + stringHeader + int64(len(v))
-	case map[string]any:
-		n := anyHeader + mapOverhead
-		for k, x := range v {
-			n += mapEntry + stringHeader + int64(len(k)) + valueBytes(x)
-		}
-		return n
-	case []any:
-		n := anyHeader + sliceHeader
-		for _, x := range v {
-			n += valueBytes(x)
-		}
-		return n
-	default:
-		return anyHeader + 8
-	}
 }

@@ -10,11 +10,13 @@ const (
 	// message.
 	DefaultMaxRequestEvents = 100_000
 	// DefaultMaxEventBytes bounds the memory, as BatchBytes estimates
-	// it, that decoded events hold at once: 192 MiB, which holds a
-	// request of DefaultMaxRequestEvents minimal events (about 1,000
-	// bytes each, estimated, without fields; 1,600 with one) and one of
-	// DefaultMaxRequestBytes of 180-byte events. A request whose events
-	// are estimated at more is refused as too large (Budget.Fits).
+	// it, that decoded events hold at once: 192 MiB, of whose tenant
+	// share (DefaultTenantShare) a request of DefaultMaxRequestEvents
+	// minimal events (under 100 bytes each, estimated) and one of
+	// DefaultMaxRequestBytes of any shape take a part, before decoding
+	// (BodyBytes) and after (BatchBytes). A request whose events are
+	// estimated at more than the budget is refused as too large
+	// (Budget.Fits).
 	DefaultMaxEventBytes = 192 << 20
 	// DefaultTenantShare is the part of each server-wide budget one
 	// tenant may hold.

@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/timetabledb/timetable/admission"
 	"github.com/timetabledb/timetable/engine/itemenc"
 	"github.com/timetabledb/timetable/event"
 	"github.com/timetabledb/timetable/family"
@@ -80,7 +81,7 @@ func (db *DB) Write(ctx context.Context, tenant, table string, events []event.Ev
 			return b, db.storageProblems(tenant, table, events, be, now)
 		}
 		return b, err
-	}}}))
+	}, assigned: func(i int, id string) { events[i].ID = id }}}))
 }
 
 // storageProblems adds to be, the problems validation found in events,
@@ -198,8 +199,12 @@ type writePart struct {
 	table string
 	// check returns the part's events, validated, at the write's now.
 	check func(now time.Time) (event.Batch, error)
+	// assigned, when not nil, is told the id given to event i.
+	assigned func(i int, id string)
 
-	// Set by write: the table's policy, its events and their items.
+	// Set by write: the table's policy, its events, and their items
+	// when the events are one span (writeSpan): a larger part's
+	// items are made again, span by span, as they are written.
 	pol    family.TablePolicy
 	events event.Batch
 	items  []pending
@@ -241,9 +246,10 @@ func (db *DB) write(ctx context.Context, tenant string, parts []writePart) (_ in
 		if p.items, err = db.prepare(tenant, p.table, p.pol, p.events, now); err != nil {
 			return 0, refused(i, err)
 		}
-		total += p.events.Len()
-		some = some || len(p.items) > 0
-		rollups = rollups || (p.pol.Rollups && len(p.items) > 0)
+		n := p.events.Len()
+		total += n
+		some = some || n > 0
+		rollups = rollups || (p.pol.Rollups && n > 0)
 	}
 	if !some {
 		return 0, nil
@@ -259,23 +265,89 @@ func (db *DB) write(ctx context.Context, tenant string, parts []writePart) (_ in
 		return 0, err
 	}
 
-	var writes []*tableWrite
+	var lost failures
 	base := 0 // the index of the part's first event among all parts'
-	for _, p := range parts {
-		if len(p.items) > 0 {
-			tws, err := db.routePart(ctx, tenant, p, now)
-			if err != nil {
+	written := false
+	for pi := range parts {
+		p := &parts[pi]
+		n := p.events.Len()
+		if n == 0 {
+			continue
+		}
+		if err := db.registerPart(ctx, tenant, p, now); err != nil {
+			if !written {
 				return 0, err
 			}
-			for _, tw := range tws {
-				tw.base = base
-			}
-			writes = append(writes, tws...)
+			lost.add(err, indexes(base, 0, n)...)
+			break
 		}
-		base += p.events.Len()
+		nonce := ""
+		if p.pol.Rollups {
+			nonce = newNonce()
+		}
+		stopped := false
+		for from, to := 0, 0; from < n; from = to {
+			to = spanEnd(p.events, from)
+			writes, err := db.routeSpan(ctx, tenant, p, from, to, nonce, now)
+			if err == nil {
+				for _, tw := range writes {
+					tw.base = base
+				}
+				written = true
+				err = db.writeSpan(ctx, writes, &lost)
+			} else if !written {
+				return 0, err
+			}
+			if err != nil {
+				// Nothing of the request past this span is written:
+				// a store that fails one span most likely fails the
+				// next.
+				lost.add(err, indexes(base, from, to)...)
+				stopped = true
+			} else if lost.failed() {
+				stopped = true
+			}
+			if stopped {
+				lost.add(nil, indexes(base, to, n)...)
+				break
+			}
+		}
+		base += n
+		if stopped {
+			for _, q := range parts[pi+1:] {
+				lost.add(nil, indexes(base, 0, q.events.Len())...)
+				base += q.events.Len()
+			}
+			break
+		}
 	}
+	unwritten, err := lost.result()
+	db.metrics.observeWrite(total, len(unwritten), time.Since(start))
+	if err != nil {
+		return total - len(unwritten), &WriteError{Unwritten: unwritten, Err: err}
+	}
+	return total, nil
+}
 
-	var lost failures
+// indexes returns base+from to base+to-1.
+func indexes(base, from, to int) []int {
+	idx := make([]int, 0, to-from)
+	for i := from; i < to; i++ {
+		idx = append(idx, base+i)
+	}
+	return idx
+}
+
+// spanEnd returns the end of the span of events that starts at from
+// (admission.WriteSpanEnd): a write turns one span of its events into
+// items at a time, so that what it builds is bounded whatever the size
+// of its request, as admission's estimate of it counts.
+func spanEnd(events event.Batch, from int) int { return admission.WriteSpanEnd(events, from) }
+
+// writeSpan stores the tables' writes of one span of a request's
+// events, recording in lost what they could not store. It returns an
+// error only when the context ended.
+func (db *DB) writeSpan(ctx context.Context, writes []*tableWrite, lost *failures) error {
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(db.opts.WriteParallelism)
 	for _, tw := range writes {
@@ -321,27 +393,34 @@ func (db *DB) write(ctx context.Context, tenant string, parts []writePart) (_ in
 		})
 	}
 	_ = g.Wait()
-	unwritten, err := lost.result()
-	db.metrics.observeWrite(total, len(unwritten), time.Since(start))
-	if err != nil {
-		return total - len(unwritten), &WriteError{Unwritten: unwritten, Err: err}
-	}
-	return total, nil
+	return nil
 }
 
-// routePart records a part's logical table and its range of event times,
-// and sorts its items by physical table, making the tables that do not
-// exist yet (splitByTable).
-func (db *DB) routePart(ctx context.Context, tenant string, p writePart, now time.Time) ([]*tableWrite, error) {
-	f := p.pol.Family
-	first, last := p.items[0].time, p.items[0].time
-	for _, it := range p.items[1:] {
-		first, last = minTime(first, it.time), maxTime(last, it.time)
+// registerPart records a part's logical table and the range of its
+// events' times.
+func (db *DB) registerPart(ctx context.Context, tenant string, p *writePart, now time.Time) error {
+	first, last := p.events.Time(0), p.events.Time(0)
+	for i := 1; i < p.events.Len(); i++ {
+		t := p.events.Time(i)
+		first, last = minTime(first, t), maxTime(last, t)
 	}
-	if err := db.meta.registerTable(ctx, tenant, p.table, f.Name, now, first, last); err != nil {
-		return nil, err
+	return db.meta.registerTable(ctx, tenant, p.table, p.pol.Family.Name, now, first, last)
+}
+
+// routeSpan makes the items of a part's events from to to (those
+// prepare kept, or made again), and sorts them by physical table,
+// making the tables that do not exist yet (splitByTable). With rollups,
+// each table's write carries the version markers of the buckets its
+// items touch, under nonce.
+func (db *DB) routeSpan(ctx context.Context, tenant string, p *writePart, from, to int, nonce string, now time.Time) ([]*tableWrite, error) {
+	items := p.items
+	if items == nil || from != 0 || to != p.events.Len() {
+		var err error
+		if items, err = db.prepareRange(tenant, p.table, p.pol, p.events, from, to, now); err != nil {
+			return nil, err
+		}
 	}
-	writes, err := db.splitByTable(ctx, f, tenant, p.table, p.items, p.events, now, p.pol.Rollups)
+	writes, err := db.splitByTable(ctx, p.pol.Family, tenant, p.table, items, p.events, p.assigned, now, p.pol.Rollups)
 	if err != nil {
 		return nil, err
 	}
@@ -351,7 +430,6 @@ func (db *DB) routePart(ctx context.Context, tenant string, p writePart, now tim
 		}
 	}
 	if p.pol.Rollups {
-		nonce := newNonce()
 		for _, tw := range writes {
 			tw.markers = tw.markerItems(nonce, now)
 		}
@@ -360,17 +438,47 @@ func (db *DB) routePart(ctx context.Context, tenant string, p writePart, now tim
 }
 
 // prepare turns the events into items, without I/O, refusing those that
-// cannot be stored. It assigns no id: an event without a client id gets
-// its id once routed to its table (splitByTable), whose id scheme says
-// how, and its item is checked here with a provisional id as long as any
-// scheme's, so that the whole request is refused or accepted before the
-// tables are known.
+// cannot be stored, span by span (spanEnd): it returns the items only
+// when the events are one span, and nil otherwise, after checking them
+// all. It assigns no id: an event without a client id gets its id once
+// routed to its table (splitByTable), whose id scheme says how, and its
+// item is checked here with a provisional id as long as any scheme's, so
+// that the whole request is refused or accepted before the tables are
+// known.
 func (db *DB) prepare(tenant, table string, pol family.TablePolicy, events event.Batch, now time.Time) ([]pending, error) {
+	var problems []event.Problem
+	n := events.Len()
+	for from, to := 0, 0; from < n; from = to {
+		to = spanEnd(events, from)
+		items, err := db.prepareRange(tenant, table, pol, events, from, to, now)
+		var be *event.BatchError
+		switch {
+		case errors.As(err, &be):
+			problems = append(problems, be.Problems...)
+		case err != nil:
+			return nil, err
+		case from == 0 && to == n:
+			return items, nil
+		}
+	}
+	if problems != nil {
+		return nil, &event.BatchError{Problems: problems}
+	}
+	return nil, nil
+}
+
+// prepareRange is prepare for the events from to to, whose items it
+// returns.
+func (db *DB) prepareRange(tenant, table string, pol family.TablePolicy, events event.Batch, from, to int, now time.Time) ([]pending, error) {
 	f, layout := pol.Family, pol.Layout
 	var problems []event.Problem
-	items := make([]pending, 0, events.Len())
+	items := make([]pending, 0, to-from)
 	var keys keyText
-	for i := range events.Len() {
+	for i := from; i < to; i++ {
+		if n := events.FieldsBytes(i); n > admission.MaxFieldsBytes {
+			problems = append(problems, event.Problem{Index: i, Reason: fmt.Sprintf("event's fields take %d bytes, more than an item within DynamoDB's limit of %d can hold", n, storage.MaxItemSize)})
+			continue
+		}
 		ev := events.Event(i)
 		assign := ev.ID == ""
 		if reason := db.opts.Tables.horizonProblem(ev.Time, now); reason != "" {
@@ -579,7 +687,7 @@ func allItems(n int) []int {
 // one event within the request, and adds series index entries for series
 // new to a table. With rollups, it notes the rollup buckets each table's
 // items touch.
-func (db *DB) splitByTable(ctx context.Context, f family.Family, tenant, table string, items []pending, events event.Batch, now time.Time, rollups bool) ([]*tableWrite, error) {
+func (db *DB) splitByTable(ctx context.Context, f family.Family, tenant, table string, items []pending, events event.Batch, assigned func(int, string), now time.Time, rollups bool) ([]*tableWrite, error) {
 	byName := map[string]*tableWrite{}
 	var order []*tableWrite
 	// Repeats are found by table and key; a table is its tableWrite,
@@ -614,6 +722,9 @@ func (db *DB) splitByTable(ctx context.Context, f family.Family, tenant, table s
 		switch {
 		case p.assign:
 			id := events.AssignID(p.index, tenant, table, w.table.entry.IDScheme())
+			if assigned != nil {
+				assigned(p.index, id)
+			}
 			pk := p.item.PK // shard 0, the provisional one with one shard
 			if w.table.shards > 1 || f.Shards > 1 {
 				keys.buf = itemenc.AppendPartitionKey(keys.buf[:0], tenant, table, p.series, shardOf(id, w.table.shards))
@@ -667,7 +778,8 @@ type failures struct {
 	err   error
 }
 
-// add records err and the indexes it left unwritten.
+// add records err and the indexes it left unwritten; a nil err adds
+// indexes to the first error's.
 func (f *failures) add(err error, index ...int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -675,6 +787,13 @@ func (f *failures) add(err error, index ...int) {
 		f.err = err
 	}
 	f.index = append(f.index, index...)
+}
+
+// failed reports whether a write failed.
+func (f *failures) failed() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.err != nil
 }
 
 // result returns the indexes, ascending and each once, and the first

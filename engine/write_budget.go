@@ -251,7 +251,7 @@ type familySpan struct {
 	from, to time.Time
 }
 
-// newTables returns the names of the tables the parts' items would be
+// newTables returns the names of the tables the parts' events would be
 // routed to that the engine does not know yet, across every part (parts
 // of one family share its tables), and the spans of their events' times
 // by family.
@@ -262,21 +262,22 @@ func (db *DB) newTables(parts []writePart, now time.Time) (map[string]bool, []fa
 	for _, part := range parts {
 		f := part.pol.Family
 		var last physTable
-		for _, p := range part.items {
-			if last.name != "" && last.entry.CoversIn(p.time, month) {
+		for e := range part.events.Len() {
+			at := part.events.Time(e)
+			if last.name != "" && last.entry.CoversIn(at, month) {
 				continue
 			}
-			if t, ok := db.catalog.cached(f.Name, p.time, now); ok {
+			if t, ok := db.catalog.cached(f.Name, at, now); ok {
 				last = t
 				continue
 			}
-			names[f.Namer().Format(f.TableFor(p.time, now))] = true
+			names[f.Namer().Format(f.TableFor(at, now))] = true
 			i := slices.IndexFunc(spans, func(sp familySpan) bool { return sp.family.Name == f.Name })
 			if i < 0 {
-				spans = append(spans, familySpan{family: f, from: p.time, to: p.time})
+				spans = append(spans, familySpan{family: f, from: at, to: at})
 				continue
 			}
-			spans[i].from, spans[i].to = minTime(spans[i].from, p.time), maxTime(spans[i].to, p.time)
+			spans[i].from, spans[i].to = minTime(spans[i].from, at), maxTime(spans[i].to, at)
 		}
 	}
 	return names, spans

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/timetabledb/timetable/admission"
 	"github.com/timetabledb/timetable/clock"
 	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/event"
@@ -178,4 +179,55 @@ func TestWriteRefusesEventsPastRetention(t *testing.T) {
 	defer db2.Close()
 	_, err = db2.Write(context.Background(), "acme", "t", []event.Event{{Time: apr10, Fields: map[string]any{"v": num(2)}}})
 	require.NoError(t, err)
+}
+
+// A request of more events than one span (admission.WriteSpanEnd) is
+// written span by span: every event is stored with the id Write gives
+// it in place, and when a span fails, it and every span after it are
+// named unwritten, and exactly the others are stored.
+func TestAWriteOfManyGroups(t *testing.T) {
+	inner, err := pebblestore.Open(t.TempDir(), pebblestore.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { inner.Close() })
+	store := &halfStore{Store: inner}
+	db, err := engine.Open(context.Background(), store, engine.Options{Clock: clock.NewManual(apr10)})
+	require.NoError(t, err)
+	t.Cleanup(func() { db.Close() })
+	ctx := context.Background()
+	const n = 2*admission.WriteSpanEvents + 100
+	batch := func() []event.Event {
+		evs := make([]event.Event, n)
+		for i := range evs {
+			evs[i] = ev(apr10.Add(time.Duration(i)*time.Millisecond), "s", map[string]any{"i": num(i)})
+		}
+		return evs
+	}
+	count := func() int {
+		return len(queryAll(t, db, "acme", engine.Query{Table: "t", From: apr10, To: apr10.Add(time.Minute)}))
+	}
+
+	store.failing.Store(true)
+	written, err := db.Write(ctx, "acme", "t", batch())
+	var we *engine.WriteError
+	require.ErrorAs(t, err, &we)
+	half := admission.WriteSpanEvents / 2
+	want := make([]int, 0, n-half)
+	for i := half; i < n; i++ {
+		want = append(want, i)
+	}
+	require.Equal(t, want, we.Unwritten, "the failed group's unwritten half and every later group")
+	require.Equal(t, half, written)
+	require.Equal(t, half, count())
+
+	store.failing.Store(false)
+	evs := batch()
+	written, err = db.Write(ctx, "acme", "t", evs)
+	require.NoError(t, err)
+	require.Equal(t, n, written)
+	require.Equal(t, n, count())
+	got := queryAll(t, db, "acme", engine.Query{Table: "t", From: apr10, To: apr10.Add(time.Minute)})
+	for i, e := range got {
+		require.NotEmpty(t, evs[i].ID)
+		require.Equal(t, evs[i].ID, e.ID, "event %d", i)
+	}
 }

@@ -1,73 +1,221 @@
 package event
 
-import "time"
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
+	"sort"
+	"time"
+	"unsafe"
+
+	"github.com/cespare/xxhash/v2"
+)
 
 // Batch is the events of one request once they have passed validation:
 // what DecodeJSON and DecodeNDJSON return, and what Check makes of events
 // built in Go. A writer (the engine's WriteBatch) takes a Batch without
 // validating it again, so that a request's events are checked once.
 //
-// Its events cannot be changed through it: Event returns a copy, and a
-// caller that edits decoded events (the CLI fills in a missing series)
-// gets them with Events and must Check them again before they are a
-// Batch, a rule the compiler keeps rather than a comment.
+// A Batch holds its events as columns, not as an Event each: their times
+// in Unix nanoseconds, their series as indexes into a dictionary of the
+// batch's series, their client ids (a column only once an event has
+// one), and the fields of all of them, one after the other, in one
+// string, each event's in the encoding its id hashes (see the package
+// documentation's section on ids), whose maps are in bytewise key order,
+// in strings of about fieldsChunk bytes (an event's fields in one).
+// Event builds an event's Fields from that encoding when it is asked
+// for; AssignID hashes it as it is. What a batch holds is Bytes.
+//
+// Its events cannot be changed through it: Event returns a new event,
+// and a caller that edits decoded events (the CLI fills in a missing
+// series) gets them with Events and must Check them again before they
+// are a Batch, a rule the compiler keeps rather than a comment.
 type Batch struct {
-	events []Event
-	// names holds, when the decoders made the batch, the field names of
-	// each event in bytewise order, the order an id's encoding takes them
-	// in: nil for an event without fields, and shared by consecutive
-	// events with the same names, so that a body's events of one shape
-	// are not sorted one by one. A Batch from Check has none (nil).
-	names [][]string
-}
-
-// sortedNames returns the field names of event i in bytewise order, or
-// nil when the batch does not know them.
-func (b Batch) sortedNames(i int) []string {
-	if b.names == nil {
-		return nil
-	}
-	return b.names[i]
+	// times holds each event's time in Unix nanoseconds (the times an
+	// event may have, from 1970 to 2262, are those an int64 holds).
+	times []int64
+	// series holds each event's index into dict, the series of the batch
+	// ("" among them when an event has none).
+	series []uint32
+	dict   []string
+	// ends holds where each event's fields end, counted over the chunks
+	// of fields one after the other; they start where the event
+	// before's end. chunks[k] starts at bases[k].
+	ends   []int
+	chunks []string
+	bases  []int
+	// fieldsCap is the size of the memory the chunks are in.
+	fieldsCap int
+	// ids holds each event's client id, or once AssignIDs ran its
+	// assigned one; nil while no event has one.
+	ids []string
 }
 
 // Len returns the number of events.
-func (b Batch) Len() int { return len(b.events) }
+func (b Batch) Len() int { return len(b.times) }
 
-// Event returns the i-th event. Its Fields are the batch's own: read them,
-// do not change them.
-func (b Batch) Event(i int) Event { return b.events[i] }
+// Time returns the time of event i, without building the event.
+func (b Batch) Time(i int) time.Time { return time.Unix(0, b.times[i]).UTC() }
 
-// Events returns a copy of the events, to edit and Check again. The copy
-// is shallow: the events' Fields are shared with the batch.
+// Series returns the series of event i, without building the event.
+func (b Batch) Series(i int) string { return b.dict[b.series[i]] }
+
+// FieldsBytes returns the bytes the fields of event i take in the
+// batch, a measure of how much building its Fields allocates (Event).
+func (b Batch) FieldsBytes(i int) int { return len(b.encodedFields(i)) }
+
+// encodedFields returns the encoding of event i's fields.
+func (b Batch) encodedFields(i int) string {
+	start := 0
+	if i > 0 {
+		start = b.ends[i-1]
+	}
+	k := 0
+	if len(b.bases) > 1 {
+		k = sort.Search(len(b.bases), func(k int) bool { return b.bases[k] > start }) - 1
+	}
+	return b.chunks[k][start-b.bases[k] : b.ends[i]-b.bases[k]]
+}
+
+// fieldsChunk is the size of the strings a Batch holds its events'
+// fields in: what a decoder's buffer grows to before it starts another,
+// so that a large body's fields are not copied again and again as they
+// grow, nor held in a buffer of twice their size.
+const fieldsChunk = 1 << 20
+
+// id returns the id event i has, "" when none yet.
+func (b Batch) id(i int) string {
+	if b.ids == nil {
+		return ""
+	}
+	return b.ids[i]
+}
+
+// Event returns the i-th event, its Fields built anew from the batch's
+// columns: the caller may keep and change it. Its strings share the
+// batch's memory.
+func (b Batch) Event(i int) Event {
+	return Event{Time: b.Time(i), Series: b.Series(i), ID: b.id(i), Fields: decodeFields(b.encodedFields(i))}
+}
+
+// Events returns the events, built anew (Event), to edit and Check again.
 func (b Batch) Events() []Event {
-	out := make([]Event, len(b.events))
-	copy(out, b.events)
+	if b.Len() == 0 {
+		return nil
+	}
+	out := make([]Event, b.Len())
+	for i := range out {
+		out[i] = b.Event(i)
+	}
 	return out
 }
 
+// Bytes returns the memory the batch holds: its columns, at their
+// capacity, the strings of its dictionary and ids, and the memory of
+// its fields.
+func (b Batch) Bytes() int64 {
+	n := int64(cap(b.times))*8 + int64(cap(b.series))*4 + int64(cap(b.ends))*int64(unsafe.Sizeof(0)) +
+		int64(cap(b.dict)+cap(b.ids))*int64(unsafe.Sizeof("")) + int64(b.fieldsCap)
+	for _, s := range b.dict {
+		n += int64(len(s))
+	}
+	for _, s := range b.ids {
+		n += int64(len(s))
+	}
+	return n
+}
+
+// columnBytes is what an event takes in a Batch's columns of times,
+// series and ends.
+const columnBytes = 8 + 4 + int64(unsafe.Sizeof(0))
+
+// BareBatchBytes returns Bytes of a Batch of events events without
+// series, id or fields, its columns no larger than they need be.
+func BareBatchBytes(events int) int64 {
+	if events == 0 {
+		return 0
+	}
+	return int64(events)*(columnBytes+2) + int64(unsafe.Sizeof(""))
+}
+
+// DecodedBytesBound returns at least Bytes of the Batch that a JSON or
+// NDJSON body of size bytes, holding at most events events, decodes to,
+// for a caller that holds memory for it before decoding: twice each
+// event's columns and id's string header (a column grows by doubling),
+// and twice the body for its fields, series and ids. Encoded fields take
+// at most one and a half times their text: a number of one digit and its
+// comma, the least text a value has, take three bytes; an event without
+// fields, two.
+func DecodedBytesBound(size int64, events int) int64 {
+	return int64(events)*2*(columnBytes+int64(unsafe.Sizeof(""))+2) + 2*size
+}
+
 // AssignIDs gives every event without an id its idempotent id under
-// scheme s (see Event.AssignID), in place: the events of a Batch made by
-// Check are the caller's, whose ID fields are set. The events passed
-// validation, whose numbers are canonical, so their numbers are hashed as
-// they are.
-func (b Batch) AssignIDs(tenant, table string, s IDScheme) {
-	for i := range b.events {
-		b.events[i].assignID(tenant, table, s, true, b.sortedNames(i))
+// scheme s (see Event.AssignID), which Event returns from then on. The
+// events passed validation, whose numbers are canonical, so their
+// fields are hashed as they are held.
+func (b *Batch) AssignIDs(tenant, table string, s IDScheme) {
+	if b.ids == nil {
+		b.ids = make([]string, b.Len())
+	}
+	for i := range b.ids {
+		b.ids[i] = b.AssignID(i, tenant, table, s)
 	}
 }
 
-// AssignID is AssignIDs for event i alone, for a caller that learns each
-// event's scheme from the table it goes to, and returns its id.
+// AssignID returns the id of event i under scheme s: its client id, or
+// else its idempotent id (see Event.AssignID), computed from the batch's
+// columns, for a caller that learns each event's scheme from the table
+// it goes to. The batch does not keep it (AssignIDs does).
 func (b Batch) AssignID(i int, tenant, table string, s IDScheme) string {
-	b.events[i].assignID(tenant, table, s, true, b.sortedNames(i))
-	return b.events[i].ID
+	if id := b.id(i); id != "" {
+		return id
+	}
+	return hashID(tenant, table, b.Series(i), b.times[i], b.encodedFields(i), s)
+}
+
+// hashID returns the id of an event under scheme s, from the encoding
+// of its fields (appendHashFields).
+func hashID(tenant, table, series string, nanos int64, fields string, s IDScheme) string {
+	domain := idDomain1
+	if s == IDScheme2 {
+		domain = idDomain2
+	}
+	bp := hashBufs.Get().(*[]byte)
+	b := append((*bp)[:0], domain...)
+	b = appendLenString(b, tenant)
+	b = appendLenString(b, table)
+	b = appendLenString(b, series)
+	sec, nsec := nanos/1e9, nanos%1e9
+	if nsec < 0 {
+		sec, nsec = sec-1, nsec+1e9
+	}
+	b = binary.BigEndian.AppendUint64(b, uint64(sec))
+	b = binary.BigEndian.AppendUint32(b, uint32(nsec))
+	b = append(b, fields...)
+	var id string
+	if s == IDScheme2 {
+		var sum [8]byte
+		binary.BigEndian.PutUint64(sum[:], xxhash.Sum64(b))
+		id = base64.RawURLEncoding.EncodeToString(sum[:])
+	} else {
+		sum := sha256.Sum256(b)
+		id = base64.RawURLEncoding.EncodeToString(sum[:idBytes1])
+	}
+	if cap(b) <= maxPooledHashBuf {
+		*bp = b
+		hashBufs.Put(bp)
+	}
+	return id
 }
 
 // Check validates events against lim at time now (Validate, normalizing
 // each in place) and refuses a client id used twice, as the
 // decoders do. When any event is bad it returns a *BatchError naming each
-// bad one by its index and no Batch. The Batch holds events itself, not a
-// copy. Invalid limits give an error wrapping ErrInvalidLimits.
+// bad one by its index and no Batch. The Batch holds the events in its
+// own columns, not events: ids it assigns are not set in events.
+// Invalid limits give an error wrapping ErrInvalidLimits.
 func Check(events []Event, lim Limits, now time.Time) (Batch, error) {
 	if err := lim.Validate(); err != nil {
 		return Batch{}, err
@@ -87,7 +235,14 @@ func Check(events []Event, lim Limits, now time.Time) (Batch, error) {
 	if problems != nil {
 		return Batch{}, &BatchError{Problems: problems}
 	}
-	return Batch{events: events}, nil
+	var w batchWriter
+	w.grow(len(events), 0)
+	for i := range events {
+		e := &events[i]
+		w.fields = appendHashMap(w.fields, e.Fields, true)
+		w.add(e.Time.UnixNano(), e.Series, e.ID)
+	}
+	return w.batch(), nil
 }
 
 // Join returns the events of several batches as one, in order, for a
@@ -97,24 +252,210 @@ func Check(events []Event, lim Limits, now time.Time) (Batch, error) {
 // event: events of different batches may share an id, as two requests
 // may, and the engine stores an event repeated within one write once.
 func Join(batches ...Batch) Batch {
-	n := 0
-	for _, b := range batches {
-		n += len(b.events)
+	if len(batches) == 1 {
+		return batches[0]
 	}
-	events := make([]Event, 0, n)
-	var names [][]string
+	n, size := 0, 0
 	for _, b := range batches {
-		if b.names != nil && names == nil {
-			names = make([][]string, len(events), n)
-		}
-		events = append(events, b.events...)
-		if names != nil {
-			if b.names != nil {
-				names = append(names, b.names...)
-			} else {
-				names = append(names, make([][]string, len(b.events))...)
-			}
+		n += b.Len()
+		if b.Len() > 0 {
+			size += b.ends[b.Len()-1]
 		}
 	}
-	return Batch{events: events, names: names}
+	var w batchWriter
+	w.grow(n, size)
+	for _, b := range batches {
+		for i := range b.Len() {
+			w.fields = append(w.fields, b.encodedFields(i)...)
+			w.add(b.times[i], b.Series(i), b.id(i))
+		}
+	}
+	return w.batch()
+}
+
+// batchWriter builds a Batch's columns, the fields of each event being
+// appended to fields, the chunk being filled, before add.
+type batchWriter struct {
+	times  []int64
+	series []uint32
+	dict   []string
+	index  map[string]uint32
+	last   string // the series of the event before, and its index
+	lastIx uint32
+	ends   []int
+	fields []byte
+	// chunks and bases are the chunks filled, and base where fields
+	// starts; fieldsCap is the memory of the chunks filled.
+	chunks    []string
+	bases     []int
+	base      int
+	fieldsCap int
+	ids       []string
+}
+
+// grow makes room for n events whose fields take about size bytes.
+func (w *batchWriter) grow(n, size int) {
+	w.times = make([]int64, 0, n)
+	w.series = make([]uint32, 0, n)
+	w.ends = make([]int, 0, n)
+	w.fields = make([]byte, 0, min(max(size, 64), fieldsChunk))
+}
+
+// seriesIndex returns the index of series in the dictionary, adding it.
+func (w *batchWriter) seriesIndex(series string) uint32 {
+	if len(w.dict) > 0 && series == w.last {
+		return w.lastIx
+	}
+	ix, ok := w.index[series]
+	if !ok {
+		if w.index == nil {
+			w.index = map[string]uint32{}
+		}
+		ix = uint32(len(w.dict))
+		w.dict = append(w.dict, series)
+		w.index[series] = ix
+	}
+	w.last, w.lastIx = series, ix
+	return ix
+}
+
+// add adds an event whose fields end at the end of w.fields.
+func (w *batchWriter) add(nanos int64, series, id string) {
+	w.times = append(w.times, nanos)
+	w.series = append(w.series, w.seriesIndex(series))
+	w.ends = append(w.ends, w.base+len(w.fields))
+	if id != "" && w.ids == nil {
+		w.ids = make([]string, len(w.times)-1, cap(w.times))
+	}
+	if w.ids != nil {
+		w.ids = append(w.ids, id)
+	}
+	if len(w.fields) >= fieldsChunk {
+		w.seal()
+		w.fields = make([]byte, 0, fieldsChunk)
+	}
+}
+
+// seal adds the chunk filled to the chunks. The chunk becomes a string
+// without a copy: fields must not be changed again.
+func (w *batchWriter) seal() {
+	if len(w.fields) == 0 {
+		return
+	}
+	w.chunks = append(w.chunks, unsafe.String(unsafe.SliceData(w.fields), len(w.fields)))
+	w.bases = append(w.bases, w.base)
+	w.base += len(w.fields)
+	w.fieldsCap += cap(w.fields)
+	w.fields = nil
+}
+
+// batch returns the Batch built. The writer must not be used again.
+func (w *batchWriter) batch() Batch {
+	if len(w.times) == 0 {
+		return Batch{}
+	}
+	w.seal()
+	return Batch{times: w.times, series: w.series, dict: w.dict, ends: w.ends, chunks: w.chunks, bases: w.bases, fieldsCap: w.fieldsCap, ids: w.ids}
+}
+
+// decodeFields builds an event's Fields from their encoding: nil for an
+// empty map.
+func decodeFields(s string) map[string]any {
+	if len(s) < 2 || s[1] == 0 {
+		return nil
+	}
+	v, _ := decodeValue(s, 0)
+	return v.(map[string]any)
+}
+
+// decodeValue decodes the value encoded at s[pos:] (appendHashValue), and
+// returns where it ends. Strings and numbers are substrings of s.
+func decodeValue(s string, pos int) (any, int) {
+	tag := s[pos]
+	pos++
+	switch tag {
+	case tagNull:
+		return nil, pos
+	case tagFalse:
+		return false, pos
+	case tagTrue:
+		return true, pos
+	case tagString, tagNumber, tagBinary:
+		t, end := decodeString(s, pos)
+		switch tag {
+		case tagString:
+			return t, end
+		case tagNumber:
+			return json.Number(t), end
+		}
+		return []byte(t), end
+	case tagList:
+		n, k := uvarint(s, pos)
+		pos += k
+		l := make([]any, n)
+		for i := range l {
+			l[i], pos = decodeValue(s, pos)
+		}
+		return l, pos
+	default: // tagMap
+		n, k := uvarint(s, pos)
+		pos += k
+		m := make(map[string]any, n)
+		for range n {
+			key, end := decodeString(s, pos)
+			m[key], pos = decodeValue(s, end)
+		}
+		return m, pos
+	}
+}
+
+// decodeString decodes a length and the bytes it counts (appendLenString).
+func decodeString(s string, pos int) (string, int) {
+	n, k := uvarint(s, pos)
+	pos += k
+	return s[pos : pos+n], pos + n
+}
+
+// uvarint decodes the unsigned varint at s[pos:], and returns it and its
+// length.
+func uvarint(s string, pos int) (int, int) {
+	if c := s[pos]; c < 0x80 {
+		return int(c), 1
+	}
+	var x uint64
+	var shift uint
+	for i := 0; ; i++ {
+		c := s[pos+i]
+		if c < 0x80 {
+			return int(x | uint64(c)<<shift), i + 1
+		}
+		x |= uint64(c&0x7f) << shift
+		shift += 7
+	}
+}
+
+// WithSeries returns the batch with the series of each event i set to
+// series(i), checked against lim as a decoder checks a series: when any
+// is refused, it returns a *BatchError naming each bad event and no
+// Batch. The times, ids and fields are b's, shared.
+func (b Batch) WithSeries(lim Limits, series func(i int) string) (Batch, error) {
+	if err := lim.Validate(); err != nil {
+		return Batch{}, err
+	}
+	lim = lim.WithDefaults()
+	var w batchWriter
+	w.series = make([]uint32, 0, b.Len())
+	var problems []Problem
+	for i := range b.Len() {
+		s := series(i)
+		if reason := checkText("series", s, lim.MaxSeries); reason != "" {
+			problems = append(problems, Problem{Index: i, Reason: reason})
+		}
+		w.series = append(w.series, w.seriesIndex(s))
+	}
+	if problems != nil {
+		return Batch{}, &BatchError{Problems: problems}
+	}
+	b.series, b.dict = w.series, w.dict
+	return b, nil
 }

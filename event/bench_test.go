@@ -33,13 +33,34 @@ func BenchmarkDecodeNDJSON(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		evsBatch, err := DecodeNDJSON(body, Limits{}, benchNow)
-		evs := evsBatch.events
-		if err != nil || len(evs) != n {
-			b.Fatal(err, len(evs))
+		if err != nil || evsBatch.Len() != n {
+			b.Fatal(err, evsBatch.Len())
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/event")
 	b.ReportMetric(float64(len(body))/n, "bytes/event")
+}
+
+// BenchmarkDecodeNDJSONEvents is BenchmarkDecodeNDJSON with every event
+// built from the batch's columns afterwards, as a writer builds them:
+// the whole cost of an event's decoded form.
+func BenchmarkDecodeNDJSONEvents(b *testing.B) {
+	const n = 1000
+	body := ndjsonBody(n)
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		evsBatch, err := DecodeNDJSON(body, Limits{}, benchNow)
+		if err != nil || evsBatch.Len() != n {
+			b.Fatal(err, evsBatch.Len())
+		}
+		for i := range evsBatch.Len() {
+			if ev := evsBatch.Event(i); len(ev.Fields) != 7 {
+				b.Fatal(ev)
+			}
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/event")
 }
 
 func BenchmarkDecodeJSON(b *testing.B) {
@@ -50,9 +71,8 @@ func BenchmarkDecodeJSON(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		evsBatch, err := DecodeJSON(body, Limits{}, benchNow)
-		evs := evsBatch.events
-		if err != nil || len(evs) != n {
-			b.Fatal(err, len(evs))
+		if err != nil || evsBatch.Len() != n {
+			b.Fatal(err, evsBatch.Len())
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/event")
@@ -76,7 +96,7 @@ func BenchmarkDecodeValidateAssignID(b *testing.B) {
 
 func BenchmarkAssignID(b *testing.B) {
 	evsBatch, err := DecodeNDJSON([]byte(benchEvent), Limits{}, benchNow)
-	evs := evsBatch.events
+	evs := evsBatch.Events()
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -94,7 +114,7 @@ func BenchmarkAssignID(b *testing.B) {
 
 func BenchmarkMarshalJSON(b *testing.B) {
 	evsBatch, err := DecodeNDJSON([]byte(benchEvent), Limits{}, benchNow)
-	evs := evsBatch.events
+	evs := evsBatch.Events()
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -145,7 +165,7 @@ func BenchmarkBaselineEncodingJSON(b *testing.B) {
 // writes.
 func BenchmarkValidateDecoded(b *testing.B) {
 	evsBatch, err := DecodeNDJSON([]byte(benchEvent), Limits{}, benchNow)
-	evs := evsBatch.events
+	evs := evsBatch.Events()
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 )
 
 // averageEventSize guesses the bytes per event of a body, to size the
-// slice of events once.
+// columns of a Batch once.
 const averageEventSize = 128
 
 // DecodeJSON decodes a request body holding a JSON array of events and
@@ -29,8 +29,7 @@ func DecodeJSON(body []byte, lim Limits, now time.Time) (Batch, error) {
 		return Batch{}, fmt.Errorf("%w: expected a JSON array of events, found %s", ErrMalformedBody, describe(body, p.pos))
 	}
 	p.pos++
-	events := make([]Event, 0, min(len(body)/averageEventSize+1, 1<<16))
-	names := make([][]string, 0, cap(events))
+	p.out.grow(min(len(body)/averageEventSize+1, 1<<16), len(body)/2)
 	var problems []Problem
 	var ids idIndex
 	p.ws()
@@ -40,18 +39,19 @@ func DecodeJSON(body []byte, lim Limits, now time.Time) (Batch, error) {
 		for i := 0; ; i++ {
 			p.ws()
 			if p.peek() == '{' {
+				start := len(p.out.fields)
 				ev, err := p.event()
 				if err != nil {
 					return Batch{}, malformed(i, err)
 				}
 				reason := p.problem
 				if reason == "" {
-					reason = ids.repeat(ev.ID, i)
+					reason = ids.repeat(ev.id, i)
 				}
 				if reason == "" {
-					events = append(events, ev)
-					names = append(names, p.fieldNames(ev))
+					p.out.add(ev.time.UnixNano(), ev.series, ev.id)
 				} else {
+					p.out.fields = p.out.fields[:start]
 					problems = append(problems, Problem{Index: i, Reason: reason})
 				}
 			} else {
@@ -76,7 +76,7 @@ func DecodeJSON(body []byte, lim Limits, now time.Time) (Batch, error) {
 	if problems != nil {
 		return Batch{}, &BatchError{Problems: problems}
 	}
-	return Batch{events: events, names: names}, nil
+	return p.out.batch(), nil
 }
 
 // DecodeNDJSON decodes a request body of newline-delimited JSON, one event
@@ -94,8 +94,7 @@ func DecodeNDJSON(body []byte, lim Limits, now time.Time) (Batch, error) {
 	}
 	lim = lim.WithDefaults()
 	p := newParser(nil, &lim, now)
-	events := make([]Event, 0, min(len(body)/averageEventSize+1, 1<<16))
-	names := make([][]string, 0, cap(events))
+	p.out.grow(min(len(body)/averageEventSize+1, 1<<16), len(body)/2)
 	var problems []Problem
 	var ids idIndex
 	index, objects, lineNo := 0, 0, 0
@@ -117,6 +116,7 @@ func DecodeNDJSON(body []byte, lim Limits, now time.Time) (Batch, error) {
 		index++
 		var reason string
 		if p.peek() == '{' {
+			start := len(p.out.fields)
 			ev, err := p.event()
 			if err == nil {
 				p.ws()
@@ -132,10 +132,12 @@ func DecodeNDJSON(body []byte, lim Limits, now time.Time) (Batch, error) {
 				reason = p.problem
 			default:
 				objects++
-				if reason = ids.repeat(ev.ID, i); reason == "" {
-					events = append(events, ev)
-					names = append(names, p.fieldNames(ev))
+				if reason = ids.repeat(ev.id, i); reason == "" {
+					p.out.add(ev.time.UnixNano(), ev.series, ev.id)
 				}
+			}
+			if reason != "" {
+				p.out.fields = p.out.fields[:start]
 			}
 		} else {
 			err := p.skip()
@@ -164,7 +166,7 @@ func DecodeNDJSON(body []byte, lim Limits, now time.Time) (Batch, error) {
 	if problems != nil {
 		return Batch{}, &BatchError{Problems: problems}
 	}
-	return Batch{events: events, names: names}, nil
+	return p.out.batch(), nil
 }
 
 // malformed reports a syntax error inside the i-th event of a JSON array.

@@ -3,6 +3,7 @@ package event
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -199,7 +200,7 @@ func TestDecodeNDJSONRules(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			evsBatch, err := DecodeNDJSON([]byte(tt.line), tt.lim, testNow)
-			evs := evsBatch.events
+			evs := evsBatch.Events()
 			if tt.reason != "" {
 				var be *BatchError
 				require.ErrorAs(t, err, &be, "%v", err)
@@ -215,7 +216,7 @@ func TestDecodeNDJSONRules(t *testing.T) {
 			}
 			// The JSON decoder applies the same rules.
 			jevsBatch, jerr := DecodeJSON([]byte("["+tt.line+"]"), tt.lim, testNow)
-			jevs := jevsBatch.events
+			jevs := jevsBatch.Events()
 			require.Equal(t, evs, jevs)
 			require.Equal(t, err, jerr)
 			// And so does Validate, on what the decoders accept.
@@ -264,7 +265,7 @@ func TestDecodeNDJSONLines(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			evsBatch, err := DecodeNDJSON([]byte(tt.body), Limits{}, testNow)
-			evs := evsBatch.events
+			evs := evsBatch.Events()
 			if tt.problems != nil {
 				var be *BatchError
 				require.ErrorAs(t, err, &be)
@@ -300,7 +301,7 @@ func TestDecodeJSONArray(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			evsBatch, err := DecodeJSON([]byte(tt.body), Limits{}, testNow)
-			evs := evsBatch.events
+			evs := evsBatch.Events()
 			if tt.problems != nil {
 				var be *BatchError
 				require.ErrorAs(t, err, &be)
@@ -363,7 +364,7 @@ func TestDecodeInvalidLimits(t *testing.T) {
 func TestDecodeDoesNotKeepBody(t *testing.T) {
 	body := []byte(`{"time":1491825600000,"series":"car","id":"x","fields":{"gear":"D","speed":88.5,"esc":"\u00e9"}}`)
 	evsBatch, err := DecodeNDJSON(body, Limits{}, testNow)
-	evs := evsBatch.events
+	evs := evsBatch.Events()
 	require.NoError(t, err)
 	want := Event{Time: time.UnixMilli(1491825600000).UTC(), Series: "car", ID: "x",
 		Fields: map[string]any{"gear": "D", "speed": json.Number("88.5"), "esc": "é"}}
@@ -405,7 +406,7 @@ func TestDecodePrecision(t *testing.T) {
 		p, err := ParsePrecision(tt.precision)
 		require.NoError(t, err)
 		evsBatch, err := DecodeNDJSON([]byte(`{"time":`+tt.time+`}`), Limits{Precision: p}, now)
-		evs := evsBatch.events
+		evs := evsBatch.Events()
 		require.NoError(t, err, "precision %q", tt.precision)
 		require.Equal(t, tt.want, evs[0].Time, "precision %q", tt.precision)
 	}
@@ -436,8 +437,8 @@ func TestDecodeRefusesRepeatedIDs(t *testing.T) {
 
 // Check applies the decoders' rules to events built in Go: it names every
 // bad event (a repeated client id included), normalizes the good ones in
-// place, and its Batch holds the caller's events, whose ids AssignIDs
-// sets.
+// place, and its Batch holds them in its own columns, where AssignIDs
+// sets their ids.
 func TestCheck(t *testing.T) {
 	at := time.Date(2017, 4, 10, 12, 0, 0, 0, time.FixedZone("CEST", 2*3600))
 	events := []Event{
@@ -462,8 +463,12 @@ func TestCheck(t *testing.T) {
 	require.Equal(t, json.Number("1.5"), good[0].Fields["v"], "normalized in place")
 	require.Equal(t, time.UTC, good[0].Time.Location())
 	b.AssignIDs("t", "tab", LatestIDScheme)
-	require.NotEmpty(t, good[0].ID)
-	require.Equal(t, "x", good[1].ID)
+	require.NotEmpty(t, b.Event(0).ID)
+	require.Equal(t, "x", b.Event(1).ID)
+	require.Empty(t, good[0].ID, "the caller's events are not the batch's")
+	ev := good[0]
+	ev.AssignID("t", "tab", LatestIDScheme)
+	require.Equal(t, ev.ID, b.Event(0).ID, "the batch's id is the event's")
 
 	// Events edits a copy: the batch is unchanged.
 	edited := b.Events()
@@ -472,4 +477,50 @@ func TestCheck(t *testing.T) {
 
 	_, err = Check(good, Limits{MaxFields: -1}, testNow)
 	require.ErrorIs(t, err, ErrInvalidLimits)
+}
+
+// A batch larger than one chunk of fields reads back every event as it
+// was sent, by Event and joined with another, and gives each the id
+// Event.AssignID gives it.
+func TestABatchOfManyChunksReadsBack(t *testing.T) {
+	var body strings.Builder
+	var want []Event
+	for i := range 3000 {
+		at := testNow.Add(-time.Duration(i) * time.Second)
+		pad := strings.Repeat(string(rune('a'+i%26)), 700+i%300)
+		fmt.Fprintf(&body, `{"time":%d,"series":"s%d","fields":{"z":%d,"pad":%q,"l":[1,"x",null,{"k":true}]}}`+"\n", at.UnixMilli(), i%7, i, pad)
+		want = append(want, Event{Time: at.Truncate(time.Millisecond), Series: fmt.Sprintf("s%d", i%7), Fields: map[string]any{
+			"z": json.Number(fmt.Sprint(i)), "pad": pad, "l": []any{json.Number("1"), "x", nil, map[string]any{"k": true}}}})
+	}
+	b, err := DecodeNDJSON([]byte(body.String()), Limits{}, testNow)
+	require.NoError(t, err)
+	require.Greater(t, len(b.chunks), 2, "the batch spans chunks")
+	joined := Join(b, b)
+	require.Equal(t, 2*len(want), joined.Len())
+	for i, w := range want {
+		require.Equal(t, w, b.Event(i), "event %d", i)
+		require.Equal(t, w, joined.Event(len(want)+i), "joined event %d", i)
+		w.AssignID("t", "tab", LatestIDScheme)
+		require.Equal(t, w.ID, b.AssignID(i, "t", "tab", LatestIDScheme), "id of event %d", i)
+	}
+}
+
+// WithSeries gives each event a series, checked as a decoder checks
+// one, and keeps the rest of the batch.
+func TestWithSeries(t *testing.T) {
+	b, err := DecodeNDJSON([]byte(`{"time":1491825600000,"fields":{"v":1}}
+{"time":1491825601000,"series":"a","fields":{"v":2}}
+`), Limits{}, testNow)
+	require.NoError(t, err)
+	named, err := b.WithSeries(Limits{}, func(i int) string { return fmt.Sprint("s", i) })
+	require.NoError(t, err)
+	require.Equal(t, "s0", named.Event(0).Series)
+	require.Equal(t, "s1", named.Event(1).Series)
+	require.Equal(t, map[string]any{"v": json.Number("2")}, named.Event(1).Fields)
+	require.Equal(t, "a", b.Event(1).Series, "b is unchanged")
+	_, err = b.WithSeries(Limits{MaxSeries: 2}, func(i int) string { return strings.Repeat("x", 2+i) })
+	var be *BatchError
+	require.ErrorAs(t, err, &be)
+	require.Len(t, be.Problems, 1)
+	require.Equal(t, 1, be.Problems[0].Index)
 }

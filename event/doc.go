@@ -19,9 +19,9 @@
 // decoders and Check return is a Batch: events known to be valid, which
 // the engine writes without checking them again, and which cannot be
 // edited through the Batch, so that an edited event is checked again. The
-// engine then calls AssignIDs (or AssignID, event by event), which gives
-// an event without a client id its idempotent id under the scheme of the
-// table it goes to.
+// engine then calls AssignID event by event, which gives an event
+// without a client id its idempotent id under the scheme of the table it
+// goes to (AssignIDs keeps them in the Batch, for every event at once).
 //
 // # Rules
 //
@@ -148,13 +148,15 @@
 // and series across a body, takes less time and far fewer allocations
 // than encoding/json needs merely to decode the same body into maps
 // (BenchmarkDecodeNDJSON against BenchmarkBaselineEncodingJSON measures
-// both; docs/benchmarks.md has the ingest figures). The events of a body
-// mostly have the same fields in the same order: a field name is
-// compared with the one at its place in the event before before it is
-// looked up, and the Batch keeps each event's field names in the order
-// an id's encoding takes them, one slice for a run of events of the same
-// names, so that AssignIDs sorts them once a shape rather than once an
-// event. The
+// both; docs/benchmarks.md has the ingest figures). A decoder builds no
+// map: it writes each event's fields into the Batch's one string of
+// fields as it reads them, in the encoding an id hashes (maps in
+// bytewise key order, a list's or map's length before its members), and
+// the event's time, series (an index into the batch's dictionary of
+// series) and id into columns, so that a minimal event takes a few tens
+// of bytes decoded whatever its shape (Batch.Bytes), an event's Fields
+// are built only when a writer asks for that event (Batch.Event), and
+// its id is hashed from the encoding as it is. The
 // fuzz tests hold it to encoding/json: a body encoding/json finds invalid
 // is refused, and an accepted one reads the same in both.
 //
@@ -162,5 +164,6 @@
 //
 // Every function may be called from any number of goroutines. An Event is
 // a plain value: its owner may change it, and Validate and AssignID change
-// it in place.
+// it in place. A Batch may be read from any number of goroutines;
+// AssignIDs changes it.
 package event

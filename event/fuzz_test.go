@@ -52,7 +52,7 @@ func FuzzDecodeJSON(f *testing.F) {
 	f.Add([]byte(`{"time":1}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		evsBatch, err := DecodeJSON(body, Limits{}, testNow)
-		evs := evsBatch.events
+		evs := evsBatch.Events()
 		if !json.Valid(body) {
 			require.Error(t, err)
 			return
@@ -83,7 +83,7 @@ func FuzzDecodeNDJSON(f *testing.F) {
 	f.Add([]byte("\n \n"))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		evsBatch, err := DecodeNDJSON(body, Limits{}, testNow)
-		evs := evsBatch.events
+		evs := evsBatch.Events()
 		var lines [][]byte
 		for _, l := range bytes.Split(body, []byte("\n")) {
 			if len(bytes.Trim(l, " \t\r")) > 0 {
@@ -230,7 +230,7 @@ func checkRoundTrip(t *testing.T, evs []Event, ndjson bool) {
 	}
 	againBatch, err := decode(body, Limits{}, testNow)
 	require.NoError(t, err, "%s", body)
-	again := againBatch.events
+	again := againBatch.Events()
 	require.Equal(t, evs, again)
 	for i := range evs {
 		before := evs[i]

@@ -101,15 +101,6 @@ const (
 // values again for the hash anyway, so a number's spelling never changes
 // an id. A scheme that is not Valid is taken as IDScheme1.
 func (e *Event) AssignID(tenant, table string, s IDScheme) {
-	e.assignID(tenant, table, s, false, nil)
-}
-
-// assignID is AssignID; canonical says the event's numbers are known to
-// be canonical already (it is in a Batch), so that they are hashed as they
-// are rather than put in canonical form a second time; names, when not
-// nil, are the names of e.Fields in bytewise order (Batch.names), which
-// spares sorting them.
-func (e *Event) assignID(tenant, table string, s IDScheme, canonical bool, names []string) {
 	if e.ID != "" {
 		return
 	}
@@ -124,7 +115,7 @@ func (e *Event) assignID(tenant, table string, s IDScheme, canonical bool, names
 	b = appendLenString(b, e.Series)
 	b = binary.BigEndian.AppendUint64(b, uint64(e.Time.Unix()))
 	b = binary.BigEndian.AppendUint32(b, uint32(e.Time.Nanosecond()))
-	b = appendHashFields(b, e.Fields, names, canonical)
+	b = appendHashMap(b, e.Fields, false)
 	if s == IDScheme2 {
 		var sum [8]byte
 		binary.BigEndian.PutUint64(sum[:], xxhash.Sum64(b))
@@ -188,26 +179,6 @@ func appendHashValue(b []byte, v any, canonical bool) []byte {
 		// value so that at least equal values give equal ids.
 		return appendLenString(append(b, tagOther), fmt.Sprintf("%T:%v", v, v))
 	}
-}
-
-// appendHashFields is appendHashMap for an event's fields m, whose
-// names in bytewise order may be known: names, when it holds exactly the
-// keys of m. Otherwise (nil, or the map changed since) they are sorted.
-func appendHashFields(b []byte, m map[string]any, names []string, canonical bool) []byte {
-	if names == nil || len(names) != len(m) {
-		return appendHashMap(b, m, canonical)
-	}
-	start := len(b)
-	b = binary.AppendUvarint(append(b, tagMap), uint64(len(m)))
-	for _, k := range names {
-		v, ok := m[k]
-		if !ok {
-			return appendHashMap(b[:start], m, canonical)
-		}
-		b = appendLenString(b, k)
-		b = appendHashValue(b, v, canonical)
-	}
-	return b
 }
 
 // smallMap is the size of map whose keys are sorted without allocating.

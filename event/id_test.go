@@ -15,7 +15,7 @@ import (
 func decodeOne(t *testing.T, line string) Event {
 	t.Helper()
 	evsBatch, err := DecodeNDJSON([]byte(line), Limits{}, testNow)
-	evs := evsBatch.events
+	evs := evsBatch.Events()
 	require.NoError(t, err)
 	require.Len(t, evs, 1)
 	return evs[0]

@@ -1,7 +1,7 @@
 package event
 
 import (
-	"encoding/json"
+	"encoding/binary"
 	"fmt"
 	"slices"
 	"strconv"
@@ -26,46 +26,31 @@ type parser struct {
 	path []pathElem
 	// buf holds unescaped strings and canonical numbers.
 	buf []byte
-	// names interns field names and series, which repeat across a body.
+	// names interns field names, keys and series, which repeat across a
+	// body.
 	names map[string]string
-	// values holds the text of the string and number values parsed
-	// lately; each value is a substring of it (see valueText).
-	values strings.Builder
-	// fieldsHint is how many fields the last event had: the next one
-	// likely has as many.
-	fieldsHint int
+	// out receives the events: their fields are encoded into out.fields
+	// as they are parsed (appendHashValue's encoding), then the event is
+	// added, or its fields cut off again when it is refused.
+	out batchWriter
+	// members holds the members of the objects being parsed, innermost
+	// last, to put them in bytewise key order once an object ends.
+	members []member
+	// scratch is where the members of an object are reordered.
+	scratch []byte
 	// arrival holds the field names of the event being parsed in the
 	// order they came, and lastArrival those of the event before: events
 	// of a body mostly have the same fields in the same order, so a name
 	// is first compared with the one at its place in the event before,
 	// before it is looked up in names.
 	arrival, lastArrival []string
-	// sortBuf is where names that did not come in order are sorted.
-	sortBuf []string
-	// sortedNames is the field names of the event just parsed in bytewise
-	// order, nil when it has none (see Batch.names): the slice of the
-	// event before when the names are the same.
-	sortedNames []string
 }
 
-// valueChunk is the size of the chunks the text of values is copied
-// into: one allocation for a few hundred numbers rather than one each.
-const valueChunk = 4096
-
-// valueText returns b as a string, copied into the current chunk of values,
-// or into a string of its own when it is longer than a chunk.
-func (p *parser) valueText(b []byte) string {
-	if len(b) > valueChunk/4 {
-		return string(b)
-	}
-	if p.values.Len()+len(b) > p.values.Cap() {
-		// Start a new chunk; the values taken from the old one keep it.
-		p.values = strings.Builder{}
-		p.values.Grow(valueChunk)
-	}
-	start := p.values.Len()
-	p.values.Write(b)
-	return p.values.String()[start:]
+// member is a member of an object in out.fields: its key, and where its
+// encoding (key and value) starts and ends.
+type member struct {
+	key        string
+	start, end int
 }
 
 // pathElem is an object key or, when key is "", an array index.
@@ -196,14 +181,25 @@ const (
 	keyFields
 )
 
-// event parses the object at p.pos into an event. On return p.problem is
-// "" if the event follows every rule.
-func (p *parser) event() (Event, error) {
-	var ev Event
+// head is what an event holds besides its fields: the parser encodes
+// those into p.out.fields.
+type head struct {
+	time       time.Time
+	series, id string
+}
+
+// event parses the object at p.pos into an event, its fields encoded at
+// the end of p.out.fields, which the caller cuts back to where they
+// started when the event is refused. On return p.problem is "" if the
+// event follows every rule.
+func (p *parser) event() (head, error) {
+	var ev head
 	p.problem = ""
 	p.path = p.path[:0]
+	p.members = p.members[:0]
 	p.pos++ // '{'
 	seen := 0
+	start := len(p.out.fields)
 	p.ws()
 	if p.peek() == '}' {
 		p.pos++
@@ -236,13 +232,15 @@ func (p *parser) event() (Event, error) {
 			}
 			switch bit {
 			case keyTime:
-				ev.Time, err = p.time()
+				ev.time, err = p.time()
 			case keySeries:
-				ev.Series, err = p.text("series", p.lim.MaxSeries)
+				ev.series, err = p.text("series", p.lim.MaxSeries)
 			case keyID:
-				ev.ID, err = p.text("id", p.lim.MaxID)
+				ev.id, err = p.text("id", p.lim.MaxID)
 			case keyFields:
-				ev.Fields, err = p.fields()
+				// A second "fields" (a problem) replaces the first.
+				p.out.fields = p.out.fields[:start]
+				err = p.fields()
 			default:
 				err = p.skip()
 			}
@@ -258,9 +256,12 @@ func (p *parser) event() (Event, error) {
 			}
 		}
 	}
+	if len(p.out.fields) == start {
+		p.out.fields = append(p.out.fields, tagMap, 0)
+	}
 	if seen&keyTime == 0 {
 		if p.lim.ReceiveTime {
-			ev.Time = p.now.UTC()
+			ev.time = p.now.UTC()
 		} else {
 			p.fail(reasonTimeAbsent)
 		}
@@ -350,217 +351,243 @@ func (p *parser) text(key string, max int) (string, error) {
 	}
 }
 
-// fields parses an event's fields: an object, or null for none.
-func (p *parser) fields() (map[string]any, error) {
+// fields parses an event's fields, an object or null for none, and
+// encodes them at the end of p.out.fields; none are encoded as nothing.
+func (p *parser) fields() error {
 	switch p.peek() {
 	case '{':
 	case 'n':
-		return nil, p.literal("null")
+		return p.literal("null")
 	default:
 		p.fail("fields: not an object")
-		return nil, p.skip()
+		return p.skip()
 	}
 	p.pos++
 	p.ws()
 	if p.peek() == '}' {
 		p.pos++
-		return nil, nil
+		return nil
 	}
-	m := make(map[string]any, p.fieldsHint)
-	count := 0
-	repeats := 0 // names found at their place in the event before
+	start, base := len(p.out.fields), len(p.members)
 	p.arrival = p.arrival[:0]
 	for {
 		p.ws()
 		b, err := p.str()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		var name string
 		if i := len(p.arrival); i < len(p.lastArrival) && string(b) == p.lastArrival[i] {
 			name = p.lastArrival[i]
-			repeats++
 		} else {
 			name = p.intern(b)
 		}
 		p.arrival = append(p.arrival, name)
 		if err := p.colon(); err != nil {
-			return nil, err
+			return err
 		}
-		count++
 		if reason := checkFieldName(name, p.lim); reason != "" {
 			p.fail(reason)
 		}
 		p.path = append(p.path[:0], pathElem{key: name})
-		v, err := p.value(1)
-		if err != nil {
-			return nil, err
+		at := len(p.out.fields)
+		p.out.fields = appendLenString(p.out.fields, name)
+		if err := p.value(1); err != nil {
+			return err
 		}
 		p.path = p.path[:0]
-		if count <= p.lim.MaxFields {
-			n := len(m)
-			m[name] = v
-			if len(m) == n {
-				p.fail(fmt.Sprintf("fields: duplicate name %q", name))
-			}
-		}
+		p.members = append(p.members, member{key: name, start: at, end: len(p.out.fields)})
 		more, err := p.separator('}', "after a field")
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if !more {
 			break
 		}
 	}
-	if count > p.lim.MaxFields {
+	if count := len(p.members) - base; count > p.lim.MaxFields {
 		p.fail(fieldCountReason(count, p.lim))
 	}
-	p.fieldsHint = len(m)
-	if repeats != len(p.arrival) || len(p.arrival) != len(p.lastArrival) {
-		p.sortNames()
-	} // else the names of the event before, in the same order: sortedNames holds them
+	if dup := p.endObject(start, base); dup != "" {
+		p.fail(fmt.Sprintf("fields: duplicate name %q", dup))
+	}
 	p.arrival, p.lastArrival = p.lastArrival, p.arrival
-	return m, nil
+	return nil
 }
 
-// fieldNames returns the sorted field names of ev, the event just
-// parsed, for its Batch.
-func (p *parser) fieldNames(ev Event) []string {
-	if ev.Fields == nil {
-		return nil
+// endObject finishes the encoding of an object whose members, from
+// p.members[base:], were encoded from p.out.fields[start:] on: it puts
+// them in bytewise key order and the map's tag and length before them.
+// It returns a key that two members have, or "".
+func (p *parser) endObject(start, base int) (dup string) {
+	ms := p.members[base:]
+	sorted := true
+	for i := 1; i < len(ms); i++ {
+		if c := strings.Compare(ms[i-1].key, ms[i].key); c >= 0 {
+			sorted = false
+			break
+		}
 	}
-	return p.sortedNames
+	if !sorted {
+		slices.SortStableFunc(ms, func(a, b member) int { return strings.Compare(a.key, b.key) })
+		for i := 1; i < len(ms); i++ {
+			if ms[i-1].key == ms[i].key && dup == "" {
+				dup = ms[i].key
+			}
+		}
+		p.scratch = append(p.scratch[:0], p.out.fields[start:]...)
+		p.out.fields = p.out.fields[:start]
+		for _, m := range ms {
+			p.out.fields = append(p.out.fields, p.scratch[m.start-start:m.end-start]...)
+		}
+	}
+	p.out.fields = insertHeader(p.out.fields, start, tagMap, len(ms))
+	p.members = p.members[:base]
+	return dup
 }
 
-// sortNames sets sortedNames to the names in arrival in bytewise order,
-// sharing the slice of the event before when they are the same names.
-// Names come sorted when a client encodes its maps as encoding/json does.
-func (p *parser) sortNames() {
-	names := p.arrival
-	if !slices.IsSorted(names) {
-		p.sortBuf = append(p.sortBuf[:0], names...)
-		slices.Sort(p.sortBuf)
-		names = p.sortBuf
-	}
-	if !slices.Equal(names, p.sortedNames) {
-		p.sortedNames = slices.Clone(names)
-	}
+// insertHeader puts a list's or a map's tag and length at b[start:],
+// before its elements.
+func insertHeader(b []byte, start int, tag byte, n int) []byte {
+	var h [1 + binary.MaxVarintLen64]byte
+	h[0] = tag
+	k := 1 + binary.PutUvarint(h[1:], uint64(n))
+	b = append(b, h[:k]...)
+	copy(b[start+k:], b[start:len(b)-k])
+	copy(b[start:], h[:k])
+	return b
 }
 
-// value parses a field value at the given level (1 for a field).
-func (p *parser) value(level int) (any, error) {
+// value parses a field value at the given level (1 for a field) and
+// encodes it at the end of p.out.fields.
+func (p *parser) value(level int) error {
 	switch c := p.peek(); c {
 	case '"':
 		b, err := p.str()
 		if err != nil {
-			return nil, err
+			return err
 		}
-		return p.valueText(b), nil
+		p.out.fields = appendLenBytes(append(p.out.fields, tagString), b)
+		return nil
 	case '{':
 		if level >= p.lim.MaxDepth {
 			p.failHere(depthReason(p.lim))
-			return nil, p.skip()
+			p.out.fields = append(p.out.fields, tagNull)
+			return p.skip()
 		}
 		return p.object(level)
 	case '[':
 		if level >= p.lim.MaxDepth {
 			p.failHere(depthReason(p.lim))
-			return nil, p.skip()
+			p.out.fields = append(p.out.fields, tagNull)
+			return p.skip()
 		}
 		return p.array(level)
 	case 't':
-		return true, p.literal("true")
+		p.out.fields = append(p.out.fields, tagTrue)
+		return p.literal("true")
 	case 'f':
-		return false, p.literal("false")
+		p.out.fields = append(p.out.fields, tagFalse)
+		return p.literal("false")
 	case 'n':
-		return nil, p.literal("null")
+		p.out.fields = append(p.out.fields, tagNull)
+		return p.literal("null")
 	default:
 		if c != '-' && !isDigit(c) {
-			return nil, p.unexpected("a value")
+			return p.unexpected("a value")
 		}
 		s, err := p.number()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		b, reason := appendNumber(p.buf[:0], s)
 		if reason != "" {
 			p.failHere(reason)
-			return nil, nil
+			p.out.fields = append(p.out.fields, tagNull)
+			return nil
 		}
 		p.buf = b
-		return json.Number(p.valueText(b)), nil
+		p.out.fields = appendLenBytes(append(p.out.fields, tagNumber), b)
+		return nil
 	}
+}
+
+// appendLenBytes is appendLenString for bytes.
+func appendLenBytes(b, s []byte) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
 }
 
 // object parses an object at the given level; its members are one level
 // below.
-func (p *parser) object(level int) (any, error) {
+func (p *parser) object(level int) error {
 	p.pos++ // '{'
-	m := make(map[string]any)
+	start, base := len(p.out.fields), len(p.members)
 	p.ws()
 	if p.peek() == '}' {
 		p.pos++
-		return m, nil
+		p.out.fields = append(p.out.fields, tagMap, 0)
+		return nil
 	}
 	for {
 		p.ws()
 		b, err := p.str()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		k := p.intern(b)
 		if err := p.colon(); err != nil {
-			return nil, err
+			return err
 		}
 		if reason := checkKey(k); reason != "" {
 			p.failHere(reason)
 		}
 		p.path = append(p.path, pathElem{key: k})
-		v, err := p.value(level + 1)
-		if err != nil {
-			return nil, err
+		at := len(p.out.fields)
+		p.out.fields = appendLenString(p.out.fields, k)
+		if err := p.value(level + 1); err != nil {
+			return err
 		}
 		p.path = p.path[:len(p.path)-1]
-		n := len(m)
-		m[k] = v
-		if len(m) == n {
-			p.failHere(fmt.Sprintf("duplicate key %q", k))
-		}
+		p.members = append(p.members, member{key: k, start: at, end: len(p.out.fields)})
 		more, err := p.separator('}', "in an object")
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if !more {
-			return m, nil
+			if dup := p.endObject(start, base); dup != "" {
+				p.failHere(fmt.Sprintf("duplicate key %q", dup))
+			}
+			return nil
 		}
 	}
 }
 
 // array parses an array at the given level; its elements are one level
 // below.
-func (p *parser) array(level int) (any, error) {
+func (p *parser) array(level int) error {
 	p.pos++ // '['
-	l := []any{}
+	start := len(p.out.fields)
 	p.ws()
 	if p.peek() == ']' {
 		p.pos++
-		return l, nil
+		p.out.fields = append(p.out.fields, tagList, 0)
+		return nil
 	}
 	for i := 0; ; i++ {
 		p.ws()
 		p.path = append(p.path, pathElem{index: i})
-		v, err := p.value(level + 1)
-		if err != nil {
-			return nil, err
+		if err := p.value(level + 1); err != nil {
+			return err
 		}
 		p.path = p.path[:len(p.path)-1]
-		l = append(l, v)
 		more, err := p.separator(']', "in an array")
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if !more {
-			return l, nil
+			p.out.fields = insertHeader(p.out.fields, start, tagList, i+1)
+			return nil
 		}
 	}
 }

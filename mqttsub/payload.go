@@ -53,7 +53,7 @@ func (s *subscription) decode(topic string, payload []byte, received time.Time) 
 		return nil, err
 	}
 	if topicSeries != "" || s.cfg.SeriesField != "" {
-		if b, err = s.withSeries(b, topicSeries, received); err != nil {
+		if b, err = s.withSeries(b, topicSeries); err != nil {
 			return nil, err
 		}
 	}
@@ -100,13 +100,14 @@ func (s *subscription) topicSeries(topic string) (string, error) {
 
 // withSeries gives the events of b the series of their topic level, or
 // of their series field, and checks them again. An event that names
-// another series is refused, not moved.
-func (s *subscription) withSeries(b event.Batch, topicSeries string, now time.Time) (event.Batch, error) {
-	events := b.Events()
-	for i := range events {
+// another series is refused, not moved. The events are built one at a
+// time, and only to read their series field.
+func (s *subscription) withSeries(b event.Batch, topicSeries string) (event.Batch, error) {
+	series := make([]string, b.Len())
+	for i := range series {
 		want := topicSeries
 		if want == "" {
-			switch v := events[i].Fields[s.cfg.SeriesField].(type) {
+			switch v := b.Event(i).Fields[s.cfg.SeriesField].(type) {
 			case string:
 				want = v
 			case json.Number:
@@ -117,13 +118,12 @@ func (s *subscription) withSeries(b event.Batch, topicSeries string, now time.Ti
 				return event.Batch{}, fmt.Errorf("event %d: field %q, the series, is not a string or a number", i, s.cfg.SeriesField)
 			}
 		}
-		switch events[i].Series {
-		case "":
-			events[i].Series = want
-		case want:
+		switch got := b.Series(i); got {
+		case "", want:
 		default:
-			return event.Batch{}, fmt.Errorf("event %d: series %q, but its message names series %q", i, events[i].Series, want)
+			return event.Batch{}, fmt.Errorf("event %d: series %q, but its message names series %q", i, got, want)
 		}
+		series[i] = want
 	}
-	return event.Check(events, s.limits, now)
+	return b.WithSeries(s.limits, func(i int) string { return series[i] })
 }

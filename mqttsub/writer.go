@@ -291,7 +291,7 @@ func (s *subscription) write(ctx context.Context, msgs []*message) bool {
 		if len(gs) == 0 {
 			return true
 		}
-		gs, err := s.writeGroups(ctx, gs)
+		gs, err := s.writeSpan(ctx, gs)
 		var te *engine.TableError
 		switch {
 		case err == nil:
@@ -326,12 +326,12 @@ func (s *subscription) write(ctx context.Context, msgs []*message) bool {
 	}
 }
 
-// writeGroups writes the groups as one request, trying again with
+// writeSpan writes the groups as one request, trying again with
 // backoff while the store fails, and after a failure that wrote some of
 // the groups, only the others. It returns the groups of its last try
 // and nil once every event is durable, the engine's refusal of that try
 // (invalid or overBudget), or ctx's error.
-func (s *subscription) writeGroups(ctx context.Context, gs []*group) ([]*group, error) {
+func (s *subscription) writeSpan(ctx context.Context, gs []*group) ([]*group, error) {
 	wait := s.opts.RetryMin
 	in := s.ingest.WriteAs(s.cfg.Tenant, ingest.Wait)
 	defer in.Done()

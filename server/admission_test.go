@@ -122,7 +122,7 @@ func TestABodyOverItsShareIsReadAlone(t *testing.T) {
 // Options whose events budget could not hold a request of MaxEvents
 // events are refused, naming both limits.
 func TestEventsBudgetMustHoldTheLargestRequest(t *testing.T) {
-	o := server.Options{MaxEvents: 100_000, MaxEventBytesInFlight: 10 << 20}
+	o := server.Options{MaxEvents: 100_000, MaxEventBytesInFlight: admission.SmallestRequestBytes(100_000) - 1}
 	o.EnsureDefaults()
 	err := o.Validate()
 	require.ErrorContains(t, err, "max_event_bytes_in_flight")

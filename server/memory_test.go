@@ -58,6 +58,11 @@ func TestMemoryIsBoundedInWhatRequestsHold(t *testing.T) {
 		{"many-small-events", 64 / scale, 0, 100_000},
 		// 16 bodies of 15 MiB: 91,980 events of 171 bytes.
 		{"largest-bodies", 16 / scale, 100, 91_980},
+		// 16 bodies of 15 MiB of events whose one field is an array of
+		// 100,000 one-digit numbers, the shape that decodes to the most.
+		{"arrays-of-tiny-numbers", 16 / scale, -1, 78},
+		// 16 bodies of 15 MiB of events of 1,000 one-digit fields.
+		{"many-tiny-fields", 16 / scale, -2, 1_700},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			debug.FreeOSMemory()
@@ -135,7 +140,9 @@ func postGenerated(f *fixture, table string, body io.Reader) (int, int, error) {
 }
 
 // eventBody generates n NDJSON events, one a millisecond from event
-// first on, each with pad bytes of a field when pad > 0.
+// first on, each with pad bytes of a field when pad > 0, an array of
+// 100,000 one-digit numbers when pad is -1, and 1,000 fields of one
+// digit when pad is -2.
 type eventBody struct {
 	first, n, pad, i int // events first to first+n-1; i generated
 	buf              bytes.Buffer
@@ -148,9 +155,22 @@ func (b *eventBody) Read(p []byte) (int, error) {
 	for b.buf.Len() < len(p) && b.i < b.n {
 		k := b.first + b.i
 		ms := base.Add(time.Duration(k) * time.Millisecond).UnixMilli()
-		if b.pad > 0 {
+		switch {
+		case b.pad == -1:
+			fmt.Fprintf(&b.buf, `{"time":%d,"series":"s%02d","fields":{"v":%d,"a":[`, ms, k%16, k)
+			for range 100_000 - 1 {
+				b.buf.WriteString("1,")
+			}
+			b.buf.WriteString("1]}}\n")
+		case b.pad == -2:
+			fmt.Fprintf(&b.buf, `{"time":%d,"series":"s%02d","fields":{"v":%d`, ms, k%16, k)
+			for f := range 999 {
+				fmt.Fprintf(&b.buf, `,"f%03d":1`, f)
+			}
+			b.buf.WriteString("}}\n")
+		case b.pad > 0:
 			fmt.Fprintf(&b.buf, `{"time":%d,"series":"s%02d","fields":{"v":1%07d,"pad":"%0*d"}}`+"\n", ms, k%16, k, b.pad, k)
-		} else {
+		default:
 			fmt.Fprintf(&b.buf, `{"time":%d,"series":"s%02d"}`+"\n", ms, k%16)
 		}
 		b.i++

@@ -70,6 +70,9 @@ func (s *Server) writeEvents(w http.ResponseWriter, r *http.Request, in *ingest.
 	if err != nil {
 		return s.admissionAnswer(r.Context(), in.Tenant(), err)
 	}
+	// The events hold nothing of the body (event.Batch): it goes back
+	// to the body budget before they are written.
+	b.release()
 	n, err := in.Store(r.Context(), []engine.TableEvents{{Table: r.PathValue("table"), Events: events}})
 	if err != nil {
 		if te, ok := err.(*engine.TableError); ok {
