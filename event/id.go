@@ -1,15 +1,12 @@
 package event
 
 import (
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"slices"
 	"sync"
 
-	"github.com/cespare/xxhash/v2"
 )
 
 // IDScheme is how an event's id is made from its content: a fact of the
@@ -104,28 +101,11 @@ func (e *Event) AssignID(tenant, table string, s IDScheme) {
 	if e.ID != "" {
 		return
 	}
-	domain := idDomain1
-	if s == IDScheme2 {
-		domain = idDomain2
-	}
 	bp := hashBufs.Get().(*[]byte)
-	b := append((*bp)[:0], domain...)
-	b = appendLenString(b, tenant)
-	b = appendLenString(b, table)
-	b = appendLenString(b, e.Series)
-	b = binary.BigEndian.AppendUint64(b, uint64(e.Time.Unix()))
-	b = binary.BigEndian.AppendUint32(b, uint32(e.Time.Nanosecond()))
-	b = appendHashMap(b, e.Fields, false)
-	if s == IDScheme2 {
-		var sum [8]byte
-		binary.BigEndian.PutUint64(sum[:], xxhash.Sum64(b))
-		e.ID = base64.RawURLEncoding.EncodeToString(sum[:])
-	} else {
-		sum := sha256.Sum256(b)
-		e.ID = base64.RawURLEncoding.EncodeToString(sum[:idBytes1])
-	}
-	if cap(b) <= maxPooledHashBuf {
-		*bp = b
+	fields := appendHashMap((*bp)[:0], e.Fields, false)
+	e.ID = hashID(tenant, table, e.Series, e.Time.UnixNano(), string(fields), s)
+	if cap(fields) <= maxPooledHashBuf {
+		*bp = fields
 		hashBufs.Put(bp)
 	}
 }
