@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/timetabledb/timetable/family"
+	"github.com/timetabledb/timetable/metatable"
 	"github.com/timetabledb/timetable/registry"
 	"github.com/timetabledb/timetable/storage"
 )
@@ -355,8 +356,7 @@ func (r *Reconciler) ensureMeta(ctx context.Context, dryRun bool) error {
 		// from an empty registry.
 		return nil
 	}
-	spec := storage.TableSpec{Name: r.opts.MetaTable, Capacity: storage.Capacity{Billing: storage.OnDemand}, Tags: map[string]string{"timetable:role": "meta"}}
-	if err := r.opts.Store.CreateTable(ctx, spec); err != nil && !errors.Is(err, storage.ErrTableExists) {
+	if err := r.opts.Store.CreateTable(ctx, metatable.Spec(r.opts.MetaTable)); err != nil && !errors.Is(err, storage.ErrTableExists) {
 		return fmt.Errorf("reconcile: create meta table %q: %w", r.opts.MetaTable, err)
 	}
 	r.mu.Lock()
