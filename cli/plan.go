@@ -17,6 +17,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/timetabledb/timetable/clock"
+	"github.com/timetabledb/timetable/config"
 	"github.com/timetabledb/timetable/engine/itemenc"
 	"github.com/timetabledb/timetable/event"
 	"github.com/timetabledb/timetable/period"
@@ -50,7 +51,8 @@ type planFlags struct {
 	headroom                       float64
 	grouping, family, period       string
 	format, apply, svg             string
-	archiveAfter                   string
+	archiveAfter, archiveTarget    string
+	archiveFormat                  string
 	archiveRatio                   float64
 	tierBilling, tierClass         [3]string
 }
@@ -74,7 +76,8 @@ day, week, month, quarter) the tables alive under the retention and the
 monthly bill: each tier (hot, warm, cold) billed on demand or provisioned,
 whichever is cheaper (provisioned pays above about 29% utilisation at list
 prices), and stored in its table class (Standard, the cold tier
-Standard-IA), plus archives on S3 with --archive-after. It recommends the
+Standard-IA), plus archives on S3 with --archive-after and
+--archive-target. It recommends the
 cheapest period whose tables stay under 80% of the 2,500-table quota, and
 shows every tier provisioned, every tier on demand and no tiering beside it.
 
@@ -133,7 +136,9 @@ _ia for Standard-IA, archive_gb_month, currency, label) or the --price-* flags.`
 	fl.StringVar(&f.grouping, "write-time-grouping", "month", "month (tables also split by write month) or none")
 	fl.StringVar(&f.family, "family", planner.DefaultFamily, "name of the family --apply writes")
 	fl.StringVar(&f.period, "period", "", "plan with this period (hour, 6h, 12h, day, week, month, quarter) instead of the cheapest")
-	fl.StringVar(&f.archiveAfter, "archive-after", "0", "move tables to archives on S3 this long after their period (the family's retention); archives are kept for --retention")
+	fl.StringVar(&f.archiveAfter, "archive-after", "0", "move tables to archives on S3 this long after their period (the family's retention); archives are kept for --retention; needs --archive-target")
+	fl.StringVar(&f.archiveTarget, "archive-target", "", "where tables are archived with --archive-after: s3://bucket/prefix (or file://DIR)")
+	fl.StringVar(&f.archiveFormat, "archive-format", "", "format of the archives with --archive-after: parquet (default, which --archive-ratio's default is measured on) or ndjson")
 	fl.Float64Var(&f.archiveRatio, "archive-ratio", planner.DefaultArchiveRatio, "archive bytes per item byte")
 	for i, tier := range []string{"hot", "warm", "cold"} {
 		fl.StringVar(&f.tierBilling[i], tier+"-billing", "", "billing of the "+tier+" tier: provisioned or on_demand (default the cheaper)")
@@ -169,6 +174,8 @@ func runPlan(cmd *cobra.Command, f planFlags, clk clock.Clock) error {
 		Family:            f.family,
 		Period:            f.period,
 		ArchiveRatio:      f.archiveRatio,
+		ArchiveTarget:     f.archiveTarget,
+		ArchiveFormat:     f.archiveFormat,
 		Hot:               planner.TierOptions{Billing: f.tierBilling[0]},
 		Warm:              planner.TierOptions{Billing: f.tierBilling[1]},
 		Cold:              planner.TierOptions{Billing: f.tierBilling[2]},
@@ -203,6 +210,12 @@ func runPlan(cmd *cobra.Command, f planFlags, clk clock.Clock) error {
 	if err != nil {
 		return fmt.Errorf("plan: %w", err)
 	}
+	// The family the plan recommends is one the configuration loader
+	// accepts (an archive target of its form, say), or no report is
+	// written.
+	if _, err := familyConfig(nil, r.Family); err != nil {
+		return fmt.Errorf("plan: %w", err)
+	}
 	if err := writePlan(cmd.OutOrStdout(), r, f.format); err != nil {
 		return fmt.Errorf("plan: %w", err)
 	}
@@ -219,7 +232,13 @@ func runPlan(cmd *cobra.Command, f planFlags, clk clock.Clock) error {
 		if err := applyPlan(f.apply, r.Family); err != nil {
 			return fmt.Errorf("plan: %w", err)
 		}
-		fmt.Fprintf(cmd.ErrOrStderr(), "wrote family %q (%s tables, %s) to %s\n", r.Family.Name, r.Family.Period, count(r.Family.Shards, "shard"), f.apply)
+		fam := r.Family
+		fmt.Fprintf(cmd.ErrOrStderr(), "wrote family %q (%s tables, %s) to %s\n", fam.Name, fam.Period, count(fam.Shards, "shard"), f.apply)
+		if fam.Archive != nil {
+			// The lifecycle never deletes an archive: the plan's price
+			// holds when the bucket expires them at --retention.
+			fmt.Fprintf(cmd.ErrOrStderr(), "tables are archived to %s and deleted from DynamoDB %s after their period; the plan prices the archives kept for %s: expire them then with an S3 lifecycle rule\n", fam.Archive.Target, fam.Retention, planner.FormatDuration(in.Retention))
+		}
 	}
 	return nil
 }
@@ -313,6 +332,19 @@ func planPrices(flags *pflag.FlagSet, f planFlags) (planner.Prices, error) {
 	return p, nil
 }
 
+// familyConfig returns the configuration doc with the family written into
+// it (planner.ApplyFamily), if the configuration loader reads it.
+func familyConfig(doc []byte, fam planner.Family) ([]byte, error) {
+	out, err := planner.ApplyFamily(doc, fam)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := config.Parse(out); err != nil {
+		return nil, fmt.Errorf("family %q: %w", fam.Name, err)
+	}
+	return out, nil
+}
+
 // applyPlan writes the family into the config file at path, creating the
 // file if need be. It replaces the file in one rename, so a reader never
 // sees half a file.
@@ -328,7 +360,7 @@ func applyPlan(path string, fam planner.Family) error {
 			mode = st.Mode().Perm()
 		}
 	}
-	out, err := planner.ApplyFamily(data, fam)
+	out, err := familyConfig(data, fam)
 	if err != nil {
 		return fmt.Errorf("config %s: %w", path, err)
 	}

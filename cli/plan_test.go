@@ -74,7 +74,7 @@ func TestPlanGolden(t *testing.T) {
 	}{
 		{"guide-daily", []string{"--item-bytes", "180", "--rate", "600"}},
 		{"guide-year", []string{"--item-bytes", "180", "--rate", "600", "--retention", "365d"}},
-		{"guide-year-archived", []string{"--item-bytes", "180", "--rate", "600", "--retention", "365d", "--archive-after", "30d"}},
+		{"guide-year-archived", []string{"--item-bytes", "180", "--rate", "600", "--retention", "365d", "--archive-after", "30d", "--archive-target", "s3://bucket/events"}},
 		{"forced-tiers", []string{"--item-bytes", "180", "--rate", "600", "--retention", "90d", "--hot-billing", "on_demand", "--cold-class", "standard", "--period", "week"}},
 		{"guide-six-shards", []string{"--item-bytes", "180", "--rate", "5000", "--peak", "6000", "--retention", "90d"}},
 		{"field-bytes", []string{"--field-bytes", "180", "--rate", "600", "--retention", "12w", "--write-time-grouping", "none"}},
@@ -132,7 +132,7 @@ func TestPlanGuideExample(t *testing.T) {
 		most float64
 	}{
 		{[]string{"--retention", "365d"}, 900},
-		{[]string{"--retention", "365d", "--archive-after", "30d"}, 450},
+		{[]string{"--retention", "365d", "--archive-after", "30d", "--archive-target", "s3://bucket/events"}, 450},
 	} {
 		out, _, err = runPlanCmd(t, append([]string{"--item-bytes", "180", "--rate", "600", "--format", "json"}, tc.args...)...)
 		require.NoError(t, err)
@@ -285,6 +285,46 @@ tables:
 	require.Len(t, entries, 1, "no temporary file is left behind")
 }
 
+// A plan that archives names where: without a target, the family would
+// delete its tables at --archive-after with nothing archived. Nothing is
+// written when the plan is refused.
+func TestPlanApplyArchive(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "timetable.yaml")
+	base := []string{"--item-bytes", "180", "--rate", "600", "--retention", "365d", "--apply", path}
+	for _, tc := range []struct {
+		args []string
+		err  string
+	}{
+		{[]string{"--archive-after", "30d"}, "archive after 30d needs an archive target"},
+		{[]string{"--archive-target", "s3://bucket/events"}, `archive target "s3://bucket/events" needs the time tables are archived after`},
+		{[]string{"--archive-after", "30d", "--archive-target", "bucket/events"}, `archive "bucket/events": must be file://DIR or s3://bucket/prefix`},
+		{[]string{"--archive-after", "30d", "--archive-target", "s3://bucket/events", "--archive-format", "csv"}, `archive format "csv" must be ndjson or parquet`},
+	} {
+		_, _, err := runPlanCmd(t, append(base, tc.args...)...)
+		require.ErrorContains(t, err, tc.err)
+		require.NoFileExists(t, path)
+	}
+
+	_, errOut, err := runPlanCmd(t, append(base, "--archive-after", "30d", "--archive-target", "s3://bucket/events")...)
+	require.NoError(t, err)
+	require.Contains(t, errOut, "tables are archived to s3://bucket/events and deleted from DynamoDB 30d after their period")
+	c, err := config.Load(path)
+	require.NoError(t, err)
+	f := c.Families[0]
+	require.Equal(t, 30*24*time.Hour, f.Retention)
+	require.Equal(t, "s3://bucket/events", f.Archive)
+	require.Equal(t, family.ArchiveParquet, f.ArchiveFormat)
+
+	// Planned again without archives, the family deletes its tables at
+	// the retention priced, and has no archive left.
+	_, _, err = runPlanCmd(t, base...)
+	require.NoError(t, err)
+	c, err = config.Load(path)
+	require.NoError(t, err)
+	require.Equal(t, 365*24*time.Hour, c.Families[0].Retention)
+	require.Empty(t, c.Families[0].Archive)
+}
+
 // Every period and billing the planner can recommend, written by --apply,
 // is one the configuration loader accepts, with the same meaning.
 func TestPlanApplyEveryPeriodLoads(t *testing.T) {
@@ -297,7 +337,7 @@ func TestPlanApplyEveryPeriodLoads(t *testing.T) {
 		{[]string{"--item-bytes", "1000", "--rate", "200", "--period", "12h"}, "12h"},
 		{[]string{"--item-bytes", "180", "--rate", "600"}, "day"},
 		{[]string{"--item-bytes", "180", "--rate", "80", "--write-time-grouping", "none", "--period", "week"}, "week"},
-		{[]string{"--item-bytes", "180", "--rate", "20", "--retention", "365d", "--period", "month", "--archive-after", "30d"}, "month"},
+		{[]string{"--item-bytes", "180", "--rate", "20", "--retention", "365d", "--period", "month", "--archive-after", "30d", "--archive-target", "s3://bucket/events"}, "month"},
 		{[]string{"--item-bytes", "100", "--rate", "0.5", "--retention", "730d"}, "quarter"},
 	}
 	billings := map[storage.Billing]bool{}

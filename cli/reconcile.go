@@ -110,14 +110,14 @@ reconcile without --dry-run does not go through it.`,
 	}
 	cmd.Flags().StringVar(&now, "now", "", "plan as of this time (RFC 3339 or Unix ms) instead of now")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "show the actions and change nothing")
-	cmd.Flags().BoolVar(&future, iKnowNowIsInTheFuture, false, "apply a --now later than the clock (tests only)")
-	_ = cmd.Flags().MarkHidden(iKnowNowIsInTheFuture)
+	cmd.Flags().BoolVar(&future, iKnowNowIsInTheFuture, false, "apply a --now later than the clock: creates future tables and dials down today's (test stores and drills only)")
 	cmd.Flags().StringVar(&format, "format", "table", "output format: table or json")
 	return cmd
 }
 
-// iKnowNowIsInTheFuture is the hidden flag with which a test applies a
-// --now later than the clock.
+// iKnowNowIsInTheFuture is the flag with which a test, or a drill on a
+// store that takes no writes, applies a --now later than the clock
+// (docs/operations.md).
 const iKnowNowIsInTheFuture = "i-know-now-is-in-the-future"
 
 // checkNow refuses to apply a --now later than the clock: the cycle would

@@ -2,13 +2,16 @@ package deploy
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"sort"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/timetabledb/timetable/archive"
 	"github.com/timetabledb/timetable/lifecycle"
 )
 
@@ -96,7 +99,7 @@ func TestTemplate(t *testing.T) {
 	want := map[string][]any{
 		"dynamodb:UpdateTable":                             []any{prefixARN},
 		"dynamodb:DeleteTable":                             []any{prefixARN},
-		"dynamodb:UpdateContinuousBackups":                 []any{prefixARN},
+		"dynamodb:UpdateContinuousBackups":                 []any{prefixARN, metaARN},
 		"dynamodb:DescribeContinuousBackups":               []any{prefixARN},
 		"dynamodb:ListTagsOfResource":                      []any{prefixARN},
 		"dynamodb:UpdateTimeToLive":                        []any{prefixARN},
@@ -146,11 +149,14 @@ func TestTemplate(t *testing.T) {
 	// Changes and deletions need the table's family tag besides its
 	// prefix (ABAC), and S3 listing the archive prefix.
 	for _, s := range statements {
+		res, _ := s.Resource.(map[string]any)
 		for _, a := range s.Action {
-			switch a {
-			case "dynamodb:UpdateTable", "dynamodb:DeleteTable", "dynamodb:UpdateContinuousBackups":
+			switch {
+			case res != nil && res["Fn::Sub"] == metaARN["Fn::Sub"]:
+				// The meta table is named, not found by its prefix.
+			case a == "dynamodb:UpdateTable", a == "dynamodb:DeleteTable", a == "dynamodb:UpdateContinuousBackups":
 				require.Equal(t, map[string]map[string]any{"StringLike": {"aws:ResourceTag/timetable:family": "?*"}}, s.Condition, a)
-			case "s3:ListBucket":
+			case a == "s3:ListBucket":
 				require.Contains(t, s.Condition["StringLike"], "s3:prefix", a)
 			}
 		}
@@ -172,5 +178,40 @@ func TestTemplate(t *testing.T) {
 			alarms[r.Properties["Namespace"].(string)+" "+r.Properties["MetricName"].(string)] = true
 		}
 	}
-	require.Equal(t, map[string]bool{"AWS/Lambda Errors": true, "AWS/SQS ApproximateNumberOfMessagesVisible": true}, alarms)
+	require.Equal(t, map[string]bool{
+		"AWS/Lambda Errors": true, "AWS/SQS ApproximateNumberOfMessagesVisible": true,
+		"AWS/Lambda Invocations": true, "AWS/Lambda Duration": true, "AWS/Lambda Throttles": true,
+	}, alarms)
+
+	// A missing run is an alarm: no invocation is no metric, which
+	// breaches. A run near the timeout alarms before the timeout.
+	heartbeat := res.Resources["MissingRunAlarm"].Properties
+	require.Equal(t, "Invocations", heartbeat["MetricName"])
+	require.Equal(t, "breaching", heartbeat["TreatMissingData"])
+	require.Equal(t, "LessThanThreshold", heartbeat["ComparisonOperator"])
+	fnProps := res.Resources["Lifecycle"].Properties
+	timeout := fnProps["Timeout"].(int)
+	threshold := res.Resources["DurationAlarm"].Properties["Threshold"].(int)
+	require.Less(t, threshold, timeout*1000)
+	require.GreaterOrEqual(t, threshold, timeout*1000*8/10)
+
+	// One invocation at a time, stale events dropped, logs kept a while.
+	require.Equal(t, 1, fnProps["ReservedConcurrentExecutions"])
+	invoke := fnProps["EventInvokeConfig"].(map[string]any)
+	require.Equal(t, 900, invoke["MaximumEventAgeInSeconds"])
+	require.Equal(t, "AWS::Logs::LogGroup", res.Resources["LifecycleLogs"].Type)
+	require.Equal(t, map[string]any{"Ref": "LogRetentionDays"}, res.Resources["LifecycleLogs"].Properties["RetentionInDays"])
+	require.Equal(t, map[string]any{"LogGroup": map[string]any{"Ref": "LifecycleLogs"}}, fnProps["LoggingConfig"])
+
+	// The spool's bound in the comment is the archiver's.
+	require.Contains(t, string(data), fmt.Sprintf("at most %s events,\n      # archive.DefaultParquetPartRows", thousands(archive.DefaultParquetPartRows)))
+}
+
+// thousands spells n with commas, as the template's comments do.
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }

@@ -41,8 +41,7 @@ func openMetaTable(ctx context.Context, store storage.Store, table string, readO
 			return nil, fmt.Errorf("open meta table %q: %w", table, err)
 		}
 	} else {
-		spec := storage.TableSpec{Name: table, Capacity: storage.Capacity{Billing: storage.OnDemand}, Tags: map[string]string{"timetable:role": "meta"}}
-		if err := store.CreateTable(ctx, spec); err != nil && !errors.Is(err, storage.ErrTableExists) {
+		if err := store.CreateTable(ctx, metatable.Spec(table)); err != nil && !errors.Is(err, storage.ErrTableExists) {
 			return nil, fmt.Errorf("create meta table %q: %w", table, err)
 		}
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"sync"
-
 )
 
 // IDScheme is how an event's id is made from its content: a fact of the

@@ -92,6 +92,11 @@
 //     Other failures are reported as failed, the cycle goes on with the
 //     other actions, and Reconcile returns ErrActionsFailed with the
 //     results.
+//   - A store that ignores table classes (storage.ErrUnsupported from
+//     UpdateTable: DynamoDB Local, dynalite) is warned of once; the rest of
+//     the tier is applied, the action is done with the class named in its
+//     result's Err, and the entry records the class as ignored
+//     (registry.Entry.ClassIgnored), so that it is not asked for again.
 //   - Several servers may run the reconciler on one store; a Leaser lets
 //     only the holder of a lease act. On DynamoDB the lease is an item of
 //     the meta table written with a conditional Update (TableLease); on

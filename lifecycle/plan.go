@@ -193,7 +193,11 @@ func planTable(now time.Time, f family.Family, t Table) []Action {
 	want, have := p.Spec(t.Ref, tier).Capacity, t.Capacity.Normal()
 	var deferred string
 	if want.Class != have.Class {
-		if left, next := t.Entry.ClassChangesLeft(now); left == 0 {
+		if t.Entry.ClassIgnored == want.Class {
+			// The store ignores table classes: the class is not asked
+			// for again.
+			want.Class = have.Class
+		} else if left, next := t.Entry.ClassChangesLeft(now); left == 0 {
 			// DynamoDB allows two class changes in 30 days: keep the
 			// class until the older of the two is 30 days old.
 			want.Class = have.Class

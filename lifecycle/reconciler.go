@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/timetabledb/timetable/family"
+	"github.com/timetabledb/timetable/metatable"
 	"github.com/timetabledb/timetable/registry"
 	"github.com/timetabledb/timetable/storage"
 )
@@ -37,6 +38,24 @@ type Reconciler struct {
 		// last table it described (sweep.go).
 		swept       time.Time
 		sweepCursor string
+		// classWarned is set once a store's ignoring of table classes
+		// was reported.
+		classWarned bool
+	}
+}
+
+// errClassIgnored marks an action done but for its table class, which the
+// store ignores (registry.Entry.ClassIgnored).
+var errClassIgnored = errors.New("the store ignores table classes")
+
+// warnClassIgnored reports, once, that the store ignores table classes.
+func (r *Reconciler) warnClassIgnored(err error) {
+	r.mu.Lock()
+	warned := r.mu.classWarned
+	r.mu.classWarned = true
+	r.mu.Unlock()
+	if !warned {
+		r.opts.Logger.Warn("lifecycle: the store ignores table classes: tables keep theirs, and the registry records the class each tier names as ignored", "err", err)
 	}
 }
 
@@ -337,8 +356,7 @@ func (r *Reconciler) ensureMeta(ctx context.Context, dryRun bool) error {
 		// from an empty registry.
 		return nil
 	}
-	spec := storage.TableSpec{Name: r.opts.MetaTable, Capacity: storage.Capacity{Billing: storage.OnDemand}, Tags: map[string]string{"timetable:role": "meta"}}
-	if err := r.opts.Store.CreateTable(ctx, spec); err != nil && !errors.Is(err, storage.ErrTableExists) {
+	if err := r.opts.Store.CreateTable(ctx, metatable.Spec(r.opts.MetaTable)); err != nil && !errors.Is(err, storage.ErrTableExists) {
 		return fmt.Errorf("reconcile: create meta table %q: %w", r.opts.MetaTable, err)
 	}
 	r.mu.Lock()
@@ -422,14 +440,27 @@ func (r *Reconciler) apply(ctx context.Context, a Action) error {
 		return err
 	case UpdateBilling, UpdateCapacity:
 		c, pitr := a.Capacity, a.PITRDays
-		if err := st.UpdateTable(ctx, a.Table, storage.TableUpdate{Capacity: &c, PITRDays: &pitr, Tags: map[string]string{family.TagTier: a.Tier}}); err != nil {
+		err := st.UpdateTable(ctx, a.Table, storage.TableUpdate{Capacity: &c, PITRDays: &pitr, Tags: map[string]string{family.TagTier: a.Tier}})
+		var skipped error
+		if errors.Is(err, storage.ErrUnsupported) {
+			// The store ignores table classes (DynamoDB Local): the rest
+			// is applied, the class is recorded as ignored, and the
+			// cycle goes on.
+			skipped = fmt.Errorf("class %s not applied: %w", c.Normal().Class.Name(), errClassIgnored)
+			r.warnClassIgnored(err)
+			e.ClassIgnored = c.Normal().Class
+			c.Class = e.Capacity.Normal().Class
+		} else if err != nil {
 			return err
 		}
 		if c.Normal().Class != e.Capacity.Normal().Class {
 			e.RecordClassChange(now)
 		}
 		e.Tier, e.Capacity = a.Tier, c
-		return r.registry.Save(ctx, e)
+		if err := r.registry.Save(ctx, e); err != nil {
+			return err
+		}
+		return skipped
 	case EnableTTL:
 		if err := st.UpdateTable(ctx, a.Table, storage.TableUpdate{TTLAttribute: a.TTLAttribute}); err != nil {
 			return err

@@ -31,7 +31,9 @@ const (
 type Result struct {
 	Action
 	Outcome Outcome
-	// Err is why the action was deferred or failed.
+	// Err is why the action was deferred or failed; for an action done,
+	// what of it the store did not do (a table class on a store that
+	// ignores classes), or nil.
 	Err error
 }
 
@@ -55,7 +57,7 @@ var ErrLeaseHeld = errors.New("timetable: lifecycle lease held by another server
 // outcomeOf classifies an action's error.
 func outcomeOf(err error) Outcome {
 	switch {
-	case err == nil:
+	case err == nil, errors.Is(err, errClassIgnored):
 		return Done
 	case errors.Is(err, storage.ErrTableQuota):
 		// Waiting does not cure it: the cycle fails, loudly.

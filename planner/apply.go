@@ -16,10 +16,12 @@ var ErrConfigShape = errors.New("timetable: configuration file has an unexpected
 
 // ApplyFamily returns the YAML configuration doc with the family f written
 // into its families list: it replaces the keys f sets in the family of the
-// same name, or appends f when there is none. It edits the document's
-// node tree, so comments, key order, other families and every other key
-// (including keys of the family that f does not set, such as ttl) are kept.
-// An empty doc gives a file holding just f.
+// same name, or appends f when there is none. The archive is one of them:
+// a family f archives nothing gets none, for its tables are deleted at
+// retention as the plan priced them. It edits the document's node tree,
+// so comments, key order, other families and every other key (including
+// keys of the family that f does not set, such as ttl) are kept. An empty
+// doc gives a file holding just f.
 func ApplyFamily(doc []byte, f Family) ([]byte, error) {
 	var root yaml.Node
 	if err := yaml.Unmarshal(doc, &root); err != nil {
@@ -61,6 +63,9 @@ func ApplyFamily(doc []byte, f Family) ([]byte, error) {
 	for _, kv := range familyNodes(f) {
 		setMapValue(target, kv.key, kv.value)
 	}
+	if f.Archive == nil {
+		deleteMapValue(target, "archive")
+	}
 	var out bytes.Buffer
 	enc := yaml.NewEncoder(&out)
 	enc.SetIndent(2)
@@ -97,7 +102,7 @@ func familyNodes(f Family) []keyValue {
 		content = append(content, strNode("class"), strNode(t.Class.Name()))
 		tiers.Content = append(tiers.Content, &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Style: yaml.FlowStyle, Content: content})
 	}
-	return []keyValue{
+	kvs := []keyValue{
 		{"name", strNode(f.Name)},
 		{"prefix", strNode(f.Prefix)},
 		{"period", strNode(f.Period)},
@@ -111,6 +116,13 @@ func familyNodes(f Family) []keyValue {
 		{"grace", durationNode(f.Grace)},
 		{"retention", durationNode(f.Retention)},
 	}
+	if f.Archive != nil {
+		kvs = append(kvs, keyValue{"archive", &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Style: yaml.FlowStyle, Content: []*yaml.Node{
+			strNode("target"), strNode(f.Archive.Target),
+			strNode("format"), strNode(f.Archive.Format),
+		}}})
+	}
+	return kvs
 }
 
 func strNode(s string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s} }
@@ -136,6 +148,16 @@ func mapValue(m *yaml.Node, key string) *yaml.Node {
 		}
 	}
 	return nil
+}
+
+// deleteMapValue removes key and its value from a mapping node.
+func deleteMapValue(m *yaml.Node, key string) {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			m.Content = append(m.Content[:i], m.Content[i+2:]...)
+			return
+		}
+	}
 }
 
 // setMapValue sets key to v in a mapping node, keeping the comments of a

@@ -32,6 +32,10 @@ type fileShape struct {
 		Grace     string `yaml:"grace"`
 		Retention string `yaml:"retention"`
 		TTL       string `yaml:"ttl"`
+		Archive   *struct {
+			Target string `yaml:"target"`
+			Format string `yaml:"format"`
+		} `yaml:"archive"`
 	} `yaml:"families"`
 	Tables map[string]map[string]string `yaml:"tables"`
 }
@@ -145,4 +149,30 @@ func TestApplyFamilyRefusesOtherShapes(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A plan that archives writes the archive it priced and the retention at
+// which tables leave DynamoDB; a plan that archives nothing removes an
+// archive the family had, for it priced deleting tables at retention.
+func TestApplyFamilyArchive(t *testing.T) {
+	r, err := Plan(Input{ItemBytes: 180, Rate: 600, Retention: 365 * day, ArchiveAfter: 30 * day, ArchiveTarget: "s3://bucket/events"})
+	require.NoError(t, err)
+	out, err := ApplyFamily([]byte("families:\n  - name: events\n    ttl: 400d\n"), r.Family)
+	require.NoError(t, err)
+	s := decodeShape(t, out)
+	require.Len(t, s.Families, 1)
+	require.Equal(t, "30d", s.Families[0].Retention)
+	require.Equal(t, "400d", s.Families[0].TTL)
+	require.NotNil(t, s.Families[0].Archive, string(out))
+	require.Equal(t, "s3://bucket/events", s.Families[0].Archive.Target)
+	require.Equal(t, ArchiveParquet, s.Families[0].Archive.Format)
+
+	r, err = Plan(Input{ItemBytes: 180, Rate: 600, Retention: 90 * day})
+	require.NoError(t, err)
+	out, err = ApplyFamily(out, r.Family)
+	require.NoError(t, err)
+	s = decodeShape(t, out)
+	require.Equal(t, "90d", s.Families[0].Retention)
+	require.Nil(t, s.Families[0].Archive, string(out))
+	require.Equal(t, "400d", s.Families[0].TTL)
 }

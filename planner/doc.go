@@ -84,7 +84,10 @@
 // class's price: a table entering a tier holds data about its age less
 // the prebuild and half a period. Archives are the item bytes times
 // Input.ArchiveRatio (DefaultArchiveRatio, measured on Parquet archives)
-// at the S3 Standard price, kept from ArchiveAfter to Retention. The
+// at the S3 Standard price, kept from ArchiveAfter to Retention
+// (archiving needs Input.ArchiveTarget, which the family names as its
+// archive; the lifecycle deletes no archive, so an S3 lifecycle rule
+// expires them at Retention). The
 // report puts the recommended bill beside every tier provisioned (the
 // blog's design), every tier on demand, and no tiering (every table alive
 // provisioned at the hot tier's capacity, Standard class).

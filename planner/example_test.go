@@ -14,7 +14,7 @@ func ExamplePlan() {
 	const day = 24 * time.Hour
 	for _, in := range []planner.Input{
 		{ItemBytes: 180, Rate: 600, Retention: 365 * day},
-		{ItemBytes: 180, Rate: 600, Retention: 365 * day, ArchiveAfter: 30 * day},
+		{ItemBytes: 180, Rate: 600, Retention: 365 * day, ArchiveAfter: 30 * day, ArchiveTarget: "s3://bucket/archive"},
 	} {
 		r, err := planner.Plan(in)
 		if err != nil {

@@ -23,6 +23,15 @@ type Family struct {
 	Prebuild          string       `json:"prebuild"`
 	Grace             string       `json:"grace"`
 	Retention         string       `json:"retention"`
+	// Archive is where tables are archived before they are deleted at
+	// Retention; nil when the plan archives nothing.
+	Archive *FamilyArchive `json:"archive,omitempty"`
+}
+
+// FamilyArchive is a family's archive: its target and format.
+type FamilyArchive struct {
+	Target string `json:"target"`
+	Format string `json:"format"`
 }
 
 // FamilyTier is one tier of a Family. Read and Write are set only when
@@ -47,8 +56,9 @@ const (
 // family returns the recommended family: the default family (family.Default)
 // with the plan's period, shards, tiers and retention. The family's
 // billing is the hot tier's; every tier says its own. With archiving, the
-// family's retention is ArchiveAfter: tables are archived and deleted
-// from DynamoDB then.
+// family's retention is ArchiveAfter and its archive ArchiveTarget:
+// tables are archived, and deleted from DynamoDB once the archive is
+// verified.
 func (in Input) family(period string, shards int, tiers []PlannedTier) Family {
 	retention := in.Retention
 	if in.ArchiveAfter > 0 {
@@ -67,6 +77,9 @@ func (in Input) family(period string, shards int, tiers []PlannedTier) Family {
 		Prebuild:          FormatDuration(in.Prebuild),
 		Grace:             FormatDuration(in.Grace),
 		Retention:         FormatDuration(retention),
+	}
+	if in.ArchiveAfter > 0 {
+		f.Archive = &FamilyArchive{Target: in.ArchiveTarget, Format: in.ArchiveFormat}
 	}
 	for _, t := range tiers {
 		ft := FamilyTier{Name: t.Name, Age: t.Age, Billing: t.Billing, Class: t.Class}

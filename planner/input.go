@@ -104,10 +104,20 @@ type Input struct {
 
 	// ArchiveAfter, when set, moves a table out of DynamoDB into an
 	// archive on S3 this long after its period ends (the family's
-	// retention, with an archive target); the archive is kept until
-	// Retention, or forever when Retention is 0. It must be shorter than
-	// Retention.
+	// retention, with ArchiveTarget as its archive); the archive is kept
+	// until Retention, or forever when Retention is 0. It must be shorter
+	// than Retention, and needs ArchiveTarget.
 	ArchiveAfter time.Duration
+	// ArchiveTarget is where the family's tables are archived
+	// (s3://bucket/prefix, or file://DIR; see package config): required
+	// with ArchiveAfter, refused without it, for a family that deletes
+	// its tables at ArchiveAfter without archiving them would lose what
+	// the plan keeps.
+	ArchiveTarget string
+	// ArchiveFormat is the archives' format, ArchiveParquet (the
+	// default, which DefaultArchiveRatio is measured on) or
+	// ArchiveNDJSON.
+	ArchiveFormat string
 	// ArchiveRatio is the size of an archive over the item bytes it holds;
 	// 0 means DefaultArchiveRatio.
 	ArchiveRatio float64
@@ -124,6 +134,13 @@ type TierOptions struct {
 	// Standard otherwise.
 	Class storage.Class
 }
+
+// Archive formats as configuration files spell them (package family's
+// ArchiveFormat).
+const (
+	ArchiveNDJSON  = "ndjson"
+	ArchiveParquet = "parquet"
+)
 
 // DefaultArchiveRatio is the archive bytes per item byte assumed when the
 // input does not say, for archives in the Parquet format (package
@@ -195,6 +212,9 @@ func (in Input) withDefaults() Input {
 	if in.ArchiveRatio == 0 {
 		in.ArchiveRatio = DefaultArchiveRatio
 	}
+	if in.ArchiveAfter > 0 && in.ArchiveFormat == "" {
+		in.ArchiveFormat = ArchiveParquet
+	}
 	return in
 }
 
@@ -256,6 +276,14 @@ func (in Input) validate() error {
 		return bad("archive after %v is negative", in.ArchiveAfter)
 	case in.ArchiveAfter > 0 && in.Retention > 0 && in.ArchiveAfter >= in.Retention:
 		return bad("archive after %v must be shorter than the retention %v", in.ArchiveAfter, in.Retention)
+	case in.ArchiveAfter > 0 && in.ArchiveTarget == "":
+		return bad("archive after %s needs an archive target (s3://bucket/prefix): without one the tables would be deleted, not archived, %[1]s after their period", FormatDuration(in.ArchiveAfter))
+	case in.ArchiveAfter == 0 && in.ArchiveTarget != "":
+		return bad("archive target %q needs the time tables are archived after", in.ArchiveTarget)
+	case in.ArchiveAfter == 0 && in.ArchiveFormat != "":
+		return bad("archive format %q needs the time tables are archived after", in.ArchiveFormat)
+	case in.ArchiveFormat != "" && in.ArchiveFormat != ArchiveNDJSON && in.ArchiveFormat != ArchiveParquet:
+		return bad("archive format %q must be ndjson or parquet", in.ArchiveFormat)
 	case !finite(in.ArchiveRatio) || in.ArchiveRatio < 0:
 		return bad("archive ratio %v must be positive", in.ArchiveRatio)
 	}

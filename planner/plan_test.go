@@ -94,11 +94,16 @@ func TestInvalidInput(t *testing.T) {
 		"negative pk length":      {FieldBytes: 100, Rate: 1, PKBytes: -1},
 		"negative reads":          {ItemBytes: 100, Rate: 1, ReadsPerSec: -1, ReadRange: time.Hour},
 		"negative field bytes":    {FieldBytes: -100, Rate: 1},
-		"archive after retention": {ItemBytes: 100, Rate: 1, Retention: 30 * day, ArchiveAfter: 30 * day},
-		"negative archive after":  {ItemBytes: 100, Rate: 1, ArchiveAfter: -day},
-		"unknown billing":         {ItemBytes: 100, Rate: 1, Hot: TierOptions{Billing: "reserved"}},
-		"unknown class":           {ItemBytes: 100, Rate: 1, Cold: TierOptions{Class: "glacier"}},
-		"negative archive ratio":  {ItemBytes: 100, Rate: 1, ArchiveRatio: -1},
+		"archive after retention": {ItemBytes: 100, Rate: 1, Retention: 30 * day, ArchiveAfter: 30 * day, ArchiveTarget: "s3://b/a"},
+		// Tables would be deleted at archive-after with nothing archived.
+		"archive after without target": {ItemBytes: 100, Rate: 1, Retention: 365 * day, ArchiveAfter: 30 * day},
+		"archive target without after": {ItemBytes: 100, Rate: 1, Retention: 365 * day, ArchiveTarget: "s3://b/a"},
+		"archive format without after": {ItemBytes: 100, Rate: 1, Retention: 365 * day, ArchiveFormat: "parquet"},
+		"unknown archive format":       {ItemBytes: 100, Rate: 1, Retention: 365 * day, ArchiveAfter: 30 * day, ArchiveTarget: "s3://b/a", ArchiveFormat: "csv"},
+		"negative archive after":       {ItemBytes: 100, Rate: 1, ArchiveAfter: -day},
+		"unknown billing":              {ItemBytes: 100, Rate: 1, Hot: TierOptions{Billing: "reserved"}},
+		"unknown class":                {ItemBytes: 100, Rate: 1, Cold: TierOptions{Class: "glacier"}},
+		"negative archive ratio":       {ItemBytes: 100, Rate: 1, ArchiveRatio: -1},
 	}
 	for name, in := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -183,7 +188,7 @@ func TestGuideExample(t *testing.T) {
 	require.Equal(t, FamilyTier{Name: "cold", Age: "2 periods", Billing: BillingOnDemand, Class: storage.ClassInfrequentAccess}, r.Family.Tiers[2])
 
 	// Archived to S3 after 30 days, the same year of data.
-	a, err := Plan(Input{ItemBytes: 180, Rate: 600, Retention: 365 * day, ArchiveAfter: 30 * day})
+	a, err := Plan(Input{ItemBytes: 180, Rate: 600, Retention: 365 * day, ArchiveAfter: 30 * day, ArchiveTarget: "s3://bucket/archive"})
 	require.NoError(t, err)
 	require.LessOrEqual(t, a.Cost.Recommended.Total, 450.0)
 	require.InDelta(t, 432.07, a.Cost.Recommended.Total, 0.01)
@@ -378,8 +383,8 @@ func TestTableQuotaWarnings(t *testing.T) {
 func TestCostsAddUp(t *testing.T) {
 	for _, in := range []Input{
 		{ItemBytes: 180, Rate: 600, Retention: 30 * day, WriteTimeGrouping: "none"},
-		{ItemBytes: 180, Rate: 600, Retention: 365 * day, ArchiveAfter: 60 * day},
-		{ItemBytes: 180, Rate: 600, ArchiveAfter: 60 * day},
+		{ItemBytes: 180, Rate: 600, Retention: 365 * day, ArchiveAfter: 60 * day, ArchiveTarget: "s3://bucket/archive"},
+		{ItemBytes: 180, Rate: 600, ArchiveAfter: 60 * day, ArchiveTarget: "s3://bucket/archive"},
 		{ItemBytes: 800, Rate: 50, Peak: 400, Series: 20, ReadsPerSec: 5, ReadRange: 6 * time.Hour, Retention: 90 * day},
 	} {
 		r, err := Plan(in)

@@ -63,6 +63,11 @@ type Entry struct {
 	// within the last family.ClassChangeWindow (older ones are dropped):
 	// DynamoDB allows family.MaxClassChanges in that window.
 	ClassChanges []time.Time
+	// ClassIgnored is the class the table's tier names that the store
+	// did not apply, for it ignores table classes (DynamoDB Local,
+	// dynalite): the table keeps Capacity.Class, and the lifecycle does
+	// not ask again. Empty otherwise.
+	ClassIgnored storage.Class
 	// CreatedAt is when the table was made (for an adopted table, what
 	// the store says); UpdatedAt when the entry last changed.
 	CreatedAt time.Time
@@ -239,6 +244,7 @@ const (
 	attrWarmRead   = "warm_read"
 	attrWarmWrite  = "warm_write"
 	attrClassChg   = "class_changes"
+	attrClassIgn   = "class_ignored"
 	attrCreated    = "created_at"
 	attrUpdated    = "updated_at"
 	attrTarget     = "archive_target"
@@ -273,6 +279,7 @@ func (e Entry) attrs() (map[string]any, error) {
 		attrWarmRead:   number(e.Capacity.WarmRead),
 		attrWarmWrite:  number(e.Capacity.WarmWrite),
 		attrClassChg:   changes,
+		attrClassIgn:   string(e.ClassIgnored),
 		attrName:       e.Name,
 		attrFamily:     e.Policy.Name,
 		attrState:      string(e.State),
@@ -353,6 +360,7 @@ func decode(attrs map[string]any) (Entry, error) {
 			e.ClassChanges = append(e.ClassChanges, t)
 		}
 	}
+	e.ClassIgnored = storage.Class(str(attrClassIgn))
 	e.TTLAttribute = str(attrTTL)
 	e.ArchiveTarget = str(attrTarget)
 	e.Source = str(attrSource)

@@ -200,5 +200,5 @@ var attrOrder = []string{
 	attrName, attrFamily, attrState, attrGeneration, attrStart, attrEnd, attrWriteMonth, attrPolicy,
 	attrShards, attrLayout, attrIDScheme, attrTier, attrBilling, attrRead, attrWrite, attrTTL, attrCreated, attrUpdated,
 	attrTarget, attrArchived, attrRestored, attrSource, attrCreateErr, attrFenced,
-	attrClass, attrMaxRead, attrMaxWrite, attrWarmRead, attrWarmWrite, attrClassChg, attrPast, attrRevision,
+	attrClass, attrMaxRead, attrMaxWrite, attrWarmRead, attrWarmWrite, attrClassChg, attrClassIgn, attrPast, attrRevision,
 }

@@ -182,7 +182,11 @@
 // a protected table is storage.ErrProtected) and point-in-time recovery
 // (UpdateContinuousBackups, dropped on an endpoint that lacks it).
 // UpdateTable sends a class change and a warm throughput change each in
-// an UpdateTable of its own. DynamoDB's limits on how often a table
+// an UpdateTable of its own. An endpoint that ignores table classes
+// (DynamoDB Local refuses the class change alone as "Nothing to update";
+// dynalite takes it and describes no class) makes a class change
+// storage.ErrUnsupported, remembered: UpdateTable applies the rest, and
+// sends no class change again. DynamoDB's limits on how often a table
 // changes are its to enforce; their refusals are storage.ErrRefused, and
 // package dynamofault's ControlPlane keeps them in tests.
 //

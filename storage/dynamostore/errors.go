@@ -77,7 +77,9 @@ const (
 // out is storage.ErrThrottled; a ValidationException, a request DynamoDB
 // will refuse however often it comes, is storage.ErrInvalid (the store
 // validates what it sends, so this is DynamoDB refusing what its emulator
-// took, or a limit storage does not know). A call that DynamoDB throttled
+// took, or a limit storage does not know), labelled an invalid table
+// request, not an invalid item, on CreateTable, UpdateTable, TagResource
+// and DeleteTable. A call that DynamoDB throttled
 // until its context ended is storage.ErrThrottled, the context's error
 // still in the chain; other ctx errors, and errors without a code, come
 // back unchanged.
@@ -114,12 +116,27 @@ func mapError(o op, err error) error {
 		sentinel = storage.ErrThrottled
 	case codeValidation:
 		sentinel = storage.ErrInvalid
+		if o == opCreate || o == opChange {
+			sentinel = errInvalidTableRequest
+		}
 	}
 	if sentinel == nil {
 		return err
 	}
 	return fmt.Errorf("%w: %w", sentinel, err)
 }
+
+// errInvalidTableRequest is storage.ErrInvalid as a call on a table, not
+// on its items, meets it: the request to create or change the table is
+// what DynamoDB refuses, and the error says so.
+var errInvalidTableRequest error = invalidTableRequest{}
+
+type invalidTableRequest struct{}
+
+func (invalidTableRequest) Error() string { return "timetable: invalid table request" }
+
+// Is makes the error storage.ErrInvalid.
+func (invalidTableRequest) Is(target error) bool { return target == storage.ErrInvalid }
 
 // mapUpdateError is mapError for UpdateItem, which answers two more
 // storage sentinels:

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -53,6 +54,14 @@ func TestMapError(t *testing.T) {
 	}
 	require.NoError(t, mapError(opOther, nil))
 	require.Equal(t, context.Canceled, mapError(opOther, context.Canceled))
+
+	// A ValidationException is storage.ErrInvalid, labelled as what was
+	// refused: an item, or a request on a table.
+	for o, label := range map[op]string{opOther: "invalid item", opCreate: "invalid table request", opChange: "invalid table request"} {
+		err := mapError(o, apiErr(codeValidation))
+		require.ErrorIs(t, err, storage.ErrInvalid)
+		require.True(t, strings.HasPrefix(err.Error(), "timetable: "+label+": "), err.Error())
+	}
 
 	// Throttled until the deadline (retryBudget.call): throttled, and
 	// the deadline still in the chain.

@@ -44,6 +44,10 @@ type Store struct {
 	// call as an unknown operation (DynamoDB Local, dynalite): they are
 	// not sent again (export.go).
 	noExport atomic.Bool
+	// noClass is set once the endpoint showed it ignores table classes
+	// (DynamoDB Local, dynalite): class changes are not sent again
+	// (updatetable.go).
+	noClass atomic.Bool
 
 	// gate counts the calls in progress; Close waits for them.
 	gate storage.Gate

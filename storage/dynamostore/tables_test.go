@@ -192,3 +192,30 @@ func TestListTablesAfterShortPrefix(t *testing.T) {
 		require.True(t, found, "after %q", after)
 	}
 }
+
+// The local servers ignore table classes: DynamoDB Local refuses an
+// UpdateTable that changes only the class ("Nothing to update"). A class
+// change is then storage.ErrUnsupported, not sent again, and the rest of
+// the update is applied.
+func TestUpdateTableClassIgnored(t *testing.T) {
+	s := openStore(t, Options{})
+	ctx := context.Background()
+	onDemand := storage.Capacity{Billing: storage.OnDemand}
+	name := createTable(t, s, storage.TableSpec{Capacity: onDemand})
+	cold := storage.Capacity{Billing: storage.OnDemand, Class: storage.ClassInfrequentAccess}
+	err := s.UpdateTable(ctx, name, storage.TableUpdate{Capacity: &cold})
+	require.ErrorIs(t, err, storage.ErrUnsupported)
+	require.NotErrorIs(t, err, storage.ErrInvalid)
+	require.ErrorContains(t, err, "the endpoint ignores table classes")
+	require.True(t, s.noClass.Load())
+
+	// The class is not sent again; the billing is changed.
+	warm := storage.Capacity{Billing: storage.Provisioned, Read: 5, Write: 5, Class: storage.ClassInfrequentAccess}
+	err = s.UpdateTable(ctx, name, storage.TableUpdate{Capacity: &warm})
+	require.ErrorIs(t, err, storage.ErrUnsupported)
+	info, err := s.DescribeTable(ctx, name)
+	require.NoError(t, err)
+	require.Equal(t, storage.Provisioned, info.Capacity.Billing)
+	require.Equal(t, int64(5), info.Capacity.Write)
+	require.Equal(t, storage.ClassStandard, info.Capacity.Class)
+}

@@ -2,6 +2,7 @@ package dynamostore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -25,7 +26,10 @@ import (
 // change). DynamoDB's refusals for now (a table busy with another change;
 // its limits on switches to on demand, capacity decreases and class
 // changes, LimitExceededException) return an error wrapping
-// storage.ErrRefused, at once and without retries.
+// storage.ErrRefused, at once and without retries. On an endpoint that
+// ignores table classes (updateClass) the rest of the update is applied
+// and the error returned wraps storage.ErrUnsupported: the class alone
+// was not changed.
 func (s *Store) UpdateTable(ctx context.Context, name string, u storage.TableUpdate) error {
 	if err := s.gate.Enter(); err != nil {
 		return err
@@ -37,8 +41,11 @@ func (s *Store) UpdateTable(ctx context.Context, name string, u storage.TableUpd
 		return fmt.Errorf("update table %q: %w", name, mapError(opOther, err))
 	}
 	info := tableInfo(out.Table)
+	var classErr error // the class alone not changed: the rest goes on
 	if u.Capacity != nil {
-		if err := s.updateCapacity(ctx, name, info.Capacity, u.Capacity.Normal()); err != nil {
+		if err := s.updateCapacity(ctx, name, info.Capacity, u.Capacity.Normal()); errors.Is(err, storage.ErrUnsupported) {
+			classErr = fmt.Errorf("update table %q: %w", name, err)
+		} else if err != nil {
 			return fmt.Errorf("update table %q: %w", name, err)
 		}
 	}
@@ -61,7 +68,7 @@ func (s *Store) UpdateTable(ctx context.Context, name string, u storage.TableUpd
 			return fmt.Errorf("update table %q: %w", name, err)
 		}
 	}
-	return nil
+	return classErr
 }
 
 // updateCapacity brings the table from capacity cur, as described, to
@@ -100,10 +107,11 @@ func (s *Store) updateCapacity(ctx context.Context, name string, cur, want stora
 			return err
 		}
 	}
+	var classErr error
 	if want.Class != cur.Class {
-		in := &dynamodb.UpdateTableInput{TableName: aws.String(name), TableClass: types.TableClass(want.Class)}
-		if err := s.sendUpdate(ctx, in, s.waitActive); err != nil {
-			return fmt.Errorf("class: %w", err)
+		classErr = s.updateClass(ctx, name, want.Class)
+		if classErr != nil && !errors.Is(classErr, storage.ErrUnsupported) {
+			return classErr
 		}
 	}
 	if want.Billing == storage.OnDemand && (want.WarmRead > cur.WarmRead || want.WarmWrite > cur.WarmWrite) {
@@ -112,7 +120,43 @@ func (s *Store) updateCapacity(ctx context.Context, name string, cur, want stora
 			return fmt.Errorf("warm throughput: %w", err)
 		}
 	}
-	return nil
+	return classErr
+}
+
+// updateClass changes the table's class with an UpdateTable of its own.
+// An endpoint that ignores table classes (DynamoDB Local, dynalite) shows
+// it by refusing the update with a ValidationException, as one that
+// changes nothing (DynamoDB Local's "Nothing to update"), or by taking it
+// and describing the table without the class: the class change returns
+// an error wrapping storage.ErrUnsupported, and, as the endpoint will not
+// learn classes, is not sent again.
+func (s *Store) updateClass(ctx context.Context, name string, class storage.Class) error {
+	unsupported := func() error {
+		return fmt.Errorf("class %s: the endpoint ignores table classes: %w", class, storage.ErrUnsupported)
+	}
+	if s.noClass.Load() {
+		return unsupported()
+	}
+	in := &dynamodb.UpdateTableInput{TableName: aws.String(name), TableClass: types.TableClass(class)}
+	err := s.sendUpdate(ctx, in, s.waitActive)
+	ignored := errorCode(err) == codeValidation
+	if err == nil {
+		out, derr := s.client.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)}, s.callOpts...)
+		if derr != nil {
+			return fmt.Errorf("class: %w", mapError(opOther, derr))
+		}
+		ignored = tableInfo(out.Table).Capacity.Class != class
+	}
+	if !ignored {
+		if err != nil {
+			return fmt.Errorf("class: %w", err)
+		}
+		return nil
+	}
+	if !s.noClass.Swap(true) {
+		s.log.Info("dynamodb endpoint ignores table classes: tables keep the standard class", "table", name, "err", err)
+	}
+	return unsupported()
 }
 
 // sendUpdate sends one UpdateTable and waits as told.
