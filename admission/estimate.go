@@ -29,8 +29,11 @@ const (
 	// whose write failed: its index among the unwritten.
 	indexBytes = 8
 	// lineBodyGrowth is how many times its size a line protocol body
-	// takes while it is decoded, an Event with a map of fields per line
-	// until its events are packed into a Batch.
+	// takes while it is decoded: its Batch, and each table's lines read
+	// since its last pack as Events with a map of fields (lineproto
+	// packs them every thousand lines or 256 KiB), an allowance above
+	// what the largest shapes hold (lineproto's
+	// TestDecodeALongBodyPacksAsItGoes reads such a body back).
 	lineBodyGrowth = 6
 )
 

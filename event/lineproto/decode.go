@@ -58,6 +58,12 @@ func (t Table) Problems(be *event.BatchError) []Problem {
 // tables in the order they first appear. When any line is bad it
 // returns an *Error naming every bad line, and no table. Invalid limits
 // give an error wrapping event.ErrInvalidLimits.
+//
+// A line's event is built as an event.Event, whose fields are a map, and
+// packed into its table's event.Batch (columns, event.Check) once
+// packEvery of the table's lines, or packBytes of them, are read: what a
+// body holds while it is read is its columns and a bounded number of
+// events of each table, not an Event per line.
 func Decode(body []byte, o Options) ([]Table, error) {
 	if err := o.Limits.Validate(); err != nil {
 		return nil, err
@@ -68,51 +74,116 @@ func Decode(body []byte, o Options) ([]Table, error) {
 	}
 	r := reader{opts: o, unit: unit, receiveTime: o.Now.UTC().Truncate(unitDuration(unit)), names: map[string]string{}}
 	lines, problems := splitLines(body)
-	points, ok := []point(nil), false
+	var s *sink
+	ok := false
 	if problems == nil {
-		points, ok = r.whole(body, lines)
+		s = newSink(o)
+		ok = r.whole(body, lines, s)
 	}
 	if !ok {
-		points, problems = r.eachLine(lines, problems)
+		s = newSink(o)
+		problems = r.eachLine(lines, problems, s)
 	}
-	var tables []*pending
-	byName := map[string]*pending{}
-	for _, p := range points {
-		t := byName[p.table]
-		if t == nil {
-			t = &pending{name: p.table}
-			byName[p.table] = t
-			tables = append(tables, t)
-		}
-		t.n++
+	out, err := s.tables(problems)
+	if err != nil {
+		return nil, err
 	}
-	for _, t := range tables {
-		t.events, t.lines, t.text = make([]event.Event, 0, t.n), make([]int, 0, t.n), make([][]byte, 0, t.n)
-	}
-	for _, p := range points {
-		t := byName[p.table]
-		t.events = append(t.events, p.event)
-		t.lines = append(t.lines, p.line.no)
-		t.text = append(t.text, p.line.text)
-	}
-	out := make([]Table, 0, len(tables))
-	for _, t := range tables {
-		b, err := event.Check(t.events, o.Limits, o.Now)
-		var be *event.BatchError
-		if errors.As(err, &be) {
-			for _, p := range be.Problems {
-				problems = append(problems, Problem{Line: t.lines[p.Index], Text: excerpt(t.text[p.Index]), Reason: seriesReason(p.Reason, o.Series != "")})
-			}
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, Table{Name: t.name, Events: b, Lines: t.lines})
-	}
-	if problems != nil {
+	if problems = s.problems; problems != nil {
 		slices.SortFunc(problems, func(a, b Problem) int { return a.Line - b.Line })
 		return nil, &Error{Problems: problems}
+	}
+	return out, nil
+}
+
+// Decode holds at most packEvery of a table's events as Events, read
+// from lines of at most about packBytes, before it packs them into the
+// table's batch.
+const (
+	packEvery = 1024
+	packBytes = 256 << 10
+)
+
+// sink takes a body's events a line at a time, by table, and packs each
+// table's into batches of packEvery events.
+type sink struct {
+	opts     Options
+	byName   map[string]*pending
+	order    []*pending
+	problems []Problem
+	err      error
+}
+
+// pending is a table's events: those packed, and those read since.
+type pending struct {
+	name    string
+	batches []event.Batch
+	lines   []int // the line of every event, packed or not
+	events  []event.Event
+	text    [][]byte // the text of each event not yet packed
+	// textBytes is the length of text's lines.
+	textBytes int
+}
+
+func newSink(o Options) *sink { return &sink{opts: o, byName: map[string]*pending{}} }
+
+// add takes the event of a line.
+func (s *sink) add(l line, table string, ev event.Event) {
+	t := s.byName[table]
+	if t == nil {
+		t = &pending{name: table}
+		s.byName[table] = t
+		s.order = append(s.order, t)
+	}
+	t.lines = append(t.lines, l.no)
+	t.events = append(t.events, ev)
+	t.text = append(t.text, l.text)
+	t.textBytes += len(l.text)
+	if len(t.events) == packEvery || t.textBytes >= packBytes {
+		s.pack(t)
+	}
+}
+
+// pack checks a table's events read since its last pack into a batch of
+// it, or records their problems.
+func (s *sink) pack(t *pending) {
+	if len(t.events) == 0 || s.err != nil {
+		return
+	}
+	first := len(t.lines) - len(t.events) // the index of t.events[0] in t.lines
+	b, err := event.Check(t.events, s.opts.Limits, s.opts.Now)
+	var be *event.BatchError
+	switch {
+	case errors.As(err, &be):
+		for _, p := range be.Problems {
+			s.problems = append(s.problems, Problem{Line: t.lines[first+p.Index], Text: excerpt(t.text[p.Index]), Reason: seriesReason(p.Reason, s.opts.Series != "")})
+		}
+	case err != nil:
+		s.err = err
+	default:
+		t.batches = append(t.batches, b)
+	}
+	clear(t.events)
+	clear(t.text)
+	t.events, t.text, t.textBytes = t.events[:0], t.text[:0], 0
+}
+
+// tables packs what is left and returns the tables, or the error of a
+// check that failed other than on an event. Once any line is bad (the
+// caller's problems or the sink's), the batches are left unjoined.
+func (s *sink) tables(problems []Problem) ([]Table, error) {
+	for _, t := range s.order {
+		s.pack(t)
+	}
+	if s.err != nil {
+		return nil, s.err
+	}
+	s.problems = append(problems, s.problems...)
+	if s.problems != nil {
+		return nil, nil
+	}
+	out := make([]Table, 0, len(s.order))
+	for _, t := range s.order {
+		out = append(out, Table{Name: t.name, Events: event.Join(t.batches...), Lines: t.lines})
 	}
 	return out, nil
 }
@@ -121,13 +192,6 @@ func Decode(body []byte, o Options) ([]Table, error) {
 type line struct {
 	no   int
 	text []byte
-}
-
-// point is a line read into an event of a table.
-type point struct {
-	line  line
-	table string
-	event event.Event
 }
 
 // splitLines returns the lines of a body that are neither blank nor
@@ -158,33 +222,33 @@ func splitLines(body []byte) ([]line, []Problem) {
 	return lines, problems
 }
 
-// whole reads a body with one decoder, which is the fast way, and
-// reports whether that read it right: when every entry the decoder finds
+// whole reads a body with one decoder, which is the fast way, into s,
+// and reports whether that read it right: when every entry the decoder finds
 // is one of the lines, in order. That holds unless a string field holds
 // a newline (the one way an entry spans lines), and is checked: any
 // error, an entry with a newline, or a count of entries other than of
 // lines, and the body is read a line at a time instead (eachLine), which
 // names each bad line.
-func (r *reader) whole(body []byte, lines []line) ([]point, bool) {
+func (r *reader) whole(body []byte, lines []line, s *sink) bool {
 	d := lineprotocol.NewDecoderWithBytes(body)
-	points := make([]point, 0, len(lines))
+	n := 0
 	for d.Next() {
-		if len(points) == len(lines) {
-			return nil, false
+		if n == len(lines) {
+			return false
 		}
 		table, ev, reason := r.entry(d)
 		if reason != "" || r.newline {
-			return nil, false
+			return false
 		}
-		points = append(points, point{line: lines[len(points)], table: table, event: ev})
+		s.add(lines[n], table, ev)
+		n++
 	}
-	return points, len(points) == len(lines)
+	return n == len(lines)
 }
 
-// eachLine reads every line with a decoder of its own, adding the
-// problems of bad lines to problems.
-func (r *reader) eachLine(lines []line, problems []Problem) ([]point, []Problem) {
-	points := make([]point, 0, len(lines))
+// eachLine reads every line with a decoder of its own into s, adding
+// the problems of bad lines to problems.
+func (r *reader) eachLine(lines []line, problems []Problem, s *sink) []Problem {
 	for _, l := range lines {
 		if bytes.IndexByte(l.text, ' ') < 0 {
 			problems = append(problems, Problem{Line: l.no, Text: excerpt(l.text), Reason: reasonNoFields})
@@ -197,18 +261,9 @@ func (r *reader) eachLine(lines []line, problems []Problem) ([]point, []Problem)
 			problems = append(problems, Problem{Line: l.no, Text: excerpt(l.text), Reason: reason})
 			continue
 		}
-		points = append(points, point{line: l, table: table, event: ev})
+		s.add(l, table, ev)
 	}
-	return points, problems
-}
-
-// pending is a table's events before they are checked.
-type pending struct {
-	name   string
-	n      int
-	events []event.Event
-	lines  []int
-	text   [][]byte
+	return problems
 }
 
 // skipped reports whether a line is blank (spaces only) or a comment,

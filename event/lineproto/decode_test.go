@@ -2,6 +2,7 @@ package lineproto_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -172,4 +173,41 @@ func TestDecodeNumbers(t *testing.T) {
 		problems := refused(t, line, lineproto.Options{})
 		require.Len(t, problems, 1, line)
 	}
+}
+
+// A body of more lines than are held as events at once (they are packed
+// into their table's batch a thousand or so at a time) reads back every
+// event in order, tables interleaved, and names a bad event's line
+// wherever it falls.
+func TestDecodeALongBodyPacksAsItGoes(t *testing.T) {
+	var b strings.Builder
+	for i := range 5000 {
+		fmt.Fprintf(&b, "m%d,host=h%d v=%di %d\n", i%2, i%7, i, 1795262400000000000+int64(i))
+	}
+	tables := decode(t, b.String(), lineproto.Options{})
+	require.Len(t, tables, 2)
+	for k, table := range tables {
+		require.Equal(t, fmt.Sprintf("m%d", k), table.Name)
+		require.Equal(t, 2500, table.Events.Len())
+		require.Len(t, table.Lines, 2500)
+		for j := range table.Events.Len() {
+			i := 2*j + k
+			require.Equal(t, i+1, table.Lines[j])
+			ev := table.Events.Event(j)
+			require.Equal(t, fmt.Sprintf("host=h%d", i%7), ev.Series)
+			require.Equal(t, json.Number(fmt.Sprint(i)), ev.Fields["v"])
+		}
+	}
+
+	// Line 3,001 (m0's 1,501st event, in its second pack) and line
+	// 4,802 (m1's 2,401st, in its third) are before 1970.
+	body := strings.Split(b.String(), "\n")
+	body[3000] = "m0 v=1i -1"
+	body[4801] = "m1 v=1i -5"
+	problems := refused(t, strings.Join(body, "\n"), lineproto.Options{})
+	require.Len(t, problems, 2)
+	require.Equal(t, 3001, problems[0].Line)
+	require.Equal(t, "m0 v=1i -1", problems[0].Text)
+	require.Equal(t, 4802, problems[1].Line)
+	require.Equal(t, "m1 v=1i -5", problems[1].Text)
 }

@@ -30,13 +30,18 @@ func FuzzWholeMatchesEachLine(f *testing.F) {
 			return
 		}
 		fast := reader{opts: o, unit: event.PrecisionNanos, receiveTime: now, names: map[string]string{}}
-		whole, ok := fast.whole(body, lines)
-		if !ok {
+		whole := newSink(o)
+		if !fast.whole(body, lines, whole) {
 			return
 		}
 		exact := reader{opts: o, unit: event.PrecisionNanos, receiveTime: now, names: map[string]string{}}
-		each, problems := exact.eachLine(lines, nil)
+		each := newSink(o)
+		problems = exact.eachLine(lines, nil, each)
 		require.Empty(t, problems, "the fast way took a body the exact way refuses")
-		require.Equal(t, each, whole)
+		wholeTables, wholeErr := whole.tables(nil)
+		eachTables, eachErr := each.tables(nil)
+		require.Equal(t, eachErr, wholeErr)
+		require.Equal(t, each.problems, whole.problems)
+		require.Equal(t, eachTables, wholeTables)
 	})
 }
