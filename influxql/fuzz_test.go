@@ -45,6 +45,9 @@ func FuzzParse(f *testing.F) {
 		"SELECT v::field / 2, mean(v) FROM /m(x)/ WHERE h =~ /'\\/(/ AND (v > 1) -- ((\n",
 		`SHOW TAG VALUES WITH KEY =~ /"/ WHERE "a""(" = ')' /* ( */ AND (b = 'c')`,
 		"SELECT derivative(mean(v), 1s) FROM iq WHERE time > now() - 1d GROUP BY time(1h), * fill(linear) SLIMIT 2 SOFFSET 1",
+		// A / where an operand is expected, and no unescaped / after it
+		// on the line: each such / was once scanned to the line's end.
+		"SELECT v FROM iq WHERE v = /" + strings.Repeat(`\/`, 3000),
 	} {
 		f.Add(q)
 	}

@@ -48,6 +48,7 @@ func checkText(q string) error {
 	stmt, depth, ops := 1, 0, 0
 	operand := false   // the token before ends an operand
 	var prev iql.Token // the token before, whitespace and comments aside
+	noRegex := -1      // no regular expression starts before this offset
 	for {
 		tok, pos, lit := t.s.Scan()
 		switch tok {
@@ -62,11 +63,20 @@ func checkText(q string) error {
 		case tok == iql.DIV && !operand:
 			// A regular expression: the scanner goes on after it.
 			at := t.offset(pos)
-			r := strings.NewReader(q[at:])
-			if _, err := iql.ScanDelimited(r, '/', '/', map[rune]rune{'/': '/'}, true); err == nil {
-				t.from(len(q) - r.Len())
-				operand = true
-				continue
+			if at >= noRegex {
+				r := strings.NewReader(q[at:])
+				if _, err := iql.ScanDelimited(r, '/', '/', map[rune]rune{'/': '/'}, true); err == nil {
+					t.from(len(q) - r.Len())
+					operand = true
+					continue
+				}
+				// No unescaped / ends one before the line's end, so
+				// that none starting before it does either: each
+				// text is scanned for a regular expression once.
+				noRegex = len(q)
+				if nl := strings.IndexByte(q[at:], '\n'); nl >= 0 {
+					noRegex = at + nl
+				}
 			}
 			ops++ // the parser refuses it, or reads it as a division
 		case tok == iql.AND || tok == iql.OR:
