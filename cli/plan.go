@@ -20,6 +20,7 @@ import (
 	"github.com/timetabledb/timetable/config"
 	"github.com/timetabledb/timetable/engine/itemenc"
 	"github.com/timetabledb/timetable/event"
+	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/period"
 	"github.com/timetabledb/timetable/planner"
 	"github.com/timetabledb/timetable/planner/chart"
@@ -175,7 +176,7 @@ func runPlan(cmd *cobra.Command, f planFlags, clk clock.Clock) error {
 		Period:            f.period,
 		ArchiveRatio:      f.archiveRatio,
 		ArchiveTarget:     f.archiveTarget,
-		ArchiveFormat:     f.archiveFormat,
+		ArchiveFormat:     family.ArchiveFormat(f.archiveFormat),
 		Hot:               planner.TierOptions{Billing: f.tierBilling[0]},
 		Warm:              planner.TierOptions{Billing: f.tierBilling[1]},
 		Cold:              planner.TierOptions{Billing: f.tierBilling[2]},

@@ -119,7 +119,7 @@ func familyNodes(f Family) []keyValue {
 	if f.Archive != nil {
 		kvs = append(kvs, keyValue{"archive", &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Style: yaml.FlowStyle, Content: []*yaml.Node{
 			strNode("target"), strNode(f.Archive.Target),
-			strNode("format"), strNode(f.Archive.Format),
+			strNode("format"), strNode(string(f.Archive.Format)),
 		}}})
 	}
 	return kvs

@@ -165,7 +165,7 @@ func TestApplyFamilyArchive(t *testing.T) {
 	require.Equal(t, "400d", s.Families[0].TTL)
 	require.NotNil(t, s.Families[0].Archive, string(out))
 	require.Equal(t, "s3://bucket/events", s.Families[0].Archive.Target)
-	require.Equal(t, ArchiveParquet, s.Families[0].Archive.Format)
+	require.Equal(t, "parquet", string(s.Families[0].Archive.Format))
 
 	r, err = Plan(Input{ItemBytes: 180, Rate: 600, Retention: 90 * day})
 	require.NoError(t, err)

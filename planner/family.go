@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/storage"
 )
 
@@ -30,8 +31,8 @@ type Family struct {
 
 // FamilyArchive is a family's archive: its target and format.
 type FamilyArchive struct {
-	Target string `json:"target"`
-	Format string `json:"format"`
+	Target string               `json:"target"`
+	Format family.ArchiveFormat `json:"format"`
 }
 
 // FamilyTier is one tier of a Family. Read and Write are set only when

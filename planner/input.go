@@ -6,6 +6,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/storage"
 )
 
@@ -114,10 +115,10 @@ type Input struct {
 	// its tables at ArchiveAfter without archiving them would lose what
 	// the plan keeps.
 	ArchiveTarget string
-	// ArchiveFormat is the archives' format, ArchiveParquet (the
-	// default, which DefaultArchiveRatio is measured on) or
-	// ArchiveNDJSON.
-	ArchiveFormat string
+	// ArchiveFormat is the archives' format, family.ArchiveParquet
+	// (the default, which DefaultArchiveRatio is measured on) or
+	// family.ArchiveNDJSON.
+	ArchiveFormat family.ArchiveFormat
 	// ArchiveRatio is the size of an archive over the item bytes it holds;
 	// 0 means DefaultArchiveRatio.
 	ArchiveRatio float64
@@ -134,13 +135,6 @@ type TierOptions struct {
 	// Standard otherwise.
 	Class storage.Class
 }
-
-// Archive formats as configuration files spell them (package family's
-// ArchiveFormat).
-const (
-	ArchiveNDJSON  = "ndjson"
-	ArchiveParquet = "parquet"
-)
 
 // DefaultArchiveRatio is the archive bytes per item byte assumed when the
 // input does not say, for archives in the Parquet format (package
@@ -213,7 +207,7 @@ func (in Input) withDefaults() Input {
 		in.ArchiveRatio = DefaultArchiveRatio
 	}
 	if in.ArchiveAfter > 0 && in.ArchiveFormat == "" {
-		in.ArchiveFormat = ArchiveParquet
+		in.ArchiveFormat = family.ArchiveParquet
 	}
 	return in
 }
@@ -282,7 +276,7 @@ func (in Input) validate() error {
 		return bad("archive target %q needs the time tables are archived after", in.ArchiveTarget)
 	case in.ArchiveAfter == 0 && in.ArchiveFormat != "":
 		return bad("archive format %q needs the time tables are archived after", in.ArchiveFormat)
-	case in.ArchiveFormat != "" && in.ArchiveFormat != ArchiveNDJSON && in.ArchiveFormat != ArchiveParquet:
+	case in.ArchiveFormat != "" && in.ArchiveFormat != family.ArchiveNDJSON && in.ArchiveFormat != family.ArchiveParquet:
 		return bad("archive format %q must be ndjson or parquet", in.ArchiveFormat)
 	case !finite(in.ArchiveRatio) || in.ArchiveRatio < 0:
 		return bad("archive ratio %v must be positive", in.ArchiveRatio)
