@@ -253,7 +253,9 @@ func (im *importer) resume(file *os.File) error {
 func (im *importer) run(ctx context.Context, in *bufio.Reader, batch int, progress func(int)) error {
 	var window pointWindow
 	offset, lineNo := im.place.Offset, im.place.Line
-	flush := func() error {
+	// flush writes the window and saves the place after it: the file's
+	// line number and offset of its end.
+	flush := func(line int, offset int64) error {
 		body, lines := window.flush()
 		for len(lines) > 0 {
 			// batch points of body at a time.
@@ -267,7 +269,7 @@ func (im *importer) run(ctx context.Context, in *bufio.Reader, batch int, progre
 			}
 			body, lines = body[end:], lines[n:]
 		}
-		im.place.Offset, im.place.Line, im.place.Split = offset, lineNo, im.place.Split+window.split
+		im.place.Offset, im.place.Line, im.place.Split = offset, line, im.place.Split+window.split
 		window.split = 0
 		return im.save()
 	}
@@ -290,20 +292,23 @@ func (im *importer) run(ctx context.Context, in *bufio.Reader, batch int, progre
 		}
 		if len(line) == 0 && err != nil {
 			if errors.Is(err, io.EOF) {
-				return flush()
+				return flush(lineNo, offset)
 			}
 			return fmt.Errorf("read line %d: %w", lineNo+1, err)
 		}
+		raw := line
 		lineNo++
-		offset += int64(len(line))
-		progress(len(line))
+		offset += int64(len(raw))
+		progress(len(raw))
 		if im.take(line) {
-			window.add(bytes.TrimRight(line, "\r\n"), lineNo)
-		}
-		if window.bytes >= im.windowBytes {
-			if err := flush(); err != nil {
-				return err
+			line = bytes.TrimRight(line, "\r\n")
+			if window.full(line, im.windowBytes) {
+				// The checkpoint's place is before this line.
+				if err := flush(lineNo-1, offset-int64(len(raw))); err != nil {
+					return err
+				}
 			}
+			window.add(line, lineNo)
 		}
 		if err != nil && !errors.Is(err, io.EOF) {
 			return fmt.Errorf("read line %d: %w", lineNo, err)

@@ -9,8 +9,10 @@ import (
 // fields one after another, each with all its times), and a point of
 // InfluxDB is one event of timetable, so the lines of one measurement,
 // tag set and timestamp are joined into one line before they are
-// decoded. The window holds up to a bound of bytes: a point whose lines
-// lie further apart in the file than the window is stored as two events
+// decoded. The window holds up to a bound of bytes, and ends between two
+// series (full): a point whose lines lie further apart in the file than
+// the window (a series' run of over twice the window, or lines of the
+// WAL's part of an export, which are in no order) is stored as two events
 // of one time and series, which the import counts and reports (split).
 //
 // Lines are joined as text, so that their values reach the decoder as
@@ -20,9 +22,10 @@ import (
 // splitter cannot take apart, or without a timestamp, is a point of its
 // own, for the decoder to judge.
 type pointWindow struct {
-	points []windowPoint
-	byKey  map[string]int // index in points, by key and timestamp
-	bytes  int
+	points  []windowPoint
+	byKey   map[string]int // index in points, by key and timestamp
+	bytes   int
+	lastKey []byte // the key of the last line added
 
 	// prev holds the point keys of the window flushed before, to count
 	// the points split across two windows.
@@ -41,6 +44,18 @@ type windowPoint struct {
 
 type windowField struct{ name, value []byte }
 
+// full reports whether the window, of max bytes, should be flushed
+// before line is added: when it holds max bytes and line starts another
+// series than the last line's, so that a series' run of lines is not cut
+// in two; or, for a run longer than the window, when it holds twice max.
+func (w *pointWindow) full(line []byte, max int) bool {
+	if w.bytes < max {
+		return false
+	}
+	key, _, _, _ := splitLine(line)
+	return !bytes.Equal(key, w.lastKey) || w.bytes >= 2*max
+}
+
 // add puts one line (no newline) of file line number n in the window.
 func (w *pointWindow) add(line []byte, n int) {
 	if w.byKey == nil {
@@ -48,6 +63,7 @@ func (w *pointWindow) add(line []byte, n int) {
 	}
 	w.bytes += len(line)
 	key, fields, ts, ok := splitLine(line)
+	w.lastKey = append(w.lastKey[:0], key...)
 	parts := splitFields(fields)
 	for _, f := range parts {
 		ok = ok && indexUnescaped(f, '=', false) > 0
