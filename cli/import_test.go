@@ -1,6 +1,9 @@
 package cli
 
 import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -14,7 +17,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/timetabledb/timetable/internal/backends"
 	"github.com/timetabledb/timetable/internal/clients"
+	"github.com/timetabledb/timetable/storage/dynamostore"
 )
 
 // influxHistory is line protocol at second precision for an influxd:
@@ -74,18 +79,76 @@ func exportInfluxd(t *testing.T, lp string) string {
 // refused line by line without it. A second import stores nothing twice.
 func TestImportInfluxdExport(t *testing.T) {
 	lp, n := influxHistory()
-	path := exportInfluxd(t, lp)
-	export, err := os.ReadFile(path)
+	exported := exportInfluxd(t, lp)
+	export, err := os.ReadFile(exported)
 	require.NoError(t, err)
 	require.Contains(t, string(export), "# DDL", "influx_inspect's format")
 	require.Contains(t, string(export), "CREATE DATABASE plant")
 
-	store := "--store=pebble:" + filepath.Join(t.TempDir(), "data")
-	mustRun(t, "", "tenant", "add", "acme", store)
+	t.Run("pebble", func(t *testing.T) {
+		importInfluxdExport(t, []string{"--store=pebble:" + filepath.Join(t.TempDir(), "data")}, exported, lp, n)
+	})
+	t.Run("dynamodb", func(t *testing.T) {
+		importInfluxdExport(t, dynamoStoreFlags(t), exported, lp, n)
+	})
+}
+
+// dynamoStoreFlags returns the flags of a store on the test's DynamoDB
+// server, in tables of the test's own that are deleted when it ends; the
+// test skips without a server.
+func dynamoStoreFlags(t *testing.T) []string {
+	t.Helper()
+	if os.Getenv(backends.EndpointEnv) == "" {
+		t.Skipf("set %s or run `make test` to start a DynamoDB-API server", backends.EndpointEnv)
+	}
+	t.Setenv("AWS_ENDPOINT_URL_DYNAMODB", os.Getenv(backends.EndpointEnv))
+	t.Setenv("AWS_REGION", "us-east-1")
+	b := make([]byte, 4)
+	rand.Read(b)
+	id := "im" + hex.EncodeToString(b)
+	cfg := filepath.Join(t.TempDir(), "timetable.yaml")
+	require.NoError(t, os.WriteFile(cfg, []byte("meta_table: "+id+"_meta\nfamilies:\n  - name: events\n    prefix: "+id+"_ev_\n"), 0o644))
+	ctx := context.Background()
+	store, err := dynamostore.Open(ctx, dynamostore.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		var names []string
+		_ = store.ListTables(ctx, id, func(name string) bool {
+			if !strings.HasPrefix(name, id) {
+				return false
+			}
+			names = append(names, name)
+			return true
+		})
+		for _, name := range names {
+			_ = backends.Drop(ctx, store, name)
+		}
+		store.Close()
+	})
+	return []string{"--store", "dynamodb", "--config", cfg}
+}
+
+// importInfluxdExport runs TestImportInfluxdExport on one store.
+func importInfluxdExport(t *testing.T, store []string, exported, lp string, n int) {
+	path := filepath.Join(t.TempDir(), "plant.lp")
+	export, err := os.ReadFile(exported)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, export, 0o644))
+	cmd := func(args ...string) []string { return append(args, store...) }
+	queryJSON := func(t *testing.T, _ []string, table string) []map[string]any {
+		t.Helper()
+		r := mustRun(t, "", cmd("query", "--tenant", "acme", "--table", table, "--from", "0", "--to", testNow, "--limit", "0", "--format", "json")...)
+		dec := json.NewDecoder(strings.NewReader(r.stdout))
+		dec.UseNumber()
+		var events []map[string]any
+		require.NoError(t, dec.Decode(&events))
+		return events
+	}
+	mustRun(t, "", cmd("tenant", "add", "acme")...)
 
 	// Without --any-age, the lines older than the horizon are refused,
 	// each named, and written to the refused file to import later.
-	r := run(t, "", "import", store, "--tenant", "acme", path)
+	r := run(t, "", cmd("import", "--tenant", "acme", path)...)
 	require.ErrorContains(t, r.err, "6 points refused: see "+path+".refused", r.stderr)
 	require.Contains(t, r.stderr, "older than the backfill horizon of 365d")
 	require.Contains(t, r.stderr, "imported 9 events into tenant acme, 6 points refused")
@@ -97,7 +160,7 @@ func TestImportInfluxdExport(t *testing.T) {
 
 	// With it, everything comes in, the 9 lines already written once.
 	require.NoError(t, os.Remove(path+".refused"))
-	r = mustRun(t, "", "import", store, "--tenant", "acme", "--any-age", path)
+	r = mustRun(t, "", cmd("import", "--tenant", "acme", "--any-age", path)...)
 	require.Contains(t, r.stderr, fmt.Sprintf("imported %d events into tenant acme, 0 points refused", n))
 	weather := queryJSON(t, store, "weather")
 	power := queryJSON(t, store, "power")
@@ -145,7 +208,7 @@ func TestImportInfluxdExport(t *testing.T) {
 	}
 
 	// Each event is in the tables of its own write month.
-	r = mustRun(t, "", "tables", store, "--format", "json")
+	r = mustRun(t, "", cmd("tables", "--format", "json")...)
 	var tables []struct {
 		PeriodStart time.Time `json:"period_start"`
 		PeriodEnd   time.Time `json:"period_end"`
@@ -161,7 +224,7 @@ func TestImportInfluxdExport(t *testing.T) {
 	require.Equal(t, []string{"2015-03", "2016-12", "2017-05", "2017-06"}, slices.Compact(months), "the months of the events")
 
 	// Again: nothing twice.
-	mustRun(t, "", "import", store, "--tenant", "acme", "--any-age", path)
+	mustRun(t, "", cmd("import", "--tenant", "acme", "--any-age", path)...)
 	require.Len(t, queryJSON(t, store, "weather"), 10)
 }
 
