@@ -202,7 +202,9 @@ type Options struct {
 	// a store whose reads are served from memory and local disk (Pebble);
 	// a slot held through a read that waits on the network (DynamoDB)
 	// would only idle a core. The caller shares it with the MQTT
-	// subscriber. Nil means none.
+	// subscriber; the server registers its metrics (timetable_cpu_slots,
+	// timetable_cpu_slots_held, timetable_cpu_slots_taken_total) on
+	// Registry. Nil means none.
 	CPU *admission.CPU
 	// Clock tells the time of the tenants' write rates and of when
 	// their limits are read again; nil means the wall clock. Ignored with
