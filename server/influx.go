@@ -52,63 +52,72 @@ func (s *Server) writeLines(w http.ResponseWriter, r *http.Request, in *ingest.W
 	if lim.Precision, err = event.ParsePrecision(q.Get("precision")); err != nil {
 		return fmt.Errorf("%w: %v", ErrBadParameter, err)
 	}
-	b, err := s.readBody(w, r, in)
+	body, declared, err := s.bodyReader(w, r)
 	if err != nil {
 		return err
 	}
-	defer b.release()
-	var tables []lineproto.Table
-	err = in.Admit(r.Context(), b.buf, true, func() ([]event.Batch, error) {
-		tables, err = lineproto.Decode(b.buf, lineproto.Options{Limits: lim, Now: opts.Clock.Now()})
-		batches := make([]event.Batch, len(tables))
-		for i, t := range tables {
-			batches[i] = t.Events
-		}
-		return batches, err
-	})
-	var many *ingest.TooManyEventsError
-	if errors.As(err, &many) {
-		return &httpError{status: http.StatusRequestEntityTooLarge, msg: fmt.Sprintf("timetable: %d lines in one request, over the limit of %d (max_events): split the batch", many.Events, many.Max)}
-	}
-	if err != nil {
-		return s.admissionAnswer(r.Context(), in.Tenant(), err)
-	}
-	parts := make([]engine.TableEvents, len(tables))
-	for i, t := range tables {
-		parts[i] = engine.TableEvents{Table: t.Name, Events: t.Events}
-	}
-	if len(tables) > 1 {
-		// Every table is checked before any is written, so that a
-		// refusal leaves nothing written, and names the problems of
-		// every table.
-		var problems []lineproto.Problem
-		for i, err := range in.Check(parts) {
-			p, err := lineRefusal(tables[i], err)
-			if err != nil {
-				return err
-			}
-			problems = append(problems, p...)
-		}
-		if problems != nil {
-			return &lineproto.Error{Problems: sortedProblems(problems)}
-		}
-	}
+	dec := &lineBody{opts: lineproto.Options{Limits: lim, Now: opts.Clock.Now()}}
 	// One write of every table, so that the table budget counts the new
-	// tables of the whole body, and a refusal writes none of it.
-	written, err := in.Store(r.Context(), parts)
-	if err != nil {
+	// tables of the whole body, and a refusal writes none of it; the
+	// tables are checked together first (lineBody.Refused).
+	written, err := in.Run(r.Context(), body, declared, dec)
+	var failed *ingest.StoreError
+	if errors.As(err, &failed) {
 		var te *engine.TableError
-		if errors.As(err, &te) {
-			p, rerr := lineRefusal(tables[te.Index], te.Err)
+		if errors.As(failed.Err, &te) {
+			p, rerr := lineRefusal(dec.tables[te.Index], te.Err)
 			if rerr != nil {
 				return rerr
 			}
 			return &lineproto.Error{Problems: p} // nothing was written
 		}
-		return &writeFailure{written: written, err: err}
+		return &writeFailure{written: written, err: failed.Err}
+	}
+	if err != nil {
+		return s.ingestAnswer(r.Context(), in.Tenant(), err, "lines")
 	}
 	w.Header().Set("X-Influxdb-Version", influxVersion)
 	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// lineBody is the decoder of a line protocol body (ingest.Decoder,
+// ingest.TableChecker), which keeps the tables it decoded for the
+// problems of their lines.
+type lineBody struct {
+	opts   lineproto.Options
+	tables []lineproto.Table
+}
+
+func (d *lineBody) Decode(body []byte) ([]engine.TableEvents, error) {
+	tables, err := lineproto.Decode(body, d.opts)
+	if err != nil {
+		return nil, err
+	}
+	d.tables = tables
+	parts := make([]engine.TableEvents, len(tables))
+	for i, t := range tables {
+		parts[i] = engine.TableEvents{Table: t.Name, Events: t.Events}
+	}
+	return parts, nil
+}
+
+func (d *lineBody) Lines() bool { return true }
+
+// Refused names the problems of the lines of every table the engine
+// refuses, nil when it takes them all.
+func (d *lineBody) Refused(errs []error) error {
+	var problems []lineproto.Problem
+	for i, err := range errs {
+		p, err := lineRefusal(d.tables[i], err)
+		if err != nil {
+			return err
+		}
+		problems = append(problems, p...)
+	}
+	if problems != nil {
+		return &lineproto.Error{Problems: sortedProblems(problems)}
+	}
 	return nil
 }
 

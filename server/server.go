@@ -345,7 +345,7 @@ func New(db *engine.DB, opts Options) (*Server, error) {
 		return nil, fmt.Errorf("%w: TenantDirectory is nil", errInvalidOptions)
 	}
 	// A body of the largest size must fit, with its buffer's last step.
-	opts.MaxBodyBytesInFlight = max(opts.MaxBodyBytesInFlight, opts.MaxBodyBytes+bodyStep)
+	opts.MaxBodyBytesInFlight = max(opts.MaxBodyBytesInFlight, opts.MaxBodyBytes+ingest.BodyStep)
 	if err := checkOrigins(opts.CORSOrigins); err != nil {
 		return nil, err
 	}
@@ -361,8 +361,8 @@ func New(db *engine.DB, opts Options) (*Server, error) {
 		s.tenants = admission.NewTenants(admission.TenantsOptions{Defaults: opts.TenantLimits, Lookup: opts.TenantDirectory.Limits, Logger: opts.Logger, Clock: opts.Clock})
 	}
 	var err error
-	s.ingest, err = ingest.New(db, ingest.Options{TenantDirectory: opts.TenantDirectory, Limits: s.tenants, BodyBudget: s.bodies, EventBudget: s.events,
-		CPU: opts.CPU, MaxEvents: opts.MaxEvents, Wait: opts.BodyBudgetWait})
+	s.ingest, err = ingest.New(db, ingest.Options{TenantDirectory: opts.TenantDirectory, Limits: s.tenants, BodyBudget: s.bodies, MaxBodyBytes: opts.MaxBodyBytes,
+		EventBudget: s.events, CPU: opts.CPU, MaxEvents: opts.MaxEvents, Wait: opts.BodyBudgetWait})
 	if err != nil {
 		return nil, err
 	}

@@ -47,42 +47,51 @@ func (s *Server) writeEvents(w http.ResponseWriter, r *http.Request, in *ingest.
 	if err != nil {
 		return err
 	}
-	isNDJSON := !isJSONArray(r.Header.Get("Content-Type"))
 	opts := s.db.Options()
-	lim := opts.Limits
-	if lim.Precision, err = event.ParsePrecision(r.URL.Query().Get("precision")); err != nil {
+	dec := &jsonBody{table: r.PathValue("table"), decode: decode, lim: opts.Limits, now: opts.Clock.Now(),
+		lines: !isJSONArray(r.Header.Get("Content-Type"))}
+	if dec.lim.Precision, err = event.ParsePrecision(r.URL.Query().Get("precision")); err != nil {
 		return fmt.Errorf("%w: %v", ErrBadParameter, err)
 	}
-	b, err := s.readBody(w, r, in)
+	body, declared, err := s.bodyReader(w, r)
 	if err != nil {
 		return err
 	}
-	defer b.release()
-	var events event.Batch
-	err = in.Admit(r.Context(), b.buf, isNDJSON, func() ([]event.Batch, error) {
-		events, err = decode(b.buf, lim, opts.Clock.Now())
-		return []event.Batch{events}, err
-	})
-	var many *ingest.TooManyEventsError
-	if errors.As(err, &many) {
-		return &httpError{status: http.StatusRequestEntityTooLarge, msg: fmt.Sprintf("timetable: %d events in one request, over the limit of %d (max_events): split the batch", many.Events, many.Max)}
-	}
-	if err != nil {
-		return s.admissionAnswer(r.Context(), in.Tenant(), err)
-	}
-	// The events hold nothing of the body (event.Batch): it goes back
-	// to the body budget before they are written.
-	b.release()
-	n, err := in.Store(r.Context(), []engine.TableEvents{{Table: r.PathValue("table"), Events: events}})
-	if err != nil {
+	n, err := in.Run(r.Context(), body, declared, dec)
+	var failed *ingest.StoreError
+	if errors.As(err, &failed) {
+		err = failed.Err
 		if te, ok := err.(*engine.TableError); ok {
 			err = te.Err // the one table's refusal, as it is
 		}
 		return &writeFailure{written: n, err: err}
 	}
+	if err != nil {
+		return s.ingestAnswer(r.Context(), in.Tenant(), err, "events")
+	}
 	writeJSON(w, http.StatusOK, api.Written{Written: n})
 	return nil
 }
+
+// jsonBody is the decoder of a JSON or NDJSON body of one table
+// (ingest.Decoder).
+type jsonBody struct {
+	table  string
+	decode decoder
+	lim    event.Limits
+	now    time.Time
+	lines  bool
+}
+
+func (d *jsonBody) Decode(body []byte) ([]engine.TableEvents, error) {
+	events, err := d.decode(body, d.lim, d.now)
+	if err != nil {
+		return nil, err
+	}
+	return []engine.TableEvents{{Table: d.table, Events: events}}, nil
+}
+
+func (d *jsonBody) Lines() bool { return d.lines }
 
 // isJSONArray reports whether a write's Content-Type is a JSON array's
 // (decoderFor accepted it).
