@@ -1,12 +1,19 @@
 // Package ingest is the write pipeline: the one way events come in,
 // whatever their protocol. The HTTP API's JSON and NDJSON writes, its
 // InfluxDB line protocol writes (package server) and the MQTT
-// subscriptions (package mqttsub) all go through it. Each protocol
-// brings its Decoder, which turns a body into the events of each table
-// it writes to, and words its own answers; the pipeline does the rest.
-// Followed as data, a write goes server → ingest → engine → storage:
-// the HTTP server calls Write.Run once, with the body's reader and its
-// decoder, and Run goes through the stages in this order:
+// subscriptions (package mqttsub) all go through it. A protocol gives
+// the pipeline a Decoder, which turns a body into the events of each
+// table it writes to, and words its own answers; the pipeline does the
+// rest. The decoders of the HTTP API's bodies are the pipeline's own
+// (JSON, LineProtocol, over packages event and event/lineproto); an MQTT
+// subscription's, which takes a series from its topic, is mqttsub's.
+//
+// Followed as data, an HTTP write goes server → ingest → engine →
+// storage, each package once: the server checks the request's
+// parameters and calls Write.Run once, with the body's reader and its
+// decoder, and Run goes through the stages in this order, calling down
+// into admission (budgets, rates, turns, the CPU pool), the decoder
+// and the engine:
 //
 //  1. authenticate: the API key a request carries gives its tenant
 //     (Pipeline.Authenticate), once, when the request starts; an MQTT

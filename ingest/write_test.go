@@ -13,7 +13,7 @@ import (
 	"github.com/timetabledb/timetable/admission"
 	"github.com/timetabledb/timetable/clock"
 	"github.com/timetabledb/timetable/engine"
-	"github.com/timetabledb/timetable/event"
+	"github.com/timetabledb/timetable/event/lineproto"
 	"github.com/timetabledb/timetable/ingest"
 	"github.com/timetabledb/timetable/internal/backends"
 	"github.com/timetabledb/timetable/tenant"
@@ -60,23 +60,13 @@ func newPipeline(t *testing.T, opts ingest.Options) (*fixture, *ingest.Pipeline)
 	return f, p
 }
 
-// ndjson is the decoder of an NDJSON body of table m.
-type ndjson struct{}
-
-func (ndjson) Decode(body []byte) ([]engine.TableEvents, error) {
-	events, err := event.DecodeNDJSON(body, event.Limits{}, now)
-	return []engine.TableEvents{{Table: "m", Events: events}}, err
-}
-
-func (ndjson) Lines() bool { return true }
-
 // body is an NDJSON body of n events of series s, and its decoder.
 func body(n int) ([]byte, ingest.Decoder) {
 	var b []byte
 	for i := range n {
 		b = append(b, []byte(`{"time":"2017-04-10T13:00:0`+string(rune('0'+i%10))+`Z","series":"s","fields":{"v":1}}`+"\n")...)
 	}
-	return b, ndjson{}
+	return b, ingest.JSON{Table: "m", NDJSON: true, Now: now}
 }
 
 // admit is Write.Admit's error.
@@ -251,31 +241,11 @@ func (f failing) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// checker is ndjson whose write goes to two tables, and which refuses
-// it when the engine refuses either.
-type checker struct {
-	ndjson
-	errs []error
-}
-
-func (c *checker) Decode(body []byte) ([]engine.TableEvents, error) {
-	t, err := c.ndjson.Decode(body)
-	if err != nil {
-		return nil, err
-	}
-	return []engine.TableEvents{{Table: "good", Events: t[0].Events}, {Table: "no#hash", Events: t[0].Events}}, nil
-}
-
-func (c *checker) Refused(errs []error) error {
-	c.errs = errs
-	return errors.Join(errs...)
-}
-
 // Run reads a body under the body budget and the limit of its size, and
 // gives the body's bytes back once it is decoded; what it refuses
 // before reading a byte says so (UnreadError), a reader's failure is a
-// ReadError, and a TableChecker sees every table's refusal before
-// anything is stored.
+// ReadError, and a TableChecker (line protocol) names every table's
+// refusal before anything is stored.
 func TestRunReadsTheBody(t *testing.T) {
 	bodies := admission.NewBudget("bytes of request bodies", 1<<20, 1)
 	f, p := newPipeline(t, ingest.Options{BodyBudget: bodies, MaxBodyBytes: 1000, Wait: time.Millisecond})
@@ -311,11 +281,13 @@ func TestRunReadsTheBody(t *testing.T) {
 	require.ErrorIs(t, err, admission.ErrFull)
 	bodies.Release("globex", bodies.Size())
 
-	c := &checker{}
-	_, err = run(bytes.NewReader(b), int64(len(b)), c)
-	require.ErrorIs(t, err, engine.ErrBadTableName)
-	require.Len(t, c.errs, 2)
-	require.NoError(t, c.errs[0])
+	lines := []byte("good v=1 1491829200000000000\nno#hash v=1 1491829200000000000\nno#hash v=2 1491829201000000000\n")
+	_, err = run(bytes.NewReader(lines), int64(len(lines)), &ingest.LineProtocol{Options: lineproto.Options{Now: now}})
+	var le *lineproto.Error
+	require.ErrorAs(t, err, &le)
+	require.Len(t, le.Problems, 2)
+	require.Equal(t, 2, le.Problems[0].Line)
+	require.Contains(t, le.Problems[0].Reason, "is not a table name")
 	ts, err := f.db.LogicalTables(ctx, "acme")
 	require.NoError(t, err)
 	require.Len(t, ts, 1, "nothing of the refused write")

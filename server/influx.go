@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
 
 	"github.com/timetabledb/timetable/api"
 	"github.com/timetabledb/timetable/engine"
@@ -56,20 +55,18 @@ func (s *Server) writeLines(w http.ResponseWriter, r *http.Request, in *ingest.W
 	if err != nil {
 		return err
 	}
-	dec := &lineBody{opts: lineproto.Options{Limits: lim, Now: opts.Clock.Now()}}
+	dec := &ingest.LineProtocol{Options: lineproto.Options{Limits: lim, Now: opts.Clock.Now()}}
 	// One write of every table, so that the table budget counts the new
 	// tables of the whole body, and a refusal writes none of it; the
-	// tables are checked together first (lineBody.Refused).
+	// tables are checked together first (ingest.LineProtocol.Refused).
 	written, err := in.Run(r.Context(), body, declared, dec)
 	var failed *ingest.StoreError
 	if errors.As(err, &failed) {
 		var te *engine.TableError
 		if errors.As(failed.Err, &te) {
-			p, rerr := lineRefusal(dec.tables[te.Index], te.Err)
-			if rerr != nil {
-				return rerr
-			}
-			return &lineproto.Error{Problems: p} // nothing was written
+			errs := make([]error, len(dec.Tables))
+			errs[te.Index] = te.Err
+			return dec.Refused(errs) // nothing was written
 		}
 		return &writeFailure{written: written, err: failed.Err}
 	}
@@ -79,69 +76,6 @@ func (s *Server) writeLines(w http.ResponseWriter, r *http.Request, in *ingest.W
 	w.Header().Set("X-Influxdb-Version", influxVersion)
 	w.WriteHeader(http.StatusNoContent)
 	return nil
-}
-
-// lineBody is the decoder of a line protocol body (ingest.Decoder,
-// ingest.TableChecker), which keeps the tables it decoded for the
-// problems of their lines.
-type lineBody struct {
-	opts   lineproto.Options
-	tables []lineproto.Table
-}
-
-func (d *lineBody) Decode(body []byte) ([]engine.TableEvents, error) {
-	tables, err := lineproto.Decode(body, d.opts)
-	if err != nil {
-		return nil, err
-	}
-	d.tables = tables
-	parts := make([]engine.TableEvents, len(tables))
-	for i, t := range tables {
-		parts[i] = engine.TableEvents{Table: t.Name, Events: t.Events}
-	}
-	return parts, nil
-}
-
-func (d *lineBody) Lines() bool { return true }
-
-// Refused names the problems of the lines of every table the engine
-// refuses, nil when it takes them all.
-func (d *lineBody) Refused(errs []error) error {
-	var problems []lineproto.Problem
-	for i, err := range errs {
-		p, err := lineRefusal(d.tables[i], err)
-		if err != nil {
-			return err
-		}
-		problems = append(problems, p...)
-	}
-	if problems != nil {
-		return &lineproto.Error{Problems: sortedProblems(problems)}
-	}
-	return nil
-}
-
-// lineRefusal turns the engine's refusal of a table's events into the
-// problems of their lines; any other error is returned as it is.
-func lineRefusal(t lineproto.Table, err error) ([]lineproto.Problem, error) {
-	var be *event.BatchError
-	if errors.As(err, &be) {
-		return t.Problems(be), nil
-	}
-	if errors.Is(err, engine.ErrBadTableName) {
-		problems := make([]lineproto.Problem, len(t.Lines))
-		for i, line := range t.Lines {
-			problems[i] = lineproto.Problem{Line: line, Reason: fmt.Sprintf("measurement %q is not a table name: use 1 to 255 of A-Z, a-z, 0-9, _, . and -, other than . and ..", t.Name)}
-		}
-		return problems, nil
-	}
-	return nil, err
-}
-
-// sortedProblems sorts problems by line.
-func sortedProblems(p []lineproto.Problem) []lineproto.Problem {
-	slices.SortFunc(p, func(a, b lineproto.Problem) int { return a.Line - b.Line })
-	return p
 }
 
 // influxPing answers GET /ping as InfluxDB does: 204 with the version in
