@@ -270,10 +270,10 @@ func sampleSizes(path, tenant, table string, now time.Time) ([]int, error) {
 	if events.Len() == 0 {
 		return nil, fmt.Errorf("sample %s: no events", path)
 	}
-	events.AssignIDs(tenant, table, event.LatestIDScheme)
 	sizes := make([]int, events.Len())
 	for i := range sizes {
 		ev := events.Event(i)
+		ev.AssignID(tenant, table, event.LatestIDScheme)
 		sizes[i] = storage.ItemSize(itemenc.RowItem(tenant, table, ev, 0))
 	}
 	return sizes, nil

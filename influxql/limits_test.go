@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
 	"github.com/timetabledb/timetable/admission"
@@ -18,6 +19,7 @@ import (
 	"github.com/timetabledb/timetable/event"
 	"github.com/timetabledb/timetable/influxql"
 	"github.com/timetabledb/timetable/internal/backends"
+	"github.com/timetabledb/timetable/internal/metricstest"
 )
 
 // terms returns n comparisons joined by op.
@@ -231,6 +233,8 @@ func TestExecuteStopsWhenCancelled(t *testing.T) {
 func TestAggregateTakesCPUSlots(t *testing.T) {
 	at := time.Date(2017, 6, 15, 9, 0, 0, 0, time.UTC)
 	cpu := admission.NewCPU(1)
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(cpu)
 	db := openWeather(t, at, engine.Options{})
 	cpu.Seen("globex")
 	stmts, err := influxql.Parse("SELECT sum(v) FROM iq WHERE time > now() - 2h AND host =~ /a|b|c/", nil)
@@ -238,6 +242,6 @@ func TestAggregateTakesCPUSlots(t *testing.T) {
 	res, _ := influxql.Execute(engine.WithCPU(context.Background(), cpu), db, "acme", stmts, influxql.Options{Now: at, CPU: cpu})
 	require.Empty(t, res[0].Error)
 	require.Equal(t, json.Number("6"), res[0].Series[0].Values[0][1])
-	require.Equal(t, 1, cpu.MostHeld(), "the series' aggregates took the pool's slot")
-	require.Zero(t, cpu.Held(), "and gave it back")
+	require.Equal(t, 3.0, metricstest.Value(t, reg, "timetable_cpu_slots_taken_total", nil), "each series' aggregate took the pool's slot")
+	require.Zero(t, metricstest.Value(t, reg, "timetable_cpu_slots_held", nil), "and gave it back")
 }

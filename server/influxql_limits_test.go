@@ -19,6 +19,7 @@ import (
 	"github.com/timetabledb/timetable/api"
 	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/internal/backends"
+	"github.com/timetabledb/timetable/internal/metricstest"
 	"github.com/timetabledb/timetable/server"
 	"github.com/timetabledb/timetable/storage"
 	"github.com/timetabledb/timetable/tenant"
@@ -90,8 +91,8 @@ func TestInfluxQLEdgeInputs(t *testing.T) {
 func TestInfluxQLConcurrentQueries(t *testing.T) {
 	inner, cfg := backends.Pebble().Open(t)
 	store := &gate{Store: inner, waiting: make(chan struct{}), open: make(chan struct{})}
-	cpu := admission.NewCPU(1)
-	f := newFixtureEngine(t, store, cfg, prometheus.NewRegistry(), server.Options{AdminToken: adminToken, CPU: cpu}, engine.Options{})
+	reg := prometheus.NewRegistry()
+	f := newFixtureEngine(t, store, cfg, reg, server.Options{AdminToken: adminToken, CPU: admission.NewCPU(1)}, engine.Options{})
 	openGate := sync.OnceFunc(func() { close(store.open) })
 	t.Cleanup(openGate)
 	res := f.do("PUT", "/v1/admin/tenants/acme/limits", adminToken, []byte(`{"max_concurrent_queries": 1}`), "Content-Type", "application/json")
@@ -130,8 +131,8 @@ func TestInfluxQLConcurrentQueries(t *testing.T) {
 	require.Equal(t, http.StatusOK, res.status, "%s", res.body)
 	require.NoError(t, json.Unmarshal(res.body, &out))
 	require.Equal(t, float64(6), out.Results[0].Series[0].Values[0][1], "%s", res.body)
-	require.Equal(t, 1, cpu.MostHeld())
-	require.Zero(t, cpu.Held())
+	require.Equal(t, 2.0, metricstest.Value(t, reg, "timetable_cpu_slots_taken_total", nil), "a slot for each series")
+	require.Zero(t, metricstest.Value(t, reg, "timetable_cpu_slots_held", nil))
 }
 
 // heldStore is a store whose reads of series "slow" wait until their
