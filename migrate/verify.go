@@ -32,7 +32,11 @@ func (m *Migration) verify(ctx context.Context, t Table, cp *checkpoint) (bool, 
 			"source_items", src.Count(), "source_hash", src.Sum(), "target_items", dst.Count(), "target_hash", dst.Sum())
 		return false, nil
 	}
+	was := *cp
 	cp.State, cp.Items, cp.Hash, cp.After = verified, src.Count(), src.Sum(), storage.Key{}
+	if *cp == was {
+		return true, nil
+	}
 	if err := m.saveCheckpoint(ctx, t.Name, *cp); err != nil {
 		return false, err
 	}
