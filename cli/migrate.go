@@ -18,6 +18,7 @@ import (
 type migrateFlags struct {
 	from, to   string
 	writeUnits int
+	pageItems  int
 }
 
 func newMigrateCmd(g *globals) *cobra.Command {
@@ -54,6 +55,7 @@ The source must not be written to meanwhile: stop its server first
 	fl.StringVar(&f.from, "from", "", "the store to copy: pebble:DIR or dynamodb")
 	fl.StringVar(&f.to, "to", "", "the store to copy into: pebble:DIR or dynamodb")
 	fl.IntVar(&f.writeUnits, "write-units", 0, "the most write capacity units a second to spend on the target (0: no limit)")
+	fl.IntVar(&f.pageItems, "page-items", migrate.DefaultPageItems, "the most items read and written at a time, and between two checkpoints")
 	_ = cmd.MarkFlagRequired("from")
 	_ = cmd.MarkFlagRequired("to")
 	return cmd
@@ -70,6 +72,9 @@ func runMigrate(cmd *cobra.Command, g *globals, f migrateFlags) (err error) {
 	}
 	if f.writeUnits < 0 {
 		return usageErrorf("--write-units %d: use 0 for no limit, or a count of units a second", f.writeUnits)
+	}
+	if f.pageItems < 1 {
+		return usageErrorf("--page-items %d: use a count of items, at least 1", f.pageItems)
 	}
 	for _, s := range []string{f.from, f.to} {
 		if s != "dynamodb" && !strings.HasPrefix(s, "pebble:") || s == "pebble:" {
@@ -109,7 +114,7 @@ func runMigrate(cmd *cobra.Command, g *globals, f migrateFlags) (err error) {
 	}
 	var bar *progressbar.ProgressBar
 	m, err := migrate.New(from, to, migrate.Options{
-		MetaTable: meta, Families: families, Source: f.from, WriteUnits: f.writeUnits, Logger: log,
+		MetaTable: meta, Families: families, Source: f.from, WriteUnits: f.writeUnits, PageItems: f.pageItems, Logger: log,
 		Progress: func(n int) {
 			if bar != nil {
 				_ = bar.Add(n)

@@ -102,6 +102,7 @@ func (m *Migration) copy(ctx context.Context, t Table, cp *checkpoint) (int64, e
 			return err
 		}
 		m.opts.Progress(len(page))
+		m.opts.Logger.Debug("page copied", "table", t.Name, "items", cp.Items)
 		copied += int64(len(page))
 		clear(page)
 		page, bytes, last = page[:0], 0, storage.Key{}
