@@ -1,9 +1,12 @@
 // Package migrate copies a whole timetable store into another: from the
 // embedded Pebble store to DynamoDB when a deployment outgrows one
-// machine, from DynamoDB to Pebble for a local copy, and from one
-// DynamoDB endpoint or account to another, all by the same code, since
-// both stores keep the same items under the same keys (package storage).
-// `timetable migrate --from STORE --to STORE` runs it.
+// machine, from DynamoDB to Pebble for a local copy, and between any two
+// stores by the same code, since every store keeps the same items under
+// the same keys (package storage): two DynamoDB stores of other accounts
+// or regions too. `timetable migrate --from STORE --to STORE` runs it;
+// it names DynamoDB as --store does, by the one AWS configuration of its
+// environment, so it refuses --from dynamodb --to dynamodb, which would
+// be one store.
 //
 // # What it copies
 //
