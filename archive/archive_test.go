@@ -150,6 +150,14 @@ func testArchiveRestoreRoundTrip(t *testing.T, b backends.Backend, open func(t *
 	require.Len(t, ms, 1)
 	require.Equal(t, m, ms[0])
 
+	// The table is live: a restore into it is refused, and leaves it
+	// as it was.
+	err = a.Restore(ctx, table, "")
+	require.ErrorIs(t, err, archive.ErrLiveTable)
+	require.ErrorContains(t, err, table)
+	require.ErrorContains(t, err, "--into NEWNAME")
+	require.Equal(t, want, scanAll(t, s, table))
+
 	// The table goes; the archive alone still verifies, and brings
 	// the items back exactly.
 	require.NoError(t, s.DeleteTable(ctx, table))

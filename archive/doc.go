@@ -257,6 +257,14 @@
 //
 // # Restored tables
 //
+// A restore never merges into a live table: one the registry has
+// creating, active or archived, and the store still has, holds items of
+// its own, which a restore would mix with the archive's and then mark
+// restored. Restore refuses it with ErrLiveTable, naming the table; the
+// caller restores under another name instead. A table the registry has
+// deleted, missing or restored (a restore run again), or does not know,
+// is restored into.
+//
 // A restored table is created without TTL, and its items lose their TTL
 // attribute, whose times are past. The caller registers a table restored
 // under its own name as restored (registry.MarkRestored, with the end

@@ -97,6 +97,15 @@ func TestArchiveFamilyTarget(t *testing.T) {
 	require.NoError(t, err)
 	r := mustRun(t, "", "archive", "list", "--config", cfg)
 	require.Contains(t, r.stdout, tables[0].Name)
+
+	// The table is live: a restore into it is refused, and says how to
+	// restore beside it.
+	r = run(t, "", "archive", "restore", store, "--config", cfg, "--table", tables[0].Name)
+	require.ErrorIs(t, r.err, archive.ErrLiveTable)
+	require.ErrorContains(t, r.err, tables[0].Name+`" is active`)
+	require.ErrorContains(t, r.err, "--into NEWNAME")
+	r = mustRun(t, "", "archive", "restore", store, "--config", cfg, "--table", tables[0].Name, "--into", "tt_beside")
+	require.Contains(t, r.stdout, "into tt_beside")
 }
 
 // TestRestoreCarriesOnDemandMaximum restores a table with the family's

@@ -84,6 +84,7 @@ which the embedded store allows one process at a time.`,
 		newPlanCmd(),
 		newArchiveCmd(g),
 		newCompactCmd(g),
+		newMigrateCmd(g),
 	)
 	return root
 }
