@@ -118,7 +118,16 @@
 // an aggregate over an archived period is computed from its events. It
 // reads every generation of a table that was archived: the engine passes
 // the earlier ones that the registry entry records
-// (registry.Entry.PastArchives). The Parquet of s3:// targets is fetched
+// (registry.Entry.PastArchives). A query of a logical table's series
+// index lists the series of the archive's files, so that an archived
+// period lists its series (the engine's ListSeries, InfluxQL's SHOW TAG
+// VALUES, SHOW SERIES and tag filters) as the table did. They are learnt
+// from the Parquet, read once per open archive and kept with it, rather
+// than from a list the archiver would write into the manifest: the
+// archives made before the list existed answer too, without being made
+// again, and the files are what every read checks against the manifest,
+// where a list beside them would be one more thing to keep in step. The
+// Parquet of s3:// targets is fetched
 // into a cache of ReaderOptions.CacheBytes (DefaultReaderCacheBytes), which
 // evicts the archives least recently read that no query reads.
 //
