@@ -632,31 +632,45 @@ func (r *Reconciler) fence(ctx context.Context, e *registry.Entry, now time.Time
 	return nil
 }
 
-// tableVerifier is an Archiver that can also compare the table with its
-// archive by scanning it (package archive's Verify).
-type tableVerifier interface {
-	Verify(ctx context.Context, table string) error
+// tableChecker is an Archiver that can also compare a table with its
+// verified archive by scanning it (package archive's CheckTable): diff
+// says what differs, "" when nothing does; err is a check that could not
+// finish (stopped before its deadline, its progress kept for the next
+// cycle, or failed).
+type tableChecker interface {
+	CheckTable(ctx context.Context, table string) (diff string, err error)
 }
 
 // recheck compares a table with its verified archive right before the
 // table is deleted, when the archiver can: a write that landed after the
 // export (a writer whose clock or cache lagged the fence) shows as a
 // difference, and the table is archived again, then checked again,
-// rather than deleted with an event its archive lacks.
+// rather than deleted with an event its archive lacks. A check that
+// does not finish (a Lambda's deadline, the scan throttled past its
+// retries) fails the delete, which the next cycle plans again and whose
+// check resumes where this one stopped: no table is deleted on a check
+// that did not complete.
 func recheck(ctx context.Context, ar Archiver, table string) error {
-	v, ok := ar.(tableVerifier)
+	c, ok := ar.(tableChecker)
 	if !ok {
 		return nil
 	}
-	diff := v.Verify(ctx, table)
-	if diff == nil {
+	diff, err := c.CheckTable(ctx, table)
+	if err != nil {
+		return fmt.Errorf("delete table %q: check it against its archive: %w", table, err)
+	}
+	if diff == "" {
 		return nil
 	}
 	if err := ar.Archive(ctx, table); err != nil {
-		return fmt.Errorf("delete table %q: the table changed after its archive (%v), and archiving it again failed: %w", table, diff, err)
+		return fmt.Errorf("delete table %q: the table changed after its archive (%s), and archiving it again failed: %w", table, diff, err)
 	}
-	if err := v.Verify(ctx, table); err != nil {
-		return fmt.Errorf("delete table %q: the table differs from its archive: %w", table, err)
+	diff, err = c.CheckTable(ctx, table)
+	if err != nil {
+		return fmt.Errorf("delete table %q: check it against its new archive: %w", table, err)
+	}
+	if diff != "" {
+		return fmt.Errorf("delete table %q: the table differs from its archive: %s", table, diff)
 	}
 	return nil
 }
