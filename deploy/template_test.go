@@ -92,10 +92,10 @@ func TestTemplate(t *testing.T) {
 	want := map[string][]string{
 		"dynamodb:ListTables":                              {"*"},
 		"dynamodb:CreateTable":                             {prefixARN, metaARN},
-		"dynamodb:DescribeTable":                           {prefixARN, metaARN},
-		"dynamodb:ListTagsOfResource":                      {prefixARN},
-		"dynamodb:DescribeTimeToLive":                      {prefixARN},
-		"dynamodb:DescribeContinuousBackups":               {prefixARN},
+		"dynamodb:DescribeTable":                           {prefixARN, prefixARN, metaARN},
+		"dynamodb:ListTagsOfResource":                      {prefixARN, prefixARN},
+		"dynamodb:DescribeTimeToLive":                      {prefixARN, prefixARN},
+		"dynamodb:DescribeContinuousBackups":               {prefixARN, metaARN},
 		"dynamodb:Scan":                                    {prefixARN},
 		"dynamodb:Query":                                   {prefixARN, metaARN},
 		"dynamodb:UpdateTable":                             {prefixARN},
@@ -154,6 +154,11 @@ func TestTemplate(t *testing.T) {
 		untagged := s.Condition["Null"]["aws:ResourceTag/"+family.TagMeta]
 		switch {
 		case slices.Equal(own, []string{"timetable_meta_a"}):
+		case slices.Equal(untagged, []string{"true"}) && len(requested) == 0:
+			// Only reads of a table no deployment's tag claims.
+			for _, a := range s.Action {
+				require.Contains(t, []string{"dynamodb:DescribeTable", "dynamodb:ListTagsOfResource", "dynamodb:DescribeTimeToLive"}, a, s.Sid)
+			}
 		case slices.Equal(requested, []string{"timetable_meta_a"}):
 			require.True(t, slices.Equal(untagged, []string{"true"}) || slices.Equal(s.Action, []string{"dynamodb:CreateTable"}),
 				"%s: a request's tag only for a table with none", s.Sid)
