@@ -202,13 +202,15 @@ func TestTemplate(t *testing.T) {
 	}
 	require.Equal(t, map[string]bool{
 		"AWS/Lambda Errors": true, "AWS/SQS ApproximateNumberOfMessagesVisible": true,
-		"AWS/Lambda Invocations": true, "AWS/Lambda Duration": true, "AWS/Lambda Throttles": true,
+		"timetable Runs": true, "AWS/Lambda Duration": true, "AWS/Lambda Throttles": true,
+		"timetable TableQuotaUsed": true, "AWS/DynamoDB AccountProvisionedWriteCapacityUtilization": true,
 	}, alarms)
 
-	// A missing run is an alarm: no invocation is no metric, which
+	// A missing run is an alarm: no heartbeat (the function's metric
+	// Runs, cmd/timetable-lambda's TestHeartbeat) is no metric, which
 	// breaches. A run near the timeout alarms before the timeout.
 	heartbeat := res.Resources["MissingRunAlarm"].Properties
-	require.Equal(t, "Invocations", heartbeat["MetricName"])
+	require.Equal(t, "Runs", heartbeat["MetricName"])
 	require.Equal(t, "breaching", heartbeat["TreatMissingData"])
 	require.Equal(t, "LessThanThreshold", heartbeat["ComparisonOperator"])
 	fnProps := res.Resources["Lifecycle"].Properties

@@ -403,7 +403,7 @@ families:
 `, d.meta, d.prefix, d.archivePrefix)
 		env := map[string]string{lifecycle.EnvConfigYAML: yamlConfig}
 		calls := d.calls
-		d.reconciler, err = newReconciler(ctx, wiring{
+		d.reconciler, _, err = newReconciler(ctx, wiring{
 			getenv: func(k string) string { return env[k] },
 			logger: slog.New(slog.DiscardHandler),
 			clock:  clk,

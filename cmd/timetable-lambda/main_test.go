@@ -203,7 +203,7 @@ families:
 `, cfg.MetaTable, prefix)
 	env := map[string]string{lifecycle.EnvConfigYAML: yamlConfig}
 	clk := clock.NewManual(time.Date(2017, 5, 10, 12, 0, 0, 0, time.UTC))
-	r, err := newReconciler(ctx, wiring{
+	r, _, err := newReconciler(ctx, wiring{
 		getenv: func(k string) string { return env[k] },
 		logger: slog.New(slog.DiscardHandler),
 		clock:  clk,
