@@ -97,7 +97,7 @@ func TestTemplate(t *testing.T) {
 		"dynamodb:DescribeTimeToLive":                      {prefixARN, prefixARN},
 		"dynamodb:DescribeContinuousBackups":               {prefixARN, metaARN},
 		"dynamodb:Scan":                                    {prefixARN},
-		"dynamodb:Query":                                   {prefixARN, metaARN},
+		"dynamodb:Query":                                   {metaARN},
 		"dynamodb:UpdateTable":                             {prefixARN},
 		"dynamodb:DeleteTable":                             {prefixARN},
 		"dynamodb:UpdateTimeToLive":                        {prefixARN},
@@ -238,4 +238,47 @@ func thousands(n int) string {
 		s = s[:i] + "," + s[i:]
 	}
 	return s
+}
+
+// TestPermissionsTable: docs/operations.md's Permissions table names
+// every action the template grants (with an archive bucket and key), and
+// none it does not, each row with its resource, the call that needs it
+// and the condition that limits it.
+func TestPermissionsTable(t *testing.T) {
+	data, err := os.ReadFile("template.yaml")
+	require.NoError(t, err)
+	statements, err := iampolicy.FunctionPolicies(data, "Lifecycle", exampleParams)
+	require.NoError(t, err)
+	granted := map[string]bool{}
+	for _, s := range statements {
+		for _, a := range s.Action {
+			granted[a] = true
+		}
+	}
+
+	doc, err := os.ReadFile("../docs/operations.md")
+	require.NoError(t, err)
+	_, section, ok := strings.Cut(string(doc), "\n### Permissions\n")
+	require.True(t, ok, "operations.md has a Permissions section")
+	section, _, _ = strings.Cut(section, "\n## ")
+	listed := map[string]bool{}
+	rows := 0
+	for _, line := range strings.Split(section, "\n") {
+		if !strings.HasPrefix(line, "| `") {
+			continue
+		}
+		cells := strings.Split(strings.Trim(line, "|"), " | ")
+		require.Len(t, cells, 4, "a row: permission, resource, call, condition: %s", line)
+		for _, c := range cells {
+			require.NotEmpty(t, strings.TrimSpace(c), line)
+		}
+		for _, field := range strings.Split(cells[0], "`") {
+			if strings.Contains(field, ":") {
+				listed[field] = true
+			}
+		}
+		rows++
+	}
+	require.Positive(t, rows)
+	require.Equal(t, slices.Sorted(maps.Keys(granted)), slices.Sorted(maps.Keys(listed)), "the table's permissions are the template's")
 }
