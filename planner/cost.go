@@ -279,10 +279,15 @@ func (c costing) archiving(u *Usage, elapsed float64, s Storage, last storage.Cl
 	u.ScanReadUnits = scans * c.itemBytesPerHour * hoursPerMonth * share / scanBytesPerReadUnit
 	u.ScanClass, u.ScanProvisioned = last, provisioned
 	tables := hoursPerMonth * share / c.fleet.period * c.fleet.perPeriod
-	archiveBytes := c.archiveBytesPerHour * c.fleet.period / c.fleet.perPeriod
+	puts, gets := ArchiveRequests(c.archiveBytesPerHour * c.fleet.period / c.fleet.perPeriod)
+	u.S3Puts, u.S3Gets = tables*puts, tables*gets
+}
+
+// ArchiveRequests returns the S3 PUT and GET requests that make and
+// verify the archive of a table, of archiveBytes on S3.
+func ArchiveRequests(archiveBytes float64) (puts, gets float64) {
 	parts := math.Max(1, math.Ceil(archiveBytes/archivePartBytes))
-	u.S3Puts = tables * (parts + archiveFixedPuts)
-	u.S3Gets = tables * (archiveGetsPerPart*parts + archiveFixedGets)
+	return parts + archiveFixedPuts, archiveGetsPerPart*parts + archiveFixedGets
 }
 
 // timeline returns month after month of the recommended bill: up to the

@@ -315,9 +315,7 @@ func TestPeriodChoice(t *testing.T) {
 	}{
 		{"the guide's example", Input{ItemBytes: 180, Rate: 600, Retention: 365 * day}, "day"},
 		{"a fast stream over many series", Input{ItemBytes: 180, Rate: 60000, Series: 1000, Retention: 30 * day}, "day"},
-		// Cents a month whatever the period, the quarter dearer: three
-		// write months' tables hot at once.
-		{"a slow stream: cents, few tables", Input{ItemBytes: 100, Rate: 1, Retention: 365 * day}, "month"},
+		{"a slow stream: costs equal, fewest tables", Input{ItemBytes: 100, Rate: 1, Retention: 365 * day}, "quarter"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
