@@ -21,9 +21,9 @@ type fileShape struct {
 		Layout            string `yaml:"layout"`
 		Billing           string `yaml:"billing"`
 		Tiers             []struct {
-			Name    string `yaml:"name"`
-			Age     string `yaml:"age"`
-			Billing string `yaml:"billing"`
+			Name     string `yaml:"name"`
+			Age      string `yaml:"age"`
+			Billing  string `yaml:"billing"`
 			Read     int64  `yaml:"read"`
 			Write    int64  `yaml:"write"`
 			MaxWrite int64  `yaml:"max_write"`
