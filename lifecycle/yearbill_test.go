@@ -286,6 +286,8 @@ func priceRecorded(t *testing.T, f family.Family, r planner.Report, in planner.I
 	for _, tu := range tiers {
 		u.Tiers = append(u.Tiers, *tu)
 	}
-	sort.Slice(u.Tiers, func(i, j int) bool { return u.Tiers[i].Tier+string(u.Tiers[i].Class) < u.Tiers[j].Tier+string(u.Tiers[j].Class) })
+	sort.Slice(u.Tiers, func(i, j int) bool {
+		return u.Tiers[i].Tier+string(u.Tiers[i].Class) < u.Tiers[j].Tier+string(u.Tiers[j].Class)
+	})
 	return u
 }
