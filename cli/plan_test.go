@@ -176,6 +176,9 @@ func TestPlanErrors(t *testing.T) {
 		{"negative price", []string{"--item-bytes", "100", "--rate", "10", "--price-wcu-hour", "-1"}, planner.ErrInvalidInput, "wcu_hour"},
 		{"arguments", []string{"--item-bytes", "100", "--rate", "10", "extra"}, nil, "unknown command"},
 		{"zero series", []string{"--item-bytes", "100", "--rate", "10", "--series", "0"}, nil, "must be positive"},
+		{"peak and peak factor", []string{"--item-bytes", "100", "--rate", "10", "--peak", "20", "--peak-factor", "2"}, nil, "not both"},
+		{"peak factor below 1", []string{"--item-bytes", "100", "--rate", "10", "--peak-factor", "0.5"}, nil, "factor of 1 or more"},
+		{"restores without archives", []string{"--item-bytes", "100", "--rate", "10", "--restore-gb", "5"}, planner.ErrInvalidInput, "restores need archives"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -188,6 +191,29 @@ func TestPlanErrors(t *testing.T) {
 			require.Empty(t, out)
 		})
 	}
+}
+
+// --peak-factor is the peak as a multiple of the rate: the hot tier is
+// auto scaled at 70% from the rate's capacity to the peak's, and the bill
+// prices the peak's; --restore-gb prices imports from S3.
+func TestPlanPeakFactorAndRestores(t *testing.T) {
+	out, _, err := runPlanCmd(t, "--item-bytes", "180", "--rate", "600", "--peak-factor", "1.5", "--retention", "365d",
+		"--archive-after", "30d", "--archive-target", "s3://bucket/events", "--restore-gb", "100", "--format", "json")
+	require.NoError(t, err)
+	var r planner.Report
+	require.NoError(t, json.Unmarshal([]byte(out), &r))
+	require.Equal(t, 900.0, r.Workload.Peak)
+	require.Equal(t, int64(1286), r.Tiers[0].Write, "900 units at 70%")
+	require.Equal(t, int64(858), r.Tiers[0].MinWrite, "600 units at 70%")
+	require.Equal(t, int64(858), r.Family.Tiers[0].Write)
+	require.Equal(t, int64(1286), r.Family.Tiers[0].MaxWrite)
+	var imported float64
+	for _, l := range r.Bill.Lines {
+		if l.Price == "import_gb" {
+			imported = l.Quantity
+		}
+	}
+	require.Equal(t, 100.0, imported)
 }
 
 func TestSampleSizes(t *testing.T) {
