@@ -477,3 +477,26 @@ func TestDefaultsApplied(t *testing.T) {
 		Prebuild: "1h", Grace: "15m", Retention: "0",
 	}, r.Family)
 }
+
+// Every built-in price is in PriceTable once, with an AWS page and a
+// check that names that page when it says verified; a price changed by a
+// file or flag is "given", and every key has a field.
+func TestPriceTable(t *testing.T) {
+	seen := map[string]bool{}
+	p := DefaultPrices()
+	for _, e := range PriceTable {
+		require.False(t, seen[e.Key], "%s twice", e.Key)
+		seen[e.Key] = true
+		require.NotNil(t, p.field(e.Key), e.Key)
+		require.Equal(t, e.Value, *p.field(e.Key), e.Key)
+		require.Regexp(t, `^https://aws\.amazon\.com/`, e.Source, e.Key)
+		require.Regexp(t, `^(unverified|verified https://aws\.amazon\.com/\S+)$`, e.Check, e.Key)
+		require.Equal(t, e.Check, p.Check(e.Key), e.Key)
+		q := p
+		*q.field(e.Key) = e.Value + 1
+		require.Equal(t, "given", q.Check(e.Key), e.Key)
+	}
+	require.Len(t, seen, len(PriceTable))
+	require.Nil(t, p.field("no_such_price"))
+	require.NoError(t, p.Validate())
+}
