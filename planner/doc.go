@@ -115,8 +115,9 @@
 // capacity is sized for the peak), that the stream's series are about
 // equally busy, that every write goes to the hot table, and that queries
 // end now (no reads of cold tables). It ignores global secondary
-// indexes, on-demand backups, streams, data transfer, CloudWatch and the
-// Lambda that runs the lifecycle, and the short point-in-time recovery an
-// export turns on in a cold table. Reserved capacity's saving assumes the
+// indexes, on-demand backups, streams, data transfer, the meta table (a
+// few items on demand), CloudWatch and the Lambda that runs the
+// lifecycle, and the short point-in-time recovery an export turns on in
+// a cold table. Reserved capacity's saving assumes the
 // free tier's units are not among those reserved.
 package planner
