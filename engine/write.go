@@ -701,10 +701,14 @@ func (db *DB) splitByTable(ctx context.Context, f family.Family, tenant, table s
 	var keys keyText
 	month := period.MonthOf(now) // the write month of every event
 	for i, p := range items {
+		written := db.writeTime(p.time, now)
+		if db.opts.WriteMonthOfEvent {
+			month = period.MonthOf(written)
+		}
 		// Events of a request mostly share a table: route an event only
 		// when the last table cannot take it.
 		if w == nil || !w.table.entry.CoversIn(p.time, month) {
-			t, err := db.catalog.route(ctx, f, p.time, now)
+			t, err := db.catalog.route(ctx, f, p.time, written)
 			if err != nil {
 				return nil, err
 			}
@@ -760,6 +764,15 @@ func (db *DB) splitByTable(ctx context.Context, f family.Family, tenant, table s
 		w.series = db.series.missing(w.table.indexed(), tenant, table, w.series)
 	}
 	return order, nil
+}
+
+// writeTime returns the time an event of time at, written at now, is
+// filed as written: now, or with Options.WriteMonthOfEvent its own time.
+func (db *DB) writeTime(at, now time.Time) time.Time {
+	if db.opts.WriteMonthOfEvent {
+		return at
+	}
+	return now
 }
 
 func idOf(sk string) string {

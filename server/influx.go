@@ -83,7 +83,7 @@ func (s *Server) writeLines(w http.ResponseWriter, r *http.Request, in *ingest.W
 		// every table.
 		var problems []lineproto.Problem
 		for i, err := range in.Check(parts) {
-			p, err := lineRefusal(tables[i], err)
+			p, err := ingest.LineProblems(tables[i], err)
 			if err != nil {
 				return err
 			}
@@ -99,7 +99,7 @@ func (s *Server) writeLines(w http.ResponseWriter, r *http.Request, in *ingest.W
 	if err != nil {
 		var te *engine.TableError
 		if errors.As(err, &te) {
-			p, rerr := lineRefusal(tables[te.Index], te.Err)
+			p, rerr := ingest.LineProblems(tables[te.Index], te.Err)
 			if rerr != nil {
 				return rerr
 			}
@@ -110,23 +110,6 @@ func (s *Server) writeLines(w http.ResponseWriter, r *http.Request, in *ingest.W
 	w.Header().Set("X-Influxdb-Version", influxVersion)
 	w.WriteHeader(http.StatusNoContent)
 	return nil
-}
-
-// lineRefusal turns the engine's refusal of a table's events into the
-// problems of their lines; any other error is returned as it is.
-func lineRefusal(t lineproto.Table, err error) ([]lineproto.Problem, error) {
-	var be *event.BatchError
-	if errors.As(err, &be) {
-		return t.Problems(be), nil
-	}
-	if errors.Is(err, engine.ErrBadTableName) {
-		problems := make([]lineproto.Problem, len(t.Lines))
-		for i, line := range t.Lines {
-			problems[i] = lineproto.Problem{Line: line, Reason: fmt.Sprintf("measurement %q is not a table name: use 1 to 255 of A-Z, a-z, 0-9, _, . and -, other than . and ..", t.Name)}
-		}
-		return problems, nil
-	}
-	return nil, err
 }
 
 // sortedProblems sorts problems by line.
