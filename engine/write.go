@@ -424,9 +424,20 @@ func (db *DB) routeSpan(ctx context.Context, tenant string, p *writePart, from, 
 	if err != nil {
 		return nil, err
 	}
-	if p.pol.Layout.Kind == family.LayoutMap {
+	switch p.pol.Layout.Kind {
+	case family.LayoutMap:
 		for _, tw := range writes {
 			tw.mapw = &mapWriter{store: db.store, layout: p.pol.Layout, paths: db.paths, metrics: db.metrics}
+		}
+	case family.LayoutChunk:
+		// A table made in another layout keeps it (its registry entry
+		// says): its events are written as rows.
+		for _, tw := range writes {
+			if window := tw.table.entry.ChunkWindow(); window > 0 {
+				if err := tw.packChunks(p.events, window); err != nil {
+					return nil, err
+				}
+			}
 		}
 	}
 	if p.pol.Rollups {

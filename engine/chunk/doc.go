@@ -116,7 +116,7 @@
 // layout reads back. Values read back as package storage's types: nil,
 // bool, string, json.Number, []byte, []any and map[string]any (an empty
 // list or map as an empty one, not nil); an event without fields reads
-// back with nil Fields.
+// back with empty Fields, not nil, as its row does.
 //
 // # Why these encodings
 //
