@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"reflect"
 	"slices"
 	"strings"
@@ -225,4 +226,129 @@ func requireSamePages(t *testing.T, want, got [][]event.Event, what string) {
 			}
 		}
 	}
+}
+
+// TestChunkLayoutMixedWithRows reads tables of both layouts, and a
+// table holding chunks and rows, as rows alone: a week's table made
+// while the family was of the row layout keeps rows when the family
+// turns to chunks; the next week's table is made of chunks; then the
+// family turns back to rows, and that table takes rows beside its chunks,
+// some of them events its chunks hold already. Every query and
+// aggregate answers as a store of rows alone does.
+func TestChunkLayoutMixedWithRows(t *testing.T) {
+	each(t, func(t *testing.T, b backends.Backend) {
+		ctx := context.Background()
+		week := 7 * 24 * time.Hour
+		now := apr10.Add(2 * time.Hour)
+		rows := openLayout(t, b, family.LayoutRow, 1, now)
+		store, cfg := b.Open(t)
+		reopen := func(kind family.Layout) *engine.DB {
+			c := cfg
+			c.Families = slices.Clone(cfg.Families)
+			c.Families[0].Layout, c.Families[0].ChunkWindow = kind, time.Hour
+			db, err := engine.Open(ctx, store, engine.Options{Schema: c, Clock: rows.clock})
+			require.NoError(t, err)
+			return db
+		}
+		write := func(db *engine.DB, evs []event.Event) {
+			t.Helper()
+			_, err := db.Write(ctx, "acme", "t", slices.Clone(evs))
+			require.NoError(t, err)
+			_, err = rows.db.Write(ctx, "acme", "t", slices.Clone(evs))
+			require.NoError(t, err)
+		}
+		evs := edgeEvents()
+		later := make([]event.Event, len(evs))
+		for i, e := range evs {
+			e.Time = e.Time.Add(week)
+			later[i] = e
+		}
+
+		db := reopen(family.LayoutRow)
+		write(db, evs[:100])
+		require.NoError(t, db.Close())
+
+		db = reopen(family.LayoutChunk)
+		write(db, evs[100:]) // into the row table made before: rows
+		rows.clock.Set(now.Add(week))
+		write(db, later[:150]) // a new table: chunks
+		require.NoError(t, db.Close())
+
+		db = reopen(family.LayoutRow)
+		defer db.Close()
+		write(db, later[100:]) // rows beside the chunks, 50 of them held already
+
+		var chunkItems, rowItems int
+		for _, it := range tableItems(t, store, cfg.Families[0].Prefix) {
+			switch {
+			case chunk.IsSortKey(it.SK):
+				chunkItems++
+			case strings.Contains(it.PK, "#t#"):
+				rowItems++
+			}
+		}
+		require.Positive(t, chunkItems)
+		require.Equal(t, len(evs)+len(later)-100, rowItems, "rows: the first week's, and the second's written after the family turned back")
+
+		from, to := apr10.Add(-time.Hour), apr10.Add(week+3*time.Hour)
+		for i, q := range chunkQueries(t) {
+			q.From, q.To = from, to
+			requireSamePages(t, pages(t, rows.db, q), pages(t, db, q), fmt.Sprintf("query %d", i))
+		}
+		all := queryAll(t, db, "acme", engine.Query{Table: "t", From: from, To: to})
+		require.Len(t, all, len(evs)+len(later), "each event once")
+
+		for i, q := range []engine.AggregateQuery{
+			{Table: "t", From: from, To: to, Bucket: time.Hour, Fields: []string{"v"}, Funcs: []string{engine.FnCount, engine.FnSum, engine.FnMin, engine.FnMax, engine.FnAvg, engine.FnFirst, engine.FnLast}},
+			{Table: "t", Series: "d", From: from, To: to, Bucket: 10 * time.Minute, Fields: []string{"v"}, Funcs: []string{engine.FnSum, engine.FnP50}},
+			{Table: "t", From: from, To: to, Bucket: 24 * time.Hour, Funcs: []string{engine.FnCount}},
+		} {
+			want, err := rows.db.Aggregate(ctx, "acme", q)
+			require.NoError(t, err)
+			got, err := db.Aggregate(ctx, "acme", q)
+			require.NoError(t, err)
+			require.Equal(t, want, got, "aggregate %d", i)
+			require.NotEmpty(t, got)
+		}
+		q := engine.AggregateQuery{Table: "t", From: from, To: to, Bucket: 24 * time.Hour, Fields: []string{"v"}, Funcs: []string{engine.FnSum, engine.FnCount}, GroupBy: engine.GroupBySeries}
+		want, err := rows.db.AggregateGroups(ctx, "acme", q)
+		require.NoError(t, err)
+		got, err := db.AggregateGroups(ctx, "acme", q)
+		require.NoError(t, err)
+		require.Equal(t, want, got, "grouped by series")
+	})
+}
+
+// TestChunksStayUnderTheItemLimit writes a series' window of events
+// that no one item can hold: they go into several chunks, each within
+// DynamoDB's 400 KB as storage.ItemSize counts it, and read back whole.
+func TestChunksStayUnderTheItemLimit(t *testing.T) {
+	each(t, func(t *testing.T, b backends.Backend) {
+		ctx := context.Background()
+		f := openLayout(t, b, family.LayoutChunk, 1, apr10.Add(2*time.Hour))
+		r := rand.New(rand.NewPCG(1, 2))
+		var evs []event.Event
+		for i := range 400 {
+			noise := make([]byte, 3000)
+			for j := range noise {
+				noise[j] = byte('a' + r.IntN(26))
+			}
+			evs = append(evs, event.Event{Time: apr10.Add(time.Duration(i) * time.Second), Series: "s", Fields: map[string]any{"noise": string(noise), "v": json.Number(fmt.Sprint(i))}})
+		}
+		_, err := f.db.Write(ctx, "acme", "t", slices.Clone(evs))
+		require.NoError(t, err)
+		n := 0
+		for _, it := range tableItems(t, f.store, f.prefix) {
+			if chunk.IsSortKey(it.SK) {
+				n++
+				require.LessOrEqual(t, storage.ItemSize(it), storage.MaxItemSize)
+			}
+		}
+		require.GreaterOrEqual(t, n, 3, "1.2 MB of events, as incompressible as text of 26 letters gets, in 400 KB items")
+		got := queryAll(t, f.db, "acme", engine.Query{Table: "t", From: apr10, To: apr10.Add(time.Hour), Limit: 100})
+		require.Len(t, got, len(evs))
+		for i, e := range got {
+			require.Equal(t, evs[i].Fields, e.Fields)
+		}
+	})
 }
