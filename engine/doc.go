@@ -319,6 +319,8 @@
 //	write.go                       Write, WriteBatch, WriteTables,
 //	                               CheckWrite, and the split of a batch
 //	                               by physical table
+//	write_span.go                  the spans a write's events are cut
+//	                               into, by series for chunks
 //	write_budget.go                the table budget of a write
 //	write_budget_hour.go           a tenant's new tables of the hour, in
 //	                               the meta table
