@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/timetabledb/timetable/engine/internal/agg"
 	"github.com/timetabledb/timetable/engine/chunk"
+	"github.com/timetabledb/timetable/engine/internal/agg"
 	"github.com/timetabledb/timetable/engine/itemenc"
 	"github.com/timetabledb/timetable/event"
 	"github.com/timetabledb/timetable/storage"

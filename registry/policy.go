@@ -19,21 +19,21 @@ import (
 // that decides how a table is named, read and aged. Retention, archive and
 // prebuild are the family's current ones (see the package documentation).
 type policy struct {
-	Prefix            string       `json:"prefix"`
-	Period            string       `json:"period"`
-	Naming            string       `json:"naming"`
-	WriteTimeGrouping bool         `json:"write_time_grouping"`
-	Shards            int          `json:"shards"`
-	Layout            string       `json:"layout"`
+	Prefix            string `json:"prefix"`
+	Period            string `json:"period"`
+	Naming            string `json:"naming"`
+	WriteTimeGrouping bool   `json:"write_time_grouping"`
+	Shards            int    `json:"shards"`
+	Layout            string `json:"layout"`
 	// ChunkWindow is the chunk layout's window, only in a chunk-layout
 	// table's policy.
-	ChunkWindow string `json:"chunk_window,omitempty"`
-	Billing           string       `json:"billing"`
-	Tiers             []policyTier `json:"tiers"`
-	Backfill          *policyTier  `json:"backfill,omitempty"`
-	Grace             string       `json:"grace"`
-	TTL               string       `json:"ttl,omitempty"`
-	PITRDays          int          `json:"pitr_days,omitempty"`
+	ChunkWindow string       `json:"chunk_window,omitempty"`
+	Billing     string       `json:"billing"`
+	Tiers       []policyTier `json:"tiers"`
+	Backfill    *policyTier  `json:"backfill,omitempty"`
+	Grace       string       `json:"grace"`
+	TTL         string       `json:"ttl,omitempty"`
+	PITRDays    int          `json:"pitr_days,omitempty"`
 	// IDScheme is the table's event id scheme; a policy recorded before
 	// schemes has none, and its table has scheme 1.
 	IDScheme int `json:"id_scheme,omitempty"`
