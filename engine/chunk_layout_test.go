@@ -42,7 +42,7 @@ func openLayout(t *testing.T, b backends.Backend, kind family.Layout, shards int
 // edgeEvents are the events whose read-back the row layout promises:
 // NUL bytes, every value type, integers and decimals at their limits,
 // fields that come and go and change type, client ids, 1,000-field
-// events, 200 distinct events at one instant, and events at both ends
+// events, 50 distinct events at one instant, and events at both ends
 // of a chunk window, over three series and two windows.
 func edgeEvents() []event.Event {
 	n := func(s string) json.Number { return json.Number(s) }
@@ -82,7 +82,7 @@ func edgeEvents() []event.Event {
 		{Time: at(time.Hour), Series: "c", Fields: map[string]any{"next": n("4"), "v": n("8")}},
 		{Time: at(time.Hour + time.Minute), Series: "a", Fields: map[string]any{"v": n("9"), "tag": "x"}},
 	}
-	for i := range 200 {
+	for i := range 50 {
 		evs = append(evs, event.Event{Time: at(7 * time.Second), Series: "c", Fields: map[string]any{"v": n(fmt.Sprint(i)), "tag": "same"}})
 	}
 	for i := range 60 {
