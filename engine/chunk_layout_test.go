@@ -268,18 +268,18 @@ func TestChunkLayoutMixedWithRows(t *testing.T) {
 		}
 
 		db := reopen(family.LayoutRow)
-		write(db, evs[:100])
+		write(db, evs[:60])
 		require.NoError(t, db.Close())
 
 		db = reopen(family.LayoutChunk)
-		write(db, evs[100:]) // into the row table made before: rows
+		write(db, evs[60:]) // into the row table made before: rows
 		rows.clock.Set(now.Add(week))
-		write(db, later[:150]) // a new table: chunks
+		write(db, later[:90]) // a new table: chunks
 		require.NoError(t, db.Close())
 
 		db = reopen(family.LayoutRow)
 		defer db.Close()
-		write(db, later[100:]) // rows beside the chunks, 50 of them held already
+		write(db, later[60:]) // rows beside the chunks, 30 of them held already
 
 		var chunkItems, rowItems int
 		for _, it := range tableItems(t, store, cfg.Families[0].Prefix) {
@@ -291,7 +291,7 @@ func TestChunkLayoutMixedWithRows(t *testing.T) {
 			}
 		}
 		require.Positive(t, chunkItems)
-		require.Equal(t, len(evs)+len(later)-100, rowItems, "rows: the first week's, and the second's written after the family turned back")
+		require.Equal(t, len(evs)+len(later)-60, rowItems, "rows: the first week's, and the second's written after the family turned back")
 
 		from, to := apr10.Add(-time.Hour), apr10.Add(week+3*time.Hour)
 		for i, q := range chunkQueries(t) {
