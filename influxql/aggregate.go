@@ -302,7 +302,7 @@ func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *pl
 	case bucket < time.Second || (24*time.Hour)%bucket != 0:
 		return fmt.Errorf("GROUP BY time(%s) is %w: use an interval of at least 1s that divides a day (set the data source's min interval to 1s or more)", bucket, ErrUnsupported)
 	}
-	if !p.to.After(p.from) && !p.to.Equal(p.from) {
+	if p.empty() {
 		return nil
 	}
 	// One slot with no GROUP BY time(): the engine's days, merged.

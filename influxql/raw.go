@@ -71,6 +71,9 @@ func (x *executor) raw(ctx context.Context, st *iql.SelectStatement, p *plan, em
 		}
 		known = append(slices.Collect(maps.Keys(types)), keys...)
 	}
+	if p.empty() {
+		return nil
+	}
 	need := rawNeed(st, x.opts.MaxRows)
 	q := engine.Query{Table: p.table, From: p.from, To: p.to, Desc: p.desc, Filter: p.filter}
 	if !wildcard {

@@ -224,16 +224,7 @@ func (x *executor) plan(ctx context.Context, st *iql.SelectStatement, t engine.L
 	if p.filter, err = fieldFilter(fieldCond); err != nil {
 		return nil, err
 	}
-	p.from, p.to = x.tableRange(t)
-	if !tr.Min.IsZero() {
-		p.bounded = true
-		p.from = tr.Min
-	}
-	if !tr.Max.IsZero() {
-		p.to = tr.Max
-	} else if !st.IsRawQuery {
-		p.to = x.opts.Now // InfluxDB's aggregates end now
-	}
+	p.from, p.to, p.bounded = x.statementRange(st, t, tr)
 	if wildcard {
 		groupBy = keys
 	}
@@ -301,16 +292,6 @@ func (x *executor) plan(ctx context.Context, st *iql.SelectStatement, t engine.L
 	}
 	p.groups = cut(p.groups, st.SOffset, st.SLimit)
 	return p, nil
-}
-
-// tableRange is the range of a table's event times, or all time when the
-// table did not record it.
-func (x *executor) tableRange(t engine.LogicalTable) (time.Time, time.Time) {
-	from, to := t.First, t.Last
-	if from.IsZero() || to.IsZero() {
-		from, to = time.Unix(0, 0).UTC(), x.opts.Now.Add(48*time.Hour)
-	}
-	return from, to
 }
 
 // fieldFilter translates a condition on fields into the engine's filter:

@@ -36,7 +36,7 @@ func andTerms(n int) string {
 func TestInfluxQLEdgeInputs(t *testing.T) {
 	f := newFixture(t, server.Options{})
 	require.Equal(t, http.StatusOK, f.postNDJSON(f.acme, "iq", ndjson(now.Add(-time.Hour), "s1", 3)).status)
-	form := func(q string) []byte { return []byte(url.Values{"q": {q}}.Encode()) }
+	form := func(q string) []byte { return []byte(url.Values{"q": {q}, "db": {"acme"}}.Encode()) }
 	post := func(q string, headers ...string) response {
 		t.Helper()
 		return f.do("POST", "/query", f.acme, form(q), append([]string{"Content-Type", "application/x-www-form-urlencoded"}, headers...)...)
