@@ -72,6 +72,19 @@ func (c aggColumn) engineFns(merged bool) []string {
 	return nil
 }
 
+// present reports whether a value of the column holds points: any but
+// none, and a count of 0.
+func (c aggColumn) present(v any) bool {
+	if v == nil {
+		return false
+	}
+	if c.fn == "count" || c.fn == "distinct" {
+		n, ok := toFloat(v)
+		return !ok || n != 0
+	}
+	return true
+}
+
 // mergesAcrossSeries reports whether results of several series merge
 // exactly into the column's.
 func (c aggColumn) mergesAcrossSeries() bool {
@@ -185,11 +198,14 @@ func (x *executor) selectedAt(ctx context.Context, p *plan, g group, c aggColumn
 	}
 	var at time.Time
 	for _, s := range series {
-		if s == "" && !g.whole {
-			continue
-		}
 		q.Series = s
-		got, err := x.read(ctx, q, 1, func(event.Event) bool { return true })
+		var got []event.Event
+		var err error
+		if s == "" && !g.whole {
+			got, err = x.readTagless(ctx, q, 1, func(event.Event) bool { return true })
+		} else {
+			got, err = x.read(ctx, q, 1, func(event.Event) bool { return true })
+		}
 		if err != nil {
 			return time.Time{}, err
 		}
@@ -319,6 +335,7 @@ func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *pl
 		}
 		pieces = w.pieces(starts, p.from, p.to)
 	}
+	pieces = inclusiveEnds(pieces)
 	slots := len(starts)
 	fields := map[string][]string{}
 	var order []string
@@ -385,15 +402,13 @@ func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *pl
 		eg, ectx := errgroup.WithContext(ctx)
 		eg.SetLimit(parallelism)
 		for _, s := range series {
-			if s == "" && !g.whole {
-				continue // the engine reads every series for ""
-			}
+			tagless := s == "" && !g.whole // the engine reads every series for ""
 			for _, field := range order {
 				q := engine.AggregateQuery{Table: p.table, Series: s, Rank: engine.RankInfluxQL,
 					Fields: []string{field}, Funcs: fields[field], Filter: p.filter}
 				for _, pc := range pieces {
 					eg.Go(func() error {
-						if s != "" {
+						if s != "" || tagless {
 							// A slot of the CPU pool for the series; the
 							// engine's aggregate of every series takes its
 							// own, a turn of series at a time.
@@ -403,9 +418,15 @@ func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *pl
 							}
 							defer release()
 						}
-						buckets, err := x.eng.Aggregate(ectx, x.tenant, pc.query(q))
+						var buckets []engine.Bucket
+						var err error
+						if tagless {
+							buckets, err = x.aggregateTagless(ectx, pc.query(q))
+						} else if buckets, err = x.eng.Aggregate(ectx, x.tenant, pc.query(q)); err != nil {
+							err = &EngineError{Err: err}
+						}
 						if err != nil {
-							return &EngineError{Err: err}
+							return err
 						}
 						merge(field, pc, buckets)
 						return nil
@@ -416,17 +437,29 @@ func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *pl
 		if err := eg.Wait(); err != nil {
 			return err
 		}
+		// A bucket holds points when a column has a value of them; a
+		// series holds points when a bucket does (exists.go).
 		values := make([][]any, slots)
+		exists := false
 		for slot := range slots {
 			row := make([]any, len(cols))
+			present := false
 			for j, c := range cols {
 				v, err := accs[c.field][slot].result(c)
 				if err != nil {
 					return err
 				}
 				row[j] = v
+				present = present || c.present(v)
 			}
 			values[slot] = row
+			if !present {
+				events[slot] = 0
+			}
+			exists = exists || present
+		}
+		if !exists {
+			continue
 		}
 		times := slices.Clone(starts)
 		if p.interval == 0 {

@@ -128,12 +128,15 @@ func (x *executor) raw(ctx context.Context, st *iql.SelectStatement, p *plan, em
 				if err := ctx.Err(); err != nil {
 					return err
 				}
-				if s == "" {
-					continue // the engine reads every series for ""
-				}
 				q := q
 				q.Series = s
-				got, err := x.read(ctx, q, need, keep)
+				var got []event.Event
+				var err error
+				if s == "" {
+					got, err = x.readTagless(ctx, q, need, keep)
+				} else {
+					got, err = x.read(ctx, q, need, keep)
+				}
 				if err != nil {
 					return err
 				}
