@@ -311,6 +311,9 @@ func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *pl
 		c.name = names[len(cols)]
 		cols = append(cols, c)
 	}
+	if extra := extraIntervals(cols); extra > 0 && p.interval > 0 {
+		p.from = p.from.Add(-time.Duration(extra) * p.interval)
+	}
 	bucket := p.interval
 	switch {
 	case bucket == 0:
@@ -497,130 +500,6 @@ func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *pl
 		}
 	}
 	return nil
-}
-
-// row is one time slot of an aggregate's answer.
-type row struct {
-	t      time.Time
-	values []any
-}
-
-// finish applies the transforms over the buckets, puts them in the
-// answer's order (newest first when desc), then fills them in that
-// order, as InfluxDB does (fill(previous) of newest first takes the
-// bucket after).
-func (x *executor) finish(st *iql.SelectStatement, cols []aggColumn, times []time.Time, values [][]any, events []int64, desc bool) []row {
-	if desc {
-		// Transforms run in the answer's order too, as InfluxDB's: the
-		// difference of a bucket is from the one after.
-		slices.Reverse(times)
-		slices.Reverse(values)
-		slices.Reverse(events)
-	}
-	transformed := false
-	for j, c := range cols {
-		if c.outer == "" {
-			continue
-		}
-		transformed = true
-		var prevT time.Time
-		var prev float64
-		var window []float64
-		seen := false
-		for i := range values {
-			v, ok := toFloat(values[i][j])
-			values[i][j] = nil
-			if !ok {
-				continue
-			}
-			switch c.outer {
-			case "derivative", "non_negative_derivative":
-				if seen {
-					elapsed := times[i].Sub(prevT)
-					if elapsed < 0 {
-						elapsed = -elapsed
-					}
-					d := (v - prev) / (float64(elapsed) / float64(c.unit))
-					if c.outer == "derivative" || d >= 0 {
-						values[i][j] = d
-					}
-				}
-			case "difference", "non_negative_difference":
-				if seen {
-					d := v - prev
-					if c.outer == "difference" || d >= 0 {
-						values[i][j] = d
-					}
-				}
-			case "moving_average":
-				window = append(window, v)
-				if len(window) > c.window {
-					window = window[1:]
-				}
-				if len(window) == c.window {
-					sum := 0.0
-					for _, w := range window {
-						sum += w
-					}
-					values[i][j] = sum / float64(c.window)
-				}
-			}
-			prev, prevT, seen = v, times[i], true
-		}
-	}
-	var rows []row
-	for i := range values {
-		empty := events[i] == 0
-		if transformed {
-			empty = !slices.ContainsFunc(values[i], func(v any) bool { return v != nil })
-		}
-		if empty && (st.Fill == iql.NoFill || transformed) {
-			continue
-		}
-		rows = append(rows, row{t: times[i], values: values[i]})
-	}
-	for j, c := range cols {
-		switch st.Fill {
-		case iql.NullFill:
-			if c.fn == "count" || c.fn == "distinct" {
-				for _, r := range rows {
-					if r.values[j] == nil && c.outer == "" {
-						r.values[j] = int64(0)
-					}
-				}
-			}
-		case iql.NumberFill:
-			for _, r := range rows {
-				if r.values[j] == nil {
-					r.values[j] = st.FillValue
-				}
-			}
-		case iql.PreviousFill:
-			var prev any
-			for _, r := range rows {
-				if r.values[j] == nil {
-					r.values[j] = prev
-				}
-				prev = r.values[j]
-			}
-		case iql.LinearFill:
-			last := -1
-			for i, r := range rows {
-				v, ok := toFloat(r.values[j])
-				if !ok {
-					continue
-				}
-				if last >= 0 && i-last > 1 {
-					lv, _ := toFloat(rows[last].values[j])
-					for k := last + 1; k < i; k++ {
-						rows[k].values[j] = lv + (v-lv)*float64(k-last)/float64(i-last)
-					}
-				}
-				last = i
-			}
-		}
-	}
-	return rows
 }
 
 // toFloat reads a number of an aggregate's results.
