@@ -148,6 +148,11 @@ func parseColumn(f *iql.Field, interval time.Duration) (aggColumn, error) {
 			c.fn = "distinct"
 			call = d
 		}
+		// COUNT(DISTINCT f), InfluxQL's other spelling of count(distinct(f)).
+		if d, ok := call.Args[0].(*iql.Distinct); ok && len(call.Args) == 1 {
+			c.fn, c.field = "distinct", d.Val
+			return c, nil
+		}
 	}
 	ref, ok := call.Args[0].(*iql.VarRef)
 	if !ok {

@@ -13,7 +13,10 @@ import (
 // the empty string, as in InfluxDB: host = '' and host != 'server01'
 // pick it, GROUP BY host puts it in the group of host "", and GROUP BY *
 // in the group whose every tag of the measurement is "" but those it
-// has. A point written in line protocol without any tag is of the
+// has. SHOW MEASUREMENTS WHERE reads its condition on the tag values a
+// measurement has, as InfluxDB's index does: a comparison of a tag
+// matches only the series that have it (WHERE region !~ /ca.*/ lists no
+// measurement without a region). A point written in line protocol without any tag is of the
 // series "", which the engine cannot name alone (its Series "" is every
 // series): a statement that reads it reads every series and keeps the
 // points of "" (readTagless), and aggregates it as the engine's

@@ -32,7 +32,7 @@ func TestMatchTags(t *testing.T) {
 		{`host = 'web1' AND region = 'us'`, false, ""},
 		{`host > 'a'`, false, "use =, !=, =~ or !~"},
 	} {
-		got, err := matchTags(iql.MustParseExpr(tc.cond), tags)
+		got, err := matchTags(iql.MustParseExpr(tc.cond), tags, false)
 		if tc.err != "" {
 			require.ErrorContains(t, err, tc.err, tc.cond)
 			continue
