@@ -482,6 +482,11 @@ func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *pl
 				}
 				if !at.IsZero() {
 					times[0] = at
+					if cols[0].fn == "first" || cols[0].fn == "last" {
+						if values[0][0], err = x.tieBreak(ctx, p, g, cols[0], at, values[0][0]); err != nil {
+							return err
+						}
+					}
 				}
 			}
 		} else {
