@@ -44,6 +44,9 @@ type plan struct {
 	interval    time.Duration
 	offset      time.Duration // of the buckets from UTC midnight, in [0, interval)
 	tagKeys     []string      // of the table's series, sorted
+	// statement are the tables of the statement, this one among them:
+	// SELECT * of several has the columns of all (raw.go).
+	statement []engine.LogicalTable
 }
 
 // groupRead is how a group's events are read: in one read of every
@@ -162,6 +165,7 @@ func (x *executor) planSelect(ctx context.Context, st *iql.SelectStatement, sel 
 		return nil, err
 	}
 	p.loc, p.desc, p.interval, p.offset = sel.loc, !st.TimeAscending(), sel.interval, sel.offset
+	p.statement = sel.tables
 	return p, nil
 }
 
