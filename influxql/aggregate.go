@@ -72,10 +72,11 @@ func (c aggColumn) engineFns(merged bool) []string {
 	return nil
 }
 
-// present reports whether a value of the column holds points: any but
-// none, and a count of 0.
-func (c aggColumn) present(v any) bool {
-	if v == nil {
+// present reports whether the column's value v of the results a holds
+// points: results of the field, but a count of 0 (stddev of one point
+// holds it, though it has no value).
+func (c aggColumn) present(a *acc, v any) bool {
+	if a == nil || a.parts == 0 {
 		return false
 	}
 	if c.fn == "count" || c.fn == "distinct" {
@@ -396,8 +397,8 @@ func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *pl
 					events[slot] += b.Events
 				}
 				v := b.Values[field]
-				if len(v) == 0 {
-					continue
+				if v == nil {
+					continue // no value of the field; an empty map is some without a result (stddev of one)
 				}
 				a := accs[field][slot]
 				if a == nil {
@@ -453,12 +454,13 @@ func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *pl
 			row := make([]any, len(cols))
 			present := false
 			for j, c := range cols {
-				v, err := accs[c.field][slot].result(c)
+				a := accs[c.field][slot]
+				v, err := a.result(c)
 				if err != nil {
 					return err
 				}
 				row[j] = v
-				present = present || c.present(v)
+				present = present || c.present(a, v)
 			}
 			values[slot] = row
 			if !present {
