@@ -86,7 +86,8 @@ func (x *executor) raw(ctx context.Context, st *iql.SelectStatement, p *plan, em
 	}
 	// A row holds one of the fields selected, as in InfluxDB.
 	keep := func(ev event.Event) bool {
-		return wildcard || slices.ContainsFunc(fields, func(f string) bool { _, ok := ev.Fields[f]; return ok })
+		return (wildcard || slices.ContainsFunc(fields, func(f string) bool { _, ok := ev.Fields[f]; return ok })) &&
+			p.matchesRow(ev)
 	}
 	for _, g := range p.groups {
 		if err := ctx.Err(); err != nil {

@@ -44,6 +44,9 @@ type plan struct {
 	interval    time.Duration
 	offset      time.Duration // of the buckets from UTC midnight, in [0, interval)
 	tagKeys     []string      // of the table's series, sorted
+	// rowCond is the part of the condition that reads a tag and a field
+	// together, evaluated point by point (rowcond.go).
+	rowCond iql.Expr
 	// statement are the tables of the statement, this one among them:
 	// SELECT * of several has the columns of all (raw.go).
 	statement []engine.LogicalTable
@@ -220,11 +223,14 @@ func (x *executor) plan(ctx context.Context, st *iql.SelectStatement, t engine.L
 	}
 	keys := tagKeys(all)
 	isTag := func(k string) bool { _, ok := slices.BinarySearch(keys, k); return ok }
-	tagCond, fieldCond, err := splitCondition(cond, isTag)
+	tagCond, fieldCond, rowCond, err := splitCondition(cond, isTag)
 	if err != nil {
 		return nil, err
 	}
-	p := &plan{table: t.Name, logical: t, tagKeys: keys}
+	if rowCond != nil && !st.IsRawQuery {
+		return nil, fmt.Errorf("condition %s reads a tag and a field together: %w in a SELECT of aggregates, only of fields", rowCond, ErrUnsupported)
+	}
+	p := &plan{table: t.Name, logical: t, tagKeys: keys, rowCond: rowCond}
 	if p.filter, err = fieldFilter(fieldCond); err != nil {
 		return nil, err
 	}

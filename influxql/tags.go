@@ -225,10 +225,11 @@ func refs(e iql.Expr) []string {
 	return out
 }
 
-// splitCondition splits a condition without time into the part on tags
-// and the part on fields: conjuncts that read only tags, and the rest. A
-// disjunction of a tag and a field is refused.
-func splitCondition(cond iql.Expr, isTag func(string) bool) (tagCond, fieldCond iql.Expr, err error) {
+// splitCondition splits a condition without time into the part on tags,
+// the part on fields, and the part that reads both: conjuncts that read
+// only tags, those that read no tag, and the rest, evaluated point by
+// point (rowcond.go).
+func splitCondition(cond iql.Expr, isTag func(string) bool) (tagCond, fieldCond, rowCond iql.Expr, err error) {
 	var conj []iql.Expr
 	var flatten func(e iql.Expr)
 	flatten = func(e iql.Expr) {
@@ -266,8 +267,8 @@ func splitCondition(cond iql.Expr, isTag func(string) bool) (tagCond, fieldCond 
 		case tags == 0:
 			fieldCond = and(fieldCond, c)
 		default:
-			return nil, nil, fmt.Errorf("condition %s mixes tags and fields under OR: not supported", c)
+			rowCond = and(rowCond, c)
 		}
 	}
-	return tagCond, fieldCond, nil
+	return tagCond, fieldCond, rowCond, nil
 }

@@ -168,6 +168,8 @@ var asInfluxdCases = []asInfluxdCase{
 		query: `SELECT value FROM cpu WHERE host = value`},
 	{name: "tag compared with a tag", lines: "cpu,a=x,b=x value=1 946684800000000000\ncpu,a=x,b=y value=2 946684801000000000\n",
 		query: `SELECT value FROM cpu WHERE a = b`},
+	{name: "tag or field", lines: tagless, query: `SELECT value FROM cpu WHERE host = 'server01' OR value = 1`},
+	{name: "tag or field none", lines: tagless, query: `SELECT value FROM cpu WHERE host = 'nope' OR value = 5`},
 }
 
 // recentTime reads @-30s as 30 s before at, in nanoseconds.
