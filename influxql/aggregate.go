@@ -355,9 +355,17 @@ func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *pl
 		multi := !g.whole && len(g.series) > 1
 		clear(fields)
 		order = order[:0]
-		for _, c := range cols {
+		var byPoints []bool // columns picked from the group's points (selector.go)
+		for j, c := range cols {
 			if multi && !c.mergesAcrossSeries() {
-				return fmt.Errorf("%s() over %d series at once is %w: GROUP BY their tags, or pick one series with a condition on its tags", c.fn, len(g.series), ErrUnsupported)
+				if c.fn != "first" && c.fn != "last" {
+					return fmt.Errorf("%s() over %d series at once is %w: GROUP BY their tags, or pick one series with a condition on its tags", c.fn, len(g.series), ErrUnsupported)
+				}
+				if byPoints == nil {
+					byPoints = make([]bool, len(cols))
+				}
+				byPoints[j] = true
+				continue
 			}
 			if _, ok := fields[c.field]; !ok {
 				order = append(order, c.field)
@@ -446,6 +454,13 @@ func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *pl
 		if err := eg.Wait(); err != nil {
 			return err
 		}
+		var picks [][]pick
+		if byPoints != nil {
+			var err error
+			if picks, err = x.pickPoints(ctx, p, g, cols, byPoints, starts); err != nil {
+				return err
+			}
+		}
 		// A bucket holds points when a column has a value of them; a
 		// series holds points when a bucket does (exists.go).
 		values := make([][]any, slots)
@@ -454,6 +469,12 @@ func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *pl
 			row := make([]any, len(cols))
 			present := false
 			for j, c := range cols {
+				if byPoints != nil && byPoints[j] {
+					pk := picks[j][slot]
+					row[j] = pk.v
+					present = present || pk.ok
+					continue
+				}
 				a := accs[c.field][slot]
 				v, err := a.result(c)
 				if err != nil {
@@ -465,6 +486,8 @@ func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *pl
 			values[slot] = row
 			if !present {
 				events[slot] = 0
+			} else if events[slot] == 0 {
+				events[slot] = 1 // of a column picked from points alone
 			}
 			exists = exists || present
 		}

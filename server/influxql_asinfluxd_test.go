@@ -76,6 +76,16 @@ m2,region=eu f2=3,f3="x" 946684802000000000
 gpu,region=ca-east value=1 946684800000000000
 mem,host=a value=1 946684800000000000
 `
+	// sites are series of two sites, two of one, with points at one
+	// instant and gaps.
+	sites = `w,site=a,host=1 temp=1 946684800000000000
+w,site=a,host=2 temp=5 946684801000000000
+w,site=a,host=1 temp=3 946684803000000000
+w,site=a,host=2 temp=2 946684803000000000
+w,site=b,host=3 temp=7 946684802000000000
+w,site=a,host=1 temp=4 946684811000000000
+w,site=b,host=3 temp=9 946684814000000000
+`
 	// recent are points written seconds apart, just now.
 	recent = `live,host=a value=1 @-30s
 --
@@ -168,6 +178,13 @@ var asInfluxdCases = []asInfluxdCase{
 		query: `SELECT value FROM cpu WHERE host = value`},
 	{name: "tag compared with a tag", lines: "cpu,a=x,b=x value=1 946684800000000000\ncpu,a=x,b=y value=2 946684801000000000\n",
 		query: `SELECT value FROM cpu WHERE a = b`},
+	// Point 3: selectors over many series at once.
+	{name: "last by site", lines: sites,
+		query: `SELECT last(temp) FROM w WHERE time >= '2000-01-01T00:00:00Z' AND time <= '2000-01-01T00:00:15Z' GROUP BY time(5s), site`},
+	{name: "first and mean by site", lines: sites,
+		query: `SELECT first(temp), mean(temp) FROM w WHERE time >= '2000-01-01T00:00:00Z' AND time <= '2000-01-01T00:00:15Z' GROUP BY time(5s), site fill(none)`},
+	{name: "last of series picked", lines: sites, query: `SELECT last(temp) FROM w WHERE host =~ /[12]/`},
+	{name: "first of series picked", lines: sites, query: `SELECT first(temp) FROM w WHERE site = 'a' AND time >= '2000-01-01T00:00:01Z'`},
 	{name: "tag or field", lines: tagless, query: `SELECT value FROM cpu WHERE host = 'server01' OR value = 1`},
 	{name: "tag or field none", lines: tagless, query: `SELECT value FROM cpu WHERE host = 'nope' OR value = 5`},
 }
