@@ -159,6 +159,12 @@ func parseColumn(f *iql.Field, interval time.Duration) (aggColumn, error) {
 	return c, nil
 }
 
+// integer reports whether InfluxDB's column is of integers whatever the
+// field: a count, of values or of distinct ones, not transformed.
+func (c aggColumn) integer() bool {
+	return (c.fn == "count" || c.fn == "distinct") && c.outer == ""
+}
+
 // selector reports whether the column picks one of the values, whose
 // time InfluxDB gives when it is a statement's only column and there is
 // no GROUP BY time().
@@ -168,6 +174,18 @@ func (c aggColumn) selector() bool {
 		return c.outer == ""
 	}
 	return false
+}
+
+// oneSelector reports whether the columns are one selector, maybe
+// repeated (min(f), min(f)), which InfluxDB reads once and answers with
+// the time of the value it picked.
+func oneSelector(cols []aggColumn) bool {
+	first := cols[0]
+	first.name = ""
+	return first.selector() && !slices.ContainsFunc(cols[1:], func(c aggColumn) bool {
+		c.name = ""
+		return c != first
+	})
 }
 
 // selectedAt returns the time of the event whose value of the column's
@@ -434,7 +452,7 @@ func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *pl
 			if p.bounded {
 				times[0] = p.from
 			}
-			if len(cols) == 1 && cols[0].selector() && values[0][0] != nil {
+			if oneSelector(cols) && values[0][0] != nil {
 				at, err := x.selectedAt(ctx, p, g, cols[0], values[0][0])
 				if err != nil {
 					return err
@@ -549,17 +567,27 @@ func (x *executor) finish(st *iql.SelectStatement, cols []aggColumn, times []tim
 	for j, c := range cols {
 		switch st.Fill {
 		case iql.NullFill:
-			if c.fn == "count" || c.fn == "distinct" {
+			// Buckets of GROUP BY time() are filled, as InfluxDB's:
+			// without it, a count of no value is null.
+			if c.integer() && groupsByTime(st) {
 				for _, r := range rows {
-					if r.values[j] == nil && c.outer == "" {
+					if r.values[j] == nil {
 						r.values[j] = int64(0)
 					}
 				}
 			}
 		case iql.NumberFill:
+			fill := st.FillValue
+			if c.integer() {
+				// InfluxDB casts the number to the column's type:
+				// fill(-1.5) of a count is -1.
+				if f, ok := toFloat(fill); ok {
+					fill = int64(f)
+				}
+			}
 			for _, r := range rows {
 				if r.values[j] == nil {
-					r.values[j] = st.FillValue
+					r.values[j] = fill
 				}
 			}
 		case iql.PreviousFill:
@@ -578,9 +606,18 @@ func (x *executor) finish(st *iql.SelectStatement, cols []aggColumn, times []tim
 					continue
 				}
 				if last >= 0 && i-last > 1 {
+					// A line by the buckets (a day across a DST
+					// switch counts as one, as on InfluxDB), its
+					// steps cut to integers in a column of them.
 					lv, _ := toFloat(rows[last].values[j])
+					slope := (v - lv) / float64(i-last)
 					for k := last + 1; k < i; k++ {
-						rows[k].values[j] = lv + (v-lv)*float64(k-last)/float64(i-last)
+						step := slope * float64(k-last)
+						if c.integer() {
+							rows[k].values[j] = int64(step) + int64(lv)
+						} else {
+							rows[k].values[j] = lv + step
+						}
 					}
 				}
 				last = i

@@ -198,8 +198,15 @@ func (e *diffEnv) run(s diffStatement, db string) *diffCase {
 		influx:    fmt.Appendf(nil, "%d %s", is, bytes.TrimSpace(ib)),
 		timetable: fmt.Appendf(nil, "%d %s", r.status, bytes.TrimSpace(r.body))}
 	c.a, c.b = decodeAnswer(ib), decodeAnswer(r.body)
-	sortRowsOfOneTime(c.a)
-	sortRowsOfOneTime(c.b)
+	for _, v := range []any{c.a, c.b} {
+		sortRowsOfOneTime(v)
+		if s.kind == "raw" && s.limited {
+			blankEdgeTimes(v)
+		}
+		if !s.groupByTime && len(s.functions) == 1 && s.functions[0] == "percentile" {
+			blankTimes(v)
+		}
+	}
 	c.same = is == r.status && sameDiffJSON(c.a, c.b)
 	c.bothRefuse = !c.same && refuses(is, c.a) && refuses(r.status, c.b)
 	return c
@@ -247,6 +254,51 @@ func sortRowsOfOneTime(v any) {
 			run := values[i:j]
 			sort.SliceStable(run, func(x, y int) bool { return key(run[x]) < key(run[y]) })
 			i = j
+		}
+	}
+}
+
+// blankEdgeTimes blanks the values, not the times, of the rows of a
+// series' first and last time. Of a raw SELECT of several series at
+// once with LIMIT or OFFSET, those rows are some of the rows of that
+// time, which ones being InfluxDB's heap order (see sortRowsOfOneTime);
+// the times are InfluxDB's and compared.
+func blankEdgeTimes(v any) {
+	for _, s := range seriesOf(v) {
+		sm, _ := s.(map[string]any)
+		values, _ := sm["values"].([]any)
+		if len(values) == 0 {
+			continue
+		}
+		edge := func(row any) bool {
+			r, _ := row.([]any)
+			first, _ := values[0].([]any)
+			last, _ := values[len(values)-1].([]any)
+			return len(r) > 0 && (fmt.Sprint(r[0]) == fmt.Sprint(first[0]) || fmt.Sprint(r[0]) == fmt.Sprint(last[0]))
+		}
+		for _, row := range values {
+			if r, _ := row.([]any); edge(row) {
+				for i := 1; i < len(r); i++ {
+					r[i] = nil
+				}
+			}
+		}
+	}
+}
+
+// blankTimes blanks the times of an answer. The time of percentile()
+// alone is the time of the value it picks, and of several events of
+// that value InfluxDB picks one by an unstable sort of the values
+// (InfluxDB 1.x query.FloatPercentileReduceSlice, sort.Sort), which
+// timetable cannot follow: it answers the earliest.
+func blankTimes(v any) {
+	for _, s := range seriesOf(v) {
+		sm, _ := s.(map[string]any)
+		values, _ := sm["values"].([]any)
+		for _, row := range values {
+			if r, _ := row.([]any); len(r) > 0 {
+				r[0] = nil
+			}
 		}
 	}
 }

@@ -28,6 +28,9 @@ type diffStatement struct {
 	fill         string
 	transform    bool
 	functions    []string // the aggregates, transforms outside
+	intField     bool     // an aggregate of an integer field
+	limited      bool     // LIMIT or OFFSET
+	retried      bool     // run again on the data of series with every tag
 	where        bool     // SHOW … WHERE
 }
 
@@ -196,12 +199,13 @@ func genGroupByTags(rng *rand.Rand, s *diffStatement) []string {
 
 // genLimits draws ORDER BY time DESC, LIMIT/OFFSET and SLIMIT/SOFFSET,
 // each maybe.
-func genLimits(rng *rand.Rand) string {
+func genLimits(rng *rand.Rand, s *diffStatement) string {
 	var b strings.Builder
 	if rng.IntN(5) == 0 {
 		b.WriteString(" ORDER BY time DESC")
 	}
 	if rng.IntN(4) == 0 {
+		s.limited = true
 		fmt.Fprintf(&b, " LIMIT %d", 1+rng.IntN(5))
 		if rng.IntN(2) == 0 {
 			fmt.Fprintf(&b, " OFFSET %d", rng.IntN(4))
@@ -241,7 +245,7 @@ func genRaw(rng *rand.Rand) diffStatement {
 	if rng.IntN(4) == 0 {
 		group = " GROUP BY " + strings.Join(genGroupByTags(rng, &s), ", ")
 	}
-	s.text = fmt.Sprintf("SELECT %s FROM %s%s%s%s", strings.Join(cols, ", "), from, where, group, genLimits(rng))
+	s.text = fmt.Sprintf("SELECT %s FROM %s%s%s%s", strings.Join(cols, ", "), from, where, group, genLimits(rng, &s))
 	return s
 }
 
@@ -267,6 +271,7 @@ func genCall(rng *rand.Rand, s *diffStatement, numeric bool) string {
 			continue
 		}
 		s.functions = append(s.functions, a.name)
+		s.intField = s.intField || f.typ == "integer"
 		switch a.name {
 		case "percentile":
 			return fmt.Sprintf("percentile(%s, %s)", f.name, []string{"50", "90", "95", "99.9", "5"}[rng.IntN(5)])
@@ -332,7 +337,7 @@ func genAggregate(rng *rand.Rand) diffStatement {
 		s.fill = []string{"null", "none", "previous", "linear", "0", "-1.5"}[rng.IntN(6)]
 		text += " fill(" + s.fill + ")"
 	}
-	s.text = text + genLimits(rng)
+	s.text = text + genLimits(rng, &s)
 	return s
 }
 
