@@ -402,3 +402,39 @@ func TestChunkPartialWriteNamesTheUnwrittenEvents(t *testing.T) {
 	got = queryAll(t, db, "acme", engine.Query{Table: "t", From: apr10, To: apr10.Add(time.Minute)})
 	require.Len(t, got, 40, "every event once")
 }
+
+// A logical table of the map layout in a family of chunks writes map
+// items into the chunk tables, and reads back as rows do.
+func TestMapTableInAChunkFamily(t *testing.T) {
+	each(t, func(t *testing.T, b backends.Backend) {
+		ctx := context.Background()
+		rows := openLayout(t, b, family.LayoutRow, 1, apr10.Add(2*time.Hour))
+		store, cfg := b.Open(t)
+		cfg.Families[0].Layout = family.LayoutChunk
+		cfg.Tables = map[string]family.Table{"t": {Family: cfg.Families[0].Name, Layout: family.LayoutMap}}
+		db, err := engine.Open(ctx, store, engine.Options{Schema: cfg, Clock: rows.clock})
+		require.NoError(t, err)
+		t.Cleanup(func() { db.Close() })
+		var evs []event.Event
+		for _, e := range edgeEvents() {
+			if len(e.Fields) <= engine.MaxMapFields {
+				evs = append(evs, e)
+			}
+		}
+		for _, d := range []*engine.DB{rows.db, db} {
+			_, err := d.Write(ctx, "acme", "t", slices.Clone(evs))
+			require.NoError(t, err)
+		}
+		maps := 0
+		for _, it := range tableItems(t, store, cfg.Families[0].Prefix) {
+			require.False(t, chunk.IsSortKey(it.SK), "a map table writes no chunks")
+			if strings.Contains(it.PK, "#t#") {
+				maps++
+			}
+		}
+		require.Positive(t, maps)
+		for i, q := range chunkQueries(t) {
+			requireSamePages(t, pages(t, rows.db, q), pages(t, db, q), fmt.Sprintf("query %d", i))
+		}
+	})
+}
