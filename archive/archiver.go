@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/timetabledb/timetable/clock"
+	"github.com/timetabledb/timetable/engine/chunk"
 	"github.com/timetabledb/timetable/engine/itemenc"
 	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/registry"
@@ -381,7 +382,10 @@ func (a *Archiver) verify(ctx context.Context, m Manifest, scanTable bool) error
 	var buf []itemenc.TableEvent
 	got, err := a.readBack(ctx, m, func(it storage.Item) error {
 		if len(m.Parquet) > 0 {
-			buf = itemenc.ItemEvents(buf[:0], it)
+			var err error
+			if buf, err = chunk.ItemEvents(buf[:0], it, family.IDSchemeOf(m.Tags)); err != nil {
+				return err
+			}
 			events += int64(len(buf))
 		}
 		return nil

@@ -65,8 +65,10 @@
 // and a table of more than Options.ParquetPartRows events (2^18 by
 // default) is written as several parts, the second and later named
 // ...-s0-3-p1.parquet, -p2 and so on. The file holds events, not items:
-// the items are decoded as queries decode them (itemenc.ItemEvents), so a
-// map-layout item gives each of its events a row, and series index
+// the items are decoded as queries decode them (chunk.ItemEvents), so a
+// map-layout item or a chunk gives each of its events a row (a chunk's
+// events the ids their rows would have, under the id scheme of the
+// table's tags), and series index
 // entries, rollups and their markers give none. Its columns are tenant,
 // table, time (TIMESTAMP, nanoseconds, UTC), series, id, one typed column
 // per field and fields_json for the rest (package parquetfile says which

@@ -54,6 +54,22 @@ func TestReaderAnswersAsBefore(t *testing.T) {
 	}
 }
 
+// TestReaderAnswersAsBeforeChunks is TestReaderAnswersAsBefore for a
+// family of the chunk layout: the archive of a table of chunks holds
+// their events, with the ids their rows would have, and answers every
+// query, page and cursor as the chunks did.
+func TestReaderAnswersAsBeforeChunks(t *testing.T) {
+	for _, b := range backends.All(t) {
+		chunked := backends.Backend{Name: b.Name, Open: func(t *testing.T) (storage.Store, family.Schema) {
+			s, cfg := b.Open(t)
+			cfg.Families[0].Layout = family.LayoutChunk
+			cfg.Families[0].ChunkWindow = 6 * time.Hour
+			return s, cfg
+		}}
+		t.Run(b.Name, func(t *testing.T) { testReader(t, chunked, targets[0].open) })
+	}
+}
+
 func testReader(t *testing.T, b backends.Backend, open func(t *testing.T) (string, archive.Options)) {
 	ctx := context.Background()
 	s, cfg := b.Open(t)

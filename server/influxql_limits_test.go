@@ -37,7 +37,7 @@ func andTerms(n int) string {
 func TestInfluxQLEdgeInputs(t *testing.T) {
 	f := newFixture(t, server.Options{})
 	require.Equal(t, http.StatusOK, f.postNDJSON(f.acme, "iq", ndjson(now.Add(-time.Hour), "s1", 3)).status)
-	form := func(q string) []byte { return []byte(url.Values{"q": {q}}.Encode()) }
+	form := func(q string) []byte { return []byte(url.Values{"q": {q}, "db": {"acme"}}.Encode()) }
 	post := func(q string, headers ...string) response {
 		t.Helper()
 		return f.do("POST", "/query", f.acme, form(q), append([]string{"Content-Type", "application/x-www-form-urlencoded"}, headers...)...)
@@ -100,7 +100,7 @@ func TestInfluxQLConcurrentQueries(t *testing.T) {
 	for _, s := range []string{"slow", "a", "b"} {
 		require.Equal(t, http.StatusOK, f.postNDJSON(f.acme, "t", ndjson(now.Add(-time.Hour), s, 3)).status)
 	}
-	query := func(q string) url.Values { return url.Values{"q": {q}} }
+	query := func(q string) url.Values { return url.Values{"q": {q}, "db": {"acme"}} }
 
 	first := make(chan response, 1)
 	go func() {
@@ -164,7 +164,7 @@ func TestInfluxQLStopsWhenTheClientLeaves(t *testing.T) {
 	f := newFixtureEngine(t, store, cfg, prometheus.NewRegistry(), server.Options{}, engine.Options{})
 	require.Equal(t, http.StatusOK, f.postNDJSON(f.acme, "t", ndjson(now.Add(-time.Hour), "slow", 3)).status)
 	ctx, leave := context.WithCancel(context.Background())
-	req, err := http.NewRequestWithContext(ctx, "GET", f.url+"/query?"+url.Values{"q": {`SELECT i FROM t WHERE "series" = 'slow'`}}.Encode(), nil)
+	req, err := http.NewRequestWithContext(ctx, "GET", f.url+"/query?"+url.Values{"q": {`SELECT i FROM t WHERE "series" = 'slow'`}, "db": {"acme"}}.Encode(), nil)
 	require.NoError(t, err)
 	req.Header.Set("Authorization", "Bearer "+f.acme)
 	answered := make(chan error, 1)
@@ -206,7 +206,7 @@ func TestInfluxQLStopsWhenTheServerShutsDown(t *testing.T) {
 	require.Equal(t, http.StatusOK, status, "%s", body)
 
 	go func() {
-		req, _ := http.NewRequest("GET", base+"/query?"+url.Values{"q": {`SELECT i FROM t WHERE "series" = 'slow'`}}.Encode(), nil)
+		req, _ := http.NewRequest("GET", base+"/query?"+url.Values{"q": {`SELECT i FROM t WHERE "series" = 'slow'`}, "db": {"acme"}}.Encode(), nil)
 		req.Header.Set("Authorization", "Bearer "+key)
 		if res, err := http.DefaultClient.Do(req); err == nil {
 			res.Body.Close()
