@@ -12,20 +12,20 @@ import (
 // Family is the recommended family as a configuration file spells it (see
 // package config): what ApplyFamily writes.
 type Family struct {
-	Name              string       `json:"name"`
-	Prefix            string       `json:"prefix"`
-	Period            string       `json:"period"`
-	Naming            string       `json:"naming"`
-	WriteTimeGrouping string       `json:"write_time_grouping"`
-	Shards            int          `json:"shards"`
-	Layout            string       `json:"layout"`
+	Name              string `json:"name"`
+	Prefix            string `json:"prefix"`
+	Period            string `json:"period"`
+	Naming            string `json:"naming"`
+	WriteTimeGrouping string `json:"write_time_grouping"`
+	Shards            int    `json:"shards"`
+	Layout            string `json:"layout"`
 	// ChunkWindow is the chunk layout's window; "" for rows.
-	ChunkWindow string `json:"chunk_window,omitempty"`
-	Billing           string       `json:"billing"`
-	Tiers             []FamilyTier `json:"tiers"`
-	Prebuild          string       `json:"prebuild"`
-	Grace             string       `json:"grace"`
-	Retention         string       `json:"retention"`
+	ChunkWindow string       `json:"chunk_window,omitempty"`
+	Billing     string       `json:"billing"`
+	Tiers       []FamilyTier `json:"tiers"`
+	Prebuild    string       `json:"prebuild"`
+	Grace       string       `json:"grace"`
+	Retention   string       `json:"retention"`
 	// Archive is where tables are archived before they are deleted at
 	// Retention; nil when the plan archives nothing.
 	Archive *FamilyArchive `json:"archive,omitempty"`
