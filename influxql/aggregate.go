@@ -189,6 +189,18 @@ func (c aggColumn) selector() bool {
 	return false
 }
 
+// oneSelector reports whether the columns are one selector, maybe
+// repeated (min(f), min(f)), which InfluxDB reads once and answers with
+// the time of the value it picked.
+func oneSelector(cols []aggColumn) bool {
+	first := cols[0]
+	first.name = ""
+	return first.selector() && !slices.ContainsFunc(cols[1:], func(c aggColumn) bool {
+		c.name = ""
+		return c != first
+	})
+}
+
 // selectedAt returns the time of the event whose value of the column's
 // field a selector picked: the earliest with it, the latest for last (as
 // InfluxDB breaks ties); zero when none is found.
@@ -500,7 +512,7 @@ func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *pl
 			if p.bounded {
 				times[0] = p.from
 			}
-			if len(cols) == 1 && cols[0].selector() && values[0][0] != nil {
+			if oneSelector(cols) && values[0][0] != nil {
 				at, err := x.selectedAt(ctx, p, g, cols[0], values[0][0])
 				if err != nil {
 					return err

@@ -63,8 +63,8 @@ func TestChunkLayoutAnswersAsRows(t *testing.T) {
 	} {
 		stmts, err := influxql.Parse(q, nil)
 		require.NoError(t, err)
-		want, _ := influxql.Execute(ctx, rows, "acme", stmts, influxql.Options{Now: at.Add(time.Hour)})
-		got, _ := influxql.Execute(ctx, chunks, "acme", stmts, influxql.Options{Now: at.Add(time.Hour)})
+		want, _ := influxql.Execute(ctx, rows, "acme", stmts, influxql.Options{Database: "acme", Now: at.Add(time.Hour)})
+		got, _ := influxql.Execute(ctx, chunks, "acme", stmts, influxql.Options{Database: "acme", Now: at.Add(time.Hour)})
 		require.Empty(t, want[0].Error, q)
 		require.NotEmpty(t, want[0].Series, q)
 		require.Equal(t, want, got, q)

@@ -84,9 +84,17 @@ func (x *executor) raw(ctx context.Context, st *iql.SelectStatement, p *plan, em
 	if !wildcard {
 		q.Fields = fields
 	}
-	// A row holds one of the fields selected, as in InfluxDB.
+	// A row holds one of the fields selected, as in InfluxDB: a tag
+	// selected beside them (which line protocol writes keep as a field
+	// too) does not make a row.
+	var valued []string
+	for _, f := range fields {
+		if _, tag := slices.BinarySearch(p.tagKeys, f); !tag {
+			valued = append(valued, f)
+		}
+	}
 	keep := func(ev event.Event) bool {
-		return (wildcard || slices.ContainsFunc(fields, func(f string) bool { _, ok := ev.Fields[f]; return ok })) &&
+		return (wildcard || slices.ContainsFunc(valued, func(f string) bool { _, ok := ev.Fields[f]; return ok })) &&
 			p.matchesRow(ev)
 	}
 	for _, g := range p.groups {

@@ -280,11 +280,16 @@ func (x *executor) plan(ctx context.Context, st *iql.SelectStatement, t engine.L
 			p.groups = []group{g}
 		}
 	} else {
+		// The groups come in InfluxDB's order: by their tags' values,
+		// taken in the order of the tag keys' names whatever the order
+		// of the GROUP BY. SLIMIT and SOFFSET cut them in that order;
+		// under ORDER BY time DESC, what they keep comes in reverse.
+		byName := slices.Sorted(slices.Values(groupBy))
 		byKey := map[string]*group{}
 		for _, s := range matched {
 			tags := make(map[string]string, len(groupBy))
 			var b strings.Builder
-			for _, k := range groupBy {
+			for _, k := range byName {
 				tags[k] = s.tags[k]
 				b.WriteString(s.tags[k])
 				b.WriteByte(0)
@@ -301,6 +306,9 @@ func (x *executor) plan(ctx context.Context, st *iql.SelectStatement, t engine.L
 		}
 	}
 	p.groups = cut(p.groups, st.SOffset, st.SLimit)
+	if !st.TimeAscending() {
+		slices.Reverse(p.groups)
+	}
 	return p, nil
 }
 
@@ -370,9 +378,28 @@ func toFilter(e iql.Expr) (storage.Filter, error) {
 		default:
 			return storage.Filter{}, fmt.Errorf("condition %s: compare a field with a number, a string or a boolean", e)
 		}
+		if op == storage.FilterNe {
+			return notEqual(r.Val, v), nil
+		}
 		return storage.Filter{Op: op, Attr: r.Val, Value: v}, nil
 	}
 	return storage.Filter{}, fmt.Errorf("condition %s is %w", e, ErrUnsupported)
+}
+
+// notEqual is InfluxDB's f != v: it holds when the field is of v's type
+// and differs, not when the field is missing or of another type (a
+// comparison of values of two types is false in InfluxQL), where the
+// engine's <> holds. A number or a string differs when it is less or
+// greater (orderings hold only between values of one type); a boolean
+// when it is the other one.
+func notEqual(field string, v any) storage.Filter {
+	if b, ok := v.(bool); ok {
+		return storage.Filter{Op: storage.FilterEq, Attr: field, Value: !b}
+	}
+	return storage.Filter{Op: storage.FilterOr, Args: []storage.Filter{
+		{Op: storage.FilterLt, Attr: field, Value: v},
+		{Op: storage.FilterGt, Attr: field, Value: v},
+	}}
 }
 
 // timeValue writes a time as the answer does: RFC 3339 in the

@@ -77,12 +77,18 @@ func (x *executor) finish(st *iql.SelectStatement, cols []aggColumn, times []tim
 	})
 }
 
-// fill fills the empty buckets of each column as fill() says.
+// fill fills the empty buckets of each column as fill() says, before
+// any transform, so a count's empty bucket is the 0 it transforms.
 func fill(st *iql.SelectStatement, cols []aggColumn, rows []row) {
 	for j, c := range cols {
+		// A count, of values or of distinct ones, is a column of
+		// integers on InfluxDB whatever the field.
+		counts := c.fn == "count" || c.fn == "distinct"
 		switch st.Fill {
 		case iql.NullFill:
-			if c.fn == "count" || c.fn == "distinct" {
+			// Buckets of GROUP BY time() are filled, as InfluxDB's:
+			// without it, a count of no value is null.
+			if counts && groupsByTime(st) {
 				for _, r := range rows {
 					if r.values[j] == nil {
 						r.values[j] = int64(0)
@@ -90,9 +96,17 @@ func fill(st *iql.SelectStatement, cols []aggColumn, rows []row) {
 				}
 			}
 		case iql.NumberFill:
+			fill := st.FillValue
+			if counts {
+				// InfluxDB casts the number to the column's type:
+				// fill(-1.5) of a count is -1.
+				if f, ok := toFloat(fill); ok {
+					fill = int64(f)
+				}
+			}
 			for _, r := range rows {
 				if r.values[j] == nil {
-					r.values[j] = st.FillValue
+					r.values[j] = fill
 				}
 			}
 		case iql.PreviousFill:
@@ -111,9 +125,18 @@ func fill(st *iql.SelectStatement, cols []aggColumn, rows []row) {
 					continue
 				}
 				if last >= 0 && i-last > 1 {
+					// A line by the buckets (a day across a DST
+					// switch counts as one, as on InfluxDB), its
+					// steps cut to integers in a column of them.
 					lv, _ := toFloat(rows[last].values[j])
+					slope := (v - lv) / float64(i-last)
 					for k := last + 1; k < i; k++ {
-						rows[k].values[j] = lv + (v-lv)*float64(k-last)/float64(i-last)
+						step := slope * float64(k-last)
+						if counts {
+							rows[k].values[j] = int64(step) + int64(lv)
+						} else {
+							rows[k].values[j] = lv + step
+						}
 					}
 				}
 				last = i
