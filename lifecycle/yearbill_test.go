@@ -92,7 +92,7 @@ func (s *recordingStore) DeleteTable(ctx context.Context, name string) error {
 
 // recordingArchiver archives as fakeArchiver does, and records when each
 // table was exported and scanned to check it before its delete
-// (lifecycle's tableChecker).
+// (lifecycle's tableChecker, package archive's CheckTable).
 type recordingArchiver struct {
 	fakeArchiver
 	clk               clock.Clock
@@ -106,9 +106,6 @@ func (a *recordingArchiver) Archive(ctx context.Context, table string) error {
 	return a.fakeArchiver.Archive(ctx, table)
 }
 
-// CheckTable records the scan of a table against its archive that the
-// lifecycle makes before deleting it (tableChecker), and finds nothing
-// differs.
 func (a *recordingArchiver) CheckTable(_ context.Context, table string) (string, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
