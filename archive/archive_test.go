@@ -61,7 +61,8 @@ func registered(t *testing.T, s storage.Store, f family.Family, table, tier stri
 	e := registry.NewEntry(f, f.TableFor(at, at), at)
 	require.Equal(t, table, e.Name)
 	e.State, e.Tier = registry.Active, tier
-	require.NoError(t, reg.Register(ctx, e))
+	_, err := reg.Register(ctx, e)
+	require.NoError(t, err)
 	return func(ctx context.Context, name string) (registry.Entry, bool, error) {
 		return reg.Find(ctx, []string{f.Name}, name)
 	}

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"fmt"
 	"math/bits"
 	"slices"
 	"strconv"
@@ -200,6 +201,20 @@ func (h *ContentHash) Merge(o ContentHash) {
 
 // Count returns the number of items added.
 func (h *ContentHash) Count() int64 { return h.count }
+
+// parseContentHash returns the hash whose Sum is sum, of count items: a
+// hash saved part-way (a check's checkpoint) to be added to.
+func parseContentHash(sum string, count int64) (ContentHash, error) {
+	b, err := hex.DecodeString(sum)
+	if err != nil || len(b) != 32 || count < 0 {
+		return ContentHash{}, fmt.Errorf("%w: content hash %q of %d items", ErrFormat, sum, count)
+	}
+	h := ContentHash{count: count}
+	for i := range h.sum {
+		h.sum[i] = binary.BigEndian.Uint64(b[8*i:])
+	}
+	return h, nil
+}
 
 // Sum returns the hex hash of the items added so far.
 func (h *ContentHash) Sum() string {

@@ -57,8 +57,9 @@ func (a *Archiver) refuseLive(ctx context.Context, table, into string) error {
 // replace those of the same key, so a restore that was interrupted can
 // simply be run again.
 //
-// The table is created with Options.RestoreCapacity (on-demand by default)
-// and without TTL, and the items' TTL attribute (family.TTLAttribute) is
+// The table is created with Options.RestoreCapacity (on-demand by default),
+// deletion protection and point-in-time recovery (restoreSpec), and
+// without TTL, and the items' TTL attribute (family.TTLAttribute) is
 // removed, so that DynamoDB does not delete restored items whose expiry
 // is past. A single archive restored into a table that does not exist is
 // imported by the store itself where Options.Method allows it and the
@@ -124,7 +125,7 @@ func (a *Archiver) Restore(ctx context.Context, table, into string) error {
 				}
 			}
 		}
-		spec := storage.TableSpec{Name: into, Capacity: a.opts.RestoreCapacity, Tags: ms[len(ms)-1].Tags}
+		spec := a.restoreSpec(into, ms[len(ms)-1].Tags)
 		if err := a.store.CreateTable(ctx, spec); err != nil && !errors.Is(err, storage.ErrTableExists) {
 			if ctx.Err() != nil {
 				return fmt.Errorf("restore %q into %q: stopped while its table was made, before anything was written: %w: %w", table, into, ErrStopped, errors.Join(err, ctx.Err()))
@@ -276,4 +277,18 @@ func (a *Archiver) generations(ctx context.Context, table string) ([]Manifest, e
 		return nil, fmt.Errorf("%w: no archive of %q", ErrNotFound, table)
 	}
 	return ms, nil
+}
+
+// restorePITRDays is the point-in-time recovery period of a restored
+// table: DynamoDB's longest, as its price is the table's size whatever
+// the period.
+const restorePITRDays = 35
+
+// restoreSpec returns the specification of the table a restore makes,
+// by CreateTable or by the store's import alike: Options.RestoreCapacity,
+// the archived table's tags, and deletion protection and point-in-time
+// recovery, as every table timetable makes has, for a restored table may
+// hold the only live copy of what an operator needed back.
+func (a *Archiver) restoreSpec(into string, tags map[string]string) storage.TableSpec {
+	return storage.TableSpec{Name: into, Capacity: a.opts.RestoreCapacity, Tags: tags, DeletionProtection: true, PITRDays: restorePITRDays}
 }

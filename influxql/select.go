@@ -44,6 +44,12 @@ type plan struct {
 	interval    time.Duration
 	offset      time.Duration // of the buckets from UTC midnight, in [0, interval)
 	tagKeys     []string      // of the table's series, sorted
+	// rowCond is the part of the condition that reads a tag and a field
+	// together, evaluated point by point (rowcond.go).
+	rowCond iql.Expr
+	// statement are the tables of the statement, this one among them:
+	// SELECT * of several has the columns of all (raw.go).
+	statement []engine.LogicalTable
 }
 
 // groupRead is how a group's events are read: in one read of every
@@ -162,6 +168,7 @@ func (x *executor) planSelect(ctx context.Context, st *iql.SelectStatement, sel 
 		return nil, err
 	}
 	p.loc, p.desc, p.interval, p.offset = sel.loc, !st.TimeAscending(), sel.interval, sel.offset
+	p.statement = sel.tables
 	return p, nil
 }
 
@@ -216,24 +223,18 @@ func (x *executor) plan(ctx context.Context, st *iql.SelectStatement, t engine.L
 	}
 	keys := tagKeys(all)
 	isTag := func(k string) bool { _, ok := slices.BinarySearch(keys, k); return ok }
-	tagCond, fieldCond, err := splitCondition(cond, isTag)
+	tagCond, fieldCond, rowCond, err := splitCondition(cond, isTag)
 	if err != nil {
 		return nil, err
 	}
-	p := &plan{table: t.Name, logical: t, tagKeys: keys}
+	if rowCond != nil && !st.IsRawQuery {
+		return nil, fmt.Errorf("condition %s reads a tag and a field together: %w in a SELECT of aggregates, only of fields", rowCond, ErrUnsupported)
+	}
+	p := &plan{table: t.Name, logical: t, tagKeys: keys, rowCond: rowCond}
 	if p.filter, err = fieldFilter(fieldCond); err != nil {
 		return nil, err
 	}
-	p.from, p.to = x.tableRange(t)
-	if !tr.Min.IsZero() {
-		p.bounded = true
-		p.from = tr.Min
-	}
-	if !tr.Max.IsZero() {
-		p.to = tr.Max
-	} else if !st.IsRawQuery {
-		p.to = x.opts.Now // InfluxDB's aggregates end now
-	}
+	p.from, p.to, p.bounded = x.statementRange(st, t, tr)
 	if wildcard {
 		groupBy = keys
 	}
@@ -279,11 +280,16 @@ func (x *executor) plan(ctx context.Context, st *iql.SelectStatement, t engine.L
 			p.groups = []group{g}
 		}
 	} else {
+		// The groups come in InfluxDB's order: by their tags' values,
+		// taken in the order of the tag keys' names whatever the order
+		// of the GROUP BY. SLIMIT and SOFFSET cut them in that order;
+		// under ORDER BY time DESC, what they keep comes in reverse.
+		byName := slices.Sorted(slices.Values(groupBy))
 		byKey := map[string]*group{}
 		for _, s := range matched {
 			tags := make(map[string]string, len(groupBy))
 			var b strings.Builder
-			for _, k := range groupBy {
+			for _, k := range byName {
 				tags[k] = s.tags[k]
 				b.WriteString(s.tags[k])
 				b.WriteByte(0)
@@ -300,17 +306,10 @@ func (x *executor) plan(ctx context.Context, st *iql.SelectStatement, t engine.L
 		}
 	}
 	p.groups = cut(p.groups, st.SOffset, st.SLimit)
-	return p, nil
-}
-
-// tableRange is the range of a table's event times, or all time when the
-// table did not record it.
-func (x *executor) tableRange(t engine.LogicalTable) (time.Time, time.Time) {
-	from, to := t.First, t.Last
-	if from.IsZero() || to.IsZero() {
-		from, to = time.Unix(0, 0).UTC(), x.opts.Now.Add(48*time.Hour)
+	if !st.TimeAscending() {
+		slices.Reverse(p.groups)
 	}
-	return from, to
+	return p, nil
 }
 
 // fieldFilter translates a condition on fields into the engine's filter:
@@ -379,9 +378,28 @@ func toFilter(e iql.Expr) (storage.Filter, error) {
 		default:
 			return storage.Filter{}, fmt.Errorf("condition %s: compare a field with a number, a string or a boolean", e)
 		}
+		if op == storage.FilterNe {
+			return notEqual(r.Val, v), nil
+		}
 		return storage.Filter{Op: op, Attr: r.Val, Value: v}, nil
 	}
 	return storage.Filter{}, fmt.Errorf("condition %s is %w", e, ErrUnsupported)
+}
+
+// notEqual is InfluxDB's f != v: it holds when the field is of v's type
+// and differs, not when the field is missing or of another type (a
+// comparison of values of two types is false in InfluxQL), where the
+// engine's <> holds. A number or a string differs when it is less or
+// greater (orderings hold only between values of one type); a boolean
+// when it is the other one.
+func notEqual(field string, v any) storage.Filter {
+	if b, ok := v.(bool); ok {
+		return storage.Filter{Op: storage.FilterEq, Attr: field, Value: !b}
+	}
+	return storage.Filter{Op: storage.FilterOr, Args: []storage.Filter{
+		{Op: storage.FilterLt, Attr: field, Value: v},
+		{Op: storage.FilterGt, Attr: field, Value: v},
+	}}
 }
 
 // timeValue writes a time as the answer does: RFC 3339 in the

@@ -106,10 +106,11 @@ func (r *Registry) Adopt(ctx context.Context, store Adopter, families []family.F
 		if err := store.UpdateTable(ctx, name, storage.TableUpdate{Tags: map[string]string{family.TagMeta: r.table}}); err != nil {
 			return Entry{}, fmt.Errorf("adopt table %q: tag it: %w", name, err)
 		}
-		if err := r.Register(ctx, e); err != nil {
+		registered, err := r.Register(ctx, e)
+		if err != nil {
 			return Entry{}, fmt.Errorf("adopt table %q: %w", name, err)
 		}
-		return e, nil
+		return registered, nil
 	}
 	return Entry{}, fmt.Errorf("adopt table %q: %w: no configured family's naming parses it", name, ErrNotAdoptable)
 }

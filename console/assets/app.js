@@ -496,8 +496,9 @@ async function plan() {
   try {
     const { report: r, svg } = await api("/v1/admin/planner",
       { rate: $("plan-rate").value, item_bytes: $("plan-item").value, retention: $("plan-retention").value });
-    const cost = r.monthly_cost[r.recommended_billing === "on_demand" ? "on_demand" : "provisioned_tiers"].total;
-    $("planner-summary").textContent = `${r.period} tables, ${r.shards} shards, ${r.recommended_billing.replace("_", " ")}: $${cost.toFixed(2)} a month (${r.costed_at})`;
+    // The recommended month as AWS bills it, line by line in r.bill.lines.
+    const cost = r.bill.total;
+    $("planner-summary").textContent = `${r.period} tables, ${r.shards} shards, ${r.recommended_billing.replace("_", " ")}: $${cost.toFixed(2)} a month as billed, ${r.bill.lines.length} lines (${r.costed_at})`;
     $("planner-summary").dataset.period = r.period;
     const doc = new DOMParser().parseFromString(svg, "image/svg+xml");
     const chart = $("planner-chart");
