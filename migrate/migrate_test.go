@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"strconv"
 	"testing"
 	"time"
@@ -35,7 +36,10 @@ type route struct {
 // Pebble when a DynamoDB server is there.
 func routes(t *testing.T) []route {
 	pebble := backends.Pebble().Open
-	rs := []route{{"pebble to pebble", pebble, pebble}}
+	var rs []route
+	if os.Getenv("TIMETABLE_TEST_BACKENDS") != "dynamodb" {
+		rs = append(rs, route{"pebble to pebble", pebble, pebble})
+	}
 	for _, b := range backends.All(t) {
 		if b.Name == "dynamodb" {
 			rs = append(rs, route{"pebble to dynamodb", pebble, b.Open}, route{"dynamodb to pebble", b.Open, pebble})
@@ -252,6 +256,7 @@ func TestMigrateRefusesATargetInUse(t *testing.T) {
 		})
 	}
 	t.Run("a table of the same name", func(t *testing.T) {
+		backends.NoDynamoDB(t)
 		ctx := t.Context()
 		from, sch := backends.Pebble().Open(t)
 		to, _ := backends.Pebble().Open(t)
@@ -266,6 +271,7 @@ func TestMigrateRefusesATargetInUse(t *testing.T) {
 		require.ErrorContains(t, err, p.Tables[0].Name)
 	})
 	t.Run("no source", func(t *testing.T) {
+		backends.NoDynamoDB(t)
 		from, sch := backends.Pebble().Open(t)
 		to, _ := backends.Pebble().Open(t)
 		m, err := migrate.New(from, to, migrate.Options{MetaTable: backends.MetaTable(sch)})
@@ -279,6 +285,7 @@ func TestMigrateRefusesATargetInUse(t *testing.T) {
 // changed after its copy is copied again by the next run, and that a
 // target that holds an item the source lacks fails the verification.
 func TestMigrateCopiesAgainWhatChanged(t *testing.T) {
+	backends.NoDynamoDB(t)
 	ctx := t.Context()
 	from, sch := backends.Pebble().Open(t)
 	to, _ := backends.Pebble().Open(t)
@@ -305,6 +312,7 @@ func TestMigrateCopiesAgainWhatChanged(t *testing.T) {
 // TestOptionsRefusedWhenNegative checks that a negative budget or page
 // is refused.
 func TestOptionsRefusedWhenNegative(t *testing.T) {
+	backends.NoDynamoDB(t)
 	for _, o := range []migrate.Options{{MetaTable: "m", WriteUnits: -1}, {MetaTable: "m", PageItems: -1}, {}} {
 		_, err := migrate.New(nil, nil, o)
 		require.Error(t, err, "%+v", o)
