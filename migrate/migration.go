@@ -133,7 +133,9 @@ type Plan struct {
 	// Tables are the data tables, family by family in the order of
 	// their periods, then the meta table.
 	Tables []Table
-	// Items is the sum of the tables' estimates, -1 when one is unknown.
+	// Items is the sum of the tables' estimates (storage.TableInfo's
+	// ItemCount: DynamoDB's are up to six hours old), -1 when one is
+	// unknown.
 	Items int64
 	// Unknown are the families of the source's registry that
 	// Options.Families lacks.
