@@ -31,7 +31,7 @@ type aggColumn struct {
 	field string
 	pct   float64
 	// outer is derivative, non_negative_derivative, difference,
-	// moving_average, or "".
+	// non_negative_difference, moving_average, cumulative_sum, or "".
 	outer  string
 	unit   time.Duration
 	window int
@@ -107,7 +107,7 @@ func parseColumn(f *iql.Field, interval time.Duration) (aggColumn, error) {
 		return c, fmt.Errorf("%s with aggregates is %w: every field of the SELECT is an aggregate", f.Expr, ErrUnsupported)
 	}
 	switch call.Name {
-	case "derivative", "non_negative_derivative", "difference", "non_negative_difference", "moving_average":
+	case "derivative", "non_negative_derivative", "difference", "non_negative_difference", "moving_average", "cumulative_sum":
 		c.outer = call.Name
 		if len(call.Args) == 0 {
 			return c, fmt.Errorf("%s() needs an argument", call.Name)
