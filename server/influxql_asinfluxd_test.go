@@ -86,6 +86,12 @@ w,site=b,host=3 temp=7 946684802000000000
 w,site=a,host=1 temp=4 946684811000000000
 w,site=b,host=3 temp=9 946684814000000000
 `
+	// ab are two fields, not always both.
+	ab = `ab a=1,b=2 946684800000000000
+ab a=3 946684801000000000
+ab,host=x b=5 946684802000000000
+ab a=4,b=1 946684803000000000
+`
 	// recent are points written seconds apart, just now.
 	recent = `live,host=a value=1 @-30s
 --
@@ -197,6 +203,9 @@ var asInfluxdCases = []asInfluxdCase{
 	{name: "field key cardinality", lines: two, query: `SHOW FIELD KEY CARDINALITY`},
 	{name: "tag key exact cardinality", lines: two, query: `SHOW TAG KEY EXACT CARDINALITY`},
 	{name: "tag values exact cardinality", lines: regions, query: `SHOW TAG VALUES EXACT CARDINALITY WITH KEY = region`},
+	{name: "sum of fields", lines: ab, query: `SELECT a + b FROM ab`},
+	{name: "field times a number", lines: ab, query: `SELECT a * 2, b FROM ab`},
+	{name: "math aliased", lines: ab, query: `SELECT (a + 1) * b AS s, a FROM ab`},
 	{name: "tag or field", lines: tagless, query: `SELECT value FROM cpu WHERE host = 'server01' OR value = 1`},
 	{name: "tag or field none", lines: tagless, query: `SELECT value FROM cpu WHERE host = 'nope' OR value = 5`},
 }
