@@ -304,18 +304,9 @@ func (a *acc) result(c aggColumn) (any, error) {
 // group's series is given to emit once built, before the next group is
 // read, so that memory holds one group's buckets at a time.
 func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *plan, emit func(api.InfluxQLSeries) error) error {
-	cols := make([]aggColumn, 0, len(st.Fields))
-	names := columnNames(st.Fields)
-	for _, f := range st.Fields {
-		if r, ok := f.Expr.(*iql.VarRef); ok && r.Val == "time" {
-			continue
-		}
-		c, err := parseColumn(f, p.interval)
-		if err != nil {
-			return err
-		}
-		c.name = names[len(cols)]
-		cols = append(cols, c)
+	cols, out, err := aggColumns(st, p.interval)
+	if err != nil {
+		return err
 	}
 	if extra := extraIntervals(cols); extra > 0 && p.interval > 0 {
 		p.from = p.from.Add(-time.Duration(extra) * p.interval)
@@ -500,7 +491,7 @@ func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *pl
 			if p.bounded {
 				times[0] = p.from
 			}
-			if len(cols) == 1 && cols[0].selector() && values[0][0] != nil {
+			if len(cols) == 1 && out == nil && cols[0].selector() && values[0][0] != nil {
 				at, err := x.selectedAt(ctx, p, g, cols[0], values[0][0])
 				if err != nil {
 					return err
@@ -523,12 +514,21 @@ func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *pl
 			continue
 		}
 		s := api.InfluxQLSeries{Name: p.table, Tags: g.tags, Columns: []string{"time"}}
-		for _, c := range cols {
-			s.Columns = append(s.Columns, c.name)
-		}
 		s.Values = make([][]any, 0, len(rows))
-		for _, r := range rows {
-			s.Values = append(s.Values, append([]any{x.timeValue(r.t, p.loc)}, r.values...))
+		if out == nil {
+			for _, c := range cols {
+				s.Columns = append(s.Columns, c.name)
+			}
+			for _, r := range rows {
+				s.Values = append(s.Values, append([]any{x.timeValue(r.t, p.loc)}, r.values...))
+			}
+		} else {
+			for _, o := range out {
+				s.Columns = append(s.Columns, o.name)
+			}
+			for _, r := range rows {
+				s.Values = append(s.Values, append([]any{x.timeValue(r.t, p.loc)}, outValues(out, r.values)...))
+			}
 		}
 		if err := emit(s); err != nil {
 			return err

@@ -2,6 +2,9 @@ package influxql
 
 import (
 	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
 
 	iql "github.com/influxdata/influxql"
 
@@ -38,4 +41,86 @@ func mathValue(v any) any {
 		}
 	}
 	return v
+}
+
+// outColumn is a column of a SELECT of aggregates with math: the
+// aggregate column col, or, with expr, arithmetic of aggregate columns,
+// each named in expr by its index ("0", "1", ...).
+type outColumn struct {
+	name string
+	col  int
+	expr iql.Expr
+}
+
+// aggColumns reads the fields of a SELECT of aggregates: the aggregate
+// columns computed, and, when some field is math of them, the columns
+// answered (nil when they are the aggregate columns).
+func aggColumns(st *iql.SelectStatement, interval time.Duration) ([]aggColumn, []outColumn, error) {
+	var cols []aggColumn
+	var out []outColumn
+	math := false
+	names := columnNames(st.Fields)
+	for _, f := range st.Fields {
+		if r, ok := f.Expr.(*iql.VarRef); ok && r.Val == "time" {
+			continue
+		}
+		name := names[len(out)]
+		switch f.Expr.(type) {
+		case *iql.BinaryExpr, *iql.ParenExpr:
+			math = true
+			var err error
+			e := iql.RewriteExpr(iql.CloneExpr(f.Expr), func(e iql.Expr) iql.Expr {
+				call, ok := e.(*iql.Call)
+				if !ok || err != nil {
+					return e
+				}
+				var c aggColumn
+				if c, err = parseColumn(&iql.Field{Expr: call}, interval); err != nil {
+					return e
+				}
+				c.name = call.Name
+				cols = append(cols, c)
+				return &iql.VarRef{Val: strconv.Itoa(len(cols) - 1)}
+			})
+			if err != nil {
+				return nil, nil, err
+			}
+			out = append(out, outColumn{name: name, col: -1, expr: e})
+		default:
+			c, err := parseColumn(f, interval)
+			if err != nil {
+				return nil, nil, err
+			}
+			c.name = name
+			cols = append(cols, c)
+			out = append(out, outColumn{name: name, col: len(cols) - 1})
+		}
+	}
+	if len(cols) == 0 {
+		return nil, nil, fmt.Errorf("%s: a SELECT of math needs an aggregate or a field", st)
+	}
+	if !math {
+		return cols, nil, nil
+	}
+	return cols, out, nil
+}
+
+// outValues are a row's values of the columns answered, from those of
+// the aggregate columns.
+func outValues(out []outColumn, values []any) []any {
+	row := make([]any, len(out))
+	for i, o := range out {
+		if o.expr == nil {
+			row[i] = values[o.col]
+			continue
+		}
+		m := make(map[string]any, len(values))
+		for j, v := range values {
+			if v != nil {
+				m[strconv.Itoa(j)] = mathValue(v)
+			}
+		}
+		row[i] = (&iql.ValuerEval{Valuer: iql.MapValuer(m)}).Eval(o.expr)
+	}
+	return row
 }

@@ -206,6 +206,10 @@ var asInfluxdCases = []asInfluxdCase{
 	{name: "sum of fields", lines: ab, query: `SELECT a + b FROM ab`},
 	{name: "field times a number", lines: ab, query: `SELECT a * 2, b FROM ab`},
 	{name: "math aliased", lines: ab, query: `SELECT (a + 1) * b AS s, a FROM ab`},
+	{name: "mean times a number", lines: ab, query: `SELECT mean(a) * 2 FROM ab`},
+	{name: "math of aggregates by time", lines: ab,
+		query: `SELECT mean(a) * 2, max(b) - min(b) FROM ab WHERE time >= '2000-01-01T00:00:00Z' AND time < '2000-01-01T00:00:04Z' GROUP BY time(2s)`},
+	{name: "sum of means", lines: ab, query: `SELECT mean(a) + mean(b) FROM ab`},
 	{name: "tag or field", lines: tagless, query: `SELECT value FROM cpu WHERE host = 'server01' OR value = 1`},
 	{name: "tag or field none", lines: tagless, query: `SELECT value FROM cpu WHERE host = 'nope' OR value = 5`},
 }
