@@ -336,6 +336,9 @@ func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *pl
 		pieces = w.pieces(starts, p.from, p.to)
 	}
 	pieces = inclusiveEnds(pieces)
+	if slices.ContainsFunc(out, func(o outColumn) bool { return o.ref != "" }) {
+		return x.selectorWithFields(ctx, st, p, cols, out, starts, w, emit)
+	}
 	slots := len(starts)
 	fields := map[string][]string{}
 	var order []string

@@ -50,6 +50,9 @@ type outColumn struct {
 	name string
 	col  int
 	expr iql.Expr
+	// ref is a field or tag beside a selector (SELECT max(v), host):
+	// the selected point's (auxiliary.go).
+	ref string
 }
 
 // aggColumns reads the fields of a SELECT of aggregates: the aggregate
@@ -65,11 +68,14 @@ func aggColumns(st *iql.SelectStatement, interval time.Duration) ([]aggColumn, [
 			continue
 		}
 		name := names[len(out)]
-		switch f.Expr.(type) {
+		switch e := f.Expr.(type) {
+		case *iql.VarRef:
+			math = true
+			out = append(out, outColumn{name: name, col: -1, ref: e.Val})
 		case *iql.BinaryExpr, *iql.ParenExpr:
 			math = true
 			var err error
-			e := iql.RewriteExpr(iql.CloneExpr(f.Expr), func(e iql.Expr) iql.Expr {
+			rewritten := iql.RewriteExpr(iql.CloneExpr(f.Expr), func(e iql.Expr) iql.Expr {
 				call, ok := e.(*iql.Call)
 				if !ok || err != nil {
 					return e
@@ -85,7 +91,7 @@ func aggColumns(st *iql.SelectStatement, interval time.Duration) ([]aggColumn, [
 			if err != nil {
 				return nil, nil, err
 			}
-			out = append(out, outColumn{name: name, col: -1, expr: e})
+			out = append(out, outColumn{name: name, col: -1, expr: rewritten})
 		default:
 			c, err := parseColumn(f, interval)
 			if err != nil {

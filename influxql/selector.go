@@ -3,7 +3,6 @@ package influxql
 import (
 	"context"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -91,12 +90,25 @@ type pick struct {
 }
 
 // better reports whether a point at t of value v is a better pick of fn
-// (first or last) than the pick k.
+// (first, last, min or max) than the pick k, as InfluxDB's reducers
+// pick: max the greatest value and min the least, the earliest of
+// equal ones; first and last the earliest and the latest, the greatest
+// value of one time.
 func (k pick) better(fn string, t time.Time, v any) bool {
-	switch {
-	case !k.ok:
+	if !k.ok {
 		return true
-	case !t.Equal(k.t):
+	}
+	switch fn {
+	case "max", "min":
+		switch {
+		case fn == "max" && greater(v, k.v), fn == "min" && greater(k.v, v):
+			return true
+		case greater(v, k.v) || greater(k.v, v):
+			return false
+		}
+		return t.Before(k.t)
+	}
+	if !t.Equal(k.t) {
 		return t.Before(k.t) == (fn == "first")
 	}
 	return greater(v, k.v)
@@ -116,45 +128,20 @@ func (x *executor) pickPoints(ctx context.Context, p *plan, g group, cols []aggC
 			}
 		}
 	}
-	slot := func(t time.Time) int {
-		if p.interval == 0 {
-			return 0
+	err := x.eachPoint(ctx, p, g, fieldsRead, func(ev event.Event) {
+		i := slotOf(p, starts, ev.Time)
+		if i < 0 {
+			return
 		}
-		return sort.Search(len(starts), func(i int) bool { return starts[i].After(t) }) - 1
-	}
-	for _, s := range g.series {
-		if err := ctx.Err(); err != nil {
-			return nil, err
+		for j, c := range cols {
+			if !byPoints[j] {
+				continue
+			}
+			v, ok := ev.Fields[c.field]
+			if ok && picks[j][i].better(c.fn, ev.Time, v) {
+				picks[j][i] = pick{t: ev.Time, v: v, ok: true}
+			}
 		}
-		q := engine.Query{Table: p.table, Series: s, From: p.from, To: p.to, Fields: fieldsRead, Filter: p.filter, Limit: pageSize}
-		for {
-			page, err := x.eng.Query(ctx, x.tenant, q)
-			if err != nil {
-				return nil, &EngineError{Err: err}
-			}
-			for _, ev := range page.Events {
-				if s == "" && ev.Series != "" {
-					continue // the engine reads every series for "" (tagless.go)
-				}
-				i := slot(ev.Time)
-				if i < 0 {
-					continue
-				}
-				for j, c := range cols {
-					if !byPoints[j] {
-						continue
-					}
-					v, ok := ev.Fields[c.field]
-					if ok && picks[j][i].better(c.fn, ev.Time, v) {
-						picks[j][i] = pick{t: ev.Time, v: v, ok: true}
-					}
-				}
-			}
-			if page.NextCursor == "" {
-				break
-			}
-			q.Cursor = page.NextCursor
-		}
-	}
-	return picks, nil
+	})
+	return picks, err
 }

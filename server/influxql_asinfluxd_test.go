@@ -210,6 +210,13 @@ var asInfluxdCases = []asInfluxdCase{
 	{name: "math of aggregates by time", lines: ab,
 		query: `SELECT mean(a) * 2, max(b) - min(b) FROM ab WHERE time >= '2000-01-01T00:00:00Z' AND time < '2000-01-01T00:00:04Z' GROUP BY time(2s)`},
 	{name: "sum of means", lines: ab, query: `SELECT mean(a) + mean(b) FROM ab`},
+	{name: "field beside max", lines: ab, query: `SELECT max(a), b FROM ab`},
+	{name: "fields beside max by time", lines: ab,
+		query: `SELECT max(b), a, host FROM ab WHERE time >= '2000-01-01T00:00:00Z' AND time < '2000-01-01T00:00:04Z' GROUP BY time(2s)`},
+	{name: "field beside min filled", lines: ab,
+		query: `SELECT min(b), a FROM ab WHERE time >= '2000-01-01T00:00:00Z' AND time < '2000-01-01T00:00:06Z' GROUP BY time(2s)`},
+	{name: "field beside last", lines: ab, query: `SELECT last(a), b FROM ab`},
+	{name: "field beside max by host", lines: ab, query: `SELECT max(a), b FROM ab GROUP BY host`},
 	{name: "tag or field", lines: tagless, query: `SELECT value FROM cpu WHERE host = 'server01' OR value = 1`},
 	{name: "tag or field none", lines: tagless, query: `SELECT value FROM cpu WHERE host = 'nope' OR value = 5`},
 }
