@@ -51,8 +51,11 @@
 // when a series of an answer exists (exists.go), what a missing tag is
 // and how the series without tags is read (tagless.go), how buckets are
 // cut and filled before a transform (transform.go), which point a
-// selector picks of points of one time (selector.go), and how a
-// condition on a tag and a field together is evaluated (rowcond.go).
+// selector picks of points of one time (selector.go), how a condition
+// on a tag and a field together is evaluated (rowcond.go), what math in
+// SELECT answers (math.go), what fields beside a selector answer
+// (auxiliary.go), and what the CARDINALITY statements count
+// (cardinality.go).
 //
 // # Bounds
 //
