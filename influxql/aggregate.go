@@ -352,7 +352,7 @@ func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *pl
 		var byPoints []bool // columns picked from the group's points (selector.go)
 		for j, c := range cols {
 			if multi && !c.mergesAcrossSeries() {
-				if c.fn != "first" && c.fn != "last" {
+				if !slices.Contains(fromPoints, c.fn) {
 					return fmt.Errorf("%s() over %d series at once is %w: GROUP BY their tags, or pick one series with a condition on its tags", c.fn, len(g.series), ErrUnsupported)
 				}
 				if byPoints == nil {

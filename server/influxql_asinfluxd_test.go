@@ -217,6 +217,9 @@ var asInfluxdCases = []asInfluxdCase{
 		query: `SELECT min(b), a FROM ab WHERE time >= '2000-01-01T00:00:00Z' AND time < '2000-01-01T00:00:06Z' GROUP BY time(2s)`},
 	{name: "field beside last", lines: ab, query: `SELECT last(a), b FROM ab`},
 	{name: "field beside max by host", lines: ab, query: `SELECT max(a), b FROM ab GROUP BY host`},
+	{name: "percentile by site", lines: sites,
+		query: `SELECT percentile(temp, 90), median(temp) FROM w WHERE time >= '2000-01-01T00:00:00Z' AND time <= '2000-01-01T00:00:15Z' GROUP BY time(5s), site`},
+	{name: "stddev and distinct of series picked", lines: sites, query: `SELECT stddev(temp), count(distinct(temp)), median(temp) FROM w WHERE site = 'a'`},
 	{name: "tag or field", lines: tagless, query: `SELECT value FROM cpu WHERE host = 'server01' OR value = 1`},
 	{name: "tag or field none", lines: tagless, query: `SELECT value FROM cpu WHERE host = 'nope' OR value = 5`},
 }
