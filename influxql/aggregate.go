@@ -141,6 +141,9 @@ func parseColumn(f *iql.Field, interval time.Duration) (aggColumn, error) {
 	}
 	switch call.Name {
 	case "count", "sum", "mean", "median", "min", "max", "first", "last", "spread", "stddev", "percentile":
+	case "distinct":
+		// distinct(f) alone: its values (distinct.go).
+		c.fn = "values"
 	default:
 		return c, fmt.Errorf("%s() is %w: timetable's aggregates are %s", call.Name, ErrUnsupported, supportedAggregates)
 	}
@@ -336,6 +339,12 @@ func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *pl
 		pieces = w.pieces(starts, p.from, p.to)
 	}
 	pieces = inclusiveEnds(pieces)
+	if i := slices.IndexFunc(cols, func(c aggColumn) bool { return c.fn == "values" }); i >= 0 {
+		if len(cols) != 1 || out != nil || cols[0].outer != "" {
+			return fmt.Errorf("distinct(f) is %w but alone in a SELECT (count(distinct(f)) counts them)", ErrUnsupported)
+		}
+		return x.distinctValues(ctx, st, p, cols[0], starts, emit)
+	}
 	if slices.ContainsFunc(out, func(o outColumn) bool { return o.ref != "" }) {
 		return x.selectorWithFields(ctx, st, p, cols, out, starts, w, emit)
 	}

@@ -54,8 +54,8 @@
 // selector picks of points of one time (selector.go), how a condition
 // on a tag and a field together is evaluated (rowcond.go), what math in
 // SELECT answers (math.go), what fields beside a selector answer
-// (auxiliary.go), and what the CARDINALITY statements count
-// (cardinality.go).
+// (auxiliary.go), what distinct(f) answers (distinct.go), and what the
+// CARDINALITY statements count (cardinality.go).
 //
 // # Bounds
 //

@@ -92,6 +92,17 @@ ab a=3 946684801000000000
 ab,host=x b=5 946684802000000000
 ab a=4,b=1 946684803000000000
 `
+	// modes are values repeated in two series, and strings.
+	modes = `md v=3 946684800000000000
+md v=1 946684801000000000
+md v=3 946684802000000000
+md v=1 946684803000000000
+md v=2 946684804000000000
+md,h=x v=5 946684804000000000
+md,h=x v=5 946684805000000000
+md s="b" 946684806000000000
+md s="a" 946684807000000000
+`
 	// recent are points written seconds apart, just now.
 	recent = `live,host=a value=1 @-30s
 --
@@ -220,6 +231,10 @@ var asInfluxdCases = []asInfluxdCase{
 	{name: "percentile by site", lines: sites,
 		query: `SELECT percentile(temp, 90), median(temp) FROM w WHERE time >= '2000-01-01T00:00:00Z' AND time <= '2000-01-01T00:00:15Z' GROUP BY time(5s), site`},
 	{name: "stddev and distinct of series picked", lines: sites, query: `SELECT stddev(temp), count(distinct(temp)), median(temp) FROM w WHERE site = 'a'`},
+	{name: "distinct", lines: modes, query: `SELECT distinct(v) FROM md`},
+	{name: "distinct by time", lines: modes,
+		query: `SELECT distinct(v) FROM md WHERE time >= '2000-01-01T00:00:00Z' AND time < '2000-01-01T00:00:08Z' GROUP BY time(2s)`},
+	{name: "distinct strings", lines: modes, query: `SELECT distinct(s) FROM md`},
 	{name: "tag or field", lines: tagless, query: `SELECT value FROM cpu WHERE host = 'server01' OR value = 1`},
 	{name: "tag or field none", lines: tagless, query: `SELECT value FROM cpu WHERE host = 'nope' OR value = 5`},
 }
