@@ -8,7 +8,9 @@
 // # Mapping
 //
 // A database is the tenant's data: any name reads the tenant of the
-// API key, and SHOW DATABASES lists one, the tenant's name. A
+// API key, and SHOW DATABASES lists one, the tenant's name; a statement
+// names it as InfluxDB's do, or is refused as InfluxDB refuses it
+// (database.go). A
 // measurement is a logical table. A series written as line protocol is
 // known by its tags, read back from its name (lineproto.SeriesTags); a
 // series whose name is not a tag set has the one tag "series", its name.
