@@ -97,7 +97,7 @@ func (c aggColumn) mergesAcrossSeries() bool {
 }
 
 // aggregates InfluxQL answers, and what timetable lacks.
-const supportedAggregates = "count, count(distinct()), sum, mean, median, min, max, first, last, spread, stddev, percentile(f, N)"
+const supportedAggregates = "count, count(distinct()), sum, mean, median, min, max, first, last, spread, stddev, percentile(f, N), distinct, top(f, N), bottom(f, N)"
 
 // parseColumn reads one field of an aggregate SELECT.
 func parseColumn(f *iql.Field, interval time.Duration) (aggColumn, error) {
@@ -144,6 +144,15 @@ func parseColumn(f *iql.Field, interval time.Duration) (aggColumn, error) {
 	case "distinct":
 		// distinct(f) alone: its values (distinct.go).
 		c.fn = "values"
+	case "top", "bottom":
+		// top(f, N) and bottom(f, N) alone (top.go).
+		ref, ok := call.Args[0].(*iql.VarRef)
+		n, isInt := call.Args[len(call.Args)-1].(*iql.IntegerLiteral)
+		if len(call.Args) != 2 || !ok || !isInt || n.Val < 1 {
+			return c, fmt.Errorf("%s(): %w but as %s(field, N), N at least 1 (no tags)", call.Name, ErrUnsupported, call.Name)
+		}
+		c.field, c.window = ref.Val, int(n.Val)
+		return c, nil
 	default:
 		return c, fmt.Errorf("%s() is %w: timetable's aggregates are %s", call.Name, ErrUnsupported, supportedAggregates)
 	}
@@ -339,6 +348,12 @@ func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *pl
 		pieces = w.pieces(starts, p.from, p.to)
 	}
 	pieces = inclusiveEnds(pieces)
+	if i := slices.IndexFunc(cols, func(c aggColumn) bool { return c.fn == "top" || c.fn == "bottom" }); i >= 0 {
+		if len(cols) != 1 || out != nil || cols[0].outer != "" {
+			return fmt.Errorf("%s() is %w but alone in a SELECT", cols[i].fn, ErrUnsupported)
+		}
+		return x.topValues(ctx, st, p, cols[0], starts, emit)
+	}
 	if i := slices.IndexFunc(cols, func(c aggColumn) bool { return c.fn == "values" }); i >= 0 {
 		if len(cols) != 1 || out != nil || cols[0].outer != "" {
 			return fmt.Errorf("distinct(f) is %w but alone in a SELECT (count(distinct(f)) counts them)", ErrUnsupported)

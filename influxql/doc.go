@@ -56,7 +56,8 @@
 // selector picks of points of one time (selector.go), how a condition
 // on a tag and a field together is evaluated (rowcond.go), what math in
 // SELECT answers (math.go), what fields beside a selector answer
-// (auxiliary.go), what distinct(f) answers (distinct.go), and what the
+// (auxiliary.go), what distinct(f) answers (distinct.go), what top and
+// bottom answer (top.go), and what the
 // CARDINALITY statements count (cardinality.go).
 //
 // # Bounds

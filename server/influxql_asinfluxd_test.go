@@ -235,6 +235,10 @@ var asInfluxdCases = []asInfluxdCase{
 	{name: "distinct by time", lines: modes,
 		query: `SELECT distinct(v) FROM md WHERE time >= '2000-01-01T00:00:00Z' AND time < '2000-01-01T00:00:08Z' GROUP BY time(2s)`},
 	{name: "distinct strings", lines: modes, query: `SELECT distinct(s) FROM md`},
+	{name: "top", lines: modes, query: `SELECT top(v, 3) FROM md`},
+	{name: "bottom", lines: modes, query: `SELECT bottom(v, 2) FROM md`},
+	{name: "top by time", lines: modes,
+		query: `SELECT top(v, 2) FROM md WHERE time >= '2000-01-01T00:00:00Z' AND time < '2000-01-01T00:00:08Z' GROUP BY time(2s)`},
 	{name: "tag or field", lines: tagless, query: `SELECT value FROM cpu WHERE host = 'server01' OR value = 1`},
 	{name: "tag or field none", lines: tagless, query: `SELECT value FROM cpu WHERE host = 'nope' OR value = 5`},
 }
