@@ -97,7 +97,7 @@ func (c aggColumn) mergesAcrossSeries() bool {
 }
 
 // aggregates InfluxQL answers, and what timetable lacks.
-const supportedAggregates = "count, count(distinct()), sum, mean, median, min, max, first, last, spread, stddev, percentile(f, N), distinct, top(f, N), bottom(f, N)"
+const supportedAggregates = "count, count(distinct()), sum, mean, median, min, max, first, last, spread, stddev, percentile(f, N), distinct, top(f, N), bottom(f, N), elapsed"
 
 // parseColumn reads one field of an aggregate SELECT.
 func parseColumn(f *iql.Field, interval time.Duration) (aggColumn, error) {
@@ -144,6 +144,21 @@ func parseColumn(f *iql.Field, interval time.Duration) (aggColumn, error) {
 	case "distinct":
 		// distinct(f) alone: its values (distinct.go).
 		c.fn = "values"
+	case "elapsed":
+		// elapsed(f[, unit]) alone (elapsed.go).
+		ref, ok := call.Args[0].(*iql.VarRef)
+		if !ok || len(call.Args) > 2 {
+			return c, fmt.Errorf("elapsed(): %w but as elapsed(field[, unit])", ErrUnsupported)
+		}
+		c.field, c.unit = ref.Val, time.Nanosecond
+		if len(call.Args) == 2 {
+			d, ok := call.Args[1].(*iql.DurationLiteral)
+			if !ok || d.Val <= 0 {
+				return c, fmt.Errorf("elapsed(): the second argument is a duration")
+			}
+			c.unit = d.Val
+		}
+		return c, nil
 	case "top", "bottom":
 		// top(f, N) and bottom(f, N) alone (top.go).
 		ref, ok := call.Args[0].(*iql.VarRef)
@@ -348,6 +363,12 @@ func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *pl
 		pieces = w.pieces(starts, p.from, p.to)
 	}
 	pieces = inclusiveEnds(pieces)
+	if i := slices.IndexFunc(cols, func(c aggColumn) bool { return c.fn == "elapsed" }); i >= 0 {
+		if len(cols) != 1 || out != nil {
+			return fmt.Errorf("elapsed() is %w but alone in a SELECT", ErrUnsupported)
+		}
+		return x.elapsedValues(ctx, st, p, cols[0], emit)
+	}
 	if i := slices.IndexFunc(cols, func(c aggColumn) bool { return c.fn == "top" || c.fn == "bottom" }); i >= 0 {
 		if len(cols) != 1 || out != nil || cols[0].outer != "" {
 			return fmt.Errorf("%s() is %w but alone in a SELECT", cols[i].fn, ErrUnsupported)

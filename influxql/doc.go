@@ -40,8 +40,10 @@
 // of a table's series, or a GROUP BY that puts several in one group) and
 // of several buckets (no GROUP BY time) are merged where merging is
 // exact (count, sum, mean from sum and count, min, max, spread; first
-// and last across buckets); otherwise the statement answers an error
-// that says what to add. derivative, non_negative_derivative, difference
+// and last across buckets); first, last, median, percentile, stddev and
+// count(distinct()) of several series are computed from the group's
+// points instead (selector.go); otherwise the statement answers an
+// error that says what to add. derivative, non_negative_derivative, difference
 // and moving_average run over the buckets; fill(null|none|previous|
 // linear|number) fills them.
 //
@@ -57,7 +59,7 @@
 // on a tag and a field together is evaluated (rowcond.go), what math in
 // SELECT answers (math.go), what fields beside a selector answer
 // (auxiliary.go), what distinct(f) answers (distinct.go), what top and
-// bottom answer (top.go), and what the
+// bottom answer (top.go), what elapsed answers (elapsed.go), and what the
 // CARDINALITY statements count (cardinality.go).
 //
 // # Bounds

@@ -239,6 +239,11 @@ var asInfluxdCases = []asInfluxdCase{
 	{name: "bottom", lines: modes, query: `SELECT bottom(v, 2) FROM md`},
 	{name: "top by time", lines: modes,
 		query: `SELECT top(v, 2) FROM md WHERE time >= '2000-01-01T00:00:00Z' AND time < '2000-01-01T00:00:08Z' GROUP BY time(2s)`},
+	{name: "elapsed", lines: modes, query: `SELECT elapsed(v) FROM md`},
+	{name: "elapsed in ms", lines: modes, query: `SELECT elapsed(v, 1ms) FROM md WHERE h = 'x'`},
+	{name: "elapsed by tag", lines: modes, query: `SELECT elapsed(v, 1s) FROM md GROUP BY h`},
+	{name: "elapsed by time", lines: modes,
+		query: `SELECT elapsed(v, 1s) FROM md WHERE time >= '2000-01-01T00:00:00Z' AND time < '2000-01-01T00:00:08Z' GROUP BY time(2s)`},
 	{name: "tag or field", lines: tagless, query: `SELECT value FROM cpu WHERE host = 'server01' OR value = 1`},
 	{name: "tag or field none", lines: tagless, query: `SELECT value FROM cpu WHERE host = 'nope' OR value = 5`},
 }
