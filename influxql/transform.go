@@ -11,7 +11,7 @@ import (
 //
 // A transform of an aggregate over GROUP BY time() buckets (derivative,
 // non_negative_derivative, difference, non_negative_difference,
-// moving_average) runs as InfluxDB 1.x's does: the range is read from
+// moving_average, cumulative_sum) runs as InfluxDB 1.x's does: the range is read from
 // the intervals before its start that the transform needs first
 // (extraIntervals: one for a derivative or a difference, n - 1 for
 // moving_average(f, n)), the buckets are filled as fill() says (count
@@ -177,6 +177,11 @@ func transform(c aggColumn, j int, rows []row) {
 					rows[i].values[j] = d
 				}
 			}
+		case "cumulative_sum":
+			if seen {
+				v += prev
+			}
+			rows[i].values[j] = v
 		case "moving_average":
 			window = append(window, v)
 			if len(window) > c.window {
