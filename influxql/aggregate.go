@@ -577,13 +577,19 @@ func (x *executor) finish(st *iql.SelectStatement, cols []aggColumn, times []tim
 				}
 			}
 		case iql.NumberFill:
+			// InfluxDB casts the number to the column's type:
+			// fill(-1.5) of a count is -1, of booleans false, of
+			// strings "" (a column of no value keeps the number).
 			fill := st.FillValue
-			if c.integer() {
-				// InfluxDB casts the number to the column's type:
-				// fill(-1.5) of a count is -1.
+			switch {
+			case c.integer():
 				if f, ok := toFloat(fill); ok {
 					fill = int64(f)
 				}
+			case columnHolds[bool](rows, j):
+				fill = false
+			case columnHolds[string](rows, j):
+				fill = ""
 			}
 			for _, r := range rows {
 				if r.values[j] == nil {
@@ -608,13 +614,13 @@ func (x *executor) finish(st *iql.SelectStatement, cols []aggColumn, times []tim
 				if last >= 0 && i-last > 1 {
 					// A line by the buckets (a day across a DST
 					// switch counts as one, as on InfluxDB), its
-					// steps cut to integers in a column of them.
+					// values cut to integers in a column of them.
 					lv, _ := toFloat(rows[last].values[j])
 					slope := (v - lv) / float64(i-last)
 					for k := last + 1; k < i; k++ {
 						step := slope * float64(k-last)
 						if c.integer() {
-							rows[k].values[j] = int64(step) + int64(lv)
+							rows[k].values[j] = int64(lv + step)
 						} else {
 							rows[k].values[j] = lv + step
 						}
@@ -625,6 +631,12 @@ func (x *executor) finish(st *iql.SelectStatement, cols []aggColumn, times []tim
 		}
 	}
 	return rows
+}
+
+// columnHolds reports whether column j of the rows holds values of
+// type T.
+func columnHolds[T any](rows []row, j int) bool {
+	return slices.ContainsFunc(rows, func(r row) bool { _, ok := r.values[j].(T); return ok })
 }
 
 // toFloat reads a number of an aggregate's results.

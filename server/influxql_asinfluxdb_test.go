@@ -23,6 +23,11 @@ mem,dc=y,host=a f=4 1497510000000000000
 disk v=1 1497510000000000000
 disk,host=x v=1 1497510030000000000
 disk,host=y v=1 1497510030000000000
+down,host=a v=1 1497510000000000000
+down,host=b v=1 1497510000000000000
+down,host=c v=1 1497510000000000000
+down,host=a v=1 1497510030000000000
+flags b=true,s="y" 1497510000000000000
 `
 	w := f.do("POST", "/write?db=d", "", []byte(lines), "Authorization", "Token "+f.acme)
 	require.Equal(t, http.StatusNoContent, w.status, "%s", w.body)
@@ -51,6 +56,12 @@ disk,host=y v=1 1497510030000000000
 		{"a count's line is of integers",
 			"SELECT count(v) FROM disk WHERE time >= '2017-06-15T07:00:00Z' AND time < '2017-06-15T07:00:40Z' GROUP BY time(10s) fill(linear)",
 			`{"results":[{"statement_id":0,"series":[{"name":"disk","columns":["time","count"],"values":[["2017-06-15T07:00:00Z",1],["2017-06-15T07:00:10Z",1],["2017-06-15T07:00:20Z",1],["2017-06-15T07:00:30Z",2]]}]}]}`},
+		{"a count's line is of integers, each value cut",
+			"SELECT count(v) FROM down WHERE time >= '2017-06-15T07:00:00Z' AND time < '2017-06-15T07:00:40Z' GROUP BY time(10s) fill(linear)",
+			`{"results":[{"statement_id":0,"series":[{"name":"down","columns":["time","count"],"values":[["2017-06-15T07:00:00Z",3],["2017-06-15T07:00:10Z",2],["2017-06-15T07:00:20Z",1],["2017-06-15T07:00:30Z",1]]}]}]}`},
+		{"a number fills booleans with false, strings with nothing",
+			"SELECT first(b), last(s), count(b) FROM flags WHERE time >= '2017-06-15T07:00:00Z' AND time < '2017-06-15T07:00:20Z' GROUP BY time(10s) fill(-1.5)",
+			`{"results":[{"statement_id":0,"series":[{"name":"flags","columns":["time","first","last","count"],"values":[["2017-06-15T07:00:00Z",true,"y",1],["2017-06-15T07:00:10Z",false,"",-1]]}]}]}`},
 		{"a count of nothing without GROUP BY time() is null",
 			"SELECT count(f), max(g) FROM cpu WHERE host = 'b' AND time < '2017-06-15T07:00:15Z'",
 			`{"results":[{"statement_id":0,"series":[{"name":"cpu","columns":["time","count","max"],"values":[["1970-01-01T00:00:00Z",null,6]]}]}]}`},
