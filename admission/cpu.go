@@ -33,9 +33,12 @@ import (
 //
 // Its methods may be called from any number of goroutines at once.
 type CPU struct {
-	sem  *semaphore.Weighted
-	held atomic.Int64
-	most atomic.Int64
+	sem   *semaphore.Weighted
+	slots int
+	// held counts the slots held now, and taken the slots ever taken:
+	// what the pool publishes as metrics (Describe, Collect).
+	held  atomic.Int64
+	taken atomic.Int64
 
 	now func() time.Time
 	// mu guards the tenants last seen: last, the tenant of the latest
@@ -55,7 +58,7 @@ func NewCPU(slots int) *CPU {
 	if slots < 1 {
 		slots = CPUSlots()
 	}
-	return &CPU{sem: semaphore.NewWeighted(int64(slots)), now: time.Now}
+	return &CPU{sem: semaphore.NewWeighted(int64(slots)), slots: slots, now: time.Now}
 }
 
 // CPUSlots returns the default size of a CPU pool: GOMAXPROCS-1, at
@@ -70,13 +73,8 @@ func (c *CPU) Acquire(ctx context.Context) (release func(), err error) {
 	if err := c.sem.Acquire(ctx, 1); err != nil {
 		return nil, err
 	}
-	held := c.held.Add(1)
-	for {
-		most := c.most.Load()
-		if held <= most || c.most.CompareAndSwap(most, held) {
-			break
-		}
-	}
+	c.held.Add(1)
+	c.taken.Add(1)
 	var once atomic.Bool
 	return func() {
 		if once.CompareAndSwap(false, true) {
@@ -127,9 +125,3 @@ func (c *CPU) AcquireFor(ctx context.Context, tenant string) (release func(), er
 	}
 	return c.Acquire(ctx)
 }
-
-// Held returns the slots held now.
-func (c *CPU) Held() int { return int(c.held.Load()) }
-
-// MostHeld returns the most slots ever held at once.
-func (c *CPU) MostHeld() int { return int(c.most.Load()) }

@@ -5,6 +5,13 @@ import (
 	"time"
 )
 
+// Held returns the slots held now (timetable_cpu_slots_held).
+func (c *CPU) Held() int { return int(c.held.Load()) }
+
+// Taken returns the slots taken since the pool was made
+// (timetable_cpu_slots_taken_total).
+func (c *CPU) Taken() int { return int(c.taken.Load()) }
+
 // SetNow makes the pool read the time from now.
 func (c *CPU) SetNow(now func() time.Time) { c.now = now }
 

@@ -61,7 +61,8 @@ func registered(t *testing.T, s storage.Store, f family.Family, table, tier stri
 	e := registry.NewEntry(f, f.TableFor(at, at), at)
 	require.Equal(t, table, e.Name)
 	e.State, e.Tier = registry.Active, tier
-	require.NoError(t, reg.Register(ctx, e))
+	_, err := reg.Register(ctx, e)
+	require.NoError(t, err)
 	return func(ctx context.Context, name string) (registry.Entry, bool, error) {
 		return reg.Find(ctx, []string{f.Name}, name)
 	}
@@ -148,6 +149,14 @@ func testArchiveRestoreRoundTrip(t *testing.T, b backends.Backend, open func(t *
 	require.NoError(t, err)
 	require.Len(t, ms, 1)
 	require.Equal(t, m, ms[0])
+
+	// The table is live: a restore into it is refused, and leaves it
+	// as it was.
+	err = a.Restore(ctx, table, "")
+	require.ErrorIs(t, err, archive.ErrLiveTable)
+	require.ErrorContains(t, err, table)
+	require.ErrorContains(t, err, "--into NEWNAME")
+	require.Equal(t, want, scanAll(t, s, table))
 
 	// The table goes; the archive alone still verifies, and brings
 	// the items back exactly.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/timetabledb/timetable/clock"
+	"github.com/timetabledb/timetable/engine/chunk"
 	"github.com/timetabledb/timetable/engine/itemenc"
 	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/registry"
@@ -35,9 +36,18 @@ type Options struct {
 	// spooled: it is streamed to the target.
 	TempDir string
 	// ScanSegments is the number of segments of the parallel scan of an
-	// export (storage.Segment); zero means DefaultScanSegments. Each
+	// export, and of a table's check against its archive (CheckTable,
+	// Verify) (storage.Segment); zero means DefaultScanSegments. Each
 	// segment is checkpointed on its own.
 	ScanSegments int
+	// CheckSettle is how long after the lifecycle fenced a table
+	// (registry.Entry.FencedAt) its check against its archive reads it
+	// eventually consistent and keeps a checkpoint: the writers' fence
+	// must have settled (the lifecycle's FenceSettle) and DynamoDB's
+	// replicas converged since the last write. Zero means
+	// DefaultCheckSettle; a negative value keeps every check strongly
+	// consistent and without checkpoint.
+	CheckSettle time.Duration
 	// ParquetPartRows is the most events a Parquet file of an archive
 	// holds; a table of more is written as several parts. Zero means
 	// DefaultParquetPartRows.
@@ -94,6 +104,13 @@ const (
 	// DefaultDeadlineMargin is how long before its deadline an action
 	// stops.
 	DefaultDeadlineMargin = time.Minute
+	// DefaultCheckSettle is how long after its fence a table is read
+	// eventually consistent by its check: the lifecycle's default
+	// FenceSettle, after which no write lands, and ten seconds for
+	// DynamoDB's replicas to converge (its guide promises an eventually
+	// consistent read the latest item "after a short time"; it is about a
+	// second).
+	DefaultCheckSettle = registry.DefaultFenceSettle + 10*time.Second
 )
 
 // errAborted ends an object written to a target that was aborted.
@@ -121,6 +138,9 @@ func (o *Options) EnsureDefaults() {
 	}
 	if o.ParquetPartRows == 0 {
 		o.ParquetPartRows = DefaultParquetPartRows
+	}
+	if o.CheckSettle == 0 {
+		o.CheckSettle = DefaultCheckSettle
 	}
 	if o.DeadlineMargin == 0 {
 		o.DeadlineMargin = DefaultDeadlineMargin
@@ -362,7 +382,10 @@ func (a *Archiver) verify(ctx context.Context, m Manifest, scanTable bool) error
 	var buf []itemenc.TableEvent
 	got, err := a.readBack(ctx, m, func(it storage.Item) error {
 		if len(m.Parquet) > 0 {
-			buf = itemenc.ItemEvents(buf[:0], it)
+			var err error
+			if buf, err = chunk.ItemEvents(buf[:0], it, m.idScheme()); err != nil {
+				return err
+			}
 			events += int64(len(buf))
 		}
 		return nil
@@ -379,16 +402,15 @@ func (a *Archiver) verify(ctx context.Context, m Manifest, scanTable bool) error
 	if !scanTable {
 		return nil
 	}
-	scan, err := a.scanTable(ctx, m.Table, m.FormatVersion)
+	scan, err := a.scanTable(ctx, m, false)
 	if errors.Is(err, storage.ErrTableNotFound) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	if scan.count != got.count || scan.content != got.content {
-		return fmt.Errorf("%w: the table holds %d items (content %s), the archive %d (content %s)",
-			ErrMismatch, scan.count, short(scan.content), got.count, short(got.content))
+	if diff := tableDiff(scan, got.count, got.content); diff != "" {
+		return fmt.Errorf("%w: %s", ErrMismatch, diff)
 	}
 	return nil
 }

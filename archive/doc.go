@@ -65,8 +65,10 @@
 // and a table of more than Options.ParquetPartRows events (2^18 by
 // default) is written as several parts, the second and later named
 // ...-s0-3-p1.parquet, -p2 and so on. The file holds events, not items:
-// the items are decoded as queries decode them (itemenc.ItemEvents), so a
-// map-layout item gives each of its events a row, and series index
+// the items are decoded as queries decode them (chunk.ItemEvents), so a
+// map-layout item or a chunk gives each of its events a row (a chunk's
+// events the ids their rows would have, under the id scheme of the
+// table's tags), and series index
 // entries, rollups and their markers give none. Its columns are tenant,
 // table, time (TIMESTAMP, nanoseconds, UTC), series, id, one typed column
 // per field and fields_json for the rest (package parquetfile says which
@@ -118,7 +120,16 @@
 // an aggregate over an archived period is computed from its events. It
 // reads every generation of a table that was archived: the engine passes
 // the earlier ones that the registry entry records
-// (registry.Entry.PastArchives). The Parquet of s3:// targets is fetched
+// (registry.Entry.PastArchives). A query of a logical table's series
+// index lists the series of the archive's files, so that an archived
+// period lists its series (the engine's ListSeries, InfluxQL's SHOW TAG
+// VALUES, SHOW SERIES and tag filters) as the table did. They are learnt
+// from the Parquet, read once per open archive and kept with it, rather
+// than from a list the archiver would write into the manifest: the
+// archives made before the list existed answer too, without being made
+// again, and the files are what every read checks against the manifest,
+// where a list beside them would be one more thing to keep in step. The
+// Parquet of s3:// targets is fetched
 // into a cache of ReaderOptions.CacheBytes (DefaultReaderCacheBytes), which
 // evicts the archives least recently read that no query reads.
 //
@@ -173,6 +184,39 @@
 // grace cannot (the lifecycle manager archives only those), and it would
 // cost a second full read of the table. Verify, the operator's check,
 // still scans the table when it exists and compares.
+//
+// # The check before a delete
+//
+// Right before the lifecycle manager deletes a table, CheckTable scans
+// it once more and compares its item count and content hash with the
+// verified manifest's: a write that landed after the export (a writer
+// whose clock or cache lagged the fence) shows as a difference, and the
+// table is archived again rather than deleted. DynamoDB's own export does
+// not replace it: its manifest proves that the archive holds what the
+// table held at the export's point in time, not that nothing landed
+// after, which is what this check is for.
+//
+// The scan is parallel, Options.ScanSegments segments at once, and bounded
+// by its context's deadline less Options.DeadlineMargin. Once the
+// registry says the table was fenced Options.CheckSettle ago
+// (DefaultCheckSettle: the lifecycle's fence settle and ten seconds) it
+// reads eventually consistent, at half the read units on DynamoDB. That
+// is safe: a fenced table accepts no write, every write still in flight
+// when the fence was set ends within the fence's settle (package
+// registry), and an eventually consistent read returns the latest item
+// after a short time, about a second (DynamoDB Developer Guide, "DynamoDB
+// read consistency"), so by then every replica holds what a strongly
+// consistent scan would read. For the same reason such a scan may be done
+// in parts: a check that stops saves, in T/check.checkpoint.json beside
+// the archive, each segment's last key, item count and part of the
+// content hash (a sum, whose parts add up), with the table's creation
+// time, the fence and the archive's count and hash; the next CheckTable
+// of the same table, fence and archive resumes each segment after its key
+// and adds to its part. A table fenced more recently, or with no registry
+// entry, is read strongly consistent and a stopped check of it keeps
+// nothing: writes may still change what its segments already read. The
+// lifecycle deletes a table only after a check that completed and found
+// no difference.
 //
 // # DynamoDB's own export
 //
@@ -256,6 +300,14 @@
 // table goes on from there.
 //
 // # Restored tables
+//
+// A restore never merges into a live table: one the registry has
+// creating, active or archived, and the store still has, holds items of
+// its own, which a restore would mix with the archive's and then mark
+// restored. Restore refuses it with ErrLiveTable, naming the table; the
+// caller restores under another name instead. A table the registry has
+// deleted, missing or restored (a restore run again), or does not know,
+// is restored into.
 //
 // A restored table is created without TTL, and its items lose their TTL
 // attribute, whose times are past. The caller registers a table restored

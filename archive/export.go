@@ -404,25 +404,6 @@ func readItems(r io.Reader, content contentHasher, fn func(storage.Item) error) 
 	return nil
 }
 
-// scanTable scans a table and returns its items' count and content hash,
-// as the format version of a manifest computes it.
-func (a *Archiver) scanTable(ctx context.Context, table string, formatVersion int) (readResult, error) {
-	content := newContentHasher(formatVersion)
-	it := a.store.Scan(ctx, table)
-	defer it.Close()
-	for it.Next() {
-		line, err := MarshalItem(it.Item())
-		if err != nil {
-			return readResult{}, fmt.Errorf("scan %q: %w", table, err)
-		}
-		content.Add(line)
-	}
-	if err := it.Err(); err != nil {
-		return readResult{}, fmt.Errorf("scan %q: %w", table, err)
-	}
-	return readResult{count: content.Count(), content: content.Sum()}, nil
-}
-
 // countWriter counts the bytes written through it.
 type countWriter struct {
 	w io.Writer

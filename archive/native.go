@@ -367,7 +367,7 @@ func (a *Archiver) restoreNative(ctx context.Context, m Manifest, into string) (
 	if !native {
 		return false, nil
 	}
-	spec := storage.TableSpec{Name: into, Capacity: a.opts.RestoreCapacity, Tags: m.Tags}
+	spec := a.restoreSpec(into, m.Tags)
 	src := loc
 	src.Prefix = importPrefix(loc, m)
 	imp, err := x.ImportTable(ctx, spec, src)

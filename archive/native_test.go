@@ -56,6 +56,9 @@ func TestNativeExportRestore(t *testing.T) {
 	require.NoError(t, a.Restore(ctx, table, into))
 	require.Equal(t, 1, cp.Calls()["ImportTable"], "restored by the store's import")
 	require.Equal(t, want, scanAll(t, s, into))
+	restored := cp.Settings(into)
+	require.True(t, restored.DeletionProtection, "an imported table is protected from deletion")
+	require.Positive(t, restored.PITRDays, "an imported table has point-in-time recovery")
 
 	// One item fewer in a data file: the archive no longer verifies.
 	awsCfg, err := config.LoadDefaultConfig(ctx)

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/timetabledb/timetable/engine/chunk"
 	"github.com/timetabledb/timetable/engine/itemenc"
 	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/parquetfile"
@@ -152,7 +153,10 @@ func (a *Archiver) newParquetParts(m Manifest, shards int, written []ParquetFile
 
 // add gathers an item's events, writing the part when it is full.
 func (p *parquetParts) add(ctx context.Context, item storage.Item, line []byte) error {
-	p.buf = itemenc.ItemEvents(p.buf[:0], item)
+	var err error
+	if p.buf, err = chunk.ItemEvents(p.buf[:0], item, p.m.idScheme()); err != nil {
+		return fmt.Errorf("parquet: %w", err)
+	}
 	if len(p.buf) == 0 {
 		return nil
 	}
@@ -240,7 +244,7 @@ func (p *parquetParts) close() error {
 }
 
 // eachEvent calls fn with every event of the spool, in the order of the
-// spool, decoded as the engine decodes items (itemenc.ItemEvents).
+// spool, decoded as the engine decodes items (chunk.ItemEvents, which decodes chunks and hands other items to itemenc.ItemEvents).
 func (p *parquetParts) eachEvent(fn func(itemenc.TableEvent) error) error {
 	if p.spool == nil {
 		return nil
@@ -256,7 +260,9 @@ func (p *parquetParts) eachEvent(fn func(itemenc.TableEvent) error) error {
 		if err != nil {
 			return err
 		}
-		buf = itemenc.ItemEvents(buf[:0], it)
+		if buf, err = chunk.ItemEvents(buf[:0], it, p.m.idScheme()); err != nil {
+			return err
+		}
 		for _, e := range buf {
 			if err := fn(e); err != nil {
 				return err
@@ -291,7 +297,10 @@ func (p *parquetParts) eachSorted(fn func(itemenc.TableEvent) error) error {
 			if err != nil {
 				return err
 			}
-			buf, cached = itemenc.ItemEvents(buf[:0], it), k.off
+			if buf, err = chunk.ItemEvents(buf[:0], it, p.m.idScheme()); err != nil {
+				return err
+			}
+			cached = k.off
 		}
 		if int(k.idx) >= len(buf) {
 			return fmt.Errorf("item at %d of the spool holds %d events, not %d", k.off, len(buf), k.idx+1)

@@ -113,6 +113,10 @@ type archivedTable struct {
 	// read it (its files changed, or one failed to read): the last
 	// release closes it.
 	stale bool
+	// series holds the series of each of the archive's logical tables,
+	// by tenant and table, once listed (reader_series.go): guarded by
+	// Reader.mu.
+	series map[tenantTable][]string
 }
 
 // NewReader returns a Reader.
@@ -176,25 +180,7 @@ func (c *Reader) items(ctx context.Context, targetURL, table string, generation 
 		if !ok || strings.Contains(logical, "#") {
 			return nil, nil // rollups and markers: not archived
 		}
-		t, err := c.table(ctx, targetURL, table, generation)
-		if err != nil {
-			return nil, err
-		}
-		defer c.release(t)
-		var all []string
-		for i, f := range t.files {
-			s, err := f.Series(tenant, logical)
-			if err != nil {
-				return nil, c.unreadable(t, i, err)
-			}
-			all = append(all, s...)
-		}
-		slices.Sort(all)
-		var out []storage.Item
-		for _, s := range slices.Compact(all) {
-			out = append(out, storage.Item{PK: q.PK, SK: itemenc.SeriesIndexPrefix + s})
-		}
-		return out, nil
+		return c.seriesIndex(ctx, targetURL, table, generation, tenant, logical, q.PK)
 	}
 	t, err := c.table(ctx, targetURL, table, generation)
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/event"
 	"github.com/timetabledb/timetable/family"
+	"github.com/timetabledb/timetable/influxql"
 	"github.com/timetabledb/timetable/internal/backends"
 	"github.com/timetabledb/timetable/lifecycle"
 	"github.com/timetabledb/timetable/registry"
@@ -53,6 +54,22 @@ func TestReaderAnswersAsBefore(t *testing.T) {
 	}
 }
 
+// TestReaderAnswersAsBeforeChunks is TestReaderAnswersAsBefore for a
+// family of the chunk layout: the archive of a table of chunks holds
+// their events, with the ids their rows would have, and answers every
+// query, page and cursor as the chunks did.
+func TestReaderAnswersAsBeforeChunks(t *testing.T) {
+	for _, b := range backends.All(t) {
+		chunked := backends.Backend{Name: b.Name, Open: func(t *testing.T) (storage.Store, family.Schema) {
+			s, cfg := b.Open(t)
+			cfg.Families[0].Layout = family.LayoutChunk
+			cfg.Families[0].ChunkWindow = 6 * time.Hour
+			return s, cfg
+		}}
+		t.Run(b.Name, func(t *testing.T) { testReader(t, chunked, targets[0].open) })
+	}
+}
+
 func testReader(t *testing.T, b backends.Backend, open func(t *testing.T) (string, archive.Options)) {
 	ctx := context.Background()
 	s, cfg := b.Open(t)
@@ -75,9 +92,15 @@ func testReader(t *testing.T, b backends.Backend, open func(t *testing.T) (strin
 				fields["raw"] = []byte{byte(i), 0xfe}
 				fields["tags"] = []any{"a", json.Number("1.5"), map[string]any{"k": true}}
 			}
+			series := []string{"car-17", "car-18", "truck#1"}[i%3]
+			if start == old && i%10 == 9 {
+				// A series of the old week alone: only its archive lists it
+				// once the table is deleted.
+				series = "van-3"
+			}
 			evs = append(evs, event.Event{
 				Time:   start.Add(time.Duration(i) * 37 * time.Minute).Add(time.Duration(i) * time.Microsecond),
-				Series: []string{"car-17", "car-18", "truck#1"}[i%3],
+				Series: series,
 				Fields: fields,
 			})
 		}
@@ -110,6 +133,18 @@ func testReader(t *testing.T, b backends.Backend, open func(t *testing.T) (strin
 		{From: from, To: to, Bucket: 24 * time.Hour, Fields: []string{"speed", "count"}, Funcs: []string{engine.FnCount, engine.FnSum, engine.FnMin, engine.FnMax, engine.FnAvg, engine.FnFirst, engine.FnLast}},
 		{From: from, To: to, Series: "car-17", Bucket: time.Hour, Fields: []string{"speed"}, Funcs: []string{engine.FnSum, engine.FnP50, engine.FnDelta}},
 		{From: from, To: to, Bucket: 24 * time.Hour, Fields: []string{"count"}, Funcs: []string{engine.FnSum}, GroupBy: "gear"},
+	}
+	// The series list, SHOW TAG VALUES and SHOW SERIES, and InfluxQL
+	// filtered by the series tag, of the old week alone and of both.
+	oldFrom, oldTo := old.Add(-time.Hour).Format(time.RFC3339), old.Add(7*24*time.Hour).Format(time.RFC3339)
+	influx := []string{
+		`SHOW TAG VALUES FROM a_table WITH KEY = "series"`,
+		`SHOW SERIES FROM a_table`,
+		`SHOW TAG VALUES FROM a_table WITH KEY = "series" WHERE "series" =~ /^(van|truck)/`,
+		fmt.Sprintf(`SELECT mean(speed) FROM a_table WHERE "series" = 'van-3' AND time >= '%s' AND time < '%s' GROUP BY time(30m)`, oldFrom, oldTo),
+		fmt.Sprintf(`SELECT mean(speed), count(count) FROM a_table WHERE "series" = 'car-17' AND time >= '%s' AND time < '%s' GROUP BY time(1d)`, from.Format(time.RFC3339), to.Format(time.RFC3339)),
+		fmt.Sprintf(`SELECT max(speed) FROM a_table WHERE "series" =~ /^van|^car-18$/ AND time >= '%s' AND time < '%s' GROUP BY time(1d), "series"`, oldFrom, oldTo),
+		fmt.Sprintf(`SELECT speed, gear FROM a_table WHERE "series" = 'van-3' AND time >= '%s' AND time < '%s'`, oldFrom, oldTo),
 	}
 	answers := func(db *engine.DB) []string {
 		t.Helper()
@@ -149,10 +184,37 @@ func testReader(t *testing.T, b backends.Backend, open func(t *testing.T) (strin
 			require.NoError(t, err)
 			out = append(out, string(js))
 		}
+		for _, prefix := range []string{"", "car", "van"} {
+			all, err := db.ListSeries(ctx, "acme", "a_table", prefix, "", 0)
+			require.NoError(t, err)
+			out = append(out, fmt.Sprintf("series %q: %q", prefix, all.Series))
+			for after := ""; ; {
+				p, err := db.ListSeries(ctx, "acme", "a_table", prefix, after, 1)
+				require.NoError(t, err)
+				out = append(out, fmt.Sprintf("series %q after %q: %q next %q", prefix, after, p.Series, p.Next))
+				if p.Next == "" {
+					break
+				}
+				after = p.Next
+			}
+		}
+		for _, text := range influx {
+			stmts, err := influxql.Parse(text, nil)
+			require.NoError(t, err)
+			res, errs := influxql.Execute(ctx, db, "acme", stmts, influxql.Options{Database: "acme"})
+			for _, err := range errs {
+				require.NoError(t, err, text)
+			}
+			require.NotEmpty(t, res[0].Series, text)
+			js, err := json.Marshal(res)
+			require.NoError(t, err)
+			out = append(out, string(js))
+		}
 		return out
 	}
 	before := answers(db)
 	require.Contains(t, before[0], `"car-17"`)
+	require.Contains(t, before, `series "": ["car-17" "car-18" "truck#1" "van-3"]`)
 
 	r, err := lifecycle.New(lifecycle.Options{Store: s, Families: cfg.Families, Clock: clk, MetaTable: cfg.MetaTable,
 		Logger: slog.New(slog.DiscardHandler), OpenArchiver: func(target string, format family.ArchiveFormat) (lifecycle.Archiver, error) {

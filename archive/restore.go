@@ -10,11 +10,45 @@ import (
 	"time"
 
 	"github.com/timetabledb/timetable/family"
+	"github.com/timetabledb/timetable/registry"
 	"github.com/timetabledb/timetable/storage"
 )
 
+// ErrLiveTable marks a restore into a table that is live: the registry
+// has it creating, active or archived and not yet deleted, and the store
+// has it, with items of its own that a restore would merge with the
+// archive's. Restore it under another name instead.
+var ErrLiveTable = errors.New("timetable: the table is live")
+
+// refuseLive returns an error wrapping ErrLiveTable when into is a live
+// table (ErrLiveTable). Without a registry (Options.Facts), or for a table
+// the registry has deleted, missing or restored (a restore run again)
+// the restore goes on.
+func (a *Archiver) refuseLive(ctx context.Context, table, into string) error {
+	if a.opts.Facts == nil {
+		return nil
+	}
+	e, found, err := a.opts.Facts(ctx, into)
+	if err != nil {
+		return fmt.Errorf("restore %q into %q: registry entry: %w", table, into, err)
+	}
+	if !found || (e.State != registry.Creating && e.State != registry.Active && e.State != registry.Archived) {
+		return nil
+	}
+	_, err = a.store.DescribeTable(ctx, into)
+	if errors.Is(err, storage.ErrTableNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("restore %q into %q: %w", table, into, err)
+	}
+	return fmt.Errorf("%w: restore %q into %q: %q is %s, with items of its own, and a restore never merges into a live table; restore it under another name (timetable archive restore --into NEWNAME)",
+		ErrLiveTable, table, into, into, e.State)
+}
+
 // Restore writes the items of table's archives back into the table named
-// into (table itself when into is empty), creating it with the archived
+// into (table itself when into is empty), which must not be live
+// (ErrLiveTable), creating it with the archived
 // table's tags, so that the engine's catalog recognizes it and queries see
 // its events again. Every generation's archive is restored, oldest first:
 // the tables once made under one name held events of one period. Each
@@ -23,8 +57,9 @@ import (
 // replace those of the same key, so a restore that was interrupted can
 // simply be run again.
 //
-// The table is created with Options.RestoreCapacity (on-demand by default)
-// and without TTL, and the items' TTL attribute (family.TTLAttribute) is
+// The table is created with Options.RestoreCapacity (on-demand by default),
+// deletion protection and point-in-time recovery (restoreSpec), and
+// without TTL, and the items' TTL attribute (family.TTLAttribute) is
 // removed, so that DynamoDB does not delete restored items whose expiry
 // is past. A single archive restored into a table that does not exist is
 // imported by the store itself where Options.Method allows it and the
@@ -46,6 +81,9 @@ func (a *Archiver) Restore(ctx context.Context, table, into string) error {
 		into = table
 	}
 	if err := checkTableName(into); err != nil {
+		return err
+	}
+	if err := a.refuseLive(ctx, table, into); err != nil {
 		return err
 	}
 	ctx, cancel := a.withDeadline(ctx)
@@ -87,7 +125,7 @@ func (a *Archiver) Restore(ctx context.Context, table, into string) error {
 				}
 			}
 		}
-		spec := storage.TableSpec{Name: into, Capacity: a.opts.RestoreCapacity, Tags: ms[len(ms)-1].Tags}
+		spec := a.restoreSpec(into, ms[len(ms)-1].Tags)
 		if err := a.store.CreateTable(ctx, spec); err != nil && !errors.Is(err, storage.ErrTableExists) {
 			if ctx.Err() != nil {
 				return fmt.Errorf("restore %q into %q: stopped while its table was made, before anything was written: %w: %w", table, into, ErrStopped, errors.Join(err, ctx.Err()))
@@ -239,4 +277,18 @@ func (a *Archiver) generations(ctx context.Context, table string) ([]Manifest, e
 		return nil, fmt.Errorf("%w: no archive of %q", ErrNotFound, table)
 	}
 	return ms, nil
+}
+
+// restorePITRDays is the point-in-time recovery period of a restored
+// table: DynamoDB's longest, as its price is the table's size whatever
+// the period.
+const restorePITRDays = 35
+
+// restoreSpec returns the specification of the table a restore makes,
+// by CreateTable or by the store's import alike: Options.RestoreCapacity,
+// the archived table's tags, and deletion protection and point-in-time
+// recovery, as every table timetable makes has, for a restored table may
+// hold the only live copy of what an operator needed back.
+func (a *Archiver) restoreSpec(into string, tags map[string]string) storage.TableSpec {
+	return storage.TableSpec{Name: into, Capacity: a.opts.RestoreCapacity, Tags: tags, DeletionProtection: true, PITRDays: restorePITRDays}
 }

@@ -153,7 +153,7 @@ func testSkewedReconciler(t *testing.T, b backends.Backend) {
 		into := "restored_" + fmt.Sprint(len(found)) + "_" + f.Prefix
 		require.NoError(t, a.Restore(ctx, table, into))
 		collect(into)
-		require.NoError(t, s.DeleteTable(ctx, into))
+		require.NoError(t, backends.Drop(ctx, s, into), "a restored table is protected from deletion")
 	}
 	mu.Lock()
 	defer mu.Unlock()

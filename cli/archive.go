@@ -101,7 +101,10 @@ table --into (T by default) with the archived table's tags and on-demand
 billing (bounded by the family's backfill max_read/max_write, when it sets
 them), and writes the items back without their TTL attribute. Queries
 see the events again. Items replace those of the same key, so an
-interrupted restore can be run again.
+interrupted restore can be run again. A restore never merges into a live
+table: when the registry has the table --into creating, active or
+archived and the store still has it, restore refuses, naming it; restore
+--into a new name beside it instead.
 
 A table restored under its own name is registered as restored until
 --keep from now (7 days by default): the lifecycle manager leaves it

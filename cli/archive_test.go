@@ -97,6 +97,15 @@ func TestArchiveFamilyTarget(t *testing.T) {
 	require.NoError(t, err)
 	r := mustRun(t, "", "archive", "list", "--config", cfg)
 	require.Contains(t, r.stdout, tables[0].Name)
+
+	// The table is live: a restore into it is refused, and says how to
+	// restore beside it.
+	r = run(t, "", "archive", "restore", store, "--config", cfg, "--table", tables[0].Name)
+	require.ErrorIs(t, r.err, archive.ErrLiveTable)
+	require.ErrorContains(t, r.err, tables[0].Name+`" is active`)
+	require.ErrorContains(t, r.err, "--into NEWNAME")
+	r = mustRun(t, "", "archive", "restore", store, "--config", cfg, "--table", tables[0].Name, "--into", "tt_beside")
+	require.Contains(t, r.stdout, "into tt_beside")
 }
 
 // TestRestoreCarriesOnDemandMaximum restores a table with the family's
@@ -205,4 +214,53 @@ func TestUnknownSubcommand(t *testing.T) {
 	r := run(t, "", "archive")
 	require.NoError(t, r.err)
 	require.Contains(t, r.stdout, "verify")
+}
+
+// TestTablesListsArchivedAndDeleted lets the lifecycle archive and delete
+// the seeded tables: `timetable tables` still lists them, state deleted,
+// with their archive's location, and the queries read them from it.
+func TestTablesListsArchivedAndDeleted(t *testing.T) {
+	store, _ := seeded(t)
+	dir := t.TempDir()
+	target := "file://" + filepath.ToSlash(dir)
+	cfg := filepath.Join(t.TempDir(), "timetable.yaml")
+	require.NoError(t, os.WriteFile(cfg, []byte("families:\n  - name: events\n    retention: 720h\n    archive: "+target+"\n"), 0o644))
+	var before []engine.TableStatus
+	require.NoError(t, json.Unmarshal([]byte(mustRun(t, "", "tables", store, "--config", cfg, "--format", "json").stdout), &before))
+	require.NotEmpty(t, before)
+	query := mustRun(t, "", "query", store, "--config", cfg, "--tenant", "acme", "--table", "a_table",
+		"--from", "2017-01-01T00:00:00Z", "--to", "2017-06-16T00:00:00Z", "--format", "json").stdout
+
+	// Months on (the first cycle fences, a later one archives and deletes
+	// once the fence settled).
+	for _, now := range []string{"2017-09-01T00:00:00Z", "2017-09-01T06:00:00Z", "2017-09-01T12:00:00Z"} {
+		mustRun(t, "", "reconcile", store, "--config", cfg, "--now", now, "--"+iKnowNowIsInTheFuture)
+	}
+	var after []engine.TableStatus
+	require.NoError(t, json.Unmarshal([]byte(mustRun(t, "", "tables", store, "--config", cfg, "--format", "json").stdout), &after))
+	deleted := map[string]engine.TableStatus{}
+	for _, tb := range after {
+		if tb.State == "deleted" {
+			deleted[tb.Name] = tb
+		}
+	}
+	for _, tb := range before {
+		d, ok := deleted[tb.Name]
+		require.True(t, ok, "%s is listed once archived and deleted: %+v", tb.Name, after)
+		require.Equal(t, target, d.ArchiveTarget)
+		require.False(t, d.ArchivedAt.IsZero())
+		require.Empty(t, d.Status, "gone from the store")
+		require.Equal(t, int64(-1), d.ItemCount)
+		require.Contains(t, d.TierReason, "read from its archive")
+	}
+	out := mustRun(t, "", "tables", store, "--config", cfg).stdout
+	require.Contains(t, out, "\narchives:\n")
+	for _, tb := range before {
+		require.Contains(t, out, "  "+tb.Name+" generation 1: "+target+" ")
+	}
+	require.Contains(t, out, "table deleted: read from the archive")
+	require.Regexp(t, `(?m)^2017-06-11T00:00:00Z\s+a\s`, out, "the timeline marks an archived period")
+	// A null in a typed column reads back absent (package parquetfile).
+	require.Equal(t, strings.Replace(query, `"gear":null,`, "", 1), mustRun(t, "", "query", store, "--config", cfg, "--tenant", "acme", "--table", "a_table",
+		"--from", "2017-01-01T00:00:00Z", "--to", "2017-06-16T00:00:00Z", "--format", "json").stdout, "read from the archives")
 }

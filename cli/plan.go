@@ -42,7 +42,8 @@ const sampleFutureSkew = 100 * 365 * 24 * time.Hour
 type planFlags struct {
 	fieldBytes, itemBytes, pkBytes int
 	sample, tenant, table          string
-	rate, peak                     float64
+	rate, peak, peakFactor         float64
+	restoreGB                      float64
 	retention, horizon             string
 	series                         int
 	readsPerSec                    float64
@@ -74,13 +75,18 @@ func newPlanCmdWithClock(clk clock.Clock) *cobra.Command {
 		Long: `plan works out, for a workload, the shards the peak of one series needs
 at 1,000 write units a partition key, and for every period (hour, 6h, 12h,
 day, week, month, quarter) the tables alive under the retention and the
-monthly bill: each tier (hot, warm, cold) billed on demand or provisioned,
-whichever is cheaper (provisioned pays above about 29% utilisation at list
-prices), and stored in its table class (Standard, the cold tier
-Standard-IA), plus archives on S3 with --archive-after and
---archive-target. It recommends the
-cheapest period whose tables stay under 80% of the 2,500-table quota, and
-shows every tier provisioned, every tier on demand and no tiering beside it.
+monthly bill: each tier (hot, warm, cold) billed on demand or provisioned
+for its load at auto scaling's 70% target (the write load at its peak),
+whichever is cheaper, and stored in its table class (Standard, the cold
+tier Standard-IA), with point-in-time recovery on the hot and warm tiers,
+plus, with --archive-after and --archive-target, the export of each table
+to S3, the scan that checks it before its delete and the archives on S3
+with their requests; DynamoDB's free tier is taken off. It recommends the
+cheapest period whose tables stay under 80% of the 2,500-table quota,
+shows every tier provisioned, every tier on demand and no tiering beside
+it, and prints the recommended month's bill line by line, each price
+with what is known of it (verified against an AWS page, or unverified),
+and reserved capacity for the hot tier as an option.
 
 Give the event size one way:
   --item-bytes N    the size of the whole stored item, keys included (what
@@ -96,7 +102,11 @@ Durations are Go durations (36h, 90m) or whole days or weeks (90d, 12w).
 Prices are built-in us-east-1 list prices, labelled with their date; override
 them with --prices FILE (YAML or JSON with the keys wcu_hour, rcu_hour,
 write_request_million, read_request_million, storage_gb_month, the same with
-_ia for Standard-IA, archive_gb_month, currency, label) or the --price-* flags.`,
+_ia for Standard-IA, archive_gb_month, pitr_gb_month, export_gb, import_gb,
+s3_put_thousand, s3_get_thousand, free_storage_gb, free_wcu, free_rcu,
+reserved_wcu_upfront, reserved_wcu_hour, reserved_rcu_upfront,
+reserved_rcu_hour, reserved_term_months, currency, label) or the --price-*
+flags.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runPlan(cmd, f, clk)
@@ -115,6 +125,8 @@ _ia for Standard-IA, archive_gb_month, currency, label) or the --price-* flags.`
 	fl.StringVar(&f.table, "table", sampleTable, "logical table name the sample's keys are sized with")
 	fl.Float64Var(&f.rate, "rate", 0, "average events per second")
 	fl.Float64Var(&f.peak, "peak", 0, "peak events per second (default the average rate)")
+	fl.Float64Var(&f.peakFactor, "peak-factor", 0, "the peak as a multiple of the average rate (instead of --peak)")
+	fl.Float64Var(&f.restoreGB, "restore-gb", 0, "GB of archives restored (imported from S3) a month, with --archive-after")
 	fl.StringVar(&f.retention, "retention", "0", "how long tables are kept after their period; 0 keeps them forever")
 	fl.StringVar(&f.horizon, "horizon", "8760h", "how far to project costs when data is kept forever")
 	fl.IntVar(&f.series, "series", 1, "number of series the events are spread over; a query reads one")
@@ -177,9 +189,19 @@ func runPlan(cmd *cobra.Command, f planFlags, clk clock.Clock) error {
 		ArchiveRatio:      f.archiveRatio,
 		ArchiveTarget:     f.archiveTarget,
 		ArchiveFormat:     family.ArchiveFormat(f.archiveFormat),
+		RestoreGB:         f.restoreGB,
 		Hot:               planner.TierOptions{Billing: f.tierBilling[0]},
 		Warm:              planner.TierOptions{Billing: f.tierBilling[1]},
 		Cold:              planner.TierOptions{Billing: f.tierBilling[2]},
+	}
+	if cmd.Flags().Changed("peak-factor") {
+		if cmd.Flags().Changed("peak") {
+			return fmt.Errorf("plan: give --peak or --peak-factor, not both")
+		}
+		if !(f.peakFactor >= 1) {
+			return fmt.Errorf("plan: --peak-factor %v: the peak is at least the average rate, a factor of 1 or more", f.peakFactor)
+		}
+		in.Peak = f.rate * f.peakFactor
 	}
 	if f.pkBytes <= 0 || f.series <= 0 || f.headroom <= 0 {
 		return fmt.Errorf("plan: --pk-bytes, --series and --headroom must be positive")
@@ -270,10 +292,10 @@ func sampleSizes(path, tenant, table string, now time.Time) ([]int, error) {
 	if events.Len() == 0 {
 		return nil, fmt.Errorf("sample %s: no events", path)
 	}
-	events.AssignIDs(tenant, table, event.LatestIDScheme)
 	sizes := make([]int, events.Len())
 	for i := range sizes {
 		ev := events.Event(i)
+		ev.AssignID(tenant, table, event.LatestIDScheme)
 		sizes[i] = storage.ItemSize(itemenc.RowItem(tenant, table, ev, 0))
 	}
 	return sizes, nil

@@ -124,15 +124,16 @@ func TestPlanGuideExample(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(out), &r))
 	require.Equal(t, 6, r.Shards)
 
-	// A year of the guide's example costs at most $900 a month at the
-	// built-in prices, and at most $450 with archives on S3 after 30
-	// days.
+	// A year of the guide's example costs at most $950 a month at the
+	// built-in prices, as AWS bills it (capacity at auto scaling's 70%
+	// target, point-in-time recovery, the free tier), and at most $600
+	// with archives on S3 after 30 days (exports and checks included).
 	for _, tc := range []struct {
 		args []string
 		most float64
 	}{
-		{[]string{"--retention", "365d"}, 900},
-		{[]string{"--retention", "365d", "--archive-after", "30d", "--archive-target", "s3://bucket/events"}, 450},
+		{[]string{"--retention", "365d"}, 950},
+		{[]string{"--retention", "365d", "--archive-after", "30d", "--archive-target", "s3://bucket/events"}, 600},
 	} {
 		out, _, err = runPlanCmd(t, append([]string{"--item-bytes", "180", "--rate", "600", "--format", "json"}, tc.args...)...)
 		require.NoError(t, err)
@@ -175,6 +176,9 @@ func TestPlanErrors(t *testing.T) {
 		{"negative price", []string{"--item-bytes", "100", "--rate", "10", "--price-wcu-hour", "-1"}, planner.ErrInvalidInput, "wcu_hour"},
 		{"arguments", []string{"--item-bytes", "100", "--rate", "10", "extra"}, nil, "unknown command"},
 		{"zero series", []string{"--item-bytes", "100", "--rate", "10", "--series", "0"}, nil, "must be positive"},
+		{"peak and peak factor", []string{"--item-bytes", "100", "--rate", "10", "--peak", "20", "--peak-factor", "2"}, nil, "not both"},
+		{"peak factor below 1", []string{"--item-bytes", "100", "--rate", "10", "--peak-factor", "0.5"}, nil, "factor of 1 or more"},
+		{"restores without archives", []string{"--item-bytes", "100", "--rate", "10", "--restore-gb", "5"}, planner.ErrInvalidInput, "restores need archives"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -187,6 +191,29 @@ func TestPlanErrors(t *testing.T) {
 			require.Empty(t, out)
 		})
 	}
+}
+
+// --peak-factor is the peak as a multiple of the rate: the hot tier is
+// auto scaled at 70% from the rate's capacity to the peak's, and the bill
+// prices the peak's; --restore-gb prices imports from S3.
+func TestPlanPeakFactorAndRestores(t *testing.T) {
+	out, _, err := runPlanCmd(t, "--item-bytes", "180", "--rate", "600", "--peak-factor", "1.5", "--retention", "365d",
+		"--archive-after", "30d", "--archive-target", "s3://bucket/events", "--restore-gb", "100", "--format", "json")
+	require.NoError(t, err)
+	var r planner.Report
+	require.NoError(t, json.Unmarshal([]byte(out), &r))
+	require.Equal(t, 900.0, r.Workload.Peak)
+	require.Equal(t, int64(1286), r.Tiers[0].Write, "900 units at 70%")
+	require.Equal(t, int64(858), r.Tiers[0].MinWrite, "600 units at 70%")
+	require.Equal(t, int64(858), r.Family.Tiers[0].Write)
+	require.Equal(t, int64(1286), r.Family.Tiers[0].MaxWrite)
+	var imported float64
+	for _, l := range r.Bill.Lines {
+		if l.Price == "import_gb" {
+			imported = l.Quantity
+		}
+	}
+	require.Equal(t, 100.0, imported)
 }
 
 func TestSampleSizes(t *testing.T) {
@@ -236,9 +263,10 @@ tables:
 	require.Equal(t, "90d", f["retention"])
 	require.Equal(t, "provisioned", f["billing"])
 	require.Equal(t, []any{
-		map[string]any{"name": "hot", "age": 0, "billing": "provisioned", "read": 300, "write": 6000, "class": "standard"},
-		map[string]any{"name": "warm", "age": "1 period", "billing": "on_demand", "class": "standard"},
-		map[string]any{"name": "cold", "age": "2 periods", "billing": "on_demand", "class": "infrequent_access"},
+		// Auto scaled at 70% between the average rate and the peak.
+		map[string]any{"name": "hot", "age": 0, "billing": "provisioned", "read": 1, "write": 7143, "max_write": 8572, "class": "standard", "pitr": true},
+		map[string]any{"name": "warm", "age": "1 period", "billing": "on_demand", "class": "standard", "pitr": true},
+		map[string]any{"name": "cold", "age": "2 periods", "billing": "on_demand", "class": "infrequent_access", "pitr": false},
 	}, f["tiers"])
 	require.Equal(t, map[string]string{"family": "events", "layout": "map"}, doc.Tables["a_table"])
 	st, err := os.Stat(path)
@@ -258,7 +286,7 @@ tables:
 	require.Equal(t, family.LayoutRow, events.Layout)
 	require.Equal(t, storage.Provisioned, events.Billing)
 	require.Equal(t, []family.Tier{
-		{Name: "hot", Age: family.Age{}, Capacity: storage.Capacity{Billing: storage.Provisioned, Read: 300, Write: 6000, Class: storage.ClassStandard}, PITR: true},
+		{Name: "hot", Age: family.Age{}, Capacity: storage.Capacity{Billing: storage.Provisioned, Read: 1, Write: 7143, MaxWrite: 8572, Class: storage.ClassStandard}, PITR: true},
 		{Name: "warm", Age: family.Age{Periods: 1}, Capacity: storage.Capacity{Billing: storage.OnDemand, Class: storage.ClassStandard}, PITR: true},
 		{Name: "cold", Age: family.Age{Periods: 2}, Capacity: storage.Capacity{Billing: storage.OnDemand, Class: storage.ClassInfrequentAccess}},
 	}, events.Tiers)

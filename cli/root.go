@@ -77,12 +77,14 @@ which the embedded store allows one process at a time.`,
 		newServeCmd(g),
 		newTenantCmd(g),
 		newWriteCmd(g),
+		newImportCmd(g),
 		newQueryCmd(g),
 		newTablesCmd(g),
 		newReconcileCmd(g),
 		newPlanCmd(),
 		newArchiveCmd(g),
 		newCompactCmd(g),
+		newMigrateCmd(g),
 	)
 	return root
 }

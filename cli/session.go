@@ -49,6 +49,11 @@ type sessionOptions struct {
 	readOnly bool
 	// registerer receives the engine's metrics, and the store's.
 	registerer prometheus.Registerer
+	// history opens the engine for an import of history: each event
+	// filed under its own time's write month
+	// (engine.Options.WriteMonthOfEvent), and with anyAge events older
+	// than the backfill horizon taken.
+	history, anyAge bool
 }
 
 // openSession reads the configuration, opens the store and the engine on
@@ -76,8 +81,12 @@ func (g *globals) openSession(ctx context.Context, stderr io.Writer, o sessionOp
 	// AWS_ENDPOINT_URL_S3 suggests.
 	archives := archive.NewReader(archive.ReaderOptions{S3: archive.S3Options{UsePathStyle: os.Getenv("AWS_ENDPOINT_URL_S3") != ""},
 		CacheDir: cfg.ArchiveCache.Dir, CacheBytes: cfg.ArchiveCache.Bytes, Logger: log})
+	budget := tableBudget(cfg.TableBudget)
+	if o.anyAge {
+		budget.BackfillHorizon = engine.NoBackfillHorizon
+	}
 	db, err := engine.Open(ctx, store, engine.Options{Schema: cfg.Schema, Clock: clk, Logger: log, Registerer: o.registerer, ReadOnly: o.readOnly, Archives: archives,
-		Tables: tableBudget(cfg.TableBudget)})
+		Tables: budget, WriteMonthOfEvent: o.history})
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("open engine: %w", err), store.Close(), archives.Close())
 	}

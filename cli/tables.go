@@ -30,7 +30,9 @@ estimate, null (- in a table) when it has none.
 
 Every fact comes from the table registry in the meta table, where each
 table's facts are recorded when it is made: state is the registry's
-(creating, active, archived, missing), shards the table's own shard count,
+(creating, active, archived, missing; deleted for a table archived and
+deleted, whose period is read from its archive, listed with it), shards
+the table's own shard count,
 and why says why the table has, or is about to get, its tier (the lifecycle
 manager moves it there): the schedule, or the backfill tier of a table
 made after its period ended. status is what the store says now (- when the
@@ -46,8 +48,11 @@ have lists nothing rather than being refused.
 The table format ends with a timeline per family: a row per period, a
 column per write month, and in each cell the initial of the tier of the
 table holding that period's events written in that month (h hot, w warm,
-c cold, b backfill; . when there is no such table). A late-data table shows as a mark
-far right of its period's row.`,
+c cold, b backfill; a archived and deleted, read from its archive; . when
+there is no such table). A late-data table shows as a mark far right of
+its period's row. Under the tables, "archives:" names each archived
+table's generation and where its archive is (archive_target and
+archived_at in json), deleted tables among them.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkFormat(format, "table", "json"); err != nil {
@@ -152,6 +157,36 @@ func writeTablesTable(w io.Writer, ts []engine.TableStatus) error {
 			}
 		}
 	}
+	return writeArchives(w, ts)
+}
+
+// writeArchives writes, under the tables, where each archived table's
+// archive is: of a table still there, and of one deleted, whose period is
+// read from it.
+func writeArchives(w io.Writer, ts []engine.TableStatus) error {
+	first := true
+	for _, t := range ts {
+		if t.ArchiveTarget == "" {
+			continue
+		}
+		if first {
+			if _, err := fmt.Fprintln(w, "\narchives:"); err != nil {
+				return err
+			}
+			first = false
+		}
+		when := ""
+		if !t.ArchivedAt.IsZero() {
+			when = " " + t.ArchivedAt.UTC().Format(time.RFC3339)
+		}
+		gone := ""
+		if t.State == "deleted" {
+			gone = ", table deleted: read from the archive"
+		}
+		if _, err := fmt.Fprintf(w, "  %s generation %d: %s%s%s\n", t.Name, t.Generation, t.ArchiveTarget, when, gone); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -190,7 +225,15 @@ func writeTimeline(w io.Writer, ts []engine.TableStatus) error {
 				months = append(months, m)
 			}
 			initial := "?"
-			if t.Tier != "" {
+			switch {
+			case t.State == "deleted":
+				// Archived and deleted: a table of the period, or a
+				// generation before it, marks it only when none is there.
+				if _, ok := mark[p][m]; ok {
+					continue
+				}
+				initial = "a"
+			case t.Tier != "":
 				initial = t.Tier[:1]
 			}
 			mark[p][m] = initial

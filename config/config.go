@@ -292,6 +292,7 @@ type fileFamily struct {
 	WriteTimeGrouping *string      `yaml:"write_time_grouping"`
 	Shards            *int         `yaml:"shards"`
 	Layout            *string      `yaml:"layout"`
+	ChunkWindow       *string      `yaml:"chunk_window"`
 	Billing           *string      `yaml:"billing"`
 	Tiers             []fileTier   `yaml:"tiers"`
 	Backfill          *fileTier    `yaml:"backfill"`
@@ -664,7 +665,7 @@ func (ff fileFamily) family() (family.Family, error) {
 		name string
 		in   *string
 		out  *time.Duration
-	}{{"prebuild", ff.Prebuild, &f.Prebuild}, {"grace", ff.Grace, &f.Grace}, {"retention", ff.Retention, &f.Retention}, {"ttl", ff.TTL, &f.TTL}} {
+	}{{"prebuild", ff.Prebuild, &f.Prebuild}, {"grace", ff.Grace, &f.Grace}, {"retention", ff.Retention, &f.Retention}, {"ttl", ff.TTL, &f.TTL}, {"chunk_window", ff.ChunkWindow, &f.ChunkWindow}} {
 		if d.in == nil {
 			continue
 		}

@@ -316,3 +316,33 @@ func TestArchiveCache(t *testing.T) {
 	_, err = config.Parse([]byte("archive_cache:\n  size: 1GiB\ncold_cache:\n  size: 2GiB\n"))
 	require.ErrorIs(t, err, config.ErrInvalid, "the name and its alias together")
 }
+
+// A family of the chunk layout takes its window from chunk_window, an
+// hour when it names none; a window that does not divide a day, a TTL
+// beside chunks, and chunks named on a logical table are refused,
+// naming the setting.
+func TestChunkLayout(t *testing.T) {
+	c, err := config.Parse([]byte(`
+families:
+  - name: events
+  - {name: metrics, layout: chunk, chunk_window: 30m}
+  - {name: hourly, layout: chunk}
+tables:
+  cpu: {family: metrics}
+`))
+	require.NoError(t, err)
+	require.Equal(t, family.LayoutChunk, c.Layout("cpu").Kind)
+	require.Equal(t, 30*time.Minute, c.Family("cpu").ChunkWindow)
+	require.Equal(t, time.Hour, c.Families[2].ChunkWindow)
+	for bad, says := range map[string]string{
+		"families: [{name: events, layout: chunk, chunk_window: 7m}]":     "chunk_window",
+		"families: [{name: events, layout: chunk, chunk_window: 1500ms}]": "chunk_window",
+		"families: [{name: events, layout: chunk, ttl: 30d}]":             "ttl",
+		"families: [{name: events, layout: rows}]":                        "layout",
+		"tables: {a: {layout: chunk}}":                                    "layout chunk is set on its family",
+	} {
+		_, err := config.Parse([]byte(bad))
+		require.ErrorIs(t, err, config.ErrInvalid, bad)
+		require.ErrorContains(t, err, says, bad)
+	}
+}

@@ -3,24 +3,29 @@ package deploy
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/timetabledb/timetable/archive"
+	"github.com/timetabledb/timetable/family"
+	"github.com/timetabledb/timetable/internal/iampolicy"
 	"github.com/timetabledb/timetable/lifecycle"
 )
 
-type statement struct {
-	Sid       string                    `yaml:"Sid"`
-	Effect    string                    `yaml:"Effect"`
-	Action    []string                  `yaml:"Action"`
-	Resource  any                       `yaml:"Resource"`
-	Condition map[string]map[string]any `yaml:"Condition"`
+// exampleParams are the template's parameters for one deployment.
+var exampleParams = map[string]string{
+	"AWS::Region": "eu-west-1", "AWS::AccountId": "111122223333",
+	"TablePrefix": "tt_", "MetaTable": "timetable_meta_a",
+	"ArchiveBucket": "archives", "ArchivePrefix": "a/",
+	"ArchiveKMSKey": "arn:aws:kms:eu-west-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab",
 }
 
 type template struct {
@@ -42,7 +47,6 @@ type template struct {
 						Input    string `yaml:"Input"`
 					} `yaml:"Properties"`
 				} `yaml:"Events"`
-				Policies []yaml.Node `yaml:"Policies"`
 			} `yaml:"Properties"`
 		} `yaml:"Lifecycle"`
 	} `yaml:"Resources"`
@@ -76,89 +80,107 @@ func TestTemplate(t *testing.T) {
 	}, ops)
 
 	// The statements name only the actions the lifecycle manager uses,
-	// each on the resource it needs.
-	var statements []statement
-	for _, p := range fn.Properties.Policies {
-		var policy struct {
-			Statement []statement `yaml:"Statement"`
-			If        []yaml.Node `yaml:"Fn::If"`
-		}
-		require.NoError(t, p.Decode(&policy))
-		statements = append(statements, policy.Statement...)
-		if len(policy.If) > 0 {
-			require.Len(t, policy.If, 3)
-			var archive struct {
-				Statement []statement `yaml:"Statement"`
-			}
-			require.NoError(t, policy.If[1].Decode(&archive))
-			statements = append(statements, archive.Statement...)
-		}
+	// each on the resource it needs, and every one on a family table is
+	// limited to this deployment's tables by their tag (ABAC).
+	statements, err := iampolicy.FunctionPolicies(data, "Lifecycle", exampleParams)
+	require.NoError(t, err)
+	const (
+		prefixARN = "arn:aws:dynamodb:eu-west-1:111122223333:table/tt_*"
+		metaARN   = "arn:aws:dynamodb:eu-west-1:111122223333:table/timetable_meta_a"
+		objects   = "arn:aws:s3:::archives/a/*"
+	)
+	want := map[string][]string{
+		"dynamodb:ListTables":                              {"*"},
+		"dynamodb:CreateTable":                             {prefixARN, metaARN},
+		"dynamodb:DescribeTable":                           {prefixARN, prefixARN, metaARN},
+		"dynamodb:ListTagsOfResource":                      {prefixARN, prefixARN},
+		"dynamodb:DescribeTimeToLive":                      {prefixARN, prefixARN},
+		"dynamodb:DescribeContinuousBackups":               {prefixARN, metaARN},
+		"dynamodb:Scan":                                    {prefixARN},
+		"dynamodb:Query":                                   {metaARN},
+		"dynamodb:UpdateTable":                             {prefixARN},
+		"dynamodb:DeleteTable":                             {prefixARN},
+		"dynamodb:UpdateTimeToLive":                        {prefixARN},
+		"dynamodb:UpdateContinuousBackups":                 {prefixARN, metaARN},
+		"dynamodb:TagResource":                             {prefixARN, prefixARN, metaARN},
+		"dynamodb:GetItem":                                 {metaARN},
+		"dynamodb:UpdateItem":                              {metaARN},
+		"dynamodb:ExportTableToPointInTime":                {prefixARN},
+		"dynamodb:DescribeExport":                          {"arn:aws:dynamodb:eu-west-1:111122223333:table/tt_*/export/*"},
+		"application-autoscaling:RegisterScalableTarget":   {"*"},
+		"application-autoscaling:DeregisterScalableTarget": {"*"},
+		"application-autoscaling:PutScalingPolicy":         {"*"},
+		"cloudwatch:PutMetricAlarm":                        {"arn:aws:cloudwatch:eu-west-1:111122223333:alarm:TargetTracking-table/tt_*"},
+		"cloudwatch:DescribeAlarms":                        {"arn:aws:cloudwatch:eu-west-1:111122223333:alarm:TargetTracking-table/tt_*"},
+		"cloudwatch:DeleteAlarms":                          {"arn:aws:cloudwatch:eu-west-1:111122223333:alarm:TargetTracking-table/tt_*"},
+		"iam:CreateServiceLinkedRole":                      {"arn:aws:iam::111122223333:role/aws-service-role/dynamodb.application-autoscaling.amazonaws.com/AWSServiceRoleForApplicationAutoScaling_DynamoDBTable"},
+		"s3:PutObject":                                     {objects},
+		"s3:GetObject":                                     {objects},
+		"s3:DeleteObject":                                  {objects},
+		"s3:AbortMultipartUpload":                          {objects},
+		"s3:PutObjectAcl":                                  {objects},
+		"s3:ListBucket":                                    {"arn:aws:s3:::archives"},
+		"kms:GenerateDataKey":                              {exampleParams["ArchiveKMSKey"]},
+		"kms:Decrypt":                                      {exampleParams["ArchiveKMSKey"]},
 	}
-	prefixARN := map[string]any{"Fn::Sub": "arn:aws:dynamodb:${AWS::Region}:${AWS::AccountId}:table/${TablePrefix}*"}
-	metaARN := map[string]any{"Fn::Sub": "arn:aws:dynamodb:${AWS::Region}:${AWS::AccountId}:table/${MetaTable}"}
-	want := map[string][]any{
-		"dynamodb:UpdateTable":                             []any{prefixARN},
-		"dynamodb:DeleteTable":                             []any{prefixARN},
-		"dynamodb:UpdateContinuousBackups":                 []any{prefixARN, metaARN},
-		"dynamodb:DescribeContinuousBackups":               []any{prefixARN},
-		"dynamodb:ListTagsOfResource":                      []any{prefixARN},
-		"dynamodb:UpdateTimeToLive":                        []any{prefixARN},
-		"dynamodb:DescribeTimeToLive":                      []any{prefixARN},
-		"dynamodb:Scan":                                    []any{prefixARN},
-		"dynamodb:ListTables":                              []any{"*"},
-		"application-autoscaling:RegisterScalableTarget":   []any{"*"},
-		"application-autoscaling:DeregisterScalableTarget": []any{"*"},
-		"application-autoscaling:PutScalingPolicy":         []any{"*"},
-		"iam:CreateServiceLinkedRole":                      []any{map[string]any{"Fn::Sub": "arn:aws:iam::${AWS::AccountId}:role/aws-service-role/dynamodb.application-autoscaling.amazonaws.com/AWSServiceRoleForApplicationAutoScaling_DynamoDBTable"}},
-		"dynamodb:GetItem":                                 []any{metaARN},
-		"dynamodb:UpdateItem":                              []any{metaARN},
-		"dynamodb:Query":                                   []any{prefixARN, metaARN},
-		"dynamodb:CreateTable":                             []any{prefixARN, metaARN},
-		"dynamodb:DescribeTable":                           []any{prefixARN, metaARN},
-		"dynamodb:TagResource":                             []any{prefixARN, metaARN},
-		"s3:PutObject":                                     []any{map[string]any{"Fn::Sub": "arn:aws:s3:::${ArchiveBucket}/${ArchivePrefix}*"}},
-		"s3:GetObject":                                     []any{map[string]any{"Fn::Sub": "arn:aws:s3:::${ArchiveBucket}/${ArchivePrefix}*"}},
-		"s3:DeleteObject":                                  []any{map[string]any{"Fn::Sub": "arn:aws:s3:::${ArchiveBucket}/${ArchivePrefix}*"}},
-		"s3:AbortMultipartUpload":                          []any{map[string]any{"Fn::Sub": "arn:aws:s3:::${ArchiveBucket}/${ArchivePrefix}*"}},
-		"s3:PutObjectAcl":                                  []any{map[string]any{"Fn::Sub": "arn:aws:s3:::${ArchiveBucket}/${ArchivePrefix}*"}},
-		"dynamodb:ExportTableToPointInTime":                []any{prefixARN},
-		"dynamodb:DescribeExport":                          []any{map[string]any{"Fn::Sub": "arn:aws:dynamodb:${AWS::Region}:${AWS::AccountId}:table/${TablePrefix}*/export/*"}},
-		"s3:ListBucket":                                    []any{map[string]any{"Fn::Sub": "arn:aws:s3:::${ArchiveBucket}"}},
-	}
-	// An action may be granted on several resources, by several
-	// statements: the family's tables and the meta table.
-	got := map[string][]any{}
+	got := map[string][]string{}
 	for _, s := range statements {
-		require.Equal(t, "Allow", s.Effect, s.Sid)
+		require.Equal(t, iampolicy.Allow, s.Effect, s.Sid)
+		require.Empty(t, s.NotAction, s.Sid)
+		require.Empty(t, s.NotResource, s.Sid)
+		require.Len(t, s.Resource, 1, s.Sid)
 		for _, a := range s.Action {
-			require.NotContains(t, got[a], s.Resource, "%s granted twice on one resource", a)
-			got[a] = append(got[a], s.Resource)
+			got[a] = append(got[a], s.Resource[0])
 		}
 	}
-	names := func(m map[string][]any) []string {
-		var out []string
-		for k := range m {
-			out = append(out, k)
-		}
-		sort.Strings(out)
-		return out
+	for a := range got {
+		sort.Strings(got[a])
 	}
-	require.Equal(t, names(want), names(got), "actions granted")
-	require.Equal(t, want, got, "resources of each action")
+	for a := range want {
+		sort.Strings(want[a])
+	}
+	require.Equal(t, want, got, "actions granted, on their resources")
 
-	// Changes and deletions need the table's family tag besides its
-	// prefix (ABAC), and S3 listing the archive prefix.
+	// Every permission on a family table asks for this deployment's tag:
+	// on the table (aws:ResourceTag), or in the request that makes it
+	// (aws:RequestTag); and a tag request keeps the table in this
+	// deployment and to timetable's keys.
 	for _, s := range statements {
-		res, _ := s.Resource.(map[string]any)
-		for _, a := range s.Action {
-			switch {
-			case res != nil && res["Fn::Sub"] == metaARN["Fn::Sub"]:
-				// The meta table is named, not found by its prefix.
-			case a == "dynamodb:UpdateTable", a == "dynamodb:DeleteTable", a == "dynamodb:UpdateContinuousBackups":
-				require.Equal(t, map[string]map[string]any{"StringLike": {"aws:ResourceTag/timetable:family": "?*"}}, s.Condition, a)
-			case a == "s3:ListBucket":
-				require.Contains(t, s.Condition["StringLike"], "s3:prefix", a)
+		if s.Resource[0] != prefixARN {
+			continue
+		}
+		own := s.Condition["StringEquals"]["aws:ResourceTag/"+family.TagMeta]
+		requested := s.Condition["StringEquals"]["aws:RequestTag/"+family.TagMeta]
+		untagged := s.Condition["Null"]["aws:ResourceTag/"+family.TagMeta]
+		switch {
+		case slices.Equal(own, []string{"timetable_meta_a"}):
+		case slices.Equal(untagged, []string{"true"}) && len(requested) == 0:
+			// Only reads of a table no deployment's tag claims.
+			for _, a := range s.Action {
+				require.Contains(t, []string{"dynamodb:DescribeTable", "dynamodb:ListTagsOfResource", "dynamodb:DescribeTimeToLive"}, a, s.Sid)
 			}
+		case slices.Equal(requested, []string{"timetable_meta_a"}):
+			require.True(t, slices.Equal(untagged, []string{"true"}) || slices.Equal(s.Action, []string{"dynamodb:CreateTable"}),
+				"%s: a request's tag only for a table with none", s.Sid)
+		default:
+			t.Fatalf("statement %s on the family tables without this deployment's tag: %v", s.Sid, s.Condition)
+		}
+		if slices.Contains(s.Action, "dynamodb:TagResource") || slices.Contains(s.Action, "dynamodb:CreateTable") {
+			require.Equal(t, []string{"timetable:*"}, s.Condition["ForAllValues:StringLike"]["aws:TagKeys"], s.Sid)
+			if len(requested) == 0 {
+				require.Equal(t, []string{"timetable_meta_a"}, s.Condition["StringEqualsIfExists"]["aws:RequestTag/"+family.TagMeta], s.Sid)
+			}
+		}
+	}
+
+	// Without an archive bucket or key, their statements are gone.
+	bare := maps.Clone(exampleParams)
+	bare["ArchiveBucket"], bare["ArchiveKMSKey"] = "", ""
+	statements, err = iampolicy.FunctionPolicies(data, "Lifecycle", bare)
+	require.NoError(t, err)
+	for _, s := range statements {
+		for _, a := range s.Action {
+			require.False(t, strings.HasPrefix(a, "s3:") || strings.HasPrefix(a, "kms:") || a == "dynamodb:ExportTableToPointInTime", "%s granted without a bucket", a)
 		}
 	}
 
@@ -180,13 +202,15 @@ func TestTemplate(t *testing.T) {
 	}
 	require.Equal(t, map[string]bool{
 		"AWS/Lambda Errors": true, "AWS/SQS ApproximateNumberOfMessagesVisible": true,
-		"AWS/Lambda Invocations": true, "AWS/Lambda Duration": true, "AWS/Lambda Throttles": true,
+		"timetable Runs": true, "AWS/Lambda Duration": true, "AWS/Lambda Throttles": true,
+		"timetable TableQuotaUsed": true, "AWS/DynamoDB AccountProvisionedWriteCapacityUtilization": true,
 	}, alarms)
 
-	// A missing run is an alarm: no invocation is no metric, which
+	// A missing run is an alarm: no heartbeat (the function's metric
+	// Runs, cmd/timetable-lambda's TestHeartbeat) is no metric, which
 	// breaches. A run near the timeout alarms before the timeout.
 	heartbeat := res.Resources["MissingRunAlarm"].Properties
-	require.Equal(t, "Invocations", heartbeat["MetricName"])
+	require.Equal(t, "Runs", heartbeat["MetricName"])
 	require.Equal(t, "breaching", heartbeat["TreatMissingData"])
 	require.Equal(t, "LessThanThreshold", heartbeat["ComparisonOperator"])
 	fnProps := res.Resources["Lifecycle"].Properties
@@ -214,4 +238,47 @@ func thousands(n int) string {
 		s = s[:i] + "," + s[i:]
 	}
 	return s
+}
+
+// TestPermissionsTable: docs/operations.md's Permissions table names
+// every action the template grants (with an archive bucket and key), and
+// none it does not, each row with its resource, the call that needs it
+// and the condition that limits it.
+func TestPermissionsTable(t *testing.T) {
+	data, err := os.ReadFile("template.yaml")
+	require.NoError(t, err)
+	statements, err := iampolicy.FunctionPolicies(data, "Lifecycle", exampleParams)
+	require.NoError(t, err)
+	granted := map[string]bool{}
+	for _, s := range statements {
+		for _, a := range s.Action {
+			granted[a] = true
+		}
+	}
+
+	doc, err := os.ReadFile("../docs/operations.md")
+	require.NoError(t, err)
+	_, section, ok := strings.Cut(string(doc), "\n### Permissions\n")
+	require.True(t, ok, "operations.md has a Permissions section")
+	section, _, _ = strings.Cut(section, "\n## ")
+	listed := map[string]bool{}
+	rows := 0
+	for _, line := range strings.Split(section, "\n") {
+		if !strings.HasPrefix(line, "| `") {
+			continue
+		}
+		cells := strings.Split(strings.Trim(line, "|"), " | ")
+		require.Len(t, cells, 4, "a row: permission, resource, call, condition: %s", line)
+		for _, c := range cells {
+			require.NotEmpty(t, strings.TrimSpace(c), line)
+		}
+		for _, field := range strings.Split(cells[0], "`") {
+			if strings.Contains(field, ":") {
+				listed[field] = true
+			}
+		}
+		rows++
+	}
+	require.Positive(t, rows)
+	require.Equal(t, slices.Sorted(maps.Keys(granted)), slices.Sorted(maps.Keys(listed)), "the table's permissions are the template's")
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/timetabledb/timetable/engine/chunk"
 	"github.com/timetabledb/timetable/engine/internal/agg"
 	"github.com/timetabledb/timetable/engine/itemenc"
 	"github.com/timetabledb/timetable/event"
@@ -37,7 +38,9 @@ var errNotRows = errors.New("engine: the series holds map-layout items")
 // it.
 func (db *DB) walk(ctx context.Context, spec sourceSpec, series string, fields []string, fn func(k agg.OrderKey, it storage.Iterator) error) (*position, error) {
 	r := db.newFanOut(ctx, spec)
-	if r.perMillisecond {
+	if r.perMillisecond || slices.ContainsFunc(spec.tables, func(t physTable) bool { return chunkWindow(t) > 0 }) {
+		// Chunks are read through the merge of events, a window at a
+		// time (read_chunk.go).
 		return nil, errNotRows
 	}
 	attrs := append([]string{}, fields...)
@@ -118,7 +121,7 @@ type walkPartition struct {
 func (c *walkPartition) next() error {
 	for c.it.Next() {
 		sk := c.it.SortKey()
-		if itemenc.IsMapSortKey(sk) {
+		if itemenc.IsMapSortKey(sk) || chunk.IsSortKey(sk) {
 			c.sk = ""
 			return errNotRows
 		}

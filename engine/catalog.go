@@ -116,7 +116,7 @@ func (c *catalog) adopt(ctx context.Context, families []family.Family) error {
 				c.mu.adopted[f.Name] = append(c.mu.adopted[f.Name], tableOf(e))
 				continue
 			}
-			switch err := c.reg.Register(ctx, e); {
+			switch _, err := c.reg.Register(ctx, e); {
 			case err == nil:
 				c.log.Info("adopted table into the registry", "table", e.Name, "family", f.Name, "source", e.Source)
 			case errors.Is(err, registry.ErrStale):
@@ -373,7 +373,7 @@ func (c *catalog) recreate(ctx context.Context, t physTable) (physTable, error) 
 	}
 	if err == nil && cur.State.Live() && cur.Generation == t.entry.Generation {
 		cur.State, cur.UpdatedAt = registry.Missing, now
-		if err := c.reg.Save(ctx, cur); err != nil && !errors.Is(err, registry.ErrStale) {
+		if _, err := c.reg.Save(ctx, cur); err != nil && !errors.Is(err, registry.ErrStale) {
 			return physTable{}, err
 		}
 	}

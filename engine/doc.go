@@ -319,12 +319,16 @@
 //	write.go                       Write, WriteBatch, WriteTables,
 //	                               CheckWrite, and the split of a batch
 //	                               by physical table
+//	write_span.go                  the spans a write's events are cut
+//	                               into, by series for chunks
 //	write_budget.go                the table budget of a write
 //	write_budget_hour.go           a tenant's new tables of the hour, in
 //	                               the meta table
 //	write_keys.go                  the text of a write's keys, copied
 //	                               into shared chunks
 //	write_map.go                   the map layout's conditional appends
+//	write_chunk.go                 the chunk layout: a write's events of
+//	                               a series and window packed in chunks
 //	write_marker.go                rollup version markers a write leaves
 //	write_fence.go                 fenced tables refused, WriteTimeout
 //	read.go                        Query, QueryJSON, and a read's fan-out
@@ -332,6 +336,8 @@
 //	read_source.go                 a source: one partition's reads, its
 //	                               selection (range, filter, fields), JSON
 //	filter_pushdown.go             the filter a read sends to the store
+//	read_chunk.go                  partitions of chunk tables read a
+//	                               window at a time
 //	read_merge.go                  the merge of sources in time order
 //	read_every_series.go           reads of every series: the candidates
 //	                               whose first events come first
@@ -351,6 +357,25 @@
 //	aggregate_group.go             AggregateGroups
 //	aggregate_rollup.go            rollups: which to use, read, recompute
 //
+// # Chunk layout
+//
+// A family of the chunk layout ("layout: chunk", family.LayoutChunk)
+// makes tables whose registry entries record the layout and its window
+// (chunk_window, an hour by default): the layout is a fact of each
+// table, as its id scheme is, so a table made before keeps its rows, and
+// a chunk table written after the family turns back to rows takes rows
+// beside its chunks. A write packs its events of one series and window
+// in a table of chunks into one item (package chunk's Pack: by column,
+// compressed, keyed by its content, split under 400 KB), reading
+// nothing first; a retried request writes the very items again, and an
+// event two chunks of a window hold (a retry that joined other events)
+// is read once. A read of a chunk table reads each partition a window
+// at a time (read_chunk.go), chunks and rows together, and cuts the
+// window's events to its range, cursor, filter and fields itself, as
+// for a millisecond of the map layout; aggregates read chunk tables
+// through the merge of events, not the walk of row items. The format is
+// package chunk's; docs/layouts.md says what was chosen and why.
+//
 // # Archived tables
 //
 // A table the lifecycle archived and deleted keeps its registry entry
@@ -359,8 +384,11 @@
 // (ArchiveReader, package archive's Reader) as it read the table: the
 // sources of its partitions sit in the merge beside the live tables', under the
 // same cursors, filters, aggregates and limits, and rollups are not used
-// over such a range. A period whose table is gone with no archive to
-// read is named in Page.Gaps.
+// over such a range. Its series come from the archive too: ListSeries
+// (and so InfluxQL's SHOW TAG VALUES, SHOW SERIES and tag filters) lists
+// them beside the live tables' series indexes, and Tables lists the
+// table, state deleted, with its archive's target. A period whose table
+// is gone with no archive to read is named in Page.Gaps.
 //
 // Before the lifecycle archives or deletes a table it fences it
 // (registry Entry.FencedAt): a write routed to a fenced table fails with

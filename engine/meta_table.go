@@ -117,19 +117,19 @@ func nanosAttr(item storage.Item, name string) time.Time {
 	return time.Unix(0, n).UTC()
 }
 
-// rangeGrain is how far a write must extend a logical table's recorded
+// RangeGrain is how far a write must extend a logical table's recorded
 // range of event times for the range to be written: events that arrive
 // in time order would otherwise update the table's one meta item on
 // every write request, a hot key on DynamoDB (about 1,000 writes a second
 // per item at most). So the recorded first and last are exact event
-// times, at most rangeGrain inside the true range.
-const rangeGrain = time.Minute
+// times, at most RangeGrain inside the true range.
+const RangeGrain = time.Minute
 
 // registerTable records a logical table of a tenant, once, and makes its
 // recorded range of event times hold first and last, the times of the
-// earliest and the latest event of a write, to within rangeGrain. The
+// earliest and the latest event of a write, to within RangeGrain. The
 // range is kept in memory too, so the meta table is written only when a
-// write extends it by more than rangeGrain (for events that arrive in
+// write extends it by more than RangeGrain (for events that arrive in
 // time order, about once a minute per server: an UpdateItem whose
 // condition keeps the latest last whatever the order writers come in).
 func (m *metaTable) registerTable(ctx context.Context, tenant, table, family string, now, first, last time.Time) error {
@@ -144,7 +144,7 @@ func (m *metaTable) registerTable(ctx context.Context, tenant, table, family str
 		}
 	}
 	pk := metatable.LogicalTablesPK(tenant)
-	if last.After(known.last.Add(rangeGrain)) {
+	if last.After(known.last.Add(RangeGrain)) {
 		err := m.store.Update(ctx, storage.Update{Table: m.table, PK: pk, SK: table,
 			Conds:   []storage.Cond{storage.Exists("family"), storage.AnyOf(storage.NotExists("last"), storage.AtMost("last", nanos(last)))},
 			Actions: []storage.Action{storage.Set("last", nanos(last))}})
@@ -156,7 +156,7 @@ func (m *metaTable) registerTable(ctx context.Context, tenant, table, family str
 		known.last = last
 	}
 	for range 3 {
-		if !first.Before(known.first.Add(-rangeGrain)) && !known.first.IsZero() {
+		if !first.Before(known.first.Add(-RangeGrain)) && !known.first.IsZero() {
 			break
 		}
 		cond := storage.NotExists("first")
@@ -282,9 +282,10 @@ type LogicalTable struct {
 	// First and Last are the times of the earliest and the latest event
 	// written to the table; zero for a table not written since timetable
 	// began to record them, and for one written before, of the events
-	// written since. They bound the times of its events: events deleted
-	// with their table (by the family's retention) leave them as they
-	// were.
+	// written since. They bound the times of its events to within
+	// RangeGrain (First - RangeGrain to Last + RangeGrain holds every
+	// one): events deleted with their table (by the family's retention)
+	// leave them as they were.
 	First, Last time.Time
 }
 

@@ -98,6 +98,15 @@ type Options struct {
 	// deployment of a version before schemes, then open the same store
 	// with the default. Not a setting of the configuration file.
 	IDScheme event.IDScheme
+	// WriteMonthOfEvent, with write-time grouping, files each event under
+	// the write month of its own time instead of the month it is written
+	// in, as if it had been written when it happened: an import of
+	// history (timetable import) lands in the tables the events would
+	// have had, not all in today's write month. A server leaves it off:
+	// late data belongs in the month it arrives, so that a month's tables
+	// stop changing once it ends. Not a setting of the configuration
+	// file.
+	WriteMonthOfEvent bool
 }
 
 // DefaultMetaTable is the meta table's name unless Schema.MetaTable says

@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/timetabledb/timetable/engine/chunk"
 	"github.com/timetabledb/timetable/engine/itemenc"
 	"github.com/timetabledb/timetable/event"
 	"github.com/timetabledb/timetable/family"
@@ -328,13 +329,25 @@ func (r *fanOut) source(t physTable, series string, shard int, p pageSizes) *sou
 		Table: t.name, PK: itemenc.PartitionKey(r.tenant, r.q.Table, series, shard),
 		Low: r.low, High: r.high, Desc: r.q.Desc, Limit: p.first, Attrs: r.attrs, Filter: r.pushed,
 	}
-	if r.pos != nil && !r.perMillisecond {
+	window := chunkWindow(t)
+	if window > 0 {
+		// A chunk-layout partition is read a window at a time
+		// (read_chunk.go), from the window of the range's start, its
+		// items whole, neither filtered nor projected by the store; its
+		// first page is of one item, since one chunk holds many events.
+		sq.Low, sq.Attrs, sq.Filter = min(sq.Low, chunk.LowKey(r.from, window)), nil, nil
+		if sq.Limit > 0 {
+			sq.Limit = 1
+		}
+	}
+	if r.pos != nil && !r.perMillisecond && window == 0 {
 		resume(&sq, series, *r.pos)
 	}
-	// A partition read in whole milliseconds filters its events itself:
-	// it decodes them all.
-	json := r.json && !r.perMillisecond
-	return &source{table: t.name, series: series, period: t.ref.Period, ctx: r.ctx, store: r.db.itemsOf(t), q: sq, maxPage: max(p.first, p.max), whole: p.whole, json: json, perMillisecond: r.perMillisecond, win: r.win}
+	// A partition read in whole milliseconds or windows filters its
+	// events itself: it decodes them all.
+	json := r.json && !r.perMillisecond && window == 0
+	return &source{table: t.name, series: series, period: t.ref.Period, ctx: r.ctx, store: r.db.itemsOf(t), q: sq, maxPage: max(p.first, p.max), whole: p.whole, json: json,
+		perMillisecond: r.perMillisecond && window == 0, win: r.win, window: window, scheme: t.entry.IDScheme()}
 }
 
 // start reads the first event of every source (firsts). It returns

@@ -9,8 +9,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/timetabledb/timetable/engine/chunk"
 	"github.com/timetabledb/timetable/engine/itemenc"
 	"github.com/timetabledb/timetable/event"
+	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/period"
 	"github.com/timetabledb/timetable/storage"
 )
@@ -60,6 +62,14 @@ type source struct {
 	win            selection
 	pending        *sourceItem
 	buf            []itemenc.DecodedEvent
+	// window, when not zero, reads a chunk window at a time, for
+	// partitions of a chunk-layout table (read_chunk.go): the items whose
+	// sort keys' times lie in one window, chunks and rows, decoded
+	// together, each event once, and cut by win as a millisecond is.
+	// scheme is the table's id scheme, which gives a chunk's events
+	// without a client id their ids.
+	window time.Duration
+	scheme event.IDScheme
 	// cur is the current event, and sk its sort key, valid while ok. js,
 	// when not nil, is the event's JSON, and cur holds no fields.
 	cur event.Event
@@ -159,6 +169,21 @@ func (s *source) advance() error {
 		if !ok {
 			s.ok = false
 			return nil
+		}
+		if s.window == 0 && chunk.IsSortKey(e.item.SK) {
+			// A chunk in a table whose entry records no chunk window:
+			// read it at the default window all the same.
+			s.window, s.perMillisecond = family.DefaultChunkWindow, false
+		}
+		if s.window > 0 {
+			if err := s.fillWindow(e); err != nil {
+				s.ok = false
+				if errors.Is(err, storage.ErrTableNotFound) {
+					return nil
+				}
+				return fmt.Errorf("query table %q: %w", s.table, err)
+			}
+			continue
 		}
 		if !s.perMillisecond {
 			if e.js != nil {
@@ -328,7 +353,7 @@ func (s *source) readPage() error {
 // attributes in place, and its event's time and id (source.json); any
 // other item is decoded whole.
 func (s *source) readItem(it storage.Iterator) (sourceItem, error) {
-	if !s.json || itemenc.IsMapSortKey(it.SortKey()) {
+	if !s.json || itemenc.IsMapSortKey(it.SortKey()) || chunk.IsSortKey(it.SortKey()) {
 		item := it.Item()
 		return sourceItem{item: item}, it.Err()
 	}
@@ -444,7 +469,7 @@ func (e sourceItem) event(series string) event.Event {
 // expect raises the size of the source's next page to n items, up to
 // maxPage: what the merge expects to need of it.
 func (s *source) expect(n int) {
-	if s.q.Limit > 0 {
+	if s.q.Limit > 0 && s.window == 0 {
 		s.q.Limit = max(s.q.Limit, min(n, s.maxPage))
 	}
 }

@@ -229,7 +229,10 @@ type SeriesPage struct {
 // (DefaultSeriesLimit when zero, at most MaxSeriesLimit). A table's series
 // are those of the series indexes of the physical tables its events went
 // to, within the range of event times the table records: one Query per
-// physical table, each reading at most limit+1 entries, merged.
+// physical table, each reading at most limit+1 entries, merged. A table
+// archived and deleted lists its series from its archive
+// (Options.Archives), as a read of it does, so that an archived period
+// lists the series it listed before.
 func (db *DB) ListSeries(ctx context.Context, tenant, table, prefix, after string, limit int) (SeriesPage, error) {
 	done, err := db.enter()
 	if err != nil {
@@ -273,7 +276,7 @@ func (db *DB) ListSeries(ctx context.Context, tenant, table, prefix, after strin
 		g.Go(func() error {
 			q := q
 			q.Table = t.name
-			it := db.store.Query(gctx, q)
+			it := db.itemsOf(t).Query(gctx, q)
 			defer it.Close()
 			var got []string
 			for it.Next() {
@@ -281,7 +284,7 @@ func (db *DB) ListSeries(ctx context.Context, tenant, table, prefix, after strin
 					got = append(got, s)
 				}
 			}
-			if err := it.Err(); err != nil && !errors.Is(err, storage.ErrTableNotFound) {
+			if err := it.Err(); err != nil && (t.archive != nil || !errors.Is(err, storage.ErrTableNotFound)) {
 				return fmt.Errorf("read series index of %q: %w", t.name, err)
 			}
 			mu.Lock()

@@ -17,8 +17,12 @@ type TableStatus = api.TableStatus
 
 // Tables lists the physical tables of every family from the table
 // registry, in family order and then period order, with what the store
-// says of each now (one DescribeTable per table). Tables timetable deleted
-// are left out.
+// says of each now (one DescribeTable per table). A table timetable
+// archived and deleted is listed (state deleted, its archive's target, no
+// status and no item count), and so is each earlier generation of a
+// table archived before the table was made again under its name
+// (registry.Entry.PastArchives), before it: their periods are read from
+// their archives. Tables deleted without an archive are left out.
 func (db *DB) Tables(ctx context.Context) ([]TableStatus, error) {
 	done, err := db.enter()
 	if err != nil {
@@ -38,7 +42,13 @@ func (db *DB) Tables(ctx context.Context) ([]TableStatus, error) {
 		}
 		db.catalog.mu.RUnlock()
 		for _, e := range entries {
+			for _, a := range e.PastArchives {
+				out = append(out, pastArchiveStatus(e, a))
+			}
 			if e.State == registry.Deleted {
+				if e.ArchiveTarget != "" {
+					out = append(out, archivedStatus(e, now))
+				}
 				continue
 			}
 			s := statusOf(e, now)
@@ -86,6 +96,42 @@ func statusOf(e registry.Entry, now time.Time) TableStatus {
 		CreateError:   e.CreateError,
 		ArchiveTarget: e.ArchiveTarget,
 		ArchivedAt:    e.ArchivedAt,
+	}
+	if !e.Ref.WriteMonth.IsZero() {
+		s.WriteMonth = e.Ref.WriteMonth.String()
+	}
+	return s
+}
+
+// archivedStatus is the status of a table archived and deleted: gone from
+// the store, its period read from its archive.
+func archivedStatus(e registry.Entry, now time.Time) TableStatus {
+	s := statusOf(e, now)
+	s.ItemCount = -1
+	s.TierReason = "archived to " + e.ArchiveTarget + " and deleted: its period is read from its archive"
+	return s
+}
+
+// pastArchiveStatus is the status of an earlier generation of e's table,
+// archived to a's target and deleted before the table was made again: e's
+// period, and the shards and layout the engine reads its archive with
+// (pastTables), but none of the facts of e's own table (tier, capacity,
+// class, when it was made).
+func pastArchiveStatus(e registry.Entry, a registry.PastArchive) TableStatus {
+	s := TableStatus{
+		Name:          e.Name,
+		Family:        e.Family(),
+		PeriodStart:   e.Ref.Period.Start,
+		PeriodEnd:     e.Ref.Period.End,
+		State:         string(registry.Deleted),
+		Generation:    a.Generation,
+		Shards:        e.Shards(),
+		Layout:        string(e.Policy.Layout),
+		IDScheme:      int(e.IDScheme()),
+		TierReason:    fmt.Sprintf("generation %d, archived to %s and deleted: its period is read from its archive", a.Generation, a.Target),
+		ItemCount:     -1,
+		Source:        e.Source,
+		ArchiveTarget: a.Target,
 	}
 	if !e.Ref.WriteMonth.IsZero() {
 		s.WriteMonth = e.Ref.WriteMonth.String()

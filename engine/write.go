@@ -286,9 +286,9 @@ func (db *DB) write(ctx context.Context, tenant string, parts []writePart) (_ in
 			nonce = newNonce()
 		}
 		stopped := false
-		for from, to := 0, 0; from < n; from = to {
-			to = spanEnd(p.events, from)
-			writes, err := db.routeSpan(ctx, tenant, p, from, to, nonce, now)
+		sp := newSpans(p.events, p.pol.Layout.Kind == family.LayoutChunk)
+		for span := sp.span(); span != nil; span = sp.span() {
+			writes, err := db.routeSpan(ctx, tenant, p, span, sp.whole(span), nonce, now)
 			if err == nil {
 				for _, tw := range writes {
 					tw.base = base
@@ -302,13 +302,13 @@ func (db *DB) write(ctx context.Context, tenant string, parts []writePart) (_ in
 				// Nothing of the request past this span is written:
 				// a store that fails one span most likely fails the
 				// next.
-				lost.add(err, indexes(base, from, to)...)
+				lost.add(err, spanIndexes(base, span)...)
 				stopped = true
 			} else if lost.failed() {
 				stopped = true
 			}
 			if stopped {
-				lost.add(nil, indexes(base, to, n)...)
+				lost.add(nil, sp.rest(base)...)
 				break
 			}
 		}
@@ -338,11 +338,14 @@ func indexes(base, from, to int) []int {
 	return idx
 }
 
-// spanEnd returns the end of the span of events that starts at from
-// (admission.WriteSpanEnd): a write turns one span of its events into
-// items at a time, so that what it builds is bounded whatever the size
-// of its request, as admission's estimate of it counts.
-func spanEnd(events event.Batch, from int) int { return admission.WriteSpanEnd(events, from) }
+// spanIndexes returns base plus each index of span.
+func spanIndexes(base int, span []int) []int {
+	idx := make([]int, len(span))
+	for k, i := range span {
+		idx[k] = base + i
+	}
+	return idx
+}
 
 // writeSpan stores the tables' writes of one span of a request's
 // events, recording in lost what they could not store. It returns an
@@ -412,11 +415,11 @@ func (db *DB) registerPart(ctx context.Context, tenant string, p *writePart, now
 // making the tables that do not exist yet (splitByTable). With rollups,
 // each table's write carries the version markers of the buckets its
 // items touch, under nonce.
-func (db *DB) routeSpan(ctx context.Context, tenant string, p *writePart, from, to int, nonce string, now time.Time) ([]*tableWrite, error) {
+func (db *DB) routeSpan(ctx context.Context, tenant string, p *writePart, span []int, whole bool, nonce string, now time.Time) ([]*tableWrite, error) {
 	items := p.items
-	if items == nil || from != 0 || to != p.events.Len() {
+	if items == nil || !whole {
 		var err error
-		if items, err = db.prepareRange(tenant, p.table, p.pol, p.events, from, to, now); err != nil {
+		if items, err = db.prepareSpan(tenant, p.table, p.pol, p.events, span, now); err != nil {
 			return nil, err
 		}
 	}
@@ -424,9 +427,20 @@ func (db *DB) routeSpan(ctx context.Context, tenant string, p *writePart, from, 
 	if err != nil {
 		return nil, err
 	}
-	if p.pol.Layout.Kind == family.LayoutMap {
+	switch p.pol.Layout.Kind {
+	case family.LayoutMap:
 		for _, tw := range writes {
 			tw.mapw = &mapWriter{store: db.store, layout: p.pol.Layout, paths: db.paths, metrics: db.metrics}
+		}
+	case family.LayoutChunk:
+		// A table made in another layout keeps it (its registry entry
+		// says): its events are written as rows.
+		for _, tw := range writes {
+			if window := tw.table.entry.ChunkWindow(); window > 0 {
+				if err := tw.packChunks(p.events, window); err != nil {
+					return nil, err
+				}
+			}
 		}
 	}
 	if p.pol.Rollups {
@@ -438,7 +452,7 @@ func (db *DB) routeSpan(ctx context.Context, tenant string, p *writePart, from, 
 }
 
 // prepare turns the events into items, without I/O, refusing those that
-// cannot be stored, span by span (spanEnd): it returns the items only
+// cannot be stored, span by span (spans): it returns the items only
 // when the events are one span, and nil otherwise, after checking them
 // all. It assigns no id: an event without a client id gets its id once
 // routed to its table (splitByTable), whose id scheme says how, and its
@@ -447,34 +461,36 @@ func (db *DB) routeSpan(ctx context.Context, tenant string, p *writePart, from, 
 // known.
 func (db *DB) prepare(tenant, table string, pol family.TablePolicy, events event.Batch, now time.Time) ([]pending, error) {
 	var problems []event.Problem
-	n := events.Len()
-	for from, to := 0, 0; from < n; from = to {
-		to = spanEnd(events, from)
-		items, err := db.prepareRange(tenant, table, pol, events, from, to, now)
+	sp := newSpans(events, pol.Layout.Kind == family.LayoutChunk)
+	for span := sp.span(); span != nil; span = sp.span() {
+		items, err := db.prepareSpan(tenant, table, pol, events, span, now)
 		var be *event.BatchError
 		switch {
 		case errors.As(err, &be):
 			problems = append(problems, be.Problems...)
 		case err != nil:
 			return nil, err
-		case from == 0 && to == n:
+		case sp.whole(span):
 			return items, nil
 		}
 	}
 	if problems != nil {
+		// In the order of the events (a chunk-layout part's spans take
+		// them series by series), as a refusal names them.
+		slices.SortStableFunc(problems, func(a, b event.Problem) int { return a.Index - b.Index })
 		return nil, &event.BatchError{Problems: problems}
 	}
 	return nil, nil
 }
 
-// prepareRange is prepare for the events from to to, whose items it
+// prepareSpan is prepare for the events of span, whose items it
 // returns.
-func (db *DB) prepareRange(tenant, table string, pol family.TablePolicy, events event.Batch, from, to int, now time.Time) ([]pending, error) {
+func (db *DB) prepareSpan(tenant, table string, pol family.TablePolicy, events event.Batch, span []int, now time.Time) ([]pending, error) {
 	f, layout := pol.Family, pol.Layout
 	var problems []event.Problem
-	items := make([]pending, 0, to-from)
+	items := make([]pending, 0, len(span))
 	var keys keyText
-	for i := from; i < to; i++ {
+	for _, i := range span {
 		if n := events.FieldsBytes(i); n > admission.MaxFieldsBytes {
 			problems = append(problems, event.Problem{Index: i, Reason: fmt.Sprintf("event's fields take %d bytes, more than an item within DynamoDB's limit of %d can hold", n, storage.MaxItemSize)})
 			continue
@@ -701,10 +717,14 @@ func (db *DB) splitByTable(ctx context.Context, f family.Family, tenant, table s
 	var keys keyText
 	month := period.MonthOf(now) // the write month of every event
 	for i, p := range items {
+		written := db.writeTime(p.time, now)
+		if db.opts.WriteMonthOfEvent {
+			month = period.MonthOf(written)
+		}
 		// Events of a request mostly share a table: route an event only
 		// when the last table cannot take it.
 		if w == nil || !w.table.entry.CoversIn(p.time, month) {
-			t, err := db.catalog.route(ctx, f, p.time, now)
+			t, err := db.catalog.route(ctx, f, p.time, written)
 			if err != nil {
 				return nil, err
 			}
@@ -760,6 +780,15 @@ func (db *DB) splitByTable(ctx context.Context, f family.Family, tenant, table s
 		w.series = db.series.missing(w.table.indexed(), tenant, table, w.series)
 	}
 	return order, nil
+}
+
+// writeTime returns the time an event of time at, written at now, is
+// filed as written: now, or with Options.WriteMonthOfEvent its own time.
+func (db *DB) writeTime(at, now time.Time) time.Time {
+	if db.opts.WriteMonthOfEvent {
+		return at
+	}
+	return now
 }
 
 func idOf(sk string) string {

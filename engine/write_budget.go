@@ -264,14 +264,18 @@ func (db *DB) newTables(parts []writePart, now time.Time) (map[string]bool, []fa
 		var last physTable
 		for e := range part.events.Len() {
 			at := part.events.Time(e)
+			written := db.writeTime(at, now)
+			if db.opts.WriteMonthOfEvent {
+				month = period.MonthOf(written)
+			}
 			if last.name != "" && last.entry.CoversIn(at, month) {
 				continue
 			}
-			if t, ok := db.catalog.cached(f.Name, at, now); ok {
+			if t, ok := db.catalog.cached(f.Name, at, written); ok {
 				last = t
 				continue
 			}
-			names[f.Namer().Format(f.TableFor(at, now))] = true
+			names[f.Namer().Format(f.TableFor(at, written))] = true
 			i := slices.IndexFunc(spans, func(sp familySpan) bool { return sp.family.Name == f.Name })
 			if i < 0 {
 				spans = append(spans, familySpan{family: f, from: at, to: at})

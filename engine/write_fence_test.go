@@ -40,7 +40,8 @@ func TestWriteRefusesAFencedTable(t *testing.T) {
 		require.Len(t, entries, 1)
 		e := entries[0]
 		e.FencedAt = apr10
-		require.NoError(t, reg.Save(ctx, e))
+		_, err = reg.Save(ctx, e)
+		require.NoError(t, err)
 
 		// Within its RouteTTL the writer trusts what it read...
 		_, err = db.Write(ctx, "acme", "a_table", []event.Event{ev(apr10.Add(time.Second), "car-17", nil)})

@@ -47,8 +47,7 @@ type Batch struct {
 	bases  []int
 	// fieldsCap is the size of the memory the chunks are in.
 	fieldsCap int
-	// ids holds each event's client id, or once AssignIDs ran its
-	// assigned one; nil while no event has one.
+	// ids holds each event's client id; nil while no event has one.
 	ids []string
 }
 
@@ -151,23 +150,10 @@ func DecodedBytesBound(size int64, events int) int64 {
 	return int64(events)*2*(columnBytes+int64(unsafe.Sizeof(""))+2) + 2*size
 }
 
-// AssignIDs gives every event without an id its idempotent id under
-// scheme s (see Event.AssignID), which Event returns from then on. The
-// events passed validation, whose numbers are canonical, so their
-// fields are hashed as they are held.
-func (b *Batch) AssignIDs(tenant, table string, s IDScheme) {
-	if b.ids == nil {
-		b.ids = make([]string, b.Len())
-	}
-	for i := range b.ids {
-		b.ids[i] = b.AssignID(i, tenant, table, s)
-	}
-}
-
 // AssignID returns the id of event i under scheme s: its client id, or
 // else its idempotent id (see Event.AssignID), computed from the batch's
 // columns, for a caller that learns each event's scheme from the table
-// it goes to. The batch does not keep it (AssignIDs does).
+// it goes to. The batch does not keep it.
 func (b Batch) AssignID(i int, tenant, table string, s IDScheme) string {
 	if id := b.id(i); id != "" {
 		return id

@@ -412,8 +412,8 @@ func TestDecodePrecision(t *testing.T) {
 	}
 	_, err := DecodeNDJSON([]byte(`{"time":1795382401}`), Limits{}, now)
 	require.ErrorContains(t, err, "precision=s")
-	_, err = ParsePrecision("h")
-	require.ErrorContains(t, err, "use s, ms, us or ns")
+	_, err = ParsePrecision("d")
+	require.ErrorContains(t, err, "use h, m, s, ms, us or ns")
 	_, err = DecodeJSON([]byte(`[]`), Limits{Precision: 9}, now)
 	require.ErrorIs(t, err, ErrInvalidLimits)
 }

@@ -21,7 +21,7 @@
 // edited through the Batch, so that an edited event is checked again. The
 // engine then calls AssignID event by event, which gives an event
 // without a client id its idempotent id under the scheme of the table it
-// goes to (AssignIDs keeps them in the Batch, for every event at once).
+// goes to (Batch.AssignID, from the batch's columns).
 //
 // # Rules
 //

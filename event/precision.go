@@ -29,18 +29,28 @@ const (
 	PrecisionMicros
 	// PrecisionNanos reads integer times as Unix nanoseconds.
 	PrecisionNanos
+	// PrecisionMinutes reads integer times as minutes since the Unix
+	// epoch, as InfluxDB 1.x's precision=m.
+	PrecisionMinutes
+	// PrecisionHours reads integer times as hours since the Unix epoch,
+	// as InfluxDB 1.x's precision=h.
+	PrecisionHours
 )
 
 // secondsLike is the first instant PrecisionAuto takes as milliseconds:
 // 2001-01-01T00:00:00Z.
 var secondsLike = time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
 
-// ParsePrecision reads a precision as a request names it: "s", "ms", "us"
-// (or "u", "µs"), "ns" (or "n"), and "" for PrecisionAuto.
+// ParsePrecision reads a precision as a request names it: "h", "m", "s",
+// "ms", "us" (or "u", "µs"), "ns" (or "n"), and "" for PrecisionAuto.
 func ParsePrecision(s string) (Precision, error) {
 	switch strings.ToLower(s) {
 	case "":
 		return PrecisionAuto, nil
+	case "h":
+		return PrecisionHours, nil
+	case "m":
+		return PrecisionMinutes, nil
 	case "s":
 		return PrecisionSeconds, nil
 	case "ms":
@@ -50,16 +60,16 @@ func ParsePrecision(s string) (Precision, error) {
 	case "ns", "n":
 		return PrecisionNanos, nil
 	}
-	return 0, fmt.Errorf("precision %q: use s, ms, us or ns", s)
+	return 0, fmt.Errorf("precision %q: use h, m, s, ms, us or ns", s)
 }
 
 // String returns the name ParsePrecision reads.
 func (p Precision) String() string {
-	return [...]string{"", "s", "ms", "us", "ns"}[p]
+	return [...]string{"", "s", "ms", "us", "ns", "m", "h"}[p]
 }
 
 // valid reports whether p is one of the precisions.
-func (p Precision) valid() bool { return p >= PrecisionAuto && p <= PrecisionNanos }
+func (p Precision) valid() bool { return p >= PrecisionAuto && p <= PrecisionHours }
 
 // Time returns the time of the integer n at precision p, or an error
 // saying why it is refused: for decoders of other formats (line protocol)
@@ -81,6 +91,15 @@ func (p Precision) timeOf(n int64) (time.Time, string) {
 			return time.Time{}, "time: Unix seconds out of range"
 		}
 		return time.Unix(n, 0).UTC(), ""
+	case PrecisionMinutes, PrecisionHours:
+		unit := int64(time.Minute)
+		if p == PrecisionHours {
+			unit = int64(time.Hour)
+		}
+		if n > math.MaxInt64/unit || n < math.MinInt64/unit {
+			return time.Time{}, fmt.Sprintf("time: %d %s since the Unix epoch out of range", n, map[bool]string{true: "hours", false: "minutes"}[p == PrecisionHours])
+		}
+		return time.Unix(0, n*unit).UTC(), ""
 	case PrecisionMicros:
 		return time.UnixMicro(n).UTC(), ""
 	case PrecisionNanos:

@@ -54,7 +54,16 @@ const (
 	// LayoutMap stores one item per partition and millisecond, with one map
 	// attribute per field keyed by event id (Fineo's layout).
 	LayoutMap Layout = "map"
+	// LayoutChunk stores a series' events of one time window in one
+	// item, by column and compressed (package engine/chunk).
+	LayoutChunk Layout = "chunk"
 )
+
+// DefaultChunkWindow is the window of a chunk-layout family that sets
+// none: an hour, so that Telegraf's flushes of ten seconds each make an
+// item per series and request, and a read of a series' latest events
+// reads the newest hour's items.
+const DefaultChunkWindow = time.Hour
 
 // Family is the policy shared by a set of physical tables.
 type Family struct {
@@ -73,7 +82,14 @@ type Family struct {
 	// each table, for rates above one partition's write limit.
 	Shards int
 	// Layout is the default item layout of the family's logical tables.
+	// It is a fact of each table, recorded in its registry entry's
+	// policy when the table is made: a chunk-layout table is read with
+	// its window, and a table made in another layout keeps it.
 	Layout Layout
+	// ChunkWindow is the length of time whose events of one series the
+	// chunk layout puts in one item, aligned to the Unix epoch: it must
+	// divide a day. Like the layout it is a fact of each table.
+	ChunkWindow time.Duration
 	// Billing is the billing mode of a tier that names none: on demand
 	// by default, AWS's recommended mode since the on-demand price cut of
 	// November 2024.
@@ -197,6 +213,7 @@ func Default() Family {
 		WriteTimeGrouping: true,
 		Shards:            1,
 		Layout:            LayoutRow,
+		ChunkWindow:       DefaultChunkWindow,
 		Billing:           storage.OnDemand,
 		Tiers:             DefaultTiers(),
 		Backfill:          DefaultBackfill(),
@@ -278,8 +295,16 @@ func (f Family) Validate() error {
 	if f.Shards < 1 || f.Shards > 1000 {
 		return bad("shards %d: must be 1 to 1000", f.Shards)
 	}
-	if f.Layout != LayoutRow && f.Layout != LayoutMap {
-		return bad("layout %q: must be row or map", f.Layout)
+	switch f.Layout {
+	case LayoutRow, LayoutMap, LayoutChunk:
+	default:
+		return bad("layout %q: must be row, map or chunk", f.Layout)
+	}
+	if f.Layout == LayoutChunk && (f.ChunkWindow <= 0 || (24*time.Hour)%f.ChunkWindow != 0 || f.ChunkWindow%time.Second != 0) {
+		return bad("chunk_window %s: must be whole seconds that divide a day", f.ChunkWindow)
+	}
+	if f.Layout == LayoutChunk && f.TTL > 0 {
+		return bad("ttl: the chunk layout gives its items no expiry yet; set no ttl, or use the row layout")
 	}
 	if f.Billing != storage.Provisioned && f.Billing != storage.OnDemand {
 		return bad("billing %q: must be provisioned or on_demand", f.Billing)

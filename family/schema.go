@@ -121,6 +121,10 @@ func (s Schema) Validate() error {
 		}
 		switch t.Layout {
 		case "", LayoutRow, LayoutMap:
+		case LayoutChunk:
+			// The chunk layout is a fact of each physical table, which
+			// the logical tables of a family share: its family sets it.
+			return fmt.Errorf("table %q: layout chunk is set on its family (families: layout: chunk), whose tables record it", name)
 		default:
 			return fmt.Errorf("table %q: layout %q must be row or map", name, t.Layout)
 		}

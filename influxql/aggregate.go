@@ -72,6 +72,20 @@ func (c aggColumn) engineFns(merged bool) []string {
 	return nil
 }
 
+// present reports whether the column's value v of the results a holds
+// points: results of the field, but a count of 0 (stddev of one point
+// holds it, though it has no value).
+func (c aggColumn) present(a *acc, v any) bool {
+	if a == nil || a.parts == 0 {
+		return false
+	}
+	if c.fn == "count" || c.fn == "distinct" {
+		n, ok := toFloat(v)
+		return !ok || n != 0
+	}
+	return true
+}
+
 // mergesAcrossSeries reports whether results of several series merge
 // exactly into the column's.
 func (c aggColumn) mergesAcrossSeries() bool {
@@ -135,6 +149,11 @@ func parseColumn(f *iql.Field, interval time.Duration) (aggColumn, error) {
 			c.fn = "distinct"
 			call = d
 		}
+		// COUNT(DISTINCT f), InfluxQL's other spelling of count(distinct(f)).
+		if d, ok := call.Args[0].(*iql.Distinct); ok && len(call.Args) == 1 {
+			c.fn, c.field = "distinct", d.Val
+			return c, nil
+		}
 	}
 	ref, ok := call.Args[0].(*iql.VarRef)
 	if !ok {
@@ -157,12 +176,6 @@ func parseColumn(f *iql.Field, interval time.Duration) (aggColumn, error) {
 		return c, fmt.Errorf("%s() takes one field", call.Name)
 	}
 	return c, nil
-}
-
-// integer reports whether InfluxDB's column is of integers whatever the
-// field: a count, of values or of distinct ones, not transformed.
-func (c aggColumn) integer() bool {
-	return (c.fn == "count" || c.fn == "distinct") && c.outer == ""
 }
 
 // selector reports whether the column picks one of the values, whose
@@ -203,11 +216,14 @@ func (x *executor) selectedAt(ctx context.Context, p *plan, g group, c aggColumn
 	}
 	var at time.Time
 	for _, s := range series {
-		if s == "" && !g.whole {
-			continue
-		}
 		q.Series = s
-		got, err := x.read(ctx, q, 1, func(event.Event) bool { return true })
+		var got []event.Event
+		var err error
+		if s == "" && !g.whole {
+			got, err = x.readTagless(ctx, q, 1, func(event.Event) bool { return true })
+		} else {
+			got, err = x.read(ctx, q, 1, func(event.Event) bool { return true })
+		}
 		if err != nil {
 			return time.Time{}, err
 		}
@@ -313,6 +329,9 @@ func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *pl
 		c.name = names[len(cols)]
 		cols = append(cols, c)
 	}
+	if extra := extraIntervals(cols); extra > 0 && p.interval > 0 {
+		p.from = p.from.Add(-time.Duration(extra) * p.interval)
+	}
 	bucket := p.interval
 	switch {
 	case bucket == 0:
@@ -320,7 +339,7 @@ func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *pl
 	case bucket < time.Second || (24*time.Hour)%bucket != 0:
 		return fmt.Errorf("GROUP BY time(%s) is %w: use an interval of at least 1s that divides a day (set the data source's min interval to 1s or more)", bucket, ErrUnsupported)
 	}
-	if !p.to.After(p.from) && !p.to.Equal(p.from) {
+	if p.empty() {
 		return nil
 	}
 	// One slot with no GROUP BY time(): the engine's days, merged.
@@ -337,6 +356,7 @@ func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *pl
 		}
 		pieces = w.pieces(starts, p.from, p.to)
 	}
+	pieces = inclusiveEnds(pieces)
 	slots := len(starts)
 	fields := map[string][]string{}
 	var order []string
@@ -347,9 +367,17 @@ func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *pl
 		multi := !g.whole && len(g.series) > 1
 		clear(fields)
 		order = order[:0]
-		for _, c := range cols {
+		var byPoints []bool // columns picked from the group's points (selector.go)
+		for j, c := range cols {
 			if multi && !c.mergesAcrossSeries() {
-				return fmt.Errorf("%s() over %d series at once is %w: GROUP BY their tags, or pick one series with a condition on its tags", c.fn, len(g.series), ErrUnsupported)
+				if c.fn != "first" && c.fn != "last" {
+					return fmt.Errorf("%s() over %d series at once is %w: GROUP BY their tags, or pick one series with a condition on its tags", c.fn, len(g.series), ErrUnsupported)
+				}
+				if byPoints == nil {
+					byPoints = make([]bool, len(cols))
+				}
+				byPoints[j] = true
+				continue
 			}
 			if _, ok := fields[c.field]; !ok {
 				order = append(order, c.field)
@@ -389,8 +417,8 @@ func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *pl
 					events[slot] += b.Events
 				}
 				v := b.Values[field]
-				if len(v) == 0 {
-					continue
+				if v == nil {
+					continue // no value of the field; an empty map is some without a result (stddev of one)
 				}
 				a := accs[field][slot]
 				if a == nil {
@@ -403,15 +431,13 @@ func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *pl
 		eg, ectx := errgroup.WithContext(ctx)
 		eg.SetLimit(parallelism)
 		for _, s := range series {
-			if s == "" && !g.whole {
-				continue // the engine reads every series for ""
-			}
+			tagless := s == "" && !g.whole // the engine reads every series for ""
 			for _, field := range order {
 				q := engine.AggregateQuery{Table: p.table, Series: s, Rank: engine.RankInfluxQL,
 					Fields: []string{field}, Funcs: fields[field], Filter: p.filter}
 				for _, pc := range pieces {
 					eg.Go(func() error {
-						if s != "" {
+						if s != "" || tagless {
 							// A slot of the CPU pool for the series; the
 							// engine's aggregate of every series takes its
 							// own, a turn of series at a time.
@@ -421,9 +447,15 @@ func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *pl
 							}
 							defer release()
 						}
-						buckets, err := x.eng.Aggregate(ectx, x.tenant, pc.query(q))
+						var buckets []engine.Bucket
+						var err error
+						if tagless {
+							buckets, err = x.aggregateTagless(ectx, pc.query(q))
+						} else if buckets, err = x.eng.Aggregate(ectx, x.tenant, pc.query(q)); err != nil {
+							err = &EngineError{Err: err}
+						}
 						if err != nil {
-							return &EngineError{Err: err}
+							return err
 						}
 						merge(field, pc, buckets)
 						return nil
@@ -434,17 +466,45 @@ func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *pl
 		if err := eg.Wait(); err != nil {
 			return err
 		}
+		var picks [][]pick
+		if byPoints != nil {
+			var err error
+			if picks, err = x.pickPoints(ctx, p, g, cols, byPoints, starts); err != nil {
+				return err
+			}
+		}
+		// A bucket holds points when a column has a value of them; a
+		// series holds points when a bucket does (exists.go).
 		values := make([][]any, slots)
+		exists := false
 		for slot := range slots {
 			row := make([]any, len(cols))
+			present := false
 			for j, c := range cols {
-				v, err := accs[c.field][slot].result(c)
+				if byPoints != nil && byPoints[j] {
+					pk := picks[j][slot]
+					row[j] = pk.v
+					present = present || pk.ok
+					continue
+				}
+				a := accs[c.field][slot]
+				v, err := a.result(c)
 				if err != nil {
 					return err
 				}
 				row[j] = v
+				present = present || c.present(a, v)
 			}
 			values[slot] = row
+			if !present {
+				events[slot] = 0
+			} else if events[slot] == 0 {
+				events[slot] = 1 // of a column picked from points alone
+			}
+			exists = exists || present
+		}
+		if !exists {
+			continue
 		}
 		times := slices.Clone(starts)
 		if p.interval == 0 {
@@ -459,6 +519,11 @@ func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *pl
 				}
 				if !at.IsZero() {
 					times[0] = at
+					if cols[0].fn == "first" || cols[0].fn == "last" {
+						if values[0][0], err = x.tieBreak(ctx, p, g, cols[0], at, values[0][0]); err != nil {
+							return err
+						}
+					}
 				}
 			}
 		} else {
@@ -482,161 +547,6 @@ func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *pl
 		}
 	}
 	return nil
-}
-
-// row is one time slot of an aggregate's answer.
-type row struct {
-	t      time.Time
-	values []any
-}
-
-// finish applies the transforms over the buckets, puts them in the
-// answer's order (newest first when desc), then fills them in that
-// order, as InfluxDB does (fill(previous) of newest first takes the
-// bucket after).
-func (x *executor) finish(st *iql.SelectStatement, cols []aggColumn, times []time.Time, values [][]any, events []int64, desc bool) []row {
-	if desc {
-		// Transforms run in the answer's order too, as InfluxDB's: the
-		// difference of a bucket is from the one after.
-		slices.Reverse(times)
-		slices.Reverse(values)
-		slices.Reverse(events)
-	}
-	transformed := false
-	for j, c := range cols {
-		if c.outer == "" {
-			continue
-		}
-		transformed = true
-		var prevT time.Time
-		var prev float64
-		var window []float64
-		seen := false
-		for i := range values {
-			v, ok := toFloat(values[i][j])
-			values[i][j] = nil
-			if !ok {
-				continue
-			}
-			switch c.outer {
-			case "derivative", "non_negative_derivative":
-				if seen {
-					elapsed := times[i].Sub(prevT)
-					if elapsed < 0 {
-						elapsed = -elapsed
-					}
-					d := (v - prev) / (float64(elapsed) / float64(c.unit))
-					if c.outer == "derivative" || d >= 0 {
-						values[i][j] = d
-					}
-				}
-			case "difference", "non_negative_difference":
-				if seen {
-					d := v - prev
-					if c.outer == "difference" || d >= 0 {
-						values[i][j] = d
-					}
-				}
-			case "moving_average":
-				window = append(window, v)
-				if len(window) > c.window {
-					window = window[1:]
-				}
-				if len(window) == c.window {
-					sum := 0.0
-					for _, w := range window {
-						sum += w
-					}
-					values[i][j] = sum / float64(c.window)
-				}
-			}
-			prev, prevT, seen = v, times[i], true
-		}
-	}
-	var rows []row
-	for i := range values {
-		empty := events[i] == 0
-		if transformed {
-			empty = !slices.ContainsFunc(values[i], func(v any) bool { return v != nil })
-		}
-		if empty && (st.Fill == iql.NoFill || transformed) {
-			continue
-		}
-		rows = append(rows, row{t: times[i], values: values[i]})
-	}
-	for j, c := range cols {
-		switch st.Fill {
-		case iql.NullFill:
-			// Buckets of GROUP BY time() are filled, as InfluxDB's:
-			// without it, a count of no value is null.
-			if c.integer() && groupsByTime(st) {
-				for _, r := range rows {
-					if r.values[j] == nil {
-						r.values[j] = int64(0)
-					}
-				}
-			}
-		case iql.NumberFill:
-			// InfluxDB casts the number to the column's type:
-			// fill(-1.5) of a count is -1, of booleans false, of
-			// strings "" (a column of no value keeps the number).
-			fill := st.FillValue
-			switch {
-			case c.integer():
-				if f, ok := toFloat(fill); ok {
-					fill = int64(f)
-				}
-			case columnHolds[bool](rows, j):
-				fill = false
-			case columnHolds[string](rows, j):
-				fill = ""
-			}
-			for _, r := range rows {
-				if r.values[j] == nil {
-					r.values[j] = fill
-				}
-			}
-		case iql.PreviousFill:
-			var prev any
-			for _, r := range rows {
-				if r.values[j] == nil {
-					r.values[j] = prev
-				}
-				prev = r.values[j]
-			}
-		case iql.LinearFill:
-			last := -1
-			for i, r := range rows {
-				v, ok := toFloat(r.values[j])
-				if !ok {
-					continue
-				}
-				if last >= 0 && i-last > 1 {
-					// A line by the buckets (a day across a DST
-					// switch counts as one, as on InfluxDB), its
-					// values cut to integers in a column of them.
-					lv, _ := toFloat(rows[last].values[j])
-					slope := (v - lv) / float64(i-last)
-					for k := last + 1; k < i; k++ {
-						step := slope * float64(k-last)
-						if c.integer() {
-							rows[k].values[j] = int64(lv + step)
-						} else {
-							rows[k].values[j] = lv + step
-						}
-					}
-				}
-				last = i
-			}
-		}
-	}
-	return rows
-}
-
-// columnHolds reports whether column j of the rows holds values of
-// type T.
-func columnHolds[T any](rows []row, j int) bool {
-	return slices.ContainsFunc(rows, func(r row) bool { _, ok := r.values[j].(T); return ok })
 }
 
 // toFloat reads a number of an aggregate's results.

@@ -75,7 +75,7 @@ func TestTagsBounded(t *testing.T) {
 		t.Helper()
 		stmts, err := influxql.Parse(q, nil)
 		require.NoError(t, err)
-		res, _ := influxql.Execute(ctx, db, "acme", stmts, influxql.Options{Now: at.Add(time.Hour)})
+		res, _ := influxql.Execute(ctx, db, "acme", stmts, influxql.Options{Database: "acme", Now: at.Add(time.Hour)})
 		require.Empty(t, res[0].Error, q)
 		require.NotEmpty(t, res[0].Series, q)
 		return res[0].Series[0].Values[0]

@@ -78,7 +78,7 @@ func TestAnswersAreCountedBeforeTheyAreBuilt(t *testing.T) {
 		hold := db.QueryHold(capped, "acme")
 		defer hold.Release()
 		a := &answers{}
-		err = influxql.Stream(capped, db, "acme", stmts, influxql.Options{Now: at, Budget: hold}, a)
+		err = influxql.Stream(capped, db, "acme", stmts, influxql.Options{Database: "acme", Now: at, Budget: hold}, a)
 		return a, err
 	}
 
@@ -142,7 +142,7 @@ func TestRawAnswersAreCountedBeforeTheyAreRead(t *testing.T) {
 		hold := db.QueryHold(capped, "acme")
 		defer hold.Release()
 		a := &answers{}
-		err = influxql.Stream(capped, db, "acme", stmts, influxql.Options{Now: at, Budget: hold, MaxRows: maxRows}, a)
+		err = influxql.Stream(capped, db, "acme", stmts, influxql.Options{Database: "acme", Now: at, Budget: hold, MaxRows: maxRows}, a)
 		return a, err
 	}
 	var le *admission.LimitError

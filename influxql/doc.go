@@ -43,6 +43,17 @@
 // and moving_average run over the buckets; fill(null|none|previous|
 // linear|number) fills them.
 //
+// # Rules, each written once
+//
+// Where InfluxDB's answers follow a rule the code must keep, the rule is
+// written at the top of the file that keeps it: which database a
+// statement reads (database.go), how its range is bounded (bounds.go),
+// when a series of an answer exists (exists.go), what a missing tag is
+// and how the series without tags is read (tagless.go), how buckets are
+// cut and filled before a transform (transform.go), which point a
+// selector picks of points of one time (selector.go), and how a
+// condition on a tag and a field together is evaluated (rowcond.go).
+//
 // # Bounds
 //
 // Stream answers statement by statement and series by series: a

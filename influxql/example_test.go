@@ -48,7 +48,7 @@ func ExampleExecute() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	results, _ := influxql.Execute(ctx, db, "acme", stmts, influxql.Options{Now: now})
+	results, _ := influxql.Execute(ctx, db, "acme", stmts, influxql.Options{Database: "acme", Now: now})
 	for _, r := range results {
 		b, _ := json.Marshal(r)
 		fmt.Println(string(b))

@@ -165,6 +165,12 @@ func newExecutor(eng Engine, tenant string, o Options) *executor {
 // run answers one statement, its series given to emit one by one as
 // they are built.
 func (x *executor) run(ctx context.Context, st iql.Statement, emit func(api.InfluxQLSeries) error) error {
+	if err := x.checkDatabase(st); err != nil {
+		if errors.Is(err, errNoSuchDatabase) {
+			return nil
+		}
+		return err
+	}
 	if sel, ok := st.(*iql.SelectStatement); ok {
 		return x.selectStatement(ctx, sel, emit)
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
 	"github.com/timetabledb/timetable/admission"
@@ -18,6 +19,7 @@ import (
 	"github.com/timetabledb/timetable/event"
 	"github.com/timetabledb/timetable/influxql"
 	"github.com/timetabledb/timetable/internal/backends"
+	"github.com/timetabledb/timetable/internal/metricstest"
 )
 
 // terms returns n comparisons joined by op.
@@ -120,7 +122,7 @@ func TestExecuteEdges(t *testing.T) {
 		t.Helper()
 		stmts, err := influxql.Parse(q, nil)
 		require.NoError(t, err, q)
-		res, _ := influxql.Execute(context.Background(), db, "acme", stmts, influxql.Options{Now: at})
+		res, _ := influxql.Execute(context.Background(), db, "acme", stmts, influxql.Options{Database: "acme", Now: at})
 		rows := 0
 		for _, s := range res[0].Series {
 			rows += len(s.Values)
@@ -217,7 +219,7 @@ func TestExecuteStopsWhenCancelled(t *testing.T) {
 		eng := &cancelling{DB: db, cancel: cancel}
 		stmts, err := influxql.Parse(q, nil)
 		require.NoError(t, err)
-		res, errs := influxql.Execute(ctx, eng, "acme", stmts, influxql.Options{Now: at})
+		res, errs := influxql.Execute(ctx, eng, "acme", stmts, influxql.Options{Database: "acme", Now: at})
 		require.ErrorIs(t, errs[0], context.Canceled, q)
 		require.ErrorIs(t, errs[1], context.Canceled, q)
 		require.Equal(t, context.Canceled.Error(), res[1].Error)
@@ -231,13 +233,15 @@ func TestExecuteStopsWhenCancelled(t *testing.T) {
 func TestAggregateTakesCPUSlots(t *testing.T) {
 	at := time.Date(2017, 6, 15, 9, 0, 0, 0, time.UTC)
 	cpu := admission.NewCPU(1)
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(cpu)
 	db := openWeather(t, at, engine.Options{})
 	cpu.Seen("globex")
 	stmts, err := influxql.Parse("SELECT sum(v) FROM iq WHERE time > now() - 2h AND host =~ /a|b|c/", nil)
 	require.NoError(t, err)
-	res, _ := influxql.Execute(engine.WithCPU(context.Background(), cpu), db, "acme", stmts, influxql.Options{Now: at, CPU: cpu})
+	res, _ := influxql.Execute(engine.WithCPU(context.Background(), cpu), db, "acme", stmts, influxql.Options{Database: "acme", Now: at, CPU: cpu})
 	require.Empty(t, res[0].Error)
 	require.Equal(t, json.Number("6"), res[0].Series[0].Values[0][1])
-	require.Equal(t, 1, cpu.MostHeld(), "the series' aggregates took the pool's slot")
-	require.Zero(t, cpu.Held(), "and gave it back")
+	require.Equal(t, 3.0, metricstest.Value(t, reg, "timetable_cpu_slots_taken_total", nil), "each series' aggregate took the pool's slot")
+	require.Zero(t, metricstest.Value(t, reg, "timetable_cpu_slots_held", nil), "and gave it back")
 }

@@ -56,20 +56,28 @@ func (x *executor) raw(ctx context.Context, st *iql.SelectStatement, p *plan, em
 			return fmt.Errorf("%s in a SELECT without an aggregate is %w: select fields, *, or aggregates", f.Expr, ErrUnsupported)
 		}
 	}
-	if wildcard && len(fields) > 0 {
-		return fmt.Errorf("* with other fields is %w", ErrUnsupported)
-	}
 	names = columnNames(st.Fields)
 	// * is every field and tag of the measurement, as InfluxDB has it:
 	// those the events read have, and those the table's latest events
 	// and its series index know.
+	// Of several measurements, each has the columns of all, as
+	// InfluxDB answers them (nulls where it has none).
 	var known []string
 	if wildcard {
-		types, keys, err := x.fieldTypes(ctx, p.logical)
-		if err != nil {
-			return err
+		tables := p.statement
+		if len(tables) == 0 {
+			tables = []engine.LogicalTable{p.logical}
 		}
-		known = append(slices.Collect(maps.Keys(types)), keys...)
+		for _, t := range tables {
+			types, keys, err := x.fieldTypes(ctx, t)
+			if err != nil {
+				return err
+			}
+			known = append(append(known, slices.Collect(maps.Keys(types))...), keys...)
+		}
+	}
+	if p.empty() {
+		return nil
 	}
 	need := rawNeed(st, x.opts.MaxRows)
 	q := engine.Query{Table: p.table, From: p.from, To: p.to, Desc: p.desc, Filter: p.filter}
@@ -86,7 +94,8 @@ func (x *executor) raw(ctx context.Context, st *iql.SelectStatement, p *plan, em
 		}
 	}
 	keep := func(ev event.Event) bool {
-		return wildcard || slices.ContainsFunc(valued, func(f string) bool { _, ok := ev.Fields[f]; return ok })
+		return (wildcard || slices.ContainsFunc(valued, func(f string) bool { _, ok := ev.Fields[f]; return ok })) &&
+			p.matchesRow(ev)
 	}
 	for _, g := range p.groups {
 		if err := ctx.Err(); err != nil {
@@ -133,12 +142,15 @@ func (x *executor) raw(ctx context.Context, st *iql.SelectStatement, p *plan, em
 				if err := ctx.Err(); err != nil {
 					return err
 				}
-				if s == "" {
-					continue // the engine reads every series for ""
-				}
 				q := q
 				q.Series = s
-				got, err := x.read(ctx, q, need, keep)
+				var got []event.Event
+				var err error
+				if s == "" {
+					got, err = x.readTagless(ctx, q, need, keep)
+				} else {
+					got, err = x.read(ctx, q, need, keep)
+				}
 				if err != nil {
 					return err
 				}
@@ -176,8 +188,7 @@ func (x *executor) raw(ctx context.Context, st *iql.SelectStatement, p *plan, em
 					}
 				}
 			}
-			refs = slices.Sorted(maps.Keys(seen))
-			cols = refs
+			refs, cols = expandWildcard(st.Fields, slices.Sorted(maps.Keys(seen)))
 		}
 		s := api.InfluxQLSeries{Name: p.table, Tags: g.tags, Columns: append([]string{"time"}, cols...), Partial: partial,
 			Values: make([][]any, 0, len(events))}
@@ -190,6 +201,32 @@ func (x *executor) raw(ctx context.Context, st *iql.SelectStatement, p *plan, em
 		}
 	}
 	return nil
+}
+
+// expandWildcard returns the columns of a SELECT of * and maybe fields
+// (SELECT value, *): each field in its place, * as every key of keys,
+// and their names as InfluxDB gives them (value, host, value_1).
+func expandWildcard(fields iql.Fields, keys []string) (refs, names []string) {
+	if len(fields) == 1 {
+		return keys, keys
+	}
+	var expanded iql.Fields
+	for _, f := range fields {
+		switch e := f.Expr.(type) {
+		case *iql.Wildcard:
+			for _, k := range keys {
+				expanded = append(expanded, &iql.Field{Expr: &iql.VarRef{Val: k}})
+				refs = append(refs, k)
+			}
+		case *iql.VarRef:
+			if e.Val == "time" {
+				continue
+			}
+			expanded = append(expanded, f)
+			refs = append(refs, e.Val)
+		}
+	}
+	return refs, columnNames(expanded)
 }
 
 // row is the answer's row of one event: its time, then the value of each

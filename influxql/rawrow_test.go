@@ -44,7 +44,7 @@ func TestRawRowsHoldNoMoreThanCounted(t *testing.T) {
 		_, err = db.Write(ctx, "acme", table, events)
 		require.NoError(t, err)
 		for _, n := range []int{1000, 4000} {
-			x := newExecutor(db, "acme", Options{})
+			x := newExecutor(db, "acme", Options{Database: "acme"})
 			p := &plan{loc: time.UTC, tagKeys: []string{"host"}}
 			refs := []string{"host"}
 			for f := range fields {

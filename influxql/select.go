@@ -44,6 +44,12 @@ type plan struct {
 	interval    time.Duration
 	offset      time.Duration // of the buckets from UTC midnight, in [0, interval)
 	tagKeys     []string      // of the table's series, sorted
+	// rowCond is the part of the condition that reads a tag and a field
+	// together, evaluated point by point (rowcond.go).
+	rowCond iql.Expr
+	// statement are the tables of the statement, this one among them:
+	// SELECT * of several has the columns of all (raw.go).
+	statement []engine.LogicalTable
 }
 
 // groupRead is how a group's events are read: in one read of every
@@ -169,6 +175,7 @@ func (x *executor) planSelect(ctx context.Context, st *iql.SelectStatement, sel 
 		return nil, err
 	}
 	p.loc, p.desc, p.interval, p.offset = sel.loc, !st.TimeAscending(), sel.interval, sel.offset
+	p.statement = sel.tables
 	return p, nil
 }
 
@@ -223,24 +230,18 @@ func (x *executor) plan(ctx context.Context, st *iql.SelectStatement, t engine.L
 	}
 	keys := tagKeys(all)
 	isTag := func(k string) bool { _, ok := slices.BinarySearch(keys, k); return ok }
-	tagCond, fieldCond, err := splitCondition(cond, isTag)
+	tagCond, fieldCond, rowCond, err := splitCondition(cond, isTag)
 	if err != nil {
 		return nil, err
 	}
-	p := &plan{table: t.Name, logical: t, tagKeys: keys}
+	if rowCond != nil && !st.IsRawQuery {
+		return nil, fmt.Errorf("condition %s reads a tag and a field together: %w in a SELECT of aggregates, only of fields", rowCond, ErrUnsupported)
+	}
+	p := &plan{table: t.Name, logical: t, tagKeys: keys, rowCond: rowCond}
 	if p.filter, err = fieldFilter(fieldCond); err != nil {
 		return nil, err
 	}
-	p.from, p.to = x.tableRange(t)
-	if !tr.Min.IsZero() {
-		p.bounded = true
-		p.from = tr.Min
-	}
-	if !tr.Max.IsZero() {
-		p.to = tr.Max
-	} else if !st.IsRawQuery {
-		p.to = x.opts.Now // InfluxDB's aggregates end now
-	}
+	p.from, p.to, p.bounded = x.statementRange(st, t, tr)
 	if wildcard {
 		groupBy = keys
 	}
@@ -316,16 +317,6 @@ func (x *executor) plan(ctx context.Context, st *iql.SelectStatement, t engine.L
 		slices.Reverse(p.groups)
 	}
 	return p, nil
-}
-
-// tableRange is the range of a table's event times, or all time when the
-// table did not record it.
-func (x *executor) tableRange(t engine.LogicalTable) (time.Time, time.Time) {
-	from, to := t.First, t.Last
-	if from.IsZero() || to.IsZero() {
-		from, to = time.Unix(0, 0).UTC(), x.opts.Now.Add(48*time.Hour)
-	}
-	return from, to
 }
 
 // fieldFilter translates a condition on fields into the engine's filter:

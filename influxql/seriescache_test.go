@@ -41,7 +41,7 @@ func TestSeriesCache(t *testing.T) {
 		t.Helper()
 		stmts, err := influxql.Parse(`SHOW TAG VALUES FROM m WITH KEY = "host"`, nil)
 		require.NoError(t, err)
-		res, _ := influxql.Execute(ctx, here, "acme", stmts, influxql.Options{Now: clk.Now(), Series: cache})
+		res, _ := influxql.Execute(ctx, here, "acme", stmts, influxql.Options{Database: "acme", Now: clk.Now(), Series: cache})
 		require.Empty(t, res[0].Error)
 		var out []any
 		for _, s := range res[0].Series {

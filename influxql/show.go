@@ -3,6 +3,7 @@ package influxql
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 
 	iql "github.com/influxdata/influxql"
@@ -14,6 +15,9 @@ import (
 // showMeasurements answers SHOW MEASUREMENTS [WITH MEASUREMENT ...]
 // [WHERE tags] [LIMIT n] [OFFSET n]: the logical tables.
 func (x *executor) showMeasurements(ctx context.Context, st *iql.ShowMeasurementsStatement) ([]api.InfluxQLSeries, error) {
+	if iql.HasTimeExpr(st.Condition) {
+		return nil, fmt.Errorf("SHOW MEASUREMENTS doesn't support time in WHERE clause")
+	}
 	var sources iql.Sources
 	if st.Source != nil {
 		sources = iql.Sources{st.Source}
@@ -25,8 +29,13 @@ func (x *executor) showMeasurements(ctx context.Context, st *iql.ShowMeasurement
 	var values [][]any
 	for _, t := range tables {
 		if st.Condition != nil {
-			series, err := x.matching(ctx, t.Name, st.Condition)
+			series, err := x.allSeries(ctx, t.Name)
 			if err != nil {
+				return nil, err
+			}
+			// A measurement is listed when one of its series has the
+			// tags compared, with values that match (tagless.go).
+			if series, err = matchSeriesAs(ctx, series, st.Condition, true); err != nil {
 				return nil, err
 			}
 			if len(series) == 0 {

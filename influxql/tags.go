@@ -104,6 +104,13 @@ const checkEvery = 256
 // matchSeries returns the series whose tags cond matches; a nil cond
 // matches every one.
 func matchSeries(ctx context.Context, series []seriesTags, cond iql.Expr) ([]seriesTags, error) {
+	return matchSeriesAs(ctx, series, cond, false)
+}
+
+// matchSeriesAs is matchSeries; with present, a comparison of a tag
+// matches only a series that has the tag, as SHOW MEASUREMENTS reads
+// its condition (tagless.go).
+func matchSeriesAs(ctx context.Context, series []seriesTags, cond iql.Expr, present bool) ([]seriesTags, error) {
 	if cond == nil {
 		return series, nil
 	}
@@ -114,7 +121,7 @@ func matchSeries(ctx context.Context, series []seriesTags, cond iql.Expr) ([]ser
 				return nil, err
 			}
 		}
-		ok, err := matchTags(cond, s.tags)
+		ok, err := matchTags(cond, s.tags, present)
 		if err != nil {
 			return nil, err
 		}
@@ -128,16 +135,16 @@ func matchSeries(ctx context.Context, series []seriesTags, cond iql.Expr) ([]ser
 // matchTags evaluates a condition on tags: comparisons of a tag with a
 // string (=, !=, <>) or a regular expression (=~, !~), joined by AND and
 // OR. A tag a series lacks is the empty string, as in InfluxDB.
-func matchTags(e iql.Expr, tags map[string]string) (bool, error) {
+func matchTags(e iql.Expr, tags map[string]string, present bool) (bool, error) {
 	switch e := e.(type) {
 	case *iql.ParenExpr:
-		return matchTags(e.Expr, tags)
+		return matchTags(e.Expr, tags, present)
 	case *iql.BooleanLiteral:
 		return e.Val, nil
 	case *iql.BinaryExpr:
 		switch e.Op {
 		case iql.AND, iql.OR:
-			l, err := matchTags(e.LHS, tags)
+			l, err := matchTags(e.LHS, tags, present)
 			if err != nil {
 				return false, err
 			}
@@ -147,14 +154,25 @@ func matchTags(e iql.Expr, tags map[string]string) (bool, error) {
 			if e.Op == iql.OR && l {
 				return true, nil
 			}
-			return matchTags(e.RHS, tags)
+			return matchTags(e.RHS, tags, present)
 		}
 		key, lit, ok := tagComparison(e)
 		if !ok {
 			return false, fmt.Errorf("condition %s: compare a tag with a string or a regular expression", e)
 		}
-		v := tags[key]
+		v, has := tags[key]
+		if present && !has {
+			return false, nil
+		}
 		switch lit := lit.(type) {
+		case *iql.VarRef:
+			// A tag compared with another tag.
+			switch e.Op {
+			case iql.EQ:
+				return v == tags[lit.Val], nil
+			case iql.NEQ:
+				return v != tags[lit.Val], nil
+			}
 		case *iql.StringLiteral:
 			switch e.Op {
 			case iql.EQ:
@@ -207,10 +225,11 @@ func refs(e iql.Expr) []string {
 	return out
 }
 
-// splitCondition splits a condition without time into the part on tags
-// and the part on fields: conjuncts that read only tags, and the rest. A
-// disjunction of a tag and a field is refused.
-func splitCondition(cond iql.Expr, isTag func(string) bool) (tagCond, fieldCond iql.Expr, err error) {
+// splitCondition splits a condition without time into the part on tags,
+// the part on fields, and the part that reads both: conjuncts that read
+// only tags, those that read no tag, and the rest, evaluated point by
+// point (rowcond.go).
+func splitCondition(cond iql.Expr, isTag func(string) bool) (tagCond, fieldCond, rowCond iql.Expr, err error) {
 	var conj []iql.Expr
 	var flatten func(e iql.Expr)
 	flatten = func(e iql.Expr) {
@@ -248,8 +267,8 @@ func splitCondition(cond iql.Expr, isTag func(string) bool) (tagCond, fieldCond 
 		case tags == 0:
 			fieldCond = and(fieldCond, c)
 		default:
-			return nil, nil, fmt.Errorf("condition %s mixes tags and fields under OR: not supported", c)
+			rowCond = and(rowCond, c)
 		}
 	}
-	return tagCond, fieldCond, nil
+	return tagCond, fieldCond, rowCond, nil
 }

@@ -32,7 +32,7 @@ func TestMatchTags(t *testing.T) {
 		{`host = 'web1' AND region = 'us'`, false, ""},
 		{`host > 'a'`, false, "use =, !=, =~ or !~"},
 	} {
-		got, err := matchTags(iql.MustParseExpr(tc.cond), tags)
+		got, err := matchTags(iql.MustParseExpr(tc.cond), tags, false)
 		if tc.err != "" {
 			require.ErrorContains(t, err, tc.err, tc.cond)
 			continue
@@ -45,19 +45,16 @@ func TestMatchTags(t *testing.T) {
 func TestSplitCondition(t *testing.T) {
 	isTag := func(k string) bool { return k == "host" || k == "region" }
 	for _, tc := range []struct {
-		cond, tags, fields, err string
+		cond, tags, fields, rows string
 	}{
-		{`host = 'a'`, `host = 'a'`, ``, ""},
-		{`temp > 3`, ``, `temp > 3`, ""},
-		{`host = 'a' AND (temp > 3 OR temp < 1) AND region =~ /e/`, `host = 'a' AND region =~ /e/`, `temp > 3 OR temp < 1`, ""},
-		{`(host = 'a' OR region = 'b') AND temp = 1`, `host = 'a' OR region = 'b'`, `temp = 1`, ""},
-		{`host = 'a' OR temp = 1`, ``, ``, "mixes tags and fields"},
+		{`host = 'a'`, `host = 'a'`, ``, ``},
+		{`temp > 3`, ``, `temp > 3`, ``},
+		{`host = 'a' AND (temp > 3 OR temp < 1) AND region =~ /e/`, `host = 'a' AND region =~ /e/`, `temp > 3 OR temp < 1`, ``},
+		{`(host = 'a' OR region = 'b') AND temp = 1`, `host = 'a' OR region = 'b'`, `temp = 1`, ``},
+		{`host = 'a' OR temp = 1`, ``, ``, `host = 'a' OR temp = 1`},
+		{`host = temp AND region = 'b'`, `region = 'b'`, ``, `host = temp`},
 	} {
-		tagCond, fieldCond, err := splitCondition(iql.MustParseExpr(tc.cond), isTag)
-		if tc.err != "" {
-			require.ErrorContains(t, err, tc.err)
-			continue
-		}
+		tagCond, fieldCond, rowCond, err := splitCondition(iql.MustParseExpr(tc.cond), isTag)
 		require.NoError(t, err)
 		str := func(e iql.Expr) string {
 			if e == nil {
@@ -67,5 +64,6 @@ func TestSplitCondition(t *testing.T) {
 		}
 		require.Equal(t, tc.tags, str(tagCond), tc.cond)
 		require.Equal(t, tc.fields, str(fieldCond), tc.cond)
+		require.Equal(t, tc.rows, str(rowCond), tc.cond)
 	}
 }

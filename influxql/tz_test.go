@@ -105,7 +105,7 @@ func TestTimeZoneBuckets(t *testing.T) {
 				stmts, err := influxql.Parse(q, nil)
 				require.NoError(t, err)
 				use.used = nil
-				res, _ := influxql.Execute(ctx, use, "acme", stmts, influxql.Options{Now: now})
+				res, _ := influxql.Execute(ctx, use, "acme", stmts, influxql.Options{Database: "acme", Now: now})
 				require.Empty(t, res[0].Error, "%s: %s", name, q)
 				require.Len(t, res[0].Series, 1, "%s: %s", name, q)
 				require.Len(t, res[0].Series[0].Values, len(tc.want), "%s: %s", name, q)

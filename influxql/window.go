@@ -208,6 +208,31 @@ func (w windows) pieces(starts []time.Time, from, to time.Time) []piece {
 	return out
 }
 
+// inclusiveEnds makes each piece's range hold its end: the engine ends
+// a range before a To that starts one of its buckets (AggregateQuery's
+// From and To), where InfluxQL's time <= t holds the events at t. A
+// piece that ends at the start of one of its buckets is cut there into
+// the buckets before and the instant t alone, a piece of its own.
+func inclusiveEnds(pieces []piece) []piece {
+	for i := 0; i < len(pieces); i++ {
+		p := pieces[i]
+		if p.bucket == 0 || !p.to.After(p.from) || (p.to.UnixNano()-int64(p.offset))%int64(p.bucket) != 0 {
+			continue
+		}
+		// The instant t starts the piece's last bucket.
+		last := p
+		last.from, last.first = p.to, p.last
+		p.to = p.to.Add(-time.Nanosecond)
+		if p.last > p.first {
+			p.last--
+		}
+		pieces[i] = p
+		pieces = slices.Insert(pieces, i+1, last)
+		i++
+	}
+	return pieces
+}
+
 // end returns the end of bucket i: the start of the next, or for the
 // last, the end of the bucket InfluxDB puts its start in.
 func (w windows) end(starts []time.Time, i int) time.Time {

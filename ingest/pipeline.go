@@ -20,10 +20,12 @@ type Options struct {
 	// Limits keeps the tenants' write rates and concurrent writes; nil
 	// means none.
 	Limits *admission.Tenants
-	// BodyBudget is the budget of the bytes of bodies a protocol reads
-	// under it (Write.HoldBody: the HTTP server's request bodies); nil
-	// means none.
+	// BodyBudget is the budget of the bytes of the bodies Write.Run
+	// reads (the HTTP server's request bodies); nil means none.
 	BodyBudget *admission.Budget
+	// MaxBodyBytes bounds a body Write.Run reads; more is a
+	// *BodyTooLargeError. Zero means no bound.
+	MaxBodyBytes int64
 	// EventBudget is the budget of decoded events every protocol's
 	// writes hold while they are served. Required.
 	EventBudget *admission.Budget

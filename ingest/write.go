@@ -2,10 +2,10 @@ package ingest
 
 import (
 	"context"
+	"io"
 
 	"github.com/timetabledb/timetable/admission"
 	"github.com/timetabledb/timetable/engine"
-	"github.com/timetabledb/timetable/event"
 )
 
 // Write is one write on its way through the pipeline: what it holds of
@@ -61,12 +61,12 @@ func (w *Write) wait(ctx context.Context) (context.Context, context.CancelFunc) 
 	return context.WithTimeout(ctx, w.p.opts.Wait)
 }
 
-// Turn takes a turn among the tenant's write requests at work
+// takeTurn takes a turn among the tenant's write requests at work
 // (tenant.Limits.MaxConcurrentWrites), waiting as the mode says, before
 // the write's body is read. A write refused a turn gets a
 // *admission.LimitError naming max_concurrent_writes, or ctx's error
 // once the caller went away.
-func (w *Write) Turn(ctx context.Context) error {
+func (w *Write) takeTurn(ctx context.Context) error {
 	if w.p.opts.Limits == nil {
 		return nil
 	}
@@ -80,79 +80,116 @@ func (w *Write) Turn(ctx context.Context) error {
 	return nil
 }
 
-// HoldBody makes what the write's body holds of the body budget
-// (Options.BodyBudget) n bytes, waiting as the mode says, or gives back
-// the excess at once: for a protocol that reads its body under the
-// budget, growing its buffer a step at a time as the bytes arrive (the
-// HTTP server). Its errors are the budget's. Without a body budget it
-// holds nothing.
-func (w *Write) HoldBody(ctx context.Context, n int64) error {
-	if w.body == nil {
-		return nil
+// Run takes a write through every stage of the pipeline, in order (see
+// the package documentation), for a protocol that hands over its body as
+// a reader (the HTTP server): a turn among the tenant's writes, its body
+// read under the body budget, admitted and decoded by dec (Admit), the
+// tables checked together when dec is a TableChecker, and stored
+// (Store). declared is the length of the body its sender declared, -1
+// when unknown. It returns the events written.
+//
+// Its errors are Turn's, readBody's (*BodyTooLargeError, *ReadError, the
+// body budget's) and Admit's, those that come before any of the body was
+// read in an *UnreadError; dec's Refused; and Store's failure in a
+// *StoreError.
+func (w *Write) Run(ctx context.Context, body io.Reader, declared int64, dec Decoder) (int, error) {
+	if err := w.takeTurn(ctx); err != nil {
+		return 0, &UnreadError{Err: err}
 	}
-	if n <= w.body.Held() {
-		return w.body.Resize(ctx, n)
+	buf, err := w.readBody(ctx, body, declared)
+	if err != nil {
+		return 0, err
 	}
-	wctx, cancel := w.wait(ctx)
-	defer cancel()
-	return w.body.Resize(wctx, n)
+	tables, err := w.Admit(ctx, buf, dec)
+	if err != nil {
+		return 0, err
+	}
+	if c, ok := dec.(TableChecker); ok && len(tables) > 1 {
+		// Every table is checked before any is written, so that a
+		// refusal leaves nothing written, and names the problems of
+		// every table.
+		if err := c.Refused(w.Check(tables)); err != nil {
+			return 0, err
+		}
+	}
+	n, err := w.Store(ctx, tables)
+	if err != nil {
+		return n, &StoreError{Written: n, Err: err}
+	}
+	return n, nil
 }
 
-// Admit lets in the body of a write once it has arrived, and decodes it
-// (decode, which returns the batches of events the body holds, of one
-// table or several): it confirms the write's key, checks the body's
+// StoreError is Run's write refused by the engine or failed in the
+// store (Store's error), with the events written before it failed.
+type StoreError struct {
+	Written int
+	Err     error
+}
+
+func (e *StoreError) Error() string { return e.Err.Error() }
+func (e *StoreError) Unwrap() error { return e.Err }
+
+// Admit lets in the body of a write once it has arrived whole, and
+// decodes it with dec: it confirms the write's key, checks the body's
 // bytes against the tenant's byte rate (Refuse), takes the estimate of
-// its events out of the events budget, decodes it with a slot of the
-// CPU pool, checks Options.MaxEvents, trims the hold to what the events
-// decoded take, and takes their events and bytes from the tenant's
-// write rates. lines says the body holds an event a line (NDJSON, line
-// protocol), for the estimate.
+// its events out of the events budget, decodes it with a slot of the CPU
+// pool, gives back what the body held of the body budget (the events
+// hold nothing of it), checks Options.MaxEvents, trims the hold to what
+// the events decoded take, and takes their events and bytes from the
+// tenant's write rates. It returns the events, by table, which keep
+// their hold until Done. A protocol handed a whole message (MQTT) calls
+// it; Run calls it for a body it read.
 //
 // Its errors are the tenant directory's for a key no longer live, the
 // budget's (admission.ErrFull, ErrTenantShare, ErrTooLarge), an
-// *admission.LimitError of the rates, decode's own, a
-// *TooManyEventsError, or ctx's. The events keep their hold until Done.
-func (w *Write) Admit(ctx context.Context, body []byte, lines bool, decode func() ([]event.Batch, error)) error {
+// *admission.LimitError of the rates, dec's own, a *TooManyEventsError,
+// or ctx's.
+func (w *Write) Admit(ctx context.Context, body []byte, dec Decoder) ([]engine.TableEvents, error) {
+	defer func() { _ = w.holdBody(context.Background(), 0) }() // giving back never waits nor fails
 	if w.secret != "" {
 		if _, err := w.p.opts.TenantDirectory.Authenticate(ctx, w.secret); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	bytes := int64(len(body))
 	if w.mode != Wait && w.p.opts.Limits != nil {
 		if err := w.p.opts.Limits.CheckBytes(ctx, w.tenant, bytes); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	// An estimate over the whole budget takes the whole budget: it is
 	// an upper bound, and what the body decodes to decides whether the
 	// write is too large.
 	budget := w.p.opts.EventBudget
-	if err := w.resize(ctx, budget.Bound(admission.BodyBytes(bytes, admission.EventsUpperBound(body, lines)))); err != nil {
-		return err
+	if err := w.resize(ctx, budget.Bound(admission.BodyBytes(bytes, admission.EventsUpperBound(body, dec.Lines())))); err != nil {
+		return nil, err
 	}
 	slot, err := w.p.opts.CPU.AcquireFor(ctx, w.tenant)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	batches, err := decode()
+	tables, err := dec.Decode(body)
 	slot()
+	_ = w.holdBody(context.Background(), 0) // before the events' hold grows to what they take
 	if err != nil {
-		return err
+		return nil, err
 	}
 	events := 0
 	var need int64
-	for _, b := range batches {
-		events += b.Len()
-		need += admission.BatchBytes(b)
+	for _, t := range tables {
+		events += t.Events.Len()
+		need += admission.BatchBytes(t.Events)
 	}
 	if most := w.p.opts.MaxEvents; most > 0 && events > most {
-		return &TooManyEventsError{Events: events, Max: most}
+		return nil, &TooManyEventsError{Events: events, Max: most}
 	}
 	if err := w.resize(ctx, need); err != nil {
-		return err
+		return nil, err
 	}
-	return w.rate(ctx, events, bytes)
+	if err := w.rate(ctx, events, bytes); err != nil {
+		return nil, err
+	}
+	return tables, nil
 }
 
 // resize makes the write's hold of the events budget n, waiting as the

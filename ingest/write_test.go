@@ -1,7 +1,10 @@
 package ingest_test
 
 import (
+	"bytes"
 	"context"
+	"errors"
+	"io"
 	"testing"
 	"time"
 
@@ -10,7 +13,7 @@ import (
 	"github.com/timetabledb/timetable/admission"
 	"github.com/timetabledb/timetable/clock"
 	"github.com/timetabledb/timetable/engine"
-	"github.com/timetabledb/timetable/event"
+	"github.com/timetabledb/timetable/event/lineproto"
 	"github.com/timetabledb/timetable/ingest"
 	"github.com/timetabledb/timetable/internal/backends"
 	"github.com/timetabledb/timetable/tenant"
@@ -58,15 +61,18 @@ func newPipeline(t *testing.T, opts ingest.Options) (*fixture, *ingest.Pipeline)
 }
 
 // body is an NDJSON body of n events of series s, and its decoder.
-func body(n int) ([]byte, func() ([]event.Batch, error)) {
+func body(n int) ([]byte, ingest.Decoder) {
 	var b []byte
 	for i := range n {
 		b = append(b, []byte(`{"time":"2017-04-10T13:00:0`+string(rune('0'+i%10))+`Z","series":"s","fields":{"v":1}}`+"\n")...)
 	}
-	return b, func() ([]event.Batch, error) {
-		events, err := event.DecodeNDJSON(b, event.Limits{}, now)
-		return []event.Batch{events}, err
-	}
+	return b, ingest.JSON{Table: "m", NDJSON: true, Now: now}
+}
+
+// admit is Write.Admit's error.
+func admit(w *ingest.Write, body []byte, dec ingest.Decoder) error {
+	_, err := w.Admit(context.Background(), body, dec)
+	return err
 }
 
 // A write goes through every stage and is stored; what it held is given
@@ -78,16 +84,13 @@ func TestAWriteGoesThroughEveryStage(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "acme", k.Tenant)
 	w := p.Write(k.Tenant, f.key, ingest.Refuse)
-	require.NoError(t, w.Turn(ctx))
 	b, decode := body(3)
-	require.NoError(t, w.Admit(ctx, b, true, decode))
-	held, _ := f.opts.EventBudget.Used("acme")
-	require.Positive(t, held, "the events hold their memory until done")
-	events, err := decode()
-	require.NoError(t, err)
-	n, err := w.Store(ctx, []engine.TableEvents{{Table: "m", Events: events[0]}})
+	n, err := w.Run(ctx, bytes.NewReader(b), int64(len(b)), decode)
 	require.NoError(t, err)
 	require.Equal(t, 3, n)
+	held, _ := f.opts.EventBudget.Used("acme")
+	require.Positive(t, held, "the events hold their memory until done")
+	require.Equal(t, 1, f.opts.Limits.Writes("acme"), "and the write its turn")
 	w.Done()
 	w.Done()
 	held, _ = f.opts.EventBudget.Used("")
@@ -105,7 +108,7 @@ func TestWhatNeverFitsIsRefusedInEveryMode(t *testing.T) {
 		b, decode := body(3)
 		w := p.Write("acme", f.key, mode)
 		var many *ingest.TooManyEventsError
-		require.ErrorAs(t, w.Admit(ctx, b, true, decode), &many)
+		require.ErrorAs(t, admit(w, b, decode), &many)
 		require.Equal(t, ingest.TooManyEventsError{Events: 3, Max: 2}, *many)
 		w.Done()
 
@@ -113,7 +116,7 @@ func TestWhatNeverFitsIsRefusedInEveryMode(t *testing.T) {
 		f, p = newPipeline(t, ingest.Options{EventBudget: small})
 		b, decode = body(3)
 		w = p.Write("acme", f.key, mode)
-		require.ErrorIs(t, w.Admit(ctx, b, true, decode), admission.ErrTooLarge)
+		require.ErrorIs(t, admit(w, b, decode), admission.ErrTooLarge)
 		w.Done()
 
 		keys, err := f.registry.Keys(ctx, "acme")
@@ -122,7 +125,7 @@ func TestWhatNeverFitsIsRefusedInEveryMode(t *testing.T) {
 		_, err = f.registry.Revoke(ctx, "acme", keys[0].ID, now)
 		require.NoError(t, err)
 		b, decode = body(1)
-		require.ErrorIs(t, w.Admit(ctx, b, true, decode), tenant.ErrUnknownKey)
+		require.ErrorIs(t, admit(w, b, decode), tenant.ErrUnknownKey)
 		w.Done()
 		all, _ := small.Used("")
 		require.Zero(t, all)
@@ -140,12 +143,12 @@ func TestTheModeDecidesWaitOrRefuse(t *testing.T) {
 	b, decode := body(1)
 	for _, mode := range []ingest.Mode{ingest.Refuse, ingest.Try} {
 		w := p.WriteAs("acme", mode)
-		require.ErrorIs(t, w.Admit(ctx, b, true, decode), admission.ErrFull)
+		require.ErrorIs(t, admit(w, b, decode), admission.ErrFull)
 		w.Done()
 	}
 	w := p.WriteAs("acme", ingest.Wait)
 	admitted := make(chan error)
-	go func() { admitted <- w.Admit(ctx, b, true, decode) }()
+	go func() { admitted <- admit(w, b, decode) }()
 	budget.Release("globex", budget.Size())
 	require.NoError(t, <-admitted)
 	w.Done()
@@ -154,17 +157,17 @@ func TestTheModeDecidesWaitOrRefuse(t *testing.T) {
 	// Refuse is told when to retry, Wait waits for its reservation.
 	b9, decode9 := body(9)
 	w = p.Write("acme", f.key, ingest.Refuse)
-	require.NoError(t, w.Admit(ctx, b9, true, decode9))
+	require.NoError(t, admit(w, b9, decode9))
 	w.Done()
 	w = p.Write("acme", f.key, ingest.Refuse)
 	var le *admission.LimitError
-	require.ErrorAs(t, w.Admit(ctx, b, true, decode), &le)
+	require.ErrorAs(t, admit(w, b, decode), &le)
 	require.Equal(t, "write_events_per_second", le.Limit)
 	w.Done()
 	w = p.WriteAs("acme", ingest.Wait)
 	// Its reservation is a second away: it waits that second on a
 	// timer, then goes on.
-	go func() { admitted <- w.Admit(ctx, b, true, decode) }()
+	go func() { admitted <- admit(w, b, decode) }()
 	require.NoError(t, <-admitted)
 	w.Done()
 
@@ -190,10 +193,9 @@ func TestCheckNamesEachTablesRefusal(t *testing.T) {
 	b, decode := body(2)
 	w := p.Write("acme", f.key, ingest.Refuse)
 	defer w.Done()
-	require.NoError(t, w.Admit(ctx, b, true, decode))
-	events, err := decode()
+	events, err := w.Admit(ctx, b, decode)
 	require.NoError(t, err)
-	tables := []engine.TableEvents{{Table: "good", Events: events[0]}, {Table: "no#hash", Events: events[0]}}
+	tables := []engine.TableEvents{{Table: "good", Events: events[0].Events}, {Table: "no#hash", Events: events[0].Events}}
 	errs := w.Check(tables)
 	require.NoError(t, errs[0])
 	require.ErrorIs(t, errs[1], engine.ErrBadTableName)
@@ -226,4 +228,68 @@ func TestABodyIsHeldInTheBodyBudget(t *testing.T) {
 	other.Done()
 	all, _ := bodies.Used("")
 	require.Zero(t, all)
+}
+
+// failing is a reader that fails after its bytes.
+type failing struct{ r io.Reader }
+
+func (f failing) Read(p []byte) (int, error) {
+	n, err := f.r.Read(p)
+	if err == io.EOF {
+		return n, errors.New("connection reset")
+	}
+	return n, err
+}
+
+// Run reads a body under the body budget and the limit of its size, and
+// gives the body's bytes back once it is decoded; what it refuses
+// before reading a byte says so (UnreadError), a reader's failure is a
+// ReadError, and a TableChecker (line protocol) names every table's
+// refusal before anything is stored.
+func TestRunReadsTheBody(t *testing.T) {
+	bodies := admission.NewBudget("bytes of request bodies", 1<<20, 1)
+	f, p := newPipeline(t, ingest.Options{BodyBudget: bodies, MaxBodyBytes: 1000, Wait: time.Millisecond})
+	ctx := context.Background()
+	run := func(r io.Reader, declared int64, dec ingest.Decoder) (int, error) {
+		w := p.Write("acme", f.key, ingest.Refuse)
+		defer w.Done()
+		n, err := w.Run(ctx, r, declared, dec)
+		_, held := bodies.Used("acme")
+		require.Zero(t, held, "the body's bytes given back")
+		return n, err
+	}
+	b, dec := body(3)
+	n, err := run(bytes.NewReader(b), -1, dec)
+	require.NoError(t, err)
+	require.Equal(t, 3, n)
+
+	big, _ := body(20)
+	_, err = run(bytes.NewReader(big), -1, dec)
+	var large *ingest.BodyTooLargeError
+	require.ErrorAs(t, err, &large)
+	require.Equal(t, int64(1000), large.Max)
+
+	_, err = run(failing{bytes.NewReader(b)}, -1, dec)
+	var re *ingest.ReadError
+	require.ErrorAs(t, err, &re)
+	require.EqualError(t, re.Err, "connection reset")
+
+	require.NoError(t, bodies.Acquire(ctx, "globex", bodies.Size()))
+	_, err = run(bytes.NewReader(b), int64(len(b)), dec)
+	var unread *ingest.UnreadError
+	require.ErrorAs(t, err, &unread)
+	require.ErrorIs(t, err, admission.ErrFull)
+	bodies.Release("globex", bodies.Size())
+
+	lines := []byte("good v=1 1491829200000000000\nno#hash v=1 1491829200000000000\nno#hash v=2 1491829201000000000\n")
+	_, err = run(bytes.NewReader(lines), int64(len(lines)), &ingest.LineProtocol{Options: lineproto.Options{Now: now}})
+	var le *lineproto.Error
+	require.ErrorAs(t, err, &le)
+	require.Len(t, le.Problems, 2)
+	require.Equal(t, 2, le.Problems[0].Line)
+	require.Contains(t, le.Problems[0].Reason, "is not a table name")
+	ts, err := f.db.LogicalTables(ctx, "acme")
+	require.NoError(t, err)
+	require.Len(t, ts, 1, "nothing of the refused write")
+	require.Equal(t, "m", ts[0].Name)
 }

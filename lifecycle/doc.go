@@ -69,9 +69,13 @@
 //     fence, long enough for every writer to re-read the table's entry
 //     (the engine's RouteTTL, 10 s) and end a write under way (its
 //     WriteTimeout, a minute). Right before the delete, an Archiver that can
-//     (package archive's Verify) scans the table again and compares it
+//     (package archive's CheckTable) scans the table again and compares it
 //     with its archive; a difference is archived again rather than
-//     deleted. So a reconciler whose clock runs ahead of the writers'
+//     deleted. That check is parallel and, once the fence has settled,
+//     eventually consistent; one that stops before the cycle's deadline
+//     keeps its progress and defers the delete, and the next cycle's
+//     check resumes it: no table is deleted before a check completed. So
+//     a reconciler whose clock runs ahead of the writers'
 //     (by Options.ClockSkew, 5 minutes, it takes no table they still
 //     fill; further, it costs them 503s) loses no acknowledged write.
 //   - The wait for a deleted table to be gone is bounded by

@@ -411,11 +411,11 @@ func (r *Reconciler) apply(ctx context.Context, a Action) error {
 	e.UpdatedAt = now
 	switch a.Kind {
 	case Register:
-		err := r.registry.Register(ctx, e)
+		_, err := r.registry.Register(ctx, e)
 		if errors.Is(err, registry.ErrStale) {
 			// Left creating, or adopted by another server meanwhile:
 			// what the store says wins.
-			err = r.registry.Save(ctx, e)
+			_, err = r.registry.Save(ctx, e)
 		}
 		return err
 	case Forget:
@@ -434,7 +434,8 @@ func (r *Reconciler) apply(ctx context.Context, a Action) error {
 			return err
 		}
 		e.State = registry.Missing
-		return r.registry.Save(ctx, e)
+		_, err = r.registry.Save(ctx, e)
+		return err
 	case Create:
 		_, err := r.registry.Create(ctx, st, a.Entry, now)
 		return err
@@ -457,7 +458,7 @@ func (r *Reconciler) apply(ctx context.Context, a Action) error {
 			e.RecordClassChange(now)
 		}
 		e.Tier, e.Capacity = a.Tier, c
-		if err := r.registry.Save(ctx, e); err != nil {
+		if _, err := r.registry.Save(ctx, e); err != nil {
 			return err
 		}
 		return skipped
@@ -466,7 +467,8 @@ func (r *Reconciler) apply(ctx context.Context, a Action) error {
 			return err
 		}
 		e.TTLAttribute = a.TTLAttribute
-		return r.registry.Save(ctx, e)
+		_, err := r.registry.Save(ctx, e)
+		return err
 	case Archive:
 		ctx, release, err := r.holdTable(ctx, a.Table)
 		if err != nil {
@@ -498,7 +500,8 @@ func (r *Reconciler) apply(ctx context.Context, a Action) error {
 			e.UpdatedAt = now
 		}
 		e.State, e.ArchiveTarget, e.ArchivedAt = registry.Archived, a.Target, now
-		return r.registry.Save(ctx, e)
+		_, err = r.registry.Save(ctx, e)
+		return err
 	case Delete:
 		ctx, release, err := r.holdTable(ctx, a.Table)
 		if err != nil {
@@ -531,10 +534,9 @@ func (r *Reconciler) apply(ctx context.Context, a Action) error {
 		// since (deleted the table, say, after which a writer may have
 		// made its next generation under the name, which this delete
 		// would take with it).
-		if err := r.registry.Save(ctx, e); err != nil {
+		if e, err = r.registry.Save(ctx, e); err != nil {
 			return fmt.Errorf("delete table %q: %w", a.Table, err)
 		}
-		e.Revision++
 		// Only here, with the archive checked again, is deletion
 		// protection lifted.
 		off := false
@@ -546,7 +548,8 @@ func (r *Reconciler) apply(ctx context.Context, a Action) error {
 			return err
 		}
 		e.State = registry.Deleted
-		return r.registry.Save(ctx, e)
+		_, err = r.registry.Save(ctx, e)
+		return err
 	}
 	return fmt.Errorf("unknown action %q", a.Kind)
 }
@@ -616,10 +619,11 @@ func (r *Reconciler) fence(ctx context.Context, e *registry.Entry, now time.Time
 	e.UpdatedAt = now
 	if !e.Fenced() {
 		e.FencedAt = now
-		if err := r.registry.Save(ctx, *e); err != nil {
+		saved, err := r.registry.Save(ctx, *e)
+		if err != nil {
 			return fmt.Errorf("fence table %q: %w", e.Name, err)
 		}
-		e.Revision++
+		*e = saved
 		r.opts.Logger.Info("lifecycle fenced table", "table", e.Name, "settle", r.opts.FenceSettle)
 	}
 	if left := r.opts.FenceSettle - now.Sub(e.FencedAt); left > 0 {
@@ -628,31 +632,45 @@ func (r *Reconciler) fence(ctx context.Context, e *registry.Entry, now time.Time
 	return nil
 }
 
-// tableVerifier is an Archiver that can also compare the table with its
-// archive by scanning it (package archive's Verify).
-type tableVerifier interface {
-	Verify(ctx context.Context, table string) error
+// tableChecker is an Archiver that can also compare a table with its
+// verified archive by scanning it (package archive's CheckTable): diff
+// says what differs, "" when nothing does; err is a check that could not
+// finish (stopped before its deadline, its progress kept for the next
+// cycle, or failed).
+type tableChecker interface {
+	CheckTable(ctx context.Context, table string) (diff string, err error)
 }
 
 // recheck compares a table with its verified archive right before the
 // table is deleted, when the archiver can: a write that landed after the
 // export (a writer whose clock or cache lagged the fence) shows as a
 // difference, and the table is archived again, then checked again,
-// rather than deleted with an event its archive lacks.
+// rather than deleted with an event its archive lacks. A check that
+// does not finish (a Lambda's deadline, the scan throttled past its
+// retries) fails the delete, which the next cycle plans again and whose
+// check resumes where this one stopped: no table is deleted on a check
+// that did not complete.
 func recheck(ctx context.Context, ar Archiver, table string) error {
-	v, ok := ar.(tableVerifier)
+	c, ok := ar.(tableChecker)
 	if !ok {
 		return nil
 	}
-	diff := v.Verify(ctx, table)
-	if diff == nil {
+	diff, err := c.CheckTable(ctx, table)
+	if err != nil {
+		return fmt.Errorf("delete table %q: check it against its archive: %w", table, err)
+	}
+	if diff == "" {
 		return nil
 	}
 	if err := ar.Archive(ctx, table); err != nil {
-		return fmt.Errorf("delete table %q: the table changed after its archive (%v), and archiving it again failed: %w", table, diff, err)
+		return fmt.Errorf("delete table %q: the table changed after its archive (%s), and archiving it again failed: %w", table, diff, err)
 	}
-	if err := v.Verify(ctx, table); err != nil {
-		return fmt.Errorf("delete table %q: the table differs from its archive: %w", table, err)
+	diff, err = c.CheckTable(ctx, table)
+	if err != nil {
+		return fmt.Errorf("delete table %q: check it against its new archive: %w", table, err)
+	}
+	if diff != "" {
+		return fmt.Errorf("delete table %q: the table differs from its archive: %s", table, diff)
 	}
 	return nil
 }

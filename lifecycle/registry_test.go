@@ -197,7 +197,7 @@ func TestQuietCycleCallsDoNotGrowWithTables(t *testing.T) {
 			// ACTIVE: the cycle below does not look at states.
 			e := registry.NewEntry(f, f.TableFor(week, week), week)
 			e.State = registry.Active
-			if err := reg.Register(ctx, e); err != nil {
+			if _, err := reg.Register(ctx, e); err != nil {
 				return err
 			}
 			spec := e.Spec()

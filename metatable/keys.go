@@ -13,6 +13,7 @@
 //	cursor secret    secret               cursor
 //	lease            lease#{name}         lease
 //	new tables       newtables#{tenant}   newtables
+//	migration        migrate#{table}      migration
 //
 // Every partition key but the secret's starts with its kind and "#", and
 // the secret's has no "#", so no two kinds share a partition whatever
@@ -29,7 +30,7 @@ import (
 )
 
 // RegistryPK is the partition of a family's registry entries.
-func RegistryPK(family string) string { return "registry#" + family }
+func RegistryPK(family string) string { return registryPrefix + family }
 
 // RegistryStart is the sort-key prefix of the entries of tables whose
 // periods start at t.
@@ -79,4 +80,26 @@ func Secret() (pk, sk string) { return "secret", "cursor" }
 func NewTables(tenant string) (pk, sk string) { return "newtables#" + tenant, "newtables" }
 
 // Lease is the key of the item of a named lease.
-func Lease(name string) (pk, sk string) { return "lease#" + name, "lease" }
+func Lease(name string) (pk, sk string) { return leasePrefix + name, "lease" }
+
+// RegistryFamily returns the family whose registry entries are in
+// partition pk, and whether pk is such a partition at all.
+func RegistryFamily(pk string) (string, bool) { return strings.CutPrefix(pk, registryPrefix) }
+
+const registryPrefix = "registry#"
+
+// Migration is the key of the checkpoint of `timetable migrate`'s copy
+// of a table, kept in the target's meta table; the empty table name is
+// the key of the record of the migration itself.
+func Migration(table string) (pk, sk string) { return migrationPrefix + table, "migration" }
+
+// IsMigration reports whether pk is the partition of a migration's
+// record or checkpoint.
+func IsMigration(pk string) bool { return strings.HasPrefix(pk, migrationPrefix) }
+
+const migrationPrefix = "migrate#"
+
+// IsLease reports whether pk is the partition of a lease.
+func IsLease(pk string) bool { return strings.HasPrefix(pk, leasePrefix) }
+
+const leasePrefix = "lease#"

@@ -12,7 +12,7 @@ import (
 // TestKindsApart checks that no two kinds share a partition, even with
 // names built to look like another kind's key.
 func TestKindsApart(t *testing.T) {
-	names := []string{"", "a", "#", "tenant#x", "registry#", "secret", "lease", "apikey#h", "keys#t", "registryversion#", "newtables#t"}
+	names := []string{"", "a", "#", "tenant#x", "registry#", "secret", "lease", "apikey#h", "keys#t", "registryversion#", "newtables#t", "migrate#", "migrate#t"}
 	kinds := map[string]func(string) string{
 		"registry":        RegistryPK,
 		"registryversion": func(n string) string { pk, _ := RegistryVersion(n); return pk },
@@ -23,6 +23,7 @@ func TestKindsApart(t *testing.T) {
 		"lease":           func(n string) string { pk, _ := Lease(n); return pk },
 		"secret":          func(string) string { pk, _ := Secret(); return pk },
 		"newtables":       func(n string) string { pk, _ := NewTables(n); return pk },
+		"migration":       func(n string) string { pk, _ := Migration(n); return pk },
 	}
 	owner := map[string]string{}
 	for kind, pk := range kinds {
@@ -66,4 +67,25 @@ func TestRegistryOrder(t *testing.T) {
 	require.True(t, slices.IsSorted(keys), "%q", keys)
 	// A start in another zone is the same instant.
 	require.Equal(t, RegistrySK(day, "a"), RegistrySK(day.In(time.FixedZone("x", 3600)), "a"))
+}
+
+// TestKindParsers checks that the parsers of partition keys recognize
+// their own kind and no other.
+func TestKindParsers(t *testing.T) {
+	f, ok := RegistryFamily(RegistryPK("events"))
+	require.True(t, ok)
+	require.Equal(t, "events", f)
+	pk, _ := RegistryVersion("events")
+	_, ok = RegistryFamily(pk)
+	require.False(t, ok)
+	pk, _ = Migration("tt_x")
+	require.True(t, IsMigration(pk))
+	pk, _ = Migration("")
+	require.True(t, IsMigration(pk))
+	pk, _ = Lease("lifecycle")
+	require.True(t, IsLease(pk))
+	require.False(t, IsMigration(pk))
+	pk, _ = Tenant("migrate")
+	require.False(t, IsMigration(pk))
+	require.False(t, IsLease(pk))
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/timetabledb/timetable/config"
+	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/event"
 	"github.com/timetabledb/timetable/event/lineproto"
 )
@@ -28,6 +29,31 @@ func (p part) where(i int) string {
 	}
 	return fmt.Sprintf("event %d", i)
 }
+
+// payloadDecoder is the decoder of a message's payload
+// (ingest.Decoder), which keeps the parts it decoded for the batch the
+// message joins.
+type payloadDecoder struct {
+	s        *subscription
+	topic    string
+	received time.Time
+	parts    []part
+}
+
+func (d *payloadDecoder) Decode(payload []byte) ([]engine.TableEvents, error) {
+	parts, err := d.s.decode(d.topic, payload, d.received)
+	if err != nil {
+		return nil, err
+	}
+	d.parts = parts
+	tables := make([]engine.TableEvents, len(parts))
+	for i, p := range parts {
+		tables[i] = engine.TableEvents{Table: p.table, Events: p.events}
+	}
+	return tables, nil
+}
+
+func (d *payloadDecoder) Lines() bool { return d.s.cfg.Format == config.FormatLine }
 
 // decode reads a message's payload into its parts, or returns why the
 // message is invalid.

@@ -19,6 +19,7 @@ import (
 	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/internal/backends"
 	"github.com/timetabledb/timetable/internal/clients"
+	"github.com/timetabledb/timetable/internal/metricstest"
 	"github.com/timetabledb/timetable/mqttsub"
 	"github.com/timetabledb/timetable/storage"
 	"github.com/timetabledb/timetable/tenant"
@@ -143,29 +144,11 @@ func (f *fixture) eventsSince(table string, from time.Time) []map[string]any {
 // result (when not empty), summed over the others.
 func metric(t *testing.T, reg *prometheus.Registry, name, result string) float64 {
 	t.Helper()
-	mfs, err := reg.Gather()
-	require.NoError(t, err)
-	sum := 0.0
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			ok := result == ""
-			for _, l := range m.GetLabel() {
-				ok = ok || (l.GetName() == "result" && l.GetValue() == result)
-			}
-			if !ok {
-				continue
-			}
-			if m.GetCounter() != nil {
-				sum += m.GetCounter().GetValue()
-			} else {
-				sum += m.GetGauge().GetValue()
-			}
-		}
+	var labels map[string]string
+	if result != "" {
+		labels = map[string]string{"result": result}
 	}
-	return sum
+	return metricstest.Value(t, reg, name, labels)
 }
 
 // event is a JSON event at minute i after two hours before now.

@@ -13,7 +13,6 @@ import (
 	mqtt "github.com/eclipse/paho.mqtt.golang"
 
 	"github.com/timetabledb/timetable/admission"
-	"github.com/timetabledb/timetable/config"
 	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/event"
 	"github.com/timetabledb/timetable/ingest"
@@ -154,21 +153,13 @@ func (s *subscription) decodeWithin(ctx context.Context, m *message) bool {
 		m.oversize = true
 		return true
 	}
-	var parts []part
-	err := m.in.Admit(ctx, payload, s.cfg.Format == config.FormatLine, func() ([]event.Batch, error) {
-		var err error
-		parts, err = s.decode(m.msg.Topic(), payload, m.received)
-		batches := make([]event.Batch, len(parts))
-		for i, p := range parts {
-			batches[i] = p.events
-		}
-		return batches, err
-	})
+	dec := &payloadDecoder{s: s, topic: m.msg.Topic(), received: m.received}
+	_, err := m.in.Admit(ctx, payload, dec)
 	var many *ingest.TooManyEventsError
 	var limited *admission.LimitError
 	switch {
 	case err == nil:
-		m.parts = parts
+		m.parts = dec.parts
 	case ctx.Err() != nil:
 		return false
 	case errors.As(err, &many):

@@ -95,11 +95,16 @@ func familyNodes(f Family) []keyValue {
 		}
 		if t.Billing == BillingProvisioned {
 			content = append(content, strNode("read"), intNode(t.Read), strNode("write"), intNode(t.Write))
+			if t.MaxWrite > 0 {
+				content = append(content, strNode("max_write"), intNode(t.MaxWrite))
+			}
 		}
 		// The class is written whatever it is: a tier the file lists
 		// without one is of the standard class, and the lifecycle must
 		// store each tier in the class the plan priced.
 		content = append(content, strNode("class"), strNode(t.Class.Name()))
+		// So is point-in-time recovery, which the bill prices.
+		content = append(content, strNode("pitr"), boolNode(t.PITR))
 		tiers.Content = append(tiers.Content, &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Style: yaml.FlowStyle, Content: content})
 	}
 	kvs := []keyValue{
@@ -123,6 +128,10 @@ func familyNodes(f Family) []keyValue {
 		}}})
 	}
 	return kvs
+}
+
+func boolNode(b bool) *yaml.Node {
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: strconv.FormatBool(b)}
 }
 
 func strNode(s string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s} }

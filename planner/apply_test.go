@@ -21,12 +21,14 @@ type fileShape struct {
 		Layout            string `yaml:"layout"`
 		Billing           string `yaml:"billing"`
 		Tiers             []struct {
-			Name    string `yaml:"name"`
-			Age     string `yaml:"age"`
-			Billing string `yaml:"billing"`
-			Read    int64  `yaml:"read"`
-			Write   int64  `yaml:"write"`
-			Class   string `yaml:"class"`
+			Name     string `yaml:"name"`
+			Age      string `yaml:"age"`
+			Billing  string `yaml:"billing"`
+			Read     int64  `yaml:"read"`
+			Write    int64  `yaml:"write"`
+			MaxWrite int64  `yaml:"max_write"`
+			Class    string `yaml:"class"`
+			PITR     bool   `yaml:"pitr"`
 		} `yaml:"tiers"`
 		Prebuild  string `yaml:"prebuild"`
 		Grace     string `yaml:"grace"`
@@ -77,7 +79,10 @@ func TestApplyFamilyToEmptyFile(t *testing.T) {
 		require.Len(t, f.Tiers, 3)
 		require.Equal(t, "hot", f.Tiers[0].Name)
 		require.Equal(t, "0", f.Tiers[0].Age)
-		require.Equal(t, int64(6000), f.Tiers[0].Write)
+		// Auto scaled at 70% from the average rate up to the peak.
+		require.Equal(t, int64(7143), f.Tiers[0].Write)
+		require.Equal(t, int64(8572), f.Tiers[0].MaxWrite)
+		require.Equal(t, []bool{true, true, false}, []bool{f.Tiers[0].PITR, f.Tiers[1].PITR, f.Tiers[2].PITR})
 		require.Equal(t, "2 periods", f.Tiers[2].Age)
 		require.Equal(t, []string{"standard", "standard", "infrequent_access"}, []string{f.Tiers[0].Class, f.Tiers[1].Class, f.Tiers[2].Class})
 	}

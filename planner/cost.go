@@ -13,14 +13,36 @@ const StorageOverheadBytes = 100
 // maxTimelineMonths bounds the timeline of a long retention.
 const maxTimelineMonths = 120
 
-// Cost is one month's bill, split by what is paid for.
+// Cost is one month's bill, split by what is paid for: the sums of a
+// Bill's categories.
 type Cost struct {
 	Write   float64 `json:"write"`
 	Read    float64 `json:"read"`
 	Storage float64 `json:"storage"`
+	// Backup is point-in-time recovery.
+	Backup float64 `json:"backup"`
 	// Archive is what the archives on S3 cost to store.
 	Archive float64 `json:"archive"`
-	Total   float64 `json:"total"`
+	// Archiving is what moving tables to S3 costs: the export, imports,
+	// the scans that check a table before its delete, S3 requests.
+	Archiving float64 `json:"archiving"`
+	// FreeTier is DynamoDB's free tier, taken off (zero or negative).
+	FreeTier float64 `json:"free_tier"`
+	Total    float64 `json:"total"`
+}
+
+// costOf sums a bill by category.
+func costOf(b Bill) Cost {
+	return Cost{
+		Write:     b.Sum(CategoryWrite),
+		Read:      b.Sum(CategoryRead),
+		Storage:   b.Sum(CategoryStorage),
+		Backup:    b.Sum(CategoryBackup),
+		Archive:   b.Sum(CategoryArchive),
+		Archiving: b.Sum(CategoryArchiving),
+		FreeTier:  b.Sum(CategoryFreeTier),
+		Total:     b.Total,
+	}
 }
 
 // Costs puts the ways of paying side by side.
@@ -98,6 +120,13 @@ type costing struct {
 	// by the hot table; hotReadUnitsPerHour and warmReadUnitsPerHour the
 	// read request units of the read load.
 	writeUnitsPerHour, hotReadUnitsPerHour, warmReadUnitsPerHour float64
+	// itemBytesPerHour is the item bytes the stream adds per hour, which
+	// a scan reads; nativeExport reports whether tables are archived by
+	// DynamoDB's export to S3 (an s3:// target) rather than by a scan;
+	// restoreGB is the GB imported from archives a month.
+	itemBytesPerHour float64
+	nativeExport     bool
+	restoreGB        float64
 }
 
 func (c costing) capacityCost(class storage.Class, write, read int64, tables float64) (w, r float64) {
@@ -109,29 +138,24 @@ func (c costing) capacityCost(class storage.Class, write, read int64, tables flo
 // onDemandCost returns what tier i's requests cost per month on demand.
 func (c costing) onDemandCost(i int, class storage.Class) (w, r float64) {
 	p := c.prices.class(class)
-	var writes, reads float64
-	switch i {
-	case 0:
-		writes, reads = c.writeUnitsPerHour, c.hotReadUnitsPerHour
-	case 1:
-		reads = c.warmReadUnitsPerHour
-	}
-	return writes * hoursPerMonth / 1e6 * p.writeMillion, reads * hoursPerMonth / 1e6 * p.readMillion
+	writes, reads := c.onDemandUnits(i)
+	return writes / 1e6 * p.writeMillion, reads / 1e6 * p.readMillion
 }
 
 func (c costing) gb(hours float64) float64 { return c.billedBytesPerHour * hours / (1 << 30) }
 
 // at returns the monthly bills, the tiers with their tables, billing and
-// costs, and the storage, at elapsed hours into the deployment.
-func (c costing) at(elapsed float64) (Costs, []PlannedTier, Storage) {
+// costs, the storage, and the usage and bill as recommended, at elapsed
+// hours into the deployment.
+func (c costing) at(elapsed float64) (Costs, []PlannedTier, Storage, Usage, Bill) {
 	s := Storage{RetainedHours: c.fleet.retainedHours(elapsed), GB: c.gb(c.fleet.retainedHours(elapsed))}
 	if c.fleet.archived {
 		s.ArchivedHours = math.Max(0, c.fleet.keptHours(elapsed)-s.RetainedHours)
 		s.ArchiveGB = c.archiveBytesPerHour * s.ArchivedHours / (1 << 30)
 		s.ArchiveMonthlyCost = s.ArchiveGB * c.prices.ArchiveGBMonth
 	}
-	var cs Costs
 	tiers := make([]PlannedTier, len(c.tiers))
+	var rec, prov, dem Usage
 	for i, t := range c.tiers {
 		o := c.options[i]
 		t.Class = o.Class
@@ -154,31 +178,116 @@ func (c costing) at(elapsed float64) (Costs, []PlannedTier, Storage) {
 				t.Billing = BillingProvisioned
 			}
 		}
-		w, r := dw, dr
+		t.CapacityCost = dw + dr
 		if t.Billing == BillingProvisioned {
-			w, r = pw, pr
+			t.CapacityCost = pw + pr
 		}
-		t.CapacityCost = w + r
 		t.MonthlyCost = t.CapacityCost + t.StorageCost
-		cs.Recommended.Write += w
-		cs.Recommended.Read += r
-		cs.ProvisionedTiers.Write += pw
-		cs.ProvisionedTiers.Read += pr
-		cs.OnDemand.Write += dw
-		cs.OnDemand.Read += dr
 		tiers[i] = t
+
+		base := TierUsage{Tier: t.Name, Class: t.Class, StorageGBMonth: t.StoredGB}
+		if t.PITR {
+			base.PITRGBMonth = t.StoredGB
+		}
+		pu, du := base, base
+		pu.WCUHours = float64(t.Write) * t.Tables * hoursPerMonth
+		pu.RCUHours = float64(t.Read) * t.Tables * hoursPerMonth
+		du.WriteUnits, du.ReadUnits = c.onDemandUnits(i)
+		prov.Tiers = append(prov.Tiers, pu)
+		dem.Tiers = append(dem.Tiers, du)
+		if t.Billing == BillingProvisioned {
+			rec.Tiers = append(rec.Tiers, pu)
+		} else {
+			rec.Tiers = append(rec.Tiers, du)
+		}
 	}
-	hot := c.tiers[0]
-	cs.NoTiering.Write, cs.NoTiering.Read = c.capacityCost(storage.ClassStandard, hot.Write, hot.Read, c.fleet.tables(elapsed))
-	for _, b := range []*Cost{&cs.Recommended, &cs.ProvisionedTiers, &cs.OnDemand} {
-		b.Storage = s.MonthlyCost
+	hot, last := tiers[0], tiers[len(tiers)-1]
+	// No tiering: every table alive keeps the hot tier's capacity and
+	// point-in-time recovery, in the Standard class.
+	all := c.fleet.tables(elapsed)
+	flat := Usage{Tiers: []TierUsage{{Tier: "every table", Class: storage.ClassStandard,
+		WCUHours: float64(hot.Write) * all * hoursPerMonth, RCUHours: float64(hot.Read) * all * hoursPerMonth,
+		StorageGBMonth: s.GB, PITRGBMonth: s.GB}}}
+	var cs Costs
+	var bill Bill
+	for _, u := range []struct {
+		usage *Usage
+		cost  *Cost
+		last  bool
+	}{{&rec, &cs.Recommended, last.Billing == BillingProvisioned}, {&prov, &cs.ProvisionedTiers, true}, {&dem, &cs.OnDemand, false}, {&flat, &cs.NoTiering, true}} {
+		c.archiving(u.usage, elapsed, s, last.Class, u.last)
+		b := u.usage.Bill(c.prices)
+		*u.cost = costOf(b)
+		if u.cost == &cs.Recommended {
+			bill = b
+		}
 	}
-	cs.NoTiering.Storage = s.GB * c.prices.StorageGBMonth
-	for _, b := range []*Cost{&cs.Recommended, &cs.ProvisionedTiers, &cs.OnDemand, &cs.NoTiering} {
-		b.Archive = s.ArchiveMonthlyCost
-		b.Total = b.Write + b.Read + b.Storage + b.Archive
+	return cs, tiers, s, rec, bill
+}
+
+// onDemandUnits returns the request units tier i takes per month on
+// demand: every write goes to the hot tier; reads as the load gives.
+func (c costing) onDemandUnits(i int) (writes, reads float64) {
+	switch i {
+	case 0:
+		return c.writeUnitsPerHour * hoursPerMonth, c.hotReadUnitsPerHour * hoursPerMonth
+	case 1:
+		return 0, c.warmReadUnitsPerHour * hoursPerMonth
 	}
-	return cs, tiers, s
+	return 0, 0
+}
+
+// Archive requests: an archive's files are written to S3 in parts of
+// archivePartBytes (package archive's S3Options.PartSize), each a PUT,
+// and a few more PUTs make it (the multipart uploads' creations and
+// completions, the manifest written, then rewritten verified); it is
+// read back whole to verify it, and the export's files and manifests are
+// read once to make it.
+const (
+	archivePartBytes     = 16 << 20
+	archiveFixedPuts     = 6
+	archiveFixedGets     = 4
+	archiveGetsPerPart   = 2
+	scanBytesPerReadUnit = readUnitBytes * 2 // eventually consistent
+)
+
+// archiving fills in the usage of moving tables to S3 at elapsed hours:
+// each table is exported (DynamoDB's export, or a scan for another
+// target) and scanned to check it before its delete, once, when it
+// leaves DynamoDB; in steady state a month of data leaves a month. The
+// scans read tables of the last tier, of class last, provisioned or not.
+func (c costing) archiving(u *Usage, elapsed float64, s Storage, last storage.Class, provisioned bool) {
+	if !c.fleet.archived {
+		return
+	}
+	u.Archived = true
+	u.ArchiveGBMonth = s.ArchiveGB
+	u.ImportGB = c.restoreGB
+	// The share of the month in which tables leave DynamoDB: none before
+	// the first table's end, all of it from the month after.
+	first := c.fleet.lifetime - c.fleet.prebuild
+	share := math.Max(0, math.Min(1, (elapsed-first)/hoursPerMonth))
+	if share == 0 {
+		return
+	}
+	scans := 1.0 // the check before the delete
+	if c.nativeExport {
+		u.ExportGB = c.billedBytesPerHour * hoursPerMonth * share / (1 << 30)
+	} else {
+		scans++ // the archive's own scan
+	}
+	u.ScanReadUnits = scans * c.itemBytesPerHour * hoursPerMonth * share / scanBytesPerReadUnit
+	u.ScanClass, u.ScanProvisioned = last, provisioned
+	tables := hoursPerMonth * share / c.fleet.period * c.fleet.perPeriod
+	puts, gets := ArchiveRequests(c.archiveBytesPerHour * c.fleet.period / c.fleet.perPeriod)
+	u.S3Puts, u.S3Gets = tables*puts, tables*gets
+}
+
+// ArchiveRequests returns the S3 PUT and GET requests that make and
+// verify the archive of a table, of archiveBytes on S3.
+func ArchiveRequests(archiveBytes float64) (puts, gets float64) {
+	parts := math.Max(1, math.Ceil(archiveBytes/archivePartBytes))
+	return parts + archiveFixedPuts, archiveGetsPerPart*parts + archiveFixedGets
 }
 
 // timeline returns month after month of the recommended bill: up to the
@@ -199,7 +308,7 @@ func (c costing) timeline(horizon float64) []Month {
 	months := make([]Month, n)
 	for k := range months {
 		elapsed := float64(k+1) * hoursPerMonth
-		cs, tiers, s := c.at(elapsed)
+		cs, tiers, s, _, _ := c.at(elapsed)
 		m := Month{Month: k + 1, StoredGB: s.GB, ArchiveGB: s.ArchiveGB, Tables: c.fleet.tables(elapsed), Storage: s.MonthlyCost + s.ArchiveMonthlyCost, Total: cs.Recommended.Total}
 		for _, t := range tiers {
 			m.Tiers = append(m.Tiers, TierCost{Name: t.Name, Tables: t.Tables, Cost: t.CapacityCost})

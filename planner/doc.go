@@ -29,13 +29,19 @@
 //     busy. Only a series that needs more than MaxShards is an error,
 //     ErrTooFast.
 //  3. Tiers. The AWS blog's hot, warm and cold tiers, entered at ages 0,
-//     1 period and 2 periods as the default family does. Provisioned, the
-//     hot tier's write capacity covers the whole stream's peak; read
-//     capacities cover the read load, or are the blog's 300 and 100 when
-//     none is given. Each tier is billed the way Input.Hot, Warm and Cold
+//     1 period and 2 periods as the default family does, the hot and warm
+//     with point-in-time recovery (the configuration's default). A
+//     provisioned tier has its load over auto scaling's target,
+//     TargetUtilization (70%): the hot tier's write capacity covers the
+//     whole stream's peak at 70%, auto scaled from the average's when the
+//     peak is higher (the bill then prices the peak's, an upper bound);
+//     read capacities cover the read load as given, or DynamoDB's least,
+//     one unit, when none is: a guess would be billed every hour. Each
+//     tier is billed the way Input.Hot, Warm and Cold
 //     say, or, by default, whichever is cheaper: on demand pays per
 //     request, provisioned capacity pays for every hour, so it wins above
-//     the utilisation Prices.BreakEven gives (about 29% at list prices).
+//     the utilisation Prices.BreakEven gives (about 29% at list prices,
+//     41% of the peak at the 70% target).
 //     Tables that take no more writes are on demand unless read hard.
 //     The table class is Standard, and Standard-IA for the cold tier, as
 //     in the lifecycle's default tiers.
@@ -94,19 +100,24 @@
 //
 // # Prices
 //
-// DefaultPrices is the one table of prices: DynamoDB's us-east-1 list
-// prices for both table classes in effect from 2024-11-01 and S3
-// Standard's, with their source and the date they were written, labelled
-// as such in every report; they are not fetched and may be out of date.
-// The CLI overrides them from a YAML or JSON file with the same keys as
-// Prices' tags, or from flags.
+// PriceTable is the one table of prices: DynamoDB's us-east-1 list
+// prices for both table classes in effect from 2024-11-01, S3 Standard's,
+// point-in-time recovery, export and import, the free tier and reserved
+// capacity, each with its AWS page and its check ("verified PAGE" where
+// the stored copy of AWS's page shows it, "unverified" otherwise), which
+// every bill line prints. They are not fetched and may be out of date.
+// DefaultPrices returns them; the CLI overrides them from a YAML or JSON
+// file with the same keys as Prices' tags, or from flags.
 //
 // # Caveats
 //
 // The planner assumes that events arrive at the average rate (the
 // capacity is sized for the peak), that the stream's series are about
 // equally busy, that every write goes to the hot table, and that queries
-// end now (no reads of cold tables). It ignores DynamoDB's 25 GB of free
-// storage, reserved capacity, auto scaling, global secondary indexes,
-// backups, streams and data transfer, and S3 request charges.
+// end now (no reads of cold tables). It ignores global secondary
+// indexes, on-demand backups, streams, data transfer, the meta table (a
+// few items on demand), CloudWatch and the Lambda that runs the
+// lifecycle, and the short point-in-time recovery an export turns on in
+// a cold table. Reserved capacity's saving assumes the
+// free tier's units are not among those reserved.
 package planner

@@ -35,9 +35,9 @@ func ExamplePlan() {
 	}
 	fmt.Printf("5,000/s with a 6,000 peak: %d shards, hot tier %d WCU\n", r.Shards, r.Tiers[0].Write)
 	// Output:
-	// day tables, 1 shard, $846.52 a month: hot provisioned standard warm on_demand standard cold on_demand infrequent_access
-	// day tables, 1 shard, $432.07 a month: hot provisioned standard warm on_demand standard cold on_demand infrequent_access
-	// 5,000/s with a 6,000 peak: 6 shards, hot tier 6000 WCU
+	// day tables, 1 shard, $932.48 a month: hot provisioned standard warm on_demand standard cold on_demand infrequent_access
+	// day tables, 1 shard, $564.58 a month: hot provisioned standard warm on_demand standard cold on_demand infrequent_access
+	// 5,000/s with a 6,000 peak: 6 shards, hot tier 8572 WCU
 }
 
 // ApplyFamily writes a plan's family into a configuration file, keeping
@@ -67,9 +67,9 @@ func ExampleApplyFamily() {
 	//     layout: row
 	//     billing: provisioned
 	//     tiers:
-	//       - {name: hot, age: 0, billing: provisioned, read: 300, write: 600, class: standard}
-	//       - {name: warm, age: 1 period, billing: on_demand, class: standard}
-	//       - {name: cold, age: 2 periods, billing: on_demand, class: infrequent_access}
+	//       - {name: hot, age: 0, billing: provisioned, read: 1, write: 858, class: standard, pitr: true}
+	//       - {name: warm, age: 1 period, billing: on_demand, class: standard, pitr: true}
+	//       - {name: cold, age: 2 periods, billing: on_demand, class: infrequent_access, pitr: false}
 	//     prebuild: 1h
 	//     grace: 15m
 	//     retention: 90d

@@ -36,14 +36,18 @@ type FamilyArchive struct {
 }
 
 // FamilyTier is one tier of a Family. Read and Write are set only when
-// Billing is BillingProvisioned.
+// Billing is BillingProvisioned; MaxWrite only when the tier is auto
+// scaled between Write and MaxWrite (a peak above the average rate).
 type FamilyTier struct {
-	Name    string        `json:"name"`
-	Age     string        `json:"age"`
-	Billing string        `json:"billing"`
-	Class   storage.Class `json:"class"`
-	Read    int64         `json:"read,omitempty"`
-	Write   int64         `json:"write,omitempty"`
+	Name     string        `json:"name"`
+	Age      string        `json:"age"`
+	Billing  string        `json:"billing"`
+	Class    storage.Class `json:"class"`
+	Read     int64         `json:"read,omitempty"`
+	Write    int64         `json:"write,omitempty"`
+	MaxWrite int64         `json:"max_write,omitempty"`
+	// PITR is whether the tier's tables have point-in-time recovery.
+	PITR bool `json:"pitr"`
 }
 
 // Billing modes as configuration files spell them, and BillingMixed for a
@@ -83,9 +87,12 @@ func (in Input) family(period string, shards int, tiers []PlannedTier) Family {
 		f.Archive = &FamilyArchive{Target: in.ArchiveTarget, Format: in.ArchiveFormat}
 	}
 	for _, t := range tiers {
-		ft := FamilyTier{Name: t.Name, Age: t.Age, Billing: t.Billing, Class: t.Class}
+		ft := FamilyTier{Name: t.Name, Age: t.Age, Billing: t.Billing, Class: t.Class, PITR: t.PITR}
 		if t.Billing == BillingProvisioned {
 			ft.Read, ft.Write = t.Read, t.Write
+			if t.MinWrite > 0 {
+				ft.Write, ft.MaxWrite = t.MinWrite, t.Write
+			}
 		}
 		f.Tiers = append(f.Tiers, ft)
 	}

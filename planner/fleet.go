@@ -109,8 +109,20 @@ func (f fleet) inTier(i int, elapsed float64) float64 {
 	if i+1 < len(f.starts) {
 		end = f.starts[i+1]
 	}
-	span := math.Min(end, f.existed(elapsed)) - f.starts[i]
-	return math.Max(0, span) / f.period * f.perPeriod
+	span := math.Max(0, math.Min(end, f.existed(elapsed))-f.starts[i])
+	extra := f.perPeriod - 1
+	switch {
+	case extra == 0 || i > 1:
+		return span / f.period * f.perPeriod
+	case i == 0:
+		// A period that write-time grouping splits has a table for
+		// each write month, and each of them but the last goes warm as
+		// its month ends (family.TierStart): together they are hot for
+		// one period, and the prebuild and grace of each.
+		return span/f.period + extra*math.Max(0, span-f.period)/f.period
+	}
+	// ... and warm for half a period longer on average.
+	return span/f.period*f.perPeriod + extra*math.Min(span, f.period/2)/f.period
 }
 
 // retainedHours returns the mean age of the oldest data kept at elapsed

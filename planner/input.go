@@ -122,6 +122,9 @@ type Input struct {
 	// ArchiveRatio is the size of an archive over the item bytes it holds;
 	// 0 means DefaultArchiveRatio.
 	ArchiveRatio float64
+	// RestoreGB is the GB of archives restored (imported from S3) a
+	// month, priced with archiving; 0 restores nothing.
+	RestoreGB float64
 }
 
 // TierOptions are the billing and the table class of one tier; "" lets
@@ -280,6 +283,10 @@ func (in Input) validate() error {
 		return bad("archive format %q must be ndjson or parquet", in.ArchiveFormat)
 	case !finite(in.ArchiveRatio) || in.ArchiveRatio < 0:
 		return bad("archive ratio %v must be positive", in.ArchiveRatio)
+	case !finite(in.RestoreGB) || in.RestoreGB < 0:
+		return bad("restored GB %v must be positive", in.RestoreGB)
+	case in.RestoreGB > 0 && in.ArchiveAfter == 0:
+		return bad("restores need archives: give the time tables are archived after")
 	}
 	for _, t := range []struct {
 		name string

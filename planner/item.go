@@ -7,12 +7,8 @@ import (
 	"github.com/timetabledb/timetable/storage"
 )
 
-// writeUnitBytes is the item size one write unit covers, and readUnitBytes
-// the size one read unit covers.
-const (
-	writeUnitBytes = 1024
-	readUnitBytes  = 4096
-)
+// readUnitBytes is the size one read unit covers.
+const readUnitBytes = 4096
 
 // Item describes the stored item of one event.
 type Item struct {
@@ -45,7 +41,7 @@ type Distribution struct {
 }
 
 // writeUnits returns the write units an item of n bytes takes.
-func writeUnits(n int) int { return (n + writeUnitBytes - 1) / writeUnitBytes }
+func writeUnits(n int) int { return storage.WriteUnits(n) }
 
 // item sizes the input's events and checks them against DynamoDB's item
 // limit.

@@ -10,8 +10,10 @@ import (
 
 // SchemaVersion is the version of the JSON schema of Report. It changes
 // only when a field changes meaning or is removed; fields may be added
-// without a change.
-const SchemaVersion = 3
+// without a change. Version 4 provisions at auto scaling's target, gives
+// tiers no read capacity the input does not ask for, and adds the bill's
+// categories (backup, archiving, free tier) to every Cost's total.
+const SchemaVersion = 4
 
 // Report is a capacity plan and its working. Its JSON form is the stable
 // schema of `timetable plan --format json`; sizes are in bytes, durations
@@ -41,6 +43,11 @@ type Report struct {
 	CostedAt string  `json:"costed_at"`
 	Storage  Storage `json:"storage"`
 	Cost     Costs   `json:"monthly_cost"`
+	// Usage is what the recommended deployment uses a month when costed
+	// (CostedAt), and Bill what AWS bills for it, line by line: its
+	// total is Cost.Recommended's.
+	Usage Usage `json:"usage"`
+	Bill  Bill  `json:"bill"`
 	// Billing sums up the tiers' billing: provisioned or on_demand when
 	// every tier has it, BillingMixed otherwise.
 	Billing  string  `json:"recommended_billing"`
@@ -105,7 +112,7 @@ func Plan(in Input) (Report, error) {
 		return Report{}, err
 	}
 	bytesPerSec := in.Rate * it.Bytes
-	peakUnits := in.Peak * it.WriteUnits
+	rateUnits, peakUnits := in.Rate*it.WriteUnits, in.Peak*it.WriteUnits
 	n, err := shards(peakUnits, in.Series)
 	if err != nil {
 		return Report{}, err
@@ -144,7 +151,7 @@ func Plan(in Input) (Report, error) {
 		costAt = in.Horizon.Hours()
 		r.CostedAt = fmt.Sprintf("month %d", int(math.Ceil(costAt/hoursPerMonth-fitTolerance)))
 	}
-	tiers, ages := tierSchedule(peakUnits, r.Reads)
+	tiers, ages := tierSchedule(rateUnits, peakUnits, r.Reads)
 	costings := make([]costing, len(periodKinds))
 	for i, k := range periodKinds {
 		fl := newFleet(in, k, ages)
@@ -156,6 +163,9 @@ func Plan(in Input) (Report, error) {
 			billedBytesPerHour:  in.Rate * (it.Bytes + StorageOverheadBytes) * 3600,
 			archiveBytesPerHour: bytesPerSec * 3600 * in.ArchiveRatio,
 			writeUnitsPerHour:   in.Rate * it.WriteUnits * 3600,
+			itemBytesPerHour:    bytesPerSec * 3600,
+			nativeExport:        strings.HasPrefix(in.ArchiveTarget, "s3://"),
+			restoreGB:           in.RestoreGB,
 		}
 		if rd := r.Reads; rd != nil {
 			c.hotReadUnitsPerHour = in.ReadsPerSec * rd.UnitsPerQuery * 3600
@@ -164,7 +174,7 @@ func Plan(in Input) (Report, error) {
 			c.warmReadUnitsPerHour = in.ReadsPerSec * rd.WarmUnitsPerQuery * 3600 * math.Min(1, in.ReadRange.Hours()/k.average)
 		}
 		costings[i] = c
-		cs, _, _ := c.at(costAt)
+		cs, _, _, _, _ := c.at(costAt)
 		alive := fl.mostTables(costAt)
 		r.Candidates = append(r.Candidates, Candidate{
 			Period:         k.name,
@@ -182,7 +192,16 @@ func Plan(in Input) (Report, error) {
 	}
 	k, c := periodKinds[chosen], costings[chosen]
 	r.Period, r.PeriodHours = k.name, k.average
-	r.Cost, r.Tiers, r.Storage = c.at(costAt)
+	r.Cost, r.Tiers, r.Storage, r.Usage, r.Bill = c.at(costAt)
+	if hot := r.Tiers[0]; hot.Billing == BillingProvisioned && hot.Class == storage.ClassStandard {
+		// One hot table is always provisioned, at its floor when auto
+		// scaled: that much capacity can be reserved.
+		steady := hot.Write
+		if hot.MinWrite > 0 {
+			steady = hot.MinWrite
+		}
+		r.Bill.Reserved = reserved(in.Prices, r.Bill, steady, hot.Read)
+	}
 	r.Timeline = c.timeline(in.Horizon.Hours())
 	fl := c.fleet
 	r.Tables = Tables{
@@ -245,7 +264,12 @@ func (r *Report) explain(in Input) {
 	say("partition key: %s per hour into one series' shard, 10 GiB in %s h; the 10 GB item-collection limit binds only tables with local secondary indexes (timetable's have none), so it does not decide the period",
 		formatBytes(p.BytesPerHour), FormatNumber(p.FillHours))
 	hot := r.Tiers[0]
-	say("hot tier: %s for the peak (%s events/s × %s), %s, if provisioned", count(float64(hot.Write), "write unit"), FormatNumber(r.Workload.Peak), count(it.WriteUnits, "write unit"), count(float64(hot.Read), "read unit"))
+	say("hot tier: %s, if provisioned: %s events/s at the peak × %s over auto scaling's %s target utilisation, and %s",
+		count(float64(hot.Write), "write unit"), FormatNumber(r.Workload.Peak), count(it.WriteUnits, "write unit"), formatPercent(TargetUtilization), count(float64(hot.Read), "read unit"))
+	if hot.MinWrite > 0 {
+		say("auto scaling: the peak is above the average rate, so the hot tier is auto scaled from %s (the average rate at %s) up to %s; the bill prices the top, an upper bound",
+			count(float64(hot.MinWrite), "write unit"), formatPercent(TargetUtilization), count(float64(hot.Write), "write unit"))
+	}
 	if rd := r.Reads; rd != nil {
 		say("reads: %s queries/s × %s read units (%s events, %s from one series over %s, in %s, strongly consistent as the store reads) = %s read units/s on the hot table; a warm table takes no more writes and is read eventually consistent, %s units/s",
 			FormatNumber(r.Workload.ReadsPerSec), FormatNumber(rd.UnitsPerQuery), FormatNumber(rd.EventsPerQuery), formatBytes(rd.BytesPerQuery), FormatHours(r.Workload.ReadRangeHours), count(float64(r.Shards), "shard"), FormatNumber(rd.Capacity), FormatNumber(rd.WarmCapacity))
@@ -294,9 +318,40 @@ func (r *Report) explain(in Input) {
 		r.CostedAt, money(cs.Recommended.Total), money(cs.ProvisionedTiers.Total), money(cs.OnDemand.Total),
 		money(cs.NoTiering.Total), FormatNumber(r.Storage.GB), FormatNumber(r.Storage.StandardIAGB), money(r.Storage.MonthlyCost))
 	if r.Reads == nil {
-		say("no read load given: provisioned tiers pay for the AWS blog's read capacity, on demand pays for no reads")
+		say("no read load given: a provisioned table has DynamoDB's least read capacity, 1 unit, and on demand pays for no reads; give --reads-per-sec and --read-range to price queries")
 	}
+	r.explainBill(say, money)
 	say("prices: %s", r.Prices.Label)
+}
+
+// explainBill says how the bill's lines beyond capacity and storage are
+// worked out.
+func (r *Report) explainBill(say func(string, ...any), money func(float64) string) {
+	u, b := r.Usage, r.Bill
+	pitr := 0.0
+	for _, t := range u.Tiers {
+		pitr += t.PITRGBMonth
+	}
+	if pitr > 0 {
+		say("point-in-time recovery: on in the hot and warm tiers (the configuration's default: every tier but the last), billed on their tables' size, %s GB: %s",
+			FormatNumber(pitr), money(b.Sum(CategoryBackup)))
+	}
+	if u.Archived {
+		how := "DynamoDB's export to S3, billed on the table's size"
+		if u.ExportGB == 0 {
+			how = "a scan (the target is not s3://), eventually consistent"
+		}
+		say("archiving: a month's tables leave DynamoDB each month: each is exported by %s (%s GB a month), then scanned once more, eventually consistent as it is fenced, to check it before its delete (%s million read units); S3 takes %s PUT and %s GET requests; together %s",
+			how, FormatNumber(u.ExportGB), FormatNumber(u.ScanReadUnits/1e6), FormatNumber(u.S3Puts), FormatNumber(u.S3Gets), money(b.Sum(CategoryArchiving)))
+	}
+	if f := b.Sum(CategoryFreeTier); f != 0 {
+		say("free tier: DynamoDB's 25 GB of Standard storage and 25 provisioned write and read units a month, per account and region, taken off: %s", money(f))
+	}
+	if rs := b.Reserved; rs != nil {
+		say("reserved capacity (an option, not in the total): %s and %s for %s months, %s upfront and %s an hour, cost %s a month against %s provisioned: it saves %s a month, %s in all",
+			count(float64(rs.WCU), "write unit"), count(float64(rs.RCU), "read unit"), FormatNumber(rs.TermMonths), money(rs.Upfront), FormatNumber(rs.Hourly),
+			money(rs.Monthly), money(rs.Replaces), money(rs.Saves), money(rs.Total))
+	}
 }
 
 // className spells a table class as AWS does.
@@ -372,6 +427,9 @@ func formatPercent(f float64) string { return fmt.Sprintf("%.0f%%", f*100) }
 func FormatMoney(f float64, currency string) string {
 	s := groupThousands(fmt.Sprintf("%.2f", f))
 	if currency == "USD" {
+		if strings.HasPrefix(s, "-") {
+			return "-$" + s[1:]
+		}
 		return "$" + s
 	}
 	return strings.TrimSpace(s + " " + currency)

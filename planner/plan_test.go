@@ -116,7 +116,7 @@ func TestInvalidInput(t *testing.T) {
 func TestHotTierOverTheTableQuota(t *testing.T) {
 	r, err := Plan(Input{ItemBytes: 180, Rate: 45000, Retention: 7 * day})
 	require.NoError(t, err)
-	require.Equal(t, int64(45000), r.Tiers[0].Write)
+	require.Equal(t, int64(64286), r.Tiers[0].Write, "45,000 units at 70%")
 	require.Equal(t, 45, r.Shards)
 	require.Len(t, r.Warnings, 1)
 	require.Contains(t, r.Warnings[0], "over DynamoDB's default quota of 40,000 per table")
@@ -163,8 +163,9 @@ func TestFormatDuration(t *testing.T) {
 
 // The AWS developer guide's example, 600 events/s of 180 bytes kept for a
 // year, at the built-in prices: a provisioned hot tier (600 write units
-// used all the time, far above the break-even), warm and cold tables on
-// demand, the cold ones in Standard-IA, which hold almost all the data.
+// used all the time at auto scaling's 70% target: 858 units, far above
+// the break-even), warm and cold tables on demand, the cold ones in
+// Standard-IA, which hold almost all the data.
 func TestGuideExample(t *testing.T) {
 	r, err := Plan(Input{ItemBytes: 180, Rate: 600, Retention: 365 * day})
 	require.NoError(t, err)
@@ -174,14 +175,16 @@ func TestGuideExample(t *testing.T) {
 	require.Equal(t, []string{BillingProvisioned, BillingOnDemand, BillingOnDemand}, billings(r.Tiers))
 	require.Equal(t, []storage.Class{storage.ClassStandard, storage.ClassStandard, storage.ClassInfrequentAccess}, classes(r.Tiers))
 	require.Equal(t, BillingMixed, r.Billing)
-	require.LessOrEqual(t, r.Cost.Recommended.Total, 900.0)
-	require.InDelta(t, 846.52, r.Cost.Recommended.Total, 0.01)
+	require.InDelta(t, 932.48, r.Cost.Recommended.Total, 0.01)
 	require.Less(t, r.Cost.Recommended.Total, r.Cost.ProvisionedTiers.Total)
 	require.Less(t, r.Cost.Recommended.Total, r.Cost.OnDemand.Total)
 	require.Greater(t, r.Storage.StandardIAGB, 0.99*r.Storage.GB)
-	// The hot tier writes 600 units, 25.25/24 tables on average.
+	// The hot tier writes 600 units at 70%, 25.25/24 tables on average,
+	// and has the least read capacity, no read load being given.
 	p := DefaultPrices()
-	require.InDelta(t, 25.25/24*(600*p.WCUHour+300*p.RCUHour)*730, r.Tiers[0].CapacityCost, 1e-9)
+	require.Equal(t, int64(858), r.Tiers[0].Write)
+	require.Equal(t, int64(1), r.Tiers[0].Read)
+	require.InDelta(t, 25.25/24*(858*p.WCUHour+1*p.RCUHour)*730, r.Tiers[0].CapacityCost, 1e-9)
 	require.InDelta(t, 600*3600*730/1e6*p.WriteRequestMillion, r.Tiers[0].OnDemandCost, 1e-9)
 	require.Equal(t, "day", r.Family.Period)
 	require.Equal(t, BillingProvisioned, r.Family.Billing)
@@ -190,8 +193,7 @@ func TestGuideExample(t *testing.T) {
 	// Archived to S3 after 30 days, the same year of data.
 	a, err := Plan(Input{ItemBytes: 180, Rate: 600, Retention: 365 * day, ArchiveAfter: 30 * day, ArchiveTarget: "s3://bucket/archive"})
 	require.NoError(t, err)
-	require.LessOrEqual(t, a.Cost.Recommended.Total, 450.0)
-	require.InDelta(t, 432.07, a.Cost.Recommended.Total, 0.01)
+	require.InDelta(t, 564.58, a.Cost.Recommended.Total, 0.01)
 	require.InDelta(t, 365*24+12, a.Storage.RetainedHours+a.Storage.ArchivedHours, 1e-9, "the same year of data, from half a day before its period ends")
 	require.InDelta(t, 600*180*3600*a.Storage.ArchivedHours*DefaultArchiveRatio/(1<<30), a.Storage.ArchiveGB, 1e-6)
 	require.InDelta(t, a.Storage.ArchiveGB*p.ArchiveGBMonth, a.Cost.Recommended.Archive, 1e-9)
@@ -232,11 +234,13 @@ func TestHotTierBilling(t *testing.T) {
 		billing string
 	}{
 		{"used all the time", Input{ItemBytes: 180, Rate: 10000}, BillingProvisioned},
-		{"used a third of the time", Input{ItemBytes: 180, Rate: 3500, Peak: 10000}, BillingProvisioned},
-		{"used a quarter of the time", Input{ItemBytes: 180, Rate: 2500, Peak: 10000}, BillingOnDemand},
-		{"a slow stream", Input{ItemBytes: 200, Rate: 0.5}, BillingOnDemand},
+		// The break-even, 29% of a unit's use, is 41% of the peak at
+		// auto scaling's 70% target.
+		{"used half the time", Input{ItemBytes: 180, Rate: 5000, Peak: 10000}, BillingProvisioned},
+		{"used a third of the time", Input{ItemBytes: 180, Rate: 3500, Peak: 10000}, BillingOnDemand},
+		{"a slow stream", Input{ItemBytes: 200, Rate: 0.1}, BillingOnDemand},
 		{"forced on demand", Input{ItemBytes: 180, Rate: 10000, Hot: TierOptions{Billing: BillingOnDemand}}, BillingOnDemand},
-		{"forced provisioned", Input{ItemBytes: 200, Rate: 0.5, Hot: TierOptions{Billing: BillingProvisioned}}, BillingProvisioned},
+		{"forced provisioned", Input{ItemBytes: 200, Rate: 0.1, Hot: TierOptions{Billing: BillingProvisioned}}, BillingProvisioned},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -291,7 +295,7 @@ func TestShards(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, tt.shards, r.Shards)
 			require.Equal(t, tt.shards, r.Family.Shards)
-			require.Equal(t, int64(math.Ceil(tt.in.max()*r.Item.WriteUnits)), r.Tiers[0].Write, "the hot tier takes the whole stream's peak")
+			require.Equal(t, int64(math.Ceil(tt.in.max()*r.Item.WriteUnits/TargetUtilization)), r.Tiers[0].Write, "the hot tier takes the whole stream's peak at 70%")
 		})
 	}
 	_, err := Plan(Input{ItemBytes: 1024, Rate: 1000001})
@@ -399,8 +403,18 @@ func TestCostsAddUp(t *testing.T) {
 		require.InDelta(t, r.Storage.GB, r.Storage.StandardGB+r.Storage.StandardIAGB, 1e-6)
 		require.InDelta(t, r.Storage.MonthlyCost, storage, 1e-9)
 		for _, c := range []Cost{r.Cost.Recommended, r.Cost.ProvisionedTiers, r.Cost.OnDemand, r.Cost.NoTiering} {
-			require.InDelta(t, c.Write+c.Read+c.Storage+c.Archive, c.Total, 1e-9)
+			require.InDelta(t, c.Write+c.Read+c.Storage+c.Backup+c.Archive+c.Archiving+c.FreeTier, c.Total, 1e-9)
+			require.LessOrEqual(t, c.FreeTier, 0.0)
 		}
+		// The bill is the recommended cost, line by line.
+		sum := 0.0
+		for _, l := range r.Bill.Lines {
+			require.InDelta(t, l.Quantity*l.UnitPrice, l.Monthly, 1e-9, l.Item)
+			require.Equal(t, r.Prices.Check(l.Price), l.Check, l.Item)
+			sum += l.Monthly
+		}
+		require.InDelta(t, r.Cost.Recommended.Total, r.Bill.Total, 1e-9)
+		require.InDelta(t, sum, r.Bill.Total, 1e-9)
 		require.LessOrEqual(t, r.Cost.Recommended.Total, math.Min(r.Cost.ProvisionedTiers.Total, r.Cost.OnDemand.Total)+1e-9)
 		require.Greater(t, r.Cost.NoTiering.Total, r.Cost.Recommended.Total)
 		last := r.Timeline[len(r.Timeline)-1]
@@ -423,8 +437,9 @@ func TestReads(t *testing.T) {
 	require.InDelta(t, 950, r.Reads.UnitsPerQuery, 1e-9)
 	require.InDelta(t, 475, r.Reads.WarmUnitsPerQuery, 1e-9)
 	require.InDelta(t, 9500, r.Reads.Capacity, 1e-9)
-	require.Equal(t, int64(9500), r.Tiers[0].Read)
-	require.Equal(t, int64(4750), r.Tiers[1].Read)
+	// Provisioned at auto scaling's 70% target.
+	require.Equal(t, int64(13572), r.Tiers[0].Read)
+	require.Equal(t, int64(6786), r.Tiers[1].Read)
 	require.Equal(t, int64(1), r.Tiers[2].Read)
 	// On demand the warm table is read only by queries that cross the
 	// period's start: an hour of a day.
@@ -437,7 +452,7 @@ func TestReads(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 6, r.Shards)
 	require.InDelta(t, 6, r.Reads.UnitsPerQuery, 1e-9)
-	require.Equal(t, int64(12), r.Tiers[0].Read)
+	require.Equal(t, int64(18), r.Tiers[0].Read)
 }
 
 func TestDefaultsApplied(t *testing.T) {
@@ -455,10 +470,33 @@ func TestDefaultsApplied(t *testing.T) {
 		Name: "events", Prefix: "tt_events_", Period: r.Period, Naming: "range", WriteTimeGrouping: "month",
 		Shards: 1, Layout: "row", Billing: "provisioned",
 		Tiers: []FamilyTier{
-			{Name: "hot", Age: "0", Billing: "provisioned", Class: storage.ClassStandard, Read: 300, Write: 600},
-			{Name: "warm", Age: "1 period", Billing: "on_demand", Class: storage.ClassStandard},
+			{Name: "hot", Age: "0", Billing: "provisioned", Class: storage.ClassStandard, Read: 1, Write: 858, PITR: true},
+			{Name: "warm", Age: "1 period", Billing: "on_demand", Class: storage.ClassStandard, PITR: true},
 			{Name: "cold", Age: "2 periods", Billing: "on_demand", Class: storage.ClassInfrequentAccess},
 		},
 		Prebuild: "1h", Grace: "15m", Retention: "0",
 	}, r.Family)
+}
+
+// Every built-in price is in PriceTable once, with an AWS page and a
+// check that names that page when it says verified; a price changed by a
+// file or flag is "given", and every key has a field.
+func TestPriceTable(t *testing.T) {
+	seen := map[string]bool{}
+	p := DefaultPrices()
+	for _, e := range PriceTable {
+		require.False(t, seen[e.Key], "%s twice", e.Key)
+		seen[e.Key] = true
+		require.NotNil(t, p.field(e.Key), e.Key)
+		require.Equal(t, e.Value, *p.field(e.Key), e.Key)
+		require.Regexp(t, `^https://aws\.amazon\.com/`, e.Source, e.Key)
+		require.Regexp(t, `^(unverified|verified https://aws\.amazon\.com/\S+)$`, e.Check, e.Key)
+		require.Equal(t, e.Check, p.Check(e.Key), e.Key)
+		q := p
+		*q.field(e.Key) = e.Value + 1
+		require.Equal(t, "given", q.Check(e.Key), e.Key)
+	}
+	require.Len(t, seen, len(PriceTable))
+	require.Nil(t, p.field("no_such_price"))
+	require.NoError(t, p.Validate())
 }

@@ -91,18 +91,34 @@ func (r Report) WriteTable(w io.Writer) error {
 	row("  alive at most", fmt.Sprintf("%s (quota %s per region, raised on request to at most %s)", alive, FormatNumber(float64(r.Tables.Quota)), FormatNumber(float64(r.Tables.HardQuota))))
 
 	section("MONTHLY COST (" + r.CostedAt + ")")
-	row("  BILLING", "WRITE", "READ", "STORAGE", "ARCHIVE", "TOTAL")
+	row("  BILLING", "WRITE", "READ", "STORAGE", "BACKUP", "ARCHIVE", "ARCHIVING", "FREE TIER", "TOTAL")
 	for _, c := range []struct {
 		name string
 		c    Cost
 	}{{"recommended", r.Cost.Recommended}, {"all provisioned", r.Cost.ProvisionedTiers}, {"all on demand", r.Cost.OnDemand}, {"no tiering", r.Cost.NoTiering}} {
-		row("  "+c.name, money(c.c.Write), money(c.c.Read), money(c.c.Storage), money(c.c.Archive), money(c.c.Total))
+		row("  "+c.name, money(c.c.Write), money(c.c.Read), money(c.c.Storage), money(c.c.Backup), money(c.c.Archive), money(c.c.Archiving), money(c.c.FreeTier), money(c.c.Total))
 	}
 	stored := fmt.Sprintf("%s GB in DynamoDB (%s GB Standard-IA)", FormatNumber(r.Storage.GB), FormatNumber(r.Storage.StandardIAGB))
 	if r.Storage.ArchiveGB > 0 {
 		stored += fmt.Sprintf(", %s GB archived", FormatNumber(r.Storage.ArchiveGB))
 	}
 	row("  stored", stored)
+
+	section("BILL (" + r.CostedAt + ", as recommended)")
+	row("  ITEM", "QUANTITY", "UNIT", "PRICE", "MONTHLY", "PRICE CHECKED")
+	for _, l := range r.Bill.Lines {
+		row("  "+l.Item, FormatNumber(l.Quantity), l.Unit, FormatNumber(l.UnitPrice), money(l.Monthly), l.Check)
+	}
+	row("  total", "", "", "", money(r.Bill.Total))
+	if rs := r.Bill.Reserved; rs != nil {
+		row(fmt.Sprintf("  option: reserved capacity, %s WCU and %s RCU for %s months", FormatNumber(float64(rs.WCU)), FormatNumber(float64(rs.RCU)), FormatNumber(rs.TermMonths)),
+			"", "", "", "", r.Prices.Check("reserved_wcu_hour"))
+		row("    upfront, once", "", "", "", money(rs.Upfront))
+		row("    hourly", FormatNumber(hoursPerMonth), "hours", FormatNumber(rs.Hourly), money(rs.Hourly*hoursPerMonth))
+		row("    a month, upfront spread over the term", "", "", "", money(rs.Monthly))
+		row("    provisioned capacity it replaces", "", "", "", money(-rs.Replaces))
+		row("    total with it", "", "", "", money(rs.Total))
+	}
 
 	section("WORKING")
 	for _, s := range r.Working {

@@ -22,9 +22,17 @@ type PlannedTier struct {
 	// storage.ClassInfrequentAccess.
 	Class storage.Class `json:"class"`
 	// Write and Read are the capacity units the tier is provisioned with
-	// when Billing is BillingProvisioned.
+	// when Billing is BillingProvisioned: the load over the auto scaling
+	// target (TargetUtilization), the write load at its peak.
 	Write int64 `json:"write"`
 	Read  int64 `json:"read"`
+	// MinWrite, when below Write, is the write capacity at the average
+	// rate, where auto scaling may take the tier down to: the family
+	// gets it as its write units and Write as its max_write.
+	MinWrite int64 `json:"min_write,omitempty"`
+	// PITR reports whether the tier's tables have point-in-time recovery,
+	// as the configuration gives every tier but the last.
+	PITR bool `json:"pitr"`
 	// Tables is the mean number of tables in the tier when the plan is
 	// costed.
 	Tables float64 `json:"tables"`
@@ -67,11 +75,15 @@ type Reads struct {
 	WarmCapacity float64 `json:"warm_capacity"`
 }
 
-// The AWS blog's read capacities, used when the input has no read load.
-const (
-	blogHotRead  = 300
-	blogWarmRead = 100
-)
+// TargetUtilization is the consumed share of provisioned capacity that
+// the plan provisions for, as auto scaling's target tracking holds it
+// (dynamostore.TargetUtilization, 70%): a tier provisioned for a load
+// has load / TargetUtilization units.
+const TargetUtilization = 0.70
+
+// minUnits is the least capacity DynamoDB provisions: a tier with no
+// read load given has one read unit per table.
+const minUnits = 1
 
 // reads works out the read load, or returns nil when there is none. A
 // query reads one series over the read range from every shard; DynamoDB
@@ -93,19 +105,26 @@ func (in Input) reads(it Item, shards int) *Reads {
 
 // tierSchedule returns the AWS blog's hot, warm and cold tiers with the
 // capacity each would be provisioned with: the hot tier's write capacity
-// sized for the peak, as the guide provisions 6,000 write units for a
-// 6,000 events/s peak, and read capacities sized for the read load when
-// there is one. Billing and class are decided when the plan is costed.
-func tierSchedule(peakUnits float64, r *Reads) (tiers []PlannedTier, ages []int) {
-	hotRead, warmRead := int64(blogHotRead), int64(blogWarmRead)
-	if r != nil {
-		hotRead = max(1, int64(math.Ceil(r.Capacity-fitTolerance)))
-		warmRead = max(1, int64(math.Ceil(r.WarmCapacity-fitTolerance)))
+// sized for the peak at TargetUtilization (the guide's 6,000 events/s
+// peak takes 8,572 write units), read capacities for the read load as
+// given, or DynamoDB's minimum of one unit when none is; the hot and warm
+// tiers have point-in-time recovery. Billing and class are decided when
+// the plan is costed.
+func tierSchedule(rateUnits, peakUnits float64, r *Reads) (tiers []PlannedTier, ages []int) {
+	units := func(load float64) int64 {
+		return max(minUnits, int64(math.Ceil(load/TargetUtilization-fitTolerance)))
 	}
-	hotWrite := max(1, int64(math.Ceil(peakUnits-fitTolerance)))
+	hotRead, warmRead := int64(minUnits), int64(minUnits)
+	if r != nil {
+		hotRead, warmRead = units(r.Capacity), units(r.WarmCapacity)
+	}
+	hot := PlannedTier{Name: "hot", Age: "0", Write: units(peakUnits), Read: hotRead, PITR: true}
+	if low := units(rateUnits); low < hot.Write {
+		hot.MinWrite = low
+	}
 	return []PlannedTier{
-		{Name: "hot", Age: "0", Write: hotWrite, Read: hotRead},
-		{Name: "warm", Age: "1 period", Write: 1, Read: warmRead},
-		{Name: "cold", Age: "2 periods", Write: 1, Read: 1},
+		hot,
+		{Name: "warm", Age: "1 period", Write: minUnits, Read: warmRead, PITR: true},
+		{Name: "cold", Age: "2 periods", Write: minUnits, Read: minUnits},
 	}, []int{0, 1, 2}
 }

@@ -43,8 +43,11 @@ func Adopted(f family.Family, ref naming.Ref, info storage.TableInfo, now time.T
 	if tags[family.TagFamily] == f.Name {
 		e.Source = SourceTags
 		e.Policy.Shards = f.ShardsOf(tags)
-		if l := family.Layout(tags[family.TagLayout]); l == family.LayoutRow || l == family.LayoutMap {
+		switch l := family.Layout(tags[family.TagLayout]); l {
+		case family.LayoutRow, family.LayoutMap:
 			e.Policy.Layout = l
+		case family.LayoutChunk:
+			e.Policy.Layout, e.Policy.ChunkWindow = l, f.ChunkWindowOf(tags)
 		}
 		e.Tier = tags[family.TagTier]
 	}
@@ -106,10 +109,11 @@ func (r *Registry) Adopt(ctx context.Context, store Adopter, families []family.F
 		if err := store.UpdateTable(ctx, name, storage.TableUpdate{Tags: map[string]string{family.TagMeta: r.table}}); err != nil {
 			return Entry{}, fmt.Errorf("adopt table %q: tag it: %w", name, err)
 		}
-		if err := r.Register(ctx, e); err != nil {
+		registered, err := r.Register(ctx, e)
+		if err != nil {
 			return Entry{}, fmt.Errorf("adopt table %q: %w", name, err)
 		}
-		return e, nil
+		return registered, nil
 	}
 	return Entry{}, fmt.Errorf("adopt table %q: %w: no configured family's naming parses it", name, ErrNotAdoptable)
 }

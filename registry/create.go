@@ -31,10 +31,9 @@ type Creator interface {
 // active by whoever comes next.
 func (r *Registry) Create(ctx context.Context, store Creator, e Entry, now time.Time) (Entry, error) {
 	for range 4 {
-		err := r.Register(ctx, e)
+		registered, err := r.Register(ctx, e)
 		if err == nil {
-			e.Revision++
-			return r.Finish(ctx, store, e, now)
+			return r.Finish(ctx, store, registered, now)
 		}
 		if !errors.Is(err, ErrStale) {
 			return Entry{}, err
@@ -88,18 +87,14 @@ func (r *Registry) finish(ctx context.Context, store Creator, e Entry, now time.
 		err = fmt.Errorf("create table %q: %w", e.Name, err)
 		if ctx.Err() == nil && e.CreateError != err.Error() {
 			e.CreateError, e.UpdatedAt = err.Error(), now.UTC()
-			if serr := r.Save(ctx, e); serr != nil && !errors.Is(serr, ErrStale) {
+			if _, serr := r.Save(ctx, e); serr != nil && !errors.Is(serr, ErrStale) {
 				err = errors.Join(err, serr)
 			}
 		}
 		return Entry{}, err
 	}
 	e.State, e.CreateError, e.UpdatedAt = Active, "", now.UTC()
-	if err := r.Save(ctx, e); err != nil {
-		return Entry{}, err
-	}
-	e.Revision++
-	return e, nil
+	return r.Save(ctx, e)
 }
 
 // spec returns the specification an entry's table is created with: the

@@ -174,8 +174,10 @@ func parse(name string, f family.Family, entries []Entry, namers []naming.Namer)
 // describes for an active table differs from what its entry says was last
 // applied, or "" when they agree: someone changed the table behind the
 // registry's back (the AWS console, a script, another tool's auto
-// scaling). It is the one rule that the engine's table listing shows and
-// the lifecycle manager's sweep puts right.
+// scaling). The moves of the table's own auto scaling, between the floor
+// and the peak the entry records, are not drift (autoScaledMove). It is
+// the one rule that the engine's table listing shows and the lifecycle
+// manager's sweep puts right.
 //
 // The class is compared whatever the billing mode. DynamoDB Local and
 // dynalite ignore TableClass and describe every table as STANDARD, so on
@@ -190,6 +192,7 @@ func CapacityDrift(e Entry, info storage.TableInfo) string {
 	var why []string
 	have, want := normalCapacity(info.Capacity), normalCapacity(e.Capacity)
 	have.Class, want.Class = "", ""
+	have = autoScaledMove(have, want)
 	if have != want {
 		why = append(why, fmt.Sprintf("capacity changed outside timetable: the store has %s, the registry %s", capacityString(have), capacityString(want)))
 	}
@@ -197,6 +200,30 @@ func CapacityDrift(e Entry, info storage.TableInfo) string {
 		why = append(why, fmt.Sprintf("table class changed outside timetable: the store has %s, the registry %s", hc.Name(), wc.Name()))
 	}
 	return strings.Join(why, "; ")
+}
+
+// autoScaledMove returns the store's capacity have as the registry's
+// want when want is auto scaled and have is where Application Auto
+// Scaling may have moved it: a provisioned table with a peak (MaxRead or
+// MaxWrite above the floor Read and Write) has a scalable target on each
+// unit, whose target tracking raises and lowers the units between floor
+// and peak; units within them are its moves, not drift. DescribeTable
+// reports no peak of a provisioned table (it is the scalable target's),
+// so the peak is not compared. Units outside the range, or another
+// billing mode, are drift as before.
+func autoScaledMove(have, want storage.Capacity) storage.Capacity {
+	if want.Billing != storage.Provisioned || have.Billing != storage.Provisioned || (want.MaxRead <= 0 && want.MaxWrite <= 0) {
+		return have
+	}
+	within := func(v, floor, peak int64) bool { return v >= floor && v <= max(peak, floor) }
+	if within(have.Read, want.Read, want.MaxRead) {
+		have.Read = want.Read
+	}
+	if within(have.Write, want.Write, want.MaxWrite) {
+		have.Write = want.Write
+	}
+	have.MaxRead, have.MaxWrite = want.MaxRead, want.MaxWrite
+	return have
 }
 
 // normalCapacity spells on-demand billing one way: billing on demand and

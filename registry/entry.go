@@ -166,6 +166,16 @@ func (e Entry) IDScheme() event.IDScheme {
 	return event.IDScheme1
 }
 
+// ChunkWindow returns the window of the table's chunks when it was made
+// in the chunk layout (its policy records both), and zero for a table of
+// rows or map items, which holds no chunks.
+func (e Entry) ChunkWindow() time.Duration {
+	if e.Policy.Layout != family.LayoutChunk {
+		return 0
+	}
+	return e.Policy.ChunkWindow
+}
+
 // Covers reports whether the table is where an event of time eventTime
 // written at writeTime may go: its period holds eventTime and, when it is
 // grouped by write month, its write month holds writeTime.

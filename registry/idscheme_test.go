@@ -55,7 +55,8 @@ func TestIDScheme(t *testing.T) {
 			require.Equal(t, event.IDScheme1, got.IDScheme())
 			// Saved again, it records scheme 1 from then on.
 			got.Tier = "warm"
-			require.NoError(t, reg.Save(ctx, got))
+			_, err = reg.Save(ctx, got)
+			require.NoError(t, err)
 			again, err := reg.Get(ctx, f.Name, ref.Period.Start, e.Name)
 			require.NoError(t, err)
 			require.Equal(t, event.IDScheme1, again.IDScheme())
@@ -63,7 +64,8 @@ func TestIDScheme(t *testing.T) {
 			// Its next generation keeps scheme 1, whatever the new
 			// entry asked for.
 			again.State = registry.Deleted
-			require.NoError(t, reg.Save(ctx, again))
+			_, err = reg.Save(ctx, again)
+			require.NoError(t, err)
 			require.NoError(t, backends.Drop(ctx, store, again.Name))
 			next, err := reg.Create(ctx, store, registry.NewEntry(f, ref, now), now)
 			require.NoError(t, err)

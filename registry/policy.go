@@ -19,18 +19,21 @@ import (
 // that decides how a table is named, read and aged. Retention, archive and
 // prebuild are the family's current ones (see the package documentation).
 type policy struct {
-	Prefix            string       `json:"prefix"`
-	Period            string       `json:"period"`
-	Naming            string       `json:"naming"`
-	WriteTimeGrouping bool         `json:"write_time_grouping"`
-	Shards            int          `json:"shards"`
-	Layout            string       `json:"layout"`
-	Billing           string       `json:"billing"`
-	Tiers             []policyTier `json:"tiers"`
-	Backfill          *policyTier  `json:"backfill,omitempty"`
-	Grace             string       `json:"grace"`
-	TTL               string       `json:"ttl,omitempty"`
-	PITRDays          int          `json:"pitr_days,omitempty"`
+	Prefix            string `json:"prefix"`
+	Period            string `json:"period"`
+	Naming            string `json:"naming"`
+	WriteTimeGrouping bool   `json:"write_time_grouping"`
+	Shards            int    `json:"shards"`
+	Layout            string `json:"layout"`
+	// ChunkWindow is the chunk layout's window, only in a chunk-layout
+	// table's policy.
+	ChunkWindow string       `json:"chunk_window,omitempty"`
+	Billing     string       `json:"billing"`
+	Tiers       []policyTier `json:"tiers"`
+	Backfill    *policyTier  `json:"backfill,omitempty"`
+	Grace       string       `json:"grace"`
+	TTL         string       `json:"ttl,omitempty"`
+	PITRDays    int          `json:"pitr_days,omitempty"`
 	// IDScheme is the table's event id scheme; a policy recorded before
 	// schemes has none, and its table has scheme 1.
 	IDScheme int `json:"id_scheme,omitempty"`
@@ -68,6 +71,9 @@ func encodePolicy(f family.Family) (string, error) {
 	}
 	if f.TTL > 0 {
 		p.TTL = f.TTL.String()
+	}
+	if f.Layout == family.LayoutChunk {
+		p.ChunkWindow = f.ChunkWindow.String()
 	}
 	for _, t := range f.Tiers {
 		p.Tiers = append(p.Tiers, tierOf(t))
@@ -162,6 +168,12 @@ func parsePolicy(s string) (family.Family, error) {
 	}
 	if f.TTL, err = parseDuration(p.TTL); err != nil {
 		return f, err
+	}
+	if f.ChunkWindow, err = parseDuration(p.ChunkWindow); err != nil {
+		return f, err
+	}
+	if f.Layout == family.LayoutChunk && f.ChunkWindow <= 0 {
+		return f, fmt.Errorf("decode policy: a chunk-layout table's policy has no chunk window")
 	}
 	for _, pt := range p.Tiers {
 		t, err := pt.tier()

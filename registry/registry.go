@@ -129,11 +129,11 @@ func (r *Registry) Finder(families []string) func(ctx context.Context, name stri
 func (r *Registry) MarkRestored(ctx context.Context, e Entry, c storage.Capacity, until, now time.Time) (Entry, error) {
 	e.State, e.RestoredUntil, e.UpdatedAt = Restored, until.UTC(), now.UTC()
 	e.Capacity, e.TTLAttribute = c, ""
-	if err := r.Save(ctx, e); err != nil {
+	saved, err := r.Save(ctx, e)
+	if err != nil {
 		return Entry{}, fmt.Errorf("mark %q restored: %w", e.Name, err)
 	}
-	e.Revision++
-	return e, nil
+	return saved, nil
 }
 
 // Register writes the entry of a table about to be made: generation 1
@@ -142,8 +142,8 @@ func (r *Registry) MarkRestored(ctx context.Context, e Entry, c storage.Capacity
 // entry of the generation before was read at: it is registered only if
 // that entry did not change since). It fails with an error wrapping
 // ErrStale when another caller registered it first: read the entry that
-// won with Get. The entry written has revision e.Revision+1.
-func (r *Registry) Register(ctx context.Context, e Entry) error {
+// won with Get. It returns the entry written, at revision e.Revision+1.
+func (r *Registry) Register(ctx context.Context, e Entry) (Entry, error) {
 	cond := []storage.Cond{storage.NotExists(storage.PKAttr)}
 	if e.Generation > 1 {
 		cond = []storage.Cond{storage.Exists(storage.PKAttr), storage.AtMost(attrGeneration, number(e.Generation-1)), atRevision(e.Revision)}
@@ -158,9 +158,9 @@ func (r *Registry) Register(ctx context.Context, e Entry) error {
 // two reconcilers acting on the same plan, or a reconciler and a server
 // making the table again, one wins and the other reads it again, rather
 // than writing back what it read over what the other wrote (a fence, an
-// archive, a deletion, a next generation). A caller that saves an entry
-// again after a Save adds one to its Revision first.
-func (r *Registry) Save(ctx context.Context, e Entry) error {
+// archive, a deletion, a next generation). It returns the entry written,
+// at its new revision, which a caller saves again after changing it.
+func (r *Registry) Save(ctx context.Context, e Entry) (Entry, error) {
 	return r.write(ctx, e, []storage.Cond{storage.Exists(storage.PKAttr), storage.AtMost(attrGeneration, number(e.Generation)), atRevision(e.Revision)})
 }
 
@@ -173,10 +173,11 @@ func atRevision(n int64) storage.Cond {
 	return storage.Equal(attrRevision, number(n))
 }
 
-func (r *Registry) write(ctx context.Context, e Entry, cond []storage.Cond) error {
+// write writes e under cond, and returns it at its new revision.
+func (r *Registry) write(ctx context.Context, e Entry, cond []storage.Cond) (Entry, error) {
 	attrs, err := e.attrs()
 	if err != nil {
-		return err
+		return Entry{}, err
 	}
 	u := storage.Update{Table: r.table, PK: metatable.RegistryPK(e.Policy.Name), SK: metatable.RegistrySK(e.Ref.Period.Start, e.Name), Conds: cond}
 	for _, k := range attrOrder {
@@ -184,15 +185,16 @@ func (r *Registry) write(ctx context.Context, e Entry, cond []storage.Cond) erro
 	}
 	err = r.store.Update(ctx, u)
 	if errors.Is(err, storage.ErrConditionFailed) {
-		return fmt.Errorf("registry entry of %q, generation %d: %w", e.Name, e.Generation, ErrStale)
+		return Entry{}, fmt.Errorf("registry entry of %q, generation %d: %w", e.Name, e.Generation, ErrStale)
 	}
 	if err != nil {
-		return fmt.Errorf("write registry entry of %q: %w", e.Name, err)
+		return Entry{}, fmt.Errorf("write registry entry of %q: %w", e.Name, err)
 	}
 	if err := r.bump(ctx, e.Policy.Name); err != nil {
-		return fmt.Errorf("write registry entry of %q: %w", e.Name, err)
+		return Entry{}, fmt.Errorf("write registry entry of %q: %w", e.Name, err)
 	}
-	return nil
+	e.Revision++
+	return e, nil
 }
 
 // attrOrder lists an entry's attributes in the order they are written.

@@ -85,7 +85,8 @@ func TestRegistry(t *testing.T) {
 			// A save of an older generation fails; a deleted table comes
 			// back as the next generation.
 			e.State = registry.Deleted
-			require.NoError(t, reg.Save(ctx, e))
+			_, err = reg.Save(ctx, e)
+			require.NoError(t, err)
 			require.NoError(t, backends.Drop(ctx, store, e.Name))
 			e2, err := reg.Create(ctx, store, registry.NewEntry(f, ref, now), now)
 			require.NoError(t, err)
@@ -94,13 +95,15 @@ func TestRegistry(t *testing.T) {
 			_, err = store.DescribeTable(ctx, e.Name)
 			require.NoError(t, err)
 			e.State = registry.Archived
-			require.ErrorIs(t, reg.Save(ctx, e), registry.ErrStale)
+			_, err = reg.Save(ctx, e)
+			require.ErrorIs(t, err, registry.ErrStale)
 			require.Empty(t, e2.PastArchives, "generation 1 was deleted without an archive")
 
 			// A generation archived and deleted is carried, with the
 			// earlier ones, by the next.
 			e2.State, e2.ArchiveTarget = registry.Deleted, "file:///archives"
-			require.NoError(t, reg.Save(ctx, e2))
+			_, err = reg.Save(ctx, e2)
+			require.NoError(t, err)
 			require.NoError(t, backends.Drop(ctx, store, e2.Name))
 			e3, err := reg.Create(ctx, store, registry.NewEntry(f, ref, now), now)
 			require.NoError(t, err)
@@ -111,7 +114,8 @@ func TestRegistry(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, want, got.PastArchives, "as stored")
 			e3.State, e3.ArchiveTarget = registry.Deleted, "s3://b/p"
-			require.NoError(t, reg.Save(ctx, e3))
+			_, err = reg.Save(ctx, e3)
+			require.NoError(t, err)
 			require.NoError(t, backends.Drop(ctx, store, e3.Name))
 			e4, err := reg.Create(ctx, store, registry.NewEntry(f, ref, now), now)
 			require.NoError(t, err)
@@ -280,18 +284,20 @@ func TestVersionCountsWrites(t *testing.T) {
 			require.Zero(t, v0, "no write yet")
 
 			e := registry.NewEntry(f, f.TableFor(day(2017, 4, 10), now), now)
-			require.NoError(t, reg.Register(ctx, e))
+			e, err = reg.Register(ctx, e)
+			require.NoError(t, err)
 			v1, err := reg.Version(ctx, f.Name)
 			require.NoError(t, err)
 			require.Greater(t, v1, v0, "Register")
-			require.ErrorIs(t, reg.Register(ctx, e), registry.ErrStale)
+			_, err = reg.Register(ctx, e)
+			require.ErrorIs(t, err, registry.ErrStale)
 			same, err := reg.Version(ctx, f.Name)
 			require.NoError(t, err)
 			require.Equal(t, v1, same, "a write refused changes nothing")
 
 			e.State = registry.Missing
-			e.Revision++ // as registered
-			require.NoError(t, reg.Save(ctx, e))
+			_, err = reg.Save(ctx, e)
+			require.NoError(t, err)
 			v2, err := reg.Version(ctx, f.Name)
 			require.NoError(t, err)
 			require.Greater(t, v2, v1, "Save")
@@ -322,9 +328,11 @@ func TestSaveRefusesAStaleRead(t *testing.T) {
 
 			fencer, forgetter := read, read
 			fencer.FencedAt = now
-			require.NoError(t, reg.Save(ctx, fencer))
+			_, err = reg.Save(ctx, fencer)
+			require.NoError(t, err)
 			forgetter.State = registry.Missing
-			require.ErrorIs(t, reg.Save(ctx, forgetter), registry.ErrStale)
+			_, err = reg.Save(ctx, forgetter)
+			require.ErrorIs(t, err, registry.ErrStale)
 			got, err := reg.Get(ctx, f.Name, e.Ref.Period.Start, e.Name)
 			require.NoError(t, err)
 			require.Equal(t, registry.Active, got.State)
@@ -333,11 +341,13 @@ func TestSaveRefusesAStaleRead(t *testing.T) {
 
 			// A next generation is registered only over the entry read.
 			got.State = registry.Deleted
-			require.NoError(t, reg.Save(ctx, got))
+			_, err = reg.Save(ctx, got)
+			require.NoError(t, err)
 			require.NoError(t, backends.Drop(ctx, store, e.Name))
 			stale := registry.NewEntry(f, e.Ref, now)
 			stale.Generation, stale.Revision = 2, got.Revision // read before the delete was saved
-			require.ErrorIs(t, reg.Register(ctx, stale), registry.ErrStale)
+			_, err = reg.Register(ctx, stale)
+			require.ErrorIs(t, err, registry.ErrStale)
 			next, err := reg.Create(ctx, store, registry.NewEntry(f, e.Ref, now), now)
 			require.NoError(t, err)
 			require.EqualValues(t, 2, next.Generation)

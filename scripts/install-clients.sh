@@ -3,9 +3,23 @@
 # query tests run against (internal/clients): the influx 1.x CLI,
 # InfluxDB's Python client, InfluxDB 1.x itself (influxd, which
 # TestAnswersMatchInfluxDB compares /query with), the mosquitto broker and
-# its command-line clients, from Debian's packages. It exits 0 when all are there afterwards, 1 when
-# they could not be installed (not root, no apt, no network).
+# its command-line clients, from Debian's packages; and InfluxDB's
+# influx_inspect, which Debian's influxdb leaves out, built from
+# InfluxDB's source through the Go module proxy into Go's bin directory
+# (the test of `timetable import` exports an influxd's data with it). It
+# exits 0 when all are there afterwards, 1 when they could not be
+# installed (not root, no apt, no network).
 set -uo pipefail
+
+# influx_inspect first: its build needs only Go.
+gobin="$(go env GOPATH)/bin"
+if ! command -v influx_inspect >/dev/null && [ ! -x "$gobin/influx_inspect" ]; then
+	echo "== building influx_inspect (InfluxDB v1.8.3) into $gobin"
+	if ! (cd /tmp && GOFLAGS=-mod=mod go install github.com/influxdata/influxdb/cmd/influx_inspect@v1.8.3); then
+		echo "install-clients.sh: go install of influx_inspect failed: the import test will skip" >&2
+		exit 1
+	fi
+fi
 
 have() {
 	command -v influx >/dev/null && command -v influxd >/dev/null && command -v mosquitto >/dev/null &&

@@ -17,6 +17,9 @@ dynamo_pkgs=(./storage/dynamostore/... ./registry ./engine ./lifecycle ./archive
 
 # The InfluxDB and MQTT clients the ingest tests run (internal/clients):
 # once installed, a missing one fails its test instead of skipping it.
+# influx_inspect is built into Go's bin directory, which the doc pages'
+# shells find on the PATH.
+export PATH="$PATH:$("$GO" env GOPATH)/bin"
 if scripts/install-clients.sh; then
 	export TIMETABLE_REQUIRE_CLIENTS=1
 fi

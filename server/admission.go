@@ -20,7 +20,7 @@ import (
 // budgets and limits; the server reads the body and turns the
 // pipeline's refusals into answers:
 //
-//   - its body, in the body budget (body.go);
+//   - its body, in the body budget (body.go, ingest.Write.Run);
 //   - its decoded events, in the events budget (Options.
 //     MaxEventBytesInFlight), shared with the MQTT subscriber when the
 //     caller passes one budget to both (Options.EventBudget): an
@@ -53,7 +53,7 @@ func budgetError(ctx context.Context, err error) error {
 }
 
 // admissionAnswer turns the write pipeline's refusal into the answer
-// (ingest.Write.Turn, Admit): a budget's as budgetError, a tenant
+// (ingest.Write.Run's turn, budgets and rates): a budget's as budgetError, a tenant
 // limit's as limitAnswer; any other error is returned as it is.
 func (s *Server) admissionAnswer(ctx context.Context, tenant string, err error) error {
 	if errors.Is(err, admission.ErrTooLarge) || errors.Is(err, admission.ErrFull) || errors.Is(err, admission.ErrTenantShare) {
@@ -88,22 +88,23 @@ func (s *Server) startQuery(ctx context.Context, tenant string) (func(), error) 
 	return done, err
 }
 
-// writeEndpoint is the body of a write handler: it reads the body of
-// the write in, passes it through the pipeline and writes its answer,
-// or returns an error for the server to answer with.
+// writeEndpoint is the body of a write handler: it runs the write in
+// through the pipeline with its protocol's decoder and writes its
+// answer, or returns an error for the server to answer with.
 type writeEndpoint func(w http.ResponseWriter, r *http.Request, in *ingest.Write) error
 
 // writing answers a write whose API key keyOf finds in the request,
 // through the write pipeline (package ingest) in its mode Refuse: the
-// key authenticated (401, 403 for a read-only key), then a turn among
-// its tenant's write requests at work (tenant.Limits.
-// MaxConcurrentWrites), waiting up to Options.BodyBudgetWait before its
-// body is read, then 429 naming max_concurrent_writes. The requests
-// waiting are parked, not running: one tenant's many writers leave the
-// CPU to the others. ep reads the body, and has the pipeline admit and
-// store it. A write refused with 429 or 503 has the rest of its body
-// thrown away before the answer (discardBody), so that its client reads
-// it.
+// key authenticated (401, 403 for a read-only key), then ep checks the
+// request's parameters and runs the write through the pipeline
+// (ingest.Write.Run) with its protocol's decoder: a turn among its
+// tenant's write requests at work (tenant.Limits.MaxConcurrentWrites),
+// waiting up to Options.BodyBudgetWait before its body is read, then 429
+// naming max_concurrent_writes (the requests waiting are parked, not
+// running: one tenant's many writers leave the CPU to the others), its
+// body read, admitted, decoded and stored. A write refused with 429 or
+// 503 has the rest of its body thrown away before the answer
+// (discardBody), so that its client reads it.
 func (s *Server) writing(keyOf keySource, ep writeEndpoint) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := s.write(w, r, keyOf, ep); err != nil {
@@ -120,13 +121,6 @@ func (s *Server) write(w http.ResponseWriter, r *http.Request, keyOf keySource, 
 	}
 	in := s.ingest.Write(k.Tenant, secret, ingest.Refuse)
 	defer in.Done()
-	if err := in.Turn(r.Context()); err != nil {
-		err = s.limitAnswer(k.Tenant, err)
-		if retryable(err) {
-			s.discardBody(w, r, false)
-		}
-		return err
-	}
 	err = ep(w, r, in)
 	in.Done() // neither the turn nor the events are held while a refused body is thrown away
 	if retryable(err) {

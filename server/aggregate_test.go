@@ -202,7 +202,8 @@ func TestAggregateGaps(t *testing.T) {
 	e := entries[0]
 	require.NoError(t, backends.Drop(ctx, f.store, e.Name))
 	e.State = registry.Missing
-	require.NoError(t, reg.Save(ctx, e))
+	_, err = reg.Save(ctx, e)
+	require.NoError(t, err)
 	f.clock.Advance(time.Hour) // past the engine's cached routes
 
 	for _, group := range []string{"", "series"} {

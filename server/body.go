@@ -31,8 +31,8 @@ import (
 //     start, or the request gets 408: a client that sends one byte a
 //     minute holds nothing for long.
 //
-// A request's share is given back once its write is done, since the
-// decoded events refer to the body's bytes.
+// The write pipeline reads the body (ingest.Write.Run) and gives its
+// share back once it is decoded: the decoded events hold nothing of it.
 //
 // A write refused with 429 or 503 (a budget, a rate, its tenant's
 // concurrent writes) before its body is read whole has the rest of its
@@ -50,121 +50,85 @@ import (
 // its body has arrived (ingest.Write.Admit): a key revoked during an
 // upload writes nothing.
 
-// bodyStep is the smallest growth of a body's buffer: the budget is taken
-// in steps of at least this much.
-const bodyStep = 64 << 10
-
-// body is a request body being read into memory under the body budget.
-type body struct {
-	// in is the write whose body it is, which holds its bytes of the
-	// body budget (ingest.Write.HoldBody).
-	in  *ingest.Write
-	buf []byte
-}
-
-// grow makes room for at least one more byte, up to limit+1 bytes (one
-// past the limit, to tell a body over it), taking the growth out of the
-// budget. A body whose length the client declared (declared >= 0) grows
-// to one byte past it at most, where doubling would overshoot: a body
-// of 15 MiB holds 15 MiB, not 16.
-func (b *body) grow(ctx context.Context, limit, declared int64) error {
-	n := int64(cap(b.buf))
-	want := min(limit+1, max(2*n, bodyStep))
-	if declared >= 0 && n <= declared && want > declared+1 {
-		want = declared + 1
-	}
-	if want <= n {
-		return nil
-	}
-	if err := b.in.HoldBody(ctx, want); err != nil {
-		return budgetError(ctx, err)
-	}
-	grown := make([]byte, len(b.buf), want)
-	copy(grown, b.buf)
-	b.buf = grown
-	return nil
-}
-
-// release gives the body's bytes back to the budget. It is safe to call
-// twice.
-func (b *body) release() {
-	_ = b.in.HoldBody(context.Background(), 0) // giving back never waits nor fails
-	b.buf = nil
-}
-
-// readBody reads a request body whole, decompressing it when it is
-// gzipped, within the body budget and the read timeout; it refuses a body
-// over Options.MaxBodyBytes with 413. The caller releases the body once
-// done with its bytes.
-func (s *Server) readBody(w http.ResponseWriter, r *http.Request, write *ingest.Write) (*body, error) {
+// bodyReader returns the reader of a write request's body for the write
+// pipeline (ingest.Write.Run, which reads it whole within the body budget
+// and Options.MaxBodyBytes), decompressing it when it is gzipped, and the
+// length the client declared (-1 for a gzipped body: the length it
+// declared is the compressed one). It refuses a body declared over
+// Options.MaxBodyBytes with 413, and sets the deadline of the whole body,
+// Options.BodyReadTimeout from the request's start.
+func (s *Server) bodyReader(w http.ResponseWriter, r *http.Request) (io.Reader, int64, error) {
 	max := s.opts.MaxBodyBytes
-	tooLarge := &httpError{status: http.StatusRequestEntityTooLarge, msg: fmt.Sprintf("timetable: request body over the limit of %d bytes (max_body_bytes): split the batch", max)}
 	if r.ContentLength > max {
-		return nil, tooLarge
+		return nil, 0, &httpError{status: http.StatusRequestEntityTooLarge, msg: (&ingest.BodyTooLargeError{Max: max}).Error()}
 	}
-	// A deadline for the whole body, from the request's start.
 	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(s.opts.BodyReadTimeout))
-	var in io.Reader = http.MaxBytesReader(w, r.Body, max)
+	in := http.MaxBytesReader(w, r.Body, max)
 	switch enc := r.Header.Get("Content-Encoding"); enc {
 	case "", "identity":
+		return in, r.ContentLength, nil
 	case "gzip":
-		zr, err := gzip.NewReader(in)
+		return &gunzip{in: in}, -1, nil
+	default:
+		return nil, 0, &httpError{status: http.StatusUnsupportedMediaType, msg: fmt.Sprintf("timetable: Content-Encoding %q is not supported; send the body as is or gzip", enc)}
+	}
+}
+
+// gunzip decompresses a gzipped body, from its first Read: its header is
+// read with the body, once the write has its turn and room for it.
+type gunzip struct {
+	in io.Reader
+	zr *gzip.Reader
+}
+
+func (g *gunzip) Read(p []byte) (int, error) {
+	if g.zr == nil {
+		zr, err := gzip.NewReader(g.in)
 		if err != nil {
 			if errors.Is(err, os.ErrDeadlineExceeded) {
-				return nil, s.bodyTimeout()
+				return 0, err
 			}
-			return nil, fmt.Errorf("%w: Content-Encoding is gzip but the body is not: %v", event.ErrMalformedBody, err)
+			return 0, fmt.Errorf("%w: Content-Encoding is gzip but the body is not: %v", event.ErrMalformedBody, err)
 		}
-		defer zr.Close()
-		// The limit holds for the decompressed body too: a small body
-		// must not unpack into gigabytes.
-		in = io.LimitReader(zr, max+1)
-	default:
-		return nil, &httpError{status: http.StatusUnsupportedMediaType, msg: fmt.Sprintf("timetable: Content-Encoding %q is not supported; send the body as is or gzip", enc)}
+		g.zr = zr
 	}
-	b := &body{in: write}
-	for {
-		if len(b.buf) == cap(b.buf) {
-			if int64(len(b.buf)) > max {
-				b.release()
-				return nil, tooLarge
-			}
-			declared := r.ContentLength
-			if r.Header.Get("Content-Encoding") == "gzip" {
-				declared = -1 // the length of the compressed body
-			}
-			if err := b.grow(r.Context(), max, declared); err != nil {
-				unread := cap(b.buf) == 0
-				b.release()
-				if unread {
-					return nil, &unreadBody{err}
-				}
-				return nil, err
-			}
-		}
-		n, err := in.Read(b.buf[len(b.buf):cap(b.buf)])
-		b.buf = b.buf[:len(b.buf)+n]
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			b.release()
-			var mbe *http.MaxBytesError
-			switch {
-			case errors.As(err, &mbe):
-				return nil, tooLarge
-			case errors.Is(err, os.ErrDeadlineExceeded):
-				return nil, s.bodyTimeout()
-			}
-			// A broken gzip stream, or a client that stopped sending.
-			return nil, &httpError{status: http.StatusBadRequest, msg: fmt.Sprintf("timetable: read request body: %v", err)}
-		}
+	return g.zr.Read(p)
+}
+
+// ingestAnswer turns the write pipeline's refusal of a write before it
+// is stored (ingest.Write.Run) into the answer: a body over the limit
+// 413, one that did not arrive in time 408, a broken one 400; a turn,
+// budget or rate refusal as admissionAnswer; more events than
+// max_events 413, naming them unit (events, lines). A refusal before any
+// of the body was read stays one (unreadBody), so that the body is not
+// asked for. Any other error is returned as it is.
+func (s *Server) ingestAnswer(ctx context.Context, tenant string, err error, unit string) error {
+	var unread *ingest.UnreadError
+	if errors.As(err, &unread) {
+		return &unreadBody{s.ingestAnswer(ctx, tenant, unread.Err, unit)}
 	}
-	if int64(len(b.buf)) > max {
-		b.release()
-		return nil, tooLarge
+	var large *ingest.BodyTooLargeError
+	var read *ingest.ReadError
+	var many *ingest.TooManyEventsError
+	switch {
+	case errors.As(err, &large):
+		return &httpError{status: http.StatusRequestEntityTooLarge, msg: large.Error()}
+	case errors.As(err, &read):
+		var mbe *http.MaxBytesError
+		switch {
+		case errors.As(read.Err, &mbe):
+			return &httpError{status: http.StatusRequestEntityTooLarge, msg: (&ingest.BodyTooLargeError{Max: s.opts.MaxBodyBytes}).Error()}
+		case errors.Is(read.Err, os.ErrDeadlineExceeded):
+			return s.bodyTimeout()
+		case errors.Is(read.Err, event.ErrMalformedBody):
+			return read.Err
+		}
+		// A broken gzip stream, or a client that stopped sending.
+		return &httpError{status: http.StatusBadRequest, msg: read.Error()}
+	case errors.As(err, &many):
+		return &httpError{status: http.StatusRequestEntityTooLarge, msg: fmt.Sprintf("timetable: %d %s in one request, over the limit of %d (max_events): split the batch", many.Events, unit, many.Max)}
 	}
-	return b, nil
+	return s.admissionAnswer(ctx, tenant, err)
 }
 
 func (s *Server) bodyTimeout() error {
@@ -177,8 +141,8 @@ type unreadBody struct{ error }
 func (e *unreadBody) Unwrap() error { return e.error }
 
 // bodyStarted reports whether the server began reading the body of a
-// request that err refused: not when readBody refused it before its
-// first read (unreadBody).
+// request that err refused: not when the write pipeline refused it before
+// its first read (unreadBody).
 func bodyStarted(err error) bool {
 	var u *unreadBody
 	return !errors.As(err, &u)

@@ -49,7 +49,7 @@ func TestEndToEndOnDynamoDB(t *testing.T) {
 		"InfluxQLShow": TestInfluxQLShow, "InfluxQLSelect": TestInfluxQLSelect, "InfluxQLProtocol": TestInfluxQLProtocol,
 		"InfluxQLOffsetStddevPercentile": TestInfluxQLOffsetStddevPercentile, "AnswersMatchInfluxDB": TestAnswersMatchInfluxDB,
 		"FilterLimits": TestFilterLimits, "TableBudget": TestTableBudget,
-		"InfluxQLEdgeInputs": TestInfluxQLEdgeInputs,
+		"InfluxQLEdgeInputs": TestInfluxQLEdgeInputs, "ArchivedSeries": TestArchivedSeriesOverHTTP,
 	} {
 		t.Run(name, test)
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
 
 	"github.com/timetabledb/timetable/api"
 	"github.com/timetabledb/timetable/engine"
@@ -52,87 +51,31 @@ func (s *Server) writeLines(w http.ResponseWriter, r *http.Request, in *ingest.W
 	if lim.Precision, err = event.ParsePrecision(q.Get("precision")); err != nil {
 		return fmt.Errorf("%w: %v", ErrBadParameter, err)
 	}
-	b, err := s.readBody(w, r, in)
+	body, declared, err := s.bodyReader(w, r)
 	if err != nil {
 		return err
 	}
-	defer b.release()
-	var tables []lineproto.Table
-	err = in.Admit(r.Context(), b.buf, true, func() ([]event.Batch, error) {
-		tables, err = lineproto.Decode(b.buf, lineproto.Options{Limits: lim, Now: opts.Clock.Now()})
-		batches := make([]event.Batch, len(tables))
-		for i, t := range tables {
-			batches[i] = t.Events
-		}
-		return batches, err
-	})
-	var many *ingest.TooManyEventsError
-	if errors.As(err, &many) {
-		return &httpError{status: http.StatusRequestEntityTooLarge, msg: fmt.Sprintf("timetable: %d lines in one request, over the limit of %d (max_events): split the batch", many.Events, many.Max)}
-	}
-	if err != nil {
-		return s.admissionAnswer(r.Context(), in.Tenant(), err)
-	}
-	parts := make([]engine.TableEvents, len(tables))
-	for i, t := range tables {
-		parts[i] = engine.TableEvents{Table: t.Name, Events: t.Events}
-	}
-	if len(tables) > 1 {
-		// Every table is checked before any is written, so that a
-		// refusal leaves nothing written, and names the problems of
-		// every table.
-		var problems []lineproto.Problem
-		for i, err := range in.Check(parts) {
-			p, err := lineRefusal(tables[i], err)
-			if err != nil {
-				return err
-			}
-			problems = append(problems, p...)
-		}
-		if problems != nil {
-			return &lineproto.Error{Problems: sortedProblems(problems)}
-		}
-	}
+	dec := &ingest.LineProtocol{Options: lineproto.Options{Limits: lim, Now: opts.Clock.Now()}}
 	// One write of every table, so that the table budget counts the new
-	// tables of the whole body, and a refusal writes none of it.
-	written, err := in.Store(r.Context(), parts)
-	if err != nil {
+	// tables of the whole body, and a refusal writes none of it; the
+	// tables are checked together first (ingest.LineProtocol.Refused).
+	written, err := in.Run(r.Context(), body, declared, dec)
+	var failed *ingest.StoreError
+	if errors.As(err, &failed) {
 		var te *engine.TableError
-		if errors.As(err, &te) {
-			p, rerr := lineRefusal(tables[te.Index], te.Err)
-			if rerr != nil {
-				return rerr
-			}
-			return &lineproto.Error{Problems: p} // nothing was written
+		if errors.As(failed.Err, &te) {
+			errs := make([]error, len(dec.Tables))
+			errs[te.Index] = te.Err
+			return dec.Refused(errs) // nothing was written
 		}
-		return &writeFailure{written: written, err: err}
+		return &writeFailure{written: written, err: failed.Err}
+	}
+	if err != nil {
+		return s.ingestAnswer(r.Context(), in.Tenant(), err, "lines")
 	}
 	w.Header().Set("X-Influxdb-Version", influxVersion)
 	w.WriteHeader(http.StatusNoContent)
 	return nil
-}
-
-// lineRefusal turns the engine's refusal of a table's events into the
-// problems of their lines; any other error is returned as it is.
-func lineRefusal(t lineproto.Table, err error) ([]lineproto.Problem, error) {
-	var be *event.BatchError
-	if errors.As(err, &be) {
-		return t.Problems(be), nil
-	}
-	if errors.Is(err, engine.ErrBadTableName) {
-		problems := make([]lineproto.Problem, len(t.Lines))
-		for i, line := range t.Lines {
-			problems[i] = lineproto.Problem{Line: line, Reason: fmt.Sprintf("measurement %q is not a table name: use 1 to 255 of A-Z, a-z, 0-9, _, . and -, other than . and ..", t.Name)}
-		}
-		return problems, nil
-	}
-	return nil, err
-}
-
-// sortedProblems sorts problems by line.
-func sortedProblems(p []lineproto.Problem) []lineproto.Problem {
-	slices.SortFunc(p, func(a, b lineproto.Problem) int { return a.Line - b.Line })
-	return p
 }
 
 // influxPing answers GET /ping as InfluxDB does: 204 with the version in

@@ -94,7 +94,7 @@ func TestInfluxKeys(t *testing.T) {
 		"two keys":       {"/write?p=" + url.QueryEscape(f.globex), []string{"Authorization", "Token " + f.acme}, http.StatusBadRequest},
 		"v2 token":       {"/api/v2/write?bucket=b", []string{"Authorization", "Token " + f.acme}, http.StatusNoContent},
 		"v2 has no db":   {"/api/v2/write?db=b", []string{"Authorization", "Token " + f.acme}, http.StatusBadRequest},
-		"bad precision":  {"/write?precision=h", []string{"Authorization", "Token " + f.acme}, http.StatusBadRequest},
+		"bad precision":  {"/write?precision=d", []string{"Authorization", "Token " + f.acme}, http.StatusBadRequest},
 		"read-only key":  {"/write?db=x", []string{"Authorization", "Token " + readOnly}, http.StatusForbidden},
 		"repeated param": {"/write?db=a&db=b", []string{"Authorization", "Token " + f.acme}, http.StatusBadRequest},
 	} {

@@ -19,6 +19,7 @@ import (
 	"github.com/timetabledb/timetable/api"
 	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/internal/backends"
+	"github.com/timetabledb/timetable/internal/metricstest"
 	"github.com/timetabledb/timetable/server"
 	"github.com/timetabledb/timetable/storage"
 	"github.com/timetabledb/timetable/tenant"
@@ -36,7 +37,7 @@ func andTerms(n int) string {
 func TestInfluxQLEdgeInputs(t *testing.T) {
 	f := newFixture(t, server.Options{})
 	require.Equal(t, http.StatusOK, f.postNDJSON(f.acme, "iq", ndjson(now.Add(-time.Hour), "s1", 3)).status)
-	form := func(q string) []byte { return []byte(url.Values{"q": {q}}.Encode()) }
+	form := func(q string) []byte { return []byte(url.Values{"q": {q}, "db": {"acme"}}.Encode()) }
 	post := func(q string, headers ...string) response {
 		t.Helper()
 		return f.do("POST", "/query", f.acme, form(q), append([]string{"Content-Type", "application/x-www-form-urlencoded"}, headers...)...)
@@ -90,8 +91,8 @@ func TestInfluxQLEdgeInputs(t *testing.T) {
 func TestInfluxQLConcurrentQueries(t *testing.T) {
 	inner, cfg := backends.Pebble().Open(t)
 	store := &gate{Store: inner, waiting: make(chan struct{}), open: make(chan struct{})}
-	cpu := admission.NewCPU(1)
-	f := newFixtureEngine(t, store, cfg, prometheus.NewRegistry(), server.Options{AdminToken: adminToken, CPU: cpu}, engine.Options{})
+	reg := prometheus.NewRegistry()
+	f := newFixtureEngine(t, store, cfg, reg, server.Options{AdminToken: adminToken, CPU: admission.NewCPU(1)}, engine.Options{})
 	openGate := sync.OnceFunc(func() { close(store.open) })
 	t.Cleanup(openGate)
 	res := f.do("PUT", "/v1/admin/tenants/acme/limits", adminToken, []byte(`{"max_concurrent_queries": 1}`), "Content-Type", "application/json")
@@ -99,7 +100,7 @@ func TestInfluxQLConcurrentQueries(t *testing.T) {
 	for _, s := range []string{"slow", "a", "b"} {
 		require.Equal(t, http.StatusOK, f.postNDJSON(f.acme, "t", ndjson(now.Add(-time.Hour), s, 3)).status)
 	}
-	query := func(q string) url.Values { return url.Values{"q": {q}} }
+	query := func(q string) url.Values { return url.Values{"q": {q}, "db": {"acme"}} }
 
 	first := make(chan response, 1)
 	go func() {
@@ -130,8 +131,8 @@ func TestInfluxQLConcurrentQueries(t *testing.T) {
 	require.Equal(t, http.StatusOK, res.status, "%s", res.body)
 	require.NoError(t, json.Unmarshal(res.body, &out))
 	require.Equal(t, float64(6), out.Results[0].Series[0].Values[0][1], "%s", res.body)
-	require.Equal(t, 1, cpu.MostHeld())
-	require.Zero(t, cpu.Held())
+	require.Equal(t, 2.0, metricstest.Value(t, reg, "timetable_cpu_slots_taken_total", nil), "a slot for each series")
+	require.Zero(t, metricstest.Value(t, reg, "timetable_cpu_slots_held", nil))
 }
 
 // heldStore is a store whose reads of series "slow" wait until their
@@ -163,7 +164,7 @@ func TestInfluxQLStopsWhenTheClientLeaves(t *testing.T) {
 	f := newFixtureEngine(t, store, cfg, prometheus.NewRegistry(), server.Options{}, engine.Options{})
 	require.Equal(t, http.StatusOK, f.postNDJSON(f.acme, "t", ndjson(now.Add(-time.Hour), "slow", 3)).status)
 	ctx, leave := context.WithCancel(context.Background())
-	req, err := http.NewRequestWithContext(ctx, "GET", f.url+"/query?"+url.Values{"q": {`SELECT i FROM t WHERE "series" = 'slow'`}}.Encode(), nil)
+	req, err := http.NewRequestWithContext(ctx, "GET", f.url+"/query?"+url.Values{"q": {`SELECT i FROM t WHERE "series" = 'slow'`}, "db": {"acme"}}.Encode(), nil)
 	require.NoError(t, err)
 	req.Header.Set("Authorization", "Bearer "+f.acme)
 	answered := make(chan error, 1)
@@ -205,7 +206,7 @@ func TestInfluxQLStopsWhenTheServerShutsDown(t *testing.T) {
 	require.Equal(t, http.StatusOK, status, "%s", body)
 
 	go func() {
-		req, _ := http.NewRequest("GET", base+"/query?"+url.Values{"q": {`SELECT i FROM t WHERE "series" = 'slow'`}}.Encode(), nil)
+		req, _ := http.NewRequest("GET", base+"/query?"+url.Values{"q": {`SELECT i FROM t WHERE "series" = 'slow'`}, "db": {"acme"}}.Encode(), nil)
 		req.Header.Set("Authorization", "Bearer "+key)
 		if res, err := http.DefaultClient.Do(req); err == nil {
 			res.Body.Close()

@@ -292,7 +292,7 @@ func TestInfluxQLProtocol(t *testing.T) {
 	require.Equal(t, http.StatusBadRequest, f.do("GET", "/query?q=SHOW+DATABASES&epoch=d", f.acme, nil).status)
 
 	// Chunks: a JSON document a line, every chunk_size rows of a series.
-	r := f.do("GET", "/query?"+url.Values{"q": {"SELECT temp FROM weather WHERE host = 'web1'; SHOW DATABASES"}, "chunked": {"true"}, "chunk_size": {"25"}}.Encode(), f.acme, nil)
+	r := f.do("GET", "/query?"+url.Values{"q": {"SELECT temp FROM weather WHERE host = 'web1'; SHOW DATABASES"}, "db": {"acme"}, "chunked": {"true"}, "chunk_size": {"25"}}.Encode(), f.acme, nil)
 	require.Equal(t, http.StatusOK, r.status)
 	lines := strings.Split(strings.TrimSpace(string(r.body)), "\n")
 	require.Len(t, lines, 4)

@@ -45,6 +45,11 @@ func newMetrics(reg *prometheus.Registry, s *Server) *metrics {
 		}, []string{"limit", "tenant"}),
 	}
 	reg.MustRegister(m.requests, m.seconds, m.inFlight, m.limited, &budgetCollector{s: s})
+	if s.opts.CPU != nil {
+		// The server owns the pool, which it shares with the MQTT
+		// subscriber: its metrics are the server's.
+		reg.MustRegister(s.opts.CPU)
+	}
 	return m
 }
 

@@ -202,7 +202,9 @@ type Options struct {
 	// a store whose reads are served from memory and local disk (Pebble);
 	// a slot held through a read that waits on the network (DynamoDB)
 	// would only idle a core. The caller shares it with the MQTT
-	// subscriber. Nil means none.
+	// subscriber; the server registers its metrics (timetable_cpu_slots,
+	// timetable_cpu_slots_held, timetable_cpu_slots_taken_total) on
+	// Registry. Nil means none.
 	CPU *admission.CPU
 	// Clock tells the time of the tenants' write rates and of when
 	// their limits are read again; nil means the wall clock. Ignored with
@@ -343,7 +345,7 @@ func New(db *engine.DB, opts Options) (*Server, error) {
 		return nil, fmt.Errorf("%w: TenantDirectory is nil", errInvalidOptions)
 	}
 	// A body of the largest size must fit, with its buffer's last step.
-	opts.MaxBodyBytesInFlight = max(opts.MaxBodyBytesInFlight, opts.MaxBodyBytes+bodyStep)
+	opts.MaxBodyBytesInFlight = max(opts.MaxBodyBytesInFlight, opts.MaxBodyBytes+ingest.BodyStep)
 	if err := checkOrigins(opts.CORSOrigins); err != nil {
 		return nil, err
 	}
@@ -359,8 +361,8 @@ func New(db *engine.DB, opts Options) (*Server, error) {
 		s.tenants = admission.NewTenants(admission.TenantsOptions{Defaults: opts.TenantLimits, Lookup: opts.TenantDirectory.Limits, Logger: opts.Logger, Clock: opts.Clock})
 	}
 	var err error
-	s.ingest, err = ingest.New(db, ingest.Options{TenantDirectory: opts.TenantDirectory, Limits: s.tenants, BodyBudget: s.bodies, EventBudget: s.events,
-		CPU: opts.CPU, MaxEvents: opts.MaxEvents, Wait: opts.BodyBudgetWait})
+	s.ingest, err = ingest.New(db, ingest.Options{TenantDirectory: opts.TenantDirectory, Limits: s.tenants, BodyBudget: s.bodies, MaxBodyBytes: opts.MaxBodyBytes,
+		EventBudget: s.events, CPU: opts.CPU, MaxEvents: opts.MaxEvents, Wait: opts.BodyBudgetWait})
 	if err != nil {
 		return nil, err
 	}

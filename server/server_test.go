@@ -558,7 +558,7 @@ func TestAmbiguousRequestsAreRefused(t *testing.T) {
 	require.Equal(t, http.StatusOK, ok.status, "body: %s", ok.body)
 	got := f.all(f.acme, "t", url.Values{"from": {"0"}, "to": {now.Format(time.RFC3339)}})
 	require.Len(t, got, 1)
-	badPrecision := f.do("POST", "/v1/tables/t/events?precision=h", f.acme, []byte(`{"time":`+secs+`}`), "Content-Type", "application/x-ndjson")
+	badPrecision := f.do("POST", "/v1/tables/t/events?precision=d", f.acme, []byte(`{"time":`+secs+`}`), "Content-Type", "application/x-ndjson")
 	require.Equal(t, http.StatusBadRequest, badPrecision.status)
 
 	// The same client id twice in one request: nothing is written.

@@ -21,6 +21,7 @@ import (
 	"github.com/timetabledb/timetable/clock"
 	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/internal/backends"
+	"github.com/timetabledb/timetable/internal/metricstest"
 	"github.com/timetabledb/timetable/server"
 )
 
@@ -89,7 +90,8 @@ func TestAdminTenantLimits(t *testing.T) {
 func TestANoisyTenantIsLimitedAndAQuietOneServed(t *testing.T) {
 	cpu := admission.NewCPU(1)
 	store, cfg := backend.Open(t)
-	f := newFixtureEngine(t, store, cfg, prometheus.NewRegistry(), server.Options{AdminToken: adminToken, Clock: clock.NewManual(now), CPU: cpu}, engine.Options{})
+	reg := prometheus.NewRegistry()
+	f := newFixtureEngine(t, store, cfg, reg, server.Options{AdminToken: adminToken, Clock: clock.NewManual(now), CPU: cpu}, engine.Options{})
 	res := f.do("PUT", "/v1/admin/tenants/acme/limits", adminToken,
 		[]byte(`{"write_events_per_second": 1000, "write_events_burst": 1000, "max_concurrent_queries": 2}`), "Content-Type", "application/json")
 	require.Equal(t, http.StatusOK, res.status, "body: %s", res.body)
@@ -159,8 +161,9 @@ func TestANoisyTenantIsLimitedAndAQuietOneServed(t *testing.T) {
 	for status := range noisy {
 		require.Contains(t, []int{http.StatusOK, http.StatusTooManyRequests}, status)
 	}
-	require.Equal(t, 1, cpu.MostHeld(), "they took the pool's slot")
-	require.Zero(t, cpu.Held(), "and gave it back")
+	require.Equal(t, 1.0, metricstest.Value(t, reg, "timetable_cpu_slots", nil), "the server publishes its pool")
+	require.Positive(t, metricstest.Value(t, reg, "timetable_cpu_slots_taken_total", nil), "they took the pool's slot")
+	require.Zero(t, metricstest.Value(t, reg, "timetable_cpu_slots_held", nil), "and gave it back")
 	require.Positive(t, limitedCounter(t, f), "counted in timetable_tenant_limited_total")
 }
 

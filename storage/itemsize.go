@@ -95,3 +95,12 @@ func NumberSize(s string) int {
 	}
 	return d.size()
 }
+
+// WriteUnitBytes is the item size one write capacity unit covers: a
+// standard write of an item takes a unit per started WriteUnitBytes.
+const WriteUnitBytes = 1024
+
+// WriteUnits returns the write capacity units DynamoDB charges for a
+// standard write of an item of size bytes (ItemSize): one per started
+// KiB, at least one.
+func WriteUnits(size int) int { return max(1, (size+WriteUnitBytes-1)/WriteUnitBytes) }

@@ -11,14 +11,22 @@
 // the meta table as `timetable serve`, so the two never act at once; the
 // meta table is the one serve and `timetable tenant add` create.
 //
+// After each run that succeeds, the function writes a heartbeat to its
+// log in CloudWatch's embedded metric format (heartbeat.go): the metric
+// Runs, whose absence the template's MissingRunAlarm treats as a missing
+// run, and TableQuotaUsed, the share of the account's table quota the
+// region's tables take.
+//
 // main only wires; deploy/template.yaml deploys it.
 package main
 
 import (
 	"context"
+	"fmt"
 	"log"
 	"log/slog"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
@@ -39,15 +47,28 @@ import (
 // docs/archive.md gives the figures).
 const lambdaDeadlineMargin = 2 * time.Minute
 
+// envTableQuota is the account's table quota in the region
+// (dynamostore.Options.TableQuota; its default when unset), which the
+// heartbeat measures the tables against.
+const envTableQuota = "TIMETABLE_TABLE_QUOTA"
+
 func main() {
 	ctx := context.Background()
 	logger := slog.New(slog.NewJSONHandler(os.Stderr, nil))
-	r, err := newReconciler(ctx, wiring{getenv: os.Getenv, logger: logger, clock: clock.Real{}})
+	clk := clock.Real{}
+	r, store, err := newReconciler(ctx, wiring{getenv: os.Getenv, logger: logger, clock: clk})
 	if err != nil {
 		log.Fatal(err)
 	}
+	hb := heartbeat{out: os.Stdout, tables: store, quota: store.Options().TableQuota, function: os.Getenv("AWS_LAMBDA_FUNCTION_NAME"), now: clk.Now}
 	lambda.Start(func(ctx context.Context, ev lifecycle.LambdaEvent) (lifecycle.LambdaResponse, error) {
-		return lifecycle.HandleLambda(ctx, r, ev)
+		res, err := lifecycle.HandleLambda(ctx, r, ev)
+		if err == nil {
+			if herr := hb.beat(ctx); herr != nil {
+				logger.Warn("no heartbeat written; the missing-run alarm may fire", "err", herr)
+			}
+		}
+		return res, err
 	})
 }
 
@@ -61,18 +82,25 @@ type wiring struct {
 	s3     archive.S3Options
 }
 
-// newReconciler builds the lifecycle manager the function runs: the code
-// path whose AWS calls deploy/template.yaml grants (main_test.go records
-// them).
-func newReconciler(ctx context.Context, w wiring) (*lifecycle.Reconciler, error) {
+// newReconciler builds the lifecycle manager the function runs, and
+// returns it with its store: the code path whose AWS calls
+// deploy/template.yaml grants (main_test.go records them).
+func newReconciler(ctx context.Context, w wiring) (*lifecycle.Reconciler, *dynamostore.Store, error) {
 	cfg, err := lifecycle.ConfigFromEnv(w.getenv)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	w.store.Logger = w.logger
+	if v := w.getenv(envTableQuota); v != "" {
+		q, err := strconv.Atoi(v)
+		if err != nil || q < 1 {
+			return nil, nil, fmt.Errorf("%s=%q: must be a positive number of tables", envTableQuota, v)
+		}
+		w.store.TableQuota = q
+	}
 	store, err := dynamostore.Open(ctx, w.store)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	meta := cfg.MetaTable
 	if meta == "" {
@@ -82,7 +110,7 @@ func newReconciler(ctx context.Context, w wiring) (*lifecycle.Reconciler, error)
 	for _, f := range cfg.Families {
 		families = append(families, f.Name)
 	}
-	return lifecycle.New(lifecycle.Options{
+	r, err := lifecycle.New(lifecycle.Options{
 		Store:     store,
 		Families:  cfg.Families,
 		MetaTable: meta,
@@ -94,4 +122,5 @@ func newReconciler(ctx context.Context, w wiring) (*lifecycle.Reconciler, error)
 		Leaser: lifecycle.TableLease{Store: store, Table: meta, Clock: w.clock},
 		Logger: w.logger,
 	})
+	return r, store, err
 }

@@ -203,7 +203,7 @@ families:
 `, cfg.MetaTable, prefix)
 	env := map[string]string{lifecycle.EnvConfigYAML: yamlConfig}
 	clk := clock.NewManual(time.Date(2017, 5, 10, 12, 0, 0, 0, time.UTC))
-	r, err := newReconciler(ctx, wiring{
+	r, _, err := newReconciler(ctx, wiring{
 		getenv: func(k string) string { return env[k] },
 		logger: slog.New(slog.DiscardHandler),
 		clock:  clk,
@@ -250,6 +250,17 @@ families:
 	// Application Auto Scaling makes its service-linked role for
 	// DynamoDB with the caller's rights, on first use.
 	recorded.add("iam:CreateServiceLinkedRole")
+	// Target tracking makes, reads and removes its CloudWatch alarms in
+	// the caller's name (PutScalingPolicy, DeregisterScalableTarget),
+	// which the fake does not.
+	recorded.add("cloudwatch:PutMetricAlarm")
+	recorded.add("cloudwatch:DescribeAlarms")
+	recorded.add("cloudwatch:DeleteAlarms")
+	// An SSE-KMS bucket (ArchiveKMSKey) has S3 ask KMS for a data key on
+	// each write and to decrypt on each read in the caller's name; the
+	// fake S3 encrypts nothing.
+	recorded.add("kms:GenerateDataKey")
+	recorded.add("kms:Decrypt")
 	// The S3 upload manager aborts a streamed export's multipart upload
 	// when the export fails, which this run's exports do not.
 	recorded.add("s3:AbortMultipartUpload")

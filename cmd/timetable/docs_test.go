@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/timetabledb/timetable/internal/doctest"
+	"github.com/timetabledb/timetable/internal/dynamotest"
 )
 
 // serverPrelude starts a server for a page of docs/ as the README's quick
@@ -139,7 +140,8 @@ func runPage(t *testing.T, bin, page string) {
 
 // docEnv is the environment the blocks run in: the test's, with the binary
 // first on the PATH, temporary files in dir, and none of timetable's or
-// AWS's variables.
+// AWS's variables but those that lead `--store dynamodb` to the local
+// DynamoDB-API server scripts/with-dynamodb.sh started, when there is one.
 func docEnv(binDir, dir string) []string {
 	var env []string
 	for _, kv := range os.Environ() {
@@ -149,13 +151,28 @@ func docEnv(binDir, dir string) []string {
 		}
 		env = append(env, kv)
 	}
+	if endpoint := os.Getenv(dynamotest.EndpointEnv); endpoint != "" {
+		env = append(env, "AWS_ENDPOINT_URL_DYNAMODB="+endpoint, "AWS_REGION="+os.Getenv("AWS_REGION"),
+			"AWS_ACCESS_KEY_ID="+os.Getenv("AWS_ACCESS_KEY_ID"), "AWS_SECRET_ACCESS_KEY="+os.Getenv("AWS_SECRET_ACCESS_KEY"))
+	}
 	return append(env, "PATH="+binDir+string(os.PathListSeparator)+os.Getenv("PATH"), "TMPDIR="+dir)
 }
 
-// missingCommands returns the commands of names not on the PATH.
+// needsDynamoDB is the name a block's "needs" gives a DynamoDB-API
+// server: there when scripts/with-dynamodb.sh started one.
+const needsDynamoDB = "dynamodb"
+
+// missingCommands returns the commands of names not on the PATH, and
+// DynamoDB when a block needs it and no server is there.
 func missingCommands(names []string) string {
 	var missing []string
 	for _, name := range names {
+		if name == needsDynamoDB {
+			if os.Getenv(dynamotest.EndpointEnv) == "" {
+				missing = append(missing, "a DynamoDB-API server (scripts/with-dynamodb.sh)")
+			}
+			continue
+		}
 		if _, err := exec.LookPath(name); err != nil {
 			missing = append(missing, name)
 		}

@@ -496,8 +496,9 @@ async function plan() {
   try {
     const { report: r, svg } = await api("/v1/admin/planner",
       { rate: $("plan-rate").value, item_bytes: $("plan-item").value, retention: $("plan-retention").value });
-    const cost = r.monthly_cost[r.recommended_billing === "on_demand" ? "on_demand" : "provisioned_tiers"].total;
-    $("planner-summary").textContent = `${r.period} tables, ${r.shards} shards, ${r.recommended_billing.replace("_", " ")}: $${cost.toFixed(2)} a month (${r.costed_at})`;
+    // The recommended month as AWS bills it, line by line in r.bill.lines.
+    const cost = r.bill.total;
+    $("planner-summary").textContent = `${r.period} tables, ${r.shards} shards, ${r.recommended_billing.replace("_", " ")}: $${cost.toFixed(2)} a month as billed, ${r.bill.lines.length} lines (${r.costed_at})`;
     $("planner-summary").dataset.period = r.period;
     const doc = new DOMParser().parseFromString(svg, "image/svg+xml");
     const chart = $("planner-chart");
@@ -532,8 +533,10 @@ function drawTimeline(tables) {
       html += `<tr><th>${esc(label)}</th>`;
       for (const m of months) {
         const t = cell.get(p + "|" + m);
+        // A table archived and deleted is read from its archive: marked
+        // apart from the tiers, its last tier still in data-tier.
         html += t
-          ? `<td class="tier-${esc(t.tier)}" data-table="${esc(t.name)}" data-tier="${esc(t.tier)}" title="${esc(t.name)}: ${esc(t.tier)}, ${esc(t.state)}"></td>`
+          ? `<td class="tier-${esc(t.state === "deleted" ? "archived" : t.tier)}" data-table="${esc(t.name)}" data-tier="${esc(t.tier)}" title="${esc(t.name)}: ${esc(t.tier)}, ${esc(t.state)}"></td>`
           : "<td></td>";
       }
       html += "</tr>";

@@ -304,6 +304,11 @@ func readBlock(dst []event.Event, b []byte, series string) ([]event.Event, error
 	if len(r.b) != 0 {
 		return dst[:base], fmt.Errorf("%w: %d bytes after the last field", ErrCorrupt, len(r.b))
 	}
+	for i := range evs {
+		if evs[i].Fields == nil {
+			evs[i].Fields = map[string]any{} // as a row without fields reads back
+		}
+	}
 	return dst, nil
 }
 

@@ -2,8 +2,9 @@
 // events of one time window stored together in one item, by column, and
 // compressed. It is pure, as package itemenc is: Pack turns events into
 // items and Unpack items into events, with no I/O, no tables and no
-// registry. The engine does not write chunks yet; this package is the
-// format it will write and read (docs/layouts.md).
+// registry. The engine writes and reads chunks in the tables of a
+// family of the chunk layout (package engine's doc, "Chunk layout";
+// docs/layouts.md says what was chosen and why).
 //
 // # Items
 //
@@ -116,7 +117,7 @@
 // layout reads back. Values read back as package storage's types: nil,
 // bool, string, json.Number, []byte, []any and map[string]any (an empty
 // list or map as an empty one, not nil); an event without fields reads
-// back with nil Fields.
+// back with empty Fields, not nil, as its row does.
 //
 // # Why these encodings
 //
@@ -137,8 +138,9 @@
 //	block.go   the block: times, ids, and each field's column
 //	value.go   the generic value encoding, and the reader of a chunk's bytes
 //	bits.go    the bit stream and Gorilla's XOR encoding of floats
-//	window.go  reads: the window a read starts at, and a window's events
-//	           of chunks, rows and map items, each once
+//	window.go  reads: the window a read starts at, a window's events of
+//	           chunks, rows and map items, each once, and the events of
+//	           one item of any kind (ItemEvents), for archives
 //
 // # Corrupt chunks
 //

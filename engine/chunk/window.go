@@ -68,3 +68,30 @@ func WindowEvents(dst []itemenc.DecodedEvent, items []storage.Item, scheme event
 	out = slices.CompactFunc(out, func(a, b itemenc.DecodedEvent) bool { return a.SK == b.SK })
 	return dst[:base+len(out)], nil
 }
+
+// ItemEvents appends to dst the events an item of a physical table
+// holds, as a scan returns the item: those of a chunk, each without a
+// client id given the id its row would have (event.Event.AssignID under
+// scheme, the table's id scheme), and those of any other item as
+// itemenc.ItemEvents decodes them. Events two chunks of a window both
+// hold are returned for each: an archive keeps them as the table did,
+// and a read drops the repeat (WindowEvents). A chunk that cannot be
+// read is an error wrapping ErrCorrupt.
+func ItemEvents(dst []itemenc.TableEvent, it storage.Item, scheme event.IDScheme) ([]itemenc.TableEvent, error) {
+	if !IsSortKey(it.SK) {
+		return itemenc.ItemEvents(dst, it), nil
+	}
+	tenant, table, _, _, err := itemenc.ParsePartitionKey(it.PK)
+	if err != nil {
+		return dst, nil // not an item of events
+	}
+	evs, err := Unpack(nil, it)
+	if err != nil {
+		return dst, fmt.Errorf("chunk %q %q: %w", it.PK, it.SK, err)
+	}
+	for _, ev := range evs {
+		ev.AssignID(tenant, table, scheme)
+		dst = append(dst, itemenc.TableEvent{Tenant: tenant, Table: table, Event: ev})
+	}
+	return dst, nil
+}

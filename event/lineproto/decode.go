@@ -461,6 +461,10 @@ func appendEscaped(b []byte, s string) []byte {
 // unitDuration is the length of a precision's unit.
 func unitDuration(p event.Precision) time.Duration {
 	switch p {
+	case event.PrecisionHours:
+		return time.Hour
+	case event.PrecisionMinutes:
+		return time.Minute
 	case event.PrecisionSeconds:
 		return time.Second
 	case event.PrecisionMillis:

@@ -3,7 +3,8 @@
 // CLI and Python client, InfluxDB 1.x itself (influxd, StartInfluxd), and
 // the mosquitto broker and its command-line clients (Debian's
 // influxdb-client, python3-influxdb, influxdb, mosquitto and
-// mosquitto-clients).
+// mosquitto-clients), and InfluxDB's influx_inspect, built from its
+// source.
 //
 // scripts/install-clients.sh installs them when they are missing, and
 // `make test` (scripts/test.sh) runs it and then sets RequireEnv, so that
@@ -12,23 +13,30 @@
 package clients
 
 import (
+	"go/build"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"testing"
 )
 
 // RequireEnv, when set, turns a missing program into a failure.
 const RequireEnv = "TIMETABLE_REQUIRE_CLIENTS"
 
-// Command returns the path of a program, or ends the test: it fails
-// under RequireEnv and skips otherwise.
+// Command returns the path of a program, on PATH or in Go's bin
+// directory (where scripts/install-clients.sh builds influx_inspect), or
+// ends the test: it fails under RequireEnv and skips otherwise.
 func Command(t testing.TB, name string) string {
 	t.Helper()
 	path, err := exec.LookPath(name)
-	if err != nil {
-		missing(t, name+" is not installed")
+	if err == nil {
+		return path
 	}
-	return path
+	if path, err = exec.LookPath(filepath.Join(build.Default.GOPATH, "bin", name)); err == nil {
+		return path
+	}
+	missing(t, name+" is not installed")
+	return ""
 }
 
 // Python returns a Python 3 interpreter that imports module, or ends the

@@ -15,7 +15,10 @@
 //	                                    (it needs AWS, runs forever, ...)
 //	<!-- doctest: needs CMD... -->      the block needs these commands on
 //	                                    the PATH; the test skips it without
-//	                                    them, or fails under make test
+//	                                    them, or fails under make test;
+//	                                    "dynamodb" is a DynamoDB-API server,
+//	                                    which scripts/with-dynamodb.sh starts
+//	                                    and --store dynamodb then reaches
 //	<!-- doctest: setup
 //	SHELL LINES
 //	-->                                 lines run just before the block,

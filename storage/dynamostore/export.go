@@ -96,9 +96,12 @@ func (s *Store) ExportTable(ctx context.Context, table string, dest storage.S3Lo
 // S3 with ImportTable, which writes the table without consuming write
 // capacity, and waits with the SDK's ImportCompleted waiter. The table
 // has the key schema of every table of the store and spec's billing and
-// capacity; ImportTable takes no tags, which are added after, best
-// effort as everywhere (tags.go). spec's TTL, class, auto scaling and
-// point-in-time recovery are not set. An endpoint without imports
+// capacity; ImportTable takes neither tags nor deletion protection nor
+// point-in-time recovery, so the tags are added after, best effort as
+// everywhere (tags.go), and spec's deletion protection and point-in-time
+// recovery once the import is done (an imported table is as safe as a
+// created one from then on). spec's TTL, class and auto scaling are not
+// set. An endpoint without imports
 // answers as for ExportTable.
 func (s *Store) ImportTable(ctx context.Context, spec storage.TableSpec, src storage.S3Location) (storage.TableImport, error) {
 	if err := s.gate.Enter(); err != nil {
@@ -146,6 +149,17 @@ func (s *Store) ImportTable(ctx context.Context, spec storage.TableSpec, src sto
 	}
 	if len(spec.Tags) > 0 {
 		s.labelTable(ctx, spec.Name, aws.ToString(d.TableArn), spec.Tags)
+	}
+	if spec.DeletionProtection {
+		in := &dynamodb.UpdateTableInput{TableName: aws.String(spec.Name), DeletionProtectionEnabled: aws.Bool(true)}
+		if err := s.sendUpdate(ctx, in, s.waitActive); err != nil {
+			return storage.TableImport{}, fmt.Errorf("import table %q: deletion protection: %w", spec.Name, err)
+		}
+	}
+	if spec.PITRDays > 0 {
+		if err := s.setPITR(ctx, spec.Name, spec.PITRDays); err != nil {
+			return storage.TableImport{}, fmt.Errorf("import table %q: %w", spec.Name, err)
+		}
 	}
 	return storage.TableImport{ARN: importARN, Items: d.ImportedItemCount, Processed: d.ProcessedItemCount, Errors: d.ErrorCount}, nil
 }

@@ -1,0 +1,13 @@
+package influxql
+
+// # When a series of an answer exists
+//
+// A series of an answer (a group of GROUP BY, or the whole measurement)
+// exists when the statement's range holds at least one of its points
+// that the WHERE condition on fields keeps: InfluxDB answers no series,
+// not a series of empty or filled buckets, for one without, whatever
+// fill() says (count(f) WHERE f = 100 is no row, not a row of 0). A
+// measurement of FROM without such a point adds no series, and a
+// statement none of whose measurements has one answers no series at
+// all. A series that exists has every bucket of the range, filled as
+// fill() says.

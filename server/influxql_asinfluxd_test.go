@@ -1,0 +1,256 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/require"
+
+	"github.com/timetabledb/timetable/engine"
+	"github.com/timetabledb/timetable/internal/clients"
+	"github.com/timetabledb/timetable/server"
+)
+
+// asInfluxdCase is one statement of TestAnswersAsInfluxd: the line
+// protocol written first, in writes of their own where separated by a
+// line "--", and the statement asked of both servers.
+type asInfluxdCase struct {
+	name  string
+	lines string
+	query string
+	// precision is the writes' precision parameter; noDB asks the
+	// statement without a db parameter.
+	precision string
+	noDB      bool
+}
+
+// The data of several cases. Times written @-30s are that long before
+// the time the test runs at (both servers read now() from the clock).
+const (
+	// cpuSeconds is a value a second, from 2010-07-01T18:47:00Z.
+	cpuSeconds = `cpu value=10 1278010020000000000
+cpu value=15 1278010021000000000
+cpu value=20 1278010022000000000
+cpu value=25 1278010023000000000
+`
+	// cpuGaps has two seconds of values, a gap, two more.
+	cpuGaps = `cpu value=10 1278010020000000000
+cpu value=15 1278010021000000000
+cpu value=20 1278010026000000000
+cpu value=25 1278010027000000000
+`
+	// edges has values at the starts of 5 s buckets, the last at the
+	// statements' inclusive end.
+	edges = `cpu value=1 946684800000000000
+cpu value=2 946684805000000000
+cpu value=3 946684810000000000
+cpu,host=b value=3 946684810000000000
+cpu,host=c value=3 946684810000000000
+`
+	// tagless is one series without the tag the other has.
+	tagless = `cpu value=1 946684800000000000
+cpu,host=server01 value=2 946684801000000000
+`
+	// shared are series with a point at one instant.
+	shared = `cpu,host=a value=1 946684800000000000
+cpu,host=b value=2 946684800000000000
+cpu,host=c value=3 946684800000000000
+`
+	// two are measurements with fields of their own.
+	two = `m1,host=a f1=1 946684800000000000
+m2,region=eu f2=2 946684801000000000
+m2,region=eu f2=3,f3="x" 946684802000000000
+`
+	// regions are measurements with and without a region.
+	regions = `cpu,region=us-west value=1 946684800000000000
+gpu,region=ca-east value=1 946684800000000000
+mem,host=a value=1 946684800000000000
+`
+	// sites are series of two sites, two of one, with points at one
+	// instant and gaps.
+	sites = `w,site=a,host=1 temp=1 946684800000000000
+w,site=a,host=2 temp=5 946684801000000000
+w,site=a,host=1 temp=3 946684803000000000
+w,site=a,host=2 temp=2 946684803000000000
+w,site=b,host=3 temp=7 946684802000000000
+w,site=a,host=1 temp=4 946684811000000000
+w,site=b,host=3 temp=9 946684814000000000
+`
+	// recent are points written seconds apart, just now.
+	recent = `live,host=a value=1 @-30s
+--
+live,host=a value=2 @-20s
+--
+live,host=a value=3 @-10s
+`
+)
+
+// asInfluxdCases are the answers of issue #40's first point, one case
+// each at least: statements InfluxDB 1.x answers that timetable answered
+// otherwise.
+var asInfluxdCases = []asInfluxdCase{
+	// 1. Transforms over GROUP BY time() read one interval before the
+	// range (window - 1 for moving_average) and fill before the
+	// transform.
+	{name: "difference of count", lines: cpuSeconds,
+		query: `SELECT difference(count(value)) FROM cpu WHERE time >= '2010-07-01T18:47:00Z' AND time <= '2010-07-01T18:47:03Z' GROUP BY time(2s)`},
+	{name: "difference of mean", lines: cpuSeconds,
+		query: `SELECT difference(mean(value)) FROM cpu WHERE time >= '2010-07-01T18:47:00Z' AND time <= '2010-07-01T18:47:03Z' GROUP BY time(2s)`},
+	{name: "moving_average fill(0)", lines: cpuGaps,
+		query: `SELECT moving_average(mean(value), 2) FROM cpu WHERE time >= '2010-07-01T18:47:00Z' AND time <= '2010-07-01T18:47:09Z' GROUP BY time(2s) fill(0)`},
+	{name: "moving_average 3 fill(null)", lines: cpuGaps,
+		query: `SELECT moving_average(mean(value), 3) FROM cpu WHERE time >= '2010-07-01T18:47:02Z' AND time <= '2010-07-01T18:47:09Z' GROUP BY time(2s)`},
+	{name: "derivative fill(0)", lines: cpuGaps,
+		query: `SELECT derivative(mean(value)) FROM cpu WHERE time >= '2010-07-01T18:47:00Z' AND time <= '2010-07-01T18:47:09Z' GROUP BY time(2s) fill(0)`},
+	{name: "derivative fill(previous)", lines: cpuGaps,
+		query: `SELECT derivative(mean(value)) FROM cpu WHERE time >= '2010-07-01T18:47:00Z' AND time <= '2010-07-01T18:47:09Z' GROUP BY time(2s) fill(previous)`},
+	{name: "derivative fill(none) unaligned", lines: cpuGaps,
+		query: `SELECT derivative(mean(value)) FROM cpu WHERE time >= '2010-07-01T18:47:01Z' AND time <= '2010-07-01T18:47:09Z' GROUP BY time(2s) fill(none)`},
+	{name: "non_negative_derivative fill(linear)", lines: cpuGaps,
+		query: `SELECT non_negative_derivative(max(value), 1s) FROM cpu WHERE time >= '2010-07-01T18:47:00Z' AND time <= '2010-07-01T18:47:09Z' GROUP BY time(2s) fill(linear)`},
+	{name: "difference fill(null) desc", lines: cpuGaps,
+		query: `SELECT difference(sum(value)) FROM cpu WHERE time >= '2010-07-01T18:47:00Z' AND time <= '2010-07-01T18:47:09Z' GROUP BY time(2s) ORDER BY time DESC`},
+
+	// 2. An inclusive end holds the events at it.
+	{name: "sum to an inclusive end", lines: edges,
+		query: `SELECT sum(value) FROM cpu WHERE time >= '2000-01-01T00:00:00Z' AND time <= '2000-01-01T00:00:10Z' GROUP BY time(5s)`},
+	{name: "count to an inclusive end", lines: edges,
+		query: `SELECT count(value) FROM cpu WHERE time >= '2000-01-01T00:00:00Z' AND time <= '2000-01-01T00:00:10Z' GROUP BY time(5s)`},
+	{name: "count to an exclusive end", lines: edges,
+		query: `SELECT count(value) FROM cpu WHERE time >= '2000-01-01T00:00:00Z' AND time < '2000-01-01T00:00:10Z' GROUP BY time(5s)`},
+
+	// 3. No rows where nothing matches.
+	{name: "mean of nothing fill(1)", lines: edges,
+		query: `SELECT mean(value) FROM cpu WHERE time >= '2000-01-01T00:00:00Z' AND time <= '2000-01-01T00:00:15Z' AND value > 50 GROUP BY time(5s) fill(1)`},
+	{name: "count of nothing", lines: edges,
+		query: `SELECT count(value) FROM cpu WHERE value = 100`},
+	{name: "measurement empty in the range", lines: two,
+		query: `SELECT count(f1) FROM m1, m2 WHERE time >= '2000-01-01T00:00:00Z' AND time < '2000-01-01T00:00:05Z' GROUP BY time(5s)`},
+
+	// 4. A series without a tag has it empty.
+	{name: "group by a tag some lack", lines: tagless, query: `SELECT value FROM cpu GROUP BY host`},
+	{name: "group by * some lack", lines: tagless, query: `SELECT value FROM cpu GROUP BY *`},
+	{name: "tag equal to empty", lines: tagless, query: `SELECT value FROM cpu WHERE host = ''`},
+	{name: "tag not equal", lines: tagless, query: `SELECT value FROM cpu WHERE host != 'server01'`},
+	{name: "count by a tag some lack", lines: tagless, query: `SELECT count(value) FROM cpu GROUP BY host`},
+
+	// 5. A raw query without an upper bound reads every point written.
+	{name: "raw without bounds", lines: recent, query: `SELECT * FROM live`},
+	{name: "raw from an hour ago", lines: recent, query: `SELECT * FROM live WHERE time > now() - 1h`},
+
+	// 6. Selectors over series sharing one timestamp answer it.
+	{name: "first over shared", lines: shared, query: `SELECT first(value) FROM cpu`},
+	{name: "last over shared", lines: shared, query: `SELECT last(value) FROM cpu`},
+	{name: "max over shared", lines: shared, query: `SELECT max(value) FROM cpu`},
+
+	// 7. Several measurements: each has the union of the columns.
+	{name: "two measurements raw", lines: two, query: `SELECT * FROM m1, m2`},
+	{name: "measurements by regex", lines: two, query: `SELECT f1, f2 FROM /^m/`},
+
+	// 8. SHOW MEASUREMENTS WHERE.
+	{name: "show measurements not regex", lines: regions, query: `SHOW MEASUREMENTS WHERE region !~ /ca.*/`},
+	{name: "show measurements where time", lines: regions, query: `SHOW MEASUREMENTS WHERE time > 0`},
+
+	// 9. Names that do not exist.
+	{name: "database not found", lines: cpuSeconds, query: `SELECT * FROM nodb.autogen.cpu`},
+	{name: "database name required", lines: cpuSeconds, query: `SELECT * FROM cpu`, noDB: true},
+	{name: "show without database", lines: cpuSeconds, query: `SHOW MEASUREMENTS`, noDB: true},
+
+	// 10. Answered where timetable refused.
+	{name: "after the newest point", lines: recent, query: `SELECT count(value) FROM live WHERE time > now()`},
+	{name: "raw after the newest point", lines: recent, query: `SELECT value FROM live WHERE time > now()`},
+	{name: "before the oldest point", lines: recent, query: `SELECT mean(value) FROM live WHERE time < now() - 1d`},
+	{name: "precision m", lines: "cpu value=1 25000000\ncpu value=2 25000001\n", precision: "m", query: `SELECT * FROM cpu`},
+	{name: "precision h", lines: "cpu value=1 400000\ncpu value=2 400001\n", precision: "h", query: `SELECT * FROM cpu`},
+	{name: "count distinct", lines: edges, query: `SELECT COUNT(DISTINCT value) FROM cpu`},
+	{name: "field and wildcard", lines: tagless, query: `SELECT value, * FROM cpu`},
+	{name: "tag compared with a field", lines: "cpu,host=2 value=2 946684800000000000\ncpu,host=3 value=2 946684801000000000\n",
+		query: `SELECT value FROM cpu WHERE host = value`},
+	{name: "tag compared with a tag", lines: "cpu,a=x,b=x value=1 946684800000000000\ncpu,a=x,b=y value=2 946684801000000000\n",
+		query: `SELECT value FROM cpu WHERE a = b`},
+	// Point 3: selectors over many series at once.
+	{name: "last by site", lines: sites,
+		query: `SELECT last(temp) FROM w WHERE time >= '2000-01-01T00:00:00Z' AND time <= '2000-01-01T00:00:15Z' GROUP BY time(5s), site`},
+	{name: "first and mean by site", lines: sites,
+		query: `SELECT first(temp), mean(temp) FROM w WHERE time >= '2000-01-01T00:00:00Z' AND time <= '2000-01-01T00:00:15Z' GROUP BY time(5s), site fill(none)`},
+	{name: "last of series picked", lines: sites, query: `SELECT last(temp) FROM w WHERE host =~ /[12]/`},
+	{name: "first of series picked", lines: sites, query: `SELECT first(temp) FROM w WHERE site = 'a' AND time >= '2000-01-01T00:00:01Z'`},
+	{name: "tag or field", lines: tagless, query: `SELECT value FROM cpu WHERE host = 'server01' OR value = 1`},
+	{name: "tag or field none", lines: tagless, query: `SELECT value FROM cpu WHERE host = 'nope' OR value = 5`},
+}
+
+// recentTime reads @-30s as 30 s before at, in nanoseconds.
+var recentTime = regexp.MustCompile(`@(-?[0-9]+[smh])`)
+
+// TestAnswersAsInfluxd writes each case's line protocol into InfluxDB
+// 1.x (Debian's influxd, on loopback) and into timetable, a database and
+// a tenant of its own each, and checks that both answer its statement
+// alike (sameAnswers).
+func TestAnswersAsInfluxd(t *testing.T) {
+	influxd := clients.Command(t, "influxd")
+	d, err := clients.StartInfluxd(influxd, t.TempDir())
+	require.NoError(t, err)
+	t.Cleanup(d.Close)
+	store, cfg := backend.Open(t)
+	f := newFixtureBudget(t, store, cfg, prometheus.NewRegistry(), server.Options{}, engine.TableBudget{BackfillHorizon: engine.NoBackfillHorizon})
+	at := time.Now().UTC().Truncate(time.Second)
+	f.clock.Set(at)
+
+	influx := func(path string, v url.Values, body string) []byte {
+		t.Helper()
+		var r *http.Response
+		var err error
+		if body != "" {
+			r, err = http.Post(d.URL+path+"?"+v.Encode(), "text/plain", strings.NewReader(body))
+		} else {
+			r, err = http.PostForm(d.URL+path, v)
+		}
+		require.NoError(t, err)
+		defer r.Body.Close()
+		b, err := io.ReadAll(r.Body)
+		require.NoError(t, err)
+		require.Less(t, r.StatusCode, 300, "%s", b)
+		return b
+	}
+	for i, c := range asInfluxdCases {
+		t.Run(c.name, func(t *testing.T) {
+			db := fmt.Sprintf("db%d", i)
+			key, err := f.tenants.Add(context.Background(), db, now)
+			require.NoError(t, err)
+			lines := recentTime.ReplaceAllStringFunc(c.lines, func(s string) string {
+				d, err := time.ParseDuration(s[1:])
+				require.NoError(t, err)
+				return strconv.FormatInt(at.Add(d).UnixNano(), 10)
+			})
+			influx("/query", url.Values{"q": {"CREATE DATABASE " + db}}, "")
+			for _, w := range strings.Split(lines, "--\n") {
+				v := url.Values{"db": {db}}
+				if c.precision != "" {
+					v.Set("precision", c.precision)
+				}
+				influx("/write", v, w)
+				got := f.do("POST", "/write?"+v.Encode(), key, []byte(w))
+				require.Equal(t, http.StatusNoContent, got.status, "%s", got.body)
+			}
+			v := url.Values{"q": {c.query}}
+			if !c.noDB {
+				v.Set("db", db)
+			}
+			want := influx("/query", v, "")
+			got := f.do("GET", "/query?"+v.Encode(), key, nil)
+			if !sameAnswers(t, want, got.body) {
+				t.Errorf("%s:\n InfluxDB: %s\ntimetable: %s (%d)", c.query, bytes.TrimSpace(want), bytes.TrimSpace(got.body), got.status)
+			}
+		})
+	}
+}
