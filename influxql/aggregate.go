@@ -347,6 +347,9 @@ func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *pl
 	if err != nil {
 		return err
 	}
+	// start is the statement's own start: the buckets read before it
+	// for the transforms are not answered.
+	start := p.from
 	if extra := extraIntervals(cols); extra > 0 && p.interval > 0 {
 		p.from = p.from.Add(-time.Duration(extra) * p.interval)
 	}
@@ -569,6 +572,9 @@ func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *pl
 			times, values, events = w.rows(starts, values, events, p.from, p.to, p.desc)
 		}
 		rows := x.finish(st, cols, times, values, events, p.desc)
+		if p.from.Before(start) {
+			rows = slices.DeleteFunc(rows, func(r row) bool { return !r.t.Add(p.interval).After(start) })
+		}
 		rows = cut(rows, st.Offset, st.Limit)
 		if len(rows) == 0 {
 			continue
