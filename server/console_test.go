@@ -24,6 +24,7 @@ import (
 	"github.com/timetabledb/timetable/clock"
 	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/family"
+	"github.com/timetabledb/timetable/internal/backends"
 	"github.com/timetabledb/timetable/lifecycle"
 	"github.com/timetabledb/timetable/period"
 	"github.com/timetabledb/timetable/server"
@@ -650,4 +651,61 @@ func TestConsoleAtScale(t *testing.T) {
 type point struct {
 	T string  `json:"t"`
 	V float64 `json:"v"`
+}
+
+// TestConsoleOperatorViewOnDynamoDB shows the operator view on DynamoDB:
+// the store is said, the tables' billing and capacity shown in words,
+// DynamoDB's throttles among the metrics, and every figure resolves.
+func TestConsoleOperatorViewOnDynamoDB(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a browser")
+	}
+	store, cfg := backends.Dynamo().Open(t)
+	reg := prometheus.NewRegistry()
+	r, err := lifecycle.New(lifecycle.Options{FenceSettle: -1, ClockSkew: -1, Store: store, Families: cfg.Families, MetaTable: cfg.MetaTable, Clock: clock.NewManual(now),
+		Logger: slog.New(slog.DiscardHandler), Registerer: reg})
+	require.NoError(t, err)
+	f := newFixtureOn(t, store, cfg, reg, server.Options{AdminToken: adminToken, Lifecycle: r, StoreKind: "dynamodb"})
+	res := f.postNDJSON(f.acme, "cars", fmt.Sprintf(`{"time": %q, "series": "car-1", "fields": {"speed": 1}}`, now.Add(-time.Hour).Format(time.RFC3339)))
+	require.Equal(t, http.StatusOK, res.status, "%s", res.body)
+	arg, err := json.Marshal(map[string]any{"operatorOnly": true, "url": f.url, "admin": adminToken, "shots": screenshots(t), "shot": "operator-dynamodb.png"})
+	require.NoError(t, err)
+	var got struct {
+		Operator operatorFigures `json:"operator"`
+		Errors   []string        `json:"errors"`
+	}
+	out := driveConsole(t, arg)
+	require.NoError(t, json.Unmarshal(out, &got), "%s", out)
+	require.Empty(t, got.Errors)
+	require.Equal(t, "dynamodb", got.Operator.Store)
+	require.Equal(t, []string{"table", "family", "tier", "state", "billing", "read", "write"}, got.Operator.Columns[:7])
+	require.Equal(t, "0", got.Operator.Metrics["DynamoDB throttles"])
+	for m, v := range got.Operator.Metrics {
+		require.NotContains(t, v, "?", m)
+	}
+	tables, err := client.New(f.url, adminToken, nil)
+	require.NoError(t, err)
+	physical, err := tables.PhysicalTables(context.Background())
+	require.NoError(t, err)
+	require.NotEmpty(t, physical)
+	cols := len(got.Operator.Columns)
+	require.Len(t, got.Operator.Cells, cols*len(physical))
+	for i, tb := range physical {
+		row := got.Operator.Cells[i*cols : (i+1)*cols]
+		require.Equal(t, tb.Name, row[0])
+		billing := map[string]string{"PAY_PER_REQUEST": "on demand", "PROVISIONED": "provisioned"}[tb.Billing]
+		require.NotEmpty(t, billing, "billing %q", tb.Billing)
+		require.Equal(t, billing, row[4])
+		if tb.Billing == "PROVISIONED" {
+			require.Equal(t, strconv.FormatInt(tb.ReadCapacity, 10), row[5])
+			require.Equal(t, strconv.FormatInt(tb.WriteCapacity, 10), row[6])
+		}
+		if cols == 8 {
+			if tb.ItemCount >= 0 {
+				require.Equal(t, strconv.FormatInt(tb.ItemCount, 10), row[7])
+			} else {
+				require.Equal(t, "not counted yet", row[7])
+			}
+		}
+	}
 }
