@@ -110,7 +110,7 @@ func TestConsoleInABrowser(t *testing.T) {
 		"from": local(long[0]), "to": local(long[1]), "rawFrom": local(short[0]), "rawTo": local(short[1]), "shots": shots,
 		"refreshSeries": "other-1", "refreshField": "v", "refreshFrom": local(start), "refreshTo": local(short[1]),
 		"newTime": newTime.Format(time.RFC3339), "newValue": newValue,
-		"topField": "temp", "topFrom": local(start), "topTo": local(start.Add(6 * time.Hour)),
+		"topField": "temp", "topFilter": "temp >= 295", "topFrom": local(start), "topTo": local(start.Add(6 * time.Hour)),
 		"busy": "busy", "busyFrom": local(start), "busyTo": local(start.Add(busyEvents * 10 * time.Second)),
 	})
 	require.NoError(t, err)
@@ -126,6 +126,7 @@ func TestConsoleInABrowser(t *testing.T) {
 		} `json:"tablePick"`
 		Top        chartState `json:"top"`
 		TopByCount chartState `json:"topByCount"`
+		Filtered   chartState `json:"filtered"`
 		Zoomed     chartState `json:"zoomed"`
 		Restored   struct {
 			chartState
@@ -253,6 +254,11 @@ func TestConsoleInABrowser(t *testing.T) {
 	require.Contains(t, got.Top.Caption, "the top 10 of 300 series by mean avg of temp")
 	// By events, ties in name order.
 	require.Equal(t, []string{"dev-000", "dev-001", "dev-002", "dev-003", "dev-004", "dev-005", "dev-006", "dev-007", "dev-008", "dev-009"}, got.TopByCount.Legend)
+
+	// A filter keeps the events it holds for: five series, no others.
+	require.Equal(t, []string{"dev-299", "dev-298", "dev-297", "dev-296", "dev-295"}, got.Filtered.Legend)
+	require.Empty(t, got.Filtered.Others)
+	require.Contains(t, got.Filtered.Hash, "filter=temp")
 
 	// Dragging across the middle half of the chart zooms to it.
 	zf, zt := got.Zoomed.rng(t)

@@ -3,7 +3,7 @@
 // pages showed as JSON. Arguments come as one JSON object in argv[2]:
 // {url, key, admin, tenant, table, table2, prefix, series, field, field2,
 // unit, from, to, rawFrom, rawTo, refreshSeries, refreshField,
-// refreshFrom, refreshTo, newTime, newValue, topField, topFrom, topTo,
+// refreshFrom, refreshTo, newTime, newValue, topField, topFrom, topTo, topFilter,
 // busy, busyFrom, busyTo, shots}, or {operatorOnly, url, admin, shots}
 // for the operator view alone; PLAYWRIGHT_DIR names the folder scripts/browser/install.sh
 // printed.
@@ -142,6 +142,12 @@ try {
   out.topByCount = await chartState();
   await page.selectOption("#rank", "value");
   await idle();
+  // A filter: the series whose temp is at least 295.
+  await page.fill("#filter", arg.topFilter);
+  await replot();
+  out.filtered = await chartState();
+  await page.fill("#filter", "");
+  await replot();
   // Drag to zoom: across the middle half of the plot area.
   {
     const box = await (await page.$("#chart")).boundingBox();
