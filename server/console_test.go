@@ -132,6 +132,7 @@ func TestConsoleInABrowser(t *testing.T) {
 			chartState
 			Field string `json:"field"`
 		} `json:"restored"`
+		Pasted  chartState `json:"pasted"`
 		Busy    chartState `json:"busy"`
 		BusyRaw struct {
 			chartState
@@ -279,6 +280,9 @@ func TestConsoleInABrowser(t *testing.T) {
 	require.Equal(t, got.Zoomed.To, got.Restored.To)
 	require.Equal(t, got.Zoomed.Legend, got.Restored.Legend)
 	require.Equal(t, got.Zoomed.Last, got.Restored.Last)
+	// Another link pasted into the signed-in page opens its view.
+	require.Equal(t, got.Zoomed.Legend[:5], got.Pasted.Legend)
+	require.Contains(t, got.Pasted.Hash, "top=5")
 
 	// A busy table's range: aggregated, its newest event is on the chart
 	// (6,000 events; the console once drew the oldest 5,000 alone).

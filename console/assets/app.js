@@ -44,6 +44,7 @@ $("signin").addEventListener("submit", async (e) => {
   try {
     const body = await api("/v1/tables");
     showTenant(body.tables);
+    state.tables = body.tables;
     const view = readHash();
     if (view) await restoreView(view, body.tables);
     return;
@@ -295,6 +296,12 @@ function writeHash() {
   for (const k of hashKeys) if (v[k] !== undefined && v[k] !== "") p.set(k, v[k]);
   history.replaceState(null, "", "#" + p.toString());
 }
+
+// A link pasted into a signed-in tenant view opens its view.
+window.addEventListener("hashchange", () => {
+  const v = readHash();
+  if (v && !$("tenant-view").hidden && state.tables) restoreView(v, state.tables);
+});
 
 // readHash is the view a link names, or null.
 function readHash() {

@@ -171,6 +171,12 @@ try {
     await page.waitForFunction(() => Number(document.getElementById("chart").dataset.plot || 0) > 0);
     await idle();
     out.restored = { ...(await chartState()), field: await page.inputValue("#field") };
+    // Another link pasted into the signed-in page: the top 5.
+    const n = Number((await page.getAttribute("#chart", "data-plot")) || 0);
+    await page.evaluate((h) => { location.hash = h; }, out.restored.hash.replace("top=10", "top=5"));
+    await page.waitForFunction((n) => Number(document.getElementById("chart").dataset.plot || 0) > n, n);
+    await idle();
+    out.pasted = await chartState();
   }
   // The newest event of a busy table's range is on the chart, aggregated
   // and raw; raw pages say which events they show.
