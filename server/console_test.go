@@ -124,11 +124,12 @@ func TestConsoleInABrowser(t *testing.T) {
 			Error  string     `json:"error"`
 			Chart  chartState `json:"chart"`
 		} `json:"tablePick"`
-		Top        chartState `json:"top"`
-		TopByCount chartState `json:"topByCount"`
-		Filtered   chartState `json:"filtered"`
-		Zoomed     chartState `json:"zoomed"`
-		Restored   struct {
+		Top            chartState `json:"top"`
+		TopByCount     chartState `json:"topByCount"`
+		Filtered       chartState `json:"filtered"`
+		FilteredEvents []string   `json:"filteredEvents"`
+		Zoomed         chartState `json:"zoomed"`
+		Restored       struct {
 			chartState
 			Field string `json:"field"`
 		} `json:"restored"`
@@ -260,6 +261,7 @@ func TestConsoleInABrowser(t *testing.T) {
 	require.Equal(t, []string{"dev-299", "dev-298", "dev-297", "dev-296", "dev-295"}, got.Filtered.Legend)
 	require.Empty(t, got.Filtered.Others)
 	require.Contains(t, got.Filtered.Hash, "filter=temp")
+	require.Equal(t, []string{"dev-299", "dev-298", "dev-297", "dev-296", "dev-295"}, got.FilteredEvents, "the events table follows the chart's range and filter, newest first")
 
 	// Dragging across the middle half of the chart zooms to it.
 	zf, zt := got.Zoomed.rng(t)

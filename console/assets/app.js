@@ -258,6 +258,7 @@ async function plotOrSay() {
     writeHash();
     await plot();
     $("chart-error").textContent = "";
+    await followChart();
   } catch (err) {
     showChartError(err.message);
   } finally {
@@ -716,10 +717,24 @@ $("chart").addEventListener("mouseleave", () => { $("tooltip").hidden = true; })
 
 $("events-next").addEventListener("click", () => loadEvents(false));
 
+// eventsView is what the events table shows: the chart's range, series
+// and filter.
+function eventsView(from, to) {
+  return { from: from.toISOString(), to: to.toISOString(), series: state.series ?? undefined, filter: $("filter").value.trim() || undefined };
+}
+
+// followChart reloads the events table when the chart's range, series or
+// filter is not the one it shows.
+async function followChart() {
+  const [from, to] = readRange();
+  const want = eventsView(from, to), had = state.eventsQuery || {};
+  if (Object.keys(want).some((k) => want[k] !== had[k])) await loadEvents(true);
+}
+
 async function loadEvents(fresh) {
   const [from, to] = readRange();
   if (fresh) {
-    state.eventsQuery = { from: from.toISOString(), to: to.toISOString(), series: state.series ?? undefined, limit: 50, order: "desc" };
+    state.eventsQuery = { ...eventsView(from, to), limit: 50, order: "desc" };
     state.eventsCursor = "";
   }
   const page = await api(`/v1/tables/${encodeURIComponent(state.table)}/events`, { ...state.eventsQuery, cursor: state.eventsCursor });

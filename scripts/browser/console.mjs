@@ -146,6 +146,7 @@ try {
   await page.fill("#filter", arg.topFilter);
   await replot();
   out.filtered = await chartState();
+  out.filteredEvents = await page.$$eval("#events tbody tr", (rs) => rs.map((r) => r.cells[1].textContent));
   await page.fill("#filter", "");
   await replot();
   // Drag to zoom: across the middle half of the plot area.
