@@ -126,6 +126,8 @@ func TestConsoleInABrowser(t *testing.T) {
 		} `json:"tablePick"`
 		Top            chartState `json:"top"`
 		TopByCount     chartState `json:"topByCount"`
+		Hidden         []string   `json:"hidden"`
+		HiddenAfter    []string   `json:"hiddenAfter"`
 		Filtered       chartState `json:"filtered"`
 		FilteredEvents []string   `json:"filteredEvents"`
 		Zoomed         chartState `json:"zoomed"`
@@ -254,6 +256,9 @@ func TestConsoleInABrowser(t *testing.T) {
 	require.Equal(t, 1, others)
 	got.Top.holds(t, start.Add(299*time.Minute))
 	require.Contains(t, got.Top.Caption, "the top 10 of 300 series by mean avg of temp")
+	// A click on a legend item hides its line, another shows it.
+	require.Equal(t, []string{"dev-299"}, got.Hidden)
+	require.Empty(t, got.HiddenAfter)
 	// By events, ties in name order.
 	require.Equal(t, []string{"dev-000", "dev-001", "dev-002", "dev-003", "dev-004", "dev-005", "dev-006", "dev-007", "dev-008", "dev-009"}, got.TopByCount.Legend)
 

@@ -638,6 +638,8 @@ function draw(lines, from, to, unit, legend) {
     item.className = "legend-item";
     item.style.borderColor = colourOf.get(l);
     item.textContent = l.label;
+    item.dataset.label = l.label;
+    item.title = "click to hide or show its line";
     item.dataset.field = l.field;
     if (l.series != null) item.dataset.series = l.series;
     $("legend").appendChild(item);
@@ -652,6 +654,16 @@ function draw(lines, from, to, unit, legend) {
   // The selection rectangle of a drag, kept last so it lies on top.
   svg.appendChild(svgEl("rect", { id: "zoom-rect", x: 0, y: padTop, width: 0, height: H - padTop - padBottom, visibility: "hidden" }));
 }
+
+// A click on a legend item hides its line, another shows it again.
+$("legend").addEventListener("click", (e) => {
+  const item = e.target.closest(".legend-item");
+  if (!item || !item.dataset.label) return;
+  const off = item.classList.toggle("off");
+  for (const g of $("chart").querySelectorAll("g.line")) {
+    if (g.dataset.label === item.dataset.label) g.setAttribute("visibility", off ? "hidden" : "visible");
+  }
+});
 
 // Drag to zoom: a drag across the chart sets the range to the times
 // under its ends and plots again; a click without a drag does nothing.

@@ -135,6 +135,11 @@ try {
   await page.fill("#to", arg.topTo);
   await replot();
   out.top = await chartState();
+  // A click on a legend item hides its line.
+  await page.click(`#legend .legend-item[data-label="${out.top.legend[0]}"]`);
+  out.hidden = await page.$$eval("#chart g.line[visibility=hidden]", (gs) => gs.map((g) => g.dataset.label));
+  await page.click(`#legend .legend-item[data-label="${out.top.legend[0]}"]`);
+  out.hiddenAfter = await page.$$eval("#chart g.line[visibility=hidden]", (gs) => gs.map((g) => g.dataset.label));
   await page.screenshot({ path: join(arg.shots, "tenant-every-series.png"), fullPage: true });
   await page.selectOption("#rank", "count");
   await idle();
