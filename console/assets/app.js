@@ -294,7 +294,8 @@ function writeHash() {
   };
   if (state.preset) v.last = String(state.preset / 3600e3) + "h";
   else { v.from = $("from").value.trim(); v.to = $("to").value.trim(); }
-  for (const k of hashKeys) if (v[k] !== undefined && v[k] !== "") p.set(k, v[k]);
+  // The series "" (events without one) is kept as series=.
+  for (const k of hashKeys) if (v[k] !== undefined && (v[k] !== "" || k === "series")) p.set(k, v[k]);
   history.replaceState(null, "", "#" + p.toString());
 }
 
