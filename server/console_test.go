@@ -273,6 +273,9 @@ func TestConsoleInABrowser(t *testing.T) {
 	require.WithinDuration(t, start.Add(90*time.Minute), zf, 2*time.Minute)
 	require.WithinDuration(t, start.Add(270*time.Minute), zt, 2*time.Minute)
 	require.Len(t, got.Zoomed.Legend, 10)
+	for _, c := range []chartState{got.Top, got.Zoomed, got.Busy} {
+		require.GreaterOrEqual(t, c.YTop, c.VTop, "the value axis spans every point")
+	}
 	for _, s := range got.Zoomed.Legend {
 		var i int
 		_, err := fmt.Sscanf(s, "dev-%d", &i)
@@ -511,6 +514,9 @@ type chartState struct {
 	Caption string `json:"caption"`
 	Error   string `json:"error"`
 	Hash    string `json:"hash"`
+	// YTop is the top value tick, VTop the highest point.
+	YTop float64 `json:"yTop"`
+	VTop float64 `json:"vTop"`
 }
 
 // holds checks that the chart's newest point is the bucket holding

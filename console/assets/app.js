@@ -270,6 +270,7 @@ async function plotOrSay() {
 // showChartError replaces the chart, its caption and legend with msg.
 function showChartError(msg) {
   $("chart-box").hidden = true;
+  $("tooltip").hidden = true;
   clear($("chart"));
   $("chart").dataset.points = "0";
   $("chart").dataset.mode = "error";
@@ -552,9 +553,11 @@ function valueTicks(lo, hi) {
   const mag = 10 ** Math.floor(Math.log10(raw));
   const step = [1, 2, 5, 10].map((m) => m * mag).find((s) => s >= raw);
   const ticks = [];
-  for (let v = Math.floor(lo / step) * step; v <= hi + step / 2; v += step) {
+  // Up to the first tick at or above hi (within rounding), so the axis
+  // spans every point.
+  for (let v = Math.floor(lo / step) * step; ; v += step) {
     ticks.push(Number(v.toPrecision(12)));
-    if (v >= hi) break;
+    if (v >= hi - step * 1e-9) break;
   }
   return ticks;
 }
@@ -577,6 +580,7 @@ function svgEl(name, attrs, text) {
 // point (data-last-end the end of that bucket), for tests and readers.
 function draw(lines, from, to, unit, legend) {
   $("chart-box").hidden = false;
+  $("tooltip").hidden = true;
   const svg = $("chart");
   clear(svg);
   clear($("legend"));

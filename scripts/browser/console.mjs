@@ -105,6 +105,8 @@ try {
     caption: await page.textContent("#chart-mode"),
     error: await page.textContent("#chart-error"),
     hash: await page.evaluate(() => location.hash),
+    yTop: await page.$$eval("#chart .y-tick", (ts) => Math.max(...ts.map((t) => Number(t.dataset.v)))),
+    vTop: await page.$$eval("#chart circle", (cs) => Math.max(...cs.map((c) => Number(c.dataset.v)))),
   });
   const axes = async () => ({
     xTicks: await page.$$eval("#chart .x-tick", (ts) => ts.map((t) => ({ t: t.dataset.t, label: t.querySelector("text").textContent }))),
