@@ -229,5 +229,8 @@ func (s *TableStatus) UnmarshalJSON(b []byte) error {
 // PhysicalTables is the answer of GET /v1/admin/tables: the registry's
 // physical tables, in family order and then period order.
 type PhysicalTables struct {
+	// Store is the kind of store the server runs on, "pebble" or
+	// "dynamodb"; empty when the server does not say.
+	Store  string        `json:"store,omitempty"`
 	Tables []TableStatus `json:"tables"`
 }

@@ -208,7 +208,7 @@ func runServe(ctx context.Context, g *globals, o serveOptions, stderr io.Writer)
 	opts := server.Options{Logger: s.log, Registry: reg, ShutdownTimeout: o.shutdownTimeout, AdminToken: token, CORSOrigins: cfg.CORSOrigins,
 		MaxBodyBytes: lim.MaxBodyBytes, MaxEvents: lim.MaxEvents, MaxBodyBytesInFlight: lim.MaxBodyBytesInFlight,
 		EventBudget: events, TenantShare: lim.TenantShare, TenantLimits: tenantLimits, Tenants: tenants, TenantDirectory: s.tenants, CPU: cpu,
-		TenantNamesInMetrics: lim.TenantNamesInMetrics}
+		TenantNamesInMetrics: lim.TenantNamesInMetrics, StoreKind: storeKind(s.storeSpec)}
 	if o.reconcileEvery > 0 {
 		r, stop, err := startLifecycle(ctx, s, reg, o.reconcileEvery)
 		if err != nil {

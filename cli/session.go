@@ -139,6 +139,16 @@ func cpuPool(spec string) *admission.CPU {
 	return admission.NewCPU(0)
 }
 
+// storeKind is the kind of store a --store value names, "pebble" or
+// "dynamodb", for the console (server.Options.StoreKind); the empty
+// spec is the default Pebble store.
+func storeKind(spec string) string {
+	if spec == "" || strings.HasPrefix(spec, "pebble") {
+		return "pebble"
+	}
+	return "dynamodb"
+}
+
 // tableBudget is the engine's table budget of a configuration.
 func tableBudget(b config.TableBudget) engine.TableBudget {
 	tb := engine.TableBudget{BackfillHorizon: b.BackfillHorizon, MaxNewTablesPerRequest: b.NewTablesPerRequest,

@@ -61,3 +61,11 @@ func TestOpenDynamoDBStoreRegistersMetrics(t *testing.T) {
 	err = reg.Register(prometheus.NewCounterVec(prometheus.CounterOpts{Name: "timetable_dynamodb_throttles_total", Help: "x"}, []string{"table", "operation"}))
 	require.Error(t, err)
 }
+
+// TestStoreKind checks the store kind serve tells the console
+// (server.Options.StoreKind) for each --store.
+func TestStoreKind(t *testing.T) {
+	for spec, want := range map[string]string{"": "pebble", "pebble:./data": "pebble", "dynamodb": "dynamodb"} {
+		require.Equal(t, want, storeKind(spec), spec)
+	}
+}

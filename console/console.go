@@ -7,18 +7,28 @@
 // chart of fields with time and value axes, the events with paging), the
 // admin token the operator view (the server's key metrics from /metrics,
 // tenants and their keys, archived tables, the families' physical tables
-// by period and write month coloured by tier, their capacity and items,
+// by period and write month coloured by tier, their capacity and items
+// where the store has them,
 // the lifecycle's last cycle and its plan, the capacity planner). The key
 // is kept in the page's memory only. docs/console.md describes it.
 //
 // Decisions:
 //
-//   - A chart of a range longer than six hours, or with a bucket chosen,
-//     asks for an aggregate (the function chosen, avg unless another, per
-//     bucket, the bucket when auto the shortest of 1m … 1d that keeps the
-//     chart under 500 points); a shorter one reads the events, at most
-//     5,000, following cursors. So a chart costs the same for a year as
-//     for a day.
+//   - A chart is an aggregate by default, of the whole range, with the
+//     function chosen and the bucket chosen or, when auto, the range over
+//     450 points rounded up to a step of Grafana's kind (1s … 1d): so
+//     the newest event of the range is always in the chart, and a chart
+//     costs the same for a year as for a day. Raw mode reads the events
+//     newest first, 5,000 a page, and says which of how many it shows.
+//   - Every series is an aggregate grouped by series (one page of 1,000
+//     groups): the top N by value or by events are a line each, with a
+//     legend; the rest are one grey line where the function merges
+//     across series (min, max, sum, count, avg from sums and counts),
+//     else only counted. 300 lines of one colour say nothing.
+//   - The view (not the key) is kept in the URL's hash, so a link
+//     reopens it after signing in.
+//   - The operator view shows DynamoDB's columns (billing, capacity,
+//     throttles) only when /v1/admin/tables says the store is DynamoDB.
 //   - The chart is SVG drawn by hand (axes, round ticks, lines, a
 //     tooltip): no chart library and no build step.
 //   - An error replaces the chart and its caption: a chart left from

@@ -276,7 +276,8 @@ func (s *Server) rotateKey(w http.ResponseWriter, r *http.Request) error {
 }
 
 // listPhysicalTables answers GET /v1/admin/tables: the registry's
-// tables with what the store says of each (engine.DB.Tables).
+// tables with what the store says of each (engine.DB.Tables), and the
+// store's kind (Options.StoreKind).
 func (s *Server) listPhysicalTables(w http.ResponseWriter, r *http.Request) error {
 	if err := checkParams(r.URL.Query()); err != nil {
 		return err
@@ -288,7 +289,7 @@ func (s *Server) listPhysicalTables(w http.ResponseWriter, r *http.Request) erro
 	if tables == nil {
 		tables = []api.TableStatus{}
 	}
-	writeJSON(w, http.StatusOK, api.PhysicalTables{Tables: tables})
+	writeJSON(w, http.StatusOK, api.PhysicalTables{Store: s.opts.StoreKind, Tables: tables})
 	return nil
 }
 

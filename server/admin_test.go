@@ -170,7 +170,7 @@ func TestAdminTablesAndLifecycle(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	r, err := lifecycle.New(lifecycle.Options{FenceSettle: -1, ClockSkew: -1, Store: store, Families: cfg.Families, MetaTable: cfg.MetaTable, Clock: clock.NewManual(now), Logger: slog.New(slog.DiscardHandler), Registerer: prometheus.NewRegistry()})
 	require.NoError(t, err)
-	f := newFixtureOn(t, store, cfg, reg, server.Options{AdminToken: adminToken, Lifecycle: r})
+	f := newFixtureOn(t, store, cfg, reg, server.Options{AdminToken: adminToken, Lifecycle: r, StoreKind: backend.Name})
 
 	res := f.do("GET", "/v1/admin/lifecycle", adminToken, nil)
 	require.Equal(t, http.StatusOK, res.status, "%s", res.body)
@@ -205,6 +205,7 @@ func TestAdminTablesAndLifecycle(t *testing.T) {
 	require.Equal(t, "hot", tables[0].Tier)
 	require.Equal(t, 2, tables[0].IDScheme, "a table made now has id scheme 2")
 	require.Contains(t, string(res.body), `"id_scheme":2`)
+	require.Equal(t, backend.Name, decode[struct{ Store string }](t, res).Store, "the store's kind, for the console")
 }
 
 // TestAdminAPIOff checks that without an admin token there is no admin

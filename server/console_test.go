@@ -24,6 +24,7 @@ import (
 	"github.com/timetabledb/timetable/clock"
 	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/family"
+	"github.com/timetabledb/timetable/internal/backends"
 	"github.com/timetabledb/timetable/lifecycle"
 	"github.com/timetabledb/timetable/period"
 	"github.com/timetabledb/timetable/server"
@@ -53,13 +54,16 @@ func TestConsoleInABrowser(t *testing.T) {
 	families := slices.Clone(cfg.Families)
 	families[0].Retention = 36 * time.Hour
 	families[0].Archive = "file://" + t.TempDir()
+	// The lifecycle's metrics are on the server's /metrics, as serve
+	// puts them.
+	reg := prometheus.NewRegistry()
 	r, err := lifecycle.New(lifecycle.Options{FenceSettle: -1, ClockSkew: -1, Store: store, Families: families, MetaTable: cfg.MetaTable, Clock: clock.NewManual(now),
-		Logger: slog.New(slog.DiscardHandler), Registerer: prometheus.NewRegistry(),
+		Logger: slog.New(slog.DiscardHandler), Registerer: reg,
 		OpenArchiver: func(target string, format family.ArchiveFormat) (lifecycle.Archiver, error) {
 			return archive.Open(context.Background(), target, store, archive.Options{Clock: clock.NewManual(now), Format: format, Logger: slog.New(slog.DiscardHandler)})
 		}})
 	require.NoError(t, err)
-	f := newFixtureOn(t, store, cfg, prometheus.NewRegistry(), server.Options{AdminToken: adminToken, Lifecycle: r})
+	f := newFixtureOn(t, store, cfg, reg, server.Options{AdminToken: adminToken, Lifecycle: r, StoreKind: "pebble"})
 	start := now.Add(-3 * 24 * time.Hour).Truncate(time.Hour)
 	var body strings.Builder
 	for i := range 300 {
@@ -75,6 +79,16 @@ func TestConsoleInABrowser(t *testing.T) {
 	res = f.postNDJSON(f.globex, "old", fmt.Sprintf(`{"time": %q, "series": "old-1", "fields": {"v": 1}}`, now.Add(-16*24*time.Hour).Format(time.RFC3339)))
 	require.Equal(t, http.StatusOK, res.status, "%s", res.body)
 	lastEvent := start.Add(time.Duration(3*24*6-1) * 10 * time.Minute)
+	// busy: 6,000 events of three series, one every 10 s: more than a
+	// raw page of 5,000.
+	body.Reset()
+	const busyEvents = 6000
+	for i := range busyEvents {
+		fmt.Fprintf(&body, `{"time": %q, "series": "m-%d", "fields": {"v": %d}}`+"\n", start.Add(time.Duration(i)*10*time.Second).Format(time.RFC3339), i%3, i)
+	}
+	res = f.postNDJSON(f.acme, "busy", body.String())
+	require.Equal(t, http.StatusOK, res.status, "%s", res.body)
+	busyNewest := start.Add((busyEvents - 1) * 10 * time.Second)
 	// The first cycle archives the old week's table, the second deletes
 	// it: the Archives section lists it still, its period read from the
 	// archive.
@@ -96,17 +110,47 @@ func TestConsoleInABrowser(t *testing.T) {
 		"from": local(long[0]), "to": local(long[1]), "rawFrom": local(short[0]), "rawTo": local(short[1]), "shots": shots,
 		"refreshSeries": "other-1", "refreshField": "v", "refreshFrom": local(start), "refreshTo": local(short[1]),
 		"newTime": newTime.Format(time.RFC3339), "newValue": newValue,
+		"topField": "temp", "topFilter": "temp >= 295", "topFrom": local(start), "topTo": local(start.Add(6 * time.Hour)),
+		"busy": "busy", "busyFrom": local(start), "busyTo": local(start.Add(busyEvents * 10 * time.Second)),
 	})
 	require.NoError(t, err)
 	out := driveConsole(t, arg)
 	var got struct {
 		TablePick struct {
-			Series int    `json:"series"`
-			Field  string `json:"field"`
-			To     string `json:"to"`
-			Points int    `json:"points"`
-			Error  string `json:"error"`
+			Series int        `json:"series"`
+			Field  string     `json:"field"`
+			To     string     `json:"to"`
+			Points int        `json:"points"`
+			Error  string     `json:"error"`
+			Chart  chartState `json:"chart"`
 		} `json:"tablePick"`
+		Top            chartState `json:"top"`
+		TopByCount     chartState `json:"topByCount"`
+		Hidden         []string   `json:"hidden"`
+		HiddenAfter    []string   `json:"hiddenAfter"`
+		Filtered       chartState `json:"filtered"`
+		FilteredEvents []string   `json:"filteredEvents"`
+		Zoomed         chartState `json:"zoomed"`
+		Restored       struct {
+			chartState
+			Field string `json:"field"`
+		} `json:"restored"`
+		Pasted  chartState `json:"pasted"`
+		Busy    chartState `json:"busy"`
+		BusyRaw struct {
+			chartState
+			First, Count, Total string
+		} `json:"busyRaw"`
+		BusyOlder struct {
+			chartState
+			First, Count string
+			Older, Newer bool
+		} `json:"busyOlder"`
+		EventsCaption   string          `json:"eventsCaption"`
+		Operator        operatorFigures `json:"operator"`
+		PlannerHeadline struct {
+			Text, Total string
+		} `json:"plannerHeadline"`
 		SeriesShown []string `json:"seriesShown"`
 		EventRows   int      `json:"eventRows"`
 		Aggregate   struct {
@@ -182,6 +226,92 @@ func TestConsoleInABrowser(t *testing.T) {
 	to, err := time.Parse(time.RFC3339, got.TablePick.To)
 	require.NoError(t, err)
 	require.True(t, to.After(lastEvent), "the window %s ends after the newest event %s", to, lastEvent)
+	// Of every series, aggregated by default, the newest event on the
+	// chart: the one series with rpm, its newest bucket holding it.
+	require.Equal(t, "aggregate", got.TablePick.Chart.Mode)
+	require.Equal(t, []string{"car-17"}, got.TablePick.Chart.Legend)
+	got.TablePick.Chart.holds(t, lastEvent)
+
+	// Every series, the top 10 by value (dev-i's temp is i, one event a
+	// minute from start): dev-299 … dev-290, the 290 others one grey
+	// line, their avg together; the bucket from the range (6h / 450
+	// points: 1m); the newest event on the chart.
+	require.Equal(t, "aggregate", got.Top.Mode)
+	require.Equal(t, "1m", got.Top.Bucket)
+	var wantTop []string
+	for i := 299; i >= 290; i-- {
+		wantTop = append(wantTop, fmt.Sprintf("dev-%03d", i))
+	}
+	require.Equal(t, wantTop, got.Top.Legend)
+	require.Equal(t, "290 other series, 290 events: the grey line is their avg together", got.Top.Others)
+	require.Len(t, got.Top.Lines, 11)
+	others := 0
+	for _, l := range got.Top.Lines {
+		if l.Other {
+			others++
+			require.Equal(t, 290, l.Points, "one bucket a minute of the others")
+		} else {
+			require.Equal(t, 1, l.Points, l.Label)
+		}
+	}
+	require.Equal(t, 1, others)
+	got.Top.holds(t, start.Add(299*time.Minute))
+	require.Contains(t, got.Top.Caption, "the top 10 of 300 series by mean avg of temp")
+	// A click on a legend item hides its line, another shows it.
+	require.Equal(t, []string{"dev-299"}, got.Hidden)
+	require.Empty(t, got.HiddenAfter)
+	// By events, ties in name order.
+	require.Equal(t, []string{"dev-000", "dev-001", "dev-002", "dev-003", "dev-004", "dev-005", "dev-006", "dev-007", "dev-008", "dev-009"}, got.TopByCount.Legend)
+
+	// A filter keeps the events it holds for: five series, no others.
+	require.Equal(t, []string{"dev-299", "dev-298", "dev-297", "dev-296", "dev-295"}, got.Filtered.Legend)
+	require.Empty(t, got.Filtered.Others)
+	require.Contains(t, got.Filtered.Hash, "filter=temp")
+	require.Equal(t, []string{"dev-299", "dev-298", "dev-297", "dev-296", "dev-295"}, got.FilteredEvents, "the events table follows the chart's range and filter, newest first")
+
+	// Dragging across the middle half of the chart zooms to it.
+	zf, zt := got.Zoomed.rng(t)
+	require.WithinDuration(t, start.Add(90*time.Minute), zf, 2*time.Minute)
+	require.WithinDuration(t, start.Add(270*time.Minute), zt, 2*time.Minute)
+	require.Len(t, got.Zoomed.Legend, 10)
+	for _, c := range []chartState{got.Top, got.Zoomed, got.Busy} {
+		require.GreaterOrEqual(t, c.YTop, c.VTop, "the value axis spans every point")
+	}
+	for _, s := range got.Zoomed.Legend {
+		var i int
+		_, err := fmt.Sscanf(s, "dev-%d", &i)
+		require.NoError(t, err)
+		m := start.Add(time.Duration(i) * time.Minute)
+		require.True(t, !m.Before(zf) && !m.After(zt), "%s outside the zoomed range", s)
+	}
+	require.Contains(t, got.Zoomed.Hash, "table=cars")
+	// Its link, opened in a fresh page and signed in, shows the same view.
+	require.Equal(t, "temp", got.Restored.Field)
+	require.Equal(t, got.Zoomed.From, got.Restored.From)
+	require.Equal(t, got.Zoomed.To, got.Restored.To)
+	require.Equal(t, got.Zoomed.Legend, got.Restored.Legend)
+	require.Equal(t, got.Zoomed.Last, got.Restored.Last)
+	// Another link pasted into the signed-in page opens its view.
+	require.Equal(t, got.Zoomed.Legend[:5], got.Pasted.Legend)
+	require.Contains(t, got.Pasted.Hash, "top=5")
+
+	// A busy table's range: aggregated, its newest event is on the chart
+	// (6,000 events; the console once drew the oldest 5,000 alone).
+	require.Equal(t, "5m", got.Busy.Bucket, "16h40m / 450 points, rounded up")
+	require.Equal(t, []string{"m-2", "m-1", "m-0"}, got.Busy.Legend, "by mean value")
+	got.Busy.holds(t, busyNewest)
+	// Raw, a page of the newest 5,000 events, said so, the newest drawn;
+	// the next page the 1,000 older ones.
+	require.Equal(t, "events", got.BusyRaw.Mode)
+	rawLast, err := time.Parse(time.RFC3339Nano, got.BusyRaw.Last)
+	require.NoError(t, err)
+	require.Equal(t, busyNewest, rawLast.UTC(), "the newest event is the chart's newest point")
+	require.Equal(t, []string{"1", "5000", "6000"}, []string{got.BusyRaw.First, got.BusyRaw.Count, got.BusyRaw.Total})
+	require.Contains(t, got.BusyRaw.Caption, "raw events 1–5,000 of the newest 6,000 in the range, from "+start.Add(1000*10*time.Second).Format(time.RFC3339)+" to "+busyNewest.Format(time.RFC3339))
+	require.Equal(t, []string{"5001", "1000"}, []string{got.BusyOlder.First, got.BusyOlder.Count})
+	require.Contains(t, got.BusyOlder.Caption, "raw events 5,001–6,000 of the newest 6,000")
+	require.False(t, got.BusyOlder.Older)
+	require.True(t, got.BusyOlder.Newer)
 
 	require.Equal(t, []string{"car-17"}, got.SeriesShown, "the prefix search finds the one car among 300 devices")
 	require.Equal(t, 50, got.EventRows)
@@ -232,6 +362,7 @@ func TestConsoleInABrowser(t *testing.T) {
 	require.NotEmpty(t, want)
 	require.Equal(t, want, got.Events)
 	require.Equal(t, "events", got.EventsMode)
+	require.Contains(t, got.EventsCaption, fmt.Sprintf("raw events 1–%d of the newest %d in the range", len(want), len(want)))
 	got.EventsAxes.check(t, short[0], short[1], got.Events, "15:04")
 	require.Equal(t, "speed (km/h)", got.EventsAxes.YTitle)
 
@@ -276,6 +407,18 @@ func TestConsoleInABrowser(t *testing.T) {
 	require.NoError(t, json.Unmarshal(planner.Report, &planned))
 	require.Equal(t, "day", planned.Period)
 	require.Equal(t, planned.Period, got.Planner)
+	// The headline is the recommended plan's bill, what `timetable plan`
+	// recommends.
+	var costs struct {
+		Bill struct{ Total float64 }
+		Cost struct {
+			Recommended, ProvisionedTiers struct{ Total float64 }
+		} `json:"monthly_cost"`
+	}
+	require.NoError(t, json.Unmarshal(planner.Report, &costs))
+	require.InDelta(t, costs.Cost.Recommended.Total, costs.Bill.Total, 0.005)
+	require.Equal(t, strconv.FormatFloat(costs.Bill.Total, 'f', 2, 64), got.PlannerHeadline.Total)
+	require.True(t, strings.HasPrefix(got.PlannerHeadline.Text, "Recommended: day tables"), got.PlannerHeadline.Text)
 	require.Contains(t, got.WrongKey, "Neither an API key nor the admin token")
 
 	// The server's metrics, tenants and keys, archives.
@@ -283,8 +426,20 @@ func TestConsoleInABrowser(t *testing.T) {
 	written, err := strconv.Atoi(got.Metrics["events written"])
 	require.NoError(t, err)
 	require.GreaterOrEqual(t, written, 300+3*24*6+1)
-	for _, m := range []string{"writes/s (events)", "HTTP errors (5xx)", "DynamoDB throttles", "lifecycle cycles", "last lifecycle cycle"} {
+	for _, m := range []string{"writes/s (events)", "HTTP errors (5xx)", "lifecycle cycles", "last lifecycle cycle"} {
 		require.Contains(t, got.Metrics, m)
+	}
+	// Every figure resolves, and on Pebble nothing of DynamoDB's.
+	require.Equal(t, "ok 2", got.Metrics["lifecycle cycles"], "the two cycles run above, by their result")
+	require.NotContains(t, got.Metrics, "DynamoDB throttles")
+	for m, v := range got.Metrics {
+		require.NotContains(t, v, "?", m)
+	}
+	require.Equal(t, "pebble", got.Operator.Store)
+	require.Equal(t, []string{"table", "family", "tier", "state"}, got.Operator.Columns, "no billing, capacity nor items on Pebble")
+	for _, c := range got.Operator.Cells {
+		require.NotEqual(t, "?", c)
+		require.NotContains(t, c, "PAY_PER_REQUEST")
 	}
 	tenants, err := admin.Tenants(ctx)
 	require.NoError(t, err)
@@ -339,6 +494,61 @@ func TestConsoleInABrowser(t *testing.T) {
 	require.Len(t, got.Refresh.After, len(got.Refresh.Before)+1)
 	require.NotContains(t, got.Refresh.Before, point{T: newTime.Format(time.RFC3339), V: newValue})
 	require.Contains(t, got.Refresh.After, point{T: newTime.Format(time.RFC3339), V: newValue})
+}
+
+// chartState is what the console's chart shows: its mode and bucket,
+// the time of its newest point (and the end of that point's bucket),
+// the range, the legend, the lines, the caption and the URL's hash.
+type chartState struct {
+	Mode    string   `json:"mode"`
+	Bucket  string   `json:"bucket"`
+	Last    string   `json:"last"`
+	LastEnd string   `json:"lastEnd"`
+	From    string   `json:"from"`
+	To      string   `json:"to"`
+	Legend  []string `json:"legend"`
+	Others  string   `json:"others"`
+	Lines   []struct {
+		Label  string `json:"label"`
+		Other  bool   `json:"other"`
+		Points int    `json:"points"`
+	} `json:"lines"`
+	Caption string `json:"caption"`
+	Error   string `json:"error"`
+	Hash    string `json:"hash"`
+	// YTop is the top value tick, VTop the highest point.
+	YTop float64 `json:"yTop"`
+	VTop float64 `json:"vTop"`
+}
+
+// holds checks that the chart's newest point is the bucket holding
+// newest: the newest event of the range is on the chart.
+func (c chartState) holds(t *testing.T, newest time.Time) {
+	t.Helper()
+	require.Empty(t, c.Error)
+	last, err := time.Parse(time.RFC3339Nano, c.Last)
+	require.NoError(t, err, "the chart's data-last")
+	end, err := time.Parse(time.RFC3339Nano, c.LastEnd)
+	require.NoError(t, err, "the chart's data-last-end")
+	require.True(t, !newest.Before(last) && newest.Before(end), "the newest event %s is in the chart's newest bucket [%s, %s)", newest, last, end)
+}
+
+// rng is the range the chart's form shows.
+func (c chartState) rng(t *testing.T) (time.Time, time.Time) {
+	t.Helper()
+	from, err := time.Parse(time.RFC3339, c.From)
+	require.NoError(t, err)
+	to, err := time.Parse(time.RFC3339, c.To)
+	require.NoError(t, err)
+	return from, to
+}
+
+// operatorFigures is what the operator view shows of the store.
+type operatorFigures struct {
+	Store   string            `json:"store"`
+	Columns []string          `json:"columns"`
+	Cells   []string          `json:"cells"`
+	Metrics map[string]string `json:"metrics"`
 }
 
 // chartAxes are the ticks and titles of the console's chart.
@@ -466,4 +676,61 @@ func TestConsoleAtScale(t *testing.T) {
 type point struct {
 	T string  `json:"t"`
 	V float64 `json:"v"`
+}
+
+// TestConsoleOperatorViewOnDynamoDB shows the operator view on DynamoDB:
+// the store is said, the tables' billing and capacity shown in words,
+// DynamoDB's throttles among the metrics, and every figure resolves.
+func TestConsoleOperatorViewOnDynamoDB(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a browser")
+	}
+	store, cfg := backends.Dynamo().Open(t)
+	reg := prometheus.NewRegistry()
+	r, err := lifecycle.New(lifecycle.Options{FenceSettle: -1, ClockSkew: -1, Store: store, Families: cfg.Families, MetaTable: cfg.MetaTable, Clock: clock.NewManual(now),
+		Logger: slog.New(slog.DiscardHandler), Registerer: reg})
+	require.NoError(t, err)
+	f := newFixtureOn(t, store, cfg, reg, server.Options{AdminToken: adminToken, Lifecycle: r, StoreKind: "dynamodb"})
+	res := f.postNDJSON(f.acme, "cars", fmt.Sprintf(`{"time": %q, "series": "car-1", "fields": {"speed": 1}}`, now.Add(-time.Hour).Format(time.RFC3339)))
+	require.Equal(t, http.StatusOK, res.status, "%s", res.body)
+	arg, err := json.Marshal(map[string]any{"operatorOnly": true, "url": f.url, "admin": adminToken, "shots": screenshots(t), "shot": "operator-dynamodb.png"})
+	require.NoError(t, err)
+	var got struct {
+		Operator operatorFigures `json:"operator"`
+		Errors   []string        `json:"errors"`
+	}
+	out := driveConsole(t, arg)
+	require.NoError(t, json.Unmarshal(out, &got), "%s", out)
+	require.Empty(t, got.Errors)
+	require.Equal(t, "dynamodb", got.Operator.Store)
+	require.Equal(t, []string{"table", "family", "tier", "state", "billing", "read", "write"}, got.Operator.Columns[:7])
+	require.Equal(t, "0", got.Operator.Metrics["DynamoDB throttles"])
+	for m, v := range got.Operator.Metrics {
+		require.NotContains(t, v, "?", m)
+	}
+	tables, err := client.New(f.url, adminToken, nil)
+	require.NoError(t, err)
+	physical, err := tables.PhysicalTables(context.Background())
+	require.NoError(t, err)
+	require.NotEmpty(t, physical)
+	cols := len(got.Operator.Columns)
+	require.Len(t, got.Operator.Cells, cols*len(physical))
+	for i, tb := range physical {
+		row := got.Operator.Cells[i*cols : (i+1)*cols]
+		require.Equal(t, tb.Name, row[0])
+		billing := map[string]string{"PAY_PER_REQUEST": "on demand", "PROVISIONED": "provisioned"}[tb.Billing]
+		require.NotEmpty(t, billing, "billing %q", tb.Billing)
+		require.Equal(t, billing, row[4])
+		if tb.Billing == "PROVISIONED" {
+			require.Equal(t, strconv.FormatInt(tb.ReadCapacity, 10), row[5])
+			require.Equal(t, strconv.FormatInt(tb.WriteCapacity, 10), row[6])
+		}
+		if cols == 8 {
+			if tb.ItemCount >= 0 {
+				require.Equal(t, strconv.FormatInt(tb.ItemCount, 10), row[7])
+			} else {
+				require.Equal(t, "not counted yet", row[7])
+			}
+		}
+	}
 }

@@ -156,6 +156,11 @@ type Options struct {
 	// admin.go) for requests that carry it as a bearer token. New keeps
 	// only its SHA-256. Empty means no admin API at all.
 	AdminToken string
+	// StoreKind names the store the engine runs on, "pebble" or
+	// "dynamodb", as GET /v1/admin/tables tells the console (which shows
+	// DynamoDB's billing, capacity and throttles only where they apply).
+	// Empty means not said.
+	StoreKind string
 	// Lifecycle is the lifecycle manager running beside the server, whose
 	// last cycle and plan the admin API shows; nil means none runs.
 	Lifecycle Lifecycle

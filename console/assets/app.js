@@ -2,7 +2,7 @@
 "use strict";
 
 const $ = (id) => document.getElementById(id);
-const state = { key: "", table: "", series: null, seriesCursor: "", eventsCursor: "", eventsQuery: null };
+const state = { key: "", table: "", series: null, seriesCursor: "", eventsCursor: "", eventsQuery: null, preset: 0, rawCursors: [""], rawNext: "" };
 
 // api calls the server with the signed-in key and returns the decoded
 // JSON body, or throws an Error with the server's reason.
@@ -44,12 +44,16 @@ $("signin").addEventListener("submit", async (e) => {
   try {
     const body = await api("/v1/tables");
     showTenant(body.tables);
+    state.tables = body.tables;
+    const view = readHash();
+    if (view) await restoreView(view, body.tables);
     return;
   } catch (err) {
     if (err.status !== 401 && err.status !== 403) { $("signin-error").textContent = err.message; return; }
   }
   try {
-    await api("/v1/admin/tables");
+    const { store } = await api("/v1/admin/tables");
+    state.store = store || "";
     showOperator();
   } catch (err) {
     $("signin-error").textContent = err.status === 401 || err.status === 404 ? "Neither an API key nor the admin token." : err.message;
@@ -83,6 +87,7 @@ function pickTable(t, el) {
   state.table = t.name;
   state.series = null;
   state.preset = 0;
+  state.rawCursors = [""];
   $("series-prefix").value = "";
   $("field").value = "";
   $("chart-title").textContent = `${t.name} / every series`;
@@ -172,17 +177,32 @@ async function loadSeries(fresh) {
 async function pickSeries(s, el) {
   for (const x of $("series").children) x.classList.toggle("selected", x === el);
   state.series = s;
+  state.rawCursors = [""];
   $("chart-title").textContent = `${state.table} / ${s === "" ? "(no series)" : s}`;
   await showTable();
 }
 
 // The chart.
 
-const buckets = [["1m", 60], ["5m", 300], ["15m", 900], ["30m", 1800], ["1h", 3600], ["3h", 10800], ["6h", 21600], ["12h", 43200], ["1d", 86400]];
-const maxPoints = 500, maxEvents = 5000, rawSpan = 6 * 3600e3;
-const colours = ["#1565c0", "#c62828", "#2e7d32", "#ef6c00", "#6a1b9a", "#00838f"];
+// bucketSteps are the buckets the auto interval picks from, as Grafana
+// rounds its interval: each divides a day, and 1d past a day.
+const bucketSteps = [["1s", 1], ["5s", 5], ["10s", 10], ["30s", 30], ["1m", 60], ["5m", 300], ["10m", 600], ["30m", 1800],
+  ["1h", 3600], ["3h", 10800], ["6h", 21600], ["12h", 43200], ["1d", 86400]];
+const maxPoints = 450, rawPage = 5000, groupLimit = 1000;
+const colours = ["#1565c0", "#c62828", "#2e7d32", "#ef6c00", "#6a1b9a", "#00838f", "#ad1457", "#558b2f", "#4e342e", "#283593",
+  "#f9a825", "#00695c", "#d84315", "#37474f", "#8e24aa", "#0277bd", "#9e9d24", "#5d4037", "#c2185b", "#1b5e20"];
+const otherColour = "#9e9e9e";
 
-$("chart-form").addEventListener("submit", (e) => { e.preventDefault(); plotOrSay(); });
+// autoBucket is the bucket for [from, to]: the range over maxPoints,
+// rounded up to the next of bucketSteps, so a chart holds at most about
+// maxPoints points of a line.
+function autoBucket(from, to) {
+  const seconds = (to - from) / 1000 / maxPoints;
+  return (bucketSteps.find(([, s]) => s >= seconds) || bucketSteps[bucketSteps.length - 1])[0];
+}
+
+$("chart-form").addEventListener("submit", (e) => { e.preventDefault(); state.rawCursors = [""]; plotOrSay(); });
+for (const id of ["mode", "fn", "bucket", "top", "rank"]) $(id).addEventListener("change", () => { state.rawCursors = [""]; plotOrSay(); });
 
 // Range presets: the last hour, day, week... ending now; the auto-refresh
 // slides such a range to the new now.
@@ -191,15 +211,31 @@ for (const b of document.querySelectorAll("#presets button")) {
     state.preset = Number(b.dataset.hours) * 3600e3;
     const now = new Date();
     setRange(new Date(now.getTime() - state.preset), now);
+    state.rawCursors = [""];
     plotOrSay();
   });
 }
 for (const id of ["from", "to"]) $(id).addEventListener("input", () => { state.preset = 0; });
 
+// Zoom out doubles the range about its middle (not past now).
+$("zoom-out").addEventListener("click", () => {
+  const [from, to] = readRange();
+  const half = (to - from) / 2;
+  const end = Math.min(to.getTime() + half, Date.now());
+  setRange(new Date(end - 4 * half), new Date(end));
+  state.preset = 0;
+  state.rawCursors = [""];
+  plotOrSay();
+});
+
+// Raw mode pages: older follows the page's cursor, newer goes back.
+$("raw-older").addEventListener("click", () => { state.rawCursors.push(state.rawNext); plotOrSay(); });
+$("raw-newer").addEventListener("click", () => { state.rawCursors.pop(); plotOrSay(); });
+
 let refreshTimer = 0;
-$("refresh").addEventListener("change", () => {
+$("refresh").addEventListener("change", () => setRefresh(Number($("refresh").value)));
+function setRefresh(every) {
   clearInterval(refreshTimer);
-  const every = Number($("refresh").value);
   if (!every) return;
   refreshTimer = setInterval(() => {
     if (!state.table || $("tenant-view").hidden) return;
@@ -209,17 +245,20 @@ $("refresh").addEventListener("change", () => {
     }
     plotOrSay();
   }, every * 1000);
-});
+}
 
-// plotOrSay plots, or replaces the chart with what went wrong.
+// plotOrSay plots, or replaces the chart with what went wrong, and
+// writes the view into the URL's hash.
 // The chart's data-busy counts the plots under way, data-plot those done,
 // for tests to wait on.
 async function plotOrSay() {
   const chart = $("chart");
   chart.dataset.busy = String(Number(chart.dataset.busy || 0) + 1);
   try {
+    writeHash();
     await plot();
     $("chart-error").textContent = "";
+    await followChart();
   } catch (err) {
     showChartError(err.message);
   } finally {
@@ -231,68 +270,257 @@ async function plotOrSay() {
 // showChartError replaces the chart, its caption and legend with msg.
 function showChartError(msg) {
   $("chart-box").hidden = true;
+  $("tooltip").hidden = true;
   clear($("chart"));
   $("chart").dataset.points = "0";
   $("chart").dataset.mode = "error";
+  delete $("chart").dataset.last;
   $("chart-mode").textContent = "";
+  $("raw-older").hidden = $("raw-newer").hidden = true;
   clear($("legend"));
   $("chart-error").textContent = msg;
 }
 
-// plot charts the fields typed over the range: the events themselves
-// when the bucket is auto and the range at most six hours, else an
-// aggregate with the function and bucket chosen (auto: the shortest
-// that keeps the chart under 500 points).
+// The view's state in the URL's hash: table, series, fields, function,
+// bucket, mode, filter, top and rank, unit, range (or preset) and
+// refresh. The key never goes there: a link opens the sign-in, then
+// this view.
+const hashKeys = ["table", "series", "fields", "fn", "bucket", "mode", "filter", "top", "rank", "unit", "from", "to", "last", "refresh"];
+function writeHash() {
+  const p = new URLSearchParams();
+  const v = {
+    table: state.table, series: state.series ?? undefined, fields: $("field").value.trim(), fn: $("fn").value, bucket: $("bucket").value,
+    mode: $("mode").value, filter: $("filter").value.trim(), top: $("top").value, rank: $("rank").value, unit: $("unit").value.trim(),
+    refresh: $("refresh").value === "0" ? "" : $("refresh").value,
+  };
+  if (state.preset) v.last = String(state.preset / 3600e3) + "h";
+  else { v.from = $("from").value.trim(); v.to = $("to").value.trim(); }
+  // The series "" (events without one) is kept as series=.
+  for (const k of hashKeys) if (v[k] !== undefined && (v[k] !== "" || k === "series")) p.set(k, v[k]);
+  history.replaceState(null, "", "#" + p.toString());
+}
+
+// A link pasted into a signed-in tenant view opens its view.
+window.addEventListener("hashchange", () => {
+  const v = readHash();
+  if (v && !$("tenant-view").hidden && state.tables) restoreView(v, state.tables);
+});
+
+// readHash is the view a link names, or null.
+function readHash() {
+  const p = new URLSearchParams(location.hash.slice(1));
+  return p.get("table") ? Object.fromEntries(p) : null;
+}
+
+// restoreView opens the view v (readHash's) in the tenant view.
+async function restoreView(v, tables) {
+  const t = tables.find((x) => x.name === v.table);
+  if (!t) { $("chart-error").textContent = `the link's table ${JSON.stringify(v.table)} is not one of this key's tables`; return; }
+  const el = [...$("tables").children].find((x) => x.dataset.table === v.table);
+  for (const x of $("tables").children) x.classList.toggle("selected", x === el);
+  state.table = t.name;
+  state.series = v.series ?? null;
+  $("chart-title").textContent = `${t.name} / ${state.series == null ? "every series" : state.series === "" ? "(no series)" : state.series}`;
+  $("series-prefix").value = "";
+  $("field").value = v.fields || "";
+  for (const k of ["fn", "bucket", "mode", "filter", "top", "rank", "unit"]) if (v[k] !== undefined) $(k).value = v[k];
+  if (v.last) {
+    state.preset = parseFloat(v.last) * 3600e3;
+    const now = new Date();
+    setRange(new Date(now.getTime() - state.preset), now);
+  } else {
+    state.preset = 0;
+    $("from").value = v.from || "";
+    $("to").value = v.to || "";
+  }
+  if (v.refresh) { $("refresh").value = v.refresh; setRefresh(Number(v.refresh)); }
+  state.rawCursors = [""];
+  loadSeries(true);
+  await showTable();
+}
+
+let plotGen = 0;
+
+// plot charts the fields typed over the range, of the series picked or
+// of every series.
 async function plot() {
+  const gen = ++plotGen;
   const [from, to] = readRange();
   if (!state.table) throw new Error("pick a table first");
+  if (from >= to) throw new Error(`from ${formatTime(from)} is after to ${formatTime(to)}`);
   const fields = $("field").value.split(",").map((f) => f.trim()).filter((f) => f);
   if (fields.length === 0) throw new Error("type a field to chart, or several separated by commas");
-  const series = state.series ?? undefined;
-  const fn = $("fn").value;
-  let bucket = $("bucket").value;
-  const lines = new Map(fields.map((f) => [f, []]));
-  let caption;
-  if (bucket !== "auto" || to - from > rawSpan) {
-    if (bucket === "auto") {
-      const seconds = (to - from) / 1000;
-      [bucket] = buckets.find(([, s]) => seconds / s <= maxPoints) || buckets[buckets.length - 1];
-    }
-    const body = await api(`/v1/tables/${encodeURIComponent(state.table)}/aggregate`,
-      { from: from.toISOString(), to: to.toISOString(), series, bucket, fields: fields.join(","), fn });
-    for (const b of body.buckets) {
-      for (const f of fields) {
-        const v = b.values[f] && b.values[f][fn];
-        if (v !== undefined && v !== null) lines.get(f).push({ t: b.start, v: Number(v) });
-      }
-    }
-    caption = `aggregate: ${fn} of ${fields.join(", ")} per ${bucket}`;
-    $("chart").dataset.mode = "aggregate";
-    $("chart").dataset.bucket = bucket;
-  } else {
-    let cursor = "", n = 0;
-    do {
-      const page = await api(`/v1/tables/${encodeURIComponent(state.table)}/events`,
-        { from: from.toISOString(), to: to.toISOString(), series, fields: fields.join(","), limit: 1000, cursor });
-      for (const ev of page.events) {
-        for (const f of fields) {
-          if (typeof ev.fields[f] === "number") { lines.get(f).push({ t: ev.time, v: ev.fields[f] }); n++; }
-        }
-      }
-      cursor = page.next_cursor || "";
-    } while (cursor && n < maxEvents);
-    caption = `events: ${fields.join(", ")}, ${n} points`;
-    $("chart").dataset.mode = "events";
-    delete $("chart").dataset.bucket;
+  const q = { from: from.toISOString(), to: to.toISOString(), series: state.series ?? undefined, filter: $("filter").value.trim(), fields: fields.join(",") };
+  const chart = $("chart");
+  chart.dataset.from = q.from;
+  chart.dataset.to = q.to;
+  let answer;
+  try {
+    answer = $("mode").value === "raw" ? await plotRaw(q, fields, from, to) : await plotAggregate(q, fields, from, to);
+  } catch (err) {
+    if (gen !== plotGen) return;
+    throw err;
   }
-  const missing = fields.filter((f) => lines.get(f).length === 0);
-  if (missing.length === fields.length) {
+  // A plot asked for since draws instead of this one.
+  if (gen !== plotGen) return;
+  const { lines, caption, legend } = answer;
+  const drawn = lines.filter((l) => l.points.length);
+  if (drawn.length === 0) {
     const where = state.series == null ? "" : ` of series ${JSON.stringify(state.series)}`;
-    throw new Error(`no numeric values of ${missing.map((f) => JSON.stringify(f)).join(", ")}${where} between ${formatTime(from)} and ${formatTime(to)}: ` +
-      `check the field's name (the events below show the fields there are) and the range`);
+    throw new Error(`no numeric values of ${fields.map((f) => JSON.stringify(f)).join(", ")}${where} between ${formatTime(from)} and ${formatTime(to)}` +
+      `${q.filter ? " matching the filter" : ""}: check the field's name (the events below show the fields there are) and the range`);
   }
+  const missing = fields.filter((f) => !drawn.some((l) => l.field === f));
   $("chart-mode").textContent = caption + (missing.length ? ` (no values of ${missing.join(", ")})` : "");
-  draw([...lines].filter(([, ps]) => ps.length).map(([field, points]) => ({ field, points })), from, to, $("unit").value.trim());
+  draw(drawn, from, to, $("unit").value.trim(), legend);
+}
+
+// fieldPoints are the points of field's fn in an aggregate's buckets.
+function fieldPoints(buckets, field, fn) {
+  const out = [];
+  for (const b of buckets) {
+    const v = b.values[field] && b.values[field][fn];
+    if (v !== undefined && v !== null) out.push({ t: b.start, v: Number(v), end: b.end });
+  }
+  return out;
+}
+
+// mergeOthers merges the buckets of the series not drawn into one line
+// of fn, where fn merges (min, max, sum, count; avg from the sums and
+// counts asked beside it); null for functions that do not.
+function mergeOthers(groups, field, fn) {
+  if (!["min", "max", "sum", "count", "avg"].includes(fn)) return null;
+  const by = new Map();
+  for (const g of groups) {
+    for (const b of g.buckets) {
+      const vs = b.values[field];
+      if (!vs || vs[fn] === undefined || vs[fn] === null) continue;
+      const m = by.get(b.start) || { t: b.start, end: b.end, v: null, sum: 0, count: 0 };
+      const v = Number(vs[fn]);
+      if (fn === "min") m.v = m.v === null ? v : Math.min(m.v, v);
+      else if (fn === "max") m.v = m.v === null ? v : Math.max(m.v, v);
+      else if (fn === "sum" || fn === "count") m.v = (m.v || 0) + v;
+      else { m.sum += Number(vs.sum); m.count += Number(vs.count); m.v = m.sum / m.count; }
+      by.set(b.start, m);
+    }
+  }
+  return [...by.values()].sort((a, b) => (a.t < b.t ? -1 : 1)).map(({ t, v, end }) => ({ t, v, end }));
+}
+
+// plotAggregate reads the aggregate: of the series picked, one line a
+// field; of every series, grouped by series, the top N by value (the
+// mean of the first field's buckets) or by events drawn, one line each,
+// and the rest merged into one grey line where the function merges.
+async function plotAggregate(q, fields, from, to) {
+  const fn = $("fn").value;
+  const chosen = $("bucket").value;
+  const bucket = chosen === "auto" ? autoBucket(from, to) : chosen;
+  const chart = $("chart");
+  chart.dataset.mode = "aggregate";
+  chart.dataset.bucket = bucket;
+  const path = `/v1/tables/${encodeURIComponent(state.table)}/aggregate`;
+  const what = `${fn} of ${fields.join(", ")} per ${bucket}${chosen === "auto" ? " (auto)" : ""}`;
+  if (state.series != null) {
+    const body = await api(path, { ...q, bucket, fn });
+    const lines = fields.map((f) => ({ field: f, label: f, points: fieldPoints(body.buckets, f, fn) }));
+    return { lines, caption: `aggregate: ${what}`, legend: { shown: lines.length } };
+  }
+  const fns = fn === "avg" ? "avg,sum,count" : fn;
+  const body = await api(path, { ...q, bucket, fn: fns, group_by: "series", group_limit: groupLimit });
+  const groups = body.groups || [];
+  const first = fields[0];
+  const rank = $("rank").value, top = Number($("top").value);
+  // A series without values of the first field is not ranked.
+  const score = (g) => {
+    const ps = fieldPoints(g.buckets, first, fn);
+    if (!ps.length) return -Infinity;
+    if (rank === "count") return g.buckets.reduce((a, b) => a + (b.events || 0), 0);
+    return ps.reduce((a, p) => a + p.v, 0) / ps.length;
+  };
+  const ranked = groups.map((g) => ({ g, s: score(g) })).filter((x) => x.s !== -Infinity)
+    .sort((a, b) => b.s - a.s || (a.g.group < b.g.group ? -1 : 1));
+  const shown = ranked.slice(0, top), rest = ranked.slice(top).map((x) => x.g);
+  const lines = [];
+  for (const { g, s } of shown) {
+    for (const f of fields) {
+      lines.push({ field: f, series: g.group, score: s, label: fields.length > 1 ? `${g.group} · ${f}` : g.group || "(no series)", points: fieldPoints(g.buckets, f, fn) });
+    }
+  }
+  let others = "";
+  if (rest.length) {
+    const events = rest.reduce((a, g) => a + g.buckets.reduce((x, b) => x + (b.events || 0), 0), 0);
+    const merged = fields.map((f) => [f, mergeOthers(rest, f, fn)]);
+    for (const [f, ps] of merged) {
+      if (ps) lines.push({ field: f, series: null, other: true, label: `${rest.length} other series${fields.length > 1 ? " · " + f : ""}`, points: ps });
+    }
+    others = `${rest.length} other series, ${events.toLocaleString("en")} events` + (merged[0][1] ? `: the grey line is their ${fn} together` : `: not drawn (${fn} does not merge across series)`);
+  }
+  const more = body.next_group ? `; only the first ${groupLimit.toLocaleString("en")} series in name order were ranked (the aggregate's page of groups)` : "";
+  const by = rank === "count" ? "events" : `mean ${fn} of ${first}`;
+  return {
+    lines,
+    caption: `aggregate of every series: ${what}; the top ${shown.length} of ${ranked.length} series by ${by}${more}`,
+    legend: { shown: shown.length, others },
+  };
+}
+
+// plotRaw reads a page of the events themselves, newest first, 5,000 a
+// page, and says which: events a–b of the newest, of how many in the
+// range (an aggregate's count). Of every series, the top N series of the
+// page by events get a colour each, the rest one grey.
+async function plotRaw(q, fields, from, to) {
+  const chart = $("chart");
+  chart.dataset.mode = "events";
+  delete chart.dataset.bucket;
+  if (!state.rawCursors || !state.rawCursors.length) state.rawCursors = [""];
+  const pageNo = state.rawCursors.length - 1;
+  const path = `/v1/tables/${encodeURIComponent(state.table)}`;
+  // The count: an aggregate's, whose range ends before a to that starts
+  // a bucket, where the events' range holds to: the events at to itself
+  // are counted apart then.
+  const bucket = autoBucket(from, to);
+  const step = bucketSteps.find(([b]) => b === bucket)[1] * 1000;
+  const at = { ...q, from: q.to, to: q.to, limit: 10000 };
+  const [page, counted, atTo] = await Promise.all([
+    api(`${path}/events`, { ...q, order: "desc", limit: rawPage, cursor: state.rawCursors[pageNo] }),
+    api(`${path}/aggregate`, { from: q.from, to: q.to, series: q.series, filter: q.filter, bucket, fn: "count" }),
+    to.getTime() % step === 0 ? api(`${path}/events`, at) : { events: [] },
+  ]);
+  const total = counted.buckets.reduce((a, b) => a + (b.events || 0), 0) + atTo.events.length;
+  const evs = page.events.slice().reverse();
+  state.rawNext = page.next_cursor || "";
+  $("raw-older").hidden = !page.next_cursor;
+  $("raw-newer").hidden = pageNo === 0;
+  const lines = [];
+  const key = (s, f) => s + "\u0000" + f;
+  const bySeries = new Map();
+  for (const ev of evs) bySeries.set(ev.series, (bySeries.get(ev.series) || 0) + 1);
+  const top = Number($("top").value);
+  const ranked = [...bySeries].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
+  const shown = new Set(state.series != null ? [state.series] : ranked.slice(0, top).map(([s]) => s));
+  const index = new Map();
+  for (const ev of evs) {
+    for (const f of fields) {
+      if (typeof ev.fields[f] !== "number") continue;
+      const other = !shown.has(ev.series);
+      const k = other ? key("\u0001other", f) : key(ev.series, f);
+      if (!index.has(k)) {
+        const label = state.series != null ? f : other ? `${bySeries.size - shown.size} other series` : (ev.series || "(no series)");
+        index.set(k, { field: f, series: other ? null : ev.series, other, label: fields.length > 1 && state.series == null ? `${label} · ${f}` : label, points: [] });
+      }
+      index.get(k).points.push({ t: ev.time, v: ev.fields[f] });
+    }
+  }
+  lines.push(...[...index.values()].sort((a, b) => (a.other - b.other) || (bySeries.get(b.series) || 0) - (bySeries.get(a.series) || 0)));
+  const n = page.events.length, first = pageNo * rawPage;
+  const span = n ? `, from ${evs[0].time} to ${evs[n - 1].time}` : "";
+  const caption = `raw events ${n ? (first + 1).toLocaleString("en") : 0}–${(first + n).toLocaleString("en")} of the newest ${total.toLocaleString("en")} in the range${span}` +
+    (page.next_cursor ? `; older ones on the next page` : "") + `: ${fields.join(", ")}`;
+  chart.dataset.rawFirst = String(first + 1);
+  chart.dataset.rawCount = String(n);
+  chart.dataset.rawTotal = String(total);
+  const others = state.series == null && bySeries.size > shown.size ? `${bySeries.size - shown.size} other series of this page in grey` : "";
+  return { lines, caption, legend: { shown: shown.size, others } };
 }
 
 // Chart geometry, in the SVG's own units.
@@ -325,9 +553,11 @@ function valueTicks(lo, hi) {
   const mag = 10 ** Math.floor(Math.log10(raw));
   const step = [1, 2, 5, 10].map((m) => m * mag).find((s) => s >= raw);
   const ticks = [];
-  for (let v = Math.floor(lo / step) * step; v <= hi + step / 2; v += step) {
+  // Up to the first tick at or above hi (within rounding), so the axis
+  // spans every point.
+  for (let v = Math.floor(lo / step) * step; ; v += step) {
     ticks.push(Number(v.toPrecision(12)));
-    if (v >= hi) break;
+    if (v >= hi - step * 1e-9) break;
   }
   return ticks;
 }
@@ -343,19 +573,28 @@ function svgEl(name, attrs, text) {
   return el;
 }
 
-// draw charts lines, [{field, points: [{t, v}]}], over [from, to], with
-// a time axis (UTC) and a value axis labelled with the unit.
-function draw(lines, from, to, unit) {
+// draw charts lines, [{field, label, series, other, points: [{t, v}]}],
+// over [from, to], with a time axis (UTC) and a value axis labelled with
+// the unit; the legend names each line drawn and legend.others says what
+// the grey line holds. The chart's data-last is the time of its newest
+// point (data-last-end the end of that bucket), for tests and readers.
+function draw(lines, from, to, unit, legend) {
   $("chart-box").hidden = false;
+  $("tooltip").hidden = true;
   const svg = $("chart");
   clear(svg);
   clear($("legend"));
   const all = lines.flatMap((l) => l.points);
   svg.dataset.points = String(all.length);
-  const ticks = valueTicks(Math.min(...all.map((p) => p.v)), Math.max(...all.map((p) => p.v)));
-  const lo = ticks[0], hi = ticks[ticks.length - 1];
+  const newest = all.reduce((a, p) => (!a || new Date(p.t) > new Date(a.t) ? p : a), null);
+  svg.dataset.last = newest ? new Date(newest.t).toISOString() : "";
+  if (newest && newest.end) svg.dataset.lastEnd = new Date(newest.end).toISOString(); else delete svg.dataset.lastEnd;
+  let lo = Infinity, hi = -Infinity;
+  for (const p of all) { lo = Math.min(lo, p.v); hi = Math.max(hi, p.v); }
+  const ticks = valueTicks(lo, hi);
+  const vlo = ticks[0], vhi = ticks[ticks.length - 1];
   const x = (t) => padLeft + ((new Date(t) - from) / Math.max(to - from, 1)) * (W - padLeft - padRight);
-  const y = (v) => H - padBottom - ((v - lo) / (hi - lo)) * (H - padTop - padBottom);
+  const y = (v) => H - padBottom - ((v - vlo) / (vhi - vlo)) * (H - padTop - padBottom);
   const axes = svgEl("g", { class: "axes" });
   axes.appendChild(svgEl("line", { x1: padLeft, y1: H - padBottom, x2: W - padRight, y2: H - padBottom }));
   axes.appendChild(svgEl("line", { x1: padLeft, y1: padTop, x2: padLeft, y2: H - padBottom }));
@@ -373,23 +612,100 @@ function draw(lines, from, to, unit) {
   }
   axes.appendChild(svgEl("text", { class: "x-title", x: (padLeft + W - padRight) / 2, y: H - 6, "text-anchor": "middle" }, "time (UTC)"));
   const fn = $("chart").dataset.mode === "aggregate" ? $("fn").value : "";
-  const title = `${fn ? fn + " of " : ""}${lines.map((l) => l.field).join(", ")}${unit ? ` (${unit})` : ""}`;
+  const fieldNames = [...new Set(lines.map((l) => l.field))];
+  const title = `${fn ? fn + " of " : ""}${fieldNames.join(", ")}${unit ? ` (${unit})` : ""}`;
   axes.appendChild(svgEl("text", { class: "y-title", x: 14, y: (padTop + H - padBottom) / 2, "text-anchor": "middle", transform: `rotate(-90 14 ${(padTop + H - padBottom) / 2})` }, title));
   svg.appendChild(axes);
-  lines.forEach(({ field, points }, i) => {
-    const colour = colours[i % colours.length];
-    const g = svgEl("g", { class: "line", "data-field": field });
-    g.appendChild(svgEl("polyline", { stroke: colour, points: points.map((p) => `${x(p.t).toFixed(1)},${y(p.v).toFixed(1)}`).join(" ") }));
-    for (const p of points) {
-      const c = svgEl("circle", { cx: x(p.t).toFixed(1), cy: y(p.v).toFixed(1), r: "2.5", fill: colour, "data-t": p.t, "data-v": String(p.v), "data-field": field });
-      c.appendChild(svgEl("title", {}, `${p.t}\n${field}: ${formatNumber(p.v)}${unit ? " " + unit : ""}`));
+  // Drawn first, the grey line of the others lies under the coloured ones.
+  const ordered = [...lines.filter((l) => l.other), ...lines.filter((l) => !l.other)];
+  let colourIndex = 0;
+  const colourOf = new Map();
+  for (const l of lines) if (!l.other) colourOf.set(l, colours[colourIndex++ % colours.length]);
+  const r = all.length > 2000 ? "1.5" : "2.5";
+  for (const l of ordered) {
+    const colour = l.other ? otherColour : colourOf.get(l);
+    const attrs = { class: l.other ? "line other" : "line", "data-field": l.field, "data-label": l.label };
+    if (l.series != null) attrs["data-series"] = l.series;
+    const g = svgEl("g", attrs);
+    // Raw events of many series are dots; aggregate buckets are joined.
+    if ($("chart").dataset.mode === "aggregate" || state.series != null) {
+      g.appendChild(svgEl("polyline", { stroke: colour, points: l.points.map((p) => `${x(p.t).toFixed(1)},${y(p.v).toFixed(1)}`).join(" ") }));
+    }
+    for (const p of l.points) {
+      const c = svgEl("circle", { cx: x(p.t).toFixed(1), cy: y(p.v).toFixed(1), r, fill: colour, "data-t": p.t, "data-v": String(p.v), "data-field": l.label });
       g.appendChild(c);
     }
     svg.appendChild(g);
+  }
+  for (const l of lines) {
+    if (l.other) continue;
     const item = document.createElement("span");
-    item.className = `legend-item colour-${i % colours.length}`;
-    item.textContent = field;
+    item.className = "legend-item";
+    item.style.borderColor = colourOf.get(l);
+    item.textContent = l.label;
+    item.dataset.label = l.label;
+    item.title = "click to hide or show its line";
+    item.dataset.field = l.field;
+    if (l.series != null) item.dataset.series = l.series;
     $("legend").appendChild(item);
+  }
+  if (legend && legend.others) {
+    const item = document.createElement("span");
+    item.className = "legend-item legend-others";
+    item.style.borderColor = otherColour;
+    item.textContent = legend.others;
+    $("legend").appendChild(item);
+  }
+  // The selection rectangle of a drag, kept last so it lies on top.
+  svg.appendChild(svgEl("rect", { id: "zoom-rect", x: 0, y: padTop, width: 0, height: H - padTop - padBottom, visibility: "hidden" }));
+}
+
+// A click on a legend item hides its line, another shows it again.
+$("legend").addEventListener("click", (e) => {
+  const item = e.target.closest(".legend-item");
+  if (!item || !item.dataset.label) return;
+  const off = item.classList.toggle("off");
+  for (const g of $("chart").querySelectorAll("g.line")) {
+    if (g.dataset.label === item.dataset.label) g.setAttribute("visibility", off ? "hidden" : "visible");
+  }
+});
+
+// Drag to zoom: a drag across the chart sets the range to the times
+// under its ends and plots again; a click without a drag does nothing.
+{
+  let dragFrom = null;
+  const toSvgX = (e) => { const box = $("chart").getBoundingClientRect(); return ((e.clientX - box.left) / box.width) * W; };
+  const timeAt = (sx) => {
+    const from = new Date($("chart").dataset.from), to = new Date($("chart").dataset.to);
+    const f = Math.min(Math.max((sx - padLeft) / (W - padLeft - padRight), 0), 1);
+    return new Date(from.getTime() + f * (to - from));
+  };
+  $("chart").addEventListener("mousedown", (e) => {
+    if (!$("chart").dataset.from || e.button !== 0) return;
+    e.preventDefault();
+    dragFrom = toSvgX(e);
+  });
+  $("chart").addEventListener("mousemove", (e) => {
+    const rect = document.getElementById("zoom-rect");
+    if (dragFrom === null || !rect) return;
+    const sx = toSvgX(e);
+    rect.setAttribute("x", Math.min(sx, dragFrom));
+    rect.setAttribute("width", Math.abs(sx - dragFrom));
+    rect.setAttribute("visibility", "visible");
+  });
+  window.addEventListener("mouseup", (e) => {
+    if (dragFrom === null) return;
+    const sx = toSvgX(e), start = dragFrom;
+    dragFrom = null;
+    const rect = document.getElementById("zoom-rect");
+    if (rect) rect.setAttribute("visibility", "hidden");
+    if (Math.abs(sx - start) < 5) return;
+    const a = timeAt(Math.min(sx, start)), b = timeAt(Math.max(sx, start));
+    if (b - a < 1000) return;
+    setRange(a, b);
+    state.preset = 0;
+    state.rawCursors = [""];
+    plotOrSay();
   });
 }
 
@@ -418,10 +734,24 @@ $("chart").addEventListener("mouseleave", () => { $("tooltip").hidden = true; })
 
 $("events-next").addEventListener("click", () => loadEvents(false));
 
+// eventsView is what the events table shows: the chart's range, series
+// and filter.
+function eventsView(from, to) {
+  return { from: from.toISOString(), to: to.toISOString(), series: state.series ?? undefined, filter: $("filter").value.trim() || undefined };
+}
+
+// followChart reloads the events table when the chart's range, series or
+// filter is not the one it shows.
+async function followChart() {
+  const [from, to] = readRange();
+  const want = eventsView(from, to), had = state.eventsQuery || {};
+  if (Object.keys(want).some((k) => want[k] !== had[k])) await loadEvents(true);
+}
+
 async function loadEvents(fresh) {
   const [from, to] = readRange();
   if (fresh) {
-    state.eventsQuery = { from: from.toISOString(), to: to.toISOString(), series: state.series ?? undefined, limit: 50, order: "desc" };
+    state.eventsQuery = { ...eventsView(from, to), limit: 50, order: "desc" };
     state.eventsCursor = "";
   }
   const page = await api(`/v1/tables/${encodeURIComponent(state.table)}/events`, { ...state.eventsQuery, cursor: state.eventsCursor });
@@ -493,12 +823,19 @@ $("planner-form").addEventListener("submit", (e) => { e.preventDefault(); plan()
 
 async function plan() {
   $("planner-summary").textContent = "";
+  $("planner-headline").textContent = "";
   try {
     const { report: r, svg } = await api("/v1/admin/planner",
       { rate: $("plan-rate").value, item_bytes: $("plan-item").value, retention: $("plan-retention").value });
     // The recommended month as AWS bills it, line by line in r.bill.lines.
+    // The headline is the recommended plan (what `timetable plan`
+    // recommends), the other ways of paying below it for comparison.
     const cost = r.bill.total;
-    $("planner-summary").textContent = `${r.period} tables, ${r.shards} shards, ${r.recommended_billing.replace("_", " ")}: $${cost.toFixed(2)} a month as billed, ${r.bill.lines.length} lines (${r.costed_at})`;
+    $("planner-headline").textContent = `Recommended: ${r.period} tables, ${r.shards} shards, ${r.recommended_billing.replace("_", " ")}: $${cost.toFixed(2)} a month as billed, ${r.bill.lines.length} lines (${r.costed_at})`;
+    $("planner-headline").dataset.total = cost.toFixed(2);
+    const c = r.monthly_cost || {};
+    const alt = [["all provisioned", c.provisioned_tiers], ["all on demand", c.on_demand], ["no tiering", c.no_tiering]].filter(([, x]) => x);
+    $("planner-summary").textContent = alt.length ? "Instead: " + alt.map(([k, x]) => `${k} $${x.total.toFixed(2)}`).join(", ") + " a month." : "";
     $("planner-summary").dataset.period = r.period;
     const doc = new DOMParser().parseFromString(svg, "image/svg+xml");
     const chart = $("planner-chart");
@@ -546,15 +883,36 @@ function drawTimeline(tables) {
   $("timeline").innerHTML = html || "<p>No tables yet.</p>";
 }
 
+// drawPhysical lists the physical tables: billing and capacity on
+// DynamoDB only (a Pebble table has neither), items where the store
+// counts them (DynamoDB's ItemCount, refreshed by AWS about every six
+// hours; the column is left out when no table has a count).
 function drawPhysical(tables) {
+  const dynamo = state.store !== "pebble";
+  const counted = tables.some((t) => t.item_count !== undefined && t.item_count !== null);
+  const cols = [["table", (t) => t.name], ["family", (t) => t.family], ["tier", (t) => t.tier], ["state", (t) => t.state]];
+  if (dynamo) {
+    cols.push(["billing", (t) => t.billing === "PAY_PER_REQUEST" ? "on demand" : t.billing === "PROVISIONED" ? "provisioned" : t.billing],
+      ["read", (t) => t.billing === "PAY_PER_REQUEST" ? "" : t.read_capacity], ["write", (t) => t.billing === "PAY_PER_REQUEST" ? "" : t.write_capacity]);
+  }
+  if (counted) cols.push(["items", (t) => t.item_count ?? "not counted yet"]);
+  const head = $("physical").tHead;
+  clear(head);
+  const hr = head.insertRow();
+  for (const [h] of cols) {
+    const th = document.createElement("th");
+    th.textContent = h;
+    hr.appendChild(th);
+  }
   const body = $("physical").tBodies[0];
   clear(body);
   for (const t of tables) {
     const r = body.insertRow();
     r.dataset.table = t.name;
-    const cap = t.billing === "PAY_PER_REQUEST" ? ["on demand", ""] : [t.read_capacity, t.write_capacity];
-    for (const v of [t.name, t.family, t.tier, t.state, t.billing, cap[0], cap[1], t.item_count ?? "?"]) r.insertCell().textContent = String(v ?? "");
+    for (const [, v] of cols) r.insertCell().textContent = String(v(t) ?? "");
   }
+  $("physical").dataset.columns = cols.map(([h]) => h).join(",");
+  $("physical").dataset.store = state.store || "";
 }
 
 
@@ -580,10 +938,10 @@ const metricRows = [
   ["HTTP requests", (s) => sum(s, "timetable_http_requests_total"), "rate", "requests/s"],
   ["HTTP errors (5xx)", (s) => sum(s, "timetable_http_requests_total", (l) => /^5/.test(l.code))],
   ["HTTP refusals (4xx)", (s) => sum(s, "timetable_http_requests_total", (l) => /^4/.test(l.code))],
-  ["DynamoDB throttles", (s) => sum(s, "timetable_dynamodb_throttles_total")],
+  ["DynamoDB throttles", (s) => sum(s, "timetable_dynamodb_throttles_total"), null, null, "dynamodb"],
   ["reads refused, query budget full", (s) => sum(s, "timetable_query_budget_exhausted_total")],
-  ["lifecycle cycles", (s) => byLabel(s, "timetable_lifecycle_cycles_total", "outcome")],
-  ["lifecycle actions", (s) => byLabel(s, "timetable_lifecycle_actions_total", "action")],
+  ["lifecycle cycles", (s) => byLabel(s, "timetable_lifecycle_cycles_total", ["result"])],
+  ["lifecycle actions", (s) => byLabel(s, "timetable_lifecycle_actions_total", ["action", "result"])],
   ["last lifecycle cycle", (s) => { const v = sum(s, "timetable_lifecycle_last_cycle_timestamp_seconds"); return v ? formatTime(new Date(v * 1000)) : "none"; }],
 ];
 
@@ -591,9 +949,15 @@ function sum(samples, name, keep) {
   return samples.filter((x) => x.name === name && (!keep || keep(x.labels))).reduce((a, x) => a + x.value, 0);
 }
 
-function byLabel(samples, name, label) {
-  const parts = samples.filter((x) => x.name === name).map((x) => `${x.labels[label] || "?"} ${x.value}`);
-  return parts.length ? parts.join(", ") : "0";
+// byLabel sums the samples of name by the values of labels: "ok 2,
+// failed 1" (a label a sample lacks reads "(none)").
+function byLabel(samples, name, labels) {
+  const by = new Map();
+  for (const x of samples.filter((x) => x.name === name)) {
+    const k = labels.map((l) => x.labels[l] || "(none)").join(" ");
+    by.set(k, (by.get(k) || 0) + x.value);
+  }
+  return by.size ? [...by].map(([k, v]) => `${k} ${v}`).join(", ") : "0";
 }
 
 let lastMetrics = null;
@@ -605,7 +969,8 @@ async function readMetrics() {
     const at = Date.now();
     const body = $("metrics").tBodies[0];
     clear(body);
-    for (const [label, value, rate, rateLabel] of metricRows) {
+    for (const [label, value, rate, rateLabel, store] of metricRows) {
+      if (store && state.store && state.store !== store) continue;
       const v = value(samples);
       const r = body.insertRow();
       r.dataset.metric = label;

@@ -3,7 +3,9 @@
 // pages showed as JSON. Arguments come as one JSON object in argv[2]:
 // {url, key, admin, tenant, table, table2, prefix, series, field, field2,
 // unit, from, to, rawFrom, rawTo, refreshSeries, refreshField,
-// refreshFrom, refreshTo, newTime, newValue, shots}; PLAYWRIGHT_DIR names the folder scripts/browser/install.sh
+// refreshFrom, refreshTo, newTime, newValue, topField, topFrom, topTo, topFilter,
+// busy, busyFrom, busyTo, shots}, or {operatorOnly, url, admin, shots}
+// for the operator view alone; PLAYWRIGHT_DIR names the folder scripts/browser/install.sh
 // printed.
 import { pathToFileURL } from "node:url";
 import { join } from "node:path";
@@ -27,12 +29,33 @@ try {
   page.on("console", (m) => { if (m.type() === "error" && !m.text().startsWith("Failed to load resource")) errors.push(m.text()); });
   page.on("response", (r) => { if (r.status() >= 500 || r.status() === 404) errors.push(`${r.status()} ${r.url()}`); });
 
-  const signIn = async (key) => {
-    await page.goto(arg.url + "/");
+  // operatorFigures is what the operator view shows of the store: the
+  // physical tables' columns and cells, the metrics' rows.
+  const operatorFigures = async () => ({
+    store: await page.getAttribute("#physical", "data-store"),
+    columns: (await page.getAttribute("#physical", "data-columns")).split(","),
+    cells: await page.$$eval("#physical tbody td", (cs) => cs.map((c) => c.textContent)),
+    metrics: Object.fromEntries(await page.$$eval("#metrics tbody tr", (rs) => rs.map((r) => [r.dataset.metric, r.cells[1].textContent]))),
+  });
+  const signIn = async (key, hash) => {
+    if (hash) await page.goto("about:blank");
+    await page.goto(arg.url + "/" + (hash || ""));
     await page.fill("#key", key);
     await page.click("#signin-button");
   };
 
+  if (arg.operatorOnly) {
+    // The operator view alone, on the store the server runs on.
+    await signIn(arg.admin);
+    await page.waitForSelector("#operator-view:not([hidden])");
+    await page.waitForSelector("#physical[data-columns]");
+    await page.waitForFunction(() => Number(document.getElementById("metrics").dataset.read || 0) >= 1);
+    out.operator = await operatorFigures();
+    await page.screenshot({ path: join(arg.shots, arg.shot), fullPage: true });
+    out.errors = errors;
+    console.log(JSON.stringify(out));
+    process.exit(0);
+  }
   if (arg.scale) {
     // Many series and tables: the series come a page at a time, the
     // timeline shows every table.
@@ -69,6 +92,22 @@ try {
     await page.waitForFunction((n) => Number(document.getElementById("chart").dataset.plot || 0) > n, n);
     await idle();
   };
+  const chartState = async () => ({
+    mode: await page.getAttribute("#chart", "data-mode"),
+    bucket: await page.getAttribute("#chart", "data-bucket"),
+    last: await page.getAttribute("#chart", "data-last"),
+    lastEnd: await page.getAttribute("#chart", "data-last-end"),
+    from: await page.inputValue("#from"),
+    to: await page.inputValue("#to"),
+    legend: await page.$$eval("#legend .legend-item:not(.legend-others)", (ls) => ls.map((l) => l.textContent)),
+    others: await page.$$eval("#legend .legend-others", (ls) => ls.map((l) => l.textContent).join("")),
+    lines: await page.$$eval("#chart g.line", (gs) => gs.map((g) => ({ label: g.dataset.label, other: g.classList.contains("other"), points: g.querySelectorAll("circle").length }))),
+    caption: await page.textContent("#chart-mode"),
+    error: await page.textContent("#chart-error"),
+    hash: await page.evaluate(() => location.hash),
+    yTop: await page.$$eval("#chart .y-tick", (ts) => Math.max(...ts.map((t) => Number(t.dataset.v)))),
+    vTop: await page.$$eval("#chart circle", (cs) => Math.max(...cs.map((c) => Number(c.dataset.v)))),
+  });
   const axes = async () => ({
     xTicks: await page.$$eval("#chart .x-tick", (ts) => ts.map((t) => ({ t: t.dataset.t, label: t.querySelector("text").textContent }))),
     yTicks: await page.$$eval("#chart .y-tick", (ts) => ts.map((t) => ({ v: Number(t.dataset.v), label: t.querySelector("text").textContent }))),
@@ -90,7 +129,90 @@ try {
     to: await page.inputValue("#to"),
     points: Number(await page.getAttribute("#chart", "data-points")),
     error: await page.textContent("#chart-error"),
+    chart: await chartState(),
   };
+  // Every series, top 10 by value, the rest in grey; then by events.
+  await page.fill("#field", arg.topField);
+  await page.fill("#from", arg.topFrom);
+  await page.fill("#to", arg.topTo);
+  await replot();
+  out.top = await chartState();
+  // A click on a legend item hides its line.
+  await page.click(`#legend .legend-item[data-label="${out.top.legend[0]}"]`);
+  out.hidden = await page.$$eval("#chart g.line[visibility=hidden]", (gs) => gs.map((g) => g.dataset.label));
+  await page.click(`#legend .legend-item[data-label="${out.top.legend[0]}"]`);
+  out.hiddenAfter = await page.$$eval("#chart g.line[visibility=hidden]", (gs) => gs.map((g) => g.dataset.label));
+  await page.screenshot({ path: join(arg.shots, "tenant-every-series.png"), fullPage: true });
+  await page.selectOption("#rank", "count");
+  await idle();
+  await replot();
+  out.topByCount = await chartState();
+  await page.selectOption("#rank", "value");
+  await idle();
+  // A filter: the series whose temp is at least 295.
+  await page.fill("#filter", arg.topFilter);
+  await replot();
+  out.filtered = await chartState();
+  out.filteredEvents = await page.$$eval("#events tbody tr", (rs) => rs.map((r) => r.cells[1].textContent));
+  await page.fill("#filter", "");
+  await replot();
+  // Drag to zoom: across the middle half of the plot area.
+  {
+    const box = await (await page.$("#chart")).boundingBox();
+    const sx = (v) => box.x + (v / 900) * box.width, y = box.y + box.height / 2;
+    const n = Number((await page.getAttribute("#chart", "data-plot")) || 0);
+    await page.mouse.move(sx(70 + 0.25 * 810), y);
+    await page.mouse.down();
+    await page.mouse.move(sx(70 + 0.5 * 810), y, { steps: 5 });
+    await page.mouse.move(sx(70 + 0.75 * 810), y, { steps: 5 });
+    await page.mouse.up();
+    await page.waitForFunction((n) => Number(document.getElementById("chart").dataset.plot || 0) > n, n);
+    await idle();
+    out.zoomed = await chartState();
+    await page.screenshot({ path: join(arg.shots, "tenant-zoomed.png"), fullPage: true });
+  }
+  // The view's link: a fresh page opened on it, signed in, shows it.
+  {
+    const hash = out.zoomed.hash;
+    await signIn(arg.key, hash);
+    await page.waitForSelector("#tenant-view:not([hidden])");
+    await page.waitForFunction(() => Number(document.getElementById("chart").dataset.plot || 0) > 0);
+    await idle();
+    out.restored = { ...(await chartState()), field: await page.inputValue("#field") };
+    // Another link pasted into the signed-in page: the top 5.
+    const n = Number((await page.getAttribute("#chart", "data-plot")) || 0);
+    await page.evaluate((h) => { location.hash = h; }, out.restored.hash.replace("top=10", "top=5"));
+    await page.waitForFunction((n) => Number(document.getElementById("chart").dataset.plot || 0) > n, n);
+    await idle();
+    out.pasted = await chartState();
+  }
+  // The newest event of a busy table's range is on the chart, aggregated
+  // and raw; raw pages say which events they show.
+  await page.click(`#tables li[data-table="${arg.busy}"]`);
+  await page.waitForFunction(() => Number(document.getElementById("chart").dataset.plot || 0) > 0);
+  await idle();
+  await page.fill("#field", "v");
+  await page.fill("#from", arg.busyFrom);
+  await page.fill("#to", arg.busyTo);
+  await replot();
+  out.busy = await chartState();
+  await page.selectOption("#mode", "raw");
+  await idle();
+  await replot();
+  out.busyRaw = { ...(await chartState()), first: await page.getAttribute("#chart", "data-raw-first"), count: await page.getAttribute("#chart", "data-raw-count"), total: await page.getAttribute("#chart", "data-raw-total") };
+  await page.screenshot({ path: join(arg.shots, "tenant-raw.png"), fullPage: true });
+  {
+    const n = Number((await page.getAttribute("#chart", "data-plot")) || 0);
+    await page.click("#raw-older");
+    await page.waitForFunction((n) => Number(document.getElementById("chart").dataset.plot || 0) > n, n);
+    await idle();
+  }
+  out.busyOlder = { ...(await chartState()), first: await page.getAttribute("#chart", "data-raw-first"), count: await page.getAttribute("#chart", "data-raw-count"), older: await page.isVisible("#raw-older"), newer: await page.isVisible("#raw-newer") };
+  await page.selectOption("#mode", "aggregate");
+  await idle();
+  await page.click(`#tables li[data-table="${arg.table}"]`);
+  await page.waitForFunction(() => Number(document.getElementById("chart").dataset.plot || 0) > 0);
+  await idle();
   await page.fill("#series-prefix", arg.prefix);
   await page.waitForFunction((p) => {
     const ls = [...document.querySelectorAll("#series li")];
@@ -118,7 +240,9 @@ try {
   // Two fields, the function and bucket chosen.
   await page.fill("#field", arg.field + "," + arg.field2);
   await page.selectOption("#fn", "max");
+  await idle();
   await page.selectOption("#bucket", "6h");
+  await idle();
   await replot();
   out.two = {
     mode: await page.getAttribute("#chart", "data-mode"), bucket: await page.getAttribute("#chart", "data-bucket"),
@@ -131,12 +255,18 @@ try {
   // Raw events over a short range.
   await page.fill("#field", arg.field);
   await page.selectOption("#bucket", "auto");
+  await idle();
+  await page.selectOption("#mode", "raw");
+  await idle();
   await page.fill("#from", arg.rawFrom);
   await page.fill("#to", arg.rawTo);
   await replot();
   out.events = await points();
   out.eventsMode = await page.getAttribute("#chart", "data-mode");
+  out.eventsCaption = await page.textContent("#chart-mode");
   out.eventsAxes = await axes();
+  await page.selectOption("#mode", "aggregate");
+  await idle();
   // Errors replace the chart: a field with no values, an inverted range.
   await page.fill("#field", "nope");
   await replot();
@@ -195,6 +325,8 @@ try {
   await page.waitForSelector("#metrics[data-read]");
   await page.waitForFunction(() => Number(document.getElementById("metrics").dataset.read) >= 2, null, { timeout: 15000 });
   out.metrics = Object.fromEntries(await page.$$eval("#metrics tbody tr", (rs) => rs.map((r) => [r.dataset.metric, r.cells[1].textContent])));
+  out.operator = await operatorFigures();
+  out.plannerHeadline = { text: await page.textContent("#planner-headline"), total: await page.getAttribute("#planner-headline", "data-total") };
   await page.waitForSelector('#tenants tr[data-tenant]');
   out.tenants = await page.$$eval("#tenants tbody tr", (rs) => rs.map((r) => r.dataset.tenant));
   await page.click(`#tenants tr[data-tenant="${arg.tenant}"] button.show-keys`);
