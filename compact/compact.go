@@ -21,8 +21,10 @@ type Store interface {
 
 // ErrStopped is returned by Table when it stopped before the end of the
 // table: at its context's deadline (less Options.DeadlineMargin), its
-// progress checkpointed, for the next run to resume.
-var ErrStopped = errors.New("timetable: compaction stopped before the end of the table, to resume")
+// progress checkpointed, for the next run to resume. It wraps
+// context.DeadlineExceeded, as the lifecycle's other long actions' stops
+// do.
+var ErrStopped = fmt.Errorf("timetable: compaction stopped before the end of the table, to resume: %w", context.DeadlineExceeded)
 
 // Options say how one table is compacted.
 type Options struct {
@@ -45,6 +47,10 @@ type Options struct {
 	// DeadlineMargin is how long before its context's deadline Table
 	// stops; zero means 5 seconds.
 	DeadlineMargin time.Duration
+	// Unfence, for Entry, lifts the table's fence (registry
+	// Entry.FencedAt) in the save that records the table done: the
+	// lifecycle fenced it for the compaction.
+	Unfence bool
 	// Now, when not nil, is the clock the deadline is compared with; nil
 	// means time.Now.
 	Now func() time.Time

@@ -63,6 +63,9 @@ func Entry(ctx context.Context, st Store, entries Entries, e registry.Entry, now
 		e.CompactAfter = after
 		if after == (storage.Key{}) {
 			e.ChunkedAt = now.UTC()
+			if opts.Unfence {
+				e.FencedAt = time.Time{}
+			}
 		}
 		e.UpdatedAt = now.UTC()
 		saved, err := entries.Save(ctx, e)
