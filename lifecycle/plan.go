@@ -254,8 +254,8 @@ func planTable(now time.Time, f family.Family, t Table) []Action {
 // compactReason returns why table t is to be compacted at time now (at
 // tier, by its policy p), "" when it is not: its family (of today) is
 // of the chunk layout, it has left the hot tier (its period and grace
-// over, on a tier of some age, not a backfill's), it was never
-// compacted, and its family sets no ttl. A table fenced while not past
+// over, on a tier of some age, not a backfill's), it was not compacted
+// since it settled, and its family sets no ttl. A table fenced while not past
 // retention (a compaction that stopped) is compacted again, which lifts
 // its fence.
 func compactReason(now time.Time, f family.Family, p family.Family, t Table, tier family.Tier) string {
@@ -266,7 +266,10 @@ func compactReason(now time.Time, f family.Family, p family.Family, t Table, tie
 	if e.Fenced() {
 		return fmt.Sprintf("fenced %s for a compaction not finished: resumed", stamp(e.FencedAt))
 	}
-	if f.Layout != family.LayoutChunk || !e.ChunkedAt.IsZero() {
+	if f.Layout != family.LayoutChunk || !e.ChunkedAt.IsZero() && e.Settled(e.ChunkedAt) {
+		// Compacted once it took no more writes; a table compacted
+		// before (`timetable compact` on a store of its own) may have
+		// taken events one at a time since.
 		return ""
 	}
 	backfill := p.IsBackfill(t.Ref, t.CreatedAt) && now.Before(p.BackfillEnd(t.CreatedAt))
