@@ -292,3 +292,41 @@ func TestCompactKilled(t *testing.T) {
 		})
 	}
 }
+
+// TestCompactStopsAtDeadline runs compactions whose deadline is always
+// near (as a Lambda's is): each packs one window, saves its checkpoint
+// and stops with ErrStopped, and the next resumes from it, until the
+// table is done, with the same answers.
+func TestCompactStopsAtDeadline(t *testing.T) {
+	for _, b := range backends.All(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			f := open(t, b, family.LayoutChunk)
+			f.writeOneByOne(t, events())
+			before := f.answers(t)
+			deadline := time.Now().Add(time.Hour)
+			ctx, cancel := context.WithDeadline(context.Background(), deadline)
+			defer cancel()
+			stops := 0
+			for {
+				e := f.entry(t)
+				_, res, err := compact.Entry(ctx, f.store, f.reg, e, f.clock.Now(), compact.Options{Now: func() time.Time { return deadline }})
+				if err == nil {
+					break
+				}
+				require.ErrorIs(t, err, compact.ErrStopped)
+				require.ErrorIs(t, err, context.DeadlineExceeded, "the lifecycle defers it")
+				require.Equal(t, 1, res.Groups, "one window a run")
+				require.Equal(t, res.After, f.entry(t).CompactAfter, "the checkpoint is saved")
+				require.True(t, f.entry(t).ChunkedAt.IsZero())
+				require.Equal(t, before.pages[0][0], f.answers(t).pages[0][0])
+				stops++
+				require.Less(t, stops, 100)
+			}
+			require.Greater(t, stops, 3)
+			require.False(t, f.entry(t).ChunkedAt.IsZero())
+			require.Equal(t, before, f.answers(t))
+			rows, _ := eventItems(t, f.store, f.entry(t).Name)
+			require.Zero(t, rows)
+		})
+	}
+}
