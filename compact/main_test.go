@@ -35,10 +35,11 @@ type fixture struct {
 	reg   *registry.Registry
 }
 
-func open(t *testing.T, b backends.Backend, layout family.Layout) *fixture {
+func open(t *testing.T, b backends.Backend, layout family.Layout, shards int) *fixture {
 	t.Helper()
 	store, cfg := b.Open(t)
 	cfg.Families[0].Layout = layout
+	cfg.Families[0].Shards = shards
 	cfg.Families[0].ChunkWindow = time.Hour
 	f := &fixture{store: store, cfg: cfg, clock: clock.NewManual(day.Add(3 * time.Hour))}
 	f.reopen(t)
@@ -186,7 +187,7 @@ func TestCompactTable(t *testing.T) {
 	for _, b := range backends.All(t) {
 		for _, layout := range []family.Layout{family.LayoutChunk, family.LayoutRow} {
 			t.Run(b.Name+"/"+string(layout), func(t *testing.T) {
-				f := open(t, b, layout)
+				f := open(t, b, layout, 1)
 				evs := events()
 				f.writeOneByOne(t, evs)
 				before := f.answers(t)
@@ -265,7 +266,9 @@ func (s *failing) BatchDelete(ctx context.Context, table string, keys []storage.
 func TestCompactKilled(t *testing.T) {
 	for _, b := range backends.All(t) {
 		t.Run(b.Name, func(t *testing.T) {
-			f := open(t, b, family.LayoutChunk)
+			// Two shards: a chunk may go to another partition than the
+			// rows it packs.
+			f := open(t, b, family.LayoutChunk, 2)
 			evs := events()
 			f.writeOneByOne(t, evs)
 			before := f.answers(t)
@@ -300,7 +303,7 @@ func TestCompactKilled(t *testing.T) {
 func TestCompactStopsAtDeadline(t *testing.T) {
 	for _, b := range backends.All(t) {
 		t.Run(b.Name, func(t *testing.T) {
-			f := open(t, b, family.LayoutChunk)
+			f := open(t, b, family.LayoutChunk, 1)
 			f.writeOneByOne(t, events())
 			before := f.answers(t)
 			deadline := time.Now().Add(time.Hour)
