@@ -88,6 +88,10 @@ func TestCompactAfterHotTier(t *testing.T) {
 			}
 			require.True(t, entry().Fenced())
 			require.True(t, entry().ChunkedAt.IsZero())
+			// While fenced, a late event is refused, to be retried.
+			clk.Set(clk.Now().Add(time.Minute)) // past the route cache
+			_, err = db.Write(ctx, "acme", "t", []event.Event{{Time: start.Add(time.Minute), Series: "s0", Fields: map[string]any{"v": json.Number("7")}}})
+			require.ErrorIs(t, err, engine.ErrFenced)
 
 			clk.Set(clk.Now().Add(registry.DefaultFenceSettle))
 			res, err = r.Reconcile(ctx, false)
