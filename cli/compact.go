@@ -110,8 +110,8 @@ func packChunkTables(ctx context.Context, w io.Writer, cfg config.Config, store 
 			return fmt.Errorf("pack the tables of family %q: %w", f.Name, err)
 		}
 		for _, e := range entries {
-			if e.State != registry.Active && e.State != registry.Archived {
-				continue
+			if e.State != registry.Active {
+				continue // an archived table stays as its archive has it
 			}
 			if e.ChunkWindow() == 0 {
 				if e, err = reg.Save(ctx, compact.AsChunks(e, f.ChunkWindow)); err != nil {
