@@ -180,12 +180,12 @@ func (f *fixture) compactEntry(t *testing.T, st compact.Store) (compact.Result, 
 }
 
 // TestCompactTable writes events one at a time into a table of a chunk
-// family and of a row family, compacts it, and requires every read to
+// family, of a row family and of a map family, compacts it, and requires every read to
 // answer as before with fewer items, a second compaction to change
 // nothing, and a late event to be found. On every backend.
 func TestCompactTable(t *testing.T) {
 	for _, b := range backends.All(t) {
-		for _, layout := range []family.Layout{family.LayoutChunk, family.LayoutRow} {
+		for _, layout := range []family.Layout{family.LayoutChunk, family.LayoutRow, family.LayoutMap} {
 			t.Run(b.Name+"/"+string(layout), func(t *testing.T) {
 				f := open(t, b, layout, 1)
 				evs := events()
@@ -194,7 +194,11 @@ func TestCompactTable(t *testing.T) {
 				require.Len(t, before.pages[0][0], len(evs))
 				table := f.entry(t).Name
 				rows, chunks := eventItems(t, f.store, table)
-				require.Equal(t, len(evs), rows+chunks, "an item per event written alone")
+				want := len(evs)
+				if layout == family.LayoutMap {
+					want -= 3 // the four events at one instant share a map item
+				}
+				require.Equal(t, want, rows+chunks, "an item per event written alone")
 
 				res, err := f.compactEntry(t, f.store)
 				require.NoError(t, err)
