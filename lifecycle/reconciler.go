@@ -729,8 +729,9 @@ func recheck(ctx context.Context, ar Archiver, table string) error {
 }
 
 // skewed drops from a plan the archives and deletes of tables not yet
-// past their retention (or their restored table's end) by this clock
-// less Options.ClockSkew: a reconciler whose clock is ahead of the
+// past their retention (or their restored table's end), and the
+// compactions of tables not yet settled, by this clock less
+// Options.ClockSkew: a reconciler whose clock is ahead of the
 // writers' by up to that much does not take a table they still fill.
 func (r *Reconciler) skewed(now time.Time, plan []Action) []Action {
 	skew := max(r.opts.ClockSkew, 0)
@@ -738,6 +739,11 @@ func (r *Reconciler) skewed(now time.Time, plan []Action) []Action {
 		return plan
 	}
 	return slices.DeleteFunc(plan, func(a Action) bool {
+		if a.Kind == Compact {
+			// Not fenced while the writers' clocks may still route
+			// events of now to it.
+			return !a.Entry.Fenced() && !a.Entry.Settled(now.Add(-skew))
+		}
 		if a.Kind != Archive && a.Kind != Delete {
 			return false
 		}
