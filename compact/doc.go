@@ -50,7 +50,8 @@
 // archive; `timetable compact` needs the store to itself. The table's
 // registry entry must say the table holds chunks (layout chunk and its
 // window) before the first chunk is written, so that every reader decodes
-// them: Pack (in this package) sees to it for a row table.
+// them: AsChunks makes a row or map table's entry so, and Entry refuses
+// an entry that is not.
 //
 // A family with `ttl` is not compacted: a chunk item has no expiry.
 //
