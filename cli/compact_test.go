@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -38,4 +40,33 @@ func TestCompactRefuses(t *testing.T) {
 			require.Equal(t, tt.code, ExitCode(r.err), "%v", r.err)
 		})
 	}
+}
+
+// TestCompactPacksChunkTables writes events one request each into a
+// family of the chunk layout: compact packs them (and says so), and the
+// events read the same; --chunks=false leaves them be.
+func TestCompactPacksChunkTables(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "timetable.yaml")
+	require.NoError(t, os.WriteFile(cfg, []byte("families:\n  - name: events\n    layout: chunk\n    chunk_window: 1h\n"), 0o644))
+	store := "--store=pebble:" + filepath.Join(dir, "data")
+	flags := []string{store, "--config", cfg}
+	mustRun(t, "", append([]string{"tenant", "add", "acme"}, flags...)...)
+	lines, err := os.ReadFile(filepath.Join("testdata", "query", "events.ndjson"))
+	require.NoError(t, err)
+	for i, line := range strings.Split(strings.TrimSpace(string(lines)), "\n") {
+		f := filepath.Join(dir, fmt.Sprintf("e%d.ndjson", i))
+		require.NoError(t, os.WriteFile(f, []byte(line+"\n"), 0o644))
+		mustRun(t, "", append([]string{"write", "--tenant", "acme", "--table", "a_table", f}, flags...)...)
+	}
+	wide := append([]string{"query", "--tenant", "acme", "--table", "a_table", "--from", "2017-01-01T00:00:00Z", "--to", "2017-06-16T00:00:00Z", "--format", "json"}, flags...)
+	before := mustRun(t, "", wide...).stdout
+
+	r := mustRun(t, "", append([]string{"compact", "--chunks=false"}, flags...)...)
+	require.NotContains(t, r.stdout, "packed")
+	r = mustRun(t, "", append([]string{"compact"}, flags...)...)
+	require.Regexp(t, `: packed \d+ windows, \d+ chunk items written, [1-9]\d* items deleted\n`, r.stdout)
+	require.Equal(t, before, mustRun(t, "", wide...).stdout, "the events read the same after packing")
+	r = mustRun(t, "", append([]string{"compact"}, flags...)...)
+	require.NotContains(t, r.stdout, "packed", "packed once")
 }

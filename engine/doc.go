@@ -375,6 +375,8 @@
 // for a millisecond of the map layout; aggregates read chunk tables
 // through the merge of events, not the walk of row items. The format is
 // package chunk's; docs/layouts.md says what was chosen and why.
+// Events written one at a time (a small chunk each) are packed once
+// their table leaves the hot tier, by package compact.
 //
 // # Archived tables
 //

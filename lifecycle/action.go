@@ -33,6 +33,12 @@ const (
 	UpdateCapacity Kind = "update_capacity"
 	// EnableTTL enables TTL on the family's TTL attribute.
 	EnableTTL Kind = "enable_ttl"
+	// Compact packs the events a table of a chunk family took one at a
+	// time into chunks (package compact), once the table has left the
+	// hot tier: fenced first (as an archive fences, and made of the
+	// chunk layout if it was of rows), compacted window by window from
+	// its checkpoint, then unfenced, so late events land again.
+	Compact Kind = "compact"
 	// Archive exports a table past retention and verifies the export.
 	Archive Kind = "archive"
 	// Delete deletes a table past retention (archived first when the
@@ -41,7 +47,7 @@ const (
 )
 
 // Kinds lists every kind, in plan order.
-var Kinds = []Kind{Register, Forget, Create, UpdateBilling, UpdateCapacity, EnableTTL, Archive, Delete}
+var Kinds = []Kind{Register, Forget, Create, UpdateBilling, UpdateCapacity, EnableTTL, Compact, Archive, Delete}
 
 // Action is one change a plan asks for.
 type Action struct {

@@ -78,6 +78,14 @@
 //     a reconciler whose clock runs ahead of the writers'
 //     (by Options.ClockSkew, 5 minutes, it takes no table they still
 //     fill; further, it costs them 503s) loses no acknowledged write.
+//   - Compaction (action compact, package compact): a table of a family
+//     of the chunk layout that has left the hot tier is fenced as above
+//     (and, a row table, made of the chunk layout in the same registry
+//     write), and once the fence has settled its events written one at a
+//     time are packed into chunks, from the checkpoint in its registry
+//     entry, stopping before the cycle's deadline; the write that records
+//     it done (Entry.ChunkedAt) lifts the fence. On DynamoDB it works in
+//     place: the rewrite into a next generation is not built.
 //   - The wait for a deleted table to be gone is bounded by
 //     Options.DeleteWait (two minutes) and the cycle's context; a table
 //     still deleting then counts as deleted.

@@ -243,7 +243,40 @@ func planTable(now time.Time, f family.Family, t Table) []Action {
 		}
 		out = append(out, a)
 	}
+	if why := compactReason(now, f, p, t, tier); why != "" {
+		a := base
+		a.Kind, a.Reason = Compact, why
+		out = append(out, a)
+	}
 	return out
+}
+
+// compactReason returns why table t is to be compacted at time now (at
+// tier, by its policy p), "" when it is not: its family (of today) is
+// of the chunk layout, it has left the hot tier (its period and grace
+// over, on a tier of some age, not a backfill's), it was not compacted
+// since it settled, and its family sets no ttl. A table fenced while not past
+// retention (a compaction that stopped) is compacted again, which lifts
+// its fence.
+func compactReason(now time.Time, f family.Family, p family.Family, t Table, tier family.Tier) string {
+	e := t.Entry
+	if e.State != registry.Active || p.TTL > 0 || f.TTL > 0 {
+		return ""
+	}
+	if e.Fenced() {
+		return fmt.Sprintf("fenced %s for a compaction not finished: resumed", stamp(e.FencedAt))
+	}
+	if f.Layout != family.LayoutChunk || !e.ChunkedAt.IsZero() && e.Settled(e.ChunkedAt) {
+		// Compacted once it took no more writes; a table compacted
+		// before (`timetable compact` on a store of its own) may have
+		// taken events one at a time since.
+		return ""
+	}
+	backfill := p.IsBackfill(t.Ref, t.CreatedAt) && now.Before(p.BackfillEnd(t.CreatedAt))
+	if tier.Age == (family.Age{}) || backfill || !e.Settled(now) {
+		return ""
+	}
+	return fmt.Sprintf("family %s packs chunks and the table left the hot tier (tier %s): its events written one at a time are packed", f.Name, tier.Name)
 }
 
 func capacityString(c storage.Capacity) string {

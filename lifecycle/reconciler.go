@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/timetabledb/timetable/compact"
 	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/metatable"
 	"github.com/timetabledb/timetable/registry"
@@ -469,6 +470,8 @@ func (r *Reconciler) apply(ctx context.Context, a Action) error {
 		e.TTLAttribute = a.TTLAttribute
 		_, err := r.registry.Save(ctx, e)
 		return err
+	case Compact:
+		return r.compact(ctx, a, now)
 	case Archive:
 		ctx, release, err := r.holdTable(ctx, a.Table)
 		if err != nil {
@@ -552,6 +555,56 @@ func (r *Reconciler) apply(ctx context.Context, a Action) error {
 		return err
 	}
 	return fmt.Errorf("unknown action %q", a.Kind)
+}
+
+// compact packs a table's events into chunks (package compact) under
+// the table's lease: it fences the table and makes its entry's layout
+// chunk (at the family's window) in one save, waits for the fence to
+// settle, so that no writer writes to it and every reader decodes chunks,
+// then compacts it from its checkpoint, stopping before the cycle's
+// deadline (the next cycle resumes), and lifts the fence in the save
+// that records it done.
+func (r *Reconciler) compact(ctx context.Context, a Action, now time.Time) error {
+	ctx, release, err := r.holdTable(ctx, a.Table)
+	if err != nil {
+		return err
+	}
+	defer release()
+	e := a.Entry
+	cur, err := r.registry.Get(ctx, e.Family(), e.Ref.Period.Start, e.Name)
+	if err != nil {
+		return fmt.Errorf("compact table %q: %w", e.Name, err)
+	}
+	if cur.Generation != e.Generation || cur.State != registry.Active {
+		return fmt.Errorf("compact table %q: planned for generation %d, the registry has generation %d %s: %w",
+			e.Name, e.Generation, cur.Generation, cur.State, registry.ErrStale)
+	}
+	e = cur
+	if err := compact.Packable(e); err != nil {
+		return err
+	}
+	if !e.Fenced() || e.ChunkWindow() == 0 {
+		e = compact.AsChunks(e, r.family(a.Family).ChunkWindow)
+		if !e.Fenced() {
+			e.FencedAt = now
+		}
+		e.UpdatedAt = now
+		if e, err = r.registry.Save(ctx, e); err != nil {
+			return fmt.Errorf("compact table %q: fence: %w", e.Name, err)
+		}
+		r.opts.Logger.Info("lifecycle fenced table to compact it", "table", e.Name, "settle", r.opts.FenceSettle)
+	}
+	if left := r.opts.FenceSettle - now.Sub(e.FencedAt); left > 0 {
+		return fmt.Errorf("table %q fenced %s, %v to go: %w", e.Name, e.FencedAt.Format(time.RFC3339), left, ErrFenceSettling)
+	}
+	st, ok := r.opts.Store.(compact.Store)
+	if !ok {
+		return fmt.Errorf("compact table %q: the store cannot scan and delete items", e.Name)
+	}
+	_, res, err := compact.Entry(ctx, st, r.registry, e, now, compact.Options{Unfence: true, Now: r.opts.Clock.Now})
+	r.opts.Logger.Info("lifecycle compacted table", "table", e.Name, "groups", res.Groups, "packed", res.Packed,
+		"written", res.Written, "deleted", res.Deleted, "err", err)
+	return err
 }
 
 // ErrTableBusy defers the archive or the delete of a table that another
@@ -676,8 +729,9 @@ func recheck(ctx context.Context, ar Archiver, table string) error {
 }
 
 // skewed drops from a plan the archives and deletes of tables not yet
-// past their retention (or their restored table's end) by this clock
-// less Options.ClockSkew: a reconciler whose clock is ahead of the
+// past their retention (or their restored table's end), and the
+// compactions of tables not yet settled, by this clock less
+// Options.ClockSkew: a reconciler whose clock is ahead of the
 // writers' by up to that much does not take a table they still fill.
 func (r *Reconciler) skewed(now time.Time, plan []Action) []Action {
 	skew := max(r.opts.ClockSkew, 0)
@@ -685,6 +739,11 @@ func (r *Reconciler) skewed(now time.Time, plan []Action) []Action {
 		return plan
 	}
 	return slices.DeleteFunc(plan, func(a Action) bool {
+		if a.Kind == Compact {
+			// Not fenced while the writers' clocks may still route
+			// events of now to it.
+			return !a.Entry.Fenced() && !a.Entry.Settled(now.Add(-skew))
+		}
 		if a.Kind != Archive && a.Kind != Delete {
 			return false
 		}

@@ -90,6 +90,14 @@ type Entry struct {
 	// refuse to write to a fenced table (see Fenced), so that no
 	// acknowledged write lands in a table about to be deleted.
 	FencedAt time.Time
+	// ChunkedAt, once set, is when the table's events written one at a
+	// time were last packed into chunks (package compact), which made
+	// its layout chunk if it was not; zero for a table never compacted.
+	ChunkedAt time.Time
+	// CompactAfter is where a compaction that stopped (a deadline, a
+	// kill) resumes: the scan key of the last item it packed. Zero when
+	// none is under way.
+	CompactAfter storage.Key
 	// Source says how the entry came to be: SourceCreated, SourceTags or
 	// SourceName.
 	Source string
@@ -261,6 +269,9 @@ const (
 	attrArchived   = "archived_at"
 	attrRestored   = "restored_until"
 	attrFenced     = "fenced_at"
+	attrChunked    = "chunked_at"
+	attrCompactPK  = "compact_after_pk"
+	attrCompactSK  = "compact_after_sk"
 	attrSource     = "source"
 	attrCreateErr  = "create_error"
 	attrPast       = "past_archives"
@@ -313,6 +324,9 @@ func (e Entry) attrs() (map[string]any, error) {
 		attrArchived:   formatTime(e.ArchivedAt),
 		attrRestored:   formatTime(e.RestoredUntil),
 		attrFenced:     formatTime(e.FencedAt),
+		attrChunked:    formatTime(e.ChunkedAt),
+		attrCompactPK:  e.CompactAfter.PK,
+		attrCompactSK:  e.CompactAfter.SK,
 		attrSource:     e.Source,
 		attrCreateErr:  e.CreateError,
 		attrPast:       past,
@@ -343,7 +357,8 @@ func decode(attrs map[string]any) (Entry, error) {
 	e.Revision = num(attrRevision)
 	e.Ref.Period = period.Period{Start: tm(attrStart), End: tm(attrEnd)}
 	e.CreatedAt, e.UpdatedAt, e.ArchivedAt = tm(attrCreated), tm(attrUpdated), tm(attrArchived)
-	e.RestoredUntil, e.FencedAt = tm(attrRestored), tm(attrFenced)
+	e.RestoredUntil, e.FencedAt, e.ChunkedAt = tm(attrRestored), tm(attrFenced), tm(attrChunked)
+	e.CompactAfter = storage.Key{PK: str(attrCompactPK), SK: str(attrCompactSK)}
 	if err != nil {
 		return Entry{}, fmt.Errorf("registry entry %q: %w", e.Name, err)
 	}

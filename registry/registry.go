@@ -201,6 +201,6 @@ func (r *Registry) write(ctx context.Context, e Entry, cond []storage.Cond) (Ent
 var attrOrder = []string{
 	attrName, attrFamily, attrState, attrGeneration, attrStart, attrEnd, attrWriteMonth, attrPolicy,
 	attrShards, attrLayout, attrIDScheme, attrTier, attrBilling, attrRead, attrWrite, attrTTL, attrCreated, attrUpdated,
-	attrTarget, attrArchived, attrRestored, attrSource, attrCreateErr, attrFenced,
+	attrTarget, attrArchived, attrRestored, attrSource, attrCreateErr, attrFenced, attrChunked, attrCompactPK, attrCompactSK,
 	attrClass, attrMaxRead, attrMaxWrite, attrWarmRead, attrWarmWrite, attrClassChg, attrClassIgn, attrPast, attrRevision,
 }
