@@ -6,7 +6,7 @@
 GO ?= go
 PKGS := ./...
 
-.PHONY: all build install lambda build-Lifecycle test vet unit bench fuzz clean
+.PHONY: all build install lambda build-Lifecycle test vet unit bench influxdiff fuzz clean
 
 all: build
 
@@ -64,6 +64,18 @@ BENCHPAGE ?= $(CURDIR)/docs/benchmarks.md
 bench: build
 	scripts/install-clients.sh || true
 	scripts/with-dynalite.sh $(GO) -C bench run ./cmd/timetable-bench -timetable $(CURDIR)/bin/timetable -page "$(BENCHPAGE)" $(BENCHFLAGS)
+
+# influxdiff runs the differential test of /query against InfluxDB
+# (server's TestInfluxQLDifferential) longer than make test does:
+# INFLUXDIFF generated statements of the seed INFLUXDIFF_SEED, the summary
+# of the differences by kind printed (docs/influxql.md, Compared with
+# InfluxDB).
+INFLUXDIFF ?= 5000
+INFLUXDIFF_SEED ?= 40
+influxdiff:
+	scripts/install-clients.sh
+	TIMETABLE_REQUIRE_CLIENTS=1 TIMETABLE_INFLUXDIFF=$(INFLUXDIFF) TIMETABLE_INFLUXDIFF_SEED=$(INFLUXDIFF_SEED) \
+		$(GO) test -count=1 -v -timeout 30m -run '^TestInfluxQLDifferential$$' ./server
 
 # fuzz runs the fuzz targets of key encoding, name parsing and request
 # decoding briefly (FUZZTIME each).

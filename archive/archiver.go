@@ -383,7 +383,7 @@ func (a *Archiver) verify(ctx context.Context, m Manifest, scanTable bool) error
 	got, err := a.readBack(ctx, m, func(it storage.Item) error {
 		if len(m.Parquet) > 0 {
 			var err error
-			if buf, err = chunk.ItemEvents(buf[:0], it, family.IDSchemeOf(m.Tags)); err != nil {
+			if buf, err = chunk.ItemEvents(buf[:0], it, m.idScheme()); err != nil {
 				return err
 			}
 			events += int64(len(buf))

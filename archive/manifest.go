@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/timetabledb/timetable/event"
 	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/registry"
 	"github.com/timetabledb/timetable/storage"
@@ -82,6 +83,10 @@ type Manifest struct {
 	// Tags are all the source table's tags, so that a restore makes a
 	// table the engine's catalog recognizes.
 	Tags map[string]string `json:"tags,omitempty"`
+	// IDScheme is the table's event id scheme, from its registry entry
+	// (registry.Entry.IDScheme), when it has one: the stores that keep
+	// no tags know it from there alone.
+	IDScheme int `json:"id_scheme,omitempty"`
 	// Capacity is the source table's capacity when it was archived.
 	Capacity Capacity `json:"capacity"`
 	// TTLAttribute is the source table's TTL attribute, if any.
@@ -153,6 +158,17 @@ func (m *Manifest) recordEntry(e registry.Entry) {
 	}
 	m.Tier = e.Tier
 	m.Generation = e.Generation
+	m.IDScheme = int(e.IDScheme())
+}
+
+// idScheme returns the id scheme of the table's events: its registry
+// entry's, else its tags' (event.IDScheme1 when they name none). The
+// events of its chunks are given their ids under it.
+func (m Manifest) idScheme() event.IDScheme {
+	if s := event.IDScheme(m.IDScheme); s.Valid() {
+		return s
+	}
+	return family.IDSchemeOf(m.Tags)
 }
 
 // generation returns the manifest's generation, 1 when it names none.

@@ -154,7 +154,7 @@ func (a *Archiver) newParquetParts(m Manifest, shards int, written []ParquetFile
 // add gathers an item's events, writing the part when it is full.
 func (p *parquetParts) add(ctx context.Context, item storage.Item, line []byte) error {
 	var err error
-	if p.buf, err = chunk.ItemEvents(p.buf[:0], item, family.IDSchemeOf(p.m.Tags)); err != nil {
+	if p.buf, err = chunk.ItemEvents(p.buf[:0], item, p.m.idScheme()); err != nil {
 		return fmt.Errorf("parquet: %w", err)
 	}
 	if len(p.buf) == 0 {
@@ -260,7 +260,7 @@ func (p *parquetParts) eachEvent(fn func(itemenc.TableEvent) error) error {
 		if err != nil {
 			return err
 		}
-		if buf, err = chunk.ItemEvents(buf[:0], it, family.IDSchemeOf(p.m.Tags)); err != nil {
+		if buf, err = chunk.ItemEvents(buf[:0], it, p.m.idScheme()); err != nil {
 			return err
 		}
 		for _, e := range buf {
@@ -297,7 +297,7 @@ func (p *parquetParts) eachSorted(fn func(itemenc.TableEvent) error) error {
 			if err != nil {
 				return err
 			}
-			if buf, err = chunk.ItemEvents(buf[:0], it, family.IDSchemeOf(p.m.Tags)); err != nil {
+			if buf, err = chunk.ItemEvents(buf[:0], it, p.m.idScheme()); err != nil {
 				return err
 			}
 			cached = k.off

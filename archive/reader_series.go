@@ -24,9 +24,9 @@ type tenantTable struct {
 // archiver writes into the manifest: archives made before the reader
 // listed series answer too, without being made again, and what is listed
 // is exactly what the files hold, checked against the manifest like
-// every read. The first listing of a logical table reads the rows of the
-// row groups that may hold it; the archive keeps the list while it is
-// open (an archive whose files change is opened again, and lists again),
+// every read. The first listing of a logical table reads the tenant,
+// table and series columns of the row groups that may hold it (no field
+// column); the archive keeps the list while it is open (an archive whose files change is opened again, and lists again),
 // so a series list of an archived period costs a read of its files once.
 func (c *Reader) seriesIndex(ctx context.Context, targetURL, table string, generation int64, tenant, logical, pk string) ([]storage.Item, error) {
 	t, err := c.table(ctx, targetURL, table, generation)

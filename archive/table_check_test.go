@@ -84,91 +84,96 @@ func (it *countingIterator) Next() bool {
 // strongly consistent, and a stopped check of it keeps nothing.
 func TestVerifyCheckStopsAndResumes(t *testing.T) {
 	for _, b := range backends.All(t) {
-		t.Run(b.Name, func(t *testing.T) {
-			ctx := context.Background()
-			s, cfg := b.Open(t)
-			table := cfg.Families[0].Prefix + "check"
-			const n = 900
-			fillPlain(t, s, table, n)
-			now := time.Date(2017, 5, 1, 0, 0, 0, 0, time.UTC)
-			fencedAt := now.Add(-archive.DefaultCheckSettle)
-			facts := func(context.Context, string) (registry.Entry, bool, error) {
-				return registry.Entry{Name: table, Generation: 1, FencedAt: fencedAt}, true, nil
-			}
-			cs := &checkStore{Store: s, first: 100}
-			opts := archive.Options{Clock: clock.NewManual(now), Facts: facts, ScanSegments: 3, DeadlineMargin: deadlineMargin,
-				Format: family.ArchiveNDJSON, Logger: slog.New(slog.DiscardHandler)}
-			a, err := archive.Open(ctx, "file://"+t.TempDir(), cs, opts)
-			require.NoError(t, err)
-			require.NoError(t, a.Archive(ctx, table))
-
-			cs.segments()
-			cs.slow.Store(true)
-			dctx, cancel := context.WithTimeout(ctx, deadlineIn)
-			defer cancel()
-			diff, err := a.CheckTable(dctx, table)
-			require.ErrorIs(t, err, archive.ErrStopped)
-			require.ErrorIs(t, err, context.DeadlineExceeded)
-			require.NoError(t, dctx.Err(), "stopped at the margin, before the deadline")
-			require.Empty(t, diff)
-			segs := cs.segments()
-			require.Len(t, segs, 3, "a parallel scan")
-			for i, seg := range segs {
-				require.True(t, seg.Eventual, "fenced long enough: eventually consistent")
-				require.Equal(t, 3, seg.Total)
-				require.Zero(t, seg.After, "segment %d starts at the start", i)
-			}
-			kept, err := a.CheckProgress(ctx, table, 1)
-			require.NoError(t, err)
-			require.Positive(t, kept)
-			require.Less(t, kept, int64(n))
-
-			cs.slow.Store(false)
-			cs.items.Store(0)
-			diff, err = a.CheckTable(ctx, table)
-			require.NoError(t, err)
-			require.Empty(t, diff, "the resumed check has the archive's count and content hash")
-			require.Equal(t, n-kept, cs.items.Load(), "it read only what the stopped check had not")
-			resumed := 0
-			for _, seg := range cs.segments() {
-				if seg.After != (storage.Key{}) {
-					resumed++
-				}
-			}
-			require.Positive(t, resumed, "segments resume after their last key")
-			kept, err = a.CheckProgress(ctx, table, 1)
-			require.NoError(t, err)
-			require.Zero(t, kept, "a complete check keeps no checkpoint")
-			cs.items.Store(0)
-			diff, err = a.CheckTable(ctx, table)
-			require.NoError(t, err)
-			require.Empty(t, diff, "a whole check agrees")
-			require.Equal(t, int64(n), cs.items.Load())
-
-			// An item written after the archive is found.
-			require.NoError(t, s.BatchWrite(ctx, table, []storage.Item{{PK: "late", SK: "1", Attrs: map[string]any{"v": "y"}}}))
-			diff, err = a.CheckTable(ctx, table)
-			require.NoError(t, err)
-			require.Contains(t, diff, fmt.Sprintf("the table holds %d items", n+1))
-
-			// Fenced a moment ago: strongly consistent, and nothing is
-			// kept of a check that stops (writes may still land).
-			fencedAt = now.Add(-time.Second)
-			cs.segments()
-			cs.slow.Store(true)
-			dctx, cancel = context.WithTimeout(ctx, deadlineIn)
-			defer cancel()
-			_, err = a.CheckTable(dctx, table)
-			require.ErrorIs(t, err, context.DeadlineExceeded)
-			require.NotErrorIs(t, err, archive.ErrStopped)
-			for _, seg := range cs.segments() {
-				require.False(t, seg.Eventual)
-			}
-			kept, err = a.CheckProgress(ctx, table, 1)
-			require.NoError(t, err)
-			require.Zero(t, kept)
-		})
+		for _, tg := range targets {
+			t.Run(b.Name+"/"+tg.name, func(t *testing.T) { testCheckStopsAndResumes(t, b, tg.open) })
+		}
 	}
+}
+
+func testCheckStopsAndResumes(t *testing.T, b backends.Backend, open func(t *testing.T) (string, archive.Options)) {
+	ctx := context.Background()
+	s, cfg := b.Open(t)
+	table := cfg.Families[0].Prefix + "check"
+	const n = 900
+	fillPlain(t, s, table, n)
+	now := time.Date(2017, 5, 1, 0, 0, 0, 0, time.UTC)
+	fencedAt := now.Add(-archive.DefaultCheckSettle)
+	facts := func(context.Context, string) (registry.Entry, bool, error) {
+		return registry.Entry{Name: table, Generation: 1, FencedAt: fencedAt}, true, nil
+	}
+	cs := &checkStore{Store: s, first: 100}
+	url, opts := open(t)
+	opts.Clock, opts.Facts, opts.ScanSegments, opts.DeadlineMargin = clock.NewManual(now), facts, 3, deadlineMargin
+	opts.Format, opts.Logger = family.ArchiveNDJSON, slog.New(slog.DiscardHandler)
+	a, err := archive.Open(ctx, url, cs, opts)
+	require.NoError(t, err)
+	require.NoError(t, a.Archive(ctx, table))
+
+	cs.segments()
+	cs.slow.Store(true)
+	dctx, cancel := context.WithTimeout(ctx, deadlineIn)
+	defer cancel()
+	diff, err := a.CheckTable(dctx, table)
+	require.ErrorIs(t, err, archive.ErrStopped)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.NoError(t, dctx.Err(), "stopped at the margin, before the deadline")
+	require.Empty(t, diff)
+	segs := cs.segments()
+	require.Len(t, segs, 3, "a parallel scan")
+	for i, seg := range segs {
+		require.True(t, seg.Eventual, "fenced long enough: eventually consistent")
+		require.Equal(t, 3, seg.Total)
+		require.Zero(t, seg.After, "segment %d starts at the start", i)
+	}
+	kept, err := a.CheckProgress(ctx, table, 1)
+	require.NoError(t, err)
+	require.Positive(t, kept)
+	require.Less(t, kept, int64(n))
+
+	cs.slow.Store(false)
+	cs.items.Store(0)
+	diff, err = a.CheckTable(ctx, table)
+	require.NoError(t, err)
+	require.Empty(t, diff, "the resumed check has the archive's count and content hash")
+	require.Equal(t, n-kept, cs.items.Load(), "it read only what the stopped check had not")
+	resumed := 0
+	for _, seg := range cs.segments() {
+		if seg.After != (storage.Key{}) {
+			resumed++
+		}
+	}
+	require.Positive(t, resumed, "segments resume after their last key")
+	kept, err = a.CheckProgress(ctx, table, 1)
+	require.NoError(t, err)
+	require.Zero(t, kept, "a complete check keeps no checkpoint")
+	cs.items.Store(0)
+	diff, err = a.CheckTable(ctx, table)
+	require.NoError(t, err)
+	require.Empty(t, diff, "a whole check agrees")
+	require.Equal(t, int64(n), cs.items.Load())
+
+	// An item written after the archive is found.
+	require.NoError(t, s.BatchWrite(ctx, table, []storage.Item{{PK: "late", SK: "1", Attrs: map[string]any{"v": "y"}}}))
+	diff, err = a.CheckTable(ctx, table)
+	require.NoError(t, err)
+	require.Contains(t, diff, fmt.Sprintf("the table holds %d items", n+1))
+
+	// Fenced a moment ago: strongly consistent, and nothing is
+	// kept of a check that stops (writes may still land).
+	fencedAt = now.Add(-time.Second)
+	cs.segments()
+	cs.slow.Store(true)
+	dctx, cancel = context.WithTimeout(ctx, deadlineIn)
+	defer cancel()
+	_, err = a.CheckTable(dctx, table)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.NotErrorIs(t, err, archive.ErrStopped)
+	for _, seg := range cs.segments() {
+		require.False(t, seg.Eventual)
+	}
+	kept, err = a.CheckProgress(ctx, table, 1)
+	require.NoError(t, err)
+	require.Zero(t, kept)
 }
 
 // TestDeleteWaitsForAStoppedCheck lets the lifecycle archive a table and

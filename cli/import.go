@@ -80,7 +80,7 @@ next hour when it is spent.`,
 	fl := cmd.Flags()
 	fl.String("tenant", "", "tenant (default $"+EnvTenant+")")
 	fl.BoolVar(&f.anyAge, "any-age", false, "take events older than the backfill horizon")
-	fl.StringVar(&f.precision, "precision", "ns", "unit of the timestamps: ns (influx_inspect export's), us, ms or s")
+	fl.StringVar(&f.precision, "precision", "ns", "unit of the timestamps: ns (influx_inspect export's), us, ms, s, m or h")
 	fl.StringVar(&f.database, "database", "", "import only the lines of this database of an influx_inspect export (its # CONTEXT-DATABASE)")
 	fl.StringVar(&f.refused, "refused", "", "file of the refused lines (default FILE.refused)")
 	fl.IntVar(&f.batch, "batch", 5000, "points per write")
@@ -101,7 +101,7 @@ func runImport(cmd *cobra.Command, g *globals, f importFlags, path string) (err 
 	}
 	precision, err := event.ParsePrecision(f.precision)
 	if err != nil || precision == event.PrecisionAuto {
-		return usageErrorf("--precision %q: use ns, us, ms or s", f.precision)
+		return usageErrorf("--precision %q: use ns, us, ms, s, m or h", f.precision)
 	}
 	tenant, err := tenantName(cmd.Flags())
 	if err != nil {

@@ -251,8 +251,8 @@ func TestImportRefusesLineByLine(t *testing.T) {
 	}
 	require.Len(t, queryJSON(t, store, "m"), 2)
 
-	r = run(t, "", "import", store, "--tenant", "acme", "--precision", "m", path)
-	require.ErrorContains(t, r.err, `--precision "m": use ns, us, ms or s`)
+	r = run(t, "", "import", store, "--tenant", "acme", "--precision", "d", path)
+	require.ErrorContains(t, r.err, `--precision "d": use ns, us, ms, s, m or h`)
 	r = run(t, "", "import", store, "--tenant", "acme", "--server", "http://127.0.0.1:1", path)
 	require.ErrorContains(t, r.err, "import writes to the store itself")
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -114,7 +115,7 @@ func runMigrate(cmd *cobra.Command, g *globals, f migrateFlags) (err error) {
 	}
 	var bar *progressbar.ProgressBar
 	m, err := migrate.New(from, to, migrate.Options{
-		MetaTable: meta, Families: families, Source: f.from, WriteUnits: f.writeUnits, PageItems: f.pageItems, Logger: log,
+		MetaTable: meta, Families: families, Source: sourceName(f.from), WriteUnits: f.writeUnits, PageItems: f.pageItems, Logger: log,
 		Progress: func(n int) {
 			if bar != nil {
 				_ = bar.Add(n)
@@ -136,7 +137,13 @@ func runMigrate(cmd *cobra.Command, g *globals, f migrateFlags) (err error) {
 		slices.Sort(plan.Gone)
 		fmt.Fprintf(stderr, "warning: the registry names tables the source does not have, not copied: %s\n", strings.Join(plan.Gone, ", "))
 	}
-	bar = newItemProgress(stderr, plan.Items, "migrating")
+	// The stores' counts are estimates (DynamoDB's are up to six hours
+	// old): none at all shows a spinner with the count and rate.
+	total := plan.Items
+	if total <= 0 {
+		total = -1
+	}
+	bar = newItemProgress(stderr, total, "migrating")
 	r, err := m.Run(ctx, plan)
 	if bar != nil {
 		_ = bar.Finish()
@@ -153,4 +160,16 @@ func runMigrate(cmd *cobra.Command, g *globals, f migrateFlags) (err error) {
 	fmt.Fprintf(out, "migrated %d tables, %d items (%d written now) from %s to %s, every table verified\n",
 		len(r.Tables), r.Items(), copied, f.from, f.to)
 	return nil
+}
+
+// sourceName is the name a migration records of its source: a Pebble
+// directory by its absolute path, so that the same migration run again
+// from another directory is known as the same.
+func sourceName(spec string) string {
+	if dir, ok := strings.CutPrefix(spec, "pebble:"); ok {
+		if abs, err := filepath.Abs(dir); err == nil {
+			return "pebble:" + abs
+		}
+	}
+	return spec
 }

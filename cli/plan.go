@@ -43,7 +43,8 @@ type planFlags struct {
 	fieldBytes, itemBytes, pkBytes int
 	sample, tenant, table          string
 	rate, peak, peakFactor         float64
-	restoreGB                      float64
+	restoreGB, batchEvents         float64
+	layout                         string
 	retention, horizon             string
 	series                         int
 	readsPerSec                    float64
@@ -86,7 +87,12 @@ cheapest period whose tables stay under 80% of the 2,500-table quota,
 shows every tier provisioned, every tier on demand and no tiering beside
 it, and prints the recommended month's bill line by line, each price
 with what is known of it (verified against an AWS page, or unverified),
-and reserved capacity for the hot tier as an option.
+and reserved capacity for the hot tier as an option. It prices both item
+layouts, rows and chunks (a series' events of a window in one item,
+compressed: --batch-events says how many of a series' events a request
+brings, --sample measures the compression), and recommends chunks where
+they are cheaper; chunks packed later, for events written one at a time,
+are priced as an option the lifecycle does not apply yet.
 
 Give the event size one way:
   --item-bytes N    the size of the whole stored item, keys included (what
@@ -127,6 +133,8 @@ flags.`,
 	fl.Float64Var(&f.peak, "peak", 0, "peak events per second (default the average rate)")
 	fl.Float64Var(&f.peakFactor, "peak-factor", 0, "the peak as a multiple of the average rate (instead of --peak)")
 	fl.Float64Var(&f.restoreGB, "restore-gb", 0, "GB of archives restored (imported from S3) a month, with --archive-after")
+	fl.StringVar(&f.layout, "layout", "", "item layout: row or chunk (default the cheaper, chunks when they save more than 0.5% and one unit a month)")
+	fl.Float64Var(&f.batchEvents, "batch-events", 1, "events of one series a request writes at once, which the chunk layout packs into one item (Telegraf: 10)")
 	fl.StringVar(&f.retention, "retention", "0", "how long tables are kept after their period; 0 keeps them forever")
 	fl.StringVar(&f.horizon, "horizon", "8760h", "how far to project costs when data is kept forever")
 	fl.IntVar(&f.series, "series", 1, "number of series the events are spread over; a query reads one")
@@ -190,6 +198,8 @@ func runPlan(cmd *cobra.Command, f planFlags, clk clock.Clock) error {
 		ArchiveTarget:     f.archiveTarget,
 		ArchiveFormat:     family.ArchiveFormat(f.archiveFormat),
 		RestoreGB:         f.restoreGB,
+		Layout:            f.layout,
+		BatchEvents:       f.batchEvents,
 		Hot:               planner.TierOptions{Billing: f.tierBilling[0]},
 		Warm:              planner.TierOptions{Billing: f.tierBilling[1]},
 		Cold:              planner.TierOptions{Billing: f.tierBilling[2]},
@@ -222,7 +232,7 @@ func runPlan(cmd *cobra.Command, f planFlags, clk clock.Clock) error {
 		}
 	}
 	if f.sample != "" {
-		if in.Sample, err = sampleSizes(f.sample, f.tenant, f.table, clk.Now()); err != nil {
+		if in.Sample, in.ChunkFixedBytes, in.ChunkEventBytes, err = sampleSizes(f.sample, f.tenant, f.table, clk.Now(), f.layout != "row"); err != nil {
 			return fmt.Errorf("plan: %w", err)
 		}
 	}
@@ -280,25 +290,34 @@ func writePlan(w io.Writer, r planner.Report, format string) error {
 // the item each would be stored as in the row layout (itemenc.RowItem, in
 // shard 0), with the event's own id or the idempotent id timetable would
 // give it in a table made now (event.LatestIDScheme).
-func sampleSizes(path, tenant, table string, now time.Time) ([]int, error) {
+//
+// With chunks, it also measures the chunk layout on the sample
+// (chunkSizes), when the sample has two events of a series; otherwise
+// the planner's defaults stay.
+func sampleSizes(path, tenant, table string, now time.Time, chunks bool) (sizes []int, chunkFixed, chunkEvent float64, err error) {
 	body, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("read sample: %w", err)
+		return nil, 0, 0, fmt.Errorf("read sample: %w", err)
 	}
 	events, err := event.DecodeNDJSON(body, event.Limits{MaxFutureSkew: sampleFutureSkew}, now)
 	if err != nil {
-		return nil, fmt.Errorf("sample %s: %w", path, err)
+		return nil, 0, 0, fmt.Errorf("sample %s: %w", path, err)
 	}
 	if events.Len() == 0 {
-		return nil, fmt.Errorf("sample %s: no events", path)
+		return nil, 0, 0, fmt.Errorf("sample %s: no events", path)
 	}
-	sizes := make([]int, events.Len())
+	sizes = make([]int, events.Len())
 	for i := range sizes {
 		ev := events.Event(i)
 		ev.AssignID(tenant, table, event.LatestIDScheme)
 		sizes[i] = storage.ItemSize(itemenc.RowItem(tenant, table, ev, 0))
 	}
-	return sizes, nil
+	if chunks {
+		if fixed, per, err := chunkSizes(events.Events(), tenant, table); err == nil {
+			chunkFixed, chunkEvent = fixed, per
+		}
+	}
+	return sizes, chunkFixed, chunkEvent, nil
 }
 
 // planPrices returns the built-in prices overridden by the price file,

@@ -223,7 +223,7 @@ func TestSampleSizes(t *testing.T) {
 {"time": "2017-04-10T12:00:00Z"}
 `
 	require.NoError(t, os.WriteFile(path, []byte(body), 0o644))
-	sizes, err := sampleSizes(path, "t", "tb", planClock.Now())
+	sizes, _, _, err := sampleSizes(path, "t", "tb", planClock.Now(), false)
 	require.NoError(t, err)
 	// pk "t#tb#s#0" is 8 bytes, sk a 30-byte time, "#" and the id (the
 	// client's, or the 11 characters a table made now gives), the field

@@ -124,8 +124,13 @@ func TestTemplate(t *testing.T) {
 		"kms:Decrypt":                                      {exampleParams["ArchiveKMSKey"]},
 	}
 	got := map[string][]string{}
+	var allows []iampolicy.Statement
 	for _, s := range statements {
+		if s.Effect == iampolicy.Deny {
+			continue
+		}
 		require.Equal(t, iampolicy.Allow, s.Effect, s.Sid)
+		allows = append(allows, s)
 		require.Empty(t, s.NotAction, s.Sid)
 		require.Empty(t, s.NotResource, s.Sid)
 		require.Len(t, s.Resource, 1, s.Sid)
@@ -145,7 +150,7 @@ func TestTemplate(t *testing.T) {
 	// on the table (aws:ResourceTag), or in the request that makes it
 	// (aws:RequestTag); and a tag request keeps the table in this
 	// deployment and to timetable's keys.
-	for _, s := range statements {
+	for _, s := range allows {
 		if s.Resource[0] != prefixARN {
 			continue
 		}
@@ -171,6 +176,34 @@ func TestTemplate(t *testing.T) {
 				require.Equal(t, []string{"timetable_meta_a"}, s.Condition["StringEqualsIfExists"]["aws:RequestTag/"+family.TagMeta], s.Sid)
 			}
 		}
+	}
+
+	// The explicit denies hold whatever else the role is granted: nothing
+	// on another deployment's table, no tag request that takes a table's
+	// deployment tag away or names another.
+	const table = "arn:aws:dynamodb:eu-west-1:111122223333:table/tt_x_2017"
+	others := map[string][]string{"aws:ResourceTag/timetable:meta": {"timetable_meta_b"}}
+	for _, c := range []struct {
+		r    iampolicy.Request
+		want iampolicy.Decision
+	}{
+		{iampolicy.Request{Action: "dynamodb:DeleteTable", Resource: table, Context: others}, iampolicy.ExplicitDeny},
+		{iampolicy.Request{Action: "dynamodb:PutItem", Resource: table, Context: others}, iampolicy.ExplicitDeny},
+		{iampolicy.Request{Action: "dynamodb:DescribeTable", Resource: table, Context: others}, iampolicy.ExplicitDeny},
+		{iampolicy.Request{Action: "dynamodb:UntagResource", Resource: table, Context: map[string][]string{
+			"aws:ResourceTag/timetable:meta": {"timetable_meta_a"}, "aws:TagKeys": {"timetable:meta"}}}, iampolicy.ExplicitDeny},
+		{iampolicy.Request{Action: "dynamodb:TagResource", Resource: table, Context: map[string][]string{
+			"aws:RequestTag/timetable:meta": {"timetable_meta_b"}, "aws:TagKeys": {"timetable:meta"}}}, iampolicy.ExplicitDeny},
+		{iampolicy.Request{Action: "dynamodb:TagResource", Resource: table, Context: map[string][]string{
+			"aws:RequestTag/timetable:meta": {"timetable_meta_a"}, "aws:TagKeys": {"timetable:meta"}}}, iampolicy.Allowed},
+		{iampolicy.Request{Action: "dynamodb:TagResource", Resource: table, Context: map[string][]string{
+			"aws:ResourceTag/timetable:meta": {"timetable_meta_a"}, "aws:RequestTag/timetable:tier": {"warm"}, "aws:TagKeys": {"timetable:tier"}}}, iampolicy.Allowed},
+		{iampolicy.Request{Action: "dynamodb:DeleteTable", Resource: table, Context: map[string][]string{
+			"aws:ResourceTag/timetable:meta": {"timetable_meta_a"}}}, iampolicy.Allowed},
+	} {
+		got, _, err := iampolicy.Evaluate(statements, c.r)
+		require.NoError(t, err)
+		require.Equal(t, c.want, got, "%+v", c.r)
 	}
 
 	// Without an archive bucket or key, their statements are gone.
@@ -251,6 +284,9 @@ func TestPermissionsTable(t *testing.T) {
 	require.NoError(t, err)
 	granted := map[string]bool{}
 	for _, s := range statements {
+		if s.Effect != iampolicy.Allow {
+			continue
+		}
 		for _, a := range s.Action {
 			granted[a] = true
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/timetabledb/timetable/clock"
 	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/event"
+	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/internal/backends"
 	"github.com/timetabledb/timetable/storage"
 )
@@ -28,7 +29,14 @@ type rollupFixture struct {
 
 func openRollups(t *testing.T, b backends.Backend, now time.Time) rollupFixture {
 	t.Helper()
+	return openRollupsIn(t, b, now, family.LayoutRow)
+}
+
+// openRollupsIn is openRollups for a family of the given layout.
+func openRollupsIn(t *testing.T, b backends.Backend, now time.Time, layout family.Layout) rollupFixture {
+	t.Helper()
 	store, cfg := b.Open(t)
+	cfg.Families[0].Layout = layout
 	clk := clock.NewManual(now)
 	ctx := context.Background()
 	on, err := engine.Open(ctx, store, engine.Options{Schema: cfg, Clock: clk, Rollups: true})
@@ -154,6 +162,30 @@ func TestRollupsAgreeWithRawEvents(t *testing.T) {
 				require.NotEmpty(t, want)
 				got, err := f.db.Aggregate(ctx, "acme", q)
 				require.NoError(t, err, name)
+				requireSameBuckets(t, want, got)
+			}
+			require.NotEmpty(t, rollupItems(t, f))
+		}
+	})
+}
+
+// Rollups of a table of chunks are those of its events: computed from
+// chunks, then read back, they answer as the chunks' events do.
+func TestRollupsOfChunksAgreeWithRawEvents(t *testing.T) {
+	each(t, func(t *testing.T, b backends.Backend) {
+		f := openRollupsIn(t, b, rollupStart, family.LayoutChunk)
+		ctx := context.Background()
+		writeRandom(t, f, 7)
+		for range 2 { // computed, then read from the stored rollups
+			for _, bucket := range []time.Duration{time.Hour, 24 * time.Hour} {
+				q := speedQuery
+				q.From, q.To, q.Bucket = rollupStart.Add(90*time.Minute), rollupStart.Add(2*24*time.Hour+30*time.Minute), bucket
+				require.Equal(t, "used", f.db.RollupUse(q))
+				want, err := f.raw.Aggregate(ctx, "acme", q)
+				require.NoError(t, err)
+				require.NotEmpty(t, want)
+				got, err := f.db.Aggregate(ctx, "acme", q)
+				require.NoError(t, err)
 				requireSameBuckets(t, want, got)
 			}
 			require.NotEmpty(t, rollupItems(t, f))

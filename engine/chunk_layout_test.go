@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -355,6 +356,85 @@ func TestChunksStayUnderTheItemLimit(t *testing.T) {
 		require.Len(t, got, len(evs))
 		for i, e := range got {
 			require.Equal(t, evs[i].Fields, e.Fields)
+		}
+	})
+}
+
+// A chunk-layout write that stores some of its chunks names as unwritten
+// every event of the chunks it did not store, and only those; the
+// request written again stores each event once.
+func TestChunkPartialWriteNamesTheUnwrittenEvents(t *testing.T) {
+	inner, cfg := backends.Pebble().Open(t)
+	cfg.Families[0].Layout = family.LayoutChunk
+	store := &halfStore{Store: inner}
+	store.failing.Store(true)
+	ctx := context.Background()
+	db, err := engine.Open(ctx, store, engine.Options{Schema: cfg, Clock: clock.NewManual(apr10.Add(time.Hour))})
+	require.NoError(t, err)
+	t.Cleanup(func() { db.Close() })
+
+	var evs []event.Event
+	for i := range 40 {
+		evs = append(evs, ev(apr10.Add(time.Duration(i)*time.Second), fmt.Sprintf("s%d", i%4), map[string]any{"i": num(i)}))
+	}
+	evs = append(evs, evs[10]) // a repeat: written or not with its chunk
+	n, err := db.Write(ctx, "acme", "t", slices.Clone(evs))
+	var we *engine.WriteError
+	require.ErrorAs(t, err, &we)
+	require.ErrorIs(t, err, errInjected)
+	unwritten := map[int]bool{}
+	for _, i := range we.Unwritten {
+		unwritten[i] = true
+	}
+	require.Equal(t, len(evs)-len(we.Unwritten), n)
+	require.Len(t, we.Unwritten, 21, "the events of two series' chunks, and the repeat of one of them")
+	got := queryAll(t, db, "acme", engine.Query{Table: "t", From: apr10, To: apr10.Add(time.Minute)})
+	require.Len(t, got, 20, "the events of the two chunks stored")
+	for _, e := range got {
+		i, err := strconv.Atoi(string(e.Fields["i"].(json.Number)))
+		require.NoError(t, err)
+		require.False(t, unwritten[i], "event %d is stored, and was reported unwritten", i)
+	}
+
+	store.failing.Store(false)
+	_, err = db.Write(ctx, "acme", "t", slices.Clone(evs))
+	require.NoError(t, err)
+	got = queryAll(t, db, "acme", engine.Query{Table: "t", From: apr10, To: apr10.Add(time.Minute)})
+	require.Len(t, got, 40, "every event once")
+}
+
+// A logical table of the map layout in a family of chunks writes map
+// items into the chunk tables, and reads back as rows do.
+func TestMapTableInAChunkFamily(t *testing.T) {
+	each(t, func(t *testing.T, b backends.Backend) {
+		ctx := context.Background()
+		rows := openLayout(t, b, family.LayoutRow, 1, apr10.Add(2*time.Hour))
+		store, cfg := b.Open(t)
+		cfg.Families[0].Layout = family.LayoutChunk
+		cfg.Tables = map[string]family.Table{"t": {Family: cfg.Families[0].Name, Layout: family.LayoutMap}}
+		db, err := engine.Open(ctx, store, engine.Options{Schema: cfg, Clock: rows.clock})
+		require.NoError(t, err)
+		t.Cleanup(func() { db.Close() })
+		var evs []event.Event
+		for _, e := range edgeEvents() {
+			if len(e.Fields) <= engine.MaxMapFields {
+				evs = append(evs, e)
+			}
+		}
+		for _, d := range []*engine.DB{rows.db, db} {
+			_, err := d.Write(ctx, "acme", "t", slices.Clone(evs))
+			require.NoError(t, err)
+		}
+		maps := 0
+		for _, it := range tableItems(t, store, cfg.Families[0].Prefix) {
+			require.False(t, chunk.IsSortKey(it.SK), "a map table writes no chunks")
+			if strings.Contains(it.PK, "#t#") {
+				maps++
+			}
+		}
+		require.Positive(t, maps)
+		for i, q := range chunkQueries(t) {
+			requireSamePages(t, pages(t, rows.db, q), pages(t, db, q), fmt.Sprintf("query %d", i))
 		}
 	})
 }

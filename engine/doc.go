@@ -384,8 +384,11 @@
 // (ArchiveReader, package archive's Reader) as it read the table: the
 // sources of its partitions sit in the merge beside the live tables', under the
 // same cursors, filters, aggregates and limits, and rollups are not used
-// over such a range. A period whose table is gone with no archive to
-// read is named in Page.Gaps.
+// over such a range. Its series come from the archive too: ListSeries
+// (and so InfluxQL's SHOW TAG VALUES, SHOW SERIES and tag filters) lists
+// them beside the live tables' series indexes, and Tables lists the
+// table, state deleted, with its archive's target. A period whose table
+// is gone with no archive to read is named in Page.Gaps.
 //
 // Before the lifecycle archives or deletes a table it fences it
 // (registry Entry.FencedAt): a write routed to a fenced table fails with

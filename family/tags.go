@@ -24,6 +24,9 @@ const (
 	// tables made since schemes were recorded: a table adopted without
 	// it has scheme 1.
 	TagIDScheme = "timetable:id-scheme"
+	// TagChunkWindow is the chunk window of a table of the chunk layout
+	// (Family.ChunkWindow), on such tables only.
+	TagChunkWindow = "timetable:chunk-window"
 	// TagMeta names the meta table of the deployment that created the
 	// table (package registry adds it): a deployment adopts a table it
 	// finds without a registry entry only when the tag names its own meta
@@ -51,6 +54,9 @@ func (f Family) Spec(ref naming.Ref, tier Tier) storage.TableSpec {
 	}
 	if f.IDScheme.Valid() {
 		tags[TagIDScheme] = strconv.Itoa(int(f.IDScheme))
+	}
+	if f.Layout == LayoutChunk {
+		tags[TagChunkWindow] = f.ChunkWindow.String()
 	}
 	spec := storage.TableSpec{
 		Name:               f.Namer().Format(ref),
@@ -84,4 +90,17 @@ func (f Family) ShardsOf(tags map[string]string) int {
 		return n
 	}
 	return f.Shards
+}
+
+// ChunkWindowOf returns the chunk window a table of the chunk layout was
+// made with, from its tags: the family's when the tag is missing or bad,
+// and DefaultChunkWindow when the family has none either.
+func (f Family) ChunkWindowOf(tags map[string]string) time.Duration {
+	if d, err := time.ParseDuration(tags[TagChunkWindow]); err == nil && d > 0 {
+		return d
+	}
+	if f.ChunkWindow > 0 {
+		return f.ChunkWindow
+	}
+	return DefaultChunkWindow
 }

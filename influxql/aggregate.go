@@ -31,7 +31,7 @@ type aggColumn struct {
 	field string
 	pct   float64
 	// outer is derivative, non_negative_derivative, difference,
-	// moving_average, or "".
+	// non_negative_difference, moving_average, cumulative_sum, or "".
 	outer  string
 	unit   time.Duration
 	window int
@@ -97,7 +97,7 @@ func (c aggColumn) mergesAcrossSeries() bool {
 }
 
 // aggregates InfluxQL answers, and what timetable lacks.
-const supportedAggregates = "count, count(distinct()), sum, mean, median, min, max, first, last, spread, stddev, percentile(f, N)"
+const supportedAggregates = "count, count(distinct()), sum, mean, median, min, max, first, last, spread, stddev, percentile(f, N), distinct, top(f, N), bottom(f, N), elapsed"
 
 // parseColumn reads one field of an aggregate SELECT.
 func parseColumn(f *iql.Field, interval time.Duration) (aggColumn, error) {
@@ -107,7 +107,7 @@ func parseColumn(f *iql.Field, interval time.Duration) (aggColumn, error) {
 		return c, fmt.Errorf("%s with aggregates is %w: every field of the SELECT is an aggregate", f.Expr, ErrUnsupported)
 	}
 	switch call.Name {
-	case "derivative", "non_negative_derivative", "difference", "non_negative_difference", "moving_average":
+	case "derivative", "non_negative_derivative", "difference", "non_negative_difference", "moving_average", "cumulative_sum":
 		c.outer = call.Name
 		if len(call.Args) == 0 {
 			return c, fmt.Errorf("%s() needs an argument", call.Name)
@@ -141,6 +141,33 @@ func parseColumn(f *iql.Field, interval time.Duration) (aggColumn, error) {
 	}
 	switch call.Name {
 	case "count", "sum", "mean", "median", "min", "max", "first", "last", "spread", "stddev", "percentile":
+	case "distinct":
+		// distinct(f) alone: its values (distinct.go).
+		c.fn = "values"
+	case "elapsed":
+		// elapsed(f[, unit]) alone (elapsed.go).
+		ref, ok := call.Args[0].(*iql.VarRef)
+		if !ok || len(call.Args) > 2 {
+			return c, fmt.Errorf("elapsed(): %w but as elapsed(field[, unit])", ErrUnsupported)
+		}
+		c.field, c.unit = ref.Val, time.Nanosecond
+		if len(call.Args) == 2 {
+			d, ok := call.Args[1].(*iql.DurationLiteral)
+			if !ok || d.Val <= 0 {
+				return c, fmt.Errorf("elapsed(): the second argument is a duration")
+			}
+			c.unit = d.Val
+		}
+		return c, nil
+	case "top", "bottom":
+		// top(f, N) and bottom(f, N) alone (top.go).
+		ref, ok := call.Args[0].(*iql.VarRef)
+		n, isInt := call.Args[len(call.Args)-1].(*iql.IntegerLiteral)
+		if len(call.Args) != 2 || !ok || !isInt || n.Val < 1 {
+			return c, fmt.Errorf("%s(): %w but as %s(field, N), N at least 1 (no tags)", call.Name, ErrUnsupported, call.Name)
+		}
+		c.field, c.window = ref.Val, int(n.Val)
+		return c, nil
 	default:
 		return c, fmt.Errorf("%s() is %w: timetable's aggregates are %s", call.Name, ErrUnsupported, supportedAggregates)
 	}
@@ -316,19 +343,13 @@ func (a *acc) result(c aggColumn) (any, error) {
 // group's series is given to emit once built, before the next group is
 // read, so that memory holds one group's buckets at a time.
 func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *plan, emit func(api.InfluxQLSeries) error) error {
-	cols := make([]aggColumn, 0, len(st.Fields))
-	names := columnNames(st.Fields)
-	for _, f := range st.Fields {
-		if r, ok := f.Expr.(*iql.VarRef); ok && r.Val == "time" {
-			continue
-		}
-		c, err := parseColumn(f, p.interval)
-		if err != nil {
-			return err
-		}
-		c.name = names[len(cols)]
-		cols = append(cols, c)
+	cols, out, err := aggColumns(st, p.interval)
+	if err != nil {
+		return err
 	}
+	// start is the statement's own start: the buckets read before it
+	// for the transforms are not answered.
+	start := p.from
 	if extra := extraIntervals(cols); extra > 0 && p.interval > 0 {
 		p.from = p.from.Add(-time.Duration(extra) * p.interval)
 	}
@@ -357,6 +378,27 @@ func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *pl
 		pieces = w.pieces(starts, p.from, p.to)
 	}
 	pieces = inclusiveEnds(pieces)
+	if i := slices.IndexFunc(cols, func(c aggColumn) bool { return c.fn == "elapsed" }); i >= 0 {
+		if len(cols) != 1 || out != nil {
+			return fmt.Errorf("elapsed() is %w but alone in a SELECT", ErrUnsupported)
+		}
+		return x.elapsedValues(ctx, st, p, cols[0], emit)
+	}
+	if i := slices.IndexFunc(cols, func(c aggColumn) bool { return c.fn == "top" || c.fn == "bottom" }); i >= 0 {
+		if len(cols) != 1 || out != nil || cols[0].outer != "" {
+			return fmt.Errorf("%s() is %w but alone in a SELECT", cols[i].fn, ErrUnsupported)
+		}
+		return x.topValues(ctx, st, p, cols[0], starts, emit)
+	}
+	if i := slices.IndexFunc(cols, func(c aggColumn) bool { return c.fn == "values" }); i >= 0 {
+		if len(cols) != 1 || out != nil || cols[0].outer != "" {
+			return fmt.Errorf("distinct(f) is %w but alone in a SELECT (count(distinct(f)) counts them)", ErrUnsupported)
+		}
+		return x.distinctValues(ctx, st, p, cols[0], starts, emit)
+	}
+	if slices.ContainsFunc(out, func(o outColumn) bool { return o.ref != "" }) {
+		return x.selectorWithFields(ctx, st, p, cols, out, starts, w, emit)
+	}
 	slots := len(starts)
 	fields := map[string][]string{}
 	var order []string
@@ -370,7 +412,7 @@ func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *pl
 		var byPoints []bool // columns picked from the group's points (selector.go)
 		for j, c := range cols {
 			if multi && !c.mergesAcrossSeries() {
-				if c.fn != "first" && c.fn != "last" {
+				if !slices.Contains(fromPoints, c.fn) {
 					return fmt.Errorf("%s() over %d series at once is %w: GROUP BY their tags, or pick one series with a condition on its tags", c.fn, len(g.series), ErrUnsupported)
 				}
 				if byPoints == nil {
@@ -512,7 +554,7 @@ func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *pl
 			if p.bounded {
 				times[0] = p.from
 			}
-			if oneSelector(cols) && values[0][0] != nil {
+			if oneSelector(cols) && out == nil && values[0][0] != nil {
 				at, err := x.selectedAt(ctx, p, g, cols[0], values[0][0])
 				if err != nil {
 					return err
@@ -530,17 +572,29 @@ func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *pl
 			times, values, events = w.rows(starts, values, events, p.from, p.to, p.desc)
 		}
 		rows := x.finish(st, cols, times, values, events, p.desc)
+		if p.from.Before(start) {
+			rows = slices.DeleteFunc(rows, func(r row) bool { return !r.t.Add(p.interval).After(start) })
+		}
 		rows = cut(rows, st.Offset, st.Limit)
 		if len(rows) == 0 {
 			continue
 		}
 		s := api.InfluxQLSeries{Name: p.table, Tags: g.tags, Columns: []string{"time"}}
-		for _, c := range cols {
-			s.Columns = append(s.Columns, c.name)
-		}
 		s.Values = make([][]any, 0, len(rows))
-		for _, r := range rows {
-			s.Values = append(s.Values, append([]any{x.timeValue(r.t, p.loc)}, r.values...))
+		if out == nil {
+			for _, c := range cols {
+				s.Columns = append(s.Columns, c.name)
+			}
+			for _, r := range rows {
+				s.Values = append(s.Values, append([]any{x.timeValue(r.t, p.loc)}, r.values...))
+			}
+		} else {
+			for _, o := range out {
+				s.Columns = append(s.Columns, o.name)
+			}
+			for _, r := range rows {
+				s.Values = append(s.Values, append([]any{x.timeValue(r.t, p.loc)}, outValues(out, r.values)...))
+			}
 		}
 		if err := emit(s); err != nil {
 			return err

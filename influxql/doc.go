@@ -8,7 +8,9 @@
 // # Mapping
 //
 // A database is the tenant's data: any name reads the tenant of the
-// API key, and SHOW DATABASES lists one, the tenant's name. A
+// API key, and SHOW DATABASES lists one, the tenant's name; a statement
+// names it as InfluxDB's do, or is refused as InfluxDB refuses it
+// (database.go). A
 // measurement is a logical table. A series written as line protocol is
 // known by its tags, read back from its name (lineproto.SeriesTags); a
 // series whose name is not a tag set has the one tag "series", its name.
@@ -38,8 +40,10 @@
 // of a table's series, or a GROUP BY that puts several in one group) and
 // of several buckets (no GROUP BY time) are merged where merging is
 // exact (count, sum, mean from sum and count, min, max, spread; first
-// and last across buckets); otherwise the statement answers an error
-// that says what to add. derivative, non_negative_derivative, difference
+// and last across buckets); first, last, median, percentile, stddev and
+// count(distinct()) of several series are computed from the group's
+// points instead (selector.go); otherwise the statement answers an
+// error that says what to add. derivative, non_negative_derivative, difference
 // and moving_average run over the buckets; fill(null|none|previous|
 // linear|number) fills them.
 //
@@ -51,8 +55,12 @@
 // when a series of an answer exists (exists.go), what a missing tag is
 // and how the series without tags is read (tagless.go), how buckets are
 // cut and filled before a transform (transform.go), which point a
-// selector picks of points of one time (selector.go), and how a
-// condition on a tag and a field together is evaluated (rowcond.go).
+// selector picks of points of one time (selector.go), how a condition
+// on a tag and a field together is evaluated (rowcond.go), what math in
+// SELECT answers (math.go), what fields beside a selector answer
+// (auxiliary.go), what distinct(f) answers (distinct.go), what top and
+// bottom answer (top.go), what elapsed answers (elapsed.go), and what the
+// CARDINALITY statements count (cardinality.go).
 //
 // # Bounds
 //

@@ -210,12 +210,15 @@ func (x *executor) statement(ctx context.Context, st iql.Statement) ([]api.Influ
 		return x.showFieldKeys(ctx, st)
 	case *iql.ShowSeriesStatement:
 		return x.showSeries(ctx, st)
+	case *iql.ShowMeasurementCardinalityStatement, *iql.ShowSeriesCardinalityStatement, *iql.ShowTagKeyCardinalityStatement,
+		*iql.ShowTagValuesCardinalityStatement, *iql.ShowFieldKeyCardinalityStatement:
+		return x.cardinality(ctx, st)
 	}
 	word := strings.Fields(st.String())
 	if len(word) > 2 {
 		word = word[:2]
 	}
-	return nil, fmt.Errorf("%s is %w by timetable: it answers SELECT and SHOW DATABASES, MEASUREMENTS, TAG KEYS, TAG VALUES, FIELD KEYS, SERIES and RETENTION POLICIES", strings.Join(word, " "), ErrUnsupported)
+	return nil, fmt.Errorf("%s is %w by timetable: it answers SELECT and SHOW DATABASES, MEASUREMENTS, TAG KEYS, TAG VALUES, FIELD KEYS, SERIES, RETENTION POLICIES and their CARDINALITY", strings.Join(word, " "), ErrUnsupported)
 }
 
 // logicalTables returns the tenant's logical tables, read once per query.

@@ -41,6 +41,8 @@ const pageSize = 1000
 // emit once built, before the next group is read.
 func (x *executor) raw(ctx context.Context, st *iql.SelectStatement, p *plan, emit func(api.InfluxQLSeries) error) error {
 	var names, fields []string
+	var read []string           // the fields the columns read
+	var exprAt map[int]iql.Expr // columns of math, by index
 	wildcard := false
 	for _, f := range st.Fields {
 		switch e := f.Expr.(type) {
@@ -52,8 +54,25 @@ func (x *executor) raw(ctx context.Context, st *iql.SelectStatement, p *plan, em
 			fields = append(fields, e.Val)
 		case *iql.Wildcard:
 			wildcard = true
+		case *iql.BinaryExpr, *iql.ParenExpr:
+			// Math of fields (math.go): its column reads no field of
+			// its own name.
+			if exprAt == nil {
+				exprAt = map[int]iql.Expr{}
+			}
+			exprAt[len(fields)] = f.Expr
+			fields = append(fields, "")
+			read = append(read, refs(f.Expr)...)
 		default:
-			return fmt.Errorf("%s in a SELECT without an aggregate is %w: select fields, *, or aggregates", f.Expr, ErrUnsupported)
+			return fmt.Errorf("%s in a SELECT without an aggregate is %w: select fields, *, math of fields, or aggregates", f.Expr, ErrUnsupported)
+		}
+	}
+	if wildcard && exprAt != nil {
+		return fmt.Errorf("* beside math of fields is %w", ErrUnsupported)
+	}
+	for _, f := range fields {
+		if f != "" {
+			read = append(read, f)
 		}
 	}
 	names = columnNames(st.Fields)
@@ -82,13 +101,13 @@ func (x *executor) raw(ctx context.Context, st *iql.SelectStatement, p *plan, em
 	need := rawNeed(st, x.opts.MaxRows)
 	q := engine.Query{Table: p.table, From: p.from, To: p.to, Desc: p.desc, Filter: p.filter}
 	if !wildcard {
-		q.Fields = fields
+		q.Fields = read
 	}
 	// A row holds one of the fields selected, as in InfluxDB: a tag
 	// selected beside them (which line protocol writes keep as a field
 	// too) does not make a row.
 	var valued []string
-	for _, f := range fields {
+	for _, f := range read {
 		if _, tag := slices.BinarySearch(p.tagKeys, f); !tag {
 			valued = append(valued, f)
 		}
@@ -194,7 +213,11 @@ func (x *executor) raw(ctx context.Context, st *iql.SelectStatement, p *plan, em
 			Values: make([][]any, 0, len(events))}
 		tagsOf := map[string]map[string]string{}
 		for _, ev := range events {
-			s.Values = append(s.Values, x.row(ev, refs, p, tagsOf))
+			r := x.row(ev, refs, p, tagsOf)
+			for i, e := range exprAt {
+				r[1+i] = evalMath(e, ev)
+			}
+			s.Values = append(s.Values, r)
 		}
 		if err := emit(s); err != nil {
 			return err

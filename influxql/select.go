@@ -157,6 +157,13 @@ func (x *executor) selection(ctx context.Context, st *iql.SelectStatement) (*sel
 	if err != nil {
 		return nil, err
 	}
+	// The measurements come in InfluxDB's order: by name, each once, in
+	// reverse under ORDER BY time DESC.
+	slices.SortFunc(tables, func(a, b engine.LogicalTable) int { return strings.Compare(a.Name, b.Name) })
+	tables = slices.CompactFunc(tables, func(a, b engine.LogicalTable) bool { return a.Name == b.Name })
+	if !st.TimeAscending() {
+		slices.Reverse(tables)
+	}
 	return &selection{interval: interval, offset: offset, loc: loc, cond: cond, tr: tr, groupBy: groupBy, wildcard: wildcard, tables: tables}, nil
 }
 

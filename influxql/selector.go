@@ -2,8 +2,9 @@ package influxql
 
 import (
 	"context"
+	"fmt"
+	"math"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -29,7 +30,9 @@ import (
 // stat panel sends) are picked from the group's points instead, read
 // series by series in pages, each kept only while it is the best of its
 // bucket so far, with the ties above: memory holds a point a bucket,
-// time the group's points.
+// time the group's points. median, percentile, stddev and
+// count(distinct()) of several series, which do not merge either, are
+// computed from the group's values, held (fromPoints).
 
 // tieAtOnce bounds the points of one time a tie is broken among.
 const tieAtOnce = 10_000
@@ -91,70 +94,147 @@ type pick struct {
 }
 
 // better reports whether a point at t of value v is a better pick of fn
-// (first or last) than the pick k.
+// (first, last, min or max) than the pick k, as InfluxDB's reducers
+// pick: max the greatest value and min the least, the earliest of
+// equal ones; first and last the earliest and the latest, the greatest
+// value of one time.
 func (k pick) better(fn string, t time.Time, v any) bool {
-	switch {
-	case !k.ok:
+	if !k.ok {
 		return true
-	case !t.Equal(k.t):
+	}
+	switch fn {
+	case "max", "min":
+		switch {
+		case fn == "max" && greater(v, k.v), fn == "min" && greater(k.v, v):
+			return true
+		case greater(v, k.v) || greater(k.v, v):
+			return false
+		}
+		return t.Before(k.t)
+	}
+	if !t.Equal(k.t) {
 		return t.Before(k.t) == (fn == "first")
 	}
 	return greater(v, k.v)
 }
 
-// pickPoints picks the values of the columns marked in byPoints (first
-// and last) of each bucket starting at starts, from the points of the
-// group's series: picks[j][slot] for column j.
+// fromPoints are the functions of several series at once that are
+// computed from the group's points (the engine's do not merge): first
+// and last picked, median, percentile, stddev and count(distinct())
+// from the values held, at most maxGroupPoints of a statement's group.
+var fromPoints = []string{"first", "last", "median", "percentile", "stddev", "distinct"}
+
+// maxGroupPoints bounds the values a group's median, percentile,
+// stddev or count(distinct()) of several series holds at once.
+const maxGroupPoints = 200_000
+
+// pickPoints computes the columns marked in byPoints (fromPoints) of
+// each bucket starting at starts from the points of the group's series:
+// picks[j][slot] for column j, ok when the bucket has values.
 func (x *executor) pickPoints(ctx context.Context, p *plan, g group, cols []aggColumn, byPoints []bool, starts []time.Time) ([][]pick, error) {
 	picks := make([][]pick, len(cols))
+	held := make([][][]any, len(cols))
 	var fieldsRead []string
 	for j, c := range cols {
 		if byPoints[j] {
 			picks[j] = make([]pick, len(starts))
+			if c.fn != "first" && c.fn != "last" {
+				held[j] = make([][]any, len(starts))
+			}
 			if !slices.Contains(fieldsRead, c.field) {
 				fieldsRead = append(fieldsRead, c.field)
 			}
 		}
 	}
-	slot := func(t time.Time) int {
-		if p.interval == 0 {
-			return 0
+	n := 0
+	err := x.eachPoint(ctx, p, g, fieldsRead, func(ev event.Event) {
+		i := slotOf(p, starts, ev.Time)
+		if i < 0 {
+			return
 		}
-		return sort.Search(len(starts), func(i int) bool { return starts[i].After(t) }) - 1
+		for j, c := range cols {
+			if !byPoints[j] {
+				continue
+			}
+			v, ok := ev.Fields[c.field]
+			switch {
+			case !ok:
+			case held[j] != nil:
+				held[j][i] = append(held[j][i], v)
+				n++
+			case picks[j][i].better(c.fn, ev.Time, v):
+				picks[j][i] = pick{t: ev.Time, v: v, ok: true}
+			}
+		}
+	})
+	if err != nil {
+		return nil, err
 	}
-	for _, s := range g.series {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		q := engine.Query{Table: p.table, Series: s, From: p.from, To: p.to, Fields: fieldsRead, Filter: p.filter, Limit: pageSize}
-		for {
-			page, err := x.eng.Query(ctx, x.tenant, q)
-			if err != nil {
-				return nil, &EngineError{Err: err}
+	if n > maxGroupPoints {
+		return nil, fmt.Errorf("%d values of a group of several series held for median, percentile, stddev or count(distinct()), over the limit of %d: narrow the range, GROUP BY the tags, or pick fewer series", n, maxGroupPoints)
+	}
+	for j, c := range cols {
+		for i, vs := range held[j] {
+			if len(vs) > 0 {
+				picks[j][i] = pick{v: ofValues(c, vs), ok: true}
 			}
-			for _, ev := range page.Events {
-				if s == "" && ev.Series != "" {
-					continue // the engine reads every series for "" (tagless.go)
-				}
-				i := slot(ev.Time)
-				if i < 0 {
-					continue
-				}
-				for j, c := range cols {
-					if !byPoints[j] {
-						continue
-					}
-					v, ok := ev.Fields[c.field]
-					if ok && picks[j][i].better(c.fn, ev.Time, v) {
-						picks[j][i] = pick{t: ev.Time, v: v, ok: true}
-					}
-				}
-			}
-			if page.NextCursor == "" {
-				break
-			}
-			q.Cursor = page.NextCursor
 		}
 	}
 	return picks, nil
+}
+
+// ofValues computes median, percentile, stddev or count(distinct()) of
+// a bucket's values as InfluxDB does: the median the middle value, or
+// the mean of the two middle ones; percentile N the value at rank
+// floor(n*N/100 + 0.5), none at 0; the sample standard deviation, none
+// of one value.
+func ofValues(c aggColumn, vs []any) any {
+	if c.fn == "distinct" {
+		seen := map[any]bool{}
+		for _, v := range vs {
+			if f, ok := toFloat(v); ok {
+				v = f
+			}
+			seen[v] = true
+		}
+		return int64(len(seen))
+	}
+	fs := make([]float64, 0, len(vs))
+	for _, v := range vs {
+		if f, ok := toFloat(v); ok {
+			fs = append(fs, f)
+		}
+	}
+	if len(fs) == 0 {
+		return nil
+	}
+	slices.Sort(fs)
+	switch c.fn {
+	case "median":
+		if len(fs)%2 == 1 {
+			return fs[len(fs)/2]
+		}
+		return (fs[len(fs)/2-1] + fs[len(fs)/2]) / 2
+	case "percentile":
+		i := int(math.Floor(float64(len(fs))*c.pct/100+0.5)) - 1
+		if i < 0 || i >= len(fs) {
+			return nil
+		}
+		return fs[i]
+	case "stddev":
+		if len(fs) < 2 {
+			return nil
+		}
+		mean := 0.0
+		for _, f := range fs {
+			mean += f
+		}
+		mean /= float64(len(fs))
+		var sq float64
+		for _, f := range fs {
+			sq += (f - mean) * (f - mean)
+		}
+		return math.Sqrt(sq / float64(len(fs)-1))
+	}
+	return nil
 }

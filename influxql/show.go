@@ -97,17 +97,7 @@ func (x *executor) showTagValues(ctx context.Context, st *iql.ShowTagValuesState
 	if err != nil {
 		return nil, err
 	}
-	keyMatches := func(k string) bool {
-		switch lit := st.TagKeyExpr.(type) {
-		case *iql.StringLiteral:
-			return (st.Op == iql.EQ) == (k == lit.Val)
-		case *iql.ListLiteral:
-			return slices.Contains(lit.Vals, k)
-		case *iql.RegexLiteral:
-			return (st.Op == iql.EQREGEX) == lit.Val.MatchString(k)
-		}
-		return false
-	}
+	keyMatches := func(k string) bool { return tagKeyMatches(st, k) }
 	var out []api.InfluxQLSeries
 	for _, t := range tables {
 		series, err := x.matching(ctx, t.Name, st.Condition)
@@ -143,6 +133,20 @@ func (x *executor) showTagValues(ctx context.Context, st *iql.ShowTagValuesState
 		}
 	}
 	return out, nil
+}
+
+// tagKeyMatches reports whether a tag key is one of those WITH KEY of a
+// SHOW TAG VALUES names.
+func tagKeyMatches(st *iql.ShowTagValuesStatement, k string) bool {
+	switch lit := st.TagKeyExpr.(type) {
+	case *iql.StringLiteral:
+		return (st.Op == iql.EQ) == (k == lit.Val)
+	case *iql.ListLiteral:
+		return slices.Contains(lit.Vals, k)
+	case *iql.RegexLiteral:
+		return (st.Op == iql.EQREGEX) == lit.Val.MatchString(k)
+	}
+	return false
 }
 
 // SHOW FIELD KEYS reads fieldSample of a table's latest events to find

@@ -11,7 +11,7 @@ import (
 //
 // A transform of an aggregate over GROUP BY time() buckets (derivative,
 // non_negative_derivative, difference, non_negative_difference,
-// moving_average) runs as InfluxDB 1.x's does: the range is read from
+// moving_average, cumulative_sum) runs as InfluxDB 1.x's does: the range is read from
 // the intervals before its start that the transform needs first
 // (extraIntervals: one for a derivative or a difference, n - 1 for
 // moving_average(f, n)), the buckets are filled as fill() says (count
@@ -96,13 +96,19 @@ func fill(st *iql.SelectStatement, cols []aggColumn, rows []row) {
 				}
 			}
 		case iql.NumberFill:
+			// InfluxDB casts the number to the column's type:
+			// fill(-1.5) of a count is -1, of booleans false, of
+			// strings "" (a column of no value keeps the number).
 			fill := st.FillValue
-			if counts {
-				// InfluxDB casts the number to the column's type:
-				// fill(-1.5) of a count is -1.
+			switch {
+			case counts:
 				if f, ok := toFloat(fill); ok {
 					fill = int64(f)
 				}
+			case columnHolds[bool](rows, j):
+				fill = false
+			case columnHolds[string](rows, j):
+				fill = ""
 			}
 			for _, r := range rows {
 				if r.values[j] == nil {
@@ -127,13 +133,13 @@ func fill(st *iql.SelectStatement, cols []aggColumn, rows []row) {
 				if last >= 0 && i-last > 1 {
 					// A line by the buckets (a day across a DST
 					// switch counts as one, as on InfluxDB), its
-					// steps cut to integers in a column of them.
+					// values cut to integers in a column of them.
 					lv, _ := toFloat(rows[last].values[j])
 					slope := (v - lv) / float64(i-last)
 					for k := last + 1; k < i; k++ {
 						step := slope * float64(k-last)
 						if counts {
-							rows[k].values[j] = int64(step) + int64(lv)
+							rows[k].values[j] = int64(lv + step)
 						} else {
 							rows[k].values[j] = lv + step
 						}
@@ -143,6 +149,12 @@ func fill(st *iql.SelectStatement, cols []aggColumn, rows []row) {
 			}
 		}
 	}
+}
+
+// columnHolds reports whether column j of the rows holds values of
+// type T.
+func columnHolds[T any](rows []row, j int) bool {
+	return slices.ContainsFunc(rows, func(r row) bool { _, ok := r.values[j].(T); return ok })
 }
 
 // transform replaces column j of the rows by its transform, over the
@@ -177,6 +189,11 @@ func transform(c aggColumn, j int, rows []row) {
 					rows[i].values[j] = d
 				}
 			}
+		case "cumulative_sum":
+			if seen {
+				v += prev
+			}
+			rows[i].values[j] = v
 		case "moving_average":
 			window = append(window, v)
 			if len(window) > c.window {

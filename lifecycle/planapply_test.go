@@ -58,7 +58,10 @@ func TestPlanApplyKeepsWhatItPriced(t *testing.T) {
 	// 30 days; and its tables kept forever.
 	plans = append(plans,
 		plan{"guide-year-archived", planner.Input{ItemBytes: 180, Rate: 600, Retention: 365 * day, ArchiveAfter: 30 * day, ArchiveTarget: "s3://bucket/events"}},
-		plan{"guide-forever", planner.Input{ItemBytes: 180, Rate: 600}})
+		plan{"guide-forever", planner.Input{ItemBytes: 180, Rate: 600}},
+		// Telegraf's batches of the guide's stream, which the plan
+		// stores in chunks.
+		plan{"guide-telegraf-chunks", planner.Input{ItemBytes: 180, Rate: 600, BatchEvents: 10, Retention: 365 * day, ArchiveAfter: 30 * day, ArchiveTarget: "s3://bucket/events"}})
 
 	for _, p := range plans {
 		t.Run(p.name, func(t *testing.T) {

@@ -92,7 +92,7 @@ func (s *recordingStore) DeleteTable(ctx context.Context, name string) error {
 
 // recordingArchiver archives as fakeArchiver does, and records when each
 // table was exported and scanned to check it before its delete
-// (lifecycle's tableVerifier).
+// (lifecycle's tableChecker, package archive's CheckTable).
 type recordingArchiver struct {
 	fakeArchiver
 	clk               clock.Clock
@@ -106,11 +106,11 @@ func (a *recordingArchiver) Archive(ctx context.Context, table string) error {
 	return a.fakeArchiver.Archive(ctx, table)
 }
 
-func (a *recordingArchiver) Verify(_ context.Context, table string) error {
+func (a *recordingArchiver) CheckTable(_ context.Context, table string) (string, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.checked[table] = a.clk.Now()
-	return nil
+	return "", nil
 }
 
 // TestYearOfCallsIsThePlan applies the family `timetable plan --apply`

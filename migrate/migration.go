@@ -58,6 +58,10 @@ type Options struct {
 	// a time: DefaultPageItems and DefaultPageBytes when 0.
 	PageItems int
 	PageBytes int
+	// Writers is how many parts of a page are written at once, each by a
+	// BatchWrite of its own (which a DynamoDB store sends as several
+	// requests at once): DefaultWriters when 0.
+	Writers int
 	// Progress, when not nil, is told of items copied as they are,
 	// including, on a resumed run, those a previous run copied.
 	Progress func(items int)
@@ -69,6 +73,7 @@ type Options struct {
 const (
 	DefaultPageItems = 1000
 	DefaultPageBytes = 4 << 20
+	DefaultWriters   = 4
 )
 
 // Migration copies one store into another (see the package
@@ -85,8 +90,11 @@ func New(from, to Store, o Options) (*Migration, error) {
 	if o.MetaTable == "" {
 		return nil, errors.New("migrate: no meta table named")
 	}
-	if o.WriteUnits < 0 || o.PageItems < 0 || o.PageBytes < 0 {
-		return nil, fmt.Errorf("migrate: write units %d, page of %d items and %d bytes: none may be negative", o.WriteUnits, o.PageItems, o.PageBytes)
+	if o.WriteUnits < 0 || o.PageItems < 0 || o.PageBytes < 0 || o.Writers < 0 {
+		return nil, fmt.Errorf("migrate: write units %d, page of %d items and %d bytes, %d writers: none may be negative", o.WriteUnits, o.PageItems, o.PageBytes, o.Writers)
+	}
+	if o.Writers == 0 {
+		o.Writers = DefaultWriters
 	}
 	if o.PageItems == 0 {
 		o.PageItems = DefaultPageItems
@@ -125,7 +133,9 @@ type Plan struct {
 	// Tables are the data tables, family by family in the order of
 	// their periods, then the meta table.
 	Tables []Table
-	// Items is the sum of the tables' estimates, -1 when one is unknown.
+	// Items is the sum of the tables' estimates (storage.TableInfo's
+	// ItemCount: DynamoDB's are up to six hours old), -1 when one is
+	// unknown.
 	Items int64
 	// Unknown are the families of the source's registry that
 	// Options.Families lacks.

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/timetabledb/timetable/storage"
 )
 
@@ -135,21 +137,34 @@ func (m *Migration) copy(ctx context.Context, t Table, cp *checkpoint) (int64, e
 // bites the write budget is taken in.
 const batchItems = 25
 
-// write writes a page into the target's table, within the budget of
-// write units when there is one.
+// write writes a page into the target's table: Options.Writers parts of
+// it at once, each within the budget of write units when there is one,
+// and returns once every item of the page is written.
 func (m *Migration) write(ctx context.Context, table string, page []storage.Item) error {
 	if len(page) == 0 {
 		return nil
 	}
-	if m.writes == nil {
-		if err := m.to.BatchWrite(ctx, table, page); err != nil {
-			return fmt.Errorf("write %d items into the target's table %q: %w", len(page), table, err)
-		}
-		return nil
+	part := max(batchItems, (len(page)+m.opts.Writers-1)/m.opts.Writers)
+	g, gctx := errgroup.WithContext(ctx)
+	for from := 0; from < len(page); from += part {
+		items := page[from:min(from+part, len(page))]
+		g.Go(func() error { return m.writePart(gctx, table, items) })
 	}
-	for len(page) > 0 {
-		batch := page[:min(batchItems, len(page))]
-		page = page[len(batch):]
+	if err := g.Wait(); err != nil {
+		return fmt.Errorf("write %d items into the target's table %q: %w", len(page), table, err)
+	}
+	return nil
+}
+
+// writePart writes items, a BatchWriteItem's 25 at a time once the
+// budget has their write units when there is a budget.
+func (m *Migration) writePart(ctx context.Context, table string, items []storage.Item) error {
+	if m.writes == nil {
+		return m.to.BatchWrite(ctx, table, items)
+	}
+	for len(items) > 0 {
+		batch := items[:min(batchItems, len(items))]
+		items = items[len(batch):]
 		units := 0
 		for _, it := range batch {
 			units += storage.WriteUnits(storage.ItemSize(it))
@@ -157,12 +172,12 @@ func (m *Migration) write(ctx context.Context, table string, page []storage.Item
 		for units > 0 {
 			n := min(units, m.writes.Burst())
 			if err := m.writes.WaitN(ctx, n); err != nil {
-				return fmt.Errorf("wait for write units for %q: %w", table, err)
+				return fmt.Errorf("wait for write units: %w", err)
 			}
 			units -= n
 		}
 		if err := m.to.BatchWrite(ctx, table, batch); err != nil {
-			return fmt.Errorf("write %d items into the target's table %q: %w", len(batch), table, err)
+			return err
 		}
 	}
 	return nil

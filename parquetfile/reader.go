@@ -160,45 +160,41 @@ func (f *File) Events(sel Selection, fn func(event.Event) error) error {
 }
 
 // Series returns the series of a tenant's logical table in the file,
-// sorted. It reads the row groups that may hold the table.
+// sorted. It reads the tenant, table and series columns of the row
+// groups that may hold the table, and no other.
 func (f *File) Series(tenant, table string) ([]string, error) {
+	if f.tenant < 0 || f.table < 0 || f.series < 0 {
+		return []string{}, nil
+	}
 	md := f.f.Metadata()
 	seen := map[string]bool{}
-	rows := make([]parquet.Row, 256)
 	all := Selection{Tenant: tenant, Table: table}
 	for g, rg := range f.f.RowGroups() {
 		if g < len(md.RowGroups) && !f.mayHoldTable(md.RowGroups[g], all) {
 			continue
 		}
-		rr := rg.Rows()
-		for {
-			n, err := rr.ReadRows(rows)
-			for _, row := range rows[:n] {
-				var ten, tab, ser []byte
-				for _, v := range row {
-					switch v.Column() {
-					case f.tenant:
-						ten = v.ByteArray()
-					case f.table:
-						tab = v.ByteArray()
-					case f.series:
-						ser = v.ByteArray()
+		chunks := rg.ColumnChunks()
+		cols := [3]*columnValues{newColumnValues(chunks[f.tenant]), newColumnValues(chunks[f.table]), newColumnValues(chunks[f.series])}
+		err := func() error {
+			for range rg.NumRows() {
+				var v [3]parquet.Value
+				for i, c := range cols {
+					var err error
+					if v[i], err = c.next(); err != nil {
+						return fmt.Errorf("parquet: read column: %w", err)
 					}
 				}
-				if string(ten) == tenant && string(tab) == table && !seen[string(ser)] {
-					seen[string(ser)] = true
+				if string(v[0].ByteArray()) == tenant && string(v[1].ByteArray()) == table && !seen[string(v[2].ByteArray())] {
+					seen[string(v[2].ByteArray())] = true
 				}
 			}
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				rr.Close()
-				return nil, fmt.Errorf("parquet: read rows: %w", err)
-			}
+			return nil
+		}()
+		for _, c := range cols {
+			err = errors.Join(err, c.close())
 		}
-		if err := rr.Close(); err != nil {
-			return nil, fmt.Errorf("parquet: read rows: %w", err)
+		if err != nil {
+			return nil, err
 		}
 	}
 	out := make([]string, 0, len(seen))
@@ -207,6 +203,51 @@ func (f *File) Series(tenant, table string) ([]string, error) {
 	}
 	slices.Sort(out)
 	return out, nil
+}
+
+// columnValues reads the values of one leaf column of a row group in row
+// order, a page at a time: a column of one value per row (no repeated
+// field), as every column the writer writes is.
+type columnValues struct {
+	pages parquet.Pages
+	vals  parquet.ValueReader
+	buf   []parquet.Value
+	i, n  int
+}
+
+func newColumnValues(c parquet.ColumnChunk) *columnValues {
+	return &columnValues{pages: c.Pages(), buf: make([]parquet.Value, 256)}
+}
+
+// next returns the column's next value; io.ErrUnexpectedEOF when the
+// column ends first.
+func (c *columnValues) next() (parquet.Value, error) {
+	for c.i >= c.n {
+		if c.vals == nil {
+			p, err := c.pages.ReadPage()
+			if err == io.EOF {
+				return parquet.Value{}, io.ErrUnexpectedEOF
+			}
+			if err != nil {
+				return parquet.Value{}, err
+			}
+			c.vals = p.Values()
+		}
+		n, err := c.vals.ReadValues(c.buf)
+		c.i, c.n = 0, n
+		if err == io.EOF {
+			c.vals = nil
+		} else if err != nil {
+			return parquet.Value{}, err
+		}
+	}
+	v := c.buf[c.i]
+	c.i++
+	return v, nil
+}
+
+func (c *columnValues) close() error {
+	return c.pages.Close()
 }
 
 // mayHoldTable reports whether a row group's statistics allow events of

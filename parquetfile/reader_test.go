@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -57,4 +58,39 @@ func TestFileReadsBack(t *testing.T) {
 	got = nil
 	require.NoError(t, f.Events(parquetfile.Selection{Tenant: "acme", Table: "cars", Series: "t", From: t0, To: t0}, func(e event.Event) error { got = append(got, e); return nil }))
 	require.Equal(t, []event.Event{{Time: t0, Series: "t", ID: "other"}}, got)
+}
+
+// TestFileSeries lists the series of each tenant's table from a file of
+// several tenants and tables, sorted as an archive writes them, in row
+// groups of many rows and of several pages (series of up to a kilobyte): each table's series, once each, and none
+// of another's.
+func TestFileSeries(t *testing.T) {
+	type key struct{ tenant, table string }
+	want := map[key][]string{}
+	l := parquetfile.NewLearner(parquetfile.Options{Origin: true})
+	l.Learn(map[string]any{"v": json.Number("1")})
+	var buf bytes.Buffer
+	w := parquetfile.NewWriterRowGroups(&buf, l.Schema(), 2000)
+	for _, k := range []key{{"acme", "cars"}, {"acme", "trucks"}, {"globex", "cars"}} {
+		for s := range 300 {
+			series := fmt.Sprintf("%s-%s-%04d-%s", k.tenant, k.table, s, strings.Repeat("x", s%50*20))
+			want[k] = append(want[k], series)
+			for i := range 4 {
+				require.NoError(t, w.Write(k.tenant, k.table, event.Event{Time: t0.Add(time.Duration(i) * time.Minute), Series: series,
+					ID: fmt.Sprint(s, "-", i), Fields: map[string]any{"v": json.Number(fmt.Sprint(i))}}))
+			}
+		}
+	}
+	require.NoError(t, w.Close())
+	f, err := parquetfile.OpenFile(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+	require.NoError(t, err)
+	require.EqualValues(t, 3*300*4, f.NumRows())
+	for k, series := range want {
+		got, err := f.Series(k.tenant, k.table)
+		require.NoError(t, err)
+		require.Equal(t, series, got, "%v", k)
+	}
+	got, err := f.Series("globex", "trucks")
+	require.NoError(t, err)
+	require.Empty(t, got)
 }

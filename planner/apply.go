@@ -121,6 +121,9 @@ func familyNodes(f Family) []keyValue {
 		{"grace", durationNode(f.Grace)},
 		{"retention", durationNode(f.Retention)},
 	}
+	if f.ChunkWindow != "" {
+		kvs = append(kvs, keyValue{"chunk_window", durationNode(f.ChunkWindow)})
+	}
 	if f.Archive != nil {
 		kvs = append(kvs, keyValue{"archive", &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Style: yaml.FlowStyle, Content: []*yaml.Node{
 			strNode("target"), strNode(f.Archive.Target),

@@ -127,7 +127,16 @@ type costing struct {
 	itemBytesPerHour float64
 	nativeExport     bool
 	restoreGB        float64
+	// hotBilledBytesPerHour, when set, is the storage the stream adds per
+	// hour to the hot tier, billedBytesPerHour being the later tiers':
+	// rows packed into chunks as tables leave the hot tier, whose scan
+	// and writes are compactReadUnitsPerHour and compactWriteUnitsPerHour.
+	hotBilledBytesPerHour                             float64
+	compactReadUnitsPerHour, compactWriteUnitsPerHour float64
 }
+
+// compactionTier names the usage of packing tables into chunks.
+const compactionTier = "compaction"
 
 func (c costing) capacityCost(class storage.Class, write, read int64, tables float64) (w, r float64) {
 	p := c.prices.class(class)
@@ -144,11 +153,20 @@ func (c costing) onDemandCost(i int, class storage.Class) (w, r float64) {
 
 func (c costing) gb(hours float64) float64 { return c.billedBytesPerHour * hours / (1 << 30) }
 
+// tierGB returns the GB tier i's tables hold at elapsed hours.
+func (c costing) tierGB(i int, elapsed float64) float64 {
+	hours := c.fleet.tierDataHours(i, elapsed)
+	if i == 0 && c.hotBilledBytesPerHour > 0 {
+		return c.hotBilledBytesPerHour * hours / (1 << 30)
+	}
+	return c.gb(hours)
+}
+
 // at returns the monthly bills, the tiers with their tables, billing and
 // costs, the storage, and the usage and bill as recommended, at elapsed
 // hours into the deployment.
 func (c costing) at(elapsed float64) (Costs, []PlannedTier, Storage, Usage, Bill) {
-	s := Storage{RetainedHours: c.fleet.retainedHours(elapsed), GB: c.gb(c.fleet.retainedHours(elapsed))}
+	s := Storage{RetainedHours: c.fleet.retainedHours(elapsed)}
 	if c.fleet.archived {
 		s.ArchivedHours = math.Max(0, c.fleet.keptHours(elapsed)-s.RetainedHours)
 		s.ArchiveGB = c.archiveBytesPerHour * s.ArchivedHours / (1 << 30)
@@ -160,7 +178,8 @@ func (c costing) at(elapsed float64) (Costs, []PlannedTier, Storage, Usage, Bill
 		o := c.options[i]
 		t.Class = o.Class
 		t.Tables = c.fleet.inTier(i, elapsed)
-		t.StoredGB = c.gb(c.fleet.tierDataHours(i, elapsed))
+		t.StoredGB = c.tierGB(i, elapsed)
+		s.GB += t.StoredGB
 		t.StorageCost = t.StoredGB * c.prices.class(t.Class).storageGBMonth
 		if t.Class == storage.ClassInfrequentAccess {
 			s.StandardIAGB += t.StoredGB
@@ -199,6 +218,16 @@ func (c costing) at(elapsed float64) (Costs, []PlannedTier, Storage, Usage, Bill
 			rec.Tiers = append(rec.Tiers, pu)
 		} else {
 			rec.Tiers = append(rec.Tiers, du)
+		}
+	}
+	if c.compactWriteUnitsPerHour > 0 && len(tiers) > 1 {
+		// Tables are packed as they leave the hot tier, a month's a
+		// month, into the warm tier's class, on demand.
+		share := math.Max(0, math.Min(1, (elapsed-c.fleet.starts[1])/hoursPerMonth))
+		cu := TierUsage{Tier: compactionTier, Class: tiers[1].Class,
+			ReadUnits: c.compactReadUnitsPerHour * hoursPerMonth * share, WriteUnits: c.compactWriteUnitsPerHour * hoursPerMonth * share}
+		for _, u := range []*Usage{&rec, &prov, &dem} {
+			u.Tiers = append(u.Tiers, cu)
 		}
 	}
 	hot, last := tiers[0], tiers[len(tiers)-1]

@@ -12,18 +12,20 @@ import (
 // Family is the recommended family as a configuration file spells it (see
 // package config): what ApplyFamily writes.
 type Family struct {
-	Name              string       `json:"name"`
-	Prefix            string       `json:"prefix"`
-	Period            string       `json:"period"`
-	Naming            string       `json:"naming"`
-	WriteTimeGrouping string       `json:"write_time_grouping"`
-	Shards            int          `json:"shards"`
-	Layout            string       `json:"layout"`
-	Billing           string       `json:"billing"`
-	Tiers             []FamilyTier `json:"tiers"`
-	Prebuild          string       `json:"prebuild"`
-	Grace             string       `json:"grace"`
-	Retention         string       `json:"retention"`
+	Name              string `json:"name"`
+	Prefix            string `json:"prefix"`
+	Period            string `json:"period"`
+	Naming            string `json:"naming"`
+	WriteTimeGrouping string `json:"write_time_grouping"`
+	Shards            int    `json:"shards"`
+	Layout            string `json:"layout"`
+	// ChunkWindow is the chunk layout's window; "" for rows.
+	ChunkWindow string       `json:"chunk_window,omitempty"`
+	Billing     string       `json:"billing"`
+	Tiers       []FamilyTier `json:"tiers"`
+	Prebuild    string       `json:"prebuild"`
+	Grace       string       `json:"grace"`
+	Retention   string       `json:"retention"`
 	// Archive is where tables are archived before they are deleted at
 	// Retention; nil when the plan archives nothing.
 	Archive *FamilyArchive `json:"archive,omitempty"`
@@ -77,11 +79,14 @@ func (in Input) family(period string, shards int, tiers []PlannedTier) Family {
 		Naming:            "range",
 		WriteTimeGrouping: in.WriteTimeGrouping,
 		Shards:            shards,
-		Layout:            "row",
+		Layout:            in.Layout,
 		Billing:           tiers[0].Billing,
 		Prebuild:          FormatDuration(in.Prebuild),
 		Grace:             FormatDuration(in.Grace),
 		Retention:         FormatDuration(retention),
+	}
+	if in.Layout == LayoutChunk {
+		f.ChunkWindow = FormatDuration(in.ChunkWindow)
 	}
 	if in.ArchiveAfter > 0 {
 		f.Archive = &FamilyArchive{Target: in.ArchiveTarget, Format: in.ArchiveFormat}

@@ -125,6 +125,23 @@ type Input struct {
 	// RestoreGB is the GB of archives restored (imported from S3) a
 	// month, priced with archiving; 0 restores nothing.
 	RestoreGB float64
+
+	// Layout is the item layout to plan with, LayoutRow or LayoutChunk;
+	// "" prices both and recommends chunks where they save more than
+	// half a percent and one unit of currency a month.
+	Layout string
+	// BatchEvents is how many events of one series a request writes at
+	// once, which the chunk layout packs into one item: Telegraf's
+	// batches hold ten readings of each series; 0 means 1, events one at
+	// a time.
+	BatchEvents float64
+	// ChunkFixedBytes and ChunkEventBytes size a chunk item, as measured
+	// on a sample; 0 means what follows from the row item (see
+	// DefaultChunkExtraBytes).
+	ChunkFixedBytes, ChunkEventBytes float64
+	// ChunkWindow is a chunk's time window; 0 means
+	// family.DefaultChunkWindow.
+	ChunkWindow time.Duration
 }
 
 // TierOptions are the billing and the table class of one tier; "" lets
@@ -209,6 +226,12 @@ func (in Input) withDefaults() Input {
 	if in.ArchiveRatio == 0 {
 		in.ArchiveRatio = DefaultArchiveRatio
 	}
+	if in.BatchEvents == 0 {
+		in.BatchEvents = 1
+	}
+	if in.ChunkWindow == 0 {
+		in.ChunkWindow = family.DefaultChunkWindow
+	}
 	if in.ArchiveAfter > 0 && in.ArchiveFormat == "" {
 		in.ArchiveFormat = family.ArchiveParquet
 	}
@@ -287,6 +310,16 @@ func (in Input) validate() error {
 		return bad("restored GB %v must be positive", in.RestoreGB)
 	case in.RestoreGB > 0 && in.ArchiveAfter == 0:
 		return bad("restores need archives: give the time tables are archived after")
+	case in.Layout != "" && in.Layout != LayoutRow && in.Layout != LayoutChunk:
+		return bad("layout %q must be row or chunk", in.Layout)
+	case !finite(in.BatchEvents) || in.BatchEvents < 1:
+		return bad("events a batch %v must be 1 or more", in.BatchEvents)
+	case !finite(in.ChunkFixedBytes) || in.ChunkFixedBytes < 0 || in.ChunkFixedBytes >= storage.MaxItemSize:
+		return bad("chunk item bytes %v must be positive and under %d", in.ChunkFixedBytes, storage.MaxItemSize)
+	case !finite(in.ChunkEventBytes) || in.ChunkEventBytes < 0:
+		return bad("chunk bytes an event %v must be positive", in.ChunkEventBytes)
+	case in.ChunkWindow < 0 || (24*time.Hour)%in.ChunkWindow != 0:
+		return bad("chunk window %v must divide a day", in.ChunkWindow)
 	}
 	for _, t := range []struct {
 		name string

@@ -48,6 +48,14 @@ type Report struct {
 	// total is Cost.Recommended's.
 	Usage Usage `json:"usage"`
 	Bill  Bill  `json:"bill"`
+	// Stored is what an event costs in the plan's layout; Layouts the
+	// recommended bill in each layout, when the input chose none.
+	Stored  StoredEvent  `json:"stored"`
+	Layouts []LayoutCost `json:"layouts,omitempty"`
+	// PackedLater prices chunks for events written one at a time and
+	// packed when their table leaves the hot tier, an option the plan
+	// does not apply; nil when events come in batches.
+	PackedLater *PackedLater `json:"packed_later,omitempty"`
 	// Billing sums up the tiers' billing: provisioned or on_demand when
 	// every tier has it, BillingMixed otherwise.
 	Billing  string  `json:"recommended_billing"`
@@ -102,17 +110,59 @@ type Tables struct {
 // class; the recommended period is the cheapest within the table quota.
 // It returns an error wrapping ErrInvalidInput, ErrItemTooLarge or
 // ErrTooFast when no plan can be made.
+//
+// With no Input.Layout it plans both layouts, rows and chunks, and
+// recommends chunks where they save more than half a percent and one
+// unit of currency a month; Report.Layouts shows both.
 func Plan(in Input) (Report, error) {
 	in = in.withDefaults()
 	if err := in.validate(); err != nil {
 		return Report{}, err
 	}
+	layouts := []string{in.Layout}
+	if in.Layout == "" {
+		layouts = []string{LayoutRow, LayoutChunk}
+	}
+	var best Report
+	var costs []LayoutCost
+	var rows []Report
+	for i, l := range layouts {
+		li := in
+		li.Layout = l
+		r, err := planLayout(li)
+		if err != nil && in.Layout == "" && i > 0 {
+			// Chunks cannot be planned (a chunk of one event over the
+			// shards' limit): rows are.
+			continue
+		}
+		if err != nil {
+			return Report{}, err
+		}
+		costs = append(costs, LayoutCost{Event: r.Stored, Period: r.Period, Total: r.Cost.Recommended.Total})
+		if l == LayoutRow {
+			rows = append(rows, r)
+		}
+		if i == 0 || r.Cost.Recommended.Total < best.Cost.Recommended.Total*(1-cheapestTolerance)-cheapestSlack {
+			best = r
+		}
+	}
+	best.Layouts = costs
+	if best.PackedLater == nil && best.Stored.Layout == LayoutChunk && len(rows) > 0 {
+		best.PackedLater = rows[0].PackedLater
+	}
+	best.explainLayouts(in)
+	return best, nil
+}
+
+// planLayout plans for the input's layout, which is set.
+func planLayout(in Input) (Report, error) {
 	it, err := in.item()
 	if err != nil {
 		return Report{}, err
 	}
-	bytesPerSec := in.Rate * it.Bytes
-	rateUnits, peakUnits := in.Rate*it.WriteUnits, in.Peak*it.WriteUnits
+	st := in.storedEvent(it)
+	bytesPerSec := in.Rate * st.Bytes
+	rateUnits, peakUnits := in.Rate*st.WriteUnits, in.Peak*st.WriteUnits
 	n, err := shards(peakUnits, in.Series)
 	if err != nil {
 		return Report{}, err
@@ -137,7 +187,8 @@ func Plan(in Input) (Report, error) {
 		BytesPerDay:  bytesPerSec * 86400,
 		Partition:    partitionFill(bytesPerSec, in.Series, n, in.Headroom),
 		Shards:       n,
-		Reads:        in.reads(it, n),
+		Reads:        in.reads(Item{Bytes: st.Bytes}, n),
+		Stored:       st,
 		Prices:       in.Prices,
 		Working:      []string{},
 		Warnings:     []string{},
@@ -160,9 +211,9 @@ func Plan(in Input) (Report, error) {
 			tiers:               tiers,
 			options:             in.tierOptions(),
 			fleet:               fl,
-			billedBytesPerHour:  in.Rate * (it.Bytes + StorageOverheadBytes) * 3600,
-			archiveBytesPerHour: bytesPerSec * 3600 * in.ArchiveRatio,
-			writeUnitsPerHour:   in.Rate * it.WriteUnits * 3600,
+			billedBytesPerHour:  in.Rate * (st.Bytes + st.OverheadBytes) * 3600,
+			archiveBytesPerHour: in.Rate * it.Bytes * 3600 * in.ArchiveRatio,
+			writeUnitsPerHour:   in.Rate * st.WriteUnits * 3600,
 			itemBytesPerHour:    bytesPerSec * 3600,
 			nativeExport:        strings.HasPrefix(in.ArchiveTarget, "s3://"),
 			restoreGB:           in.RestoreGB,
@@ -224,8 +275,49 @@ func Plan(in Input) (Report, error) {
 		}
 	}
 	r.Family = in.family(r.Period, r.Shards, r.Tiers)
+	if in.Layout == LayoutRow && in.BatchEvents == 1 {
+		r.PackedLater = in.packedLater(c, it, costAt)
+	}
 	r.explain(in)
 	return r, nil
+}
+
+// packedLater prices chunks for events written one at a time and packed
+// as their table leaves the hot tier: the row costing c with the data of
+// later tiers in chunks of a window of each series, and the compaction's
+// scan of the rows and writes of the chunks.
+func (in Input) packedLater(c costing, it Item, costAt float64) *PackedLater {
+	ch := in.chunkEvent(it, in.windowEvents())
+	c.hotBilledBytesPerHour = c.billedBytesPerHour
+	c.billedBytesPerHour = in.Rate * (ch.Bytes + ch.OverheadBytes) * 3600
+	c.itemBytesPerHour = in.Rate * ch.Bytes * 3600
+	c.compactReadUnitsPerHour = in.Rate * it.Bytes * 3600 / scanBytesPerReadUnit
+	c.compactWriteUnitsPerHour = in.Rate * ch.WriteUnits * 3600
+	_, _, _, u, b := c.at(costAt)
+	p := &PackedLater{Event: ch, Bill: b}
+	for _, t := range u.Tiers {
+		if t.Tier == compactionTier {
+			p.ReadUnits, p.WriteUnits = t.ReadUnits, t.WriteUnits
+		}
+	}
+	return p
+}
+
+// explainLayouts says what each layout costs and which the plan took.
+func (r *Report) explainLayouts(in Input) {
+	if len(r.Layouts) < 2 {
+		return
+	}
+	money := func(f float64) string { return FormatMoney(f, r.Prices.Currency) }
+	row, chunk := r.Layouts[0], r.Layouts[1]
+	say := func(format string, args ...any) { r.Working = append(r.Working, fmt.Sprintf(format, args...)) }
+	say("layout: rows take %s and %s an event, %s a month; chunks of %s events of one series (a request's, --batch-events) take %s and %s an event, %s a month: %s",
+		count(row.Event.WriteUnits, "write unit"), formatBytes(row.Event.Bytes), money(row.Total),
+		FormatNumber(chunk.Event.EventsPerItem), count(chunk.Event.WriteUnits, "write unit"), formatBytes(chunk.Event.Bytes), money(chunk.Total), r.Stored.Layout)
+	if p := r.PackedLater; p != nil {
+		say("packed later (not applied: the lifecycle does not pack tables yet): rows while hot, then chunks of %s events a window, %s an event, with the compaction's %s million read units and %s million write units a month: %s a month",
+			FormatNumber(p.Event.EventsPerItem), formatBytes(p.Event.Bytes), FormatNumber(p.ReadUnits/1e6), FormatNumber(p.WriteUnits/1e6), money(p.Bill.Total))
+	}
 }
 
 // explain fills in the working and the warnings.

@@ -500,3 +500,60 @@ func TestPriceTable(t *testing.T) {
 	require.Nil(t, p.field("no_such_price"))
 	require.NoError(t, p.Validate())
 }
+
+// Rows and chunks are priced side by side: a chunk of one event is
+// larger than its row, so events one at a time stay rows (with chunks
+// packed later shown as an option, not applied); Telegraf's ten readings
+// of a series a request make chunks, recommended, within the aim
+// of 200 USD a month for the guide's stream.
+func TestLayouts(t *testing.T) {
+	base := Input{ItemBytes: 180, Rate: 600, Retention: 365 * day, ArchiveAfter: 30 * day, ArchiveTarget: "s3://bucket/events"}
+	one, err := Plan(base)
+	require.NoError(t, err)
+	require.Equal(t, LayoutRow, one.Stored.Layout)
+	require.Equal(t, LayoutRow, one.Family.Layout)
+	require.Empty(t, one.Family.ChunkWindow)
+	require.Len(t, one.Layouts, 2)
+	require.Greater(t, one.Layouts[1].Total, one.Layouts[0].Total, "a chunk of one event costs more than its row")
+	require.InDelta(t, 180+DefaultChunkExtraBytes, one.Layouts[1].Event.Bytes, 1e-9)
+	p := one.PackedLater
+	require.NotNil(t, p)
+	require.Less(t, p.Bill.Total, one.Bill.Total)
+	// The compaction scans the rows once, eventually consistent, and
+	// writes a chunk a window of the series, split under 400 KB.
+	require.InDelta(t, 600*180*730*3600/8192.0, p.ReadUnits, 1)
+	require.Greater(t, p.Event.EventsPerItem, 60000.0)
+	require.LessOrEqual(t, 180+DefaultChunkExtraBytes+p.Event.EventsPerItem*180*DefaultChunkRatio, float64(storage.MaxItemSize))
+	require.InDelta(t, p.WriteUnits, 600*3600*730*p.Event.WriteUnits, 1)
+
+	telegraf := base
+	telegraf.BatchEvents = 10
+	r, err := Plan(telegraf)
+	require.NoError(t, err)
+	require.Equal(t, LayoutChunk, r.Stored.Layout)
+	require.Equal(t, LayoutChunk, r.Family.Layout)
+	require.Equal(t, "1h", r.Family.ChunkWindow)
+	require.InDelta(t, 0.1, r.Stored.WriteUnits, 1e-9, "one write unit for ten events")
+	require.Nil(t, r.PackedLater, "batches are packed as they are written")
+	require.LessOrEqual(t, r.Bill.Total, 200.0)
+	require.Less(t, r.Bill.Total, r.Layouts[0].Total)
+
+	forced := telegraf
+	forced.Layout = LayoutRow
+	f, err := Plan(forced)
+	require.NoError(t, err)
+	require.Equal(t, LayoutRow, f.Stored.Layout)
+	require.Len(t, f.Layouts, 1, "the forced layout alone")
+
+	// A measured sample's sizes are the chunk's.
+	measured := telegraf
+	measured.ChunkFixedBytes, measured.ChunkEventBytes = 300, 20
+	m, err := Plan(measured)
+	require.NoError(t, err)
+	require.InDelta(t, (300+10*20)/10.0, m.Stored.Bytes, 1e-9)
+
+	_, err = Plan(Input{ItemBytes: 180, Rate: 1, Layout: "columns"})
+	require.ErrorIs(t, err, ErrInvalidInput)
+	_, err = Plan(Input{ItemBytes: 180, Rate: 1, BatchEvents: 0.5})
+	require.ErrorIs(t, err, ErrInvalidInput)
+}

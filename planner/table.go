@@ -70,6 +70,21 @@ func (r Report) WriteTable(w io.Writer) error {
 		row("  "+c.Period, FormatNumber(float64(c.Tables)), money(c.MonthlyCost), note)
 	}
 
+	if len(r.Layouts) > 0 || r.PackedLater != nil {
+		section("LAYOUTS")
+		row("  LAYOUT", "EVENTS AN ITEM", "WRITE UNITS AN EVENT", "BYTES AN EVENT", "PERIOD", "MONTHLY", "")
+		for _, l := range r.Layouts {
+			note := ""
+			if l.Event.Layout == r.Stored.Layout {
+				note = "<- recommended"
+			}
+			row("  "+l.Event.Layout, FormatNumber(l.Event.EventsPerItem), FormatNumber(l.Event.WriteUnits), FormatNumber(l.Event.Bytes), l.Period, money(l.Total), note)
+		}
+		if p := r.PackedLater; p != nil {
+			row("  chunk, packed later", FormatNumber(p.Event.EventsPerItem), FormatNumber(p.Event.WriteUnits), FormatNumber(p.Event.Bytes), r.Period, money(p.Bill.Total), "not applied: the lifecycle does not pack tables yet")
+		}
+	}
+
 	section("TIERS (" + r.CostedAt + ")")
 	row("  TIER", "AGE", "BILLING", "CLASS", "WRITE", "READ", "TABLES", "STORED", "CAPACITY", "STORAGE", "MONTHLY")
 	for _, t := range r.Tiers {

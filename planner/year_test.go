@@ -31,6 +31,7 @@ func TestYearBillIsThePlan(t *testing.T) {
 		{"guide-archived", planner.Input{ItemBytes: 180, Rate: 600, Retention: 365 * day, ArchiveAfter: 30 * day, ArchiveTarget: "s3://bucket/events"}},
 		{"guide-deleted", planner.Input{ItemBytes: 180, Rate: 600, Retention: 90 * day}},
 		{"week-reads", planner.Input{ItemBytes: 400, Rate: 50, Period: "week", Retention: 120 * day, ArchiveAfter: 60 * day, ArchiveTarget: "s3://bucket/w", Series: 10, ReadsPerSec: 1, ReadRange: time.Hour}},
+		{"guide-telegraf-chunks", planner.Input{ItemBytes: 180, Rate: 600, Retention: 365 * day, ArchiveAfter: 30 * day, ArchiveTarget: "s3://bucket/events", BatchEvents: 10}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r, err := planner.Plan(tc.in)
@@ -65,7 +66,9 @@ func TestYearBillIsThePlan(t *testing.T) {
 func simulate(f family.Family, r planner.Report, in planner.Input, start, from, to time.Time, months float64) planner.Usage {
 	const step = 15 * time.Minute
 	hours := step.Hours()
-	itemBytes := r.Item.Bytes
+	// What an event takes in the plan's layout: its share of an item's
+	// bytes, write units and storage overhead.
+	itemBytes, overhead := r.Stored.Bytes, r.Stored.OverheadBytes
 	perHour := r.Workload.Rate * 3600 // events
 	gb := func(events, bytesEach float64) float64 { return events * bytesEach / (1 << 30) / months }
 	tiers := map[string]*planner.TierUsage{}
@@ -119,9 +122,9 @@ func simulate(f family.Family, r planner.Report, in planner.Input, start, from, 
 						tu.WCUHours += float64(cp.Write) * hours / months
 						tu.RCUHours += float64(cp.Read) * hours / months
 					} else if !now.Before(spanStart) && now.Before(spanEnd) {
-						tu.WriteUnits += perHour * hours * r.Item.WriteUnits / months
+						tu.WriteUnits += perHour * hours * r.Stored.WriteUnits / months
 					}
-					stored := gb(held(now), itemBytes+planner.StorageOverheadBytes) * hours / 730
+					stored := gb(held(now), itemBytes+overhead) * hours / 730
 					tu.StorageGBMonth += stored
 					if tier.PITR {
 						tu.PITRGBMonth += stored
@@ -134,9 +137,9 @@ func simulate(f family.Family, r planner.Report, in planner.Input, start, from, 
 			events := held(spanEnd)
 			if !expires.Before(from) && expires.Before(to) {
 				// Exported, then scanned to check it, as it leaves.
-				u.ExportGB += gb(events, itemBytes+planner.StorageOverheadBytes)
+				u.ExportGB += gb(events, itemBytes+overhead)
 				u.ScanReadUnits += events * itemBytes / 8192 / months
-				puts, gets := planner.ArchiveRequests(events * itemBytes * r.Workload.ArchiveRatio)
+				puts, gets := planner.ArchiveRequests(events * r.Item.Bytes * r.Workload.ArchiveRatio)
 				u.S3Puts += puts / months
 				u.S3Gets += gets / months
 			}
@@ -145,7 +148,8 @@ func simulate(f family.Family, r planner.Report, in planner.Input, start, from, 
 			gone := ref.Period.End.Add(time.Duration(in.Retention))
 			lo, hi := maxTime(expires, from), minTime(gone, to)
 			if hi.After(lo) {
-				u.ArchiveGBMonth += gb(events, itemBytes*r.Workload.ArchiveRatio) * hi.Sub(lo).Hours() / 730
+				// Archives hold events, whatever the layout.
+				u.ArchiveGBMonth += gb(events, r.Item.Bytes*r.Workload.ArchiveRatio) * hi.Sub(lo).Hours() / 730
 			}
 		}
 	}

@@ -43,8 +43,11 @@ func Adopted(f family.Family, ref naming.Ref, info storage.TableInfo, now time.T
 	if tags[family.TagFamily] == f.Name {
 		e.Source = SourceTags
 		e.Policy.Shards = f.ShardsOf(tags)
-		if l := family.Layout(tags[family.TagLayout]); l == family.LayoutRow || l == family.LayoutMap {
+		switch l := family.Layout(tags[family.TagLayout]); l {
+		case family.LayoutRow, family.LayoutMap:
 			e.Policy.Layout = l
+		case family.LayoutChunk:
+			e.Policy.Layout, e.Policy.ChunkWindow = l, f.ChunkWindowOf(tags)
 		}
 		e.Tier = tags[family.TagTier]
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/timetabledb/timetable/internal/backends"
 	"github.com/timetabledb/timetable/metatable"
 	"github.com/timetabledb/timetable/registry"
+	"github.com/timetabledb/timetable/storage"
 )
 
 // TestChunkLayoutRecorded holds the chunk layout and its window to being
@@ -51,4 +52,21 @@ func TestChunkLayoutRecorded(t *testing.T) {
 			require.Zero(t, got.ChunkWindow(), "the row table keeps its layout")
 		})
 	}
+}
+
+// A chunk table adopted without a registry entry (made by a version
+// before the registry, or the meta table lost) takes its layout and
+// window from its tags, whatever the family says now.
+func TestChunkLayoutAdoptedFromTags(t *testing.T) {
+	f := family.Default()
+	chunked := f
+	chunked.Layout, chunked.ChunkWindow = family.LayoutChunk, 15*time.Minute
+	now := day(2017, 4, 12)
+	ref := f.TableFor(day(2017, 4, 10), now)
+	spec := chunked.Spec(ref, f.Tiers[0])
+	require.Equal(t, "15m0s", spec.Tags[family.TagChunkWindow])
+	e := registry.Adopted(f, ref, storage.TableInfo{TableSpec: spec, Status: storage.StatusActive}, now)
+	require.Equal(t, family.LayoutChunk, e.Policy.Layout)
+	require.Equal(t, 15*time.Minute, e.ChunkWindow())
+	require.NotContains(t, f.Spec(ref, f.Tiers[0]).Tags, family.TagChunkWindow, "a row table has no window")
 }

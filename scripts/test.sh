@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 GO="${GO:-go}"
 # The packages whose tests reach DynamoDB (internal/dynamotest,
 # internal/backends).
-dynamo_pkgs=(./storage/dynamostore/... ./registry ./engine ./lifecycle ./archive ./server ./cli ./cmd/timetable-lambda)
+dynamo_pkgs=(./storage/dynamostore/... ./registry ./engine ./lifecycle ./archive ./server ./cli ./migrate ./cmd/timetable-lambda)
 
 # The InfluxDB and MQTT clients the ingest tests run (internal/clients):
 # once installed, a missing one fails its test instead of skipping it.
@@ -34,8 +34,11 @@ scripts/duckdb/install.sh >/dev/null || exit 1
 
 local_log="$(mktemp)"
 trap 'rm -f "$local_log"' EXIT
+# Of cmd/timetable, only the tests of the binary against DynamoDB: a
+# migration killed and resumed, and a server moved to DynamoDB.
 TIMETABLE_TEST_BACKENDS=dynamodb scripts/with-dynamodb.sh dynamodb-local \
-	"$GO" test -race -timeout 20m "${dynamo_pkgs[@]}" >"$local_log" 2>&1 &
+	bash -c '"$0" test -race -timeout 20m "$@" && "$0" test -timeout 10m -run "^(TestMigrateKilled|TestMovingToDynamoDB)$" ./cmd/timetable' \
+	"$GO" "${dynamo_pkgs[@]}" >"$local_log" 2>&1 &
 local_pid=$!
 
 echo "== every test; the DynamoDB suites against dynalite"

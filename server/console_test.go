@@ -187,12 +187,13 @@ func TestConsoleInABrowser(t *testing.T) {
 			Prefix string   `json:"prefix"`
 			Series []string `json:"series"`
 		} `json:"otherTable"`
-		Tiers   map[string]string `json:"tiers"`
-		Plan    int               `json:"planActions"`
-		Planner string            `json:"plannerPeriod"`
-		Metrics map[string]string `json:"metrics"`
-		Tenants []string          `json:"tenants"`
-		Keys    struct {
+		Tiers         map[string]string `json:"tiers"`
+		ArchivedCells []string          `json:"archivedCells"`
+		Plan          int               `json:"planActions"`
+		Planner       string            `json:"plannerPeriod"`
+		Metrics       map[string]string `json:"metrics"`
+		Tenants       []string          `json:"tenants"`
+		Keys          struct {
 			Added, Rotated, AddedID, Newest string
 			Before                          int
 			States                          map[string]string
@@ -485,6 +486,7 @@ func TestConsoleInABrowser(t *testing.T) {
 		require.Contains(t, row.Cells, now.Format(time.RFC3339), "and when it was made")
 	}
 	require.Equal(t, withArchive, listed)
+	require.Equal(t, withArchive, got.ArchivedCells, "the timeline marks the deleted table's period as read from its archive")
 
 	// The auto-refresh plotted again by itself, and the new event is in
 	// the chart.

@@ -22,8 +22,9 @@ const maxQueryForm = 1 << 20
 
 // influxQuery answers GET and POST /query, InfluxDB 1.x's query endpoint:
 // the statements of q (package influxql), each answered in its own
-// result, its error in it. db names the tenant's data whatever it is;
-// rp is ignored; epoch writes times as integers of its unit; chunked
+// result, its error in it. db names the tenant's data whatever it is
+// (a statement without it names a database, or answers "database name
+// required": influxql's database.go); rp is ignored; epoch writes times as integers of its unit; chunked
 // writes each result, and each chunk_size rows of a series, as a JSON
 // document of its own line; pretty indents.
 func (s *Server) influxQuery(w http.ResponseWriter, r *http.Request, tenant string) error {

@@ -86,6 +86,23 @@ w,site=b,host=3 temp=7 946684802000000000
 w,site=a,host=1 temp=4 946684811000000000
 w,site=b,host=3 temp=9 946684814000000000
 `
+	// ab are two fields, not always both.
+	ab = `ab a=1,b=2 946684800000000000
+ab a=3 946684801000000000
+ab,host=x b=5 946684802000000000
+ab a=4,b=1 946684803000000000
+`
+	// modes are values repeated in two series, and strings.
+	modes = `md v=3 946684800000000000
+md v=1 946684801000000000
+md v=3 946684802000000000
+md v=1 946684803000000000
+md v=2 946684804000000000
+md,h=x v=5 946684804000000000
+md,h=x v=5 946684805000000000
+md s="b" 946684806000000000
+md s="a" 946684807000000000
+`
 	// recent are points written seconds apart, just now.
 	recent = `live,host=a value=1 @-30s
 --
@@ -185,6 +202,48 @@ var asInfluxdCases = []asInfluxdCase{
 		query: `SELECT first(temp), mean(temp) FROM w WHERE time >= '2000-01-01T00:00:00Z' AND time <= '2000-01-01T00:00:15Z' GROUP BY time(5s), site fill(none)`},
 	{name: "last of series picked", lines: sites, query: `SELECT last(temp) FROM w WHERE host =~ /[12]/`},
 	{name: "first of series picked", lines: sites, query: `SELECT first(temp) FROM w WHERE site = 'a' AND time >= '2000-01-01T00:00:01Z'`},
+	{name: "cumulative_sum", lines: cpuGaps,
+		query: `SELECT cumulative_sum(mean(value)) FROM cpu WHERE time >= '2010-07-01T18:47:00Z' AND time <= '2010-07-01T18:47:09Z' GROUP BY time(2s)`},
+	{name: "cumulative_sum fill(0)", lines: cpuGaps,
+		query: `SELECT cumulative_sum(mean(value)) FROM cpu WHERE time >= '2010-07-01T18:47:00Z' AND time <= '2010-07-01T18:47:09Z' GROUP BY time(2s) fill(0)`},
+	{name: "measurement cardinality", lines: regions, query: `SHOW MEASUREMENT CARDINALITY`},
+	{name: "measurement exact cardinality where", lines: regions, query: `SHOW MEASUREMENT EXACT CARDINALITY WHERE region = 'us-west'`},
+	{name: "series cardinality", lines: tagless + "mem,host=a value=1 946684800000000000\n", query: `SHOW SERIES CARDINALITY`},
+	{name: "series exact cardinality", lines: tagless + "mem,host=a value=1 946684800000000000\n", query: `SHOW SERIES EXACT CARDINALITY`},
+	{name: "series exact cardinality from", lines: regions, query: `SHOW SERIES EXACT CARDINALITY FROM cpu WHERE region = 'us-west'`},
+	{name: "field key cardinality", lines: two, query: `SHOW FIELD KEY CARDINALITY`},
+	{name: "tag key exact cardinality", lines: two, query: `SHOW TAG KEY EXACT CARDINALITY`},
+	{name: "tag values exact cardinality", lines: regions, query: `SHOW TAG VALUES EXACT CARDINALITY WITH KEY = region`},
+	{name: "sum of fields", lines: ab, query: `SELECT a + b FROM ab`},
+	{name: "field times a number", lines: ab, query: `SELECT a * 2, b FROM ab`},
+	{name: "math aliased", lines: ab, query: `SELECT (a + 1) * b AS s, a FROM ab`},
+	{name: "mean times a number", lines: ab, query: `SELECT mean(a) * 2 FROM ab`},
+	{name: "math of aggregates by time", lines: ab,
+		query: `SELECT mean(a) * 2, max(b) - min(b) FROM ab WHERE time >= '2000-01-01T00:00:00Z' AND time < '2000-01-01T00:00:04Z' GROUP BY time(2s)`},
+	{name: "sum of means", lines: ab, query: `SELECT mean(a) + mean(b) FROM ab`},
+	{name: "field beside max", lines: ab, query: `SELECT max(a), b FROM ab`},
+	{name: "fields beside max by time", lines: ab,
+		query: `SELECT max(b), a, host FROM ab WHERE time >= '2000-01-01T00:00:00Z' AND time < '2000-01-01T00:00:04Z' GROUP BY time(2s)`},
+	{name: "field beside min filled", lines: ab,
+		query: `SELECT min(b), a FROM ab WHERE time >= '2000-01-01T00:00:00Z' AND time < '2000-01-01T00:00:06Z' GROUP BY time(2s)`},
+	{name: "field beside last", lines: ab, query: `SELECT last(a), b FROM ab`},
+	{name: "field beside max by host", lines: ab, query: `SELECT max(a), b FROM ab GROUP BY host`},
+	{name: "percentile by site", lines: sites,
+		query: `SELECT percentile(temp, 90), median(temp) FROM w WHERE time >= '2000-01-01T00:00:00Z' AND time <= '2000-01-01T00:00:15Z' GROUP BY time(5s), site`},
+	{name: "stddev and distinct of series picked", lines: sites, query: `SELECT stddev(temp), count(distinct(temp)), median(temp) FROM w WHERE site = 'a'`},
+	{name: "distinct", lines: modes, query: `SELECT distinct(v) FROM md`},
+	{name: "distinct by time", lines: modes,
+		query: `SELECT distinct(v) FROM md WHERE time >= '2000-01-01T00:00:00Z' AND time < '2000-01-01T00:00:08Z' GROUP BY time(2s)`},
+	{name: "distinct strings", lines: modes, query: `SELECT distinct(s) FROM md`},
+	{name: "top", lines: modes, query: `SELECT top(v, 3) FROM md`},
+	{name: "bottom", lines: modes, query: `SELECT bottom(v, 2) FROM md`},
+	{name: "top by time", lines: modes,
+		query: `SELECT top(v, 2) FROM md WHERE time >= '2000-01-01T00:00:00Z' AND time < '2000-01-01T00:00:08Z' GROUP BY time(2s)`},
+	{name: "elapsed", lines: modes, query: `SELECT elapsed(v) FROM md`},
+	{name: "elapsed in ms", lines: modes, query: `SELECT elapsed(v, 1ms) FROM md WHERE h = 'x'`},
+	{name: "elapsed by tag", lines: modes, query: `SELECT elapsed(v, 1s) FROM md GROUP BY h`},
+	{name: "elapsed by time", lines: modes,
+		query: `SELECT elapsed(v, 1s) FROM md WHERE time >= '2000-01-01T00:00:00Z' AND time < '2000-01-01T00:00:08Z' GROUP BY time(2s)`},
 	{name: "tag or field", lines: tagless, query: `SELECT value FROM cpu WHERE host = 'server01' OR value = 1`},
 	{name: "tag or field none", lines: tagless, query: `SELECT value FROM cpu WHERE host = 'nope' OR value = 5`},
 }

@@ -27,9 +27,12 @@ import (
 // variables ask for another run (docs/influxql.md, Compared with
 // InfluxDB).
 const (
-	diffStatementsEnv     = "TIMETABLE_INFLUXDIFF"
-	diffSeedEnv           = "TIMETABLE_INFLUXDIFF_SEED"
-	diffStatementEnv      = "TIMETABLE_INFLUXDIFF_STATEMENT"
+	diffStatementsEnv = "TIMETABLE_INFLUXDIFF"
+	diffSeedEnv       = "TIMETABLE_INFLUXDIFF_SEED"
+	diffStatementEnv  = "TIMETABLE_INFLUXDIFF_STATEMENT"
+	// diffNo40Env set leaves out the known differences marked #40.N,
+	// to see what remains of them once issue 40's first point is fixed.
+	diffNo40Env           = "TIMETABLE_INFLUXDIFF_NO40"
 	diffDefaultStatements = 400
 	diffDefaultSeed       = 40
 )
@@ -62,7 +65,8 @@ func TestInfluxQLDifferential(t *testing.T) {
 	// acme), and only the series that have every tag of their
 	// measurement (database tagged, tenant globex), against which a
 	// difference is tried again to tell whether it comes of a missing tag.
-	e := &diffEnv{t: t, influxURL: d.URL, f: f, keys: map[string]string{"full": f.acme, "tagged": f.globex}}
+	e := &diffEnv{t: t, influxURL: d.URL, f: f, keys: map[string]string{"full": f.acme, "tagged": f.globex},
+		withoutIssue40: os.Getenv(diffNo40Env) != ""}
 	for _, db := range []string{"full", "tagged"} {
 		lines := diffLines(points, db == "tagged")
 		e.influx(db, "CREATE DATABASE "+db, "")
@@ -95,7 +99,8 @@ func TestInfluxQLDifferential(t *testing.T) {
 		default:
 			if k := classify(e, c); k != nil {
 				counts[k.name]++
-				if testing.Verbose() {
+				if testing.Verbose() && counts[k.name] <= 3 {
+					// The first three of each kind, as examples.
 					t.Logf("known difference %q: %s\n InfluxDB: %s\ntimetable: %s", k.name, s.text, c.influx, c.timetable)
 				}
 				continue
@@ -160,6 +165,8 @@ type diffEnv struct {
 	influxURL string
 	f         *fixture
 	keys      map[string]string // timetable's API key of each dataset
+	// withoutIssue40 leaves out the known differences marked #40.N.
+	withoutIssue40 bool
 }
 
 // diffCase is a statement's answers.

@@ -184,11 +184,10 @@ func TestInfluxQLSelect(t *testing.T) {
 
 	// What does not merge exactly says what to do instead.
 	for q, msg := range map[string]string{
-		`SELECT median(temp) FROM weather WHERE region = 'eu'`:                     "median() over 2 series at once is not supported: GROUP BY their tags",
+		`SELECT mode(temp) FROM weather WHERE region = 'eu'`:                       "mode() is not supported",
 		`SELECT percentile(temp, 101) FROM weather WHERE host = 'web1'`:            "a number above 0 and at most 100",
-		`SELECT stddev(temp) FROM weather WHERE region = 'eu'`:                     "stddev() over 2 series at once is not supported",
 		`SELECT mean(temp) FROM weather WHERE time > now() - 1h GROUP BY time(7m)`: "use an interval of at least 1s that divides a day",
-		`SELECT temp FROM weather WHERE host = 'web1' OR temp > 3`:                 "mixes tags and fields under OR",
+		`SELECT max(temp) FROM weather WHERE host = 'web1' OR temp > 3`:            "reads a tag and a field together: not supported in a SELECT of aggregates",
 		`SELECT derivative(temp) FROM weather`:                                     "derivative of raw values is not supported",
 	} {
 		out := influxQL(t, f, q)

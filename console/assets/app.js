@@ -870,8 +870,10 @@ function drawTimeline(tables) {
       html += `<tr><th>${esc(label)}</th>`;
       for (const m of months) {
         const t = cell.get(p + "|" + m);
+        // A table archived and deleted is read from its archive: marked
+        // apart from the tiers, its last tier still in data-tier.
         html += t
-          ? `<td class="tier-${esc(t.tier)}" data-table="${esc(t.name)}" data-tier="${esc(t.tier)}" title="${esc(t.name)}: ${esc(t.tier)}, ${esc(t.state)}"></td>`
+          ? `<td class="tier-${esc(t.state === "deleted" ? "archived" : t.tier)}" data-table="${esc(t.name)}" data-tier="${esc(t.tier)}" title="${esc(t.name)}: ${esc(t.tier)}, ${esc(t.state)}"></td>`
           : "<td></td>";
       }
       html += "</tr>";

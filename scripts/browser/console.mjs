@@ -318,6 +318,7 @@ try {
   await page.waitForSelector("#timeline td[data-table]");
   await page.waitForSelector("#plan[data-actions]");
   out.tiers = Object.fromEntries(await page.$$eval("#timeline td[data-table]", (ts) => ts.map((t) => [t.dataset.table, t.dataset.tier])));
+  out.archivedCells = await page.$$eval("#timeline td.tier-archived", (ts) => ts.map((t) => t.dataset.table));
   out.planActions = Number(await page.getAttribute("#plan", "data-actions"));
   await page.waitForSelector("#planner-chart svg");
   out.plannerPeriod = await page.getAttribute("#planner-summary", "data-period");
