@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 GO="${GO:-go}"
 # The packages whose tests reach DynamoDB (internal/dynamotest,
 # internal/backends).
-dynamo_pkgs=(./storage/dynamostore/... ./registry ./engine ./lifecycle ./archive ./server ./cli ./migrate ./cmd/timetable-lambda)
+dynamo_pkgs=(./storage/dynamostore/... ./registry ./engine ./lifecycle ./archive ./compact ./server ./cli ./migrate ./cmd/timetable-lambda)
 
 # The InfluxDB and MQTT clients the ingest tests run (internal/clients):
 # once installed, a missing one fails its test instead of skipping it.
