@@ -26,7 +26,8 @@ import (
 
 // selectorWithFields answers a SELECT of one selector and fields.
 func (x *executor) selectorWithFields(ctx context.Context, st *iql.SelectStatement, p *plan, cols []aggColumn, out []outColumn, starts []time.Time, w windows, emit func(api.InfluxQLSeries) error) error {
-	if len(cols) != 1 || cols[0].outer != "" || !slices.Contains([]string{"first", "last", "min", "max"}, cols[0].fn) {
+	if len(cols) != 1 || cols[0].outer != "" || !slices.Contains([]string{"first", "last", "min", "max"}, cols[0].fn) ||
+		slices.ContainsFunc(out, func(o outColumn) bool { return o.expr != nil }) {
 		return fmt.Errorf("fields beside aggregates are %w but beside one selector (first, last, min, max)", ErrUnsupported)
 	}
 	c := cols[0]

@@ -62,6 +62,23 @@ func knownDifferenceList() []knownDifference {
 			},
 		},
 		{
+			name: "first()/last() among events of one time",
+			doc:  "`first()` and `last()` among events of one time",
+			applies: func(_ *diffEnv, c *diffCase) bool {
+				return sameBut(c.a, c.b, func(col string) bool {
+					return strings.HasPrefix(col, "first") || strings.HasPrefix(col, "last")
+				})
+			},
+		},
+		{
+			name: "stddev() of one value filled",
+			doc:  "`stddev()` of a bucket of one value is null, and `fill()`",
+			applies: func(_ *diffEnv, c *diffCase) bool {
+				return slices.Contains(c.stmt.functions, "stddev") && c.stmt.fill != "" && c.stmt.fill != "null" && c.stmt.fill != "none" &&
+					sameBut(c.a, c.b, func(col string) bool { return strings.HasPrefix(col, "stddev") })
+			},
+		},
+		{
 			name: "#40.4 tagless series",
 			doc:  "#40.4 series without a tag",
 			applies: func(e *diffEnv, c *diffCase) bool {
@@ -101,23 +118,6 @@ func knownDifferenceList() []knownDifference {
 			applies: func(_ *diffEnv, c *diffCase) bool {
 				return (slices.Contains(c.stmt.functions, "first") || slices.Contains(c.stmt.functions, "last")) &&
 					sameBut(c.a, c.b, func(col string) bool { return col == "time" })
-			},
-		},
-		{
-			name: "first()/last() among events of one time",
-			doc:  "`first()` and `last()` among events of one time",
-			applies: func(_ *diffEnv, c *diffCase) bool {
-				return sameBut(c.a, c.b, func(col string) bool {
-					return strings.HasPrefix(col, "first") || strings.HasPrefix(col, "last")
-				})
-			},
-		},
-		{
-			name: "stddev() of one value filled",
-			doc:  "`stddev()` of a bucket of one value is null, and `fill()`",
-			applies: func(_ *diffEnv, c *diffCase) bool {
-				return slices.Contains(c.stmt.functions, "stddev") && c.stmt.fill != "" && c.stmt.fill != "null" && c.stmt.fill != "none" &&
-					sameBut(c.a, c.b, func(col string) bool { return strings.HasPrefix(col, "stddev") })
 			},
 		},
 		{
