@@ -85,14 +85,7 @@ func (x *executor) distinctValues(ctx context.Context, st *iql.SelectStatement, 
 				rows = append(rows, []any{x.timeValue(at, p.loc), s.v})
 			}
 		}
-		if p.desc {
-			slices.Reverse(rows)
-		}
-		rows = cut(rows, st.Offset, st.Limit)
-		if len(rows) == 0 {
-			continue
-		}
-		if err := emit(api.InfluxQLSeries{Name: p.table, Tags: g.tags, Columns: []string{"time", c.name}, Values: rows}); err != nil {
+		if err := emitColumn(st, p, g.tags, c.name, rows, emit); err != nil {
 			return err
 		}
 	}

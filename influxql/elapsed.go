@@ -54,14 +54,7 @@ func (x *executor) elapsedValues(ctx context.Context, st *iql.SelectStatement, p
 		for i := 1; i < len(pts); i++ {
 			rows = append(rows, []any{x.timeValue(pts[i].t, p.loc), int64(pts[i].t.Sub(pts[i-1].t) / c.unit)})
 		}
-		if p.desc {
-			slices.Reverse(rows)
-		}
-		rows = cut(rows, st.Offset, st.Limit)
-		if len(rows) == 0 {
-			continue
-		}
-		if err := emit(api.InfluxQLSeries{Name: p.table, Tags: g.tags, Columns: []string{"time", c.name}, Values: rows}); err != nil {
+		if err := emitColumn(st, p, g.tags, c.name, rows, emit); err != nil {
 			return err
 		}
 	}

@@ -75,16 +75,24 @@ func (x *executor) topValues(ctx context.Context, st *iql.SelectStatement, p *pl
 				rows = append(rows, []any{x.timeValue(pt.t, p.loc), pt.v})
 			}
 		}
-		if p.desc {
-			slices.Reverse(rows)
-		}
-		rows = cut(rows, st.Offset, st.Limit)
-		if len(rows) == 0 {
-			continue
-		}
-		if err := emit(api.InfluxQLSeries{Name: p.table, Tags: g.tags, Columns: []string{"time", c.name}, Values: rows}); err != nil {
+		if err := emitColumn(st, p, g.tags, c.name, rows, emit); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// emitColumn answers a group of a function that picks points rather
+// than one value a bucket (top, bottom, distinct, elapsed): its rows of
+// time and one column, in the statement's order, cut to its OFFSET and
+// LIMIT; a group left without rows answers nothing.
+func emitColumn(st *iql.SelectStatement, p *plan, tags map[string]string, column string, rows [][]any, emit func(api.InfluxQLSeries) error) error {
+	if p.desc {
+		slices.Reverse(rows)
+	}
+	rows = cut(rows, st.Offset, st.Limit)
+	if len(rows) == 0 {
+		return nil
+	}
+	return emit(api.InfluxQLSeries{Name: p.table, Tags: tags, Columns: []string{"time", column}, Values: rows})
 }
