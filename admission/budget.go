@@ -202,13 +202,6 @@ func (b *Budget) Hold(tenant string) *Hold {
 // Held returns what the hold holds.
 func (h *Hold) Held() int64 { return h.n }
 
-// TryResize is Resize without waiting.
-func (h *Hold) TryResize(n int64) error {
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	return h.Resize(ctx, n)
-}
-
 // Resize makes the hold n: it takes the difference, waiting as Acquire
 // does for a request of n (what the hold holds is its own, not its
 // tenant's other requests'), or gives back the excess at once.

@@ -22,3 +22,10 @@ func (b *Budget) TryAcquire(tenant string, n int64) error {
 	cancel()
 	return b.Acquire(ctx, tenant, n)
 }
+
+// TryResize is Resize without waiting.
+func (h *Hold) TryResize(n int64) error {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return h.Resize(ctx, n)
+}

@@ -17,8 +17,9 @@ import (
 // What a write request holds while it is served, and what its tenant may
 // ask, are decided by the write pipeline (package ingest, whose
 // documentation gives the order of its stages) over package admission's
-// budgets and limits; the server reads the body and turns the
-// pipeline's refusals into answers:
+// budgets and limits; the server hands it the body's reader and the
+// protocol's decoder (ingest.Write.Run) and turns the pipeline's
+// refusals into answers:
 //
 //   - its body, in the body budget (body.go, ingest.Write.Run);
 //   - its decoded events, in the events budget (Options.
