@@ -49,7 +49,7 @@ func TestStoreOutage(t *testing.T) {
 	}
 	unavailable("write", f.postNDJSON(f.acme, "a_table", body))
 	unavailable("query", f.get(f.acme, "a_table", wide))
-	unavailable("InfluxQL", f.do("GET", "/query?q=SELECT+*+FROM+a_table", f.acme, nil))
+	unavailable("InfluxQL", f.do("GET", "/query?db=acme&q=SELECT+*+FROM+a_table", f.acme, nil))
 	// globex's key was never looked up: the server cannot tell whether
 	// it is valid, and says so, rather than 401 or 500.
 	unavailable("key not yet seen", f.postNDJSON(f.globex, "a_table", body))
