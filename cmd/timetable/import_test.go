@@ -16,12 +16,25 @@ import (
 
 // An import killed (SIGKILL) after its first window resumes from its
 // checkpoint when run again, and the store then holds every point of the
-// file once, each with all its fields: 0 lost, 0 duplicates.
+// file once, each with all its fields: 0 lost, 0 duplicates; on the
+// embedded store and on the test's DynamoDB server.
 func TestImportKilled(t *testing.T) {
 	bin := build(t)
+	for _, tg := range migrateTargets(t) {
+		t.Run(tg.name, func(t *testing.T) {
+			importKilled(t, bin, tg.spec)
+		})
+	}
+}
+
+// importKilled runs TestImportKilled on the store spec names.
+func importKilled(t *testing.T, bin, spec string) {
 	dir := t.TempDir()
-	store := "--store=pebble:" + filepath.Join(dir, "data")
-	code, stderr := exitCode(t, bin, "tenant", "add", "acme", store)
+	if strings.HasPrefix(spec, "pebble:") {
+		spec = "pebble:" + filepath.Join(dir, "data")
+	}
+	store := []string{"--store", spec, "--config", migrateConfig(t)}
+	code, stderr := exitCode(t, bin, append([]string{"tenant", "add", "acme"}, store...)...)
 	require.Zero(t, code, stderr)
 
 	// As influx_inspect export writes it: a series' fields one after
@@ -43,7 +56,7 @@ func TestImportKilled(t *testing.T) {
 	require.NoError(t, w.Flush())
 	require.NoError(t, f.Close())
 
-	args := []string{"import", store, "--tenant", "acme", "--any-age", "--window-mib", "1", "--batch", "1000", path}
+	args := append([]string{"import", "--tenant", "acme", "--any-age", "--window-mib", "1", "--batch", "1000", path}, store...)
 	cmd := exec.Command(bin, args...)
 	require.NoError(t, cmd.Start())
 	checkpoint := path + ".timetable-import"
@@ -61,8 +74,8 @@ func TestImportKilled(t *testing.T) {
 	require.Contains(t, stderr, "resuming after line ")
 	require.NotContains(t, stderr, "stored as more than one event")
 
-	out, err := exec.Command(bin, "query", store, "--tenant", "acme", "--table", "m", "--from", "2024-01-01T00:00:00Z",
-		"--to", "2024-04-01T00:00:00Z", "--limit", "0", "--format", "ndjson").Output()
+	out, err := exec.Command(bin, append([]string{"query", "--tenant", "acme", "--table", "m", "--from", "2024-01-01T00:00:00Z",
+		"--to", "2024-04-01T00:00:00Z", "--limit", "0", "--format", "ndjson"}, store...)...).Output()
 	require.NoError(t, err)
 	ids := map[string]bool{}
 	points := map[string]bool{}

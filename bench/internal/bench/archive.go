@@ -200,7 +200,8 @@ func archivedQuery(ctx context.Context, dir, target string, s3 archive.S3Options
 		return 0, err
 	}
 	for _, t := range tables {
-		if strings.Contains(t.Name, fmt.Sprint(week.UnixMilli())) {
+		// Tables lists an archived and deleted table too, as deleted.
+		if strings.Contains(t.Name, fmt.Sprint(week.UnixMilli())) && t.State != string(registry.Deleted) {
 			return 0, fmt.Errorf("the week's table %s was not archived and deleted", t.Name)
 		}
 	}
