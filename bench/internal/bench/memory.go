@@ -9,8 +9,12 @@ import (
 
 // PeakRSS returns the process's peak resident memory in MiB (VmHWM from
 // /proc/self/status), or 0 where that is not available.
-func PeakRSS() float64 {
-	f, err := os.Open("/proc/self/status")
+func PeakRSS() float64 { return peakRSSOf("self") }
+
+// peakRSSOf returns the peak resident memory in MiB of the process pid
+// names ("self", or a number), or 0 where that is not available.
+func peakRSSOf(pid string) float64 {
+	f, err := os.Open("/proc/" + pid + "/status")
 	if err != nil {
 		return 0
 	}
