@@ -97,9 +97,10 @@ type LayoutCost struct {
 // PackedLater is what chunks would cost for events written one at a
 // time, packed when their table leaves the hot tier: rows while hot,
 // then a chunk a window of each series, with the compaction's scan of
-// the hot table and its writes into the next generation. The lifecycle
-// does not pack tables yet (issue #39, point 2), so it is an option the
-// plan shows, not one it applies.
+// the hot table and its writes into the next generation. Package compact
+// packs in place today, deleting each row at a write unit a row, which
+// on DynamoDB costs more than this; the rewrite into the next generation
+// is not built, so it is an option the plan shows, not one it applies.
 type PackedLater struct {
 	Event StoredEvent `json:"event"`
 	// ReadUnits and WriteUnits are the compaction's a month: an

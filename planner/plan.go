@@ -285,7 +285,11 @@ func planLayout(in Input) (Report, error) {
 // packedLater prices chunks for events written one at a time and packed
 // as their table leaves the hot tier: the row costing c with the data of
 // later tiers in chunks of a window of each series, and the compaction's
-// scan of the rows and writes of the chunks.
+// scan of the rows and writes of the chunks into the table's next
+// generation, whose old one is dropped for free. Package compact packs in
+// place today, which also deletes each row (a write unit a row): on
+// DynamoDB that costs more than the rows it saves, so this prices the
+// rewrite the option needs, not what compact does now.
 func (in Input) packedLater(c costing, it Item, costAt float64) *PackedLater {
 	ch := in.chunkEvent(it, in.windowEvents())
 	c.hotBilledBytesPerHour = c.billedBytesPerHour
@@ -315,7 +319,7 @@ func (r *Report) explainLayouts(in Input) {
 		count(row.Event.WriteUnits, "write unit"), formatBytes(row.Event.Bytes), money(row.Total),
 		FormatNumber(chunk.Event.EventsPerItem), count(chunk.Event.WriteUnits, "write unit"), formatBytes(chunk.Event.Bytes), money(chunk.Total), r.Stored.Layout)
 	if p := r.PackedLater; p != nil {
-		say("packed later (not applied: the lifecycle does not pack tables yet): rows while hot, then chunks of %s events a window, %s an event, with the compaction's %s million read units and %s million write units a month: %s a month",
+		say("packed later (not applied: priced as a rewrite into the next generation, which compaction does not do yet): rows while hot, then chunks of %s events a window, %s an event, with the compaction's %s million read units and %s million write units a month: %s a month",
 			FormatNumber(p.Event.EventsPerItem), formatBytes(p.Event.Bytes), FormatNumber(p.ReadUnits/1e6), FormatNumber(p.WriteUnits/1e6), money(p.Bill.Total))
 	}
 }

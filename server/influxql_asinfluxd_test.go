@@ -112,7 +112,7 @@ live,host=a value=3 @-10s
 `
 )
 
-// asInfluxdCases are the answers of issue #40's first point, one case
+// asInfluxdCases are answers InfluxDB gives that timetable once gave wrong, one case
 // each at least: statements InfluxDB 1.x answers that timetable answered
 // otherwise.
 var asInfluxdCases = []asInfluxdCase{

@@ -14,9 +14,8 @@ import (
 // that docs/influxql.md's "Differences from InfluxDB" says: doc is a text
 // of that section (checkKnownDifferencesDocumented makes sure it is
 // there), and applies tells a statement's difference as this one. A
-// name that starts with "#40." marks a difference of issue 40's first
-// point, being fixed apart: its entry and its line of the doc go once
-// that fix is merged.
+// name that starts with "open: " marks a bug still to fix, not a choice:
+// its entry and its line of the doc go once it is fixed.
 type knownDifference struct {
 	name    string
 	doc     string
@@ -28,7 +27,7 @@ type knownDifference struct {
 // those told by what the statement is made of.
 var knownDifferences []knownDifference
 
-// The list is set in init: the entry of #40.4 classifies again.
+// The list is set in init: the entry of tagless series classifies again.
 func init() { knownDifferences = knownDifferenceList() }
 
 func knownDifferenceList() []knownDifference {
@@ -79,8 +78,8 @@ func knownDifferenceList() []knownDifference {
 			},
 		},
 		{
-			name: "#40.4 tagless series",
-			doc:  "#40.4 series without a tag",
+			name: "open: tagless series",
+			doc:  "series without a tag",
 			applies: func(e *diffEnv, c *diffCase) bool {
 				// The same statement agrees on the data without the
 				// series that lack a tag.
@@ -94,8 +93,8 @@ func knownDifferenceList() []knownDifference {
 			},
 		},
 		{
-			name: "#40.3 rows where InfluxDB returns none",
-			doc:  "#40.3 rows where InfluxDB returns none",
+			name: "open: rows where InfluxDB returns none",
+			doc:  "rows where InfluxDB returns none",
 			applies: func(_ *diffEnv, c *diffCase) bool {
 				// Timetable's answer but for series of nothing (nulls
 				// and zero counts), and under fill(none) rows of nulls,
@@ -113,30 +112,30 @@ func knownDifferenceList() []knownDifference {
 			},
 		},
 		{
-			name: "#40.6 first()/last() time",
-			doc:  "#40.6 the time of `first()` and `last()`",
+			name: "open: first()/last() time",
+			doc:  "the time of `first()` and `last()`",
 			applies: func(_ *diffEnv, c *diffCase) bool {
 				return (slices.Contains(c.stmt.functions, "first") || slices.Contains(c.stmt.functions, "last")) &&
 					sameBut(c.a, c.b, func(col string) bool { return col == "time" })
 			},
 		},
 		{
-			name: "#40.10 empty range refused",
-			doc:  "#40.10 a range with no data",
+			name: "open: empty range refused",
+			doc:  "a range with no data",
 			applies: func(_ *diffEnv, c *diffCase) bool {
 				return strings.Contains(string(c.timetable), "inverted range") || c.stmt.emptyRange
 			},
 		},
 		{
-			name: "#40.1 transforms over GROUP BY time()",
-			doc:  "#40.1 transforms over `GROUP BY time()`",
+			name: "open: transforms over GROUP BY time()",
+			doc:  "transforms over `GROUP BY time()`",
 			applies: func(_ *diffEnv, c *diffCase) bool {
 				return c.stmt.transform
 			},
 		},
 		{
-			name: "#40.2 inclusive end of GROUP BY time()",
-			doc:  "#40.2 an inclusive end",
+			name: "open: inclusive end of GROUP BY time()",
+			doc:  "an inclusive end",
 			applies: func(e *diffEnv, c *diffCase) bool {
 				// GROUP BY time() with time <= t; or a statement that
 				// agrees with time <= t written time < t+1ns, or
@@ -154,22 +153,22 @@ func knownDifferenceList() []knownDifference {
 			},
 		},
 		{
-			name: "#40.7 several measurements",
-			doc:  "#40.7 several measurements",
+			name: "open: several measurements",
+			doc:  "several measurements",
 			applies: func(_ *diffEnv, c *diffCase) bool {
 				return c.stmt.several
 			},
 		},
 		{
-			name: "#40.8 SHOW MEASUREMENTS WHERE",
-			doc:  "#40.8 `SHOW MEASUREMENTS WHERE`",
+			name: "open: SHOW MEASUREMENTS WHERE",
+			doc:  "`SHOW MEASUREMENTS WHERE`",
 			applies: func(_ *diffEnv, c *diffCase) bool {
 				return c.stmt.show == "MEASUREMENTS" && c.stmt.where
 			},
 		},
 		{
-			name: "#40.4 tagless series",
-			doc:  "#40.4 series without a tag",
+			name: "open: tagless series",
+			doc:  "series without a tag",
 			applies: func(e *diffEnv, c *diffCase) bool {
 				// Last: on the data without the series that lack a tag,
 				// the statement differs only in another known way.
@@ -188,7 +187,7 @@ func knownDifferenceList() []knownDifference {
 // classify is the known difference of a case's, or nil.
 func classify(e *diffEnv, c *diffCase) *knownDifference {
 	for i := range knownDifferences {
-		if e.withoutIssue40 && strings.HasPrefix(knownDifferences[i].name, "#40.") {
+		if e.withoutOpen && strings.HasPrefix(knownDifferences[i].name, "open: ") {
 			continue
 		}
 		if knownDifferences[i].applies(e, c) {

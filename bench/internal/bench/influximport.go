@@ -21,7 +21,7 @@ const importFields = 3
 // `influx_inspect export` writes it (the DDL and DML sections, one field
 // a line, a series' fields one after another, nanosecond times a year and
 // more old) into a new embedded store, beside InfluxDB's own `influx
-// -import` of the same file into influxd, issue 42's aim: the points a
+// -import` of the same file into influxd: the points a
 // second of each, the import's joining of a point's lines into one event
 // included.
 func InfluxImport(ctx context.Context, o Options, r *Report) error {

@@ -23,7 +23,7 @@ const migrateStep = 50 * time.Millisecond
 // Migrate measures `timetable migrate` from the embedded store into the
 // DynamoDB-API server of the standard AWS configuration chain (dynalite
 // under `make bench`), next to `timetable write` of the same events
-// straight into it, the way issue 42 found before there was a migration;
+// straight into it, the way users moved stores before there was a migration;
 // and the migration's peak resident memory at two sizes four times apart,
 // which a copy a page at a time keeps flat. The migration's time includes
 // its verification: both sides scanned once more. It runs only when
