@@ -243,23 +243,32 @@ func sameAnswers(t *testing.T, a, b []byte) bool {
 	return sameJSON(x, y)
 }
 
-func sameJSON(a, b any) bool {
+// sameJSON compares two decoded answers: the same JSON but for numbers,
+// equal within a relative 1e-12 (the last digits of a float's text).
+func sameJSON(a, b any) bool { return sameJSONWithin(a, b, 1e-12) }
+
+// sameJSONWithin compares two decoded answers (numbers as json.Number):
+// the same JSON but for numbers, equal within the relative tolerance.
+func sameJSONWithin(a, b any, tolerance float64) bool {
 	switch a := a.(type) {
 	case json.Number:
 		n, ok := b.(json.Number)
 		if !ok {
 			return false
 		}
+		if a == n {
+			return true
+		}
 		fa, err1 := a.Float64()
 		fb, err2 := n.Float64()
-		return err1 == nil && err2 == nil && (fa == fb || math.Abs(fa-fb) <= 1e-12*math.Max(math.Abs(fa), math.Abs(fb)))
+		return err1 == nil && err2 == nil && (fa == fb || math.Abs(fa-fb) <= tolerance*math.Max(math.Abs(fa), math.Abs(fb)))
 	case []any:
 		bb, ok := b.([]any)
 		if !ok || len(a) != len(bb) {
 			return false
 		}
 		for i := range a {
-			if !sameJSON(a[i], bb[i]) {
+			if !sameJSONWithin(a[i], bb[i], tolerance) {
 				return false
 			}
 		}
@@ -270,7 +279,7 @@ func sameJSON(a, b any) bool {
 			return false
 		}
 		for k, v := range a {
-			if w, ok := bm[k]; !ok || !sameJSON(v, w) {
+			if w, ok := bm[k]; !ok || !sameJSONWithin(v, w, tolerance) {
 				return false
 			}
 		}

@@ -5,12 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"os"
-	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -386,41 +384,4 @@ func firstDifference(a, b any, path string) string {
 
 // sameDiffJSON compares two decoded answers: the same JSON but for
 // numbers, equal within diffTolerance.
-func sameDiffJSON(a, b any) bool {
-	switch a := a.(type) {
-	case json.Number:
-		n, ok := b.(json.Number)
-		if !ok {
-			return false
-		}
-		if a == n {
-			return true
-		}
-		fa, err1 := a.Float64()
-		fb, err2 := n.Float64()
-		return err1 == nil && err2 == nil && math.Abs(fa-fb) <= diffTolerance*math.Max(math.Abs(fa), math.Abs(fb))
-	case []any:
-		bb, ok := b.([]any)
-		if !ok || len(a) != len(bb) {
-			return false
-		}
-		for i := range a {
-			if !sameDiffJSON(a[i], bb[i]) {
-				return false
-			}
-		}
-		return true
-	case map[string]any:
-		bm, ok := b.(map[string]any)
-		if !ok || len(a) != len(bm) {
-			return false
-		}
-		for k, v := range a {
-			if w, ok := bm[k]; !ok || !sameDiffJSON(v, w) {
-				return false
-			}
-		}
-		return true
-	}
-	return reflect.DeepEqual(a, b)
-}
+func sameDiffJSON(a, b any) bool { return sameJSONWithin(a, b, diffTolerance) }
