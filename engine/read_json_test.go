@@ -103,6 +103,11 @@ func TestQueryJSONIsQuerysEventsAsJSON(t *testing.T) {
 			require.NoError(t, err)
 			t.Cleanup(func() { viewed.Close() })
 			for _, table := range []string{"r", "m", "t"} {
+				if table != "t" && kind != layouts[0] {
+					// Only t's layout differs between the
+					// configurations: r and m were read already.
+					continue
+				}
 				for _, series := range []string{"", "s3"} {
 					for _, desc := range []bool{false, true} {
 						for _, fields := range [][]string{nil, {"level", "nested", "tt_ids"}} {

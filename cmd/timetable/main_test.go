@@ -6,25 +6,54 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 )
 
-// build compiles the binary into a temporary directory.
+// built is the binary the tests run, compiled once for all of them: a
+// link of the binary costs seconds of CPU, and six tests run it.
+var built struct {
+	once sync.Once
+	dir  string
+	bin  string
+	out  []byte
+	err  error
+}
+
+// TestMain removes the binary when the tests are done.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if built.dir != "" {
+		os.RemoveAll(built.dir)
+	}
+	os.Exit(code)
+}
+
+// build compiles the binary into a temporary directory, the first time a
+// test asks for it, and returns it. The tests only run it: none changes
+// the file.
 func build(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds the binary; skipped with -short")
 	}
-	bin := filepath.Join(t.TempDir(), "timetable")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	require.NoError(t, err, "go build: %s", out)
-	return bin
+	built.once.Do(func() {
+		built.dir, built.err = os.MkdirTemp("", "timetable-bin")
+		if built.err != nil {
+			return
+		}
+		built.bin = filepath.Join(built.dir, "timetable")
+		built.out, built.err = exec.Command("go", "build", "-o", built.bin, ".").CombinedOutput()
+	})
+	require.NoError(t, built.err, "go build: %s", built.out)
+	return built.bin
 }
 
 // exitCode runs the binary and returns its exit status and error output.
