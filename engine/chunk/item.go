@@ -161,8 +161,8 @@ func item(s Series, shards int, evs []event.Event) (storage.Item, error) {
 	sum := sha256.Sum256(block)
 	shard := int(binary.BigEndian.Uint64(sum[:8]) % uint64(shards))
 	return storage.Item{
-		PK: itemenc.PartitionKey(s.Tenant, s.Table, s.Series, shard),
-		SK: SortKey(evs[0].Time, sum[:]),
+		PK:    itemenc.PartitionKey(s.Tenant, s.Table, s.Series, shard),
+		SK:    SortKey(evs[0].Time, sum[:]),
 		Attrs: map[string]any{AttrData: compress(block)},
 	}, nil
 }
