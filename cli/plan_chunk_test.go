@@ -17,7 +17,8 @@ import (
 
 // guideEvents returns an hour of the guide's event shape for one series:
 // a reading a second of four sensor values, each a slow random walk with
-// two decimals, a signal strength, and the device's site and model,
+// two decimals (in canonical form, as a request's numbers are once
+// decoded), a signal strength, and the device's site and model,
 // whose row item is about the guide's 180 bytes.
 func guideEvents(t *testing.T, series string) []event.Event {
 	t.Helper()
@@ -30,7 +31,9 @@ func guideEvents(t *testing.T, series string) []event.Event {
 		fields := map[string]any{}
 		for j, name := range names {
 			vals[j] += (rng.Float64() - 0.5) * 0.1
-			fields[name] = json.Number(fmt.Sprintf("%.2f", vals[j]))
+			n, err := storage.CanonicalNumber(fmt.Sprintf("%.2f", vals[j]))
+			require.NoError(t, err)
+			fields[name] = n // canonical, as a decoded event's numbers are
 		}
 		fields["rssi"] = json.Number(fmt.Sprint(-60 - rng.IntN(20)))
 		fields["site"] = "plant-0042/line-07"

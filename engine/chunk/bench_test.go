@@ -101,3 +101,74 @@ func BenchmarkUnpack(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/event")
 }
+
+// requestEvents returns the events of one request of the shape `make
+// bench`'s chunks part writes (bench/internal/bench, generator): perSeries
+// readings of each of series series, a reading of every series in turn
+// each step/series, starting with reading from; their numbers
+// canonical, as a request's are once checked.
+func requestEvents(series, perSeries, from int, step time.Duration) []event.Event {
+	start := time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC)
+	evs := make([]event.Event, series*perSeries)
+	for j := range evs {
+		i := from + j
+		num := func(s string) json.Number {
+			n, err := storage.CanonicalNumber(s)
+			if err != nil {
+				panic(err)
+			}
+			return n
+		}
+		evs[j] = event.Event{
+			Time:   start.Add(time.Duration(i) * step / time.Duration(series)),
+			Series: fmt.Sprintf("dev-%04d", i%series),
+			Fields: map[string]any{
+				"temp":   num(fmt.Sprintf("%d.%02d", 15+i%20, i%100)),
+				"hum":    num(fmt.Sprint(30 + i%60)),
+				"pres":   num(fmt.Sprintf("10%02d.%02d", i%30, i%100)),
+				"status": "ok",
+				"note":   strings.Repeat("x", 70),
+			},
+		}
+	}
+	return evs
+}
+
+// BenchmarkPackRequestShapes packs the requests of `make bench`'s chunks
+// part, a chunk per series and request, and reports the bytes DynamoDB
+// stores per event for the chunk items (their size and 100 bytes of
+// indexing each; stored-B/event) and the items' size alone (item-B/event).
+func BenchmarkPackRequestShapes(b *testing.B) {
+	for _, shape := range []struct {
+		name              string
+		series, perSeries int
+		step              time.Duration
+	}{
+		{"5000-over-1000", 1000, 5, time.Second},
+		{"telegraf", 100, 10, 10 * time.Second},
+	} {
+		b.Run(shape.name, func(b *testing.B) {
+			evs := requestEvents(shape.series, shape.perSeries, 3*shape.series*shape.perSeries, shape.step)
+			bySeries := map[string][]event.Event{}
+			for _, ev := range evs {
+				bySeries[ev.Series] = append(bySeries[ev.Series], ev)
+			}
+			var size, items int
+			for b.Loop() {
+				size, items = 0, 0
+				for name, evs := range bySeries {
+					its, _, err := Pack(Series{Tenant: "bench", Table: "sensors", Series: name, Shards: 1}, 24*time.Hour, evs)
+					if err != nil {
+						b.Fatal(err)
+					}
+					for _, it := range its {
+						size += storage.ItemSize(it)
+						items++
+					}
+				}
+			}
+			b.ReportMetric(float64(size)/float64(len(evs)), "item-B/event")
+			b.ReportMetric(float64(size+100*items)/float64(len(evs)), "stored-B/event")
+		})
+	}
+}

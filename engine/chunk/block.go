@@ -2,36 +2,34 @@ package chunk
 
 import (
 	"encoding/binary"
-	"encoding/json"
 	"fmt"
-	"math"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/timetabledb/timetable/event"
 )
 
-// blockVersion is the first byte of a block: the format of format.md.
-const blockVersion = 1
+// blockVersion is the first byte of the blocks Pack writes (doc.go,
+// "Blocks"); Unpack reads version 1 too (block_v1.go).
+const blockVersion = 2
 
-// Kinds of a column (format.md, "Columns").
-const (
-	kindInt    = 1
-	kindFloat  = 2
-	kindBool   = 3
-	kindString = 4
-	kindAny    = 5
-)
+// kindPartial, in a field's kind byte, says that a bitmap of the events
+// that have the field follows: not every event has it.
+const kindPartial = 0x80
 
-// Presence of a field (format.md, "Fields").
-const (
-	presentAll    = 0
-	presentBitmap = 1
-)
+// maxChunkEvents bounds the events of one chunk, so that what a reader
+// allocates for a block is bounded by a count it can refuse: a block of
+// events at a steady pace with constant fields takes a few bytes
+// whatever their number. Pack cuts a window's events into chunks of at
+// most this many.
+const maxChunkEvents = 1 << 20
+
+// maxTimeUnit is the largest power of ten (of nanoseconds) a block's
+// times are counted in: 10^18 ns is the largest an int64 holds.
+const maxTimeUnit = 18
 
 // appendBlock appends the block of events, which are in block order
-// (sorted: see order) and of one series.
+// (sorted: see order), of one series, and at most maxChunkEvents.
 func appendBlock(dst []byte, evs []event.Event) ([]byte, error) {
 	dst = append(dst, blockVersion)
 	dst = binary.AppendUvarint(dst, uint64(len(evs)))
@@ -57,55 +55,66 @@ func appendBlock(dst []byte, evs []event.Event) ([]byte, error) {
 	dst = binary.AppendUvarint(dst, uint64(len(names)))
 	var col []byte
 	vals := make([]any, 0, len(evs))
+	bitmap := make([]byte, (len(evs)+7)/8)
 	for _, name := range names {
 		dst = appendString(dst, name)
 		vals = vals[:0]
-		bitmap := make([]byte, (len(evs)+7)/8)
+		clear(bitmap)
 		for i, ev := range evs {
 			if v, ok := ev.Fields[name]; ok {
 				vals = append(vals, v)
 				bitmap[i/8] |= 1 << (i % 8)
 			}
 		}
-		if len(vals) == len(evs) {
-			dst = append(dst, presentAll)
-		} else {
-			dst = append(dst, presentBitmap)
-			dst = append(dst, bitmap...)
-		}
-		kind := columnKind(vals)
+		var kind byte
 		var err error
-		if col, err = appendColumn(col[:0], kind, vals); err != nil {
+		if col, kind, err = appendColumn(col[:0], vals); err != nil {
 			return nil, fmt.Errorf("field %q: %w", name, err)
 		}
-		dst = append(dst, kind)
+		if len(vals) == len(evs) {
+			dst = append(dst, kind)
+		} else {
+			dst = append(dst, kind|kindPartial)
+			dst = append(dst, bitmap...)
+		}
 		dst = binary.AppendUvarint(dst, uint64(len(col)))
 		dst = append(dst, col...)
 	}
 	return dst, nil
 }
 
-// appendTimes appends the times column: the first time in Unix
-// nanoseconds (a varint), the first delta (a uvarint), then the deltas of
-// deltas (varints).
+// appendTimes appends the times of evs, when there are two or more: the
+// largest power of ten (at most 10^maxTimeUnit) of nanoseconds that
+// divides every time's offset from the first, then the offsets of the
+// second and later times in that unit as an int column. The first time is
+// the sort key's.
 func appendTimes(dst []byte, evs []event.Event) []byte {
-	var prev, delta int64
-	for i, ev := range evs {
-		t := ev.Time.UnixNano()
-		switch i {
-		case 0:
-			dst = binary.AppendVarint(dst, t)
-		case 1:
-			delta = t - prev
-			dst = binary.AppendUvarint(dst, uint64(delta))
-		default:
-			d := t - prev
-			dst = binary.AppendVarint(dst, d-delta)
-			delta = d
-		}
-		prev = t
+	if len(evs) < 2 {
+		return dst
 	}
-	return dst
+	first := evs[0].Time.UnixNano()
+	offsets := make([]int64, len(evs)-1)
+	unit, pow := 0, int64(1)
+	for i, ev := range evs[1:] {
+		offsets[i] = ev.Time.UnixNano() - first
+	}
+	for unit < maxTimeUnit && allMultiples(offsets, pow*10) {
+		unit++
+		pow *= 10
+	}
+	for i := range offsets {
+		offsets[i] /= pow
+	}
+	return appendInts(append(dst, byte(unit)), offsets)
+}
+
+func allMultiples(vs []int64, d int64) bool {
+	for _, v := range vs {
+		if v%d != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // fieldNames returns the names of every field of evs, in bytewise order.
@@ -124,185 +133,126 @@ func fieldNames(evs []event.Event) []string {
 	return names
 }
 
-// columnKind returns the most compact kind that holds every value of
-// vals exactly.
-func columnKind(vals []any) byte {
-	ints, floats, bools, strs := true, true, true, true
-	for _, v := range vals {
-		switch v := v.(type) {
-		case json.Number:
-			bools, strs = false, false
-			if ints {
-				if _, ok := exactInt(string(v)); !ok {
-					ints = false
-				}
-			}
-			if floats {
-				if _, ok := exactFloat(string(v)); !ok {
-					floats = false
-				}
-			}
-		case bool:
-			ints, floats, strs = false, false, false
-		case string:
-			ints, floats, bools = false, false, false
-		default:
-			return kindAny
-		}
-	}
-	switch {
-	case ints:
-		return kindInt
-	case floats:
-		return kindFloat
-	case bools:
-		return kindBool
-	case strs:
-		return kindString
-	}
-	return kindAny
+// blockColumns is a version 2 block read as far as its columns: the
+// events' times and ids, and each field's column still encoded, for
+// readColumn to decode (all of them, for events; one, for a reader of a
+// single field).
+type blockColumns struct {
+	times  []int64  // Unix nanoseconds
+	ids    []string // nil when no event has one
+	fields []fieldColumn
 }
 
-// exactInt returns the integer a canonical number is, when it is one
-// that an int64 holds.
-func exactInt(s string) (int64, bool) {
-	v, err := strconv.ParseInt(s, 10, 64)
-	return v, err == nil
+// fieldColumn is a field's column in a block.
+type fieldColumn struct {
+	name string
+	kind byte
+	// present is the bitmap of the events that have the field (event i
+	// is bit i%8 of byte i/8), nil when every event has it.
+	present []byte
+	values  int    // how many events have the field
+	data    []byte // the column, for readColumn
 }
 
-// exactFloat returns the float64 a canonical number is, when formatting
-// that float in plain notation, at the fewest digits that read back to
-// it, gives the number's text again.
-func exactFloat(s string) (float64, bool) {
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil {
-		return 0, false
-	}
-	var buf [32]byte
-	return f, string(strconv.AppendFloat(buf[:0], f, 'f', -1, 64)) == s
-}
-
-func formatFloat(f float64) json.Number { return json.Number(strconv.FormatFloat(f, 'f', -1, 64)) }
-
-func appendColumn(dst []byte, kind byte, vals []any) ([]byte, error) {
-	switch kind {
-	case kindInt:
-		var prev int64
-		for _, v := range vals {
-			n, _ := exactInt(string(v.(json.Number)))
-			dst = binary.AppendVarint(dst, int64(uint64(n)-uint64(prev)))
-			prev = n
-		}
-	case kindFloat:
-		bits := make([]uint64, len(vals))
-		for i, v := range vals {
-			f, _ := exactFloat(string(v.(json.Number)))
-			bits[i] = math.Float64bits(f)
-		}
-		dst = appendXOR(dst, bits)
-	case kindBool:
-		b := make([]byte, (len(vals)+7)/8)
-		for i, v := range vals {
-			if v.(bool) {
-				b[i/8] |= 1 << (i % 8)
-			}
-		}
-		dst = append(dst, b...)
-	case kindString:
-		for _, v := range vals {
-			dst = appendString(dst, v.(string))
-		}
-	default:
-		var err error
-		for _, v := range vals {
-			if dst, err = appendValue(dst, v); err != nil {
-				return nil, err
-			}
-		}
-	}
-	return dst, nil
-}
-
-// readBlock decodes a block into events of series, appended to dst.
-func readBlock(dst []event.Event, b []byte, series string) ([]event.Event, error) {
+// parseBlock reads a version 2 block, its version byte read, whose first
+// event is at first (Unix nanoseconds, from its sort key).
+func parseBlock(b []byte, first int64) (blockColumns, error) {
 	r := reader{b: b}
-	if v := r.byte(); r.err == nil && v != blockVersion {
-		return dst, fmt.Errorf("%w: block version %d", ErrCorrupt, v)
+	n := int(r.uvarint())
+	if r.err == nil && (n == 0 || n > maxChunkEvents) {
+		return blockColumns{}, corrupt("a block of %d events", n)
 	}
-	n := r.count(1)
 	if r.err != nil {
-		return dst, r.err
+		return blockColumns{}, r.err
+	}
+	var bc blockColumns
+	bc.times = make([]int64, n)
+	bc.times[0] = first
+	if n > 1 {
+		unit := int(r.byte())
+		if r.err == nil && unit > maxTimeUnit {
+			return blockColumns{}, corrupt("time unit 10^%d ns", unit)
+		}
+		offsets := r.ints(n - 1)
+		if r.err != nil {
+			return blockColumns{}, fmt.Errorf("times: %w", r.err)
+		}
+		pow := int64(1)
+		for range unit {
+			pow *= 10
+		}
+		for i, o := range offsets {
+			bc.times[i+1] = first + o*pow
+		}
+	}
+	if ids := r.uvarint(); ids > 0 && r.err == nil {
+		bc.ids = make([]string, n)
+		for i := range bc.ids {
+			if l := r.uvarint(); l > 0 {
+				bc.ids[i] = string(r.bytes(int(min(l-1, uint64(len(r.b)+1)))))
+			}
+		}
+	}
+	nf := r.count(3)
+	for f := 0; f < nf && r.err == nil; f++ {
+		c := fieldColumn{name: r.string(), kind: r.byte(), values: n}
+		if c.kind&kindPartial != 0 {
+			c.kind &^= kindPartial
+			c.present = r.bytes((n + 7) / 8)
+			c.values = 0
+			for _, x := range c.present {
+				for ; x != 0; x &= x - 1 {
+					c.values++
+				}
+			}
+		}
+		c.data = r.bytes(int(min(r.uvarint(), uint64(len(r.b)+1))))
+		if r.err == nil && c.values == 0 {
+			return blockColumns{}, corrupt("field %q of no events", c.name)
+		}
+		bc.fields = append(bc.fields, c)
+	}
+	if r.err != nil {
+		return blockColumns{}, r.err
+	}
+	if len(r.b) != 0 {
+		return blockColumns{}, corrupt("%d bytes after the last field", len(r.b))
+	}
+	return bc, nil
+}
+
+// readBlock decodes a version 2 block, its version byte read, into events
+// of series, appended to dst; its first event is at first.
+func readBlock(dst []event.Event, b []byte, series string, first int64) ([]event.Event, error) {
+	bc, err := parseBlock(b, first)
+	if err != nil {
+		return dst, err
 	}
 	base := len(dst)
-	var prev, delta int64
-	for i := 0; i < n; i++ {
-		var t int64
-		switch i {
-		case 0:
-			t = r.varint()
-		case 1:
-			delta = int64(r.uvarint())
-			t = prev + delta
-		default:
-			delta += r.varint()
-			t = prev + delta
+	for i, t := range bc.times {
+		ev := event.Event{Time: time.Unix(0, t).UTC(), Series: series}
+		if bc.ids != nil {
+			ev.ID = bc.ids[i]
 		}
-		prev = t
-		dst = append(dst, event.Event{Time: time.Unix(0, t).UTC(), Series: series})
+		dst = append(dst, ev)
 	}
 	evs := dst[base:]
-	if ids := r.uvarint(); ids > 0 && r.err == nil {
-		for i := range evs {
-			l := r.uvarint()
-			if l > 0 {
-				evs[i].ID = string(r.bytes(int(min(l-1, uint64(len(r.b)+1)))))
-			}
-		}
-	}
-	nf := r.count(4)
-	for f := 0; f < nf && r.err == nil; f++ {
-		name := r.string()
-		var bitmap []byte
-		m := n
-		switch r.byte() {
-		case presentAll:
-		case presentBitmap:
-			bitmap = r.bytes((n + 7) / 8)
-			m = 0
-			for _, c := range bitmap {
-				for ; c != 0; c &= c - 1 {
-					m++
-				}
-			}
-		default:
-			r.fail("presence")
-		}
-		kind := r.byte()
-		col := r.bytes(int(min(r.uvarint(), uint64(len(r.b)+1))))
-		if r.err != nil {
-			break
-		}
-		vals, err := readColumn(kind, col, m)
+	for f, c := range bc.fields {
+		vals, err := readColumn(c.kind, c.data, c.values)
 		if err != nil {
-			return dst[:base], fmt.Errorf("field %q: %w", name, err)
+			return dst[:base], fmt.Errorf("field %q: %w", c.name, err)
 		}
 		j := 0
 		for i := range evs {
-			if bitmap != nil && bitmap[i/8]&(1<<(i%8)) == 0 {
+			if c.present != nil && c.present[i/8]&(1<<(i%8)) == 0 {
 				continue
 			}
 			if evs[i].Fields == nil {
-				evs[i].Fields = make(map[string]any, nf-f)
+				evs[i].Fields = make(map[string]any, len(bc.fields)-f)
 			}
-			evs[i].Fields[name] = vals[j]
+			evs[i].Fields[c.name] = vals[j]
 			j++
 		}
-	}
-	if r.err != nil {
-		return dst[:base], r.err
-	}
-	if len(r.b) != 0 {
-		return dst[:base], fmt.Errorf("%w: %d bytes after the last field", ErrCorrupt, len(r.b))
 	}
 	for i := range evs {
 		if evs[i].Fields == nil {
@@ -310,49 +260,4 @@ func readBlock(dst []event.Event, b []byte, series string) ([]event.Event, error
 		}
 	}
 	return dst, nil
-}
-
-// readColumn decodes the m values of a column of kind kind.
-func readColumn(kind byte, b []byte, m int) ([]any, error) {
-	r := reader{b: b}
-	vals := make([]any, 0, min(m, len(b)*8+1))
-	switch kind {
-	case kindInt:
-		var prev int64
-		for i := 0; i < m && r.err == nil; i++ {
-			prev = int64(uint64(prev) + uint64(r.varint()))
-			vals = append(vals, json.Number(strconv.FormatInt(prev, 10)))
-		}
-	case kindFloat:
-		bits, ok := readXOR(b, m)
-		if !ok {
-			return nil, fmt.Errorf("%w: float column", ErrCorrupt)
-		}
-		for _, v := range bits {
-			vals = append(vals, formatFloat(math.Float64frombits(v)))
-		}
-		return vals, nil
-	case kindBool:
-		bm := r.bytes((m + 7) / 8)
-		for i := 0; i < m && r.err == nil; i++ {
-			vals = append(vals, bm[i/8]&(1<<(i%8)) != 0)
-		}
-	case kindString:
-		for i := 0; i < m && r.err == nil; i++ {
-			vals = append(vals, r.string())
-		}
-	case kindAny:
-		for i := 0; i < m && r.err == nil; i++ {
-			vals = append(vals, r.value(1))
-		}
-	default:
-		return nil, fmt.Errorf("%w: column kind %d", ErrCorrupt, kind)
-	}
-	if r.err != nil {
-		return nil, r.err
-	}
-	if len(vals) != m {
-		return nil, fmt.Errorf("%w: column of %d values, %d expected", ErrCorrupt, len(vals), m)
-	}
-	return vals, nil
 }

@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -118,7 +119,7 @@ func unpackAll(t testing.TB, s Series, window time.Duration, items []storage.Ite
 		evs, err := Unpack(nil, it)
 		require.NoError(t, err)
 		require.NotEmpty(t, evs)
-		require.Equal(t, json.Number(fmt.Sprint(len(evs))), it.Attrs[AttrCount])
+		require.Equal(t, []string{AttrData}, slices.Collect(maps.Keys(it.Attrs)), "a chunk's attributes")
 		require.Equal(t, itemenc.TimeKey(evs[0].Time), it.SK[:itemenc.TimeKeyLen])
 		w := int64(window)
 		require.Equal(t, windowStart(evs[0].Time, w), windowStart(evs[len(evs)-1].Time, w), "one window per chunk")
@@ -302,7 +303,11 @@ func TestCorruptChunks(t *testing.T) {
 	data := it.Attrs[AttrData].([]byte)
 	block, err := decompress(data)
 	require.NoError(t, err)
-	for _, bad := range [][]byte{nil, {9}, {storedZstd, 1, 2, 3}, {storedRaw}, {storedRaw, 2}, append([]byte{storedRaw}, block[:len(block)-1]...), append(append([]byte{storedRaw}, block...), 0)} {
+	for _, bad := range [][]byte{
+		nil, {9}, {storedZstd, 1, 2, 3}, {storedZstdBare, 1, 2, 3}, {storedS2, 0xff, 0xff, 0xff, 0xff, 0x7f}, {storedS2, 5, 1},
+		{storedRaw}, {storedRaw, 2}, {storedRaw, 3, 1}, {storedRaw, 2, 0}, {storedRaw, 2, 2, 19, 0, 0, 0},
+		append([]byte{storedRaw}, block[:len(block)-1]...), append(append([]byte{storedRaw}, block...), 0),
+	} {
 		c := it
 		c.Attrs = map[string]any{AttrData: bad}
 		_, err := Unpack(nil, c)
@@ -310,6 +315,8 @@ func TestCorruptChunks(t *testing.T) {
 	}
 	_, err = Unpack(nil, storage.Item{PK: it.PK, SK: it.SK})
 	require.ErrorIs(t, err, ErrCorrupt)
+	_, err = Unpack(nil, storage.Item{PK: it.PK, SK: "2026-13-01T00:00:00.000000000Z\"x", Attrs: it.Attrs})
+	require.ErrorIs(t, err, ErrCorrupt, "a version 2 block takes its first time from the sort key")
 }
 
 func TestPackRefuses(t *testing.T) {

@@ -23,12 +23,17 @@
 // id has, since it tells apart only the chunks of one series shard whose
 // first events are at one instant), and the shard is
 // that SHA-256's first 8 bytes (big-endian) modulo the table's shard
-// count. Its attributes are
+// count. Its one attribute is
 //
-//	tt_c   the chunk: one byte, 0 when the block is stored as it is and
-//	       1 when it is a Zstandard frame (without a checksum), then the
-//	       block
-//	tt_n   the number of events
+//	tt_c   the chunk: one byte saying how the block is stored, then it:
+//	       0 as it is; 1 a Zstandard frame (without a checksum); 2 a
+//	       Zstandard frame without its 4-byte magic number; 3 an S2
+//	       block in its Snappy-compatible form (github.com/klauspost/
+//	       compress/s2)
+//
+// Pack stores the shortest of 0, 2 and 3 (the first on a tie). Items of
+// version 1 blocks took 0 or 1, and had an attribute tt_n, the number of
+// events, which nothing reads.
 //
 // # Idempotency
 //
@@ -38,9 +43,10 @@
 // bytewise order), drops an event that is there twice (the same time and
 // client id, or no client id and the same time and fields), and splits
 // the events of one window only when their item would pass
-// storage.MaxItemSize, as storage.ItemSize counts it: into parts of
-// equal counts, one more than the times the limit goes into the item's
-// size, each cut again the same way until its item fits. So the
+// storage.MaxItemSize, as storage.ItemSize counts it, or they are more
+// than 2^20: into parts of equal counts, one more than the times the
+// limit goes into the item's size (or 2^20 into the count), each cut
+// again the same way until its item fits. So the
 // same events, in any order, give the same blocks and so the same keys
 // and items, and a retried request overwrites the items it wrote. Events
 // that two different requests put in chunks of one window (a retry that
@@ -63,44 +69,74 @@
 // A block is, in order (uvarint and varint are Go's encoding/binary
 // variable-length integers, varints zigzag-encoded):
 //
-//	version  one byte, 1
-//	n        uvarint: the number of events
-//	times    varint: the first time, Unix nanoseconds; if n > 1, uvarint:
-//	         the second time less the first; then one varint per further
-//	         event: its delta less the one before (delta of delta)
+//	version  one byte, 2
+//	n        uvarint: the number of events, 1 to 2^20 (Pack cuts a
+//	         window's events into chunks of at most that many)
+//	times    if n > 1: one byte e, 0 to 18, and an int column (below)
+//	         of the n-1 later times' offsets from the first, in units of
+//	         10^e ns: e is the largest that divides them all. The first
+//	         time is the sort key's.
 //	ids      uvarint: how many events have a client id; if any, one
 //	         uvarint per event: 0 for none, else the id's length + 1,
 //	         followed by the id's bytes
 //	fields   uvarint: the number of distinct field names; then per
 //	         name, in bytewise order:
 //	           name      uvarint length and bytes
-//	           presence  one byte: 0 when every event has the field; 1
-//	                     followed by a bitmap of n bits (event i is bit
-//	                     i%8 of byte i/8) of the events that have it
-//	           kind      one byte: the column's kind
+//	           kind      one byte: the column's kind, plus 0x80 when
+//	                     some event lacks the field, and then a bitmap
+//	                     of n bits (event i is bit i%8 of byte i/8) of
+//	                     the events that have it
 //	           column    uvarint length and bytes: the values of the
 //	                     events that have the field, in block order
 //
+// # Int columns
+//
+// An int column is frame-of-reference bit packing of int64s, of the
+// values themselves or of their differences, whichever is shorter: a
+// header byte, the width w (0 to 64) of each packed value plus 0x80 for
+// differences; then without 0x80 a varint, the least value, and each
+// value's excess over it in w bits; with 0x80 a varint, the first value,
+// a varint, the least difference, and each later value's difference from
+// the one before (wrapping) less the least, in w bits. Bits go most
+// significant first, the last byte padded with 0. A run of one value
+// takes two bytes or three, values at a steady step (times, counters) as
+// few, and gauges that drift the bits of their spread.
+//
 // # Columns
 //
-// The writer takes the first kind, in this order, that holds every value
-// of the column exactly:
+// The writer takes the kind, of those that hold every value of the
+// column exactly, whose column is shortest:
 //
-//	1 int     numbers an int64 holds (strconv.ParseInt of the canonical
-//	          text, which FormatInt gives back): the first value, then
-//	          each value less the one before (wrapping), as varints
-//	2 float   numbers whose canonical text strconv.FormatFloat(f, 'f',
-//	          -1, 64) gives back from their float64: Gorilla's XOR
-//	          encoding (Pelkonen et al., VLDB 2015, as Prometheus'
-//	          tsdb/chunkenc writes it): the first value's 64 bits, then
-//	          per value a 0 bit when it equals the one before, else 1
-//	          and either 0 and the XOR's bits inside the last window of
-//	          leading and trailing zeros, or 1, five bits of leading
-//	          zeros (at most 31), six of the meaningful bits' count (64
-//	          written as 0), and those bits; the last byte padded with 0
-//	3 bool    a bitmap of the values
-//	4 string  per value a uvarint length and the bytes
-//	5 any     per value the generic encoding
+//	1 int      numbers an int64 holds (strconv.ParseInt of the canonical
+//	           text, which FormatInt gives back): an int column
+//	6 decimal  numbers of at most 18 digits after the point whose
+//	           mantissas at the column's scale s (the most digits after
+//	           a point of any) fit an int64: one byte s, then an int
+//	           column of the mantissas (the number times 10^s); each
+//	           reads back as the mantissa with the point put back and
+//	           trailing zeros of the fraction dropped, which the writer
+//	           checks gives the canonical text again
+//	2 float    numbers whose canonical text strconv.FormatFloat(f, 'f',
+//	           -1, 64) gives back from their float64: Gorilla's XOR
+//	           encoding (Pelkonen et al., VLDB 2015, as Prometheus'
+//	           tsdb/chunkenc writes it): the first value's 64 bits, then
+//	           per value a 0 bit when it equals the one before, else 1
+//	           and either 0 and the XOR's bits inside the last window of
+//	           leading and trailing zeros, or 1, five bits of leading
+//	           zeros (at most 31), six of the meaningful bits' count (64
+//	           written as 0), and those bits; the last byte padded with 0
+//	3 bool     a bitmap of the values
+//	4 string   uvarint d, the number of distinct values, then each
+//	           (uvarint length and bytes) in the order they first come;
+//	           when d is less than the number of values, each value's
+//	           index among them in the fewest bits that hold d-1 (none
+//	           when d is 1), padded to a byte
+//	5 any      per value the generic encoding
+//
+// Integers take kind 1; other numbers kind 6 or 2, whichever is
+// shorter (decimal readings like 21.5 take a few bits each as decimals,
+// and most of their 64 as XORed floats); a column of every number kind
+// holds is generic.
 //
 // # Values
 //
@@ -121,23 +157,38 @@
 //
 // # Why these encodings
 //
-// Times as deltas of deltas take a byte an event when readings come at a
-// steady pace. Columns put like values together, so that Zstandard,
-// after them, finds the repeats that a row's attribute names and a
-// status string make; Gorilla's XOR takes the float readings that drift
-// slowly below their 8 bytes, and deltas the integers that count. The
-// block is compressed whole with Zstandard (github.com/klauspost/
-// compress/zstd, at its default level), which DynamoDB stores as a
-// binary attribute; Pebble compresses its blocks again. BenchmarkPack
-// reports the bytes per event of the guide's 180-byte event shape.
+// A chunk item's bytes are mostly its keys and a few bytes a field
+// when a request brings a series few events (Telegraf sends ten
+// readings of a series a request), so version 2 spends nothing it need
+// not: the first time is the sort key's, times are counted in the
+// largest decimal unit that divides them (readings a whole second apart
+// take no bits), numbers that are decimal literals are integers at a
+// scale, ints are bit-packed at the width of their spread rather than
+// a varint each, a string column keeps each distinct value once (a
+// status, a host name), and a field's kind and presence share a byte.
+// Compression comes after, only when it shortens the block: Zstandard
+// (github.com/klauspost/compress/zstd, its default level) finds the
+// repeats of large chunks, and its frame without the magic number, or
+// S2's shorter framing, the repeats of small ones (a long string in
+// every event). DynamoDB stores the chunk as a binary attribute; Pebble
+// compresses its blocks again. BenchmarkPack reports the bytes per event
+// of the guide's 180-byte event shape, and BenchmarkPackRequestShapes
+// those of `make bench`'s chunks part; docs/layouts.md has the figures.
+// Version 1 blocks, still read (block_v1.go), took 71.3 and 34.6 bytes
+// an event in `make bench`'s two request shapes where version 2 takes
+// about 60 and 28: see docs/layouts.md.
 //
 // # Floor plan
 //
-//	item.go    Pack and Unpack: chunk items, their keys, compression,
-//	           and the block order that makes a retry write the same item
-//	block.go   the block: times, ids, and each field's column
-//	value.go   the generic value encoding, and the reader of a chunk's bytes
-//	bits.go    the bit stream and Gorilla's XOR encoding of floats
+//	item.go      Pack and Unpack: chunk items, their keys, compression,
+//	             and the block order that makes a retry write the same item
+//	block.go     the block: times, ids, and each field's column
+//	column.go    the kinds of columns, each one's writer and reader
+//	             (readColumn, for readers of whole events and of columns)
+//	ints.go      int columns: frame-of-reference bit packing
+//	block_v1.go  the reader of version 1 blocks
+//	value.go     the generic value encoding, and the reader of a chunk's bytes
+//	bits.go      the bit stream and Gorilla's XOR encoding of floats
 //	window.go  reads: the window a read starts at, a window's events of
 //	           chunks, rows and map items, each once, and the events of
 //	           one item of any kind (ItemEvents), for archives

@@ -6,13 +6,12 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
-	"encoding/json"
 	"fmt"
 	"slices"
-	"strconv"
 	"sync"
 	"time"
 
+	"github.com/klauspost/compress/s2"
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/timetabledb/timetable/engine/itemenc"
@@ -26,7 +25,9 @@ const (
 	// AttrData holds the chunk: a byte saying how the block is
 	// compressed, then the block (format.md).
 	AttrData = "tt_c"
-	// AttrCount is the number of events the chunk holds.
+	// AttrCount is the number of events the chunk holds, in the items
+	// of version 1 blocks; it is read by nothing, and version 2 items,
+	// whose blocks say it, do not have it.
 	AttrCount = "tt_n"
 )
 
@@ -58,8 +59,19 @@ func IsSortKey(sk string) bool {
 // Ways the block of an item is stored (the first byte of AttrData).
 const (
 	storedRaw  = 0
-	storedZstd = 1
+	storedZstd = 1 // a Zstandard frame, as version 1 items store it
+	// storedZstdBare is a Zstandard frame without its 4-byte magic
+	// number, which says nothing in an item whose first byte says how it
+	// is stored.
+	storedZstdBare = 2
+	// storedS2 is an S2 block (github.com/klauspost/compress/s2, in the
+	// Snappy-compatible form), whose framing is a few bytes shorter than
+	// Zstandard's: most chunks of a few events take it.
+	storedS2 = 3
 )
+
+// zstdMagic starts every Zstandard frame (RFC 8878, 3.1.1).
+var zstdMagic = []byte{0x28, 0xb5, 0x2f, 0xfd}
 
 // Series names the partition a series' chunks go to: the tenant, the
 // logical table, the series, and the shard count of the physical table.
@@ -121,7 +133,7 @@ func pack(items []storage.Item, alone []event.Event, s Series, shards int, evs [
 		return nil, nil, err
 	}
 	size := storage.ItemSize(it)
-	if size <= storage.MaxItemSize {
+	if size <= storage.MaxItemSize && len(evs) <= maxChunkEvents {
 		it, _, err := it.Checked()
 		if err != nil {
 			return nil, nil, err
@@ -131,7 +143,7 @@ func pack(items []storage.Item, alone []event.Event, s Series, shards int, evs [
 	if len(evs) == 1 {
 		return items, append(alone, evs[0]), nil
 	}
-	parts := min(len(evs), size/storage.MaxItemSize+1)
+	parts := min(len(evs), max(size/storage.MaxItemSize, len(evs)/maxChunkEvents)+1)
 	for i := range parts {
 		if items, alone, err = pack(items, alone, s, shards, evs[i*len(evs)/parts:(i+1)*len(evs)/parts]); err != nil {
 			return nil, nil, err
@@ -149,12 +161,9 @@ func item(s Series, shards int, evs []event.Event) (storage.Item, error) {
 	sum := sha256.Sum256(block)
 	shard := int(binary.BigEndian.Uint64(sum[:8]) % uint64(shards))
 	return storage.Item{
-		PK: itemenc.PartitionKey(s.Tenant, s.Table, s.Series, shard),
-		SK: SortKey(evs[0].Time, sum[:]),
-		Attrs: map[string]any{
-			AttrData:  compress(block),
-			AttrCount: json.Number(strconv.Itoa(len(evs))),
-		},
+		PK:    itemenc.PartitionKey(s.Tenant, s.Table, s.Series, shard),
+		SK:    SortKey(evs[0].Time, sum[:]),
+		Attrs: map[string]any{AttrData: compress(block)},
 	}, nil
 }
 
@@ -179,13 +188,18 @@ var (
 // or crafted item: far above what 400 KB of compressed events make.
 const maxBlock = 256 << 20
 
-// compress returns the stored form of block: zstd's frame when shorter.
+// compress returns the stored form of block: the shortest of the block
+// as it is, its Zstandard frame without the magic number, and its S2
+// block; the first of them on a tie.
 func compress(block []byte) []byte {
-	z := encoder().EncodeAll(block, []byte{storedZstd})
-	if len(z) < 1+len(block) {
-		return z
+	best := append([]byte{storedRaw}, block...)
+	if z := encoder().EncodeAll(block, []byte{storedZstdBare}); bytes.HasPrefix(z[1:], zstdMagic) && len(z)-len(zstdMagic) < len(best) {
+		best = append(z[:1], z[1+len(zstdMagic):]...)
 	}
-	return append([]byte{storedRaw}, block...)
+	if s := s2.EncodeSnappyBetter(nil, block); 1+len(s) < len(best) {
+		best = append([]byte{storedS2}, s...)
+	}
+	return best
 }
 
 func decompress(data []byte) ([]byte, error) {
@@ -195,8 +209,21 @@ func decompress(data []byte) ([]byte, error) {
 	switch data[0] {
 	case storedRaw:
 		return data[1:], nil
-	case storedZstd:
-		b, err := decoder().DecodeAll(data[1:], nil)
+	case storedZstd, storedZstdBare:
+		frame := data[1:]
+		if data[0] == storedZstdBare {
+			frame = append(slices.Clip(zstdMagic), frame...)
+		}
+		b, err := decoder().DecodeAll(frame, nil)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrCorrupt, err)
+		}
+		return b, nil
+	case storedS2:
+		if n, err := s2.DecodedLen(data[1:]); err != nil || n > maxBlock {
+			return nil, corrupt("S2 block of %d bytes: %v", n, err)
+		}
+		b, err := s2.Decode(nil, data[1:])
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrCorrupt, err)
 		}
@@ -223,7 +250,30 @@ func Unpack(dst []event.Event, it storage.Item) ([]event.Event, error) {
 	if err != nil {
 		return dst, err
 	}
-	return readBlock(dst, block, series)
+	if len(block) == 0 {
+		return dst, corrupt("empty block")
+	}
+	switch block[0] {
+	case 1:
+		return readBlockV1(dst, block[1:], series)
+	case blockVersion:
+		first, ok := firstTime(it.SK)
+		if !ok {
+			return dst, corrupt("sort key %q", it.SK)
+		}
+		return readBlock(dst, block[1:], series, first)
+	}
+	return dst, corrupt("block version %d", block[0])
+}
+
+// firstTime returns the time of a chunk's first event, from its sort key,
+// in Unix nanoseconds.
+func firstTime(sk string) (int64, bool) {
+	if !IsSortKey(sk) {
+		return 0, false
+	}
+	t, ok := itemenc.ParseTimeKey(sk[:itemenc.TimeKeyLen])
+	return t.UnixNano(), ok
 }
 
 // keyed is an event with its content in the generic encoding, by which

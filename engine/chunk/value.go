@@ -131,6 +131,11 @@ type reader struct {
 	err error
 }
 
+// corrupt returns an error wrapping ErrCorrupt that says what is wrong.
+func corrupt(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrCorrupt, fmt.Sprintf(format, args...))
+}
+
 func (r *reader) fail(what string) {
 	if r.err == nil {
 		r.err = fmt.Errorf("%w: %s", ErrCorrupt, what)

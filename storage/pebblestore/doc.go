@@ -69,6 +69,12 @@
 //     Zstandard on the two bottom ones, in 32 KiB blocks (options.go says
 //     why and what it buys). Compact flushes and compacts the whole DB
 //     into the bottom level, for `timetable compact`.
+//   - A store whose writes have stopped for Options.IdleFlush (5 seconds
+//     by default) flushes its memtable, as InfluxDB snapshots its cache
+//     when writes go cold, so that an idle store's data is compressed
+//     sstables and its write-ahead logs are deleted, but for the few
+//     Pebble keeps to reuse (idleflush.go). The flusher is a goroutine
+//     that Close stops before it closes the DB.
 //   - DeleteTable deletes the catalog record and the table's key span in
 //     one batch, then compacts the span, so the disk space is freed as it
 //     returns rather than at some later compaction.

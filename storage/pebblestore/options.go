@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -34,6 +35,13 @@ type Options struct {
 	// reserve 110% of MemTableSize for every log (reserveFS says why
 	// that is too much).
 	WALPreallocateSize int64
+
+	// IdleFlush is how long writes must have stopped for the store to
+	// flush its memtable to an sstable, so that an idle store's data is
+	// compressed sstables rather than write-ahead log (idleflush.go): the
+	// flush comes between one and two of these after the last write. 0
+	// means DefaultIdleFlush; a negative duration turns it off.
+	IdleFlush time.Duration
 
 	// Clock stamps the creation time of tables; nil means the wall clock.
 	Clock clock.Clock
@@ -80,6 +88,16 @@ const DefaultMemTableSize = 64 << 20
 // (BenchmarkBatchWrite).
 const DefaultWALPreallocateSize = 4 << 20
 
+// DefaultIdleFlush is the idle time before a flush when
+// Options.IdleFlush is 0: a few seconds, so that a store that has stopped
+// receiving is on disk as sstables soon after, while a steady ingest,
+// which writes far more often, never flushes for it. InfluxDB snapshots
+// its cache after 10 minutes without writes by default; its log costs it
+// less disk than Pebble's (it deletes its segments after a snapshot), so
+// a Pebble store that waited as long would hold the log longer for no
+// gain: a flush costs one sstable write.
+const DefaultIdleFlush = 5 * time.Second
+
 // errInvalidOptions marks an Options that Open refuses.
 var errInvalidOptions = errors.New("timetable: pebble: invalid options")
 
@@ -96,6 +114,9 @@ func (o *Options) EnsureDefaults() {
 	}
 	if o.WALPreallocateSize == 0 {
 		o.WALPreallocateSize = DefaultWALPreallocateSize
+	}
+	if o.IdleFlush == 0 {
+		o.IdleFlush = DefaultIdleFlush
 	}
 	if o.Clock == nil {
 		o.Clock = clock.Real{}

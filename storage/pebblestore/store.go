@@ -37,6 +37,9 @@ type Store struct {
 	// waits for them before it closes the DB, because Pebble panics on a
 	// closed DB.
 	gate storage.Gate
+
+	// idle flushes the memtable once writes stop (idleflush.go).
+	idle idleFlusher
 }
 
 var _ storage.Store = (*Store)(nil)
@@ -60,6 +63,9 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err := s.catalog.load(db); err != nil {
 		return nil, errors.Join(fmt.Errorf("open pebble store %q: load catalog: %w", dir, err), db.Close())
 	}
+	s.idle.start(opts.IdleFlush, db.Flush, func(err error) {
+		s.logger.Error("flush of an idle memtable failed", "component", "pebble", "err", err)
+	})
 	return s, nil
 }
 
@@ -99,6 +105,7 @@ func (s *Store) Close() error {
 	if !s.gate.Close() {
 		return nil
 	}
+	s.idle.stopFlushing()
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("close pebble store: %w", err)
 	}

@@ -88,7 +88,11 @@ func (s *Store) update(ctx context.Context, u storage.Update) error {
 	if t.dropped {
 		return storage.ErrTableNotFound
 	}
-	return s.db.Set(key, val, pebble.Sync)
+	if err := s.db.Set(key, val, pebble.Sync); err != nil {
+		return err
+	}
+	s.idle.wrote()
+	return nil
 }
 
 // readAttrs returns the attributes of the item stored under key, and

@@ -76,6 +76,7 @@ func (s *Store) BatchWrite(ctx context.Context, tableName string, items []storag
 	if err := b.Commit(pebble.Sync); err != nil {
 		return writeError(tableName, len(items), err)
 	}
+	s.idle.wrote()
 	return nil
 }
 
@@ -182,5 +183,6 @@ func (s *Store) BatchDelete(ctx context.Context, tableName string, keys []storag
 	if err := b.Commit(pebble.Sync); err != nil {
 		return fail(err)
 	}
+	s.idle.wrote()
 	return nil
 }
