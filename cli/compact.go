@@ -24,6 +24,7 @@ import (
 
 func newCompactCmd(g *globals) *cobra.Command {
 	chunks := true
+	every := 0
 	cmd := &cobra.Command{
 		Use:   "compact",
 		Short: "Pack the chunk families' tables, and compact the embedded store to its smallest size on disk",
@@ -78,7 +79,7 @@ DynamoDB keeps its own storage: there compact only packs. It refuses
 			if !ok {
 				clk, err := g.clock()
 				if err == nil {
-					err = packChunkTables(cmd.Context(), cmd.OutOrStdout(), cfg, store, clk.Now())
+					err = packChunkTables(cmd.Context(), cmd.OutOrStdout(), log, cfg, store, clk.Now(), every)
 				}
 				return errors.Join(err, store.Close())
 			}
@@ -86,7 +87,7 @@ DynamoDB keeps its own storage: there compact only packs. It refuses
 			if err == nil && chunks {
 				var clk clock.Clock
 				if clk, err = g.clock(); err == nil {
-					err = packChunkTables(cmd.Context(), cmd.OutOrStdout(), cfg, store, clk.Now())
+					err = packChunkTables(cmd.Context(), cmd.OutOrStdout(), log, cfg, store, clk.Now(), every)
 				}
 			}
 			if err == nil {
@@ -106,6 +107,7 @@ DynamoDB keeps its own storage: there compact only packs. It refuses
 		},
 	}
 	cmd.Flags().BoolVar(&chunks, "chunks", true, "pack the events of chunk-layout families' tables into chunks first")
+	cmd.Flags().IntVar(&every, "checkpoint-windows", 0, "windows packed between the checkpoints saved on a table's registry entry (0: 256)")
 	return cmd
 }
 
@@ -114,8 +116,8 @@ DynamoDB keeps its own storage: there compact only packs. It refuses
 // physical table (compactionOf), writing a line for each table it
 // changed. The store is the command's alone, so no fence is needed, and
 // the old table of a rewrite is deleted at once.
-func packChunkTables(ctx context.Context, w io.Writer, cfg config.Config, store storage.Store, now time.Time) error {
-	reg := registryOf(cfg, store)
+func packChunkTables(ctx context.Context, w io.Writer, log *slog.Logger, cfg config.Config, store storage.Store, now time.Time, every int) error {
+	reg := loggedEntries{registryOf(cfg, store), log}
 	for _, f := range cfg.Families {
 		if f.Layout != family.LayoutChunk || f.TTL > 0 {
 			continue
@@ -137,7 +139,7 @@ func packChunkTables(ctx context.Context, w io.Writer, cfg config.Config, store 
 					return fmt.Errorf("pack table %q: %w", e.Name, err)
 				}
 			}
-			e, res, err := compact.Entry(ctx, store, reg, e, now, compact.Options{Method: method})
+			e, res, err := compact.Entry(ctx, store, reg, e, now, compact.Options{Method: method, CheckpointEvery: every})
 			if err != nil {
 				return err
 			}
@@ -184,3 +186,20 @@ func dirSize(dir string) (int64, error) {
 
 // mebibytes formats a byte count in MiB, to one decimal.
 func mebibytes(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
+
+// loggedEntries is the registry, logging each save of a compaction's
+// progress at debug level.
+type loggedEntries struct {
+	*registry.Registry
+	log *slog.Logger
+}
+
+func (l loggedEntries) Save(ctx context.Context, e registry.Entry) (registry.Entry, error) {
+	saved, err := l.Registry.Save(ctx, e)
+	step, at := "", e.CompactAfter
+	if e.Rewrite != nil {
+		step, at = string(e.Rewrite.Step), e.Rewrite.After
+	}
+	l.log.Debug("compaction progress saved", "table", e.Name, "holds", e.TableName(), "step", step, "after", at.SK, "err", err)
+	return saved, err
+}
