@@ -218,6 +218,16 @@ func (h *ContentHash) Merge(o ContentHash) {
 // Count returns the number of items added.
 func (h *ContentHash) Count() int64 { return h.count }
 
+// ParseContentHash returns the hash whose Sum is sum, of count items: a
+// hash saved part-way (a checkpoint) to be added to. An empty sum of no
+// items is the empty hash.
+func ParseContentHash(sum string, count int64) (ContentHash, error) {
+	if sum == "" && count == 0 {
+		return ContentHash{}, nil
+	}
+	return parseContentHash(sum, count)
+}
+
 // parseContentHash returns the hash whose Sum is sum, of count items: a
 // hash saved part-way (a check's checkpoint) to be added to.
 func parseContentHash(sum string, count int64) (ContentHash, error) {

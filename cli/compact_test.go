@@ -28,7 +28,7 @@ func TestCompactRefuses(t *testing.T) {
 		args []string
 		code int
 	}{
-		{"dynamodb", []string{"compact", "--store=dynamodb"}, 2},
+		{"dynamodb on disk", []string{"compact", "--store=dynamodb", "--chunks=false"}, 2},
 		{"server", []string{"compact", "--server=http://127.0.0.1:1"}, 2},
 		{"arguments", []string{"compact", "--store=pebble:" + t.TempDir(), "extra"}, 2},
 		{"no store", []string{"compact", "--store=pebble:" + filepath.Join(t.TempDir(), "none")}, 1},

@@ -15,6 +15,7 @@ import (
 
 	"github.com/timetabledb/timetable/archive"
 	"github.com/timetabledb/timetable/clock"
+	"github.com/timetabledb/timetable/compact"
 	"github.com/timetabledb/timetable/config"
 	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/event"
@@ -22,6 +23,7 @@ import (
 	"github.com/timetabledb/timetable/lifecycle"
 	"github.com/timetabledb/timetable/registry"
 	"github.com/timetabledb/timetable/storage"
+	"github.com/timetabledb/timetable/storage/dynamostore"
 )
 
 func newReconcileCmd(g *globals) *cobra.Command {
@@ -146,7 +148,19 @@ func newReconciler(ctx context.Context, cfg config.Config, store storage.Store, 
 		Leaser:     leaser,
 		Logger:     log,
 		Registerer: reg,
+		Compaction: compactionOf(store),
 	})
+}
+
+// compactionOf returns how tables of a store are compacted: rewritten into
+// their next physical table on DynamoDB, where an item deleted costs a
+// write unit and a table deleted nothing; in place on Pebble, where a
+// delete is a tombstone compacted away.
+func compactionOf(store storage.Store) compact.Method {
+	if _, ok := store.(*dynamostore.Store); ok {
+		return compact.NextGeneration
+	}
+	return compact.InPlace
 }
 
 // registryOf returns the table registry of a configuration's meta table.

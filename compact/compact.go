@@ -10,6 +10,7 @@ import (
 	"github.com/timetabledb/timetable/engine/chunk"
 	"github.com/timetabledb/timetable/engine/itemenc"
 	"github.com/timetabledb/timetable/event"
+	"github.com/timetabledb/timetable/registry"
 	"github.com/timetabledb/timetable/storage"
 )
 
@@ -54,6 +55,19 @@ type Options struct {
 	// Now, when not nil, is the clock the deadline is compared with; nil
 	// means time.Now.
 	Now func() time.Time
+	// Method, for Entry, is how the table is compacted: in place (the
+	// zero value) or into its next physical table. A rewrite under way
+	// (registry Entry.Rewrite) is resumed whatever Method says.
+	Method Method
+	// Eventual lets a rewrite read the table it rewrites eventually
+	// consistent (half the read units on DynamoDB): the table's fence has
+	// settled, or the store is the caller's alone.
+	Eventual bool
+	// DropAfter is how long after a rewrite's switch the old table is
+	// deleted: long enough for the reads that listed it before the switch
+	// to end (the lifecycle gives its fence settle time). Zero deletes it
+	// right after the switch.
+	DropAfter time.Duration
 }
 
 // Result says what Table did.
@@ -65,6 +79,17 @@ type Result struct {
 	Read, Written, Deleted int
 	// After is where the next run resumes; zero once the table is done.
 	After storage.Key
+	// Step and Table are, for a rewrite, the step it was last at and its
+	// table (the new one during copy and verify, the old one during
+	// drop); Events the events the new table was verified to hold.
+	Step   registry.RewriteStep
+	Table  string
+	Events int64
+	// DropPending says a rewrite switched but the old table's deletion
+	// is not due yet (Options.DropAfter); Dropped names the old table
+	// once deleted.
+	DropPending bool
+	Dropped     string
 }
 
 // Table compacts table (see the package documentation). It returns an
@@ -126,7 +151,7 @@ func (c *compactor) run() error {
 	var g group
 	for it.Next() {
 		item := it.Item()
-		w, ok := c.eventWindow(item)
+		w, ok := eventWindow(item, c.opts.Window)
 		if !ok {
 			continue
 		}
@@ -161,7 +186,7 @@ func (c *compactor) stopping() bool {
 
 // eventWindow returns the window of an item that holds events (a chunk,
 // a map item or a row of an event partition), and false for any other.
-func (c *compactor) eventWindow(it storage.Item) (int64, bool) {
+func eventWindow(it storage.Item, window time.Duration) (int64, bool) {
 	if _, _, _, _, err := itemenc.ParsePartitionKey(it.PK); err != nil {
 		return 0, false
 	}
@@ -172,7 +197,7 @@ func (c *compactor) eventWindow(it storage.Item) (int64, bool) {
 	if !ok {
 		return 0, false
 	}
-	return chunk.WindowStart(t, c.opts.Window).UnixNano(), true
+	return chunk.WindowStart(t, window).UnixNano(), true
 }
 
 // pack packs one group: writes its chunks, then deletes what they
@@ -184,38 +209,14 @@ func (c *compactor) pack(g group) error {
 	if len(g.items) == 1 && chunk.IsSortKey(g.items[0].SK) {
 		return c.done(last)
 	}
-	tenant, table, series, _, err := itemenc.ParsePartitionKey(g.pk)
+	p, err := packGroup(g, c.opts.Window, c.opts.Scheme, c.opts.Shards)
 	if err != nil {
 		return err
 	}
+	tenant, table, packed, alone := p.tenant, p.table, p.packed, p.alone
 	have := make(map[storage.Key]bool, len(g.items))
-	copies := make([]storage.Item, len(g.items))
-	for i, it := range g.items {
+	for _, it := range g.items {
 		have[it.Key()] = true
-		// WindowEvents takes row items' fields over.
-		copies[i] = storage.Item{PK: it.PK, SK: it.SK, Attrs: maps.Clone(it.Attrs)}
-	}
-	decoded, err := chunk.WindowEvents(nil, copies, c.opts.Scheme)
-	if err != nil {
-		return fmt.Errorf("partition %q: %w", g.pk, err)
-	}
-	evs := make([]event.Event, len(decoded))
-	for i, d := range decoded {
-		ev := d.Event
-		ev.Series = series
-		if ev.ID != "" {
-			probe := ev
-			probe.ID = ""
-			probe.AssignID(tenant, table, c.opts.Scheme)
-			if probe.ID == ev.ID {
-				ev.ID = "" // the id its row is given: a chunk holds none
-			}
-		}
-		evs[i] = ev
-	}
-	packed, alone, err := chunk.Pack(chunk.Series{Tenant: tenant, Table: table, Series: series, Shards: c.opts.Shards}, c.opts.Window, evs)
-	if err != nil {
-		return fmt.Errorf("partition %q: %w", g.pk, err)
 	}
 	keep := make(map[storage.Key]bool, len(packed)+len(alone))
 	for _, ev := range alone {
@@ -270,4 +271,56 @@ func (c *compactor) done(last storage.Key) error {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
 	return nil
+}
+
+// packedGroup is a group's events, decoded, and packed into chunks.
+type packedGroup struct {
+	tenant, table, series string
+	// decoded are the group's events, each once, in sort-key order, with
+	// the ids they are read with.
+	decoded []itemenc.DecodedEvent
+	// packed are the chunk items that hold them but for alone, the
+	// events too large to be a chunk.
+	packed []storage.Item
+	alone  []event.Event
+}
+
+// packGroup decodes a group's events, each kept once, and packs them
+// (chunk.Pack) into chunk items, keyed by their content. An event whose
+// id is the one its row would be given (event.Event.AssignID under the
+// table's id scheme) is packed without it, as a written chunk holds it.
+// The group's items are left as they are.
+func packGroup(g group, window time.Duration, scheme event.IDScheme, shards int) (packedGroup, error) {
+	tenant, table, series, _, err := itemenc.ParsePartitionKey(g.pk)
+	if err != nil {
+		return packedGroup{}, err
+	}
+	copies := make([]storage.Item, len(g.items))
+	for i, it := range g.items {
+		// WindowEvents takes row items' fields over.
+		copies[i] = storage.Item{PK: it.PK, SK: it.SK, Attrs: maps.Clone(it.Attrs)}
+	}
+	decoded, err := chunk.WindowEvents(nil, copies, scheme)
+	if err != nil {
+		return packedGroup{}, fmt.Errorf("partition %q: %w", g.pk, err)
+	}
+	evs := make([]event.Event, len(decoded))
+	for i, d := range decoded {
+		ev := d.Event
+		ev.Series = series
+		if ev.ID != "" {
+			probe := ev
+			probe.ID = ""
+			probe.AssignID(tenant, table, scheme)
+			if probe.ID == ev.ID {
+				ev.ID = "" // the id its row is given: a chunk holds none
+			}
+		}
+		evs[i] = ev
+	}
+	packed, alone, err := chunk.Pack(chunk.Series{Tenant: tenant, Table: table, Series: series, Shards: shards}, window, evs)
+	if err != nil {
+		return packedGroup{}, fmt.Errorf("partition %q: %w", g.pk, err)
+	}
+	return packedGroup{tenant: tenant, table: table, series: series, decoded: decoded, packed: packed, alone: alone}, nil
 }

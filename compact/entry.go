@@ -44,7 +44,10 @@ func AsChunks(e registry.Entry, window time.Duration) registry.Entry {
 	return e
 }
 
-// Entry compacts the table of registry entry e from its checkpoint
+// Entry compacts the table of registry entry e by opts.Method: Rewrite
+// for NextGeneration or a rewrite under way (e.Rewrite), which needs st to
+// be a RewriteStore and entries a Rewriter. In place, it compacts the
+// table from its checkpoint
 // (e.CompactAfter), saving the checkpoint in entries as it goes and, once
 // the table is done, the time (now) in e.ChunkedAt. The entry must
 // already say the table holds chunks (AsChunks, saved, and seen by every
@@ -54,6 +57,14 @@ func AsChunks(e registry.Entry, window time.Duration) registry.Entry {
 func Entry(ctx context.Context, st Store, entries Entries, e registry.Entry, now time.Time, opts Options) (registry.Entry, Result, error) {
 	if err := Packable(e); err != nil {
 		return e, Result{}, err
+	}
+	if opts.Method == NextGeneration || e.Rewrite != nil {
+		rst, ok := st.(RewriteStore)
+		rent, ok2 := entries.(Rewriter)
+		if !ok || !ok2 {
+			return e, Result{}, fmt.Errorf("rewrite table %q: the store cannot make and delete tables", e.Name)
+		}
+		return Rewrite(ctx, rst, rent, e, now, opts)
 	}
 	if e.ChunkWindow() <= 0 {
 		return e, Result{}, fmt.Errorf("compact table %q: its registry entry says layout %q: make it chunk first", e.Name, e.Policy.Layout)
@@ -75,6 +86,6 @@ func Entry(ctx context.Context, st Store, entries Entries, e registry.Entry, now
 		e = saved
 		return nil
 	}
-	res, err := Table(ctx, st, e.Name, opts)
+	res, err := Table(ctx, st, e.TableName(), opts)
 	return e, res, err
 }

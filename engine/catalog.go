@@ -38,8 +38,11 @@ type physTable struct {
 	learned time.Time
 }
 
+// tableOf returns the table of an entry: name is the physical table that
+// holds its events (registry.Entry.TableName), which a compaction's
+// rewrite changes; the entry's own name (entryName) stays.
 func tableOf(e registry.Entry) physTable {
-	return physTable{name: e.Name, family: e.Family(), ref: e.Ref, shards: e.Shards(), entry: &e}
+	return physTable{name: e.TableName(), family: e.Family(), ref: e.Ref, shards: e.Shards(), entry: &e}
 }
 
 // catalog finds a family's physical tables through the table registry and
@@ -195,7 +198,7 @@ func (c *catalog) learn(fam string, entries []registry.Entry) {
 	ts := c.mu.routes[fam]
 	now := c.clock.Now()
 	for _, e := range entries {
-		ts = slices.DeleteFunc(ts, func(o physTable) bool { return o.name == e.Name })
+		ts = slices.DeleteFunc(ts, func(o physTable) bool { return o.entryName() == e.Name })
 		if e.State.Live() {
 			t := tableOf(e)
 			t.learned = now
@@ -204,6 +207,15 @@ func (c *catalog) learn(fam string, entries []registry.Entry) {
 	}
 	sortTables(ts)
 	c.mu.routes[fam] = ts
+}
+
+// entryName returns the name of t's registry entry: the name of the table
+// as made, which a rewritten table's name (name) is not.
+func (t physTable) entryName() string {
+	if t.entry != nil && t.entry.Name != "" {
+		return t.entry.Name
+	}
+	return t.name
 }
 
 func sortTables(ts []physTable) {
@@ -367,9 +379,16 @@ func (c *catalog) home(f family.Family, t time.Time) string {
 // with the same name, period and policy, as the entry's next generation.
 func (c *catalog) recreate(ctx context.Context, t physTable) (physTable, error) {
 	now := c.clock.Now()
-	cur, err := c.reg.Get(ctx, t.family, t.ref.Period.Start, t.name)
+	cur, err := c.reg.Get(ctx, t.family, t.ref.Period.Start, t.entryName())
 	if err != nil && !errors.Is(err, registry.ErrNotFound) {
 		return physTable{}, err
+	}
+	if err == nil && cur.State.Live() && cur.TableName() != t.name {
+		// A compaction rewrote the table into another and deleted it:
+		// the entry names the table that holds the events now.
+		c.forget(t.family, t.name)
+		c.learn(t.family, []registry.Entry{cur})
+		return tableOf(cur), nil
 	}
 	if err == nil && cur.State.Live() && cur.Generation == t.entry.Generation {
 		cur.State, cur.UpdatedAt = registry.Missing, now

@@ -52,12 +52,12 @@ func (db *DB) Tables(ctx context.Context) ([]TableStatus, error) {
 				continue
 			}
 			s := statusOf(e, now)
-			info, err := db.store.DescribeTable(ctx, e.Name)
+			info, err := db.store.DescribeTable(ctx, e.TableName())
 			switch {
 			case errors.Is(err, storage.ErrTableNotFound):
 				s.ItemCount = -1
 			case err != nil:
-				return nil, fmt.Errorf("describe table %q: %w", e.Name, err)
+				return nil, fmt.Errorf("describe table %q: %w", e.TableName(), err)
 			default:
 				s.Status = string(info.Status)
 				s.ItemCount = info.ItemCount

@@ -1,6 +1,7 @@
 package lifecycle_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/timetabledb/timetable/clock"
+	"github.com/timetabledb/timetable/compact"
 	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/engine/chunk"
 	"github.com/timetabledb/timetable/event"
@@ -19,6 +21,7 @@ import (
 	"github.com/timetabledb/timetable/internal/backends"
 	"github.com/timetabledb/timetable/lifecycle"
 	"github.com/timetabledb/timetable/registry"
+	"github.com/timetabledb/timetable/storage"
 )
 
 // TestCompactAfterHotTier writes events one at a time into a table of a
@@ -26,120 +29,139 @@ import (
 // it; once it leaves the hot tier the lifecycle fences it, and, the
 // fence settled, packs its rows into chunks and lifts the fence: reads
 // answer as before from fewer items, and a late event lands and is
-// found. On every backend.
+// found. On every backend, in place and into the table's next physical
+// table (whose old table the lifecycle deletes once the fence settle
+// time has passed since the switch).
 func TestCompactAfterHotTier(t *testing.T) {
 	for _, b := range backends.All(t) {
-		t.Run(b.Name, func(t *testing.T) {
-			ctx := context.Background()
-			store, cfg := b.Open(t)
-			cfg.Families[0].Layout, cfg.Families[0].ChunkWindow = family.LayoutChunk, time.Hour
-			metaTables.Store(cfg.Families[0].Prefix, cfg.MetaTable)
-			start := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC) // a Sunday
-			clk := clock.NewManual(start.Add(time.Hour))
-			db, err := engine.Open(ctx, store, engine.Options{Schema: cfg, Clock: clk, Logger: slog.New(slog.DiscardHandler)})
-			require.NoError(t, err)
-			defer db.Close()
-			r := reconciler(t, lifecycle.Options{ClockSkew: -1, Store: store, Families: cfg.Families, MetaTable: cfg.MetaTable, Clock: clk})
-			_, err = r.Reconcile(ctx, false)
-			require.NoError(t, err)
-
-			for i := range 40 {
-				ev := event.Event{Time: start.Add(time.Duration(i) * 7 * time.Minute), Series: fmt.Sprint("s", i%2), Fields: map[string]any{"v": json.Number(fmt.Sprint(i))}}
-				_, err := db.Write(ctx, "acme", "t", []event.Event{ev})
+		for _, method := range []compact.Method{compact.InPlace, compact.NextGeneration} {
+			t.Run(b.Name+"/"+cmp.Or(string(method), "in-place"), func(t *testing.T) {
+				ctx := context.Background()
+				store, cfg := b.Open(t)
+				cfg.Families[0].Layout, cfg.Families[0].ChunkWindow = family.LayoutChunk, time.Hour
+				metaTables.Store(cfg.Families[0].Prefix, cfg.MetaTable)
+				start := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC) // a Sunday
+				clk := clock.NewManual(start.Add(time.Hour))
+				db, err := engine.Open(ctx, store, engine.Options{Schema: cfg, Clock: clk, Logger: slog.New(slog.DiscardHandler)})
 				require.NoError(t, err)
-			}
-			q := engine.Query{Table: "t", From: start, To: start.Add(week), Limit: 1000}
-			before, err := db.Query(ctx, "acme", q)
-			require.NoError(t, err)
-			require.Len(t, before.Events, 40)
+				defer db.Close()
+				r := reconciler(t, lifecycle.Options{ClockSkew: -1, Store: store, Families: cfg.Families, MetaTable: cfg.MetaTable, Clock: clk, Compaction: method})
+				_, err = r.Reconcile(ctx, false)
+				require.NoError(t, err)
 
-			compacts := func(res []lifecycle.Result) []lifecycle.Result {
-				var out []lifecycle.Result
-				for _, r := range res {
-					if r.Kind == lifecycle.Compact {
-						out = append(out, r)
+				for i := range 40 {
+					ev := event.Event{Time: start.Add(time.Duration(i) * 7 * time.Minute), Series: fmt.Sprint("s", i%2), Fields: map[string]any{"v": json.Number(fmt.Sprint(i))}}
+					_, err := db.Write(ctx, "acme", "t", []event.Event{ev})
+					require.NoError(t, err)
+				}
+				q := engine.Query{Table: "t", From: start, To: start.Add(week), Limit: 1000}
+				before, err := db.Query(ctx, "acme", q)
+				require.NoError(t, err)
+				require.Len(t, before.Events, 40)
+
+				compacts := func(res []lifecycle.Result) []lifecycle.Result {
+					var out []lifecycle.Result
+					for _, r := range res {
+						if r.Kind == lifecycle.Compact {
+							out = append(out, r)
+						}
+					}
+					return out
+				}
+				// Hot: not compacted.
+				clk.Set(start.Add(3 * 24 * time.Hour))
+				res, err := r.Reconcile(ctx, false)
+				require.NoError(t, err)
+				require.Empty(t, compacts(res), "a hot table is not compacted")
+
+				// Warm: fenced first, compacted once the fence settled; not
+				// by a reconciler whose clock may run ahead of the
+				// writers' by more than the minute since.
+				clk.Set(start.Add(week + grace + time.Minute))
+				skewed := reconciler(t, lifecycle.Options{Store: store, Families: cfg.Families, MetaTable: cfg.MetaTable, Clock: clk})
+				res, err = skewed.Reconcile(ctx, true)
+				require.NoError(t, err)
+				require.Empty(t, compacts(res), "within the clock skew")
+				res, err = r.Reconcile(ctx, false)
+				require.NoError(t, err)
+				require.Len(t, compacts(res), 1)
+				require.ErrorIs(t, compacts(res)[0].Err, lifecycle.ErrFenceSettling)
+				reg := registry.New(store, backends.MetaTable(cfg))
+				entry := func() registry.Entry {
+					es, err := reg.List(ctx, cfg.Families[0].Name)
+					require.NoError(t, err)
+					for _, e := range es {
+						if e.Ref.Period.Contains(start) {
+							return e
+						}
+					}
+					t.Fatal("no table of the week")
+					return registry.Entry{}
+				}
+				require.True(t, entry().Fenced())
+				require.True(t, entry().ChunkedAt.IsZero())
+				// While fenced, a late event is refused, to be retried.
+				clk.Set(clk.Now().Add(time.Minute)) // past the route cache
+				_, err = db.Write(ctx, "acme", "t", []event.Event{{Time: start.Add(time.Minute), Series: "s0", Fields: map[string]any{"v": json.Number("7")}}})
+				require.ErrorIs(t, err, engine.ErrFenced)
+
+				clk.Set(clk.Now().Add(registry.DefaultFenceSettle))
+				res, err = r.Reconcile(ctx, false)
+				require.NoError(t, err)
+				require.Len(t, compacts(res), 1)
+				require.NoError(t, compacts(res)[0].Err)
+				e := entry()
+				require.False(t, e.Fenced(), "the fence is lifted")
+				require.False(t, e.ChunkedAt.IsZero())
+
+				if method == compact.NextGeneration {
+					require.Equal(t, e.Name+".r1", e.TableName())
+					require.Equal(t, registry.RewriteDrop, e.Rewrite.Step, "the old table is kept for the reads that listed it")
+					_, err := store.DescribeTable(ctx, e.Name)
+					require.NoError(t, err)
+					clk.Set(clk.Now().Add(registry.DefaultFenceSettle))
+					res, err = r.Reconcile(ctx, false)
+					require.NoError(t, err)
+					require.Len(t, compacts(res), 1)
+					require.NoError(t, compacts(res)[0].Err)
+					e = entry()
+					require.Nil(t, e.Rewrite)
+					_, err = store.DescribeTable(ctx, e.Name)
+					require.ErrorIs(t, err, storage.ErrTableNotFound, "the old table is deleted")
+				}
+				rows, chunks := 0, 0
+				it := store.Scan(ctx, e.TableName())
+				for it.Next() {
+					i := it.Item()
+					switch {
+					case !strings.Contains(i.PK, "#t#"):
+					case chunk.IsSortKey(i.SK):
+						chunks++
+					default:
+						rows++
 					}
 				}
-				return out
-			}
-			// Hot: not compacted.
-			clk.Set(start.Add(3 * 24 * time.Hour))
-			res, err := r.Reconcile(ctx, false)
-			require.NoError(t, err)
-			require.Empty(t, compacts(res), "a hot table is not compacted")
+				require.NoError(t, it.Close())
+				require.Zero(t, rows)
+				require.Less(t, chunks, 40)
 
-			// Warm: fenced first, compacted once the fence settled; not
-			// by a reconciler whose clock may run ahead of the
-			// writers' by more than the minute since.
-			clk.Set(start.Add(week + grace + time.Minute))
-			skewed := reconciler(t, lifecycle.Options{Store: store, Families: cfg.Families, MetaTable: cfg.MetaTable, Clock: clk})
-			res, err = skewed.Reconcile(ctx, true)
-			require.NoError(t, err)
-			require.Empty(t, compacts(res), "within the clock skew")
-			res, err = r.Reconcile(ctx, false)
-			require.NoError(t, err)
-			require.Len(t, compacts(res), 1)
-			require.ErrorIs(t, compacts(res)[0].Err, lifecycle.ErrFenceSettling)
-			reg := registry.New(store, backends.MetaTable(cfg))
-			entry := func() registry.Entry {
-				es, err := reg.List(ctx, cfg.Families[0].Name)
+				// Compacted once.
+				res, err = r.Reconcile(ctx, false)
 				require.NoError(t, err)
-				for _, e := range es {
-					if e.Ref.Period.Contains(start) {
-						return e
-					}
-				}
-				t.Fatal("no table of the week")
-				return registry.Entry{}
-			}
-			require.True(t, entry().Fenced())
-			require.True(t, entry().ChunkedAt.IsZero())
-			// While fenced, a late event is refused, to be retried.
-			clk.Set(clk.Now().Add(time.Minute)) // past the route cache
-			_, err = db.Write(ctx, "acme", "t", []event.Event{{Time: start.Add(time.Minute), Series: "s0", Fields: map[string]any{"v": json.Number("7")}}})
-			require.ErrorIs(t, err, engine.ErrFenced)
+				require.Empty(t, compacts(res))
 
-			clk.Set(clk.Now().Add(registry.DefaultFenceSettle))
-			res, err = r.Reconcile(ctx, false)
-			require.NoError(t, err)
-			require.Len(t, compacts(res), 1)
-			require.NoError(t, compacts(res)[0].Err)
-			e := entry()
-			require.False(t, e.Fenced(), "the fence is lifted")
-			require.False(t, e.ChunkedAt.IsZero())
+				clk.Set(clk.Now().Add(time.Minute)) // past the route cache
+				after, err := db.Query(ctx, "acme", q)
+				require.NoError(t, err)
+				require.Equal(t, before.Events, after.Events)
 
-			rows, chunks := 0, 0
-			it := store.Scan(ctx, e.Name)
-			for it.Next() {
-				i := it.Item()
-				switch {
-				case !strings.Contains(i.PK, "#t#"):
-				case chunk.IsSortKey(i.SK):
-					chunks++
-				default:
-					rows++
-				}
-			}
-			require.NoError(t, it.Close())
-			require.Zero(t, rows)
-			require.Less(t, chunks, 40)
-
-			// Compacted once.
-			res, err = r.Reconcile(ctx, false)
-			require.NoError(t, err)
-			require.Empty(t, compacts(res))
-
-			clk.Set(clk.Now().Add(time.Minute)) // past the route cache
-			after, err := db.Query(ctx, "acme", q)
-			require.NoError(t, err)
-			require.Equal(t, before.Events, after.Events)
-
-			late := event.Event{Time: start.Add(5 * time.Minute), Series: "s1", Fields: map[string]any{"v": json.Number("-1")}}
-			_, err = db.Write(ctx, "acme", "t", []event.Event{late})
-			require.NoError(t, err)
-			after, err = db.Query(ctx, "acme", q)
-			require.NoError(t, err)
-			require.Len(t, after.Events, 41)
-		})
+				late := event.Event{Time: start.Add(5 * time.Minute), Series: "s1", Fields: map[string]any{"v": json.Number("-1")}}
+				_, err = db.Write(ctx, "acme", "t", []event.Event{late})
+				require.NoError(t, err)
+				after, err = db.Query(ctx, "acme", q)
+				require.NoError(t, err)
+				require.Len(t, after.Events, 41)
+			})
+		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/timetabledb/timetable/clock"
+	"github.com/timetabledb/timetable/compact"
 	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/registry"
 	"github.com/timetabledb/timetable/storage"
@@ -63,6 +64,12 @@ type Options struct {
 	// negative value archives and deletes in the cycle that fences, for
 	// tests and for stores no one writes to any more.
 	FenceSettle time.Duration
+	// Compaction is how the compact action packs a table: in place (the
+	// zero value, for Pebble) or into the table's next physical table
+	// (compact.NextGeneration, for DynamoDB, where an item deleted costs
+	// a write unit and a table deleted nothing). The old table of a
+	// rewrite is deleted FenceSettle after the switch.
+	Compaction compact.Method
 	// DeleteWait bounds the wait for a deleted table to be gone (and the
 	// cycle's context bounds it too); zero means DefaultDeleteWait. A
 	// table still deleting then counts as deleted.

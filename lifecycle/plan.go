@@ -257,11 +257,18 @@ func planTable(now time.Time, f family.Family, t Table) []Action {
 // over, on a tier of some age, not a backfill's), it was not compacted
 // since it settled, and its family sets no ttl. A table fenced while not past
 // retention (a compaction that stopped) is compacted again, which lifts
-// its fence.
+// its fence, and so is a table with a rewrite under way (registry
+// Entry.Rewrite), to resume it or delete the table it replaced.
 func compactReason(now time.Time, f family.Family, p family.Family, t Table, tier family.Tier) string {
 	e := t.Entry
 	if e.State != registry.Active || p.TTL > 0 || f.TTL > 0 {
 		return ""
+	}
+	if r := e.Rewrite; r != nil {
+		if r.Step == registry.RewriteDrop {
+			return fmt.Sprintf("rewritten into %s %s: the table it replaced, %s, is deleted once no read lists it", e.TableName(), stamp(r.SwitchedAt), r.Table)
+		}
+		return fmt.Sprintf("rewrite into %s at step %s: resumed", r.Table, r.Step)
 	}
 	if e.Fenced() {
 		return fmt.Sprintf("fenced %s for a compaction not finished: resumed", stamp(e.FencedAt))

@@ -158,7 +158,7 @@ func (r *Reconciler) reconcile(ctx context.Context, dryRun bool, kinds []Kind) (
 			// An earlier action of this cycle wrote the table's entry:
 			// this one starts from what it wrote, not from the plan's
 			// copy, which a Save refuses (registry.Entry.Revision).
-			if cur, err := r.registry.Get(ctx, a.Family, a.Entry.Ref.Period.Start, a.Table); err == nil && cur.Generation == a.Entry.Generation {
+			if cur, err := r.registry.Get(ctx, a.Family, a.Entry.Ref.Period.Start, a.Entry.Name); err == nil && cur.Generation == a.Entry.Generation {
 				a.Entry = cur
 			}
 		}
@@ -583,6 +583,18 @@ func (r *Reconciler) compact(ctx context.Context, a Action, now time.Time) error
 	if err := compact.Packable(e); err != nil {
 		return err
 	}
+	opts := compact.Options{Unfence: true, Now: r.opts.Clock.Now, Method: r.opts.Compaction, Eventual: true, DropAfter: max(r.opts.FenceSettle, 0)}
+	st, ok := r.opts.Store.(compact.Store)
+	if !ok {
+		return fmt.Errorf("compact table %q: the store cannot scan and delete items", e.Name)
+	}
+	if e.Rewrite != nil && e.Rewrite.Step == registry.RewriteDrop {
+		// Switched to the new table, which takes writes: what is left
+		// is deleting the old one.
+		e, res, err := compact.Entry(ctx, st, r.registry, e, now, opts)
+		r.opts.Logger.Info("lifecycle rewrote table", "table", e.Name, "into", e.TableName(), "dropped", res.Dropped, "drop pending", res.DropPending, "err", err)
+		return err
+	}
 	if !e.Fenced() || e.ChunkWindow() == 0 {
 		e = compact.AsChunks(e, r.family(a.Family).ChunkWindow)
 		if !e.Fenced() {
@@ -597,12 +609,8 @@ func (r *Reconciler) compact(ctx context.Context, a Action, now time.Time) error
 	if left := r.opts.FenceSettle - now.Sub(e.FencedAt); left > 0 {
 		return fmt.Errorf("table %q fenced %s, %v to go: %w", e.Name, e.FencedAt.Format(time.RFC3339), left, ErrFenceSettling)
 	}
-	st, ok := r.opts.Store.(compact.Store)
-	if !ok {
-		return fmt.Errorf("compact table %q: the store cannot scan and delete items", e.Name)
-	}
-	_, res, err := compact.Entry(ctx, st, r.registry, e, now, compact.Options{Unfence: true, Now: r.opts.Clock.Now})
-	r.opts.Logger.Info("lifecycle compacted table", "table", e.Name, "groups", res.Groups, "packed", res.Packed,
+	e, res, err := compact.Entry(ctx, st, r.registry, e, now, opts)
+	r.opts.Logger.Info("lifecycle compacted table", "table", e.Name, "into", e.TableName(), "step", res.Step, "groups", res.Groups, "packed", res.Packed,
 		"written", res.Written, "deleted", res.Deleted, "err", err)
 	return err
 }

@@ -85,7 +85,7 @@ func tableOf(e registry.Entry, drift Drift) Table {
 		status = storage.StatusCreating
 	}
 	return Table{
-		Name: e.Name, Family: e.Family(), Ref: e.Ref, Policy: e.Policy, CreatedAt: e.CreatedAt,
+		Name: e.TableName(), Family: e.Family(), Ref: e.Ref, Policy: e.Policy, CreatedAt: e.CreatedAt,
 		Tier: e.Tier, Capacity: e.Capacity, Status: status, TTLAttribute: e.TTLAttribute, ItemCount: -1,
 		Archived: e.State == registry.Archived, Drift: drift, Entry: e,
 	}

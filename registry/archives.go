@@ -30,6 +30,7 @@ func (e Entry) pastArchives() []PastArchive {
 func (e Entry) next(n Entry) Entry {
 	n.Generation, n.Revision = e.Generation+1, e.Revision
 	n.PastArchives = e.pastArchives()
+	n.Physical, n.Rewrite = "", nil
 	return n
 }
 

@@ -108,3 +108,18 @@ func (r *Registry) spec(e Entry) storage.TableSpec {
 	spec.Tags = tags
 	return spec
 }
+
+// CreateRewriteTable creates the table named name that a compaction
+// rewrites the table of entry e into (Entry.Rewrite): e's specification
+// (the capacity and class its tier was last given, its tags with this
+// registry's meta table, family.TagMeta) under the new name, through the
+// store's CreateTable as every table timetable makes. A table of that
+// name that exists already (a rewrite resumed) is no error.
+func (r *Registry) CreateRewriteTable(ctx context.Context, store Creator, e Entry, name string) error {
+	spec := r.spec(e)
+	spec.Name = name
+	if err := store.CreateTable(ctx, spec); err != nil && !errors.Is(err, storage.ErrTableExists) {
+		return fmt.Errorf("create table %q to rewrite %q into: %w", name, e.TableName(), err)
+	}
+	return nil
+}

@@ -59,7 +59,12 @@ func (r *Registry) Compare(ctx context.Context, store Lister, f family.Family, e
 	namers := []naming.Namer{f.Namer()}
 	byName := map[string]Entry{}
 	for _, e := range entries {
-		byName[e.Name] = e
+		// A rewritten table (Entry.Physical), and the table a rewrite is
+		// making or is to drop, are explained by their entry.
+		byName[e.Name], byName[e.TableName()] = e, e
+		if e.Rewrite != nil && e.Rewrite.Table != "" {
+			byName[e.Rewrite.Table] = e
+		}
 		if n := e.Policy.Namer(); !slices.Contains(namers, n) {
 			namers = append(namers, n)
 		}
@@ -130,7 +135,7 @@ func (r *Registry) Compare(ctx context.Context, store Lister, f family.Family, e
 		}
 	}
 	for _, e := range entries {
-		if !e.State.Live() || listed[e.Name] {
+		if !e.State.Live() || listed[e.TableName()] {
 			continue
 		}
 		if e.State == Creating && now.Sub(e.UpdatedAt) < StaleCreating {

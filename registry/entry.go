@@ -98,6 +98,14 @@ type Entry struct {
 	// kill) resumes: the scan key of the last item it packed. Zero when
 	// none is under way.
 	CompactAfter storage.Key
+	// Physical, once set, is the table that holds the entry's events in
+	// place of the table named Name: the table a compaction rewrote it
+	// into (package compact); see TableName. Empty for a table never
+	// rewritten.
+	Physical string
+	// Rewrite is the progress of a compaction rewriting the table into a
+	// new physical table, nil when none is under way.
+	Rewrite *Rewrite
 	// Source says how the entry came to be: SourceCreated, SourceTags or
 	// SourceName.
 	Source string
@@ -275,6 +283,8 @@ const (
 	attrSource     = "source"
 	attrCreateErr  = "create_error"
 	attrPast       = "past_archives"
+	attrPhysical   = "physical"
+	attrRewrite    = "rewrite"
 )
 
 // attrs returns the entry's attributes as stored. Shards, layout and id
@@ -286,6 +296,10 @@ func (e Entry) attrs() (map[string]any, error) {
 		return nil, err
 	}
 	past, err := encodePastArchives(e.PastArchives)
+	if err != nil {
+		return nil, err
+	}
+	rewrite, err := encodeRewrite(e.Rewrite)
 	if err != nil {
 		return nil, err
 	}
@@ -330,6 +344,8 @@ func (e Entry) attrs() (map[string]any, error) {
 		attrSource:     e.Source,
 		attrCreateErr:  e.CreateError,
 		attrPast:       past,
+		attrPhysical:   e.Physical,
+		attrRewrite:    rewrite,
 	}, nil
 }
 
@@ -391,6 +407,10 @@ func decode(attrs map[string]any) (Entry, error) {
 	e.Source = str(attrSource)
 	e.CreateError = str(attrCreateErr)
 	if e.PastArchives, err = decodePastArchives(str(attrPast)); err != nil {
+		return Entry{}, fmt.Errorf("registry entry %q: %w", e.Name, err)
+	}
+	e.Physical = str(attrPhysical)
+	if e.Rewrite, err = decodeRewrite(str(attrRewrite)); err != nil {
 		return Entry{}, fmt.Errorf("registry entry %q: %w", e.Name, err)
 	}
 	if e.Name == "" || !e.State.valid() || e.Generation < 1 || !e.Ref.Period.Start.Before(e.Ref.Period.End) {

@@ -96,9 +96,10 @@ func (r *Registry) Get(ctx context.Context, family string, start time.Time, name
 	return decode(item.Attrs)
 }
 
-// Find returns the entry of the table name, looked for among the entries
-// of the given families (one Query each, until found), and whether there
-// is one.
+// Find returns the entry of the table name (its Name, or the table a
+// compaction rewrote it into, TableName), looked for among the entries of
+// the given families (one Query each, until found), and whether there is
+// one.
 func (r *Registry) Find(ctx context.Context, families []string, name string) (Entry, bool, error) {
 	for _, f := range families {
 		es, err := r.List(ctx, f)
@@ -106,7 +107,7 @@ func (r *Registry) Find(ctx context.Context, families []string, name string) (En
 			return Entry{}, false, err
 		}
 		for _, e := range es {
-			if e.Name == name {
+			if e.Name == name || e.TableName() == name {
 				return e, true, nil
 			}
 		}
@@ -202,5 +203,5 @@ var attrOrder = []string{
 	attrName, attrFamily, attrState, attrGeneration, attrStart, attrEnd, attrWriteMonth, attrPolicy,
 	attrShards, attrLayout, attrIDScheme, attrTier, attrBilling, attrRead, attrWrite, attrTTL, attrCreated, attrUpdated,
 	attrTarget, attrArchived, attrRestored, attrSource, attrCreateErr, attrFenced, attrChunked, attrCompactPK, attrCompactSK,
-	attrClass, attrMaxRead, attrMaxWrite, attrWarmRead, attrWarmWrite, attrClassChg, attrClassIgn, attrPast, attrRevision,
+	attrClass, attrMaxRead, attrMaxWrite, attrWarmRead, attrWarmWrite, attrClassChg, attrClassIgn, attrPast, attrPhysical, attrRewrite, attrRevision,
 }

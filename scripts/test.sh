@@ -35,10 +35,10 @@ scripts/duckdb/install.sh >/dev/null || exit 1
 local_log="$(mktemp)"
 trap 'rm -f "$local_log"' EXIT
 # Of cmd/timetable, only the tests of the binary against DynamoDB: a
-# migration and an import killed and resumed, and a server moved to
+# migration, an import and a compaction killed and resumed, and a server moved to
 # DynamoDB.
 TIMETABLE_TEST_BACKENDS=dynamodb scripts/with-dynamodb.sh dynamodb-local \
-	bash -c '"$0" test -race -timeout 20m "$@" && "$0" test -timeout 10m -run "^(TestMigrateKilled|TestMovingToDynamoDB|TestImportKilled)$" ./cmd/timetable' \
+	bash -c '"$0" test -race -timeout 20m "$@" && "$0" test -timeout 10m -run "^(TestMigrateKilled|TestMovingToDynamoDB|TestImportKilled|TestCompactKilled)$" ./cmd/timetable' \
 	"$GO" "${dynamo_pkgs[@]}" >"$local_log" 2>&1 &
 local_pid=$!
 

@@ -33,6 +33,7 @@ import (
 
 	"github.com/timetabledb/timetable/archive"
 	"github.com/timetabledb/timetable/clock"
+	"github.com/timetabledb/timetable/compact"
 	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/lifecycle"
@@ -121,6 +122,8 @@ func newReconciler(ctx context.Context, w wiring) (*lifecycle.Reconciler, *dynam
 		},
 		Leaser: lifecycle.TableLease{Store: store, Table: meta, Clock: w.clock},
 		Logger: w.logger,
+		// DynamoDB: a table is packed into its next physical table.
+		Compaction: compact.NextGeneration,
 	})
 	return r, store, err
 }

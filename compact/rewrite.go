@@ -1,0 +1,527 @@
+package compact
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/timetabledb/timetable/archive"
+	"github.com/timetabledb/timetable/engine/chunk"
+	"github.com/timetabledb/timetable/engine/itemenc"
+	"github.com/timetabledb/timetable/registry"
+	"github.com/timetabledb/timetable/storage"
+)
+
+// Method is how a table is compacted.
+type Method string
+
+// The methods of compaction.
+const (
+	// InPlace packs a table's events into chunk items in the table
+	// itself, deleting the items they replace (Table): free on Pebble,
+	// where a delete is a tombstone.
+	InPlace Method = ""
+	// NextGeneration rewrites the table's events, packed, into a new
+	// physical table, verifies it, switches the registry entry to it and
+	// deletes the old table (Rewrite): on DynamoDB, where every item
+	// deleted costs a write unit and a table deleted costs nothing.
+	NextGeneration Method = "next-generation"
+)
+
+// ErrVerify is wrapped by the error of a rewrite whose new table, read
+// back, does not hold the events and items the old table held. The entry
+// keeps the old table; the new one is deleted, and the next run starts
+// over.
+var ErrVerify = errors.New("timetable: the rewritten table does not hold what the table it rewrites holds")
+
+// Rewriter is what a rewrite needs of the registry: saving the entry at
+// each step, and making the new table as every table of the entry's is
+// made (registry.Registry implements it).
+type Rewriter interface {
+	Entries
+	CreateRewriteTable(ctx context.Context, store registry.Creator, e registry.Entry, name string) error
+}
+
+// RewriteStore is what a rewrite needs of a store: its items and scans,
+// and its tables.
+type RewriteStore interface {
+	Store
+	storage.Tables
+}
+
+// Rewrite compacts the table of registry entry e into a new physical
+// table (see the package documentation, "Next generation"), resuming the
+// rewrite e.Rewrite records if there is one. It returns the entry as last
+// saved; an error wrapping ErrStopped when it stopped at its deadline,
+// its progress saved; an error wrapping ErrVerify when the copy did not
+// verify. Once switched, the old table is deleted only opts.DropAfter
+// after the switch: a run before then returns with the drop pending
+// (Result.DropPending), for a later run to do.
+func Rewrite(ctx context.Context, st RewriteStore, entries Rewriter, e registry.Entry, now time.Time, opts Options) (registry.Entry, Result, error) {
+	if err := Packable(e); err != nil {
+		return e, Result{}, err
+	}
+	if e.ChunkWindow() <= 0 {
+		return e, Result{}, fmt.Errorf("rewrite table %q: its registry entry says layout %q: make it chunk first", e.Name, e.Policy.Layout)
+	}
+	opts = opts.withDefaults()
+	rw := &rewriter{st: st, entries: entries, e: e, now: now, opts: opts}
+	err := rw.run(ctx)
+	if err != nil {
+		err = fmt.Errorf("rewrite table %q: %w", e.Name, err)
+	}
+	return rw.e, rw.res, err
+}
+
+func (o Options) withDefaults() Options {
+	if o.CheckpointEvery <= 0 {
+		o.CheckpointEvery = 256
+	}
+	if o.DeadlineMargin <= 0 {
+		o.DeadlineMargin = 5 * time.Second
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return o
+}
+
+type rewriter struct {
+	st      RewriteStore
+	entries Rewriter
+	e       registry.Entry
+	now     time.Time
+	opts    Options
+	res     Result
+}
+
+// save saves the entry as it is now.
+func (rw *rewriter) save(ctx context.Context) error {
+	rw.e.UpdatedAt = rw.now.UTC()
+	saved, err := rw.entries.Save(ctx, rw.e)
+	if err != nil {
+		return fmt.Errorf("save the rewrite's progress: %w", err)
+	}
+	rw.e = saved
+	return nil
+}
+
+func (rw *rewriter) run(ctx context.Context) error {
+	if rw.e.Rewrite == nil {
+		next, err := rw.e.NextTableName()
+		if err != nil {
+			return err
+		}
+		// Recorded before the table is made, so that a run killed
+		// after making it knows it.
+		rw.e.Rewrite = &registry.Rewrite{Step: registry.RewriteCopy, Table: next}
+		if err := rw.save(ctx); err != nil {
+			return err
+		}
+	}
+	for {
+		rw.res.Step, rw.res.Table = rw.e.Rewrite.Step, rw.e.Rewrite.Table
+		var err error
+		switch rw.e.Rewrite.Step {
+		case registry.RewriteCopy:
+			err = rw.copy(ctx)
+		case registry.RewriteVerify:
+			err = rw.verify(ctx)
+		case registry.RewriteDrop:
+			return rw.drop(ctx)
+		default:
+			return fmt.Errorf("unknown rewrite step %q", rw.e.Rewrite.Step)
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// copy packs the events of the entry's table into the new table, and
+// copies its other items as they are, from the checkpoint on.
+func (rw *rewriter) copy(ctx context.Context) error {
+	r := rw.e.Rewrite
+	if err := rw.entries.CreateRewriteTable(ctx, rw.st, rw.e, r.Table); err != nil {
+		return err
+	}
+	sums, err := openSums(r.Source)
+	if err != nil {
+		return err
+	}
+	out := &batch{st: rw.st, table: r.Table}
+	w := rw.walker(ctx, rw.e.TableName(), rw.opts.Eventual, out)
+	w.group = func(g group) error {
+		rw.res.Groups++
+		rw.res.Read += len(g.items)
+		p, err := packGroup(g, rw.e.ChunkWindow(), rw.e.IDScheme(), rw.e.Shards())
+		if err != nil {
+			return err
+		}
+		for _, d := range p.decoded {
+			sums.events.Add(eventLine(p, d))
+		}
+		items, packed := copyOf(g, p, rw.e)
+		if packed {
+			rw.res.Packed++
+		}
+		rw.res.Written += len(items)
+		return out.add(ctx, items...)
+	}
+	w.other = func(it storage.Item) error {
+		sums.items.Add(itemLine(it))
+		rw.res.Written++
+		return out.add(ctx, it)
+	}
+	w.checkpoint = func(ctx context.Context, after storage.Key) error {
+		r.After, r.Source = after, sums.sum()
+		return rw.save(ctx)
+	}
+	if err := w.run(r.After); err != nil {
+		return err
+	}
+	r.Step, r.After, r.Copy = registry.RewriteVerify, storage.Key{}, registry.RewriteSum{}
+	return rw.save(ctx)
+}
+
+// verify reads the new table back, strongly consistent, and compares its
+// events and other items with what the copy read; once they agree it
+// switches the entry to the new table.
+func (rw *rewriter) verify(ctx context.Context) error {
+	r := rw.e.Rewrite
+	sums, err := openSums(r.Copy)
+	if err != nil {
+		return err
+	}
+	w := rw.walker(ctx, r.Table, false, nil)
+	w.group = func(g group) error {
+		p, err := decodeGroup(g, rw.e)
+		if err != nil {
+			return err
+		}
+		for _, d := range p.decoded {
+			sums.events.Add(eventLine(p, d))
+		}
+		return nil
+	}
+	w.other = func(it storage.Item) error {
+		sums.items.Add(itemLine(it))
+		return nil
+	}
+	w.checkpoint = func(ctx context.Context, after storage.Key) error {
+		r.After, r.Copy = after, sums.sum()
+		return rw.save(ctx)
+	}
+	if err := w.run(r.After); err != nil {
+		return err
+	}
+	got := sums.sum()
+	if got != r.Source {
+		diff := fmt.Errorf("%w: %q holds %d events (%s) and %d other items (%s), %q %d events (%s) and %d other items (%s)",
+			ErrVerify, rw.e.TableName(), r.Source.Events, short(r.Source.EventHash), r.Source.Items, short(r.Source.ItemHash),
+			r.Table, got.Events, short(got.EventHash), got.Items, short(got.ItemHash))
+		// The entry keeps the old table; the new one goes, and the next
+		// run starts over.
+		if err := dropTable(context.WithoutCancel(ctx), rw.st, r.Table); err != nil {
+			return errors.Join(diff, err)
+		}
+		rw.e.Rewrite = nil
+		return errors.Join(diff, rw.save(context.WithoutCancel(ctx)))
+	}
+	rw.res.Events = got.Events
+	// The switch: one conditional write of the entry, which readers and
+	// writers see whole, names the new table and gives the old one to
+	// the drop step.
+	old := rw.e.TableName()
+	rw.e.Physical = r.Table
+	rw.e.Rewrite = &registry.Rewrite{Step: registry.RewriteDrop, Table: old, Source: r.Source, Copy: got, SwitchedAt: rw.now.UTC()}
+	rw.e.ChunkedAt, rw.e.CompactAfter = rw.now.UTC(), storage.Key{}
+	if rw.opts.Unfence {
+		rw.e.FencedAt = time.Time{}
+	}
+	return rw.save(ctx)
+}
+
+// drop deletes the table the entry switched away from, once
+// opts.DropAfter has passed since the switch.
+func (rw *rewriter) drop(ctx context.Context) error {
+	r := rw.e.Rewrite
+	if rw.now.Before(r.SwitchedAt.Add(rw.opts.DropAfter)) {
+		rw.res.DropPending = true
+		return nil
+	}
+	if err := dropTable(ctx, rw.st, r.Table); err != nil {
+		return err
+	}
+	rw.e.Rewrite = nil
+	rw.res.Dropped = r.Table
+	return rw.save(ctx)
+}
+
+// dropTable deletes a table, lifting its deletion protection first; a
+// table already gone is no error.
+func dropTable(ctx context.Context, st storage.Tables, table string) error {
+	off := false
+	err := st.UpdateTable(ctx, table, storage.TableUpdate{DeletionProtection: &off})
+	if err == nil {
+		err = st.DeleteTable(ctx, table)
+	}
+	if err != nil && !errors.Is(err, storage.ErrTableNotFound) {
+		return fmt.Errorf("delete table %q: %w", table, err)
+	}
+	return nil
+}
+
+// copyOf returns the items a group is copied into the new table as: its
+// events packed into chunks, and the rows of events too large to be one
+// as they are; or, for a group of one chunk item or whose events too
+// large to be a chunk are not rows of it, its items as they are. It
+// reports whether it packed.
+func copyOf(g group, p packedGroup, e registry.Entry) ([]storage.Item, bool) {
+	if len(g.items) == 1 && chunk.IsSortKey(g.items[0].SK) {
+		return g.items, false
+	}
+	byKey := make(map[storage.Key]storage.Item, len(g.items))
+	for _, it := range g.items {
+		byKey[it.Key()] = it
+	}
+	out := p.packed
+	for _, ev := range p.alone {
+		ev.AssignID(p.tenant, p.table, e.IDScheme())
+		it, ok := byKey[storage.Key{PK: g.pk, SK: itemenc.SortKey(ev.Time, ev.ID)}]
+		if !ok {
+			return g.items, false
+		}
+		out = append(out, it)
+	}
+	return out, true
+}
+
+// decodeGroup decodes a group's events as packGroup does, without
+// packing them.
+func decodeGroup(g group, e registry.Entry) (packedGroup, error) {
+	tenant, table, series, _, err := itemenc.ParsePartitionKey(g.pk)
+	if err != nil {
+		return packedGroup{}, err
+	}
+	decoded, err := chunk.WindowEvents(nil, g.items, e.IDScheme())
+	if err != nil {
+		return packedGroup{}, fmt.Errorf("partition %q: %w", g.pk, err)
+	}
+	return packedGroup{tenant: tenant, table: table, series: series, decoded: decoded}, nil
+}
+
+// eventLine is what the hash of a rewrite's events takes of one event:
+// its tenant, table, series, time and id (its sort key) and fields, the
+// same whichever item of the table held it (a row, a map item, a chunk,
+// in whichever partition of its series).
+func eventLine(p packedGroup, d itemenc.DecodedEvent) []byte {
+	b, err := json.Marshal(struct {
+		Tenant, Table, Series, Key string
+		Fields                     map[string]any
+	}{p.tenant, p.table, p.series, d.SK, d.Event.Fields})
+	if err != nil {
+		// Fields hold storage attribute values, which all marshal.
+		panic(fmt.Sprintf("compact: marshal event: %v", err))
+	}
+	return b
+}
+
+// itemLine is what the hash of a rewrite's other items takes of one: the
+// item whole (json.Marshal sorts its attribute names).
+func itemLine(it storage.Item) []byte {
+	b, err := json.Marshal(struct {
+		PK, SK string
+		Attrs  map[string]any
+	}{it.PK, it.SK, it.Attrs})
+	if err != nil {
+		panic(fmt.Sprintf("compact: marshal item: %v", err))
+	}
+	return b
+}
+
+// sums are the running count and hash of a rewrite's reads of one table.
+type sums struct{ events, items archive.ContentHash }
+
+func openSums(s registry.RewriteSum) (*sums, error) {
+	ev, err := archive.ParseContentHash(s.EventHash, s.Events)
+	if err != nil {
+		return nil, fmt.Errorf("rewrite checkpoint: %w", err)
+	}
+	it, err := archive.ParseContentHash(s.ItemHash, s.Items)
+	if err != nil {
+		return nil, fmt.Errorf("rewrite checkpoint: %w", err)
+	}
+	return &sums{events: ev, items: it}, nil
+}
+
+func (s *sums) sum() registry.RewriteSum {
+	return registry.RewriteSum{Events: s.events.Count(), EventHash: s.events.Sum(), Items: s.items.Count(), ItemHash: s.items.Sum()}
+}
+
+func short(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
+}
+
+// batch gathers the items a copy writes, and writes them a few hundred
+// at a time, and before each checkpoint.
+type batch struct {
+	st    storage.Items
+	table string
+	items []storage.Item
+	keys  map[storage.Key]int
+}
+
+// batchSize is how many items a copy gathers before it writes them.
+const batchSize = 200
+
+func (b *batch) add(ctx context.Context, items ...storage.Item) error {
+	if b.keys == nil {
+		b.keys = map[storage.Key]int{}
+	}
+	for _, it := range items {
+		// A key met twice (a window whose items a scan did not return
+		// together) is written once: a call takes distinct keys.
+		if i, ok := b.keys[it.Key()]; ok {
+			b.items[i] = it
+			continue
+		}
+		b.keys[it.Key()] = len(b.items)
+		b.items = append(b.items, it)
+	}
+	if len(b.items) >= batchSize {
+		return b.flush(ctx)
+	}
+	return nil
+}
+
+func (b *batch) flush(ctx context.Context) error {
+	if len(b.items) == 0 {
+		return nil
+	}
+	if err := b.st.BatchWrite(ctx, b.table, b.items); err != nil {
+		return fmt.Errorf("write %d items to %q: %w", len(b.items), b.table, err)
+	}
+	b.items, b.keys = b.items[:0], nil
+	return nil
+}
+
+// walker scans a table by groups (the event items of one partition and
+// chunk window, which a scan returns together) and other items, from a
+// checkpoint, checkpointing as it goes and stopping at its deadline.
+type walker struct {
+	ctx      context.Context
+	st       Store
+	table    string
+	window   time.Duration
+	eventual bool
+	opts     Options
+	// out, when not nil, is written before every checkpoint.
+	out        *batch
+	group      func(g group) error
+	other      func(it storage.Item) error
+	checkpoint func(ctx context.Context, after storage.Key) error
+	since      int
+}
+
+func (rw *rewriter) walker(ctx context.Context, table string, eventual bool, out *batch) *walker {
+	return &walker{ctx: ctx, st: rw.st, table: table, window: rw.e.ChunkWindow(), eventual: eventual, opts: rw.opts, out: out}
+}
+
+// run walks the table from after to its end, and checkpoints where it
+// ended; at its deadline it checkpoints where it stopped and returns an
+// error wrapping ErrStopped.
+func (w *walker) run(after storage.Key) error {
+	last := after
+	err := w.walk(&last)
+	if err == nil || errors.Is(err, ErrStopped) {
+		ctx := context.WithoutCancel(w.ctx)
+		if ferr := w.flush(ctx); ferr != nil {
+			return errors.Join(err, ferr)
+		}
+		if cerr := w.checkpoint(ctx, last); cerr != nil {
+			return errors.Join(err, cerr)
+		}
+	}
+	return err
+}
+
+func (w *walker) flush(ctx context.Context) error {
+	if w.out == nil {
+		return nil
+	}
+	return w.out.flush(ctx)
+}
+
+func (w *walker) walk(last *storage.Key) error {
+	start := *last
+	it := w.st.ScanSegment(w.ctx, w.table, storage.Segment{Index: 0, Total: 1, After: start, Eventual: w.eventual})
+	defer it.Close()
+	var g group
+	finish := func() error {
+		if len(g.items) == 0 {
+			return nil
+		}
+		if err := w.group(g); err != nil {
+			return err
+		}
+		*last = g.items[len(g.items)-1].Key()
+		g = group{}
+		return w.done(*last)
+	}
+	for it.Next() {
+		item := it.Item()
+		win, ok := eventWindow(item, w.window)
+		if ok && len(g.items) > 0 && item.PK == g.pk && win == g.window {
+			g.items = append(g.items, item)
+			continue
+		}
+		if err := finish(); err != nil {
+			return err
+		}
+		// Each run does something before it stops, so that runs of
+		// a near deadline each make progress.
+		if *last != start && w.stopping() {
+			return ErrStopped
+		}
+		if ok {
+			g = group{pk: item.PK, window: win, items: []storage.Item{item}}
+			continue
+		}
+		if err := w.other(item); err != nil {
+			return err
+		}
+		*last = item.Key()
+		if err := w.done(*last); err != nil {
+			return err
+		}
+	}
+	if err := it.Err(); err != nil {
+		return fmt.Errorf("scan %q: %w", w.table, err)
+	}
+	return finish()
+}
+
+// done counts a group or item done, checkpointing when due.
+func (w *walker) done(last storage.Key) error {
+	w.since++
+	if w.since < w.opts.CheckpointEvery {
+		return nil
+	}
+	w.since = 0
+	if err := w.flush(w.ctx); err != nil {
+		return err
+	}
+	return w.checkpoint(w.ctx, last)
+}
+
+// stopping reports whether the deadline, less the margin, has come.
+func (w *walker) stopping() bool {
+	d, ok := w.ctx.Deadline()
+	return ok && !w.opts.Now().Before(d.Add(-w.opts.DeadlineMargin))
+}
