@@ -102,7 +102,7 @@ DynamoDB keeps its own storage: compact refuses --store dynamodb, and
 func packChunkTables(ctx context.Context, w io.Writer, cfg config.Config, store storage.Store, now time.Time) error {
 	reg := registryOf(cfg, store)
 	for _, f := range cfg.Families {
-		if f.Layout != family.LayoutChunk || f.TTL > 0 {
+		if f.Layout != family.LayoutChunk {
 			continue
 		}
 		entries, err := reg.List(ctx, f.Name)

@@ -29,6 +29,18 @@
 //	       1 when it is a Zstandard frame (without a checksum), then the
 //	       block
 //	tt_n   the number of events
+//	tt_expires
+//	       in a table of a family with ttl (family.TTLAttribute), the
+//	       item's expiry for DynamoDB's TTL, in Unix seconds: its newest
+//	       event's time plus the ttl (Expiry)
+//
+// A chunk expires whole, so it takes the expiry of its newest event: no
+// event expires before its time plus the ttl, as its row would, and an
+// event may outlive that by up to a chunk window (an event at a window's
+// start, in a chunk whose newest event is at its end). Compaction gives
+// the chunks it packs the latest expiry of the items they replace, and
+// none when one of them had none. The expiry is not in the key: a retry
+// writes the same item.
 //
 // # Idempotency
 //
