@@ -20,6 +20,7 @@ func TestPlanCompact(t *testing.T) {
 	chunks := family.Default()
 	chunks.Layout, chunks.ChunkWindow = family.LayoutChunk, time.Hour
 	rows := family.Default()
+	rows.Layout = family.LayoutRow
 	withTTL := chunks
 	withTTL.TTL = 24 * 30 * time.Hour
 	written := "2026-03-02T10:00:00Z" // a Monday; weeks from Sunday
