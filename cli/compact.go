@@ -119,7 +119,7 @@ DynamoDB keeps its own storage: there compact only packs. It refuses
 func packChunkTables(ctx context.Context, w io.Writer, log *slog.Logger, cfg config.Config, store storage.Store, now time.Time, every int) error {
 	reg := loggedEntries{registryOf(cfg, store), log}
 	for _, f := range cfg.Families {
-		if f.Layout != family.LayoutChunk || f.TTL > 0 {
+		if f.Layout != family.LayoutChunk {
 			continue
 		}
 		entries, err := reg.List(ctx, f.Name)

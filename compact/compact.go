@@ -2,14 +2,17 @@ package compact
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
+	"strconv"
 	"time"
 
 	"github.com/timetabledb/timetable/engine/chunk"
 	"github.com/timetabledb/timetable/engine/itemenc"
 	"github.com/timetabledb/timetable/event"
+	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/registry"
 	"github.com/timetabledb/timetable/storage"
 )
@@ -259,6 +262,27 @@ func (c *compactor) pack(g group) error {
 	return c.done(last)
 }
 
+// groupExpiry returns the expiry of the chunks packed from a group's
+// items: the latest of their expiries (family.TTLAttribute), so that no
+// event expires earlier than its item would have; none when an item has
+// none (written before the family set a ttl), which would never have
+// expired.
+func groupExpiry(items []storage.Item) chunk.Expiry {
+	var latest int64
+	for _, it := range items {
+		n, ok := it.Attrs[family.TTLAttribute].(json.Number)
+		if !ok {
+			return chunk.Expiry{}
+		}
+		at, err := strconv.ParseInt(string(n), 10, 64)
+		if err != nil {
+			return chunk.Expiry{}
+		}
+		latest = max(latest, at)
+	}
+	return chunk.Expiry{At: time.Unix(latest, 0)}
+}
+
 // done records a group done, checkpointing when due.
 func (c *compactor) done(last storage.Key) error {
 	c.res.After = last
@@ -318,7 +342,7 @@ func packGroup(g group, window time.Duration, scheme event.IDScheme, shards int)
 		}
 		evs[i] = ev
 	}
-	packed, alone, err := chunk.Pack(chunk.Series{Tenant: tenant, Table: table, Series: series, Shards: shards}, window, evs)
+	packed, alone, err := chunk.Pack(chunk.Series{Tenant: tenant, Table: table, Series: series, Shards: shards, Expiry: groupExpiry(g.items)}, window, evs)
 	if err != nil {
 		return packedGroup{}, fmt.Errorf("partition %q: %w", g.pk, err)
 	}

@@ -53,7 +53,15 @@
 // them: AsChunks makes a row or map table's entry so, and Entry refuses
 // an entry that is not.
 //
-// A family with `ttl` is not compacted: a chunk item has no expiry.
+// # Expiry
+//
+// In a table of a family with `ttl`, the chunks packed from a group's
+// items expire at the latest of those items' expiries (the attribute
+// family.TTLAttribute; chunk.Expiry), so no event expires earlier than
+// its item would have; an event may outlive its own expiry by up to a
+// chunk window. When one of the items has no expiry (written before the
+// family set a ttl) the chunks have none, as that item would never have
+// expired.
 //
 // # DynamoDB
 //

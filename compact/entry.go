@@ -18,15 +18,12 @@ type Entries interface {
 }
 
 // ErrNotPackable refuses a table whose events cannot go into chunks: one
-// of a family with `ttl` (a chunk item has no expiry).
+// that is not live.
 var ErrNotPackable = errors.New("timetable: table cannot be packed into chunks")
 
 // Packable reports whether a table of entry e can be compacted, and why
 // not.
 func Packable(e registry.Entry) error {
-	if e.Policy.TTL > 0 {
-		return fmt.Errorf("table %q: its family sets ttl %v, and a chunk item has no expiry: %w", e.Name, e.Policy.TTL, ErrNotPackable)
-	}
 	if !e.State.Live() {
 		return fmt.Errorf("table %q is %s: %w", e.Name, e.State, ErrNotPackable)
 	}

@@ -318,9 +318,9 @@ func TestArchiveCache(t *testing.T) {
 }
 
 // A family of the chunk layout takes its window from chunk_window, an
-// hour when it names none; a window that does not divide a day, a TTL
-// beside chunks, and chunks named on a logical table are refused,
-// naming the setting.
+// hour when it names none, and takes a ttl (its chunks expire); a
+// window that does not divide a day and chunks named on a logical table
+// are refused, naming the setting.
 func TestChunkLayout(t *testing.T) {
 	c, err := config.Parse([]byte(`
 families:
@@ -334,10 +334,12 @@ tables:
 	require.Equal(t, family.LayoutChunk, c.Layout("cpu").Kind)
 	require.Equal(t, 30*time.Minute, c.Family("cpu").ChunkWindow)
 	require.Equal(t, time.Hour, c.Families[2].ChunkWindow)
+	c, err = config.Parse([]byte("families: [{name: events, layout: chunk, ttl: 30d}]"))
+	require.NoError(t, err)
+	require.Equal(t, 30*24*time.Hour, c.Families[0].TTL)
 	for bad, says := range map[string]string{
 		"families: [{name: events, layout: chunk, chunk_window: 7m}]":     "chunk_window",
 		"families: [{name: events, layout: chunk, chunk_window: 1500ms}]": "chunk_window",
-		"families: [{name: events, layout: chunk, ttl: 30d}]":             "ttl",
 		"families: [{name: events, layout: rows}]":                        "layout",
 		"tables: {a: {layout: chunk}}":                                    "layout chunk is set on its family",
 	} {

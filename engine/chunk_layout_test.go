@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"reflect"
 	"slices"
@@ -435,6 +436,55 @@ func TestMapTableInAChunkFamily(t *testing.T) {
 		require.Positive(t, maps)
 		for i, q := range chunkQueries(t) {
 			requireSamePages(t, pages(t, rows.db, q), pages(t, db, q), fmt.Sprintf("query %d", i))
+		}
+	})
+}
+
+// TestChunkTTL writes a chunk family's events with a ttl and requires
+// each chunk to expire when its newest event does (chunk.Expiry), the
+// table to have TTL on the attribute where the store has TTL (recorded
+// on Pebble and dynalite), and reads to return the events' own fields
+// only. On every backend.
+func TestChunkTTL(t *testing.T) {
+	each(t, func(t *testing.T, b backends.Backend) {
+		store, cfg := b.Open(t)
+		const ttl = 90 * 24 * time.Hour
+		cfg.Families[0].Layout, cfg.Families[0].ChunkWindow, cfg.Families[0].TTL = family.LayoutChunk, time.Hour, ttl
+		db, err := engine.Open(context.Background(), store, engine.Options{Schema: cfg, Clock: clock.NewManual(apr10.Add(3 * time.Hour))})
+		require.NoError(t, err)
+		t.Cleanup(func() { db.Close() })
+		ctx := context.Background()
+		var evs []event.Event
+		for i := range 40 { // two windows of series a, one of b
+			evs = append(evs, event.Event{Time: apr10.Add(time.Duration(i) * 179 * time.Second), Series: []string{"a", "b"}[i/30], Fields: map[string]any{"v": json.Number(strconv.Itoa(i))}})
+		}
+		_, err = db.Write(ctx, "acme", "t", evs)
+		require.NoError(t, err)
+
+		tables, err := db.Tables(ctx)
+		require.NoError(t, err)
+		require.Len(t, tables, 1)
+		info, err := store.DescribeTable(ctx, tables[0].Name)
+		require.NoError(t, err)
+		require.Equal(t, family.TTLAttribute, info.TTLAttribute)
+		chunks := 0
+		for _, it := range tableItems(t, store, cfg.Families[0].Prefix) {
+			if !chunk.IsSortKey(it.SK) {
+				continue
+			}
+			chunks++
+			in, err := chunk.Unpack(nil, it)
+			require.NoError(t, err)
+			newest := in[len(in)-1].Time
+			require.Equal(t, json.Number(strconv.FormatInt(newest.Add(ttl).Unix(), 10)), it.Attrs[family.TTLAttribute],
+				"a chunk expires when its newest event does, so none of its events expires early")
+		}
+		require.Equal(t, 3, chunks, "a chunk per series and window")
+
+		got := queryAll(t, db, "acme", engine.Query{Table: "t", From: apr10, To: apr10.Add(3 * time.Hour), Fields: []string{"v", family.TTLAttribute}})
+		require.Len(t, got, len(evs))
+		for _, ev := range got {
+			require.Equal(t, []string{"v"}, slices.Collect(maps.Keys(ev.Fields)), "the expiry is no field")
 		}
 	})
 }

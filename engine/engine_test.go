@@ -419,6 +419,7 @@ func TestTTLAttribute(t *testing.T) {
 	each(t, func(t *testing.T, b backends.Backend) {
 		store, cfg := b.Open(t)
 		cfg.Families[0].TTL = 90 * 24 * time.Hour
+		cfg.Families[0].Layout = family.LayoutRow // a chunk's expiry: TestChunkTTL
 		db, err := engine.Open(context.Background(), store, engine.Options{Schema: cfg, Clock: clock.NewManual(apr10)})
 		require.NoError(t, err)
 		t.Cleanup(func() { db.Close() })

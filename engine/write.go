@@ -437,7 +437,7 @@ func (db *DB) routeSpan(ctx context.Context, tenant string, p *writePart, span [
 		// says): its events are written as rows.
 		for _, tw := range writes {
 			if window := tw.table.entry.ChunkWindow(); window > 0 {
-				if err := tw.packChunks(p.events, window); err != nil {
+				if err := tw.packChunks(p.events, window, p.pol.Family.TTL); err != nil {
 					return nil, err
 				}
 			}

@@ -26,7 +26,11 @@ import (
 // write (tableWrite.appendEvents), so a failed write of one of a
 // window's chunks reports the whole window unwritten, which a retry
 // writes again without duplicates.
-func (w *tableWrite) packChunks(events event.Batch, window time.Duration) error {
+//
+// With the family's ttl, a chunk expires when its newest event does
+// (chunk.Expiry): its events' row items would expire earlier, by up to
+// the window.
+func (w *tableWrite) packChunks(events event.Batch, window, ttl time.Duration) error {
 	type seriesEvents struct {
 		evs  []event.Event
 		rows []int // rows[k] is the index in w.items of evs[k]'s row item
@@ -50,7 +54,7 @@ func (w *tableWrite) packChunks(events event.Batch, window time.Duration) error 
 	repeats := map[int][]int{}
 	for _, name := range order {
 		g := bySeries[name]
-		packed, alone, err := chunk.Pack(chunk.Series{Tenant: w.tenant, Table: w.ltable, Series: name, Shards: w.table.shards}, window, g.evs)
+		packed, alone, err := chunk.Pack(chunk.Series{Tenant: w.tenant, Table: w.ltable, Series: name, Shards: w.table.shards, Expiry: chunk.Expiry{TTL: ttl}}, window, g.evs)
 		if err != nil {
 			return fmt.Errorf("pack the chunks of series %q: %w", name, err)
 		}

@@ -303,9 +303,6 @@ func (f Family) Validate() error {
 	if f.Layout == LayoutChunk && (f.ChunkWindow <= 0 || (24*time.Hour)%f.ChunkWindow != 0 || f.ChunkWindow%time.Second != 0) {
 		return bad("chunk_window %s: must be whole seconds that divide a day", f.ChunkWindow)
 	}
-	if f.Layout == LayoutChunk && f.TTL > 0 {
-		return bad("ttl: the chunk layout gives its items no expiry yet; set no ttl, or use the row layout")
-	}
 	if f.Billing != storage.Provisioned && f.Billing != storage.OnDemand {
 		return bad("billing %q: must be provisioned or on_demand", f.Billing)
 	}

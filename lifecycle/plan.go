@@ -254,14 +254,14 @@ func planTable(now time.Time, f family.Family, t Table) []Action {
 // compactReason returns why table t is to be compacted at time now (at
 // tier, by its policy p), "" when it is not: its family (of today) is
 // of the chunk layout, it has left the hot tier (its period and grace
-// over, on a tier of some age, not a backfill's), it was not compacted
-// since it settled, and its family sets no ttl. A table fenced while not past
+// over, on a tier of some age, not a backfill's), and it was not
+// compacted since it settled. A table fenced while not past
 // retention (a compaction that stopped) is compacted again, which lifts
 // its fence, and so is a table with a rewrite under way (registry
 // Entry.Rewrite), to resume it or delete the table it replaced.
 func compactReason(now time.Time, f family.Family, p family.Family, t Table, tier family.Tier) string {
 	e := t.Entry
-	if e.State != registry.Active || p.TTL > 0 || f.TTL > 0 {
+	if e.State != registry.Active {
 		return ""
 	}
 	if r := e.Rewrite; r != nil {

@@ -13,12 +13,14 @@ import (
 
 // TestPlanCompact says which tables of a family the plan compacts: a
 // chunk family's table once it has left the hot tier, once; never a
-// hot one, a backfill's, a row family's or one with ttl; and a table
+// hot one, a backfill's or a row family's (one with ttl too: its chunks
+// keep an expiry); and a table
 // left fenced by a compaction that stopped, whatever the family.
 func TestPlanCompact(t *testing.T) {
 	chunks := family.Default()
 	chunks.Layout, chunks.ChunkWindow = family.LayoutChunk, time.Hour
 	rows := family.Default()
+	rows.Layout = family.LayoutRow
 	withTTL := chunks
 	withTTL.TTL = 24 * 30 * time.Hour
 	written := "2026-03-02T10:00:00Z" // a Monday; weeks from Sunday
@@ -36,7 +38,7 @@ func TestPlanCompact(t *testing.T) {
 		{"compacted after it settled", chunks, warm, func(e *registry.Entry) { e.ChunkedAt = at("2026-03-09T01:00:00Z") }, false},
 		{"compacted while it took writes", chunks, warm, func(e *registry.Entry) { e.ChunkedAt = at("2026-03-04T01:00:00Z") }, true},
 		{"row family", rows, warm, nil, false},
-		{"ttl", withTTL, warm, nil, false},
+		{"ttl", withTTL, warm, nil, true},
 		{"left fenced, row family", rows, warm, func(e *registry.Entry) { e.FencedAt = at("2026-03-09T11:00:00Z") }, true},
 		{"not active", chunks, warm, func(e *registry.Entry) { e.State = registry.Archived }, false},
 	}

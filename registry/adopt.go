@@ -15,8 +15,10 @@ import (
 // its name parsed as ref by family f's namer, and info is what the store
 // says of it. Facts come from the table's tags, written by timetable
 // before the registry existed, where it has them (shards, layout, tier,
-// id scheme); otherwise from f, the family's policy now, but for the id
-// scheme: a table without the tag gets scheme 1, the scheme of every
+// id scheme); otherwise from f, the family's policy now, but for the
+// layout and the id scheme: a table without the chunk layout's tag
+// holds rows (chunks came after the registry, and every table of
+// chunks is tagged so), and a table without the id scheme's tag gets scheme 1, the scheme of every
 // table made before schemes were recorded (family.IDSchemeOf). A creation time the store
 // does not know, or one after now, is left zero: the table then ages by
 // the schedule alone (family.TierFor). The entry is not written:
@@ -39,6 +41,11 @@ func Adopted(f family.Family, ref naming.Ref, info storage.TableInfo, now time.T
 		Source:       SourceName,
 	}
 	e.Policy.IDScheme = family.IDSchemeOf(info.Tags)
+	if e.Policy.Layout == family.LayoutChunk {
+		// A chunk table is made with its layout's tags (below); a table
+		// without them holds rows, whatever the family's layout now.
+		e.Policy.Layout, e.Policy.ChunkWindow = family.LayoutRow, 0
+	}
 	tags := info.Tags
 	if tags[family.TagFamily] == f.Name {
 		e.Source = SourceTags

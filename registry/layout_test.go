@@ -27,6 +27,7 @@ func TestChunkLayoutRecorded(t *testing.T) {
 			meta := backends.MetaTable(cfg)
 			reg := openRegistry(t, store, meta)
 			f := cfg.Families[0]
+			f.Layout = family.LayoutRow // chunk by default
 			now := day(2017, 4, 12)
 
 			rows := f.TableFor(day(2017, 4, 10), now)
@@ -59,6 +60,7 @@ func TestChunkLayoutRecorded(t *testing.T) {
 // window from its tags, whatever the family says now.
 func TestChunkLayoutAdoptedFromTags(t *testing.T) {
 	f := family.Default()
+	f.Layout = family.LayoutRow
 	chunked := f
 	chunked.Layout, chunked.ChunkWindow = family.LayoutChunk, 15*time.Minute
 	now := day(2017, 4, 12)
@@ -69,4 +71,14 @@ func TestChunkLayoutAdoptedFromTags(t *testing.T) {
 	require.Equal(t, family.LayoutChunk, e.Policy.Layout)
 	require.Equal(t, 15*time.Minute, e.ChunkWindow())
 	require.NotContains(t, f.Spec(ref, f.Tiers[0]).Tags, family.TagChunkWindow, "a row table has no window")
+
+	// A table without the chunk layout's tags holds rows, though its
+	// family is of the chunk layout now.
+	e = registry.Adopted(chunked, ref, storage.TableInfo{TableSpec: f.Spec(ref, f.Tiers[0]), Status: storage.StatusActive}, now)
+	require.Equal(t, family.LayoutRow, e.Policy.Layout)
+	require.Zero(t, e.ChunkWindow())
+	untagged := f.Spec(ref, f.Tiers[0])
+	untagged.Tags = nil
+	e = registry.Adopted(chunked, ref, storage.TableInfo{TableSpec: untagged, Status: storage.StatusActive}, now)
+	require.Zero(t, e.ChunkWindow(), "an untagged table predates chunks")
 }

@@ -23,17 +23,29 @@
 // id has, since it tells apart only the chunks of one series shard whose
 // first events are at one instant), and the shard is
 // that SHA-256's first 8 bytes (big-endian) modulo the table's shard
-// count. Its one attribute is
+// count. Its attributes are
 //
 //	tt_c   the chunk: one byte saying how the block is stored, then it:
 //	       0 as it is; 1 a Zstandard frame (without a checksum); 2 a
 //	       Zstandard frame without its 4-byte magic number; 3 an S2
 //	       block in its Snappy-compatible form (github.com/klauspost/
 //	       compress/s2)
+//	tt_expires
+//	       in a table of a family with ttl (family.TTLAttribute), the
+//	       item's expiry for DynamoDB's TTL, in Unix seconds: its newest
+//	       event's time plus the ttl (Expiry)
 //
 // Pack stores the shortest of 0, 2 and 3 (the first on a tie). Items of
 // version 1 blocks took 0 or 1, and had an attribute tt_n, the number of
 // events, which nothing reads.
+//
+// A chunk expires whole, so it takes the expiry of its newest event: no
+// event expires before its time plus the ttl, as its row would, and an
+// event may outlive that by up to a chunk window (an event at a window's
+// start, in a chunk whose newest event is at its end). Compaction gives
+// the chunks it packs the latest expiry of the items they replace, and
+// none when one of them had none. The expiry is not in the key: a retry
+// writes the same item.
 //
 // # Idempotency
 //

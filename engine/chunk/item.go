@@ -6,8 +6,10 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -16,6 +18,7 @@ import (
 
 	"github.com/timetabledb/timetable/engine/itemenc"
 	"github.com/timetabledb/timetable/event"
+	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/storage"
 )
 
@@ -74,10 +77,42 @@ const (
 var zstdMagic = []byte{0x28, 0xb5, 0x2f, 0xfd}
 
 // Series names the partition a series' chunks go to: the tenant, the
-// logical table, the series, and the shard count of the physical table.
+// logical table, the series, and the shard count of the physical table;
+// and the expiry its chunks carry, if any.
 type Series struct {
 	Tenant, Table, Series string
 	Shards                int
+	// Expiry is the expiry of the chunks; the zero Expiry gives none.
+	Expiry Expiry
+}
+
+// Expiry is when a chunk item expires, for DynamoDB's TTL: the later of
+// its newest event's time plus TTL and At, written in the attribute
+// family.TTLAttribute in Unix seconds (rounded down, as a row's is) and
+// counted in the item's size. A chunk expires whole, so it takes its
+// newest event's expiry: no event expires before its time plus TTL, and
+// an event may outlive it by up to a chunk window. The zero Expiry
+// gives no attribute.
+type Expiry struct {
+	// TTL is the family's ttl: an item expires its newest event's time
+	// plus TTL (engine writes).
+	TTL time.Duration
+	// At is an expiry an item keeps at the least: the latest of the
+	// items it replaces (compaction).
+	At time.Time
+}
+
+// of returns the expiry of an item whose newest event is at newest, and
+// false for none.
+func (x Expiry) of(newest time.Time) (int64, bool) {
+	if x.TTL <= 0 && x.At.IsZero() {
+		return 0, false
+	}
+	at := x.At.Unix()
+	if x.TTL > 0 {
+		at = max(at, newest.Add(x.TTL).Unix())
+	}
+	return at, true
 }
 
 // Pack returns the chunk items that hold evs, events of one series
@@ -92,7 +127,8 @@ type Series struct {
 // the same time and fields) is packed once, so the same events give the
 // same items, keys included, in whatever order they come: a retried
 // request writes the items it wrote before. The partition is a shard
-// picked by the chunk's content.
+// picked by the chunk's content. Each item carries s.Expiry's expiry
+// (Expiry), which its key does not depend on.
 //
 // An event too large to be a chunk on its own is returned in alone, for
 // the caller to write as a row. evs is not changed. Pack fails only on a
@@ -160,11 +196,16 @@ func item(s Series, shards int, evs []event.Event) (storage.Item, error) {
 	}
 	sum := sha256.Sum256(block)
 	shard := int(binary.BigEndian.Uint64(sum[:8]) % uint64(shards))
-	return storage.Item{
+	it := storage.Item{
 		PK:    itemenc.PartitionKey(s.Tenant, s.Table, s.Series, shard),
 		SK:    SortKey(evs[0].Time, sum[:]),
 		Attrs: map[string]any{AttrData: compress(block)},
-	}, nil
+	}
+	// evs are in block order: the last is the newest.
+	if at, ok := s.Expiry.of(evs[len(evs)-1].Time); ok {
+		it.Attrs[family.TTLAttribute] = json.Number(strconv.FormatInt(at, 10))
+	}
+	return it, nil
 }
 
 var (

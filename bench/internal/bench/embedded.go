@@ -45,6 +45,10 @@ type Options struct {
 	// PeerRuns is how many times PeerRuns runs the peer comparison; 0
 	// is once.
 	PeerRuns int
+	// PeerSystems, when not empty, names the systems of the peer
+	// comparison to run (peerSystems' names: timetable, timetable-row,
+	// InfluxDB, PostgreSQL, VictoriaMetrics, ClickHouse); all when empty.
+	PeerSystems []string
 	// MQTTMessages is how many messages each MQTT ingest run publishes.
 	MQTTMessages int
 	// Progress receives a line as each figure is measured.

@@ -14,7 +14,7 @@ import (
 // PeerRuns runs the peer comparison Options.PeerRuns times, one run
 // after the other, each in a temp dir of its own removed after it, and
 // returns one table of the median of each figure, with notes on the
-// spread (least–most over the runs) of the figures the aims are about: a
+// ingest aims met (aimNotes) and on the spread (least–most over the runs) of the figures the aims are about: a
 // loaded machine moves the rates of every system from one run to the
 // next, and one run's ratios say little alone. Only the first run takes
 // CPU profiles (Options.PeerProfile).
@@ -40,7 +40,9 @@ func PeerRuns(ctx context.Context, o Options) (*PeerReport, error) {
 		}
 		reports = append(reports, r)
 	}
-	return mergePeerRuns(reports), nil
+	merged := mergePeerRuns(reports)
+	merged.notes = append(merged.notes, merged.aimNotes()...)
+	return merged, nil
 }
 
 // A peerFigure is a figure of the table whose spread over runs is noted.

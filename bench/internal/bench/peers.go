@@ -164,15 +164,33 @@ type PeerReport struct {
 	notes   []string
 }
 
-// peerSystems lists the systems of the comparison, timetable first.
-func peerSystems(o Options) []peer {
-	return []peer{
-		&timetablePeer{bin: o.Timetable},
+// peerSystems lists the systems of the comparison, timetable first:
+// of the chunk layout, then of the row layout, then its peers; only
+// those o.PeerSystems names (by name, in any case), when it names any.
+func peerSystems(o Options) ([]peer, error) {
+	all := []peer{
+		&timetablePeer{bin: o.Timetable, layout: "chunk"},
+		&timetablePeer{bin: o.Timetable, layout: "row"},
 		&influxPeer{},
 		&postgresPeer{},
 		&victoriaPeer{},
 		&clickhousePeer{},
 	}
+	if len(o.PeerSystems) == 0 {
+		return all, nil
+	}
+	var names []string
+	var out []peer
+	for _, p := range all {
+		names = append(names, p.name())
+		if slices.ContainsFunc(o.PeerSystems, func(n string) bool { return strings.EqualFold(n, p.name()) }) {
+			out = append(out, p)
+		}
+	}
+	if len(out) != len(o.PeerSystems) {
+		return nil, fmt.Errorf("peer systems %q: each must be one of %s", o.PeerSystems, strings.Join(names, ", "))
+	}
+	return out, nil
 }
 
 // Peers measures timetable beside its peers, one after the other.
@@ -180,7 +198,10 @@ func Peers(ctx context.Context, o Options) (*PeerReport, error) {
 	w := newPeerWorkload(time.Now())
 	batches := w.batches(peerBatch)
 	r := &PeerReport{}
-	peers := peerSystems(o)
+	peers, err := peerSystems(o)
+	if err != nil {
+		return nil, err
+	}
 	for _, p := range peers {
 		dir := filepath.Join(o.Dir, "peer-"+strings.ToLower(p.name()))
 		if err := os.MkdirAll(dir, 0o777); err != nil {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -21,9 +22,12 @@ import (
 
 // timetablePeer is `timetable serve` on Pebble, the binary `make build`
 // makes, started as any peer is: NDJSON over HTTP in, the HTTP API's
-// events and aggregates out.
+// events and aggregates out. Its family is of layout layout (chunk or
+// row, docs/layouts.md), set in a configuration file of its own, so
+// that the column says which it is whatever the default.
 type timetablePeer struct {
 	bin    string
+	layout string
 	dir    string
 	base   string
 	header http.Header
@@ -37,10 +41,23 @@ type timetablePeer struct {
 	d          *daemon
 }
 
-func (*timetablePeer) name() string       { return "timetable" }
-func (*timetablePeer) version() string    { return "(this tree)" }
+// name is "timetable" for the chunk layout, the table's first column,
+// and "timetable-row" for the row layout.
+func (t *timetablePeer) name() string {
+	if t.layout == "chunk" {
+		return "timetable"
+	}
+	return "timetable-" + t.layout
+}
+func (t *timetablePeer) version() string  { return "(this tree, " + t.layout + " layout)" }
 func (*timetablePeer) durability() string { return "Pebble WAL synced per request" }
 func (t *timetablePeer) dataDir() string  { return filepath.Join(t.dir, "data") }
+
+// globals are the flags every command of the peer's binary takes: its
+// store and its configuration.
+func (t *timetablePeer) globals() []string {
+	return []string{"--store=pebble:" + t.dataDir(), "--config=" + filepath.Join(t.dir, "timetable.yaml")}
+}
 
 func (t *timetablePeer) start(ctx context.Context, dir string, _ func(string)) (*daemon, error) {
 	if t.bin == "" {
@@ -51,8 +68,11 @@ func (t *timetablePeer) start(ctx context.Context, dir string, _ func(string)) (
 		return nil, err
 	}
 	t.bin, t.dir = bin, dir
-	store := "--store=pebble:" + t.dataDir()
-	out, err := exec.CommandContext(ctx, t.bin, store, "tenant", "add", benchTenant).Output()
+	config := fmt.Sprintf("families:\n  - {name: events, layout: %s}\n", t.layout)
+	if err := os.WriteFile(filepath.Join(dir, "timetable.yaml"), []byte(config), 0o666); err != nil {
+		return nil, err
+	}
+	out, err := exec.CommandContext(ctx, t.bin, append(t.globals(), "tenant", "add", benchTenant)...).Output()
 	if ee, ok := err.(*exec.ExitError); ok {
 		return nil, fmt.Errorf("tenant add: %w: %s", err, ee.Stderr)
 	} else if err != nil {
@@ -62,9 +82,9 @@ func (t *timetablePeer) start(ctx context.Context, dir string, _ func(string)) (
 	// The benchmark measures the server's ingest, not a tenant's default
 	// write rate (100,000 events a second): the bench tenant's rates are
 	// raised as an operator raises a heavy tenant's.
-	raise := []string{store, "tenant", "limits", benchTenant,
+	raise := append(t.globals(), "tenant", "limits", benchTenant,
 		"--write-events-per-second", "1000000000", "--write-events-burst", "1000000000",
-		"--write-bytes-per-second", "100000000000", "--write-bytes-burst", "100000000000"}
+		"--write-bytes-per-second", "100000000000", "--write-bytes-burst", "100000000000")
 	if out, err := exec.CommandContext(ctx, t.bin, raise...).CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("tenant limits: %w: %s", err, out)
 	}
@@ -75,7 +95,7 @@ func (t *timetablePeer) start(ctx context.Context, dir string, _ func(string)) (
 	}
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	t.adminToken = rand.Text()
-	t.d, err = startDaemon("timetable", dir, syscall.SIGTERM, nil, []string{"TIMETABLE_ADMIN_TOKEN=" + t.adminToken}, t.bin, store, "--log-level=warn", "serve", "--addr="+addr)
+	t.d, err = startDaemon("timetable", dir, syscall.SIGTERM, nil, []string{"TIMETABLE_ADMIN_TOKEN=" + t.adminToken}, t.bin, append(t.globals(), "--log-level=warn", "serve", "--addr="+addr)...)
 	if err != nil {
 		return nil, err
 	}
@@ -217,7 +237,7 @@ func (t *timetablePeer) flush(ctx context.Context) error {
 	if err := t.d.Stop(); err != nil {
 		return err
 	}
-	out, err := exec.CommandContext(ctx, t.bin, "--store=pebble:"+t.dataDir(), "compact").CombinedOutput()
+	out, err := exec.CommandContext(ctx, t.bin, append(t.globals(), "compact")...).CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("timetable compact: %w: %s", err, out)
 	}
