@@ -79,9 +79,14 @@ func (c aggColumn) present(a *acc, v any) bool {
 	if a == nil || a.parts == 0 {
 		return false
 	}
-	if c.fn == "count" || c.fn == "distinct" {
+	switch c.fn {
+	case "count", "distinct":
 		n, ok := toFloat(v)
 		return !ok || n != 0
+	case "percentile":
+		// Of too few values (rank 0), InfluxDB's percentile is no
+		// point, where stddev of one value is a null one (exists.go).
+		return v != nil
 	}
 	return true
 }
@@ -232,6 +237,9 @@ func oneSelector(cols []aggColumn) bool {
 // field a selector picked: the earliest with it, the latest for last (as
 // InfluxDB breaks ties); zero when none is found.
 func (x *executor) selectedAt(ctx context.Context, p *plan, g group, c aggColumn, v any) (time.Time, error) {
+	if n, ok := v.(float64); ok {
+		v = number(n) // of values computed from a group's points (selector.go)
+	}
 	f := storage.Filter{Op: storage.FilterEq, Attr: c.field, Value: v}
 	if p.filter != nil {
 		f = storage.Filter{Op: storage.FilterAnd, Args: []storage.Filter{*p.filter, f}}

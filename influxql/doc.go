@@ -53,7 +53,8 @@
 // written at the top of the file that keeps it: which database a
 // statement reads (database.go), how its range is bounded (bounds.go),
 // when a series of an answer exists (exists.go), what a missing tag is
-// and how the series without tags is read (tagless.go), how buckets are
+// and how the series without tags is read (tagless.go), which groups
+// SLIMIT keeps and what GROUP BY * groups by (tagsets.go), how buckets are
 // cut and filled before a transform (transform.go), which point a
 // selector picks of points of one time (selector.go), how a condition
 // on a tag and a field together is evaluated (rowcond.go), what math in

@@ -11,3 +11,10 @@ package influxql
 // statement none of whose measurements has one answers no series at
 // all. A series that exists has every bucket of the range, filled as
 // fill() says.
+//
+// A bucket holds points when one of its columns answers a point:
+// InfluxDB's percentile of too few values (rank 0) answers none, its
+// stddev of one value a null one; a count of none is no point. A count
+// of a series without a value of its field in any bucket (of a
+// measurement of FROM that lacks the field) is null under fill(null),
+// not 0: InfluxDB fills only the series its count answers.

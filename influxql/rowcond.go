@@ -28,6 +28,9 @@ func (p *plan) matchesRow(ev event.Event) bool {
 	for _, k := range p.tagKeys {
 		m[k] = ""
 	}
+	for _, k := range p.absent {
+		m[k] = ""
+	}
 	for k, v := range Tags(ev.Series) {
 		m[k] = v
 	}

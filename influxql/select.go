@@ -44,6 +44,9 @@ type plan struct {
 	interval    time.Duration
 	offset      time.Duration // of the buckets from UTC midnight, in [0, interval)
 	tagKeys     []string      // of the table's series, sorted
+	// absent are the names the condition compares as tags that no
+	// series has (tagless.go): each is "" in every series.
+	absent []string
 	// rowCond is the part of the condition that reads a tag and a field
 	// together, evaluated point by point (rowcond.go).
 	rowCond iql.Expr
@@ -170,7 +173,7 @@ func (x *executor) selection(ctx context.Context, st *iql.SelectStatement) (*sel
 // planSelect plans what a SELECT reads of one of its tables; with
 // count, it counts the groups without building them.
 func (x *executor) planSelect(ctx context.Context, st *iql.SelectStatement, sel *selection, t engine.LogicalTable, count bool) (*plan, error) {
-	p, err := x.plan(ctx, st, t, sel.cond, sel.tr, sel.groupBy, sel.wildcard, count)
+	p, err := x.plan(ctx, st, t, sel, count)
 	if err != nil {
 		return nil, err
 	}
@@ -223,13 +226,18 @@ func (x *executor) groupByOffset(st *iql.SelectStatement, interval time.Duration
 // plan decides what a SELECT reads of a table: its range, the series of
 // each group from the series index, and the filter on fields; with count,
 // only the number of groups (plan.counted), not the groups.
-func (x *executor) plan(ctx context.Context, st *iql.SelectStatement, t engine.LogicalTable, cond iql.Expr, tr iql.TimeRange, groupBy []string, wildcard, count bool) (*plan, error) {
+func (x *executor) plan(ctx context.Context, st *iql.SelectStatement, t engine.LogicalTable, sel *selection, count bool) (*plan, error) {
+	cond, groupBy := sel.cond, sel.groupBy
 	all, err := x.allSeries(ctx, t.Name)
 	if err != nil {
 		return nil, err
 	}
 	keys := tagKeys(all)
-	isTag := func(k string) bool { _, ok := slices.BinarySearch(keys, k); return ok }
+	absent, err := x.absentTags(ctx, sel.tables, cond, keys)
+	if err != nil {
+		return nil, err
+	}
+	isTag := func(k string) bool { _, ok := slices.BinarySearch(keys, k); return ok || slices.Contains(absent, k) }
 	tagCond, fieldCond, rowCond, err := splitCondition(cond, isTag)
 	if err != nil {
 		return nil, err
@@ -237,13 +245,18 @@ func (x *executor) plan(ctx context.Context, st *iql.SelectStatement, t engine.L
 	if rowCond != nil && !st.IsRawQuery {
 		return nil, fmt.Errorf("condition %s reads a tag and a field together: %w in a SELECT of aggregates, only of fields", rowCond, ErrUnsupported)
 	}
-	p := &plan{table: t.Name, logical: t, tagKeys: keys, rowCond: rowCond}
+	p := &plan{table: t.Name, logical: t, tagKeys: keys, absent: absent, rowCond: rowCond}
 	if p.filter, err = fieldFilter(fieldCond); err != nil {
 		return nil, err
 	}
-	p.from, p.to, p.bounded = x.statementRange(st, t, tr)
-	if wildcard {
-		groupBy = keys
+	p.from, p.to, p.bounded = x.statementRange(st, t, sel.tr)
+	if sel.wildcard {
+		// GROUP BY * is every tag key of the statement's measurements,
+		// as InfluxDB expands it: a measurement's series lack the keys
+		// of the others.
+		if groupBy, err = x.statementTagKeys(ctx, sel.tables); err != nil {
+			return nil, err
+		}
 	}
 	p.groupBy = groupBy
 	matched, err := matchSeries(ctx, all, tagCond)
@@ -312,7 +325,7 @@ func (x *executor) plan(ctx context.Context, st *iql.SelectStatement, t engine.L
 			p.groups = append(p.groups, *byKey[k])
 		}
 	}
-	p.groups = cut(p.groups, st.SOffset, st.SLimit)
+	p.groups = cutGroups(p.groups, slices.Sorted(slices.Values(groupBy)), st.SOffset, st.SLimit)
 	if !st.TimeAscending() {
 		slices.Reverse(p.groups)
 	}

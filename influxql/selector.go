@@ -176,7 +176,10 @@ func (x *executor) pickPoints(ctx context.Context, p *plan, g group, cols []aggC
 	for j, c := range cols {
 		for i, vs := range held[j] {
 			if len(vs) > 0 {
-				picks[j][i] = pick{v: ofValues(c, vs), ok: true}
+				// A percentile of too few values is no point on
+				// InfluxDB: the bucket holds none of it (exists.go).
+				v := ofValues(c, vs)
+				picks[j][i] = pick{v: v, ok: v != nil || c.fn != "percentile"}
 			}
 		}
 	}

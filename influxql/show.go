@@ -33,12 +33,11 @@ func (x *executor) showMeasurements(ctx context.Context, st *iql.ShowMeasurement
 			if err != nil {
 				return nil, err
 			}
-			// A measurement is listed when one of its series has the
-			// tags compared, with values that match (tagless.go).
-			if series, err = matchSeriesAs(ctx, series, st.Condition, true); err != nil {
+			ok, err := measurementMatches(t.Name, series, st.Condition)
+			if err != nil {
 				return nil, err
 			}
-			if len(series) == 0 {
+			if !ok {
 				continue
 			}
 		}
@@ -49,6 +48,78 @@ func (x *executor) showMeasurements(ctx context.Context, st *iql.ShowMeasurement
 		return nil, nil
 	}
 	return []api.InfluxQLSeries{{Name: "measurements", Columns: []string{"name"}, Values: values}}, nil
+}
+
+// measurementMatches reports whether SHOW MEASUREMENTS WHERE cond lists
+// a measurement, as InfluxDB 1.x's in-memory index decides it
+// (measurementNamesByTagFilters): a comparison of a tag no series has
+// is false; otherwise key = 'v' holds when a series has the value v,
+// key =~ /re/ when one has a value that matches, and key != 'v' and
+// key !~ /re/ when none has (host != 'a' lists no measurement with a
+// series of host a); AND and OR join them; the key _name compares the
+// measurement's name.
+func measurementMatches(name string, series []seriesTags, cond iql.Expr) (bool, error) {
+	switch e := cond.(type) {
+	case *iql.ParenExpr:
+		return measurementMatches(name, series, e.Expr)
+	case *iql.BooleanLiteral:
+		return e.Val, nil
+	case *iql.BinaryExpr:
+		switch e.Op {
+		case iql.AND, iql.OR:
+			l, err := measurementMatches(name, series, e.LHS)
+			if err != nil {
+				return false, err
+			}
+			r, err := measurementMatches(name, series, e.RHS)
+			if err != nil {
+				return false, err
+			}
+			if e.Op == iql.AND {
+				return l && r, nil
+			}
+			return l || r, nil
+		case iql.EQ, iql.NEQ, iql.EQREGEX, iql.NEQREGEX:
+		default:
+			return false, fmt.Errorf("condition %s: %s is not supported on tags: use =, !=, =~ or !~", e, e.Op)
+		}
+		key, ok := e.LHS.(*iql.VarRef)
+		if !ok {
+			return false, fmt.Errorf("left side of '%s' must be a tag key", e.Op)
+		}
+		var match func(string) bool
+		if iql.IsRegexOp(e.Op) {
+			re, ok := e.RHS.(*iql.RegexLiteral)
+			if !ok {
+				return false, fmt.Errorf("right side of '%s' must be a regular expression", e.Op)
+			}
+			match = re.Val.MatchString
+		} else {
+			s, ok := e.RHS.(*iql.StringLiteral)
+			if !ok {
+				return false, fmt.Errorf("right side of '%s' must be a tag value string", e.Op)
+			}
+			match = func(v string) bool { return v == s.Val }
+		}
+		equal := e.Op == iql.EQ || e.Op == iql.EQREGEX
+		if key.Val == "_name" {
+			return match(name) == equal, nil
+		}
+		has, matched := false, false
+		for _, s := range series {
+			v, ok := s.tags[key.Val]
+			if !ok {
+				continue
+			}
+			has = true
+			if match(v) {
+				matched = true
+				break
+			}
+		}
+		return has && matched == equal, nil
+	}
+	return false, fmt.Errorf("condition %s is not supported on tags", cond)
 }
 
 // matching returns the series of a table that a condition on tags

@@ -104,13 +104,6 @@ const checkEvery = 256
 // matchSeries returns the series whose tags cond matches; a nil cond
 // matches every one.
 func matchSeries(ctx context.Context, series []seriesTags, cond iql.Expr) ([]seriesTags, error) {
-	return matchSeriesAs(ctx, series, cond, false)
-}
-
-// matchSeriesAs is matchSeries; with present, a comparison of a tag
-// matches only a series that has the tag, as SHOW MEASUREMENTS reads
-// its condition (tagless.go).
-func matchSeriesAs(ctx context.Context, series []seriesTags, cond iql.Expr, present bool) ([]seriesTags, error) {
 	if cond == nil {
 		return series, nil
 	}
@@ -121,7 +114,7 @@ func matchSeriesAs(ctx context.Context, series []seriesTags, cond iql.Expr, pres
 				return nil, err
 			}
 		}
-		ok, err := matchTags(cond, s.tags, present)
+		ok, err := matchTags(cond, s.tags)
 		if err != nil {
 			return nil, err
 		}
@@ -135,16 +128,16 @@ func matchSeriesAs(ctx context.Context, series []seriesTags, cond iql.Expr, pres
 // matchTags evaluates a condition on tags: comparisons of a tag with a
 // string (=, !=, <>) or a regular expression (=~, !~), joined by AND and
 // OR. A tag a series lacks is the empty string, as in InfluxDB.
-func matchTags(e iql.Expr, tags map[string]string, present bool) (bool, error) {
+func matchTags(e iql.Expr, tags map[string]string) (bool, error) {
 	switch e := e.(type) {
 	case *iql.ParenExpr:
-		return matchTags(e.Expr, tags, present)
+		return matchTags(e.Expr, tags)
 	case *iql.BooleanLiteral:
 		return e.Val, nil
 	case *iql.BinaryExpr:
 		switch e.Op {
 		case iql.AND, iql.OR:
-			l, err := matchTags(e.LHS, tags, present)
+			l, err := matchTags(e.LHS, tags)
 			if err != nil {
 				return false, err
 			}
@@ -154,16 +147,13 @@ func matchTags(e iql.Expr, tags map[string]string, present bool) (bool, error) {
 			if e.Op == iql.OR && l {
 				return true, nil
 			}
-			return matchTags(e.RHS, tags, present)
+			return matchTags(e.RHS, tags)
 		}
 		key, lit, ok := tagComparison(e)
 		if !ok {
 			return false, fmt.Errorf("condition %s: compare a tag with a string or a regular expression", e)
 		}
-		v, has := tags[key]
-		if present && !has {
-			return false, nil
-		}
+		v := tags[key]
 		switch lit := lit.(type) {
 		case *iql.VarRef:
 			// A tag compared with another tag.

@@ -32,7 +32,7 @@ func TestMatchTags(t *testing.T) {
 		{`host = 'web1' AND region = 'us'`, false, ""},
 		{`host > 'a'`, false, "use =, !=, =~ or !~"},
 	} {
-		got, err := matchTags(iql.MustParseExpr(tc.cond), tags, false)
+		got, err := matchTags(iql.MustParseExpr(tc.cond), tags)
 		if tc.err != "" {
 			require.ErrorContains(t, err, tc.err, tc.cond)
 			continue
@@ -66,4 +66,62 @@ func TestSplitCondition(t *testing.T) {
 		require.Equal(t, tc.fields, str(fieldCond), tc.cond)
 		require.Equal(t, tc.rows, str(rowCond), tc.cond)
 	}
+}
+
+// TestMeasurementMatches checks SHOW MEASUREMENTS WHERE as InfluxDB's
+// in-memory index reads it: != and !~ list a measurement none of whose
+// series has the value, and a tag no series has matches nothing.
+func TestMeasurementMatches(t *testing.T) {
+	series := []seriesTags{
+		{name: "", tags: map[string]string{}},
+		{name: "host=a", tags: map[string]string{"host": "a"}},
+		{name: "host=a,region=eu", tags: map[string]string{"host": "a", "region": "eu"}},
+	}
+	for _, tc := range []struct {
+		cond string
+		want bool
+	}{
+		{`host = 'a'`, true},
+		{`host = 'b'`, false},
+		{`host = ''`, false},
+		{`host != 'b'`, true},
+		{`host != 'a'`, false},
+		{`region !~ /us/`, true},
+		{`region !~ /e/`, false},
+		{`dc != 'x'`, false},
+		{`dc !~ /x/`, false},
+		{`host = 'b' OR region = 'eu'`, true},
+		{`host = 'a' AND region != 'eu'`, false},
+		{`_name = 'cpu'`, true},
+		{`_name != 'cpu'`, false},
+	} {
+		got, err := measurementMatches("cpu", series, iql.MustParseExpr(tc.cond))
+		require.NoError(t, err, tc.cond)
+		require.Equal(t, tc.want, got, tc.cond)
+	}
+}
+
+// TestCutGroups checks that SLIMIT and SOFFSET keep the groups in the
+// order of InfluxDB's tag set keys, the tags a group lacks left out,
+// and answer them in the order of their values.
+func TestCutGroups(t *testing.T) {
+	keys := []string{"host", "region"}
+	var groups []group
+	for _, h := range []string{"", "a", "b"} {
+		for _, r := range []string{"", "eu", "us"} {
+			groups = append(groups, group{tags: map[string]string{"host": h, "region": r}})
+		}
+	}
+	name := func(gs []group) []string {
+		var out []string
+		for _, g := range gs {
+			out = append(out, g.tags["host"]+"/"+g.tags["region"])
+		}
+		return out
+	}
+	require.Equal(t, "host|region|a|eu", tagSetKey(keys, groups[4].tags))
+	require.Equal(t, "", tagSetKey(keys, groups[0].tags))
+	require.Equal(t, []string{"/", "a/", "a/eu", "b/"}, name(cutGroups(groups, keys, 0, 4)))
+	require.Equal(t, []string{"/eu", "a/us", "b/eu", "b/us"}, name(cutGroups(groups, keys, 4, 4)))
+	require.Equal(t, name(groups), name(cutGroups(groups, keys, 0, 0)))
 }

@@ -87,8 +87,11 @@ func fill(st *iql.SelectStatement, cols []aggColumn, rows []row) {
 		switch st.Fill {
 		case iql.NullFill:
 			// Buckets of GROUP BY time() are filled, as InfluxDB's:
-			// without it, a count of no value is null.
-			if counts && groupsByTime(st) {
+			// without it, a count of no value is null. So is a count
+			// of a series without a value of its field in any bucket
+			// (of a measurement without the field): InfluxDB fills
+			// only the series its count answers.
+			if counts && groupsByTime(st) && slices.ContainsFunc(rows, func(r row) bool { return r.values[j] != nil }) {
 				for _, r := range rows {
 					if r.values[j] == nil {
 						r.values[j] = int64(0)

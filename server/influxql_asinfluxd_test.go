@@ -103,6 +103,15 @@ md,h=x v=5 946684805000000000
 md s="b" 946684806000000000
 md s="a" 946684807000000000
 `
+	// tagSets are series of every tag set of host and region, some
+	// without one or both.
+	tagSets = `cpu value=1 946684800000000000
+cpu,host=a value=2 946684801000000000
+cpu,host=b value=3 946684802000000000
+cpu,region=eu value=4 946684803000000000
+cpu,host=a,region=eu value=5 946684804000000000
+cpu,host=b,region=us value=6 946684805000000000
+`
 	// recent are points written seconds apart, just now.
 	recent = `live,host=a value=1 @-30s
 --
@@ -246,6 +255,33 @@ var asInfluxdCases = []asInfluxdCase{
 		query: `SELECT elapsed(v, 1s) FROM md WHERE time >= '2000-01-01T00:00:00Z' AND time < '2000-01-01T00:00:08Z' GROUP BY time(2s)`},
 	{name: "tag or field", lines: tagless, query: `SELECT value FROM cpu WHERE host = 'server01' OR value = 1`},
 	{name: "tag or field none", lines: tagless, query: `SELECT value FROM cpu WHERE host = 'nope' OR value = 5`},
+
+	// 11. SLIMIT and SOFFSET pick groups in the order of InfluxDB's tag
+	// set keys; a name neither a tag nor a field is a tag no series
+	// has; GROUP BY * and field names span the measurements of FROM; a
+	// count of a field a measurement lacks is null; a percentile of too
+	// few values is no point; SHOW MEASUREMENTS WHERE != is none of the
+	// series.
+	{name: "slimit of groups some lack", lines: tagSets, query: `SELECT count(value) FROM cpu GROUP BY host, region SLIMIT 3`},
+	{name: "soffset of groups some lack", lines: tagSets, query: `SELECT count(value) FROM cpu GROUP BY host, region SLIMIT 2 SOFFSET 3`},
+	{name: "slimit of group by * desc", lines: tagSets, query: `SELECT value FROM cpu GROUP BY * ORDER BY time DESC SLIMIT 2 SOFFSET 1`},
+	{name: "tag no series has not equal", lines: two, query: `SELECT f2 FROM m2 WHERE host != 'a'`},
+	{name: "tag no series has regex", lines: two, query: `SELECT f2 FROM m2 WHERE host =~ /./`},
+	{name: "measurement of no tag", lines: "net rx=1 946684800000000000\nnet rx=2 946684801000000000\n",
+		query: `SELECT count(rx) FROM net WHERE host != 'b'`},
+	{name: "string field of another measurement", lines: two, query: `SELECT * FROM m1, m2 WHERE f3 != 'y'`},
+	{name: "group by * of two measurements", lines: two, query: `SELECT * FROM m1, m2 GROUP BY *`},
+	{name: "count by * of two measurements", lines: two, query: `SELECT count(f2) FROM m1, m2 GROUP BY *`},
+	{name: "count of a field one lacks", lines: two,
+		query: `SELECT count(f1), count(f2) FROM m1, m2 WHERE time >= '2000-01-01T00:00:00Z' AND time < '2000-01-01T00:00:04Z' GROUP BY time(2s)`},
+	{name: "count of a field one lacks fill(0)", lines: two,
+		query: `SELECT count(f1), count(f2) FROM m1, m2 WHERE time >= '2000-01-01T00:00:00Z' AND time < '2000-01-01T00:00:04Z' GROUP BY time(2s) fill(0)`},
+	{name: "percentile of too few", lines: edges, query: `SELECT percentile(value, 5) FROM cpu`},
+	{name: "percentile of too few beside count", lines: edges, query: `SELECT percentile(value, 5), count(value) FROM cpu`},
+	{name: "percentile of series picked", lines: sites, query: `SELECT percentile(temp, 90) FROM w WHERE site = 'a'`},
+	{name: "show measurements not equal", lines: tagSets, query: `SHOW MEASUREMENTS WHERE host != 'a'`},
+	{name: "show measurements none not regex", lines: regions, query: `SHOW MEASUREMENTS WHERE host !~ /a/`},
+	{name: "show measurements or", lines: regions, query: `SHOW MEASUREMENTS WHERE region = 'us-west' OR host = 'a'`},
 }
 
 // recentTime reads @-30s as 30 s before at, in nanoseconds.

@@ -70,12 +70,6 @@ func (p diffPoint) line() string {
 	return b.String()
 }
 
-// tagless reports whether the point's series lacks one of its
-// measurement's tag keys.
-func (p diffPoint) tagless(m diffMeasurement) bool {
-	return len(p.tags) < len(m.tags)
-}
-
 func sortedKeys(m map[string]string) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
@@ -169,14 +163,10 @@ func diffFields(rng *rand.Rand, m diffMeasurement) map[string]string {
 	return out
 }
 
-// diffLines is the points as line protocol, those of series that lack a
-// tag left out when taggedOnly.
-func diffLines(points []diffPoint, taggedOnly bool) string {
+// diffLines is the points as line protocol.
+func diffLines(points []diffPoint) string {
 	var b strings.Builder
 	for _, p := range points {
-		if taggedOnly && p.tagless(diffMeasurementNamed(p.measurement)) {
-			continue
-		}
 		b.WriteString(p.line())
 	}
 	return b.String()

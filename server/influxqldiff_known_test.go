@@ -27,7 +27,7 @@ type knownDifference struct {
 // those told by what the statement is made of.
 var knownDifferences []knownDifference
 
-// The list is set in init: the entry of tagless series classifies again.
+// The list is set in init: an entry classifies again (classify).
 func init() { knownDifferences = knownDifferenceList() }
 
 func knownDifferenceList() []knownDifference {
@@ -78,37 +78,21 @@ func knownDifferenceList() []knownDifference {
 			},
 		},
 		{
-			name: "open: tagless series",
-			doc:  "series without a tag",
-			applies: func(e *diffEnv, c *diffCase) bool {
-				// The same statement agrees on the data without the
-				// series that lack a tag.
-				if c.stmt.retried {
-					return false
-				}
-				s := c.stmt
-				s.retried = true
-				r := e.run(s, "tagged")
-				return r.same || r.bothRefuse
-			},
-		},
-		{
-			name: "open: rows where InfluxDB returns none",
-			doc:  "rows where InfluxDB returns none",
+			name: "percentile() of too few values ends the column",
+			doc:  "A `percentile()` of too few values",
 			applies: func(_ *diffEnv, c *diffCase) bool {
-				// Timetable's answer but for series of nothing (nulls
-				// and zero counts), and under fill(none) rows of nulls,
-				// is InfluxDB's.
-				if sameDiffJSON(c.a, withoutEmptySeries(c.b)) {
-					return true
-				}
-				if c.stmt.fill != "none" {
+				// Alike but for the percentile columns, the series
+				// that hold nothing else left out (under fill(none),
+				// the rows).
+				if !slices.Contains(c.stmt.functions, "percentile") || !c.stmt.groupByTime || c.stmt.transform {
 					return false
 				}
-				b := withoutEmptySeries(withoutNullRows(c.b))
-				// With LIMIT, the rows of nulls took the place of some
-				// of InfluxDB's: timetable's are the first of InfluxDB's.
-				return sameDiffJSON(c.a, b) || c.stmt.limited && sameDiffJSON(firstRows(c.a, b), b)
+				blank := func(col string) bool { return strings.HasPrefix(col, "percentile") }
+				strip := withoutEmptySeries
+				if c.stmt.fill == "none" {
+					strip = withoutNullRows
+				}
+				return sameDiffJSON(strip(blankColumns(c.a, blank)), strip(blankColumns(c.b, blank)))
 			},
 		},
 		{
@@ -150,35 +134,6 @@ func knownDifferenceList() []knownDifference {
 				s.text, s.inclusiveEnd = s.exclusiveEnd, false
 				r := e.run(s, "full")
 				return r.same || r.bothRefuse || classify(e, r) != nil
-			},
-		},
-		{
-			name: "open: several measurements",
-			doc:  "several measurements",
-			applies: func(_ *diffEnv, c *diffCase) bool {
-				return c.stmt.several
-			},
-		},
-		{
-			name: "open: SHOW MEASUREMENTS WHERE",
-			doc:  "`SHOW MEASUREMENTS WHERE`",
-			applies: func(_ *diffEnv, c *diffCase) bool {
-				return c.stmt.show == "MEASUREMENTS" && c.stmt.where
-			},
-		},
-		{
-			name: "open: tagless series",
-			doc:  "series without a tag",
-			applies: func(e *diffEnv, c *diffCase) bool {
-				// Last: on the data without the series that lack a tag,
-				// the statement differs only in another known way.
-				if c.stmt.retried {
-					return false
-				}
-				s := c.stmt
-				s.retried = true
-				r := e.run(s, "tagged")
-				return classify(e, r) != nil
 			},
 		},
 	}
@@ -242,27 +197,30 @@ func seriesOf(v any) []any {
 // sameBut reports whether two answers are alike but for the values of
 // the columns that blank names.
 func sameBut(a, b any, blank func(column string) bool) bool {
-	strip := func(v any) any {
-		raw, _ := json.Marshal(v)
-		w := decodeAnswer(raw)
-		for _, s := range seriesOf(w) {
-			sm, _ := s.(map[string]any)
-			columns, _ := sm["columns"].([]any)
-			values, _ := sm["values"].([]any)
-			for i, col := range columns {
-				if name, _ := col.(string); !blank(name) {
-					continue
-				}
-				for _, row := range values {
-					if r, _ := row.([]any); i < len(r) {
-						r[i] = nil
-					}
+	return sameDiffJSON(blankColumns(a, blank), blankColumns(b, blank))
+}
+
+// blankColumns is an answer with the values of the columns that blank
+// names null.
+func blankColumns(v any, blank func(column string) bool) any {
+	raw, _ := json.Marshal(v)
+	w := decodeAnswer(raw)
+	for _, s := range seriesOf(w) {
+		sm, _ := s.(map[string]any)
+		columns, _ := sm["columns"].([]any)
+		values, _ := sm["values"].([]any)
+		for i, col := range columns {
+			if name, _ := col.(string); !blank(name) {
+				continue
+			}
+			for _, row := range values {
+				if r, _ := row.([]any); i < len(r) {
+					r[i] = nil
 				}
 			}
 		}
-		return w
 	}
-	return sameDiffJSON(strip(a), strip(b))
+	return w
 }
 
 // withoutNullRows is an answer without the rows of its series that hold
@@ -283,25 +241,6 @@ func withoutNullRows(v any) any {
 		sm["values"] = keep
 	}
 	return withoutEmptySeries(w)
-}
-
-// firstRows is answer a with each series cut to the rows of b's series
-// at its place.
-func firstRows(a, b any) any {
-	raw, _ := json.Marshal(a)
-	w := decodeAnswer(raw)
-	as, bs := seriesOf(w), seriesOf(b)
-	if len(as) != len(bs) {
-		return w
-	}
-	for i := range as {
-		am, _ := as[i].(map[string]any)
-		bm, _ := bs[i].(map[string]any)
-		av, _ := am["values"].([]any)
-		bv, _ := bm["values"].([]any)
-		am["values"] = av[:min(len(av), len(bv))]
-	}
-	return w
 }
 
 // withoutEmptySeries is an answer without its series whose every row

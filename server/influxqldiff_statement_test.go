@@ -33,7 +33,6 @@ type diffStatement struct {
 	functions    []string // the aggregates, transforms outside
 	intField     bool     // an aggregate of an integer field
 	limited      bool     // LIMIT or OFFSET
-	retried      bool     // run again on the data of series with every tag
 	where        bool     // SHOW … WHERE
 }
 
