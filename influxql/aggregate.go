@@ -35,6 +35,8 @@ type aggColumn struct {
 	outer  string
 	unit   time.Duration
 	window int
+	// by are the tags of top(f, tag, …, N), joined by commas (top.go).
+	by string
 }
 
 // engineFns are the engine's functions a column needs; merged says
@@ -145,7 +147,10 @@ func parseColumn(f *iql.Field, interval time.Duration) (aggColumn, error) {
 		return c, fmt.Errorf("%s() needs a field", call.Name)
 	}
 	switch call.Name {
-	case "count", "sum", "mean", "median", "min", "max", "first", "last", "spread", "stddev", "percentile":
+	case "count", "sum", "mean", "median", "min", "max", "first", "last", "spread", "stddev", "percentile", "mode":
+	case "integral":
+		// integral(f[, unit]) alone (integral.go).
+		return parseIntegral(call, c)
 	case "distinct":
 		// distinct(f) alone: its values (distinct.go).
 		c.fn = "values"
@@ -165,14 +170,8 @@ func parseColumn(f *iql.Field, interval time.Duration) (aggColumn, error) {
 		}
 		return c, nil
 	case "top", "bottom":
-		// top(f, N) and bottom(f, N) alone (top.go).
-		ref, ok := call.Args[0].(*iql.VarRef)
-		n, isInt := call.Args[len(call.Args)-1].(*iql.IntegerLiteral)
-		if len(call.Args) != 2 || !ok || !isInt || n.Val < 1 {
-			return c, fmt.Errorf("%s(): %w but as %s(field, N), N at least 1 (no tags)", call.Name, ErrUnsupported, call.Name)
-		}
-		c.field, c.window = ref.Val, int(n.Val)
-		return c, nil
+		// top(f[, tag, …], N) and bottom (top.go).
+		return parseTop(call, c)
 	default:
 		return c, fmt.Errorf("%s() is %w: timetable's aggregates are %s", call.Name, ErrUnsupported, supportedAggregates)
 	}
@@ -386,6 +385,12 @@ func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *pl
 		pieces = w.pieces(starts, p.from, p.to)
 	}
 	pieces = inclusiveEnds(pieces)
+	if i := slices.IndexFunc(cols, func(c aggColumn) bool { return c.fn == "integral" }); i >= 0 {
+		if len(cols) != 1 || out != nil || cols[0].outer != "" {
+			return fmt.Errorf("integral() is %w but alone in a SELECT", ErrUnsupported)
+		}
+		return x.integralValues(ctx, st, p, cols[0], w, emit)
+	}
 	if i := slices.IndexFunc(cols, func(c aggColumn) bool { return c.fn == "elapsed" }); i >= 0 {
 		if len(cols) != 1 || out != nil {
 			return fmt.Errorf("elapsed() is %w but alone in a SELECT", ErrUnsupported)
@@ -393,19 +398,24 @@ func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *pl
 		return x.elapsedValues(ctx, st, p, cols[0], emit)
 	}
 	if i := slices.IndexFunc(cols, func(c aggColumn) bool { return c.fn == "top" || c.fn == "bottom" }); i >= 0 {
-		if len(cols) != 1 || out != nil || cols[0].outer != "" {
-			return fmt.Errorf("%s() is %w but alone in a SELECT", cols[i].fn, ErrUnsupported)
+		if len(cols) != 1 || cols[0].outer != "" {
+			// InfluxDB's refusal, word for word.
+			return fmt.Errorf("selector function %s() cannot be combined with other functions", cols[i].fn)
 		}
-		return x.topValues(ctx, st, p, cols[0], starts, emit)
+		return x.topValues(ctx, st, p, cols[0], out, starts, emit)
 	}
 	if i := slices.IndexFunc(cols, func(c aggColumn) bool { return c.fn == "values" }); i >= 0 {
 		if len(cols) != 1 || out != nil || cols[0].outer != "" {
-			return fmt.Errorf("distinct(f) is %w but alone in a SELECT (count(distinct(f)) counts them)", ErrUnsupported)
+			// InfluxDB's refusal, word for word.
+			return fmt.Errorf("aggregate function distinct() cannot be combined with other functions or fields")
 		}
 		return x.distinctValues(ctx, st, p, cols[0], starts, emit)
 	}
 	if slices.ContainsFunc(out, func(o outColumn) bool { return o.ref != "" }) {
 		return x.selectorWithFields(ctx, st, p, cols, out, starts, w, emit)
+	}
+	if p.byPoints(cols) {
+		return x.aggregatePoints(ctx, st, p, cols, out, starts, w, start, emit)
 	}
 	slots := len(starts)
 	fields := map[string][]string{}

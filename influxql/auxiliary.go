@@ -26,6 +26,10 @@ import (
 
 // selectorWithFields answers a SELECT of one selector and fields.
 func (x *executor) selectorWithFields(ctx context.Context, st *iql.SelectStatement, p *plan, cols []aggColumn, out []outColumn, starts []time.Time, w windows, emit func(api.InfluxQLSeries) error) error {
+	if !slices.ContainsFunc(cols, aggColumn.selector) {
+		// InfluxDB's refusal, word for word.
+		return fmt.Errorf("mixing aggregate and non-aggregate queries is not supported")
+	}
 	if len(cols) != 1 || cols[0].outer != "" || !slices.Contains([]string{"first", "last", "min", "max"}, cols[0].fn) ||
 		slices.ContainsFunc(out, func(o outColumn) bool { return o.expr != nil }) {
 		return fmt.Errorf("fields beside aggregates are %w but beside one selector (first, last, min, max)", ErrUnsupported)
@@ -125,6 +129,13 @@ func slotOf(p *plan, starts []time.Time, t time.Time) int {
 // range that the WHERE keeps, series by series, read in pages; fields
 // nil reads every field.
 func (x *executor) eachPoint(ctx context.Context, p *plan, g group, fields []string, fn func(event.Event)) error {
+	if p.rows != nil {
+		return p.rows.each(ctx, p, g, fn)
+	}
+	if fields != nil && p.rowCond != nil {
+		// The fields the condition on each point reads (rowcond.go).
+		fields = append(slices.Clip(fields), refs(p.rowCond)...)
+	}
 	series := g.series
 	if g.whole {
 		series = []string{""}

@@ -48,5 +48,28 @@ func (p *plan) matchesRow(ev event.Event) bool {
 		}
 		m[k] = v
 	}
-	return (&iql.ValuerEval{Valuer: iql.MapValuer(m)}).EvalBool(p.rowCond)
+	return evalRow(p.rowCond, m)
+}
+
+// evalRow evaluates a condition on a point's tags and fields as InfluxDB
+// does: a comparison that reads a field the point lacks is false (b =
+// false too, which InfluxQL's evaluator would hold true of a missing b).
+func evalRow(e iql.Expr, m map[string]any) bool {
+	switch e := e.(type) {
+	case *iql.ParenExpr:
+		return evalRow(e.Expr, m)
+	case *iql.BinaryExpr:
+		switch e.Op {
+		case iql.AND:
+			return evalRow(e.LHS, m) && evalRow(e.RHS, m)
+		case iql.OR:
+			return evalRow(e.LHS, m) || evalRow(e.RHS, m)
+		}
+		for _, r := range refs(e) {
+			if _, ok := m[r]; !ok {
+				return false
+			}
+		}
+	}
+	return (&iql.ValuerEval{Valuer: iql.MapValuer(m)}).EvalBool(e)
 }

@@ -53,6 +53,9 @@ type plan struct {
 	// statement are the tables of the statement, this one among them:
 	// SELECT * of several has the columns of all (raw.go).
 	statement []engine.LogicalTable
+	// rows, of a subquery, are the inner answer the plan reads instead
+	// of the table (subquery.go).
+	rows *subRows
 }
 
 // groupRead is how a group's events are read: in one read of every
@@ -86,6 +89,9 @@ type selection struct {
 // selectStatement answers a SELECT, each series given to emit as it is
 // built.
 func (x *executor) selectStatement(ctx context.Context, st *iql.SelectStatement, emit func(api.InfluxQLSeries) error) error {
+	if sq := subquery(st); sq != nil {
+		return x.subquerySelect(ctx, st, sq, emit)
+	}
 	sel, err := x.selection(ctx, st)
 	if err != nil {
 		return err
@@ -241,9 +247,6 @@ func (x *executor) plan(ctx context.Context, st *iql.SelectStatement, t engine.L
 	tagCond, fieldCond, rowCond, err := splitCondition(cond, isTag)
 	if err != nil {
 		return nil, err
-	}
-	if rowCond != nil && !st.IsRawQuery {
-		return nil, fmt.Errorf("condition %s reads a tag and a field together: %w in a SELECT of aggregates, only of fields", rowCond, ErrUnsupported)
 	}
 	p := &plan{table: t.Name, logical: t, tagKeys: keys, absent: absent, rowCond: rowCond}
 	if p.filter, err = fieldFilter(fieldCond); err != nil {

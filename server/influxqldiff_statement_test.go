@@ -34,6 +34,7 @@ type diffStatement struct {
 	intField     bool     // an aggregate of an integer field
 	limited      bool     // LIMIT or OFFSET
 	where        bool     // SHOW … WHERE
+	subquery     bool     // FROM (SELECT …)
 }
 
 // diffIntervals are GROUP BY time() intervals; 7m and 90s do not divide a
@@ -52,6 +53,12 @@ func genStatement(rng *rand.Rand) diffStatement {
 	default:
 		s = genAggregate(rng)
 	}
+	return finishStatement(rng, s)
+}
+
+// finishStatement draws the epoch of a statement, and writes its text
+// again with time < t+1ns for its time <= t.
+func finishStatement(rng *rand.Rand, s diffStatement) diffStatement {
 	s.epoch = []string{"", "", "ms", "s", "ns"}[rng.IntN(5)]
 	if s.inclusiveEnd {
 		// The text with time <= t, and with time < t+1ns in its place.
