@@ -234,67 +234,30 @@ func readBlock(dst []event.Event, b []byte, series string) ([]event.Event, error
 		return dst, r.err
 	}
 	base := len(dst)
-	var prev, delta int64
-	for i := 0; i < n; i++ {
-		var t int64
-		switch i {
-		case 0:
-			t = r.varint()
-		case 1:
-			delta = int64(r.uvarint())
-			t = prev + delta
-		default:
-			delta += r.varint()
-			t = prev + delta
-		}
-		prev = t
+	r.times(n, func(i int, t int64) {
 		dst = append(dst, event.Event{Time: time.Unix(0, t).UTC(), Series: series})
-	}
+	})
 	evs := dst[base:]
-	if ids := r.uvarint(); ids > 0 && r.err == nil {
-		for i := range evs {
-			l := r.uvarint()
-			if l > 0 {
-				evs[i].ID = string(r.bytes(int(min(l-1, uint64(len(r.b)+1)))))
-			}
-		}
-	}
+	r.ids(n, func(i int, id []byte) { evs[i].ID = string(id) })
 	nf := r.count(4)
 	for f := 0; f < nf && r.err == nil; f++ {
-		name := r.string()
-		var bitmap []byte
-		m := n
-		switch r.byte() {
-		case presentAll:
-		case presentBitmap:
-			bitmap = r.bytes((n + 7) / 8)
-			m = 0
-			for _, c := range bitmap {
-				for ; c != 0; c &= c - 1 {
-					m++
-				}
-			}
-		default:
-			r.fail("presence")
-		}
-		kind := r.byte()
-		col := r.bytes(int(min(r.uvarint(), uint64(len(r.b)+1))))
+		fd := r.field(n)
 		if r.err != nil {
 			break
 		}
-		vals, err := readColumn(kind, col, m)
+		vals, err := readColumn(fd.kind, fd.col, fd.m)
 		if err != nil {
-			return dst[:base], fmt.Errorf("field %q: %w", name, err)
+			return dst[:base], fmt.Errorf("field %q: %w", fd.name, err)
 		}
 		j := 0
 		for i := range evs {
-			if bitmap != nil && bitmap[i/8]&(1<<(i%8)) == 0 {
+			if !fd.has(i) {
 				continue
 			}
 			if evs[i].Fields == nil {
 				evs[i].Fields = make(map[string]any, nf-f)
 			}
-			evs[i].Fields[name] = vals[j]
+			evs[i].Fields[fd.name] = vals[j]
 			j++
 		}
 	}
@@ -312,17 +275,80 @@ func readBlock(dst []event.Event, b []byte, series string) ([]event.Event, error
 	return dst, nil
 }
 
+// times reads the times column of a block of n events, calling fn with
+// each event's time in Unix nanoseconds, in block order.
+func (r *reader) times(n int, fn func(i int, t int64)) {
+	var prev, delta int64
+	for i := 0; i < n; i++ {
+		var t int64
+		switch i {
+		case 0:
+			t = r.varint()
+		case 1:
+			delta = int64(r.uvarint())
+			t = prev + delta
+		default:
+			delta += r.varint()
+			t = prev + delta
+		}
+		prev = t
+		fn(i, t)
+	}
+}
+
+// ids reads the client ids of a block of n events, calling fn with each
+// event's that has one (a view of the block).
+func (r *reader) ids(n int, fn func(i int, id []byte)) {
+	if ids := r.uvarint(); ids == 0 || r.err != nil {
+		return
+	}
+	for i := 0; i < n && r.err == nil; i++ {
+		if l := r.uvarint(); l > 0 {
+			fn(i, r.bytes(int(min(l-1, uint64(len(r.b)+1)))))
+		}
+	}
+}
+
+// blockField is a field's entry in a block, its column still encoded.
+type blockField struct {
+	name   string
+	bitmap []byte // the events that have it; nil when every event has
+	m      int    // the values in the column
+	kind   byte
+	col    []byte
+}
+
+// has reports whether event i has the field.
+func (f *blockField) has(i int) bool { return f.bitmap == nil || f.bitmap[i/8]&(1<<(i%8)) != 0 }
+
+// field reads the next field's entry of a block of n events.
+func (r *reader) field(n int) blockField {
+	f := blockField{name: r.string(), m: n}
+	switch r.byte() {
+	case presentAll:
+	case presentBitmap:
+		f.bitmap = r.bytes((n + 7) / 8)
+		f.m = 0
+		for _, c := range f.bitmap {
+			for ; c != 0; c &= c - 1 {
+				f.m++
+			}
+		}
+	default:
+		r.fail("presence")
+	}
+	f.kind = r.byte()
+	f.col = r.bytes(int(min(r.uvarint(), uint64(len(r.b)+1))))
+	return f
+}
+
 // readColumn decodes the m values of a column of kind kind.
 func readColumn(kind byte, b []byte, m int) ([]any, error) {
 	r := reader{b: b}
 	vals := make([]any, 0, min(m, len(b)*8+1))
 	switch kind {
 	case kindInt:
-		var prev int64
-		for i := 0; i < m && r.err == nil; i++ {
-			prev = int64(uint64(prev) + uint64(r.varint()))
-			vals = append(vals, json.Number(strconv.FormatInt(prev, 10)))
-		}
+		r.ints(m, func(v int64) { vals = append(vals, json.Number(strconv.FormatInt(v, 10))) })
 	case kindFloat:
 		bits, ok := readXOR(b, m)
 		if !ok {
@@ -355,4 +381,13 @@ func readColumn(kind byte, b []byte, m int) ([]any, error) {
 		return nil, fmt.Errorf("%w: column of %d values, %d expected", ErrCorrupt, len(vals), m)
 	}
 	return vals, nil
+}
+
+// ints reads the m values of an int column, calling fn with each.
+func (r *reader) ints(m int, fn func(v int64)) {
+	var prev int64
+	for i := 0; i < m && r.err == nil; i++ {
+		prev = int64(uint64(prev) + uint64(r.varint()))
+		fn(prev)
+	}
 }
