@@ -1,9 +1,11 @@
 package agg
 
 import (
+	"encoding/json"
 	"fmt"
 	"iter"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -168,6 +170,44 @@ func NewFieldVisitor(fields []string) *FieldVisitor {
 	return v
 }
 
+// AddValue adds the value v of the named field of the event at k, as
+// Add adds it from the event: for values read from a column, whose
+// event is counted apart (Events). name must not be a view of a store's
+// buffers.
+func (p *Summary) AddValue(name string, v any, k OrderKey) {
+	p.field(name).add(v, k, p.Want)
+}
+
+// AddInt adds the integer n, a value of the named field of the event at
+// k, as AddValue adds its canonical text, without making the text when
+// the summary keeps only totals.
+func (p *Summary) AddInt(name string, n int64, k OrderKey) {
+	fp := p.field(name)
+	if p.Want.sketched() || !p.Want.noOrder {
+		fp.add(json.Number(strconv.FormatInt(n, 10)), k, p.Want)
+		return
+	}
+	var x apd.Decimal
+	x.SetFinite(n, 0)
+	fp.addNumber(&x, p.Want)
+}
+
+// AddFloat adds the float f, a value of the named field of the event at
+// k whose canonical text is strconv.FormatFloat(f, 'f', -1, 64), as
+// AddValue adds that text, without making it when the summary keeps only
+// totals and the text is a short plain decimal.
+func (p *Summary) AddFloat(name string, f float64, k OrderKey) {
+	fp := p.field(name)
+	var buf [32]byte
+	text := strconv.AppendFloat(buf[:0], f, 'f', -1, 64)
+	var x apd.Decimal
+	if p.Want.sketched() || !p.Want.noOrder || !parsePlainDecimal(&x, text) {
+		fp.add(json.Number(text), k, p.Want)
+		return
+	}
+	fp.addNumber(&x, p.Want)
+}
+
 // AddAll adds an event, summarising every field it has: a rollup's.
 func (p *Summary) AddAll(ev event.Event) {
 	p.Events++
@@ -212,21 +252,36 @@ func (fp *fieldSummary) add(v any, k OrderKey, w Needs) {
 		fp.nonnum, fp.notNumber = true, &notNumber{storage.CloneValue(v), k.At}
 		return
 	}
+	fp.total(&x, w)
+}
+
+// addNumber adds one number of the field, to a summary that keeps its
+// totals and no sketch nor first and last (AddInt, AddFloat).
+func (fp *fieldSummary) addNumber(x *apd.Decimal, w Needs) {
+	fp.count++
+	if !fp.nonnum && w.totals() {
+		fp.total(x, w)
+	}
+}
+
+// total adds the number x, the count-th value of the field, to its sum,
+// min and max, those w keeps.
+func (fp *fieldSummary) total(x *apd.Decimal, w Needs) {
 	if fp.count == 1 {
-		fp.sum.Set(&x)
-		fp.min.Set(&x)
-		fp.max.Set(&x)
+		fp.sum.Set(x)
+		fp.min.Set(x)
+		fp.max.Set(x)
 		return
 	}
 	if !w.noSum {
-		addDecimal(&fp.sum, &x)
+		addDecimal(&fp.sum, x)
 	}
 	if !w.noMinMax {
 		if x.Cmp(&fp.min) < 0 {
-			fp.min.Set(&x)
+			fp.min.Set(x)
 		}
 		if x.Cmp(&fp.max) > 0 {
-			fp.max.Set(&x)
+			fp.max.Set(x)
 		}
 	}
 }
