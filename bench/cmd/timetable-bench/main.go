@@ -14,6 +14,7 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/pprof"
+	"strings"
 	"syscall"
 
 	"github.com/timetabledb/timetable/bench/internal/bench"
@@ -34,6 +35,10 @@ func main() {
 	peers := flag.String("peers", "with", "the peer comparison: with the rest, only, or without")
 	flag.IntVar(&o.MQTTMessages, "mqtt-messages", 50000, "messages of one event per MQTT ingest run")
 	only := flag.String("only", "", "measure only this part of the table: embedded, aggregate, manyseries, dynamo, layouts, chunks, mqtt, archive, fence, migrate, influximport or limits")
+	flag.Func("peer-systems", "run the peer comparison on these systems only, comma-separated: timetable, timetable-chunks, InfluxDB, PostgreSQL, VictoriaMetrics, ClickHouse (all by default)", func(v string) error {
+		o.PeerSystems = strings.Split(v, ",")
+		return nil
+	})
 	flag.IntVar(&o.PeerRuns, "peer-runs", 2, "run the peer comparison this many times and print the median of each figure, with the spread in notes")
 	flag.StringVar(&o.PeerProfile, "peers-cpuprofile", "", "write CPU profiles of timetable's server over the peer ingest and each peer query into this directory (go tool pprof -top bin/timetable DIR/timetable-query1-*.pb.gz reads those of the first query)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")

@@ -45,6 +45,9 @@ type Options struct {
 	// PeerRuns is how many times PeerRuns runs the peer comparison; 0
 	// is once.
 	PeerRuns int
+	// PeerSystems, when not empty, names the systems the peer
+	// comparison runs (timetable first): all when empty.
+	PeerSystems []string
 	// MQTTMessages is how many messages each MQTT ingest run publishes.
 	MQTTMessages int
 	// Progress receives a line as each figure is measured.

@@ -166,14 +166,25 @@ type PeerReport struct {
 
 // peerSystems lists the systems of the comparison, timetable first.
 func peerSystems(o Options) []peer {
-	return []peer{
+	all := []peer{
 		&timetablePeer{bin: o.Timetable},
+		&timetablePeer{bin: o.Timetable, chunkWindow: peerChunkWindow},
 		&influxPeer{},
 		&postgresPeer{},
 		&victoriaPeer{},
 		&clickhousePeer{},
 	}
+	if len(o.PeerSystems) == 0 {
+		return all
+	}
+	return slices.DeleteFunc(all, func(p peer) bool { return !slices.Contains(o.PeerSystems, p.name()) })
 }
+
+// peerChunkWindow is the chunk window of timetable's column on the
+// chunk layout: the workload's 1.8 readings an hour of each series make
+// about 11 events a window, a request's events of a series (its 5,000
+// events span about three hours) one chunk of it.
+const peerChunkWindow = "6h"
 
 // Peers measures timetable beside its peers, one after the other.
 func Peers(ctx context.Context, o Options) (*PeerReport, error) {

@@ -8,8 +8,10 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -23,10 +25,15 @@ import (
 // makes, started as any peer is: NDJSON over HTTP in, the HTTP API's
 // events and aggregates out.
 type timetablePeer struct {
-	bin    string
-	dir    string
-	base   string
-	header http.Header
+	bin string
+	// chunkWindow, when set, makes the events family of the chunk
+	// layout, at that window (a config file every command is given):
+	// the same server on the chunk layout, beside the row layout's.
+	chunkWindow string
+	config      string // the --config flag, when chunkWindow is set
+	dir         string
+	base        string
+	header      http.Header
 	// api is the server's Go client, with the tenant's key; it sends
 	// every request once, as the other peers' clients do.
 	api *client.Client
@@ -37,8 +44,19 @@ type timetablePeer struct {
 	d          *daemon
 }
 
-func (*timetablePeer) name() string       { return "timetable" }
-func (*timetablePeer) version() string    { return "(this tree)" }
+func (t *timetablePeer) name() string {
+	if t.chunkWindow != "" {
+		return "timetable-chunks"
+	}
+	return "timetable"
+}
+
+func (t *timetablePeer) version() string {
+	if t.chunkWindow != "" {
+		return "(this tree, chunk layout, " + t.chunkWindow + " windows)"
+	}
+	return "(this tree)"
+}
 func (*timetablePeer) durability() string { return "Pebble WAL synced per request" }
 func (t *timetablePeer) dataDir() string  { return filepath.Join(t.dir, "data") }
 
@@ -51,8 +69,17 @@ func (t *timetablePeer) start(ctx context.Context, dir string, _ func(string)) (
 		return nil, err
 	}
 	t.bin, t.dir = bin, dir
-	store := "--store=pebble:" + t.dataDir()
-	out, err := exec.CommandContext(ctx, t.bin, store, "tenant", "add", benchTenant).Output()
+	store := []string{"--store=pebble:" + t.dataDir()}
+	if t.chunkWindow != "" {
+		file := filepath.Join(dir, "timetable.yaml")
+		conf := "families:\n  - name: events\n    layout: chunk\n    chunk_window: " + t.chunkWindow + "\n"
+		if err := os.WriteFile(file, []byte(conf), 0o666); err != nil {
+			return nil, err
+		}
+		t.config = "--config=" + file
+		store = append([]string{t.config}, store...)
+	}
+	out, err := exec.CommandContext(ctx, t.bin, append(slices.Clip(store), "tenant", "add", benchTenant)...).Output()
 	if ee, ok := err.(*exec.ExitError); ok {
 		return nil, fmt.Errorf("tenant add: %w: %s", err, ee.Stderr)
 	} else if err != nil {
@@ -62,10 +89,10 @@ func (t *timetablePeer) start(ctx context.Context, dir string, _ func(string)) (
 	// The benchmark measures the server's ingest, not a tenant's default
 	// write rate (100,000 events a second): the bench tenant's rates are
 	// raised as an operator raises a heavy tenant's.
-	raise := []string{store, "tenant", "limits", benchTenant,
+	raise := []string{"tenant", "limits", benchTenant,
 		"--write-events-per-second", "1000000000", "--write-events-burst", "1000000000",
 		"--write-bytes-per-second", "100000000000", "--write-bytes-burst", "100000000000"}
-	if out, err := exec.CommandContext(ctx, t.bin, raise...).CombinedOutput(); err != nil {
+	if out, err := exec.CommandContext(ctx, t.bin, append(slices.Clip(store), raise...)...).CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("tenant limits: %w: %s", err, out)
 	}
 	t.header = http.Header{"Authorization": {"Bearer " + key}}
@@ -75,7 +102,7 @@ func (t *timetablePeer) start(ctx context.Context, dir string, _ func(string)) (
 	}
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	t.adminToken = rand.Text()
-	t.d, err = startDaemon("timetable", dir, syscall.SIGTERM, nil, []string{"TIMETABLE_ADMIN_TOKEN=" + t.adminToken}, t.bin, store, "--log-level=warn", "serve", "--addr="+addr)
+	t.d, err = startDaemon("timetable", dir, syscall.SIGTERM, nil, []string{"TIMETABLE_ADMIN_TOKEN=" + t.adminToken}, t.bin, append(slices.Clip(store), "--log-level=warn", "serve", "--addr="+addr)...)
 	if err != nil {
 		return nil, err
 	}
@@ -217,7 +244,11 @@ func (t *timetablePeer) flush(ctx context.Context) error {
 	if err := t.d.Stop(); err != nil {
 		return err
 	}
-	out, err := exec.CommandContext(ctx, t.bin, "--store=pebble:"+t.dataDir(), "compact").CombinedOutput()
+	args := []string{"--store=pebble:" + t.dataDir(), "compact"}
+	if t.config != "" {
+		args = append([]string{t.config}, args...)
+	}
+	out, err := exec.CommandContext(ctx, t.bin, args...).CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("timetable compact: %w: %s", err, out)
 	}
