@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/timetabledb/timetable/engine/chunk"
@@ -91,7 +92,7 @@ func (db *DB) foldColumns(ctx context.Context, spec sourceSpec, series string, q
 		for shard := range t.shards {
 			sq := storage.Query{Table: t.name, PK: itemenc.PartitionKey(spec.tenant, spec.q.Table, series, shard),
 				Low: chunk.LowKey(from, window), High: itemenc.HighKey(to)}
-			ps = append(ps, &columnPartition{table: t.name, scheme: t.entry.IDScheme(), it: db.itemsOf(t).Query(ctx, sq)})
+			ps = append(ps, &columnPartition{table: t.name, pk: sq.PK, scheme: t.entry.IDScheme(), it: db.itemsOf(t).Query(ctx, sq)})
 		}
 	}
 	if err := firsts(db.opts.QueryParallelism, ps, (*columnPartition).next); err != nil {
@@ -102,7 +103,7 @@ func (db *DB) foldColumns(ctx context.Context, spec sourceSpec, series string, q
 	var start int64 // the window of f.items
 	for len(h) > 0 {
 		p := h[0]
-		w, ok := windowOf(p.item.SK, window)
+		w, ok := windowOf(p.sk, window)
 		if ok {
 			if len(f.items) > 0 && w != start {
 				if err := f.window(); err != nil {
@@ -110,7 +111,7 @@ func (db *DB) foldColumns(ctx context.Context, spec sourceSpec, series string, q
 				}
 			}
 			start = w
-			f.items = append(f.items, tableItem{item: p.item, scheme: p.scheme})
+			f.add(p)
 		}
 		if err := p.next(); err != nil {
 			return err
@@ -127,10 +128,49 @@ func (db *DB) foldColumns(ctx context.Context, spec sourceSpec, series string, q
 	return nil
 }
 
-// tableItem is an item of a window and the id scheme of its table.
+// tableItem is an item of a window and the id scheme of its table: a
+// chunk's keys and stored form (chunk.AttrData), or any other item
+// whole.
 type tableItem struct {
+	chunk  bool
+	pk, sk string
+	data   []byte
 	item   storage.Item
 	scheme event.IDScheme
+}
+
+// newTableItem returns the tableItem of an item read whole.
+func newTableItem(it storage.Item, scheme event.IDScheme) tableItem {
+	if !chunk.IsSortKey(it.SK) {
+		return tableItem{pk: it.PK, sk: it.SK, item: it, scheme: scheme}
+	}
+	data, _ := it.Attrs[chunk.AttrData].([]byte)
+	return tableItem{chunk: true, pk: it.PK, sk: it.SK, data: data, scheme: scheme}
+}
+
+// whole returns the item as a read decodes it.
+func (t *tableItem) whole() storage.Item {
+	if !t.chunk {
+		return t.item
+	}
+	return storage.Item{PK: t.pk, SK: t.sk, Attrs: map[string]any{chunk.AttrData: t.data}}
+}
+
+// add adds the item a partition is on to the window, in memory of the
+// window's own: a chunk's stored form is copied into the buffer of the
+// item that held its place in a window before.
+func (f *columnFold) add(p *columnPartition) {
+	if len(f.items) == cap(f.items) {
+		f.items = append(f.items, tableItem{})
+	} else {
+		f.items = f.items[:len(f.items)+1]
+	}
+	t := &f.items[len(f.items)-1]
+	t.chunk, t.pk, t.sk, t.scheme = p.chunk, p.pk, p.sk, p.scheme
+	t.data, t.item = t.data[:0], p.item
+	if p.chunk {
+		t.data, t.item = append(t.data, p.data...), storage.Item{}
+	}
 }
 
 // columnFold adds one series' windows to the summaries of an aggregate.
@@ -151,7 +191,7 @@ type columnFold struct {
 // window adds the events of the window of f.items, and empties it.
 func (f *columnFold) window() error {
 	defer func() { f.items = f.items[:0] }()
-	if !slices.ContainsFunc(f.items, func(t tableItem) bool { return !chunk.IsSortKey(t.item.SK) }) {
+	if !slices.ContainsFunc(f.items, func(t tableItem) bool { return !t.chunk }) {
 		ok, err := f.readColumns()
 		if err != nil {
 			return err
@@ -180,8 +220,8 @@ func (f *columnFold) readColumns() (bool, error) {
 	f.cols = f.cols[:len(f.items)]
 	for i, t := range f.items {
 		c := &f.cols[i]
-		if err := chunk.ReadColumns(c, t.item, f.q.Fields); err != nil {
-			return false, fmt.Errorf("chunk %q %q: %w", t.item.PK, t.item.SK, err)
+		if err := chunk.ReadColumns(c, t.data, f.q.Fields); err != nil {
+			return false, fmt.Errorf("chunk %q %q: %w", t.pk, t.sk, err)
 		}
 		if len(c.Times) == 0 {
 			return false, nil // no chunk Pack makes: let the event path judge it
@@ -247,8 +287,8 @@ func (f *columnFold) events() error {
 			j++
 		}
 		items = items[:0]
-		for _, t := range f.items[i:j] {
-			items = append(items, t.item)
+		for k := range f.items[i:j] {
+			items = append(items, f.items[i+k].whole())
 		}
 		var err error
 		if f.evs, err = chunk.WindowEvents(f.evs, items, f.items[i].scheme); err != nil {
@@ -273,22 +313,45 @@ func (f *columnFold) events() error {
 }
 
 // columnPartition is one partition of a fold: its iterator, and the
-// event item it is on (ok) whole.
+// item of events it is on (ok): a chunk's sort key and stored form, in
+// memory of its own, or any other item whole.
 type columnPartition struct {
-	table  string
-	scheme event.IDScheme
-	it     storage.Iterator
-	item   storage.Item
-	ok     bool
+	table, pk string
+	scheme    event.IDScheme
+	it        storage.Iterator
+	sk        string
+	chunk     bool
+	data      []byte
+	item      storage.Item
+	ok        bool
 }
 
 // next moves the partition to its next item of events: a chunk, a row
-// or a map item.
+// or a map item. Of a chunk it copies the stored form only, as the
+// store holds it (Attrs), not the item.
 func (p *columnPartition) next() error {
 	for p.it.Next() {
 		sk := p.it.SortKey()
-		if chunk.IsSortKey(sk) || itemenc.IsRowSortKey(sk) || itemenc.IsMapSortKey(sk) {
-			p.item, p.ok = p.it.Item(), true
+		switch {
+		case chunk.IsSortKey(sk):
+			p.data = p.data[:0]
+			err := p.it.Attrs(func(name string, v any) bool {
+				if name != chunk.AttrData {
+					return true
+				}
+				if b, ok := v.([]byte); ok {
+					p.data = append(p.data, b...)
+				}
+				return false
+			})
+			if err != nil {
+				return fmt.Errorf("query table %q: %w", p.table, err)
+			}
+			p.sk, p.chunk, p.item, p.ok = strings.Clone(sk), true, storage.Item{}, true
+			return nil
+		case itemenc.IsRowSortKey(sk) || itemenc.IsMapSortKey(sk):
+			p.item = p.it.Item()
+			p.sk, p.chunk, p.ok = p.item.SK, false, true
 			return nil
 		}
 	}
@@ -304,7 +367,7 @@ func (p *columnPartition) next() error {
 type columnPartitions []*columnPartition
 
 func (h columnPartitions) Len() int           { return len(h) }
-func (h columnPartitions) Less(i, j int) bool { return h[i].item.SK < h[j].item.SK }
+func (h columnPartitions) Less(i, j int) bool { return h[i].sk < h[j].sk }
 func (h columnPartitions) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
 func (h *columnPartitions) Push(x any)        { *h = append(*h, x.(*columnPartition)) }
 func (h *columnPartitions) Pop() any {

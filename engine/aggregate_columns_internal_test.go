@@ -53,7 +53,7 @@ func TestColumnFoldWindows(t *testing.T) {
 			f := &columnFold{q: q, series: "car", from: hour.UnixNano(), to: hour.Add(time.Hour).UnixNano(),
 				at: func(int64) (*agg.Summary, error) { return sum, nil }}
 			for _, it := range c.items {
-				f.items = append(f.items, tableItem{item: it})
+				f.items = append(f.items, newTableItem(it, 0))
 			}
 			require.NoError(t, f.window())
 			require.Equal(t, c.folded, f.folded, "windows folded from columns")

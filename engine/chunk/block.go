@@ -245,9 +245,10 @@ func readBlock(dst []event.Event, b []byte, series string) ([]event.Event, error
 		if r.err != nil {
 			break
 		}
+		name := string(fd.name)
 		vals, err := readColumn(fd.kind, fd.col, fd.m)
 		if err != nil {
-			return dst[:base], fmt.Errorf("field %q: %w", fd.name, err)
+			return dst[:base], fmt.Errorf("field %q: %w", name, err)
 		}
 		j := 0
 		for i := range evs {
@@ -257,7 +258,7 @@ func readBlock(dst []event.Event, b []byte, series string) ([]event.Event, error
 			if evs[i].Fields == nil {
 				evs[i].Fields = make(map[string]any, nf-f)
 			}
-			evs[i].Fields[fd.name] = vals[j]
+			evs[i].Fields[name] = vals[j]
 			j++
 		}
 	}
@@ -311,7 +312,7 @@ func (r *reader) ids(n int, fn func(i int, id []byte)) {
 
 // blockField is a field's entry in a block, its column still encoded.
 type blockField struct {
-	name   string
+	name   []byte // a view of the block
 	bitmap []byte // the events that have it; nil when every event has
 	m      int    // the values in the column
 	kind   byte
@@ -323,7 +324,7 @@ func (f *blockField) has(i int) bool { return f.bitmap == nil || f.bitmap[i/8]&(
 
 // field reads the next field's entry of a block of n events.
 func (r *reader) field(n int) blockField {
-	f := blockField{name: r.string(), m: n}
+	f := blockField{name: r.bytes(r.count(1)), m: n}
 	switch r.byte() {
 	case presentAll:
 	case presentBitmap:

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-
-	"github.com/timetabledb/timetable/storage"
 )
 
 // Columns is what an aggregate reads of a chunk: its events' times and
@@ -18,6 +16,7 @@ type Columns struct {
 	Times []int64
 	// Fields holds a column per field asked for, in the order asked.
 	Fields []Column
+	block  []byte // the last block decompressed, for its memory
 }
 
 // Column is one field's values in a chunk: those of the events that
@@ -54,18 +53,18 @@ const (
 // Has reports whether event i has the field.
 func (c *Column) Has(i int) bool { return c.Present == nil || c.Present[i/8]&(1<<(i%8)) != 0 }
 
-// ReadColumns reads into dst the times of a chunk item's events and the
-// columns of fields (a field no event has is a column with no values),
-// decoding the block's columns as Unpack does, without its events.
+// ReadColumns reads into dst the times of the events of a chunk, whose
+// stored form (its item's AttrData) is data, and the columns of fields
+// (a field no event has is a column with no values), decoding the
+// block's columns as Unpack does, without its events. data is not kept.
 // A chunk that cannot be read is an error wrapping ErrCorrupt.
-func ReadColumns(dst *Columns, it storage.Item, fields []string) error {
-	data, ok := it.Attrs[AttrData].([]byte)
-	if !ok {
-		return fmt.Errorf("%w: no %s", ErrCorrupt, AttrData)
-	}
-	block, err := decompress(data)
+func ReadColumns(dst *Columns, data []byte, fields []string) error {
+	block, err := decompressTo(dst.block, data)
 	if err != nil {
 		return err
+	}
+	if len(data) > 0 && data[0] == storedZstd {
+		dst.block = block
 	}
 	r := reader{b: block}
 	if v := r.byte(); r.err == nil && v != blockVersion {
@@ -87,7 +86,7 @@ func ReadColumns(dst *Columns, it storage.Item, fields []string) error {
 	nf := r.count(4)
 	for f := 0; f < nf && r.err == nil; f++ {
 		fd := r.field(n)
-		at := slices.Index(fields, fd.name)
+		at := slices.IndexFunc(fields, func(name string) bool { return name == string(fd.name) })
 		if r.err != nil || at < 0 {
 			continue
 		}

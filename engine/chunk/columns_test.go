@@ -24,7 +24,7 @@ func TestReadColumnsAsUnpack(t *testing.T) {
 		for _, it := range items {
 			want, err := Unpack(nil, it)
 			require.NoError(t, err)
-			require.NoError(t, ReadColumns(&cols, it, fields))
+			require.NoError(t, ReadColumns(&cols, it.Attrs[AttrData].([]byte), fields))
 			require.Len(t, cols.Times, len(want))
 			require.Len(t, cols.Fields, len(fields))
 			for f, name := range fields {
@@ -64,8 +64,7 @@ func TestReadColumnsCorrupt(t *testing.T) {
 	require.NoError(t, err)
 	var cols Columns
 	for cut := 0; cut < len(block); cut += 1 + len(block)/200 {
-		it := items[0]
-		it.Attrs = map[string]any{AttrData: append([]byte{storedRaw}, block[:cut]...)}
-		require.ErrorIs(t, ReadColumns(&cols, it, []string{"f0", "f1", "f2"}), ErrCorrupt, "cut at %d", cut)
+		data := append([]byte{storedRaw}, block[:cut]...)
+		require.ErrorIs(t, ReadColumns(&cols, data, []string{"f0", "f1", "f2"}), ErrCorrupt, "cut at %d", cut)
 	}
 }

@@ -188,7 +188,12 @@ func compress(block []byte) []byte {
 	return append([]byte{storedRaw}, block...)
 }
 
-func decompress(data []byte) ([]byte, error) {
+func decompress(data []byte) ([]byte, error) { return decompressTo(nil, data) }
+
+// decompressTo returns the block of a chunk's stored form data, in dst's
+// memory when it is compressed (the block is a view of data when it is
+// not).
+func decompressTo(dst, data []byte) ([]byte, error) {
 	if len(data) == 0 {
 		return nil, fmt.Errorf("%w: no data", ErrCorrupt)
 	}
@@ -196,7 +201,7 @@ func decompress(data []byte) ([]byte, error) {
 	case storedRaw:
 		return data[1:], nil
 	case storedZstd:
-		b, err := decoder().DecodeAll(data[1:], nil)
+		b, err := decoder().DecodeAll(data[1:], dst[:0])
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrCorrupt, err)
 		}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"iter"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -51,6 +52,8 @@ type fieldSummary struct {
 	lastK     OrderKey
 	// sk holds the sketches the summary needs, once a value came.
 	sk *sketches
+	// float is the last float AddFloat added, once one was.
+	float *lastFloat
 }
 
 // OrderKey places an event in the merge's order: by time (Unix
@@ -198,6 +201,11 @@ func (p *Summary) AddInt(name string, n int64, k OrderKey) {
 // totals and the text is a short plain decimal.
 func (p *Summary) AddFloat(name string, f float64, k OrderKey) {
 	fp := p.field(name)
+	bits := math.Float64bits(f)
+	if fp.float != nil && fp.float.bits == bits && !p.Want.sketched() && p.Want.noOrder {
+		fp.addNumber(&fp.float.x, p.Want) // the value before again, as a reading often is
+		return
+	}
 	var buf [32]byte
 	text := strconv.AppendFloat(buf[:0], f, 'f', -1, 64)
 	var x apd.Decimal
@@ -205,7 +213,19 @@ func (p *Summary) AddFloat(name string, f float64, k OrderKey) {
 		fp.add(json.Number(text), k, p.Want)
 		return
 	}
+	if fp.float == nil {
+		fp.float = &lastFloat{}
+	}
+	fp.float.bits = bits
+	fp.float.x.Set(&x)
 	fp.addNumber(&x, p.Want)
+}
+
+// lastFloat is the last float AddFloat added to a field, and its
+// decimal.
+type lastFloat struct {
+	bits uint64
+	x    apd.Decimal
 }
 
 // AddAll adds an event, summarising every field it has: a rollup's.
