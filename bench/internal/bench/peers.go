@@ -212,7 +212,7 @@ func Peers(ctx context.Context, o Options) (*PeerReport, error) {
 		fmt.Sprintf("%d events of %d numbers over %d series and %d days, %d bytes each as DynamoDB sizes an item, %d as NDJSON; %d clients writing %d events a request",
 			workloadEvents, len(workloadFields), workloadSeries, workloadDays, item/len(batches[0]), text/len(batches[0]), peerClients, peerBatch),
 		"each query's p50/p99 over its runs after one untimed run; every answer checked against the generator",
-		"ratio is timetable's figure over the peer's: above 1 is better for ev/s, below 1 for the rest",
+		"ratio is timetable's figure over the peer's: above 1 is better for ev/s, below 1 for the rest; timetable-chunks' bracket is the row layout's figure over the chunk layout's",
 		"disk: the data dir after a flush (timetable: `timetable compact`), less what it held empty, blocks preallocated past a file's end not counted (PostgreSQL's includes pg_wal, whose segments it keeps for reuse)",
 		"peak memory: VmHWM of the server; for PostgreSQL, whose processes share buffers, the highest sum of their PSS, sampled every 100 ms",
 		pingNote(peers),
