@@ -218,7 +218,7 @@ func (db *DB) aggregate(ctx context.Context, tenant string, q AggregateQuery, po
 	}
 	s := newBucketStream(&q)
 	spec := sourceSpec{tenant: tenant, q: q.eventQuery(), layout: pol.Layout.Kind, tables: tables}
-	if err := db.walkOrMerge(ctx, spec, q.Series, q.Fields, s.addItem, s.add); err != nil {
+	if err := db.aggregateReads(ctx, spec, q.Series, &q, s.at, s.addItem, s.add); err != nil {
 		return nil, err
 	}
 	return s.done()
@@ -328,7 +328,7 @@ func (db *DB) aggregateEachSeries(ctx context.Context, tenant string, q Aggregat
 func (db *DB) summarise(ctx context.Context, spec sourceSpec, series string, q *AggregateQuery, parts map[int64]*agg.Summary) error {
 	var cur *agg.Summary
 	var start, end int64 // cur's bucket's, Unix nanos
-	at := func(t int64) *agg.Summary {
+	at := func(t int64) (*agg.Summary, error) {
 		if cur == nil || t < start || t >= end {
 			s := q.bucketStart(time.Unix(0, t).UTC())
 			start, end = s.UnixNano(), q.bucketEnd(s).UnixNano()
@@ -337,13 +337,17 @@ func (db *DB) summarise(ctx context.Context, spec sourceSpec, series string, q *
 				parts[start] = cur
 			}
 		}
-		return cur
+		return cur, nil
 	}
 	v := agg.NewFieldVisitor(q.Fields)
-	return db.walkOrMerge(ctx, spec, series, q.Fields,
-		func(k agg.OrderKey, it storage.Iterator) error { return at(k.At).AddItem(k, it, v) },
+	return db.aggregateReads(ctx, spec, series, q, at,
+		func(k agg.OrderKey, it storage.Iterator) error {
+			p, _ := at(k.At)
+			return p.AddItem(k, it, v)
+		},
 		func(ev event.Event) error {
-			at(ev.Time.UnixNano()).Add(ev, q.Fields)
+			p, _ := at(ev.Time.UnixNano())
+			p.Add(ev, q.Fields)
 			return nil
 		})
 }
@@ -382,6 +386,15 @@ func (s *bucketStream) addItem(k agg.OrderKey, it storage.Iterator) error {
 		return err
 	}
 	return s.cur.AddItem(k, it, s.v)
+}
+
+// at returns the summary of the bucket of the next event, at t (Unix
+// nanoseconds), done with the one before when t is past it.
+func (s *bucketStream) at(t int64) (*agg.Summary, error) {
+	if err := s.reach(time.Unix(0, t).UTC()); err != nil {
+		return nil, err
+	}
+	return s.cur, nil
 }
 
 // reach makes cur the summary of t's bucket, done with the one before.

@@ -11,6 +11,7 @@ import (
 	"github.com/timetabledb/timetable/clock"
 	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/event"
+	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/storage/pebblestore"
 )
 
@@ -27,12 +28,20 @@ func benchEvents(n, series int, from time.Time) []event.Event {
 }
 
 func benchDB(b *testing.B, now time.Time) (*engine.DB, *pebblestore.Store) {
+	return benchLayoutDB(b, now, family.LayoutRow)
+}
+
+// benchLayoutDB opens a DB on Pebble whose default family has the
+// layout, chunks of 6 hours for the chunk layout.
+func benchLayoutDB(b *testing.B, now time.Time, layout family.Layout) (*engine.DB, *pebblestore.Store) {
 	store, err := pebblestore.Open(b.TempDir(), pebblestore.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { store.Close() })
-	db, err := engine.Open(context.Background(), store, engine.Options{Clock: clock.NewManual(now)})
+	schema := family.DefaultSchema()
+	schema.Families[0].Layout, schema.Families[0].ChunkWindow = layout, 6*time.Hour
+	db, err := engine.Open(context.Background(), store, engine.Options{Schema: schema, Clock: clock.NewManual(now)})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -140,23 +149,35 @@ const (
 // BenchmarkAggregateAllSeries summarises 100,000 events of 500 series in
 // hourly buckets: the all-series aggregate of the peer comparison.
 func BenchmarkAggregateAllSeries(b *testing.B) {
-	benchAggregate(b, 500, 700*time.Millisecond, "", 24*time.Hour, 20) // about 19 hours of events
+	benchAggregate(b, family.LayoutRow, 500, 700*time.Millisecond, "", 24*time.Hour, 20) // about 19 hours of events
+}
+
+// BenchmarkAggregateAllSeriesChunks is BenchmarkAggregateAllSeries on
+// the chunk layout, 6-hour windows: the chunks' columns folded.
+func BenchmarkAggregateAllSeriesChunks(b *testing.B) {
+	benchAggregate(b, family.LayoutChunk, 500, 700*time.Millisecond, "", 24*time.Hour, 20)
+}
+
+// BenchmarkAggregateOneSeriesChunks is BenchmarkAggregateOneSeries on
+// the chunk layout.
+func BenchmarkAggregateOneSeriesChunks(b *testing.B) {
+	benchAggregate(b, family.LayoutChunk, 1, 6*time.Second, "dev-0000", 7*24*time.Hour, 167)
 }
 
 // BenchmarkAggregateOneSeries summarises 100,000 events of one series
 // over 7 days in hourly buckets: the one-series aggregate of the peer
 // comparison.
 func BenchmarkAggregateOneSeries(b *testing.B) {
-	benchAggregate(b, 1, 6*time.Second, "dev-0000", 7*24*time.Hour, 167) // about 7 days of events
+	benchAggregate(b, family.LayoutRow, 1, 6*time.Second, "dev-0000", 7*24*time.Hour, 167) // about 7 days of events
 }
 
 // benchAggregate writes 100,000 events of series series, every apart,
 // and summarises those of series (every series when empty) in a span
 // in hourly buckets, of which it expects buckets.
-func benchAggregate(b *testing.B, series int, every time.Duration, name string, span time.Duration, buckets int) {
+func benchAggregate(b *testing.B, layout family.Layout, series int, every time.Duration, name string, span time.Duration, buckets int) {
 	from := time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC)
 	const n = 100000
-	db, store := benchDB(b, from.Add(span))
+	db, store := benchLayoutDB(b, from.Add(span), layout)
 	ctx := context.Background()
 	for i := 0; i < n; i += 5000 {
 		evs := benchEvents(5000, series, from)

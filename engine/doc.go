@@ -179,6 +179,19 @@
 // QueryParallelism workers, each summarising its series' events into its
 // own summaries by bucket, merged once at the end. A series whose partitions
 // hold map-layout items is read as events from the first such item on.
+// Over chunk tables an aggregate folds the chunks' columns
+// (aggregate_columns.go): a series' partitions are merged by sort key a
+// chunk window at a time, and of each chunk the times and the columns of
+// the fields summed are decoded (package chunk's ReadColumns), with no
+// event or map of fields, integers and floats added to the sums as
+// numbers without their text. A window is folded only when chunks alone
+// make it and their times do not overlap, so that no event is in two of
+// them; a window that also holds rows or map items, or whose chunks
+// overlap (an event stored twice, two requests' events interleaved), is
+// decoded into events as a read decodes it, each event once. A filter,
+// first, last, delta or rate (which order the events of one instant by
+// their ids, which only events have) and archived tables read events
+// through the merge.
 //
 // The cursor names exactly the last event returned and is signed with a key
 // kept in the meta table, so a tampered or foreign cursor is refused
@@ -354,6 +367,8 @@
 //	aggregate_bucket.go            bucket lengths, calendar buckets, edges
 //	aggregate_walk.go              the walk of a series' partitions by
 //	                               sort key, without events
+//	aggregate_columns.go           aggregates of chunk tables folded
+//	                               from the chunks' columns
 //	aggregate_group.go             AggregateGroups
 //	aggregate_rollup.go            rollups: which to use, read, recompute
 //
@@ -372,8 +387,11 @@
 // is read once. A read of a chunk table reads each partition a window
 // at a time (read_chunk.go), chunks and rows together, and cuts the
 // window's events to its range, cursor, filter and fields itself, as
-// for a millisecond of the map layout; aggregates read chunk tables
-// through the merge of events, not the walk of row items. The format is
+// for a millisecond of the map layout; while it reads the rest of a
+// window it cuts its pages to the window, so a series' latest events
+// whose newest window is one chunk with enough of them read one item
+// per shard. Aggregates fold chunk tables' columns (see Reads). The
+// format is
 // package chunk's; docs/layouts.md says what was chosen and why.
 // Events written one at a time (a small chunk each) are packed once
 // their table leaves the hot tier, by package compact.

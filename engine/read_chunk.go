@@ -51,6 +51,7 @@ func (s *source) fillWindow(first sourceItem) error {
 		return nil // not an event item
 	}
 	items := []storage.Item{first.item}
+	s.boundWindow(start)
 	for {
 		e, ok, err := s.nextItem()
 		if err != nil {
@@ -65,6 +66,7 @@ func (s *source) fillWindow(first sourceItem) error {
 		}
 		items = append(items, e.item)
 	}
+	s.unboundWindow()
 	buf, err := chunk.WindowEvents(s.buf[:0], items, s.scheme)
 	if err != nil {
 		return err
@@ -89,5 +91,51 @@ func (w *selection) projectAll(fields map[string]any) {
 		if !slices.Contains(w.fields, name) {
 			delete(fields, name)
 		}
+	}
+}
+
+// windowBounds are a source's range while it reads the rest of a window
+// (source.boundWindow).
+type windowBounds struct {
+	// low and high are the range of the source's query.
+	low, high string
+	// end is the key the items after the window lie past, in the
+	// query's direction.
+	end string
+	// cut is set once the query's Low or High is the window's.
+	cut bool
+}
+
+// boundWindow cuts the pages a source reads item by item from now on
+// to the window starting at start (Unix nanoseconds), whose first item
+// in the query's direction it has: the next page ends at the window's
+// edge rather than reading an item of the next window, which the merge
+// may never need. A read of a series' latest events, whose newest window
+// holds enough of them in one chunk, so reads that one item. The query's
+// range comes back once the window is read (nextItem), or at once when
+// the page being read reaches past it (unboundWindow).
+func (s *source) boundWindow(start int64) {
+	if s.whole {
+		return // a page read whole holds what it holds
+	}
+	b := &windowBounds{low: s.q.Low, high: s.q.High}
+	if s.q.Desc {
+		b.end = itemenc.TimeKey(time.Unix(0, start).UTC())
+		s.q.Low = max(s.q.Low, b.end)
+	} else {
+		b.end = itemenc.HighKey(time.Unix(0, start+int64(s.window)-1).UTC())
+		if s.q.High == "" || b.end < s.q.High {
+			s.q.High = b.end
+		}
+	}
+	s.bounds = b
+}
+
+// unboundWindow gives a source its query's range back after a window
+// whose reading ended before its pages were cut to it.
+func (s *source) unboundWindow() {
+	if s.bounds != nil {
+		s.q.Low, s.q.High = s.bounds.low, s.bounds.high
+		s.bounds = nil
 	}
 }

@@ -70,6 +70,11 @@ type source struct {
 	// without a client id their ids.
 	window time.Duration
 	scheme event.IDScheme
+	// bounds, while a source read item by item reads the rest of a
+	// window, holds q's Low and High, which are cut to the window so that
+	// no page reads past it (boundWindow), and end the key its
+	// following items lie past.
+	bounds *windowBounds
 	// cur is the current event, and sk its sort key, valid while ok. js,
 	// when not nil, is the event's JSON, and cur holds no fields.
 	cur event.Event
@@ -309,6 +314,13 @@ func (s *source) nextItem() (sourceItem, bool, error) {
 			s.done = true
 			return sourceItem{}, false, err
 		}
+		if !stopped && s.bounds != nil && s.bounds.cut {
+			// The window's range is read: the items past it follow,
+			// in the next page of the range as it was.
+			s.q.Low, s.q.High, s.q.After = s.bounds.low, s.bounds.high, s.bounds.end
+			s.bounds = nil
+			return sourceItem{}, false, nil
+		}
 		// An iterator that stopped at its limit, not at the end, is
 		// followed by the next page: a per-millisecond source may need more
 		// items than events, and a filtered one examines items it does
@@ -316,6 +328,9 @@ func (s *source) nextItem() (sourceItem, bool, error) {
 		s.done = !stopped
 		s.q.After = after
 		s.q.Limit = min(2*s.q.Limit, s.maxPage)
+		if s.bounds != nil && !s.done {
+			s.bounds.cut = true // the next page is the window's
+		}
 	}
 	return sourceItem{}, false, nil
 }

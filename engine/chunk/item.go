@@ -243,7 +243,12 @@ func compress(block []byte) []byte {
 	return best
 }
 
-func decompress(data []byte) ([]byte, error) {
+func decompress(data []byte) ([]byte, error) { return decompressTo(nil, data) }
+
+// decompressTo returns the block of a chunk's stored form data, in dst's
+// memory when it is compressed (the block is a view of data when it is
+// not).
+func decompressTo(dst, data []byte) ([]byte, error) {
 	if len(data) == 0 {
 		return nil, fmt.Errorf("%w: no data", ErrCorrupt)
 	}
@@ -255,7 +260,7 @@ func decompress(data []byte) ([]byte, error) {
 		if data[0] == storedZstdBare {
 			frame = append(slices.Clip(zstdMagic), frame...)
 		}
-		b, err := decoder().DecodeAll(frame, nil)
+		b, err := decoder().DecodeAll(frame, dst[:0])
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrCorrupt, err)
 		}
@@ -264,7 +269,7 @@ func decompress(data []byte) ([]byte, error) {
 		if n, err := s2.DecodedLen(data[1:]); err != nil || n > maxBlock {
 			return nil, corrupt("S2 block of %d bytes: %v", n, err)
 		}
-		b, err := s2.Decode(nil, data[1:])
+		b, err := s2.Decode(dst[:cap(dst)], data[1:])
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrCorrupt, err)
 		}

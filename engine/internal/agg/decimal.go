@@ -61,7 +61,7 @@ func parseDecimal(d *apd.Decimal, s string) bool {
 // would, coefficient and exponent alike, without its general parser,
 // which an aggregate would otherwise pay for every value it reads. On
 // false d is unchanged and s is for SetString.
-func parsePlainDecimal(d *apd.Decimal, s string) bool {
+func parsePlainDecimal[T string | []byte](d *apd.Decimal, s T) bool {
 	i, neg := 0, false
 	if len(s) > 0 && s[0] == '-' {
 		i, neg = 1, true

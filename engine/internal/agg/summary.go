@@ -1,9 +1,12 @@
 package agg
 
 import (
+	"encoding/json"
 	"fmt"
 	"iter"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -49,6 +52,8 @@ type fieldSummary struct {
 	lastK     OrderKey
 	// sk holds the sketches the summary needs, once a value came.
 	sk *sketches
+	// float is the last float AddFloat added, once one was.
+	float *lastFloat
 }
 
 // OrderKey places an event in the merge's order: by time (Unix
@@ -168,6 +173,79 @@ func NewFieldVisitor(fields []string) *FieldVisitor {
 	return v
 }
 
+// AddValue adds the value v of the named field of the event at k, as
+// Add adds it from the event: for values read from a column, whose
+// event is counted apart (Events). name must not be a view of a store's
+// buffers.
+func (p *Summary) AddValue(name string, v any, k OrderKey) {
+	p.field(name).add(v, k, p.Want)
+}
+
+// AddInt adds the integer n, a value of the named field of the event at
+// k, as AddValue adds its canonical text, without making the text when
+// the summary keeps only totals.
+func (p *Summary) AddInt(name string, n int64, k OrderKey) {
+	fp := p.field(name)
+	if p.Want.sketched() || !p.Want.noOrder {
+		fp.add(json.Number(strconv.FormatInt(n, 10)), k, p.Want)
+		return
+	}
+	var x apd.Decimal
+	x.SetFinite(n, 0)
+	fp.addNumber(&x, p.Want)
+}
+
+// AddFloat adds the float f, a value of the named field of the event at
+// k whose canonical text is strconv.FormatFloat(f, 'f', -1, 64), as
+// AddValue adds that text, without making it when the summary keeps only
+// totals and the text is a short plain decimal.
+func (p *Summary) AddFloat(name string, f float64, k OrderKey) {
+	fp := p.field(name)
+	bits := math.Float64bits(f)
+	if fp.float != nil && fp.float.bits == bits && !p.Want.sketched() && p.Want.noOrder {
+		fp.addNumber(&fp.float.x, p.Want) // the value before again, as a reading often is
+		return
+	}
+	var buf [32]byte
+	text := strconv.AppendFloat(buf[:0], f, 'f', -1, 64)
+	var x apd.Decimal
+	if p.Want.sketched() || !p.Want.noOrder || !parsePlainDecimal(&x, text) {
+		fp.add(json.Number(text), k, p.Want)
+		return
+	}
+	if fp.float == nil {
+		fp.float = &lastFloat{}
+	}
+	fp.float.bits = bits
+	fp.float.x.Set(&x)
+	fp.addNumber(&x, p.Want)
+}
+
+// AddDecimal adds the decimal m times 10^-scale, a value of the named
+// field of the event at k, as AddValue adds its canonical text (no
+// trailing zeros after the point), without making the text when the
+// summary keeps only totals.
+func (p *Summary) AddDecimal(name string, m int64, scale int, k OrderKey) {
+	for scale > 0 && m%10 == 0 {
+		m, scale = m/10, scale-1 // the canonical text's coefficient and exponent
+	}
+	var x apd.Decimal
+	x.SetFinite(m, -int32(scale))
+	fp := p.field(name)
+	if p.Want.sketched() || !p.Want.noOrder {
+		fp.add(json.Number(x.Text('f')), k, p.Want)
+		return
+	}
+	fp.addNumber(&x, p.Want)
+}
+
+// lastFloat is the last float AddFloat added to a field, and its
+// decimal.
+type lastFloat struct {
+	bits uint64
+	x    apd.Decimal
+}
+
 // AddAll adds an event, summarising every field it has: a rollup's.
 func (p *Summary) AddAll(ev event.Event) {
 	p.Events++
@@ -212,21 +290,36 @@ func (fp *fieldSummary) add(v any, k OrderKey, w Needs) {
 		fp.nonnum, fp.notNumber = true, &notNumber{storage.CloneValue(v), k.At}
 		return
 	}
+	fp.total(&x, w)
+}
+
+// addNumber adds one number of the field, to a summary that keeps its
+// totals and no sketch nor first and last (AddInt, AddFloat).
+func (fp *fieldSummary) addNumber(x *apd.Decimal, w Needs) {
+	fp.count++
+	if !fp.nonnum && w.totals() {
+		fp.total(x, w)
+	}
+}
+
+// total adds the number x, the count-th value of the field, to its sum,
+// min and max, those w keeps.
+func (fp *fieldSummary) total(x *apd.Decimal, w Needs) {
 	if fp.count == 1 {
-		fp.sum.Set(&x)
-		fp.min.Set(&x)
-		fp.max.Set(&x)
+		fp.sum.Set(x)
+		fp.min.Set(x)
+		fp.max.Set(x)
 		return
 	}
 	if !w.noSum {
-		addDecimal(&fp.sum, &x)
+		addDecimal(&fp.sum, x)
 	}
 	if !w.noMinMax {
 		if x.Cmp(&fp.min) < 0 {
-			fp.min.Set(&x)
+			fp.min.Set(x)
 		}
 		if x.Cmp(&fp.max) > 0 {
-			fp.max.Set(&x)
+			fp.max.Set(x)
 		}
 	}
 }

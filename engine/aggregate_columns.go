@@ -1,0 +1,379 @@
+package engine
+
+import (
+	"cmp"
+	"container/heap"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/timetabledb/timetable/engine/chunk"
+	"github.com/timetabledb/timetable/engine/internal/agg"
+	"github.com/timetabledb/timetable/engine/itemenc"
+	"github.com/timetabledb/timetable/event"
+	"github.com/timetabledb/timetable/family"
+	"github.com/timetabledb/timetable/storage"
+)
+
+// An aggregate over chunk tables folds chunks' columns into its buckets:
+// it reads one series' items of every partition (each shard, each
+// table) in sort key order, a window at a time, decodes of each chunk
+// the times and the columns of the fields it sums (chunk.ReadColumns),
+// and adds each value in the range to its bucket's summary, with no
+// event or map of fields made. A window's events are each added once:
+// its chunks are folded only when they alone make the window and their
+// times do not overlap (each chunk's last event before the next chunk's
+// first), since an event two chunks hold has the same time in both and
+// one chunk holds an event once (chunk.Pack). A window that also holds
+// rows or map items, or chunks whose times overlap (two requests' events
+// of one window interleaved, or one event stored twice), is decoded into
+// events as a read decodes it (chunk.WindowEvents, each event once) and
+// those are added. Queries the columns do not answer read events
+// (columnWindow says which).
+
+// columnWindow returns the chunk window of spec's tables when an
+// aggregate q reads them from columns: every table of one chunk window
+// and none archived (an archive holds events), no filter (which may
+// need other fields than those summed), no cursor, and none of first,
+// last, delta and rate, which depend on the order of events at one
+// instant: the merge's, by event id, which only events have (a chunk
+// holds its events at one instant in an order of its own).
+func columnWindow(spec sourceSpec, q *AggregateQuery) (time.Duration, bool) {
+	if q.Filter != nil || spec.pos != nil || spec.layout == family.LayoutMap || len(spec.tables) == 0 ||
+		slices.ContainsFunc(q.Funcs, orderedFunction) {
+		return 0, false
+	}
+	window := chunkWindow(spec.tables[0])
+	for _, t := range spec.tables {
+		if t.archive != nil || chunkWindow(t) != window {
+			return 0, false
+		}
+	}
+	return window, window > 0
+}
+
+// orderedFunction reports whether fn depends on the order of events at
+// one instant.
+func orderedFunction(fn string) bool {
+	switch fn {
+	case FnFirst, FnLast, FnDelta, FnRate:
+		return true
+	}
+	return false
+}
+
+// aggregateReads reads the events of one series for an aggregate q: from
+// chunks' columns where columnWindow allows (foldColumns), else as a walk
+// of row items or the merge of events (walkOrMerge) hand them to item
+// and event. at returns the summary of the bucket of a time, in Unix
+// nanoseconds.
+func (db *DB) aggregateReads(ctx context.Context, spec sourceSpec, series string, q *AggregateQuery, at func(t int64) (*agg.Summary, error), item func(k agg.OrderKey, it storage.Iterator) error, event func(ev event.Event) error) error {
+	if window, ok := columnWindow(spec, q); ok {
+		return db.foldColumns(ctx, spec, series, q, window, at)
+	}
+	return db.walkOrMerge(ctx, spec, series, q.Fields, item, event)
+}
+
+// foldColumns adds the events of one series of spec's chunk tables, of
+// chunk window window, to the summaries at returns.
+func (db *DB) foldColumns(ctx context.Context, spec sourceSpec, series string, q *AggregateQuery, window time.Duration, at func(t int64) (*agg.Summary, error)) error {
+	from, to := spec.span()
+	f := &columnFold{q: q, series: series, from: from.UnixNano(), to: to.UnixNano(), at: at}
+	var ps columnPartitions
+	defer func() {
+		for _, p := range ps {
+			p.it.Close()
+		}
+	}()
+	for _, t := range spec.tables {
+		for shard := range t.shards {
+			sq := storage.Query{Table: t.name, PK: itemenc.PartitionKey(spec.tenant, spec.q.Table, series, shard),
+				Low: chunk.LowKey(from, window), High: itemenc.HighKey(to)}
+			ps = append(ps, &columnPartition{table: t.name, pk: sq.PK, scheme: t.entry.IDScheme(), it: db.itemsOf(t).Query(ctx, sq)})
+		}
+	}
+	if err := firsts(db.opts.QueryParallelism, ps, (*columnPartition).next); err != nil {
+		return err
+	}
+	h := slices.DeleteFunc(slices.Clone(ps), func(p *columnPartition) bool { return !p.ok })
+	heap.Init(&h)
+	var start int64 // the window of f.items
+	for len(h) > 0 {
+		p := h[0]
+		w, ok := windowOf(p.sk, window)
+		if ok {
+			if len(f.items) > 0 && w != start {
+				if err := f.window(); err != nil {
+					return err
+				}
+			}
+			start = w
+			f.add(p)
+		}
+		if err := p.next(); err != nil {
+			return err
+		}
+		if p.ok {
+			heap.Fix(&h, 0)
+		} else {
+			heap.Pop(&h)
+		}
+	}
+	if len(f.items) > 0 {
+		return f.window()
+	}
+	return nil
+}
+
+// tableItem is an item of a window and the id scheme of its table: a
+// chunk's keys and stored form (chunk.AttrData), or any other item
+// whole.
+type tableItem struct {
+	chunk  bool
+	pk, sk string
+	data   []byte
+	item   storage.Item
+	scheme event.IDScheme
+}
+
+// newTableItem returns the tableItem of an item read whole.
+func newTableItem(it storage.Item, scheme event.IDScheme) tableItem {
+	if !chunk.IsSortKey(it.SK) {
+		return tableItem{pk: it.PK, sk: it.SK, item: it, scheme: scheme}
+	}
+	data, _ := it.Attrs[chunk.AttrData].([]byte)
+	return tableItem{chunk: true, pk: it.PK, sk: it.SK, data: data, scheme: scheme}
+}
+
+// whole returns the item as a read decodes it.
+func (t *tableItem) whole() storage.Item {
+	if !t.chunk {
+		return t.item
+	}
+	return storage.Item{PK: t.pk, SK: t.sk, Attrs: map[string]any{chunk.AttrData: t.data}}
+}
+
+// add adds the item a partition is on to the window, in memory of the
+// window's own: a chunk's stored form is copied into the buffer of the
+// item that held its place in a window before.
+func (f *columnFold) add(p *columnPartition) {
+	if len(f.items) == cap(f.items) {
+		f.items = append(f.items, tableItem{})
+	} else {
+		f.items = f.items[:len(f.items)+1]
+	}
+	t := &f.items[len(f.items)-1]
+	t.chunk, t.pk, t.sk, t.scheme = p.chunk, p.pk, p.sk, p.scheme
+	t.data, t.item = t.data[:0], p.item
+	if p.chunk {
+		t.data, t.item = append(t.data, p.data...), storage.Item{}
+	}
+}
+
+// columnFold adds one series' windows to the summaries of an aggregate.
+type columnFold struct {
+	q        *AggregateQuery
+	series   string
+	from, to int64 // the range, inclusive, Unix nanos
+	at       func(t int64) (*agg.Summary, error)
+	items    []tableItem // the window's, in sort key order
+	cols     []chunk.Columns
+	next     []int // per field, the index of its next value in the chunk
+	evs      []itemenc.DecodedEvent
+	// folded and decoded count the windows added from columns and from
+	// events.
+	folded, decoded int
+}
+
+// window adds the events of the window of f.items, and empties it.
+func (f *columnFold) window() error {
+	defer func() { f.items = f.items[:0] }()
+	if !slices.ContainsFunc(f.items, func(t tableItem) bool { return !t.chunk }) {
+		ok, err := f.readColumns()
+		if err != nil {
+			return err
+		}
+		if ok {
+			f.folded++
+			for i := range f.items {
+				if err := f.fold(&f.cols[i]); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}
+	f.decoded++
+	return f.events()
+}
+
+// readColumns reads the columns of the window's chunks and reports
+// whether their times are apart: each chunk's last event before the next
+// chunk's first, so that no event is in two of them.
+func (f *columnFold) readColumns() (bool, error) {
+	if cap(f.cols) < len(f.items) {
+		f.cols = append(f.cols[:cap(f.cols)], make([]chunk.Columns, len(f.items)-cap(f.cols))...)
+	}
+	f.cols = f.cols[:len(f.items)]
+	for i, t := range f.items {
+		c := &f.cols[i]
+		if err := chunk.ReadColumns(c, t.sk, t.data, f.q.Fields); err != nil {
+			return false, fmt.Errorf("chunk %q %q: %w", t.pk, t.sk, err)
+		}
+		if len(c.Times) == 0 {
+			return false, nil // no chunk Pack makes: let the event path judge it
+		}
+		if i > 0 {
+			prev := f.cols[i-1].Times
+			if prev[len(prev)-1] >= c.Times[0] {
+				return false, nil
+			}
+		}
+	}
+	return true, nil
+}
+
+// fold adds the events of one chunk's columns that lie in the range.
+func (f *columnFold) fold(c *chunk.Columns) error {
+	f.next = append(f.next[:0], make([]int, len(f.q.Fields))...)
+	k := agg.OrderKey{Series: f.series}
+	for i, t := range c.Times {
+		in := f.from <= t && t <= f.to
+		var s *agg.Summary
+		if in {
+			var err error
+			if s, err = f.at(t); err != nil {
+				return err
+			}
+			s.Events++
+			k.At = t
+		}
+		for fi := range c.Fields {
+			col := &c.Fields[fi]
+			if !col.Has(i) {
+				continue
+			}
+			j := f.next[fi]
+			f.next[fi]++
+			if !in {
+				continue
+			}
+			name := f.q.Fields[fi]
+			switch col.Kind {
+			case chunk.ColumnInts:
+				s.AddInt(name, col.Ints[j], k)
+			case chunk.ColumnFloats:
+				s.AddFloat(name, col.Floats[j], k)
+			case chunk.ColumnDecimals:
+				s.AddDecimal(name, col.Ints[j], col.Scale, k)
+			default:
+				s.AddValue(name, col.Values[j], k)
+			}
+		}
+	}
+	return nil
+}
+
+// events adds the events of the window's items as a read decodes them:
+// each table's items together (chunk.WindowEvents, under the table's id
+// scheme), then an event two tables hold once, as the merge keeps it.
+func (f *columnFold) events() error {
+	f.evs = f.evs[:0]
+	items := make([]storage.Item, 0, len(f.items))
+	for i := 0; i < len(f.items); {
+		j := i + 1
+		for j < len(f.items) && f.items[j].scheme == f.items[i].scheme {
+			j++
+		}
+		items = items[:0]
+		for k := range f.items[i:j] {
+			items = append(items, f.items[i+k].whole())
+		}
+		var err error
+		if f.evs, err = chunk.WindowEvents(f.evs, items, f.items[i].scheme); err != nil {
+			return err
+		}
+		i = j
+	}
+	slices.SortStableFunc(f.evs, func(a, b itemenc.DecodedEvent) int { return cmp.Compare(a.SK, b.SK) })
+	f.evs = slices.CompactFunc(f.evs, func(a, b itemenc.DecodedEvent) bool { return a.SK == b.SK })
+	for _, d := range f.evs {
+		t := d.Event.Time.UnixNano()
+		if t < f.from || t > f.to {
+			continue
+		}
+		s, err := f.at(t)
+		if err != nil {
+			return err
+		}
+		s.Add(d.Event, f.q.Fields)
+	}
+	return nil
+}
+
+// columnPartition is one partition of a fold: its iterator, and the
+// item of events it is on (ok): a chunk's sort key and stored form, in
+// memory of its own, or any other item whole.
+type columnPartition struct {
+	table, pk string
+	scheme    event.IDScheme
+	it        storage.Iterator
+	sk        string
+	chunk     bool
+	data      []byte
+	item      storage.Item
+	ok        bool
+}
+
+// next moves the partition to its next item of events: a chunk, a row
+// or a map item. Of a chunk it copies the stored form only, as the
+// store holds it (Attrs), not the item.
+func (p *columnPartition) next() error {
+	for p.it.Next() {
+		sk := p.it.SortKey()
+		switch {
+		case chunk.IsSortKey(sk):
+			p.data = p.data[:0]
+			err := p.it.Attrs(func(name string, v any) bool {
+				if name != chunk.AttrData {
+					return true
+				}
+				if b, ok := v.([]byte); ok {
+					p.data = append(p.data, b...)
+				}
+				return false
+			})
+			if err != nil {
+				return fmt.Errorf("query table %q: %w", p.table, err)
+			}
+			p.sk, p.chunk, p.item, p.ok = strings.Clone(sk), true, storage.Item{}, true
+			return nil
+		case itemenc.IsRowSortKey(sk) || itemenc.IsMapSortKey(sk):
+			p.item = p.it.Item()
+			p.sk, p.chunk, p.ok = p.item.SK, false, true
+			return nil
+		}
+	}
+	p.ok = false
+	if err := p.it.Err(); err != nil && !errors.Is(err, storage.ErrTableNotFound) {
+		return fmt.Errorf("query table %q: %w", p.table, err)
+	}
+	return nil
+}
+
+// columnPartitions is a heap of columnPartitions by sort key. It
+// implements heap.Interface.
+type columnPartitions []*columnPartition
+
+func (h columnPartitions) Len() int           { return len(h) }
+func (h columnPartitions) Less(i, j int) bool { return h[i].sk < h[j].sk }
+func (h columnPartitions) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *columnPartitions) Push(x any)        { *h = append(*h, x.(*columnPartition)) }
+func (h *columnPartitions) Pop() any {
+	c := (*h)[len(*h)-1]
+	*h = (*h)[:len(*h)-1]
+	return c
+}
