@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"testing"
 	"time"
 
@@ -81,5 +82,29 @@ func TestVersion1ChunksStillRead(t *testing.T) {
 		evs, err := Unpack(nil, storage.Item{PK: c.PK, SK: c.SK, Attrs: map[string]any{AttrData: c.Data, AttrCount: json.Number(fmt.Sprint(len(c.Events)))}})
 		require.NoError(t, err)
 		require.Equal(t, c.Events, readBack(evs), "chunk %s", c.SK)
+		// An aggregate's column reader reads the same events' values.
+		var fields []string
+		for _, ev := range evs {
+			for name := range ev.Fields {
+				if !slices.Contains(fields, name) {
+					fields = append(fields, name)
+				}
+			}
+		}
+		var cols Columns
+		require.NoError(t, ReadColumns(&cols, c.SK, c.Data, fields))
+		require.Len(t, cols.Times, len(evs))
+		for f, name := range fields {
+			col, j := &cols.Fields[f], 0
+			for i, ev := range evs {
+				require.Equal(t, ev.Time.UnixNano(), cols.Times[i])
+				v, ok := ev.Fields[name]
+				require.Equal(t, ok, col.Has(i), "chunk %s event %d field %s", c.SK, i, name)
+				if ok {
+					require.Equal(t, v, col.Values[j], "chunk %s event %d field %s", c.SK, i, name)
+					j++
+				}
+			}
+		}
 	}
 }
