@@ -157,8 +157,9 @@ func (t *tableItem) whole() storage.Item {
 }
 
 // add adds the item a partition is on to the window, in memory of the
-// window's own: a chunk's stored form is copied into the buffer of the
-// item that held its place in a window before.
+// window's own: a chunk's stored form changes hands, the partition
+// taking for its next item the buffer of the item that held this place
+// in a window before.
 func (f *columnFold) add(p *columnPartition) {
 	if len(f.items) == cap(f.items) {
 		f.items = append(f.items, tableItem{})
@@ -167,9 +168,11 @@ func (f *columnFold) add(p *columnPartition) {
 	}
 	t := &f.items[len(f.items)-1]
 	t.chunk, t.pk, t.sk, t.scheme = p.chunk, p.pk, p.sk, p.scheme
-	t.data, t.item = t.data[:0], p.item
+	t.item = p.item
 	if p.chunk {
-		t.data, t.item = append(t.data, p.data...), storage.Item{}
+		t.data, p.data, t.item = p.data, t.data[:0], storage.Item{}
+	} else {
+		t.data = t.data[:0]
 	}
 }
 

@@ -63,6 +63,7 @@ func TestAggregateColumnsAsEvents(t *testing.T) {
 		r := rand.New(rand.NewPCG(39, 3))
 		evs := columnEvents(r, 3000)
 		slices.SortFunc(evs, func(a, b event.Event) int { return a.Time.Compare(b.Time) })
+		retried := slices.Clone(evs[1000:1200])
 		for len(evs) > 0 {
 			if r.IntN(4) == 0 {
 				// Requests over the same times: chunks that overlap.
@@ -93,6 +94,13 @@ func TestAggregateColumnsAsEvents(t *testing.T) {
 				require.NoError(t, err)
 			}
 			evs = evs[n:]
+		}
+		// A retry in May writes some of them again, into a table of
+		// May's writes: the same chunks in two tables.
+		for _, f := range []*fixture{chunks, rows} {
+			f.clock.Set(time.Date(2017, 5, 1, 0, 30, 0, 0, time.UTC))
+			_, err := f.db.Write(ctx, "acme", "t", slices.Clone(retried))
+			require.NoError(t, err)
 		}
 		all := []string{engine.FnCount, engine.FnSum, engine.FnMin, engine.FnMax, engine.FnAvg}
 		from, to := apr10.Add(17*time.Minute+time.Second), apr10.Add(47*time.Hour+3*time.Minute)
