@@ -1,6 +1,7 @@
 package influxql
 
 import (
+	"math"
 	"slices"
 	"time"
 
@@ -87,15 +88,30 @@ func transformedRows(st *iql.SelectStatement, cols []aggColumn, w windows, start
 		if c.extended() {
 			lo, hi = extFrom, extTo
 		}
-		times, idx := w.timeline(starts, s.present, lo, hi, desc)
+		present := s.present
+		if c.fn != "stddev" {
+			// A bucket of points but no value (percentile's rank 0) is
+			// none of the column's rows.
+			present = slices.Clone(present)
+			for i, v := range s.values {
+				present[i] = present[i] && v != nil
+			}
+		}
+		times, idx := w.timeline(starts, present, lo, hi, desc)
 		col := make([]row, 0, len(times))
 		for k, i := range idx {
-			if st.Fill == iql.NoFill && (i < 0 || !s.present[i]) {
+			if st.Fill == iql.NoFill && (i < 0 || !present[i]) {
 				continue
 			}
 			r := row{t: times[k], values: []any{nil}}
-			if i >= 0 && s.present[i] {
+			if i >= 0 && present[i] {
 				r.values[0] = s.values[i]
+				if r.values[0] == nil {
+					// stddev() of one value, which InfluxDB answers NaN
+					// (query.FloatStddevReduceSlice): a row, null, that
+					// fill() leaves and a transform of it is NaN over.
+					r.values[0] = math.NaN()
+				}
 			}
 			col = append(col, r)
 		}
@@ -126,6 +142,13 @@ func transformedRows(st *iql.SelectStatement, cols []aggColumn, w windows, start
 	// fill(number), the row before's value under fill(previous), else null.
 	if st.Fill == iql.NumberFill || st.Fill == iql.PreviousFill {
 		fill(st, cols, rows)
+	}
+	for _, r := range rows {
+		for j, v := range r.values {
+			if f, ok := v.(float64); ok && math.IsNaN(f) {
+				r.values[j] = nil // as InfluxDB writes NaN
+			}
+		}
 	}
 	return rows
 }
@@ -260,14 +283,14 @@ func transform(c aggColumn, j int, rows []row) {
 					elapsed = -elapsed
 				}
 				d := (v - prev) / (float64(elapsed) / float64(c.unit))
-				if c.outer == "derivative" || d >= 0 {
+				if c.outer == "derivative" || !(d < 0) { // NaN too, as InfluxDB's
 					rows[i].values[j] = d
 				}
 			}
 		case "difference", "non_negative_difference":
 			if seen {
 				d := v - prev
-				if c.outer == "difference" || d >= 0 {
+				if c.outer == "difference" || !(d < 0) {
 					rows[i].values[j] = d
 				}
 			}

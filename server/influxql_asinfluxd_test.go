@@ -156,6 +156,10 @@ var asInfluxdCases = []asInfluxdCase{
 		query: `SELECT count(value), derivative(mean(value)) FROM cpu WHERE time >= '2010-07-01T18:47:00Z' AND time <= '2010-07-01T18:47:09Z' GROUP BY time(1s) LIMIT 2`},
 	{name: "limit of a transform's rows fill(previous)", lines: cpuGaps,
 		query: `SELECT count(value), derivative(mean(value)) FROM cpu WHERE time >= '2010-07-01T18:47:00Z' AND time <= '2010-07-01T18:47:09Z' GROUP BY time(1s) fill(previous) LIMIT 2`},
+	// stddev() of one value is NaN to a transform: its rows are null,
+	// not filled, and count for LIMIT.
+	{name: "difference of stddev of one value", lines: cpuGaps,
+		query: `SELECT count(value), non_negative_difference(stddev(value)) FROM cpu WHERE time >= '2010-07-01T18:47:00Z' AND time <= '2010-07-01T18:47:09Z' GROUP BY time(1s) fill(0) LIMIT 3`},
 	{name: "moving_average beside count fill(0)", lines: cpuGaps,
 		query: `SELECT moving_average(mean(value), 3), count(value) FROM cpu WHERE time >= '2010-07-01T18:47:02Z' AND time <= '2010-07-01T18:47:09Z' GROUP BY time(1s) fill(0)`},
 
