@@ -77,14 +77,7 @@ func genSubquery(rng *rand.Rand) diffStatement {
 		outerWhere = append(outerWhere, genTimeRange(rng, &s))
 	default:
 		innerWhere = append(innerWhere, genTimeRange(rng, &s))
-		if s.inclusiveEnd {
-			// One end marked for the text with an exclusive end: the
-			// outer's range is written as it is.
-			lo := diffStart.Add(time.Duration(rng.IntN(4)) * 10 * time.Minute)
-			outerWhere = append(outerWhere, fmt.Sprintf("time >= '%s' AND time < '%s'", rfc(lo), rfc(lo.Add(30*time.Minute))))
-		} else {
-			outerWhere = append(outerWhere, genTimeRange(rng, &s))
-		}
+		outerWhere = append(outerWhere, genTimeRange(rng, &s))
 	}
 	if rng.IntN(3) == 0 {
 		innerWhere = append(innerWhere, genTagCondition(rng, &s))

@@ -3,6 +3,7 @@ package server_test
 import (
 	"encoding/json"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -63,10 +64,23 @@ func knownDifferenceList() []knownDifference {
 		{
 			name: "first()/last() among events of one time",
 			doc:  "`first()` and `last()` among events of one time",
-			applies: func(_ *diffEnv, c *diffCase) bool {
-				return sameBut(c.a, c.b, func(col string) bool {
-					return strings.HasPrefix(col, "first") || strings.HasPrefix(col, "last")
-				})
+			applies: func(e *diffEnv, c *diffCase) bool {
+				firstLast := func(col string) bool { return strings.HasPrefix(col, "first") || strings.HasPrefix(col, "last") }
+				if sameBut(c.a, c.b, firstLast) {
+					return true
+				}
+				// A transform of first() or last() (derivative(last(f)))
+				// differs where its argument does: the statement with
+				// the selectors in the transforms' place differs only in
+				// them.
+				unwrapped := transformOfFirstLast.ReplaceAllString(c.stmt.text, "$1")
+				if unwrapped == c.stmt.text {
+					return false
+				}
+				s := c.stmt
+				s.text = unwrapped
+				r := e.run(s, "full")
+				return !r.same && sameBut(r.a, r.b, firstLast)
 			},
 		},
 		{
@@ -110,34 +124,12 @@ func knownDifferenceList() []knownDifference {
 				return strings.Contains(string(c.timetable), "inverted range") || c.stmt.emptyRange
 			},
 		},
-		{
-			name: "open: transforms over GROUP BY time()",
-			doc:  "transforms over `GROUP BY time()`",
-			applies: func(_ *diffEnv, c *diffCase) bool {
-				return c.stmt.transform
-			},
-		},
-		{
-			name: "open: inclusive end of GROUP BY time()",
-			doc:  "an inclusive end",
-			applies: func(e *diffEnv, c *diffCase) bool {
-				// GROUP BY time() with time <= t; or a statement that
-				// agrees with time <= t written time < t+1ns, or
-				// differs then only in another known way.
-				if !c.stmt.inclusiveEnd {
-					return false
-				}
-				if c.stmt.groupByTime {
-					return true
-				}
-				s := c.stmt
-				s.text, s.inclusiveEnd = s.exclusiveEnd, false
-				r := e.run(s, "full")
-				return r.same || r.bothRefuse || classify(e, r) != nil
-			},
-		},
 	}
 }
+
+// transformOfFirstLast finds a transform of first() or last() in a
+// statement's text, the selector in its first group.
+var transformOfFirstLast = regexp.MustCompile(`\w+\(((?:first|last)\(\w+\))(?:, \w+)?\)`)
 
 // classify is the known difference of a case's, or nil.
 func classify(e *diffEnv, c *diffCase) *knownDifference {
