@@ -33,7 +33,7 @@ func main() {
 	flag.StringVar(&o.Timetable, "timetable", "", "the timetable binary the peer comparison serves from (make bench builds bin/timetable)")
 	peers := flag.String("peers", "with", "the peer comparison: with the rest, only, or without")
 	flag.IntVar(&o.MQTTMessages, "mqtt-messages", 50000, "messages of one event per MQTT ingest run")
-	only := flag.String("only", "", "measure only this part of the table: embedded, aggregate, manyseries, dynamo, layouts, chunks, mqtt, archive, fence, migrate, influximport or limits")
+	only := flag.String("only", "", "measure only this part of the table: embedded, aggregate, manyseries, dynamo, layouts, chunks, disk, mqtt, archive, fence, migrate, influximport or limits")
 	flag.IntVar(&o.PeerRuns, "peer-runs", 2, "run the peer comparison this many times and print the median of each figure, with the spread in notes")
 	flag.StringVar(&o.PeerProfile, "peers-cpuprofile", "", "write CPU profiles of timetable's server over the peer ingest and each peer query into this directory (go tool pprof -top bin/timetable DIR/timetable-query1-*.pb.gz reads those of the first query)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
@@ -94,7 +94,7 @@ func run(ctx context.Context, o bench.Options, peers, only, page string) error {
 		}{
 			{"embedded", bench.Embedded}, {"mqtt", bench.MQTT}, {"aggregate", bench.Aggregate},
 			{"manyseries", bench.ManySeries}, {"dynamo", bench.Dynamo}, {"layouts", bench.Layouts},
-			{"chunks", bench.Chunks},
+			{"chunks", bench.Chunks}, {"disk", bench.Disk},
 			{"archive", bench.Archive}, {"fence", bench.Fence}, {"migrate", bench.Migrate},
 			{"influximport", bench.InfluxImport},
 			{"limits", bench.Limits},

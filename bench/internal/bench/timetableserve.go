@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"github.com/timetabledb/timetable/api"
 	"github.com/timetabledb/timetable/client"
 	"github.com/timetabledb/timetable/event"
+	"github.com/timetabledb/timetable/family"
 )
 
 // timetablePeer is `timetable serve` on Pebble, the binary `make build`
@@ -35,9 +37,33 @@ type timetablePeer struct {
 	adminToken string
 	client     *http.Client
 	d          *daemon
+	// layout is the layout of the default family's tables; "" is the
+	// configuration's default, rows.
+	layout family.Layout
 }
 
-func (*timetablePeer) name() string       { return "timetable" }
+func (t *timetablePeer) name() string {
+	if t.layout != "" && t.layout != family.LayoutRow {
+		return "timetable (" + string(t.layout) + ")"
+	}
+	return "timetable"
+}
+
+// globalFlags are the flags of every timetable command the peer runs:
+// its store, and a configuration file with the default family's layout
+// when it has one.
+func (t *timetablePeer) globalFlags() ([]string, error) {
+	flags := []string{"--store=pebble:" + t.dataDir()}
+	if t.layout == "" {
+		return flags, nil
+	}
+	file := filepath.Join(t.dir, "timetable.yaml")
+	conf := fmt.Sprintf("families:\n  - name: events\n    layout: %s\n", t.layout)
+	if err := os.WriteFile(file, []byte(conf), 0o644); err != nil {
+		return nil, err
+	}
+	return append(flags, "--config="+file), nil
+}
 func (*timetablePeer) version() string    { return "(this tree)" }
 func (*timetablePeer) durability() string { return "Pebble WAL synced per request" }
 func (t *timetablePeer) dataDir() string  { return filepath.Join(t.dir, "data") }
@@ -51,8 +77,11 @@ func (t *timetablePeer) start(ctx context.Context, dir string, _ func(string)) (
 		return nil, err
 	}
 	t.bin, t.dir = bin, dir
-	store := "--store=pebble:" + t.dataDir()
-	out, err := exec.CommandContext(ctx, t.bin, store, "tenant", "add", benchTenant).Output()
+	global, err := t.globalFlags()
+	if err != nil {
+		return nil, err
+	}
+	out, err := exec.CommandContext(ctx, t.bin, append(global, "tenant", "add", benchTenant)...).Output()
 	if ee, ok := err.(*exec.ExitError); ok {
 		return nil, fmt.Errorf("tenant add: %w: %s", err, ee.Stderr)
 	} else if err != nil {
@@ -62,9 +91,9 @@ func (t *timetablePeer) start(ctx context.Context, dir string, _ func(string)) (
 	// The benchmark measures the server's ingest, not a tenant's default
 	// write rate (100,000 events a second): the bench tenant's rates are
 	// raised as an operator raises a heavy tenant's.
-	raise := []string{store, "tenant", "limits", benchTenant,
+	raise := append(global, "tenant", "limits", benchTenant,
 		"--write-events-per-second", "1000000000", "--write-events-burst", "1000000000",
-		"--write-bytes-per-second", "100000000000", "--write-bytes-burst", "100000000000"}
+		"--write-bytes-per-second", "100000000000", "--write-bytes-burst", "100000000000")
 	if out, err := exec.CommandContext(ctx, t.bin, raise...).CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("tenant limits: %w: %s", err, out)
 	}
@@ -75,7 +104,7 @@ func (t *timetablePeer) start(ctx context.Context, dir string, _ func(string)) (
 	}
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	t.adminToken = rand.Text()
-	t.d, err = startDaemon("timetable", dir, syscall.SIGTERM, nil, []string{"TIMETABLE_ADMIN_TOKEN=" + t.adminToken}, t.bin, store, "--log-level=warn", "serve", "--addr="+addr)
+	t.d, err = startDaemon("timetable", dir, syscall.SIGTERM, nil, []string{"TIMETABLE_ADMIN_TOKEN=" + t.adminToken}, t.bin, append(global, "--log-level=warn", "serve", "--addr="+addr)...)
 	if err != nil {
 		return nil, err
 	}
@@ -217,7 +246,11 @@ func (t *timetablePeer) flush(ctx context.Context) error {
 	if err := t.d.Stop(); err != nil {
 		return err
 	}
-	out, err := exec.CommandContext(ctx, t.bin, "--store=pebble:"+t.dataDir(), "compact").CombinedOutput()
+	global, err := t.globalFlags()
+	if err != nil {
+		return err
+	}
+	out, err := exec.CommandContext(ctx, t.bin, append(global, "compact")...).CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("timetable compact: %w: %s", err, out)
 	}
