@@ -33,6 +33,10 @@ const diskEvents = 100_000
 // configures it).
 const diskIdleWait = 12 * time.Second
 
+// diskUnit is the unit of the disk rows, printed with two decimals
+// where "MiB" rows print none.
+const diskUnit = "MiB stored"
+
 // diskSizes is what one system's data took.
 type diskSizes struct {
 	running, flushed float64 // MiB
@@ -66,10 +70,10 @@ func Disk(ctx context.Context, o Options, r *Report) error {
 		ts := sizes[i]
 		what := fmt.Sprintf("disk, %d events, timetable on Pebble, %s", diskEvents, layout)
 		r.Rows = append(r.Rows,
-			Row{Figure: what + fmt.Sprintf(", running, %v after the last write", diskIdleWait), Value: ts.running, Unit: "MiB", Baseline: "InfluxDB, the same", Base: influx.running, Aim: "<= 1.0 of InfluxDB"},
-			Row{Figure: "the same, running", Value: ts.running, Unit: "MiB", Baseline: "VictoriaMetrics, the same", Base: victoria.running},
-			Row{Figure: what + ", flushed (timetable compact)", Value: ts.flushed, Unit: "MiB", Baseline: "InfluxDB, cache snapshotted", Base: influx.flushed, Aim: "<= 1.0 of InfluxDB"},
-			Row{Figure: "the same, flushed", Value: ts.flushed, Unit: "MiB", Baseline: "VictoriaMetrics, force_flush", Base: victoria.flushed},
+			Row{Figure: what + fmt.Sprintf(", running, %v after the last write", diskIdleWait), Value: ts.running, Unit: diskUnit, Baseline: "InfluxDB, the same", Base: influx.running, Aim: "<= 1.0 of InfluxDB"},
+			Row{Figure: "the same, running", Value: ts.running, Unit: diskUnit, Baseline: "VictoriaMetrics, the same", Base: victoria.running},
+			Row{Figure: what + ", flushed (timetable compact)", Value: ts.flushed, Unit: diskUnit, Baseline: "InfluxDB, cache snapshotted", Base: influx.flushed, Aim: "<= 1.0 of InfluxDB"},
+			Row{Figure: "the same, flushed", Value: ts.flushed, Unit: diskUnit, Baseline: "VictoriaMetrics, force_flush", Base: victoria.flushed},
 		)
 	}
 	r.Notes = append(r.Notes, fmt.Sprintf("disk: the first %d events of the peer comparison's workload, written by one client in requests of %d, the data dir less what it held empty, blocks preallocated past a file's end not counted; running: %v after the last write, the server still up; flushed: as the peer comparison flushes", diskEvents, peerBatch, diskIdleWait))
