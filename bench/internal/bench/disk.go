@@ -7,9 +7,11 @@ package bench
 // flushes it (timetable: stopped and `timetable compact`; InfluxDB: its
 // cache snapshotted; VictoriaMetrics: /internal/force_flush). timetable
 // is measured on Pebble with the row layout and with the chunk layout
-// (the default family's tables of chunks), beside InfluxDB and
-// VictoriaMetrics, each written by one client in the peer comparison's
-// requests of 5,000 events.
+// (the default family's tables of chunks), of the default window (an
+// hour, which holds two or so of a series' readings, one every 33.6
+// minutes) and of a day's, beside InfluxDB and VictoriaMetrics, each
+// written by one client in the peer comparison's requests of 5,000
+// events.
 
 import (
 	"context"
@@ -50,6 +52,7 @@ func Disk(ctx context.Context, o Options, r *Report) error {
 	systems := []peer{
 		&timetablePeer{bin: o.Timetable, layout: family.LayoutRow},
 		&timetablePeer{bin: o.Timetable, layout: family.LayoutChunk},
+		&timetablePeer{bin: o.Timetable, layout: family.LayoutChunk, chunkWindow: "24h"},
 		&influxPeer{},
 		&victoriaPeer{},
 	}
@@ -65,8 +68,8 @@ func Disk(ctx context.Context, o Options, r *Report) error {
 		}
 		o.Progress(fmt.Sprintf("disk: %s %.1f MiB running, %.1f MiB flushed", p.name(), sizes[i].running, sizes[i].flushed))
 	}
-	influx, victoria := sizes[2], sizes[3]
-	for i, layout := range []string{"row layout", "chunk layout"} {
+	influx, victoria := sizes[3], sizes[4]
+	for i, layout := range []string{"row layout", "chunk layout", "chunk layout of day windows"} {
 		ts := sizes[i]
 		what := fmt.Sprintf("disk, %d events, timetable on Pebble, %s", diskEvents, layout)
 		r.Rows = append(r.Rows,

@@ -40,10 +40,16 @@ type timetablePeer struct {
 	// layout is the layout of the default family's tables; "" is the
 	// configuration's default, rows.
 	layout family.Layout
+	// chunkWindow is the default family's chunk_window, when it is of
+	// the chunk layout; "" is the configuration's default.
+	chunkWindow string
 }
 
 func (t *timetablePeer) name() string {
 	if t.layout != "" && t.layout != family.LayoutRow {
+		if t.chunkWindow != "" {
+			return "timetable (" + string(t.layout) + ", " + t.chunkWindow + ")"
+		}
 		return "timetable (" + string(t.layout) + ")"
 	}
 	return "timetable"
@@ -59,6 +65,9 @@ func (t *timetablePeer) globalFlags() ([]string, error) {
 	}
 	file := filepath.Join(t.dir, "timetable.yaml")
 	conf := fmt.Sprintf("families:\n  - name: events\n    layout: %s\n", t.layout)
+	if t.chunkWindow != "" {
+		conf += "    chunk_window: " + t.chunkWindow + "\n"
+	}
 	if err := os.WriteFile(file, []byte(conf), 0o644); err != nil {
 		return nil, err
 	}
