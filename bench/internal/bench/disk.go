@@ -47,6 +47,10 @@ type diskSizes struct {
 // Disk writes diskEvents events to timetable (rows and chunks), InfluxDB
 // and VictoriaMetrics, one at a time, and reports their disk.
 func Disk(ctx context.Context, o Options, r *Report) error {
+	if o.Timetable == "" {
+		r.Notes = append(r.Notes, "disk figures skipped: no -timetable binary (make bench builds bin/timetable)")
+		return nil
+	}
 	w := newPeerWorkload(time.Now())
 	batches := w.batches(peerBatch)[:diskEvents/peerBatch]
 	systems := []peer{
