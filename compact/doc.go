@@ -82,7 +82,9 @@
 //  3. Verify: the new table is scanned back, strongly consistent (the
 //     chunks were just written), and hashed the same way. A difference
 //     fails with ErrVerify: the entry keeps the old table, the new one
-//     is deleted, and the next run starts over.
+//     is deleted (with Options.Unfence, the fence is lifted too, so that
+//     late events land until the next attempt fences it again), and the
+//     next run starts over.
 //  4. Switch: one conditional save of the entry names the new table
 //     (registry Entry.Physical, read through Entry.TableName), records
 //     ChunkedAt and, with Options.Unfence, lifts the fence. The entry
