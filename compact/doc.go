@@ -5,7 +5,8 @@
 //
 // # Steps
 //
-// Table compacts one physical table:
+// Table compacts one physical table in place (Method InPlace, Pebble's;
+// see "Next generation" for DynamoDB's):
 //
 //  1. It scans the table from its checkpoint (the scan key after which
 //     every window is packed; the start for a table never compacted).
