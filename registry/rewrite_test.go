@@ -70,6 +70,8 @@ func TestRewriteRecorded(t *testing.T) {
 			got.Physical, got.Rewrite = next, nil
 			got, err = reg.Save(ctx, got)
 			require.NoError(t, err)
+			off := false
+			require.NoError(t, store.UpdateTable(ctx, got.Name, storage.TableUpdate{DeletionProtection: &off}))
 			require.NoError(t, store.DeleteTable(ctx, got.Name))
 			found, ok, err := reg.Find(ctx, []string{f.Name}, next)
 			require.NoError(t, err)
