@@ -84,7 +84,7 @@ func knownDifferenceList() []knownDifference {
 				// Alike but for the percentile columns, the series
 				// that hold nothing else left out (under fill(none),
 				// the rows).
-				if !slices.Contains(c.stmt.functions, "percentile") || !c.stmt.groupByTime || c.stmt.transform {
+				if !slices.Contains(c.stmt.functions, "percentile") || c.stmt.transform {
 					return false
 				}
 				blank := func(col string) bool { return strings.HasPrefix(col, "percentile") }
