@@ -77,11 +77,13 @@ run_bench() {
 
 # The memory bounds skip under the race detector, which changes what
 # memory holds, and so do the tests that move megabytes through a fake
-# S3 server or dynalite, which it slows twentyfold: they run here
-# without it, the memory bounds at their -short sizes.
+# S3 server or dynalite, or the largest requests through the decoders,
+# which it slows tenfold or more: they run here without it, the memory
+# bounds at their -short sizes.
 run_memory() {
 	echo "== the memory bounds and the bulk-data tests, without the race detector"
 	"$GO" test -short -count=1 -timeout 10m -run 'TestMemoryIsBoundedInWhatRequestsHold|TestInfluxQLMemoryIsBounded|TestAHugeMessageIsRefusedInBoundedMemory|TestArchiveMemoryIsBounded' ./server ./mqttsub ./archive &&
+		"$GO" test -count=1 -timeout 10m -run '^TestLargestRequestsAreAdmittedOnAnIdleServer$' ./server &&
 		scripts/with-dynamodb.sh dynalite "$GO" test -count=1 -timeout 10m -run '^(TestS3MultipartParts|TestArchiveOfAThrottledColdTable)$' ./archive
 }
 
