@@ -61,6 +61,10 @@ func (x *executor) topValues(ctx context.Context, st *iql.SelectStatement, p *pl
 	if c.by != "" {
 		by = strings.Split(c.by, ",")
 	}
+	if st.Limit > 0 && c.window > st.Limit {
+		// InfluxDB's refusal, word for word.
+		return fmt.Errorf("limit (%d) in %s function can not be larger than the LIMIT (%d) in the select statement", c.window, c.fn, st.Limit)
+	}
 	if slices.ContainsFunc(out, func(o outColumn) bool { return o.expr != nil }) {
 		return fmt.Errorf("math of %s() is %w", c.fn, ErrUnsupported)
 	}

@@ -3,6 +3,7 @@ package server_test
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"time"
 )
@@ -306,4 +307,25 @@ func genTagOrField(rng *rand.Rand) diffStatement {
 	}
 	s.text = text + genLimits(rng, &s)
 	return s
+}
+
+// functionDifferences are the known differences of genFunctions'
+// statements.
+func functionDifferences() []knownDifference {
+	return []knownDifference{
+		{
+			name: "mode() of values that tie",
+			doc:  "`mode()` of a bucket of more than 12 values whose most frequent ones tie",
+			applies: func(_ *diffEnv, c *diffCase) bool {
+				return slices.Contains(c.stmt.functions, "mode") && sameBut(c.a, c.b, func(col string) bool { return strings.HasPrefix(col, "mode") })
+			},
+		},
+		{
+			name: "integral() of an integer field across buckets",
+			doc:  "`integral()` of an integer field over `GROUP BY time()`",
+			applies: func(_ *diffEnv, c *diffCase) bool {
+				return slices.Contains(c.stmt.functions, "integral") && c.stmt.intField && c.stmt.groupByTime
+			},
+		},
+	}
 }
