@@ -111,3 +111,26 @@ func init() {
 			query: `SELECT last(v) FROM cpu WHERE host = 'c' OR v < 3 GROUP BY region`},
 	}...)
 }
+
+func init() {
+	asInfluxdCases = append(asInfluxdCases, []asInfluxdCase{
+		// sample of no more points than N answers every point; fewer
+		// are picked at random (compared in the differential test by
+		// their number).
+		{name: "sample of every point", lines: gap, query: `SELECT sample(v, 10) FROM gap`},
+		{name: "sample by time", lines: gap,
+			query: `SELECT sample(v, 5) FROM gap WHERE ` + fiveMinutes + ` GROUP BY time(1m)`},
+		{name: "sample of none", lines: gap, query: `SELECT sample(v, 0) FROM gap`},
+	}...)
+}
+
+func init() {
+	asInfluxdCases = append(asInfluxdCases, []asInfluxdCase{
+		// Under ORDER BY time DESC the buckets come newest first, the
+		// rows of each in time order.
+		{name: "top desc", lines: modes, query: `SELECT top(v, 3) FROM md ORDER BY time DESC`},
+		{name: "top by time desc", lines: modes,
+			query: `SELECT top(v, 2) FROM md WHERE time >= '2000-01-01T00:00:00Z' AND time < '2000-01-01T00:00:08Z' GROUP BY time(4s) ORDER BY time DESC`},
+		{name: "sample desc", lines: gap, query: `SELECT sample(v, 5) FROM gap ORDER BY time DESC`},
+	}...)
+}
