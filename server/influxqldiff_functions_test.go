@@ -366,6 +366,13 @@ func functionDifferences() []knownDifference {
 			},
 		},
 		{
+			name: "top()/bottom() with LIMIT",
+			doc:  "`top()` and `bottom()` with `LIMIT`",
+			applies: func(_ *diffEnv, c *diffCase) bool {
+				return (slices.Contains(c.stmt.functions, "top") || slices.Contains(c.stmt.functions, "bottom")) && c.stmt.limited
+			},
+		},
+		{
 			name: "sample() picks points at random",
 			doc:  "`sample()` picks its points at random",
 			applies: func(_ *diffEnv, c *diffCase) bool {
