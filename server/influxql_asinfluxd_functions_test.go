@@ -134,3 +134,24 @@ func init() {
 		{name: "sample desc", lines: gap, query: `SELECT sample(v, 5) FROM gap ORDER BY time DESC`},
 	}...)
 }
+
+func init() {
+	asInfluxdCases = append(asInfluxdCases, []asInfluxdCase{
+		// More of subqueries: a selector's time, nesting, a transform,
+		// and an outer range that starts within the inner's first bucket.
+		{name: "subquery selector time", lines: hosts,
+			query: `SELECT max(max) FROM (SELECT max(v) FROM cpu WHERE ` + fiveMinutes + ` GROUP BY time(1m), host)`},
+		{name: "subquery of a subquery", lines: hosts,
+			query: `SELECT max(mean) FROM (SELECT mean(max) FROM (SELECT max(v) FROM cpu WHERE ` + fiveMinutes + ` GROUP BY time(1m), host) GROUP BY host)`},
+		{name: "subquery derivative", lines: hosts,
+			query: `SELECT derivative(mean(max)) FROM (SELECT max(v) FROM cpu GROUP BY time(1m), host) WHERE ` + fiveMinutes + ` GROUP BY time(1m)`},
+		{name: "subquery outer start within a bucket", lines: hosts,
+			query: `SELECT max(min) FROM (SELECT min(v) FROM cpu GROUP BY time(1m)) WHERE time >= '2000-01-01T00:00:30Z' AND time < '2000-01-01T00:05:00Z'`},
+		{name: "subquery outer start within a bucket by time", lines: hosts,
+			query: `SELECT sum(min) FROM (SELECT min(v) FROM cpu GROUP BY time(1m)) WHERE time >= '2000-01-01T00:00:30Z' AND time < '2000-01-01T00:05:00Z' GROUP BY time(2m)`},
+		{name: "subquery raw outer start within a bucket", lines: hosts,
+			query: `SELECT min FROM (SELECT min(v) FROM cpu GROUP BY time(1m)) WHERE time >= '2000-01-01T00:00:30Z' AND time < '2000-01-01T00:05:00Z'`},
+		{name: "subquery mode and top", lines: hosts,
+			query: `SELECT top(max, 2), host FROM (SELECT max(v) FROM cpu WHERE ` + fiveMinutes + ` GROUP BY time(1m), host)`},
+	}...)
+}
