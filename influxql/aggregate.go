@@ -155,6 +155,9 @@ func parseColumn(f *iql.Field, interval time.Duration) (aggColumn, error) {
 	case "integral":
 		// integral(f[, unit]) alone (integral.go).
 		return parseIntegral(call, c)
+	case "sample":
+		// sample(f, N) alone (sample.go).
+		return parseSample(call, c)
 	case "distinct":
 		// distinct(f) alone: its values (distinct.go).
 		c.fn = "values"
@@ -409,6 +412,12 @@ func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *pl
 			return fmt.Errorf("integral() is %w but alone in a SELECT", ErrUnsupported)
 		}
 		return x.integralValues(ctx, st, p, cols[0], w, emit)
+	}
+	if i := slices.IndexFunc(cols, func(c aggColumn) bool { return c.fn == "sample" }); i >= 0 {
+		if len(cols) != 1 || out != nil || cols[0].outer != "" {
+			return fmt.Errorf("sample() is %w but alone in a SELECT", ErrUnsupported)
+		}
+		return x.sampleValues(ctx, st, p, cols[0], starts, emit)
 	}
 	if i := slices.IndexFunc(cols, func(c aggColumn) bool { return c.fn == "elapsed" }); i >= 0 {
 		if len(cols) != 1 || out != nil {

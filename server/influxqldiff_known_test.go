@@ -29,7 +29,7 @@ type knownDifference struct {
 var knownDifferences []knownDifference
 
 // The list is set in init: an entry classifies again (classify).
-func init() { knownDifferences = knownDifferenceList() }
+func init() { knownDifferences = append(knownDifferenceList(), functionDifferences()...) }
 
 func knownDifferenceList() []knownDifference {
 	return []knownDifference{
