@@ -371,7 +371,6 @@ func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *pl
 			p.from = p.from.Add(-extra)
 		}
 	}
-	transformed := hasTransform(cols)
 	bucket := p.interval
 	switch {
 	case bucket == 0:
@@ -443,7 +442,7 @@ func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *pl
 		return x.selectorWithFields(ctx, st, p, cols, out, starts, w, emit)
 	}
 	if p.byPoints(cols) {
-		return x.aggregatePoints(ctx, st, p, cols, out, starts, w, from, emit)
+		return x.aggregatePoints(ctx, st, p, cols, out, starts, w, from, to, emit)
 	}
 	slots := len(starts)
 	// A field is read once for the columns over the statement's range,
@@ -485,7 +484,6 @@ func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *pl
 			}
 		}
 		accs := map[readKey][]*acc{} // field → slot
-		events := make([]int64, slots)
 		for _, k := range order {
 			accs[k] = make([]*acc, slots)
 		}
@@ -508,9 +506,6 @@ func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *pl
 				}
 				if slot < 0 || slot >= slots || b.Events == 0 {
 					continue
-				}
-				if k == order[0] {
-					events[slot] += b.Events
 				}
 				v := b.Values[k.field]
 				if v == nil {
@@ -575,26 +570,13 @@ func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *pl
 		}
 		// A bucket holds points when a column has a value of them; a
 		// series holds points when a bucket does (exists.go).
-		values := make([][]any, slots)
-		var columns []columnSlots // of a statement with a transform
-		if transformed {
-			columns = make([]columnSlots, len(cols))
-			for j := range columns {
-				columns[j] = columnSlots{values: make([]any, slots), present: make([]bool, slots)}
-			}
-		}
-		exists := false
-		for slot := range slots {
-			row := make([]any, len(cols))
-			present := false
-			for j, c := range cols {
+		columns := make([]columnSlots, len(cols))
+		for j, c := range cols {
+			columns[j] = columnSlots{values: make([]any, slots), present: make([]bool, slots)}
+			for slot := range slots {
 				if byPoints != nil && byPoints[j] {
 					pk := picks[j][slot]
-					row[j] = pk.v
-					present = present || pk.ok
-					if columns != nil {
-						columns[j].values[slot], columns[j].present[slot] = pk.v, pk.ok
-					}
+					columns[j].values[slot], columns[j].present[slot] = pk.v, pk.ok
 					continue
 				}
 				a := accs[keyOf(c)][slot]
@@ -602,77 +584,99 @@ func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *pl
 				if err != nil {
 					return err
 				}
-				row[j] = v
-				present = present || c.present(a, v)
-				if columns != nil {
-					columns[j].values[slot], columns[j].present[slot] = v, c.present(a, v)
-				}
+				columns[j].values[slot], columns[j].present[slot] = v, c.present(a, v)
 			}
-			values[slot] = row
-			if !present {
-				events[slot] = 0
-			} else if events[slot] == 0 {
-				events[slot] = 1 // of a column picked from points alone
+		}
+		selected := func(v any) (time.Time, any, error) {
+			at, err := x.selectedAt(ctx, p, g, cols[0], v)
+			if err != nil || at.IsZero() {
+				return at, v, err
 			}
-			exists = exists || present
+			if cols[0].fn == "first" || cols[0].fn == "last" {
+				v, err = x.tieBreak(ctx, p, g, cols[0], at, v)
+			}
+			return at, v, err
 		}
-		if !exists {
-			continue
+		if err := x.answerGroup(st, p, g, cols, out, w, starts, columns, from, to, selected, emit); err != nil {
+			return err
 		}
-		var rows []row
+	}
+	return nil
+}
+
+// answerGroup answers a group of a SELECT of aggregates from its
+// columns' buckets, however computed (by the engine, or from the
+// group's points: points.go): nothing when no bucket holds points; else
+// the buckets put on the answer's timeline, filled, transformed
+// (transform.go) and cut by OFFSET and LIMIT, given to emit as the
+// group's series. from and to are the statement's own range, p's the
+// range its transforms read; selected is, of one selector without GROUP
+// BY time(), the time of the point it picked and its value (a zero time:
+// the range's start).
+func (x *executor) answerGroup(st *iql.SelectStatement, p *plan, g group, cols []aggColumn, out []outColumn, w windows, starts []time.Time, columns []columnSlots, from, to time.Time, selected func(v any) (time.Time, any, error), emit func(api.InfluxQLSeries) error) error {
+	events := make([]int64, len(starts))
+	for _, c := range columns {
+		for slot, ok := range c.present {
+			if ok {
+				events[slot] = 1
+			}
+		}
+	}
+	if !slices.Contains(events, 1) {
+		return nil
+	}
+	var rows []row
+	if hasTransform(cols) {
+		rows = transformedRows(st, cols, w, starts, columns, from, to, p.from, p.to, p.desc)
+	} else {
+		values := make([][]any, len(starts))
+		for slot := range values {
+			values[slot] = make([]any, len(cols))
+			for j, c := range columns {
+				values[slot][j] = c.values[slot]
+			}
+		}
 		times := slices.Clone(starts)
-		if transformed {
-			rows = transformedRows(st, cols, w, starts, columns, from, to, p.from, p.to, p.desc)
-		} else if p.interval == 0 {
+		if p.interval == 0 {
 			times[0] = time.Unix(0, 0)
 			if p.bounded {
 				times[0] = p.from
 			}
 			if oneSelector(cols) && out == nil && values[0][0] != nil {
-				at, err := x.selectedAt(ctx, p, g, cols[0], values[0][0])
+				at, v, err := selected(values[0][0])
 				if err != nil {
 					return err
 				}
 				if !at.IsZero() {
-					times[0] = at
-					if cols[0].fn == "first" || cols[0].fn == "last" {
-						if values[0][0], err = x.tieBreak(ctx, p, g, cols[0], at, values[0][0]); err != nil {
-							return err
-						}
-					}
+					times[0], values[0][0] = at, v
 				}
 			}
 		} else {
 			times, values, events = w.rows(starts, values, events, p.from, p.to, p.desc)
 		}
-		if !transformed {
-			rows = cut(x.finish(st, cols, times, values, events, p.desc), st.Offset, st.Limit)
+		rows = cut(x.finish(st, cols, times, values, events, p.desc), st.Offset, st.Limit)
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	s := api.InfluxQLSeries{Name: p.table, Tags: g.tags, Columns: []string{"time"}, Values: make([][]any, 0, len(rows))}
+	if out == nil {
+		for _, c := range cols {
+			s.Columns = append(s.Columns, c.name)
 		}
-		if len(rows) == 0 {
-			continue
-		}
-		s := api.InfluxQLSeries{Name: p.table, Tags: g.tags, Columns: []string{"time"}}
-		s.Values = make([][]any, 0, len(rows))
-		if out == nil {
-			for _, c := range cols {
-				s.Columns = append(s.Columns, c.name)
-			}
-			for _, r := range rows {
-				s.Values = append(s.Values, append([]any{x.timeValue(r.t, p.loc)}, r.values...))
-			}
-		} else {
-			for _, o := range out {
-				s.Columns = append(s.Columns, o.name)
-			}
-			for _, r := range rows {
-				s.Values = append(s.Values, append([]any{x.timeValue(r.t, p.loc)}, outValues(out, r.values)...))
-			}
-		}
-		if err := emit(s); err != nil {
-			return err
+	} else {
+		for _, o := range out {
+			s.Columns = append(s.Columns, o.name)
 		}
 	}
-	return nil
+	for _, r := range rows {
+		vs := r.values
+		if out != nil {
+			vs = outValues(out, r.values)
+		}
+		s.Values = append(s.Values, append([]any{x.timeValue(r.t, p.loc)}, vs...))
+	}
+	return emit(s)
 }
 
 // toFloat reads a number of an aggregate's results.

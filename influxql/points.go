@@ -43,22 +43,41 @@ type point struct {
 }
 
 // aggregatePoints answers a SELECT of aggregates from its groups'
-// points; start is the statement's own start, before the intervals a
-// transform reads first.
-func (x *executor) aggregatePoints(ctx context.Context, st *iql.SelectStatement, p *plan, cols []aggColumn, out []outColumn, starts []time.Time, w windows, start time.Time, emit func(api.InfluxQLSeries) error) error {
+// points; p's range is the one its transforms read (transform.go), from
+// and to the statement's own, of the columns that read no further.
+func (x *executor) aggregatePoints(ctx context.Context, st *iql.SelectStatement, p *plan, cols []aggColumn, out []outColumn, starts []time.Time, w windows, from, to time.Time, emit func(api.InfluxQLSeries) error) error {
+	// A field is held once for the columns over the statement's range,
+	// and once more for the transforms' that read beyond it.
+	type heldKey struct {
+		field    string
+		extended bool
+	}
+	keyOf := func(c aggColumn) heldKey { return heldKey{c.field, c.extended() && extraIntervals(cols) > 0} }
+	var keys []heldKey
 	var fields []string
 	for _, c := range cols {
+		if k := keyOf(c); !slices.Contains(keys, k) {
+			keys = append(keys, k)
+		}
 		if !slices.Contains(fields, c.field) {
 			fields = append(fields, c.field)
 		}
+	}
+	// The points the columns over the statement's range read: those
+	// eachPoint reads of a plan of that range.
+	ownFrom, ownTo := from, to
+	if p.rows != nil {
+		own := *p
+		own.from, own.to = from, to
+		ownFrom, ownTo, _ = p.rows.subRange(&own)
 	}
 	for _, g := range p.groups {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		held := make(map[string][][]point, len(fields)) // field → slot → points
-		for _, f := range fields {
-			held[f] = make([][]point, len(starts))
+		held := make(map[heldKey][][]point, len(keys)) // slot → points
+		for _, k := range keys {
+			held[k] = make([][]point, len(starts))
 		}
 		n := 0
 		err := x.eachPoint(ctx, p, g, fields, func(ev event.Event) {
@@ -66,9 +85,10 @@ func (x *executor) aggregatePoints(ctx context.Context, st *iql.SelectStatement,
 			if i < 0 || i >= len(starts) {
 				return
 			}
-			for _, f := range fields {
-				if v, ok := ev.Fields[f]; ok && v != nil {
-					held[f][i] = append(held[f][i], point{t: ev.Time, v: v, series: ev.Series})
+			own := !ev.Time.Before(ownFrom) && !ev.Time.After(ownTo)
+			for _, k := range keys {
+				if v, ok := ev.Fields[k.field]; ok && v != nil && (own || k.extended) {
+					held[k][i] = append(held[k][i], point{t: ev.Time, v: v, series: ev.Series})
 					n++
 				}
 			}
@@ -79,68 +99,23 @@ func (x *executor) aggregatePoints(ctx context.Context, st *iql.SelectStatement,
 		if n > maxGroupPoints {
 			return fmt.Errorf("%d values of a group held for its aggregates, over the limit of %d: narrow the range, GROUP BY the tags, or pick fewer series", n, maxGroupPoints)
 		}
-		values := make([][]any, len(starts))
-		events := make([]int64, len(starts))
+		columns := make([]columnSlots, len(cols))
 		var at time.Time // of the one selector without GROUP BY time()
-		exists := false
-		for i := range starts {
-			row := make([]any, len(cols))
-			for j, c := range cols {
-				pts := held[c.field][i]
+		for j, c := range cols {
+			columns[j] = columnSlots{values: make([]any, len(starts)), present: make([]bool, len(starts))}
+			for i, pts := range held[keyOf(c)] {
 				if len(pts) == 0 {
 					continue
 				}
-				events[i] = 1
 				v, t := reducePoints(c, pts, p.desc)
-				row[j] = v
+				columns[j].values[i], columns[j].present[i] = v, true
 				if j == 0 {
 					at = t
 				}
 			}
-			values[i] = row
-			exists = exists || events[i] > 0
 		}
-		if !exists {
-			continue
-		}
-		times := slices.Clone(starts)
-		if p.interval == 0 {
-			times[0] = time.Unix(0, 0)
-			if p.bounded {
-				times[0] = p.from
-			}
-			if oneSelector(cols) && out == nil && values[0][0] != nil && !at.IsZero() {
-				times[0] = at
-			}
-		} else {
-			times, values, events = w.rows(starts, values, events, p.from, p.to, p.desc)
-		}
-		rows := x.finish(st, cols, times, values, events, p.desc)
-		if p.from.Before(start) {
-			rows = slices.DeleteFunc(rows, func(r row) bool { return !r.t.Add(p.interval).After(start) })
-		}
-		rows = cut(rows, st.Offset, st.Limit)
-		if len(rows) == 0 {
-			continue
-		}
-		s := api.InfluxQLSeries{Name: p.table, Tags: g.tags, Columns: []string{"time"}, Values: make([][]any, 0, len(rows))}
-		if out == nil {
-			for _, c := range cols {
-				s.Columns = append(s.Columns, c.name)
-			}
-		} else {
-			for _, o := range out {
-				s.Columns = append(s.Columns, o.name)
-			}
-		}
-		for _, r := range rows {
-			vs := r.values
-			if out != nil {
-				vs = outValues(out, r.values)
-			}
-			s.Values = append(s.Values, append([]any{x.timeValue(r.t, p.loc)}, vs...))
-		}
-		if err := emit(s); err != nil {
+		selected := func(v any) (time.Time, any, error) { return at, v, nil }
+		if err := x.answerGroup(st, p, g, cols, out, w, starts, columns, from, to, selected, emit); err != nil {
 			return err
 		}
 	}

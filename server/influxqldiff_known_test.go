@@ -7,7 +7,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	iql "github.com/influxdata/influxql"
 	"github.com/stretchr/testify/require"
 )
 
@@ -72,10 +74,14 @@ func knownDifferenceList() []knownDifference {
 				// A transform of first() or last() (derivative(last(f)))
 				// differs where its argument does: the statement with
 				// the selectors in the transforms' place differs only in
-				// them.
+				// them, over the range the transforms read (one interval
+				// before the statement's, after it under DESC).
 				unwrapped := transformOfFirstLast.ReplaceAllString(c.stmt.text, "$1")
 				if unwrapped == c.stmt.text {
 					return false
+				}
+				if m := transformOfFirstLast.FindStringSubmatch(c.stmt.text); !strings.HasPrefix(m[0], "cumulative_sum(") {
+					unwrapped = widenedRange(unwrapped)
 				}
 				s := c.stmt
 				s.text = unwrapped
@@ -129,6 +135,61 @@ func knownDifferenceList() []knownDifference {
 // transformOfFirstLast finds a transform of first() or last() in a
 // statement's text, the selector in its first group.
 var transformOfFirstLast = regexp.MustCompile(`\w+\(((?:first|last)\(\w+\))(?:, \w+)?\)`)
+
+// widenedRange is a SELECT of GROUP BY time() over one interval more
+// than its own range: before it, or after it under ORDER BY time DESC;
+// the text as it was when it is not one, or has no such bound.
+func widenedRange(text string) string {
+	st, err := iql.ParseStatement(text)
+	if err != nil {
+		return text
+	}
+	sel, ok := st.(*iql.SelectStatement)
+	if !ok || sel.Condition == nil {
+		return text
+	}
+	interval, err := sel.GroupByInterval()
+	if err != nil || interval <= 0 {
+		return text
+	}
+	cond, tr, err := iql.ConditionExpr(sel.Condition, nil)
+	if err != nil {
+		return text
+	}
+	if sel.TimeAscending() {
+		if tr.Min.IsZero() {
+			return text
+		}
+		tr.Min = tr.Min.Add(-interval)
+	} else {
+		if tr.Max.IsZero() {
+			return text
+		}
+		tr.Max = tr.Max.Add(interval)
+	}
+	bound := func(op iql.Token, t time.Time) iql.Expr {
+		return &iql.BinaryExpr{Op: op, LHS: &iql.VarRef{Val: "time"}, RHS: &iql.StringLiteral{Val: t.UTC().Format(time.RFC3339Nano)}}
+	}
+	var timeCond iql.Expr
+	for _, b := range []struct {
+		op iql.Token
+		t  time.Time
+	}{{iql.GTE, tr.Min}, {iql.LTE, tr.Max}} {
+		if b.t.IsZero() {
+			continue
+		}
+		if timeCond == nil {
+			timeCond = bound(b.op, b.t)
+		} else {
+			timeCond = &iql.BinaryExpr{Op: iql.AND, LHS: timeCond, RHS: bound(b.op, b.t)}
+		}
+	}
+	if cond != nil {
+		timeCond = &iql.BinaryExpr{Op: iql.AND, LHS: &iql.ParenExpr{Expr: cond}, RHS: timeCond}
+	}
+	sel.Condition = timeCond
+	return sel.String()
+}
 
 // classify is the known difference of a case's, or nil.
 func classify(e *diffEnv, c *diffCase) *knownDifference {
