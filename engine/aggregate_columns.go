@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/timetabledb/timetable/engine/chunk"
@@ -81,7 +82,9 @@ func (db *DB) aggregateReads(ctx context.Context, spec sourceSpec, series string
 // chunk window window, to the summaries at returns.
 func (db *DB) foldColumns(ctx context.Context, spec sourceSpec, series string, q *AggregateQuery, window time.Duration, at func(t int64) (*agg.Summary, error)) error {
 	from, to := spec.span()
-	f := &columnFold{q: q, series: series, from: from.UnixNano(), to: to.UnixNano(), at: at}
+	f := foldPool.Get().(*columnFold)
+	defer f.release()
+	f.q, f.series, f.from, f.to, f.at = q, series, from.UnixNano(), to.UnixNano(), at
 	var ps columnPartitions
 	defer func() {
 		for _, p := range ps {
@@ -192,6 +195,29 @@ type columnFold struct {
 	// folded and decoded count the windows added from columns and from
 	// events.
 	folded, decoded int
+}
+
+// foldPool holds columnFolds between series and queries: an aggregate
+// of many series folds each with the memory (items' stored forms,
+// columns) an earlier one grew, not allocating it again per series.
+var foldPool = sync.Pool{New: func() any { return &columnFold{} }}
+
+// release returns f to foldPool, keeping its buffers' memory and
+// nothing else: no item, summary or query.
+func (f *columnFold) release() {
+	for i := range f.items[:cap(f.items)] {
+		t := &f.items[:cap(f.items)][i]
+		*t = tableItem{data: t.data[:0]}
+	}
+	for i := range f.cols[:cap(f.cols)] {
+		c := &f.cols[:cap(f.cols)][i]
+		for fi := range c.Fields[:cap(c.Fields)] {
+			c.Fields[:cap(c.Fields)][fi].Values = nil
+		}
+	}
+	clear(f.evs[:cap(f.evs)])
+	*f = columnFold{items: f.items[:0], cols: f.cols[:0], next: f.next[:0], evs: f.evs[:0]}
+	foldPool.Put(f)
 }
 
 // window adds the events of the window of f.items, and empties it.
