@@ -34,6 +34,13 @@ import (
 // events as a read decodes it (chunk.WindowEvents, each event once) and
 // those are added. Queries the columns do not answer read events
 // (columnWindow says which).
+//
+// What a fold costs per chunk is kept to decoding it: the columns are
+// read into memory the fold keeps (chunk.ReadColumns reuses a Columns'),
+// folds are pooled between series (foldPool), and a chunk's events are
+// added a bucket's run at a time, a column of integers or decimals that
+// every event has as one int64 sum, min and max (agg.Summary.AddDecimals)
+// where the summary keeps only totals.
 
 // columnWindow returns the chunk window of spec's tables when an
 // aggregate q reads them from columns: every table of one chunk window
