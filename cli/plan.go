@@ -91,8 +91,9 @@ and reserved capacity for the hot tier as an option. It prices both item
 layouts, rows and chunks (a series' events of a window in one item,
 compressed: --batch-events says how many of a series' events a request
 brings, --sample measures the compression), and recommends chunks where
-they are cheaper; chunks packed later, for events written one at a time,
-are priced as an option the lifecycle does not apply yet.
+they are cheaper; chunks packed later, for events written one at a time
+into a chunk family (each table rewritten packed as it leaves the hot
+tier), are priced as an option.
 
 Give the event size one way:
   --item-bytes N    the size of the whole stored item, keys included (what

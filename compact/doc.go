@@ -5,7 +5,8 @@
 //
 // # Steps
 //
-// Table compacts one physical table:
+// Table compacts one physical table in place (Method InPlace, Pebble's;
+// see "Next generation" for DynamoDB's):
 //
 //  1. It scans the table from its checkpoint (the scan key after which
 //     every window is packed; the start for a table never compacted).
@@ -45,7 +46,8 @@
 //
 // The table must take no writes while it is compacted: a write that
 // replaced a row (same client id, other fields) between the read and the
-// delete would be deleted. The lifecycle fences the table first (registry
+// delete would be deleted, and a write during a rewrite's copy would not
+// be copied. The lifecycle fences the table first (registry
 // Entry.FencedAt) and waits for the fence to settle, as it does before an
 // archive; `timetable compact` needs the store to itself. The table's
 // registry entry must say the table holds chunks (layout chunk and its
@@ -63,11 +65,52 @@
 // family set a ttl) the chunks have none, as that item would never have
 // expired.
 //
-// # DynamoDB
+// # Next generation (DynamoDB)
 //
-// On DynamoDB the table is compacted in place, as on Pebble: each row
-// deleted costs a write unit, besides the chunks written. The rewrite the
-// issue asks for (into the table's next generation, verified as archives
-// are, switched in the registry, the old table deleted for free) is not
-// built.
+// On DynamoDB every item deleted costs a write unit and a table deleted
+// nothing, so Rewrite (Method NextGeneration) packs a table into a new
+// physical table instead, in steps recorded on its registry entry
+// (registry.Rewrite):
+//
+//  1. The entry records the new table's name before it is made: the
+//     entry's name and ".r1" (".r2"... for a table rewritten again,
+//     registry Entry.NextTableName). A '.' is in no name a family
+//     formats, so the name never parses as a family's table; the
+//     registry explains it (registry.Compare). It is made through
+//     registry.CreateRewriteTable, the CreateTable every table is made
+//     with: the tier's capacity and class, the tags with the meta
+//     table's (family.TagMeta, the IAM template's ABAC condition).
+//  2. Copy: the table is scanned (eventually consistent when
+//     Options.Eventual: the fence has settled), group by group as Table
+//     does; a group's events are packed (packGroup) and written to the new
+//     table; other items (markers, the series index, rollups) are copied
+//     as they are. The events are counted and hashed as they are read
+//     (archive.ContentHash, order-independent, over each event's tenant,
+//     table, series, sort key and fields: the items differ, the events
+//     must not), the other items over the item whole.
+//  3. Verify: the new table is scanned back, strongly consistent (the
+//     chunks were just written), and hashed the same way. A difference
+//     fails with ErrVerify: the entry keeps the old table, the new one
+//     is deleted (with Options.Unfence, the fence is lifted too, so that
+//     late events land until the next attempt fences it again), and the
+//     next run starts over.
+//  4. Switch: one conditional save of the entry names the new table
+//     (registry Entry.Physical, read through Entry.TableName), records
+//     ChunkedAt and, with Options.Unfence, lifts the fence. The entry
+//     keeps its name and key: a reader of the registry sees the old table
+//     or the new, never both or neither, and writers route late events
+//     to the new table.
+//  5. Drop: Options.DropAfter after the switch (the lifecycle's fence
+//     settle time, for the queries that listed the old table before the
+//     switch to end) the old table is deleted, its deletion protection
+//     lifted first.
+//
+// Every CheckpointEvery groups or items, and at each step, the step's
+// scan key and its counts and hashes so far are saved on the entry, so a
+// run stopped anywhere (its deadline, a kill) resumes there: items
+// written after the last checkpoint are written again, the same (a
+// chunk's key is its content's; other items are copied as they were).
+// The old table is deleted only after the switch, which comes only after
+// the verification. The scans are sequential (one segment), so that one
+// key resumes each.
 package compact

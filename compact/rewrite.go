@@ -228,6 +228,11 @@ func (rw *rewriter) verify(ctx context.Context) error {
 			return errors.Join(diff, err)
 		}
 		rw.e.Rewrite = nil
+		if rw.opts.Unfence {
+			// Late events land in the old table until the next
+			// attempt fences it again.
+			rw.e.FencedAt = time.Time{}
+		}
 		return errors.Join(diff, rw.save(context.WithoutCancel(ctx)))
 	}
 	rw.res.Events = got.Events

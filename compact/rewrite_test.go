@@ -126,8 +126,8 @@ func (s corrupting) BatchWrite(ctx context.Context, table string, items []storag
 
 // TestRewriteVerifyFails requires a rewrite whose copy lost items to fail
 // with ErrVerify, keep the old table (the entry still names it, the reads
-// answer as before) and delete the new one; the next rewrite starts over
-// and succeeds.
+// answer as before) and delete the new one, lifting the fence; the next
+// rewrite starts over and succeeds.
 func TestRewriteVerifyFails(t *testing.T) {
 	for _, b := range backends.All(t) {
 		t.Run(b.Name, func(t *testing.T) {
@@ -135,10 +135,16 @@ func TestRewriteVerifyFails(t *testing.T) {
 			f.writeOneByOne(t, events())
 			before := f.answers(t)
 			old := f.entry(t).Name
+			// Fenced for the rewrite, as the lifecycle fences it.
+			fenced := f.entry(t)
+			fenced.FencedAt = f.clock.Now()
+			_, err := f.reg.Save(context.Background(), fenced)
+			require.NoError(t, err)
 
-			_, err := f.rewriteEntry(t, corrupting{f.store}, f.reg, compact.Options{})
+			_, err = f.rewriteEntry(t, corrupting{f.store}, f.reg, compact.Options{Unfence: true})
 			require.ErrorIs(t, err, compact.ErrVerify)
 			e := f.entry(t)
+			require.False(t, e.Fenced(), "late events land until the next attempt")
 			require.Equal(t, old, e.TableName(), "the entry keeps the old table")
 			require.Nil(t, e.Rewrite, "the next run starts over")
 			requireGone(t, f.store, old+".r1")

@@ -97,6 +97,7 @@ func TestTemplate(t *testing.T) {
 		"dynamodb:DescribeTimeToLive":                      {prefixARN, prefixARN},
 		"dynamodb:DescribeContinuousBackups":               {prefixARN, metaARN},
 		"dynamodb:Scan":                                    {prefixARN},
+		"dynamodb:BatchWriteItem":                          {prefixARN},
 		"dynamodb:Query":                                   {metaARN},
 		"dynamodb:UpdateTable":                             {prefixARN},
 		"dynamodb:DeleteTable":                             {prefixARN},

@@ -135,8 +135,12 @@ func parseColumn(f *iql.Field, interval time.Duration) (aggColumn, error) {
 			}
 		case "moving_average":
 			n, ok := call.Args[len(call.Args)-1].(*iql.IntegerLiteral)
-			if len(call.Args) != 2 || !ok || n.Val < 1 {
-				return c, fmt.Errorf("moving_average() takes an aggregate and a window of at least 1")
+			if len(call.Args) != 2 || !ok {
+				return c, fmt.Errorf("moving_average() takes an aggregate and a window of at least 2")
+			}
+			if n.Val <= 1 {
+				// InfluxDB's error.
+				return c, fmt.Errorf("moving_average window must be greater than 1, got %d", n.Val)
 			}
 			c.window = int(n.Val)
 		}
@@ -151,6 +155,9 @@ func parseColumn(f *iql.Field, interval time.Duration) (aggColumn, error) {
 	case "integral":
 		// integral(f[, unit]) alone (integral.go).
 		return parseIntegral(call, c)
+	case "sample":
+		// sample(f, N) alone (sample.go).
+		return parseSample(call, c)
 	case "distinct":
 		// distinct(f) alone: its values (distinct.go).
 		c.fn = "values"
@@ -354,12 +361,17 @@ func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *pl
 	if err != nil {
 		return err
 	}
-	// start is the statement's own start: the buckets read before it
-	// for the transforms are not answered.
-	start := p.from
-	if extra := extraIntervals(cols); extra > 0 && p.interval > 0 {
-		p.from = p.from.Add(-time.Duration(extra) * p.interval)
+	// from and to are the statement's own range; a transform's aggregate
+	// reads beyond it, and p's range is that (transform.go).
+	from, to := p.from, p.to
+	if extra := time.Duration(extraIntervals(cols)) * p.interval; extra > 0 {
+		if p.desc {
+			p.to = p.to.Add(extra)
+		} else {
+			p.from = p.from.Add(-extra)
+		}
 	}
+	transformed := hasTransform(cols)
 	bucket := p.interval
 	switch {
 	case bucket == 0:
@@ -385,11 +397,27 @@ func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *pl
 		pieces = w.pieces(starts, p.from, p.to)
 	}
 	pieces = inclusiveEnds(pieces)
+	// The pieces of the aggregates read over the statement's own range.
+	ownPieces := pieces
+	if !from.Equal(p.from) || !to.Equal(p.to) {
+		ownPieces = nil
+		for _, pc := range inclusiveEnds(w.pieces(starts, from, to)) {
+			if !pc.to.Before(pc.from) {
+				ownPieces = append(ownPieces, pc)
+			}
+		}
+	}
 	if i := slices.IndexFunc(cols, func(c aggColumn) bool { return c.fn == "integral" }); i >= 0 {
 		if len(cols) != 1 || out != nil || cols[0].outer != "" {
 			return fmt.Errorf("integral() is %w but alone in a SELECT", ErrUnsupported)
 		}
 		return x.integralValues(ctx, st, p, cols[0], w, emit)
+	}
+	if i := slices.IndexFunc(cols, func(c aggColumn) bool { return c.fn == "sample" }); i >= 0 {
+		if len(cols) != 1 || out != nil || cols[0].outer != "" {
+			return fmt.Errorf("sample() is %w but alone in a SELECT", ErrUnsupported)
+		}
+		return x.sampleValues(ctx, st, p, cols[0], starts, emit)
 	}
 	if i := slices.IndexFunc(cols, func(c aggColumn) bool { return c.fn == "elapsed" }); i >= 0 {
 		if len(cols) != 1 || out != nil {
@@ -415,11 +443,18 @@ func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *pl
 		return x.selectorWithFields(ctx, st, p, cols, out, starts, w, emit)
 	}
 	if p.byPoints(cols) {
-		return x.aggregatePoints(ctx, st, p, cols, out, starts, w, start, emit)
+		return x.aggregatePoints(ctx, st, p, cols, out, starts, w, from, emit)
 	}
 	slots := len(starts)
-	fields := map[string][]string{}
-	var order []string
+	// A field is read once for the columns over the statement's range,
+	// and once more for the transforms' that read beyond it.
+	type readKey struct {
+		field    string
+		extended bool
+	}
+	keyOf := func(c aggColumn) readKey { return readKey{c.field, c.extended() && extraIntervals(cols) > 0} }
+	fields := map[readKey][]string{}
+	var order []readKey
 	for _, g := range p.groups {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -439,19 +474,20 @@ func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *pl
 				byPoints[j] = true
 				continue
 			}
-			if _, ok := fields[c.field]; !ok {
-				order = append(order, c.field)
+			k := keyOf(c)
+			if _, ok := fields[k]; !ok {
+				order = append(order, k)
 			}
 			for _, fn := range c.engineFns(multi || p.interval == 0) {
-				if !slices.Contains(fields[c.field], fn) {
-					fields[c.field] = append(fields[c.field], fn)
+				if !slices.Contains(fields[k], fn) {
+					fields[k] = append(fields[k], fn)
 				}
 			}
 		}
-		accs := map[string][]*acc{} // field → slot
+		accs := map[readKey][]*acc{} // field → slot
 		events := make([]int64, slots)
-		for _, field := range order {
-			accs[field] = make([]*acc, slots)
+		for _, k := range order {
+			accs[k] = make([]*acc, slots)
 		}
 		series := g.series
 		if g.whole {
@@ -462,7 +498,7 @@ func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *pl
 		// matter (mergesAcrossSeries), and one series' buckets come in
 		// time order from one call.
 		var mu sync.Mutex
-		merge := func(field string, pc piece, buckets []engine.Bucket) {
+		merge := func(k readKey, pc piece, buckets []engine.Bucket) {
 			mu.Lock()
 			defer mu.Unlock()
 			for _, b := range buckets {
@@ -473,17 +509,17 @@ func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *pl
 				if slot < 0 || slot >= slots || b.Events == 0 {
 					continue
 				}
-				if field == order[0] {
+				if k == order[0] {
 					events[slot] += b.Events
 				}
-				v := b.Values[field]
+				v := b.Values[k.field]
 				if v == nil {
 					continue // no value of the field; an empty map is some without a result (stddev of one)
 				}
-				a := accs[field][slot]
+				a := accs[k][slot]
 				if a == nil {
 					a = &acc{}
-					accs[field][slot] = a
+					accs[k][slot] = a
 				}
 				a.add(v)
 			}
@@ -492,10 +528,14 @@ func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *pl
 		eg.SetLimit(parallelism)
 		for _, s := range series {
 			tagless := s == "" && !g.whole // the engine reads every series for ""
-			for _, field := range order {
+			for _, k := range order {
 				q := engine.AggregateQuery{Table: p.table, Series: s, Rank: engine.RankInfluxQL,
-					Fields: []string{field}, Funcs: fields[field], Filter: p.filter}
-				for _, pc := range pieces {
+					Fields: []string{k.field}, Funcs: fields[k], Filter: p.filter}
+				pcs := ownPieces
+				if k.extended {
+					pcs = pieces
+				}
+				for _, pc := range pcs {
 					eg.Go(func() error {
 						if s != "" || tagless {
 							// A slot of the CPU pool for the series; the
@@ -517,7 +557,7 @@ func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *pl
 						if err != nil {
 							return err
 						}
-						merge(field, pc, buckets)
+						merge(k, pc, buckets)
 						return nil
 					})
 				}
@@ -529,13 +569,20 @@ func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *pl
 		var picks [][]pick
 		if byPoints != nil {
 			var err error
-			if picks, err = x.pickPoints(ctx, p, g, cols, byPoints, starts); err != nil {
+			if picks, err = x.pickColumns(ctx, p, from, to, g, cols, byPoints, starts); err != nil {
 				return err
 			}
 		}
 		// A bucket holds points when a column has a value of them; a
 		// series holds points when a bucket does (exists.go).
 		values := make([][]any, slots)
+		var columns []columnSlots // of a statement with a transform
+		if transformed {
+			columns = make([]columnSlots, len(cols))
+			for j := range columns {
+				columns[j] = columnSlots{values: make([]any, slots), present: make([]bool, slots)}
+			}
+		}
 		exists := false
 		for slot := range slots {
 			row := make([]any, len(cols))
@@ -545,15 +592,21 @@ func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *pl
 					pk := picks[j][slot]
 					row[j] = pk.v
 					present = present || pk.ok
+					if columns != nil {
+						columns[j].values[slot], columns[j].present[slot] = pk.v, pk.ok
+					}
 					continue
 				}
-				a := accs[c.field][slot]
+				a := accs[keyOf(c)][slot]
 				v, err := a.result(c)
 				if err != nil {
 					return err
 				}
 				row[j] = v
 				present = present || c.present(a, v)
+				if columns != nil {
+					columns[j].values[slot], columns[j].present[slot] = v, c.present(a, v)
+				}
 			}
 			values[slot] = row
 			if !present {
@@ -566,8 +619,11 @@ func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *pl
 		if !exists {
 			continue
 		}
+		var rows []row
 		times := slices.Clone(starts)
-		if p.interval == 0 {
+		if transformed {
+			rows = transformedRows(st, cols, w, starts, columns, from, to, p.from, p.to, p.desc)
+		} else if p.interval == 0 {
 			times[0] = time.Unix(0, 0)
 			if p.bounded {
 				times[0] = p.from
@@ -589,11 +645,9 @@ func (x *executor) aggregate(ctx context.Context, st *iql.SelectStatement, p *pl
 		} else {
 			times, values, events = w.rows(starts, values, events, p.from, p.to, p.desc)
 		}
-		rows := x.finish(st, cols, times, values, events, p.desc)
-		if p.from.Before(start) {
-			rows = slices.DeleteFunc(rows, func(r row) bool { return !r.t.Add(p.interval).After(start) })
+		if !transformed {
+			rows = cut(x.finish(st, cols, times, values, events, p.desc), st.Offset, st.Limit)
 		}
-		rows = cut(rows, st.Offset, st.Limit)
 		if len(rows) == 0 {
 			continue
 		}

@@ -140,9 +140,18 @@ func (x *executor) size(ctx context.Context, stmt iql.Statement) (int64, string)
 			return 0, "nothing counted"
 		}
 		r := int64(x.buckets(p))
-		r = max(r-int64(st.Offset), 0)
-		if st.Limit > 0 {
-			r = min(r, int64(st.Limit))
+		if cs, _, err := aggColumns(st, p.interval); err == nil && hasTransform(cs) {
+			// Each column's rows are cut by OFFSET and LIMIT on their
+			// own (transform.go): the rows are some of the buckets, up to
+			// LIMIT of each column.
+			if st.Limit > 0 {
+				r = min(r, int64(st.Limit)*int64(len(cs)))
+			}
+		} else {
+			r = max(r-int64(st.Offset), 0)
+			if st.Limit > 0 {
+				r = min(r, int64(st.Limit))
+			}
 		}
 		groups += int64(p.counted)
 		rows = max(rows, r)

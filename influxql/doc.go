@@ -43,7 +43,9 @@
 // and last across buckets); first, last, median, percentile, stddev and
 // count(distinct()) of several series are computed from the group's
 // points instead (selector.go); otherwise the statement answers an
-// error that says what to add. derivative, non_negative_derivative, difference
+// error that says what to add. mode, and every aggregate of a statement
+// whose WHERE reads a tag and a field together or whose FROM is a
+// subquery, are computed from the group's points (points.go). derivative, non_negative_derivative, difference
 // and moving_average run over the buckets; fill(null|none|previous|
 // linear|number) fills them.
 //
@@ -60,8 +62,11 @@
 // on a tag and a field together is evaluated (rowcond.go), what math in
 // SELECT answers (math.go), what fields beside a selector answer
 // (auxiliary.go), what distinct(f) answers (distinct.go), what top and
-// bottom answer (top.go), what elapsed answers (elapsed.go), and what the
-// CARDINALITY statements count (cardinality.go).
+// bottom answer (top.go), what elapsed answers (elapsed.go), what the
+// CARDINALITY statements count (cardinality.go), which aggregates are
+// computed from points (points.go), how mode breaks ties (mode.go), what
+// integral answers (integral.go), and what a subquery reads and answers
+// (subquery.go).
 //
 // # Bounds
 //

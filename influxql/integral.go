@@ -30,8 +30,9 @@ import (
 // ORDER BY time DESC the points are taken newest first, so the areas are
 // negative and each row is at its bucket's end, as InfluxDB answers
 // them. Without GROUP BY time() the one row is at time 0. Values are
-// float64; InfluxDB computes the interpolated area of an integer field
-// otherwise (docs/influxql.md, Differences). At most maxGroupPoints
+// float64, as InfluxDB computes a float field's; of an integer field it
+// computes the interpolated area otherwise and answers the row without
+// GROUP BY time() at the range's start (docs/influxql.md, Differences). At most maxGroupPoints
 // points of a group are held.
 
 // parseIntegral reads integral(f[, unit]).

@@ -186,6 +186,41 @@ func (x *executor) pickPoints(ctx context.Context, p *plan, g group, cols []aggC
 	return picks, nil
 }
 
+// pickColumns is pickPoints of each column over its own range: the
+// statement's, from and to, or p's for a transform's aggregate that reads
+// beyond it (transform.go); one read when they are the same.
+func (x *executor) pickColumns(ctx context.Context, p *plan, from, to time.Time, g group, cols []aggColumn, byPoints []bool, starts []time.Time) ([][]pick, error) {
+	if from.Equal(p.from) && to.Equal(p.to) {
+		return x.pickPoints(ctx, p, g, cols, byPoints, starts)
+	}
+	own, beyond := make([]bool, len(cols)), make([]bool, len(cols))
+	for j, c := range cols {
+		own[j] = byPoints[j] && !c.extended()
+		beyond[j] = byPoints[j] && c.extended()
+	}
+	ownPlan := *p
+	ownPlan.from, ownPlan.to = from, to
+	picks := make([][]pick, len(cols))
+	for _, part := range []struct {
+		p    *plan
+		mask []bool
+	}{{p, beyond}, {&ownPlan, own}} {
+		if !slices.Contains(part.mask, true) {
+			continue
+		}
+		got, err := x.pickPoints(ctx, part.p, g, cols, part.mask, starts)
+		if err != nil {
+			return nil, err
+		}
+		for j := range cols {
+			if part.mask[j] {
+				picks[j] = got[j]
+			}
+		}
+	}
+	return picks, nil
+}
+
 // ofValues computes median, percentile, stddev or count(distinct()) of
 // a bucket's values as InfluxDB does: the median the middle value, or
 // the mean of the two middle ones; percentile N the value at rank

@@ -18,7 +18,8 @@ import (
 // top(f, N) and bottom(f, N) answer as InfluxDB 1.x does the N greatest
 // (least) values of the field in each bucket of GROUP BY time(), or of
 // the range without it, each at its point's time: of equal values the
-// earliest, the rows of a bucket in time order. Buckets without a value
+// earliest, the rows of a bucket in time order (under ORDER BY time DESC
+// too, which puts the buckets newest first). Buckets without a value
 // have no row. top(f, tag, …, N) takes the greatest value of each
 // distinct value of the tags (the earliest of equal ones), then the N
 // greatest of those, and answers the tags as columns after the value. Fields
@@ -60,6 +61,10 @@ func (x *executor) topValues(ctx context.Context, st *iql.SelectStatement, p *pl
 	var by []string
 	if c.by != "" {
 		by = strings.Split(c.by, ",")
+	}
+	if st.Limit > 0 && c.window > st.Limit {
+		// InfluxDB's refusal, word for word.
+		return fmt.Errorf("limit (%d) in %s function can not be larger than the LIMIT (%d) in the select statement", c.window, c.fn, st.Limit)
 	}
 	if slices.ContainsFunc(out, func(o outColumn) bool { return o.expr != nil }) {
 		return fmt.Errorf("math of %s() is %w", c.fn, ErrUnsupported)
@@ -143,6 +148,11 @@ func (x *executor) topValues(ctx context.Context, st *iql.SelectStatement, p *pl
 			}
 			pts = pts[:min(len(pts), c.window)]
 			slices.SortFunc(pts, byTime)
+			if p.desc {
+				// A bucket's rows stay in time order under ORDER BY
+				// time DESC, which orders the buckets (emitRows).
+				slices.Reverse(pts)
+			}
 			for _, pt := range pts {
 				row := []any{x.timeValue(pt.t, p.loc), pt.v}
 				for _, t := range by {

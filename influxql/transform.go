@@ -1,6 +1,7 @@
 package influxql
 
 import (
+	"math"
 	"slices"
 	"time"
 
@@ -9,34 +10,147 @@ import (
 
 // # How buckets are cut and filled before a transform
 //
-// A transform of an aggregate over GROUP BY time() buckets (derivative,
-// non_negative_derivative, difference, non_negative_difference,
-// moving_average, cumulative_sum) runs as InfluxDB 1.x's does: the range is read from
-// the intervals before its start that the transform needs first
-// (extraIntervals: one for a derivative or a difference, n - 1 for
-// moving_average(f, n)), the buckets are filled as fill() says (count
-// with 0 under fill(null), the default; fill(none) drops the empty
-// ones), and the transform runs over the filled buckets in the answer's
-// order (newest first under ORDER BY time DESC), skipping those still
-// empty. A bucket the transform gives no value is not answered. So
-// difference(count(f)) of a range whose first bucket holds two points
-// answers 2 there (the bucket before counts 0), and moving_average of
-// fill(0) averages the zeros in. Without a transform, the buckets are
-// filled in the answer's order after the aggregates.
+// A statement with a transform of an aggregate over GROUP BY time()
+// buckets (derivative, non_negative_derivative, difference,
+// non_negative_difference, moving_average, cumulative_sum) is answered as
+// InfluxDB 1.x's iterators answer it (query/select.go,
+// buildCallIterator), column by column:
+//
+//   - A transform's aggregate is read from one interval before the range
+//     (after it, under ORDER BY time DESC), whatever the transform:
+//     moving_average(f, n) too, so its first value comes n - 2 intervals
+//     into the range; cumulative_sum from the range alone. Its buckets
+//     are filled as fill() says (count with 0 under fill(null), the
+//     default; fill(none) drops the empty ones) over that longer range,
+//     and the transform runs over the filled buckets in the answer's
+//     order, skipping those still empty; a bucket it gives no value is
+//     not one of its rows. So difference(count(f)) of a range whose first
+//     bucket holds two points answers 2 there (the bucket before counts
+//     0), and moving_average of fill(0) averages the zeros in.
+//   - Every other aggregate is read from the range alone, the range's
+//     first bucket too (only from the range's start, when that is within
+//     the bucket), and filled from the range's first bucket to its last.
+//   - A column of no value in a group has no rows; each column's rows are
+//     cut by OFFSET and LIMIT on their own (so LIMIT 2 may answer more
+//     rows than two, where a transform's rows are not the others'); and
+//     the answer's rows are the times of every column's rows. A column
+//     without a row at one of those times is the number of fill(number),
+//     the value of the row before under fill(previous), else null (as
+//     InfluxDB's cursor fills a row from its iterators).
+//
+// Without a transform, the buckets are filled in the answer's order after
+// the aggregates, all columns together (finish).
 
-// extraIntervals is how many intervals before the range a statement's
-// transforms read.
+// extraIntervals is how many intervals beyond the range (before it, or
+// after it under ORDER BY time DESC) a statement's transforms read.
 func extraIntervals(cols []aggColumn) int {
-	n := 0
 	for _, c := range cols {
 		switch c.outer {
-		case "derivative", "non_negative_derivative", "difference", "non_negative_difference":
-			n = max(n, 1)
-		case "moving_average":
-			n = max(n, c.window-1)
+		case "derivative", "non_negative_derivative", "difference", "non_negative_difference", "moving_average":
+			return 1
 		}
 	}
-	return n
+	return 0
+}
+
+// extended reports whether the column is read over the range widened by
+// extraIntervals: a transform's aggregate that reads beyond the range.
+func (c aggColumn) extended() bool {
+	return c.outer != "" && c.outer != "cumulative_sum"
+}
+
+// hasTransform reports whether a statement's columns transform an
+// aggregate over the buckets.
+func hasTransform(cols []aggColumn) bool {
+	return slices.ContainsFunc(cols, func(c aggColumn) bool { return c.outer != "" })
+}
+
+// columnSlots are one column's values in each bucket of a group, and
+// whether the bucket holds points of it.
+type columnSlots struct {
+	values  []any
+	present []bool
+}
+
+// transformedRows builds a group's rows of a statement with a transform, as
+// the rule above says: each column's rows on its own, over the statement's
+// range [from, to] or, for a transform's aggregate, over [extFrom, extTo];
+// then cut by OFFSET and LIMIT, and joined by time in the answer's order.
+func transformedRows(st *iql.SelectStatement, cols []aggColumn, w windows, starts []time.Time, slots []columnSlots, from, to, extFrom, extTo time.Time, desc bool) []row {
+	at := map[int64]int{} // a time's row
+	var rows []row
+	for j, c := range cols {
+		s := slots[j]
+		if !slices.Contains(s.present, true) {
+			continue
+		}
+		lo, hi := from, to
+		if c.extended() {
+			lo, hi = extFrom, extTo
+		}
+		present := s.present
+		if c.fn != "stddev" {
+			// A bucket of points but no value (percentile's rank 0) is
+			// none of the column's rows.
+			present = slices.Clone(present)
+			for i, v := range s.values {
+				present[i] = present[i] && v != nil
+			}
+		}
+		times, idx := w.timeline(starts, present, lo, hi, desc)
+		col := make([]row, 0, len(times))
+		for k, i := range idx {
+			if st.Fill == iql.NoFill && (i < 0 || !present[i]) {
+				continue
+			}
+			r := row{t: times[k], values: []any{nil}}
+			if i >= 0 && present[i] {
+				r.values[0] = s.values[i]
+				if r.values[0] == nil {
+					// stddev() of one value, which InfluxDB answers NaN
+					// (query.FloatStddevReduceSlice): a row, null, that
+					// fill() leaves and a transform of it is NaN over.
+					r.values[0] = math.NaN()
+				}
+			}
+			col = append(col, r)
+		}
+		one := []aggColumn{c}
+		fill(st, one, col)
+		if c.outer != "" {
+			transform(c, 0, col)
+			col = slices.DeleteFunc(col, func(r row) bool { return r.values[0] == nil })
+		}
+		for _, r := range cut(col, st.Offset, st.Limit) {
+			k, ok := at[r.t.UnixNano()]
+			if !ok {
+				k = len(rows)
+				at[r.t.UnixNano()] = k
+				rows = append(rows, row{t: r.t, values: make([]any, len(cols))})
+			}
+			rows[k].values[j] = r.values[0]
+		}
+	}
+	slices.SortFunc(rows, func(a, b row) int {
+		if desc {
+			return b.t.Compare(a.t)
+		}
+		return a.t.Compare(b.t)
+	})
+	// A column without a row of its own at a time answers, as InfluxDB's
+	// cursor does (query.IteratorScanner's default value), the number of
+	// fill(number), the row before's value under fill(previous), else null.
+	if st.Fill == iql.NumberFill || st.Fill == iql.PreviousFill {
+		fill(st, cols, rows)
+	}
+	for _, r := range rows {
+		for j, v := range r.values {
+			if f, ok := v.(float64); ok && math.IsNaN(f) {
+				r.values[j] = nil // as InfluxDB writes NaN
+			}
+		}
+	}
+	return rows
 }
 
 // row is one time slot of an aggregate's answer.
@@ -46,16 +160,15 @@ type row struct {
 }
 
 // finish puts the buckets in the answer's order (newest first when
-// desc), fills them in that order, as InfluxDB does (fill(previous) of
-// newest first takes the bucket after), and runs the transforms over
-// them, as the rule above says.
+// desc) and fills them in that order, as InfluxDB does (fill(previous)
+// of newest first takes the bucket after), of a statement without a
+// transform (transformedRows answers one with).
 func (x *executor) finish(st *iql.SelectStatement, cols []aggColumn, times []time.Time, values [][]any, events []int64, desc bool) []row {
 	if desc {
 		slices.Reverse(times)
 		slices.Reverse(values)
 		slices.Reverse(events)
 	}
-	transformed := slices.ContainsFunc(cols, func(c aggColumn) bool { return c.outer != "" })
 	rows := make([]row, 0, len(values))
 	for i := range values {
 		if events[i] == 0 && st.Fill == iql.NoFill {
@@ -64,17 +177,7 @@ func (x *executor) finish(st *iql.SelectStatement, cols []aggColumn, times []tim
 		rows = append(rows, row{t: times[i], values: values[i]})
 	}
 	fill(st, cols, rows)
-	if !transformed {
-		return rows
-	}
-	for j, c := range cols {
-		if c.outer != "" {
-			transform(c, j, rows)
-		}
-	}
-	return slices.DeleteFunc(rows, func(r row) bool {
-		return !slices.ContainsFunc(r.values, func(v any) bool { return v != nil })
-	})
+	return rows
 }
 
 // fill fills the empty buckets of each column as fill() says, before
@@ -166,6 +269,8 @@ func transform(c aggColumn, j int, rows []row) {
 	var prevT time.Time
 	var prev float64
 	var window []float64
+	var sum float64
+	pos := 0
 	seen := false
 	for i := range rows {
 		v, ok := toFloat(rows[i].values[j])
@@ -181,14 +286,14 @@ func transform(c aggColumn, j int, rows []row) {
 					elapsed = -elapsed
 				}
 				d := (v - prev) / (float64(elapsed) / float64(c.unit))
-				if c.outer == "derivative" || d >= 0 {
+				if c.outer == "derivative" || !(d < 0) { // NaN too, as InfluxDB's
 					rows[i].values[j] = d
 				}
 			}
 		case "difference", "non_negative_difference":
 			if seen {
 				d := v - prev
-				if c.outer == "difference" || d >= 0 {
+				if c.outer == "difference" || !(d < 0) {
 					rows[i].values[j] = d
 				}
 			}
@@ -198,15 +303,17 @@ func transform(c aggColumn, j int, rows []row) {
 			}
 			rows[i].values[j] = v
 		case "moving_average":
-			window = append(window, v)
-			if len(window) > c.window {
-				window = window[1:]
+			// A running sum of the window, as InfluxDB's reducer keeps
+			// (query.FloatMovingAverageReducer), to its last bits.
+			if len(window) < c.window {
+				window = append(window, v)
+			} else {
+				sum -= window[pos]
+				window[pos] = v
 			}
+			sum += v
+			pos = (pos + 1) % c.window
 			if len(window) == c.window {
-				sum := 0.0
-				for _, w := range window {
-					sum += w
-				}
 				rows[i].values[j] = sum / float64(c.window)
 			}
 		}

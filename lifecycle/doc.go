@@ -84,8 +84,12 @@
 //     write), and once the fence has settled its events written one at a
 //     time are packed into chunks, from the checkpoint in its registry
 //     entry, stopping before the cycle's deadline; the write that records
-//     it done (Entry.ChunkedAt) lifts the fence. On DynamoDB it works in
-//     place: the rewrite into a next generation is not built.
+//     it done (Entry.ChunkedAt) lifts the fence. By Options.Compaction:
+//     in place (Pebble), or rewritten into the table's next physical
+//     table (DynamoDB, compact.NextGeneration), whose switch lifts the
+//     fence and whose old table a later cycle deletes, FenceSettle after
+//     the switch. Actions on a rewritten table (capacity, archive,
+//     delete) act on the table its entry names (Entry.TableName).
 //   - The wait for a deleted table to be gone is bounded by
 //     Options.DeleteWait (two minutes) and the cycle's context; a table
 //     still deleting then counts as deleted.

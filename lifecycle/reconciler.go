@@ -550,6 +550,18 @@ func (r *Reconciler) apply(ctx context.Context, a Action) error {
 		if err != nil && !errors.Is(err, storage.ErrTableNotFound) {
 			return err
 		}
+		if rw := e.Rewrite; rw != nil && rw.Table != a.Table {
+			// A compaction's rewrite under way: its new table (or the
+			// old one it replaced, still to drop) goes too.
+			err = st.UpdateTable(ctx, rw.Table, storage.TableUpdate{DeletionProtection: &off})
+			if err == nil {
+				err = r.deleteTable(ctx, rw.Table)
+			}
+			if err != nil && !errors.Is(err, storage.ErrTableNotFound) {
+				return err
+			}
+			e.Rewrite = nil
+		}
 		e.State = registry.Deleted
 		_, err = r.registry.Save(ctx, e)
 		return err

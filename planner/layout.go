@@ -97,15 +97,16 @@ type LayoutCost struct {
 // PackedLater is what chunks would cost for events written one at a
 // time, packed when their table leaves the hot tier: rows while hot,
 // then a chunk a window of each series, with the compaction's scan of
-// the hot table and its writes into the next generation. Package compact
-// packs in place today, deleting each row at a write unit a row, which
-// on DynamoDB costs more than this; the rewrite into the next generation
-// is not built, so it is an option the plan shows, not one it applies.
+// the hot table, its writes into the table's next physical table and the
+// read back that verifies them, as package compact rewrites a table on
+// DynamoDB. It is an option the plan shows, not one it applies: the plan
+// recommends a layout for events as they are written.
 type PackedLater struct {
 	Event StoredEvent `json:"event"`
 	// ReadUnits and WriteUnits are the compaction's a month: an
-	// eventually consistent scan of the rows, and the chunks' writes,
-	// on demand.
+	// eventually consistent scan of the rows and a strongly consistent
+	// one of the chunks written (the verification), and the chunks'
+	// writes, on demand.
 	ReadUnits  float64 `json:"read_units"`
 	WriteUnits float64 `json:"write_units"`
 	Bill       Bill    `json:"bill"`

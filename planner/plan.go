@@ -285,17 +285,18 @@ func planLayout(in Input) (Report, error) {
 // packedLater prices chunks for events written one at a time and packed
 // as their table leaves the hot tier: the row costing c with the data of
 // later tiers in chunks of a window of each series, and the compaction's
-// scan of the rows and writes of the chunks into the table's next
-// generation, whose old one is dropped for free. Package compact packs in
-// place today, which also deletes each row (a write unit a row): on
-// DynamoDB that costs more than the rows it saves, so this prices the
-// rewrite the option needs, not what compact does now.
+// reads and writes as package compact rewrites a table on DynamoDB (into
+// its next physical table, compact.NextGeneration): an eventually
+// consistent scan of the rows, the writes of the chunks, a strongly
+// consistent scan of the chunks to verify them, and the old table
+// dropped for free. (In place, each row deleted would cost a write unit
+// more, which on DynamoDB costs more than the rows it saves.)
 func (in Input) packedLater(c costing, it Item, costAt float64) *PackedLater {
 	ch := in.chunkEvent(it, in.windowEvents())
 	c.hotBilledBytesPerHour = c.billedBytesPerHour
 	c.billedBytesPerHour = in.Rate * (ch.Bytes + ch.OverheadBytes) * 3600
 	c.itemBytesPerHour = in.Rate * ch.Bytes * 3600
-	c.compactReadUnitsPerHour = in.Rate * it.Bytes * 3600 / scanBytesPerReadUnit
+	c.compactReadUnitsPerHour = in.Rate*it.Bytes*3600/scanBytesPerReadUnit + in.Rate*ch.Bytes*3600/readUnitBytes
 	c.compactWriteUnitsPerHour = in.Rate * ch.WriteUnits * 3600
 	_, _, _, u, b := c.at(costAt)
 	p := &PackedLater{Event: ch, Bill: b}
@@ -319,7 +320,7 @@ func (r *Report) explainLayouts(in Input) {
 		count(row.Event.WriteUnits, "write unit"), formatBytes(row.Event.Bytes), money(row.Total),
 		FormatNumber(chunk.Event.EventsPerItem), count(chunk.Event.WriteUnits, "write unit"), formatBytes(chunk.Event.Bytes), money(chunk.Total), r.Stored.Layout)
 	if p := r.PackedLater; p != nil {
-		say("packed later (not applied: priced as a rewrite into the next generation, which compaction does not do yet): rows while hot, then chunks of %s events a window, %s an event, with the compaction's %s million read units and %s million write units a month: %s a month",
+		say("packed later (an option, not the recommendation: layout chunk with events written one at a time): rows while hot, then chunks of %s events a window, %s an event, each table rewritten into its next physical table as it leaves the hot tier, with the compaction's %s million read units (the rows' scan and the chunks' verification) and %s million write units a month: %s a month",
 			FormatNumber(p.Event.EventsPerItem), formatBytes(p.Event.Bytes), FormatNumber(p.ReadUnits/1e6), FormatNumber(p.WriteUnits/1e6), money(p.Bill.Total))
 	}
 }

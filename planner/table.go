@@ -81,7 +81,7 @@ func (r Report) WriteTable(w io.Writer) error {
 			row("  "+l.Event.Layout, FormatNumber(l.Event.EventsPerItem), FormatNumber(l.Event.WriteUnits), FormatNumber(l.Event.Bytes), l.Period, money(l.Total), note)
 		}
 		if p := r.PackedLater; p != nil {
-			row("  chunk, packed later", FormatNumber(p.Event.EventsPerItem), FormatNumber(p.Event.WriteUnits), FormatNumber(p.Event.Bytes), r.Period, money(p.Bill.Total), "not applied: priced as a rewrite into the next generation, not built yet")
+			row("  chunk, packed later", FormatNumber(p.Event.EventsPerItem), FormatNumber(p.Event.WriteUnits), FormatNumber(p.Event.Bytes), r.Period, money(p.Bill.Total), "option: layout chunk, each table rewritten packed as it leaves the hot tier")
 		}
 	}
 

@@ -111,3 +111,47 @@ func init() {
 			query: `SELECT last(v) FROM cpu WHERE host = 'c' OR v < 3 GROUP BY region`},
 	}...)
 }
+
+func init() {
+	asInfluxdCases = append(asInfluxdCases, []asInfluxdCase{
+		// sample of no more points than N answers every point; fewer
+		// are picked at random (compared in the differential test by
+		// their number).
+		{name: "sample of every point", lines: gap, query: `SELECT sample(v, 10) FROM gap`},
+		{name: "sample by time", lines: gap,
+			query: `SELECT sample(v, 5) FROM gap WHERE ` + fiveMinutes + ` GROUP BY time(1m)`},
+		{name: "sample of none", lines: gap, query: `SELECT sample(v, 0) FROM gap`},
+	}...)
+}
+
+func init() {
+	asInfluxdCases = append(asInfluxdCases, []asInfluxdCase{
+		// Under ORDER BY time DESC the buckets come newest first, the
+		// rows of each in time order.
+		{name: "top desc", lines: modes, query: `SELECT top(v, 3) FROM md ORDER BY time DESC`},
+		{name: "top by time desc", lines: modes,
+			query: `SELECT top(v, 2) FROM md WHERE time >= '2000-01-01T00:00:00Z' AND time < '2000-01-01T00:00:08Z' GROUP BY time(4s) ORDER BY time DESC`},
+		{name: "sample desc", lines: gap, query: `SELECT sample(v, 5) FROM gap ORDER BY time DESC`},
+	}...)
+}
+
+func init() {
+	asInfluxdCases = append(asInfluxdCases, []asInfluxdCase{
+		// More of subqueries: a selector's time, nesting, a transform,
+		// and an outer range that starts within the inner's first bucket.
+		{name: "subquery selector time", lines: hosts,
+			query: `SELECT max(max) FROM (SELECT max(v) FROM cpu WHERE ` + fiveMinutes + ` GROUP BY time(1m), host)`},
+		{name: "subquery of a subquery", lines: hosts,
+			query: `SELECT max(mean) FROM (SELECT mean(max) FROM (SELECT max(v) FROM cpu WHERE ` + fiveMinutes + ` GROUP BY time(1m), host) GROUP BY host)`},
+		{name: "subquery derivative", lines: hosts,
+			query: `SELECT derivative(mean(max)) FROM (SELECT max(v) FROM cpu GROUP BY time(1m), host) WHERE ` + fiveMinutes + ` GROUP BY time(1m)`},
+		{name: "subquery outer start within a bucket", lines: hosts,
+			query: `SELECT max(min) FROM (SELECT min(v) FROM cpu GROUP BY time(1m)) WHERE time >= '2000-01-01T00:00:30Z' AND time < '2000-01-01T00:05:00Z'`},
+		{name: "subquery outer start within a bucket by time", lines: hosts,
+			query: `SELECT sum(min) FROM (SELECT min(v) FROM cpu GROUP BY time(1m)) WHERE time >= '2000-01-01T00:00:30Z' AND time < '2000-01-01T00:05:00Z' GROUP BY time(2m)`},
+		{name: "subquery raw outer start within a bucket", lines: hosts,
+			query: `SELECT min FROM (SELECT min(v) FROM cpu GROUP BY time(1m)) WHERE time >= '2000-01-01T00:00:30Z' AND time < '2000-01-01T00:05:00Z'`},
+		{name: "subquery mode and top", lines: hosts,
+			query: `SELECT top(max, 2), host FROM (SELECT max(v) FROM cpu WHERE ` + fiveMinutes + ` GROUP BY time(1m), host)`},
+	}...)
+}

@@ -126,8 +126,8 @@ live,host=a value=3 @-10s
 // otherwise.
 var asInfluxdCases = []asInfluxdCase{
 	// 1. Transforms over GROUP BY time() read one interval before the
-	// range (window - 1 for moving_average) and fill before the
-	// transform.
+	// range (after it under ORDER BY time DESC) and fill before the
+	// transform; each column's rows are InfluxDB's iterator's.
 	{name: "difference of count", lines: cpuSeconds,
 		query: `SELECT difference(count(value)) FROM cpu WHERE time >= '2010-07-01T18:47:00Z' AND time <= '2010-07-01T18:47:03Z' GROUP BY time(2s)`},
 	{name: "difference of mean", lines: cpuSeconds,
@@ -146,6 +146,31 @@ var asInfluxdCases = []asInfluxdCase{
 		query: `SELECT non_negative_derivative(max(value), 1s) FROM cpu WHERE time >= '2010-07-01T18:47:00Z' AND time <= '2010-07-01T18:47:09Z' GROUP BY time(2s) fill(linear)`},
 	{name: "difference fill(null) desc", lines: cpuGaps,
 		query: `SELECT difference(sum(value)) FROM cpu WHERE time >= '2010-07-01T18:47:00Z' AND time <= '2010-07-01T18:47:09Z' GROUP BY time(2s) ORDER BY time DESC`},
+	// moving_average(f, n) reads one interval before the range too, not
+	// n - 1; under ORDER BY time DESC, one after it.
+	{name: "moving_average 3 from the range's second bucket", lines: cpuSeconds,
+		query: `SELECT moving_average(mean(value), 3) FROM cpu WHERE time >= '2010-07-01T18:47:02Z' AND time <= '2010-07-01T18:47:03Z' GROUP BY time(1s)`},
+	{name: "moving_average desc reads the interval after", lines: cpuSeconds,
+		query: `SELECT moving_average(mean(value), 3) FROM cpu WHERE time >= '2010-07-01T18:47:00Z' AND time <= '2010-07-01T18:47:01Z' GROUP BY time(1s) ORDER BY time DESC`},
+	// An aggregate beside a transform reads the range alone, its first
+	// bucket too; cumulative_sum reads nothing before it.
+	{name: "mean beside difference in the first bucket", lines: cpuSeconds,
+		query: `SELECT mean(value), difference(mean(value)) FROM cpu WHERE time >= '2010-07-01T18:47:01Z' AND time <= '2010-07-01T18:47:03Z' GROUP BY time(2s)`},
+	{name: "count beside cumulative_sum", lines: cpuSeconds,
+		query: `SELECT cumulative_sum(mean(value)), count(value) FROM cpu WHERE time >= '2010-07-01T18:47:01Z' AND time <= '2010-07-01T18:47:09Z' GROUP BY time(2s)`},
+	// LIMIT cuts each column's rows on its own; a column without a row at
+	// a time is null, fill(number)'s number, or the row before's value
+	// under fill(previous).
+	{name: "limit of a transform's rows", lines: cpuGaps,
+		query: `SELECT count(value), derivative(mean(value)) FROM cpu WHERE time >= '2010-07-01T18:47:00Z' AND time <= '2010-07-01T18:47:09Z' GROUP BY time(1s) LIMIT 2`},
+	{name: "limit of a transform's rows fill(previous)", lines: cpuGaps,
+		query: `SELECT count(value), derivative(mean(value)) FROM cpu WHERE time >= '2010-07-01T18:47:00Z' AND time <= '2010-07-01T18:47:09Z' GROUP BY time(1s) fill(previous) LIMIT 2`},
+	// stddev() of one value is NaN to a transform: its rows are null,
+	// not filled, and count for LIMIT.
+	{name: "difference of stddev of one value", lines: cpuGaps,
+		query: `SELECT count(value), non_negative_difference(stddev(value)) FROM cpu WHERE time >= '2010-07-01T18:47:00Z' AND time <= '2010-07-01T18:47:09Z' GROUP BY time(1s) fill(0) LIMIT 3`},
+	{name: "moving_average beside count fill(0)", lines: cpuGaps,
+		query: `SELECT moving_average(mean(value), 3), count(value) FROM cpu WHERE time >= '2010-07-01T18:47:02Z' AND time <= '2010-07-01T18:47:09Z' GROUP BY time(1s) fill(0)`},
 
 	// 2. An inclusive end holds the events at it.
 	{name: "sum to an inclusive end", lines: edges,

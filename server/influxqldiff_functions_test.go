@@ -1,8 +1,10 @@
 package server_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"time"
 )
@@ -18,9 +20,11 @@ const diffFunctionsShare = 4
 // distinct beside other columns (refused alike), and a condition on a tag
 // and a field together in a SELECT of aggregates.
 func genFunctions(rng *rand.Rand) diffStatement {
-	switch rng.IntN(6) {
+	switch rng.IntN(7) {
 	case 0, 1:
 		return genSubquery(rng)
+	case 6:
+		return genSample(rng)
 	case 2:
 		return genIntegral(rng)
 	case 3:
@@ -77,14 +81,7 @@ func genSubquery(rng *rand.Rand) diffStatement {
 		outerWhere = append(outerWhere, genTimeRange(rng, &s))
 	default:
 		innerWhere = append(innerWhere, genTimeRange(rng, &s))
-		if s.inclusiveEnd {
-			// One end marked for the text with an exclusive end: the
-			// outer's range is written as it is.
-			lo := diffStart.Add(time.Duration(rng.IntN(4)) * 10 * time.Minute)
-			outerWhere = append(outerWhere, fmt.Sprintf("time >= '%s' AND time < '%s'", rfc(lo), rfc(lo.Add(30*time.Minute))))
-		} else {
-			outerWhere = append(outerWhere, genTimeRange(rng, &s))
-		}
+		outerWhere = append(outerWhere, genTimeRange(rng, &s))
 	}
 	if rng.IntN(3) == 0 {
 		innerWhere = append(innerWhere, genTagCondition(rng, &s))
@@ -270,6 +267,48 @@ func genTop(rng *rand.Rand) diffStatement {
 	return s
 }
 
+// genSample draws sample(f, N), N at times more than a bucket's points
+// (every point, compared exactly), maybe over GROUP BY time() and tags.
+func genSample(rng *rand.Rand) diffStatement {
+	s := diffStatement{kind: "aggregate", functions: []string{"sample"}}
+	from := genOneFrom(rng, &s)
+	fields := fieldsOf(&s)
+	f := fields[rng.IntN(len(fields))]
+	s.groupByTime = rng.IntN(2) == 0
+	where := genWhere(rng, &s, s.groupByTime)
+	var group []string
+	if s.groupByTime {
+		iv := []string{"1m", "5m", "10m"}[rng.IntN(3)]
+		s.interval, _ = time.ParseDuration(iv)
+		group = append(group, "time("+iv+")")
+	}
+	if rng.IntN(3) == 0 {
+		group = append(group, genGroupByTags(rng, &s)...)
+	}
+	text := fmt.Sprintf("SELECT sample(%s, %d) FROM %s%s", f.name, []int{1, 2, 3, 1000}[rng.IntN(4)], from, where)
+	if len(group) > 0 {
+		text += " GROUP BY " + strings.Join(group, ", ")
+	}
+	s.text = text
+	return s
+}
+
+// sameShape reports whether two answers have the same series, each
+// with the same columns and as many rows.
+func sameShape(a, b any) bool {
+	shape := func(v any) any {
+		raw, _ := json.Marshal(v)
+		w := decodeAnswer(raw)
+		for _, s := range seriesOf(w) {
+			sm, _ := s.(map[string]any)
+			values, _ := sm["values"].([]any)
+			sm["values"] = len(values)
+		}
+		return w
+	}
+	return sameDiffJSON(shape(a), shape(b))
+}
+
 // genTagOrField draws aggregates whose WHERE reads a tag and a field
 // together: a tag OR a field, or a tag compared with a field.
 func genTagOrField(rng *rand.Rand) diffStatement {
@@ -306,4 +345,39 @@ func genTagOrField(rng *rand.Rand) diffStatement {
 	}
 	s.text = text + genLimits(rng, &s)
 	return s
+}
+
+// functionDifferences are the known differences of genFunctions'
+// statements.
+func functionDifferences() []knownDifference {
+	return []knownDifference{
+		{
+			name: "mode() of values that tie",
+			doc:  "`mode()` of a bucket of more than 12 values whose most frequent ones tie",
+			applies: func(_ *diffEnv, c *diffCase) bool {
+				return slices.Contains(c.stmt.functions, "mode") && sameBut(c.a, c.b, func(col string) bool { return strings.HasPrefix(col, "mode") })
+			},
+		},
+		{
+			name: "top()/bottom() with LIMIT",
+			doc:  "`top()` and `bottom()` with `LIMIT`",
+			applies: func(_ *diffEnv, c *diffCase) bool {
+				return (slices.Contains(c.stmt.functions, "top") || slices.Contains(c.stmt.functions, "bottom")) && c.stmt.limited
+			},
+		},
+		{
+			name: "sample() picks points at random",
+			doc:  "`sample()` picks its points at random",
+			applies: func(_ *diffEnv, c *diffCase) bool {
+				return slices.Contains(c.stmt.functions, "sample") && sameShape(c.a, c.b)
+			},
+		},
+		{
+			name: "integral() of an integer field",
+			doc:  "`integral()` of an integer field",
+			applies: func(_ *diffEnv, c *diffCase) bool {
+				return slices.Contains(c.stmt.functions, "integral") && c.stmt.intField
+			},
+		},
+	}
 }

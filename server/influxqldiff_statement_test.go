@@ -18,10 +18,6 @@ type diffStatement struct {
 	measurements []string // FROM, by name or by what /regex/ matches
 	several      bool     // FROM names several measurements, or a regex
 	timeRange    bool
-	inclusiveEnd bool // time <= t
-	// exclusiveEnd is the statement with its time <= t written
-	// time < t+1ns, which InfluxDB reads alike.
-	exclusiveEnd string
 	emptyRange   bool // the range holds no data
 	tagCondition bool
 	fieldCond    bool
@@ -60,18 +56,6 @@ func genStatement(rng *rand.Rand) diffStatement {
 // again with time < t+1ns for its time <= t.
 func finishStatement(rng *rand.Rand, s diffStatement) diffStatement {
 	s.epoch = []string{"", "", "ms", "s", "ns"}[rng.IntN(5)]
-	if s.inclusiveEnd {
-		// The text with time <= t, and with time < t+1ns in its place.
-		before, rest, _ := strings.Cut(s.text, "time <=\x00")
-		literal, after, _ := strings.Cut(rest, " ")
-		if !strings.Contains(rest, " ") {
-			literal, after = rest, ""
-		} else {
-			after = " " + after
-		}
-		s.text = before + "time <= " + literal + after
-		s.exclusiveEnd = before + s.exclusiveEnd + after
-	}
 	return s
 }
 
@@ -121,15 +105,8 @@ func genTimeRange(rng *rand.Rand, s *diffStatement) string {
 	}
 	loOp := []string{">=", ">"}[rng.IntN(2)]
 	hiOp := []string{"<", "<="}[rng.IntN(2)]
-	s.timeRange, s.inclusiveEnd = true, hiOp == "<="
-	cond := fmt.Sprintf("time %s %s AND time %s %s", loOp, timeLiteral(rng, lo), hiOp, timeLiteral(rng, hi))
-	if s.inclusiveEnd {
-		// Marked, for the statement's text to be written again with
-		// an exclusive end once it is whole (see exclusive).
-		s.exclusiveEnd = fmt.Sprintf("time < %d", hi.UnixNano()+1)
-		cond = strings.Replace(cond, "time <= ", "time <=\x00", 1)
-	}
-	return cond
+	s.timeRange = true
+	return fmt.Sprintf("time %s %s AND time %s %s", loOp, timeLiteral(rng, lo), hiOp, timeLiteral(rng, hi))
 }
 
 // timeLiteral writes t as an RFC 3339 string, epoch nanoseconds, or

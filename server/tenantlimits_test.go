@@ -231,7 +231,7 @@ func TestSlowUploadsOfOneTenantLeaveRoomForOthers(t *testing.T) {
 func TestTenantLimitsOnDynamoDB(t *testing.T) {
 	dynamoEndpoint(t)
 	backend = backends.Dynamo()
-	defer func() { backend = backends.Pebble() }()
+	defer func() { backend = pebble() }()
 	TestAdminTenantLimits(t)
 }
 

@@ -104,6 +104,6 @@ func TestAnAbsurdContentLength(t *testing.T) {
 func TestAKeyRevokedDuringItsUploadOnDynamoDB(t *testing.T) {
 	dynamoEndpoint(t)
 	backend = backends.Dynamo()
-	defer func() { backend = backends.Pebble() }()
+	defer func() { backend = pebble() }()
 	TestAKeyRevokedDuringItsUploadWritesNothing(t)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -22,6 +23,7 @@ import (
 
 	"github.com/timetabledb/timetable/archive"
 	"github.com/timetabledb/timetable/clock"
+	"github.com/timetabledb/timetable/engine/itemenc"
 	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/internal/backends"
 	"github.com/timetabledb/timetable/internal/dynamotest"
@@ -195,7 +197,14 @@ families:
       - {name: hot, age: 0, billing: provisioned, read: 5, write: 10, max_read: 300, max_write: 1000}
       - {name: warm, age: 1 period}
       - {name: cold, age: 2 periods, class: infrequent_access}
-`, cfg.MetaTable, prefix)
+  - name: packed
+    prefix: %s
+    layout: chunk
+    chunk_window: 1h
+    tiers:
+      - {name: hot, age: 0}
+      - {name: warm, age: 1 period}
+`, cfg.MetaTable, prefix, strings.TrimSuffix(prefix, "ev_")+"pk_")
 	env := map[string]string{lifecycle.EnvConfigYAML: yamlConfig}
 	clk := clock.NewManual(time.Date(2017, 5, 10, 12, 0, 0, 0, time.UTC))
 	r, _, err := newReconciler(ctx, wiring{
@@ -227,11 +236,45 @@ families:
 	}
 	_, err = setup.DescribeTable(ctx, spec.Name)
 	require.ErrorIs(t, err, storage.ErrTableNotFound, "archived and deleted")
+	// Rows written one at a time into the packed family's table of the
+	// week.
+	reg := registry.New(setup, cfg.MetaTable)
+	packed := func() registry.Entry {
+		es, err := reg.List(ctx, "packed")
+		require.NoError(t, err)
+		for _, e := range es {
+			if e.Ref.Period.Contains(clk.Now()) || e.Physical != "" {
+				return e
+			}
+		}
+		t.Fatal("no table of the packed family this week")
+		return registry.Entry{}
+	}
+	week := packed()
+	var rows []storage.Item
+	for i := range 20 {
+		at := clk.Now().Add(time.Duration(i) * time.Minute)
+		rows = append(rows, storage.Item{PK: itemenc.PartitionKey("acme", "t", "s", 0), SK: itemenc.SortKey(at, fmt.Sprint("e", i)), Attrs: map[string]any{"v": json.Number(fmt.Sprint(i))}})
+	}
+	require.NoError(t, setup.BatchWrite(ctx, week.TableName(), rows))
 	for range 3 { // the tiers age
 		clk.Advance(7 * 24 * time.Hour)
 		invoke(lifecycle.OpCreateNew)
 		invoke(lifecycle.OpResizeOld)
 	}
+	// The packed family's table left the hot tier: fenced, rewritten
+	// into its next physical table once the fence settled, and the old
+	// table deleted FenceSettle after the switch.
+	for range 3 {
+		invoke(lifecycle.OpReconcile)
+		clk.Advance(registry.DefaultFenceSettle)
+	}
+	e, err := reg.Get(ctx, "packed", week.Ref.Period.Start, week.Name)
+	require.NoError(t, err)
+	require.Equal(t, week.Name+".r1", e.TableName(), "rewritten")
+	require.Nil(t, e.Rewrite, "the old table deleted")
+	_, err = setup.DescribeTable(ctx, week.Name)
+	require.ErrorIs(t, err, storage.ErrTableNotFound)
 
 	if dynamotest.Lacks(dynamotest.Tagging) != "" {
 		// The store stops asking an endpoint without tagging for tags

@@ -26,7 +26,7 @@ import (
 // with "tt_" (package event), so these never meet a field.
 const (
 	// AttrData holds the chunk: a byte saying how the block is
-	// compressed, then the block (format.md).
+	// compressed, then the block (doc.go, "Items").
 	AttrData = "tt_c"
 	// AttrCount is the number of events the chunk holds, in the items
 	// of version 1 blocks; it is read by nothing, and version 2 items,

@@ -14,7 +14,7 @@ import (
 // truncated, of an unknown version or kind, or inconsistent.
 var ErrCorrupt = errors.New("timetable: corrupt chunk")
 
-// Tags of a value in the generic encoding (format.md, "Values").
+// Tags of a value in the generic encoding (doc.go, "Values").
 const (
 	tagNull   = 0
 	tagFalse  = 1

@@ -34,7 +34,7 @@ func main() {
 	flag.StringVar(&o.Timetable, "timetable", "", "the timetable binary the peer comparison serves from (make bench builds bin/timetable)")
 	peers := flag.String("peers", "with", "the peer comparison: with the rest, only, or without")
 	flag.IntVar(&o.MQTTMessages, "mqtt-messages", 50000, "messages of one event per MQTT ingest run")
-	only := flag.String("only", "", "measure only this part of the table: embedded, aggregate, manyseries, dynamo, layouts, chunks, mqtt, archive, fence, migrate, influximport or limits")
+	only := flag.String("only", "", "measure only this part of the table: embedded, aggregate, manyseries, dynamo, layouts, chunks, disk, mqtt, archive, fence, migrate, influximport or limits")
 	flag.Func("peer-systems", "run the peer comparison of only these systems, comma-separated: timetable (chunk layout), timetable-packed (chunk layout queried after timetable compact), timetable-row, InfluxDB, PostgreSQL, VictoriaMetrics, ClickHouse (all by default)", func(v string) error {
 		o.PeerSystems = strings.Split(v, ",")
 		return nil
@@ -99,7 +99,7 @@ func run(ctx context.Context, o bench.Options, peers, only, page string) error {
 		}{
 			{"embedded", bench.Embedded}, {"mqtt", bench.MQTT}, {"aggregate", bench.Aggregate},
 			{"manyseries", bench.ManySeries}, {"dynamo", bench.Dynamo}, {"layouts", bench.Layouts},
-			{"chunks", bench.Chunks},
+			{"chunks", bench.Chunks}, {"disk", bench.Disk},
 			{"archive", bench.Archive}, {"fence", bench.Fence}, {"migrate", bench.Migrate},
 			{"influximport", bench.InfluxImport},
 			{"limits", bench.Limits},

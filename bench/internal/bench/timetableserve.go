@@ -43,19 +43,27 @@ type timetablePeer struct {
 	adminToken string
 	client     *http.Client
 	d          *daemon
+	// chunkWindow is the family's chunk_window, when it is of the chunk
+	// layout; "" is the configuration's default.
+	chunkWindow string
 }
 
 // name is "timetable" for the chunk layout, the table's first column,
-// "timetable-packed" for the chunk layout packed, and "timetable-row"
-// for the row layout.
+// "timetable-packed" for the chunk layout queried packed, and
+// "timetable-row" for the row layout; a chunk window other than the
+// default is named beside it.
 func (t *timetablePeer) name() string {
+	name := "timetable"
 	switch {
 	case t.packed:
-		return "timetable-packed"
-	case t.layout == "chunk":
-		return "timetable"
+		name += "-packed"
+	case t.layout != "chunk":
+		name += "-" + t.layout
 	}
-	return "timetable-" + t.layout
+	if t.chunkWindow != "" {
+		name += " (" + t.chunkWindow + " windows)"
+	}
+	return name
 }
 
 func (t *timetablePeer) version() string {
@@ -84,6 +92,9 @@ func (t *timetablePeer) start(ctx context.Context, dir string, _ func(string)) (
 	}
 	t.bin, t.dir = bin, dir
 	config := fmt.Sprintf("families:\n  - {name: events, layout: %s}\n", t.layout)
+	if t.chunkWindow != "" {
+		config = fmt.Sprintf("families:\n  - {name: events, layout: %s, chunk_window: %s}\n", t.layout, t.chunkWindow)
+	}
 	if err := os.WriteFile(filepath.Join(dir, "timetable.yaml"), []byte(config), 0o666); err != nil {
 		return nil, err
 	}
