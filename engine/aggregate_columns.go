@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/timetabledb/timetable/engine/chunk"
@@ -33,6 +34,13 @@ import (
 // events as a read decodes it (chunk.WindowEvents, each event once) and
 // those are added. Queries the columns do not answer read events
 // (columnWindow says which).
+//
+// What a fold costs per chunk is kept to decoding it: the columns are
+// read into memory the fold keeps (chunk.ReadColumns reuses a Columns'),
+// folds are pooled between series (foldPool), and a chunk's events are
+// added a bucket's run at a time, a column of integers or decimals that
+// every event has as one int64 sum, min and max (agg.Summary.AddDecimals)
+// where the summary keeps only totals.
 
 // columnWindow returns the chunk window of spec's tables when an
 // aggregate q reads them from columns: every table of one chunk window
@@ -81,7 +89,9 @@ func (db *DB) aggregateReads(ctx context.Context, spec sourceSpec, series string
 // chunk window window, to the summaries at returns.
 func (db *DB) foldColumns(ctx context.Context, spec sourceSpec, series string, q *AggregateQuery, window time.Duration, at func(t int64) (*agg.Summary, error)) error {
 	from, to := spec.span()
-	f := &columnFold{q: q, series: series, from: from.UnixNano(), to: to.UnixNano(), at: at}
+	f := foldPool.Get().(*columnFold)
+	defer f.release()
+	f.q, f.series, f.from, f.to, f.at = q, series, from.UnixNano(), to.UnixNano(), at
 	var ps columnPartitions
 	defer func() {
 		for _, p := range ps {
@@ -181,6 +191,9 @@ type columnFold struct {
 	q        *AggregateQuery
 	series   string
 	from, to int64 // the range, inclusive, Unix nanos
+	// start and end are the bucket of the last run fold added, Unix
+	// nanos, end not included.
+	start, end int64
 	at       func(t int64) (*agg.Summary, error)
 	items    []tableItem // the window's, in sort key order
 	cols     []chunk.Columns
@@ -189,6 +202,29 @@ type columnFold struct {
 	// folded and decoded count the windows added from columns and from
 	// events.
 	folded, decoded int
+}
+
+// foldPool holds columnFolds between series and queries: an aggregate
+// of many series folds each with the memory (items' stored forms,
+// columns) an earlier one grew, not allocating it again per series.
+var foldPool = sync.Pool{New: func() any { return &columnFold{} }}
+
+// release returns f to foldPool, keeping its buffers' memory and
+// nothing else: no item, summary or query.
+func (f *columnFold) release() {
+	for i := range f.items[:cap(f.items)] {
+		t := &f.items[:cap(f.items)][i]
+		*t = tableItem{data: t.data[:0]}
+	}
+	for i := range f.cols[:cap(f.cols)] {
+		c := &f.cols[:cap(f.cols)][i]
+		for fi := range c.Fields[:cap(c.Fields)] {
+			c.Fields[:cap(c.Fields)][fi].Values = nil
+		}
+	}
+	clear(f.evs[:cap(f.evs)])
+	*f = columnFold{items: f.items[:0], cols: f.cols[:0], next: f.next[:0], evs: f.evs[:0]}
+	foldPool.Put(f)
 }
 
 // window adds the events of the window of f.items, and empties it.
@@ -239,45 +275,86 @@ func (f *columnFold) readColumns() (bool, error) {
 	return true, nil
 }
 
-// fold adds the events of one chunk's columns that lie in the range.
+// fold adds the events of one chunk's columns that lie in the range, a
+// run of events of one bucket at a time (times are in order; the bucket
+// at returns for a time is the query's, bucketStart): a column
+// every event of the run has adds its integers and decimals as one run
+// (agg.Summary.AddDecimals), any other value one by one.
 func (f *columnFold) fold(c *chunk.Columns) error {
 	f.next = append(f.next[:0], make([]int, len(f.q.Fields))...)
-	k := agg.OrderKey{Series: f.series}
-	for i, t := range c.Times {
-		in := f.from <= t && t <= f.to
-		var s *agg.Summary
-		if in {
-			var err error
-			if s, err = f.at(t); err != nil {
-				return err
-			}
-			s.Events++
-			k.At = t
+	n := len(c.Times)
+	for i := 0; i < n; {
+		t := c.Times[i]
+		if t < f.from || t > f.to {
+			f.skip(c, i)
+			i++
+			continue
 		}
+		s, err := f.at(t)
+		if err != nil {
+			return err
+		}
+		if t < f.start || t >= f.end {
+			start := f.q.bucketStart(time.Unix(0, t).UTC())
+			f.start, f.end = start.UnixNano(), f.q.bucketEnd(start).UnixNano()
+		}
+		j := i + 1
+		for j < n && c.Times[j] < f.end && c.Times[j] <= f.to {
+			j++
+		}
+		s.Events += int64(j - i)
 		for fi := range c.Fields {
-			col := &c.Fields[fi]
-			if !col.Has(i) {
-				continue
-			}
-			j := f.next[fi]
-			f.next[fi]++
-			if !in {
-				continue
-			}
-			name := f.q.Fields[fi]
-			switch col.Kind {
-			case chunk.ColumnInts:
-				s.AddInt(name, col.Ints[j], k)
-			case chunk.ColumnFloats:
-				s.AddFloat(name, col.Floats[j], k)
-			case chunk.ColumnDecimals:
-				s.AddDecimal(name, col.Ints[j], col.Scale, k)
-			default:
-				s.AddValue(name, col.Values[j], k)
-			}
+			f.addRun(s, c, fi, i, j)
 		}
+		i = j
 	}
 	return nil
+}
+
+// skip passes over event i's values, which lie out of the range.
+func (f *columnFold) skip(c *chunk.Columns, i int) {
+	for fi := range c.Fields {
+		if c.Fields[fi].Has(i) {
+			f.next[fi]++
+		}
+	}
+}
+
+// addRun adds field fi's values of events i to j (not included), which
+// are of s's bucket.
+func (f *columnFold) addRun(s *agg.Summary, c *chunk.Columns, fi, i, j int) {
+	col := &c.Fields[fi]
+	name := f.q.Fields[fi]
+	if col.Present == nil && (col.Kind == chunk.ColumnInts || col.Kind == chunk.ColumnDecimals) {
+		// Every event has the field: its values are the events' own.
+		scale := 0
+		if col.Kind == chunk.ColumnDecimals {
+			scale = col.Scale
+		}
+		if s.AddDecimals(name, col.Ints[i:j], scale) {
+			f.next[fi] = j
+			return
+		}
+	}
+	k := agg.OrderKey{Series: f.series}
+	for e := i; e < j; e++ {
+		if !col.Has(e) {
+			continue
+		}
+		v := f.next[fi]
+		f.next[fi]++
+		k.At = c.Times[e]
+		switch col.Kind {
+		case chunk.ColumnInts:
+			s.AddInt(name, col.Ints[v], k)
+		case chunk.ColumnFloats:
+			s.AddFloat(name, col.Floats[v], k)
+		case chunk.ColumnDecimals:
+			s.AddDecimal(name, col.Ints[v], col.Scale, k)
+		default:
+			s.AddValue(name, col.Values[v], k)
+		}
+	}
 }
 
 // events adds the events of the window's items as a read decodes them:

@@ -1,6 +1,9 @@
 package chunk
 
-import "math/bits"
+import (
+	"math/bits"
+	"slices"
+)
 
 // bitWriter appends bits, most significant first, to a byte slice; the
 // last byte is padded with zeros.
@@ -106,8 +109,19 @@ func readXOR(b []byte, n int) ([]uint64, bool) {
 	if n == 0 {
 		return nil, true
 	}
+	return readXORTo(nil, b, n)
+}
+
+// readXORTo is readXOR appending the bits to dst, whose memory it reuses;
+// when b is corrupt it returns nil.
+func readXORTo(dst []uint64, b []byte, n int) ([]uint64, bool) {
+	if n == 0 {
+		return dst, true
+	}
 	r := bitReader{b: b}
-	out := make([]uint64, n)
+	base := len(dst)
+	dst = slices.Grow(dst, n)[:base+n]
+	out := dst[base:]
 	prev := r.read(64)
 	out[0] = prev
 	var lead, trail int
@@ -135,5 +149,8 @@ func readXOR(b []byte, n int) ([]uint64, bool) {
 		prev ^= r.read(sig) << trail
 		out[i] = prev
 	}
-	return out, !r.short
+	if r.short {
+		return nil, false
+	}
+	return dst, true
 }

@@ -145,8 +145,9 @@ type blockColumns struct {
 
 // fieldColumn is a field's column in a block.
 type fieldColumn struct {
-	name string
-	kind byte
+	name    string // set by parseBlock, not parseBlockTo
+	rawName []byte // the name in the block
+	kind    byte
 	// present is the bitmap of the events that have the field (event i
 	// is bit i%8 of byte i/8), nil when every event has it.
 	present []byte
@@ -157,45 +158,65 @@ type fieldColumn struct {
 // parseBlock reads a version 2 block, its version byte read, whose first
 // event is at first (Unix nanoseconds, from its sort key).
 func parseBlock(b []byte, first int64) (blockColumns, error) {
+	var bc blockColumns
+	if err := parseBlockTo(&bc, b, first, true); err != nil {
+		return blockColumns{}, err
+	}
+	for i := range bc.fields {
+		bc.fields[i].name = string(bc.fields[i].rawName)
+	}
+	return bc, nil
+}
+
+// parseBlockTo is parseBlock into bc, reusing the memory of its times
+// and fields, for a reader of many blocks (ReadColumns). It reads the
+// events' ids only when ids is set, and leaves each field's name in
+// rawName, a view of b, name unset. bc's columns are views of b.
+func parseBlockTo(bc *blockColumns, b []byte, first int64, ids bool) error {
 	r := reader{b: b}
+	bc.times, bc.ids, bc.fields = bc.times[:0], nil, bc.fields[:0]
 	n := int(r.uvarint())
 	if r.err == nil && (n == 0 || n > maxChunkEvents) {
-		return blockColumns{}, corrupt("a block of %d events", n)
+		return corrupt("a block of %d events", n)
 	}
 	if r.err != nil {
-		return blockColumns{}, r.err
+		return r.err
 	}
-	var bc blockColumns
-	bc.times = make([]int64, n)
-	bc.times[0] = first
+	bc.times = append(bc.times, first)
 	if n > 1 {
 		unit := int(r.byte())
 		if r.err == nil && unit > maxTimeUnit {
-			return blockColumns{}, corrupt("time unit 10^%d ns", unit)
+			return corrupt("time unit 10^%d ns", unit)
 		}
-		offsets := r.ints(n - 1)
+		bc.times = r.intsTo(bc.times, n-1)
 		if r.err != nil {
-			return blockColumns{}, fmt.Errorf("times: %w", r.err)
+			return fmt.Errorf("times: %w", r.err)
 		}
 		pow := int64(1)
 		for range unit {
 			pow *= 10
 		}
+		offsets := bc.times[1:]
 		for i, o := range offsets {
-			bc.times[i+1] = first + o*pow
+			offsets[i] = first + o*pow
 		}
 	}
-	if ids := r.uvarint(); ids > 0 && r.err == nil {
-		bc.ids = make([]string, n)
-		for i := range bc.ids {
+	if nids := r.uvarint(); nids > 0 && r.err == nil {
+		if ids {
+			bc.ids = make([]string, n)
+		}
+		for i := range n {
 			if l := r.uvarint(); l > 0 {
-				bc.ids[i] = string(r.bytes(int(min(l-1, uint64(len(r.b)+1)))))
+				id := r.bytes(int(min(l-1, uint64(len(r.b)+1))))
+				if ids {
+					bc.ids[i] = string(id)
+				}
 			}
 		}
 	}
 	nf := r.count(3)
 	for f := 0; f < nf && r.err == nil; f++ {
-		c := fieldColumn{name: r.string(), kind: r.byte(), values: n}
+		c := fieldColumn{rawName: r.bytes(r.count(1)), kind: r.byte(), values: n}
 		if c.kind&kindPartial != 0 {
 			c.kind &^= kindPartial
 			c.present = r.bytes((n + 7) / 8)
@@ -208,17 +229,17 @@ func parseBlock(b []byte, first int64) (blockColumns, error) {
 		}
 		c.data = r.bytes(int(min(r.uvarint(), uint64(len(r.b)+1))))
 		if r.err == nil && c.values == 0 {
-			return blockColumns{}, corrupt("field %q of no events", c.name)
+			return corrupt("field %q of no events", c.rawName)
 		}
 		bc.fields = append(bc.fields, c)
 	}
 	if r.err != nil {
-		return blockColumns{}, r.err
+		return r.err
 	}
 	if len(r.b) != 0 {
-		return blockColumns{}, corrupt("%d bytes after the last field", len(r.b))
+		return corrupt("%d bytes after the last field", len(r.b))
 	}
-	return bc, nil
+	return nil
 }
 
 // readBlock decodes a version 2 block, its version byte read, into events

@@ -18,7 +18,9 @@ type Columns struct {
 	Times []int64
 	// Fields holds a column per field asked for, in the order asked.
 	Fields []Column
-	block  []byte // the last block decompressed, for its memory
+	block  []byte       // the last block decompressed, for its memory
+	bc     blockColumns // the last block parsed, for its memory
+	bits   []uint64     // a float column's bits, for their memory
 }
 
 // Column is one field's values in a chunk: those of the events that
@@ -95,16 +97,20 @@ func ReadColumns(dst *Columns, sk string, data []byte, fields []string) error {
 	if !ok {
 		return corrupt("sort key %q", sk)
 	}
-	bc, err := parseBlock(block[1:], first)
-	if err != nil {
+	bc := &dst.bc
+	// Times takes the parsed times' memory, and gives its own for the
+	// next block.
+	bc.times = dst.Times[:0]
+	if err := parseBlockTo(bc, block[1:], first, false); err != nil {
 		return err
 	}
-	dst.Times = append(dst.Times, bc.times...)
-	n := len(bc.times)
+	dst.Times = bc.times
+	bc.times = nil
+	n := len(dst.Times)
 	for i, name := range fields {
 		c := &dst.Fields[i]
 		c.Ints, c.Floats, c.Values, c.Scale = c.Ints[:0], c.Floats[:0], nil, 0
-		at := slices.IndexFunc(bc.fields, func(f fieldColumn) bool { return f.name == name })
+		at := slices.IndexFunc(bc.fields, func(f fieldColumn) bool { return string(f.rawName) == name })
 		if at < 0 {
 			c.Present = append(c.Present[:0], make([]byte, (n+7)/8)...) // no event has it
 			c.Kind = ColumnValues
@@ -116,7 +122,7 @@ func ReadColumns(dst *Columns, sk string, data []byte, fields []string) error {
 		} else {
 			c.Present = append(c.Present[:0], fc.present...)
 		}
-		if err := c.read(fc); err != nil {
+		if err := c.read(fc, &dst.bits); err != nil {
 			return fmt.Errorf("field %q: %w", name, err)
 		}
 	}
@@ -143,30 +149,33 @@ func (dst *Columns) fromEvents(evs []event.Event, fields []string) {
 }
 
 // read decodes a version 2 column by its kind: integers, decimals and
-// floats as numbers, any other kind as readColumn reads it.
-func (c *Column) read(fc fieldColumn) error {
+// floats as numbers, into c's own memory (a float column's bits through
+// scratch), any other kind as readColumn reads it.
+func (c *Column) read(fc fieldColumn, scratch *[]uint64) error {
 	switch fc.kind {
 	case kindInt:
-		vs, err := readInts(fc.data, fc.values)
+		vs, err := readIntsTo(c.Ints[:0], fc.data, fc.values)
 		if err != nil {
 			return err
 		}
-		c.Kind, c.Ints = ColumnInts, append(c.Ints, vs...)
+		c.Kind, c.Ints = ColumnInts, vs
 	case kindDecimal:
 		if len(fc.data) == 0 || fc.data[0] > maxScale {
 			return corrupt("decimal scale")
 		}
-		vs, err := readInts(fc.data[1:], fc.values)
+		vs, err := readIntsTo(c.Ints[:0], fc.data[1:], fc.values)
 		if err != nil {
 			return err
 		}
-		c.Kind, c.Scale, c.Ints = ColumnDecimals, int(fc.data[0]), append(c.Ints, vs...)
+		c.Kind, c.Scale, c.Ints = ColumnDecimals, int(fc.data[0]), vs
 	case kindFloat:
-		bits, ok := readXOR(fc.data, fc.values)
+		bits, ok := readXORTo((*scratch)[:0], fc.data, fc.values)
 		if !ok {
 			return corrupt("float column")
 		}
+		*scratch = bits
 		c.Kind = ColumnFloats
+		c.Floats = slices.Grow(c.Floats[:0], len(bits))
 		for _, b := range bits {
 			c.Floats = append(c.Floats, math.Float64frombits(b))
 		}

@@ -30,8 +30,10 @@ func FuzzPackRoundTrip(f *testing.F) {
 }
 
 // FuzzUnpack: any bytes as a chunk are read without a panic, and either
-// refused as corrupt or read as events of the item's series.
+// refused as corrupt or read as events of the item's series, and by
+// ReadColumns (into one Columns, reused) as times the same.
 func FuzzUnpack(f *testing.F) {
+	var cols Columns
 	items, _, err := Pack(testSeries, time.Hour, valid(f, genEvents(rand.New(rand.NewPCG(1, 1)), 30)))
 	require.NoError(f, err)
 	data := items[0].Attrs[AttrData].([]byte)
@@ -43,12 +45,23 @@ func FuzzUnpack(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		it := storage.Item{PK: items[0].PK, SK: items[0].SK, Attrs: map[string]any{AttrData: data}}
 		evs, err := Unpack(nil, it)
+		colsErr := ReadColumns(&cols, it.SK, data, []string{"f0", "x", "f3"})
+		if colsErr != nil {
+			require.ErrorIs(t, colsErr, ErrCorrupt)
+		}
 		if err != nil {
 			require.ErrorIs(t, err, ErrCorrupt)
 			return
 		}
 		for _, ev := range evs {
 			require.Equal(t, testSeries.Series, ev.Series)
+		}
+		// What Unpack reads, ReadColumns reads, into a Columns an
+		// earlier input left as it was.
+		require.NoError(t, colsErr)
+		require.Len(t, cols.Times, len(evs))
+		for i, ev := range evs {
+			require.Equal(t, ev.Time.UnixNano(), cols.Times[i])
 		}
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/bits"
+	"slices"
 )
 
 // An int column (doc.go, "Int columns") holds a run of int64s as
@@ -65,9 +66,13 @@ func varintLen(v int64) int {
 }
 
 // readInts reads an int column of n values (n > 0) that takes all of b.
-func readInts(b []byte, n int) ([]int64, error) {
+func readInts(b []byte, n int) ([]int64, error) { return readIntsTo(nil, b, n) }
+
+// readIntsTo is readInts appending the values to dst, whose memory it
+// reuses.
+func readIntsTo(dst []int64, b []byte, n int) ([]int64, error) {
 	r := reader{b: b}
-	vs := r.ints(n)
+	vs := r.intsTo(dst, n)
 	if r.err == nil && len(r.b) != 0 {
 		r.fail(fmt.Sprintf("%d bytes after an int column", len(r.b)))
 	}
@@ -75,7 +80,10 @@ func readInts(b []byte, n int) ([]int64, error) {
 }
 
 // ints reads an int column of n values (n > 0): it knows its own end.
-func (r *reader) ints(n int) []int64 {
+func (r *reader) ints(n int) []int64 { return r.intsTo(nil, n) }
+
+// intsTo is ints appending the values to dst; on an error it returns nil.
+func (r *reader) intsTo(dst []int64, n int) []int64 {
 	h := r.byte()
 	width := int(h &^ intDiffs)
 	if r.err == nil && width > 64 {
@@ -94,16 +102,18 @@ func (r *reader) ints(n int) []int64 {
 		return nil
 	}
 	br := bitReader{b: b}
-	vs := make([]int64, n)
+	base := len(dst)
+	dst = slices.Grow(dst, n)[:base+n]
+	vs := dst[base:]
 	if !diffs {
 		for i := range vs {
 			vs[i] = int64(br.read(width) + uint64(least))
 		}
-		return vs
+		return dst
 	}
 	vs[0] = first
 	for i := 1; i < n; i++ {
 		vs[i] = int64(uint64(vs[i-1]) + br.read(width) + uint64(least))
 	}
-	return vs
+	return dst
 }

@@ -35,7 +35,7 @@ func main() {
 	peers := flag.String("peers", "with", "the peer comparison: with the rest, only, or without")
 	flag.IntVar(&o.MQTTMessages, "mqtt-messages", 50000, "messages of one event per MQTT ingest run")
 	only := flag.String("only", "", "measure only this part of the table: embedded, aggregate, manyseries, dynamo, layouts, chunks, disk, mqtt, archive, fence, migrate, influximport or limits")
-	flag.Func("peer-systems", "run the peer comparison of only these systems, comma-separated: timetable (chunk layout), timetable-row, InfluxDB, PostgreSQL, VictoriaMetrics, ClickHouse (all by default)", func(v string) error {
+	flag.Func("peer-systems", "run the peer comparison of only these systems, comma-separated: timetable (chunk layout), timetable-packed (chunk layout queried after timetable compact), timetable-row, InfluxDB, PostgreSQL, VictoriaMetrics, ClickHouse (all by default)", func(v string) error {
 		o.PeerSystems = strings.Split(v, ",")
 		return nil
 	})

@@ -46,7 +46,7 @@ type Options struct {
 	// is once.
 	PeerRuns int
 	// PeerSystems, when not empty, names the systems of the peer
-	// comparison to run (peerSystems' names: timetable, timetable-row,
+	// comparison to run (peerSystems' names: timetable, timetable-packed, timetable-row,
 	// InfluxDB, PostgreSQL, VictoriaMetrics, ClickHouse); all when empty.
 	PeerSystems []string
 	// MQTTMessages is how many messages each MQTT ingest run publishes.

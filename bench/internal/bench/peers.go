@@ -165,11 +165,13 @@ type PeerReport struct {
 }
 
 // peerSystems lists the systems of the comparison, timetable first:
-// of the chunk layout, then of the row layout, then its peers; only
+// of the chunk layout as written and packed, then of the row layout,
+// then its peers; only
 // those o.PeerSystems names (by name, in any case), when it names any.
 func peerSystems(o Options) ([]peer, error) {
 	all := []peer{
 		&timetablePeer{bin: o.Timetable, layout: "chunk"},
+		&timetablePeer{bin: o.Timetable, layout: "chunk", packed: true},
 		&timetablePeer{bin: o.Timetable, layout: "row"},
 		&influxPeer{},
 		&postgresPeer{},
@@ -290,6 +292,17 @@ func measurePeer(ctx context.Context, p peer, dir string, w peerWorkload, batche
 	progress(fmt.Sprintf("peers: %s ingest %.0f ev/s, %.1f µs CPU per event", p.name(), res.ingest, res.cpuPerEvent))
 	if err := waitVisible(ctx, p, w); err != nil {
 		return res, err
+	}
+	if tp, ok := p.(*timetablePeer); ok {
+		// A packed column's queries are of the store `timetable compact`
+		// packed, served anew: its peak memory is the new server's.
+		nd, err := tp.pack(ctx)
+		if err != nil {
+			return res, fmt.Errorf("pack: %w", err)
+		}
+		if nd != nil {
+			d = nd
+		}
 	}
 
 	for qi, q := range peerQueries {

@@ -24,10 +24,14 @@ import (
 // makes, started as any peer is: NDJSON over HTTP in, the HTTP API's
 // events and aggregates out. Its family is of layout layout (chunk or
 // row, docs/layouts.md), set in a configuration file of its own, so
-// that the column says which it is whatever the default.
+// that the column says which it is whatever the default. A packed peer
+// (chunk layout) is asked its queries after `timetable compact` packed
+// what the writes left (pack): the state of a table past its hot tier,
+// beside the chunks as written, which the other chunk column measures.
 type timetablePeer struct {
 	bin    string
 	layout string
+	packed bool
 	dir    string
 	base   string
 	header http.Header
@@ -45,11 +49,15 @@ type timetablePeer struct {
 }
 
 // name is "timetable" for the chunk layout, the table's first column,
-// and "timetable-row" for the row layout; a chunk window other than the
+// "timetable-packed" for the chunk layout queried packed, and
+// "timetable-row" for the row layout; a chunk window other than the
 // default is named beside it.
 func (t *timetablePeer) name() string {
 	name := "timetable"
-	if t.layout != "chunk" {
+	switch {
+	case t.packed:
+		name += "-packed"
+	case t.layout != "chunk":
 		name += "-" + t.layout
 	}
 	if t.chunkWindow != "" {
@@ -57,7 +65,14 @@ func (t *timetablePeer) name() string {
 	}
 	return name
 }
-func (t *timetablePeer) version() string  { return "(this tree, " + t.layout + " layout)" }
+
+func (t *timetablePeer) version() string {
+	if t.packed {
+		return "(this tree, " + t.layout + " layout, queried after `timetable compact`)"
+	}
+	return "(this tree, " + t.layout + " layout)"
+}
+
 func (*timetablePeer) durability() string { return "Pebble WAL synced per request" }
 func (t *timetablePeer) dataDir() string  { return filepath.Join(t.dir, "data") }
 
@@ -100,13 +115,19 @@ func (t *timetablePeer) start(ctx context.Context, dir string, _ func(string)) (
 		return nil, fmt.Errorf("tenant limits: %w: %s", err, out)
 	}
 	t.header = http.Header{"Authorization": {"Bearer " + key}}
+	return t.serve(ctx, key)
+}
+
+// serve starts `timetable serve` on the peer's store, with the tenant's
+// key key, and waits until it is ready.
+func (t *timetablePeer) serve(ctx context.Context, key string) (*daemon, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
 	}
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	t.adminToken = rand.Text()
-	t.d, err = startDaemon("timetable", dir, syscall.SIGTERM, nil, []string{"TIMETABLE_ADMIN_TOKEN=" + t.adminToken}, t.bin, append(t.globals(), "--log-level=warn", "serve", "--addr="+addr)...)
+	t.d, err = startDaemon("timetable", t.dir, syscall.SIGTERM, nil, []string{"TIMETABLE_ADMIN_TOKEN=" + t.adminToken}, t.bin, append(t.globals(), "--log-level=warn", "serve", "--addr="+addr)...)
 	if err != nil {
 		return nil, err
 	}
@@ -253,6 +274,24 @@ func (t *timetablePeer) flush(ctx context.Context) error {
 		return fmt.Errorf("timetable compact: %w: %s", err, out)
 	}
 	return nil
+}
+
+// pack, for a packed peer, flushes the store (stopping the server and
+// running `timetable compact`, which packs the chunks the writes left)
+// and serves it again, returning the new server; other peers are left
+// as they are (nil).
+func (t *timetablePeer) pack(ctx context.Context) (*daemon, error) {
+	if !t.packed {
+		return nil, nil
+	}
+	if err := t.flush(ctx); err != nil {
+		return nil, err
+	}
+	if t.client != nil {
+		t.client.CloseIdleConnections()
+	}
+	key := strings.TrimPrefix(t.header.Get("Authorization"), "Bearer ")
+	return t.serve(ctx, key)
 }
 
 func (t *timetablePeer) close() {

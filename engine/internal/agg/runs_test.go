@@ -1,0 +1,83 @@
+package agg
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/timetabledb/timetable/api"
+)
+
+// TestDecimalRunsAddAsOneByOne adds generated runs of integers and
+// decimals (some ending in zeros, some near the int64 limits, whose sums
+// overflow) to one summary as runs (AddDecimals, one by one where it
+// declines) and to another one by one (AddDecimal), for every set of
+// functions: both answer the same, and hold the same sum, min and max (those
+// the functions keep) to the exponent.
+func TestDecimalRunsAddAsOneByOne(t *testing.T) {
+	r := rand.New(rand.NewPCG(4, 7))
+	funcSets := [][]string{
+		{FnCount}, {FnSum}, {FnAvg}, {FnMin, FnMax}, {FnFirst, FnLast}, {"p50"},
+		{FnCount, FnSum, FnMin, FnMax, FnAvg},
+	}
+	declined := 0
+	for _, funcs := range funcSets {
+		for round := range 40 {
+			runs := &Summary{Want: NeedsOf(funcs)}
+			each := &Summary{Want: NeedsOf(funcs)}
+			at := int64(0)
+			zeros := round%4 == 0 // every value ends in a zero
+			for range 1 + r.IntN(6) {
+				scale := r.IntN(4)
+				ms := make([]int64, 1+r.IntN(20))
+				for i := range ms {
+					kind := r.IntN(4)
+					if zeros {
+						kind = 0
+					}
+					switch kind {
+					case 0:
+						ms[i] = (r.Int64N(2000) - 1000) * 10 // ends in a zero
+					case 1:
+						ms[i] = math.MaxInt64 - r.Int64N(1000)
+						if r.IntN(2) == 0 {
+							ms[i] = -ms[i]
+						}
+					default:
+						ms[i] = r.Int64N(200000) - 100000
+					}
+				}
+				first := at
+				for _, m := range ms {
+					each.AddDecimal("v", m, scale, OrderKey{At: at, Series: "s"})
+					at++
+				}
+				if !runs.AddDecimals("v", ms, scale) {
+					declined++
+					for i, m := range ms {
+						runs.AddDecimal("v", m, scale, OrderKey{At: first + int64(i), Series: "s"})
+					}
+				}
+			}
+			start := time.Unix(0, 0).UTC()
+			want, err := each.Bucket(api.Bucket{Values: map[string]map[string]any{}}, start, []string{"v"}, funcs, true, RankNearest)
+			require.NoError(t, err)
+			got, err := runs.Bucket(api.Bucket{Values: map[string]map[string]any{}}, start, []string{"v"}, funcs, true, RankNearest)
+			require.NoError(t, err)
+			require.Equal(t, want, got, "functions %v, round %d", funcs, round)
+			w, g := each.lookup("v"), runs.lookup("v")
+			require.Equal(t, w.count, g.count)
+			if want := each.Want; want.totals() && !want.noSum {
+				require.Equal(t, w.sum.String(), g.sum.String(), "functions %v, round %d", funcs, round)
+			}
+			if want := each.Want; want.totals() && !want.noMinMax {
+				require.Equal(t, w.min.String(), g.min.String(), "functions %v, round %d", funcs, round)
+				require.Equal(t, w.max.String(), g.max.String(), "functions %v, round %d", funcs, round)
+			}
+		}
+	}
+	require.NotZero(t, declined, "no run declined: the one-by-one path went untested")
+}
