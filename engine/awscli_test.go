@@ -14,6 +14,7 @@ import (
 	"github.com/timetabledb/timetable/clock"
 	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/event"
+	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/internal/backends"
 )
 
@@ -30,6 +31,9 @@ func TestTheAWSCLIReadsTheData(t *testing.T) {
 		t.Skip("the AWS CLI is not installed: apt-get install awscli")
 	}
 	store, cfg := backends.Dynamo().Open(t)
+	// A row is what the CLI shows as the event; a chunk is a compressed
+	// block (tt_c) it shows as bytes.
+	cfg.Families[0].Layout = family.LayoutRow
 	ctx := context.Background()
 	db, err := engine.Open(ctx, store, engine.Options{Schema: cfg, Clock: clock.NewManual(apr10.Add(time.Hour))})
 	require.NoError(t, err)

@@ -42,6 +42,9 @@ func TestClassIgnoredByTheStore(t *testing.T) {
 	id := "tci" + strconv.FormatInt(time.Now().UnixNano()%1e9, 36)
 	f := family.DefaultSchema().Families[0]
 	f.Prefix = id + "_ev_"
+	// Every action done in one cycle: a chunk family's compaction would
+	// wait for its fence to settle.
+	f.Layout = family.LayoutRow
 	meta := id + "_meta"
 	t.Cleanup(func() {
 		var names []string

@@ -17,6 +17,7 @@ import (
 
 	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/engine/itemenc"
+	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/server"
 	"github.com/timetabledb/timetable/storage/dynamostore"
 	"github.com/timetabledb/timetable/storage/dynamostore/dynamofault"
@@ -59,6 +60,10 @@ func TestWritesThroughSustainedThrottling(t *testing.T) {
 			o.HTTPClient = &http.Client{Transport: sw}
 		}},
 	})
+	// A BatchWriteItem call per 25 events, rows: the chunk layout packs
+	// a request's events of a series into one item, and makes too few
+	// calls to sustain the throttling.
+	cfg.Families[0].Layout = family.LayoutRow
 	// The fixture's setup (API keys) has no deadline, and 2 attempts:
 	// the faults start with the writes.
 	f := newFixtureOn(t, store, cfg, reg, server.Options{})

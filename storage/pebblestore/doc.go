@@ -33,8 +33,9 @@
 //     returns storage.ErrRefused.
 //   - The TTL attribute is recorded but items are not expired: DynamoDB
 //     too keeps expired items readable until it gets round to deleting
-//     them, days later, so readers filter on it anyway, and timetable
-//     drops whole tables by period.
+//     them, typically within two days, so timetable's reads never count
+//     on expiry (they do not filter on it), and timetable drops whole
+//     tables by period.
 //   - BatchWrite encodes every item into one Pebble batch committed with
 //     pebble.Sync: it is all or nothing, durable when it returns, and
 //     concurrent batches are group-committed by Pebble. The items go into
