@@ -100,18 +100,31 @@ func knownDifferenceList() []knownDifference {
 		{
 			name: "percentile() alone of too few values in the first bucket",
 			doc:  "A `percentile()` of too few values",
-			applies: func(_ *diffEnv, c *diffCase) bool {
+			applies: func(e *diffEnv, c *diffCase) bool {
 				// A SELECT of percentile() alone that InfluxDB answers
 				// with no series.
-				if len(c.stmt.functions) == 0 || c.stmt.transform || len(seriesOf(c.a)) != 0 || refuses(200, c.a) {
+				if len(c.stmt.functions) == 0 || len(seriesOf(c.a)) != 0 || refuses(200, c.a) {
 					return false
 				}
 				for _, fn := range c.stmt.functions {
-					if fn != "percentile" {
+					if fn != "percentile" && !(c.stmt.transform && slices.Contains(diffTransforms, fn)) {
 						return false
 					}
 				}
-				return true
+				if !c.stmt.transform {
+					return true
+				}
+				// A transform of percentile() alone (derivative(percentile(f,
+				// 5))) reads what percentile() alone does over the range the
+				// transform reads: InfluxDB answers that with no series too.
+				unwrapped := transformOfPercentile.ReplaceAllString(c.stmt.text, "$1")
+				if unwrapped == c.stmt.text || transformOfPercentile.MatchString(unwrapped) {
+					return false
+				}
+				s := c.stmt
+				s.text, s.transform = widenedRange(unwrapped), false
+				r := e.run(s, "full")
+				return len(seriesOf(r.a)) == 0 && !refuses(200, r.a) && len(seriesOf(r.b)) != 0
 			},
 		},
 		{
@@ -135,6 +148,13 @@ func knownDifferenceList() []knownDifference {
 // transformOfFirstLast finds a transform of first() or last() in a
 // statement's text, the selector in its first group.
 var transformOfFirstLast = regexp.MustCompile(`\w+\(((?:first|last)\(\w+\))(?:, \w+)?\)`)
+
+// transformOfPercentile finds a transform of percentile() in a
+// statement's text, the percentile() in its first group.
+var transformOfPercentile = regexp.MustCompile(`\w+\((percentile\(\w+, [0-9.]+\))(?:, \w+)?\)`)
+
+// diffTransforms are the transforms genAggregate draws.
+var diffTransforms = []string{"derivative", "non_negative_derivative", "difference", "non_negative_difference", "moving_average"}
 
 // widenedRange is a SELECT of GROUP BY time() over one interval more
 // than its own range: before it, or after it under ORDER BY time DESC;
