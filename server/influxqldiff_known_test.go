@@ -75,7 +75,9 @@ func knownDifferenceList() []knownDifference {
 				// differs where its argument does: the statement with
 				// the selectors in the transforms' place differs only in
 				// them, over the range the transforms read (one interval
-				// before the statement's, after it under DESC).
+				// before the statement's, after it under DESC) and without
+				// LIMIT or OFFSET, which cut the transforms' rows after
+				// they have read every bucket.
 				unwrapped := transformOfFirstLast.ReplaceAllString(c.stmt.text, "$1")
 				if unwrapped == c.stmt.text {
 					return false
@@ -84,7 +86,7 @@ func knownDifferenceList() []knownDifference {
 					unwrapped = widenedRange(unwrapped)
 				}
 				s := c.stmt
-				s.text = unwrapped
+				s.text, s.limited = withoutLimits(unwrapped), false
 				r := e.run(s, "full")
 				return !r.same && sameBut(r.a, r.b, firstLast)
 			},
@@ -155,6 +157,21 @@ var transformOfPercentile = regexp.MustCompile(`\w+\((percentile\(\w+, [0-9.]+\)
 
 // diffTransforms are the transforms genAggregate draws.
 var diffTransforms = []string{"derivative", "non_negative_derivative", "difference", "non_negative_difference", "moving_average"}
+
+// withoutLimits is a SELECT without its LIMIT and OFFSET; the text as it
+// was when it is not one.
+func withoutLimits(text string) string {
+	st, err := iql.ParseStatement(text)
+	if err != nil {
+		return text
+	}
+	sel, ok := st.(*iql.SelectStatement)
+	if !ok || (sel.Limit == 0 && sel.Offset == 0) {
+		return text
+	}
+	sel.Limit, sel.Offset = 0, 0
+	return sel.String()
+}
 
 // widenedRange is a SELECT of GROUP BY time() over one interval more
 // than its own range: before it, or after it under ORDER BY time DESC;
