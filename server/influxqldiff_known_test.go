@@ -100,33 +100,44 @@ func knownDifferenceList() []knownDifference {
 			},
 		},
 		{
-			name: "percentile() alone of too few values in the first bucket",
+			name: "percentile() of too few values in the first bucket",
 			doc:  "A `percentile()` of too few values",
 			applies: func(e *diffEnv, c *diffCase) bool {
 				// A SELECT of percentile() alone that InfluxDB answers
 				// with no series.
-				if len(c.stmt.functions) == 0 || len(seriesOf(c.a)) != 0 || refuses(200, c.a) {
+				if len(c.stmt.functions) == 0 || refuses(200, c.a) {
 					return false
 				}
-				for _, fn := range c.stmt.functions {
-					if fn != "percentile" && !(c.stmt.transform && slices.Contains(diffTransforms, fn)) {
-						return false
-					}
-				}
 				if !c.stmt.transform {
-					return true
+					for _, fn := range c.stmt.functions {
+						if fn != "percentile" {
+							return false
+						}
+					}
+					return len(seriesOf(c.a)) == 0
 				}
-				// A transform of percentile() alone (derivative(percentile(f,
-				// 5))) reads what percentile() alone does over the range the
-				// transform reads: InfluxDB answers that with no series too.
-				unwrapped := transformOfPercentile.ReplaceAllString(c.stmt.text, "$1")
-				if unwrapped == c.stmt.text || transformOfPercentile.MatchString(unwrapped) {
+				// A transform of percentile() (derivative(percentile(f, 5)))
+				// reads what percentile() alone does over the range the
+				// transform reads: InfluxDB answers that with no series,
+				// and the transform no values. The statement's other
+				// columns answer alike on their own.
+				alone, rest := splitFields(c.stmt.text, func(f string) bool { return transformOfPercentile.MatchString(f) })
+				unwrapped := transformOfPercentile.ReplaceAllString(alone, "$1")
+				if alone == "" || unwrapped == alone || transformOfPercentile.MatchString(unwrapped) {
 					return false
 				}
 				s := c.stmt
-				s.text, s.transform = widenedRange(unwrapped), false
+				s.text, s.transform, s.limited = withoutLimits(widenedRange(unwrapped)), false, false
 				r := e.run(s, "full")
-				return len(seriesOf(r.a)) == 0 && !refuses(200, r.a) && len(seriesOf(r.b)) != 0
+				if len(seriesOf(r.a)) != 0 || refuses(200, r.a) || len(seriesOf(r.b)) == 0 {
+					return false
+				}
+				if rest == "" {
+					return len(seriesOf(c.a)) == 0
+				}
+				s = c.stmt
+				s.text = rest
+				return e.run(s, "full").same
 			},
 		},
 		{
@@ -155,8 +166,34 @@ var transformOfFirstLast = regexp.MustCompile(`\w+\(((?:first|last)\(\w+\))(?:, 
 // statement's text, the percentile() in its first group.
 var transformOfPercentile = regexp.MustCompile(`\w+\((percentile\(\w+, [0-9.]+\))(?:, \w+)?\)`)
 
-// diffTransforms are the transforms genAggregate draws.
-var diffTransforms = []string{"derivative", "non_negative_derivative", "difference", "non_negative_difference", "moving_average"}
+// splitFields is a SELECT with only the fields that keep reports, and
+// the SELECT with only the others; "" for one without any.
+func splitFields(text string, keep func(field string) bool) (kept, others string) {
+	st, err := iql.ParseStatement(text)
+	if err != nil {
+		return "", ""
+	}
+	sel, ok := st.(*iql.SelectStatement)
+	if !ok {
+		return "", ""
+	}
+	var in, out iql.Fields
+	for _, f := range sel.Fields {
+		if keep(f.String()) {
+			in = append(in, f)
+		} else {
+			out = append(out, f)
+		}
+	}
+	write := func(fields iql.Fields) string {
+		if len(fields) == 0 {
+			return ""
+		}
+		sel.Fields = fields
+		return sel.String()
+	}
+	return write(in), write(out)
+}
 
 // withoutLimits is a SELECT without its LIMIT and OFFSET; the text as it
 // was when it is not one.
