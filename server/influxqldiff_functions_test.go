@@ -74,9 +74,11 @@ func genSubquery(rng *rand.Rand) diffStatement {
 	}
 	// The range on the inner, on the outer, or on both.
 	var innerWhere, outerWhere []string
+	outerRange := true
 	switch rng.IntN(3) {
 	case 0:
 		innerWhere = append(innerWhere, genTimeRange(rng, &s))
+		outerRange = false
 	case 1:
 		outerWhere = append(outerWhere, genTimeRange(rng, &s))
 	default:
@@ -115,7 +117,10 @@ func genSubquery(rng *rand.Rand) diffStatement {
 	outerFn := []string{"mean", "max", "min", "sum", "count", "median", "last", "first", "stddev", "spread"}[rng.IntN(10)]
 	s.functions = append(s.functions, outerFn)
 	var group []string
-	if len(outerWhere) > 0 && rng.IntN(2) == 0 {
+	// An outer GROUP BY time() without a time range of its own ends now,
+	// on InfluxDB as here (an aggregate's open end), and the two servers
+	// of the test do not share a now: timetable's is the fixture's clock.
+	if len(outerWhere) > 0 && rng.IntN(2) == 0 && outerRange {
 		// Coarser than the inner's.
 		s.groupByTime = true
 		s.interval = iv * time.Duration(1+rng.IntN(3))

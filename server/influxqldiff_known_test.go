@@ -75,7 +75,9 @@ func knownDifferenceList() []knownDifference {
 				// differs where its argument does: the statement with
 				// the selectors in the transforms' place differs only in
 				// them, over the range the transforms read (one interval
-				// before the statement's, after it under DESC).
+				// before the statement's, after it under DESC) and without
+				// LIMIT or OFFSET, which cut the transforms' rows after
+				// they have read every bucket.
 				unwrapped := transformOfFirstLast.ReplaceAllString(c.stmt.text, "$1")
 				if unwrapped == c.stmt.text {
 					return false
@@ -84,7 +86,7 @@ func knownDifferenceList() []knownDifference {
 					unwrapped = widenedRange(unwrapped)
 				}
 				s := c.stmt
-				s.text = unwrapped
+				s.text, s.limited = withoutLimits(unwrapped), false
 				r := e.run(s, "full")
 				return !r.same && sameBut(r.a, r.b, firstLast)
 			},
@@ -98,20 +100,44 @@ func knownDifferenceList() []knownDifference {
 			},
 		},
 		{
-			name: "percentile() alone of too few values in the first bucket",
+			name: "percentile() of too few values in the first bucket",
 			doc:  "A `percentile()` of too few values",
-			applies: func(_ *diffEnv, c *diffCase) bool {
+			applies: func(e *diffEnv, c *diffCase) bool {
 				// A SELECT of percentile() alone that InfluxDB answers
 				// with no series.
-				if len(c.stmt.functions) == 0 || c.stmt.transform || len(seriesOf(c.a)) != 0 || refuses(200, c.a) {
+				if len(c.stmt.functions) == 0 || refuses(200, c.a) {
 					return false
 				}
-				for _, fn := range c.stmt.functions {
-					if fn != "percentile" {
-						return false
+				if !c.stmt.transform {
+					for _, fn := range c.stmt.functions {
+						if fn != "percentile" {
+							return false
+						}
 					}
+					return len(seriesOf(c.a)) == 0
 				}
-				return true
+				// A transform of percentile() (derivative(percentile(f, 5)))
+				// reads what percentile() alone does over the range the
+				// transform reads: InfluxDB answers that with no series,
+				// and the transform no values. The statement's other
+				// columns answer alike on their own.
+				alone, rest := splitFields(c.stmt.text, func(f string) bool { return transformOfPercentile.MatchString(f) })
+				unwrapped := transformOfPercentile.ReplaceAllString(alone, "$1")
+				if alone == "" || unwrapped == alone || transformOfPercentile.MatchString(unwrapped) {
+					return false
+				}
+				s := c.stmt
+				s.text, s.transform, s.limited = withoutLimits(widenedRange(unwrapped)), false, false
+				r := e.run(s, "full")
+				if len(seriesOf(r.a)) != 0 || refuses(200, r.a) || len(seriesOf(r.b)) == 0 {
+					return false
+				}
+				if rest == "" {
+					return len(seriesOf(c.a)) == 0
+				}
+				s = c.stmt
+				s.text = rest
+				return e.run(s, "full").same
 			},
 		},
 		{
@@ -135,6 +161,54 @@ func knownDifferenceList() []knownDifference {
 // transformOfFirstLast finds a transform of first() or last() in a
 // statement's text, the selector in its first group.
 var transformOfFirstLast = regexp.MustCompile(`\w+\(((?:first|last)\(\w+\))(?:, \w+)?\)`)
+
+// transformOfPercentile finds a transform of percentile() in a
+// statement's text, the percentile() in its first group.
+var transformOfPercentile = regexp.MustCompile(`\w+\((percentile\(\w+, [0-9.]+\))(?:, \w+)?\)`)
+
+// splitFields is a SELECT with only the fields that keep reports, and
+// the SELECT with only the others; "" for one without any.
+func splitFields(text string, keep func(field string) bool) (kept, others string) {
+	st, err := iql.ParseStatement(text)
+	if err != nil {
+		return "", ""
+	}
+	sel, ok := st.(*iql.SelectStatement)
+	if !ok {
+		return "", ""
+	}
+	var in, out iql.Fields
+	for _, f := range sel.Fields {
+		if keep(f.String()) {
+			in = append(in, f)
+		} else {
+			out = append(out, f)
+		}
+	}
+	write := func(fields iql.Fields) string {
+		if len(fields) == 0 {
+			return ""
+		}
+		sel.Fields = fields
+		return sel.String()
+	}
+	return write(in), write(out)
+}
+
+// withoutLimits is a SELECT without its LIMIT and OFFSET; the text as it
+// was when it is not one.
+func withoutLimits(text string) string {
+	st, err := iql.ParseStatement(text)
+	if err != nil {
+		return text
+	}
+	sel, ok := st.(*iql.SelectStatement)
+	if !ok || (sel.Limit == 0 && sel.Offset == 0) {
+		return text
+	}
+	sel.Limit, sel.Offset = 0, 0
+	return sel.String()
+}
 
 // widenedRange is a SELECT of GROUP BY time() over one interval more
 // than its own range: before it, or after it under ORDER BY time DESC;
