@@ -57,8 +57,10 @@ type Options struct {
 type Result struct {
 	// Acknowledged counts the events of the writes that succeeded;
 	// Refused the writes refused with storage.ErrUnavailable (a fenced
-	// table: 503, retried by a client).
-	Acknowledged, Refused int
+	// table: 503, retried by a client); TimedOut the writes that ran
+	// past the write timeout (a store slowed by the machine's load: not
+	// acknowledged, and retried by a client as a 503 is).
+	Acknowledged, Refused, TimedOut int
 	// Answered counts the acknowledged events the query answered, Lost
 	// those it did not, Duplicated the events it answered more than once.
 	Answered, Lost, Duplicated int
@@ -67,8 +69,8 @@ type Result struct {
 }
 
 func (r Result) String() string {
-	return fmt.Sprintf("%d acknowledged (%d writes refused), %d answered, %d lost, %d duplicated; the oldest day's table reached generation %d",
-		r.Acknowledged, r.Refused, r.Answered, r.Lost, r.Duplicated, r.Generations)
+	return fmt.Sprintf("%d acknowledged (%d writes refused, %d timed out), %d answered, %d lost, %d duplicated; the oldest day's table reached generation %d",
+		r.Acknowledged, r.Refused, r.TimedOut, r.Answered, r.Lost, r.Duplicated, r.Generations)
 }
 
 // Run runs the load on s with the first family of cfg, made a family of
@@ -121,6 +123,7 @@ func Run(ctx context.Context, s storage.Store, cfg family.Schema, o Options) (Re
 		mu       sync.Mutex
 		acked    = map[string]bool{}
 		refused  int
+		timedOut int
 		stop     = make(chan struct{})
 		wg       sync.WaitGroup
 		failures []error
@@ -168,6 +171,11 @@ func Run(ctx context.Context, s storage.Store, cfg family.Schema, o Options) (Re
 					refused++
 					mu.Unlock()
 					// A client waits before it retries (Retry-After).
+					time.Sleep(10 * time.Millisecond)
+				case errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
+					mu.Lock()
+					timedOut++
+					mu.Unlock()
 					time.Sleep(10 * time.Millisecond)
 				default:
 					fail(fmt.Errorf("write: %w", err))
@@ -231,7 +239,7 @@ func Run(ctx context.Context, s storage.Store, cfg family.Schema, o Options) (Re
 		return Result{}, err
 	}
 
-	res := Result{Acknowledged: len(acked), Refused: refused}
+	res := Result{Acknowledged: len(acked), Refused: refused, TimedOut: timedOut}
 	if res.Generations, err = generation(); err != nil {
 		return Result{}, err
 	}
