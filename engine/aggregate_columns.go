@@ -194,11 +194,11 @@ type columnFold struct {
 	// start and end are the bucket of the last run fold added, Unix
 	// nanos, end not included.
 	start, end int64
-	at       func(t int64) (*agg.Summary, error)
-	items    []tableItem // the window's, in sort key order
-	cols     []chunk.Columns
-	next     []int // per field, the index of its next value in the chunk
-	evs      []itemenc.DecodedEvent
+	at         func(t int64) (*agg.Summary, error)
+	items      []tableItem // the window's, in sort key order
+	cols       []chunk.Columns
+	next       []int // per field, the index of its next value in the chunk
+	evs        []itemenc.DecodedEvent
 	// folded and decoded count the windows added from columns and from
 	// events.
 	folded, decoded int
