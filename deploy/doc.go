@@ -7,7 +7,7 @@
 // meta table (evaluated with internal/iampolicy), and docs/operations.md's
 // Permissions table lists exactly the actions it grants.
 //
-// What the parameters decide beyond the issue: a deployment's tag value
+// What the parameters decide beyond what was asked: a deployment's tag value
 // is its meta table's name, which is unique in an account and region as
 // table names are, so it needs no parameter of its own; the optional
 // ArchiveKMSKey grants KMS only through S3 of the region

@@ -504,7 +504,7 @@ func TestPriceTable(t *testing.T) {
 // Rows and chunks are priced side by side: a chunk of one event is
 // larger than its row, so events one at a time stay rows (with chunks
 // packed later shown as an option, not applied); Telegraf's ten readings
-// of a series a request make chunks, recommended, within the aim
+// of a series a request make chunks, recommended, within the aim
 // of 200 USD a month for the guide's stream.
 func TestLayouts(t *testing.T) {
 	base := Input{ItemBytes: 180, Rate: 600, Retention: 365 * day, ArchiveAfter: 30 * day, ArchiveTarget: "s3://bucket/events"}
