@@ -154,21 +154,6 @@ func knownDifferenceList() []knownDifference {
 				return e.run(s, "full").same
 			},
 		},
-		{
-			name: "open: first()/last() time",
-			doc:  "the time of `first()` and `last()`",
-			applies: func(_ *diffEnv, c *diffCase) bool {
-				return (slices.Contains(c.stmt.functions, "first") || slices.Contains(c.stmt.functions, "last")) &&
-					sameBut(c.a, c.b, func(col string) bool { return col == "time" })
-			},
-		},
-		{
-			name: "open: empty range refused",
-			doc:  "a range with no data",
-			applies: func(_ *diffEnv, c *diffCase) bool {
-				return strings.Contains(string(c.timetable), "inverted range") || c.stmt.emptyRange
-			},
-		},
 	}
 }
 
