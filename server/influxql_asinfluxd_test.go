@@ -221,6 +221,8 @@ var asInfluxdCases = []asInfluxdCase{
 	{name: "after the newest point", lines: recent, query: `SELECT count(value) FROM live WHERE time > now()`},
 	{name: "raw after the newest point", lines: recent, query: `SELECT value FROM live WHERE time > now()`},
 	{name: "before the oldest point", lines: recent, query: `SELECT mean(value) FROM live WHERE time < now() - 1d`},
+	{name: "closed range before the data", lines: edges,
+		query: `SELECT mean(value) FROM cpu WHERE time >= '1999-12-31T22:00:00Z' AND time < '1999-12-31T23:00:00Z' GROUP BY time(10m)`},
 	{name: "precision m", lines: "cpu value=1 25000000\ncpu value=2 25000001\n", precision: "m", query: `SELECT * FROM cpu`},
 	{name: "precision h", lines: "cpu value=1 400000\ncpu value=2 400001\n", precision: "h", query: `SELECT * FROM cpu`},
 	{name: "count distinct", lines: edges, query: `SELECT COUNT(DISTINCT value) FROM cpu`},
