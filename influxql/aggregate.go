@@ -3,6 +3,7 @@ package influxql
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -163,19 +164,7 @@ func parseColumn(f *iql.Field, interval time.Duration) (aggColumn, error) {
 		c.fn = "values"
 	case "elapsed":
 		// elapsed(f[, unit]) alone (elapsed.go).
-		ref, ok := call.Args[0].(*iql.VarRef)
-		if !ok || len(call.Args) > 2 {
-			return c, fmt.Errorf("elapsed(): %w but as elapsed(field[, unit])", ErrUnsupported)
-		}
-		c.field, c.unit = ref.Val, time.Nanosecond
-		if len(call.Args) == 2 {
-			d, ok := call.Args[1].(*iql.DurationLiteral)
-			if !ok || d.Val <= 0 {
-				return c, fmt.Errorf("elapsed(): the second argument is a duration")
-			}
-			c.unit = d.Val
-		}
-		return c, nil
+		return fieldAndUnit(call, c, time.Nanosecond, "elapsed(): the second argument is a duration")
 	case "top", "bottom":
 		// top(f[, tag, …], N) and bottom (top.go).
 		return parseTop(call, c)
@@ -693,4 +682,24 @@ func toFloat(v any) (float64, bool) {
 		return float64(v), true
 	}
 	return 0, false
+}
+
+// fieldAndUnit reads the arguments of a function of a field and an
+// optional unit (elapsed(f[, unit]), integral(f[, unit])): the unit is
+// def when not given, and a unit that is no positive duration is the
+// error badUnit.
+func fieldAndUnit(call *iql.Call, c aggColumn, def time.Duration, badUnit string) (aggColumn, error) {
+	ref, ok := call.Args[0].(*iql.VarRef)
+	if !ok || len(call.Args) > 2 {
+		return c, fmt.Errorf("%s(): %w but as %s(field[, unit])", call.Name, ErrUnsupported, call.Name)
+	}
+	c.field, c.unit = ref.Val, def
+	if len(call.Args) == 2 {
+		d, ok := call.Args[1].(*iql.DurationLiteral)
+		if !ok || d.Val <= 0 {
+			return c, errors.New(badUnit)
+		}
+		c.unit = d.Val
+	}
+	return c, nil
 }

@@ -35,21 +35,10 @@ import (
 // GROUP BY time() at the range's start (docs/influxql.md, Differences). At most maxGroupPoints
 // points of a group are held.
 
-// parseIntegral reads integral(f[, unit]).
+// parseIntegral reads integral(f[, unit]), as InfluxDB words a unit that
+// is not a duration.
 func parseIntegral(call *iql.Call, c aggColumn) (aggColumn, error) {
-	ref, ok := call.Args[0].(*iql.VarRef)
-	if !ok || len(call.Args) > 2 {
-		return c, fmt.Errorf("integral(): %w but as integral(field[, unit])", ErrUnsupported)
-	}
-	c.field, c.unit = ref.Val, time.Second
-	if len(call.Args) == 2 {
-		d, ok := call.Args[1].(*iql.DurationLiteral)
-		if !ok || d.Val <= 0 {
-			return c, fmt.Errorf("second argument must be a duration")
-		}
-		c.unit = d.Val
-	}
-	return c, nil
+	return fieldAndUnit(call, c, time.Second, "second argument must be a duration")
 }
 
 // integralValues answers a SELECT of integral(f[, unit]) alone.
