@@ -30,39 +30,11 @@ func TestRewrittenTableArchived(t *testing.T) {
 	for _, b := range backends.All(t) {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := context.Background()
-			g := newGenerations(t, b)
-			cfg, clk, day := g.cfg, g.clk, g.day
-			cfg.Families[0].Layout, cfg.Families[0].ChunkWindow = family.LayoutChunk, time.Hour
-			for i := range 12 {
-				g.write(cfg, event.Event{Time: day.Add(time.Duration(i) * 7 * time.Minute), Series: fmt.Sprint("s", i%2), Fields: map[string]any{"v": json.Number(fmt.Sprint(i))}})
-			}
-			archives := archive.NewReader(archive.ReaderOptions{CacheDir: t.TempDir()})
-			t.Cleanup(func() { archives.Close() })
-			db, err := engine.Open(ctx, g.s, engine.Options{Schema: cfg, Clock: clk, Archives: archives, ReadOnly: true})
-			require.NoError(t, err)
-			defer db.Close()
-			q := engine.Query{Table: "a_table", From: day.Add(-time.Hour), To: day.Add(3 * time.Hour)}
-			answer := func() string {
-				t.Helper()
-				p, err := db.QueryJSON(ctx, "acme", q, nil)
-				require.NoError(t, err)
-				require.Empty(t, p.Gaps)
-				return fmt.Sprintf("%d %s", p.Count, p.Events)
-			}
+			f := newRewriteFixture(t, b, 7*time.Minute, 3*time.Hour)
+			g, cfg, clk, day, answer := f.generations, f.cfg, f.clk, f.day, f.answer
 			before := answer()
 			require.Contains(t, before, "12 ")
-			reg := registry.New(g.s, cfg.MetaTable)
-			entry := func() registry.Entry {
-				es, err := reg.List(ctx, cfg.Families[0].Name)
-				require.NoError(t, err)
-				for _, e := range es {
-					if e.Ref.Period.Contains(day) {
-						return e
-					}
-				}
-				t.Fatal("no table of the day")
-				return registry.Entry{}
-			}
+			entry := f.entry
 			cycle := func() []lifecycle.Kind {
 				t.Helper()
 				r, err := lifecycle.New(lifecycle.Options{FenceSettle: -1, ClockSkew: -1, Store: g.s, Families: cfg.Families, Clock: clk, MetaTable: cfg.MetaTable,
@@ -96,7 +68,7 @@ func TestRewrittenTableArchived(t *testing.T) {
 			require.Contains(t, cycle(), lifecycle.Delete)
 			e := entry()
 			require.Equal(t, registry.Deleted, e.State)
-			_, err = g.s.DescribeTable(ctx, e.TableName())
+			_, err := g.s.DescribeTable(ctx, e.TableName())
 			require.Error(t, err, "the rewritten table deleted")
 			require.Equal(t, before, answer(), "from the archive of the rewritten table")
 		})
@@ -111,38 +83,10 @@ func TestRewriteUnderWayArchived(t *testing.T) {
 	for _, b := range backends.All(t) {
 		t.Run(b.Name, func(t *testing.T) {
 			ctx := context.Background()
-			g := newGenerations(t, b)
-			cfg, clk, day := g.cfg, g.clk, g.day
-			cfg.Families[0].Layout, cfg.Families[0].ChunkWindow = family.LayoutChunk, time.Hour
-			for i := range 12 {
-				g.write(cfg, event.Event{Time: day.Add(time.Duration(i) * 17 * time.Minute), Series: fmt.Sprint("s", i%2), Fields: map[string]any{"v": json.Number(fmt.Sprint(i))}})
-			}
-			archives := archive.NewReader(archive.ReaderOptions{CacheDir: t.TempDir()})
-			t.Cleanup(func() { archives.Close() })
-			db, err := engine.Open(ctx, g.s, engine.Options{Schema: cfg, Clock: clk, Archives: archives, ReadOnly: true})
-			require.NoError(t, err)
-			defer db.Close()
-			q := engine.Query{Table: "a_table", From: day.Add(-time.Hour), To: day.Add(5 * time.Hour)}
-			answer := func() string {
-				t.Helper()
-				p, err := db.QueryJSON(ctx, "acme", q, nil)
-				require.NoError(t, err)
-				require.Empty(t, p.Gaps)
-				return fmt.Sprintf("%d %s", p.Count, p.Events)
-			}
+			f := newRewriteFixture(t, b, 17*time.Minute, 5*time.Hour)
+			g, cfg, clk, day, answer := f.generations, f.cfg, f.clk, f.day, f.answer
 			before := answer()
-			reg := registry.New(g.s, cfg.MetaTable)
-			entry := func() registry.Entry {
-				es, err := reg.List(ctx, cfg.Families[0].Name)
-				require.NoError(t, err)
-				for _, e := range es {
-					if e.Ref.Period.Contains(day) {
-						return e
-					}
-				}
-				t.Fatal("no table of the day")
-				return registry.Entry{}
-			}
+			reg, entry := f.reg, f.entry
 			// One window copied, then stopped at the deadline.
 			e, err := reg.Save(ctx, compact.AsChunks(entry(), time.Hour))
 			require.NoError(t, err)
@@ -181,4 +125,53 @@ func TestRewriteUnderWayArchived(t *testing.T) {
 			require.Equal(t, before, answer(), "from the archive")
 		})
 	}
+}
+
+// rewriteFixture is a table of a chunk family of day tables
+// (newGenerations), 12 events written one at a time into its day, and
+// a read-only engine over the live tables and the archives.
+type rewriteFixture struct {
+	*generations // its cfg's family is of the chunk layout
+	reg          *registry.Registry
+	answer       func() string         // the events of the day, as a query answers them
+	entry        func() registry.Entry // the registry entry of the day's table
+}
+
+// newRewriteFixture writes the events step apart from the day's start
+// and queries the day from an hour before it to span after its start.
+func newRewriteFixture(t *testing.T, b backends.Backend, step, span time.Duration) *rewriteFixture {
+	ctx := context.Background()
+	g := newGenerations(t, b)
+	cfg, day := g.cfg, g.day // cfg shares g.cfg's families
+	cfg.Families[0].Layout, cfg.Families[0].ChunkWindow = family.LayoutChunk, time.Hour
+	for i := range 12 {
+		g.write(cfg, event.Event{Time: day.Add(time.Duration(i) * step), Series: fmt.Sprint("s", i%2), Fields: map[string]any{"v": json.Number(fmt.Sprint(i))}})
+	}
+	archives := archive.NewReader(archive.ReaderOptions{CacheDir: t.TempDir()})
+	t.Cleanup(func() { archives.Close() })
+	db, err := engine.Open(ctx, g.s, engine.Options{Schema: cfg, Clock: g.clk, Archives: archives, ReadOnly: true})
+	require.NoError(t, err)
+	t.Cleanup(func() { db.Close() })
+	q := engine.Query{Table: "a_table", From: day.Add(-time.Hour), To: day.Add(span)}
+	f := &rewriteFixture{generations: g, reg: registry.New(g.s, cfg.MetaTable)}
+	f.answer = func() string {
+		t.Helper()
+		p, err := db.QueryJSON(ctx, "acme", q, nil)
+		require.NoError(t, err)
+		require.Empty(t, p.Gaps)
+		return fmt.Sprintf("%d %s", p.Count, p.Events)
+	}
+	f.entry = func() registry.Entry {
+		t.Helper()
+		es, err := f.reg.List(ctx, cfg.Families[0].Name)
+		require.NoError(t, err)
+		for _, e := range es {
+			if e.Ref.Period.Contains(day) {
+				return e
+			}
+		}
+		t.Fatal("no table of the day")
+		return registry.Entry{}
+	}
+	return f
 }
