@@ -212,19 +212,8 @@ func genMode(rng *rand.Rand) diffStatement {
 	}
 	s.groupByTime = rng.IntN(2) == 0
 	where := genWhere(rng, &s, s.groupByTime)
-	var group []string
-	if s.groupByTime {
-		iv := []string{"1m", "5m", "10m"}[rng.IntN(3)]
-		s.interval, _ = time.ParseDuration(iv)
-		group = append(group, "time("+iv+")")
-	}
-	if rng.IntN(3) == 0 {
-		group = append(group, genGroupByTags(rng, &s)...)
-	}
-	text := fmt.Sprintf("SELECT %s FROM %s%s", strings.Join(cols, ", "), from, where)
-	if len(group) > 0 {
-		text += " GROUP BY " + strings.Join(group, ", ")
-	}
+	group := genGroupBy(rng, &s, []string{"1m", "5m", "10m"}, 3)
+	text := fmt.Sprintf("SELECT %s FROM %s%s%s", strings.Join(cols, ", "), from, where, group)
 	s.text = text + genLimits(rng, &s)
 	return s
 }
@@ -255,20 +244,8 @@ func genTop(rng *rand.Rand) diffStatement {
 	}
 	s.groupByTime = rng.IntN(3) == 0
 	where := genWhere(rng, &s, s.groupByTime)
-	var group []string
-	if s.groupByTime {
-		iv := []string{"1m", "5m", "10m"}[rng.IntN(3)]
-		s.interval, _ = time.ParseDuration(iv)
-		group = append(group, "time("+iv+")")
-	}
-	if rng.IntN(4) == 0 {
-		group = append(group, genGroupByTags(rng, &s)...)
-	}
-	text := fmt.Sprintf("SELECT %s FROM %s%s", cols, from, where)
-	if len(group) > 0 {
-		text += " GROUP BY " + strings.Join(group, ", ")
-	}
-	s.text = text + genLimits(rng, &s)
+	group := genGroupBy(rng, &s, []string{"1m", "5m", "10m"}, 4)
+	s.text = fmt.Sprintf("SELECT %s FROM %s%s%s", cols, from, where, group) + genLimits(rng, &s)
 	return s
 }
 
@@ -281,21 +258,28 @@ func genSample(rng *rand.Rand) diffStatement {
 	f := fields[rng.IntN(len(fields))]
 	s.groupByTime = rng.IntN(2) == 0
 	where := genWhere(rng, &s, s.groupByTime)
+	group := genGroupBy(rng, &s, []string{"1m", "5m", "10m"}, 3)
+	s.text = fmt.Sprintf("SELECT sample(%s, %d) FROM %s%s%s", f.name, []int{1, 2, 3, 1000}[rng.IntN(4)], from, where, group)
+	return s
+}
+
+// genGroupBy draws the GROUP BY clause of s: time() of one of
+// intervals when s groups by time, and tags one time in tagOdds. It
+// returns "" for neither.
+func genGroupBy(rng *rand.Rand, s *diffStatement, intervals []string, tagOdds int) string {
 	var group []string
 	if s.groupByTime {
-		iv := []string{"1m", "5m", "10m"}[rng.IntN(3)]
+		iv := intervals[rng.IntN(len(intervals))]
 		s.interval, _ = time.ParseDuration(iv)
 		group = append(group, "time("+iv+")")
 	}
-	if rng.IntN(3) == 0 {
-		group = append(group, genGroupByTags(rng, &s)...)
+	if rng.IntN(tagOdds) == 0 {
+		group = append(group, genGroupByTags(rng, s)...)
 	}
-	text := fmt.Sprintf("SELECT sample(%s, %d) FROM %s%s", f.name, []int{1, 2, 3, 1000}[rng.IntN(4)], from, where)
-	if len(group) > 0 {
-		text += " GROUP BY " + strings.Join(group, ", ")
+	if len(group) == 0 {
+		return ""
 	}
-	s.text = text
-	return s
+	return " GROUP BY " + strings.Join(group, ", ")
 }
 
 // sameShape reports whether two answers have the same series, each
@@ -332,18 +316,7 @@ func genTagOrField(rng *rand.Rand) diffStatement {
 		conds = append(conds, genTimeRange(rng, &s))
 	}
 	text := fmt.Sprintf("SELECT %s FROM %s WHERE %s", strings.Join(cols, ", "), from, strings.Join(conds, " AND "))
-	var group []string
-	if s.groupByTime {
-		iv := diffIntervals[rng.IntN(len(diffIntervals))]
-		s.interval, _ = time.ParseDuration(iv)
-		group = append(group, "time("+iv+")")
-	}
-	if rng.IntN(3) == 0 {
-		group = append(group, genGroupByTags(rng, &s)...)
-	}
-	if len(group) > 0 {
-		text += " GROUP BY " + strings.Join(group, ", ")
-	}
+	text += genGroupBy(rng, &s, diffIntervals, 3)
 	if s.groupByTime && rng.IntN(2) == 0 {
 		s.fill = []string{"null", "none", "previous", "linear", "0"}[rng.IntN(5)]
 		text += " fill(" + s.fill + ")"
