@@ -252,10 +252,11 @@ func planTable(now time.Time, f family.Family, t Table) []Action {
 }
 
 // compactReason returns why table t is to be compacted at time now (at
-// tier, by its policy p), "" when it is not: its family (of today) is
-// of the chunk layout, it has left the hot tier (its period and grace
-// over, on a tier of some age, not a backfill's), and it was not
-// compacted since it settled. A table fenced while not past
+// tier, by its policy p), "" when it is not: it was made in the chunk
+// layout (its registry entry says so, whatever its family says today),
+// it has left the hot tier (its period and grace over, on a tier of
+// some age, not a backfill's), and it was not compacted since it
+// settled. A table fenced while not past
 // retention (a compaction that stopped) is compacted again, which lifts
 // its fence, and so is a table with a rewrite under way (registry
 // Entry.Rewrite), to resume it or delete the table it replaced.
@@ -273,7 +274,9 @@ func compactReason(now time.Time, f family.Family, p family.Family, t Table, tie
 	if e.Fenced() {
 		return fmt.Sprintf("fenced %s for a compaction not finished: resumed", stamp(e.FencedAt))
 	}
-	if f.Layout != family.LayoutChunk || !e.ChunkedAt.IsZero() && e.Settled(e.ChunkedAt) {
+	if e.Policy.Layout != family.LayoutChunk || !e.ChunkedAt.IsZero() && e.Settled(e.ChunkedAt) {
+		// A table keeps the layout it was made with (its registry
+		// entry's): a row table of a family made chunk since stays rows.
 		// Compacted once it took no more writes; a table compacted
 		// before (`timetable compact` on a store of its own) may have
 		// taken events one at a time since.
@@ -283,7 +286,7 @@ func compactReason(now time.Time, f family.Family, p family.Family, t Table, tie
 	if tier.Age == (family.Age{}) || backfill || !e.Settled(now) {
 		return ""
 	}
-	return fmt.Sprintf("family %s packs chunks and the table left the hot tier (tier %s): its events written one at a time are packed", f.Name, tier.Name)
+	return fmt.Sprintf("a chunk table of family %s left the hot tier (tier %s): its events written one at a time are packed", f.Name, tier.Name)
 }
 
 func capacityString(c storage.Capacity) string {

@@ -38,6 +38,7 @@ func TestPlanCompact(t *testing.T) {
 		{"compacted after it settled", chunks, warm, func(e *registry.Entry) { e.ChunkedAt = at("2026-03-09T01:00:00Z") }, false},
 		{"compacted while it took writes", chunks, warm, func(e *registry.Entry) { e.ChunkedAt = at("2026-03-04T01:00:00Z") }, true},
 		{"row family", rows, warm, nil, false},
+		{"row table of a family made chunk since", chunks, warm, func(e *registry.Entry) { e.Policy.Layout, e.Policy.ChunkWindow = family.LayoutRow, 0 }, false},
 		{"ttl", withTTL, warm, nil, true},
 		{"left fenced, row family", rows, warm, func(e *registry.Entry) { e.FencedAt = at("2026-03-09T11:00:00Z") }, true},
 		{"not active", chunks, warm, func(e *registry.Entry) { e.State = registry.Archived }, false},
