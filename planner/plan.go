@@ -282,7 +282,12 @@ func planLayout(in Input) (Report, error) {
 // consistent scan of the rows, the writes of the chunks, a strongly
 // consistent scan of the chunks to verify them, and the old table
 // dropped for free. (In place, each row deleted would cost a write unit
-// more, which on DynamoDB costs more than the rows it saves.)
+// more, which on DynamoDB costs more than the rows it saves.) Archives
+// are sized as the rows' (item bytes times the archive ratio): their
+// Parquet holds the events whatever the layout, and the export kept
+// beside it holds the chunks, smaller than the rows, so the archive line
+// is an upper bound. The hot tier is the rows', and so is its reserved
+// capacity (Bill.Reserved).
 func (in Input) packedLater(c costing, it Item, costAt float64) *PackedLater {
 	ch := in.chunkEvent(it, in.windowEvents())
 	c.hotBilledBytesPerHour = c.billedBytesPerHour
