@@ -87,7 +87,9 @@ cheapest period whose tables stay under 80% of the 2,500-table quota,
 shows every tier provisioned, every tier on demand and no tiering beside
 it, and prints the recommended month's bill line by line, each price
 with what is known of it (verified against an AWS page, or unverified),
-and reserved capacity for the hot tier as an option. It prices both item
+and reserved capacity for the hot tier's steady capacity beside the
+total, a commitment: the term (one or three years, no longer than
+--horizon) that saves the most, its upfront payment spread over it. It prices both item
 layouts, rows and chunks (a series' events of a window in one item,
 compressed: --batch-events says how many of a series' events a request
 brings, --sample measures the compression), and recommends chunks where
@@ -112,7 +114,8 @@ write_request_million, read_request_million, storage_gb_month, the same with
 _ia for Standard-IA, archive_gb_month, pitr_gb_month, export_gb, import_gb,
 s3_put_thousand, s3_get_thousand, free_storage_gb, free_wcu, free_rcu,
 reserved_wcu_upfront, reserved_wcu_hour, reserved_rcu_upfront,
-reserved_rcu_hour, reserved_term_months, currency, label) or the --price-*
+reserved_rcu_hour, reserved_term_months, the four reserved_ prices with
+_3y for the three-year term, currency, label) or the --price-*
 flags.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -137,7 +140,7 @@ flags.`,
 	fl.StringVar(&f.layout, "layout", "", "item layout: row or chunk (default the cheaper, chunks when they save more than 0.5% and one unit a month)")
 	fl.Float64Var(&f.batchEvents, "batch-events", 1, "events of one series a request writes at once, which the chunk layout packs into one item (Telegraf: 10)")
 	fl.StringVar(&f.retention, "retention", "0", "how long tables are kept after their period; 0 keeps them forever")
-	fl.StringVar(&f.horizon, "horizon", "8760h", "how far to project costs when data is kept forever")
+	fl.StringVar(&f.horizon, "horizon", "8760h", "how far to project costs when data is kept forever, and the span reserved capacity's terms are weighed over (1095d weighs the three-year term)")
 	fl.IntVar(&f.series, "series", 1, "number of series the events are spread over; a query reads one")
 	fl.Float64Var(&f.readsPerSec, "reads-per-sec", 0, "queries per second")
 	fl.StringVar(&f.readRange, "read-range", "0", "time range a typical query covers, ending now")

@@ -1,6 +1,7 @@
 package planner
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/timetabledb/timetable/storage"
@@ -21,7 +22,8 @@ type Bill struct {
 	// Total is the month's total, free tier taken off.
 	Total float64 `json:"total"`
 	// Reserved is reserved capacity for the hot tier's steady capacity,
-	// an option the total does not include; nil when it saves nothing.
+	// a commitment the total does not include (Reserved.Total does);
+	// nil when no term within the plan's horizon saves anything.
 	Reserved *Reserved `json:"reserved,omitempty"`
 }
 
@@ -57,8 +59,13 @@ const (
 // Reserved is reserved capacity bought for a deployment's steady
 // provisioned capacity: blocks of 100 units for a term, paid partly
 // upfront and then by the hour, which replace as many provisioned units
-// at the hourly list price.
+// at the hourly list price. It is a commitment: the hourly price is paid
+// for every hour of the term whatever is used, and a reservation cannot
+// be cancelled, sold or moved.
 type Reserved struct {
+	// TermMonths is the term: the one-year term's (Prices.
+	// ReservedTermMonths) or ReservedLongTermMonths, whichever saves more
+	// of those no longer than the plan's horizon.
 	TermMonths float64 `json:"term_months"`
 	// WCU and RCU are the units reserved, multiples of 100.
 	WCU int64 `json:"wcu"`
@@ -75,6 +82,27 @@ type Reserved struct {
 	Saves    float64 `json:"saves"`
 	// Total is the bill's total with the reservation.
 	Total float64 `json:"total"`
+	// Commitment is what the term costs in all: the upfront payment and
+	// every hour of the term.
+	Commitment float64 `json:"commitment"`
+}
+
+// reservedTerm is one term reserved capacity is sold for and its prices
+// of a block of 100 units.
+type reservedTerm struct {
+	months                                   float64
+	wcuUpfront, wcuHour, rcuUpfront, rcuHour float64
+}
+
+// reservedTerms returns the terms p prices: the one-year term, and the
+// three-year term unless its prices are all zero.
+func (p Prices) reservedTerms() []reservedTerm {
+	terms := []reservedTerm{{p.ReservedTermMonths, p.ReservedWCUUpfront, p.ReservedWCUHour, p.ReservedRCUUpfront, p.ReservedRCUHour}}
+	long := reservedTerm{ReservedLongTermMonths, p.ReservedWCUUpfront3y, p.ReservedWCUHour3y, p.ReservedRCUUpfront3y, p.ReservedRCUHour3y}
+	if long.wcuUpfront+long.wcuHour+long.rcuUpfront+long.rcuHour > 0 {
+		terms = append(terms, long)
+	}
+	return terms
 }
 
 // TierUsage is one tier's share of a month's usage.
@@ -185,25 +213,74 @@ func (b Bill) Sum(category string) float64 {
 
 // reserved returns reserved capacity for the capacity a deployment has
 // provisioned at every hour, Standard class (write and read units), in
-// whole blocks of 100, or nil when none fits or it saves nothing.
-func reserved(p Prices, bill Bill, write, read int64) *Reserved {
+// whole blocks of 100: of the terms no longer than horizonMonths, the
+// one that saves the most a month, its upfront payment spread over the
+// term; nil when none fits or none saves anything. A term longer than
+// the horizon is not weighed: it commits to months the plan does not
+// see.
+func reserved(p Prices, bill Bill, write, read int64, horizonMonths float64) *Reserved {
 	const block = 100
-	if p.ReservedTermMonths <= 0 {
-		return nil
-	}
 	wb, rb := write/block, read/block
 	if wb == 0 && rb == 0 {
 		return nil
 	}
-	r := &Reserved{TermMonths: p.ReservedTermMonths, WCU: wb * block, RCU: rb * block}
-	r.Upfront = float64(wb)*p.ReservedWCUUpfront + float64(rb)*p.ReservedRCUUpfront
-	r.Hourly = float64(wb)*p.ReservedWCUHour + float64(rb)*p.ReservedRCUHour
-	r.Monthly = r.Hourly*hoursPerMonth + r.Upfront/r.TermMonths
-	r.Replaces = float64(r.WCU)*p.WCUHour*hoursPerMonth + float64(r.RCU)*p.RCUHour*hoursPerMonth
-	r.Saves = r.Replaces - r.Monthly
-	if r.Saves <= 0 {
+	var best *Reserved
+	for _, t := range p.reservedTerms() {
+		if t.months <= 0 || t.months > horizonMonths+fitTolerance {
+			continue
+		}
+		r := &Reserved{TermMonths: t.months, WCU: wb * block, RCU: rb * block}
+		r.Upfront = float64(wb)*t.wcuUpfront + float64(rb)*t.rcuUpfront
+		r.Hourly = float64(wb)*t.wcuHour + float64(rb)*t.rcuHour
+		r.Monthly = r.Hourly*hoursPerMonth + r.Upfront/r.TermMonths
+		r.Replaces = float64(r.WCU)*p.WCUHour*hoursPerMonth + float64(r.RCU)*p.RCUHour*hoursPerMonth
+		r.Saves = r.Replaces - r.Monthly
+		r.Total = bill.Total - r.Saves
+		r.Commitment = r.Upfront + r.Hourly*hoursPerMonth*r.TermMonths
+		if r.Saves > 0 && (best == nil || r.Saves > best.Saves) {
+			best = r
+		}
+	}
+	return best
+}
+
+// reservation returns reserved capacity for a deployment whose tiers are
+// tiers, billed bill: the hot tier's floor when it is provisioned in the
+// Standard class (one hot table is always provisioned, at its floor when
+// auto scaled), weighed over the input's horizon; nil otherwise.
+func (in Input) reservation(tiers []PlannedTier, bill Bill) *Reserved {
+	hot := tiers[0]
+	if hot.Billing != BillingProvisioned || hot.Class != storage.ClassStandard {
 		return nil
 	}
-	r.Total = bill.Total - r.Saves
-	return r
+	steady := hot.Write
+	if hot.MinWrite > 0 {
+		steady = hot.MinWrite
+	}
+	return reserved(in.Prices, bill, steady, hot.Read, in.Horizon.Hours()/hoursPerMonth)
+}
+
+// Buy says what to buy: "buy 800 reserved WCU for 1 year ($1,200.00
+// upfront, then $74.75 a month)", its RCU too when it has any.
+func (r Reserved) Buy(currency string) string {
+	units := FormatNumber(float64(r.WCU)) + " reserved WCU"
+	switch {
+	case r.WCU == 0:
+		units = FormatNumber(float64(r.RCU)) + " reserved RCU"
+	case r.RCU > 0:
+		units += " and " + FormatNumber(float64(r.RCU)) + " reserved RCU"
+	}
+	return fmt.Sprintf("buy %s for %s (%s upfront, then %s a month)", units, TermName(r.TermMonths),
+		FormatMoney(r.Upfront, currency), FormatMoney(r.Hourly*hoursPerMonth, currency))
+}
+
+// TermName spells a reservation's term: "1 year", "3 years", or months.
+func TermName(months float64) string {
+	switch {
+	case months == 12:
+		return "1 year"
+	case months > 0 && math.Mod(months, 12) == 0:
+		return FormatNumber(months/12) + " years"
+	}
+	return count(months, "month")
 }

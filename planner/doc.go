@@ -103,7 +103,7 @@
 // PriceTable is the one table of prices: DynamoDB's us-east-1 list
 // prices for both table classes in effect from 2024-11-01, S3 Standard's,
 // point-in-time recovery, export and import, the free tier and reserved
-// capacity, each with its AWS page and its check ("verified PAGE" where
+// capacity's one- and three-year terms, each with its AWS page and its check ("verified PAGE" where
 // the stored copy of AWS's page shows it, "unverified" otherwise), which
 // every bill line prints. They are not fetched and may be out of date.
 // DefaultPrices returns them; the CLI overrides them from a YAML or JSON
@@ -117,7 +117,23 @@
 // end now (no reads of cold tables). It ignores global secondary
 // indexes, on-demand backups, streams, data transfer, the meta table (a
 // few items on demand), CloudWatch and the Lambda that runs the
-// lifecycle, and the short point-in-time recovery an export turns on in
-// a cold table. Reserved capacity's saving assumes the
-// free tier's units are not among those reserved.
+// lifecycle (and the compaction of chunks packed later), and the short
+// point-in-time recovery an export turns on in a cold table.
+//
+// # Reserved capacity
+//
+// One hot table is always provisioned when the hot tier is provisioned
+// in the Standard class: its write capacity at the average rate (its
+// floor when auto scaled) and its read capacity, in whole blocks of 100
+// units, can be reserved. The plan prices that for the recommended bill,
+// each layout's and chunks packed later, with the term that saves the
+// most of those no longer than Input.Horizon (a year by default: the
+// one-year term; give three years to weigh the three-year term), the
+// upfront payment spread over the term. It is a commitment, paid every
+// hour of the term whatever is used, so the plan shows it beside its
+// totals (Bill.Reserved, "With a commitment" and the layouts' WITH
+// RESERVED column), not in them. Its saving assumes the free tier's units
+// are not among those reserved. Events written one at a time take a write
+// unit each however they are stored later: reserved capacity is what
+// cuts that part of their bill.
 package planner

@@ -87,8 +87,9 @@ type Input struct {
 	// Prebuild and Grace are the family's; 0 means DefaultPrebuild and
 	// DefaultGrace.
 	Prebuild, Grace time.Duration
-	// Horizon is how far to project when Retention is 0; 0 means
-	// DefaultHorizon.
+	// Horizon is how far to project when Retention is 0, and the span
+	// reserved capacity is weighed over (a term longer than it is not
+	// offered); 0 means DefaultHorizon, a year.
 	Horizon time.Duration
 	// Family names the recommended family; "" means DefaultFamily.
 	Family string

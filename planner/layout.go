@@ -92,6 +92,9 @@ type LayoutCost struct {
 	// month's bill.
 	Period string  `json:"period"`
 	Total  float64 `json:"total"`
+	// Reserved is that bill's reserved capacity, a commitment Total does
+	// not include; nil when none saves anything.
+	Reserved *Reserved `json:"reserved,omitempty"`
 }
 
 // PackedLater is what chunks would cost for events written one at a

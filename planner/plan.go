@@ -138,7 +138,7 @@ func Plan(in Input) (Report, error) {
 		if err != nil {
 			return Report{}, err
 		}
-		costs = append(costs, LayoutCost{Event: r.Stored, Period: r.Period, Total: r.Cost.Recommended.Total})
+		costs = append(costs, LayoutCost{Event: r.Stored, Period: r.Period, Total: r.Cost.Recommended.Total, Reserved: r.Bill.Reserved})
 		if l == LayoutRow {
 			rows = append(rows, r)
 		}
@@ -244,15 +244,7 @@ func planLayout(in Input) (Report, error) {
 	k, c := periodKinds[chosen], costings[chosen]
 	r.Period, r.PeriodHours = k.name, k.average
 	r.Cost, r.Tiers, r.Storage, r.Usage, r.Bill = c.at(costAt)
-	if hot := r.Tiers[0]; hot.Billing == BillingProvisioned && hot.Class == storage.ClassStandard {
-		// One hot table is always provisioned, at its floor when auto
-		// scaled: that much capacity can be reserved.
-		steady := hot.Write
-		if hot.MinWrite > 0 {
-			steady = hot.MinWrite
-		}
-		r.Bill.Reserved = reserved(in.Prices, r.Bill, steady, hot.Read)
-	}
+	r.Bill.Reserved = in.reservation(r.Tiers, r.Bill)
 	r.Timeline = c.timeline(in.Horizon.Hours())
 	fl := c.fleet
 	r.Tables = Tables{
@@ -290,7 +282,12 @@ func planLayout(in Input) (Report, error) {
 // consistent scan of the rows, the writes of the chunks, a strongly
 // consistent scan of the chunks to verify them, and the old table
 // dropped for free. (In place, each row deleted would cost a write unit
-// more, which on DynamoDB costs more than the rows it saves.)
+// more, which on DynamoDB costs more than the rows it saves.) Archives
+// are sized as the rows' (item bytes times the archive ratio): their
+// Parquet holds the events whatever the layout, and the export kept
+// beside it holds the chunks, smaller than the rows, so the archive line
+// is an upper bound. The hot tier is the rows', and so is its reserved
+// capacity (Bill.Reserved).
 func (in Input) packedLater(c costing, it Item, costAt float64) *PackedLater {
 	ch := in.chunkEvent(it, in.windowEvents())
 	c.hotBilledBytesPerHour = c.billedBytesPerHour
@@ -298,7 +295,8 @@ func (in Input) packedLater(c costing, it Item, costAt float64) *PackedLater {
 	c.itemBytesPerHour = in.Rate * ch.Bytes * 3600
 	c.compactReadUnitsPerHour = in.Rate*it.Bytes*3600/scanBytesPerReadUnit + in.Rate*ch.Bytes*3600/readUnitBytes
 	c.compactWriteUnitsPerHour = in.Rate * ch.WriteUnits * 3600
-	_, _, _, u, b := c.at(costAt)
+	_, tiers, _, u, b := c.at(costAt)
+	b.Reserved = in.reservation(tiers, b)
 	p := &PackedLater{Event: ch, Bill: b}
 	for _, t := range u.Tiers {
 		if t.Tier == compactionTier {
@@ -322,6 +320,10 @@ func (r *Report) explainLayouts(in Input) {
 	if p := r.PackedLater; p != nil {
 		say("packed later (an option, not the recommendation: layout chunk with events written one at a time): rows while hot, then chunks of %s events a window, %s an event, each table rewritten into its next physical table as it leaves the hot tier, with the compaction's %s million read units (the rows' scan and the chunks' verification) and %s million write units a month: %s a month",
 			FormatNumber(p.Event.EventsPerItem), formatBytes(p.Event.Bytes), FormatNumber(p.ReadUnits/1e6), FormatNumber(p.WriteUnits/1e6), money(p.Bill.Total))
+		if rs := p.Bill.Reserved; rs != nil {
+			say("packed later with reserved capacity (a commitment): %s: %s a month, the upfront spread over the term",
+				rs.Buy(r.Prices.Currency), money(rs.Total))
+		}
 	}
 }
 
@@ -445,9 +447,9 @@ func (r *Report) explainBill(say func(string, ...any), money func(float64) strin
 		say("free tier: DynamoDB's 25 GB of Standard storage and 25 provisioned write and read units a month, per account and region, taken off: %s", money(f))
 	}
 	if rs := b.Reserved; rs != nil {
-		say("reserved capacity (an option, not in the total): %s and %s for %s months, %s upfront and %s an hour, cost %s a month against %s provisioned: it saves %s a month, %s in all",
-			count(float64(rs.WCU), "write unit"), count(float64(rs.RCU), "read unit"), FormatNumber(rs.TermMonths), money(rs.Upfront), FormatNumber(rs.Hourly),
-			money(rs.Monthly), money(rs.Replaces), money(rs.Saves), money(rs.Total))
+		say("reserved capacity (a commitment, not in the total): %s, %s an hour, %s over the term, paid whatever is used; %s a month with the upfront spread over the term, against %s provisioned: it saves %s a month, %s in all (terms no longer than the %s horizon weighed, --horizon)",
+			rs.Buy(r.Prices.Currency), FormatNumber(rs.Hourly), money(rs.Commitment),
+			money(rs.Monthly), money(rs.Replaces), money(rs.Saves), money(rs.Total), FormatHours(r.Workload.HorizonHours))
 	}
 }
 

@@ -55,15 +55,26 @@ type Prices struct {
 	FreeRCU       float64 `json:"free_rcu" yaml:"free_rcu"`
 	// ReservedWCUUpfront and ReservedWCUHour are the upfront payment and
 	// the hourly price of a block of 100 write capacity units of reserved
-	// capacity for ReservedTermMonths; ReservedRCUUpfront and
-	// ReservedRCUHour the same for 100 read capacity units. Reserved
-	// capacity covers provisioned Standard-class capacity only.
+	// capacity for ReservedTermMonths (the one-year term);
+	// ReservedRCUUpfront and ReservedRCUHour the same for 100 read
+	// capacity units. Reserved capacity covers provisioned Standard-class
+	// capacity only.
 	ReservedWCUUpfront float64 `json:"reserved_wcu_upfront" yaml:"reserved_wcu_upfront"`
 	ReservedWCUHour    float64 `json:"reserved_wcu_hour" yaml:"reserved_wcu_hour"`
 	ReservedRCUUpfront float64 `json:"reserved_rcu_upfront" yaml:"reserved_rcu_upfront"`
 	ReservedRCUHour    float64 `json:"reserved_rcu_hour" yaml:"reserved_rcu_hour"`
 	ReservedTermMonths float64 `json:"reserved_term_months" yaml:"reserved_term_months"`
+	// The same four prices for the three-year term (ReservedLongTermMonths),
+	// which AWS offers in some regions only: all four zero means none.
+	ReservedWCUUpfront3y float64 `json:"reserved_wcu_upfront_3y" yaml:"reserved_wcu_upfront_3y"`
+	ReservedWCUHour3y    float64 `json:"reserved_wcu_hour_3y" yaml:"reserved_wcu_hour_3y"`
+	ReservedRCUUpfront3y float64 `json:"reserved_rcu_upfront_3y" yaml:"reserved_rcu_upfront_3y"`
+	ReservedRCUHour3y    float64 `json:"reserved_rcu_hour_3y" yaml:"reserved_rcu_hour_3y"`
 }
+
+// ReservedLongTermMonths is the length of reserved capacity's three-year
+// term.
+const ReservedLongTermMonths = 36
 
 // PriceInfo is one built-in price: its key (the price file's), value,
 // unit, the page it was read from and whether the stored copy of that
@@ -89,6 +100,7 @@ const (
 	s3PricingPage          = "https://aws.amazon.com/s3/pricing/"
 	unverified             = "unverified"
 	verifiedDynamoPricing  = "verified " + dynamoPricingPage
+	dynamoReservedGuide    = "https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/reserved-capacity.html"
 	chinaRatio             = "Standard-IA throughput is 1.25 times Standard's on AWS's China-regions page (https://www.amazonaws.cn/en/dynamodb/pricing/), the ratio of these figures"
 	provisionedPageNoTable = "the stored copy of the provisioned-capacity page holds its key terms, not its price table"
 )
@@ -96,7 +108,7 @@ const (
 // PriceTable is the one table of built-in prices: DynamoDB's us-east-1
 // (US East, N. Virginia) list prices for both table classes in effect
 // from 2024-11-01 (when on-demand prices were halved), S3 Standard's,
-// and reserved capacity's one-year term. Written 2026-11-26, checked
+// and reserved capacity's one- and three-year terms. Written 2026-11-26, checked
 // against the stored copies of AWS's pages 2026-12-07: only what a copy
 // shows is marked verified; the rest is a starting point, not a quote,
 // and a price file or flags override it. The bill prints each line's
@@ -121,11 +133,29 @@ var PriceTable = []PriceInfo{
 	{"free_storage_gb", 25, "GB", dynamoPricingPage, verifiedDynamoPricing, "free tier: \"25 GB per month of data storage\", does not expire"},
 	{"free_wcu", 25, "WCU", dynamoPricingPage, verifiedDynamoPricing, "free tier: \"through 25 write capacity units and 25 read capacity units\""},
 	{"free_rcu", 25, "RCU", dynamoPricingPage, verifiedDynamoPricing, "free tier: \"through 25 write capacity units and 25 read capacity units\""},
-	{"reserved_wcu_upfront", 150, "100 WCU, upfront", dynamoProvisionedPage, unverified, "one-year term, partial upfront, blocks of 100 units, Standard class only (reserved-capacity page); the figure is not on a stored AWS page"},
+	// Reserved capacity. The developer guide's page (stored in its
+	// Japanese copy, ja_jp/amazondynamodb/latest/developerguide/
+	// reserved-capacity.html) says how it is bought: for provisioned
+	// tables of the Standard class only (not Standard-IA, not on demand),
+	// "in allocations of 100 WCU or 100 RCU", for a one-year term, or a
+	// three-year term in limited regions, with "a one-time partial upfront
+	// payment" and a discounted hourly rate for the committed usage,
+	// paid whatever is used, saving "up to 54%" (one year) and "up to
+	// 77%" (three years) off the standard rates. No stored AWS page holds
+	// the dollar figures below; they are the us-east-1 figures quoted for
+	// the provisioned-capacity page, and they reproduce the guide's
+	// percentages against wcu_hour and rcu_hour: (150/8,760 + 0.0128)/100
+	// = 0.000299 a WCU-hour, 54% off 0.00065; (180/26,280 + 0.0081)/100 =
+	// 0.000150, 77% off; the RCU figures 54% and 77% off 0.00013.
+	{"reserved_wcu_upfront", 150, "100 WCU, upfront", dynamoProvisionedPage, unverified, "one-year term, partial upfront, blocks of 100 units, Standard class only (" + dynamoReservedGuide + "); 54% off wcu_hour with reserved_wcu_hour, the guide's \"up to 54%\""},
 	{"reserved_wcu_hour", 0.0128, "100 WCU-hour", dynamoProvisionedPage, unverified, "one-year term"},
-	{"reserved_rcu_upfront", 30, "100 RCU, upfront", dynamoProvisionedPage, unverified, "one-year term"},
+	{"reserved_rcu_upfront", 30, "100 RCU, upfront", dynamoProvisionedPage, unverified, "one-year term; 54% off rcu_hour with reserved_rcu_hour"},
 	{"reserved_rcu_hour", 0.0025, "100 RCU-hour", dynamoProvisionedPage, unverified, "one-year term"},
-	{"reserved_term_months", 12, "months", dynamoProvisionedPage, unverified, "one year; three-year terms exist in some regions"},
+	{"reserved_term_months", 12, "months", dynamoProvisionedPage, unverified, "the one-year term"},
+	{"reserved_wcu_upfront_3y", 180, "100 WCU, upfront", dynamoProvisionedPage, unverified, "three-year term, offered in limited regions; 77% off wcu_hour with reserved_wcu_hour_3y, the guide's \"up to 77%\""},
+	{"reserved_wcu_hour_3y", 0.0081, "100 WCU-hour", dynamoProvisionedPage, unverified, "three-year term"},
+	{"reserved_rcu_upfront_3y", 36, "100 RCU, upfront", dynamoProvisionedPage, unverified, "three-year term; 77% off rcu_hour with reserved_rcu_hour_3y"},
+	{"reserved_rcu_hour_3y", 0.0016, "100 RCU-hour", dynamoProvisionedPage, unverified, "three-year term"},
 }
 
 // field returns the price of key, or nil for no such key.
@@ -179,6 +209,14 @@ func (p *Prices) field(key string) *float64 {
 		return &p.ReservedRCUHour
 	case "reserved_term_months":
 		return &p.ReservedTermMonths
+	case "reserved_wcu_upfront_3y":
+		return &p.ReservedWCUUpfront3y
+	case "reserved_wcu_hour_3y":
+		return &p.ReservedWCUHour3y
+	case "reserved_rcu_upfront_3y":
+		return &p.ReservedRCUUpfront3y
+	case "reserved_rcu_hour_3y":
+		return &p.ReservedRCUHour3y
 	}
 	return nil
 }

@@ -21,6 +21,9 @@ func (r Report) WriteTable(w io.Writer) error {
 		bills = append(bills, fmt.Sprintf("%s %s %s", t.Name, strings.ReplaceAll(t.Billing, "_", "-"), className(t.Class)))
 	}
 	fmt.Fprintf(tw, " (%s)\n", strings.Join(bills, ", "))
+	if rs := r.Bill.Reserved; rs != nil {
+		fmt.Fprintf(tw, "With a commitment: %s: %s a month\n", rs.Buy(r.Prices.Currency), money(rs.Total))
+	}
 
 	section("WORKLOAD")
 	row("  average rate", FormatNumber(r.Workload.Rate)+" events/s")
@@ -72,16 +75,22 @@ func (r Report) WriteTable(w io.Writer) error {
 
 	if len(r.Layouts) > 0 || r.PackedLater != nil {
 		section("LAYOUTS")
-		row("  LAYOUT", "EVENTS AN ITEM", "WRITE UNITS AN EVENT", "BYTES AN EVENT", "PERIOD", "MONTHLY", "")
+		row("  LAYOUT", "EVENTS AN ITEM", "WRITE UNITS AN EVENT", "BYTES AN EVENT", "PERIOD", "MONTHLY", "WITH RESERVED", "")
+		withReserved := func(rs *Reserved) string {
+			if rs == nil {
+				return "-"
+			}
+			return money(rs.Total)
+		}
 		for _, l := range r.Layouts {
 			note := ""
 			if l.Event.Layout == r.Stored.Layout {
 				note = "<- recommended"
 			}
-			row("  "+l.Event.Layout, FormatNumber(l.Event.EventsPerItem), FormatNumber(l.Event.WriteUnits), FormatNumber(l.Event.Bytes), l.Period, money(l.Total), note)
+			row("  "+l.Event.Layout, FormatNumber(l.Event.EventsPerItem), FormatNumber(l.Event.WriteUnits), FormatNumber(l.Event.Bytes), l.Period, money(l.Total), withReserved(l.Reserved), note)
 		}
 		if p := r.PackedLater; p != nil {
-			row("  chunk, packed later", FormatNumber(p.Event.EventsPerItem), FormatNumber(p.Event.WriteUnits), FormatNumber(p.Event.Bytes), r.Period, money(p.Bill.Total), "option: layout chunk, each table rewritten packed as it leaves the hot tier")
+			row("  chunk, packed later", FormatNumber(p.Event.EventsPerItem), FormatNumber(p.Event.WriteUnits), FormatNumber(p.Event.Bytes), r.Period, money(p.Bill.Total), withReserved(p.Bill.Reserved), "option: layout chunk, each table rewritten packed as it leaves the hot tier")
 		}
 	}
 
@@ -126,10 +135,11 @@ func (r Report) WriteTable(w io.Writer) error {
 	}
 	row("  total", "", "", "", money(r.Bill.Total))
 	if rs := r.Bill.Reserved; rs != nil {
-		row(fmt.Sprintf("  option: reserved capacity, %s WCU and %s RCU for %s months", FormatNumber(float64(rs.WCU)), FormatNumber(float64(rs.RCU)), FormatNumber(rs.TermMonths)),
+		row(fmt.Sprintf("  commitment: reserved capacity, %s WCU and %s RCU for %s", FormatNumber(float64(rs.WCU)), FormatNumber(float64(rs.RCU)), TermName(rs.TermMonths)),
 			"", "", "", "", r.Prices.Check("reserved_wcu_hour"))
 		row("    upfront, once", "", "", "", money(rs.Upfront))
-		row("    hourly", FormatNumber(hoursPerMonth), "hours", FormatNumber(rs.Hourly), money(rs.Hourly*hoursPerMonth))
+		row("    hourly, every hour of the term", FormatNumber(hoursPerMonth), "hours", FormatNumber(rs.Hourly), money(rs.Hourly*hoursPerMonth))
+		row("    the whole term", "", "", "", money(rs.Commitment))
 		row("    a month, upfront spread over the term", "", "", "", money(rs.Monthly))
 		row("    provisioned capacity it replaces", "", "", "", money(-rs.Replaces))
 		row("    total with it", "", "", "", money(rs.Total))

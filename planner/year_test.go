@@ -21,7 +21,12 @@ import (
 // it (unit-hours, requests, GB-hours, each table exported and scanned
 // once, archives on S3 until the retention), prices that usage with the
 // same model (Usage.Bill), and finds the plan's bill within 5%. The plan
-// counts tables by Little's law; this counts them one by one.
+// counts tables by Little's law; this counts them one by one. Where the
+// plan prices chunks packed later (events one at a time), it does the
+// same for them: rows while hot, each table's rows scanned and its
+// chunks written and read back in the quarter hour it leaves the hot
+// tier, chunks from then on, and finds Report.PackedLater's bill within
+// 5% too.
 func TestYearBillIsThePlan(t *testing.T) {
 	const day = 24 * time.Hour
 	for _, tc := range []struct {
@@ -58,17 +63,52 @@ func TestYearBillIsThePlan(t *testing.T) {
 			}
 			t.Logf("total      simulated %10.2f  planned %10.2f", bill.Total, r.Bill.Total)
 			require.InEpsilon(t, r.Bill.Total, bill.Total, 0.05, "the simulated month's bill against the plan's")
+
+			if p := r.PackedLater; p != nil {
+				// Chunks packed later, table by table: rows while hot,
+				// each table packed as it leaves the hot tier (its rows
+				// scanned, its chunks written and read back), chunks
+				// from then on.
+				got := simulatePacked(f, r, tc.in, start, from, to, months)
+				bill := got.Bill(r.Prices)
+				for _, cat := range []string{planner.CategoryWrite, planner.CategoryRead, planner.CategoryStorage, planner.CategoryBackup, planner.CategoryArchive, planner.CategoryArchiving, planner.CategoryFreeTier} {
+					t.Logf("packed later %-10s simulated %10.2f  planned %10.2f", cat, bill.Sum(cat), p.Bill.Sum(cat))
+				}
+				t.Logf("packed later total      simulated %10.2f  planned %10.2f", bill.Total, p.Bill.Total)
+				require.InEpsilon(t, p.Bill.Total, bill.Total, 0.05, "the simulated month's bill of chunks packed later against the plan's")
+			}
 		})
 	}
 }
 
 // simulate adds up the usage of the family's tables over [from, to).
 func simulate(f family.Family, r planner.Report, in planner.Input, start, from, to time.Time, months float64) planner.Usage {
+	return simulateLayout(f, r, in, start, from, to, months, nil)
+}
+
+// simulatePacked adds up the usage of the family's tables over [from,
+// to) with their events packed into chunks as each leaves the hot tier
+// (r.PackedLater's chunks), as the lifecycle rewrites a table on
+// DynamoDB (package compact, NextGeneration).
+func simulatePacked(f family.Family, r planner.Report, in planner.Input, start, from, to time.Time, months float64) planner.Usage {
+	return simulateLayout(f, r, in, start, from, to, months, r.PackedLater)
+}
+
+// simulateLayout is simulate, with events packed later when packed is
+// set.
+func simulateLayout(f family.Family, r planner.Report, in planner.Input, start, from, to time.Time, months float64, packed *planner.PackedLater) planner.Usage {
 	const step = 15 * time.Minute
 	hours := step.Hours()
 	// What an event takes in the plan's layout: its share of an item's
 	// bytes, write units and storage overhead.
 	itemBytes, overhead := r.Stored.Bytes, r.Stored.OverheadBytes
+	hot := f.Tiers[0].Name
+	// What an event takes once its table has left the hot tier.
+	laterBytes, laterOverhead := itemBytes, overhead
+	if packed != nil {
+		laterBytes, laterOverhead = packed.Event.Bytes, packed.Event.OverheadBytes
+	}
+	var compaction *planner.TierUsage
 	perHour := r.Workload.Rate * 3600 // events
 	gb := func(events, bytesEach float64) float64 { return events * bytesEach / (1 << 30) / months }
 	tiers := map[string]*planner.TierUsage{}
@@ -124,11 +164,30 @@ func simulate(f family.Family, r planner.Report, in planner.Input, start, from, 
 					} else if !now.Before(spanStart) && now.Before(spanEnd) {
 						tu.WriteUnits += perHour * hours * r.Stored.WriteUnits / months
 					}
-					stored := gb(held(now), itemBytes+overhead) * hours / 730
+					bytesEach := itemBytes + overhead
+					if tier.Name != hot {
+						bytesEach = laterBytes + laterOverhead
+					}
+					stored := gb(held(now), bytesEach) * hours / 730
 					tu.StorageGBMonth += stored
 					if tier.PITR {
 						tu.PITRGBMonth += stored
 					}
+				}
+			}
+			if packed != nil {
+				// Packed as it leaves the hot tier: the first quarter
+				// hour at which the family puts it in another tier.
+				left := created
+				for f.TierAt(ref, left).Name == hot {
+					left = left.Add(step)
+				}
+				if !left.Before(from) && left.Before(to) {
+					if compaction == nil {
+						compaction = &planner.TierUsage{Tier: "compaction", Class: f.TierAt(ref, left).Capacity.Class}
+					}
+					compaction.ReadUnits += held(spanEnd) * (r.Item.Bytes/8192 + laterBytes/4096) / months
+					compaction.WriteUnits += held(spanEnd) * packed.Event.WriteUnits / months
 				}
 			}
 			if !u.Archived || expires.IsZero() {
@@ -137,8 +196,8 @@ func simulate(f family.Family, r planner.Report, in planner.Input, start, from, 
 			events := held(spanEnd)
 			if !expires.Before(from) && expires.Before(to) {
 				// Exported, then scanned to check it, as it leaves.
-				u.ExportGB += gb(events, itemBytes+overhead)
-				u.ScanReadUnits += events * itemBytes / 8192 / months
+				u.ExportGB += gb(events, laterBytes+laterOverhead)
+				u.ScanReadUnits += events * laterBytes / 8192 / months
 				puts, gets := planner.ArchiveRequests(events * r.Item.Bytes * r.Workload.ArchiveRatio)
 				u.S3Puts += puts / months
 				u.S3Gets += gets / months
@@ -166,6 +225,9 @@ func simulate(f family.Family, r planner.Report, in planner.Input, start, from, 
 	}
 	for _, name := range order {
 		u.Tiers = append(u.Tiers, *tiers[name])
+	}
+	if compaction != nil {
+		u.Tiers = append(u.Tiers, *compaction)
 	}
 	return u
 }
