@@ -84,3 +84,42 @@ func TestCompactRewritesFlushedTables(t *testing.T) {
 		require.Contains(t, strings.ToLower(tbl.Properties.CompressionStats), "zstd", "table %s", tbl.FileNum)
 	}
 }
+
+// TestCompactDropsWhatWasDeletedOrSuperseded: after Compact the sstables
+// hold the live items alone, as `timetable compact` leaves a packed
+// table (its events' rows or small chunks deleted, their windows written
+// again as one chunk each): no deletion tombstone, no older version of
+// an item written again.
+func TestCompactDropsWhatWasDeletedOrSuperseded(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(t.TempDir(), Options{IdleFlush: -1})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, s.Close()) })
+	require.NoError(t, s.CreateTable(ctx, testSpec("tbl")))
+	written := items("p", 3000)
+	require.NoError(t, s.BatchWrite(ctx, "tbl", written))
+	require.NoError(t, s.db.Flush())
+	keys := make([]storage.Key, 1000)
+	for i := range keys {
+		keys[i] = storage.Key{PK: "p", SK: written[i].SK}
+	}
+	require.NoError(t, s.BatchDelete(ctx, "tbl", keys))          // the first 1000
+	require.NoError(t, s.BatchWrite(ctx, "tbl", written[2000:])) // the last 1000, again
+	require.NoError(t, s.db.Flush())
+
+	require.NoError(t, s.Compact(ctx))
+
+	levels, err := s.db.SSTables(pebble.WithProperties())
+	require.NoError(t, err)
+	var entries, deletions uint64
+	for _, files := range levels {
+		for _, f := range files {
+			entries += f.Properties.NumEntries
+			deletions += f.Properties.NumDeletions
+		}
+	}
+	require.Zero(t, deletions, "deletion tombstones left")
+	// The live items, and the store's own keys (format, next table id,
+	// the table's catalog record).
+	require.Equal(t, uint64(2000+3), entries, "entries in the sstables")
+}

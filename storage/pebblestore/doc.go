@@ -71,11 +71,17 @@
 //     why and what it buys). Compact flushes and compacts the whole DB
 //     into the bottom level, for `timetable compact`.
 //   - A store whose writes have stopped for Options.IdleFlush (5 seconds
-//     by default) flushes its memtable, as InfluxDB snapshots its cache
-//     when writes go cold, so that an idle store's data is compressed
-//     sstables and its write-ahead logs are deleted, but for the few
-//     Pebble keeps to reuse (idleflush.go). The flusher is a goroutine
-//     that Close stops before it closes the DB.
+//     by default) flushes its memtable and then compacts what its flushes
+//     left in L0 into the levels below, as InfluxDB snapshots its cache
+//     and compacts a shard when writes go cold, so that an idle store's
+//     data is sstables compressed as compacted data are and its
+//     write-ahead logs are deleted (idleflush.go). The compaction is
+//     skipped when the data below L0's key span is more than ten times
+//     L0 (idlecompact.go), which bounds its cost. The flusher is a
+//     goroutine that Close stops, cancelling a compaction in progress,
+//     before it closes the DB.
+//   - Obsolete write-ahead logs are deleted, none kept for Pebble to
+//     reuse (cleaner.go).
 //   - DeleteTable deletes the catalog record and the table's key span in
 //     one batch, then compacts the span, so the disk space is freed as it
 //     returns rather than at some later compaction.

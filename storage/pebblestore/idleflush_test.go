@@ -1,6 +1,7 @@
 package pebblestore
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,7 +25,7 @@ func TestIdleFlushWhenWritesStop(t *testing.T) {
 		// sleeps order them for the test but not for the race detector.
 		var flushed atomic.Int32
 		flushes := func() int { return int(flushed.Load()) }
-		f.start(period, func() error { flushed.Add(1); return nil }, func(err error) { t.Error(err) })
+		f.start(period, func(context.Context) error { flushed.Add(1); return nil }, func(err error) { t.Error(err) })
 		for range 10 { // steady writes, one each half period
 			f.wrote()
 			time.Sleep(period / 2)

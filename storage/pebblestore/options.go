@@ -37,10 +37,12 @@ type Options struct {
 	WALPreallocateSize int64
 
 	// IdleFlush is how long writes must have stopped for the store to
-	// flush its memtable to an sstable, so that an idle store's data is
-	// compressed sstables rather than write-ahead log (idleflush.go): the
-	// flush comes between one and two of these after the last write. 0
-	// means DefaultIdleFlush; a negative duration turns it off.
+	// flush its memtable to an sstable and compact what the flushes wrote,
+	// so that an idle store's data is sstables compressed as compacted
+	// data are rather than write-ahead log (idleflush.go,
+	// idlecompact.go): the flush comes between one and two of these
+	// after the last write. 0 means DefaultIdleFlush; a negative duration
+	// turns both off.
 	IdleFlush time.Duration
 
 	// Clock stamps the creation time of tables; nil means the wall clock.
@@ -80,9 +82,10 @@ const DefaultMemTableSize = 64 << 20
 
 // DefaultWALPreallocateSize is the write-ahead log reservation when
 // Options.WALPreallocateSize is 0: 4 MiB, where Pebble reserves 110% of
-// the memtable size (70 MiB at DefaultMemTableSize) for each of up to
-// four logs, live and recycled. A store's logs then take on disk about
-// what they hold: at most four memtables' worth, under a steady ingest
+// the memtable size (70 MiB at DefaultMemTableSize) for each log, and a
+// store has a log for each memtable not yet flushed (obsolete ones are
+// deleted: cleaner.go). A store's logs then take on disk about what they
+// hold: a few memtables' worth at most, under a steady ingest
 // (MemTableSize bounds that), and a few MiB in a store that receives
 // little. Ingest ran as fast with it as with Pebble's reservation
 // (BenchmarkBatchWrite).
@@ -151,6 +154,9 @@ func pebbleOptions(o Options) (*pebble.Options, func()) {
 		Cache:        cache,
 		MemTableSize: uint64(o.MemTableSize),
 		Logger:       pebbleLogger{o.Logger},
+		// Delete obsolete write-ahead logs rather than keep some for reuse
+		// (cleaner.go).
+		Cleaner: deleteCleaner{},
 		// Pin the on-disk format rather than take whatever default a
 		// Pebble upgrade brings.
 		FormatMajorVersion: pebble.FormatNewest,

@@ -38,7 +38,8 @@ type Store struct {
 	// closed DB.
 	gate storage.Gate
 
-	// idle flushes the memtable once writes stop (idleflush.go).
+	// idle flushes the memtable and compacts once writes stop
+	// (idleflush.go, idlecompact.go).
 	idle idleFlusher
 }
 
@@ -46,12 +47,22 @@ var _ storage.Store = (*Store)(nil)
 
 // Open opens the store in directory dir, creating it if needed.
 func Open(dir string, opts Options) (*Store, error) {
+	return open(dir, opts, nil)
+}
+
+// open is Open, with Pebble's options changed by tweak when it is not nil
+// (tests turn Pebble's own compactions off with it, to see what the
+// store's do).
+func open(dir string, opts Options, tweak func(*pebble.Options)) (*Store, error) {
 	opts.EnsureDefaults()
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
 	po, unref := pebbleOptions(opts)
 	defer unref()
+	if tweak != nil {
+		tweak(po)
+	}
 	db, err := pebble.Open(dir, po)
 	if err != nil {
 		return nil, fmt.Errorf("open pebble store %q: %w", dir, err)
@@ -63,8 +74,8 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err := s.catalog.load(db); err != nil {
 		return nil, errors.Join(fmt.Errorf("open pebble store %q: load catalog: %w", dir, err), db.Close())
 	}
-	s.idle.start(opts.IdleFlush, db.Flush, func(err error) {
-		s.logger.Error("flush of an idle memtable failed", "component", "pebble", "err", err)
+	s.idle.start(opts.IdleFlush, s.settle, func(err error) {
+		s.logger.Error("flush and compaction of an idle store failed", "component", "pebble", "err", err)
 	})
 	return s, nil
 }

@@ -14,11 +14,15 @@ package bench
 // events.
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -29,10 +33,10 @@ import (
 const diskEvents = 100_000
 
 // diskIdleWait is how long after its last write a running server's disk
-// is measured: past the Pebble store's idle flush (pebblestore.
-// DefaultIdleFlush, 5 s, which flushes within two of it) and
-// InfluxDB's snapshot of a cold cache (a second, as the peer comparison
-// configures it).
+// is measured: past the Pebble store's idle flush and the compaction of
+// what it flushed (pebblestore.DefaultIdleFlush, 5 s, which flushes
+// within two of it and compacts at once) and InfluxDB's snapshot of a
+// cold cache (a second, as the peer comparison configures it).
 const diskIdleWait = 12 * time.Second
 
 // diskUnit is the unit of the disk rows, printed with two decimals
@@ -117,6 +121,9 @@ func measureDisk(ctx context.Context, p peer, dir string, batches [][]reading, p
 	if err != nil {
 		return sizes, err
 	}
+	if kinds, err := diskByKind(p.dataDir()); err == nil {
+		progress(fmt.Sprintf("disk: %s running: %s", p.name(), kinds))
+	}
 	if err := p.flush(ctx); err != nil {
 		return sizes, fmt.Errorf("flush: %w", err)
 	}
@@ -124,5 +131,46 @@ func measureDisk(ctx context.Context, p peer, dir string, batches [][]reading, p
 	if err != nil {
 		return sizes, err
 	}
+	if kinds, err := diskByKind(p.dataDir()); err == nil {
+		progress(fmt.Sprintf("disk: %s flushed: %s", p.name(), kinds))
+	}
 	return diskSizes{running: float64(running-empty) / (1 << 20), flushed: float64(flushed-empty) / (1 << 20)}, nil
+}
+
+// diskByKind says where dir's bytes are: the files' sizes summed by name
+// extension (".sst" and ".log" for Pebble's sstables and write-ahead
+// logs), largest first, for the progress lines that say what a running
+// server's disk holds beside its total.
+func diskByKind(dir string) (string, error) {
+	byExt := map[string]int64{}
+	err := filepath.WalkDir(dir, func(path string, e fs.DirEntry, err error) error {
+		if err != nil || e.IsDir() {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil // removed as we walk
+			}
+			return err
+		}
+		info, err := e.Info()
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		ext := filepath.Ext(e.Name())
+		if ext == "" || len(ext) > 6 {
+			ext = "other"
+		}
+		byExt[ext] += info.Size()
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	exts := slices.SortedFunc(maps.Keys(byExt), func(a, b string) int { return cmp.Compare(byExt[b], byExt[a]) })
+	parts := make([]string, len(exts))
+	for i, ext := range exts {
+		parts[i] = fmt.Sprintf("%s %.2f MiB", ext, float64(byExt[ext])/(1<<20))
+	}
+	return strings.Join(parts, ", "), nil
 }
