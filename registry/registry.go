@@ -210,5 +210,5 @@ var attrOrder = []string{
 	attrName, attrFamily, attrState, attrGeneration, attrStart, attrEnd, attrWriteMonth, attrPolicy,
 	attrShards, attrLayout, attrIDScheme, attrTier, attrBilling, attrRead, attrWrite, attrTTL, attrCreated, attrUpdated,
 	attrTarget, attrArchived, attrRestored, attrSource, attrCreateErr, attrFenced, attrChunked, attrCompactPK, attrCompactSK,
-	attrClass, attrMaxRead, attrMaxWrite, attrWarmRead, attrWarmWrite, attrClassChg, attrClassIgn, attrPast, attrPhysical, attrRewrite, attrRevision,
+	attrClass, attrMaxRead, attrMaxWrite, attrWarmRead, attrWarmWrite, attrClassChg, attrClassIgn, attrPast, attrPhysical, attrRewrite, attrRewriteErr, attrRevision,
 }
