@@ -322,6 +322,11 @@ func TestRewriteKilled(t *testing.T) {
 				kills := 0
 				steps := map[registry.RewriteStep]bool{}
 				for n := 0; ; n++ {
+					if e := f.entry(t); e.Physical != "" && e.Rewrite == nil {
+						// Done, though the last save's answer was lost:
+						// another run would rewrite the new table.
+						break
+					}
 					d := &dying{Store: f.store, reg: f.reg, at: n % 7}
 					_, err := f.rewriteEntry(t, d, d, compact.Options{CheckpointEvery: 3, Segments: segs, Concurrency: segs})
 					if err == nil {
