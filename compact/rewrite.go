@@ -161,9 +161,14 @@ func (rw *rewriter) copy(ctx context.Context) error {
 		return err
 	}
 	if len(r.Segments) == 0 {
-		n, err := rw.segments(ctx)
-		if err != nil {
-			return err
+		// A copy saved before scans were parallel resumes as one
+		// segment, after its key.
+		n := 1
+		if r.After == (storage.Key{}) {
+			var err error
+			if n, err = rw.segments(ctx); err != nil {
+				return err
+			}
 		}
 		r.Segments = startSegments(n, r.After, r.Source)
 		r.After, r.Source = storage.Key{}, registry.RewriteSum{}

@@ -209,11 +209,11 @@ func TestSegmentsFor(t *testing.T) {
 }
 
 // TestRewriteParallel rewrites a table of several series and shards in
-// 1, 3 and 7 segments, scanned 2 at a time: every event is copied and
+// 3 and 7 segments, scanned 2 at a time (one segment: TestRewriteTable): every event is copied and
 // verified once whatever the segments, and the reads answer as before.
 func TestRewriteParallel(t *testing.T) {
 	for _, b := range backends.All(t) {
-		for _, n := range []int{1, 3, 7} {
+		for _, n := range []int{3, 7} {
 			t.Run(fmt.Sprintf("%s/%d", b.Name, n), func(t *testing.T) {
 				f := open(t, b, family.LayoutRow, 3)
 				f.writeOneByOne(t, events())
@@ -418,4 +418,44 @@ func TestRewriteDropWaits(t *testing.T) {
 	require.Nil(t, f.entry(t).Rewrite)
 	requireGone(t, f.store, old)
 	require.Equal(t, before, f.answers(t))
+}
+
+// TestRewriteResumesSequentialCheckpoint: a rewrite saved in its copy by
+// a build whose scans were sequential (Rewrite.After and Source, no
+// Segments) resumes as one segment after its key, and verifies.
+func TestRewriteResumesSequentialCheckpoint(t *testing.T) {
+	for _, b := range backends.All(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			ctx := context.Background()
+			f := open(t, b, family.LayoutChunk, 1)
+			f.writeOneByOne(t, events()[:30])
+			before := f.answers(t)
+			deadline := time.Now().Add(time.Hour)
+			dctx, cancel := context.WithDeadline(ctx, deadline)
+			defer cancel()
+			e, err := f.reg.Save(ctx, compact.AsChunks(f.entry(t), time.Hour))
+			require.NoError(t, err)
+			// Stopped until it packed some events.
+			for n := 0; f.entry(t).Rewrite == nil || f.entry(t).Rewrite.Segments[0].Sum.Events == 0; n++ {
+				require.Less(t, n, 20)
+				_, _, err = compact.Entry(dctx, f.store, f.reg, f.entry(t), f.clock.Now(), compact.Options{Method: compact.NextGeneration, Segments: 1, Now: func() time.Time { return deadline }})
+				require.ErrorIs(t, err, compact.ErrStopped)
+			}
+			e = f.entry(t)
+			r := e.Rewrite
+			require.Equal(t, registry.RewriteCopy, r.Step)
+			require.Len(t, r.Segments, 1)
+			require.NotZero(t, r.Segments[0].After)
+			r.After, r.Source, r.Segments = r.Segments[0].After, r.Segments[0].Sum, nil
+			_, err = f.reg.Save(ctx, e)
+			require.NoError(t, err)
+
+			res, err := f.rewriteEntry(t, f.store, f.reg, compact.Options{Segments: 5})
+			require.NoError(t, err)
+			require.Equal(t, int64(30), res.Events)
+			require.Less(t, res.Read, 30, "resumed after the key, not started over")
+			require.Equal(t, e.Name+".r1", f.entry(t).TableName())
+			require.Equal(t, before, f.answers(t))
+		})
+	}
 }

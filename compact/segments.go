@@ -141,7 +141,11 @@ func (rw *rewriter) scan(ctx context.Context, table string, eventual, write bool
 	}
 	for _, s := range rw.e.Rewrite.Segments {
 		if !s.Done {
-			// A segment not started because another stopped.
+			// A segment not started because another stopped, or
+			// the caller's context ended.
+			if err := context.Cause(ctx); err != nil {
+				return err
+			}
 			return ErrStopped
 		}
 	}
