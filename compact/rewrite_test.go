@@ -209,8 +209,9 @@ func TestSegmentsFor(t *testing.T) {
 }
 
 // TestRewriteParallel rewrites a table of several series and shards in
-// 3 and 7 segments, scanned 2 at a time (one segment: TestRewriteTable): every event is copied and
-// verified once whatever the segments, and the reads answer as before.
+// 3 and 7 segments, scanned 2 at a time (one segment: TestRewriteTable):
+// every event is copied and verified once whatever the segments, and the
+// reads answer as before.
 func TestRewriteParallel(t *testing.T) {
 	for _, b := range backends.All(t) {
 		for _, n := range []int{3, 7} {
