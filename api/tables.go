@@ -63,7 +63,12 @@ type SeriesPage struct {
 // (engine.TableStatus is this type), the admin API answers them, and
 // `timetable tables --format json` prints them, all with its MarshalJSON.
 type TableStatus struct {
-	Name        string
+	Name string
+	// Physical is the store's table that holds the table's events: Name,
+	// or the table a compaction rewrote it into (Name and ".r1", ".r2"...;
+	// registry Entry.TableName); for a table archived and deleted, the
+	// table its archive was made of, under whose name the archive is kept.
+	Physical    string
 	Family      string
 	PeriodStart time.Time
 	PeriodEnd   time.Time
@@ -107,11 +112,17 @@ type TableStatus struct {
 	// table never archived.
 	ArchiveTarget string
 	ArchivedAt    time.Time
+	// RewriteFailed says, for a table whose last rewrites into its next
+	// physical table did not verify, how many failed, when and why, and
+	// when the next may start; "" when none failed since the last that
+	// verified.
+	RewriteFailed string
 }
 
 // tableJSON is a TableStatus as JSON.
 type tableJSON struct {
 	Name          string   `json:"name"`
+	Physical      string   `json:"physical,omitempty"`
 	Family        string   `json:"family"`
 	PeriodStart   string   `json:"period_start"`
 	PeriodEnd     string   `json:"period_end"`
@@ -136,6 +147,7 @@ type tableJSON struct {
 	Drift         string   `json:"drift,omitempty"`
 	ArchiveTarget string   `json:"archive_target,omitempty"`
 	ArchivedAt    string   `json:"archived_at,omitempty"`
+	RewriteFailed string   `json:"rewrite_failed,omitempty"`
 }
 
 // MarshalJSON writes the table's status with times in RFC 3339, a
@@ -143,6 +155,7 @@ type tableJSON struct {
 func (s TableStatus) MarshalJSON() ([]byte, error) {
 	j := tableJSON{
 		Name:          s.Name,
+		Physical:      s.Physical,
 		Family:        s.Family,
 		PeriodStart:   s.PeriodStart.UTC().Format(time.RFC3339),
 		PeriodEnd:     s.PeriodEnd.UTC().Format(time.RFC3339),
@@ -162,6 +175,7 @@ func (s TableStatus) MarshalJSON() ([]byte, error) {
 		CreateError:   s.CreateError,
 		Drift:         s.Drift,
 		ArchiveTarget: s.ArchiveTarget,
+		RewriteFailed: s.RewriteFailed,
 	}
 	if !s.ArchivedAt.IsZero() {
 		j.ArchivedAt = s.ArchivedAt.UTC().Format(time.RFC3339)
@@ -188,10 +202,10 @@ func (s *TableStatus) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*s = TableStatus{
-		Name: j.Name, Family: j.Family, Tier: j.Tier, TierReason: j.Why, State: j.State,
+		Name: j.Name, Physical: j.Physical, Family: j.Family, Tier: j.Tier, TierReason: j.Why, State: j.State,
 		Generation: j.Generation, Shards: j.Shards, Layout: j.Layout, IDScheme: j.IDScheme, Source: j.Source, Status: j.Status,
 		Billing: j.Billing, ReadCapacity: j.ReadCapacity, WriteCapacity: j.WriteCapacity, Class: j.Class,
-		CreateError: j.CreateError, Drift: j.Drift, ItemCount: -1, ArchiveTarget: j.ArchiveTarget,
+		CreateError: j.CreateError, Drift: j.Drift, ItemCount: -1, ArchiveTarget: j.ArchiveTarget, RewriteFailed: j.RewriteFailed,
 	}
 	for _, c := range j.ClassChanges {
 		t, err := time.Parse(time.RFC3339, c)

@@ -221,17 +221,50 @@ func manifestKey(table string, generation int64) string {
 // generation returns the generation of the table now under the name, as
 // the registry counts them (Options.Facts); 1 without a registry entry.
 func (a *Archiver) generation(ctx context.Context, table string) (int64, error) {
+	gs, err := a.generations(ctx, table)
+	if err != nil {
+		return 0, err
+	}
+	return gs[len(gs)-1].generation, nil
+}
+
+// archivedGeneration is one generation of a table and the name its
+// archive is kept under: the physical table it was archived from.
+type archivedGeneration struct {
+	table      string
+	generation int64
+}
+
+// generations returns the generations of the table named table (an
+// entry's name, or the physical table a compaction rewrote it into,
+// registry Entry.TableName), oldest first, as the registry counts them
+// (Options.Facts), each with the name its archive is kept under: the
+// entry's physical table for its own generation, a past archive's
+// (registry PastArchive.TableName) for an earlier one, the entry's name
+// otherwise. Without a registry entry, generation 1 under table.
+func (a *Archiver) generations(ctx context.Context, table string) ([]archivedGeneration, error) {
 	if a.opts.Facts == nil {
-		return 1, nil
+		return []archivedGeneration{{table, 1}}, nil
 	}
 	e, found, err := a.opts.Facts(ctx, table)
 	if err != nil {
-		return 0, fmt.Errorf("registry entry of %q: %w", table, err)
+		return nil, fmt.Errorf("registry entry of %q: %w", table, err)
 	}
 	if !found {
-		return 1, nil
+		return []archivedGeneration{{table, 1}}, nil
 	}
-	return max(e.Generation, 1), nil
+	last := max(e.Generation, 1)
+	gs := make([]archivedGeneration, last)
+	for i := range gs {
+		gs[i] = archivedGeneration{table: e.Name, generation: int64(i) + 1}
+	}
+	for _, p := range e.PastArchives {
+		if p.Generation >= 1 && p.Generation < last {
+			gs[p.Generation-1].table = p.TableName(e.Name)
+		}
+	}
+	gs[last-1].table = e.TableName()
+	return gs, nil
 }
 
 // Manifest returns the manifest of the archive of table's current
@@ -241,11 +274,12 @@ func (a *Archiver) Manifest(ctx context.Context, table string) (Manifest, error)
 	if err := checkTableName(table); err != nil {
 		return Manifest{}, err
 	}
-	g, err := a.generation(ctx, table)
+	gs, err := a.generations(ctx, table)
 	if err != nil {
 		return Manifest{}, err
 	}
-	return a.readManifest(ctx, manifestKey(table, g))
+	g := gs[len(gs)-1]
+	return a.readManifest(ctx, manifestKey(g.table, g.generation))
 }
 
 func (a *Archiver) readManifest(ctx context.Context, key string) (Manifest, error) {

@@ -91,7 +91,7 @@ func TestLateEventsOfADeletedTableAreArchivedAgain(t *testing.T) {
 			e, found, err = reg.Finder([]string{cfg.Families[0].Name})(ctx, table)
 			require.NoError(t, err)
 			require.True(t, found)
-			_, err = reg.MarkRestored(ctx, e, storage.Capacity{Billing: storage.OnDemand}, clk.Now().Add(7*24*time.Hour), clk.Now())
+			_, err = reg.MarkRestored(ctx, e, e.Name, storage.Capacity{Billing: storage.OnDemand}, clk.Now().Add(7*24*time.Hour), clk.Now())
 			require.NoError(t, err)
 			db, err := engine.Open(ctx, s, engine.Options{Schema: longer, Clock: clk, ReadOnly: true})
 			require.NoError(t, err)

@@ -88,7 +88,7 @@ func (a *Archiver) Restore(ctx context.Context, table, into string) error {
 	}
 	ctx, cancel := a.withDeadline(ctx)
 	defer cancel()
-	ms, err := a.generations(ctx, table)
+	ms, err := a.manifests(ctx, table)
 	if err != nil {
 		return fmt.Errorf("restore %q: %w", table, err)
 	}
@@ -251,20 +251,21 @@ func (a *Archiver) saveRestoreCheckpoint(ctx context.Context, table string, cp r
 	return a.target.put(ctx, restoreCheckpointKey(table, cp.Into), strings.NewReader(string(b)), int64(len(b)))
 }
 
-// generations returns the manifests of table's archives, oldest
+// manifests returns the manifests of table's archives, oldest
 // generation first, or an error wrapping ErrNotFound when it has none.
-// It looks for generations 1 to the registry's current one.
-func (a *Archiver) generations(ctx context.Context, table string) ([]Manifest, error) {
+// It looks for generations 1 to the registry's current one, each under
+// the physical table it was archived from (generations).
+func (a *Archiver) manifests(ctx context.Context, table string) ([]Manifest, error) {
 	if err := checkTableName(table); err != nil {
 		return nil, err
 	}
-	last, err := a.generation(ctx, table)
+	gs, err := a.generations(ctx, table)
 	if err != nil {
 		return nil, err
 	}
 	var ms []Manifest
-	for g := int64(1); g <= last; g++ {
-		m, err := a.readManifest(ctx, manifestKey(table, g))
+	for _, g := range gs {
+		m, err := a.readManifest(ctx, manifestKey(g.table, g.generation))
 		if errors.Is(err, ErrNotFound) {
 			continue
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/timetabledb/timetable/internal/backends"
 	"github.com/timetabledb/timetable/lifecycle"
 	"github.com/timetabledb/timetable/registry"
+	"github.com/timetabledb/timetable/storage"
 )
 
 // TestRewrittenTableArchived: a chunk family's table, its events written
@@ -133,6 +134,7 @@ func TestRewriteUnderWayArchived(t *testing.T) {
 type rewriteFixture struct {
 	*generations // its cfg's family is of the chunk layout
 	reg          *registry.Registry
+	query        engine.Query
 	answer       func() string         // the events of the day, as a query answers them
 	entry        func() registry.Entry // the registry entry of the day's table
 }
@@ -153,7 +155,7 @@ func newRewriteFixture(t *testing.T, b backends.Backend, step, span time.Duratio
 	require.NoError(t, err)
 	t.Cleanup(func() { db.Close() })
 	q := engine.Query{Table: "a_table", From: day.Add(-time.Hour), To: day.Add(span)}
-	f := &rewriteFixture{generations: g, reg: registry.New(g.s, cfg.MetaTable)}
+	f := &rewriteFixture{generations: g, reg: registry.New(g.s, cfg.MetaTable), query: q}
 	f.answer = func() string {
 		t.Helper()
 		p, err := db.QueryJSON(ctx, "acme", q, nil)
@@ -174,4 +176,140 @@ func newRewriteFixture(t *testing.T, b backends.Backend, step, span time.Duratio
 		return registry.Entry{}
 	}
 	return f
+}
+
+// TestRewrittenTableRestored: a table rewritten into its next physical
+// table is archived and deleted. Its archive is kept under the rewritten
+// table's name, and a restore under the entry's name finds it; registered
+// as restored, the entry names the restored table, and the events read
+// back as before, each once.
+func TestRewrittenTableRestored(t *testing.T) {
+	for _, b := range backends.All(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			ctx := context.Background()
+			f, a, before := archivedRewritten(t, b)
+			name := f.entry().Name
+			require.NoError(t, a.Restore(ctx, name, ""))
+			m, err := a.Manifest(ctx, name)
+			require.NoError(t, err)
+			require.Equal(t, m.ItemCount, countItems(t, f.s, name), "the archive's items")
+			_, err = f.reg.MarkRestored(ctx, f.entry(), name, storage.Capacity{Billing: storage.OnDemand}, f.clk.Now().Add(7*24*time.Hour), f.clk.Now())
+			require.NoError(t, err)
+			require.Equal(t, name, f.entry().TableName(), "reads go to the restored table")
+			require.Equal(t, before, f.answer(), "from the restored table")
+		})
+	}
+}
+
+// TestRewrittenTablePastArchive: a late event makes a rewritten table
+// that was archived and deleted again (generation 2). The entry's past
+// archive names the physical table generation 1 was archived from, the
+// engine reads that archive beside the new table, and once generation 2
+// is archived and deleted too a restore brings back both generations'
+// events, each once.
+func TestRewrittenTablePastArchive(t *testing.T) {
+	for _, b := range backends.All(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			ctx := context.Background()
+			f, _, before := archivedRewritten(t, b)
+			name := f.entry().Name
+			late := event.Event{Time: f.day.Add(2 * time.Hour), Series: "s9", Fields: map[string]any{"v": json.Number("99")}}
+			f.write(f.longer, late)
+			e := f.entry()
+			require.EqualValues(t, 2, e.Generation)
+			require.Empty(t, e.Physical)
+			require.Equal(t, []registry.PastArchive{{Generation: 1, Target: f.url, Physical: name + ".r1"}}, e.PastArchives)
+			after := f.answerUnder(f.longer)
+			require.Contains(t, after, "13 ", "generation 1 from its archive, generation 2 from its table")
+			require.NotEqual(t, before, after)
+
+			// Past the new retention: generation 2 archived and deleted,
+			// then both restored under the entry's name.
+			f.clk.Set(f.day.Add(12 * 7 * 24 * time.Hour))
+			require.Contains(t, f.kinds(f.longer), lifecycle.Archive)
+			require.Contains(t, f.kinds(f.longer), lifecycle.Delete)
+			ar, err := openArchiver(f.s, f.clk, f.longer)(f.url, "")
+			require.NoError(t, err)
+			require.NoError(t, ar.(*archive.Archiver).Restore(ctx, name, ""))
+			_, err = f.reg.MarkRestored(ctx, f.entry(), name, storage.Capacity{Billing: storage.OnDemand}, f.clk.Now().Add(7*24*time.Hour), f.clk.Now())
+			require.NoError(t, err)
+			require.Equal(t, after, f.answerUnder(f.longer), "from the restored table, each event once")
+		})
+	}
+}
+
+// archivedRewritten returns a rewrite fixture whose day's table was
+// rewritten by the lifecycle, then archived and deleted past retention;
+// an archiver of its target; and the day's events as a query answered
+// them before.
+func archivedRewritten(t *testing.T, b backends.Backend) (*rewriteFixture, *archive.Archiver, string) {
+	f := newRewriteFixture(t, b, 7*time.Minute, 3*time.Hour)
+	before := f.answer()
+	require.Contains(t, before, "12 ")
+	name := f.entry().Name
+	for range 14 {
+		if f.entry().Physical != "" && f.entry().Rewrite == nil {
+			break
+		}
+		f.clk.Set(f.clk.Now().Add(24 * time.Hour))
+		f.kinds(f.cfg)
+	}
+	require.Equal(t, name+".r1", f.entry().TableName())
+	f.clk.Set(f.day.Add(5 * 7 * 24 * time.Hour))
+	require.Contains(t, f.kinds(f.cfg), lifecycle.Archive)
+	require.Contains(t, f.kinds(f.cfg), lifecycle.Delete)
+	require.Equal(t, registry.Deleted, f.entry().State)
+	ar, err := openArchiver(f.s, f.clk, f.cfg)(f.url, "")
+	require.NoError(t, err)
+	a := ar.(*archive.Archiver)
+	m, err := a.Manifest(context.Background(), name)
+	require.NoError(t, err, "found under the entry's name")
+	require.Equal(t, name+".r1", m.Table, "the archive is of the rewritten table")
+	return f, a, before
+}
+
+// kinds runs one lifecycle cycle under cfg, rewriting tables into their
+// next generation, and returns the kinds of the actions it did.
+func (f *rewriteFixture) kinds(cfg family.Schema) []lifecycle.Kind {
+	f.t.Helper()
+	r, err := lifecycle.New(lifecycle.Options{FenceSettle: -1, ClockSkew: -1, Store: f.s, Families: cfg.Families, Clock: f.clk, MetaTable: cfg.MetaTable,
+		Logger: slog.New(slog.DiscardHandler), OpenArchiver: openArchiver(f.s, f.clk, cfg), Compaction: compact.NextGeneration})
+	require.NoError(f.t, err)
+	res, err := r.Reconcile(context.Background(), false)
+	require.NoError(f.t, err)
+	var kinds []lifecycle.Kind
+	for _, x := range res {
+		require.NoError(f.t, x.Err, "%s %s", x.Kind, x.Table)
+		kinds = append(kinds, x.Kind)
+	}
+	return kinds
+}
+
+// answerUnder returns the fixture's query as an engine under cfg, reading
+// archives, answers it.
+func (f *rewriteFixture) answerUnder(cfg family.Schema) string {
+	f.t.Helper()
+	ctx := context.Background()
+	archives := archive.NewReader(archive.ReaderOptions{CacheDir: f.t.TempDir()})
+	defer archives.Close()
+	db, err := engine.Open(ctx, f.s, engine.Options{Schema: cfg, Clock: f.clk, Archives: archives, ReadOnly: true})
+	require.NoError(f.t, err)
+	defer db.Close()
+	p, err := db.QueryJSON(ctx, "acme", f.query, nil)
+	require.NoError(f.t, err)
+	require.Empty(f.t, p.Gaps)
+	return fmt.Sprintf("%d %s", p.Count, p.Events)
+}
+
+// countItems counts a table's items.
+func countItems(t *testing.T, s storage.Store, table string) int64 {
+	t.Helper()
+	it := s.Scan(context.Background(), table)
+	defer it.Close()
+	var n int64
+	for it.Next() {
+		n++
+	}
+	require.NoError(t, it.Err())
+	return n
 }

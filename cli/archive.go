@@ -375,7 +375,7 @@ func runArchiveRestore(cmd *cobra.Command, g *globals, f archiveFlags) (err erro
 		}
 		if found {
 			now := s.clock.Now()
-			if _, err := reg.MarkRestored(ctx, e, o.RestoreCapacity, now.Add(f.keep), now); err != nil {
+			if _, err := reg.MarkRestored(ctx, e, f.table, o.RestoreCapacity, now.Add(f.keep), now); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "restored %d items of %s from %s, kept until %s\n", m.ItemCount, f.table, a.Target(),

@@ -25,6 +25,7 @@ import (
 func newCompactCmd(g *globals) *cobra.Command {
 	chunks := true
 	every := 0
+	retry := false
 	cmd := &cobra.Command{
 		Use:   "compact",
 		Short: "Pack the chunk families' tables, and compact the embedded store to its smallest size on disk",
@@ -39,7 +40,10 @@ its events packed into the new table, read back and verified (the count
 and an order-independent hash of its events and other items), the
 registry entry switched to it, and the old table deleted, since deleting
 a table is free and deleting its items one by one is not. A run stopped
-at any point (a kill) resumes where the registry entry says it was.
+at any point (a kill) resumes where the registry entry says it was. A
+rewrite whose copy does not verify keeps the table and deletes the copy,
+and the next rewrite of that table waits (an hour, doubling up to a week):
+compact names such a table as put off, and --retry rewrites it now.
 
 It then flushes the embedded (Pebble) store's memory tables to disk and
 compacts all its data into the bottom level, where the strongest
@@ -79,7 +83,7 @@ DynamoDB keeps its own storage: there compact only packs. It refuses
 			if !ok {
 				clk, err := g.clock()
 				if err == nil {
-					err = packChunkTables(cmd.Context(), cmd.OutOrStdout(), log, cfg, store, clk.Now(), every)
+					err = packChunkTables(cmd.Context(), cmd.OutOrStdout(), log, cfg, store, clk.Now(), compact.Options{CheckpointEvery: every, Retry: retry})
 				}
 				return errors.Join(err, store.Close())
 			}
@@ -87,7 +91,7 @@ DynamoDB keeps its own storage: there compact only packs. It refuses
 			if err == nil && chunks {
 				var clk clock.Clock
 				if clk, err = g.clock(); err == nil {
-					err = packChunkTables(cmd.Context(), cmd.OutOrStdout(), log, cfg, store, clk.Now(), every)
+					err = packChunkTables(cmd.Context(), cmd.OutOrStdout(), log, cfg, store, clk.Now(), compact.Options{CheckpointEvery: every, Retry: retry})
 				}
 			}
 			if err == nil {
@@ -108,6 +112,7 @@ DynamoDB keeps its own storage: there compact only packs. It refuses
 	}
 	cmd.Flags().BoolVar(&chunks, "chunks", true, "pack the events of chunk-layout families' tables into chunks first")
 	cmd.Flags().IntVar(&every, "checkpoint-windows", 0, "windows packed between the checkpoints saved on a table's registry entry (0: 256)")
+	cmd.Flags().BoolVar(&retry, "retry", false, "rewrite now the tables whose last rewrite did not verify, without waiting for their delay")
 	return cmd
 }
 
@@ -115,8 +120,10 @@ DynamoDB keeps its own storage: there compact only packs. It refuses
 // configuration's chunk-layout families, in place or into its next
 // physical table (compactionOf), writing a line for each table it
 // changed. The store is the command's alone, so no fence is needed, and
-// the old table of a rewrite is deleted at once.
-func packChunkTables(ctx context.Context, w io.Writer, log *slog.Logger, cfg config.Config, store storage.Store, now time.Time, every int) error {
+// the old table of a rewrite is deleted at once. A table whose rewrite is
+// put off after a failed verification (compact.ErrRetryLater) is named
+// and left, unless opts.Retry.
+func packChunkTables(ctx context.Context, w io.Writer, log *slog.Logger, cfg config.Config, store storage.Store, now time.Time, opts compact.Options) error {
 	reg := loggedEntries{registryOf(cfg, store), log}
 	for _, f := range cfg.Families {
 		if f.Layout != family.LayoutChunk {
@@ -139,7 +146,14 @@ func packChunkTables(ctx context.Context, w io.Writer, log *slog.Logger, cfg con
 					return fmt.Errorf("pack table %q: %w", e.Name, err)
 				}
 			}
-			e, res, err := compact.Entry(ctx, store, reg, e, now, compact.Options{Method: method, CheckpointEvery: every})
+			opts.Method = method
+			e, res, err := compact.Entry(ctx, store, reg, e, now, opts)
+			if errors.Is(err, compact.ErrRetryLater) {
+				if _, err := fmt.Fprintf(w, "%s: put off: %v (--retry rewrites it now)\n", e.Name, err); err != nil {
+					return err
+				}
+				continue
+			}
 			if err != nil {
 				return err
 			}

@@ -131,13 +131,13 @@ func writeTablesJSON(w io.Writer, ts []engine.TableStatus) error {
 
 func writeTablesTable(w io.Writer, ts []engine.TableStatus) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tFAMILY\tPERIOD START\tPERIOD END\tWRITE MONTH\tSTATE\tSHARDS\tTIER\tSTATUS\tBILLING\tREAD\tWRITE\tCLASS\tITEMS\tWHY")
+	fmt.Fprintln(tw, "NAME\tPHYSICAL\tFAMILY\tPERIOD START\tPERIOD END\tWRITE MONTH\tSTATE\tSHARDS\tTIER\tSTATUS\tBILLING\tREAD\tWRITE\tCLASS\tITEMS\tWHY")
 	for _, t := range ts {
 		month, items := orDash(t.WriteMonth), "-"
 		if t.ItemCount >= 0 {
 			items = fmt.Sprint(t.ItemCount)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", t.Name, t.Family,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", t.Name, physicalColumn(t), t.Family,
 			t.PeriodStart.UTC().Format(time.RFC3339), t.PeriodEnd.UTC().Format(time.RFC3339),
 			month, t.State, t.Shards, orDash(t.Tier), orDash(t.Status), t.Billing, t.ReadCapacity, t.WriteCapacity,
 			classColumn(t.Class, len(t.ClassChanges)), items, t.TierReason)
@@ -148,6 +148,11 @@ func writeTablesTable(w io.Writer, ts []engine.TableStatus) error {
 	for _, t := range ts {
 		if t.CreateError != "" {
 			if _, err := fmt.Fprintf(w, "\nnot created: %s\n", t.CreateError); err != nil {
+				return err
+			}
+		}
+		if t.RewriteFailed != "" {
+			if _, err := fmt.Fprintf(w, "\nrewrite failed: %s: %s\n", t.Name, t.RewriteFailed); err != nil {
 				return err
 			}
 		}
@@ -188,6 +193,16 @@ func writeArchives(w io.Writer, ts []engine.TableStatus) error {
 		}
 	}
 	return nil
+}
+
+// physicalColumn returns the PHYSICAL column of a table: its physical
+// table when a compaction rewrote it into another (Name and ".r1"...),
+// "=" when it is the table of its name.
+func physicalColumn(t engine.TableStatus) string {
+	if t.Physical == "" || t.Physical == t.Name {
+		return "="
+	}
+	return t.Physical
 }
 
 // orDash returns s, or "-" for an empty s.

@@ -38,3 +38,21 @@ PERIOD START          -
 2017-05-02T00:00:00Z  h
 `, b.String())
 }
+
+// TestTablesPhysicalColumn: the PHYSICAL column names the table a
+// compaction rewrote a table into, "=" for a table of its own name; a
+// rewrite that did not verify is said under the tables.
+func TestTablesPhysicalColumn(t *testing.T) {
+	ts := []engine.TableStatus{
+		{Name: "tt_a", Physical: "tt_a", Family: "events", ItemCount: -1},
+		{Name: "tt_b", Physical: "tt_b.r2", Family: "events", ItemCount: -1},
+		{Name: "tt_c", Physical: "tt_c", Family: "events", ItemCount: -1, RewriteFailed: "1 rewrites into tt_c.r1 did not verify"},
+	}
+	var b strings.Builder
+	require.NoError(t, writeTablesTable(&b, ts))
+	lines := strings.Split(b.String(), "\n")
+	require.Equal(t, []string{"NAME", "PHYSICAL", "FAMILY"}, strings.Fields(lines[0])[:3])
+	require.Equal(t, []string{"tt_a", "=", "events"}, strings.Fields(lines[1])[:3])
+	require.Equal(t, []string{"tt_b", "tt_b.r2", "events"}, strings.Fields(lines[2])[:3])
+	require.Contains(t, b.String(), "\nrewrite failed: tt_c: 1 rewrites into tt_c.r1 did not verify\n")
+}

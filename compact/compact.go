@@ -71,6 +71,16 @@ type Options struct {
 	// to end (the lifecycle gives its fence settle time). Zero deletes it
 	// right after the switch.
 	DropAfter time.Duration
+	// Segments is how many segments a rewrite's scans are divided into
+	// (storage.Segment); zero means by the table's size (SegmentsFor).
+	// It is fixed when the copy starts: a rewrite resumed keeps its own.
+	Segments int
+	// Concurrency is how many segments a rewrite scans at once; zero
+	// means DefaultConcurrency.
+	Concurrency int
+	// Retry starts a rewrite even before the time the failure of the
+	// last one set (RetryDue): an operator's retry.
+	Retry bool
 }
 
 // Result says what Table did.
@@ -93,6 +103,9 @@ type Result struct {
 	// once deleted.
 	DropPending bool
 	Dropped     string
+	// RetryAt is, for a rewrite whose verification failed, when the next
+	// may start (registry RewriteFailure.RetryAt).
+	RetryAt time.Time
 }
 
 // Table compacts table (see the package documentation). It returns an

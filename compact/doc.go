@@ -81,19 +81,23 @@
 //     with: the tier's capacity and class, the tags with the meta
 //     table's (family.TagMeta, the IAM template's ABAC condition).
 //  2. Copy: the table is scanned (eventually consistent when
-//     Options.Eventual: the fence has settled), group by group as Table
-//     does; a group's events are packed (packGroup) and written to the new
-//     table; other items (markers, the series index, rollups) are copied
-//     as they are. The events are counted and hashed as they are read
+//     Options.Eventual: the fence has settled) in parallel segments (see
+//     "Parallel scan"), each group by group as Table does; a group's
+//     events are packed (packGroup) and written to the new table; other
+//     items (markers, the series index, rollups) are copied as they are.
+//     The events are counted and hashed as they are read
 //     (archive.ContentHash, order-independent, over each event's tenant,
 //     table, series, sort key and fields: the items differ, the events
 //     must not), the other items over the item whole.
 //  3. Verify: the new table is scanned back, strongly consistent (the
-//     chunks were just written), and hashed the same way. A difference
-//     fails with ErrVerify: the entry keeps the old table, the new one
-//     is deleted (with Options.Unfence, the fence is lifted too, so that
-//     late events land until the next attempt fences it again), and the
-//     next run starts over.
+//     chunks were just written), in as many segments, and hashed the same
+//     way; the segments' hashes add up (ContentHash.Merge). A difference
+//     fails with ErrVerify: the entry keeps the old table, the new one is
+//     deleted at once, so that it costs nothing while the table waits
+//     (with Options.Unfence the fence is lifted too, so that late events
+//     land until the next attempt fences it again), and the failure is
+//     recorded on the entry (registry Entry.RewriteFailed; see "Failed
+//     verifications").
 //  4. Switch: one conditional save of the entry names the new table
 //     (registry Entry.Physical, read through Entry.TableName), records
 //     ChunkedAt and, with Options.Unfence, lifts the fence. The entry
@@ -105,12 +109,64 @@
 //     switch to end) the old table is deleted, its deletion protection
 //     lifted first.
 //
-// Every CheckpointEvery groups or items, and at each step, the step's
-// scan key and its counts and hashes so far are saved on the entry, so a
-// run stopped anywhere (its deadline, a kill) resumes there: items
-// written after the last checkpoint are written again, the same (a
-// chunk's key is its content's; other items are copied as they were).
-// The old table is deleted only after the switch, which comes only after
-// the verification. The scans are sequential (one segment), so that one
-// key resumes each.
+// Every CheckpointEvery groups or items of a segment, and at each step,
+// the step's scan keys and counts and hashes so far, segment by segment,
+// are saved on the entry (registry Rewrite.Segments), so a run stopped
+// anywhere (its deadline, a kill) resumes each segment there: items
+// written after a segment's last checkpoint are written again, the same
+// (a chunk's key is its content's; other items are copied as they were).
+// A segment's checkpoint is taken after its items are written, and
+// records its own key and sums only: the other segments' stay as of
+// their own last checkpoints, so the sums saved are always those of what
+// was written. The old table is deleted only after the switch, which
+// comes only after the verification.
+//
+// # Parallel scan
+//
+// A 52-million-event day written one at a time (the AWS guide's example,
+// about 600 events a second) is some 7 GiB of rows, too much for one
+// Scan in the time a lifecycle has. The scans of a rewrite are therefore
+// DynamoDB parallel scans (storage.Segment: Segment and TotalSegments,
+// the ScanSegment the archive's export and its table check use): the
+// number of segments is decided when the copy starts, Options.Segments
+// or SegmentsFor the table's size (DescribeTable's estimate): one per
+// SegmentBytes (2 GiB, the DynamoDB Developer Guide's rule of thumb for
+// TotalSegments), at least 1 and at most MaxSegments (64, so that the
+// checkpoints fit on the registry entry); it is kept for the verify step
+// and by a resumed rewrite. Options.Concurrency segments (4 by default)
+// are scanned at once, each by a goroutine that scan owns and waits for;
+// a segment that fails stops the others, and at the deadline each stops
+// by itself after one group at least, and no segment starts after one
+// stopped. A rewrite saved before scans were parallel resumes as one
+// segment.
+//
+// DynamoDB keeps a partition key's items in one segment, so a group is
+// never split between segments; Pebble splits its key range, where a
+// partition may be cut in two: each half is packed on its own, which
+// reads the same (a window's items are decoded together), and an event
+// two of the old table's items held counted twice on one side and once
+// on the other fails the verification, so nothing is lost. Pebble
+// compacts in place in any case.
+//
+// Memory is bounded by the concurrency, not the table: a segment holds
+// one group (a series' window: at 600 events a second spread over the
+// series, a few thousand events), its batch (at most batchSize items
+// waiting to be written) and the store's page of the scan (1 MB on
+// DynamoDB), a few megabytes for 4 segments, whatever the table's size.
+//
+// # Failed verifications
+//
+// A copy that does not verify is a fault (of the store, or of this
+// code), which a rerun on the next lifecycle cycle would most likely
+// meet again, paying a full read and write of the table each time. So
+// the failure is recorded on the entry (registry RewriteFailure: how
+// many in a row, when, the new table's name and why) with the time the
+// next rewrite may start: RetryDelay, an hour after the first, doubled
+// for each failure after, at most a week. Until then Rewrite refuses to
+// start one (ErrRetryLater; Options.Retry overrides it) and the
+// lifecycle plans no compaction of the table (RetryDue); it logs each
+// failure as an error and counts it in
+// timetable_lifecycle_rewrite_verify_failures_total. A rewrite that
+// verifies clears the record, and so does the next generation of the
+// table's name.
 package compact

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/timetabledb/timetable/archive"
@@ -67,6 +68,9 @@ func Rewrite(ctx context.Context, st RewriteStore, entries Rewriter, e registry.
 		return e, Result{}, fmt.Errorf("rewrite table %q: its registry entry says layout %q: make it chunk first", e.Name, e.Policy.Layout)
 	}
 	opts = opts.withDefaults()
+	if err := retryDue(e, now, opts); err != nil {
+		return e, Result{}, fmt.Errorf("rewrite table %q: %w", e.Name, err)
+	}
 	rw := &rewriter{st: st, entries: entries, e: e, now: now, opts: opts}
 	err := rw.run(ctx)
 	if err != nil {
@@ -85,19 +89,27 @@ func (o Options) withDefaults() Options {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	if o.Concurrency <= 0 {
+		o.Concurrency = DefaultConcurrency
+	}
 	return o
 }
 
+// rewriter is one run of a rewrite. The segments of a step's scan run in
+// goroutines of their own (scan), which change e and res only under mu.
 type rewriter struct {
 	st      RewriteStore
 	entries Rewriter
-	e       registry.Entry
 	now     time.Time
 	opts    Options
-	res     Result
+
+	mu  sync.Mutex
+	e   registry.Entry
+	res Result
 }
 
-// save saves the entry as it is now.
+// save saves the entry as it is now; a segment's goroutine calls it
+// holding mu.
 func (rw *rewriter) save(ctx context.Context) error {
 	rw.e.UpdatedAt = rw.now.UTC()
 	saved, err := rw.entries.Save(ctx, rw.e)
@@ -141,48 +153,58 @@ func (rw *rewriter) run(ctx context.Context) error {
 }
 
 // copy packs the events of the entry's table into the new table, and
-// copies its other items as they are, from the checkpoint on.
+// copies its other items as they are, each segment of the scan from its
+// checkpoint on.
 func (rw *rewriter) copy(ctx context.Context) error {
 	r := rw.e.Rewrite
 	if err := rw.entries.CreateRewriteTable(ctx, rw.st, rw.e, r.Table); err != nil {
 		return err
 	}
-	sums, err := openSums(r.Source)
+	if len(r.Segments) == 0 {
+		// A copy saved before scans were parallel resumes as one
+		// segment, after its key.
+		n := 1
+		if r.After == (storage.Key{}) {
+			var err error
+			if n, err = rw.segments(ctx); err != nil {
+				return err
+			}
+		}
+		r.Segments = startSegments(n, r.After, r.Source)
+		r.After, r.Source = storage.Key{}, registry.RewriteSum{}
+	}
+	// The segments' goroutines read the entry's facts from e: rw.e is
+	// replaced at each save.
+	e := rw.e
+	err := rw.scan(ctx, e.TableName(), rw.opts.Eventual, true, func(s *segmentRun) {
+		s.w.group = func(g group) error {
+			p, err := packGroup(g, e.ChunkWindow(), e.IDScheme(), e.Shards())
+			if err != nil {
+				return err
+			}
+			for _, d := range p.decoded {
+				s.sums.events.Add(eventLine(p, d))
+			}
+			items, packed := copyOf(g, p, e)
+			s.res.Groups++
+			s.res.Read += len(g.items)
+			if packed {
+				s.res.Packed++
+			}
+			s.res.Written += len(items)
+			return s.w.out.add(ctx, items...)
+		}
+		s.w.other = func(it storage.Item) error {
+			s.sums.items.Add(itemLine(it))
+			s.res.Written++
+			return s.w.out.add(ctx, it)
+		}
+	})
 	if err != nil {
 		return err
 	}
-	out := &batch{st: rw.st, table: r.Table}
-	w := rw.walker(ctx, rw.e.TableName(), rw.opts.Eventual, out)
-	w.group = func(g group) error {
-		rw.res.Groups++
-		rw.res.Read += len(g.items)
-		p, err := packGroup(g, rw.e.ChunkWindow(), rw.e.IDScheme(), rw.e.Shards())
-		if err != nil {
-			return err
-		}
-		for _, d := range p.decoded {
-			sums.events.Add(eventLine(p, d))
-		}
-		items, packed := copyOf(g, p, rw.e)
-		if packed {
-			rw.res.Packed++
-		}
-		rw.res.Written += len(items)
-		return out.add(ctx, items...)
-	}
-	w.other = func(it storage.Item) error {
-		sums.items.Add(itemLine(it))
-		rw.res.Written++
-		return out.add(ctx, it)
-	}
-	w.checkpoint = func(ctx context.Context, after storage.Key) error {
-		r.After, r.Source = after, sums.sum()
-		return rw.save(ctx)
-	}
-	if err := w.run(r.After); err != nil {
-		return err
-	}
-	r.Step, r.After, r.Copy = registry.RewriteVerify, storage.Key{}, registry.RewriteSum{}
+	r.Source = total(r.Segments)
+	r.Step, r.Segments, r.Copy = registry.RewriteVerify, startSegments(len(r.Segments), storage.Key{}, registry.RewriteSum{}), registry.RewriteSum{}
 	return rw.save(ctx)
 }
 
@@ -191,49 +213,36 @@ func (rw *rewriter) copy(ctx context.Context) error {
 // switches the entry to the new table.
 func (rw *rewriter) verify(ctx context.Context) error {
 	r := rw.e.Rewrite
-	sums, err := openSums(r.Copy)
+	if len(r.Segments) == 0 {
+		r.Segments = startSegments(1, r.After, r.Copy)
+		r.After, r.Copy = storage.Key{}, registry.RewriteSum{}
+	}
+	e := rw.e
+	err := rw.scan(ctx, r.Table, false, false, func(s *segmentRun) {
+		s.w.group = func(g group) error {
+			p, err := decodeGroup(g, e)
+			if err != nil {
+				return err
+			}
+			for _, d := range p.decoded {
+				s.sums.events.Add(eventLine(p, d))
+			}
+			return nil
+		}
+		s.w.other = func(it storage.Item) error {
+			s.sums.items.Add(itemLine(it))
+			return nil
+		}
+	})
 	if err != nil {
 		return err
 	}
-	w := rw.walker(ctx, r.Table, false, nil)
-	w.group = func(g group) error {
-		p, err := decodeGroup(g, rw.e)
-		if err != nil {
-			return err
-		}
-		for _, d := range p.decoded {
-			sums.events.Add(eventLine(p, d))
-		}
-		return nil
-	}
-	w.other = func(it storage.Item) error {
-		sums.items.Add(itemLine(it))
-		return nil
-	}
-	w.checkpoint = func(ctx context.Context, after storage.Key) error {
-		r.After, r.Copy = after, sums.sum()
-		return rw.save(ctx)
-	}
-	if err := w.run(r.After); err != nil {
-		return err
-	}
-	got := sums.sum()
+	got := total(r.Segments)
 	if got != r.Source {
 		diff := fmt.Errorf("%w: %q holds %d events (%s) and %d other items (%s), %q %d events (%s) and %d other items (%s)",
 			ErrVerify, rw.e.TableName(), r.Source.Events, short(r.Source.EventHash), r.Source.Items, short(r.Source.ItemHash),
 			r.Table, got.Events, short(got.EventHash), got.Items, short(got.ItemHash))
-		// The entry keeps the old table; the new one goes, and the next
-		// run starts over.
-		if err := dropTable(context.WithoutCancel(ctx), rw.st, r.Table); err != nil {
-			return errors.Join(diff, err)
-		}
-		rw.e.Rewrite = nil
-		if rw.opts.Unfence {
-			// Late events land in the old table until the next
-			// attempt fences it again.
-			rw.e.FencedAt = time.Time{}
-		}
-		return errors.Join(diff, rw.save(context.WithoutCancel(ctx)))
+		return rw.fail(ctx, diff)
 	}
 	rw.res.Events = got.Events
 	// The switch: one conditional write of the entry, which readers and
@@ -242,11 +251,37 @@ func (rw *rewriter) verify(ctx context.Context) error {
 	old := rw.e.TableName()
 	rw.e.Physical = r.Table
 	rw.e.Rewrite = &registry.Rewrite{Step: registry.RewriteDrop, Table: old, Source: r.Source, Copy: got, SwitchedAt: rw.now.UTC()}
+	rw.e.RewriteFailed = nil
 	rw.e.ChunkedAt, rw.e.CompactAfter = rw.now.UTC(), storage.Key{}
 	if rw.opts.Unfence {
 		rw.e.FencedAt = time.Time{}
 	}
 	return rw.save(ctx)
+}
+
+// fail ends a rewrite whose copy did not verify (diff says how): the
+// entry keeps the old table, the new one is deleted, so that it costs
+// nothing while the table waits, and the failure is recorded on the entry
+// with the time the next rewrite may start (RetryDelay). With
+// Options.Unfence the fence is lifted: late events land in the old table
+// until the next attempt fences it again.
+func (rw *rewriter) fail(ctx context.Context, diff error) error {
+	ctx = context.WithoutCancel(ctx)
+	r := rw.e.Rewrite
+	if err := dropTable(ctx, rw.st, r.Table); err != nil {
+		return errors.Join(diff, err)
+	}
+	f := registry.RewriteFailure{Count: 1, At: rw.now.UTC(), Table: r.Table, Reason: diff.Error()}
+	if prev := rw.e.RewriteFailed; prev != nil {
+		f.Count = prev.Count + 1
+	}
+	f.RetryAt = f.At.Add(RetryDelay(f.Count))
+	rw.e.Rewrite, rw.e.RewriteFailed = nil, &f
+	if rw.opts.Unfence {
+		rw.e.FencedAt = time.Time{}
+	}
+	rw.res.RetryAt = f.RetryAt
+	return errors.Join(diff, rw.save(ctx))
 }
 
 // drop deletes the table the entry switched away from, once
@@ -416,29 +451,29 @@ func (b *batch) flush(ctx context.Context) error {
 	return nil
 }
 
-// walker scans a table by groups (the event items of one partition and
-// chunk window, which a scan returns together) and other items, from a
-// checkpoint, checkpointing as it goes and stopping at its deadline.
+// walker scans one segment of a table by groups (the event items of one
+// partition and chunk window, which a scan returns together) and other
+// items, from a checkpoint, checkpointing as it goes and stopping at its
+// deadline.
 type walker struct {
 	ctx      context.Context
 	st       Store
 	table    string
+	seg      storage.Segment
 	window   time.Duration
 	eventual bool
 	opts     Options
 	// out, when not nil, is written before every checkpoint.
-	out        *batch
-	group      func(g group) error
-	other      func(it storage.Item) error
-	checkpoint func(ctx context.Context, after storage.Key) error
+	out   *batch
+	group func(g group) error
+	other func(it storage.Item) error
+	// checkpoint saves where the segment is; done says it reached its
+	// end.
+	checkpoint func(ctx context.Context, after storage.Key, done bool) error
 	since      int
 }
 
-func (rw *rewriter) walker(ctx context.Context, table string, eventual bool, out *batch) *walker {
-	return &walker{ctx: ctx, st: rw.st, table: table, window: rw.e.ChunkWindow(), eventual: eventual, opts: rw.opts, out: out}
-}
-
-// run walks the table from after to its end, and checkpoints where it
+// run walks the segment from after to its end, and checkpoints where it
 // ended; at its deadline it checkpoints where it stopped and returns an
 // error wrapping ErrStopped.
 func (w *walker) run(after storage.Key) error {
@@ -449,7 +484,7 @@ func (w *walker) run(after storage.Key) error {
 		if ferr := w.flush(ctx); ferr != nil {
 			return errors.Join(err, ferr)
 		}
-		if cerr := w.checkpoint(ctx, last); cerr != nil {
+		if cerr := w.checkpoint(ctx, last, err == nil); cerr != nil {
 			return errors.Join(err, cerr)
 		}
 	}
@@ -465,7 +500,9 @@ func (w *walker) flush(ctx context.Context) error {
 
 func (w *walker) walk(last *storage.Key) error {
 	start := *last
-	it := w.st.ScanSegment(w.ctx, w.table, storage.Segment{Index: 0, Total: 1, After: start, Eventual: w.eventual})
+	seg := w.seg
+	seg.After, seg.Eventual = start, w.eventual
+	it := w.st.ScanSegment(w.ctx, w.table, seg)
 	defer it.Close()
 	var g group
 	finish := func() error {
@@ -507,7 +544,7 @@ func (w *walker) walk(last *storage.Key) error {
 		}
 	}
 	if err := it.Err(); err != nil {
-		return fmt.Errorf("scan %q: %w", w.table, err)
+		return fmt.Errorf("scan %q segment %d of %d: %w", w.table, w.seg.Index, w.seg.Total, err)
 	}
 	return finish()
 }
@@ -522,7 +559,7 @@ func (w *walker) done(last storage.Key) error {
 	if err := w.flush(w.ctx); err != nil {
 		return err
 	}
-	return w.checkpoint(w.ctx, last)
+	return w.checkpoint(w.ctx, last, false)
 }
 
 // stopping reports whether the deadline, less the margin, has come.

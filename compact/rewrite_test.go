@@ -3,8 +3,10 @@ package compact_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -126,11 +128,15 @@ func (s corrupting) BatchWrite(ctx context.Context, table string, items []storag
 
 // TestRewriteVerifyFails requires a rewrite whose copy lost items to fail
 // with ErrVerify, keep the old table (the entry still names it, the reads
-// answer as before) and delete the new one, lifting the fence; the next
-// rewrite starts over and succeeds.
+// answer as before) and delete the new one, lifting the fence, and to
+// record the failure on the entry: the next rewrite is refused
+// (ErrRetryLater) until the delay it sets has passed, a second failure
+// doubles the delay, and a rewrite after it starts over, succeeds and
+// clears the record.
 func TestRewriteVerifyFails(t *testing.T) {
 	for _, b := range backends.All(t) {
 		t.Run(b.Name, func(t *testing.T) {
+			ctx := context.Background()
 			f := open(t, b, family.LayoutRow, 1)
 			f.writeOneByOne(t, events())
 			before := f.answers(t)
@@ -138,10 +144,10 @@ func TestRewriteVerifyFails(t *testing.T) {
 			// Fenced for the rewrite, as the lifecycle fences it.
 			fenced := f.entry(t)
 			fenced.FencedAt = f.clock.Now()
-			_, err := f.reg.Save(context.Background(), fenced)
+			_, err := f.reg.Save(ctx, fenced)
 			require.NoError(t, err)
 
-			_, err = f.rewriteEntry(t, corrupting{f.store}, f.reg, compact.Options{Unfence: true})
+			res, err := f.rewriteEntry(t, corrupting{f.store}, f.reg, compact.Options{Unfence: true, Segments: 2})
 			require.ErrorIs(t, err, compact.ErrVerify)
 			e := f.entry(t)
 			require.False(t, e.Fenced(), "late events land until the next attempt")
@@ -149,13 +155,81 @@ func TestRewriteVerifyFails(t *testing.T) {
 			require.Nil(t, e.Rewrite, "the next run starts over")
 			requireGone(t, f.store, old+".r1")
 			require.Equal(t, before, f.answers(t))
+			failed := e.RewriteFailed
+			require.NotNil(t, failed)
+			require.Equal(t, 1, failed.Count)
+			require.Equal(t, old+".r1", failed.Table)
+			require.Contains(t, failed.Reason, "does not hold")
+			require.Equal(t, f.clock.Now().Add(compact.FirstRetryDelay).UTC(), failed.RetryAt)
+			require.Equal(t, failed.RetryAt, res.RetryAt)
 
-			res, err := f.rewriteEntry(t, f.store, f.reg, compact.Options{})
+			// Before the delay: refused, nothing made.
+			f.clock.Advance(compact.FirstRetryDelay - time.Second)
+			_, err = f.rewriteEntry(t, f.store, f.reg, compact.Options{})
+			require.ErrorIs(t, err, compact.ErrRetryLater)
+			requireGone(t, f.store, old+".r1")
+			require.Equal(t, old, f.entry(t).TableName())
+
+			// After it: tried again, fails again, twice the delay.
+			f.clock.Advance(time.Second)
+			_, err = f.rewriteEntry(t, corrupting{f.store}, f.reg, compact.Options{})
+			require.ErrorIs(t, err, compact.ErrVerify)
+			failed = f.entry(t).RewriteFailed
+			require.Equal(t, 2, failed.Count)
+			require.Equal(t, f.clock.Now().Add(2*compact.FirstRetryDelay).UTC(), failed.RetryAt)
+			requireGone(t, f.store, old+".r1")
+
+			f.clock.Advance(2 * compact.FirstRetryDelay)
+			res, err = f.rewriteEntry(t, f.store, f.reg, compact.Options{Segments: 2})
 			require.NoError(t, err)
 			require.Equal(t, int64(len(events())), res.Events)
-			require.Equal(t, old+".r1", f.entry(t).TableName())
+			e = f.entry(t)
+			require.Equal(t, old+".r1", e.TableName())
+			require.Nil(t, e.RewriteFailed, "cleared by the rewrite that verified")
 			require.Equal(t, before, f.answers(t))
 		})
+	}
+}
+
+// TestRetryDelay: an hour, doubled for each failure before, at most a
+// week.
+func TestRetryDelay(t *testing.T) {
+	for n, want := range map[int]time.Duration{1: time.Hour, 2: 2 * time.Hour, 3: 4 * time.Hour, 8: 128 * time.Hour, 9: 7 * 24 * time.Hour, 1000: 7 * 24 * time.Hour} {
+		require.Equal(t, want, compact.RetryDelay(n), "failure %d", n)
+	}
+}
+
+// TestSegmentsFor: one segment per 2 GiB of table, at least one, at most
+// MaxSegments; a 52-million-event day of rows (~150 bytes each, 7.3 GiB)
+// is scanned in 4.
+func TestSegmentsFor(t *testing.T) {
+	for size, want := range map[int64]int{-1: 1, 0: 1, 1: 1, compact.SegmentBytes: 1, compact.SegmentBytes + 1: 2, 52e6 * 150: 4, 1 << 50: compact.MaxSegments} {
+		require.Equal(t, want, compact.SegmentsFor(size), "size %d", size)
+	}
+}
+
+// TestRewriteParallel rewrites a table of several series and shards in
+// 3 and 7 segments, scanned 2 at a time (one segment: TestRewriteTable):
+// every event is copied and verified once whatever the segments, and the
+// reads answer as before.
+func TestRewriteParallel(t *testing.T) {
+	for _, b := range backends.All(t) {
+		for _, n := range []int{3, 7} {
+			t.Run(fmt.Sprintf("%s/%d", b.Name, n), func(t *testing.T) {
+				f := open(t, b, family.LayoutRow, 3)
+				f.writeOneByOne(t, events())
+				before := f.answers(t)
+				old := f.entry(t).Name
+				res, err := f.rewriteEntry(t, f.store, f.reg, compact.Options{Segments: n, Concurrency: 2})
+				require.NoError(t, err)
+				require.Equal(t, int64(len(events())), res.Events)
+				require.Equal(t, old+".r1", f.entry(t).TableName())
+				rows, chunks := eventItems(t, f.store, old+".r1")
+				require.Zero(t, rows)
+				require.Positive(t, chunks)
+				require.Equal(t, before, f.answers(t))
+			})
+		}
 	}
 }
 
@@ -167,6 +241,7 @@ func TestRewriteVerifyFails(t *testing.T) {
 type dying struct {
 	storage.Store
 	reg   *registry.Registry
+	mu    sync.Mutex
 	calls int
 	at    int
 }
@@ -174,6 +249,8 @@ type dying struct {
 // dead counts a call and reports whether it fails, and whether it is
 // made before it fails.
 func (d *dying) dead() (fail, made bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	n := d.calls
 	d.calls++
 	return n >= d.at, n == d.at && n%2 == 1
@@ -181,7 +258,10 @@ func (d *dying) dead() (fail, made bool) {
 
 func (d *dying) BatchWrite(ctx context.Context, table string, items []storage.Item) error {
 	if fail, _ := d.dead(); fail {
-		if half := len(items) / 2; half > 0 && d.calls == d.at+1 {
+		d.mu.Lock()
+		first := d.calls == d.at+1
+		d.mu.Unlock()
+		if half := len(items) / 2; half > 0 && first {
 			if err := d.Store.BatchWrite(ctx, table, items[:half]); err != nil {
 				return err
 			}
@@ -230,75 +310,86 @@ func (d *dying) CreateRewriteTable(ctx context.Context, store registry.Creator, 
 // the switch, the old table's deletion), reads after each stop, and
 // resumes from what the registry entry says: no event is lost or read
 // twice at any point, and the end is the one an uninterrupted rewrite
-// reaches.
+// reaches. In one segment and in three scanned at once, where the kill
+// finds the other segments between their checkpoints.
 func TestRewriteKilled(t *testing.T) {
 	for _, b := range backends.All(t) {
-		t.Run(b.Name, func(t *testing.T) {
-			f := open(t, b, family.LayoutChunk, 2)
-			f.writeOneByOne(t, events())
-			before := f.answers(t)
-			old := f.entry(t).Name
-			kills := 0
-			steps := map[registry.RewriteStep]bool{}
-			for n := 0; ; n++ {
-				d := &dying{Store: f.store, reg: f.reg, at: n % 7}
-				_, err := f.rewriteEntry(t, d, d, compact.Options{CheckpointEvery: 3})
-				if err == nil {
-					break
+		for _, segs := range []int{1, 3} {
+			t.Run(fmt.Sprintf("%s/%d", b.Name, segs), func(t *testing.T) {
+				f := open(t, b, family.LayoutChunk, 2)
+				f.writeOneByOne(t, events())
+				before := f.answers(t)
+				old := f.entry(t).Name
+				kills := 0
+				steps := map[registry.RewriteStep]bool{}
+				for n := 0; ; n++ {
+					if e := f.entry(t); e.Physical != "" && e.Rewrite == nil {
+						// Done, though the last save's answer was lost:
+						// another run would rewrite the new table.
+						break
+					}
+					d := &dying{Store: f.store, reg: f.reg, at: n % 7}
+					_, err := f.rewriteEntry(t, d, d, compact.Options{CheckpointEvery: 3, Segments: segs, Concurrency: segs})
+					if err == nil {
+						break
+					}
+					kills++
+					require.ErrorIs(t, err, errKilled)
+					require.Less(t, n, 300, "the rewrite does not end")
+					if r := f.entry(t).Rewrite; r != nil {
+						steps[r.Step] = true
+					}
+					require.Equal(t, before.pages[0][0], f.all(t), "after a kill at call %d: 0 lost, 0 duplicates", n)
 				}
-				kills++
-				require.ErrorIs(t, err, errKilled)
-				require.Less(t, n, 300, "the rewrite does not end")
-				if r := f.entry(t).Rewrite; r != nil {
-					steps[r.Step] = true
-				}
-				require.Equal(t, before.pages[0][0], f.all(t), "after a kill at call %d: 0 lost, 0 duplicates", n)
-			}
-			require.Greater(t, kills, 10, "killed again and again")
-			require.True(t, steps[registry.RewriteCopy] && steps[registry.RewriteVerify], "killed in copy and verify: %v", steps)
-			e := f.entry(t)
-			require.Equal(t, old+".r1", e.TableName())
-			require.Nil(t, e.Rewrite)
-			requireGone(t, f.store, old)
-			require.Equal(t, before, f.answers(t))
-			f.reopen(t)
-			require.Equal(t, before, f.answers(t))
-		})
+				require.Greater(t, kills, 10, "killed again and again")
+				require.True(t, steps[registry.RewriteCopy] && steps[registry.RewriteVerify], "killed in copy and verify: %v", steps)
+				e := f.entry(t)
+				require.Equal(t, old+".r1", e.TableName())
+				require.Nil(t, e.Rewrite)
+				requireGone(t, f.store, old)
+				require.Equal(t, before, f.answers(t))
+				f.reopen(t)
+				require.Equal(t, before, f.answers(t))
+			})
+		}
 	}
 }
 
 // TestRewriteStopsAtDeadline runs rewrites whose deadline is always near
 // (as a Lambda's is): each does one group, saves its checkpoint and stops
 // with ErrStopped, and the next resumes, through copy and verify, until
-// the switch; the reads answer the same all along.
+// the switch; the reads answer the same all along. In one segment, and in
+// three, each of which does one group a run.
 func TestRewriteStopsAtDeadline(t *testing.T) {
 	for _, b := range backends.All(t) {
-		t.Run(b.Name, func(t *testing.T) {
-			f := open(t, b, family.LayoutChunk, 1)
-			f.writeOneByOne(t, events()[:30])
-			before := f.answers(t)
-			deadline := time.Now().Add(time.Hour)
-			ctx, cancel := context.WithDeadline(context.Background(), deadline)
-			defer cancel()
-			stops := 0
-			for {
-				e := f.entry(t)
-				_, res, err := compact.Entry(ctx, f.store, f.reg, e, f.clock.Now(), compact.Options{Method: compact.NextGeneration, Now: func() time.Time { return deadline }})
-				if err == nil {
-					break
+		for _, segs := range []int{1, 3} {
+			t.Run(fmt.Sprintf("%s/%d", b.Name, segs), func(t *testing.T) {
+				f := open(t, b, family.LayoutChunk, 1)
+				f.writeOneByOne(t, events()[:30])
+				before := f.answers(t)
+				deadline := time.Now().Add(time.Hour)
+				ctx, cancel := context.WithDeadline(context.Background(), deadline)
+				defer cancel()
+				stops := 0
+				for {
+					e := f.entry(t)
+					_, res, err := compact.Entry(ctx, f.store, f.reg, e, f.clock.Now(), compact.Options{Method: compact.NextGeneration, Segments: segs, Now: func() time.Time { return deadline }})
+					if err == nil {
+						break
+					}
+					require.ErrorIs(t, err, compact.ErrStopped)
+					require.ErrorIs(t, err, context.DeadlineExceeded, "the lifecycle defers it")
+					require.NotNil(t, f.entry(t).Rewrite, "the progress is saved")
+					require.LessOrEqual(t, res.Groups, segs, "one window a segment a run")
+					require.Equal(t, before.pages[0][0], f.all(t))
+					stops++
+					require.Less(t, stops, 200)
 				}
-				require.ErrorIs(t, err, compact.ErrStopped)
-				require.ErrorIs(t, err, context.DeadlineExceeded, "the lifecycle defers it")
-				require.NotNil(t, f.entry(t).Rewrite, "the progress is saved")
-				require.LessOrEqual(t, res.Groups, 1, "one window a run")
-				require.Equal(t, before.pages[0][0], f.all(t))
-				stops++
-				require.Less(t, stops, 200)
-			}
-			require.Greater(t, stops, 6, "stopped in copy and in verify")
-			require.Equal(t, f.entry(t).Name+".r1", f.entry(t).TableName())
-			require.Equal(t, before, f.answers(t))
-		})
+				require.Greater(t, stops, 6/segs, "stopped in copy and in verify")
+				require.Equal(t, f.entry(t).Name+".r1", f.entry(t).TableName())
+				require.Equal(t, before, f.answers(t))
+			})
+		}
 	}
 }
 
@@ -328,4 +419,44 @@ func TestRewriteDropWaits(t *testing.T) {
 	require.Nil(t, f.entry(t).Rewrite)
 	requireGone(t, f.store, old)
 	require.Equal(t, before, f.answers(t))
+}
+
+// TestRewriteResumesSequentialCheckpoint: a rewrite saved in its copy by
+// a build whose scans were sequential (Rewrite.After and Source, no
+// Segments) resumes as one segment after its key, and verifies.
+func TestRewriteResumesSequentialCheckpoint(t *testing.T) {
+	for _, b := range backends.All(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			ctx := context.Background()
+			f := open(t, b, family.LayoutChunk, 1)
+			f.writeOneByOne(t, events()[:30])
+			before := f.answers(t)
+			deadline := time.Now().Add(time.Hour)
+			dctx, cancel := context.WithDeadline(ctx, deadline)
+			defer cancel()
+			e, err := f.reg.Save(ctx, compact.AsChunks(f.entry(t), time.Hour))
+			require.NoError(t, err)
+			// Stopped until it packed some events.
+			for n := 0; f.entry(t).Rewrite == nil || f.entry(t).Rewrite.Segments[0].Sum.Events == 0; n++ {
+				require.Less(t, n, 20)
+				_, _, err = compact.Entry(dctx, f.store, f.reg, f.entry(t), f.clock.Now(), compact.Options{Method: compact.NextGeneration, Segments: 1, Now: func() time.Time { return deadline }})
+				require.ErrorIs(t, err, compact.ErrStopped)
+			}
+			e = f.entry(t)
+			r := e.Rewrite
+			require.Equal(t, registry.RewriteCopy, r.Step)
+			require.Len(t, r.Segments, 1)
+			require.NotZero(t, r.Segments[0].After)
+			r.After, r.Source, r.Segments = r.Segments[0].After, r.Segments[0].Sum, nil
+			_, err = f.reg.Save(ctx, e)
+			require.NoError(t, err)
+
+			res, err := f.rewriteEntry(t, f.store, f.reg, compact.Options{Segments: 5})
+			require.NoError(t, err)
+			require.Equal(t, int64(30), res.Events)
+			require.Less(t, res.Read, 30, "resumed after the key, not started over")
+			require.Equal(t, e.Name+".r1", f.entry(t).TableName())
+			require.Equal(t, before, f.answers(t))
+		})
+	}
 }

@@ -130,6 +130,9 @@ func pastTables(e registry.Entry, readsArchives bool) ([]physTable, []Gap) {
 			continue
 		}
 		t := tableOf(e)
+		// Kept under the name of the table it was archived from: a
+		// table a compaction had rewritten is not e's (PastArchive.Physical).
+		t.name = a.TableName(e.Name)
 		t.archive = &archiveRef{target: a.Target, generation: max(a.Generation, 1)}
 		ts = append(ts, t)
 	}

@@ -76,6 +76,7 @@ func statusOf(e registry.Entry, now time.Time) TableStatus {
 	}
 	s := TableStatus{
 		Name:          e.Name,
+		Physical:      e.TableName(),
 		Family:        e.Family(),
 		PeriodStart:   e.Ref.Period.Start,
 		PeriodEnd:     e.Ref.Period.End,
@@ -100,6 +101,10 @@ func statusOf(e registry.Entry, now time.Time) TableStatus {
 	if !e.Ref.WriteMonth.IsZero() {
 		s.WriteMonth = e.Ref.WriteMonth.String()
 	}
+	if f := e.RewriteFailed; f != nil {
+		s.RewriteFailed = fmt.Sprintf("%d rewrites into %s did not verify, the last at %s (%s); the next from %s",
+			f.Count, f.Table, f.At.UTC().Format(time.RFC3339), f.Reason, f.RetryAt.UTC().Format(time.RFC3339))
+	}
 	return s
 }
 
@@ -120,6 +125,7 @@ func archivedStatus(e registry.Entry, now time.Time) TableStatus {
 func pastArchiveStatus(e registry.Entry, a registry.PastArchive) TableStatus {
 	s := TableStatus{
 		Name:          e.Name,
+		Physical:      a.TableName(e.Name),
 		Family:        e.Family(),
 		PeriodStart:   e.Ref.Period.Start,
 		PeriodEnd:     e.Ref.Period.End,

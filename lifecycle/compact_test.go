@@ -4,12 +4,14 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
 	"github.com/timetabledb/timetable/clock"
@@ -19,6 +21,7 @@ import (
 	"github.com/timetabledb/timetable/event"
 	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/internal/backends"
+	"github.com/timetabledb/timetable/internal/metricstest"
 	"github.com/timetabledb/timetable/lifecycle"
 	"github.com/timetabledb/timetable/registry"
 	"github.com/timetabledb/timetable/storage"
@@ -163,5 +166,103 @@ func TestCompactAfterHotTier(t *testing.T) {
 				require.Len(t, after.Events, 41)
 			})
 		}
+	}
+}
+
+// losingCopies is a store that loses the last item of each write of
+// several to a rewrite's new table: a copy that does not verify.
+type losingCopies struct{ storage.Store }
+
+func (s losingCopies) BatchWrite(ctx context.Context, table string, items []storage.Item) error {
+	if strings.Contains(table, ".r") && len(items) > 1 {
+		items = items[:len(items)-1]
+	}
+	return s.Store.BatchWrite(ctx, table, items)
+}
+
+// TestRewriteVerifyFailureBacksOff: a rewrite whose copy does not verify
+// fails the action, counts in timetable_lifecycle_rewrite_verify_failures_total,
+// deletes the copy and lifts the fence; the lifecycle then plans no
+// compaction of the table until the failure's delay has passed
+// (compact.RetryDelay), and a second failure doubles it.
+func TestRewriteVerifyFailureBacksOff(t *testing.T) {
+	for _, b := range backends.All(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			ctx := context.Background()
+			store, cfg := b.Open(t)
+			cfg.Families[0].Layout, cfg.Families[0].ChunkWindow = family.LayoutChunk, time.Hour
+			metaTables.Store(cfg.Families[0].Prefix, cfg.MetaTable)
+			start := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC) // a Sunday
+			clk := clock.NewManual(start.Add(time.Hour))
+			db, err := engine.Open(ctx, store, engine.Options{Schema: cfg, Clock: clk, Logger: slog.New(slog.DiscardHandler)})
+			require.NoError(t, err)
+			defer db.Close()
+			for i := range 20 {
+				ev := event.Event{Time: start.Add(time.Duration(i) * 7 * time.Minute), Series: fmt.Sprint("s", i%2), Fields: map[string]any{"v": json.Number(fmt.Sprint(i))}}
+				_, err := db.Write(ctx, "acme", "t", []event.Event{ev})
+				require.NoError(t, err)
+			}
+			metrics := prometheus.NewRegistry()
+			r := reconciler(t, lifecycle.Options{ClockSkew: -1, FenceSettle: -1, Store: losingCopies{store}, Families: cfg.Families, MetaTable: cfg.MetaTable, Clock: clk,
+				Compaction: compact.NextGeneration, Registerer: metrics})
+			reg := registry.New(store, backends.MetaTable(cfg))
+			entry := func() registry.Entry {
+				es, err := reg.List(ctx, cfg.Families[0].Name)
+				require.NoError(t, err)
+				for _, e := range es {
+					if e.Ref.Period.Contains(start) {
+						return e
+					}
+				}
+				t.Fatal("no table of the week")
+				return registry.Entry{}
+			}
+			// compacts runs cycles until one compacts the table (the
+			// first fences it), and returns that compaction's error; nil
+			// when a cycle plans none.
+			compacts := func() (planned bool, err error) {
+				for range 2 {
+					res, _ := r.Reconcile(ctx, false)
+					planned = false
+					for _, x := range res {
+						if x.Kind == lifecycle.Compact {
+							planned, err = true, x.Err
+						}
+					}
+					if !planned || !errors.Is(err, lifecycle.ErrFenceSettling) {
+						return planned, err
+					}
+				}
+				return planned, err
+			}
+			failures := func() float64 {
+				return metricstest.Value(t, metrics, "timetable_lifecycle_rewrite_verify_failures_total", nil)
+			}
+
+			clk.Set(start.Add(week + grace + time.Minute))
+			planned, err := compacts()
+			require.True(t, planned)
+			require.ErrorIs(t, err, compact.ErrVerify)
+			require.EqualValues(t, 1, failures())
+			e := entry()
+			require.False(t, e.Fenced())
+			require.Equal(t, e.Name, e.TableName())
+			require.Equal(t, 1, e.RewriteFailed.Count)
+			_, err = store.DescribeTable(ctx, e.Name+".r1")
+			require.ErrorIs(t, err, storage.ErrTableNotFound, "the copy costs nothing while the table waits")
+
+			clk.Set(clk.Now().Add(compact.FirstRetryDelay - time.Minute))
+			planned, _ = compacts()
+			require.False(t, planned, "put off")
+			require.EqualValues(t, 1, failures())
+
+			clk.Set(clk.Now().Add(time.Minute))
+			planned, err = compacts()
+			require.True(t, planned)
+			require.ErrorIs(t, err, compact.ErrVerify)
+			require.EqualValues(t, 2, failures())
+			require.Equal(t, 2, entry().RewriteFailed.Count)
+			require.Equal(t, clk.Now().Add(2*compact.FirstRetryDelay).UTC(), entry().RewriteFailed.RetryAt)
+		})
 	}
 }

@@ -10,6 +10,9 @@ type metrics struct {
 	// tableQuota is 1 while the last attempt to create a table met the
 	// account's table quota.
 	tableQuota prometheus.Gauge
+	// rewriteFailures counts rewrites whose verification failed
+	// (compact.ErrVerify).
+	rewriteFailures prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -30,9 +33,13 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "timetable_lifecycle_table_quota_reached",
 			Help: "1 while the last table the lifecycle tried to create met the account's table quota, 0 once one is created.",
 		}),
+		rewriteFailures: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "timetable_lifecycle_rewrite_verify_failures_total",
+			Help: "Rewrites of a table into its next physical table whose copy did not verify; the next rewrite of that table is put off (compact.RetryDelay).",
+		}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.actions, m.cycles, m.lastCycle, m.tableQuota)
+		reg.MustRegister(m.actions, m.cycles, m.lastCycle, m.tableQuota, m.rewriteFailures)
 	}
 	return m
 }

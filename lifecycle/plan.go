@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/timetabledb/timetable/compact"
 	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/naming"
 	"github.com/timetabledb/timetable/period"
@@ -259,7 +260,9 @@ func planTable(now time.Time, f family.Family, t Table) []Action {
 // settled. A table fenced while not past
 // retention (a compaction that stopped) is compacted again, which lifts
 // its fence, and so is a table with a rewrite under way (registry
-// Entry.Rewrite), to resume it or delete the table it replaced.
+// Entry.Rewrite), to resume it or delete the table it replaced. A table
+// whose last rewrite failed its verification is not compacted again
+// before the time the failure set (compact.RetryDue).
 func compactReason(now time.Time, f family.Family, p family.Family, t Table, tier family.Tier) string {
 	e := t.Entry
 	if e.State != registry.Active {
@@ -273,6 +276,9 @@ func compactReason(now time.Time, f family.Family, p family.Family, t Table, tie
 	}
 	if e.Fenced() {
 		return fmt.Sprintf("fenced %s for a compaction not finished: resumed", stamp(e.FencedAt))
+	}
+	if !compact.RetryDue(e, now) {
+		return ""
 	}
 	if e.Policy.Layout != family.LayoutChunk || !e.ChunkedAt.IsZero() && e.Settled(e.ChunkedAt) {
 		// A table keeps the layout it was made with (its registry

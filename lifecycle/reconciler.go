@@ -622,6 +622,16 @@ func (r *Reconciler) compact(ctx context.Context, a Action, now time.Time) error
 		return fmt.Errorf("table %q fenced %s, %v to go: %w", e.Name, e.FencedAt.Format(time.RFC3339), left, ErrFenceSettling)
 	}
 	e, res, err := compact.Entry(ctx, st, r.registry, e, now, opts)
+	if errors.Is(err, compact.ErrVerify) {
+		r.metrics.rewriteFailures.Inc()
+		failures := 0
+		if e.RewriteFailed != nil {
+			failures = e.RewriteFailed.Count
+		}
+		r.opts.Logger.Error("lifecycle rewrite did not verify: the entry keeps its table, the copy is deleted", "table", e.Name,
+			"failures", failures, "retry_at", res.RetryAt, "err", err)
+		return err
+	}
 	r.opts.Logger.Info("lifecycle compacted table", "table", e.Name, "into", e.TableName(), "step", res.Step, "groups", res.Groups, "packed", res.Packed,
 		"written", res.Written, "deleted", res.Deleted, "err", err)
 	return err

@@ -6,10 +6,22 @@ import (
 )
 
 // PastArchive is the verified archive of an earlier generation of a
-// table: the generation and the target it was archived to.
+// table: the generation, the target it was archived to and, for a table a
+// compaction had rewritten, the physical table it was archived from
+// (Entry.Physical), under whose name the archive is kept.
 type PastArchive struct {
 	Generation int64  `json:"generation"`
 	Target     string `json:"target"`
+	Physical   string `json:"physical,omitempty"`
+}
+
+// TableName returns the name of the physical table the archive was made
+// of, under which the target keeps it: Physical, or the entry's name.
+func (a PastArchive) TableName(name string) string {
+	if a.Physical != "" {
+		return a.Physical
+	}
+	return name
 }
 
 // pastArchives returns the archives of the generations up to and
@@ -19,7 +31,7 @@ type PastArchive struct {
 func (e Entry) pastArchives() []PastArchive {
 	out := append([]PastArchive(nil), e.PastArchives...)
 	if !e.State.Live() && e.ArchiveTarget != "" {
-		out = append(out, PastArchive{Generation: e.Generation, Target: e.ArchiveTarget})
+		out = append(out, PastArchive{Generation: e.Generation, Target: e.ArchiveTarget, Physical: e.Physical})
 	}
 	return out
 }
@@ -30,7 +42,7 @@ func (e Entry) pastArchives() []PastArchive {
 func (e Entry) next(n Entry) Entry {
 	n.Generation, n.Revision = e.Generation+1, e.Revision
 	n.PastArchives = e.pastArchives()
-	n.Physical, n.Rewrite = "", nil
+	n.Physical, n.Rewrite, n.RewriteFailed = "", nil, nil
 	return n
 }
 

@@ -106,6 +106,10 @@ type Entry struct {
 	// Rewrite is the progress of a compaction rewriting the table into a
 	// new physical table, nil when none is under way.
 	Rewrite *Rewrite
+	// RewriteFailed is the last rewrite of the table whose verification
+	// failed, and when the next may start; nil when none failed since the
+	// table was last rewritten.
+	RewriteFailed *RewriteFailure
 	// Source says how the entry came to be: SourceCreated, SourceTags or
 	// SourceName.
 	Source string
@@ -285,6 +289,7 @@ const (
 	attrPast       = "past_archives"
 	attrPhysical   = "physical"
 	attrRewrite    = "rewrite"
+	attrRewriteErr = "rewrite_failed"
 )
 
 // attrs returns the entry's attributes as stored. Shards, layout and id
@@ -300,6 +305,10 @@ func (e Entry) attrs() (map[string]any, error) {
 		return nil, err
 	}
 	rewrite, err := encodeRewrite(e.Rewrite)
+	if err != nil {
+		return nil, err
+	}
+	failed, err := encodeRewriteFailure(e.RewriteFailed)
 	if err != nil {
 		return nil, err
 	}
@@ -346,6 +355,7 @@ func (e Entry) attrs() (map[string]any, error) {
 		attrPast:       past,
 		attrPhysical:   e.Physical,
 		attrRewrite:    rewrite,
+		attrRewriteErr: failed,
 	}, nil
 }
 
@@ -411,6 +421,9 @@ func decode(attrs map[string]any) (Entry, error) {
 	}
 	e.Physical = str(attrPhysical)
 	if e.Rewrite, err = decodeRewrite(str(attrRewrite)); err != nil {
+		return Entry{}, fmt.Errorf("registry entry %q: %w", e.Name, err)
+	}
+	if e.RewriteFailed, err = decodeRewriteFailure(str(attrRewriteErr)); err != nil {
 		return Entry{}, fmt.Errorf("registry entry %q: %w", e.Name, err)
 	}
 	if e.Name == "" || !e.State.valid() || e.Generation < 1 || !e.Ref.Period.Start.Before(e.Ref.Period.End) {

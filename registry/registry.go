@@ -124,12 +124,19 @@ func (r *Registry) Finder(families []string) func(ctx context.Context, name stri
 }
 
 // MarkRestored records that the table of entry e was restored from its
-// archive with capacity c and no TTL, to be kept until until: the
-// lifecycle manager leaves it alone until then, and deletes it again
-// after (its archive is still verified). It returns the entry written.
-func (r *Registry) MarkRestored(ctx context.Context, e Entry, c storage.Capacity, until, now time.Time) (Entry, error) {
+// archive, into the physical table named table (e's name, or the table a
+// compaction had rewritten it into), with capacity c and no TTL, to be
+// kept until until: the lifecycle manager leaves it alone until then, and
+// deletes it again after (its archive is still verified). The entry
+// names table as its physical table (Entry.TableName), so that reads find
+// the restored items. It returns the entry written.
+func (r *Registry) MarkRestored(ctx context.Context, e Entry, table string, c storage.Capacity, until, now time.Time) (Entry, error) {
 	e.State, e.RestoredUntil, e.UpdatedAt = Restored, until.UTC(), now.UTC()
 	e.Capacity, e.TTLAttribute = c, ""
+	e.Physical, e.Rewrite = table, nil
+	if table == e.Name {
+		e.Physical = ""
+	}
 	saved, err := r.Save(ctx, e)
 	if err != nil {
 		return Entry{}, fmt.Errorf("mark %q restored: %w", e.Name, err)
@@ -203,5 +210,5 @@ var attrOrder = []string{
 	attrName, attrFamily, attrState, attrGeneration, attrStart, attrEnd, attrWriteMonth, attrPolicy,
 	attrShards, attrLayout, attrIDScheme, attrTier, attrBilling, attrRead, attrWrite, attrTTL, attrCreated, attrUpdated,
 	attrTarget, attrArchived, attrRestored, attrSource, attrCreateErr, attrFenced, attrChunked, attrCompactPK, attrCompactSK,
-	attrClass, attrMaxRead, attrMaxWrite, attrWarmRead, attrWarmWrite, attrClassChg, attrClassIgn, attrPast, attrPhysical, attrRewrite, attrRevision,
+	attrClass, attrMaxRead, attrMaxWrite, attrWarmRead, attrWarmWrite, attrClassChg, attrClassIgn, attrPast, attrPhysical, attrRewrite, attrRewriteErr, attrRevision,
 }

@@ -39,15 +39,44 @@ type Rewrite struct {
 	// table replaced during drop.
 	Table string `json:"table"`
 	// After is where the step's scan resumes: the key of the last item of
-	// the last group it finished; zero at the step's start.
+	// the last group it finished; zero at the step's start. It is that
+	// of a rewrite recorded before scans were parallel (Segments empty),
+	// which resumes as one segment.
 	After storage.Key `json:"after"`
-	// Source is what the copy read of the table being rewritten, up to
-	// After during copy and in full after; Copy what verify read back of
-	// the next table, up to After.
+	// Segments are, during copy and verify, where each segment of the
+	// step's parallel scan is; their number is fixed when the copy
+	// starts.
+	Segments []RewriteSegment `json:"segments,omitempty"`
+	// Source is what the copy read of the table being rewritten, in full
+	// once the copy is done (during copy, each segment's Sum is its
+	// part); Copy what verify read back of the next table.
 	Source RewriteSum `json:"source"`
 	Copy   RewriteSum `json:"copy"`
 	// SwitchedAt is when the entry switched to the next table (drop).
 	SwitchedAt time.Time `json:"switched_at,omitzero"`
+}
+
+// RewriteFailure records the rewrites of a table whose verification
+// failed (the copy did not hold what the table held), so that the next is
+// put off rather than tried on every lifecycle cycle.
+type RewriteFailure struct {
+	// Count is how many rewrites failed in a row; At when the last did,
+	// Table the next table it made (deleted), Reason why.
+	Count  int       `json:"count"`
+	At     time.Time `json:"at"`
+	Table  string    `json:"table"`
+	Reason string    `json:"reason"`
+	// RetryAt is when the next rewrite may start.
+	RetryAt time.Time `json:"retry_at"`
+}
+
+// RewriteSegment is where one segment of a rewrite's parallel scan is
+// (storage.Segment): the key of the last item of the last group it
+// finished, what it read up to there, and whether it reached its end.
+type RewriteSegment struct {
+	After storage.Key `json:"after"`
+	Sum   RewriteSum  `json:"sum"`
+	Done  bool        `json:"done,omitempty"`
 }
 
 // RewriteSum counts and hashes what a rewrite read of one table: its
@@ -94,6 +123,25 @@ func (e Entry) NextTableName() (string, error) {
 		return "", fmt.Errorf("rewrite table %q: %w", e.Name, err)
 	}
 	return name, nil
+}
+
+func encodeRewriteFailure(f *RewriteFailure) (string, error) {
+	if f == nil {
+		return "", nil
+	}
+	b, err := json.Marshal(f)
+	return string(b), err
+}
+
+func decodeRewriteFailure(s string) (*RewriteFailure, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var f RewriteFailure
+	if err := json.Unmarshal([]byte(s), &f); err != nil {
+		return nil, fmt.Errorf("rewrite failure: %w", err)
+	}
+	return &f, nil
 }
 
 // encodeRewrite returns the attribute of an entry's rewrite: empty when

@@ -15,9 +15,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/timetabledb/timetable/clock"
+	"github.com/timetabledb/timetable/compact"
 	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/family"
+	"github.com/timetabledb/timetable/internal/backends"
 	"github.com/timetabledb/timetable/lifecycle"
+	"github.com/timetabledb/timetable/registry"
 	"github.com/timetabledb/timetable/server"
 	"github.com/timetabledb/timetable/tenant"
 )
@@ -211,6 +214,27 @@ func TestAdminTablesAndLifecycle(t *testing.T) {
 	require.Equal(t, 2, tables[0].IDScheme, "a table made now has id scheme 2")
 	require.Contains(t, string(res.body), `"id_scheme":2`)
 	require.Equal(t, backend.Name, decode[struct{ Store string }](t, res).Store, "the store's kind, for the console")
+	require.Equal(t, tables[0].Name, tables[0].Physical, "never rewritten: the table of its name")
+
+	// Rewritten into its next physical table (compact.NextGeneration):
+	// listed under its name, with the table that holds its events.
+	ctx := context.Background()
+	entries := registry.New(store, backends.MetaTable(cfg))
+	es, err := entries.List(ctx, "events")
+	require.NoError(t, err)
+	require.Len(t, es, 1)
+	e, err := entries.Save(ctx, compact.AsChunks(es[0], time.Hour))
+	require.NoError(t, err)
+	_, _, err = compact.Entry(ctx, store, entries, e, now, compact.Options{Method: compact.NextGeneration})
+	require.NoError(t, err)
+	res = f.do("GET", "/v1/admin/tables", adminToken, nil)
+	require.Equal(t, http.StatusOK, res.status, "%s", res.body)
+	tables = decode[struct{ Tables []engine.TableStatus }](t, res).Tables
+	require.Len(t, tables, 1)
+	require.Equal(t, e.Name, tables[0].Name)
+	require.Equal(t, e.Name+".r1", tables[0].Physical)
+	require.Contains(t, string(res.body), `"physical":"`+e.Name+`.r1"`)
+	require.Equal(t, "ACTIVE", tables[0].Status, "the store's description of the rewritten table")
 }
 
 // TestAdminAPIOff checks that without an admin token there is no admin
