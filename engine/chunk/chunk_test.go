@@ -120,7 +120,9 @@ func unpackAll(t testing.TB, s Series, window time.Duration, items []storage.Ite
 		require.NoError(t, err)
 		require.NotEmpty(t, evs)
 		require.Equal(t, []string{AttrData}, slices.Collect(maps.Keys(it.Attrs)), "a chunk's attributes")
-		require.Equal(t, itemenc.TimeKey(evs[0].Time), it.SK[:itemenc.TimeKeyLen])
+		first, ok := FirstTime(it.SK)
+		require.True(t, ok, it.SK)
+		require.True(t, evs[0].Time.Equal(first), "the sort key's first time %v, the block's %v", first, evs[0].Time)
 		w := int64(window)
 		require.Equal(t, windowStart(evs[0].Time, w), windowStart(evs[len(evs)-1].Time, w), "one window per chunk")
 		for i := 1; i < len(evs); i++ {
@@ -283,7 +285,9 @@ func TestSizeBound(t *testing.T) {
 	// or leaves it alone, never over the limit, never lost.
 	rowMax := storage.MaxItemSize - storage.ItemSize(itemenc.RowItem(testSeries.Tenant, testSeries.Table, event.Event{Time: at(0), Series: testSeries.Series, ID: strings.Repeat("i", 11)}, 0)) - len("blob")
 	big := []event.Event{
-		{Time: at(1), Fields: map[string]any{"blob": random(rowMax)}},
+		// With its client id, whose bytes the block adds to the key's, the
+		// incompressible one's chunk is larger than its row.
+		{Time: at(1), ID: strings.Repeat("i", 11), Fields: map[string]any{"blob": random(rowMax)}},
 		{Time: at(2), Fields: map[string]any{"blob": strings.Repeat("z", rowMax)}},
 	}
 	big = valid(t, big)
@@ -328,18 +332,59 @@ func TestPackRefuses(t *testing.T) {
 	require.ErrorContains(t, err, "canonical")
 }
 
-// TestSortKeysOrder: a chunk's sort key sorts with the rows and map items
-// of its first event's time, and inside the range a read of that time
-// takes.
+// TestSortKeysOrder: a chunk's sort key, short or long, sorts with the
+// rows and map items of its window, and inside the range a read of the
+// window takes (LowKey to HighKey); a short key sorts before every item
+// of its window and after every item of the windows before.
 func TestSortKeysOrder(t *testing.T) {
+	sum := bytes.Repeat([]byte{0xff}, 32)
+	for _, window := range []time.Duration{time.Second, 10 * time.Minute, time.Hour, 3 * time.Hour, 24 * time.Hour} {
+		for _, tm := range []time.Time{at(123456789), at(0), time.Date(2026, 10, 10, 10, 0, 0, 0, time.UTC), time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(2026, 12, 31, 23, 59, 59, 999999999, time.UTC)} {
+			start := WindowStart(tm, window)
+			for _, sk := range []string{string(appendSortKey(nil, start, tm, sum)), longSortKey(tm, sum)} {
+				require.True(t, IsSortKey(sk), sk)
+				first, ok := FirstTime(sk)
+				require.True(t, ok, sk)
+				require.True(t, tm.Equal(first), "%s: %v", sk, first)
+				require.LessOrEqual(t, LowKey(tm, window), sk)
+				require.Less(t, sk, itemenc.HighKey(tm))
+				require.Greater(t, sk, itemenc.HighKey(start.Add(-1)), "after the window before")
+				require.Less(t, sk, LowKey(start.Add(window), window), "before the next window")
+				require.Less(t, sk, itemenc.SortKey(tm, "!"))
+				require.False(t, itemenc.IsMapSortKey(sk))
+				require.False(t, itemenc.IsRowSortKey(sk))
+			}
+			short := string(appendSortKey(nil, start, tm, sum))
+			require.Less(t, short, itemenc.MapSortKey(itemenc.Millisecond(start), 0), "before the window's map items")
+			require.Less(t, short, itemenc.SortKey(start, "!"), "before the window's rows")
+			require.Greater(t, short, itemenc.HighKey(start.Add(-1)))
+			require.Less(t, len(short), len(longSortKey(tm, sum)))
+		}
+	}
 	tm := at(123456789)
-	sk := SortKey(tm, bytes.Repeat([]byte{0xff}, 32))
-	require.Less(t, itemenc.MapSortKey(itemenc.Millisecond(tm), 99), sk)
-	require.Less(t, sk, itemenc.SortKey(tm, "!"))
-	require.Less(t, sk, itemenc.HighKey(tm))
-	require.Greater(t, sk, itemenc.HighKey(tm.Add(-1)))
-	require.True(t, IsSortKey(sk))
 	require.False(t, IsSortKey(itemenc.SortKey(tm, "id")))
-	require.False(t, itemenc.IsMapSortKey(sk))
-	require.False(t, itemenc.IsRowSortKey(sk))
+	require.False(t, IsSortKey(itemenc.SortKey(tm, `"id`)), "a row's id may hold the separator")
+	require.False(t, IsSortKey(itemenc.MapSortKey(tm, 0)))
+	require.False(t, IsSortKey(itemenc.SeriesIndexPrefix+`a"bcdefghijklmnopq`))
+	require.False(t, IsSortKey(`2026-12-06T1"short`))
+}
+
+// TestOffsets: an offset from a window's start reads back as written,
+// in as few characters as its decimal zeros allow, and a form
+// appendOffset would not write is refused.
+func TestOffsets(t *testing.T) {
+	for _, c := range []struct {
+		ns    uint64
+		chars int
+	}{{0, 0}, {1, 1}, {7, 2}, {10, 1}, {37e9, 2}, {1007e8, 3}, {3599999999999, 8}, {86399999999999, 9}, {86400e9 - 1e9, 4}} {
+		s := string(appendOffset(nil, c.ns))
+		require.Len(t, s, c.chars, "%d: %q", c.ns, s)
+		got, ok := parseOffset(s)
+		require.True(t, ok, s)
+		require.Equal(t, c.ns, got)
+	}
+	for _, bad := range []string{"A", "AB", "*", "K", "_________________"} {
+		_, ok := parseOffset(bad)
+		require.False(t, ok, bad)
+	}
 }
