@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"math"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -370,21 +372,86 @@ func TestSortKeysOrder(t *testing.T) {
 }
 
 // TestOffsets: an offset from a window's start reads back as written,
-// in as few characters as its decimal zeros allow, and a form
-// appendOffset would not write is refused.
+// in as few characters as its decimal zeros allow, offsets sort as
+// their encodings do, and a form appendOffset would not write is
+// refused.
 func TestOffsets(t *testing.T) {
 	for _, c := range []struct {
-		ns    uint64
-		chars int
-	}{{0, 0}, {1, 1}, {7, 2}, {10, 1}, {37e9, 2}, {1007e8, 3}, {3599999999999, 8}, {86399999999999, 9}, {86400e9 - 1e9, 4}} {
+		ns   uint64
+		text string
+	}{{0, "A"}, {1, "Bb"}, {7, "Bn"}, {10, "Cb"}, {37e9, "Lgn"}, {1007e8, "Mcaan"}, {3599999999999, "Ngkssssssssssr"}, {86399e9, "Oqmgsr"}, {math.MaxUint64, "Ucqiimoiiaogoaskkcmcj"}} {
 		s := string(appendOffset(nil, c.ns))
-		require.Len(t, s, c.chars, "%d: %q", c.ns, s)
+		require.Equal(t, c.text, s, "%d", c.ns)
 		got, ok := parseOffset(s)
 		require.True(t, ok, s)
 		require.Equal(t, c.ns, got)
 	}
-	for _, bad := range []string{"A", "AB", "*", "K", "_________________"} {
+	r := rand.New(rand.NewPCG(7, 8))
+	var prev string
+	for i := range 20000 {
+		ns := uint64(i)
+		switch i % 3 {
+		case 1:
+			ns = r.Uint64N(86400e9)
+		case 2:
+			ns = r.Uint64N(86400) * uint64(math.Pow10(int(r.IntN(10))))
+		}
+		s, p := string(appendOffset(nil, ns)), string(appendOffset(nil, ns+1))
+		require.Less(t, s, p, "%d and %d", ns, ns+1)
+		got, ok := parseOffset(s)
+		require.True(t, ok, s)
+		require.Equal(t, ns, got)
+		if prev != "" {
+			a, _ := parseOffset(prev)
+			require.Equal(t, a < ns, prev < s, "%d (%s) and %d (%s)", a, prev, ns, s)
+		}
+		prev = s
+	}
+	for _, bad := range []string{"", "Ab", "B", "Ba", "Bc", "Cab", "Cbb", "Bcb", "Bbb", "x", "U" + strings.Repeat("s", 19) + "r", "Zb"} {
 		_, ok := parseOffset(bad)
 		require.False(t, ok, bad)
+	}
+}
+
+// TestSortKeysOrderAsFirstTimes: the chunks of a window, as requests of
+// a few readings each make them, sort by their sort keys as by their
+// first events' times, as long keys did: an aggregate folds a window's
+// chunks from their columns only when, in key order, each one's last
+// event comes before the next one's first.
+func TestSortKeysOrderAsFirstTimes(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for _, window := range []time.Duration{time.Minute, time.Hour, 24 * time.Hour} {
+		start := WindowStart(testNow, window)
+		type keyed struct {
+			sk    string
+			first time.Time
+		}
+		var ks []keyed
+		for range 300 {
+			var evs []event.Event
+			first := start.Add(time.Duration(r.Int64N(int64(window))))
+			switch r.IntN(3) {
+			case 0:
+				first = first.Truncate(time.Second)
+			case 1:
+				first = first.Truncate(time.Millisecond)
+			}
+			for i := range 1 + r.IntN(5) {
+				if t := first.Add(time.Duration(i) * time.Second); t.Before(start.Add(window)) {
+					evs = append(evs, event.Event{Time: t, Series: testSeries.Series, Fields: map[string]any{"v": num(strconv.Itoa(r.IntN(100)))}})
+				}
+			}
+			items, _, err := Pack(testSeries, window, evs)
+			require.NoError(t, err)
+			require.Len(t, items, 1)
+			f, ok := FirstTime(items[0].SK)
+			require.True(t, ok)
+			require.True(t, f.Equal(first))
+			ks = append(ks, keyed{items[0].SK, first})
+		}
+		slices.SortFunc(ks, func(a, b keyed) int { return strings.Compare(a.sk, b.sk) })
+		for i := 1; i < len(ks); i++ {
+			require.False(t, ks[i].first.Before(ks[i-1].first), "%s (%v) sorts after %s (%v)", ks[i].sk, ks[i].first, ks[i-1].sk, ks[i-1].first)
+		}
 	}
 }

@@ -13,7 +13,7 @@
 //
 //	{time prefix of its window's start}"{offset of its first event}{content sum}
 //	pk = acme#cars#car-17#2
-//	sk = 2026-12-06T1"Jp4Qm9vLXNoYXI
+//	sk = 2026-12-06T1"McaanKxjIf9yxTOE
 //	c  = 0x03…   (its chunk)
 //
 // Every byte of an item's keys and attribute names is stored, and
@@ -31,11 +31,17 @@
 //     character of a time key: a key range of times from the window's
 //     LowKey selects the window's chunks beside its rows and map items.
 //   - The offset is the first event's time less the window's start, in
-//     nanoseconds, as the number m·16 + e where the offset is m·10^e and
-//     e (at most 15) is the largest that divides it, in base 64
-//     (base64url's digits, most significant first, no leading zeros,
-//     none for 0): a reading 37 seconds into the window takes two
-//     characters. The block's times are offsets from this first time.
+//     nanoseconds: a letter A to U, its number of decimal digits (A for
+//     the offset 0), then its digits without the trailing zeros, each
+//     a letter, the last one of its own set: digit d is letter 2d of
+//     "abcdefghijklmnopqrs" where it is not last and letter 2d-1 where
+//     it is ("Mcaan" is 100.7 s: twelve digits, 1, 0, 0 and a last 7).
+//     A last digit d sorts between the letters of d-1 and d that are not
+//     last, so the offsets sort as their texts do, and a window's chunks
+//     sort by their first events' times, as long keys did (an aggregate
+//     folds a window's chunks from their columns when, in key order,
+//     each one's events come before the next one's). The block's times
+//     are offsets from this first time.
 //   - The content sum is the first 8 bytes of the SHA-256 of the
 //     chunk's uncompressed block, in unpadded base64url (11 characters).
 //     Two chunks of one partition have one key only if their first
@@ -48,7 +54,7 @@
 //
 // The key is a string, as every sort key of a data table is (the key
 // schema is the table's, shared with rows, map items and the series
-// index), of 21 to 40 bytes for windows of whole seconds (DynamoDB
+// index), of 22 to 46 bytes for windows of whole seconds (DynamoDB
 // allows 1,024: Developer Guide,
 // "Constraints in Amazon DynamoDB"). The series is the partition key's
 // alone; the block does not hold it. Its attributes are

@@ -4,14 +4,11 @@ import (
 	"bytes"
 	"cmp"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -23,172 +20,6 @@ import (
 	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/storage"
 )
-
-// Attributes of a chunk item besides its keys. Field names cannot start
-// with "tt_" (package event), and a chunk item holds no fields: a chunk
-// is told by its sort key (IsSortKey), so its attributes' names need
-// not be told from fields.
-const (
-	// AttrData holds the chunk: a byte saying how the block is
-	// compressed, then the block (doc.go, "Items"). One letter, as
-	// every byte of a name is stored in every item.
-	AttrData = "c"
-	// AttrDataLong is AttrData's name in the items of long sort keys,
-	// written before short ones (doc.go, "Items").
-	AttrDataLong = "tt_c"
-	// AttrCount is the number of events the chunk holds, in the items
-	// of version 1 blocks; it is read by nothing, and version 2 items,
-	// whose blocks say it, do not have it.
-	AttrCount = "tt_n"
-)
-
-// Data returns the stored form of a chunk item's chunk, of either
-// attribute name, and false when it has none.
-func Data(it storage.Item) ([]byte, bool) {
-	d, ok := it.Attrs[AttrData].([]byte)
-	if !ok {
-		d, ok = it.Attrs[AttrDataLong].([]byte)
-	}
-	return d, ok
-}
-
-// IsDataAttr reports whether name is the attribute of a chunk item that
-// holds its chunk, in either form.
-func IsDataAttr(name string) bool { return name == AttrData || name == AttrDataLong }
-
-// SortKeySep follows the time in a chunk's sort key. It sorts before
-// every character of a time key, after none of which a time prefix
-// (itemenc.AppendTimePrefix) may be followed by it; and after a whole
-// time key it sorts after the map layout's "!" and before the row
-// layout's "#" and itemenc.HighKey's "$". So a chunk's key sorts with
-// the rows and map items of its time, and a key range of times selects
-// it.
-const SortKeySep = '"'
-
-// sumLen is the length of the content sum in a sort key: 8 bytes of
-// SHA-256, 11 base64url characters. It tells apart the chunks of one
-// series shard whose first events are at one instant, as an 8-byte event
-// id tells apart the events of one series at one instant
-// (docs/design.md, "Event ids are 8 bytes").
-const sumLen = 8
-
-// sumChars is the length of the content sum in base64url.
-var sumChars = base64.RawURLEncoding.EncodedLen(sumLen)
-
-// appendSortKey appends the sort key of a chunk of the window starting
-// at start whose first event is at first and whose block has the
-// SHA-256 sum sum: the window start's time prefix, SortKeySep, the first
-// event's offset from the window start (appendOffset), and the sum.
-func appendSortKey(dst []byte, start, first time.Time, sum []byte) []byte {
-	dst = itemenc.AppendTimePrefix(dst, start)
-	dst = append(dst, SortKeySep)
-	dst = appendOffset(dst, uint64(first.Sub(start)))
-	return base64.RawURLEncoding.AppendEncode(dst, sum[:sumLen])
-}
-
-// longSortKey returns the sort key chunks had before short ones: the
-// first event's whole time key, SortKeySep and the sum.
-func longSortKey(first time.Time, sum []byte) string {
-	b := itemenc.AppendTimeKey(make([]byte, 0, itemenc.TimeKeyLen+1+sumChars), first)
-	b = append(b, SortKeySep)
-	return string(base64.RawURLEncoding.AppendEncode(b, sum[:sumLen]))
-}
-
-// IsSortKey reports whether sk is a chunk's sort key, short or long.
-func IsSortKey(sk string) bool {
-	i := strings.IndexByte(sk[:min(len(sk), itemenc.TimeKeyLen+1)], SortKeySep)
-	return i > 0 && itemenc.IsTimePrefix(sk[:i]) && (i == itemenc.TimeKeyLen || len(sk)-i-1 >= sumChars)
-}
-
-// FirstTime returns the time of a chunk's first event, from its sort
-// key, short or long.
-func FirstTime(sk string) (time.Time, bool) {
-	if !IsSortKey(sk) {
-		return time.Time{}, false
-	}
-	i := strings.IndexByte(sk, SortKeySep)
-	if i == itemenc.TimeKeyLen {
-		return itemenc.ParseTimeKey(sk[:i])
-	}
-	start, ok := itemenc.ParseTimePrefix(sk[:i])
-	if !ok {
-		return time.Time{}, false
-	}
-	off, ok := parseOffset(sk[i+1 : len(sk)-sumChars])
-	if !ok || off > uint64(math.MaxInt64-start.UnixNano()) {
-		return time.Time{}, false
-	}
-	return start.Add(time.Duration(off)), true
-}
-
-// KeyTime returns the time of an item of events' sort key: a chunk's
-// first event's, or the time a row or map item's key starts with.
-func KeyTime(sk string) (time.Time, bool) {
-	if IsSortKey(sk) {
-		return FirstTime(sk)
-	}
-	if len(sk) < itemenc.TimeKeyLen {
-		return time.Time{}, false
-	}
-	return itemenc.ParseTimeKey(sk[:itemenc.TimeKeyLen])
-}
-
-// base64URL is the alphabet of an offset's digits.
-const base64URL = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
-
-// appendOffset appends an offset of ns nanoseconds as the number
-// m<<4 | e, where ns = m·10^e and e (at most 15) is the largest that
-// divides it, in base 64 (base64URL's digits, most significant first,
-// without leading zeros: none for 0). Readings on the second take a
-// few characters: 37 s is 37<<4 | 9, two.
-func appendOffset(dst []byte, ns uint64) []byte {
-	if ns == 0 {
-		return dst
-	}
-	e := uint64(0)
-	for ns%10 == 0 && e < 15 {
-		ns /= 10
-		e++
-	}
-	v := ns<<4 | e // an offset is less than a day: no bits are lost
-	var digits [11]byte
-	i := len(digits)
-	for v > 0 {
-		i--
-		digits[i] = base64URL[v%64]
-		v /= 64
-	}
-	return append(dst, digits[i:]...)
-}
-
-// parseOffset reads what appendOffset writes.
-func parseOffset(s string) (uint64, bool) {
-	if s == "" {
-		return 0, true
-	}
-	if len(s) > 10 || s[0] == base64URL[0] {
-		return 0, false
-	}
-	v := uint64(0)
-	for i := 0; i < len(s); i++ {
-		d := strings.IndexByte(base64URL, s[i])
-		if d < 0 {
-			return 0, false
-		}
-		v = v<<6 | uint64(d)
-	}
-	m, e := v>>4, v&15
-	if m == 0 || m%10 == 0 && e < 15 {
-		return 0, false // not as appendOffset writes it
-	}
-	for range e {
-		if m > math.MaxInt64/10 {
-			return 0, false
-		}
-		m *= 10
-	}
-	return m, true
-}
 
 // Ways the block of an item is stored (the first byte of AttrData).
 const (
