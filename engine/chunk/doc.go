@@ -240,8 +240,10 @@
 //
 // # Floor plan
 //
-//	item.go      Pack and Unpack: chunk items, their keys, compression,
-//	             and the block order that makes a retry write the same item
+//	item.go      Pack and Unpack: chunk items, compression, and the block
+//	             order that makes a retry write the same item
+//	key.go       a chunk item's keys (short, and the long ones still read)
+//	             and the name of its attribute
 //	block.go     the block: times, ids, and each field's column
 //	column.go    the kinds of columns, each one's writer and reader
 //	             (readColumn, for readers of whole events and of columns)
