@@ -221,10 +221,11 @@ func (c *Reader) items(ctx context.Context, targetURL, table string, generation 
 	return out, nil
 }
 
-// keyTime returns the time a sort key bound starts with, if it does.
+// keyTime returns the time a sort key bound starts with, if it does: a
+// time key, or a time prefix alone (chunk.LowKey's).
 func keyTime(k string) (time.Time, bool) {
 	if len(k) < itemenc.TimeKeyLen {
-		return time.Time{}, false
+		return itemenc.ParseTimePrefix(k)
 	}
 	return itemenc.ParseTimeKey(k[:itemenc.TimeKeyLen])
 }

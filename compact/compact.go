@@ -209,7 +209,7 @@ func eventWindow(it storage.Item, window time.Duration) (int64, bool) {
 	if !chunk.IsSortKey(it.SK) && !itemenc.IsMapSortKey(it.SK) && !itemenc.IsRowSortKey(it.SK) {
 		return 0, false
 	}
-	t, ok := itemenc.ParseTimeKey(it.SK[:itemenc.TimeKeyLen])
+	t, ok := chunk.KeyTime(it.SK)
 	if !ok {
 		return 0, false
 	}

@@ -154,7 +154,7 @@ func newTableItem(it storage.Item, scheme event.IDScheme) tableItem {
 	if !chunk.IsSortKey(it.SK) {
 		return tableItem{pk: it.PK, sk: it.SK, item: it, scheme: scheme}
 	}
-	data, _ := it.Attrs[chunk.AttrData].([]byte)
+	data, _ := chunk.Data(it)
 	return tableItem{chunk: true, pk: it.PK, sk: it.SK, data: data, scheme: scheme}
 }
 
@@ -418,7 +418,7 @@ func (p *columnPartition) next() error {
 		case chunk.IsSortKey(sk):
 			p.data = p.data[:0]
 			err := p.it.Attrs(func(name string, v any) bool {
-				if name != chunk.AttrData {
+				if !chunk.IsDataAttr(name) {
 					return true
 				}
 				if b, ok := v.([]byte); ok {

@@ -33,10 +33,7 @@ func chunkWindow(t physTable) time.Duration {
 // windowOf returns the start, in Unix nanoseconds, of the window of the
 // time of a sort key.
 func windowOf(sk string, window time.Duration) (int64, bool) {
-	if len(sk) < itemenc.TimeKeyLen {
-		return 0, false
-	}
-	t, ok := itemenc.ParseTimeKey(sk[:itemenc.TimeKeyLen])
+	t, ok := chunk.KeyTime(sk)
 	if !ok {
 		return 0, false
 	}
@@ -120,7 +117,7 @@ func (s *source) boundWindow(start int64) {
 	}
 	b := &windowBounds{low: s.q.Low, high: s.q.High}
 	if s.q.Desc {
-		b.end = itemenc.TimeKey(time.Unix(0, start).UTC())
+		b.end = chunk.LowKey(time.Unix(0, start).UTC(), s.window)
 		s.q.Low = max(s.q.Low, b.end)
 	} else {
 		b.end = itemenc.HighKey(time.Unix(0, start+int64(s.window)-1).UTC())

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/timetabledb/timetable/engine/chunk"
-	"github.com/timetabledb/timetable/engine/itemenc"
 	"github.com/timetabledb/timetable/event"
 	"github.com/timetabledb/timetable/storage"
 )
@@ -66,7 +65,7 @@ func (w *tableWrite) packChunks(events event.Batch, window, ttl time.Duration) e
 			byWindow[start] = append(append(byWindow[start], w.events[j]), w.repeats[j]...)
 		}
 		for _, it := range packed {
-			first, ok := itemenc.ParseTimeKey(it.SK[:itemenc.TimeKeyLen])
+			first, ok := chunk.FirstTime(it.SK)
 			if !ok {
 				return fmt.Errorf("pack the chunks of series %q: chunk key %q has no time", name, it.SK)
 			}

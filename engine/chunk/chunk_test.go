@@ -3,11 +3,14 @@ package chunk
 import (
 	"bytes"
 	"cmp"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"maps"
+	"math"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -120,7 +123,9 @@ func unpackAll(t testing.TB, s Series, window time.Duration, items []storage.Ite
 		require.NoError(t, err)
 		require.NotEmpty(t, evs)
 		require.Equal(t, []string{AttrData}, slices.Collect(maps.Keys(it.Attrs)), "a chunk's attributes")
-		require.Equal(t, itemenc.TimeKey(evs[0].Time), it.SK[:itemenc.TimeKeyLen])
+		first, ok := FirstTime(it.SK)
+		require.True(t, ok, it.SK)
+		require.True(t, evs[0].Time.Equal(first), "the sort key's first time %v, the block's %v", first, evs[0].Time)
 		w := int64(window)
 		require.Equal(t, windowStart(evs[0].Time, w), windowStart(evs[len(evs)-1].Time, w), "one window per chunk")
 		for i := 1; i < len(evs); i++ {
@@ -283,7 +288,9 @@ func TestSizeBound(t *testing.T) {
 	// or leaves it alone, never over the limit, never lost.
 	rowMax := storage.MaxItemSize - storage.ItemSize(itemenc.RowItem(testSeries.Tenant, testSeries.Table, event.Event{Time: at(0), Series: testSeries.Series, ID: strings.Repeat("i", 11)}, 0)) - len("blob")
 	big := []event.Event{
-		{Time: at(1), Fields: map[string]any{"blob": random(rowMax)}},
+		// With its client id, whose bytes the block adds to the key's, the
+		// incompressible one's chunk is larger than its row.
+		{Time: at(1), ID: strings.Repeat("i", 11), Fields: map[string]any{"blob": random(rowMax)}},
 		{Time: at(2), Fields: map[string]any{"blob": strings.Repeat("z", rowMax)}},
 	}
 	big = valid(t, big)
@@ -328,18 +335,148 @@ func TestPackRefuses(t *testing.T) {
 	require.ErrorContains(t, err, "canonical")
 }
 
-// TestSortKeysOrder: a chunk's sort key sorts with the rows and map items
-// of its first event's time, and inside the range a read of that time
-// takes.
+// TestSortKeysOrder: a chunk's sort key, short or long, sorts with the
+// rows and map items of its window, and inside the range a read of the
+// window takes (LowKey to HighKey); a short key sorts before every item
+// of its window and after every item of the windows before.
 func TestSortKeysOrder(t *testing.T) {
+	sum := bytes.Repeat([]byte{0xff}, 32)
+	for _, window := range []time.Duration{time.Second, 10 * time.Minute, time.Hour, 3 * time.Hour, 24 * time.Hour} {
+		for _, tm := range []time.Time{at(123456789), at(0), time.Date(2026, 10, 10, 10, 0, 0, 0, time.UTC), time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(2026, 12, 31, 23, 59, 59, 999999999, time.UTC)} {
+			start := WindowStart(tm, window)
+			for _, sk := range []string{string(appendSortKey(nil, start, tm, sum)), longSortKey(tm, sum)} {
+				require.True(t, IsSortKey(sk), sk)
+				first, ok := FirstTime(sk)
+				require.True(t, ok, sk)
+				require.True(t, tm.Equal(first), "%s: %v", sk, first)
+				require.LessOrEqual(t, LowKey(tm, window), sk)
+				require.Less(t, sk, itemenc.HighKey(tm))
+				require.Greater(t, sk, itemenc.HighKey(start.Add(-1)), "after the window before")
+				require.Less(t, sk, LowKey(start.Add(window), window), "before the next window")
+				require.Less(t, sk, itemenc.SortKey(tm, "!"))
+				require.False(t, itemenc.IsMapSortKey(sk))
+				require.False(t, itemenc.IsRowSortKey(sk))
+			}
+			short := string(appendSortKey(nil, start, tm, sum))
+			require.Less(t, short, itemenc.MapSortKey(itemenc.Millisecond(start), 0), "before the window's map items")
+			require.Less(t, short, itemenc.SortKey(start, "!"), "before the window's rows")
+			require.Greater(t, short, itemenc.HighKey(start.Add(-1)))
+			require.Less(t, len(short), len(longSortKey(tm, sum)))
+		}
+	}
 	tm := at(123456789)
-	sk := SortKey(tm, bytes.Repeat([]byte{0xff}, 32))
-	require.Less(t, itemenc.MapSortKey(itemenc.Millisecond(tm), 99), sk)
-	require.Less(t, sk, itemenc.SortKey(tm, "!"))
-	require.Less(t, sk, itemenc.HighKey(tm))
-	require.Greater(t, sk, itemenc.HighKey(tm.Add(-1)))
-	require.True(t, IsSortKey(sk))
 	require.False(t, IsSortKey(itemenc.SortKey(tm, "id")))
-	require.False(t, itemenc.IsMapSortKey(sk))
-	require.False(t, itemenc.IsRowSortKey(sk))
+	require.False(t, IsSortKey(itemenc.SortKey(tm, `"id`)), "a row's id may hold the separator")
+	require.False(t, IsSortKey(itemenc.MapSortKey(tm, 0)))
+	require.False(t, IsSortKey(itemenc.SeriesIndexPrefix+`a"bcdefghijklmnopq`))
+	require.False(t, IsSortKey(`2026-12-06T1"short`))
+}
+
+// TestOffsets: an offset from a window's start reads back as written,
+// in as few characters as its decimal zeros allow, offsets sort as
+// their encodings do, and a form appendOffset would not write is
+// refused.
+func TestOffsets(t *testing.T) {
+	for _, c := range []struct {
+		ns   uint64
+		text string
+	}{{0, "A"}, {1, "Bb"}, {7, "Bn"}, {10, "Cb"}, {37e9, "Lgn"}, {1007e8, "Mcaan"}, {3599999999999, "Ngkssssssssssr"}, {86399e9, "Oqmgsr"}, {math.MaxUint64, "Ucqiimoiiaogoaskkcmcj"}} {
+		s := string(appendOffset(nil, c.ns))
+		require.Equal(t, c.text, s, "%d", c.ns)
+		got, ok := parseOffset(s)
+		require.True(t, ok, s)
+		require.Equal(t, c.ns, got)
+	}
+	r := rand.New(rand.NewPCG(7, 8))
+	var prev string
+	for i := range 20000 {
+		ns := uint64(i)
+		switch i % 3 {
+		case 1:
+			ns = r.Uint64N(86400e9)
+		case 2:
+			ns = r.Uint64N(86400) * uint64(math.Pow10(int(r.IntN(10))))
+		}
+		s, p := string(appendOffset(nil, ns)), string(appendOffset(nil, ns+1))
+		require.Less(t, s, p, "%d and %d", ns, ns+1)
+		got, ok := parseOffset(s)
+		require.True(t, ok, s)
+		require.Equal(t, ns, got)
+		if prev != "" {
+			a, _ := parseOffset(prev)
+			require.Equal(t, a < ns, prev < s, "%d (%s) and %d (%s)", a, prev, ns, s)
+		}
+		prev = s
+	}
+	for _, bad := range []string{"", "Ab", "B", "Ba", "Bc", "Cab", "Cbb", "Bcb", "Bbb", "x", "U" + strings.Repeat("s", 19) + "r", "Zb"} {
+		_, ok := parseOffset(bad)
+		require.False(t, ok, bad)
+	}
+}
+
+// TestSortKeysOrderAsFirstTimes: the chunks of a window, as requests of
+// a few readings each make them, sort by their sort keys as by their
+// first events' times, as long keys did: an aggregate folds a window's
+// chunks from their columns only when, in key order, each one's last
+// event comes before the next one's first.
+func TestSortKeysOrderAsFirstTimes(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for _, window := range []time.Duration{time.Minute, time.Hour, 24 * time.Hour} {
+		start := WindowStart(testNow, window)
+		type keyed struct {
+			sk    string
+			first time.Time
+		}
+		var ks []keyed
+		for range 300 {
+			var evs []event.Event
+			first := start.Add(time.Duration(r.Int64N(int64(window))))
+			switch r.IntN(3) {
+			case 0:
+				first = first.Truncate(time.Second)
+			case 1:
+				first = first.Truncate(time.Millisecond)
+			}
+			for i := range 1 + r.IntN(5) {
+				if t := first.Add(time.Duration(i) * time.Second); t.Before(start.Add(window)) {
+					evs = append(evs, event.Event{Time: t, Series: testSeries.Series, Fields: map[string]any{"v": num(strconv.Itoa(r.IntN(100)))}})
+				}
+			}
+			items, _, err := Pack(testSeries, window, evs)
+			require.NoError(t, err)
+			require.Len(t, items, 1)
+			f, ok := FirstTime(items[0].SK)
+			require.True(t, ok)
+			require.True(t, f.Equal(first))
+			ks = append(ks, keyed{items[0].SK, first})
+		}
+		slices.SortFunc(ks, func(a, b keyed) int { return strings.Compare(a.sk, b.sk) })
+		for i := 1; i < len(ks); i++ {
+			require.False(t, ks[i].first.Before(ks[i-1].first), "%s (%v) sorts after %s (%v)", ks[i].sk, ks[i].first, ks[i-1].sk, ks[i-1].first)
+		}
+	}
+}
+
+// FuzzSortKey: any sort key is read without a panic, and a chunk key
+// that reads back writes again as itself.
+func FuzzSortKey(f *testing.F) {
+	f.Add(`2026-12-06T1"McaanKxjIf9yxTOE`)
+	f.Add(`2026-12-06T10:00:00.000000000Z"Qm9vLXNoYXI`)
+	f.Add(`2026-12-1"AKxjIf9yxTOE`)
+	f.Add(`2026-12-06T10:00:00.000000000Z#id`)
+	f.Fuzz(func(t *testing.T, sk string) {
+		first, ok := FirstTime(sk)
+		_, _ = KeyTime(sk)
+		if !ok || strings.IndexByte(sk, SortKeySep) == itemenc.TimeKeyLen {
+			return
+		}
+		i := strings.IndexByte(sk, SortKeySep)
+		start, ok := itemenc.ParseTimePrefix(sk[:i])
+		require.True(t, ok)
+		sum, err := base64.RawURLEncoding.DecodeString(sk[len(sk)-sumChars:])
+		if err != nil || base64.RawURLEncoding.EncodeToString(sum) != sk[len(sk)-sumChars:] {
+			return // a sum no writer makes, read all the same
+		}
+		require.Equal(t, sk, string(appendSortKey(nil, start, first, sum)))
+	})
 }

@@ -11,21 +11,55 @@
 // A chunk item sits in the partition of its series shard, beside rows
 // and map items (itemenc's keys), under the sort key
 //
-//	{time of its first event}"{content sum}
+//	{time prefix of its window's start}"{offset of its first event}{content sum}
 //	pk = acme#cars#car-17#2
-//	sk = 2026-12-06T10:00:00.000000000Z"Qm9vLXNoYXI
+//	sk = 2026-12-06T1"McaanKxjIf9yxTOE
+//	c  = 0x03…   (its chunk)
 //
-// The time is the row layout's fixed-width one; '"' sorts after the map
-// layout's '!' and before the row layout's '#' and itemenc.HighKey's
-// '$', so a key range of times selects chunks beside rows and map
-// items. The content sum is the first 8 bytes of the SHA-256 of the
-// chunk's uncompressed block, in unpadded base64url (8 bytes, as an event
-// id has, since it tells apart only the chunks of one series shard whose
-// first events are at one instant), and the shard is
-// that SHA-256's first 8 bytes (big-endian) modulo the table's shard
-// count. Its attributes are
+// Every byte of an item's keys and attribute names is stored, and
+// billed, in every item (Developer Guide, "DynamoDB item sizes and
+// formats": an item's size is the lengths of its attribute names and
+// values; each item costs 100 bytes of indexing besides), and a chunk of
+// ten readings holds a hundred bytes or so of events: so the key says no
+// more than it must.
 //
-//	tt_c   the chunk: one byte saying how the block is stored, then it:
+//   - The time prefix (itemenc.AppendTimePrefix) is the start of the
+//     chunk's window, aligned to the Unix epoch, as a time key without
+//     its trailing zeros: "2026-12-06T1" for 10:00, "2026-12-06" for
+//     midnight. It sorts after every item of the windows before and
+//     before every item of its own, and '"' after it sorts below every
+//     character of a time key: a key range of times from the window's
+//     LowKey selects the window's chunks beside its rows and map items.
+//   - The offset is the first event's time less the window's start, in
+//     nanoseconds: a letter A to U, its number of decimal digits (A for
+//     the offset 0), then its digits without the trailing zeros, each
+//     a letter, the last one of its own set: digit d is letter 2d of
+//     "abcdefghijklmnopqrs" where it is not last and letter 2d-1 where
+//     it is ("Mcaan" is 100.7 s: twelve digits, 1, 0, 0 and a last 7).
+//     A last digit d sorts between the letters of d-1 and d that are not
+//     last, so the offsets sort as their texts do, and a window's chunks
+//     sort by their first events' times, as long keys did (an aggregate
+//     folds a window's chunks from their columns when, in key order,
+//     each one's events come before the next one's). The block's times
+//     are offsets from this first time.
+//   - The content sum is the first 8 bytes of the SHA-256 of the
+//     chunk's uncompressed block, in unpadded base64url (11 characters).
+//     Two chunks of one partition have one key only if their first
+//     events are at the same nanosecond and their sums agree: for k such
+//     chunks the chance is k(k-1)/2 in 2^64, under 3·10^-14 for a
+//     thousand of them, as an 8-byte event id tells apart the events of
+//     one series at one instant (docs/design.md, "Event ids are 8
+//     bytes"). The shard is that SHA-256's first 8 bytes (big-endian)
+//     modulo the table's shard count.
+//
+// The key is a string, as every sort key of a data table is (the key
+// schema is the table's, shared with rows, map items and the series
+// index), of 22 to 46 bytes for windows of whole seconds (DynamoDB
+// allows 1,024: Developer Guide,
+// "Constraints in Amazon DynamoDB"). The series is the partition key's
+// alone; the block does not hold it. Its attributes are
+//
+//	c      the chunk: one byte saying how the block is stored, then it:
 //	       0 as it is; 1 a Zstandard frame (without a checksum); 2 a
 //	       Zstandard frame without its 4-byte magic number; 3 an S2
 //	       block in its Snappy-compatible form (github.com/klauspost/
@@ -33,11 +67,24 @@
 //	tt_expires
 //	       in a table of a family with ttl (family.TTLAttribute), the
 //	       item's expiry for DynamoDB's TTL, in Unix seconds: its newest
-//	       event's time plus the ttl (Expiry)
+//	       event's time plus the ttl (Expiry); the table's TTL attribute,
+//	       so its name is the table's, and absent without a ttl
 //
-// Pack stores the shortest of 0, 2 and 3 (the first on a tie). Items of
-// version 1 blocks took 0 or 1, and had an attribute tt_n, the number of
-// events, which nothing reads.
+// A chunk item holds no field, and is told from other items by its sort
+// key (IsSortKey: a time prefix and '"', where a row's key has a whole
+// time key and '#', a map item's '!'), so its attribute's name need not
+// be told from fields' names. Pack stores the shortest of 0, 2 and 3 (the
+// first on a tie).
+//
+// Items written before short keys had long ones, still read: the first
+// event's whole time key, '"' and the content sum
+// (2026-12-06T10:00:00.000000000Z"Qm9vLXNoYXI), and the chunk in the
+// attribute tt_c; a '"' at the time key's end tells them from short
+// keys, whose '"' comes earlier. The items of version 1 blocks are of
+// those, and took 0 or 1, and had an attribute tt_n, the number of
+// events, which nothing reads. A table may hold both forms, in one
+// window even: a read, an aggregate, compaction and archives read both
+// (engine.TestChunkLongKeysStillRead, on every backend).
 //
 // A chunk expires whole, so it takes the expiry of its newest event: no
 // event expires before its time plus the ttl, as its row would, and an
@@ -69,8 +116,8 @@
 // does when writing, so that an event stored twice has the same time and
 // id both times, kept once, and events of chunks and rows merge by
 // (time, id) as rows do. A read of events from a time on starts its key
-// range at LowKey, the start of that time's window, since a chunk's sort
-// key is the time of its first event.
+// range at LowKey, the time prefix of the start of that time's window,
+// where the window's chunks' keys start.
 //
 // An event too large to be a chunk on its own (its block, compressed,
 // takes its item past 400 KB where its row would not) is left for the
@@ -187,13 +234,16 @@
 // of the guide's 180-byte event shape, and BenchmarkPackRequestShapes
 // those of `make bench`'s chunks part; docs/layouts.md has the figures.
 // Version 1 blocks, still read (block_v1.go), took 71.3 and 34.6 bytes
-// an event in `make bench`'s two request shapes where version 2 takes
-// about 60 and 28: see docs/layouts.md.
+// an event in `make bench`'s two request shapes where version 2 took
+// about 60 and 28 with long sort keys: see docs/layouts.md for the
+// figures of short ones.
 //
 // # Floor plan
 //
-//	item.go      Pack and Unpack: chunk items, their keys, compression,
-//	             and the block order that makes a retry write the same item
+//	item.go      Pack and Unpack: chunk items, compression, and the block
+//	             order that makes a retry write the same item
+//	key.go       a chunk item's keys (short, and the long ones still read)
+//	             and the name of its attribute
 //	block.go     the block: times, ids, and each field's column
 //	column.go    the kinds of columns, each one's writer and reader
 //	             (readColumn, for readers of whole events and of columns)

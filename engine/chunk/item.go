@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -21,43 +20,6 @@ import (
 	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/storage"
 )
-
-// Attributes of a chunk item besides its keys. Field names cannot start
-// with "tt_" (package event), so these never meet a field.
-const (
-	// AttrData holds the chunk: a byte saying how the block is
-	// compressed, then the block (doc.go, "Items").
-	AttrData = "tt_c"
-	// AttrCount is the number of events the chunk holds, in the items
-	// of version 1 blocks; it is read by nothing, and version 2 items,
-	// whose blocks say it, do not have it.
-	AttrCount = "tt_n"
-)
-
-// SortKeySep follows the time in a chunk's sort key. It sorts after the
-// map layout's "!" and before the row layout's "#" and itemenc.HighKey's
-// "$", so a key range of times selects chunks with rows and map items.
-const SortKeySep = '"'
-
-// sumLen is the length of the content sum in a sort key: 8 bytes of
-// SHA-256, 11 base64url characters. It tells apart the chunks of one
-// series shard whose first events are at one instant, as an 8-byte event
-// id tells apart the events of one series at one instant
-// (docs/design.md, "Event ids are 8 bytes").
-const sumLen = 8
-
-// SortKey returns the sort key of a chunk whose first event is at first
-// and whose block has the SHA-256 sum sum.
-func SortKey(first time.Time, sum []byte) string {
-	b := itemenc.AppendTimeKey(make([]byte, 0, itemenc.TimeKeyLen+1+11), first)
-	b = append(b, SortKeySep)
-	return string(base64.RawURLEncoding.AppendEncode(b, sum[:sumLen]))
-}
-
-// IsSortKey reports whether sk is a chunk's sort key.
-func IsSortKey(sk string) bool {
-	return len(sk) > itemenc.TimeKeyLen && sk[itemenc.TimeKeyLen] == SortKeySep
-}
 
 // Ways the block of an item is stored (the first byte of AttrData).
 const (
@@ -84,6 +46,8 @@ type Series struct {
 	Shards                int
 	// Expiry is the expiry of the chunks; the zero Expiry gives none.
 	Expiry Expiry
+
+	window int64 // Pack's window, in nanoseconds, for the sort keys
 }
 
 // Expiry is when a chunk item expires, for DynamoDB's TTL: the later of
@@ -144,6 +108,7 @@ func Pack(s Series, window time.Duration, evs []event.Event) (items []storage.It
 	}
 	shards := max(s.Shards, 1)
 	w := int64(window)
+	s.window = w
 	for len(ordered) > 0 {
 		end := windowStart(ordered[0].Time, w) + w
 		n, _ := slices.BinarySearchFunc(ordered, end, func(ev event.Event, end int64) int { return cmp.Compare(ev.Time.UnixNano(), end) })
@@ -198,7 +163,7 @@ func item(s Series, shards int, evs []event.Event) (storage.Item, error) {
 	shard := int(binary.BigEndian.Uint64(sum[:8]) % uint64(shards))
 	it := storage.Item{
 		PK:    itemenc.PartitionKey(s.Tenant, s.Table, s.Series, shard),
-		SK:    SortKey(evs[0].Time, sum[:]),
+		SK:    string(appendSortKey(make([]byte, 0, itemenc.TimeKeyLen+sumChars), time.Unix(0, windowStart(evs[0].Time, s.window)).UTC(), evs[0].Time, sum[:])),
 		Attrs: map[string]any{AttrData: compress(block)},
 	}
 	// evs are in block order: the last is the newest.
@@ -288,7 +253,7 @@ func Unpack(dst []event.Event, it storage.Item) ([]event.Event, error) {
 	if err != nil {
 		return dst, fmt.Errorf("%w: %w", ErrCorrupt, err)
 	}
-	data, ok := it.Attrs[AttrData].([]byte)
+	data, ok := Data(it)
 	if !ok {
 		return dst, fmt.Errorf("%w: no %s", ErrCorrupt, AttrData)
 	}
@@ -315,10 +280,7 @@ func Unpack(dst []event.Event, it storage.Item) ([]event.Event, error) {
 // firstTime returns the time of a chunk's first event, from its sort key,
 // in Unix nanoseconds.
 func firstTime(sk string) (int64, bool) {
-	if !IsSortKey(sk) {
-		return 0, false
-	}
-	t, ok := itemenc.ParseTimeKey(sk[:itemenc.TimeKeyLen])
+	t, ok := FirstTime(sk)
 	return t.UnixNano(), ok
 }
 

@@ -56,7 +56,7 @@ func TestStoresKeepChunks(t *testing.T) {
 			row := itemenc.RowItem(s.Tenant, s.Table, event.Event{Time: from, Series: s.Series, ID: "row", Fields: map[string]any{"v": "x"}}, 0)
 			require.NoError(t, store.BatchWrite(ctx, table, append(slices.Clone(items), row)))
 
-			it := store.Query(ctx, storage.Query{Table: table, PK: items[0].PK, Low: itemenc.TimeKey(from), High: itemenc.HighKey(from.Add(time.Hour))})
+			it := store.Query(ctx, storage.Query{Table: table, PK: items[0].PK, Low: chunk.LowKey(from, time.Hour), High: itemenc.HighKey(from.Add(time.Hour))})
 			var got []event.Event
 			rows := 0
 			for it.Next() {

@@ -1,6 +1,7 @@
 package chunk
 
 import (
+	"crypto/sha256"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -23,7 +24,7 @@ var updateV1 = flag.Bool("update-v1", false, "write testdata/v1-chunks.json from
 // every value's Go type.
 type v1Chunk struct {
 	PK, SK string
-	Data   []byte   // AttrData
+	Data   []byte   // AttrDataLong, as version 1 items named it
 	Events []string // readBack
 }
 
@@ -79,7 +80,7 @@ func TestVersion1ChunksStillRead(t *testing.T) {
 		block, err := decompress(c.Data)
 		require.NoError(t, err)
 		require.Equal(t, byte(1), block[0], "a version 1 block")
-		evs, err := Unpack(nil, storage.Item{PK: c.PK, SK: c.SK, Attrs: map[string]any{AttrData: c.Data, AttrCount: json.Number(fmt.Sprint(len(c.Events)))}})
+		evs, err := Unpack(nil, storage.Item{PK: c.PK, SK: c.SK, Attrs: map[string]any{AttrDataLong: c.Data, AttrCount: json.Number(fmt.Sprint(len(c.Events)))}})
 		require.NoError(t, err)
 		require.Equal(t, c.Events, readBack(evs), "chunk %s", c.SK)
 		// An aggregate's column reader reads the same events' values.
@@ -106,5 +107,34 @@ func TestVersion1ChunksStillRead(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestLongSortKeysStillRead reads version 2 chunks in the form written
+// before short sort keys (the first event's whole time key, the
+// attribute tt_c): the same events and columns as their short form.
+func TestLongSortKeysStillRead(t *testing.T) {
+	items, _, err := Pack(testSeries, time.Hour, v1Events(t))
+	require.NoError(t, err)
+	require.NotEmpty(t, items)
+	for _, it := range items {
+		first, ok := FirstTime(it.SK)
+		require.True(t, ok)
+		block, err := decompress(it.Attrs[AttrData].([]byte))
+		require.NoError(t, err)
+		require.Equal(t, byte(blockVersion), block[0])
+		sum := sha256.Sum256(block)
+		long := storage.Item{PK: it.PK, SK: longSortKey(first, sum[:]), Attrs: map[string]any{AttrDataLong: it.Attrs[AttrData]}}
+		require.Equal(t, it.SK[len(it.SK)-sumChars:], long.SK[len(long.SK)-sumChars:], "the same sum")
+		require.True(t, IsSortKey(long.SK))
+		want, err := Unpack(nil, it)
+		require.NoError(t, err)
+		got, err := Unpack(nil, long)
+		require.NoError(t, err)
+		require.Equal(t, readBack(want), readBack(got))
+		var a, b Columns
+		require.NoError(t, ReadColumns(&a, it.SK, it.Attrs[AttrData].([]byte), []string{"v"}))
+		require.NoError(t, ReadColumns(&b, long.SK, long.Attrs[AttrDataLong].([]byte), []string{"v"}))
+		require.Equal(t, a.Times, b.Times)
 	}
 }

@@ -19,11 +19,13 @@ func WindowStart(t time.Time, window time.Duration) time.Time {
 
 // LowKey returns the sort key a read of a partition's events from from on
 // starts at, so that it meets every chunk holding such an event: the
-// start of from's window, since a chunk's sort key is the time of its
-// first event and its events lie in one window. Events before from that
-// the range takes in are the reader's to cut.
+// time prefix (itemenc.AppendTimePrefix) of the start of from's window,
+// which sorts before every item of the window, a chunk's short sort key
+// (which starts with it) included, and after every item of the windows
+// before. Events before from that the range takes in are the reader's to
+// cut.
 func LowKey(from time.Time, window time.Duration) string {
-	return itemenc.TimeKey(WindowStart(from, window))
+	return string(itemenc.AppendTimePrefix(make([]byte, 0, itemenc.TimeKeyLen), WindowStart(from, window)))
 }
 
 // WindowEvents appends to dst the events of items, items of one

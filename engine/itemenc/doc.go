@@ -30,6 +30,11 @@
 // with the AWS CLI. Event times before 1970 are refused (package event),
 // so every time has the same width. The shard is a hash of the event id
 // modulo the table's shard count, recorded in the table's registry entry.
+// A time prefix (AppendTimePrefix: a time key without its trailing
+// zeros, "2026-12-06T1" for 10:00) sorts after the keys of every earlier
+// instant and before those of its own: the chunk layout's sort keys
+// (package chunk) start with their window's, and a read of a chunk
+// table's window starts its key range at it.
 //
 // # Row layout
 //

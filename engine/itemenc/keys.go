@@ -148,6 +148,66 @@ func appendDigits(b []byte, v, n int) []byte {
 	return b
 }
 
+// AppendTimePrefix appends the shortest prefix of t's time key of which
+// that key is the least: the key without its trailing zeros and the
+// separators among them ("2026-12-06T10:00:00.000000000Z" gives
+// "2026-12-06T1"). Every time key before t's sorts before the prefix,
+// and every one from t's on after it, so a prefix followed by a byte
+// below the separators and digits ('"', say) sorts between the keys of
+// the instants before t and those of t on: it stands for the instant t
+// in fewer bytes. A prefix keeps at least the month and the day's first
+// digit, since no month or day is zero.
+func AppendTimePrefix(dst []byte, t time.Time) []byte {
+	n := len(dst)
+	dst = AppendTimeKey(dst, t)
+	k := len(dst)
+	for k > n && strings.IndexByte("0T:.Z", dst[k-1]) >= 0 {
+		k--
+	}
+	return dst[:k]
+}
+
+// leastTimeKey completes a time prefix to the least key it starts.
+const leastTimeKey = "0000-00-00T00:00:00.000000000Z"
+
+// ParseTimePrefix reads a prefix that AppendTimePrefix writes, or a
+// whole time key: the instant whose key is the least to start with p.
+// It refuses a prefix AppendTimePrefix would not write.
+func ParseTimePrefix(p string) (time.Time, bool) {
+	if len(p) > TimeKeyLen || len(p) == 0 {
+		return time.Time{}, false
+	}
+	if len(p) == TimeKeyLen {
+		return ParseTimeKey(p)
+	}
+	var key [TimeKeyLen]byte
+	copy(key[copy(key[:], p):], leastTimeKey[len(p):])
+	t, ok := ParseTimeKey(string(key[:]))
+	if !ok || strings.IndexByte("0T:.Z", p[len(p)-1]) >= 0 {
+		return time.Time{}, false
+	}
+	return t, true
+}
+
+// IsTimePrefix reports whether p has the characters of a time key's
+// first len(p) bytes: digits where it has digits, its separators
+// where it has them. It does not check the digits' ranges.
+func IsTimePrefix(p string) bool {
+	if len(p) > TimeKeyLen {
+		return false
+	}
+	for i := 0; i < len(p); i++ {
+		if c := leastTimeKey[i]; c == '0' {
+			if p[i] < '0' || p[i] > '9' {
+				return false
+			}
+		} else if p[i] != c {
+			return false
+		}
+	}
+	return true
+}
+
 // HighKey returns a sort key above every event at instant t and below
 // every event after it: '$' follows '#'.
 func HighKey(t time.Time) string { return TimeKey(t) + "$" }

@@ -1,6 +1,7 @@
 package itemenc
 
 import (
+	"math"
 	"slices"
 	"testing"
 	"time"
@@ -196,4 +197,63 @@ func TestAppendKeys(t *testing.T) {
 	}
 	require.Equal(t, "x"+SortKey(at, "AAAAAAAAAAA"), string(AppendSortKey([]byte("x"), at, "AAAAAAAAAAA")))
 	require.Equal(t, "x"+SortKey(at.In(time.FixedZone("+2", 7200)), ""), string(AppendSortKey([]byte("x"), at.In(time.FixedZone("+2", 7200)), "")))
+}
+
+// FuzzTimePrefix holds a time prefix to its promise: it reads back as
+// its instant, every time key before the instant's (and a row's or map
+// item's key of such a time) sorts before it, and the instant's key and
+// every later one after it.
+func FuzzTimePrefix(f *testing.F) {
+	for _, ns := range []int64{0, 1, 1e9, 36e11, 864e11, 1491825600123456789, 1765015200000000000, 1765015210000000000, 1767225599999999999, 1893456000000000000} {
+		f.Add(ns, int64(1))
+	}
+	f.Add(int64(1765015200000000000), int64(36e11))
+	f.Fuzz(func(t *testing.T, ns, d int64) {
+		if ns < 0 || d <= 0 {
+			t.Skip()
+		}
+		at := time.Unix(0, ns).UTC()
+		p := string(AppendTimePrefix(nil, at))
+		got, ok := ParseTimePrefix(p)
+		require.True(t, ok, p)
+		require.True(t, at.Equal(got), "%s reads back as %v, not %v", p, got, at)
+		require.True(t, IsTimePrefix(p))
+		require.LessOrEqual(t, p, TimeKey(at))
+		require.Less(t, p+`"`, TimeKey(at))
+		if ns > 0 {
+			before := time.Unix(0, max(ns-d, 0)).UTC()
+			require.Less(t, HighKey(before), p, "%v before %v", before, at)
+			require.Less(t, MapSortKey(before, 99), p)
+		}
+		if ns <= math.MaxInt64-d {
+			after := TimeKey(time.Unix(0, ns+d).UTC())
+			require.Less(t, p+`"~~~~`, after)
+		}
+	})
+}
+
+func TestTimePrefixes(t *testing.T) {
+	for _, c := range []struct {
+		at   time.Time
+		want string
+	}{
+		{time.Date(2026, 12, 6, 10, 0, 0, 0, time.UTC), "2026-12-06T1"},
+		{time.Date(2026, 12, 6, 13, 0, 0, 0, time.UTC), "2026-12-06T13"},
+		{time.Date(2026, 12, 6, 0, 0, 0, 0, time.UTC), "2026-12-06"},
+		{time.Date(2026, 12, 10, 0, 0, 0, 0, time.UTC), "2026-12-1"},
+		{time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC), "2030-01-01"},
+		{time.Date(2026, 12, 6, 10, 30, 0, 0, time.UTC), "2026-12-06T10:3"},
+		{time.Date(2026, 12, 6, 10, 0, 0, 700e6, time.UTC), "2026-12-06T10:00:00.7"},
+		{time.Date(2026, 12, 6, 10, 0, 0, 1, time.UTC), "2026-12-06T10:00:00.000000001"},
+		{time.Date(2026, 12, 6, 10, 0, 0, 10, time.UTC), "2026-12-06T10:00:00.00000001"},
+	} {
+		require.Equal(t, c.want, string(AppendTimePrefix(nil, c.at)))
+	}
+	for _, bad := range []string{"", "2026-12-06T10", "2026-12-06T", "2026-12-", "2026-1", "2026-12-06T1x", "2026-13-01", "2026-02-30", "2026-12-06T10:00:00.000000000Z#"} {
+		_, ok := ParseTimePrefix(bad)
+		require.False(t, ok, bad)
+	}
+	got, ok := ParseTimePrefix("2026-12-06T10:00:00.000000000Z")
+	require.True(t, ok, "a whole time key")
+	require.Equal(t, time.Date(2026, 12, 6, 10, 0, 0, 0, time.UTC), got)
 }
