@@ -67,8 +67,10 @@ const (
 	DefaultReadyTimeout = 2 * time.Second
 	// DefaultMaxEventBytesInFlight bounds the memory, as estimated by
 	// admission.BatchBytes, that the decoded events of write requests
-	// hold at once: 192 MiB, which holds a request of DefaultMaxEvents
-	// minimal events, or of DefaultMaxBodyBytes of 180-byte events.
+	// hold at once: 96 MiB, which holds a request of DefaultMaxEvents
+	// minimal events, or of DefaultMaxBodyBytes of any shape, and with
+	// DefaultMaxBodyBytesInFlight keeps a server of 512 MiB with
+	// GOMEMLIMIT=352MiB under it (admission.DefaultMaxEventBytes).
 	DefaultMaxEventBytesInFlight = admission.DefaultMaxEventBytes
 	// DefaultTenantShare is the part of each server-wide budget one
 	// tenant may hold.
