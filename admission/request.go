@@ -19,13 +19,13 @@ const (
 	// events are estimated at more than the budget is refused as too
 	// large (Budget.Fits).
 	//
-	// It is sized with the server's body budget (64 MiB by default) for
+	// It is sized with the server's body budget (32 MiB by default) for
 	// a server of 512 MiB with GOMEMLIMIT=352MiB: what the two budgets
-	// hold, 160 MiB, and the server's own heap stay under half the soft
-	// limit, so that the collector's garbage (up to as much again, with
-	// GOGC=100) keeps the heap under it rather than the limit holding
-	// it there, which took such a server to 520 MiB of resident memory
-	// with a budget of 192 MiB.
+	// hold, 128 MiB, and the server's own heap stay well under half the
+	// soft limit, so that the collector's garbage (up to as much again,
+	// with GOGC=100) keeps the heap under it rather than the limit
+	// holding it there, which took such a server to 518 MiB of resident
+	// memory with budgets of 64 MiB and 192 MiB.
 	DefaultMaxEventBytes = 96 << 20
 	// DefaultTenantShare is the part of each server-wide budget one
 	// tenant may hold.

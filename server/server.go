@@ -49,8 +49,10 @@ const (
 	// message.
 	DefaultMaxEvents = admission.DefaultMaxRequestEvents
 	// DefaultMaxBodyBytesInFlight bounds the bytes of request bodies the
-	// server holds at once: 64 MiB, four bodies of the largest size.
-	DefaultMaxBodyBytesInFlight = 64 << 20
+	// server holds at once: 32 MiB, two bodies of the largest size,
+	// sized with DefaultMaxEventBytesInFlight
+	// (admission.DefaultMaxEventBytes).
+	DefaultMaxBodyBytesInFlight = 32 << 20
 	// DefaultBodyBudgetWait is how long a request waits for room in the
 	// body budget before it is answered 503.
 	DefaultBodyBudgetWait = time.Second
