@@ -29,5 +29,10 @@
 // Go runtime keeps up to GOGC percent more heap than is live, the
 // engine's caches and the store's memtables are beside them, and an MQTT
 // client reads a whole packet before timetable sees it (bound that with
-// the broker's maximum packet size).
+// the broker's maximum packet size). The defaults are sized so that the
+// body budget and the events budget together, with the server's own
+// heap, stay under half of the soft memory limit of a server of 512 MiB
+// (GOMEMLIMIT=352MiB): under it, garbage keeps the heap below the limit;
+// past it, the limit holds the heap at 352 MiB and the process, with
+// Pebble's memtables beside it, over 512 MiB.
 package admission

@@ -79,16 +79,80 @@ func writeBytes(events int, fields, largest int64) int64 {
 	return int64(min(events, WriteSpanEvents))*itemBytes + min(fields, max(WriteSpanBytes, largest))*fieldsGrowth
 }
 
+// Format is how a body holds its events, as far as the estimate of
+// what they take decoded goes (BodyBytes).
+type Format int
+
+const (
+	// JSON is a body of JSON events of no known shape: a JSON array,
+	// one event, or NDJSON that the decoder tells apart from them (an
+	// MQTT payload). Any one event may take the whole body.
+	JSON Format = iota
+	// NDJSON is a body of one JSON event a line.
+	NDJSON
+	// LineProtocol is a body of InfluxDB line protocol, an event a
+	// line.
+	LineProtocol
+)
+
+// lines reports whether a body of the format holds an event a line.
+func (f Format) lines() bool { return f == NDJSON || f == LineProtocol }
+
 // BodyBytes returns the estimate, made before decoding, of what the
-// events of a body of size bytes holding at most events events take
-// decoded and written: the most the Batch of such a body holds
-// (event.DecodedBytesBound) and what the engine builds from a span of
-// them, or what a line protocol body of that size takes while it is
-// decoded, lineBodyGrowth times its size, if that is more. It is an
-// upper bound; the caller trims its share to BatchBytes once decoded.
-func BodyBytes(size int64, events int) int64 {
+// events of body take decoded and written: the most the Batch of such a
+// body holds (event.DecodedBytesBound, for at most the events
+// EventsUpperBound counts) and what the engine builds from a span of
+// them, or, for line protocol, what the body takes while it is decoded,
+// lineBodyGrowth times its size, if that is more. It is an upper bound
+// of BatchBytes of what the body decodes to; the caller trims its share
+// to BatchBytes once decoded.
+//
+// An NDJSON body's span is bounded by its longest line: it holds no
+// event whose fields take more than fieldsPerText times its longest
+// line, and a span no more than WriteSpanEvents such events, so that a
+// body of small events is not estimated as if one of them could fill an
+// item (MaxFieldsBytes), which held a request of 100,000 minimal events
+// at 70 MB rather than 23 MB. A JSON body's one event may be the whole
+// body; a line protocol body's lines may each name a table of their own,
+// whose events the engine builds as a span of their own, so that its
+// estimate keeps to a span of an item's most.
+func BodyBytes(body []byte, f Format) int64 {
+	size := int64(len(body))
+	events := EventsUpperBound(body, f)
 	decoded := event.DecodedBytesBound(size, events)
-	return max(decoded+writeBytes(events, decoded, min(decoded, MaxFieldsBytes)), lineBodyGrowth*size)
+	largest := min(MaxFieldsBytes, decoded)
+	if f == NDJSON {
+		largest = min(largest, fieldsPerText*longestLine(body)+fieldsOverhead)
+	}
+	n := decoded + writeBytes(events, min(decoded, int64(WriteSpanEvents)*largest), largest)
+	if f == LineProtocol {
+		n = max(n, lineBodyGrowth*size)
+	}
+	return n
+}
+
+// The most an event's fields take in a Batch, from the text of its
+// line: fieldsPerText times it and fieldsOverhead more, above the one
+// and a half times their text that JSON fields take at most
+// (event.DecodedBytesBound; TestBodyBytesIsAnUpperBound checks the
+// shapes that take the most).
+const (
+	fieldsPerText  = 2
+	fieldsOverhead = 16
+)
+
+// longestLine returns the length of body's longest line.
+func longestLine(body []byte) int64 {
+	longest := 0
+	for len(body) > 0 {
+		n := bytes.IndexByte(body, '\n')
+		if n < 0 {
+			n = len(body)
+		}
+		longest = max(longest, n)
+		body = body[min(n+1, len(body)):]
+	}
+	return int64(longest)
 }
 
 // SmallestRequestBytes returns the estimate of the events of the
@@ -116,11 +180,11 @@ const (
 	MaxFieldsBytes  = 4 * storage.MaxItemSize
 )
 
-// EventsUpperBound returns at least the number of events a body decodes
-// to, cheaply: its lines for NDJSON and line protocol (lines), its
-// objects for JSON (an array, NDJSON or one event).
-func EventsUpperBound(body []byte, lines bool) int {
-	if lines {
+// EventsUpperBound returns at least the number of events a body of
+// format f decodes to, cheaply: its lines for NDJSON and line protocol,
+// its objects for JSON (an array, NDJSON or one event).
+func EventsUpperBound(body []byte, f Format) int {
+	if f.lines() {
 		return bytes.Count(body, []byte{'\n'}) + 1
 	}
 	return bytes.Count(body, []byte{'{'})

@@ -83,8 +83,8 @@
 //	limits:                     # budgets and limits; 0 = the default
 //	  max_body_bytes: 16777216  # a request body or MQTT message
 //	  max_events: 100000        # events of a request or MQTT message
-//	  max_body_bytes_in_flight: 67108864    # request bodies held at once
-//	  max_event_bytes_in_flight: 201326592  # decoded events, HTTP and MQTT
+//	  max_body_bytes_in_flight: 33554432    # request bodies held at once
+//	  max_event_bytes_in_flight: 100663296  # decoded events, HTTP and MQTT
 //	  tenant_share: 0.5         # of each budget, one tenant's most
 //	  tenant_names_in_metrics: false        # else hashes label tenants
 //	  tenant:                   # a tenant's limits without overrides

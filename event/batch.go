@@ -1,6 +1,7 @@
 package event
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
@@ -336,9 +337,16 @@ func (w *batchWriter) seal() {
 }
 
 // batch returns the Batch built. The writer must not be used again.
+// The last chunk of fields is copied to its size when it fills less than
+// half of its memory (a body of small events fills a tenth of its first
+// chunk, sized for large ones), so that the batch holds little more than
+// its events.
 func (w *batchWriter) batch() Batch {
 	if len(w.times) == 0 {
 		return Batch{}
+	}
+	if len(w.fields) < cap(w.fields)/2 {
+		w.fields = bytes.Clone(w.fields)
 	}
 	w.seal()
 	return Batch{times: w.times, series: w.series, dict: w.dict, ends: w.ends, chunks: w.chunks, bases: w.bases, fieldsCap: w.fieldsCap, ids: w.ids}

@@ -1,6 +1,9 @@
 package ingest
 
-import "github.com/timetabledb/timetable/engine"
+import (
+	"github.com/timetabledb/timetable/admission"
+	"github.com/timetabledb/timetable/engine"
+)
 
 // Decoder turns a write's body into the events of each table it writes
 // to: each protocol has its own (the HTTP API's JSON and NDJSON bodies,
@@ -13,9 +16,10 @@ type Decoder interface {
 	// Decode returns the events body holds, by table, or why it does
 	// not decode.
 	Decode(body []byte) ([]engine.TableEvents, error)
-	// Lines reports whether a body holds an event a line (NDJSON, line
-	// protocol), for the estimate of its events before it is decoded.
-	Lines() bool
+	// Format says how a body holds its events (an event a line or not,
+	// line protocol or JSON), for the estimate of what they take before
+	// it is decoded (admission.BodyBytes).
+	Format() admission.Format
 }
 
 // TableChecker is a Decoder whose protocol names the refusals of every

@@ -2,6 +2,8 @@ package ingest
 
 import (
 	"slices"
+
+	"github.com/timetabledb/timetable/admission"
 	"time"
 
 	"github.com/timetabledb/timetable/engine"
@@ -31,7 +33,12 @@ func (d JSON) Decode(body []byte) ([]engine.TableEvents, error) {
 	return []engine.TableEvents{{Table: d.Table, Events: events}}, nil
 }
 
-func (d JSON) Lines() bool { return d.NDJSON }
+func (d JSON) Format() admission.Format {
+	if d.NDJSON {
+		return admission.NDJSON
+	}
+	return admission.JSON
+}
 
 // LineProtocol is the Decoder and TableChecker of an InfluxDB line
 // protocol body (lineproto.Decode), whose measurements name its tables.
@@ -56,7 +63,7 @@ func (d *LineProtocol) Decode(body []byte) ([]engine.TableEvents, error) {
 	return parts, nil
 }
 
-func (d *LineProtocol) Lines() bool { return true }
+func (d *LineProtocol) Format() admission.Format { return admission.LineProtocol }
 
 // Refused returns the engine's refusals of the tables (errs, by table,
 // nil for a table it takes) as a *lineproto.Error naming the problems of

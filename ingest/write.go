@@ -161,7 +161,7 @@ func (w *Write) Admit(ctx context.Context, body []byte, dec Decoder) ([]engine.T
 	// an upper bound, and what the body decodes to decides whether the
 	// write is too large.
 	budget := w.p.opts.EventBudget
-	if err := w.resize(ctx, budget.Bound(admission.BodyBytes(bytes, admission.EventsUpperBound(body, dec.Lines())))); err != nil {
+	if err := w.resize(ctx, budget.Bound(admission.BodyBytes(body, dec.Format()))); err != nil {
 		return nil, err
 	}
 	slot, err := w.p.opts.CPU.AcquireFor(ctx, w.tenant)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/timetabledb/timetable/admission"
 	"github.com/timetabledb/timetable/config"
 	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/event"
@@ -53,7 +54,12 @@ func (d *payloadDecoder) Decode(payload []byte) ([]engine.TableEvents, error) {
 	return tables, nil
 }
 
-func (d *payloadDecoder) Lines() bool { return d.s.cfg.Format == config.FormatLine }
+func (d *payloadDecoder) Format() admission.Format {
+	if d.s.cfg.Format == config.FormatLine {
+		return admission.LineProtocol
+	}
+	return admission.JSON // an array, one event or NDJSON
+}
 
 // decode reads a message's payload into its parts, or returns why the
 // message is invalid.

@@ -49,8 +49,10 @@ const (
 	// message.
 	DefaultMaxEvents = admission.DefaultMaxRequestEvents
 	// DefaultMaxBodyBytesInFlight bounds the bytes of request bodies the
-	// server holds at once: 64 MiB, four bodies of the largest size.
-	DefaultMaxBodyBytesInFlight = 64 << 20
+	// server holds at once: 32 MiB, two bodies of the largest size,
+	// sized with DefaultMaxEventBytesInFlight
+	// (admission.DefaultMaxEventBytes).
+	DefaultMaxBodyBytesInFlight = 32 << 20
 	// DefaultBodyBudgetWait is how long a request waits for room in the
 	// body budget before it is answered 503.
 	DefaultBodyBudgetWait = time.Second
@@ -67,8 +69,10 @@ const (
 	DefaultReadyTimeout = 2 * time.Second
 	// DefaultMaxEventBytesInFlight bounds the memory, as estimated by
 	// admission.BatchBytes, that the decoded events of write requests
-	// hold at once: 192 MiB, which holds a request of DefaultMaxEvents
-	// minimal events, or of DefaultMaxBodyBytes of 180-byte events.
+	// hold at once: 96 MiB, which holds a request of DefaultMaxEvents
+	// minimal events, or of DefaultMaxBodyBytes of any shape, and with
+	// DefaultMaxBodyBytesInFlight keeps a server of 512 MiB with
+	// GOMEMLIMIT=352MiB under it (admission.DefaultMaxEventBytes).
 	DefaultMaxEventBytesInFlight = admission.DefaultMaxEventBytes
 	// DefaultTenantShare is the part of each server-wide budget one
 	// tenant may hold.
