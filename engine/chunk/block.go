@@ -30,10 +30,10 @@ const maxTimeUnit = 18
 
 // appendBlock appends the block of events, which are in block order
 // (sorted: see order), of one series, and at most maxChunkEvents.
-func appendBlock(dst []byte, evs []event.Event) ([]byte, error) {
+func (p *packer) appendBlock(dst []byte, evs []event.Event) ([]byte, error) {
 	dst = append(dst, blockVersion)
 	dst = binary.AppendUvarint(dst, uint64(len(evs)))
-	dst = appendTimes(dst, evs)
+	dst = p.appendTimes(dst, evs)
 	ids := 0
 	for _, ev := range evs {
 		if ev.ID != "" {
@@ -51,81 +51,100 @@ func appendBlock(dst []byte, evs []event.Event) ([]byte, error) {
 			dst = append(dst, ev.ID...)
 		}
 	}
-	names := fieldNames(evs)
-	dst = binary.AppendUvarint(dst, uint64(len(names)))
-	var col []byte
-	vals := make([]any, 0, len(evs))
-	bitmap := make([]byte, (len(evs)+7)/8)
-	for _, name := range names {
+	p.names = fieldNames(p.names[:0], evs)
+	dst = binary.AppendUvarint(dst, uint64(len(p.names)))
+	p.bitmap = slices.Grow(p.bitmap[:0], (len(evs)+7)/8)[:(len(evs)+7)/8]
+	for _, name := range p.names {
 		dst = appendString(dst, name)
-		vals = vals[:0]
-		clear(bitmap)
+		vals := p.vals[:0]
+		clear(p.bitmap)
 		for i, ev := range evs {
 			if v, ok := ev.Fields[name]; ok {
 				vals = append(vals, v)
-				bitmap[i/8] |= 1 << (i % 8)
+				p.bitmap[i/8] |= 1 << (i % 8)
 			}
 		}
 		var kind byte
 		var err error
-		if col, kind, err = appendColumn(col[:0], vals); err != nil {
+		p.col, kind, err = p.appendColumn(p.col[:0], vals)
+		clear(vals) // the values are the events', not the packer's to keep
+		p.vals = vals[:0]
+		if err != nil {
 			return nil, fmt.Errorf("field %q: %w", name, err)
 		}
 		if len(vals) == len(evs) {
 			dst = append(dst, kind)
 		} else {
 			dst = append(dst, kind|kindPartial)
-			dst = append(dst, bitmap...)
+			dst = append(dst, p.bitmap...)
 		}
-		dst = binary.AppendUvarint(dst, uint64(len(col)))
-		dst = append(dst, col...)
+		dst = binary.AppendUvarint(dst, uint64(len(p.col)))
+		dst = append(dst, p.col...)
 	}
+	clear(p.names)
 	return dst, nil
 }
+
+// pow10 holds the powers of ten an int64 holds, 10^0 to 10^18.
+var pow10 = func() (p [maxTimeUnit + 1]int64) {
+	p[0] = 1
+	for i := 1; i < len(p); i++ {
+		p[i] = p[i-1] * 10
+	}
+	return p
+}()
 
 // appendTimes appends the times of evs, when there are two or more: the
 // largest power of ten (at most 10^maxTimeUnit) of nanoseconds that
 // divides every time's offset from the first, then the offsets of the
 // second and later times in that unit as an int column. The first time is
 // the sort key's.
-func appendTimes(dst []byte, evs []event.Event) []byte {
+func (p *packer) appendTimes(dst []byte, evs []event.Event) []byte {
 	if len(evs) < 2 {
 		return dst
 	}
 	first := evs[0].Time.UnixNano()
-	offsets := make([]int64, len(evs)-1)
-	unit, pow := 0, int64(1)
+	offsets := slices.Grow(p.ints[:0], len(evs)-1)[:len(evs)-1]
+	unit := maxTimeUnit
 	for i, ev := range evs[1:] {
-		offsets[i] = ev.Time.UnixNano() - first
+		o := ev.Time.UnixNano() - first
+		offsets[i] = o
+		for o%pow10[unit] != 0 {
+			unit--
+		}
 	}
-	for unit < maxTimeUnit && allMultiples(offsets, pow*10) {
-		unit++
-		pow *= 10
+	if pow := pow10[unit]; pow > 1 {
+		for i := range offsets {
+			offsets[i] /= pow
+		}
 	}
-	for i := range offsets {
-		offsets[i] /= pow
-	}
+	p.ints = offsets
 	return appendInts(append(dst, byte(unit)), offsets)
 }
 
-func allMultiples(vs []int64, d int64) bool {
-	for _, v := range vs {
-		if v%d != 0 {
-			return false
-		}
-	}
-	return true
-}
-
-// fieldNames returns the names of every field of evs, in bytewise order.
-func fieldNames(evs []event.Event) []string {
-	seen := map[string]struct{}{}
-	var names []string
+// fieldNames appends to names those of every field of evs, in bytewise
+// order. A block's events mostly have the same few fields: they are
+// looked for among those found so far, and a set made only once there
+// are many.
+func fieldNames(names []string, evs []event.Event) []string {
+	var seen map[string]struct{}
 	for _, ev := range evs {
 		for name := range ev.Fields {
-			if _, ok := seen[name]; !ok {
-				seen[name] = struct{}{}
+			if seen != nil {
+				if _, ok := seen[name]; !ok {
+					seen[name] = struct{}{}
+					names = append(names, name)
+				}
+				continue
+			}
+			if !slices.Contains(names, name) {
 				names = append(names, name)
+				if len(names) > 16 {
+					seen = make(map[string]struct{}, 2*len(names))
+					for _, n := range names {
+						seen[n] = struct{}{}
+					}
+				}
 			}
 		}
 	}
