@@ -593,10 +593,11 @@ type tableWrite struct {
 	table physTable
 	items []storage.Item
 	// events[i] is the index of the event stored as items[i], and
-	// repeats[i] those of its repeats, when a request holds the same event
-	// more than once.
+	// repeats[i] (when i < len(repeats)) those of its repeats, when a
+	// request holds the same event more than once, or of the other events
+	// a chunk item holds.
 	events  []int
-	repeats map[int][]int
+	repeats [][]int
 	// base is the index, among the events of every part of the write,
 	// of the first event of the part events and repeats index.
 	base int
@@ -620,8 +621,10 @@ type tableWrite struct {
 // events stored as item i.
 func (w *tableWrite) appendEvents(dst []int, i int) []int {
 	dst = append(dst, w.base+w.events[i])
-	for _, r := range w.repeats[i] {
-		dst = append(dst, w.base+r)
+	if i < len(w.repeats) {
+		for _, r := range w.repeats[i] {
+			dst = append(dst, w.base+r)
+		}
 	}
 	return dst
 }
@@ -765,8 +768,8 @@ func (db *DB) splitByTable(ctx context.Context, f family.Family, tenant, table s
 		k := key{w, p.item.PK, p.item.SK}
 		if j, ok := seen[k]; ok {
 			w.items[j] = p.item
-			if w.repeats == nil {
-				w.repeats = map[int][]int{}
+			if len(w.repeats) <= j {
+				w.repeats = append(w.repeats, make([][]int, j+1-len(w.repeats))...)
 			}
 			w.repeats[j] = append(w.repeats[j], p.index)
 			continue

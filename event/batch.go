@@ -83,6 +83,11 @@ func (b Batch) encodedFields(i int) string {
 // grow, nor held in a buffer of twice their size.
 const fieldsChunk = 1 << 20
 
+// ClientID returns the client id of event i, "" when it has none,
+// without building the event: the id its request gave it, not one
+// AssignID makes.
+func (b Batch) ClientID(i int) string { return b.id(i) }
+
 // id returns the id event i has, "" when none yet.
 func (b Batch) id(i int) string {
 	if b.ids == nil {

@@ -199,7 +199,7 @@ func mantissa(s string, scale int) (int64, bool) {
 	case !neg && u <= math.MaxInt64:
 		m = int64(u)
 	case neg && u <= 1<<63:
-		m = -int64(u - 1) - 1
+		m = -int64(u-1) - 1
 	default:
 		return 0, false
 	}
@@ -242,10 +242,33 @@ func absUint(m int64) uint64 {
 }
 
 // exactInt returns the integer a canonical number is, when it is one
-// that an int64 holds.
+// that an int64 holds: what strconv.ParseInt(s, 10, 64) takes, without
+// the error it makes of every other number.
 func exactInt(s string) (int64, bool) {
-	v, err := strconv.ParseInt(s, 10, 64)
-	return v, err == nil
+	neg := false
+	if len(s) > 0 && (s[0] == '-' || s[0] == '+') {
+		neg, s = s[0] == '-', s[1:]
+	}
+	if len(s) == 0 {
+		return 0, false
+	}
+	var u uint64
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < '0' || c > '9' || u > (1<<63)/10 {
+			return 0, false
+		}
+		if u = u*10 + uint64(c-'0'); u > 1<<63 {
+			return 0, false
+		}
+	}
+	switch {
+	case neg:
+		return -int64(u-1) - 1, true
+	case u < 1<<63:
+		return int64(u), true
+	}
+	return 0, false
 }
 
 // exactFloat returns the float64 a canonical number is, when formatting

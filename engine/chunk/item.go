@@ -8,8 +8,8 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"runtime"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -285,11 +285,12 @@ const zstdFrom = 256
 func compress(block []byte) []byte {
 	if len(block) < zstdFrom {
 		out := make([]byte, 1+s2.MaxEncodedLen(len(block)))
-		if s := s2.EncodeSnappyBetter(out[1:], block); len(s) < len(block) {
+		if s := s2.EncodeSnappy(out[1:], block); len(s) < len(block) {
 			out[0] = storedS2
 			return out[: 1+len(s) : 1+len(s)]
 		}
-		return append([]byte{storedRaw}, block...)
+		out[0] = storedRaw
+		return out[: 1+copy(out[1:], block) : 1+len(block)]
 	}
 	z := encoder().EncodeAll(block, make([]byte, 1, 1+len(block)))
 	if frame := z[1:]; bytes.HasPrefix(frame, zstdMagic) && len(frame)-len(zstdMagic) < len(block) {
