@@ -76,9 +76,10 @@ func (w *tableWrite) packChunks(events event.Batch, window, ttl time.Duration) e
 		}
 	}
 
-	items := make([]storage.Item, 0, len(names))
-	idx := make([]int, 0, len(names))
-	repeats := make([][]int, 0, len(names))
+	// At most an item an event.
+	items := make([]storage.Item, 0, n)
+	idx := make([]int, 0, n)
+	repeats := make([][]int, 0, n)
 	in := make([]int, 0, n) // the events of each window, one after the other
 	var windows []eventWindow
 	for g, name := range names {

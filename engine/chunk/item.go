@@ -147,6 +147,12 @@ func Pack(s Series, window time.Duration, evs []event.Event) (items []storage.It
 	defer packers.Put(p)
 	p.series, p.shards, p.pk, p.pkShard = s, max(s.Shards, 1), "", -1
 	w := int64(window)
+	if len(ordered) > 0 && items == nil {
+		// Room for an item a window the events span, as they mostly
+		// take.
+		span := (ordered[len(ordered)-1].Time.UnixNano()-windowStart(ordered[0].Time, w))/w + 1
+		items = make([]storage.Item, 0, min(span, int64(len(ordered))))
+	}
 	for len(ordered) > 0 {
 		end := windowStart(ordered[0].Time, w) + w
 		n := len(ordered)
