@@ -37,17 +37,17 @@ func (w *tableWrite) packChunks(events event.Batch, window, ttl time.Duration) e
 	// The items by series, each series' in their order: a counting sort
 	// of their indexes (a span holds a request's events series by
 	// series, but a table's share of them need not).
-	group := make(map[string]int32)
+	group := make([]int32, events.SeriesCount()) // 1 + each batch series' group
 	var names []string
 	var starts []int32 // starts[g] is where series g's items start in order
 	gs := make([]int32, n)
 	for j := range w.items {
-		name := events.Series(w.events[j])
-		g, ok := group[name]
-		if !ok {
+		i := w.events[j]
+		g := group[events.SeriesIndex(i)] - 1
+		if g < 0 {
 			g = int32(len(names))
-			group[name] = g
-			names = append(names, name)
+			group[events.SeriesIndex(i)] = g + 1
+			names = append(names, events.Series(i))
 			starts = append(starts, 0)
 		}
 		gs[j] = g

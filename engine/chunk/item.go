@@ -50,7 +50,8 @@ const sumLen = 8
 // SortKey returns the sort key of a chunk whose first event is at first
 // and whose block has the SHA-256 sum sum.
 func SortKey(first time.Time, sum []byte) string {
-	b := itemenc.AppendTimeKey(make([]byte, 0, itemenc.TimeKeyLen+1+11), first)
+	var buf [itemenc.TimeKeyLen + 1 + 11]byte
+	b := itemenc.AppendTimeKey(buf[:0], first)
 	b = append(b, SortKeySep)
 	return string(base64.RawURLEncoding.AppendEncode(b, sum[:sumLen]))
 }
