@@ -82,6 +82,7 @@ func (w *tableWrite) packChunks(events event.Batch, window, ttl time.Duration) e
 	repeats := make([][]int, 0, n)
 	in := make([]int, 0, n) // the events of each window, one after the other
 	var windows []eventWindow
+	var keys keyText
 	for g, name := range names {
 		gevs, rows := evs[starts[g]:starts[g+1]], order[starts[g]:starts[g+1]]
 		packed, alone, err := chunk.Pack(chunk.Series{Tenant: w.tenant, Table: w.ltable, Series: name, Shards: w.table.shards, Expiry: chunk.Expiry{TTL: ttl}}, window, gevs)
@@ -140,7 +141,18 @@ func (w *tableWrite) packChunks(events event.Batch, window, ttl time.Duration) e
 			if int(j) < len(w.repeats) {
 				r = w.repeats[j]
 			}
-			items = append(items, w.items[j])
+			it := w.items[j]
+			if w.idsLater && events.ClientID(w.events[j]) == "" {
+				// Its row's keys are provisional (splitByTable), and
+				// its repeats in the request not found yet: the same
+				// time and fields.
+				it, _ = w.assignKeys(it, events, w.events[j], name, true, &keys)
+				for k := findEvent(gevs, used, ev); k >= 0; k = findEvent(gevs, used, ev) {
+					used[k] = true
+					r = append(slices.Clip(r), w.events[rows[k]])
+				}
+			}
+			items = append(items, it)
 			idx = append(idx, w.events[j])
 			repeats = append(repeats, r)
 		}
