@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/timetabledb/timetable/event"
@@ -51,18 +52,17 @@ func (p *packer) appendBlock(dst []byte, evs []event.Event) ([]byte, error) {
 			dst = append(dst, ev.ID...)
 		}
 	}
-	p.names = fieldNames(p.names[:0], evs)
+	p.gatherFields(evs)
 	dst = binary.AppendUvarint(dst, uint64(len(p.names)))
 	p.bitmap = slices.Grow(p.bitmap[:0], (len(evs)+7)/8)[:(len(evs)+7)/8]
-	for _, name := range p.names {
+	for f, name := range p.names {
 		dst = appendString(dst, name)
+		cells := p.sorted[p.starts[f]:p.starts[f+1]]
 		vals := p.vals[:0]
 		clear(p.bitmap)
-		for i, ev := range evs {
-			if v, ok := ev.Fields[name]; ok {
-				vals = append(vals, v)
-				p.bitmap[i/8] |= 1 << (i % 8)
-			}
+		for _, c := range cells {
+			vals = append(vals, c.v)
+			p.bitmap[c.ev/8] |= 1 << (c.ev % 8)
 		}
 		var kind byte
 		var err error
@@ -70,6 +70,9 @@ func (p *packer) appendBlock(dst []byte, evs []event.Event) ([]byte, error) {
 		clear(vals) // the values are the events', not the packer's to keep
 		p.vals = vals[:0]
 		if err != nil {
+			clear(p.names)
+			clear(p.cells)
+			clear(p.sorted)
 			return nil, fmt.Errorf("field %q: %w", name, err)
 		}
 		if len(vals) == len(evs) {
@@ -82,6 +85,8 @@ func (p *packer) appendBlock(dst []byte, evs []event.Event) ([]byte, error) {
 		dst = append(dst, p.col...)
 	}
 	clear(p.names)
+	clear(p.cells)
+	clear(p.sorted)
 	return dst, nil
 }
 
@@ -122,34 +127,73 @@ func (p *packer) appendTimes(dst []byte, evs []event.Event) []byte {
 	return appendInts(append(dst, byte(unit)), offsets)
 }
 
-// fieldNames appends to names those of every field of evs, in bytewise
-// order. A block's events mostly have the same few fields: they are
-// looked for among those found so far, and a set made only once there
-// are many.
-func fieldNames(names []string, evs []event.Event) []string {
-	var seen map[string]struct{}
-	for _, ev := range evs {
-		for name := range ev.Fields {
+// cell is a field's value in event ev of a block, of the field
+// p.names[name] as gatherFields found it.
+type cell struct {
+	name, ev int32
+	v        any
+}
+
+// gatherFields reads the fields of evs, each event's once: p.names
+// becomes their names in bytewise order, and p.sorted their values,
+// field by field (field f's from p.starts[f] to p.starts[f+1]), each
+// field's in the order of the events. A block's events mostly have the
+// same few fields: a name is looked for among those found so far, in a
+// map only once there are many.
+func (p *packer) gatherFields(evs []event.Event) {
+	names, cells, counts := p.names[:0], p.cells[:0], p.counts[:0]
+	var seen map[string]int32
+	for i, ev := range evs {
+		for name, v := range ev.Fields {
+			j := int32(-1)
 			if seen != nil {
-				if _, ok := seen[name]; !ok {
-					seen[name] = struct{}{}
-					names = append(names, name)
+				if k, ok := seen[name]; ok {
+					j = k
 				}
-				continue
+			} else if k := slices.Index(names, name); k >= 0 {
+				j = int32(k)
 			}
-			if !slices.Contains(names, name) {
+			if j < 0 {
+				j = int32(len(names))
 				names = append(names, name)
-				if len(names) > 16 {
-					seen = make(map[string]struct{}, 2*len(names))
-					for _, n := range names {
-						seen[n] = struct{}{}
+				counts = append(counts, 0)
+				if seen != nil {
+					seen[name] = j
+				} else if len(names) > 16 {
+					seen = make(map[string]int32, 2*len(names))
+					for k, n := range names {
+						seen[n] = int32(k)
 					}
 				}
 			}
+			counts[j]++
+			cells = append(cells, cell{name: j, ev: int32(i), v: v})
 		}
 	}
+	// rank[j] is the place of names[j] in bytewise order: sort the names'
+	// indexes, then the names.
+	rank := slices.Grow(p.rank[:0], len(names))[:len(names)]
+	byName := slices.Grow(p.idx[:0], len(names))[:len(names)]
+	for j := range byName {
+		byName[j] = j
+	}
+	slices.SortFunc(byName, func(a, b int) int { return strings.Compare(names[a], names[b]) })
+	starts := slices.Grow(p.starts[:0], len(names)+1)[:len(names)+1]
+	starts[0] = 0
+	for f, j := range byName {
+		rank[j] = int32(f)
+		starts[f+1] = starts[f] + counts[j]
+	}
+	next := slices.Grow(counts[:0], len(names))[:len(names)]
+	copy(next, starts[:len(names)])
+	sorted := slices.Grow(p.sorted[:0], len(cells))[:len(cells)]
+	for _, c := range cells {
+		f := rank[c.name]
+		sorted[next[f]] = c
+		next[f]++
+	}
 	slices.Sort(names)
-	return names
+	p.names, p.cells, p.sorted, p.rank, p.idx, p.counts, p.starts = names, cells, sorted, rank, byName, next, starts
 }
 
 // blockColumns is a version 2 block read as far as its columns: the

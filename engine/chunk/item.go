@@ -193,7 +193,11 @@ type packer struct {
 	floats []uint64 // a column's floats
 	names  []string // the fields of a block
 	strs   []string // a string column's distinct values
-	idx    []int    // a string column's value indexes
+	idx    []int    // a string column's value indexes; names' order
+	// gatherFields' memory: the block's values, and by field
+	cells, sorted  []cell
+	rank           []int32
+	starts, counts []int32
 }
 
 var packers = sync.Pool{New: func() any { return new(packer) }}
