@@ -210,14 +210,18 @@ func (p *packer) pack(items []storage.Item, alone []event.Event, evs []event.Eve
 	if err != nil {
 		return nil, nil, err
 	}
-	size := storage.ItemSize(it)
-	if size <= storage.MaxItemSize && len(evs) <= maxChunkEvents {
-		it, _, err := it.Checked()
-		if err != nil {
+	if len(evs) <= maxChunkEvents {
+		// Checked refuses an item over the limit too: its size is
+		// counted again only then.
+		checked, _, err := it.Checked()
+		if err == nil {
+			return append(items, checked), alone, nil
+		}
+		if storage.ItemSize(it) <= storage.MaxItemSize {
 			return nil, nil, err
 		}
-		return append(items, it), alone, nil
 	}
+	size := storage.ItemSize(it)
 	if len(evs) == 1 {
 		return items, append(alone, evs[0]), nil
 	}
