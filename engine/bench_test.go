@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -34,13 +35,18 @@ func benchDB(b *testing.B, now time.Time) (*engine.DB, *pebblestore.Store) {
 // benchLayoutDB opens a DB on Pebble whose default family has the
 // layout, chunks of 6 hours for the chunk layout.
 func benchLayoutDB(b *testing.B, now time.Time, layout family.Layout) (*engine.DB, *pebblestore.Store) {
+	return benchWindowDB(b, now, layout, 6*time.Hour)
+}
+
+// benchWindowDB is benchLayoutDB with chunks of window.
+func benchWindowDB(b *testing.B, now time.Time, layout family.Layout, window time.Duration) (*engine.DB, *pebblestore.Store) {
 	store, err := pebblestore.Open(b.TempDir(), pebblestore.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { store.Close() })
 	schema := family.DefaultSchema()
-	schema.Families[0].Layout, schema.Families[0].ChunkWindow = layout, 6*time.Hour
+	schema.Families[0].Layout, schema.Families[0].ChunkWindow = layout, window
 	db, err := engine.Open(context.Background(), store, engine.Options{Schema: schema, Clock: clock.NewManual(now)})
 	if err != nil {
 		b.Fatal(err)
@@ -206,12 +212,23 @@ func benchAggregate(b *testing.B, layout family.Layout, series int, every time.D
 // BenchmarkIngestNDJSON is the server's work for one request of the peer
 // comparison's ingest, without HTTP: an NDJSON body of 5,000 events of
 // four numbers over 1,000 series at millisecond times decoded
-// (event.DecodeNDJSON) and written (WriteBatch) to Pebble, synced.
+// (event.DecodeNDJSON) and written (WriteBatch) to Pebble, synced; in
+// the row layout and in the chunk layout of the default window (an
+// hour: two or three chunks of a series a request), as the peer
+// comparison's timetable-row and timetable run. cpu-ns/event is the
+// process's CPU time (user and system, Pebble's goroutines included) per
+// event, what the comparison's CPU aim counts.
 func BenchmarkIngestNDJSON(b *testing.B) {
+	for _, layout := range []family.Layout{family.LayoutRow, family.LayoutChunk} {
+		b.Run(string(layout), func(b *testing.B) { benchIngestNDJSON(b, layout) })
+	}
+}
+
+func benchIngestNDJSON(b *testing.B, layout family.Layout) {
 	const batch, series = 5000, 1000
 	from := time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC)
 	now := from.Add(7 * 24 * time.Hour)
-	db, _ := benchDB(b, now)
+	db, _ := benchWindowDB(b, now, layout, time.Hour)
 	ctx := context.Background()
 	// Distinct bodies, so that every request writes new events.
 	bodies := make([][]byte, 16)
@@ -227,6 +244,7 @@ func BenchmarkIngestNDJSON(b *testing.B) {
 	}
 	lim := db.Options().Limits
 	b.ReportAllocs()
+	cpu := processCPU()
 	for i := 0; b.Loop(); i++ {
 		evs, err := event.DecodeNDJSON(bodies[i%len(bodies)], lim, now)
 		if err != nil {
@@ -237,4 +255,15 @@ func BenchmarkIngestNDJSON(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*batch), "ns/event")
+	b.ReportMetric(float64(processCPU()-cpu)/float64(b.N*batch), "cpu-ns/event")
+}
+
+// processCPU returns the CPU time the process has used, user and
+// system, in nanoseconds.
+func processCPU() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
 }

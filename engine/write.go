@@ -423,7 +423,7 @@ func (db *DB) routeSpan(ctx context.Context, tenant string, p *writePart, span [
 			return nil, err
 		}
 	}
-	writes, err := db.splitByTable(ctx, p.pol.Family, tenant, p.table, items, p.events, p.assigned, now, p.pol.Rollups)
+	writes, err := db.splitByTable(ctx, p.pol.Family, tenant, p.table, items, p.events, p.assigned, now, p.pol.Rollups, p.pol.Layout.Kind == family.LayoutChunk)
 	if err != nil {
 		return nil, err
 	}
@@ -593,10 +593,11 @@ type tableWrite struct {
 	table physTable
 	items []storage.Item
 	// events[i] is the index of the event stored as items[i], and
-	// repeats[i] those of its repeats, when a request holds the same event
-	// more than once.
+	// repeats[i] (when i < len(repeats)) those of its repeats, when a
+	// request holds the same event more than once, or of the other events
+	// a chunk item holds.
 	events  []int
-	repeats map[int][]int
+	repeats [][]int
 	// base is the index, among the events of every part of the write,
 	// of the first event of the part events and repeats index.
 	base int
@@ -614,14 +615,20 @@ type tableWrite struct {
 	markers []storage.Item
 	// mapw stores the items in the map layout; nil for the row layout.
 	mapw *mapWriter
+	// idsLater is set when events without a client id have items of
+	// provisional keys, for packChunks to key those it does not pack
+	// (splitByTable).
+	idsLater bool
 }
 
 // appendEvents appends the indexes, among the write's events, of the
 // events stored as item i.
 func (w *tableWrite) appendEvents(dst []int, i int) []int {
 	dst = append(dst, w.base+w.events[i])
-	for _, r := range w.repeats[i] {
-		dst = append(dst, w.base+r)
+	if i < len(w.repeats) {
+		for _, r := range w.repeats[i] {
+			dst = append(dst, w.base+r)
+		}
 	}
 	return dst
 }
@@ -703,7 +710,13 @@ func allItems(n int) []int {
 // one event within the request, and adds series index entries for series
 // new to a table. With rollups, it notes the rollup buckets each table's
 // items touch.
-func (db *DB) splitByTable(ctx context.Context, f family.Family, tenant, table string, items []pending, events event.Batch, assigned func(int, string), now time.Time, rollups bool) ([]*tableWrite, error) {
+//
+// In a chunk table of a chunk-layout part (chunks), when no caller is
+// told the ids (assigned is nil), an event without a client id keeps
+// its provisional keys and is not looked for among the others: its chunk
+// holds no id, and Pack drops repeats; packChunks gives the id only to
+// an event left out of the chunks, to be written as a row.
+func (db *DB) splitByTable(ctx context.Context, f family.Family, tenant, table string, items []pending, events event.Batch, assigned func(int, string), now time.Time, rollups, chunks bool) ([]*tableWrite, error) {
 	byName := map[string]*tableWrite{}
 	var order []*tableWrite
 	// Repeats are found by table and key; a table is its tableWrite,
@@ -740,20 +753,21 @@ func (db *DB) splitByTable(ctx context.Context, f family.Family, tenant, table s
 			}
 		}
 		switch {
+		case p.assign && chunks && assigned == nil && w.table.entry.ChunkWindow() > 0:
+			w.idsLater = true
+			w.addSeries(p.series)
+			if rollups {
+				w.mark(p.series, p.item.SK) // the provisional key's time is the event's
+			}
+			w.items = append(w.items, p.item)
+			w.events = append(w.events, p.index)
+			continue
 		case p.assign:
-			id := events.AssignID(p.index, tenant, table, w.table.entry.IDScheme())
+			var id string
+			p.item, id = w.assignKeys(p.item, events, p.index, p.series, w.table.shards > 1 || f.Shards > 1, &keys)
 			if assigned != nil {
 				assigned(p.index, id)
 			}
-			pk := p.item.PK // shard 0, the provisional one with one shard
-			if w.table.shards > 1 || f.Shards > 1 {
-				keys.buf = itemenc.AppendPartitionKey(keys.buf[:0], tenant, table, p.series, shardOf(id, w.table.shards))
-				pk = keys.text(keys.buf)
-			}
-			// The provisional sort key is the event's time key and a
-			// provisional id: only the id changes.
-			keys.buf = append(append(keys.buf[:0], p.item.SK[:len(p.item.SK)-len(provisionalID)]...), id...)
-			p.item = p.item.Rekeyed(pk, keys.text(keys.buf))
 		case w.table.shards != f.Shards:
 			// The table keeps the shard count it was made with.
 			p.item = p.item.Rekeyed(itemenc.PartitionKey(tenant, table, p.series, shardOf(idOf(p.item.SK), w.table.shards)), p.item.SK)
@@ -765,8 +779,8 @@ func (db *DB) splitByTable(ctx context.Context, f family.Family, tenant, table s
 		k := key{w, p.item.PK, p.item.SK}
 		if j, ok := seen[k]; ok {
 			w.items[j] = p.item
-			if w.repeats == nil {
-				w.repeats = map[int][]int{}
+			if len(w.repeats) <= j {
+				w.repeats = append(w.repeats, make([][]int, j+1-len(w.repeats))...)
 			}
 			w.repeats[j] = append(w.repeats[j], p.index)
 			continue
@@ -780,6 +794,22 @@ func (db *DB) splitByTable(ctx context.Context, f family.Family, tenant, table s
 		w.series = db.series.missing(w.table.indexed(), tenant, table, w.series)
 	}
 	return order, nil
+}
+
+// assignKeys returns it, the item of event i (of series) without a
+// client id, keyed by the id the table's scheme gives the event, and
+// the id: its provisional sort key is the event's time key and a
+// provisional id, and its provisional partition key of shard 0 is the
+// one with one shard, made again when newPK is set.
+func (w *tableWrite) assignKeys(it storage.Item, events event.Batch, i int, series string, newPK bool, keys *keyText) (storage.Item, string) {
+	id := events.AssignID(i, w.tenant, w.ltable, w.table.entry.IDScheme())
+	pk := it.PK
+	if newPK {
+		keys.buf = itemenc.AppendPartitionKey(keys.buf[:0], w.tenant, w.ltable, series, shardOf(id, w.table.shards))
+		pk = keys.text(keys.buf)
+	}
+	keys.buf = append(append(keys.buf[:0], it.SK[:len(it.SK)-len(provisionalID)]...), id...)
+	return it.Rekeyed(pk, keys.text(keys.buf)), id
 }
 
 // writeTime returns the time an event of time at, written at now, is

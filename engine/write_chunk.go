@@ -1,8 +1,10 @@
 package engine
 
 import (
+	"cmp"
 	"fmt"
 	"reflect"
+	"slices"
 	"time"
 
 	"github.com/timetabledb/timetable/engine/chunk"
@@ -30,70 +32,142 @@ import (
 // (chunk.Expiry): its events' row items would expire earlier, by up to
 // the window.
 func (w *tableWrite) packChunks(events event.Batch, window, ttl time.Duration) error {
-	type seriesEvents struct {
-		evs  []event.Event
-		rows []int // rows[k] is the index in w.items of evs[k]'s row item
-	}
-	bySeries := map[string]*seriesEvents{}
-	var order []string
+	n := len(w.items)
+	// The items by series, each series' in their order: a counting sort
+	// of their indexes (a span holds a request's events series by
+	// series, but a table's share of them need not).
+	group := make([]int32, events.SeriesCount()) // 1 + each batch series' group
+	var names []string
+	var starts []int32 // starts[g] is where series g's items start in order
+	gs := make([]int32, n)
 	for j := range w.items {
 		i := w.events[j]
-		name := events.Series(i)
-		g := bySeries[name]
-		if g == nil {
-			g = &seriesEvents{}
-			bySeries[name] = g
-			order = append(order, name)
+		g := group[events.SeriesIndex(i)] - 1
+		if g < 0 {
+			g = int32(len(names))
+			group[events.SeriesIndex(i)] = g + 1
+			names = append(names, events.Series(i))
+			starts = append(starts, 0)
 		}
-		g.evs = append(g.evs, events.Event(i))
-		g.rows = append(g.rows, j)
+		gs[j] = g
+		starts[g]++
 	}
-	items := make([]storage.Item, 0, len(order))
-	idx := make([]int, 0, len(order))
-	repeats := map[int][]int{}
-	for _, name := range order {
-		g := bySeries[name]
-		packed, alone, err := chunk.Pack(chunk.Series{Tenant: w.tenant, Table: w.ltable, Series: name, Shards: w.table.shards, Expiry: chunk.Expiry{TTL: ttl}}, window, g.evs)
+	starts = append(starts, int32(n))
+	for g, at := len(names)-1, int32(n); g >= 0; g-- {
+		at -= starts[g]
+		starts[g] = at
+	}
+	order := make([]int32, n) // item indexes, series by series
+	next := slices.Clone(starts[:len(names)])
+	for j, g := range gs {
+		order[next[g]] = int32(j)
+		next[g]++
+	}
+	// The events, from the batch's columns and the fields of their row
+	// items, which are the events' (prepareSpan), but for a family with a
+	// ttl, whose row items hold their expiry too.
+	evs := make([]event.Event, n)
+	for k, j := range order {
+		i := w.events[j]
+		evs[k] = event.Event{Time: events.Time(i), ID: events.ClientID(i), Fields: w.items[j].Attrs}
+		if ttl > 0 {
+			evs[k].Fields = events.Event(i).Fields
+		}
+	}
+
+	// At most an item an event.
+	items := make([]storage.Item, 0, n)
+	idx := make([]int, 0, n)
+	repeats := make([][]int, 0, n)
+	in := make([]int, 0, n) // the events of each window, one after the other
+	var windows []eventWindow
+	var keys keyText
+	for g, name := range names {
+		gevs, rows := evs[starts[g]:starts[g+1]], order[starts[g]:starts[g+1]]
+		packed, alone, err := chunk.Pack(chunk.Series{Tenant: w.tenant, Table: w.ltable, Series: name, Shards: w.table.shards, Expiry: chunk.Expiry{TTL: ttl}}, window, gevs)
 		if err != nil {
 			return fmt.Errorf("pack the chunks of series %q: %w", name, err)
 		}
 		// The request's events of each window, which its chunks stand
-		// for.
-		byWindow := map[int64][]int{}
-		for k, j := range g.rows {
-			start := chunk.WindowStart(g.evs[k].Time, window).UnixNano()
-			byWindow[start] = append(append(byWindow[start], w.events[j]), w.repeats[j]...)
+		// for; Pack returns the chunks in the order of their windows.
+		windows = windows[:0]
+		for k, ev := range gevs {
+			windows = append(windows, eventWindow{start: chunk.WindowStart(ev.Time, window).UnixNano(), k: int32(k)})
 		}
+		if !slices.IsSortedFunc(windows, eventWindow.compare) {
+			slices.SortStableFunc(windows, eventWindow.compare)
+		}
+		var held []int // the events of the last chunk's window
+		lastStart, at := int64(0), 0
 		for _, it := range packed {
 			first, ok := chunk.FirstTime(it.SK)
 			if !ok {
 				return fmt.Errorf("pack the chunks of series %q: chunk key %q has no time", name, it.SK)
 			}
-			in := byWindow[chunk.WindowStart(first, window).UnixNano()]
-			if len(in) > 1 {
-				repeats[len(items)] = in[1:]
+			if start := chunk.WindowStart(first, window).UnixNano(); held == nil || start != lastStart {
+				for at < len(windows) && windows[at].start < start {
+					at++
+				}
+				from := len(in)
+				for ; at < len(windows) && windows[at].start == start; at++ {
+					j := rows[windows[at].k]
+					in = append(in, w.events[j])
+					if int(j) < len(w.repeats) {
+						in = append(in, w.repeats[j]...)
+					}
+				}
+				if len(in) == from {
+					return fmt.Errorf("pack the chunks of series %q: chunk %q is of a window none of the series' events is in", name, it.SK)
+				}
+				held, lastStart = in[from:len(in):len(in)], start
 			}
 			items = append(items, it)
-			idx = append(idx, in[0])
+			idx = append(idx, held[0])
+			repeats = append(repeats, held[1:])
 		}
-		used := make([]bool, len(g.evs))
+		if len(alone) == 0 {
+			continue
+		}
+		used := make([]bool, len(gevs))
 		for _, ev := range alone {
-			k := findEvent(g.evs, used, ev)
+			k := findEvent(gevs, used, ev)
 			if k < 0 {
 				return fmt.Errorf("pack the chunks of series %q: an event left out of its chunk is not among the series' events", name)
 			}
 			used[k] = true
-			j := g.rows[k]
-			if r := w.repeats[j]; len(r) > 0 {
-				repeats[len(items)] = r
+			j := rows[k]
+			var r []int
+			if int(j) < len(w.repeats) {
+				r = w.repeats[j]
 			}
-			items = append(items, w.items[j])
+			it := w.items[j]
+			if w.idsLater && events.ClientID(w.events[j]) == "" {
+				// Its row's keys are provisional (splitByTable), and
+				// its repeats in the request not found yet: the same
+				// time and fields.
+				it, _ = w.assignKeys(it, events, w.events[j], name, true, &keys)
+				for k := findEvent(gevs, used, ev); k >= 0; k = findEvent(gevs, used, ev) {
+					used[k] = true
+					r = append(slices.Clip(r), w.events[rows[k]])
+				}
+			}
+			items = append(items, it)
 			idx = append(idx, w.events[j])
+			repeats = append(repeats, r)
 		}
 	}
 	w.items, w.events, w.repeats = items, idx, repeats
 	return nil
 }
+
+// eventWindow is the start of the chunk window of a series' event k, in
+// Unix nanoseconds.
+type eventWindow struct {
+	start int64
+	k     int32
+}
+
+func (a eventWindow) compare(b eventWindow) int { return cmp.Compare(a.start, b.start) }
 
 // findEvent returns the index among evs, not used yet, of ev: the same
 // time, id and fields.

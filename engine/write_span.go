@@ -36,31 +36,24 @@ func newSpans(events event.Batch, bySeries bool) *spans {
 		return s
 	}
 	// Two passes: each series' count, then each event at its series'
-	// next place. The order takes 4 bytes an event (int32: a request
-	// holds far fewer than 2^31 events), within what admission's
-	// estimate allows for the write (its figures are deliberately high).
-	group := make(map[string]int32)
-	var counts []int32
-	for i := range s.n {
-		name := events.Series(i)
-		g, ok := group[name]
-		if !ok {
-			g = int32(len(counts))
-			group[name] = g
-			counts = append(counts, 0)
-		}
-		counts[g]++
-	}
-	if len(counts) == 1 {
+	// next place; the batch numbers its series in the order they first
+	// appear. The order takes 4 bytes an event (int32: a request holds
+	// far fewer than 2^31 events), within what admission's estimate
+	// allows for the write (its figures are deliberately high).
+	groups := events.SeriesCount()
+	if groups == 1 {
 		return s
 	}
-	next := make([]int32, len(counts))
-	for g := 1; g < len(counts); g++ {
-		next[g] = next[g-1] + counts[g-1]
+	next := make([]int32, groups+1)
+	for i := range s.n {
+		next[events.SeriesIndex(i)+1]++
+	}
+	for g := 1; g < groups; g++ {
+		next[g] += next[g-1]
 	}
 	s.order = make([]int32, s.n)
 	for i := range s.n {
-		g := group[events.Series(i)]
+		g := events.SeriesIndex(i)
 		s.order[next[g]] = int32(i)
 		next[g]++
 	}

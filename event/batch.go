@@ -61,6 +61,15 @@ func (b Batch) Time(i int) time.Time { return time.Unix(0, b.times[i]).UTC() }
 // Series returns the series of event i, without building the event.
 func (b Batch) Series(i int) string { return b.dict[b.series[i]] }
 
+// SeriesIndex returns the index of event i's series among the batch's
+// distinct series, numbered from 0 in the order each first appears
+// (SeriesCount of them), for a caller that groups the events by series
+// without hashing their names.
+func (b Batch) SeriesIndex(i int) int { return int(b.series[i]) }
+
+// SeriesCount returns the number of distinct series of the events.
+func (b Batch) SeriesCount() int { return len(b.dict) }
+
 // FieldsBytes returns the bytes the fields of event i take in the
 // batch, a measure of how much building its Fields allocates (Event).
 func (b Batch) FieldsBytes(i int) int { return len(b.encodedFields(i)) }
@@ -83,6 +92,11 @@ func (b Batch) encodedFields(i int) string {
 // so that a large body's fields are not copied again and again as they
 // grow, nor held in a buffer of twice their size.
 const fieldsChunk = 1 << 20
+
+// ClientID returns the client id of event i, "" when it has none,
+// without building the event: the id its request gave it, not one
+// AssignID makes.
+func (b Batch) ClientID(i int) string { return b.id(i) }
 
 // id returns the id event i has, "" when none yet.
 func (b Batch) id(i int) string {

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/timetabledb/timetable/event"
@@ -30,10 +31,10 @@ const maxTimeUnit = 18
 
 // appendBlock appends the block of events, which are in block order
 // (sorted: see order), of one series, and at most maxChunkEvents.
-func appendBlock(dst []byte, evs []event.Event) ([]byte, error) {
+func (p *packer) appendBlock(dst []byte, evs []event.Event) ([]byte, error) {
 	dst = append(dst, blockVersion)
 	dst = binary.AppendUvarint(dst, uint64(len(evs)))
-	dst = appendTimes(dst, evs)
+	dst = p.appendTimes(dst, evs)
 	ids := 0
 	for _, ev := range evs {
 		if ev.ID != "" {
@@ -51,86 +52,148 @@ func appendBlock(dst []byte, evs []event.Event) ([]byte, error) {
 			dst = append(dst, ev.ID...)
 		}
 	}
-	names := fieldNames(evs)
-	dst = binary.AppendUvarint(dst, uint64(len(names)))
-	var col []byte
-	vals := make([]any, 0, len(evs))
-	bitmap := make([]byte, (len(evs)+7)/8)
-	for _, name := range names {
+	p.gatherFields(evs)
+	dst = binary.AppendUvarint(dst, uint64(len(p.names)))
+	p.bitmap = slices.Grow(p.bitmap[:0], (len(evs)+7)/8)[:(len(evs)+7)/8]
+	for f, name := range p.names {
 		dst = appendString(dst, name)
-		vals = vals[:0]
-		clear(bitmap)
-		for i, ev := range evs {
-			if v, ok := ev.Fields[name]; ok {
-				vals = append(vals, v)
-				bitmap[i/8] |= 1 << (i % 8)
-			}
+		cells := p.sorted[p.starts[f]:p.starts[f+1]]
+		vals := p.vals[:0]
+		clear(p.bitmap)
+		for _, c := range cells {
+			vals = append(vals, c.v)
+			p.bitmap[c.ev/8] |= 1 << (c.ev % 8)
 		}
 		var kind byte
 		var err error
-		if col, kind, err = appendColumn(col[:0], vals); err != nil {
+		p.col, kind, err = p.appendColumn(p.col[:0], vals)
+		clear(vals) // the values are the events', not the packer's to keep
+		p.vals = vals[:0]
+		if err != nil {
+			clear(p.names)
+			clear(p.cells)
+			clear(p.sorted)
 			return nil, fmt.Errorf("field %q: %w", name, err)
 		}
 		if len(vals) == len(evs) {
 			dst = append(dst, kind)
 		} else {
 			dst = append(dst, kind|kindPartial)
-			dst = append(dst, bitmap...)
+			dst = append(dst, p.bitmap...)
 		}
-		dst = binary.AppendUvarint(dst, uint64(len(col)))
-		dst = append(dst, col...)
+		dst = binary.AppendUvarint(dst, uint64(len(p.col)))
+		dst = append(dst, p.col...)
 	}
+	clear(p.names)
+	clear(p.cells)
+	clear(p.sorted)
 	return dst, nil
 }
+
+// pow10 holds the powers of ten an int64 holds, 10^0 to 10^18.
+var pow10 = func() (p [maxTimeUnit + 1]int64) {
+	p[0] = 1
+	for i := 1; i < len(p); i++ {
+		p[i] = p[i-1] * 10
+	}
+	return p
+}()
 
 // appendTimes appends the times of evs, when there are two or more: the
 // largest power of ten (at most 10^maxTimeUnit) of nanoseconds that
 // divides every time's offset from the first, then the offsets of the
 // second and later times in that unit as an int column. The first time is
 // the sort key's.
-func appendTimes(dst []byte, evs []event.Event) []byte {
+func (p *packer) appendTimes(dst []byte, evs []event.Event) []byte {
 	if len(evs) < 2 {
 		return dst
 	}
 	first := evs[0].Time.UnixNano()
-	offsets := make([]int64, len(evs)-1)
-	unit, pow := 0, int64(1)
+	offsets := slices.Grow(p.ints[:0], len(evs)-1)[:len(evs)-1]
+	unit := maxTimeUnit
 	for i, ev := range evs[1:] {
-		offsets[i] = ev.Time.UnixNano() - first
+		o := ev.Time.UnixNano() - first
+		offsets[i] = o
+		for o%pow10[unit] != 0 {
+			unit--
+		}
 	}
-	for unit < maxTimeUnit && allMultiples(offsets, pow*10) {
-		unit++
-		pow *= 10
+	if pow := pow10[unit]; pow > 1 {
+		for i := range offsets {
+			offsets[i] /= pow
+		}
 	}
-	for i := range offsets {
-		offsets[i] /= pow
-	}
+	p.ints = offsets
 	return appendInts(append(dst, byte(unit)), offsets)
 }
 
-func allMultiples(vs []int64, d int64) bool {
-	for _, v := range vs {
-		if v%d != 0 {
-			return false
-		}
-	}
-	return true
+// cell is a field's value in event ev of a block, of the field
+// p.names[name] as gatherFields found it.
+type cell struct {
+	name, ev int32
+	v        any
 }
 
-// fieldNames returns the names of every field of evs, in bytewise order.
-func fieldNames(evs []event.Event) []string {
-	seen := map[string]struct{}{}
-	var names []string
-	for _, ev := range evs {
-		for name := range ev.Fields {
-			if _, ok := seen[name]; !ok {
-				seen[name] = struct{}{}
-				names = append(names, name)
+// gatherFields reads the fields of evs, each event's once: p.names
+// becomes their names in bytewise order, and p.sorted their values,
+// field by field (field f's from p.starts[f] to p.starts[f+1]), each
+// field's in the order of the events. A block's events mostly have the
+// same few fields: a name is looked for among those found so far, in a
+// map only once there are many.
+func (p *packer) gatherFields(evs []event.Event) {
+	names, cells, counts := p.names[:0], p.cells[:0], p.counts[:0]
+	var seen map[string]int32
+	for i, ev := range evs {
+		for name, v := range ev.Fields {
+			j := int32(-1)
+			if seen != nil {
+				if k, ok := seen[name]; ok {
+					j = k
+				}
+			} else if k := slices.Index(names, name); k >= 0 {
+				j = int32(k)
 			}
+			if j < 0 {
+				j = int32(len(names))
+				names = append(names, name)
+				counts = append(counts, 0)
+				if seen != nil {
+					seen[name] = j
+				} else if len(names) > 16 {
+					seen = make(map[string]int32, 2*len(names))
+					for k, n := range names {
+						seen[n] = int32(k)
+					}
+				}
+			}
+			counts[j]++
+			cells = append(cells, cell{name: j, ev: int32(i), v: v})
 		}
 	}
+	// rank[j] is the place of names[j] in bytewise order: sort the names'
+	// indexes, then the names.
+	rank := slices.Grow(p.rank[:0], len(names))[:len(names)]
+	byName := slices.Grow(p.idx[:0], len(names))[:len(names)]
+	for j := range byName {
+		byName[j] = j
+	}
+	slices.SortFunc(byName, func(a, b int) int { return strings.Compare(names[a], names[b]) })
+	starts := slices.Grow(p.starts[:0], len(names)+1)[:len(names)+1]
+	starts[0] = 0
+	for f, j := range byName {
+		rank[j] = int32(f)
+		starts[f+1] = starts[f] + counts[j]
+	}
+	next := slices.Grow(counts[:0], len(names))[:len(names)]
+	copy(next, starts[:len(names)])
+	sorted := slices.Grow(p.sorted[:0], len(cells))[:len(cells)]
+	for _, c := range cells {
+		f := rank[c.name]
+		sorted[next[f]] = c
+		next[f]++
+	}
 	slices.Sort(names)
-	return names
+	p.names, p.cells, p.sorted, p.rank, p.idx, p.counts, p.starts = names, cells, sorted, rank, byName, next, starts
 }
 
 // blockColumns is a version 2 block read as far as its columns: the

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"math/bits"
+	"slices"
 	"strconv"
 )
 
@@ -20,6 +21,11 @@ const (
 	kindDecimal = 6
 )
 
+// maxExactMantissa bounds the mantissas (10^15: fifteen digits) whose
+// decimals are the shortest text of the float nearest to them, so that
+// appendNumbers tells their floats without reading their text.
+const maxExactMantissa = 1e15
+
 // maxScale bounds a decimal column's scale: 10^18 is the largest power of
 // ten an int64 holds.
 const maxScale = 18
@@ -27,13 +33,23 @@ const maxScale = 18
 // appendColumn appends the column of vals (at least one), in the
 // shortest kind that holds every value exactly, and returns its kind.
 func appendColumn(dst []byte, vals []any) ([]byte, byte, error) {
+	var p packer
+	return p.appendColumn(dst, vals)
+}
+
+// appendColumn is the package's appendColumn in p's memory.
+func (p *packer) appendColumn(dst []byte, vals []any) ([]byte, byte, error) {
 	ints, nums, bools, strs := true, true, true, true
+	vs := p.ints[:0]
 	for _, v := range vals {
 		switch v := v.(type) {
 		case json.Number:
 			bools, strs = false, false
 			if ints {
-				_, ints = exactInt(string(v))
+				var i int64
+				if i, ints = exactInt(string(v)); ints {
+					vs = append(vs, i)
+				}
 			}
 		case bool:
 			ints, nums, strs = false, false, false
@@ -43,19 +59,16 @@ func appendColumn(dst []byte, vals []any) ([]byte, byte, error) {
 			ints, nums, bools, strs = false, false, false, false
 		}
 	}
+	p.ints = vs
 	switch {
 	case ints:
-		vs := make([]int64, len(vals))
-		for i, v := range vals {
-			vs[i], _ = exactInt(string(v.(json.Number)))
-		}
 		return appendInts(dst, vs), kindInt, nil
 	case nums:
-		return appendNumbers(dst, vals)
+		return p.appendNumbers(dst, vals)
 	case bools:
 		return appendBools(dst, vals), kindBool, nil
 	case strs:
-		return appendStrings(dst, vals), kindString, nil
+		return p.appendStrings(dst, vals), kindString, nil
 	}
 	var err error
 	for _, v := range vals {
@@ -68,28 +81,46 @@ func appendColumn(dst []byte, vals []any) ([]byte, byte, error) {
 
 // appendNumbers appends a column of numbers that are not all integers:
 // decimal or float, whichever is shorter, or generic when neither holds
-// them all exactly.
-func appendNumbers(dst []byte, vals []any) ([]byte, byte, error) {
-	var dec, flt []byte
-	if mantissas, scale, ok := decimals(vals); ok {
-		dec = appendInts([]byte{byte(scale)}, mantissas)
+// them all exactly. The floats are not tried when the decimals take no
+// more than the least a float column takes (the first float's 64 bits
+// and a bit for each next), as a few readings with a few decimal places
+// do.
+func (p *packer) appendNumbers(dst []byte, vals []any) ([]byte, byte, error) {
+	start := len(dst)
+	mantissas, scale, dec := p.decimals(vals)
+	if dec {
+		dst = appendInts(append(dst, byte(scale)), mantissas)
+		if len(dst)-start <= packedLen(1, 64+len(vals)-1) {
+			return dst, kindDecimal, nil
+		}
 	}
-	fs := make([]uint64, 0, len(vals))
-	for _, v := range vals {
-		f, ok := exactFloat(string(v.(json.Number)))
-		if !ok {
-			break
+	fs := p.floats[:0]
+	for i, v := range vals {
+		var f float64
+		if m := mantissas; dec && -maxExactMantissa < m[i] && m[i] < maxExactMantissa {
+			// What ParseFloat makes of it, without its text: m and
+			// 10^scale are exact float64s and a division rounds
+			// correctly. And the text is the float's shortest, as
+			// exactFloat requires: a decimal of 15 significant digits
+			// or fewer reads back from the float nearest to it.
+			f = float64(m[i]) / float64(pow10[scale])
+		} else {
+			var ok bool
+			if f, ok = exactFloat(string(v.(json.Number))); !ok {
+				break
+			}
 		}
 		fs = append(fs, math.Float64bits(f))
 	}
+	p.floats = fs
 	if len(fs) == len(vals) {
-		flt = appendXOR(nil, fs)
+		p.alt = appendXOR(p.alt[:0], fs)
+		if !dec || len(p.alt) < len(dst)-start {
+			return append(dst[:start], p.alt...), kindFloat, nil
+		}
 	}
-	switch {
-	case flt != nil && (dec == nil || len(flt) < len(dec)):
-		return append(dst, flt...), kindFloat, nil
-	case dec != nil:
-		return append(dst, dec...), kindDecimal, nil
+	if dec {
+		return dst, kindDecimal, nil
 	}
 	var err error
 	for _, v := range vals {
@@ -103,8 +134,8 @@ func appendNumbers(dst []byte, vals []any) ([]byte, byte, error) {
 // decimals returns the numbers of vals (canonical json.Numbers) as
 // mantissas of one scale s, each number the mantissa times 10^-s, when
 // every number has at most maxScale digits after its point and its
-// mantissa fits an int64.
-func decimals(vals []any) ([]int64, int, bool) {
+// mantissa fits an int64. The mantissas are in p's memory.
+func (p *packer) decimals(vals []any) ([]int64, int, bool) {
 	scale := 0
 	for _, v := range vals {
 		s := string(v.(json.Number))
@@ -118,7 +149,8 @@ func decimals(vals []any) ([]int64, int, bool) {
 	if scale > maxScale {
 		return nil, 0, false
 	}
-	ms := make([]int64, len(vals))
+	ms := slices.Grow(p.ints[:0], len(vals))[:len(vals)]
+	p.ints = ms
 	for i, v := range vals {
 		m, ok := mantissa(string(v.(json.Number)), scale)
 		if !ok {
@@ -132,29 +164,46 @@ func decimals(vals []any) ([]int64, int, bool) {
 // mantissa returns the canonical number s times 10^scale when that is an
 // integer an int64 holds and formatDecimal gives s back from it.
 func mantissa(s string, scale int) (int64, bool) {
-	var buf [48]byte
-	digits := buf[:0]
-	frac := -1
+	var u uint64 // the digits' value, without the sign
+	neg, frac, digits := false, -1, 0
 	for i := 0; i < len(s); i++ {
 		switch c := s[i]; {
-		case c == '.':
+		case c == '.' && frac < 0:
 			frac = 0
-		case c == '-' && i == 0, '0' <= c && c <= '9':
-			digits = append(digits, c)
-			if frac >= 0 && c != '-' {
+		case c == '-' && i == 0:
+			neg = true
+		case '0' <= c && c <= '9':
+			if u > (math.MaxUint64-9)/10 {
+				return 0, false
+			}
+			u = u*10 + uint64(c-'0')
+			digits++
+			if frac >= 0 {
 				frac++
 			}
 		default:
 			return 0, false
 		}
 	}
-	for range scale - max(frac, 0) {
-		digits = append(digits, '0')
-	}
-	m, err := strconv.ParseInt(string(digits), 10, 64)
-	if err != nil {
+	if digits == 0 || frac > scale {
 		return 0, false
 	}
+	for range scale - max(frac, 0) {
+		if u > math.MaxUint64/10 {
+			return 0, false
+		}
+		u *= 10
+	}
+	var m int64
+	switch {
+	case !neg && u <= math.MaxInt64:
+		m = int64(u)
+	case neg && u <= 1<<63:
+		m = -int64(u-1) - 1
+	default:
+		return 0, false
+	}
+	var buf [48]byte
 	return m, string(appendDecimal(buf[:0], m, scale)) == s
 }
 
@@ -193,10 +242,33 @@ func absUint(m int64) uint64 {
 }
 
 // exactInt returns the integer a canonical number is, when it is one
-// that an int64 holds.
+// that an int64 holds: what strconv.ParseInt(s, 10, 64) takes, without
+// the error it makes of every other number.
 func exactInt(s string) (int64, bool) {
-	v, err := strconv.ParseInt(s, 10, 64)
-	return v, err == nil
+	neg := false
+	if len(s) > 0 && (s[0] == '-' || s[0] == '+') {
+		neg, s = s[0] == '-', s[1:]
+	}
+	if len(s) == 0 {
+		return 0, false
+	}
+	var u uint64
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < '0' || c > '9' || u > (1<<63)/10 {
+			return 0, false
+		}
+		if u = u*10 + uint64(c-'0'); u > 1<<63 {
+			return 0, false
+		}
+	}
+	switch {
+	case neg:
+		return -int64(u-1) - 1, true
+	case u < 1<<63:
+		return int64(u), true
+	}
+	return 0, false
 }
 
 // exactFloat returns the float64 a canonical number is, when formatting
@@ -226,18 +298,33 @@ func appendBools(dst []byte, vals []any) []byte {
 // appendStrings appends a string column: the distinct values in the
 // order they first come, and then, when some value comes more than once,
 // each value's index among them in the fewest bits that hold the
-// largest.
-func appendStrings(dst []byte, vals []any) []byte {
-	index := make(map[string]int, len(vals))
-	var distinct []string
-	idx := make([]int, len(vals))
+// largest. The distinct values are looked for among those found so far,
+// and in a map only once there are many.
+func (p *packer) appendStrings(dst []byte, vals []any) []byte {
+	var index map[string]int
+	distinct := p.strs[:0]
+	idx := slices.Grow(p.idx[:0], len(vals))[:len(vals)]
 	for i, v := range vals {
 		s := v.(string)
-		j, ok := index[s]
-		if !ok {
+		j := -1
+		if index != nil {
+			if k, ok := index[s]; ok {
+				j = k
+			}
+		} else {
+			j = slices.Index(distinct, s)
+		}
+		if j < 0 {
 			j = len(distinct)
-			index[s] = j
 			distinct = append(distinct, s)
+			if index != nil {
+				index[s] = j
+			} else if len(distinct) > 16 {
+				index = make(map[string]int, len(vals))
+				for k, d := range distinct {
+					index[d] = k
+				}
+			}
 		}
 		idx[i] = j
 	}
@@ -245,6 +332,8 @@ func appendStrings(dst []byte, vals []any) []byte {
 	for _, s := range distinct {
 		dst = appendString(dst, s)
 	}
+	clear(distinct) // the strings are the events', not the packer's to keep
+	p.strs, p.idx = distinct[:0], idx
 	if len(distinct) == len(vals) {
 		return dst
 	}

@@ -73,8 +73,9 @@
 // A chunk item holds no field, and is told from other items by its sort
 // key (IsSortKey: a time prefix and '"', where a row's key has a whole
 // time key and '#', a map item's '!'), so its attribute's name need not
-// be told from fields' names. Pack stores the shortest of 0, 2 and 3 (the
-// first on a tie).
+// be told from fields' names. Pack stores a block under 256 bytes as 3,
+// and a larger one as 2, or either as 0 when the codec does not shorten
+// it (see compress: one codec picked by size, not the shorter of both).
 //
 // Items written before short keys had long ones, still read: the first
 // event's whole time key, '"' and the content sum
@@ -227,9 +228,10 @@
 // status, a host name), and a field's kind and presence share a byte.
 // Compression comes after, only when it shortens the block: Zstandard
 // (github.com/klauspost/compress/zstd, its default level) finds the
-// repeats of large chunks, and its frame without the magic number, or
-// S2's shorter framing, the repeats of small ones (a long string in
-// every event). DynamoDB stores the chunk as a binary attribute; Pebble
+// repeats of large chunks, and S2's shorter framing the repeats of
+// small ones (a long string in every event). One codec is tried, by the
+// block's size, since trying both cost more CPU than the rest of
+// packing a small chunk, for a few bytes. DynamoDB stores the chunk as a binary attribute; Pebble
 // compresses its blocks again. BenchmarkPack reports the bytes per event
 // of the guide's 180-byte event shape, and BenchmarkPackRequestShapes
 // those of `make bench`'s chunks part; docs/layouts.md has the figures.

@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"slices"
 	"strconv"
 	"sync"
@@ -106,13 +107,24 @@ func Pack(s Series, window time.Duration, evs []event.Event) (items []storage.It
 	if err != nil {
 		return nil, nil, err
 	}
-	shards := max(s.Shards, 1)
+	p := packers.Get().(*packer)
+	defer packers.Put(p)
+	p.series, p.shards, p.pk, p.pkShard = s, max(s.Shards, 1), "", -1
 	w := int64(window)
-	s.window = w
+	p.series.window = w
+	if len(ordered) > 0 && items == nil {
+		// Room for an item a window the events span, as they mostly
+		// take.
+		span := (ordered[len(ordered)-1].Time.UnixNano()-windowStart(ordered[0].Time, w))/w + 1
+		items = make([]storage.Item, 0, min(span, int64(len(ordered))))
+	}
 	for len(ordered) > 0 {
 		end := windowStart(ordered[0].Time, w) + w
-		n, _ := slices.BinarySearchFunc(ordered, end, func(ev event.Event, end int64) int { return cmp.Compare(ev.Time.UnixNano(), end) })
-		if items, alone, err = pack(items, alone, s, shards, ordered[:n]); err != nil {
+		n := len(ordered)
+		if ordered[n-1].Time.UnixNano() >= end {
+			n, _ = slices.BinarySearchFunc(ordered, end, func(ev event.Event, end int64) int { return cmp.Compare(ev.Time.UnixNano(), end) })
+		}
+		if items, alone, err = p.pack(items, alone, ordered[:n]); err != nil {
 			return nil, nil, err
 		}
 		ordered = ordered[n:]
@@ -125,28 +137,61 @@ func windowStart(t time.Time, w int64) int64 {
 	return ns - ns%w
 }
 
+// packer is what one Pack call works with: the series, and the memory
+// its blocks and columns are built in, reused from chunk to chunk and,
+// through packers, from call to call, so that packing a request's many
+// small chunks allocates little more than the items.
+type packer struct {
+	series Series
+	shards int
+	// pk is the partition key of shard pkShard, the last one made.
+	pk      string
+	pkShard int
+
+	block  []byte   // the block being built
+	col    []byte   // a field's column being built
+	alt    []byte   // a column in another kind, to compare with col
+	vals   []any    // a field's values
+	bitmap []byte   // the events that have a field
+	ints   []int64  // times, ints or mantissas of a column
+	floats []uint64 // a column's floats
+	names  []string // the fields of a block
+	strs   []string // a string column's distinct values
+	idx    []int    // a string column's value indexes; names' order
+	// gatherFields' memory: the block's values, and by field
+	cells, sorted  []cell
+	rank           []int32
+	starts, counts []int32
+}
+
+var packers = sync.Pool{New: func() any { return new(packer) }}
+
 // pack appends the items of evs, which are in block order, cutting them
 // into as many parts of equal counts as the item's size calls for until
 // each part's item fits.
-func pack(items []storage.Item, alone []event.Event, s Series, shards int, evs []event.Event) ([]storage.Item, []event.Event, error) {
-	it, err := item(s, shards, evs)
+func (p *packer) pack(items []storage.Item, alone []event.Event, evs []event.Event) ([]storage.Item, []event.Event, error) {
+	it, err := p.item(evs)
 	if err != nil {
 		return nil, nil, err
 	}
-	size := storage.ItemSize(it)
-	if size <= storage.MaxItemSize && len(evs) <= maxChunkEvents {
-		it, _, err := it.Checked()
-		if err != nil {
+	if len(evs) <= maxChunkEvents {
+		// Checked refuses an item over the limit too: its size is
+		// counted again only then.
+		checked, _, err := it.Checked()
+		if err == nil {
+			return append(items, checked), alone, nil
+		}
+		if storage.ItemSize(it) <= storage.MaxItemSize {
 			return nil, nil, err
 		}
-		return append(items, it), alone, nil
 	}
+	size := storage.ItemSize(it)
 	if len(evs) == 1 {
 		return items, append(alone, evs[0]), nil
 	}
 	parts := min(len(evs), max(size/storage.MaxItemSize, len(evs)/maxChunkEvents)+1)
 	for i := range parts {
-		if items, alone, err = pack(items, alone, s, shards, evs[i*len(evs)/parts:(i+1)*len(evs)/parts]); err != nil {
+		if items, alone, err = p.pack(items, alone, evs[i*len(evs)/parts:(i+1)*len(evs)/parts]); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -154,18 +199,23 @@ func pack(items []storage.Item, alone []event.Event, s Series, shards int, evs [
 }
 
 // item builds the item of evs, in block order, unchecked.
-func item(s Series, shards int, evs []event.Event) (storage.Item, error) {
-	block, err := appendBlock(nil, evs)
-	if err != nil {
+func (p *packer) item(evs []event.Event) (storage.Item, error) {
+	var err error
+	if p.block, err = p.appendBlock(p.block[:0], evs); err != nil {
 		return storage.Item{}, err
 	}
-	sum := sha256.Sum256(block)
-	shard := int(binary.BigEndian.Uint64(sum[:8]) % uint64(shards))
-	it := storage.Item{
-		PK:    itemenc.PartitionKey(s.Tenant, s.Table, s.Series, shard),
-		SK:    string(appendSortKey(make([]byte, 0, itemenc.TimeKeyLen+sumChars), time.Unix(0, windowStart(evs[0].Time, s.window)).UTC(), evs[0].Time, sum[:])),
-		Attrs: map[string]any{AttrData: compress(block)},
+	sum := sha256.Sum256(p.block)
+	shard := int(binary.BigEndian.Uint64(sum[:8]) % uint64(p.shards))
+	if shard != p.pkShard {
+		p.pk, p.pkShard = itemenc.PartitionKey(p.series.Tenant, p.series.Table, p.series.Series, shard), shard
 	}
+	s := p.series
+	it := storage.Item{
+		PK:    p.pk,
+		SK:    string(appendSortKey(make([]byte, 0, itemenc.TimeKeyLen+sumChars), time.Unix(0, windowStart(evs[0].Time, s.window)).UTC(), evs[0].Time, sum[:])),
+		Attrs: make(map[string]any, 2),
+	}
+	it.Attrs[AttrData] = compress(p.block)
 	// evs are in block order: the last is the newest.
 	if at, ok := s.Expiry.of(evs[len(evs)-1].Time); ok {
 		it.Attrs[family.TTLAttribute] = json.Number(strconv.FormatInt(at, 10))
@@ -174,8 +224,11 @@ func item(s Series, shards int, evs []event.Event) (storage.Item, error) {
 }
 
 var (
+	// encoder compresses blocks of any number of packings at once: its
+	// EncodeAll takes one of as many encoders as the process has
+	// threads, each made once and reused.
 	encoder = sync.OnceValue(func() *zstd.Encoder {
-		e, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithLowerEncoderMem(true), zstd.WithEncoderCRC(false))
+		e, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(runtime.GOMAXPROCS(0)), zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithLowerEncoderMem(true), zstd.WithEncoderCRC(false))
 		if err != nil {
 			panic(err) // only for options it refuses, which these are not
 		}
@@ -194,18 +247,36 @@ var (
 // or crafted item: far above what 400 KB of compressed events make.
 const maxBlock = 256 << 20
 
-// compress returns the stored form of block: the shortest of the block
-// as it is, its Zstandard frame without the magic number, and its S2
-// block; the first of them on a tie.
+// zstdFrom is the size of the smallest block compress gives to
+// Zstandard rather than S2. Below it, S2's framing is shorter than
+// Zstandard's and they find the same repeats (a long string in every
+// event): S2 gives blocks of 100 to 250 bytes within a few bytes of
+// Zstandard, mostly shorter, and costs a fraction of its time. Above it,
+// Zstandard's entropy coding of the columns' bits gains more, a third
+// more on blocks of a few KB.
+const zstdFrom = 256
+
+// compress returns the stored form of block, in new memory: the block
+// compressed, by S2 below zstdFrom bytes and Zstandard (its frame
+// without the magic number) from there, or as it is when that is not
+// shorter. Either codec alone, picked by size, costs a fraction of
+// trying both on every chunk of a write, for a few bytes at most.
 func compress(block []byte) []byte {
-	best := append([]byte{storedRaw}, block...)
-	if z := encoder().EncodeAll(block, []byte{storedZstdBare}); bytes.HasPrefix(z[1:], zstdMagic) && len(z)-len(zstdMagic) < len(best) {
-		best = append(z[:1], z[1+len(zstdMagic):]...)
+	if len(block) < zstdFrom {
+		out := make([]byte, 1+s2.MaxEncodedLen(len(block)))
+		if s := s2.EncodeSnappy(out[1:], block); len(s) < len(block) {
+			out[0] = storedS2
+			return out[: 1+len(s) : 1+len(s)]
+		}
+		out[0] = storedRaw
+		return out[: 1+copy(out[1:], block) : 1+len(block)]
 	}
-	if s := s2.EncodeSnappyBetter(nil, block); 1+len(s) < len(best) {
-		best = append([]byte{storedS2}, s...)
+	z := encoder().EncodeAll(block, make([]byte, 1, 1+len(block)))
+	if frame := z[1:]; bytes.HasPrefix(frame, zstdMagic) && len(frame)-len(zstdMagic) < len(block) {
+		z[0] = storedZstdBare
+		return append(z[:1], frame[len(zstdMagic):]...)
 	}
-	return best
+	return append([]byte{storedRaw}, block...)
 }
 
 func decompress(data []byte) ([]byte, error) { return decompressTo(nil, data) }
@@ -291,8 +362,14 @@ type keyed struct {
 	content []byte
 }
 
-// order returns evs in block order without repeats (see Pack).
+// order returns evs in block order without repeats (see Pack): evs
+// itself when it is in that order already, as a series' events of a
+// request mostly are, each later than the one before or of the same time
+// and a greater client id.
 func order(evs []event.Event) ([]event.Event, error) {
+	if inOrder(evs) {
+		return evs, nil
+	}
 	ks, err := keyEvents(evs)
 	if err != nil {
 		return nil, err
@@ -302,6 +379,18 @@ func order(evs []event.Event) ([]event.Event, error) {
 		out[i] = k.ev
 	}
 	return out, nil
+}
+
+// inOrder reports whether evs are in block order without repeats, as far
+// as their times and client ids tell: no two share both.
+func inOrder(evs []event.Event) bool {
+	for i := 1; i < len(evs); i++ {
+		a, b := &evs[i-1], &evs[i]
+		if c := a.Time.Compare(b.Time); c > 0 || c == 0 && a.ID >= b.ID {
+			return false
+		}
+	}
+	return true
 }
 
 func keyEvents(evs []event.Event) ([]keyed, error) {
