@@ -1,13 +1,13 @@
 package engine
 
 import (
+	"bytes"
 	"cmp"
 	"container/heap"
 	"context"
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -111,10 +111,11 @@ func (db *DB) foldColumns(ctx context.Context, spec sourceSpec, series string, q
 	h := slices.DeleteFunc(slices.Clone(ps), func(p *columnPartition) bool { return !p.ok })
 	heap.Init(&h)
 	var start int64 // the window of f.items
+	win := int64(window)
 	for len(h) > 0 {
 		p := h[0]
-		w, ok := windowOf(p.sk, window)
-		if ok {
+		if p.timed {
+			w := p.at - ((p.at%win)+win)%win // windows align to the Unix epoch (chunk.WindowStart)
 			if len(f.items) > 0 && w != start {
 				if err := f.window(); err != nil {
 					return err
@@ -139,23 +140,27 @@ func (db *DB) foldColumns(ctx context.Context, spec sourceSpec, series string, q
 }
 
 // tableItem is an item of a window and the id scheme of its table: a
-// chunk's keys and stored form (chunk.AttrData), or any other item
-// whole.
+// chunk's keys, the time of its first event (its sort key's) and its
+// stored form (chunk.AttrData), or any other item whole.
 type tableItem struct {
-	chunk  bool
-	pk, sk string
-	data   []byte
-	item   storage.Item
+	chunk bool
+	pk    string
+	sk    []byte
+	first int64 // Unix nanos
+	data  []byte
+	item  storage.Item
+	// scheme is the id scheme of the item's table.
 	scheme event.IDScheme
 }
 
 // newTableItem returns the tableItem of an item read whole.
 func newTableItem(it storage.Item, scheme event.IDScheme) tableItem {
 	if !chunk.IsSortKey(it.SK) {
-		return tableItem{pk: it.PK, sk: it.SK, item: it, scheme: scheme}
+		return tableItem{pk: it.PK, sk: []byte(it.SK), item: it, scheme: scheme}
 	}
 	data, _ := it.Attrs[chunk.AttrData].([]byte)
-	return tableItem{chunk: true, pk: it.PK, sk: it.SK, data: data, scheme: scheme}
+	first, _ := itemenc.ParseTimeKey(it.SK[:itemenc.TimeKeyLen])
+	return tableItem{chunk: true, pk: it.PK, sk: []byte(it.SK), first: first.UnixNano(), data: data, scheme: scheme}
 }
 
 // whole returns the item as a read decodes it.
@@ -163,13 +168,13 @@ func (t *tableItem) whole() storage.Item {
 	if !t.chunk {
 		return t.item
 	}
-	return storage.Item{PK: t.pk, SK: t.sk, Attrs: map[string]any{chunk.AttrData: t.data}}
+	return storage.Item{PK: t.pk, SK: string(t.sk), Attrs: map[string]any{chunk.AttrData: t.data}}
 }
 
 // add adds the item a partition is on to the window, in memory of the
-// window's own: a chunk's stored form changes hands, the partition
-// taking for its next item the buffer of the item that held this place
-// in a window before.
+// window's own: a chunk's sort key and stored form change hands, the
+// partition taking for its next item the buffers of the item that held
+// this place in a window before.
 func (f *columnFold) add(p *columnPartition) {
 	if len(f.items) == cap(f.items) {
 		f.items = append(f.items, tableItem{})
@@ -177,8 +182,9 @@ func (f *columnFold) add(p *columnPartition) {
 		f.items = f.items[:len(f.items)+1]
 	}
 	t := &f.items[len(f.items)-1]
-	t.chunk, t.pk, t.sk, t.scheme = p.chunk, p.pk, p.sk, p.scheme
+	t.chunk, t.pk, t.first, t.scheme = p.chunk, p.pk, p.at, p.scheme
 	t.item = p.item
+	t.sk, p.sk = p.sk, t.sk[:0]
 	if p.chunk {
 		t.data, p.data, t.item = p.data, t.data[:0], storage.Item{}
 	} else {
@@ -214,7 +220,7 @@ var foldPool = sync.Pool{New: func() any { return &columnFold{} }}
 func (f *columnFold) release() {
 	for i := range f.items[:cap(f.items)] {
 		t := &f.items[:cap(f.items)][i]
-		*t = tableItem{data: t.data[:0]}
+		*t = tableItem{sk: t.sk[:0], data: t.data[:0]}
 	}
 	for i := range f.cols[:cap(f.cols)] {
 		c := &f.cols[:cap(f.cols)][i]
@@ -259,7 +265,7 @@ func (f *columnFold) readColumns() (bool, error) {
 	f.cols = f.cols[:len(f.items)]
 	for i, t := range f.items {
 		c := &f.cols[i]
-		if err := chunk.ReadColumns(c, t.sk, t.data, f.q.Fields); err != nil {
+		if err := chunk.ReadColumnsAt(c, t.first, t.data, f.q.Fields); err != nil {
 			return false, fmt.Errorf("chunk %q %q: %w", t.pk, t.sk, err)
 		}
 		if len(c.Times) == 0 {
@@ -395,45 +401,48 @@ func (f *columnFold) events() error {
 }
 
 // columnPartition is one partition of a fold: its iterator, and the
-// item of events it is on (ok): a chunk's sort key and stored form, in
-// memory of its own, or any other item whole.
+// item of events it is on (ok): its sort key and the time in it (at,
+// Unix nanos; timed says the key holds one), and a chunk's stored form,
+// in memory of its own, or any other item whole.
 type columnPartition struct {
 	table, pk string
 	scheme    event.IDScheme
 	it        storage.Iterator
-	sk        string
+	sk        []byte
+	at        int64
+	timed     bool
+	times     itemenc.TimeKeys
 	chunk     bool
 	data      []byte
 	item      storage.Item
 	ok        bool
+	// copyData, a method value made once, copies a chunk's stored form
+	// from the item's attributes (Attrs) into data.
+	copyData func(name string, v any) bool
 }
 
 // next moves the partition to its next item of events: a chunk, a row
-// or a map item. Of a chunk it copies the stored form only, as the
-// store holds it (Attrs), not the item.
+// or a map item. Of a chunk it copies the sort key and the stored form
+// only, as the store holds them (Attrs), not the item.
 func (p *columnPartition) next() error {
 	for p.it.Next() {
 		sk := p.it.SortKey()
 		switch {
 		case chunk.IsSortKey(sk):
 			p.data = p.data[:0]
-			err := p.it.Attrs(func(name string, v any) bool {
-				if name != chunk.AttrData {
-					return true
-				}
-				if b, ok := v.([]byte); ok {
-					p.data = append(p.data, b...)
-				}
-				return false
-			})
-			if err != nil {
+			if p.copyData == nil {
+				p.copyData = p.copyChunk
+			}
+			if err := p.it.Attrs(p.copyData); err != nil {
 				return fmt.Errorf("query table %q: %w", p.table, err)
 			}
-			p.sk, p.chunk, p.item, p.ok = strings.Clone(sk), true, storage.Item{}, true
+			p.at, p.timed = p.times.Nanos(sk[:itemenc.TimeKeyLen])
+			p.sk, p.chunk, p.item, p.ok = append(p.sk[:0], sk...), true, storage.Item{}, true
 			return nil
 		case itemenc.IsRowSortKey(sk) || itemenc.IsMapSortKey(sk):
 			p.item = p.it.Item()
-			p.sk, p.chunk, p.ok = p.item.SK, false, true
+			p.at, p.timed = p.times.Nanos(p.item.SK[:itemenc.TimeKeyLen])
+			p.sk, p.chunk, p.ok = append(p.sk[:0], p.item.SK...), false, true
 			return nil
 		}
 	}
@@ -444,12 +453,24 @@ func (p *columnPartition) next() error {
 	return nil
 }
 
+// copyChunk is an Attrs visitor that copies the chunk's stored form
+// into p.data.
+func (p *columnPartition) copyChunk(name string, v any) bool {
+	if name != chunk.AttrData {
+		return true
+	}
+	if b, ok := v.([]byte); ok {
+		p.data = append(p.data, b...)
+	}
+	return false
+}
+
 // columnPartitions is a heap of columnPartitions by sort key. It
 // implements heap.Interface.
 type columnPartitions []*columnPartition
 
 func (h columnPartitions) Len() int           { return len(h) }
-func (h columnPartitions) Less(i, j int) bool { return h[i].sk < h[j].sk }
+func (h columnPartitions) Less(i, j int) bool { return bytes.Compare(h[i].sk, h[j].sk) < 0 }
 func (h columnPartitions) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
 func (h *columnPartitions) Push(x any)        { *h = append(*h, x.(*columnPartition)) }
 func (h *columnPartitions) Pop() any {
