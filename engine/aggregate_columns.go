@@ -73,12 +73,16 @@ func orderedFunction(fn string) bool {
 	return false
 }
 
+// bucketOfTime returns the summary of the bucket of an aggregate that
+// holds the time t (Unix nanoseconds), and the end of that bucket (Unix
+// nanoseconds, not included).
+type bucketOfTime func(t int64) (s *agg.Summary, end int64, err error)
+
 // aggregateReads reads the events of one series for an aggregate q: from
 // chunks' columns where columnWindow allows (foldColumns), else as a walk
 // of row items or the merge of events (walkOrMerge) hand them to item
-// and event. at returns the summary of the bucket of a time, in Unix
-// nanoseconds.
-func (db *DB) aggregateReads(ctx context.Context, spec sourceSpec, series string, q *AggregateQuery, at func(t int64) (*agg.Summary, error), item func(k agg.OrderKey, it storage.Iterator) error, event func(ev event.Event) error) error {
+// and event. at returns the summary of the bucket of a time.
+func (db *DB) aggregateReads(ctx context.Context, spec sourceSpec, series string, q *AggregateQuery, at bucketOfTime, item func(k agg.OrderKey, it storage.Iterator) error, event func(ev event.Event) error) error {
 	if window, ok := columnWindow(spec, q); ok {
 		return db.foldColumns(ctx, spec, series, q, window, at)
 	}
@@ -87,7 +91,7 @@ func (db *DB) aggregateReads(ctx context.Context, spec sourceSpec, series string
 
 // foldColumns adds the events of one series of spec's chunk tables, of
 // chunk window window, to the summaries at returns.
-func (db *DB) foldColumns(ctx context.Context, spec sourceSpec, series string, q *AggregateQuery, window time.Duration, at func(t int64) (*agg.Summary, error)) error {
+func (db *DB) foldColumns(ctx context.Context, spec sourceSpec, series string, q *AggregateQuery, window time.Duration, at bucketOfTime) error {
 	from, to := spec.span()
 	f := foldPool.Get().(*columnFold)
 	defer f.release()
@@ -197,14 +201,11 @@ type columnFold struct {
 	q        *AggregateQuery
 	series   string
 	from, to int64 // the range, inclusive, Unix nanos
-	// start and end are the bucket of the last run fold added, Unix
-	// nanos, end not included.
-	start, end int64
-	at         func(t int64) (*agg.Summary, error)
-	items      []tableItem // the window's, in sort key order
-	cols       []chunk.Columns
-	next       []int // per field, the index of its next value in the chunk
-	evs        []itemenc.DecodedEvent
+	at       bucketOfTime
+	items    []tableItem // the window's, in sort key order
+	cols     []chunk.Columns
+	next     []int // per field, the index of its next value in the chunk
+	evs      []itemenc.DecodedEvent
 	// folded and decoded count the windows added from columns and from
 	// events.
 	folded, decoded int
@@ -282,8 +283,8 @@ func (f *columnFold) readColumns() (bool, error) {
 }
 
 // fold adds the events of one chunk's columns that lie in the range, a
-// run of events of one bucket at a time (times are in order; the bucket
-// at returns for a time is the query's, bucketStart): a column
+// run of events of one bucket at a time (times are in order; at says
+// where a time's bucket ends): a column
 // every event of the run has adds its integers and decimals as one run
 // (agg.Summary.AddDecimals), any other value one by one.
 func (f *columnFold) fold(c *chunk.Columns) error {
@@ -296,16 +297,12 @@ func (f *columnFold) fold(c *chunk.Columns) error {
 			i++
 			continue
 		}
-		s, err := f.at(t)
+		s, end, err := f.at(t)
 		if err != nil {
 			return err
 		}
-		if t < f.start || t >= f.end {
-			start := f.q.bucketStart(time.Unix(0, t).UTC())
-			f.start, f.end = start.UnixNano(), f.q.bucketEnd(start).UnixNano()
-		}
 		j := i + 1
-		for j < n && c.Times[j] < f.end && c.Times[j] <= f.to {
+		for j < n && c.Times[j] < end && c.Times[j] <= f.to {
 			j++
 		}
 		s.Events += int64(j - i)
@@ -391,7 +388,7 @@ func (f *columnFold) events() error {
 		if t < f.from || t > f.to {
 			continue
 		}
-		s, err := f.at(t)
+		s, _, err := f.at(t)
 		if err != nil {
 			return err
 		}

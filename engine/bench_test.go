@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/timetabledb/timetable/admission"
 	"github.com/timetabledb/timetable/clock"
 	"github.com/timetabledb/timetable/compact"
 	"github.com/timetabledb/timetable/engine"
@@ -310,7 +311,8 @@ func peerDB(b *testing.B, start time.Time, packed bool) *engine.DB {
 func benchPeerAggregate(b *testing.B, packed bool, series string, day time.Duration, span time.Duration, buckets int) {
 	start := time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC)
 	db := peerDB(b, start, packed)
-	ctx := context.Background()
+	// On Pebble the server's requests carry its CPU pool.
+	ctx := engine.WithCPU(context.Background(), admission.NewCPU(0))
 	b.ReportAllocs()
 	began := processCPU()
 	for b.Loop() {
