@@ -22,7 +22,7 @@ import (
 // An aggregate over chunk tables folds chunks' columns into its buckets:
 // it reads one series' items of every partition (each shard, each
 // table) in sort key order, a window at a time, decodes of each chunk
-// the times and the columns of the fields it sums (chunk.ReadColumns),
+// the times and the columns of the fields it sums (chunk.ReadColumnsAt),
 // and adds each value in the range to its bucket's summary, with no
 // event or map of fields made. A window's events are each added once:
 // its chunks are folded only when they alone make the window and their
@@ -35,12 +35,16 @@ import (
 // those are added. Queries the columns do not answer read events
 // (columnWindow says which).
 //
-// What a fold costs per chunk is kept to decoding it: the columns are
-// read into memory the fold keeps (chunk.ReadColumns reuses a Columns'),
-// folds are pooled between series (foldPool), and a chunk's events are
-// added a bucket's run at a time, a column of integers or decimals that
-// every event has as one int64 sum, min and max (agg.Summary.AddDecimals)
-// where the summary keeps only totals.
+// What a fold costs per chunk is kept to decoding it: a chunk's sort key
+// and stored form are copied from the store's buffers (Attrs' views, no
+// item made) into memory the fold keeps, its time read from the key once
+// (itemenc.TimeKeys, which parses a day once), the columns read into
+// memory the fold keeps (chunk.ReadColumnsAt reuses a Columns', and
+// passes over the columns of fields not asked for), folds are pooled
+// between series (foldPool), and a chunk's events are added a bucket's
+// run at a time, a column of integers or decimals that every event has
+// as one int64 sum, min and max (agg.Summary.AddDecimals) where the
+// summary keeps only totals.
 
 // columnWindow returns the chunk window of spec's tables when an
 // aggregate q reads them from columns: every table of one chunk window
