@@ -44,7 +44,8 @@ import (
 // between series (foldPool), and a chunk's events are added a bucket's
 // run at a time, a column of integers or decimals that every event has
 // as one int64 sum, min and max (agg.Summary.AddDecimals) where the
-// summary keeps only totals.
+// summary keeps only totals, and a column of floats through a cache of
+// the floats' decimals (agg.FloatCache), which readings repeat.
 
 // columnWindow returns the chunk window of spec's tables when an
 // aggregate q reads them from columns: every table of one chunk window
@@ -210,6 +211,9 @@ type columnFold struct {
 	cols     []chunk.Columns
 	next     []int // per field, the index of its next value in the chunk
 	evs      []itemenc.DecodedEvent
+	// floats holds the decimals of the floats folded last, of every
+	// series the fold served (agg.Summary.AddFloats).
+	floats agg.FloatCache
 	// folded and decoded count the windows added from columns and from
 	// events.
 	folded, decoded int
@@ -220,8 +224,9 @@ type columnFold struct {
 // columns) an earlier one grew, not allocating it again per series.
 var foldPool = sync.Pool{New: func() any { return &columnFold{} }}
 
-// release returns f to foldPool, keeping its buffers' memory and
-// nothing else: no item, summary or query.
+// release returns f to foldPool, keeping its buffers' memory and its
+// cache of floats' decimals, and nothing else: no item, summary or
+// query.
 func (f *columnFold) release() {
 	for i := range f.items[:cap(f.items)] {
 		t := &f.items[:cap(f.items)][i]
@@ -234,7 +239,9 @@ func (f *columnFold) release() {
 		}
 	}
 	clear(f.evs[:cap(f.evs)])
-	*f = columnFold{items: f.items[:0], cols: f.cols[:0], next: f.next[:0], evs: f.evs[:0]}
+	f.q, f.series, f.from, f.to, f.at = nil, "", 0, 0, nil
+	f.items, f.cols, f.next, f.evs = f.items[:0], f.cols[:0], f.next[:0], f.evs[:0]
+	f.folded, f.decoded = 0, 0
 	foldPool.Put(f)
 }
 
@@ -332,15 +339,23 @@ func (f *columnFold) skip(c *chunk.Columns, i int) {
 func (f *columnFold) addRun(s *agg.Summary, c *chunk.Columns, fi, i, j int) {
 	col := &c.Fields[fi]
 	name := f.q.Fields[fi]
-	if col.Present == nil && (col.Kind == chunk.ColumnInts || col.Kind == chunk.ColumnDecimals) {
+	if col.Present == nil {
 		// Every event has the field: its values are the events' own.
-		scale := 0
-		if col.Kind == chunk.ColumnDecimals {
-			scale = col.Scale
-		}
-		if s.AddDecimals(name, col.Ints[i:j], scale) {
-			f.next[fi] = j
-			return
+		switch col.Kind {
+		case chunk.ColumnInts, chunk.ColumnDecimals:
+			scale := 0
+			if col.Kind == chunk.ColumnDecimals {
+				scale = col.Scale
+			}
+			if s.AddDecimals(name, col.Ints[i:j], scale) {
+				f.next[fi] = j
+				return
+			}
+		case chunk.ColumnFloats:
+			if s.AddFloats(name, col.Floats[i:j], c.Times[i:j], f.series, &f.floats) {
+				f.next[fi] = j
+				return
+			}
 		}
 	}
 	k := agg.OrderKey{Series: f.series}
