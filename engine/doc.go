@@ -185,10 +185,11 @@
 // (aggregate_columns.go): a series' partitions are merged by sort key a
 // chunk window at a time, and of each chunk the times and the columns of
 // the fields summed are decoded (package chunk's ReadColumnsAt), with no
-// event or map of fields, integers and floats added to the sums as
-// numbers without their text. A window is folded only when chunks alone
-// make it and their times do not overlap, so that no event is in two of
-// them; a window that also holds rows or map items, or whose chunks
+// event or map of fields, integers and decimals added to the sums as
+// numbers without their text, floats as the decimals of their shortest
+// text, made once per value a fold meets (agg.FloatCache). A window is
+// folded only when chunks alone make it and their times do not overlap,
+// so that no event is in two of them; a window that also holds rows or map items, or whose chunks
 // overlap (an event stored twice, two requests' events interleaved), is
 // decoded into events as a read decodes it, each event once. A filter,
 // first, last, delta or rate (which order the events of one instant by
