@@ -101,23 +101,27 @@ func (db *DB) foldColumns(ctx context.Context, spec sourceSpec, series string, q
 	f := foldPool.Get().(*columnFold)
 	defer f.release()
 	f.q, f.series, f.from, f.to, f.at = q, series, from.UnixNano(), to.UnixNano(), at
-	var ps columnPartitions
+	ps := f.parts[:0]
 	defer func() {
 		for _, p := range ps {
 			p.it.Close()
 		}
 	}()
+	low, high := chunk.LowKey(from, window), itemenc.HighKey(to)
 	for _, t := range spec.tables {
 		for shard := range t.shards {
-			sq := storage.Query{Table: t.name, PK: itemenc.PartitionKey(spec.tenant, spec.q.Table, series, shard),
-				Low: chunk.LowKey(from, window), High: itemenc.HighKey(to)}
-			ps = append(ps, &columnPartition{table: t.name, pk: sq.PK, scheme: t.entry.IDScheme(), it: db.itemsOf(t).Query(ctx, sq)})
+			sq := storage.Query{Table: t.name, PK: itemenc.PartitionKey(spec.tenant, spec.q.Table, series, shard), Low: low, High: high}
+			ps = f.partition(ps)
+			p := ps[len(ps)-1]
+			p.table, p.pk, p.scheme, p.it = t.name, sq.PK, t.entry.IDScheme(), db.itemsOf(t).Query(ctx, sq)
 		}
 	}
+	f.parts = ps
 	if err := firsts(db.opts.QueryParallelism, ps, (*columnPartition).next); err != nil {
 		return err
 	}
-	h := slices.DeleteFunc(slices.Clone(ps), func(p *columnPartition) bool { return !p.ok })
+	h := slices.DeleteFunc(append(f.heap[:0], ps...), func(p *columnPartition) bool { return !p.ok })
+	f.heap = h
 	heap.Init(&h)
 	var start int64 // the window of f.items
 	win := int64(window)
@@ -214,6 +218,11 @@ type columnFold struct {
 	// floats holds the decimals of the floats folded last, of every
 	// series the fold served (agg.Summary.AddFloats).
 	floats agg.FloatCache
+	// parts are the partitions of the series, made for an earlier
+	// series and emptied for this one (partition), and heap the memory
+	// of their heap.
+	parts []*columnPartition
+	heap  columnPartitions
 	// folded and decoded count the windows added from columns and from
 	// events.
 	folded, decoded int
@@ -239,10 +248,33 @@ func (f *columnFold) release() {
 		}
 	}
 	clear(f.evs[:cap(f.evs)])
+	for _, p := range f.parts[:cap(f.parts)] {
+		if p != nil {
+			p.it, p.item = nil, storage.Item{}
+		}
+	}
+	f.parts, f.heap = f.parts[:0], f.heap[:0]
 	f.q, f.series, f.from, f.to, f.at = nil, "", 0, 0, nil
 	f.items, f.cols, f.next, f.evs = f.items[:0], f.cols[:0], f.next[:0], f.evs[:0]
 	f.folded, f.decoded = 0, 0
 	foldPool.Put(f)
+}
+
+// partition appends to ps, the fold's partitions (f.parts), one more:
+// one an earlier series left, emptied, keeping the memory of its sort
+// key and stored form, or a new one.
+func (f *columnFold) partition(ps []*columnPartition) []*columnPartition {
+	if len(ps) < cap(ps) {
+		ps = ps[:len(ps)+1]
+		if p := ps[len(ps)-1]; p != nil {
+			*p = columnPartition{sk: p.sk[:0], data: p.data[:0], times: p.times, copyData: p.copyData}
+			return ps
+		}
+	} else {
+		ps = append(ps, nil)
+	}
+	ps[len(ps)-1] = &columnPartition{}
+	return ps
 }
 
 // window adds the events of the window of f.items, and empties it.
