@@ -225,7 +225,8 @@ func (db *DB) aggregate(ctx context.Context, tenant string, q AggregateQuery, po
 }
 
 // aggregateEachSeries summarises every series on its own, up to
-// QueryParallelism at a time, each worker into its own summaries by
+// QueryParallelism at a time (and no more than GOMAXPROCS under a CPU
+// pool, WithCPU), each worker into its own summaries by
 // bucket, and merges the workers' summaries: a summary does not need
 // the events of all series in one time order, so no merge across series is paid for,
 // and a slow partition holds up only its own series. Each series' events
@@ -247,6 +248,14 @@ func (db *DB) aggregateEachSeries(ctx context.Context, tenant string, q Aggregat
 		perSeries += t.shards
 	}
 	workers := min(len(series), db.opts.QueryParallelism)
+	cpu := cpuOf(ctx)
+	if cpu != nil {
+		// A CPU pool says the store's reads are served from memory and
+		// local disk (server.Options.CPU): a worker waits on no
+		// network, and more workers than cores would only take turns
+		// on them, each preempting the others.
+		workers = min(workers, runtime.GOMAXPROCS(0))
+	}
 	release, err := db.budget.reserve(ctx, tenant, int64(workers*perSeries))
 	if err != nil {
 		return nil, err
@@ -256,7 +265,6 @@ func (db *DB) aggregateEachSeries(ctx context.Context, tenant string, q Aggregat
 	// Pebble's seeks need once, where a goroutine per series would grow
 	// one each time.
 	own := make([]map[int64]*agg.Summary, workers)
-	cpu := cpuOf(ctx)
 	g, gctx := errgroup.WithContext(ctx)
 	var next atomic.Int64
 	for w := range own {
@@ -328,7 +336,7 @@ func (db *DB) aggregateEachSeries(ctx context.Context, tenant string, q Aggregat
 func (db *DB) summarise(ctx context.Context, spec sourceSpec, series string, q *AggregateQuery, parts map[int64]*agg.Summary) error {
 	var cur *agg.Summary
 	var start, end int64 // cur's bucket's, Unix nanos
-	at := func(t int64) (*agg.Summary, error) {
+	at := func(t int64) (*agg.Summary, int64, error) {
 		if cur == nil || t < start || t >= end {
 			s := q.bucketStart(time.Unix(0, t).UTC())
 			start, end = s.UnixNano(), q.bucketEnd(s).UnixNano()
@@ -337,16 +345,19 @@ func (db *DB) summarise(ctx context.Context, spec sourceSpec, series string, q *
 				parts[start] = cur
 			}
 		}
-		return cur, nil
+		return cur, end, nil
 	}
-	v := agg.NewFieldVisitor(q.Fields)
+	var v *agg.FieldVisitor // made for the first row a walk meets
 	return db.aggregateReads(ctx, spec, series, q, at,
 		func(k agg.OrderKey, it storage.Iterator) error {
-			p, _ := at(k.At)
+			if v == nil {
+				v = agg.NewFieldVisitor(q.Fields)
+			}
+			p, _, _ := at(k.At)
 			return p.AddItem(k, it, v)
 		},
 		func(ev event.Event) error {
-			p, _ := at(ev.Time.UnixNano())
+			p, _, _ := at(ev.Time.UnixNano())
 			p.Add(ev, q.Fields)
 			return nil
 		})
@@ -358,12 +369,15 @@ func (q *AggregateQuery) eventQuery() Query {
 }
 
 // bucketStream summarises events that come in time order into the
-// query's buckets, one bucket's summary at a time.
+// query's buckets, one bucket's summary at a time: cur, made once and
+// emptied for each bucket after the first (summary).
 type bucketStream struct {
 	q          *AggregateQuery
 	out        *buckets
 	cur        *agg.Summary
+	summary    agg.Summary
 	start, end time.Time // cur's bucket
+	endNanos   int64     // end, Unix nanos
 	v          *agg.FieldVisitor
 }
 
@@ -389,12 +403,15 @@ func (s *bucketStream) addItem(k agg.OrderKey, it storage.Iterator) error {
 }
 
 // at returns the summary of the bucket of the next event, at t (Unix
-// nanoseconds), done with the one before when t is past it.
-func (s *bucketStream) at(t int64) (*agg.Summary, error) {
-	if err := s.reach(time.Unix(0, t).UTC()); err != nil {
-		return nil, err
+// nanoseconds), done with the one before when t is past it, and the
+// bucket's end.
+func (s *bucketStream) at(t int64) (*agg.Summary, int64, error) {
+	if s.cur == nil || t >= s.endNanos {
+		if err := s.reach(time.Unix(0, t).UTC()); err != nil {
+			return nil, 0, err
+		}
 	}
-	return s.cur, nil
+	return s.cur, s.endNanos, nil
 }
 
 // reach makes cur the summary of t's bucket, done with the one before.
@@ -407,8 +424,13 @@ func (s *bucketStream) reach(t time.Time) error {
 			return err
 		}
 	}
+	// The bucket before is an answer's now (buckets.add), which shares
+	// no memory with its summary: the summary is emptied for this one.
 	s.start = s.q.bucketStart(t)
-	s.end, s.cur = s.q.bucketEnd(s.start), &agg.Summary{Want: agg.NeedsOf(s.q.Funcs)}
+	s.end = s.q.bucketEnd(s.start)
+	s.endNanos = s.end.UnixNano()
+	s.summary = agg.Summary{Want: agg.NeedsOf(s.q.Funcs)}
+	s.cur = &s.summary
 	return nil
 }
 

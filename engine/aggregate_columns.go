@@ -1,13 +1,13 @@
 package engine
 
 import (
+	"bytes"
 	"cmp"
 	"container/heap"
 	"context"
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -22,7 +22,7 @@ import (
 // An aggregate over chunk tables folds chunks' columns into its buckets:
 // it reads one series' items of every partition (each shard, each
 // table) in sort key order, a window at a time, decodes of each chunk
-// the times and the columns of the fields it sums (chunk.ReadColumns),
+// the times and the columns of the fields it sums (chunk.ReadColumnsAt),
 // and adds each value in the range to its bucket's summary, with no
 // event or map of fields made. A window's events are each added once:
 // its chunks are folded only when they alone make the window and their
@@ -35,12 +35,17 @@ import (
 // those are added. Queries the columns do not answer read events
 // (columnWindow says which).
 //
-// What a fold costs per chunk is kept to decoding it: the columns are
-// read into memory the fold keeps (chunk.ReadColumns reuses a Columns'),
-// folds are pooled between series (foldPool), and a chunk's events are
-// added a bucket's run at a time, a column of integers or decimals that
-// every event has as one int64 sum, min and max (agg.Summary.AddDecimals)
-// where the summary keeps only totals.
+// What a fold costs per chunk is kept to decoding it: a chunk's sort key
+// and stored form are copied from the store's buffers (Attrs' views, no
+// item made) into memory the fold keeps, its time read from the key once
+// (itemenc.TimeKeys, which parses a day once), the columns read into
+// memory the fold keeps (chunk.ReadColumnsAt reuses a Columns', and
+// passes over the columns of fields not asked for), folds are pooled
+// between series (foldPool), and a chunk's events are added a bucket's
+// run at a time, a column of integers or decimals that every event has
+// as one int64 sum, min and max (agg.Summary.AddDecimals) where the
+// summary keeps only totals, and a column of floats through a cache of
+// the floats' decimals (agg.FloatCache), which readings repeat.
 
 // columnWindow returns the chunk window of spec's tables when an
 // aggregate q reads them from columns: every table of one chunk window
@@ -73,12 +78,16 @@ func orderedFunction(fn string) bool {
 	return false
 }
 
+// bucketOfTime returns the summary of the bucket of an aggregate that
+// holds the time t (Unix nanoseconds), and the end of that bucket (Unix
+// nanoseconds, not included).
+type bucketOfTime func(t int64) (s *agg.Summary, end int64, err error)
+
 // aggregateReads reads the events of one series for an aggregate q: from
 // chunks' columns where columnWindow allows (foldColumns), else as a walk
 // of row items or the merge of events (walkOrMerge) hand them to item
-// and event. at returns the summary of the bucket of a time, in Unix
-// nanoseconds.
-func (db *DB) aggregateReads(ctx context.Context, spec sourceSpec, series string, q *AggregateQuery, at func(t int64) (*agg.Summary, error), item func(k agg.OrderKey, it storage.Iterator) error, event func(ev event.Event) error) error {
+// and event. at returns the summary of the bucket of a time.
+func (db *DB) aggregateReads(ctx context.Context, spec sourceSpec, series string, q *AggregateQuery, at bucketOfTime, item func(k agg.OrderKey, it storage.Iterator) error, event func(ev event.Event) error) error {
 	if window, ok := columnWindow(spec, q); ok {
 		return db.foldColumns(ctx, spec, series, q, window, at)
 	}
@@ -87,34 +96,39 @@ func (db *DB) aggregateReads(ctx context.Context, spec sourceSpec, series string
 
 // foldColumns adds the events of one series of spec's chunk tables, of
 // chunk window window, to the summaries at returns.
-func (db *DB) foldColumns(ctx context.Context, spec sourceSpec, series string, q *AggregateQuery, window time.Duration, at func(t int64) (*agg.Summary, error)) error {
+func (db *DB) foldColumns(ctx context.Context, spec sourceSpec, series string, q *AggregateQuery, window time.Duration, at bucketOfTime) error {
 	from, to := spec.span()
 	f := foldPool.Get().(*columnFold)
 	defer f.release()
 	f.q, f.series, f.from, f.to, f.at = q, series, from.UnixNano(), to.UnixNano(), at
-	var ps columnPartitions
+	ps := f.parts[:0]
 	defer func() {
 		for _, p := range ps {
 			p.it.Close()
 		}
 	}()
+	low, high := chunk.LowKey(from, window), itemenc.HighKey(to)
 	for _, t := range spec.tables {
 		for shard := range t.shards {
-			sq := storage.Query{Table: t.name, PK: itemenc.PartitionKey(spec.tenant, spec.q.Table, series, shard),
-				Low: chunk.LowKey(from, window), High: itemenc.HighKey(to)}
-			ps = append(ps, &columnPartition{table: t.name, pk: sq.PK, scheme: t.entry.IDScheme(), it: db.itemsOf(t).Query(ctx, sq)})
+			sq := storage.Query{Table: t.name, PK: itemenc.PartitionKey(spec.tenant, spec.q.Table, series, shard), Low: low, High: high}
+			ps = f.partition(ps)
+			p := ps[len(ps)-1]
+			p.table, p.pk, p.scheme, p.it = t.name, sq.PK, t.entry.IDScheme(), db.itemsOf(t).Query(ctx, sq)
 		}
 	}
+	f.parts = ps
 	if err := firsts(db.opts.QueryParallelism, ps, (*columnPartition).next); err != nil {
 		return err
 	}
-	h := slices.DeleteFunc(slices.Clone(ps), func(p *columnPartition) bool { return !p.ok })
+	h := slices.DeleteFunc(append(f.heap[:0], ps...), func(p *columnPartition) bool { return !p.ok })
+	f.heap = h
 	heap.Init(&h)
 	var start int64 // the window of f.items
+	win := int64(window)
 	for len(h) > 0 {
 		p := h[0]
-		w, ok := windowOf(p.sk, window)
-		if ok {
+		if p.timed {
+			w := p.at - ((p.at%win)+win)%win // windows align to the Unix epoch (chunk.WindowStart)
 			if len(f.items) > 0 && w != start {
 				if err := f.window(); err != nil {
 					return err
@@ -139,23 +153,27 @@ func (db *DB) foldColumns(ctx context.Context, spec sourceSpec, series string, q
 }
 
 // tableItem is an item of a window and the id scheme of its table: a
-// chunk's keys and stored form (chunk.AttrData), or any other item
-// whole.
+// chunk's keys, the time of its first event (its sort key's) and its
+// stored form (chunk.AttrData), or any other item whole.
 type tableItem struct {
-	chunk  bool
-	pk, sk string
-	data   []byte
-	item   storage.Item
+	chunk bool
+	pk    string
+	sk    []byte
+	first int64 // Unix nanos
+	data  []byte
+	item  storage.Item
+	// scheme is the id scheme of the item's table.
 	scheme event.IDScheme
 }
 
 // newTableItem returns the tableItem of an item read whole.
 func newTableItem(it storage.Item, scheme event.IDScheme) tableItem {
 	if !chunk.IsSortKey(it.SK) {
-		return tableItem{pk: it.PK, sk: it.SK, item: it, scheme: scheme}
+		return tableItem{pk: it.PK, sk: []byte(it.SK), item: it, scheme: scheme}
 	}
 	data, _ := chunk.Data(it)
-	return tableItem{chunk: true, pk: it.PK, sk: it.SK, data: data, scheme: scheme}
+	first, _ := chunk.FirstTime(it.SK)
+	return tableItem{chunk: true, pk: it.PK, sk: []byte(it.SK), first: first.UnixNano(), data: data, scheme: scheme}
 }
 
 // whole returns the item as a read decodes it.
@@ -163,13 +181,13 @@ func (t *tableItem) whole() storage.Item {
 	if !t.chunk {
 		return t.item
 	}
-	return storage.Item{PK: t.pk, SK: t.sk, Attrs: map[string]any{chunk.AttrData: t.data}}
+	return storage.Item{PK: t.pk, SK: string(t.sk), Attrs: map[string]any{chunk.AttrData: t.data}}
 }
 
 // add adds the item a partition is on to the window, in memory of the
-// window's own: a chunk's stored form changes hands, the partition
-// taking for its next item the buffer of the item that held this place
-// in a window before.
+// window's own: a chunk's sort key and stored form change hands, the
+// partition taking for its next item the buffers of the item that held
+// this place in a window before.
 func (f *columnFold) add(p *columnPartition) {
 	if len(f.items) == cap(f.items) {
 		f.items = append(f.items, tableItem{})
@@ -177,8 +195,9 @@ func (f *columnFold) add(p *columnPartition) {
 		f.items = f.items[:len(f.items)+1]
 	}
 	t := &f.items[len(f.items)-1]
-	t.chunk, t.pk, t.sk, t.scheme = p.chunk, p.pk, p.sk, p.scheme
+	t.chunk, t.pk, t.first, t.scheme = p.chunk, p.pk, p.at, p.scheme
 	t.item = p.item
+	t.sk, p.sk = p.sk, t.sk[:0]
 	if p.chunk {
 		t.data, p.data, t.item = p.data, t.data[:0], storage.Item{}
 	} else {
@@ -191,14 +210,19 @@ type columnFold struct {
 	q        *AggregateQuery
 	series   string
 	from, to int64 // the range, inclusive, Unix nanos
-	// start and end are the bucket of the last run fold added, Unix
-	// nanos, end not included.
-	start, end int64
-	at         func(t int64) (*agg.Summary, error)
-	items      []tableItem // the window's, in sort key order
-	cols       []chunk.Columns
-	next       []int // per field, the index of its next value in the chunk
-	evs        []itemenc.DecodedEvent
+	at       bucketOfTime
+	items    []tableItem // the window's, in sort key order
+	cols     []chunk.Columns
+	next     []int // per field, the index of its next value in the chunk
+	evs      []itemenc.DecodedEvent
+	// floats holds the decimals of the floats folded last, of every
+	// series the fold served (agg.Summary.AddFloats).
+	floats agg.FloatCache
+	// parts are the partitions of the series, made for an earlier
+	// series and emptied for this one (partition), and heap the memory
+	// of their heap.
+	parts []*columnPartition
+	heap  columnPartitions
 	// folded and decoded count the windows added from columns and from
 	// events.
 	folded, decoded int
@@ -209,12 +233,13 @@ type columnFold struct {
 // columns) an earlier one grew, not allocating it again per series.
 var foldPool = sync.Pool{New: func() any { return &columnFold{} }}
 
-// release returns f to foldPool, keeping its buffers' memory and
-// nothing else: no item, summary or query.
+// release returns f to foldPool, keeping its buffers' memory and its
+// cache of floats' decimals, and nothing else: no item, summary or
+// query.
 func (f *columnFold) release() {
 	for i := range f.items[:cap(f.items)] {
 		t := &f.items[:cap(f.items)][i]
-		*t = tableItem{data: t.data[:0]}
+		*t = tableItem{sk: t.sk[:0], data: t.data[:0]}
 	}
 	for i := range f.cols[:cap(f.cols)] {
 		c := &f.cols[:cap(f.cols)][i]
@@ -223,8 +248,33 @@ func (f *columnFold) release() {
 		}
 	}
 	clear(f.evs[:cap(f.evs)])
-	*f = columnFold{items: f.items[:0], cols: f.cols[:0], next: f.next[:0], evs: f.evs[:0]}
+	for _, p := range f.parts[:cap(f.parts)] {
+		if p != nil {
+			p.it, p.item = nil, storage.Item{}
+		}
+	}
+	f.parts, f.heap = f.parts[:0], f.heap[:0]
+	f.q, f.series, f.from, f.to, f.at = nil, "", 0, 0, nil
+	f.items, f.cols, f.next, f.evs = f.items[:0], f.cols[:0], f.next[:0], f.evs[:0]
+	f.folded, f.decoded = 0, 0
 	foldPool.Put(f)
+}
+
+// partition appends to ps, the fold's partitions (f.parts), one more:
+// one an earlier series left, emptied, keeping the memory of its sort
+// key and stored form, or a new one.
+func (f *columnFold) partition(ps []*columnPartition) []*columnPartition {
+	if len(ps) < cap(ps) {
+		ps = ps[:len(ps)+1]
+		if p := ps[len(ps)-1]; p != nil {
+			*p = columnPartition{sk: p.sk[:0], data: p.data[:0], times: p.times, copyData: p.copyData}
+			return ps
+		}
+	} else {
+		ps = append(ps, nil)
+	}
+	ps[len(ps)-1] = &columnPartition{}
+	return ps
 }
 
 // window adds the events of the window of f.items, and empties it.
@@ -259,7 +309,7 @@ func (f *columnFold) readColumns() (bool, error) {
 	f.cols = f.cols[:len(f.items)]
 	for i, t := range f.items {
 		c := &f.cols[i]
-		if err := chunk.ReadColumns(c, t.sk, t.data, f.q.Fields); err != nil {
+		if err := chunk.ReadColumnsAt(c, t.first, t.data, f.q.Fields); err != nil {
 			return false, fmt.Errorf("chunk %q %q: %w", t.pk, t.sk, err)
 		}
 		if len(c.Times) == 0 {
@@ -276,8 +326,8 @@ func (f *columnFold) readColumns() (bool, error) {
 }
 
 // fold adds the events of one chunk's columns that lie in the range, a
-// run of events of one bucket at a time (times are in order; the bucket
-// at returns for a time is the query's, bucketStart): a column
+// run of events of one bucket at a time (times are in order; at says
+// where a time's bucket ends): a column
 // every event of the run has adds its integers and decimals as one run
 // (agg.Summary.AddDecimals), any other value one by one.
 func (f *columnFold) fold(c *chunk.Columns) error {
@@ -290,16 +340,12 @@ func (f *columnFold) fold(c *chunk.Columns) error {
 			i++
 			continue
 		}
-		s, err := f.at(t)
+		s, end, err := f.at(t)
 		if err != nil {
 			return err
 		}
-		if t < f.start || t >= f.end {
-			start := f.q.bucketStart(time.Unix(0, t).UTC())
-			f.start, f.end = start.UnixNano(), f.q.bucketEnd(start).UnixNano()
-		}
 		j := i + 1
-		for j < n && c.Times[j] < f.end && c.Times[j] <= f.to {
+		for j < n && c.Times[j] < end && c.Times[j] <= f.to {
 			j++
 		}
 		s.Events += int64(j - i)
@@ -325,15 +371,23 @@ func (f *columnFold) skip(c *chunk.Columns, i int) {
 func (f *columnFold) addRun(s *agg.Summary, c *chunk.Columns, fi, i, j int) {
 	col := &c.Fields[fi]
 	name := f.q.Fields[fi]
-	if col.Present == nil && (col.Kind == chunk.ColumnInts || col.Kind == chunk.ColumnDecimals) {
+	if col.Present == nil {
 		// Every event has the field: its values are the events' own.
-		scale := 0
-		if col.Kind == chunk.ColumnDecimals {
-			scale = col.Scale
-		}
-		if s.AddDecimals(name, col.Ints[i:j], scale) {
-			f.next[fi] = j
-			return
+		switch col.Kind {
+		case chunk.ColumnInts, chunk.ColumnDecimals:
+			scale := 0
+			if col.Kind == chunk.ColumnDecimals {
+				scale = col.Scale
+			}
+			if s.AddDecimals(name, col.Ints[i:j], scale) {
+				f.next[fi] = j
+				return
+			}
+		case chunk.ColumnFloats:
+			if s.AddFloats(name, col.Floats[i:j], c.Times[i:j], f.series, &f.floats) {
+				f.next[fi] = j
+				return
+			}
 		}
 	}
 	k := agg.OrderKey{Series: f.series}
@@ -385,7 +439,7 @@ func (f *columnFold) events() error {
 		if t < f.from || t > f.to {
 			continue
 		}
-		s, err := f.at(t)
+		s, _, err := f.at(t)
 		if err != nil {
 			return err
 		}
@@ -395,45 +449,49 @@ func (f *columnFold) events() error {
 }
 
 // columnPartition is one partition of a fold: its iterator, and the
-// item of events it is on (ok): a chunk's sort key and stored form, in
-// memory of its own, or any other item whole.
+// item of events it is on (ok): its sort key and the time in it (at,
+// Unix nanos; timed says the key holds one), and a chunk's stored form,
+// in memory of its own, or any other item whole.
 type columnPartition struct {
 	table, pk string
 	scheme    event.IDScheme
 	it        storage.Iterator
-	sk        string
+	sk        []byte
+	at        int64
+	timed     bool
+	times     itemenc.TimeKeys
 	chunk     bool
 	data      []byte
 	item      storage.Item
 	ok        bool
+	// copyData, a method value made once, copies a chunk's stored form
+	// from the item's attributes (Attrs) into data.
+	copyData func(name string, v any) bool
 }
 
 // next moves the partition to its next item of events: a chunk, a row
-// or a map item. Of a chunk it copies the stored form only, as the
-// store holds it (Attrs), not the item.
+// or a map item. Of a chunk it copies the sort key and the stored form
+// only, as the store holds them (Attrs), not the item.
 func (p *columnPartition) next() error {
 	for p.it.Next() {
 		sk := p.it.SortKey()
 		switch {
 		case chunk.IsSortKey(sk):
 			p.data = p.data[:0]
-			err := p.it.Attrs(func(name string, v any) bool {
-				if !chunk.IsDataAttr(name) {
-					return true
-				}
-				if b, ok := v.([]byte); ok {
-					p.data = append(p.data, b...)
-				}
-				return false
-			})
-			if err != nil {
+			if p.copyData == nil {
+				p.copyData = p.copyChunk
+			}
+			if err := p.it.Attrs(p.copyData); err != nil {
 				return fmt.Errorf("query table %q: %w", p.table, err)
 			}
-			p.sk, p.chunk, p.item, p.ok = strings.Clone(sk), true, storage.Item{}, true
+			first, ok := chunk.FirstTime(sk)
+			p.at, p.timed = first.UnixNano(), ok
+			p.sk, p.chunk, p.item, p.ok = append(p.sk[:0], sk...), true, storage.Item{}, true
 			return nil
 		case itemenc.IsRowSortKey(sk) || itemenc.IsMapSortKey(sk):
 			p.item = p.it.Item()
-			p.sk, p.chunk, p.ok = p.item.SK, false, true
+			p.at, p.timed = p.times.Nanos(p.item.SK[:itemenc.TimeKeyLen])
+			p.sk, p.chunk, p.ok = append(p.sk[:0], p.item.SK...), false, true
 			return nil
 		}
 	}
@@ -444,12 +502,24 @@ func (p *columnPartition) next() error {
 	return nil
 }
 
+// copyChunk is an Attrs visitor that copies the chunk's stored form
+// into p.data.
+func (p *columnPartition) copyChunk(name string, v any) bool {
+	if !chunk.IsDataAttr(name) {
+		return true
+	}
+	if b, ok := v.([]byte); ok {
+		p.data = append(p.data, b...)
+	}
+	return false
+}
+
 // columnPartitions is a heap of columnPartitions by sort key. It
 // implements heap.Interface.
 type columnPartitions []*columnPartition
 
 func (h columnPartitions) Len() int           { return len(h) }
-func (h columnPartitions) Less(i, j int) bool { return h[i].sk < h[j].sk }
+func (h columnPartitions) Less(i, j int) bool { return bytes.Compare(h[i].sk, h[j].sk) < 0 }
 func (h columnPartitions) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
 func (h *columnPartitions) Push(x any)        { *h = append(*h, x.(*columnPartition)) }
 func (h *columnPartitions) Pop() any {

@@ -51,7 +51,7 @@ func TestColumnFoldWindows(t *testing.T) {
 			q := &AggregateQuery{Bucket: 24 * time.Hour, Fields: []string{"v"}, Funcs: []string{FnCount, FnSum}}
 			sum := &agg.Summary{Want: agg.NeedsOf(q.Funcs)}
 			f := &columnFold{q: q, series: "car", from: hour.UnixNano(), to: hour.Add(time.Hour).UnixNano(),
-				at: func(int64) (*agg.Summary, error) { return sum, nil }}
+				at: func(int64) (*agg.Summary, int64, error) { return sum, hour.Add(24 * time.Hour).UnixNano(), nil }}
 			for _, it := range c.items {
 				f.items = append(f.items, newTableItem(it, 0))
 			}

@@ -4,12 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/timetabledb/timetable/admission"
 	"github.com/timetabledb/timetable/clock"
+	"github.com/timetabledb/timetable/compact"
 	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/event"
 	"github.com/timetabledb/timetable/family"
@@ -266,4 +269,110 @@ func processCPU() int64 {
 		return 0
 	}
 	return ru.Utime.Nano() + ru.Stime.Nano()
+}
+
+// The peer comparison's workload (bench/internal/bench, peerworkload.go):
+// 300,000 events of four decimal readings over 1,000 series and 7 days,
+// a series' reading every 33.6 minutes, written in requests of 5,000, to
+// a chunk-layout family of the default chunk window (an hour).
+const (
+	peerEvents = 300000
+	peerSeries = 1000
+	peerDays   = 7
+)
+
+// peerDB writes the peer workload from start to a chunk-layout DB on
+// Pebble, compacted on disk, and packs its tables (package compact)
+// when packed: the state of the peer comparison's timetable and
+// timetable-packed columns.
+func peerDB(b *testing.B, start time.Time, packed bool) *engine.DB {
+	store, err := pebblestore.Open(b.TempDir(), pebblestore.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { store.Close() })
+	schema := family.DefaultSchema()
+	schema.Families[0].Layout, schema.Families[0].ChunkWindow = family.LayoutChunk, family.DefaultChunkWindow
+	db, err := engine.Open(context.Background(), store, engine.Options{Schema: schema, Clock: clock.NewManual(start.Add((peerDays + 1) * 24 * time.Hour))})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { db.Close() })
+	ctx := context.Background()
+	step := peerDays * 24 * time.Hour / peerEvents
+	for from := 0; from < peerEvents; from += 5000 {
+		evs := make([]event.Event, 5000)
+		for j := range evs {
+			i := from + j
+			evs[j] = event.Event{Time: start.Add(time.Millisecond + time.Duration(i)*step), Series: fmt.Sprintf("sensor-%04d", i%peerSeries),
+				Fields: map[string]any{
+					"temperature": json.Number(strconv.FormatFloat(15+float64(i%2000)/100, 'f', -1, 64)),
+					"humidity":    json.Number(strconv.Itoa(30 + i%60)),
+					"pressure":    json.Number(strconv.FormatFloat(1000+float64(i%3000)/100, 'f', -1, 64)),
+					"voltage":     json.Number(strconv.FormatFloat(3+float64(i%1000)/1000, 'f', -1, 64)),
+				}}
+		}
+		if _, err := db.Write(ctx, "bench", "sensors", evs); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if packed {
+		tables, err := db.Tables(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, t := range tables {
+			if _, err := compact.Table(ctx, store, t.Name, compact.Options{Window: family.DefaultChunkWindow, Scheme: event.IDScheme(t.IDScheme), Shards: t.Shards}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	if err := store.Compact(ctx); err != nil {
+		b.Fatal(err)
+	}
+	return db
+}
+
+// benchPeerAggregate asks the peer comparison's hourly count and sum of
+// temperature, of series (every series when "") over [from, to), and
+// expects buckets.
+func benchPeerAggregate(b *testing.B, packed bool, series string, day time.Duration, span time.Duration, buckets int) {
+	start := time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC)
+	db := peerDB(b, start, packed)
+	// On Pebble the server's requests carry its CPU pool.
+	ctx := engine.WithCPU(context.Background(), admission.NewCPU(0))
+	b.ReportAllocs()
+	began := processCPU()
+	for b.Loop() {
+		bs, err := db.Aggregate(ctx, "bench", engine.AggregateQuery{Table: "sensors", Series: series, From: start.Add(day), To: start.Add(day + span - 1), Bucket: time.Hour,
+			Fields: []string{"temperature"}, Funcs: []string{"count", "sum"}})
+		if err != nil || len(bs) != buckets {
+			b.Fatal(err, len(bs))
+		}
+	}
+	b.ReportMetric(float64(processCPU()-began)/float64(b.N), "cpu-ns/op")
+}
+
+// BenchmarkAggregatePeerAllSeries is the peer comparison's hourly
+// aggregate of every series over one day, on the chunk layout as written.
+func BenchmarkAggregatePeerAllSeries(b *testing.B) {
+	benchPeerAggregate(b, false, "", 3*24*time.Hour, 24*time.Hour, 24)
+}
+
+// BenchmarkAggregatePeerAllSeriesPacked is it after compaction packed
+// each window's chunks into one.
+func BenchmarkAggregatePeerAllSeriesPacked(b *testing.B) {
+	benchPeerAggregate(b, true, "", 3*24*time.Hour, 24*time.Hour, 24)
+}
+
+// BenchmarkAggregatePeerOneSeries is the peer comparison's hourly
+// aggregate of one series over 7 days, on the chunk layout as written.
+func BenchmarkAggregatePeerOneSeries(b *testing.B) {
+	benchPeerAggregate(b, false, "sensor-0007", 0, peerDays*24*time.Hour, 168)
+}
+
+// BenchmarkAggregatePeerOneSeriesPacked is it after compaction packed
+// each window's chunks into one.
+func BenchmarkAggregatePeerOneSeriesPacked(b *testing.B) {
+	benchPeerAggregate(b, true, "sensor-0007", 0, peerDays*24*time.Hour, 168)
 }

@@ -176,17 +176,20 @@
 // handed to the summary as the store holds it (storage.Iterator's SortKey
 // and Attrs, valid until the iterator moves), which copies only what it
 // keeps. An aggregate of every series gives the series to
-// QueryParallelism workers, each summarising its series' events into its
-// own summaries by bucket, merged once at the end. A series whose partitions
+// QueryParallelism workers (no more than GOMAXPROCS under a CPU pool,
+// WithCPU, whose store's reads wait on no network), each summarising
+// its series' events into its own summaries by bucket, merged once at
+// the end. A series whose partitions
 // hold map-layout items is read as events from the first such item on.
 // Over chunk tables an aggregate folds the chunks' columns
 // (aggregate_columns.go): a series' partitions are merged by sort key a
 // chunk window at a time, and of each chunk the times and the columns of
-// the fields summed are decoded (package chunk's ReadColumns), with no
-// event or map of fields, integers and floats added to the sums as
-// numbers without their text. A window is folded only when chunks alone
-// make it and their times do not overlap, so that no event is in two of
-// them; a window that also holds rows or map items, or whose chunks
+// the fields summed are decoded (package chunk's ReadColumnsAt), with no
+// event or map of fields, integers and decimals added to the sums as
+// numbers without their text, floats as the decimals of their shortest
+// text, made once per value a fold meets (agg.FloatCache). A window is
+// folded only when chunks alone make it and their times do not overlap,
+// so that no event is in two of them; a window that also holds rows or map items, or whose chunks
 // overlap (an event stored twice, two requests' events interleaved), is
 // decoded into events as a read decodes it, each event once. A filter,
 // first, last, delta or rate (which order the events of one instant by

@@ -306,9 +306,10 @@ type Iterator interface {
 	// item's attributes that Item would hold, in no particular order,
 	// until fn returns false. Names, and values of type string,
 	// json.Number and []byte, and those inside lists and maps, may share
-	// the store's buffers: they are valid only during the call, and a
-	// caller that keeps one copies it (CloneValue). It returns an error
-	// for an item the store cannot decode.
+	// the store's buffers: they are valid only during the call, a
+	// caller that keeps one copies it (CloneValue), and none writes
+	// into a []byte. It returns an error for an item the store cannot
+	// decode.
 	Attrs(fn func(name string, v any) bool) error
 	// Err returns the error that stopped the iteration, if any.
 	Err() error

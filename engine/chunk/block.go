@@ -222,7 +222,7 @@ type fieldColumn struct {
 // event is at first (Unix nanoseconds, from its sort key).
 func parseBlock(b []byte, first int64) (blockColumns, error) {
 	var bc blockColumns
-	if err := parseBlockTo(&bc, b, first, true); err != nil {
+	if err := parseBlockTo(&bc, b, first, true, nil); err != nil {
 		return blockColumns{}, err
 	}
 	for i := range bc.fields {
@@ -233,9 +233,11 @@ func parseBlock(b []byte, first int64) (blockColumns, error) {
 
 // parseBlockTo is parseBlock into bc, reusing the memory of its times
 // and fields, for a reader of many blocks (ReadColumns). It reads the
-// events' ids only when ids is set, and leaves each field's name in
-// rawName, a view of b, name unset. bc's columns are views of b.
-func parseBlockTo(bc *blockColumns, b []byte, first int64, ids bool) error {
+// events' ids only when ids is set, keeps in bc.fields only the fields
+// want names (every field when want is nil; the others are checked and
+// passed over), and leaves each field's name in rawName, a view of b,
+// name unset. bc's columns are views of b.
+func parseBlockTo(bc *blockColumns, b []byte, first int64, ids bool, want []string) error {
 	r := reader{b: b}
 	bc.times, bc.ids, bc.fields = bc.times[:0], nil, bc.fields[:0]
 	n := int(r.uvarint())
@@ -294,7 +296,9 @@ func parseBlockTo(bc *blockColumns, b []byte, first int64, ids bool) error {
 		if r.err == nil && c.values == 0 {
 			return corrupt("field %q of no events", c.rawName)
 		}
-		bc.fields = append(bc.fields, c)
+		if want == nil || wanted(want, c.rawName) {
+			bc.fields = append(bc.fields, c)
+		}
 	}
 	if r.err != nil {
 		return r.err
@@ -303,6 +307,16 @@ func parseBlockTo(bc *blockColumns, b []byte, first int64, ids bool) error {
 		return corrupt("%d bytes after the last field", len(r.b))
 	}
 	return nil
+}
+
+// wanted reports whether name is one of want.
+func wanted(want []string, name []byte) bool {
+	for _, w := range want {
+		if w == string(name) {
+			return true
+		}
+	}
+	return false
 }
 
 // readBlock decodes a version 2 block, its version byte read, into events

@@ -69,6 +69,18 @@ func (c *Column) Has(i int) bool { return c.Present == nil || c.Present[i/8]&(1<
 // ErrCorrupt. A version 1 block is read through its events (Unpack): its
 // columns are Values.
 func ReadColumns(dst *Columns, sk string, data []byte, fields []string) error {
+	first, ok := firstTime(sk)
+	if !ok {
+		return corrupt("sort key %q", sk)
+	}
+	return ReadColumnsAt(dst, first, data, fields)
+}
+
+// ReadColumnsAt is ReadColumns of a chunk whose first event is at first
+// (Unix nanoseconds), the time of its sort key, which the caller read.
+// It decodes only the columns of fields: the block's other columns are
+// checked and passed over.
+func ReadColumnsAt(dst *Columns, first int64, data []byte, fields []string) error {
 	block, err := decompressTo(dst.block, data)
 	if err != nil {
 		return err
@@ -93,15 +105,11 @@ func ReadColumns(dst *Columns, sk string, data []byte, fields []string) error {
 	default:
 		return corrupt("block version %d", block[0])
 	}
-	first, ok := firstTime(sk)
-	if !ok {
-		return corrupt("sort key %q", sk)
-	}
 	bc := &dst.bc
 	// Times takes the parsed times' memory, and gives its own for the
 	// next block.
 	bc.times = dst.Times[:0]
-	if err := parseBlockTo(bc, block[1:], first, false); err != nil {
+	if err := parseBlockTo(bc, block[1:], first, false, fields); err != nil {
 		return err
 	}
 	dst.Times = bc.times

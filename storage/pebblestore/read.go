@@ -288,10 +288,12 @@ type iterator struct {
 	decoded  bool
 	buf      []byte
 	item     storage.Item
-	// view boxes the string or number Attrs hands out (attrValue).
+	// view boxes the string, number or binary Attrs hands out
+	// (attrValue).
 	view struct {
 		s string
 		n json.Number
+		b []byte
 	}
 }
 
@@ -518,7 +520,9 @@ func (it *iterator) Attrs(fn func(name string, v any) bool) error {
 // to it.view rather than to a copy of its string header: boxing a string
 // allocates one, and Attrs hands out one value at a time, valid only
 // during the call (storage.Iterator), so the next value may take its
-// place. Any other value is decoded as value decodes it.
+// place. A binary value (a chunk) is likewise a view of Pebble's memory,
+// not a copy, which its reader must not write. Any other value is
+// decoded as value decodes it.
 func (it *iterator) attrValue(d *decoder) (any, error) {
 	if d.i < len(d.s) {
 		switch d.s[d.i] {
@@ -532,6 +536,14 @@ func (it *iterator) attrValue(d *decoder) (any, error) {
 			s, err := d.string()
 			it.view.n = json.Number(s)
 			return boxedAt(any(json.Number("")), unsafe.Pointer(&it.view.n)), err
+		case tagBinary:
+			d.i++
+			s, err := d.string()
+			it.view.b = []byte{} // not nil, as value decodes it
+			if len(s) > 0 {
+				it.view.b = unsafe.Slice(unsafe.StringData(s), len(s))
+			}
+			return boxedAt(any([]byte(nil)), unsafe.Pointer(&it.view.b)), err
 		}
 	}
 	return d.value(1)

@@ -3,6 +3,7 @@ package agg
 import (
 	"encoding/json"
 	"math"
+	"strconv"
 
 	"github.com/cockroachdb/apd/v3"
 )
@@ -169,6 +170,9 @@ func scaleSmall(v int64, n int32) (int64, bool) {
 // no sign for zero. Equal decimals give equal text, however they were
 // computed: 0.10 + 0.90 is "1".
 func decimalNumber(d *apd.Decimal) json.Number {
+	if n, ok := smallDecimalNumber(d); ok {
+		return n
+	}
 	var r apd.Decimal
 	r.Reduce(d)
 	if r.IsZero() {
@@ -189,3 +193,49 @@ func averageOf(sum *apd.Decimal, count int64) json.Number {
 	}
 	return decimalNumber(&avg)
 }
+
+// smallDecimalNumber is decimalNumber of a finite d whose coefficient
+// fits an int64 and whose text is at most smallTextDigits digits long,
+// made in one allocation (apd's reduction and text take several); false
+// for any other d.
+func smallDecimalNumber(d *apd.Decimal) (json.Number, bool) {
+	if d.Form != apd.Finite || !d.Coeff.IsInt64() {
+		return "", false
+	}
+	c, exp := d.Coeff.Int64(), int(d.Exponent)
+	if c == 0 {
+		return "0", true
+	}
+	for c%10 == 0 {
+		c, exp = c/10, exp+1
+	}
+	if exp > smallTextDigits || exp < -smallTextDigits {
+		return "", false
+	}
+	var buf [2*smallTextDigits + 24]byte
+	b := buf[:0]
+	if d.Negative {
+		b = append(b, '-')
+	}
+	var digits [20]byte
+	ds := strconv.AppendInt(digits[:0], c, 10)
+	switch point := len(ds) + exp; {
+	case exp >= 0:
+		b = append(b, ds...)
+		for range exp {
+			b = append(b, '0')
+		}
+	case point > 0:
+		b = append(append(append(b, ds[:point]...), '.'), ds[point:]...)
+	default:
+		b = append(b, '0', '.')
+		for range -point {
+			b = append(b, '0')
+		}
+		b = append(b, ds...)
+	}
+	return json.Number(b), true
+}
+
+// smallTextDigits bounds the exponent smallDecimalNumber writes out.
+const smallTextDigits = 40

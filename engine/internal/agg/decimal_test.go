@@ -1,9 +1,13 @@
 package agg
 
 import (
+	"encoding/json"
+	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/cockroachdb/apd/v3"
+	"github.com/stretchr/testify/require"
 )
 
 // TestPlainDecimalsParseAsApdDoes holds the fast path of parseDecimal to
@@ -89,4 +93,48 @@ func FuzzAddSmall(f *testing.F) {
 			t.Fatalf("%s + %s reads %s, apd's %s", a, b, decimalNumber(&sum), decimalNumber(&want))
 		}
 	})
+}
+
+// TestSmallDecimalNumber writes generated decimals (coefficients with
+// and without trailing zeros, up to the int64 limit, zero and negative
+// zero; exponents on both sides of smallTextDigits) through
+// smallDecimalNumber's one allocation and through apd's reduction and
+// text: the same text, or smallDecimalNumber declines.
+func TestSmallDecimalNumber(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 11))
+	declined, written := 0, 0
+	for range 20000 {
+		var c int64
+		switch r.IntN(4) {
+		case 0:
+			c = r.Int64N(1000) * 1000
+		case 1:
+			c = math.MaxInt64 - r.Int64N(10)
+		case 2:
+			c = 0
+		default:
+			c = r.Int64N(1 << 40)
+		}
+		var d apd.Decimal
+		d.SetFinite(c, int32(r.IntN(100)-50))
+		d.Negative = r.IntN(2) == 0 && c != 0
+		if c == 0 && r.IntN(2) == 0 {
+			d.Negative = true // negative zero
+		}
+		var red apd.Decimal
+		red.Reduce(&d)
+		want := json.Number(red.Text('f'))
+		if red.IsZero() {
+			want = "0"
+		}
+		got, ok := smallDecimalNumber(&d)
+		if !ok {
+			declined++
+			continue
+		}
+		written++
+		require.Equal(t, want, got, "%s", d.String())
+	}
+	require.NotZero(t, declined)
+	require.NotZero(t, written)
 }

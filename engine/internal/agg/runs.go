@@ -1,6 +1,11 @@
 package agg
 
-import "github.com/cockroachdb/apd/v3"
+import (
+	"math"
+	"strconv"
+
+	"github.com/cockroachdb/apd/v3"
+)
 
 // AddDecimals adds the decimals m times 10^-scale, for each m of ms, the
 // values of the named field of events counted apart (Events), as
@@ -73,4 +78,63 @@ func setCanonical(x *apd.Decimal, m int64, scale int) {
 		m, scale = m/10, scale-1
 	}
 	x.SetFinite(m, -int32(scale))
+}
+
+// FloatCache holds the decimals of the floats AddFloats met last, by
+// their bits: readings repeat, and a float's shortest text takes longer
+// to make than the cache to look up. The zero value is empty. A reader
+// keeps one for every summary it adds to, and uses it from one goroutine.
+type FloatCache struct {
+	e [floatCacheSize]cachedFloat
+}
+
+// floatCacheSize is the number of floats a FloatCache holds.
+const floatCacheSize = 64
+
+// cachedFloat is a float and its decimal, the number its canonical text
+// is, when that text is a plain decimal parsePlainDecimal reads (ok).
+type cachedFloat struct {
+	bits uint64
+	x    apd.Decimal
+	ok   bool
+}
+
+// decimal returns the decimal of f's canonical text,
+// strconv.FormatFloat(f, 'f', -1, 64), as AddFloat reads it, or false
+// when that text is not a plain decimal of at most 18 digits.
+func (c *FloatCache) decimal(f float64) (*apd.Decimal, bool) {
+	bits := math.Float64bits(f)
+	e := &c.e[(bits^bits>>32)%floatCacheSize]
+	if e.ok && e.bits == bits {
+		return &e.x, true
+	}
+	var buf [32]byte
+	if !parsePlainDecimal(&e.x, strconv.AppendFloat(buf[:0], f, 'f', -1, 64)) {
+		e.ok = false
+		return nil, false
+	}
+	e.bits, e.ok = bits, true
+	return &e.x, true
+}
+
+// AddFloats adds the floats fs, the values of the named field of the
+// events at times (Unix nanoseconds) of series, counted apart (Events),
+// as AddFloat adds them one by one, with the same sum, min and max: each
+// float's decimal is looked up in c before it is made. It reports false,
+// having added nothing, when the summary keeps more than totals (first,
+// last, sketches); the caller then adds the values one by one. fs and
+// times are not kept.
+func (p *Summary) AddFloats(name string, fs []float64, times []int64, series string, c *FloatCache) bool {
+	if p.Want.sketched() || !p.Want.noOrder {
+		return false
+	}
+	for i, f := range fs {
+		x, ok := c.decimal(f)
+		if !ok {
+			p.AddFloat(name, f, OrderKey{At: times[i], Series: series})
+			continue
+		}
+		p.field(name).addNumber(x, p.Want)
+	}
+	return true
 }
