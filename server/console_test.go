@@ -610,9 +610,9 @@ func (s losing) BatchWrite(ctx context.Context, table string, items []storage.It
 
 // operatorFigures is what the operator view shows of the store.
 type operatorFigures struct {
-	Store   string            `json:"store"`
-	Columns []string          `json:"columns"`
-	Cells   []string          `json:"cells"`
+	Store   string   `json:"store"`
+	Columns []string `json:"columns"`
+	Cells   []string `json:"cells"`
 	Rows    []struct {
 		Table, Physical, RewriteFailed, Badge string
 	} `json:"rows"`
