@@ -22,12 +22,15 @@ import (
 	"github.com/timetabledb/timetable/archive"
 	"github.com/timetabledb/timetable/client"
 	"github.com/timetabledb/timetable/clock"
+	"github.com/timetabledb/timetable/compact"
 	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/internal/backends"
 	"github.com/timetabledb/timetable/lifecycle"
 	"github.com/timetabledb/timetable/period"
+	"github.com/timetabledb/timetable/registry"
 	"github.com/timetabledb/timetable/server"
+	"github.com/timetabledb/timetable/storage"
 )
 
 // TestConsoleInABrowser drives the web console in Debian's chromium
@@ -96,6 +99,7 @@ func TestConsoleInABrowser(t *testing.T) {
 		_, err = r.Reconcile(context.Background(), false)
 		require.NoError(t, err)
 	}
+	rewritten := rewriteTwice(t, store, cfg)
 
 	shots := screenshots(t)
 	long := [2]time.Time{start, start.Add(3*24*time.Hour - time.Second)}
@@ -436,7 +440,30 @@ func TestConsoleInABrowser(t *testing.T) {
 		require.NotContains(t, v, "?", m)
 	}
 	require.Equal(t, "pebble", got.Operator.Store)
-	require.Equal(t, []string{"table", "family", "tier", "state"}, got.Operator.Columns, "no billing, capacity nor items on Pebble")
+	require.Equal(t, []string{"table", "family", "tier", "state", "stored in", "rewrite"}, got.Operator.Columns,
+		"no billing, capacity nor items on Pebble; where a rewritten table is, and its rewrite that failed")
+	// The table rewritten into NAME.r1 says so, and that its rewrite into
+	// NAME.r2 did not verify: why, and when the next may start.
+	require.Len(t, got.Operator.Rows, len(tables))
+	for i, tb := range tables {
+		row := got.Operator.Rows[i]
+		require.Equal(t, tb.Name, row.Table)
+		cells := got.Operator.Cells[i*6 : (i+1)*6]
+		if tb.Name != rewritten {
+			require.Empty(t, row.Physical, tb.Name)
+			require.Empty(t, row.RewriteFailed, tb.Name)
+			require.Equal(t, []string{"", ""}, cells[4:], tb.Name)
+			continue
+		}
+		require.Equal(t, rewritten+".r1", tb.Physical)
+		require.Equal(t, tb.Physical, row.Physical)
+		require.Equal(t, tb.Physical, cells[4])
+		require.Contains(t, tb.RewriteFailed, "1 rewrites into "+rewritten+".r2 did not verify")
+		require.Contains(t, tb.RewriteFailed, "the next from "+now.Add(compact.FirstRetryDelay).UTC().Format(time.RFC3339))
+		require.Equal(t, tb.RewriteFailed, row.RewriteFailed)
+		require.Equal(t, "rewrite failed", row.Badge)
+		require.Equal(t, "rewrite failed "+tb.RewriteFailed, cells[5])
+	}
 	for _, c := range got.Operator.Cells {
 		require.NotEqual(t, "?", c)
 		require.NotContains(t, c, "PAY_PER_REQUEST")
@@ -543,11 +570,52 @@ func (c chartState) rng(t *testing.T) (time.Time, time.Time) {
 	return from, to
 }
 
+// rewriteTwice rewrites the family's live table (the week of the
+// console's events) into its next generation, NAME.r1, as a compaction
+// does, then again into NAME.r2 through a store that loses what it
+// writes there: that rewrite does not verify, and the entry records why
+// and when the next may start. It returns the table's name.
+func rewriteTwice(t *testing.T, store storage.Store, cfg family.Schema) string {
+	t.Helper()
+	ctx := context.Background()
+	entries := registry.New(store, backends.MetaTable(cfg))
+	es, err := entries.List(ctx, cfg.Families[0].Name)
+	require.NoError(t, err)
+	var live []registry.Entry
+	for _, e := range es {
+		if e.State.Live() {
+			live = append(live, e)
+		}
+	}
+	require.Len(t, live, 1, "the console's events are in one week")
+	e, err := entries.Save(ctx, compact.AsChunks(live[0], time.Hour))
+	require.NoError(t, err)
+	e, _, err = compact.Entry(ctx, store, entries, e, now, compact.Options{Method: compact.NextGeneration})
+	require.NoError(t, err)
+	require.Equal(t, e.Name+".r1", e.TableName())
+	_, _, err = compact.Entry(ctx, losing{store}, entries, e, now, compact.Options{Method: compact.NextGeneration})
+	require.ErrorIs(t, err, compact.ErrVerify)
+	return e.Name
+}
+
+// losing is a store whose writes to a rewrite's new table are lost.
+type losing struct{ storage.Store }
+
+func (s losing) BatchWrite(ctx context.Context, table string, items []storage.Item) error {
+	if strings.HasSuffix(table, ".r2") {
+		return nil
+	}
+	return s.Store.BatchWrite(ctx, table, items)
+}
+
 // operatorFigures is what the operator view shows of the store.
 type operatorFigures struct {
-	Store   string            `json:"store"`
-	Columns []string          `json:"columns"`
-	Cells   []string          `json:"cells"`
+	Store   string   `json:"store"`
+	Columns []string `json:"columns"`
+	Cells   []string `json:"cells"`
+	Rows    []struct {
+		Table, Physical, RewriteFailed, Badge string
+	} `json:"rows"`
 	Metrics map[string]string `json:"metrics"`
 }
 

@@ -886,11 +886,18 @@ function drawTimeline(tables) {
 // drawPhysical lists the physical tables: billing and capacity on
 // DynamoDB only (a Pebble table has neither), items where the store
 // counts them (DynamoDB's ItemCount, refreshed by AWS about every six
-// hours; the column is left out when no table has a count).
+// hours; the column is left out when no table has a count). A table a
+// compaction rewrote into its next generation says the store's table
+// that holds its events ("stored in", NAME.r1...), and one whose last
+// rewrites did not verify carries a warning with why and when the next
+// may start; each column is left out when no table needs it.
 function drawPhysical(tables) {
   const dynamo = state.store !== "pebble";
   const counted = tables.some((t) => t.item_count !== undefined && t.item_count !== null);
+  const moved = (t) => t.physical && t.physical !== t.name;
   const cols = [["table", (t) => t.name], ["family", (t) => t.family], ["tier", (t) => t.tier], ["state", (t) => t.state]];
+  if (tables.some(moved)) cols.push(["stored in", (t) => moved(t) ? t.physical : ""]);
+  if (tables.some((t) => t.rewrite_failed)) cols.push(["rewrite", (t) => t.rewrite_failed ? rewriteFailed(t.rewrite_failed) : ""]);
   if (dynamo) {
     cols.push(["billing", (t) => t.billing === "PAY_PER_REQUEST" ? "on demand" : t.billing === "PROVISIONED" ? "provisioned" : t.billing],
       ["read", (t) => t.billing === "PAY_PER_REQUEST" ? "" : t.read_capacity], ["write", (t) => t.billing === "PAY_PER_REQUEST" ? "" : t.write_capacity]);
@@ -909,12 +916,29 @@ function drawPhysical(tables) {
   for (const t of tables) {
     const r = body.insertRow();
     r.dataset.table = t.name;
-    for (const [, v] of cols) r.insertCell().textContent = String(v(t) ?? "");
+    if (moved(t)) r.dataset.physical = t.physical;
+    if (t.rewrite_failed) r.dataset.rewriteFailed = t.rewrite_failed;
+    for (const [, v] of cols) {
+      const x = v(t);
+      const c = r.insertCell();
+      if (x instanceof Node) c.appendChild(x); else c.textContent = String(x ?? "");
+    }
   }
   $("physical").dataset.columns = cols.map(([h]) => h).join(",");
   $("physical").dataset.store = state.store || "";
 }
 
+// rewriteFailed is the warning of a table whose rewrites did not verify:
+// a badge, then the server's words (how many, when, why, the next retry).
+function rewriteFailed(why) {
+  const span = document.createElement("span");
+  const badge = document.createElement("span");
+  badge.className = "badge warn";
+  badge.textContent = "rewrite failed";
+  span.append(badge, " ", why);
+  span.title = why;
+  return span;
+}
 
 // The server's key metrics, from its Prometheus text: sums over labels,
 // and rates between two reads.

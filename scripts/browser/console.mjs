@@ -30,11 +30,16 @@ try {
   page.on("response", (r) => { if (r.status() >= 500 || r.status() === 404) errors.push(`${r.status()} ${r.url()}`); });
 
   // operatorFigures is what the operator view shows of the store: the
-  // physical tables' columns and cells, the metrics' rows.
+  // physical tables' columns and cells, each row's table, the table
+  // holding its events and its rewrite warning, the metrics' rows.
   const operatorFigures = async () => ({
     store: await page.getAttribute("#physical", "data-store"),
     columns: (await page.getAttribute("#physical", "data-columns")).split(","),
     cells: await page.$$eval("#physical tbody td", (cs) => cs.map((c) => c.textContent)),
+    rows: await page.$$eval("#physical tbody tr", (rs) => rs.map((r) => ({
+      table: r.dataset.table, physical: r.dataset.physical || "", rewriteFailed: r.dataset.rewriteFailed || "",
+      badge: r.querySelector(".badge.warn")?.textContent || "",
+    }))),
     metrics: Object.fromEntries(await page.$$eval("#metrics tbody tr", (rs) => rs.map((r) => [r.dataset.metric, r.cells[1].textContent]))),
   });
   const signIn = async (key, hash) => {
