@@ -57,7 +57,9 @@ func (t Table) Problems(be *event.BatchError) []Problem {
 // Decode reads a line protocol body into events grouped by table, the
 // tables in the order they first appear. When any line is bad it
 // returns an *Error naming every bad line, and no table. Invalid limits
-// give an error wrapping event.ErrInvalidLimits.
+// give an error wrapping event.ErrInvalidLimits. Once the body's
+// numbers, in canonical form, take more than event.DecodedTextBound of
+// the body, it stops and returns an *event.DecodedTooLargeError.
 //
 // A line's event is built as an event.Event, whose fields are a map, and
 // packed into its table's event.Batch (columns, event.Check) once
