@@ -92,7 +92,9 @@ func TestOrdinaryNumbersWithExponentsReadBackExactly(t *testing.T) {
 	}
 	for name, decode := range map[string]func([]byte, Limits, time.Time) (Batch, error){
 		"ndjson": DecodeNDJSON,
-		"json":   func(b []byte, l Limits, now time.Time) (Batch, error) { return DecodeJSON(append(append([]byte("["), b...), ']'), l, now) },
+		"json": func(b []byte, l Limits, now time.Time) (Batch, error) {
+			return DecodeJSON(append(append([]byte("["), b...), ']'), l, now)
+		},
 	} {
 		b, err := decode([]byte(body), Limits{}, testNow)
 		require.NoError(t, err, name)
