@@ -144,7 +144,11 @@ func BareBatchBytes(events int) int64 {
 // for a caller that holds memory for it before decoding: twice each
 // event's columns and id's string header (a column grows by doubling),
 // and DecodedTextBound for its fields, series and ids, which the
-// decoders hold them to.
+// decoders hold their text to. The memory a small body's fields are in
+// may be up to twice their text, as it grows while they are read
+// (batchWriter.batch trims it to no more than that); package admission's
+// estimate of the write (BodyBytes), many times the events' own, covers
+// it, which its TestBodyBytesIsAnUpperBound checks.
 func DecodedBytesBound(size int64, events int) int64 {
 	return int64(events)*2*(columnBytes+int64(unsafe.Sizeof(""))+2) + DecodedTextBound(int(size))
 }
