@@ -209,6 +209,13 @@ func TestBodyBytesIsAnUpperBound(t *testing.T) {
 			return fmt.Sprintf(`{"time":%d,"fields":{"a":1}}`+"\n", ms-int64(i))
 		}), decodeNDJSON},
 		{"json, one event", admission.JSON, []byte(fmt.Sprintf(`[{"time":%d,"fields":{"a":[%s1]}}]`, ms, strings.Repeat("1,", 200_000))), decodeJSON},
+		{"ndjson, numbers of 126 digits just within event.DecodedTextBound", admission.NDJSON, repeat(3_000, func(i int) string {
+			return fmt.Sprintf(`{"time":%d,"fields":{"s":%q,"v":[1e125,1e125]}}`+"\n", ms-int64(i), strings.Repeat("x", 200))
+		}), decodeNDJSON},
+		{"json, a small body of numbers of 132 characters", admission.JSON, []byte(fmt.Sprintf(`[{"time":%d,"fields":{"a":[%s1e-130]}}]`, ms, strings.Repeat("1e-130,", 50))), decodeJSON},
+		{"line protocol, numbers of 126 digits", admission.LineProtocol, repeat(3_000, func(i int) string {
+			return fmt.Sprintf("m s=%q,a=1e125,b=1e125 %d\n", strings.Repeat("x", 200), ns-int64(i))
+		}), decodeLines},
 		{"line protocol, one-digit fields", admission.LineProtocol, repeat(20_000, func(i int) string { return fmt.Sprintf("m a=1,b=t,c=1i %d\n", ns-int64(i)) }), decodeLines},
 		{"line protocol, tags, no timestamp, a table a line", admission.LineProtocol, repeat(20_000, func(i int) string { return fmt.Sprintf("m%d,a=b,c=d e=1\n", i) }), decodeLines},
 		{"line protocol, one long line", admission.LineProtocol, repeat(1_000, func(i int) string {

@@ -157,12 +157,34 @@ func BareBatchBytes(events int) int64 {
 // NDJSON body of size bytes, holding at most events events, decodes to,
 // for a caller that holds memory for it before decoding: twice each
 // event's columns and id's string header (a column grows by doubling),
-// and twice the body for its fields, series and ids. Encoded fields take
-// at most one and a half times their text: a number of one digit and its
-// comma, the least text a value has, take three bytes; an event without
-// fields, two.
+// and DecodedTextBound for its fields, series and ids, which the
+// decoders hold their text to. The memory a small body's fields are in
+// may be up to twice their text, as it grows while they are read
+// (batchWriter.batch trims it to no more than that); package admission's
+// estimate of the write (BodyBytes), many times the events' own, covers
+// it, which its TestBodyBytesIsAnUpperBound checks.
 func DecodedBytesBound(size int64, events int) int64 {
-	return int64(events)*2*(columnBytes+int64(unsafe.Sizeof(""))+2) + 2*size
+	return int64(events)*2*(columnBytes+int64(unsafe.Sizeof(""))+2) + DecodedTextBound(int(size))
+}
+
+// DecodedSlack is what DecodedTextBound allows a body beyond twice its
+// size: room for about sixty numbers of the longest canonical form in a
+// small body, whatever its other text.
+const DecodedSlack = 8 << 10
+
+// DecodedTextBound returns the most bytes of fields (as a Batch holds
+// them), series and ids the decoders let a body of size bytes decode
+// to: twice the body and DecodedSlack more. Encoded fields take at most
+// one and a half times their text but for numbers: a number of one
+// digit and its comma, the least text a value has, take three bytes; an
+// event without fields, two. A number is stored in plain decimal
+// notation (storage.CanonicalNumber), which an exponent makes up to 26
+// times as long as its text (1e125, 1e-130), so a decoder stops with a
+// *DecodedTooLargeError as soon as what it built passes the bound, rather
+// than build a batch that the estimate made before decoding (package
+// admission) does not cover.
+func DecodedTextBound(size int) int64 {
+	return 2*int64(size) + DecodedSlack
 }
 
 // AssignID returns the id of event i under scheme s: its client id, or
@@ -292,6 +314,15 @@ type batchWriter struct {
 	base      int
 	fieldsCap int
 	ids       []string
+	// text is the bytes of the series of dict and of ids; limit, when
+	// not 0, is what fields, series and ids may take (over).
+	text  int
+	limit int64
+}
+
+// over reports whether the fields, series and ids written pass w.limit.
+func (w *batchWriter) over() bool {
+	return w.limit > 0 && int64(w.base+len(w.fields)+w.text) > w.limit
 }
 
 // grow makes room for n events whose fields take about size bytes.
@@ -315,6 +346,7 @@ func (w *batchWriter) seriesIndex(series string) uint32 {
 		ix = uint32(len(w.dict))
 		w.dict = append(w.dict, series)
 		w.index[series] = ix
+		w.text += len(series)
 	}
 	w.last, w.lastIx = series, ix
 	return ix
@@ -330,6 +362,7 @@ func (w *batchWriter) add(nanos int64, series, id string) {
 	}
 	if w.ids != nil {
 		w.ids = append(w.ids, id)
+		w.text += len(id)
 	}
 	if len(w.fields) >= fieldsChunk {
 		w.seal()

@@ -35,6 +35,7 @@ func DecodeJSON(body []byte, lim Limits, now time.Time) (Batch, error) {
 	}
 	p.pos++
 	p.out.grow(min(len(body)/averageEventSize+1, 1<<16), len(body)/2)
+	p.out.limit = DecodedTextBound(len(body))
 	var problems []Problem
 	var ids idIndex
 	p.ws()
@@ -47,7 +48,7 @@ func DecodeJSON(body []byte, lim Limits, now time.Time) (Batch, error) {
 				start := len(p.out.fields)
 				ev, err := p.event()
 				if err != nil {
-					return Batch{}, malformed(i, err)
+					return Batch{}, decodeError(i, len(body), err)
 				}
 				reason := p.problem
 				if reason == "" {
@@ -55,6 +56,9 @@ func DecodeJSON(body []byte, lim Limits, now time.Time) (Batch, error) {
 				}
 				if reason == "" {
 					p.out.add(ev.time.UnixNano(), ev.series, ev.id)
+					if p.out.over() {
+						return Batch{}, tooLarge(len(body))
+					}
 				} else {
 					p.out.fields = p.out.fields[:start]
 					problems = append(problems, Problem{Index: i, Reason: reason})
@@ -104,6 +108,7 @@ func DecodeNDJSON(body []byte, lim Limits, now time.Time) (Batch, error) {
 	// collector) a quarter at a time. A body of many blank lines makes
 	// them no larger than maxPresized events.
 	p.out.grow(min(bytes.Count(body, []byte{'\n'})+1, maxPresized), len(body)/2)
+	p.out.limit = DecodedTextBound(len(body))
 	var problems []Problem
 	var ids idIndex
 	index, objects, lineNo := 0, 0, 0
@@ -127,6 +132,9 @@ func DecodeNDJSON(body []byte, lim Limits, now time.Time) (Batch, error) {
 		if p.peek() == '{' {
 			start := len(p.out.fields)
 			ev, err := p.event()
+			if errors.Is(err, errTooLarge) {
+				return Batch{}, tooLarge(len(body))
+			}
 			if err == nil {
 				p.ws()
 				if p.pos != len(line) {
@@ -143,6 +151,9 @@ func DecodeNDJSON(body []byte, lim Limits, now time.Time) (Batch, error) {
 				objects++
 				if reason = ids.repeat(ev.id, i); reason == "" {
 					p.out.add(ev.time.UnixNano(), ev.series, ev.id)
+					if p.out.over() {
+						return Batch{}, tooLarge(len(body))
+					}
 				}
 			}
 			if reason != "" {
@@ -181,6 +192,21 @@ func DecodeNDJSON(body []byte, lim Limits, now time.Time) (Batch, error) {
 // malformed reports a syntax error inside the i-th event of a JSON array.
 func malformed(i int, err error) error {
 	return fmt.Errorf("%w: event %d: %w", ErrMalformedBody, i, err)
+}
+
+// decodeError reports the parser's error err inside the i-th event of a
+// JSON array of size bytes: the body too large decoded, or a syntax error.
+func decodeError(i, size int, err error) error {
+	if errors.Is(err, errTooLarge) {
+		return tooLarge(size)
+	}
+	return malformed(i, err)
+}
+
+// tooLarge is the error of a body of size bytes whose events pass
+// DecodedTextBound decoded.
+func tooLarge(size int) error {
+	return &DecodedTooLargeError{Size: size, Limit: DecodedTextBound(size)}
 }
 
 // lineSyntax describes a syntax error inside an NDJSON line.

@@ -99,6 +99,20 @@
 // an event reads back exactly as it was accepted, from either backend.
 // See storage.CanonicalNumber, which both the decoders and Validate use.
 //
+// That form is long for a number with a large exponent: 1e125, five
+// bytes of text, is 126 digits, and 1e-130 is 132 characters. So that a
+// body cannot make the server build far more than the estimate of its
+// memory made before decoding (DecodedBytesBound, which package
+// admission holds), the decoders stop as soon as the fields, series and
+// ids they built pass DecodedTextBound of the body, twice its size and
+// DecodedSlack (8 KiB) more, and refuse the whole body with a
+// *DecodedTooLargeError (ErrDecodedTooLarge), naming the limit: no event
+// of it is returned. Ordinary bodies stay far below it (fields take at
+// most one and a half times their text but for such numbers), and a
+// small body may hold some sixty numbers of the longest form. Storing
+// such numbers with their exponent would have kept them short, but would
+// change how they read back and the ids they hash to, which are fixed.
+//
 // # Ids
 //
 // AssignID hashes (tenant, logical table, series, time to the nanosecond,

@@ -16,7 +16,33 @@ var (
 	ErrMalformedBody = errors.New("timetable: malformed request body")
 	// ErrInvalidLimits marks a Limits that Limits.Validate refuses.
 	ErrInvalidLimits = errors.New("timetable: invalid event limits")
+	// ErrDecodedTooLarge marks a request body whose events take more
+	// bytes decoded than a body of its size may (DecodedTextBound):
+	// numbers are stored with every digit, so that 1e125, five bytes of
+	// text, takes 126. A *DecodedTooLargeError matches it.
+	ErrDecodedTooLarge = errors.New("timetable: request body too large decoded")
 )
+
+// DecodedTooLargeError is the error a decoder returns when the events
+// of a body of Size bytes pass Limit bytes decoded (DecodedTextBound of
+// Size): it stops there, and returns no event. It matches
+// ErrDecodedTooLarge with errors.Is.
+type DecodedTooLargeError struct {
+	// Size is the body's length in bytes.
+	Size int
+	// Limit is DecodedTextBound(Size).
+	Limit int64
+}
+
+// Error names the limit and what passes it.
+func (e *DecodedTooLargeError) Error() string {
+	return fmt.Sprintf("%s: a body of %d bytes may decode to at most %d bytes of fields, series and ids (twice the body and %d bytes more), "+
+		"and numbers are stored with every digit (1e125 takes 126): split the batch, or send fewer numbers with large exponents",
+		ErrDecodedTooLarge, e.Size, e.Limit, DecodedSlack)
+}
+
+// Is reports whether target is ErrDecodedTooLarge.
+func (e *DecodedTooLargeError) Is(target error) bool { return target == ErrDecodedTooLarge }
 
 // ValidationError is the error Validate returns for an event that breaks
 // a rule. It matches ErrInvalidEvent with errors.Is.

@@ -2,6 +2,7 @@ package event
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -72,6 +73,11 @@ type syntaxError struct {
 }
 
 func (e *syntaxError) Error() string { return fmt.Sprintf("%s at offset %d", e.msg, e.off) }
+
+// errTooLarge is what the parser returns once what it built passes its
+// batchWriter's limit; the decoders answer it with a
+// *DecodedTooLargeError for the body.
+var errTooLarge = errors.New("decoded too large")
 
 func newParser(data []byte, lim *Limits, now time.Time) *parser {
 	return &parser{data: data, lim: lim, now: now, names: make(map[string]string)}
@@ -508,6 +514,9 @@ func (p *parser) value(level int) error {
 		}
 		p.buf = b
 		p.out.fields = appendLenBytes(append(p.out.fields, tagNumber), b)
+		if p.out.over() {
+			return errTooLarge
+		}
 		return nil
 	}
 }

@@ -83,7 +83,11 @@
 // pool shared with the server (Options.CPU), as the server's writes do. A message whose
 // events are estimated at more than the whole budget
 // (limits.max_event_bytes_in_flight) is invalid, dead-lettered with the
-// reason, since no wait would let it in. The client reads a
+// reason, since no wait would let it in; so is one whose numbers, in
+// the plain decimal notation they are stored in (1e125 is 126 digits),
+// take its events past twice its size and 8 KiB more
+// (event.DecodedTextBound): the decoder stops there, as it does for the
+// server's 413. The client reads a
 // whole packet before timetable sees it: bound packets at the broker too
 // (mosquitto's max_packet_size).
 //

@@ -63,7 +63,7 @@ func status(err error) int {
 	switch {
 	case errors.As(err, &he):
 		return he.status
-	case errors.As(err, &tooLarge), errors.Is(err, admission.ErrTooLarge):
+	case errors.As(err, &tooLarge), errors.Is(err, admission.ErrTooLarge), errors.Is(err, event.ErrDecodedTooLarge):
 		return http.StatusRequestEntityTooLarge
 	case errors.Is(err, tenant.ErrUnknownKey), errors.Is(err, errBadAdminToken):
 		return http.StatusUnauthorized

@@ -57,7 +57,9 @@ func (t Table) Problems(be *event.BatchError) []Problem {
 // Decode reads a line protocol body into events grouped by table, the
 // tables in the order they first appear. When any line is bad it
 // returns an *Error naming every bad line, and no table. Invalid limits
-// give an error wrapping event.ErrInvalidLimits.
+// give an error wrapping event.ErrInvalidLimits. Once the body's
+// numbers, in canonical form, take more than event.DecodedTextBound of
+// the body, it stops and returns an *event.DecodedTooLargeError.
 //
 // A line's event is built as an event.Event, whose fields are a map, and
 // packed into its table's event.Batch (columns, event.Check) once
@@ -73,6 +75,7 @@ func Decode(body []byte, o Options) ([]Table, error) {
 		unit = event.PrecisionNanos
 	}
 	r := reader{opts: o, unit: unit, receiveTime: o.Now.UTC().Truncate(unitDuration(unit)), names: map[string]string{}}
+	r.numberLimit = event.DecodedTextBound(len(body))
 	lines, problems := splitLines(body)
 	var s *sink
 	ok := false
@@ -80,9 +83,13 @@ func Decode(body []byte, o Options) ([]Table, error) {
 		s = newSink(o)
 		ok = r.whole(body, lines, s)
 	}
-	if !ok {
+	if !ok && !r.tooLarge {
 		s = newSink(o)
+		r.numberBytes = 0
 		problems = r.eachLine(lines, problems, s)
+	}
+	if r.tooLarge {
+		return nil, &event.DecodedTooLargeError{Size: len(body), Limit: r.numberLimit}
 	}
 	out, err := s.tables(problems)
 	if err != nil {
@@ -237,7 +244,7 @@ func (r *reader) whole(body []byte, lines []line, s *sink) bool {
 			return false
 		}
 		table, ev, reason := r.entry(d)
-		if reason != "" || r.newline {
+		if reason != "" || r.newline || r.tooLarge {
 			return false
 		}
 		s.add(lines[n], table, ev)
@@ -257,6 +264,9 @@ func (r *reader) eachLine(lines []line, problems []Problem, s *sink) []Problem {
 		d := lineprotocol.NewDecoderWithBytes(l.text)
 		d.Next()
 		table, ev, reason := r.entry(d)
+		if r.tooLarge {
+			return problems
+		}
 		if reason != "" {
 			problems = append(problems, Problem{Line: l.no, Text: excerpt(l.text), Reason: reason})
 			continue
@@ -308,6 +318,12 @@ type reader struct {
 	buf   []byte
 	// newline says the last entry read has a string holding a newline.
 	newline bool
+	// numberBytes is the length of the numbers read, in canonical form;
+	// once it passes numberLimit (event.DecodedTextBound of the body),
+	// tooLarge is set and the body is refused (fieldValue).
+	numberBytes int64
+	numberLimit int64
+	tooLarge    bool
 }
 
 type tag struct{ key, value string }
@@ -423,6 +439,10 @@ func (r *reader) fieldValue(v lineprotocol.Value, raw []byte) (any, string) {
 			return nil, reason
 		}
 		r.buf = b
+		if r.numberBytes += int64(len(b)); r.numberBytes > r.numberLimit {
+			r.tooLarge = true
+			return nil, "numbers too long decoded"
+		}
 		return json.Number(b), ""
 	case lineprotocol.Bool:
 		return v.BoolV(), ""

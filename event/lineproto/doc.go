@@ -45,7 +45,14 @@
 // the line all the same, and the line is refused as unterminated. Blank
 // lines and comments (#) are skipped. Decode reads the whole body before
 // returning, and when any line is bad returns an *Error naming every bad
-// line by its number, 1-based, and why, and no event.
+// line by its number, 1-based, and why, and no event. A number is kept
+// in plain decimal notation (1.5e-7 reads back as 0.00000015, 1e125 as
+// 126 digits), as on the JSON path; once a body's numbers so written
+// pass event.DecodedTextBound of the body (twice its size and
+// event.DecodedSlack more), Decode stops and refuses the whole body with
+// an *event.DecodedTooLargeError, which the server answers with 413: it
+// does not build what the estimate of its memory, made before decoding,
+// does not cover.
 //
 // # The parser
 //

@@ -1,6 +1,7 @@
 package lineproto_test
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/influxdata/line-protocol/v2/lineprotocol"
@@ -26,6 +27,9 @@ func FuzzDecode(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		tables, err := lineproto.Decode(body, lineproto.Options{Now: now})
+		if errors.Is(err, event.ErrDecodedTooLarge) {
+			return // numbers of a long canonical form, past the bound
+		}
 		if err != nil {
 			var le *lineproto.Error
 			require.ErrorAs(t, err, &le)
