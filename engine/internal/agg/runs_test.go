@@ -62,21 +62,7 @@ func TestDecimalRunsAddAsOneByOne(t *testing.T) {
 					}
 				}
 			}
-			start := time.Unix(0, 0).UTC()
-			want, err := each.Bucket(api.Bucket{Values: map[string]map[string]any{}}, start, []string{"v"}, funcs, true, RankNearest)
-			require.NoError(t, err)
-			got, err := runs.Bucket(api.Bucket{Values: map[string]map[string]any{}}, start, []string{"v"}, funcs, true, RankNearest)
-			require.NoError(t, err)
-			require.Equal(t, want, got, "functions %v, round %d", funcs, round)
-			w, g := each.lookup("v"), runs.lookup("v")
-			require.Equal(t, w.count, g.count)
-			if want := each.Want; want.totals() && !want.noSum {
-				require.Equal(t, w.sum.String(), g.sum.String(), "functions %v, round %d", funcs, round)
-			}
-			if want := each.Want; want.totals() && !want.noMinMax {
-				require.Equal(t, w.min.String(), g.min.String(), "functions %v, round %d", funcs, round)
-				require.Equal(t, w.max.String(), g.max.String(), "functions %v, round %d", funcs, round)
-			}
+			requireSameSummaries(t, each, runs, funcs, round)
 		}
 	}
 	require.NotZero(t, declined, "no run declined: the one-by-one path went untested")
@@ -128,22 +114,31 @@ func TestFloatRunsAddAsOneByOne(t *testing.T) {
 					}
 				}
 			}
-			start := time.Unix(0, 0).UTC()
-			want, err := each.Bucket(api.Bucket{Values: map[string]map[string]any{}}, start, []string{"v"}, funcs, true, RankNearest)
-			require.NoError(t, err)
-			got, err := runs.Bucket(api.Bucket{Values: map[string]map[string]any{}}, start, []string{"v"}, funcs, true, RankNearest)
-			require.NoError(t, err)
-			require.Equal(t, want, got, "functions %v, round %d", funcs, round)
-			w, g := each.lookup("v"), runs.lookup("v")
-			require.Equal(t, w.count, g.count)
-			if want := each.Want; want.totals() && !want.noSum {
-				require.Equal(t, w.sum.String(), g.sum.String(), "functions %v, round %d", funcs, round)
-			}
-			if want := each.Want; want.totals() && !want.noMinMax {
-				require.Equal(t, w.min.String(), g.min.String(), "functions %v, round %d", funcs, round)
-				require.Equal(t, w.max.String(), g.max.String(), "functions %v, round %d", funcs, round)
-			}
+			requireSameSummaries(t, each, runs, funcs, round)
 		}
 	}
 	require.NotZero(t, declined, "no run declined: the one-by-one path went untested")
+}
+
+// requireSameSummaries requires the summary of values added one by one
+// (each) and of the same values added in runs (runs) to answer funcs
+// alike, and to hold the same count, and sum, min and max to the
+// exponent where they keep them.
+func requireSameSummaries(t *testing.T, each, runs *Summary, funcs []string, round int) {
+	t.Helper()
+	start := time.Unix(0, 0).UTC()
+	want, err := each.Bucket(api.Bucket{Values: map[string]map[string]any{}}, start, []string{"v"}, funcs, true, RankNearest)
+	require.NoError(t, err)
+	got, err := runs.Bucket(api.Bucket{Values: map[string]map[string]any{}}, start, []string{"v"}, funcs, true, RankNearest)
+	require.NoError(t, err)
+	require.Equal(t, want, got, "functions %v, round %d", funcs, round)
+	w, g := each.lookup("v"), runs.lookup("v")
+	require.Equal(t, w.count, g.count)
+	if want := each.Want; want.totals() && !want.noSum {
+		require.Equal(t, w.sum.String(), g.sum.String(), "functions %v, round %d", funcs, round)
+	}
+	if want := each.Want; want.totals() && !want.noMinMax {
+		require.Equal(t, w.min.String(), g.min.String(), "functions %v, round %d", funcs, round)
+		require.Equal(t, w.max.String(), g.max.String(), "functions %v, round %d", funcs, round)
+	}
 }
