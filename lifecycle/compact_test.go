@@ -90,17 +90,7 @@ func TestCompactAfterHotTier(t *testing.T) {
 				require.Len(t, compacts(res), 1)
 				require.ErrorIs(t, compacts(res)[0].Err, lifecycle.ErrFenceSettling)
 				reg := registry.New(store, backends.MetaTable(cfg))
-				entry := func() registry.Entry {
-					es, err := reg.List(ctx, cfg.Families[0].Name)
-					require.NoError(t, err)
-					for _, e := range es {
-						if e.Ref.Period.Contains(start) {
-							return e
-						}
-					}
-					t.Fatal("no table of the week")
-					return registry.Entry{}
-				}
+				entry := func() registry.Entry { return entryOf(t, reg, cfg.Families[0].Name, start) }
 				require.True(t, entry().Fenced())
 				require.True(t, entry().ChunkedAt.IsZero())
 				// While fenced, a late event is refused, to be retried.
@@ -206,17 +196,7 @@ func TestRewriteVerifyFailureBacksOff(t *testing.T) {
 			r := reconciler(t, lifecycle.Options{ClockSkew: -1, FenceSettle: -1, Store: losingCopies{store}, Families: cfg.Families, MetaTable: cfg.MetaTable, Clock: clk,
 				Compaction: compact.NextGeneration, Registerer: metrics})
 			reg := registry.New(store, backends.MetaTable(cfg))
-			entry := func() registry.Entry {
-				es, err := reg.List(ctx, cfg.Families[0].Name)
-				require.NoError(t, err)
-				for _, e := range es {
-					if e.Ref.Period.Contains(start) {
-						return e
-					}
-				}
-				t.Fatal("no table of the week")
-				return registry.Entry{}
-			}
+			entry := func() registry.Entry { return entryOf(t, reg, cfg.Families[0].Name, start) }
 			// compacts runs cycles until one compacts the table (the
 			// first fences it), and returns that compaction's error; nil
 			// when a cycle plans none.
@@ -265,4 +245,19 @@ func TestRewriteVerifyFailureBacksOff(t *testing.T) {
 			require.Equal(t, clk.Now().Add(2*compact.FirstRetryDelay).UTC(), entry().RewriteFailed.RetryAt)
 		})
 	}
+}
+
+// entryOf returns the registry entry of family's table whose period
+// holds at.
+func entryOf(t *testing.T, reg *registry.Registry, family string, at time.Time) registry.Entry {
+	t.Helper()
+	es, err := reg.List(context.Background(), family)
+	require.NoError(t, err)
+	for _, e := range es {
+		if e.Ref.Period.Contains(at) {
+			return e
+		}
+	}
+	t.Fatal("no table of the week")
+	return registry.Entry{}
 }
