@@ -36,6 +36,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/timetabledb/timetable/clock"
@@ -168,7 +169,11 @@ func Chunks(ctx context.Context, o Options, r *Report) error {
 			Row{Figure: "bytes stored per event, chunk layout, " + shape.name + ", packed (items + 100 B each)", Value: chunk.packedBytes, Unit: "B/ev", Baseline: "row layout (not packed)", Base: row.storedBytes, Aim: "<= 25"},
 		)
 	}
-	r.Notes = append(r.Notes, "chunk layout's bytes stored per event: the items' sizes by DynamoDB's rules plus the 100 B it bills each item, over the run's data tables, series index entries included. \"At write\" is the table as the requests left it (a chunk a request's readings of a series), what a table holds while hot; \"packed\" is the same table once the lifecycle (or `timetable compact`) rewrote it into its next generation, a chunk an hour's window of each series, what it holds for the rest of its retention. The run's events fill part of a window only (15 readings a series in the first shape, 110 in Telegraf's), so a table of whole windows packs to fewer bytes an event. Row tables are not packed.")
+	var fill []string
+	for _, shape := range requestShapes {
+		fill = append(fill, fmt.Sprintf("%d readings of a series, %v apart", (shape.perRequest+chunkEvents)/shape.series, shape.step))
+	}
+	r.Notes = append(r.Notes, fmt.Sprintf("chunk layout's bytes stored per event: the items' sizes by DynamoDB's rules plus the 100 B it bills each item, over the run's data tables, series index entries included. \"At write\" is the table as the requests left it (a chunk a request's readings of a series), what a table holds while hot; \"packed\" is the same table once the lifecycle (or `timetable compact`) rewrote it into its next generation, a chunk a %g h window of each series, what it holds for the rest of its retention. The run's events fill part of a window only (%s), so a table of whole windows packs to fewer bytes an event. Row tables are not packed.", family.DefaultChunkWindow.Hours(), strings.Join(fill, "; ")))
 	return nil
 }
 
