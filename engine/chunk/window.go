@@ -44,25 +44,9 @@ func WindowEvents(dst []itemenc.DecodedEvent, items []storage.Item, scheme event
 	base := len(dst)
 	var evs []event.Event
 	for _, it := range items {
-		tenant, table, series, _, err := itemenc.ParsePartitionKey(it.PK)
-		if err != nil {
-			continue
-		}
-		switch {
-		case IsSortKey(it.SK):
-			if evs, err = Unpack(evs[:0], it); err != nil {
-				return dst[:base], fmt.Errorf("chunk %q %q: %w", it.PK, it.SK, err)
-			}
-			for _, ev := range evs {
-				ev.AssignID(tenant, table, scheme)
-				dst = append(dst, itemenc.DecodedEvent{Event: ev, SK: itemenc.SortKey(ev.Time, ev.ID)})
-			}
-		case itemenc.IsMapSortKey(it.SK):
-			dst = itemenc.DecodeMapItem(dst, it, series)
-		default:
-			if ev, ok := itemenc.RowEvent(it, series, false); ok {
-				dst = append(dst, itemenc.DecodedEvent{Event: ev, SK: it.SK})
-			}
+		var err error
+		if dst, err = ItemDecoded(dst, it, scheme, &evs); err != nil {
+			return dst[:base], err
 		}
 	}
 	out := dst[base:]
