@@ -40,8 +40,9 @@ func windowOf(sk string, window time.Duration) (int64, bool) {
 	return chunk.WindowStart(t, window).UnixNano(), true
 }
 
-// fillWindow decodes the window of item first, every item of it, into
-// buf, in merge order and cut to the selection.
+// fillWindow reads the window of item first, every item of it, and
+// starts its lazy decoding (read_window.go): buf gets its first events
+// in merge order, cut to the selection.
 func (s *source) fillWindow(first sourceItem) error {
 	start, ok := windowOf(first.item.SK, s.window)
 	if !ok {
@@ -64,16 +65,30 @@ func (s *source) fillWindow(first sourceItem) error {
 		items = append(items, e.item)
 	}
 	s.unboundWindow()
-	buf, err := chunk.WindowEvents(s.buf[:0], items, s.scheme)
+	lw, err := newLazyWindow(items, &s.win, s.q.Desc, &s.block)
 	if err != nil {
 		return err
 	}
-	if s.q.Desc {
-		slices.Reverse(buf)
-	}
-	s.buf = slices.DeleteFunc(buf, func(d itemenc.DecodedEvent) bool { return !s.win.selects(d, s.series) })
-	for _, d := range s.buf {
-		s.win.projectAll(d.Event.Fields)
+	s.lazy = lw
+	return s.fillLazy()
+}
+
+// fillLazy puts in buf the next events of the window being read that
+// the selection takes, until it has one or the window is read.
+func (s *source) fillLazy() error {
+	for len(s.buf) == 0 && s.lazy != nil {
+		buf, err := s.lazy.take(s.buf[:0], s.scheme)
+		if err != nil {
+			s.lazy = nil
+			return err
+		}
+		if s.lazy.done() {
+			s.lazy = nil
+		}
+		s.buf = slices.DeleteFunc(buf, func(d itemenc.DecodedEvent) bool { return !s.win.selects(d, s.series) })
+		for _, d := range s.buf {
+			s.win.projectAll(d.Event.Fields)
+		}
 	}
 	return nil
 }

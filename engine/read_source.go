@@ -70,6 +70,11 @@ type source struct {
 	// without a client id their ids.
 	window time.Duration
 	scheme event.IDScheme
+	// lazy is the window being read (read_window.go), nil between
+	// windows; block is the memory its chunks' blocks are decompressed
+	// into for their spans.
+	lazy  *lazyWindow
+	block []byte
 	// bounds, while a source read item by item reads the rest of a
 	// window, holds q's Low and High, which are cut to the window so that
 	// no page reads past it (boundWindow), and end the key its
@@ -162,6 +167,13 @@ func (s *source) advance() error {
 			s.buf = s.buf[1:]
 			s.cur, s.js, s.sk, s.ok = d.Event, d.JSON, d.SK, true
 			return nil
+		}
+		if s.lazy != nil {
+			if err := s.fillLazy(); err != nil {
+				s.ok = false
+				return fmt.Errorf("query table %q: %w", s.table, err)
+			}
+			continue
 		}
 		e, ok, err := s.nextItem()
 		if err != nil {
