@@ -48,6 +48,10 @@ func (s *source) fillWindow(first sourceItem) error {
 	if !ok {
 		return nil // not an event item
 	}
+	// The window's items' keys lie from its time prefix up to the next
+	// window's (chunk.LowKey).
+	low := chunk.LowKey(time.Unix(0, start).UTC(), s.window)
+	high := chunk.LowKey(time.Unix(0, start+int64(s.window)).UTC(), s.window)
 	items := []storage.Item{first.item}
 	s.boundWindow(start)
 	for {
@@ -58,14 +62,14 @@ func (s *source) fillWindow(first sourceItem) error {
 		if !ok {
 			break
 		}
-		if w, ok := windowOf(e.item.SK, s.window); !ok || w != start {
+		if e.item.SK < low || e.item.SK >= high {
 			s.pending = &e
 			break
 		}
 		items = append(items, e.item)
 	}
 	s.unboundWindow()
-	lw, err := newLazyWindow(items, &s.win, s.q.Desc, &s.block)
+	lw, err := newLazyWindow(items, &s.win, s.q.Desc, &s.spans)
 	if err != nil {
 		return err
 	}
@@ -109,8 +113,10 @@ func (w *selection) projectAll(fields map[string]any) {
 // windowBounds are a source's range while it reads the rest of a window
 // (source.boundWindow).
 type windowBounds struct {
-	// low and high are the range of the source's query.
+	// low and high are the range of the source's query, and limit its
+	// page size.
 	low, high string
+	limit     int
 	// end is the key the items after the window lie past, in the
 	// query's direction.
 	end string
@@ -118,19 +124,21 @@ type windowBounds struct {
 	cut bool
 }
 
-// boundWindow cuts the pages a source reads item by item from now on
-// to the window starting at start (Unix nanoseconds), whose first item
-// in the query's direction it has: the next page ends at the window's
-// edge rather than reading an item of the next window, which the merge
-// may never need. A read of a series' latest events, whose newest window
-// holds enough of them in one chunk, so reads that one item. The query's
-// range comes back once the window is read (nextItem), or at once when
-// the page being read reaches past it (unboundWindow).
+// boundWindow cuts the pages a source reads from now on to the window
+// starting at start (Unix nanoseconds), whose first item in the query's
+// direction it has: the next page ends at the window's edge rather than
+// reading an item of the next window, which the merge may never need,
+// and is as large as a page may be (a source read item by item reads
+// the rest of the window in one page, however many items it holds,
+// since its span needs them all). A read of a series' latest events so
+// reads one window in at most two pages. The query's range comes back
+// once the window is read (nextItem, readPage), or at once when the page
+// being read reaches past it (unboundWindow).
 func (s *source) boundWindow(start int64) {
-	if s.whole {
-		return // a page read whole holds what it holds
+	if s.done {
+		return // no page follows
 	}
-	b := &windowBounds{low: s.q.Low, high: s.q.High}
+	b := &windowBounds{low: s.q.Low, high: s.q.High, limit: s.q.Limit}
 	if s.q.Desc {
 		b.end = chunk.LowKey(time.Unix(0, start).UTC(), s.window)
 		s.q.Low = max(s.q.Low, b.end)
@@ -140,14 +148,29 @@ func (s *source) boundWindow(start int64) {
 			s.q.High = b.end
 		}
 	}
+	if s.q.Limit > 0 {
+		s.q.Limit = s.windowPage()
+	}
+	// A source read whole holds its page: the next one is the window's.
+	b.cut = s.whole
 	s.bounds = b
+}
+
+// windowPage is the size of the pages that read the rest of a window:
+// as large as the source's pages may be when read whole, which it holds
+// in memory, and no limit when read item by item.
+func (s *source) windowPage() int {
+	if s.whole {
+		return s.maxPage
+	}
+	return 0
 }
 
 // unboundWindow gives a source its query's range back after a window
 // whose reading ended before its pages were cut to it.
 func (s *source) unboundWindow() {
 	if s.bounds != nil {
-		s.q.Low, s.q.High = s.bounds.low, s.bounds.high
+		s.q.Low, s.q.High, s.q.Limit = s.bounds.low, s.bounds.high, s.bounds.limit
 		s.bounds = nil
 	}
 }

@@ -71,10 +71,9 @@ type source struct {
 	window time.Duration
 	scheme event.IDScheme
 	// lazy is the window being read (read_window.go), nil between
-	// windows; block is the memory its chunks' blocks are decompressed
-	// into for their spans.
+	// windows; spans reads its items' spans.
 	lazy  *lazyWindow
-	block []byte
+	spans chunk.SpanReader
 	// bounds, while a source read item by item reads the rest of a
 	// window, holds q's Low and High, which are cut to the window so that
 	// no page reads past it (boundWindow), and end the key its
@@ -329,7 +328,7 @@ func (s *source) nextItem() (sourceItem, bool, error) {
 		if !stopped && s.bounds != nil && s.bounds.cut {
 			// The window's range is read: the items past it follow,
 			// in the next page of the range as it was.
-			s.q.Low, s.q.High, s.q.After = s.bounds.low, s.bounds.high, s.bounds.end
+			s.q.Low, s.q.High, s.q.After, s.q.Limit = s.bounds.low, s.bounds.high, s.bounds.end, s.bounds.limit
 			s.bounds = nil
 			return sourceItem{}, false, nil
 		}
@@ -342,6 +341,9 @@ func (s *source) nextItem() (sourceItem, bool, error) {
 		s.q.Limit = min(2*s.q.Limit, s.maxPage)
 		if s.bounds != nil && !s.done {
 			s.bounds.cut = true // the next page is the window's
+			if s.q.Limit > 0 {
+				s.q.Limit = s.windowPage()
+			}
 		}
 	}
 	return sourceItem{}, false, nil
@@ -366,6 +368,13 @@ func (s *source) readPage() error {
 		return err
 	}
 	s.page = page
+	if !stopped && s.bounds != nil && s.bounds.cut {
+		// The window's range is read: the items past it follow, in
+		// the next page of the range as it was.
+		s.q.Low, s.q.High, s.q.After, s.q.Limit = s.bounds.low, s.bounds.high, s.bounds.end, s.bounds.limit
+		s.bounds = nil
+		return nil
+	}
 	if !stopped {
 		s.done = true
 		return nil

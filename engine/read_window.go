@@ -15,7 +15,7 @@ import (
 
 // A chunk window is decoded lazily. A window's items are fetched
 // together (source.fillWindow), but only their spans are read at first
-// (chunk.ItemSpan: a chunk's first time is its key's, its last its times
+// (chunk.SpanReader: a chunk's first time is its key's, its last its times
 // column's, read without its other columns): an item whose span misses
 // the query's range, or lies wholly behind its cursor, is never decoded.
 // The rest are decoded one at a time, in the order their events could
@@ -67,10 +67,10 @@ type heldEvent struct {
 // newLazyWindow returns the lazy reading of a window's items, as read
 // (in the query's order): those whose spans may hold an event of the
 // selection, ordered to decode.
-func newLazyWindow(items []storage.Item, win *selection, desc bool, scratch *[]byte) (*lazyWindow, error) {
+func newLazyWindow(items []storage.Item, win *selection, desc bool, spans *chunk.SpanReader) (*lazyWindow, error) {
 	w := &lazyWindow{desc: desc, items: make([]spanItem, 0, len(items))}
 	for i, it := range items {
-		sp, ok, err := chunk.ItemSpan(it, scratch)
+		sp, ok, err := spans.Span(it)
 		if err != nil {
 			return nil, fmt.Errorf("chunk %q %q: %w", it.PK, it.SK, err)
 		}

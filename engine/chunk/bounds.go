@@ -2,6 +2,8 @@ package chunk
 
 import (
 	"fmt"
+	"math"
+	"strings"
 	"time"
 
 	"github.com/timetabledb/timetable/engine/itemenc"
@@ -19,19 +21,28 @@ type Span struct {
 	First, Last int64
 }
 
-// ItemSpan returns the span of an item of a partition, as a query returns
+// SpanReader reads the spans of items (Span), keeping what it may use
+// again: the memory it decompresses blocks into, and the time of the
+// last short key's time prefix, which a window's chunks share. Its zero
+// value is ready.
+type SpanReader struct {
+	block  []byte
+	prefix string
+	start  int64
+}
+
+// Span returns the span of an item of a partition, as a query returns
 // it, and false for an item that holds no events. A row's span is its
 // time; a map item's its millisecond (it may hold any instant of it); a
 // chunk's is its first event's time, from its sort key, to its last one's,
-// from its block's times column, which it decompresses (into the memory
-// of *scratch, which it keeps for the next call) and reads without
-// building events or reading the block's other columns. A version 1 block
-// is read whole. A chunk that cannot be read is an error wrapping
-// ErrCorrupt.
-func ItemSpan(it storage.Item, scratch *[]byte) (Span, bool, error) {
+// from its block's times column, which it decompresses and reads
+// without building events or reading the block's other columns. A
+// version 1 block is read whole. A chunk that cannot be read is an error
+// wrapping ErrCorrupt.
+func (r *SpanReader) Span(it storage.Item) (Span, bool, error) {
 	switch {
 	case IsSortKey(it.SK):
-		first, ok := firstTime(it.SK)
+		first, ok := r.firstTime(it.SK)
 		if !ok {
 			return Span{}, false, corrupt("sort key %q", it.SK)
 		}
@@ -39,12 +50,12 @@ func ItemSpan(it storage.Item, scratch *[]byte) (Span, bool, error) {
 		if !ok {
 			return Span{}, false, corrupt("no %s", AttrData)
 		}
-		block, err := decompressTo(*scratch, data)
+		block, err := decompressTo(r.block, data)
 		if err != nil {
 			return Span{}, false, err
 		}
 		if len(data) > 0 && data[0] != storedRaw {
-			*scratch = block
+			r.block = block
 		}
 		if len(block) == 0 {
 			return Span{}, false, corrupt("empty block")
@@ -80,6 +91,28 @@ func ItemSpan(it storage.Item, scratch *[]byte) (Span, bool, error) {
 		return Span{}, false, nil // not an event item
 	}
 	return Span{First: t.UnixNano(), Last: t.UnixNano()}, true, nil
+}
+
+// firstTime returns the time of a chunk's first event, from its sort
+// key sk (IsSortKey), as FirstTime does, parsing a short key's time
+// prefix only when it is not the last one's.
+func (r *SpanReader) firstTime(sk string) (int64, bool) {
+	i := strings.IndexByte(sk, SortKeySep)
+	if i == itemenc.TimeKeyLen {
+		return firstTime(sk) // a long key
+	}
+	if sk[:i] != r.prefix || r.prefix == "" {
+		start, ok := itemenc.ParseTimePrefix(sk[:i])
+		if !ok {
+			return 0, false
+		}
+		r.prefix, r.start = sk[:i], start.UnixNano()
+	}
+	off, ok := parseOffset(sk[i+1 : len(sk)-sumChars])
+	if !ok || off > uint64(math.MaxInt64-r.start) {
+		return 0, false
+	}
+	return r.start + int64(off), true
 }
 
 // lastTime returns the time of the last event of a version 2 block (its

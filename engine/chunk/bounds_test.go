@@ -16,9 +16,9 @@ import (
 	"github.com/timetabledb/timetable/storage"
 )
 
-// requireSpanOfEvents requires ItemSpan of it to be the least and
+// requireSpanOfEvents requires the span of it to be the least and
 // greatest times of the events Unpack reads from it.
-func requireSpanOfEvents(t *testing.T, it storage.Item, scratch *[]byte) {
+func requireSpanOfEvents(t *testing.T, it storage.Item, r *SpanReader) {
 	t.Helper()
 	evs, err := Unpack(nil, it)
 	require.NoError(t, err)
@@ -27,35 +27,35 @@ func requireSpanOfEvents(t *testing.T, it storage.Item, scratch *[]byte) {
 	for _, ev := range evs {
 		want.First, want.Last = min(want.First, ev.Time.UnixNano()), max(want.Last, ev.Time.UnixNano())
 	}
-	got, ok, err := ItemSpan(it, scratch)
+	got, ok, err := r.Span(it)
 	require.NoError(t, err)
 	require.True(t, ok)
 	require.Equal(t, want, got, "chunk %s of %d events", it.SK, len(evs))
 }
 
-// TestItemSpan requires the span ItemSpan reads from a chunk's key and
+// TestItemSpan requires the span SpanReader reads from a chunk's key and
 // times column to be its events' first and last times: for chunks of
 // random events (of one event, at one instant, times in every unit,
 // packed as values and as differences), in their short and long keys,
 // of version 1 blocks, and of rows and map items.
 func TestItemSpan(t *testing.T) {
-	var scratch []byte
+	var r SpanReader
 	for seed := range uint64(40) {
-		r := rand.New(rand.NewPCG(seed, 7))
-		evs := valid(t, genEvents(r, 1+r.IntN(200)))
+		rnd := rand.New(rand.NewPCG(seed, 7))
+		evs := valid(t, genEvents(rnd, 1+rnd.IntN(200)))
 		if len(evs) == 0 {
 			continue
 		}
-		window := []time.Duration{time.Minute, time.Hour, 24 * time.Hour}[r.IntN(3)]
+		window := []time.Duration{time.Minute, time.Hour, 24 * time.Hour}[rnd.IntN(3)]
 		items, _, err := Pack(testSeries, window, evs)
 		require.NoError(t, err)
 		for _, it := range items {
-			requireSpanOfEvents(t, it, &scratch)
+			requireSpanOfEvents(t, it, &r)
 			first, _ := FirstTime(it.SK)
 			block, err := decompress(it.Attrs[AttrData].([]byte))
 			require.NoError(t, err)
 			sum := sha256.Sum256(block)
-			requireSpanOfEvents(t, storage.Item{PK: it.PK, SK: longSortKey(first, sum[:]), Attrs: map[string]any{AttrDataLong: it.Attrs[AttrData]}}, &scratch)
+			requireSpanOfEvents(t, storage.Item{PK: it.PK, SK: longSortKey(first, sum[:]), Attrs: map[string]any{AttrDataLong: it.Attrs[AttrData]}}, &r)
 		}
 	}
 	// Times at a steady pace, packed as values; and spread, as differences.
@@ -67,7 +67,7 @@ func TestItemSpan(t *testing.T) {
 		items, _, err := Pack(testSeries, 24*time.Hour, evs)
 		require.NoError(t, err)
 		for _, it := range items {
-			requireSpanOfEvents(t, it, &scratch)
+			requireSpanOfEvents(t, it, &r)
 		}
 	}
 	b, err := os.ReadFile("testdata/v1-chunks.json")
@@ -75,24 +75,24 @@ func TestItemSpan(t *testing.T) {
 	var fixture []v1Chunk
 	require.NoError(t, json.Unmarshal(b, &fixture))
 	for _, c := range fixture {
-		requireSpanOfEvents(t, storage.Item{PK: c.PK, SK: c.SK, Attrs: map[string]any{AttrDataLong: c.Data}}, &scratch)
+		requireSpanOfEvents(t, storage.Item{PK: c.PK, SK: c.SK, Attrs: map[string]any{AttrDataLong: c.Data}}, &r)
 	}
 	at := time.Date(2026, 12, 6, 10, 0, 0, 123456789, time.UTC)
 	row := storage.Item{PK: testSeriesPK(), SK: itemenc.SortKey(at, "x"), Attrs: map[string]any{"v": json.Number("1")}}
-	s, ok, err := ItemSpan(row, &scratch)
+	s, ok, err := r.Span(row)
 	require.NoError(t, err)
 	require.True(t, ok)
 	require.Equal(t, Span{First: at.UnixNano(), Last: at.UnixNano()}, s)
 	ms := itemenc.Millisecond(at)
 	mapItem := storage.Item{PK: testSeriesPK(), SK: itemenc.MapSortKey(ms, 0), Attrs: map[string]any{}}
-	s, ok, err = ItemSpan(mapItem, &scratch)
+	s, ok, err = r.Span(mapItem)
 	require.NoError(t, err)
 	require.True(t, ok)
 	require.Equal(t, Span{First: ms.UnixNano(), Last: ms.UnixNano() + int64(time.Millisecond) - 1}, s)
-	_, ok, err = ItemSpan(storage.Item{PK: testSeriesPK(), SK: "not an event"}, &scratch)
+	_, ok, err = r.Span(storage.Item{PK: testSeriesPK(), SK: "not an event"})
 	require.NoError(t, err)
 	require.False(t, ok)
-	_, _, err = ItemSpan(storage.Item{PK: testSeriesPK(), SK: "2026-12-06T1\"AAAAAAAAAAAAAAAAAAA", Attrs: map[string]any{AttrData: []byte{storedRaw, blockVersion, 5, 0}}}, &scratch)
+	_, _, err = r.Span(storage.Item{PK: testSeriesPK(), SK: "2026-12-06T1\"AAAAAAAAAAAAAAAAAAA", Attrs: map[string]any{AttrData: []byte{storedRaw, blockVersion, 5, 0}}})
 	require.ErrorIs(t, err, ErrCorrupt)
 }
 
