@@ -15,11 +15,13 @@ import (
 // range starts at the window of the range's start (chunk.LowKey), and the
 // items whose sort keys' times lie in one window (chunks, and the rows of
 // events too large to be a chunk, or written while the table was of
-// another layout) are decoded together by chunk.WindowEvents, which keeps
-// each event once, then sorted, cut to the range, cursor and filter, and
-// projected, as the map layout's milliseconds are (source.fill). The
-// store neither filters nor projects a chunk-layout partition: a chunk's
-// attributes are not its events' fields.
+// another layout) are fetched together and decoded lazily
+// (read_window.go): by their spans, in the merge's order, each event
+// once, as chunk.WindowEvents decodes a whole window; their events are
+// cut to the range, cursor and filter, and projected, as the map
+// layout's milliseconds are (source.fill). The store neither filters nor
+// projects a chunk-layout partition: a chunk's attributes are not its
+// events' fields.
 
 // chunkWindow returns the window of a table's chunks: zero for a table
 // that holds none.
