@@ -354,6 +354,8 @@
 //	filter_pushdown.go             the filter a read sends to the store
 //	read_chunk.go                  partitions of chunk tables read a
 //	                               window at a time
+//	read_window.go                 a window decoded lazily by its items'
+//	                               spans
 //	read_merge.go                  the merge of sources in time order
 //	read_every_series.go           reads of every series: the candidates
 //	                               whose first events come first

@@ -256,6 +256,9 @@
 //	window.go  reads: the window a read starts at, a window's events of
 //	           chunks, rows and map items, each once, and the events of
 //	           one item of any kind (ItemEvents), for archives
+//	bounds.go  an item's span, its first and last events' times, read
+//	           from its key and times column (SpanReader), and the
+//	           events of one item of a window (ItemDecoded)
 //
 // # Corrupt chunks
 //
