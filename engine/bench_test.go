@@ -384,7 +384,7 @@ func BenchmarkAggregatePeerOneSeriesPacked(b *testing.B) {
 func embeddedDB(b *testing.B, layout family.Layout) (*engine.DB, time.Time, time.Time) {
 	from := time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC)
 	const n = 200000
-	db, _ := benchWindowDB(b, from.Add(24*time.Hour), layout, time.Hour)
+	db, _ := benchWindowDB(b, from.Add(n*time.Millisecond), layout, time.Hour)
 	ctx := context.Background()
 	for i := 0; i < n; i += 1000 {
 		if _, err := db.Write(ctx, "bench", "t", benchEvents(1000, 100, from.Add(time.Duration(i)*time.Millisecond))); err != nil {

@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"bytes"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/timetabledb/timetable/engine/chunk"
@@ -54,7 +56,10 @@ func (s *source) fillWindow(first sourceItem) error {
 	// window's (chunk.LowKey).
 	low := chunk.LowKey(time.Unix(0, start).UTC(), s.window)
 	high := chunk.LowKey(time.Unix(0, start+int64(s.window)).UTC(), s.window)
-	items := []storage.Item{first.item}
+	if s.items == nil {
+		s.items = make([]sourceItem, 0, 64)
+	}
+	items := append(s.items[:0], first)
 	s.boundWindow(start)
 	for {
 		e, ok, err := s.nextItem()
@@ -68,14 +73,16 @@ func (s *source) fillWindow(first sourceItem) error {
 			s.pending = &e
 			break
 		}
-		items = append(items, e.item)
+		items = append(items, e)
 	}
 	s.unboundWindow()
-	lw, err := newLazyWindow(items, &s.win, s.q.Desc, &s.spans)
+	lw, err := s.spare.reset(s.q.PK, items, &s.win, s.q.Desc, &s.spans)
+	clear(items)
+	s.items = items[:0]
 	if err != nil {
 		return err
 	}
-	s.lazy = lw
+	s.lazy, s.spare = lw, nil
 	return s.fillLazy()
 }
 
@@ -89,7 +96,7 @@ func (s *source) fillLazy() error {
 			return err
 		}
 		if s.lazy.done() {
-			s.lazy = nil
+			s.lazy, s.spare = nil, s.lazy
 		}
 		s.buf = slices.DeleteFunc(buf, func(d itemenc.DecodedEvent) bool { return !s.win.selects(d, s.series) })
 		for _, d := range s.buf {
@@ -97,6 +104,41 @@ func (s *source) fillLazy() error {
 		}
 	}
 	return nil
+}
+
+// readChunk returns the current item of it, a chunk of a source read a
+// window at a time, with its span, read from the store's memory
+// (chunk.SpanReader.ChunkSpan): a chunk whose span misses the selection
+// (its range, or behind its cursor) is returned as its sort key alone,
+// not copied out of the store, as it is never decoded; any other as its
+// sort key and a copy of its chunk (data), which the window's reading
+// decodes if it must. Of a paged read of a window many requests wrote,
+// most of a page's chunks lie behind its cursor, and a read of a series'
+// latest events decodes few of its newest window's chunks. A chunk
+// whose span cannot be read is returned whole, for the window's reading
+// to report.
+func (s *source) readChunk(it storage.Iterator) (sourceItem, error) {
+	var data []byte
+	if err := it.Attrs(func(name string, v any) bool {
+		if chunk.IsDataAttr(name) {
+			data, _ = v.([]byte)
+			return false
+		}
+		return true
+	}); err != nil {
+		return sourceItem{}, err
+	}
+	if data != nil {
+		sk := it.SortKey()
+		sp, ok, err := s.spans.ChunkSpan(sk, data)
+		if err == nil && (!ok || !s.win.mayHold(sp)) {
+			return sourceItem{item: storage.Item{SK: strings.Clone(sk)}, left: true}, nil
+		}
+		if err == nil {
+			return sourceItem{item: storage.Item{SK: strings.Clone(sk)}, data: bytes.Clone(data), span: sp, spanned: true}, nil
+		}
+	}
+	return sourceItem{item: it.Item()}, it.Err()
 }
 
 // projectAll keeps of fields those the query returns, all when it names

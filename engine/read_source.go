@@ -71,9 +71,12 @@ type source struct {
 	window time.Duration
 	scheme event.IDScheme
 	// lazy is the window being read (read_window.go), nil between
-	// windows; spans reads its items' spans.
+	// windows; spans reads its items' spans. items and spare are the
+	// memory of the next window's items and reading, reused.
 	lazy  *lazyWindow
 	spans chunk.SpanReader
+	items []sourceItem
+	spare *lazyWindow
 	// bounds, while a source read item by item reads the rest of a
 	// window, holds q's Low and High, which are cut to the window so that
 	// no page reads past it (boundWindow), and end the key its
@@ -95,6 +98,13 @@ type sourceItem struct {
 	time time.Time
 	id   string
 	js   []byte
+	// spanned, for a chunk of a source read a window at a time, says
+	// span is the chunk's, item holds its sort key alone and data its
+	// chunk (source.readChunk); left says its span misses the source's
+	// selection, and item holds its sort key alone.
+	span          chunk.Span
+	data          []byte
+	spanned, left bool
 }
 
 // selection is the part of a per-millisecond source's events the query wants: a
@@ -352,7 +362,11 @@ func (s *source) nextItem() (sourceItem, bool, error) {
 // readPage reads the next page of a source that reads pages whole.
 func (s *source) readPage() error {
 	it := s.store.Query(s.ctx, s.q)
-	page := make([]sourceItem, 0, min(s.q.Limit, 1024))
+	size := min(s.q.Limit, 1024)
+	if s.bounds != nil {
+		size = min(size, 64) // a window's rest: its limit bounds it, and most hold few items
+	}
+	page := make([]sourceItem, 0, size)
 	for it.Next() {
 		e, err := s.readItem(it)
 		if err != nil {
@@ -389,6 +403,9 @@ func (s *source) readPage() error {
 // attributes in place, and its event's time and id (source.json); any
 // other item is decoded whole.
 func (s *source) readItem(it storage.Iterator) (sourceItem, error) {
+	if s.window > 0 && chunk.IsSortKey(it.SortKey()) {
+		return s.readChunk(it)
+	}
 	if !s.json || itemenc.IsMapSortKey(it.SortKey()) || chunk.IsSortKey(it.SortKey()) {
 		item := it.Item()
 		return sourceItem{item: item}, it.Err()

@@ -37,6 +37,9 @@ import (
 // and the events decoded and not yet returned.
 type lazyWindow struct {
 	desc bool
+	// pk is the partition's key, of the items read as their sort keys
+	// and chunks.
+	pk string
 	// items are the window's items that may hold events of the read,
 	// in the order they are decoded; next is the first not decoded yet.
 	items []spanItem
@@ -51,7 +54,9 @@ type lazyWindow struct {
 
 // spanItem is an item of a window with its span.
 type spanItem struct {
+	// item is the item, or its sort key alone when data is its chunk.
 	item storage.Item
+	data []byte
 	span chunk.Span
 	// read is the item's place among the window's items in the order
 	// they were read: of two copies of an event the first read is kept.
@@ -64,18 +69,29 @@ type heldEvent struct {
 	read int
 }
 
-// newLazyWindow returns the lazy reading of a window's items, as read
-// (in the query's order): those whose spans may hold an event of the
-// selection, ordered to decode.
-func newLazyWindow(items []storage.Item, win *selection, desc bool, spans *chunk.SpanReader) (*lazyWindow, error) {
-	w := &lazyWindow{desc: desc, items: make([]spanItem, 0, len(items))}
-	for i, it := range items {
-		sp, ok, err := spans.Span(it)
-		if err != nil {
-			return nil, fmt.Errorf("chunk %q %q: %w", it.PK, it.SK, err)
+// reset returns the lazy reading of a window's items, as read (in the
+// query's order): those whose spans may hold an event of the selection,
+// ordered to decode. An item's span is read here unless the source read
+// it (source.readChunk). It reuses w's memory, w a window read to its
+// end or nil.
+func (w *lazyWindow) reset(pk string, items []sourceItem, win *selection, desc bool, spans *chunk.SpanReader) (*lazyWindow, error) {
+	if w == nil {
+		w = &lazyWindow{}
+	}
+	w.desc, w.pk, w.next, w.items, w.held = desc, pk, 0, slices.Grow(w.items[:0], len(items)), w.held[:0]
+	for i, e := range items {
+		if e.left {
+			continue // its span missed the selection (source.readChunk)
+		}
+		it, sp, ok := e.item, e.span, e.spanned
+		if !ok {
+			var err error
+			if sp, ok, err = spans.Span(it); err != nil {
+				return nil, fmt.Errorf("chunk %q %q: %w", it.PK, it.SK, err)
+			}
 		}
 		if ok && win.mayHold(sp) {
-			w.items = append(w.items, spanItem{item: it, span: sp, read: i})
+			w.items = append(w.items, spanItem{item: it, data: e.data, span: sp, read: i})
 		}
 	}
 	if desc {
@@ -165,6 +181,9 @@ func (w *lazyWindow) decode(scheme event.IDScheme) error {
 	it := w.items[w.next]
 	w.items[w.next] = spanItem{} // the events own its fields now
 	w.next++
+	if it.data != nil {
+		it.item = storage.Item{PK: w.pk, SK: it.item.SK, Attrs: map[string]any{chunk.AttrData: it.data}}
+	}
 	var err error
 	if w.dec, err = chunk.ItemDecoded(w.dec[:0], it.item, scheme, &w.evs); err != nil {
 		return err

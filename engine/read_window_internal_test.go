@@ -157,7 +157,11 @@ func TestLazyWindowIsTheWholeWindow(t *testing.T) {
 					}
 				}
 				var spans chunk.SpanReader
-				lw, err := newLazyWindow(cloneItems(items), &sel, desc, &spans)
+				var read []sourceItem
+				for _, it := range cloneItems(items) {
+					read = append(read, sourceItem{item: it})
+				}
+				lw, err := (*lazyWindow)(nil).reset("", read, &sel, desc, &spans)
 				require.NoError(t, err)
 				var got []itemenc.DecodedEvent
 				for !lw.done() {

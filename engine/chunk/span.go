@@ -40,43 +40,11 @@ type SpanReader struct {
 func (r *SpanReader) Span(it storage.Item) (Span, bool, error) {
 	switch {
 	case IsSortKey(it.SK):
-		first, ok := r.firstTime(it.SK)
-		if !ok {
-			return Span{}, false, corrupt("sort key %q", it.SK)
-		}
 		data, ok := Data(it)
 		if !ok {
 			return Span{}, false, corrupt("no %s", AttrData)
 		}
-		block, err := decompressTo(r.block, data)
-		if err != nil {
-			return Span{}, false, err
-		}
-		if len(data) > 0 && data[0] != storedRaw {
-			r.block = block
-		}
-		if len(block) == 0 {
-			return Span{}, false, corrupt("empty block")
-		}
-		switch block[0] {
-		case blockVersion:
-			last, err := lastTime(block[1:], first)
-			return Span{First: first, Last: last}, err == nil, err
-		case 1:
-			evs, err := readBlockV1(nil, block[1:], "")
-			if err != nil {
-				return Span{}, false, err
-			}
-			if len(evs) == 0 {
-				return Span{}, false, nil
-			}
-			s := Span{First: evs[0].Time.UnixNano(), Last: evs[0].Time.UnixNano()}
-			for _, ev := range evs[1:] {
-				s.First, s.Last = min(s.First, ev.Time.UnixNano()), max(s.Last, ev.Time.UnixNano())
-			}
-			return s, true, nil
-		}
-		return Span{}, false, corrupt("block version %d", block[0])
+		return r.ChunkSpan(it.SK, data)
 	case itemenc.IsMapSortKey(it.SK):
 		ms, ok := itemenc.ParseTimeKey(it.SK[:itemenc.TimeKeyLen])
 		if !ok {
@@ -89,6 +57,46 @@ func (r *SpanReader) Span(it storage.Item) (Span, bool, error) {
 		return Span{}, false, nil // not an event item
 	}
 	return Span{First: t.UnixNano(), Last: t.UnixNano()}, true, nil
+}
+
+// ChunkSpan returns the span of a chunk whose sort key (IsSortKey) is sk
+// and stored form (its item's AttrData) data, which it does not keep: a
+// reader may pass a view of its store's memory. It reports false for a
+// chunk of no events.
+func (r *SpanReader) ChunkSpan(sk string, data []byte) (Span, bool, error) {
+	first, ok := r.firstTime(sk)
+	if !ok {
+		return Span{}, false, corrupt("sort key %q", sk)
+	}
+	block, err := decompressTo(r.block, data)
+	if err != nil {
+		return Span{}, false, err
+	}
+	if len(data) > 0 && data[0] != storedRaw {
+		r.block = block
+	}
+	if len(block) == 0 {
+		return Span{}, false, corrupt("empty block")
+	}
+	switch block[0] {
+	case blockVersion:
+		last, err := lastTime(block[1:], first)
+		return Span{First: first, Last: last}, err == nil, err
+	case 1:
+		evs, err := readBlockV1(nil, block[1:], "")
+		if err != nil {
+			return Span{}, false, err
+		}
+		if len(evs) == 0 {
+			return Span{}, false, nil
+		}
+		s := Span{First: evs[0].Time.UnixNano(), Last: evs[0].Time.UnixNano()}
+		for _, ev := range evs[1:] {
+			s.First, s.Last = min(s.First, ev.Time.UnixNano()), max(s.Last, ev.Time.UnixNano())
+		}
+		return s, true, nil
+	}
+	return Span{}, false, corrupt("block version %d", block[0])
 }
 
 // firstTime returns the time of a chunk's first event, from its sort
@@ -104,7 +112,7 @@ func (r *SpanReader) firstTime(sk string) (int64, bool) {
 		if !ok {
 			return 0, false
 		}
-		r.prefix, r.start = sk[:i], start.UnixNano()
+		r.prefix, r.start = strings.Clone(sk[:i]), start.UnixNano() // sk may be a view of a store's memory
 	}
 	off, ok := parseOffset(sk[i+1 : len(sk)-sumChars])
 	if !ok || off > uint64(math.MaxInt64-r.start) {
