@@ -198,6 +198,16 @@ func (c *Reader) items(ctx context.Context, targetURL, table string, generation 
 	if to, ok := keyTime(q.High); ok {
 		sel.To = to
 	}
+	// A page after the first reads on from its cursor: the row groups
+	// of the events before it (after it, descending) are not decoded
+	// again.
+	if after, ok := keyTime(q.After); ok {
+		if q.Desc {
+			sel.To = minTime(sel.To, after)
+		} else {
+			sel.From = maxTime(sel.From, after)
+		}
+	}
 	var out []storage.Item
 	for i, f := range t.files {
 		err := f.Events(sel, func(e event.Event) error {
@@ -212,6 +222,20 @@ func (c *Reader) items(ctx context.Context, targetURL, table string, generation 
 		}
 	}
 	return out, nil
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // keyTime returns the time a sort key bound starts with, if it does: a

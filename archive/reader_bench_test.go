@@ -26,8 +26,10 @@ import (
 // BenchmarkReaderQuery queries one series for one hour of a week that was
 // archived (in Parquet, to a folder) and deleted: 20 series, an event a
 // minute each, 201,600 events. It reports the median and 99th percentile
-// of the queries (docs/archive.md has the figures). The first query of
-// the archive opens its files; the others find them open.
+// of the queries (docs/archive.md has the figures), for a family of the
+// row layout and one of the chunk layout (chunks of an hour), whose
+// archives hold the same Parquet. The first query of the archive opens
+// its files; the others find them open.
 func BenchmarkReaderQuery(b *testing.B) {
 	for _, layout := range []family.Layout{family.LayoutRow, family.LayoutChunk} {
 		b.Run(string(layout), func(b *testing.B) { benchmarkReaderQuery(b, layout) })
