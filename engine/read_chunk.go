@@ -26,9 +26,10 @@ import (
 // events' fields.
 
 // chunkWindow returns the window of a table's chunks: zero for a table
-// that holds none.
+// that holds none, and for an archived table, whose archive reader
+// returns every event as a row item, each once (archivedRows).
 func chunkWindow(t physTable) time.Duration {
-	if t.entry == nil {
+	if t.entry == nil || archivedRows(t) {
 		return 0
 	}
 	return t.entry.ChunkWindow()
