@@ -40,7 +40,18 @@ func BenchmarkQueryOneHour(b *testing.B) {
 // few, over loopback HTTP from a server on Pebble: the point read of the
 // peer comparison, whose cost is per request rather than per event.
 func BenchmarkQueryLatest10(b *testing.B) {
-	db, srv, key := benchServer(b)
+	benchmarkLatest10(b, family.DefaultSchema())
+}
+
+// BenchmarkQueryLatest10Chunks is BenchmarkQueryLatest10 on a family of
+// the chunk layout, the peer comparison's first column.
+func BenchmarkQueryLatest10Chunks(b *testing.B) {
+	benchmarkLatest10(b, chunkSchema())
+}
+
+// benchmarkLatest10 is BenchmarkQueryLatest10 under schema.
+func benchmarkLatest10(b *testing.B, schema family.Schema) {
+	db, srv, key := benchServerOf(b, schema)
 	from := now.Add(-7 * 24 * time.Hour)
 	var evs []event.Event
 	for i := range 400 {
@@ -61,9 +72,7 @@ func BenchmarkQueryLatest10(b *testing.B) {
 // the series every 33.6 minutes among 50 series. cpu-ns/op is the
 // process's CPU (server and client, user and system) per query.
 func BenchmarkAggregateOneSeries7Days(b *testing.B) {
-	schema := family.DefaultSchema()
-	schema.Families[0].Layout, schema.Families[0].ChunkWindow = family.LayoutChunk, family.DefaultChunkWindow
-	db, srv, key := benchServerOf(b, schema)
+	db, srv, key := benchServerOf(b, chunkSchema())
 	const series, perSeries = 50, 300
 	from := now.Add(-8 * 24 * time.Hour).Truncate(24 * time.Hour)
 	step := 7 * 24 * time.Hour / (series * perSeries)
@@ -78,6 +87,13 @@ func BenchmarkAggregateOneSeries7Days(b *testing.B) {
 	u := srv.URL + "/v1/tables/bench/aggregate?" + url.Values{"series": {"sensor-0007"}, "from": {from.Format(time.RFC3339)},
 		"to": {from.Add(7*24*time.Hour - time.Nanosecond).Format(time.RFC3339Nano)}, "bucket": {"1h"}, "fields": {"temperature"}, "fn": {"count,sum"}}.Encode()
 	getLoop(b, u, key, 168*50)
+}
+
+// chunkSchema is the default schema with its family of the chunk layout.
+func chunkSchema() family.Schema {
+	schema := family.DefaultSchema()
+	schema.Families[0].Layout, schema.Families[0].ChunkWindow = family.LayoutChunk, family.DefaultChunkWindow
+	return schema
 }
 
 // processCPU returns the CPU time the process has used, user and
