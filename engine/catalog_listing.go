@@ -76,6 +76,9 @@ func (c *catalog) listing(ctx context.Context, fam string) (*listing, error) {
 	if kept := snap.byFamily[fam]; kept != nil {
 		return kept, nil
 	}
+	if snap.byFamily == nil {
+		snap.byFamily = make(map[string]*listing, 1)
+	}
 	snap.byFamily[fam] = l
 	return l, nil
 }
@@ -129,7 +132,7 @@ func (c *catalog) currentListing(ctx context.Context, fam string) (*listing, err
 }
 
 // catalogSnapshot holds the listings the reads under one context read
-// (WithCatalogSnapshot), by family.
+// (WithCatalogSnapshot), by family; nil until the first.
 type catalogSnapshot struct {
 	mu       sync.Mutex
 	byFamily map[string]*listing
@@ -152,5 +155,5 @@ type catalogSnapshotKey struct{}
 // to a context that ends (a request's), and never to one that writes:
 // writes route through the catalog's own cache (RouteTTL).
 func WithCatalogSnapshot(ctx context.Context) context.Context {
-	return context.WithValue(ctx, catalogSnapshotKey{}, &catalogSnapshot{byFamily: map[string]*listing{}})
+	return context.WithValue(ctx, catalogSnapshotKey{}, &catalogSnapshot{})
 }
