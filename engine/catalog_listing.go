@@ -61,7 +61,7 @@ func (c *catalog) listing(ctx context.Context, fam string) (*listing, error) {
 		return c.currentListing(ctx, fam)
 	}
 	snap.mu.Lock()
-	l := snap.byFamily[fam]
+	l := snap.of(fam)
 	snap.mu.Unlock()
 	if l != nil {
 		return l, nil
@@ -73,13 +73,10 @@ func (c *catalog) listing(ctx context.Context, fam string) (*listing, error) {
 	snap.mu.Lock()
 	defer snap.mu.Unlock()
 	// Of two first reads at once, the first kept is every later one's.
-	if kept := snap.byFamily[fam]; kept != nil {
+	if kept := snap.of(fam); kept != nil {
 		return kept, nil
 	}
-	if snap.byFamily == nil {
-		snap.byFamily = make(map[string]*listing, 1)
-	}
-	snap.byFamily[fam] = l
+	snap.keep(fam, l)
 	return l, nil
 }
 
@@ -132,10 +129,33 @@ func (c *catalog) currentListing(ctx context.Context, fam string) (*listing, err
 }
 
 // catalogSnapshot holds the listings the reads under one context read
-// (WithCatalogSnapshot), by family; nil until the first.
+// (WithCatalogSnapshot): that of the first family read, and those of
+// any other, by family. Its fields are guarded by mu.
 type catalogSnapshot struct {
-	mu       sync.Mutex
-	byFamily map[string]*listing
+	mu    sync.Mutex
+	fam   string
+	first *listing
+	more  map[string]*listing
+}
+
+// of returns the listing kept of fam, or nil.
+func (s *catalogSnapshot) of(fam string) *listing {
+	if s.first != nil && s.fam == fam {
+		return s.first
+	}
+	return s.more[fam]
+}
+
+// keep keeps the listing of fam, which has none yet.
+func (s *catalogSnapshot) keep(fam string, l *listing) {
+	if s.first == nil {
+		s.fam, s.first = fam, l
+		return
+	}
+	if s.more == nil {
+		s.more = map[string]*listing{}
+	}
+	s.more[fam] = l
 }
 
 type catalogSnapshotKey struct{}
