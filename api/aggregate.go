@@ -122,12 +122,13 @@ func (a Aggregate) AppendJSON(dst []byte) ([]byte, error) {
 		return append(dst, b...), err
 	}
 	dst = append(dst, `{"buckets":[`...)
+	var names bucketNames
 	for i, b := range a.Buckets {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
 		var err error
-		if dst, err = b.AppendJSON(dst); err != nil {
+		if dst, err = b.appendJSON(dst, &names); err != nil {
 			return nil, err
 		}
 	}

@@ -17,11 +17,27 @@ func TestAggregateAppendJSONIsEncodingJSON(t *testing.T) {
 		{Start: start, End: start.Add(time.Hour), Events: 2, Values: map[string]map[string]any{"t": {"count": int64(2), "sum": json.Number("3.5")}}},
 		{Start: start.Add(time.Hour), End: start.Add(time.Hour + time.Minute), Partial: true},
 	}
+	// Buckets whose names change from one to the next: the same count
+	// of other names, more, fewer, none, and back.
+	values := []map[string]map[string]any{
+		{"t": {"count": int64(1), "sum": json.Number("1")}, "u": {"count": int64(2)}},
+		{"t": {"count": int64(1), "max": json.Number("1")}, "v": {"count": int64(2)}},
+		{"t": {"count": int64(1), "max": json.Number("1"), "sum": json.Number("2")}, "v": {"count": int64(3)}, "a": nil},
+		{"v": {"min": json.Number("4")}},
+		{},
+		{"t": {"count": int64(1), "sum": json.Number("1")}, "u": {"count": int64(2)}},
+		{"u": {"count": int64(1), "sum": json.Number("1")}, "t": {"sum": json.Number("5"), "count": int64(2)}},
+	}
+	changing := make([]Bucket, len(values))
+	for i, v := range values {
+		s := start.Add(time.Duration(i) * time.Hour)
+		changing[i] = Bucket{Start: s, End: s.Add(time.Hour), Events: int64(i), Values: v}
+	}
 	for _, c := range []struct {
 		buckets []Bucket
 		rollups string
 	}{
-		{nil, ""}, {two, ""}, {two[:1], `not used: "fill" <asks> & more`},
+		{nil, ""}, {two, ""}, {two[:1], `not used: "fill" <asks> & more`}, {changing, ""},
 	} {
 		answer := Aggregate{Buckets: c.buckets, Rollups: c.rollups}
 		if answer.Buckets == nil {

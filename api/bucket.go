@@ -47,10 +47,26 @@ func (b Bucket) MarshalJSON() ([]byte, error) {
 // aggregate's answer is mostly this), counts and numbers as they are and
 // any other value through encoding/json.
 func (b Bucket) AppendJSON(dst []byte) ([]byte, error) {
+	var names bucketNames
+	return b.appendJSON(dst, &names)
+}
+
+// bucketNames are the sorted names of the fields of the bucket written
+// last, and of the functions of its field written last. The buckets of
+// one answer have the same names as a rule: a bucket whose maps hold
+// exactly these names, which a look-up of each tells, is written in their
+// order, with no range over its maps and no sort.
+type bucketNames struct {
+	fields, fns       []string
+	fieldsBuf, fnsBuf [8]string
+}
+
+// appendJSON is AppendJSON with the names of the bucket written before.
+func (b Bucket) appendJSON(dst []byte, names *bucketNames) ([]byte, error) {
 	dst = append(dst, `{"start":"`...)
-	dst = b.Start.AppendFormat(dst, time.RFC3339Nano)
+	dst = appendTime(dst, b.Start)
 	dst = append(dst, `","end":"`...)
-	dst = b.End.AppendFormat(dst, time.RFC3339Nano)
+	dst = appendTime(dst, b.End)
 	dst = append(dst, '"')
 	if b.Partial {
 		dst = append(dst, `,"partial":true`...)
@@ -63,10 +79,8 @@ func (b Bucket) AppendJSON(dst []byte) ([]byte, error) {
 	}
 	dst = append(dst, '{')
 	var err error
-	// The names of a few fields and functions, the common case, are
-	// sorted on the stack.
-	var fewFields, fewFns [8]string
-	for i, field := range sortedKeys(fewFields[:0], b.Values) {
+	names.fields = sortedNames(names.fields, names.fieldsBuf[:0], b.Values)
+	for i, field := range names.fields {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
@@ -78,7 +92,8 @@ func (b Bucket) AppendJSON(dst []byte) ([]byte, error) {
 			continue
 		}
 		dst = append(dst, '{')
-		for j, fn := range sortedKeys(fewFns[:0], results) {
+		names.fns = sortedNames(names.fns, names.fnsBuf[:0], results)
+		for j, fn := range names.fns {
 			if j > 0 {
 				dst = append(dst, ',')
 			}
@@ -93,6 +108,26 @@ func (b Bucket) AppendJSON(dst []byte) ([]byte, error) {
 	return append(dst, "}}"...), nil
 }
 
+// sortedNames returns a map's keys in the order encoding/json writes
+// them: known, when the map holds exactly the keys known holds (sorted
+// and distinct), else the keys appended to buf and sorted. known may be
+// of buf's array: it is read before buf is written.
+func sortedNames[V any](known, buf []string, m map[string]V) []string {
+	if len(known) == len(m) {
+		same := true
+		for _, k := range known {
+			if _, ok := m[k]; !ok {
+				same = false
+				break
+			}
+		}
+		if same {
+			return known
+		}
+	}
+	return sortedKeys(buf, m)
+}
+
 // sortedKeys appends a map's keys to keys, in the order encoding/json
 // writes them.
 func sortedKeys[V any](keys []string, m map[string]V) []string {
@@ -101,6 +136,49 @@ func sortedKeys[V any](keys []string, m map[string]V) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// appendTime appends t as t.AppendFormat(dst, time.RFC3339Nano) does,
+// without its parsing of the layout for a time in UTC of a four-digit
+// year, the buckets' times.
+func appendTime(dst []byte, t time.Time) []byte {
+	year, month, day := t.Date()
+	if t.Location() != time.UTC || year < 0 || year > 9999 {
+		return t.AppendFormat(dst, time.RFC3339Nano)
+	}
+	hour, minute, second := t.Clock()
+	dst = appendDigits(dst, year, 4)
+	dst = append(dst, '-')
+	dst = appendDigits(dst, int(month), 2)
+	dst = append(dst, '-')
+	dst = appendDigits(dst, day, 2)
+	dst = append(dst, 'T')
+	dst = appendDigits(dst, hour, 2)
+	dst = append(dst, ':')
+	dst = appendDigits(dst, minute, 2)
+	dst = append(dst, ':')
+	dst = appendDigits(dst, second, 2)
+	if ns := t.Nanosecond(); ns != 0 {
+		// Nine digits, less the trailing zeros.
+		digits := 9
+		for ns%10 == 0 {
+			ns /= 10
+			digits--
+		}
+		dst = append(dst, '.')
+		dst = appendDigits(dst, ns, digits)
+	}
+	return append(dst, 'Z')
+}
+
+// appendDigits appends n, at least 0, in width digits, zeros first.
+func appendDigits(dst []byte, n, width int) []byte {
+	var buf [9]byte
+	for i := width - 1; i >= 0; i-- {
+		buf[i] = byte('0' + n%10)
+		n /= 10
+	}
+	return append(dst, buf[:width]...)
 }
 
 // appendResult appends one result of a bucket as encoding/json does.

@@ -48,3 +48,26 @@ func TestBucketAppendJSONBadNumber(t *testing.T) {
 		require.Error(t, err, n)
 	}
 }
+
+// appendTime writes what time.RFC3339Nano does, in UTC and in any zone,
+// of any year and any fraction of a second.
+func TestAppendTimeIsRFC3339Nano(t *testing.T) {
+	zones := []*time.Location{time.UTC, time.FixedZone("x", 5400), time.FixedZone("y", -3600)}
+	for _, at := range []time.Time{
+		time.Date(2017, 6, 15, 9, 0, 0, 0, time.UTC),
+		time.Date(1970, 1, 1, 0, 0, 0, 1, time.UTC),
+		time.Date(2024, 2, 29, 23, 59, 59, 999999999, time.UTC),
+		time.Date(2017, 12, 31, 1, 2, 3, 120000000, time.UTC),
+		time.Date(2017, 1, 2, 3, 4, 5, 100, time.UTC),
+		time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(9999, 12, 31, 23, 59, 59, 500, time.UTC),
+		time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(-1, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Unix(0, 1497517200123456789).UTC(),
+	} {
+		for _, z := range zones {
+			z := at.In(z)
+			require.Equal(t, z.Format(time.RFC3339Nano), string(appendTime([]byte("x"), z))[1:], "%v", z)
+		}
+	}
+}

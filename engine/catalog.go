@@ -49,10 +49,12 @@ func tableOf(e registry.Entry) physTable {
 // makes the tables writes need.
 //
 // Reads keep each family's registry entries and read the family's
-// registry version (one GetItem) per query, reading the entries again only
-// when the version changed (catalog_listing.go): since every write of an
-// entry raises the version before it returns, a table another server made
-// is never missed. Writes route events through a cache of the tables this
+// registry version (one GetItem) per query, or once per context under
+// WithCatalogSnapshot (a server's read request), reading the entries
+// again only when the version changed (catalog_listing.go): since every
+// write of an entry raises the version before it returns, a table another
+// server made before the read began is never missed. The version is not
+// cached across requests: no clock bound would keep that rule. Writes route events through a cache of the tables this
 // engine has seen, and ask the registry only when no cached table can
 // take an event.
 type catalog struct {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"sort"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/timetabledb/timetable/registry"
@@ -55,6 +56,32 @@ func (c *catalog) overlapping(ctx context.Context, fam string, from, to time.Tim
 // one read now and kept. Callers that
 // find the same new version read the entries once between them.
 func (c *catalog) listing(ctx context.Context, fam string) (*listing, error) {
+	snap, _ := ctx.Value(catalogSnapshotKey{}).(*catalogSnapshot)
+	if snap == nil {
+		return c.currentListing(ctx, fam)
+	}
+	snap.mu.Lock()
+	l := snap.of(fam)
+	snap.mu.Unlock()
+	if l != nil {
+		return l, nil
+	}
+	l, err := c.currentListing(ctx, fam)
+	if err != nil {
+		return nil, err
+	}
+	snap.mu.Lock()
+	defer snap.mu.Unlock()
+	// Of two first reads at once, the first kept is every later one's.
+	if kept := snap.of(fam); kept != nil {
+		return kept, nil
+	}
+	snap.keep(fam, l)
+	return l, nil
+}
+
+// currentListing is listing without a catalog snapshot.
+func (c *catalog) currentListing(ctx context.Context, fam string) (*listing, error) {
 	c.mu.RLock()
 	vr := c.mu.versions[fam]
 	c.mu.RUnlock()
@@ -99,4 +126,54 @@ func (c *catalog) listing(ctx context.Context, fam string) (*listing, error) {
 		return nil, err
 	}
 	return got.(*listing), nil
+}
+
+// catalogSnapshot holds the listings the reads under one context read
+// (WithCatalogSnapshot): that of the first family read, and those of
+// any other, by family. Its fields are guarded by mu.
+type catalogSnapshot struct {
+	mu    sync.Mutex
+	fam   string
+	first *listing
+	more  map[string]*listing
+}
+
+// of returns the listing kept of fam, or nil.
+func (s *catalogSnapshot) of(fam string) *listing {
+	if s.first != nil && s.fam == fam {
+		return s.first
+	}
+	return s.more[fam]
+}
+
+// keep keeps the listing of fam, which has none yet.
+func (s *catalogSnapshot) keep(fam string, l *listing) {
+	if s.first == nil {
+		s.fam, s.first = fam, l
+		return
+	}
+	if s.more == nil {
+		s.more = map[string]*listing{}
+	}
+	s.more[fam] = l
+}
+
+type catalogSnapshotKey struct{}
+
+// WithCatalogSnapshot returns a context under which the engine's reads
+// read each family's registry version (and, when it changed, its
+// entries) once, at the first read of the family, and every later read
+// under the context shares what that one found: an aggregate and its
+// gaps, or the statements of one InfluxQL request, cost one read of the
+// version between them, and see one set of tables.
+//
+// The staleness is bounded by the context, not by a clock: the reads
+// under it see every table made before the first of them began, as
+// without the snapshot, and may miss one made (by this server or any
+// other) after it; a context of one request therefore sees what the
+// request would have seen had all its reads begun with it. Give it only
+// to a context that ends (a request's), and never to one that writes:
+// writes route through the catalog's own cache (RouteTTL).
+func WithCatalogSnapshot(ctx context.Context) context.Context {
+	return context.WithValue(ctx, catalogSnapshotKey{}, &catalogSnapshot{})
 }

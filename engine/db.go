@@ -79,7 +79,7 @@ func Open(ctx context.Context, store storage.Store, opts Options) (*DB, error) {
 	db.budget = newQueryBudget(int64(opts.MaxQueryPartitions), opts.QueryBudgetWait, db.metrics)
 	db.turns = newSeriesTurns(opts.QueryParallelism)
 	db.tableBudget = newTableBudget(opts.Tables)
-	m, err := openMetaTable(ctx, store, opts.Schema.MetaTable, opts.ReadOnly)
+	m, err := openMetaTable(ctx, store, opts.Schema.MetaTable, opts.ReadOnly, opts.Clock)
 	if err != nil {
 		return nil, err
 	}

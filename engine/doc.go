@@ -46,7 +46,8 @@
 // family's version (one GetItem) and reads its entries again only when
 // the version moved, which every write of an entry does before it
 // returns, so a table made a moment ago by another server is read at once
-// (catalog_listing.go). A write
+// (catalog_listing.go); the reads under one WithCatalogSnapshot context
+// (a server's read request) share one read of the version. A write
 // routes each event to the live registered table whose period holds its
 // time and whose write month (if it has one) holds the write, whatever
 // the family's period, naming or shards are today; only when none does is

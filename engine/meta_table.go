@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/timetabledb/timetable/clock"
 	"github.com/timetabledb/timetable/metatable"
 	"github.com/timetabledb/timetable/storage"
 )
@@ -24,16 +25,34 @@ type metaTable struct {
 	// every server on it, so a cursor from one server works on another.
 	secret []byte
 
+	// clock tells when a logical table found by a read stops being
+	// trusted to exist (tableSeenTTL).
+	clock clock.Clock
+
 	mu struct {
 		sync.Mutex
 		// ranges caches the logical tables known to exist, by tenant
 		// and name, with the range of event times known recorded.
 		ranges map[string]timeRange
+		// seen holds the logical tables a read found to exist, by tenant
+		// and name, with the time until which they are trusted to.
+		seen map[string]time.Time
 	}
 }
 
+// tableSeenTTL is how long a server trusts that a logical table a read
+// found exists, so that the queries of a server that does not write the
+// table (a reader, or one restarted) cost no read of the meta table each.
+// A logical table is deleted only with its tenant's data (DB.DeleteTenantData):
+// another server answers queries of it as of a table with no events, not
+// with ErrUnknownTable, for at most this long after (and its tenant's keys,
+// revoked first, stop working there within the key cache's TTL). A table
+// found missing is not remembered: one another server makes is found by
+// the next query.
+const tableSeenTTL = 5 * time.Second
+
 // openMetaTable opens the meta table, creating it unless readOnly.
-func openMetaTable(ctx context.Context, store storage.Store, table string, readOnly bool) (*metaTable, error) {
+func openMetaTable(ctx context.Context, store storage.Store, table string, readOnly bool, clk clock.Clock) (*metaTable, error) {
 	if readOnly {
 		if _, err := store.DescribeTable(ctx, table); errors.Is(err, storage.ErrTableNotFound) {
 			return nil, fmt.Errorf("%w: %q", ErrNoMetaTable, table)
@@ -45,8 +64,9 @@ func openMetaTable(ctx context.Context, store storage.Store, table string, readO
 			return nil, fmt.Errorf("create meta table %q: %w", table, err)
 		}
 	}
-	m := &metaTable{store: store, table: table}
+	m := &metaTable{store: store, table: table, clock: clk}
 	m.mu.ranges = map[string]timeRange{}
+	m.mu.seen = map[string]time.Time{}
 	secret, err := m.loadSecret(ctx, readOnly)
 	if err != nil {
 		return nil, err
@@ -197,6 +217,7 @@ func (m *metaTable) registerTable(ctx context.Context, tenant, table, family str
 func (m *metaTable) forget(tenant, table string) {
 	m.mu.Lock()
 	delete(m.mu.ranges, tenant+"#"+table)
+	delete(m.mu.seen, tenant+"#"+table)
 	m.mu.Unlock()
 }
 
@@ -246,10 +267,16 @@ func maxTime(a, b time.Time) time.Time {
 // tableExists reports whether a tenant ever wrote a logical table.
 func (m *metaTable) tableExists(ctx context.Context, tenant, table string) (bool, error) {
 	k := tenant + "#" + table
+	now := m.clock.Now()
 	m.mu.Lock()
 	_, known := m.mu.ranges[k]
+	until, seen := m.mu.seen[k]
+	if seen && !now.Before(until) {
+		delete(m.mu.seen, k)
+		seen = false
+	}
 	m.mu.Unlock()
-	if known {
+	if known || seen {
 		return true, nil
 	}
 	_, err := m.store.GetItem(ctx, m.table, metatable.LogicalTablesPK(tenant), table)
@@ -259,6 +286,9 @@ func (m *metaTable) tableExists(ctx context.Context, tenant, table string) (bool
 	case err != nil:
 		return false, fmt.Errorf("look up table %q: %w", table, err)
 	}
+	m.mu.Lock()
+	m.mu.seen[k] = now.Add(tableSeenTTL)
+	m.mu.Unlock()
 	return true, nil
 }
 

@@ -160,10 +160,14 @@ func (s *Server) counted(ep endpoint) endpoint {
 // max_query_partitions and its TenantShare of the budget. A read over
 // them, once it has waited, is 429 naming max_query_partitions. Its
 // aggregates of every series take slots of the server's CPU pool
-// (Options.CPU, engine.WithCPU).
+// (Options.CPU, engine.WithCPU). Its reads share one read of each
+// family's registry version (engine.WithCatalogSnapshot): an aggregate
+// and its gaps, or an InfluxQL request's statements, see one set of
+// tables, every table made before the request's first read among them.
 func (s *Server) partitioned(ep endpoint) endpoint {
 	return func(w http.ResponseWriter, r *http.Request, tenant string) error {
-		ctx := engine.WithCPU(engine.WithTenantQueryPartitions(r.Context(), s.queryPartitionsShare(r.Context(), tenant)), s.opts.CPU)
+		ctx := engine.WithCatalogSnapshot(r.Context())
+		ctx = engine.WithCPU(engine.WithTenantQueryPartitions(ctx, s.queryPartitionsShare(ctx, tenant)), s.opts.CPU)
 		return s.limitAnswer(tenant, ep(w, r.WithContext(ctx), tenant))
 	}
 }

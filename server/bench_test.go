@@ -16,6 +16,7 @@ import (
 
 	"github.com/timetabledb/timetable/clock"
 	"github.com/timetabledb/timetable/engine"
+	"github.com/timetabledb/timetable/family"
 	"github.com/timetabledb/timetable/server"
 	"github.com/timetabledb/timetable/storage/pebblestore"
 	"github.com/timetabledb/timetable/tenant"
@@ -89,12 +90,17 @@ func benchmarkWrite(b *testing.B, path string, header func(http.Header, string),
 // at now, with the tenant acme, and returns its engine, the server and
 // acme's API key; the benchmark's cleanup stops them.
 func benchServer(b *testing.B) (*engine.DB, *httptest.Server, string) {
+	return benchServerOf(b, family.DefaultSchema())
+}
+
+// benchServerOf is benchServer with the engine's schema.
+func benchServerOf(b *testing.B, schema family.Schema) (*engine.DB, *httptest.Server, string) {
 	ctx := context.Background()
 	clk := clock.NewManual(now)
 	store, err := pebblestore.Open(b.TempDir(), pebblestore.Options{Clock: clk, Logger: slog.New(slog.DiscardHandler)})
 	require.NoError(b, err)
 	b.Cleanup(func() { store.Close() })
-	db, err := engine.Open(ctx, store, engine.Options{Clock: clk})
+	db, err := engine.Open(ctx, store, engine.Options{Schema: schema, Clock: clk})
 	require.NoError(b, err)
 	b.Cleanup(func() { db.Close() })
 	tenants := tenant.New(store, db.Options().Schema.MetaTable, tenant.Options{Clock: db.Options().Clock})

@@ -64,6 +64,7 @@ func TestEndToEndOnDynamoDB(t *testing.T) {
 		"InfluxQLOffsetStddevPercentile": TestInfluxQLOffsetStddevPercentile, "AnswersMatchInfluxDB": TestAnswersMatchInfluxDB,
 		"FilterLimits": TestFilterLimits, "TableBudget": TestTableBudget,
 		"InfluxQLEdgeInputs": TestInfluxQLEdgeInputs, "ArchivedSeries": TestArchivedSeriesOverHTTP,
+		"CatalogOnce": TestARequestReadsTheCatalogOnce,
 	} {
 		t.Run(name, test)
 	}
