@@ -49,6 +49,11 @@ type pending struct {
 	// its table, whose id scheme gives the event its id.
 	item   storage.Item
 	assign bool
+	// bare is set for an item made without its attributes, unchecked
+	// (prepareSpan): an event of a chunk-layout part that a chunk takes.
+	// Its fields are read from the batch where its row is written after
+	// all (rowAttrs).
+	bare bool
 }
 
 // provisionalID stands for an event's id to be assigned, in the item it
@@ -440,6 +445,12 @@ func (db *DB) routeSpan(ctx context.Context, tenant string, p *writePart, span [
 				if err := tw.packChunks(p.events, window, p.pol.Family.TTL); err != nil {
 					return nil, err
 				}
+				continue
+			}
+			for j, it := range tw.items {
+				if tw.items[j], err = rowItem(it, p.events, tw.events[j], p.pol.Family.TTL); err != nil {
+					return nil, err
+				}
 			}
 		}
 	}
@@ -495,7 +506,17 @@ func (db *DB) prepareSpan(tenant, table string, pol family.TablePolicy, events e
 			problems = append(problems, event.Problem{Index: i, Reason: fmt.Sprintf("event's fields take %d bytes, more than an item within DynamoDB's limit of %d can hold", n, storage.MaxItemSize)})
 			continue
 		}
-		ev := events.Event(i)
+		// An event of a chunk-layout part small enough that it cannot
+		// be refused as an item (chunkRowBound) has its row item made
+		// without attributes: its fields go into a chunk, and are
+		// decoded once, by packChunks.
+		bare := layout.Kind == family.LayoutChunk && bareRow(events, i)
+		var ev event.Event
+		if bare {
+			ev = event.Event{Time: events.Time(i), Series: events.Series(i), ID: events.ClientID(i)}
+		} else {
+			ev = events.Event(i)
+		}
 		assign := ev.ID == ""
 		if reason := db.opts.Tables.horizonProblem(ev.Time, now); reason != "" {
 			problems = append(problems, event.Problem{Index: i, Reason: reason})
@@ -524,13 +545,17 @@ func (db *DB) prepareSpan(tenant, table string, pol family.TablePolicy, events e
 		pk := keys.text(keys.buf)
 		keys.buf = itemenc.AppendSortKey(keys.buf[:0], ev.Time, ev.ID)
 		p.item = storage.Item{PK: pk, SK: keys.text(keys.buf), Attrs: ev.Fields}
+		if bare {
+			p.bare = true
+			items = append(items, p)
+			continue
+		}
 		if f.TTL > 0 {
 			attrs := make(map[string]any, len(ev.Fields)+1)
 			for k, v := range ev.Fields {
 				attrs[k] = v
 			}
-			attrs[family.TTLAttribute] = json.Number(strconv.FormatInt(ev.Time.Add(f.TTL).Unix(), 10))
-			p.item.Attrs = attrs
+			p.item.Attrs = withExpiry(attrs, ev.Time, f.TTL)
 		}
 		// The event's rules are DynamoDB's (package event takes them from
 		// package storage), so a valid event makes a valid item; the item
@@ -570,6 +595,16 @@ func (db *DB) prepareSpan(tenant, table string, pol family.TablePolicy, events e
 		return nil, &event.BatchError{Problems: problems}
 	}
 	return items, nil
+}
+
+// withExpiry returns attrs, the attributes of the row item of an event
+// of time at, with the expiry of a family's ttl added.
+func withExpiry(attrs map[string]any, at time.Time, ttl time.Duration) map[string]any {
+	if attrs == nil {
+		attrs = make(map[string]any, 1)
+	}
+	attrs[family.TTLAttribute] = json.Number(strconv.FormatInt(at.Add(ttl).Unix(), 10))
+	return attrs
 }
 
 // itemProblem says why a store would refuse an event's item, from the

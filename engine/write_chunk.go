@@ -70,8 +70,8 @@ func (w *tableWrite) packChunks(events event.Batch, window, ttl time.Duration) e
 	for k, j := range order {
 		i := w.events[j]
 		evs[k] = event.Event{Time: events.Time(i), ID: events.ClientID(i), Fields: w.items[j].Attrs}
-		if ttl > 0 {
-			evs[k].Fields = events.Event(i).Fields
+		if ttl > 0 || bareRow(events, i) {
+			evs[k].Fields = events.Fields(i)
 		}
 	}
 
@@ -140,7 +140,10 @@ func (w *tableWrite) packChunks(events event.Batch, window, ttl time.Duration) e
 			if int(j) < len(w.repeats) {
 				r = w.repeats[j]
 			}
-			it := w.items[j]
+			it, err := rowItem(w.items[j], events, w.events[j], ttl)
+			if err != nil {
+				return fmt.Errorf("pack the chunks of series %q: %w", name, err)
+			}
 			if w.idsLater && events.ClientID(w.events[j]) == "" {
 				// Its row's keys are provisional (splitByTable), and
 				// its repeats in the request not found yet: the same
@@ -158,6 +161,50 @@ func (w *tableWrite) packChunks(events event.Batch, window, ttl time.Duration) e
 	}
 	w.items, w.events, w.repeats = items, idx, repeats
 	return nil
+}
+
+// chunkRowBound is the most bytes of fields (event.Batch.FieldsBytes)
+// an event of a chunk-layout part may take for its row item to be made
+// without attributes and unchecked (prepareSpan): its fields go into a
+// chunk, and are decoded once, by packChunks, rather than also into the
+// attributes of a row item that is not written, and checked as such.
+//
+// Such an event cannot be refused as an item, so nothing is lost by not
+// checking it: its fields passed package event's validation, whose rules
+// are DynamoDB's, and no value takes more than 8 bytes in an item for
+// each byte it takes in the batch (a number, at least 3 bytes encoded, is
+// counted 21 at most and 1 more as an element; a null in a list, 1 byte
+// encoded, 2), so that 16 KB of fields make at most 128 KB of
+// attributes, and with keys of at most 3 KB stay under DynamoDB's 400 KB
+// (storage.MaxItemSize). Nor is it left out of its chunk to be written
+// as a row (chunk.Pack's alone): the block of that one event, its
+// columns a few bytes for each of its fields' bytes at most, is as far
+// under the limit. Should its row be written after all (a table of the
+// family made in another layout, or an event Pack leaves out), rowItem
+// builds it and checks it.
+const chunkRowBound = 16 << 10
+
+// bareRow reports whether event i's row item is made without
+// attributes in a chunk-layout part (chunkRowBound).
+func bareRow(events event.Batch, i int) bool { return events.FieldsBytes(i) <= chunkRowBound }
+
+// rowItem returns it, the row item of event i of a chunk-layout part,
+// with its attributes, checked: those of an item made without them
+// (bareRow) from the batch, with the expiry of the family's ttl. An item
+// made with its attributes is returned as it is.
+func rowItem(it storage.Item, events event.Batch, i int, ttl time.Duration) (storage.Item, error) {
+	if !bareRow(events, i) {
+		return it, nil
+	}
+	it.Attrs = events.Fields(i)
+	if ttl > 0 {
+		it.Attrs = withExpiry(it.Attrs, events.Time(i), ttl)
+	}
+	checked, _, err := it.Checked()
+	if err != nil {
+		return it, fmt.Errorf("event %d as a row item: %w", i, err)
+	}
+	return checked, nil
 }
 
 // eventWindow is the start of the chunk window of a series' event k, in

@@ -113,6 +113,10 @@ func (b Batch) Event(i int) Event {
 	return Event{Time: b.Time(i), Series: b.Series(i), ID: b.id(i), Fields: decodeFields(b.encodedFields(i))}
 }
 
+// Fields returns the fields of event i, built anew as Event builds
+// them, without the rest of the event.
+func (b Batch) Fields(i int) map[string]any { return decodeFields(b.encodedFields(i)) }
+
 // Events returns the events, built anew (Event), to edit and Check again.
 func (b Batch) Events() []Event {
 	if b.Len() == 0 {
