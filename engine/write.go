@@ -424,7 +424,7 @@ func (db *DB) routeSpan(ctx context.Context, tenant string, p *writePart, span [
 	items := p.items
 	if items == nil || !whole {
 		var err error
-		if items, err = db.prepareSpan(tenant, p.table, p.pol, p.events, span, now); err != nil {
+		if items, err = db.prepareSpan(tenant, p.table, p.pol, p.events, span, now, true); err != nil {
 			return nil, err
 		}
 	}
@@ -474,7 +474,9 @@ func (db *DB) prepare(tenant, table string, pol family.TablePolicy, events event
 	var problems []event.Problem
 	sp := newSpans(events, pol.Layout.Kind == family.LayoutChunk)
 	for span := sp.span(); span != nil; span = sp.span() {
-		items, err := db.prepareSpan(tenant, table, pol, events, span, now)
+		// Only the items of a whole part are kept: those of a span of a
+		// larger part are made again as it is written.
+		items, err := db.prepareSpan(tenant, table, pol, events, span, now, sp.whole(span))
 		var be *event.BatchError
 		switch {
 		case errors.As(err, &be):
@@ -495,8 +497,10 @@ func (db *DB) prepare(tenant, table string, pol family.TablePolicy, events event
 }
 
 // prepareSpan is prepare for the events of span, whose items it
-// returns.
-func (db *DB) prepareSpan(tenant, table string, pol family.TablePolicy, events event.Batch, span []int, now time.Time) ([]pending, error) {
+// returns; when the items are not kept (keep unset: a caller that only
+// checks the events), those of the events a chunk takes (bareRow) are
+// left without keys.
+func (db *DB) prepareSpan(tenant, table string, pol family.TablePolicy, events event.Batch, span []int, now time.Time, keep bool) ([]pending, error) {
 	f, layout := pol.Family, pol.Layout
 	var problems []event.Problem
 	items := make([]pending, 0, len(span))
@@ -534,6 +538,9 @@ func (db *DB) prepareSpan(tenant, table string, pol family.TablePolicy, events e
 			continue
 		}
 		p := pending{index: i, time: ev.Time, series: ev.Series, assign: assign}
+		if bare && !keep {
+			continue
+		}
 		shard := max(f.Shards-1, 0) // the widest shard number, for an id to come
 		if assign {
 			ev.ID = provisionalID
