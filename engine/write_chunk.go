@@ -84,12 +84,13 @@ func (w *tableWrite) packChunks(events event.Batch, window, ttl time.Duration) e
 	var keys keyText
 	for g, name := range names {
 		gevs, rows := evs[starts[g]:starts[g+1]], order[starts[g]:starts[g+1]]
-		packed, alone, err := chunk.Pack(chunk.Series{Tenant: w.tenant, Table: w.ltable, Series: name, Shards: w.table.shards, Expiry: chunk.Expiry{TTL: ttl}}, window, gevs)
+		packed, starts, alone, err := chunk.PackWindows(chunk.Series{Tenant: w.tenant, Table: w.ltable, Series: name, Shards: w.table.shards, Expiry: chunk.Expiry{TTL: ttl}}, window, gevs)
 		if err != nil {
 			return fmt.Errorf("pack the chunks of series %q: %w", name, err)
 		}
 		// The request's events of each window, which its chunks stand
-		// for; Pack returns the chunks in the order of their windows.
+		// for; PackWindows returns the chunks in the order of their
+		// windows, and the start of each one's.
 		windows = windows[:0]
 		for k, ev := range gevs {
 			windows = append(windows, eventWindow{start: chunk.WindowStart(ev.Time, window).UnixNano(), k: int32(k)})
@@ -99,12 +100,8 @@ func (w *tableWrite) packChunks(events event.Batch, window, ttl time.Duration) e
 		}
 		var held []int // the events of the last chunk's window
 		lastStart, at := int64(0), 0
-		for _, it := range packed {
-			first, ok := chunk.FirstTime(it.SK)
-			if !ok {
-				return fmt.Errorf("pack the chunks of series %q: chunk key %q has no time", name, it.SK)
-			}
-			if start := chunk.WindowStart(first, window).UnixNano(); held == nil || start != lastStart {
+		for k, it := range packed {
+			if start := starts[k]; held == nil || start != lastStart {
 				for at < len(windows) && windows[at].start < start {
 					at++
 				}

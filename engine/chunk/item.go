@@ -100,6 +100,21 @@ func (x Expiry) of(newest time.Time) (int64, bool) {
 // value that is not one of storage's types, or a number that is not
 // canonical: events that passed package event's validation have neither.
 func Pack(s Series, window time.Duration, evs []event.Event) (items []storage.Item, alone []event.Event, err error) {
+	return pack(s, window, evs, nil)
+}
+
+// PackWindows is Pack that also returns the start of each item's window,
+// in Unix nanoseconds (starts[k] is items[k]'s), for a caller that tells
+// which of its events each item holds without reading the items' keys.
+func PackWindows(s Series, window time.Duration, evs []event.Event) (items []storage.Item, starts []int64, alone []event.Event, err error) {
+	starts = make([]int64, 0, 4)
+	items, alone, err = pack(s, window, evs, &starts)
+	return items, starts, alone, err
+}
+
+// pack is Pack, appending to *starts, when not nil, each item's window
+// start.
+func pack(s Series, window time.Duration, evs []event.Event, starts *[]int64) (items []storage.Item, alone []event.Event, err error) {
 	if window <= 0 {
 		return nil, nil, fmt.Errorf("chunk: window %v is not positive", window)
 	}
@@ -119,13 +134,20 @@ func Pack(s Series, window time.Duration, evs []event.Event) (items []storage.It
 		items = make([]storage.Item, 0, min(span, int64(len(ordered))))
 	}
 	for len(ordered) > 0 {
-		end := windowStart(ordered[0].Time, w) + w
+		start := windowStart(ordered[0].Time, w)
+		end := start + w
 		n := len(ordered)
 		if ordered[n-1].Time.UnixNano() >= end {
 			n, _ = slices.BinarySearchFunc(ordered, end, func(ev event.Event, end int64) int { return cmp.Compare(ev.Time.UnixNano(), end) })
 		}
+		had := len(items)
 		if items, alone, err = p.pack(items, alone, ordered[:n]); err != nil {
 			return nil, nil, err
+		}
+		if starts != nil {
+			for range len(items) - had {
+				*starts = append(*starts, start)
+			}
 		}
 		ordered = ordered[n:]
 	}
