@@ -503,7 +503,10 @@ func (db *DB) prepare(tenant, table string, pol family.TablePolicy, events event
 func (db *DB) prepareSpan(tenant, table string, pol family.TablePolicy, events event.Batch, span []int, now time.Time, keep bool) ([]pending, error) {
 	f, layout := pol.Family, pol.Layout
 	var problems []event.Problem
-	items := make([]pending, 0, len(span))
+	var items []pending
+	if keep {
+		items = make([]pending, 0, len(span))
+	}
 	var keys keyText
 	for _, i := range span {
 		if n := events.FieldsBytes(i); n > admission.MaxFieldsBytes {
@@ -767,7 +770,7 @@ func (db *DB) splitByTable(ctx context.Context, f family.Family, tenant, table s
 		w      *tableWrite
 		pk, sk string
 	}
-	seen := make(map[key]int, len(items))
+	var seen map[key]int // made at the first item that is looked for
 	var w *tableWrite
 	var keys keyText
 	month := period.MonthOf(now) // the write month of every event
@@ -819,6 +822,9 @@ func (db *DB) splitByTable(ctx context.Context, f family.Family, tenant, table s
 			w.mark(p.series, p.item.SK)
 		}
 		k := key{w, p.item.PK, p.item.SK}
+		if seen == nil {
+			seen = make(map[key]int, len(items)-i)
+		}
 		if j, ok := seen[k]; ok {
 			w.items[j] = p.item
 			if len(w.repeats) <= j {

@@ -81,10 +81,14 @@ func (w *tableWrite) packChunks(events event.Batch, window, ttl time.Duration) e
 	repeats := make([][]int, 0, n)
 	in := make([]int, 0, n) // the events of each window, one after the other
 	var windows []eventWindow
+	var chunkStarts []int64 // the window start of each of a series' chunks
 	var keys keyText
 	for g, name := range names {
 		gevs, rows := evs[starts[g]:starts[g+1]], order[starts[g]:starts[g+1]]
-		packed, starts, alone, err := chunk.PackWindows(chunk.Series{Tenant: w.tenant, Table: w.ltable, Series: name, Shards: w.table.shards, Expiry: chunk.Expiry{TTL: ttl}}, window, gevs)
+		var packed []storage.Item
+		var alone []event.Event
+		var err error
+		packed, chunkStarts, alone, err = chunk.PackWindows(chunk.Series{Tenant: w.tenant, Table: w.ltable, Series: name, Shards: w.table.shards, Expiry: chunk.Expiry{TTL: ttl}}, window, gevs, chunkStarts[:0])
 		if err != nil {
 			return fmt.Errorf("pack the chunks of series %q: %w", name, err)
 		}
@@ -101,7 +105,7 @@ func (w *tableWrite) packChunks(events event.Batch, window, ttl time.Duration) e
 		var held []int // the events of the last chunk's window
 		lastStart, at := int64(0), 0
 		for k, it := range packed {
-			if start := starts[k]; held == nil || start != lastStart {
+			if start := chunkStarts[k]; held == nil || start != lastStart {
 				for at < len(windows) && windows[at].start < start {
 					at++
 				}

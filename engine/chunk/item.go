@@ -103,11 +103,11 @@ func Pack(s Series, window time.Duration, evs []event.Event) (items []storage.It
 	return pack(s, window, evs, nil)
 }
 
-// PackWindows is Pack that also returns the start of each item's window,
-// in Unix nanoseconds (starts[k] is items[k]'s), for a caller that tells
-// which of its events each item holds without reading the items' keys.
-func PackWindows(s Series, window time.Duration, evs []event.Event) (items []storage.Item, starts []int64, alone []event.Event, err error) {
-	starts = make([]int64, 0, 4)
+// PackWindows is Pack that also appends to starts the start of each
+// item's window, in Unix nanoseconds, and returns it (the k-th appended
+// is items[k]'s), for a caller that tells which of its events each item
+// holds without reading the items' keys.
+func PackWindows(s Series, window time.Duration, evs []event.Event, starts []int64) (items []storage.Item, _ []int64, alone []event.Event, err error) {
 	items, alone, err = pack(s, window, evs, &starts)
 	return items, starts, alone, err
 }
