@@ -180,6 +180,11 @@ type packer struct {
 	names  []string // the fields of a block
 	strs   []string // a string column's distinct values
 	idx    []int    // a string column's value indexes; names' order
+	key    []byte   // a sort key being built
+	// prefixes are the time prefixes (itemenc.AppendTimePrefix) of the
+	// last window starts sort keys were made for, most recent first: a
+	// request's series mostly share a few windows.
+	prefixes [4]windowPrefix
 	// gatherFields' memory: the block's values, and by field
 	cells, sorted  []cell
 	rank           []int32
@@ -187,6 +192,29 @@ type packer struct {
 }
 
 var packers = sync.Pool{New: func() any { return new(packer) }}
+
+// windowPrefix is the time prefix of a window start, in Unix
+// nanoseconds.
+type windowPrefix struct {
+	start  int64
+	prefix []byte
+}
+
+// timePrefix returns the time prefix of the window start start, from
+// p.prefixes or made and put first there.
+func (p *packer) timePrefix(start int64) []byte {
+	for k := range p.prefixes {
+		if wp := p.prefixes[k]; wp.prefix != nil && wp.start == start {
+			copy(p.prefixes[1:k+1], p.prefixes[:k])
+			p.prefixes[0] = wp
+			return wp.prefix
+		}
+	}
+	last := p.prefixes[len(p.prefixes)-1].prefix // its memory, reused
+	copy(p.prefixes[1:], p.prefixes[:len(p.prefixes)-1])
+	p.prefixes[0] = windowPrefix{start: start, prefix: itemenc.AppendTimePrefix(last[:0], time.Unix(0, start).UTC())}
+	return p.prefixes[0].prefix
+}
 
 // pack appends the items of evs, which are in block order, cutting them
 // into as many parts of equal counts as the item's size calls for until
@@ -232,9 +260,11 @@ func (p *packer) item(evs []event.Event) (storage.Item, error) {
 		p.pk, p.pkShard = itemenc.PartitionKey(p.series.Tenant, p.series.Table, p.series.Series, shard), shard
 	}
 	s := p.series
+	start := windowStart(evs[0].Time, s.window)
+	p.key = appendSortKeyRest(append(p.key[:0], p.timePrefix(start)...), time.Unix(0, start).UTC(), evs[0].Time, sum[:])
 	it := storage.Item{
 		PK:    p.pk,
-		SK:    string(appendSortKey(make([]byte, 0, itemenc.TimeKeyLen+sumChars), time.Unix(0, windowStart(evs[0].Time, s.window)).UTC(), evs[0].Time, sum[:])),
+		SK:    string(p.key),
 		Attrs: make(map[string]any, 2),
 	}
 	it.Attrs[AttrData] = compress(p.block)
