@@ -63,16 +63,18 @@ func (w *tableWrite) packChunks(events event.Batch, window, ttl time.Duration) e
 		order[next[g]] = int32(j)
 		next[g]++
 	}
-	// The events, from the batch's columns and the fields of their row
-	// items, which are the events' (prepareSpan), but for a family with a
-	// ttl, whose row items hold their expiry too.
+	// The events, from the batch's columns, their fields in lists
+	// (chunk.PackFields) rather than maps: an event's fields are read
+	// once, into its chunk's columns.
 	evs := make([]event.Event, n)
+	fields := make([][]event.Field, n)
+	flat := make([]event.Field, 0, 4*n) // the lists' memory
 	for k, j := range order {
 		i := w.events[j]
-		evs[k] = event.Event{Time: events.Time(i), ID: events.ClientID(i), Fields: w.items[j].Attrs}
-		if ttl > 0 || bareRow(events, i) {
-			evs[k].Fields = events.Fields(i)
-		}
+		evs[k] = event.Event{Time: events.Time(i), ID: events.ClientID(i)}
+		from := len(flat)
+		flat = events.AppendFields(flat, i)
+		fields[k] = flat[from:len(flat):len(flat)]
 	}
 
 	// At most an item an event.
@@ -84,11 +86,11 @@ func (w *tableWrite) packChunks(events event.Batch, window, ttl time.Duration) e
 	var chunkStarts []int64 // the window start of each of a series' chunks
 	var keys keyText
 	for g, name := range names {
-		gevs, rows := evs[starts[g]:starts[g+1]], order[starts[g]:starts[g+1]]
+		gevs, gfields, rows := evs[starts[g]:starts[g+1]], fields[starts[g]:starts[g+1]], order[starts[g]:starts[g+1]]
 		var packed []storage.Item
 		var alone []event.Event
 		var err error
-		packed, chunkStarts, alone, err = chunk.PackWindows(chunk.Series{Tenant: w.tenant, Table: w.ltable, Series: name, Shards: w.table.shards, Expiry: chunk.Expiry{TTL: ttl}}, window, gevs, chunkStarts[:0])
+		packed, chunkStarts, alone, err = chunk.PackFields(chunk.Series{Tenant: w.tenant, Table: w.ltable, Series: name, Shards: w.table.shards, Expiry: chunk.Expiry{TTL: ttl}}, window, gevs, gfields, chunkStarts[:0])
 		if err != nil {
 			return fmt.Errorf("pack the chunks of series %q: %w", name, err)
 		}
@@ -128,6 +130,11 @@ func (w *tableWrite) packChunks(events event.Batch, window, ttl time.Duration) e
 		}
 		if len(alone) == 0 {
 			continue
+		}
+		// The series' events with their fields, to find those left
+		// out among them.
+		for k := range gevs {
+			gevs[k].Fields = events.Fields(w.events[rows[k]])
 		}
 		used := make([]bool, len(gevs))
 		for _, ev := range alone {
