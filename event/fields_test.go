@@ -32,7 +32,9 @@ func TestAppendFieldsAsFields(t *testing.T) {
 			}
 			got[f.Name] = f.Value
 		}
-		if len(want) > 0 && !maps.EqualFunc(got, want, func(a, b any) bool { return string(appendHashValue(nil, a, true)) == string(appendHashValue(nil, b, true)) }) {
+		if len(want) > 0 && !maps.EqualFunc(got, want, func(a, b any) bool {
+			return string(appendHashValue(nil, a, true)) == string(appendHashValue(nil, b, true))
+		}) {
 			t.Fatalf("event %d: %v, not %v", i, got, want)
 		}
 	}
