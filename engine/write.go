@@ -49,11 +49,6 @@ type pending struct {
 	// its table, whose id scheme gives the event its id.
 	item   storage.Item
 	assign bool
-	// bare is set for an item made without its attributes, unchecked
-	// (prepareSpan): an event of a chunk-layout part that a chunk takes.
-	// Its fields are read from the batch where its row is written after
-	// all (rowAttrs).
-	bare bool
 }
 
 // provisionalID stands for an event's id to be assigned, in the item it
@@ -541,7 +536,14 @@ func (db *DB) prepareSpan(tenant, table string, pol family.TablePolicy, events e
 			continue
 		}
 		p := pending{index: i, time: ev.Time, series: ev.Series, assign: assign}
-		if bare && !keep {
+		switch {
+		case bare && !keep:
+			continue
+		case bare && assign:
+			// Nor keys, which a chunk does not need: should its row
+			// be written, splitByTable or packChunks gives it keys
+			// (provisionalKeys).
+			items = append(items, p)
 			continue
 		}
 		shard := max(f.Shards-1, 0) // the widest shard number, for an id to come
@@ -556,7 +558,6 @@ func (db *DB) prepareSpan(tenant, table string, pol family.TablePolicy, events e
 		keys.buf = itemenc.AppendSortKey(keys.buf[:0], ev.Time, ev.ID)
 		p.item = storage.Item{PK: pk, SK: keys.text(keys.buf), Attrs: ev.Fields}
 		if bare {
-			p.bare = true
 			items = append(items, p)
 			continue
 		}
@@ -802,12 +803,15 @@ func (db *DB) splitByTable(ctx context.Context, f family.Family, tenant, table s
 			w.idsLater = true
 			w.addSeries(p.series)
 			if rollups {
-				w.mark(p.series, p.item.SK) // the provisional key's time is the event's
+				w.markAt(p.series, p.time)
 			}
 			w.items = append(w.items, p.item)
 			w.events = append(w.events, p.index)
 			continue
 		case p.assign:
+			if p.item.SK == "" {
+				p.item = provisionalKeys(p.item, tenant, table, p.series, p.time, f.Shards, &keys)
+			}
 			var id string
 			p.item, id = w.assignKeys(p.item, events, p.index, p.series, w.table.shards > 1 || f.Shards > 1, &keys)
 			if assigned != nil {
@@ -842,6 +846,18 @@ func (db *DB) splitByTable(ctx context.Context, f family.Family, tenant, table s
 		w.series = db.series.missing(w.table.indexed(), tenant, table, w.series)
 	}
 	return order, nil
+}
+
+// provisionalKeys returns it, the item of an event without a client id
+// made without keys (prepareSpan), with the provisional keys prepareSpan
+// gives such an event's item: of the widest shard of a family of shards
+// shards, and of the provisional id.
+func provisionalKeys(it storage.Item, tenant, table, series string, at time.Time, shards int, keys *keyText) storage.Item {
+	keys.buf = itemenc.AppendPartitionKey(keys.buf[:0], tenant, table, series, max(shards-1, 0))
+	it.PK = keys.text(keys.buf)
+	keys.buf = itemenc.AppendSortKey(keys.buf[:0], at, provisionalID)
+	it.SK = keys.text(keys.buf)
+	return it
 }
 
 // assignKeys returns it, the item of event i (of series) without a

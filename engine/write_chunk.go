@@ -148,7 +148,13 @@ func (w *tableWrite) packChunks(events event.Batch, window, ttl time.Duration) e
 			if int(j) < len(w.repeats) {
 				r = w.repeats[j]
 			}
-			it, err := rowItem(w.items[j], events, w.events[j], ttl)
+			it := w.items[j]
+			if it.SK == "" {
+				// Made without keys (prepareSpan): its provisional
+				// ones, which assignKeys makes its own below.
+				it = provisionalKeys(it, w.tenant, w.ltable, name, events.Time(w.events[j]), w.table.shards, &keys)
+			}
+			it, err := rowItem(it, events, w.events[j], ttl)
 			if err != nil {
 				return fmt.Errorf("pack the chunks of series %q: %w", name, err)
 			}
