@@ -492,9 +492,10 @@ func (db *DB) prepare(tenant, table string, pol family.TablePolicy, events event
 }
 
 // prepareSpan is prepare for the events of span, whose items it
-// returns; when the items are not kept (keep unset: a caller that only
-// checks the events), those of the events a chunk takes (bareRow) are
-// left without keys.
+// returns. The items of the events a chunk takes (bareRow) are made
+// without attributes, and without keys for an event without a client
+// id; when the items are not kept (keep unset: a caller that only checks
+// the events), those events' items are not made at all.
 func (db *DB) prepareSpan(tenant, table string, pol family.TablePolicy, events event.Batch, span []int, now time.Time, keep bool) ([]pending, error) {
 	f, layout := pol.Family, pol.Layout
 	var problems []event.Problem
