@@ -390,7 +390,12 @@
 // compressed, keyed by its content, split under 400 KB), reading
 // nothing first; a retried request writes the very items again, and an
 // event two chunks of a window hold (a retry that joined other events)
-// is read once. A read of a chunk table reads each partition a window
+// is read once. An event a chunk takes (fields of at most 16 KB, which
+// no check as an item can refuse: write_chunk.go, chunkRowBound) is not
+// made a row item first: its fields go from the request's batch into
+// its chunk's columns as a list (chunk.PackFields), decoded once, with
+// no map, no keys and no item check of a row that is not written.
+// A read of a chunk table reads each partition a window
 // at a time (read_chunk.go), chunks and rows together, decodes the
 // window lazily by its items' spans (read_window.go: an item that cannot
 // hold an event of the read is never decoded, and an event is returned

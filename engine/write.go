@@ -419,7 +419,7 @@ func (db *DB) routeSpan(ctx context.Context, tenant string, p *writePart, span [
 	items := p.items
 	if items == nil || !whole {
 		var err error
-		if items, err = db.prepareSpan(tenant, p.table, p.pol, p.events, span, now); err != nil {
+		if items, err = db.prepareSpan(tenant, p.table, p.pol, p.events, span, now, true); err != nil {
 			return nil, err
 		}
 	}
@@ -438,6 +438,12 @@ func (db *DB) routeSpan(ctx context.Context, tenant string, p *writePart, span [
 		for _, tw := range writes {
 			if window := tw.table.entry.ChunkWindow(); window > 0 {
 				if err := tw.packChunks(p.events, window, p.pol.Family.TTL); err != nil {
+					return nil, err
+				}
+				continue
+			}
+			for j, it := range tw.items {
+				if tw.items[j], err = rowItem(it, p.events, tw.events[j], p.pol.Family.TTL); err != nil {
 					return nil, err
 				}
 			}
@@ -463,7 +469,9 @@ func (db *DB) prepare(tenant, table string, pol family.TablePolicy, events event
 	var problems []event.Problem
 	sp := newSpans(events, pol.Layout.Kind == family.LayoutChunk)
 	for span := sp.span(); span != nil; span = sp.span() {
-		items, err := db.prepareSpan(tenant, table, pol, events, span, now)
+		// Only the items of a whole part are kept: those of a span of a
+		// larger part are made again as it is written.
+		items, err := db.prepareSpan(tenant, table, pol, events, span, now, sp.whole(span))
 		var be *event.BatchError
 		switch {
 		case errors.As(err, &be):
@@ -484,18 +492,34 @@ func (db *DB) prepare(tenant, table string, pol family.TablePolicy, events event
 }
 
 // prepareSpan is prepare for the events of span, whose items it
-// returns.
-func (db *DB) prepareSpan(tenant, table string, pol family.TablePolicy, events event.Batch, span []int, now time.Time) ([]pending, error) {
+// returns. The items of the events a chunk takes (bareRow) are made
+// without attributes, and without keys for an event without a client
+// id; when the items are not kept (keep unset: a caller that only checks
+// the events), those events' items are not made at all.
+func (db *DB) prepareSpan(tenant, table string, pol family.TablePolicy, events event.Batch, span []int, now time.Time, keep bool) ([]pending, error) {
 	f, layout := pol.Family, pol.Layout
 	var problems []event.Problem
-	items := make([]pending, 0, len(span))
+	var items []pending
+	if keep {
+		items = make([]pending, 0, len(span))
+	}
 	var keys keyText
 	for _, i := range span {
 		if n := events.FieldsBytes(i); n > admission.MaxFieldsBytes {
 			problems = append(problems, event.Problem{Index: i, Reason: fmt.Sprintf("event's fields take %d bytes, more than an item within DynamoDB's limit of %d can hold", n, storage.MaxItemSize)})
 			continue
 		}
-		ev := events.Event(i)
+		// An event of a chunk-layout part small enough that it cannot
+		// be refused as an item (chunkRowBound) has its row item made
+		// without attributes: its fields go into a chunk, and are
+		// decoded once, by packChunks.
+		bare := layout.Kind == family.LayoutChunk && bareRow(events, i)
+		var ev event.Event
+		if bare {
+			ev = event.Event{Time: events.Time(i), Series: events.Series(i), ID: events.ClientID(i)}
+		} else {
+			ev = events.Event(i)
+		}
 		assign := ev.ID == ""
 		if reason := db.opts.Tables.horizonProblem(ev.Time, now); reason != "" {
 			problems = append(problems, event.Problem{Index: i, Reason: reason})
@@ -513,6 +537,16 @@ func (db *DB) prepareSpan(tenant, table string, pol family.TablePolicy, events e
 			continue
 		}
 		p := pending{index: i, time: ev.Time, series: ev.Series, assign: assign}
+		switch {
+		case bare && !keep:
+			continue
+		case bare && assign:
+			// Nor keys, which a chunk does not need: should its row
+			// be written, splitByTable or packChunks gives it keys
+			// (provisionalKeys).
+			items = append(items, p)
+			continue
+		}
 		shard := max(f.Shards-1, 0) // the widest shard number, for an id to come
 		if assign {
 			ev.ID = provisionalID
@@ -524,13 +558,16 @@ func (db *DB) prepareSpan(tenant, table string, pol family.TablePolicy, events e
 		pk := keys.text(keys.buf)
 		keys.buf = itemenc.AppendSortKey(keys.buf[:0], ev.Time, ev.ID)
 		p.item = storage.Item{PK: pk, SK: keys.text(keys.buf), Attrs: ev.Fields}
+		if bare {
+			items = append(items, p)
+			continue
+		}
 		if f.TTL > 0 {
 			attrs := make(map[string]any, len(ev.Fields)+1)
 			for k, v := range ev.Fields {
 				attrs[k] = v
 			}
-			attrs[family.TTLAttribute] = json.Number(strconv.FormatInt(ev.Time.Add(f.TTL).Unix(), 10))
-			p.item.Attrs = attrs
+			p.item.Attrs = withExpiry(attrs, ev.Time, f.TTL)
 		}
 		// The event's rules are DynamoDB's (package event takes them from
 		// package storage), so a valid event makes a valid item; the item
@@ -570,6 +607,16 @@ func (db *DB) prepareSpan(tenant, table string, pol family.TablePolicy, events e
 		return nil, &event.BatchError{Problems: problems}
 	}
 	return items, nil
+}
+
+// withExpiry returns attrs, the attributes of the row item of an event
+// of time at, with the expiry of a family's ttl added.
+func withExpiry(attrs map[string]any, at time.Time, ttl time.Duration) map[string]any {
+	if attrs == nil {
+		attrs = make(map[string]any, 1)
+	}
+	attrs[family.TTLAttribute] = json.Number(strconv.FormatInt(at.Add(ttl).Unix(), 10))
+	return attrs
 }
 
 // itemProblem says why a store would refuse an event's item, from the
@@ -725,7 +772,7 @@ func (db *DB) splitByTable(ctx context.Context, f family.Family, tenant, table s
 		w      *tableWrite
 		pk, sk string
 	}
-	seen := make(map[key]int, len(items))
+	var seen map[key]int // made at the first item that is looked for
 	var w *tableWrite
 	var keys keyText
 	month := period.MonthOf(now) // the write month of every event
@@ -757,12 +804,15 @@ func (db *DB) splitByTable(ctx context.Context, f family.Family, tenant, table s
 			w.idsLater = true
 			w.addSeries(p.series)
 			if rollups {
-				w.mark(p.series, p.item.SK) // the provisional key's time is the event's
+				w.markAt(p.series, p.time)
 			}
 			w.items = append(w.items, p.item)
 			w.events = append(w.events, p.index)
 			continue
 		case p.assign:
+			if p.item.SK == "" {
+				p.item = provisionalKeys(p.item, tenant, table, p.series, p.time, f.Shards, &keys)
+			}
 			var id string
 			p.item, id = w.assignKeys(p.item, events, p.index, p.series, w.table.shards > 1 || f.Shards > 1, &keys)
 			if assigned != nil {
@@ -777,6 +827,9 @@ func (db *DB) splitByTable(ctx context.Context, f family.Family, tenant, table s
 			w.mark(p.series, p.item.SK)
 		}
 		k := key{w, p.item.PK, p.item.SK}
+		if seen == nil {
+			seen = make(map[key]int, len(items)-i)
+		}
 		if j, ok := seen[k]; ok {
 			w.items[j] = p.item
 			if len(w.repeats) <= j {
@@ -794,6 +847,18 @@ func (db *DB) splitByTable(ctx context.Context, f family.Family, tenant, table s
 		w.series = db.series.missing(w.table.indexed(), tenant, table, w.series)
 	}
 	return order, nil
+}
+
+// provisionalKeys returns it, the item of an event without a client id
+// made without keys (prepareSpan), with the provisional keys prepareSpan
+// gives such an event's item: of the widest shard of a family of shards
+// shards, and of the provisional id.
+func provisionalKeys(it storage.Item, tenant, table, series string, at time.Time, shards int, keys *keyText) storage.Item {
+	keys.buf = itemenc.AppendPartitionKey(keys.buf[:0], tenant, table, series, max(shards-1, 0))
+	it.PK = keys.text(keys.buf)
+	keys.buf = itemenc.AppendSortKey(keys.buf[:0], at, provisionalID)
+	it.SK = keys.text(keys.buf)
+	return it
 }
 
 // assignKeys returns it, the item of event i (of series) without a

@@ -63,16 +63,18 @@ func (w *tableWrite) packChunks(events event.Batch, window, ttl time.Duration) e
 		order[next[g]] = int32(j)
 		next[g]++
 	}
-	// The events, from the batch's columns and the fields of their row
-	// items, which are the events' (prepareSpan), but for a family with a
-	// ttl, whose row items hold their expiry too.
+	// The events, from the batch's columns, their fields in lists
+	// (chunk.PackFields) rather than maps: an event's fields are read
+	// once, into its chunk's columns.
 	evs := make([]event.Event, n)
+	fields := make([][]event.Field, n)
+	flat := make([]event.Field, 0, 4*n) // the lists' memory
 	for k, j := range order {
 		i := w.events[j]
-		evs[k] = event.Event{Time: events.Time(i), ID: events.ClientID(i), Fields: w.items[j].Attrs}
-		if ttl > 0 {
-			evs[k].Fields = events.Event(i).Fields
-		}
+		evs[k] = event.Event{Time: events.Time(i), ID: events.ClientID(i)}
+		from := len(flat)
+		flat = events.AppendFields(flat, i)
+		fields[k] = flat[from:len(flat):len(flat)]
 	}
 
 	// At most an item an event.
@@ -81,15 +83,20 @@ func (w *tableWrite) packChunks(events event.Batch, window, ttl time.Duration) e
 	repeats := make([][]int, 0, n)
 	in := make([]int, 0, n) // the events of each window, one after the other
 	var windows []eventWindow
+	var chunkStarts []int64 // the window start of each of a series' chunks
 	var keys keyText
 	for g, name := range names {
-		gevs, rows := evs[starts[g]:starts[g+1]], order[starts[g]:starts[g+1]]
-		packed, alone, err := chunk.Pack(chunk.Series{Tenant: w.tenant, Table: w.ltable, Series: name, Shards: w.table.shards, Expiry: chunk.Expiry{TTL: ttl}}, window, gevs)
+		gevs, gfields, rows := evs[starts[g]:starts[g+1]], fields[starts[g]:starts[g+1]], order[starts[g]:starts[g+1]]
+		var packed []storage.Item
+		var alone []event.Event
+		var err error
+		packed, chunkStarts, alone, err = chunk.PackFields(chunk.Series{Tenant: w.tenant, Table: w.ltable, Series: name, Shards: w.table.shards, Expiry: chunk.Expiry{TTL: ttl}}, window, gevs, gfields, chunkStarts[:0])
 		if err != nil {
 			return fmt.Errorf("pack the chunks of series %q: %w", name, err)
 		}
 		// The request's events of each window, which its chunks stand
-		// for; Pack returns the chunks in the order of their windows.
+		// for; PackWindows returns the chunks in the order of their
+		// windows, and the start of each one's.
 		windows = windows[:0]
 		for k, ev := range gevs {
 			windows = append(windows, eventWindow{start: chunk.WindowStart(ev.Time, window).UnixNano(), k: int32(k)})
@@ -99,12 +106,8 @@ func (w *tableWrite) packChunks(events event.Batch, window, ttl time.Duration) e
 		}
 		var held []int // the events of the last chunk's window
 		lastStart, at := int64(0), 0
-		for _, it := range packed {
-			first, ok := chunk.FirstTime(it.SK)
-			if !ok {
-				return fmt.Errorf("pack the chunks of series %q: chunk key %q has no time", name, it.SK)
-			}
-			if start := chunk.WindowStart(first, window).UnixNano(); held == nil || start != lastStart {
+		for k, it := range packed {
+			if start := chunkStarts[k]; held == nil || start != lastStart {
 				for at < len(windows) && windows[at].start < start {
 					at++
 				}
@@ -128,6 +131,11 @@ func (w *tableWrite) packChunks(events event.Batch, window, ttl time.Duration) e
 		if len(alone) == 0 {
 			continue
 		}
+		// The series' events with their fields, to find those left
+		// out among them.
+		for k := range gevs {
+			gevs[k].Fields = events.Fields(w.events[rows[k]])
+		}
 		used := make([]bool, len(gevs))
 		for _, ev := range alone {
 			k := findEvent(gevs, used, ev)
@@ -141,6 +149,15 @@ func (w *tableWrite) packChunks(events event.Batch, window, ttl time.Duration) e
 				r = w.repeats[j]
 			}
 			it := w.items[j]
+			if it.SK == "" {
+				// Made without keys (prepareSpan): its provisional
+				// ones, which assignKeys makes its own below.
+				it = provisionalKeys(it, w.tenant, w.ltable, name, events.Time(w.events[j]), w.table.shards, &keys)
+			}
+			it, err := rowItem(it, events, w.events[j], ttl)
+			if err != nil {
+				return fmt.Errorf("pack the chunks of series %q: %w", name, err)
+			}
 			if w.idsLater && events.ClientID(w.events[j]) == "" {
 				// Its row's keys are provisional (splitByTable), and
 				// its repeats in the request not found yet: the same
@@ -158,6 +175,50 @@ func (w *tableWrite) packChunks(events event.Batch, window, ttl time.Duration) e
 	}
 	w.items, w.events, w.repeats = items, idx, repeats
 	return nil
+}
+
+// chunkRowBound is the most bytes of fields (event.Batch.FieldsBytes)
+// an event of a chunk-layout part may take for its row item to be made
+// without attributes and unchecked (prepareSpan): its fields go into a
+// chunk, and are decoded once, by packChunks, rather than also into the
+// attributes of a row item that is not written, and checked as such.
+//
+// Such an event cannot be refused as an item, so nothing is lost by not
+// checking it: its fields passed package event's validation, whose rules
+// are DynamoDB's, and no value takes more than 8 bytes in an item for
+// each byte it takes in the batch (a number, at least 3 bytes encoded, is
+// counted 21 at most and 1 more as an element; a null in a list, 1 byte
+// encoded, 2), so that 16 KB of fields make at most 128 KB of
+// attributes, and with keys of at most 3 KB stay under DynamoDB's 400 KB
+// (storage.MaxItemSize). Nor is it left out of its chunk to be written
+// as a row (chunk.Pack's alone): the block of that one event, its
+// columns a few bytes for each of its fields' bytes at most, is as far
+// under the limit. Should its row be written after all (a table of the
+// family made in another layout, or an event Pack leaves out), rowItem
+// builds it and checks it.
+const chunkRowBound = 16 << 10
+
+// bareRow reports whether event i's row item is made without
+// attributes in a chunk-layout part (chunkRowBound).
+func bareRow(events event.Batch, i int) bool { return events.FieldsBytes(i) <= chunkRowBound }
+
+// rowItem returns it, the row item of event i of a chunk-layout part,
+// with its attributes, checked: those of an item made without them
+// (bareRow) from the batch, with the expiry of the family's ttl. An item
+// made with its attributes is returned as it is.
+func rowItem(it storage.Item, events event.Batch, i int, ttl time.Duration) (storage.Item, error) {
+	if !bareRow(events, i) {
+		return it, nil
+	}
+	it.Attrs = events.Fields(i)
+	if ttl > 0 {
+		it.Attrs = withExpiry(it.Attrs, events.Time(i), ttl)
+	}
+	checked, _, err := it.Checked()
+	if err != nil {
+		return it, fmt.Errorf("event %d as a row item: %w", i, err)
+	}
+	return checked, nil
 }
 
 // eventWindow is the start of the chunk window of a series' event k, in

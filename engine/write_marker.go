@@ -40,6 +40,11 @@ func (w *tableWrite) mark(series, sk string) {
 	if !ok {
 		return
 	}
+	w.markAt(series, t)
+}
+
+// markAt is mark for an item of time t.
+func (w *tableWrite) markAt(series string, t time.Time) {
 	if w.marks == nil {
 		w.marks = map[markKey]struct{}{}
 	}

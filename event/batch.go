@@ -113,6 +113,37 @@ func (b Batch) Event(i int) Event {
 	return Event{Time: b.Time(i), Series: b.Series(i), ID: b.id(i), Fields: decodeFields(b.encodedFields(i))}
 }
 
+// Fields returns the fields of event i, built anew as Event builds
+// them, without the rest of the event.
+func (b Batch) Fields(i int) map[string]any { return decodeFields(b.encodedFields(i)) }
+
+// Field is a field of an event: its name and value, as an Event's
+// Fields map holds them.
+type Field struct {
+	Name  string
+	Value any
+}
+
+// AppendFields appends the fields of event i to dst, in bytewise order
+// of their names, built anew as Fields builds them but without a map:
+// for a caller that reads each event's fields once (the chunk layout's
+// writer).
+func (b Batch) AppendFields(dst []Field, i int) []Field {
+	s := b.encodedFields(i)
+	if len(s) < 2 || s[1] == 0 {
+		return dst
+	}
+	n, k := uvarint(s, 1) // after tagMap
+	pos := 1 + k
+	for range n {
+		name, end := decodeString(s, pos)
+		var v any
+		v, pos = decodeValue(s, end)
+		dst = append(dst, Field{Name: name, Value: v})
+	}
+	return dst
+}
+
 // Events returns the events, built anew (Event), to edit and Check again.
 func (b Batch) Events() []Event {
 	if b.Len() == 0 {

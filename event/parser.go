@@ -663,6 +663,14 @@ func (p *parser) str() ([]byte, error) {
 	start := p.pos
 	d := p.data
 	for p.pos < len(d) {
+		// Most of a string's bytes are plain: passed over a run at a
+		// time.
+		for p.pos < len(d) && plainByte[d[p.pos]] {
+			p.pos++
+		}
+		if p.pos == len(d) {
+			break
+		}
 		c := d[p.pos]
 		switch {
 		case c == '"':
@@ -684,6 +692,15 @@ func (p *parser) str() ([]byte, error) {
 	}
 	return nil, p.unexpected("'\"' to end the string")
 }
+
+// plainByte holds the bytes a string holds as they are: ASCII, but for
+// the quote, the backslash and control characters.
+var plainByte = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
 
 // escaped finishes reading a string that started at start and holds an
 // escape at p.pos, unescaping it into p.buf.

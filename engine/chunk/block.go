@@ -31,7 +31,7 @@ const maxTimeUnit = 18
 
 // appendBlock appends the block of events, which are in block order
 // (sorted: see order), of one series, and at most maxChunkEvents.
-func (p *packer) appendBlock(dst []byte, evs []event.Event) ([]byte, error) {
+func (p *packer) appendBlock(dst []byte, evs []event.Event, fields [][]event.Field) ([]byte, error) {
 	dst = append(dst, blockVersion)
 	dst = binary.AppendUvarint(dst, uint64(len(evs)))
 	dst = p.appendTimes(dst, evs)
@@ -52,7 +52,7 @@ func (p *packer) appendBlock(dst []byte, evs []event.Event) ([]byte, error) {
 			dst = append(dst, ev.ID...)
 		}
 	}
-	p.gatherFields(evs)
+	p.gatherFields(evs, fields)
 	dst = binary.AppendUvarint(dst, uint64(len(p.names)))
 	p.bitmap = slices.Grow(p.bitmap[:0], (len(evs)+7)/8)[:(len(evs)+7)/8]
 	for f, name := range p.names {
@@ -139,35 +139,47 @@ type cell struct {
 // field by field (field f's from p.starts[f] to p.starts[f+1]), each
 // field's in the order of the events. A block's events mostly have the
 // same few fields: a name is looked for among those found so far, in a
-// map only once there are many.
-func (p *packer) gatherFields(evs []event.Event) {
+// map only once there are many. With fields, the events' fields are
+// there rather than in their maps (PackFields).
+func (p *packer) gatherFields(evs []event.Event, fields [][]event.Field) {
 	names, cells, counts := p.names[:0], p.cells[:0], p.counts[:0]
 	var seen map[string]int32
-	for i, ev := range evs {
-		for name, v := range ev.Fields {
-			j := int32(-1)
+	add := func(i int, name string, v any) {
+		j := int32(-1)
+		if seen != nil {
+			if k, ok := seen[name]; ok {
+				j = k
+			}
+		} else if k := slices.Index(names, name); k >= 0 {
+			j = int32(k)
+		}
+		if j < 0 {
+			j = int32(len(names))
+			names = append(names, name)
+			counts = append(counts, 0)
 			if seen != nil {
-				if k, ok := seen[name]; ok {
-					j = k
-				}
-			} else if k := slices.Index(names, name); k >= 0 {
-				j = int32(k)
-			}
-			if j < 0 {
-				j = int32(len(names))
-				names = append(names, name)
-				counts = append(counts, 0)
-				if seen != nil {
-					seen[name] = j
-				} else if len(names) > 16 {
-					seen = make(map[string]int32, 2*len(names))
-					for k, n := range names {
-						seen[n] = int32(k)
-					}
+				seen[name] = j
+			} else if len(names) > 16 {
+				seen = make(map[string]int32, 2*len(names))
+				for k, n := range names {
+					seen[n] = int32(k)
 				}
 			}
-			counts[j]++
-			cells = append(cells, cell{name: j, ev: int32(i), v: v})
+		}
+		counts[j]++
+		cells = append(cells, cell{name: j, ev: int32(i), v: v})
+	}
+	if fields != nil {
+		for i, fs := range fields {
+			for _, f := range fs {
+				add(i, f.Name, f.Value)
+			}
+		}
+	} else {
+		for i, ev := range evs {
+			for name, v := range ev.Fields {
+				add(i, name, v)
+			}
 		}
 	}
 	// rank[j] is the place of names[j] in bytewise order: sort the names'

@@ -100,8 +100,43 @@ func (x Expiry) of(newest time.Time) (int64, bool) {
 // value that is not one of storage's types, or a number that is not
 // canonical: events that passed package event's validation have neither.
 func Pack(s Series, window time.Duration, evs []event.Event) (items []storage.Item, alone []event.Event, err error) {
+	return pack(s, window, evs, nil, nil)
+}
+
+// PackWindows is Pack that also appends to starts the start of each
+// item's window, in Unix nanoseconds, and returns it (the k-th appended
+// is items[k]'s), for a caller that tells which of its events each item
+// holds without reading the items' keys.
+func PackWindows(s Series, window time.Duration, evs []event.Event, starts []int64) (items []storage.Item, _ []int64, alone []event.Event, err error) {
+	items, alone, err = pack(s, window, evs, nil, &starts)
+	return items, starts, alone, err
+}
+
+// PackFields is PackWindows for events whose fields are in fields
+// rather than in their Fields maps, which are not read: fields[k] holds
+// those of evs[k], each name once, as event.Batch.AppendFields gives
+// them without building a map an event. The events Pack returns alone
+// have their Fields. The items are those Pack makes of the events with
+// their fields in maps.
+func PackFields(s Series, window time.Duration, evs []event.Event, fields [][]event.Field, starts []int64) (items []storage.Item, _ []int64, alone []event.Event, err error) {
+	if len(fields) != len(evs) {
+		return nil, starts, nil, fmt.Errorf("chunk: %d lists of fields for %d events", len(fields), len(evs))
+	}
+	items, alone, err = pack(s, window, evs, fields, &starts)
+	return items, starts, alone, err
+}
+
+// pack is Pack, appending to *starts, when not nil, each item's window
+// start; with fields (PackFields), the events' fields are there.
+func pack(s Series, window time.Duration, evs []event.Event, fields [][]event.Field, starts *[]int64) (items []storage.Item, alone []event.Event, err error) {
 	if window <= 0 {
 		return nil, nil, fmt.Errorf("chunk: window %v is not positive", window)
+	}
+	if fields != nil && !inOrder(evs) {
+		// To be put in order, the events' content is compared: in
+		// maps, as Pack's callers give them.
+		evs = withFieldMaps(evs, fields)
+		fields = nil
 	}
 	ordered, err := order(evs)
 	if err != nil {
@@ -119,13 +154,24 @@ func Pack(s Series, window time.Duration, evs []event.Event) (items []storage.It
 		items = make([]storage.Item, 0, min(span, int64(len(ordered))))
 	}
 	for len(ordered) > 0 {
-		end := windowStart(ordered[0].Time, w) + w
+		start := windowStart(ordered[0].Time, w)
+		end := start + w
 		n := len(ordered)
 		if ordered[n-1].Time.UnixNano() >= end {
 			n, _ = slices.BinarySearchFunc(ordered, end, func(ev event.Event, end int64) int { return cmp.Compare(ev.Time.UnixNano(), end) })
 		}
-		if items, alone, err = p.pack(items, alone, ordered[:n]); err != nil {
+		had := len(items)
+		var fs [][]event.Field
+		if fields != nil {
+			fs, fields = fields[:n], fields[n:]
+		}
+		if items, alone, err = p.pack(items, alone, ordered[:n], fs); err != nil {
 			return nil, nil, err
+		}
+		if starts != nil {
+			for range len(items) - had {
+				*starts = append(*starts, start)
+			}
 		}
 		ordered = ordered[n:]
 	}
@@ -158,6 +204,11 @@ type packer struct {
 	names  []string // the fields of a block
 	strs   []string // a string column's distinct values
 	idx    []int    // a string column's value indexes; names' order
+	key    []byte   // a sort key being built
+	// prefixes are the time prefixes (itemenc.AppendTimePrefix) of the
+	// last window starts sort keys were made for, most recent first: a
+	// request's series mostly share a few windows.
+	prefixes [4]windowPrefix
 	// gatherFields' memory: the block's values, and by field
 	cells, sorted  []cell
 	rank           []int32
@@ -166,11 +217,34 @@ type packer struct {
 
 var packers = sync.Pool{New: func() any { return new(packer) }}
 
+// windowPrefix is the time prefix of a window start, in Unix
+// nanoseconds.
+type windowPrefix struct {
+	start  int64
+	prefix []byte
+}
+
+// timePrefix returns the time prefix of the window start start, from
+// p.prefixes or made and put first there.
+func (p *packer) timePrefix(start int64) []byte {
+	for k := range p.prefixes {
+		if wp := p.prefixes[k]; wp.prefix != nil && wp.start == start {
+			copy(p.prefixes[1:k+1], p.prefixes[:k])
+			p.prefixes[0] = wp
+			return wp.prefix
+		}
+	}
+	last := p.prefixes[len(p.prefixes)-1].prefix // its memory, reused
+	copy(p.prefixes[1:], p.prefixes[:len(p.prefixes)-1])
+	p.prefixes[0] = windowPrefix{start: start, prefix: itemenc.AppendTimePrefix(last[:0], time.Unix(0, start).UTC())}
+	return p.prefixes[0].prefix
+}
+
 // pack appends the items of evs, which are in block order, cutting them
 // into as many parts of equal counts as the item's size calls for until
 // each part's item fits.
-func (p *packer) pack(items []storage.Item, alone []event.Event, evs []event.Event) ([]storage.Item, []event.Event, error) {
-	it, err := p.item(evs)
+func (p *packer) pack(items []storage.Item, alone []event.Event, evs []event.Event, fields [][]event.Field) ([]storage.Item, []event.Event, error) {
+	it, err := p.item(evs, fields)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -187,21 +261,48 @@ func (p *packer) pack(items []storage.Item, alone []event.Event, evs []event.Eve
 	}
 	size := storage.ItemSize(it)
 	if len(evs) == 1 {
+		if fields != nil {
+			return items, append(alone, withFieldMaps(evs, fields)...), nil
+		}
 		return items, append(alone, evs[0]), nil
 	}
 	parts := min(len(evs), max(size/storage.MaxItemSize, len(evs)/maxChunkEvents)+1)
 	for i := range parts {
-		if items, alone, err = p.pack(items, alone, evs[i*len(evs)/parts:(i+1)*len(evs)/parts]); err != nil {
+		from, to := i*len(evs)/parts, (i+1)*len(evs)/parts
+		var fs [][]event.Field
+		if fields != nil {
+			fs = fields[from:to]
+		}
+		if items, alone, err = p.pack(items, alone, evs[from:to], fs); err != nil {
 			return nil, nil, err
 		}
 	}
 	return items, alone, nil
 }
 
-// item builds the item of evs, in block order, unchecked.
-func (p *packer) item(evs []event.Event) (storage.Item, error) {
+// withFieldMaps returns evs, in new memory, with each one's fields of
+// fields in its Fields map.
+func withFieldMaps(evs []event.Event, fields [][]event.Field) []event.Event {
+	out := slices.Clone(evs)
+	for k, fs := range fields {
+		if len(fs) == 0 {
+			out[k].Fields = nil
+			continue
+		}
+		m := make(map[string]any, len(fs))
+		for _, f := range fs {
+			m[f.Name] = f.Value
+		}
+		out[k].Fields = m
+	}
+	return out
+}
+
+// item builds the item of evs, in block order, unchecked; their fields
+// are in fields when it is not nil (PackFields).
+func (p *packer) item(evs []event.Event, fields [][]event.Field) (storage.Item, error) {
 	var err error
-	if p.block, err = p.appendBlock(p.block[:0], evs); err != nil {
+	if p.block, err = p.appendBlock(p.block[:0], evs, fields); err != nil {
 		return storage.Item{}, err
 	}
 	sum := sha256.Sum256(p.block)
@@ -210,9 +311,11 @@ func (p *packer) item(evs []event.Event) (storage.Item, error) {
 		p.pk, p.pkShard = itemenc.PartitionKey(p.series.Tenant, p.series.Table, p.series.Series, shard), shard
 	}
 	s := p.series
+	start := windowStart(evs[0].Time, s.window)
+	p.key = appendSortKeyRest(append(p.key[:0], p.timePrefix(start)...), time.Unix(0, start).UTC(), evs[0].Time, sum[:])
 	it := storage.Item{
 		PK:    p.pk,
-		SK:    string(appendSortKey(make([]byte, 0, itemenc.TimeKeyLen+sumChars), time.Unix(0, windowStart(evs[0].Time, s.window)).UTC(), evs[0].Time, sum[:])),
+		SK:    string(p.key),
 		Attrs: make(map[string]any, 2),
 	}
 	it.Attrs[AttrData] = compress(p.block)

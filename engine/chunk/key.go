@@ -71,7 +71,13 @@ var sumChars = base64.RawURLEncoding.EncodedLen(sumLen)
 // first event's offset from the window start (appendOffset), and the
 // sum.
 func appendSortKey(dst []byte, start, first time.Time, sum []byte) []byte {
-	dst = itemenc.AppendTimePrefix(dst, start)
+	return appendSortKeyRest(itemenc.AppendTimePrefix(dst, start), start, first, sum)
+}
+
+// appendSortKeyRest is appendSortKey after the window start's time
+// prefix, which dst ends with: for a caller that keeps the prefixes of
+// the windows it writes.
+func appendSortKeyRest(dst []byte, start, first time.Time, sum []byte) []byte {
 	dst = append(dst, SortKeySep)
 	dst = appendOffset(dst, uint64(first.Sub(start)))
 	return base64.RawURLEncoding.AppendEncode(dst, sum[:sumLen])
