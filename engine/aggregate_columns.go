@@ -267,7 +267,7 @@ func (f *columnFold) partition(ps []*columnPartition) []*columnPartition {
 	if len(ps) < cap(ps) {
 		ps = ps[:len(ps)+1]
 		if p := ps[len(ps)-1]; p != nil {
-			*p = columnPartition{sk: p.sk[:0], data: p.data[:0], times: p.times, copyData: p.copyData}
+			*p = columnPartition{sk: p.sk[:0], data: p.data[:0], times: p.times, firsts: p.firsts, copyData: p.copyData}
 			return ps
 		}
 	} else {
@@ -460,6 +460,7 @@ type columnPartition struct {
 	at        int64
 	timed     bool
 	times     itemenc.TimeKeys
+	firsts    chunk.FirstTimes
 	chunk     bool
 	data      []byte
 	item      storage.Item
@@ -484,8 +485,7 @@ func (p *columnPartition) next() error {
 			if err := p.it.Attrs(p.copyData); err != nil {
 				return fmt.Errorf("query table %q: %w", p.table, err)
 			}
-			first, ok := chunk.FirstTime(sk)
-			p.at, p.timed = first.UnixNano(), ok
+			p.at, p.timed = p.firsts.Nanos(sk)
 			p.sk, p.chunk, p.item, p.ok = append(p.sk[:0], sk...), true, storage.Item{}, true
 			return nil
 		case itemenc.IsRowSortKey(sk) || itemenc.IsMapSortKey(sk):
