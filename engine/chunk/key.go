@@ -119,11 +119,12 @@ func FirstTime(sk string) (time.Time, bool) {
 // mostly share their window with the key before, as the chunks of one
 // partition do, a window's chunks one after another: it parses a
 // window's time prefix once, and of each short key then only its
-// offset. A FirstTimes is used by one goroutine; its zero value is ready.
+// offset, and a day of prefixes reading the day once. A FirstTimes is used by one goroutine; its zero value is ready.
 type FirstTimes struct {
 	prefix []byte // the last time prefix parsed, as in the key
 	start  int64  // its time, Unix nanoseconds
 	set    bool
+	days   itemenc.TimeKeys // reads a day's prefixes reading the day once
 }
 
 // Nanos returns the time of a chunk's first event, from its sort key,
@@ -139,11 +140,11 @@ func (c *FirstTimes) Nanos(sk string) (int64, bool) {
 		if !itemenc.IsTimePrefix(sk[:i]) {
 			return 0, false
 		}
-		start, ok := itemenc.ParseTimePrefix(sk[:i])
+		start, ok := c.days.PrefixNanos(sk[:i])
 		if !ok {
 			return 0, false
 		}
-		c.prefix, c.start, c.set = append(c.prefix[:0], sk[:i]...), start.UnixNano(), true
+		c.prefix, c.start, c.set = append(c.prefix[:0], sk[:i]...), start, true
 	}
 	off, ok := parseOffset(sk[i+1 : len(sk)-sumChars])
 	if !ok || off > uint64(math.MaxInt64-c.start) {
