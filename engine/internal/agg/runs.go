@@ -47,10 +47,16 @@ func (p *Summary) AddDecimals(name string, ms []int64, scale int) bool {
 	if fp.nonnum || !p.Want.totals() {
 		return true
 	}
+	// A summary's first values set its sum, min and max, as total
+	// does; then it adds only what it keeps.
 	var total, least, most apd.Decimal
-	total.SetFinite(sum/pow10[scale-canon], -int32(canon))
-	setCanonical(&least, lo, scale)
-	setCanonical(&most, hi, scale)
+	if first || !p.Want.noSum {
+		total.SetFinite(sum/pow10[scale-canon], -int32(canon))
+	}
+	if first || !p.Want.noMinMax {
+		setCanonical(&least, lo, scale)
+		setCanonical(&most, hi, scale)
+	}
 	if first {
 		fp.sum.Set(&total)
 		fp.min.Set(&least)
