@@ -375,8 +375,7 @@ func newSummariser(q *AggregateQuery, parts map[int64]*agg.Summary) *summariser 
 // bucket's end.
 func (s *summariser) at(t int64) (*agg.Summary, int64, error) {
 	if s.cur == nil || t < s.start || t >= s.end {
-		b := s.q.bucketStart(time.Unix(0, t).UTC())
-		s.start, s.end = b.UnixNano(), s.q.bucketEnd(b).UnixNano()
+		s.start, s.end = s.q.bucketSpan(t)
 		if s.cur = s.parts[s.start]; s.cur == nil {
 			s.cur = &agg.Summary{Want: agg.NeedsOf(s.q.Funcs)}
 			s.parts[s.start] = s.cur
