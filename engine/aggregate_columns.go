@@ -115,7 +115,7 @@ func (db *DB) foldColumns(ctx context.Context, spec sourceSpec, series string, q
 			}
 		}()
 	}
-	low, high := chunk.LowKey(from, window), itemenc.HighKey(to)
+	low, high := its.rangeKeys(from, to, window)
 	for _, t := range spec.tables {
 		for shard := range t.shards {
 			sq := storage.Query{Table: t.name, PK: itemenc.PartitionKey(spec.tenant, spec.q.Table, series, shard), Low: low, High: high}

@@ -2,7 +2,10 @@ package engine
 
 import (
 	"context"
+	"time"
 
+	"github.com/timetabledb/timetable/engine/chunk"
+	"github.com/timetabledb/timetable/engine/itemenc"
 	"github.com/timetabledb/timetable/storage"
 )
 
@@ -21,6 +24,26 @@ import (
 // moved without the query's Eventual, which a snapshot has no use for.
 type partitionIterators struct {
 	its []storage.Iterator
+	// low and high are the sort keys of a fold's range (rangeKeys),
+	// for the range and window they were made for.
+	low, high  string
+	from, to   time.Time
+	window     time.Duration
+	keysFolded bool
+}
+
+// rangeKeys returns the sort keys that bound a fold of the range from
+// to to in chunk windows window: chunk.LowKey and itemenc.HighKey's,
+// made once for the series of an aggregate, which share its range.
+func (r *partitionIterators) rangeKeys(from, to time.Time, window time.Duration) (low, high string) {
+	if r == nil {
+		return chunk.LowKey(from, window), itemenc.HighKey(to)
+	}
+	if !r.keysFolded || !r.from.Equal(from) || !r.to.Equal(to) || r.window != window {
+		r.low, r.high = chunk.LowKey(from, window), itemenc.HighKey(to)
+		r.from, r.to, r.window, r.keysFolded = from, to, window, true
+	}
+	return r.low, r.high
 }
 
 // query returns an iterator of q, partition i of a series of spec's
