@@ -47,11 +47,15 @@ func (p *Summary) AddDecimals(name string, ms []int64, scale int) bool {
 	if fp.nonnum || !p.Want.totals() {
 		return true
 	}
-	// A summary's first values set its sum, min and max, as total
-	// does; then it adds only what it keeps.
+	// The run's total is tm times 10^te, at the exponent of its values'
+	// canonical texts, as AddDecimal's additions leave it. A summary's
+	// first values set its sum, min and max, as total does; then it
+	// adds only what it keeps, its sum through the pending part
+	// (addSum).
+	tm, te := sum/pow10[scale-canon], -int32(canon)
 	var total, least, most apd.Decimal
-	if first || !p.Want.noSum {
-		total.SetFinite(sum/pow10[scale-canon], -int32(canon))
+	if first {
+		total.SetFinite(tm, te)
 	}
 	if first || !p.Want.noMinMax {
 		setCanonical(&least, lo, scale)
@@ -64,7 +68,7 @@ func (p *Summary) AddDecimals(name string, ms []int64, scale int) bool {
 		return true
 	}
 	if !p.Want.noSum {
-		addDecimal(&fp.sum, &total)
+		fp.addSum(tm, te)
 	}
 	if !p.Want.noMinMax {
 		if least.Cmp(&fp.min) < 0 {
