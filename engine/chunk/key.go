@@ -116,16 +116,23 @@ func FirstTime(sk string) (time.Time, bool) {
 }
 
 // FirstTimes reads the first events' times of chunks' sort keys that
-// mostly share their window with the key before, as the chunks of one
-// partition do, a window's chunks one after another: it parses a
-// window's time prefix once, and of each short key then only its
-// offset, and a day of prefixes reading the day once. A FirstTimes is used by one goroutine; its zero value is ready.
+// mostly share their windows with keys read before, as the chunks of one
+// partition do, a window's chunks one after another, and as the
+// partitions of many series over one range do: it parses a window's time
+// prefix once, keeping up to firstTimesPrefixes of them, and of each
+// short key then only its offset. A FirstTimes is used by one goroutine;
+// its zero value is ready.
 type FirstTimes struct {
-	prefix []byte // the last time prefix parsed, as in the key
+	prefix []byte // the last time prefix read, as in the key
 	start  int64  // its time, Unix nanoseconds
 	set    bool
-	days   itemenc.TimeKeys // reads a day's prefixes reading the day once
+	starts map[string]int64 // the times of the prefixes parsed
+	days   itemenc.TimeKeys // parses a day's prefixes reading the day once
 }
+
+// firstTimesPrefixes is how many windows' prefixes a FirstTimes keeps:
+// a day's hours, or minutes of an hour, many times over.
+const firstTimesPrefixes = 4096
 
 // Nanos returns the time of a chunk's first event, from its sort key,
 // in Unix nanoseconds: FirstTime's, false for a key FirstTime refuses.
@@ -137,12 +144,18 @@ func (c *FirstTimes) Nanos(sk string) (int64, bool) {
 		return t.UnixNano(), ok
 	}
 	if !c.set || string(c.prefix) != sk[:i] {
-		if !itemenc.IsTimePrefix(sk[:i]) {
-			return 0, false
-		}
-		start, ok := c.days.PrefixNanos(sk[:i])
+		start, ok := c.starts[sk[:i]]
 		if !ok {
-			return 0, false
+			if !itemenc.IsTimePrefix(sk[:i]) {
+				return 0, false
+			}
+			if start, ok = c.days.PrefixNanos(sk[:i]); !ok {
+				return 0, false
+			}
+			if len(c.starts) >= firstTimesPrefixes || c.starts == nil {
+				c.starts = make(map[string]int64)
+			}
+			c.starts[strings.Clone(sk[:i])] = start
 		}
 		c.prefix, c.start, c.set = append(c.prefix[:0], sk[:i]...), start, true
 	}
