@@ -218,7 +218,7 @@ func (db *DB) aggregate(ctx context.Context, tenant string, q AggregateQuery, po
 	}
 	s := newBucketStream(&q)
 	spec := sourceSpec{tenant: tenant, q: q.eventQuery(), layout: pol.Layout.Kind, tables: tables}
-	if err := db.aggregateReads(ctx, spec, q.Series, &q, s.at, s.addItem, s.add); err != nil {
+	if err := db.aggregateReads(ctx, spec, q.Series, &q, s.at, s.addItem, s.add, nil); err != nil {
 		return nil, err
 	}
 	return s.done()
@@ -270,6 +270,8 @@ func (db *DB) aggregateEachSeries(ctx context.Context, tenant string, q Aggregat
 	for w := range own {
 		own[w] = map[int64]*agg.Summary{}
 		g.Go(func() error {
+			sum := newSummariser(&q, own[w])
+			defer sum.close()
 			// The worker's turn and CPU slot, held for series after
 			// series until cpuTurn has passed.
 			var done, slot func()
@@ -298,7 +300,7 @@ func (db *DB) aggregateEachSeries(ctx context.Context, tenant string, q Aggregat
 					done, since = turn, time.Now()
 				}
 				spec := sourceSpec{tenant: tenant, q: q.eventQuery(), layout: layout, tables: tables}
-				if err := db.summarise(gctx, spec, series[i], &q, own[w]); err != nil {
+				if err := db.summariseInto(gctx, spec, series[i], sum); err != nil {
 					return err
 				}
 				// A series' summary runs on the CPU without blocking
@@ -334,34 +336,72 @@ func (db *DB) aggregateEachSeries(ctx context.Context, tenant string, q Aggregat
 // summarise adds the events of one series of spec into summaries by the
 // start of their bucket of q (Unix nanos).
 func (db *DB) summarise(ctx context.Context, spec sourceSpec, series string, q *AggregateQuery, parts map[int64]*agg.Summary) error {
-	var cur *agg.Summary
-	var start, end int64 // cur's bucket's, Unix nanos
-	at := func(t int64) (*agg.Summary, int64, error) {
-		if cur == nil || t < start || t >= end {
-			s := q.bucketStart(time.Unix(0, t).UTC())
-			start, end = s.UnixNano(), q.bucketEnd(s).UnixNano()
-			if cur = parts[start]; cur == nil {
-				cur = &agg.Summary{Want: agg.NeedsOf(q.Funcs)}
-				parts[start] = cur
-			}
-		}
-		return cur, end, nil
-	}
-	var v *agg.FieldVisitor // made for the first row a walk meets
-	return db.aggregateReads(ctx, spec, series, q, at,
-		func(k agg.OrderKey, it storage.Iterator) error {
-			if v == nil {
-				v = agg.NewFieldVisitor(q.Fields)
-			}
-			p, _, _ := at(k.At)
-			return p.AddItem(k, it, v)
-		},
-		func(ev event.Event) error {
-			p, _, _ := at(ev.Time.UnixNano())
-			p.Add(ev, q.Fields)
-			return nil
-		})
+	s := newSummariser(q, parts)
+	defer s.close()
+	return db.summariseInto(ctx, spec, series, s)
 }
+
+// summariseInto adds the events of one series of spec to s.
+func (db *DB) summariseInto(ctx context.Context, spec sourceSpec, series string, s *summariser) error {
+	return db.aggregateReads(ctx, spec, series, s.q, s.bucketOf, s.addItem, s.addEvent, &s.its)
+}
+
+// summariser adds the events of series after series into summaries by
+// the start of their bucket of q (Unix nanos), parts: one worker's of
+// an aggregate of every series. It is made once per worker, with the
+// method values a read calls (bucketOf, addItem, addEvent) and the
+// iterators it moves from series to series (its), and its summary of
+// the last bucket met (cur) serves the next series too, parts being
+// one map.
+type summariser struct {
+	q          *AggregateQuery
+	parts      map[int64]*agg.Summary
+	cur        *agg.Summary
+	start, end int64             // cur's bucket's, Unix nanos
+	v          *agg.FieldVisitor // made for the first row a walk meets
+	its        partitionIterators
+	bucketOf   bucketOfTime
+	addItem    func(k agg.OrderKey, it storage.Iterator) error
+	addEvent   func(ev event.Event) error
+}
+
+func newSummariser(q *AggregateQuery, parts map[int64]*agg.Summary) *summariser {
+	s := &summariser{q: q, parts: parts}
+	s.bucketOf, s.addItem, s.addEvent = s.at, s.item, s.event
+	return s
+}
+
+// at returns the summary of the bucket of time t (Unix nanos), and the
+// bucket's end.
+func (s *summariser) at(t int64) (*agg.Summary, int64, error) {
+	if s.cur == nil || t < s.start || t >= s.end {
+		s.start, s.end = s.q.bucketSpan(t)
+		if s.cur = s.parts[s.start]; s.cur == nil {
+			s.cur = &agg.Summary{Want: agg.NeedsOf(s.q.Funcs)}
+			s.parts[s.start] = s.cur
+		}
+	}
+	return s.cur, s.end, nil
+}
+
+// item adds an event a walk reads in place.
+func (s *summariser) item(k agg.OrderKey, it storage.Iterator) error {
+	if s.v == nil {
+		s.v = agg.NewFieldVisitor(s.q.Fields)
+	}
+	p, _, _ := s.at(k.At)
+	return p.AddItem(k, it, s.v)
+}
+
+// event adds an event read whole.
+func (s *summariser) event(ev event.Event) error {
+	p, _, _ := s.at(ev.Time.UnixNano())
+	p.Add(ev, s.q.Fields)
+	return nil
+}
+
+// close closes the iterators s kept.
+func (s *summariser) close() { s.its.close() }
 
 // eventQuery is the read of the events an aggregate summarises.
 func (q *AggregateQuery) eventQuery() Query {

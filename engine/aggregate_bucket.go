@@ -106,6 +106,20 @@ func (q *AggregateQuery) bucketStart(t time.Time) time.Time {
 	return alignDown(t.Add(-q.Offset), q.Bucket).Add(q.Offset)
 }
 
+// bucketSpan returns the start and end (Unix nanoseconds) of the query
+// bucket holding t (Unix nanoseconds): bucketStart and bucketEnd's, in
+// integers for buckets of one length, through times for calendar ones.
+func (q *AggregateQuery) bucketSpan(t int64) (start, end int64) {
+	if q.Calendar.Unit != 0 {
+		s := q.bucketStart(time.Unix(0, t).UTC())
+		return s.UnixNano(), q.bucketEnd(s).UnixNano()
+	}
+	b, off := int64(q.Bucket), int64(q.Offset)
+	x := t - off
+	start = x - ((x%b)+b)%b + off // alignDown's, shifted by the offset
+	return start, start + b
+}
+
 // bucketEnd returns the end of the query bucket starting at start: the
 // start of the next.
 func (q *AggregateQuery) bucketEnd(start time.Time) time.Time {

@@ -38,10 +38,13 @@ import (
 // What a fold costs per chunk is kept to decoding it: a chunk's sort key
 // and stored form are copied from the store's buffers (Attrs' views, no
 // item made) into memory the fold keeps, its time read from the key once
-// (itemenc.TimeKeys, which parses a day once), the columns read into
+// (chunk.FirstTimes, which parses a window's time prefix once and a
+// day once), the columns read into
 // memory the fold keeps (chunk.ReadColumnsAt reuses a Columns', and
 // passes over the columns of fields not asked for), folds are pooled
-// between series (foldPool), and a chunk's events are added a bucket's
+// between series (foldPool), a worker of an aggregate of every series
+// moves its iterators from series to series (partitionIterators) and
+// keeps one summariser, and a chunk's events are added a bucket's
 // run at a time, a column of integers or decimals that every event has
 // as one int64 sum, min and max (agg.Summary.AddDecimals) where the
 // summary keeps only totals, and a column of floats through a cache of
@@ -86,34 +89,39 @@ type bucketOfTime func(t int64) (s *agg.Summary, end int64, err error)
 // aggregateReads reads the events of one series for an aggregate q: from
 // chunks' columns where columnWindow allows (foldColumns), else as a walk
 // of row items or the merge of events (walkOrMerge) hand them to item
-// and event. at returns the summary of the bucket of a time.
-func (db *DB) aggregateReads(ctx context.Context, spec sourceSpec, series string, q *AggregateQuery, at bucketOfTime, item func(k agg.OrderKey, it storage.Iterator) error, event func(ev event.Event) error) error {
+// and event. at returns the summary of the bucket of a time. its, when
+// not nil, are the iterators of the series read before, which a fold
+// moves to this one's partitions.
+func (db *DB) aggregateReads(ctx context.Context, spec sourceSpec, series string, q *AggregateQuery, at bucketOfTime, item func(k agg.OrderKey, it storage.Iterator) error, event func(ev event.Event) error, its *partitionIterators) error {
 	if window, ok := columnWindow(spec, q); ok {
-		return db.foldColumns(ctx, spec, series, q, window, at)
+		return db.foldColumns(ctx, spec, series, q, window, at, its)
 	}
 	return db.walkOrMerge(ctx, spec, series, q.Fields, item, event)
 }
 
 // foldColumns adds the events of one series of spec's chunk tables, of
-// chunk window window, to the summaries at returns.
-func (db *DB) foldColumns(ctx context.Context, spec sourceSpec, series string, q *AggregateQuery, window time.Duration, at bucketOfTime) error {
+// chunk window window, to the summaries at returns, reading its
+// partitions through its (partitionIterators.query).
+func (db *DB) foldColumns(ctx context.Context, spec sourceSpec, series string, q *AggregateQuery, window time.Duration, at bucketOfTime, its *partitionIterators) error {
 	from, to := spec.span()
 	f := foldPool.Get().(*columnFold)
 	defer f.release()
 	f.q, f.series, f.from, f.to, f.at = q, series, from.UnixNano(), to.UnixNano(), at
 	ps := f.parts[:0]
-	defer func() {
-		for _, p := range ps {
-			p.it.Close()
-		}
-	}()
-	low, high := chunk.LowKey(from, window), itemenc.HighKey(to)
+	if its == nil {
+		defer func() {
+			for _, p := range ps {
+				p.it.Close()
+			}
+		}()
+	}
+	low, high := its.rangeKeys(from, to, window)
 	for _, t := range spec.tables {
 		for shard := range t.shards {
 			sq := storage.Query{Table: t.name, PK: itemenc.PartitionKey(spec.tenant, spec.q.Table, series, shard), Low: low, High: high}
 			ps = f.partition(ps)
 			p := ps[len(ps)-1]
-			p.table, p.pk, p.scheme, p.it = t.name, sq.PK, t.entry.IDScheme(), db.itemsOf(t).Query(ctx, sq)
+			p.table, p.pk, p.scheme, p.it = t.name, sq.PK, t.entry.IDScheme(), its.query(ctx, db, t, len(ps)-1, sq)
 		}
 	}
 	f.parts = ps
@@ -267,7 +275,7 @@ func (f *columnFold) partition(ps []*columnPartition) []*columnPartition {
 	if len(ps) < cap(ps) {
 		ps = ps[:len(ps)+1]
 		if p := ps[len(ps)-1]; p != nil {
-			*p = columnPartition{sk: p.sk[:0], data: p.data[:0], times: p.times, copyData: p.copyData}
+			*p = columnPartition{sk: p.sk[:0], data: p.data[:0], times: p.times, firsts: p.firsts, copyData: p.copyData}
 			return ps
 		}
 	} else {
@@ -460,6 +468,7 @@ type columnPartition struct {
 	at        int64
 	timed     bool
 	times     itemenc.TimeKeys
+	firsts    chunk.FirstTimes
 	chunk     bool
 	data      []byte
 	item      storage.Item
@@ -484,8 +493,7 @@ func (p *columnPartition) next() error {
 			if err := p.it.Attrs(p.copyData); err != nil {
 				return fmt.Errorf("query table %q: %w", p.table, err)
 			}
-			first, ok := chunk.FirstTime(sk)
-			p.at, p.timed = first.UnixNano(), ok
+			p.at, p.timed = p.firsts.Nanos(sk)
 			p.sk, p.chunk, p.item, p.ok = append(p.sk[:0], sk...), true, storage.Item{}, true
 			return nil
 		case itemenc.IsRowSortKey(sk) || itemenc.IsMapSortKey(sk):

@@ -46,6 +46,19 @@
 //
 // All methods of a Store may be called from any number of goroutines at
 // once. An Iterator belongs to the goroutine that asked for it.
+//
+// # Reusing iterators
+//
+// A Query's Iterator may also be a Requerier (requery.go): it can be
+// pointed at another partition or range of its table, reading the
+// snapshot of its first query, in place of a new Query. Pebble's
+// iterators are, since making one takes the database's state and builds
+// a merge of its memtables and levels, which an aggregate of every
+// series would pay for each of thousands of partitions; DynamoDB's are
+// not, and a reader that finds no Requerier queries anew. A reader that
+// requeries holds a snapshot for as long as it keeps the iterator: an
+// aggregate keeps one per partition of a series, per worker, for the
+// aggregate's length.
 package storage
 
 import (

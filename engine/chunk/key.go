@@ -121,6 +121,57 @@ func FirstTime(sk string) (time.Time, bool) {
 	return start.Add(time.Duration(off)), true
 }
 
+// FirstTimes reads the first events' times of chunks' sort keys that
+// mostly share their windows with keys read before, as the chunks of one
+// partition do, a window's chunks one after another, and as the
+// partitions of many series over one range do: it parses a window's time
+// prefix once, keeping up to firstTimesPrefixes of them, and of each
+// short key then only its offset. A FirstTimes is used by one goroutine;
+// its zero value is ready.
+type FirstTimes struct {
+	prefix []byte // the last time prefix read, as in the key
+	start  int64  // its time, Unix nanoseconds
+	set    bool
+	starts map[string]int64 // the times of the prefixes parsed
+	days   itemenc.TimeKeys // parses a day's prefixes reading the day once
+}
+
+// firstTimesPrefixes is how many windows' prefixes a FirstTimes keeps:
+// a day's hours, or minutes of an hour, many times over.
+const firstTimesPrefixes = 4096
+
+// Nanos returns the time of a chunk's first event, from its sort key,
+// in Unix nanoseconds: FirstTime's, false for a key FirstTime refuses.
+func (c *FirstTimes) Nanos(sk string) (int64, bool) {
+	i := strings.IndexByte(sk[:min(len(sk), itemenc.TimeKeyLen+1)], SortKeySep)
+	if i <= 0 || i == itemenc.TimeKeyLen || len(sk)-i-1 < sumChars+1 {
+		// Not a short key: a long one, read whole, or no chunk's.
+		t, ok := FirstTime(sk)
+		return t.UnixNano(), ok
+	}
+	if !c.set || string(c.prefix) != sk[:i] {
+		start, ok := c.starts[sk[:i]]
+		if !ok {
+			if !itemenc.IsTimePrefix(sk[:i]) {
+				return 0, false
+			}
+			if start, ok = c.days.PrefixNanos(sk[:i]); !ok {
+				return 0, false
+			}
+			if len(c.starts) >= firstTimesPrefixes || c.starts == nil {
+				c.starts = make(map[string]int64)
+			}
+			c.starts[strings.Clone(sk[:i])] = start
+		}
+		c.prefix, c.start, c.set = append(c.prefix[:0], sk[:i]...), start, true
+	}
+	off, ok := parseOffset(sk[i+1 : len(sk)-sumChars])
+	if !ok || off > uint64(math.MaxInt64-c.start) {
+		return 0, false
+	}
+	return c.start + int64(off), true
+}
+
 // KeyTime returns the time of an item of events' sort key: a chunk's
 // first event's, or the time a row or map item's key starts with.
 func KeyTime(sk string) (time.Time, bool) {
@@ -173,19 +224,29 @@ func appendOffset(dst []byte, ns uint64) []byte {
 	return append(dst, offsetDigits[2*digits[last]-1])
 }
 
+// letterAt returns the index of c in letters, a run of consecutive
+// letters (offsetWidths, offsetDigits), or -1: strings.IndexByte of such
+// a run, as arithmetic.
+func letterAt(letters string, c byte) int {
+	if c < letters[0] || c > letters[len(letters)-1] {
+		return -1
+	}
+	return int(c - letters[0])
+}
+
 // parseOffset reads what appendOffset writes, and refuses anything else.
 func parseOffset(s string) (uint64, bool) {
 	if s == "" {
 		return 0, false
 	}
-	width := strings.IndexByte(offsetWidths, s[0])
+	width := letterAt(offsetWidths, s[0])
 	digits := s[1:]
 	if width < 0 || width == 0 != (digits == "") || len(digits) > width {
 		return 0, false
 	}
 	var v uint64
 	for j := 0; j < len(digits); j++ {
-		k := strings.IndexByte(offsetDigits, digits[j])
+		k := letterAt(offsetDigits, digits[j])
 		last := k%2 == 1
 		if k < 0 || last != (j == len(digits)-1) || j == 0 && k == 0 {
 			return 0, false // not a digit, a last one inside, or a leading zero

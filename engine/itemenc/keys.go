@@ -300,6 +300,18 @@ func (c *TimeKeys) Nanos(s string) (int64, bool) {
 	return t.UnixNano(), true
 }
 
+// PrefixNanos returns the time of a time prefix p, or a whole time
+// key, in Unix nanoseconds, as ParseTimePrefix reads it: the day read
+// once, as Nanos reads it.
+func (c *TimeKeys) PrefixNanos(p string) (int64, bool) {
+	if len(p) > TimeKeyLen || len(p) == 0 || len(p) < TimeKeyLen && strings.IndexByte("0T:.Z", p[len(p)-1]) >= 0 {
+		return 0, false
+	}
+	var key [TimeKeyLen]byte
+	copy(key[copy(key[:], p):], leastTimeKey[len(p):])
+	return c.Nanos(string(key[:]))
+}
+
 var validName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,255}$`)
 
 // ValidTableName reports whether a logical table name is valid: 1 to 255

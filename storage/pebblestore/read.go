@@ -62,41 +62,102 @@ func (s *Store) Query(ctx context.Context, q storage.Query) storage.Iterator {
 		s.gate.Exit()
 		return errIterator(fmt.Errorf("query table %q: %w", q.Table, storage.ErrTableNotFound))
 	}
-	prefix := appendPartitionPrefix(nil, t.id, q.PK)
-	lower := append(prefix[:len(prefix):len(prefix)], q.Low...)
-	var upper []byte
-	if q.High == "" {
-		upper = keySuccessor(prefix)
-	} else {
-		upper = append(append(prefix[:len(prefix):len(prefix)], q.High...), 0)
+	it := &iterator{table: q.Table, tableID: t.id}
+	if !it.point(ctx, q) {
+		s.gate.Exit()
+		return it
 	}
+	return s.open(it, it.lower, it.upper)
+}
+
+// A Query's iterator moves from partition to partition.
+var _ storage.Requerier = (*iterator)(nil)
+
+// Requery points the iterator at q, a query of its table, in the
+// snapshot it reads (storage.Requerier): it moves its Pebble iterator's
+// bounds (SetBounds), where Query would make a new one. It reports false
+// for a query of another table, and for an iterator that failed, was
+// closed, is a scan's or has no Pebble iterator (a query whose range held
+// no keys).
+func (it *iterator) Requery(ctx context.Context, q storage.Query) bool {
+	if it.pi == nil || it.scan || it.Failure != nil || q.Table != it.table {
+		return false
+	}
+	if q.Filter != nil && q.ValidateFilter() != nil {
+		return false // Query reports it
+	}
+	if it.point(ctx, q) {
+		it.pi.SetBounds(it.lower, it.upper)
+		it.pi.SetContext(ctx)
+	}
+	return true
+}
+
+// point makes the iterator that of q, from its first item, and sets its
+// bounds (lower, upper) to q's keys in its table (tableID): the
+// partition's prefix with Low, and with High and a zero byte or the
+// prefix's successor, narrowed by After. It reports false, the iterator
+// done, when the range holds no keys.
+func (it *iterator) point(ctx context.Context, q storage.Query) bool {
+	buf := appendPartitionPrefix(it.bounds[:0], it.tableID, q.PK)
+	prefix := len(buf)
+	buf = append(append(buf, buf[:prefix]...), q.Low...)
+	lowEnd := len(buf)
+	if q.High == "" {
+		// The prefix's successor: it starts with dataPrefix, so it is
+		// not all 0xff.
+		i := prefix - 1
+		for buf[i] == 0xff {
+			i--
+		}
+		buf = append(buf, buf[:i+1]...)
+		buf[len(buf)-1]++
+	} else {
+		buf = append(append(append(buf, buf[:prefix]...), q.High...), 0)
+	}
+	highEnd := len(buf)
 	if q.After != "" {
-		after := append(prefix[:len(prefix):len(prefix)], q.After...)
+		buf = append(append(buf, buf[:prefix]...), q.After...)
+		if !q.Desc {
+			buf = append(buf, 0)
+		}
+	}
+	it.bounds = buf
+	lower, upper := buf[prefix:lowEnd], buf[lowEnd:highEnd]
+	if q.After != "" {
+		after := buf[highEnd:]
 		if q.Desc {
 			upper = minKey(upper, after)
 		} else {
-			lower = maxKey(lower, append(after, 0))
+			lower = maxKey(lower, after)
 		}
 	}
-	it := &iterator{
-		ctx:    ctx,
-		table:  q.Table,
-		pk:     q.PK,
-		skFrom: len(prefix),
-		desc:   q.Desc,
-		limit:  q.Limit,
-		attrs:  q.Attrs,
-		filter: q.Filter,
+	it.lower, it.upper = lower, upper
+	*it = iterator{
+		ctx:     ctx,
+		table:   q.Table,
+		tableID: it.tableID,
+		pi:      it.pi,
+		release: it.release,
+		pk:      q.PK,
+		skFrom:  prefix,
+		desc:    q.Desc,
+		limit:   q.Limit,
+		attrs:   q.Attrs,
+		filter:  q.Filter,
+		bounds:  it.bounds,
+		lower:   it.lower,
+		upper:   it.upper,
+		buf:     it.buf,
 	}
 	if q.Filter != nil && q.Attrs != nil {
 		it.matched = q.Filter.AppendAttrs(slices.Clone(q.Attrs))
 	}
 	if bytes.Compare(lower, upper) >= 0 {
-		s.gate.Exit()
 		it.done = true
-		return it
+		return false
 	}
-	return s.open(it, lower, upper)
+	return true
 }
 
 // Scan returns an iterator over every item of the table, in key order,
@@ -259,7 +320,9 @@ const ctxCheckEvery = 256
 type iterator struct {
 	ctx   context.Context
 	table string
-	pi    *pebble.Iterator // nil when there was nothing to open
+	// tableID is a Query's table's, for its keys (Requery).
+	tableID uint64
+	pi      *pebble.Iterator // nil when there was nothing to open
 	// release ends the store operation the iterator holds open; nil once
 	// called.
 	release func()
@@ -275,6 +338,9 @@ type iterator struct {
 	// attributes the filter reads: what an item is decoded with to be
 	// matched.
 	matched []string
+	// bounds holds a Query's lower and upper bounds, which Pebble
+	// copies: its memory is the next Requery's.
+	bounds, lower, upper []byte
 
 	started bool
 	done    bool

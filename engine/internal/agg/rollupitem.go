@@ -18,6 +18,7 @@ const rollupFormat = "2"
 func (p *Summary) Encode() map[string]any {
 	fields := make(map[string]any, len(p.fields)+1)
 	for name, fp := range p.all() {
+		fp.flushSum()
 		m := map[string]any{
 			"count": json.Number(strconv.FormatInt(fp.count, 10)),
 			"first": fp.first, "first_t": fp.firstK.sortKey(),

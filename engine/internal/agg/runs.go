@@ -47,10 +47,20 @@ func (p *Summary) AddDecimals(name string, ms []int64, scale int) bool {
 	if fp.nonnum || !p.Want.totals() {
 		return true
 	}
+	// The run's total is tm times 10^te, at the exponent of its values'
+	// canonical texts, as AddDecimal's additions leave it. A summary's
+	// first values set its sum, min and max, as total does; then it
+	// adds only what it keeps, its sum through the pending part
+	// (addSum).
+	tm, te := sum/pow10[scale-canon], -int32(canon)
 	var total, least, most apd.Decimal
-	total.SetFinite(sum/pow10[scale-canon], -int32(canon))
-	setCanonical(&least, lo, scale)
-	setCanonical(&most, hi, scale)
+	if first {
+		total.SetFinite(tm, te)
+	}
+	if first || !p.Want.noMinMax {
+		setCanonical(&least, lo, scale)
+		setCanonical(&most, hi, scale)
+	}
 	if first {
 		fp.sum.Set(&total)
 		fp.min.Set(&least)
@@ -58,7 +68,7 @@ func (p *Summary) AddDecimals(name string, ms []int64, scale int) bool {
 		return true
 	}
 	if !p.Want.noSum {
-		addDecimal(&fp.sum, &total)
+		fp.addSum(tm, te)
 	}
 	if !p.Want.noMinMax {
 		if least.Cmp(&fp.min) < 0 {

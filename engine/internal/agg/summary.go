@@ -54,6 +54,62 @@ type fieldSummary struct {
 	sk *sketches
 	// float is the last float AddFloat added, once one was.
 	float *lastFloat
+	// pend, when pending, is a part of the sum not yet in sum: runs'
+	// totals (AddDecimals) added in an int64 while they fit, which
+	// flushSum adds to sum before anything reads it.
+	pend    pendingSum
+	pending bool
+}
+
+// pendingSum is m times 10^exp.
+type pendingSum struct {
+	m   int64
+	exp int32
+}
+
+// addSum adds m times 10^exp to the sum: to the pending part while
+// their sum fits an int64, to the exponent of the finer (as apd's exact
+// addition aligns them), else the pending part goes to sum and m starts
+// the next. Exact decimal addition is associative, so the sum and its
+// exponent (the least of its terms') are those of adding each to sum.
+func (fp *fieldSummary) addSum(m int64, exp int32) {
+	if fp.pending {
+		e := min(fp.pend.exp, exp)
+		a, ok1 := scaleSmall(fp.pend.m, fp.pend.exp-e)
+		b, ok2 := scaleSmall(m, exp-e)
+		if c := a + b; ok1 && ok2 && !((a > 0 && b > 0 && c < 0) || (a < 0 && b < 0 && c >= 0)) {
+			fp.pend = pendingSum{c, e}
+			return
+		}
+		fp.flushSum()
+	}
+	fp.pend, fp.pending = pendingSum{m, exp}, true
+}
+
+// addToSum adds x to the sum: to its pending part when x's coefficient
+// fits an int64 (addSum), else to sum.
+func (fp *fieldSummary) addToSum(x *apd.Decimal) {
+	if x.Form == apd.Finite && x.Coeff.IsInt64() {
+		m := x.Coeff.Int64()
+		if x.Negative {
+			m = -m
+		}
+		fp.addSum(m, x.Exponent)
+		return
+	}
+	fp.flushSum()
+	addDecimal(&fp.sum, x)
+}
+
+// flushSum adds the pending part of the sum to sum.
+func (fp *fieldSummary) flushSum() {
+	if !fp.pending {
+		return
+	}
+	var x apd.Decimal
+	x.SetFinite(fp.pend.m, fp.pend.exp)
+	addDecimal(&fp.sum, &x)
+	fp.pend, fp.pending = pendingSum{}, false
 }
 
 // OrderKey places an event in the merge's order: by time (Unix
@@ -312,7 +368,7 @@ func (fp *fieldSummary) total(x *apd.Decimal, w Needs) {
 		return
 	}
 	if !w.noSum {
-		addDecimal(&fp.sum, x)
+		fp.addToSum(x)
 	}
 	if !w.noMinMax {
 		if x.Cmp(&fp.min) < 0 {
@@ -338,6 +394,8 @@ func (p *Summary) Merge(o *Summary, fields []string) {
 
 // merge adds o's summary of the same field; o holds at least one value.
 func (fp *fieldSummary) merge(o *fieldSummary) {
+	fp.flushSum()
+	o.flushSum()
 	if fp.count == 0 || o.firstK.less(fp.firstK) {
 		fp.first, fp.firstK = o.first, o.firstK
 	}
@@ -382,6 +440,7 @@ func (p *Summary) Bucket(b Bucket, start time.Time, fields, funcs []string, nume
 		if fp == nil || fp.count == 0 {
 			continue
 		}
+		fp.flushSum()
 		if numeric && fp.nonnum {
 			return Bucket{}, fmt.Errorf("field %q holds a value that is not a number in the bucket starting %s%s: sum, min, max, avg, percentiles, delta and rate need numbers",
 				name, start.Format(time.RFC3339Nano), fp.notNumber.String())
