@@ -492,10 +492,10 @@ func (db *DB) prepare(tenant, table string, pol family.TablePolicy, events event
 }
 
 // prepareSpan is prepare for the events of span, whose items it
-// returns. The items of the events a chunk takes (bareRow) are made
-// without attributes, and without keys for an event without a client
-// id; when the items are not kept (keep unset: a caller that only checks
-// the events), those events' items are not made at all.
+// returns, when keep is set; a caller that only checks the events
+// leaves it unset. The items of the events a chunk takes (bareRow) are
+// made without attributes, and without keys for an event without a
+// client id; when the items are not kept, not at all.
 func (db *DB) prepareSpan(tenant, table string, pol family.TablePolicy, events event.Batch, span []int, now time.Time, keep bool) ([]pending, error) {
 	f, layout := pol.Family, pol.Layout
 	var problems []event.Problem
@@ -601,7 +601,9 @@ func (db *DB) prepareSpan(tenant, table string, pol family.TablePolicy, events e
 				continue
 			}
 		}
-		items = append(items, p)
+		if keep {
+			items = append(items, p)
+		}
 	}
 	if problems != nil {
 		return nil, &event.BatchError{Problems: problems}
