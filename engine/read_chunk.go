@@ -56,10 +56,11 @@ func (s *source) fillWindow(first sourceItem) error {
 	// window's (chunk.LowKey).
 	low := chunk.LowKey(time.Unix(0, start).UTC(), s.window)
 	high := chunk.LowKey(time.Unix(0, start+int64(s.window)).UTC(), s.window)
-	if s.items == nil {
-		s.items = make([]sourceItem, 0, 64)
+	lw := s.spare.reset(s.q.PK, s.q.Desc)
+	s.spare = nil
+	if err := lw.add(first, &s.win, &s.spans); err != nil {
+		return err
 	}
-	items := append(s.items[:0], first)
 	s.boundWindow(start)
 	for {
 		e, ok, err := s.nextItem()
@@ -70,19 +71,17 @@ func (s *source) fillWindow(first sourceItem) error {
 			break
 		}
 		if e.item.SK < low || e.item.SK >= high {
-			s.pending = &e
+			s.ahead = e
+			s.pending = &s.ahead
 			break
 		}
-		items = append(items, e)
+		if err := lw.add(e, &s.win, &s.spans); err != nil {
+			return err
+		}
 	}
 	s.unboundWindow()
-	lw, err := s.spare.reset(s.q.PK, items, &s.win, s.q.Desc, &s.spans)
-	clear(items)
-	s.items = items[:0]
-	if err != nil {
-		return err
-	}
-	s.lazy, s.spare = lw, nil
+	lw.order()
+	s.lazy = lw
 	return s.fillLazy()
 }
 
