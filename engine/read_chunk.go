@@ -1,9 +1,7 @@
 package engine
 
 import (
-	"bytes"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/timetabledb/timetable/engine/chunk"
@@ -131,13 +129,25 @@ func (s *source) readChunk(it storage.Iterator) (sourceItem, error) {
 		sk := it.SortKey()
 		sp, ok, err := s.spans.ChunkSpan(sk, data)
 		if err == nil && (!ok || !s.win.mayHold(sp)) {
-			return sourceItem{item: storage.Item{SK: strings.Clone(sk)}, left: true}, nil
+			return sourceItem{item: storage.Item{SK: s.copyKey(sk)}, left: true}, nil
 		}
 		if err == nil {
-			return sourceItem{item: storage.Item{SK: strings.Clone(sk)}, data: bytes.Clone(data), span: sp, spanned: true}, nil
+			return sourceItem{item: storage.Item{SK: s.copyKey(sk)}, data: s.copyData(data), span: sp, spanned: true}, nil
 		}
 	}
 	return sourceItem{item: it.Item()}, it.Err()
+}
+
+// copyData copies a chunk's stored form into the source's arena (see
+// maxChunk), where it stays until the source is done with it, and
+// returns the copy.
+func (s *source) copyData(data []byte) []byte {
+	if cap(s.arena)-len(s.arena) < len(data) {
+		s.arena = make([]byte, 0, max(len(data), min(2*cap(s.arena), maxChunk)))
+	}
+	start := len(s.arena)
+	s.arena = append(s.arena, data...)
+	return s.arena[start:len(s.arena):len(s.arena)]
 }
 
 // projectAll keeps of fields those the query returns, all when it names

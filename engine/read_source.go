@@ -47,7 +47,9 @@ type source struct {
 	// json, for a read that writes its events as JSON (DB.QueryJSON) of a
 	// partition read as row-layout, takes each row item straight to its
 	// event's JSON (source.readItem), written by a pooled fieldWriter into
-	// chunks of arena, and its sort key into chunks of keys.
+	// chunks of arena, and its sort key into chunks of keys. A source
+	// read a window at a time copies its chunks' keys and stored forms
+	// there too (source.readChunk).
 	json  bool
 	arena []byte
 	keys  strings.Builder
