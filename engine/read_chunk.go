@@ -1,9 +1,7 @@
 package engine
 
 import (
-	"bytes"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/timetabledb/timetable/engine/chunk"
@@ -57,10 +55,11 @@ func (s *source) fillWindow(first sourceItem) error {
 	// window's (chunk.LowKey).
 	low := chunk.LowKey(time.Unix(0, start).UTC(), s.window)
 	high := chunk.LowKey(time.Unix(0, start+int64(s.window)).UTC(), s.window)
-	if s.items == nil {
-		s.items = make([]sourceItem, 0, 64)
+	lw := s.spare.reset(s.q.PK, s.q.Desc)
+	s.spare = nil
+	if err := lw.add(first, &s.win, &s.spans); err != nil {
+		return err
 	}
-	items := append(s.items[:0], first)
 	s.boundWindow(start)
 	for {
 		e, ok, err := s.nextItem()
@@ -71,19 +70,17 @@ func (s *source) fillWindow(first sourceItem) error {
 			break
 		}
 		if e.item.SK < low || e.item.SK >= high {
-			s.pending = &e
+			s.ahead = e
+			s.pending = &s.ahead
 			break
 		}
-		items = append(items, e)
+		if err := lw.add(e, &s.win, &s.spans); err != nil {
+			return err
+		}
 	}
 	s.unboundWindow()
-	lw, err := s.spare.reset(s.q.PK, items, &s.win, s.q.Desc, &s.spans)
-	clear(items)
-	s.items = items[:0]
-	if err != nil {
-		return err
-	}
-	s.lazy, s.spare = lw, nil
+	lw.order()
+	s.lazy = lw
 	return s.fillLazy()
 }
 
@@ -133,13 +130,25 @@ func (s *source) readChunk(it storage.Iterator) (sourceItem, error) {
 		sk := it.SortKey()
 		sp, ok, err := s.spans.ChunkSpan(sk, data)
 		if err == nil && (!ok || !s.win.mayHold(sp)) {
-			return sourceItem{item: storage.Item{SK: strings.Clone(sk)}, left: true}, nil
+			return sourceItem{item: storage.Item{SK: s.copyKey(sk)}, left: true}, nil
 		}
 		if err == nil {
-			return sourceItem{item: storage.Item{SK: strings.Clone(sk)}, data: bytes.Clone(data), span: sp, spanned: true}, nil
+			return sourceItem{item: storage.Item{SK: s.copyKey(sk)}, data: s.copyData(data), span: sp, spanned: true}, nil
 		}
 	}
 	return sourceItem{item: it.Item()}, it.Err()
+}
+
+// copyData copies a chunk's stored form into the source's arena (see
+// maxChunk), where it stays until the source is done with it, and
+// returns the copy.
+func (s *source) copyData(data []byte) []byte {
+	if cap(s.arena)-len(s.arena) < len(data) {
+		s.arena = make([]byte, 0, max(len(data), min(2*cap(s.arena), maxChunk)))
+	}
+	start := len(s.arena)
+	s.arena = append(s.arena, data...)
+	return s.arena[start:len(s.arena):len(s.arena)]
 }
 
 // projectAll keeps of fields those the query returns, all when it names

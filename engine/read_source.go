@@ -47,7 +47,9 @@ type source struct {
 	// json, for a read that writes its events as JSON (DB.QueryJSON) of a
 	// partition read as row-layout, takes each row item straight to its
 	// event's JSON (source.readItem), written by a pooled fieldWriter into
-	// chunks of arena, and its sort key into chunks of keys.
+	// chunks of arena, and its sort key into chunks of keys. A source
+	// read a window at a time copies its chunks' keys and stored forms
+	// there too (source.readChunk).
 	json  bool
 	arena []byte
 	keys  strings.Builder
@@ -71,12 +73,13 @@ type source struct {
 	window time.Duration
 	scheme event.IDScheme
 	// lazy is the window being read (read_window.go), nil between
-	// windows; spans reads its items' spans. items and spare are the
-	// memory of the next window's items and reading, reused.
+	// windows; spans reads its items' spans. spare is the memory of the
+	// next window's reading, reused, and ahead the item of the next
+	// window that pending points to.
 	lazy  *lazyWindow
 	spans chunk.SpanReader
-	items []sourceItem
 	spare *lazyWindow
+	ahead sourceItem
 	// bounds, while a source read item by item reads the rest of a
 	// window, holds q's Low and High, which are cut to the window so that
 	// no page reads past it (boundWindow), and end the key its

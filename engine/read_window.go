@@ -44,6 +44,8 @@ type lazyWindow struct {
 	// in the order they are decoded; next is the first not decoded yet.
 	items []spanItem
 	next  int
+	// read counts the items added, those left out too.
+	read int
 	// held are the events decoded and not returned, in ascending merge
 	// order, each once.
 	held []heldEvent
@@ -69,37 +71,46 @@ type heldEvent struct {
 	read int
 }
 
-// reset returns the lazy reading of a window's items, as read (in the
-// query's order): those whose spans may hold an event of the selection,
-// ordered to decode. An item's span is read here unless the source read
-// it (source.readChunk). It reuses w's memory, w a window read to its
-// end or nil.
-func (w *lazyWindow) reset(pk string, items []sourceItem, win *selection, desc bool, spans *chunk.SpanReader) (*lazyWindow, error) {
+// reset returns w, a window read to its end or nil, made ready to read
+// a window of partition pk in the query's order (desc): add takes its
+// items as read, order orders them to decode.
+func (w *lazyWindow) reset(pk string, desc bool) *lazyWindow {
 	if w == nil {
 		w = &lazyWindow{}
 	}
-	w.desc, w.pk, w.next, w.items, w.held = desc, pk, 0, slices.Grow(w.items[:0], len(items)), w.held[:0]
-	for i, e := range items {
-		if e.left {
-			continue // its span missed the selection (source.readChunk)
-		}
-		it, sp, ok := e.item, e.span, e.spanned
-		if !ok {
-			var err error
-			if sp, ok, err = spans.Span(it); err != nil {
-				return nil, fmt.Errorf("chunk %q %q: %w", it.PK, it.SK, err)
-			}
-		}
-		if ok && win.mayHold(sp) {
-			w.items = append(w.items, spanItem{item: it, data: e.data, span: sp, read: i})
+	w.desc, w.pk, w.next, w.read, w.items, w.held = desc, pk, 0, 0, w.items[:0], w.held[:0]
+	return w
+}
+
+// add takes the window's next item as read, if its span may hold an
+// event of the selection; its span is read here unless the source read
+// it (source.readChunk).
+func (w *lazyWindow) add(e sourceItem, win *selection, spans *chunk.SpanReader) error {
+	read := w.read
+	w.read++
+	if e.left {
+		return nil // its span missed the selection (source.readChunk)
+	}
+	it, sp, ok := e.item, e.span, e.spanned
+	if !ok {
+		var err error
+		if sp, ok, err = spans.Span(it); err != nil {
+			return fmt.Errorf("chunk %q %q: %w", it.PK, it.SK, err)
 		}
 	}
-	if desc {
+	if ok && win.mayHold(sp) {
+		w.items = append(w.items, spanItem{item: it, data: e.data, span: sp, read: read})
+	}
+	return nil
+}
+
+// order puts the items added in the order to decode them.
+func (w *lazyWindow) order() {
+	if w.desc {
 		slices.SortStableFunc(w.items, func(a, b spanItem) int { return cmp.Compare(b.span.Last, a.span.Last) })
 	} else {
 		slices.SortStableFunc(w.items, func(a, b spanItem) int { return cmp.Compare(a.span.First, b.span.First) })
 	}
-	return w, nil
 }
 
 // mayHold reports whether an item of span sp may hold an event of the

@@ -157,12 +157,11 @@ func TestLazyWindowIsTheWholeWindow(t *testing.T) {
 					}
 				}
 				var spans chunk.SpanReader
-				var read []sourceItem
+				lw := (*lazyWindow)(nil).reset("", desc)
 				for _, it := range cloneItems(items) {
-					read = append(read, sourceItem{item: it})
+					require.NoError(t, lw.add(sourceItem{item: it}, &sel, &spans))
 				}
-				lw, err := (*lazyWindow)(nil).reset("", read, &sel, desc, &spans)
-				require.NoError(t, err)
+				lw.order()
 				var got []itemenc.DecodedEvent
 				for !lw.done() {
 					n := len(got)
