@@ -117,7 +117,18 @@
 // Parquet column does not keep exactly (package parquetfile's File says
 // which: a null in a typed column, a double column's numbers, binary
 // inside fields_json) read back otherwise, and rollups are not archived:
-// an aggregate over an archived period is computed from its events. It
+// an aggregate over an archived period is computed from its events.
+// Whatever the table's layout, the reader answers a partition with row
+// items, one an event, an event the archive holds twice (two chunks of a
+// window held it, and the archive keeps what the table held) once, the
+// first in the files' order, as a read of the chunks keeps it; and the
+// engine reads an archived table's partitions as the row layout's, in
+// pages of as many events as it expects to need. Read a chunk window at
+// a time, from pages that start at one item (right for chunks, of which
+// one holds the window), an hour of 60 rows took seven queries of the
+// archive, each decoding the partition's row groups again. An archive of
+// a chunk table and one of the same events in rows are the same Parquet,
+// row groups and statistics alike, and are read alike. It
 // reads every generation of a table that was archived: the engine passes
 // the earlier ones that the registry entry records
 // (registry.Entry.PastArchives). A query of a logical table's series

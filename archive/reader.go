@@ -9,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -32,7 +33,10 @@ import (
 // the series and the time range: the archive writes them sorted by
 // tenant, table, series and time, in row groups of ParquetRowGroupRows.
 // Its events come back as row items, whatever the table's layout was, in
-// the order, range, projection, filter and limit of the query. A query
+// the order, range, projection, filter and limit of the query; an event
+// the archive holds twice (two chunks of a window held it) comes back
+// once, so that the engine reads an archived table of the chunk layout
+// as one of rows. A query
 // of the series index lists the series of the files. Other items
 // (rollups, their version markers) are not archived in Parquet: their
 // queries find none.
@@ -170,8 +174,8 @@ func (c *Reader) Query(ctx context.Context, targetURL, table string, generation 
 	return newReaderIterator(items, q)
 }
 
-// items returns the items of q's partition, unsorted and unbounded by
-// the query's keys.
+// items returns the items of q's partition, unsorted, unbounded by the
+// query's keys, unfiltered and unprojected (newReaderIterator).
 func (c *Reader) items(ctx context.Context, targetURL, table string, generation int64, shards int, q storage.Query) ([]storage.Item, error) {
 	tenant, logical, series, shard, err := itemenc.ParsePartitionKey(q.PK)
 	if err != nil {
@@ -187,12 +191,22 @@ func (c *Reader) items(ctx context.Context, targetURL, table string, generation 
 		return nil, err
 	}
 	defer c.release(t)
-	sel := parquetfile.Selection{Tenant: tenant, Table: logical, Series: series, From: time.Unix(0, 0).UTC(), To: time.Unix(1<<62, 0).UTC()}
+	sel := parquetfile.Selection{Tenant: tenant, Table: logical, Series: series, From: time.Unix(0, 0).UTC(), To: time.Unix(0, math.MaxInt64).UTC()}
 	if from, ok := keyTime(q.Low); ok {
 		sel.From = from
 	}
 	if to, ok := keyTime(q.High); ok {
 		sel.To = to
+	}
+	// A page after the first reads on from its cursor: the row groups
+	// of the events before it (after it, descending) are not decoded
+	// again.
+	if after, ok := keyTime(q.After); ok {
+		if q.Desc {
+			sel.To = minTime(sel.To, after)
+		} else {
+			sel.From = maxTime(sel.From, after)
+		}
 	}
 	var out []storage.Item
 	for i, f := range t.files {
@@ -200,18 +214,7 @@ func (c *Reader) items(ctx context.Context, targetURL, table string, generation 
 			if itemenc.Shard(e.ID, shards) != shard {
 				return nil
 			}
-			item := storage.Item{PK: q.PK, SK: itemenc.SortKey(e.Time, e.ID), Attrs: e.Fields}
-			if q.Filter != nil && !q.Filter.Match(item.Attrs) {
-				return nil
-			}
-			if q.Attrs != nil {
-				for name := range item.Attrs {
-					if !slices.Contains(q.Attrs, name) {
-						delete(item.Attrs, name)
-					}
-				}
-			}
-			out = append(out, item)
+			out = append(out, storage.Item{PK: q.PK, SK: itemenc.SortKey(e.Time, e.ID), Attrs: e.Fields})
 			return nil
 		})
 		if err != nil {
@@ -219,6 +222,20 @@ func (c *Reader) items(ctx context.Context, targetURL, table string, generation 
 		}
 	}
 	return out, nil
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // keyTime returns the time a sort key bound starts with, if it does: a
@@ -494,9 +511,16 @@ type readerIterator struct {
 }
 
 func newReaderIterator(items []storage.Item, q storage.Query) *readerIterator {
-	slices.SortFunc(items, func(a, b storage.Item) int { return strings.Compare(a.SK, b.SK) })
+	// An event that two chunks of the table held is in the archive twice,
+	// with the same sort key: kept once, the first in the files' order,
+	// as a read of the chunks keeps the first (chunk.WindowEvents).
+	slices.SortStableFunc(items, func(a, b storage.Item) int { return strings.Compare(a.SK, b.SK) })
+	items = slices.CompactFunc(items, func(a, b storage.Item) bool { return a.SK == b.SK })
 	items = slices.DeleteFunc(items, func(it storage.Item) bool {
 		if q.Low != "" && it.SK < q.Low || q.High != "" && it.SK > q.High {
+			return true
+		}
+		if q.Filter != nil && !q.Filter.Match(it.Attrs) {
 			return true
 		}
 		if q.After != "" {
@@ -514,6 +538,15 @@ func newReaderIterator(items []storage.Item, q storage.Query) *readerIterator {
 	if q.Limit > 0 && len(items) > q.Limit {
 		it.items = items[:q.Limit]
 		it.Limited, it.ResumeAfter = true, items[q.Limit-1].SK
+	}
+	if q.Attrs != nil {
+		for _, item := range it.items {
+			for name := range item.Attrs {
+				if !slices.Contains(q.Attrs, name) {
+					delete(item.Attrs, name)
+				}
+			}
+		}
 	}
 	return it
 }

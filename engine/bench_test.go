@@ -376,3 +376,77 @@ func BenchmarkAggregatePeerOneSeries(b *testing.B) {
 func BenchmarkAggregatePeerOneSeriesPacked(b *testing.B) {
 	benchPeerAggregate(b, true, "sensor-0007", 0, peerDays*24*time.Hour, 168)
 }
+
+// embeddedDB writes the shape of make bench's embedded part to a DB of
+// the layout (chunks of an hour): 200,000 events 1 ms apart over 100
+// series, in writes of 1,000, so each series has some 200 chunks of ten
+// events in one window.
+func embeddedDB(b *testing.B, layout family.Layout) (*engine.DB, time.Time, time.Time) {
+	from := time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC)
+	const n = 200000
+	db, _ := benchWindowDB(b, from.Add(n*time.Millisecond), layout, time.Hour)
+	ctx := context.Background()
+	for i := 0; i < n; i += 1000 {
+		if _, err := db.Write(ctx, "bench", "t", benchEvents(1000, 100, from.Add(time.Duration(i)*time.Millisecond))); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return db, from, from.Add(n * time.Millisecond)
+}
+
+// benchLatest10 asks for the newest ten events of one series at a time,
+// as make bench's latest-10 figure does.
+func benchLatest10(b *testing.B, layout family.Layout) {
+	db, _, end := embeddedDB(b, layout)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		q := engine.Query{Table: "t", Series: fmt.Sprintf("dev-%04d", i%100), From: end.Add(-time.Hour), To: end, Desc: true, Limit: 10}
+		p, err := db.Query(ctx, "bench", q)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(p.Events) != 10 {
+			b.Fatalf("got %d events", len(p.Events))
+		}
+	}
+}
+
+// BenchmarkLatest10Chunks is the latest ten events of a series of 200
+// chunks in one window.
+func BenchmarkLatest10Chunks(b *testing.B) { benchLatest10(b, family.LayoutChunk) }
+
+// BenchmarkLatest10Rows is BenchmarkLatest10Chunks on the row layout.
+func BenchmarkLatest10Rows(b *testing.B) { benchLatest10(b, family.LayoutRow) }
+
+// benchRangePaged reads every event of every series as JSON, in pages of
+// 10,000, as make bench's range read does.
+func benchRangePaged(b *testing.B, layout family.Layout) {
+	db, from, end := embeddedDB(b, layout)
+	ctx := context.Background()
+	b.ReportAllocs()
+	events := 0
+	var buf []byte
+	for b.Loop() {
+		q := engine.Query{Table: "t", From: from, To: end, Limit: 10000}
+		for {
+			p, err := db.QueryJSON(ctx, "bench", q, buf[:0])
+			if err != nil {
+				b.Fatal(err)
+			}
+			buf, events = p.Events, events+p.Count
+			if p.NextCursor == "" {
+				break
+			}
+			q.Cursor = p.NextCursor
+		}
+	}
+	b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
+}
+
+// BenchmarkRangePagedChunks reads 200,000 events of 100 series of the
+// chunk layout, 10,000 a page.
+func BenchmarkRangePagedChunks(b *testing.B) { benchRangePaged(b, family.LayoutChunk) }
+
+// BenchmarkRangePagedRows is BenchmarkRangePagedChunks on the row layout.
+func BenchmarkRangePagedRows(b *testing.B) { benchRangePaged(b, family.LayoutRow) }

@@ -354,6 +354,8 @@
 //	filter_pushdown.go             the filter a read sends to the store
 //	read_chunk.go                  partitions of chunk tables read a
 //	                               window at a time
+//	read_window.go                 a window decoded lazily by its items'
+//	                               spans
 //	read_merge.go                  the merge of sources in time order
 //	read_every_series.go           reads of every series: the candidates
 //	                               whose first events come first
@@ -388,9 +390,12 @@
 // nothing first; a retried request writes the very items again, and an
 // event two chunks of a window hold (a retry that joined other events)
 // is read once. A read of a chunk table reads each partition a window
-// at a time (read_chunk.go), chunks and rows together, and cuts the
-// window's events to its range, cursor, filter and fields itself, as
-// for a millisecond of the map layout; while it reads the rest of a
+// at a time (read_chunk.go), chunks and rows together, decodes the
+// window lazily by its items' spans (read_window.go: an item that cannot
+// hold an event of the read is never decoded, and an event is returned
+// once no item left could precede it), and cuts the window's events to
+// its range, cursor, filter and fields itself, as for a millisecond of
+// the map layout; while it reads the rest of a
 // window it cuts its pages to the window, so a series' latest events
 // whose newest window is one chunk with enough of them read one item
 // per shard. Aggregates fold chunk tables' columns (see Reads). The

@@ -21,7 +21,8 @@ type ArchiveReader interface {
 	// Query answers a storage query of a partition, or of the series
 	// index, of the given generation of an archived table (of shards
 	// shards) as the table answered it before it was deleted, from its
-	// archive in target.
+	// archive in target: as row items, whatever the table's layout, an
+	// event two items held (two chunks) returned once.
 	Query(ctx context.Context, target, table string, generation int64, shards int, q storage.Query) storage.Iterator
 }
 
@@ -59,6 +60,15 @@ type archiveItems struct {
 func (c archiveItems) Query(ctx context.Context, q storage.Query) storage.Iterator {
 	return c.reader.Query(ctx, c.t.archive.target, c.t.name, c.t.archive.generation, c.t.shards, q)
 }
+
+// archivedRows reports whether a table is read through the archive
+// reader, which answers a partition of a table of any layout with row
+// items, an event's repeats (two chunks holding it) kept once
+// (ArchiveReader.Query): its partitions are read as the row layout's, a
+// page of as many events as the merge expects, not a chunk window at a
+// time from pages that start at one item, each of which would cost the
+// reader the row groups it decodes.
+func archivedRows(t physTable) bool { return t.archive != nil }
 
 // itemsOf returns where a table's items are read from: the archive reader for
 // an archived table, the store otherwise, eventually consistent for a

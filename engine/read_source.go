@@ -70,6 +70,13 @@ type source struct {
 	// without a client id their ids.
 	window time.Duration
 	scheme event.IDScheme
+	// lazy is the window being read (read_window.go), nil between
+	// windows; spans reads its items' spans. items and spare are the
+	// memory of the next window's items and reading, reused.
+	lazy  *lazyWindow
+	spans chunk.SpanReader
+	items []sourceItem
+	spare *lazyWindow
 	// bounds, while a source read item by item reads the rest of a
 	// window, holds q's Low and High, which are cut to the window so that
 	// no page reads past it (boundWindow), and end the key its
@@ -91,6 +98,13 @@ type sourceItem struct {
 	time time.Time
 	id   string
 	js   []byte
+	// spanned, for a chunk of a source read a window at a time, says
+	// span is the chunk's, item holds its sort key alone and data its
+	// chunk (source.readChunk); left says its span misses the source's
+	// selection, and item holds its sort key alone.
+	span          chunk.Span
+	data          []byte
+	spanned, left bool
 }
 
 // selection is the part of a per-millisecond source's events the query wants: a
@@ -162,6 +176,13 @@ func (s *source) advance() error {
 			s.buf = s.buf[1:]
 			s.cur, s.js, s.sk, s.ok = d.Event, d.JSON, d.SK, true
 			return nil
+		}
+		if s.lazy != nil {
+			if err := s.fillLazy(); err != nil {
+				s.ok = false
+				return fmt.Errorf("query table %q: %w", s.table, err)
+			}
+			continue
 		}
 		e, ok, err := s.nextItem()
 		if err != nil {
@@ -317,7 +338,7 @@ func (s *source) nextItem() (sourceItem, bool, error) {
 		if !stopped && s.bounds != nil && s.bounds.cut {
 			// The window's range is read: the items past it follow,
 			// in the next page of the range as it was.
-			s.q.Low, s.q.High, s.q.After = s.bounds.low, s.bounds.high, s.bounds.end
+			s.q.Low, s.q.High, s.q.After, s.q.Limit = s.bounds.low, s.bounds.high, s.bounds.end, s.bounds.limit
 			s.bounds = nil
 			return sourceItem{}, false, nil
 		}
@@ -330,6 +351,9 @@ func (s *source) nextItem() (sourceItem, bool, error) {
 		s.q.Limit = min(2*s.q.Limit, s.maxPage)
 		if s.bounds != nil && !s.done {
 			s.bounds.cut = true // the next page is the window's
+			if s.q.Limit > 0 {
+				s.q.Limit = s.windowPage()
+			}
 		}
 	}
 	return sourceItem{}, false, nil
@@ -338,7 +362,11 @@ func (s *source) nextItem() (sourceItem, bool, error) {
 // readPage reads the next page of a source that reads pages whole.
 func (s *source) readPage() error {
 	it := s.store.Query(s.ctx, s.q)
-	page := make([]sourceItem, 0, min(s.q.Limit, 1024))
+	size := min(s.q.Limit, 1024)
+	if s.bounds != nil {
+		size = min(size, 64) // a window's rest: its limit bounds it, and most hold few items
+	}
+	page := make([]sourceItem, 0, size)
 	for it.Next() {
 		e, err := s.readItem(it)
 		if err != nil {
@@ -354,6 +382,13 @@ func (s *source) readPage() error {
 		return err
 	}
 	s.page = page
+	if !stopped && s.bounds != nil && s.bounds.cut {
+		// The window's range is read: the items past it follow, in
+		// the next page of the range as it was.
+		s.q.Low, s.q.High, s.q.After, s.q.Limit = s.bounds.low, s.bounds.high, s.bounds.end, s.bounds.limit
+		s.bounds = nil
+		return nil
+	}
 	if !stopped {
 		s.done = true
 		return nil
@@ -368,6 +403,9 @@ func (s *source) readPage() error {
 // attributes in place, and its event's time and id (source.json); any
 // other item is decoded whole.
 func (s *source) readItem(it storage.Iterator) (sourceItem, error) {
+	if s.window > 0 && chunk.IsSortKey(it.SortKey()) {
+		return s.readChunk(it)
+	}
 	if !s.json || itemenc.IsMapSortKey(it.SortKey()) || chunk.IsSortKey(it.SortKey()) {
 		item := it.Item()
 		return sourceItem{item: item}, it.Err()

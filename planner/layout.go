@@ -97,22 +97,28 @@ type LayoutCost struct {
 	Reserved *Reserved `json:"reserved,omitempty"`
 }
 
-// PackedLater is what chunks would cost for events written one at a
-// time, packed when their table leaves the hot tier: rows while hot,
-// then a chunk a window of each series, with the compaction's scan of
-// the hot table, its writes into the table's next physical table and the
-// read back that verifies them, as package compact rewrites a table on
-// DynamoDB. It is an option the plan shows, not one it applies: the plan
-// recommends a layout for events as they are written.
-type PackedLater struct {
+// Packing is what the lifecycle's packing of a table as it leaves the
+// hot tier costs and saves: an event's share of the chunks of a window of
+// each series it packs the table into, and the compaction's read and
+// write units a month, as package compact rewrites a table on DynamoDB
+// (into its next physical table): an eventually consistent scan of the
+// table as written, the writes of the chunks, and a strongly consistent
+// scan of the chunks to verify them.
+type Packing struct {
 	Event StoredEvent `json:"event"`
-	// ReadUnits and WriteUnits are the compaction's a month: an
-	// eventually consistent scan of the rows and a strongly consistent
-	// one of the chunks written (the verification), and the chunks'
-	// writes, on demand.
+	// ReadUnits and WriteUnits are the compaction's a month, on demand.
 	ReadUnits  float64 `json:"read_units"`
 	WriteUnits float64 `json:"write_units"`
-	Bill       Bill    `json:"bill"`
+}
+
+// PackedLater is what chunks would cost for events written one at a
+// time, packed when their table leaves the hot tier: rows while hot,
+// then a chunk a window of each series (Packing). It is an option the
+// plan shows, not one it applies: the plan recommends a layout for
+// events as they are written.
+type PackedLater struct {
+	Packing
+	Bill Bill `json:"bill"`
 }
 
 // windowEvents returns the events of one series in a chunk window.

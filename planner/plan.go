@@ -56,6 +56,12 @@ type Report struct {
 	// packed when their table leaves the hot tier, an option the plan
 	// does not apply; nil when events come in batches.
 	PackedLater *PackedLater `json:"packed_later,omitempty"`
+	// Packed is, in the chunk layout, what the lifecycle's packing of
+	// each table as it leaves the hot tier stores and costs, priced in
+	// the bill: the hot tier stores Stored's chunks, the later tiers
+	// Packed.Event's; nil for rows, which are not packed. Reads of warm
+	// tables are priced on the chunks as written, an upper bound.
+	Packed *Packing `json:"packed,omitempty"`
 	// Billing sums up the tiers' billing: provisioned or on_demand when
 	// every tier has it, BillingMixed otherwise.
 	Billing  string  `json:"recommended_billing"`
@@ -142,7 +148,13 @@ func Plan(in Input) (Report, error) {
 		if l == LayoutRow {
 			rows = append(rows, r)
 		}
-		if i == 0 || r.Cost.Recommended.Total < best.Cost.Recommended.Total*(1-cheapestTolerance)-cheapestSlack {
+		// Events written one at a time stay rows where a chunk of one
+		// is larger than its row, even though packed it costs less:
+		// packing them later is the option PackedLater shows, not the
+		// recommendation, which prices events as they are written.
+		larger := l == LayoutChunk && in.BatchEvents <= 1 && len(rows) > 0 &&
+			r.Stored.Bytes+r.Stored.OverheadBytes >= rows[0].Stored.Bytes+rows[0].Stored.OverheadBytes
+		if i == 0 || !larger && r.Cost.Recommended.Total < best.Cost.Recommended.Total*(1-cheapestTolerance)-cheapestSlack {
 			best = r
 		}
 	}
@@ -218,6 +230,11 @@ func planLayout(in Input) (Report, error) {
 			nativeExport:        strings.HasPrefix(in.ArchiveTarget, "s3://"),
 			restoreGB:           in.RestoreGB,
 		}
+		if in.Layout == LayoutChunk {
+			// The lifecycle packs every chunk table as it leaves the
+			// hot tier (a rewrite into its next physical table).
+			in.packing(&c, st, it)
+		}
 		if rd := r.Reads; rd != nil {
 			c.hotReadUnitsPerHour = in.ReadsPerSec * rd.UnitsPerQuery * 3600
 			// A query reaches back into the warm table when its range
@@ -244,6 +261,10 @@ func planLayout(in Input) (Report, error) {
 	k, c := periodKinds[chosen], costings[chosen]
 	r.Period, r.PeriodHours = k.name, k.average
 	r.Cost, r.Tiers, r.Storage, r.Usage, r.Bill = c.at(costAt)
+	if in.Layout == LayoutChunk {
+		r.Packed = &Packing{Event: in.packedEvent(it)}
+		r.Packed.ReadUnits, r.Packed.WriteUnits = compactionUnits(r.Usage)
+	}
 	r.Bill.Reserved = in.reservation(r.Tiers, r.Bill)
 	r.Timeline = c.timeline(in.Horizon.Hours())
 	fl := c.fleet
@@ -276,34 +297,54 @@ func planLayout(in Input) (Report, error) {
 
 // packedLater prices chunks for events written one at a time and packed
 // as their table leaves the hot tier: the row costing c with the data of
-// later tiers in chunks of a window of each series, and the compaction's
-// reads and writes as package compact rewrites a table on DynamoDB (into
-// its next physical table, compact.NextGeneration): an eventually
-// consistent scan of the rows, the writes of the chunks, a strongly
-// consistent scan of the chunks to verify them, and the old table
-// dropped for free. (In place, each row deleted would cost a write unit
-// more, which on DynamoDB costs more than the rows it saves.) Archives
-// are sized as the rows' (item bytes times the archive ratio): their
-// Parquet holds the events whatever the layout, and the export kept
-// beside it holds the chunks, smaller than the rows, so the archive line
-// is an upper bound. The hot tier is the rows', and so is its reserved
-// capacity (Bill.Reserved).
+// later tiers in chunks of a window of each series (packing). (In place,
+// each row deleted would cost a write unit more, which on DynamoDB costs
+// more than the rows it saves.) The hot tier is the rows', and so is its
+// reserved capacity (Bill.Reserved).
 func (in Input) packedLater(c costing, it Item, costAt float64) *PackedLater {
-	ch := in.chunkEvent(it, in.windowEvents())
-	c.hotBilledBytesPerHour = c.billedBytesPerHour
-	c.billedBytesPerHour = in.Rate * (ch.Bytes + ch.OverheadBytes) * 3600
-	c.itemBytesPerHour = in.Rate * ch.Bytes * 3600
-	c.compactReadUnitsPerHour = in.Rate*it.Bytes*3600/scanBytesPerReadUnit + in.Rate*ch.Bytes*3600/readUnitBytes
-	c.compactWriteUnitsPerHour = in.Rate * ch.WriteUnits * 3600
+	in.packing(&c, in.storedEvent(it), it)
 	_, tiers, _, u, b := c.at(costAt)
 	b.Reserved = in.reservation(tiers, b)
-	p := &PackedLater{Event: ch, Bill: b}
+	p := &PackedLater{Packing: Packing{Event: in.packedEvent(it)}, Bill: b}
+	p.ReadUnits, p.WriteUnits = compactionUnits(u)
+	return p
+}
+
+// packedEvent returns what an event costs once its table is packed: a
+// chunk a window of each series, split under DynamoDB's item limit.
+func (in Input) packedEvent(it Item) StoredEvent {
+	return in.chunkEvent(it, in.windowEvents())
+}
+
+// packing makes c price tables packed as they leave the hot tier, as the
+// lifecycle packs a chunk table (and a table of events written one at a
+// time, packed later) on DynamoDB: rewritten into its next physical
+// table (compact.NextGeneration), by an eventually consistent scan of
+// its items as written (hot, an event's share), the writes of the
+// chunks, a strongly consistent scan of the chunks to verify them, and
+// the old table dropped for free. The hot tier stores the items as
+// written, the later tiers the chunks. Archives are sized as the rows'
+// (item bytes times the archive ratio): their Parquet holds the events
+// whatever the layout, and the export kept beside it holds the chunks,
+// smaller than the rows, so the archive line is an upper bound.
+func (in Input) packing(c *costing, hot StoredEvent, it Item) {
+	ch := in.packedEvent(it)
+	c.hotBilledBytesPerHour = in.Rate * (hot.Bytes + hot.OverheadBytes) * 3600
+	c.billedBytesPerHour = in.Rate * (ch.Bytes + ch.OverheadBytes) * 3600
+	c.itemBytesPerHour = in.Rate * ch.Bytes * 3600
+	c.compactReadUnitsPerHour = in.Rate*hot.Bytes*3600/scanBytesPerReadUnit + in.Rate*ch.Bytes*3600/readUnitBytes
+	c.compactWriteUnitsPerHour = in.Rate * ch.WriteUnits * 3600
+}
+
+// compactionUnits returns the compaction's read and write units in a
+// month's usage.
+func compactionUnits(u Usage) (read, write float64) {
 	for _, t := range u.Tiers {
 		if t.Tier == compactionTier {
-			p.ReadUnits, p.WriteUnits = t.ReadUnits, t.WriteUnits
+			read, write = t.ReadUnits, t.WriteUnits
 		}
 	}
-	return p
+	return read, write
 }
 
 // explainLayouts says what each layout costs and which the plan took.
@@ -372,6 +413,11 @@ func (r *Report) explain(in Input) {
 	if rd := r.Reads; rd != nil {
 		say("reads: %s queries/s × %s read units (%s events, %s from one series over %s, in %s, strongly consistent as the store reads) = %s read units/s on the hot table; a warm table takes no more writes and is read eventually consistent, %s units/s",
 			FormatNumber(r.Workload.ReadsPerSec), FormatNumber(rd.UnitsPerQuery), FormatNumber(rd.EventsPerQuery), formatBytes(rd.BytesPerQuery), FormatHours(r.Workload.ReadRangeHours), count(float64(r.Shards), "shard"), FormatNumber(rd.Capacity), FormatNumber(rd.WarmCapacity))
+	}
+	if p := r.Packed; p != nil {
+		say("packed: the lifecycle rewrites each chunk table into its next physical table as it leaves the hot tier, a chunk of %s events a window of each series: %s and %s of storage overhead an event in the later tiers, where the hot tier's chunks take %s and %s; the compaction's %s million read units (the scan of the chunks as written and the verification of the packed ones) and %s million write units a month are billed on demand",
+			FormatNumber(p.Event.EventsPerItem), formatBytes(p.Event.Bytes), formatBytes(p.Event.OverheadBytes), formatBytes(r.Stored.Bytes), formatBytes(r.Stored.OverheadBytes),
+			FormatNumber(p.ReadUnits/1e6), FormatNumber(p.WriteUnits/1e6))
 	}
 	be := r.Prices.BreakEven(storage.ClassStandard)
 	for _, t := range r.Tiers {

@@ -501,11 +501,13 @@ func TestPriceTable(t *testing.T) {
 	require.NoError(t, p.Validate())
 }
 
-// Rows and chunks are priced side by side: a chunk of one event is
-// larger than its row, so events one at a time stay rows (with chunks
-// packed later shown as an option, not applied); Telegraf's ten readings
-// of a series a request make chunks, recommended, within the aim
-// of 200 USD a month for the guide's stream.
+// Rows and chunks are priced side by side, a chunk table packed as it
+// leaves the hot tier as the lifecycle packs it: a chunk of one event is
+// larger than its row, and events one at a time stay rows (with chunks
+// packed later shown as an option, not applied), though packed they cost
+// less; Telegraf's ten readings of a series a request make chunks,
+// recommended, within the aim of 200 USD a month for the guide's stream,
+// packed into a chunk a window of each series past the hot tier.
 func TestLayouts(t *testing.T) {
 	base := Input{ItemBytes: 180, Rate: 600, Retention: 365 * day, ArchiveAfter: 30 * day, ArchiveTarget: "s3://bucket/events"}
 	one, err := Plan(base)
@@ -514,8 +516,9 @@ func TestLayouts(t *testing.T) {
 	require.Equal(t, LayoutRow, one.Family.Layout)
 	require.Empty(t, one.Family.ChunkWindow)
 	require.Len(t, one.Layouts, 2)
-	require.Greater(t, one.Layouts[1].Total, one.Layouts[0].Total, "a chunk of one event costs more than its row")
+	require.Nil(t, one.Packed, "rows are not packed")
 	require.InDelta(t, 180+DefaultChunkExtraBytes, one.Layouts[1].Event.Bytes, 1e-9)
+	require.Less(t, one.Layouts[1].Total, one.Layouts[0].Total, "chunks of one event, packed later, cost less, and are the option, not the recommendation")
 	p := one.PackedLater
 	require.NotNil(t, p)
 	require.Less(t, p.Bill.Total, one.Bill.Total)
@@ -537,6 +540,16 @@ func TestLayouts(t *testing.T) {
 	require.Equal(t, "1h", r.Family.ChunkWindow)
 	require.InDelta(t, 0.1, r.Stored.WriteUnits, 1e-9, "one write unit for ten events")
 	require.Nil(t, r.PackedLater, "batches are packed as they are written")
+	// and packed again as their table leaves the hot tier: scanned as
+	// written, eventually consistent, a chunk a window of each series
+	// written into the next physical table and read back strongly
+	// consistent.
+	pk := r.Packed
+	require.NotNil(t, pk)
+	require.Equal(t, one.PackedLater.Event.EventsPerItem, pk.Event.EventsPerItem, "a window of the series, split under 400 KB")
+	require.Less(t, pk.Event.Bytes+pk.Event.OverheadBytes, (r.Stored.Bytes+r.Stored.OverheadBytes)/5)
+	require.InDelta(t, 600*r.Stored.Bytes*730*3600/8192.0+600*pk.Event.Bytes*730*3600/4096.0, pk.ReadUnits, 1)
+	require.InDelta(t, 600*3600*730*pk.Event.WriteUnits, pk.WriteUnits, 1)
 	require.LessOrEqual(t, r.Bill.Total, 200.0)
 	require.Less(t, r.Bill.Total, r.Layouts[0].Total)
 

@@ -21,7 +21,11 @@ import (
 // it (unit-hours, requests, GB-hours, each table exported and scanned
 // once, archives on S3 until the retention), prices that usage with the
 // same model (Usage.Bill), and finds the plan's bill within 5%. The plan
-// counts tables by Little's law; this counts them one by one. Where the
+// counts tables by Little's law; this counts them one by one. A chunk
+// family's tables are packed as each leaves the hot tier, as the
+// lifecycle packs them (Report.Packed): each table's chunks as written
+// scanned and its packed chunks written and read back in the quarter
+// hour it leaves the hot tier, packed chunks from then on. Where the
 // plan prices chunks packed later (events one at a time), it does the
 // same for them: rows while hot, each table's rows scanned and its
 // chunks written and read back in the quarter hour it leaves the hot
@@ -81,9 +85,11 @@ func TestYearBillIsThePlan(t *testing.T) {
 	}
 }
 
-// simulate adds up the usage of the family's tables over [from, to).
+// simulate adds up the usage of the family's tables over [from, to),
+// those of a chunk family packed as each leaves the hot tier (r.Packed),
+// as the lifecycle packs them.
 func simulate(f family.Family, r planner.Report, in planner.Input, start, from, to time.Time, months float64) planner.Usage {
-	return simulateLayout(f, r, in, start, from, to, months, nil)
+	return simulateLayout(f, r, in, start, from, to, months, r.Packed)
 }
 
 // simulatePacked adds up the usage of the family's tables over [from,
@@ -91,12 +97,12 @@ func simulate(f family.Family, r planner.Report, in planner.Input, start, from, 
 // (r.PackedLater's chunks), as the lifecycle rewrites a table on
 // DynamoDB (package compact, NextGeneration).
 func simulatePacked(f family.Family, r planner.Report, in planner.Input, start, from, to time.Time, months float64) planner.Usage {
-	return simulateLayout(f, r, in, start, from, to, months, r.PackedLater)
+	return simulateLayout(f, r, in, start, from, to, months, &r.PackedLater.Packing)
 }
 
 // simulateLayout is simulate, with events packed later when packed is
 // set.
-func simulateLayout(f family.Family, r planner.Report, in planner.Input, start, from, to time.Time, months float64, packed *planner.PackedLater) planner.Usage {
+func simulateLayout(f family.Family, r planner.Report, in planner.Input, start, from, to time.Time, months float64, packed *planner.Packing) planner.Usage {
 	const step = 15 * time.Minute
 	hours := step.Hours()
 	// What an event takes in the plan's layout: its share of an item's
@@ -186,7 +192,7 @@ func simulateLayout(f family.Family, r planner.Report, in planner.Input, start, 
 					if compaction == nil {
 						compaction = &planner.TierUsage{Tier: "compaction", Class: f.TierAt(ref, left).Capacity.Class}
 					}
-					compaction.ReadUnits += held(spanEnd) * (r.Item.Bytes/8192 + laterBytes/4096) / months
+					compaction.ReadUnits += held(spanEnd) * (itemBytes/8192 + laterBytes/4096) / months
 					compaction.WriteUnits += held(spanEnd) * packed.Event.WriteUnits / months
 				}
 			}

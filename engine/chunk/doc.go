@@ -255,7 +255,11 @@
 //	bits.go      the bit stream and Gorilla's XOR encoding of floats
 //	window.go  reads: the window a read starts at, a window's events of
 //	           chunks, rows and map items, each once, and the events of
-//	           one item of any kind (ItemEvents), for archives
+//	           one item of any kind (ItemEvents), for archives; and
+//	           the events of one item of a window (ItemDecoded), for
+//	           reads that decode a window lazily
+//	span.go    an item's span, its first and last events' times, read
+//	           from its key and times column (SpanReader)
 //
 // # Corrupt chunks
 //

@@ -44,25 +44,9 @@ func WindowEvents(dst []itemenc.DecodedEvent, items []storage.Item, scheme event
 	base := len(dst)
 	var evs []event.Event
 	for _, it := range items {
-		tenant, table, series, _, err := itemenc.ParsePartitionKey(it.PK)
-		if err != nil {
-			continue
-		}
-		switch {
-		case IsSortKey(it.SK):
-			if evs, err = Unpack(evs[:0], it); err != nil {
-				return dst[:base], fmt.Errorf("chunk %q %q: %w", it.PK, it.SK, err)
-			}
-			for _, ev := range evs {
-				ev.AssignID(tenant, table, scheme)
-				dst = append(dst, itemenc.DecodedEvent{Event: ev, SK: itemenc.SortKey(ev.Time, ev.ID)})
-			}
-		case itemenc.IsMapSortKey(it.SK):
-			dst = itemenc.DecodeMapItem(dst, it, series)
-		default:
-			if ev, ok := itemenc.RowEvent(it, series, false); ok {
-				dst = append(dst, itemenc.DecodedEvent{Event: ev, SK: it.SK})
-			}
+		var err error
+		if dst, err = ItemDecoded(dst, it, scheme, &evs); err != nil {
+			return dst[:base], err
 		}
 	}
 	out := dst[base:]
@@ -94,6 +78,38 @@ func ItemEvents(dst []itemenc.TableEvent, it storage.Item, scheme event.IDScheme
 	for _, ev := range evs {
 		ev.AssignID(tenant, table, scheme)
 		dst = append(dst, itemenc.TableEvent{Tenant: tenant, Table: table, Event: ev})
+	}
+	return dst, nil
+}
+
+// ItemDecoded appends to dst the events of one item of a partition's
+// window, as WindowEvents does for a window's items (an event of a chunk
+// without a client id given its id under scheme), in the item's order,
+// repeats and all; for an item of no events it appends none. Row items'
+// fields are taken from the item, which the caller must not use again.
+func ItemDecoded(dst []itemenc.DecodedEvent, it storage.Item, scheme event.IDScheme, scratch *[]event.Event) ([]itemenc.DecodedEvent, error) {
+	tenant, table, series, _, err := itemenc.ParsePartitionKey(it.PK)
+	if err != nil {
+		return dst, nil
+	}
+	switch {
+	case IsSortKey(it.SK):
+		evs, err := Unpack((*scratch)[:0], it)
+		*scratch = evs
+		if err != nil {
+			return dst, fmt.Errorf("chunk %q %q: %w", it.PK, it.SK, err)
+		}
+		for _, ev := range evs {
+			ev.AssignID(tenant, table, scheme)
+			dst = append(dst, itemenc.DecodedEvent{Event: ev, SK: itemenc.SortKey(ev.Time, ev.ID)})
+		}
+		clear(evs)
+	case itemenc.IsMapSortKey(it.SK):
+		dst = itemenc.DecodeMapItem(dst, it, series)
+	default:
+		if ev, ok := itemenc.RowEvent(it, series, false); ok {
+			dst = append(dst, itemenc.DecodedEvent{Event: ev, SK: it.SK})
+		}
 	}
 	return dst, nil
 }

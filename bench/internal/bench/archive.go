@@ -137,6 +137,8 @@ func livePeak() (stop func() uint64) {
 }
 
 // archivedQuery writes a week of archivedSeries series, an event a minute each,
+// to a family of the default schema (family.DefaultSchema), so of the
+// default layout (family.Default's Layout, whichever it is),
 // lets the lifecycle archive the week to target and delete its table,
 // and times archivedQueries queries of one series for one hour of it,
 // returning their median in milliseconds. The first query opens the
