@@ -180,7 +180,8 @@
 // QueryParallelism workers (no more than GOMAXPROCS under a CPU pool,
 // WithCPU, whose store's reads wait on no network), each summarising
 // its series' events into its own summaries by bucket, merged once at
-// the end. A series whose partitions
+// the end; a worker moves its iterators from series to series where the
+// store can (storage.Requerier, aggregate_iterators.go). A series whose partitions
 // hold map-layout items is read as events from the first such item on.
 // Over chunk tables an aggregate folds the chunks' columns
 // (aggregate_columns.go): a series' partitions are merged by sort key a
@@ -375,6 +376,8 @@
 //	                               sort key, without events
 //	aggregate_columns.go           aggregates of chunk tables folded
 //	                               from the chunks' columns
+//	aggregate_iterators.go         a worker's iterators, moved from
+//	                               series to series
 //	aggregate_group.go             AggregateGroups
 //	aggregate_rollup.go            rollups: which to use, read, recompute
 //

@@ -90,7 +90,11 @@
 //     table's span, which leaves out data still in memtables.
 //   - Query and Scan iterators read lazily from a Pebble iterator, which
 //     sees one consistent snapshot of the DB taken when the iterator is
-//     created.
+//     created. A Query's iterator is a storage.Requerier: Requery points
+//     it at another partition or range of its table by setting the Pebble
+//     iterator's bounds anew, still in that snapshot, where a new Query
+//     would make a Pebble iterator (the DB's state, a merge of its
+//     memtables and levels).
 //
 // # Caveats
 //
