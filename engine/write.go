@@ -537,6 +537,19 @@ func (db *DB) prepareSpan(tenant, table string, pol family.TablePolicy, events e
 			continue
 		}
 		p := pending{index: i, time: ev.Time, series: ev.Series, assign: assign}
+		if bare {
+			// A bare event's item is not checked (chunkRowBound), but
+			// its partition key is, which its chunk's item shares: a
+			// series that a caller's limits allow may make it longer
+			// than DynamoDB takes. (Its sort key, a time and an id, is
+			// short; its series, tenant and table are valid UTF-8.)
+			keys.buf = itemenc.AppendPartitionKey(keys.buf[:0], tenant, table, ev.Series, max(f.Shards-1, 0))
+			if len(keys.buf) > storage.MaxPKBytes {
+				err := storage.Key{PK: string(keys.buf), SK: "-"}.Validate()
+				problems = append(problems, event.Problem{Index: i, Reason: itemProblem(err)})
+				continue
+			}
+		}
 		switch {
 		case bare && !keep:
 			continue

@@ -189,7 +189,8 @@ func (w *tableWrite) packChunks(events event.Batch, window, ttl time.Duration) e
 // each byte it takes in the batch (a number, at least 3 bytes encoded, is
 // counted 21 at most and 1 more as an element; a null in a list, 1 byte
 // encoded, 2), so that 16 KB of fields make at most 128 KB of
-// attributes, and with keys of at most 3 KB stay under DynamoDB's 400 KB
+// attributes, and with keys of at most 3 KB (its partition key's length
+// is checked all the same: prepareSpan) stay under DynamoDB's 400 KB
 // (storage.MaxItemSize). Nor is it left out of its chunk to be written
 // as a row (chunk.Pack's alone): the block of that one event, its
 // columns a few bytes for each of its fields' bytes at most, is as far
