@@ -32,6 +32,10 @@ import (
 // the row groups of the table's Parquet files whose statistics may hold
 // the series and the time range: the archive writes them sorted by
 // tenant, table, series and time, in row groups of ParquetRowGroupRows.
+// Of such a row group it reads the key columns, and then whole rows
+// only where they are the partition's and the range's
+// (parquetfile.File.Events); a page after the first reads on from its
+// cursor.
 // Its events come back as row items, whatever the table's layout was, in
 // the order, range, projection, filter and limit of the query; an event
 // the archive holds twice (two chunks of a window held it) comes back

@@ -118,9 +118,19 @@ type Selection struct {
 // order, until fn returns an error. It reads only the row groups whose
 // statistics (the least and greatest tenant, table, series and time) may
 // hold such events: a file sorted by tenant, table, series and time, as
-// the archive writes it, is read a few row groups at most. The event's
-// fields are fn's to keep.
+// the archive writes it, is read a few row groups at most. Of a row group
+// it reads, it reads the key columns (tenant, table, series, time; those
+// whose statistics say every row holds the selection's value not at
+// all), and then whole rows only where they are the selection's: the
+// row group of 4,096 rows that holds an hour of one series is read as
+// its 60 rows, not as 4,096. The event's fields are fn's to keep.
 func (f *File) Events(sel Selection, fn func(event.Event) error) error {
+	_, err := f.events(sel, fn)
+	return err
+}
+
+// events is Events, which also returns how many rows it read whole.
+func (f *File) events(sel Selection, fn func(event.Event) error) (read int, err error) {
 	from, to := sel.From.UnixNano(), sel.To.UnixNano()
 	md := f.f.Metadata()
 	rows := make([]parquet.Row, 256)
@@ -128,35 +138,128 @@ func (f *File) Events(sel Selection, fn func(event.Event) error) error {
 		if g < len(md.RowGroups) && !f.mayHold(md.RowGroups[g], sel, from, to) {
 			continue
 		}
+		var meta *format.RowGroup
+		if g < len(md.RowGroups) {
+			meta = &md.RowGroups[g]
+		}
+		spans, err := f.spans(rg, meta, sel, from, to)
+		if err != nil {
+			return read, err
+		}
+		if len(spans) == 0 {
+			continue
+		}
 		rr := rg.Rows()
-		for {
-			n, err := rr.ReadRows(rows)
-			for _, row := range rows[:n] {
-				e, ok, cerr := f.event(row, sel, from, to)
-				if cerr != nil {
-					rr.Close()
-					return cerr
-				}
-				if ok {
-					if err := fn(e); err != nil {
+		for _, sp := range spans {
+			if err := rr.SeekToRow(sp.start); err != nil {
+				rr.Close()
+				return read, fmt.Errorf("parquet: seek to row %d: %w", sp.start, err)
+			}
+			for left := sp.end - sp.start; left > 0; {
+				n, err := rr.ReadRows(rows[:min(int64(len(rows)), left)])
+				read += n
+				left -= int64(n)
+				for _, row := range rows[:n] {
+					e, ok, cerr := f.event(row, sel, from, to)
+					if cerr != nil {
 						rr.Close()
-						return err
+						return read, cerr
+					}
+					if ok {
+						if err := fn(e); err != nil {
+							rr.Close()
+							return read, err
+						}
 					}
 				}
-			}
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				rr.Close()
-				return fmt.Errorf("parquet: read rows: %w", err)
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					rr.Close()
+					return read, fmt.Errorf("parquet: read rows: %w", err)
+				}
+				if n == 0 {
+					rr.Close()
+					return read, fmt.Errorf("parquet: read rows: no row at %d of a row group of %d", sp.end-left, rg.NumRows())
+				}
 			}
 		}
 		if err := rr.Close(); err != nil {
-			return fmt.Errorf("parquet: read rows: %w", err)
+			return read, fmt.Errorf("parquet: read rows: %w", err)
 		}
 	}
-	return nil
+	return read, nil
+}
+
+// rowSpan is the rows [start, end) of a row group.
+type rowSpan struct{ start, end int64 }
+
+// spans returns the runs of rows of a row group that hold events of the
+// selection, by its key columns alone: one run in a file sorted as the
+// archive writes it. A key column whose statistics (meta, when not nil)
+// say that every row holds the selection's value is not read.
+func (f *File) spans(rg parquet.RowGroup, meta *format.RowGroup, sel Selection, from, to int64) ([]rowSpan, error) {
+	type keyColumn struct {
+		values *columnValues
+		match  func(parquet.Value) bool
+	}
+	str := func(want string) func(parquet.Value) bool {
+		return func(v parquet.Value) bool { return !v.IsNull() && string(v.ByteArray()) == want }
+	}
+	chunks := rg.ColumnChunks()
+	var keys []keyColumn
+	for _, k := range []struct {
+		col   int
+		match func(parquet.Value) bool
+		only  string
+	}{
+		{f.tenant, str(sel.Tenant), sel.Tenant},
+		{f.table, str(sel.Table), sel.Table},
+		{f.series, str(sel.Series), sel.Series},
+		{f.time, func(v parquet.Value) bool { return !v.IsNull() && v.Int64() >= from && v.Int64() <= to }, ""},
+	} {
+		if k.only != "" && meta != nil && f.holdsOnly(*meta, k.col, k.only) {
+			continue
+		}
+		keys = append(keys, keyColumn{values: newColumnValues(chunks[k.col]), match: k.match})
+	}
+	var spans []rowSpan
+	err := func() error {
+		for r := range rg.NumRows() {
+			in := true
+			for _, k := range keys {
+				v, err := k.values.next()
+				if err != nil {
+					return fmt.Errorf("parquet: read column: %w", err)
+				}
+				in = in && k.match(v)
+			}
+			switch {
+			case !in:
+			case len(spans) > 0 && spans[len(spans)-1].end == r:
+				spans[len(spans)-1].end = r + 1
+			default:
+				spans = append(spans, rowSpan{r, r + 1})
+			}
+		}
+		return nil
+	}()
+	for _, k := range keys {
+		err = errors.Join(err, k.values.close())
+	}
+	return spans, err
+}
+
+// holdsOnly reports whether the statistics of a string column of a row
+// group say that every row holds v: no null, and v its least and
+// greatest value.
+func (f *File) holdsOnly(rg format.RowGroup, col int, v string) bool {
+	if col >= len(rg.Columns) {
+		return false
+	}
+	st := rg.Columns[col].MetaData.Statistics
+	return st.MinValue != nil && st.MaxValue != nil && st.NullCount == 0 && string(st.MinValue) == v && string(st.MaxValue) == v
 }
 
 // Series returns the series of a tenant's logical table in the file,
