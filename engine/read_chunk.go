@@ -17,7 +17,8 @@ import (
 // range starts at the window of the range's start (chunk.LowKey), and the
 // items whose sort keys' times lie in one window (chunks, and the rows of
 // events too large to be a chunk, or written while the table was of
-// another layout) are fetched together and decoded lazily
+// another layout) are fetched together (or, ascending, for a window of
+// short-keyed chunks alone, as a stream: source.streams) and decoded lazily
 // (read_window.go): by their spans, in the merge's order, each event
 // once, as chunk.WindowEvents decodes a whole window; their events are
 // cut to the range, cursor and filter, and projected, as the map

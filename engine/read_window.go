@@ -31,7 +31,12 @@ import (
 // window's decoding returns, in the same order (TestLazyWindowReads). A
 // read of a series' latest events so decodes the chunks that hold them,
 // whatever the window's other chunks, and a page of a read resumed from a
-// cursor decodes only the chunks from the cursor on.
+// cursor decodes only the chunks from the cursor on. An ascending read
+// of a window of short-keyed chunks alone adds its items as a stream
+// (lazyWindow.pull, source.streams): in key order, which is the order
+// they are decoded in, each only once the events held need the next
+// item's first time to be returned, so it fetches and spans no chunk
+// past the last event the read takes.
 
 // lazyWindow is a chunk window being read: the items still to decode,
 // and the events decoded and not yet returned.
