@@ -1,9 +1,7 @@
 package engine
 
 import (
-	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/timetabledb/timetable/engine/chunk"
@@ -17,8 +15,7 @@ import (
 // range starts at the window of the range's start (chunk.LowKey), and the
 // items whose sort keys' times lie in one window (chunks, and the rows of
 // events too large to be a chunk, or written while the table was of
-// another layout) are fetched together (or, ascending, for a window of
-// short-keyed chunks alone, as a stream: source.streams) and decoded lazily
+// another layout) are fetched together and decoded lazily
 // (read_window.go): by their spans, in the merge's order, each event
 // once, as chunk.WindowEvents decodes a whole window; their events are
 // cut to the range, cursor and filter, and projected, as the map
@@ -63,13 +60,6 @@ func (s *source) fillWindow(first sourceItem) error {
 	if err := lw.add(first, &s.win, &s.spans); err != nil {
 		return err
 	}
-	if stream, err := s.streams(first.item.SK, start); err != nil {
-		return err
-	} else if stream {
-		lw.pull = func() (bool, error) { return s.pullChunk(lw, low, high) }
-		s.lazy = lw
-		return s.fillLazy()
-	}
 	s.boundWindow(start)
 	for {
 		e, ok, err := s.nextItem()
@@ -92,58 +82,6 @@ func (s *source) fillWindow(first sourceItem) error {
 	lw.order()
 	s.lazy = lw
 	return s.fillLazy()
-}
-
-// streams reports whether the window starting at start (Unix
-// nanoseconds), whose first item in the query's order has sort key sk,
-// is read as a stream: ascending, its first item a chunk of a short key
-// (chunk.SortKeySep before the time key's end), and no item of the
-// window's with a full time key (rows, map items, chunks of long keys),
-// which sort after every short key whatever their times; one query of
-// at most one item over the window's full time keys tells. A stream's
-// chunks come in key order, which is their first times' order, the
-// order the window's lazy decoding decodes them in, so it reads them
-// only as far as the events the merge takes need: a page of a read of
-// many chunks neither fetches nor spans the chunks after its last
-// event.
-func (s *source) streams(sk string, start int64) (bool, error) {
-	if s.q.Desc {
-		return false, nil
-	}
-	if i := strings.IndexByte(sk, chunk.SortKeySep); i < 0 || i >= itemenc.TimeKeyLen {
-		return false, nil
-	}
-	q := storage.Query{
-		Table: s.q.Table, PK: s.q.PK, Eventual: s.q.Eventual, Limit: 1,
-		Low:  itemenc.TimeKey(time.Unix(0, start).UTC()),
-		High: itemenc.HighKey(time.Unix(0, start+int64(s.window)-1).UTC()),
-	}
-	it := s.store.Query(s.ctx, q)
-	defer it.Close()
-	if it.Next() {
-		return false, nil
-	}
-	if err := it.Err(); err != nil {
-		return false, fmt.Errorf("rows of chunk window %s: %w", time.Unix(0, start).UTC().Format(time.RFC3339), err)
-	}
-	return true, nil
-}
-
-// pullChunk adds to lw, a window read as a stream whose items' keys lie
-// in [low, high), the source's next item, and reports false when that
-// item is past the window (it is kept for after the window) or there is
-// none.
-func (s *source) pullChunk(lw *lazyWindow, low, high string) (bool, error) {
-	e, ok, err := s.nextItem()
-	if err != nil || !ok {
-		return false, err
-	}
-	if e.item.SK < low || e.item.SK >= high {
-		s.ahead = e
-		s.pending = &s.ahead
-		return false, nil
-	}
-	return true, lw.add(e, &s.win, &s.spans)
 }
 
 // fillLazy puts in buf the next events of the window being read that

@@ -31,12 +31,7 @@ import (
 // window's decoding returns, in the same order (TestLazyWindowReads). A
 // read of a series' latest events so decodes the chunks that hold them,
 // whatever the window's other chunks, and a page of a read resumed from a
-// cursor decodes only the chunks from the cursor on. An ascending read
-// of a window of short-keyed chunks alone adds its items as a stream
-// (lazyWindow.pull, source.streams): in key order, which is the order
-// they are decoded in, each only once the events held need the next
-// item's first time to be returned, so it fetches and spans no chunk
-// past the last event the read takes.
+// cursor decodes only the chunks from the cursor on.
 
 // lazyWindow is a chunk window being read: the items still to decode,
 // and the events decoded and not yet returned.
@@ -51,11 +46,6 @@ type lazyWindow struct {
 	next  int
 	// read counts the items added, those left out too.
 	read int
-	// pull, while not nil, is a window read as a stream (source.stream):
-	// its items are added as the reading needs them, pull adding the
-	// next (if its span may hold an event of the read) and reporting
-	// false once the window has no more.
-	pull func() (bool, error)
 	// held are the events decoded and not returned, in ascending merge
 	// order, each once.
 	held []heldEvent
@@ -88,7 +78,7 @@ func (w *lazyWindow) reset(pk string, desc bool) *lazyWindow {
 	if w == nil {
 		w = &lazyWindow{}
 	}
-	w.desc, w.pk, w.next, w.read, w.items, w.held, w.pull = desc, pk, 0, 0, w.items[:0], w.held[:0], nil
+	w.desc, w.pk, w.next, w.read, w.items, w.held = desc, pk, 0, 0, w.items[:0], w.held[:0]
 	return w
 }
 
@@ -140,26 +130,13 @@ func (w *selection) mayHold(sp chunk.Span) bool {
 }
 
 // done reports whether every event of the window has been returned.
-func (w *lazyWindow) done() bool {
-	return w.pull == nil && w.next == len(w.items) && len(w.held) == 0
-}
+func (w *lazyWindow) done() bool { return w.next == len(w.items) && len(w.held) == 0 }
 
 // take appends to dst, in the query's order, the held events that no
 // item left to decode could precede, decoding items until there is at
 // least one or the window is read. Row items' fields are the events'.
 func (w *lazyWindow) take(dst []itemenc.DecodedEvent, scheme event.IDScheme) ([]itemenc.DecodedEvent, error) {
 	for {
-		if w.pull != nil && w.next == len(w.items) {
-			// A stream's next item bounds what is ready: add it first.
-			more, err := w.pull()
-			if err != nil {
-				return dst, err
-			}
-			if !more {
-				w.pull = nil
-			}
-			continue
-		}
 		if n := w.ready(); n > 0 {
 			if w.desc {
 				for i := len(w.held) - 1; i >= len(w.held)-n; i-- {

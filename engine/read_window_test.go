@@ -76,76 +76,66 @@ func overlappingRequests(r *rand.Rand, n int, hot time.Time) [][]event.Event {
 // layout decodes nothing lazily. On every backend.
 func TestLazyWindowReads(t *testing.T) {
 	each(t, func(t *testing.T, b backends.Backend) {
+		ctx := context.Background()
 		now := apr10.Add(3 * time.Hour)
 		hot := apr10.Add(5*time.Minute + 7*time.Millisecond)
-		all := overlappingRequests(rand.New(rand.NewPCG(7, 11)), 24, hot)
-		// With rows beside the chunks a window is read whole; with none,
-		// ascending, as a stream (source.streams).
-		for _, n := range []int{24, 20} {
-			t.Run(fmt.Sprintf("%d requests", n), func(t *testing.T) { lazyWindowReads(t, b, all[:n], now, hot) })
+		reqs := overlappingRequests(rand.New(rand.NewPCG(7, 11)), 24, hot)
+		rows := openLayout(t, b, family.LayoutRow, 1, now)
+		for _, req := range reqs {
+			_, err := rows.db.Write(ctx, "acme", "t", slices.Clone(req))
+			require.NoError(t, err)
 		}
+		// The chunk table takes rows once its family turns to the row
+		// layout.
+		store, cfg := b.Open(t)
+		reopen := func(kind family.Layout) *engine.DB {
+			c := cfg
+			c.Families = slices.Clone(cfg.Families)
+			c.Families[0].Layout, c.Families[0].ChunkWindow, c.Families[0].Shards = kind, time.Hour, 2
+			db, err := engine.Open(ctx, store, engine.Options{Schema: c, Clock: rows.clock})
+			require.NoError(t, err)
+			return db
+		}
+		db := reopen(family.LayoutChunk)
+		for _, req := range reqs[:20] {
+			_, err := db.Write(ctx, "acme", "t", slices.Clone(req))
+			require.NoError(t, err)
+		}
+		require.NoError(t, db.Close())
+		db = reopen(family.LayoutRow)
+		t.Cleanup(func() { db.Close() })
+		for _, req := range reqs[20:] {
+			_, err := db.Write(ctx, "acme", "t", slices.Clone(req))
+			require.NoError(t, err)
+		}
+
+		big, err := filter.Parse(`v > 20`)
+		require.NoError(t, err)
+		x1, err := filter.Parse(`k = "x1"`)
+		require.NoError(t, err)
+		from, to := apr10.Add(-2*time.Hour), apr10.Add(3*time.Hour)
+		var queries []engine.Query
+		for _, desc := range []bool{false, true} {
+			queries = append(queries,
+				engine.Query{Table: "t", From: from, To: to, Desc: desc, Limit: 1000},
+				engine.Query{Table: "t", From: from, To: to, Desc: desc, Limit: 17},
+				engine.Query{Table: "t", Series: "s1", From: from, To: to, Desc: desc, Limit: 3},
+				engine.Query{Table: "t", Series: "s2", From: apr10.Add(100 * time.Second), To: hot, Desc: desc, Limit: 4},
+				engine.Query{Table: "t", From: hot.Add(-30 * time.Second), To: hot.Add(time.Minute), Desc: desc, Limit: 9},
+				engine.Query{Table: "t", Series: "s0", From: hot, To: hot, Desc: desc, Limit: 2},
+				engine.Query{Table: "t", From: hot, To: hot, Desc: desc, Limit: 1},
+				engine.Query{Table: "t", From: from, To: to, Desc: desc, Limit: 13, Filter: big},
+				engine.Query{Table: "t", Series: "s1", From: from, To: to, Desc: desc, Limit: 5, Filter: x1, Fields: []string{"v"}},
+				engine.Query{Table: "t", From: from, To: to, Desc: desc, Limit: 100, Fields: []string{"k"}},
+			)
+		}
+		queries = append(queries, engine.Query{Table: "t", Series: "s2", From: now.Add(-3 * time.Hour), To: now, Desc: true, Limit: 10})
+		for i, q := range queries {
+			requireSamePages(t, pages(t, rows.db, q), pages(t, db, q), fmt.Sprintf("query %d %+v", i, q))
+		}
+		all := queryAll(t, db, "acme", engine.Query{Table: "t", From: from, To: to})
+		require.Equal(t, len(queryAll(t, rows.db, "acme", engine.Query{Table: "t", From: from, To: to})), len(all))
+		atHot := queryAll(t, db, "acme", engine.Query{Table: "t", From: hot, To: hot})
+		require.Greater(t, len(atHot), 20, "many events at one instant")
 	})
-}
-
-// lazyWindowReads is TestLazyWindowReads of requests reqs, the first 20
-// written as chunks and the rest as rows.
-func lazyWindowReads(t *testing.T, b backends.Backend, reqs [][]event.Event, now, hot time.Time) {
-	ctx := context.Background()
-	rows := openLayout(t, b, family.LayoutRow, 1, now)
-	for _, req := range reqs {
-		_, err := rows.db.Write(ctx, "acme", "t", slices.Clone(req))
-		require.NoError(t, err)
-	}
-	// The chunk table takes rows once its family turns to the row
-	// layout.
-	store, cfg := b.Open(t)
-	reopen := func(kind family.Layout) *engine.DB {
-		c := cfg
-		c.Families = slices.Clone(cfg.Families)
-		c.Families[0].Layout, c.Families[0].ChunkWindow, c.Families[0].Shards = kind, time.Hour, 2
-		db, err := engine.Open(ctx, store, engine.Options{Schema: c, Clock: rows.clock})
-		require.NoError(t, err)
-		return db
-	}
-	db := reopen(family.LayoutChunk)
-	for _, req := range reqs[:20] {
-		_, err := db.Write(ctx, "acme", "t", slices.Clone(req))
-		require.NoError(t, err)
-	}
-	require.NoError(t, db.Close())
-	db = reopen(family.LayoutRow)
-	t.Cleanup(func() { db.Close() })
-	for _, req := range reqs[20:] {
-		_, err := db.Write(ctx, "acme", "t", slices.Clone(req))
-		require.NoError(t, err)
-	}
-
-	big, err := filter.Parse(`v > 20`)
-	require.NoError(t, err)
-	x1, err := filter.Parse(`k = "x1"`)
-	require.NoError(t, err)
-	from, to := apr10.Add(-2*time.Hour), apr10.Add(3*time.Hour)
-	var queries []engine.Query
-	for _, desc := range []bool{false, true} {
-		queries = append(queries,
-			engine.Query{Table: "t", From: from, To: to, Desc: desc, Limit: 1000},
-			engine.Query{Table: "t", From: from, To: to, Desc: desc, Limit: 17},
-			engine.Query{Table: "t", Series: "s1", From: from, To: to, Desc: desc, Limit: 3},
-			engine.Query{Table: "t", Series: "s2", From: apr10.Add(100 * time.Second), To: hot, Desc: desc, Limit: 4},
-			engine.Query{Table: "t", From: hot.Add(-30 * time.Second), To: hot.Add(time.Minute), Desc: desc, Limit: 9},
-			engine.Query{Table: "t", Series: "s0", From: hot, To: hot, Desc: desc, Limit: 2},
-			engine.Query{Table: "t", From: hot, To: hot, Desc: desc, Limit: 1},
-			engine.Query{Table: "t", From: from, To: to, Desc: desc, Limit: 13, Filter: big},
-			engine.Query{Table: "t", Series: "s1", From: from, To: to, Desc: desc, Limit: 5, Filter: x1, Fields: []string{"v"}},
-			engine.Query{Table: "t", From: from, To: to, Desc: desc, Limit: 100, Fields: []string{"k"}},
-		)
-	}
-	queries = append(queries, engine.Query{Table: "t", Series: "s2", From: now.Add(-3 * time.Hour), To: now, Desc: true, Limit: 10})
-	for i, q := range queries {
-		requireSamePages(t, pages(t, rows.db, q), pages(t, db, q), fmt.Sprintf("query %d %+v", i, q))
-	}
-	all := queryAll(t, db, "acme", engine.Query{Table: "t", From: from, To: to})
-	require.Equal(t, len(queryAll(t, rows.db, "acme", engine.Query{Table: "t", From: from, To: to})), len(all))
-	atHot := queryAll(t, db, "acme", engine.Query{Table: "t", From: hot, To: hot})
-	require.Greater(t, len(atHot), 20, "many events at one instant")
 }
