@@ -47,14 +47,13 @@ tables:
 	require.NoError(t, err)
 	// The tiers of the blog, provisioned, as this file always meant.
 	want := family.Default()
-	want.Billing, want.Tiers, want.Layout = storage.Provisioned, family.BlogTiers(), family.LayoutRow
+	want.Billing, want.Tiers = storage.Provisioned, family.BlogTiers()
 	require.Equal(t, []family.Family{want}, c.Families)
 	require.Equal(t, family.Table{Family: "events", Layout: family.LayoutMap, WritePath: "auto"}, c.Tables["a_table"])
 
 	// billing: provisioned alone means the blog's tiers too.
 	c, err = config.Parse([]byte("families:\n  - name: events\n    billing: provisioned\n"))
 	require.NoError(t, err)
-	want.Layout = family.LayoutChunk
 	require.Equal(t, []family.Family{want}, c.Families)
 
 	// Tiers with units and no billing are provisioned, as they were.
@@ -219,7 +218,7 @@ tables:
 	require.Equal(t, family.TableLayout{Kind: family.LayoutMap, WritePath: family.WritePathAppendFirst, EventsPerItem: 40}, c.Layout("a"))
 	require.Equal(t, family.TableLayout{Kind: family.LayoutMap, WritePath: family.WritePathAuto, EventsPerItem: family.DefaultEventsPerItem}, c.Layout("b"))
 	require.Equal(t, family.LayoutRow, c.Layout("c").Kind)
-	require.Equal(t, family.LayoutChunk, c.Layout("unlisted").Kind, "the default family's")
+	require.Equal(t, family.LayoutRow, c.Layout("unlisted").Kind)
 
 	for _, bad := range []string{
 		"tables: {a: {layout: grid}}",

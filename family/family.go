@@ -200,8 +200,7 @@ func periodsString(n int) string {
 }
 
 // Default returns the default family: weekly tables starting
-// Sunday, range names, write-time grouping by month, one shard, the chunk
-// layout of hour windows,
+// Sunday, range names, write-time grouping by month, one shard, row layout,
 // on-demand hot, warm and cold tiers (DefaultTiers), point-in-time
 // recovery of 35 days on hot and warm tables, prebuilt an hour ahead,
 // with 15 minutes of grace and no retention limit.
@@ -213,7 +212,7 @@ func Default() Family {
 		Naming:            naming.Range,
 		WriteTimeGrouping: true,
 		Shards:            1,
-		Layout:            LayoutChunk,
+		Layout:            LayoutRow,
 		ChunkWindow:       DefaultChunkWindow,
 		Billing:           storage.OnDemand,
 		Tiers:             DefaultTiers(),

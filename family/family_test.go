@@ -86,8 +86,7 @@ func TestSpecCarriesTheTags(t *testing.T) {
 		family.TagWriteMonth:  "2017-04",
 		family.TagTier:        "hot",
 		family.TagShards:      "6",
-		family.TagLayout:      "chunk",
-		family.TagChunkWindow: "1h0m0s",
+		family.TagLayout:      "row",
 	}, spec.Tags, "a family from configuration records no id scheme: its tables' entries do")
 	f.IDScheme = event.IDScheme2
 	spec = f.Spec(ref, f.Tiers[0])

@@ -13,7 +13,7 @@ func TestDefaultSchemaIsValid(t *testing.T) {
 	require.NoError(t, s.Validate())
 	require.Equal(t, family.TablePolicy{
 		Family: family.Default(),
-		Layout: family.TableLayout{Kind: family.LayoutChunk, WritePath: family.WritePathAuto, EventsPerItem: family.DefaultEventsPerItem},
+		Layout: family.TableLayout{Kind: family.LayoutRow, WritePath: family.WritePathAuto, EventsPerItem: family.DefaultEventsPerItem},
 	}, s.Policy("anything"))
 }
 
@@ -32,7 +32,7 @@ func TestPolicy(t *testing.T) {
 		"a":        {Family: family.Default(), Layout: family.TableLayout{Kind: family.LayoutMap, WritePath: family.WritePathAppendFirst, EventsPerItem: 40}, Rollups: true},
 		"b":        {Family: wide, Layout: family.TableLayout{Kind: family.LayoutMap, WritePath: family.WritePathAuto, EventsPerItem: family.DefaultEventsPerItem}},
 		"c":        {Family: wide, Layout: family.TableLayout{Kind: family.LayoutRow, WritePath: family.WritePathAuto, EventsPerItem: family.DefaultEventsPerItem}},
-		"unlisted": {Family: family.Default(), Layout: family.TableLayout{Kind: family.LayoutChunk, WritePath: family.WritePathAuto, EventsPerItem: family.DefaultEventsPerItem}},
+		"unlisted": {Family: family.Default(), Layout: family.TableLayout{Kind: family.LayoutRow, WritePath: family.WritePathAuto, EventsPerItem: family.DefaultEventsPerItem}},
 	} {
 		require.Equal(t, want, s.Policy(table), table)
 		require.Equal(t, want.Family, s.Family(table), table)

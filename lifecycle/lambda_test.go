@@ -22,9 +22,6 @@ import (
 func TestHandleLambda(t *testing.T) {
 	each(t, func(t *testing.T, store storage.Store, f family.Family) {
 		ctx := context.Background()
-		// Rows: the compaction of chunk tables that left the hot tier is
-		// TestCompactAfterHotTier's.
-		f.Layout = family.LayoutRow
 		oldTables(t, store, f)
 		clk := clock.NewManual(at("2017-04-24T12:00:00Z"))
 		r := reconciler(t, lifecycle.Options{FenceSettle: -1, ClockSkew: -1, Store: store, Families: []family.Family{f}, Clock: clk})
