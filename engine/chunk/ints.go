@@ -82,36 +82,55 @@ func readIntsTo(dst []int64, b []byte, n int) ([]int64, error) {
 // ints reads an int column of n values (n > 0): it knows its own end.
 func (r *reader) ints(n int) []int64 { return r.intsTo(nil, n) }
 
-// intsTo is ints appending the values to dst; on an error it returns nil.
-func (r *reader) intsTo(dst []int64, n int) []int64 {
-	h := r.byte()
-	width := int(h &^ intDiffs)
-	if r.err == nil && width > 64 {
+// intHeader is an int column's header, read: how its values are packed,
+// and the bit reader of its packed values.
+type intHeader struct {
+	width  int
+	diffs  bool  // the values are packed as differences from first
+	first  int64 // the first value, when diffs
+	least  int64 // what every packed value is in excess of
+	packed int   // how many values are packed: n, less the first when diffs
+	bits   bitReader
+}
+
+// intHeader reads the header of an int column of n values (n > 0) and
+// takes its packed bits; ok is false on an error (r.err).
+func (r *reader) intHeader(n int) (h intHeader, ok bool) {
+	b := r.byte()
+	h.width, h.diffs, h.packed = int(b&^intDiffs), b&intDiffs != 0, n
+	if r.err == nil && h.width > 64 {
 		r.fail("int width")
 	}
-	diffs := h&intDiffs != 0
-	var first int64
-	packed := n
-	if diffs {
-		first = r.varint()
-		packed--
+	if h.diffs {
+		h.first = r.varint()
+		h.packed--
 	}
-	least := r.varint()
-	b := r.bytes(packedLen(width, packed))
+	h.least = r.varint()
+	bits := r.bytes(packedLen(h.width, h.packed))
 	if r.err != nil {
+		return h, false
+	}
+	h.bits = bitReader{b: bits}
+	return h, true
+}
+
+// intsTo is ints appending the values to dst; on an error it returns nil.
+func (r *reader) intsTo(dst []int64, n int) []int64 {
+	h, ok := r.intHeader(n)
+	if !ok {
 		return nil
 	}
-	br := bitReader{b: b}
+	br, width, least := &h.bits, h.width, h.least
 	base := len(dst)
 	dst = slices.Grow(dst, n)[:base+n]
 	vs := dst[base:]
-	if !diffs {
+	if !h.diffs {
 		for i := range vs {
 			vs[i] = int64(br.read(width) + uint64(least))
 		}
 		return dst
 	}
-	vs[0] = first
+	vs[0] = h.first
 	for i := 1; i < n; i++ {
 		vs[i] = int64(uint64(vs[i-1]) + br.read(width) + uint64(least))
 	}

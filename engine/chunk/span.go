@@ -148,30 +148,17 @@ func lastTime(b []byte, first int64) (int64, error) {
 // lastInt reads an int column of n values (n > 0), as intsTo does, and
 // returns its last value without keeping the others.
 func (r *reader) lastInt(n int) int64 {
-	h := r.byte()
-	width := int(h &^ intDiffs)
-	if r.err == nil && width > 64 {
-		r.fail("int width")
-	}
-	diffs := h&intDiffs != 0
-	var v int64
-	packed := n
-	if diffs {
-		v = r.varint()
-		packed--
-	}
-	least := r.varint()
-	b := r.bytes(packedLen(width, packed))
-	if r.err != nil {
+	h, ok := r.intHeader(n)
+	if !ok {
 		return 0
 	}
-	br := bitReader{b: b}
-	if !diffs {
-		br.pos = (n - 1) * width
-		return int64(br.read(width) + uint64(least))
+	if !h.diffs {
+		h.bits.pos = (n - 1) * h.width
+		return int64(h.bits.read(h.width) + uint64(h.least))
 	}
-	for range packed {
-		v = int64(uint64(v) + br.read(width) + uint64(least))
+	v := h.first
+	for range h.packed {
+		v = int64(uint64(v) + h.bits.read(h.width) + uint64(h.least))
 	}
 	return v
 }
