@@ -7,10 +7,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/timetabledb/timetable/clock"
 	"github.com/timetabledb/timetable/engine"
 	"github.com/timetabledb/timetable/event"
 	"github.com/timetabledb/timetable/internal/backends"
+	"github.com/timetabledb/timetable/storage"
 )
 
 // Under one catalog snapshot an aggregate, its gaps and a query read the
@@ -20,17 +20,13 @@ import (
 func TestCatalogSnapshotReadsTheVersionOnce(t *testing.T) {
 	each(t, func(t *testing.T, b backends.Backend) {
 		ctx := context.Background()
-		store, cfg := b.Open(t)
-		counted := &registryReads{Store: store, meta: backends.MetaTable(cfg)}
-		clk := clock.NewManual(apr10)
-		writer, err := engine.Open(ctx, store, engine.Options{Schema: cfg, Clock: clk})
-		require.NoError(t, err)
-		defer writer.Close()
-		reader, err := engine.Open(ctx, counted, engine.Options{Schema: cfg, Clock: clk})
-		require.NoError(t, err)
-		defer reader.Close()
+		counted := &registryReads{}
+		writer, reader, _ := writerAndReader(t, b, func(store storage.Store, meta string) storage.Store {
+			counted.Store, counted.meta = store, meta
+			return counted
+		})
 
-		_, err = writer.Write(ctx, "acme", "cars", []event.Event{ev(apr10.Add(-time.Hour), "car-1", map[string]any{"v": num(1)})})
+		_, err := writer.Write(ctx, "acme", "cars", []event.Event{ev(apr10.Add(-time.Hour), "car-1", map[string]any{"v": num(1)})})
 		require.NoError(t, err)
 		q := engine.Query{Table: "cars", From: apr10.Add(-365 * 24 * time.Hour), To: apr10}
 		aq := engine.AggregateQuery{Table: "cars", Series: "car-1", From: q.From, To: q.To, Bucket: 24 * time.Hour, Funcs: []string{"count"}, Fields: []string{"v"}}

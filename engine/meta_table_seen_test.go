@@ -31,6 +31,23 @@ func (s *tableLookups) GetItem(ctx context.Context, table, pk, sk string) (stora
 	return s.Store.GetItem(ctx, table, pk, sk)
 }
 
+// writerAndReader opens two engines on one store of backend b, at
+// apr10 on one manual clock: a writer, and a reader whose store is the
+// one wrap returns (a counting wrapper of the store and its meta table).
+func writerAndReader(t *testing.T, b backends.Backend, wrap func(store storage.Store, meta string) storage.Store) (writer, reader *engine.DB, clk *clock.Manual) {
+	t.Helper()
+	ctx := context.Background()
+	store, cfg := b.Open(t)
+	clk = clock.NewManual(apr10)
+	writer, err := engine.Open(ctx, store, engine.Options{Schema: cfg, Clock: clk})
+	require.NoError(t, err)
+	t.Cleanup(func() { writer.Close() })
+	reader, err = engine.Open(ctx, wrap(store, backends.MetaTable(cfg)), engine.Options{Schema: cfg, Clock: clk})
+	require.NoError(t, err)
+	t.Cleanup(func() { reader.Close() })
+	return writer, reader, clk
+}
+
 // A server that does not write a logical table reads its record once per
 // five seconds (the TTL of what it found) rather than once per query; a
 // table it found missing it looks up again at once, and one deleted with
@@ -38,19 +55,15 @@ func (s *tableLookups) GetItem(ctx context.Context, table, pk, sk string) (stora
 func TestLogicalTableFoundIsTrustedForATime(t *testing.T) {
 	each(t, func(t *testing.T, b backends.Backend) {
 		ctx := context.Background()
-		store, cfg := b.Open(t)
-		counted := &tableLookups{Store: store, meta: backends.MetaTable(cfg)}
-		clk := clock.NewManual(apr10)
-		writer, err := engine.Open(ctx, store, engine.Options{Schema: cfg, Clock: clk})
-		require.NoError(t, err)
-		defer writer.Close()
-		reader, err := engine.Open(ctx, counted, engine.Options{Schema: cfg, Clock: clk})
-		require.NoError(t, err)
-		defer reader.Close()
+		counted := &tableLookups{}
+		writer, reader, clk := writerAndReader(t, b, func(store storage.Store, meta string) storage.Store {
+			counted.Store, counted.meta = store, meta
+			return counted
+		})
 		q := engine.Query{Table: "cars", From: apr10.Add(-24 * time.Hour), To: apr10}
 		aq := engine.AggregateQuery{Table: "cars", From: q.From, To: q.To, Bucket: time.Hour, Funcs: []string{"count"}}
 
-		_, err = reader.Query(ctx, "acme", q)
+		_, err := reader.Query(ctx, "acme", q)
 		require.ErrorIs(t, err, engine.ErrUnknownTable)
 		_, err = writer.Write(ctx, "acme", "cars", []event.Event{ev(apr10.Add(-time.Hour), "car-1", map[string]any{"v": num(1)})})
 		require.NoError(t, err)
